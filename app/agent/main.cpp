@@ -1,0 +1,2 @@
+// placeholder, replaced by the agent implementation
+int main() { return 0; }

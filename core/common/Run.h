@@ -1,0 +1,72 @@
+#pragma once
+
+#include <QDateTime>
+#include <QList>
+#include <QMap>
+#include <QMetaType>
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+
+namespace ty {
+
+// Lifecycle of a run. Stored in the database by name (runStateName).
+enum class RunState {
+    Queued,    // accepted, waiting for the scheduler
+    Starting,  // placed, start request sent to the node's agent
+    Running,   // the agent reported it started
+    Succeeded, // exit code 0
+    Failed,    // non-zero exit code, killed by a signal, or failed to start
+    Cancelled, // cancelled by the user
+    Unknown,   // node unreachable: the run may still be going
+};
+
+QString runStateName(RunState s);
+std::optional<RunState> runStateFromName(QStringView name);
+bool isTerminal(RunState s);
+
+using RunId = qint64; // result database primary key, > 0
+
+// One execution of a job spec, as stored in the result database.
+// Times are UTC with millisecond precision; invalid QDateTime = not yet.
+struct RunRecord {
+    RunId id = 0;
+    QString name;
+    RunState state = RunState::Queued;
+    QString specYaml;             // the job spec text as submitted (after sweep expansion)
+    QString specPath;             // where it came from, empty for the submit dialog
+    QString node;                 // node name, "local" for this machine
+    QList<int> gpus;              // GPU indices on the node
+    QStringList argv;             // the exact argv executed (shell commands: {"/bin/sh","-c",cmd})
+    QString workdir;
+    QMap<QString, QString> env;   // extra environment given to the run
+    QStringList tags;
+    int priority = 0;
+    QDateTime createdAt;
+    QDateTime startedAt;
+    QDateTime finishedAt;
+    std::optional<int> exitCode;
+    std::optional<int> exitSignal;
+    QString failureReason;        // e.g. "CUDA out of memory", "start failed: ..."
+    QString agentRunId;           // the agent's id for the run (its directory name on the node)
+    QString consolePath;          // local copy of the console (raw bytes)
+    qint64 consoleOffset = 0;     // bytes of the node's console already copied and ingested
+};
+
+// One metric sample. `step` is the trainer's step when the line named one,
+// otherwise a per-key counter starting at 0. `epoch` is kept when present.
+// `value` may be NaN or +/-inf; those are stored and returned as such.
+struct MetricPoint {
+    RunId run = 0;
+    QString key;
+    qint64 step = 0;
+    std::optional<double> epoch;
+    qint64 wallTimeMs = 0;        // ms since the Unix epoch, UTC
+    double value = 0.0;
+};
+
+} // namespace ty
+
+Q_DECLARE_METATYPE(ty::RunRecord)
+Q_DECLARE_METATYPE(ty::MetricPoint)

@@ -1,0 +1,550 @@
+#include "JobSpec.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QRegularExpression>
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <initializer_list>
+
+namespace ty {
+namespace {
+
+// Thrown only inside this file, caught in parseJobSpec: one error ends parsing.
+struct SpecError {
+    QString message;
+    YAML::Mark mark;
+};
+
+int editDistance(QStringView a, QStringView b)
+{
+    std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
+    for (qsizetype j = 0; j <= b.size(); ++j)
+        prev[j] = int(j);
+    for (qsizetype i = 1; i <= a.size(); ++i) {
+        cur[0] = int(i);
+        for (qsizetype j = 1; j <= b.size(); ++j) {
+            const int sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+        }
+        std::swap(prev, cur);
+    }
+    return prev[b.size()];
+}
+
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+class Parser {
+public:
+    Parser(QString origin, QString baseDir) : m_origin(std::move(origin)), m_baseDir(std::move(baseDir)) {}
+
+    JobSpec parse(const QString& text)
+    {
+        YAML::Node root;
+        try {
+            root = YAML::Load(text.toStdString());
+        } catch (const YAML::ParserException& e) {
+            throw SpecError{QStringLiteral("YAML syntax error: ") + qs(e.msg), e.mark};
+        }
+        if (!root.IsDefined() || root.IsNull())
+            throw SpecError{QStringLiteral("the job spec is empty: it needs at least a 'command'"), YAML::Mark::null_mark()};
+        if (!root.IsMap())
+            throw SpecError{QStringLiteral("a job spec must be a mapping of keys (name, command, ...), not a %1").arg(kindName(root)), root.Mark()};
+
+        JobSpec spec;
+        spec.yaml = text;
+        bool haveCommand = false;
+        static const QStringList topKeys{
+            QStringLiteral("name"), QStringLiteral("command"), QStringLiteral("workdir"), QStringLiteral("env"),
+            QStringLiteral("params"), QStringLiteral("resources"), QStringLiteral("priority"), QStringLiteral("tags"),
+            QStringLiteral("metrics"), QStringLiteral("estimated_runtime"), QStringLiteral("time_limit"),
+            QStringLiteral("queue"), QStringLiteral("user"), QStringLiteral("project")};
+        for (auto it = root.begin(); it != root.end(); ++it) {
+            const QString key = checkKey(it->first, topKeys, QString());
+            const YAML::Node& v = it->second;
+            if (key == u"name") {
+                spec.name = scalar(v, key);
+            } else if (key == u"command") {
+                haveCommand = true;
+                parseCommand(v, spec);
+            } else if (key == u"workdir") {
+                spec.workdir = scalar(v, key);
+                m_workdirMark = v.Mark();
+            } else if (key == u"env") {
+                spec.env = stringMap(v, key);
+            } else if (key == u"params") {
+                spec.params = stringMap(v, key);
+            } else if (key == u"resources") {
+                parseResources(v, spec.resources);
+            } else if (key == u"priority") {
+                spec.priority = integer(v, key, -1000000, 1000000);
+            } else if (key == u"tags") {
+                spec.tags = stringList(v, key);
+            } else if (key == u"metrics") {
+                parseMetricRules(v, spec);
+            } else if (key == u"estimated_runtime") {
+                spec.estimatedRuntimeSec = duration(v, key);
+            } else if (key == u"time_limit") {
+                spec.timeLimitSec = duration(v, key);
+            } else if (key == u"queue") {
+                spec.queue = scalar(v, key);
+            } else if (key == u"user") {
+                spec.user = scalar(v, key);
+            } else if (key == u"project") {
+                spec.project = scalar(v, key);
+            }
+        }
+        if (!haveCommand)
+            throw SpecError{QStringLiteral("missing required key 'command' (a list of arguments or a shell string)"), root.Mark()};
+
+        substituteParams(spec);
+        resolveWorkdir(spec);
+        if (spec.name.isEmpty())
+            spec.name = defaultName(spec);
+        for (auto it = spec.params.cbegin(); it != spec.params.cend(); ++it)
+            spec.env.insert(QStringLiteral("TRAINYARD_PARAM_") + it.key().toUpper(), it.value());
+        return spec;
+    }
+
+private:
+    static QString kindName(const YAML::Node& n)
+    {
+        switch (n.Type()) {
+        case YAML::NodeType::Map: return QStringLiteral("mapping");
+        case YAML::NodeType::Sequence: return QStringLiteral("list");
+        case YAML::NodeType::Scalar: return QStringLiteral("scalar");
+        case YAML::NodeType::Null: return QStringLiteral("null");
+        default: return QStringLiteral("undefined value");
+        }
+    }
+
+    QString checkKey(const YAML::Node& keyNode, const QStringList& allowed, const QString& section)
+    {
+        if (!keyNode.IsScalar())
+            throw SpecError{QStringLiteral("keys must be plain names"), keyNode.Mark()};
+        const QString key = qs(keyNode.Scalar());
+        if (allowed.contains(key)) {
+            if (m_seen.contains(section + u'.' + key))
+                throw SpecError{QStringLiteral("duplicate key '%1'").arg(key), keyNode.Mark()};
+            m_seen.append(section + u'.' + key);
+            return key;
+        }
+        QString best;
+        int bestDistance = 3;
+        for (const QString& candidate : allowed) {
+            const int d = editDistance(key, candidate);
+            if (d < bestDistance) {
+                bestDistance = d;
+                best = candidate;
+            }
+        }
+        QString where = section.isEmpty() ? QString() : QStringLiteral(" in '%1'").arg(section);
+        QString msg = QStringLiteral("unknown key '%1'%2").arg(key, where);
+        if (!best.isEmpty())
+            msg += QStringLiteral(" (did you mean '%1'?)").arg(best);
+        else
+            msg += QStringLiteral(" (allowed: %1)").arg(allowed.join(QStringLiteral(", ")));
+        throw SpecError{msg, keyNode.Mark()};
+    }
+
+    static QString scalar(const YAML::Node& v, const QString& key)
+    {
+        if (!v.IsScalar())
+            throw SpecError{QStringLiteral("'%1' must be a string, not a %2").arg(key, kindName(v)), v.Mark()};
+        return qs(v.Scalar());
+    }
+
+    static qint64 integer(const YAML::Node& v, const QString& key, qint64 min, qint64 max)
+    {
+        if (!v.IsScalar())
+            throw SpecError{QStringLiteral("'%1' must be an integer, not a %2").arg(key, kindName(v)), v.Mark()};
+        bool ok = false;
+        const qint64 n = qs(v.Scalar()).toLongLong(&ok);
+        if (!ok)
+            throw SpecError{QStringLiteral("'%1' must be an integer, got '%2'").arg(key, qs(v.Scalar())), v.Mark()};
+        if (n < min || n > max)
+            throw SpecError{QStringLiteral("'%1' must be between %2 and %3, got %4").arg(key).arg(min).arg(max).arg(n), v.Mark()};
+        return n;
+    }
+
+    static qint64 size(const YAML::Node& v, const QString& key)
+    {
+        const QString text = scalar(v, key);
+        const auto mib = parseSizeMiB(text);
+        if (!mib)
+            throw SpecError{QStringLiteral("'%1' must be a size such as 40GiB, 512M or a number of MiB, got '%2'").arg(key, text), v.Mark()};
+        return *mib;
+    }
+
+    static qint64 duration(const YAML::Node& v, const QString& key)
+    {
+        const QString text = scalar(v, key);
+        const auto sec = parseDurationSec(text);
+        if (!sec)
+            throw SpecError{QStringLiteral("'%1' must be a duration such as 90s, 30m, 2h or 1h30m, got '%2'").arg(key, text), v.Mark()};
+        return *sec;
+    }
+
+    static QStringList stringList(const YAML::Node& v, const QString& key)
+    {
+        if (v.IsScalar())
+            return {qs(v.Scalar())};
+        if (!v.IsSequence())
+            throw SpecError{QStringLiteral("'%1' must be a list of strings, not a %2").arg(key, kindName(v)), v.Mark()};
+        QStringList out;
+        for (const auto& item : v) {
+            if (!item.IsScalar())
+                throw SpecError{QStringLiteral("every item of '%1' must be a string, not a %2").arg(key, kindName(item)), item.Mark()};
+            out.append(qs(item.Scalar()));
+        }
+        return out;
+    }
+
+    QMap<QString, QString> stringMap(const YAML::Node& v, const QString& key)
+    {
+        if (v.IsNull())
+            return {};
+        if (!v.IsMap())
+            throw SpecError{QStringLiteral("'%1' must be a mapping of names to values, not a %2").arg(key, kindName(v)), v.Mark()};
+        static const QRegularExpression nameRe(QStringLiteral("^[A-Za-z_][A-Za-z0-9_.-]*$"));
+        QMap<QString, QString> out;
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            if (!it->first.IsScalar() || !nameRe.match(qs(it->first.Scalar())).hasMatch())
+                throw SpecError{QStringLiteral("'%1' names must be identifiers (letters, digits, _ . -)").arg(key), it->first.Mark()};
+            const QString name = qs(it->first.Scalar());
+            if (out.contains(name))
+                throw SpecError{QStringLiteral("duplicate name '%1' in '%2'").arg(name, key), it->first.Mark()};
+            if (!it->second.IsScalar())
+                throw SpecError{QStringLiteral("value of '%1.%2' must be a string or number, not a %3").arg(key, name, kindName(it->second)), it->second.Mark()};
+            out.insert(name, qs(it->second.Scalar()));
+        }
+        return out;
+    }
+
+    void parseCommand(const YAML::Node& v, JobSpec& spec)
+    {
+        m_commandMark = v.Mark();
+        if (v.IsScalar()) {
+            const QString cmd = qs(v.Scalar()).trimmed();
+            if (cmd.isEmpty())
+                throw SpecError{QStringLiteral("'command' is empty"), v.Mark()};
+            spec.argv = {QStringLiteral("/bin/sh"), QStringLiteral("-c"), cmd};
+            spec.shellCommand = true;
+            return;
+        }
+        if (v.IsSequence()) {
+            spec.argv = stringList(v, QStringLiteral("command"));
+            if (spec.argv.isEmpty() || spec.argv.front().isEmpty())
+                throw SpecError{QStringLiteral("'command' needs at least the program to run"), v.Mark()};
+            return;
+        }
+        throw SpecError{QStringLiteral("'command' must be a list of arguments or a shell string, not a %1").arg(kindName(v)), v.Mark()};
+    }
+
+    void parseResources(const YAML::Node& v, ResourceRequest& r)
+    {
+        if (v.IsNull())
+            return;
+        if (!v.IsMap())
+            throw SpecError{QStringLiteral("'resources' must be a mapping (gpus, gpu_memory, gpu_type, cpus, memory, nodes), not a %1").arg(kindName(v)), v.Mark()};
+        static const QStringList keys{QStringLiteral("gpus"), QStringLiteral("gpu_memory"), QStringLiteral("gpu_type"),
+                                      QStringLiteral("cpus"), QStringLiteral("memory"), QStringLiteral("nodes")};
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            const QString key = checkKey(it->first, keys, QStringLiteral("resources"));
+            const YAML::Node& value = it->second;
+            const QString full = QStringLiteral("resources.") + key;
+            if (key == u"gpus")
+                r.gpus = int(integer(value, full, 0, 64));
+            else if (key == u"gpu_memory")
+                r.gpuMemoryMiB = size(value, full);
+            else if (key == u"gpu_type") {
+                r.gpuType = scalar(value, full);
+                const QRegularExpression re(r.gpuType);
+                if (!re.isValid())
+                    throw SpecError{QStringLiteral("'%1' is not a valid regular expression: %2").arg(full, re.errorString()), value.Mark()};
+            } else if (key == u"cpus")
+                r.cpus = int(integer(value, full, 0, 4096));
+            else if (key == u"memory")
+                r.memoryMiB = size(value, full);
+            else if (key == u"nodes")
+                r.nodes = int(integer(value, full, 1, 1024));
+        }
+    }
+
+    void parseMetricRules(const YAML::Node& v, JobSpec& spec)
+    {
+        if (v.IsNull())
+            return;
+        if (!v.IsSequence())
+            throw SpecError{QStringLiteral("'metrics' must be a list of rules like {key: loss, regex: 'loss=(?<value>\\S+)'}"), v.Mark()};
+        int index = 0;
+        for (const auto& item : v) {
+            const QString section = QStringLiteral("metrics[%1]").arg(index++);
+            if (!item.IsMap())
+                throw SpecError{QStringLiteral("'%1' must be a mapping with 'regex' (and 'key')").arg(section), item.Mark()};
+            MetricRuleSpec rule;
+            rule.line = item.Mark().line + 1;
+            rule.column = item.Mark().column + 1;
+            YAML::Mark regexMark = item.Mark();
+            bool haveRegex = false;
+            for (auto it = item.begin(); it != item.end(); ++it) {
+                const QString key = checkKey(it->first, {QStringLiteral("key"), QStringLiteral("regex")}, section);
+                if (key == u"key") {
+                    rule.key = scalar(it->second, section + QStringLiteral(".key"));
+                } else {
+                    rule.regex = scalar(it->second, section + QStringLiteral(".regex"));
+                    regexMark = it->second.Mark();
+                    haveRegex = true;
+                }
+            }
+            if (!haveRegex)
+                throw SpecError{QStringLiteral("'%1' needs a 'regex'").arg(section), item.Mark()};
+            const QRegularExpression re(rule.regex);
+            if (!re.isValid())
+                throw SpecError{QStringLiteral("'%1.regex' is not a valid regular expression: %2 (at offset %3)")
+                                    .arg(section, re.errorString()).arg(re.patternErrorOffset()), regexMark};
+            const QStringList groups = re.namedCaptureGroups();
+            if (!groups.contains(QStringLiteral("value")))
+                throw SpecError{QStringLiteral("'%1.regex' needs a named group (?<value>...) for the number").arg(section), regexMark};
+            if (rule.key.isEmpty() && !groups.contains(QStringLiteral("key")))
+                throw SpecError{QStringLiteral("'%1' needs a 'key' or a named group (?<key>...) in its regex").arg(section), item.Mark()};
+            spec.metricRules.append(rule);
+        }
+    }
+
+    void substituteParams(JobSpec& spec)
+    {
+        static const QRegularExpression placeholder(QStringLiteral("\\{\\{\\s*([A-Za-z_][A-Za-z0-9_.-]*)\\s*\\}\\}"));
+        for (QString& arg : spec.argv) {
+            QString out;
+            qsizetype last = 0;
+            auto it = placeholder.globalMatch(arg);
+            while (it.hasNext()) {
+                const auto m = it.next();
+                const QString name = m.captured(1);
+                if (!spec.params.contains(name))
+                    throw SpecError{QStringLiteral("'command' uses {{%1}} but 'params' has no '%1'").arg(name), m_commandMark};
+                out += QStringView(arg).mid(last, m.capturedStart() - last);
+                out += spec.params.value(name);
+                last = m.capturedEnd();
+            }
+            if (last > 0) {
+                out += QStringView(arg).mid(last);
+                arg = out;
+            }
+        }
+    }
+
+    void resolveWorkdir(JobSpec& spec)
+    {
+        QString dir = spec.workdir;
+        if (dir.startsWith(QStringLiteral("~/")))
+            dir = QDir::homePath() + dir.mid(1);
+        if (dir.isEmpty())
+            dir = m_baseDir;
+        else if (QDir::isRelativePath(dir))
+            dir = QDir(m_baseDir).filePath(dir);
+        dir = QDir::cleanPath(QDir(dir).absolutePath());
+        spec.workdir = dir;
+    }
+
+    static QString defaultName(const JobSpec& spec)
+    {
+        // The script a command runs is the best name: "python3 train.py" -> "train".
+        const QStringList words = spec.shellCommand ? spec.argv.last().split(u' ', Qt::SkipEmptyParts) : spec.argv;
+        for (const QString& w : words) {
+            if (w.endsWith(QStringLiteral(".py")) || w.endsWith(QStringLiteral(".sh")))
+                return QFileInfo(w).completeBaseName();
+        }
+        return QFileInfo(words.value(0)).fileName();
+    }
+
+    QString m_origin;
+    QString m_baseDir;
+    QStringList m_seen;
+    YAML::Mark m_commandMark;
+    YAML::Mark m_workdirMark;
+};
+
+} // namespace
+
+Result<JobSpec> parseJobSpec(const QString& yamlText, const QString& origin, const QString& baseDir)
+{
+    Parser parser(origin, baseDir);
+    try {
+        return parser.parse(yamlText);
+    } catch (const SpecError& e) {
+        if (e.mark.is_null())
+            return fail(QStringLiteral("%1: %2").arg(origin, e.message));
+        return fail(QStringLiteral("%1:%2:%3: %4").arg(origin).arg(e.mark.line + 1).arg(e.mark.column + 1).arg(e.message));
+    } catch (const YAML::Exception& e) {
+        return fail(QStringLiteral("%1:%2:%3: %4").arg(origin).arg(e.mark.line + 1).arg(e.mark.column + 1).arg(qs(e.msg)));
+    }
+}
+
+Result<JobSpec> parseJobSpecFile(const QString& path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return fail(QStringLiteral("%1: cannot read job spec: %2").arg(path, f.errorString()));
+    const QByteArray bytes = f.readAll();
+    if (bytes.size() > 1024 * 1024)
+        return fail(QStringLiteral("%1: a job spec larger than 1 MiB is not a job spec").arg(path));
+    auto spec = parseJobSpec(QString::fromUtf8(bytes), path, QFileInfo(path).absolutePath());
+    if (spec)
+        spec->sourcePath = QFileInfo(path).absoluteFilePath();
+    return spec;
+}
+
+Result<JobSpec> jobSpecForScript(const QString& path)
+{
+    QFileInfo info(path);
+    if (!info.exists())
+        return fail(QStringLiteral("%1: no such file or folder").arg(path));
+    if (info.isDir()) {
+        for (const char* candidate : {"train.py", "main.py", "run.py", "train.sh", "run.sh"}) {
+            const QString p = QDir(info.absoluteFilePath()).filePath(QString::fromLatin1(candidate));
+            if (QFileInfo::exists(p)) {
+                auto spec = jobSpecForScript(p);
+                if (spec)
+                    spec->name = info.fileName();
+                return spec;
+            }
+        }
+        return fail(QStringLiteral("%1: a folder needs a train.py, main.py, run.py, train.sh or run.sh to run").arg(path));
+    }
+    JobSpec spec;
+    const QString suffix = info.suffix().toLower();
+    if (suffix == u"py")
+        spec.argv = {QStringLiteral("python3"), info.fileName()};
+    else if (suffix == u"sh")
+        spec.argv = {QStringLiteral("bash"), info.fileName()};
+    else
+        return fail(QStringLiteral("%1: only .py and .sh scripts, folders and .yaml job specs can be submitted").arg(path));
+    spec.workdir = info.absolutePath();
+    spec.name = info.completeBaseName();
+    spec.yaml = toYaml(spec);
+    return spec;
+}
+
+namespace {
+void emitScalar(YAML::Emitter& out, const QString& s) { out << s.toStdString(); }
+} // namespace
+
+QString toYaml(const JobSpec& spec)
+{
+    YAML::Emitter out;
+    out << YAML::BeginMap;
+    out << YAML::Key << "name" << YAML::Value;
+    emitScalar(out, spec.name);
+    out << YAML::Key << "command" << YAML::Value;
+    if (spec.shellCommand && spec.argv.size() == 3) {
+        emitScalar(out, spec.argv.at(2));
+    } else {
+        out << YAML::Flow << YAML::BeginSeq;
+        for (const QString& a : spec.argv)
+            emitScalar(out, a);
+        out << YAML::EndSeq;
+    }
+    out << YAML::Key << "workdir" << YAML::Value;
+    emitScalar(out, spec.workdir);
+    auto emitMap = [&](const char* key, const QMap<QString, QString>& map, bool skipParamEnv) {
+        QMap<QString, QString> shown;
+        for (auto it = map.cbegin(); it != map.cend(); ++it)
+            if (!skipParamEnv || !it.key().startsWith(QStringLiteral("TRAINYARD_PARAM_")))
+                shown.insert(it.key(), it.value());
+        if (shown.isEmpty())
+            return;
+        out << YAML::Key << key << YAML::Value << YAML::BeginMap;
+        for (auto it = shown.cbegin(); it != shown.cend(); ++it) {
+            out << YAML::Key;
+            emitScalar(out, it.key());
+            out << YAML::Value;
+            emitScalar(out, it.value());
+        }
+        out << YAML::EndMap;
+    };
+    emitMap("env", spec.env, true);
+    emitMap("params", spec.params, false);
+    const ResourceRequest& r = spec.resources;
+    if (r.gpus || r.gpuMemoryMiB || !r.gpuType.isEmpty() || r.cpus || r.memoryMiB || r.nodes != 1) {
+        out << YAML::Key << "resources" << YAML::Value << YAML::BeginMap;
+        if (r.gpus) out << YAML::Key << "gpus" << YAML::Value << r.gpus;
+        if (r.gpuMemoryMiB) out << YAML::Key << "gpu_memory" << YAML::Value << (std::to_string(r.gpuMemoryMiB) + "MiB");
+        if (!r.gpuType.isEmpty()) { out << YAML::Key << "gpu_type" << YAML::Value; emitScalar(out, r.gpuType); }
+        if (r.cpus) out << YAML::Key << "cpus" << YAML::Value << r.cpus;
+        if (r.memoryMiB) out << YAML::Key << "memory" << YAML::Value << (std::to_string(r.memoryMiB) + "MiB");
+        if (r.nodes != 1) out << YAML::Key << "nodes" << YAML::Value << r.nodes;
+        out << YAML::EndMap;
+    }
+    if (spec.priority)
+        out << YAML::Key << "priority" << YAML::Value << spec.priority;
+    if (!spec.tags.isEmpty()) {
+        out << YAML::Key << "tags" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+        for (const QString& t : spec.tags)
+            emitScalar(out, t);
+        out << YAML::EndSeq;
+    }
+    if (!spec.metricRules.isEmpty()) {
+        out << YAML::Key << "metrics" << YAML::Value << YAML::BeginSeq;
+        for (const MetricRuleSpec& rule : spec.metricRules) {
+            out << YAML::BeginMap;
+            if (!rule.key.isEmpty()) { out << YAML::Key << "key" << YAML::Value; emitScalar(out, rule.key); }
+            out << YAML::Key << "regex" << YAML::Value << YAML::SingleQuoted;
+            emitScalar(out, rule.regex);
+            out << YAML::EndMap;
+        }
+        out << YAML::EndSeq;
+    }
+    if (spec.estimatedRuntimeSec) out << YAML::Key << "estimated_runtime" << YAML::Value << (std::to_string(*spec.estimatedRuntimeSec) + "s");
+    if (spec.timeLimitSec) out << YAML::Key << "time_limit" << YAML::Value << (std::to_string(*spec.timeLimitSec) + "s");
+    if (!spec.queue.isEmpty()) { out << YAML::Key << "queue" << YAML::Value; emitScalar(out, spec.queue); }
+    if (!spec.user.isEmpty()) { out << YAML::Key << "user" << YAML::Value; emitScalar(out, spec.user); }
+    if (!spec.project.isEmpty()) { out << YAML::Key << "project" << YAML::Value; emitScalar(out, spec.project); }
+    out << YAML::EndMap;
+    return QString::fromUtf8(out.c_str()) + u'\n';
+}
+
+std::optional<qint64> parseSizeMiB(QStringView text)
+{
+    static const QRegularExpression re(QStringLiteral("^\\s*([0-9]+(?:\\.[0-9]+)?)\\s*([KMGT]?)(i?)(B?)\\s*$"),
+                                       QRegularExpression::CaseInsensitiveOption);
+    const auto m = re.match(text.toString());
+    if (!m.hasMatch())
+        return std::nullopt;
+    const double number = m.captured(1).toDouble();
+    const QString unit = m.captured(2).toUpper();
+    if (unit.isEmpty() && !m.captured(4).isEmpty())
+        return std::nullopt; // "512B" bytes: too small to mean anything here
+    double mib = number;
+    if (unit == u"K") mib = number / 1024.0;
+    else if (unit == u"G") mib = number * 1024.0;
+    else if (unit == u"T") mib = number * 1024.0 * 1024.0;
+    return qint64(mib + 0.5);
+}
+
+std::optional<qint64> parseDurationSec(QStringView text)
+{
+    static const QRegularExpression whole(QStringLiteral("^\\s*(?:[0-9]+\\s*[dhms]?\\s*)+$"));
+    static const QRegularExpression part(QStringLiteral("([0-9]+)\\s*([dhms]?)"));
+    if (!whole.match(text.toString()).hasMatch())
+        return std::nullopt;
+    qint64 total = 0;
+    auto it = part.globalMatch(text.toString());
+    int parts = 0;
+    while (it.hasNext()) {
+        const auto m = it.next();
+        const qint64 n = m.captured(1).toLongLong();
+        const QString u = m.captured(2);
+        if (u.isEmpty() && parts > 0)
+            return std::nullopt;
+        total += n * (u == u"d" ? 86400 : u == u"h" ? 3600 : u == u"m" ? 60 : 1);
+        ++parts;
+    }
+    return total;
+}
+
+} // namespace ty

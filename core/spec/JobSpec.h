@@ -1,0 +1,78 @@
+#pragma once
+
+#include "common/Result.h"
+
+#include <QMap>
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+
+namespace ty {
+
+// A metric rule from the spec: `regex` must contain a named group `value`;
+// an optional group `key` names the metric per match, else `key` is used;
+// an optional group `step` gives the step.
+struct MetricRuleSpec {
+    QString key;
+    QString regex;
+    int line = 0; // 1-based position in the spec file, for error messages
+    int column = 0;
+};
+
+// Resource request of one run (per node). Sizes are MiB, times are seconds.
+struct ResourceRequest {
+    int gpus = 0;
+    qint64 gpuMemoryMiB = 0;  // minimum free memory on each GPU
+    QString gpuType;          // regex on the GPU name, e.g. "A100|H100"; empty = any
+    int cpus = 0;             // 0 = no requirement
+    qint64 memoryMiB = 0;     // 0 = no requirement
+    int nodes = 1;            // > 1: gang (all nodes or none)
+};
+
+// A validated job spec. Produced only by parseJobSpec*(), so every field is
+// already checked: argv is non-empty, workdir absolute.
+struct JobSpec {
+    QString name;
+    // Exactly what gets exec'd. A YAML list is used as is (no shell at all); a
+    // YAML string becomes {"/bin/sh", "-c", string}: one round of shell, the
+    // one the user wrote.
+    QStringList argv;
+    bool shellCommand = false;
+    QString workdir;                  // absolute
+    QMap<QString, QString> env;       // added to the node's environment
+    QMap<QString, QString> params;    // recorded; {{name}} in command is replaced; exported as TRAINYARD_PARAM_<NAME>
+    ResourceRequest resources;
+    int priority = 0;
+    QStringList tags;
+    QList<MetricRuleSpec> metricRules;
+    std::optional<qint64> estimatedRuntimeSec;
+    std::optional<qint64> timeLimitSec;
+    QString queue;                    // empty = default queue
+    QString user;                     // empty = the OS user
+    QString project;
+    QString sourcePath;               // the file it was read from, empty for text
+    QString yaml;                     // the text it was parsed from
+};
+
+// Parse and validate a job spec.
+// `origin` is the name used in messages (a path, or "<submit dialog>");
+// relative workdirs are resolved against `baseDir`.
+// Errors name origin, line and column (1-based) and the key, e.g.
+//   "job.yaml:4:3: unknown key 'comand' (did you mean 'command'?)".
+Result<JobSpec> parseJobSpec(const QString& yamlText, const QString& origin, const QString& baseDir);
+Result<JobSpec> parseJobSpecFile(const QString& path);
+
+// A spec for a script dropped on the window: `python3 file.py` / `bash file.sh`,
+// workdir = its folder, name = file stem. A folder: its train.py / main.py / run.sh.
+Result<JobSpec> jobSpecForScript(const QString& path);
+
+// YAML text of a spec (used to store what was run, and by the submit dialog).
+QString toYaml(const JobSpec& spec);
+
+// Sizes: plain numbers are MiB; suffixes K/M/G/T with optional "i" and "B"
+// ("40GiB", "16G", "512M"). Durations: seconds, or "90s", "30m", "2h", "1d", "1h30m".
+std::optional<qint64> parseSizeMiB(QStringView text);
+std::optional<qint64> parseDurationSec(QStringView text);
+
+} // namespace ty

@@ -1,0 +1,189 @@
+#include "TestSupport.h"
+#include "spec/JobSpec.h"
+
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace ty;
+
+class TestJobSpec final : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void bundledExample()
+    {
+        const QString path = test::sourcePath(QStringLiteral("resources/examples/digits/job.yaml"));
+        const auto spec = parseJobSpecFile(path);
+        QVERIFY2(spec, qPrintable(spec ? QString() : spec.error().message));
+        QCOMPARE(spec->name, QStringLiteral("digits-mlp"));
+        QCOMPARE(spec->argv, (QStringList{QStringLiteral("/usr/bin/python3"), QStringLiteral("train.py"), QStringLiteral("--epochs"),
+                                          QStringLiteral("15"), QStringLiteral("--lr"), QStringLiteral("0.001"),
+                                          QStringLiteral("--batch-size"), QStringLiteral("32")}));
+        QVERIFY(!spec->shellCommand);
+        QCOMPARE(spec->workdir, QDir::cleanPath(test::sourcePath(QStringLiteral("resources/examples/digits"))));
+        QCOMPARE(spec->params.value(QStringLiteral("lr")), QStringLiteral("0.001"));
+        QCOMPARE(spec->env.value(QStringLiteral("TRAINYARD_PARAM_LR")), QStringLiteral("0.001"));
+        QCOMPARE(spec->env.value(QStringLiteral("PYTHONUNBUFFERED")), QStringLiteral("1"));
+        QCOMPARE(spec->tags, (QStringList{QStringLiteral("example"), QStringLiteral("digits")}));
+        QCOMPARE(spec->resources.gpus, 0);
+        QCOMPARE(spec->sourcePath, QFileInfo(path).absoluteFilePath());
+    }
+
+    void fullSpec()
+    {
+        const QString yaml = QStringLiteral(
+            "name: sweep-a\n"
+            "command: python3 train.py --msg \"a b; $HOME\"\n"
+            "workdir: /tmp\n"
+            "resources: {gpus: 2, gpu_memory: 40GiB, gpu_type: 'A100|H100', cpus: 8, memory: 64G}\n"
+            "priority: 5\n"
+            "tags: baseline\n"
+            "estimated_runtime: 1h30m\n"
+            "time_limit: 2h\n"
+            "metrics:\n"
+            "  - key: top5\n"
+            "    regex: 'top-5 accuracy (?<value>[0-9.]+)'\n"
+            "  - regex: '(?<key>\\w+) is (?<value>[0-9.]+)'\n");
+        const auto spec = parseJobSpec(yaml, QStringLiteral("s.yaml"), QStringLiteral("/"));
+        QVERIFY2(spec, qPrintable(spec ? QString() : spec.error().message));
+        QVERIFY(spec->shellCommand);
+        QCOMPARE(spec->argv, (QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                                          QStringLiteral("python3 train.py --msg \"a b; $HOME\"")}));
+        QCOMPARE(spec->resources.gpus, 2);
+        QCOMPARE(spec->resources.gpuMemoryMiB, 40 * 1024);
+        QCOMPARE(spec->resources.gpuType, QStringLiteral("A100|H100"));
+        QCOMPARE(spec->resources.cpus, 8);
+        QCOMPARE(spec->resources.memoryMiB, 64 * 1024);
+        QCOMPARE(spec->priority, 5);
+        QCOMPARE(spec->tags, QStringList{QStringLiteral("baseline")});
+        QCOMPARE(spec->estimatedRuntimeSec, std::optional<qint64>(5400));
+        QCOMPARE(spec->timeLimitSec, std::optional<qint64>(7200));
+        QCOMPARE(spec->metricRules.size(), 2);
+        QCOMPARE(spec->metricRules[0].key, QStringLiteral("top5"));
+        QCOMPARE(spec->metricRules[0].line, 10);
+        QCOMPARE(spec->metricRules[1].key, QString());
+    }
+
+    void defaultsFromCommand()
+    {
+        const auto spec = parseJobSpec(QStringLiteral("command: [python3, /x/train_big.py]\n"), QStringLiteral("j.yaml"), QStringLiteral("/srv/job"));
+        QVERIFY(spec);
+        QCOMPARE(spec->name, QStringLiteral("train_big"));
+        QCOMPARE(spec->workdir, QStringLiteral("/srv/job"));
+        const auto rel = parseJobSpec(QStringLiteral("command: [ls]\nworkdir: ../data\n"), QStringLiteral("j.yaml"), QStringLiteral("/srv/job"));
+        QVERIFY(rel);
+        QCOMPARE(rel->workdir, QStringLiteral("/srv/data"));
+    }
+
+    void badSpecs_data()
+    {
+        QTest::addColumn<QString>("yaml");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("unknown key") << QStringLiteral("name: a\ncomand: [ls]\n")
+                                     << QStringLiteral("bad.yaml:2:1: unknown key 'comand' (did you mean 'command'?)");
+        QTest::newRow("missing command") << QStringLiteral("name: a\ntags: [x]\n")
+                                         << QStringLiteral("bad.yaml:1:1: missing required key 'command' (a list of arguments or a shell string)");
+        QTest::newRow("wrong type priority") << QStringLiteral("command: [ls]\npriority: high\n")
+                                             << QStringLiteral("bad.yaml:2:11: 'priority' must be an integer, got 'high'");
+        QTest::newRow("wrong type gpus") << QStringLiteral("command: [ls]\nresources:\n  gpus: [1]\n")
+                                         << QStringLiteral("bad.yaml:3:9: 'resources.gpus' must be an integer, not a list");
+        QTest::newRow("unknown resource") << QStringLiteral("command: [ls]\nresources:\n  gpu: 1\n")
+                                          << QStringLiteral("bad.yaml:3:3: unknown key 'gpu' in 'resources' (did you mean 'gpus'?)");
+        QTest::newRow("command map") << QStringLiteral("command: {a: b}\n")
+                                     << QStringLiteral("bad.yaml:1:10: 'command' must be a list of arguments or a shell string, not a mapping");
+        QTest::newRow("empty command list") << QStringLiteral("command: []\n")
+                                            << QStringLiteral("bad.yaml:1:10: 'command' needs at least the program to run");
+        QTest::newRow("env not map") << QStringLiteral("command: [ls]\nenv: [A=1]\n")
+                                     << QStringLiteral("bad.yaml:2:6: 'env' must be a mapping of names to values, not a list");
+        QTest::newRow("bad size") << QStringLiteral("command: [ls]\nresources: {gpu_memory: lots}\n")
+                                  << QStringLiteral("bad.yaml:2:25: 'resources.gpu_memory' must be a size such as 40GiB, 512M or a number of MiB, got 'lots'");
+        QTest::newRow("regex without value") << QStringLiteral("command: [ls]\nmetrics:\n  - {key: a, regex: 'a=(\\d+)'}\n")
+                                             << QStringLiteral("bad.yaml:3:21: 'metrics[0].regex' needs a named group (?<value>...) for the number");
+        QTest::newRow("unknown param") << QStringLiteral("command: [run, '{{lr}}']\n")
+                                       << QStringLiteral("bad.yaml:1:10: 'command' uses {{lr}} but 'params' has no 'lr'");
+        QTest::newRow("syntax") << QStringLiteral("command: [ls\nname: x\n")
+                                << QStringLiteral("bad.yaml:2:5: YAML syntax error: end of sequence flow not found");
+        QTest::newRow("duplicate") << QStringLiteral("command: [ls]\ncommand: [pwd]\n")
+                                   << QStringLiteral("bad.yaml:2:1: duplicate key 'command'");
+        QTest::newRow("not a map") << QStringLiteral("- ls\n")
+                                   << QStringLiteral("bad.yaml:1:1: a job spec must be a mapping of keys (name, command, ...), not a list");
+        QTest::newRow("empty") << QString() << QStringLiteral("bad.yaml: the job spec is empty: it needs at least a 'command'");
+    }
+
+    void badSpecs()
+    {
+        QFETCH(QString, yaml);
+        QFETCH(QString, message);
+        const auto spec = parseJobSpec(yaml, QStringLiteral("bad.yaml"), QStringLiteral("/"));
+        QVERIFY(!spec);
+        QCOMPARE(spec.error().message, message);
+    }
+
+    void missingFile()
+    {
+        const auto spec = parseJobSpecFile(QStringLiteral("/nonexistent/job.yaml"));
+        QVERIFY(!spec);
+        QVERIFY(spec.error().message.startsWith(QStringLiteral("/nonexistent/job.yaml: cannot read job spec")));
+    }
+
+    void scripts()
+    {
+        QTemporaryDir dir;
+        QFile py(dir.filePath(QStringLiteral("my model.py")));
+        QVERIFY(py.open(QIODevice::WriteOnly));
+        py.write("print('hi')\n");
+        py.close();
+        auto spec = jobSpecForScript(py.fileName());
+        QVERIFY(spec);
+        QCOMPARE(spec->argv, (QStringList{QStringLiteral("python3"), QStringLiteral("my model.py")}));
+        QCOMPARE(spec->name, QStringLiteral("my model"));
+        QCOMPARE(spec->workdir, dir.path());
+        // What the dialog shows must parse back to the same command.
+        const auto again = parseJobSpec(toYaml(*spec), QStringLiteral("<dialog>"), QStringLiteral("/"));
+        QVERIFY2(again, qPrintable(again ? QString() : again.error().message));
+        QCOMPARE(again->argv, spec->argv);
+        QCOMPARE(again->workdir, spec->workdir);
+
+        QFile sh(dir.filePath(QStringLiteral("run.sh")));
+        QVERIFY(sh.open(QIODevice::WriteOnly));
+        sh.close();
+        spec = jobSpecForScript(dir.path());
+        QVERIFY(spec);
+        QCOMPARE(spec->argv, (QStringList{QStringLiteral("bash"), QStringLiteral("run.sh")}));
+        QCOMPARE(spec->name, QDir(dir.path()).dirName());
+
+        QVERIFY(!jobSpecForScript(dir.filePath(QStringLiteral("nothing.txt"))));
+    }
+
+    void roundTrip()
+    {
+        const auto spec = parseJobSpecFile(test::sourcePath(QStringLiteral("resources/examples/digits/job.yaml")));
+        QVERIFY(spec);
+        const auto again = parseJobSpec(toYaml(*spec), QStringLiteral("<roundtrip>"), QStringLiteral("/"));
+        QVERIFY2(again, qPrintable(again ? QString() : again.error().message));
+        QCOMPARE(again->argv, spec->argv);
+        QCOMPARE(again->params, spec->params);
+        QCOMPARE(again->env, spec->env);
+        QCOMPARE(again->tags, spec->tags);
+        QCOMPARE(again->name, spec->name);
+    }
+
+    void sizesAndDurations()
+    {
+        QCOMPARE(parseSizeMiB(u"40GiB"), std::optional<qint64>(40960));
+        QCOMPARE(parseSizeMiB(u"512"), std::optional<qint64>(512));
+        QCOMPARE(parseSizeMiB(u"1.5G"), std::optional<qint64>(1536));
+        QCOMPARE(parseSizeMiB(u"2TB"), std::optional<qint64>(2 * 1024 * 1024));
+        QCOMPARE(parseSizeMiB(u"x"), std::nullopt);
+        QCOMPARE(parseDurationSec(u"90"), std::optional<qint64>(90));
+        QCOMPARE(parseDurationSec(u"1h30m"), std::optional<qint64>(5400));
+        QCOMPARE(parseDurationSec(u"1d"), std::optional<qint64>(86400));
+        QCOMPARE(parseDurationSec(u"soon"), std::nullopt);
+        QCOMPARE(parseDurationSec(u"1h30"), std::nullopt);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestJobSpec)
+#include "TestJobSpec.moc"

@@ -39,7 +39,8 @@ QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 class Parser {
 public:
-    Parser(QString origin, QString baseDir) : m_origin(std::move(origin)), m_baseDir(std::move(baseDir)) {}
+    Parser(QString origin, QString baseDir, QMap<QString, QString> overrides)
+        : m_origin(std::move(origin)), m_baseDir(std::move(baseDir)), m_overrides(std::move(overrides)) {}
 
     JobSpec parse(const QString& text)
     {
@@ -100,6 +101,12 @@ public:
         if (!haveCommand)
             throw SpecError{QStringLiteral("missing required key 'command' (a list of arguments or a shell string)"), root.Mark()};
 
+        for (auto it = m_overrides.cbegin(); it != m_overrides.cend(); ++it) {
+            if (!spec.params.contains(it.key()))
+                throw SpecError{QStringLiteral("cannot set param '%1': the job spec has no such param").arg(it.key()),
+                                YAML::Mark::null_mark()};
+            spec.params.insert(it.key(), it.value());
+        }
         substituteParams(spec);
         resolveWorkdir(spec);
         if (spec.name.isEmpty())
@@ -364,6 +371,7 @@ private:
 
     QString m_origin;
     QString m_baseDir;
+    QMap<QString, QString> m_overrides;
     QStringList m_seen;
     YAML::Mark m_commandMark;
     YAML::Mark m_workdirMark;
@@ -371,9 +379,10 @@ private:
 
 } // namespace
 
-Result<JobSpec> parseJobSpec(const QString& yamlText, const QString& origin, const QString& baseDir)
+Result<JobSpec> parseJobSpec(const QString& yamlText, const QString& origin, const QString& baseDir,
+                             const QMap<QString, QString>& paramOverrides)
 {
-    Parser parser(origin, baseDir);
+    Parser parser(origin, baseDir, paramOverrides);
     try {
         return parser.parse(yamlText);
     } catch (const SpecError& e) {
@@ -385,7 +394,7 @@ Result<JobSpec> parseJobSpec(const QString& yamlText, const QString& origin, con
     }
 }
 
-Result<JobSpec> parseJobSpecFile(const QString& path)
+Result<JobSpec> parseJobSpecFile(const QString& path, const QMap<QString, QString>& paramOverrides)
 {
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly))
@@ -393,7 +402,7 @@ Result<JobSpec> parseJobSpecFile(const QString& path)
     const QByteArray bytes = f.readAll();
     if (bytes.size() > 1024 * 1024)
         return fail(QStringLiteral("%1: a job spec larger than 1 MiB is not a job spec").arg(path));
-    auto spec = parseJobSpec(QString::fromUtf8(bytes), path, QFileInfo(path).absolutePath());
+    auto spec = parseJobSpec(QString::fromUtf8(bytes), path, QFileInfo(path).absolutePath(), paramOverrides);
     if (spec)
         spec->sourcePath = QFileInfo(path).absoluteFilePath();
     return spec;

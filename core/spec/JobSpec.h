@@ -60,8 +60,11 @@ struct JobSpec {
 // relative workdirs are resolved against `baseDir`.
 // Errors name origin, line and column (1-based) and the key, e.g.
 //   "job.yaml:4:3: unknown key 'comand' (did you mean 'command'?)".
-Result<JobSpec> parseJobSpec(const QString& yamlText, const QString& origin, const QString& baseDir);
-Result<JobSpec> parseJobSpecFile(const QString& path);
+// `paramOverrides` replace values of `params` before {{name}} substitution
+// (trainyardctl submit --param lr=0.01); a name the spec lacks is an error.
+Result<JobSpec> parseJobSpec(const QString& yamlText, const QString& origin, const QString& baseDir,
+                             const QMap<QString, QString>& paramOverrides = {});
+Result<JobSpec> parseJobSpecFile(const QString& path, const QMap<QString, QString>& paramOverrides = {});
 
 // A spec for a script dropped on the window: `python3 file.py` / `bash file.sh`,
 // workdir = its folder, name = file stem. A folder: its train.py / main.py / run.sh.

@@ -170,6 +170,19 @@ private Q_SLOTS:
         QCOMPARE(again->name, spec->name);
     }
 
+    void paramOverrides()
+    {
+        const QString path = test::sourcePath(QStringLiteral("resources/examples/digits/job.yaml"));
+        const auto spec = parseJobSpecFile(path, {{QStringLiteral("lr"), QStringLiteral("0.01")}});
+        QVERIFY(spec);
+        QCOMPARE(spec->argv.at(spec->argv.indexOf(QStringLiteral("--lr")) + 1), QStringLiteral("0.01"));
+        QCOMPARE(spec->params.value(QStringLiteral("lr")), QStringLiteral("0.01"));
+        QCOMPARE(spec->env.value(QStringLiteral("TRAINYARD_PARAM_LR")), QStringLiteral("0.01"));
+        const auto bad = parseJobSpecFile(path, {{QStringLiteral("momentum"), QStringLiteral("0.9")}});
+        QVERIFY(!bad);
+        QCOMPARE(bad.error().message, path + QStringLiteral(": cannot set param 'momentum': the job spec has no such param"));
+    }
+
     void sizesAndDurations()
     {
         QCOMPARE(parseSizeMiB(u"40GiB"), std::optional<qint64>(40960));

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what Trainyard needs to build, run its example and pass its tests on
+# Debian 12 (bookworm). Idempotent: packages already present are left alone.
+# Run as root or through sudo.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build git pkg-config
+  # Qt 6 (Core, Sql+SQLite, Network, Widgets, Charts, Svg, Test)
+  qt6-base-dev qt6-charts-dev libqt6sql6-sqlite qt6-svg-dev libqt6opengl6-dev libxkbcommon-dev
+  # other libraries from Debian
+  libssh-dev libyaml-cpp-dev nlohmann-json3-dev
+  # the bundled example: PyTorch MLP on scikit-learn's digits, with a tqdm bar
+  python3 python3-torch python3-sklearn python3-tqdm
+  # tests: terminal oracle, GUI under Xvfb, real sshd, screenshots
+  tmux xvfb xauth openssh-server openssh-client procps
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "Installing: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

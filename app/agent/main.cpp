@@ -1,2 +1,49 @@
-// placeholder, replaced by the agent implementation
-int main() { return 0; }
+// trainyard-agent: the one process on a node that starts, watches, tails and
+// cancels runs. Speaks PROTOCOL.md over stdin/stdout.
+
+#include "Agent.h"
+#include "RunRegistry.h"
+
+#include <cstring>
+#include <iostream>
+#include <string>
+
+namespace {
+
+void usage(std::ostream& os)
+{
+    os << "usage: trainyard-agent [--stdio] [--state-dir DIR] | --version | --help\n"
+          "  --stdio          speak the agent protocol on stdin/stdout (default)\n"
+          "  --state-dir DIR  runs live in DIR/runs (default: $TRAINYARD_AGENT_STATE,\n"
+          "                   $XDG_STATE_HOME/trainyard-agent, ~/.local/state/trainyard-agent)\n";
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    std::string stateDir;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--stdio") {
+            continue;
+        } else if (a == "--version") {
+            std::cout << "trainyard-agent " << ty::agent::kAgentVersion << " (protocol "
+                      << ty::agent::kProtocolVersion << ")\n";
+            return 0;
+        } else if (a == "--help" || a == "-h") {
+            usage(std::cout);
+            return 0;
+        } else if (a == "--state-dir" && i + 1 < argc) {
+            stateDir = argv[++i];
+        } else if (a.rfind("--state-dir=", 0) == 0) {
+            stateDir = a.substr(std::strlen("--state-dir="));
+        } else {
+            std::cerr << "trainyard-agent: unknown argument '" << a << "'\n";
+            usage(std::cerr);
+            return 64;
+        }
+    }
+    ty::agent::Agent agent({ty::agent::resolveStateDir(stateDir)});
+    return agent.run();
+}

@@ -1,0 +1,771 @@
+#include "Agent.h"
+
+#include "Posix.h"
+#include "Supervisor.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <iostream>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pwd.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace ty::agent {
+
+namespace {
+
+constexpr std::size_t kChunk = 256 * 1024;           // console bytes per output frame
+constexpr std::size_t kHighWater = 2 * 1024 * 1024;  // stop reading consoles above this
+constexpr std::int64_t kTickMs = 20;                 // console growth / exit checks
+constexpr std::int64_t kLostCheckMs = 1000;
+constexpr std::int64_t kCaptureTimeoutMs = 15000;    // nvidia-smi
+constexpr std::int64_t kExitFlushMs = 2000;
+
+int g_sigPipe[2] = {-1, -1};
+
+void onSigChld(int)
+{
+    const int saved = errno;
+    const char c = 'c';
+    (void)!::write(g_sigPipe[1], &c, 1);
+    errno = saved;
+}
+
+std::string hostName()
+{
+    char buf[256] = {};
+    if (::gethostname(buf, sizeof buf - 1) != 0)
+        return {};
+    return buf;
+}
+
+std::string userName()
+{
+    if (const passwd* pw = ::getpwuid(::geteuid()); pw && pw->pw_name)
+        return pw->pw_name;
+    if (const char* u = std::getenv("USER"))
+        return u;
+    return std::to_string(::geteuid());
+}
+
+std::string str(const Json& j, const char* key)
+{
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string describe(int status)
+{
+    if (WIFEXITED(status))
+        return "exit code " + std::to_string(WEXITSTATUS(status));
+    if (WIFSIGNALED(status))
+        return "signal " + std::to_string(WTERMSIG(status));
+    return "status " + std::to_string(status);
+}
+
+} // namespace
+
+Agent::Agent(AgentOptions options)
+    : opt_(std::move(options))
+    , registry_(opt_.stateDir)
+{
+}
+
+Agent::~Agent()
+{
+    for (auto& [run, t] : tails_)
+        if (t.fd >= 0)
+            ::close(t.fd);
+    for (auto& c : captures_) {
+        if (c->fd >= 0)
+            ::close(c->fd);
+        if (!c->reaped)
+            ::kill(c->pid, SIGKILL);
+    }
+}
+
+void Agent::sendHello()
+{
+    out_.pushMessage(Json{{"type", "hello"},
+                          {"protocol", kProtocolVersion},
+                          {"agent", "trainyard-agent"},
+                          {"version", kAgentVersion},
+                          {"hostname", hostName()},
+                          {"user", userName()},
+                          {"pid", ::getpid()},
+                          {"state_dir", registry_.stateDir()}});
+}
+
+void Agent::reply(const Json& id, Json fields)
+{
+    fields["type"] = "reply";
+    fields["id"] = id;
+    fields["ok"] = true;
+    out_.pushMessage(fields);
+}
+
+void Agent::replyError(const Json& id, const std::string& error)
+{
+    out_.pushMessage(Json{{"type", "reply"}, {"id", id}, {"ok", false}, {"error", error}});
+}
+
+int Agent::run()
+{
+    if (::pipe2(g_sigPipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+        std::cerr << "trainyard-agent: pipe: " << errnoText(errno) << "\n";
+        return 1;
+    }
+    struct sigaction sa{};
+    sa.sa_handler = onSigChld;
+    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGCHLD, &sa, nullptr);
+    ::signal(SIGPIPE, SIG_IGN);
+
+    const bool stateOk = [&] {
+        if (auto e = registry_.prepare(); !e.empty()) {
+            std::cerr << "trainyard-agent: state directory: " << e << "\n";
+            return false;
+        }
+        return true;
+    }();
+
+    setNonBlocking(opt_.inFd, true);
+    setNonBlocking(opt_.outFd, true);
+#if defined(F_SETPIPE_SZ)
+    // Fewer, larger writes when stdout is a pipe (local node, sshd's channel).
+    ::fcntl(opt_.outFd, F_SETPIPE_SZ, 1024 * 1024);
+#endif
+    sendHello();
+    if (!stateOk) {
+        out_.pushMessage(Json{{"type", "error"}, {"error", "cannot use state directory " + registry_.stateDir()}});
+        inputClosed_ = true;
+    }
+
+    // Runs started by an earlier agent: announce their end too.
+    for (const auto& run : registry_.runIds()) {
+        const auto p = registry_.paths(run);
+        if (fileExists(p.exitJson))
+            continue;
+        // A run whose supervisor vanished long ago (reboot) is not announced
+        // again by every new agent: list/status report it as lost.
+        if (auto rj = registry_.runJson(run); rj && !registry_.isLost(*rj, run))
+            running_[run] = Tracked{rj->value("supervisor_pid", 0L), 0};
+    }
+
+    std::int64_t exitDeadline = -1;
+    std::vector<char> inBuf(256 * 1024);
+    for (;;) {
+        const std::int64_t now = monotonicMs();
+        if (inputClosed_ || fatal_) {
+            if (exitDeadline < 0)
+                exitDeadline = now + kExitFlushMs;
+            if (out_.empty() || now >= exitDeadline)
+                break;
+        }
+
+        std::vector<pollfd> fds;
+        fds.push_back({g_sigPipe[0], POLLIN, 0});
+        const bool reading = !inputClosed_ && !fatal_;
+        if (reading)
+            fds.push_back({opt_.inFd, POLLIN, 0});
+        const std::size_t outIdx = fds.size();
+        if (!out_.empty())
+            fds.push_back({opt_.outFd, POLLOUT, 0});
+        const std::size_t capIdx = fds.size();
+        for (auto& c : captures_)
+            fds.push_back({c->fd, short(c->fd >= 0 ? POLLIN : 0), 0});
+
+        int timeout = -1;
+        if (tailsHaveData_ && out_.bytes() < kHighWater)
+            timeout = 0;
+        else if (!tails_.empty() || !running_.empty() || !captures_.empty())
+            timeout = int(std::max<std::int64_t>(0, nextTick_ - now));
+        if (exitDeadline >= 0)
+            timeout = timeout < 0 ? int(std::max<std::int64_t>(0, exitDeadline - now))
+                                  : std::min<int>(timeout, int(std::max<std::int64_t>(0, exitDeadline - now)));
+
+        const int n = ::poll(fds.data(), fds.size(), timeout);
+        if (n < 0 && errno != EINTR) {
+            std::cerr << "trainyard-agent: poll: " << errnoText(errno) << "\n";
+            return 1;
+        }
+
+        if (fds[0].revents & POLLIN) {
+            char drain[64];
+            while (::read(g_sigPipe[0], drain, sizeof drain) > 0) {
+            }
+            reapChildren();
+        }
+        if (reading && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+            for (;;) {
+                const ssize_t r = ::read(opt_.inFd, inBuf.data(), inBuf.size());
+                if (r > 0) {
+                    reader_.append(inBuf.data(), std::size_t(r));
+                    continue;
+                }
+                if (r == 0) {
+                    inputClosed_ = true;
+                    break;
+                }
+                if (errno == EINTR)
+                    continue;
+                if (errno != EAGAIN && errno != EWOULDBLOCK)
+                    inputClosed_ = true;
+                break;
+            }
+            while (auto frame = reader_.next())
+                handleFrame(*frame);
+            if (!reader_.error().empty() && !fatal_) {
+                std::cerr << "trainyard-agent: " << reader_.error() << "\n";
+                out_.pushMessage(Json{{"type", "error"}, {"error", reader_.error()}});
+                fatal_ = true;
+            }
+        }
+        for (std::size_t i = 0; i < captures_.size(); ++i) {
+            auto& c = *captures_[i];
+            if (c.fd >= 0 && (fds[capIdx + i].revents & (POLLIN | POLLHUP | POLLERR))) {
+                char buf[65536];
+                for (;;) {
+                    const ssize_t r = ::read(c.fd, buf, sizeof buf);
+                    if (r > 0) {
+                        c.out.append(buf, std::size_t(r));
+                        continue;
+                    }
+                    if (r < 0 && errno == EINTR)
+                        continue;
+                    if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+                        ::close(c.fd);
+                        c.fd = -1;
+                        c.eof = true;
+                    }
+                    break;
+                }
+            }
+        }
+
+        const std::int64_t t = monotonicMs();
+        pollCaptures(t);
+        const bool tick = t >= nextTick_;
+        if (tick) {
+            checkRuns(t);
+            nextTick_ = t + kTickMs;
+        }
+        pumpTails(tick);
+
+        (void)outIdx; // always try: the queue may have grown since poll()
+        if (!out_.empty()) {
+            if (!out_.flush(opt_.outFd)) {
+                // The client is gone (EPIPE): nobody to talk to; runs go on.
+                return 0;
+            }
+        }
+    }
+    setNonBlocking(opt_.inFd, false);
+    setNonBlocking(opt_.outFd, false);
+    return fatal_ ? 2 : 0;
+}
+
+void Agent::handleFrame(FrameReader::Frame& frame)
+{
+    const Json& req = frame.header;
+    const Json id = req.contains("id") ? req["id"] : Json(nullptr);
+    const std::string op = str(req, "op");
+    if (!id.is_number_integer()) {
+        replyError(id, "request without an integer \"id\" (op \"" + op + "\")");
+        return;
+    }
+    try {
+        if (op == "ping")
+            reply(id, Json{{"time_ms", nowMs()}});
+        else if (op == "start")
+            opStart(id, req);
+        else if (op == "tail")
+            opTail(id, req);
+        else if (op == "untail")
+            opUntail(id, req);
+        else if (op == "cancel")
+            opCancel(id, req);
+        else if (op == "list")
+            opList(id);
+        else if (op == "status")
+            opStatus(id, req);
+        else if (op == "gpus")
+            opGpus(id);
+        else
+            replyError(id, "unknown op \"" + op + "\"");
+    } catch (const std::exception& e) {
+        replyError(id, "op \"" + op + "\": " + e.what());
+    }
+}
+
+void Agent::opStart(const Json& id, const Json& req)
+{
+    const std::string run = str(req, "run");
+    if (!RunRegistry::validRunId(run)) {
+        replyError(id, "start: invalid run id \"" + run + "\" (expected [A-Za-z0-9._-]{1,64})");
+        return;
+    }
+    auto argvIt = req.find("argv");
+    if (argvIt == req.end() || !argvIt->is_array() || argvIt->empty()) {
+        replyError(id, "run " + run + ": \"argv\" must be a non-empty array of strings");
+        return;
+    }
+    std::vector<std::string> argv;
+    for (const auto& a : *argvIt) {
+        if (!a.is_string()) {
+            replyError(id, "run " + run + ": \"argv\" must be a non-empty array of strings");
+            return;
+        }
+        argv.push_back(a.get<std::string>());
+    }
+    if (argv[0].empty()) {
+        replyError(id, "run " + run + ": argv[0] is empty");
+        return;
+    }
+    const std::string workdir = str(req, "workdir");
+    if (workdir.empty() || workdir.front() != '/') {
+        replyError(id, "run " + run + ": workdir \"" + workdir + "\" is not an absolute path");
+        return;
+    }
+    if (!isDirectory(workdir)) {
+        replyError(id, "run " + run + ": workdir " + workdir + " does not exist or is not a directory");
+        return;
+    }
+    std::vector<std::pair<std::string, std::string>> extraEnv;
+    if (auto envIt = req.find("env"); envIt != req.end() && !envIt->is_null()) {
+        if (!envIt->is_object()) {
+            replyError(id, "run " + run + ": \"env\" must be an object of strings");
+            return;
+        }
+        for (auto it = envIt->begin(); it != envIt->end(); ++it) {
+            if (!it.value().is_string() || it.key().empty() || it.key().find('=') != std::string::npos) {
+                replyError(id, "run " + run + ": env entry \"" + it.key() + "\" must be NAME (no '=') -> string");
+                return;
+            }
+            extraEnv.emplace_back(it.key(), it.value().get<std::string>());
+        }
+    }
+    std::vector<int> gpus;
+    const bool hasGpus = req.contains("gpus") && !req["gpus"].is_null();
+    if (hasGpus) {
+        if (!req["gpus"].is_array()) {
+            replyError(id, "run " + run + ": \"gpus\" must be an array of GPU indices");
+            return;
+        }
+        for (const auto& g : req["gpus"]) {
+            if (!g.is_number_integer() || g.get<int>() < 0) {
+                replyError(id, "run " + run + ": \"gpus\" must be an array of GPU indices");
+                return;
+            }
+            gpus.push_back(g.get<int>());
+        }
+    }
+    const std::string client = str(req, "client");
+
+    const auto p = registry_.paths(run);
+    const int lockFd = gpus.empty() ? -1 : registry_.lockClaims();
+    struct Unlock {
+        const RunRegistry& r;
+        int fd;
+        ~Unlock() { r.unlockClaims(fd); }
+    } unlock{registry_, lockFd};
+
+    if (::mkdir(p.dir.c_str(), 0755) != 0) {
+        if (errno == EEXIST)
+            replyError(id, "run " + run + " already exists on this node (" + p.dir + ")");
+        else
+            replyError(id, "run " + run + ": cannot create " + p.dir + ": " + errnoText(errno));
+        return;
+    }
+    auto cleanup = [&] {
+        ::unlink(p.console.c_str());
+        ::unlink(p.runJson.c_str());
+        ::rmdir(p.dir.c_str());
+    };
+    RunRegistry::ClaimResult claims;
+    if (!gpus.empty()) {
+        claims = registry_.claimGpus(run, client, gpus);
+        if (!claims.error.empty()) {
+            cleanup();
+            replyError(id, claims.error);
+            return;
+        }
+    }
+
+    StartPlan plan;
+    plan.run = run;
+    plan.runDir = p.dir;
+    plan.console = p.console;
+    plan.runJsonPath = p.runJson;
+    plan.exitJsonPath = p.exitJson;
+    plan.cancelJsonPath = p.cancelJson;
+    plan.workdir = workdir;
+    plan.argv = argv;
+    plan.env = runEnvironment(environ, extraEnv, run, p.dir, hasGpus ? &gpus : nullptr);
+    plan.claimFiles = claims.files;
+    Json rj{{"run", run}, {"argv", argv}, {"workdir", workdir}, {"env", req.value("env", Json::object())},
+            {"agent_version", kAgentVersion}};
+    if (hasGpus)
+        rj["gpus"] = gpus;
+    if (!client.empty())
+        rj["client"] = client;
+    plan.runJson = std::move(rj);
+
+    auto started = startSupervised(plan);
+    if (!started) {
+        registry_.releaseClaims(claims.files);
+        cleanup();
+        replyError(id, started.error());
+        return;
+    }
+    running_[run] = Tracked{long(started->supervisorPid), 0};
+    reply(id, Json{{"pid", started->pid},
+                   {"pgid", started->pgid},
+                   {"supervisor_pid", started->supervisorPid},
+                   {"run_dir", p.dir},
+                   {"console", p.console},
+                   {"started_ms", started->startedMs}});
+}
+
+void Agent::opTail(const Json& id, const Json& req)
+{
+    const std::string run = str(req, "run");
+    if (!registry_.exists(run)) {
+        replyError(id, "tail: no run \"" + run + "\" on this node");
+        return;
+    }
+    const auto p = registry_.paths(run);
+    std::int64_t offset = 0;
+    if (auto it = req.find("offset"); it != req.end() && !it->is_null()) {
+        if (!it->is_number_integer() || it->get<std::int64_t>() < 0) {
+            replyError(id, "run " + run + ": tail offset must be an integer >= 0");
+            return;
+        }
+        offset = it->get<std::int64_t>();
+    }
+    const bool follow = req.value("follow", false);
+    const int fd = ::open(p.console.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        replyError(id, "run " + run + ": cannot open " + p.console + ": " + errnoText(errno));
+        return;
+    }
+    struct stat st{};
+    ::fstat(fd, &st);
+    if (offset > std::int64_t(st.st_size)) {
+        ::close(fd);
+        replyError(id, "run " + run + ": tail offset " + std::to_string(offset) + " is beyond the console's size "
+                           + std::to_string(st.st_size));
+        return;
+    }
+    closeTail(run); // a new tail of the same run replaces the old one
+    tails_[run] = Tail{fd, offset, follow, p.exitJson};
+    reply(id, Json{{"size", std::int64_t(st.st_size)}});
+    tailsHaveData_ = true;
+}
+
+void Agent::closeTail(const std::string& run)
+{
+    if (auto it = tails_.find(run); it != tails_.end()) {
+        ::close(it->second.fd);
+        tails_.erase(it);
+    }
+}
+
+void Agent::opUntail(const Json& id, const Json& req)
+{
+    closeTail(str(req, "run"));
+    reply(id, Json::object());
+}
+
+void Agent::opCancel(const Json& id, const Json& req)
+{
+    const std::string run = str(req, "run");
+    auto st = registry_.status(run);
+    if (!st) {
+        replyError(id, "cancel: no run \"" + run + "\" on this node");
+        return;
+    }
+    if ((*st)["state"] != "running") {
+        replyError(id, "cancel: run " + run + " has already exited");
+        return;
+    }
+    std::int64_t grace = 10000;
+    if (auto it = req.find("grace_ms"); it != req.end() && !it->is_null()) {
+        if (!it->is_number_integer() || it->get<std::int64_t>() < 0) {
+            replyError(id, "run " + run + ": grace_ms must be an integer >= 0");
+            return;
+        }
+        grace = it->get<std::int64_t>();
+    }
+    const auto p = registry_.paths(run);
+    if (auto e = writeFileAtomic(p.cancelJson, dumpJson(Json{{"grace_ms", grace}, {"requested_ms", nowMs()}}) + "\n");
+        !e.empty()) {
+        replyError(id, "run " + run + ": " + e);
+        return;
+    }
+    const long sup = (*st)["supervisor_pid"].get<long>();
+    if (!RunRegistry::supervisorAlive(sup) || ::kill(pid_t(sup), SIGUSR1) != 0) {
+        replyError(id, "cancel: the supervisor of run " + run + " (pid " + std::to_string(sup) + ") is gone");
+        return;
+    }
+    reply(id, Json::object());
+}
+
+void Agent::opList(const Json& id)
+{
+    Json runs = Json::array();
+    for (const auto& run : registry_.runIds())
+        if (auto s = registry_.status(run))
+            runs.push_back(std::move(*s));
+    reply(id, Json{{"runs", std::move(runs)}});
+}
+
+void Agent::opStatus(const Json& id, const Json& req)
+{
+    const std::string run = str(req, "run");
+    auto s = registry_.status(run);
+    if (!s) {
+        replyError(id, "status: no run \"" + run + "\" on this node");
+        return;
+    }
+    reply(id, std::move(*s));
+}
+
+std::map<long, std::string> Agent::liveRunsByPgid() const
+{
+    std::map<long, std::string> m;
+    for (const auto& [run, t] : running_)
+        if (auto rj = registry_.runJson(run))
+            m[rj->value("pgid", 0L)] = run;
+    return m;
+}
+
+void Agent::opGpus(const Json& id)
+{
+    if (nvml_.available()) {
+        auto gpus = nvml_.read();
+        if (gpus) {
+            reply(id, Json{{"gpus", gpusToJson(*gpus, liveRunsByPgid())}, {"source", "nvml"}});
+            return;
+        }
+        std::cerr << "trainyard-agent: NVML: " << gpus.error() << "; trying nvidia-smi\n";
+    }
+    auto q = std::make_shared<GpuQuery>();
+    q->id = id;
+    auto finish = [this, q] {
+        if (--q->pending > 0)
+            return;
+        if (!q->gpuRan || (WIFEXITED(q->gpuStatus) && WEXITSTATUS(q->gpuStatus) == 127)) {
+            reply(q->id, Json{{"gpus", Json::array()}, {"source", "none"}});
+            return;
+        }
+        if (!WIFEXITED(q->gpuStatus) || WEXITSTATUS(q->gpuStatus) != 0) {
+            // Driver not loaded, no devices: a CPU node.
+            std::string msg = q->gpuCsv.substr(0, 300);
+            while (!msg.empty() && (msg.back() == '\n' || msg.back() == '\r'))
+                msg.pop_back();
+            reply(q->id, Json{{"gpus", Json::array()},
+                              {"source", "nvidia-smi"},
+                              {"warning", "nvidia-smi failed (" + describe(q->gpuStatus) + "): " + msg}});
+            return;
+        }
+        auto gpus = parseQueryGpuCsv(q->gpuCsv);
+        if (!gpus) {
+            replyError(q->id, "gpus: " + gpus.error());
+            return;
+        }
+        if (auto procs = parseComputeAppsCsv(q->appsCsv))
+            attachProcesses(*gpus, *procs);
+        reply(q->id, Json{{"gpus", gpusToJson(*gpus, liveRunsByPgid())}, {"source", "nvidia-smi"}});
+    };
+    const bool ok1 = spawnCapture(nvidiaSmiGpuArgv(), [q, finish](Capture& c) {
+        q->gpuCsv = std::move(c.out);
+        q->gpuStatus = c.status;
+        q->gpuRan = true;
+        finish();
+    });
+    if (!ok1) {
+        reply(id, Json{{"gpus", Json::array()}, {"source", "none"}});
+        return;
+    }
+    const bool ok2 = spawnCapture(nvidiaSmiAppsArgv(), [q, finish](Capture& c) {
+        q->appsCsv = std::move(c.out);
+        finish();
+    });
+    if (!ok2) {
+        --q->pending;
+    }
+}
+
+bool Agent::spawnCapture(const std::vector<std::string>& argv, std::function<void(Capture&)> done)
+{
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+        return false;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], STDERR_FILENO);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t all, none;
+    sigfillset(&all);
+    sigemptyset(&none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    std::vector<char*> args;
+    for (const auto& a : argv)
+        args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    pid_t pid = -1;
+    const int rc = ::posix_spawnp(&pid, args[0], &fa, &attr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    ::close(fds[1]);
+    auto c = std::make_unique<Capture>();
+    c->done = std::move(done);
+    c->deadline = monotonicMs() + kCaptureTimeoutMs;
+    if (rc != 0) {
+        // Not installed: report as exit 127, like a shell would.
+        ::close(fds[0]);
+        c->eof = true;
+        c->reaped = true;
+        c->status = 127 << 8;
+    } else {
+        c->pid = pid;
+        c->fd = fds[0];
+        setNonBlocking(c->fd, true);
+    }
+    captures_.push_back(std::move(c));
+    return true;
+}
+
+void Agent::pollCaptures(std::int64_t now)
+{
+    for (std::size_t i = 0; i < captures_.size();) {
+        auto& c = *captures_[i];
+        if (!c.reaped && now >= c.deadline) {
+            ::kill(c.pid, SIGKILL);
+            c.deadline = now + 1000000;
+        }
+        if (c.eof && c.reaped) {
+            auto owned = std::move(captures_[i]);
+            captures_.erase(captures_.begin() + std::ptrdiff_t(i));
+            owned->done(*owned);
+            continue;
+        }
+        ++i;
+    }
+}
+
+void Agent::reapChildren()
+{
+    for (;;) {
+        int st = 0;
+        const pid_t pid = ::waitpid(-1, &st, WNOHANG);
+        if (pid <= 0)
+            break;
+        bool capture = false;
+        for (auto& c : captures_) {
+            if (c->pid == pid) {
+                c->reaped = true;
+                c->status = st;
+                capture = true;
+            }
+        }
+        if (!capture) {
+            // A supervisor of ours ended: its run has exited. Check at once.
+            nextTick_ = 0;
+        }
+    }
+}
+
+void Agent::checkRuns(std::int64_t now)
+{
+    for (auto it = running_.begin(); it != running_.end();) {
+        const std::string& run = it->first;
+        const auto p = registry_.paths(run);
+        bool ended = fileExists(p.exitJson);
+        if (!ended && now >= it->second.nextLostCheck) {
+            it->second.nextLostCheck = now + kLostCheckMs;
+            if (auto rj = registry_.runJson(run); rj && registry_.isLost(*rj, run))
+                ended = true;
+        }
+        if (!ended) {
+            ++it;
+            continue;
+        }
+        if (auto s = registry_.status(run)) {
+            Json ev = std::move(*s);
+            ev["type"] = "exited";
+            out_.pushMessage(ev);
+        }
+        it = running_.erase(it);
+    }
+}
+
+void Agent::pumpTails(bool tick)
+{
+    tailsHaveData_ = false;
+    std::vector<std::string> finished;
+    for (auto& [run, t] : tails_) {
+        if (out_.bytes() >= kHighWater) {
+            tailsHaveData_ = true;
+            break;
+        }
+        struct stat st{};
+        if (::fstat(t.fd, &st) != 0)
+            continue;
+        const std::int64_t size = std::int64_t(st.st_size);
+        if (t.offset < size) {
+            const std::size_t want = std::size_t(std::min<std::int64_t>(size - t.offset, std::int64_t(kChunk)));
+            std::string buf(want, '\0');
+            const ssize_t r = ::pread(t.fd, buf.data(), want, off_t(t.offset));
+            if (r > 0) {
+                buf.resize(std::size_t(r));
+                out_.pushFrame(Json{{"type", "output"}, {"run", run}, {"offset", t.offset}}, std::move(buf));
+                t.offset += r;
+            }
+            if (t.offset < size)
+                tailsHaveData_ = true;
+            continue;
+        }
+        if (!t.follow) {
+            finished.push_back(run);
+            continue;
+        }
+        // Caught up with a followed console: done once the run has exited
+        // and nothing more was written meanwhile.
+        if (fileExists(t.exitPath)) {
+            struct stat st2{};
+            ::fstat(t.fd, &st2);
+            if (std::int64_t(st2.st_size) <= t.offset)
+                finished.push_back(run);
+            else
+                tailsHaveData_ = true;
+        } else if (tick && !running_.contains(run)) {
+            // Not tracked as running: either lost (supervisor gone) or started
+            // by another agent on this state directory.
+            if (auto rj = registry_.runJson(run); rj && registry_.isLost(*rj, run))
+                finished.push_back(run);
+        }
+    }
+    for (const auto& run : finished) {
+        out_.pushMessage(Json{{"type", "eof"}, {"run", run}, {"offset", tails_[run].offset}});
+        closeTail(run);
+    }
+}
+
+} // namespace ty::agent

@@ -1,0 +1,113 @@
+#pragma once
+
+// The agent's event loop: one poll() over stdin (requests), stdout (a
+// non-blocking output queue), a self-pipe for SIGCHLD and the pipes of
+// running nvidia-smi queries. Every request is answered without waiting for
+// another; console tails are pumped in fair 256 KiB chunks while the output
+// queue is below its high-water mark; followed consoles and running runs are
+// checked every 20 ms. The loop ends when stdin reaches EOF (runs go on).
+
+#include "Framing.h"
+#include "Gpus.h"
+#include "RunRegistry.h"
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ty::agent {
+
+inline constexpr const char* kAgentVersion =
+#ifdef TRAINYARD_VERSION
+    TRAINYARD_VERSION;
+#else
+    "0.1.0";
+#endif
+inline constexpr int kProtocolVersion = 1;
+
+struct AgentOptions {
+    std::string stateDir; // resolved already
+    int inFd = 0;
+    int outFd = 1;
+};
+
+class Agent {
+public:
+    explicit Agent(AgentOptions options);
+    ~Agent();
+    Agent(const Agent&) = delete;
+    Agent& operator=(const Agent&) = delete;
+
+    // Runs until stdin is closed. Returns the process exit status.
+    int run();
+
+private:
+    struct Tail {
+        int fd = -1;
+        std::int64_t offset = 0;
+        bool follow = false;
+        std::string exitPath;
+    };
+    struct Tracked {
+        long supervisorPid = 0;
+        std::int64_t nextLostCheck = 0;
+    };
+    struct Capture {
+        pid_t pid = -1;
+        int fd = -1;
+        std::string out;
+        bool eof = false;
+        bool reaped = false;
+        int status = 0;
+        std::int64_t deadline = 0;
+        std::function<void(Capture&)> done;
+    };
+    struct GpuQuery {
+        Json id;
+        int pending = 2;
+        std::string gpuCsv, appsCsv;
+        int gpuStatus = 0;
+        bool gpuRan = false;
+    };
+
+    void sendHello();
+    void handleFrame(FrameReader::Frame& frame);
+    void reply(const Json& id, Json fields);
+    void replyError(const Json& id, const std::string& error);
+
+    void opStart(const Json& id, const Json& req);
+    void opTail(const Json& id, const Json& req);
+    void opUntail(const Json& id, const Json& req);
+    void opCancel(const Json& id, const Json& req);
+    void opList(const Json& id);
+    void opStatus(const Json& id, const Json& req);
+    void opGpus(const Json& id);
+
+    void reapChildren();
+    void checkRuns(std::int64_t now);
+    void pumpTails(bool tick);
+    void closeTail(const std::string& run);
+    bool spawnCapture(const std::vector<std::string>& argv, std::function<void(Capture&)> done);
+    void pollCaptures(std::int64_t now);
+    std::map<long, std::string> liveRunsByPgid() const;
+
+    AgentOptions opt_;
+    RunRegistry registry_;
+    FrameReader reader_;
+    OutputQueue out_;
+    Nvml nvml_;
+    std::map<std::string, Tail> tails_;
+    std::map<std::string, Tracked> running_;
+    std::vector<std::unique_ptr<Capture>> captures_;
+    bool tailsHaveData_ = false;
+    bool inputClosed_ = false;
+    bool fatal_ = false;
+    std::int64_t nextTick_ = 0;
+};
+
+} // namespace ty::agent

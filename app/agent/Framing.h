@@ -1,0 +1,71 @@
+#pragma once
+
+// Wire framing of PROTOCOL.md: one JSON object per '\n'-terminated line; an
+// object with "len": N is followed by N raw bytes. Lines are limited to 1 MiB.
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ty::agent {
+
+using Json = nlohmann::json;
+
+inline constexpr std::size_t kMaxLineBytes = 1024 * 1024;
+
+// Incremental decoder of incoming frames. Feed bytes with append(), then call
+// next() until it returns nullopt. After a protocol error, error() is
+// non-empty (it names the line number and quotes the line's first 200 bytes)
+// and next() returns nothing more.
+class FrameReader {
+public:
+    struct Frame {
+        Json header;          // the JSON object of the line
+        std::string payload;  // the `len` raw bytes, empty when none
+    };
+
+    void append(const char* data, std::size_t size);
+    std::optional<Frame> next();
+    const std::string& error() const { return error_; }
+    std::uint64_t linesRead() const { return lineNo_; }
+
+private:
+    std::string buf_;
+    std::size_t pos_ = 0;
+    std::optional<Json> pendingHeader_;
+    std::size_t pendingLen_ = 0;
+    std::uint64_t lineNo_ = 0;
+    std::string error_;
+};
+
+// Outgoing bytes waiting for a non-blocking fd. Messages are queued whole, so
+// frames from different sources never interleave.
+class OutputQueue {
+public:
+    void push(std::string bytes);
+    // Serialises `message` on one line (invalid UTF-8 replaced by U+FFFD).
+    void pushMessage(const Json& message);
+    // A header with "len" set to payload.size(), followed by the payload.
+    void pushFrame(Json header, std::string payload);
+
+    std::size_t bytes() const { return bytes_; }
+    bool empty() const { return chunks_.empty(); }
+
+    // Writes what the fd accepts now. False on a fatal error (EPIPE, EBADF...)
+    // with errno set; true when the fd would block or the queue is empty.
+    bool flush(int fd);
+
+private:
+    std::deque<std::string> chunks_;
+    std::size_t frontOffset_ = 0;
+    std::size_t bytes_ = 0;
+};
+
+std::string dumpJson(const Json& j);
+
+} // namespace ty::agent

@@ -1,0 +1,279 @@
+#include "RunRegistry.h"
+
+#include "Posix.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+namespace ty::agent {
+
+static std::string absolute(std::string path)
+{
+    if (!path.empty() && path.front() != '/') {
+        char cwd[4096];
+        if (::getcwd(cwd, sizeof cwd))
+            path = std::string(cwd) + "/" + path;
+    }
+    return path;
+}
+
+std::string resolveStateDir(const std::string& flag)
+{
+    if (!flag.empty())
+        return absolute(flag);
+    if (const char* s = std::getenv("TRAINYARD_AGENT_STATE"); s && *s)
+        return absolute(s);
+    if (const char* x = std::getenv("XDG_STATE_HOME"); x && *x)
+        return absolute(std::string(x) + "/trainyard-agent");
+    std::string home;
+    if (const char* h = std::getenv("HOME"); h && *h)
+        home = h;
+    else if (const passwd* pw = ::getpwuid(::geteuid()); pw && pw->pw_dir)
+        home = pw->pw_dir;
+    else
+        home = "/tmp";
+    return home + "/.local/state/trainyard-agent";
+}
+
+RunRegistry::RunRegistry(std::string stateDir)
+    : stateDir_(std::move(stateDir))
+{
+    while (stateDir_.size() > 1 && stateDir_.back() == '/')
+        stateDir_.pop_back();
+}
+
+std::string RunRegistry::prepare() const
+{
+    if (auto e = makeDirs(runsDir()); !e.empty())
+        return e;
+    return makeDirs(stateDir_ + "/gpu-claims");
+}
+
+RunPaths RunRegistry::paths(const std::string& run) const
+{
+    RunPaths p;
+    p.dir = runsDir() + "/" + run;
+    p.console = p.dir + "/console.log";
+    p.runJson = p.dir + "/run.json";
+    p.exitJson = p.dir + "/exit.json";
+    p.cancelJson = p.dir + "/cancel.json";
+    return p;
+}
+
+bool RunRegistry::validRunId(std::string_view run)
+{
+    if (run.empty() || run.size() > 64 || run == "." || run == "..")
+        return false;
+    return std::all_of(run.begin(), run.end(), [](char c) {
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_'
+            || c == '-';
+    });
+}
+
+bool RunRegistry::exists(const std::string& run) const
+{
+    return validRunId(run) && isDirectory(paths(run).dir);
+}
+
+static std::optional<Json> readJsonFile(const std::string& path)
+{
+    auto text = readFile(path);
+    if (!text)
+        return std::nullopt;
+    Json j = Json::parse(*text, nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+        return std::nullopt;
+    return j;
+}
+
+std::optional<Json> RunRegistry::runJson(const std::string& run) const
+{
+    return readJsonFile(paths(run).runJson);
+}
+
+std::optional<Json> RunRegistry::exitJson(const std::string& run) const
+{
+    return readJsonFile(paths(run).exitJson);
+}
+
+bool RunRegistry::supervisorAlive(long pid)
+{
+    if (pid <= 0)
+        return false;
+    if (::kill(pid_t(pid), 0) != 0 && errno == ESRCH)
+        return false;
+    // Guard against pid reuse: a supervisor names itself "ty-supervisor".
+    if (auto comm = readFile("/proc/" + std::to_string(pid) + "/comm"))
+        return comm->rfind("ty-supervisor", 0) == 0;
+    return true; // no /proc: trust kill()
+}
+
+bool RunRegistry::isLost(const Json& rj, const std::string& run) const
+{
+    const auto sup = rj.value("supervisor_pid", 0L);
+    if (sup <= 0)
+        return false;
+    if (supervisorAlive(sup))
+        return false;
+    // The supervisor writes exit.json before it exits: look again.
+    return !fileExists(paths(run).exitJson);
+}
+
+std::optional<Json> RunRegistry::status(const std::string& run) const
+{
+    if (!validRunId(run))
+        return std::nullopt;
+    auto rj = runJson(run);
+    if (!rj)
+        return std::nullopt;
+    const auto p = paths(run);
+    Json s;
+    s["run"] = run;
+    s["pid"] = rj->value("pid", 0L);
+    s["pgid"] = rj->value("pgid", 0L);
+    s["supervisor_pid"] = rj->value("supervisor_pid", 0L);
+    s["argv"] = rj->value("argv", Json::array());
+    s["workdir"] = rj->value("workdir", std::string());
+    if (rj->contains("gpus"))
+        s["gpus"] = (*rj)["gpus"];
+    s["started_ms"] = rj->value("started_ms", 0L);
+    s["run_dir"] = p.dir;
+    s["console"] = p.console;
+    auto ej = exitJson(run);
+    if (ej) {
+        s["state"] = "exited";
+        s["finished_ms"] = ej->value("finished_ms", 0L);
+        if (ej->contains("exit_code"))
+            s["exit_code"] = (*ej)["exit_code"];
+        if (ej->contains("signal"))
+            s["signal"] = (*ej)["signal"];
+        s["cancelled"] = ej->value("cancelled", false);
+    } else if (isLost(*rj, run)) {
+        s["state"] = "exited";
+        s["lost"] = true;
+        s["cancelled"] = fileExists(p.cancelJson);
+        s["error"] = "the supervisor of run " + run + " ended without recording an exit status";
+    } else {
+        s["state"] = "running";
+        s["cancelled"] = fileExists(p.cancelJson);
+    }
+    const auto size = fileSize(p.console);
+    s["console_size"] = size < 0 ? 0 : size;
+    return s;
+}
+
+std::vector<std::string> RunRegistry::runIds() const
+{
+    std::vector<std::string> ids;
+    DIR* d = ::opendir(runsDir().c_str());
+    if (!d)
+        return ids;
+    while (dirent* e = ::readdir(d)) {
+        const std::string name = e->d_name;
+        if (validRunId(name))
+            ids.push_back(name);
+    }
+    ::closedir(d);
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
+bool RunRegistry::isLive(const std::string& run) const
+{
+    const auto p = paths(run);
+    if (!isDirectory(p.dir))
+        return false;
+    if (fileExists(p.exitJson))
+        return false;
+    auto rj = runJson(run);
+    if (!rj)
+        return true; // being started right now (run.json comes before the claims lock is released)
+    return !isLost(*rj, run);
+}
+
+int RunRegistry::lockClaims() const
+{
+    const std::string path = stateDir_ + "/gpu-claims/lock";
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    while (::flock(fd, LOCK_EX) != 0) {
+        if (errno != EINTR) {
+            ::close(fd);
+            return -1;
+        }
+    }
+    return fd;
+}
+
+void RunRegistry::unlockClaims(int fd) const
+{
+    if (fd >= 0) {
+        ::flock(fd, LOCK_UN);
+        ::close(fd);
+    }
+}
+
+RunRegistry::ClaimResult RunRegistry::claimGpus(const std::string& run, const std::string& client,
+                                                const std::vector<int>& gpus) const
+{
+    ClaimResult res;
+    for (int g : gpus) {
+        const std::string dir = stateDir_ + "/gpu-claims/" + std::to_string(g);
+        if (auto e = makeDirs(dir); !e.empty()) {
+            res.error = e;
+            return res;
+        }
+        DIR* d = ::opendir(dir.c_str());
+        if (!d)
+            continue;
+        std::vector<std::string> holders;
+        while (dirent* e = ::readdir(d)) {
+            const std::string name = e->d_name;
+            if (validRunId(name))
+                holders.push_back(name);
+        }
+        ::closedir(d);
+        for (const auto& h : holders) {
+            const std::string file = dir + "/" + h;
+            if (!isLive(h)) {
+                ::unlink(file.c_str()); // a claim dies with its run
+                continue;
+            }
+            const std::string holderClient = readFile(file).value_or("");
+            if (holderClient != client) {
+                res.error = "run " + run + ": GPU " + std::to_string(g) + " is held by run " + h
+                    + (holderClient.empty() ? std::string(" of another Trainyard instance")
+                                            : " of another Trainyard instance (" + holderClient + ")");
+                return res;
+            }
+        }
+    }
+    for (int g : gpus) {
+        const std::string file = stateDir_ + "/gpu-claims/" + std::to_string(g) + "/" + run;
+        if (auto e = writeFileAtomic(file, client); !e.empty()) {
+            releaseClaims(res.files);
+            res.files.clear();
+            res.error = "run " + run + ": cannot claim GPU " + std::to_string(g) + ": " + e;
+            return res;
+        }
+        res.files.push_back(file);
+    }
+    return res;
+}
+
+void RunRegistry::releaseClaims(const std::vector<std::string>& files) const
+{
+    for (const auto& f : files)
+        ::unlink(f.c_str());
+}
+
+} // namespace ty::agent

@@ -1,0 +1,80 @@
+#pragma once
+
+// The state directory on the node (PROTOCOL.md "On the node"):
+//   <state>/runs/<run>/console.log  merged stdout+stderr, raw bytes
+//   <state>/runs/<run>/run.json     start request + pid, pgid, supervisor_pid, started_ms
+//   <state>/runs/<run>/exit.json    exit_code | signal, finished_ms, cancelled (supervisor)
+//   <state>/runs/<run>/cancel.json  grace_ms, requested_ms (agent -> supervisor)
+//   <state>/gpu-claims/<index>/<run> one file per GPU held by a live run; its
+//                                    content is the claiming client's id
+//   <state>/gpu-claims/lock          flock()ed while claims are checked and made
+// Everything here is derived from the files, so a restarted agent (or a second
+// agent on the same state directory) sees the same runs.
+
+#include "Framing.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ty::agent {
+
+struct RunPaths {
+    std::string dir, console, runJson, exitJson, cancelJson;
+};
+
+// --state-dir, else $TRAINYARD_AGENT_STATE, else $XDG_STATE_HOME/trainyard-agent,
+// else ~/.local/state/trainyard-agent.
+// The result is absolute (relative paths are taken from the working directory).
+std::string resolveStateDir(const std::string& flag);
+
+class RunRegistry {
+public:
+    explicit RunRegistry(std::string stateDir);
+
+    // Creates <state>/runs and <state>/gpu-claims. Empty string on success.
+    std::string prepare() const;
+
+    const std::string& stateDir() const { return stateDir_; }
+    std::string runsDir() const { return stateDir_ + "/runs"; }
+    RunPaths paths(const std::string& run) const;
+
+    // [A-Za-z0-9._-]{1,64}, and not "." or "..".
+    static bool validRunId(std::string_view run);
+
+    bool exists(const std::string& run) const;
+    std::optional<Json> runJson(const std::string& run) const;
+    std::optional<Json> exitJson(const std::string& run) const;
+    // True when the supervisor is gone without writing exit.json (killed, reboot).
+    bool isLost(const Json& runJson, const std::string& run) const;
+
+    // The supervisor with this pid still exists (and is ours, not a reused pid).
+    static bool supervisorAlive(long pid);
+
+    // PROTOCOL.md's run status object; nullopt when the run has no run.json.
+    std::optional<Json> status(const std::string& run) const;
+    // Ids of all run directories, sorted.
+    std::vector<std::string> runIds() const;
+
+    // Claims `gpus` for `run` under the claims lock. Refuses (error text)
+    // when a live run of another client holds one of them; claims of ended
+    // runs are removed on the way. `fn` runs while the lock is held (it
+    // starts the run); on its failure the new claims are dropped.
+    // Returns the claim files created (for the supervisor to remove).
+    struct ClaimResult {
+        std::string error;
+        std::vector<std::string> files;
+    };
+    ClaimResult claimGpus(const std::string& run, const std::string& client, const std::vector<int>& gpus) const;
+    void releaseClaims(const std::vector<std::string>& files) const;
+    // fd of the claims lock (flock LOCK_EX), -1 on failure; unlock with unlockClaims.
+    int lockClaims() const;
+    void unlockClaims(int fd) const;
+
+private:
+    bool isLive(const std::string& run) const;
+    std::string stateDir_;
+};
+
+} // namespace ty::agent

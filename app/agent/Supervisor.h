@@ -1,0 +1,60 @@
+#pragma once
+
+// Detached runs. startSupervised() forks a supervisor that calls setsid(),
+// forks the command into its own process group (stdin /dev/null, stdout and
+// stderr appended to console.log through one fd), writes run.json, and then
+// waits: on SIGUSR1 it reads cancel.json and sends SIGTERM to the whole group,
+// SIGKILL after grace_ms; when the main process ends on its own, processes
+// left in its group get SIGTERM, then SIGKILL after the leftover grace. Once
+// the group is empty it writes exit.json (tmp + rename) and exits. The
+// supervisor does not depend on the agent: it survives the agent, the SSH
+// connection and Trainyard ending.
+
+#include "Framing.h"
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <expected>
+#include <string>
+#include <vector>
+
+namespace ty::agent {
+
+struct StartPlan {
+    std::string run;
+    std::string runDir;
+    std::string console;        // <runDir>/console.log
+    std::string runJsonPath;    // <runDir>/run.json
+    std::string exitJsonPath;   // <runDir>/exit.json
+    std::string cancelJsonPath; // <runDir>/cancel.json
+    std::string workdir;        // absolute, checked by the caller
+    std::vector<std::string> argv;  // exec'd as is; argv[0] searched in PATH (of `env`)
+    std::vector<std::string> env;   // complete environment, "KEY=VALUE", in order
+    Json runJson;                   // request fields; pid, pgid, supervisor_pid, started_ms added
+    std::vector<std::string> claimFiles; // GPU claim files removed when the run has ended
+    int leftoverGraceMs = 10000;    // grace for processes left in the group after the main one ends
+};
+
+struct StartResult {
+    pid_t supervisorPid = 0;
+    pid_t pid = 0;       // the command's pid
+    pid_t pgid = 0;      // its process group (== pid)
+    std::int64_t startedMs = 0;
+};
+
+// Blocks the caller only for the two forks (about a millisecond). The
+// supervisor is a child of the caller, who must reap it (SIGCHLD).
+// Error: "run <id>: <what failed>".
+std::expected<StartResult, std::string> startSupervised(const StartPlan& plan);
+
+// The run's environment: `base` (e.g. environ) with `extra` entries replacing
+// or added in the given order, then TRAINYARD_RUN_ID, TRAINYARD_RUN_DIR,
+// TRAINYARD_METRICS_FILE (<runDir>/metrics.jsonl) and, when `gpus` is given,
+// CUDA_DEVICE_ORDER=PCI_BUS_ID then CUDA_VISIBLE_DEVICES=<i,j,...>, last.
+std::vector<std::string> runEnvironment(char** base,
+                                        const std::vector<std::pair<std::string, std::string>>& extra,
+                                        const std::string& run, const std::string& runDir,
+                                        const std::vector<int>* gpus);
+
+} // namespace ty::agent

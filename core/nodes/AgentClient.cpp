@@ -1,0 +1,300 @@
+#include "AgentClient.h"
+
+#include "nodes/AgentTransport.h"
+#include "nodes/NodesLog.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QPointer>
+#include <QTimer>
+
+namespace ty {
+
+namespace {
+
+QLatin1StringView key(const char* k)
+{
+    return QLatin1StringView(k);
+}
+
+} // namespace
+
+AgentClient::AgentClient(std::unique_ptr<AgentTransport> transport, QObject* parent)
+    : QObject(parent)
+    , transport_(transport.release())
+{
+    transport_->setParent(this);
+    connect(transport_, &AgentTransport::opened, this, &AgentClient::onOpened);
+    connect(transport_, &AgentTransport::received, this, &AgentClient::onReceived);
+    connect(transport_, &AgentTransport::closed, this, &AgentClient::onClosed);
+}
+
+AgentClient::~AgentClient()
+{
+    transport_->disconnect(this);
+}
+
+QString AgentClient::nodeName() const
+{
+    return nodeName_.isEmpty() ? transport_->describe() : nodeName_;
+}
+
+void AgentClient::connectToAgent()
+{
+    if (state_ == State::Connecting || state_ == State::Ready)
+        return;
+    decoder_.reset();
+    hello_ = {};
+    state_ = State::Connecting;
+    transport_->open();
+}
+
+void AgentClient::disconnectFromAgent()
+{
+    if (state_ == State::Idle || state_ == State::Disconnected)
+        return;
+    fail(QStringLiteral("disconnected by the client"));
+}
+
+void AgentClient::onOpened()
+{
+    // Nothing to send: the agent speaks first (hello).
+}
+
+void AgentClient::onReceived(const QByteArray& bytes)
+{
+    if (state_ != State::Connecting && state_ != State::Ready)
+        return;
+    decoder_.feed(bytes);
+    while (state_ == State::Connecting || state_ == State::Ready) {
+        auto frame = decoder_.next();
+        if (!frame)
+            break;
+        handleFrame(*frame);
+    }
+    if (decoder_.hasError() && (state_ == State::Connecting || state_ == State::Ready))
+        fail(QStringLiteral("agent on node %1: %2").arg(nodeName(), decoder_.error()));
+}
+
+void AgentClient::onClosed(const QString& reason)
+{
+    if (state_ == State::Connecting || state_ == State::Ready)
+        fail(reason);
+}
+
+void AgentClient::handleFrame(const AgentFrame& frame)
+{
+    const QJsonObject& h = frame.header;
+    const QString type = h.value(key("type")).toString();
+    if (state_ == State::Connecting) {
+        auto hello = agentHelloFromJson(h);
+        if (!hello) {
+            fail(QStringLiteral("agent on node %1: %2").arg(nodeName(), hello.error().message));
+            return;
+        }
+        if (hello->protocol != kAgentProtocolVersion) {
+            fail(QStringLiteral("agent on node %1 speaks protocol %2, this Trainyard speaks protocol %3")
+                     .arg(nodeName())
+                     .arg(hello->protocol)
+                     .arg(kAgentProtocolVersion));
+            return;
+        }
+        hello_ = *hello;
+        state_ = State::Ready;
+        const QList<QByteArray> queued = std::exchange(queued_, {});
+        for (const QByteArray& line : queued)
+            transport_->write(line);
+        Q_EMIT ready(hello_);
+        return;
+    }
+    if (type == QLatin1StringView("output")) {
+        Q_EMIT output(h.value(key("run")).toString(), h.value(key("offset")).toInteger(), frame.payload);
+    } else if (type == QLatin1StringView("reply")) {
+        const quint64 id = quint64(h.value(key("id")).toInteger());
+        auto it = pending_.find(id);
+        if (it == pending_.end()) {
+            qCWarning(lcNodes) << "agent on node" << nodeName() << "replied to unknown request id" << id;
+            return;
+        }
+        Pending p = std::move(it.value());
+        pending_.erase(it);
+        if (!p.callback)
+            return;
+        if (h.value(key("ok")).toBool())
+            p.callback(h);
+        else
+            p.callback(ty::fail(QStringLiteral("node %1: %2").arg(nodeName(), h.value(key("error")).toString())));
+    } else if (type == QLatin1StringView("eof")) {
+        Q_EMIT tailEnded(h.value(key("run")).toString(), h.value(key("offset")).toInteger());
+    } else if (type == QLatin1StringView("exited")) {
+        AgentRunStatus s = agentRunStatusFromJson(h);
+        s.running = false;
+        Q_EMIT runExited(s);
+    } else if (type == QLatin1StringView("error")) {
+        fail(QStringLiteral("agent on node %1 reported: %2").arg(nodeName(), h.value(key("error")).toString()));
+    } else {
+        qCWarning(lcNodes) << "agent on node" << nodeName() << "sent an unknown message type" << type;
+    }
+}
+
+void AgentClient::fail(const QString& reason)
+{
+    if (state_ == State::Disconnected)
+        return;
+    state_ = State::Disconnected;
+    queued_.clear();
+    transport_->close();
+    const QHash<quint64, Pending> pending = std::exchange(pending_, {});
+    QPointer<AgentClient> self(this);
+    for (auto it = pending.cbegin(); it != pending.cend(); ++it) {
+        if (!it->callback)
+            continue;
+        const QString what = it->run.isEmpty() ? QStringLiteral("%1 request").arg(it->op)
+                                               : QStringLiteral("%1 request for run %2").arg(it->op, it->run);
+        it->callback(ty::fail(QStringLiteral("node %1: connection to the agent lost before the reply to the %2: %3")
+                                  .arg(nodeName(), what, reason)));
+        if (!self)
+            return;
+    }
+    Q_EMIT disconnected(reason);
+}
+
+void AgentClient::deliverLater(ReplyCallback cb, Result<QJsonObject> result)
+{
+    if (!cb)
+        return;
+    QTimer::singleShot(0, this, [cb = std::move(cb), r = std::move(result)] { cb(r); });
+}
+
+void AgentClient::send(const QJsonObject& message)
+{
+    QByteArray line = QJsonDocument(message).toJson(QJsonDocument::Compact);
+    line.append('\n');
+    if (state_ == State::Ready)
+        transport_->write(line);
+    else
+        queued_.append(line);
+}
+
+quint64 AgentClient::request(const QString& op, QJsonObject args, ReplyCallback onReply)
+{
+    const quint64 id = nextId_++;
+    if (state_ != State::Ready && state_ != State::Connecting) {
+        deliverLater(std::move(onReply),
+                     ty::fail(QStringLiteral("node %1: not connected to the agent (%2 request)").arg(nodeName(), op)));
+        return id;
+    }
+    args.insert(key("id"), qint64(id));
+    args.insert(key("op"), op);
+    pending_.insert(id, Pending{op, args.value(key("run")).toString(), std::move(onReply)});
+    send(args);
+    return id;
+}
+
+quint64 AgentClient::ping(std::function<void(const Result<qint64>&)> cb)
+{
+    return request(QStringLiteral("ping"), {}, [cb = std::move(cb)](const Result<QJsonObject>& r) {
+        if (!cb)
+            return;
+        if (!r)
+            cb(std::unexpected(r.error()));
+        else
+            cb(r->value(key("time_ms")).toInteger());
+    });
+}
+
+quint64 AgentClient::start(const AgentStartRequest& req, std::function<void(const Result<AgentStartReply>&)> cb)
+{
+    return request(QStringLiteral("start"), agentStartRequestToJson(req),
+                   [cb = std::move(cb)](const Result<QJsonObject>& r) {
+                       if (!cb)
+                           return;
+                       if (!r)
+                           cb(std::unexpected(r.error()));
+                       else
+                           cb(agentStartReplyFromJson(*r));
+                   });
+}
+
+quint64 AgentClient::tail(const QString& run, qint64 offset, bool follow, std::function<void(const Result<qint64>&)> cb)
+{
+    QJsonObject args{{key("run"), run}, {key("offset"), offset}, {key("follow"), follow}};
+    return request(QStringLiteral("tail"), args, [cb = std::move(cb)](const Result<QJsonObject>& r) {
+        if (!cb)
+            return;
+        if (!r)
+            cb(std::unexpected(r.error()));
+        else
+            cb(r->value(key("size")).toInteger());
+    });
+}
+
+quint64 AgentClient::untail(const QString& run, std::function<void(const Result<void>&)> cb)
+{
+    return request(QStringLiteral("untail"), QJsonObject{{key("run"), run}},
+                   [cb = std::move(cb)](const Result<QJsonObject>& r) {
+                       if (!cb)
+                           return;
+                       if (!r)
+                           cb(std::unexpected(r.error()));
+                       else
+                           cb({});
+                   });
+}
+
+quint64 AgentClient::cancel(const QString& run, int graceMs, std::function<void(const Result<void>&)> cb)
+{
+    QJsonObject args{{key("run"), run}, {key("grace_ms"), graceMs}};
+    return request(QStringLiteral("cancel"), args, [cb = std::move(cb)](const Result<QJsonObject>& r) {
+        if (!cb)
+            return;
+        if (!r)
+            cb(std::unexpected(r.error()));
+        else
+            cb({});
+    });
+}
+
+quint64 AgentClient::list(std::function<void(const Result<QList<AgentRunStatus>>&)> cb)
+{
+    return request(QStringLiteral("list"), {}, [cb = std::move(cb)](const Result<QJsonObject>& r) {
+        if (!cb)
+            return;
+        if (!r) {
+            cb(std::unexpected(r.error()));
+            return;
+        }
+        QList<AgentRunStatus> runs;
+        const QJsonArray a = r->value(key("runs")).toArray();
+        for (const QJsonValue& v : a)
+            runs.append(agentRunStatusFromJson(v.toObject()));
+        cb(runs);
+    });
+}
+
+quint64 AgentClient::status(const QString& run, std::function<void(const Result<AgentRunStatus>&)> cb)
+{
+    return request(QStringLiteral("status"), QJsonObject{{key("run"), run}},
+                   [cb = std::move(cb)](const Result<QJsonObject>& r) {
+                       if (!cb)
+                           return;
+                       if (!r)
+                           cb(std::unexpected(r.error()));
+                       else
+                           cb(agentRunStatusFromJson(*r));
+                   });
+}
+
+quint64 AgentClient::gpus(std::function<void(const Result<QList<AgentGpu>>&)> cb)
+{
+    return request(QStringLiteral("gpus"), {}, [cb = std::move(cb)](const Result<QJsonObject>& r) {
+        if (!cb)
+            return;
+        if (!r)
+            cb(std::unexpected(r.error()));
+        else
+            cb(agentGpusFromJson(r->value(key("gpus")).toArray()));
+    });
+}
+
+} // namespace ty

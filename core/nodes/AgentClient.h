@@ -1,0 +1,104 @@
+#pragma once
+
+// Client side of the trainyard-agent protocol (app/agent/PROTOCOL.md) over any
+// AgentTransport. Requests are multiplexed: each gets an id and exactly one
+// callback; output of tails arrives as signals and never waits for a reply.
+//
+// Thread affinity: the thread of the object (callbacks and signals run there).
+// Lifetime: callbacks run on the client's thread from the event loop, never
+// from inside request(); do not delete the client from a callback (use
+// deleteLater()). When the connection ends, every pending callback gets an
+// error naming the node, the op and the reason, then disconnected() is emitted.
+
+#include "common/Result.h"
+#include "nodes/AgentFrameDecoder.h"
+#include "nodes/AgentTypes.h"
+
+#include <QHash>
+#include <QJsonObject>
+#include <QObject>
+
+#include <functional>
+#include <memory>
+
+namespace ty {
+
+class AgentTransport;
+
+class AgentClient final : public QObject {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(AgentClient)
+public:
+    enum class State { Idle, Connecting, Ready, Disconnected };
+    using ReplyCallback = std::function<void(const Result<QJsonObject>&)>;
+
+    // Takes ownership of the transport.
+    explicit AgentClient(std::unique_ptr<AgentTransport> transport, QObject* parent = nullptr);
+    ~AgentClient() override;
+
+    // Opens the transport; ready() follows the agent's hello (protocol 1),
+    // or disconnected() on failure or a protocol mismatch. Requests made
+    // before ready() are sent once it arrives.
+    void connectToAgent();
+    // Closes the connection; pending requests fail. Runs on the node go on.
+    void disconnectFromAgent();
+
+    State state() const { return state_; }
+    bool isReady() const { return state_ == State::Ready; }
+    const AgentHello& hello() const { return hello_; }
+    // Node name used in error messages (default: the transport's describe()).
+    void setNodeName(const QString& name) { nodeName_ = name; }
+    QString nodeName() const;
+
+    // Sends {"id":N,"op":op,...args}. `onReply` gets the reply object (ok)
+    // or the agent's error. Returns the request id (> 0).
+    quint64 request(const QString& op, QJsonObject args, ReplyCallback onReply);
+
+    quint64 ping(std::function<void(const Result<qint64>&)> cb);  // agent clock, ms since epoch
+    quint64 start(const AgentStartRequest& req, std::function<void(const Result<AgentStartReply>&)> cb);
+    // Streams console bytes from `offset` as output() signals; with `follow`,
+    // also future bytes, then tailEnded() once the run has exited. The
+    // callback gets the console size at the time of the request.
+    quint64 tail(const QString& run, qint64 offset, bool follow, std::function<void(const Result<qint64>&)> cb);
+    quint64 untail(const QString& run, std::function<void(const Result<void>&)> cb = {});
+    // SIGTERM to the run's process group, SIGKILL after graceMs; runExited() follows.
+    quint64 cancel(const QString& run, int graceMs, std::function<void(const Result<void>&)> cb);
+    quint64 list(std::function<void(const Result<QList<AgentRunStatus>>&)> cb);
+    quint64 status(const QString& run, std::function<void(const Result<AgentRunStatus>&)> cb);
+    quint64 gpus(std::function<void(const Result<QList<AgentGpu>>&)> cb);
+
+Q_SIGNALS:
+    void ready(const ty::AgentHello& hello);
+    // Console bytes [offset, offset + bytes.size()) of `run`.
+    void output(const QString& run, qint64 offset, const QByteArray& bytes);
+    // Everything of a tail up to `offset` was delivered; the tail is over.
+    void tailEnded(const QString& run, qint64 offset);
+    void runExited(const ty::AgentRunStatus& status);
+    void disconnected(const QString& reason);
+
+private:
+    struct Pending {
+        QString op;
+        QString run;
+        ReplyCallback callback;
+    };
+
+    void onOpened();
+    void onReceived(const QByteArray& bytes);
+    void onClosed(const QString& reason);
+    void handleFrame(const AgentFrame& frame);
+    void fail(const QString& reason);
+    void send(const QJsonObject& message);
+    void deliverLater(ReplyCallback cb, Result<QJsonObject> result);
+
+    AgentTransport* transport_ = nullptr; // owned (child)
+    AgentFrameDecoder decoder_;
+    State state_ = State::Idle;
+    AgentHello hello_;
+    QString nodeName_;
+    quint64 nextId_ = 1;
+    QHash<quint64, Pending> pending_;
+    QList<QByteArray> queued_; // requests made before the hello
+};
+
+} // namespace ty

@@ -1,0 +1,38 @@
+#pragma once
+
+// The byte pipe between AgentClient and a trainyard-agent: a local child
+// process (LocalAgentTransport) or an SSH exec channel. The protocol, and all
+// of AgentClient, is the same over every transport.
+//
+// Contract: open() starts connecting and emits opened() once bytes can be
+// written (or closed(reason) if that fails). write() queues bytes; it does
+// not block. received() delivers bytes as they come, in any split. closed()
+// is emitted exactly once, when the connection has ended for any reason
+// (including after close()). Lives on, and emits on, its object's thread.
+
+#include <QByteArray>
+#include <QObject>
+#include <QString>
+
+namespace ty {
+
+class AgentTransport : public QObject {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(AgentTransport)
+public:
+    using QObject::QObject;
+    ~AgentTransport() override = default;
+
+    virtual void open() = 0;
+    virtual void write(const QByteArray& bytes) = 0;
+    virtual void close() = 0;
+    // Where the agent runs, for messages ("local", an SSH node's name).
+    virtual QString describe() const = 0;
+
+Q_SIGNALS:
+    void opened();
+    void received(const QByteArray& bytes);
+    void closed(const QString& reason);
+};
+
+} // namespace ty

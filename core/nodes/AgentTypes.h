@@ -1,0 +1,101 @@
+#pragma once
+
+// Value types of the trainyard-agent protocol (app/agent/PROTOCOL.md) and
+// their conversion from/to the wire JSON. Times are ms since the Unix epoch
+// (UTC); sizes and offsets are bytes of the run's console file.
+
+#include "common/Result.h"
+
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QList>
+#include <QMap>
+#include <QMetaType>
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+
+namespace ty {
+
+inline constexpr int kAgentProtocolVersion = 1;
+
+// The agent's first message.
+struct AgentHello {
+    int protocol = 0;
+    QString agent;      // "trainyard-agent"
+    QString version;    // "0.1.0"
+    QString hostname;
+    QString user;
+    qint64 pid = 0;
+    QString stateDir;   // absolute, on the node
+};
+
+struct AgentStartRequest {
+    QString run;                 // [A-Za-z0-9._-]{1,64}, unique on the node
+    QStringList argv;            // exec'd as is (no shell); argv[0] searched in PATH
+    QString workdir;             // absolute, must exist on the node
+    QMap<QString, QString> env;  // added to the agent's environment
+    QList<int> gpus;             // empty: no CUDA_* variables set, no claim
+    QString client;              // optional id of this Trainyard instance (GPU claims)
+};
+
+struct AgentStartReply {
+    qint64 pid = 0;
+    qint64 pgid = 0;
+    qint64 supervisorPid = 0;
+    QString runDir;
+    QString console;
+    qint64 startedMs = 0;
+};
+
+// PROTOCOL.md's run status object (also the payload of `exited` events).
+struct AgentRunStatus {
+    QString run;
+    bool running = false;
+    qint64 pid = 0;
+    qint64 pgid = 0;
+    qint64 startedMs = 0;
+    qint64 finishedMs = 0;          // 0 while running
+    std::optional<int> exitCode;    // exited normally
+    std::optional<int> signal;      // killed by this signal
+    bool cancelled = false;
+    qint64 consoleSize = 0;
+    QStringList argv;
+    QString workdir;
+    QList<int> gpus;
+    bool lost = false;              // supervisor gone without an exit status (node rebooted...)
+    QString error;                  // why, when lost
+};
+
+struct AgentGpuProcess {
+    qint64 pid = 0;
+    QString name;
+    std::optional<double> usedMemoryMib;
+    QString run;                    // the agent's run id when Trainyard started it, else empty
+};
+
+struct AgentGpu {
+    int index = -1;
+    QString uuid;
+    QString name;
+    QString pciBusId;
+    std::optional<double> memoryTotalMib;
+    std::optional<double> memoryUsedMib;
+    std::optional<double> utilizationPct;
+    std::optional<double> temperatureC;
+    std::optional<double> powerW;
+    QList<AgentGpuProcess> processes;
+};
+
+// Errors name the field and the received value.
+Result<AgentHello> agentHelloFromJson(const QJsonObject& o);
+QJsonObject agentStartRequestToJson(const AgentStartRequest& r);
+AgentStartReply agentStartReplyFromJson(const QJsonObject& o);
+AgentRunStatus agentRunStatusFromJson(const QJsonObject& o);
+QList<AgentGpu> agentGpusFromJson(const QJsonArray& a);
+
+} // namespace ty
+
+Q_DECLARE_METATYPE(ty::AgentHello)
+Q_DECLARE_METATYPE(ty::AgentRunStatus)

@@ -1,0 +1,3 @@
+#include "NodesLog.h"
+
+Q_LOGGING_CATEGORY(lcNodes, "trainyard.nodes", QtWarningMsg)

@@ -1,0 +1,703 @@
+// AgentClient + LocalAgentTransport driving the real trainyard-agent binary
+// (ty::test::agentPath()) with a temporary state directory: starts, console
+// bytes and offsets, exit codes and signals, process-group cancel, argument
+// quoting, restarts of the agent, environment, GPU claims and readings.
+
+#include "TestSupport.h"
+#include "nodes/AgentClient.h"
+#include "nodes/LocalAgentTransport.h"
+
+#include <QCoreApplication>
+#include <QDeadlineTimer>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QProcess>
+#include <QProcessEnvironment>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cerrno>
+#include <csignal>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include <sys/types.h>
+#include <unistd.h>
+
+using namespace ty;
+
+namespace {
+
+bool waitUntil(const std::function<bool()>& pred, int timeoutMs = 10000)
+{
+    QDeadlineTimer deadline(timeoutMs);
+    while (!pred()) {
+        if (deadline.hasExpired())
+            return false;
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
+        QTest::qSleep(1);
+    }
+    return true;
+}
+
+// Calls `call(callback)` and waits for the callback's result.
+template <typename T, typename Call>
+std::optional<Result<T>> await(Call call, int timeoutMs = 10000)
+{
+    std::optional<Result<T>> res;
+    call([&res](const Result<T>& r) { res = r; });
+    waitUntil([&] { return res.has_value(); }, timeoutMs);
+    return res;
+}
+
+// One connection to an agent, with everything it emitted recorded.
+struct Session {
+    LocalAgentTransport* transport = nullptr;
+    std::unique_ptr<AgentClient> client;
+    QMap<QString, QByteArray> output;   // tailed bytes per run
+    QMap<QString, qint64> nextOffset;   // where the next output of a run must start
+    QStringList offsetErrors;
+    QMap<QString, qint64> tailEnds;
+    QMap<QString, AgentRunStatus> exited;
+    QMap<QString, qint64> exitedAtMs;   // local wall clock when `exited` arrived
+    std::optional<QString> disconnectReason;
+    bool ready = false;
+
+    void expectTailFrom(const QString& run, qint64 offset)
+    {
+        nextOffset[run] = offset;
+        output.remove(run);
+        tailEnds.remove(run);
+    }
+};
+
+std::unique_ptr<Session> openSession(const QString& stateDir, const QString& agentPath = test::agentPath(),
+                                     std::optional<QProcessEnvironment> env = std::nullopt)
+{
+    auto s = std::make_unique<Session>();
+    auto transport = std::make_unique<LocalAgentTransport>(agentPath, stateDir);
+    if (env)
+        transport->setProcessEnvironment(*env);
+    s->transport = transport.get();
+    s->client = std::make_unique<AgentClient>(std::move(transport));
+    Session* raw = s.get();
+    AgentClient* c = s->client.get();
+    QObject::connect(c, &AgentClient::ready, c, [raw](const AgentHello&) { raw->ready = true; });
+    QObject::connect(c, &AgentClient::output, c, [raw](const QString& run, qint64 offset, const QByteArray& bytes) {
+        const qint64 expected = raw->nextOffset.value(run, 0);
+        if (offset != expected)
+            raw->offsetErrors << QStringLiteral("run %1: output at %2, expected %3").arg(run).arg(offset).arg(expected);
+        raw->output[run] += bytes;
+        raw->nextOffset[run] = offset + bytes.size();
+    });
+    QObject::connect(c, &AgentClient::tailEnded, c,
+                     [raw](const QString& run, qint64 offset) { raw->tailEnds[run] = offset; });
+    QObject::connect(c, &AgentClient::runExited, c, [raw](const AgentRunStatus& st) {
+        raw->exited[st.run] = st;
+        raw->exitedAtMs[st.run] = QDateTime::currentMSecsSinceEpoch();
+    });
+    QObject::connect(c, &AgentClient::disconnected, c, [raw](const QString& why) { raw->disconnectReason = why; });
+    s->client->connectToAgent();
+    waitUntil([raw] { return raw->ready || raw->disconnectReason.has_value(); });
+    return s;
+}
+
+QByteArray readAll(const QString& path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return f.readAll();
+}
+
+bool groupGone(qint64 pgid)
+{
+    return ::kill(pid_t(-pgid), 0) != 0 && errno == ESRCH;
+}
+
+} // namespace
+
+class TestAgentClient final : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir stateDir_;
+    QTemporaryDir workDir_;
+    std::unique_ptr<Session> s_;
+    int runCounter_ = 0;
+
+    QString newRunId(const char* stem) { return QStringLiteral("%1-%2").arg(QLatin1StringView(stem)).arg(++runCounter_); }
+
+    std::optional<AgentStartReply> startRun(Session& s, const QString& run, const QStringList& argv,
+                                            QMap<QString, QString> env = {}, QList<int> gpus = {},
+                                            QString* error = nullptr, const QString& client = {})
+    {
+        AgentStartRequest req;
+        req.run = run;
+        req.argv = argv;
+        req.workdir = workDir_.path();
+        req.env = std::move(env);
+        req.gpus = std::move(gpus);
+        req.client = client;
+        auto r = await<AgentStartReply>([&](auto cb) { s.client->start(req, cb); });
+        if (!r || !*r) {
+            if (error)
+                *error = r ? r->error().message : QStringLiteral("timeout");
+            return std::nullopt;
+        }
+        return **r;
+    }
+
+    // Starts, follows the console to its end, waits for `exited`.
+    std::optional<AgentRunStatus> runToEnd(const QString& run, const QStringList& argv, QMap<QString, QString> env = {},
+                                           QList<int> gpus = {})
+    {
+        auto started = startRun(*s_, run, argv, std::move(env), std::move(gpus));
+        if (!started)
+            return std::nullopt;
+        s_->expectTailFrom(run, 0);
+        auto size = await<qint64>([&](auto cb) { s_->client->tail(run, 0, true, cb); });
+        if (!size || !*size)
+            return std::nullopt;
+        if (!waitUntil([&] { return s_->exited.contains(run) && s_->tailEnds.contains(run); }, 15000))
+            return std::nullopt;
+        return s_->exited.value(run);
+    }
+
+    QString consolePath(const QString& run) const { return stateDir_.path() + QStringLiteral("/runs/") + run + QStringLiteral("/console.log"); }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(stateDir_.isValid());
+        QVERIFY(workDir_.isValid());
+        QVERIFY2(QFileInfo(test::agentPath()).isExecutable(), qPrintable(test::agentPath()));
+        s_ = openSession(stateDir_.path());
+        QVERIFY2(s_->ready, qPrintable(s_->disconnectReason.value_or(QStringLiteral("no hello"))));
+        QCOMPARE(s_->client->hello().protocol, 1);
+        QCOMPARE(s_->client->hello().agent, QStringLiteral("trainyard-agent"));
+        QCOMPARE(QDir(s_->client->hello().stateDir).canonicalPath(), QDir(stateDir_.path()).canonicalPath());
+        QCOMPARE(s_->client->hello().pid, s_->transport->processId());
+    }
+
+    void cleanupTestCase() { s_.reset(); }
+
+    void ping()
+    {
+        const qint64 before = QDateTime::currentMSecsSinceEpoch();
+        auto r = await<qint64>([&](auto cb) { s_->client->ping(cb); });
+        QVERIFY(r && *r);
+        QVERIFY(**r >= before - 5 && **r <= QDateTime::currentMSecsSinceEpoch() + 5);
+    }
+
+    void requestsBeforeHelloAreSent()
+    {
+        auto transport = std::make_unique<LocalAgentTransport>(test::agentPath(), stateDir_.path());
+        AgentClient client(std::move(transport));
+        client.connectToAgent();
+        QCOMPARE(client.state(), AgentClient::State::Connecting);
+        std::optional<Result<qint64>> pong;
+        std::optional<Result<QList<AgentRunStatus>>> runs;
+        client.ping([&](const Result<qint64>& r) { pong = r; });
+        client.list([&](const Result<QList<AgentRunStatus>>& r) { runs = r; });
+        QVERIFY(waitUntil([&] { return pong && runs; }));
+        QVERIFY(*pong && *runs);
+        QVERIFY(client.isReady());
+    }
+
+    void startAndConsoleBytes()
+    {
+        const QString run = newRunId("bytes");
+        // stdout and stderr interleaved, a NUL, invalid UTF-8, a carriage
+        // return, no final newline, written in three bursts.
+        const QStringList argv{QStringLiteral("sh"), QStringLiteral("-c"),
+                               QStringLiteral("printf 'out 1\\n'; printf 'err 1\\n' >&2; sleep 0.2; "
+                                              "printf '\\000\\377\\376 half\\r full\\n'; sleep 0.2; printf 'tail'")};
+        const QByteArray expected = QByteArray("out 1\nerr 1\n") + QByteArray("\x00\xff\xfe", 3)
+            + QByteArray(" half\r full\ntail");
+        auto st = runToEnd(run, argv);
+        QVERIFY(st.has_value());
+        QVERIFY2(s_->offsetErrors.isEmpty(), qPrintable(s_->offsetErrors.join(u'\n')));
+        QCOMPARE(s_->output.value(run), expected);
+        QCOMPARE(readAll(consolePath(run)), expected);
+        QCOMPARE(s_->tailEnds.value(run), qint64(expected.size()));
+        QCOMPARE(st->exitCode, std::optional<int>(0));
+        QVERIFY(!st->signal.has_value());
+        QCOMPARE(st->consoleSize, qint64(expected.size()));
+        QVERIFY(st->finishedMs >= st->startedMs + 400);
+        QVERIFY(!st->cancelled);
+    }
+
+    void tailLatency()
+    {
+        // The run prints its own clock (ms) twice; output must arrive well
+        // within the 250 ms the GUI is allowed.
+        const QString run = newRunId("latency");
+        const QStringList argv{QStringLiteral("/usr/bin/python3"), QStringLiteral("-c"),
+                               QStringLiteral("import time,sys\n"
+                                              "for i in range(5):\n"
+                                              "    time.sleep(0.15); sys.stdout.write('%d\\n' % int(time.time()*1000)); sys.stdout.flush()\n")};
+        QList<qint64> delays;
+        auto conn = connect(s_->client.get(), &AgentClient::output, this,
+                            [&](const QString& r, qint64, const QByteArray& bytes) {
+                                if (r != run)
+                                    return;
+                                const qint64 now = QDateTime::currentMSecsSinceEpoch();
+                                for (const QByteArray& line : bytes.split('\n'))
+                                    if (!line.isEmpty())
+                                        delays << now - line.toLongLong();
+                            });
+        auto st = runToEnd(run, argv);
+        disconnect(conn);
+        QVERIFY(st.has_value());
+        QCOMPARE(delays.size(), 5);
+        const qint64 worst = *std::max_element(delays.begin(), delays.end());
+        qInfo("tail latency per line (ms): %s", qPrintable([&] {
+                  QStringList l;
+                  for (qint64 d : delays)
+                      l << QString::number(d);
+                  return l.join(u' ');
+              }()));
+        QVERIFY2(worst < 150, qPrintable(QStringLiteral("worst latency %1 ms").arg(worst)));
+    }
+
+    void exitCode()
+    {
+        auto st = runToEnd(newRunId("exit3"), {QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("exit 3")});
+        QVERIFY(st.has_value());
+        QCOMPARE(st->exitCode, std::optional<int>(3));
+        QVERIFY(!st->signal.has_value());
+        QVERIFY(!st->running);
+
+        auto status = await<AgentRunStatus>([&](auto cb) { s_->client->status(st->run, cb); });
+        QVERIFY(status && *status);
+        QCOMPARE((*status)->exitCode, std::optional<int>(3));
+        QVERIFY(!(*status)->running);
+    }
+
+    void exitBySignal()
+    {
+        auto st = runToEnd(newRunId("sig9"), {QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("kill -9 $$")});
+        QVERIFY(st.has_value());
+        QCOMPARE(st->signal, std::optional<int>(9));
+        QVERIFY(!st->exitCode.has_value());
+        QVERIFY(!st->cancelled);
+    }
+
+    void execFailureIs127()
+    {
+        const QString run = newRunId("noexec");
+        auto st = runToEnd(run, {QStringLiteral("trainyard-no-such-program-4711"), QStringLiteral("arg")});
+        QVERIFY(st.has_value());
+        QCOMPARE(st->exitCode, std::optional<int>(127));
+        const QByteArray console = readAll(consolePath(run));
+        QVERIFY2(console.contains("cannot execute 'trainyard-no-such-program-4711'"), console.constData());
+        QVERIFY(console.contains("No such file or directory"));
+        QCOMPARE(s_->output.value(run), console);
+    }
+
+    void argumentQuoting()
+    {
+        const QString run = newRunId("quoting");
+        const QStringList args{QStringLiteral("two words"),  QStringLiteral("it's"),
+                               QStringLiteral("say \"hi\""), QStringLiteral("$HOME"),
+                               QStringLiteral("a;b && c"),   QStringLiteral("*"),
+                               QString(),                    QStringLiteral("tab\there"),
+                               QStringLiteral("$(id) `id`"), QStringLiteral("ünïcødé \\n")};
+        QStringList argv{QStringLiteral("/usr/bin/printf"), QStringLiteral("[%s]\\n")};
+        argv += args;
+        QByteArray expected;
+        for (const QString& a : args)
+            expected += '[' + a.toUtf8() + "]\n";
+        auto st = runToEnd(run, argv);
+        QVERIFY(st.has_value());
+        QCOMPARE(st->exitCode, std::optional<int>(0));
+        QCOMPARE(readAll(consolePath(run)), expected);
+        QCOMPARE(st->argv, argv);
+    }
+
+    void environment()
+    {
+        const QString run = newRunId("env");
+        // cat is exec'd directly, so /proc/self/environ is exactly the
+        // environment the agent passed, in its order.
+        auto st = runToEnd(run, {QStringLiteral("cat"), QStringLiteral("/proc/self/environ")},
+                           {{QStringLiteral("MY_PARAM"), QStringLiteral("x y $z;")},
+                            {QStringLiteral("CUDA_VISIBLE_DEVICES"), QStringLiteral("7")}},
+                           {1, 0});
+        QVERIFY(st.has_value());
+        const QList<QByteArray> vars = readAll(consolePath(run)).split('\0');
+        auto indexOf = [&](const QByteArray& kv) { return vars.indexOf(kv); };
+        const QByteArray runDir = (stateDir_.path() + QStringLiteral("/runs/") + run).toUtf8();
+        QVERIFY(indexOf("MY_PARAM=x y $z;") >= 0);
+        QVERIFY(indexOf("TRAINYARD_RUN_ID=" + run.toUtf8()) >= 0);
+        QVERIFY(indexOf("TRAINYARD_RUN_DIR=" + runDir) >= 0);
+        QVERIFY(indexOf("TRAINYARD_METRICS_FILE=" + runDir + "/metrics.jsonl") >= 0);
+        const qsizetype order = indexOf("CUDA_DEVICE_ORDER=PCI_BUS_ID");
+        const qsizetype visible = indexOf("CUDA_VISIBLE_DEVICES=1,0");
+        QVERIFY(order >= 0);
+        QVERIFY(visible > order);
+        // The GPUs given win over a CUDA_VISIBLE_DEVICES in env, and it appears once.
+        int count = 0;
+        for (const QByteArray& v : vars)
+            count += v.startsWith("CUDA_VISIBLE_DEVICES=") ? 1 : 0;
+        QCOMPARE(count, 1);
+        QVERIFY(indexOf("PATH=" + qgetenv("PATH")) >= 0); // inherited from the agent
+        QCOMPARE(st->gpus, (QList<int>{1, 0}));
+    }
+
+    void tailFromOffset()
+    {
+        const QString run = newRunId("offset");
+        QByteArray expected;
+        for (int i = 0; i < 2000; ++i)
+            expected += "line " + QByteArray::number(i) + '\n';
+        auto st = runToEnd(run, {QStringLiteral("sh"), QStringLiteral("-c"),
+                                 QStringLiteral("i=0; while [ $i -lt 2000 ]; do echo \"line $i\"; i=$((i+1)); done")});
+        QVERIFY(st.has_value());
+        QCOMPARE(readAll(consolePath(run)), expected);
+        for (qint64 from : {qint64(0), qint64(1), qint64(12345), qint64(expected.size() - 1), qint64(expected.size())}) {
+            s_->expectTailFrom(run, from);
+            auto size = await<qint64>([&](auto cb) { s_->client->tail(run, from, false, cb); });
+            QVERIFY(size && *size);
+            QCOMPARE(**size, qint64(expected.size()));
+            QVERIFY(waitUntil([&] { return s_->tailEnds.contains(run); }));
+            QVERIFY2(s_->offsetErrors.isEmpty(), qPrintable(s_->offsetErrors.join(u'\n')));
+            QCOMPARE(s_->output.value(run), expected.mid(from));
+            QCOMPARE(s_->tailEnds.value(run), qint64(expected.size()));
+        }
+        auto beyond = await<qint64>([&](auto cb) { s_->client->tail(run, expected.size() + 1, false, cb); });
+        QVERIFY(beyond && !*beyond);
+        QVERIFY2(beyond->error().message.contains(run), qPrintable(beyond->error().message));
+        QVERIFY(beyond->error().message.contains(QStringLiteral("beyond")));
+    }
+
+    void cancelKillsStubbornGrandchild()
+    {
+        const QString run = newRunId("cancel");
+        // The grandchild ignores SIGTERM and prints its pid; the main shell waits.
+        const QStringList argv{QStringLiteral("sh"), QStringLiteral("-c"),
+                               QStringLiteral("sh -c 'trap \"\" TERM; echo grandchild=$$; exec sleep 1000' & wait")};
+        auto started = startRun(*s_, run, argv);
+        QVERIFY(started.has_value());
+        QCOMPARE(started->pgid, started->pid);
+        s_->expectTailFrom(run, 0);
+        QVERIFY(await<qint64>([&](auto cb) { s_->client->tail(run, 0, true, cb); }));
+        static const QRegularExpression re(QStringLiteral("grandchild=(\\d+)"));
+        QRegularExpressionMatch m;
+        QVERIFY(waitUntil([&] {
+            m = re.match(QString::fromUtf8(s_->output.value(run)));
+            return m.hasMatch();
+        }));
+        const qint64 grandchild = m.captured(1).toLongLong();
+        QVERIFY(grandchild > 0);
+        QVERIFY(QFileInfo::exists(QStringLiteral("/proc/%1").arg(grandchild)));
+        QVERIFY(!groupGone(started->pgid));
+        QTest::qWait(100); // let the grandchild reach `sleep`
+
+        QElapsedTimer t;
+        t.start();
+        auto ok = await<void>([&](auto cb) { s_->client->cancel(run, 500, cb); });
+        QVERIFY(ok && *ok);
+        QVERIFY(waitUntil([&] { return s_->exited.contains(run); }));
+        const qint64 elapsed = t.elapsed();
+        const AgentRunStatus st = s_->exited.value(run);
+        QVERIFY(st.cancelled);
+        QCOMPARE(st.signal, std::optional<int>(SIGTERM)); // the main shell died of SIGTERM
+        // The grandchild ignored SIGTERM: only SIGKILL after the grace ended it.
+        QVERIFY2(elapsed >= 450 && elapsed < 5000, qPrintable(QString::number(elapsed)));
+        QVERIFY(groupGone(started->pgid));
+        QVERIFY(!QFileInfo::exists(QStringLiteral("/proc/%1").arg(grandchild)));
+        QVERIFY(waitUntil([&] { return s_->tailEnds.contains(run); }));
+
+        // Cancelling an exited run is an error naming it.
+        auto again = await<void>([&](auto cb) { s_->client->cancel(run, 500, cb); });
+        QVERIFY(again && !*again);
+        QVERIFY(again->error().message.contains(run));
+    }
+
+    void leftoversKilledWhenMainExits()
+    {
+        // The main process exits at once and leaves a background child that
+        // ignores SIGTERM: the supervisor must not leave it behind. The run's
+        // exit status is the main process's.
+        const QString run = newRunId("leftover");
+        auto started = startRun(*s_, run,
+                                {QStringLiteral("sh"), QStringLiteral("-c"),
+                                 QStringLiteral("sh -c 'trap \"\" TERM; exec sleep 1000' & sleep 0.3; echo bg=$!; exit 5")});
+        QVERIFY(started.has_value());
+        QElapsedTimer t;
+        t.start();
+        QVERIFY(waitUntil([&] { return s_->exited.contains(run); }, 20000));
+        // SIGTERM was ignored: the leftover lived until SIGKILL, 10 s after the main process ended.
+        QVERIFY2(t.elapsed() >= 9500, qPrintable(QString::number(t.elapsed())));
+        QCOMPARE(s_->exited.value(run).exitCode, std::optional<int>(5));
+        QVERIFY(groupGone(started->pgid));
+        static const QRegularExpression re(QStringLiteral("bg=(\\d+)"));
+        const auto m = re.match(QString::fromUtf8(readAll(consolePath(run))));
+        QVERIFY(m.hasMatch());
+        QVERIFY(!QFileInfo::exists(QStringLiteral("/proc/%1").arg(m.captured(1))));
+    }
+
+    void exitRecordedWhileAgentIsGone()
+    {
+        QTemporaryDir dir;
+        auto s1 = openSession(dir.path());
+        QVERIFY(s1->ready);
+        const QString early = QStringLiteral("while-dead");
+        const QString late = QStringLiteral("after-restart");
+        QVERIFY(startRun(*s1, early, {QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("sleep 0.3; exit 7")}));
+        QVERIFY(startRun(*s1, late,
+                         {QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("sleep 1.5; echo done; exit 9")}));
+        const qint64 agentPid = s1->transport->processId();
+        QVERIFY(agentPid > 0);
+        QCOMPARE(::kill(pid_t(agentPid), SIGKILL), 0);
+        QVERIFY(waitUntil([&] { return s1->disconnectReason.has_value(); }));
+        // A request after the connection dropped fails with a clear error.
+        auto dead = await<qint64>([&](auto cb) { s1->client->ping(cb); });
+        QVERIFY(dead && !*dead);
+        QVERIFY(dead->error().message.contains(QStringLiteral("not connected")));
+
+        // `early` ends while no agent runs at all.
+        QVERIFY(waitUntil([&] { return QFileInfo::exists(dir.path() + QStringLiteral("/runs/while-dead/exit.json")); }, 5000));
+        auto s2 = openSession(dir.path());
+        QVERIFY(s2->ready);
+        auto runs = await<QList<AgentRunStatus>>([&](auto cb) { s2->client->list(cb); });
+        QVERIFY(runs && *runs);
+        QCOMPARE((*runs)->size(), 2);
+        QMap<QString, AgentRunStatus> byId;
+        for (const auto& r : **runs)
+            byId[r.run] = r;
+        QCOMPARE(byId.value(early).exitCode, std::optional<int>(7));
+        QVERIFY(!byId.value(early).running);
+        QVERIFY(byId.value(late).running);
+        // `late` was started by the killed agent; the new one still reports its end.
+        QVERIFY(waitUntil([&] { return s2->exited.contains(late); }, 5000));
+        QCOMPARE(s2->exited.value(late).exitCode, std::optional<int>(9));
+        QVERIFY(!s2->exited.contains(early)); // ended before this agent: list/status only
+        auto status = await<AgentRunStatus>([&](auto cb) { s2->client->status(late, cb); });
+        QVERIFY(status && *status);
+        QCOMPARE((*status)->consoleSize, qint64(5));
+    }
+
+    void startErrors()
+    {
+        QString error;
+        QVERIFY(!startRun(*s_, QStringLiteral("bad/id"), {QStringLiteral("true")}, {}, {}, &error));
+        QVERIFY2(error.contains(QStringLiteral("invalid run id")), qPrintable(error));
+        const QString run = newRunId("dup");
+        QVERIFY(startRun(*s_, run, {QStringLiteral("true")}));
+        QVERIFY(!startRun(*s_, run, {QStringLiteral("true")}, {}, {}, &error));
+        QVERIFY2(error.contains(QStringLiteral("already exists")) && error.contains(run), qPrintable(error));
+
+        AgentStartRequest req;
+        req.run = newRunId("nowd");
+        req.argv = {QStringLiteral("true")};
+        req.workdir = QStringLiteral("/nonexistent/trainyard");
+        auto r = await<AgentStartReply>([&](auto cb) { s_->client->start(req, cb); });
+        QVERIFY(r && !*r);
+        QVERIFY2(r->error().message.contains(QStringLiteral("/nonexistent/trainyard")), qPrintable(r->error().message));
+        QVERIFY(r->error().message.contains(req.run));
+
+        auto st = await<AgentRunStatus>([&](auto cb) { s_->client->status(QStringLiteral("never-started"), cb); });
+        QVERIFY(st && !*st);
+        QVERIFY(st->error().message.contains(QStringLiteral("never-started")));
+    }
+
+    void gpuClaims()
+    {
+        QString error;
+        const QString holder = newRunId("holder");
+        auto h = startRun(*s_, holder, {QStringLiteral("sleep"), QStringLiteral("30")}, {}, {0}, &error,
+                          QStringLiteral("laptop-a"));
+        QVERIFY2(h.has_value(), qPrintable(error));
+        // Another Trainyard instance may not take GPU 0...
+        const QString other = newRunId("other");
+        QVERIFY(!startRun(*s_, other, {QStringLiteral("true")}, {}, {1, 0}, &error, QStringLiteral("laptop-b")));
+        QVERIFY2(error.contains(QStringLiteral("GPU 0 is held by run ") + holder), qPrintable(error));
+        // ...but GPU 1 is free, and the same instance may share its GPU.
+        QVERIFY2(startRun(*s_, newRunId("free"), {QStringLiteral("true")}, {}, {1}, &error, QStringLiteral("laptop-b")),
+                 qPrintable(error));
+        QVERIFY2(startRun(*s_, newRunId("same"), {QStringLiteral("true")}, {}, {0}, &error, QStringLiteral("laptop-a")),
+                 qPrintable(error));
+        // A claim dies with its run.
+        QVERIFY(await<void>([&](auto cb) { s_->client->cancel(holder, 0, cb); }));
+        QVERIFY(waitUntil([&] { return s_->exited.contains(holder); }));
+        QVERIFY2(startRun(*s_, other, {QStringLiteral("true")}, {}, {1, 0}, &error, QStringLiteral("laptop-b")),
+                 qPrintable(error));
+    }
+
+    void gpusWithoutDriverIsEmpty()
+    {
+        QTemporaryDir emptyBin;
+        auto env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("PATH"), emptyBin.path());
+        env.insert(QStringLiteral("TRAINYARD_AGENT_NO_NVML"), QStringLiteral("1"));
+        QTemporaryDir dir;
+        auto s = openSession(dir.path(), test::agentPath(), env);
+        QVERIFY(s->ready);
+        auto g = await<QList<AgentGpu>>([&](auto cb) { s->client->gpus(cb); });
+        QVERIFY(g && *g);
+        QVERIFY((*g)->isEmpty());
+    }
+
+    void gpusFromNvidiaSmi()
+    {
+        // A stand-in nvidia-smi that prints the captured H200 output.
+        QTemporaryDir bin;
+        const QString fix = test::fixturePath(QStringLiteral("gpu-workstation/nvidia-smi"));
+        QFile script(bin.path() + QStringLiteral("/nvidia-smi"));
+        QVERIFY(script.open(QIODevice::WriteOnly));
+        script.write(QStringLiteral("#!/bin/sh\ncase \"$1\" in\n"
+                                    "  --query-gpu=*) cat '%1/query-gpu.csv' ;;\n"
+                                    "  --query-compute-apps=*) cat '%1/query-compute-apps.csv' ;;\n"
+                                    "  *) exit 2 ;;\nesac\n")
+                         .arg(fix)
+                         .toUtf8());
+        script.close();
+        script.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        auto env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("PATH"), bin.path() + u':' + env.value(QStringLiteral("PATH")));
+        env.insert(QStringLiteral("TRAINYARD_AGENT_NO_NVML"), QStringLiteral("1"));
+        QTemporaryDir dir;
+        auto s = openSession(dir.path(), test::agentPath(), env);
+        QVERIFY(s->ready);
+        // The query runs asynchronously: a ping sent after it is not held up.
+        std::optional<Result<QList<AgentGpu>>> gpus;
+        s->client->gpus([&](const Result<QList<AgentGpu>>& r) { gpus = r; });
+        auto pong = await<qint64>([&](auto cb) { s->client->ping(cb); });
+        QVERIFY(pong && *pong);
+        QVERIFY(waitUntil([&] { return gpus.has_value(); }));
+        QVERIFY2(*gpus, qPrintable(gpus->error().message));
+        QCOMPARE((*gpus)->size(), 1);
+        const AgentGpu g = (*gpus)->first();
+        QCOMPARE(g.index, 0);
+        QCOMPARE(g.name, QStringLiteral("NVIDIA H200"));
+        QCOMPARE(g.uuid, QStringLiteral("GPU-6b59c291-17a4-483d-d540-ace2891dfe5f"));
+        QCOMPARE(g.pciBusId, QStringLiteral("00000000:00:06.0"));
+        QCOMPARE(g.memoryTotalMib, std::optional<double>(143771));
+        QCOMPARE(g.temperatureC, std::optional<double>(34));
+        QCOMPARE(g.powerW, std::optional<double>(79.5));
+        QCOMPARE(g.processes.size(), 1);
+        QCOMPARE(g.processes.first().pid, qint64(451));
+        QCOMPARE(g.processes.first().name, QStringLiteral("python3"));
+        QCOMPARE(g.processes.first().usedMemoryMib, std::optional<double>(1092));
+        QVERIFY(g.processes.first().run.isEmpty()); // not a Trainyard run: shown as foreign
+    }
+
+    void requestsAreNotBlockedByABigTail()
+    {
+        const QString run = newRunId("big");
+        const qint64 total = 200 * 1024 * 1024;
+        auto started = startRun(*s_, run, {QStringLiteral("head"), QStringLiteral("-c"), QString::number(total),
+                                           QStringLiteral("/dev/urandom")});
+        QVERIFY(started.has_value());
+        qint64 received = 0;
+        qint64 nextOffset = 0;
+        bool contiguous = true;
+        auto conn = connect(s_->client.get(), &AgentClient::output, this,
+                            [&](const QString& r, qint64 offset, const QByteArray& bytes) {
+                                if (r != run)
+                                    return;
+                                contiguous = contiguous && offset == nextOffset;
+                                nextOffset = offset + bytes.size();
+                                received += bytes.size();
+                            });
+        s_->expectTailFrom(run, 0);
+        QElapsedTimer t;
+        t.start();
+        QVERIFY(await<qint64>([&](auto cb) { s_->client->tail(run, 0, true, cb); }));
+        // While the console streams, pings are answered promptly.
+        QList<qint64> pingMs;
+        while (received < total / 2 && t.elapsed() < 20000) {
+            QElapsedTimer p;
+            p.start();
+            auto pong = await<qint64>([&](auto cb) { s_->client->ping(cb); });
+            QVERIFY(pong && *pong);
+            pingMs << p.elapsed();
+        }
+        QVERIFY(waitUntil([&] { return s_->tailEnds.contains(run); }, 60000));
+        const double secs = t.elapsed() / 1000.0;
+        disconnect(conn);
+        s_->output.remove(run); // not kept: 200 MiB
+        QVERIFY(contiguous);
+        QCOMPARE(received, total);
+        QCOMPARE(s_->tailEnds.value(run), total);
+        QVERIFY(!pingMs.isEmpty());
+        const qint64 worstPing = *std::max_element(pingMs.begin(), pingMs.end());
+        qInfo("200 MiB console tailed in %.2f s (%.0f MiB/s incl. writing it); %lld pings during it, worst %lld ms",
+              secs, 200 / secs, qlonglong(pingMs.size()), qlonglong(worstPing));
+        QVERIFY2(worstPing < 1000, qPrintable(QString::number(worstPing)));
+    }
+
+    void protocolMismatch()
+    {
+        QTemporaryDir bin;
+        const QString fake = bin.path() + QStringLiteral("/fake-agent");
+        QFile f(fake);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("#!/bin/sh\necho '{\"type\":\"hello\",\"protocol\":2,\"agent\":\"trainyard-agent\"}'\nsleep 5\n");
+        f.close();
+        f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        auto s = openSession(bin.path(), fake);
+        QVERIFY(!s->ready);
+        QVERIFY(s->disconnectReason.has_value());
+        QVERIFY2(s->disconnectReason->contains(QStringLiteral("protocol 2")), qPrintable(*s->disconnectReason));
+        QVERIFY2(s->disconnectReason->contains(QStringLiteral("protocol 1")), qPrintable(*s->disconnectReason));
+    }
+
+    void malformedLineDropsConnectionAndFailsPending()
+    {
+        QTemporaryDir bin;
+        const QString fake = bin.path() + QStringLiteral("/fake-agent");
+        QFile f(fake);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("#!/bin/sh\necho '{\"type\":\"hello\",\"protocol\":1}'\nread line\n"
+                "echo 'bash: warning: setlocale: LC_ALL: cannot change locale'\nsleep 5\n");
+        f.close();
+        f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        auto s = openSession(bin.path(), fake);
+        QVERIFY(s->ready);
+        auto r = await<qint64>([&](auto cb) { s->client->ping(cb); });
+        QVERIFY(r && !*r);
+        QVERIFY2(r->error().message.contains(QStringLiteral("ping")), qPrintable(r->error().message));
+        QVERIFY(s->disconnectReason.has_value());
+        QVERIFY2(s->disconnectReason->contains(QStringLiteral("line 2")), qPrintable(*s->disconnectReason));
+        QVERIFY2(s->disconnectReason->contains(QStringLiteral("setlocale")), qPrintable(*s->disconnectReason));
+    }
+
+    void agentRejectsMalformedInput()
+    {
+        // The agent's side of the framing rules: a garbled request line is a
+        // protocol error naming the line; the agent says so and exits.
+        QProcess agent;
+        agent.start(test::agentPath(), {QStringLiteral("--stdio"), QStringLiteral("--state-dir"), stateDir_.path()});
+        QVERIFY(agent.waitForStarted());
+        agent.write("{\"id\":1,\"op\":\"ping\"}\n{\"id\":2,\"op\"\n");
+        agent.closeWriteChannel();
+        QVERIFY(agent.waitForFinished(5000));
+        QCOMPARE(agent.exitCode(), 2);
+        const QList<QByteArray> lines = agent.readAllStandardOutput().split('\n');
+        QVERIFY(lines.size() >= 3);
+        QVERIFY(lines[0].contains("\"type\":\"hello\""));
+        QVERIFY(lines[1].contains("\"id\":1") && lines[1].contains("\"ok\":true"));
+        QVERIFY2(lines[2].contains("\"type\":\"error\"") && lines[2].contains("line 2"), lines[2].constData());
+        QVERIFY(lines[2].contains("{\\\"id\\\":2,\\\"op\\\""));
+    }
+
+    void missingAgentBinary()
+    {
+        auto s = openSession(stateDir_.path(), QStringLiteral("/nonexistent/trainyard-agent"));
+        QVERIFY(!s->ready);
+        QVERIFY(s->disconnectReason.has_value());
+        QVERIFY2(s->disconnectReason->contains(QStringLiteral("/nonexistent/trainyard-agent")),
+                 qPrintable(*s->disconnectReason));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAgentClient)
+#include "TestAgentClient.moc"

@@ -1,0 +1,162 @@
+// AgentFrameDecoder: the Qt side of PROTOCOL.md's framing, fed in every split.
+
+#include "nodes/AgentFrameDecoder.h"
+
+#include <QJsonDocument>
+#include <QTest>
+
+using ty::AgentFrame;
+using ty::AgentFrameDecoder;
+
+class TestAgentFrameDecoder final : public QObject {
+    Q_OBJECT
+
+private:
+    static QByteArray stream()
+    {
+        QByteArray s;
+        s += R"({"type":"hello","protocol":1})" "\n";
+        // Payload with newlines, a NUL, invalid UTF-8 and something that looks like a frame.
+        const QByteArray payload = QByteArray("line\n\x00\xff\xfe{\"type\":\"reply\"}\n\r", 26);
+        s += R"({"type":"output","run":"r1","offset":0,"len":)" + QByteArray::number(payload.size()) + "}\n" + payload;
+        s += R"({"type":"output","run":"r1","offset":26,"len":0})" "\n";
+        s += R"({"type":"eof","run":"r1","offset":26})" "\n";
+        return s;
+    }
+
+    static void checkFrames(const QList<AgentFrame>& frames)
+    {
+        QCOMPARE(frames.size(), 4);
+        QCOMPARE(frames[0].header.value(QLatin1StringView("protocol")).toInt(), 1);
+        QCOMPARE(frames[1].payload, QByteArray("line\n\x00\xff\xfe{\"type\":\"reply\"}\n\r", 26));
+        QCOMPARE(frames[1].header.value(QLatin1StringView("offset")).toInteger(), 0);
+        QCOMPARE(frames[2].payload.size(), 0);
+        QCOMPARE(frames[2].header.value(QLatin1StringView("offset")).toInteger(), 26);
+        QCOMPARE(frames[3].header.value(QLatin1StringView("type")).toString(), QStringLiteral("eof"));
+    }
+
+private Q_SLOTS:
+    void wholeStream()
+    {
+        AgentFrameDecoder d;
+        d.feed(stream());
+        QList<AgentFrame> frames;
+        while (auto f = d.next())
+            frames.append(*f);
+        QVERIFY(!d.hasError());
+        checkFrames(frames);
+        QCOMPARE(d.linesDecoded(), 4);
+        QCOMPARE(d.bufferedBytes(), 0);
+    }
+
+    void everySplitPoint()
+    {
+        const QByteArray s = stream();
+        for (qsizetype cut = 1; cut < s.size(); ++cut) {
+            AgentFrameDecoder d;
+            QList<AgentFrame> frames;
+            d.feed(s.left(cut));
+            while (auto f = d.next())
+                frames.append(*f);
+            d.feed(s.mid(cut));
+            while (auto f = d.next())
+                frames.append(*f);
+            QVERIFY2(!d.hasError(), qPrintable(d.error()));
+            checkFrames(frames);
+        }
+    }
+
+    void byteByByte()
+    {
+        const QByteArray s = stream();
+        AgentFrameDecoder d;
+        QList<AgentFrame> frames;
+        for (char c : s) {
+            d.feed(QByteArray(1, c));
+            while (auto f = d.next())
+                frames.append(*f);
+        }
+        QVERIFY(!d.hasError());
+        checkFrames(frames);
+    }
+
+    void garbledLineNamesLineAndContent()
+    {
+        AgentFrameDecoder d;
+        d.feed(R"({"type":"hello","protocol":1})" "\n" R"({"type":"reply","id":1,"ok":true})" "\n"
+               "Warning: Permanently added 'ws-01' to the list of known hosts.\n"
+               R"({"type":"reply","id":2,"ok":true})" "\n");
+        QVERIFY(d.next().has_value());
+        QVERIFY(d.next().has_value());
+        QVERIFY(!d.next().has_value());
+        QVERIFY(d.hasError());
+        QVERIFY2(d.error().contains(QStringLiteral("line 3")), qPrintable(d.error()));
+        QVERIFY2(d.error().contains(QStringLiteral("Warning: Permanently added")), qPrintable(d.error()));
+        // Nothing after an error.
+        d.feed(R"({"type":"reply","id":3,"ok":true})" "\n");
+        QVERIFY(!d.next().has_value());
+    }
+
+    void nonObjectJsonIsAnError()
+    {
+        AgentFrameDecoder d;
+        d.feed("[1,2,3]\n");
+        QVERIFY(!d.next().has_value());
+        QVERIFY(d.error().contains(QStringLiteral("line 1")));
+        QVERIFY(d.error().contains(QStringLiteral("[1,2,3]")));
+    }
+
+    void invalidLen()
+    {
+        AgentFrameDecoder d;
+        d.feed(R"({"type":"output","len":-5})" "\n");
+        QVERIFY(!d.next().has_value());
+        QVERIFY2(d.error().contains(QStringLiteral("len")), qPrintable(d.error()));
+    }
+
+    void tooLongLine()
+    {
+        AgentFrameDecoder d;
+        QByteArray big(AgentFrameDecoder::kMaxLineBytes + 10, 'x');
+        d.feed(big.left(600 * 1024));
+        QVERIFY(!d.next().has_value());
+        QVERIFY(!d.hasError()); // could still be a valid long-ish line
+        d.feed(big.mid(600 * 1024));
+        QVERIFY(!d.next().has_value());
+        QVERIFY(d.hasError());
+        QVERIFY(d.error().contains(QStringLiteral("longer than 1 MiB")));
+        // Quotes at most 200 bytes of the line.
+        QVERIFY(d.error().size() < 400);
+    }
+
+    void quotedLongErrorIsTruncated()
+    {
+        AgentFrameDecoder d;
+        d.feed(QByteArray(5000, 'y') + "\n");
+        QVERIFY(!d.next().has_value());
+        QVERIFY(d.error().contains(QString(200, u'y')));
+        QVERIFY(!d.error().contains(QString(201, u'y')));
+    }
+
+    void largePayloadInPieces()
+    {
+        QByteArray payload(3 * 1024 * 1024 + 7, '\0');
+        for (qsizetype i = 0; i < payload.size(); ++i)
+            payload[i] = char((i * 131) & 0xff);
+        const QByteArray s = R"({"type":"output","run":"big","offset":5,"len":)" + QByteArray::number(payload.size())
+            + "}\n" + payload + R"({"type":"eof","run":"big","offset":99})" "\n";
+        AgentFrameDecoder d;
+        QList<AgentFrame> frames;
+        for (qsizetype pos = 0; pos < s.size(); pos += 65521) {
+            d.feed(s.mid(pos, 65521));
+            while (auto f = d.next())
+                frames.append(*f);
+        }
+        QCOMPARE(frames.size(), 2);
+        QCOMPARE(frames[0].payload, payload);
+        QCOMPARE(frames[1].header.value(QLatin1StringView("offset")).toInteger(), 99);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAgentFrameDecoder)
+#include "TestAgentFrameDecoder.moc"

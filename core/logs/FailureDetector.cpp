@@ -1,0 +1,109 @@
+#include "FailureDetector.h"
+
+#include <QRegularExpression>
+
+namespace ty {
+
+namespace {
+
+constexpr qsizetype kMaxReason = 200;
+
+QString shorten(QStringView s)
+{
+    s = s.trimmed();
+    if (s.size() <= kMaxReason)
+        return s.toString();
+    return s.left(kMaxReason - 1).toString() + QChar(0x2026);
+}
+
+// "torch.OutOfMemoryError: CUDA out of memory..." -> "torch.OutOfMemoryError"
+QString exceptionType(QStringView line)
+{
+    static const QRegularExpression re(QStringLiteral(R"(^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|Failure|Fault|Timeout|[A-Z]\w*))(?::|$))"));
+    const QRegularExpressionMatch m = re.match(line.trimmed());
+    return m.hasMatch() ? m.captured(1) : QString();
+}
+
+bool isCudaOom(QStringView line)
+{
+    return line.contains(u"CUDA out of memory") || line.contains(u"OutOfMemoryError")
+        || line.contains(u"CUBLAS_STATUS_ALLOC_FAILED") || line.contains(u"cudaErrorMemoryAllocation")
+        || line.contains(u"CUDA error: out of memory");
+}
+
+bool isNccl(QStringView line)
+{
+    static const QRegularExpression re(QStringLiteral(
+        R"(NCCL error|ncclInternalError|ncclSystemError|ncclUnhandledCudaError|ncclInvalidUsage|ncclRemoteError|NCCL WARN|ProcessGroupNCCL.*(?:[Tt]imeout|[Ee]rror|[Ww]atchdog)|DistBackendError)"));
+    return re.match(line).hasMatch();
+}
+
+bool isKilled(QStringView line)
+{
+    // "Killed", "bash: line 1: 1234 Killed  python train.py", "/bin/sh: 1: Killed"
+    static const QRegularExpression re(QStringLiteral(R"(^\s*Killed\s*$|(?::\s|\d\s+)Killed(?:\s|$))"));
+    return re.match(line).hasMatch();
+}
+
+} // namespace
+
+void FailureDetector::reset()
+{
+    *this = FailureDetector();
+}
+
+void FailureDetector::raise(Kind kind, QString reason)
+{
+    if (int(kind) < int(m_kind))
+        return;
+    m_kind = kind;
+    m_reason = std::move(reason);
+}
+
+void FailureDetector::feed(QStringView line)
+{
+    if (line.startsWith(u"Traceback (most recent call last):")) {
+        m_inTraceback = true;
+        m_sawFrame = false;
+        if (m_kind < Kind::PythonException)
+            raise(Kind::PythonException, QStringLiteral("Python traceback"));
+        return;
+    }
+    if (m_inTraceback) {
+        const bool indented = !line.isEmpty() && (line.front() == u' ' || line.front() == u'\t');
+        if (indented || line.trimmed().isEmpty()) {
+            m_sawFrame = m_sawFrame || line.trimmed().startsWith(u"File ");
+        } else {
+            // The first unindented line after the frames is the exception.
+            m_inTraceback = false;
+            m_lastExceptionType = exceptionType(line);
+            if (isCudaOom(line)) {
+                raise(Kind::CudaOutOfMemory,
+                      QStringLiteral("CUDA out of memory (%1)")
+                          .arg(m_lastExceptionType.isEmpty() ? QStringLiteral("traceback") : m_lastExceptionType));
+                return;
+            }
+            if (isNccl(line)) {
+                raise(Kind::Nccl, shorten(QString(QStringLiteral("NCCL error: ") + line.trimmed().toString())));
+                return;
+            }
+            raise(Kind::PythonException, shorten(line));
+            return;
+        }
+    }
+    // Outside a traceback: only when nothing as specific is known yet.
+    if (isCudaOom(line)) {
+        if (m_kind < Kind::CudaOutOfMemory)
+            raise(Kind::CudaOutOfMemory, QStringLiteral("CUDA out of memory"));
+        return;
+    }
+    if (isNccl(line)) {
+        if (m_kind < Kind::Nccl)
+            raise(Kind::Nccl, shorten(QString(QStringLiteral("NCCL error: ") + line.trimmed().toString())));
+        return;
+    }
+    if (isKilled(line))
+        raise(Kind::Killed, QStringLiteral("Killed (SIGKILL, likely the kernel's out-of-memory killer)"));
+}
+
+} // namespace ty

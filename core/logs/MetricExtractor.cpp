@@ -1,0 +1,577 @@
+#include "MetricExtractor.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QJsonValue>
+
+#include <charconv>
+#include <functional>
+#include <cmath>
+#include <limits>
+#include <string_view>
+
+namespace ty {
+
+namespace {
+
+bool isKeyStart(QChar c)
+{
+    const char16_t u = c.unicode();
+    return (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || u == '_';
+}
+
+bool isKeyChar(QChar c)
+{
+    const char16_t u = c.unicode();
+    return isKeyStart(c) || (u >= '0' && u <= '9') || u == '.' || u == '-' || u == '/';
+}
+
+bool isDigit(QChar c)
+{
+    return c.unicode() >= '0' && c.unicode() <= '9';
+}
+
+bool isBlank(QChar c)
+{
+    return c == u' ' || c == u'\t';
+}
+
+// Length of a plain number at the start of s (C/Python syntax, `_` digit
+// separators, nan/inf words), or 0.
+qsizetype numberLength(QStringView s)
+{
+    qsizetype i = 0;
+    const qsizetype n = s.size();
+    if (i < n && (s[i] == u'-' || s[i] == u'+'))
+        ++i;
+    auto word = [&](QLatin1StringView w) {
+        return s.mid(i).startsWith(w, Qt::CaseInsensitive) && (i + w.size() >= n || !isKeyChar(s[i + w.size()]) || s[i + w.size()] == u'.' || s[i + w.size()] == u'-' || s[i + w.size()] == u'/');
+    };
+    if (i < n && (s[i] == u'n' || s[i] == u'N' || s[i] == u'i' || s[i] == u'I')) {
+        if (word(QLatin1StringView("infinity")))
+            return i + 8;
+        if (word(QLatin1StringView("inf")) || word(QLatin1StringView("nan")))
+            return i + 3;
+        return 0;
+    }
+    const qsizetype start = i;
+    bool digits = false;
+    while (i < n && (isDigit(s[i]) || (digits && s[i] == u'_' && i + 1 < n && isDigit(s[i + 1])))) {
+        digits = true;
+        ++i;
+    }
+    if (i < n && s[i] == u'.' && i + 1 < n && isDigit(s[i + 1])) {
+        ++i;
+        while (i < n && (isDigit(s[i]) || (s[i] == u'_' && i + 1 < n && isDigit(s[i + 1]))))
+            ++i;
+        digits = true;
+    } else if (digits && i < n && s[i] == u'.' && (i + 1 >= n || !isKeyChar(s[i + 1]))) {
+        ++i; // "3." is a float in Python and C
+    }
+    if (!digits || i == start)
+        return 0;
+    if (i < n && (s[i] == u'e' || s[i] == u'E')) {
+        qsizetype j = i + 1;
+        if (j < n && (s[j] == u'-' || s[j] == u'+'))
+            ++j;
+        if (j < n && isDigit(s[j])) {
+            while (j < n && isDigit(s[j]))
+                ++j;
+            i = j;
+        }
+    }
+    return i;
+}
+
+std::optional<double> toDouble(QStringView s)
+{
+    // Copy to a small ASCII buffer without '_' and '+' (no allocation).
+    char buf[80];
+    qsizetype len = 0;
+    for (QChar c : s) {
+        const char16_t u = c.unicode();
+        if (u == '_' || u == '+')
+            continue;
+        if (u > 0x7F || len >= qsizetype(sizeof(buf)))
+            return std::nullopt;
+        buf[len++] = char(u);
+    }
+    const bool neg = len > 0 && buf[0] == '-';
+    const std::string_view body(buf + (neg ? 1 : 0), size_t(len - (neg ? 1 : 0)));
+    auto eqNoCase = [](std::string_view a, std::string_view b) {
+        if (a.size() != b.size())
+            return false;
+        for (size_t i = 0; i < a.size(); ++i) {
+            if ((a[i] | 0x20) != b[i])
+                return false;
+        }
+        return true;
+    };
+    if (eqNoCase(body, "nan"))
+        return std::numeric_limits<double>::quiet_NaN();
+    if (eqNoCase(body, "inf") || eqNoCase(body, "infinity"))
+        return neg ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+    double v = 0;
+    const char* b = buf;
+    const char* e = buf + len;
+    if (len > 0 && buf[len - 1] == '.')
+        --e;
+    const auto [ptr, ec] = std::from_chars(b, e, v);
+    if (ec == std::errc::result_out_of_range) {
+        // Overflow is infinity, underflow is zero (as Python's float()).
+        const std::string_view all(buf, size_t(len));
+        const bool negExp = all.find("e-") != std::string_view::npos || all.find("E-") != std::string_view::npos;
+        return negExp ? 0.0 : (neg ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity());
+    }
+    if (ec != std::errc() || ptr != e)
+        return std::nullopt;
+    return v;
+}
+
+// A value token at the start of s: plain number, tensor(...), np.float32(...).
+// Returns its parsed value and length.
+struct ValueToken {
+    double value;
+    qsizetype length;
+};
+
+std::optional<ValueToken> valueToken(QStringView s)
+{
+    static constexpr QLatin1StringView kWrappers[] = {
+        QLatin1StringView("tensor("),        QLatin1StringView("np.float64("),    QLatin1StringView("np.float32("),
+        QLatin1StringView("np.float16("),    QLatin1StringView("np.float_("),     QLatin1StringView("numpy.float64("),
+        QLatin1StringView("numpy.float32("), QLatin1StringView("np.int64("),      QLatin1StringView("np.int32("),
+        QLatin1StringView("float("),
+    };
+    for (QLatin1StringView w : kWrappers) {
+        if (!s.startsWith(w))
+            continue;
+        qsizetype i = w.size();
+        while (i < s.size() && isBlank(s[i]))
+            ++i;
+        const qsizetype len = numberLength(s.mid(i));
+        if (len == 0)
+            return std::nullopt;
+        const auto v = toDouble(s.mid(i, len));
+        if (!v)
+            return std::nullopt;
+        // Skip to the closing parenthesis (tensor(0.5, device='cuda:0', grad_fn=...)).
+        int depth = 1;
+        qsizetype j = i + len;
+        for (; j < s.size() && depth > 0; ++j) {
+            if (s[j] == u'(')
+                ++depth;
+            else if (s[j] == u')')
+                --depth;
+        }
+        if (depth != 0)
+            return std::nullopt;
+        return ValueToken{*v, j};
+    }
+    const qsizetype len = numberLength(s);
+    if (len == 0)
+        return std::nullopt;
+    const auto v = toDouble(s.left(len));
+    if (!v)
+        return std::nullopt;
+    return ValueToken{*v, len};
+}
+
+bool isStepKey(QStringView key)
+{
+    return key.compare(u"step", Qt::CaseInsensitive) == 0 || key.compare(u"global_step", Qt::CaseInsensitive) == 0
+        || key.compare(u"iteration", Qt::CaseInsensitive) == 0 || key.compare(u"iter", Qt::CaseInsensitive) == 0
+        || key.endsWith(u"/global_step", Qt::CaseInsensitive) || key.endsWith(u"/step", Qt::CaseInsensitive);
+}
+
+bool isEpochKey(QStringView key)
+{
+    return key.compare(u"epoch", Qt::CaseInsensitive) == 0 || key.endsWith(u"/epoch", Qt::CaseInsensitive);
+}
+
+// Does s (after blanks) start with `key=` / `key:` followed by a value?
+bool startsPair(QStringView s)
+{
+    qsizetype i = 0;
+    if (i >= s.size() || !isKeyStart(s[i]))
+        return false;
+    while (i < s.size() && isKeyChar(s[i]))
+        ++i;
+    while (i < s.size() && isBlank(s[i]))
+        ++i;
+    return i < s.size() && (s[i] == u'=' || s[i] == u':');
+}
+
+} // namespace
+
+MetricExtractor::MetricExtractor(QList<MetricRule> customRules)
+    : m_rules(std::move(customRules))
+{
+}
+
+std::optional<double> MetricExtractor::parseValue(QStringView text)
+{
+    text = text.trimmed();
+    if (text.endsWith(u'%'))
+        text.chop(1);
+    const auto tok = valueToken(text);
+    if (!tok || tok->length != text.size())
+        return std::nullopt;
+    return tok->value;
+}
+
+bool MetricExtractor::isNoiseKey(QStringView key)
+{
+    // Bookkeeping names that look like key/value pairs but are not metrics.
+    static constexpr std::string_view kNoise[] = {
+        "version", "v_num", "pid", "ppid", "port", "rank", "local_rank", "global_rank", "node_rank",
+        "world_size", "seed", "num_workers", "workers", "cuda_visible_devices", "line", "lineno",
+        "python", "torch", "cuda", "cudnn", "driver", "gpu", "device", "devices", "exit", "code",
+        "returncode", "exit_code", "errno", "pytorch", "lightning", "numpy", "transformers", "tensorflow",
+        "keras", "jax", "build", "release", "date", "time", "timestamp", "eta", "elapsed", "remaining",
+    };
+    // Source and data file names (`utils.py:21`).
+    static constexpr std::string_view kFileExt[] = {
+        "py", "pyx", "c", "cc", "cpp", "cxx", "h", "hpp", "cu", "rs", "go", "java", "js", "ts", "sh",
+        "lua", "jl", "rb", "so", "yaml", "yml", "json", "txt", "log", "ipynb",
+    };
+    char buf[64];
+    if (key.size() > qsizetype(sizeof(buf)))
+        return true;
+    for (qsizetype i = 0; i < key.size(); ++i) {
+        const char16_t u = key[i].unicode();
+        buf[i] = char(u >= 'A' && u <= 'Z' ? u + 32 : u);
+    }
+    const std::string_view k(buf, size_t(key.size()));
+    for (std::string_view n : kNoise) {
+        if (k == n)
+            return true;
+    }
+    if (k.ends_with("_version") || k.ends_with(".version"))
+        return true;
+    const size_t dot = k.rfind('.');
+    if (dot != std::string_view::npos) {
+        const std::string_view ext = k.substr(dot + 1);
+        for (std::string_view e : kFileExt) {
+            if (ext == e)
+                return true;
+        }
+    }
+    return false;
+}
+
+void MetricExtractor::accept(const QString& key, double value, bool percent, QList<Raw>& out, LineInfo& info)
+{
+    if (key.isEmpty() || key.size() > 64)
+        return;
+    if (isStepKey(key)) {
+        if (std::isfinite(value) && value >= 0 && value == std::floor(value) && value < 9.0e18)
+            info.step = qint64(value);
+        return;
+    }
+    if (isEpochKey(key)) {
+        if (std::isfinite(value))
+            info.epoch = value;
+        return;
+    }
+    if (isNoiseKey(key))
+        return;
+    out.append(Raw{key, value, percent});
+}
+
+bool MetricExtractor::extractObject(QStringView line, QList<Raw>& out, LineInfo& info) const
+{
+    const QStringView trimmed = line.trimmed();
+    if (!trimmed.endsWith(u'}'))
+        return false;
+    // The object starts at the first `{"` or `{'` (a tqdm bar may precede it).
+    qsizetype start = -1;
+    for (qsizetype i = 0; i + 1 < trimmed.size(); ++i) {
+        if (trimmed[i] != u'{')
+            continue;
+        qsizetype j = i + 1;
+        while (j < trimmed.size() && isBlank(trimmed[j]))
+            ++j;
+        if (j < trimmed.size() && (trimmed[j] == u'"' || trimmed[j] == u'\'')) {
+            start = i;
+            break;
+        }
+    }
+    if (start < 0)
+        return false;
+    const QStringView obj = trimmed.mid(start);
+
+    // JSON first (strict), flattening nested objects to dotted keys.
+    QJsonParseError err{};
+    const QJsonDocument doc = QJsonDocument::fromJson(obj.toUtf8(), &err);
+    if (err.error == QJsonParseError::NoError && doc.isObject()) {
+        const std::function<void(const QJsonObject&, const QString&)> walk = [&](const QJsonObject& o, const QString& prefix) {
+            for (auto it = o.begin(); it != o.end(); ++it) {
+                const QString key = prefix.isEmpty() ? it.key() : prefix + u'.' + it.key();
+                const QJsonValue v = it.value();
+                if (v.isDouble()) {
+                    accept(key, v.toDouble(), false, out, info);
+                } else if (v.isString()) {
+                    const QString s = v.toString();
+                    const bool pct = s.trimmed().endsWith(u'%');
+                    if (const auto d = parseValue(s))
+                        accept(key, *d, pct, out, info);
+                } else if (v.isObject() && prefix.count(u'.') < 4) {
+                    walk(v.toObject(), key);
+                }
+            }
+        };
+        walk(doc.object(), QString());
+        return true;
+    }
+
+    // Python dict repr (or JSON with NaN/Infinity): 'key': value pairs.
+    static const QRegularExpression pairRe(QStringLiteral(R"((['"])([^'"]{1,64})\1\s*:\s*('[^']*'|"[^"]*"|[^,{}]+))"));
+    bool any = false;
+    auto it = pairRe.globalMatch(obj);
+    while (it.hasNext()) {
+        const QRegularExpressionMatch m = it.next();
+        QStringView v = m.capturedView(3).trimmed();
+        if (v.size() >= 2 && (v.front() == u'\'' || v.front() == u'"'))
+            v = v.mid(1, v.size() - 2);
+        const bool pct = v.trimmed().endsWith(u'%');
+        const auto d = parseValue(v);
+        any = true;
+        if (d)
+            accept(m.captured(2), *d, pct, out, info);
+    }
+    return any;
+}
+
+void MetricExtractor::scanStepEpochWords(QStringView line, LineInfo& info) const
+{
+    // `step 10`, `Step 3/100`, `Epoch 3/15`, `epoch 0 done`, `Iter [50/1000]`,
+    // `iteration: 7`: WORD \s*[=:]?\s*\[?\s*NUMBER (\s*/\s*INT\s*\]?)? and
+    // then no word character, `.` or `%`. Hand-written: this runs on every
+    // metric line.
+    static constexpr std::string_view kWords[] = {"global_step", "iteration", "iter", "step", "epoch"};
+    const qsizetype n = line.size();
+    auto lower = [&](qsizetype i) { return char(line[i].unicode() < 0x80 ? (line[i].unicode() | 0x20) : 0); };
+    auto wordChar = [&](qsizetype i) { return isKeyChar(line[i]) && line[i] != u'-' && line[i] != u'/'; };
+    for (qsizetype i = 0; i < n; ++i) {
+        const char c = lower(i);
+        if (c != 'g' && c != 'i' && c != 's' && c != 'e')
+            continue;
+        if (i > 0 && wordChar(i - 1))
+            continue;
+        for (std::string_view w : kWords) {
+            if (w[0] != c || i + qsizetype(w.size()) > n)
+                continue;
+            bool eq = true;
+            for (size_t k = 1; k < w.size() && eq; ++k)
+                eq = lower(i + qsizetype(k)) == w[k];
+            if (!eq)
+                continue;
+            qsizetype j = i + qsizetype(w.size());
+            auto skipBlanks = [&] {
+                while (j < n && isBlank(line[j]))
+                    ++j;
+            };
+            skipBlanks();
+            if (j < n && (line[j] == u'=' || line[j] == u':'))
+                ++j;
+            skipBlanks();
+            if (j < n && line[j] == u'[')
+                ++j;
+            skipBlanks();
+            const qsizetype numStart = j;
+            while (j < n && isDigit(line[j]))
+                ++j;
+            if (j == numStart)
+                break;
+            qsizetype numEnd = j;
+            if (j + 1 < n && line[j] == u'.' && isDigit(line[j + 1])) {
+                ++j;
+                while (j < n && isDigit(line[j]))
+                    ++j;
+                numEnd = j;
+            }
+            // optional "/ total ]"
+            qsizetype k = j;
+            while (k < n && isBlank(line[k]))
+                ++k;
+            if (k < n && line[k] == u'/') {
+                ++k;
+                while (k < n && isBlank(line[k]))
+                    ++k;
+                const qsizetype totStart = k;
+                while (k < n && isDigit(line[k]))
+                    ++k;
+                if (k > totStart) {
+                    j = k;
+                    while (j < n && isBlank(line[j]))
+                        ++j;
+                    if (j < n && line[j] == u']')
+                        ++j;
+                    else
+                        j = k;
+                }
+            }
+            if (j < n && (wordChar(j) || line[j] == u'%'))
+                break;
+            const auto value = toDouble(line.mid(numStart, numEnd - numStart));
+            if (!value)
+                break;
+            if (w == "epoch") {
+                if (!info.epoch)
+                    info.epoch = *value;
+            } else if (!info.step && *value == std::floor(*value)) {
+                info.step = qint64(*value);
+            }
+            i = j - 1;
+            break;
+        }
+    }
+}
+
+void MetricExtractor::extractPairs(QStringView line, QList<Raw>& out, LineInfo& info) const
+{
+    const qsizetype n = line.size();
+    qsizetype i = 0;
+    while (i < n) {
+        // Find a separator, then walk back over the key.
+        const QChar c = line[i];
+        if (c != u'=' && c != u':') {
+            ++i;
+            continue;
+        }
+        const qsizetype sep = i;
+        ++i;
+        qsizetype keyEnd = sep;
+        while (keyEnd > 0 && isBlank(line[keyEnd - 1]))
+            --keyEnd;
+        qsizetype keyStart = keyEnd;
+        while (keyStart > 0 && isKeyChar(line[keyStart - 1]))
+            --keyStart;
+        // the key must start with a letter or '_' (skip leading digits/dots of a longer token: reject instead)
+        if (keyStart == keyEnd || !isKeyStart(line[keyStart]))
+            continue;
+        if (c == u'=' && sep + 1 < n && line[sep + 1] == u'=')
+            continue; // `==` (version pins, comparisons)
+        const QStringView key = line.mid(keyStart, keyEnd - keyStart);
+        if (key.size() > 64 || key.endsWith(u'.') || key.endsWith(u'-') || key.endsWith(u'/'))
+            continue;
+        if (c == u':') {
+            // `key: value` must not end a phrase: look at what precedes the key.
+            qsizetype p = keyStart;
+            while (p > 0 && isBlank(line[p - 1]))
+                --p;
+            if (p > 0) {
+                const QChar before = line[p - 1];
+                const bool sepBefore = QStringView(u"-,;|[({:>").contains(before);
+                const bool numberBefore = isDigit(before) || before == u'%';
+                if (!sepBefore && !numberBefore)
+                    continue;
+                if (p == keyStart && !sepBefore)
+                    continue; // glued to something else
+            }
+        }
+        qsizetype v = sep + 1;
+        while (v < n && isBlank(line[v]))
+            ++v;
+        const auto tok = valueToken(line.mid(v));
+        if (!tok)
+            continue;
+        qsizetype end = v + tok->length;
+        bool percent = false;
+        if (end < n && line[end] == u'%') {
+            percent = true;
+            ++end;
+        }
+        // What follows the value decides whether it is a value or part of
+        // something else (units, rates, fractions, times, versions).
+        qsizetype f = end;
+        while (f < n && isBlank(line[f]))
+            ++f;
+        bool ok = false;
+        if (f >= n) {
+            ok = true;
+        } else {
+            const QChar next = line[f];
+            if (QStringView(u",;)]}").contains(next))
+                ok = true;
+            else if (next == u'|')
+                ok = !percent; // `45%|` is a progress bar's own percentage
+            else if (f > end && next == u'-' && (f + 1 >= n || isBlank(line[f + 1])))
+                ok = true; // Keras ` - `
+            else if (f > end && startsPair(line.mid(f)))
+                ok = true;
+        }
+        if (!ok) {
+            i = end;
+            continue;
+        }
+        accept(key.toString(), tok->value, percent, out, info);
+        i = end;
+    }
+}
+
+QList<ExtractedMetric> MetricExtractor::extract(QStringView line)
+{
+    QList<ExtractedMetric> result;
+    // Cheap rejection: no separator and no custom rule, nothing to find.
+    bool hasSep = false;
+    for (QChar c : line) {
+        if (c == u'=' || c == u':') {
+            hasSep = true;
+            break;
+        }
+    }
+    if (!hasSep && m_rules.isEmpty())
+        return result;
+
+    QList<Raw> raws;
+    LineInfo info;
+    if (hasSep) {
+        if (!extractObject(line, raws, info)) {
+            extractPairs(line, raws, info);
+            if (!raws.isEmpty())
+                scanStepEpochWords(line, info);
+        }
+    }
+    for (const MetricRule& rule : m_rules) {
+        auto it = rule.regex.globalMatch(line);
+        while (it.hasNext()) {
+            const QRegularExpressionMatch m = it.next();
+            const auto v = parseValue(m.capturedView(u"value"));
+            if (!v)
+                continue;
+            QString key = m.captured(u"key");
+            if (key.isEmpty())
+                key = rule.key;
+            if (key.isEmpty())
+                continue;
+            bool okStep = false;
+            const qint64 step = m.capturedView(u"step").toLongLong(&okStep);
+            if (okStep)
+                info.step = step;
+            raws.removeIf([&](const Raw& r) { return r.key == key; });
+            raws.append(Raw{key, *v, m.capturedView(u"value").trimmed().endsWith(u'%')});
+        }
+    }
+    result.reserve(raws.size());
+    for (const Raw& r : raws) {
+        ExtractedMetric m;
+        m.key = r.key;
+        m.value = r.value;
+        m.percent = r.percent;
+        m.epoch = info.epoch;
+        auto last = m_lastStep.find(r.key);
+        if (info.step) {
+            m.step = *info.step;
+            m.stepFromLine = true;
+        } else {
+            m.step = last == m_lastStep.end() ? 0 : last.value() + 1;
+        }
+        m_lastStep.insert(r.key, m.step);
+        result.append(std::move(m));
+    }
+    return result;
+}
+
+} // namespace ty

@@ -1,0 +1,113 @@
+#pragma once
+
+#include <QHash>
+#include <QList>
+#include <QRegularExpression>
+#include <QString>
+#include <QStringView>
+
+#include <optional>
+
+namespace ty {
+
+// A job spec's own metric regex. Named groups: `value` (required), `key`
+// (optional: overrides MetricRule::key), `step` (optional integer).
+struct MetricRule {
+    QString key;
+    QRegularExpression regex;
+};
+
+struct ExtractedMetric {
+    QString key;
+    qint64 step = 0;               // from the line, else the per-key counter (see MetricExtractor)
+    bool stepFromLine = false;     // true when the line itself named the step
+    std::optional<double> epoch;   // the line's epoch, when it names one
+    double value = 0;              // nan and +-inf are kept as such
+    bool percent = false;          // the value was written as `95.3%` (value is 95.3)
+
+    friend bool operator==(const ExtractedMetric&, const ExtractedMetric&) = default;
+};
+
+// Recognises metric values in committed console lines (plain text, as
+// TerminalRenderer produces them: no escape sequences, one row each).
+//
+// Recognisers, in order:
+//  1. JSON object lines (`{"loss": 0.5, "step": 3}`; nested objects give
+//     dotted keys `a.b`; numeric strings, NaN/Infinity accepted) and Python
+//     dict lines whose numbers may be quoted (`{'loss': '0.6926', 'epoch':
+//     '0.16'}`). The object may follow other text (a tqdm bar) but must end
+//     the line.
+//  2. Otherwise `key=value` and `key: value` pairs anywhere in the line
+//     (`loss=0.5 acc=0.9`, Keras `Epoch 3/15 - loss: 0.31 - acc: 0.91`,
+//     `Loss = 2.05, Accuracy = 0.76`, a tqdm bar's postfix `loss=2.21]`).
+//  3. The spec's own rules (MetricRule), on every line; a key they produce
+//     replaces the built-in sample with the same key on that line.
+//
+// Values: C/Python float syntax (`1e-3`, `-.5`, `1_000`, `nan`, `inf`,
+// `-inf`, `Infinity`), `tensor(0.53, device='cuda:0')`, `np.float32(0.1)`,
+// `95.3%` (percent=true).
+//
+// Not metrics (noise rules):
+//  - a value directly followed by anything but end of line, whitespace or one
+//    of `,;|)]}` (so `2.82it/s`, `3.2s`, `12/100`, `10:11:12`, `2026-01-02`,
+//    `1.2.3`, `file.py:21:` give nothing); a value followed by a space and a
+//    word that is not the next `key=`/`key:` pair (`using: 0 TPU cores`);
+//  - a percentage followed by `|` (a progress bar's own percentage);
+//  - in the `key: value` form, a key that ends a phrase (`Modules in train
+//    mode: 4`, `Total FLOPs: 0`): the key must start the line or follow one of
+//    `- , ; | [ ( { : >` or a number;
+//  - keys: must start with a letter or `_`, then letters, digits, `_ . / -`,
+//    at most 64 characters, not ending in `. / -`, not a source file name
+//    (`x.py`), and not one of the bookkeeping names below
+//    (`version`, `v_num`, `pid`, `rank`, `local_rank`, `seed`, ...).
+//
+// Step and epoch: `step`, `global_step`, `iteration`, `iter` (as a pair or
+// as `step 10`, `Step 3/100`) name the line's step; `epoch` (`epoch=2`,
+// `Epoch 3/15`, `"epoch": 0.16`) names its epoch. These keys are not metrics
+// themselves: the epoch is recorded as ExtractedMetric::epoch of every other
+// sample on the same line (a line with only an epoch gives nothing). Without
+// a step on the line, a sample's step is its key's previous step + 1 (0 for
+// the first), so a key logged without steps counts 0, 1, 2, ...; a key that
+// mixes both continues from its last explicit step (it can go backwards when
+// a later line names a smaller step, e.g. plain_torch.log's `loss`).
+// Feed logical lines (TerminalRenderer width 0): a row soft-wrapped at a
+// terminal width can split a pair.
+//
+// Not thread safe (keeps the per-key counters); one instance per run.
+class MetricExtractor final
+{
+public:
+    explicit MetricExtractor(QList<MetricRule> customRules = {});
+
+    QList<ExtractedMetric> extract(QStringView line);
+
+    // Forgets the per-key step counters (a new run).
+    void reset() { m_lastStep.clear(); }
+
+    // Parses one value in any accepted syntax; nullopt if it is not a number.
+    static std::optional<double> parseValue(QStringView text);
+
+private:
+    struct Raw {
+        QString key;
+        double value;
+        bool percent;
+    };
+    struct LineInfo {
+        std::optional<qint64> step;
+        std::optional<double> epoch;
+    };
+
+    bool extractObject(QStringView line, QList<Raw>& out, LineInfo& info) const;
+    void extractPairs(QStringView line, QList<Raw>& out, LineInfo& info) const;
+    void scanStepEpochWords(QStringView line, LineInfo& info) const;
+    static bool isNoiseKey(QStringView key);
+    // Handles a key/value found by any recogniser: step and epoch keys go to
+    // info, noise keys are dropped, the rest are appended.
+    static void accept(const QString& key, double value, bool percent, QList<Raw>& out, LineInfo& info);
+
+    QList<MetricRule> m_rules;
+    QHash<QString, qint64> m_lastStep;
+};
+
+} // namespace ty

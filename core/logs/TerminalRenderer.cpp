@@ -1,0 +1,944 @@
+#include "TerminalRenderer.h"
+
+#include "CharWidth.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ty {
+
+namespace {
+
+constexpr char32_t kReplacement = 0xFFFD;
+constexpr qint64 kMaxCol = qint64(1) << 40; // cursor columns never exceed this (W = 0 mode)
+
+// xterm's default palette (xterm 16-colour defaults, 6x6x6 cube, 24 greys).
+quint32 paletteColour(int index)
+{
+    static constexpr quint32 kBasic[16] = {
+        0x000000, 0xcd0000, 0x00cd00, 0xcdcd00, 0x0000ee, 0xcd00cd, 0x00cdcd, 0xe5e5e5,
+        0x7f7f7f, 0xff0000, 0x00ff00, 0xffff00, 0x5c5cff, 0xff00ff, 0x00ffff, 0xffffff,
+    };
+    static constexpr int kLevels[6] = {0, 95, 135, 175, 215, 255};
+    quint32 rgb = 0;
+    if (index < 0 || index > 255)
+        return 0;
+    if (index < 16) {
+        rgb = kBasic[index];
+    } else if (index < 232) {
+        const int i = index - 16;
+        rgb = quint32(kLevels[i / 36]) << 16 | quint32(kLevels[(i / 6) % 6]) << 8 | quint32(kLevels[i % 6]);
+    } else {
+        const quint32 g = quint32(8 + 10 * (index - 232));
+        rgb = g << 16 | g << 8 | g;
+    }
+    return 0xFF000000u | rgb;
+}
+
+quint32 rgbColour(int r, int g, int b)
+{
+    return 0xFF000000u | quint32(std::clamp(r, 0, 255)) << 16 | quint32(std::clamp(g, 0, 255)) << 8
+        | quint32(std::clamp(b, 0, 255));
+}
+
+} // namespace
+
+size_t qHash(const TerminalRenderer::Style& s, size_t seed) noexcept
+{
+    return qHashMulti(seed, s.fg, s.bg, s.flags);
+}
+
+void TerminalRenderer::Row::reset(qint64 offset)
+{
+    cells.clear();
+    byteOffset = offset;
+    fullLength = 0;
+    wrapped = false;
+    combining.reset();
+}
+
+TerminalRenderer::TerminalRenderer(int width, int maxLineChars, int liveRows)
+    : m_width(std::max(0, width))
+    , m_maxLineChars(std::max(1, maxLineChars))
+    , m_liveRows(std::max(1, liveRows))
+    , m_storeLimit(m_width > 0 ? std::min(m_width, m_maxLineChars) : m_maxLineChars)
+{
+    m_styles.push_back(Style{});
+    m_styleIds.insert(Style{}, 0);
+    m_screen.emplace_back();
+}
+
+TerminalRenderer::~TerminalRenderer() = default;
+
+// ---------------------------------------------------------------- stream
+
+void TerminalRenderer::feed(QByteArrayView bytes)
+{
+    const auto* begin = reinterpret_cast<const unsigned char*>(bytes.data());
+    const auto* p = begin;
+    const auto* end = p + bytes.size();
+    while (p < end) {
+        const unsigned char b = *p;
+        if (m_state == State::Ground && m_utfNeed == 0 && b >= 0x20 && b < 0x7F) {
+            m_curByte = m_offset + (p - begin);
+            p = printAsciiRun(p, end);
+            continue;
+        }
+        m_curByte = m_offset + (p - begin);
+        processByte(b, m_curByte);
+        ++p;
+    }
+    m_offset += bytes.size();
+}
+
+const unsigned char* TerminalRenderer::printAsciiRun(const unsigned char* p, const unsigned char* end)
+{
+    const unsigned char* q = p;
+    while (q < end && *q >= 0x20 && *q < 0x7F)
+        ++q;
+    const unsigned char* const runStart = p;
+    const qint64 base = m_curByte;
+    while (p < q) {
+        if (m_width > 0 && m_col >= m_width) {
+            m_curByte = base + (p - runStart);
+            lineFeed(/*wrapped=*/true);
+            m_col = 0;
+        }
+        Row& row = cursorRow();
+        const qint64 avail = m_width > 0 ? m_width - m_col : kMaxCol - m_col;
+        const qint64 n = std::min<qint64>(avail, q - p);
+        const qint64 storeEnd = std::min<qint64>(m_col + n, m_storeLimit);
+        if (m_col < storeEnd) {
+            const auto from = size_t(m_col);
+            const auto to = size_t(storeEnd);
+            if (row.cells.size() < to)
+                row.cells.resize(to, Cell{0, 0});
+            if (row.cells[from].cp == kWideTail && from > 0)
+                row.cells[from - 1] = Cell{0, 0};
+            if (to < row.cells.size() && row.cells[to].cp == kWideTail)
+                row.cells[to] = Cell{0, 0};
+            Cell* c = row.cells.data() + from;
+            const quint32 style = m_styleId;
+            for (size_t i = 0, count = to - from; i < count; ++i)
+                c[i] = Cell{char32_t(p[i]), style};
+            if (row.combining) {
+                for (size_t i = from; i < to; ++i)
+                    row.combining->erase(int(i));
+            }
+        }
+        m_col += n;
+        row.fullLength = std::max(row.fullLength, m_col);
+        p += n;
+    }
+    return q;
+}
+
+void TerminalRenderer::flushBadUtf8()
+{
+    m_utfNeed = 0;
+    m_utfCp = 0;
+    m_utfLower = 0x80;
+    m_utfUpper = 0xBF;
+    printCodepoint(kReplacement);
+}
+
+void TerminalRenderer::processByte(unsigned char b, qint64 offset)
+{
+    Q_UNUSED(offset);
+    switch (m_state) {
+    case State::Ground:
+        if (m_utfNeed > 0) {
+            if (b >= m_utfLower && b <= m_utfUpper) {
+                m_utfLower = 0x80;
+                m_utfUpper = 0xBF;
+                m_utfCp = (m_utfCp << 6) | (b & 0x3F);
+                if (--m_utfNeed == 0) {
+                    const char32_t cp = m_utfCp;
+                    m_utfCp = 0;
+                    printCodepoint(cp);
+                }
+                return;
+            }
+            flushBadUtf8(); // then handle b afresh
+        }
+        if (b < 0x20) {
+            execControl(b);
+        } else if (b < 0x7F) {
+            printCodepoint(b);
+        } else if (b == 0x7F) {
+            // DEL: ignored
+        } else if (b >= 0xC2 && b <= 0xDF) {
+            m_utfNeed = 1;
+            m_utfCp = b & 0x1F;
+        } else if (b >= 0xE0 && b <= 0xEF) {
+            if (b == 0xE0)
+                m_utfLower = 0xA0;
+            if (b == 0xED)
+                m_utfUpper = 0x9F;
+            m_utfNeed = 2;
+            m_utfCp = b & 0x0F;
+        } else if (b >= 0xF0 && b <= 0xF4) {
+            if (b == 0xF0)
+                m_utfLower = 0x90;
+            if (b == 0xF4)
+                m_utfUpper = 0x8F;
+            m_utfNeed = 3;
+            m_utfCp = b & 0x07;
+        } else {
+            printCodepoint(kReplacement);
+        }
+        return;
+
+    case State::Escape:
+        if (b == 0x1B)
+            return;
+        if (b == 0x18 || b == 0x1A) {
+            m_state = State::Ground;
+        } else if (b < 0x20) {
+            execControl(b);
+        } else if (b == '[') {
+            m_state = State::Csi;
+            m_paramCount = 0;
+            m_params[0] = -1;
+            m_subParam[0] = false;
+            m_private = 0;
+            m_intermediate = 0;
+        } else if (b == ']') {
+            m_state = State::Osc;
+        } else if (b == 'P' || b == 'X' || b == '^' || b == '_') {
+            m_state = State::String;
+        } else if (b >= 0x20 && b <= 0x2F) {
+            m_intermediate = b;
+            m_state = State::EscapeIntermediate;
+        } else if (b >= 0x30 && b <= 0x7E) {
+            m_state = State::Ground;
+            escDispatch(b);
+        } else {
+            m_state = State::Ground;
+        }
+        return;
+
+    case State::EscapeIntermediate:
+        if (b == 0x1B)
+            m_state = State::Escape;
+        else if (b == 0x18 || b == 0x1A)
+            m_state = State::Ground;
+        else if (b < 0x20)
+            execControl(b);
+        else if (b >= 0x30 && b <= 0x7E)
+            m_state = State::Ground; // charset designation, DECALN, ...: ignored
+        else if (b > 0x7E)
+            m_state = State::Ground;
+        return;
+
+    case State::Csi:
+        if (b >= '0' && b <= '9') {
+            int& v = m_params[m_paramCount];
+            v = v < 0 ? (b - '0') : std::min(v * 10 + (b - '0'), 65535);
+        } else if (b == ';' || b == ':') {
+            if (m_paramCount < kMaxParams - 1) {
+                ++m_paramCount;
+                m_params[m_paramCount] = -1;
+                m_subParam[m_paramCount] = (b == ':');
+            }
+        } else if (b >= 0x3C && b <= 0x3F) {
+            if (m_paramCount == 0 && m_params[0] < 0 && m_private == 0)
+                m_private = b;
+            else
+                m_state = State::CsiIgnore;
+        } else if (b >= 0x20 && b <= 0x2F) {
+            m_intermediate = b;
+        } else if (b >= 0x40 && b <= 0x7E) {
+            m_state = State::Ground;
+            csiDispatch(b);
+        } else if (b == 0x1B) {
+            m_state = State::Escape;
+        } else if (b == 0x18 || b == 0x1A) {
+            m_state = State::Ground;
+        } else if (b < 0x20) {
+            execControl(b);
+        } else {
+            m_state = State::CsiIgnore;
+        }
+        return;
+
+    case State::CsiIgnore:
+        if (b >= 0x40 && b <= 0x7E)
+            m_state = State::Ground;
+        else if (b == 0x1B)
+            m_state = State::Escape;
+        else if (b == 0x18 || b == 0x1A)
+            m_state = State::Ground;
+        else if (b < 0x20)
+            execControl(b);
+        return;
+
+    case State::Osc:
+    case State::String:
+        if (b == 0x07 || b == 0x18 || b == 0x1A)
+            m_state = State::Ground;
+        else if (b == 0x1B)
+            m_state = (m_state == State::Osc) ? State::OscEscape : State::StringEscape;
+        return;
+
+    case State::OscEscape:
+    case State::StringEscape:
+        if (b == '\\') {
+            m_state = State::Ground;
+        } else {
+            // An ESC that is not ST ends the string and starts a new sequence.
+            m_state = State::Escape;
+            processByte(b, offset);
+        }
+        return;
+    }
+}
+
+void TerminalRenderer::printCodepoint(char32_t cp)
+{
+    const int w = charWidth(cp);
+    if (w < 0)
+        return; // C0/C1 control that reached here: ignored
+    if (w == 0) {
+        // Zero-width: joins the cell before the cursor.
+        qint64 col = m_col;
+        if (m_width > 0 && col >= m_width)
+            col = m_width;
+        if (col == 0)
+            return;
+        Row& row = cursorRow();
+        qint64 c = col - 1;
+        if (c < qint64(row.cells.size()) && row.cells[size_t(c)].cp == kWideTail && c > 0)
+            --c;
+        if (c >= qint64(row.cells.size()) || row.cells[size_t(c)].cp == 0)
+            return;
+        if (!row.combining)
+            row.combining = std::make_unique<std::unordered_map<int, std::u32string>>();
+        (*row.combining)[int(c)].push_back(cp);
+        return;
+    }
+    putCell(cp, w);
+}
+
+void TerminalRenderer::putCell(char32_t cp, int w)
+{
+    if (m_width > 0 && m_col + w > m_width && (m_col > 0 || w <= m_width)) {
+        lineFeed(/*wrapped=*/true);
+        m_col = 0;
+    }
+    Row& row = cursorRow();
+    if (m_col + w <= m_storeLimit) {
+        const auto c = size_t(m_col);
+        if (row.cells.size() < c + size_t(w))
+            row.cells.resize(c + size_t(w), Cell{0, 0});
+        if (row.cells[c].cp == kWideTail && c > 0)
+            row.cells[c - 1] = Cell{0, 0};
+        if (c + size_t(w) < row.cells.size() && row.cells[c + size_t(w)].cp == kWideTail)
+            row.cells[c + size_t(w)] = Cell{0, 0};
+        row.cells[c] = Cell{cp, m_styleId};
+        if (w == 2)
+            row.cells[c + 1] = Cell{kWideTail, m_styleId};
+        if (row.combining) {
+            row.combining->erase(int(c));
+            if (w == 2)
+                row.combining->erase(int(c + 1));
+        }
+    }
+    m_col = std::min(m_col + w, kMaxCol);
+    row.fullLength = std::max(row.fullLength, m_col);
+}
+
+void TerminalRenderer::execControl(unsigned char b)
+{
+    switch (b) {
+    case '\n':
+        m_col = 0; // a pty's ONLCR turns the program's LF into CR LF
+        lineFeed(false);
+        break;
+    case 0x0B: // VT
+    case 0x0C: // FF
+        lineFeed(false);
+        break;
+    case '\r':
+        m_col = 0;
+        break;
+    case '\b':
+        if (m_col == 0) {
+            // tmux: backspace at column 0 goes back onto a soft-wrapped row
+            if (m_width > 0 && m_row > 0 && m_screen[size_t(m_row - 1)].wrapped) {
+                moveToRow(m_row - 1);
+                m_col = m_width - 1;
+            }
+        } else {
+            --m_col;
+        }
+        break;
+    case '\t':
+        if (m_width > 0) {
+            if (m_col < m_width - 1)
+                m_col = std::min<qint64>((m_col / 8 + 1) * 8, m_width - 1);
+        } else {
+            m_col = std::min<qint64>((m_col / 8 + 1) * 8, kMaxCol);
+        }
+        break;
+    case 0x1B:
+        m_state = State::Escape;
+        m_intermediate = 0;
+        break;
+    default:
+        break; // BEL, SO, SI, NUL, ...: ignored
+    }
+}
+
+void TerminalRenderer::escDispatch(unsigned char final)
+{
+    switch (final) {
+    case '7':
+        m_savedRow = m_row;
+        m_savedCol = m_col;
+        m_savedStyle = m_styleId;
+        break;
+    case '8':
+        moveToRow(std::clamp(m_savedRow, 0, m_liveRows - 1));
+        m_col = m_savedCol;
+        m_styleId = m_savedStyle;
+        m_style = m_styles[m_styleId];
+        clampCol();
+        cursorRow();
+        break;
+    case 'D':
+        lineFeed(false);
+        break;
+    case 'E':
+        m_col = 0;
+        lineFeed(false);
+        break;
+    case 'M':
+        if (m_row > 0)
+            moveToRow(m_row - 1);
+        break;
+    case 'c':
+        m_style = Style{};
+        m_styleId = 0;
+        eraseRowsBelow(-1);
+        moveToRow(0);
+        m_col = 0;
+        break;
+    default:
+        break;
+    }
+}
+
+int TerminalRenderer::param(int i, int def) const
+{
+    if (i > m_paramCount)
+        return def;
+    return m_params[i] < 0 ? def : m_params[i];
+}
+
+void TerminalRenderer::moveToRow(int row)
+{
+    if (row < m_row)
+        m_maxUpReach = std::max(m_maxUpReach, m_row - row);
+    m_row = row;
+}
+
+void TerminalRenderer::clampCol()
+{
+    if (m_width > 0 && m_col >= m_width)
+        m_col = m_width - 1;
+}
+
+void TerminalRenderer::csiDispatch(unsigned char final)
+{
+    if (m_private != 0 || m_intermediate != 0)
+        return; // private modes (?25l, ?2004h, ...) and the like: nothing to show
+    const int n = std::max(1, param(0, 1));
+    const qint64 maxCol = m_width > 0 ? m_width - 1 : kMaxCol;
+    switch (final) {
+    case 'A': // CUU
+        moveToRow(std::max(0, m_row - n));
+        clampCol();
+        break;
+    case 'B': // CUD
+    case 'e': // VPR
+        m_row = std::min(m_liveRows - 1, m_row + n);
+        clampCol();
+        cursorRow();
+        break;
+    case 'C': // CUF
+    case 'a': // HPR
+        if (m_col < maxCol)
+            m_col = std::min<qint64>(m_col + n, maxCol);
+        break;
+    case 'D': // CUB
+        m_col = std::max<qint64>(0, m_col - n);
+        break;
+    case 'E': // CNL
+        m_row = std::min(m_liveRows - 1, m_row + n);
+        m_col = 0;
+        cursorRow();
+        break;
+    case 'F': // CPL
+        moveToRow(std::max(0, m_row - n));
+        m_col = 0;
+        break;
+    case 'G': // CHA
+    case '`': // HPA
+        m_col = std::min<qint64>(n - 1, maxCol);
+        break;
+    case 'd': // VPA
+        moveToRow(std::min(m_liveRows - 1, n - 1));
+        clampCol();
+        cursorRow();
+        break;
+    case 'H': // CUP
+    case 'f': // HVP
+        moveToRow(std::min(m_liveRows - 1, n - 1));
+        m_col = std::min<qint64>(std::max(1, param(1, 1)) - 1, maxCol);
+        cursorRow();
+        break;
+    case 'J': { // ED
+        const int mode = param(0, 0);
+        if (mode == 0) {
+            eraseCells(cursorRow(), std::min<qint64>(m_col, m_width > 0 ? m_width : kMaxCol), kMaxCol);
+            eraseRowsBelow(m_row);
+        } else if (mode == 1) {
+            eraseRowsAbove(m_row);
+            eraseCells(cursorRow(), 0, m_col + 1);
+        } else if (mode == 2) {
+            // tmux 3.3 (scroll-on-clear): the used part of the screen moves to
+            // history, the screen becomes blank, the cursor stays put.
+            int last = -1;
+            for (int i = 0; i < int(m_screen.size()); ++i) {
+                if (!isBlankRow(m_screen[size_t(i)]))
+                    last = i;
+            }
+            for (int i = 0; i <= last; ++i)
+                commitFront();
+            for (Row& row : m_screen)
+                row.reset(m_curByte);
+            cursorRow();
+        }
+        break;
+    }
+    case 'K': { // EL
+        const int mode = param(0, 0);
+        Row& row = cursorRow();
+        if (mode == 0) {
+            if (m_width == 0 || m_col < m_width)
+                eraseCells(row, m_col, kMaxCol);
+        } else if (mode == 1) {
+            eraseCells(row, 0, m_col + 1);
+        } else if (mode == 2) {
+            eraseCells(row, 0, kMaxCol);
+        }
+        break;
+    }
+    case 'X': { // ECH
+        Row& row = cursorRow();
+        const qint64 col = std::min(m_col, maxCol);
+        eraseCells(row, col, std::min<qint64>(col + n, maxCol + 1));
+        break;
+    }
+    case 'P': { // DCH
+        Row& row = cursorRow();
+        const qint64 col = std::min(m_col, maxCol);
+        if (col < qint64(row.cells.size())) {
+            auto first = row.cells.begin() + col;
+            const qint64 count = std::min<qint64>(n, qint64(row.cells.size()) - col);
+            row.cells.erase(first, first + count);
+            row.combining.reset();
+        }
+        row.fullLength = std::max<qint64>(col, row.fullLength - n);
+        break;
+    }
+    case '@': { // ICH
+        Row& row = cursorRow();
+        const qint64 col = std::min(m_col, maxCol);
+        if (col < qint64(row.cells.size())) {
+            row.cells.insert(row.cells.begin() + col, size_t(n), Cell{0, 0});
+            if (qint64(row.cells.size()) > m_storeLimit)
+                row.cells.resize(size_t(m_storeLimit));
+            row.combining.reset();
+        }
+        if (row.fullLength > col)
+            row.fullLength = m_width > 0 ? std::min<qint64>(row.fullLength + n, m_width) : row.fullLength + n;
+        break;
+    }
+    case 'm':
+        sgr();
+        break;
+    case 's':
+        m_savedRow = m_row;
+        m_savedCol = m_col;
+        m_savedStyle = m_styleId;
+        break;
+    case 'u':
+        moveToRow(std::clamp(m_savedRow, 0, m_liveRows - 1));
+        m_col = m_savedCol;
+        clampCol();
+        cursorRow();
+        break;
+    default:
+        break;
+    }
+}
+
+void TerminalRenderer::sgr()
+{
+    Style s = m_style;
+    const int count = m_paramCount + 1;
+    for (int i = 0; i < count; ++i) {
+        const int p = m_params[i] < 0 ? 0 : m_params[i];
+        // Sub-parameters belonging to this parameter (colon form).
+        int subEnd = i + 1;
+        while (subEnd < count && m_subParam[subEnd])
+            ++subEnd;
+        auto subs = [&](int k) { return (i + 1 + k < subEnd && m_params[i + 1 + k] >= 0) ? m_params[i + 1 + k] : 0; };
+        if (p == 38 || p == 48 || p == 58) {
+            quint32 colour = 0;
+            bool ok = false;
+            if (subEnd > i + 1) { // 38:5:n  38:2:r:g:b  38:2:cs:r:g:b
+                const int kind = subs(0);
+                const int subCount = subEnd - i - 1;
+                if (kind == 5 && subCount >= 2) {
+                    colour = paletteColour(subs(1));
+                    ok = true;
+                } else if (kind == 2 && subCount >= 5) {
+                    colour = rgbColour(subs(2), subs(3), subs(4));
+                    ok = true;
+                } else if (kind == 2 && subCount == 4) {
+                    colour = rgbColour(subs(1), subs(2), subs(3));
+                    ok = true;
+                }
+                i = subEnd - 1;
+            } else if (i + 1 < count) { // 38;5;n  38;2;r;g;b
+                const int kind = m_params[i + 1];
+                auto at = [&](int k) { return (k < count && m_params[k] >= 0) ? m_params[k] : 0; };
+                if (kind == 5 && i + 2 < count) {
+                    colour = paletteColour(at(i + 2));
+                    ok = true;
+                    i += 2;
+                } else if (kind == 2 && i + 4 < count) {
+                    colour = rgbColour(at(i + 2), at(i + 3), at(i + 4));
+                    ok = true;
+                    i += 4;
+                } else {
+                    i = count; // malformed: ignore the rest, like xterm
+                }
+            }
+            if (ok && p == 38)
+                s.fg = colour;
+            else if (ok && p == 48)
+                s.bg = colour;
+            continue;
+        }
+        if (subEnd > i + 1) {
+            // e.g. 4:3 (curly underline): 4:0 switches underline off
+            if (p == 4)
+                s.flags = subs(0) == 0 ? (s.flags & ~StyleSpan::Underline) : (s.flags | StyleSpan::Underline);
+            i = subEnd - 1;
+            continue;
+        }
+        switch (p) {
+        case 0: s = Style{}; break;
+        case 1: s.flags |= StyleSpan::Bold; break;
+        case 2: s.flags |= StyleSpan::Faint; break;
+        case 3: s.flags |= StyleSpan::Italic; break;
+        case 4: case 21: s.flags |= StyleSpan::Underline; break;
+        case 7: s.flags |= StyleSpan::Inverse; break;
+        case 9: s.flags |= StyleSpan::Strike; break;
+        case 22: s.flags &= ~(StyleSpan::Bold | StyleSpan::Faint); break;
+        case 23: s.flags &= ~StyleSpan::Italic; break;
+        case 24: s.flags &= ~StyleSpan::Underline; break;
+        case 27: s.flags &= ~StyleSpan::Inverse; break;
+        case 29: s.flags &= ~StyleSpan::Strike; break;
+        case 39: s.fg = 0; break;
+        case 49: s.bg = 0; break;
+        default:
+            if (p >= 30 && p <= 37)
+                s.fg = paletteColour(p - 30);
+            else if (p >= 40 && p <= 47)
+                s.bg = paletteColour(p - 40);
+            else if (p >= 90 && p <= 97)
+                s.fg = paletteColour(p - 90 + 8);
+            else if (p >= 100 && p <= 107)
+                s.bg = paletteColour(p - 100 + 8);
+            break; // blink, conceal, fonts, ...: ignored
+        }
+    }
+    m_style = s;
+    m_styleId = styleId(s);
+}
+
+quint32 TerminalRenderer::styleId(const Style& s)
+{
+    const auto it = m_styleIds.constFind(s);
+    if (it != m_styleIds.constEnd())
+        return it.value();
+    const auto id = quint32(m_styles.size());
+    m_styles.push_back(s);
+    m_styleIds.insert(s, id);
+    return id;
+}
+
+// ---------------------------------------------------------------- screen
+
+TerminalRenderer::Row& TerminalRenderer::rowAt(int index)
+{
+    while (int(m_screen.size()) <= index) {
+        if (!m_spare.empty()) {
+            m_screen.push_back(std::move(m_spare.back()));
+            m_spare.pop_back();
+        } else {
+            m_screen.emplace_back();
+        }
+        m_screen.back().reset(m_curByte);
+    }
+    return m_screen[size_t(index)];
+}
+
+TerminalRenderer::Row& TerminalRenderer::cursorRow()
+{
+    return rowAt(m_row);
+}
+
+void TerminalRenderer::lineFeed(bool wrapped)
+{
+    // Like tmux, a line feed only ever sets the soft-wrap mark; it is cleared
+    // when the row is recycled.
+    if (wrapped)
+        cursorRow().wrapped = true;
+    // A row started by a line feed begins after it; a soft-wrapped one at the
+    // character that wrapped.
+    const qint64 byte = m_curByte;
+    if (!wrapped)
+        ++m_curByte;
+    if (m_row >= m_liveRows - 1) {
+        commitFront();
+        rowAt(m_row);
+    } else {
+        ++m_row;
+        rowAt(m_row);
+    }
+    m_curByte = byte;
+}
+
+void TerminalRenderer::commitFront()
+{
+    if (m_screen.empty())
+        return;
+    m_committed.append(toLine(m_screen.front()));
+    if (m_spare.size() < 16)
+        m_spare.push_back(std::move(m_screen.front()));
+    m_screen.pop_front();
+    m_savedRow = std::max(0, m_savedRow - 1);
+}
+
+void TerminalRenderer::eraseCells(Row& row, qint64 from, qint64 to)
+{
+    from = std::max<qint64>(from, 0);
+    const qint64 size = qint64(row.cells.size());
+    if (to >= size && from < size) {
+        // Erasing to the end: just drop the cells (fixing a wide char cut in half).
+        if (from > 0 && row.cells[size_t(from)].cp == kWideTail)
+            row.cells[size_t(from - 1)] = Cell{0, 0};
+        row.cells.resize(size_t(from));
+    } else if (from < size) {
+        if (from > 0 && row.cells[size_t(from)].cp == kWideTail)
+            row.cells[size_t(from - 1)] = Cell{0, 0};
+        if (to < size && row.cells[size_t(to)].cp == kWideTail)
+            row.cells[size_t(to)] = Cell{0, 0};
+        std::fill(row.cells.begin() + from, row.cells.begin() + to, Cell{0, 0});
+    }
+    if (row.combining) {
+        for (auto it = row.combining->begin(); it != row.combining->end();) {
+            if (it->first >= from && it->first < to)
+                it = row.combining->erase(it);
+            else
+                ++it;
+        }
+    }
+    if (to >= row.fullLength)
+        row.fullLength = std::min(row.fullLength, from);
+}
+
+void TerminalRenderer::eraseRowsBelow(int rowIndex)
+{
+    for (int i = rowIndex + 1; i < int(m_screen.size()); ++i) {
+        Row& row = m_screen[size_t(i)];
+        const qint64 offset = row.byteOffset;
+        row.reset(offset);
+    }
+}
+
+void TerminalRenderer::eraseRowsAbove(int rowIndex)
+{
+    for (int i = 0; i < rowIndex && i < int(m_screen.size()); ++i) {
+        Row& row = m_screen[size_t(i)];
+        const qint64 offset = row.byteOffset;
+        row.reset(offset);
+    }
+}
+
+bool TerminalRenderer::isBlankRow(const Row& row)
+{
+    for (const Cell& c : row.cells) {
+        if (c.cp != 0 && c.cp != ' ')
+            return false;
+        if (c.cp == ' ' && c.style != 0)
+            return false;
+    }
+    return true;
+}
+
+ConsoleLine TerminalRenderer::toLine(const Row& row) const
+{
+    ConsoleLine line;
+    line.byteOffset = row.byteOffset;
+    line.wrapped = row.wrapped;
+
+    // Last visible cell: trailing blanks and plain spaces are not part of the row.
+    qint64 last = qint64(row.cells.size()) - 1;
+    while (last >= 0) {
+        const Cell& c = row.cells[size_t(last)];
+        if (c.cp == 0)
+            --last;
+        else if (c.cp == ' ' && !row.wrapped) { // a wrapped row keeps its written spaces
+            const Style& s = m_styles[c.style];
+            if (s.bg != 0 || (s.flags & (StyleSpan::Inverse | StyleSpan::Underline | StyleSpan::Strike)))
+                break;
+            --last;
+        } else {
+            break;
+        }
+    }
+    const qint64 columns = last + 1;
+    line.truncated = row.fullLength > m_storeLimit && m_storeLimit < (m_width > 0 ? m_width : kMaxCol);
+    line.fullLength = line.truncated ? row.fullLength : columns;
+    if (columns == 0)
+        return line;
+
+    qsizetype units = 0;
+    for (qint64 i = 0; i < columns; ++i) {
+        const char32_t cp = row.cells[size_t(i)].cp;
+        if (cp == kWideTail)
+            continue;
+        units += cp >= 0x10000 ? 2 : 1;
+    }
+    if (row.combining) {
+        for (const auto& [col, marks] : *row.combining) {
+            if (col < columns)
+                for (char32_t m : marks)
+                    units += m >= 0x10000 ? 2 : 1;
+        }
+    }
+    line.text = QString(units, Qt::Uninitialized);
+    QChar* out = line.text.data();
+    qsizetype pos = 0;
+    quint32 runStyle = 0;
+    qsizetype runStart = 0;
+    auto closeRun = [&](qsizetype end) {
+        if (runStyle != 0 && end > runStart) {
+            const Style& s = m_styles[runStyle];
+            line.spans.append(StyleSpan{int(runStart), int(end - runStart), s.fg, s.bg, s.flags});
+        }
+    };
+    for (qint64 i = 0; i < columns; ++i) {
+        const Cell& c = row.cells[size_t(i)];
+        if (c.cp == kWideTail)
+            continue;
+        const quint32 style = c.cp == 0 ? 0 : c.style;
+        if (style != runStyle) {
+            closeRun(pos);
+            runStyle = style;
+            runStart = pos;
+        }
+        const char32_t cp = c.cp == 0 ? U' ' : c.cp;
+        if (cp >= 0x10000) {
+            out[pos++] = QChar(QChar::highSurrogate(cp));
+            out[pos++] = QChar(QChar::lowSurrogate(cp));
+        } else {
+            out[pos++] = QChar(char16_t(cp));
+        }
+        if (row.combining) {
+            const auto it = row.combining->find(int(i));
+            if (it != row.combining->end()) {
+                for (char32_t m : it->second) {
+                    if (m >= 0x10000) {
+                        out[pos++] = QChar(QChar::highSurrogate(m));
+                        out[pos++] = QChar(QChar::lowSurrogate(m));
+                    } else {
+                        out[pos++] = QChar(char16_t(m));
+                    }
+                }
+            }
+        }
+    }
+    closeRun(pos);
+    return line;
+}
+
+// ---------------------------------------------------------------- output
+
+QList<ConsoleLine> TerminalRenderer::takeCommitted()
+{
+    return std::exchange(m_committed, {});
+}
+
+QList<ConsoleLine> TerminalRenderer::pendingLines() const
+{
+    int last = -1;
+    for (int i = 0; i < int(m_screen.size()); ++i) {
+        if (!isBlankRow(m_screen[size_t(i)]))
+            last = i;
+    }
+    QList<ConsoleLine> lines;
+    lines.reserve(last + 1);
+    for (int i = 0; i <= last; ++i)
+        lines.append(toLine(m_screen[size_t(i)]));
+    return lines;
+}
+
+void TerminalRenderer::commitSettledRows()
+{
+    while (m_row > m_maxUpReach && !m_screen.empty()) {
+        commitFront();
+        --m_row;
+    }
+}
+
+void TerminalRenderer::commitAboveCursor()
+{
+    while (m_row > 0 && !m_screen.empty()) {
+        commitFront();
+        --m_row;
+    }
+}
+
+void TerminalRenderer::finish()
+{
+    if (m_state == State::Ground && m_utfNeed > 0)
+        flushBadUtf8();
+    m_utfNeed = 0;
+    m_state = State::Ground;
+    int last = -1;
+    for (int i = 0; i < int(m_screen.size()); ++i) {
+        if (!isBlankRow(m_screen[size_t(i)]))
+            last = i;
+    }
+    for (int i = 0; i <= last; ++i)
+        commitFront();
+    m_screen.clear();
+    m_row = 0;
+    m_col = 0;
+    m_savedRow = 0;
+    m_savedCol = 0;
+    m_style = Style{};
+    m_styleId = 0;
+    m_curByte = m_offset;
+    rowAt(0);
+}
+
+} // namespace ty

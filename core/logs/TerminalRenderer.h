@@ -1,0 +1,183 @@
+#pragma once
+
+#include "ConsoleLine.h"
+
+#include <QByteArrayView>
+#include <QHash>
+#include <QList>
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace ty {
+
+// Turns a raw console byte stream (a run's merged stdout/stderr, exactly as
+// written) into the rows a terminal would show, the way `cat FILE` in a tmux
+// pane of the same width renders it (tests/core/logs/tst_terminalrenderer_tmux
+// compares against tmux 3.3a).
+//
+// Model: a screen of `liveRows` rows (the "live region") with a cursor, like a
+// terminal of that height. `\n` behaves as CR+LF (a pty's ONLCR), and at the
+// bottom row scrolls: the top row leaves the live region and is *committed*
+// -- no cursor movement can reach it any more (cursor-up, CUP etc. are clamped
+// to the live region, exactly as a terminal clamps them to its screen).
+// commitAboveCursor() lets a caller commit early after the stream went quiet.
+//
+// Handled: printable UTF-8 (wide characters take two columns, zero-width ones
+// join the previous cell), \r, \n, \b (with tmux's reverse wrap), \t (8-column
+// stops), ESC[K/0K/1K/2K, ESC[J (0/1/2), cursor movement A B C D E F G H f d
+// ` a e, ESC[X/P/@, ESC 7/8, ESC[s/u, ESC D/E/M, SGR (bold, faint, italic,
+// underline, inverse, strike, 16/256/truecolour with ';' or ':' separators).
+// OSC (titles, OSC 8 hyperlinks: link dropped, text kept), DCS/SOS/PM/APC
+// strings, private-mode CSIs and every other escape are consumed and ignored.
+// Invalid UTF-8 gives one U+FFFD per maximal invalid subsequence (WHATWG /
+// Unicode "maximal subpart" rule; tmux drops such bytes instead). Other C0/C1
+// controls are ignored.
+//
+// Width: `width` > 0 wraps at that many columns (rows are physical rows, the
+// wrapped one has ConsoleLine::wrapped set); 0 means unlimited (one row per
+// logical line, nothing wraps). Rows longer than `maxLineChars` columns keep
+// their first maxLineChars columns, with truncated=true and fullLength set;
+// the rest is counted, never stored, so a 10 MB line costs O(n) time and
+// O(maxLineChars) memory.
+//
+// Any split of the stream over feed() calls gives the same result. Not thread
+// safe: use from one thread at a time. No Qt event loop needed.
+class TerminalRenderer final
+{
+public:
+    explicit TerminalRenderer(int width = 0, int maxLineChars = 16384, int liveRows = 64);
+    ~TerminalRenderer();
+    TerminalRenderer(const TerminalRenderer&) = delete;
+    TerminalRenderer& operator=(const TerminalRenderer&) = delete;
+
+    // Consumes the next bytes of the stream.
+    void feed(QByteArrayView bytes);
+
+    // Rows that became final since the last call, in order.
+    QList<ConsoleLine> takeCommitted();
+    // Number of rows waiting in takeCommitted() (cheap).
+    qsizetype committedCount() const { return m_committed.size(); }
+
+    // Rows still in the live region, top to bottom (e.g. a tqdm bar being
+    // redrawn); trailing empty rows below the cursor are left out.
+    QList<ConsoleLine> pendingLines() const;
+
+    // Commits the rows further above the cursor than the stream has ever
+    // moved it up (cursor-up, reverse index, absolute positioning, restore,
+    // reverse wrap): final in practice, so curves stay live while a progress
+    // bar keeps redrawing below. A stream that later jumps further up than
+    // ever before finds those rows gone (cursor clamps, as at a screen's top):
+    // the only divergence from a terminal, and only for rows committed early.
+    void commitSettledRows();
+
+    // Commits every row above the cursor's row (e.g. once the stream has been
+    // quiet for a while). Afterwards cursor-up stops at the cursor's current row.
+    void commitAboveCursor();
+
+    // End of stream: an unfinished UTF-8 sequence becomes U+FFFD, every live
+    // row is committed (trailing empty rows dropped) and the renderer is reset
+    // to an empty screen (the byte offset keeps counting).
+    void finish();
+
+    // Total bytes fed so far.
+    qint64 bytesFed() const { return m_offset; }
+
+    int width() const { return m_width; }
+
+private:
+    struct Cell {
+        char32_t cp; // 0 = blank (never written or erased), kWideTail = right half of a wide char
+        quint32 style;
+    };
+    struct Row {
+        std::vector<Cell> cells;
+        qint64 byteOffset = 0;
+        qint64 fullLength = 0; // columns reached, including those past maxLineChars
+        bool wrapped = false;
+        std::unique_ptr<std::unordered_map<int, std::u32string>> combining; // rare: zero-width marks per column
+        void reset(qint64 offset);
+    };
+    struct Style {
+        quint32 fg = 0;
+        quint32 bg = 0;
+        quint8 flags = 0;
+        friend bool operator==(const Style&, const Style&) = default;
+    };
+    friend size_t qHash(const Style& s, size_t seed) noexcept;
+
+    enum class State : quint8 { Ground, Escape, EscapeIntermediate, Csi, CsiIgnore, Osc, OscEscape, String, StringEscape };
+
+    static constexpr char32_t kWideTail = 0xFFFFFFFFu;
+    static constexpr int kMaxParams = 32;
+
+    // stream processing
+    void processByte(unsigned char b, qint64 offset);
+    const unsigned char* printAsciiRun(const unsigned char* p, const unsigned char* end);
+    void printCodepoint(char32_t cp);
+    void putCell(char32_t cp, int w);
+    void execControl(unsigned char b);
+    void escDispatch(unsigned char final);
+    void csiDispatch(unsigned char final);
+    void sgr();
+    void flushBadUtf8();
+
+    // screen operations
+    Row& cursorRow();
+    Row& rowAt(int index);
+    void lineFeed(bool wrapped);
+    void newRowAtBottom();
+    void commitFront();
+    void eraseCells(Row& row, qint64 from, qint64 to); // [from, to)
+    void eraseRowsBelow(int rowIndex);
+    void eraseRowsAbove(int rowIndex);
+    void clampCol();
+    void moveToRow(int row); // any vertical move; records upward reach
+    int param(int i, int def) const;
+    quint32 styleId(const Style& s);
+    ConsoleLine toLine(const Row& row) const;
+    static bool isBlankRow(const Row& row);
+
+    const int m_width;
+    const int m_maxLineChars;
+    const int m_liveRows;
+    const int m_storeLimit; // cells stored per row: min(width or inf, maxLineChars)
+
+    std::deque<Row> m_screen; // live region, m_screen[0] is its top row
+    std::vector<Row> m_spare;  // recycled rows (keeps their cell capacity)
+    QList<ConsoleLine> m_committed;
+
+    int m_row = 0;
+    qint64 m_col = 0;
+    int m_maxUpReach = 0; // the furthest the cursor was ever moved up, in rows
+    int m_savedRow = 0;
+    qint64 m_savedCol = 0;
+    quint32 m_savedStyle = 0;
+
+    Style m_style;
+    quint32 m_styleId = 0;
+    std::vector<Style> m_styles;
+    QHash<Style, quint32> m_styleIds;
+
+    qint64 m_offset = 0;       // bytes fed so far
+    qint64 m_curByte = 0;      // offset of the byte being processed
+
+    State m_state = State::Ground;
+    // UTF-8 decoder (WHATWG)
+    char32_t m_utfCp = 0;
+    int m_utfNeed = 0;
+    unsigned char m_utfLower = 0x80;
+    unsigned char m_utfUpper = 0xBF;
+    // CSI
+    int m_params[kMaxParams] = {};
+    bool m_subParam[kMaxParams] = {}; // param i was introduced by ':'
+    int m_paramCount = 0;
+    bool m_paramHasDigit = false;
+    unsigned char m_private = 0;       // '<', '=', '>', '?' or 0
+    unsigned char m_intermediate = 0;
+};
+
+} // namespace ty

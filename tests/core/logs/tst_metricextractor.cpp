@@ -1,0 +1,459 @@
+// MetricExtractor: every recogniser, every noise rule, and the real fixture
+// logs fed through TerminalRenderer first (only committed lines count).
+#include "TestSupport.h"
+#include "logs/MetricExtractor.h"
+#include "logs/TerminalRenderer.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QMap>
+#include <QTest>
+
+#include <cmath>
+
+using namespace ty;
+
+namespace {
+
+struct Run {
+    QList<ExtractedMetric> all;
+    QStringList sourceLines; // the committed line each sample of `all` came from
+    QMap<QString, QList<ExtractedMetric>> byKey;
+};
+
+Run extractFixture(const QString& name, int width = 0)
+{
+    const QByteArray bytes = test::readFixture(QStringLiteral("gpu-workstation/logs/%1").arg(name));
+    TerminalRenderer renderer(width);
+    MetricExtractor extractor;
+    Run run;
+    auto drain = [&] {
+        for (const ConsoleLine& l : renderer.takeCommitted()) {
+            const QList<ExtractedMetric> ms = extractor.extract(l.text);
+            for (const ExtractedMetric& m : ms) {
+                run.all.append(m);
+                run.sourceLines.append(l.text);
+                run.byKey[m.key].append(m);
+            }
+        }
+    };
+    // Feed in 4 KiB pieces like a live follower would.
+    for (qsizetype pos = 0; pos < bytes.size(); pos += 4096) {
+        renderer.feed(QByteArrayView(bytes).sliced(pos, std::min<qsizetype>(4096, bytes.size() - pos)));
+        drain();
+    }
+    renderer.finish();
+    drain();
+    return run;
+}
+
+QList<double> values(const QList<ExtractedMetric>& ms)
+{
+    QList<double> out;
+    for (const ExtractedMetric& m : ms)
+        out.append(m.value);
+    return out;
+}
+
+QList<qint64> steps(const QList<ExtractedMetric>& ms)
+{
+    QList<qint64> out;
+    for (const ExtractedMetric& m : ms)
+        out.append(m.step);
+    return out;
+}
+
+// key -> value for one line, via a fresh extractor
+QMap<QString, double> one(QStringView line)
+{
+    MetricExtractor x;
+    QMap<QString, double> out;
+    for (const ExtractedMetric& m : x.extract(line))
+        out.insert(m.key, m.value);
+    return out;
+}
+
+} // namespace
+
+class TestMetricExtractor : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    // ------------------------------------------------------------ fixtures
+    void plainTorch()
+    {
+        const Run run = extractFixture(QStringLiteral("plain_torch.log"));
+        // Exactly the keys the file prints, with these counts.
+        QCOMPARE(run.byKey.keys(), (QStringList{QStringLiteral("Accuracy"), QStringLiteral("Loss"), QStringLiteral("loss"),
+                                                QStringLiteral("val_acc"), QStringLiteral("val_accuracy"),
+                                                QStringLiteral("val_loss")}));
+        QCOMPARE(run.byKey.value(QStringLiteral("val_accuracy")).size(), 15);
+        QCOMPARE(run.byKey.value(QStringLiteral("val_loss")).size(), 15);
+        QCOMPARE(run.byKey.value(QStringLiteral("val_acc")).size(), 15);
+        QCOMPARE(run.byKey.value(QStringLiteral("Loss")).size(), 15);
+        QCOMPARE(run.byKey.value(QStringLiteral("Accuracy")).size(), 15);
+        // loss: 34 committed bar rows ending in "step N loss X" (N = 10..340),
+        // 15 final bar rows, 15 Keras lines, 15 JSON records.
+        QCOMPARE(run.byKey.value(QStringLiteral("loss")).size(), 34 + 15 + 15 + 15);
+
+        const QList<ExtractedMetric> va = run.byKey.value(QStringLiteral("val_accuracy"));
+        QCOMPARE(va.first().value, 0.7639);
+        QCOMPARE(va.last().value, 0.9528);
+        QCOMPARE(values(va), (QList<double>{0.7639, 0.8639, 0.8583, 0.8972, 0.9000, 0.9167, 0.9167, 0.9306, 0.9306, 0.9361,
+                                            0.9444, 0.9444, 0.9472, 0.9500, 0.9528}));
+        QCOMPARE(steps(va), (QList<qint64>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14})); // per-key counter
+        for (int i = 0; i < va.size(); ++i) {
+            QVERIFY(!va.at(i).stepFromLine);
+            QCOMPARE(va.at(i).epoch, std::optional<double>(i + 1)); // from "Epoch i/15 - ..."
+        }
+        QCOMPARE(run.byKey.value(QStringLiteral("val_loss")).first().value, 2.0085);
+        QCOMPARE(run.byKey.value(QStringLiteral("val_loss")).last().value, 0.1962);
+
+        // The 15 JSON records, recovered value for value: parse the raw file's
+        // JSON lines independently and compare.
+        QList<QJsonObject> records;
+        for (const QByteArray& raw : test::readFixture(QStringLiteral("gpu-workstation/logs/plain_torch.log")).split('\n')) {
+            if (raw.startsWith('{'))
+                records.append(QJsonDocument::fromJson(raw).object());
+        }
+        QCOMPARE(records.size(), 15);
+        const QList<ExtractedMetric> jsonAcc = run.byKey.value(QStringLiteral("val_acc"));
+        QList<ExtractedMetric> jsonLoss;
+        for (qsizetype i = 0; i < run.all.size(); ++i) {
+            if (run.all.at(i).key == QLatin1String("loss") && run.sourceLines.at(i).startsWith(u'{'))
+                jsonLoss.append(run.all.at(i));
+        }
+        QCOMPARE(jsonLoss.size(), 15);
+        for (int i = 0; i < 15; ++i) {
+            const QJsonObject& r = records.at(i);
+            QCOMPARE(jsonAcc.at(i).step, r.value(u"step").toInteger());
+            QVERIFY(jsonAcc.at(i).stepFromLine);
+            QCOMPARE(jsonAcc.at(i).value, r.value(u"val_acc").toDouble());
+            QCOMPARE(jsonAcc.at(i).epoch, std::optional<double>(r.value(u"epoch").toDouble()));
+            QCOMPARE(jsonLoss.at(i).step, r.value(u"step").toInteger());
+            QCOMPARE(jsonLoss.at(i).value, r.value(u"loss").toDouble());
+        }
+        QCOMPARE(jsonAcc.last().value, 0.952778);
+        QCOMPARE(jsonAcc.last().step, 345);
+
+        // Bar rows that tqdm.write() left behind carry "step N": the postfix
+        // loss is recorded at that step, once per committed row.
+        QList<qint64> barSteps;
+        for (qsizetype i = 0; i < run.all.size(); ++i) {
+            if (run.sourceLines.at(i).contains(u"it/s, loss=") && run.sourceLines.at(i).contains(u"]step ")) {
+                QVERIFY(run.all.at(i).stepFromLine);
+                barSteps.append(run.all.at(i).step);
+            }
+        }
+        QCOMPARE(barSteps.size(), 34);
+        QCOMPARE(barSteps.first(), 10);
+        QCOMPARE(barSteps.last(), 340);
+        QCOMPARE(run.byKey.value(QStringLiteral("loss")).first().value, 2.2119);
+
+        // No key from timing noise, and every key looks like an identifier.
+        for (const QString& key : run.byKey.keys()) {
+            QVERIFY2(!key.contains(u"it/s") && !key.contains(u"s/it") && !key.contains(u'%') && !key.contains(u' '),
+                     qPrintable(key));
+        }
+        // Keys never given a step on their lines count 0, 1, 2, ... (`loss`
+        // mixes the bar's "step N", counted rows and JSON steps: it is the one
+        // series whose steps are not monotonic in this file).
+        for (const QString& key : {QStringLiteral("Loss"), QStringLiteral("Accuracy"), QStringLiteral("val_loss")}) {
+            const QList<ExtractedMetric> series = run.byKey.value(key);
+            for (int i = 0; i < series.size(); ++i)
+                QCOMPARE(series.at(i).step, i);
+        }
+    }
+
+    void plainTorchWrappedAt80()
+    {
+        // At width 80 the long rows wrap; the metric lines are shorter than 80
+        // columns, so the Keras and JSON series are identical.
+        const Run run = extractFixture(QStringLiteral("plain_torch.log"), 80);
+        QCOMPARE(run.byKey.value(QStringLiteral("val_accuracy")).size(), 15);
+        QCOMPARE(run.byKey.value(QStringLiteral("val_accuracy")).last().value, 0.9528);
+        QCOMPARE(run.byKey.value(QStringLiteral("val_acc")).size(), 15);
+    }
+
+    void lightningRich()
+    {
+        // Rich's progress bar: the file holds only its final state; the
+        // metrics are the rows below "Epoch 5/5 ... v_num: 0".
+        const Run run = extractFixture(QStringLiteral("lightning_run.log"));
+        QCOMPARE(run.byKey.keys(), (QStringList{QStringLiteral("train_loss"), QStringLiteral("val_acc"), QStringLiteral("val_loss")}));
+        QCOMPARE(values(run.byKey.value(QStringLiteral("train_loss"))), QList<double>{0.630});
+        QCOMPARE(values(run.byKey.value(QStringLiteral("val_loss"))), QList<double>{0.557});
+        QCOMPARE(values(run.byKey.value(QStringLiteral("val_acc"))), QList<double>{0.906});
+        // The model summary (params, FLOPs, modules in train mode) and
+        // LOCAL_RANK / v_num are not metrics.
+        QCOMPARE(run.all.size(), 3);
+    }
+
+    void lightningTqdm()
+    {
+        // The raw file redraws the bar ~200 times with a train_loss postfix
+        // (values 2.300 ... 0.865) and val_acc from epoch 0 on; every epoch's
+        // bar reuses the same row, so a terminal ends up showing that row
+        // twice (tqdm's final refresh after "`Trainer.fit` stopped").
+        const QByteArray raw = test::readFixture(QStringLiteral("gpu-workstation/logs/lightning_tqdm.log"));
+        QVERIFY(raw.count("train_loss=") > 100);
+        QCOMPARE(raw.count("val_loss"), 0); // this run does not show val_loss in its bar
+        const Run run = extractFixture(QStringLiteral("lightning_tqdm.log"));
+        QCOMPARE(run.byKey.keys(), (QStringList{QStringLiteral("train_loss"), QStringLiteral("val_acc")}));
+        QCOMPARE(values(run.byKey.value(QStringLiteral("train_loss"))), (QList<double>{0.865, 0.865}));
+        QCOMPARE(values(run.byKey.value(QStringLiteral("val_acc"))), (QList<double>{0.883, 0.883}));
+        QCOMPARE(steps(run.byKey.value(QStringLiteral("train_loss"))), (QList<qint64>{0, 1}));
+        QCOMPARE(run.byKey.value(QStringLiteral("train_loss")).first().epoch, std::optional<double>(3));
+    }
+
+    void nestedTqdm()
+    {
+        const Run run = extractFixture(QStringLiteral("nested_tqdm.log"));
+        QCOMPARE(run.byKey.keys(), (QStringList{QStringLiteral("acc"), QStringLiteral("loss")}));
+        QCOMPARE(values(run.byKey.value(QStringLiteral("loss"))), (QList<double>{1.0, 0.5, 0.3333}));
+        QCOMPARE(values(run.byKey.value(QStringLiteral("acc"))), (QList<double>{0.5, 0.6, 0.7}));
+        const QList<ExtractedMetric> loss = run.byKey.value(QStringLiteral("loss"));
+        for (int i = 0; i < 3; ++i)
+            QCOMPARE(loss.at(i).epoch, std::optional<double>(i));
+    }
+
+    void oomMidrun()
+    {
+        const Run run = extractFixture(QStringLiteral("oom_midrun.log"));
+        QCOMPARE(run.byKey.keys(), (QStringList{QStringLiteral("allocated_gib"), QStringLiteral("loss")}));
+        const QList<ExtractedMetric> loss = run.byKey.value(QStringLiteral("loss"));
+        const QList<ExtractedMetric> gib = run.byKey.value(QStringLiteral("allocated_gib"));
+        QCOMPARE(loss.size(), 17);
+        QCOMPARE(gib.size(), 17);
+        for (int i = 0; i < 17; ++i) {
+            QCOMPARE(loss.at(i).step, i + 1); // "step N" on the line
+            QVERIFY(loss.at(i).stepFromLine);
+            QCOMPARE(gib.at(i).value, 8.0 * (i + 1));
+        }
+        QCOMPARE(loss.first().value, 1.0);
+        QCOMPARE(loss.last().value, 0.0588);
+        // The traceback and the OOM message add nothing (GiB sizes, line numbers).
+        QCOMPARE(run.all.size(), 34);
+        QCOMPARE(extractFixture(QStringLiteral("oom.log")).all.size(), 0);
+    }
+
+    // ------------------------------------------------------------ recognisers
+    void keyEqualsValue()
+    {
+        QCOMPARE(one(u"loss=0.5 acc=0.91 lr=1e-3"),
+                 (QMap<QString, double>{{QStringLiteral("loss"), 0.5}, {QStringLiteral("acc"), 0.91}, {QStringLiteral("lr"), 1e-3}}));
+        QCOMPARE(one(u"Epoch 1: Loss = 2.0545, Accuracy = 0.7639"),
+                 (QMap<QString, double>{{QStringLiteral("Loss"), 2.0545}, {QStringLiteral("Accuracy"), 0.7639}}));
+        QCOMPARE(one(u"train/loss=0.25, val.top-1=0.75; grad_norm=-.5"),
+                 (QMap<QString, double>{{QStringLiteral("train/loss"), 0.25}, {QStringLiteral("val.top-1"), 0.75},
+                                        {QStringLiteral("grad_norm"), -0.5}}));
+    }
+
+    void keyColonValue()
+    {
+        QCOMPARE(one(u"loss: 0.31 acc: 0.91"), (QMap<QString, double>{{QStringLiteral("loss"), 0.31}, {QStringLiteral("acc"), 0.91}}));
+        QCOMPARE(one(u"32/32 [==============================] - 1s 10ms/step - loss: 0.31 - acc: 0.91"),
+                 (QMap<QString, double>{{QStringLiteral("loss"), 0.31}, {QStringLiteral("acc"), 0.91}}));
+        MetricExtractor x;
+        const QList<ExtractedMetric> ms = x.extract(u"Epoch 3/15 - loss: 0.31 - val_loss: 0.40");
+        QCOMPARE(ms.size(), 2);
+        QCOMPARE(ms.at(0).key, QStringLiteral("loss"));
+        QCOMPARE(ms.at(0).epoch, std::optional<double>(3));
+        QCOMPARE(ms.at(1).epoch, std::optional<double>(3));
+    }
+
+    void jsonLines()
+    {
+        MetricExtractor x;
+        const QList<ExtractedMetric> ms = x.extract(u"{\"epoch\": 2, \"step\": 46, \"loss\": 1.64591, \"val\": {\"acc\": 0.86}, \"name\": \"mlp\", \"ok\": true}");
+        QCOMPARE(ms.size(), 2);
+        QCOMPARE(ms.at(0).key, QStringLiteral("loss"));
+        QCOMPARE(ms.at(0).step, 46);
+        QVERIFY(ms.at(0).stepFromLine);
+        QCOMPARE(ms.at(0).epoch, std::optional<double>(2));
+        QCOMPARE(ms.at(1).key, QStringLiteral("val.acc"));
+        QCOMPARE(ms.at(1).value, 0.86);
+        // Python's json.dumps writes NaN / Infinity
+        const QList<ExtractedMetric> nanInf = x.extract(u"{\"loss\": NaN, \"grad\": -Infinity, \"global_step\": 7}");
+        QCOMPARE(nanInf.size(), 2);
+        QVERIFY(std::isnan(nanInf.at(0).value));
+        QCOMPARE(nanInf.at(1).value, -std::numeric_limits<double>::infinity());
+        QCOMPARE(nanInf.at(1).step, 7);
+    }
+
+    void pythonDictLines()
+    {
+        MetricExtractor x;
+        const QList<ExtractedMetric> ms = x.extract(u"{'loss': '0.6926', 'grad_norm': 1.25, 'learning_rate': 4.9e-05, 'epoch': '0.16'}");
+        QCOMPARE(ms.size(), 3);
+        QCOMPARE(ms.at(0).key, QStringLiteral("loss"));
+        QCOMPARE(ms.at(0).value, 0.6926);
+        QCOMPARE(ms.at(1).value, 1.25);
+        QCOMPARE(ms.at(2).key, QStringLiteral("learning_rate"));
+        QCOMPARE(ms.at(2).value, 4.9e-05);
+        for (const ExtractedMetric& m : ms)
+            QCOMPARE(m.epoch, std::optional<double>(0.16));
+        // after a tqdm bar on the same row (HF Trainer under a pty)
+        const QList<ExtractedMetric> ms2 = x.extract(u" 10%|\u2588         | 50/500 [00:05<00:45, 9.9it/s]{'loss': 0.5, 'epoch': 0.3}");
+        QCOMPARE(ms2.size(), 1);
+        QCOMPARE(ms2.at(0).value, 0.5);
+        QCOMPARE(ms2.at(0).step, 1); // per-key counter continues
+    }
+
+    void valueFormats_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<double>("expected");
+        QTest::newRow("exp") << QStringLiteral("1e-3") << 1e-3;
+        QTest::newRow("EXP+") << QStringLiteral("2.5E+2") << 250.0;
+        QTest::newRow("leading-dot") << QStringLiteral("-.5") << -0.5;
+        QTest::newRow("underscore") << QStringLiteral("1_000") << 1000.0;
+        QTest::newRow("trailing-dot") << QStringLiteral("3.") << 3.0;
+        QTest::newRow("plus") << QStringLiteral("+0.25") << 0.25;
+        QTest::newRow("inf") << QStringLiteral("inf") << std::numeric_limits<double>::infinity();
+        QTest::newRow("-inf") << QStringLiteral("-inf") << -std::numeric_limits<double>::infinity();
+        QTest::newRow("Infinity") << QStringLiteral("Infinity") << std::numeric_limits<double>::infinity();
+        QTest::newRow("tensor") << QStringLiteral("tensor(0.53)") << 0.53;
+        QTest::newRow("tensor-device") << QStringLiteral("tensor(0.5300, device='cuda:0', grad_fn=<NllLossBackward0>)") << 0.53;
+        QTest::newRow("np.float32") << QStringLiteral("np.float32(0.1)") << 0.1;
+        QTest::newRow("np.float64") << QStringLiteral("np.float64(-2.5e-4)") << -2.5e-4;
+        QTest::newRow("percent") << QStringLiteral("95.3%") << 95.3;
+        QTest::newRow("overflow") << QStringLiteral("1e999") << std::numeric_limits<double>::infinity();
+    }
+
+    void valueFormats()
+    {
+        QFETCH(QString, text);
+        QFETCH(double, expected);
+        QCOMPARE(MetricExtractor::parseValue(text), std::optional<double>(expected));
+        // and inside a line
+        MetricExtractor x;
+        const QList<ExtractedMetric> ms = x.extract(QString(QStringLiteral("metric=") + text + QStringLiteral(" other=1")));
+        QCOMPARE(ms.size(), 2);
+        QCOMPARE(ms.at(0).value, expected);
+    }
+
+    void nanIsKept()
+    {
+        MetricExtractor x;
+        const QList<ExtractedMetric> ms = x.extract(u"loss: nan - acc: NaN");
+        QCOMPARE(ms.size(), 2);
+        QVERIFY(std::isnan(ms.at(0).value));
+        QVERIFY(std::isnan(ms.at(1).value));
+        QVERIFY(!MetricExtractor::parseValue(u"banana"));
+        QVERIFY(!MetricExtractor::parseValue(u"1.2.3"));
+    }
+
+    void percentages()
+    {
+        MetricExtractor x;
+        const QList<ExtractedMetric> ms = x.extract(u"val_acc: 95.3% - top5: 99%");
+        QCOMPARE(ms.size(), 2);
+        QCOMPARE(ms.at(0).value, 95.3);
+        QVERIFY(ms.at(0).percent);
+        QCOMPARE(ms.at(1).value, 99.0);
+    }
+
+    void stepsAndEpochs()
+    {
+        MetricExtractor x;
+        QList<ExtractedMetric> ms = x.extract(u"step=100 loss=0.5");
+        QCOMPARE(ms.size(), 1);
+        QCOMPARE(ms.at(0).step, 100);
+        ms = x.extract(u"global_step: 200 - loss: 0.4");
+        QCOMPARE(ms.at(0).step, 200);
+        ms = x.extract(u"Iter [300/1000] loss=0.3");
+        QCOMPARE(ms.at(0).step, 300);
+        ms = x.extract(u"iteration 400: loss=0.2");
+        QCOMPARE(ms.at(0).step, 400);
+        ms = x.extract(u"loss=0.1"); // no step: previous step of this key + 1
+        QCOMPARE(ms.at(0).step, 401);
+        QVERIFY(!ms.at(0).stepFromLine);
+        ms = x.extract(u"acc=0.9");
+        QCOMPARE(ms.at(0).step, 0); // a new key counts from 0
+        ms = x.extract(u"acc=0.95");
+        QCOMPARE(ms.at(0).step, 1);
+        // epoch alone is not a metric
+        QVERIFY(x.extract(u"epoch=3").isEmpty());
+        QVERIFY(x.extract(u"Epoch 3/15").isEmpty());
+        QVERIFY(x.extract(u"step: 12").isEmpty());
+    }
+
+    void customRules()
+    {
+        MetricExtractor x({MetricRule{QStringLiteral("throughput"), QRegularExpression(QStringLiteral(R"(processed (?<value>[\d.]+) samples)"))},
+                           MetricRule{QString(), QRegularExpression(QStringLiteral(R"(\[(?<step>\d+)\] (?<key>\w+) is (?<value>\S+))"))}});
+        QList<ExtractedMetric> ms = x.extract(u"processed 1234.5 samples");
+        QCOMPARE(ms.size(), 1);
+        QCOMPARE(ms.at(0).key, QStringLiteral("throughput"));
+        QCOMPARE(ms.at(0).value, 1234.5);
+        ms = x.extract(u"[42] perplexity is 12.5");
+        QCOMPARE(ms.size(), 1);
+        QCOMPARE(ms.at(0).key, QStringLiteral("perplexity"));
+        QCOMPARE(ms.at(0).step, 42);
+        QVERIFY(ms.at(0).stepFromLine);
+    }
+
+    // ------------------------------------------------------------ noise
+    void noise_data()
+    {
+        QTest::addColumn<QString>("line");
+        QTest::newRow("tqdm") << QStringLiteral("Epoch 1/15:   4%|\u258d         | 1/23 [00:00<00:07,  2.82it/s]");
+        QTest::newRow("tqdm-s/it") << QStringLiteral("train: 45%|\u2588\u2588\u2588\u2588      | 45/100 [01:02<01:10,  1.28s/it]");
+        QTest::newRow("rate-key") << QStringLiteral("speed: 2.82it/s eta: 3s");
+        QTest::newRow("timestamp") << QStringLiteral("2026-01-02 10:11:12,345 - INFO - starting");
+        QTest::newRow("time=") << QStringLiteral("time=10:11:12 date=2026-01-02");
+        QTest::newRow("file:line") << QStringLiteral("/opt/x/lib/python3.12/site-packages/torch/utils.py:21: UserWarning: foo");
+        QTest::newRow("file.py:line") << QStringLiteral("warn at utils.py:21 in module");
+        QTest::newRow("version") << QStringLiteral("version: 2.11.0 torch==2.11.0 python=3.11 cuda_version: 13");
+        QTest::newRow("log-level") << QStringLiteral("INFO:root:starting epoch");
+        QTest::newRow("fraction") << QStringLiteral("step: 12/100 batch: 3/40");
+        QTest::newRow("phrase") << QStringLiteral("Modules in train mode: 4");
+        QTest::newRow("unit-word") << QStringLiteral("TPU available: False, using: 0 TPU cores");
+        QTest::newRow("params-K") << QStringLiteral("Trainable params: 9.6 K");
+        QTest::newRow("v_num") << QStringLiteral("Epoch 5/5 \u2501\u2501\u2501 23/23 0:00:00 \u2022 0:00:00 335.05it/s v_num: 0");
+        QTest::newRow("local-rank") << QStringLiteral("LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]");
+        QTest::newRow("url") << QStringLiteral("see https://example.com:8080/path?x=1.5.6");
+        QTest::newRow("memory") << QStringLiteral("Tried to allocate 8.00 GiB. GPU 0 has a total capacity of 139.80 GiB");
+        QTest::newRow("long-key") << QString(QString(80, u'k') + QStringLiteral("=1"));
+        QTest::newRow("digit-key") << QStringLiteral("3d=0.5 9:30");
+        QTest::newRow("backquoted") << QStringLiteral("to `num_workers=15` in the `DataLoader`");
+        QTest::newRow("eta") << QStringLiteral("32/100 [=====>........] - ETA: 3s");
+    }
+
+    void noise()
+    {
+        QFETCH(QString, line);
+        MetricExtractor x;
+        const QList<ExtractedMetric> ms = x.extract(line);
+        QString got;
+        for (const ExtractedMetric& m : ms)
+            got += m.key + u'=' + QString::number(m.value) + u' ';
+        QVERIFY2(ms.isEmpty(), qPrintable(got));
+    }
+
+    void barPostfixOncePerCommittedLine()
+    {
+        // 50 redraws of a bar whose postfix changes, then one newline: one sample.
+        QByteArray bytes;
+        for (int i = 0; i < 50; ++i)
+            bytes += "\rEpoch 0:  " + QByteArray::number(i * 2) + "%|   | " + QByteArray::number(i) + "/50 [00:01<00:02, 9.5it/s, loss=" +
+                QByteArray::number(2.0 - i * 0.01, 'f', 3) + "]";
+        bytes += "\n";
+        TerminalRenderer r;
+        r.feed(bytes);
+        r.finish();
+        MetricExtractor x;
+        QList<ExtractedMetric> ms;
+        for (const ConsoleLine& l : r.takeCommitted())
+            ms += x.extract(l.text);
+        QCOMPARE(ms.size(), 1);
+        QCOMPARE(ms.at(0).key, QStringLiteral("loss"));
+        QCOMPARE(ms.at(0).value, 1.51);
+        QCOMPARE(ms.at(0).epoch, std::optional<double>(0));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMetricExtractor)
+#include "tst_metricextractor.moc"

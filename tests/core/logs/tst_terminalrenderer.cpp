@@ -1,0 +1,269 @@
+// Explicit expectations for TerminalRenderer's core cases (the terminal-exact
+// comparison against tmux lives in tst_terminalrenderer_tmux.cpp).
+#include "TestSupport.h"
+#include "logs/TerminalRenderer.h"
+
+#include <QElapsedTimer>
+#include <QRandomGenerator>
+#include <QTest>
+
+using namespace ty;
+
+namespace {
+
+QList<ConsoleLine> renderAll(const QByteArray& bytes, int width = 0, int maxLineChars = 16384)
+{
+    TerminalRenderer r(width, maxLineChars);
+    r.feed(bytes);
+    r.finish();
+    return r.takeCommitted();
+}
+
+QStringList texts(const QList<ConsoleLine>& lines)
+{
+    QStringList out;
+    for (const ConsoleLine& l : lines)
+        out.append(l.text);
+    return out;
+}
+
+} // namespace
+
+class TestTerminalRenderer : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void tqdmBarIsOneLine()
+    {
+        TerminalRenderer r;
+        r.feed("\rEpoch 1:   0%|          | 0/3 [00:00<?, ?it/s]");
+        r.feed("\rEpoch 1:  33%|\xe2\x96\x88\xe2\x96\x88\xe2\x96\x88       | 1/3 [00:00<00:01, 2.00it/s, loss=0.9]");
+        QCOMPARE(r.pendingLines().size(), 1);
+        QCOMPARE(r.pendingLines().at(0).text,
+                 QStringLiteral("Epoch 1:  33%|\u2588\u2588\u2588       | 1/3 [00:00<00:01, 2.00it/s, loss=0.9]"));
+        r.feed("\rEpoch 1: 100%|\xe2\x96\x88\xe2\x96\x88\xe2\x96\x88\xe2\x96\x88\xe2\x96\x88\xe2\x96\x88\xe2\x96\x88\xe2\x96\x88"
+               "\xe2\x96\x88\xe2\x96\x88| 3/3 [00:01<00:00, 2.50it/s, loss=0.5]\n");
+        r.feed("next line\n");
+        QVERIFY(r.takeCommitted().isEmpty()); // still reachable by cursor-up
+        r.finish();
+        const QStringList lines = texts(r.takeCommitted());
+        QCOMPARE(lines, (QStringList{QStringLiteral("Epoch 1: 100%|\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588| 3/3 "
+                                                    "[00:01<00:00, 2.50it/s, loss=0.5]"),
+                                     QStringLiteral("next line")}));
+    }
+
+    void shorterRedrawLeavesTail()
+    {
+        // \r does not erase: a shorter redraw leaves the old tail, like a terminal.
+        QCOMPARE(texts(renderAll("long text\rabc\n")), QStringList{QStringLiteral("abcg text")});
+        QCOMPARE(texts(renderAll("long text\rabc\x1b[K\n")), QStringList{QStringLiteral("abc")});
+    }
+
+    void coloursBecomeSpans()
+    {
+        const QList<ConsoleLine> lines =
+            renderAll("\x1b[1;31mred\x1b[0m plain \x1b[38;5;208mor\x1b[0m\x1b[38;2;1;2;3mtc\x1b[m \x1b[3;4;44mx\x1b[22;23;24;49m\n");
+        QCOMPARE(lines.size(), 1);
+        const ConsoleLine& l = lines.at(0);
+        QCOMPARE(l.text, QStringLiteral("red plain ortc x"));
+        QVERIFY(!l.text.contains(QChar(0x1b)));
+        QCOMPARE(l.spans.size(), 4);
+        QCOMPARE(l.spans.at(0), (StyleSpan{0, 3, 0xFFcd0000u, 0, StyleSpan::Bold}));
+        QCOMPARE(l.spans.at(1), (StyleSpan{10, 2, 0xFFff8700u, 0, 0}));
+        QCOMPARE(l.spans.at(2), (StyleSpan{12, 2, 0xFF010203u, 0, 0}));
+        QCOMPARE(l.spans.at(3), (StyleSpan{15, 1, 0, 0xFF0000eeu, quint8(StyleSpan::Italic | StyleSpan::Underline)}));
+    }
+
+    void paletteAndBrightColours()
+    {
+        const ConsoleLine l = renderAll("\x1b[92ma\x1b[38;5;244mb\x1b[48;5;16mc\x1b[0m\n").at(0);
+        QCOMPARE(l.spans.size(), 3);
+        QCOMPARE(l.spans.at(0).fg, 0xFF00ff00u);
+        QCOMPARE(l.spans.at(1).fg, 0xFF808080u); // 8 + 10 * 12 = 128
+        QCOMPARE(l.spans.at(2).bg, 0xFF000000u);
+    }
+
+    void invalidUtf8BecomesReplacement()
+    {
+        const QStringList lines = texts(renderAll("a\xff" "b\xe2\x82" "c\xed\xa0\x80" "d\xc0\xaf" "e\xf0\x9f\x92"));
+        // one U+FFFD per maximal invalid subsequence (WHATWG decoder)
+        QCOMPARE(lines, QStringList{QStringLiteral("a\uFFFDb\uFFFDc\uFFFD\uFFFD\uFFFDd\uFFFD\uFFFDe\uFFFD")});
+    }
+
+    void escapesNeverShown()
+    {
+        const QStringList lines = texts(renderAll("\x1b]0;my title\x07" "a\x1b]8;;https://x.org\x1b\\link\x1b]8;;\x1b\\b"
+                                                  "\x1b[?25l\x1b[?2004h\x1bPq#0;2;0;0;0\x1b\\c\x1b(0d\x1b[>4;1me\x1b[1;2;3;4;5 qf\x07\n"));
+        QCOMPARE(lines, QStringList{QStringLiteral("alinkbcdef")});
+    }
+
+    void splitAnywhereGivesSameResult()
+    {
+        for (const char* name : {"plain_torch", "lightning_run", "lightning_tqdm", "nested_tqdm"}) {
+            const QByteArray bytes = test::readFixture(QStringLiteral("gpu-workstation/logs/%1.log").arg(QLatin1String(name)));
+            QVERIFY(!bytes.isEmpty());
+            TerminalRenderer whole(80);
+            whole.feed(bytes);
+            whole.finish();
+            const QList<ConsoleLine> expected = whole.takeCommitted();
+            TerminalRenderer bytewise(80);
+            QList<ConsoleLine> got;
+            for (qsizetype i = 0; i < bytes.size(); ++i) {
+                bytewise.feed(QByteArrayView(bytes).sliced(i, 1));
+                got += bytewise.takeCommitted();
+            }
+            bytewise.finish();
+            got += bytewise.takeCommitted();
+            QCOMPARE(got.size(), expected.size());
+            for (qsizetype i = 0; i < got.size(); ++i) {
+                QCOMPARE(got.at(i).text, expected.at(i).text);
+                QCOMPARE(got.at(i).spans, expected.at(i).spans);
+                QCOMPARE(got.at(i).byteOffset, expected.at(i).byteOffset);
+                QCOMPARE(got.at(i).wrapped, expected.at(i).wrapped);
+            }
+        }
+    }
+
+    void tenMegabyteLine()
+    {
+        const qint64 size = 10 * 1024 * 1024;
+        const QByteArray chunk(64 * 1024, 'x');
+        TerminalRenderer r(0, 16384);
+        QElapsedTimer t;
+        t.start();
+        for (qint64 fed = 0; fed < size; fed += chunk.size())
+            r.feed(chunk);
+        const QList<ConsoleLine> pending = r.pendingLines();
+        r.finish();
+        const qint64 ms = t.elapsed();
+        const QList<ConsoleLine> lines = r.takeCommitted();
+        qInfo("10 MiB line rendered in %lld ms", ms);
+        QVERIFY2(ms < 500, qPrintable(QString::number(ms)));
+        QCOMPARE(pending.size(), 1);
+        QCOMPARE(pending.at(0).text.size(), 16384);
+        QCOMPARE(lines.size(), 1);
+        QVERIFY(lines.at(0).truncated);
+        QCOMPARE(lines.at(0).fullLength, size);
+        QCOMPARE(lines.at(0).text, QString(16384, u'x'));
+        QCOMPARE(r.bytesFed(), size);
+    }
+
+    void truncationKeepsHead()
+    {
+        const QList<ConsoleLine> lines = renderAll("0123456789abcdef\nshort\n", 0, 10);
+        QCOMPARE(lines.size(), 2);
+        QCOMPARE(lines.at(0).text, QStringLiteral("0123456789"));
+        QVERIFY(lines.at(0).truncated);
+        QCOMPARE(lines.at(0).fullLength, 16);
+        QCOMPARE(lines.at(1).text, QStringLiteral("short"));
+        QVERIFY(!lines.at(1).truncated);
+        QCOMPARE(lines.at(1).fullLength, 5);
+    }
+
+    void liveRegionIsBounded()
+    {
+        TerminalRenderer r(0, 16384, 64);
+        QByteArray bytes;
+        for (int i = 0; i < 70; ++i)
+            bytes += "row " + QByteArray::number(i) + "\n";
+        r.feed(bytes);
+        // rows 0..69 written, cursor on row 70: the screen holds rows 7..70
+        QCOMPARE(r.committedCount(), 7);
+        r.feed("\x1b[100AX");
+        r.finish();
+        const QStringList lines = texts(r.takeCommitted());
+        QCOMPARE(lines.size(), 70);
+        QCOMPARE(lines.at(6), QStringLiteral("row 6"));
+        QCOMPARE(lines.at(7), QStringLiteral("Xow 7"));
+    }
+
+    void commitAboveCursor()
+    {
+        TerminalRenderer r;
+        r.feed("epoch 1 loss=0.5\n\rbar 10%");
+        QCOMPARE(r.committedCount(), 0);
+        r.commitAboveCursor();
+        QCOMPARE(texts(r.takeCommitted()), QStringList{QStringLiteral("epoch 1 loss=0.5")});
+        r.feed("\x1b[A\rbar 20%"); // cannot reach the committed row any more
+        QCOMPARE(texts(r.pendingLines()), QStringList{QStringLiteral("bar 20%")});
+    }
+
+    void commitSettledRows()
+    {
+        TerminalRenderer r;
+        r.feed("line0\nline1\nline2\n");
+        r.commitSettledRows(); // the cursor never moved up: every row above it is final
+        QCOMPARE(texts(r.takeCommitted()), (QStringList{QStringLiteral("line0"), QStringLiteral("line1"), QStringLiteral("line2")}));
+        r.feed("a\nb\n\rbar0\n\rinner\x1b[A"); // nested tqdm: one row up, cursor back on "bar0"
+        r.commitSettledRows();
+        // rows more than one above the cursor are final; "b" is still reachable
+        QCOMPARE(texts(r.takeCommitted()), QStringList{QStringLiteral("a")});
+        QCOMPARE(texts(r.pendingLines()), (QStringList{QStringLiteral("b"), QStringLiteral("bar0"), QStringLiteral("inner")}));
+        r.feed("\x1b[A\rB");
+        r.finish();
+        QCOMPARE(texts(r.takeCommitted()), (QStringList{QStringLiteral("B"), QStringLiteral("bar0"), QStringLiteral("inner")}));
+    }
+
+    void randomBytesStayClean()
+    {
+        // Random bytes rich in escapes and controls: no crash, no control
+        // character in any row, rows never wider than the terminal.
+        static const char kAlphabet[] = "\x1b\x1b[[[;;:0123456789ABCDHJKmGfdsu78?]P\\\x07\r\n\b\t abc\xe2\x96\x88\xf0\x9f\x92\xa1\xff\xc3";
+        QRandomGenerator rng(42);
+        for (int width : {0, 1, 7, 80}) {
+            TerminalRenderer r(width, 512, 16);
+            QList<ConsoleLine> lines;
+            for (int round = 0; round < 200; ++round) {
+                QByteArray chunk(int(rng.bounded(1, 4000)), Qt::Uninitialized);
+                for (char& c : chunk)
+                    c = kAlphabet[rng.bounded(int(sizeof(kAlphabet) - 1))];
+                r.feed(chunk);
+                if (round % 3 == 0)
+                    r.commitSettledRows();
+                lines += r.takeCommitted();
+                lines += r.pendingLines();
+            }
+            r.finish();
+            lines += r.takeCommitted();
+            QVERIFY(!lines.isEmpty());
+            for (const ConsoleLine& l : lines) {
+                for (QChar c : l.text)
+                    QVERIFY2(c.unicode() >= 0x20 && c.unicode() != 0x7f, qPrintable(l.text));
+                QVERIFY(l.text.size() <= 512 * 2);
+                for (const StyleSpan& sp : l.spans)
+                    QVERIFY(sp.start >= 0 && sp.length > 0 && sp.start + sp.length <= l.text.size());
+            }
+        }
+    }
+
+    void byteOffsets()
+    {
+        const QList<ConsoleLine> lines = renderAll("ab\ncd\n\nef");
+        QCOMPARE(lines.size(), 4);
+        QCOMPARE(lines.at(0).byteOffset, 0);
+        QCOMPARE(lines.at(1).byteOffset, 3);
+        QCOMPARE(lines.at(2).byteOffset, 6);
+        QCOMPARE(lines.at(3).byteOffset, 7);
+    }
+
+    void tabsAndWideChars()
+    {
+        QCOMPARE(texts(renderAll("a\tb\t\tc\n\xe4\xb8\xad\tx\n")),
+                 (QStringList{QStringLiteral("a       b               c"), QStringLiteral("\u4e2d      x")}));
+        // width 4: a wide char that does not fit wraps whole
+        const QList<ConsoleLine> lines = renderAll("abc\xe4\xb8\xad\n", 4);
+        QCOMPARE(texts(lines), (QStringList{QStringLiteral("abc"), QStringLiteral("\u4e2d")}));
+        QVERIFY(lines.at(0).wrapped);
+        QVERIFY(!lines.at(1).wrapped);
+    }
+
+    void eraseAndBackspace()
+    {
+        QCOMPARE(texts(renderAll("abcdef\b\b\x1b[K!\n12345\x1b[3G\x1b[1K\nxyz\x1b[2K\n")),
+                 (QStringList{QStringLiteral("abcd!"), QStringLiteral("   45")})); // a trailing blank row is dropped by finish()
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTerminalRenderer)
+#include "tst_terminalrenderer.moc"

@@ -1,0 +1,116 @@
+#include "SchedulerDecision.h"
+
+#include <QDateTime>
+
+namespace ty::sched {
+namespace {
+
+QString gib(qint64 mib)
+{
+    if (mib % 1024 == 0)
+        return QString::number(mib / 1024);
+    return QString::number(double(mib) / 1024.0, 'f', 1);
+}
+
+QString plural(qint64 n, const QString& one, const QString& many)
+{
+    return QString::number(n) + QLatin1Char(' ') + (n == 1 ? one : many);
+}
+
+QString describeRequest(const PendingReason& r)
+{
+    QString s = u"needs "_qs;
+    QStringList parts;
+    if (r.gpus > 0) {
+        QString g = plural(r.gpus, u"GPU"_qs, u"GPUs"_qs);
+        if (!r.gpuType.isEmpty())
+            g += u" matching '"_qs + r.gpuType + u"'"_qs;
+        if (r.gpuMemoryMiB > 0)
+            g += u" with >= "_qs + gib(r.gpuMemoryMiB) + u" GiB free"_qs;
+        parts << g;
+    }
+    if (r.cpus > 0)
+        parts << plural(r.cpus, u"CPU"_qs, u"CPUs"_qs);
+    if (r.memoryMiB > 0)
+        parts << gib(r.memoryMiB) + u" GiB memory"_qs;
+    if (parts.isEmpty())
+        parts << u"a node"_qs;
+    s += parts.join(u", "_qs);
+    if (r.nodes > 1)
+        s += u" on each of "_qs + QString::number(r.nodes) + u" nodes"_qs;
+    return s;
+}
+
+QString describeBest(const PendingReason& r)
+{
+    if (r.bestNode.isEmpty())
+        return u"no eligible node"_qs;
+    QString s;
+    if (r.nodes > 1)
+        s = plural(r.fittingNodes, u"node fits"_qs, u"nodes fit"_qs) + u"; best other node "_qs;
+    else
+        s = u"best node "_qs;
+    s += r.bestNode + u" has "_qs;
+    if (r.gpus > 0 && r.bestNodeGpus < r.gpus)
+        return s + QString::number(r.bestNodeGpus);
+    QStringList have;
+    if (r.gpus > 0)
+        have << plural(r.bestNodeGpus, u"GPU"_qs, u"GPUs"_qs);
+    if (r.cpus > 0 && r.bestNodeCpus < r.cpus)
+        have << plural(r.bestNodeCpus, u"CPU"_qs, u"CPUs"_qs);
+    if (r.memoryMiB > 0 && r.bestNodeMemoryMiB < r.memoryMiB)
+        have << gib(r.bestNodeMemoryMiB) + u" GiB memory"_qs;
+    if (have.isEmpty())
+        have << u"room"_qs;
+    return s + have.join(u", "_qs);
+}
+
+QString unreachableSuffix(const PendingReason& r)
+{
+    if (r.unreachableNodes.isEmpty())
+        return {};
+    return u" ("_qs + r.unreachableNodes.join(u", "_qs) + u" unreachable)"_qs;
+}
+
+} // namespace
+
+QString orderingName(Ordering ordering)
+{
+    switch (ordering) {
+    case Ordering::Fcfs: return u"FCFS"_qs;
+    case Ordering::Priority: return u"priority"_qs;
+    case Ordering::ShortestJobFirst: return u"SJF"_qs;
+    case Ordering::FairShare: return u"fair-share"_qs;
+    }
+    return {};
+}
+
+QString renderPendingReason(const PendingReason& r, const TimeFormatter& formatTime)
+{
+    const auto fmt = [&](qint64 ms) {
+        if (formatTime)
+            return formatTime(ms);
+        return QDateTime::fromMSecsSinceEpoch(ms).toLocalTime().toString(u"HH:mm"_qs);
+    };
+    switch (r.kind) {
+    case PendingKind::Held:
+        return u"held by user"_qs;
+    case PendingKind::SweepCap:
+        return u"sweep "_qs + r.sweepId + u" at its cap: "_qs + QString::number(r.sweepRunning) + u" of "_qs
+            + QString::number(r.sweepCap) + u" running"_qs;
+    case PendingKind::BlockedByHead:
+        return u"waiting for "_qs + orderingName(r.ordering) + u" head run "_qs + QString::number(r.otherRun);
+    case PendingKind::BackfillHeld:
+        return u"held for backfill reservation of run "_qs + QString::number(r.otherRun) + u" at "_qs + fmt(r.atMs);
+    case PendingKind::WaitingForResources:
+        return u"waiting: "_qs + describeRequest(r) + u"; "_qs + describeBest(r) + unreachableSuffix(r);
+    case PendingKind::Unsatisfiable:
+        return u"cannot start: "_qs + describeRequest(r) + u"; no reachable node could ever hold it"_qs
+            + (r.bestNode.isEmpty() ? QString() : u" (best node "_qs + r.bestNode + u" has "_qs
+                   + QString::number(r.bestNodeGpus) + u" usable GPUs)"_qs)
+            + unreachableSuffix(r);
+    }
+    return {};
+}
+
+} // namespace ty::sched

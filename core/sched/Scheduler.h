@@ -1,0 +1,73 @@
+#pragma once
+
+#include "ClusterState.h"
+#include "PendingRun.h"
+#include "Policy.h"
+#include "SchedulerDecision.h"
+
+#include <QList>
+
+namespace ty::sched {
+
+// One scheduling pass: which pending runs start now, where, on which GPUs, and
+// why every other run waits.
+//
+// Pure and deterministic: no I/O, no clock (time is `nowMs`, ms since the Unix
+// epoch), no threads, no globals; safe to call from any thread. The result
+// does not depend on the container order of `queue` or `state.nodes` (ties are
+// broken by submit time, then run id, and nodes are taken by name), provided
+// run ids and node names are unique.
+//
+// Every run in `queue` appears exactly once in the result: in `placements` or
+// in `pending`. One call is one ordering domain; to schedule several queues
+// with different policies over shared nodes, call it per queue and feed the
+// next call applyDecision(state, ...).
+//
+// Resources: a run gets, on each of its `nodes` distinct nodes, `gpus` whole
+// GPUs, `cpus` CPUs and `memoryMiB` memory; a node's CPUs/memory are never
+// over-committed and a GPU is never given to two runs (already-running ones
+// included). Eligible GPUs: not foreignBusy, name matches gpuTypeRegex
+// (QRegularExpression, searched, case-sensitive; an invalid pattern matches
+// nothing), memoryFreeMiB >= gpuMemoryMiB, on a reachable node not avoided by
+// name or label. Gang runs are all-or-nothing within a pass and nothing is
+// held between passes, so two gangs cannot deadlock each other.
+//
+// Placement heuristic (PlacementRule::BestFit): among nodes that fit,
+// preferred nodes (by name or label) first, then the fullest node -- fewest
+// free GPUs, then fewest free CPUs, then least free memory, then name -- so
+// whole GPUs and whole nodes stay free for large runs. A gang run takes the
+// first `nodes` nodes in that order. Within a node: if the node's GPUs report
+// PCI roots, the GPUs come from the single root with the fewest eligible GPUs
+// that still holds them all (best fit), else from the roots with the most
+// eligible GPUs first; within a root (or when the topology is unknown), the
+// lowest indices. FirstFit takes nodes by name and the lowest GPU indices.
+//
+// Runtimes: a pending run's is estimatedRuntimeMs (capped by timeLimitMs), else
+// timeLimitMs, else Policy::defaultRuntimeMs. A running run ends at
+// estimatedEndMs (capped by start + time limit), else start + time limit, else
+// start + defaultRuntimeMs, and never before nowMs.
+//
+// Rendezvous ports: MASTER_PORT (and TF worker ports) are chosen on each node
+// by probing [portMin, portMax] from portMin + (run id mod range size),
+// skipping NodeState::portsInUse, ports of running runs on that node and
+// ports handed out earlier in the same pass; 0 when the range is exhausted.
+//
+// Cost: O(Q log Q + Q * N) worst case for Q pending runs over N nodes, far
+// less in practice: runs with the same resource shape share one fit test per
+// pass (free resources only shrink during a pass). Memory O(Q + N * GPUs).
+SchedulerDecision schedule(const ClusterState& state, const QList<PendingRun>& queue, const Policy& policy,
+                           qint64 nowMs, const FairShareState& fairShare = {});
+
+// Runtime the scheduler assumes for `run` (see above), ms.
+qint64 expectedRuntimeMs(const PendingRun& run, const Policy& policy);
+
+// The fair-share account of a run: its user or its project.
+QString fairShareAccount(const PendingRun& run, const Policy& policy);
+
+// `state` with the decision's placements added as running allocations started
+// at nowMs with estimatedEndMs = RunPlacement::expectedEndMs. Runs are looked
+// up in `queue` for user, project, sweep and time limit.
+ClusterState applyDecision(ClusterState state, const SchedulerDecision& decision, const QList<PendingRun>& queue,
+                           qint64 nowMs);
+
+} // namespace ty::sched

@@ -1,0 +1,110 @@
+#pragma once
+
+#include "Policy.h"
+#include "common/Run.h"
+
+#include <QList>
+#include <QMap>
+#include <QString>
+#include <QStringList>
+
+#include <functional>
+#include <optional>
+
+namespace ty::sched {
+
+// What one rank of a started run gets on one node.
+struct NodeAssignment {
+    QString node;
+    QList<int> gpuIndices;       // GpuState::index, ascending
+    QStringList gpuUuids;        // same order as gpuIndices
+    int cpus = 0;
+    qint64 memoryMiB = 0;
+    int port = 0;                // this rank's rendezvous port (MASTER_PORT on rank 0, TF worker port), 0 = none
+    // Rendezvous environment (torchrun's names), set when the run has nodes > 1
+    // or a DistributedKind: MASTER_ADDR, MASTER_PORT, WORLD_SIZE (= NNODES *
+    // NPROC_PER_NODE, total processes), NODE_RANK, NNODES, NPROC_PER_NODE
+    // (= GPUs per node, at least 1) and, for TensorFlow, TF_CONFIG =
+    // {"cluster":{"worker":["host:port",...]},"task":{"type":"worker","index":rank}}.
+    QMap<QString, QString> env;
+};
+
+struct RunPlacement {
+    RunId run = 0;
+    QList<NodeAssignment> nodes; // index = NODE_RANK
+    qint64 expectedEndMs = 0;    // now + estimated runtime (see Policy::defaultRuntimeMs)
+    bool backfilled = false;     // started ahead of the backfill head
+};
+
+// Why a run did not start. Structured so callers (and tests) control the
+// wording of times; renderPendingReason() turns it into text.
+enum class PendingKind {
+    Held,                // "held by user"
+    SweepCap,            // "sweep S at its cap: 4 of 4 running"
+    BlockedByHead,       // strict order: "waiting for FCFS head run 12"
+    BackfillHeld,        // would fit now but would delay the head: "held for backfill reservation of run 17 at 14:05"
+    WaitingForResources, // "waiting: needs 2 GPUs with >= 40 GiB free; best node ws-02 has 1 (ws-01 unreachable)"
+    Unsatisfiable,       // no reachable node could hold it even if every run ended; never blocks others
+};
+
+struct PendingReason {
+    PendingKind kind = PendingKind::WaitingForResources;
+    Ordering ordering = Ordering::Fcfs; // names the head in BlockedByHead ("FCFS head", "priority head", ...)
+    RunId otherRun = 0;                 // BlockedByHead, BackfillHeld: the head run
+    qint64 atMs = 0;                    // BackfillHeld: the head's reserved start
+
+    // The request (WaitingForResources, Unsatisfiable), per node.
+    int gpus = 0;
+    qint64 gpuMemoryMiB = 0;
+    QString gpuType;
+    int cpus = 0;
+    qint64 memoryMiB = 0;
+    int nodes = 1;
+
+    // The node that came closest (WaitingForResources, Unsatisfiable), as of
+    // the end of the pass; empty when no node is eligible at all. For gang
+    // runs, the best node among those that do not fit.
+    QString bestNode;
+    int bestNodeGpus = 0;               // GPUs on bestNode meeting type/memory that are free (Unsatisfiable: that exist)
+    int bestNodeCpus = 0;
+    qint64 bestNodeMemoryMiB = 0;
+    int fittingNodes = 0;               // gang runs: nodes that would fit (fewer than `nodes`)
+    QStringList unreachableNodes;       // sorted by name
+
+    // SweepCap
+    QString sweepId;
+    int sweepRunning = 0;
+    int sweepCap = 0;
+};
+
+struct PendingInfo {
+    RunId run = 0;
+    int position = 0;                       // 1-based position among pending runs in policy order
+    PendingReason reason;
+    std::optional<qint64> estimatedStartMs; // the head's reservation (backfill profile), when computable
+};
+
+// The head's reservation (EASY backfill); also computed without backfill to
+// give the head an estimated start.
+struct Reservation {
+    RunId run = 0;
+    qint64 startMs = 0;
+    QList<NodeAssignment> nodes;            // no env
+};
+
+struct SchedulerDecision {
+    QList<RunPlacement> placements;          // in the order they were decided
+    QList<PendingInfo> pending;              // every run not started, in policy order
+    std::optional<Reservation> reservation;
+};
+
+// Formats a time (ms since the Unix epoch, UTC) for reason texts.
+using TimeFormatter = std::function<QString(qint64 msSinceEpochUtc)>;
+
+// Human-readable reason. `formatTime` defaults to local "HH:mm".
+// Memory is shown in GiB (MiB / 1024, at most one decimal).
+QString renderPendingReason(const PendingReason& reason, const TimeFormatter& formatTime = {});
+
+QString orderingName(Ordering ordering); // "FCFS", "priority", "SJF", "fair-share"
+
+} // namespace ty::sched

@@ -1,0 +1,355 @@
+// Property-based tests of ty::sched::schedule() over thousands of random
+// clusters and queues. Every case has its own seed (base seed + case number),
+// printed on failure; rerun one with TY_SCHED_SEED=<seed> TY_SCHED_CASES=1.
+
+#include "SchedTestUtil.h"
+
+#include <QHash>
+#include <QRegularExpression>
+#include <QTest>
+
+#include <random>
+
+using namespace ty::sched;
+using namespace ty::sched::test;
+
+namespace {
+
+quint64 baseSeed()
+{
+    bool ok = false;
+    const quint64 s = qEnvironmentVariable("TY_SCHED_SEED").toULongLong(&ok);
+    return ok ? s : 20240601ULL;
+}
+
+int caseCount(int dflt)
+{
+    bool ok = false;
+    const int n = qEnvironmentVariableIntValue("TY_SCHED_CASES", &ok);
+    return ok && n > 0 ? n : dflt;
+}
+
+bool before(const PendingRun& a, const PendingRun& b)
+{
+    return a.submitMs != b.submitMs ? a.submitMs < b.submitMs : a.id < b.id;
+}
+
+// Empty when every invariant holds, else what broke.
+QString checkInvariants(const RandomCase& c, const SchedulerDecision& d)
+{
+    QHash<ty::RunId, PendingRun> runs;
+    for (const PendingRun& r : c.queue)
+        runs.insert(r.id, r);
+    QHash<QString, NodeState> nodes;
+    for (const NodeState& n : c.state.nodes)
+        nodes.insert(n.name, n);
+
+    // Every run exactly once.
+    QSet<ty::RunId> seen;
+    for (const RunPlacement& p : d.placements) {
+        if (!runs.contains(p.run) || seen.contains(p.run))
+            return QStringLiteral("placement of unknown or duplicate run %1").arg(p.run);
+        seen.insert(p.run);
+    }
+    for (const PendingInfo& p : d.pending) {
+        if (!runs.contains(p.run) || seen.contains(p.run))
+            return QStringLiteral("pending entry for unknown or duplicate run %1").arg(p.run);
+        seen.insert(p.run);
+    }
+    if (seen.size() != runs.size())
+        return QStringLiteral("%1 runs in, %2 accounted for").arg(runs.size()).arg(seen.size());
+
+    // GPUs, CPUs, memory.
+    QSet<QString> usedGpus;
+    QHash<QString, int> cpus;
+    QHash<QString, qint64> mem;
+    QHash<QString, int> sweepCount;
+    QHash<QString, QSet<int>> portsOnNode;
+    for (const RunningAllocation& a : c.state.running) {
+        for (const NodeShare& s : a.nodes) {
+            for (int g : s.gpuIndices)
+                usedGpus.insert(s.node + u'/' + QString::number(g));
+            cpus[s.node] += s.cpus;
+            mem[s.node] += s.memoryMiB;
+            if (s.port)
+                portsOnNode[s.node].insert(s.port);
+        }
+        if (!a.sweepId.isEmpty())
+            ++sweepCount[a.sweepId];
+    }
+    for (const NodeState& n : c.state.nodes)
+        for (int p : n.portsInUse)
+            portsOnNode[n.name].insert(p);
+
+    for (const RunPlacement& p : d.placements) {
+        const PendingRun& r = runs[p.run];
+        if (r.held)
+            return QStringLiteral("held run %1 started").arg(r.id);
+        if (p.nodes.size() != std::max(1, r.nodes))
+            return QStringLiteral("run %1 wants %2 nodes, got %3 (gang not all-or-nothing)").arg(r.id).arg(r.nodes).arg(p.nodes.size());
+        QSet<QString> distinct;
+        const QRegularExpression re(r.gpuTypeRegex);
+        for (int rank = 0; rank < p.nodes.size(); ++rank) {
+            const NodeAssignment& a = p.nodes[rank];
+            if (!nodes.contains(a.node) || distinct.contains(a.node))
+                return QStringLiteral("run %1 on unknown or repeated node %2").arg(r.id).arg(a.node);
+            distinct.insert(a.node);
+            const NodeState& n = nodes[a.node];
+            if (!n.reachable)
+                return QStringLiteral("run %1 placed on unreachable %2").arg(r.id).arg(a.node);
+            if (r.avoidNodes.contains(a.node))
+                return QStringLiteral("run %1 placed on avoided %2").arg(r.id).arg(a.node);
+            if (a.gpuIndices.size() != r.gpus || a.cpus != r.cpus || a.memoryMiB != r.memoryMiB)
+                return QStringLiteral("run %1 got wrong amounts on %2").arg(r.id).arg(a.node);
+            for (int g : a.gpuIndices) {
+                const QString key = a.node + u'/' + QString::number(g);
+                if (usedGpus.contains(key))
+                    return QStringLiteral("GPU %1 given twice (run %2)").arg(key).arg(r.id);
+                usedGpus.insert(key);
+                const auto gs = std::find_if(n.gpus.begin(), n.gpus.end(), [g](const GpuState& x) { return x.index == g; });
+                if (gs == n.gpus.end())
+                    return QStringLiteral("run %1 got nonexistent GPU %2").arg(r.id).arg(key);
+                if (gs->foreignBusy)
+                    return QStringLiteral("run %1 got foreign-busy GPU %2").arg(r.id).arg(key);
+                if (gs->memoryFreeMiB < r.gpuMemoryMiB)
+                    return QStringLiteral("run %1 got GPU %2 with too little free memory").arg(r.id).arg(key);
+                if (!r.gpuTypeRegex.isEmpty() && !re.match(gs->name).hasMatch())
+                    return QStringLiteral("run %1 got GPU %2 of the wrong type").arg(r.id).arg(key);
+            }
+            cpus[a.node] += a.cpus;
+            mem[a.node] += a.memoryMiB;
+            const bool rendezvous = p.nodes.size() > 1 || r.distributed != DistributedKind::None;
+            if (rendezvous) {
+                if (a.env.value(u"NODE_RANK"_qs) != QString::number(rank)
+                    || a.env.value(u"NNODES"_qs) != QString::number(p.nodes.size())
+                    || a.env.value(u"WORLD_SIZE"_qs) != QString::number(p.nodes.size() * std::max(1, r.gpus)))
+                    return QStringLiteral("run %1 rank %2 has wrong env").arg(r.id).arg(rank);
+                if (a.env.value(u"MASTER_PORT"_qs) != QString::number(p.nodes[0].port)
+                    || a.env.value(u"MASTER_ADDR"_qs) != nodes[p.nodes[0].node].address)
+                    return QStringLiteral("run %1 rank %2 has wrong master").arg(r.id).arg(rank);
+            }
+            if (a.port) {
+                if (a.port < c.policy.portMin || a.port > c.policy.portMax || portsOnNode[a.node].contains(a.port))
+                    return QStringLiteral("run %1 got busy or out-of-range port %2 on %3").arg(r.id).arg(a.port).arg(a.node);
+                portsOnNode[a.node].insert(a.port);
+            }
+        }
+        if (!r.sweepId.isEmpty())
+            ++sweepCount[r.sweepId];
+    }
+    for (const NodeState& n : c.state.nodes) {
+        if (cpus.value(n.name) > n.cpus || mem.value(n.name) > n.memoryMiB)
+            return QStringLiteral("node %1 over-committed: %2/%3 CPUs, %4/%5 MiB")
+                .arg(n.name).arg(cpus.value(n.name)).arg(n.cpus).arg(mem.value(n.name)).arg(n.memoryMiB);
+    }
+    for (const RunPlacement& p : d.placements) {
+        const PendingRun& r = runs[p.run];
+        if (r.sweepMaxConcurrent > 0 && sweepCount.value(r.sweepId) > r.sweepMaxConcurrent)
+            return QStringLiteral("sweep %1 over its cap %2").arg(r.sweepId).arg(r.sweepMaxConcurrent);
+    }
+
+    // Reasons match the policy.
+    int waiting = 0;
+    for (const PendingInfo& p : d.pending) {
+        const PendingRun& r = runs[p.run];
+        if (r.held != (p.reason.kind == PendingKind::Held))
+            return QStringLiteral("run %1: held=%2 but reason %3").arg(r.id).arg(r.held).arg(renderPendingReason(p.reason));
+        if (c.policy.backfill && p.reason.kind == PendingKind::BlockedByHead)
+            return QStringLiteral("BlockedByHead under backfill");
+        if (!c.policy.backfill && p.reason.kind == PendingKind::BackfillHeld)
+            return QStringLiteral("BackfillHeld without backfill");
+        if (p.reason.kind == PendingKind::WaitingForResources)
+            ++waiting;
+        if (renderPendingReason(p.reason).isEmpty())
+            return QStringLiteral("empty reason for run %1").arg(r.id);
+    }
+    if (!c.policy.backfill && waiting > 1)
+        return QStringLiteral("strict order but %1 runs wait for resources (only the head may)").arg(waiting);
+
+    // FCFS: no run starts while an earlier one waits.
+    if (c.policy.ordering == Ordering::Fcfs && !c.policy.backfill) {
+        for (const PendingInfo& w : d.pending) {
+            if (w.reason.kind != PendingKind::WaitingForResources && w.reason.kind != PendingKind::BlockedByHead)
+                continue;
+            for (const RunPlacement& p : d.placements)
+                if (before(runs[w.run], runs[p.run]))
+                    return QStringLiteral("FCFS violated: run %1 started while earlier run %2 waits").arg(p.run).arg(w.run);
+        }
+    }
+    return {};
+}
+
+template <typename T>
+void shuffle(QList<T>& list, std::mt19937_64& rng)
+{
+    std::shuffle(list.begin(), list.end(), rng);
+}
+
+} // namespace
+
+class TestSchedulerProperties final : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void invariants();
+    void determinism();
+    void fcfsNeverOvertaken();
+    void backfillNeverDelaysHead();
+};
+
+void TestSchedulerProperties::invariants()
+{
+    const quint64 base = baseSeed();
+    const int cases = caseCount(4000);
+    int placed = 0;
+    int gangs = 0;
+    for (int i = 0; i < cases; ++i) {
+        const quint64 seed = base + quint64(i);
+        std::mt19937_64 rng(seed);
+        const RandomCase c = randomCase(rng);
+        const SchedulerDecision d = schedule(c.state, c.queue, c.policy, c.now, c.fairShare);
+        const QString err = checkInvariants(c, d);
+        QVERIFY2(err.isEmpty(), qPrintable(QStringLiteral("seed %1: %2").arg(seed).arg(err)));
+        placed += int(d.placements.size());
+        for (const RunPlacement& p : d.placements)
+            gangs += p.nodes.size() > 1;
+    }
+    qInfo("base seed %llu: %d cases, %d placements, %d gang placements", base, cases, placed, gangs);
+    if (cases >= 1000) {
+        QVERIFY(placed > cases);  // the generator must exercise placement, not only waiting
+        QVERIFY(gangs > 50);
+    }
+}
+
+void TestSchedulerProperties::determinism()
+{
+    const quint64 base = baseSeed() + 1'000'000;
+    const int cases = caseCount(1500);
+    for (int i = 0; i < cases; ++i) {
+        const quint64 seed = base + quint64(i);
+        std::mt19937_64 rng(seed);
+        RandomCase c = randomCase(rng);
+        const QString a = dump(schedule(c.state, c.queue, c.policy, c.now, c.fairShare));
+        const QString b = dump(schedule(c.state, c.queue, c.policy, c.now, c.fairShare));
+        QVERIFY2(a == b, qPrintable(QStringLiteral("seed %1: same input, different output").arg(seed)));
+        // Container order carries no meaning: shuffle queue, nodes, running runs.
+        shuffle(c.queue, rng);
+        shuffle(c.state.nodes, rng);
+        shuffle(c.state.running, rng);
+        const QString s = dump(schedule(c.state, c.queue, c.policy, c.now, c.fairShare));
+        QVERIFY2(a == s, qPrintable(QStringLiteral("seed %1: shuffled containers changed the decision:\n%2\n---\n%3")
+                                        .arg(seed).arg(a, s)));
+    }
+}
+
+void TestSchedulerProperties::fcfsNeverOvertaken()
+{
+    // Same invariant as in invariants(), with every case forced to strict FCFS.
+    const quint64 base = baseSeed() + 2'000'000;
+    const int cases = caseCount(2000);
+    int blocked = 0;
+    for (int i = 0; i < cases; ++i) {
+        const quint64 seed = base + quint64(i);
+        std::mt19937_64 rng(seed);
+        RandomCase c = randomCase(rng);
+        c.policy.ordering = Ordering::Fcfs;
+        c.policy.backfill = false;
+        const SchedulerDecision d = schedule(c.state, c.queue, c.policy, c.now, c.fairShare);
+        const QString err = checkInvariants(c, d);
+        QVERIFY2(err.isEmpty(), qPrintable(QStringLiteral("seed %1: %2").arg(seed).arg(err)));
+        for (const PendingInfo& p : d.pending)
+            blocked += p.reason.kind == PendingKind::BlockedByHead;
+    }
+    if (cases >= 1000)
+        QVERIFY(blocked > 100);
+}
+
+void TestSchedulerProperties::backfillNeverDelaysHead()
+{
+    // With runtimes equal to estimates and no new submissions, the backfill
+    // head starts no later than the reservation of the first pass: simulate
+    // forward, running schedule() at every run end.
+    const quint64 base = baseSeed() + 3'000'000;
+    const int cases = caseCount(3000);
+    GenOptions go;
+    go.allowSweeps = false; // a capped sweep run ahead of the head may become startable later
+    go.allowLowFreeMemory = false; // see GenOptions
+    int checked = 0;
+    int backfilled = 0;
+    for (int i = 0; i < cases; ++i) {
+        const quint64 seed = base + quint64(i);
+        std::mt19937_64 rng(seed);
+        RandomCase c = randomCase(rng, go);
+        c.policy.backfill = true;
+        c.policy.ordering = (i % 2) ? Ordering::Fcfs : Ordering::ShortestJobFirst;
+        ClusterState st = c.state;
+        QList<PendingRun> queue = c.queue;
+        qint64 t = c.now;
+        SchedulerDecision d = schedule(st, queue, c.policy, t);
+        if (!d.reservation)
+            continue;
+        ++checked;
+        const ty::RunId head = d.reservation->run;
+        const qint64 reservedAt = d.reservation->startMs;
+        bool headStarted = false;
+        QHash<QString, qint64> freeBefore; // GPU memory free before a forward-simulated run took it
+        for (int step = 0; step < 10000 && !headStarted; ++step) {
+            for (const RunPlacement& p : d.placements) {
+                backfilled += p.backfilled;
+                if (p.run == head) {
+                    QVERIFY2(t <= reservedAt, qPrintable(QStringLiteral("seed %1: head %2 reserved for %3 started at %4")
+                                                             .arg(seed).arg(head).arg(reservedAt).arg(t)));
+                    headStarted = true;
+                }
+                for (const NodeAssignment& a : p.nodes)
+                    for (NodeState& n : st.nodes)
+                        if (n.name == a.node)
+                            for (GpuState& g : n.gpus)
+                                if (a.gpuIndices.contains(g.index)) {
+                                    freeBefore.insert(n.name + u'/' + QString::number(g.index), g.memoryFreeMiB);
+                                    g.memoryFreeMiB = g.memoryTotalMiB / 10;
+                                }
+            }
+            if (headStarted)
+                break;
+            st = applyDecision(st, d, queue, t);
+            queue.removeIf([&d](const PendingRun& r) {
+                return std::any_of(d.placements.begin(), d.placements.end(),
+                                   [&r](const RunPlacement& p) { return p.run == r.id; });
+            });
+            // Next end (runtimes equal estimates).
+            qint64 next = std::numeric_limits<qint64>::max();
+            for (const RunningAllocation& a : st.running)
+                next = std::min(next, a.estimatedEndMs);
+            QVERIFY2(next != std::numeric_limits<qint64>::max(),
+                     qPrintable(QStringLiteral("seed %1: nothing running but head %2 never started").arg(seed).arg(head)));
+            QVERIFY2(next <= reservedAt, qPrintable(QStringLiteral("seed %1: head %2 reserved for %3 still waits at %4")
+                                                        .arg(seed).arg(head).arg(reservedAt).arg(next)));
+            t = next;
+            for (const RunningAllocation& a : st.running) {
+                if (a.estimatedEndMs != t)
+                    continue;
+                for (const NodeShare& s : a.nodes)
+                    for (NodeState& n : st.nodes)
+                        if (n.name == s.node)
+                            for (GpuState& g : n.gpus)
+                                if (s.gpuIndices.contains(g.index))
+                                    // Back to what it was before we took it (a foreign process's
+                                    // memory stays taken); runs of the initial state free it all.
+                                    g.memoryFreeMiB = freeBefore.value(n.name + u'/' + QString::number(g.index),
+                                                                       g.memoryTotalMiB);
+            }
+            st.running.removeIf([t](const RunningAllocation& a) { return a.estimatedEndMs == t; });
+            d = schedule(st, queue, c.policy, t);
+        }
+        QVERIFY2(headStarted, qPrintable(QStringLiteral("seed %1: head never started").arg(seed)));
+    }
+    qInfo("%d cases with a reservation checked forward, %d backfilled starts", checked, backfilled);
+    if (cases >= 1000) {
+        QVERIFY(checked > cases / 10);
+        QVERIFY(backfilled > 0);
+    }
+}
+
+QTEST_GUILESS_MAIN(TestSchedulerProperties)
+#include "TestSchedulerProperties.moc"

@@ -10,7 +10,7 @@ packages=(
   # Qt 6 (Core, Sql+SQLite, Network, Widgets, Charts, Svg, Test)
   qt6-base-dev qt6-charts-dev libqt6sql6-sqlite qt6-svg-dev libqt6opengl6-dev libxkbcommon-dev
   # other libraries from Debian
-  libssh-dev libyaml-cpp-dev nlohmann-json3-dev
+  libssh-dev libyaml-cpp-dev nlohmann-json3-dev libsqlite3-dev sqlite3
   # the bundled example: PyTorch MLP on scikit-learn's digits, with a tqdm bar
   python3 python3-torch python3-sklearn python3-tqdm
   # tests: terminal oracle, GUI under Xvfb, real sshd, screenshots

@@ -1,0 +1,25 @@
+#include "ResultStore.h"
+
+#include "SqliteResultStore.h"
+
+namespace ty {
+
+ResultStore::ResultStore(QObject* parent)
+    : QObject(parent)
+{
+    qRegisterMetaType<ty::RunId>("ty::RunId");
+    qRegisterMetaType<QList<ty::RunId>>("QList<ty::RunId>");
+    qRegisterMetaType<ty::RunRecord>();
+    qRegisterMetaType<ty::MetricPoint>();
+    qRegisterMetaType<ty::ArtifactRecord>();
+}
+
+Result<std::unique_ptr<ResultStore>> ResultStore::open(const QString& path)
+{
+    auto store = SqliteResultStore::open(path);
+    if (!store)
+        return std::unexpected(store.error());
+    return std::unique_ptr<ResultStore>(std::move(*store));
+}
+
+} // namespace ty

@@ -1,0 +1,113 @@
+#pragma once
+
+#include "ArtifactRecord.h"
+#include "common/Result.h"
+#include "common/Run.h"
+
+#include <QList>
+#include <QMap>
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+
+namespace ty {
+
+// The result database: runs, their params, tags, metrics, console offsets and
+// artifacts. Abstract so that a PostgreSQL backend (team mode) can sit beside
+// SqliteResultStore; callers only ever see this interface.
+//
+// Threads: every method may be called from any thread.
+// - Writes are queued, in call order, to the store's single writer thread,
+//   which applies them in batches, one transaction per batch. Operations
+//   called in order from one thread are committed in that order, and never in
+//   an earlier transaction than an operation called before them.
+// - Reads run on a connection owned by the calling thread and see what was
+//   committed when they run. After flush() (or createRun()) returns, the
+//   caller's earlier writes are visible to every reader, in this process or
+//   another one sharing the file.
+// - Signals are emitted after the commit, in the thread the store object
+//   lives in (queued there from the writer), so they need that thread's event
+//   loop; connect() receivers get them as usual.
+class ResultStore : public QObject {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(ResultStore)
+
+public:
+    ~ResultStore() override = default;
+
+    // Opens (creating it and its parent directories when missing) the SQLite
+    // result database at `path`, migrating an older schema to the current one.
+    // Errors name the file: not an SQLite file, another program's database, a
+    // schema newer than this binary (the file is then left untouched), I/O.
+    static Result<std::unique_ptr<ResultStore>> open(const QString& path);
+
+    // ---- writes -----------------------------------------------------------
+    // Inserts a run with its tags and params and waits until it is committed.
+    // r.id is ignored (the database assigns it, never reusing a deleted one);
+    // an invalid r.createdAt becomes the current time. Returns the new id.
+    virtual Result<RunId> createRun(const RunRecord& r, const QMap<QString, QString>& params) = 0;
+    // Async. Replaces the mutable fields of run r.id: name, state, node, gpus,
+    // argv, workdir, env, tags, priority, startedAt, finishedAt, exitCode,
+    // exitSignal, failureReason, agentRunId, consolePath. Not changed:
+    // specYaml, specPath, createdAt (fixed at creation) and consoleOffset (only
+    // setConsoleOffset() moves it, so a stale record cannot move it back).
+    // An unknown id is ignored.
+    virtual void updateRun(const RunRecord& r) = 0;
+    // Async, batched. Points of an unknown (e.g. deleted) run are dropped.
+    virtual void appendMetrics(QList<MetricPoint> points) = 0;
+    // Async. Committed in the same or a later transaction than every
+    // appendMetrics() called before it, so after a crash the stored offset
+    // never runs ahead of the stored metrics.
+    virtual void setConsoleOffset(RunId run, qint64 offset) = 0;
+    // Async. Removes the run with its tags, params, metrics and artifacts.
+    virtual void deleteRun(RunId run) = 0;
+    // Async. Records (or replaces, by run and path) an artifact of a.run.
+    virtual void addArtifact(const ArtifactRecord& a) = 0;
+    // Blocks until everything queued (by any thread) before the call is
+    // committed (or has failed). Returns the error of the first batch that
+    // failed since the previous flush() call, if any; each failure is
+    // returned by one flush() only (and also emitted as writeFailed).
+    virtual Result<void> flush() = 0;
+
+    // ---- reads ------------------------------------------------------------
+    virtual Result<RunRecord> run(RunId id) const = 0;
+    // Newest first (created_at, then id, descending).
+    virtual QList<RunRecord> runs() const = 0;
+    virtual QMap<QString, QString> params(RunId run) const = 0;
+    // Ordered by key (binary, i.e. UTF-8 byte order), then step, then arrival.
+    // An empty key means every key. NaN/+-inf/-0.0 come back as stored.
+    virtual QList<MetricPoint> metrics(RunId run, const QString& key = {}) const = 0;
+    // Sorted like metrics().
+    virtual QStringList metricKeys(RunId run) const = 0;
+    // Per key, the last point in metrics() order (highest step, latest arrival).
+    virtual QMap<QString, MetricPoint> latestMetrics(RunId run) const = 0;
+    // Ordered by path.
+    virtual QList<ArtifactRecord> artifacts(RunId run) const = 0;
+
+    virtual int schemaVersion() const = 0;
+    // Changes whenever anything (this store's writer, another store, another
+    // process) commits to the database after the calling thread's previous
+    // call; poll it to notice another process's writes. Only comparisons
+    // between calls from the same thread are meaningful.
+    virtual qint64 dataVersion() const = 0;
+    // Write transactions this store has committed so far (diagnostics, tests).
+    virtual qint64 transactionsCommitted() const = 0;
+    // The database's location (a file path for SQLite).
+    virtual QString location() const = 0;
+
+Q_SIGNALS:
+    // Runs created, updated, console offsets moved, or deleted (run(id) then
+    // fails) in one committed batch; each id once.
+    void runsChanged(const QList<ty::RunId>& ids);
+    // `count` points of `run` were committed in one batch.
+    void metricsAppended(ty::RunId run, int count);
+    // A queued write failed and was rolled back (what, where, why).
+    void writeFailed(const QString& message);
+
+protected:
+    explicit ResultStore(QObject* parent = nullptr);
+};
+
+} // namespace ty

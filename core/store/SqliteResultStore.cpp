@@ -1,0 +1,434 @@
+#include "SqliteResultStore.h"
+
+#include "SqlCodec.h"
+#include "SqliteSchema.h"
+#include "SqliteWriter.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QLoggingCategory>
+#include <QSqlError>
+#include <QSqlQuery>
+
+#include <atomic>
+
+namespace ty {
+
+Q_LOGGING_CATEGORY(lcStore, "trainyard.store", QtWarningMsg)
+
+namespace {
+
+std::atomic<int> g_instances{0};
+std::atomic<quint64> g_threadSerials{0};
+
+// Serial number of the calling thread, unique for the life of the process
+// (unlike thread ids and QThread addresses, which are reused).
+quint64 threadSerial()
+{
+    thread_local const quint64 serial = ++g_threadSerials;
+    return serial;
+}
+
+const QString kRunColumns = QStringLiteral(
+    "id, name, state, spec_yaml, spec_path, node, gpus, argv, workdir, env, priority, created_at, started_at,"
+    " finished_at, exit_code, exit_signal, failure_reason, agent_run_id, console_path, console_offset");
+
+RunRecord runFromRow(const QSqlQuery& q)
+{
+    using namespace sqlcodec;
+    RunRecord r;
+    int i = 0;
+    r.id = q.value(i++).toLongLong();
+    r.name = q.value(i++).toString();
+    r.state = runStateFromName(q.value(i++).toString()).value_or(RunState::Unknown);
+    r.specYaml = q.value(i++).toString();
+    r.specPath = q.value(i++).toString();
+    r.node = q.value(i++).toString();
+    r.gpus = intListFromJson(q.value(i++).toString());
+    r.argv = stringListFromJson(q.value(i++).toString());
+    r.workdir = q.value(i++).toString();
+    r.env = stringMapFromJson(q.value(i++).toString());
+    r.priority = q.value(i++).toInt();
+    r.createdAt = timeFromSql(q.value(i++));
+    r.startedAt = timeFromSql(q.value(i++));
+    r.finishedAt = timeFromSql(q.value(i++));
+    r.exitCode = optionalIntFromSql(q.value(i++));
+    r.exitSignal = optionalIntFromSql(q.value(i++));
+    r.failureReason = q.value(i++).toString();
+    r.agentRunId = q.value(i++).toString();
+    r.consolePath = q.value(i++).toString();
+    r.consoleOffset = q.value(i++).toLongLong();
+    return r;
+}
+
+// Columns: step, epoch, wall_ms, value, kind.
+MetricPoint pointFromRow(const QSqlQuery& q, RunId run, const QString& key)
+{
+    MetricPoint p;
+    p.run = run;
+    p.key = key;
+    p.step = q.value(0).toLongLong();
+    const QVariant epoch = q.value(1);
+    if (!epoch.isNull())
+        p.epoch = epoch.toDouble();
+    p.wallTimeMs = q.value(2).toLongLong();
+    p.value = sqlcodec::metricFromSql(q.value(3), q.value(4).toInt());
+    return p;
+}
+
+// A read-only transaction so multi-statement reads see one snapshot.
+class ReadTransaction {
+public:
+    explicit ReadTransaction(QSqlDatabase& db)
+        : m_db(db)
+        , m_active(db.transaction())
+    {
+    }
+    ~ReadTransaction()
+    {
+        if (m_active)
+            m_db.commit();
+    }
+    Q_DISABLE_COPY_MOVE(ReadTransaction)
+
+private:
+    QSqlDatabase& m_db;
+    bool m_active;
+};
+
+QSqlQuery prepared(const QSqlDatabase& db, const QString& sql)
+{
+    QSqlQuery q(db);
+    q.setForwardOnly(true);
+    if (!q.prepare(sql))
+        qCWarning(lcStore, "cannot prepare \"%s\": %s", qUtf8Printable(sql), qUtf8Printable(q.lastError().text()));
+    return q;
+}
+
+QList<std::pair<qint64, QString>> keysOf(const QSqlDatabase& db, RunId run, const QString& path)
+{
+    QList<std::pair<qint64, QString>> keys;
+    QSqlQuery q = prepared(db, QStringLiteral("SELECT id, key FROM metric_keys WHERE run_id = ? ORDER BY key"));
+    q.addBindValue(QVariant::fromValue<qint64>(run));
+    if (!q.exec()) {
+        qCWarning(lcStore, "%s: run %lld: cannot read metric keys: %s", qUtf8Printable(path),
+                  static_cast<long long>(run), qUtf8Printable(q.lastError().text()));
+        return keys;
+    }
+    while (q.next())
+        keys.append({q.value(0).toLongLong(), q.value(1).toString()});
+    return keys;
+}
+
+} // namespace
+
+Result<std::unique_ptr<SqliteResultStore>> SqliteResultStore::open(const QString& path,
+                                                                   const SqliteStoreOptions& options)
+{
+    if (path.isEmpty())
+        return fail(QStringLiteral("no result database path given"));
+    if (!QSqlDatabase::isDriverAvailable(QStringLiteral("QSQLITE")))
+        return fail(QStringLiteral("%1: Qt's SQLite driver (QSQLITE) is not installed (Debian: libqt6sql6-sqlite)")
+                        .arg(path));
+    const QFileInfo info(path);
+    const QString file = QDir::cleanPath(info.absoluteFilePath());
+    if (info.isDir())
+        return fail(QStringLiteral("%1: is a directory, not a result database").arg(file));
+    if (!QDir().mkpath(info.absolutePath()))
+        return fail(QStringLiteral("%1: cannot create the directory %2").arg(file, info.absolutePath()));
+    if (auto header = SqliteSchema::checkFileHeader(file); !header)
+        return std::unexpected(header.error());
+
+    // An existing file is first only read, so a refused one (newer schema,
+    // someone else's database) is left as it was. (Not through
+    // QSQLITE_OPEN_READONLY: a read-only connection to a WAL database leaves
+    // -wal/-shm files behind, while the last read-write connection removes them.)
+    if (info.exists() && info.size() > 0) {
+        const QString name = QStringLiteral("trainyard-store-probe-%1").arg(++g_instances);
+        Result<int> probed = 0;
+        {
+            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
+            db.setDatabaseName(file);
+            db.setConnectOptions(
+                QStringLiteral("QSQLITE_BUSY_TIMEOUT=%1").arg(options.busyTimeoutMs));
+            if (!db.open())
+                probed = fail(QStringLiteral("%1: cannot open the result database: %2").arg(file, db.lastError().text()));
+            else
+                probed = SqliteSchema::probeVersion(db, file);
+            db.close();
+        }
+        QSqlDatabase::removeDatabase(name);
+        if (!probed)
+            return std::unexpected(probed.error());
+    }
+
+    std::unique_ptr<SqliteResultStore> store(new SqliteResultStore(file, options));
+    const Result<int> version = store->m_writer->startWriter();
+    if (!version)
+        return std::unexpected(version.error());
+    store->m_schemaVersion = *version;
+    return store;
+}
+
+SqliteResultStore::SqliteResultStore(QString path, SqliteStoreOptions options)
+    : m_path(std::move(path))
+    , m_options(options)
+    , m_instance(++g_instances)
+{
+    auto onBatch = [this](const SqliteWriter::BatchOutcome& outcome) {
+        // Runs on the writer thread, after the commit: hand over to the
+        // store's own thread, so receivers see a normal signal.
+        QMetaObject::invokeMethod(
+            this,
+            [this, outcome] {
+                if (!outcome.changedRuns.isEmpty())
+                    Q_EMIT runsChanged(outcome.changedRuns);
+                for (const auto& [run, count] : outcome.metricCounts)
+                    Q_EMIT metricsAppended(run, count);
+                if (!outcome.error.isEmpty())
+                    Q_EMIT writeFailed(outcome.error);
+            },
+            Qt::QueuedConnection);
+    };
+    m_writer = std::make_unique<SqliteWriter>(m_path, QStringLiteral("trainyard-store-%1-writer").arg(m_instance),
+                                              m_options, std::move(onBatch));
+}
+
+SqliteResultStore::~SqliteResultStore()
+{
+    m_writer.reset(); // commits what is queued
+    QMutexLocker lock(&m_readMutex);
+    // Closed here even when another thread opened them: removeDatabase()
+    // drops the last reference, which closes the SQLite handle.
+    for (const QString& name : std::as_const(m_readConnections))
+        QSqlDatabase::removeDatabase(name);
+}
+
+QSqlDatabase SqliteResultStore::readConnection() const
+{
+    const QString name = QStringLiteral("trainyard-store-%1-read-%2").arg(m_instance).arg(threadSerial());
+    if (QSqlDatabase::contains(name))
+        return QSqlDatabase::database(name, false);
+    QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
+    {
+        QMutexLocker lock(&m_readMutex);
+        m_readConnections.insert(name);
+    }
+    db.setDatabaseName(m_path);
+    db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=%1").arg(m_options.busyTimeoutMs));
+    if (!db.open())
+        qCWarning(lcStore, "%s: cannot open a read connection: %s", qUtf8Printable(m_path),
+                  qUtf8Printable(db.lastError().text()));
+    db.setNumericalPrecisionPolicy(QSql::LowPrecisionDouble);
+    return db;
+}
+
+// ---- writes ----------------------------------------------------------------
+
+Result<RunId> SqliteResultStore::createRun(const RunRecord& r, const QMap<QString, QString>& params)
+{
+    auto done = std::make_shared<std::promise<Result<RunId>>>();
+    auto future = done->get_future();
+    m_writer->enqueue(storeop::CreateRun{r, params, std::move(done)}, /*urgent=*/true);
+    return future.get();
+}
+
+void SqliteResultStore::updateRun(const RunRecord& r)
+{
+    m_writer->enqueue(storeop::UpdateRun{r});
+}
+
+void SqliteResultStore::appendMetrics(QList<MetricPoint> points)
+{
+    if (points.isEmpty())
+        return;
+    m_writer->enqueue(storeop::AppendMetrics{std::move(points)});
+}
+
+void SqliteResultStore::setConsoleOffset(RunId run, qint64 offset)
+{
+    m_writer->enqueue(storeop::SetConsoleOffset{run, offset});
+}
+
+void SqliteResultStore::deleteRun(RunId run)
+{
+    m_writer->enqueue(storeop::DeleteRun{run});
+}
+
+void SqliteResultStore::addArtifact(const ArtifactRecord& a)
+{
+    m_writer->enqueue(storeop::AddArtifact{a});
+}
+
+Result<void> SqliteResultStore::flush()
+{
+    m_writer->waitCommitted(m_writer->lastQueued());
+    if (auto error = m_writer->takeError())
+        return fail(*error);
+    return {};
+}
+
+qint64 SqliteResultStore::transactionsCommitted() const
+{
+    return m_writer->transactionsCommitted();
+}
+
+// ---- reads -----------------------------------------------------------------
+
+Result<RunRecord> SqliteResultStore::run(RunId id) const
+{
+    QSqlDatabase db = readConnection();
+    ReadTransaction tx(db);
+    QSqlQuery q = prepared(db, QStringLiteral("SELECT %1 FROM runs WHERE id = ?").arg(kRunColumns));
+    q.addBindValue(QVariant::fromValue<qint64>(id));
+    if (!q.exec())
+        return fail(QStringLiteral("%1: cannot read run %2: %3").arg(m_path).arg(id).arg(q.lastError().text()));
+    if (!q.next())
+        return fail(QStringLiteral("%1: no run %2").arg(m_path).arg(id));
+    RunRecord r = runFromRow(q);
+    q.finish();
+    QSqlQuery t = prepared(db, QStringLiteral("SELECT tag FROM tags WHERE run_id = ? ORDER BY position"));
+    t.addBindValue(QVariant::fromValue<qint64>(id));
+    if (!t.exec())
+        return fail(QStringLiteral("%1: cannot read the tags of run %2: %3").arg(m_path).arg(id).arg(t.lastError().text()));
+    while (t.next())
+        r.tags.append(t.value(0).toString());
+    return r;
+}
+
+QList<RunRecord> SqliteResultStore::runs() const
+{
+    QList<RunRecord> out;
+    QSqlDatabase db = readConnection();
+    ReadTransaction tx(db);
+    QSqlQuery q = prepared(db, QStringLiteral("SELECT %1 FROM runs ORDER BY created_at DESC, id DESC").arg(kRunColumns));
+    if (!q.exec()) {
+        qCWarning(lcStore, "%s: cannot read runs: %s", qUtf8Printable(m_path), qUtf8Printable(q.lastError().text()));
+        return out;
+    }
+    QHash<RunId, qsizetype> index;
+    while (q.next()) {
+        out.append(runFromRow(q));
+        index.insert(out.back().id, out.size() - 1);
+    }
+    QSqlQuery t = prepared(db, QStringLiteral("SELECT run_id, tag FROM tags ORDER BY run_id, position"));
+    if (!t.exec()) {
+        qCWarning(lcStore, "%s: cannot read tags: %s", qUtf8Printable(m_path), qUtf8Printable(t.lastError().text()));
+        return out;
+    }
+    while (t.next()) {
+        const auto it = index.constFind(t.value(0).toLongLong());
+        if (it != index.cend())
+            out[*it].tags.append(t.value(1).toString());
+    }
+    return out;
+}
+
+QMap<QString, QString> SqliteResultStore::params(RunId run) const
+{
+    QMap<QString, QString> out;
+    QSqlDatabase db = readConnection();
+    QSqlQuery q = prepared(db, QStringLiteral("SELECT key, value FROM params WHERE run_id = ?"));
+    q.addBindValue(QVariant::fromValue<qint64>(run));
+    if (!q.exec()) {
+        qCWarning(lcStore, "%s: run %lld: cannot read params: %s", qUtf8Printable(m_path),
+                  static_cast<long long>(run), qUtf8Printable(q.lastError().text()));
+        return out;
+    }
+    while (q.next())
+        out.insert(q.value(0).toString(), q.value(1).toString());
+    return out;
+}
+
+QList<MetricPoint> SqliteResultStore::metrics(RunId run, const QString& key) const
+{
+    QList<MetricPoint> out;
+    QSqlDatabase db = readConnection();
+    ReadTransaction tx(db);
+    const auto keys = keysOf(db, run, m_path);
+    QSqlQuery q = prepared(db, QStringLiteral("SELECT step, epoch, wall_ms, value, kind FROM metrics"
+                                              " WHERE key_id = ? ORDER BY step, id"));
+    for (const auto& [keyId, name] : keys) {
+        if (!key.isEmpty() && name != key)
+            continue;
+        q.bindValue(0, QVariant::fromValue<qint64>(keyId));
+        if (!q.exec()) {
+            qCWarning(lcStore, "%s: run %lld: cannot read metric %s: %s", qUtf8Printable(m_path),
+                      static_cast<long long>(run), qUtf8Printable(name), qUtf8Printable(q.lastError().text()));
+            continue;
+        }
+        while (q.next())
+            out.append(pointFromRow(q, run, name));
+        q.finish();
+    }
+    return out;
+}
+
+QStringList SqliteResultStore::metricKeys(RunId run) const
+{
+    QStringList out;
+    QSqlDatabase db = readConnection();
+    for (const auto& [id, name] : keysOf(db, run, m_path))
+        out.append(name);
+    return out;
+}
+
+QMap<QString, MetricPoint> SqliteResultStore::latestMetrics(RunId run) const
+{
+    QMap<QString, MetricPoint> out;
+    QSqlDatabase db = readConnection();
+    ReadTransaction tx(db);
+    const auto keys = keysOf(db, run, m_path);
+    QSqlQuery q = prepared(db, QStringLiteral("SELECT step, epoch, wall_ms, value, kind FROM metrics"
+                                              " WHERE key_id = ? ORDER BY step DESC, id DESC LIMIT 1"));
+    for (const auto& [keyId, name] : keys) {
+        q.bindValue(0, QVariant::fromValue<qint64>(keyId));
+        if (!q.exec()) {
+            qCWarning(lcStore, "%s: run %lld: cannot read metric %s: %s", qUtf8Printable(m_path),
+                      static_cast<long long>(run), qUtf8Printable(name), qUtf8Printable(q.lastError().text()));
+            continue;
+        }
+        if (q.next())
+            out.insert(name, pointFromRow(q, run, name));
+        q.finish();
+    }
+    return out;
+}
+
+QList<ArtifactRecord> SqliteResultStore::artifacts(RunId run) const
+{
+    QList<ArtifactRecord> out;
+    QSqlDatabase db = readConnection();
+    QSqlQuery q = prepared(db, QStringLiteral("SELECT path, size, sha256, created_at FROM artifacts"
+                                              " WHERE run_id = ? ORDER BY path"));
+    q.addBindValue(QVariant::fromValue<qint64>(run));
+    if (!q.exec()) {
+        qCWarning(lcStore, "%s: run %lld: cannot read artifacts: %s", qUtf8Printable(m_path),
+                  static_cast<long long>(run), qUtf8Printable(q.lastError().text()));
+        return out;
+    }
+    while (q.next()) {
+        ArtifactRecord a;
+        a.run = run;
+        a.path = q.value(0).toString();
+        a.size = q.value(1).toLongLong();
+        a.sha256 = q.value(2).toString();
+        a.createdAt = sqlcodec::timeFromSql(q.value(3));
+        out.append(a);
+    }
+    return out;
+}
+
+qint64 SqliteResultStore::dataVersion() const
+{
+    QSqlDatabase db = readConnection();
+    QSqlQuery q(db);
+    if (!q.exec(QStringLiteral("PRAGMA data_version")) || !q.next()) {
+        qCWarning(lcStore, "%s: cannot read data_version: %s", qUtf8Printable(m_path),
+                  qUtf8Printable(q.lastError().text()));
+        return -1;
+    }
+    return q.value(0).toLongLong();
+}
+
+} // namespace ty

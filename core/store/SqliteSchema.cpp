@@ -1,0 +1,180 @@
+#include "SqliteSchema.h"
+
+#include <QFile>
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
+
+namespace ty {
+namespace {
+
+// Version 1. Frozen once released: later versions change it through new steps.
+// Column conventions (shared with a future PostgreSQL backend, whose DDL will
+// differ only in types such as BIGSERIAL/DOUBLE PRECISION):
+// - times: INTEGER milliseconds since the Unix epoch, UTC; NULL = not yet.
+// - gpus / argv: JSON arrays; env: JSON object (text).
+// - metrics.value is NULL when not finite; metrics.kind says what it is:
+//   0 finite (value holds it), 1 NaN, 2 +inf, 3 -inf, 4 negative zero
+//   (SQLite stores an integral REAL as an integer and so loses the sign of -0.0).
+// - metric keys are interned per run in metric_keys, so the 10^7-row metrics
+//   table and its index carry an integer, not the key text. Its ids, like
+//   runs', are AUTOINCREMENT, never reused: a writer (in any process) holding
+//   a cached id of a deleted key then fails the foreign key instead of
+//   attaching points to some other run's new key.
+// - metrics.id is insertion order (ties on step are kept in arrival order).
+const char* const kVersion1[] = {
+    "CREATE TABLE meta ("
+    " key TEXT NOT NULL PRIMARY KEY,"
+    " value TEXT NOT NULL"
+    ") WITHOUT ROWID",
+
+    "CREATE TABLE runs ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " name TEXT NOT NULL DEFAULT '',"
+    " state TEXT NOT NULL,"
+    " spec_yaml TEXT NOT NULL DEFAULT '',"
+    " spec_path TEXT NOT NULL DEFAULT '',"
+    " node TEXT NOT NULL DEFAULT '',"
+    " gpus TEXT NOT NULL DEFAULT '[]',"
+    " argv TEXT NOT NULL DEFAULT '[]',"
+    " workdir TEXT NOT NULL DEFAULT '',"
+    " env TEXT NOT NULL DEFAULT '{}',"
+    " priority INTEGER NOT NULL DEFAULT 0,"
+    " created_at INTEGER NOT NULL,"
+    " started_at INTEGER,"
+    " finished_at INTEGER,"
+    " exit_code INTEGER,"
+    " exit_signal INTEGER,"
+    " failure_reason TEXT NOT NULL DEFAULT '',"
+    " agent_run_id TEXT NOT NULL DEFAULT '',"
+    " console_path TEXT NOT NULL DEFAULT '',"
+    " console_offset INTEGER NOT NULL DEFAULT 0"
+    ")",
+    "CREATE INDEX runs_created_at ON runs(created_at)",
+
+    "CREATE TABLE tags ("
+    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " tag TEXT NOT NULL,"
+    " position INTEGER NOT NULL,"
+    " PRIMARY KEY (run_id, tag)"
+    ") WITHOUT ROWID",
+    "CREATE INDEX tags_tag ON tags(tag)",
+
+    "CREATE TABLE params ("
+    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " key TEXT NOT NULL,"
+    " value TEXT NOT NULL,"
+    " PRIMARY KEY (run_id, key)"
+    ") WITHOUT ROWID",
+
+    "CREATE TABLE metric_keys ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " key TEXT NOT NULL,"
+    " UNIQUE (run_id, key)"
+    ")",
+
+    "CREATE TABLE metrics ("
+    " id INTEGER PRIMARY KEY,"
+    " key_id INTEGER NOT NULL REFERENCES metric_keys(id) ON DELETE CASCADE,"
+    " step INTEGER NOT NULL,"
+    " epoch REAL,"
+    " wall_ms INTEGER NOT NULL,"
+    " value REAL,"
+    " kind INTEGER NOT NULL DEFAULT 0"
+    ")",
+    "CREATE INDEX metrics_series ON metrics(key_id, step)",
+
+    "CREATE TABLE artifacts ("
+    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " path TEXT NOT NULL,"
+    " size INTEGER NOT NULL,"
+    " sha256 TEXT NOT NULL DEFAULT '',"
+    " created_at INTEGER NOT NULL,"
+    " PRIMARY KEY (run_id, path)"
+    ") WITHOUT ROWID",
+};
+
+QString dbError(const QSqlQuery& q)
+{
+    return q.lastError().text();
+}
+
+} // namespace
+
+QStringList SqliteSchema::migrationStep(int fromVersion)
+{
+    QStringList out;
+    switch (fromVersion) {
+    case 0:
+        for (const char* s : kVersion1)
+            out << QString::fromLatin1(s);
+        break;
+    default:
+        break;
+    }
+    return out;
+}
+
+Result<void> SqliteSchema::checkFileHeader(const QString& path)
+{
+    QFile f(path);
+    if (!f.exists() || f.size() == 0)
+        return {};
+    if (!f.open(QIODevice::ReadOnly))
+        return fail(QStringLiteral("%1: cannot read the result database: %2").arg(path, f.errorString()));
+    static constexpr char kMagic[] = "SQLite format 3"; // + NUL: 16 bytes, sqlite.org/fileformat.html §1.3.1
+    const QByteArray head = f.read(16);
+    if (head.size() < 16 || !head.startsWith(kMagic) || head.at(15) != '\0')
+        return fail(QStringLiteral("%1: not a Trainyard result database (the file is not an SQLite 3 database)").arg(path));
+    return {};
+}
+
+Result<int> SqliteSchema::readVersion(QSqlDatabase& db, const QString& path)
+{
+    QSqlQuery q(db);
+    if (!q.exec(QStringLiteral("SELECT name FROM sqlite_master WHERE type = 'table'")))
+        return fail(QStringLiteral("%1: cannot read the result database: %2").arg(path, dbError(q)));
+    bool anyTable = false;
+    bool hasMeta = false;
+    while (q.next()) {
+        const QString name = q.value(0).toString();
+        if (name.startsWith(QLatin1String("sqlite_")))
+            continue; // sqlite_sequence and friends
+        anyTable = true;
+        if (name == QLatin1String("meta"))
+            hasMeta = true;
+    }
+    if (!anyTable)
+        return 0;
+    if (!hasMeta)
+        return fail(QStringLiteral("%1: not a Trainyard result database (an SQLite database without a `meta` table)")
+                        .arg(path));
+    if (!q.exec(QStringLiteral("SELECT value FROM meta WHERE key = 'schema_version'")))
+        return fail(QStringLiteral("%1: cannot read the schema version: %2").arg(path, dbError(q)));
+    if (!q.next())
+        return fail(QStringLiteral("%1: not a Trainyard result database (no schema_version in `meta`)").arg(path));
+    bool ok = false;
+    const int version = q.value(0).toString().toInt(&ok);
+    if (!ok || version < 1)
+        return fail(QStringLiteral("%1: invalid schema_version '%2' in `meta`").arg(path, q.value(0).toString()));
+    return version;
+}
+
+Result<int> SqliteSchema::probeVersion(QSqlDatabase& db, const QString& path)
+{
+    auto version = readVersion(db, path);
+    if (!version)
+        return version;
+    if (*version > kCurrentVersion)
+        return fail(QStringLiteral("%1: the result database has schema version %2, but this Trainyard only knows "
+                                   "versions up to %3 (it was written by a newer Trainyard). Refusing to open it; "
+                                   "the file was left unchanged. Use a newer Trainyard or another database "
+                                   "(--db PATH or TRAINYARD_DB).")
+                        .arg(path)
+                        .arg(*version)
+                        .arg(kCurrentVersion));
+    return version;
+}
+
+} // namespace ty

@@ -1,0 +1,41 @@
+#pragma once
+
+namespace ty {
+
+// Tuning knobs of SqliteResultStore; the defaults are what the application
+// uses. The benchmark (tests/bench/bench_store.cpp) compares the insert paths.
+struct SqliteStoreOptions {
+    // How the writer inserts metric rows. tests/bench/bench_store compares
+    // them; on the 2-core dev machine RawSqlite reached ~0.95M points/s
+    // (~1.0M per CPU-second, ~70% of the sqlite3 shell's INSERT ... SELECT),
+    // QtSqlBatch ~0.57M and QtSqlLoop ~0.46M points per CPU-second.
+    enum class MetricInsert {
+        RawSqlite,   // sqlite3_bind_*/sqlite3_step on the QSQLITE driver's own handle
+        QtSqlLoop,   // one prepared QSqlQuery, bindValue() + exec() per row
+        QtSqlBatch,  // QSqlQuery::execBatch() over column QVariantLists per batch
+    };
+    MetricInsert metricInsert = MetricInsert::RawSqlite;
+    // SQLite busy timeout of every connection (another process holding the
+    // write lock, or a checkpoint), in ms.
+    int busyTimeoutMs = 10000;
+    // After the first write of an idle period, the writer waits this long (ms)
+    // for more before committing, so a burst becomes one transaction.
+    // flush(), createRun() and a full queue cut the wait short.
+    int coalesceMs = 5;
+    // A batch (one transaction) stops taking queued writes once it holds this
+    // many metric points, so the write lock is never held for long (another
+    // process's createRun() waits for it) and readers see progress.
+    int maxBatchPoints = 250'000;
+    // Page cache of the writer connection, KiB (SQLite's default is 2000):
+    // a batch's pages stay in memory instead of spilling to the WAL mid-transaction.
+    int writerCacheKiB = 32 * 1024;
+    // WAL pages after which a commit checkpoints (SQLite's default: 1000).
+    // Each checkpoint fsyncs the database file; under a stream of large
+    // metric batches fewer, larger checkpoints cost less wall time.
+    int walAutocheckpointPages = 1000;
+    // Metric points queued but not yet committed above which appendMetrics()
+    // blocks its caller until the writer catches up (back-pressure).
+    int maxPendingPoints = 2'000'000;
+};
+
+} // namespace ty

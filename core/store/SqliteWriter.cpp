@@ -1,0 +1,884 @@
+#include "SqliteWriter.h"
+
+#include "SqlCodec.h"
+#include "SqliteSchema.h"
+
+#include <QDeadlineTimer>
+#include <QLoggingCategory>
+#include <QSet>
+#include <QSqlDriver>
+#include <QSqlError>
+
+#include <sqlite3.h>
+
+#include <array>
+
+namespace ty {
+
+Q_LOGGING_CATEGORY(lcStoreWriter, "trainyard.store.writer", QtWarningMsg)
+
+namespace {
+
+// Batches are cut short of the coalescing wait once this many points wait.
+constexpr qint64 kCutBatchPoints = 100'000;
+// BEGIN IMMEDIATE attempts (each waits up to busyTimeoutMs) before a batch fails.
+constexpr int kBeginAttempts = 6;
+
+bool isConstraint(const QSqlError& e)
+{
+    bool ok = false;
+    const int code = e.nativeErrorCode().toInt(&ok);
+    return ok && (code & 0xff) == SQLITE_CONSTRAINT;
+}
+
+qint64 pointsOf(const storeop::WriteOp& op)
+{
+    if (const auto* m = std::get_if<storeop::AppendMetrics>(&op))
+        return m->points.size();
+    return 0;
+}
+
+// Binds one metric row at parameters first..first+5 (key_id, step, epoch,
+// wall_ms, value, kind).
+void bindRawRow(sqlite3_stmt* s, int first, qint64 keyId, const MetricPoint& p)
+{
+    using namespace sqlcodec;
+    const MetricKind kind = metricKind(p.value);
+    sqlite3_bind_int64(s, first, keyId);
+    sqlite3_bind_int64(s, first + 1, p.step);
+    if (p.epoch)
+        sqlite3_bind_double(s, first + 2, *p.epoch);
+    else
+        sqlite3_bind_null(s, first + 2);
+    sqlite3_bind_int64(s, first + 3, p.wallTimeMs);
+    if (metricHasSqlValue(kind))
+        sqlite3_bind_double(s, first + 4, metricSqlValue(p.value, kind));
+    else
+        sqlite3_bind_null(s, first + 4);
+    sqlite3_bind_int(s, first + 5, kind);
+}
+
+} // namespace
+
+SqliteWriter::SqliteWriter(QString path, QString connectionName, SqliteStoreOptions options, Callback onBatch)
+    : m_path(std::move(path))
+    , m_connectionName(std::move(connectionName))
+    , m_options(options)
+    , m_onBatch(std::move(onBatch))
+{
+    setObjectName(QStringLiteral("ty-store-writer"));
+}
+
+SqliteWriter::~SqliteWriter()
+{
+    stop();
+}
+
+Result<int> SqliteWriter::startWriter()
+{
+    {
+        QMutexLocker lock(&m_mutex);
+        m_started = true;
+    }
+    start();
+    QMutexLocker lock(&m_mutex);
+    while (!m_init)
+        m_doneCond.wait(&m_mutex);
+    const Result<int> init = *m_init;
+    lock.unlock();
+    if (!init)
+        wait();
+    return init;
+}
+
+void SqliteWriter::stop()
+{
+    {
+        QMutexLocker lock(&m_mutex);
+        if (!m_started)
+            return;
+        m_stopping = true;
+        m_workCond.wakeAll();
+        m_doneCond.wakeAll();
+    }
+    wait();
+}
+
+quint64 SqliteWriter::enqueue(storeop::WriteOp op, bool urgent)
+{
+    const qint64 points = pointsOf(op);
+    QMutexLocker lock(&m_mutex);
+    if (m_stopping || !m_started) {
+        qCWarning(lcStoreWriter, "%s: write after the store was closed, dropped", qUtf8Printable(m_path));
+        if (auto* c = std::get_if<storeop::CreateRun>(&op))
+            c->done->set_value(fail(QStringLiteral("%1: the result store is closed").arg(m_path)));
+        return m_queuedSeq;
+    }
+    // Back-pressure: let the writer catch up before queueing more points.
+    if (points > 0 && QThread::currentThread() != this) {
+        while (m_pendingPoints > m_options.maxPendingPoints && !m_stopping) {
+            m_urgent = true;
+            m_workCond.wakeAll();
+            m_doneCond.wait(&m_mutex);
+        }
+    }
+    const bool wasEmpty = m_queue.empty();
+    m_queue.push_back(std::move(op));
+    m_pendingPoints += points;
+    const quint64 seq = ++m_queuedSeq;
+    if (urgent)
+        m_urgent = true;
+    if (m_writerWaiting && (wasEmpty || m_urgent || m_pendingPoints >= kCutBatchPoints))
+        m_workCond.wakeAll();
+    return seq;
+}
+
+void SqliteWriter::waitCommitted(quint64 seq)
+{
+    QMutexLocker lock(&m_mutex);
+    if (m_committedSeq >= seq)
+        return;
+    m_urgent = true;
+    m_workCond.wakeAll();
+    while (m_committedSeq < seq && isRunning())
+        m_doneCond.wait(&m_mutex, QDeadlineTimer(200));
+}
+
+quint64 SqliteWriter::lastQueued() const
+{
+    QMutexLocker lock(&m_mutex);
+    return m_queuedSeq;
+}
+
+std::optional<QString> SqliteWriter::takeError()
+{
+    QMutexLocker lock(&m_mutex);
+    return std::exchange(m_error, std::nullopt);
+}
+
+void SqliteWriter::run()
+{
+    Result<int> init = initialize();
+    if (init) {
+        if (auto prepared = prepareStatements(); !prepared)
+            init = std::unexpected(prepared.error());
+    }
+    {
+        QMutexLocker lock(&m_mutex);
+        m_init = init;
+        m_doneCond.wakeAll();
+    }
+
+    bool backlog = false; // the previous batch left writes queued: no coalescing wait
+    while (init) {
+        std::deque<storeop::WriteOp> batch;
+        quint64 batchSeq = 0;
+        {
+            QMutexLocker lock(&m_mutex);
+            while (m_queue.empty() && !m_stopping) {
+                m_writerWaiting = true;
+                m_workCond.wait(&m_mutex);
+                m_writerWaiting = false;
+            }
+            if (m_queue.empty())
+                break; // stopping, all committed
+            if (!backlog && !m_urgent && !m_stopping && m_options.coalesceMs > 0) {
+                QDeadlineTimer deadline(m_options.coalesceMs);
+                while (!m_urgent && !m_stopping && m_pendingPoints < kCutBatchPoints) {
+                    m_writerWaiting = true;
+                    const bool woken = m_workCond.wait(&m_mutex, deadline);
+                    m_writerWaiting = false;
+                    if (!woken)
+                        break;
+                }
+            }
+            // Whole ops, oldest first, up to maxBatchPoints metric points.
+            qint64 points = 0;
+            while (!m_queue.empty() && (batch.empty() || points < m_options.maxBatchPoints)) {
+                points += pointsOf(m_queue.front());
+                batch.push_back(std::move(m_queue.front()));
+                m_queue.pop_front();
+            }
+            batchSeq = m_queuedSeq - m_queue.size();
+            backlog = !m_queue.empty();
+            if (!backlog)
+                m_urgent = false;
+        }
+
+        qint64 batchPoints = 0;
+        for (const auto& op : batch)
+            batchPoints += pointsOf(op);
+        QList<std::pair<std::shared_ptr<std::promise<Result<RunId>>>, Result<RunId>>> created;
+        const BatchOutcome outcome = applyBatch(batch, created);
+        batch.clear();
+
+        if (!outcome.error.isEmpty())
+            qCWarning(lcStoreWriter, "%s", qUtf8Printable(outcome.error));
+        if (m_onBatch && (!outcome.changedRuns.isEmpty() || !outcome.metricCounts.isEmpty() || !outcome.error.isEmpty()))
+            m_onBatch(outcome);
+        for (auto& [promise, result] : created)
+            promise->set_value(outcome.error.isEmpty() ? result : fail(outcome.error));
+
+        QMutexLocker lock(&m_mutex);
+        m_committedSeq = batchSeq;
+        m_pendingPoints -= batchPoints;
+        if (!outcome.error.isEmpty() && !m_error)
+            m_error = outcome.error;
+        m_doneCond.wakeAll();
+    }
+
+    releaseStatements();
+    if (m_db.isValid())
+        m_db.close();
+    m_db = QSqlDatabase();
+    QSqlDatabase::removeDatabase(m_connectionName);
+
+    // Anything queued after the loop ended (cannot happen after stop(), kept
+    // defensive) must not leave createRun() callers waiting.
+    QMutexLocker lock(&m_mutex);
+    for (auto& op : m_queue)
+        if (auto* c = std::get_if<storeop::CreateRun>(&op))
+            c->done->set_value(fail(QStringLiteral("%1: the result store is closed").arg(m_path)));
+    m_queue.clear();
+    m_committedSeq = m_queuedSeq;
+    m_doneCond.wakeAll();
+}
+
+Result<void> SqliteWriter::exec(const QString& sql)
+{
+    QSqlQuery q(m_db);
+    if (!q.exec(sql))
+        return fail(QStringLiteral("%1: %2 failed: %3").arg(m_path, sql, q.lastError().text()));
+    return {};
+}
+
+Result<int> SqliteWriter::initialize()
+{
+    m_db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), m_connectionName);
+    m_db.setDatabaseName(m_path);
+    m_db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=%1").arg(m_options.busyTimeoutMs));
+    if (!m_db.open())
+        return fail(QStringLiteral("%1: cannot open the result database: %2").arg(m_path, m_db.lastError().text()));
+    m_db.setNumericalPrecisionPolicy(QSql::LowPrecisionDouble);
+
+    // Read-only look first: a refused file must not be touched, and setting
+    // the journal mode below already writes to it.
+    const Result<int> probed = SqliteSchema::probeVersion(m_db, m_path);
+    if (!probed)
+        return probed;
+
+    {
+        QSqlQuery q(m_db);
+        if (!q.exec(QStringLiteral("PRAGMA journal_mode=WAL")) || !q.next())
+            return fail(QStringLiteral("%1: cannot switch to WAL: %2").arg(m_path, q.lastError().text()));
+        if (q.value(0).toString().compare(QLatin1String("wal"), Qt::CaseInsensitive) != 0)
+            qCWarning(lcStoreWriter, "%s: journal mode is %s, not WAL (file system without shared memory?)",
+                      qUtf8Printable(m_path), qUtf8Printable(q.value(0).toString()));
+    }
+    if (auto r = exec(QStringLiteral("PRAGMA synchronous=NORMAL")); !r)
+        return std::unexpected(r.error());
+    if (auto r = exec(QStringLiteral("PRAGMA foreign_keys=ON")); !r)
+        return std::unexpected(r.error());
+    if (auto r = exec(QStringLiteral("PRAGMA cache_size=-%1").arg(m_options.writerCacheKiB)); !r)
+        return std::unexpected(r.error());
+    if (auto r = exec(QStringLiteral("PRAGMA wal_autocheckpoint=%1").arg(m_options.walAutocheckpointPages)); !r)
+        return std::unexpected(r.error());
+    {
+        QSqlQuery q(m_db);
+        if (!q.exec(QStringLiteral("PRAGMA foreign_keys")) || !q.next() || q.value(0).toInt() != 1)
+            return fail(QStringLiteral("%1: this SQLite library does not enforce foreign keys").arg(m_path));
+    }
+
+    if (*probed == SqliteSchema::kCurrentVersion)
+        return *probed;
+
+    // Migrate under the write lock, re-reading the version: another process
+    // may have migrated the file since the probe.
+    if (auto r = exec(QStringLiteral("BEGIN IMMEDIATE")); !r)
+        return std::unexpected(r.error());
+    auto rollback = [this] { QSqlQuery(m_db).exec(QStringLiteral("ROLLBACK")); };
+    const Result<int> from = SqliteSchema::probeVersion(m_db, m_path);
+    if (!from) {
+        rollback();
+        return from;
+    }
+    for (int v = *from; v < SqliteSchema::kCurrentVersion; ++v) {
+        const QStringList step = SqliteSchema::migrationStep(v);
+        if (step.isEmpty()) {
+            rollback();
+            return fail(QStringLiteral("%1: no migration from schema version %2").arg(m_path).arg(v));
+        }
+        for (const QString& sql : step) {
+            QSqlQuery q(m_db);
+            if (!q.exec(sql)) {
+                const QString err = q.lastError().text();
+                rollback();
+                return fail(QStringLiteral("%1: migrating the schema from version %2 to %3 failed: %4 (in: %5)")
+                                .arg(m_path)
+                                .arg(v)
+                                .arg(v + 1)
+                                .arg(err, sql));
+            }
+        }
+    }
+    QSqlQuery q(m_db);
+    q.prepare(QStringLiteral("INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
+                             "ON CONFLICT (key) DO UPDATE SET value = excluded.value"));
+    q.addBindValue(QString::number(SqliteSchema::kCurrentVersion));
+    if (!q.exec()) {
+        const QString err = q.lastError().text();
+        rollback();
+        return fail(QStringLiteral("%1: cannot record the schema version: %2").arg(m_path, err));
+    }
+    q.finish();
+    if (auto r = exec(QStringLiteral("COMMIT")); !r) {
+        rollback();
+        return std::unexpected(r.error());
+    }
+    if (*from != SqliteSchema::kCurrentVersion)
+        qCInfo(lcStoreWriter, "%s: migrated the schema from version %d to %d", qUtf8Printable(m_path), *from,
+               SqliteSchema::kCurrentVersion);
+    return SqliteSchema::kCurrentVersion;
+}
+
+Result<void> SqliteWriter::prepareStatements()
+{
+    auto prep = [this](std::optional<QSqlQuery>& q, const char* sql) -> Result<void> {
+        q.emplace(m_db);
+        if (!q->prepare(QString::fromLatin1(sql)))
+            return fail(QStringLiteral("%1: cannot prepare \"%2\": %3")
+                            .arg(m_path, QString::fromLatin1(sql), q->lastError().text()));
+        return {};
+    };
+    const std::pair<std::optional<QSqlQuery>*, const char*> statements[] = {
+        {&m_insertRun,
+         "INSERT INTO runs (name, state, spec_yaml, spec_path, node, gpus, argv, workdir, env, priority,"
+         " created_at, started_at, finished_at, exit_code, exit_signal, failure_reason, agent_run_id,"
+         " console_path, console_offset) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+        {&m_updateRun,
+         "UPDATE runs SET name = ?, state = ?, node = ?, gpus = ?, argv = ?, workdir = ?, env = ?, priority = ?,"
+         " started_at = ?, finished_at = ?, exit_code = ?, exit_signal = ?, failure_reason = ?,"
+         " agent_run_id = ?, console_path = ? WHERE id = ?"},
+        {&m_deleteTags, "DELETE FROM tags WHERE run_id = ?"},
+        {&m_insertTag, "INSERT INTO tags (run_id, tag, position) VALUES (?,?,?)"},
+        {&m_insertParam,
+         "INSERT INTO params (run_id, key, value) VALUES (?,?,?)"
+         " ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value"},
+        {&m_setOffset, "UPDATE runs SET console_offset = ? WHERE id = ?"},
+        {&m_deleteRun, "DELETE FROM runs WHERE id = ?"},
+        {&m_upsertArtifact,
+         "INSERT INTO artifacts (run_id, path, size, sha256, created_at) VALUES (?,?,?,?,?)"
+         " ON CONFLICT (run_id, path) DO UPDATE SET size = excluded.size, sha256 = excluded.sha256,"
+         " created_at = excluded.created_at"},
+        {&m_insertKey, "INSERT INTO metric_keys (run_id, key) VALUES (?,?) ON CONFLICT (run_id, key) DO NOTHING"},
+        {&m_selectKey, "SELECT id FROM metric_keys WHERE run_id = ? AND key = ?"},
+        {&m_insertMetric, "INSERT INTO metrics (key_id, step, epoch, wall_ms, value, kind) VALUES (?,?,?,?,?,?)"},
+    };
+    for (const auto& [q, sql] : statements)
+        if (auto r = prep(*q, sql); !r)
+            return r;
+
+    if (m_options.metricInsert == SqliteStoreOptions::MetricInsert::RawSqlite) {
+        const QVariant h = m_db.driver()->handle();
+        sqlite3* handle = nullptr;
+        if (h.isValid() && qstrcmp(h.typeName(), "sqlite3*") == 0)
+            handle = *static_cast<sqlite3* const*>(h.constData());
+        if (!handle)
+            return fail(QStringLiteral("%1: the QSQLITE driver gave no sqlite3 handle").arg(m_path));
+        static constexpr char kSql[] =
+            "INSERT INTO metrics (key_id, step, epoch, wall_ms, value, kind) VALUES (?,?,?,?,?,?)";
+        const int rc = sqlite3_prepare_v3(handle, kSql, sizeof kSql, SQLITE_PREPARE_PERSISTENT, &m_rawInsertMetric,
+                                          nullptr);
+        if (rc != SQLITE_OK)
+            return fail(QStringLiteral("%1: cannot prepare the metric insert: %2")
+                            .arg(m_path, QString::fromUtf8(sqlite3_errmsg(handle))));
+        // Many rows per sqlite3_step(): the per-statement cost (VDBE start and
+        // halt, an allocation under SQLite's global memory mutex) is then paid
+        // once per kRowsPerStatement rows. 64 x 6 parameters stay far below
+        // SQLITE_MAX_VARIABLE_NUMBER (999 before 3.32, 32766 since).
+        QByteArray multi = "INSERT INTO metrics (key_id, step, epoch, wall_ms, value, kind) VALUES ";
+        for (int i = 0; i < kRowsPerStatement; ++i)
+            multi += i ? ",(?,?,?,?,?,?)" : "(?,?,?,?,?,?)";
+        const int rc2 = sqlite3_prepare_v3(handle, multi.constData(), int(multi.size()) + 1,
+                                           SQLITE_PREPARE_PERSISTENT, &m_rawInsertMetricMulti, nullptr);
+        if (rc2 != SQLITE_OK)
+            return fail(QStringLiteral("%1: cannot prepare the metric insert: %2")
+                            .arg(m_path, QString::fromUtf8(sqlite3_errmsg(handle))));
+    }
+    return {};
+}
+
+void SqliteWriter::releaseStatements()
+{
+    for (sqlite3_stmt** stmt : {&m_rawInsertMetric, &m_rawInsertMetricMulti}) {
+        if (*stmt) {
+            sqlite3_finalize(*stmt);
+            *stmt = nullptr;
+        }
+    }
+    for (auto* q : {&m_insertRun, &m_updateRun, &m_deleteTags, &m_insertTag, &m_insertParam, &m_setOffset,
+                    &m_deleteRun, &m_upsertArtifact, &m_insertKey, &m_selectKey, &m_insertMetric})
+        q->reset();
+}
+
+SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
+    std::deque<storeop::WriteOp>& ops,
+    QList<std::pair<std::shared_ptr<std::promise<Result<RunId>>>, Result<RunId>>>& created)
+{
+    BatchOutcome out;
+    QSet<RunId> changed;
+    QHash<RunId, int> counts;
+    QList<RunId> countOrder;
+    auto touch = [&](RunId id) {
+        if (!changed.contains(id)) {
+            changed.insert(id);
+            out.changedRuns.append(id);
+        }
+    };
+    const auto lost = [&ops](const QString& why) {
+        return QStringLiteral("%1; %2 queued writes were rolled back").arg(why).arg(ops.size());
+    };
+
+    Result<void> begun;
+    for (int attempt = 0; attempt < kBeginAttempts; ++attempt) {
+        begun = exec(QStringLiteral("BEGIN IMMEDIATE"));
+        if (begun)
+            break;
+    }
+    if (!begun) {
+        out.error = lost(begun.error().message);
+        for (auto& op : ops)
+            if (auto* c = std::get_if<storeop::CreateRun>(&op))
+                created.append({c->done, fail(out.error)});
+        return out;
+    }
+    m_missingRuns.clear();
+
+    QString error;
+    for (auto& op : ops) {
+        std::visit(
+            [&](auto& o) {
+                using T = std::decay_t<decltype(o)>;
+                if (!error.isEmpty())
+                    return;
+                if constexpr (std::is_same_v<T, storeop::CreateRun>) {
+                    auto id = applyCreate(o);
+                    if (id)
+                        touch(*id);
+                    else
+                        error = id.error().message;
+                    created.append({o.done, id});
+                } else if constexpr (std::is_same_v<T, storeop::UpdateRun>) {
+                    auto r = applyUpdate(o);
+                    if (!r)
+                        error = r.error().message;
+                    else if (*r)
+                        touch(o.run.id);
+                } else if constexpr (std::is_same_v<T, storeop::AppendMetrics>) {
+                    auto r = applyMetrics(o.points);
+                    if (!r) {
+                        error = r.error().message;
+                        return;
+                    }
+                    for (auto it = r->cbegin(); it != r->cend(); ++it) {
+                        if (!counts.contains(it.key()))
+                            countOrder.append(it.key());
+                        counts[it.key()] += it.value();
+                    }
+                } else if constexpr (std::is_same_v<T, storeop::SetConsoleOffset>) {
+                    auto r = applyConsoleOffset(o);
+                    if (!r)
+                        error = r.error().message;
+                    else if (*r)
+                        touch(o.run);
+                } else if constexpr (std::is_same_v<T, storeop::DeleteRun>) {
+                    auto r = applyDelete(o);
+                    if (!r)
+                        error = r.error().message;
+                    else
+                        touch(o.run);
+                } else if constexpr (std::is_same_v<T, storeop::AddArtifact>) {
+                    auto r = applyArtifact(o);
+                    if (!r)
+                        error = r.error().message;
+                    else if (*r)
+                        touch(o.artifact.run);
+                }
+            },
+            op);
+        if (!error.isEmpty())
+            break;
+    }
+
+    if (error.isEmpty()) {
+        if (auto c = exec(QStringLiteral("COMMIT")); !c)
+            error = c.error().message;
+    }
+    if (!error.isEmpty()) {
+        QSqlQuery(m_db).exec(QStringLiteral("ROLLBACK"));
+        m_keyIds.clear(); // may hold ids of metric_keys rows that were rolled back
+        out.error = lost(error);
+        out.changedRuns.clear();
+        for (auto& [promise, result] : created)
+            result = fail(out.error);
+        // Creates after the failing op never ran: fail them too.
+        for (auto& op : ops) {
+            if (auto* c = std::get_if<storeop::CreateRun>(&op)) {
+                bool listed = false;
+                for (const auto& pr : created)
+                    listed = listed || pr.first == c->done;
+                if (!listed)
+                    created.append({c->done, fail(out.error)});
+            }
+        }
+        return out;
+    }
+    m_transactions.fetch_add(1, std::memory_order_relaxed);
+    for (RunId id : countOrder)
+        if (counts.value(id) > 0)
+            out.metricCounts.append({id, counts.value(id)});
+    return out;
+}
+
+Result<RunId> SqliteWriter::applyCreate(const storeop::CreateRun& op)
+{
+    using namespace sqlcodec;
+    const RunRecord& r = op.run;
+    QSqlQuery& q = *m_insertRun;
+    int i = 0;
+    q.bindValue(i++, textToSql(r.name));
+    q.bindValue(i++, runStateName(r.state));
+    q.bindValue(i++, textToSql(r.specYaml));
+    q.bindValue(i++, textToSql(r.specPath));
+    q.bindValue(i++, textToSql(r.node));
+    q.bindValue(i++, intListToJson(r.gpus));
+    q.bindValue(i++, stringListToJson(r.argv));
+    q.bindValue(i++, textToSql(r.workdir));
+    q.bindValue(i++, stringMapToJson(r.env));
+    q.bindValue(i++, r.priority);
+    q.bindValue(i++, timeToSql(r.createdAt.isValid() ? r.createdAt : QDateTime::currentDateTimeUtc()));
+    q.bindValue(i++, timeToSql(r.startedAt));
+    q.bindValue(i++, timeToSql(r.finishedAt));
+    q.bindValue(i++, optionalIntToSql(r.exitCode));
+    q.bindValue(i++, optionalIntToSql(r.exitSignal));
+    q.bindValue(i++, textToSql(r.failureReason));
+    q.bindValue(i++, textToSql(r.agentRunId));
+    q.bindValue(i++, textToSql(r.consolePath));
+    q.bindValue(i++, QVariant::fromValue<qint64>(r.consoleOffset));
+    if (!q.exec())
+        return fail(QStringLiteral("%1: cannot create run \"%2\": %3").arg(m_path, r.name, q.lastError().text()));
+    const RunId id = q.lastInsertId().toLongLong();
+    q.finish();
+    if (id <= 0)
+        return fail(QStringLiteral("%1: cannot create run \"%2\": no id assigned").arg(m_path, r.name));
+
+    if (auto t = replaceTags(id, r.tags); !t)
+        return std::unexpected(t.error());
+    QSqlQuery& p = *m_insertParam;
+    for (auto it = op.params.cbegin(); it != op.params.cend(); ++it) {
+        p.bindValue(0, QVariant::fromValue<qint64>(id));
+        p.bindValue(1, sqlcodec::textToSql(it.key()));
+        p.bindValue(2, sqlcodec::textToSql(it.value()));
+        if (!p.exec())
+            return fail(QStringLiteral("%1: run %2: cannot store param %3: %4")
+                            .arg(m_path)
+                            .arg(id)
+                            .arg(it.key(), p.lastError().text()));
+    }
+    return id;
+}
+
+Result<void> SqliteWriter::replaceTags(RunId run, const QStringList& tags)
+{
+    QSqlQuery& d = *m_deleteTags;
+    d.bindValue(0, QVariant::fromValue<qint64>(run));
+    if (!d.exec())
+        return fail(QStringLiteral("%1: run %2: cannot replace tags: %3").arg(m_path).arg(run).arg(d.lastError().text()));
+    QSqlQuery& q = *m_insertTag;
+    int position = 0;
+    for (const QString& tag : sqlcodec::normalizedTags(tags)) {
+        q.bindValue(0, QVariant::fromValue<qint64>(run));
+        q.bindValue(1, sqlcodec::textToSql(tag));
+        q.bindValue(2, position++);
+        if (!q.exec())
+            return fail(QStringLiteral("%1: run %2: cannot store tag %3: %4")
+                            .arg(m_path)
+                            .arg(run)
+                            .arg(tag, q.lastError().text()));
+    }
+    return {};
+}
+
+Result<bool> SqliteWriter::applyUpdate(const storeop::UpdateRun& op)
+{
+    using namespace sqlcodec;
+    const RunRecord& r = op.run;
+    QSqlQuery& q = *m_updateRun;
+    int i = 0;
+    q.bindValue(i++, textToSql(r.name));
+    q.bindValue(i++, runStateName(r.state));
+    q.bindValue(i++, textToSql(r.node));
+    q.bindValue(i++, intListToJson(r.gpus));
+    q.bindValue(i++, stringListToJson(r.argv));
+    q.bindValue(i++, textToSql(r.workdir));
+    q.bindValue(i++, stringMapToJson(r.env));
+    q.bindValue(i++, r.priority);
+    q.bindValue(i++, timeToSql(r.startedAt));
+    q.bindValue(i++, timeToSql(r.finishedAt));
+    q.bindValue(i++, optionalIntToSql(r.exitCode));
+    q.bindValue(i++, optionalIntToSql(r.exitSignal));
+    q.bindValue(i++, textToSql(r.failureReason));
+    q.bindValue(i++, textToSql(r.agentRunId));
+    q.bindValue(i++, textToSql(r.consolePath));
+    q.bindValue(i++, QVariant::fromValue<qint64>(r.id));
+    if (!q.exec())
+        return fail(QStringLiteral("%1: cannot update run %2: %3").arg(m_path).arg(r.id).arg(q.lastError().text()));
+    if (q.numRowsAffected() <= 0) {
+        qCDebug(lcStoreWriter, "update of unknown run %lld ignored", static_cast<long long>(r.id));
+        return false;
+    }
+    if (auto t = replaceTags(r.id, r.tags); !t)
+        return std::unexpected(t.error());
+    return true;
+}
+
+Result<bool> SqliteWriter::applyConsoleOffset(const storeop::SetConsoleOffset& op)
+{
+    QSqlQuery& q = *m_setOffset;
+    q.bindValue(0, QVariant::fromValue<qint64>(op.offset));
+    q.bindValue(1, QVariant::fromValue<qint64>(op.run));
+    if (!q.exec())
+        return fail(QStringLiteral("%1: run %2: cannot store the console offset: %3")
+                        .arg(m_path)
+                        .arg(op.run)
+                        .arg(q.lastError().text()));
+    return q.numRowsAffected() > 0;
+}
+
+Result<void> SqliteWriter::applyDelete(const storeop::DeleteRun& op)
+{
+    m_keyIds.remove(op.run);
+    QSqlQuery& q = *m_deleteRun;
+    q.bindValue(0, QVariant::fromValue<qint64>(op.run));
+    if (!q.exec())
+        return fail(QStringLiteral("%1: cannot delete run %2: %3").arg(m_path).arg(op.run).arg(q.lastError().text()));
+    return {};
+}
+
+Result<bool> SqliteWriter::applyArtifact(const storeop::AddArtifact& op)
+{
+    const ArtifactRecord& a = op.artifact;
+    QSqlQuery& q = *m_upsertArtifact;
+    q.bindValue(0, QVariant::fromValue<qint64>(a.run));
+    q.bindValue(1, sqlcodec::textToSql(a.path));
+    q.bindValue(2, QVariant::fromValue<qint64>(a.size));
+    q.bindValue(3, sqlcodec::textToSql(a.sha256));
+    q.bindValue(4, sqlcodec::timeToSql(a.createdAt.isValid() ? a.createdAt : QDateTime::currentDateTimeUtc()));
+    if (!q.exec()) {
+        if (isConstraint(q.lastError())) {
+            qCDebug(lcStoreWriter, "artifact of unknown run %lld dropped", static_cast<long long>(a.run));
+            return false;
+        }
+        return fail(QStringLiteral("%1: run %2: cannot record artifact %3: %4")
+                        .arg(m_path)
+                        .arg(a.run)
+                        .arg(a.path, q.lastError().text()));
+    }
+    return true;
+}
+
+Result<std::optional<qint64>> SqliteWriter::keyId(RunId run, const QString& key)
+{
+    auto runIt = m_keyIds.find(run);
+    if (runIt != m_keyIds.end()) {
+        auto it = runIt->constFind(key);
+        if (it != runIt->cend())
+            return std::optional<qint64>(*it);
+    }
+    if (m_missingRuns.contains(run))
+        return std::optional<qint64>();
+
+    QSqlQuery& ins = *m_insertKey;
+    ins.bindValue(0, QVariant::fromValue<qint64>(run));
+    ins.bindValue(1, sqlcodec::textToSql(key));
+    if (!ins.exec()) {
+        if (isConstraint(ins.lastError())) {
+            qCDebug(lcStoreWriter, "metrics of unknown run %lld dropped", static_cast<long long>(run));
+            m_missingRuns.insert(run);
+            return std::optional<qint64>();
+        }
+        return fail(QStringLiteral("%1: run %2: cannot record metric key %3: %4")
+                        .arg(m_path)
+                        .arg(run)
+                        .arg(key, ins.lastError().text()));
+    }
+    QSqlQuery& sel = *m_selectKey;
+    sel.bindValue(0, QVariant::fromValue<qint64>(run));
+    sel.bindValue(1, sqlcodec::textToSql(key));
+    if (!sel.exec() || !sel.next())
+        return fail(QStringLiteral("%1: run %2: cannot read metric key %3: %4")
+                        .arg(m_path)
+                        .arg(run)
+                        .arg(key, sel.lastError().text()));
+    const qint64 id = sel.value(0).toLongLong();
+    sel.finish();
+    m_keyIds[run].insert(key, id);
+    return std::optional<qint64>(id);
+}
+
+Result<bool> SqliteWriter::insertMetricRow(qint64 keyId, const MetricPoint& p)
+{
+    using namespace sqlcodec;
+    switch (m_options.metricInsert) {
+    case SqliteStoreOptions::MetricInsert::RawSqlite: {
+        sqlite3_stmt* s = m_rawInsertMetric;
+        bindRawRow(s, 1, keyId, p);
+        const int rc = sqlite3_step(s);
+        if (rc == SQLITE_DONE) {
+            sqlite3_reset(s);
+            return true;
+        }
+        const QString msg = QString::fromUtf8(sqlite3_errmsg(sqlite3_db_handle(s)));
+        sqlite3_reset(s);
+        if ((rc & 0xff) == SQLITE_CONSTRAINT)
+            return false;
+        return fail(QStringLiteral("%1: run %2: cannot store metric %3: %4").arg(m_path).arg(p.run).arg(p.key, msg));
+    }
+    case SqliteStoreOptions::MetricInsert::QtSqlLoop: {
+        const MetricKind kind = metricKind(p.value);
+        QSqlQuery& q = *m_insertMetric;
+        q.bindValue(0, QVariant::fromValue<qint64>(keyId));
+        q.bindValue(1, QVariant::fromValue<qint64>(p.step));
+        q.bindValue(2, p.epoch ? QVariant(*p.epoch) : QVariant(QMetaType::fromType<double>()));
+        q.bindValue(3, QVariant::fromValue<qint64>(p.wallTimeMs));
+        q.bindValue(4, metricHasSqlValue(kind) ? QVariant(metricSqlValue(p.value, kind))
+                                               : QVariant(QMetaType::fromType<double>()));
+        q.bindValue(5, static_cast<int>(kind));
+        if (q.exec())
+            return true;
+        if (isConstraint(q.lastError()))
+            return false;
+        return fail(QStringLiteral("%1: run %2: cannot store metric %3: %4")
+                        .arg(m_path)
+                        .arg(p.run)
+                        .arg(p.key, q.lastError().text()));
+    }
+    case SqliteStoreOptions::MetricInsert::QtSqlBatch: {
+        const MetricKind kind = metricKind(p.value);
+        m_batchKey.append(keyId);
+        m_batchStep.append(p.step);
+        m_batchEpoch.append(p.epoch ? QVariant(*p.epoch) : QVariant(QMetaType::fromType<double>()));
+        m_batchWall.append(p.wallTimeMs);
+        m_batchValue.append(metricHasSqlValue(kind) ? QVariant(metricSqlValue(p.value, kind))
+                                                    : QVariant(QMetaType::fromType<double>()));
+        m_batchKind.append(static_cast<int>(kind));
+        return true;
+    }
+    }
+    return true;
+}
+
+Result<void> SqliteWriter::flushBatchRows()
+{
+    if (m_batchKey.isEmpty())
+        return {};
+    QSqlQuery& q = *m_insertMetric;
+    q.bindValue(0, m_batchKey);
+    q.bindValue(1, m_batchStep);
+    q.bindValue(2, m_batchEpoch);
+    q.bindValue(3, m_batchWall);
+    q.bindValue(4, m_batchValue);
+    q.bindValue(5, m_batchKind);
+    const bool ok = q.execBatch();
+    for (auto* l : {&m_batchKey, &m_batchStep, &m_batchEpoch, &m_batchWall, &m_batchValue, &m_batchKind})
+        l->clear();
+    if (!ok)
+        return fail(QStringLiteral("%1: cannot store metrics: %2").arg(m_path, q.lastError().text()));
+    return {};
+}
+
+Result<void> SqliteWriter::insertPoint(const MetricPoint& p, QHash<RunId, int>& counts)
+{
+    auto id = keyId(p.run, p.key);
+    if (!id)
+        return std::unexpected(id.error());
+    if (!*id)
+        return {}; // unknown run
+    auto inserted = insertMetricRow(**id, p);
+    if (!inserted)
+        return std::unexpected(inserted.error());
+    if (!*inserted) {
+        // The cached key row is gone: another process deleted the run.
+        m_keyIds.remove(p.run);
+        id = keyId(p.run, p.key);
+        if (!id)
+            return std::unexpected(id.error());
+        if (!*id)
+            return {};
+        inserted = insertMetricRow(**id, p);
+        if (!inserted)
+            return std::unexpected(inserted.error());
+        if (!*inserted)
+            return {};
+    }
+    ++counts[p.run];
+    return {};
+}
+
+Result<void> SqliteWriter::insertRawGroup(const KeyedPoint* rows, QHash<RunId, int>& counts)
+{
+    sqlite3_stmt* s = m_rawInsertMetricMulti;
+    for (int i = 0; i < kRowsPerStatement; ++i)
+        bindRawRow(s, 1 + 6 * i, rows[i].first, *rows[i].second);
+    const int rc = sqlite3_step(s);
+    if (rc == SQLITE_DONE) {
+        sqlite3_reset(s);
+        for (int i = 0; i < kRowsPerStatement; ++i)
+            ++counts[rows[i].second->run];
+        return {};
+    }
+    const QString msg = QString::fromUtf8(sqlite3_errmsg(sqlite3_db_handle(s)));
+    sqlite3_reset(s);
+    if ((rc & 0xff) != SQLITE_CONSTRAINT)
+        return fail(QStringLiteral("%1: cannot store metrics: %2").arg(m_path, msg));
+    // Statement-level failure: nothing of it was inserted. Row by row, to
+    // keep the points whose run still exists.
+    for (int i = 0; i < kRowsPerStatement; ++i)
+        if (auto r = insertPoint(*rows[i].second, counts); !r)
+            return r;
+    return {};
+}
+
+Result<QHash<RunId, int>> SqliteWriter::applyMetrics(const QList<MetricPoint>& points)
+{
+    QHash<RunId, int> counts;
+    if (!m_rawInsertMetricMulti) {
+        for (const MetricPoint& p : points)
+            if (auto r = insertPoint(p, counts); !r)
+                return std::unexpected(r.error());
+        if (auto r = flushBatchRows(); !r)
+            return std::unexpected(r.error());
+        return counts;
+    }
+    std::array<KeyedPoint, kRowsPerStatement> group;
+    int n = 0;
+    for (const MetricPoint& p : points) {
+        auto id = keyId(p.run, p.key);
+        if (!id)
+            return std::unexpected(id.error());
+        if (!*id)
+            continue; // unknown run
+        group[n++] = {**id, &p};
+        if (n == kRowsPerStatement) {
+            if (auto r = insertRawGroup(group.data(), counts); !r)
+                return std::unexpected(r.error());
+            n = 0;
+        }
+    }
+    for (int i = 0; i < n; ++i)
+        if (auto r = insertPoint(*group[i].second, counts); !r)
+            return std::unexpected(r.error());
+    return counts;
+}
+
+} // namespace ty

@@ -1,0 +1,48 @@
+#pragma once
+
+#include "ArtifactRecord.h"
+#include "common/Result.h"
+#include "common/Run.h"
+
+#include <QList>
+#include <QMap>
+#include <QString>
+
+#include <future>
+#include <memory>
+#include <variant>
+
+namespace ty::storeop {
+
+// The writes a ResultStore queues to its writer thread, in call order.
+
+struct CreateRun {
+    RunRecord run;
+    QMap<QString, QString> params;
+    std::shared_ptr<std::promise<Result<RunId>>> done; // set after the commit (or the failure)
+};
+
+struct UpdateRun {
+    RunRecord run;
+};
+
+struct AppendMetrics {
+    QList<MetricPoint> points;
+};
+
+struct SetConsoleOffset {
+    RunId run = 0;
+    qint64 offset = 0;
+};
+
+struct DeleteRun {
+    RunId run = 0;
+};
+
+struct AddArtifact {
+    ArtifactRecord artifact;
+};
+
+using WriteOp = std::variant<CreateRun, UpdateRun, AppendMetrics, SetConsoleOffset, DeleteRun, AddArtifact>;
+
+} // namespace ty::storeop

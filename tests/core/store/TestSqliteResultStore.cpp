@@ -1,0 +1,867 @@
+// SqliteResultStore: round trips of every field, metric values that SQLite
+// mangles, ordering, batching, flush, signals, cascades and two stores (as two
+// processes would) on one file.
+#include "StoreTestUtil.h"
+#include "TestSupport.h"
+
+#include "store/ResultStore.h"
+#include "store/SqliteResultStore.h"
+
+#include <QElapsedTimer>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QThread>
+
+#include <atomic>
+#include <bit>
+#include <cfloat>
+#include <cmath>
+#include <limits>
+
+using namespace ty;
+using ty::test::RawDb;
+
+Q_DECLARE_METATYPE(ty::SqliteStoreOptions::MetricInsert)
+
+namespace {
+
+std::unique_ptr<ResultStore> openOrFail(const QString& path, const SqliteStoreOptions& options = {})
+{
+    auto store = SqliteResultStore::open(path, options);
+    if (!store) {
+        qWarning("%s", qPrintable(store.error().message));
+        return nullptr;
+    }
+    return std::move(*store);
+}
+
+RunRecord fullRecord()
+{
+    RunRecord r;
+    r.name = QStringLiteral("sweep lr=0.1 «ü» ✓");
+    r.state = RunState::Failed;
+    r.specYaml = QStringLiteral("name: x\ncommand: [python3, 'a b.py']\n");
+    r.specPath = QStringLiteral("/home/u/exp/job.yaml");
+    r.node = QStringLiteral("gpu-box-2");
+    r.gpus = {3, 1, 2};
+    r.argv = {QStringLiteral("python3"), QStringLiteral("train file.py"), QStringLiteral("--msg=it's \"quoted\" $HOME; ls"),
+              QString(), QStringLiteral("ünï")};
+    r.workdir = QStringLiteral("/home/u/my exp");
+    r.env = {{QStringLiteral("CUDA_VISIBLE_DEVICES"), QStringLiteral("3,1")},
+             {QStringLiteral("EMPTY"), QString()},
+             {QStringLiteral("WEIRD"), QStringLiteral("a=b c\nd\"e")}};
+    r.tags = {QStringLiteral("z-last"), QStringLiteral("a-first"), QStringLiteral("z-last"), QStringLiteral("mid")};
+    r.priority = -7;
+    // Given in a +05:30 zone: stored and returned as the same instant, in UTC.
+    r.createdAt = QDateTime(QDate(2024, 3, 5), QTime(13, 14, 15, 678), Qt::OffsetFromUTC, 5 * 3600 + 1800);
+    r.startedAt = QDateTime(QDate(2024, 3, 5), QTime(7, 44, 16, 1), Qt::UTC);
+    r.finishedAt = QDateTime(QDate(2024, 3, 5), QTime(9, 0, 0, 999), Qt::UTC);
+    r.exitCode = std::nullopt;
+    r.exitSignal = 9;
+    r.failureReason = QStringLiteral("killed by SIGKILL (out of memory?)");
+    r.agentRunId = QStringLiteral("20240305-071416-ab12");
+    r.consolePath = QStringLiteral("/home/u/.local/share/trainyard/runs/1/console.log");
+    r.consoleOffset = 123456789012LL;
+    return r;
+}
+
+bool sameBits(double a, double b)
+{
+    return std::bit_cast<quint64>(a) == std::bit_cast<quint64>(b);
+}
+
+MetricPoint point(RunId run, const QString& key, qint64 step, double value, std::optional<double> epoch = {},
+                  qint64 wall = 1'700'000'000'000)
+{
+    MetricPoint p;
+    p.run = run;
+    p.key = key;
+    p.step = step;
+    p.value = value;
+    p.epoch = epoch;
+    p.wallTimeMs = wall;
+    return p;
+}
+
+qint64 countRows(const QString& path, const QString& sql)
+{
+    RawDb raw(path, true);
+    return raw.scalar(sql).toLongLong();
+}
+
+} // namespace
+
+class TestSqliteResultStore final : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void init();
+    void runRoundTripEveryField();
+    void createdAtDefaultsToNowUtc();
+    void updateRunChangesMutableFieldsOnly();
+    void runsNewestFirstWithTags();
+    void paramsRoundTrip();
+    void metricValuesRoundTripExactly_data();
+    void metricValuesRoundTripExactly();
+    void metricsOrderingAndLatest();
+    void manySmallAppendsFewTransactions();
+    void consoleOffsetNeverAheadOfMetrics();
+    void flushMakesWritesVisibleEverywhere();
+    void closingCommitsQueuedWrites();
+    void twoStoresShareOneFile();
+    void deleteRunCascades();
+    void artifactsRoundTrip();
+    void writesForUnknownRunsAreIgnored();
+    void signalsAfterCommitWithIds();
+    void readsFromManyThreads();
+    void writeErrorsReported();
+
+private:
+    QString m_path;
+    QTemporaryDir m_tmp;
+    int m_serial = 0;
+};
+
+void TestSqliteResultStore::init()
+{
+    m_path = m_tmp.filePath(QStringLiteral("results-%1.db").arg(++m_serial));
+}
+
+void TestSqliteResultStore::runRoundTripEveryField()
+{
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    const RunRecord in = fullRecord();
+    auto id = store->createRun(in, {});
+    QVERIFY2(id.has_value(), id ? "" : qPrintable(id.error().message));
+    QVERIFY(*id > 0);
+
+    auto out = store->run(*id);
+    QVERIFY2(out.has_value(), out ? "" : qPrintable(out.error().message));
+    QCOMPARE(out->id, *id);
+    QCOMPARE(out->name, in.name);
+    QCOMPARE(out->state, in.state);
+    QCOMPARE(out->specYaml, in.specYaml);
+    QCOMPARE(out->specPath, in.specPath);
+    QCOMPARE(out->node, in.node);
+    QCOMPARE(out->gpus, in.gpus);
+    QCOMPARE(out->argv.size(), in.argv.size());
+    QCOMPARE(out->argv, in.argv);
+    QCOMPARE(out->workdir, in.workdir);
+    QCOMPARE(out->env.size(), 3);
+    QCOMPARE(out->env.value(QStringLiteral("WEIRD")), in.env.value(QStringLiteral("WEIRD")));
+    QCOMPARE(out->env.value(QStringLiteral("CUDA_VISIBLE_DEVICES")), QStringLiteral("3,1"));
+    QVERIFY(out->env.contains(QStringLiteral("EMPTY")));
+    QCOMPARE(out->tags, (QStringList{QStringLiteral("z-last"), QStringLiteral("a-first"), QStringLiteral("mid")}));
+    QCOMPARE(out->priority, -7);
+
+    for (const auto& [got, want] : {std::pair{out->createdAt, in.createdAt}, std::pair{out->startedAt, in.startedAt},
+                                    std::pair{out->finishedAt, in.finishedAt}}) {
+        QVERIFY(got.isValid());
+        QCOMPARE(got.timeSpec(), Qt::UTC);
+        QCOMPARE(got.toMSecsSinceEpoch(), want.toMSecsSinceEpoch());
+    }
+    QCOMPARE(out->createdAt.time(), QTime(7, 44, 15, 678)); // 13:14:15.678 at +05:30
+    QCOMPARE(out->startedAt.time().msec(), 1);
+    QCOMPARE(out->finishedAt.time().msec(), 999);
+
+    QCOMPARE(out->exitCode, std::optional<int>());
+    QCOMPARE(out->exitSignal, std::optional<int>(9));
+    QCOMPARE(out->failureReason, in.failureReason);
+    QCOMPARE(out->agentRunId, in.agentRunId);
+    QCOMPARE(out->consolePath, in.consolePath);
+    QCOMPARE(out->consoleOffset, in.consoleOffset);
+
+    // Not-yet times and an exit code of 0 (not "no exit code").
+    RunRecord fresh;
+    fresh.name = QStringLiteral("fresh");
+    fresh.exitCode = 0;
+    auto id2 = store->createRun(fresh, {});
+    QVERIFY(id2.has_value());
+    auto out2 = store->run(*id2);
+    QVERIFY(out2.has_value());
+    QVERIFY(!out2->startedAt.isValid());
+    QVERIFY(!out2->finishedAt.isValid());
+    QCOMPARE(out2->exitCode, std::optional<int>(0));
+    QCOMPARE(out2->exitSignal, std::optional<int>());
+    QCOMPARE(out2->state, RunState::Queued);
+    QVERIFY(out2->gpus.isEmpty() && out2->argv.isEmpty() && out2->env.isEmpty() && out2->tags.isEmpty());
+
+    QVERIFY(!store->run(*id2 + 1000).has_value());
+    QVERIFY(store->run(*id2 + 1000).error().message.contains(QString::number(*id2 + 1000)));
+}
+
+void TestSqliteResultStore::createdAtDefaultsToNowUtc()
+{
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    const qint64 before = QDateTime::currentMSecsSinceEpoch();
+    auto id = store->createRun(RunRecord{}, {});
+    const qint64 after = QDateTime::currentMSecsSinceEpoch();
+    QVERIFY(id.has_value());
+    const auto r = store->run(*id);
+    QVERIFY(r.has_value());
+    QCOMPARE(r->createdAt.timeSpec(), Qt::UTC);
+    QVERIFY(r->createdAt.toMSecsSinceEpoch() >= before && r->createdAt.toMSecsSinceEpoch() <= after);
+}
+
+void TestSqliteResultStore::updateRunChangesMutableFieldsOnly()
+{
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    RunRecord r = fullRecord();
+    r.exitCode = 3;
+    auto id = store->createRun(r, {});
+    QVERIFY(id.has_value());
+    store->setConsoleOffset(*id, 5000);
+
+    RunRecord u;
+    u.id = *id;
+    u.name = QStringLiteral("renamed");
+    u.state = RunState::Succeeded;
+    u.specYaml = QStringLiteral("ignored");
+    u.specPath = QStringLiteral("ignored");
+    u.createdAt = QDateTime::fromMSecsSinceEpoch(1, Qt::UTC); // ignored
+    u.consoleOffset = 1;                                      // ignored: only setConsoleOffset moves it
+    u.node = QStringLiteral("local");
+    u.gpus = {0};
+    u.argv = {QStringLiteral("bash"), QStringLiteral("x.sh")};
+    u.workdir = QStringLiteral("/tmp");
+    u.env = {{QStringLiteral("A"), QStringLiteral("1")}};
+    u.tags = {QStringLiteral("new")};
+    u.priority = 2;
+    u.startedAt = QDateTime::fromMSecsSinceEpoch(1'709'000'000'123, Qt::UTC);
+    u.finishedAt = {};
+    u.exitCode = std::nullopt;
+    u.exitSignal = 15;
+    u.failureReason = QStringLiteral("cancelled");
+    u.agentRunId = QStringLiteral("agent-2");
+    u.consolePath = QStringLiteral("/c.log");
+    store->updateRun(u);
+    QVERIFY(store->flush().has_value());
+
+    const auto out = store->run(*id);
+    QVERIFY(out.has_value());
+    QCOMPARE(out->name, u.name);
+    QCOMPARE(out->state, RunState::Succeeded);
+    QCOMPARE(out->node, u.node);
+    QCOMPARE(out->gpus, u.gpus);
+    QCOMPARE(out->argv, u.argv);
+    QCOMPARE(out->workdir, u.workdir);
+    QCOMPARE(out->env, u.env);
+    QCOMPARE(out->tags, u.tags);
+    QCOMPARE(out->priority, 2);
+    QCOMPARE(out->startedAt.toMSecsSinceEpoch(), qint64(1'709'000'000'123));
+    QVERIFY(!out->finishedAt.isValid());
+    QCOMPARE(out->exitCode, std::optional<int>());
+    QCOMPARE(out->exitSignal, std::optional<int>(15));
+    QCOMPARE(out->failureReason, u.failureReason);
+    QCOMPARE(out->agentRunId, u.agentRunId);
+    QCOMPARE(out->consolePath, u.consolePath);
+    // Fixed at creation / owned by setConsoleOffset:
+    QCOMPARE(out->specYaml, r.specYaml);
+    QCOMPARE(out->specPath, r.specPath);
+    QCOMPARE(out->createdAt.toMSecsSinceEpoch(), r.createdAt.toMSecsSinceEpoch());
+    QCOMPARE(out->consoleOffset, qint64(5000));
+}
+
+void TestSqliteResultStore::runsNewestFirstWithTags()
+{
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    QList<RunId> ids;
+    const qint64 t0 = 1'700'000'000'000;
+    // Created out of time order, two with the same time (then: higher id first).
+    for (auto [offset, tag] : {std::pair{20, "b"}, std::pair{10, "a"}, std::pair{30, "c"}, std::pair{30, "d"}}) {
+        RunRecord r;
+        r.name = QString::fromLatin1(tag);
+        r.tags = {QString::fromLatin1(tag), QStringLiteral("all")};
+        r.createdAt = QDateTime::fromMSecsSinceEpoch(t0 + offset, Qt::UTC);
+        auto id = store->createRun(r, {});
+        QVERIFY(id.has_value());
+        ids << *id;
+    }
+    const auto all = store->runs();
+    QStringList names;
+    for (const auto& r : all) {
+        names << r.name;
+        QCOMPARE(r.tags, (QStringList{r.name, QStringLiteral("all")}));
+    }
+    QCOMPARE(names, (QStringList{QStringLiteral("d"), QStringLiteral("c"), QStringLiteral("b"), QStringLiteral("a")}));
+    QCOMPARE(all.first().id, ids.last());
+}
+
+void TestSqliteResultStore::paramsRoundTrip()
+{
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    const QMap<QString, QString> params{{QStringLiteral("lr"), QStringLiteral("0.001")},
+                                        {QStringLiteral("model"), QStringLiteral("resnet 50 «x»")},
+                                        {QStringLiteral("empty"), QString()},
+                                        {QStringLiteral("layers"), QStringLiteral("[64, 64]")}};
+    auto id = store->createRun(RunRecord{}, params);
+    QVERIFY(id.has_value());
+    const auto out = store->params(*id);
+    QCOMPARE(out.size(), 4);
+    QCOMPARE(out.value(QStringLiteral("lr")), QStringLiteral("0.001"));
+    QCOMPARE(out.value(QStringLiteral("model")), QStringLiteral("resnet 50 «x»"));
+    QCOMPARE(out.value(QStringLiteral("layers")), QStringLiteral("[64, 64]"));
+    QVERIFY(out.contains(QStringLiteral("empty")));
+    QVERIFY(store->params(*id + 1).isEmpty());
+}
+
+void TestSqliteResultStore::metricValuesRoundTripExactly_data()
+{
+    QTest::addColumn<SqliteStoreOptions::MetricInsert>("path");
+    QTest::newRow("raw-sqlite") << SqliteStoreOptions::MetricInsert::RawSqlite;
+    QTest::newRow("qtsql-loop") << SqliteStoreOptions::MetricInsert::QtSqlLoop;
+    QTest::newRow("qtsql-batch") << SqliteStoreOptions::MetricInsert::QtSqlBatch;
+}
+
+void TestSqliteResultStore::metricValuesRoundTripExactly()
+{
+    QFETCH(SqliteStoreOptions::MetricInsert, path);
+    SqliteStoreOptions options;
+    options.metricInsert = path;
+    auto store = openOrFail(m_path, options);
+    QVERIFY(store);
+    auto id = store->createRun(RunRecord{}, {});
+    QVERIFY(id.has_value());
+
+    const double inf = std::numeric_limits<double>::infinity();
+    const QList<double> values{std::numeric_limits<double>::quiet_NaN(),
+                               inf,
+                               -inf,
+                               -0.0,
+                               0.0,
+                               1e-308,
+                               DBL_MAX,
+                               -DBL_MAX,
+                               DBL_MIN,
+                               std::numeric_limits<double>::denorm_min(),
+                               0.1,
+                               1.0 / 3.0,
+                               -2.5,
+                               3.0,
+                               9007199254740993.0, // 2^53 + 1 rounds to 2^53: integral, stored as integer by SQLite
+                               1e300,
+                               -std::numeric_limits<double>::quiet_NaN()};
+    // Repeated so the raw path's 64-row statements are exercised as well as
+    // its single-row tail.
+    constexpr int kRepeats = 9;
+    QList<MetricPoint> points;
+    for (int i = 0; i < values.size() * kRepeats; ++i)
+        points << point(*id, QStringLiteral("v"), i, values[i % values.size()],
+                        i % 2 ? std::optional<double>(i * 0.1 + 1e-17) : std::nullopt, 1'700'000'000'000 + i);
+    // Epoch values SQLite could mangle too.
+    points << point(*id, QStringLiteral("e"), 0, 1.0, -0.0) << point(*id, QStringLiteral("e"), 1, 1.0, DBL_MAX)
+           << point(*id, QStringLiteral("e"), 2, 1.0, 0.5);
+    store->appendMetrics(points);
+    QVERIFY(store->flush().has_value());
+
+    const auto out = store->metrics(*id, QStringLiteral("v"));
+    QCOMPARE(out.size(), values.size() * kRepeats);
+    for (int i = 0; i < out.size(); ++i) {
+        const MetricPoint& p = out[i];
+        const double want = values[i % values.size()];
+        QCOMPARE(p.run, *id);
+        QCOMPARE(p.key, QStringLiteral("v"));
+        QCOMPARE(p.step, qint64(i));
+        QCOMPARE(p.wallTimeMs, qint64(1'700'000'000'000 + i));
+        if (std::isnan(want))
+            QVERIFY2(std::isnan(p.value), qPrintable(QString::number(i)));
+        else
+            QVERIFY2(sameBits(p.value, want),
+                     qPrintable(QStringLiteral("#%1: %2 (bits %3) came back as %4 (bits %5)")
+                                   .arg(i)
+                                   .arg(want, 0, 'g', 17)
+                                   .arg(std::bit_cast<quint64>(want), 16, 16, QLatin1Char('0'))
+                                   .arg(p.value, 0, 'g', 17)
+                                   .arg(std::bit_cast<quint64>(p.value), 16, 16, QLatin1Char('0'))));
+        QCOMPARE(p.epoch.has_value(), i % 2 == 1);
+        if (p.epoch)
+            QVERIFY(sameBits(*p.epoch, i * 0.1 + 1e-17));
+    }
+    const auto e = store->metrics(*id, QStringLiteral("e"));
+    QCOMPARE(e.size(), 3);
+    QCOMPARE(e[1].epoch, std::optional<double>(DBL_MAX));
+    QCOMPARE(e[2].epoch, std::optional<double>(0.5));
+
+    // And what is in the file is portable: NULL value + kind for non-finite.
+    RawDb raw(m_path, true);
+    QCOMPARE(raw.rows(QStringLiteral("SELECT quote(value), kind FROM metrics WHERE step < 4 AND key_id ="
+                                     " (SELECT id FROM metric_keys WHERE key = 'v') ORDER BY step")),
+             (QStringList{QStringLiteral("NULL|1"), QStringLiteral("NULL|2"), QStringLiteral("NULL|3"),
+                          QStringLiteral("0.0|4")}));
+}
+
+void TestSqliteResultStore::metricsOrderingAndLatest()
+{
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    auto id = store->createRun(RunRecord{}, {});
+    auto other = store->createRun(RunRecord{}, {});
+    QVERIFY(id.has_value() && other.has_value());
+    // Arrival order: steps out of order, a repeated step, keys interleaved,
+    // and another run's points in between.
+    store->appendMetrics({point(*id, QStringLiteral("val/acc"), 2, 0.8), point(*id, QStringLiteral("loss"), 5, 0.5),
+                          point(*other, QStringLiteral("loss"), 0, 99.0), point(*id, QStringLiteral("loss"), 1, 0.9)});
+    store->appendMetrics({point(*id, QStringLiteral("loss"), 5, 0.45), point(*id, QStringLiteral("acc"), 0, 0.1),
+                          point(*id, QStringLiteral("val/acc"), 1, 0.7), point(*id, QStringLiteral("loss"), 3, 0.6)});
+    QVERIFY(store->flush().has_value());
+
+    const auto all = store->metrics(*id);
+    QStringList seen;
+    for (const auto& p : all)
+        seen << QStringLiteral("%1@%2=%3").arg(p.key).arg(p.step).arg(p.value);
+    QCOMPARE(seen, (QStringList{QStringLiteral("acc@0=0.1"), QStringLiteral("loss@1=0.9"), QStringLiteral("loss@3=0.6"),
+                                QStringLiteral("loss@5=0.5"), QStringLiteral("loss@5=0.45"),
+                                QStringLiteral("val/acc@1=0.7"), QStringLiteral("val/acc@2=0.8")}));
+    QCOMPARE(store->metrics(*id, QStringLiteral("val/acc")).size(), 2);
+    QCOMPARE(store->metrics(*id, QStringLiteral("nope")).size(), 0);
+    QCOMPARE(store->metrics(*other).size(), 1);
+    QCOMPARE(store->metricKeys(*id),
+             (QStringList{QStringLiteral("acc"), QStringLiteral("loss"), QStringLiteral("val/acc")}));
+
+    const auto latest = store->latestMetrics(*id);
+    QCOMPARE(latest.size(), 3);
+    QCOMPARE(latest.value(QStringLiteral("loss")).step, qint64(5));
+    QCOMPARE(latest.value(QStringLiteral("loss")).value, 0.45); // same step: the later arrival
+    QCOMPARE(latest.value(QStringLiteral("val/acc")).value, 0.8);
+    QCOMPARE(latest.value(QStringLiteral("acc")).value, 0.1);
+    QCOMPARE(latest.value(QStringLiteral("acc")).run, *id);
+    QCOMPARE(store->latestMetrics(*other).value(QStringLiteral("loss")).value, 99.0);
+}
+
+void TestSqliteResultStore::manySmallAppendsFewTransactions()
+{
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    auto id = store->createRun(RunRecord{}, {});
+    QVERIFY(id.has_value());
+    QSignalSpy appended(store.get(), &ResultStore::metricsAppended);
+    const qint64 before = store->transactionsCommitted();
+    constexpr int kCalls = 100'000;
+    for (int i = 0; i < kCalls; ++i)
+        store->appendMetrics({point(*id, i % 2 ? QStringLiteral("loss") : QStringLiteral("acc"), i / 2, i * 0.5)});
+    QVERIFY(store->flush().has_value());
+    const qint64 transactions = store->transactionsCommitted() - before;
+    qInfo("%d appendMetrics() calls committed in %lld transactions", kCalls, static_cast<long long>(transactions));
+    QVERIFY(transactions >= 1);
+    QVERIFY2(transactions <= kCalls / 100, qPrintable(QString::number(transactions)));
+
+    QCOMPARE(store->metrics(*id).size(), kCalls);
+    QCOMPARE(store->metrics(*id, QStringLiteral("loss")).last().value, (kCalls - 1) * 0.5);
+    // One signal per run per batch, carrying the batch's count.
+    QTRY_VERIFY(!appended.isEmpty());
+    QCoreApplication::processEvents();
+    qint64 signalled = 0;
+    for (const auto& args : std::as_const(appended)) {
+        QCOMPARE(args.at(0).value<RunId>(), *id);
+        signalled += args.at(1).toInt();
+    }
+    QCOMPARE(signalled, qint64(kCalls));
+    QVERIFY(appended.size() <= transactions);
+}
+
+void TestSqliteResultStore::consoleOffsetNeverAheadOfMetrics()
+{
+    // The log pipeline appends the metrics of a console chunk, then moves the
+    // offset past the chunk. A reader (or a crash) must never see the offset
+    // without the metrics before it.
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    auto id = store->createRun(RunRecord{}, {});
+    QVERIFY(id.has_value());
+    std::atomic<bool> done{false};
+    std::atomic<int> violations{0};
+    std::atomic<int> checks{0};
+    ResultStore* s = store.get();
+    const RunId run = *id;
+    std::unique_ptr<QThread> reader(QThread::create([&] {
+        while (!done.load()) {
+            const auto r = s->run(run);
+            if (!r)
+                continue;
+            const qint64 offset = r->consoleOffset;
+            const qint64 points = s->metrics(run, QStringLiteral("loss")).size();
+            if (points < offset)
+                ++violations;
+            ++checks;
+        }
+    }));
+    reader->start();
+    qint64 total = 0;
+    for (int chunk = 0; chunk < 300; ++chunk) {
+        QList<MetricPoint> pts;
+        for (int i = 0; i < 1 + chunk % 7; ++i)
+            pts << point(run, QStringLiteral("loss"), total++, 1.0);
+        store->appendMetrics(pts);
+        store->setConsoleOffset(run, total);
+        if (chunk % 50 == 0)
+            QThread::msleep(2);
+    }
+    QVERIFY(store->flush().has_value());
+    done = true;
+    reader->wait();
+    QVERIFY(checks.load() > 0);
+    QCOMPARE(violations.load(), 0);
+    QCOMPARE(store->run(run)->consoleOffset, total);
+    QCOMPARE(store->metrics(run).size(), total);
+}
+
+void TestSqliteResultStore::flushMakesWritesVisibleEverywhere()
+{
+    SqliteStoreOptions slow;
+    slow.coalesceMs = 3000; // so that unflushed writes are observably not yet committed
+    auto store = openOrFail(m_path, slow);
+    QVERIFY(store);
+    auto reader = openOrFail(m_path);
+    QVERIFY(reader);
+    auto id = store->createRun(RunRecord{}, {});
+    QVERIFY(id.has_value());
+    QVERIFY(reader->run(*id).has_value()); // createRun() returns after the commit
+
+    QList<MetricPoint> pts;
+    for (int i = 0; i < 1000; ++i)
+        pts << point(*id, QStringLiteral("loss"), i, 1.0 / (i + 1));
+    store->appendMetrics(pts);
+    store->setConsoleOffset(*id, 777);
+    QCOMPARE(reader->metrics(*id).size(), 0); // still inside the coalescing wait
+    QElapsedTimer timer;
+    timer.start();
+    QVERIFY(store->flush().has_value());
+    QVERIFY2(timer.elapsed() < 2000, "flush() must not sit out the coalescing wait");
+    QCOMPARE(reader->metrics(*id).size(), 1000);
+    QCOMPARE(reader->run(*id)->consoleOffset, qint64(777));
+
+    // Visible from a thread that has never read before (its own connection).
+    qsizetype fromThread = -1;
+    std::unique_ptr<QThread> t(QThread::create([&] { fromThread = store->metrics(*id).size(); }));
+    t->start();
+    t->wait();
+    QCOMPARE(fromThread, qsizetype(1000));
+    // Nothing queued: returns at once.
+    QVERIFY(store->flush().has_value());
+}
+
+void TestSqliteResultStore::closingCommitsQueuedWrites()
+{
+    RunId id = 0;
+    {
+        SqliteStoreOptions slow;
+        slow.coalesceMs = 500;
+        auto store = openOrFail(m_path, slow);
+        QVERIFY(store);
+        auto created = store->createRun(RunRecord{}, {});
+        QVERIFY(created.has_value());
+        id = *created;
+        QList<MetricPoint> pts;
+        for (int i = 0; i < 500; ++i)
+            pts << point(id, QStringLiteral("x"), i, i);
+        store->appendMetrics(pts);
+        store->setConsoleOffset(id, 42);
+    } // no flush()
+    auto again = openOrFail(m_path);
+    QVERIFY(again);
+    QCOMPARE(again->metrics(id).size(), 500);
+    QCOMPARE(again->run(id)->consoleOffset, qint64(42));
+}
+
+void TestSqliteResultStore::twoStoresShareOneFile()
+{
+    auto a = openOrFail(m_path);
+    auto b = openOrFail(m_path);
+    QVERIFY(a && b);
+    const qint64 v0 = b->dataVersion();
+    QCOMPARE(b->dataVersion(), v0); // nothing committed in between
+
+    RunRecord r;
+    r.name = QStringLiteral("from-a");
+    auto id = a->createRun(r, {{QStringLiteral("p"), QStringLiteral("1")}});
+    QVERIFY(id.has_value());
+    const qint64 v1 = b->dataVersion();
+    QVERIFY(v1 != v0);
+    QCOMPARE(b->run(*id)->name, QStringLiteral("from-a"));
+    QCOMPARE(b->params(*id).value(QStringLiteral("p")), QStringLiteral("1"));
+
+    b->appendMetrics({point(*id, QStringLiteral("loss"), 0, 0.5), point(*id, QStringLiteral("loss"), 1, 0.25)});
+    QVERIFY(b->flush().has_value());
+    QCOMPARE(a->metrics(*id).size(), 2);
+
+    // A's writer knows the key id of "loss"; B deletes the run behind A's back.
+    a->appendMetrics({point(*id, QStringLiteral("loss"), 2, 0.2)});
+    QVERIFY(a->flush().has_value());
+    QSignalSpy failures(a.get(), &ResultStore::writeFailed);
+    const qint64 aBefore = a->dataVersion();
+    QCOMPARE(a->dataVersion(), aBefore);
+    b->deleteRun(*id);
+    QVERIFY(b->flush().has_value());
+    QVERIFY(a->dataVersion() != aBefore);
+    QVERIFY(!a->run(*id).has_value());
+
+    // A's late points for the vanished run are dropped; the rest of the same
+    // batch still commits.
+    auto id2 = b->createRun(RunRecord{}, {});
+    QVERIFY(id2.has_value());
+    a->appendMetrics({point(*id, QStringLiteral("loss"), 3, 0.1), point(*id2, QStringLiteral("acc"), 0, 0.9)});
+    a->updateRun([&] { RunRecord u; u.id = *id2; u.name = QStringLiteral("renamed-by-a"); return u; }());
+    QVERIFY(a->flush().has_value());
+    QCoreApplication::processEvents();
+    QCOMPARE(failures.size(), 0);
+    QCOMPARE(b->metrics(*id2).size(), 1);
+    QCOMPARE(b->metrics(*id2).first().key, QStringLiteral("acc"));
+    QCOMPARE(b->metrics(*id2).first().value, 0.9);
+    QCOMPARE(b->run(*id2)->name, QStringLiteral("renamed-by-a"));
+
+    // The same inside the 64-row statements: B deletes again, A's cache is
+    // stale for id2's "acc", and half of a 200-point append belongs to a
+    // third run.
+    a->appendMetrics({point(*id2, QStringLiteral("acc"), 1, 0.91)});
+    QVERIFY(a->flush().has_value());
+    auto id3 = b->createRun(RunRecord{}, {});
+    QVERIFY(id3.has_value());
+    b->deleteRun(*id2);
+    QVERIFY(b->flush().has_value());
+    QList<MetricPoint> mixed;
+    for (int i = 0; i < 200; ++i)
+        mixed << (i % 2 ? point(*id3, QStringLiteral("acc"), i, i) : point(*id2, QStringLiteral("acc"), i, -i));
+    a->appendMetrics(mixed);
+    QVERIFY(a->flush().has_value());
+    const auto third = b->metrics(*id3);
+    QCOMPARE(third.size(), 100);
+    for (const auto& p : third)
+        QVERIFY(p.value > 0 && p.step % 2 == 1);
+    QCOMPARE(countRows(m_path, QStringLiteral("SELECT count(*) FROM metrics")), 100);
+    QCoreApplication::processEvents();
+    QCOMPARE(failures.size(), 0);
+    QCOMPARE(countRows(m_path, QStringLiteral("SELECT count(*) FROM metric_keys WHERE run_id = %1").arg(*id)), 0);
+}
+
+void TestSqliteResultStore::deleteRunCascades()
+{
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    RunRecord r;
+    r.tags = {QStringLiteral("t1"), QStringLiteral("t2")};
+    auto doomed = store->createRun(r, {{QStringLiteral("a"), QStringLiteral("1")}});
+    auto kept = store->createRun(r, {{QStringLiteral("a"), QStringLiteral("2")}});
+    QVERIFY(doomed.has_value() && kept.has_value());
+    for (RunId id : {*doomed, *kept}) {
+        store->appendMetrics({point(id, QStringLiteral("loss"), 0, 1.0), point(id, QStringLiteral("acc"), 0, 0.5)});
+        store->addArtifact(ArtifactRecord{id, QStringLiteral("model.pt"), 10, QString(), {}});
+    }
+    QVERIFY(store->flush().has_value());
+    store->deleteRun(*doomed);
+    QVERIFY(store->flush().has_value());
+
+    QVERIFY(!store->run(*doomed).has_value());
+    QVERIFY(store->params(*doomed).isEmpty());
+    QVERIFY(store->metrics(*doomed).isEmpty());
+    QVERIFY(store->metricKeys(*doomed).isEmpty());
+    QVERIFY(store->artifacts(*doomed).isEmpty());
+    for (const char* table : {"tags", "params", "metric_keys", "artifacts"})
+        QCOMPARE(countRows(m_path, QStringLiteral("SELECT count(*) FROM %1 WHERE run_id = %2").arg(QLatin1String(table)).arg(*doomed)), 0);
+    QCOMPARE(countRows(m_path, QStringLiteral("SELECT count(*) FROM metrics")), 2); // the kept run's
+    QCOMPARE(store->metrics(*kept).size(), 2);
+    QCOMPARE(store->run(*kept)->tags.size(), 2);
+    QCOMPARE(store->runs().size(), 1);
+
+    // Ids are never reused, even for the newest run.
+    store->deleteRun(*kept);
+    auto next = store->createRun(RunRecord{}, {});
+    QVERIFY(next.has_value());
+    QVERIFY(*next > *kept);
+}
+
+void TestSqliteResultStore::artifactsRoundTrip()
+{
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    auto id = store->createRun(RunRecord{}, {});
+    QVERIFY(id.has_value());
+    const QDateTime t = QDateTime(QDate(2024, 1, 2), QTime(3, 4, 5, 67), Qt::UTC);
+    store->addArtifact({*id, QStringLiteral("plots/loss.png"), 2048, QStringLiteral("ab"), t});
+    store->addArtifact({*id, QStringLiteral("ckpt/model.pt"), 1, QStringLiteral("old"), t});
+    store->addArtifact({*id, QStringLiteral("ckpt/model.pt"), 5'000'000'000LL, QStringLiteral("new"), t.addMSecs(1)});
+    QVERIFY(store->flush().has_value());
+    const auto a = store->artifacts(*id);
+    QCOMPARE(a.size(), 2);
+    QCOMPARE(a[0].path, QStringLiteral("ckpt/model.pt"));
+    QCOMPARE(a[0].size, 5'000'000'000LL);
+    QCOMPARE(a[0].sha256, QStringLiteral("new"));
+    QCOMPARE(a[0].createdAt.toMSecsSinceEpoch(), t.toMSecsSinceEpoch() + 1);
+    QCOMPARE(a[0].createdAt.timeSpec(), Qt::UTC);
+    QCOMPARE(a[1].path, QStringLiteral("plots/loss.png"));
+    QCOMPARE(a[1].run, *id);
+}
+
+void TestSqliteResultStore::writesForUnknownRunsAreIgnored()
+{
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    auto id = store->createRun(RunRecord{}, {});
+    QVERIFY(id.has_value());
+    QSignalSpy changed(store.get(), &ResultStore::runsChanged);
+    QSignalSpy failures(store.get(), &ResultStore::writeFailed);
+    const RunId ghost = *id + 50;
+    RunRecord u;
+    u.id = ghost;
+    store->updateRun(u);
+    store->setConsoleOffset(ghost, 10);
+    store->appendMetrics({point(ghost, QStringLiteral("loss"), 0, 1.0), point(*id, QStringLiteral("loss"), 0, 2.0)});
+    store->addArtifact({ghost, QStringLiteral("x"), 1, QString(), {}});
+    store->setConsoleOffset(*id, 3);
+    QVERIFY(store->flush().has_value());
+    QTRY_VERIFY(!changed.isEmpty());
+    QCoreApplication::processEvents();
+    QCOMPARE(failures.size(), 0);
+    for (const auto& args : std::as_const(changed))
+        QCOMPARE(args.at(0).value<QList<RunId>>(), QList<RunId>{*id});
+    QCOMPARE(store->metrics(*id).size(), 1);
+    QVERIFY(!store->run(ghost).has_value());
+    QCOMPARE(countRows(m_path, QStringLiteral("SELECT count(*) FROM metric_keys")), 1);
+}
+
+void TestSqliteResultStore::signalsAfterCommitWithIds()
+{
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    QSignalSpy changed(store.get(), &ResultStore::runsChanged);
+    QSignalSpy appended(store.get(), &ResultStore::metricsAppended);
+    // A receiver that reads back: it must already see the committed data, and
+    // be called in the store's thread.
+    QList<RunState> statesSeen;
+    QList<QThread*> threadsSeen;
+    ResultStore* s = store.get();
+    connect(s, &ResultStore::runsChanged, this, [&](const QList<RunId>& ids) {
+        threadsSeen << QThread::currentThread();
+        for (RunId id : ids)
+            if (auto r = s->run(id))
+                statesSeen << r->state;
+    });
+
+    auto a = store->createRun(RunRecord{}, {});
+    auto b = store->createRun(RunRecord{}, {});
+    QVERIFY(a.has_value() && b.has_value());
+    QTRY_COMPARE(changed.size(), 2); // createRun() commits at once: one batch each
+    QCOMPARE(changed[0].at(0).value<QList<RunId>>(), QList<RunId>{*a});
+    QCOMPARE(changed[1].at(0).value<QList<RunId>>(), QList<RunId>{*b});
+    changed.clear();
+    statesSeen.clear();
+
+    RunRecord ua;
+    ua.id = *a;
+    ua.state = RunState::Running;
+    RunRecord ub;
+    ub.id = *b;
+    ub.state = RunState::Cancelled;
+    store->updateRun(ua);
+    store->updateRun(ub);
+    store->updateRun(ua);
+    store->appendMetrics({point(*a, QStringLiteral("l"), 0, 1), point(*b, QStringLiteral("l"), 0, 1),
+                          point(*a, QStringLiteral("l"), 1, 1)});
+    store->deleteRun(*b);
+    QVERIFY(store->flush().has_value());
+    QTRY_VERIFY(!changed.isEmpty());
+    QCoreApplication::processEvents();
+
+    QSet<RunId> ids;
+    for (const auto& args : std::as_const(changed)) {
+        const auto list = args.at(0).value<QList<RunId>>();
+        QCOMPARE(QSet<RunId>(list.begin(), list.end()).size(), list.size()); // each id once per batch
+        for (RunId id : list)
+            ids.insert(id);
+    }
+    QCOMPARE(ids, (QSet<RunId>{*a, *b}));
+    QVERIFY(statesSeen.contains(RunState::Running)); // read back inside the slot: committed
+    QHash<RunId, int> counts;
+    for (const auto& args : std::as_const(appended))
+        counts[args.at(0).value<RunId>()] += args.at(1).toInt();
+    QCOMPARE(counts.value(*a), 2);
+    QVERIFY(counts.value(*b) <= 1); // 1 if committed before the delete's batch, 0 if in the same batch
+    for (QThread* t : std::as_const(threadsSeen))
+        QCOMPARE(t, QThread::currentThread());
+}
+
+void TestSqliteResultStore::readsFromManyThreads()
+{
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    auto id = store->createRun(RunRecord{}, {});
+    QVERIFY(id.has_value());
+    std::atomic<bool> done{false};
+    std::atomic<int> errors{0};
+    std::atomic<int> reads{0};
+    ResultStore* s = store.get();
+    const RunId run = *id;
+    std::vector<std::unique_ptr<QThread>> readers;
+    for (int i = 0; i < 4; ++i) {
+        readers.emplace_back(QThread::create([&] {
+            qsizetype last = 0;
+            while (!done.load()) {
+                const auto pts = s->metrics(run);
+                // Committed batches only ever add points; a batch appends whole chunks of 10.
+                if (pts.size() < last || pts.size() % 10 != 0 || !s->run(run))
+                    ++errors;
+                last = pts.size();
+                ++reads;
+            }
+        }));
+        readers.back()->start();
+    }
+    for (int chunk = 0; chunk < 200; ++chunk) {
+        QList<MetricPoint> pts;
+        for (int i = 0; i < 10; ++i)
+            pts << point(run, QStringLiteral("k"), chunk * 10 + i, i);
+        store->appendMetrics(pts);
+        if (chunk % 20 == 0)
+            QThread::msleep(5);
+    }
+    QVERIFY(store->flush().has_value());
+    QTest::qWait(20);
+    done = true;
+    for (auto& t : readers)
+        t->wait();
+    QVERIFY(reads.load() >= 4);
+    QCOMPARE(errors.load(), 0);
+    QCOMPARE(store->metrics(run).size(), 2000);
+}
+
+void TestSqliteResultStore::writeErrorsReported()
+{
+    SqliteStoreOptions impatient;
+    impatient.busyTimeoutMs = 30;
+    auto store = openOrFail(m_path, impatient);
+    QVERIFY(store);
+    auto id = store->createRun(RunRecord{}, {});
+    QVERIFY(id.has_value());
+    QSignalSpy failures(store.get(), &ResultStore::writeFailed);
+    {
+        // Another process holds the write lock for longer than the store waits.
+        RawDb other(m_path);
+        QVERIFY(other.exec(QStringLiteral("BEGIN IMMEDIATE")));
+        store->appendMetrics({point(*id, QStringLiteral("loss"), 0, 1.0)});
+        const auto flushed = store->flush();
+        QVERIFY(!flushed.has_value());
+        QVERIFY2(flushed.error().message.contains(m_path), qPrintable(flushed.error().message));
+        QVERIFY2(flushed.error().message.contains(QStringLiteral("locked")), qPrintable(flushed.error().message));
+        const auto created = store->createRun(RunRecord{}, {});
+        QVERIFY(!created.has_value());
+        QVERIFY(other.exec(QStringLiteral("ROLLBACK")));
+    }
+    QTRY_COMPARE(failures.size(), 2);
+    QVERIFY(failures[0].at(0).toString().contains(QStringLiteral("rolled back")));
+    // flush() reports a failed batch once: the createRun() batch that failed
+    // after the previous flush(), then nothing; the store works again.
+    QVERIFY(!store->flush().has_value());
+    QVERIFY(store->flush().has_value());
+    store->appendMetrics({point(*id, QStringLiteral("loss"), 1, 2.0)});
+    QVERIFY(store->flush().has_value());
+    QCOMPARE(store->metrics(*id).size(), 1);
+    QCOMPARE(store->metrics(*id).first().step, qint64(1));
+}
+
+QTEST_GUILESS_MAIN(TestSqliteResultStore)
+#include "TestSqliteResultStore.moc"

@@ -1,0 +1,411 @@
+// Schema versioning of the SQLite result store: new and empty files, every
+// historical schema version migrated to the current one with its data intact,
+// and files that must be refused without being touched.
+#include "StoreTestUtil.h"
+#include "TestSupport.h"
+
+#include "store/ResultStore.h"
+#include "store/SqliteSchema.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+
+using namespace ty;
+using ty::test::RawDb;
+
+namespace {
+
+// A database as an earlier Trainyard wrote it: the schema of that version,
+// frozen here (never edit a released one), followed by the same sample data
+// (expressed in that version's columns). Adding schema version N+1 means
+// adding the version-N snapshot to this list.
+struct Snapshot {
+    int version;
+    QStringList statements;
+};
+
+QList<Snapshot> historicalSnapshots()
+{
+    QList<Snapshot> out;
+    out.append(Snapshot{1, {
+        // --- schema v1, verbatim ---
+        QStringLiteral("CREATE TABLE meta ( key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID"),
+        QStringLiteral("CREATE TABLE runs ( id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL DEFAULT '',"
+                       " state TEXT NOT NULL, spec_yaml TEXT NOT NULL DEFAULT '', spec_path TEXT NOT NULL DEFAULT '',"
+                       " node TEXT NOT NULL DEFAULT '', gpus TEXT NOT NULL DEFAULT '[]', argv TEXT NOT NULL DEFAULT '[]',"
+                       " workdir TEXT NOT NULL DEFAULT '', env TEXT NOT NULL DEFAULT '{}', priority INTEGER NOT NULL DEFAULT 0,"
+                       " created_at INTEGER NOT NULL, started_at INTEGER, finished_at INTEGER, exit_code INTEGER,"
+                       " exit_signal INTEGER, failure_reason TEXT NOT NULL DEFAULT '', agent_run_id TEXT NOT NULL DEFAULT '',"
+                       " console_path TEXT NOT NULL DEFAULT '', console_offset INTEGER NOT NULL DEFAULT 0)"),
+        QStringLiteral("CREATE INDEX runs_created_at ON runs(created_at)"),
+        QStringLiteral("CREATE TABLE tags ( run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+                       " tag TEXT NOT NULL, position INTEGER NOT NULL, PRIMARY KEY (run_id, tag)) WITHOUT ROWID"),
+        QStringLiteral("CREATE INDEX tags_tag ON tags(tag)"),
+        QStringLiteral("CREATE TABLE params ( run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+                       " key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (run_id, key)) WITHOUT ROWID"),
+        QStringLiteral("CREATE TABLE metric_keys ( id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                       " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, key TEXT NOT NULL,"
+                       " UNIQUE (run_id, key))"),
+        QStringLiteral("CREATE TABLE metrics ( id INTEGER PRIMARY KEY,"
+                       " key_id INTEGER NOT NULL REFERENCES metric_keys(id) ON DELETE CASCADE, step INTEGER NOT NULL,"
+                       " epoch REAL, wall_ms INTEGER NOT NULL, value REAL, kind INTEGER NOT NULL DEFAULT 0)"),
+        QStringLiteral("CREATE INDEX metrics_series ON metrics(key_id, step)"),
+        QStringLiteral("CREATE TABLE artifacts ( run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+                       " path TEXT NOT NULL, size INTEGER NOT NULL, sha256 TEXT NOT NULL DEFAULT '',"
+                       " created_at INTEGER NOT NULL, PRIMARY KEY (run_id, path)) WITHOUT ROWID"),
+        QStringLiteral("INSERT INTO meta (key, value) VALUES ('schema_version', '1')"),
+        // --- sample data, v1 columns ---
+        QStringLiteral("INSERT INTO runs VALUES (1, 'digits-mlp', 'succeeded', 'name: digits\ncommand: python3 train.py\n',"
+                       " '/home/u/digits/job.yaml', 'local', '[0,1]', '[\"python3\",\"train.py\",\"--lr\",\"0.01\"]',"
+                       " '/home/u/digits', '{\"CUDA_VISIBLE_DEVICES\":\"0,1\",\"SEED\":\"7\"}', 5, 1709644455678,"
+                       " 1709644456001, 1709644512345, 0, NULL, '', 'r-0001', '/data/runs/1/console.log', 4096)"),
+        QStringLiteral("INSERT INTO tags VALUES (1, 'mlp', 1), (1, 'baseline', 0)"),
+        QStringLiteral("INSERT INTO params VALUES (1, 'lr', '0.01'), (1, 'epochs', '15')"),
+        QStringLiteral("INSERT INTO metric_keys VALUES (1, 1, 'val_accuracy'), (2, 1, 'train_loss')"),
+        QStringLiteral("INSERT INTO metrics (key_id, step, epoch, wall_ms, value, kind) VALUES"
+                       " (2, 0, 0.0, 1709644457000, 2.3025, 0), (2, 1, NULL, 1709644458000, NULL, 1),"
+                       " (1, 0, 1.0, 1709644459000, 0.9528, 0), (1, 1, NULL, 1709644460000, NULL, 2),"
+                       " (1, 2, NULL, 1709644461000, 0.0, 4)"),
+        QStringLiteral("INSERT INTO artifacts VALUES (1, 'model.pt', 123456, 'ab12', 1709644512999)"),
+    }});
+    return out;
+}
+
+QDateTime utcMs(qint64 ms)
+{
+    return QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC);
+}
+
+// Checks the sample data every snapshot holds, read back through the store.
+void verifySample(ResultStore& store)
+{
+    auto run = store.run(1);
+    QVERIFY2(run.has_value(), run ? "" : qPrintable(run.error().message));
+    QCOMPARE(run->name, QStringLiteral("digits-mlp"));
+    QCOMPARE(run->state, RunState::Succeeded);
+    QCOMPARE(run->specYaml, QStringLiteral("name: digits\ncommand: python3 train.py\n"));
+    QCOMPARE(run->specPath, QStringLiteral("/home/u/digits/job.yaml"));
+    QCOMPARE(run->node, QStringLiteral("local"));
+    QCOMPARE(run->gpus, (QList<int>{0, 1}));
+    QCOMPARE(run->argv, (QStringList{QStringLiteral("python3"), QStringLiteral("train.py"), QStringLiteral("--lr"),
+                                     QStringLiteral("0.01")}));
+    QCOMPARE(run->workdir, QStringLiteral("/home/u/digits"));
+    QCOMPARE(run->env.value(QStringLiteral("CUDA_VISIBLE_DEVICES")), QStringLiteral("0,1"));
+    QCOMPARE(run->env.value(QStringLiteral("SEED")), QStringLiteral("7"));
+    QCOMPARE(run->env.size(), 2);
+    QCOMPARE(run->priority, 5);
+    QCOMPARE(run->createdAt, utcMs(1709644455678));
+    QCOMPARE(run->createdAt.timeSpec(), Qt::UTC);
+    QCOMPARE(run->startedAt, utcMs(1709644456001));
+    QCOMPARE(run->finishedAt, utcMs(1709644512345));
+    QCOMPARE(run->exitCode, std::optional<int>(0));
+    QCOMPARE(run->exitSignal, std::optional<int>());
+    QCOMPARE(run->agentRunId, QStringLiteral("r-0001"));
+    QCOMPARE(run->consolePath, QStringLiteral("/data/runs/1/console.log"));
+    QCOMPARE(run->consoleOffset, qint64(4096));
+    QCOMPARE(run->tags, (QStringList{QStringLiteral("baseline"), QStringLiteral("mlp")}));
+
+    const auto params = store.params(1);
+    QCOMPARE(params.size(), 2);
+    QCOMPARE(params.value(QStringLiteral("lr")), QStringLiteral("0.01"));
+    QCOMPARE(params.value(QStringLiteral("epochs")), QStringLiteral("15"));
+
+    const auto points = store.metrics(1);
+    QCOMPARE(points.size(), 5);
+    QCOMPARE(points[0].key, QStringLiteral("train_loss"));
+    QCOMPARE(points[0].value, 2.3025);
+    QCOMPARE(points[0].epoch, std::optional<double>(0.0));
+    QCOMPARE(points[0].wallTimeMs, qint64(1709644457000));
+    QVERIFY(std::isnan(points[1].value));
+    QCOMPARE(points[1].epoch, std::optional<double>());
+    QCOMPARE(points[2].key, QStringLiteral("val_accuracy"));
+    QCOMPARE(points[2].value, 0.9528);
+    QVERIFY(std::isinf(points[3].value) && points[3].value > 0);
+    QVERIFY(points[4].value == 0.0 && std::signbit(points[4].value));
+
+    const auto artifacts = store.artifacts(1);
+    QCOMPARE(artifacts.size(), 1);
+    QCOMPARE(artifacts[0].path, QStringLiteral("model.pt"));
+    QCOMPARE(artifacts[0].size, qint64(123456));
+    QCOMPARE(artifacts[0].sha256, QStringLiteral("ab12"));
+    QCOMPARE(artifacts[0].createdAt, utcMs(1709644512999));
+}
+
+bool writeSnapshot(const QString& path, const Snapshot& s, const QString& journalMode, QString* error)
+{
+    RawDb raw(path);
+    if (!raw.isOpen()) {
+        *error = raw.error();
+        return false;
+    }
+    bool ok = raw.exec(QStringLiteral("PRAGMA journal_mode=%1").arg(journalMode));
+    for (const QString& sql : s.statements)
+        ok = ok && raw.exec(sql);
+    if (!ok)
+        *error = raw.error();
+    return ok;
+}
+
+struct FileState {
+    QByteArray bytes;
+    QDateTime modified;
+    QStringList dirEntries;
+    bool operator==(const FileState&) const = default;
+};
+
+FileState fileState(const QString& path)
+{
+    FileState s;
+    QFile f(path);
+    if (f.open(QIODevice::ReadOnly))
+        s.bytes = f.readAll();
+    s.modified = QFileInfo(path).lastModified();
+    s.dirEntries = QFileInfo(path).dir().entryList(QDir::Files | QDir::Hidden, QDir::Name);
+    return s;
+}
+
+} // namespace
+
+class TestSqliteSchema final : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void createsMissingFileAndDirectories();
+    void migratesEmptyFile();
+    void migratesHistoricalVersions_data();
+    void migratesHistoricalVersions();
+    void refusesNewerSchemaUntouched_data();
+    void refusesNewerSchemaUntouched();
+    void refusesNonSqliteFile();
+    void refusesCorruptSqliteFile();
+    void refusesForeignSqliteDatabase();
+    void refusesDirectory();
+    void historicalSnapshotsCoverEveryVersion();
+
+private:
+    QTemporaryDir m_tmp;
+};
+
+void TestSqliteSchema::createsMissingFileAndDirectories()
+{
+    const QString path = m_tmp.filePath(QStringLiteral("new/sub/dir/results.db"));
+    auto store = ResultStore::open(path);
+    QVERIFY2(store.has_value(), store ? "" : qPrintable(store.error().message));
+    QCOMPARE((*store)->schemaVersion(), SqliteSchema::kCurrentVersion);
+    QCOMPARE((*store)->location(), path);
+    QVERIFY(QFileInfo::exists(path));
+    QVERIFY((*store)->runs().isEmpty());
+
+    RawDb raw(path, true);
+    QCOMPARE(raw.scalar(QStringLiteral("PRAGMA journal_mode")).toString(), QStringLiteral("wal"));
+    QCOMPARE(raw.scalar(QStringLiteral("SELECT value FROM meta WHERE key = 'schema_version'")).toString(),
+             QString::number(SqliteSchema::kCurrentVersion));
+    const QStringList fp = ty::test::schemaFingerprint(path);
+    for (const char* table : {"meta", "runs", "tags", "params", "metric_keys", "metrics", "artifacts"})
+        QVERIFY2(fp.filter(QStringLiteral("table %1").arg(QLatin1String(table))).size() >= 1, table);
+    QVERIFY(fp.contains(QStringLiteral("index metrics metrics_series|0|c|0 (key_id,step)")));
+    QVERIFY(fp.contains(QStringLiteral("fk metrics metric_keys|key_id|id|NO ACTION|CASCADE")));
+}
+
+void TestSqliteSchema::migratesEmptyFile()
+{
+    const QString path = m_tmp.filePath(QStringLiteral("empty.db"));
+    {
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+    }
+    QCOMPARE(QFileInfo(path).size(), 0);
+    {
+        auto store = ResultStore::open(path);
+        QVERIFY2(store.has_value(), store ? "" : qPrintable(store.error().message));
+        QCOMPARE((*store)->schemaVersion(), SqliteSchema::kCurrentVersion);
+        // Usable at once.
+        RunRecord r;
+        r.name = QStringLiteral("first");
+        auto id = (*store)->createRun(r, {});
+        QVERIFY(id.has_value());
+        QCOMPARE(*id, RunId(1));
+    }
+    // Reopening a current database migrates nothing and keeps the data.
+    auto again = ResultStore::open(path);
+    QVERIFY(again.has_value());
+    QCOMPARE((*again)->runs().size(), 1);
+}
+
+void TestSqliteSchema::migratesHistoricalVersions_data()
+{
+    QTest::addColumn<int>("index");
+    const auto snapshots = historicalSnapshots();
+    for (int i = 0; i < snapshots.size(); ++i) {
+        const QByteArray name = "v" + QByteArray::number(snapshots[i].version);
+        const QByteArray deleteTag = name + "-delete-journal";
+        const QByteArray walTag = name + "-wal";
+        QTest::newRow(deleteTag.constData()) << i;
+        QTest::newRow(walTag.constData()) << i;
+    }
+}
+
+void TestSqliteSchema::migratesHistoricalVersions()
+{
+    QFETCH(int, index);
+    const Snapshot snapshot = historicalSnapshots().at(index);
+    const bool wal = QByteArray(QTest::currentDataTag()).endsWith("wal");
+    const QString path = m_tmp.filePath(QStringLiteral("old-%1-%2.db").arg(snapshot.version).arg(wal));
+    QString error;
+    QVERIFY2(writeSnapshot(path, snapshot, wal ? QStringLiteral("WAL") : QStringLiteral("DELETE"), &error),
+             qPrintable(error));
+
+    // The reference: what a brand-new database looks like.
+    const QString fresh = m_tmp.filePath(QStringLiteral("fresh-%1-%2.db").arg(snapshot.version).arg(wal));
+    QVERIFY(ResultStore::open(fresh).has_value());
+
+    {
+        auto store = ResultStore::open(path);
+        QVERIFY2(store.has_value(), store ? "" : qPrintable(store.error().message));
+        QCOMPARE((*store)->schemaVersion(), SqliteSchema::kCurrentVersion);
+        verifySample(**store);
+        if (QTest::currentTestFailed())
+            return;
+        // Writable after the migration; ids continue after the old ones.
+        RunRecord r;
+        r.name = QStringLiteral("after-migration");
+        auto id = (*store)->createRun(r, {{QStringLiteral("k"), QStringLiteral("v")}});
+        QVERIFY2(id.has_value(), id ? "" : qPrintable(id.error().message));
+        QVERIFY(*id > 1);
+        (*store)->appendMetrics({MetricPoint{*id, QStringLiteral("loss"), 0, std::nullopt, 1, 0.5}});
+        QVERIFY((*store)->flush().has_value());
+        QCOMPARE((*store)->metrics(*id).size(), 1);
+    }
+    QCOMPARE(ty::test::schemaFingerprint(path), ty::test::schemaFingerprint(fresh));
+    RawDb raw(path, true);
+    QCOMPARE(raw.scalar(QStringLiteral("SELECT value FROM meta WHERE key = 'schema_version'")).toString(),
+             QString::number(SqliteSchema::kCurrentVersion));
+    QCOMPARE(raw.scalar(QStringLiteral("PRAGMA journal_mode")).toString(), QStringLiteral("wal"));
+    QCOMPARE(raw.rows(QStringLiteral("PRAGMA foreign_key_check")), QStringList());
+    QCOMPARE(raw.scalar(QStringLiteral("PRAGMA integrity_check")).toString(), QStringLiteral("ok"));
+}
+
+void TestSqliteSchema::refusesNewerSchemaUntouched_data()
+{
+    QTest::addColumn<QString>("journalMode");
+    QTest::newRow("delete-journal") << QStringLiteral("DELETE");
+    QTest::newRow("wal") << QStringLiteral("WAL");
+}
+
+void TestSqliteSchema::refusesNewerSchemaUntouched()
+{
+    QFETCH(QString, journalMode);
+    const int newer = SqliteSchema::kCurrentVersion + 1;
+    QTemporaryDir dir; // alone in its directory, so stray -wal/-shm files show
+    const QString path = dir.filePath(QStringLiteral("future.db"));
+    QString error;
+    QVERIFY2(writeSnapshot(path, historicalSnapshots().constLast(), journalMode, &error), qPrintable(error));
+    {
+        RawDb raw(path);
+        QVERIFY(raw.exec(QStringLiteral("UPDATE meta SET value = '%1' WHERE key = 'schema_version'").arg(newer)));
+        QVERIFY(raw.exec(QStringLiteral("CREATE TABLE future_things (id INTEGER PRIMARY KEY, x BLOB)")));
+    }
+    const FileState before = fileState(path);
+    QVERIFY(!before.bytes.isEmpty());
+    QVERIFY(before.dirEntries.contains(QStringLiteral("future.db")));
+    QTest::qWait(20); // a write now would show in the mtime
+
+    auto store = ResultStore::open(path);
+    QVERIFY(!store.has_value());
+    const QString message = store.error().message;
+    QVERIFY2(message.contains(path), qPrintable(message));
+    QVERIFY2(message.contains(QStringLiteral("schema version %1").arg(newer)), qPrintable(message));
+    QVERIFY2(message.contains(QStringLiteral("up to %1").arg(SqliteSchema::kCurrentVersion)), qPrintable(message));
+    QVERIFY2(message.contains(QStringLiteral("newer Trainyard")), qPrintable(message));
+
+    const FileState after = fileState(path);
+    QCOMPARE(after.dirEntries, before.dirEntries);
+    QCOMPARE(after.modified, before.modified);
+    QVERIFY(after.bytes == before.bytes);
+
+    // Refused again the second time: nothing was half-migrated.
+    auto again = ResultStore::open(path);
+    QVERIFY(!again.has_value());
+    QVERIFY(fileState(path) == before);
+}
+
+void TestSqliteSchema::refusesNonSqliteFile()
+{
+    const QString path = m_tmp.filePath(QStringLiteral("notes.txt"));
+    {
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        for (int i = 0; i < 200; ++i)
+            f.write("epoch 3 loss=0.25 this is a text file, not a database\n");
+    }
+    const FileState before = fileState(path);
+    auto store = ResultStore::open(path);
+    QVERIFY(!store.has_value());
+    QVERIFY2(store.error().message.contains(path), qPrintable(store.error().message));
+    QVERIFY2(store.error().message.contains(QStringLiteral("not an SQLite 3 database")), qPrintable(store.error().message));
+    QVERIFY(fileState(path) == before);
+}
+
+void TestSqliteSchema::refusesCorruptSqliteFile()
+{
+    // The right magic string, garbage after it.
+    const QString path = m_tmp.filePath(QStringLiteral("corrupt.db"));
+    {
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        QByteArray data("SQLite format 3", 16);
+        for (int i = 0; data.size() < 8192; ++i)
+            data.append(char((i * 7919) & 0xff));
+        f.write(data);
+    }
+    const FileState before = fileState(path);
+    auto store = ResultStore::open(path);
+    QVERIFY(!store.has_value());
+    QVERIFY2(store.error().message.contains(path), qPrintable(store.error().message));
+    QVERIFY(fileState(path).bytes == before.bytes);
+}
+
+void TestSqliteSchema::refusesForeignSqliteDatabase()
+{
+    const QString path = m_tmp.filePath(QStringLiteral("someone-else.sqlite"));
+    {
+        RawDb raw(path);
+        QVERIFY(raw.exec(QStringLiteral("CREATE TABLE bookmarks (url TEXT)")));
+        QVERIFY(raw.exec(QStringLiteral("INSERT INTO bookmarks VALUES ('https://example.org')")));
+    }
+    const FileState before = fileState(path);
+    auto store = ResultStore::open(path);
+    QVERIFY(!store.has_value());
+    QVERIFY2(store.error().message.contains(path), qPrintable(store.error().message));
+    QVERIFY2(store.error().message.contains(QStringLiteral("not a Trainyard result database")),
+             qPrintable(store.error().message));
+    QVERIFY(fileState(path) == before);
+}
+
+void TestSqliteSchema::refusesDirectory()
+{
+    const QString path = m_tmp.filePath(QStringLiteral("a-directory"));
+    QVERIFY(QDir().mkpath(path));
+    auto store = ResultStore::open(path);
+    QVERIFY(!store.has_value());
+    QVERIFY2(store.error().message.contains(path), qPrintable(store.error().message));
+}
+
+void TestSqliteSchema::historicalSnapshotsCoverEveryVersion()
+{
+    // Every released version below the current one, and the current one
+    // itself (its snapshot also checks that fresh == migrated).
+    QList<int> versions;
+    for (const auto& s : historicalSnapshots())
+        versions << s.version;
+    for (int v = 1; v <= SqliteSchema::kCurrentVersion; ++v)
+        QVERIFY2(versions.contains(v), qPrintable(QStringLiteral("no snapshot of schema version %1").arg(v)));
+}
+
+QTEST_GUILESS_MAIN(TestSqliteSchema)
+#include "TestSqliteSchema.moc"

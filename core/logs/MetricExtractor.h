@@ -83,6 +83,9 @@ public:
 
     // Forgets the per-key step counters (a new run).
     void reset() { m_lastStep.clear(); }
+    // Continues a key's counter after `step` (a run resumed in a later
+    // session: its stored points already end at `step`).
+    void setLastStep(const QString& key, qint64 step) { m_lastStep.insert(key, step); }
 
     // Parses one value in any accepted syntax; nullopt if it is not a number.
     static std::optional<double> parseValue(QStringView text);

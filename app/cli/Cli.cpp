@@ -1,0 +1,550 @@
+#include "Cli.h"
+
+#include "common/Paths.h"
+#include "common/Run.h"
+#include "runs/RunEngine.h"
+#include "spec/JobSpec.h"
+#include "store/ResultStore.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSocketNotifier>
+#include <QTextStream>
+#include <QTimer>
+
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <unistd.h>
+
+namespace ty::cli {
+namespace {
+
+QTextStream& out()
+{
+    static QTextStream s(stdout);
+    return s;
+}
+
+QTextStream& err()
+{
+    static QTextStream s(stderr);
+    return s;
+}
+
+int usageError(const QString& message)
+{
+    err() << "trainyardctl: " << message << "\nTry 'trainyardctl --help'.\n";
+    err().flush();
+    return Usage;
+}
+
+const char* kHelp =
+    "Usage: trainyardctl [--db PATH] COMMAND [ARGS]\n"
+    "\n"
+    "Commands:\n"
+    "  validate FILE                 check a job spec; errors name file:line:column\n"
+    "  submit FILE [--follow]        submit a job spec (or a .py/.sh script); --follow prints the console\n"
+    "                                and exits with the run's exit status\n"
+    "  ls [--json]                   list runs, newest first\n"
+    "  logs RUN [--follow]           print a run's console\n"
+    "  cancel RUN [--grace SECONDS]  SIGTERM to the run's process group, SIGKILL after the grace (10 s)\n"
+    "  metrics RUN [--csv] [--key K] a run's metric points\n"
+    "  rm RUN                        delete a finished run and its metrics from the database\n"
+    "\n"
+    "RUN is a run id or a run name (the newest run with that name).\n"
+    "Database: --db PATH, else $TRAINYARD_DB, else ~/.local/share/trainyard/trainyard.db.\n"
+    "Exit codes: 0 ok, 1 run failed, 2 usage, 3 invalid job spec, 4 no such run, 5 database or agent error;\n"
+    "submit --follow passes the run's own exit code through (128+N for signal N).\n";
+
+QString formatValue(double v)
+{
+    if (std::isnan(v))
+        return QStringLiteral("nan");
+    if (std::isinf(v))
+        return v > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
+    return QString::number(v, 'g', 10);
+}
+
+QString localTime(const QDateTime& t)
+{
+    return t.isValid() ? t.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")) : QStringLiteral("-");
+}
+
+QString duration(const RunRecord& r)
+{
+    if (!r.startedAt.isValid())
+        return QStringLiteral("-");
+    const QDateTime end = r.finishedAt.isValid() ? r.finishedAt : QDateTime::currentDateTimeUtc();
+    qint64 s = r.startedAt.secsTo(end);
+    if (s < 60)
+        return QStringLiteral("%1s").arg(s);
+    if (s < 3600)
+        return QStringLiteral("%1m%2s").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+    return QStringLiteral("%1h%2m").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
+}
+
+QString gpuList(const QList<int>& gpus)
+{
+    QStringList parts;
+    for (int g : gpus)
+        parts.append(QString::number(g));
+    return parts.isEmpty() ? QStringLiteral("-") : parts.join(u',');
+}
+
+// Resolves RUN (an id or a name) against the store.
+Result<RunRecord> findRun(const ResultStore& store, const QString& spec)
+{
+    bool isNumber = false;
+    const RunId id = spec.toLongLong(&isNumber);
+    if (isNumber) {
+        auto r = store.run(id);
+        if (!r)
+            return fail(QStringLiteral("no run with id %1").arg(id));
+        return r;
+    }
+    const QList<RunRecord> all = store.runs();
+    for (const RunRecord& r : all)
+        if (r.name == spec)
+            return r;
+    return fail(QStringLiteral("no run named '%1'").arg(spec));
+}
+
+struct Context {
+    QString dbPath;
+    std::unique_ptr<ResultStore> store;
+};
+
+int exitStatusOf(const RunRecord& r)
+{
+    if (r.state == RunState::Succeeded)
+        return Ok;
+    if (r.exitSignal)
+        return 128 + *r.exitSignal;
+    if (r.exitCode && *r.exitCode > 0 && *r.exitCode < 256)
+        return *r.exitCode;
+    return RunFailed;
+}
+
+// Ctrl+C while following detaches: the run keeps going on its node.
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void onSigint(int) { g_interrupted = 1; }
+
+class Follower final : public QObject {
+public:
+    Follower(RunEngine& engine, RunId id, bool printConsole, qint64 printFrom)
+        : m_id(id)
+        , m_print(printConsole)
+        , m_printedUpTo(printFrom)
+    {
+        QObject::connect(&engine, &RunEngine::consoleReceived, this, [this](RunId run, qint64 offset, const QByteArray& bytes) {
+            if (run != m_id || !m_print)
+                return;
+            const qint64 end = offset + bytes.size();
+            if (end <= m_printedUpTo)
+                return;
+            const qint64 skip = std::max<qint64>(0, m_printedUpTo - offset);
+            ::fwrite(bytes.constData() + skip, 1, size_t(bytes.size() - skip), stdout);
+            ::fflush(stdout);
+            m_printedUpTo = end;
+        });
+        QObject::connect(&engine, &RunEngine::runStateChanged, this, [this](const RunRecord& r) {
+            if (r.id != m_id)
+                return;
+            m_last = r;
+            if (isTerminal(r.state))
+                QCoreApplication::exit(0);
+        });
+        auto* timer = new QTimer(this);
+        QObject::connect(timer, &QTimer::timeout, this, [] {
+            if (g_interrupted)
+                QCoreApplication::exit(130);
+        });
+        timer->start(100);
+    }
+    std::optional<RunRecord> last() const { return m_last; }
+
+private:
+    RunId m_id;
+    bool m_print;
+    qint64 m_printedUpTo;
+    std::optional<RunRecord> m_last;
+};
+
+int cmdValidate(const QStringList& args)
+{
+    if (args.size() != 1)
+        return usageError(QStringLiteral("validate needs exactly one FILE"));
+    const auto spec = parseJobSpecFile(args.front());
+    if (!spec) {
+        err() << spec.error().message << '\n';
+        return InvalidSpec;
+    }
+    out() << args.front() << ": ok: run '" << spec->name << "': " << spec->argv.join(u' ') << "\n  in " << spec->workdir;
+    if (spec->resources.gpus)
+        out() << ", " << spec->resources.gpus << " GPU(s)";
+    if (!spec->params.isEmpty())
+        out() << ", " << spec->params.size() << " param(s)";
+    out() << '\n';
+    return Ok;
+}
+
+int waitForRun(Context& ctx, RunEngine& engine, RunId id, bool follow)
+{
+    Follower follower(engine, id, follow, 0);
+    if (!follow) {
+        // Wait until the node took it (or refused it), then leave it running.
+        QObject::connect(&engine, &RunEngine::runStateChanged, &follower, [id](const RunRecord& r) {
+            if (r.id == id && r.state != RunState::Queued && r.state != RunState::Starting)
+                QCoreApplication::exit(0);
+        });
+    }
+    std::signal(SIGINT, onSigint);
+    const int loop = QCoreApplication::exec();
+    std::signal(SIGINT, SIG_DFL);
+    ctx.store->flush();
+    auto r = ctx.store->run(id);
+    if (!r) {
+        err() << r.error().message << '\n';
+        return Unavailable;
+    }
+    if (loop == 130) {
+        err() << "\ntrainyardctl: detached; run " << id << " keeps running. Follow it again with: trainyardctl logs "
+              << id << " --follow\n";
+        return 130;
+    }
+    if (!follow) {
+        out() << "run " << id << " (" << r->name << ") " << runStateName(r->state) << " on " << r->node << '\n';
+        if (r->state == RunState::Failed) {
+            err() << "run " << id << " failed: " << r->failureReason << '\n';
+            return RunFailed;
+        }
+        return Ok;
+    }
+    if (!isTerminal(r->state)) {
+        err() << "trainyardctl: run " << id << " is " << runStateName(r->state) << '\n';
+        return Unavailable;
+    }
+    err() << "trainyardctl: run " << id << " (" << r->name << ") " << runStateName(r->state);
+    if (r->exitCode)
+        err() << ", exit code " << *r->exitCode;
+    if (r->exitSignal)
+        err() << ", signal " << *r->exitSignal;
+    if (!r->failureReason.isEmpty())
+        err() << ": " << r->failureReason;
+    err() << '\n';
+    return exitStatusOf(*r);
+}
+
+std::unique_ptr<RunEngine> makeEngine(Context& ctx)
+{
+    auto engine = std::make_unique<RunEngine>(ctx.store.get(), ctx.dbPath);
+    engine->addLocalNode(localAgentPath());
+    engine->acquireIngestion();
+    return engine;
+}
+
+int cmdSubmit(Context& ctx, const QStringList& args)
+{
+    QCommandLineParser p;
+    p.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("job spec (.yaml) or script (.py/.sh)"));
+    p.addOption({QStringLiteral("follow"), QStringLiteral("print the console and exit with the run's status")});
+    p.addOption({QStringLiteral("param"), QStringLiteral("override a param (name=value)"), QStringLiteral("name=value")});
+    if (!p.parse(QStringList{QStringLiteral("submit")} + args))
+        return usageError(p.errorText());
+    if (p.positionalArguments().size() != 1)
+        return usageError(QStringLiteral("submit needs exactly one FILE"));
+    const QString file = p.positionalArguments().front();
+    QMap<QString, QString> overrides;
+    for (const QString& kv : p.values(QStringLiteral("param"))) {
+        const qsizetype eq = kv.indexOf(u'=');
+        if (eq <= 0)
+            return usageError(QStringLiteral("--param needs name=value, got '%1'").arg(kv));
+        overrides.insert(kv.left(eq), kv.mid(eq + 1));
+    }
+    const bool script = file.endsWith(QStringLiteral(".py")) || file.endsWith(QStringLiteral(".sh")) || QFileInfo(file).isDir();
+    if (script && !overrides.isEmpty())
+        return usageError(QStringLiteral("--param needs a job spec with params, not a script"));
+    const Result<JobSpec> spec = script ? jobSpecForScript(file) : parseJobSpecFile(file, overrides);
+    if (!spec) {
+        err() << spec.error().message << '\n';
+        return InvalidSpec;
+    }
+    auto engine = makeEngine(ctx);
+    const auto id = engine->submit(*spec);
+    if (!id) {
+        err() << id.error().message << '\n';
+        return Unavailable;
+    }
+    err() << "submitted run " << *id << " (" << spec->name << ")\n";
+    err().flush();
+    return waitForRun(ctx, *engine, *id, p.isSet(QStringLiteral("follow")));
+}
+
+int cmdLs(Context& ctx, const QStringList& args)
+{
+    const bool json = args.contains(QStringLiteral("--json"));
+    for (const QString& a : args)
+        if (a != u"--json")
+            return usageError(QStringLiteral("ls: unknown argument '%1'").arg(a));
+    const QList<RunRecord> runs = ctx.store->runs();
+    if (json) {
+        QJsonArray arr;
+        for (const RunRecord& r : runs) {
+            QJsonObject o;
+            o[QStringLiteral("id")] = r.id;
+            o[QStringLiteral("name")] = r.name;
+            o[QStringLiteral("state")] = runStateName(r.state);
+            o[QStringLiteral("node")] = r.node;
+            QJsonArray gpus;
+            for (int g : r.gpus)
+                gpus.append(g);
+            o[QStringLiteral("gpus")] = gpus;
+            o[QStringLiteral("argv")] = QJsonArray::fromStringList(r.argv);
+            o[QStringLiteral("workdir")] = r.workdir;
+            o[QStringLiteral("tags")] = QJsonArray::fromStringList(r.tags);
+            auto time = [](const QDateTime& t) { return t.isValid() ? QJsonValue(t.toUTC().toString(Qt::ISODateWithMs)) : QJsonValue(); };
+            o[QStringLiteral("created_at")] = time(r.createdAt);
+            o[QStringLiteral("started_at")] = time(r.startedAt);
+            o[QStringLiteral("finished_at")] = time(r.finishedAt);
+            o[QStringLiteral("exit_code")] = r.exitCode ? QJsonValue(*r.exitCode) : QJsonValue();
+            o[QStringLiteral("exit_signal")] = r.exitSignal ? QJsonValue(*r.exitSignal) : QJsonValue();
+            o[QStringLiteral("failure_reason")] = r.failureReason;
+            QJsonObject metrics;
+            const auto latest = ctx.store->latestMetrics(r.id);
+            for (auto it = latest.cbegin(); it != latest.cend(); ++it) {
+                const double v = it.value().value;
+                metrics[it.key()] = std::isfinite(v) ? QJsonValue(v) : QJsonValue(formatValue(v));
+            }
+            o[QStringLiteral("latest_metrics")] = metrics;
+            arr.append(o);
+        }
+        out() << QJsonDocument(arr).toJson(QJsonDocument::Indented);
+        return Ok;
+    }
+    out() << QStringLiteral("%1  %2 %3 %4 %5 %6 %7  %8\n")
+                 .arg(QStringLiteral("ID"), 5).arg(QStringLiteral("NAME"), -20).arg(QStringLiteral("STATE"), -10)
+                 .arg(QStringLiteral("NODE"), -8).arg(QStringLiteral("GPUS"), -5).arg(QStringLiteral("STARTED"), -19)
+                 .arg(QStringLiteral("DURATION"), -8).arg(QStringLiteral("METRICS"));
+    for (const RunRecord& r : runs) {
+        QStringList shown;
+        const auto latest = ctx.store->latestMetrics(r.id);
+        for (auto it = latest.cbegin(); it != latest.cend(); ++it)
+            if (it.key().contains(QStringLiteral("acc")) || it.key().contains(QStringLiteral("loss")))
+                shown.append(it.key() + u'=' + formatValue(it.value().value));
+        out() << QStringLiteral("%1  %2 %3 %4 %5 %6 %7  %8\n")
+                     .arg(r.id, 5).arg(r.name.left(20), -20).arg(runStateName(r.state), -10).arg(r.node, -8)
+                     .arg(gpuList(r.gpus), -5).arg(localTime(r.startedAt), -19).arg(duration(r), -8)
+                     .arg(shown.join(u' '));
+    }
+    return Ok;
+}
+
+int cmdLogs(Context& ctx, const QStringList& args)
+{
+    QCommandLineParser p;
+    p.addPositionalArgument(QStringLiteral("RUN"), QStringLiteral("run id or name"));
+    p.addOption({QStringLiteral("follow"), QStringLiteral("keep printing until the run ends")});
+    if (!p.parse(QStringList{QStringLiteral("logs")} + args) || p.positionalArguments().size() != 1)
+        return usageError(p.errorText().isEmpty() ? QStringLiteral("logs needs exactly one RUN") : p.errorText());
+    auto run = findRun(*ctx.store, p.positionalArguments().front());
+    if (!run) {
+        err() << run.error().message << '\n';
+        return NoSuchRun;
+    }
+    qint64 printed = 0;
+    if (!run->consolePath.isEmpty()) {
+        QFile f(run->consolePath);
+        if (f.open(QIODevice::ReadOnly)) {
+            while (!f.atEnd()) {
+                const QByteArray chunk = f.read(1 << 20);
+                ::fwrite(chunk.constData(), 1, size_t(chunk.size()), stdout);
+                printed += chunk.size();
+            }
+            ::fflush(stdout);
+        }
+    }
+    if (isTerminal(run->state) && !p.isSet(QStringLiteral("follow")))
+        return Ok;
+    if (isTerminal(run->state))
+        return exitStatusOf(*run);
+    // Still running: the rest comes from the node's agent.
+    auto engine = makeEngine(ctx);
+    Follower follower(*engine, run->id, true, printed);
+    engine->watch(run->id, printed, p.isSet(QStringLiteral("follow")));
+    std::signal(SIGINT, onSigint);
+    const int loop = QCoreApplication::exec();
+    if (loop == 130)
+        return 130;
+    if (!p.isSet(QStringLiteral("follow")))
+        return Ok;
+    ctx.store->flush();
+    auto finished = ctx.store->run(run->id);
+    return finished ? exitStatusOf(*finished) : Unavailable;
+}
+
+int cmdCancel(Context& ctx, const QStringList& args)
+{
+    QCommandLineParser p;
+    p.addPositionalArgument(QStringLiteral("RUN"), QStringLiteral("run id or name"));
+    p.addOption({QStringLiteral("grace"), QStringLiteral("seconds between SIGTERM and SIGKILL"), QStringLiteral("seconds"), QStringLiteral("10")});
+    if (!p.parse(QStringList{QStringLiteral("cancel")} + args) || p.positionalArguments().size() != 1)
+        return usageError(p.errorText().isEmpty() ? QStringLiteral("cancel needs exactly one RUN") : p.errorText());
+    auto run = findRun(*ctx.store, p.positionalArguments().front());
+    if (!run) {
+        err() << run.error().message << '\n';
+        return NoSuchRun;
+    }
+    if (isTerminal(run->state)) {
+        out() << "run " << run->id << " already " << runStateName(run->state) << '\n';
+        return Ok;
+    }
+    bool ok = false;
+    const double grace = p.value(QStringLiteral("grace")).toDouble(&ok);
+    if (!ok || grace < 0)
+        return usageError(QStringLiteral("--grace needs a number of seconds"));
+    auto engine = makeEngine(ctx);
+    Follower follower(*engine, run->id, false, 0);
+    engine->cancel(run->id, int(grace * 1000));
+    const int loop = QCoreApplication::exec();
+    if (loop == 130)
+        return 130;
+    ctx.store->flush();
+    auto after = ctx.store->run(run->id);
+    out() << "run " << run->id << " " << (after ? runStateName(after->state) : QStringLiteral("?")) << '\n';
+    return Ok;
+}
+
+int cmdMetrics(Context& ctx, const QStringList& args)
+{
+    QCommandLineParser p;
+    p.addPositionalArgument(QStringLiteral("RUN"), QStringLiteral("run id or name"));
+    p.addOption({QStringLiteral("csv"), QStringLiteral("CSV: run,key,step,epoch,wall_time,value (every point)")});
+    p.addOption({QStringLiteral("key"), QStringLiteral("only this metric"), QStringLiteral("key")});
+    if (!p.parse(QStringList{QStringLiteral("metrics")} + args) || p.positionalArguments().size() != 1)
+        return usageError(p.errorText().isEmpty() ? QStringLiteral("metrics needs exactly one RUN") : p.errorText());
+    auto run = findRun(*ctx.store, p.positionalArguments().front());
+    if (!run) {
+        err() << run.error().message << '\n';
+        return NoSuchRun;
+    }
+    const QList<MetricPoint> points = ctx.store->metrics(run->id, p.value(QStringLiteral("key")));
+    if (p.isSet(QStringLiteral("csv"))) {
+        out() << "run,key,step,epoch,wall_time,value\n";
+        for (const MetricPoint& m : points) {
+            QString key = m.key;
+            if (key.contains(u',') || key.contains(u'"'))
+                key = u'"' + key.replace(QStringLiteral("\""), QStringLiteral("\"\"")) + u'"';
+            out() << m.run << ',' << key << ',' << m.step << ',' << (m.epoch ? formatValue(*m.epoch) : QString()) << ','
+                  << QDateTime::fromMSecsSinceEpoch(m.wallTimeMs, Qt::UTC).toString(Qt::ISODateWithMs) << ','
+                  << formatValue(m.value) << '\n';
+        }
+        return Ok;
+    }
+    QString lastKey;
+    for (const MetricPoint& m : points) {
+        if (m.key != lastKey) {
+            out() << m.key << ":\n";
+            lastKey = m.key;
+        }
+        out() << "  step " << m.step;
+        if (m.epoch)
+            out() << " epoch " << formatValue(*m.epoch);
+        out() << "  " << formatValue(m.value) << '\n';
+    }
+    if (points.isEmpty())
+        err() << "run " << run->id << " has no metrics" << (p.isSet(QStringLiteral("key")) ? QStringLiteral(" named ") + p.value(QStringLiteral("key")) : QString()) << '\n';
+    return Ok;
+}
+
+int cmdRm(Context& ctx, const QStringList& args)
+{
+    if (args.size() != 1)
+        return usageError(QStringLiteral("rm needs exactly one RUN"));
+    auto run = findRun(*ctx.store, args.front());
+    if (!run) {
+        err() << run.error().message << '\n';
+        return NoSuchRun;
+    }
+    if (!isTerminal(run->state)) {
+        err() << "run " << run->id << " is " << runStateName(run->state) << ": cancel it first\n";
+        return Usage;
+    }
+    ctx.store->deleteRun(run->id);
+    if (auto f = ctx.store->flush(); !f) {
+        err() << f.error().message << '\n';
+        return Unavailable;
+    }
+    if (!run->consolePath.isEmpty())
+        QFile::remove(run->consolePath);
+    out() << "deleted run " << run->id << '\n';
+    return Ok;
+}
+
+} // namespace
+
+int run(const QStringList& argsIn)
+{
+    QStringList args = argsIn.mid(1);
+    QString dbPath;
+    while (!args.isEmpty() && args.front().startsWith(u'-')) {
+        const QString opt = args.takeFirst();
+        if (opt == u"--help" || opt == u"-h") {
+            out() << kHelp;
+            return Ok;
+        }
+        if (opt == u"--version") {
+            out() << "trainyardctl " << QCoreApplication::applicationVersion() << '\n';
+            return Ok;
+        }
+        if (opt == u"--db" && !args.isEmpty())
+            dbPath = args.takeFirst();
+        else if (opt.startsWith(QStringLiteral("--db=")))
+            dbPath = opt.mid(5);
+        else
+            return usageError(QStringLiteral("unknown option '%1'").arg(opt));
+    }
+    if (args.isEmpty()) {
+        err() << kHelp;
+        return Usage;
+    }
+    const QString command = args.takeFirst();
+    if (command == u"validate")
+        return cmdValidate(args);
+    if (command == u"help") {
+        out() << kHelp;
+        return Ok;
+    }
+    static const QStringList known{QStringLiteral("submit"), QStringLiteral("ls"), QStringLiteral("logs"),
+                                   QStringLiteral("cancel"), QStringLiteral("metrics"), QStringLiteral("rm")};
+    if (!known.contains(command))
+        return usageError(QStringLiteral("unknown command '%1'").arg(command));
+
+    Context ctx;
+    ctx.dbPath = dbPath.isEmpty() ? defaultDatabasePath() : dbPath;
+    auto store = ResultStore::open(ctx.dbPath);
+    if (!store) {
+        err() << "trainyardctl: " << store.error().message << '\n';
+        return Unavailable;
+    }
+    ctx.store = std::move(*store);
+    if (command == u"submit")
+        return cmdSubmit(ctx, args);
+    if (command == u"ls")
+        return cmdLs(ctx, args);
+    if (command == u"logs")
+        return cmdLogs(ctx, args);
+    if (command == u"cancel")
+        return cmdCancel(ctx, args);
+    if (command == u"metrics")
+        return cmdMetrics(ctx, args);
+    return cmdRm(ctx, args);
+}
+
+} // namespace ty::cli

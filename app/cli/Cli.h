@@ -1,0 +1,22 @@
+#pragma once
+
+#include <QStringList>
+
+namespace ty::cli {
+
+// Exit codes of trainyardctl. A followed run's own exit status is passed
+// through (128 + N when signal N ended it), so `submit --follow` composes in
+// shell scripts like the command itself would.
+enum ExitCode {
+    Ok = 0,
+    RunFailed = 1,      // the run failed without an exit status of its own
+    Usage = 2,
+    InvalidSpec = 3,
+    NoSuchRun = 4,
+    Unavailable = 5,    // database or agent error
+};
+
+// Runs one trainyardctl command; `args` includes the program name.
+int run(const QStringList& args);
+
+} // namespace ty::cli

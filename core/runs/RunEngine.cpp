@@ -1,0 +1,487 @@
+#include "RunEngine.h"
+
+#include "RunIngest.h"
+#include "common/Paths.h"
+#include "nodes/AgentClient.h"
+#include "nodes/LocalAgentTransport.h"
+#include "store/ResultStore.h"
+
+#include <QCryptographicHash>
+#include <QDir>
+#include <QFileInfo>
+#include <QLockFile>
+#include <QLoggingCategory>
+#include <QRegularExpression>
+#include <QSysInfo>
+#include <QTimer>
+
+#include <algorithm>
+
+Q_LOGGING_CATEGORY(lcRuns, "trainyard.runs", QtWarningMsg)
+
+namespace ty {
+
+struct RunEngine::Node {
+    QString name;
+    AgentClient* client = nullptr;
+    bool ready = false;
+    QList<int> gpus;      // GPU indices the agent reported
+    QString lastError;
+};
+
+struct RunEngine::Active {
+    std::unique_ptr<RunIngest> ingest; // null for display-only watches
+    RunRecord run;
+    QString node;
+    bool cancelRequested = false;
+};
+
+namespace {
+constexpr int kPollIntervalMs = 500;
+
+QList<MetricRule> rulesFromSpec(const RunRecord& run)
+{
+    QList<MetricRule> rules;
+    if (run.specYaml.isEmpty())
+        return rules;
+    const auto spec = parseJobSpec(run.specYaml, QStringLiteral("run %1 spec").arg(run.id), run.workdir.isEmpty() ? QDir::rootPath() : run.workdir);
+    if (!spec)
+        return rules;
+    for (const MetricRuleSpec& r : spec->metricRules)
+        rules.append(MetricRule{r.key, QRegularExpression(r.regex)});
+    return rules;
+}
+} // namespace
+
+RunEngine::RunEngine(ResultStore* store, QString databasePath, QObject* parent)
+    : QObject(parent)
+    , m_store(store)
+    , m_databasePath(QFileInfo(databasePath).absoluteFilePath())
+{
+    qRegisterMetaType<ty::RunId>("ty::RunId");
+    qRegisterMetaType<ty::RunRecord>();
+    qRegisterMetaType<ty::MetricPoint>();
+    qRegisterMetaType<QList<ty::MetricPoint>>();
+    m_pollTimer = new QTimer(this);
+    m_pollTimer->setInterval(kPollIntervalMs);
+    connect(m_pollTimer, &QTimer::timeout, this, &RunEngine::pollDatabase);
+    m_pollTimer->start();
+}
+
+RunEngine::~RunEngine()
+{
+    // Leave every run going; flush what was ingested so the next session
+    // resumes exactly where this one stopped.
+    m_store->flush();
+    for (const auto& node : std::as_const(m_nodes))
+        if (node->client)
+            node->client->disconnectFromAgent();
+}
+
+void RunEngine::addLocalNode(const QString& agentPath, const QString& stateDir)
+{
+    auto node = std::make_shared<Node>();
+    node->name = QStringLiteral("local");
+    auto transport = std::make_unique<LocalAgentTransport>(agentPath, stateDir);
+    node->client = new AgentClient(std::move(transport), this);
+    node->client->setNodeName(node->name);
+    Node* n = node.get();
+    connect(node->client, &AgentClient::ready, this, [this, n](const AgentHello&) { onNodeReady(*n); });
+    connect(node->client, &AgentClient::disconnected, this, [this, n](const QString& reason) { onNodeLost(*n, reason); });
+    connect(node->client, &AgentClient::output, this,
+            [this, n](const QString& run, qint64 offset, const QByteArray& bytes) { onOutput(*n, run, offset, bytes); });
+    connect(node->client, &AgentClient::tailEnded, this, [this, n](const QString& run, qint64) { onTailEnded(*n, run); });
+    m_nodes.insert(node->name, node);
+    node->client->connectToAgent();
+}
+
+bool RunEngine::acquireIngestion()
+{
+    if (m_ownsIngestion)
+        return true;
+    QDir().mkpath(QFileInfo(m_databasePath).absolutePath());
+    m_ingestLock = std::make_unique<QLockFile>(m_databasePath + QStringLiteral(".ingest.lock"));
+    m_ingestLock->setStaleLockTime(0); // a crashed owner's lock is detected by its pid, not by age
+    m_ownsIngestion = m_ingestLock->tryLock(0);
+    if (!m_ownsIngestion) {
+        qint64 pid = 0;
+        QString host, app;
+        m_ingestLock->getLockInfo(&pid, &host, &app);
+        qCInfo(lcRuns) << "another process" << pid << "ingests runs of" << m_databasePath;
+        m_ingestLock.reset();
+    }
+    // Runs of this database that are still going are picked up once their node is ready.
+    for (const auto& node : std::as_const(m_nodes))
+        if (node->ready && m_ownsIngestion)
+            onNodeReady(*node);
+    return m_ownsIngestion;
+}
+
+bool RunEngine::nodeReady(const QString& node) const
+{
+    const auto it = m_nodes.constFind(node);
+    return it != m_nodes.cend() && (*it)->ready;
+}
+
+Result<RunId> RunEngine::submit(const JobSpec& spec)
+{
+    RunRecord r;
+    r.name = spec.name;
+    r.state = RunState::Queued;
+    r.specYaml = spec.yaml.isEmpty() ? toYaml(spec) : spec.yaml;
+    r.specPath = spec.sourcePath;
+    r.argv = spec.argv;
+    r.workdir = spec.workdir;
+    r.env = spec.env;
+    r.tags = spec.tags;
+    r.priority = spec.priority;
+    r.createdAt = QDateTime::currentDateTimeUtc();
+    auto id = m_store->createRun(r, spec.params);
+    if (!id)
+        return id;
+    QMetaObject::invokeMethod(this, [this] { scheduleSoon(); }, Qt::QueuedConnection);
+    return id;
+}
+
+void RunEngine::cancel(RunId id, int graceMs)
+{
+    QMetaObject::invokeMethod(this, [this, id, graceMs] {
+        auto run = m_store->run(id);
+        if (!run || isTerminal(run->state))
+            return;
+        if (run->state == RunState::Queued) {
+            run->state = RunState::Cancelled;
+            run->finishedAt = QDateTime::currentDateTimeUtc();
+            run->failureReason = QStringLiteral("cancelled before it started");
+            commit(*run);
+            return;
+        }
+        const auto node = m_nodes.value(run->node);
+        // A client still connecting queues the request until the agent's hello.
+        if (!node || node->client->state() == AgentClient::State::Disconnected) {
+            qCWarning(lcRuns) << "cannot cancel run" << id << ": node" << run->node << "is not connected";
+            return;
+        }
+        if (auto active = m_active.value(id))
+            active->cancelRequested = true;
+        node->client->cancel(run->agentRunId, graceMs, [id, nodeName = node->name](const Result<void>& r) {
+            if (!r)
+                qCWarning(lcRuns) << "cancel of run" << id << "on" << nodeName << "failed:" << r.error().message;
+        });
+        if (!m_ownsIngestion)
+            m_watched.insert(id, run->state);
+    }, Qt::QueuedConnection);
+}
+
+void RunEngine::watch(RunId id, qint64 fromOffset, bool follow)
+{
+    auto run = m_store->run(id);
+    if (!run)
+        return;
+    if (m_ownsIngestion && m_active.contains(id))
+        return; // already streaming, and the ingest resumes at the local copy's end
+    m_watched.insert(id, run->state);
+    const auto node = m_nodes.value(run->node);
+    if (!node || run->agentRunId.isEmpty())
+        return;
+    auto active = std::make_shared<Active>();
+    active->run = *run;
+    active->node = node->name;
+    m_active.insert(id, active);
+    const QString agentRun = run->agentRunId;
+    auto doTail = [node, agentRun, fromOffset, follow] {
+        node->client->tail(agentRun, fromOffset, follow, [agentRun](const Result<qint64>& r) {
+            if (!r)
+                qCWarning(lcRuns) << "tail of" << agentRun << "failed:" << r.error().message;
+        });
+    };
+    doTail(); // queued by the client until the agent's hello if not ready yet
+}
+
+void RunEngine::scheduleSoon()
+{
+    if (m_schedulePending)
+        return;
+    m_schedulePending = true;
+    QTimer::singleShot(0, this, [this] {
+        m_schedulePending = false;
+        schedulePass();
+    });
+}
+
+// Placement for the local node: first come, first served among queued runs;
+// a run that needs more GPUs than are free waits (the head blocks those behind
+// it, so a large run is never overtaken for ever). The full policy scheduler
+// (core/sched) takes over here once several nodes exist.
+void RunEngine::schedulePass()
+{
+    if (!m_ownsIngestion)
+        return; // only one process starts queued runs
+    QList<RunRecord> queued;
+    QSet<int> busyGpus;
+    const QList<RunRecord> all = m_store->runs();
+    for (const RunRecord& r : all) {
+        if (r.state == RunState::Queued)
+            queued.append(r);
+        else if (!isTerminal(r.state))
+            for (int g : r.gpus)
+                busyGpus.insert(g);
+    }
+    std::sort(queued.begin(), queued.end(), [](const RunRecord& a, const RunRecord& b) {
+        if (a.priority != b.priority)
+            return a.priority > b.priority;
+        return a.id < b.id;
+    });
+    const auto node = m_nodes.value(QStringLiteral("local"));
+    if (!node || !node->ready)
+        return;
+    for (RunRecord& r : queued) {
+        int gpusWanted = 0;
+        if (const auto spec = parseJobSpec(r.specYaml, QStringLiteral("run %1").arg(r.id), r.workdir))
+            gpusWanted = spec->resources.gpus * std::max(1, spec->resources.nodes);
+        if (gpusWanted > node->gpus.size()) {
+            failRun(r, QStringLiteral("needs %1 GPU(s); node %2 has %3").arg(gpusWanted).arg(node->name).arg(node->gpus.size()));
+            continue;
+        }
+        QList<int> chosen;
+        for (int g : std::as_const(node->gpus)) {
+            if (chosen.size() == gpusWanted)
+                break;
+            if (!busyGpus.contains(g))
+                chosen.append(g);
+        }
+        if (chosen.size() < gpusWanted)
+            break; // the head waits for GPUs; nothing overtakes it
+        for (int g : chosen)
+            busyGpus.insert(g);
+        r.gpus = chosen;
+        startRun(r, *node);
+    }
+}
+
+QString RunEngine::agentRunIdFor(RunId id) const
+{
+    // Unique per database and run, so several Trainyard databases can share
+    // one node's agent without clashing.
+    const QByteArray hash = QCryptographicHash::hash((QSysInfo::machineHostName() + m_databasePath).toUtf8(),
+                                                     QCryptographicHash::Sha1).toHex().left(8);
+    return QStringLiteral("ty-%1-%2").arg(QString::fromLatin1(hash)).arg(id);
+}
+
+void RunEngine::startRun(RunRecord run, Node& node)
+{
+    run.state = RunState::Starting;
+    run.node = node.name;
+    run.agentRunId = agentRunIdFor(run.id);
+    commit(run);
+
+    AgentStartRequest req;
+    req.run = run.agentRunId;
+    req.argv = run.argv;
+    req.workdir = run.workdir;
+    req.env = run.env;
+    req.gpus = run.gpus;
+    const QString nodeName = node.name;
+    node.client->start(req, [this, run, nodeName](const Result<AgentStartReply>& reply) mutable {
+        if (!reply) {
+            failRun(run, QStringLiteral("could not start on node %1: %2").arg(nodeName, reply.error().message));
+            return;
+        }
+        run.state = RunState::Running;
+        run.startedAt = QDateTime::fromMSecsSinceEpoch(reply->startedMs, Qt::UTC);
+        commit(run);
+        const auto node = m_nodes.value(nodeName);
+        if (node)
+            attach(run, *node);
+    });
+}
+
+void RunEngine::attach(RunRecord run, Node& node)
+{
+    if (m_active.contains(run.id))
+        return;
+    auto active = std::make_shared<Active>();
+    active->run = run;
+    active->node = node.name;
+    active->ingest = std::make_unique<RunIngest>(run, m_store);
+    active->ingest->setRules(rulesFromSpec(run));
+    const auto resumeAt = active->ingest->open(runDataDir(m_databasePath, run.id));
+    if (!resumeAt) {
+        qCWarning(lcRuns) << resumeAt.error().message;
+        return;
+    }
+    if (active->ingest->run().consolePath != run.consolePath) {
+        active->run.consolePath = active->ingest->run().consolePath;
+        commit(active->run);
+    }
+    m_active.insert(run.id, active);
+    const RunId id = run.id;
+    node.client->tail(run.agentRunId, *resumeAt, true, [this, id](const Result<qint64>& r) {
+        if (!r) {
+            qCWarning(lcRuns) << "tail of run" << id << "failed:" << r.error().message;
+            m_active.remove(id);
+        }
+    });
+}
+
+std::shared_ptr<RunEngine::Active> RunEngine::findActive(const Node& node, const QString& agentRun) const
+{
+    for (const auto& a : m_active)
+        if (a->node == node.name && a->run.agentRunId == agentRun)
+            return a;
+    return nullptr;
+}
+
+void RunEngine::onOutput(Node& node, const QString& agentRun, qint64 offset, const QByteArray& bytes)
+{
+    const auto active = findActive(node, agentRun);
+    if (!active)
+        return;
+    if (active->ingest) {
+        const auto points = active->ingest->ingest(offset, bytes);
+        if (!points) {
+            qCWarning(lcRuns) << points.error().message;
+            return;
+        }
+        if (!points->isEmpty())
+            Q_EMIT metricsReceived(active->run.id, *points);
+    }
+    Q_EMIT consoleReceived(active->run.id, offset, bytes);
+}
+
+void RunEngine::onTailEnded(Node& node, const QString& agentRun)
+{
+    const auto active = findActive(node, agentRun);
+    if (!active)
+        return;
+    if (!active->ingest) {
+        // Display-only: the owner records the end; we learn it from the database.
+        m_active.remove(active->run.id);
+        pollDatabase();
+        return;
+    }
+    node.client->status(agentRun, [this, active](const Result<AgentRunStatus>& status) {
+        if (!status) {
+            qCWarning(lcRuns) << "status of run" << active->run.id << "failed:" << status.error().message;
+            return;
+        }
+        finishRun(active, *status);
+    });
+}
+
+void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunStatus& status)
+{
+    RunIngest& ingest = *active->ingest;
+    const QList<MetricPoint> last = ingest.finish();
+    if (!last.isEmpty())
+        Q_EMIT metricsReceived(active->run.id, last);
+    RunRecord run = ingest.run();
+    run.finishedAt = QDateTime::fromMSecsSinceEpoch(status.finishedMs ? status.finishedMs : QDateTime::currentMSecsSinceEpoch(), Qt::UTC);
+    run.exitCode = status.exitCode;
+    run.exitSignal = status.signal;
+    if (status.cancelled || active->cancelRequested) {
+        run.state = RunState::Cancelled;
+        run.failureReason = QStringLiteral("cancelled");
+    } else if (status.exitCode && *status.exitCode == 0) {
+        run.state = RunState::Succeeded;
+    } else {
+        run.state = RunState::Failed;
+        QString reason = ingest.failureReason();
+        if (reason.isEmpty() && status.lost)
+            reason = QStringLiteral("lost: %1").arg(status.error);
+        if (reason.isEmpty() && status.signal)
+            reason = QStringLiteral("killed by signal %1").arg(*status.signal);
+        if (reason.isEmpty() && status.exitCode)
+            reason = QStringLiteral("exit code %1").arg(*status.exitCode);
+        run.failureReason = reason;
+    }
+    m_active.remove(run.id);
+    commit(run);
+    m_store->flush();
+    scheduleSoon();
+}
+
+void RunEngine::failRun(RunRecord run, const QString& reason)
+{
+    run.state = RunState::Failed;
+    run.failureReason = reason;
+    run.finishedAt = QDateTime::currentDateTimeUtc();
+    commit(run);
+}
+
+void RunEngine::commit(const RunRecord& run)
+{
+    m_store->updateRun(run);
+    Q_EMIT runStateChanged(run);
+}
+
+void RunEngine::onNodeReady(Node& node)
+{
+    node.ready = true;
+    node.lastError.clear();
+    Q_EMIT nodeStatusChanged(node.name, true, QString());
+    Node* n = &node;
+    node.client->gpus([this, n](const Result<QList<AgentGpu>>& gpus) {
+        n->gpus.clear();
+        if (gpus)
+            for (const AgentGpu& g : *gpus)
+                n->gpus.append(g.index);
+        if (!m_ownsIngestion)
+            return;
+        // Re-attach every run of this node that was going when we last looked.
+        n->client->list([this, n](const Result<QList<AgentRunStatus>>& list) {
+            if (!list) {
+                qCWarning(lcRuns) << "list on" << n->name << "failed:" << list.error().message;
+                return;
+            }
+            QHash<QString, AgentRunStatus> byId;
+            for (const AgentRunStatus& s : *list)
+                byId.insert(s.run, s);
+            const QList<RunRecord> all = m_store->runs();
+            for (const RunRecord& r : all) {
+                if (r.node != n->name || isTerminal(r.state) || r.state == RunState::Queued || m_active.contains(r.id))
+                    continue;
+                if (byId.contains(r.agentRunId))
+                    attach(r, *n);
+                else if (r.state == RunState::Starting)
+                    failRun(r, QStringLiteral("the start on node %1 was interrupted").arg(n->name));
+                else
+                    failRun(r, QStringLiteral("node %1's agent has no record of run %2 (%3)").arg(n->name).arg(r.id).arg(r.agentRunId));
+            }
+            scheduleSoon();
+        });
+    });
+}
+
+void RunEngine::onNodeLost(Node& node, const QString& reason)
+{
+    node.ready = false;
+    node.lastError = reason;
+    Q_EMIT nodeStatusChanged(node.name, false, reason);
+    // Runs on it may well be going: they are not failed, just not watched.
+    for (auto it = m_active.begin(); it != m_active.end();) {
+        if ((*it)->node == node.name)
+            it = m_active.erase(it);
+        else
+            ++it;
+    }
+}
+
+void RunEngine::pollDatabase()
+{
+    const qint64 version = m_store->dataVersion();
+    if (version == m_lastDataVersion)
+        return;
+    m_lastDataVersion = version;
+    if (m_ownsIngestion)
+        scheduleSoon(); // another process may have queued runs
+    for (auto it = m_watched.begin(); it != m_watched.end(); ++it) {
+        const auto run = m_store->run(it.key());
+        if (!run || run->state == it.value())
+            continue;
+        it.value() = run->state;
+        Q_EMIT runStateChanged(*run);
+    }
+}
+
+} // namespace ty

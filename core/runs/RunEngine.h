@@ -1,0 +1,112 @@
+#pragma once
+
+#include "common/Result.h"
+#include "common/Run.h"
+#include "spec/JobSpec.h"
+
+#include <QHash>
+#include <QObject>
+#include <QPointer>
+
+#include <memory>
+
+class QLockFile;
+class QTimer;
+
+namespace ty {
+
+class AgentClient;
+struct AgentRunStatus;
+class ResultStore;
+class RunIngest;
+
+// The engine that turns submitted job specs into runs on nodes and keeps the
+// result database in step with them:
+//   submit -> store (queued) -> placement -> agent `start` -> agent `tail`
+//   -> local console copy + terminal rendering + metric extraction -> store.
+//
+// Thread affinity: a RunEngine lives on one thread (the GUI moves it to a
+// worker thread; the CLI keeps it on its main thread). submit() and cancel()
+// may be called from any thread; everything else runs on the engine's thread.
+//
+// Ingestion ownership: several processes (the GUI, trainyardctl) may share one
+// database. Only the process holding `<db>.ingest.lock` copies consoles and
+// extracts metrics, so nothing is stored twice; the others still start and
+// cancel runs and read the database. The owner picks up runs that others
+// started (it polls the database) and, on start, re-attaches every run that
+// was running, resuming each console at the byte offset stored for it.
+class RunEngine final : public QObject {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(RunEngine)
+
+public:
+    // `store` must outlive the engine. `databasePath` locates the local console
+    // copies (<db dir>/runs/<id>/console.log) and the ingestion lock.
+    RunEngine(ResultStore* store, QString databasePath, QObject* parent = nullptr);
+    ~RunEngine() override;
+
+    // Adds the local node, served by `agentPath` (a trainyard-agent) started as
+    // a child process with `stateDir` (empty: the agent's default).
+    void addLocalNode(const QString& agentPath, const QString& stateDir = {});
+
+    // Try to become the ingestion owner (see above). Returns whether it is.
+    bool acquireIngestion();
+    bool ownsIngestion() const { return m_ownsIngestion; }
+
+    // Records the run as queued and asks for it to be placed and started.
+    // Thread-safe. Errors: the database write failed.
+    Result<RunId> submit(const JobSpec& spec);
+    // Cancel: SIGTERM to the run's process group, SIGKILL after `graceMs`.
+    // A queued run is cancelled at once. Thread-safe.
+    void cancel(RunId id, int graceMs = 10000);
+
+    // Console of a run for display only (trainyardctl logs): emits
+    // consoleReceived from `fromOffset` and runStateChanged when it ends. The
+    // ingestion owner already streams every active run; others tail the node
+    // directly and learn the end from the database. Engine thread.
+    void watch(RunId id, qint64 fromOffset, bool follow);
+
+    // Whether the node's agent answered its handshake.
+    bool nodeReady(const QString& node) const;
+
+Q_SIGNALS:
+    // Raw console bytes [offset, offset + bytes.size()) of a run, as received.
+    void consoleReceived(ty::RunId run, qint64 offset, const QByteArray& bytes);
+    // Metric points just extracted (already queued for the database).
+    void metricsReceived(ty::RunId run, const QList<ty::MetricPoint>& points);
+    // A run changed state (queued -> running -> succeeded ...).
+    void runStateChanged(const ty::RunRecord& run);
+    // A node connected, or was lost (reason non-empty).
+    void nodeStatusChanged(const QString& node, bool ready, const QString& reason);
+
+private:
+    struct Node;
+    struct Active;
+    void scheduleSoon();
+    void schedulePass();
+    void startRun(RunRecord run, Node& node);
+    void attach(RunRecord run, Node& node);
+    void onOutput(Node& node, const QString& agentRun, qint64 offset, const QByteArray& bytes);
+    void onTailEnded(Node& node, const QString& agentRun);
+    void onNodeReady(Node& node);
+    void onNodeLost(Node& node, const QString& reason);
+    void finishRun(const std::shared_ptr<Active>& active, const AgentRunStatus& status);
+    void failRun(RunRecord run, const QString& reason);
+    void pollDatabase();
+    void commit(const RunRecord& run);
+    std::shared_ptr<Active> findActive(const Node& node, const QString& agentRun) const;
+    QString agentRunIdFor(RunId id) const;
+
+    ResultStore* m_store;
+    QString m_databasePath;
+    std::unique_ptr<QLockFile> m_ingestLock;
+    bool m_ownsIngestion = false;
+    QHash<QString, std::shared_ptr<Node>> m_nodes;
+    QHash<RunId, std::shared_ptr<Active>> m_active; // runs being tailed, by run id
+    QHash<RunId, RunState> m_watched;                // display-only watches (non-owner): last state seen
+    QTimer* m_pollTimer = nullptr;
+    bool m_schedulePending = false;
+    qint64 m_lastDataVersion = -1;
+};
+
+} // namespace ty

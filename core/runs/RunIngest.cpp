@@ -1,0 +1,153 @@
+#include "RunIngest.h"
+
+#include "logs/FailureDetector.h"
+#include "logs/MetricExtractor.h"
+#include "logs/TerminalRenderer.h"
+#include "store/ResultStore.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QRegularExpression>
+
+namespace ty {
+namespace {
+constexpr qint64 kReplayChunk = 1 << 20;
+}
+
+RunIngest::RunIngest(RunRecord run, ResultStore* store)
+    : m_run(std::move(run))
+    , m_store(store)
+{
+}
+
+RunIngest::~RunIngest() = default;
+
+Result<qint64> RunIngest::open(const QString& dir)
+{
+    if (!QDir().mkpath(dir))
+        return fail(QStringLiteral("run %1: cannot create %2").arg(m_run.id).arg(dir));
+    if (m_run.consolePath.isEmpty())
+        m_run.consolePath = dir + QStringLiteral("/console.log");
+    m_copy.setFileName(m_run.consolePath);
+    if (!m_copy.open(QIODevice::ReadWrite))
+        return fail(QStringLiteral("run %1: cannot open the console copy %2: %3").arg(m_run.id).arg(m_run.consolePath, m_copy.errorString()));
+
+    // The spec's own metric rules, already validated when it was submitted.
+    m_extractor = std::make_unique<MetricExtractor>(m_rules);
+    // Keys counted without a step on their line continue where they stopped.
+    const QMap<QString, MetricPoint> latest = m_store->latestMetrics(m_run.id);
+    for (auto it = latest.cbegin(); it != latest.cend(); ++it)
+        m_extractor->setLastStep(it.key(), it.value().step);
+    m_failures = std::make_unique<FailureDetector>();
+    m_renderer = std::make_unique<TerminalRenderer>(0);
+
+    m_fetched = m_copy.size();
+    const qint64 stored = m_run.consoleOffset;
+    if (stored > m_fetched) {
+        // The local copy lost bytes (deleted by hand?): fetch again from its
+        // end, but lines before the stored offset were ingested already.
+        m_suppressBefore = stored;
+        m_rendererBase = m_fetched;
+        m_ingested = stored;
+    } else {
+        m_rendererBase = stored;
+        m_ingested = stored;
+    }
+    // Replay what was fetched but not ingested: rebuilds the renderer's live
+    // rows exactly as they were, and ingests lines that were complete.
+    if (m_fetched > m_rendererBase) {
+        if (!m_copy.seek(m_rendererBase))
+            return fail(QStringLiteral("run %1: cannot read %2").arg(m_run.id).arg(m_run.consolePath));
+        qint64 left = m_fetched - m_rendererBase;
+        while (left > 0) {
+            const QByteArray chunk = m_copy.read(std::min(left, kReplayChunk));
+            if (chunk.isEmpty())
+                return fail(QStringLiteral("run %1: %2 is shorter than expected").arg(m_run.id).arg(m_run.consolePath));
+            m_renderer->feed(chunk);
+            left -= chunk.size();
+        }
+        processCommitted(false);
+    }
+    m_copy.seek(m_fetched);
+    return m_fetched;
+}
+
+void RunIngest::setRules(QList<MetricRule> rules)
+{
+    m_rules = std::move(rules);
+}
+
+Result<QList<MetricPoint>> RunIngest::ingest(qint64 offset, QByteArrayView bytes)
+{
+    if (offset > m_fetched)
+        return fail(QStringLiteral("run %1: console bytes from offset %2 arrived, but only %3 bytes are held: a gap")
+                        .arg(m_run.id).arg(offset).arg(m_fetched));
+    const qint64 skip = m_fetched - offset;
+    if (skip >= bytes.size())
+        return QList<MetricPoint>{};
+    const QByteArrayView fresh = bytes.sliced(skip);
+    if (m_copy.write(fresh.data(), fresh.size()) != fresh.size())
+        return fail(QStringLiteral("run %1: cannot append to %2: %3").arg(m_run.id).arg(m_run.consolePath, m_copy.errorString()));
+    m_copy.flush();
+    m_fetched += fresh.size();
+    m_renderer->feed(fresh);
+    return processCommitted(false);
+}
+
+QList<MetricPoint> RunIngest::finish()
+{
+    m_renderer->finish();
+    return processCommitted(true);
+}
+
+QString RunIngest::failureReason() const
+{
+    return m_failures ? m_failures->reason() : QString();
+}
+
+QList<MetricPoint> RunIngest::processCommitted(bool final)
+{
+    // Rows further above the cursor than the program has ever moved it up are
+    // final in practice; committing them now keeps curves live while a
+    // progress bar below keeps redrawing.
+    if (!final)
+        m_renderer->commitSettledRows();
+    const QList<ConsoleLine> lines = m_renderer->takeCommitted();
+    QList<MetricPoint> points;
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    for (const ConsoleLine& line : lines) {
+        const qint64 lineOffset = m_rendererBase + line.byteOffset;
+        if (lineOffset < m_suppressBefore)
+            continue;
+        m_failures->feed(line.text);
+        const QList<ExtractedMetric> found = m_extractor->extract(line.text);
+        for (const ExtractedMetric& m : found) {
+            MetricPoint p;
+            p.run = m_run.id;
+            p.key = m.key;
+            p.step = m.step;
+            p.epoch = m.epoch;
+            p.wallTimeMs = now;
+            p.value = m.value;
+            points.append(p);
+        }
+    }
+    qint64 newIngested;
+    if (final) {
+        newIngested = m_fetched;
+    } else {
+        const QList<ConsoleLine> pending = m_renderer->pendingLines();
+        newIngested = pending.isEmpty() ? m_rendererBase + m_renderer->bytesFed() : m_rendererBase + pending.front().byteOffset;
+    }
+    newIngested = std::max(newIngested, m_ingested);
+    if (!points.isEmpty())
+        m_store->appendMetrics(points);
+    if (newIngested != m_ingested) {
+        m_ingested = newIngested;
+        m_run.consoleOffset = newIngested;
+        m_store->setConsoleOffset(m_run.id, newIngested);
+    }
+    return points;
+}
+
+} // namespace ty

@@ -1,0 +1,192 @@
+#include "TestSupport.h"
+#include "store/ResultStore.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+
+using namespace ty;
+
+namespace {
+struct Outcome {
+    int exitCode = -1;
+    QByteArray out;
+    QByteArray err;
+};
+} // namespace
+
+// Drives the built trainyardctl exactly as a user would, with a private
+// database and a private agent state directory.
+class TestCliEndToEnd final : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+
+    QString dbPath() const { return m_dir.filePath(QStringLiteral("results/trainyard.db")); }
+    QString stateDir() const { return m_dir.filePath(QStringLiteral("agent-state")); }
+
+    Outcome ctl(const QStringList& args, int timeoutMs = 240000)
+    {
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
+        env.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), stateDir());
+        env.remove(QStringLiteral("TRAINYARD_DB"));
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(TRAINYARD_CTL_PATH), QStringList{QStringLiteral("--db"), dbPath()} + args);
+        if (!p.waitForFinished(timeoutMs)) {
+            p.kill();
+            p.waitForFinished();
+        }
+        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+    }
+
+    QString writeFile(const QString& name, const QByteArray& content)
+    {
+        QFile f(m_dir.filePath(name));
+        if (!f.open(QIODevice::WriteOnly))
+            return {};
+        f.write(content);
+        return f.fileName();
+    }
+
+private Q_SLOTS:
+    void initTestCase() { QVERIFY(m_dir.isValid()); }
+
+    void digitsExampleFollow()
+    {
+        if (!QFile::exists(QStringLiteral("/usr/bin/python3")))
+            QSKIP("Debian's python3 is not installed");
+        const Outcome o = ctl({QStringLiteral("submit"), test::sourcePath(QStringLiteral("resources/examples/digits/job.yaml")),
+                               QStringLiteral("--follow")});
+        QVERIFY2(o.exitCode == 0, o.err.constData());
+        // The console is printed as the run wrote it, progress bars included.
+        QVERIFY(o.out.contains("epoch=15 step=675"));
+        QVERIFY(o.out.contains("\r"));
+        QVERIFY(o.err.contains("succeeded"));
+
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        const QList<RunRecord> runs = (*store)->runs();
+        QCOMPARE(runs.size(), 1);
+        const RunRecord& run = runs.front();
+        QCOMPARE(run.state, RunState::Succeeded);
+        QCOMPARE(run.exitCode, std::optional<int>(0));
+        QCOMPARE(run.node, QStringLiteral("local"));
+        QVERIFY(run.startedAt.isValid() && run.finishedAt.isValid() && run.startedAt <= run.finishedAt);
+        QCOMPARE((*store)->params(run.id).value(QStringLiteral("lr")), QStringLiteral("0.001"));
+
+        const QList<MetricPoint> acc = (*store)->metrics(run.id, QStringLiteral("val_accuracy"));
+        QCOMPARE(acc.size(), 15);
+        QCOMPARE(acc.front().step, 45);   // the step key on the line, not a counter
+        QCOMPARE(acc.back().step, 675);
+        QCOMPARE(acc.back().epoch, std::optional<double>(15));
+        QVERIFY2(acc.back().value >= 0.9, qPrintable(QString::number(acc.back().value)));
+        QCOMPARE((*store)->metrics(run.id, QStringLiteral("train_loss")).size(), 15);
+        QCOMPARE((*store)->metrics(run.id, QStringLiteral("val_loss")).size(), 15);
+        // Nothing from the bars' timing.
+        for (const QString& key : (*store)->metricKeys(run.id))
+            QVERIFY2(!key.contains(QStringLiteral("it/s")) && !key.contains(QStringLiteral("s/it")), qPrintable(key));
+
+        // The local console copy is byte-identical to the node's file, and fully ingested.
+        QFile copy(run.consolePath);
+        QVERIFY(copy.open(QIODevice::ReadOnly));
+        QFile node(stateDir() + QStringLiteral("/runs/") + run.agentRunId + QStringLiteral("/console.log"));
+        QVERIFY2(node.open(QIODevice::ReadOnly), qPrintable(node.fileName()));
+        const QByteArray nodeBytes = node.readAll();
+        QCOMPARE(copy.readAll(), nodeBytes);
+        QCOMPARE(run.consoleOffset, qint64(nodeBytes.size()));
+
+        // metrics --csv gives every stored point.
+        const Outcome csv = ctl({QStringLiteral("metrics"), QString::number(run.id), QStringLiteral("--csv"),
+                                 QStringLiteral("--key"), QStringLiteral("val_accuracy")});
+        QCOMPARE(csv.exitCode, 0);
+        const QList<QByteArray> lines = csv.out.trimmed().split('\n');
+        QCOMPARE(lines.size(), 16);
+        QCOMPARE(lines.front(), QByteArray("run,key,step,epoch,wall_time,value"));
+        QVERIFY(lines.back().startsWith(QByteArray(QByteArray::number(run.id) + ",val_accuracy,675,15,")));
+        QCOMPARE(lines.back().split(',').last().toDouble(), acc.back().value);
+
+        // ls --json shows it, with its latest metrics.
+        const Outcome ls = ctl({QStringLiteral("ls"), QStringLiteral("--json")});
+        QCOMPARE(ls.exitCode, 0);
+        const QJsonArray arr = QJsonDocument::fromJson(ls.out).array();
+        QCOMPARE(arr.size(), 1);
+        QCOMPARE(arr[0][QStringLiteral("state")].toString(), QStringLiteral("succeeded"));
+        QCOMPARE(arr[0][QStringLiteral("latest_metrics")][QStringLiteral("val_accuracy")].toDouble(), acc.back().value);
+
+        // logs prints the stored console.
+        const Outcome logs = ctl({QStringLiteral("logs"), QStringLiteral("digits-mlp")});
+        QCOMPARE(logs.exitCode, 0);
+        QCOMPARE(logs.out, nodeBytes);
+    }
+
+    void failingRunPassesExitCode()
+    {
+        const QString spec = writeFile(QStringLiteral("fail.yaml"),
+                                       "name: failing\ncommand: \"echo 'loss: 0.5'; echo boom >&2; exit 7\"\n");
+        const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
+        QCOMPARE(o.exitCode, 7);
+        QVERIFY(o.out.contains("boom"));
+        QVERIFY(o.err.contains("failed, exit code 7"));
+    }
+
+    void signalledRun()
+    {
+        const QString spec = writeFile(QStringLiteral("sig.yaml"), "name: killed\ncommand: 'kill -9 $$'\n");
+        const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
+        QCOMPARE(o.exitCode, 128 + 9);
+        QVERIFY(o.err.contains("signal 9"));
+    }
+
+    void invalidSpec()
+    {
+        const QString spec = writeFile(QStringLiteral("bad.yaml"), "name: x\ncomand: [ls]\n");
+        const Outcome v = ctl({QStringLiteral("validate"), spec});
+        QCOMPARE(v.exitCode, 3);
+        QCOMPARE(QString::fromUtf8(v.err.trimmed()), spec + QStringLiteral(":2:1: unknown key 'comand' (did you mean 'command'?)"));
+        const Outcome s = ctl({QStringLiteral("submit"), spec});
+        QCOMPARE(s.exitCode, 3);
+        const Outcome ok = ctl({QStringLiteral("validate"), test::sourcePath(QStringLiteral("resources/examples/digits/job.yaml"))});
+        QCOMPARE(ok.exitCode, 0);
+        QVERIFY(ok.out.contains(": ok: run 'digits-mlp'"));
+    }
+
+    void noSuchRunAndUsage()
+    {
+        QCOMPARE(ctl({QStringLiteral("logs"), QStringLiteral("999999")}).exitCode, 4);
+        QCOMPARE(ctl({QStringLiteral("metrics"), QStringLiteral("no-such-name")}).exitCode, 4);
+        QCOMPARE(ctl({QStringLiteral("frobnicate")}).exitCode, 2);
+        QCOMPARE(ctl({}).exitCode, 2);
+    }
+
+    void cancelLeavesNothingBehind()
+    {
+        // A script whose grandchild ignores SIGTERM: cancel must still leave no process.
+        const QString marker = m_dir.filePath(QStringLiteral("grandchild.pid"));
+        const QString spec = writeFile(QStringLiteral("stubborn.yaml"),
+            QStringLiteral("name: stubborn\ncommand: \"sh -c 'trap \\\"\\\" TERM; echo $$ > %1; exec sleep 300' & wait\"\n").arg(marker).toUtf8());
+        const Outcome submitted = ctl({QStringLiteral("submit"), spec});
+        QCOMPARE(submitted.exitCode, 0);
+        QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(marker) && QFileInfo(marker).size() > 0, 10000);
+        QFile f(marker);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const qint64 pid = f.readAll().trimmed().toLongLong();
+        QVERIFY(pid > 0);
+        QVERIFY(QFile::exists(QStringLiteral("/proc/%1").arg(pid)));
+        const Outcome c = ctl({QStringLiteral("cancel"), QStringLiteral("stubborn"), QStringLiteral("--grace"), QStringLiteral("0.5")});
+        QCOMPARE(c.exitCode, 0);
+        QVERIFY2(c.out.contains("cancelled"), c.out.constData());
+        QTRY_VERIFY_WITH_TIMEOUT(!QFile::exists(QStringLiteral("/proc/%1").arg(pid)), 5000);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliEndToEnd)
+#include "TestCliEndToEnd.moc"

@@ -1,0 +1,164 @@
+#include "TestSupport.h"
+#include "common/Paths.h"
+#include "runs/RunEngine.h"
+#include "spec/JobSpec.h"
+#include "store/ResultStore.h"
+
+#include <QFile>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace ty;
+
+// The run engine against the real agent: a run outlives the engine that
+// started it, and the next engine resumes its console at the stored offset,
+// so the local copy is byte-identical and every metric is stored once.
+class TestRunEngine final : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    QString dbPath() const { return m_dir.filePath(QStringLiteral("db/trainyard.db")); }
+    QString stateDir() const { return m_dir.filePath(QStringLiteral("state")); }
+
+    std::unique_ptr<RunEngine> makeEngine(ResultStore* store)
+    {
+        auto engine = std::make_unique<RunEngine>(store, dbPath());
+        engine->addLocalNode(test::agentPath(), stateDir());
+        return engine;
+    }
+
+    static JobSpec spec(const QString& yaml)
+    {
+        auto s = parseJobSpec(yaml, QStringLiteral("test.yaml"), QDir::tempPath());
+        if (!s)
+            qFatal("%s", qPrintable(s.error().message));
+        return *s;
+    }
+
+private Q_SLOTS:
+    void runSurvivesEngineAndResumes()
+    {
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        // 60 metric lines over ~3 s, with a \r progress bar between them.
+        const JobSpec s = spec(QStringLiteral(
+            "name: slow\n"
+            "command: \"for i in $(seq 1 60); do printf 'bar %d%%\\r' $i; sleep 0.05; printf 'step=%d loss=%d.5\\n' $i $i; printf 'acc: %d\\n' $i; done\"\n"));
+        RunId id = 0;
+        {
+            auto engine = makeEngine(store->get());
+            QVERIFY(engine->acquireIngestion());
+            QSignalSpy metrics(engine.get(), &RunEngine::metricsReceived);
+            const auto submitted = engine->submit(s);
+            QVERIFY(submitted);
+            id = *submitted;
+            // Live: metrics arrive while the run is going, not only at its end.
+            QTRY_VERIFY_WITH_TIMEOUT(metrics.size() >= 5, 10000);
+            auto run = (*store)->run(id);
+            QVERIFY(run);
+            QCOMPARE(run->state, RunState::Running);
+        } // engine gone, agent stdin closed: the run goes on
+        (*store)->flush();
+        const qint64 offsetAtClose = (*store)->run(id)->consoleOffset;
+        QVERIFY(offsetAtClose > 0);
+        QTest::qWait(700); // output the next engine must catch up on
+
+        auto engine = makeEngine(store->get());
+        QSignalSpy states(engine.get(), &RunEngine::runStateChanged);
+        QVERIFY(engine->acquireIngestion());
+        QTRY_VERIFY_WITH_TIMEOUT((*store)->run(id)->state == RunState::Succeeded, 20000);
+        (*store)->flush();
+
+        const RunRecord run = *(*store)->run(id);
+        const QList<MetricPoint> loss = (*store)->metrics(id, QStringLiteral("loss"));
+        QCOMPARE(loss.size(), 60);
+        for (int i = 0; i < 60; ++i) {
+            QCOMPARE(loss[i].step, qint64(i + 1));
+            QCOMPARE(loss[i].value, i + 1.5);
+        }
+        // A key without a step on its line is counted; the count goes on
+        // across the two sessions instead of restarting at 0.
+        const QList<MetricPoint> acc = (*store)->metrics(id, QStringLiteral("acc"));
+        QCOMPARE(acc.size(), 60);
+        for (int i = 0; i < 60; ++i) {
+            QCOMPARE(acc[i].step, qint64(i));
+            QCOMPARE(acc[i].value, double(i + 1));
+        }
+        QFile copy(run.consolePath);
+        QVERIFY(copy.open(QIODevice::ReadOnly));
+        QFile node(stateDir() + QStringLiteral("/runs/") + run.agentRunId + QStringLiteral("/console.log"));
+        QVERIFY(node.open(QIODevice::ReadOnly));
+        const QByteArray nodeBytes = node.readAll();
+        QCOMPARE(copy.readAll(), nodeBytes);
+        QCOMPARE(run.consoleOffset, qint64(nodeBytes.size()));
+    }
+
+    void runEndedWhileNobodyWatched()
+    {
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        RunId id = 0;
+        {
+            auto engine = makeEngine(store->get());
+            QVERIFY(engine->acquireIngestion());
+            auto submitted = engine->submit(spec(QStringLiteral("command: \"sleep 0.5; echo acc=0.25; exit 4\"\n")));
+            QVERIFY(submitted);
+            id = *submitted;
+            QTRY_COMPARE_WITH_TIMEOUT((*store)->run(id)->state, RunState::Running, 10000);
+        }
+        QTest::qWait(1200); // it ends while no engine exists
+        auto engine = makeEngine(store->get());
+        QVERIFY(engine->acquireIngestion());
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(id)->state, RunState::Failed, 10000);
+        const RunRecord run = *(*store)->run(id);
+        QCOMPARE(run.exitCode, std::optional<int>(4));
+        QCOMPARE(run.failureReason, QStringLiteral("exit code 4"));
+        QCOMPARE((*store)->metrics(id, QStringLiteral("acc")).size(), 1);
+    }
+
+    void secondProcessDoesNotIngest()
+    {
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto owner = makeEngine(store->get());
+        QVERIFY(owner->acquireIngestion());
+        auto other = makeEngine(store->get());
+        QVERIFY(!other->acquireIngestion());
+        // A run submitted through the non-owner is started by the owner.
+        auto id = other->submit(spec(QStringLiteral("command: \"echo x=1; echo x=2\"\n")));
+        QVERIFY(id);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Succeeded, 10000);
+        QCOMPARE((*store)->metrics(*id, QStringLiteral("x")).size(), 2);
+    }
+
+    void cancelQueuedAndRunning()
+    {
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get());
+        QVERIFY(engine->acquireIngestion());
+        auto id = engine->submit(spec(QStringLiteral("command: [sleep, '60']\n")));
+        QVERIFY(id);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Running, 10000);
+        engine->cancel(*id, 1000);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Cancelled, 10000);
+        QCOMPARE((*store)->run(*id)->exitSignal, std::optional<int>(15));
+    }
+
+    void tooManyGpusFailsClearly()
+    {
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get());
+        QVERIFY(engine->acquireIngestion());
+        auto id = engine->submit(spec(QStringLiteral("command: [true]\nresources: {gpus: 64}\n")));
+        QVERIFY(id);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Failed, 10000);
+        QVERIFY2((*store)->run(*id)->failureReason.startsWith(QStringLiteral("needs 64 GPU(s); node local has ")),
+                 qPrintable((*store)->run(*id)->failureReason));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRunEngine)
+#include "TestRunEngine.moc"

@@ -1,0 +1,350 @@
+// Scheduler benchmarks (run by hand; numbers go to tests/bench/RESULTS.md):
+//  1. decision speed: one schedule() pass over 10,000 pending runs on
+//     100 nodes x 8 GPUs (median, p99), per policy, plus 1k/100k for scaling;
+//  2. trace replay: the Alibaba openb GPU trace (Weng et al., "Beware of
+//     Fragmentation: Scheduling GPU-Sharing Workloads with Fragmentation
+//     Gradient Descent", USENIX ATC 2023) through the discrete-event simulator,
+//     per policy beside plain FCFS first-fit: mean/p95 wait, GPU utilisation,
+//     makespan, runs starved past 24 h, and pass times at the peak queue.
+//
+// Usage: bench_scheduler [--trace DIR] [--reps N] [--skip-trace] [--only POLICY-SUBSTRING]
+
+#include "sched/Scheduler.h"
+#include "sched/Simulator.h"
+
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QStringList>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include <time.h>
+
+using namespace ty::sched;
+
+#ifndef TRAINYARD_FIXTURES_DIR
+#define TRAINYARD_FIXTURES_DIR "../shared/fixtures"
+#endif
+
+namespace {
+
+constexpr qint64 kMin = 60'000;
+constexpr qint64 kHour = 60 * kMin;
+
+double percentile(std::vector<double> v, double p)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    const size_t rank = size_t(std::ceil(p * double(v.size())));
+    return v[std::max<size_t>(1, rank) - 1];
+}
+
+// CPU time of this thread (ms): unlike wall time, not inflated when other
+// processes on the shared machine preempt the benchmark.
+double threadCpuMs()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
+}
+
+long maxRssKiB()
+{
+    QFile f(QStringLiteral("/proc/self/status"));
+    if (!f.open(QIODevice::ReadOnly))
+        return -1;
+    for (const QByteArray& line : f.readAll().split('\n'))
+        if (line.startsWith("VmHWM:"))
+            return line.mid(6).trimmed().split(' ').first().toLong();
+    return -1;
+}
+
+NodeState node(const QString& name, int gpus, const QString& model, int cpus, qint64 memMiB)
+{
+    NodeState n;
+    n.name = name;
+    n.cpus = cpus;
+    n.memoryMiB = memMiB;
+    for (int g = 0; g < gpus; ++g) {
+        GpuState gs;
+        gs.index = g;
+        gs.uuid = QStringLiteral("GPU-%1-%2").arg(name).arg(g);
+        gs.name = model;
+        gs.memoryTotalMiB = gs.memoryFreeMiB = 80 * 1024;
+        gs.pciRoot = g < gpus / 2 ? QStringLiteral("0000:00") : QStringLiteral("0000:80");
+        n.gpus << gs;
+    }
+    return n;
+}
+
+// 100 x 8 GPUs, about half busy with running runs; `q` pending runs of mixed shapes.
+struct Synthetic {
+    ClusterState state;
+    QList<PendingRun> queue;
+    FairShareState fs;
+    qint64 now = 1'700'000'000'000LL;
+};
+
+Synthetic synthetic(int nodes, int q, quint64 seed)
+{
+    std::mt19937_64 rng(seed);
+    Synthetic s;
+    for (int n = 0; n < nodes; ++n)
+        s.state.nodes << node(QStringLiteral("node%1").arg(n, 3, 10, QLatin1Char('0')), 8,
+                              n % 4 == 0 ? QStringLiteral("NVIDIA H100 80GB HBM3") : QStringLiteral("NVIDIA A100-SXM4-80GB"),
+                              128, 1024 * 1024);
+    ty::RunId id = 1;
+    for (int n = 0; n < nodes; ++n) {
+        const int busy = int(rng() % 9);
+        RunningAllocation a;
+        a.run = id++;
+        a.startMs = s.now - kHour;
+        a.estimatedEndMs = s.now + qint64(1 + rng() % 600) * kMin;
+        a.user = QStringLiteral("u%1").arg(rng() % 8);
+        NodeShare share;
+        share.node = s.state.nodes[n].name;
+        for (int g = 0; g < busy; ++g)
+            share.gpuIndices << g;
+        share.cpus = busy * 8;
+        share.memoryMiB = busy * 64 * 1024;
+        a.nodes << share;
+        s.state.running << a;
+    }
+    static const int shapes[] = {1, 1, 1, 1, 2, 2, 4, 8};
+    for (int i = 0; i < q; ++i) {
+        PendingRun r;
+        r.id = id++;
+        r.submitMs = s.now - qint64(rng() % 100000) * 1000;
+        r.priority = int(rng() % 5);
+        r.user = QStringLiteral("u%1").arg(rng() % 8);
+        r.project = QStringLiteral("p%1").arg(rng() % 3);
+        r.gpus = shapes[rng() % 8];
+        r.cpus = r.gpus * int(2 + rng() % 7);
+        r.memoryMiB = qint64(r.gpus) * qint64(8 + rng() % 57) * 1024;
+        if (rng() % 10 == 0)
+            r.gpuMemoryMiB = 40 * 1024;
+        if (rng() % 10 == 0)
+            r.gpuTypeRegex = QStringLiteral("H100");
+        if (rng() % 50 == 0)
+            r.nodes = 2 + int(rng() % 3);
+        r.estimatedRuntimeMs = qint64(5 + rng() % 1000) * kMin;
+        s.queue << r;
+        s.fs.usageGpuHours[r.user] = double(rng() % 1000);
+    }
+    return s;
+}
+
+struct Named {
+    const char* name;
+    Policy policy;
+};
+
+std::vector<Named> policies()
+{
+    Policy firstFit = Policy::fcfs();
+    firstFit.placement = PlacementRule::FirstFit;
+    Policy fsBackfill = Policy::fairShare({});
+    fsBackfill.backfill = true;
+    return {{"FCFS first-fit (baseline)", firstFit},
+            {"FCFS best-fit", Policy::fcfs()},
+            {"Priority + aging (1/h)", Policy::priorityAging(1.0)},
+            {"SJF", Policy::shortestJobFirst(kHour)},
+            {"EASY backfill (FCFS)", Policy::easyBackfill()},
+            {"EASY backfill (SJF)", Policy::easyBackfill(Ordering::ShortestJobFirst)},
+            {"Fair share", Policy::fairShare({})},
+            {"Fair share + backfill", fsBackfill}};
+}
+
+void decisionSpeed(int reps, const QString& only)
+{
+    std::printf("\n## Decision speed: one schedule() pass, 100 nodes x 8 GPUs (~half busy)\n\n");
+    std::printf("| policy | pending | placed | wall median ms | wall p99 ms | CPU median ms | CPU p99 ms |\n"
+                "|---|---:|---:|---:|---:|---:|---:|\n");
+    for (const int q : {1000, 10000, 100000}) {
+        const Synthetic s = synthetic(100, q, 2023);
+        for (const Named& p : policies()) {
+            if (q != 10000 && std::string(p.name) != "EASY backfill (FCFS)")
+                continue;
+            if (!only.isEmpty() && !QString::fromUtf8(p.name).contains(only))
+                continue;
+            std::vector<double> ms;
+            std::vector<double> cpu;
+            int placed = 0;
+            const int n = q >= 100000 ? std::max(5, reps / 10) : reps;
+            for (int i = 0; i < n; ++i) {
+                QElapsedTimer t;
+                const double c0 = threadCpuMs();
+                t.start();
+                const SchedulerDecision d = schedule(s.state, s.queue, p.policy, s.now, s.fs);
+                ms.push_back(double(t.nsecsElapsed()) / 1e6);
+                cpu.push_back(threadCpuMs() - c0);
+                placed = int(d.placements.size());
+            }
+            std::printf("| %s | %d | %d | %.2f | %.2f | %.2f | %.2f |\n", p.name, q, placed, percentile(ms, 0.5),
+                        percentile(ms, 0.99), percentile(cpu, 0.5), percentile(cpu, 0.99));
+            std::fflush(stdout);
+        }
+    }
+    std::printf("\nmax RSS after the 100k-run passes: %ld KiB\n", maxRssKiB());
+}
+
+struct Trace {
+    QList<NodeState> nodes;
+    QList<SimJob> jobs;
+    int fractional = 0;
+};
+
+QList<QByteArrayList> readCsv(const QString& path)
+{
+    QFile f(path);
+    QList<QByteArrayList> rows;
+    if (!f.open(QIODevice::ReadOnly)) {
+        std::fprintf(stderr, "cannot read %s\n", qPrintable(path));
+        return rows;
+    }
+    const QList<QByteArray> lines = f.readAll().split('\n');
+    for (qsizetype i = 1; i < lines.size(); ++i)
+        if (!lines[i].trimmed().isEmpty())
+            rows << lines[i].trimmed().split(',');
+    return rows;
+}
+
+// Nodes: sn, cpu_milli, memory_mib, gpu, model. Pods: name, cpu_milli,
+// memory_mib, num_gpu, gpu_milli, gpu_spec, qos, pod_phase, creation_time,
+// deletion_time, scheduled_time (seconds). Fractional gpu_milli is rounded up
+// to one whole GPU; CPUs are rounded up to whole cores; runtime = deletion -
+// scheduled (or - creation if never scheduled), at least 1 s; the estimate
+// given to the scheduler is the true runtime; the account is the pod's QoS class.
+Trace loadTrace(const QString& dir)
+{
+    Trace t;
+    for (const QByteArrayList& r : readCsv(dir + u"/openb_node_list_gpu_node.csv"_qs)) {
+        if (r.size() < 5)
+            continue;
+        t.nodes << node(QString::fromUtf8(r[0]), r[3].toInt(), QString::fromUtf8(r[4]), r[1].toInt() / 1000,
+                        r[2].toLongLong());
+    }
+    ty::RunId id = 1;
+    for (const QByteArrayList& r : readCsv(dir + u"/openb_pod_list_default.csv"_qs)) {
+        if (r.size() < 11)
+            continue;
+        SimJob j;
+        j.run.id = id++;
+        j.run.cpus = (r[1].toInt() + 999) / 1000;
+        j.run.memoryMiB = r[2].toLongLong();
+        j.run.gpus = r[3].toInt();
+        const int milli = r[4].toInt();
+        if (j.run.gpus == 1 && milli > 0 && milli < 1000)
+            ++t.fractional;
+        j.run.user = QString::fromUtf8(r[6]);
+        j.run.project = j.run.user;
+        j.run.priority = r[6] == "LS" ? 2 : (r[6] == "BE" ? 0 : 1);
+        const qint64 created = r[8].toLongLong();
+        const qint64 deleted = r[9].toLongLong();
+        const qint64 scheduled = r[10].isEmpty() ? created : r[10].toLongLong();
+        j.run.submitMs = created * 1000;
+        j.runtimeMs = std::max<qint64>(1, deleted - scheduled) * 1000;
+        j.run.estimatedRuntimeMs = j.runtimeMs;
+        t.jobs << j;
+    }
+    return t;
+}
+
+// keepEvery: keep every k-th node (k = 1: the whole cluster); compress:
+// divide arrival times by this factor (runtimes unchanged).
+void traceReplay(const QString& dir, int keepEvery, int compress, bool allAtOnce)
+{
+    Trace t = loadTrace(dir);
+    if (keepEvery > 1) {
+        QList<NodeState> kept;
+        for (qsizetype i = 0; i < t.nodes.size(); i += keepEvery)
+            kept << t.nodes[i];
+        t.nodes = kept;
+    }
+    if (compress > 1)
+        for (SimJob& j : t.jobs)
+            j.run.submitMs /= compress;
+    std::printf("\n### Cluster: every %d. node of the trace, arrivals compressed %dx\n", keepEvery, compress);
+    int gpus = 0;
+    for (const NodeState& n : t.nodes)
+        gpus += int(n.gpus.size());
+    std::printf("\n## Trace replay: Alibaba openb (%lld nodes, %d GPUs, %lld tasks; %d fractional GPU requests "
+                "rounded up to 1 GPU)\n\n",
+                qint64(t.nodes.size()), gpus, qint64(t.jobs.size()), t.fractional);
+    std::printf("| policy | mean wait | p95 wait | GPU util | makespan | starved >24h | never started | passes | "
+                "peak queue | pass p50 ms | pass p99 ms | pass ms at peak queue (max) |\n");
+    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (const Named& p : policies()) {
+        SimOptions o;
+        o.policy = p.policy;
+        o.starvationBoundMs = 24 * kHour;
+        o.measurePasses = true;
+        QElapsedTimer wall;
+        wall.start();
+        const SimReport r = simulate(t.nodes, t.jobs, o);
+        double atPeak = 0;
+        for (size_t i = 0; i < r.passQueue.size(); ++i)
+            if (r.passQueue[i] == r.peakQueue)
+                atPeak = std::max(atPeak, r.passMicros[i] / 1000.0);
+        std::printf("| %s | %.1f min | %.1f min | %.3f | %.1f d | %d | %d | %d | %d | %.3f | %.3f | %.3f |\n", p.name,
+                    r.meanWaitMs / kMin, r.p95WaitMs / kMin, r.gpuUtilisation, double(r.makespanMs) / (24.0 * kHour),
+                    r.starved, r.neverStarted, r.passes, r.peakQueue, percentile(r.passMicros, 0.5) / 1000.0,
+                    percentile(r.passMicros, 0.99) / 1000.0, atPeak);
+        std::fprintf(stderr, "%s: replay took %.1f s\n", p.name, double(wall.elapsed()) / 1000.0);
+        std::fflush(stdout);
+    }
+    if (!allAtOnce)
+        return;
+    // Worst case for one pass on this cluster: every task pending at once.
+    QList<PendingRun> all;
+    for (const SimJob& j : t.jobs)
+        all << j.run;
+    ClusterState st;
+    st.nodes = t.nodes;
+    for (const Named& p : {policies()[1], policies()[4]}) {
+        std::vector<double> ms;
+        for (int i = 0; i < 20; ++i) {
+            QElapsedTimer timer;
+            timer.start();
+            const SchedulerDecision d = schedule(st, all, p.policy, 13'000'000'000LL);
+            ms.push_back(double(timer.nsecsElapsed()) / 1e6);
+        }
+        std::printf("\nAll %lld tasks pending at once on the empty trace cluster, %s: median %.2f ms, p99 %.2f ms\n",
+                    qint64(all.size()), p.name, percentile(ms, 0.5), percentile(ms, 0.99));
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    QCoreApplication app(argc, argv);
+    QString trace = QStringLiteral(TRAINYARD_FIXTURES_DIR "/cluster-traces/alibaba-openb-2023");
+    int reps = 200;
+    bool skipTrace = false;
+    QString only;
+    const QStringList args = app.arguments();
+    for (qsizetype i = 1; i < args.size(); ++i) {
+        if (args[i] == u"--trace"_qs && i + 1 < args.size())
+            trace = args[++i];
+        else if (args[i] == u"--reps"_qs && i + 1 < args.size())
+            reps = args[++i].toInt();
+        else if (args[i] == u"--only"_qs && i + 1 < args.size())
+            only = args[++i];
+        else if (args[i] == u"--skip-trace"_qs)
+            skipTrace = true;
+    }
+    decisionSpeed(std::max(1, reps), only);
+    if (!skipTrace) {
+        traceReplay(trace, 1, 1, true);
+        // The whole cluster is nearly idle under this trace (about 17 of 6212
+        // GPUs busy on average), so policies only differ under contention:
+        traceReplay(trace, 32, 10, false);
+    }
+    return 0;
+}

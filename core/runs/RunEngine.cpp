@@ -80,9 +80,13 @@ RunEngine::~RunEngine()
 
 void RunEngine::addLocalNode(const QString& agentPath, const QString& stateDir)
 {
+    addNode(QStringLiteral("local"), std::make_unique<LocalAgentTransport>(agentPath, stateDir));
+}
+
+void RunEngine::addNode(const QString& name, std::unique_ptr<AgentTransport> transport)
+{
     auto node = std::make_shared<Node>();
-    node->name = QStringLiteral("local");
-    auto transport = std::make_unique<LocalAgentTransport>(agentPath, stateDir);
+    node->name = name;
     node->client = new AgentClient(std::move(transport), this);
     node->client->setNodeName(node->name);
     Node* n = node.get();

@@ -16,6 +16,7 @@ class QTimer;
 namespace ty {
 
 class AgentClient;
+class AgentTransport;
 struct AgentRunStatus;
 class ResultStore;
 class RunIngest;
@@ -48,6 +49,9 @@ public:
     // Adds the local node, served by `agentPath` (a trainyard-agent) started as
     // a child process with `stateDir` (empty: the agent's default).
     void addLocalNode(const QString& agentPath, const QString& stateDir = {});
+    // Adds a node served by an agent behind any transport (an SSH channel for
+    // a workstation). The engine owns the transport; `name` must be unique.
+    void addNode(const QString& name, std::unique_ptr<AgentTransport> transport);
 
     // Try to become the ingestion owner (see above). Returns whether it is.
     bool acquireIngestion();

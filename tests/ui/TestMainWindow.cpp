@@ -1,0 +1,247 @@
+#include "charts/MetricChartWidget.h"
+#include "charts/MetricChartsPanel.h"
+#include "console/ConsoleView.h"
+#include "dialogs/SubmitDialog.h"
+#include "mainwindow/MainWindow.h"
+#include "runs/RunsModel.h"
+#include "runs/RunEngine.h"
+#include "store/ResultStore.h"
+
+#include "TestSupport.h"
+
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <limits>
+
+using namespace ty;
+
+namespace {
+
+// Delivers a real drag-enter + drop of `paths` onto `target`.
+bool dropFiles(QWidget* target, const QStringList& paths)
+{
+    QMimeData mime;
+    QList<QUrl> urls;
+    for (const QString& p : paths)
+        urls << QUrl::fromLocalFile(p);
+    mime.setUrls(urls);
+    const QPoint pos = target->rect().center();
+    QDragEnterEvent enter(pos, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(target, &enter);
+    if (!enter.isAccepted())
+        return false;
+    QDropEvent drop(QPointF(pos), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(target, &drop);
+    return drop.isAccepted();
+}
+
+SubmitDialog* openDialog(QWidget& window)
+{
+    SubmitDialog* found = nullptr;
+    for (SubmitDialog* d : window.findChildren<SubmitDialog*>(QStringLiteral("submitDialog")))
+        if (d->isVisible())
+            found = d;
+    return found;
+}
+
+void writeFile(const QString& path, const QByteArray& bytes)
+{
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(bytes);
+}
+
+} // namespace
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    std::unique_ptr<ResultStore> m_store;
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QVERIFY(m_dir.isValid());
+        auto store = ResultStore::open(m_dir.filePath(QStringLiteral("results.db")));
+        QVERIFY2(store, store ? "" : qPrintable(store.error().message));
+        m_store = std::move(*store);
+    }
+
+    void cleanupTestCase() { m_store.reset(); }
+
+    void droppingScriptOpensPrefilledDialog()
+    {
+        const QString script = m_dir.filePath(QStringLiteral("train_mnist.py"));
+        writeFile(script, "print('hi')\n");
+        MainWindow window(m_store.get(), nullptr);
+        QCOMPARE(window.objectName(), QStringLiteral("mainWindow"));
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        // Drop where the user would: on the runs table (it hands drops to the window).
+        QWidget* table = window.findChild<QTableView*>(QStringLiteral("runsTable"))->viewport();
+        QWidget* target = table->acceptDrops() ? table : &window;
+        QVERIFY(dropFiles(target, {script}));
+        QTRY_VERIFY(openDialog(window));
+        SubmitDialog* d = openDialog(window);
+        QCOMPARE(d->findChild<QLineEdit*>(QStringLiteral("nameEdit"))->text(), QStringLiteral("train_mnist"));
+        QCOMPARE(d->findChild<QLineEdit*>(QStringLiteral("commandEdit"))->text(), QStringLiteral("python3 train_mnist.py"));
+        QCOMPARE(d->findChild<QLineEdit*>(QStringLiteral("workdirEdit"))->text(), QFileInfo(script).absolutePath());
+        QVERIFY(d->mode() == SubmitDialog::Mode::Form);
+        QVERIFY(d->validate());
+        d->reject();
+        QTRY_VERIFY(!openDialog(window));
+    }
+
+    void submitFromDialogCreatesQueuedRun()
+    {
+        // A real engine without nodes: the run is recorded and stays queued.
+        RunEngine engine(m_store.get(), m_store->location());
+        const QString script = m_dir.filePath(QStringLiteral("sweep.py"));
+        writeFile(script, "print('x')\n");
+        MainWindow window(m_store.get(), &engine);
+        window.show();
+        QSignalSpy submitted(&window, &MainWindow::runSubmitted);
+        QVERIFY(dropFiles(&window, {script}));
+        QTRY_VERIFY(openDialog(window));
+        SubmitDialog* d = openDialog(window);
+        d->findChild<QLineEdit*>(QStringLiteral("nameEdit"))->setText(QStringLiteral("sweep lr=0.1"));
+        d->findChild<QLineEdit*>(QStringLiteral("tagsEdit"))->setText(QStringLiteral("gui-test"));
+        d->accept();
+        QTRY_COMPARE(submitted.count(), 1);
+        const RunId id = submitted.at(0).at(0).value<RunId>();
+        QTRY_VERIFY(window.runsModel()->rowOf(id) >= 0);
+        QTRY_COMPARE(window.selectedRun(), id); // the new run is selected
+        const RunRow* row = window.runsModel()->rowData(id);
+        QCOMPARE(row->run.name, QStringLiteral("sweep lr=0.1"));
+        QCOMPARE(row->run.state, RunState::Queued);
+        QCOMPARE(row->run.argv, (QStringList{QStringLiteral("python3"), QStringLiteral("sweep.py")}));
+        QCOMPARE(row->run.tags, QStringList{QStringLiteral("gui-test")});
+        auto stored = m_store->run(id);
+        QVERIFY(stored);
+        QCOMPARE(stored->workdir, QFileInfo(script).absolutePath());
+        m_store->deleteRun(id);
+        QVERIFY(m_store->flush());
+    }
+
+    void droppingTwoScriptsOpensOneDialogAfterTheOther()
+    {
+        const QString a = m_dir.filePath(QStringLiteral("a.sh"));
+        const QString b = m_dir.filePath(QStringLiteral("b.py"));
+        writeFile(a, "echo a\n");
+        writeFile(b, "print('b')\n");
+        MainWindow window(m_store.get(), nullptr);
+        window.show();
+        QVERIFY(dropFiles(&window, {a, b}));
+        QTRY_VERIFY(openDialog(window));
+        QCOMPARE(openDialog(window)->findChild<QLineEdit*>(QStringLiteral("commandEdit"))->text(), QStringLiteral("bash a.sh"));
+        openDialog(window)->reject();
+        QTRY_VERIFY(openDialog(window)
+                    && openDialog(window)->findChild<QLineEdit*>(QStringLiteral("nameEdit"))->text() == QStringLiteral("b"));
+        openDialog(window)->reject();
+    }
+
+    void droppingBadYamlShowsLineAndColumn()
+    {
+        const QString spec = m_dir.filePath(QStringLiteral("bad.yaml"));
+        writeFile(spec, "name: bad\ncommand: [python3, train.py]\nresources:\n  gpus: many\n");
+        MainWindow window(m_store.get(), nullptr);
+        window.show();
+        QVERIFY(dropFiles(&window, {spec}));
+        QTRY_VERIFY(openDialog(window));
+        SubmitDialog* d = openDialog(window);
+        QVERIFY(d->mode() == SubmitDialog::Mode::Yaml);
+        QCOMPARE(d->findChild<QPlainTextEdit*>(QStringLiteral("yamlEdit"))->toPlainText(),
+                 QStringLiteral("name: bad\ncommand: [python3, train.py]\nresources:\n  gpus: many\n"));
+        auto* error = d->findChild<QLabel*>(QStringLiteral("errorLabel"));
+        QVERIFY2(error->text().startsWith(QFileInfo(spec).absoluteFilePath() + QStringLiteral(":4:9:")),
+                 qPrintable(error->text()));
+        QVERIFY(error->isVisible());
+        d->reject();
+    }
+
+    void droppingUnknownFileGivesMessage()
+    {
+        const QString other = m_dir.filePath(QStringLiteral("notes.txt"));
+        writeFile(other, "hello\n");
+        MainWindow window(m_store.get(), nullptr);
+        window.show();
+        dropFiles(&window, {other, m_dir.filePath(QStringLiteral("missing.py"))});
+        QTRY_VERIFY(window.findChild<QMessageBox*>(QStringLiteral("errorBox")));
+        auto* box = window.findChild<QMessageBox*>(QStringLiteral("errorBox"));
+        QVERIFY2(box->text().contains(QStringLiteral("notes.txt")), qPrintable(box->text()));
+        QVERIFY(box->text().contains(QStringLiteral("missing.py")));
+        QVERIFY(!openDialog(window));
+        box->close();
+    }
+
+    void showsStoredRunsWithMetricsAndConsole()
+    {
+        const QString console = m_dir.filePath(QStringLiteral("console.log"));
+        writeFile(console, "\x1b[33mepoch 1\x1b[0m loss=0.5\r\nepoch 2 loss=0.25\n");
+        RunRecord r;
+        r.name = QStringLiteral("stored-run");
+        r.state = RunState::Succeeded;
+        r.node = QStringLiteral("local");
+        r.argv = {QStringLiteral("python3"), QStringLiteral("train.py")};
+        r.workdir = m_dir.path();
+        r.startedAt = QDateTime::currentDateTimeUtc().addSecs(-90);
+        r.finishedAt = QDateTime::currentDateTimeUtc();
+        r.exitCode = 0;
+        r.consolePath = console;
+        auto id = m_store->createRun(r, {{QStringLiteral("lr"), QStringLiteral("0.1")}});
+        QVERIFY(id);
+        QList<MetricPoint> points;
+        const double values[] = {1.0, 0.5, std::numeric_limits<double>::quiet_NaN(), 0.25, 0.2};
+        for (int i = 0; i < 5; ++i)
+            points.append(MetricPoint{*id, QStringLiteral("loss"), i, std::nullopt, 1000 + i, values[i]});
+        points.append(MetricPoint{*id, QStringLiteral("val_accuracy"), 4, std::nullopt, 2000, 0.93});
+        m_store->appendMetrics(points);
+        QVERIFY(m_store->flush());
+
+        MainWindow window(m_store.get(), nullptr);
+        QAbstractItemModelTester tester(window.runsProxy(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        window.show();
+        QTRY_VERIFY(window.runsModel()->rowOf(*id) >= 0);
+        window.selectRun(*id);
+        QTRY_COMPARE(window.selectedRun(), *id);
+        const RunsModel* model = window.runsModel();
+        QCOMPARE(model->metricColumns(), (QStringList{QStringLiteral("loss"), QStringLiteral("val_accuracy")}));
+        QCOMPARE(model->index(model->rowOf(*id), RunsModel::FirstMetricColumn + 1).data().toString(), QStringLiteral("0.93"));
+        // Metrics tab: one chart per key, the nan cut the loss line in two.
+        QTRY_COMPARE(window.charts()->keys(), (QStringList{QStringLiteral("loss"), QStringLiteral("val_accuracy")}));
+        QCOMPARE(window.charts()->chart(QStringLiteral("loss"))->segmentPointCounts(), (QList<int>{2, 2}));
+        QCOMPARE(window.charts()->chart(QStringLiteral("loss"))->gapMarkerCount(), 1);
+        // Console tab: the local copy, rendered.
+        QTRY_COMPARE(window.console()->textView()->toPlainText(), QStringLiteral("epoch 1 loss=0.5\nepoch 2 loss=0.25"));
+
+        // A run written by someone else shows up without restarting.
+        RunRecord q;
+        q.name = QStringLiteral("queued-later");
+        q.argv = {QStringLiteral("true")};
+        q.workdir = m_dir.path();
+        auto id2 = m_store->createRun(q, {});
+        QVERIFY(id2);
+        QTRY_VERIFY_WITH_TIMEOUT(window.runsModel()->rowOf(*id2) >= 0, 5000);
+        QCOMPARE(window.selectedRun(), *id); // selection kept
+        m_store->deleteRun(*id2);
+        QVERIFY(m_store->flush());
+        QTRY_VERIFY_WITH_TIMEOUT(window.runsModel()->rowOf(*id2) < 0, 5000);
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "TestMainWindow.moc"

@@ -1,0 +1,192 @@
+#include "runs/RunsModel.h"
+
+#include <QAbstractItemModelTester>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QTest>
+
+#include <cmath>
+#include <limits>
+
+using namespace ty;
+
+namespace {
+
+MetricPoint point(RunId run, const QString& key, qint64 step, double value)
+{
+    MetricPoint p;
+    p.run = run;
+    p.key = key;
+    p.step = step;
+    p.value = value;
+    return p;
+}
+
+RunRow row(RunId id, const QString& name, RunState state, const QDateTime& started, qint64 durationS,
+           std::initializer_list<std::pair<const char*, double>> metrics = {})
+{
+    RunRow r;
+    r.run.id = id;
+    r.run.name = name;
+    r.run.state = state;
+    r.run.node = QStringLiteral("local");
+    r.run.startedAt = started;
+    if (started.isValid() && isTerminal(state))
+        r.run.finishedAt = started.addSecs(durationS);
+    for (const auto& [k, v] : metrics)
+        r.latest.insert(QString::fromLatin1(k), point(id, QString::fromLatin1(k), 10, v));
+    return r;
+}
+
+QStringList columnOf(const QAbstractItemModel& m, int column, int role = Qt::DisplayRole)
+{
+    QStringList out;
+    for (int r = 0; r < m.rowCount(); ++r)
+        out << m.index(r, column).data(role).toString();
+    return out;
+}
+
+} // namespace
+
+class TestRunsModel : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void testerWithInsertsUpdatesRemovals()
+    {
+        RunsModel model;
+        QSortFilterProxyModel proxy;
+        proxy.setSourceModel(&model);
+        proxy.setSortRole(RunsModel::SortRole);
+        proxy.setDynamicSortFilter(true);
+        proxy.sort(RunsModel::Started, Qt::DescendingOrder);
+        QAbstractItemModelTester t1(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester t2(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
+
+        const QDateTime t0 = QDateTime::fromString(QStringLiteral("2025-03-01T10:00:00.000Z"), Qt::ISODateWithMs);
+        RunRows rows{row(3, QStringLiteral("c"), RunState::Running, t0.addSecs(300), 0, {{"loss", 0.5}}),
+                     row(2, QStringLiteral("b"), RunState::Succeeded, t0.addSecs(100), 50, {{"loss", 0.3}, {"val_acc", 0.91}}),
+                     row(1, QStringLiteral("a"), RunState::Failed, t0, 7)};
+        model.setRuns(rows);
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(model.metricColumns(), (QStringList{QStringLiteral("loss"), QStringLiteral("val_acc")}));
+        QCOMPARE(model.columnCount(), RunsModel::FirstMetricColumn + 2);
+        QCOMPARE(columnOf(proxy, RunsModel::Name), (QStringList{QStringLiteral("c"), QStringLiteral("b"), QStringLiteral("a")}));
+
+        // Insert a new run at the top, drop "a", update "b": no reset.
+        QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+        QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
+        QSignalSpy removed(&model, &QAbstractItemModel::rowsRemoved);
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        RunRow b = rows.at(1);
+        b.latest[QStringLiteral("val_acc")].value = 0.95;
+        b.latest[QStringLiteral("val_acc")].step = 20;
+        model.setRuns({row(4, QStringLiteral("d"), RunState::Queued, {}, 0), rows.at(0), b});
+        QCOMPARE(resets.count(), 0);
+        QCOMPARE(inserted.count(), 1);
+        QCOMPARE(removed.count(), 1);
+        QCOMPARE(changed.count(), 1); // only b's row
+        QCOMPARE(changed.at(0).at(0).value<QModelIndex>().row(), model.rowOf(2));
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(model.rowOf(1), -1);
+        const int valAcc = RunsModel::FirstMetricColumn + int(model.metricColumns().indexOf(QStringLiteral("val_acc")));
+        QCOMPARE(model.index(model.rowOf(2), valAcc).data().toString(), QStringLiteral("0.95"));
+        QCOMPARE(model.index(model.rowOf(4), RunsModel::State).data().toString(), QStringLiteral("queued"));
+
+        // Live updates from the engine.
+        RunRecord started = model.rowData(4)->run;
+        started.state = RunState::Running;
+        started.startedAt = t0.addSecs(1000);
+        model.updateRun(started);
+        QCOMPARE(model.index(model.rowOf(4), RunsModel::State).data().toString(), QStringLiteral("running"));
+        model.updateLatestMetrics(4, {point(4, QStringLiteral("loss"), 0, 2.0), point(4, QStringLiteral("loss"), 1, 1.5),
+                                      point(4, QStringLiteral("accuracy"), 1, 0.4)});
+        QVERIFY(model.metricColumns().contains(QStringLiteral("accuracy")));
+        const int lossCol = RunsModel::FirstMetricColumn + int(model.metricColumns().indexOf(QStringLiteral("loss")));
+        QCOMPARE(model.index(model.rowOf(4), lossCol).data().toString(), QStringLiteral("1.5"));
+        // An older step does not move the latest value.
+        model.updateLatestMetrics(4, {point(4, QStringLiteral("loss"), 0, 9.0)});
+        QCOMPARE(model.index(model.rowOf(4), lossCol).data().toString(), QStringLiteral("1.5"));
+
+        model.removeRun(3);
+        QCOMPARE(model.rowCount(), 2);
+        model.setRuns({});
+        QCOMPARE(model.rowCount(), 0);
+        QCOMPARE(model.columnCount(), int(RunsModel::FirstMetricColumn));
+    }
+
+    void sortsNumericallyThroughProxy()
+    {
+        RunsModel model;
+        QSortFilterProxyModel proxy;
+        proxy.setSourceModel(&model);
+        proxy.setSortRole(RunsModel::SortRole);
+        QAbstractItemModelTester tester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        const QDateTime t0 = QDateTime::fromString(QStringLiteral("2025-03-01T09:00:00.000Z"), Qt::ISODateWithMs);
+        // Durations 9 s, 70 s, 600 s: as text "9s" > "10m 00s" > "1m 10s"; as numbers the reverse order.
+        model.setRuns({row(1, QStringLiteral("nine"), RunState::Succeeded, t0, 9, {{"loss", 10.0}}),
+                       row(2, QStringLiteral("seventy"), RunState::Succeeded, t0.addSecs(-3600 * 30), 70, {{"loss", 9.0}}),
+                       row(3, QStringLiteral("six-hundred"), RunState::Failed, t0.addSecs(86400 * 40), 600,
+                           {{"loss", std::numeric_limits<double>::quiet_NaN()}})});
+        proxy.sort(RunsModel::Duration, Qt::AscendingOrder);
+        QCOMPARE(columnOf(proxy, RunsModel::Name),
+                 (QStringList{QStringLiteral("nine"), QStringLiteral("seventy"), QStringLiteral("six-hundred")}));
+        QCOMPARE(columnOf(proxy, RunsModel::Duration),
+                 (QStringList{QStringLiteral("9s"), QStringLiteral("1m 10s"), QStringLiteral("10m 00s")}));
+        proxy.sort(RunsModel::Started, Qt::AscendingOrder);
+        QCOMPARE(columnOf(proxy, RunsModel::Name),
+                 (QStringList{QStringLiteral("seventy"), QStringLiteral("nine"), QStringLiteral("six-hundred")}));
+        // Shown in local time.
+        QCOMPARE(proxy.index(1, RunsModel::Started).data().toString(),
+                 t0.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
+        // "9" < "10" numerically (as text "10" < "9").
+        const int lossCol = RunsModel::FirstMetricColumn;
+        QCOMPARE(model.headerData(lossCol, Qt::Horizontal).toString(), QStringLiteral("loss"));
+        proxy.sort(lossCol, Qt::DescendingOrder);
+        QCOMPARE(proxy.index(0, RunsModel::Name).data().toString(), QStringLiteral("nine"));
+        QCOMPARE(proxy.index(1, RunsModel::Name).data().toString(), QStringLiteral("seventy"));
+        QCOMPARE(model.index(model.rowOf(3), lossCol).data().toString(), QStringLiteral("nan"));
+        proxy.sort(RunsModel::State, Qt::AscendingOrder);
+        QCOMPARE(proxy.index(0, RunsModel::State).data().toString(), QStringLiteral("failed"));
+
+        // Live: a sorted proxy follows dataChanged.
+        proxy.sort(RunsModel::Duration, Qt::AscendingOrder);
+        RunRecord r = model.rowData(1)->run;
+        r.finishedAt = r.startedAt.addSecs(5000);
+        model.updateRun(r);
+        QCOMPARE(proxy.index(2, RunsModel::Name).data().toString(), QStringLiteral("nine"));
+    }
+
+    void durationOfRunningRunTicks()
+    {
+        RunsModel model;
+        const QDateTime t0 = QDateTime::currentDateTimeUtc().addSecs(-100);
+        model.setRuns({row(1, QStringLiteral("r"), RunState::Running, t0, 0)});
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        model.tick(t0.addSecs(3725));
+        QCOMPARE(changed.count(), 1);
+        QCOMPARE(model.index(0, RunsModel::Duration).data().toString(), QStringLiteral("1h 02m"));
+        QCOMPARE(model.index(0, RunsModel::Duration).data(RunsModel::SortRole).toLongLong(), 3725000);
+    }
+
+    void choosesMainMetrics()
+    {
+        RunRows rows{row(1, QStringLiteral("a"), RunState::Succeeded, {}, 0,
+                         {{"epoch", 3}, {"lr", 0.1}, {"train_loss", 0.2}, {"val_accuracy", 0.9}, {"grad_norm", 1.0},
+                          {"val_loss", 0.3}, {"throughput", 100}})};
+        QCOMPARE(RunsModel::chooseMainMetrics(rows, 3),
+                 (QStringList{QStringLiteral("train_loss"), QStringLiteral("val_accuracy"), QStringLiteral("val_loss")}));
+        // Only loss/accuracy-like keys get columns, however high the cap.
+        QCOMPARE(RunsModel::chooseMainMetrics(rows, 10).size(), 3);
+        QCOMPARE(RunsModel::chooseMainMetrics(rows, 2),
+                 (QStringList{QStringLiteral("train_loss"), QStringLiteral("val_accuracy")}));
+        // No such key: a few of the others, never the bookkeeping ones.
+        RunRows plain{row(2, QStringLiteral("b"), RunState::Succeeded, {}, 0,
+                          {{"epoch", 3}, {"lr", 0.1}, {"grad_norm", 1.0}, {"throughput", 100}, {"temp", 3}})};
+        const QStringList others = RunsModel::chooseMainMetrics(plain, 6);
+        QCOMPARE(others, (QStringList{QStringLiteral("grad_norm"), QStringLiteral("lr"), QStringLiteral("temp")}));
+    }
+};
+
+QTEST_MAIN(TestRunsModel)
+#include "TestRunsModel.moc"

@@ -1,0 +1,165 @@
+#include "ConsoleFeeder.h"
+
+#include "logs/TerminalRenderer.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QTimer>
+
+namespace ty {
+
+ConsoleFeeder::ConsoleFeeder(QObject* parent)
+    : QObject(parent)
+    , m_flushTimer(new QTimer(this))
+    , m_pollTimer(new QTimer(this))
+{
+    m_flushTimer->setSingleShot(true);
+    m_flushTimer->setInterval(kFlushMs);
+    connect(m_flushTimer, &QTimer::timeout, this, &ConsoleFeeder::flush);
+    m_pollTimer->setInterval(kPollMs);
+    connect(m_pollTimer, &QTimer::timeout, this, &ConsoleFeeder::poll);
+}
+
+ConsoleFeeder::~ConsoleFeeder() = default;
+
+void ConsoleFeeder::stop()
+{
+    m_flushTimer->stop();
+    m_pollTimer->stop();
+}
+
+void ConsoleFeeder::open(int ticket, const QString& path, bool pollFile)
+{
+    m_ticket = ticket;
+    m_path = path;
+    m_renderer = std::make_unique<TerminalRenderer>(0, kMaxLineChars);
+    m_committed.clear();
+    m_next = 0;
+    m_reset = true;
+    m_dirty = true;
+
+    if (!path.isEmpty()) {
+        const qint64 size = QFileInfo(path).size();
+        qint64 start = 0;
+        if (size > kMaxInitialBytes) {
+            // Start on a line boundary near the end; say what was skipped.
+            start = size - kMaxInitialBytes;
+            QFile f(path);
+            if (f.open(QIODevice::ReadOnly) && f.seek(start)) {
+                const QByteArray probe = f.read(64 * 1024);
+                const qsizetype nl = probe.indexOf('\n');
+                if (nl >= 0)
+                    start += nl + 1;
+            }
+            ConsoleLine note;
+            note.text = tr("[… %1 MB of earlier output not shown; the full console is %2]")
+                            .arg(double(start) / (1024.0 * 1024.0), 0, 'f', 1)
+                            .arg(path);
+            note.fullLength = note.text.size();
+            m_committed.append(note);
+            // The renderer counts offsets from its first byte; keep ours absolute.
+            m_next = start;
+        }
+        readFileFrom(start, size - start);
+    }
+    flush();
+    m_pollTimer->setInterval(kPollMs);
+    if (pollFile)
+        m_pollTimer->start();
+    else
+        m_pollTimer->stop();
+}
+
+void ConsoleFeeder::setPolling(int ticket, bool pollFile)
+{
+    if (ticket != m_ticket)
+        return;
+    if (pollFile) {
+        m_pollTimer->start();
+    } else {
+        m_pollTimer->stop();
+        poll(); // whatever the file got last
+    }
+}
+
+void ConsoleFeeder::readFileFrom(qint64 offset, qint64 maxBytes)
+{
+    if (m_path.isEmpty() || maxBytes <= 0)
+        return;
+    QFile f(m_path);
+    if (!f.open(QIODevice::ReadOnly) || !f.seek(offset))
+        return;
+    constexpr qint64 kChunk = 1 << 20;
+    qint64 left = maxBytes;
+    while (left > 0) {
+        const QByteArray chunk = f.read(std::min(left, kChunk));
+        if (chunk.isEmpty())
+            break;
+        feed(chunk);
+        left -= chunk.size();
+    }
+}
+
+void ConsoleFeeder::feed(const QByteArray& bytes)
+{
+    if (!m_renderer)
+        m_renderer = std::make_unique<TerminalRenderer>(0, kMaxLineChars);
+    m_renderer->feed(bytes);
+    m_next += bytes.size();
+    if (m_renderer->committedCount() > 0) {
+        m_committed += m_renderer->takeCommitted();
+        if (m_committed.size() > kMaxLines)
+            m_committed.remove(0, m_committed.size() - kMaxLines);
+    }
+    m_dirty = true;
+}
+
+void ConsoleFeeder::append(int ticket, qint64 offset, const QByteArray& bytes)
+{
+    if (ticket != m_ticket || bytes.isEmpty())
+        return;
+    const qint64 end = offset + bytes.size();
+    if (end <= m_next)
+        return; // already shown
+    if (offset > m_next)
+        readFileFrom(m_next, offset - m_next); // fill the gap when the copy has it
+    if (offset < m_next)
+        feed(bytes.mid(m_next - offset));
+    else
+        feed(bytes);
+    // A gap the file could not fill: continue at the live offset.
+    m_next = std::max(m_next, end);
+    scheduleFlush();
+}
+
+void ConsoleFeeder::poll()
+{
+    if (m_path.isEmpty())
+        return;
+    const qint64 size = QFileInfo(m_path).size();
+    if (size > m_next) {
+        readFileFrom(m_next, std::min<qint64>(size - m_next, 8 << 20));
+        scheduleFlush();
+    }
+}
+
+void ConsoleFeeder::scheduleFlush()
+{
+    if (!m_flushTimer->isActive())
+        m_flushTimer->start();
+}
+
+void ConsoleFeeder::flush()
+{
+    if (!m_dirty)
+        return;
+    m_dirty = false;
+    QList<ConsoleLine> committed;
+    committed.swap(m_committed);
+    const QList<ConsoleLine> pending = m_renderer ? m_renderer->pendingLines() : QList<ConsoleLine>{};
+    const bool reset = m_reset;
+    m_reset = false;
+    Q_EMIT updated(m_ticket, reset, committed, pending, m_next);
+}
+
+} // namespace ty

@@ -1,0 +1,86 @@
+#pragma once
+
+#include "logs/ConsoleLine.h"
+
+#include <QByteArray>
+#include <QList>
+#include <QObject>
+#include <QString>
+
+#include <memory>
+
+class QTimer;
+
+namespace ty {
+
+class TerminalRenderer;
+
+// The console's worker half: lives on ConsoleView's worker thread, reads a
+// run's local console copy, feeds the bytes through a TerminalRenderer and
+// sends the rendered rows to the GUI in batches (at most one update every
+// kFlushMs), so neither a big file nor a 10 MB line without newline ever
+// runs on the GUI thread.
+//
+// Byte offsets are those of the raw console stream (== offsets in the local
+// copy). Bytes that were already fed (offset < next expected offset) are
+// dropped, so the file read and the live RunEngine::consoleReceived bytes can
+// overlap without showing anything twice; a gap is filled from the file when
+// the file has it.
+//
+// Every open() carries a ticket; updates carry it back so the GUI ignores
+// those of a run it no longer shows. All public methods are to be called on
+// the feeder's thread (ConsoleView posts them with QMetaObject::invokeMethod).
+class ConsoleFeeder final : public QObject {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(ConsoleFeeder)
+
+public:
+    static constexpr int kFlushMs = 60;
+    static constexpr int kPollMs = 400;
+    // Rows kept for the initial load of a long console (older ones are not
+    // sent: the view only keeps this many anyway).
+    static constexpr int kMaxLines = 20000;
+    // Bytes read at most from the end of a huge console file on open.
+    static constexpr qint64 kMaxInitialBytes = 32ll * 1024 * 1024;
+    // Columns kept of one row; the rest is counted (ConsoleLine::fullLength).
+    static constexpr int kMaxLineChars = 16384;
+
+    explicit ConsoleFeeder(QObject* parent = nullptr);
+    ~ConsoleFeeder() override;
+
+    // Starts over with the console at `path` (may be empty or not exist yet).
+    // `pollFile`: keep reading the file as it grows (a run that is still going).
+    void open(int ticket, const QString& path, bool pollFile);
+    // Live bytes [offset, offset + bytes.size()) for the run opened with `ticket`.
+    void append(int ticket, qint64 offset, const QByteArray& bytes);
+    void setPolling(int ticket, bool pollFile);
+    // Stops timers (before the thread ends).
+    void stop();
+
+Q_SIGNALS:
+    // `reset`: drop everything shown and start with `committed`.
+    // `committed`: rows that are final, to append. `pending`: the rows still
+    // being redrawn (progress bars), to show after them, replacing the
+    // previous pending rows. `bytes`: stream bytes consumed so far.
+    void updated(int ticket, bool reset, const QList<ty::ConsoleLine>& committed,
+                 const QList<ty::ConsoleLine>& pending, qint64 bytes);
+
+private:
+    void feed(const QByteArray& bytes);
+    void readFileFrom(qint64 offset, qint64 maxBytes);
+    void poll();
+    void flush();
+    void scheduleFlush();
+
+    std::unique_ptr<TerminalRenderer> m_renderer;
+    QTimer* m_flushTimer = nullptr;
+    QTimer* m_pollTimer = nullptr;
+    QList<ConsoleLine> m_committed; // taken from the renderer, not sent yet
+    QString m_path;
+    int m_ticket = 0;
+    qint64 m_next = 0;              // next stream offset expected
+    bool m_reset = false;
+    bool m_dirty = false;
+};
+
+} // namespace ty

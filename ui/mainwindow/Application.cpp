@@ -1,0 +1,59 @@
+#include "Application.h"
+
+#include "MainWindow.h"
+#include "runs/RunEngine.h"
+#include "spec/JobSpec.h"
+#include "store/ResultStore.h"
+
+namespace ty {
+
+Result<std::unique_ptr<Application>> Application::create(const QString& databasePath, const QString& agentPath)
+{
+    auto store = ResultStore::open(databasePath);
+    if (!store)
+        return std::unexpected(store.error());
+    std::unique_ptr<Application> app(new Application);
+    app->m_store = std::move(*store);
+
+    app->m_engine = new RunEngine(app->m_store.get(), databasePath);
+    app->m_engine->moveToThread(&app->m_engineThread);
+    app->m_engineThread.setObjectName(QStringLiteral("run-engine"));
+    app->m_engineThread.start();
+
+    // The window connects to the engine's signals before the node starts, so
+    // the first nodeStatusChanged is not missed.
+    app->m_window = std::make_unique<MainWindow>(app->m_store.get(), app->m_engine);
+
+    RunEngine* engine = app->m_engine;
+    // The agent's QProcess must be created on the engine's thread.
+    QMetaObject::invokeMethod(engine, [engine, agentPath] {
+        engine->acquireIngestion();
+        engine->addLocalNode(agentPath);
+    }, Qt::QueuedConnection);
+    return app;
+}
+
+Application::~Application()
+{
+    m_window.reset();
+    if (m_engine) {
+        RunEngine* engine = m_engine;
+        QMetaObject::invokeMethod(engine, [engine] { delete engine; }, Qt::BlockingQueuedConnection);
+        m_engine = nullptr;
+    }
+    m_engineThread.quit();
+    m_engineThread.wait();
+    if (m_store)
+        (void)m_store->flush();
+}
+
+void Application::submitSpecFile(const QString& path)
+{
+    auto spec = parseJobSpecFile(path);
+    if (spec)
+        m_window->submit(*spec);
+    else
+        m_window->openSpecDialog(path); // shows the text and the error with line:column
+}
+
+} // namespace ty

@@ -1,0 +1,683 @@
+#include "MainWindow.h"
+
+#include "charts/MetricChartWidget.h"
+#include "charts/MetricChartsPanel.h"
+#include "common/Paths.h"
+#include "console/ConsoleView.h"
+#include "dialogs/CommandLine.h"
+#include "dialogs/SubmitDialog.h"
+#include "runs/RunStateStyle.h"
+#include "runs/RunsModel.h"
+#include "runs/StoreReader.h"
+#include "runs/RunEngine.h"
+#include "store/ResultStore.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QScreen>
+#include <QSettings>
+#include <QStyle>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTimer>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+namespace ty {
+
+namespace {
+
+bool isSpecFile(const QFileInfo& info)
+{
+    const QString s = info.suffix().toLower();
+    return info.isFile() && (s == u"yaml" || s == u"yml");
+}
+
+bool isScript(const QFileInfo& info)
+{
+    const QString s = info.suffix().toLower();
+    return info.isDir() || (info.isFile() && (s == u"py" || s == u"sh"));
+}
+
+QList<SeriesPoint> toSeries(const QList<MetricPoint>& points)
+{
+    QList<SeriesPoint> out;
+    out.reserve(points.size());
+    for (const MetricPoint& p : points)
+        out.append(SeriesPoint{double(p.step), p.value});
+    return out;
+}
+
+QSettings settings()
+{
+    return QSettings(QStringLiteral("Trainyard"), QStringLiteral("trainyard"));
+}
+
+} // namespace
+
+MainWindow::MainWindow(ResultStore* store, RunEngine* engine, QWidget* parent)
+    : QMainWindow(parent)
+    , m_store(store)
+    , m_engine(engine)
+{
+    setObjectName(QStringLiteral("mainWindow"));
+    setWindowTitle(QStringLiteral("Trainyard"));
+    setAcceptDrops(true);
+    qRegisterMetaType<ty::RunRecord>();
+    qRegisterMetaType<ty::MetricPoint>();
+    qRegisterMetaType<QList<ty::MetricPoint>>();
+    qRegisterMetaType<ty::RunRows>();
+    qRegisterMetaType<ty::RunId>("ty::RunId");
+
+    m_reader = new StoreReader(store);
+    m_reader->moveToThread(&m_readerThread);
+    m_readerThread.setObjectName(QStringLiteral("store-reader"));
+    connect(m_reader, &StoreReader::runsLoaded, this, &MainWindow::onRunsLoaded, Qt::QueuedConnection);
+    connect(m_reader, &StoreReader::metricsLoaded, this, &MainWindow::onMetricsLoaded, Qt::QueuedConnection);
+    connect(m_reader, &StoreReader::externalChange, this, &MainWindow::scheduleReload, Qt::QueuedConnection);
+    m_readerThread.start();
+
+    createActions();
+    createLayout();
+    connectEngine();
+    connect(m_store, &ResultStore::runsChanged, this, &MainWindow::scheduleReload);
+    connect(m_store, &ResultStore::writeFailed, this,
+            [this](const QString& message) { statusBar()->showMessage(tr("Database write failed: %1").arg(message), 10000); });
+
+    m_reloadTimer = new QTimer(this);
+    m_reloadTimer->setSingleShot(true);
+    m_reloadTimer->setInterval(250);
+    connect(m_reloadTimer, &QTimer::timeout, m_reader, &StoreReader::requestRuns);
+    m_tickTimer = new QTimer(this);
+    m_tickTimer->setInterval(1000);
+    connect(m_tickTimer, &QTimer::timeout, this, [this] {
+        m_model->tick();
+        m_reader->requestVersionCheck(); // other processes' writes
+    });
+    m_tickTimer->start();
+
+    restoreSettings();
+    m_reader->requestRuns();
+    updateActions();
+}
+
+MainWindow::~MainWindow()
+{
+    m_readerThread.quit();
+    m_readerThread.wait();
+    delete m_reader;
+}
+
+void MainWindow::createActions()
+{
+    m_submitAction = new QAction(tr("&Submit…"), this);
+    m_submitAction->setObjectName(QStringLiteral("submitAction"));
+    m_submitAction->setShortcut(QKeySequence::New);
+    m_submitAction->setToolTip(tr("Submit a run (Ctrl+N); or drop a script, folder or job spec on the window"));
+    connect(m_submitAction, &QAction::triggered, this, [this] { openSubmitDialog(); });
+
+    m_openAction = new QAction(tr("&Open spec or script…"), this);
+    m_openAction->setObjectName(QStringLiteral("openAction"));
+    m_openAction->setShortcut(QKeySequence::Open);
+    connect(m_openAction, &QAction::triggered, this, [this] {
+        const QStringList files = QFileDialog::getOpenFileNames(
+            this, tr("Open job spec or script"), QDir::currentPath(),
+            tr("Job specs and scripts (*.yaml *.yml *.py *.sh);;All files (*)"));
+        QList<QUrl> urls;
+        for (const QString& f : files)
+            urls << QUrl::fromLocalFile(f);
+        if (!urls.isEmpty())
+            openPaths(urls);
+    });
+
+    m_cancelAction = new QAction(tr("&Cancel run"), this);
+    m_cancelAction->setObjectName(QStringLiteral("cancelAction"));
+    m_cancelAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_K));
+    m_cancelAction->setToolTip(tr("Stop the selected run: SIGTERM to its process group, SIGKILL after 10 s"));
+    connect(m_cancelAction, &QAction::triggered, this, &MainWindow::cancelSelected);
+
+    m_deleteAction = new QAction(tr("&Delete run…"), this);
+    m_deleteAction->setObjectName(QStringLiteral("deleteAction"));
+    m_deleteAction->setShortcut(QKeySequence::Delete);
+    m_deleteAction->setToolTip(tr("Delete the selected finished run with its metrics and console copy"));
+    connect(m_deleteAction, &QAction::triggered, this, &MainWindow::deleteSelected);
+
+    auto* quit = new QAction(tr("&Quit"), this);
+    quit->setShortcut(QKeySequence::Quit);
+    connect(quit, &QAction::triggered, this, &QWidget::close);
+
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(m_submitAction);
+    file->addAction(m_openAction);
+    file->addSeparator();
+    file->addAction(quit);
+    QMenu* run = menuBar()->addMenu(tr("&Run"));
+    run->addAction(m_cancelAction);
+    run->addAction(m_deleteAction);
+
+    QToolBar* tb = addToolBar(tr("Main"));
+    tb->setObjectName(QStringLiteral("mainToolBar"));
+    tb->setMovable(false);
+    tb->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    tb->addAction(m_submitAction);
+    tb->addAction(m_openAction);
+    tb->addSeparator();
+    tb->addAction(m_cancelAction);
+    tb->addAction(m_deleteAction);
+}
+
+void MainWindow::createLayout()
+{
+    m_model = new RunsModel(this);
+    m_proxy = new QSortFilterProxyModel(this);
+    m_proxy->setObjectName(QStringLiteral("runsProxy"));
+    m_proxy->setSourceModel(m_model);
+    m_proxy->setSortRole(RunsModel::SortRole);
+    m_proxy->setDynamicSortFilter(true);
+
+    m_table = new QTableView;
+    m_table->setObjectName(QStringLiteral("runsTable"));
+    m_table->setModel(m_proxy);
+    m_table->setSortingEnabled(true);
+    m_table->sortByColumn(RunsModel::Started, Qt::DescendingOrder);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setAlternatingRowColors(true);
+    m_table->setWordWrap(false);
+    m_table->verticalHeader()->hide();
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 8);
+    m_table->horizontalHeader()->setStretchLastSection(false);
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    m_table->horizontalHeader()->setSectionResizeMode(RunsModel::Name, QHeaderView::Stretch);
+    m_table->horizontalHeader()->setHighlightSections(false);
+    m_table->setColumnWidth(RunsModel::State, 110);
+    m_table->setColumnWidth(RunsModel::Name, 220);
+    m_table->setColumnWidth(RunsModel::Node, 80);
+    m_table->setColumnWidth(RunsModel::Gpus, 60);
+    m_table->setColumnWidth(RunsModel::Started, 160);
+    m_table->setColumnWidth(RunsModel::Duration, 90);
+    m_table->setAcceptDrops(false);
+    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &MainWindow::onCurrentRowChanged);
+    connect(m_model, &QAbstractItemModel::columnsInserted, this, [this](const QModelIndex&, int first, int last) {
+        for (int c = first; c <= last; ++c)
+            m_table->setColumnWidth(c, 110);
+    });
+
+    auto* bottom = new QWidget;
+    auto* bl = new QVBoxLayout(bottom);
+    bl->setContentsMargins(0, 0, 0, 0);
+    bl->setSpacing(2);
+    m_header = new QLabel(bottom);
+    m_header->setObjectName(QStringLiteral("runHeader"));
+    m_header->setTextFormat(Qt::RichText);
+    m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_header->setContentsMargins(6, 4, 6, 2);
+    m_tabs = new QTabWidget(bottom);
+    m_tabs->setObjectName(QStringLiteral("runTabs"));
+    m_console = new ConsoleView;
+    m_charts = new MetricChartsPanel;
+    // Losses and accuracies first, then the rest.
+    m_charts->setKeyRank([](const QString& key) { return RunsModel::isMainMetricKey(key) ? 0 : 1; });
+    m_tabs->addTab(m_console, tr("Console"));
+    m_tabs->addTab(m_charts, tr("Metrics"));
+    bl->addWidget(m_header);
+    bl->addWidget(m_tabs, 1);
+
+    m_splitter = new QSplitter(Qt::Vertical);
+    m_splitter->setObjectName(QStringLiteral("mainSplitter"));
+    m_splitter->addWidget(m_table);
+    m_splitter->addWidget(bottom);
+    m_splitter->setStretchFactor(0, 1);
+    m_splitter->setStretchFactor(1, 2);
+    m_splitter->setChildrenCollapsible(false);
+    setCentralWidget(m_splitter);
+
+    m_nodeLabel = new QLabel;
+    m_nodeLabel->setObjectName(QStringLiteral("nodeStatusLabel"));
+    m_countLabel = new QLabel;
+    m_countLabel->setObjectName(QStringLiteral("runCountLabel"));
+    statusBar()->addPermanentWidget(m_countLabel);
+    statusBar()->addPermanentWidget(m_nodeLabel);
+    m_nodeLabel->setText(m_engine ? tr("local: connecting…") : tr("no engine"));
+    updateHeader();
+}
+
+void MainWindow::connectEngine()
+{
+    if (!m_engine)
+        return;
+    connect(m_engine, &RunEngine::runStateChanged, this, &MainWindow::onRunStateChanged, Qt::QueuedConnection);
+    connect(m_engine, &RunEngine::consoleReceived, this, &MainWindow::onConsoleReceived, Qt::QueuedConnection);
+    connect(m_engine, &RunEngine::metricsReceived, this, &MainWindow::onMetricsReceived, Qt::QueuedConnection);
+    connect(m_engine, &RunEngine::nodeStatusChanged, this, &MainWindow::onNodeStatus, Qt::QueuedConnection);
+}
+
+void MainWindow::restoreSettings()
+{
+    QSettings s = settings();
+    if (!restoreGeometry(s.value(QStringLiteral("mainWindow/geometry")).toByteArray())) {
+        // First start: most of the screen.
+        const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1400, 860);
+        const QSize size = QSize(1600, 1000).boundedTo(avail.size() * 0.95);
+        setGeometry(QStyle::alignedRect(Qt::LeftToRight, Qt::AlignCenter, size, avail));
+    }
+    restoreState(s.value(QStringLiteral("mainWindow/state")).toByteArray());
+    if (!m_splitter->restoreState(s.value(QStringLiteral("mainWindow/splitter")).toByteArray()))
+        m_splitter->setSizes({200, 660});
+    const int sortColumn = s.value(QStringLiteral("mainWindow/sortColumn"), int(RunsModel::Started)).toInt();
+    const auto order = Qt::SortOrder(s.value(QStringLiteral("mainWindow/sortOrder"), int(Qt::DescendingOrder)).toInt());
+    m_table->sortByColumn(sortColumn < RunsModel::FirstMetricColumn ? sortColumn : int(RunsModel::Started), order);
+    m_tabs->setCurrentIndex(s.value(QStringLiteral("mainWindow/tab"), 0).toInt());
+}
+
+void MainWindow::saveSettings()
+{
+    QSettings s = settings();
+    s.setValue(QStringLiteral("mainWindow/geometry"), saveGeometry());
+    s.setValue(QStringLiteral("mainWindow/state"), saveState());
+    s.setValue(QStringLiteral("mainWindow/splitter"), m_splitter->saveState());
+    s.setValue(QStringLiteral("mainWindow/sortColumn"), m_table->horizontalHeader()->sortIndicatorSection());
+    s.setValue(QStringLiteral("mainWindow/sortOrder"), int(m_table->horizontalHeader()->sortIndicatorOrder()));
+    s.setValue(QStringLiteral("mainWindow/tab"), m_tabs->currentIndex());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event)
+{
+    saveSettings();
+    QMainWindow::closeEvent(event);
+}
+
+// ---- drag and drop ---------------------------------------------------------
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event)
+{
+    if (event->mimeData()->hasUrls())
+        event->acceptProposedAction();
+}
+
+void MainWindow::dragMoveEvent(QDragMoveEvent* event)
+{
+    if (event->mimeData()->hasUrls())
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event)
+{
+    if (!event->mimeData()->hasUrls()) {
+        showError(tr("Nothing to open"), tr("Drop job specs (.yaml), scripts (.py, .sh) or folders here."));
+        return;
+    }
+    event->acceptProposedAction();
+    const QList<QUrl> urls = event->mimeData()->urls();
+    // Open after the drop returns: the drag source must not wait on a dialog.
+    QTimer::singleShot(0, this, [this, urls] { openPaths(urls); });
+}
+
+bool MainWindow::openPaths(const QList<QUrl>& urls)
+{
+    QStringList errors;
+    QList<QueuedOpen> items;
+    for (const QUrl& url : urls) {
+        if (!url.isLocalFile()) {
+            errors << tr("%1: only local files and folders can be opened").arg(url.toDisplayString());
+            continue;
+        }
+        const QString path = url.toLocalFile();
+        const QFileInfo info(path);
+        if (!info.exists()) {
+            errors << tr("%1: no such file or folder").arg(path);
+        } else if (isSpecFile(info)) {
+            items.append(QueuedOpen{true, info.absoluteFilePath(), {}});
+        } else if (isScript(info)) {
+            auto spec = jobSpecForScript(info.absoluteFilePath());
+            if (spec)
+                items.append(QueuedOpen{false, info.absoluteFilePath(), *spec});
+            else
+                errors << spec.error().message;
+        } else {
+            errors << tr("%1: only .py and .sh scripts, folders and .yaml job specs can be submitted").arg(path);
+        }
+    }
+    if (!errors.isEmpty())
+        showError(tr("Cannot open"), errors.join(u'\n'));
+    if (items.isEmpty())
+        return false;
+    m_openQueue += items;
+    if (!m_dialog)
+        openNextQueued();
+    return true;
+}
+
+void MainWindow::openNextQueued()
+{
+    while (!m_openQueue.isEmpty() && !m_dialog) {
+        const QueuedOpen next = m_openQueue.takeFirst();
+        if (next.isSpec)
+            openSpecDialog(next.path);
+        else
+            openSubmitDialog(next.spec);
+    }
+}
+
+SubmitDialog* MainWindow::openSubmitDialog(const JobSpec& spec)
+{
+    auto* dialog = new SubmitDialog(this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    if (!spec.argv.isEmpty())
+        dialog->setSpec(spec);
+    m_dialog = dialog;
+    connect(dialog, &QDialog::accepted, this, [this, dialog] { submit(dialog->spec()); });
+    connect(dialog, &QDialog::finished, this, [this] {
+        m_dialog = nullptr;
+        QTimer::singleShot(0, this, &MainWindow::openNextQueued);
+    });
+    dialog->open();
+    return dialog;
+}
+
+SubmitDialog* MainWindow::openSpecDialog(const QString& path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+        showError(tr("Cannot open"), tr("%1: cannot read job spec: %2").arg(path, f.errorString()));
+        return nullptr;
+    }
+    if (f.size() > 1024 * 1024) {
+        showError(tr("Cannot open"), tr("%1: a job spec larger than 1 MiB is not a job spec").arg(path));
+        return nullptr;
+    }
+    const QString text = QString::fromUtf8(f.readAll());
+    SubmitDialog* dialog = openSubmitDialog();
+    dialog->setSpecText(text, QFileInfo(path).absoluteFilePath(), QFileInfo(path).absolutePath());
+    dialog->setWindowTitle(tr("Submit %1").arg(QFileInfo(path).fileName()));
+    return dialog;
+}
+
+void MainWindow::submit(const JobSpec& spec)
+{
+    if (!m_engine) {
+        const QString msg = tr("Cannot submit '%1': no run engine.").arg(spec.name);
+        showError(tr("Submit failed"), msg);
+        Q_EMIT submitFailed(msg);
+        return;
+    }
+    statusBar()->showMessage(tr("Submitting %1…").arg(spec.name), 3000);
+    QPointer<MainWindow> self(this);
+    QPointer<RunEngine> engine = m_engine;
+    // submit() writes to the database: run it on the engine's thread and
+    // come back with the answer.
+    QMetaObject::invokeMethod(m_engine, [self, engine, spec] {
+        if (!engine)
+            return;
+        const Result<RunId> id = engine->submit(spec);
+        QMetaObject::invokeMethod(self, [self, id, name = spec.name] {
+            if (!self)
+                return;
+            if (id) {
+                self->m_selectOnArrival = *id;
+                self->statusBar()->showMessage(tr("Submitted %1 as run #%2").arg(name).arg(*id), 5000);
+                self->scheduleReload();
+                Q_EMIT self->runSubmitted(*id);
+            } else {
+                self->showError(tr("Submit failed"), id.error().message);
+                Q_EMIT self->submitFailed(id.error().message);
+            }
+        }, Qt::QueuedConnection);
+    }, Qt::QueuedConnection);
+}
+
+void MainWindow::showError(const QString& title, const QString& message)
+{
+    statusBar()->showMessage(message, 10000);
+    // Non-blocking: a drop handler must not sit in a nested event loop.
+    auto* box = new QMessageBox(QMessageBox::Warning, title, message, QMessageBox::Ok, this);
+    box->setObjectName(QStringLiteral("errorBox"));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+}
+
+// ---- runs -------------------------------------------------------------------
+
+void MainWindow::scheduleReload()
+{
+    if (!m_reloadTimer->isActive())
+        m_reloadTimer->start();
+}
+
+void MainWindow::onRunsLoaded(const RunRows& rows)
+{
+    m_model->setRuns(rows);
+    int active = 0, queued = 0;
+    for (const RunRow& r : rows) {
+        if (r.run.state == RunState::Running || r.run.state == RunState::Starting)
+            ++active;
+        else if (r.run.state == RunState::Queued)
+            ++queued;
+    }
+    m_countLabel->setText(tr("%1 runs · %2 running · %3 queued").arg(rows.size()).arg(active).arg(queued));
+
+    if (m_selectOnArrival && m_model->rowOf(m_selectOnArrival) >= 0) {
+        selectRun(std::exchange(m_selectOnArrival, 0));
+    } else if (m_selected && m_model->rowOf(m_selected) < 0) {
+        m_selected = 0; // deleted
+        m_console->clear(tr("Select a run to see its console."));
+        m_charts->clear(tr("Select a run to see its metrics."));
+    } else if (!m_selected && !m_selectedFirstRun && m_proxy->rowCount() > 0) {
+        m_selectedFirstRun = true;
+        m_table->setCurrentIndex(m_proxy->index(0, 0));
+    }
+    if (m_selected) {
+        // The record may have changed (state, console path).
+        if (const RunRow* row = m_model->rowData(m_selected))
+            onRunStateChanged(row->run);
+    }
+    updateHeader();
+    updateActions();
+    Q_EMIT runsReloaded();
+}
+
+void MainWindow::selectRun(RunId run)
+{
+    const int row = m_model->rowOf(run);
+    if (row < 0)
+        return;
+    const QModelIndex index = m_proxy->mapFromSource(m_model->index(row, 0));
+    m_table->setCurrentIndex(index);
+    m_table->scrollTo(index);
+}
+
+void MainWindow::onCurrentRowChanged()
+{
+    const QModelIndex current = m_table->currentIndex();
+    const RunId id = current.isValid() ? current.data(RunsModel::RunIdRole).toLongLong() : 0;
+    if (id != m_selected)
+        showRun(id);
+    updateActions();
+}
+
+void MainWindow::showRun(RunId id)
+{
+    m_selected = id;
+    m_liveBuffer.clear();
+    m_lastStep.clear();
+    m_metricsLoaded = false;
+    const RunRow* row = m_model->rowData(id);
+    if (!row) {
+        m_consolePathShown.clear();
+        m_console->clear(tr("Select a run to see its console."));
+        m_charts->clear(tr("Select a run to see its metrics."));
+        updateHeader();
+        return;
+    }
+    m_consolePathShown = row->run.consolePath;
+    m_console->setRun(id, row->run.consolePath, !isTerminal(row->run.state));
+    m_charts->clear(tr("Loading metrics…"));
+    m_reader->requestMetrics(id, ++m_metricsTicket);
+    updateHeader();
+}
+
+void MainWindow::updateHeader()
+{
+    const RunRow* row = m_selected ? m_model->rowData(m_selected) : nullptr;
+    if (!row) {
+        m_header->setText(tr("<i>No run selected — drop a training script, a folder or a job spec here, or press Ctrl+N.</i>"));
+        return;
+    }
+    const RunRecord& r = row->run;
+    QString state = runStateName(r.state);
+    if (r.exitCode && r.state != RunState::Succeeded)
+        state += tr(" (exit %1)").arg(*r.exitCode);
+    if (r.exitSignal)
+        state += tr(" (signal %1)").arg(*r.exitSignal);
+    if (!r.failureReason.isEmpty())
+        state += QStringLiteral(": ") + r.failureReason;
+    const QString command = r.argv.size() == 3 && r.argv.at(0) == u"/bin/sh" && r.argv.at(1) == u"-c"
+        ? r.argv.at(2)
+        : CommandLine::join(r.argv);
+    m_header->setText(QStringLiteral("<b>%1</b> &nbsp;#%2 &nbsp;<span style='color:%3'>%4</span> &nbsp;on %5"
+                                     " &nbsp;·&nbsp; <code>%6</code> &nbsp;in <code>%7</code>")
+                          .arg(r.name.toHtmlEscaped())
+                          .arg(r.id)
+                          .arg(RunStateStyle::color(r.state).name(), state.toHtmlEscaped(),
+                               (r.node.isEmpty() ? tr("(not placed)") : r.node).toHtmlEscaped(),
+                               command.toHtmlEscaped(), r.workdir.toHtmlEscaped()));
+}
+
+void MainWindow::updateActions()
+{
+    const RunRow* row = m_selected ? m_model->rowData(m_selected) : nullptr;
+    m_submitAction->setEnabled(m_engine != nullptr);
+    m_cancelAction->setEnabled(row && m_engine && !isTerminal(row->run.state));
+    m_deleteAction->setEnabled(row && isTerminal(row->run.state));
+    m_deleteAction->setToolTip(row && !isTerminal(row->run.state)
+                                   ? tr("Cancel the run first: only finished runs can be deleted")
+                                   : tr("Delete the selected finished run with its metrics and console copy"));
+}
+
+void MainWindow::onRunStateChanged(const RunRecord& run)
+{
+    m_model->updateRun(run);
+    if (run.id == m_selected) {
+        if (run.consolePath != m_consolePathShown) {
+            // Started: the console copy exists now.
+            m_consolePathShown = run.consolePath;
+            m_console->setRun(run.id, run.consolePath, !isTerminal(run.state));
+        } else if (isTerminal(run.state)) {
+            m_console->setLive(false);
+        }
+        updateHeader();
+        updateActions();
+    }
+}
+
+void MainWindow::onConsoleReceived(RunId run, qint64 offset, const QByteArray& bytes)
+{
+    m_console->appendBytes(run, offset, bytes);
+}
+
+void MainWindow::onMetricsReceived(RunId run, const QList<MetricPoint>& points)
+{
+    m_model->updateLatestMetrics(run, points);
+    if (run != m_selected)
+        return;
+    if (!m_metricsLoaded) {
+        m_liveBuffer += points;
+        return;
+    }
+    appendLivePoints(points);
+}
+
+void MainWindow::appendLivePoints(const QList<MetricPoint>& points)
+{
+    QMap<QString, QList<SeriesPoint>> byKey;
+    for (const MetricPoint& p : points) {
+        auto last = m_lastStep.constFind(p.key);
+        if (last != m_lastStep.cend() && p.step <= *last)
+            continue; // already drawn from the database
+        m_lastStep.insert(p.key, p.step);
+        byKey[p.key].append(SeriesPoint{double(p.step), p.value});
+    }
+    for (auto it = byKey.cbegin(); it != byKey.cend(); ++it)
+        m_charts->appendPoints(it.key(), it.value());
+}
+
+void MainWindow::onMetricsLoaded(RunId run, int ticket, const QMap<QString, QList<MetricPoint>>& series)
+{
+    if (ticket != m_metricsTicket || run != m_selected)
+        return;
+    m_charts->clear(tr("No metrics yet. Lines like 'loss=0.31', 'val_acc: 0.9' or JSON records become curves here."));
+    for (auto it = series.cbegin(); it != series.cend(); ++it) {
+        m_charts->setSeries(it.key(), toSeries(it.value()));
+        if (!it.value().isEmpty())
+            m_lastStep.insert(it.key(), it.value().last().step);
+    }
+    m_metricsLoaded = true;
+    appendLivePoints(std::exchange(m_liveBuffer, {}));
+}
+
+void MainWindow::onNodeStatus(const QString& node, bool ready, const QString& reason)
+{
+    m_nodeStatus.insert(node, ready ? tr("ready") : (reason.isEmpty() ? tr("not ready") : reason));
+    QStringList parts;
+    for (auto it = m_nodeStatus.cbegin(); it != m_nodeStatus.cend(); ++it)
+        parts << QStringLiteral("%1: %2").arg(it.key(), it.value());
+    parts.sort();
+    m_nodeLabel->setText(parts.join(QStringLiteral(" · ")));
+    m_nodeLabel->setStyleSheet(ready ? QString() : QStringLiteral("color: #c62828;"));
+}
+
+void MainWindow::cancelSelected()
+{
+    const RunRow* row = m_selected ? m_model->rowData(m_selected) : nullptr;
+    if (!row || !m_engine || isTerminal(row->run.state))
+        return;
+    const RunId id = row->run.id;
+    QPointer<RunEngine> engine = m_engine;
+    QMetaObject::invokeMethod(m_engine, [engine, id] {
+        if (engine)
+            engine->cancel(id);
+    }, Qt::QueuedConnection);
+    statusBar()->showMessage(tr("Cancelling run #%1…").arg(id), 5000);
+}
+
+void MainWindow::deleteSelected()
+{
+    const RunRow* row = m_selected ? m_model->rowData(m_selected) : nullptr;
+    if (!row || !isTerminal(row->run.state))
+        return;
+    const RunId id = row->run.id;
+    const QString name = row->run.name;
+    const auto answer = QMessageBox::question(
+        this, tr("Delete run"),
+        tr("Delete run #%1 '%2' with its params, metrics and local console copy?\nThis cannot be undone.").arg(id).arg(name),
+        QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
+    if (answer != QMessageBox::Yes)
+        return;
+    m_store->deleteRun(id); // queued to the store's writer thread
+    const QString dir = runDataDir(m_store->location(), id);
+    QMetaObject::invokeMethod(m_reader, [dir] {
+        QDir d(dir);
+        if (d.exists())
+            d.removeRecursively();
+    }, Qt::QueuedConnection);
+    m_model->removeRun(id);
+    statusBar()->showMessage(tr("Deleted run #%1 '%2'").arg(id).arg(name), 5000);
+}
+
+} // namespace ty

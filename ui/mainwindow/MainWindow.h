@@ -1,0 +1,148 @@
+#pragma once
+
+#include "common/Run.h"
+#include "runs/RunRow.h"
+#include "spec/JobSpec.h"
+
+#include <QHash>
+#include <QMainWindow>
+#include <QPointer>
+#include <QThread>
+#include <QUrl>
+
+class QAction;
+class QLabel;
+class QSortFilterProxyModel;
+class QSplitter;
+class QTabWidget;
+class QTableView;
+class QTimer;
+
+namespace ty {
+
+class ConsoleView;
+class MetricChartsPanel;
+class ResultStore;
+class RunEngine;
+class RunsModel;
+class StoreReader;
+class SubmitDialog;
+
+// The main window: runs table (top), the selected run's Console and Metrics
+// tabs (bottom), actions Submit… (Ctrl+N), Open spec… (Ctrl+O), Cancel run,
+// Delete run (asks first), node status in the status bar. Geometry, window
+// state, splitter and sort order are remembered in QSettings.
+//
+// Drag and drop anywhere on the window: a .yaml/.yml job spec opens the
+// submit dialog in YAML mode (shown, editable, errors with line:column);
+// .py/.sh files or folders open it pre-filled (jobSpecForScript), one dialog
+// after the other. Anything else gets a message, never a crash.
+//
+// Data: database reads go through a StoreReader on a worker thread; the
+// engine (on its own thread, may be null: then nothing can be submitted)
+// is reached with queued calls and its signals arrive queued.
+// GUI thread only. `store` and `engine` must outlive the window.
+class MainWindow final : public QMainWindow {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(MainWindow)
+
+public:
+    MainWindow(ResultStore* store, RunEngine* engine, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // What a drop of these URLs does (also the "Open spec…" action).
+    // Returns false when nothing could be opened (a message says why).
+    bool openPaths(const QList<QUrl>& urls);
+    // Opens the submit dialog (non-modal to the event loop) in form mode.
+    SubmitDialog* openSubmitDialog(const JobSpec& spec = {});
+    // Opens the submit dialog in YAML mode with the file's text.
+    SubmitDialog* openSpecDialog(const QString& path);
+    // Submits through the engine (asynchronously); runSubmitted or
+    // submitFailed follows.
+    void submit(const JobSpec& spec);
+
+    void selectRun(RunId run);
+    RunId selectedRun() const { return m_selected; }
+    RunsModel* runsModel() const { return m_model; }
+    QSortFilterProxyModel* runsProxy() const { return m_proxy; }
+    ConsoleView* console() const { return m_console; }
+    MetricChartsPanel* charts() const { return m_charts; }
+
+Q_SIGNALS:
+    void runSubmitted(ty::RunId run);
+    void submitFailed(const QString& message);
+    // A runs snapshot from the database was applied to the table.
+    void runsReloaded();
+
+protected:
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dragMoveEvent(QDragMoveEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+    void closeEvent(QCloseEvent* event) override;
+
+private:
+    void createActions();
+    void createLayout();
+    void connectEngine();
+    void restoreSettings();
+    void saveSettings();
+    void showError(const QString& title, const QString& message);
+    void openNextQueued();
+
+    void scheduleReload();
+    void onRunsLoaded(const RunRows& rows);
+    void onCurrentRowChanged();
+    void showRun(RunId run);
+    void updateHeader();
+    void updateActions();
+    void onRunStateChanged(const RunRecord& run);
+    void onConsoleReceived(RunId run, qint64 offset, const QByteArray& bytes);
+    void onMetricsReceived(RunId run, const QList<MetricPoint>& points);
+    void onMetricsLoaded(RunId run, int ticket, const QMap<QString, QList<MetricPoint>>& series);
+    void onNodeStatus(const QString& node, bool ready, const QString& reason);
+    void appendLivePoints(const QList<MetricPoint>& points);
+    void cancelSelected();
+    void deleteSelected();
+
+    ResultStore* m_store;
+    QPointer<RunEngine> m_engine;
+    QThread m_readerThread;
+    StoreReader* m_reader = nullptr;
+
+    RunsModel* m_model = nullptr;
+    QSortFilterProxyModel* m_proxy = nullptr;
+    QTableView* m_table = nullptr;
+    QSplitter* m_splitter = nullptr;
+    QTabWidget* m_tabs = nullptr;
+    QLabel* m_header = nullptr;
+    ConsoleView* m_console = nullptr;
+    MetricChartsPanel* m_charts = nullptr;
+    QLabel* m_nodeLabel = nullptr;
+    QLabel* m_countLabel = nullptr;
+    QAction* m_submitAction = nullptr;
+    QAction* m_openAction = nullptr;
+    QAction* m_cancelAction = nullptr;
+    QAction* m_deleteAction = nullptr;
+    QTimer* m_reloadTimer = nullptr;
+    QTimer* m_tickTimer = nullptr;
+
+    struct QueuedOpen {
+        bool isSpec = false;
+        QString path;
+        JobSpec spec;
+    };
+    QList<QueuedOpen> m_openQueue;
+    QPointer<SubmitDialog> m_dialog;
+
+    RunId m_selected = 0;
+    RunId m_selectOnArrival = 0;
+    bool m_selectedFirstRun = false;
+    QString m_consolePathShown;
+    int m_metricsTicket = 0;
+    bool m_metricsLoaded = false;
+    QList<MetricPoint> m_liveBuffer;   // live points that came while the metrics were loading
+    QHash<QString, qint64> m_lastStep; // per key, last step drawn
+    QHash<QString, QString> m_nodeStatus;
+};
+
+} // namespace ty

@@ -1,0 +1,24 @@
+#pragma once
+
+#include "common/Run.h"
+
+#include <QList>
+#include <QMap>
+#include <QMetaType>
+#include <QString>
+
+namespace ty {
+
+// One row of the runs table: an immutable snapshot of a run as stored, with
+// the latest point of each of its metric keys (ResultStore::latestMetrics).
+// Built on a reader thread (StoreReader) and handed to RunsModel by value.
+struct RunRow {
+    RunRecord run;
+    QMap<QString, MetricPoint> latest;
+};
+
+using RunRows = QList<RunRow>;
+
+} // namespace ty
+
+Q_DECLARE_METATYPE(ty::RunRow)

@@ -1,0 +1,436 @@
+#include "RunsModel.h"
+
+#include "RunStateStyle.h"
+
+#include <QColor>
+#include <QFont>
+#include <QRegularExpression>
+#include <QSet>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace ty {
+
+namespace {
+
+bool sameRow(const RunRow& a, const RunRow& b)
+{
+    const RunRecord& x = a.run;
+    const RunRecord& y = b.run;
+    if (x.state != y.state || x.name != y.name || x.node != y.node || x.gpus != y.gpus
+        || x.startedAt != y.startedAt || x.finishedAt != y.finishedAt || x.failureReason != y.failureReason
+        || x.exitCode != y.exitCode || x.exitSignal != y.exitSignal || a.latest.size() != b.latest.size())
+        return false;
+    for (auto it = a.latest.cbegin(); it != a.latest.cend(); ++it) {
+        auto o = b.latest.constFind(it.key());
+        if (o == b.latest.cend() || o->step != it->step)
+            return false;
+        const double v = it->value, w = o->value;
+        if (!(v == w || (std::isnan(v) && std::isnan(w))))
+            return false;
+    }
+    return true;
+}
+
+bool isMainLooking(const QString& key)
+{
+    static const QRegularExpression re(QStringLiteral(
+        "(^|[_/.\\-])(loss|acc|accuracy|err|error|f1|auc|ppl|perplexity|bleu|map|iou|top1|top5)$|^(val|valid|validation|test|eval)[_/.\\-]"),
+        QRegularExpression::CaseInsensitiveOption);
+    return re.match(key).hasMatch();
+}
+
+bool isBookkeeping(const QString& key)
+{
+    static const QSet<QString> skip = {
+        QStringLiteral("epoch"), QStringLiteral("step"), QStringLiteral("global_step"), QStringLiteral("iteration"),
+        QStringLiteral("iter"), QStringLiteral("batch"), QStringLiteral("it"), QStringLiteral("time"),
+    };
+    return skip.contains(key.toLower());
+}
+
+} // namespace
+
+RunsModel::RunsModel(QObject* parent)
+    : QAbstractTableModel(parent)
+    , m_now(QDateTime::currentDateTimeUtc())
+{
+}
+
+int RunsModel::rowCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : int(m_rows.size());
+}
+
+int RunsModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : FirstMetricColumn + int(m_metricKeys.size());
+}
+
+bool RunsModel::isMainMetricKey(const QString& key)
+{
+    return isMainLooking(key);
+}
+
+QString RunsModel::formatDuration(qint64 ms)
+{
+    if (ms < 0)
+        return {};
+    const qint64 s = ms / 1000;
+    if (s < 60)
+        return QStringLiteral("%1s").arg(s);
+    if (s < 3600)
+        return QStringLiteral("%1m %2s").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+    if (s < 86400)
+        return QStringLiteral("%1h %2m").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
+    return QStringLiteral("%1d %2h").arg(s / 86400).arg((s % 86400) / 3600, 2, 10, QLatin1Char('0'));
+}
+
+QString RunsModel::formatValue(double v)
+{
+    if (std::isnan(v))
+        return QStringLiteral("nan");
+    if (std::isinf(v))
+        return v > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
+    return QString::number(v, 'g', 5);
+}
+
+qint64 RunsModel::durationMs(const RunRecord& r) const
+{
+    if (!r.startedAt.isValid())
+        return -1;
+    const QDateTime end = r.finishedAt.isValid() ? r.finishedAt : (isTerminal(r.state) ? r.startedAt : m_now);
+    return std::max<qint64>(0, r.startedAt.msecsTo(end));
+}
+
+QVariant RunsModel::data(const QModelIndex& index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const RunRow& row = m_rows.at(index.row());
+    const RunRecord& r = row.run;
+    const int col = index.column();
+
+    if (role == RunIdRole)
+        return r.id;
+
+    if (col >= FirstMetricColumn) {
+        const QString& key = m_metricKeys.at(col - FirstMetricColumn);
+        auto it = row.latest.constFind(key);
+        if (it == row.latest.cend())
+            return {};
+        switch (role) {
+        case Qt::DisplayRole: return formatValue(it->value);
+        // NaN sorts below every number (a total order for the proxy).
+        case SortRole: return std::isnan(it->value) ? -std::numeric_limits<double>::infinity() : it->value;
+        case Qt::ToolTipRole: return QStringLiteral("%1 = %2 at step %3").arg(key, formatValue(it->value)).arg(it->step);
+        case Qt::TextAlignmentRole: return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
+        default: return {};
+        }
+    }
+
+    switch (col) {
+    case State:
+        switch (role) {
+        case Qt::DisplayRole: return runStateName(r.state);
+        case Qt::DecorationRole: return RunStateStyle::icon(r.state);
+        case Qt::ForegroundRole: return RunStateStyle::color(r.state);
+        case SortRole: return RunStateStyle::sortOrder(r.state);
+        case Qt::ToolTipRole: {
+            QString tip = runStateName(r.state);
+            if (r.exitCode)
+                tip += QStringLiteral(", exit code %1").arg(*r.exitCode);
+            if (r.exitSignal)
+                tip += QStringLiteral(", signal %1").arg(*r.exitSignal);
+            if (!r.failureReason.isEmpty())
+                tip += QStringLiteral(": ") + r.failureReason;
+            return tip;
+        }
+        default: return {};
+        }
+    case Name:
+        if (role == Qt::DisplayRole || role == SortRole)
+            return r.name;
+        if (role == Qt::ToolTipRole)
+            return QStringLiteral("#%1 %2\n%3").arg(r.id).arg(r.name, r.argv.join(u' '));
+        return {};
+    case Node:
+        if (role == Qt::DisplayRole || role == SortRole)
+            return r.node;
+        return {};
+    case Gpus:
+        if (role == Qt::DisplayRole) {
+            QStringList parts;
+            for (int g : r.gpus)
+                parts << QString::number(g);
+            return parts.isEmpty() ? QStringLiteral("–") : parts.join(u',');
+        }
+        if (role == SortRole)
+            return int(r.gpus.size());
+        if (role == Qt::TextAlignmentRole)
+            return QVariant::fromValue(Qt::Alignment(Qt::AlignCenter));
+        return {};
+    case Started:
+        if (!r.startedAt.isValid())
+            return {};
+        if (role == Qt::DisplayRole)
+            return r.startedAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+        if (role == SortRole)
+            return r.startedAt.toMSecsSinceEpoch();
+        if (role == Qt::ToolTipRole)
+            return r.startedAt.toUTC().toString(Qt::ISODateWithMs);
+        return {};
+    case Duration: {
+        const qint64 ms = durationMs(r);
+        if (ms < 0)
+            return {};
+        if (role == Qt::DisplayRole)
+            return formatDuration(ms);
+        if (role == SortRole)
+            return ms;
+        if (role == Qt::TextAlignmentRole)
+            return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
+        return {};
+    }
+    default: return {};
+    }
+}
+
+QVariant RunsModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || section < 0 || section >= columnCount())
+        return QAbstractTableModel::headerData(section, orientation, role);
+    if (role != Qt::DisplayRole && role != Qt::ToolTipRole)
+        return {};
+    switch (section) {
+    case State: return tr("State");
+    case Name: return tr("Name");
+    case Node: return tr("Node");
+    case Gpus: return tr("GPUs");
+    case Started: return tr("Started");
+    case Duration: return tr("Duration");
+    default: {
+        const QString& key = m_metricKeys.at(section - FirstMetricColumn);
+        return role == Qt::ToolTipRole ? tr("Latest value of %1").arg(key) : key;
+    }
+    }
+}
+
+QStringList RunsModel::chooseMainMetrics(const RunRows& rows, int cap)
+{
+    QHash<QString, int> count;
+    for (const RunRow& row : rows)
+        for (auto it = row.latest.cbegin(); it != row.latest.cend(); ++it)
+            if (!isBookkeeping(it.key()))
+                ++count[it.key()];
+    QStringList main, other;
+    for (auto it = count.cbegin(); it != count.cend(); ++it)
+        (isMainLooking(it.key()) ? main : other) << it.key();
+    // Only keys that look like a loss or an accuracy get a column; when no
+    // key does, the most common others stand in (fewer of them).
+    QStringList keys = main.isEmpty() ? other : main;
+    const int limit = main.isEmpty() ? std::min(cap, 3) : cap;
+    std::sort(keys.begin(), keys.end(), [&](const QString& a, const QString& b) {
+        if (count.value(a) != count.value(b))
+            return count.value(a) > count.value(b);
+        return a < b;
+    });
+    if (keys.size() > limit)
+        keys.resize(limit);
+    // Show them in a stable, readable order: by name.
+    std::sort(keys.begin(), keys.end());
+    return keys;
+}
+
+void RunsModel::setMaxMetricColumns(int n)
+{
+    m_maxMetricColumns = std::max(0, n);
+    applyMetricColumns(chooseMainMetrics(m_rows, m_maxMetricColumns));
+}
+
+void RunsModel::applyMetricColumns(const QStringList& keys)
+{
+    if (keys == m_metricKeys)
+        return;
+    // Remove the columns that go, back to front, then append the new ones:
+    // never a reset, so a view keeps its selection and header state.
+    for (int i = int(m_metricKeys.size()) - 1; i >= 0; --i) {
+        if (keys.contains(m_metricKeys.at(i)))
+            continue;
+        beginRemoveColumns({}, FirstMetricColumn + i, FirstMetricColumn + i);
+        m_metricKeys.removeAt(i);
+        endRemoveColumns();
+    }
+    QStringList added;
+    for (const QString& k : keys)
+        if (!m_metricKeys.contains(k))
+            added << k;
+    if (!added.isEmpty()) {
+        const int first = FirstMetricColumn + int(m_metricKeys.size());
+        beginInsertColumns({}, first, first + int(added.size()) - 1);
+        m_metricKeys += added;
+        endInsertColumns();
+    }
+}
+
+void RunsModel::rebuildIndex()
+{
+    m_rowOf.clear();
+    m_rowOf.reserve(m_rows.size());
+    for (int i = 0; i < m_rows.size(); ++i)
+        m_rowOf.insert(m_rows.at(i).run.id, i);
+}
+
+void RunsModel::setRuns(const RunRows& rows)
+{
+    QHash<RunId, int> incoming;
+    incoming.reserve(rows.size());
+    for (int i = 0; i < rows.size(); ++i)
+        incoming.insert(rows.at(i).run.id, i);
+
+    // 1. Rows that went away.
+    for (int i = int(m_rows.size()) - 1; i >= 0; --i) {
+        if (incoming.contains(m_rows.at(i).run.id))
+            continue;
+        int first = i;
+        while (first > 0 && !incoming.contains(m_rows.at(first - 1).run.id))
+            --first;
+        beginRemoveRows({}, first, i);
+        m_rows.remove(first, i - first + 1);
+        endRemoveRows();
+        i = first;
+    }
+    rebuildIndex();
+
+    // 2. The survivors must be in the snapshot's relative order (runs are
+    // sorted by creation, which never changes); if not, start over.
+    {
+        int last = -1;
+        bool ordered = true;
+        for (const RunRow& r : std::as_const(m_rows)) {
+            const int pos = incoming.value(r.run.id);
+            if (pos < last) {
+                ordered = false;
+                break;
+            }
+            last = pos;
+        }
+        if (!ordered) {
+            beginResetModel();
+            m_rows = rows;
+            m_metricKeys = chooseMainMetrics(m_rows, m_maxMetricColumns);
+            rebuildIndex();
+            endResetModel();
+            return;
+        }
+    }
+
+    // 3. Insert new rows (in contiguous blocks) and update the others.
+    int i = 0;
+    while (i < rows.size()) {
+        if (i < m_rows.size() && m_rows.at(i).run.id == rows.at(i).run.id) {
+            if (!sameRow(m_rows.at(i), rows.at(i))) {
+                m_rows[i] = rows.at(i);
+                Q_EMIT dataChanged(index(i, 0), index(i, columnCount() - 1));
+            }
+            ++i;
+            continue;
+        }
+        int end = i;
+        while (end < rows.size() && !m_rowOf.contains(rows.at(end).run.id))
+            ++end;
+        Q_ASSERT(end > i);
+        beginInsertRows({}, i, end - 1);
+        for (int k = i; k < end; ++k)
+            m_rows.insert(k, rows.at(k));
+        endInsertRows();
+        rebuildIndex();
+        i = end;
+    }
+    rebuildIndex();
+    applyMetricColumns(chooseMainMetrics(m_rows, m_maxMetricColumns));
+}
+
+void RunsModel::updateRun(const RunRecord& run)
+{
+    const int row = rowOf(run.id);
+    if (row < 0) {
+        beginInsertRows({}, 0, 0);
+        m_rows.prepend(RunRow{run, {}});
+        endInsertRows();
+        rebuildIndex();
+        return;
+    }
+    RunRow updated = m_rows.at(row);
+    updated.run = run;
+    if (!sameRow(updated, m_rows.at(row))) {
+        m_rows[row] = updated;
+        Q_EMIT dataChanged(index(row, 0), index(row, columnCount() - 1));
+    } else {
+        m_rows[row] = updated;
+    }
+}
+
+void RunsModel::updateLatestMetrics(RunId run, const QList<MetricPoint>& points)
+{
+    const int row = rowOf(run);
+    if (row < 0 || points.isEmpty())
+        return;
+    RunRow& r = m_rows[row];
+    bool newKey = false;
+    for (const MetricPoint& p : points) {
+        auto it = r.latest.find(p.key);
+        if (it == r.latest.end()) {
+            r.latest.insert(p.key, p);
+            newKey = true;
+        } else if (p.step >= it->step) {
+            *it = p;
+        }
+    }
+    if (newKey)
+        applyMetricColumns(chooseMainMetrics(m_rows, m_maxMetricColumns));
+    if (!m_metricKeys.isEmpty())
+        Q_EMIT dataChanged(index(row, FirstMetricColumn), index(row, columnCount() - 1));
+}
+
+void RunsModel::removeRun(RunId run)
+{
+    const int row = rowOf(run);
+    if (row < 0)
+        return;
+    beginRemoveRows({}, row, row);
+    m_rows.removeAt(row);
+    endRemoveRows();
+    rebuildIndex();
+    applyMetricColumns(chooseMainMetrics(m_rows, m_maxMetricColumns));
+}
+
+void RunsModel::tick(const QDateTime& nowUtc)
+{
+    m_now = nowUtc;
+    for (int i = 0; i < m_rows.size(); ++i) {
+        const RunRecord& r = m_rows.at(i).run;
+        if (r.startedAt.isValid() && !r.finishedAt.isValid() && !isTerminal(r.state))
+            Q_EMIT dataChanged(index(i, Duration), index(i, Duration));
+    }
+}
+
+RunId RunsModel::runIdAt(int row) const
+{
+    return row >= 0 && row < m_rows.size() ? m_rows.at(row).run.id : 0;
+}
+
+int RunsModel::rowOf(RunId run) const
+{
+    return m_rowOf.value(run, -1);
+}
+
+const RunRow* RunsModel::rowData(RunId run) const
+{
+    const int row = rowOf(run);
+    return row < 0 ? nullptr : &m_rows.at(row);
+}
+
+} // namespace ty

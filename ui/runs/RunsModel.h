@@ -1,0 +1,90 @@
+#pragma once
+
+#include "RunRow.h"
+
+#include <QAbstractTableModel>
+#include <QDateTime>
+#include <QHash>
+#include <QStringList>
+
+namespace ty {
+
+// The runs table: one row per run, newest first (the order of the snapshot it
+// was given), columns State, Name, Node, GPUs, Started, Duration, then one
+// column per main metric holding the run's latest value of that key.
+//
+// Sorting goes through a QSortFilterProxyModel with sortRole = SortRole: that
+// role gives numbers (state order, start time in ms since the epoch, duration
+// in ms, metric value) so times and values sort numerically, not as text.
+// Missing values are an invalid QVariant.
+//
+// Updates are incremental so a view's selection survives them: setRuns()
+// diffs the snapshot by run id (rows removed, inserted, or dataChanged per
+// changed row), metric columns are removed/appended, never reset. Times are
+// UTC in the data and shown in local time.
+//
+// GUI thread only.
+class RunsModel final : public QAbstractTableModel {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(RunsModel)
+
+public:
+    enum Column { State, Name, Node, Gpus, Started, Duration, FirstMetricColumn };
+    enum Role {
+        SortRole = Qt::UserRole,   // numeric/time value for sorting
+        RunIdRole = Qt::UserRole + 1,
+    };
+    static constexpr int kDefaultMaxMetricColumns = 6;
+
+    explicit RunsModel(QObject* parent = nullptr);
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+    // Replaces the content with `rows` (newest first), keeping rows whose run
+    // id is in both.
+    void setRuns(const RunRows& rows);
+    // A run changed (RunEngine::runStateChanged): updates its row, or inserts
+    // it at the top when unknown. Keeps the row's latest metrics.
+    void updateRun(const RunRecord& run);
+    // New points of a run (RunEngine::metricsReceived): a key's latest value
+    // moves when a point's step is >= the one shown. May add metric columns.
+    void updateLatestMetrics(RunId run, const QList<MetricPoint>& points);
+    void removeRun(RunId run);
+
+    // Emits dataChanged for the Duration of unfinished runs, with `now` as the
+    // end of their duration (the main window calls it every second).
+    void tick(const QDateTime& nowUtc = QDateTime::currentDateTimeUtc());
+
+    RunId runIdAt(int row) const;
+    int rowOf(RunId run) const;            // -1 when absent
+    const RunRow* rowData(RunId run) const; // nullptr when absent
+    QStringList metricColumns() const { return m_metricKeys; }
+    void setMaxMetricColumns(int n);
+
+    // The metric keys worth a column, at most `cap`, sorted by name: the keys
+    // that look like a loss or an accuracy (loss, acc, accuracy, val_*,
+    // *_loss, *_acc ...), most common first; only when no key does, up to 3
+    // of the others. `epoch`, `step` and the like never.
+    static QStringList chooseMainMetrics(const RunRows& rows, int cap);
+
+    // Whether `key` looks like a loss or an accuracy (loss, acc, val_* ...).
+    static bool isMainMetricKey(const QString& key);
+    static QString formatDuration(qint64 ms);
+    static QString formatValue(double v);
+
+private:
+    void applyMetricColumns(const QStringList& keys);
+    void rebuildIndex();
+    qint64 durationMs(const RunRecord& r) const;
+
+    RunRows m_rows;
+    QHash<RunId, int> m_rowOf;
+    QStringList m_metricKeys;
+    int m_maxMetricColumns = kDefaultMaxMetricColumns;
+    QDateTime m_now;
+};
+
+} // namespace ty

@@ -1,0 +1,65 @@
+#include "StoreReader.h"
+
+#include "store/ResultStore.h"
+
+#include <QMetaObject>
+
+namespace ty {
+
+StoreReader::StoreReader(ResultStore* store, QObject* parent)
+    : QObject(parent)
+    , m_store(store)
+{
+}
+
+void StoreReader::requestRuns()
+{
+    QMetaObject::invokeMethod(this, [this] {
+        if (m_runsQueued)
+            return;
+        m_runsQueued = true;
+        // Post the load behind whatever else is queued, so a burst of
+        // requests collapses into this one.
+        QMetaObject::invokeMethod(this, &StoreReader::loadRuns, Qt::QueuedConnection);
+    }, Qt::QueuedConnection);
+}
+
+void StoreReader::requestMetrics(RunId run, int ticket)
+{
+    QMetaObject::invokeMethod(this, [this, run, ticket] { loadMetrics(run, ticket); }, Qt::QueuedConnection);
+}
+
+void StoreReader::requestVersionCheck()
+{
+    QMetaObject::invokeMethod(this, &StoreReader::checkVersion, Qt::QueuedConnection);
+}
+
+void StoreReader::loadRuns()
+{
+    m_runsQueued = false;
+    RunRows rows;
+    const QList<RunRecord> runs = m_store->runs();
+    rows.reserve(runs.size());
+    for (const RunRecord& r : runs)
+        rows.append(RunRow{r, m_store->latestMetrics(r.id)});
+    Q_EMIT runsLoaded(rows);
+}
+
+void StoreReader::loadMetrics(RunId run, int ticket)
+{
+    QMap<QString, QList<MetricPoint>> series;
+    const QList<MetricPoint> points = m_store->metrics(run);
+    for (const MetricPoint& p : points)
+        series[p.key].append(p);
+    Q_EMIT metricsLoaded(run, ticket, series);
+}
+
+void StoreReader::checkVersion()
+{
+    const qint64 v = m_store->dataVersion();
+    if (m_lastVersion >= 0 && v != m_lastVersion)
+        Q_EMIT externalChange();
+    m_lastVersion = v;
+}
+
+} // namespace ty

@@ -1,0 +1,53 @@
+#pragma once
+
+#include "RunRow.h"
+
+#include <QMap>
+#include <QObject>
+
+namespace ty {
+
+class ResultStore;
+
+// Reads the result database off the GUI thread. Lives on its own worker
+// thread (MainWindow moves it there); every request is posted to that thread
+// and answered with an immutable snapshot through a signal, which the GUI
+// receives queued. The GUI thread thus never runs SQL for anything that can
+// grow (the runs list, metrics).
+//
+// Requests are coalesced: several requestRuns() posted while one load is
+// running produce one more load, not one each.
+class StoreReader final : public QObject {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(StoreReader)
+
+public:
+    // `store` must outlive the reader.
+    explicit StoreReader(ResultStore* store, QObject* parent = nullptr);
+
+    // Thread-safe: post a load of every run with its latest metrics.
+    void requestRuns();
+    // Thread-safe: post a load of all metric points of `run`, answered with
+    // `ticket` so the receiver can drop answers to older requests.
+    void requestMetrics(RunId run, int ticket);
+    // Thread-safe: post a check of the database's data version (another
+    // process wrote?); emits externalChange when it moved.
+    void requestVersionCheck();
+
+Q_SIGNALS:
+    void runsLoaded(const ty::RunRows& rows);
+    // Points per key, each list ordered by step (ResultStore::metrics order).
+    void metricsLoaded(ty::RunId run, int ticket, const QMap<QString, QList<ty::MetricPoint>>& series);
+    void externalChange();
+
+private:
+    void loadRuns();
+    void loadMetrics(RunId run, int ticket);
+    void checkVersion();
+
+    ResultStore* m_store;
+    bool m_runsQueued = false; // touched on the reader thread only
+    qint64 m_lastVersion = -1;
+};
+
+} // namespace ty

@@ -202,6 +202,20 @@ bool startsPair(QStringView s)
     return i < s.size() && (s[i] == u'=' || s[i] == u':');
 }
 
+// A nested object under one of these names holds hyperparameters or
+// settings (`{"params": {"lr": 0.001}}`, `{"hparams": ...}`), not metrics.
+bool isConfigKey(QStringView key)
+{
+    static constexpr std::u16string_view kConfig[] = {
+        u"params", u"hparams", u"hyperparameters", u"hyper_parameters", u"config", u"cfg", u"args", u"arguments",
+        u"options", u"opts", u"settings",
+    };
+    for (std::u16string_view c : kConfig)
+        if (key.compare(QStringView(c.data(), qsizetype(c.size())), Qt::CaseInsensitive) == 0)
+            return true;
+    return false;
+}
+
 } // namespace
 
 MetricExtractor::MetricExtractor(QList<MetricRule> customRules)
@@ -316,7 +330,7 @@ bool MetricExtractor::extractObject(QStringView line, QList<Raw>& out, LineInfo&
                     const bool pct = s.trimmed().endsWith(u'%');
                     if (const auto d = parseValue(s))
                         accept(key, *d, pct, out, info);
-                } else if (v.isObject() && prefix.count(u'.') < 4) {
+                } else if (v.isObject() && prefix.count(u'.') < 4 && !isConfigKey(it.key())) {
                     walk(v.toObject(), key);
                 }
             }

@@ -33,7 +33,8 @@ struct ExtractedMetric {
 //
 // Recognisers, in order:
 //  1. JSON object lines (`{"loss": 0.5, "step": 3}`; nested objects give
-//     dotted keys `a.b`; numeric strings, NaN/Infinity accepted) and Python
+//     dotted keys `a.b`, except under params/hparams/config/args/...,
+//     which hold hyperparameters, not metrics; numeric strings, NaN/Infinity accepted) and Python
 //     dict lines whose numbers may be quoted (`{'loss': '0.6926', 'epoch':
 //     '0.16'}`). The object may follow other text (a tqdm bar) but must end
 //     the line.

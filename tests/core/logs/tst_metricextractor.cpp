@@ -280,6 +280,10 @@ private Q_SLOTS:
         QVERIFY(std::isnan(nanInf.at(0).value));
         QCOMPARE(nanInf.at(1).value, -std::numeric_limits<double>::infinity());
         QCOMPARE(nanInf.at(1).step, 7);
+        // Hyperparameters printed as JSON are not metrics.
+        const QList<ExtractedMetric> cfg = x.extract(u"{\"params\": {\"lr\": 0.001, \"batch_size\": 32}, \"hparams\": {\"d\": 1}, \"score\": 3}");
+        QCOMPARE(cfg.size(), 1);
+        QCOMPARE(cfg.at(0).key, QStringLiteral("score"));
     }
 
     void pythonDictLines()

@@ -102,7 +102,9 @@ void Agent::sendHello()
                           {"hostname", hostName()},
                           {"user", userName()},
                           {"pid", ::getpid()},
-                          {"state_dir", registry_.stateDir()}});
+                          {"state_dir", registry_.stateDir()},
+                          {"cpus", ::sysconf(_SC_NPROCESSORS_ONLN)},
+                          {"memory_mib", static_cast<long long>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE) / (1024 * 1024)}});
 }
 
 void Agent::reply(const Json& id, Json fields)

@@ -198,6 +198,16 @@ int cmdValidate(const QStringList& args)
 int waitForRun(Context& ctx, RunEngine& engine, RunId id, bool follow)
 {
     Follower follower(engine, id, follow, 0);
+    // While it waits in the queue, say why (once per change).
+    auto lastReason = std::make_shared<QString>();
+    QObject::connect(&engine, &RunEngine::pendingReasonsChanged, &follower, [id, lastReason](const QHash<RunId, QString>& reasons) {
+        const QString reason = reasons.value(id);
+        if (!reason.isEmpty() && reason != *lastReason) {
+            err() << "run " << id << " queued: " << reason << '\n';
+            err().flush();
+        }
+        *lastReason = reason;
+    });
     if (!follow) {
         // Wait until the node took it (or refused it), then leave it running.
         QObject::connect(&engine, &RunEngine::runStateChanged, &follower, [id](const RunRecord& r) {
@@ -215,8 +225,12 @@ int waitForRun(Context& ctx, RunEngine& engine, RunId id, bool follow)
         return Unavailable;
     }
     if (loop == 130) {
-        err() << "\ntrainyardctl: detached; run " << id << " keeps running. Follow it again with: trainyardctl logs "
-              << id << " --follow\n";
+        if (r->state == RunState::Queued)
+            err() << "\ntrainyardctl: detached; run " << id << " stays queued and starts once trainyard or trainyardctl "
+                  << "is running again\n";
+        else
+            err() << "\ntrainyardctl: detached; run " << id << " keeps running. Follow it again with: trainyardctl logs "
+                  << id << " --follow\n";
         return 130;
     }
     if (!follow) {
@@ -315,7 +329,7 @@ int cmdLs(Context& ctx, const QStringList& args)
             o[QStringLiteral("finished_at")] = time(r.finishedAt);
             o[QStringLiteral("exit_code")] = r.exitCode ? QJsonValue(*r.exitCode) : QJsonValue();
             o[QStringLiteral("exit_signal")] = r.exitSignal ? QJsonValue(*r.exitSignal) : QJsonValue();
-            o[QStringLiteral("failure_reason")] = r.failureReason;
+            o[r.state == RunState::Queued ? QStringLiteral("pending_reason") : QStringLiteral("failure_reason")] = r.failureReason;
             QJsonObject metrics;
             const auto latest = ctx.store->latestMetrics(r.id);
             for (auto it = latest.cbegin(); it != latest.cend(); ++it) {
@@ -338,8 +352,11 @@ int cmdLs(Context& ctx, const QStringList& args)
         for (auto it = latest.cbegin(); it != latest.cend(); ++it)
             if (it.key().contains(QStringLiteral("acc")) || it.key().contains(QStringLiteral("loss")))
                 shown.append(it.key() + u'=' + formatValue(it.value().value));
+        if (r.state != RunState::Succeeded && !r.failureReason.isEmpty())
+            shown.append(QStringLiteral("(%1)").arg(r.failureReason));
         out() << QStringLiteral("%1  %2 %3 %4 %5 %6 %7  %8\n")
-                     .arg(r.id, 5).arg(r.name.left(20), -20).arg(runStateName(r.state), -10).arg(r.node, -8)
+                     .arg(r.id, 5).arg(r.name.left(20), -20).arg(runStateName(r.state), -10)
+                     .arg(r.node.isEmpty() ? QStringLiteral("-") : r.node, -8)
                      .arg(gpuList(r.gpus), -5).arg(localTime(r.startedAt), -19).arg(duration(r), -8)
                      .arg(shown.join(u' '));
     }

@@ -48,7 +48,7 @@ struct RunRecord {
     QDateTime finishedAt;
     std::optional<int> exitCode;
     std::optional<int> exitSignal;
-    QString failureReason;        // e.g. "CUDA out of memory", "start failed: ..."
+    QString failureReason;        // failed: why ("CUDA out of memory", "exit code 3"); queued: why it waits
     QString agentRunId;           // the agent's id for the run (its directory name on the node)
     QString consolePath;          // local copy of the console (raw bytes)
     qint64 consoleOffset = 0;     // bytes of the node's console already copied and ingested

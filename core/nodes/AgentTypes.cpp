@@ -45,6 +45,8 @@ Result<AgentHello> agentHelloFromJson(const QJsonObject& o)
     h.user = o.value(QLatin1StringView("user")).toString();
     h.pid = o.value(QLatin1StringView("pid")).toInteger();
     h.stateDir = o.value(QLatin1StringView("state_dir")).toString();
+    h.cpus = o.value(QLatin1StringView("cpus")).toInt();
+    h.memoryMiB = o.value(QLatin1StringView("memory_mib")).toInteger();
     return h;
 }
 

@@ -29,6 +29,8 @@ struct AgentHello {
     QString user;
     qint64 pid = 0;
     QString stateDir;   // absolute, on the node
+    int cpus = 0;         // online CPUs of the node (0: not reported)
+    qint64 memoryMiB = 0; // physical memory of the node, MiB (0: not reported)
 };
 
 struct AgentStartRequest {

@@ -4,6 +4,8 @@
 #include "common/Paths.h"
 #include "nodes/AgentClient.h"
 #include "nodes/LocalAgentTransport.h"
+#include "nodes/NodeHealth.h"
+#include "sched/Scheduler.h"
 #include "store/ResultStore.h"
 
 #include <QCryptographicHash>
@@ -24,8 +26,11 @@ namespace ty {
 struct RunEngine::Node {
     QString name;
     AgentClient* client = nullptr;
+    NodeHealth* health = nullptr; // heartbeats; disconnects the client when the node goes silent
+    int reconnectDelayMs = 0;     // the last reconnection delay (0: connected, or never lost)
     bool ready = false;
-    QList<int> gpus;      // GPU indices the agent reported
+    AgentHello hello;
+    QList<AgentGpu> gpus; // as the agent last reported them
     QString lastError;
 };
 
@@ -62,6 +67,8 @@ RunEngine::RunEngine(ResultStore* store, QString databasePath, QObject* parent)
     qRegisterMetaType<ty::RunRecord>();
     qRegisterMetaType<ty::MetricPoint>();
     qRegisterMetaType<QList<ty::MetricPoint>>();
+    qRegisterMetaType<QHash<ty::RunId, QString>>();
+    m_policy = sched::Policy::easyBackfill(sched::Ordering::Priority);
     m_pollTimer = new QTimer(this);
     m_pollTimer->setInterval(kPollIntervalMs);
     connect(m_pollTimer, &QTimer::timeout, this, &RunEngine::pollDatabase);
@@ -72,6 +79,7 @@ RunEngine::~RunEngine()
 {
     // Leave every run going; flush what was ingested so the next session
     // resumes exactly where this one stopped.
+    m_shuttingDown = true;
     m_store->flush();
     for (const auto& node : std::as_const(m_nodes))
         if (node->client)
@@ -89,6 +97,9 @@ void RunEngine::addNode(const QString& name, std::unique_ptr<AgentTransport> tra
     node->name = name;
     node->client = new AgentClient(std::move(transport), this);
     node->client->setNodeName(node->name);
+    node->health = new NodeHealth(node->client, this);
+    node->health->setInterval(m_heartbeatIntervalMs);
+    node->health->setTimeout(m_heartbeatTimeoutMs);
     Node* n = node.get();
     connect(node->client, &AgentClient::ready, this, [this, n](const AgentHello&) { onNodeReady(*n); });
     connect(node->client, &AgentClient::disconnected, this, [this, n](const QString& reason) { onNodeLost(*n, reason); });
@@ -127,10 +138,11 @@ bool RunEngine::nodeReady(const QString& node) const
     return it != m_nodes.cend() && (*it)->ready;
 }
 
-Result<RunId> RunEngine::submit(const JobSpec& spec)
+Result<RunId> RunEngine::submit(const JobSpec& spec, const QString& node)
 {
     RunRecord r;
     r.name = spec.name;
+    r.node = node; // pre-set: the scheduler places it on this node only
     r.state = RunState::Queued;
     r.specYaml = spec.yaml.isEmpty() ? toYaml(spec) : spec.yaml;
     r.specPath = spec.sourcePath;
@@ -213,53 +225,157 @@ void RunEngine::scheduleSoon()
     });
 }
 
-// Placement for the local node: first come, first served among queued runs;
-// a run that needs more GPUs than are free waits (the head blocks those behind
-// it, so a large run is never overtaken for ever). The full policy scheduler
-// (core/sched) takes over here once several nodes exist.
+void RunEngine::setPolicy(const sched::Policy& policy)
+{
+    m_policy = policy;
+    scheduleSoon();
+}
+
+namespace {
+// The OS user, the default fair-share account of a run.
+QString osUser()
+{
+    const QString u = qEnvironmentVariable("USER");
+    return u.isEmpty() ? qEnvironmentVariable("LOGNAME") : u;
+}
+} // namespace
+
+// One pass of the pure scheduler (core/sched) over every node this engine
+// knows: placements are started, every other queued run gets its reason.
 void RunEngine::schedulePass()
 {
     if (!m_ownsIngestion)
         return; // only one process starts queued runs
-    QList<RunRecord> queued;
-    QSet<int> busyGpus;
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    sched::ClusterState state;
+    QStringList names = m_nodes.keys();
+    names.sort();
+    for (const QString& name : std::as_const(names)) {
+        const Node& n = *m_nodes.value(name);
+        sched::NodeState ns;
+        ns.name = n.name;
+        ns.address = n.hello.hostname;
+        ns.reachable = n.ready;
+        ns.cpus = n.hello.cpus;
+        ns.memoryMiB = n.hello.memoryMiB;
+        for (const AgentGpu& g : n.gpus) {
+            sched::GpuState gs;
+            gs.index = g.index;
+            gs.uuid = g.uuid;
+            gs.name = g.name;
+            gs.memoryTotalMiB = qint64(g.memoryTotalMib.value_or(0));
+            gs.memoryFreeMiB = gs.memoryTotalMiB - qint64(g.memoryUsedMib.value_or(0));
+            for (const AgentGpuProcess& p : g.processes)
+                if (p.run.isEmpty())
+                    gs.foreignBusy = true;
+            ns.gpus.append(gs);
+        }
+        state.nodes.append(ns);
+    }
+
+    QList<sched::PendingRun> queue;
+    QHash<RunId, RunRecord> queued;
     const QList<RunRecord> all = m_store->runs();
     for (const RunRecord& r : all) {
-        if (r.state == RunState::Queued)
-            queued.append(r);
-        else if (!isTerminal(r.state))
-            for (int g : r.gpus)
-                busyGpus.insert(g);
+        if (r.state == RunState::Queued) {
+            const auto spec = parseJobSpec(r.specYaml, QStringLiteral("run %1").arg(r.id), r.workdir);
+            sched::PendingRun p;
+            p.id = r.id;
+            p.submitMs = r.createdAt.toMSecsSinceEpoch();
+            p.priority = r.priority;
+            p.user = osUser();
+            if (spec) {
+                const ResourceRequest& res = spec->resources;
+                p.gpus = res.gpus;
+                p.gpuMemoryMiB = res.gpuMemoryMiB;
+                p.gpuTypeRegex = res.gpuType;
+                p.cpus = res.cpus;
+                p.memoryMiB = res.memoryMiB;
+                p.nodes = res.nodes;
+                p.estimatedRuntimeMs = spec->estimatedRuntimeSec.value_or(0) * 1000;
+                p.timeLimitMs = spec->timeLimitSec.value_or(0) * 1000;
+                if (!spec->user.isEmpty())
+                    p.user = spec->user;
+                p.project = spec->project;
+                p.queue = spec->queue;
+            }
+            if (!r.node.isEmpty())
+                for (const QString& other : std::as_const(names))
+                    if (other != r.node)
+                        p.avoidNodes.append(other); // the user chose the node
+            queue.append(p);
+            queued.insert(r.id, r);
+        } else if (!isTerminal(r.state) && !r.node.isEmpty()) {
+            sched::RunningAllocation a;
+            a.run = r.id;
+            sched::NodeShare share;
+            share.node = r.node;
+            share.gpuIndices = r.gpus;
+            a.startMs = r.startedAt.isValid() ? r.startedAt.toMSecsSinceEpoch() : now;
+            a.user = osUser();
+            // What it holds besides its GPUs, and how long it will hold it.
+            if (const auto spec = parseJobSpec(r.specYaml, QStringLiteral("run %1").arg(r.id), r.workdir)) {
+                share.cpus = spec->resources.cpus;
+                share.memoryMiB = spec->resources.memoryMiB;
+                a.timeLimitMs = spec->timeLimitSec.value_or(0) * 1000;
+                if (spec->estimatedRuntimeSec)
+                    a.estimatedEndMs = a.startMs + *spec->estimatedRuntimeSec * 1000;
+                if (!spec->user.isEmpty())
+                    a.user = spec->user;
+                a.project = spec->project;
+            }
+            a.nodes.append(share);
+            state.running.append(a);
+        }
     }
-    std::sort(queued.begin(), queued.end(), [](const RunRecord& a, const RunRecord& b) {
-        if (a.priority != b.priority)
-            return a.priority > b.priority;
-        return a.id < b.id;
-    });
-    const auto node = m_nodes.value(QStringLiteral("local"));
-    if (!node || !node->ready)
+    if (queue.isEmpty()) {
+        if (!m_pendingReasons.isEmpty()) {
+            m_pendingReasons.clear();
+            Q_EMIT pendingReasonsChanged(m_pendingReasons);
+        }
         return;
-    for (RunRecord& r : queued) {
-        int gpusWanted = 0;
-        if (const auto spec = parseJobSpec(r.specYaml, QStringLiteral("run %1").arg(r.id), r.workdir))
-            gpusWanted = spec->resources.gpus * std::max(1, spec->resources.nodes);
-        if (gpusWanted > node->gpus.size()) {
-            failRun(r, QStringLiteral("needs %1 GPU(s); node %2 has %3").arg(gpusWanted).arg(node->name).arg(node->gpus.size()));
+    }
+
+    const sched::SchedulerDecision decision = sched::schedule(state, queue, m_policy, now);
+    QHash<RunId, QString> reasons;
+    for (const sched::PendingInfo& info : decision.pending) {
+        const QString text = sched::renderPendingReason(info.reason);
+        const bool noNodeCanEver = info.reason.kind == sched::PendingKind::Unsatisfiable
+            && info.reason.unreachableNodes.isEmpty() && !state.nodes.isEmpty();
+        if (noNodeCanEver) {
+            // No node this engine knows could ever hold it: say so now rather
+            // than leave it queued for ever.
+            failRun(queued.value(info.run), text);
             continue;
         }
-        QList<int> chosen;
-        for (int g : std::as_const(node->gpus)) {
-            if (chosen.size() == gpusWanted)
-                break;
-            if (!busyGpus.contains(g))
-                chosen.append(g);
+        reasons.insert(info.run, text);
+        // Kept with the run too, so every process sharing the database (the
+        // CLI's ls, another GUI) shows why it waits.
+        RunRecord& r = queued[info.run];
+        if (r.failureReason != text) {
+            r.failureReason = text;
+            commit(r);
         }
-        if (chosen.size() < gpusWanted)
-            break; // the head waits for GPUs; nothing overtakes it
-        for (int g : chosen)
-            busyGpus.insert(g);
-        r.gpus = chosen;
+    }
+    for (const sched::RunPlacement& placement : decision.placements) {
+        RunRecord r = queued.value(placement.run);
+        if (placement.nodes.size() != 1) {
+            failRun(r, QStringLiteral("multi-node (gang) runs need SSH nodes, which this build cannot start yet"));
+            continue;
+        }
+        const sched::NodeAssignment& a = placement.nodes.front();
+        const auto node = m_nodes.value(a.node);
+        if (!node || !node->ready)
+            continue;
+        r.gpus = a.gpuIndices;
+        r.failureReason.clear();
+        for (auto it = a.env.cbegin(); it != a.env.cend(); ++it)
+            r.env.insert(it.key(), it.value());
         startRun(r, *node);
+    }
+    if (reasons != m_pendingReasons) {
+        m_pendingReasons = reasons;
+        Q_EMIT pendingReasonsChanged(m_pendingReasons);
     }
 }
 
@@ -422,14 +538,13 @@ void RunEngine::commit(const RunRecord& run)
 void RunEngine::onNodeReady(Node& node)
 {
     node.ready = true;
+    node.reconnectDelayMs = 0;
     node.lastError.clear();
     Q_EMIT nodeStatusChanged(node.name, true, QString());
+    node.hello = node.client->hello();
     Node* n = &node;
     node.client->gpus([this, n](const Result<QList<AgentGpu>>& gpus) {
-        n->gpus.clear();
-        if (gpus)
-            for (const AgentGpu& g : *gpus)
-                n->gpus.append(g.index);
+        n->gpus = gpus ? *gpus : QList<AgentGpu>{};
         if (!m_ownsIngestion)
             return;
         // Re-attach every run of this node that was going when we last looked.
@@ -469,6 +584,28 @@ void RunEngine::onNodeLost(Node& node, const QString& reason)
         else
             ++it;
     }
+    if (m_shuttingDown)
+        return;
+    // Reconnect with backoff; onNodeReady re-attaches its runs at their stored offsets.
+    node.reconnectDelayMs = node.reconnectDelayMs == 0 ? m_reconnectFirstMs
+                                                       : std::min(node.reconnectDelayMs * 2, m_reconnectMaxMs);
+    QTimer::singleShot(node.reconnectDelayMs, this, [this, name = node.name] {
+        const auto n = m_nodes.value(name);
+        if (n && !m_shuttingDown && n->client->state() == AgentClient::State::Disconnected)
+            n->client->connectToAgent();
+    });
+}
+
+void RunEngine::setReconnectDelays(int firstMs, int maxMs)
+{
+    m_reconnectFirstMs = std::max(1, firstMs);
+    m_reconnectMaxMs = std::max(m_reconnectFirstMs, maxMs);
+}
+
+void RunEngine::setHeartbeat(int intervalMs, int timeoutMs)
+{
+    m_heartbeatIntervalMs = intervalMs;
+    m_heartbeatTimeoutMs = timeoutMs;
 }
 
 void RunEngine::pollDatabase()

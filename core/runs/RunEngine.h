@@ -2,6 +2,7 @@
 
 #include "common/Result.h"
 #include "common/Run.h"
+#include "sched/Policy.h"
 #include "spec/JobSpec.h"
 
 #include <QHash>
@@ -52,6 +53,13 @@ public:
     // Adds a node served by an agent behind any transport (an SSH channel for
     // a workstation). The engine owns the transport; `name` must be unique.
     void addNode(const QString& name, std::unique_ptr<AgentTransport> transport);
+    // A lost node (connection closed, or no heartbeat within the timeout) is
+    // reconnected after firstMs, then after doubling delays up to maxMs, until
+    // it answers (default 1 s .. 30 s). Its runs are not failed meanwhile.
+    void setReconnectDelays(int firstMs, int maxMs);
+    // Heartbeats (NodeHealth pings) of nodes added after the call: interval
+    // and the silence after which a node counts as lost (default 5 s / 15 s).
+    void setHeartbeat(int intervalMs, int timeoutMs);
 
     // Try to become the ingestion owner (see above). Returns whether it is.
     bool acquireIngestion();
@@ -59,7 +67,9 @@ public:
 
     // Records the run as queued and asks for it to be placed and started.
     // Thread-safe. Errors: the database write failed.
-    Result<RunId> submit(const JobSpec& spec);
+    // `node` (optional): the run may only be placed on that node (trainyardctl
+    // submit --node NAME); empty: wherever the scheduler places it.
+    Result<RunId> submit(const JobSpec& spec, const QString& node = {});
     // Cancel: SIGTERM to the run's process group, SIGKILL after `graceMs`.
     // A queued run is cancelled at once. Thread-safe.
     void cancel(RunId id, int graceMs = 10000);
@@ -73,6 +83,12 @@ public:
     // Whether the node's agent answered its handshake.
     bool nodeReady(const QString& node) const;
 
+    // The scheduling policy for queued runs (default: EASY backfill over FCFS).
+    // Engine thread.
+    void setPolicy(const sched::Policy& policy);
+    // Why each queued run waits, as of the last scheduling pass (engine thread).
+    QHash<RunId, QString> pendingReasons() const { return m_pendingReasons; }
+
 Q_SIGNALS:
     // Raw console bytes [offset, offset + bytes.size()) of a run, as received.
     void consoleReceived(ty::RunId run, qint64 offset, const QByteArray& bytes);
@@ -80,6 +96,9 @@ Q_SIGNALS:
     void metricsReceived(ty::RunId run, const QList<ty::MetricPoint>& points);
     // A run changed state (queued -> running -> succeeded ...).
     void runStateChanged(const ty::RunRecord& run);
+    // After each scheduling pass: why every queued run waits ("waiting: needs
+    // 2 GPUs with >= 40 GiB free; best node local has 1", ...).
+    void pendingReasonsChanged(const QHash<ty::RunId, QString>& reasons);
     // A node connected, or was lost (reason non-empty).
     void nodeStatusChanged(const QString& node, bool ready, const QString& reason);
 
@@ -108,8 +127,15 @@ private:
     QHash<QString, std::shared_ptr<Node>> m_nodes;
     QHash<RunId, std::shared_ptr<Active>> m_active; // runs being tailed, by run id
     QHash<RunId, RunState> m_watched;                // display-only watches (non-owner): last state seen
+    QHash<RunId, QString> m_pendingReasons;
+    sched::Policy m_policy;
     QTimer* m_pollTimer = nullptr;
     bool m_schedulePending = false;
+    bool m_shuttingDown = false;   // destructor: lost nodes are not reconnected
+    int m_reconnectFirstMs = 1000;
+    int m_reconnectMaxMs = 30000;
+    int m_heartbeatIntervalMs = 5000;
+    int m_heartbeatTimeoutMs = 15000;
     qint64 m_lastDataVersion = -1;
 };
 

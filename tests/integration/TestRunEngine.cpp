@@ -8,6 +8,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QThread>
 
 using namespace ty;
 
@@ -155,8 +156,36 @@ private Q_SLOTS:
         auto id = engine->submit(spec(QStringLiteral("command: [true]\nresources: {gpus: 64}\n")));
         QVERIFY(id);
         QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Failed, 10000);
-        QVERIFY2((*store)->run(*id)->failureReason.startsWith(QStringLiteral("needs 64 GPU(s); node local has ")),
-                 qPrintable((*store)->run(*id)->failureReason));
+        QCOMPARE((*store)->run(*id)->failureReason,
+                 QStringLiteral("cannot start: needs 64 GPUs; no reachable node could ever hold it (best node local has 0 usable GPUs)"));
+    }
+
+    void queuedRunWaitsWithReason()
+    {
+        // Two runs that each need every CPU of this machine: the second waits,
+        // says why, and starts when the first ends.
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get());
+        QVERIFY(engine->acquireIngestion());
+        QSignalSpy reasons(engine.get(), &RunEngine::pendingReasonsChanged);
+        const int cpus = QThread::idealThreadCount();
+        const QString yaml = QStringLiteral("command: [sleep, '1.5']\nresources: {cpus: %1}\n").arg(cpus);
+        auto first = engine->submit(spec(yaml));
+        QVERIFY(first);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*first)->state, RunState::Running, 10000);
+        auto second = engine->submit(spec(yaml));
+        QVERIFY(second);
+        QTRY_VERIFY_WITH_TIMEOUT(engine->pendingReasons().contains(*second), 5000);
+        QCOMPARE(engine->pendingReasons().value(*second),
+                 QStringLiteral("waiting: needs %1 CPUs; best node local has 0 CPUs").arg(cpus));
+        QCOMPARE((*store)->run(*second)->state, RunState::Queued);
+        (*store)->flush();
+        QCOMPARE((*store)->run(*second)->failureReason, engine->pendingReasons().value(*second));
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*second)->state, RunState::Succeeded, 15000);
+        QVERIFY((*store)->run(*second)->startedAt >= (*store)->run(*first)->finishedAt.addMSecs(-50));
+        QVERIFY(!engine->pendingReasons().contains(*second));
+        QCOMPARE((*store)->run(*second)->failureReason, QString());
     }
 };
 

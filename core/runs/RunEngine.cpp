@@ -44,16 +44,20 @@ struct RunEngine::Active {
 namespace {
 constexpr int kPollIntervalMs = 500;
 
+// The job spec a run was submitted with. It was validated at submission, so
+// this only fails for a database edited by hand; callers then use defaults.
+Result<JobSpec> specOf(const RunRecord& run)
+{
+    return parseJobSpec(run.specYaml, QStringLiteral("run %1 spec").arg(run.id),
+                        run.workdir.isEmpty() ? QDir::rootPath() : run.workdir);
+}
+
 QList<MetricRule> rulesFromSpec(const RunRecord& run)
 {
     QList<MetricRule> rules;
-    if (run.specYaml.isEmpty())
-        return rules;
-    const auto spec = parseJobSpec(run.specYaml, QStringLiteral("run %1 spec").arg(run.id), run.workdir.isEmpty() ? QDir::rootPath() : run.workdir);
-    if (!spec)
-        return rules;
-    for (const MetricRuleSpec& r : spec->metricRules)
-        rules.append(MetricRule{r.key, QRegularExpression(r.regex)});
+    if (const auto spec = specOf(run))
+        for (const MetricRuleSpec& r : spec->metricRules)
+            rules.append(MetricRule{r.key, QRegularExpression(r.regex)});
     return rules;
 }
 } // namespace
@@ -278,7 +282,7 @@ void RunEngine::schedulePass()
     const QList<RunRecord> all = m_store->runs();
     for (const RunRecord& r : all) {
         if (r.state == RunState::Queued) {
-            const auto spec = parseJobSpec(r.specYaml, QStringLiteral("run %1").arg(r.id), r.workdir);
+            const auto spec = specOf(r);
             sched::PendingRun p;
             p.id = r.id;
             p.submitMs = r.createdAt.toMSecsSinceEpoch();
@@ -314,7 +318,7 @@ void RunEngine::schedulePass()
             a.startMs = r.startedAt.isValid() ? r.startedAt.toMSecsSinceEpoch() : now;
             a.user = osUser();
             // What it holds besides its GPUs, and how long it will hold it.
-            if (const auto spec = parseJobSpec(r.specYaml, QStringLiteral("run %1").arg(r.id), r.workdir)) {
+            if (const auto spec = specOf(r)) {
                 share.cpus = spec->resources.cpus;
                 share.memoryMiB = spec->resources.memoryMiB;
                 a.timeLimitMs = spec->timeLimitSec.value_or(0) * 1000;

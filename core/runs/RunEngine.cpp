@@ -52,6 +52,14 @@ Result<JobSpec> specOf(const RunRecord& run)
                         run.workdir.isEmpty() ? QDir::rootPath() : run.workdir);
 }
 
+QString sweepIdOf(const RunRecord& run)
+{
+    for (const QString& tag : run.tags)
+        if (tag.startsWith(QStringLiteral("sweep:")))
+            return tag;
+    return {};
+}
+
 QList<MetricRule> rulesFromSpec(const RunRecord& run)
 {
     QList<MetricRule> rules;
@@ -144,23 +152,45 @@ bool RunEngine::nodeReady(const QString& node) const
 
 Result<RunId> RunEngine::submit(const JobSpec& spec, const QString& node)
 {
-    RunRecord r;
-    r.name = spec.name;
-    r.node = node; // pre-set: the scheduler places it on this node only
-    r.state = RunState::Queued;
-    r.specYaml = spec.yaml.isEmpty() ? toYaml(spec) : spec.yaml;
-    r.specPath = spec.sourcePath;
-    r.argv = spec.argv;
-    r.workdir = spec.workdir;
-    r.env = spec.env;
-    r.tags = spec.tags;
-    r.priority = spec.priority;
-    r.createdAt = QDateTime::currentDateTimeUtc();
-    auto id = m_store->createRun(r, spec.params);
-    if (!id)
-        return id;
+    auto ids = submitAll(spec, node);
+    if (!ids)
+        return std::unexpected(ids.error());
+    return ids->front();
+}
+
+Result<QList<RunId>> RunEngine::submitAll(const JobSpec& spec, const QString& node)
+{
+    const auto expanded = expandSweep(spec);
+    if (!expanded)
+        return std::unexpected(expanded.error());
+    // One id for the runs of a sweep: the scheduler caps them together and
+    // the runs table can group them.
+    const QString sweepTag = spec.sweep.isEmpty()
+        ? QString()
+        : QStringLiteral("sweep:%1").arg(QDateTime::currentMSecsSinceEpoch());
+    QList<RunId> ids;
+    for (const JobSpec& one : *expanded) {
+        RunRecord r;
+        r.name = one.name;
+        r.node = node; // pre-set: the scheduler places it on this node only
+        r.state = RunState::Queued;
+        r.specYaml = spec.yaml.isEmpty() ? toYaml(spec) : spec.yaml;
+        r.specPath = spec.sourcePath;
+        r.argv = one.argv;
+        r.workdir = one.workdir;
+        r.env = one.env;
+        r.tags = one.tags;
+        if (!sweepTag.isEmpty())
+            r.tags.append(sweepTag);
+        r.priority = one.priority;
+        r.createdAt = QDateTime::currentDateTimeUtc();
+        auto id = m_store->createRun(r, one.params);
+        if (!id)
+            return std::unexpected(id.error());
+        ids.append(*id);
+    }
     QMetaObject::invokeMethod(this, [this] { scheduleSoon(); }, Qt::QueuedConnection);
-    return id;
+    return ids;
 }
 
 void RunEngine::cancel(RunId id, int graceMs)
@@ -302,7 +332,9 @@ void RunEngine::schedulePass()
                     p.user = spec->user;
                 p.project = spec->project;
                 p.queue = spec->queue;
+                p.sweepMaxConcurrent = spec->maxConcurrent;
             }
+            p.sweepId = sweepIdOf(r);
             if (!r.node.isEmpty())
                 for (const QString& other : std::as_const(names))
                     if (other != r.node)
@@ -328,6 +360,7 @@ void RunEngine::schedulePass()
                     a.user = spec->user;
                 a.project = spec->project;
             }
+            a.sweepId = sweepIdOf(r);
             a.nodes.append(share);
             state.running.append(a);
         }

@@ -66,10 +66,15 @@ public:
     bool ownsIngestion() const { return m_ownsIngestion; }
 
     // Records the run as queued and asks for it to be placed and started.
-    // Thread-safe. Errors: the database write failed.
     // `node` (optional): the run may only be placed on that node (trainyardctl
     // submit --node NAME); empty: wherever the scheduler places it.
+    // A spec with a `sweep` becomes one run per combination (expandSweep),
+    // tagged "sweep:<id>" and capped together at its max_concurrent; submit()
+    // then returns the first run's id, submitAll() every id in expansion order.
+    // Thread-safe. Errors: a sweep value that breaks the spec, or the
+    // database write failed.
     Result<RunId> submit(const JobSpec& spec, const QString& node = {});
+    Result<QList<RunId>> submitAll(const JobSpec& spec, const QString& node = {});
     // Cancel: SIGTERM to the run's process group, SIGKILL after `graceMs`.
     // A queued run is cancelled at once. Thread-safe.
     void cancel(RunId id, int graceMs = 10000);

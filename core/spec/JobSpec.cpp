@@ -62,7 +62,8 @@ public:
             QStringLiteral("name"), QStringLiteral("command"), QStringLiteral("workdir"), QStringLiteral("env"),
             QStringLiteral("params"), QStringLiteral("resources"), QStringLiteral("priority"), QStringLiteral("tags"),
             QStringLiteral("metrics"), QStringLiteral("estimated_runtime"), QStringLiteral("time_limit"),
-            QStringLiteral("queue"), QStringLiteral("user"), QStringLiteral("project")};
+            QStringLiteral("queue"), QStringLiteral("user"), QStringLiteral("project"), QStringLiteral("sweep"),
+            QStringLiteral("max_concurrent")};
         for (auto it = root.begin(); it != root.end(); ++it) {
             const QString key = checkKey(it->first, topKeys, QString());
             const YAML::Node& v = it->second;
@@ -96,11 +97,21 @@ public:
                 spec.user = scalar(v, key);
             } else if (key == u"project") {
                 spec.project = scalar(v, key);
+            } else if (key == u"sweep") {
+                parseSweep(v, spec);
+            } else if (key == u"max_concurrent") {
+                m_maxConcurrentMark = v.Mark();
+                spec.maxConcurrent = int(integer(v, key, 0, 100000));
             }
         }
         if (!haveCommand)
             throw SpecError{QStringLiteral("missing required key 'command' (a list of arguments or a shell string)"), root.Mark()};
 
+        for (auto it = spec.sweep.cbegin(); it != spec.sweep.cend(); ++it)
+            if (!spec.params.contains(it.key()))
+                spec.params.insert(it.key(), it.value().front());
+        if (spec.maxConcurrent && spec.sweep.isEmpty())
+            throw SpecError{QStringLiteral("'max_concurrent' limits the runs of a 'sweep', and this spec has none"), m_maxConcurrentMark};
         for (auto it = m_overrides.cbegin(); it != m_overrides.cend(); ++it) {
             if (!spec.params.contains(it.key()))
                 throw SpecError{QStringLiteral("cannot set param '%1': the job spec has no such param").arg(it.key()),
@@ -251,6 +262,34 @@ private:
         throw SpecError{QStringLiteral("'command' must be a list of arguments or a shell string, not a %1").arg(kindName(v)), v.Mark()};
     }
 
+    void parseSweep(const YAML::Node& v, JobSpec& spec)
+    {
+        if (!v.IsMap())
+            throw SpecError{QStringLiteral("'sweep' must be a mapping of param names to lists of values, like {lr: [0.001, 0.01]}"), v.Mark()};
+        const QMap<QString, QString> names = stringMapKeysOnly(v);
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            const QString name = qs(it->first.Scalar());
+            const QStringList values = stringList(it->second, QStringLiteral("sweep.") + name);
+            if (values.isEmpty())
+                throw SpecError{QStringLiteral("'sweep.%1' needs at least one value").arg(name), it->second.Mark()};
+            spec.sweep.insert(name, values);
+        }
+        Q_UNUSED(names);
+    }
+
+    // Checks that a mapping's keys are identifiers, without looking at values.
+    QMap<QString, QString> stringMapKeysOnly(const YAML::Node& v)
+    {
+        static const QRegularExpression nameRe(QStringLiteral("^[A-Za-z_][A-Za-z0-9_.-]*$"));
+        QMap<QString, QString> out;
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            if (!it->first.IsScalar() || !nameRe.match(qs(it->first.Scalar())).hasMatch())
+                throw SpecError{QStringLiteral("'sweep' names must be identifiers (letters, digits, _ . -)"), it->first.Mark()};
+            out.insert(qs(it->first.Scalar()), QString());
+        }
+        return out;
+    }
+
     void parseResources(const YAML::Node& v, ResourceRequest& r)
     {
         if (v.IsNull())
@@ -375,6 +414,7 @@ private:
     QStringList m_seen;
     YAML::Mark m_commandMark;
     YAML::Mark m_workdirMark;
+    YAML::Mark m_maxConcurrentMark = YAML::Mark::null_mark();
 };
 
 } // namespace
@@ -406,6 +446,42 @@ Result<JobSpec> parseJobSpecFile(const QString& path, const QMap<QString, QStrin
     if (spec)
         spec->sourcePath = QFileInfo(path).absoluteFilePath();
     return spec;
+}
+
+Result<QList<JobSpec>> expandSweep(const JobSpec& spec)
+{
+    if (spec.sweep.isEmpty())
+        return QList<JobSpec>{spec};
+    // Nested loops over the sorted names, the last varying fastest.
+    const QStringList names = spec.sweep.keys();
+    QList<qsizetype> index(names.size(), 0);
+    QList<JobSpec> out;
+    const QString origin = spec.sourcePath.isEmpty() ? QStringLiteral("<job spec>") : spec.sourcePath;
+    const QString baseDir = spec.sourcePath.isEmpty() ? spec.workdir : QFileInfo(spec.sourcePath).absolutePath();
+    while (true) {
+        QMap<QString, QString> combination;
+        QStringList label;
+        for (qsizetype i = 0; i < names.size(); ++i) {
+            const QString& value = spec.sweep.value(names[i]).at(index[i]);
+            combination.insert(names[i], value);
+            label.append(names[i] + u'=' + value);
+        }
+        auto one = parseJobSpec(spec.yaml, origin, baseDir, combination);
+        if (!one)
+            return std::unexpected(one.error());
+        one->sourcePath = spec.sourcePath;
+        one->sweep.clear();
+        one->name = spec.name + u'[' + label.join(u',') + u']';
+        out.append(*one);
+        qsizetype i = names.size() - 1;
+        while (i >= 0 && ++index[i] == spec.sweep.value(names[i]).size()) {
+            index[i] = 0;
+            --i;
+        }
+        if (i < 0)
+            break;
+    }
+    return out;
 }
 
 Result<JobSpec> jobSpecForScript(const QString& path)
@@ -513,6 +589,20 @@ QString toYaml(const JobSpec& spec)
     if (!spec.queue.isEmpty()) { out << YAML::Key << "queue" << YAML::Value; emitScalar(out, spec.queue); }
     if (!spec.user.isEmpty()) { out << YAML::Key << "user" << YAML::Value; emitScalar(out, spec.user); }
     if (!spec.project.isEmpty()) { out << YAML::Key << "project" << YAML::Value; emitScalar(out, spec.project); }
+    if (!spec.sweep.isEmpty()) {
+        out << YAML::Key << "sweep" << YAML::Value << YAML::BeginMap;
+        for (auto it = spec.sweep.cbegin(); it != spec.sweep.cend(); ++it) {
+            out << YAML::Key;
+            emitScalar(out, it.key());
+            out << YAML::Value << YAML::Flow << YAML::BeginSeq;
+            for (const QString& v : it.value())
+                emitScalar(out, v);
+            out << YAML::EndSeq;
+        }
+        out << YAML::EndMap;
+    }
+    if (spec.maxConcurrent)
+        out << YAML::Key << "max_concurrent" << YAML::Value << spec.maxConcurrent;
     out << YAML::EndMap;
     return QString::fromUtf8(out.c_str()) + u'\n';
 }

@@ -51,6 +51,11 @@ struct JobSpec {
     QString queue;                    // empty = default queue
     QString user;                     // empty = the OS user
     QString project;
+    // `sweep: {lr: [0.001, 0.01], batch_size: [32, 64]}`: one run per
+    // combination (expandSweep). Swept names join `params` (first value as
+    // the default) so {{lr}} works; values are kept as written.
+    QMap<QString, QStringList> sweep;
+    int maxConcurrent = 0;            // `max_concurrent`: runs of this sweep at once, 0 = no cap
     QString sourcePath;               // the file it was read from, empty for text
     QString yaml;                     // the text it was parsed from
 };
@@ -65,6 +70,13 @@ struct JobSpec {
 Result<JobSpec> parseJobSpec(const QString& yamlText, const QString& origin, const QString& baseDir,
                              const QMap<QString, QString>& paramOverrides = {});
 Result<JobSpec> parseJobSpecFile(const QString& path, const QMap<QString, QString>& paramOverrides = {});
+
+// One spec per combination of `spec.sweep` (the Cartesian product, the last
+// name in sorted order varying fastest, values in the order written), each
+// with its params set, {{placeholders}} filled and sweep cleared; the name
+// gets the combination appended: "digits-mlp[lr=0.01]". A spec without a
+// sweep gives itself. Errors as parseJobSpec's.
+Result<QList<JobSpec>> expandSweep(const JobSpec& spec);
 
 // A spec for a script dropped on the window: `python3 file.py` / `bash file.sh`,
 // workdir = its folder, name = file stem. A folder: its train.py / main.py / run.sh.

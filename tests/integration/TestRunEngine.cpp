@@ -160,6 +160,39 @@ private Q_SLOTS:
                  QStringLiteral("cannot start: needs 64 GPUs; no reachable node could ever hold it (best node local has 0 usable GPUs)"));
     }
 
+    void sweepRunsOneAtATime()
+    {
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get());
+        QVERIFY(engine->acquireIngestion());
+        const auto ids = engine->submitAll(spec(QStringLiteral(
+            "name: sw\ncommand: \"sleep 0.4; echo v={{x}}\"\nsweep: {x: [1, 2, 3]}\nmax_concurrent: 1\n")));
+        QVERIFY(ids);
+        QCOMPARE(ids->size(), 3);
+        for (RunId id : *ids)
+            QTRY_COMPARE_WITH_TIMEOUT((*store)->run(id)->state, RunState::Succeeded, 20000);
+        QList<RunRecord> runs;
+        for (RunId id : *ids)
+            runs.append(*(*store)->run(id));
+        QCOMPARE(runs[0].name, QStringLiteral("sw[x=1]"));
+        QCOMPARE(runs[2].name, QStringLiteral("sw[x=3]"));
+        const QString sweepTag = runs[0].tags.value(0);
+        QVERIFY(sweepTag.startsWith(QStringLiteral("sweep:")));
+        for (int i = 0; i < 3; ++i) {
+            QCOMPARE(runs[i].tags, QStringList{sweepTag});
+            QCOMPARE((*store)->params(runs[i].id).value(QStringLiteral("x")), QString::number(i + 1));
+            const auto v = (*store)->metrics(runs[i].id, QStringLiteral("v"));
+            QCOMPARE(v.size(), 1);
+            QCOMPARE(v.front().value, double(i + 1));
+        }
+        // max_concurrent: 1 -- no two of them ever ran at the same time.
+        std::sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) { return a.startedAt < b.startedAt; });
+        for (int i = 1; i < 3; ++i)
+            QVERIFY2(runs[i].startedAt >= runs[i - 1].finishedAt.addMSecs(-20),
+                     qPrintable(runs[i].startedAt.toString(Qt::ISODateWithMs) + u' ' + runs[i - 1].finishedAt.toString(Qt::ISODateWithMs)));
+    }
+
     void queuedRunWaitsWithReason()
     {
         // Two runs that each need every CPU of this machine: the second waits,

@@ -183,6 +183,54 @@ private Q_SLOTS:
         QCOMPARE(bad.error().message, path + QStringLiteral(": cannot set param 'momentum': the job spec has no such param"));
     }
 
+    void sweeps()
+    {
+        const QString yaml = QStringLiteral(
+            "name: s\n"
+            "command: [train, --lr, '{{lr}}', --bs, '{{batch_size}}']\n"
+            "params: {lr: 0.1, epochs: 3}\n"
+            "sweep:\n"
+            "  lr: [0.001, 0.01]\n"
+            "  batch_size: [32, 64, 128]\n"
+            "max_concurrent: 2\n");
+        const auto spec = parseJobSpec(yaml, QStringLiteral("s.yaml"), QStringLiteral("/"));
+        QVERIFY2(spec, qPrintable(spec ? QString() : spec.error().message));
+        QCOMPARE(spec->sweep.value(QStringLiteral("batch_size")), (QStringList{QStringLiteral("32"), QStringLiteral("64"), QStringLiteral("128")}));
+        QCOMPARE(spec->maxConcurrent, 2);
+        QCOMPARE(spec->params.value(QStringLiteral("batch_size")), QStringLiteral("32")); // first value as the default
+        const auto runs = expandSweep(*spec);
+        QVERIFY(runs);
+        QCOMPARE(runs->size(), 6);
+        // Sorted names, the last (lr) varying fastest.
+        QCOMPARE(runs->at(0).name, QStringLiteral("s[batch_size=32,lr=0.001]"));
+        QCOMPARE(runs->at(1).name, QStringLiteral("s[batch_size=32,lr=0.01]"));
+        QCOMPARE(runs->at(5).name, QStringLiteral("s[batch_size=128,lr=0.01]"));
+        QCOMPARE(runs->at(5).argv, (QStringList{QStringLiteral("train"), QStringLiteral("--lr"), QStringLiteral("0.01"),
+                                                QStringLiteral("--bs"), QStringLiteral("128")}));
+        QCOMPARE(runs->at(5).params.value(QStringLiteral("epochs")), QStringLiteral("3"));
+        QCOMPARE(runs->at(5).env.value(QStringLiteral("TRAINYARD_PARAM_BATCH_SIZE")), QStringLiteral("128"));
+        for (const JobSpec& r : *runs)
+            QVERIFY(r.sweep.isEmpty());
+        // Round trip through the YAML the dialog shows.
+        const auto again = parseJobSpec(toYaml(*spec), QStringLiteral("<dialog>"), QStringLiteral("/"));
+        QVERIFY2(again, qPrintable(again ? QString() : again.error().message));
+        QCOMPARE(again->sweep, spec->sweep);
+        QCOMPARE(again->maxConcurrent, 2);
+
+        const auto noSweep = parseJobSpec(QStringLiteral("command: [ls]\n"), QStringLiteral("n.yaml"), QStringLiteral("/"));
+        QCOMPARE(expandSweep(*noSweep)->size(), 1);
+
+        auto bad = parseJobSpec(QStringLiteral("command: [ls]\nsweep: {lr: []}\n"), QStringLiteral("b.yaml"), QStringLiteral("/"));
+        QVERIFY(!bad);
+        QCOMPARE(bad.error().message, QStringLiteral("b.yaml:2:13: 'sweep.lr' needs at least one value"));
+        bad = parseJobSpec(QStringLiteral("command: [ls]\nsweep: [0.1, 0.2]\n"), QStringLiteral("b.yaml"), QStringLiteral("/"));
+        QVERIFY(!bad);
+        QVERIFY(bad.error().message.startsWith(QStringLiteral("b.yaml:2:8: 'sweep' must be a mapping")));
+        bad = parseJobSpec(QStringLiteral("command: [ls]\nmax_concurrent: 2\n"), QStringLiteral("b.yaml"), QStringLiteral("/"));
+        QVERIFY(!bad);
+        QCOMPARE(bad.error().message, QStringLiteral("b.yaml:2:17: 'max_concurrent' limits the runs of a 'sweep', and this spec has none"));
+    }
+
     void sizesAndDurations()
     {
         QCOMPARE(parseSizeMiB(u"40GiB"), std::optional<qint64>(40960));

@@ -5,8 +5,9 @@
 
 namespace ty {
 namespace {
-constexpr std::array<std::pair<RunState, const char16_t*>, 7> kNames{{
+constexpr std::array<std::pair<RunState, const char16_t*>, 8> kNames{{
     {RunState::Queued, u"queued"},
+    {RunState::Held, u"held"},
     {RunState::Starting, u"starting"},
     {RunState::Running, u"running"},
     {RunState::Succeeded, u"succeeded"},

@@ -14,6 +14,7 @@ namespace ty {
 // Lifecycle of a run. Stored in the database by name (runStateName).
 enum class RunState {
     Queued,    // accepted, waiting for the scheduler
+    Held,      // queued, but held by the user: never started, never blocks others
     Starting,  // placed, start request sent to the node's agent
     Running,   // the agent reported it started
     Succeeded, // exit code 0

@@ -18,6 +18,7 @@
 #include <QTimer>
 
 #include <algorithm>
+#include <limits>
 
 Q_LOGGING_CATEGORY(lcRuns, "trainyard.runs", QtWarningMsg)
 
@@ -199,7 +200,7 @@ void RunEngine::cancel(RunId id, int graceMs)
         auto run = m_store->run(id);
         if (!run || isTerminal(run->state))
             return;
-        if (run->state == RunState::Queued) {
+        if (run->state == RunState::Queued || run->state == RunState::Held) {
             run->state = RunState::Cancelled;
             run->finishedAt = QDateTime::currentDateTimeUtc();
             run->failureReason = QStringLiteral("cancelled before it started");
@@ -221,6 +222,58 @@ void RunEngine::cancel(RunId id, int graceMs)
         if (!m_ownsIngestion)
             m_watched.insert(id, run->state);
     }, Qt::QueuedConnection);
+}
+
+Result<void> RunEngine::changeWaiting(RunId id, const std::function<void(RunRecord&)>& change)
+{
+    auto run = m_store->run(id);
+    if (!run)
+        return fail(run.error().message);
+    if (run->state != RunState::Queued && run->state != RunState::Held)
+        return fail(QStringLiteral("run %1 is %2, not waiting in the queue").arg(id).arg(runStateName(run->state)));
+    change(*run);
+    m_store->updateRun(*run);
+    if (auto flushed = m_store->flush(); !flushed)
+        return flushed;
+    QMetaObject::invokeMethod(this, [this, r = *run] {
+        Q_EMIT runStateChanged(r);
+        scheduleSoon();
+    }, Qt::QueuedConnection);
+    return {};
+}
+
+Result<void> RunEngine::hold(RunId id)
+{
+    return changeWaiting(id, [](RunRecord& r) {
+        r.state = RunState::Held;
+        r.failureReason = QStringLiteral("held by user");
+    });
+}
+
+Result<void> RunEngine::release(RunId id)
+{
+    return changeWaiting(id, [](RunRecord& r) {
+        r.state = RunState::Queued;
+        r.failureReason.clear();
+    });
+}
+
+Result<void> RunEngine::setPriority(RunId id, int priority)
+{
+    return changeWaiting(id, [priority](RunRecord& r) { r.priority = priority; });
+}
+
+Result<void> RunEngine::moveToTop(RunId id)
+{
+    int top = std::numeric_limits<int>::min();
+    const QList<RunRecord> all = m_store->runs();
+    for (const RunRecord& r : all)
+        if ((r.state == RunState::Queued || r.state == RunState::Held) && r.id != id)
+            top = std::max(top, r.priority);
+    return changeWaiting(id, [top](RunRecord& r) {
+        if (top != std::numeric_limits<int>::min() && r.priority <= top)
+            r.priority = top + 1;
+    });
 }
 
 void RunEngine::watch(RunId id, qint64 fromOffset, bool follow)
@@ -311,7 +364,7 @@ void RunEngine::schedulePass()
     QHash<RunId, RunRecord> queued;
     const QList<RunRecord> all = m_store->runs();
     for (const RunRecord& r : all) {
-        if (r.state == RunState::Queued) {
+        if (r.state == RunState::Queued || r.state == RunState::Held) {
             const auto spec = specOf(r);
             sched::PendingRun p;
             p.id = r.id;
@@ -335,6 +388,7 @@ void RunEngine::schedulePass()
                 p.sweepMaxConcurrent = spec->maxConcurrent;
             }
             p.sweepId = sweepIdOf(r);
+            p.held = r.state == RunState::Held;
             if (!r.node.isEmpty())
                 for (const QString& other : std::as_const(names))
                     if (other != r.node)
@@ -595,7 +649,8 @@ void RunEngine::onNodeReady(Node& node)
                 byId.insert(s.run, s);
             const QList<RunRecord> all = m_store->runs();
             for (const RunRecord& r : all) {
-                if (r.node != n->name || isTerminal(r.state) || r.state == RunState::Queued || m_active.contains(r.id))
+                if (r.node != n->name || isTerminal(r.state) || r.state == RunState::Queued || r.state == RunState::Held
+                    || m_active.contains(r.id))
                     continue;
                 if (byId.contains(r.agentRunId))
                     attach(r, *n);

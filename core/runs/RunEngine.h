@@ -9,6 +9,7 @@
 #include <QObject>
 #include <QPointer>
 
+#include <functional>
 #include <memory>
 
 class QLockFile;
@@ -85,6 +86,14 @@ public:
     // directly and learn the end from the database. Engine thread.
     void watch(RunId id, qint64 fromOffset, bool follow);
 
+    // Queue operations on a queued (or held) run; thread-safe. They take
+    // effect at the next scheduling pass of the ingestion owner. Errors name
+    // the run and its state when it is not waiting any more.
+    Result<void> hold(RunId id);                  // queued -> held: never started, never blocks others
+    Result<void> release(RunId id);               // held -> queued
+    Result<void> setPriority(RunId id, int priority);
+    Result<void> moveToTop(RunId id);             // priority above every other waiting run
+
     // Whether the node's agent answered its handshake.
     bool nodeReady(const QString& node) const;
 
@@ -122,6 +131,7 @@ private:
     void failRun(RunRecord run, const QString& reason);
     void pollDatabase();
     void commit(const RunRecord& run);
+    Result<void> changeWaiting(RunId id, const std::function<void(RunRecord&)>& change);
     std::shared_ptr<Active> findActive(const Node& node, const QString& agentRun) const;
     QString agentRunIdFor(RunId id) const;
 

@@ -193,6 +193,50 @@ private Q_SLOTS:
                      qPrintable(runs[i].startedAt.toString(Qt::ISODateWithMs) + u' ' + runs[i - 1].finishedAt.toString(Qt::ISODateWithMs)));
     }
 
+    void queueOperations()
+    {
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get());
+        QVERIFY(engine->acquireIngestion());
+        const int cpus = QThread::idealThreadCount();
+        const auto busy = [&](const char* seconds) {
+            return spec(QStringLiteral("command: [sleep, '%1']\nresources: {cpus: %2}\n").arg(QLatin1String(seconds)).arg(cpus));
+        };
+        auto a = engine->submit(busy("1.2"));
+        QVERIFY(a);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*a)->state, RunState::Running, 10000);
+        auto b = engine->submit(busy("0.2"));
+        auto c = engine->submit(busy("0.2"));
+        QVERIFY(b && c);
+
+        QVERIFY(engine->hold(*b));
+        QCOMPARE((*store)->run(*b)->state, RunState::Held);
+        const auto heldRunning = engine->hold(*a);
+        QVERIFY(!heldRunning);
+        QCOMPARE(heldRunning.error().message, QStringLiteral("run %1 is running, not waiting in the queue").arg(*a));
+        QTRY_COMPARE_WITH_TIMEOUT(engine->pendingReasons().value(*b), QStringLiteral("held by user"), 5000);
+
+        // Released, b is ahead of c again by submission; moving c to the top
+        // puts it first.
+        QVERIFY(engine->release(*b));
+        QVERIFY(engine->moveToTop(*c));
+        QVERIFY((*store)->run(*c)->priority > (*store)->run(*b)->priority);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*b)->state, RunState::Succeeded, 15000);
+        QCOMPARE((*store)->run(*c)->state, RunState::Succeeded);
+        QVERIFY((*store)->run(*c)->startedAt < (*store)->run(*b)->startedAt);
+
+        // A held run is never started; cancelling it ends it. (This thread is
+        // the engine's, so no pass can run between submit and hold.)
+        auto d = engine->submit(spec(QStringLiteral("command: [true]\n")));
+        QVERIFY(d);
+        QVERIFY(engine->hold(*d));
+        QTest::qWait(800);
+        QCOMPARE((*store)->run(*d)->state, RunState::Held);
+        engine->cancel(*d);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*d)->state, RunState::Cancelled, 5000);
+    }
+
     void queuedRunWaitsWithReason()
     {
         // Two runs that each need every CPU of this machine: the second waits,

@@ -467,7 +467,7 @@ void MainWindow::onRunsLoaded(const RunRows& rows)
     for (const RunRow& r : rows) {
         if (r.run.state == RunState::Running || r.run.state == RunState::Starting)
             ++active;
-        else if (r.run.state == RunState::Queued)
+        else if (r.run.state == RunState::Queued || r.run.state == RunState::Held)
             ++queued;
     }
     m_countLabel->setText(tr("%1 runs · %2 running · %3 queued").arg(rows.size()).arg(active).arg(queued));

@@ -10,6 +10,7 @@ QColor RunStateStyle::color(RunState state)
 {
     switch (state) {
     case RunState::Queued: return QColor(0x75, 0x75, 0x75);
+    case RunState::Held: return QColor(0x9e, 0x9d, 0x24);
     case RunState::Starting: return QColor(0x1e, 0x88, 0xe5);
     case RunState::Running: return QColor(0x15, 0x65, 0xc0);
     case RunState::Succeeded: return QColor(0x2e, 0x7d, 0x32);
@@ -40,7 +41,7 @@ QIcon RunStateStyle::icon(RunState state)
             p.setBrush(Qt::white);
             p.setPen(Qt::NoPen);
             p.drawPolygon(QPolygonF({QPointF(6.5, 5), QPointF(11.5, 8), QPointF(6.5, 11)}));
-        } else if (state == RunState::Queued) {
+        } else if (state == RunState::Queued || state == RunState::Held) {
             p.setBrush(Qt::NoBrush);
             p.setPen(QPen(c, 2));
             p.drawEllipse(QRectF(3, 3, 10, 10));
@@ -61,6 +62,7 @@ int RunStateStyle::sortOrder(RunState state)
     case RunState::Starting: return 1;
     case RunState::Unknown: return 2;
     case RunState::Queued: return 3;
+    case RunState::Held: return 3;
     case RunState::Failed: return 4;
     case RunState::Cancelled: return 5;
     case RunState::Succeeded: return 6;

@@ -2,6 +2,9 @@
 
 #include "common/Paths.h"
 #include "common/Run.h"
+#include "nodes/AgentClient.h"
+#include "nodes/SshAgentTransport.h"
+#include "nodes/SshPassphraseProvider.h"
 #include "runs/RunEngine.h"
 #include "spec/JobSpec.h"
 #include "store/ResultStore.h"
@@ -14,6 +17,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QSocketNotifier>
 #include <QTextStream>
 #include <QTimer>
@@ -21,6 +25,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <termios.h>
 #include <unistd.h>
 
 namespace ty::cli {
@@ -57,6 +62,13 @@ const char* kHelp =
     "  cancel RUN [--grace SECONDS]  SIGTERM to the run's process group, SIGKILL after the grace (10 s)\n"
     "  metrics RUN [--csv] [--key K] a run's metric points\n"
     "  rm RUN                        delete a finished run and its metrics from the database\n"
+    "  node add NAME --host ALIAS [--user U] [--port P] [--identity FILE] [--agent-path PATH]\n"
+    "           [--accept-new-host-key]\n"
+    "                                add an SSH node (ALIAS as in ~/.ssh/config): checks its host key,\n"
+    "                                logs in, deploys the agent and lists its GPUs, then stores it\n"
+    "  node ls                       list the stored nodes\n"
+    "  node rm NAME                  forget a node (its runs stay in the database)\n"
+    "  submit FILE --node NAME       run only on that node (\"local\" = this machine)\n"
     "\n"
     "RUN is a run id or a run name (the newest run with that name).\n"
     "Database: --db PATH, else $TRAINYARD_DB, else ~/.local/share/trainyard/trainyard.db.\n"
@@ -256,10 +268,72 @@ int waitForRun(Context& ctx, RunEngine& engine, RunId id, bool follow)
     return exitStatusOf(*r);
 }
 
-std::unique_ptr<RunEngine> makeEngine(Context& ctx)
+// Asks for key passphrases on the terminal (no echo); without a terminal
+// (batch mode) it declines, and authentication says so.
+class TtyPassphraseProvider final : public SshPassphraseProvider {
+public:
+    std::optional<QByteArray> passphrase(const QString& node, const QString& prompt) override
+    {
+        FILE* tty = std::fopen("/dev/tty", "r+");
+        if (!tty)
+            return std::nullopt;
+        std::fprintf(tty, "%s: %s", qPrintable(node), qPrintable(prompt.trimmed()));
+        if (!prompt.trimmed().endsWith(u':'))
+            std::fprintf(tty, ":");
+        std::fprintf(tty, " ");
+        std::fflush(tty);
+        termios old {};
+        const bool isTty = ::tcgetattr(fileno(tty), &old) == 0;
+        if (isTty) {
+            termios quiet = old;
+            quiet.c_lflag &= ~tcflag_t(ECHO);
+            ::tcsetattr(fileno(tty), TCSAFLUSH, &quiet);
+        }
+        char buf[1024] = {};
+        const bool got = std::fgets(buf, sizeof buf, tty) != nullptr;
+        if (isTty)
+            ::tcsetattr(fileno(tty), TCSAFLUSH, &old);
+        std::fprintf(tty, "\n");
+        std::fclose(tty);
+        QByteArray p(buf);
+        std::fill(std::begin(buf), std::end(buf), '\0');
+        while (p.endsWith('\n') || p.endsWith('\r'))
+            p.chop(1);
+        if (!got)
+            return std::nullopt;
+        return p;
+    }
+};
+
+std::shared_ptr<SshPassphraseProvider> passphraseProvider()
+{
+    if (!::isatty(STDIN_FILENO))
+        return nullptr; // batch mode
+    return std::make_shared<TtyPassphraseProvider>();
+}
+
+// Adds the stored SSH node `name` to the engine (nothing for "local" or "").
+Result<void> addStoredNode(Context& ctx, RunEngine& engine, const QString& name)
+{
+    if (name.isEmpty() || name == u"local")
+        return {};
+    const QList<NodeRecord> nodes = ctx.store->nodes();
+    for (const NodeRecord& n : nodes) {
+        if (n.name == name) {
+            engine.addNode(n.name, std::make_unique<SshAgentTransport>(sshNodeOptionsFor(n, localAgentPath()),
+                                                                       passphraseProvider()));
+            return {};
+        }
+    }
+    return fail(QStringLiteral("no node named '%1' (see trainyardctl node ls)").arg(name));
+}
+
+std::unique_ptr<RunEngine> makeEngine(Context& ctx, const QString& node = {})
 {
     auto engine = std::make_unique<RunEngine>(ctx.store.get(), ctx.dbPath);
     engine->addLocalNode(localAgentPath());
+    if (auto added = addStoredNode(ctx, *engine, node); !added)
+        err() << "trainyardctl: " << added.error().message << '\n';
     engine->acquireIngestion();
     return engine;
 }
@@ -270,6 +344,7 @@ int cmdSubmit(Context& ctx, const QStringList& args)
     p.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("job spec (.yaml) or script (.py/.sh)"));
     p.addOption({QStringLiteral("follow"), QStringLiteral("print the console and exit with the run's status")});
     p.addOption({QStringLiteral("param"), QStringLiteral("override a param (name=value)"), QStringLiteral("name=value")});
+    p.addOption({QStringLiteral("node"), QStringLiteral("run only on this node"), QStringLiteral("NAME")});
     if (!p.parse(QStringList{QStringLiteral("submit")} + args))
         return usageError(p.errorText());
     if (p.positionalArguments().size() != 1)
@@ -290,8 +365,16 @@ int cmdSubmit(Context& ctx, const QStringList& args)
         err() << spec.error().message << '\n';
         return InvalidSpec;
     }
-    auto engine = makeEngine(ctx);
-    const auto id = engine->submit(*spec);
+    const QString node = p.value(QStringLiteral("node"));
+    if (!node.isEmpty() && node != u"local") {
+        bool known = false;
+        for (const NodeRecord& n : ctx.store->nodes())
+            known = known || n.name == node;
+        if (!known)
+            return usageError(QStringLiteral("--node: no node named '%1' (see trainyardctl node ls)").arg(node));
+    }
+    auto engine = makeEngine(ctx, node);
+    const auto id = engine->submit(*spec, node);
     if (!id) {
         err() << id.error().message << '\n';
         return Unavailable;
@@ -392,7 +475,7 @@ int cmdLogs(Context& ctx, const QStringList& args)
     if (isTerminal(run->state))
         return exitStatusOf(*run);
     // Still running: the rest comes from the node's agent.
-    auto engine = makeEngine(ctx);
+    auto engine = makeEngine(ctx, run->node);
     Follower follower(*engine, run->id, true, printed);
     engine->watch(run->id, printed, p.isSet(QStringLiteral("follow")));
     std::signal(SIGINT, onSigint);
@@ -426,7 +509,7 @@ int cmdCancel(Context& ctx, const QStringList& args)
     const double grace = p.value(QStringLiteral("grace")).toDouble(&ok);
     if (!ok || grace < 0)
         return usageError(QStringLiteral("--grace needs a number of seconds"));
-    auto engine = makeEngine(ctx);
+    auto engine = makeEngine(ctx, run->node);
     Follower follower(*engine, run->id, false, 0);
     engine->cancel(run->id, int(grace * 1000));
     const int loop = QCoreApplication::exec();
@@ -504,6 +587,132 @@ int cmdRm(Context& ctx, const QStringList& args)
     return Ok;
 }
 
+
+// ---- nodes -------------------------------------------------------------------
+
+int cmdNodeAdd(Context& ctx, const QStringList& args)
+{
+    QCommandLineParser p;
+    p.addPositionalArgument(QStringLiteral("NAME"), QStringLiteral("Trainyard's name for the node"));
+    p.addOption({QStringLiteral("host"), QStringLiteral("host alias as in ~/.ssh/config, or a host name"), QStringLiteral("ALIAS")});
+    p.addOption({QStringLiteral("user"), QStringLiteral("login user (wins over ~/.ssh/config)"), QStringLiteral("U")});
+    p.addOption({QStringLiteral("port"), QStringLiteral("TCP port (wins over ~/.ssh/config)"), QStringLiteral("P")});
+    p.addOption({QStringLiteral("identity"), QStringLiteral("private key file, tried first"), QStringLiteral("FILE")});
+    p.addOption({QStringLiteral("agent-path"), QStringLiteral("use this trainyard-agent on the node instead of deploying one"), QStringLiteral("PATH")});
+    p.addOption({QStringLiteral("accept-new-host-key"), QStringLiteral("add the host's key to known_hosts if it is not known yet")});
+    if (!p.parse(QStringList{QStringLiteral("node add")} + args))
+        return usageError(p.errorText());
+    if (p.positionalArguments().size() != 1)
+        return usageError(QStringLiteral("node add needs exactly one NAME"));
+    NodeRecord rec;
+    rec.name = p.positionalArguments().front();
+    rec.host = p.value(QStringLiteral("host"));
+    rec.user = p.value(QStringLiteral("user"));
+    rec.identityFile = p.value(QStringLiteral("identity"));
+    rec.agentPath = p.value(QStringLiteral("agent-path"));
+    if (!rec.name.contains(QRegularExpression(QStringLiteral("^[A-Za-z0-9._-]{1,64}$"))) || rec.name == u"local")
+        return usageError(QStringLiteral("node add: '%1' is not a valid node name (letters, digits, . _ -; not \"local\")").arg(rec.name));
+    if (rec.host.isEmpty())
+        return usageError(QStringLiteral("node add needs --host ALIAS"));
+    if (p.isSet(QStringLiteral("port"))) {
+        bool ok = false;
+        rec.port = p.value(QStringLiteral("port")).toInt(&ok);
+        if (!ok || rec.port < 1 || rec.port > 65535)
+            return usageError(QStringLiteral("--port needs a number from 1 to 65535"));
+    }
+    for (const NodeRecord& n : ctx.store->nodes())
+        if (n.name == rec.name)
+            return usageError(QStringLiteral("node add: a node named '%1' exists already (node rm it first)").arg(rec.name));
+
+    SshNodeOptions options = sshNodeOptionsFor(rec, localAgentPath());
+    options.acceptNewHostKey = p.isSet(QStringLiteral("accept-new-host-key"));
+    auto transport = std::make_unique<SshAgentTransport>(options, passphraseProvider());
+    SshAgentTransport* t = transport.get();
+    AgentClient client(std::move(transport));
+    QString failure;
+    QObject::connect(&client, &AgentClient::disconnected, &client, [&failure](const QString& reason) {
+        failure = reason;
+        QCoreApplication::exit(1);
+    });
+    QObject::connect(&client, &AgentClient::ready, &client, [&client, &failure] {
+        client.gpus([&failure](const Result<QList<AgentGpu>>& gpus) {
+            if (!gpus) {
+                failure = gpus.error().message;
+                QCoreApplication::exit(1);
+                return;
+            }
+            out() << "GPUs: " << (gpus->isEmpty() ? QStringLiteral("none (a CPU node)") : QString::number(gpus->size())) << '\n';
+            for (const AgentGpu& g : *gpus) {
+                out() << "  " << g.index << ": " << g.name;
+                if (g.memoryTotalMib)
+                    out() << ", " << qint64(*g.memoryTotalMib) << " MiB";
+                if (g.memoryUsedMib)
+                    out() << " (" << qint64(*g.memoryUsedMib) << " MiB used)";
+                out() << ", " << g.uuid << '\n';
+            }
+            QCoreApplication::exit(0);
+        });
+    });
+    err() << "connecting to " << rec.host << "...\n";
+    err().flush();
+    client.connectToAgent();
+    if (QCoreApplication::exec() != 0) {
+        out().flush();
+        err() << "trainyardctl: node " << rec.name << " not added: " << failure << '\n';
+        return Unavailable;
+    }
+    const AgentHello& hello = client.hello();
+    out() << "node " << rec.name << ": " << hello.user << '@' << hello.hostname << ", trainyard-agent " << hello.version;
+    if (const auto d = t->lastDeploy())
+        out() << (d->uploaded ? " deployed to " : " (up to date) at ") << d->remotePath;
+    else
+        out() << " at " << options.remoteAgentPath;
+    out() << '\n';
+    client.disconnectFromAgent();
+    rec.addedAt = QDateTime::currentDateTimeUtc();
+    if (auto stored = ctx.store->addNode(rec); !stored) {
+        err() << "trainyardctl: " << stored.error().message << '\n';
+        return Unavailable;
+    }
+    out() << "added node " << rec.name << '\n';
+    return Ok;
+}
+
+int cmdNode(Context& ctx, const QStringList& args)
+{
+    const QString sub = args.value(0);
+    const QStringList rest = args.mid(1);
+    if (sub == u"add")
+        return cmdNodeAdd(ctx, rest);
+    if (sub == u"ls") {
+        if (!rest.isEmpty())
+            return usageError(QStringLiteral("node ls takes no arguments"));
+        out() << QStringLiteral("%1 %2 %3 %4 %5  %6\n")
+                     .arg(QStringLiteral("NAME"), -12).arg(QStringLiteral("HOST"), -20).arg(QStringLiteral("USER"), -10)
+                     .arg(QStringLiteral("PORT"), -5).arg(QStringLiteral("ADDED"), -19).arg(QStringLiteral("AGENT"));
+        out() << QStringLiteral("%1 %2 %3 %4 %5  %6\n")
+                     .arg(QStringLiteral("local"), -12).arg(QStringLiteral("(this machine)"), -20).arg(QStringLiteral("-"), -10)
+                     .arg(QStringLiteral("-"), -5).arg(QStringLiteral("-"), -19).arg(localAgentPath());
+        for (const NodeRecord& n : ctx.store->nodes())
+            out() << QStringLiteral("%1 %2 %3 %4 %5  %6\n")
+                         .arg(n.name, -12).arg(n.host, -20).arg(n.user.isEmpty() ? QStringLiteral("-") : n.user, -10)
+                         .arg(n.port ? QString::number(n.port) : QStringLiteral("-"), -5).arg(localTime(n.addedAt), -19)
+                         .arg(n.agentPath.isEmpty() ? QStringLiteral("(deployed)") : n.agentPath);
+        return Ok;
+    }
+    if (sub == u"rm") {
+        if (rest.size() != 1)
+            return usageError(QStringLiteral("node rm needs exactly one NAME"));
+        if (auto r = ctx.store->removeNode(rest.front()); !r) {
+            err() << "trainyardctl: " << r.error().message << '\n';
+            return NoSuchRun;
+        }
+        out() << "removed node " << rest.front() << '\n';
+        return Ok;
+    }
+    return usageError(QStringLiteral("node needs add, ls or rm"));
+}
+
 } // namespace
 
 int run(const QStringList& argsIn)
@@ -539,7 +748,8 @@ int run(const QStringList& argsIn)
         return Ok;
     }
     static const QStringList known{QStringLiteral("submit"), QStringLiteral("ls"), QStringLiteral("logs"),
-                                   QStringLiteral("cancel"), QStringLiteral("metrics"), QStringLiteral("rm")};
+                                   QStringLiteral("cancel"), QStringLiteral("metrics"), QStringLiteral("rm"),
+                                   QStringLiteral("node")};
     if (!known.contains(command))
         return usageError(QStringLiteral("unknown command '%1'").arg(command));
 
@@ -561,6 +771,8 @@ int run(const QStringList& argsIn)
         return cmdCancel(ctx, args);
     if (command == u"metrics")
         return cmdMetrics(ctx, args);
+    if (command == u"node")
+        return cmdNode(ctx, args);
     return cmdRm(ctx, args);
 }
 

@@ -1,5 +1,6 @@
 #include "RunEngine.h"
 
+#include "QueuePolicy.h"
 #include "RunIngest.h"
 #include "common/Paths.h"
 #include "nodes/AgentClient.h"
@@ -81,7 +82,7 @@ RunEngine::RunEngine(ResultStore* store, QString databasePath, QObject* parent)
     qRegisterMetaType<ty::MetricPoint>();
     qRegisterMetaType<QList<ty::MetricPoint>>();
     qRegisterMetaType<QHash<ty::RunId, QString>>();
-    m_policy = sched::Policy::easyBackfill(sched::Ordering::Priority);
+    m_policy = defaultQueuePolicy();
     m_pollTimer = new QTimer(this);
     m_pollTimer->setInterval(kPollIntervalMs);
     connect(m_pollTimer, &QTimer::timeout, this, &RunEngine::pollDatabase);
@@ -315,7 +316,26 @@ void RunEngine::scheduleSoon()
 void RunEngine::setPolicy(const sched::Policy& policy)
 {
     m_policy = policy;
+    m_policyFixed = true;
     scheduleSoon();
+}
+
+void RunEngine::reloadPolicy()
+{
+    if (m_policyFixed)
+        return;
+    const QFileInfo file(queuePolicyPath(m_databasePath));
+    const QDateTime modified = file.exists() ? file.lastModified() : QDateTime();
+    if (m_policyLoaded && modified == m_policyModified)
+        return;
+    m_policyLoaded = true;
+    m_policyModified = modified;
+    auto policy = loadQueuePolicy(m_databasePath);
+    if (!policy) {
+        qCWarning(lcRuns) << policy.error().message << "- keeping the previous policy";
+        return;
+    }
+    m_policy = *policy;
 }
 
 namespace {
@@ -333,6 +353,7 @@ void RunEngine::schedulePass()
 {
     if (!m_ownsIngestion)
         return; // only one process starts queued runs
+    reloadPolicy();
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     sched::ClusterState state;
     QStringList names = m_nodes.keys();
@@ -362,6 +383,7 @@ void RunEngine::schedulePass()
 
     QList<sched::PendingRun> queue;
     QHash<RunId, RunRecord> queued;
+    QSet<QString> pinnedElsewhere;
     const QList<RunRecord> all = m_store->runs();
     for (const RunRecord& r : all) {
         if (r.state == RunState::Queued || r.state == RunState::Held) {
@@ -389,10 +411,21 @@ void RunEngine::schedulePass()
             }
             p.sweepId = sweepIdOf(r);
             p.held = r.state == RunState::Held;
-            if (!r.node.isEmpty())
+            if (!r.node.isEmpty()) {
                 for (const QString& other : std::as_const(names))
                     if (other != r.node)
                         p.avoidNodes.append(other); // the user chose the node
+                if (!m_nodes.contains(r.node) && !pinnedElsewhere.contains(r.node)) {
+                    // A node this process does not connect to (trainyardctl
+                    // only adds the nodes it needs): it is unreachable from
+                    // here, so the run waits instead of failing.
+                    sched::NodeState unknown;
+                    unknown.name = r.node;
+                    unknown.reachable = false;
+                    state.nodes.append(unknown);
+                    pinnedElsewhere.insert(r.node);
+                }
+            }
             queue.append(p);
             queued.insert(r.id, r);
         } else if (!isTerminal(r.state) && !r.node.isEmpty()) {
@@ -427,7 +460,19 @@ void RunEngine::schedulePass()
         return;
     }
 
-    const sched::SchedulerDecision decision = sched::schedule(state, queue, m_policy, now);
+    sched::FairShareState usage;
+    if (m_policy.ordering == sched::Ordering::FairShare) {
+        const bool byProject = m_policy.fairShareBy == sched::FairShareBy::Project;
+        usage = fairShareUsage(all, m_policy, now, [byProject](const RunRecord& r) {
+            const auto spec = specOf(r);
+            if (!spec)
+                return byProject ? QString() : osUser();
+            if (byProject)
+                return spec->project;
+            return spec->user.isEmpty() ? osUser() : spec->user;
+        });
+    }
+    const sched::SchedulerDecision decision = sched::schedule(state, queue, m_policy, now, usage);
     QHash<RunId, QString> reasons;
     for (const sched::PendingInfo& info : decision.pending) {
         const QString text = sched::renderPendingReason(info.reason);

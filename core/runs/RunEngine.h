@@ -97,9 +97,12 @@ public:
     // Whether the node's agent answered its handshake.
     bool nodeReady(const QString& node) const;
 
-    // The scheduling policy for queued runs (default: EASY backfill over FCFS).
-    // Engine thread.
+    // The scheduling policy for queued runs. By default it is read from
+    // `<db dir>/scheduler.json` (QueuePolicy.h) before each pass, so a change
+    // made by trainyardctl or another GUI takes effect at once; setPolicy()
+    // fixes one instead (tests, simulations). Engine thread.
     void setPolicy(const sched::Policy& policy);
+    const sched::Policy& policy() const { return m_policy; }
     // Why each queued run waits, as of the last scheduling pass (engine thread).
     QHash<RunId, QString> pendingReasons() const { return m_pendingReasons; }
 
@@ -120,6 +123,7 @@ private:
     struct Node;
     struct Active;
     void scheduleSoon();
+    void reloadPolicy();
     void schedulePass();
     void startRun(RunRecord run, Node& node);
     void attach(RunRecord run, Node& node);
@@ -144,6 +148,9 @@ private:
     QHash<RunId, RunState> m_watched;                // display-only watches (non-owner): last state seen
     QHash<RunId, QString> m_pendingReasons;
     sched::Policy m_policy;
+    bool m_policyFixed = false;
+    bool m_policyLoaded = false;
+    QDateTime m_policyModified;
     QTimer* m_pollTimer = nullptr;
     bool m_schedulePending = false;
     bool m_shuttingDown = false;   // destructor: lost nodes are not reconnected

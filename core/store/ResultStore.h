@@ -1,6 +1,7 @@
 #pragma once
 
 #include "ArtifactRecord.h"
+#include "NodeRecord.h"
 #include "common/Result.h"
 #include "common/Run.h"
 
@@ -65,6 +66,13 @@ public:
     virtual void deleteRun(RunId run) = 0;
     // Async. Records (or replaces, by run and path) an artifact of a.run.
     virtual void addArtifact(const ArtifactRecord& a) = 0;
+    // Inserts (or replaces, by name) a node and waits until it is committed.
+    // An invalid n.addedAt becomes the current time. Errors: empty name or
+    // host, the database write failed.
+    virtual Result<void> addNode(const NodeRecord& n) = 0;
+    // Removes the node and waits until it is committed. Its runs stay (they
+    // keep the node's name). Errors: no node of that name, the write failed.
+    virtual Result<void> removeNode(const QString& name) = 0;
     // Blocks until everything queued (by any thread) before the call is
     // committed (or has failed). Returns the error of the first batch that
     // failed since the previous flush() call, if any; each failure is
@@ -85,6 +93,9 @@ public:
     virtual QMap<QString, MetricPoint> latestMetrics(RunId run) const = 0;
     // Ordered by path.
     virtual QList<ArtifactRecord> artifacts(RunId run) const = 0;
+
+    // Every stored node, ordered by name.
+    virtual QList<NodeRecord> nodes() const = 0;
 
     virtual int schemaVersion() const = 0;
     // Changes whenever anything (this store's writer, another store, another

@@ -260,6 +260,27 @@ void SqliteResultStore::addArtifact(const ArtifactRecord& a)
     m_writer->enqueue(storeop::AddArtifact{a});
 }
 
+Result<void> SqliteResultStore::addNode(const NodeRecord& n)
+{
+    if (n.name.trimmed().isEmpty())
+        return fail(QStringLiteral("%1: a node needs a name").arg(m_path));
+    if (n.host.trimmed().isEmpty())
+        return fail(QStringLiteral("%1: node %2 needs a host").arg(m_path, n.name));
+    m_writer->enqueue(storeop::PutNode{n}, /*urgent=*/true);
+    return flush();
+}
+
+Result<void> SqliteResultStore::removeNode(const QString& name)
+{
+    bool known = false;
+    for (const NodeRecord& n : nodes())
+        known = known || n.name == name;
+    if (!known)
+        return fail(QStringLiteral("%1: no node named '%2'").arg(m_path, name));
+    m_writer->enqueue(storeop::RemoveNode{name}, /*urgent=*/true);
+    return flush();
+}
+
 Result<void> SqliteResultStore::flush()
 {
     m_writer->waitCommitted(m_writer->lastQueued());
@@ -415,6 +436,30 @@ QList<ArtifactRecord> SqliteResultStore::artifacts(RunId run) const
         a.sha256 = q.value(2).toString();
         a.createdAt = sqlcodec::timeFromSql(q.value(3));
         out.append(a);
+    }
+    return out;
+}
+
+QList<NodeRecord> SqliteResultStore::nodes() const
+{
+    QList<NodeRecord> out;
+    QSqlDatabase db = readConnection();
+    QSqlQuery q = prepared(db, QStringLiteral("SELECT name, host, user, port, identity_file, agent_path, added_at"
+                                              " FROM nodes ORDER BY name"));
+    if (!q.exec()) {
+        qCWarning(lcStore, "%s: cannot read nodes: %s", qUtf8Printable(m_path), qUtf8Printable(q.lastError().text()));
+        return out;
+    }
+    while (q.next()) {
+        NodeRecord n;
+        n.name = q.value(0).toString();
+        n.host = q.value(1).toString();
+        n.user = q.value(2).toString();
+        n.port = q.value(3).toInt();
+        n.identityFile = q.value(4).toString();
+        n.agentPath = q.value(5).toString();
+        n.addedAt = sqlcodec::timeFromSql(q.value(6));
+        out.append(n);
     }
     return out;
 }

@@ -40,6 +40,8 @@ public:
     void setConsoleOffset(RunId run, qint64 offset) override;
     void deleteRun(RunId run) override;
     void addArtifact(const ArtifactRecord& a) override;
+    Result<void> addNode(const NodeRecord& n) override;
+    Result<void> removeNode(const QString& name) override;
     Result<void> flush() override;
 
     Result<RunRecord> run(RunId id) const override;
@@ -49,6 +51,7 @@ public:
     QStringList metricKeys(RunId run) const override;
     QMap<QString, MetricPoint> latestMetrics(RunId run) const override;
     QList<ArtifactRecord> artifacts(RunId run) const override;
+    QList<NodeRecord> nodes() const override;
 
     int schemaVersion() const override { return m_schemaVersion; }
     qint64 dataVersion() const override;

@@ -95,6 +95,20 @@ const char* const kVersion1[] = {
     ") WITHOUT ROWID",
 };
 
+// Version 2: SSH nodes. Times as in version 1 (ms since the epoch, UTC);
+// user/identity_file/agent_path '' and port 0 mean "not set".
+const char* const kVersion2[] = {
+    "CREATE TABLE nodes ("
+    " name TEXT NOT NULL PRIMARY KEY,"
+    " host TEXT NOT NULL,"
+    " user TEXT NOT NULL DEFAULT '',"
+    " port INTEGER NOT NULL DEFAULT 0,"
+    " identity_file TEXT NOT NULL DEFAULT '',"
+    " agent_path TEXT NOT NULL DEFAULT '',"
+    " added_at INTEGER NOT NULL"
+    ") WITHOUT ROWID",
+};
+
 QString dbError(const QSqlQuery& q)
 {
     return q.lastError().text();
@@ -108,6 +122,10 @@ QStringList SqliteSchema::migrationStep(int fromVersion)
     switch (fromVersion) {
     case 0:
         for (const char* s : kVersion1)
+            out << QString::fromLatin1(s);
+        break;
+    case 1:
+        for (const char* s : kVersion2)
             out << QString::fromLatin1(s);
         break;
     default:

@@ -503,6 +503,12 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
                         error = r.error().message;
                     else if (*r)
                         touch(o.artifact.run);
+                } else if constexpr (std::is_same_v<T, storeop::PutNode>) {
+                    if (auto r = applyPutNode(o); !r)
+                        error = r.error().message;
+                } else if constexpr (std::is_same_v<T, storeop::RemoveNode>) {
+                    if (auto r = applyRemoveNode(o); !r)
+                        error = r.error().message;
                 }
             },
             op);
@@ -685,6 +691,34 @@ Result<bool> SqliteWriter::applyArtifact(const storeop::AddArtifact& op)
                         .arg(a.path, q.lastError().text()));
     }
     return true;
+}
+
+Result<void> SqliteWriter::applyPutNode(const storeop::PutNode& op)
+{
+    const NodeRecord& n = op.node;
+    QSqlQuery q(m_db);
+    q.prepare(QStringLiteral("INSERT OR REPLACE INTO nodes (name, host, user, port, identity_file, agent_path, added_at)"
+                             " VALUES (?, ?, ?, ?, ?, ?, ?)"));
+    q.addBindValue(sqlcodec::textToSql(n.name));
+    q.addBindValue(sqlcodec::textToSql(n.host));
+    q.addBindValue(sqlcodec::textToSql(n.user));
+    q.addBindValue(n.port);
+    q.addBindValue(sqlcodec::textToSql(n.identityFile));
+    q.addBindValue(sqlcodec::textToSql(n.agentPath));
+    q.addBindValue(sqlcodec::timeToSql(n.addedAt.isValid() ? n.addedAt : QDateTime::currentDateTimeUtc()));
+    if (!q.exec())
+        return fail(QStringLiteral("%1: cannot store node %2: %3").arg(m_path, n.name, q.lastError().text()));
+    return {};
+}
+
+Result<void> SqliteWriter::applyRemoveNode(const storeop::RemoveNode& op)
+{
+    QSqlQuery q(m_db);
+    q.prepare(QStringLiteral("DELETE FROM nodes WHERE name = ?"));
+    q.addBindValue(sqlcodec::textToSql(op.name));
+    if (!q.exec())
+        return fail(QStringLiteral("%1: cannot remove node %2: %3").arg(m_path, op.name, q.lastError().text()));
+    return {};
 }
 
 Result<std::optional<qint64>> SqliteWriter::keyId(RunId run, const QString& key)

@@ -89,6 +89,8 @@ private:
     Result<bool> applyConsoleOffset(const storeop::SetConsoleOffset& op);
     Result<void> applyDelete(const storeop::DeleteRun& op);
     Result<bool> applyArtifact(const storeop::AddArtifact& op);
+    Result<void> applyPutNode(const storeop::PutNode& op);
+    Result<void> applyRemoveNode(const storeop::RemoveNode& op);
 
     // The metric_keys id of (run, key), inserting it if needed; nullopt when
     // the run does not exist.

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "ArtifactRecord.h"
+#include "NodeRecord.h"
 #include "common/Result.h"
 #include "common/Run.h"
 
@@ -43,6 +44,16 @@ struct AddArtifact {
     ArtifactRecord artifact;
 };
 
-using WriteOp = std::variant<CreateRun, UpdateRun, AppendMetrics, SetConsoleOffset, DeleteRun, AddArtifact>;
+// Inserts or replaces the node of that name.
+struct PutNode {
+    NodeRecord node;
+};
+
+struct RemoveNode {
+    QString name;
+};
+
+using WriteOp = std::variant<CreateRun, UpdateRun, AppendMetrics, SetConsoleOffset, DeleteRun, AddArtifact, PutNode,
+                             RemoveNode>;
 
 } // namespace ty::storeop

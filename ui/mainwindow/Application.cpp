@@ -1,6 +1,8 @@
 #include "Application.h"
 
 #include "MainWindow.h"
+#include "nodes/SshAgentTransport.h"
+#include "nodes/SshNodeOptions.h"
 #include "runs/RunEngine.h"
 #include "spec/JobSpec.h"
 #include "store/ResultStore.h"
@@ -25,10 +27,16 @@ Result<std::unique_ptr<Application>> Application::create(const QString& database
     app->m_window = std::make_unique<MainWindow>(app->m_store.get(), app->m_engine);
 
     RunEngine* engine = app->m_engine;
-    // The agent's QProcess must be created on the engine's thread.
-    QMetaObject::invokeMethod(engine, [engine, agentPath] {
+    // Every node stored with `trainyardctl node add`, besides this machine.
+    // Without a passphrase dialog yet, an encrypted key fails with a message
+    // in the status bar (batch mode) rather than hanging.
+    const QList<NodeRecord> nodes = app->m_store->nodes();
+    // The agent's QProcess and the SSH sessions must be created on the engine's thread.
+    QMetaObject::invokeMethod(engine, [engine, agentPath, nodes] {
         engine->acquireIngestion();
         engine->addLocalNode(agentPath);
+        for (const NodeRecord& n : nodes)
+            engine->addNode(n.name, std::make_unique<SshAgentTransport>(sshNodeOptionsFor(n, agentPath)));
     }, Qt::QueuedConnection);
     return app;
 }

@@ -73,6 +73,21 @@ QList<Snapshot> historicalSnapshots()
                        " (1, 2, NULL, 1709644461000, 0.0, 4)"),
         QStringLiteral("INSERT INTO artifacts VALUES (1, 'model.pt', 123456, 'ab12', 1709644512999)"),
     }});
+    // Version 2 = version 1 plus the `nodes` table (SSH workstations).
+    Snapshot v2{2, {}};
+    for (const QString& sql : out.front().statements) {
+        if (sql.contains(QStringLiteral("'schema_version', '1'")))
+            v2.statements << QStringLiteral("INSERT INTO meta (key, value) VALUES ('schema_version', '2')");
+        else
+            v2.statements << sql;
+    }
+    v2.statements << QStringLiteral("CREATE TABLE nodes ( name TEXT NOT NULL PRIMARY KEY, host TEXT NOT NULL,"
+                                    " user TEXT NOT NULL DEFAULT '', port INTEGER NOT NULL DEFAULT 0,"
+                                    " identity_file TEXT NOT NULL DEFAULT '', agent_path TEXT NOT NULL DEFAULT '',"
+                                    " added_at INTEGER NOT NULL) WITHOUT ROWID")
+                  << QStringLiteral("INSERT INTO nodes VALUES ('ws1', 'gpu-box', 'alice', 2222, '/home/u/.ssh/id_ed25519',"
+                                    " '', 1709644400000)");
+    out.append(v2);
     return out;
 }
 
@@ -206,7 +221,7 @@ void TestSqliteSchema::createsMissingFileAndDirectories()
     QCOMPARE(raw.scalar(QStringLiteral("SELECT value FROM meta WHERE key = 'schema_version'")).toString(),
              QString::number(SqliteSchema::kCurrentVersion));
     const QStringList fp = ty::test::schemaFingerprint(path);
-    for (const char* table : {"meta", "runs", "tags", "params", "metric_keys", "metrics", "artifacts"})
+    for (const char* table : {"meta", "runs", "tags", "params", "metric_keys", "metrics", "artifacts", "nodes"})
         QVERIFY2(fp.filter(QStringLiteral("table %1").arg(QLatin1String(table))).size() >= 1, table);
     QVERIFY(fp.contains(QStringLiteral("index metrics metrics_series|0|c|0 (key_id,step)")));
     QVERIFY(fp.contains(QStringLiteral("fk metrics metric_keys|key_id|id|NO ACTION|CASCADE")));
@@ -271,6 +286,29 @@ void TestSqliteSchema::migratesHistoricalVersions()
         verifySample(**store);
         if (QTest::currentTestFailed())
             return;
+        // Nodes: none before version 2; the sample node from version 2 on.
+        const QList<NodeRecord> nodes = (*store)->nodes();
+        if (snapshot.version < 2) {
+            QVERIFY(nodes.isEmpty());
+        } else {
+            QCOMPARE(nodes.size(), 1);
+            QCOMPARE(nodes[0].name, QStringLiteral("ws1"));
+            QCOMPARE(nodes[0].host, QStringLiteral("gpu-box"));
+            QCOMPARE(nodes[0].user, QStringLiteral("alice"));
+            QCOMPARE(nodes[0].port, 2222);
+            QCOMPARE(nodes[0].identityFile, QStringLiteral("/home/u/.ssh/id_ed25519"));
+            QCOMPARE(nodes[0].agentPath, QString());
+            QCOMPARE(nodes[0].addedAt, utcMs(1709644400000));
+        }
+        // Writable: add, replace and remove nodes.
+        NodeRecord n{QStringLiteral("ws9"), QStringLiteral("host9"), {}, 0, {}, {}, utcMs(1709644500000)};
+        QVERIFY((*store)->addNode(n).has_value());
+        n.port = 2200;
+        QVERIFY((*store)->addNode(n).has_value());
+        QCOMPARE((*store)->nodes().back(), n);
+        QVERIFY((*store)->removeNode(QStringLiteral("ws9")).has_value());
+        QVERIFY(!(*store)->removeNode(QStringLiteral("ws9")).has_value());
+        QCOMPARE((*store)->nodes().size(), snapshot.version < 2 ? 0 : 1);
         // Writable after the migration; ids continue after the old ones.
         RunRecord r;
         r.name = QStringLiteral("after-migration");

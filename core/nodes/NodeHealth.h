@@ -1,0 +1,65 @@
+#pragma once
+
+// Application-level heartbeats on an agent connection: libssh 0.10 has no
+// ServerAlive and its non-blocking keepalive drops every other call
+// (LIBSSH-NOTES.md), and a link behind a ProxyCommand has no TCP keepalive.
+//
+// While the client is ready, a `ping` goes out every interval (default 5 s).
+// Any reply or console output counts as a sign of life. When none came for
+// `timeout` (default 15 s) the node is declared unreachable: unreachable() is
+// emitted and, with disconnectOnTimeout (default), the client is
+// disconnected, so its owner (RunEngine) reconnects with backoff; runs on the
+// node are not affected (they are detached there). A slow but working link
+// (replies after several seconds) is not a failure as long as something
+// arrives within the timeout.
+//
+// Thread affinity: the client's thread.
+
+#include <QObject>
+#include <QPointer>
+
+class QTimer;
+
+namespace ty {
+
+class AgentClient;
+
+class NodeHealth final : public QObject {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(NodeHealth)
+public:
+    explicit NodeHealth(AgentClient* client, QObject* parent = nullptr);
+    ~NodeHealth() override;
+
+    void setInterval(int ms);   // between pings, default 5000
+    void setTimeout(int ms);    // silence that means unreachable, default 15000
+    void setDisconnectOnTimeout(bool on) { disconnectOnTimeout_ = on; }
+    int interval() const { return intervalMs_; }
+    int timeout() const { return timeoutMs_; }
+
+    // Whether the client is ready and the last sign of life is within the timeout.
+    bool isReachable() const;
+    // Round trip of the last answered ping, ms (-1 before the first).
+    qint64 lastRoundTripMs() const { return lastRttMs_; }
+
+Q_SIGNALS:
+    void reachable();
+    void unreachable(const QString& reason);
+
+private:
+    void onReady();
+    void tick();
+    void alive();
+
+    QPointer<AgentClient> client_;
+    QTimer* timer_ = nullptr;
+    int intervalMs_ = 5000;
+    int timeoutMs_ = 15000;
+    bool disconnectOnTimeout_ = true;
+    bool reachable_ = false;
+    qint64 lastAliveMs_ = 0; // monotonic, ms
+    qint64 lastRttMs_ = -1;
+    qint64 lastPingMs_ = -1000000;
+};
+
+} // namespace ty

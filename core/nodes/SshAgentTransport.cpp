@@ -1,0 +1,109 @@
+#include "SshAgentTransport.h"
+
+#include "nodes/SshSession.h"
+
+#include <QThread>
+
+namespace ty {
+
+SshAgentTransport::SshAgentTransport(SshNodeOptions options, std::shared_ptr<SshPassphraseProvider> passphrases,
+                                     QObject* parent)
+    : AgentTransport(parent)
+    , options_(std::move(options))
+    , passphrases_(std::move(passphrases))
+    , thread_(new QThread(this))
+{
+    qRegisterMetaType<ty::AgentDeployResult>();
+    thread_->setObjectName(QStringLiteral("ssh-%1").arg(options_.name));
+    thread_->start();
+}
+
+SshAgentTransport::~SshAgentTransport()
+{
+    destroySession();
+    thread_->quit();
+    thread_->wait();
+}
+
+void SshAgentTransport::destroySession()
+{
+    SshSession* s = std::exchange(session_, nullptr);
+    if (!s)
+        return;
+    s->disconnect(this);
+    // Deleted on its own thread: it frees the libssh session there.
+    if (thread_->isRunning())
+        QMetaObject::invokeMethod(s, [s] { delete s; }, Qt::BlockingQueuedConnection);
+    else
+        delete s;
+}
+
+void SshAgentTransport::open()
+{
+    if (open_)
+        return;
+    destroySession();
+    open_ = true;
+    rejectedFingerprint_.clear();
+    auto* s = new SshSession(options_, passphrases_);
+    s->moveToThread(thread_);
+    session_ = s;
+    connect(s, &SshSession::started, this, [this, s] {
+        if (s == session_)
+            Q_EMIT opened();
+    });
+    connect(s, &SshSession::data, this, [this, s](const QByteArray& bytes) {
+        if (s == session_)
+            Q_EMIT received(bytes);
+    });
+    connect(s, &SshSession::deployed, this, [this, s](const AgentDeployResult& r) {
+        if (s != session_)
+            return;
+        lastDeploy_ = r;
+        Q_EMIT deployed(r);
+    });
+    connect(s, &SshSession::hostKeyRejected, this, [this, s](const QString& fp, const QString& message) {
+        if (s != session_)
+            return;
+        rejectedFingerprint_ = fp;
+        Q_EMIT hostKeyRejected(fp, message);
+    });
+    connect(s, &SshSession::finished, this, [this, s](const QString& reason) {
+        if (s != session_ || !open_)
+            return;
+        open_ = false;
+        session_ = nullptr;
+        s->disconnect(this);
+        QMetaObject::invokeMethod(s, [s] { delete s; }, Qt::QueuedConnection);
+        Q_EMIT closed(reason);
+    });
+    QMetaObject::invokeMethod(s, &SshSession::start, Qt::QueuedConnection);
+}
+
+void SshAgentTransport::write(const QByteArray& bytes)
+{
+    if (!session_ || !open_)
+        return;
+    SshSession* s = session_;
+    QMetaObject::invokeMethod(s, [s, bytes] { s->write(bytes); }, Qt::QueuedConnection);
+}
+
+void SshAgentTransport::close()
+{
+    if (!session_ || !open_) {
+        if (open_) {
+            open_ = false;
+            Q_EMIT closed(QStringLiteral("the agent connection was closed"));
+        }
+        return;
+    }
+    SshSession* s = session_;
+    QMetaObject::invokeMethod(s, [s] { s->stop(QStringLiteral("the agent connection was closed")); }, Qt::QueuedConnection);
+}
+
+QString SshAgentTransport::describe() const
+{
+    return options_.name.isEmpty() ? options_.host : options_.name;
+}
+
+} // namespace ty

@@ -1,0 +1,70 @@
+#pragma once
+
+// AgentTransport over SSH: one libssh session per node, on a thread of its
+// own (an SshSession worker), carrying one exec channel that runs
+// `trainyard-agent --stdio` (deployed over SFTP first when the options name a
+// local agent binary). See SshSession.h for the connection steps, host-key
+// policy and authentication.
+//
+// Thread affinity: the transport lives on (and emits on) its object's thread;
+// the SSH session runs on the transport's own QThread. open() may be called
+// again after closed() to reconnect (a fresh session each time).
+// Errors come as closed(reason); the reason names the node, the host and
+// what failed (host key with its SHA256 fingerprint and the known_hosts line,
+// authentication, deployment, the agent's exit status).
+
+#include "nodes/AgentDeploy.h"
+#include "nodes/AgentTransport.h"
+#include "nodes/SshNodeOptions.h"
+
+#include <memory>
+#include <optional>
+
+class QThread;
+
+namespace ty {
+
+class SshPassphraseProvider;
+class SshSession;
+
+class SshAgentTransport final : public AgentTransport {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(SshAgentTransport)
+public:
+    explicit SshAgentTransport(SshNodeOptions options, std::shared_ptr<SshPassphraseProvider> passphrases = {},
+                               QObject* parent = nullptr);
+    // Closes the connection (EOF to the agent; its runs go on) and joins the thread.
+    ~SshAgentTransport() override;
+
+    void open() override;
+    void write(const QByteArray& bytes) override;
+    void close() override;
+    QString describe() const override;
+
+    const SshNodeOptions& options() const { return options_; }
+    // Takes effect at the next open(): accept (and record) an unknown host key.
+    void setAcceptNewHostKey(bool accept) { options_.acceptNewHostKey = accept; }
+    // The last deployment (set before opened() when the options deploy).
+    std::optional<AgentDeployResult> lastDeploy() const { return lastDeploy_; }
+    // SHA256 fingerprint of the last host key refused (unknown or changed), else empty.
+    QString rejectedFingerprint() const { return rejectedFingerprint_; }
+
+Q_SIGNALS:
+    void deployed(const ty::AgentDeployResult& result);
+    // An unknown or changed host key was refused; the GUI may ask the user
+    // and open() again after setAcceptNewHostKey(true) (unknown keys only).
+    void hostKeyRejected(const QString& fingerprint, const QString& message);
+
+private:
+    void destroySession();
+
+    SshNodeOptions options_;
+    std::shared_ptr<SshPassphraseProvider> passphrases_;
+    QThread* thread_ = nullptr;
+    SshSession* session_ = nullptr; // lives on thread_
+    bool open_ = false;             // between open() and closed()
+    std::optional<AgentDeployResult> lastDeploy_;
+    QString rejectedFingerprint_;
+};
+
+} // namespace ty

@@ -1,0 +1,26 @@
+#pragma once
+
+// Reading OpenSSH known_hosts files, for messages libssh cannot give: which
+// line of which file holds the key of a host (a changed key is reported with
+// "file:line", as OpenSSH does).
+//
+// Format (sshd(8) "SSH_KNOWN_HOSTS FILE FORMAT"): one entry per line,
+// `[marker] hostpatterns keytype base64key [comment]`; hostpatterns is a
+// comma-separated list of names, `[name]:port` for ports other than 22, or a
+// hashed entry `|1|base64(salt)|base64(HMAC-SHA1(salt, name))`. Wildcard
+// patterns and negations are not matched here.
+
+#include <QList>
+#include <QString>
+
+namespace ty {
+
+// The name as OpenSSH writes it in known_hosts: `host`, or `[host]:port`
+// when port is not 22.
+QString knownHostsName(const QString& host, int port);
+
+// 1-based numbers of the lines of `file` whose host patterns name host:port
+// (plain or hashed). Empty when the file is missing or has no such line.
+QList<int> knownHostsLines(const QString& file, const QString& host, int port);
+
+} // namespace ty

@@ -1,0 +1,518 @@
+#include "SshSession.h"
+
+#include "nodes/NodesLog.h"
+#include "nodes/SshKnownHosts.h"
+#include "nodes/SshPassphraseProvider.h"
+
+#include <QRegularExpression>
+#include <QSocketNotifier>
+#include <QTimer>
+
+#include <libssh/callbacks.h>
+#include <libssh/libssh.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <cstring>
+
+namespace ty {
+namespace {
+
+constexpr int kTickMs = 500; // safety net besides the socket notifiers
+
+QString quoteShell(const QString& s)
+{
+    if (!s.isEmpty() && s.contains(QRegularExpression(QStringLiteral("^[A-Za-z0-9_./=:+-]+$"))))
+        return s;
+    QString q = s;
+    q.replace(u'\'', QStringLiteral("'\\''"));
+    return u'\'' + q + u'\'';
+}
+
+QString getStringOption(ssh_session s, ssh_options_e which)
+{
+    char* value = nullptr;
+    if (ssh_options_get(s, which, &value) != SSH_OK || !value)
+        return {};
+    QString out = QString::fromUtf8(value);
+    ssh_string_free_char(value);
+    return out;
+}
+
+} // namespace
+
+SshSession::SshSession(SshNodeOptions options, std::shared_ptr<SshPassphraseProvider> passphrases, QObject* parent)
+    : QObject(parent)
+    , options_(std::move(options))
+    , passphrases_(std::move(passphrases))
+{
+}
+
+SshSession::~SshSession()
+{
+    freeAll(true);
+}
+
+QString SshSession::where() const
+{
+    QString target = resolvedHost_.isEmpty() ? options_.host : resolvedHost_;
+    if (resolvedPort_ > 0)
+        target += u':' + QString::number(resolvedPort_);
+    if (!resolvedUser_.isEmpty())
+        target = resolvedUser_ + u'@' + target;
+    if (options_.name.isEmpty() || options_.name == options_.host)
+        return QStringLiteral("%1 (%2)").arg(options_.host, target);
+    return QStringLiteral("node %1 (%2 = %3)").arg(options_.name, options_.host, target);
+}
+
+void SshSession::start()
+{
+    if (session_ || finished_)
+        return;
+    if (auto r = connectAndLogin(); !r) {
+        finish(r.error().message);
+        return;
+    }
+    QString agent = options_.remoteAgentPath;
+    if (!options_.deployAgentFrom.isEmpty()) {
+        auto d = deployAgent(session_, options_.deployAgentFrom, options_.remoteCacheDir, options_.name);
+        if (!d) {
+            finish(d.error().message);
+            return;
+        }
+        agent = d->remotePath;
+        Q_EMIT deployed(*d);
+    }
+    QStringList parts;
+    if (!options_.agentEnv.isEmpty()) {
+        parts << QStringLiteral("env");
+        for (auto it = options_.agentEnv.cbegin(); it != options_.agentEnv.cend(); ++it)
+            parts << quoteShell(it.key() + u'=' + it.value());
+    }
+    parts << quoteShell(agent) << QStringLiteral("--stdio");
+    for (const QString& a : std::as_const(options_.agentArgs))
+        parts << quoteShell(a);
+    command_ = parts.join(u' ');
+    if (auto r = openAgentChannel(); !r) {
+        finish(r.error().message);
+        return;
+    }
+
+    ssh_set_blocking(session_, 0);
+    event_ = ssh_event_new();
+    if (!event_ || ssh_event_add_session(event_, session_) != SSH_OK) {
+        finish(QStringLiteral("%1: cannot set up the SSH event loop").arg(where()));
+        return;
+    }
+    const int fd = ssh_get_fd(session_);
+    if (getStringOption(session_, SSH_OPTIONS_PROXYCOMMAND).isEmpty()) {
+        // Dead links are also found by NodeHealth; this catches them when idle.
+        int on = 1, idle = 10, interval = 5, count = 3;
+        ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+    }
+    readNotifier_ = new QSocketNotifier(qintptr(fd), QSocketNotifier::Read, this);
+    connect(readNotifier_, &QSocketNotifier::activated, this, &SshSession::service);
+    writeNotifier_ = new QSocketNotifier(qintptr(fd), QSocketNotifier::Write, this);
+    writeNotifier_->setEnabled(false);
+    connect(writeNotifier_, &QSocketNotifier::activated, this, &SshSession::service);
+    tick_ = new QTimer(this);
+    tick_->setInterval(kTickMs);
+    connect(tick_, &QTimer::timeout, this, &SshSession::service);
+    tick_->start();
+
+    running_ = true;
+    qCInfo(lcNodes).noquote() << where() << ": agent started:" << command_;
+    Q_EMIT started(command_);
+    service(); // bytes that came during the exec, queued writes
+}
+
+Result<void> SshSession::connectAndLogin()
+{
+    session_ = ssh_new();
+    if (!session_)
+        return fail(QStringLiteral("%1: cannot create an SSH session").arg(options_.name));
+    const QByteArray host = options_.host.toUtf8();
+    ssh_options_set(session_, SSH_OPTIONS_HOST, host.constData());
+    // The config file first; the explicit settings after it win (LIBSSH-NOTES.md).
+    const QByteArray config = options_.configFile.toUtf8();
+    if (ssh_options_parse_config(session_, options_.configFile.isEmpty() ? nullptr : config.constData()) != SSH_OK)
+        return fail(QStringLiteral("node %1: cannot read the SSH configuration %2: %3")
+                        .arg(options_.name,
+                             options_.configFile.isEmpty() ? QStringLiteral("~/.ssh/config") : options_.configFile,
+                             QString::fromUtf8(ssh_get_error(session_))));
+    if (!options_.user.isEmpty()) {
+        const QByteArray user = options_.user.toUtf8();
+        ssh_options_set(session_, SSH_OPTIONS_USER, user.constData());
+    }
+    if (options_.port > 0) {
+        const unsigned int port = unsigned(options_.port);
+        ssh_options_set(session_, SSH_OPTIONS_PORT, &port);
+    }
+    if (!options_.identityFile.isEmpty()) {
+        const QByteArray id = options_.identityFile.toUtf8();
+        ssh_options_set(session_, SSH_OPTIONS_IDENTITY, id.constData());
+    }
+    if (!options_.knownHostsFile.isEmpty()) {
+        const QByteArray kh = options_.knownHostsFile.toUtf8();
+        ssh_options_set(session_, SSH_OPTIONS_KNOWNHOSTS, kh.constData());
+    }
+    const int nodelay = 1;
+    ssh_options_set(session_, SSH_OPTIONS_NODELAY, &nodelay);
+    const long timeout = std::max(1, options_.connectTimeoutSec);
+    ssh_options_set(session_, SSH_OPTIONS_TIMEOUT, &timeout);
+
+    sessionCallbacks_ = std::make_unique<ssh_callbacks_struct>();
+    std::memset(sessionCallbacks_.get(), 0, sizeof(ssh_callbacks_struct));
+    ssh_callbacks_init(sessionCallbacks_.get());
+    sessionCallbacks_->userdata = this;
+    sessionCallbacks_->auth_function = &SshSession::onAuthPrompt;
+    ssh_set_callbacks(session_, sessionCallbacks_.get());
+
+    resolvedHost_ = getStringOption(session_, SSH_OPTIONS_HOST);
+    resolvedUser_ = getStringOption(session_, SSH_OPTIONS_USER);
+    unsigned int port = 0;
+    if (ssh_options_get_port(session_, &port) == SSH_OK)
+        resolvedPort_ = int(port);
+
+    ssh_set_blocking(session_, 1);
+    if (ssh_connect(session_) != SSH_OK) {
+        QString message = QStringLiteral("cannot connect to %1: %2").arg(where(), QString::fromUtf8(ssh_get_error(session_)));
+        const QString proxy = getStringOption(session_, SSH_OPTIONS_PROXYCOMMAND);
+        if (!proxy.isEmpty())
+            message += QStringLiteral(" (through the ProxyCommand/ProxyJump \"%1\": its errors are not visible here, "
+                                      "and the jump host is reached with OpenSSH's own configuration; try `ssh %2` "
+                                      "in a terminal)")
+                           .arg(proxy, options_.host);
+        return fail(message);
+    }
+    if (auto v = verifyHostKey(); !v)
+        return v;
+    return authenticate();
+}
+
+Result<void> SshSession::verifyHostKey()
+{
+    ssh_key key = nullptr;
+    if (ssh_get_server_publickey(session_, &key) != SSH_OK || !key)
+        return fail(QStringLiteral("%1: the server sent no host key: %2").arg(where(), QString::fromUtf8(ssh_get_error(session_))));
+    unsigned char* hash = nullptr;
+    size_t hashLen = 0;
+    QString fingerprint;
+    if (ssh_get_publickey_hash(key, SSH_PUBLICKEY_HASH_SHA256, &hash, &hashLen) == SSH_OK) {
+        char* fp = ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, hashLen);
+        if (fp) {
+            fingerprint = QString::fromUtf8(fp);
+            ssh_string_free_char(fp);
+        }
+        ssh_clean_pubkey_hash(&hash);
+    }
+    const char* typeName = ssh_key_type_to_char(ssh_key_type(key));
+    const QString keyType = typeName ? QString::fromLatin1(typeName) : QStringLiteral("unknown");
+    ssh_key_free(key);
+
+    const ssh_known_hosts_e state = ssh_session_is_known_server(session_);
+    const QString file = getStringOption(session_, SSH_OPTIONS_KNOWNHOSTS);
+    const QString name = knownHostsName(resolvedHost_, resolvedPort_);
+    auto linesOf = [&] {
+        QStringList refs;
+        for (int line : knownHostsLines(file, resolvedHost_, resolvedPort_))
+            refs << QStringLiteral("%1:%2").arg(file).arg(line);
+        return refs.isEmpty() ? file : refs.join(QStringLiteral(", "));
+    };
+    switch (state) {
+    case SSH_KNOWN_HOSTS_OK:
+        return {};
+    case SSH_KNOWN_HOSTS_CHANGED: {
+        const QString message =
+            QStringLiteral("REFUSED: the host key of %1 has CHANGED. The server now offers the %2 key %3, which does "
+                           "not match the key stored for %4 in %5. Someone could be intercepting the connection "
+                           "(man-in-the-middle), or the host key was replaced. If you know it was replaced, remove "
+                           "that entry (ssh-keygen -R '%4' -f %6) and connect again.")
+                .arg(where(), keyType, fingerprint, name, linesOf(), file);
+        Q_EMIT hostKeyRejected(fingerprint, message);
+        return fail(message);
+    }
+    case SSH_KNOWN_HOSTS_OTHER: {
+        const QString message =
+            QStringLiteral("REFUSED: %1 offers a %2 host key (%3), but %4 holds a key of another type for %5 (%6). "
+                           "This can mean the connection is being intercepted. If the host's keys were replaced, "
+                           "remove that entry (ssh-keygen -R '%5' -f %4) and connect again.")
+                .arg(where(), keyType, fingerprint, file, name, linesOf());
+        Q_EMIT hostKeyRejected(fingerprint, message);
+        return fail(message);
+    }
+    case SSH_KNOWN_HOSTS_UNKNOWN:
+    case SSH_KNOWN_HOSTS_NOT_FOUND: // a missing known_hosts file: the same as an unknown host
+        if (!options_.acceptNewHostKey) {
+            const QString message =
+                QStringLiteral("the host key of %1 is not known (not in %2). Its %3 key fingerprint is %4. Check it "
+                               "(on the host: ssh-keygen -lf /etc/ssh/ssh_host_%5_key.pub) and accept it "
+                               "(trainyardctl node add ... --accept-new-host-key, or the dialog in the Nodes view).")
+                    .arg(where(), file.isEmpty() ? QStringLiteral("~/.ssh/known_hosts") : file, keyType, fingerprint,
+                         keyType.startsWith(QLatin1String("ssh-")) ? keyType.mid(4) : keyType.toLower());
+            Q_EMIT hostKeyRejected(fingerprint, message);
+            return fail(message);
+        }
+        if (ssh_session_update_known_hosts(session_) != SSH_OK)
+            return fail(QStringLiteral("%1: cannot add the host key to %2: %3")
+                            .arg(where(), file, QString::fromUtf8(ssh_get_error(session_))));
+        qCInfo(lcNodes).noquote() << where() << ": added" << keyType << fingerprint << "to" << file;
+        return {};
+    case SSH_KNOWN_HOSTS_ERROR:
+    default:
+        return fail(QStringLiteral("%1: cannot check the host key against %2: %3")
+                        .arg(where(), file, QString::fromUtf8(ssh_get_error(session_))));
+    }
+}
+
+Result<void> SshSession::authenticate()
+{
+    int rc = ssh_userauth_none(session_, nullptr);
+    if (rc == SSH_AUTH_SUCCESS)
+        return {};
+    if (rc == SSH_AUTH_ERROR)
+        return fail(QStringLiteral("%1: authentication failed: %2").arg(where(), QString::fromUtf8(ssh_get_error(session_))));
+    rc = ssh_userauth_publickey_auto(session_, nullptr, nullptr);
+    if (rc == SSH_AUTH_SUCCESS)
+        return {};
+    QString message = QStringLiteral("%1: authentication failed: the server accepted none of the keys tried "
+                                     "(ssh-agent, then %2)")
+                          .arg(where(), options_.identityFile.isEmpty() ? QStringLiteral("the IdentityFile entries / default keys")
+                                                                        : options_.identityFile + QStringLiteral(" and the default keys"));
+    if (rc == SSH_AUTH_ERROR)
+        message += QStringLiteral(": ") + QString::fromUtf8(ssh_get_error(session_));
+    if (rc == SSH_AUTH_PARTIAL)
+        message += QStringLiteral("; the server wants a further authentication method, which Trainyard does not support");
+    if (!passphrases_)
+        message += QStringLiteral(". An encrypted private key cannot be used without a passphrase prompt (batch mode): "
+                                  "load it into ssh-agent (ssh-add) or connect interactively");
+    else if (passphraseAsked_)
+        message += QStringLiteral(". A passphrase was asked for and not given or not correct");
+    return fail(message);
+}
+
+Result<void> SshSession::openAgentChannel()
+{
+    channel_ = ssh_channel_new(session_);
+    if (!channel_)
+        return fail(QStringLiteral("%1: cannot create a channel: %2").arg(where(), QString::fromUtf8(ssh_get_error(session_))));
+    if (ssh_channel_open_session(channel_) != SSH_OK)
+        return fail(QStringLiteral("%1: cannot open a session channel: %2").arg(where(), QString::fromUtf8(ssh_get_error(session_))));
+    // Registered before the exec and kept until the channel is freed, so no
+    // data, EOF, exit status or close is missed.
+    channelCallbacks_ = std::make_unique<ssh_channel_callbacks_struct>();
+    std::memset(channelCallbacks_.get(), 0, sizeof(ssh_channel_callbacks_struct));
+    ssh_callbacks_init(channelCallbacks_.get());
+    channelCallbacks_->userdata = this;
+    channelCallbacks_->channel_data_function = &SshSession::onChannelData;
+    channelCallbacks_->channel_eof_function = &SshSession::onChannelEof;
+    channelCallbacks_->channel_close_function = &SshSession::onChannelClose;
+    channelCallbacks_->channel_exit_status_function = &SshSession::onExitStatus;
+    channelCallbacks_->channel_exit_signal_function = &SshSession::onExitSignal;
+    ssh_set_channel_callbacks(channel_, channelCallbacks_.get());
+    const QByteArray cmd = command_.toUtf8();
+    if (ssh_channel_request_exec(channel_, cmd.constData()) != SSH_OK)
+        return fail(QStringLiteral("%1: cannot run the agent (%2): %3").arg(where(), command_, QString::fromUtf8(ssh_get_error(session_))));
+    return {};
+}
+
+void SshSession::write(const QByteArray& bytes)
+{
+    if (finished_)
+        return;
+    out_.append(bytes);
+    if (running_)
+        service();
+}
+
+void SshSession::flushWrites()
+{
+    while (!out_.isEmpty() && channel_) {
+        const uint32_t len = uint32_t(std::min<qsizetype>(out_.size(), 256 * 1024));
+        const int n = ssh_channel_write(channel_, out_.constData(), len);
+        if (n == SSH_ERROR) {
+            qCWarning(lcNodes).noquote() << where() << ": write to the agent failed:" << ssh_get_error(session_);
+            break; // the checks in service() end the connection
+        }
+        if (n <= 0)
+            break; // remote window full: wait for its adjust
+        out_.remove(0, n);
+    }
+}
+
+void SshSession::updateWriteNotifier()
+{
+    if (!writeNotifier_ || !session_)
+        return;
+    writeNotifier_->setEnabled((ssh_get_poll_flags(session_) & SSH_WRITE_PENDING) != 0);
+}
+
+void SshSession::service()
+{
+    if (inService_ || finished_ || !event_ || !running_)
+        return;
+    inService_ = true;
+    const int rc = ssh_event_dopoll(event_, 0);
+    if (!channelClosed_)
+        flushWrites();
+    logStderr(false);
+    inService_ = false;
+
+    const int status = ssh_get_status(session_);
+    if (rc == SSH_ERROR || (status & (SSH_CLOSED | SSH_CLOSED_ERROR)) || !ssh_is_connected(session_)) {
+        QString why = QString::fromUtf8(ssh_get_error(session_));
+        finish(QStringLiteral("SSH connection to %1 lost%2").arg(where(), why.isEmpty() ? QString() : QStringLiteral(": ") + why));
+        return;
+    }
+    if (channelClosed_ || ssh_channel_is_closed(channel_)) {
+        QString how;
+        if (!exitSignal_.isEmpty())
+            how = QStringLiteral("was killed by SIG%1").arg(exitSignal_);
+        else if (exitStatus_)
+            how = QStringLiteral("exited with status %1").arg(*exitStatus_);
+        else
+            how = QStringLiteral("closed its channel");
+        QString message = QStringLiteral("the agent on %1 %2").arg(where(), how);
+        if (exitStatus_ && *exitStatus_ == 127)
+            message += QStringLiteral(" (command not found: %1)").arg(command_);
+        finish(message);
+        return;
+    }
+    updateWriteNotifier();
+}
+
+void SshSession::stop(const QString& reason)
+{
+    if (finished_)
+        return;
+    finish(reason);
+}
+
+void SshSession::finish(const QString& reason)
+{
+    if (finished_)
+        return;
+    finished_ = true;
+    const bool graceful = running_ && !channelClosed_;
+    running_ = false;
+    logStderr(true);
+    freeAll(graceful);
+    qCInfo(lcNodes).noquote() << options_.name << ":" << reason;
+    Q_EMIT finished(reason);
+}
+
+void SshSession::freeAll(bool graceful)
+{
+    delete readNotifier_;
+    readNotifier_ = nullptr;
+    delete writeNotifier_;
+    writeNotifier_ = nullptr;
+    delete tick_;
+    tick_ = nullptr;
+    if (event_) {
+        if (session_)
+            ssh_event_remove_session(event_, session_);
+        ssh_event_free(event_);
+        event_ = nullptr;
+    }
+    const bool alive = session_ && ssh_is_connected(session_)
+        && !(ssh_get_status(session_) & (SSH_CLOSED | SSH_CLOSED_ERROR));
+    if (channel_) {
+        if (graceful && alive && ssh_channel_is_open(channel_)) {
+            // EOF on the agent's stdin: it exits, its runs go on.
+            ssh_set_blocking(session_, 1);
+            if (!out_.isEmpty())
+                ssh_channel_write(channel_, out_.constData(), uint32_t(out_.size()));
+            ssh_channel_send_eof(channel_);
+            ssh_channel_close(channel_);
+        }
+        ssh_remove_channel_callbacks(channel_, channelCallbacks_.get());
+        ssh_channel_free(channel_);
+        channel_ = nullptr;
+    }
+    if (session_) {
+        if (alive)
+            ssh_disconnect(session_);
+        ssh_free(session_);
+        session_ = nullptr;
+    }
+    channelCallbacks_.reset();
+    sessionCallbacks_.reset();
+    out_.clear();
+}
+
+void SshSession::logStderr(bool flushAll)
+{
+    for (;;) {
+        const qsizetype nl = stderrBuf_.indexOf('\n');
+        if (nl < 0)
+            break;
+        qCWarning(lcNodes).noquote() << "agent on" << options_.name << ":" << QString::fromUtf8(stderrBuf_.left(nl));
+        stderrBuf_.remove(0, nl + 1);
+    }
+    if (flushAll && !stderrBuf_.isEmpty()) {
+        qCWarning(lcNodes).noquote() << "agent on" << options_.name << ":" << QString::fromUtf8(stderrBuf_);
+        stderrBuf_.clear();
+    }
+}
+
+int SshSession::onAuthPrompt(const char* prompt, char* buf, size_t len, int, int, void* userdata)
+{
+    auto* self = static_cast<SshSession*>(userdata);
+    self->passphraseAsked_ = true;
+    if (!self->passphrases_ || len == 0)
+        return -1;
+    std::optional<QByteArray> p = self->passphrases_->passphrase(self->options_.name, QString::fromUtf8(prompt));
+    if (!p || size_t(p->size()) >= len) {
+        if (p)
+            p->fill('\0');
+        return -1;
+    }
+    std::memcpy(buf, p->constData(), size_t(p->size()));
+    buf[p->size()] = '\0';
+    p->fill('\0');
+    return 0;
+}
+
+int SshSession::onChannelData(ssh_session_struct*, ssh_channel_struct*, void* data, uint32_t len, int isStderr,
+                              void* userdata)
+{
+    auto* self = static_cast<SshSession*>(userdata);
+    const QByteArray bytes(static_cast<const char*>(data), qsizetype(len));
+    if (isStderr) {
+        self->stderrBuf_.append(bytes);
+        if (self->stderrBuf_.size() > 64 * 1024)
+            self->logStderr(true);
+    } else {
+        Q_EMIT self->data(bytes);
+    }
+    return int(len); // everything consumed: both streams are always drained
+}
+
+void SshSession::onChannelEof(ssh_session_struct*, ssh_channel_struct*, void* userdata)
+{
+    static_cast<SshSession*>(userdata)->remoteEof_ = true;
+}
+
+void SshSession::onChannelClose(ssh_session_struct*, ssh_channel_struct*, void* userdata)
+{
+    static_cast<SshSession*>(userdata)->channelClosed_ = true;
+}
+
+void SshSession::onExitStatus(ssh_session_struct*, ssh_channel_struct*, int status, void* userdata)
+{
+    static_cast<SshSession*>(userdata)->exitStatus_ = status;
+}
+
+void SshSession::onExitSignal(ssh_session_struct*, ssh_channel_struct*, const char* signal, int, const char*,
+                              const char*, void* userdata)
+{
+    static_cast<SshSession*>(userdata)->exitSignal_ = QString::fromUtf8(signal ? signal : "?");
+}
+
+} // namespace ty

@@ -1,0 +1,133 @@
+#pragma once
+
+// One SSH connection to a node carrying one exec channel that runs
+// `trainyard-agent --stdio`. Used by SshAgentTransport, which moves it to a
+// thread of its own: libssh is not thread-safe per session, so every call on
+// the session, its channel and its SFTP happens on that thread.
+//
+// start() (blocking, on the session thread; connect timeout from the options):
+//   1. ssh_new; SSH_OPTIONS_HOST = alias; ssh_options_parse_config(configFile
+//      or NULL = ~/.ssh/config + /etc/ssh/ssh_config); THEN the explicit user,
+//      port, identity file and known_hosts file (they win over the config);
+//      SSH_OPTIONS_NODELAY; ssh_connect.
+//   2. Host key (ssh_session_is_known_server): OK goes on; UNKNOWN/NOT_FOUND
+//      (also a missing known_hosts file) fails naming the SHA256 fingerprint
+//      unless acceptNewHostKey, which appends it to known_hosts; CHANGED/OTHER
+//      is refused naming the host and the known_hosts file:line(s).
+//   3. ssh_userauth_none, then ssh_userauth_publickey_auto (ssh-agent, then
+//      key files; an encrypted key asks the SshPassphraseProvider, if any).
+//   4. Optional agent deployment over SFTP (AgentDeploy), still blocking.
+//   5. Opens a session channel with callbacks (data on stdout and stderr, eof,
+//      close, exit status, exit signal) registered for its whole life, execs
+//      the agent, then switches to non-blocking: a QSocketNotifier on
+//      ssh_get_fd() wakes the thread and ssh_event_dopoll() processes every
+//      packet, so exit statuses and closes are never missed; writes are
+//      queued and flushed as the window and the socket allow.
+// started() then follows; stdout bytes come as data(); stderr lines are logged
+// (category trainyard.nodes) as "agent on <node>: ...". finished(reason) is
+// emitted exactly once when the connection ends for any reason (including
+// stop()), after which the object holds no libssh resources.
+//
+// TCP keepalive is enabled on a direct socket; dead links behind a
+// ProxyCommand are found by NodeHealth's application-level pings.
+
+#include "nodes/AgentDeploy.h"
+#include "nodes/SshNodeOptions.h"
+
+#include <QByteArray>
+#include <QObject>
+#include <QString>
+
+#include <memory>
+#include <optional>
+
+class QSocketNotifier;
+class QTimer;
+struct ssh_session_struct;
+struct ssh_channel_struct;
+struct ssh_event_struct;
+struct ssh_callbacks_struct;
+struct ssh_channel_callbacks_struct;
+
+namespace ty {
+
+class SshPassphraseProvider;
+
+class SshSession final : public QObject {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(SshSession)
+public:
+    // `passphrases` may be null (batch mode). It must be thread-safe.
+    SshSession(SshNodeOptions options, std::shared_ptr<SshPassphraseProvider> passphrases, QObject* parent = nullptr);
+    ~SshSession() override; // frees every libssh resource (call on the session thread)
+
+    // Session thread. See the header comment. A second call while connected is ignored.
+    void start();
+    // Queues bytes for the agent's stdin. Session thread.
+    void write(const QByteArray& bytes);
+    // Sends EOF to the agent (it exits; its runs go on), closes the channel and
+    // the connection; finished(reason) follows. Session thread.
+    void stop(const QString& reason);
+
+    // The remote command line run for the agent (valid after started()).
+    QString remoteCommand() const { return command_; }
+
+Q_SIGNALS:
+    void started(const QString& remoteCommand);
+    void deployed(const ty::AgentDeployResult& result);
+    // The SHA256 fingerprint of a host key that was not accepted (unknown or changed).
+    void hostKeyRejected(const QString& fingerprint, const QString& message);
+    void data(const QByteArray& bytes);
+    void finished(const QString& reason);
+
+private:
+    Result<void> connectAndLogin();
+    Result<void> verifyHostKey();
+    Result<void> authenticate();
+    Result<void> openAgentChannel();
+    void service();          // one non-blocking round: dopoll, flush, checks
+    void flushWrites();
+    void updateWriteNotifier();
+    void finish(const QString& reason);
+    void freeAll(bool graceful);
+    QString where() const;   // "node ws1 (root@127.0.0.2:2222)"
+    void logStderr(bool flushAll);
+
+    // libssh callbacks (called from inside libssh calls on this thread: they
+    // only record and emit, never free anything).
+    static int onAuthPrompt(const char* prompt, char* buf, size_t len, int echo, int verify, void* userdata);
+    static int onChannelData(ssh_session_struct*, ssh_channel_struct*, void* data, uint32_t len, int isStderr,
+                             void* userdata);
+    static void onChannelEof(ssh_session_struct*, ssh_channel_struct*, void* userdata);
+    static void onChannelClose(ssh_session_struct*, ssh_channel_struct*, void* userdata);
+    static void onExitStatus(ssh_session_struct*, ssh_channel_struct*, int status, void* userdata);
+    static void onExitSignal(ssh_session_struct*, ssh_channel_struct*, const char* signal, int core,
+                             const char* errmsg, const char* lang, void* userdata);
+
+    SshNodeOptions options_;
+    std::shared_ptr<SshPassphraseProvider> passphrases_;
+    ssh_session_struct* session_ = nullptr;
+    ssh_channel_struct* channel_ = nullptr;
+    ssh_event_struct* event_ = nullptr;
+    std::unique_ptr<ssh_callbacks_struct> sessionCallbacks_;
+    std::unique_ptr<ssh_channel_callbacks_struct> channelCallbacks_;
+    QSocketNotifier* readNotifier_ = nullptr;
+    QSocketNotifier* writeNotifier_ = nullptr;
+    QTimer* tick_ = nullptr;
+    QString command_;
+    QString resolvedHost_;
+    QString resolvedUser_;
+    int resolvedPort_ = 0;
+    QByteArray out_;          // bytes for the agent not yet taken by the channel
+    QByteArray stderrBuf_;
+    bool running_ = false;    // started() emitted
+    bool finished_ = false;
+    bool inService_ = false;
+    bool remoteEof_ = false;
+    bool channelClosed_ = false;
+    bool passphraseAsked_ = false;
+    std::optional<int> exitStatus_;
+    QString exitSignal_;
+};
+
+} // namespace ty

@@ -1,0 +1,207 @@
+#include "QueuePolicy.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSaveFile>
+
+#include <cmath>
+
+namespace ty {
+namespace {
+struct OrderingName {
+    sched::Ordering ordering;
+    const char* name;
+};
+constexpr OrderingName kOrderings[] = {
+    {sched::Ordering::Fcfs, "fcfs"},
+    {sched::Ordering::Priority, "priority"},
+    {sched::Ordering::ShortestJobFirst, "sjf"},
+    {sched::Ordering::FairShare, "fair-share"},
+};
+} // namespace
+
+sched::Policy defaultQueuePolicy()
+{
+    return sched::Policy::easyBackfill(sched::Ordering::Priority);
+}
+
+QString queuePolicyPath(const QString& databasePath)
+{
+    return QFileInfo(databasePath).absolutePath() + QStringLiteral("/scheduler.json");
+}
+
+Result<sched::Policy> loadQueuePolicy(const QString& databasePath)
+{
+    const QString path = queuePolicyPath(databasePath);
+    QFile f(path);
+    if (!f.exists())
+        return defaultQueuePolicy();
+    if (!f.open(QIODevice::ReadOnly))
+        return fail(QStringLiteral("%1: cannot read: %2").arg(path, f.errorString()));
+    QJsonParseError err{};
+    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &err);
+    if (err.error != QJsonParseError::NoError)
+        return fail(QStringLiteral("%1: offset %2: %3").arg(path).arg(err.offset).arg(err.errorString()));
+    if (!doc.isObject())
+        return fail(QStringLiteral("%1: must be a JSON object").arg(path));
+    const QJsonObject o = doc.object();
+    sched::Policy p = defaultQueuePolicy();
+    static const QStringList known{QStringLiteral("ordering"), QStringLiteral("backfill"), QStringLiteral("aging_per_hour"),
+                                   QStringLiteral("default_runtime_s"), QStringLiteral("fair_share_by"),
+                                   QStringLiteral("shares"), QStringLiteral("usage_half_life_s")};
+    for (auto it = o.begin(); it != o.end(); ++it)
+        if (!known.contains(it.key()))
+            return fail(QStringLiteral("%1: unknown key '%2' (known: %3)").arg(path, it.key(), known.join(QStringLiteral(", "))));
+    if (o.contains(QStringLiteral("ordering"))) {
+        const QString name = o.value(QStringLiteral("ordering")).toString();
+        bool found = false;
+        for (const auto& on : kOrderings)
+            if (name == QLatin1String(on.name)) {
+                p.ordering = on.ordering;
+                found = true;
+            }
+        if (!found)
+            return fail(QStringLiteral("%1: 'ordering' must be fcfs, priority, sjf or fair-share, not '%2'").arg(path, name));
+    }
+    auto number = [&](const char* key, double min) -> Result<std::optional<double>> {
+        const QString k = QLatin1String(key);
+        if (!o.contains(k))
+            return std::optional<double>{};
+        const QJsonValue v = o.value(k);
+        if (!v.isDouble() || !std::isfinite(v.toDouble()) || v.toDouble() < min)
+            return fail(QStringLiteral("%1: '%2' must be a number >= %3").arg(path, k).arg(min));
+        return std::optional<double>(v.toDouble());
+    };
+    if (o.contains(QStringLiteral("backfill"))) {
+        if (!o.value(QStringLiteral("backfill")).isBool())
+            return fail(QStringLiteral("%1: 'backfill' must be true or false").arg(path));
+        p.backfill = o.value(QStringLiteral("backfill")).toBool();
+    }
+    const auto aging = number("aging_per_hour", 0);
+    if (!aging)
+        return std::unexpected(aging.error());
+    if (*aging)
+        p.agingPerHour = **aging;
+    const auto runtime = number("default_runtime_s", 1);
+    if (!runtime)
+        return std::unexpected(runtime.error());
+    if (*runtime)
+        p.defaultRuntimeMs = qint64(**runtime * 1000);
+    const auto halfLife = number("usage_half_life_s", 1);
+    if (!halfLife)
+        return std::unexpected(halfLife.error());
+    if (*halfLife)
+        p.usageHalfLifeMs = qint64(**halfLife * 1000);
+    if (o.contains(QStringLiteral("fair_share_by"))) {
+        const QString by = o.value(QStringLiteral("fair_share_by")).toString();
+        if (by == u"user")
+            p.fairShareBy = sched::FairShareBy::User;
+        else if (by == u"project")
+            p.fairShareBy = sched::FairShareBy::Project;
+        else
+            return fail(QStringLiteral("%1: 'fair_share_by' must be user or project, not '%2'").arg(path, by));
+    }
+    if (o.contains(QStringLiteral("shares"))) {
+        const QJsonValue v = o.value(QStringLiteral("shares"));
+        if (!v.isObject())
+            return fail(QStringLiteral("%1: 'shares' must be an object of account -> number").arg(path));
+        const QJsonObject shares = v.toObject();
+        for (auto it = shares.begin(); it != shares.end(); ++it) {
+            if (!it.value().isDouble() || it.value().toDouble() < 0)
+                return fail(QStringLiteral("%1: share of '%2' must be a number >= 0").arg(path, it.key()));
+            p.shares.insert(it.key(), it.value().toDouble());
+        }
+    }
+    return p;
+}
+
+Result<void> saveQueuePolicy(const QString& databasePath, const sched::Policy& p)
+{
+    QJsonObject o;
+    for (const auto& on : kOrderings)
+        if (on.ordering == p.ordering)
+            o.insert(QStringLiteral("ordering"), QLatin1String(on.name));
+    o.insert(QStringLiteral("backfill"), p.backfill);
+    o.insert(QStringLiteral("aging_per_hour"), p.agingPerHour);
+    o.insert(QStringLiteral("default_runtime_s"), double(p.defaultRuntimeMs) / 1000.0);
+    o.insert(QStringLiteral("fair_share_by"), p.fairShareBy == sched::FairShareBy::User ? QStringLiteral("user") : QStringLiteral("project"));
+    QJsonObject shares;
+    for (auto it = p.shares.cbegin(); it != p.shares.cend(); ++it)
+        shares.insert(it.key(), it.value());
+    o.insert(QStringLiteral("shares"), shares);
+    o.insert(QStringLiteral("usage_half_life_s"), double(p.usageHalfLifeMs) / 1000.0);
+    const QString path = queuePolicyPath(databasePath);
+    QSaveFile f(path); // written whole or not at all
+    if (!f.open(QIODevice::WriteOnly))
+        return fail(QStringLiteral("%1: cannot write: %2").arg(path, f.errorString()));
+    f.write(QJsonDocument(o).toJson(QJsonDocument::Indented));
+    if (!f.commit())
+        return fail(QStringLiteral("%1: cannot write: %2").arg(path, f.errorString()));
+    return {};
+}
+
+QStringList queuePolicyNames()
+{
+    return {QStringLiteral("fcfs"), QStringLiteral("priority"), QStringLiteral("sjf"), QStringLiteral("backfill"),
+            QStringLiteral("fair-share")};
+}
+
+Result<sched::Policy> queuePolicyNamed(const QString& name, const sched::Policy& base)
+{
+    sched::Policy p = base;
+    if (name == u"fcfs") {
+        p.ordering = sched::Ordering::Fcfs;
+        p.backfill = false;
+    } else if (name == u"priority") {
+        p.ordering = sched::Ordering::Priority;
+        p.backfill = false;
+    } else if (name == u"sjf") {
+        p.ordering = sched::Ordering::ShortestJobFirst;
+        p.backfill = false;
+    } else if (name == u"backfill") {
+        p.ordering = sched::Ordering::Priority;
+        p.backfill = true;
+    } else if (name == u"fair-share") {
+        p.ordering = sched::Ordering::FairShare;
+        p.backfill = true;
+    } else {
+        return fail(QStringLiteral("unknown policy '%1' (one of: %2)").arg(name, queuePolicyNames().join(QStringLiteral(", "))));
+    }
+    return p;
+}
+
+QString queuePolicyName(const sched::Policy& p)
+{
+    switch (p.ordering) {
+    case sched::Ordering::Fcfs: return p.backfill ? QStringLiteral("fcfs+backfill") : QStringLiteral("fcfs");
+    case sched::Ordering::Priority: return p.backfill ? QStringLiteral("backfill") : QStringLiteral("priority");
+    case sched::Ordering::ShortestJobFirst: return p.backfill ? QStringLiteral("sjf+backfill") : QStringLiteral("sjf");
+    case sched::Ordering::FairShare: return p.backfill ? QStringLiteral("fair-share") : QStringLiteral("fair-share (strict)");
+    }
+    return {};
+}
+
+sched::FairShareState fairShareUsage(const QList<RunRecord>& runs, const sched::Policy& policy, qint64 nowMs,
+                                     const std::function<QString(const RunRecord&)>& accountOf)
+{
+    sched::FairShareState state;
+    const double halfLife = double(std::max<qint64>(1, policy.usageHalfLifeMs));
+    for (const RunRecord& r : runs) {
+        if (r.gpus.isEmpty() || !r.startedAt.isValid())
+            continue;
+        const qint64 start = r.startedAt.toMSecsSinceEpoch();
+        const qint64 end = r.finishedAt.isValid() ? r.finishedAt.toMSecsSinceEpoch() : nowMs;
+        if (end <= start)
+            continue;
+        const double gpuHours = double(r.gpus.size()) * double(end - start) / 3.6e6;
+        // Decayed from the end of the usage: a run that ended one half-life
+        // ago counts half (Slurm decays accumulated usage the same way).
+        const double decay = std::exp2(-double(std::max<qint64>(0, nowMs - end)) / halfLife);
+        state.charge(accountOf(r), gpuHours * decay);
+    }
+    return state;
+}
+
+} // namespace ty

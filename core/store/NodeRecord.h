@@ -1,0 +1,24 @@
+#pragma once
+
+#include <QDateTime>
+#include <QString>
+
+namespace ty {
+
+// A remote node (an SSH workstation) as stored in the result database's
+// `nodes` table (schema version 2). Empty strings / 0 mean "not set": the
+// value then comes from ~/.ssh/config (HostName, User, Port, IdentityFile)
+// or from Trainyard's default (the agent deployed over SFTP).
+struct NodeRecord {
+    QString name;          // Trainyard's name for the node, unique (primary key)
+    QString host;          // the host alias as written in ~/.ssh/config, or a host name
+    QString user;          // explicit user, wins over the config file
+    int port = 0;          // explicit TCP port, wins over the config file; 0: config/22
+    QString identityFile;  // explicit private key file, tried first
+    QString agentPath;     // absolute remote path of a trainyard-agent to use instead of deploying one
+    QDateTime addedAt;     // UTC, ms precision; invalid on input means "now"
+
+    bool operator==(const NodeRecord&) const = default;
+};
+
+} // namespace ty

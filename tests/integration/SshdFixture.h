@@ -1,0 +1,56 @@
+#pragma once
+
+// A real OpenSSH sshd for tests (LIBSSH-NOTES.md, "A real sshd for tests"):
+// a temporary directory with an ed25519 host key, a client key,
+// authorized_keys and an sshd_config listening on 127.0.0.2 and 127.0.0.3
+// (two "hosts" on one port), plus an ssh client config
+//   Host ws1 -> 127.0.0.2, Host ws2 -> 127.0.0.3
+// (port, User root, the client key, UserKnownHostsFile <dir>/known_hosts)
+// to hand to libssh, so the real ~/.ssh is never read or written.
+// Needs root (sshd's privilege separation) and /usr/sbin/sshd: skipReason()
+// says why not when they are missing.
+
+#include <QProcess>
+#include <QString>
+#include <QTemporaryDir>
+
+#include <memory>
+
+namespace ty::test {
+
+class SshdFixture {
+public:
+    SshdFixture();
+    ~SshdFixture();
+
+    // Empty when sshd can run here; else why not (for QSKIP).
+    static QString skipReason();
+
+    // Creates the keys and configs and starts sshd. False with *error set on failure.
+    bool start(QString* error);
+    void stop();
+    bool restart(QString* error);
+    // A new host key (the old one is gone); takes effect at the next restart().
+    bool regenerateHostKey(QString* error);
+    // SIGKILLs every per-connection sshd process: connections drop, the listener stays.
+    int killConnections();
+
+    QString dir() const { return m_dir.path(); }
+    int port() const { return m_port; }
+    QString clientConfig() const { return m_dir.filePath(QStringLiteral("ssh_config")); }
+    QString knownHosts() const { return m_dir.filePath(QStringLiteral("known_hosts")); }
+    QString hostKeyPub() const { return m_dir.filePath(QStringLiteral("host_ed25519_key.pub")); }
+    qint64 sshdPid() const;
+
+private:
+    bool writeFile(const QString& name, const QByteArray& bytes, QString* error);
+
+    QTemporaryDir m_dir;
+    int m_port = 0;
+    std::unique_ptr<QProcess> m_sshd;
+};
+
+// Runs a program, returns its stdout; *ok false (and stderr in the output) on failure.
+QByteArray runTool(const QString& program, const QStringList& args, bool* ok = nullptr);
+
+} // namespace ty::test

@@ -1,0 +1,439 @@
+// SSH nodes against a real OpenSSH sshd on 127.0.0.2 / 127.0.0.3 (no mocks):
+// host keys (unknown, accepted, changed), agent deployment over SFTP, runs
+// through the engine on one and on two nodes, the connection killed mid-run
+// and a run ending while the node is unreachable (byte-identical console,
+// nothing twice), cancel leaving no process, and heartbeats finding a frozen
+// agent. Skipped (QSKIP) unless root with /usr/sbin/sshd, as in CI.
+#include "SshdFixture.h"
+#include "TestSupport.h"
+
+#include "nodes/AgentClient.h"
+#include "nodes/AgentDeploy.h"
+#include "nodes/NodeHealth.h"
+#include "nodes/SshAgentTransport.h"
+#include "runs/RunEngine.h"
+#include "spec/JobSpec.h"
+#include "store/ResultStore.h"
+
+#include <QCryptographicHash>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cerrno>
+#include <cstdio>
+#include <csignal>
+#include <sys/stat.h>
+
+using namespace ty;
+
+namespace {
+
+struct Connected {
+    std::unique_ptr<AgentClient> client;
+    SshAgentTransport* transport = nullptr;
+    QString error; // why it did not become ready
+};
+
+QByteArray readAll(const QString& path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+struct FileId {
+    ino_t inode = 0;
+    qint64 mtimeNs = 0;
+    bool operator==(const FileId&) const = default;
+};
+
+FileId fileId(const QString& path)
+{
+    struct stat st {};
+    if (::stat(path.toLocal8Bit().constData(), &st) != 0)
+        return {};
+    return {st.st_ino, qint64(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+} // namespace
+
+class TestSshNodes final : public QObject {
+    Q_OBJECT
+
+    test::SshdFixture m_sshd;
+    QTemporaryDir m_tmp;
+    bool m_up = false;
+
+    QString stateDir(const QString& node) const { return m_tmp.filePath(QStringLiteral("state-") + node); }
+    QString dbPath() const { return m_tmp.filePath(QStringLiteral("db/trainyard.db")); }
+
+    SshNodeOptions options(const QString& alias, bool deploy, bool accept = true) const
+    {
+        SshNodeOptions o;
+        o.name = alias;
+        o.host = alias;
+        o.configFile = m_sshd.clientConfig();
+        o.connectTimeoutSec = 10;
+        o.acceptNewHostKey = accept;
+        o.agentEnv.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), stateDir(alias));
+        o.agentEnv.insert(QStringLiteral("TRAINYARD_AGENT_NO_NVML"), QStringLiteral("1"));
+        if (deploy) {
+            o.deployAgentFrom = test::agentPath();
+            o.remoteCacheDir = m_tmp.filePath(QStringLiteral("remote-cache"));
+        } else {
+            o.remoteAgentPath = test::agentPath();
+        }
+        return o;
+    }
+
+    static Connected connectTo(const SshNodeOptions& o)
+    {
+        Connected c;
+        auto t = std::make_unique<SshAgentTransport>(o);
+        c.transport = t.get();
+        c.client = std::make_unique<AgentClient>(std::move(t));
+        QSignalSpy ready(c.client.get(), &AgentClient::ready);
+        QSignalSpy lost(c.client.get(), &AgentClient::disconnected);
+        c.client->connectToAgent();
+        QElapsedTimer timer;
+        timer.start();
+        while (ready.isEmpty() && lost.isEmpty() && timer.elapsed() < 20000)
+            QTest::qWait(10);
+        if (!lost.isEmpty())
+            c.error = lost.front().front().toString();
+        else if (ready.isEmpty())
+            c.error = QStringLiteral("timeout");
+        return c;
+    }
+
+    static JobSpec spec(const QString& yaml)
+    {
+        auto s = parseJobSpec(yaml, QStringLiteral("test.yaml"), QDir::tempPath());
+        if (!s)
+            qFatal("%s", qPrintable(s.error().message));
+        return *s;
+    }
+
+    std::unique_ptr<RunEngine> makeEngine(ResultStore* store, const QStringList& nodes)
+    {
+        auto engine = std::make_unique<RunEngine>(store, dbPath());
+        engine->setReconnectDelays(200, 800);
+        for (const QString& n : nodes)
+            engine->addNode(n, std::make_unique<SshAgentTransport>(options(n, true)));
+        engine->acquireIngestion();
+        return engine;
+    }
+
+    // The node's console of a run == the local copy, and the stored offset is its size.
+    void verifyConsole(ResultStore& store, RunId id, const QString& node)
+    {
+        store.flush();
+        const RunRecord run = *store.run(id);
+        const QByteArray remote = readAll(stateDir(node) + QStringLiteral("/runs/") + run.agentRunId + QStringLiteral("/console.log"));
+        QVERIFY(!remote.isEmpty());
+        QCOMPARE(readAll(run.consolePath), remote);
+        QCOMPARE(run.consoleOffset, qint64(remote.size()));
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        const QString why = test::SshdFixture::skipReason();
+        if (!why.isEmpty())
+            QSKIP(qPrintable(why));
+        QString error;
+        QVERIFY2(m_sshd.start(&error), qPrintable(error));
+        m_up = true;
+    }
+
+    void unknownHostRefusedThenAccepted()
+    {
+        QVERIFY(!QFileInfo::exists(m_sshd.knownHosts())); // a missing file is an unknown host
+        bool ok = false;
+        const QList<QByteArray> keygen = test::runTool(QStringLiteral("ssh-keygen"), {QStringLiteral("-lf"), m_sshd.hostKeyPub()}, &ok).split(' ');
+        QVERIFY(ok && keygen.size() > 1);
+        const QString fingerprint = QString::fromLatin1(keygen[1]);
+        QVERIFY(fingerprint.startsWith(QStringLiteral("SHA256:")));
+
+        Connected refused = connectTo(options(QStringLiteral("ws1"), false, /*accept=*/false));
+        QVERIFY2(refused.error.contains(fingerprint), qPrintable(refused.error));
+        QVERIFY2(refused.error.contains(QStringLiteral("not known")), qPrintable(refused.error));
+        QCOMPARE(refused.transport->rejectedFingerprint(), fingerprint);
+        QVERIFY(!QFileInfo::exists(m_sshd.knownHosts()) || readAll(m_sshd.knownHosts()).isEmpty());
+
+        Connected accepted = connectTo(options(QStringLiteral("ws1"), false, /*accept=*/true));
+        QVERIFY2(accepted.error.isEmpty(), qPrintable(accepted.error));
+        QCOMPARE(accepted.client->hello().stateDir, stateDir(QStringLiteral("ws1")));
+        const QByteArray known = readAll(m_sshd.knownHosts());
+        const QByteArray expected = QByteArray("[127.0.0.2]:") + QByteArray::number(m_sshd.port()) + QByteArray(" ssh-ed25519 ");
+        QVERIFY2(known.startsWith(expected), known.constData());
+
+        // Known now: no acceptance needed, nothing appended.
+        Connected again = connectTo(options(QStringLiteral("ws1"), false, /*accept=*/false));
+        QVERIFY2(again.error.isEmpty(), qPrintable(again.error));
+        QCOMPARE(readAll(m_sshd.knownHosts()), known);
+        // ws2 (127.0.0.3) is a host of its own.
+        Connected ws2 = connectTo(options(QStringLiteral("ws2"), false, /*accept=*/true));
+        QVERIFY2(ws2.error.isEmpty(), qPrintable(ws2.error));
+        QCOMPARE(readAll(m_sshd.knownHosts()).count('\n'), 2);
+    }
+
+    void agentDeployedOnceAndRedeployedOnChecksumChange()
+    {
+        const QByteArray local = readAll(test::agentPath());
+        QVERIFY(local.size() > 1000);
+        QString path;
+        FileId first;
+        {
+            Connected c = connectTo(options(QStringLiteral("ws1"), true));
+            QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
+            QVERIFY(c.transport->lastDeploy());
+            path = c.transport->lastDeploy()->remotePath;
+            const QString sha = QString::fromLatin1(QCryptographicHash::hash(local, QCryptographicHash::Sha256).toHex());
+            QCOMPARE(c.transport->lastDeploy()->sha256, sha);
+            QCOMPARE(path, m_tmp.filePath(QStringLiteral("remote-cache/%1-%2/trainyard-agent").arg(agentVersion(), sha.left(16))));
+            QVERIFY(c.transport->lastDeploy()->uploaded || QFileInfo::exists(path)); // an earlier test may not have deployed
+            QCOMPARE(readAll(path), local);
+            QVERIFY(QFileInfo(path).isExecutable());
+            first = fileId(path);
+            QSignalSpy pong(c.client.get(), &AgentClient::ready);
+            bool pinged = false;
+            c.client->ping([&pinged](const Result<qint64>& r) { pinged = r.has_value(); });
+            QTRY_VERIFY_WITH_TIMEOUT(pinged, 5000);
+        }
+        QTest::qWait(20); // a re-upload would get a later mtime
+        {
+            Connected c = connectTo(options(QStringLiteral("ws1"), true));
+            QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
+            QVERIFY(c.transport->lastDeploy());
+            QVERIFY(!c.transport->lastDeploy()->uploaded);
+            QCOMPARE(fileId(path), first); // same inode, same mtime: not re-uploaded
+        }
+        {
+            // Same name and size, other bytes: re-deployed. (Replaced through
+            // a rename: the agent of the last connection may still be running it.)
+            QByteArray corrupt = local;
+            corrupt.replace(local.size() / 2, 8, "XXXXXXXX");
+            QFile f(path + QStringLiteral(".corrupt"));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            QCOMPARE(f.write(corrupt), corrupt.size());
+            f.close();
+            QVERIFY(f.setPermissions(QFileInfo(path).permissions()));
+            QVERIFY(::rename(qPrintable(f.fileName()), qPrintable(path)) == 0);
+            QVERIFY(readAll(path) != local);
+            first = fileId(path);
+            Connected c = connectTo(options(QStringLiteral("ws1"), true));
+            QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
+            QVERIFY(c.transport->lastDeploy()->uploaded);
+            QCOMPARE(readAll(path), local);
+            QVERIFY(fileId(path).inode != first.inode); // renamed into place
+            QVERIFY(QFileInfo(path).isExecutable());
+            const QStringList left = QDir(QFileInfo(path).absolutePath()).entryList(QDir::Files | QDir::Hidden);
+            QCOMPARE(left, QStringList{QStringLiteral("trainyard-agent")}); // no temporary file left
+        }
+    }
+
+    void runSurvivesKilledConnection()
+    {
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get(), {QStringLiteral("ws1")});
+        QSignalSpy console(engine.get(), &RunEngine::consoleReceived);
+        QSignalSpy nodeStatus(engine.get(), &RunEngine::nodeStatusChanged);
+        const auto id = engine->submit(spec(QStringLiteral(
+                                           "name: over-ssh\n"
+                                           "command: \"for i in $(seq 1 30); do printf 'bar %d%%\\r' $i; sleep 0.08; printf 'step=%d loss=%d.5\\n' $i $i; done\"\n")),
+                                       QStringLiteral("ws1"));
+        QVERIFY(id);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Running, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(console.size() >= 5, 10000);
+        QCOMPARE((*store)->run(*id)->node, QStringLiteral("ws1"));
+        QVERIFY(m_sshd.killConnections() > 0);
+        QTRY_VERIFY_WITH_TIMEOUT(std::any_of(nodeStatus.cbegin(), nodeStatus.cend(), [](const QList<QVariant>& a) { return !a[1].toBool(); }), 10000);
+        QCOMPARE((*store)->run(*id)->state, RunState::Running); // lost node: not failed
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Succeeded, 30000);
+        QVERIFY(nodeStatus.last()[1].toBool()); // reconnected
+        verifyConsole(**store, *id, QStringLiteral("ws1"));
+        const QList<MetricPoint> loss = (*store)->metrics(*id, QStringLiteral("loss"));
+        QCOMPARE(loss.size(), 30); // nothing lost, nothing twice
+        for (int i = 0; i < 30; ++i)
+            QCOMPARE(loss[i].value, i + 1.5);
+    }
+
+    void runEndsWhileNodeUnreachable()
+    {
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get(), {QStringLiteral("ws1")});
+        const auto id = engine->submit(spec(QStringLiteral("command: \"sleep 1; echo acc=0.25; exit 3\"\n")), QStringLiteral("ws1"));
+        QVERIFY(id);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Running, 20000);
+        m_sshd.stop(); // the node is unreachable: reconnection fails for a while
+        QTest::qWait(2000);
+        QCOMPARE((*store)->run(*id)->state, RunState::Running);
+        QString error;
+        QVERIFY2(m_sshd.restart(&error), qPrintable(error));
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Failed, 20000);
+        const RunRecord run = *(*store)->run(*id);
+        QCOMPARE(run.exitCode, std::optional<int>(3));
+        QCOMPARE(run.failureReason, QStringLiteral("exit code 3"));
+        QCOMPARE((*store)->metrics(*id, QStringLiteral("acc")).size(), 1);
+        verifyConsole(**store, *id, QStringLiteral("ws1"));
+    }
+
+    void runsOnTwoNodesAtOnce()
+    {
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get(), {QStringLiteral("ws1"), QStringLiteral("ws2")});
+        const auto a = engine->submit(spec(QStringLiteral("command: \"sleep 1.5; hostname; echo x=1\"\n")), QStringLiteral("ws1"));
+        const auto b = engine->submit(spec(QStringLiteral("command: \"sleep 1.5; hostname; echo x=2\"\n")), QStringLiteral("ws2"));
+        QVERIFY(a && b);
+        QTRY_VERIFY_WITH_TIMEOUT((*store)->run(*a)->state == RunState::Running && (*store)->run(*b)->state == RunState::Running, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT((*store)->run(*a)->state == RunState::Succeeded && (*store)->run(*b)->state == RunState::Succeeded, 20000);
+        QCOMPARE((*store)->run(*a)->node, QStringLiteral("ws1"));
+        QCOMPARE((*store)->run(*b)->node, QStringLiteral("ws2"));
+        verifyConsole(**store, *a, QStringLiteral("ws1"));
+        verifyConsole(**store, *b, QStringLiteral("ws2"));
+        QCOMPARE((*store)->metrics(*b, QStringLiteral("x")).front().value, 2.0);
+    }
+
+    void cancelOverSshLeavesNoProcess()
+    {
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get(), {QStringLiteral("ws1")});
+        const auto id = engine->submit(spec(QStringLiteral("command: \"sleep 100 & sleep 100; wait\"\n")), QStringLiteral("ws1"));
+        QVERIFY(id);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Running, 20000);
+        const QString runJson = stateDir(QStringLiteral("ws1")) + QStringLiteral("/runs/") + (*store)->run(*id)->agentRunId + QStringLiteral("/run.json");
+        const qint64 pgid = QJsonDocument::fromJson(readAll(runJson)).object().value(QStringLiteral("pgid")).toInteger();
+        QVERIFY2(pgid > 1, qPrintable(runJson));
+        QCOMPARE(::kill(pid_t(-pgid), 0), 0); // the group is alive
+        engine->cancel(*id, 1000);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Cancelled, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(::kill(pid_t(-pgid), 0) == -1 && errno == ESRCH, 5000);
+    }
+
+    void silentAgentIsUnreachable()
+    {
+        Connected c = connectTo(options(QStringLiteral("ws1"), false));
+        QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
+        NodeHealth health(c.client.get());
+        health.setInterval(200);
+        health.setTimeout(1200);
+        QSignalSpy unreachable(&health, &NodeHealth::unreachable);
+        QTest::qWait(1500); // answering: never unreachable
+        QVERIFY(unreachable.isEmpty());
+        QVERIFY(health.isReachable());
+        QVERIFY(health.lastRoundTripMs() >= 0);
+        const pid_t agent = pid_t(c.client->hello().pid);
+        QVERIFY(agent > 1);
+        QCOMPARE(::kill(agent, SIGSTOP), 0); // frozen: the TCP link stays up, nothing answers
+        QTRY_COMPARE_WITH_TIMEOUT(unreachable.size(), 1, 4000);
+        QVERIFY(unreachable.front().front().toString().contains(QStringLiteral("no heartbeat")));
+        QCOMPARE(c.client->state(), AgentClient::State::Disconnected);
+        ::kill(agent, SIGCONT);
+    }
+
+    void cliNodeCommands()
+    {
+        // The agent behind a wrapper that gives it this test's state directory.
+        const QString wrapper = m_tmp.filePath(QStringLiteral("agent-ws2.sh"));
+        {
+            QFile f(wrapper);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(QStringLiteral("#!/bin/sh\nexec env TRAINYARD_AGENT_STATE='%1' TRAINYARD_AGENT_NO_NVML=1 '%2' \"$@\"\n")
+                        .arg(stateDir(QStringLiteral("ws2")), test::agentPath()).toUtf8());
+            f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        }
+        const QString db = m_tmp.filePath(QStringLiteral("cli/trainyard.db"));
+        auto ctl = [&](const QStringList& args, int* code) {
+            QProcess p;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("TRAINYARD_SSH_CONFIG"), m_sshd.clientConfig());
+            env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
+            p.setProcessEnvironment(env);
+            p.setStandardInputFile(QProcess::nullDevice()); // batch mode
+            p.start(QStringLiteral(TRAINYARD_CTL_PATH), QStringList{QStringLiteral("--db"), db} + args);
+            p.waitForFinished(60000);
+            *code = p.exitCode();
+            return QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
+        };
+        int code = -1;
+        // ws2's key is in known_hosts already (first test); a fresh known_hosts would need
+        // --accept-new-host-key, which the first test covers through the same code.
+        QString out = ctl({QStringLiteral("node"), QStringLiteral("add"), QStringLiteral("gpu2"), QStringLiteral("--host"),
+                           QStringLiteral("ws2"), QStringLiteral("--agent-path"), wrapper},
+                          &code);
+        QVERIFY2(code == 0, qPrintable(out));
+        QVERIFY2(out.contains(QStringLiteral("GPUs: none (a CPU node)")), qPrintable(out));
+        QVERIFY2(out.contains(QStringLiteral("added node gpu2")), qPrintable(out));
+        out = ctl({QStringLiteral("node"), QStringLiteral("ls")}, &code);
+        QVERIFY2(code == 0 && out.contains(QStringLiteral("gpu2")) && out.contains(QStringLiteral("ws2")), qPrintable(out));
+        // A host that cannot be reached is not added.
+        out = ctl({QStringLiteral("node"), QStringLiteral("add"), QStringLiteral("bad"), QStringLiteral("--host"),
+                   QStringLiteral("ws1"), QStringLiteral("--port"), QString::number(m_sshd.port() == 65535 ? 1 : m_sshd.port() + 1)},
+                  &code);
+        QVERIFY2(code == 5 && out.contains(QStringLiteral("not added")), qPrintable(out));
+        // submit --node runs there, and --follow passes its exit code through.
+        const QString job = m_tmp.filePath(QStringLiteral("job.yaml"));
+        {
+            QFile f(job);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("name: on-gpu2\nworkdir: /tmp\ncommand: \"echo from-node; exit 7\"\n");
+        }
+        out = ctl({QStringLiteral("submit"), job, QStringLiteral("--node"), QStringLiteral("gpu2"), QStringLiteral("--follow")}, &code);
+        QVERIFY2(code == 7 && out.contains(QStringLiteral("from-node")), qPrintable(out));
+        out = ctl({QStringLiteral("ls")}, &code);
+        QVERIFY2(out.contains(QStringLiteral("gpu2")), qPrintable(out));
+        out = ctl({QStringLiteral("submit"), job, QStringLiteral("--node"), QStringLiteral("nope")}, &code);
+        QVERIFY2(code == 2 && out.contains(QStringLiteral("no node named 'nope'")), qPrintable(out));
+        out = ctl({QStringLiteral("node"), QStringLiteral("rm"), QStringLiteral("gpu2")}, &code);
+        QVERIFY2(code == 0, qPrintable(out));
+        out = ctl({QStringLiteral("node"), QStringLiteral("ls")}, &code);
+        QVERIFY2(!out.contains(QStringLiteral("gpu2")), qPrintable(out));
+    }
+
+    // Last: it replaces the host key.
+    void changedHostKeyRefused()
+    {
+        const QByteArray before = readAll(m_sshd.knownHosts());
+        const QList<QByteArray> lines = before.split('\n');
+        int line = 0;
+        for (int i = 0; i < lines.size(); ++i)
+            if (lines[i].startsWith("[127.0.0.2]:"))
+                line = i + 1;
+        QVERIFY(line > 0);
+        QString error;
+        QVERIFY2(m_sshd.regenerateHostKey(&error), qPrintable(error));
+        QVERIFY2(m_sshd.restart(&error), qPrintable(error));
+        bool ok = false;
+        const QString fingerprint = QString::fromLatin1(
+            test::runTool(QStringLiteral("ssh-keygen"), {QStringLiteral("-lf"), m_sshd.hostKeyPub()}, &ok).split(' ').value(1));
+        QVERIFY(ok);
+        // Never accepted silently, not even when new keys would be.
+        Connected c = connectTo(options(QStringLiteral("ws1"), false, /*accept=*/true));
+        QVERIFY2(c.error.contains(QStringLiteral("CHANGED")), qPrintable(c.error));
+        QVERIFY2(c.error.contains(QStringLiteral("%1:%2").arg(m_sshd.knownHosts()).arg(line)), qPrintable(c.error));
+        QVERIFY2(c.error.contains(fingerprint), qPrintable(c.error));
+        QVERIFY2(c.error.contains(QStringLiteral("127.0.0.2")), qPrintable(c.error));
+        QCOMPARE(readAll(m_sshd.knownHosts()), before);
+    }
+
+    void cleanupTestCase()
+    {
+        if (m_up)
+            m_sshd.stop();
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSshNodes)
+#include "TestSshNodes.moc"

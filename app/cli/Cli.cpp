@@ -5,6 +5,7 @@
 #include "nodes/AgentClient.h"
 #include "nodes/SshAgentTransport.h"
 #include "nodes/SshPassphraseProvider.h"
+#include "runs/QueuePolicy.h"
 #include "runs/RunEngine.h"
 #include "spec/JobSpec.h"
 #include "store/ResultStore.h"
@@ -62,6 +63,11 @@ const char* kHelp =
     "  cancel RUN [--grace SECONDS]  SIGTERM to the run's process group, SIGKILL after the grace (10 s)\n"
     "  metrics RUN [--csv] [--key K] a run's metric points\n"
     "  rm RUN                        delete a finished run and its metrics from the database\n"
+    "  queue                         waiting runs in scheduling order, with why each waits\n"
+    "  hold RUN | release RUN        keep a queued run from starting / let it start again\n"
+    "  priority RUN N | top RUN      change a waiting run's priority / put it first\n"
+    "  policy [fcfs|priority|sjf|backfill|fair-share]\n"
+    "                                show or set the queue's scheduling policy (default: backfill)\n"
     "  node add NAME --host ALIAS [--user U] [--port P] [--identity FILE] [--agent-path PATH]\n"
     "           [--accept-new-host-key]\n"
     "                                add an SSH node (ALIAS as in ~/.ssh/config): checks its host key,\n"
@@ -338,6 +344,8 @@ std::unique_ptr<RunEngine> makeEngine(Context& ctx, const QString& node = {})
     return engine;
 }
 
+int waitForSweep(Context& ctx, RunEngine& engine, const QList<RunId>& ids, bool follow);
+
 int cmdSubmit(Context& ctx, const QStringList& args)
 {
     QCommandLineParser p;
@@ -374,14 +382,67 @@ int cmdSubmit(Context& ctx, const QStringList& args)
             return usageError(QStringLiteral("--node: no node named '%1' (see trainyardctl node ls)").arg(node));
     }
     auto engine = makeEngine(ctx, node);
-    const auto id = engine->submit(*spec, node);
-    if (!id) {
-        err() << id.error().message << '\n';
-        return Unavailable;
+    const auto ids = engine->submitAll(*spec, node);
+    if (!ids) {
+        err() << ids.error().message << '\n';
+        return spec->sweep.isEmpty() ? Unavailable : InvalidSpec;
     }
-    err() << "submitted run " << *id << " (" << spec->name << ")\n";
+    if (ids->size() == 1) {
+        err() << "submitted run " << ids->front() << " (" << spec->name << ")\n";
+        err().flush();
+        return waitForRun(ctx, *engine, ids->front(), p.isSet(QStringLiteral("follow")));
+    }
+    err() << "submitted sweep " << spec->name << ": " << ids->size() << " runs, " << ids->front() << " to " << ids->back();
+    if (spec->maxConcurrent)
+        err() << ", at most " << spec->maxConcurrent << " at once";
+    err() << '\n';
     err().flush();
-    return waitForRun(ctx, *engine, *id, p.isSet(QStringLiteral("follow")));
+    return waitForSweep(ctx, *engine, *ids, p.isSet(QStringLiteral("follow")));
+}
+
+// A sweep: without --follow, wait until every run has started (the rest of a
+// capped sweep starts as earlier ones end, so this waits for them too); with
+// it, until every run has ended, one line per run as it ends.
+int waitForSweep(Context& ctx, RunEngine& engine, const QList<RunId>& ids, bool follow)
+{
+    QObject guard;
+    auto remaining = std::make_shared<QSet<RunId>>(ids.cbegin(), ids.cend());
+    auto failed = std::make_shared<int>(0);
+    QObject::connect(&engine, &RunEngine::runStateChanged, &guard, [=](const RunRecord& r) {
+        if (!remaining->contains(r.id))
+            return;
+        const bool done = follow ? isTerminal(r.state) : (r.state != RunState::Queued && r.state != RunState::Starting && r.state != RunState::Held);
+        if (!done)
+            return;
+        remaining->remove(r.id);
+        if (follow || r.state == RunState::Failed) {
+            err() << "run " << r.id << " (" << r.name << ") " << runStateName(r.state);
+            if (!r.failureReason.isEmpty())
+                err() << ": " << r.failureReason;
+            err() << '\n';
+            err().flush();
+        }
+        if (r.state != RunState::Succeeded && (follow || isTerminal(r.state)))
+            ++*failed;
+        if (remaining->isEmpty())
+            QCoreApplication::exit(0);
+    });
+    auto* timer = new QTimer(&guard);
+    QObject::connect(timer, &QTimer::timeout, &guard, [] {
+        if (g_interrupted)
+            QCoreApplication::exit(130);
+    });
+    timer->start(100);
+    std::signal(SIGINT, onSigint);
+    const int loop = QCoreApplication::exec();
+    std::signal(SIGINT, SIG_DFL);
+    ctx.store->flush();
+    if (loop == 130) {
+        err() << "\ntrainyardctl: detached; the sweep's runs go on (queued ones start once trainyard or "
+                 "trainyardctl is running again)\n";
+        return 130;
+    }
+    return *failed ? RunFailed : Ok;
 }
 
 int cmdLs(Context& ctx, const QStringList& args)
@@ -590,6 +651,105 @@ int cmdRm(Context& ctx, const QStringList& args)
 
 // ---- nodes -------------------------------------------------------------------
 
+int cmdQueue(Context& ctx, const QStringList& args)
+{
+    if (!args.isEmpty())
+        return usageError(QStringLiteral("queue takes no arguments"));
+    const auto policy = loadQueuePolicy(ctx.dbPath);
+    if (!policy) {
+        err() << "trainyardctl: " << policy.error().message << '\n';
+        return Unavailable;
+    }
+    QList<RunRecord> waiting;
+    for (const RunRecord& r : ctx.store->runs())
+        if (r.state == RunState::Queued || r.state == RunState::Held)
+            waiting.append(r);
+    // The order the scheduler considers them in, for the priority-type
+    // policies (aging aside); the reasons come from the last pass.
+    const bool byPriority = policy->ordering == sched::Ordering::Priority;
+    std::sort(waiting.begin(), waiting.end(), [byPriority](const RunRecord& a, const RunRecord& b) {
+        if (byPriority && a.priority != b.priority)
+            return a.priority > b.priority;
+        return a.id < b.id;
+    });
+    out() << "policy: " << queuePolicyName(*policy) << "  (" << queuePolicyPath(ctx.dbPath) << ")\n";
+    if (waiting.isEmpty()) {
+        out() << "no runs waiting\n";
+        return Ok;
+    }
+    out() << QStringLiteral("%1 %2  %3 %4 %5  %6\n").arg(QStringLiteral("POS"), 3).arg(QStringLiteral("ID"), 5)
+                 .arg(QStringLiteral("NAME"), -24).arg(QStringLiteral("STATE"), -7).arg(QStringLiteral("PRIO"), 5)
+                 .arg(QStringLiteral("REASON"));
+    int position = 0;
+    for (const RunRecord& r : std::as_const(waiting))
+        out() << QStringLiteral("%1 %2  %3 %4 %5  %6\n").arg(++position, 3).arg(r.id, 5).arg(r.name.left(24), -24)
+                     .arg(runStateName(r.state), -7).arg(r.priority, 5)
+                     .arg(r.failureReason.isEmpty() ? QStringLiteral("(not scheduled yet: no trainyard process is running)") : r.failureReason);
+    return Ok;
+}
+
+// hold / release / priority / top: change a waiting run; the ingestion owner
+// applies it at its next pass.
+int cmdQueueOp(Context& ctx, const QString& op, const QStringList& args)
+{
+    const int want = op == u"priority" ? 2 : 1;
+    if (args.size() != want)
+        return usageError(op == u"priority" ? QStringLiteral("priority needs RUN and a number")
+                                            : QStringLiteral("%1 needs exactly one RUN").arg(op));
+    auto run = findRun(*ctx.store, args.front());
+    if (!run) {
+        err() << run.error().message << '\n';
+        return NoSuchRun;
+    }
+    RunEngine engine(ctx.store.get(), ctx.dbPath); // no node: only the database changes
+    Result<void> done;
+    if (op == u"hold") {
+        done = engine.hold(run->id);
+    } else if (op == u"release") {
+        done = engine.release(run->id);
+    } else if (op == u"top") {
+        done = engine.moveToTop(run->id);
+    } else {
+        bool ok = false;
+        const int priority = args.at(1).toInt(&ok);
+        if (!ok)
+            return usageError(QStringLiteral("priority must be an integer, not '%1'").arg(args.at(1)));
+        done = engine.setPriority(run->id, priority);
+    }
+    if (!done) {
+        err() << "trainyardctl: " << done.error().message << '\n';
+        return Usage;
+    }
+    const auto after = ctx.store->run(run->id);
+    out() << "run " << run->id << " " << (after ? runStateName(after->state) : QString()) << ", priority "
+          << (after ? after->priority : 0) << '\n';
+    return Ok;
+}
+
+int cmdPolicy(Context& ctx, const QStringList& args)
+{
+    if (args.size() > 1)
+        return usageError(QStringLiteral("policy takes at most one NAME (%1)").arg(queuePolicyNames().join(QStringLiteral(", "))));
+    auto current = loadQueuePolicy(ctx.dbPath);
+    if (!current) {
+        err() << "trainyardctl: " << current.error().message << '\n';
+        return Unavailable;
+    }
+    if (args.isEmpty()) {
+        out() << queuePolicyName(*current) << '\n';
+        return Ok;
+    }
+    const auto chosen = queuePolicyNamed(args.front(), *current);
+    if (!chosen)
+        return usageError(chosen.error().message);
+    if (auto saved = saveQueuePolicy(ctx.dbPath, *chosen); !saved) {
+        err() << "trainyardctl: " << saved.error().message << '\n';
+        return Unavailable;
+    }
+    out() << "policy: " << queuePolicyName(*chosen) << '\n';
+    return Ok;
+}
+
 int cmdNodeAdd(Context& ctx, const QStringList& args)
 {
     QCommandLineParser p;
@@ -747,7 +907,9 @@ int run(const QStringList& argsIn)
         out() << kHelp;
         return Ok;
     }
-    static const QStringList known{QStringLiteral("submit"), QStringLiteral("ls"), QStringLiteral("logs"),
+    static const QStringList known{QStringLiteral("queue"), QStringLiteral("hold"), QStringLiteral("release"),
+                                   QStringLiteral("priority"), QStringLiteral("top"), QStringLiteral("policy"),
+                                   QStringLiteral("submit"), QStringLiteral("ls"), QStringLiteral("logs"),
                                    QStringLiteral("cancel"), QStringLiteral("metrics"), QStringLiteral("rm"),
                                    QStringLiteral("node")};
     if (!known.contains(command))
@@ -771,6 +933,12 @@ int run(const QStringList& argsIn)
         return cmdCancel(ctx, args);
     if (command == u"metrics")
         return cmdMetrics(ctx, args);
+    if (command == u"queue")
+        return cmdQueue(ctx, args);
+    if (command == u"hold" || command == u"release" || command == u"priority" || command == u"top")
+        return cmdQueueOp(ctx, command, args);
+    if (command == u"policy")
+        return cmdPolicy(ctx, args);
     if (command == u"node")
         return cmdNode(ctx, args);
     return cmdRm(ctx, args);

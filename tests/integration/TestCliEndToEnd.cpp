@@ -159,6 +159,43 @@ private Q_SLOTS:
         QVERIFY(ok.out.contains(": ok: run 'digits-mlp'"));
     }
 
+    void sweepFollow()
+    {
+        const QString spec = writeFile(QStringLiteral("sweep.yaml"),
+            "name: sw\ncommand: \"echo acc={{x}}; test {{x}} != 2\"\nsweep: {x: [1, 2, 3]}\nmax_concurrent: 2\n");
+        const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
+        QCOMPARE(o.exitCode, 1); // x=2 fails
+        QVERIFY2(o.err.contains("submitted sweep sw: 3 runs"), o.err.constData());
+        QVERIFY(o.err.contains("(sw[x=1]) succeeded"));
+        QVERIFY(o.err.contains("(sw[x=2]) failed: exit code 1"));
+        QVERIFY(o.err.contains("(sw[x=3]) succeeded"));
+        const Outcome m = ctl({QStringLiteral("metrics"), QStringLiteral("sw[x=3]"), QStringLiteral("--csv")});
+        QCOMPARE(m.exitCode, 0);
+        QVERIFY(m.out.contains(",acc,0,,"));
+        QVERIFY(m.out.trimmed().endsWith(",3"));
+    }
+
+    void queueAndPolicy()
+    {
+        Outcome o = ctl({QStringLiteral("policy")});
+        QCOMPARE(o.exitCode, 0);
+        QCOMPARE(o.out.trimmed(), QByteArray("backfill"));
+        o = ctl({QStringLiteral("policy"), QStringLiteral("sjf")});
+        QCOMPARE(o.exitCode, 0);
+        QCOMPARE(ctl({QStringLiteral("policy")}).out.trimmed(), QByteArray("sjf"));
+        QCOMPARE(ctl({QStringLiteral("policy"), QStringLiteral("lottery")}).exitCode, 2);
+        QCOMPARE(ctl({QStringLiteral("policy"), QStringLiteral("backfill")}).exitCode, 0);
+        o = ctl({QStringLiteral("queue")});
+        QCOMPARE(o.exitCode, 0);
+        QVERIFY(o.out.contains("policy: backfill"));
+        QVERIFY(o.out.contains("no runs waiting"));
+        // Queue operations refuse runs that are not waiting.
+        o = ctl({QStringLiteral("hold"), QStringLiteral("sw[x=1]")});
+        QCOMPARE(o.exitCode, 2);
+        QVERIFY2(o.err.contains("is succeeded, not waiting in the queue"), o.err.constData());
+        QCOMPARE(ctl({QStringLiteral("priority"), QStringLiteral("sw[x=1]"), QStringLiteral("high")}).exitCode, 2);
+    }
+
     void noSuchRunAndUsage()
     {
         QCOMPARE(ctl({QStringLiteral("logs"), QStringLiteral("999999")}).exitCode, 4);

@@ -45,6 +45,7 @@ struct RunEngine::Active {
 
 namespace {
 constexpr int kPollIntervalMs = 500;
+constexpr qint64 kPeriodicPassMs = 30000;
 
 // The job spec a run was submitted with. It was validated at submission, so
 // this only fails for a database edited by hand; callers then use defaults.
@@ -355,6 +356,7 @@ void RunEngine::schedulePass()
         return; // only one process starts queued runs
     reloadPolicy();
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    m_lastPassMs = now;
     sched::ClusterState state;
     QStringList names = m_nodes.keys();
     names.sort();
@@ -747,6 +749,16 @@ void RunEngine::setHeartbeat(int intervalMs, int timeoutMs)
 
 void RunEngine::pollDatabase()
 {
+    if (m_ownsIngestion) {
+        // A pass also when the policy file changed, and now and then while
+        // runs wait: priority aging and backfill reservations move with time.
+        const QFileInfo policyFile(queuePolicyPath(m_databasePath));
+        const QDateTime policyModified = policyFile.exists() ? policyFile.lastModified() : QDateTime();
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        if ((!m_policyFixed && policyModified != m_policyModified)
+            || (!m_pendingReasons.isEmpty() && now - m_lastPassMs >= kPeriodicPassMs))
+            scheduleSoon();
+    }
     const qint64 version = m_store->dataVersion();
     if (version == m_lastDataVersion)
         return;

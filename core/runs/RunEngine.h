@@ -151,6 +151,7 @@ private:
     bool m_policyFixed = false;
     bool m_policyLoaded = false;
     QDateTime m_policyModified;
+    qint64 m_lastPassMs = 0;
     QTimer* m_pollTimer = nullptr;
     bool m_schedulePending = false;
     bool m_shuttingDown = false;   // destructor: lost nodes are not reconnected

@@ -1,5 +1,6 @@
 #include "TestSupport.h"
 #include "common/Paths.h"
+#include "runs/QueuePolicy.h"
 #include "runs/RunEngine.h"
 #include "spec/JobSpec.h"
 #include "store/ResultStore.h"
@@ -235,6 +236,24 @@ private Q_SLOTS:
         QCOMPARE((*store)->run(*d)->state, RunState::Held);
         engine->cancel(*d);
         QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*d)->state, RunState::Cancelled, 5000);
+    }
+
+    void policyFileIsFollowed()
+    {
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get());
+        QVERIFY(engine->acquireIngestion());
+        QTRY_VERIFY_WITH_TIMEOUT(engine->nodeReady(QStringLiteral("local")), 5000);
+        engine->submit(spec(QStringLiteral("command: [true]\n")));
+        QTRY_COMPARE_WITH_TIMEOUT(engine->policy().ordering, sched::Ordering::Priority, 3000); // the default
+        QVERIFY(engine->policy().backfill);
+        QTest::qWait(1100); // file times have 1 s resolution on some file systems
+        // Another process (trainyardctl policy fcfs) switches it.
+        QVERIFY(saveQueuePolicy(dbPath(), *queuePolicyNamed(QStringLiteral("fcfs"))));
+        QTRY_COMPARE_WITH_TIMEOUT(engine->policy().ordering, sched::Ordering::Fcfs, 3000);
+        QVERIFY(!engine->policy().backfill);
+        QFile::remove(queuePolicyPath(dbPath()));
     }
 
     void queuedRunWaitsWithReason()

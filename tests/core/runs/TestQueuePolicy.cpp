@@ -1,0 +1,99 @@
+#include "runs/QueuePolicy.h"
+
+#include <QFile>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+
+using namespace ty;
+
+class TestQueuePolicy final : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    QString db() const { return m_dir.filePath(QStringLiteral("t.db")); }
+    void write(const QByteArray& json)
+    {
+        QFile f(queuePolicyPath(db()));
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(json);
+    }
+
+private Q_SLOTS:
+    void defaultsWithoutFile()
+    {
+        const auto p = loadQueuePolicy(db());
+        QVERIFY(p);
+        QCOMPARE(p->ordering, sched::Ordering::Priority);
+        QVERIFY(p->backfill);
+        QCOMPARE(queuePolicyName(*p), QStringLiteral("backfill"));
+    }
+
+    void roundTrip()
+    {
+        auto p = *queuePolicyNamed(QStringLiteral("fair-share"));
+        p.shares = {{QStringLiteral("alice"), 2.0}, {QStringLiteral("bob"), 1.0}};
+        p.usageHalfLifeMs = 3600 * 1000;
+        p.fairShareBy = sched::FairShareBy::Project;
+        QVERIFY(saveQueuePolicy(db(), p));
+        const auto back = loadQueuePolicy(db());
+        QVERIFY2(back, qPrintable(back ? QString() : back.error().message));
+        QCOMPARE(back->ordering, sched::Ordering::FairShare);
+        QVERIFY(back->backfill);
+        QCOMPARE(back->shares, p.shares);
+        QCOMPARE(back->usageHalfLifeMs, 3600 * 1000);
+        QCOMPARE(back->fairShareBy, sched::FairShareBy::Project);
+    }
+
+    void badFiles_data()
+    {
+        QTest::addColumn<QByteArray>("json");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("not json") << QByteArray("{ordering") << QStringLiteral(": offset 2: unterminated object");
+        QTest::newRow("array") << QByteArray("[1]") << QStringLiteral(": must be a JSON object");
+        QTest::newRow("unknown key") << QByteArray(R"({"odering": "fcfs"})") << QStringLiteral(": unknown key 'odering'");
+        QTest::newRow("bad ordering") << QByteArray(R"({"ordering": "lottery"})")
+                                      << QStringLiteral(": 'ordering' must be fcfs, priority, sjf or fair-share, not 'lottery'");
+        QTest::newRow("negative aging") << QByteArray(R"({"aging_per_hour": -1})") << QStringLiteral(": 'aging_per_hour' must be a number >= 0");
+        QTest::newRow("bad share") << QByteArray(R"({"shares": {"a": "x"}})") << QStringLiteral(": share of 'a' must be a number >= 0");
+    }
+
+    void badFiles()
+    {
+        QFETCH(QByteArray, json);
+        QFETCH(QString, message);
+        write(json);
+        const auto p = loadQueuePolicy(db());
+        QVERIFY(!p);
+        QVERIFY2(p.error().message.startsWith(queuePolicyPath(db()) + message), qPrintable(p.error().message));
+        QFile::remove(queuePolicyPath(db()));
+    }
+
+    void fairShareUsageDecays()
+    {
+        sched::Policy p;
+        p.usageHalfLifeMs = 3600 * 1000; // one hour
+        const qint64 now = 1'800'000'000'000;
+        RunRecord a; // alice: 2 GPUs for 1 h, ended 1 h ago -> 2 GPU-h, halved
+        a.gpus = {0, 1};
+        a.startedAt = QDateTime::fromMSecsSinceEpoch(now - 2 * 3600 * 1000, Qt::UTC);
+        a.finishedAt = QDateTime::fromMSecsSinceEpoch(now - 3600 * 1000, Qt::UTC);
+        a.name = QStringLiteral("alice");
+        RunRecord b; // bob: 1 GPU, running for 30 min -> 0.5 GPU-h, no decay
+        b.gpus = {2};
+        b.startedAt = QDateTime::fromMSecsSinceEpoch(now - 1800 * 1000, Qt::UTC);
+        b.name = QStringLiteral("bob");
+        RunRecord c; // CPU-only: no GPU-hours
+        c.startedAt = a.startedAt;
+        c.finishedAt = a.finishedAt;
+        c.name = QStringLiteral("carol");
+        const auto usage = fairShareUsage({a, b, c}, p, now, [](const RunRecord& r) { return r.name; });
+        QCOMPARE(usage.usageGpuHours.value(QStringLiteral("alice")), 1.0);
+        QCOMPARE(usage.usageGpuHours.value(QStringLiteral("bob")), 0.5);
+        QVERIFY(!usage.usageGpuHours.contains(QStringLiteral("carol")));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestQueuePolicy)
+#include "TestQueuePolicy.moc"

@@ -82,7 +82,7 @@ std::optional<AgentFrame> AgentFrameDecoder::next()
     const QJsonValue len = header.value(QLatin1StringView("len"));
     if (!len.isUndefined()) {
         const double d = len.toDouble(-1);
-        if (!len.isDouble() || d < 0 || d != double(qint64(d))) {
+        if (!len.isDouble() || d < 0 || d >= 9223372036854775808.0 || d != double(qint64(d))) { // 2^63: qint64(d) would be UB
             error_ = QStringLiteral("protocol error: line %1 has an invalid \"len\": %2").arg(lineNo_).arg(quoteLine(line));
             return std::nullopt;
         }

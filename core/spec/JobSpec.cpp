@@ -66,7 +66,7 @@ public:
             QStringLiteral("max_concurrent")};
         for (auto it = root.begin(); it != root.end(); ++it) {
             const QString key = checkKey(it->first, topKeys, QString());
-            const YAML::Node& v = it->second;
+            const YAML::Node v = it->second; // a copy: `it->` is a temporary proxy (yaml-cpp), a reference would dangle
             if (key == u"name") {
                 spec.name = scalar(v, key);
             } else if (key == u"command") {
@@ -300,7 +300,7 @@ private:
                                       QStringLiteral("cpus"), QStringLiteral("memory"), QStringLiteral("nodes")};
         for (auto it = v.begin(); it != v.end(); ++it) {
             const QString key = checkKey(it->first, keys, QStringLiteral("resources"));
-            const YAML::Node& value = it->second;
+            const YAML::Node value = it->second; // a copy: `it->` is a temporary proxy
             const QString full = QStringLiteral("resources.") + key;
             if (key == u"gpus")
                 r.gpus = int(integer(value, full, 0, 64));

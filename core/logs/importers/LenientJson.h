@@ -1,0 +1,36 @@
+#pragma once
+
+#include "common/Result.h"
+
+#include <QByteArrayView>
+#include <QJsonValue>
+#include <QList>
+#include <QString>
+
+#include <optional>
+
+namespace ty {
+
+// JSON (RFC 8259) plus the three tokens Python's json module writes for
+// non-finite floats: `NaN`, `Infinity`, `-Infinity` (json.dumps default
+// allow_nan=True) -- which QJsonDocument and nlohmann::json both reject, yet
+// trainer_state.json and metric JSON lines contain them as soon as a loss
+// diverges. Integers without fraction/exponent that fit in qint64 become
+// integer QJsonValues (exact steps); other numbers are doubles (overflow gives
+// +-inf, as Python's float()). Duplicate keys: the last wins.
+// Nesting deeper than `maxDepth` is an error (bounded recursion).
+// Errors name the byte offset (0-based) and what was expected there.
+Result<QJsonValue> parseLenientJson(QByteArrayView text, int maxDepth = 64);
+
+// The numbers of a JSON object, nested objects flattened to dotted keys
+// ("val.loss"), in the object's (sorted) key order. Strings, booleans, null
+// and arrays are not numbers and are left out.
+QList<std::pair<QString, double>> flattenJsonNumbers(const QJsonObject& object);
+
+// A number as a metric file writes it: decimal/scientific float syntax
+// (std::from_chars, general format, leading '+' allowed) or nan / inf /
+// infinity with optional sign, case-insensitive (Python's str(float), csv).
+// Leading/trailing ASCII spaces are ignored. nullopt for anything else.
+std::optional<double> parseMetricNumber(QByteArrayView text);
+
+} // namespace ty

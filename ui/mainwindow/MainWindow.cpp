@@ -3,6 +3,8 @@
 #include "charts/MetricChartWidget.h"
 #include "charts/MetricChartsPanel.h"
 #include "common/Paths.h"
+#include "compare/CompareLoader.h"
+#include "compare/CompareView.h"
 #include "console/ConsoleView.h"
 #include "dialogs/CommandLine.h"
 #include "dialogs/SubmitDialog.h"
@@ -90,6 +92,8 @@ MainWindow::MainWindow(ResultStore* store, RunEngine* engine, QWidget* parent)
     connect(m_reader, &StoreReader::runsLoaded, this, &MainWindow::onRunsLoaded, Qt::QueuedConnection);
     connect(m_reader, &StoreReader::metricsLoaded, this, &MainWindow::onMetricsLoaded, Qt::QueuedConnection);
     connect(m_reader, &StoreReader::externalChange, this, &MainWindow::scheduleReload, Qt::QueuedConnection);
+    m_compareLoader = new CompareLoader(store);
+    m_compareLoader->moveToThread(&m_readerThread);
     m_readerThread.start();
 
     createActions();
@@ -121,6 +125,7 @@ MainWindow::~MainWindow()
     m_readerThread.quit();
     m_readerThread.wait();
     delete m_reader;
+    delete m_compareLoader;
 }
 
 void MainWindow::createActions()
@@ -157,6 +162,12 @@ void MainWindow::createActions()
     m_deleteAction->setToolTip(tr("Delete the selected finished run with its metrics and console copy"));
     connect(m_deleteAction, &QAction::triggered, this, &MainWindow::deleteSelected);
 
+    m_compareAction = new QAction(tr("Co&mpare"), this);
+    m_compareAction->setObjectName(QStringLiteral("compareAction"));
+    m_compareAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
+    m_compareAction->setToolTip(tr("Compare the selected runs side by side (Ctrl+D; Ctrl/Shift+click to select several)"));
+    connect(m_compareAction, &QAction::triggered, this, &MainWindow::compareSelected);
+
     auto* quit = new QAction(tr("&Quit"), this);
     quit->setShortcut(QKeySequence::Quit);
     connect(quit, &QAction::triggered, this, &QWidget::close);
@@ -169,6 +180,8 @@ void MainWindow::createActions()
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     run->addAction(m_cancelAction);
     run->addAction(m_deleteAction);
+    run->addSeparator();
+    run->addAction(m_compareAction);
 
     QToolBar* tb = addToolBar(tr("Main"));
     tb->setObjectName(QStringLiteral("mainToolBar"));
@@ -179,6 +192,8 @@ void MainWindow::createActions()
     tb->addSeparator();
     tb->addAction(m_cancelAction);
     tb->addAction(m_deleteAction);
+    tb->addSeparator();
+    tb->addAction(m_compareAction);
 }
 
 void MainWindow::createLayout()
@@ -196,7 +211,7 @@ void MainWindow::createLayout()
     m_table->setSortingEnabled(true);
     m_table->sortByColumn(RunsModel::Started, Qt::DescendingOrder);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setAlternatingRowColors(true);
     m_table->setWordWrap(false);
@@ -214,6 +229,7 @@ void MainWindow::createLayout()
     m_table->setColumnWidth(RunsModel::Duration, 90);
     m_table->setAcceptDrops(false);
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &MainWindow::onCurrentRowChanged);
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, &MainWindow::updateActions);
     connect(m_model, &QAbstractItemModel::columnsInserted, this, [this](const QModelIndex&, int first, int last) {
         for (int c = first; c <= last; ++c)
             m_table->setColumnWidth(c, 110);
@@ -236,6 +252,8 @@ void MainWindow::createLayout()
     m_charts->setKeyRank([](const QString& key) { return RunsModel::isMainMetricKey(key) ? 0 : 1; });
     m_tabs->addTab(m_console, tr("Console"));
     m_tabs->addTab(m_charts, tr("Metrics"));
+    m_compare = new CompareView(m_compareLoader);
+    m_tabs->addTab(m_compare, tr("Compare"));
     bl->addWidget(m_header);
     bl->addWidget(m_tabs, 1);
 
@@ -565,9 +583,29 @@ void MainWindow::updateActions()
     m_submitAction->setEnabled(m_engine != nullptr);
     m_cancelAction->setEnabled(row && m_engine && !isTerminal(row->run.state));
     m_deleteAction->setEnabled(row && isTerminal(row->run.state));
+    m_compareAction->setEnabled(!selectedRuns().isEmpty());
     m_deleteAction->setToolTip(row && !isTerminal(row->run.state)
                                    ? tr("Cancel the run first: only finished runs can be deleted")
                                    : tr("Delete the selected finished run with its metrics and console copy"));
+}
+
+QList<RunId> MainWindow::selectedRuns() const
+{
+    QModelIndexList rows = m_table->selectionModel()->selectedRows();
+    std::sort(rows.begin(), rows.end(), [](const QModelIndex& a, const QModelIndex& b) { return a.row() < b.row(); });
+    QList<RunId> ids;
+    for (const QModelIndex& i : std::as_const(rows))
+        ids << i.data(RunsModel::RunIdRole).toLongLong();
+    return ids;
+}
+
+void MainWindow::compareSelected()
+{
+    const QList<RunId> ids = selectedRuns();
+    if (ids.isEmpty())
+        return;
+    m_compare->setRuns(ids);
+    m_tabs->setCurrentWidget(m_compare);
 }
 
 void MainWindow::onRunStateChanged(const RunRecord& run)

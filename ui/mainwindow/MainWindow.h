@@ -20,6 +20,8 @@ class QTimer;
 
 namespace ty {
 
+class CompareLoader;
+class CompareView;
 class ConsoleView;
 class MetricChartsPanel;
 class ResultStore;
@@ -29,7 +31,8 @@ class StoreReader;
 class SubmitDialog;
 
 // The main window: runs table (top), the selected run's Console and Metrics
-// tabs (bottom), actions Submit… (Ctrl+N), Open spec… (Ctrl+O), Cancel run,
+// tabs and the Compare tab (bottom), actions Compare (Ctrl+D, several runs
+// selected), Submit… (Ctrl+N), Open spec… (Ctrl+O), Cancel run,
 // Delete run (asks first), node status in the status bar. Geometry, window
 // state, splitter and sort order are remembered in QSettings.
 //
@@ -67,6 +70,13 @@ public:
     QSortFilterProxyModel* runsProxy() const { return m_proxy; }
     ConsoleView* console() const { return m_console; }
     MetricChartsPanel* charts() const { return m_charts; }
+    CompareView* compareView() const { return m_compare; }
+    QAction* compareAction() const { return m_compareAction; }
+    // The runs selected in the table, in table order.
+    QList<RunId> selectedRuns() const;
+    // Compare the selected runs (the Compare action, Ctrl+D): opens the
+    // Compare tab and loads them on the store reader thread.
+    void compareSelected();
 
 Q_SIGNALS:
     void runSubmitted(ty::RunId run);
@@ -123,6 +133,9 @@ private:
     QAction* m_openAction = nullptr;
     QAction* m_cancelAction = nullptr;
     QAction* m_deleteAction = nullptr;
+    QAction* m_compareAction = nullptr;
+    CompareLoader* m_compareLoader = nullptr; // lives on m_readerThread
+    CompareView* m_compare = nullptr;
     QTimer* m_reloadTimer = nullptr;
     QTimer* m_tickTimer = nullptr;
 

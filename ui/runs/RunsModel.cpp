@@ -1,6 +1,7 @@
 #include "RunsModel.h"
 
 #include "RunStateStyle.h"
+#include "charts/RunColour.h"
 
 #include <QColor>
 #include <QFont>
@@ -153,6 +154,8 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const
     case Name:
         if (role == Qt::DisplayRole || role == SortRole)
             return r.name;
+        if (role == Qt::DecorationRole)
+            return runColourIcon(r.id); // the run's colour in every chart
         if (role == Qt::ToolTipRole)
             return QStringLiteral("#%1 %2\n%3").arg(r.id).arg(r.name, r.argv.join(u' '));
         return {};

@@ -1,0 +1,104 @@
+#include "ChartView.h"
+
+#include <QChart>
+#include <QContextMenuEvent>
+#include <QMouseEvent>
+#include <QWheelEvent>
+
+#include <cmath>
+
+namespace ty {
+
+ChartView::ChartView(QChart* chart, QWidget* parent)
+    : QChartView(chart, parent)
+{
+    setRubberBand(QChartView::HorizontalRubberBand);
+    setMouseTracking(true);
+}
+
+QPointF ChartView::toChart(const QPoint& viewPos) const
+{
+    return chart()->mapFromScene(mapToScene(viewPos));
+}
+
+void ChartView::wheelEvent(QWheelEvent* event)
+{
+    const int delta = event->angleDelta().y();
+    if (delta == 0) {
+        event->ignore();
+        return;
+    }
+    const double factor = std::pow(0.8, delta / 120.0);
+    Q_EMIT wheelZoom(factor, toChart(event->position().toPoint()).x());
+    event->accept();
+}
+
+void ChartView::mousePressEvent(QMouseEvent* event)
+{
+    const bool pan = event->button() == Qt::MiddleButton
+        || (event->button() == Qt::LeftButton && (event->modifiers() & Qt::ShiftModifier));
+    if (pan) {
+        m_panning = true;
+        m_panLastX = event->position().x();
+        setCursor(Qt::ClosedHandCursor);
+        event->accept();
+        return;
+    }
+    if (event->button() == Qt::RightButton) {
+        event->accept(); // never Qt Charts' zoom-out on right click
+        return;
+    }
+    QChartView::mousePressEvent(event);
+}
+
+void ChartView::mouseMoveEvent(QMouseEvent* event)
+{
+    if (m_panning) {
+        const double x = event->position().x();
+        Q_EMIT panned(x - m_panLastX);
+        m_panLastX = x;
+        event->accept();
+        return;
+    }
+    Q_EMIT hovered(toChart(event->position().toPoint()).x(), event->globalPosition().toPoint());
+    QChartView::mouseMoveEvent(event);
+}
+
+void ChartView::mouseReleaseEvent(QMouseEvent* event)
+{
+    if (m_panning) {
+        m_panning = false;
+        unsetCursor();
+        event->accept();
+        return;
+    }
+    if (event->button() == Qt::RightButton) {
+        event->accept();
+        return;
+    }
+    QChartView::mouseReleaseEvent(event);
+}
+
+void ChartView::mouseDoubleClickEvent(QMouseEvent* event)
+{
+    if (event->button() == Qt::LeftButton) {
+        Q_EMIT resetRequested();
+        event->accept();
+        return;
+    }
+    QChartView::mouseDoubleClickEvent(event);
+}
+
+void ChartView::contextMenuEvent(QContextMenuEvent* event)
+{
+    Q_EMIT menuRequested(event->globalPos());
+    event->accept();
+}
+
+void ChartView::paintEvent(QPaintEvent* event)
+{
+    QChartView::paintEvent(event);
+    Q_EMIT painted();
+}
+
+} // namespace ty

@@ -1,0 +1,443 @@
+#include "CompareView.h"
+
+#include "CompareLoader.h"
+#include "CompareTableModel.h"
+#include "charts/DecimatedChart.h"
+#include "charts/RunColour.h"
+#include "runs/RunsModel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDateTime>
+#include <QFile>
+#include <QFileDialog>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QListWidget>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSaveFile>
+#include <QScrollArea>
+#include <QSlider>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace ty {
+
+namespace {
+
+using Column = DecimatedChart::Column;
+
+QString csvValue(double v)
+{
+    if (std::isnan(v))
+        return QStringLiteral("nan");
+    if (std::isinf(v))
+        return v > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
+    return QString::number(v, 'g', 17);
+}
+
+Result<void> writeFile(const QString& path, const QByteArray& bytes)
+{
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly))
+        return fail(QStringLiteral("%1: cannot write: %2").arg(path, f.errorString()));
+    f.write(bytes);
+    if (!f.commit())
+        return fail(QStringLiteral("%1: cannot write: %2").arg(path, f.errorString()));
+    return {};
+}
+
+} // namespace
+
+CompareView::CompareView(CompareLoader* loader, QWidget* parent)
+    : QWidget(parent)
+    , m_loader(loader)
+{
+    setObjectName(QStringLiteral("compareView"));
+    qRegisterMetaType<ty::CompareDataPtr>();
+    if (m_loader)
+        connect(m_loader, &CompareLoader::loaded, this, &CompareView::onLoaded, Qt::QueuedConnection);
+
+    auto* bar = new QHBoxLayout;
+    bar->setContentsMargins(6, 4, 6, 2);
+    bar->addWidget(new QLabel(tr("X axis:")));
+    m_axisCombo = new QComboBox;
+    m_axisCombo->setObjectName(QStringLiteral("xAxisCombo"));
+    m_axisCombo->addItems({tr("Step"), tr("Relative time"), tr("Wall time")});
+    connect(m_axisCombo, &QComboBox::currentIndexChanged, this, [this](int i) { setXAxis(XAxis(i)); });
+    bar->addWidget(m_axisCombo);
+    bar->addSpacing(12);
+    bar->addWidget(new QLabel(tr("Smoothing:")));
+    m_smoothingSlider = new QSlider(Qt::Horizontal);
+    m_smoothingSlider->setObjectName(QStringLiteral("smoothingSlider"));
+    m_smoothingSlider->setRange(0, 999);
+    m_smoothingSlider->setFixedWidth(160);
+    m_smoothingSlider->setToolTip(tr("TensorBoard's debiased exponential moving average; raw values drawn faintly behind"));
+    m_smoothingLabel = new QLabel(QStringLiteral("0.000"));
+    connect(m_smoothingSlider, &QSlider::valueChanged, this, [this](int v) { setSmoothing(v / 1000.0); });
+    bar->addWidget(m_smoothingSlider);
+    bar->addWidget(m_smoothingLabel);
+    bar->addSpacing(12);
+    m_onlyDiff = new QCheckBox(tr("Only differences"));
+    m_onlyDiff->setObjectName(QStringLiteral("onlyDifferences"));
+    connect(m_onlyDiff, &QCheckBox::toggled, this, &CompareView::setOnlyDifferences);
+    bar->addWidget(m_onlyDiff);
+    auto* exportTable = new QPushButton(tr("Export table…"));
+    exportTable->setObjectName(QStringLiteral("exportTableButton"));
+    connect(exportTable, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export table as CSV"), QStringLiteral("compare.csv"),
+                                                          tr("CSV files (*.csv)"));
+        if (path.isEmpty())
+            return;
+        if (auto r = exportTableCsv(path); !r)
+            QMessageBox::warning(this, tr("Export failed"), r.error().message);
+    });
+    bar->addWidget(exportTable);
+    bar->addStretch(1);
+    m_status = new QLabel;
+    m_status->setObjectName(QStringLiteral("compareStatus"));
+    m_status->setEnabled(false);
+    bar->addWidget(m_status);
+
+    auto* scroll = new QScrollArea;
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    m_chartsContent = new QWidget;
+    m_grid = new QGridLayout(m_chartsContent);
+    m_grid->setContentsMargins(2, 2, 2, 2);
+    m_grid->setSpacing(4);
+    scroll->setWidget(m_chartsContent);
+
+    m_legend = new QListWidget;
+    m_legend->setObjectName(QStringLiteral("compareLegend"));
+    m_legend->setMaximumHeight(140);
+    connect(m_legend, &QListWidget::itemChanged, this, [this](QListWidgetItem* item) {
+        setRunVisible(item->data(Qt::UserRole).toLongLong(), item->checkState() == Qt::Checked);
+    });
+    m_model = new CompareTableModel(this);
+    m_table = new QTableView;
+    m_table->setObjectName(QStringLiteral("compareTable"));
+    m_table->setModel(m_model);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setWordWrap(false);
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+
+    auto* side = new QWidget;
+    auto* sl = new QVBoxLayout(side);
+    sl->setContentsMargins(0, 0, 0, 0);
+    sl->addWidget(m_legend);
+    sl->addWidget(m_table, 1);
+
+    auto* split = new QSplitter(Qt::Horizontal);
+    split->setObjectName(QStringLiteral("compareSplitter"));
+    split->addWidget(scroll);
+    split->addWidget(side);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    split->setChildrenCollapsible(false);
+    split->setSizes({900, 500}); // charts about two thirds, whatever the table asks for
+    scroll->setMinimumWidth(360);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    layout->addLayout(bar);
+    layout->addWidget(split, 1);
+    m_status->setText(tr("Select runs in the table and press Ctrl+D to compare them."));
+}
+
+CompareView::~CompareView() = default;
+
+void CompareView::setRuns(const QList<RunId>& runs)
+{
+    m_runs = runs;
+    m_status->setText(tr("Loading %n run(s)…", nullptr, int(runs.size())));
+    if (m_loader)
+        m_loader->request(runs, ++m_ticket);
+}
+
+void CompareView::onLoaded(int ticket, const CompareDataPtr& data)
+{
+    if (ticket != m_ticket)
+        return;
+    setData(data);
+}
+
+void CompareView::setData(const CompareDataPtr& data)
+{
+    m_data = data ? data : std::make_shared<const CompareData>();
+    m_runs.clear();
+    qsizetype points = 0;
+    for (const CompareRun& r : m_data->runs) {
+        m_runs << r.run.id;
+        for (const MetricColumns& c : r.metrics)
+            points += c.size();
+    }
+    m_hidden.clear();
+    m_model->setData(m_data);
+    m_table->resizeColumnsToContents();
+    rebuildLegend();
+    rebuildCharts();
+    m_status->setText(tr("%1 runs · %2 keys · %3 points").arg(m_data->runs.size()).arg(m_keys.size()).arg(points));
+    Q_EMIT loaded();
+}
+
+void CompareView::rebuildLegend()
+{
+    const QSignalBlocker block(m_legend);
+    m_legend->clear();
+    for (const CompareRun& r : m_data->runs) {
+        auto* item = new QListWidgetItem(runColourIcon(r.run.id), QStringLiteral("#%1 %2").arg(r.run.id).arg(r.run.name));
+        item->setData(Qt::UserRole, r.run.id);
+        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+        item->setCheckState(m_hidden.contains(r.run.id) ? Qt::Unchecked : Qt::Checked);
+        m_legend->addItem(item);
+    }
+}
+
+void CompareView::rebuildCharts()
+{
+    for (DecimatedChart* c : std::as_const(m_charts)) {
+        m_grid->removeWidget(c);
+        delete c;
+    }
+    m_charts.clear();
+    m_seriesRuns.clear();
+    m_keys = m_data->keys();
+    // Losses and accuracies first, then the rest; by name within each.
+    std::stable_sort(m_keys.begin(), m_keys.end(), [](const QString& a, const QString& b) {
+        return RunsModel::isMainMetricKey(a) && !RunsModel::isMainMetricKey(b);
+    });
+    int i = 0;
+    for (const QString& key : std::as_const(m_keys)) {
+        auto* chart = new DecimatedChart(key, m_chartsContent);
+        chart->setMinimumHeight(240);
+        m_charts.insert(key, chart);
+        fillChart(chart, key);
+        connect(chart, &DecimatedChart::xRangeChanged, this,
+                [this, chart](double lo, double hi) { syncRange(chart, lo, hi); });
+        connect(chart, &DecimatedChart::menuRequested, this,
+                [this, key](const QPoint& pos) { showChartMenu(key, pos); });
+        m_grid->addWidget(chart, i / 2, i % 2);
+        ++i;
+    }
+    for (int r = 0; r < m_grid->rowCount(); ++r)
+        m_grid->setRowStretch(r, 0);
+    m_grid->setRowStretch((i + 1) / 2, 1);
+    m_grid->setColumnStretch(0, 1);
+    m_grid->setColumnStretch(1, 1);
+}
+
+void CompareView::fillChart(DecimatedChart* chart, const QString& key)
+{
+    chart->clearSeries();
+    switch (m_xAxis) {
+    case XAxis::Step: chart->setXAxis(DecimatedChart::XAxisKind::Value, tr("step")); break;
+    case XAxis::RelativeTime: chart->setXAxis(DecimatedChart::XAxisKind::Value, tr("seconds since start")); break;
+    case XAxis::WallTime: chart->setXAxis(DecimatedChart::XAxisKind::DateTimeMs, tr("wall time (local)")); break;
+    }
+    chart->setSmoothing(m_smoothing);
+    QList<RunId>& order = m_seriesRuns[key];
+    order.clear();
+    for (const CompareRun& r : m_data->runs) {
+        auto it = r.metrics.constFind(key);
+        if (it == r.metrics.cend() || it->size() == 0)
+            continue;
+        Column x;
+        Column y = it->value;
+        if (m_xAxis == XAxis::Step) {
+            x = it->step;
+        } else if (m_xAxis == XAxis::WallTime) {
+            x = it->wallMs;
+        } else {
+            const std::vector<double>& wall = *it->wallMs;
+            const double t0 = r.run.startedAt.isValid() ? double(r.run.startedAt.toMSecsSinceEpoch()) : wall.front();
+            auto rel = std::make_shared<std::vector<double>>(wall.size());
+            for (std::size_t k = 0; k < wall.size(); ++k)
+                (*rel)[k] = (wall[k] - t0) / 1000.0;
+            x = rel;
+        }
+        // Time axes: points are in step order; decimation needs x order.
+        if (!std::is_sorted(x->begin(), x->end())) {
+            std::vector<std::size_t> perm(x->size());
+            std::iota(perm.begin(), perm.end(), std::size_t(0));
+            std::stable_sort(perm.begin(), perm.end(), [&](std::size_t a, std::size_t b) { return (*x)[a] < (*x)[b]; });
+            auto sx = std::make_shared<std::vector<double>>(x->size());
+            auto sy = std::make_shared<std::vector<double>>(y->size());
+            for (std::size_t k = 0; k < perm.size(); ++k) {
+                (*sx)[k] = (*x)[perm[k]];
+                (*sy)[k] = (*y)[perm[k]];
+            }
+            x = sx;
+            y = sy;
+        }
+        const int index = chart->addSeries(QStringLiteral("#%1 %2").arg(r.run.id).arg(r.run.name), runColour(r.run.id), x, y);
+        chart->setSeriesVisible(index, !m_hidden.contains(r.run.id));
+        order.append(r.run.id);
+    }
+}
+
+RunId CompareView::seriesRun(const QString& key, int index) const
+{
+    return m_seriesRuns.value(key).value(index, 0);
+}
+
+void CompareView::syncRange(DecimatedChart* from, double lo, double hi)
+{
+    if (m_syncing)
+        return;
+    m_syncing = true;
+    for (DecimatedChart* c : std::as_const(m_charts))
+        if (c != from)
+            c->setXRange(lo, hi);
+    m_syncing = false;
+}
+
+void CompareView::setXAxis(XAxis axis)
+{
+    if (m_axisCombo->currentIndex() != int(axis)) {
+        m_axisCombo->setCurrentIndex(int(axis)); // comes back here
+        return;
+    }
+    if (axis == m_xAxis)
+        return;
+    m_xAxis = axis;
+    if (!m_data)
+        return;
+    for (auto it = m_charts.cbegin(); it != m_charts.cend(); ++it)
+        fillChart(it.value(), it.key());
+}
+
+void CompareView::setSmoothing(double weight)
+{
+    const double w = std::clamp(weight, 0.0, 0.999);
+    if (m_smoothingSlider->value() != int(std::lround(w * 1000))) {
+        m_smoothingSlider->setValue(int(std::lround(w * 1000))); // comes back here
+        return;
+    }
+    m_smoothing = w;
+    m_smoothingLabel->setText(QString::number(w, 'f', 3));
+    for (DecimatedChart* c : std::as_const(m_charts))
+        c->setSmoothing(w);
+}
+
+void CompareView::setOnlyDifferences(bool on)
+{
+    if (m_onlyDiff->isChecked() != on) {
+        m_onlyDiff->setChecked(on);
+        return;
+    }
+    m_model->setOnlyDifferences(on);
+}
+
+void CompareView::setRunVisible(RunId run, bool visible)
+{
+    if (visible)
+        m_hidden.remove(run);
+    else
+        m_hidden.insert(run);
+    for (auto it = m_charts.cbegin(); it != m_charts.cend(); ++it) {
+        const QList<RunId> order = m_seriesRuns.value(it.key());
+        for (int i = 0; i < order.size(); ++i)
+            if (order.at(i) == run)
+                it.value()->setSeriesVisible(i, visible);
+    }
+    for (int i = 0; i < m_legend->count(); ++i) {
+        QListWidgetItem* item = m_legend->item(i);
+        if (item->data(Qt::UserRole).toLongLong() == run) {
+            const QSignalBlocker block(m_legend);
+            item->setCheckState(visible ? Qt::Checked : Qt::Unchecked);
+        }
+    }
+}
+
+QString CompareView::chartCsv(const QString& key) const
+{
+    QString out = QStringLiteral("run_id,run_name,step,wall_time_utc,value\n");
+    if (!m_data)
+        return out;
+    for (const CompareRun& r : m_data->runs) {
+        if (m_hidden.contains(r.run.id))
+            continue;
+        auto it = r.metrics.constFind(key);
+        if (it == r.metrics.cend())
+            continue;
+        const QString prefix = QString::number(r.run.id) + u',' + CompareTableModel::csvField(r.run.name) + u',';
+        const std::vector<double>& step = *it->step;
+        const std::vector<double>& wall = *it->wallMs;
+        const std::vector<double>& value = *it->value;
+        for (std::size_t k = 0; k < value.size(); ++k) {
+            out += prefix;
+            out += QString::number(qint64(step[k]));
+            out += u',';
+            out += QDateTime::fromMSecsSinceEpoch(qint64(wall[k]), Qt::UTC).toString(Qt::ISODateWithMs);
+            out += u',';
+            out += csvValue(value[k]);
+            out += u'\n';
+        }
+    }
+    return out;
+}
+
+Result<void> CompareView::exportChartCsv(const QString& key, const QString& path) const
+{
+    return writeFile(path, chartCsv(key).toUtf8());
+}
+
+Result<void> CompareView::exportChartPng(const QString& key, const QString& path) const
+{
+    DecimatedChart* c = m_charts.value(key);
+    if (!c)
+        return fail(QStringLiteral("no chart for metric '%1'").arg(key));
+    if (!c->grab().save(path, "PNG"))
+        return fail(QStringLiteral("%1: cannot write PNG").arg(path));
+    return {};
+}
+
+Result<void> CompareView::exportTableCsv(const QString& path) const
+{
+    return writeFile(path, m_model->toCsv().toUtf8());
+}
+
+void CompareView::showChartMenu(const QString& key, const QPoint& globalPos)
+{
+    QMenu menu(this);
+    QAction* reset = menu.addAction(tr("Reset zoom"));
+    QAction* csv = menu.addAction(tr("Export data as CSV…"));
+    QAction* png = menu.addAction(tr("Export chart as PNG…"));
+    QAction* chosen = menu.exec(globalPos);
+    if (!chosen)
+        return;
+    DecimatedChart* c = m_charts.value(key);
+    if (chosen == reset && c) {
+        c->resetZoom();
+        syncRange(c, c->xMin(), c->xMax());
+        return;
+    }
+    if (chosen != csv && chosen != png)
+        return;
+    QString safe = key;
+    safe.replace(u'/', u'_');
+    const bool isCsv = chosen == csv;
+    const QString path = QFileDialog::getSaveFileName(
+        this, isCsv ? tr("Export %1 as CSV").arg(key) : tr("Export %1 as PNG").arg(key),
+        safe + (isCsv ? QStringLiteral(".csv") : QStringLiteral(".png")),
+        isCsv ? tr("CSV files (*.csv)") : tr("PNG images (*.png)"));
+    if (path.isEmpty())
+        return;
+    const Result<void> r = isCsv ? exportChartCsv(key, path) : exportChartPng(key, path);
+    if (!r)
+        QMessageBox::warning(this, tr("Export failed"), r.error().message);
+}
+
+} // namespace ty

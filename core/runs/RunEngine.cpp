@@ -202,6 +202,8 @@ void RunEngine::cancel(RunId id, int graceMs)
         auto run = m_store->run(id);
         if (!run || isTerminal(run->state))
             return;
+        // Cancelling one rank of a gang cancels them all (isTerminal stops the recursion).
+        const QString gang = gangTagOf(*run);
         if (run->state == RunState::Queued || run->state == RunState::Held) {
             run->state = RunState::Cancelled;
             run->finishedAt = QDateTime::currentDateTimeUtc();
@@ -217,6 +219,13 @@ void RunEngine::cancel(RunId id, int graceMs)
         }
         if (auto active = m_active.value(id))
             active->cancelRequested = true;
+        if (!gang.isEmpty()) {
+            m_cancelling.insert(id);
+            const QList<RunRecord> all = m_store->runs();
+            for (const RunRecord& r : all)
+                if (r.id != id && !isTerminal(r.state) && r.tags.contains(gang) && !m_cancelling.contains(r.id))
+                    cancel(r.id, graceMs);
+        }
         node->client->cancel(run->agentRunId, graceMs, [id, nodeName = node->name](const Result<void>& r) {
             if (!r)
                 qCWarning(lcRuns) << "cancel of run" << id << "on" << nodeName << "failed:" << r.error().message;
@@ -497,8 +506,8 @@ void RunEngine::schedulePass()
     }
     for (const sched::RunPlacement& placement : decision.placements) {
         RunRecord r = queued.value(placement.run);
-        if (placement.nodes.size() != 1) {
-            failRun(r, QStringLiteral("multi-node (gang) runs need SSH nodes, which this build cannot start yet"));
+        if (placement.nodes.size() > 1) {
+            startGang(r, placement.nodes);
             continue;
         }
         const sched::NodeAssignment& a = placement.nodes.front();
@@ -526,6 +535,68 @@ QString RunEngine::agentRunIdFor(RunId id) const
     return QStringLiteral("ty-%1-%2").arg(QString::fromLatin1(hash)).arg(id);
 }
 
+// A gang run: rank 0 is the submitted run; every other rank becomes a run
+// of its own ("name#rank1", ...) on its node, all tagged gang:<rank-0 id>, so
+// each has its own console, metrics and exit status. All ranks are started
+// in the same pass (the scheduler placed them all or none); if one cannot
+// start, the others are cancelled, so nothing waits half-started for a
+// rendezvous that never comes.
+void RunEngine::startGang(RunRecord root, const QList<sched::NodeAssignment>& ranks)
+{
+    for (const sched::NodeAssignment& a : ranks) {
+        const auto node = m_nodes.value(a.node);
+        if (!node || !node->ready)
+            return; // placed on a node that just went away: next pass
+    }
+    const QString gangTag = QStringLiteral("gang:%1").arg(root.id);
+    root.tags.append(gangTag);
+    const QMap<QString, QString> params = m_store->params(root.id);
+    QList<std::pair<RunRecord, QString>> starts;
+    for (qsizetype rank = 0; rank < ranks.size(); ++rank) {
+        const sched::NodeAssignment& a = ranks[rank];
+        RunRecord r = root;
+        if (rank > 0) {
+            r.id = 0;
+            r.name = root.name + QStringLiteral("#rank%1").arg(rank);
+            r.state = RunState::Starting;
+            r.node = a.node;
+            r.createdAt = QDateTime::currentDateTimeUtc();
+            const auto id = m_store->createRun(r, params);
+            if (!id) {
+                failRun(root, QStringLiteral("could not record rank %1: %2").arg(rank).arg(id.error().message));
+                cancelGang(gangTag, root.id);
+                return;
+            }
+            r.id = *id;
+        }
+        r.gpus = a.gpuIndices;
+        r.failureReason.clear();
+        for (auto it = a.env.cbegin(); it != a.env.cend(); ++it)
+            r.env.insert(it.key(), it.value());
+        starts.append({r, a.node});
+    }
+    for (const auto& [r, nodeName] : starts)
+        startRun(r, *m_nodes.value(nodeName));
+}
+
+QString RunEngine::gangTagOf(const RunRecord& run)
+{
+    for (const QString& tag : run.tags)
+        if (tag.startsWith(QStringLiteral("gang:")))
+            return tag;
+    return {};
+}
+
+void RunEngine::cancelGang(const QString& gangTag, RunId except, int graceMs)
+{
+    if (gangTag.isEmpty())
+        return;
+    const QList<RunRecord> all = m_store->runs();
+    for (const RunRecord& r : all)
+        if (r.id != except && !isTerminal(r.state) && r.tags.contains(gangTag))
+            cancel(r.id, graceMs);
+}
+
 void RunEngine::startRun(RunRecord run, Node& node)
 {
     run.state = RunState::Starting;
@@ -543,6 +614,7 @@ void RunEngine::startRun(RunRecord run, Node& node)
     node.client->start(req, [this, run, nodeName](const Result<AgentStartReply>& reply) mutable {
         if (!reply) {
             failRun(run, QStringLiteral("could not start on node %1: %2").arg(nodeName, reply.error().message));
+            cancelGang(gangTagOf(run), run.id);
             return;
         }
         run.state = RunState::Running;
@@ -654,6 +726,7 @@ void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunS
         run.failureReason = reason;
     }
     m_active.remove(run.id);
+    m_cancelling.remove(run.id);
     commit(run);
     m_store->flush();
     scheduleSoon();

@@ -3,11 +3,13 @@
 #include "common/Result.h"
 #include "common/Run.h"
 #include "sched/Policy.h"
+#include "sched/SchedulerDecision.h"
 #include "spec/JobSpec.h"
 
 #include <QHash>
 #include <QObject>
 #include <QPointer>
+#include <QSet>
 
 #include <functional>
 #include <memory>
@@ -126,6 +128,9 @@ private:
     void reloadPolicy();
     void schedulePass();
     void startRun(RunRecord run, Node& node);
+    void startGang(RunRecord root, const QList<sched::NodeAssignment>& ranks);
+    void cancelGang(const QString& gangTag, RunId except, int graceMs = 10000);
+    static QString gangTagOf(const RunRecord& run);
     void attach(RunRecord run, Node& node);
     void onOutput(Node& node, const QString& agentRun, qint64 offset, const QByteArray& bytes);
     void onTailEnded(Node& node, const QString& agentRun);
@@ -145,6 +150,7 @@ private:
     bool m_ownsIngestion = false;
     QHash<QString, std::shared_ptr<Node>> m_nodes;
     QHash<RunId, std::shared_ptr<Active>> m_active; // runs being tailed, by run id
+    QSet<RunId> m_cancelling;                        // gang ranks being cancelled (no cancel loops)
     QHash<RunId, RunState> m_watched;                // display-only watches (non-owner): last state seen
     QHash<RunId, QString> m_pendingReasons;
     sched::Policy m_policy;

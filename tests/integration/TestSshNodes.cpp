@@ -305,6 +305,47 @@ private Q_SLOTS:
         QCOMPARE((*store)->metrics(*b, QStringLiteral("x")).front().value, 2.0);
     }
 
+    void gangRunOnTwoNodes()
+    {
+        // nodes: 2 -> one rank on each test host, all at once, with torchrun's
+        // rendezvous environment.
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get(), {QStringLiteral("ws1"), QStringLiteral("ws2")});
+        QTRY_VERIFY_WITH_TIMEOUT(engine->nodeReady(QStringLiteral("ws1")) && engine->nodeReady(QStringLiteral("ws2")), 20000);
+        const auto root = engine->submit(spec(QStringLiteral(
+            "name: gang\n"
+            "command: 'echo rank=$NODE_RANK world=$WORLD_SIZE nnodes=$NNODES nproc=$NPROC_PER_NODE master=$MASTER_ADDR:$MASTER_PORT'\n"
+            "resources: {nodes: 2}\n")));
+        QVERIFY(root);
+        QTRY_VERIFY_WITH_TIMEOUT(isTerminal((*store)->run(*root)->state), 20000);
+        QVERIFY2((*store)->run(*root)->state == RunState::Succeeded, qPrintable((*store)->run(*root)->failureReason));
+        QList<RunRecord> ranks;
+        for (const RunRecord& r : (*store)->runs())
+            if (r.tags.contains(QStringLiteral("gang:%1").arg(*root)))
+                ranks.append(r);
+        QCOMPARE(ranks.size(), 2);
+        std::sort(ranks.begin(), ranks.end(), [](const RunRecord& a, const RunRecord& b) { return a.id < b.id; });
+        QCOMPARE(ranks[0].id, *root);
+        QCOMPARE(ranks[1].name, QStringLiteral("gang#rank1"));
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(ranks[1].id)->state, RunState::Succeeded, 20000);
+        QVERIFY(ranks[0].node != ranks[1].node);
+        // Both started in the same pass.
+        QVERIFY(qAbs(ranks[0].startedAt.msecsTo((*store)->run(ranks[1].id)->startedAt)) < 5000);
+        const QString port = ranks[0].env.value(QStringLiteral("MASTER_PORT"));
+        QVERIFY(port.toInt() >= 29500 && port.toInt() <= 29999);
+        for (int rank = 0; rank < 2; ++rank) {
+            const RunRecord r = *(*store)->run(ranks[rank].id);
+            QCOMPARE(r.env.value(QStringLiteral("NODE_RANK")), QString::number(rank));
+            QCOMPARE(r.env.value(QStringLiteral("MASTER_PORT")), port);
+            const QByteArray console = readAll(r.consolePath);
+            QVERIFY2(console.startsWith(QStringLiteral("rank=%1 world=2 nnodes=2 nproc=1 master=").arg(rank).toUtf8()),
+                     console.constData());
+            QVERIFY(console.trimmed().endsWith(QByteArray(':' + port.toUtf8())));
+            verifyConsole(**store, r.id, r.node);
+        }
+    }
+
     void cancelOverSshLeavesNoProcess()
     {
         auto store = ResultStore::open(dbPath());

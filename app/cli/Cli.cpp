@@ -2,6 +2,7 @@
 
 #include "common/Paths.h"
 #include "common/Run.h"
+#include "logs/importers/MetricFileImporter.h"
 #include "nodes/AgentClient.h"
 #include "nodes/SshAgentTransport.h"
 #include "nodes/SshPassphraseProvider.h"
@@ -63,6 +64,8 @@ const char* kHelp =
     "  cancel RUN [--grace SECONDS]  SIGTERM to the run's process group, SIGKILL after the grace (10 s)\n"
     "  metrics RUN [--csv] [--key K] a run's metric points\n"
     "  rm RUN                        delete a finished run and its metrics from the database\n"
+    "  import RUN FILE...            add metrics from framework files: Lightning metrics.csv, TensorBoard\n"
+    "                                events.out.tfevents.*, Hugging Face trainer_state.json, JSON lines\n"
     "  queue                         waiting runs in scheduling order, with why each waits\n"
     "  hold RUN | release RUN        keep a queued run from starting / let it start again\n"
     "  priority RUN N | top RUN      change a waiting run's priority / put it first\n"
@@ -651,6 +654,48 @@ int cmdRm(Context& ctx, const QStringList& args)
 
 // ---- nodes -------------------------------------------------------------------
 
+// Metrics a framework wrote to files (Lightning's metrics.csv, TensorBoard
+// event files, Hugging Face trainer_state.json, JSON lines) into a run.
+int cmdImport(Context& ctx, const QStringList& args)
+{
+    if (args.size() < 2)
+        return usageError(QStringLiteral("import needs RUN and at least one FILE"));
+    auto run = findRun(*ctx.store, args.front());
+    if (!run) {
+        err() << run.error().message << '\n';
+        return NoSuchRun;
+    }
+    int status = Ok;
+    for (const QString& file : args.mid(1)) {
+        const auto imported = importMetricFile(file);
+        if (!imported) {
+            err() << imported.error().message << '\n';
+            status = InvalidSpec;
+            continue;
+        }
+        const QList<MetricPoint> points = toMetricPoints(imported->metrics, run->id, QDateTime::currentMSecsSinceEpoch());
+        ctx.store->appendMetrics(points);
+        QStringList keys;
+        for (const MetricPoint& p : points)
+            if (!keys.contains(p.key))
+                keys.append(p.key);
+        out() << file << ": " << points.size() << " points of " << keys.size() << " metric(s) (" << keys.join(QStringLiteral(", "))
+              << ") from " << metricFileFormatName(imported->format) << " into run " << run->id << '\n';
+        for (const QString& w : imported->warnings)
+            err() << file << ": skipped: " << w << '\n';
+        if (!imported->error.isEmpty()) {
+            err() << file << ": stopped at byte " << imported->errorOffset << ": " << imported->error
+                  << " (the points before it were imported)\n";
+            status = RunFailed;
+        }
+    }
+    if (auto flushed = ctx.store->flush(); !flushed) {
+        err() << "trainyardctl: " << flushed.error().message << '\n';
+        return Unavailable;
+    }
+    return status;
+}
+
 int cmdQueue(Context& ctx, const QStringList& args)
 {
     if (!args.isEmpty())
@@ -907,7 +952,7 @@ int run(const QStringList& argsIn)
         out() << kHelp;
         return Ok;
     }
-    static const QStringList known{QStringLiteral("queue"), QStringLiteral("hold"), QStringLiteral("release"),
+    static const QStringList known{QStringLiteral("import"), QStringLiteral("queue"), QStringLiteral("hold"), QStringLiteral("release"),
                                    QStringLiteral("priority"), QStringLiteral("top"), QStringLiteral("policy"),
                                    QStringLiteral("submit"), QStringLiteral("ls"), QStringLiteral("logs"),
                                    QStringLiteral("cancel"), QStringLiteral("metrics"), QStringLiteral("rm"),
@@ -935,6 +980,8 @@ int run(const QStringList& argsIn)
         return cmdMetrics(ctx, args);
     if (command == u"queue")
         return cmdQueue(ctx, args);
+    if (command == u"import")
+        return cmdImport(ctx, args);
     if (command == u"hold" || command == u"release" || command == u"priority" || command == u"top")
         return cmdQueueOp(ctx, command, args);
     if (command == u"policy")

@@ -175,6 +175,28 @@ private Q_SLOTS:
         QVERIFY(m.out.trimmed().endsWith(",3"));
     }
 
+    void importFrameworkFiles()
+    {
+        // The fixtures' Lightning CSV and TensorBoard files of one run, into a run of ours.
+        const QString csv = test::fixturePath(QStringLiteral("gpu-workstation/frameworks/lightning-csv/metrics.csv"));
+        const QDir tbDir(test::fixturePath(QStringLiteral("gpu-workstation/frameworks/lightning-tensorboard")));
+        const QString tb = tbDir.filePath(tbDir.entryList({QStringLiteral("events.out.tfevents.*")}).value(0));
+        Outcome o = ctl({QStringLiteral("import"), QStringLiteral("sw[x=1]"), csv});
+        QCOMPARE(o.exitCode, 0);
+        QVERIFY2(o.out.contains("39 points of 3 metric(s) (train_loss, val_acc, val_loss) from CSV"), o.out.constData());
+        const Outcome m = ctl({QStringLiteral("metrics"), QStringLiteral("sw[x=1]"), QStringLiteral("--csv"), QStringLiteral("--key"), QStringLiteral("val_acc")});
+        QCOMPARE(m.out.trimmed().split('\n').size(), 1 + 6);
+        // A truncated event file imports its valid prefix and says where it stopped.
+        QFile in(tb);
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        const QString cut = writeFile(QStringLiteral("cut.tfevents"), in.read(3000));
+        o = ctl({QStringLiteral("import"), QStringLiteral("sw[x=1]"), cut});
+        QCOMPARE(o.exitCode, 1);
+        QVERIFY2(o.err.contains("stopped at byte 2964"), o.err.constData());
+        QVERIFY(o.err.contains("(the points before it were imported)"));
+        QCOMPARE(ctl({QStringLiteral("import"), QStringLiteral("sw[x=1]"), QStringLiteral("/etc/hostname")}).exitCode, 3);
+    }
+
     void queueAndPolicy()
     {
         Outcome o = ctl({QStringLiteral("policy")});

@@ -175,11 +175,23 @@ public:
             ::fflush(stdout);
             m_printedUpTo = end;
         });
-        QObject::connect(&engine, &RunEngine::runStateChanged, this, [this](const RunRecord& r) {
+        // Printing from a display-only watch (another process ingests): the
+        // end is known from the database before the last bytes are shown, so
+        // wait for the watch too.
+        const bool displayOnly = printConsole && !engine.ownsIngestion();
+        QObject::connect(&engine, &RunEngine::runStateChanged, this, [this, displayOnly](const RunRecord& r) {
             if (r.id != m_id)
                 return;
             m_last = r;
-            if (isTerminal(r.state))
+            m_ended = isTerminal(r.state);
+            if (m_ended && (!displayOnly || m_watchEnded))
+                QCoreApplication::exit(0);
+        });
+        QObject::connect(&engine, &RunEngine::watchEnded, this, [this](RunId run) {
+            if (run != m_id)
+                return;
+            m_watchEnded = true;
+            if (m_ended)
                 QCoreApplication::exit(0);
         });
         auto* timer = new QTimer(this);
@@ -196,6 +208,8 @@ private:
     bool m_print;
     qint64 m_printedUpTo;
     std::optional<RunRecord> m_last;
+    bool m_ended = false;
+    bool m_watchEnded = false;
 };
 
 int cmdValidate(const QStringList& args)
@@ -219,6 +233,10 @@ int cmdValidate(const QStringList& args)
 int waitForRun(Context& ctx, RunEngine& engine, RunId id, bool follow)
 {
     Follower follower(engine, id, follow, 0);
+    // Another process (the GUI) ingests this database: it starts the run and
+    // records its end; we show the console straight from the node.
+    if (!engine.ownsIngestion())
+        engine.watch(id, 0, follow);
     // While it waits in the queue, say why (once per change).
     auto lastReason = std::make_shared<QString>();
     QObject::connect(&engine, &RunEngine::pendingReasonsChanged, &follower, [id, lastReason](const QHash<RunId, QString>& reasons) {
@@ -271,7 +289,7 @@ int waitForRun(Context& ctx, RunEngine& engine, RunId id, bool follow)
         err() << ", exit code " << *r->exitCode;
     if (r->exitSignal)
         err() << ", signal " << *r->exitSignal;
-    if (!r->failureReason.isEmpty())
+    if (!r->failureReason.isEmpty() && !(r->exitCode && r->failureReason == QStringLiteral("exit code %1").arg(*r->exitCode)))
         err() << ": " << r->failureReason;
     err() << '\n';
     return exitStatusOf(*r);
@@ -337,13 +355,16 @@ Result<void> addStoredNode(Context& ctx, RunEngine& engine, const QString& name)
     return fail(QStringLiteral("no node named '%1' (see trainyardctl node ls)").arg(name));
 }
 
-std::unique_ptr<RunEngine> makeEngine(Context& ctx, const QString& node = {})
+// `ingest`: try to become the database's ingestion owner (records consoles,
+// metrics and run ends); a display-only engine just reads nodes.
+std::unique_ptr<RunEngine> makeEngine(Context& ctx, const QString& node = {}, bool ingest = true)
 {
     auto engine = std::make_unique<RunEngine>(ctx.store.get(), ctx.dbPath);
     engine->addLocalNode(localAgentPath());
     if (auto added = addStoredNode(ctx, *engine, node); !added)
         err() << "trainyardctl: " << added.error().message << '\n';
-    engine->acquireIngestion();
+    if (ingest)
+        engine->acquireIngestion();
     return engine;
 }
 
@@ -538,10 +559,19 @@ int cmdLogs(Context& ctx, const QStringList& args)
         return Ok;
     if (isTerminal(run->state))
         return exitStatusOf(*run);
-    // Still running: the rest comes from the node's agent.
-    auto engine = makeEngine(ctx, run->node);
+    // Still running: the rest comes from the node's agent. Without --follow,
+    // what the node has now, then exit; with it, as the ingestion owner when
+    // no other process is (the engine then streams it), else display-only.
+    const bool follow = p.isSet(QStringLiteral("follow"));
+    auto engine = makeEngine(ctx, run->node, follow);
     Follower follower(*engine, run->id, true, printed);
-    engine->watch(run->id, printed, p.isSet(QStringLiteral("follow")));
+    if (!follow)
+        QObject::connect(engine.get(), &RunEngine::watchEnded, &follower, [id = run->id](RunId r) {
+            if (r == id)
+                QCoreApplication::exit(0);
+        });
+    if (!engine->ownsIngestion())
+        engine->watch(run->id, printed, follow);
     std::signal(SIGINT, onSigint);
     const int loop = QCoreApplication::exec();
     if (loop == 130)

@@ -20,7 +20,9 @@ QString defaultDatabasePath()
 
 QString runDataDir(const QString& databasePath, qint64 runId)
 {
-    return QFileInfo(databasePath).absolutePath() + QStringLiteral("/runs/") + QString::number(runId);
+    // Named after the database file, so two databases in one folder never
+    // share a run's console copy.
+    return QFileInfo(databasePath).absoluteFilePath() + QStringLiteral(".runs/") + QString::number(runId);
 }
 
 QString localAgentPath()

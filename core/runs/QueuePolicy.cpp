@@ -29,7 +29,7 @@ sched::Policy defaultQueuePolicy()
 
 QString queuePolicyPath(const QString& databasePath)
 {
-    return QFileInfo(databasePath).absolutePath() + QStringLiteral("/scheduler.json");
+    return QFileInfo(databasePath).absoluteFilePath() + QStringLiteral(".scheduler.json");
 }
 
 Result<sched::Policy> loadQueuePolicy(const QString& databasePath)

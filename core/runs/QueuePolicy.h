@@ -10,7 +10,7 @@
 namespace ty {
 
 // The scheduling policy of one result database's queue, kept beside it in
-// `<db dir>/scheduler.json` so the GUI, trainyardctl and every process that
+// `<db path>.scheduler.json` so the GUI, trainyardctl and every process that
 // shares the database use the same one:
 //
 //   {"ordering": "priority", "backfill": true, "aging_per_hour": 1.0,

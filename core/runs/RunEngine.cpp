@@ -14,6 +14,7 @@
 #include <QFileInfo>
 #include <QLockFile>
 #include <QLoggingCategory>
+#include <QMetaMethod>
 #include <QRegularExpression>
 #include <QSysInfo>
 #include <QTimer>
@@ -31,6 +32,7 @@ struct RunEngine::Node {
     NodeHealth* health = nullptr; // heartbeats; disconnects the client when the node goes silent
     int reconnectDelayMs = 0;     // the last reconnection delay (0: connected, or never lost)
     bool ready = false;
+    bool attempted = false;       // its first connection attempt ended (ready or lost)
     AgentHello hello;
     QList<AgentGpu> gpus; // as the agent last reported them
     QString lastError;
@@ -46,6 +48,8 @@ struct RunEngine::Active {
 namespace {
 constexpr int kPollIntervalMs = 500;
 constexpr qint64 kPeriodicPassMs = 30000;
+constexpr qint64 kFirstConnectGraceMs = 5000;
+constexpr int kGpuStatusIntervalMs = 2000; // the Nodes view's refresh (issue 3: "every 2 s by default")
 
 // The job spec a run was submitted with. It was validated at submission, so
 // this only fails for a database edited by hand; callers then use defaults.
@@ -83,11 +87,17 @@ RunEngine::RunEngine(ResultStore* store, QString databasePath, QObject* parent)
     qRegisterMetaType<ty::MetricPoint>();
     qRegisterMetaType<QList<ty::MetricPoint>>();
     qRegisterMetaType<QHash<ty::RunId, QString>>();
+    qRegisterMetaType<QList<ty::AgentGpu>>();
     m_policy = defaultQueuePolicy();
+    m_createdMs = QDateTime::currentMSecsSinceEpoch();
     m_pollTimer = new QTimer(this);
     m_pollTimer->setInterval(kPollIntervalMs);
     connect(m_pollTimer, &QTimer::timeout, this, &RunEngine::pollDatabase);
     m_pollTimer->start();
+    m_gpuTimer = new QTimer(this);
+    m_gpuTimer->setInterval(kGpuStatusIntervalMs);
+    connect(m_gpuTimer, &QTimer::timeout, this, &RunEngine::pollGpus);
+    m_gpuTimer->start();
 }
 
 RunEngine::~RunEngine()
@@ -296,20 +306,25 @@ void RunEngine::watch(RunId id, qint64 fromOffset, bool follow)
         return; // already streaming, and the ingest resumes at the local copy's end
     m_watched.insert(id, run->state);
     const auto node = m_nodes.value(run->node);
-    if (!node || run->agentRunId.isEmpty())
+    if (!node || run->agentRunId.isEmpty() || run->state == RunState::Starting) {
+        // Not started yet (another process schedules it): tail once the
+        // database says where it runs (pollDatabase).
+        m_pendingWatch.insert(id, {fromOffset, follow});
         return;
+    }
     auto active = std::make_shared<Active>();
     active->run = *run;
     active->node = node->name;
     m_active.insert(id, active);
     const QString agentRun = run->agentRunId;
-    auto doTail = [node, agentRun, fromOffset, follow] {
-        node->client->tail(agentRun, fromOffset, follow, [agentRun](const Result<qint64>& r) {
-            if (!r)
-                qCWarning(lcRuns) << "tail of" << agentRun << "failed:" << r.error().message;
-        });
-    };
-    doTail(); // queued by the client until the agent's hello if not ready yet
+    // Queued by the client until the agent's hello if not ready yet.
+    node->client->tail(agentRun, fromOffset, follow, [this, id, agentRun](const Result<qint64>& r) {
+        if (r || m_shuttingDown)
+            return;
+        qCWarning(lcRuns) << "tail of" << agentRun << "failed:" << r.error().message;
+        m_active.remove(id);
+        Q_EMIT watchEnded(id);
+    });
 }
 
 void RunEngine::scheduleSoon()
@@ -363,6 +378,15 @@ void RunEngine::schedulePass()
 {
     if (!m_ownsIngestion)
         return; // only one process starts queued runs
+    // Until every node has answered or failed once, a pass would call the
+    // ones still connecting unreachable (a few seconds at most).
+    const qint64 sinceStart = QDateTime::currentMSecsSinceEpoch() - m_createdMs;
+    for (const auto& n : std::as_const(m_nodes)) {
+        if (!n->attempted && sinceStart < kFirstConnectGraceMs) {
+            QTimer::singleShot(200, this, [this] { scheduleSoon(); });
+            return;
+        }
+    }
     reloadPolicy();
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     m_lastPassMs = now;
@@ -526,13 +550,17 @@ void RunEngine::schedulePass()
     }
 }
 
-QString RunEngine::agentRunIdFor(RunId id) const
+QString RunEngine::agentRunIdFor(const RunRecord& run) const
 {
     // Unique per database and run, so several Trainyard databases can share
-    // one node's agent without clashing.
+    // one node's agent without clashing; the creation time keeps a database
+    // recreated at the same path from meeting its predecessor's runs.
     const QByteArray hash = QCryptographicHash::hash((QSysInfo::machineHostName() + m_databasePath).toUtf8(),
                                                      QCryptographicHash::Sha1).toHex().left(8);
-    return QStringLiteral("ty-%1-%2").arg(QString::fromLatin1(hash)).arg(id);
+    return QStringLiteral("ty-%1-%2-%3")
+        .arg(QString::fromLatin1(hash))
+        .arg(run.id)
+        .arg(QString::number(run.createdAt.toMSecsSinceEpoch(), 36));
 }
 
 // A gang run: rank 0 is the submitted run; every other rank becomes a run
@@ -601,7 +629,7 @@ void RunEngine::startRun(RunRecord run, Node& node)
 {
     run.state = RunState::Starting;
     run.node = node.name;
-    run.agentRunId = agentRunIdFor(run.id);
+    run.agentRunId = agentRunIdFor(run);
     commit(run);
 
     AgentStartRequest req;
@@ -646,11 +674,19 @@ void RunEngine::attach(RunRecord run, Node& node)
     }
     m_active.insert(run.id, active);
     const RunId id = run.id;
-    node.client->tail(run.agentRunId, *resumeAt, true, [this, id](const Result<qint64>& r) {
-        if (!r) {
-            qCWarning(lcRuns) << "tail of run" << id << "failed:" << r.error().message;
-            m_active.remove(id);
-        }
+    Node* n = &node;
+    node.client->tail(run.agentRunId, *resumeAt, true, [this, id, n, active](const Result<qint64>& r) {
+        if (r || m_shuttingDown)
+            return;
+        qCWarning(lcRuns) << "tail of run" << id << "failed:" << r.error().message;
+        // The console cannot be followed (e.g. the local copy is longer than
+        // the node's file): still record how the run ended, with what we have.
+        n->client->status(active->run.agentRunId, [this, id, active](const Result<AgentRunStatus>& status) {
+            if (status && !status->running && m_active.value(id) == active)
+                finishRun(active, *status);
+            else
+                m_active.remove(id);
+        });
     });
 }
 
@@ -687,6 +723,7 @@ void RunEngine::onTailEnded(Node& node, const QString& agentRun)
     if (!active->ingest) {
         // Display-only: the owner records the end; we learn it from the database.
         m_active.remove(active->run.id);
+        Q_EMIT watchEnded(active->run.id);
         pollDatabase();
         return;
     }
@@ -748,6 +785,7 @@ void RunEngine::commit(const RunRecord& run)
 
 void RunEngine::onNodeReady(Node& node)
 {
+    node.attempted = true;
     node.ready = true;
     node.reconnectDelayMs = 0;
     node.lastError.clear();
@@ -756,6 +794,8 @@ void RunEngine::onNodeReady(Node& node)
     Node* n = &node;
     node.client->gpus([this, n](const Result<QList<AgentGpu>>& gpus) {
         n->gpus = gpus ? *gpus : QList<AgentGpu>{};
+        if (gpus)
+            Q_EMIT nodeGpusUpdated(n->name, *gpus);
         if (!m_ownsIngestion)
             return;
         // Re-attach every run of this node that was going when we last looked.
@@ -786,6 +826,7 @@ void RunEngine::onNodeReady(Node& node)
 
 void RunEngine::onNodeLost(Node& node, const QString& reason)
 {
+    node.attempted = true;
     node.ready = false;
     node.lastError = reason;
     Q_EMIT nodeStatusChanged(node.name, false, reason);
@@ -843,7 +884,39 @@ void RunEngine::pollDatabase()
         if (!run || run->state == it.value())
             continue;
         it.value() = run->state;
+        if (m_pendingWatch.contains(run->id) && !run->agentRunId.isEmpty() && run->state != RunState::Starting
+            && run->state != RunState::Queued && run->state != RunState::Held) {
+            const auto [from, follow] = m_pendingWatch.take(run->id);
+            QMetaObject::invokeMethod(this, [this, id = run->id, from, follow] { watch(id, from, follow); }, Qt::QueuedConnection);
+        }
         Q_EMIT runStateChanged(*run);
+    }
+}
+
+void RunEngine::setGpuStatusInterval(int intervalMs)
+{
+    if (intervalMs <= 0) {
+        m_gpuTimer->stop();
+        return;
+    }
+    m_gpuTimer->start(intervalMs);
+}
+
+void RunEngine::pollGpus()
+{
+    if (!isSignalConnected(QMetaMethod::fromSignal(&RunEngine::nodeGpusUpdated)))
+        return;
+    for (const auto& node : std::as_const(m_nodes)) {
+        if (!node->ready || m_gpuRequests.contains(node->name))
+            continue;
+        m_gpuRequests.insert(node->name);
+        node->client->gpus([this, name = node->name](const Result<QList<AgentGpu>>& gpus) {
+            m_gpuRequests.remove(name);
+            if (gpus)
+                Q_EMIT nodeGpusUpdated(name, *gpus);
+            else
+                qCDebug(lcRuns) << "gpus on" << name << "failed:" << gpus.error().message;
+        });
     }
 }
 

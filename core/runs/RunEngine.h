@@ -2,6 +2,7 @@
 
 #include "common/Result.h"
 #include "common/Run.h"
+#include "nodes/AgentTypes.h"
 #include "sched/Policy.h"
 #include "sched/SchedulerDecision.h"
 #include "spec/JobSpec.h"
@@ -99,8 +100,15 @@ public:
     // Whether the node's agent answered its handshake.
     bool nodeReady(const QString& node) const;
 
+    // GPU status for the Nodes view: every `intervalMs` (default 2000; 0 or
+    // less: never) each ready node is sent a `gpus` request and its reply is
+    // emitted as nodeGpusUpdated. Requests are only sent while something is
+    // connected to nodeGpusUpdated (the CLI pays nothing), and at most one is
+    // outstanding per node. Engine thread.
+    void setGpuStatusInterval(int intervalMs);
+
     // The scheduling policy for queued runs. By default it is read from
-    // `<db dir>/scheduler.json` (QueuePolicy.h) before each pass, so a change
+    // `<db path>.scheduler.json` (QueuePolicy.h) before each pass, so a change
     // made by trainyardctl or another GUI takes effect at once; setPolicy()
     // fixes one instead (tests, simulations). Engine thread.
     void setPolicy(const sched::Policy& policy);
@@ -118,8 +126,14 @@ Q_SIGNALS:
     // After each scheduling pass: why every queued run waits ("waiting: needs
     // 2 GPUs with >= 40 GiB free; best node local has 1", ...).
     void pendingReasonsChanged(const QHash<ty::RunId, QString>& reasons);
+    // A display-only watch (see watch()) delivered everything it will.
+    void watchEnded(ty::RunId run);
     // A node connected, or was lost (reason non-empty).
     void nodeStatusChanged(const QString& node, bool ready, const QString& reason);
+    // The GPUs a ready node reported (AgentClient::gpus; empty on a node
+    // without an NVIDIA driver), from the periodic request above and once
+    // when the node becomes ready.
+    void nodeGpusUpdated(const QString& node, const QList<ty::AgentGpu>& gpus);
 
 private:
     struct Node;
@@ -139,10 +153,11 @@ private:
     void finishRun(const std::shared_ptr<Active>& active, const AgentRunStatus& status);
     void failRun(RunRecord run, const QString& reason);
     void pollDatabase();
+    void pollGpus();
     void commit(const RunRecord& run);
     Result<void> changeWaiting(RunId id, const std::function<void(RunRecord&)>& change);
     std::shared_ptr<Active> findActive(const Node& node, const QString& agentRun) const;
-    QString agentRunIdFor(RunId id) const;
+    QString agentRunIdFor(const RunRecord& run) const;
 
     ResultStore* m_store;
     QString m_databasePath;
@@ -151,14 +166,18 @@ private:
     QHash<QString, std::shared_ptr<Node>> m_nodes;
     QHash<RunId, std::shared_ptr<Active>> m_active; // runs being tailed, by run id
     QSet<RunId> m_cancelling;                        // gang ranks being cancelled (no cancel loops)
-    QHash<RunId, RunState> m_watched;                // display-only watches (non-owner): last state seen
+    QHash<RunId, RunState> m_watched;
+    QHash<RunId, std::pair<qint64, bool>> m_pendingWatch; // watch() of runs not started yet: offset, follow                // display-only watches (non-owner): last state seen
     QHash<RunId, QString> m_pendingReasons;
     sched::Policy m_policy;
     bool m_policyFixed = false;
     bool m_policyLoaded = false;
     QDateTime m_policyModified;
     qint64 m_lastPassMs = 0;
+    qint64 m_createdMs = 0;
     QTimer* m_pollTimer = nullptr;
+    QTimer* m_gpuTimer = nullptr;     // nodeGpusUpdated
+    QSet<QString> m_gpuRequests;      // nodes with a `gpus` request outstanding
     bool m_schedulePending = false;
     bool m_shuttingDown = false;   // destructor: lost nodes are not reconnected
     int m_reconnectFirstMs = 1000;

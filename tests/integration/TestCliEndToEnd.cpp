@@ -218,6 +218,34 @@ private Q_SLOTS:
         QCOMPARE(ctl({QStringLiteral("priority"), QStringLiteral("sw[x=1]"), QStringLiteral("high")}).exitCode, 2);
     }
 
+    void followWhileAnotherProcessIngests()
+    {
+        // The first trainyardctl owns ingestion for its whole run (as the GUI
+        // would); the second must still print its run's console and exit
+        // with its status, and logs without --follow must not wait.
+        const QString longSpec = writeFile(QStringLiteral("long.yaml"),
+            "name: long\ncommand: \"for i in 1 2 3 4 5 6; do echo tick=$i; sleep 0.4; done\"\n");
+        const QString shortSpec = writeFile(QStringLiteral("short.yaml"),
+            "name: short\ncommand: \"echo hello from short; echo acc=0.5; exit 3\"\n");
+        QProcess owner;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
+        env.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), stateDir());
+        owner.setProcessEnvironment(env);
+        owner.start(QStringLiteral(TRAINYARD_CTL_PATH), {QStringLiteral("--db"), dbPath(), QStringLiteral("submit"), longSpec, QStringLiteral("--follow")});
+        QVERIFY(owner.waitForStarted());
+        QByteArray ownerOut;
+        QTRY_VERIFY_WITH_TIMEOUT((ownerOut += owner.readAllStandardOutput()).contains("tick=1"), 10000);
+        const Outcome o = ctl({QStringLiteral("submit"), shortSpec, QStringLiteral("--follow")}, 20000);
+        QCOMPARE(o.exitCode, 3);
+        QCOMPARE(o.out, QByteArray("hello from short\nacc=0.5\n"));
+        const Outcome logs = ctl({QStringLiteral("logs"), QStringLiteral("long")}, 5000);
+        QCOMPARE(logs.exitCode, 0);
+        QVERIFY(logs.out.startsWith("tick=1\n"));
+        QVERIFY(owner.waitForFinished(15000));
+        QCOMPARE(owner.exitCode(), 0);
+    }
+
     void noSuchRunAndUsage()
     {
         QCOMPARE(ctl({QStringLiteral("logs"), QStringLiteral("999999")}).exitCode, 4);

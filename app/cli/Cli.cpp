@@ -53,7 +53,7 @@ int usageError(const QString& message)
 }
 
 const char* kHelp =
-    "Usage: trainyardctl [--db PATH] COMMAND [ARGS]\n"
+    "Usage: trainyardctl [--db PATH] COMMAND [ARGS]   (--db may also follow the command)\n"
     "\n"
     "Commands:\n"
     "  validate FILE                 check a job spec; errors name file:line:column\n"
@@ -370,6 +370,33 @@ std::unique_ptr<RunEngine> makeEngine(Context& ctx, const QString& node = {}, bo
 
 int waitForSweep(Context& ctx, RunEngine& engine, const QList<RunId>& ids, bool follow);
 
+// Brings the database up to date before showing it: when no other process
+// ingests it (no GUI open), runs may have printed more or ended since the
+// last trainyardctl; connect to their nodes, record that, and move the queue
+// (at most a few seconds; runs keep going afterwards).
+void catchUp(Context& ctx)
+{
+    QStringList nodes;
+    for (const RunRecord& r : ctx.store->runs())
+        if ((r.state == RunState::Running || r.state == RunState::Starting || r.state == RunState::Unknown
+             || r.state == RunState::Queued) && !nodes.contains(r.node))
+            nodes.append(r.node);
+    if (nodes.isEmpty())
+        return;
+    auto engine = std::make_unique<RunEngine>(ctx.store.get(), ctx.dbPath);
+    engine->addLocalNode(localAgentPath());
+    for (const QString& n : std::as_const(nodes))
+        if (!n.isEmpty() && n != u"local")
+            (void)addStoredNode(ctx, *engine, n);
+    if (!engine->acquireIngestion())
+        return; // the owner keeps it current
+    QObject guard;
+    QObject::connect(engine.get(), &RunEngine::caughtUp, &guard, [] { QCoreApplication::exit(0); });
+    QTimer::singleShot(5000, &guard, [] { QCoreApplication::exit(0); });
+    QCoreApplication::exec();
+    ctx.store->flush();
+}
+
 int cmdSubmit(Context& ctx, const QStringList& args)
 {
     QCommandLineParser p;
@@ -475,6 +502,7 @@ int cmdLs(Context& ctx, const QStringList& args)
     for (const QString& a : args)
         if (a != u"--json")
             return usageError(QStringLiteral("ls: unknown argument '%1'").arg(a));
+    catchUp(ctx);
     const QList<RunRecord> runs = ctx.store->runs();
     if (json) {
         QJsonArray arr;
@@ -623,6 +651,7 @@ int cmdMetrics(Context& ctx, const QStringList& args)
     p.addOption({QStringLiteral("key"), QStringLiteral("only this metric"), QStringLiteral("key")});
     if (!p.parse(QStringList{QStringLiteral("metrics")} + args) || p.positionalArguments().size() != 1)
         return usageError(p.errorText().isEmpty() ? QStringLiteral("metrics needs exactly one RUN") : p.errorText());
+    catchUp(ctx);
     auto run = findRun(*ctx.store, p.positionalArguments().front());
     if (!run) {
         err() << run.error().message << '\n';
@@ -730,6 +759,7 @@ int cmdQueue(Context& ctx, const QStringList& args)
 {
     if (!args.isEmpty())
         return usageError(QStringLiteral("queue takes no arguments"));
+    catchUp(ctx);
     const auto policy = loadQueuePolicy(ctx.dbPath);
     if (!policy) {
         err() << "trainyardctl: " << policy.error().message << '\n';
@@ -954,6 +984,18 @@ int run(const QStringList& argsIn)
 {
     QStringList args = argsIn.mid(1);
     QString dbPath;
+    // --db may come anywhere (trainyardctl ls --db x.db), not only first.
+    for (qsizetype i = 0; i < args.size(); ++i) {
+        if (args[i] == u"--db" && i + 1 < args.size()) {
+            dbPath = args[i + 1];
+            args.remove(i, 2);
+            --i;
+        } else if (args[i].startsWith(QStringLiteral("--db="))) {
+            dbPath = args[i].mid(5);
+            args.remove(i);
+            --i;
+        }
+    }
     while (!args.isEmpty() && args.front().startsWith(u'-')) {
         const QString opt = args.takeFirst();
         if (opt == u"--help" || opt == u"-h") {

@@ -33,6 +33,7 @@ struct RunEngine::Node {
     int reconnectDelayMs = 0;     // the last reconnection delay (0: connected, or never lost)
     bool ready = false;
     bool attempted = false;       // its first connection attempt ended (ready or lost)
+    bool listed = false;          // its runs were re-attached after connecting
     AgentHello hello;
     QList<AgentGpu> gpus; // as the agent last reported them
     QString lastError;
@@ -43,6 +44,8 @@ struct RunEngine::Active {
     RunRecord run;
     QString node;
     bool cancelRequested = false;
+    qint64 catchUpTo = -1; // the node's console size when the tail began (-1: not yet known)
+    bool endedOnNode = false; // the agent's list said it had exited: caught up only once recorded
 };
 
 namespace {
@@ -676,7 +679,12 @@ void RunEngine::attach(RunRecord run, Node& node)
     const RunId id = run.id;
     Node* n = &node;
     node.client->tail(run.agentRunId, *resumeAt, true, [this, id, n, active](const Result<qint64>& r) {
-        if (r || m_shuttingDown)
+        if (r) {
+            active->catchUpTo = *r;
+            checkCaughtUp();
+            return;
+        }
+        if (m_shuttingDown)
             return;
         qCWarning(lcRuns) << "tail of run" << id << "failed:" << r.error().message;
         // The console cannot be followed (e.g. the local copy is longer than
@@ -713,6 +721,8 @@ void RunEngine::onOutput(Node& node, const QString& agentRun, qint64 offset, con
             Q_EMIT metricsReceived(active->run.id, *points);
     }
     Q_EMIT consoleReceived(active->run.id, offset, bytes);
+    if (active->ingest && active->catchUpTo >= 0 && active->ingest->fetchedOffset() >= active->catchUpTo)
+        checkCaughtUp();
 }
 
 void RunEngine::onTailEnded(Node& node, const QString& agentRun)
@@ -767,6 +777,7 @@ void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunS
     commit(run);
     m_store->flush();
     scheduleSoon();
+    checkCaughtUp();
 }
 
 void RunEngine::failRun(RunRecord run, const QString& reason)
@@ -812,21 +823,41 @@ void RunEngine::onNodeReady(Node& node)
                 if (r.node != n->name || isTerminal(r.state) || r.state == RunState::Queued || r.state == RunState::Held
                     || m_active.contains(r.id))
                     continue;
-                if (byId.contains(r.agentRunId))
+                if (byId.contains(r.agentRunId)) {
                     attach(r, *n);
+                    if (const auto a = m_active.value(r.id))
+                        a->endedOnNode = !byId.value(r.agentRunId).running;
+                }
                 else if (r.state == RunState::Starting)
                     failRun(r, QStringLiteral("the start on node %1 was interrupted").arg(n->name));
                 else
                     failRun(r, QStringLiteral("node %1's agent has no record of run %2 (%3)").arg(n->name).arg(r.id).arg(r.agentRunId));
             }
+            n->listed = true;
             scheduleSoon();
+            checkCaughtUp();
         });
     });
+}
+
+void RunEngine::checkCaughtUp()
+{
+    if (!m_ownsIngestion || m_caughtUpEmitted)
+        return;
+    for (const auto& n : std::as_const(m_nodes))
+        if (!n->attempted || (n->ready && !n->listed))
+            return;
+    for (const auto& a : std::as_const(m_active))
+        if (a->ingest && (a->endedOnNode || a->catchUpTo < 0 || a->ingest->fetchedOffset() < a->catchUpTo))
+            return;
+    m_caughtUpEmitted = true;
+    Q_EMIT caughtUp();
 }
 
 void RunEngine::onNodeLost(Node& node, const QString& reason)
 {
     node.attempted = true;
+    QMetaObject::invokeMethod(this, [this] { checkCaughtUp(); }, Qt::QueuedConnection);
     node.ready = false;
     node.lastError = reason;
     Q_EMIT nodeStatusChanged(node.name, false, reason);

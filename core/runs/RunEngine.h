@@ -126,6 +126,11 @@ Q_SIGNALS:
     // After each scheduling pass: why every queued run waits ("waiting: needs
     // 2 GPUs with >= 40 GiB free; best node local has 1", ...).
     void pendingReasonsChanged(const QHash<ty::RunId, QString>& reasons);
+    // Ingestion owner only, once: every node answered (or failed) once and
+    // every run that was going has been fetched up to the console size its
+    // node had when this engine attached it (runs that ended meanwhile are
+    // recorded). trainyardctl ls waits for this to show the truth.
+    void caughtUp();
     // A display-only watch (see watch()) delivered everything it will.
     void watchEnded(ty::RunId run);
     // A node connected, or was lost (reason non-empty).
@@ -140,6 +145,7 @@ private:
     struct Active;
     void scheduleSoon();
     void reloadPolicy();
+    void checkCaughtUp();
     void schedulePass();
     void startRun(RunRecord run, Node& node);
     void startGang(RunRecord root, const QList<sched::NodeAssignment>& ranks);
@@ -175,6 +181,7 @@ private:
     QDateTime m_policyModified;
     qint64 m_lastPassMs = 0;
     qint64 m_createdMs = 0;
+    bool m_caughtUpEmitted = false;
     QTimer* m_pollTimer = nullptr;
     QTimer* m_gpuTimer = nullptr;     // nodeGpusUpdated
     QSet<QString> m_gpuRequests;      // nodes with a `gpus` request outstanding

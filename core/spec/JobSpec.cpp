@@ -4,6 +4,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QRegularExpression>
+#include <QStringDecoder>
 
 #include <yaml-cpp/yaml.h>
 
@@ -37,6 +38,18 @@ int editDistance(QStringView a, QStringView b)
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 
+// POSIX shell quoting: plain words stay as they are, anything else goes in
+// single quotes (a ' inside becomes '\'').
+QString shellQuote(const QString& value)
+{
+    static const QRegularExpression plain(QStringLiteral("^[A-Za-z0-9_.,:/+@%=-]+$"));
+    if (plain.match(value).hasMatch())
+        return value;
+    QString quoted = value;
+    quoted.replace(u'\'', QStringLiteral("'\\''"));
+    return u'\'' + quoted + u'\'';
+}
+
 class Parser {
 public:
     Parser(QString origin, QString baseDir, QMap<QString, QString> overrides)
@@ -48,7 +61,15 @@ public:
         try {
             root = YAML::Load(text.toStdString());
         } catch (const YAML::ParserException& e) {
-            throw SpecError{QStringLiteral("YAML syntax error: ") + qs(e.msg), e.mark};
+            QString message = QStringLiteral("YAML syntax error: ") + qs(e.msg);
+            const QStringList lines = text.split(u'\n');
+            if (e.mark.line >= 0 && e.mark.line < lines.size()) {
+                const QString& bad = lines.at(e.mark.line);
+                const qsizetype indentEnd = bad.indexOf(QRegularExpression(QStringLiteral("[^ \t]")));
+                if (bad.left(indentEnd < 0 ? bad.size() : indentEnd).contains(u'\t'))
+                    message += QStringLiteral(" (this line is indented with a tab; YAML allows spaces only)");
+            }
+            throw SpecError{message, e.mark};
         }
         if (!root.IsDefined() || root.IsNull())
             throw SpecError{QStringLiteral("the job spec is empty: it needs at least a 'command'"), YAML::Mark::null_mark()};
@@ -78,6 +99,7 @@ public:
             } else if (key == u"env") {
                 spec.env = stringMap(v, key);
             } else if (key == u"params") {
+                m_paramsMark = v.Mark();
                 spec.params = stringMap(v, key);
             } else if (key == u"resources") {
                 parseResources(v, spec.resources);
@@ -122,8 +144,16 @@ public:
         resolveWorkdir(spec);
         if (spec.name.isEmpty())
             spec.name = defaultName(spec);
-        for (auto it = spec.params.cbegin(); it != spec.params.cend(); ++it)
-            spec.env.insert(QStringLiteral("TRAINYARD_PARAM_") + it.key().toUpper(), it.value());
+        QMap<QString, QString> envNames; // variable -> param, to catch clashes (lr and LR)
+        for (auto it = spec.params.cbegin(); it != spec.params.cend(); ++it) {
+            QString var = QStringLiteral("TRAINYARD_PARAM_") + it.key().toUpper();
+            var.replace(u'.', u'_').replace(u'-', u'_'); // a valid shell variable name
+            if (envNames.contains(var))
+                throw SpecError{QStringLiteral("params '%1' and '%2' would both be exported as %3: rename one")
+                                    .arg(envNames.value(var), it.key(), var), m_paramsMark};
+            envNames.insert(var, it.key());
+            spec.env.insert(var, it.value());
+        }
         return spec;
     }
 
@@ -374,7 +404,10 @@ private:
                 if (!spec.params.contains(name))
                     throw SpecError{QStringLiteral("'command' uses {{%1}} but 'params' has no '%1'").arg(name), m_commandMark};
                 out += QStringView(arg).mid(last, m.capturedStart() - last);
-                out += spec.params.value(name);
+                // In a shell string a value is one word, quoted, never code:
+                // lr='1; rm -x' stays an argument (no second round of expansion).
+                out += spec.shellCommand && &arg == &spec.argv.last() ? shellQuote(spec.params.value(name))
+                                                                      : spec.params.value(name);
                 last = m.capturedEnd();
             }
             if (last > 0) {
@@ -415,6 +448,7 @@ private:
     YAML::Mark m_commandMark;
     YAML::Mark m_workdirMark;
     YAML::Mark m_maxConcurrentMark = YAML::Mark::null_mark();
+    YAML::Mark m_paramsMark = YAML::Mark::null_mark();
 };
 
 } // namespace
@@ -437,12 +471,42 @@ Result<JobSpec> parseJobSpec(const QString& yamlText, const QString& origin, con
 Result<JobSpec> parseJobSpecFile(const QString& path, const QMap<QString, QString>& paramOverrides)
 {
     QFile f(path);
+    if (QFileInfo(path).isDir())
+        return fail(QStringLiteral("%1: is a folder, not a job spec").arg(path));
     if (!f.open(QIODevice::ReadOnly))
         return fail(QStringLiteral("%1: cannot read job spec: %2").arg(path, f.errorString()));
-    const QByteArray bytes = f.readAll();
-    if (bytes.size() > 1024 * 1024)
+    constexpr qint64 kMaxSpec = 1024 * 1024;
+    // Read at most one byte past the limit: /dev/zero or a FIFO must not
+    // exhaust memory before the size check.
+    const QByteArray bytes = f.read(kMaxSpec + 1);
+    if (bytes.size() > kMaxSpec)
         return fail(QStringLiteral("%1: a job spec larger than 1 MiB is not a job spec").arg(path));
-    auto spec = parseJobSpec(QString::fromUtf8(bytes), path, QFileInfo(path).absolutePath(), paramOverrides);
+    // Invalid UTF-8 would silently become U+FFFD and the run would get other
+    // bytes than the file holds: refuse it, saying where.
+    QStringDecoder decoder(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
+    const QString text = decoder(bytes);
+    if (decoder.hasError()) {
+        const QByteArray valid = [&] {
+            // The longest valid prefix locates the bad byte.
+            qsizetype lo = 0, hi = bytes.size();
+            while (lo < hi) {
+                const qsizetype mid = (lo + hi + 1) / 2;
+                QStringDecoder d(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
+                (void)QString(d(QByteArrayView(bytes).first(mid)));
+                if (d.hasError())
+                    hi = mid - 1;
+                else
+                    lo = mid;
+            }
+            return bytes.left(lo);
+        }();
+        const qsizetype line = valid.count('\n') + 1;
+        const qsizetype column = QString::fromUtf8(valid.mid(valid.lastIndexOf('\n') + 1)).size() + 1;
+        return fail(QStringLiteral("%1:%2:%3: not valid UTF-8 (byte 0x%4)")
+                        .arg(path).arg(line).arg(column)
+                        .arg(quint8(bytes.at(std::min<qsizetype>(valid.size(), bytes.size() - 1))), 2, 16, QLatin1Char('0')));
+    }
+    auto spec = parseJobSpec(text, path, QFileInfo(path).absolutePath(), paramOverrides);
     if (spec)
         spec->sourcePath = QFileInfo(path).absoluteFilePath();
     return spec;

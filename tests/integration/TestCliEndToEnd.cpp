@@ -246,6 +246,27 @@ private Q_SLOTS:
         QCOMPARE(owner.exitCode(), 0);
     }
 
+    void lsRecordsRunsThatEndedUnwatched()
+    {
+        // submit without --follow returns once the run started; nothing
+        // watches it after that. The next ls brings the database up to date.
+        const QString spec = writeFile(QStringLiteral("unwatched.yaml"), "name: unwatched\ncommand: \"sleep 0.3; echo acc=0.7; exit 3\"\n");
+        const Outcome s = ctl({QStringLiteral("submit"), spec});
+        QCOMPARE(s.exitCode, 0);
+        QVERIFY2(s.out.contains("running on local"), s.out.constData());
+        QTest::qWait(1200);
+        const Outcome ls = ctl({QStringLiteral("ls"), QStringLiteral("--json"), QStringLiteral("--db"), dbPath()});
+        QCOMPARE(ls.exitCode, 0);
+        const QJsonArray arr = QJsonDocument::fromJson(ls.out).array();
+        QJsonObject run;
+        for (const QJsonValue& v : arr)
+            if (v[QStringLiteral("name")].toString() == u"unwatched")
+                run = v.toObject();
+        QCOMPARE(run[QStringLiteral("state")].toString(), QStringLiteral("failed"));
+        QCOMPARE(run[QStringLiteral("exit_code")].toInt(), 3);
+        QCOMPARE(run[QStringLiteral("latest_metrics")][QStringLiteral("acc")].toDouble(), 0.7);
+    }
+
     void noSuchRunAndUsage()
     {
         QCOMPARE(ctl({QStringLiteral("logs"), QStringLiteral("999999")}).exitCode, 4);

@@ -231,6 +231,60 @@ private Q_SLOTS:
         QCOMPARE(bad.error().message, QStringLiteral("b.yaml:2:17: 'max_concurrent' limits the runs of a 'sweep', and this spec has none"));
     }
 
+    void shellStringParamsAreQuoted()
+    {
+        const QString yaml = QStringLiteral("command: \"echo lr={{lr}} n={{n}}\"\nparams: {lr: '1; echo INJECTED', n: 5}\n");
+        const auto spec = parseJobSpec(yaml, QStringLiteral("q.yaml"), QStringLiteral("/"));
+        QVERIFY(spec);
+        QCOMPARE(spec->argv.last(), QStringLiteral("echo lr='1; echo INJECTED' n=5"));
+        const auto quote = parseJobSpec(QStringLiteral("command: \"echo {{s}}\"\nparams: {s: \"it's\"}\n"), QStringLiteral("q.yaml"), QStringLiteral("/"));
+        QVERIFY(quote);
+        QCOMPARE(quote->argv.last(), QStringLiteral("echo 'it'\\''s'"));
+        // A list command gets the value as one argument, as is.
+        const auto list = parseJobSpec(QStringLiteral("command: [echo, '{{lr}}']\nparams: {lr: '1; x'}\n"), QStringLiteral("q.yaml"), QStringLiteral("/"));
+        QVERIFY(list);
+        QCOMPARE(list->argv.last(), QStringLiteral("1; x"));
+    }
+
+    void paramEnvNames()
+    {
+        const auto ok = parseJobSpec(QStringLiteral("command: [ls]\nparams: {model.depth: 3, warm-up: 2}\n"), QStringLiteral("p.yaml"), QStringLiteral("/"));
+        QVERIFY(ok);
+        QCOMPARE(ok->env.value(QStringLiteral("TRAINYARD_PARAM_MODEL_DEPTH")), QStringLiteral("3"));
+        QCOMPARE(ok->env.value(QStringLiteral("TRAINYARD_PARAM_WARM_UP")), QStringLiteral("2"));
+        const auto clash = parseJobSpec(QStringLiteral("command: [ls]\nparams: {lr: 1, LR: 2}\n"), QStringLiteral("p.yaml"), QStringLiteral("/"));
+        QVERIFY(!clash);
+        QCOMPARE(clash.error().message, QStringLiteral("p.yaml:2:9: params 'LR' and 'lr' would both be exported as TRAINYARD_PARAM_LR: rename one"));
+    }
+
+    void badFiles()
+    {
+        QTemporaryDir dir;
+        QFile utf(dir.filePath(QStringLiteral("bad-utf8.yaml")));
+        QVERIFY(utf.open(QIODevice::WriteOnly));
+        utf.write("name: x\ncommand: [echo, \"ok \xff\xfe bad\"]\n");
+        utf.close();
+        auto spec = parseJobSpecFile(utf.fileName());
+        QVERIFY(!spec);
+        QCOMPARE(spec.error().message, utf.fileName() + QStringLiteral(":2:21: not valid UTF-8 (byte 0xff)"));
+
+        QFile tabs(dir.filePath(QStringLiteral("tabs.yaml")));
+        QVERIFY(tabs.open(QIODevice::WriteOnly));
+        tabs.write("command: [ls]\nresources:\n\tgpus: 1\n");
+        tabs.close();
+        spec = parseJobSpecFile(tabs.fileName());
+        QVERIFY(!spec);
+        QVERIFY2(spec.error().message.contains(QStringLiteral("indented with a tab")), qPrintable(spec.error().message));
+
+        // A device that never ends is refused by size, without reading it all.
+        spec = parseJobSpecFile(QStringLiteral("/dev/zero"));
+        QVERIFY(!spec);
+        QCOMPARE(spec.error().message, QStringLiteral("/dev/zero: a job spec larger than 1 MiB is not a job spec"));
+        spec = parseJobSpecFile(dir.path());
+        QVERIFY(!spec);
+        QCOMPARE(spec.error().message, dir.path() + QStringLiteral(": is a folder, not a job spec"));
+    }
+
     void sizesAndDurations()
     {
         QCOMPARE(parseSizeMiB(u"40GiB"), std::optional<qint64>(40960));

@@ -513,7 +513,11 @@ void RunEngine::schedulePass()
     const sched::SchedulerDecision decision = sched::schedule(state, queue, m_policy, now, usage);
     QHash<RunId, QString> reasons;
     for (const sched::PendingInfo& info : decision.pending) {
-        const QString text = sched::renderPendingReason(info.reason);
+        QString text = sched::renderPendingReason(info.reason);
+        // The head's reservation (backfill profile) is its estimated start.
+        if (info.estimatedStartMs && info.reason.kind != sched::PendingKind::BackfillHeld)
+            text += QStringLiteral("; estimated start %1")
+                        .arg(QDateTime::fromMSecsSinceEpoch(*info.estimatedStartMs).toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")));
         const bool noNodeCanEver = info.reason.kind == sched::PendingKind::Unsatisfiable
             && info.reason.unreachableNodes.isEmpty() && !state.nodes.isEmpty();
         if (noNodeCanEver) {

@@ -267,14 +267,17 @@ private Q_SLOTS:
         QSignalSpy reasons(engine.get(), &RunEngine::pendingReasonsChanged);
         const int cpus = QThread::idealThreadCount();
         const QString yaml = QStringLiteral("command: [sleep, '1.5']\nresources: {cpus: %1}\n").arg(cpus);
-        auto first = engine->submit(spec(yaml));
+        // The first says it takes 90 minutes (it does not): the second's
+        // estimated start is the first's start plus that.
+        auto first = engine->submit(spec(yaml + QStringLiteral("estimated_runtime: 90m\n")));
         QVERIFY(first);
         QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*first)->state, RunState::Running, 10000);
         auto second = engine->submit(spec(yaml));
         QVERIFY(second);
         QTRY_VERIFY_WITH_TIMEOUT(engine->pendingReasons().contains(*second), 5000);
+        const QString eta = (*store)->run(*first)->startedAt.addSecs(90 * 60).toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm"));
         QCOMPARE(engine->pendingReasons().value(*second),
-                 QStringLiteral("waiting: needs %1 CPUs; best node local has 0 CPUs").arg(cpus));
+                 QStringLiteral("waiting: needs %1 CPUs; best node local has 0 CPUs; estimated start %2").arg(cpus).arg(eta));
         QCOMPARE((*store)->run(*second)->state, RunState::Queued);
         (*store)->flush();
         QCOMPARE((*store)->run(*second)->failureReason, engine->pendingReasons().value(*second));

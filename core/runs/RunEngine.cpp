@@ -675,8 +675,11 @@ void RunEngine::attach(RunRecord run, Node& node)
         qCWarning(lcRuns) << resumeAt.error().message;
         return;
     }
-    if (active->ingest->run().consolePath != run.consolePath) {
+    if (active->ingest->run().consolePath != run.consolePath || run.state == RunState::Unknown) {
         active->run.consolePath = active->ingest->run().consolePath;
+        active->run.state = RunState::Running; // its node answers again
+        active->ingest->run().state = RunState::Running;
+        active->ingest->run().consolePath = active->run.consolePath;
         commit(active->run);
     }
     m_active.insert(run.id, active);
@@ -865,12 +868,20 @@ void RunEngine::onNodeLost(Node& node, const QString& reason)
     node.ready = false;
     node.lastError = reason;
     Q_EMIT nodeStatusChanged(node.name, false, reason);
-    // Runs on it may well be going: they are not failed, just not watched.
+    // Runs on it may well be going: they are not failed, just not watched --
+    // "unknown" until the node answers again (the engine ending is not a
+    // node loss: its runs stay as they were).
     for (auto it = m_active.begin(); it != m_active.end();) {
-        if ((*it)->node == node.name)
+        if ((*it)->node == node.name) {
+            if ((*it)->ingest && !m_shuttingDown) {
+                RunRecord r = (*it)->ingest->run();
+                r.state = RunState::Unknown;
+                commit(r);
+            }
             it = m_active.erase(it);
-        else
+        } else {
             ++it;
+        }
     }
     if (m_shuttingDown)
         return;

@@ -422,8 +422,20 @@ void RunEngine::schedulePass()
     QList<sched::PendingRun> queue;
     QHash<RunId, RunRecord> queued;
     QSet<QString> pinnedElsewhere;
-    const QList<RunRecord> all = m_store->runs();
-    for (const RunRecord& r : all) {
+    QList<RunRecord> all = m_store->runs();
+    // Runs this engine is starting right now: their 'starting' record may not
+    // be committed yet, so the database can still say 'queued'. They hold
+    // their resources; starting them again would be a double start.
+    for (RunRecord& r : all) {
+        const auto it = m_starting.find(r.id);
+        if (it == m_starting.end())
+            continue;
+        if (r.state == RunState::Queued || r.state == RunState::Starting)
+            r = *it; // our newer view of it
+        else
+            m_starting.erase(it); // the database has caught up
+    }
+    for (const RunRecord& r : std::as_const(all)) {
         if (r.state == RunState::Queued || r.state == RunState::Held) {
             const auto spec = specOf(r);
             sched::PendingRun p;
@@ -638,6 +650,7 @@ void RunEngine::startRun(RunRecord run, Node& node)
     run.node = node.name;
     run.agentRunId = agentRunIdFor(run);
     commit(run);
+    m_starting.insert(run.id, run);
 
     AgentStartRequest req;
     req.run = run.agentRunId;
@@ -648,6 +661,8 @@ void RunEngine::startRun(RunRecord run, Node& node)
     const QString nodeName = node.name;
     node.client->start(req, [this, run, nodeName](const Result<AgentStartReply>& reply) mutable {
         if (!reply) {
+            run.state = RunState::Failed;
+            m_starting.insert(run.id, run); // until the database says so too
             failRun(run, QStringLiteral("could not start on node %1: %2").arg(nodeName, reply.error().message));
             cancelGang(gangTagOf(run), run.id);
             return;
@@ -655,6 +670,7 @@ void RunEngine::startRun(RunRecord run, Node& node)
         run.state = RunState::Running;
         run.startedAt = QDateTime::fromMSecsSinceEpoch(reply->startedMs, Qt::UTC);
         commit(run);
+        m_starting.insert(run.id, run); // until the database says so too
         const auto node = m_nodes.value(nodeName);
         if (node)
             attach(run, *node);

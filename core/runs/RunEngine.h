@@ -171,6 +171,7 @@ private:
     bool m_ownsIngestion = false;
     QHash<QString, std::shared_ptr<Node>> m_nodes;
     QHash<RunId, std::shared_ptr<Active>> m_active; // runs being tailed, by run id
+    QHash<RunId, RunRecord> m_starting;             // start requests in flight (see schedulePass)
     QSet<RunId> m_cancelling;                        // gang ranks being cancelled (no cancel loops)
     QHash<RunId, RunState> m_watched;
     QHash<RunId, std::pair<qint64, bool>> m_pendingWatch; // watch() of runs not started yet: offset, follow                // display-only watches (non-owner): last state seen

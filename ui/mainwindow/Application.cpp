@@ -1,6 +1,7 @@
 #include "Application.h"
 
 #include "MainWindow.h"
+#include "dialogs/PassphraseDialog.h"
 #include "nodes/SshAgentTransport.h"
 #include "nodes/SshNodeOptions.h"
 #include "runs/RunEngine.h"
@@ -27,16 +28,17 @@ Result<std::unique_ptr<Application>> Application::create(const QString& database
     app->m_window = std::make_unique<MainWindow>(app->m_store.get(), app->m_engine);
 
     RunEngine* engine = app->m_engine;
-    // Every node stored with `trainyardctl node add`, besides this machine.
-    // Without a passphrase dialog yet, an encrypted key fails with a message
-    // in the status bar (batch mode) rather than hanging.
+    // Every node stored with `trainyardctl node add` or the Nodes view,
+    // besides this machine; an encrypted key asks for its passphrase in a
+    // dialog (never stored).
     const QList<NodeRecord> nodes = app->m_store->nodes();
+    auto passphrases = std::make_shared<GuiPassphraseProvider>(app->m_window.get());
     // The agent's QProcess and the SSH sessions must be created on the engine's thread.
-    QMetaObject::invokeMethod(engine, [engine, agentPath, nodes] {
+    QMetaObject::invokeMethod(engine, [engine, agentPath, nodes, passphrases] {
         engine->acquireIngestion();
         engine->addLocalNode(agentPath);
         for (const NodeRecord& n : nodes)
-            engine->addNode(n.name, std::make_unique<SshAgentTransport>(sshNodeOptionsFor(n, agentPath)));
+            engine->addNode(n.name, std::make_unique<SshAgentTransport>(sshNodeOptionsFor(n, agentPath), passphrases));
     }, Qt::QueuedConnection);
     return app;
 }

@@ -8,6 +8,9 @@
 #include "console/ConsoleView.h"
 #include "dialogs/CommandLine.h"
 #include "dialogs/SubmitDialog.h"
+#include "nodes/NodesView.h"
+#include "queue/QueueActions.h"
+#include "queue/QueueView.h"
 #include "runs/RunStateStyle.h"
 #include "runs/RunsModel.h"
 #include "runs/StoreReader.h"
@@ -18,6 +21,7 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDir>
+#include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFile>
@@ -25,6 +29,7 @@
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -98,6 +103,7 @@ MainWindow::MainWindow(ResultStore* store, RunEngine* engine, QWidget* parent)
 
     createActions();
     createLayout();
+    createQueueAndNodes();
     connectEngine();
     connect(m_store, &ResultStore::runsChanged, this, &MainWindow::scheduleReload);
     connect(m_store, &ResultStore::writeFailed, this,
@@ -115,7 +121,16 @@ MainWindow::MainWindow(ResultStore* store, RunEngine* engine, QWidget* parent)
     });
     m_tickTimer->start();
 
+    const bool firstStart = !settings().contains(QStringLiteral("mainWindow/state"));
     restoreSettings();
+    if (firstStart) {
+        // Room for the queue's reasons and the GPU columns beside the runs
+        // table (docks only take a width once the window is laid out).
+        QTimer::singleShot(0, this, [this] {
+            if (auto* dock = findChild<QDockWidget*>(QStringLiteral("queueDock")))
+                resizeDocks({dock}, {std::max(640, width() * 45 / 100)}, Qt::Horizontal);
+        });
+    }
     m_reader->requestRuns();
     updateActions();
 }
@@ -481,6 +496,9 @@ void MainWindow::scheduleReload()
 void MainWindow::onRunsLoaded(const RunRows& rows)
 {
     m_model->setRuns(rows);
+    m_queueView->setRuns(rows);
+    m_nodesView->setRuns(rows);
+    m_queueView->queueActions()->refresh();
     int active = 0, queued = 0;
     for (const RunRow& r : rows) {
         if (r.run.state == RunState::Running || r.run.state == RunState::Starting)
@@ -611,6 +629,8 @@ void MainWindow::compareSelected()
 void MainWindow::onRunStateChanged(const RunRecord& run)
 {
     m_model->updateRun(run);
+    m_queueView->updateRun(run);
+    m_queueView->queueActions()->refresh();
     if (run.id == m_selected) {
         if (run.consolePath != m_consolePathShown) {
             // Started: the console copy exists now.
@@ -716,6 +736,74 @@ void MainWindow::deleteSelected()
     }, Qt::QueuedConnection);
     m_model->removeRun(id);
     statusBar()->showMessage(tr("Deleted run #%1 '%2'").arg(id).arg(name), 5000);
+}
+
+// ---- queue and nodes --------------------------------------------------------
+
+void MainWindow::createQueueAndNodes()
+{
+    m_queueView = new QueueView(m_engine, m_store->location());
+    m_nodesView = new NodesView(m_store, m_engine);
+
+    // The queue actions work on the runs table's selection or the queue's,
+    // whichever changed last; the runs table knows every run.
+    QueueActions* actions = m_queueView->queueActions();
+    actions->setLookup([this](RunId id) -> const RunRecord* {
+        const RunRow* row = m_model->rowData(id);
+        return row ? &row->run : nullptr;
+    });
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            [this, actions] { actions->setTargets(selectedRuns()); });
+    connect(m_queueView, &QueueView::selectionChanged, this, [this, actions] { actions->setTargets(m_queueView->selectedRuns()); });
+    connect(actions, &QueueActions::finished, this, [this](const QString& op, const QList<RunId>& runs, const QStringList& errors) {
+        if (errors.isEmpty())
+            statusBar()->showMessage(tr("%1: %n run(s)", nullptr, int(runs.size())).arg(op), 4000);
+        scheduleReload();
+    });
+
+    m_table->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_table, &QWidget::customContextMenuRequested, this, [this, actions](const QPoint& pos) {
+        actions->setTargets(selectedRuns());
+        QMenu menu(this);
+        for (QAction* a : actions->actions()) {
+            if (a)
+                menu.addAction(a);
+            else
+                menu.addSeparator();
+        }
+        menu.addSeparator();
+        menu.addAction(m_compareAction);
+        menu.addAction(m_deleteAction);
+        menu.exec(m_table->viewport()->mapToGlobal(pos));
+    });
+
+    auto* queueDock = new QDockWidget(tr("Queue"), this);
+    queueDock->setObjectName(QStringLiteral("queueDock"));
+    queueDock->setWidget(m_queueView);
+    auto* nodesDock = new QDockWidget(tr("Nodes"), this);
+    nodesDock->setObjectName(QStringLiteral("nodesDock"));
+    nodesDock->setWidget(m_nodesView);
+    addDockWidget(Qt::RightDockWidgetArea, queueDock);
+    splitDockWidget(queueDock, nodesDock, Qt::Vertical);
+
+    // Menus: the queue operations under Run, the docks and Add node under View.
+    const QList<QMenu*> menus = menuBar()->findChildren<QMenu*>(QString(), Qt::FindDirectChildrenOnly);
+    for (QMenu* m : menus) {
+        if (m->title() != tr("&Run"))
+            continue;
+        m->addSeparator();
+        for (QAction* a : actions->actions()) {
+            if (a)
+                m->addAction(a);
+            else
+                m->addSeparator();
+        }
+    }
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    view->addAction(queueDock->toggleViewAction());
+    view->addAction(nodesDock->toggleViewAction());
+    view->addSeparator();
+    view->addAction(m_nodesView->addNodeAction());
 }
 
 } // namespace ty

@@ -24,6 +24,8 @@ class CompareLoader;
 class CompareView;
 class ConsoleView;
 class MetricChartsPanel;
+class NodesView;
+class QueueView;
 class ResultStore;
 class RunEngine;
 class RunsModel;
@@ -72,6 +74,9 @@ public:
     MetricChartsPanel* charts() const { return m_charts; }
     CompareView* compareView() const { return m_compare; }
     QAction* compareAction() const { return m_compareAction; }
+    // The queue (dock "queueDock") and nodes (dock "nodesDock") views.
+    QueueView* queueView() const { return m_queueView; }
+    NodesView* nodesView() const { return m_nodesView; }
     // The runs selected in the table, in table order.
     QList<RunId> selectedRuns() const;
     // Compare the selected runs (the Compare action, Ctrl+D): opens the
@@ -113,6 +118,7 @@ private:
     void appendLivePoints(const QList<MetricPoint>& points);
     void cancelSelected();
     void deleteSelected();
+    void createQueueAndNodes();
 
     ResultStore* m_store;
     QPointer<RunEngine> m_engine;
@@ -138,6 +144,8 @@ private:
     CompareView* m_compare = nullptr;
     QTimer* m_reloadTimer = nullptr;
     QTimer* m_tickTimer = nullptr;
+    QueueView* m_queueView = nullptr;
+    NodesView* m_nodesView = nullptr;
 
     struct QueuedOpen {
         bool isSpec = false;

@@ -1,0 +1,286 @@
+// The Nodes view: GPU rows from a fed QList<AgentGpu> (run names of ours,
+// other processes), the local node through a real RunEngine on its own thread
+// (reachable; this machine's GPUs or the CPU-node text), adding an SSH node
+// (stored, handed to the engine) and the unknown-host-key question, the add
+// dialog's validation, and the passphrase provider asked from another thread.
+#include "dialogs/AddNodeDialog.h"
+#include "dialogs/PassphraseDialog.h"
+#include "nodes/NodesView.h"
+#include "nodes/SshAgentTransport.h"
+#include "runs/RunEngine.h"
+#include "store/ResultStore.h"
+
+#include "TestSupport.h"
+
+#include <QAbstractButton>
+#include <QApplication>
+#include <QFile>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QScopeGuard>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QThread>
+#include <QTimer>
+#include <QTreeWidget>
+
+#include <thread>
+
+using namespace ty;
+
+namespace {
+
+QStringList rowTexts(const QTreeWidgetItem* item)
+{
+    QStringList out;
+    for (int c = 0; c < NodesView::ColumnCount; ++c)
+        out << item->text(c);
+    return out;
+}
+
+} // namespace
+
+class TestNodesView : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    std::unique_ptr<ResultStore> m_store;
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QVERIFY(m_dir.isValid());
+        auto store = ResultStore::open(m_dir.filePath(QStringLiteral("results.db")));
+        QVERIFY2(store, store ? "" : qPrintable(store.error().message));
+        m_store = std::move(*store);
+        // Never read the user's ~/.ssh/config.
+        const QString config = m_dir.filePath(QStringLiteral("ssh_config"));
+        QFile f(config);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("UserKnownHostsFile " + m_dir.filePath(QStringLiteral("known_hosts")).toUtf8() + "\n");
+        f.close();
+        qputenv("TRAINYARD_SSH_CONFIG", config.toUtf8());
+    }
+
+    void cleanupTestCase() { m_store.reset(); }
+
+    void gpuRowsFromFedList()
+    {
+        NodesView view(m_store.get(), nullptr);
+        RunRow ours;
+        ours.run.id = 7;
+        ours.run.name = QStringLiteral("resnet50 lr=0.1");
+        ours.run.agentRunId = QStringLiteral("ty-1a2b3c4d-7-m0abc");
+        view.setRuns({ours});
+        view.setNodeStatus(QStringLiteral("ws-01"), true, {});
+
+        AgentGpu busy;
+        busy.index = 0;
+        busy.uuid = QStringLiteral("GPU-6f3c1c4e");
+        busy.name = QStringLiteral("NVIDIA H200");
+        busy.memoryTotalMib = 143771;
+        busy.memoryUsedMib = 1092;
+        busy.utilizationPct = 100;
+        busy.temperatureC = 47;
+        busy.powerW = 312.4;
+        busy.processes.append(AgentGpuProcess{4242, QStringLiteral("python3"), 1092.0, ours.run.agentRunId});
+        AgentGpu foreign = busy;
+        foreign.index = 1;
+        foreign.memoryUsedMib = 20480;
+        foreign.utilizationPct = 35;
+        foreign.processes = {AgentGpuProcess{999, QStringLiteral("jupyter"), 20480.0, {}}};
+        AgentGpu idle = busy;
+        idle.index = 2;
+        idle.memoryUsedMib = 0;
+        idle.utilizationPct = 0;
+        idle.processes.clear();
+        view.setNodeGpus(QStringLiteral("ws-01"), {busy, foreign, idle});
+
+        QTreeWidgetItem* node = view.nodeItem(QStringLiteral("ws-01"));
+        QVERIFY(node);
+        QCOMPARE(node->text(NodesView::StatusColumn), QStringLiteral("reachable"));
+        QCOMPARE(node->childCount(), 3);
+        const QStringList gpu0 = rowTexts(node->child(0));
+        QCOMPARE(gpu0.at(NodesView::NameColumn), QStringLiteral("GPU 0  NVIDIA H200"));
+        QCOMPARE(gpu0.at(NodesView::MemoryColumn), QStringLiteral("1092 / 143771 MiB"));
+        QCOMPARE(gpu0.at(NodesView::UtilizationColumn), QStringLiteral("100 %"));
+        QCOMPARE(gpu0.at(NodesView::TemperatureColumn), QStringLiteral("47 °C"));
+        QCOMPARE(gpu0.at(NodesView::PowerColumn), QStringLiteral("312 W"));
+        QCOMPARE(gpu0.at(NodesView::HeldByColumn), QStringLiteral("resnet50 lr=0.1 (#7)"));
+        QCOMPARE(gpu0.at(NodesView::StatusColumn), QStringLiteral("busy"));
+        const QStringList gpu1 = rowTexts(node->child(1));
+        QVERIFY2(gpu1.at(NodesView::HeldByColumn).startsWith(QStringLiteral("other process")), qPrintable(gpu1.join(u'|')));
+        QVERIFY(gpu1.at(NodesView::HeldByColumn).contains(QStringLiteral("jupyter")));
+        QCOMPARE(gpu1.at(NodesView::MemoryColumn), QStringLiteral("20480 / 143771 MiB"));
+        const QStringList gpu2 = rowTexts(node->child(2));
+        QCOMPARE(gpu2.at(NodesView::StatusColumn), QStringLiteral("free"));
+        QCOMPARE(gpu2.at(NodesView::HeldByColumn), QStringLiteral("–"));
+
+        // A run id of another database is not ours.
+        busy.processes.front().run = QStringLiteral("ty-ffffffff-7-m0abc");
+        view.setNodeGpus(QStringLiteral("ws-01"), {busy});
+        QCOMPARE(node->childCount(), 1);
+        QVERIFY(node->child(0)->text(NodesView::HeldByColumn).startsWith(QStringLiteral("other process")));
+
+        // Lost: the node says so; a node without GPUs says it is a CPU node.
+        view.setNodeStatus(QStringLiteral("ws-01"), false, QStringLiteral("no heartbeat for 15 s"));
+        QCOMPARE(node->text(NodesView::StatusColumn), QStringLiteral("unreachable"));
+        QCOMPARE(node->text(NodesView::HeldByColumn), QStringLiteral("no heartbeat for 15 s"));
+        view.setNodeStatus(QStringLiteral("cpu-box"), true, {});
+        view.setNodeGpus(QStringLiteral("cpu-box"), {});
+        QCOMPARE(view.nodeItem(QStringLiteral("cpu-box"))->child(0)->text(0), NodesView::cpuNodeText());
+    }
+
+    void localNodeAndAddedNodeThroughEngine()
+    {
+        QThread engineThread;
+        auto* engine = new RunEngine(m_store.get(), m_store->location());
+        engine->moveToThread(&engineThread);
+        engineThread.start();
+        auto onEngine = [engine](auto fn) { QMetaObject::invokeMethod(engine, fn, Qt::BlockingQueuedConnection); };
+        const auto stop = qScopeGuard([&] {
+            onEngine([&] { delete engine; });
+            engineThread.quit();
+            engineThread.wait();
+        });
+        NodesView view(m_store.get(), engine);
+        view.show();
+        QVERIFY(view.nodeItem(QStringLiteral("local")));
+        QCOMPARE(view.nodeItem(QStringLiteral("local"))->text(NodesView::StatusColumn), QStringLiteral("connecting…"));
+        const QString stateDir = m_dir.filePath(QStringLiteral("agent-state"));
+        onEngine([&] { engine->addLocalNode(test::agentPath(), stateDir); });
+
+        QTreeWidgetItem* local = view.nodeItem(QStringLiteral("local"));
+        QTRY_COMPARE_WITH_TIMEOUT(local->text(NodesView::StatusColumn), QStringLiteral("reachable"), 15000);
+        // The GPU status arrives (at ready, then every 2 s).
+        QTRY_VERIFY_WITH_TIMEOUT(local->childCount() > 0 && local->child(0)->text(0) != QStringLiteral("reading GPUs…"), 10000);
+        const bool hasNvidia = QFile::exists(QStringLiteral("/dev/nvidiactl"));
+        if (hasNvidia) {
+            QVERIFY2(local->child(0)->text(0).startsWith(QStringLiteral("GPU 0")), qPrintable(local->child(0)->text(0)));
+        } else {
+            QCOMPARE(local->childCount(), 1);
+            QCOMPARE(local->child(0)->text(0), QStringLiteral("no NVIDIA GPU (CPU node)"));
+        }
+        // Periodic: another update within a few seconds.
+        QSignalSpy gpus(engine, &RunEngine::nodeGpusUpdated);
+        QVERIFY(gpus.wait(5000));
+        QCOMPARE(gpus.at(0).at(0).toString(), QStringLiteral("local"));
+
+        // Add an SSH node nothing listens for: stored, handed to the engine, shown unreachable.
+        QSignalSpy added(&view, &NodesView::nodeAdded);
+        NodeRecord n;
+        n.name = QStringLiteral("ws-test");
+        n.host = QStringLiteral("127.0.0.1");
+        n.port = 1;
+        view.addNode(n, false);
+        QTRY_COMPARE(added.count(), 1);
+        QCOMPARE(added.at(0).at(1).toString(), QString());
+        const QList<NodeRecord> stored = m_store->nodes();
+        QCOMPARE(stored.size(), 1);
+        QCOMPARE(stored.front().name, QStringLiteral("ws-test"));
+        QCOMPARE(stored.front().port, 1);
+        QTRY_COMPARE_WITH_TIMEOUT(view.nodeItem(QStringLiteral("ws-test"))->text(NodesView::StatusColumn), QStringLiteral("unreachable"), 30000);
+        auto acceptsNewKeys = [&] {
+            bool accept = false;
+            onEngine([&] {
+                for (SshAgentTransport* t : engine->findChildren<SshAgentTransport*>())
+                    if (t->options().name == u"ws-test")
+                        accept = t->options().acceptNewHostKey;
+            });
+            return accept;
+        };
+        QVERIFY(!acceptsNewKeys());
+
+        // An unknown host key: the fingerprint is shown and Yes makes the transport accept it.
+        QSignalSpy accepted(&view, &NodesView::hostKeyAccepted);
+        const QString fp = QStringLiteral("SHA256:q0Zb3lUuJ0ZC2T3n7bIzq1h0bM2mO0f6mR5m0n3n9Xs");
+        view.askHostKey(QStringLiteral("ws-test"), fp, QStringLiteral("the host key of ws-test is not known"));
+        auto* box = view.findChild<QMessageBox*>(QStringLiteral("hostKeyBox"));
+        QVERIFY(box);
+        QVERIFY(box->text().contains(fp));
+        view.askHostKey(QStringLiteral("ws-test"), fp, QStringLiteral("again")); // one question at a time
+        QCOMPARE(view.findChildren<QMessageBox*>(QStringLiteral("hostKeyBox")).size(), 1);
+        box->button(QMessageBox::Yes)->click();
+        QTRY_COMPARE(accepted.count(), 1);
+        QVERIFY(acceptsNewKeys());
+
+        // A changed key is reported, never offered.
+        view.askHostKey(QStringLiteral("ws-test"), fp, QStringLiteral("REFUSED: the host key of ws-test has CHANGED."));
+        QTRY_VERIFY(view.findChild<QMessageBox*>(QStringLiteral("nodesErrorBox")));
+        QVERIFY(!view.findChild<QMessageBox*>(QStringLiteral("hostKeyBox")));
+        QVERIFY(m_store->removeNode(QStringLiteral("ws-test")));
+    }
+
+    void addNodeDialogValidates()
+    {
+        AddNodeDialog d;
+        d.setExistingNames({QStringLiteral("ws-01")});
+        QVERIFY(!d.validationError().isEmpty()); // empty
+        d.findChild<QLineEdit*>(QStringLiteral("nodeHostEdit"))->setText(QStringLiteral("gpu-box"));
+        d.findChild<QLineEdit*>(QStringLiteral("nodeNameEdit"))->setText(QStringLiteral("ws-01"));
+        QVERIFY(d.validationError().contains(QStringLiteral("already")));
+        d.findChild<QLineEdit*>(QStringLiteral("nodeNameEdit"))->setText(QStringLiteral("local"));
+        QVERIFY(d.validationError().contains(QStringLiteral("already")));
+        d.findChild<QLineEdit*>(QStringLiteral("nodeNameEdit"))->setText(QStringLiteral("a b"));
+        QVERIFY(d.validationError().contains(QStringLiteral("letters")));
+        NodeRecord n;
+        n.name = QStringLiteral("ws-02");
+        n.host = QStringLiteral("gpu-box");
+        n.user = QStringLiteral("alice");
+        n.port = 2222;
+        n.identityFile = QStringLiteral("/home/alice/.ssh/id_ed25519");
+        d.setNode(n, true);
+        QCOMPARE(d.validationError(), QString());
+        QCOMPARE(d.node(), n);
+        QVERIFY(d.acceptNewHostKey());
+    }
+
+    void passphraseAskedOnGuiThreadFromSshThread()
+    {
+        auto provider = std::make_shared<GuiPassphraseProvider>(nullptr);
+        auto answerWith = [](const QString& text) {
+            // Answer the dialog once it shows, from the GUI thread's event loop.
+            auto* timer = new QTimer;
+            timer->setInterval(20);
+            QObject::connect(timer, &QTimer::timeout, timer, [timer, text] {
+                for (QWidget* w : QApplication::topLevelWidgets()) {
+                    auto* d = qobject_cast<PassphraseDialog*>(w);
+                    if (!d || !d->isVisible())
+                        continue;
+                    QVERIFY(d->findChild<QLabel*>(QStringLiteral("passphrasePrompt"))->text().contains(QStringLiteral("id_ed25519")));
+                    if (text.isNull()) {
+                        d->reject();
+                    } else {
+                        d->findChild<QLineEdit*>(QStringLiteral("passphraseEdit"))->setText(text);
+                        d->accept();
+                    }
+                    timer->deleteLater();
+                    return;
+                }
+            });
+            timer->start();
+        };
+        for (const QString& text : {QStringLiteral("correct horse ✓"), QString()}) {
+            answerWith(text);
+            std::optional<QByteArray> answer;
+            bool done = false;
+            std::thread ssh([&] {
+                answer = provider->passphrase(QStringLiteral("ws-01"), QStringLiteral("Passphrase for /home/a/.ssh/id_ed25519: "));
+                done = true;
+            });
+            QTRY_VERIFY_WITH_TIMEOUT(done, 10000);
+            ssh.join();
+            if (text.isNull())
+                QVERIFY(!answer);
+            else
+                QCOMPARE(answer, std::optional<QByteArray>(text.toUtf8()));
+        }
+    }
+};
+
+QTEST_MAIN(TestNodesView)
+#include "TestNodesView.moc"

@@ -1,0 +1,433 @@
+#include "NodesView.h"
+
+#include "common/Paths.h"
+#include "dialogs/AddNodeDialog.h"
+#include "dialogs/PassphraseDialog.h"
+#include "nodes/SshAgentTransport.h"
+#include "nodes/SshNodeOptions.h"
+#include "runs/RunEngine.h"
+#include "store/ResultStore.h"
+
+#include <QAction>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMessageBox>
+#include <QToolBar>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+namespace ty {
+
+namespace {
+
+const QColor kReachable(0x2e, 0x7d, 0x32);
+const QColor kUnreachable(0xc6, 0x28, 0x28);
+const QColor kPending(0x75, 0x75, 0x75);
+
+QString number(const std::optional<double>& v, const QString& unit, int decimals = 0)
+{
+    return v ? QStringLiteral("%1 %2").arg(*v, 0, 'f', decimals).arg(unit) : QStringLiteral("–");
+}
+
+// The transport of an SSH node, looked up on the engine's thread (the engine
+// owns its AgentClients, each owns its transport).
+SshAgentTransport* transportOf(RunEngine* engine, const QString& node)
+{
+    const QList<SshAgentTransport*> all = engine->findChildren<SshAgentTransport*>();
+    for (SshAgentTransport* t : all)
+        if (t->options().name == node)
+            return t;
+    return nullptr;
+}
+
+} // namespace
+
+NodesView::NodesView(ResultStore* store, RunEngine* engine, QWidget* parent)
+    : QWidget(parent)
+    , m_store(store)
+    , m_engine(engine)
+    , m_agentPath(localAgentPath())
+    , m_passphrases(std::make_shared<GuiPassphraseProvider>(this))
+{
+    setObjectName(QStringLiteral("nodesView"));
+    qRegisterMetaType<QList<ty::AgentGpu>>();
+
+    m_addAction = new QAction(tr("&Add node…"), this);
+    m_addAction->setObjectName(QStringLiteral("addNodeAction"));
+    m_addAction->setToolTip(tr("Add a GPU workstation reached over SSH (a host alias from ~/.ssh/config)"));
+    m_addAction->setEnabled(engine != nullptr);
+    connect(m_addAction, &QAction::triggered, this, [this] { openAddNodeDialog(); });
+
+    auto* bar = new QToolBar(this);
+    bar->setObjectName(QStringLiteral("nodesToolBar"));
+    bar->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    bar->addAction(m_addAction);
+
+    m_tree = new QTreeWidget(this);
+    m_tree->setObjectName(QStringLiteral("nodesTree"));
+    m_tree->setColumnCount(ColumnCount);
+    m_tree->setHeaderLabels({tr("Node / GPU"), tr("Status"), tr("Memory"), tr("Util"), tr("Temp"), tr("Power"), tr("Held by")});
+    m_tree->setRootIsDecorated(true);
+    m_tree->setUniformRowHeights(true);
+    m_tree->setAlternatingRowColors(true);
+    m_tree->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_tree->header()->setStretchLastSection(true);
+    m_tree->setColumnWidth(NameColumn, 170);
+    m_tree->setColumnWidth(StatusColumn, 80);
+    m_tree->setColumnWidth(MemoryColumn, 125);
+    m_tree->setColumnWidth(UtilizationColumn, 48);
+    m_tree->setColumnWidth(TemperatureColumn, 48);
+    m_tree->setColumnWidth(PowerColumn, 52);
+
+    m_summary = new QLabel(this);
+    m_summary->setObjectName(QStringLiteral("nodesSummary"));
+    m_summary->setContentsMargins(4, 0, 4, 2);
+    m_summary->setText(tr("GPU status every 2 s."));
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(2);
+    layout->addWidget(bar);
+    layout->addWidget(m_tree, 1);
+    layout->addWidget(m_summary);
+
+    if (m_engine) {
+        connect(m_engine, &RunEngine::nodeStatusChanged, this, &NodesView::setNodeStatus, Qt::QueuedConnection);
+        connect(m_engine, &RunEngine::nodeGpusUpdated, this, &NodesView::setNodeGpus, Qt::QueuedConnection);
+        ensureNode(QStringLiteral("local"));
+        render(QStringLiteral("local"));
+        // The stored nodes, read on the engine's thread (the database is not
+        // read on the GUI thread).
+        QPointer<NodesView> self(this);
+        ResultStore* s = m_store;
+        QMetaObject::invokeMethod(m_engine, [self, s] {
+            const QList<NodeRecord> nodes = s->nodes();
+            QMetaObject::invokeMethod(self, [self, nodes] {
+                if (self)
+                    self->setStoredNodes(nodes);
+            }, Qt::QueuedConnection);
+        }, Qt::QueuedConnection);
+    }
+}
+
+NodesView::~NodesView() = default;
+
+QTreeWidgetItem* NodesView::nodeItem(const QString& node) const
+{
+    return m_items.value(node);
+}
+
+QTreeWidgetItem* NodesView::ensureNode(const QString& node)
+{
+    if (QTreeWidgetItem* item = m_items.value(node))
+        return item;
+    auto* item = new QTreeWidgetItem;
+    item->setText(NameColumn, node);
+    QFont bold = item->font(NameColumn);
+    bold.setBold(true);
+    item->setFont(NameColumn, bold);
+    // "local" first, then by name.
+    int at = 0;
+    if (node != u"local") {
+        for (; at < m_tree->topLevelItemCount(); ++at) {
+            const QString other = m_tree->topLevelItem(at)->text(NameColumn);
+            if (other != u"local" && other > node)
+                break;
+        }
+    }
+    m_tree->insertTopLevelItem(at, item);
+    item->setExpanded(true);
+    m_items.insert(node, item);
+    m_nodes[node];
+    return item;
+}
+
+void NodesView::setRuns(const RunRows& rows)
+{
+    QHash<QString, std::pair<RunId, QString>> ours;
+    for (const RunRow& r : rows)
+        if (!r.run.agentRunId.isEmpty())
+            ours.insert(r.run.agentRunId, {r.run.id, r.run.name});
+    if (ours == m_ourRuns)
+        return;
+    m_ourRuns = std::move(ours);
+    for (auto it = m_nodes.cbegin(); it != m_nodes.cend(); ++it)
+        render(it.key());
+}
+
+void NodesView::setStoredNodes(const QList<NodeRecord>& nodes)
+{
+    for (const NodeRecord& n : nodes) {
+        ensureNode(n.name);
+        NodeInfo& info = m_nodes[n.name];
+        info.stored = true;
+        info.host = (n.user.isEmpty() ? QString() : n.user + QLatin1Char('@')) + n.host
+            + (n.port ? QStringLiteral(":%1").arg(n.port) : QString());
+        render(n.name);
+    }
+}
+
+void NodesView::setNodeStatus(const QString& node, bool ready, const QString& reason)
+{
+    ensureNode(node);
+    NodeInfo& info = m_nodes[node];
+    info.statusKnown = true;
+    info.ready = ready;
+    info.reason = reason;
+    render(node);
+    if (!ready)
+        checkHostKey(node, reason);
+}
+
+void NodesView::setNodeGpus(const QString& node, const QList<AgentGpu>& gpus)
+{
+    ensureNode(node);
+    NodeInfo& info = m_nodes[node];
+    info.gpusKnown = true;
+    info.gpus = gpus;
+    info.gpusAt = QDateTime::currentDateTime();
+    render(node);
+    m_summary->setText(tr("GPU status every 2 s · last update %1").arg(info.gpusAt.toString(QStringLiteral("HH:mm:ss"))));
+}
+
+QString NodesView::cpuNodeText()
+{
+    return tr("no NVIDIA GPU (CPU node)");
+}
+
+QString NodesView::memoryText(const AgentGpu& gpu)
+{
+    if (!gpu.memoryTotalMib)
+        return gpu.memoryUsedMib ? QStringLiteral("%1 MiB").arg(*gpu.memoryUsedMib, 0, 'f', 0) : QStringLiteral("–");
+    return QStringLiteral("%1 / %2 MiB").arg(gpu.memoryUsedMib.value_or(0), 0, 'f', 0).arg(*gpu.memoryTotalMib, 0, 'f', 0);
+}
+
+QString NodesView::heldByText(const AgentGpu& gpu, const QHash<QString, std::pair<RunId, QString>>& ours)
+{
+    QStringList parts;
+    for (const AgentGpuProcess& p : gpu.processes) {
+        const auto it = p.run.isEmpty() ? ours.cend() : ours.constFind(p.run);
+        if (it != ours.cend()) {
+            const QString entry = QStringLiteral("%1 (#%2)").arg(it->second).arg(it->first);
+            if (!parts.contains(entry))
+                parts << entry;
+            continue;
+        }
+        QStringList detail;
+        if (p.pid > 0)
+            detail << tr("pid %1").arg(p.pid);
+        if (!p.name.isEmpty())
+            detail << p.name;
+        if (p.usedMemoryMib)
+            detail << QStringLiteral("%1 MiB").arg(*p.usedMemoryMib, 0, 'f', 0);
+        if (!p.run.isEmpty())
+            detail << tr("Trainyard run %1 of another database").arg(p.run);
+        parts << (detail.isEmpty() ? tr("other process") : tr("other process (%1)").arg(detail.join(QStringLiteral(", "))));
+    }
+    return parts.join(QStringLiteral("; "));
+}
+
+void NodesView::render(const QString& node)
+{
+    QTreeWidgetItem* item = ensureNode(node);
+    const NodeInfo& info = m_nodes[node];
+    QString status;
+    QColor colour = kPending;
+    if (!info.statusKnown) {
+        status = tr("connecting…");
+    } else if (info.ready) {
+        status = tr("reachable");
+        colour = kReachable;
+    } else {
+        status = tr("unreachable");
+        colour = kUnreachable;
+    }
+    item->setText(StatusColumn, status);
+    item->setForeground(StatusColumn, colour);
+    const QString where = node == u"local" ? tr("this machine") : (info.host.isEmpty() ? node : info.host);
+    QString tip = QStringLiteral("%1 — %2").arg(node, where);
+    if (info.statusKnown && !info.ready && !info.reason.isEmpty())
+        tip += QLatin1Char('\n') + info.reason;
+    if (info.gpusAt.isValid())
+        tip += tr("\nGPUs as of %1").arg(info.gpusAt.toString(QStringLiteral("HH:mm:ss")));
+    for (int c = 0; c < ColumnCount; ++c)
+        item->setToolTip(c, tip);
+    item->setText(HeldByColumn, info.statusKnown && !info.ready ? info.reason : QString());
+    item->setForeground(HeldByColumn, kUnreachable);
+
+    // GPU rows, rebuilt (a node has a handful).
+    qDeleteAll(item->takeChildren());
+    const bool stale = info.statusKnown && !info.ready;
+    if (!info.gpusKnown) {
+        if (info.ready) {
+            auto* child = new QTreeWidgetItem(item);
+            child->setText(NameColumn, tr("reading GPUs…"));
+            child->setForeground(NameColumn, kPending);
+            child->setFirstColumnSpanned(true);
+        }
+        return;
+    }
+    if (info.gpus.isEmpty()) {
+        auto* child = new QTreeWidgetItem(item);
+        child->setText(NameColumn, cpuNodeText());
+        child->setForeground(NameColumn, kPending);
+        child->setFirstColumnSpanned(true);
+        return;
+    }
+    for (const AgentGpu& g : info.gpus) {
+        auto* child = new QTreeWidgetItem(item);
+        child->setData(NameColumn, Qt::UserRole, g.index);
+        child->setText(NameColumn, QStringLiteral("GPU %1  %2").arg(g.index).arg(g.name));
+        const QString held = heldByText(g, m_ourRuns);
+        child->setText(StatusColumn, held.isEmpty() ? tr("free") : tr("busy"));
+        child->setText(MemoryColumn, memoryText(g));
+        child->setText(UtilizationColumn, number(g.utilizationPct, QStringLiteral("%")));
+        child->setText(TemperatureColumn, number(g.temperatureC, QStringLiteral("°C")));
+        child->setText(PowerColumn, number(g.powerW, QStringLiteral("W")));
+        child->setText(HeldByColumn, held.isEmpty() ? QStringLiteral("–") : held);
+        const QString gpuTip = QStringLiteral("%1\n%2%3").arg(g.name, g.uuid,
+                                                              g.pciBusId.isEmpty() ? QString() : QStringLiteral("\nPCI ") + g.pciBusId);
+        child->setToolTip(NameColumn, gpuTip);
+        child->setToolTip(HeldByColumn, held);
+        for (int c = 0; c < ColumnCount; ++c) {
+            child->setTextAlignment(c, c >= MemoryColumn && c <= PowerColumn ? Qt::AlignRight | Qt::AlignVCenter
+                                                                             : Qt::AlignLeft | Qt::AlignVCenter);
+            if (stale)
+                child->setForeground(c, kPending);
+        }
+        if (!stale)
+            child->setForeground(StatusColumn, held.isEmpty() ? kReachable : QColor(0xe6, 0x51, 0x00));
+    }
+}
+
+AddNodeDialog* NodesView::openAddNodeDialog()
+{
+    auto* dialog = new AddNodeDialog(this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setExistingNames(m_nodes.keys());
+    connect(dialog, &QDialog::accepted, this, [this, dialog] { addNode(dialog->node(), dialog->acceptNewHostKey()); });
+    dialog->open();
+    return dialog;
+}
+
+void NodesView::addNode(const NodeRecord& node, bool acceptNewHostKey)
+{
+    if (!m_engine) {
+        showError(tr("Cannot add node"), tr("Cannot add node '%1': no run engine.").arg(node.name));
+        Q_EMIT nodeAdded(node.name, tr("no run engine"));
+        return;
+    }
+    ensureNode(node.name);
+    m_nodes[node.name].stored = true;
+    m_nodes[node.name].host = node.host;
+    render(node.name);
+    QPointer<NodesView> self(this);
+    QPointer<RunEngine> engine = m_engine;
+    ResultStore* store = m_store;
+    const QString agentPath = m_agentPath;
+    std::shared_ptr<SshPassphraseProvider> passphrases = m_passphrases;
+    // Storing waits for the commit and the transport must live on the
+    // engine's thread: both happen there.
+    QMetaObject::invokeMethod(m_engine, [self, engine, store, node, acceptNewHostKey, agentPath, passphrases] {
+        if (!engine)
+            return;
+        QString error;
+        if (auto stored = store->addNode(node); !stored) {
+            error = stored.error().message;
+        } else {
+            SshNodeOptions options = sshNodeOptionsFor(node, agentPath);
+            options.acceptNewHostKey = acceptNewHostKey;
+            auto transport = std::make_unique<SshAgentTransport>(options, passphrases);
+            // Queued to the view (it lives on the GUI thread).
+            QObject::connect(transport.get(), &SshAgentTransport::hostKeyRejected, self,
+                             [self, name = node.name](const QString& fingerprint, const QString& message) {
+                                 if (self)
+                                     self->askHostKey(name, fingerprint, message);
+                             });
+            engine->addNode(node.name, std::move(transport));
+        }
+        QMetaObject::invokeMethod(self, [self, name = node.name, error] {
+            if (!self)
+                return;
+            if (!error.isEmpty())
+                self->showError(tr("Cannot add node"), error);
+            Q_EMIT self->nodeAdded(name, error);
+        }, Qt::QueuedConnection);
+    }, Qt::QueuedConnection);
+}
+
+void NodesView::checkHostKey(const QString& node, const QString& reason)
+{
+    if (!m_engine || node == u"local" || m_askingHostKey.contains(node) || !reason.contains(QStringLiteral("host key")))
+        return;
+    // Nodes added at start-up were not connected to hostKeyRejected: ask
+    // their transport (on the engine's thread) which key it refused.
+    QPointer<NodesView> self(this);
+    QPointer<RunEngine> engine = m_engine;
+    QMetaObject::invokeMethod(m_engine, [self, engine, node, reason] {
+        SshAgentTransport* t = engine ? transportOf(engine, node) : nullptr;
+        const QString fingerprint = t ? t->rejectedFingerprint() : QString();
+        if (fingerprint.isEmpty())
+            return;
+        QMetaObject::invokeMethod(self, [self, node, fingerprint, reason] {
+            if (self)
+                self->askHostKey(node, fingerprint, reason);
+        }, Qt::QueuedConnection);
+    }, Qt::QueuedConnection);
+}
+
+void NodesView::askHostKey(const QString& node, const QString& fingerprint, const QString& message)
+{
+    const QString key = node + QLatin1Char(' ') + fingerprint;
+    if (m_askingHostKey.contains(node) || m_declinedFingerprints.contains(key))
+        return;
+    const bool changed = message.contains(QStringLiteral("REFUSED"));
+    if (changed) {
+        // Never offered: a changed key may be an attack.
+        m_declinedFingerprints.insert(key);
+        showError(tr("Host key of %1 refused").arg(node), message);
+        return;
+    }
+    m_askingHostKey.insert(node);
+    auto* box = new QMessageBox(QMessageBox::Question, tr("Unknown host key"),
+                                tr("The host key of node '%1' is not in known_hosts.\n\nSHA256 fingerprint:\n%2\n\n"
+                                   "Compare it with the host's own (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub on it). "
+                                   "Trust it and add it to known_hosts?")
+                                    .arg(node, fingerprint),
+                                QMessageBox::Yes | QMessageBox::No, this);
+    box->setObjectName(QStringLiteral("hostKeyBox"));
+    box->setDetailedText(message);
+    box->setDefaultButton(QMessageBox::No);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    connect(box, &QMessageBox::finished, this, [this, box, node, key](int) {
+        m_askingHostKey.remove(node);
+        if (box->clickedButton() != box->button(QMessageBox::Yes)) {
+            m_declinedFingerprints.insert(key);
+            return;
+        }
+        if (!m_engine)
+            return;
+        QPointer<NodesView> self(this);
+        QPointer<RunEngine> engine = m_engine;
+        QMetaObject::invokeMethod(m_engine, [self, engine, node] {
+            SshAgentTransport* t = engine ? transportOf(engine, node) : nullptr;
+            if (t)
+                t->setAcceptNewHostKey(true); // the engine's next reconnection attempt records it
+            QMetaObject::invokeMethod(self, [self, node, found = t != nullptr] {
+                if (self && found)
+                    Q_EMIT self->hostKeyAccepted(node);
+            }, Qt::QueuedConnection);
+        }, Qt::QueuedConnection);
+    });
+    box->open();
+}
+
+void NodesView::showError(const QString& title, const QString& message)
+{
+    auto* box = new QMessageBox(QMessageBox::Warning, title, message, QMessageBox::Ok, this);
+    box->setObjectName(QStringLiteral("nodesErrorBox"));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+}
+
+} // namespace ty

@@ -1,0 +1,124 @@
+#pragma once
+
+#include "nodes/AgentTypes.h"
+#include "runs/RunRow.h"
+#include "store/NodeRecord.h"
+
+#include <QHash>
+#include <QPointer>
+#include <QSet>
+#include <QWidget>
+
+#include <memory>
+
+class QAction;
+class QLabel;
+class QTreeWidget;
+class QTreeWidgetItem;
+
+namespace ty {
+
+class AddNodeDialog;
+class GuiPassphraseProvider;
+class ResultStore;
+class RunEngine;
+
+// The Nodes view: one row per node (this machine as "local", plus every SSH
+// node stored in the result database) with its reachability, and under it
+// one row per GPU: index and name, memory used / total (MiB), utilisation
+// (%), temperature (°C), power (W) and who holds it -- the name and id of a
+// run of this database (the agent reports its run id per GPU process and the
+// runs snapshot maps it to a run), "other process" (pid, name, memory) for
+// anything else. A node whose agent reports no GPU says
+// "no NVIDIA GPU (CPU node)".
+//
+// Data: RunEngine::nodeStatusChanged and RunEngine::nodeGpusUpdated (the
+// engine asks every ready node for its GPUs every 2 s), both received queued;
+// setRuns() with the runs table's StoreReader snapshots for the run names.
+//
+// Add node… (addNodeAction): AddNodeDialog, then addNode(): the NodeRecord is
+// stored and handed to the engine with an SshAgentTransport, both on the
+// engine's thread. An unknown host key (the transport's hostKeyRejected, or,
+// for nodes added at start-up, a lost node whose transport has a
+// rejectedFingerprint()) is shown with its SHA256 fingerprint in a question
+// box (objectName "hostKeyBox"); on Yes the transport accepts it at its next
+// connection attempt (the engine reconnects with backoff). A changed key is
+// only reported, never offered. Encrypted keys ask through a
+// GuiPassphraseProvider (PassphraseDialog).
+//
+// GUI thread only. `store` must outlive the view; `engine` may be null.
+class NodesView final : public QWidget {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(NodesView)
+
+public:
+    enum Column { NameColumn, StatusColumn, MemoryColumn, UtilizationColumn, TemperatureColumn, PowerColumn, HeldByColumn, ColumnCount };
+
+    NodesView(ResultStore* store, RunEngine* engine, QWidget* parent = nullptr);
+    ~NodesView() override;
+
+    QSize sizeHint() const override { return {720, 300}; } // room for the columns beside the runs table
+    QTreeWidget* tree() const { return m_tree; }
+    QAction* addNodeAction() const { return m_addAction; }
+    // The top-level row of `node`, nullptr when it is not shown.
+    QTreeWidgetItem* nodeItem(const QString& node) const;
+    // The local trainyard-agent deployed to new nodes (default localAgentPath()).
+    void setAgentPath(const QString& path) { m_agentPath = path; }
+
+    void setRuns(const RunRows& rows);
+    void setStoredNodes(const QList<NodeRecord>& nodes);
+    void setNodeStatus(const QString& node, bool ready, const QString& reason);
+    void setNodeGpus(const QString& node, const QList<AgentGpu>& gpus);
+
+    AddNodeDialog* openAddNodeDialog();
+    // Stores `node` and adds it to the engine (asynchronous); nodeAdded follows.
+    void addNode(const NodeRecord& node, bool acceptNewHostKey);
+    // Asks whether to trust an unknown host key (non-modal "hostKeyBox"); on Yes
+    // the node's SshAgentTransport gets setAcceptNewHostKey(true). Asked once
+    // per node and fingerprint at a time; a declined fingerprint is not asked again.
+    void askHostKey(const QString& node, const QString& fingerprint, const QString& message);
+
+    // Who holds `gpu`: "name (#id)" of our runs, "other process (…)" else, "" when free.
+    // `ours` maps the agent's run ids to (run id, name).
+    static QString heldByText(const AgentGpu& gpu, const QHash<QString, std::pair<RunId, QString>>& ours);
+    static QString memoryText(const AgentGpu& gpu);
+    static QString cpuNodeText();
+
+Q_SIGNALS:
+    // addNode() finished: `error` empty when the node was stored and added.
+    void nodeAdded(const QString& node, const QString& error);
+    // A host key was accepted for `node` (the next connection records it).
+    void hostKeyAccepted(const QString& node);
+
+private:
+    struct NodeInfo {
+        bool stored = false; // an SSH node from the database
+        QString host;
+        bool statusKnown = false;
+        bool ready = false;
+        QString reason;
+        bool gpusKnown = false;
+        QList<AgentGpu> gpus;
+        QDateTime gpusAt;
+    };
+
+    QTreeWidgetItem* ensureNode(const QString& node);
+    void render(const QString& node);
+    void checkHostKey(const QString& node, const QString& reason);
+    void showError(const QString& title, const QString& message);
+
+    ResultStore* m_store;
+    QPointer<RunEngine> m_engine;
+    QString m_agentPath;
+    std::shared_ptr<GuiPassphraseProvider> m_passphrases;
+    QTreeWidget* m_tree = nullptr;
+    QLabel* m_summary = nullptr;
+    QAction* m_addAction = nullptr;
+    QHash<QString, NodeInfo> m_nodes;
+    QHash<QString, QTreeWidgetItem*> m_items;
+    QHash<QString, std::pair<RunId, QString>> m_ourRuns; // agent run id -> (run id, name)
+    QSet<QString> m_askingHostKey;       // nodes with a host-key question open
+    QSet<QString> m_declinedFingerprints; // "node fingerprint"
+};
+
+} // namespace ty

@@ -1,0 +1,166 @@
+#include "QueueActions.h"
+
+#include "runs/RunEngine.h"
+
+#include <QAction>
+#include <QInputDialog>
+#include <QMessageBox>
+#include <QWidget>
+
+#include <limits>
+
+namespace ty {
+
+QueueActions::QueueActions(RunEngine* engine, QWidget* dialogParent)
+    : QObject(dialogParent)
+    , m_engine(engine)
+    , m_parent(dialogParent)
+{
+    qRegisterMetaType<QList<ty::RunId>>();
+    auto make = [this](const QString& text, const QString& name, const QString& tip) {
+        auto* a = new QAction(text, this);
+        a->setObjectName(name);
+        a->setToolTip(tip);
+        a->setEnabled(false);
+        return a;
+    };
+    m_hold = make(tr("&Hold"), QStringLiteral("holdAction"), tr("Keep the selected queued runs from starting (they block no one)"));
+    m_release = make(tr("&Release"), QStringLiteral("releaseAction"), tr("Let the selected held runs start again"));
+    m_top = make(tr("Move to &top"), QStringLiteral("moveToTopAction"),
+                 tr("Give the selected waiting runs a priority above every other waiting run"));
+    m_priority = make(tr("Set &priority…"), QStringLiteral("priorityAction"), tr("Change the priority of the selected waiting runs"));
+    m_cancel = make(tr("Ca&ncel"), QStringLiteral("queueCancelAction"),
+                    tr("Cancel the selected runs (a running run: SIGTERM, SIGKILL after 10 s)"));
+    // Toolbar buttons show the short texts.
+    m_top->setIconText(tr("Top"));
+    m_priority->setIconText(tr("Priority…"));
+    connect(m_hold, &QAction::triggered, this, [this] { hold(m_targets); });
+    connect(m_release, &QAction::triggered, this, [this] { release(m_targets); });
+    connect(m_top, &QAction::triggered, this, [this] { moveToTop(m_targets); });
+    connect(m_priority, &QAction::triggered, this, &QueueActions::askPriority);
+    connect(m_cancel, &QAction::triggered, this, [this] { cancel(m_targets); });
+}
+
+QList<QAction*> QueueActions::actions() const
+{
+    return {m_hold, m_release, m_top, m_priority, nullptr, m_cancel};
+}
+
+void QueueActions::setLookup(Lookup lookup)
+{
+    m_lookup = std::move(lookup);
+    refresh();
+}
+
+void QueueActions::setTargets(const QList<RunId>& runs)
+{
+    m_targets = runs;
+    refresh();
+}
+
+void QueueActions::refresh()
+{
+    bool queued = false, held = false, active = false;
+    for (RunId id : std::as_const(m_targets)) {
+        const RunRecord* r = m_lookup ? m_lookup(id) : nullptr;
+        if (!r)
+            continue;
+        queued |= r->state == RunState::Queued;
+        held |= r->state == RunState::Held;
+        active |= !isTerminal(r->state);
+    }
+    const bool engine = m_engine != nullptr;
+    m_hold->setEnabled(engine && queued);
+    m_release->setEnabled(engine && held);
+    m_top->setEnabled(engine && (queued || held));
+    m_priority->setEnabled(engine && (queued || held));
+    m_cancel->setEnabled(engine && active);
+}
+
+void QueueActions::hold(const QList<RunId>& runs)
+{
+    apply(QStringLiteral("hold"), runs, [](RunEngine& e, RunId id) { return e.hold(id); });
+}
+
+void QueueActions::release(const QList<RunId>& runs)
+{
+    apply(QStringLiteral("release"), runs, [](RunEngine& e, RunId id) { return e.release(id); });
+}
+
+void QueueActions::moveToTop(const QList<RunId>& runs)
+{
+    // Several runs: the last one ends on top, so apply them bottom-up to keep
+    // their relative order.
+    QList<RunId> reversed(runs.crbegin(), runs.crend());
+    apply(QStringLiteral("move to top"), reversed, [](RunEngine& e, RunId id) { return e.moveToTop(id); });
+}
+
+void QueueActions::setPriority(const QList<RunId>& runs, int priority)
+{
+    apply(QStringLiteral("set priority"), runs, [priority](RunEngine& e, RunId id) { return e.setPriority(id, priority); });
+}
+
+void QueueActions::cancel(const QList<RunId>& runs)
+{
+    apply(QStringLiteral("cancel"), runs, [](RunEngine& e, RunId id) -> Result<void> {
+        e.cancel(id);
+        return {};
+    });
+}
+
+void QueueActions::askPriority()
+{
+    if (m_targets.isEmpty())
+        return;
+    const RunRecord* first = m_lookup ? m_lookup(m_targets.front()) : nullptr;
+    bool ok = false;
+    const int priority = QInputDialog::getInt(
+        m_parent, tr("Set priority"),
+        m_targets.size() == 1 ? tr("Priority of run #%1 (higher starts first under the priority policies):").arg(m_targets.front())
+                              : tr("Priority of the %1 selected runs (higher starts first):").arg(m_targets.size()),
+        first ? first->priority : 0, std::numeric_limits<int>::min() / 2, std::numeric_limits<int>::max() / 2, 1, &ok);
+    if (ok)
+        setPriority(m_targets, priority);
+}
+
+void QueueActions::apply(const QString& op, const QList<RunId>& runs, Op fn)
+{
+    if (runs.isEmpty())
+        return;
+    if (!m_engine) {
+        const QStringList errors{tr("cannot %1: no run engine").arg(op)};
+        showErrors(op, errors);
+        Q_EMIT finished(op, runs, errors);
+        return;
+    }
+    QPointer<QueueActions> self(this);
+    QPointer<RunEngine> engine = m_engine;
+    // The queue operations read and write the database: the engine's thread
+    // does them, and posts the outcome back.
+    QMetaObject::invokeMethod(m_engine, [self, engine, op, runs, fn] {
+        if (!engine)
+            return;
+        QStringList errors;
+        for (RunId id : runs)
+            if (const Result<void> done = fn(*engine, id); !done)
+                errors << done.error().message;
+        QMetaObject::invokeMethod(self, [self, op, runs, errors] {
+            if (!self)
+                return;
+            if (!errors.isEmpty())
+                self->showErrors(op, errors);
+            Q_EMIT self->finished(op, runs, errors);
+        }, Qt::QueuedConnection);
+    }, Qt::QueuedConnection);
+}
+
+void QueueActions::showErrors(const QString& op, const QStringList& errors)
+{
+    auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot %1").arg(op), errors.join(QLatin1Char('\n')),
+                                QMessageBox::Ok, m_parent);
+    box->setObjectName(QStringLiteral("queueErrorBox"));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+}
+
+} // namespace ty

@@ -1,0 +1,201 @@
+#include "QueueView.h"
+
+#include "QueueActions.h"
+#include "QueueModel.h"
+#include "runs/QueuePolicy.h"
+
+#include <QComboBox>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenu>
+#include <QMessageBox>
+#include <QTableView>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+namespace ty {
+
+QueueView::QueueView(RunEngine* engine, QString databasePath, QWidget* parent)
+    : QWidget(parent)
+    , m_databasePath(std::move(databasePath))
+{
+    setObjectName(QStringLiteral("queueView"));
+    m_model = new QueueModel(this);
+    m_actions = new QueueActions(engine, this);
+    m_actions->setLookup([this](RunId id) { return m_model->run(id); });
+
+    auto* bar = new QToolBar(this);
+    bar->setObjectName(QStringLiteral("queueToolBar"));
+    bar->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    bar->setIconSize(QSize(12, 12));
+    auto* policyLabel = new QLabel(tr("Policy "), bar);
+    m_policy = new QComboBox(bar);
+    m_policy->setObjectName(QStringLiteral("policyCombo"));
+    m_policy->addItems(queuePolicyNames());
+    m_policy->setToolTip(tr("Scheduling policy of this database's queue (%1).\n"
+                            "fcfs: strict submission order · priority: higher first, with aging · "
+                            "sjf: shortest estimated runtime first\nbackfill: EASY backfill over priority · "
+                            "fair-share: Slurm's classic fair-share factor, with backfill")
+                             .arg(queuePolicyPath(m_databasePath)));
+    bar->addWidget(policyLabel);
+    bar->addWidget(m_policy);
+    bar->addSeparator();
+    for (QAction* a : m_actions->actions()) {
+        if (a)
+            bar->addAction(a);
+        else
+            bar->addSeparator();
+    }
+
+    m_table = new QTableView(this);
+    m_table->setObjectName(QStringLiteral("queueTable"));
+    m_table->setModel(m_model);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setAlternatingRowColors(true);
+    m_table->setWordWrap(true); // reasons are long: wrapped, rows sized to them (fitRows)
+    m_table->verticalHeader()->setDefaultAlignment(Qt::AlignRight | Qt::AlignVCenter); // position in the queue
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 8);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->horizontalHeader()->setHighlightSections(false);
+    connect(m_table->horizontalHeader(), &QHeaderView::sectionResized, this, [this] { fitRows(); });
+    m_table->setColumnWidth(QueueModel::Id, 44);
+    m_table->setColumnWidth(QueueModel::Name, 120);
+    m_table->setColumnWidth(QueueModel::Priority, 56);
+    m_table->setColumnWidth(QueueModel::State, 78);
+    m_table->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_table, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
+        m_actions->setTargets(selectedRuns());
+        QMenu menu(this);
+        for (QAction* a : m_actions->actions()) {
+            if (a)
+                menu.addAction(a);
+            else
+                menu.addSeparator();
+        }
+        menu.exec(m_table->viewport()->mapToGlobal(pos));
+    });
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
+        m_actions->setTargets(selectedRuns());
+        Q_EMIT selectionChanged();
+    });
+
+    m_summary = new QLabel(this);
+    m_summary->setObjectName(QStringLiteral("queueSummary"));
+    m_summary->setContentsMargins(4, 0, 4, 2);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(2);
+    layout->addWidget(bar);
+    layout->addWidget(m_table, 1);
+    layout->addWidget(m_summary);
+
+    connect(m_policy, &QComboBox::activated, this, [this](int index) {
+        const QString name = m_policy->itemText(index);
+        if (auto done = choosePolicy(name); !done) {
+            auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot change the policy"), done.error().message,
+                                        QMessageBox::Ok, this);
+            box->setObjectName(QStringLiteral("queueErrorBox"));
+            box->setAttribute(Qt::WA_DeleteOnClose);
+            box->open();
+            reloadPolicy(true);
+        }
+    });
+    reloadPolicy(true);
+    updateSummary();
+}
+
+void QueueView::setRuns(const RunRows& rows)
+{
+    reloadPolicy();
+    m_model->setRuns(rows);
+    m_actions->refresh();
+    updateSummary();
+    fitRows();
+}
+
+void QueueView::updateRun(const RunRecord& run)
+{
+    m_model->updateRun(run);
+    m_actions->refresh();
+    updateSummary();
+    fitRows();
+}
+
+void QueueView::fitRows()
+{
+    // Row heights follow the wrapped reasons; a very long queue keeps the
+    // default height (measuring every row would cost more than it shows).
+    if (m_model->rowCount() <= kMaxFittedRows)
+        m_table->resizeRowsToContents();
+}
+
+QList<RunId> QueueView::selectedRuns() const
+{
+    QModelIndexList rows = m_table->selectionModel()->selectedRows();
+    std::sort(rows.begin(), rows.end(), [](const QModelIndex& a, const QModelIndex& b) { return a.row() < b.row(); });
+    QList<RunId> ids;
+    for (const QModelIndex& i : std::as_const(rows))
+        ids << i.data(QueueModel::RunIdRole).toLongLong();
+    return ids;
+}
+
+void QueueView::reloadPolicy(bool force)
+{
+    const QFileInfo file(queuePolicyPath(m_databasePath));
+    const QDateTime modified = file.exists() ? file.lastModified() : QDateTime();
+    if (!force && m_policyRead && modified == m_policyModified)
+        return;
+    m_policyRead = true;
+    m_policyModified = modified;
+    const auto policy = loadQueuePolicy(m_databasePath);
+    if (!policy) {
+        m_policy->setToolTip(policy.error().message);
+        m_summary->setText(policy.error().message);
+        return;
+    }
+    m_model->setOrdering(policy->ordering);
+    showPolicy(queuePolicyName(*policy));
+}
+
+Result<void> QueueView::choosePolicy(const QString& name)
+{
+    auto current = loadQueuePolicy(m_databasePath);
+    if (!current)
+        return std::unexpected(current.error());
+    auto chosen = queuePolicyNamed(name, *current);
+    if (!chosen)
+        return std::unexpected(chosen.error());
+    if (auto saved = saveQueuePolicy(m_databasePath, *chosen); !saved)
+        return saved;
+    reloadPolicy(true);
+    Q_EMIT policyChanged(queuePolicyName(*chosen));
+    return {};
+}
+
+void QueueView::showPolicy(const QString& name)
+{
+    int index = m_policy->findText(name);
+    if (index < 0) {
+        // A combination the presets do not name (e.g. "fcfs+backfill" set by hand).
+        m_policy->addItem(name);
+        index = m_policy->count() - 1;
+    }
+    m_policy->setCurrentIndex(index);
+}
+
+void QueueView::updateSummary()
+{
+    int held = 0;
+    for (int row = 0; row < m_model->rowCount(); ++row)
+        if (const RunRecord* r = m_model->run(m_model->runIdAt(row)); r && r->state == RunState::Held)
+            ++held;
+    const int waiting = m_model->rowCount();
+    m_summary->setText(waiting == 0 ? tr("No runs waiting.")
+                                    : tr("%1 waiting (%2 held) · order: %3").arg(waiting).arg(held).arg(m_policy->currentText()));
+}
+
+} // namespace ty

@@ -1,5 +1,6 @@
 #include "DecimatedChart.h"
 
+#include "AxisTicks.h"
 #include "ChartView.h"
 #include "Smoothing.h"
 
@@ -20,28 +21,6 @@
 namespace ty {
 
 namespace {
-
-// 1, 2 or 5 times a power of ten, close to `raw` (> 0).
-double niceStep(double raw)
-{
-    if (!(raw > 0) || !std::isfinite(raw))
-        return 1.0;
-    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-    const double f = raw / magnitude;
-    const double nice = f < 1.5 ? 1.0 : f < 3.0 ? 2.0 : f < 7.0 ? 5.0 : 10.0;
-    return nice * magnitude;
-}
-
-void setNiceRange(QValueAxis* axis, double lo, double hi)
-{
-    // Fixed ticks while range and interval change together: a small interval
-    // must never meet a huge range (one tick item each).
-    axis->setTickType(QValueAxis::TicksFixed);
-    axis->setRange(lo, hi);
-    axis->setTickAnchor(0.0);
-    axis->setTickInterval(niceStep((hi - lo) / 5.0));
-    axis->setTickType(QValueAxis::TicksDynamic);
-}
 
 QString formatY(double v)
 {

@@ -1,5 +1,7 @@
 #include "MetricChartWidget.h"
 
+#include "AxisTicks.h"
+
 #include <QChart>
 #include <QChartView>
 #include <QLineSeries>
@@ -13,16 +15,6 @@
 namespace ty {
 
 namespace {
-// 1, 2 or 5 times a power of ten, close to `raw` (> 0).
-double niceStep(double raw)
-{
-    if (!(raw > 0) || !std::isfinite(raw))
-        return 1.0;
-    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-    const double f = raw / magnitude;
-    const double nice = f < 1.5 ? 1.0 : f < 3.0 ? 2.0 : f < 7.0 ? 5.0 : 10.0;
-    return nice * magnitude;
-}
 constexpr int kShowPointsBelow = 40; // draw point markers on short series
 } // namespace
 
@@ -213,20 +205,9 @@ void MetricChartWidget::updateAxes()
         y0 -= pad;
         y1 += pad;
     }
-    // Ticks on round numbers (0.2, 0.4 ... rather than 0.2171, 0.4342 ...)
-    // without stretching the range the way applyNiceNumbers() does. The
-    // interval must never meet a range it was not made for (a 0.2 interval
-    // on a 0..3000 range is 15,000 tick items): switch to fixed ticks while
-    // range and interval change together.
-    const auto setAxis = [](QValueAxis* axis, double lo, double hi) {
-        axis->setTickType(QValueAxis::TicksFixed);
-        axis->setRange(lo, hi);
-        axis->setTickAnchor(0.0);
-        axis->setTickInterval(niceStep((hi - lo) / 5.0));
-        axis->setTickType(QValueAxis::TicksDynamic);
-    };
-    setAxis(m_axisX, x0, x1);
-    setAxis(m_axisY, y0, y1);
+    // Round ticks without stretching the range (AxisTicks.h).
+    setNiceRange(m_axisX, x0, x1);
+    setNiceRange(m_axisY, y0, y1);
 
     // Markers sit on the plot's edges: they depend on the y range.
     QList<QPointF> nan, inf;

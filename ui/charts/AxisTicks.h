@@ -1,0 +1,17 @@
+#pragma once
+
+class QValueAxis;
+
+namespace ty {
+
+// 1, 2 or 5 times a power of ten, close to `raw` (> 0); 1 for nonsense input.
+double niceStep(double raw);
+
+// Sets the axis to [lo, hi] with ticks on round numbers (0.2, 0.4 ... rather
+// than 0.2171, 0.4342 ...), without stretching the range the way
+// QValueAxis::applyNiceNumbers() does. Switches to fixed ticks while range
+// and interval change together: a 0.2 interval must never meet a 0..3000
+// range (15,000 tick items, a frozen GUI). GUI thread.
+void setNiceRange(QValueAxis* axis, double lo, double hi);
+
+} // namespace ty

@@ -458,6 +458,8 @@ void RunEngine::schedulePass()
                 p.project = spec->project;
                 p.queue = spec->queue;
                 p.sweepMaxConcurrent = spec->maxConcurrent;
+                p.preferNodes = spec->preferNodes;
+                p.avoidNodes = spec->avoidNodes;
             }
             p.sweepId = sweepIdOf(r);
             p.held = r.state == RunState::Held;

@@ -84,6 +84,7 @@ public:
             QStringLiteral("params"), QStringLiteral("resources"), QStringLiteral("priority"), QStringLiteral("tags"),
             QStringLiteral("metrics"), QStringLiteral("estimated_runtime"), QStringLiteral("time_limit"),
             QStringLiteral("queue"), QStringLiteral("user"), QStringLiteral("project"), QStringLiteral("sweep"),
+            QStringLiteral("prefer_nodes"), QStringLiteral("avoid_nodes"),
             QStringLiteral("max_concurrent")};
         for (auto it = root.begin(); it != root.end(); ++it) {
             const QString key = checkKey(it->first, topKeys, QString());
@@ -119,6 +120,10 @@ public:
                 spec.user = scalar(v, key);
             } else if (key == u"project") {
                 spec.project = scalar(v, key);
+            } else if (key == u"prefer_nodes") {
+                spec.preferNodes = stringList(v, key);
+            } else if (key == u"avoid_nodes") {
+                spec.avoidNodes = stringList(v, key);
             } else if (key == u"sweep") {
                 parseSweep(v, spec);
             } else if (key == u"max_concurrent") {
@@ -653,6 +658,16 @@ QString toYaml(const JobSpec& spec)
     if (!spec.queue.isEmpty()) { out << YAML::Key << "queue" << YAML::Value; emitScalar(out, spec.queue); }
     if (!spec.user.isEmpty()) { out << YAML::Key << "user" << YAML::Value; emitScalar(out, spec.user); }
     if (!spec.project.isEmpty()) { out << YAML::Key << "project" << YAML::Value; emitScalar(out, spec.project); }
+    auto emitList = [&](const char* key, const QStringList& list) {
+        if (list.isEmpty())
+            return;
+        out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+        for (const QString& v : list)
+            emitScalar(out, v);
+        out << YAML::EndSeq;
+    };
+    emitList("prefer_nodes", spec.preferNodes);
+    emitList("avoid_nodes", spec.avoidNodes);
     if (!spec.sweep.isEmpty()) {
         out << YAML::Key << "sweep" << YAML::Value << YAML::BeginMap;
         for (auto it = spec.sweep.cbegin(); it != spec.sweep.cend(); ++it) {

@@ -48,6 +48,8 @@ struct JobSpec {
     QList<MetricRuleSpec> metricRules;
     std::optional<qint64> estimatedRuntimeSec;
     std::optional<qint64> timeLimitSec;
+    QStringList preferNodes;          // `prefer_nodes`: placed there first when they fit
+    QStringList avoidNodes;           // `avoid_nodes`: never placed there
     QString queue;                    // empty = default queue
     QString user;                     // empty = the OS user
     QString project;

@@ -194,6 +194,19 @@ private Q_SLOTS:
                      qPrintable(runs[i].startedAt.toString(Qt::ISODateWithMs) + u' ' + runs[i - 1].finishedAt.toString(Qt::ISODateWithMs)));
     }
 
+    void avoidedNodeIsNeverUsed()
+    {
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get());
+        QVERIFY(engine->acquireIngestion());
+        auto id = engine->submit(spec(QStringLiteral("command: [true]\navoid_nodes: [local]\n")));
+        QVERIFY(id);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Failed, 10000);
+        QVERIFY2((*store)->run(*id)->failureReason.startsWith(QStringLiteral("cannot start")), qPrintable((*store)->run(*id)->failureReason));
+        QVERIFY(!(*store)->run(*id)->startedAt.isValid());
+    }
+
     void queueOperations()
     {
         auto store = ResultStore::open(dbPath());

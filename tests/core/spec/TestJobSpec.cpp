@@ -64,6 +64,14 @@ private Q_SLOTS:
         QCOMPARE(spec->metricRules[0].key, QStringLiteral("top5"));
         QCOMPARE(spec->metricRules[0].line, 10);
         QCOMPARE(spec->metricRules[1].key, QString());
+        const auto nodes = parseJobSpec(QStringLiteral("command: [ls]\nprefer_nodes: [ws-02]\navoid_nodes: [ws-01, ws-03]\n"),
+                                        QStringLiteral("n.yaml"), QStringLiteral("/"));
+        QVERIFY(nodes);
+        QCOMPARE(nodes->preferNodes, QStringList{QStringLiteral("ws-02")});
+        QCOMPARE(nodes->avoidNodes, (QStringList{QStringLiteral("ws-01"), QStringLiteral("ws-03")}));
+        const auto back = parseJobSpec(toYaml(*nodes), QStringLiteral("<dialog>"), QStringLiteral("/"));
+        QVERIFY(back);
+        QCOMPARE(back->avoidNodes, nodes->avoidNodes);
     }
 
     void defaultsFromCommand()

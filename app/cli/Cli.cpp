@@ -69,8 +69,9 @@ const char* kHelp =
     "  queue                         waiting runs in scheduling order, with why each waits\n"
     "  hold RUN | release RUN        keep a queued run from starting / let it start again\n"
     "  priority RUN N | top RUN      change a waiting run's priority / put it first\n"
-    "  policy [fcfs|priority|sjf|backfill|fair-share]\n"
-    "                                show or set the queue's scheduling policy (default: backfill)\n"
+    "  policy [fcfs|priority|sjf|backfill|fair-share] [--queue Q]\n"
+    "                                show or set the scheduling policy (default: backfill), of the\n"
+    "                                default queue or of the queue named in specs as `queue: Q`\n"
     "  node add NAME --host ALIAS [--user U] [--port P] [--identity FILE] [--agent-path PATH]\n"
     "           [--accept-new-host-key]\n"
     "                                add an SSH node (ALIAS as in ~/.ssh/config): checks its host key,\n"
@@ -831,27 +832,45 @@ int cmdQueueOp(Context& ctx, const QString& op, const QStringList& args)
     return Ok;
 }
 
-int cmdPolicy(Context& ctx, const QStringList& args)
+int cmdPolicy(Context& ctx, const QStringList& argsIn)
 {
+    QStringList args = argsIn;
+    QString queue;
+    if (const qsizetype i = args.indexOf(QStringLiteral("--queue")); i >= 0) {
+        if (i + 1 >= args.size())
+            return usageError(QStringLiteral("--queue needs a queue name"));
+        queue = args.at(i + 1);
+        args.remove(i, 2);
+    }
     if (args.size() > 1)
         return usageError(QStringLiteral("policy takes at most one NAME (%1)").arg(queuePolicyNames().join(QStringLiteral(", "))));
-    auto current = loadQueuePolicy(ctx.dbPath);
-    if (!current) {
-        err() << "trainyardctl: " << current.error().message << '\n';
+    auto all = loadQueuePolicies(ctx.dbPath);
+    if (!all) {
+        err() << "trainyardctl: " << all.error().message << '\n';
         return Unavailable;
     }
     if (args.isEmpty()) {
-        out() << queuePolicyName(*current) << '\n';
+        if (!queue.isEmpty()) {
+            out() << queuePolicyName(all->forQueue(queue)) << '\n';
+            return Ok;
+        }
+        out() << queuePolicyName(all->defaults) << '\n';
+        for (auto it = all->queues.cbegin(); it != all->queues.cend(); ++it)
+            out() << "queue " << it.key() << ": " << queuePolicyName(it.value()) << '\n';
         return Ok;
     }
-    const auto chosen = queuePolicyNamed(args.front(), *current);
+    const auto chosen = queuePolicyNamed(args.front(), all->forQueue(queue));
     if (!chosen)
         return usageError(chosen.error().message);
-    if (auto saved = saveQueuePolicy(ctx.dbPath, *chosen); !saved) {
+    if (queue.isEmpty())
+        all->defaults = *chosen;
+    else
+        all->queues.insert(queue, *chosen);
+    if (auto saved = saveQueuePolicies(ctx.dbPath, *all); !saved) {
         err() << "trainyardctl: " << saved.error().message << '\n';
         return Unavailable;
     }
-    out() << "policy: " << queuePolicyName(*chosen) << '\n';
+    out() << (queue.isEmpty() ? QStringLiteral("policy: ") : QStringLiteral("queue %1: ").arg(queue)) << queuePolicyName(*chosen) << '\n';
     return Ok;
 }
 

@@ -32,27 +32,17 @@ QString queuePolicyPath(const QString& databasePath)
     return QFileInfo(databasePath).absoluteFilePath() + QStringLiteral(".scheduler.json");
 }
 
-Result<sched::Policy> loadQueuePolicy(const QString& databasePath)
+namespace {
+// Reads one policy object; `base` gives the values of absent keys. `where`
+// names the file (and queue) in messages.
+Result<sched::Policy> policyFromJson(const QJsonObject& o, const QString& path, const sched::Policy& base, bool allowQueues)
 {
-    const QString path = queuePolicyPath(databasePath);
-    QFile f(path);
-    if (!f.exists())
-        return defaultQueuePolicy();
-    if (!f.open(QIODevice::ReadOnly))
-        return fail(QStringLiteral("%1: cannot read: %2").arg(path, f.errorString()));
-    QJsonParseError err{};
-    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &err);
-    if (err.error != QJsonParseError::NoError)
-        return fail(QStringLiteral("%1: offset %2: %3").arg(path).arg(err.offset).arg(err.errorString()));
-    if (!doc.isObject())
-        return fail(QStringLiteral("%1: must be a JSON object").arg(path));
-    const QJsonObject o = doc.object();
-    sched::Policy p = defaultQueuePolicy();
+    sched::Policy p = base;
     static const QStringList known{QStringLiteral("ordering"), QStringLiteral("backfill"), QStringLiteral("aging_per_hour"),
                                    QStringLiteral("default_runtime_s"), QStringLiteral("fair_share_by"),
                                    QStringLiteral("shares"), QStringLiteral("usage_half_life_s")};
     for (auto it = o.begin(); it != o.end(); ++it)
-        if (!known.contains(it.key()))
+        if (!known.contains(it.key()) && !(allowQueues && it.key() == u"queues"))
             return fail(QStringLiteral("%1: unknown key '%2' (known: %3)").arg(path, it.key(), known.join(QStringLiteral(", "))));
     if (o.contains(QStringLiteral("ordering"))) {
         const QString name = o.value(QStringLiteral("ordering")).toString();
@@ -117,7 +107,7 @@ Result<sched::Policy> loadQueuePolicy(const QString& databasePath)
     return p;
 }
 
-Result<void> saveQueuePolicy(const QString& databasePath, const sched::Policy& p)
+QJsonObject policyToJson(const sched::Policy& p)
 {
     QJsonObject o;
     for (const auto& on : kOrderings)
@@ -132,6 +122,68 @@ Result<void> saveQueuePolicy(const QString& databasePath, const sched::Policy& p
         shares.insert(it.key(), it.value());
     o.insert(QStringLiteral("shares"), shares);
     o.insert(QStringLiteral("usage_half_life_s"), double(p.usageHalfLifeMs) / 1000.0);
+    return o;
+}
+} // namespace
+
+const sched::Policy& QueuePolicies::forQueue(const QString& queue) const
+{
+    const auto it = queues.constFind(queue);
+    return it == queues.cend() ? defaults : *it;
+}
+
+Result<QueuePolicies> loadQueuePolicies(const QString& databasePath)
+{
+    const QString path = queuePolicyPath(databasePath);
+    QFile f(path);
+    if (!f.exists())
+        return QueuePolicies{defaultQueuePolicy(), {}};
+    if (!f.open(QIODevice::ReadOnly))
+        return fail(QStringLiteral("%1: cannot read: %2").arg(path, f.errorString()));
+    QJsonParseError err{};
+    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &err);
+    if (err.error != QJsonParseError::NoError)
+        return fail(QStringLiteral("%1: offset %2: %3").arg(path).arg(err.offset).arg(err.errorString()));
+    if (!doc.isObject())
+        return fail(QStringLiteral("%1: must be a JSON object").arg(path));
+    const QJsonObject o = doc.object();
+    auto defaults = policyFromJson(o, path, defaultQueuePolicy(), true);
+    if (!defaults)
+        return std::unexpected(defaults.error());
+    QueuePolicies all{*defaults, {}};
+    if (o.contains(QStringLiteral("queues"))) {
+        if (!o.value(QStringLiteral("queues")).isObject())
+            return fail(QStringLiteral("%1: 'queues' must be an object of queue name -> policy").arg(path));
+        const QJsonObject queues = o.value(QStringLiteral("queues")).toObject();
+        for (auto it = queues.begin(); it != queues.end(); ++it) {
+            if (!it.value().isObject())
+                return fail(QStringLiteral("%1: queue '%2' must be a policy object").arg(path, it.key()));
+            auto q = policyFromJson(it.value().toObject(), path + QStringLiteral(" (queue '%1')").arg(it.key()), *defaults, false);
+            if (!q)
+                return std::unexpected(q.error());
+            all.queues.insert(it.key(), *q);
+        }
+    }
+    return all;
+}
+
+Result<sched::Policy> loadQueuePolicy(const QString& databasePath)
+{
+    auto all = loadQueuePolicies(databasePath);
+    if (!all)
+        return std::unexpected(all.error());
+    return all->defaults;
+}
+
+Result<void> saveQueuePolicies(const QString& databasePath, const QueuePolicies& policies)
+{
+    QJsonObject o = policyToJson(policies.defaults);
+    if (!policies.queues.isEmpty()) {
+        QJsonObject queues;
+        for (auto it = policies.queues.cbegin(); it != policies.queues.cend(); ++it)
+            queues.insert(it.key(), policyToJson(it.value()));
+        o.insert(QStringLiteral("queues"), queues);
+    }
     const QString path = queuePolicyPath(databasePath);
     QSaveFile f(path); // written whole or not at all
     if (!f.open(QIODevice::WriteOnly))
@@ -140,6 +192,15 @@ Result<void> saveQueuePolicy(const QString& databasePath, const sched::Policy& p
     if (!f.commit())
         return fail(QStringLiteral("%1: cannot write: %2").arg(path, f.errorString()));
     return {};
+}
+
+Result<void> saveQueuePolicy(const QString& databasePath, const sched::Policy& policy)
+{
+    // The default policy only: per-queue ones in the file are kept.
+    auto all = loadQueuePolicies(databasePath);
+    QueuePolicies next = all ? *all : QueuePolicies{defaultQueuePolicy(), {}};
+    next.defaults = policy;
+    return saveQueuePolicies(databasePath, next);
 }
 
 QStringList queuePolicyNames()

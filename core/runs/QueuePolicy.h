@@ -5,6 +5,7 @@
 #include "sched/Policy.h"
 
 #include <QList>
+#include <QMap>
 #include <QString>
 
 namespace ty {
@@ -20,8 +21,21 @@ namespace ty {
 // Every key is optional (defaults: EASY backfill over priority order, aging 1
 // point per hour). A missing file means the defaults. A file that is not such
 // an object is an error naming the file and the key.
+//
+// Queues (a job spec's `queue:`) get their own policy under "queues", each
+// key defaulting to the top level's:
+//   {"ordering": "priority", "queues": {"short": {"ordering": "sjf"}}}
+// A queue without an entry uses the top-level policy.
+struct QueuePolicies {
+    sched::Policy defaults;
+    QMap<QString, sched::Policy> queues;
+    const sched::Policy& forQueue(const QString& queue) const;
+};
 sched::Policy defaultQueuePolicy();
 QString queuePolicyPath(const QString& databasePath);
+Result<QueuePolicies> loadQueuePolicies(const QString& databasePath);
+Result<void> saveQueuePolicies(const QString& databasePath, const QueuePolicies& policies);
+// The top-level policy only (saving keeps the per-queue ones).
 Result<sched::Policy> loadQueuePolicy(const QString& databasePath);
 Result<void> saveQueuePolicy(const QString& databasePath, const sched::Policy& policy);
 

@@ -344,6 +344,7 @@ void RunEngine::scheduleSoon()
 void RunEngine::setPolicy(const sched::Policy& policy)
 {
     m_policy = policy;
+    m_queuePolicies.clear();
     m_policyFixed = true;
     scheduleSoon();
 }
@@ -358,12 +359,13 @@ void RunEngine::reloadPolicy()
         return;
     m_policyLoaded = true;
     m_policyModified = modified;
-    auto policy = loadQueuePolicy(m_databasePath);
-    if (!policy) {
-        qCWarning(lcRuns) << policy.error().message << "- keeping the previous policy";
+    auto policies = loadQueuePolicies(m_databasePath);
+    if (!policies) {
+        qCWarning(lcRuns) << policies.error().message << "- keeping the previous policy";
         return;
     }
-    m_policy = *policy;
+    m_policy = policies->defaults;
+    m_queuePolicies = policies->queues;
 }
 
 namespace {
@@ -512,19 +514,32 @@ void RunEngine::schedulePass()
         return;
     }
 
-    sched::FairShareState usage;
-    if (m_policy.ordering == sched::Ordering::FairShare) {
-        const bool byProject = m_policy.fairShareBy == sched::FairShareBy::Project;
-        usage = fairShareUsage(all, m_policy, now, [byProject](const RunRecord& r) {
-            const auto spec = specOf(r);
-            if (!spec)
-                return byProject ? QString() : osUser();
-            if (byProject)
-                return spec->project;
-            return spec->user.isEmpty() ? osUser() : spec->user;
-        });
+    // One pass per queue (a spec's `queue:`), each with its own policy, the
+    // default queue first, then by name; later queues see what earlier ones
+    // placed (applyDecision), so nothing is double-booked across queues.
+    QMap<QString, QList<sched::PendingRun>> byQueue;
+    for (const sched::PendingRun& p : std::as_const(queue))
+        byQueue[p.queue].append(p);
+    sched::SchedulerDecision decision;
+    for (auto q = byQueue.cbegin(); q != byQueue.cend(); ++q) {
+        const sched::Policy& policy = m_queuePolicies.contains(q.key()) ? m_queuePolicies[q.key()] : m_policy;
+        sched::FairShareState usage;
+        if (policy.ordering == sched::Ordering::FairShare) {
+            const bool byProject = policy.fairShareBy == sched::FairShareBy::Project;
+            usage = fairShareUsage(all, policy, now, [byProject](const RunRecord& r) {
+                const auto spec = specOf(r);
+                if (!spec)
+                    return byProject ? QString() : osUser();
+                if (byProject)
+                    return spec->project;
+                return spec->user.isEmpty() ? osUser() : spec->user;
+            });
+        }
+        const sched::SchedulerDecision part = sched::schedule(state, q.value(), policy, now, usage);
+        state = sched::applyDecision(state, part, q.value(), now);
+        decision.placements += part.placements;
+        decision.pending += part.pending;
     }
-    const sched::SchedulerDecision decision = sched::schedule(state, queue, m_policy, now, usage);
     QHash<RunId, QString> reasons;
     for (const sched::PendingInfo& info : decision.pending) {
         QString text = sched::renderPendingReason(info.reason);

@@ -176,7 +176,8 @@ private:
     QHash<RunId, RunState> m_watched;
     QHash<RunId, std::pair<qint64, bool>> m_pendingWatch; // watch() of runs not started yet: offset, follow                // display-only watches (non-owner): last state seen
     QHash<RunId, QString> m_pendingReasons;
-    sched::Policy m_policy;
+    sched::Policy m_policy;                          // the default queue's
+    QMap<QString, sched::Policy> m_queuePolicies;    // other queues' (scheduler.json "queues")
     bool m_policyFixed = false;
     bool m_policyLoaded = false;
     QDateTime m_policyModified;

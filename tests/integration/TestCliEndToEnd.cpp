@@ -207,6 +207,9 @@ private Q_SLOTS:
         QCOMPARE(ctl({QStringLiteral("policy")}).out.trimmed(), QByteArray("sjf"));
         QCOMPARE(ctl({QStringLiteral("policy"), QStringLiteral("lottery")}).exitCode, 2);
         QCOMPARE(ctl({QStringLiteral("policy"), QStringLiteral("backfill")}).exitCode, 0);
+        o = ctl({QStringLiteral("policy"), QStringLiteral("fcfs"), QStringLiteral("--queue"), QStringLiteral("strict")});
+        QCOMPARE(o.out.trimmed(), QByteArray("queue strict: fcfs"));
+        QCOMPARE(ctl({QStringLiteral("policy")}).out, QByteArray("backfill\nqueue strict: fcfs\n"));
         o = ctl({QStringLiteral("queue")});
         QCOMPARE(o.exitCode, 0);
         QVERIFY(o.out.contains("policy: backfill"));

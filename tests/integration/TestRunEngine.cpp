@@ -269,6 +269,33 @@ private Q_SLOTS:
         QFile::remove(queuePolicyPath(dbPath()));
     }
 
+    void perQueuePolicies()
+    {
+        // The default queue backfills; queue "strict" is plain FCFS, so there
+        // a run that would fit waits behind its head.
+        QueuePolicies policies{defaultQueuePolicy(), {}};
+        policies.queues.insert(QStringLiteral("strict"), *queuePolicyNamed(QStringLiteral("fcfs")));
+        QVERIFY(saveQueuePolicies(dbPath(), policies));
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get());
+        QVERIFY(engine->acquireIngestion());
+        const int cpus = QThread::idealThreadCount();
+        auto a = engine->submit(spec(QStringLiteral("command: [sleep, '1.5']\nresources: {cpus: %1}\n").arg(cpus)));
+        QVERIFY(a);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*a)->state, RunState::Running, 10000);
+        auto b = engine->submit(spec(QStringLiteral("command: [true]\nqueue: strict\nresources: {cpus: %1}\n").arg(cpus)));
+        auto c = engine->submit(spec(QStringLiteral("command: [true]\nqueue: strict\n")));
+        auto d = engine->submit(spec(QStringLiteral("command: [true]\n"))); // default queue: starts at once
+        QVERIFY(b && c && d);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*d)->state, RunState::Succeeded, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(engine->pendingReasons().contains(*c), 5000);
+        QCOMPARE(engine->pendingReasons().value(*c), QStringLiteral("waiting for FCFS head run %1").arg(*b));
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*c)->state, RunState::Succeeded, 15000);
+        QVERIFY((*store)->run(*c)->startedAt >= (*store)->run(*b)->startedAt);
+        QFile::remove(queuePolicyPath(dbPath()));
+    }
+
     void queuedRunWaitsWithReason()
     {
         // Two runs that each need every CPU of this machine: the second waits,

@@ -46,6 +46,29 @@ private Q_SLOTS:
         QCOMPARE(back->fairShareBy, sched::FairShareBy::Project);
     }
 
+    void perQueue()
+    {
+        write(R"({"ordering": "priority", "aging_per_hour": 3, "queues": {"short": {"ordering": "sjf"}, "strict": {"ordering": "fcfs", "backfill": false}}})");
+        const auto all = loadQueuePolicies(db());
+        QVERIFY2(all, qPrintable(all ? QString() : all.error().message));
+        QCOMPARE(all->defaults.ordering, sched::Ordering::Priority);
+        QCOMPARE(all->forQueue(QStringLiteral("short")).ordering, sched::Ordering::ShortestJobFirst);
+        QCOMPARE(all->forQueue(QStringLiteral("short")).agingPerHour, 3.0); // from the top level
+        QVERIFY(!all->forQueue(QStringLiteral("strict")).backfill);
+        QCOMPARE(all->forQueue(QStringLiteral("other")).ordering, sched::Ordering::Priority);
+        // Saving the default policy keeps the queues.
+        QVERIFY(saveQueuePolicy(db(), *queuePolicyNamed(QStringLiteral("fcfs"))));
+        const auto again = loadQueuePolicies(db());
+        QVERIFY(again);
+        QCOMPARE(again->defaults.ordering, sched::Ordering::Fcfs);
+        QCOMPARE(again->queues.size(), 2);
+        write(R"({"queues": {"x": {"queues": {}}}})");
+        const auto nested = loadQueuePolicies(db());
+        QVERIFY(!nested);
+        QVERIFY2(nested.error().message.contains(QStringLiteral("(queue 'x'): unknown key 'queues'")), qPrintable(nested.error().message));
+        QFile::remove(queuePolicyPath(db()));
+    }
+
     void badFiles_data()
     {
         QTest::addColumn<QByteArray>("json");

@@ -73,7 +73,7 @@ const char* kHelp =
     "                                show or set the scheduling policy (default: backfill), of the\n"
     "                                default queue or of the queue named in specs as `queue: Q`\n"
     "  node add NAME --host ALIAS [--user U] [--port P] [--identity FILE] [--agent-path PATH]\n"
-    "           [--accept-new-host-key]\n"
+    "           [--label L]... [--accept-new-host-key]\n"
     "                                add an SSH node (ALIAS as in ~/.ssh/config): checks its host key,\n"
     "                                logs in, deploys the agent and lists its GPUs, then stores it\n"
     "  node ls                       list the stored nodes\n"
@@ -884,6 +884,7 @@ int cmdNodeAdd(Context& ctx, const QStringList& args)
     p.addOption({QStringLiteral("identity"), QStringLiteral("private key file, tried first"), QStringLiteral("FILE")});
     p.addOption({QStringLiteral("agent-path"), QStringLiteral("use this trainyard-agent on the node instead of deploying one"), QStringLiteral("PATH")});
     p.addOption({QStringLiteral("accept-new-host-key"), QStringLiteral("add the host's key to known_hosts if it is not known yet")});
+    p.addOption({QStringLiteral("label"), QStringLiteral("a label job specs can prefer or avoid (repeatable)"), QStringLiteral("LABEL")});
     if (!p.parse(QStringList{QStringLiteral("node add")} + args))
         return usageError(p.errorText());
     if (p.positionalArguments().size() != 1)
@@ -893,6 +894,7 @@ int cmdNodeAdd(Context& ctx, const QStringList& args)
     rec.host = p.value(QStringLiteral("host"));
     rec.user = p.value(QStringLiteral("user"));
     rec.identityFile = p.value(QStringLiteral("identity"));
+    rec.labels = p.values(QStringLiteral("label"));
     rec.agentPath = p.value(QStringLiteral("agent-path"));
     if (!rec.name.contains(QRegularExpression(QStringLiteral("^[A-Za-z0-9._-]{1,64}$"))) || rec.name == u"local")
         return usageError(QStringLiteral("node add: '%1' is not a valid node name (letters, digits, . _ -; not \"local\")").arg(rec.name));
@@ -981,7 +983,8 @@ int cmdNode(Context& ctx, const QStringList& args)
             out() << QStringLiteral("%1 %2 %3 %4 %5  %6\n")
                          .arg(n.name, -12).arg(n.host, -20).arg(n.user.isEmpty() ? QStringLiteral("-") : n.user, -10)
                          .arg(n.port ? QString::number(n.port) : QStringLiteral("-"), -5).arg(localTime(n.addedAt), -19)
-                         .arg(n.agentPath.isEmpty() ? QStringLiteral("(deployed)") : n.agentPath);
+                         .arg((n.agentPath.isEmpty() ? QStringLiteral("(deployed)") : n.agentPath)
+                              + (n.labels.isEmpty() ? QString() : QStringLiteral("  labels: ") + n.labels.join(u',')));
         return Ok;
     }
     if (sub == u"rm") {

@@ -396,6 +396,9 @@ void RunEngine::schedulePass()
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     m_lastPassMs = now;
     sched::ClusterState state;
+    QHash<QString, QStringList> labels; // stored nodes' labels (trainyardctl node add --label)
+    for (const NodeRecord& n : m_store->nodes())
+        labels.insert(n.name, n.labels);
     QStringList names = m_nodes.keys();
     names.sort();
     for (const QString& name : std::as_const(names)) {
@@ -406,6 +409,7 @@ void RunEngine::schedulePass()
         ns.reachable = n.ready;
         ns.cpus = n.hello.cpus;
         ns.memoryMiB = n.hello.memoryMiB;
+        ns.labels = labels.value(n.name);
         for (const AgentGpu& g : n.gpus) {
             sched::GpuState gs;
             gs.index = g.index;
@@ -462,6 +466,8 @@ void RunEngine::schedulePass()
                 p.sweepMaxConcurrent = spec->maxConcurrent;
                 p.preferNodes = spec->preferNodes;
                 p.avoidNodes = spec->avoidNodes;
+                p.preferLabels = spec->preferLabels;
+                p.avoidLabels = spec->avoidLabels;
             }
             p.sweepId = sweepIdOf(r);
             p.held = r.state == RunState::Held;

@@ -84,7 +84,8 @@ public:
             QStringLiteral("params"), QStringLiteral("resources"), QStringLiteral("priority"), QStringLiteral("tags"),
             QStringLiteral("metrics"), QStringLiteral("estimated_runtime"), QStringLiteral("time_limit"),
             QStringLiteral("queue"), QStringLiteral("user"), QStringLiteral("project"), QStringLiteral("sweep"),
-            QStringLiteral("prefer_nodes"), QStringLiteral("avoid_nodes"),
+            QStringLiteral("prefer_nodes"), QStringLiteral("avoid_nodes"), QStringLiteral("prefer_labels"),
+            QStringLiteral("avoid_labels"),
             QStringLiteral("max_concurrent")};
         for (auto it = root.begin(); it != root.end(); ++it) {
             const QString key = checkKey(it->first, topKeys, QString());
@@ -124,6 +125,10 @@ public:
                 spec.preferNodes = stringList(v, key);
             } else if (key == u"avoid_nodes") {
                 spec.avoidNodes = stringList(v, key);
+            } else if (key == u"prefer_labels") {
+                spec.preferLabels = stringList(v, key);
+            } else if (key == u"avoid_labels") {
+                spec.avoidLabels = stringList(v, key);
             } else if (key == u"sweep") {
                 parseSweep(v, spec);
             } else if (key == u"max_concurrent") {
@@ -668,6 +673,8 @@ QString toYaml(const JobSpec& spec)
     };
     emitList("prefer_nodes", spec.preferNodes);
     emitList("avoid_nodes", spec.avoidNodes);
+    emitList("prefer_labels", spec.preferLabels);
+    emitList("avoid_labels", spec.avoidLabels);
     if (!spec.sweep.isEmpty()) {
         out << YAML::Key << "sweep" << YAML::Value << YAML::BeginMap;
         for (auto it = spec.sweep.cbegin(); it != spec.sweep.cend(); ++it) {

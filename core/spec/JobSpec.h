@@ -50,6 +50,8 @@ struct JobSpec {
     std::optional<qint64> timeLimitSec;
     QStringList preferNodes;          // `prefer_nodes`: placed there first when they fit
     QStringList avoidNodes;           // `avoid_nodes`: never placed there
+    QStringList preferLabels;         // `prefer_labels`: nodes with one of these labels first
+    QStringList avoidLabels;          // `avoid_labels`: never on a node with one of these labels
     QString queue;                    // empty = default queue
     QString user;                     // empty = the OS user
     QString project;

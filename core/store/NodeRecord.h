@@ -2,6 +2,7 @@
 
 #include <QDateTime>
 #include <QString>
+#include <QStringList>
 
 namespace ty {
 
@@ -17,6 +18,7 @@ struct NodeRecord {
     QString identityFile;  // explicit private key file, tried first
     QString agentPath;     // absolute remote path of a trainyard-agent to use instead of deploying one
     QDateTime addedAt;     // UTC, ms precision; invalid on input means "now"
+    QStringList labels;    // free-form ("a100", "big-memory"): job specs prefer or avoid them (schema 3)
 
     bool operator==(const NodeRecord&) const = default;
 };

@@ -4,6 +4,8 @@
 #include "SqliteSchema.h"
 #include "SqliteWriter.h"
 
+#include <QJsonDocument>
+#include <QJsonArray>
 #include <QDir>
 #include <QFileInfo>
 #include <QLoggingCategory>
@@ -444,7 +446,7 @@ QList<NodeRecord> SqliteResultStore::nodes() const
 {
     QList<NodeRecord> out;
     QSqlDatabase db = readConnection();
-    QSqlQuery q = prepared(db, QStringLiteral("SELECT name, host, user, port, identity_file, agent_path, added_at"
+    QSqlQuery q = prepared(db, QStringLiteral("SELECT name, host, user, port, identity_file, agent_path, added_at, labels"
                                               " FROM nodes ORDER BY name"));
     if (!q.exec()) {
         qCWarning(lcStore, "%s: cannot read nodes: %s", qUtf8Printable(m_path), qUtf8Printable(q.lastError().text()));
@@ -459,6 +461,9 @@ QList<NodeRecord> SqliteResultStore::nodes() const
         n.identityFile = q.value(4).toString();
         n.agentPath = q.value(5).toString();
         n.addedAt = sqlcodec::timeFromSql(q.value(6));
+        const QJsonArray labels = QJsonDocument::fromJson(q.value(7).toString().toUtf8()).array();
+        for (const QJsonValue& l : labels)
+            n.labels.append(l.toString());
         out.append(n);
     }
     return out;

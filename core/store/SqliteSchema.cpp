@@ -109,6 +109,12 @@ const char* const kVersion2[] = {
     ") WITHOUT ROWID",
 };
 
+// Version 3: node labels (JSON array of strings), matched by a job spec's
+// prefer_labels / avoid_labels.
+const char* const kVersion3[] = {
+    "ALTER TABLE nodes ADD COLUMN labels TEXT NOT NULL DEFAULT '[]'",
+};
+
 QString dbError(const QSqlQuery& q)
 {
     return q.lastError().text();
@@ -126,6 +132,10 @@ QStringList SqliteSchema::migrationStep(int fromVersion)
         break;
     case 1:
         for (const char* s : kVersion2)
+            out << QString::fromLatin1(s);
+        break;
+    case 2:
+        for (const char* s : kVersion3)
             out << QString::fromLatin1(s);
         break;
     default:

@@ -27,7 +27,7 @@ namespace ty {
 // N -> N+1 path is tested.
 class SqliteSchema final {
 public:
-    static constexpr int kCurrentVersion = 2; // 2: `nodes` table
+    static constexpr int kCurrentVersion = 3; // 2: `nodes` table, 3: node labels
 
     // Statements taking a database from `fromVersion` to `fromVersion + 1`
     // (0 <= fromVersion < kCurrentVersion). Empty list for an unknown version.

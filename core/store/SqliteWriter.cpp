@@ -3,6 +3,8 @@
 #include "SqlCodec.h"
 #include "SqliteSchema.h"
 
+#include <QJsonDocument>
+#include <QJsonArray>
 #include <QDeadlineTimer>
 #include <QLoggingCategory>
 #include <QSet>
@@ -697,8 +699,8 @@ Result<void> SqliteWriter::applyPutNode(const storeop::PutNode& op)
 {
     const NodeRecord& n = op.node;
     QSqlQuery q(m_db);
-    q.prepare(QStringLiteral("INSERT OR REPLACE INTO nodes (name, host, user, port, identity_file, agent_path, added_at)"
-                             " VALUES (?, ?, ?, ?, ?, ?, ?)"));
+    q.prepare(QStringLiteral("INSERT OR REPLACE INTO nodes (name, host, user, port, identity_file, agent_path, added_at, labels)"
+                             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
     q.addBindValue(sqlcodec::textToSql(n.name));
     q.addBindValue(sqlcodec::textToSql(n.host));
     q.addBindValue(sqlcodec::textToSql(n.user));
@@ -706,6 +708,7 @@ Result<void> SqliteWriter::applyPutNode(const storeop::PutNode& op)
     q.addBindValue(sqlcodec::textToSql(n.identityFile));
     q.addBindValue(sqlcodec::textToSql(n.agentPath));
     q.addBindValue(sqlcodec::timeToSql(n.addedAt.isValid() ? n.addedAt : QDateTime::currentDateTimeUtc()));
+    q.addBindValue(QString::fromUtf8(QJsonDocument(QJsonArray::fromStringList(n.labels)).toJson(QJsonDocument::Compact)));
     if (!q.exec())
         return fail(QStringLiteral("%1: cannot store node %2: %3").arg(m_path, n.name, q.lastError().text()));
     return {};

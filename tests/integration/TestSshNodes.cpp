@@ -309,6 +309,24 @@ private Q_SLOTS:
         QCOMPARE((*store)->metrics(*b, QStringLiteral("x")).front().value, 2.0);
     }
 
+    void labelsSteerPlacement()
+    {
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        NodeRecord big{QStringLiteral("ws2"), QStringLiteral("ws2"), {}, 0, {}, {}, {}, {QStringLiteral("big")}};
+        QVERIFY((*store)->addNode(big));
+        auto engine = makeEngine(store->get(), {QStringLiteral("ws1"), QStringLiteral("ws2")});
+        QTRY_VERIFY_WITH_TIMEOUT(engine->nodeReady(QStringLiteral("ws1")) && engine->nodeReady(QStringLiteral("ws2")), 20000);
+        const auto prefer = engine->submit(spec(QStringLiteral("command: [true]\nprefer_labels: [big]\n")));
+        const auto avoid = engine->submit(spec(QStringLiteral("command: [true]\navoid_labels: [big]\n")));
+        QVERIFY(prefer && avoid);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*prefer)->state, RunState::Succeeded, 20000);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*avoid)->state, RunState::Succeeded, 20000);
+        QCOMPARE((*store)->run(*prefer)->node, QStringLiteral("ws2"));
+        QCOMPARE((*store)->run(*avoid)->node, QStringLiteral("ws1"));
+        QVERIFY((*store)->removeNode(QStringLiteral("ws2")));
+    }
+
     void gangRunOnTwoNodes()
     {
         // nodes: 2 -> one rank on each test host, all at once, with torchrun's

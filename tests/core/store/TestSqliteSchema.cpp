@@ -88,6 +88,17 @@ QList<Snapshot> historicalSnapshots()
                   << QStringLiteral("INSERT INTO nodes VALUES ('ws1', 'gpu-box', 'alice', 2222, '/home/u/.ssh/id_ed25519',"
                                     " '', 1709644400000)");
     out.append(v2);
+    // Version 3 = version 2 plus node labels.
+    Snapshot v3{3, {}};
+    for (const QString& sql : v2.statements) {
+        if (sql.contains(QStringLiteral("'schema_version', '2'")))
+            v3.statements << QStringLiteral("INSERT INTO meta (key, value) VALUES ('schema_version', '3')");
+        else
+            v3.statements << sql;
+    }
+    v3.statements << QStringLiteral("ALTER TABLE nodes ADD COLUMN labels TEXT NOT NULL DEFAULT '[]'")
+                  << QStringLiteral("UPDATE nodes SET labels = '[\"a100\",\"nvlink\"]' WHERE name = 'ws1'");
+    out.append(v3);
     return out;
 }
 
@@ -298,12 +309,16 @@ void TestSqliteSchema::migratesHistoricalVersions()
             QCOMPARE(nodes[0].port, 2222);
             QCOMPARE(nodes[0].identityFile, QStringLiteral("/home/u/.ssh/id_ed25519"));
             QCOMPARE(nodes[0].agentPath, QString());
+            const QStringList expectedLabels = snapshot.version >= 3 ? QStringList{QStringLiteral("a100"), QStringLiteral("nvlink")} : QStringList();
+            QCOMPARE(nodes[0].labels, expectedLabels);
             QCOMPARE(nodes[0].addedAt, utcMs(1709644400000));
         }
         // Writable: add, replace and remove nodes.
         NodeRecord n{QStringLiteral("ws9"), QStringLiteral("host9"), {}, 0, {}, {}, utcMs(1709644500000)};
         QVERIFY((*store)->addNode(n).has_value());
+        QCOMPARE((*store)->nodes().back().labels, QStringList()); // migrated rows and new ones: no labels
         n.port = 2200;
+        n.labels = {QStringLiteral("a100"), QStringLiteral("big memory")};
         QVERIFY((*store)->addNode(n).has_value());
         QCOMPARE((*store)->nodes().back(), n);
         QVERIFY((*store)->removeNode(QStringLiteral("ws9")).has_value());

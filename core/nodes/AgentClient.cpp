@@ -8,6 +8,8 @@
 #include <QPointer>
 #include <QTimer>
 
+#include <type_traits>
+
 namespace ty {
 
 namespace {
@@ -191,110 +193,76 @@ quint64 AgentClient::request(const QString& op, QJsonObject args, ReplyCallback 
     return id;
 }
 
-quint64 AgentClient::ping(std::function<void(const Result<qint64>&)> cb)
+namespace {
+// A typed reply: the caller's callback gets the agent's error as is, or
+// `decode` applied to the reply object.
+template <typename T, typename Decode>
+AgentClient::ReplyCallback typedReply(std::function<void(const Result<T>&)> cb, Decode decode)
 {
-    return request(QStringLiteral("ping"), {}, [cb = std::move(cb)](const Result<QJsonObject>& r) {
+    return [cb = std::move(cb), decode = std::move(decode)](const Result<QJsonObject>& r) {
         if (!cb)
             return;
         if (!r)
             cb(std::unexpected(r.error()));
+        else if constexpr (std::is_void_v<T>)
+            cb({});
         else
-            cb(r->value(key("time_ms")).toInteger());
-    });
+            cb(decode(*r));
+    };
+}
+constexpr auto kNoPayload = [](const QJsonObject&) {};
+} // namespace
+
+quint64 AgentClient::ping(std::function<void(const Result<qint64>&)> cb)
+{
+    return request(QStringLiteral("ping"), {},
+                   typedReply(std::move(cb), [](const QJsonObject& o) { return o.value(key("time_ms")).toInteger(); }));
 }
 
 quint64 AgentClient::start(const AgentStartRequest& req, std::function<void(const Result<AgentStartReply>&)> cb)
 {
-    return request(QStringLiteral("start"), agentStartRequestToJson(req),
-                   [cb = std::move(cb)](const Result<QJsonObject>& r) {
-                       if (!cb)
-                           return;
-                       if (!r)
-                           cb(std::unexpected(r.error()));
-                       else
-                           cb(agentStartReplyFromJson(*r));
-                   });
+    return request(QStringLiteral("start"), agentStartRequestToJson(req), typedReply(std::move(cb), agentStartReplyFromJson));
 }
 
 quint64 AgentClient::tail(const QString& run, qint64 offset, bool follow, std::function<void(const Result<qint64>&)> cb)
 {
     QJsonObject args{{key("run"), run}, {key("offset"), offset}, {key("follow"), follow}};
-    return request(QStringLiteral("tail"), args, [cb = std::move(cb)](const Result<QJsonObject>& r) {
-        if (!cb)
-            return;
-        if (!r)
-            cb(std::unexpected(r.error()));
-        else
-            cb(r->value(key("size")).toInteger());
-    });
+    return request(QStringLiteral("tail"), args,
+                   typedReply(std::move(cb), [](const QJsonObject& o) { return o.value(key("size")).toInteger(); }));
 }
 
 quint64 AgentClient::untail(const QString& run, std::function<void(const Result<void>&)> cb)
 {
-    return request(QStringLiteral("untail"), QJsonObject{{key("run"), run}},
-                   [cb = std::move(cb)](const Result<QJsonObject>& r) {
-                       if (!cb)
-                           return;
-                       if (!r)
-                           cb(std::unexpected(r.error()));
-                       else
-                           cb({});
-                   });
+    return request(QStringLiteral("untail"), QJsonObject{{key("run"), run}}, typedReply(std::move(cb), kNoPayload));
 }
 
 quint64 AgentClient::cancel(const QString& run, int graceMs, std::function<void(const Result<void>&)> cb)
 {
     QJsonObject args{{key("run"), run}, {key("grace_ms"), graceMs}};
-    return request(QStringLiteral("cancel"), args, [cb = std::move(cb)](const Result<QJsonObject>& r) {
-        if (!cb)
-            return;
-        if (!r)
-            cb(std::unexpected(r.error()));
-        else
-            cb({});
-    });
+    return request(QStringLiteral("cancel"), args, typedReply(std::move(cb), kNoPayload));
 }
 
 quint64 AgentClient::list(std::function<void(const Result<QList<AgentRunStatus>>&)> cb)
 {
-    return request(QStringLiteral("list"), {}, [cb = std::move(cb)](const Result<QJsonObject>& r) {
-        if (!cb)
-            return;
-        if (!r) {
-            cb(std::unexpected(r.error()));
-            return;
-        }
+    return request(QStringLiteral("list"), {}, typedReply(std::move(cb), [](const QJsonObject& o) {
         QList<AgentRunStatus> runs;
-        const QJsonArray a = r->value(key("runs")).toArray();
+        const QJsonArray a = o.value(key("runs")).toArray();
         for (const QJsonValue& v : a)
             runs.append(agentRunStatusFromJson(v.toObject()));
-        cb(runs);
-    });
+        return runs;
+    }));
 }
 
 quint64 AgentClient::status(const QString& run, std::function<void(const Result<AgentRunStatus>&)> cb)
 {
-    return request(QStringLiteral("status"), QJsonObject{{key("run"), run}},
-                   [cb = std::move(cb)](const Result<QJsonObject>& r) {
-                       if (!cb)
-                           return;
-                       if (!r)
-                           cb(std::unexpected(r.error()));
-                       else
-                           cb(agentRunStatusFromJson(*r));
-                   });
+    return request(QStringLiteral("status"), QJsonObject{{key("run"), run}}, typedReply(std::move(cb), agentRunStatusFromJson));
 }
 
 quint64 AgentClient::gpus(std::function<void(const Result<QList<AgentGpu>>&)> cb)
 {
-    return request(QStringLiteral("gpus"), {}, [cb = std::move(cb)](const Result<QJsonObject>& r) {
-        if (!cb)
-            return;
-        if (!r)
-            cb(std::unexpected(r.error()));
-        else
-            cb(agentGpusFromJson(r->value(key("gpus")).toArray()));
-    });
+    return request(QStringLiteral("gpus"), {}, typedReply(std::move(cb), [](const QJsonObject& o) {
+        return agentGpusFromJson(o.value(key("gpus")).toArray());
+    }));
 }
 
 } // namespace ty

@@ -254,6 +254,18 @@ private Q_SLOTS:
             QTRY_VERIFY_WITH_TIMEOUT(engineOrdering().first == sched::Ordering::FairShare, 10000);
             QVERIFY(!queue->choosePolicy(QStringLiteral("lottery")));
 
+            // Another queue's policy, leaving the default's alone.
+            queue->queueCombo()->setEditText(QStringLiteral("short"));
+            QCOMPARE(queue->selectedQueue(), QStringLiteral("short"));
+            QVERIFY(queue->choosePolicy(QStringLiteral("sjf")));
+            const QueuePolicies both = *loadQueuePolicies(dbPath);
+            QCOMPARE(both.forQueue(QStringLiteral("short")).ordering, sched::Ordering::ShortestJobFirst);
+            QCOMPARE(both.defaults.ordering, sched::Ordering::FairShare);
+            QCOMPARE(combo->currentText(), QStringLiteral("sjf"));
+            queue->queueCombo()->setCurrentIndex(0);
+            QCOMPARE(queue->selectedQueue(), QString());
+            QCOMPARE(combo->currentText(), QStringLiteral("fair-share"));
+
             // Cancel everything through the actions; A's process is stopped.
             actions->cancel({a, b, c});
             QTRY_COMPARE(finished.count(), 5);

@@ -38,6 +38,14 @@ QueueView::QueueView(RunEngine* engine, QString databasePath, QWidget* parent)
                             "sjf: shortest estimated runtime first\nbackfill: EASY backfill over priority · "
                             "fair-share: Slurm's classic fair-share factor, with backfill")
                              .arg(queuePolicyPath(m_databasePath)));
+    // Which queue's policy the selector shows and sets: the default queue, a
+    // queue the file names, or one typed in (a spec's `queue:`).
+    m_queue = new QComboBox(bar);
+    m_queue->setObjectName(QStringLiteral("queueCombo"));
+    m_queue->setEditable(true);
+    m_queue->addItem(tr("(default)"));
+    m_queue->setToolTip(tr("The queue whose policy is shown: (default), or a job spec's queue: name"));
+    bar->addWidget(m_queue);
     bar->addWidget(policyLabel);
     bar->addWidget(m_policy);
     bar->addSeparator();
@@ -104,8 +112,15 @@ QueueView::QueueView(RunEngine* engine, QString databasePath, QWidget* parent)
             reloadPolicy(true);
         }
     });
+    connect(m_queue, &QComboBox::currentTextChanged, this, [this] { reloadPolicy(true); });
     reloadPolicy(true);
     updateSummary();
+}
+
+QString QueueView::selectedQueue() const
+{
+    return m_queue->currentIndex() == 0 && m_queue->currentText() == m_queue->itemText(0) ? QString()
+                                                                                         : m_queue->currentText().trimmed();
 }
 
 void QueueView::setRuns(const RunRows& rows)
@@ -151,25 +166,33 @@ void QueueView::reloadPolicy(bool force)
         return;
     m_policyRead = true;
     m_policyModified = modified;
-    const auto policy = loadQueuePolicy(m_databasePath);
-    if (!policy) {
-        m_policy->setToolTip(policy.error().message);
-        m_summary->setText(policy.error().message);
+    const auto all = loadQueuePolicies(m_databasePath);
+    if (!all) {
+        m_policy->setToolTip(all.error().message);
+        m_summary->setText(all.error().message);
         return;
     }
-    m_model->setOrdering(policy->ordering);
-    showPolicy(queuePolicyName(*policy));
+    for (auto it = all->queues.cbegin(); it != all->queues.cend(); ++it)
+        if (m_queue->findText(it.key()) < 0)
+            m_queue->addItem(it.key());
+    m_model->setOrdering(all->defaults.ordering);
+    showPolicy(queuePolicyName(all->forQueue(selectedQueue())));
 }
 
 Result<void> QueueView::choosePolicy(const QString& name)
 {
-    auto current = loadQueuePolicy(m_databasePath);
-    if (!current)
-        return std::unexpected(current.error());
-    auto chosen = queuePolicyNamed(name, *current);
+    auto all = loadQueuePolicies(m_databasePath);
+    if (!all)
+        return std::unexpected(all.error());
+    const QString queue = selectedQueue();
+    auto chosen = queuePolicyNamed(name, all->forQueue(queue));
     if (!chosen)
         return std::unexpected(chosen.error());
-    if (auto saved = saveQueuePolicy(m_databasePath, *chosen); !saved)
+    if (queue.isEmpty())
+        all->defaults = *chosen;
+    else
+        all->queues.insert(queue, *chosen);
+    if (auto saved = saveQueuePolicies(m_databasePath, *all); !saved)
         return saved;
     reloadPolicy(true);
     Q_EMIT policyChanged(queuePolicyName(*chosen));

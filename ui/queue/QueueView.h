@@ -42,6 +42,9 @@ public:
     QueueModel* model() const { return m_model; }
     QTableView* table() const { return m_table; }
     QComboBox* policyCombo() const { return m_policy; }
+    QComboBox* queueCombo() const { return m_queue; }
+    // The queue the policy selector applies to; empty = the default queue.
+    QString selectedQueue() const;
     QueueActions* queueActions() const { return m_actions; }
 
     // A StoreReader snapshot (the runs table's).
@@ -75,6 +78,7 @@ private:
     QueueActions* m_actions = nullptr;
     QTableView* m_table = nullptr;
     QComboBox* m_policy = nullptr;
+    QComboBox* m_queue = nullptr;
     QLabel* m_summary = nullptr;
     QDateTime m_policyModified;
     bool m_policyRead = false;

@@ -5,6 +5,7 @@
 // breaks, e.g. "any split of the input over feed() calls gives the same result".
 
 #include "logs/importers/ImportedMetric.h"
+#include "logs/importers/MetricStreamReader.h"
 
 #include <QByteArrayView>
 #include <QList>
@@ -71,6 +72,43 @@ inline bool sameMetrics(const QList<ty::ImportedMetric>& a, const QList<ty::Impo
             return false;
     }
     return true;
+}
+
+// The documented invariant of every MetricStreamReader: feeding `data` whole
+// or in pieces (sizes drawn from `seed`) gives the same samples, the same
+// error and consumed offset and, when `compareWarnings`, the same warning
+// count; and it never consumes more than it was fed. Aborts (invariantBroken)
+// naming `what` otherwise.
+template <typename Reader>
+void checkSplitInvariant(QByteArrayView data, unsigned seed, const char* what, bool compareWarnings = true)
+{
+    struct Outcome {
+        QList<ty::ImportedMetric> metrics;
+        QString error;
+        qint64 consumed = 0;
+        qint64 warnings = 0;
+    };
+    const auto readAll = [](const QList<QByteArrayView>& parts) {
+        Reader r;
+        Outcome o;
+        for (QByteArrayView p : parts) {
+            r.feed(p);
+            o.metrics += r.takeMetrics();
+        }
+        r.finish();
+        o.metrics += r.takeMetrics();
+        o.error = r.error();
+        o.consumed = r.consumedOffset();
+        o.warnings = r.warningCount();
+        return o;
+    };
+    const Outcome whole = readAll({data});
+    const Outcome split = readAll(pieces(data, seed));
+    if (!sameMetrics(whole.metrics, split.metrics) || whole.error != split.error || whole.consumed != split.consumed
+        || (compareWarnings && whole.warnings != split.warnings))
+        invariantBroken(what);
+    if (whole.consumed > data.size())
+        invariantBroken("a reader consumed more bytes than it was fed");
 }
 
 } // namespace fuzz

@@ -1,5 +1,6 @@
 // CsvMetricsReader: Lightning's real metrics.csv (sparse columns), RFC 4180
 // quoting, nan/inf, bad cells, splits, resume.
+#include "ImporterTestUtil.h"
 #include "TestSupport.h"
 #include "logs/importers/CsvMetricsReader.h"
 
@@ -10,29 +11,7 @@
 
 using namespace ty;
 
-namespace {
-
-QList<ImportedMetric> readAll(QByteArrayView bytes, qsizetype chunk, CsvMetricsReader& r)
-{
-    QList<ImportedMetric> out;
-    for (qsizetype pos = 0; pos < bytes.size(); pos += chunk) {
-        r.feed(bytes.sliced(pos, qMin(chunk, bytes.size() - pos)));
-        out += r.takeMetrics();
-    }
-    r.finish();
-    out += r.takeMetrics();
-    return out;
-}
-
-QMap<QString, QList<ImportedMetric>> byKey(const QList<ImportedMetric>& ms)
-{
-    QMap<QString, QList<ImportedMetric>> out;
-    for (const ImportedMetric& m : ms)
-        out[m.key].append(m);
-    return out;
-}
-
-} // namespace
+using test::byKey;
 
 class TestCsvMetricsReader : public QObject
 {
@@ -44,7 +23,7 @@ private Q_SLOTS:
         const QByteArray file = test::readFixture(QStringLiteral("gpu-workstation/frameworks/lightning-csv/metrics.csv"));
         QVERIFY(!file.isEmpty());
         CsvMetricsReader r;
-        const QList<ImportedMetric> ms = readAll(file, file.size(), r);
+        const QList<ImportedMetric> ms = test::readInChunks(r, file, file.size());
         QVERIFY2(!r.hasError(), qPrintable(r.error()));
         QCOMPARE(r.warningCount(), 0);
         QCOMPARE(r.header(), (QStringList{"epoch", "step", "train_loss", "val_acc", "val_loss"}));
@@ -65,7 +44,7 @@ private Q_SLOTS:
         QCOMPARE(keys["val_acc"][4].step, 114);
         for (qsizetype chunk : {1, 3, 64}) {
             CsvMetricsReader r2;
-            QCOMPARE(readAll(file, chunk, r2), ms);
+            QCOMPARE(test::readInChunks(r2, file, chunk), ms);
         }
         // Resume before row 10 with the header the first reader saw.
         CsvMetricsReader a;
@@ -90,7 +69,7 @@ private Q_SLOTS:
                                "2,,\"multi\nline\",+7,1\r\n"
                                "3,1,2,3"; // last row without line ending: read by finish()
         CsvMetricsReader r(QStringLiteral("q.csv"));
-        const QList<ImportedMetric> ms = readAll(csv, 2, r);
+        const QList<ImportedMetric> ms = test::readInChunks(r, csv, 2);
         QVERIFY2(!r.hasError(), qPrintable(r.error()));
         QCOMPARE(r.header(), (QStringList{"step", "val,loss", "say \"hi\"", "acc", "epoch"}));
         const auto keys = byKey(ms);
@@ -116,7 +95,7 @@ private Q_SLOTS:
         // No step column: the row number is the step. Extra cells and a bad step are warned about.
         const QByteArray csv = "loss,acc\n1,2\n3\n\n4,5,6\n";
         CsvMetricsReader r;
-        const QList<ImportedMetric> ms = readAll(csv, csv.size(), r);
+        const QList<ImportedMetric> ms = test::readInChunks(r, csv, csv.size());
         const auto keys = byKey(ms);
         QCOMPARE(keys["loss"].size(), 3);
         QCOMPARE(keys["loss"][2].step, 2); // blank line is not a row
@@ -126,7 +105,7 @@ private Q_SLOTS:
 
         const QByteArray badStep = "step,loss\n1.5,2\nx,3\n7,4\n,5\n";
         CsvMetricsReader r2;
-        const QList<ImportedMetric> ms2 = readAll(badStep, 4, r2);
+        const QList<ImportedMetric> ms2 = test::readInChunks(r2, badStep, 4);
         QCOMPARE(ms2.size(), 2);
         QCOMPARE(ms2[0].step, 7);
         QCOMPARE(ms2[1].step, 8); // empty step cell: previous step + 1
@@ -136,7 +115,7 @@ private Q_SLOTS:
         // An unterminated quote at end of file is the error; rows before it count.
         const QByteArray openQuote = "step,loss\n1,2\n2,\"3\n";
         CsvMetricsReader r3(QStringLiteral("o.csv"));
-        const QList<ImportedMetric> ms3 = readAll(openQuote, openQuote.size(), r3);
+        const QList<ImportedMetric> ms3 = test::readInChunks(r3, openQuote, openQuote.size());
         QCOMPARE(ms3.size(), 1);
         QVERIFY(r3.hasError());
         QCOMPARE(r3.errorOffset(), 14);

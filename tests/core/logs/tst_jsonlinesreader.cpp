@@ -1,5 +1,6 @@
 // JsonLinesReader and parseLenientJson: Python's NaN/Infinity, steps, nested
 // keys, bad lines, splits, over-long lines, unterminated last line, resume.
+#include "ImporterTestUtil.h"
 #include "TestSupport.h"
 #include "logs/importers/JsonLinesReader.h"
 #include "logs/importers/LenientJson.h"
@@ -12,21 +13,6 @@
 
 using namespace ty;
 
-namespace {
-
-QList<ImportedMetric> readAll(QByteArrayView bytes, qsizetype chunk, JsonLinesReader& r)
-{
-    QList<ImportedMetric> out;
-    for (qsizetype pos = 0; pos < bytes.size(); pos += chunk) {
-        r.feed(bytes.sliced(pos, qMin(chunk, bytes.size() - pos)));
-        out += r.takeMetrics();
-    }
-    r.finish();
-    out += r.takeMetrics();
-    return out;
-}
-
-} // namespace
 
 class TestJsonLinesReader : public QObject
 {
@@ -90,7 +76,7 @@ private Q_SLOTS:
                                 "{\"loss\": 3}"; // unterminated last line: read by finish()
         for (qsizetype chunk : {qsizetype(1), qsizetype(5), qsizetype(text.size())}) {
             JsonLinesReader r(QStringLiteral("m.jsonl"));
-            const QList<ImportedMetric> ms = readAll(text, chunk, r);
+            const QList<ImportedMetric> ms = test::readInChunks(r, text, chunk);
             QVERIFY2(!r.hasError(), qPrintable(r.error()));
             QCOMPARE(ms.size(), 6);
             QCOMPARE(ms[0], (ImportedMetric{"loss", 10, 1.5, 0.5, Q_INT64_C(1767225600250)}));
@@ -147,7 +133,7 @@ private Q_SLOTS:
     {
         QByteArray big = "{\"x\": \"" + QByteArray(JsonLinesReader::kMaxLineBytes + 10, 'a') + "\"}\n{\"step\": 5, \"y\": 1}\n";
         JsonLinesReader r;
-        const QList<ImportedMetric> ms = readAll(big, 1 << 20, r);
+        const QList<ImportedMetric> ms = test::readInChunks(r, big, 1 << 20);
         QCOMPARE(ms.size(), 1);
         QCOMPARE(ms[0].key, QStringLiteral("y"));
         QCOMPARE(r.warningCount(), 1);

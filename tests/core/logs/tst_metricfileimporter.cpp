@@ -1,6 +1,7 @@
 // importMetricFile / detectMetricFileFormat, and the cross-check: the
 // Lightning CSVLogger and TensorBoardLogger files of the same run give the same
 // train_loss, val_loss and val_acc series.
+#include "ImporterTestUtil.h"
 #include "TestSupport.h"
 #include "logs/importers/MetricFileImporter.h"
 
@@ -16,13 +17,7 @@ using namespace ty;
 
 namespace {
 
-QMap<QString, QList<ImportedMetric>> byKey(const QList<ImportedMetric>& ms)
-{
-    QMap<QString, QList<ImportedMetric>> out;
-    for (const ImportedMetric& m : ms)
-        out[m.key].append(m);
-    return out;
-}
+using test::byKey;
 
 QString tfeventsPath()
 {

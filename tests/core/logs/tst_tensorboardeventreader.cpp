@@ -1,6 +1,7 @@
 // TensorBoardEventReader / TfRecordReader / decodeTfEvent / crc32c: the real
 // Lightning event file, hand-encoded events (simple_value, float/double
 // tensors in every encoding, plugin metadata), corruption, truncation, resume.
+#include "ImporterTestUtil.h"
 #include "TestSupport.h"
 #include "logs/importers/Crc32c.h"
 #include "logs/importers/TensorBoardEventReader.h"
@@ -85,25 +86,7 @@ QList<qint64> recordOffsets(const QByteArray& file)
     return offs;
 }
 
-QMap<QString, QList<ImportedMetric>> byKey(const QList<ImportedMetric>& ms)
-{
-    QMap<QString, QList<ImportedMetric>> out;
-    for (const ImportedMetric& m : ms)
-        out[m.key].append(m);
-    return out;
-}
-
-QList<ImportedMetric> readAll(const QByteArray& bytes, qsizetype chunk, TensorBoardEventReader& r)
-{
-    QList<ImportedMetric> out;
-    for (qsizetype pos = 0; pos < bytes.size(); pos += chunk) {
-        r.feed(QByteArrayView(bytes).sliced(pos, qMin(chunk, bytes.size() - pos)));
-        out += r.takeMetrics();
-    }
-    r.finish();
-    out += r.takeMetrics();
-    return out;
-}
+using test::byKey;
 
 } // namespace
 
@@ -135,7 +118,7 @@ private Q_SLOTS:
         const QByteArray file = test::readFixture(kFixture);
         QCOMPARE(file.size(), 3694);
         TensorBoardEventReader r(QStringLiteral("events"));
-        const QList<ImportedMetric> ms = readAll(file, file.size(), r);
+        const QList<ImportedMetric> ms = test::readInChunks(r, file, file.size());
         QVERIFY2(!r.hasError(), qPrintable(r.error()));
         QCOMPARE(r.warningCount(), 0);
         QCOMPARE(r.recordsRead(), 77);                 // 1 file_version + 1 hp_metric + 3 hparams + 72 scalar events
@@ -169,13 +152,13 @@ private Q_SLOTS:
         // Any split gives the same samples.
         for (qsizetype chunk : {1, 7, 16, 100, 1000}) {
             TensorBoardEventReader r2;
-            QCOMPARE(readAll(file, chunk, r2), ms);
+            QCOMPARE(test::readInChunks(r2, file, chunk), ms);
             QVERIFY(!r2.hasError());
         }
 
         // With epochTag empty, `epoch` is a series of its own.
         TensorBoardEventReader raw({}, 0, 0, QString());
-        const auto rawKeys = byKey(readAll(file, file.size(), raw));
+        const auto rawKeys = byKey(test::readInChunks(raw, file, file.size()));
         QCOMPARE(rawKeys["epoch"].size(), 33);
         QVERIFY(!rawKeys["train_loss"][0].epoch);
     }
@@ -184,7 +167,7 @@ private Q_SLOTS:
     {
         const QByteArray file = test::readFixture(kFixture);
         TensorBoardEventReader whole;
-        const QList<ImportedMetric> all = readAll(file, file.size(), whole);
+        const QList<ImportedMetric> all = test::readInChunks(whole, file, file.size());
 
         // Stop in the middle of a record; resume from the reader's own resume point.
         const qsizetype cut = 2000;
@@ -223,7 +206,7 @@ private Q_SLOTS:
         const qint64 at = offs[29];
         bad[at + 14] = char(bad[at + 14] ^ 0x40);
         TensorBoardEventReader r(QStringLiteral("bad.tfevents"));
-        const QList<ImportedMetric> ms = readAll(bad, bad.size(), r);
+        const QList<ImportedMetric> ms = test::readInChunks(r, bad, bad.size());
         QVERIFY(r.hasError());
         QCOMPARE(r.errorOffset(), at);
         QVERIFY2(r.error().contains(QStringLiteral("record 30 at byte offset %1").arg(at)), qPrintable(r.error()));
@@ -242,7 +225,7 @@ private Q_SLOTS:
         QByteArray badLen = file;
         badLen[offs[10] + 1] = char(badLen[offs[10] + 1] ^ 0x01);
         TensorBoardEventReader r2;
-        readAll(badLen, 64, r2);
+        test::readInChunks(r2, badLen, 64);
         QVERIFY(r2.error().contains(QStringLiteral("record 11 at byte offset %1: length CRC mismatch").arg(offs[10])));
         QCOMPARE(r2.recordsRead(), 10);
 
@@ -251,7 +234,7 @@ private Q_SLOTS:
         const qint64 crcPos = offs[41] - 1;
         badCrc[crcPos] = char(badCrc[crcPos] ^ 0x80);
         TensorBoardEventReader r3;
-        readAll(badCrc, badCrc.size(), r3);
+        test::readInChunks(r3, badCrc, badCrc.size());
         QCOMPARE(r3.errorOffset(), offs[40]);
         QCOMPARE(r3.recordsRead(), 40);
     }
@@ -264,7 +247,7 @@ private Q_SLOTS:
             const qint64 recStart = cut == file.size() - 1 ? offs.last() : offs[50];
             const qint64 recIndex = cut == file.size() - 1 ? 77 : 51;
             TensorBoardEventReader r(QStringLiteral("cut"));
-            const QList<ImportedMetric> ms = readAll(file.first(cut), 333, r);
+            const QList<ImportedMetric> ms = test::readInChunks(r, file.first(cut), 333);
             QVERIFY(r.hasError());
             QCOMPARE(r.errorOffset(), recStart);
             QVERIFY2(r.error().contains(QStringLiteral("record %1 at byte offset %2: truncated").arg(recIndex).arg(recStart)),
@@ -275,7 +258,7 @@ private Q_SLOTS:
         }
         // Cut exactly at a record boundary: no error, just fewer records.
         TensorBoardEventReader ok;
-        readAll(file.first(offs[50]), 100, ok);
+        test::readInChunks(ok, file.first(offs[50]), 100);
         QVERIFY(!ok.hasError());
         QCOMPARE(ok.recordsRead(), 50);
     }
@@ -317,7 +300,7 @@ private Q_SLOTS:
         file += record(makeEvent(1767225602.0, (qint64(1) << 40), {simpleValue("big_step", 1.0f)}));
 
         TensorBoardEventReader r(QStringLiteral("synthetic"));
-        const QList<ImportedMetric> ms = readAll(file, 5, r);
+        const QList<ImportedMetric> ms = test::readInChunks(r, file, 5);
         QVERIFY2(!r.hasError(), qPrintable(r.error()));
         QCOMPARE(r.warningCount(), 1);
         QVERIFY2(r.warnings().first().contains(QLatin1String("record 4 at byte offset")), qPrintable(r.warnings().first()));

@@ -1,6 +1,6 @@
 #include "DecimatedChart.h"
 
-#include "AxisTicks.h"
+#include "ChartStyle.h"
 #include "ChartView.h"
 #include "Smoothing.h"
 
@@ -35,13 +35,7 @@ DecimatedChart::DecimatedChart(const QString& title, QWidget* parent)
     : QWidget(parent)
 {
     setObjectName(QStringLiteral("decimatedChart:") + title);
-    m_chart = new QChart;
-    m_chart->legend()->hide();
-    m_chart->setMargins(QMargins(2, 2, 2, 2));
-    m_chart->setBackgroundRoundness(0);
-    QFont titleFont = m_chart->titleFont();
-    titleFont.setBold(true);
-    m_chart->setTitleFont(titleFont);
+    m_chart = newPlainChart(2);
 
     m_axisX = new QValueAxis;
     m_axisX->setLabelFormat(QStringLiteral("%g"));

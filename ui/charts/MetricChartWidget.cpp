@@ -1,6 +1,6 @@
 #include "MetricChartWidget.h"
 
-#include "AxisTicks.h"
+#include "ChartStyle.h"
 
 #include <QChart>
 #include <QChartView>
@@ -24,13 +24,7 @@ MetricChartWidget::MetricChartWidget(const QString& key, QWidget* parent)
     , m_color(0x15, 0x65, 0xc0)
 {
     setObjectName(QStringLiteral("metricChart:") + key);
-    m_chart = new QChart;
-    m_chart->legend()->hide();
-    m_chart->setMargins(QMargins(4, 4, 4, 4));
-    m_chart->setBackgroundRoundness(0);
-    QFont titleFont = m_chart->titleFont();
-    titleFont.setBold(true);
-    m_chart->setTitleFont(titleFont);
+    m_chart = newPlainChart(4);
 
     m_axisX = new QValueAxis;
     m_axisX->setLabelFormat(QStringLiteral("%g"));
@@ -205,7 +199,7 @@ void MetricChartWidget::updateAxes()
         y0 -= pad;
         y1 += pad;
     }
-    // Round ticks without stretching the range (AxisTicks.h).
+    // Round ticks without stretching the range (ChartStyle.h).
     setNiceRange(m_axisX, x0, x1);
     setNiceRange(m_axisY, y0, y1);
 

@@ -1,8 +1,15 @@
 #pragma once
 
+// What every Trainyard chart shares: the plain look, and round axis ticks.
+
+class QChart;
 class QValueAxis;
 
 namespace ty {
+
+// A new QChart with the house style: no legend, square corners, `margin`
+// pixels around the plot, a bold title. The caller owns it (or a QChartView).
+QChart* newPlainChart(int margin);
 
 // 1, 2 or 5 times a power of ten, close to `raw` (> 0); 1 for nonsense input.
 double niceStep(double raw);

@@ -1,10 +1,23 @@
-#include "AxisTicks.h"
+#include "ChartStyle.h"
 
+#include <QChart>
 #include <QValueAxis>
 
 #include <cmath>
 
 namespace ty {
+
+QChart* newPlainChart(int margin)
+{
+    auto* chart = new QChart;
+    chart->legend()->hide();
+    chart->setMargins(QMargins(margin, margin, margin, margin));
+    chart->setBackgroundRoundness(0);
+    QFont titleFont = chart->titleFont();
+    titleFont.setBold(true);
+    chart->setTitleFont(titleFont);
+    return chart;
+}
 
 double niceStep(double raw)
 {

@@ -353,10 +353,11 @@ Result<void> SqliteWriter::prepareStatements()
         return {};
     };
     const std::pair<std::optional<QSqlQuery>*, const char*> statements[] = {
+        // Both start with the mutable columns, in bindMutableRunFields() order.
         {&m_insertRun,
-         "INSERT INTO runs (name, state, spec_yaml, spec_path, node, gpus, argv, workdir, env, priority,"
-         " created_at, started_at, finished_at, exit_code, exit_signal, failure_reason, agent_run_id,"
-         " console_path, console_offset) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+         "INSERT INTO runs (name, state, node, gpus, argv, workdir, env, priority, started_at, finished_at,"
+         " exit_code, exit_signal, failure_reason, agent_run_id, console_path,"
+         " spec_yaml, spec_path, created_at, console_offset) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
         {&m_updateRun,
          "UPDATE runs SET name = ?, state = ?, node = ?, gpus = ?, argv = ?, workdir = ?, env = ?, priority = ?,"
          " started_at = ?, finished_at = ?, exit_code = ?, exit_signal = ?, failure_reason = ?,"
@@ -548,23 +549,21 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
     return out;
 }
 
-Result<RunId> SqliteWriter::applyCreate(const storeop::CreateRun& op)
+namespace {
+// Binds the run fields updateRun() may change -- the first 15 placeholders of
+// both the run INSERT and the run UPDATE -- and returns the next index.
+int bindMutableRunFields(QSqlQuery& q, const RunRecord& r)
 {
     using namespace sqlcodec;
-    const RunRecord& r = op.run;
-    QSqlQuery& q = *m_insertRun;
     int i = 0;
     q.bindValue(i++, textToSql(r.name));
     q.bindValue(i++, runStateName(r.state));
-    q.bindValue(i++, textToSql(r.specYaml));
-    q.bindValue(i++, textToSql(r.specPath));
     q.bindValue(i++, textToSql(r.node));
     q.bindValue(i++, intListToJson(r.gpus));
     q.bindValue(i++, stringListToJson(r.argv));
     q.bindValue(i++, textToSql(r.workdir));
     q.bindValue(i++, stringMapToJson(r.env));
     q.bindValue(i++, r.priority);
-    q.bindValue(i++, timeToSql(r.createdAt.isValid() ? r.createdAt : QDateTime::currentDateTimeUtc()));
     q.bindValue(i++, timeToSql(r.startedAt));
     q.bindValue(i++, timeToSql(r.finishedAt));
     q.bindValue(i++, optionalIntToSql(r.exitCode));
@@ -572,6 +571,19 @@ Result<RunId> SqliteWriter::applyCreate(const storeop::CreateRun& op)
     q.bindValue(i++, textToSql(r.failureReason));
     q.bindValue(i++, textToSql(r.agentRunId));
     q.bindValue(i++, textToSql(r.consolePath));
+    return i;
+}
+} // namespace
+
+Result<RunId> SqliteWriter::applyCreate(const storeop::CreateRun& op)
+{
+    using namespace sqlcodec;
+    const RunRecord& r = op.run;
+    QSqlQuery& q = *m_insertRun;
+    int i = bindMutableRunFields(q, r);
+    q.bindValue(i++, textToSql(r.specYaml));
+    q.bindValue(i++, textToSql(r.specPath));
+    q.bindValue(i++, timeToSql(r.createdAt.isValid() ? r.createdAt : QDateTime::currentDateTimeUtc()));
     q.bindValue(i++, QVariant::fromValue<qint64>(r.consoleOffset));
     if (!q.exec())
         return fail(QStringLiteral("%1: cannot create run \"%2\": %3").arg(m_path, r.name, q.lastError().text()));
@@ -622,23 +634,8 @@ Result<bool> SqliteWriter::applyUpdate(const storeop::UpdateRun& op)
     using namespace sqlcodec;
     const RunRecord& r = op.run;
     QSqlQuery& q = *m_updateRun;
-    int i = 0;
-    q.bindValue(i++, textToSql(r.name));
-    q.bindValue(i++, runStateName(r.state));
-    q.bindValue(i++, textToSql(r.node));
-    q.bindValue(i++, intListToJson(r.gpus));
-    q.bindValue(i++, stringListToJson(r.argv));
-    q.bindValue(i++, textToSql(r.workdir));
-    q.bindValue(i++, stringMapToJson(r.env));
-    q.bindValue(i++, r.priority);
-    q.bindValue(i++, timeToSql(r.startedAt));
-    q.bindValue(i++, timeToSql(r.finishedAt));
-    q.bindValue(i++, optionalIntToSql(r.exitCode));
-    q.bindValue(i++, optionalIntToSql(r.exitSignal));
-    q.bindValue(i++, textToSql(r.failureReason));
-    q.bindValue(i++, textToSql(r.agentRunId));
-    q.bindValue(i++, textToSql(r.consolePath));
-    q.bindValue(i++, QVariant::fromValue<qint64>(r.id));
+    const int i = bindMutableRunFields(q, r);
+    q.bindValue(i, QVariant::fromValue<qint64>(r.id));
     if (!q.exec())
         return fail(QStringLiteral("%1: cannot update run %2: %3").arg(m_path).arg(r.id).arg(q.lastError().text()));
     if (q.numRowsAffected() <= 0) {

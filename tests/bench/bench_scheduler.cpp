@@ -9,6 +9,7 @@
 //
 // Usage: bench_scheduler [--trace DIR] [--reps N] [--skip-trace] [--only POLICY-SUBSTRING]
 
+#include "SchedTestUtil.h"
 #include "sched/Scheduler.h"
 #include "sched/Simulator.h"
 
@@ -64,21 +65,13 @@ long maxRssKiB()
     return -1;
 }
 
+// The tests' node, with two PCI roots (half the GPUs on each) so the
+// topology-aware path is measured too.
 NodeState node(const QString& name, int gpus, const QString& model, int cpus, qint64 memMiB)
 {
-    NodeState n;
-    n.name = name;
-    n.cpus = cpus;
-    n.memoryMiB = memMiB;
-    for (int g = 0; g < gpus; ++g) {
-        GpuState gs;
-        gs.index = g;
-        gs.uuid = QStringLiteral("GPU-%1-%2").arg(name).arg(g);
-        gs.name = model;
-        gs.memoryTotalMiB = gs.memoryFreeMiB = 80 * 1024;
-        gs.pciRoot = g < gpus / 2 ? QStringLiteral("0000:00") : QStringLiteral("0000:80");
-        n.gpus << gs;
-    }
+    NodeState n = test::makeNode(name, gpus, 80 * test::kGiB, model, cpus, memMiB);
+    for (int g = 0; g < gpus; ++g)
+        n.gpus[g].pciRoot = g < gpus / 2 ? QStringLiteral("0000:00") : QStringLiteral("0000:80");
     return n;
 }
 

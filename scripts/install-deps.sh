@@ -8,13 +8,15 @@ packages=(
   # toolchain
   build-essential cmake ninja-build git pkg-config
   # Qt 6 (Core, Sql+SQLite, Network, Widgets, Charts, Svg, Test)
-  qt6-base-dev qt6-charts-dev libqt6sql6-sqlite qt6-svg-dev libqt6opengl6-dev libxkbcommon-dev
+  qt6-base-dev qt6-charts-dev libqt6sql6-sqlite qt6-svg-dev libqt6opengl6-dev libxkbcommon-dev qtkeychain-qt6-dev
   # other libraries from Debian
   libssh-dev libyaml-cpp-dev nlohmann-json3-dev libsqlite3-dev sqlite3
   # the bundled example: PyTorch MLP on scikit-learn's digits, with a tqdm bar
   python3 python3-torch python3-sklearn python3-tqdm
   # tests: terminal oracle, GUI under Xvfb, real sshd, screenshots
   tmux xvfb xauth openssh-server openssh-client procps
+  # tests: a real Secret Service for remembered passphrases (QtKeychain)
+  gnome-keyring dbus-daemon
 )
 
 missing=()

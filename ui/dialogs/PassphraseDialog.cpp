@@ -1,10 +1,15 @@
 #include "PassphraseDialog.h"
 
+#include "Keychain.h"
+
 #include <QApplication>
+#include <QCheckBox>
+#include <QDateTime>
 #include <QDialogButtonBox>
 #include <QFormLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QThread>
 #include <QVBoxLayout>
 
@@ -20,7 +25,10 @@ PassphraseDialog::PassphraseDialog(const QString& node, const QString& prompt, Q
                             this);
     text->setObjectName(QStringLiteral("passphrasePrompt"));
     text->setWordWrap(true);
-    auto* note = new QLabel(tr("<small>Trainyard hands the passphrase to libssh and does not store it.</small>"), this);
+    auto* note = new QLabel(tr("<small>Trainyard hands the passphrase to libssh. It keeps it only in the "
+                               "system keychain, and only if you ask; never in a file.</small>"),
+                            this);
+    note->setWordWrap(true);
     m_edit = new QLineEdit(this);
     m_edit->setObjectName(QStringLiteral("passphraseEdit"));
     m_edit->setEchoMode(QLineEdit::Password);
@@ -30,6 +38,9 @@ PassphraseDialog::PassphraseDialog(const QString& node, const QString& prompt, Q
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(text);
     layout->addWidget(m_edit);
+    m_remember = new QCheckBox(tr("Remember in the system keychain"), this);
+    m_remember->setObjectName(QStringLiteral("rememberPassphrase"));
+    layout->addWidget(m_remember);
     layout->addWidget(note);
     layout->addWidget(buttons);
     resize(440, sizeHint().height());
@@ -40,16 +51,16 @@ PassphraseDialog::~PassphraseDialog()
     m_edit->clear();
 }
 
-std::optional<QByteArray> PassphraseDialog::ask(QWidget* parent, const QString& node, const QString& prompt)
+std::optional<PassphraseDialog::Answer> PassphraseDialog::ask(QWidget* parent, const QString& node, const QString& prompt)
 {
     PassphraseDialog dialog(node, prompt, parent);
     if (dialog.exec() != QDialog::Accepted)
         return std::nullopt;
     QString text = dialog.m_edit->text();
     dialog.m_edit->clear();
-    QByteArray bytes = text.toUtf8();
+    Answer answer{text.toUtf8(), dialog.m_remember->isChecked()};
     text.fill(QChar(u'\0'));
-    return bytes;
+    return answer;
 }
 
 GuiPassphraseProvider::GuiPassphraseProvider(QWidget* parent)
@@ -73,16 +84,50 @@ std::optional<QByteArray> GuiPassphraseProvider::passphrase(const QString& node,
     if (!context)
         return std::nullopt;
     if (QThread::currentThread() == context->thread())
-        return PassphraseDialog::ask(m_parent, node, prompt);
-    std::optional<QByteArray> answer;
-    QPointer<QWidget> parent = m_parent;
+        return answer(node, prompt);
+    std::optional<QByteArray> result;
     // Blocks this (SSH) thread until the user answered on the GUI thread. If
     // the context object is deleted first, Qt releases the wait and the
     // answer stays nullopt.
-    QMetaObject::invokeMethod(context, [&answer, parent, node, prompt] {
-        answer = PassphraseDialog::ask(parent, node, prompt);
+    QMetaObject::invokeMethod(context, [this, &result, node, prompt] {
+        result = answer(node, prompt);
     }, Qt::BlockingQueuedConnection);
-    return answer;
+    return result;
+}
+
+std::optional<QByteArray> GuiPassphraseProvider::answer(const QString& node, const QString& prompt)
+{
+    const QString key = Keychain::passphraseKey(node, prompt);
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    const auto lastAnswer = m_fromKeychainAt.constFind(key);
+    if (lastAnswer != m_fromKeychainAt.cend() && now - *lastAnswer < 120'000) {
+        // Asked again right after the keychain answered: that passphrase no
+        // longer opens the key. Forget it and ask.
+        m_fromKeychainAt.remove(key);
+        if (auto removed = Keychain::remove(key); !removed)
+            m_keychainError = removed.error().message;
+    } else {
+        auto stored = Keychain::read(key);
+        if (stored) {
+            m_fromKeychainAt.insert(key, now);
+            return *stored;
+        }
+        if (!stored.error().message.startsWith(QStringLiteral("no entry")))
+            m_keychainError = stored.error().message;
+    }
+    auto asked = PassphraseDialog::ask(m_parent, node, prompt);
+    if (!asked)
+        return std::nullopt;
+    if (asked->remember) {
+        if (auto written = Keychain::write(key, asked->passphrase); !written) {
+            m_keychainError = written.error().message;
+            QMessageBox::warning(m_parent, QObject::tr("Passphrase not remembered"),
+                                 QObject::tr("The passphrase is used for this connection but could not be kept "
+                                             "in the system keychain, and is not stored anywhere else.\n\n%1")
+                                     .arg(m_keychainError));
+        }
+    }
+    return std::move(asked->passphrase);
 }
 
 } // namespace ty

@@ -10,11 +10,13 @@
 namespace ty {
 
 // One row of the runs table: an immutable snapshot of a run as stored, with
-// the latest point of each of its metric keys (ResultStore::latestMetrics).
+// the latest point of each of its metric keys (ResultStore::latestMetrics)
+// and its params (ResultStore::params; the runs filter reads them).
 // Built on a reader thread (StoreReader) and handed to RunsModel by value.
 struct RunRow {
     RunRecord run;
     QMap<QString, MetricPoint> latest;
+    QMap<QString, QString> params;
 };
 
 using RunRows = QList<RunRow>;

@@ -61,6 +61,8 @@ public:
     RunId runIdAt(int row) const;
     int rowOf(RunId run) const;            // -1 when absent
     const RunRow* rowData(RunId run) const; // nullptr when absent
+    // The row at `row` (0 <= row < rowCount()); valid inside row signals, where rowData() may not be yet.
+    const RunRow& rowAt(int row) const { return m_rows.at(row); }
     QStringList metricColumns() const { return m_metricKeys; }
     void setMaxMetricColumns(int n);
 

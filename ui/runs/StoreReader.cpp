@@ -41,7 +41,7 @@ void StoreReader::loadRuns()
     const QList<RunRecord> runs = m_store->runs();
     rows.reserve(runs.size());
     for (const RunRecord& r : runs)
-        rows.append(RunRow{r, m_store->latestMetrics(r.id)});
+        rows.append(RunRow{r, m_store->latestMetrics(r.id), m_store->params(r.id)});
     Q_EMIT runsLoaded(rows);
 }
 

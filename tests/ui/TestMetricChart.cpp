@@ -1,13 +1,25 @@
+// The single-run Metrics tab: MetricChartWidget / MetricChartsPanel drawn
+// through DecimatedChart (M4), live appends that redo only the tail, the x
+// axes (step, epoch, relative and wall time), the log y axis, SVG export.
+#include "charts/DecimatedChart.h"
+#include "charts/M4Decimator.h"
 #include "charts/MetricChartWidget.h"
 #include "charts/MetricChartsPanel.h"
+#include "charts/XAxisMap.h"
 
+#include <QCategoryAxis>
 #include <QChart>
-#include <QElapsedTimer>
 #include <QChartView>
-#include <QLineSeries>
-#include <QScatterSeries>
+#include <QDateTimeAxis>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QLabel>
+#include <QTemporaryDir>
+#include <QImage>
+#include <QPainter>
 #include <QTest>
 #include <QValueAxis>
+#include <QXmlStreamReader>
 
 #include <cmath>
 #include <limits>
@@ -27,23 +39,41 @@ QList<SeriesPoint> pts(std::initializer_list<double> ys, double x0 = 0)
     return out;
 }
 
-QList<QLineSeries*> lineSeries(MetricChartWidget& w)
+// A noisy decaying loss, step i, wall time t0 + i seconds.
+QList<SeriesPoint> lossCurve(int from, int to, double t0 = 1.7e12)
 {
-    QList<QLineSeries*> out;
-    const auto all = w.chartView()->chart()->series();
-    for (QAbstractSeries* s : all)
-        if (s->type() == QAbstractSeries::SeriesTypeLine)
-            out.append(static_cast<QLineSeries*>(s));
+    QList<SeriesPoint> out;
+    for (int i = from; i < to; ++i)
+        out.append(SeriesPoint{double(i), 2.0 / (1.0 + i * 0.01) + 0.05 * std::sin(i * 0.37) + ((i % 997) == 0 ? 1.5 : 0.0),
+                               t0 + i * 1000.0});
     return out;
 }
 
-int scatterPoints(MetricChartWidget& w)
+// What decimateM4 gives for these points on the chart's current viewport.
+QList<QList<QPointF>> expectedSample(const DecimatedChart& c, const std::vector<double>& x, const std::vector<double>& y)
 {
+    return decimateM4(x, y, c.viewport()).segments;
+}
+
+int svgStrokesOf(const QString& svg, const QColor& colour, bool* valid)
+{
+    // Counts path/polyline elements inside groups stroked with `colour`.
+    QXmlStreamReader xml(svg);
+    QList<bool> stroked; // per open element: inside a group of that stroke
     int n = 0;
-    const auto all = w.chartView()->chart()->series();
-    for (QAbstractSeries* s : all)
-        if (s->type() == QAbstractSeries::SeriesTypeScatter)
-            n += int(static_cast<QScatterSeries*>(s)->count());
+    while (!xml.atEnd()) {
+        xml.readNext();
+        if (xml.isStartElement()) {
+            const bool inside = (!stroked.isEmpty() && stroked.last())
+                || xml.attributes().value(QStringLiteral("stroke")).compare(colour.name(), Qt::CaseInsensitive) == 0;
+            stroked.append(inside);
+            if (inside && (xml.name() == u"path" || xml.name() == u"polyline"))
+                ++n;
+        } else if (xml.isEndElement()) {
+            stroked.removeLast();
+        }
+    }
+    *valid = !xml.hasError();
     return n;
 }
 } // namespace
@@ -67,6 +97,39 @@ private Q_SLOTS:
         QVERIFY(SegmentedSeries::split({}).segments.isEmpty());
     }
 
+    void epochMapInterpolates()
+    {
+        // Epoch index logged every step: one knot per epoch, at its first step.
+        std::vector<double> steps, epochs;
+        for (int s = 0; s < 300; ++s) {
+            steps.push_back(s);
+            epochs.push_back(s / 100);
+        }
+        const EpochMap perStep = EpochMap::fromSeries(steps, epochs);
+        QVERIFY(perStep.isValid());
+        QCOMPARE(perStep.knotCount(), 3);
+        QCOMPARE(perStep.epochAt(0), 0.0);
+        QCOMPARE(perStep.epochAt(50), 0.5);
+        QCOMPARE(perStep.epochAt(100), 1.0);
+        QCOMPARE(perStep.epochAt(250), 2.5); // after the last knot: step / steps-per-epoch
+        // Logged at the end of each epoch (Keras): linear between the logged steps.
+        const std::vector<double> s2{99, 199, 349}, e2{1, 2, 3};
+        const EpochMap ends = EpochMap::fromSeries(s2, e2);
+        QCOMPARE(ends.epochAt(149), 1.5);
+        QCOMPARE(ends.epochAt(274), 2.5);  // a 150-step epoch
+        QCOMPARE(ends.epochAt(424), 3.5);  // extrapolated with the last epoch's length
+        // One knot: "epoch 2 ended at step 500", from (0, 0).
+        const std::vector<double> s3{500}, e3{2};
+        QCOMPARE(EpochMap::fromSeries(s3, e3).epochAt(125), 0.5);
+        // Nothing usable.
+        const std::vector<double> s4{0, 10}, e4{kNaN, 0};
+        QVERIFY(!EpochMap::fromSeries(s4, e4).isValid());
+        QVERIFY(!EpochMap::fromSeries({}, {}).isValid());
+        QVERIFY(isEpochKey(QStringLiteral("train/epoch")) && !isEpochKey(QStringLiteral("epochs_left")));
+        QCOMPARE(pickEpochKey({QStringLiteral("train/epoch"), QStringLiteral("epoch"), QStringLiteral("loss")}),
+                 QStringLiteral("epoch"));
+    }
+
     void nanSplitsTheLine()
     {
         MetricChartWidget w(QStringLiteral("loss"));
@@ -76,25 +139,22 @@ private Q_SLOTS:
         w.setPoints(pts({2.0, 1.5, 1.2, kNaN, 1.0, 0.9, kInf, 0.8}));
         QCOMPARE(w.pointCount(), 8);
         QCOMPARE(w.segmentPointCounts(), (QList<int>{3, 2, 1}));
-        const auto lines = lineSeries(w);
-        QCOMPARE(lines.size(), 3);
-        QCOMPARE(lines.at(1)->at(0), QPointF(4, 1.0));
-        QCOMPARE(scatterPoints(w), 2);
+        QCOMPARE(w.decimatedChart()->drawnSegments(0).at(1).at(0), QPointF(4, 1.0));
         QCOMPARE(w.gapMarkerCount(), 2);
         // The y axis spans the finite values only (padded), never up to a huge value.
-        auto* y = qobject_cast<QValueAxis*>(w.chartView()->chart()->axes(Qt::Vertical).first());
-        QVERIFY(y);
-        QVERIFY2(y->max() <= 3.0, qPrintable(QString::number(y->max())));
-        QVERIFY2(y->min() >= 0.0, qPrintable(QString::number(y->min())));
-        QVERIFY(y->max() >= 2.0 && y->min() <= 0.8);
-        // Paints without crashing.
+        DecimatedChart* c = w.decimatedChart();
+        QVERIFY2(c->yMax() <= 3.0, qPrintable(QString::number(c->yMax())));
+        QVERIFY2(c->yMin() >= 0.0, qPrintable(QString::number(c->yMin())));
+        QVERIFY(c->yMax() >= 2.0 && c->yMin() <= 0.8);
         QImage img(400, 300, QImage::Format_ARGB32);
-        w.render(&img);
+        w.render(&img); // paints without crashing
     }
 
     void appendsLive()
     {
         MetricChartWidget w(QStringLiteral("val_acc"));
+        w.resize(400, 300);
+        w.show();
         w.setPoints(pts({0.5, 0.6}));
         QCOMPARE(w.segmentPointCounts(), (QList<int>{2}));
         w.appendPoints(pts({0.7, 0.75}, 2));
@@ -103,18 +163,309 @@ private Q_SLOTS:
         w.appendPoints(pts({0.8, 0.85, 0.9}, 5));
         QCOMPARE(w.segmentPointCounts(), (QList<int>{4, 3}));
         QCOMPARE(w.gapMarkerCount(), 1);
-        // Out of order: rebuilt sorted.
+        // Out of order: re-sorted by step.
         w.appendPoints({SeriesPoint{1.5, 0.55}});
         QCOMPARE(w.pointCount(), 9);
         QCOMPARE(w.segmentPointCounts(), (QList<int>{5, 3}));
-        QCOMPARE(lineSeries(w).first()->at(2), QPointF(1.5, 0.55));
+        QCOMPARE(w.decimatedChart()->drawnSegments(0).first().at(2), QPointF(1.5, 0.55));
         // Only non-finite values: no line, markers only.
         w.setPoints(pts({kNaN, kInf, -kInf}));
         QCOMPARE(w.segmentCount(), 0);
         QCOMPARE(w.gapMarkerCount(), 3);
         w.clear();
         QCOMPARE(w.pointCount(), 0);
-        QCOMPARE(lineSeries(w).size(), 0);
+        QCOMPARE(w.segmentCount(), 0);
+    }
+
+    void drawsThroughM4()
+    {
+        // 200,000 points on a ~560 px plot: at most 4 per pixel column are handed
+        // to Qt Charts, exactly decimateM4's sample.
+        MetricChartWidget w(QStringLiteral("loss"));
+        w.resize(600, 300);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        const QList<SeriesPoint> points = lossCurve(0, 200000);
+        w.setPoints(points);
+        DecimatedChart* c = w.decimatedChart();
+        QTRY_VERIFY(c->viewport().pixelWidth > 100);
+        QTest::qWait(20); // the queued re-decimation for the final plot width
+        std::vector<double> x, y;
+        for (const SeriesPoint& p : points) {
+            x.push_back(p.x);
+            y.push_back(p.y);
+        }
+        QCOMPARE(c->drawnSegments(0), expectedSample(*c, x, y));
+        const qsizetype drawn = c->drawnPoints(0);
+        QVERIFY2(drawn <= 4 * (qsizetype(c->viewport().pixelWidth) + 1) + 2, qPrintable(QString::number(drawn)));
+        QCOMPARE(w.pointCount(), 200000);
+    }
+
+    void paintedPictureEqualsAllPoints()
+    {
+        // The chart paints the series itself (paintSeries: a 1 px cosmetic
+        // pen, no antialiasing, once more than 12 series show). Its picture
+        // of the M4 sample against every point drawn with the same map and
+        // pen: no pixel farther than 1 px from ink in the other picture
+        // (TestM4Decimator's polyline criterion, here on the real item).
+        DecimatedChart c(QStringLiteral("loss"));
+        c.resize(900, 400);
+        c.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&c));
+        auto x = std::make_shared<std::vector<double>>();
+        auto y = std::make_shared<std::vector<double>>();
+        for (int i = 0; i < 100000; ++i) {
+            x->push_back(i);
+            y->push_back(2.0 / (1.0 + i * 0.001) + 0.1 * std::sin(i * 0.37) + ((i % 997) == 0 ? 1.5 : 0.0));
+        }
+        c.beginUpdate();
+        for (int k = 0; k < 13; ++k)
+            c.addSeries(QString::number(k), Qt::black, x, y);
+        QCOMPARE(c.drawnPoints(0), 0); // deferred to endUpdate()
+        c.endUpdate();
+        QTRY_VERIFY(c.viewport().pixelWidth > 100);
+        QTest::qWait(20);
+        c.zoomX(0.5, 30000.0);
+        const QRectF area = c.chart()->plotArea();
+        QVERIFY(c.drawnPoints(0) <= 4 * (qsizetype(area.width()) + 1) + 2);
+        QVERIFY(c.drawnPoints(0) > 0);
+        const int w = int(std::ceil(area.right())) + 2, h = int(std::ceil(area.bottom())) + 2;
+        QImage painted(w, h, QImage::Format_RGB32);
+        painted.fill(Qt::white);
+        {
+            QPainter p(&painted);
+            c.paintSeries(p, area);
+        }
+        QImage full(w, h, QImage::Format_RGB32);
+        full.fill(Qt::white);
+        {
+            QPainter p(&full);
+            p.setRenderHint(QPainter::Antialiasing, false);
+            p.setClipRect(area);
+            QPen pen(Qt::black, 1);
+            pen.setCosmetic(true);
+            pen.setCapStyle(Qt::FlatCap);
+            pen.setJoinStyle(Qt::BevelJoin);
+            p.setPen(pen);
+            const double sx = area.width() / (c.xMax() - c.xMin()), sy = area.height() / (c.yMax() - c.yMin());
+            QList<QPointF> pts;
+            for (std::size_t i = 0; i < x->size(); ++i)
+                pts.append(QPointF(area.left() + ((*x)[i] - c.xMin()) * sx, area.bottom() - ((*y)[i] - c.yMin()) * sy));
+            p.drawPolyline(pts.constData(), int(pts.size()));
+        }
+        const auto ink = [](const QImage& img, int col, int row) {
+            return col >= 0 && row >= 0 && col < img.width() && row < img.height() && qGray(img.pixel(col, row)) < 128;
+        };
+        int differ = 0, far = 0, inked = 0;
+        for (int row = 0; row < h; ++row)
+            for (int col = 0; col < w; ++col) {
+                inked += ink(full, col, row);
+                if (ink(full, col, row) == ink(painted, col, row))
+                    continue;
+                ++differ;
+                const QImage& other = ink(full, col, row) ? painted : full;
+                bool near = false;
+                for (int dr = -1; dr <= 1 && !near; ++dr)
+                    for (int dc = -1; dc <= 1 && !near; ++dc)
+                        near = ink(other, col + dc, row + dr);
+                far += !near;
+            }
+        qInfo("painted: %d of %d inked pixels differ, %d farther than 1 px; %lld of 100000 points drawn", differ,
+              inked, far, qint64(c.drawnPoints(0)));
+        QVERIFY(inked > area.width());
+        QCOMPARE(far, 0);
+    }
+
+    void liveAppendsRedoOnlyTheTail()
+    {
+        MetricChartWidget w(QStringLiteral("loss"));
+        w.resize(600, 300);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        DecimatedChart* c = w.decimatedChart();
+        w.setPoints(lossCurve(0, 1000));
+        QTRY_VERIFY(c->viewport().pixelWidth > 100);
+        QTest::qWait(20);
+        // A run logging 100 points a second for 10 minutes, 10 at a time.
+        const int before = c->fullRedecimations();
+        std::vector<double> x, y;
+        for (const SeriesPoint& p : lossCurve(0, 1000)) {
+            x.push_back(p.x);
+            y.push_back(p.y);
+        }
+        for (int from = 1000; from < 60000; from += 10) {
+            const QList<SeriesPoint> batch = lossCurve(from, from + 10);
+            w.appendPoints(batch);
+            for (const SeriesPoint& p : batch) {
+                x.push_back(p.x);
+                y.push_back(p.y);
+            }
+        }
+        const int full = c->fullRedecimations() - before;
+        // 5,900 appends; the range grows by 25 % at a time: ln(60) / ln(1.25) ~ 19 full passes.
+        qInfo("5900 appends, %d full re-decimations", full);
+        QVERIFY2(full <= 40, qPrintable(QString::number(full)));
+        QCOMPARE(w.pointCount(), 60000);
+        // The incrementally kept sample equals a fresh decimation of every point.
+        QCOMPARE(c->drawnSegments(0), expectedSample(*c, x, y));
+        QVERIFY(c->xMax() >= 59999);
+        // The y axis covers the appended values too.
+        QVERIFY(c->yMin() <= *std::min_element(y.begin(), y.end()));
+        QVERIFY(c->yMax() >= *std::max_element(y.begin(), y.end()));
+        // A gap arriving live: marker, and the line does not cross it.
+        w.appendPoints({SeriesPoint{60000, kNaN, 1.76e12}, SeriesPoint{60001, 0.2, 1.76e12}});
+        QCOMPARE(w.gapMarkerCount(), 1);
+        QCOMPARE(c->drawnSegments(0).size(), 2);
+
+        // Zoomed in on the start: points appended far right change nothing drawn.
+        c->setXRange(0, 500);
+        const auto zoomed = c->drawnSegments(0);
+        const int before2 = c->fullRedecimations();
+        w.appendPoints(lossCurve(60002, 60100));
+        QCOMPARE(c->fullRedecimations(), before2);
+        QCOMPARE(c->drawnSegments(0), zoomed);
+        QCOMPARE(c->xMax(), 500.0);
+    }
+
+    void logAxisSkipsNonPositive()
+    {
+        MetricChartWidget w(QStringLiteral("loss"));
+        w.resize(500, 300);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        DecimatedChart* c = w.decimatedChart();
+        w.setPoints(pts({100, 10, 0, 1, -3, 0.1, kNaN, 0.01}));
+        w.setYScale(DecimatedChart::YScale::Log);
+        QVERIFY(c->yScale() == DecimatedChart::YScale::Log);
+        QCOMPARE(c->skippedPoints(0), 2);
+        QVERIFY2(c->noticeText().contains(QStringLiteral("2 values <= 0 skipped")), qPrintable(c->noticeText()));
+        auto* notice = c->findChild<QLabel*>(QStringLiteral("chartNotice"));
+        QVERIFY(notice && notice->isVisible());
+        // Drawn in log10 space; the skipped points are left out, the NaN still a gap.
+        QCOMPARE(c->drawnSegments(0), (QList<QList<QPointF>>{{{0, 2}, {1, 1}, {3, 0}, {5, -1}}, {{7, -2}}}));
+        QCOMPARE(w.gapMarkerCount(), 1);
+        // The y axis is a log axis with labels at powers of ten.
+        auto* axis = qobject_cast<QCategoryAxis*>(c->chart()->axes(Qt::Vertical).first());
+        QVERIFY(axis);
+        QVERIFY(axis->categoriesLabels().contains(QStringLiteral("1")));
+        QVERIFY(axis->categoriesLabels().contains(QStringLiteral("100")));
+        QVERIFY(c->yMin() < -2 && c->yMax() > 2);
+        // Live appends on the log axis count their skipped values too.
+        w.appendPoints(pts({0.001, -1}, 8));
+        QCOMPARE(c->skippedPoints(0), 3);
+        QCOMPARE(c->drawnSegments(0).last(), (QList<QPointF>{{7, -2}, {8, -3}}));
+        // Back to linear: everything drawn, no notice.
+        w.setYScale(DecimatedChart::YScale::Linear);
+        QCOMPARE(c->skippedPoints(0), 0);
+        QVERIFY(c->noticeText().isEmpty());
+        QVERIFY(!notice->isVisible());
+        QVERIFY(qobject_cast<QCategoryAxis*>(c->chart()->axes(Qt::Vertical).first()) == nullptr);
+        // A narrow range (within one decade) still gets labels.
+        w.setPoints(pts({0.30, 0.35, 0.5, 0.62}));
+        w.setYScale(DecimatedChart::YScale::Log);
+        QVERIFY2(axis->categoriesLabels().size() >= 3, qPrintable(axis->categoriesLabels().join(u' ')));
+        QImage img(500, 300, QImage::Format_ARGB32);
+        w.render(&img);
+    }
+
+    void panelAxes()
+    {
+        MetricChartsPanel panel;
+        panel.resize(900, 700);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        const double t0 = 1.7e12;
+        // 300 steps, 100 per epoch, the epoch index logged every step.
+        QList<SeriesPoint> epoch;
+        for (int s = 0; s < 300; ++s)
+            epoch.append(SeriesPoint{double(s), double(s / 100), t0 + s * 500.0});
+        panel.setSeries(QStringLiteral("loss"), lossCurve(0, 300, t0));
+        panel.setSeries(QStringLiteral("epoch"), epoch);
+        panel.setRunStart(qint64(t0) - 10'000);
+        DecimatedChart* loss = panel.chart(QStringLiteral("loss"))->decimatedChart();
+
+        panel.setXAxis(XAxisMode::Epoch);
+        QCOMPARE(panel.chart(QStringLiteral("loss"))->xAxisMode(), XAxisMode::Epoch);
+        QCOMPARE(loss->fullXRange().first, 0.0);
+        QCOMPARE(loss->fullXRange().second, 2.99);
+        QVERIFY(loss->noticeText().isEmpty());
+        // Live: a point of step 300 lands at epoch 3.
+        panel.appendPoints(QStringLiteral("loss"), lossCurve(300, 301, t0));
+        QCOMPARE(loss->fullXRange().second, 3.0);
+
+        panel.setXAxis(XAxisMode::RelativeTime);
+        QCOMPARE(loss->fullXRange().first, 10.0); // seconds since the run started
+        QCOMPARE(loss->fullXRange().second, 310.0);
+
+        panel.setXAxis(XAxisMode::WallTime);
+        QVERIFY(loss->xAxisKind() == DecimatedChart::XAxisKind::DateTimeMs);
+        auto* time = qobject_cast<QDateTimeAxis*>(loss->chart()->axes(Qt::Horizontal).first());
+        QVERIFY(time);
+        // Stored UTC, shown in local time.
+        QCOMPARE(time->min().toMSecsSinceEpoch(), qint64(t0));
+        QCOMPARE(time->min().timeSpec(), Qt::LocalTime);
+
+        panel.setYScale(DecimatedChart::YScale::Log);
+        QVERIFY(loss->yScale() == DecimatedChart::YScale::Log);
+        auto* logBox = panel.findChild<QWidget*>(QStringLiteral("metricsLogY"));
+        QVERIFY(logBox);
+
+        // Without an epoch metric: nothing drawn on the epoch axis, and it says why.
+        MetricChartsPanel other;
+        other.resize(900, 500);
+        other.show();
+        other.setSeries(QStringLiteral("loss"), lossCurve(0, 100, t0));
+        other.setXAxis(XAxisMode::Epoch);
+        DecimatedChart* c = other.chart(QStringLiteral("loss"))->decimatedChart();
+        QCOMPARE(c->seriesCount(), 0);
+        QVERIFY2(c->noticeText().contains(QStringLiteral("epoch")), qPrintable(c->noticeText()));
+        // The epoch arrives: drawn.
+        QList<SeriesPoint> e2;
+        for (int s = 0; s < 100; s += 10)
+            e2.append(SeriesPoint{double(s), s / 50.0, t0});
+        other.appendPoints(QStringLiteral("epoch"), e2);
+        QCOMPARE(c->seriesCount(), 1);
+        QCOMPARE(c->fullXRange().first, 0.0);
+        QCOMPARE(c->fullXRange().second, 99 / 50.0);
+    }
+
+    void exportsSvgWithTheSeriesPaths()
+    {
+        QTemporaryDir dir;
+        DecimatedChart chart(QStringLiteral("loss"));
+        chart.resize(640, 400);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        auto x = std::make_shared<std::vector<double>>();
+        auto a = std::make_shared<std::vector<double>>();
+        auto b = std::make_shared<std::vector<double>>();
+        for (int i = 0; i < 5000; ++i) {
+            x->push_back(i);
+            a->push_back(std::sin(i * 0.01));
+            b->push_back(i == 2500 ? kNaN : std::cos(i * 0.01));
+        }
+        const QColor ca(0x1f, 0x77, 0xb4), cb(0xff, 0x7f, 0x0e);
+        chart.addSeries(QStringLiteral("a"), ca, x, a);
+        chart.addSeries(QStringLiteral("b"), cb, x, b);
+        QTest::qWait(20);
+        const QString path = dir.filePath(QStringLiteral("loss.svg"));
+        const Result<void> r = chart.exportSvg(path);
+        QVERIFY2(r, r ? "" : qPrintable(r.error().message));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QString svg = QString::fromUtf8(f.readAll());
+        bool valid = false;
+        const int pathsA = svgStrokesOf(svg, ca, &valid);
+        QVERIFY(valid);
+        const int pathsB = svgStrokesOf(svg, cb, &valid);
+        QVERIFY2(pathsA >= 1, qPrintable(svg.left(3000)));
+        QVERIFY(pathsB >= 2); // the NaN cut b in two
+        QVERIFY(svg.contains(QStringLiteral("<title>loss</title>")));
+        // An unwritable path is an error naming it.
+        const Result<void> bad = chart.exportSvg(dir.filePath(QStringLiteral("no/such/dir/x.svg")));
+        QVERIFY(!bad);
+        QVERIFY(bad.error().message.contains(QStringLiteral("x.svg")));
+        QVERIFY(chart.exportPng(dir.filePath(QStringLiteral("loss.png"))));
     }
 
     void rangeChangesStayFast()
@@ -156,6 +507,10 @@ private Q_SLOTS:
         QCOMPARE(panel.chart(QStringLiteral("loss"))->pointCount(), 4);
         panel.setKeyRank([](const QString& key) { return key.startsWith(QStringLiteral("val_")) ? 0 : 1; });
         QCOMPARE(panel.keys(), (QStringList{QStringLiteral("val_loss"), QStringLiteral("acc"), QStringLiteral("loss")}));
+        // Zoom one chart: the others follow.
+        panel.chart(QStringLiteral("loss"))->decimatedChart()->zoomX(0.5, 1.0);
+        Q_EMIT panel.chart(QStringLiteral("loss"))->decimatedChart()->xRangeChanged(0.25, 1.75);
+        QCOMPARE(panel.chart(QStringLiteral("acc"))->decimatedChart()->xMin(), 0.25);
         panel.clear(QStringLiteral("nothing"));
         QVERIFY(panel.keys().isEmpty());
         QVERIFY(!panel.findChild<MetricChartWidget*>(QStringLiteral("metricChart:loss")));

@@ -3,12 +3,18 @@
 #include "ChartStyle.h"
 #include "ChartView.h"
 #include "Smoothing.h"
+#include "XAxisMap.h"
 
+#include <QCategoryAxis>
 #include <QChart>
 #include <QDateTime>
+#include <QFileInfo>
+#include <QGraphicsItem>
+#include <QLabel>
+#include <QPainter>
+#include <QSvgGenerator>
 #include <QDateTimeAxis>
 #include <QLineSeries>
-#include <QScatterSeries>
 #include <QScopedValueRollback>
 #include <QTimer>
 #include <QToolTip>
@@ -17,10 +23,62 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace ty {
 
 namespace {
+
+// Drawn before the first layout (hidden widgets, tests, exports): a nominal
+// plot width; the real one re-decimates as soon as the plot area is known.
+constexpr double kNominalWidth = 1000.0;
+
+// Labels of a log10 axis fed with log10 values: powers of ten (every k-th
+// when many decades show), else 1-2-5 or 1..9 per decade, else round linear
+// values, whichever first gives at least three labels inside [lo, hi].
+void setLogTicks(QCategoryAxis* axis, double lo, double hi)
+{
+    const QStringList old = axis->categoriesLabels();
+    for (const QString& l : old)
+        axis->remove(l);
+    axis->setRange(lo, hi);
+    axis->setStartValue(lo);
+    std::vector<double> ticks;
+    const int k0 = int(std::floor(lo)), k1 = int(std::ceil(hi));
+    const auto inside = [&](double v) { return v > 0 && std::log10(v) >= lo && std::log10(v) <= hi; };
+    if (hi - lo >= 3) {
+        const int every = std::max(1, int(std::ceil((hi - lo) / 8)));
+        for (int k = k0; k <= k1; ++k)
+            if (k % every == 0 && inside(std::pow(10.0, k)))
+                ticks.push_back(std::pow(10.0, k));
+    } else {
+        for (const std::vector<double>& mult : {std::vector<double>{1, 2, 5}, std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
+            ticks.clear();
+            for (int k = k0; k <= k1; ++k)
+                for (double m : mult)
+                    if (inside(m * std::pow(10.0, k)))
+                        ticks.push_back(m * std::pow(10.0, k));
+            if (ticks.size() >= 3)
+                break;
+        }
+        if (ticks.size() < 3) {
+            ticks.clear();
+            const double a = std::pow(10.0, lo), b = std::pow(10.0, hi);
+            const double step = niceStep((b - a) / 5.0);
+            for (double v = std::ceil(a / step) * step; v <= b && ticks.size() < 20; v += step)
+                if (inside(v))
+                    ticks.push_back(v);
+        }
+    }
+    double prev = lo;
+    for (double v : ticks) {
+        const double pos = std::log10(v);
+        if (pos <= prev)
+            continue;
+        axis->append(QString::number(v, 'g', 4), pos);
+        prev = pos;
+    }
+}
 
 QString formatY(double v)
 {
@@ -29,7 +87,49 @@ QString formatY(double v)
                          : QString::number(v, 'g', 5);
 }
 
+// Lines whose end lies this far (px) outside the plot area are cut there
+// (same slope): the raster engine's fixed-point coordinates overflow on the
+// far edge points of a deep zoom.
+constexpr double kFar = 1.0e4;
+
+QPointF towards(QPointF from, QPointF to, double xLimit)
+{
+    const double t = (xLimit - from.x()) / (to.x() - from.x());
+    return QPointF(xLimit, from.y() + (to.y() - from.y()) * t);
+}
+
 } // namespace
+
+// The series of a DecimatedChart: one item over the plot area, a child of
+// the QChart (so its coordinates are the chart's, those of plotArea()),
+// above the grid and axes (Qt Charts' series z value is 4).
+class SeriesItem final : public QGraphicsItem {
+public:
+    SeriesItem(const DecimatedChart* owner, QGraphicsItem* parent)
+        : QGraphicsItem(parent)
+        , m_owner(owner)
+    {
+        setZValue(4.5);
+        setAcceptedMouseButtons(Qt::NoButton);
+        setAcceptHoverEvents(false);
+    }
+    QRectF boundingRect() const override { return m_rect.adjusted(-6, -6, 6, 6); }
+    void setArea(const QRectF& r)
+    {
+        if (r == m_rect)
+            return;
+        prepareGeometryChange();
+        m_rect = r;
+    }
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) override
+    {
+        m_owner->paintSeries(*painter, m_rect);
+    }
+
+private:
+    const DecimatedChart* m_owner;
+    QRectF m_rect;
+};
 
 DecimatedChart::DecimatedChart(const QString& title, QWidget* parent)
     : QWidget(parent)
@@ -41,8 +141,11 @@ DecimatedChart::DecimatedChart(const QString& title, QWidget* parent)
     m_axisX->setLabelFormat(QStringLiteral("%g"));
     m_axisTime = new QDateTimeAxis;
     m_axisTime->setTickCount(5);
-    m_axisY = new QValueAxis;
-    m_axisY->setLabelFormat(QStringLiteral("%.3g"));
+    m_axisLin = new QValueAxis;
+    m_axisLin->setLabelFormat(QStringLiteral("%.3g"));
+    m_axisLog = new QCategoryAxis;
+    m_axisLog->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+    m_axisY = m_axisLin;
     m_chart->addAxis(m_axisX, Qt::AlignBottom);
     m_chart->addAxis(m_axisY, Qt::AlignLeft);
     m_axisX->setTitleText(tr("step"));
@@ -51,7 +154,17 @@ DecimatedChart::DecimatedChart(const QString& title, QWidget* parent)
     connect(m_axisTime, &QDateTimeAxis::rangeChanged, this, [this](const QDateTime& lo, const QDateTime& hi) {
         onAxisRangeChanged(double(lo.toMSecsSinceEpoch()), double(hi.toMSecsSinceEpoch()));
     });
+    m_item = new SeriesItem(this, m_chart);
+    m_anchor = new QLineSeries;
+    m_anchor->setName(QStringLiteral("axes"));
+    {
+        // Attaching makes the axes announce their range: not a user zoom.
+        const QScopedValueRollback guard(m_settingRange, true);
+        attach(m_anchor);
+    }
     connect(m_chart, &QChart::plotAreaChanged, this, [this](const QRectF& area) {
+        static_cast<SeriesItem*>(m_item)->setArea(area);
+        m_item->update();
         if (area.width() != m_lastWidth)
             QTimer::singleShot(0, this, &DecimatedChart::redecimate);
     });
@@ -83,20 +196,32 @@ DecimatedChart::DecimatedChart(const QString& title, QWidget* parent)
     connect(m_view, &ChartView::menuRequested, this, &DecimatedChart::menuRequested);
     connect(m_view, &ChartView::painted, this, &DecimatedChart::painted);
 
+    m_notice = new QLabel(this);
+    m_notice->setObjectName(QStringLiteral("chartNotice"));
+    m_notice->setWordWrap(true);
+    m_notice->setStyleSheet(QStringLiteral("color: #b35c00; padding: 0 6px;"));
+    m_notice->hide();
+
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(m_view);
+    layout->setSpacing(0);
+    layout->addWidget(m_view, 1);
+    layout->addWidget(m_notice);
     setTitle(title);
     setXRange(0, 1);
 }
 
 DecimatedChart::~DecimatedChart()
 {
-    // The axis not in the chart is ours.
+    // The axes not in the chart are ours.
     if (m_xKind == XAxisKind::Value)
         delete m_axisTime;
     else
         delete m_axisX;
+    if (m_axisY == m_axisLin)
+        delete m_axisLog;
+    else
+        delete m_axisLin;
 }
 
 void DecimatedChart::setTitle(const QString& title)
@@ -139,37 +264,171 @@ int DecimatedChart::addSeries(const QString& name, const QColor& colour, Column 
     e->colour = colour;
     e->x = x ? std::move(x) : std::make_shared<const std::vector<double>>();
     e->y = y ? std::move(y) : std::make_shared<const std::vector<double>>();
-    if (m_smoothing > 0)
-        e->smoothed = smoothEma(*e->y, m_smoothing);
-    // The raw layer's first line is added before the main one, so it is drawn behind it.
-    for (Layer* layer : {&e->raw, &e->main}) {
-        auto* s = new QLineSeries;
-        s->setVisible(false);
-        attach(s);
-        layer->lines.append(s);
-    }
+    rebuildDerived(*e);
     m_entries.push_back(std::move(e));
     const auto [lo, hi] = fullXRange();
     setXRange(lo, hi);
     return int(m_entries.size()) - 1;
 }
 
+void DecimatedChart::appendPoints(int index, std::span<const double> x, std::span<const double> y)
+{
+    if (index < 0 || index >= seriesCount())
+        return;
+    const std::size_t n = std::min(x.size(), y.size());
+    if (n == 0)
+        return;
+    Entry& e = *m_entries[std::size_t(index)];
+    const auto [fullLo, fullHi] = fullXRange();
+    const bool following = m_lo <= fullLo && m_hi >= fullHi;
+    bool inOrder = std::is_sorted(x.begin(), x.begin() + qsizetype(n)) && (e.x->empty() || x[0] >= e.x->back());
+    // Copy once; later appends grow our own columns.
+    if (!e.ownX) {
+        e.ownX = std::make_shared<std::vector<double>>(*e.x);
+        e.ownY = std::make_shared<std::vector<double>>(*e.y);
+        e.x = e.ownX;
+        e.y = e.ownY;
+    }
+    const std::size_t oldCount = e.ownX->size();
+    if (oldCount == 0)
+        inOrder = false; // the first points: lay the series out from scratch
+    const std::size_t oldMain = columns(e, true).x.size();
+    const std::size_t oldRaw = columns(e, false).x.size();
+    e.ownX->insert(e.ownX->end(), x.begin(), x.begin() + qsizetype(n));
+    e.ownY->insert(e.ownY->end(), y.begin(), y.begin() + qsizetype(n));
+    if (!inOrder) {
+        SharedColumn sx = e.ownX, sy = e.ownY;
+        sortByX(sx, sy);
+        *e.ownX = *sx;
+        *e.ownY = *sy;
+        rebuildDerived(e);
+        if (following)
+            resetZoom();
+        else
+            redecimate();
+        return;
+    }
+    if (m_smoothing > 0) {
+        // The EMA of the old points stays as it was, unless the series was
+        // constant so far (TensorBoard leaves a constant series unsmoothed).
+        std::vector<double> smoothed = smoothEma(*e.y, m_smoothing);
+        const bool same = std::memcmp(smoothed.data(), e.smoothed.data(), oldCount * sizeof(double)) == 0;
+        e.smoothed = std::move(smoothed);
+        if (!same) {
+            rebuildDerived(e);
+            redecimate();
+            return;
+        }
+    }
+    appendDerived(e, oldCount);
+    const double last = e.x->back();
+    if (following && last > m_hi) {
+        setXRange(m_lo, m_lo + (last - m_lo) * 1.25); // headroom: the next appends are incremental
+        return;
+    }
+    if (!e.visible) {
+        updateNotice();
+        return;
+    }
+    const M4Viewport vp = drawViewport();
+    bool haveY = m_haveDataY;
+    double y0 = m_dataYLo, y1 = m_dataYHi;
+    bool ok = appendTail(e, e.main, columns(e, true), oldMain, mainPen(e), vp, y0, y1, haveY);
+    if (ok && m_smoothing > 0)
+        ok = appendTail(e, e.raw, columns(e, false), oldRaw, rawPen(e), vp, y0, y1, haveY);
+    if (!ok) {
+        redecimate();
+        return;
+    }
+    const bool grew = haveY && (!m_haveDataY || y0 < m_yLo || y1 > m_yHi);
+    m_haveDataY = haveY;
+    m_dataYLo = haveY ? y0 : 0.0;
+    m_dataYHi = haveY ? y1 : 0.0;
+    if (grew) {
+        // Out of the axis range: widen it with 25 % headroom on the side that
+        // overflowed, so a falling loss does not re-lay out the chart (every
+        // line, every label) on each append. The next full pass tightens it.
+        const double span = std::max(y1 - y0, 1e-12);
+        setYAxisRange(y0 < m_yLo ? y0 - 0.25 * span : y0, y1 > m_yHi ? y1 + 0.25 * span : y1);
+    } else {
+        placeMarkers(e.main);
+        m_item->update();
+    }
+    updateNotice();
+}
+
+bool DecimatedChart::appendTail(Entry& e, Layer& layer, const Columns& c, std::size_t oldCount, const QPen& pen,
+                                const M4Viewport& vp, double& y0, double& y1, bool& haveY)
+{
+    Q_UNUSED(e);
+    const std::size_t count = c.x.size();
+    if (count == oldCount)
+        return true;
+    if (oldCount == 0 || layer.segments.isEmpty())
+        return false;
+    const double lastX = c.x[oldCount - 1];
+    if (lastX > vp.xMax)
+        return true; // all of it right of the plot already: the drawn sample stays as it is
+    if (lastX < vp.xMin)
+        return false;
+    // The pixel column of the old last point is redone from its first point
+    // on; columns before it keep their first/last/min/max (decimateM4's
+    // column formula, repeated exactly).
+    const double scale = vp.pixelWidth / (vp.xMax - vp.xMin);
+    const auto columnOf = [&](double xv) { return std::floor(vp.pixelLeft + (xv - vp.xMin) * scale); };
+    const double c0 = columnOf(lastX);
+    std::size_t i0 = oldCount - 1;
+    while (i0 > 0 && columnOf(c.x[i0 - 1]) == c0)
+        --i0;
+    for (std::size_t k = i0; k < oldCount; ++k)
+        if (!std::isfinite(c.y[k]))
+            return false; // a gap in the last column: let the full pass sort it out
+    QList<QPointF>& s = layer.segments.last();
+    const qsizetype drawnCount = s.size();
+    qsizetype keep = drawnCount;
+    while (keep > 0 && s.at(keep - 1).x() >= c.x[i0])
+        --keep;
+    if (keep == drawnCount)
+        return false;
+    const M4Result r = decimateM4(c.x.subspan(i0), c.y.subspan(i0), vp);
+    if (r.segments.isEmpty())
+        return false;
+    s.resize(keep);
+    s += r.segments.first();
+    for (qsizetype i = 1; i < r.segments.size(); ++i)
+        layer.segments.append(r.segments.at(i));
+    layer.pen = pen;
+    layer.drawn += r.pointCount() - (drawnCount - keep);
+    layer.gaps += r.gaps;
+    if (r.haveY) {
+        y0 = haveY ? std::min(y0, r.yMin) : r.yMin;
+        y1 = haveY ? std::max(y1, r.yMax) : r.yMax;
+        haveY = true;
+    }
+    return true;
+}
+
+void DecimatedChart::beginUpdate()
+{
+    ++m_updateDepth;
+}
+
+void DecimatedChart::endUpdate()
+{
+    if (m_updateDepth == 0 || --m_updateDepth > 0)
+        return;
+    if (m_pendingRedecimate) {
+        m_pendingRedecimate = false;
+        redecimate();
+    }
+}
+
 void DecimatedChart::clearSeries()
 {
-    for (auto& e : m_entries)
-        for (Layer* layer : {&e->raw, &e->main}) {
-            for (QLineSeries* s : std::as_const(layer->lines)) {
-                m_chart->removeSeries(s);
-                delete s;
-            }
-            for (QScatterSeries* s : {layer->nan, layer->inf})
-                if (s) {
-                    m_chart->removeSeries(s);
-                    delete s;
-                }
-        }
     m_entries.clear();
+    m_item->update();
     setXRange(0, 1);
+    updateNotice();
 }
 
 QString DecimatedChart::seriesName(int index) const
@@ -197,8 +456,136 @@ void DecimatedChart::setSmoothing(double weight)
         return;
     m_smoothing = w;
     for (auto& e : m_entries)
-        e->smoothed = w > 0 ? smoothEma(*e->y, w) : std::vector<double>();
+        rebuildDerived(*e);
     redecimate();
+}
+
+void DecimatedChart::rebuildDerived(Entry& e)
+{
+    e.smoothed = m_smoothing > 0 ? smoothEma(*e.y, m_smoothing) : std::vector<double>();
+    for (std::vector<double>* v : {&e.logX, &e.logY, &e.logSX, &e.logSY}) {
+        v->clear();
+        v->shrink_to_fit();
+    }
+    e.skipped = 0;
+    appendDerived(e, 0);
+}
+
+void DecimatedChart::appendDerived(Entry& e, std::size_t from)
+{
+    if (m_yScale != YScale::Log)
+        return;
+    const std::vector<double>& x = *e.x;
+    const std::vector<double>& y = *e.y;
+    const bool smooth = !e.smoothed.empty();
+    for (std::size_t i = from; i < y.size(); ++i) {
+        const double v = y[i];
+        if (std::isfinite(v) && v <= 0) {
+            ++e.skipped;
+        } else {
+            e.logX.push_back(x[i]);
+            e.logY.push_back(std::isfinite(v) ? std::log10(v) : v);
+        }
+        if (smooth) {
+            const double sv = e.smoothed[i];
+            if (!(std::isfinite(sv) && sv <= 0)) {
+                e.logSX.push_back(x[i]);
+                e.logSY.push_back(std::isfinite(sv) ? std::log10(sv) : sv);
+            }
+        }
+    }
+}
+
+DecimatedChart::Columns DecimatedChart::columns(const Entry& e, bool mainLayer) const
+{
+    const bool smooth = mainLayer && m_smoothing > 0;
+    if (m_yScale == YScale::Log)
+        return smooth ? Columns{e.logSX, e.logSY} : Columns{e.logX, e.logY};
+    return Columns{*e.x, smooth ? std::span<const double>(e.smoothed) : std::span<const double>(*e.y)};
+}
+
+void DecimatedChart::setYScale(YScale scale)
+{
+    if (scale == m_yScale)
+        return;
+    QValueAxis* from = m_axisY;
+    QValueAxis* to = scale == YScale::Log ? static_cast<QValueAxis*>(m_axisLog) : m_axisLin;
+    const auto all = m_chart->series();
+    for (QAbstractSeries* s : all)
+        s->detachAxis(from);
+    m_chart->removeAxis(from);
+    m_chart->addAxis(to, Qt::AlignLeft);
+    for (QAbstractSeries* s : all)
+        s->attachAxis(to);
+    m_axisY = to;
+    m_yScale = scale;
+    for (auto& e : m_entries)
+        rebuildDerived(*e);
+    redecimate();
+}
+
+qsizetype DecimatedChart::skippedPoints(int index) const
+{
+    return index >= 0 && index < seriesCount() && m_yScale == YScale::Log ? m_entries[std::size_t(index)]->skipped : 0;
+}
+
+void DecimatedChart::setNotice(const QString& text)
+{
+    m_callerNotice = text;
+    updateNotice();
+}
+
+QString DecimatedChart::noticeText() const
+{
+    return m_notice->text();
+}
+
+void DecimatedChart::updateNotice()
+{
+    QStringList parts;
+    if (!m_callerNotice.isEmpty())
+        parts << m_callerNotice;
+    if (m_yScale == YScale::Log) {
+        qsizetype skipped = 0;
+        for (const auto& e : m_entries)
+            if (e->visible)
+                skipped += e->skipped;
+        if (skipped > 0)
+            parts << (skipped == 1 ? tr("Log scale: 1 value <= 0 skipped")
+                                   : tr("Log scale: %1 values <= 0 skipped").arg(skipped));
+    }
+    const QString text = parts.join(QStringLiteral(" · "));
+    if (text != m_notice->text())
+        m_notice->setText(text);
+    m_notice->setVisible(!text.isEmpty());
+}
+
+Result<void> DecimatedChart::exportPng(const QString& path) const
+{
+    if (!const_cast<DecimatedChart*>(this)->grab().save(path, "PNG"))
+        return fail(QStringLiteral("%1: cannot write PNG").arg(path));
+    return {};
+}
+
+Result<void> DecimatedChart::exportSvg(const QString& path) const
+{
+    QSize size = m_view->size();
+    if (size.width() < 50 || size.height() < 50)
+        size = QSize(800, 500);
+    QSvgGenerator gen;
+    gen.setFileName(path);
+    gen.setSize(size);
+    gen.setViewBox(QRect(QPoint(0, 0), size));
+    gen.setTitle(m_title);
+    gen.setDescription(tr("Trainyard chart"));
+    QPainter painter;
+    if (!painter.begin(&gen))
+        return fail(QStringLiteral("%1: cannot write SVG").arg(path));
+    static_cast<QGraphicsView*>(m_view)->render(&painter, QRectF(QPointF(0, 0), size), m_view->viewport()->rect());
+    painter.end();
+    if (QFileInfo(path).size() <= 0)
+        return fail(QStringLiteral("%1: cannot write SVG").arg(path));
+    return {};
 }
 
 std::pair<double, double> DecimatedChart::fullXRange() const
@@ -278,18 +665,41 @@ M4Viewport DecimatedChart::viewport() const
     return M4Viewport{m_lo, m_hi, area.left(), area.width()};
 }
 
+M4Viewport DecimatedChart::drawViewport() const
+{
+    const M4Viewport vp = viewport();
+    return vp.pixelWidth >= 2 ? vp : M4Viewport{m_lo, m_hi, 0.0, kNominalWidth};
+}
+
+QPen DecimatedChart::mainPen(const Entry& e) const
+{
+    int visibleCount = 0;
+    for (const auto& other : m_entries)
+        visibleCount += other->visible;
+    return QPen(e.colour, visibleCount <= 12 ? 2 : 1);
+}
+
+QPen DecimatedChart::rawPen(const Entry& e) const
+{
+    QColor faint = e.colour;
+    faint.setAlpha(70);
+    return QPen(faint, 1);
+}
+
 void DecimatedChart::redecimate()
 {
+    if (m_updateDepth > 0) {
+        m_pendingRedecimate = true;
+        return;
+    }
     if (m_inRedecimate)
         return;
-    const M4Viewport vp = viewport();
-    if (vp.pixelWidth < 2)
-        return; // not laid out yet; plotAreaChanged brings us back
+    const bool laidOut = viewport().pixelWidth >= 2;
+    const M4Viewport vp = drawViewport();
     m_inRedecimate = true;
-    m_lastWidth = vp.pixelWidth;
-    int visibleCount = 0;
-    for (const auto& e : m_entries)
-        visibleCount += e->visible;
+    ++m_fullRedecimations;
+    // Not laid out: plotAreaChanged brings us back with the real width.
+    m_lastWidth = laidOut ? vp.pixelWidth : -1;
     const bool smooth = m_smoothing > 0;
     bool haveY = false;
     double y0 = 0, y1 = 1;
@@ -306,26 +716,36 @@ void DecimatedChart::redecimate()
             applyLayer(*e, e->raw, M4Result{}, QPen(), false);
             continue;
         }
-        QPen pen(e->colour, visibleCount <= 12 ? 2 : 1);
-        const std::span<const double> ys = smooth ? std::span<const double>(e->smoothed) : std::span<const double>(*e->y);
-        const M4Result main = decimateM4(*e->x, ys, vp);
+        const QPen pen = mainPen(*e);
+        const Columns mc = columns(*e, true);
+        const M4Result main = decimateM4(mc.x, mc.y, vp);
         extend(main);
         if (smooth) {
-            const M4Result raw = decimateM4(*e->x, *e->y, vp);
+            const Columns rc = columns(*e, false);
+            const M4Result raw = decimateM4(rc.x, rc.y, vp);
             extend(raw);
-            QColor faint = e->colour;
-            faint.setAlpha(70);
-            applyLayer(*e, e->raw, raw, QPen(faint, 1), true);
+            applyLayer(*e, e->raw, raw, rawPen(*e), true);
         } else {
             applyLayer(*e, e->raw, M4Result{}, QPen(), false);
         }
         applyLayer(*e, e->main, main, pen, true);
     }
-    if (!haveY) {
+    m_haveDataY = haveY;
+    m_dataYLo = haveY ? y0 : 0.0;
+    m_dataYHi = haveY ? y1 : 0.0;
+    setYAxisRange(m_dataYLo, m_dataYHi);
+    updateNotice();
+    m_inRedecimate = false;
+}
+
+void DecimatedChart::setYAxisRange(double y0, double y1)
+{
+    const bool log = m_yScale == YScale::Log;
+    if (!m_haveDataY) {
         y0 = 0;
         y1 = 1;
     } else if (y1 <= y0) {
-        const double pad = std::abs(y0) > 0 ? std::abs(y0) * 0.05 : 1.0;
+        const double pad = log ? 0.5 : (std::abs(y0) > 0 ? std::abs(y0) * 0.05 : 1.0);
         y0 -= pad;
         y1 += pad;
     } else {
@@ -335,74 +755,106 @@ void DecimatedChart::redecimate()
     }
     m_yLo = y0;
     m_yHi = y1;
-    setNiceRange(m_axisY, y0, y1);
-    for (auto& e : m_entries)
-        placeMarkers(e->main, y0, y1);
-    m_inRedecimate = false;
+    if (log)
+        setLogTicks(m_axisLog, y0, y1);
+    else
+        setNiceRange(m_axisLin, y0, y1);
+    m_item->update();
 }
 
 void DecimatedChart::applyLayer(Entry& e, Layer& layer, const M4Result& r, const QPen& pen, bool visible)
 {
+    Q_UNUSED(e);
+    layer.visible = visible;
     layer.drawn = visible ? r.pointCount() : 0;
     layer.gaps = visible ? r.gaps : QList<SegmentedSeries::Gap>();
-    while (layer.lines.size() < r.segments.size()) {
-        auto* s = new QLineSeries;
-        attach(s);
-        layer.lines.append(s);
-    }
-    for (qsizetype i = 0; i < layer.lines.size(); ++i) {
-        QLineSeries* s = layer.lines.at(i);
-        if (visible && i < r.segments.size()) {
-            if (s->pen() != pen)
-                s->setPen(pen);
-            if (s->color() != pen.color())
-                s->setColor(pen.color());
-            const QList<QPointF>& seg = r.segments.at(i);
-            const bool single = seg.size() == 1;
-            if (s->pointsVisible() != single)
-                s->setPointsVisible(single);
-            s->replace(seg);
-            if (!s->isVisible())
-                s->setVisible(true);
-        } else {
-            if (s->count())
-                s->clear();
-            if (s->isVisible())
-                s->setVisible(false);
-        }
-    }
-    Q_UNUSED(e);
+    layer.segments = visible ? r.segments : QList<QList<QPointF>>();
+    layer.pen = pen;
+    placeMarkers(layer);
+    m_item->update();
 }
 
-void DecimatedChart::placeMarkers(Layer& layer, double y0, double y1)
+void DecimatedChart::placeMarkers(Layer& layer)
 {
-    QList<QPointF> nan, inf;
-    for (const SegmentedSeries::Gap& g : std::as_const(layer.gaps)) {
-        if (g.kind == SegmentedSeries::GapKind::PosInf)
-            inf.append(QPointF(g.x, y1));
-        else if (g.kind == SegmentedSeries::GapKind::NegInf)
-            inf.append(QPointF(g.x, y0));
-        else
-            nan.append(QPointF(g.x, y0));
-    }
-    layer.markers = int(nan.size() + inf.size());
-    const auto place = [this](QScatterSeries*& s, const QList<QPointF>& pts, bool isNan) {
-        if (!s && pts.isEmpty())
-            return;
-        if (!s) {
-            s = new QScatterSeries;
-            s->setName(isNan ? QStringLiteral("nan") : QStringLiteral("inf"));
-            s->setMarkerShape(isNan ? QScatterSeries::MarkerShapeRotatedRectangle : QScatterSeries::MarkerShapeTriangle);
-            s->setMarkerSize(isNan ? 9 : 10);
-            const QColor c = isNan ? QColor(0xc6, 0x28, 0x28) : QColor(0xef, 0x6c, 0x00);
-            s->setColor(c);
-            s->setBorderColor(c);
-            attach(s);
+    layer.markers = int(layer.gaps.size());
+}
+
+void DecimatedChart::paintSeries(QPainter& painter, const QRectF& area) const
+{
+    if (!(area.width() > 0) || !(area.height() > 0) || !(m_hi > m_lo) || !(m_yHi > m_yLo) || m_entries.empty())
+        return;
+    painter.save();
+    painter.setClipRect(area);
+    painter.setBrush(Qt::NoBrush);
+    const double sx = area.width() / (m_hi - m_lo);
+    const double sy = area.height() / (m_yHi - m_yLo);
+    const double left = area.left(), bottom = area.bottom();
+    const double farLeft = left - kFar, farRight = area.right() + kFar;
+    const auto map = [&](const QPointF& q) { return QPointF(left + (q.x() - m_lo) * sx, bottom - (q.y() - m_yLo) * sy); };
+    std::vector<QPointF>& pts = m_mapped;
+    // All faint raw layers first, then every main line over them.
+    for (const bool mainPass : {false, true}) {
+        for (const auto& e : m_entries) {
+            const Layer& layer = mainPass ? e->main : e->raw;
+            if (!layer.visible || !e->visible || layer.segments.isEmpty())
+                continue;
+            QPen pen = layer.pen;
+            const bool thin = pen.widthF() <= 1.0;
+            pen.setCosmetic(true);
+            if (thin) {
+                // As TestM4Decimator rasterises: the picture equals all points'.
+                pen.setCapStyle(Qt::FlatCap);
+                pen.setJoinStyle(Qt::BevelJoin);
+            }
+            painter.setRenderHint(QPainter::Antialiasing, !thin);
+            painter.setPen(pen);
+            for (const QList<QPointF>& seg : layer.segments) {
+                if (seg.size() == 1) {
+                    const QPointF c = map(seg.first());
+                    painter.save();
+                    painter.setPen(Qt::NoPen);
+                    painter.setBrush(pen.color());
+                    painter.drawEllipse(c, 2.5, 2.5);
+                    painter.restore();
+                    continue;
+                }
+                pts.resize(std::size_t(seg.size()));
+                for (qsizetype i = 0; i < seg.size(); ++i)
+                    pts[std::size_t(i)] = map(seg.at(i));
+                // The edge points outside the range: cut far lines at kFar.
+                std::size_t n = pts.size();
+                if (pts[0].x() < farLeft && pts[1].x() > pts[0].x())
+                    pts[0] = towards(pts[0], pts[1], farLeft);
+                if (pts[n - 1].x() > farRight && pts[n - 2].x() < pts[n - 1].x())
+                    pts[n - 1] = towards(pts[n - 1], pts[n - 2], farRight);
+                painter.drawPolyline(pts.data(), int(n));
+            }
+            if (!mainPass || layer.gaps.isEmpty())
+                continue;
+            // nan/inf: a marker on the bottom (NaN, -inf) or top (+inf) edge.
+            painter.save();
+            painter.setRenderHint(QPainter::Antialiasing, true);
+            painter.setPen(Qt::NoPen);
+            const QColor nanColour(0xc6, 0x28, 0x28), infColour(0xef, 0x6c, 0x00);
+            for (const SegmentedSeries::Gap& g : std::as_const(layer.gaps)) {
+                const double px = left + (g.x - m_lo) * sx;
+                if (g.kind == SegmentedSeries::GapKind::NaN) {
+                    const double py = area.bottom(), r = 4.5;
+                    const QPointF diamond[4] = {{px, py - r}, {px + r, py}, {px, py + r}, {px - r, py}};
+                    painter.setBrush(nanColour);
+                    painter.drawPolygon(diamond, 4);
+                } else {
+                    const bool top = g.kind == SegmentedSeries::GapKind::PosInf;
+                    const double py = top ? area.top() : area.bottom(), r = 5.0;
+                    const QPointF tri[3] = {{px, py - r}, {px + r, py + r * 0.7}, {px - r, py + r * 0.7}};
+                    painter.setBrush(infColour);
+                    painter.drawPolygon(tri, 3);
+                }
+            }
+            painter.restore();
         }
-        s->replace(pts);
-    };
-    place(layer.nan, nan, true);
-    place(layer.inf, inf, false);
+    }
+    painter.restore();
 }
 
 void DecimatedChart::showHover(double chartX, const QPoint& globalPos)
@@ -456,6 +908,14 @@ qsizetype DecimatedChart::totalPoints(int index) const
 int DecimatedChart::gapMarkers(int index) const
 {
     return index >= 0 && index < seriesCount() ? m_entries[std::size_t(index)]->main.markers : 0;
+}
+
+QList<QList<QPointF>> DecimatedChart::drawnSegments(int index) const
+{
+    QList<QList<QPointF>> out;
+    if (index < 0 || index >= seriesCount())
+        return out;
+    return m_entries[std::size_t(index)]->main.segments;
 }
 
 double DecimatedChart::yMin() const

@@ -1,17 +1,24 @@
 #pragma once
 
 #include "M4Decimator.h"
+#include "common/Result.h"
 
 #include <QColor>
 #include <QList>
+#include <QPen>
 #include <QWidget>
 
 #include <memory>
+#include <span>
 #include <vector>
 
 class QAbstractAxis;
 class QAbstractSeries;
+class QCategoryAxis;
 class QChart;
+class QGraphicsItem;
+class QPainter;
+class QLabel;
 class QDateTimeAxis;
 class QLineSeries;
 class QScatterSeries;
@@ -21,20 +28,44 @@ namespace ty {
 
 class ChartView;
 
-// A chart of several series (e.g. one metric key of several runs) that hands
-// Qt Charts only the M4 sample of each series for the current x range and
-// plot width (decimateM4): at most about 4 points per pixel column per
-// series, recomputed whenever the x range or the plot area changes, so a
-// paint costs O(width), not O(points). The full data stay here, shared and
-// immutable.
+// A chart of several series (e.g. one metric key of several runs) that draws
+// only the M4 sample of each series for the current x range and plot width
+// (decimateM4): at most about 4 points per pixel column per series,
+// recomputed whenever the x range or the plot area changes, so a paint costs
+// O(width), not O(points). The full data stay here, shared and immutable.
+//
+// Qt Charts draws the title, axes and grid; the series are not QLineSeries
+// (Qt Charts strokes every line series' outline on every range change,
+// ~1 us a point) but one QGraphicsItem over QChart::plotArea() that maps
+// axis units to pixels itself (the linear map of M4Viewport, y likewise) and
+// calls QPainter::drawPolyline per segment: a 1 px cosmetic pen without
+// antialiasing (the raster M4's proof assumes, TestM4Decimator) for the faint
+// raw layer and for the main line when more than 12 series show; a 2 px
+// antialiased pen for the main line of up to 12. All raw layers are drawn
+// before all main lines. One empty QLineSeries stays attached to the axes so
+// Qt Charts' rubber band zoom still changes their range.
 //
 // Each series may be smoothed (smoothEma, TensorBoard's debiased EMA); the
 // raw series is then drawn faintly behind the smoothed one. NaN/inf are gaps
 // with a marker on the plot's bottom (NaN, -inf) or top (+inf) edge.
 //
-// X: the caller's units (step, seconds since start) on a value axis, or ms
-// since the Unix epoch (UTC) on a date-time axis shown in local time. The y
-// range fits the finite values inside the visible x range (5 % padding).
+// X: the caller's units (step, epoch, seconds since start) on a value axis,
+// or ms since the Unix epoch (UTC) on a date-time axis shown in local time.
+// The y range fits the finite values inside the visible x range (5 %
+// padding).
+//
+// Y: linear or log10 (setYScale). On a log axis the series are decimated and
+// drawn in the transformed space (y -> log10 y, fed to a value axis whose
+// labels read 10^k, 2x10^k ...): M4 keeps the per-column extremes of log10 y,
+// which are those of y since log10 is increasing, so the picture stays equal
+// to the picture of every point (TestM4Decimator proves it). Finite values
+// <= 0 have no logarithm: they are skipped (the line joins their neighbours)
+// and a notice under the chart names how many.
+//
+// Live: appendPoints() adds points at the end of a series and re-decimates
+// only the last pixel column onward (the M4 columns before it cannot
+// change); while the whole series is in view the x range grows with 25 %
+// headroom, so a full re-decimation happens O(log n) times, not per append.
 // Zoom: horizontal rubber band, wheel, pan (see ChartView), reset by double
 // click; xRangeChanged reports every user change so views can synchronise.
 //
@@ -46,6 +77,7 @@ class DecimatedChart final : public QWidget {
 public:
     using Column = std::shared_ptr<const std::vector<double>>;
     enum class XAxisKind { Value, DateTimeMs };
+    enum class YScale { Linear, Log };
 
     explicit DecimatedChart(const QString& title, QWidget* parent = nullptr);
     ~DecimatedChart() override;
@@ -57,14 +89,39 @@ public:
     void setXAxis(XAxisKind kind, const QString& title);
     XAxisKind xAxisKind() const { return m_xKind; }
 
+    // Batches changes: between beginUpdate() and the matching endUpdate()
+    // (nestable) nothing is re-decimated or repainted; endUpdate() does it
+    // once (opening Compare with 100 runs decimates once, not 100 times).
+    void beginUpdate();
+    void endUpdate();
+
     // Adds a series; x sorted ascending, x->size() == y->size(). Returns its
     // index. The x range resets to the extent of all series.
     int addSeries(const QString& name, const QColor& colour, Column x, Column y);
+    // Appends points to series `index` (x.size() == y.size()). Points at or
+    // after the series' last x are drawn incrementally; earlier ones make the
+    // series merge in x order and the chart re-decimate.
+    void appendPoints(int index, std::span<const double> x, std::span<const double> y);
     void clearSeries();
     int seriesCount() const { return int(m_entries.size()); }
     QString seriesName(int index) const;
     void setSeriesVisible(int index, bool visible);
     bool isSeriesVisible(int index) const;
+
+    void setYScale(YScale scale);
+    YScale yScale() const { return m_yScale; }
+    // Finite values <= 0 of series `index` not drawn on the log axis (0 on linear).
+    qsizetype skippedPoints(int index) const;
+    // A line of the caller's own under the chart (e.g. runs not drawn on
+    // this axis); shown together with the log axis' skipped-values notice.
+    void setNotice(const QString& text);
+    // The notice as shown (empty: hidden).
+    QString noticeText() const;
+
+    // The chart as a file: PNG (the widget grabbed) or SVG (QSvgGenerator;
+    // every drawn series a vector path). Errors name the path.
+    Result<void> exportPng(const QString& path) const;
+    Result<void> exportSvg(const QString& path) const;
 
     // 0 = off; clamped to [0, 0.999].
     void setSmoothing(double weight);
@@ -89,11 +146,23 @@ public:
     int gapMarkers(int index) const;
     QChart* chart() const { return m_chart; }
     ChartView* chartView() const { return m_view; }
+    // The y axis range (log10 of the values on a log axis).
     double yMin() const;
     double yMax() const;
+    // The points of the main line as drawn, segment by segment (axis units),
+    // for tests.
+    QList<QList<QPointF>> drawnSegments(int index) const;
+    // Times every series was re-decimated from scratch (tests of live appends).
+    int fullRedecimations() const { return m_fullRedecimations; }
 
-    // Recomputes every sample now (normally automatic).
+    // Recomputes every sample now (normally automatic; deferred to
+    // endUpdate() inside beginUpdate()).
     void redecimate();
+
+    // Paints every visible series into `area` (the plot area, in the
+    // painter's coordinates) with the current axis ranges: what the chart's
+    // series item paints; tests rasterise with it.
+    void paintSeries(QPainter& painter, const QRectF& area) const;
 
 Q_SIGNALS:
     // The user zoomed, panned or reset (not emitted by setXRange).
@@ -104,9 +173,9 @@ Q_SIGNALS:
 
 private:
     struct Layer {
-        QList<QLineSeries*> lines;
-        QScatterSeries* nan = nullptr;
-        QScatterSeries* inf = nullptr;
+        QList<QList<QPointF>> segments; // the M4 sample, axis units
+        QPen pen;
+        bool visible = false;
         qsizetype drawn = 0;
         int markers = 0;
         QList<SegmentedSeries::Gap> gaps;
@@ -115,29 +184,59 @@ private:
         QString name;
         QColor colour;
         Column x, y;
+        std::shared_ptr<std::vector<double>> ownX, ownY; // set once appended to
         std::vector<double> smoothed;
+        // Log axis: x and log10 y without the finite values <= 0.
+        std::vector<double> logX, logY, logSX, logSY;
+        qsizetype skipped = 0;
         bool visible = true;
         Layer main, raw;
     };
+    struct Columns {
+        std::span<const double> x, y;
+    };
 
+    void rebuildDerived(Entry& e);
+    void appendDerived(Entry& e, std::size_t from);
+    Columns columns(const Entry& e, bool mainLayer) const;
+    M4Viewport drawViewport() const;
+    bool appendTail(Entry& e, Layer& layer, const Columns& c, std::size_t oldCount, const QPen& pen,
+                    const M4Viewport& vp, double& y0, double& y1, bool& haveY);
+    QPen mainPen(const Entry& e) const;
+    QPen rawPen(const Entry& e) const;
+    void setYAxisRange(double y0, double y1);
+    void updateNotice();
     void applyLayer(Entry& e, Layer& layer, const M4Result& r, const QPen& pen, bool visible);
-    void placeMarkers(Layer& layer, double y0, double y1);
+    void placeMarkers(Layer& layer);
     void attach(QAbstractSeries* s);
     void userRange(double lo, double hi);
     void onAxisRangeChanged(double lo, double hi);
     void showHover(double chartX, const QPoint& globalPos);
 
     QString m_title;
+    QGraphicsItem* m_item = nullptr;   // the series, a child of m_chart
+    QLineSeries* m_anchor = nullptr;   // empty: keeps Qt Charts' zoom working
+    int m_updateDepth = 0;
+    bool m_pendingRedecimate = false;
+    mutable std::vector<QPointF> m_mapped; // paint scratch
     XAxisKind m_xKind = XAxisKind::Value;
     QChart* m_chart = nullptr;
     ChartView* m_view = nullptr;
     QValueAxis* m_axisX = nullptr;
     QDateTimeAxis* m_axisTime = nullptr;
-    QValueAxis* m_axisY = nullptr;
+    QValueAxis* m_axisY = nullptr;   // the one in the chart: m_axisLin or m_axisLog
+    QValueAxis* m_axisLin = nullptr;
+    QCategoryAxis* m_axisLog = nullptr;
+    QLabel* m_notice = nullptr;
+    QString m_callerNotice;
+    YScale m_yScale = YScale::Linear;
     std::vector<std::unique_ptr<Entry>> m_entries;
     double m_smoothing = 0.0;
     double m_lo = 0.0, m_hi = 1.0;
     double m_yLo = 0.0, m_yHi = 1.0;
+    double m_dataYLo = 0.0, m_dataYHi = 0.0; // unpadded extent behind m_yLo/m_yHi
+    bool m_haveDataY = false;
+    int m_fullRedecimations = 0;
     bool m_settingRange = false;
     bool m_inRedecimate = false;
     double m_lastWidth = -1;

@@ -1,22 +1,15 @@
 #include "MetricChartWidget.h"
 
-#include "ChartStyle.h"
+#include "ChartView.h"
 
-#include <QChart>
-#include <QChartView>
-#include <QLineSeries>
-#include <QScatterSeries>
-#include <QValueAxis>
 #include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <numeric>
 
 namespace ty {
-
-namespace {
-constexpr int kShowPointsBelow = 40; // draw point markers on short series
-} // namespace
 
 MetricChartWidget::MetricChartWidget(const QString& key, QWidget* parent)
     : QWidget(parent)
@@ -24,212 +17,192 @@ MetricChartWidget::MetricChartWidget(const QString& key, QWidget* parent)
     , m_color(0x15, 0x65, 0xc0)
 {
     setObjectName(QStringLiteral("metricChart:") + key);
-    m_chart = newPlainChart(4);
-
-    m_axisX = new QValueAxis;
-    m_axisX->setLabelFormat(QStringLiteral("%g"));
-    m_axisX->setTitleText(tr("step"));
-    m_axisY = new QValueAxis;
-    m_axisY->setLabelFormat(QStringLiteral("%.3g"));
-    m_chart->addAxis(m_axisX, Qt::AlignBottom);
-    m_chart->addAxis(m_axisY, Qt::AlignLeft);
-
-    m_nanMarkers = new QScatterSeries;
-    m_nanMarkers->setName(QStringLiteral("nan"));
-    m_nanMarkers->setMarkerShape(QScatterSeries::MarkerShapeRotatedRectangle);
-    m_nanMarkers->setMarkerSize(9);
-    m_nanMarkers->setColor(QColor(0xc6, 0x28, 0x28));
-    m_nanMarkers->setBorderColor(QColor(0xc6, 0x28, 0x28));
-    m_infMarkers = new QScatterSeries;
-    m_infMarkers->setName(QStringLiteral("inf"));
-    m_infMarkers->setMarkerShape(QScatterSeries::MarkerShapeTriangle);
-    m_infMarkers->setMarkerSize(10);
-    m_infMarkers->setColor(QColor(0xef, 0x6c, 0x00));
-    m_infMarkers->setBorderColor(QColor(0xef, 0x6c, 0x00));
-    for (QScatterSeries* s : {m_nanMarkers, m_infMarkers}) {
-        m_chart->addSeries(s);
-        s->attachAxis(m_axisX);
-        s->attachAxis(m_axisY);
-    }
-
-    m_view = new QChartView(m_chart, this);
-    m_view->setObjectName(QStringLiteral("chartView"));
-    m_view->setRenderHint(QPainter::Antialiasing);
-    m_view->setMinimumHeight(200);
+    m_chart = new DecimatedChart(key, this);
+    m_chart->setMinimumHeight(200);
+    connect(m_chart, &DecimatedChart::xRangeChanged, this, &MetricChartWidget::xRangeChanged);
+    connect(m_chart, &DecimatedChart::menuRequested, this, &MetricChartWidget::menuRequested);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(m_view);
-    updateAxes();
+    layout->addWidget(m_chart);
     updateTitle();
 }
 
 MetricChartWidget::~MetricChartWidget() = default;
 
+QChartView* MetricChartWidget::chartView() const
+{
+    return m_chart->chartView();
+}
+
 void MetricChartWidget::setSeriesColor(const QColor& color)
 {
+    if (color == m_color)
+        return;
     m_color = color;
-    for (QLineSeries* s : std::as_const(m_segments))
-        s->setPen(QPen(m_color, 2));
+    rebuild();
 }
 
 void MetricChartWidget::clear()
 {
-    for (QLineSeries* s : std::as_const(m_segments)) {
-        m_chart->removeSeries(s);
-        delete s;
-    }
-    m_segments.clear();
-    m_nanMarkers->clear();
-    m_infMarkers->clear();
-    m_gaps.clear();
-    m_points.clear();
-    m_segmentOpen = false;
-    m_haveFinite = false;
-    m_haveX = false;
-    updateAxes();
-    updateTitle();
+    m_steps.clear();
+    m_wall.clear();
+    m_values.clear();
+    m_nonFinite = 0;
+    rebuild();
 }
 
 void MetricChartWidget::setPoints(const QList<SeriesPoint>& points)
 {
-    clear();
-    appendPoints(points);
+    m_steps.clear();
+    m_wall.clear();
+    m_values.clear();
+    m_nonFinite = 0;
+    if (!addRaw(points))
+        sortRaw();
+    rebuild();
+}
+
+bool MetricChartWidget::addRaw(const QList<SeriesPoint>& points)
+{
+    bool ordered = true;
+    double lastStep = m_steps.empty() ? -std::numeric_limits<double>::infinity() : m_steps.back();
+    for (const SeriesPoint& p : points) {
+        ordered = ordered && p.x >= lastStep;
+        lastStep = p.x;
+        m_steps.push_back(p.x);
+        m_wall.push_back(p.wallMs);
+        m_values.push_back(p.y);
+        m_nonFinite += !std::isfinite(p.y);
+    }
+    return ordered;
+}
+
+void MetricChartWidget::sortRaw()
+{
+    std::vector<std::size_t> perm(m_steps.size());
+    std::iota(perm.begin(), perm.end(), std::size_t(0));
+    std::stable_sort(perm.begin(), perm.end(), [this](std::size_t a, std::size_t b) { return m_steps[a] < m_steps[b]; });
+    std::vector<double> s(perm.size()), w(perm.size()), v(perm.size());
+    for (std::size_t k = 0; k < perm.size(); ++k) {
+        s[k] = m_steps[perm[k]];
+        w[k] = m_wall[perm[k]];
+        v[k] = m_values[perm[k]];
+    }
+    m_steps = std::move(s);
+    m_wall = std::move(w);
+    m_values = std::move(v);
+}
+
+bool MetricChartWidget::drawable() const
+{
+    return m_mode != XAxisMode::Epoch || m_epochs.isValid();
+}
+
+std::vector<double> MetricChartWidget::mapped(std::size_t from) const
+{
+    const std::span<const double> steps(m_steps), wall(m_wall);
+    return mapX(m_mode, steps.subspan(from), wall.subspan(from), m_epochs, m_t0);
 }
 
 void MetricChartWidget::appendPoints(const QList<SeriesPoint>& points)
 {
     if (points.isEmpty())
         return;
-    bool ordered = true;
-    double lastX = m_points.isEmpty() ? -std::numeric_limits<double>::infinity() : m_points.last().x;
-    for (const SeriesPoint& p : points) {
-        if (p.x < lastX)
-            ordered = false;
-        lastX = p.x;
+    const std::size_t from = m_steps.size();
+    if (!addRaw(points)) {
+        sortRaw();
+        rebuild();
+        return;
     }
-    if (!ordered) {
-        QList<SeriesPoint> all = m_points + points;
-        std::stable_sort(all.begin(), all.end(), [](const SeriesPoint& a, const SeriesPoint& b) { return a.x < b.x; });
-        clear();
-        addPoints(all);
-    } else {
-        addPoints(points);
+    if (m_chart->seriesCount() == 0) {
+        rebuild();
+        return;
     }
-    const bool showPoints = m_points.size() < kShowPointsBelow;
-    for (QLineSeries* seg : std::as_const(m_segments))
-        seg->setPointsVisible(showPoints || seg->count() == 1);
-    updateAxes();
+    if (drawable()) {
+        const std::vector<double> x = mapped(from);
+        m_x.insert(m_x.end(), x.begin(), x.end());
+        m_chart->appendPoints(0, x, std::span<const double>(m_values).subspan(from));
+    }
     updateTitle();
 }
 
-QLineSeries* MetricChartWidget::newSegment()
+void MetricChartWidget::setXAxis(XAxisMode mode, const EpochMap& epochs, double t0Ms)
 {
-    auto* s = new QLineSeries;
-    s->setPen(QPen(m_color, 2));
-    m_chart->addSeries(s);
-    s->attachAxis(m_axisX);
-    s->attachAxis(m_axisY);
-    m_segments.append(s);
-    return s;
+    bool same = mode == m_mode && (mode != XAxisMode::Epoch || epochs == m_epochs)
+        && (mode != XAxisMode::RelativeTime || t0Ms == m_t0);
+    const bool wasDrawable = drawable();
+    m_mode = mode;
+    m_epochs = epochs;
+    m_t0 = t0Ms;
+    if (!same && mode == XAxisMode::Epoch && wasDrawable && drawable() && m_chart->seriesCount() == 1) {
+        // A new epoch knot while live: usually the points already drawn keep
+        // their epoch (same steps per epoch); then nothing is redrawn.
+        const std::vector<double> x = mapped(0);
+        same = x.size() == m_x.size();
+        for (std::size_t i = 0; same && i < x.size(); ++i)
+            same = std::abs(x[i] - m_x[i]) <= 1e-9 * std::max(1.0, std::abs(x[i]));
+    }
+    if (!same)
+        rebuild();
 }
 
-void MetricChartWidget::addPoints(const QList<SeriesPoint>& points)
+void MetricChartWidget::setYScale(DecimatedChart::YScale scale)
 {
-    m_points += points;
-    const SegmentedSeries cut = SegmentedSeries::split(points);
-    // Walk the input again to know, per segment, whether it continues the
-    // segment that was open before these points.
-    int seg = 0;
-    bool inFinite = false;
-    int gapIndex = 0;
-    for (const SeriesPoint& p : points) {
-        const bool finite = std::isfinite(p.x) && std::isfinite(p.y);
-        if (std::isfinite(p.x)) {
-            m_minX = m_haveX ? std::min(m_minX, p.x) : p.x;
-            m_maxX = m_haveX ? std::max(m_maxX, p.x) : p.x;
-            m_haveX = true;
-        }
-        if (finite) {
-            m_minY = m_haveFinite ? std::min(m_minY, p.y) : p.y;
-            m_maxY = m_haveFinite ? std::max(m_maxY, p.y) : p.y;
-            m_haveFinite = true;
-            m_lastFinite = p.y;
-            if (!inFinite) {
-                QLineSeries* target = m_segmentOpen && !m_segments.isEmpty() ? m_segments.last() : newSegment();
-                target->append(cut.segments.at(seg++));
-                inFinite = true;
-            }
-            m_segmentOpen = true;
-        } else {
-            inFinite = false;
-            m_segmentOpen = false;
-            if (std::isfinite(p.x))
-                m_gaps.append(cut.gaps.at(gapIndex++));
+    m_chart->setYScale(scale);
+}
+
+void MetricChartWidget::rebuild()
+{
+    m_chart->clearSeries();
+    m_chart->setXAxis(m_mode == XAxisMode::WallTime ? DecimatedChart::XAxisKind::DateTimeMs
+                                                    : DecimatedChart::XAxisKind::Value,
+                      xAxisTitle(m_mode));
+    m_x.clear();
+    if (!drawable()) {
+        m_chart->setNotice(tr("No 'epoch' metric logged: not drawn on the epoch axis."));
+    } else {
+        m_chart->setNotice({});
+        m_x = mapped(0);
+        if (!m_values.empty()) {
+            SharedColumn x = std::make_shared<const std::vector<double>>(m_x);
+            SharedColumn y = std::make_shared<const std::vector<double>>(m_values);
+            sortByX(x, y);
+            m_chart->addSeries(m_key, m_color, x, y);
         }
     }
+    updateTitle();
 }
 
-int MetricChartWidget::gapMarkerCount() const
+int MetricChartWidget::segmentCount() const
 {
-    return int(m_nanMarkers->count() + m_infMarkers->count());
+    return int(m_chart->drawnSegments(0).size());
 }
 
 QList<int> MetricChartWidget::segmentPointCounts() const
 {
     QList<int> counts;
-    for (const QLineSeries* s : m_segments)
-        counts.append(int(s->count()));
+    const auto segs = m_chart->drawnSegments(0);
+    for (const QList<QPointF>& s : segs)
+        counts.append(int(s.size()));
     return counts;
 }
 
-void MetricChartWidget::updateAxes()
+int MetricChartWidget::gapMarkerCount() const
 {
-    double x0 = m_haveX ? m_minX : 0, x1 = m_haveX ? m_maxX : 1;
-    if (x1 <= x0) {
-        x0 -= 1;
-        x1 += 1;
-    }
-    double y0 = m_haveFinite ? m_minY : 0, y1 = m_haveFinite ? m_maxY : 1;
-    if (y1 <= y0) {
-        const double pad = std::abs(y0) > 0 ? std::abs(y0) * 0.05 : 1.0;
-        y0 -= pad;
-        y1 += pad;
-    } else {
-        const double pad = (y1 - y0) * 0.05;
-        y0 -= pad;
-        y1 += pad;
-    }
-    // Round ticks without stretching the range (ChartStyle.h).
-    setNiceRange(m_axisX, x0, x1);
-    setNiceRange(m_axisY, y0, y1);
-
-    // Markers sit on the plot's edges: they depend on the y range.
-    QList<QPointF> nan, inf;
-    for (const SegmentedSeries::Gap& g : std::as_const(m_gaps)) {
-        if (g.kind == SegmentedSeries::GapKind::PosInf)
-            inf.append(QPointF(g.x, y1));
-        else if (g.kind == SegmentedSeries::GapKind::NegInf)
-            inf.append(QPointF(g.x, y0));
-        else
-            nan.append(QPointF(g.x, y0));
-    }
-    if (nan.size() != m_nanMarkers->count() || !nan.isEmpty())
-        m_nanMarkers->replace(nan);
-    if (inf.size() != m_infMarkers->count() || !inf.isEmpty())
-        m_infMarkers->replace(inf);
+    return m_chart->gapMarkers(0);
 }
 
 void MetricChartWidget::updateTitle()
 {
     QString title = m_key;
-    if (!m_points.isEmpty()) {
-        const double last = m_points.last().y;
+    if (!m_values.empty()) {
+        const double last = m_values.back();
         const QString v = std::isnan(last) ? QStringLiteral("nan")
             : std::isinf(last)             ? (last > 0 ? QStringLiteral("inf") : QStringLiteral("-inf"))
                                            : QString::number(last, 'g', 5);
-        title += QStringLiteral("   %1 (%2 points").arg(v).arg(m_points.size());
-        if (!m_gaps.isEmpty())
-            title += QStringLiteral(", %1 nan/inf").arg(m_gaps.size());
+        title += QStringLiteral("   %1 (%2 points").arg(v).arg(m_values.size());
+        if (m_nonFinite > 0)
+            title += QStringLiteral(", %1 nan/inf").arg(m_nonFinite);
         title += u')';
     }
     m_chart->setTitle(title);

@@ -1,26 +1,31 @@
 #pragma once
 
+#include "DecimatedChart.h"
 #include "SeriesData.h"
+#include "XAxisMap.h"
 
 #include <QList>
 #include <QWidget>
 
-class QChart;
+#include <vector>
+
 class QChartView;
-class QLineSeries;
-class QScatterSeries;
-class QValueAxis;
 
 namespace ty {
 
-// One metric curve (one key of one run) drawn with Qt Charts: a QChartView
-// whose line is cut into segments at NaN/inf values, with a marker at each
-// such value (NaN and -inf on the bottom edge, +inf on the top edge) so a
-// non-finite value is visible but never drawn as a line to a huge number.
+// One metric curve (one key of one run) of the single-run Metrics tab, drawn
+// through DecimatedChart like the compare view: M4 decimation per pixel
+// column (at most ~4 points per column whatever the series' length), NaN/inf
+// as gaps with a marker (NaN and -inf on the bottom edge, +inf on the top),
+// log or linear y, zoom and pan.
 //
-// Fed only with plain SeriesPoint data. appendPoints() extends the last
-// segment in place (no full redraw) when points arrive in x order; a point
-// with a smaller x than the last one makes it rebuild from all points.
+// Fed only with plain SeriesPoint data (x = step, y = value, wallMs = wall
+// time in ms since the Unix epoch, UTC, NaN when unknown), kept in step
+// order. The x axis is mapped from them (XAxisMode: step, epoch through the
+// run's EpochMap, seconds since t0, wall time shown in local time).
+// appendPoints() hands new points to DecimatedChart::appendPoints, which
+// re-decimates only the last pixel column onward (no full redraw); a point
+// with a smaller step than the last one makes the series re-sort and redraw.
 // OpenGL is never enabled (it crashes under the offscreen platform).
 // GUI thread only.
 class MetricChartWidget final : public QWidget {
@@ -39,36 +44,46 @@ public:
     void appendPoints(const QList<SeriesPoint>& points);
     void clear();
 
+    // The x axis. `epochs` is used for XAxisMode::Epoch (invalid: nothing
+    // drawn, a notice says why); `t0Ms` for RelativeTime.
+    void setXAxis(XAxisMode mode, const EpochMap& epochs = {}, double t0Ms = 0.0);
+    XAxisMode xAxisMode() const { return m_mode; }
+    void setYScale(DecimatedChart::YScale scale);
+
+    // The points as received, in step order.
+    const std::vector<double>& steps() const { return m_steps; }
+    const std::vector<double>& values() const { return m_values; }
+    const std::vector<double>& wallMs() const { return m_wall; }
+
     // What is drawn, for tests and the status line.
-    qsizetype pointCount() const { return m_points.size(); }
-    int segmentCount() const { return int(m_segments.size()); }
-    QList<int> segmentPointCounts() const;
+    qsizetype pointCount() const { return qsizetype(m_values.size()); }
+    int segmentCount() const;
+    QList<int> segmentPointCounts() const; // drawn (decimated) points per segment
     int gapMarkerCount() const;
-    QChartView* chartView() const { return m_view; }
+    QChartView* chartView() const;
+    DecimatedChart* decimatedChart() const { return m_chart; }
+
+Q_SIGNALS:
+    void xRangeChanged(double lo, double hi);
+    void menuRequested(const QPoint& globalPos);
 
 private:
+    bool addRaw(const QList<SeriesPoint>& points); // false: not in step order any more
+    void sortRaw();
     void rebuild();
-    void addPoints(const QList<SeriesPoint>& points);
-    QLineSeries* newSegment();
-    void updateAxes();
     void updateTitle();
+    bool drawable() const;
+    std::vector<double> mapped(std::size_t from) const;
 
     QString m_key;
     QColor m_color;
-    QList<SeriesPoint> m_points;
-    QChartView* m_view = nullptr;
-    QChart* m_chart = nullptr;
-    QValueAxis* m_axisX = nullptr;
-    QValueAxis* m_axisY = nullptr;
-    QList<QLineSeries*> m_segments;
-    QScatterSeries* m_nanMarkers = nullptr;
-    QScatterSeries* m_infMarkers = nullptr;
-    QList<SegmentedSeries::Gap> m_gaps;
-    bool m_segmentOpen = false;
-    double m_minX = 0, m_maxX = 0, m_minY = 0, m_maxY = 0;
-    bool m_haveFinite = false;
-    bool m_haveX = false;
-    double m_lastFinite = 0;
+    DecimatedChart* m_chart = nullptr;
+    std::vector<double> m_steps, m_wall, m_values;
+    std::vector<double> m_x; // the x each point is drawn at (before sorting by x)
+    qsizetype m_nonFinite = 0;
+    XAxisMode m_mode = XAxisMode::Step;
+    EpochMap m_epochs;
+    double m_t0 = 0.0;
 };
 
 } // namespace ty

@@ -1,12 +1,16 @@
 #pragma once
 
+#include "DecimatedChart.h"
 #include "SeriesData.h"
+#include "XAxisMap.h"
 
 #include <QMap>
 #include <QScrollArea>
 
 #include <functional>
 
+class QCheckBox;
+class QComboBox;
 class QGridLayout;
 class QLabel;
 
@@ -14,9 +18,21 @@ namespace ty {
 
 class MetricChartWidget;
 
-// Small multiples: one MetricChartWidget per metric key, two per row, in
-// (rank, key) order, in a scroll area. Fed with plain series data per key; a key seen for
-// the first time gets a chart. GUI thread only.
+// The single-run Metrics tab. Small multiples: one MetricChartWidget per
+// metric key, two per row, in (rank, key) order, in a scroll area, under a
+// bar with the x axis (step, epoch, seconds since start, wall time in local
+// time; objectName "metricsXAxis") and a log y check box ("metricsLogY").
+// Every chart draws through the M4 decimation (DecimatedChart); zoom and pan
+// are synchronised across the charts. Right click on a chart: reset zoom,
+// export as PNG or SVG.
+//
+// Epoch axis: the run's "epoch" metric (a key named "epoch", or ending in
+// "/epoch") maps steps to epochs (EpochMap); without one nothing is drawn and
+// each chart says why. Relative time counts from setRunStart() (or, when not
+// given, the earliest point of any key).
+//
+// Fed with plain series data per key; a key seen for the first time gets a
+// chart. GUI thread only.
 class MetricChartsPanel final : public QScrollArea {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(MetricChartsPanel)
@@ -24,10 +40,20 @@ class MetricChartsPanel final : public QScrollArea {
 public:
     explicit MetricChartsPanel(QWidget* parent = nullptr);
 
-    // Removes every chart and shows `message` (e.g. "No metrics yet").
+    // Removes every chart and shows `message` (e.g. "No metrics yet"). Also
+    // forgets the run start.
     void clear(const QString& message = {});
     void setSeries(const QString& key, const QList<SeriesPoint>& points);
     void appendPoints(const QString& key, const QList<SeriesPoint>& points);
+    // ms since the Unix epoch (UTC) the run started at; <= 0: unknown.
+    void setRunStart(qint64 ms);
+
+    void setXAxis(XAxisMode mode);
+    XAxisMode xAxis() const { return m_mode; }
+    void setYScale(DecimatedChart::YScale scale);
+    DecimatedChart::YScale yScale() const { return m_yScale; }
+    // The step -> epoch map in use (invalid without an epoch metric).
+    EpochMap epochMap() const { return m_epochs; }
 
     // Charts are ordered by (rank(key), key); the default ranks all keys 0.
     void setKeyRank(std::function<int(const QString&)> rank);
@@ -39,12 +65,24 @@ public:
 private:
     MetricChartWidget* ensureChart(const QString& key);
     void relayout();
+    void refreshAxes(bool force);
+    double startMs() const;
+    void showChartMenu(MetricChartWidget* chart, const QPoint& globalPos);
+    void syncRange(MetricChartWidget* from, double lo, double hi);
 
     QWidget* m_content = nullptr;
     QGridLayout* m_grid = nullptr;
     QLabel* m_placeholder = nullptr;
+    QComboBox* m_axisCombo = nullptr;
+    QCheckBox* m_logY = nullptr;
     QMap<QString, MetricChartWidget*> m_charts;
     std::function<int(const QString&)> m_rank;
+    XAxisMode m_mode = XAxisMode::Step;
+    DecimatedChart::YScale m_yScale = DecimatedChart::YScale::Linear;
+    EpochMap m_epochs;
+    qint64 m_runStart = 0;
+    double m_t0 = 0.0;
+    bool m_syncing = false;
 };
 
 } // namespace ty

@@ -3,15 +3,20 @@
 #include <QList>
 #include <QPointF>
 
+#include <limits>
+
 namespace ty {
 
 // Plain series data, the only thing the chart classes are fed with (they know
 // nothing of runs or the database, so swapping Qt Charts for Qt Graphs stays
 // inside ui/charts). x is whatever the caller chose as the x axis (step today;
-// epoch or time later); y may be NaN or +/-inf.
+// epoch or time later); y may be NaN or +/-inf. wallMs: the point's wall
+// time, ms since the Unix epoch (UTC), NaN when not known (needed only for
+// the time axes of the Metrics tab).
 struct SeriesPoint {
     double x = 0.0;
     double y = 0.0;
+    double wallMs = std::numeric_limits<double>::quiet_NaN();
 };
 
 // A series cut at its non-finite values: each segment is a run of

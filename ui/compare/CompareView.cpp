@@ -2,7 +2,6 @@
 
 #include "CompareLoader.h"
 #include "CompareTableModel.h"
-#include "charts/DecimatedChart.h"
 #include "charts/RunColour.h"
 #include "runs/RunsModel.h"
 
@@ -20,6 +19,7 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSaveFile>
+#include <QScopeGuard>
 #include <QScrollArea>
 #include <QSlider>
 #include <QSplitter>
@@ -28,7 +28,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 namespace ty {
 
@@ -72,9 +71,17 @@ CompareView::CompareView(CompareLoader* loader, QWidget* parent)
     bar->addWidget(new QLabel(tr("X axis:")));
     m_axisCombo = new QComboBox;
     m_axisCombo->setObjectName(QStringLiteral("xAxisCombo"));
-    m_axisCombo->addItems({tr("Step"), tr("Relative time"), tr("Wall time")});
+    m_axisCombo->addItems({tr("Step"), tr("Epoch"), tr("Relative time"), tr("Wall time")});
     connect(m_axisCombo, &QComboBox::currentIndexChanged, this, [this](int i) { setXAxis(XAxis(i)); });
     bar->addWidget(m_axisCombo);
+    bar->addSpacing(8);
+    m_logY = new QCheckBox(tr("Log Y"));
+    m_logY->setObjectName(QStringLiteral("compareLogY"));
+    m_logY->setToolTip(tr("Logarithmic y axis; values <= 0 are skipped"));
+    connect(m_logY, &QCheckBox::toggled, this, [this](bool on) {
+        setYScale(on ? DecimatedChart::YScale::Log : DecimatedChart::YScale::Linear);
+    });
+    bar->addWidget(m_logY);
     bar->addSpacing(12);
     bar->addWidget(new QLabel(tr("Smoothing:")));
     m_smoothingSlider = new QSlider(Qt::Horizontal);
@@ -131,6 +138,13 @@ CompareView::CompareView(CompareLoader* loader, QWidget* parent)
     m_table->setWordWrap(false);
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_table->verticalHeader()->setSectionsClickable(true);
+    m_table->verticalHeader()->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_table->verticalHeader(), &QHeaderView::sectionClicked, this, [this](int row) {
+        const bool again = m_model->sortRow() == row && m_model->sortOrder() == Qt::AscendingOrder;
+        sortRunsBy(row, again ? Qt::DescendingOrder : Qt::AscendingOrder);
+    });
+    connect(m_table->verticalHeader(), &QHeaderView::customContextMenuRequested, this, &CompareView::showRowMenu);
 
     auto* side = new QWidget;
     auto* sl = new QVBoxLayout(side);
@@ -148,10 +162,17 @@ CompareView::CompareView(CompareLoader* loader, QWidget* parent)
     split->setSizes({900, 500}); // charts about two thirds, whatever the table asks for
     scroll->setMinimumWidth(360);
 
+    m_notice = new QLabel;
+    m_notice->setObjectName(QStringLiteral("compareNotice"));
+    m_notice->setWordWrap(true);
+    m_notice->setStyleSheet(QStringLiteral("color: #b35c00; padding: 2px 8px;"));
+    m_notice->hide();
+
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
     layout->addLayout(bar);
+    layout->addWidget(m_notice);
     layout->addWidget(split, 1);
     m_status->setText(tr("Select runs in the table and press Ctrl+D to compare them."));
 }
@@ -184,10 +205,20 @@ void CompareView::setData(const CompareDataPtr& data)
             points += c.size();
     }
     m_hidden.clear();
+    m_epochs.clear();
+    for (const CompareRun& r : m_data->runs) {
+        const auto it = r.metrics.constFind(pickEpochKey(r.metrics.keys()));
+        if (it == r.metrics.cend() || !it->step || !it->value)
+            continue;
+        const EpochMap map = EpochMap::fromSeries(*it->step, *it->value);
+        if (map.isValid())
+            m_epochs.insert(r.run.id, map);
+    }
     m_model->setData(m_data);
     m_table->resizeColumnsToContents();
     rebuildLegend();
     rebuildCharts();
+    updateNotice();
     m_status->setText(tr("%1 runs · %2 keys · %3 points").arg(m_data->runs.size()).arg(m_keys.size()).arg(points));
     Q_EMIT loaded();
 }
@@ -222,6 +253,7 @@ void CompareView::rebuildCharts()
     for (const QString& key : std::as_const(m_keys)) {
         auto* chart = new DecimatedChart(key, m_chartsContent);
         chart->setMinimumHeight(240);
+        chart->setYScale(m_yScale);
         m_charts.insert(key, chart);
         fillChart(chart, key);
         connect(chart, &DecimatedChart::xRangeChanged, this,
@@ -240,12 +272,16 @@ void CompareView::rebuildCharts()
 
 void CompareView::fillChart(DecimatedChart* chart, const QString& key)
 {
+    // One decimation and one paint for all runs, not one per added run.
+    chart->beginUpdate();
+    const auto done = qScopeGuard([chart] { chart->endUpdate(); });
     chart->clearSeries();
-    switch (m_xAxis) {
-    case XAxis::Step: chart->setXAxis(DecimatedChart::XAxisKind::Value, tr("step")); break;
-    case XAxis::RelativeTime: chart->setXAxis(DecimatedChart::XAxisKind::Value, tr("seconds since start")); break;
-    case XAxis::WallTime: chart->setXAxis(DecimatedChart::XAxisKind::DateTimeMs, tr("wall time (local)")); break;
-    }
+    const XAxisMode mode = m_xAxis == XAxis::Step ? XAxisMode::Step
+        : m_xAxis == XAxis::Epoch                 ? XAxisMode::Epoch
+        : m_xAxis == XAxis::RelativeTime          ? XAxisMode::RelativeTime
+                                                  : XAxisMode::WallTime;
+    chart->setXAxis(mode == XAxisMode::WallTime ? DecimatedChart::XAxisKind::DateTimeMs : DecimatedChart::XAxisKind::Value,
+                    xAxisTitle(mode));
     chart->setSmoothing(m_smoothing);
     QList<RunId>& order = m_seriesRuns[key];
     order.clear();
@@ -255,32 +291,22 @@ void CompareView::fillChart(DecimatedChart* chart, const QString& key)
             continue;
         Column x;
         Column y = it->value;
-        if (m_xAxis == XAxis::Step) {
+        if (mode == XAxisMode::Step) {
             x = it->step;
-        } else if (m_xAxis == XAxis::WallTime) {
+        } else if (mode == XAxisMode::WallTime) {
             x = it->wallMs;
+        } else if (mode == XAxisMode::Epoch) {
+            const auto map = m_epochs.constFind(r.run.id);
+            if (map == m_epochs.cend())
+                continue; // no epoch metric: not drawn on this axis (the notice says so)
+            x = std::make_shared<const std::vector<double>>(mapX(mode, *it->step, {}, *map, 0));
         } else {
             const std::vector<double>& wall = *it->wallMs;
             const double t0 = r.run.startedAt.isValid() ? double(r.run.startedAt.toMSecsSinceEpoch()) : wall.front();
-            auto rel = std::make_shared<std::vector<double>>(wall.size());
-            for (std::size_t k = 0; k < wall.size(); ++k)
-                (*rel)[k] = (wall[k] - t0) / 1000.0;
-            x = rel;
+            x = std::make_shared<const std::vector<double>>(mapX(mode, {}, wall, {}, t0));
         }
-        // Time axes: points are in step order; decimation needs x order.
-        if (!std::is_sorted(x->begin(), x->end())) {
-            std::vector<std::size_t> perm(x->size());
-            std::iota(perm.begin(), perm.end(), std::size_t(0));
-            std::stable_sort(perm.begin(), perm.end(), [&](std::size_t a, std::size_t b) { return (*x)[a] < (*x)[b]; });
-            auto sx = std::make_shared<std::vector<double>>(x->size());
-            auto sy = std::make_shared<std::vector<double>>(y->size());
-            for (std::size_t k = 0; k < perm.size(); ++k) {
-                (*sx)[k] = (*x)[perm[k]];
-                (*sy)[k] = (*y)[perm[k]];
-            }
-            x = sx;
-            y = sy;
-        }
+        // Time and epoch axes: points are in step order; decimation needs x order.
+        sortByX(x, y);
         const int index = chart->addSeries(QStringLiteral("#%1 %2").arg(r.run.id).arg(r.run.name), runColour(r.run.id), x, y);
         chart->setSeriesVisible(index, !m_hidden.contains(r.run.id));
         order.append(r.run.id);
@@ -312,10 +338,91 @@ void CompareView::setXAxis(XAxis axis)
     if (axis == m_xAxis)
         return;
     m_xAxis = axis;
+    updateNotice();
     if (!m_data)
         return;
     for (auto it = m_charts.cbegin(); it != m_charts.cend(); ++it)
         fillChart(it.value(), it.key());
+}
+
+void CompareView::setYScale(DecimatedChart::YScale scale)
+{
+    const bool log = scale == DecimatedChart::YScale::Log;
+    if (m_logY->isChecked() != log) {
+        m_logY->setChecked(log); // comes back here
+        return;
+    }
+    m_yScale = scale;
+    for (DecimatedChart* c : std::as_const(m_charts))
+        c->setYScale(scale);
+}
+
+QString CompareView::notice() const
+{
+    return m_notice->text();
+}
+
+void CompareView::updateNotice()
+{
+    QStringList missing;
+    if (m_xAxis == XAxis::Epoch && m_data)
+        for (const CompareRun& r : m_data->runs)
+            if (!m_epochs.contains(r.run.id))
+                missing << QStringLiteral("#%1 %2").arg(r.run.id).arg(r.run.name);
+    const QString text = missing.isEmpty()
+        ? QString()
+        : tr("Not drawn on the epoch axis (no 'epoch' metric logged): %1").arg(missing.join(QStringLiteral(", ")));
+    m_notice->setText(text);
+    m_notice->setVisible(!text.isEmpty());
+}
+
+void CompareView::sortRunsBy(int row, Qt::SortOrder order)
+{
+    m_model->sortRunsBy(row, order);
+    m_table->resizeColumnsToContents();
+}
+
+void CompareView::showRowMenu(const QPoint& pos)
+{
+    const int row = m_table->verticalHeader()->logicalIndexAt(pos);
+    if (row < 0)
+        return;
+    QMenu menu(this);
+    QAction* asc = menu.addAction(tr("Sort runs ascending"));
+    QAction* desc = menu.addAction(tr("Sort runs descending"));
+    QAction* unsorted = menu.addAction(tr("Compared order"));
+    unsorted->setEnabled(m_model->sortRow() >= 0);
+    const auto kind = CompareTableModel::RowKind(m_model->headerData(row, Qt::Vertical, CompareTableModel::RowKindRole).toInt());
+    const QString key = m_model->headerData(row, Qt::Vertical, CompareTableModel::RowKeyRole).toString();
+    QAction* autoRule = nullptr;
+    QAction* minRule = nullptr;
+    QAction* maxRule = nullptr;
+    if (kind == CompareTableModel::RowKind::Best || kind == CompareTableModel::RowKind::Last
+        || kind == CompareTableModel::RowKind::BestStep) {
+        menu.addSeparator();
+        const CompareTableModel::BestRule rule = CompareTableModel::bestRule(key);
+        autoRule = menu.addAction(tr("Best of %1: automatic (%2)").arg(key, lowerIsBetter(key) ? tr("lowest") : tr("highest")));
+        minRule = menu.addAction(tr("Best of %1: lowest").arg(key));
+        maxRule = menu.addAction(tr("Best of %1: highest").arg(key));
+        for (QAction* a : {autoRule, minRule, maxRule})
+            a->setCheckable(true);
+        autoRule->setChecked(rule == CompareTableModel::BestRule::Automatic);
+        minRule->setChecked(rule == CompareTableModel::BestRule::Min);
+        maxRule->setChecked(rule == CompareTableModel::BestRule::Max);
+    }
+    QAction* chosen = menu.exec(m_table->verticalHeader()->viewport()->mapToGlobal(pos));
+    if (!chosen)
+        return;
+    if (chosen == asc || chosen == desc)
+        sortRunsBy(row, chosen == asc ? Qt::AscendingOrder : Qt::DescendingOrder);
+    else if (chosen == unsorted)
+        m_model->clearSort();
+    else if (chosen == autoRule)
+        m_model->setBestRule(key, CompareTableModel::BestRule::Automatic);
+    else if (chosen == minRule)
+        m_model->setBestRule(key, CompareTableModel::BestRule::Min);
+    else if (chosen == maxRule)
+        m_model->setBestRule(key, CompareTableModel::BestRule::Max);
 }
 
 void CompareView::setSmoothing(double weight)
@@ -399,9 +506,15 @@ Result<void> CompareView::exportChartPng(const QString& key, const QString& path
     DecimatedChart* c = m_charts.value(key);
     if (!c)
         return fail(QStringLiteral("no chart for metric '%1'").arg(key));
-    if (!c->grab().save(path, "PNG"))
-        return fail(QStringLiteral("%1: cannot write PNG").arg(path));
-    return {};
+    return c->exportPng(path);
+}
+
+Result<void> CompareView::exportChartSvg(const QString& key, const QString& path) const
+{
+    DecimatedChart* c = m_charts.value(key);
+    if (!c)
+        return fail(QStringLiteral("no chart for metric '%1'").arg(key));
+    return c->exportSvg(path);
 }
 
 Result<void> CompareView::exportTableCsv(const QString& path) const
@@ -415,6 +528,7 @@ void CompareView::showChartMenu(const QString& key, const QPoint& globalPos)
     QAction* reset = menu.addAction(tr("Reset zoom"));
     QAction* csv = menu.addAction(tr("Export data as CSV…"));
     QAction* png = menu.addAction(tr("Export chart as PNG…"));
+    QAction* svg = menu.addAction(tr("Export chart as SVG…"));
     QAction* chosen = menu.exec(globalPos);
     if (!chosen)
         return;
@@ -424,18 +538,21 @@ void CompareView::showChartMenu(const QString& key, const QPoint& globalPos)
         syncRange(c, c->xMin(), c->xMax());
         return;
     }
-    if (chosen != csv && chosen != png)
+    if (chosen != csv && chosen != png && chosen != svg)
         return;
     QString safe = key;
     safe.replace(u'/', u'_');
-    const bool isCsv = chosen == csv;
-    const QString path = QFileDialog::getSaveFileName(
-        this, isCsv ? tr("Export %1 as CSV").arg(key) : tr("Export %1 as PNG").arg(key),
-        safe + (isCsv ? QStringLiteral(".csv") : QStringLiteral(".png")),
-        isCsv ? tr("CSV files (*.csv)") : tr("PNG images (*.png)"));
+    const QString ext = chosen == csv ? QStringLiteral("csv") : chosen == png ? QStringLiteral("png") : QStringLiteral("svg");
+    const QString filter = chosen == csv ? tr("CSV files (*.csv)")
+        : chosen == png                  ? tr("PNG images (*.png)")
+                                         : tr("SVG images (*.svg)");
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export %1 as %2").arg(key, ext.toUpper()),
+                                                      safe + u'.' + ext, filter);
     if (path.isEmpty())
         return;
-    const Result<void> r = isCsv ? exportChartCsv(key, path) : exportChartPng(key, path);
+    const Result<void> r = chosen == csv ? exportChartCsv(key, path)
+        : chosen == png                  ? exportChartPng(key, path)
+                                         : exportChartSvg(key, path);
     if (!r)
         QMessageBox::warning(this, tr("Export failed"), r.error().message);
 }

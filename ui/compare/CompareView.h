@@ -1,6 +1,8 @@
 #pragma once
 
 #include "CompareData.h"
+#include "charts/DecimatedChart.h"
+#include "charts/XAxisMap.h"
 #include "common/Result.h"
 
 #include <QMap>
@@ -19,18 +21,25 @@ namespace ty {
 
 class CompareLoader;
 class CompareTableModel;
-class DecimatedChart;
 
 // Runs side by side: one DecimatedChart per metric key (small multiples, two
 // per row, losses and accuracies first), every run overlaid in its
 // runColour(); a legend whose check boxes hide and show runs in every chart;
-// the x axis (step, time since the run started, wall time) and the smoothing
-// weight (TensorBoard's debiased EMA, raw drawn faintly behind) for all
-// charts; zoom and pan synchronised across the charts. Beside them the params
-// and results table (CompareTableModel) with an "only differences" toggle.
+// the x axis (step, epoch, time since the run started, wall time in local
+// time), linear or log y (values <= 0 skipped, counted in a notice under each
+// chart) and the smoothing weight (TensorBoard's debiased EMA, raw drawn
+// faintly behind) for all charts; zoom and pan synchronised across the
+// charts. Beside them the params and results table (CompareTableModel) with
+// an "only differences" toggle; click a row's header to sort the runs by it
+// (again: the other way), right click it for ascending / descending and, on a
+// "best" row, whether the lowest or highest value is best.
 // Right click on a chart: reset zoom, export its data as CSV (every stored
-// point, not the drawn sample) or the chart as PNG. "Export table…" writes
-// the table as CSV.
+// point, not the drawn sample) or the chart as PNG or SVG. "Export table…"
+// writes the table as CSV.
+//
+// Epoch axis: each run's epoch comes from its own "epoch" metric (EpochMap:
+// linear between logged epochs); a run without one is not drawn on that axis
+// and the notice above the charts ("compareNotice") names it.
 //
 // Data come from a CompareLoader on a worker thread (setRuns) or directly
 // (setData). GUI thread only; `loader` (may be null) must outlive the view.
@@ -39,7 +48,7 @@ class CompareView final : public QWidget {
     Q_DISABLE_COPY_MOVE(CompareView)
 
 public:
-    enum class XAxis { Step, RelativeTime, WallTime };
+    enum class XAxis { Step, Epoch, RelativeTime, WallTime };
 
     explicit CompareView(CompareLoader* loader, QWidget* parent = nullptr);
     ~CompareView() override;
@@ -52,6 +61,10 @@ public:
 
     void setXAxis(XAxis axis);
     XAxis xAxis() const { return m_xAxis; }
+    void setYScale(DecimatedChart::YScale scale);
+    DecimatedChart::YScale yScale() const { return m_yScale; }
+    // The view's notice (runs not drawn on the epoch axis); empty when none.
+    QString notice() const;
     void setSmoothing(double weight);
     void setOnlyDifferences(bool on);
     void setRunVisible(RunId run, bool visible);
@@ -70,6 +83,9 @@ public:
     QString chartCsv(const QString& key) const;
     Result<void> exportChartCsv(const QString& key, const QString& path) const;
     Result<void> exportChartPng(const QString& key, const QString& path) const;
+    Result<void> exportChartSvg(const QString& key, const QString& path) const;
+    // Sorts the table's runs by its shown row `row` (CompareTableModel::sortRunsBy).
+    void sortRunsBy(int row, Qt::SortOrder order);
     Result<void> exportTableCsv(const QString& path) const;
 
 Q_SIGNALS:
@@ -83,12 +99,16 @@ private:
     void syncRange(DecimatedChart* from, double lo, double hi);
     void showChartMenu(const QString& key, const QPoint& globalPos);
     void rebuildLegend();
+    void updateNotice();
+    void showRowMenu(const QPoint& pos);
 
     CompareLoader* m_loader;
     CompareDataPtr m_data;
     QList<RunId> m_runs;
     int m_ticket = 0;
     XAxis m_xAxis = XAxis::Step;
+    DecimatedChart::YScale m_yScale = DecimatedChart::YScale::Linear;
+    QMap<RunId, EpochMap> m_epochs; // runs with a usable epoch metric
     double m_smoothing = 0.0;
     QSet<RunId> m_hidden;
 
@@ -97,6 +117,8 @@ private:
     QLabel* m_smoothingLabel = nullptr;
     QCheckBox* m_onlyDiff = nullptr;
     QLabel* m_status = nullptr;
+    QLabel* m_notice = nullptr;
+    QCheckBox* m_logY = nullptr;
     QWidget* m_chartsContent = nullptr;
     QGridLayout* m_grid = nullptr;
     QListWidget* m_legend = nullptr;

@@ -1,10 +1,26 @@
 #include "CompareLoader.h"
 
 #include "store/ResultStore.h"
+#include "store/SqliteMetricColumns.h"
+#include "store/SqliteResultStore.h"
 
+#include <QLoggingCategory>
 #include <QMetaObject>
 
 namespace ty {
+
+namespace {
+
+Q_LOGGING_CATEGORY(lcCompare, "trainyard.compare")
+
+using Vec = std::vector<double>;
+
+std::shared_ptr<const Vec> share(Vec&& v)
+{
+    return std::make_shared<const Vec>(std::move(v));
+}
+
+} // namespace
 
 CompareLoader::CompareLoader(ResultStore* store, QObject* parent)
     : QObject(parent)
@@ -12,6 +28,8 @@ CompareLoader::CompareLoader(ResultStore* store, QObject* parent)
 {
     qRegisterMetaType<ty::CompareDataPtr>();
 }
+
+CompareLoader::~CompareLoader() = default;
 
 void CompareLoader::request(const QList<RunId>& runs, int ticket)
 {
@@ -21,6 +39,22 @@ void CompareLoader::request(const QList<RunId>& runs, int ticket)
 CompareDataPtr CompareLoader::load(const QList<RunId>& runs) const
 {
     auto data = std::make_shared<CompareData>();
+    bool columns = false;
+    if (m_path != ReadPath::ResultStore && !m_columnsFailed && !m_columns && dynamic_cast<SqliteResultStore*>(m_store)) {
+        auto opened = SqliteMetricColumns::open(m_store->location());
+        if (opened) {
+            m_columns = std::move(*opened);
+        } else {
+            m_columnsFailed = true;
+            qCWarning(lcCompare, "%s; reading metrics through the store instead", qUtf8Printable(opened.error().message));
+        }
+    }
+    if (m_path != ReadPath::ResultStore && m_columns) {
+        if (auto s = m_columns->beginSnapshot(); s)
+            columns = true;
+        else
+            qCWarning(lcCompare, "%s", qUtf8Printable(s.error().message));
+    }
     for (RunId id : runs) {
         const Result<RunRecord> record = m_store->run(id);
         if (!record)
@@ -28,26 +62,71 @@ CompareDataPtr CompareLoader::load(const QList<RunId>& runs) const
         CompareRun r;
         r.run = *record;
         r.params = m_store->params(id);
-        const QStringList keys = m_store->metricKeys(id);
-        for (const QString& key : keys) {
-            const QList<MetricPoint> points = m_store->metrics(id, key);
-            auto step = std::make_shared<std::vector<double>>();
-            auto wall = std::make_shared<std::vector<double>>();
-            auto value = std::make_shared<std::vector<double>>();
-            step->reserve(std::size_t(points.size()));
-            wall->reserve(std::size_t(points.size()));
-            value->reserve(std::size_t(points.size()));
-            for (const MetricPoint& p : points) {
-                step->push_back(double(p.step));
-                wall->push_back(double(p.wallTimeMs));
-                value->push_back(p.value);
-            }
-            r.summary.insert(key, summarise(*step, *value, lowerIsBetter(key)));
-            r.metrics.insert(key, MetricColumns{step, wall, value});
+        if (!columns || !loadMetricsViaColumns(r)) {
+            r.metrics.clear();
+            r.summary.clear();
+            loadMetricsViaStore(r);
         }
         data->runs.append(std::move(r));
     }
+    if (columns)
+        m_columns->endSnapshot();
+    m_lastUsedColumns = columns;
     return data;
+}
+
+bool CompareLoader::loadMetricsViaColumns(CompareRun& r) const
+{
+    const auto keys = m_columns->keys(r.run.id);
+    if (!keys) {
+        qCWarning(lcCompare, "%s", qUtf8Printable(keys.error().message));
+        return false;
+    }
+    if (m_path == ReadPath::ColumnsByIndex) {
+        for (const auto& [keyId, key] : *keys) {
+            auto s = m_columns->series(keyId);
+            if (!s) {
+                qCWarning(lcCompare, "%s (run %lld, metric %s)", qUtf8Printable(s.error().message),
+                          static_cast<long long>(r.run.id), qUtf8Printable(key));
+                return false;
+            }
+            r.summary.insert(key, summarise(s->step, s->value, lowerIsBetter(key)));
+            r.metrics.insert(key, MetricColumns{share(std::move(s->step)), share(std::move(s->wallMs)), share(std::move(s->value))});
+        }
+        return true;
+    }
+    // The run's rows in insertion order when they lie together, else per key by index.
+    auto all = m_columns->runSeries(*keys);
+    if (!all) {
+        qCWarning(lcCompare, "%s (run %lld)", qUtf8Printable(all.error().message), static_cast<long long>(r.run.id));
+        return false;
+    }
+    for (qsizetype k = 0; k < keys->size(); ++k) {
+        const QString& key = keys->at(k).second;
+        MetricSeriesColumns& s = (*all)[k];
+        r.summary.insert(key, summarise(s.step, s.value, lowerIsBetter(key)));
+        r.metrics.insert(key, MetricColumns{share(std::move(s.step)), share(std::move(s.wallMs)), share(std::move(s.value))});
+    }
+    return true;
+}
+
+void CompareLoader::loadMetricsViaStore(CompareRun& r) const
+{
+    const QStringList keys = m_store->metricKeys(r.run.id);
+    for (const QString& key : keys) {
+        const QList<MetricPoint> points = m_store->metrics(r.run.id, key);
+        Vec step, wall, value;
+        step.reserve(std::size_t(points.size()));
+        wall.reserve(std::size_t(points.size()));
+        value.reserve(std::size_t(points.size()));
+        for (const MetricPoint& p : points) {
+            step.push_back(double(p.step));
+            wall.push_back(double(p.wallTimeMs));
+            value.push_back(p.value);
+        }
+        r.summary.insert(key, summarise(step, value, lowerIsBetter(key)));
+        r.metrics.insert(key, MetricColumns{share(std::move(step)), share(std::move(wall)), share(std::move(value))});
+    }
 }
 
 } // namespace ty

@@ -4,9 +4,12 @@
 
 #include <QObject>
 
+#include <memory>
+
 namespace ty {
 
 class ResultStore;
+class SqliteMetricColumns;
 
 // Loads what the compare view shows (runs, params, every metric point as
 // columns, last/best summaries) off the GUI thread. Same pattern as
@@ -14,25 +17,55 @@ class ResultStore;
 // reader's thread), request() posts the work there, loaded() answers with an
 // immutable snapshot, received queued on the GUI thread. The GUI thread never
 // runs SQL for metrics.
+//
+// Metric points: from a SQLite store, read straight into the columns through
+// SqliteMetricColumns (its own read-only connection, one snapshot per load,
+// no MetricPoint per point): 10^7 points in about a second on the 2-core dev
+// VM instead of about 10 s through ResultStore::metrics() (tests/bench/
+// bench_compare, RESULTS.md "Compare view"). Any other store, or a SQLite file
+// that cannot be opened that way, goes through ResultStore::metrics(); both
+// give the same points in the same order.
 class CompareLoader final : public QObject {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(CompareLoader)
 
 public:
+    enum class ReadPath {
+        Auto,        // columns when the store is SQLite, else ResultStore
+        ResultStore, // always ResultStore::metrics() (benchmark baseline)
+        ColumnsByIndex, // columns, but each key through the (key_id, step) index (benchmark baseline)
+    };
+
     // `store` must outlive the loader.
     explicit CompareLoader(ResultStore* store, QObject* parent = nullptr);
+    ~CompareLoader() override;
+
+    // Set before the first load (benchmarks, tests).
+    void setReadPath(ReadPath path) { m_path = path; }
+    ReadPath readPath() const { return m_path; }
 
     // Thread-safe: load `runs` (unknown ids are skipped), answered with
     // `ticket` so the receiver can drop answers to older requests.
     void request(const QList<RunId>& runs, int ticket);
-    // The load itself, on the calling thread (tests, benchmarks).
+    // The load itself, on the calling thread (tests, benchmarks). Not
+    // concurrently with a requested load (the column reader's connection is
+    // used by one thread at a time).
     CompareDataPtr load(const QList<RunId>& runs) const;
+    // Whether the last load read the columns directly (diagnostics, tests).
+    bool lastLoadUsedColumns() const { return m_lastUsedColumns; }
 
 Q_SIGNALS:
     void loaded(int ticket, const ty::CompareDataPtr& data);
 
 private:
+    void loadMetricsViaStore(CompareRun& r) const;
+    bool loadMetricsViaColumns(CompareRun& r) const;
+
     ResultStore* m_store;
+    ReadPath m_path = ReadPath::Auto;
+    mutable std::unique_ptr<SqliteMetricColumns> m_columns; // opened on first use
+    mutable bool m_columnsFailed = false;
+    mutable bool m_lastUsedColumns = false;
 };
 
 } // namespace ty

@@ -55,9 +55,20 @@ struct RunRecord {
     qint64 consoleOffset = 0;     // bytes of the node's console already copied and ingested
 };
 
+// Where a metric point came from. Stored as its integer value (0, 1).
+enum class MetricSource : quint8 {
+    Console = 0, // recognised in the run's console (MetricExtractor)
+    File = 1,    // read from a file the run wrote (metric_files, TRAINYARD_METRICS_FILE, trainyardctl import)
+};
+
 // One metric sample. `step` is the trainer's step when the line named one,
 // otherwise a per-key counter starting at 0. `epoch` is kept when present.
 // `value` may be NaN or +/-inf; those are stored and returned as such.
+//
+// Resumed runs: a point whose step is <= the last current step of its series
+// (run, key, source) starts a new segment; the store then marks the earlier
+// points with step >= the new one `superseded` (kept, but not returned by
+// ResultStore::metrics()) and records a MetricRestart.
 struct MetricPoint {
     RunId run = 0;
     QString key;
@@ -65,6 +76,19 @@ struct MetricPoint {
     std::optional<double> epoch;
     qint64 wallTimeMs = 0;        // ms since the Unix epoch, UTC
     double value = 0.0;
+    MetricSource source = MetricSource::Console;
+    bool superseded = false;      // read back only: replaced by a later segment (ResultStore::allMetrics)
+};
+
+// A series (run, key, source) went back to `step`: the run was resumed from a
+// checkpoint. `superseded` earlier points (step >= `step`) were marked.
+struct MetricRestart {
+    RunId run = 0;
+    QString key;
+    qint64 step = 0;
+    qint64 wallTimeMs = 0;        // arrival of the first point of the new segment, ms since the epoch, UTC
+    int superseded = 0;
+    MetricSource source = MetricSource::Console;
 };
 
 } // namespace ty

@@ -86,7 +86,8 @@ public:
             QStringLiteral("queue"), QStringLiteral("user"), QStringLiteral("project"), QStringLiteral("sweep"),
             QStringLiteral("prefer_nodes"), QStringLiteral("avoid_nodes"), QStringLiteral("prefer_labels"),
             QStringLiteral("avoid_labels"),
-            QStringLiteral("max_concurrent")};
+            QStringLiteral("max_concurrent"), QStringLiteral("sync"), QStringLiteral("sync_limit"),
+            QStringLiteral("artifacts"), QStringLiteral("metric_files")};
         for (auto it = root.begin(); it != root.end(); ++it) {
             const QString key = checkKey(it->first, topKeys, QString());
             const YAML::Node v = it->second; // a copy: `it->` is a temporary proxy (yaml-cpp), a reference would dangle
@@ -134,6 +135,28 @@ public:
             } else if (key == u"max_concurrent") {
                 m_maxConcurrentMark = v.Mark();
                 spec.maxConcurrent = int(integer(v, key, 0, 100000));
+            } else if (key == u"sync") {
+                const QString b = scalar(v, key);
+                if (b == u"true" || b == u"yes" || b == u"on")
+                    spec.sync = true;
+                else if (b == u"false" || b == u"no" || b == u"off")
+                    spec.sync = false;
+                else
+                    throw SpecError{QStringLiteral("'sync' must be true or false, got '%1'").arg(b), v.Mark()};
+            } else if (key == u"sync_limit") {
+                spec.syncLimitMiB = size(v, key);
+                if (spec.syncLimitMiB <= 0)
+                    throw SpecError{QStringLiteral("'sync_limit' must be more than 0"), v.Mark()};
+            } else if (key == u"metric_files") {
+                parseMetricFiles(v, spec);
+            } else if (key == u"artifacts") {
+                spec.artifacts = stringList(v, key);
+                for (const QString& g : std::as_const(spec.artifacts)) {
+                    if (g.isEmpty() || g.startsWith(u'/'))
+                        throw SpecError{QStringLiteral("artifact glob '%1' must be a relative path (to the run's workdir)").arg(g), v.Mark()};
+                    if (g.split(u'/').contains(QStringLiteral("..")))
+                        throw SpecError{QStringLiteral("artifact glob '%1' must not contain '..': artifacts come from inside the run's workdir").arg(g), v.Mark()};
+                }
             }
         }
         if (!haveCommand)
@@ -399,6 +422,37 @@ private:
                 throw SpecError{QStringLiteral("'%1' needs a 'key' or a named group (?<key>...) in its regex").arg(section), item.Mark()};
             spec.metricRules.append(rule);
         }
+    }
+
+    // `metric_files: [globs]`: files the run writes metrics to (Lightning's
+    // metrics.csv, TensorBoard event files, trainer_state.json, *.jsonl),
+    // relative to the run's workdir on the node. `*`, `?` and `[...]` match
+    // within one path component, `**` any number of directories.
+    void parseMetricFiles(const YAML::Node& v, JobSpec& spec)
+    {
+        if (v.IsNull())
+            return;
+        if (!v.IsSequence() && !v.IsScalar())
+            throw SpecError{QStringLiteral("'metric_files' must be a list of globs like [lightning_logs/*/metrics.csv], not a %1")
+                                .arg(kindName(v)), v.Mark()};
+        const auto check = [&spec](const YAML::Node& item) {
+            if (!item.IsScalar())
+                throw SpecError{QStringLiteral("every item of 'metric_files' must be a glob string, not a %1").arg(kindName(item)), item.Mark()};
+            const QString g = qs(item.Scalar());
+            if (g.isEmpty())
+                throw SpecError{QStringLiteral("'metric_files' has an empty glob"), item.Mark()};
+            if (g.startsWith(u'/'))
+                throw SpecError{QStringLiteral("metric file glob '%1' must be relative to the run's workdir, not absolute").arg(g), item.Mark()};
+            if (g.split(u'/').contains(QStringLiteral("..")))
+                throw SpecError{QStringLiteral("metric file glob '%1' must not contain '..': metric files come from inside the run's workdir").arg(g), item.Mark()};
+            spec.metricFiles.append(g);
+        };
+        if (v.IsScalar()) {
+            check(v);
+            return;
+        }
+        for (const auto& item : v)
+            check(item);
     }
 
     void substituteParams(JobSpec& spec)
@@ -689,6 +743,12 @@ QString toYaml(const JobSpec& spec)
     }
     if (spec.maxConcurrent)
         out << YAML::Key << "max_concurrent" << YAML::Value << spec.maxConcurrent;
+    if (spec.sync)
+        out << YAML::Key << "sync" << YAML::Value << true;
+    if (spec.syncLimitMiB != JobSpec{}.syncLimitMiB)
+        out << YAML::Key << "sync_limit" << YAML::Value << (std::to_string(spec.syncLimitMiB) + "MiB");
+    emitList("artifacts", spec.artifacts);
+    emitList("metric_files", spec.metricFiles);
     out << YAML::EndMap;
     return QString::fromUtf8(out.c_str()) + u'\n';
 }

@@ -60,6 +60,20 @@ struct JobSpec {
     // the default) so {{lr}} works; values are kept as written.
     QMap<QString, QStringList> sweep;
     int maxConcurrent = 0;            // `max_concurrent`: runs of this sweep at once, 0 = no cap
+    // `sync: true`: before the run starts, `workdir` is uploaded to the node
+    // (core/nodes/WorkdirSync.h: .gitignore honoured, unchanged files skipped)
+    // and the run works in that copy. `sync_limit` caps the bytes uploaded (MiB).
+    bool sync = false;
+    qint64 syncLimitMiB = 500;
+    // `artifacts: ["*.pt", "out/**"]`: globs relative to the run's workdir (and
+    // run directory) listed after the run and recorded as its artifacts. Never
+    // absolute, never with a `..` component.
+    QStringList artifacts;
+    // `metric_files: ["lightning_logs/*/metrics.csv", "runs/**/events.out.tfevents.*"]`:
+    // globs relative to the run's workdir on the node (`**`: any directories),
+    // followed while the run is live and imported once more after it ends,
+    // besides `$TRAINYARD_METRICS_FILE`. Never absolute, never with `..`.
+    QStringList metricFiles;
     QString sourcePath;               // the file it was read from, empty for text
     QString yaml;                     // the text it was parsed from
 };

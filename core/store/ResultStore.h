@@ -84,13 +84,21 @@ public:
     // Newest first (created_at, then id, descending).
     virtual QList<RunRecord> runs() const = 0;
     virtual QMap<QString, QString> params(RunId run) const = 0;
-    // Ordered by key (binary, i.e. UTF-8 byte order), then step, then arrival.
-    // An empty key means every key. NaN/+-inf/-0.0 come back as stored.
+    // The current points (what charts and compare show): superseded ones
+    // (replaced by a resumed run's later segment, see MetricPoint) are left
+    // out. Ordered by key (binary, i.e. UTF-8 byte order), then step, then
+    // arrival. An empty key means every key. NaN/+-inf/-0.0 come back as stored.
     virtual QList<MetricPoint> metrics(RunId run, const QString& key = {}) const = 0;
     // Sorted like metrics().
     virtual QStringList metricKeys(RunId run) const = 0;
-    // Per key, the last point in metrics() order (highest step, latest arrival).
+    // Per key, the last current point in metrics() order (highest step, latest arrival).
     virtual QMap<QString, MetricPoint> latestMetrics(RunId run) const = 0;
+    // Every stored point, superseded ones too (MetricPoint::superseded set),
+    // ordered like metrics().
+    virtual QList<MetricPoint> allMetrics(RunId run, const QString& key = {}) const = 0;
+    // Where series went back (resumed runs): ordered by key, then arrival.
+    // Charts draw a marker at each `step`. An empty key means every key.
+    virtual QList<MetricRestart> metricRestarts(RunId run, const QString& key = {}) const = 0;
     // Ordered by path.
     virtual QList<ArtifactRecord> artifacts(RunId run) const = 0;
 

@@ -75,6 +75,8 @@ MetricPoint pointFromRow(const QSqlQuery& q, RunId run, const QString& key)
         p.epoch = epoch.toDouble();
     p.wallTimeMs = q.value(2).toLongLong();
     p.value = sqlcodec::metricFromSql(q.value(3), q.value(4).toInt());
+    p.source = q.value(5).toInt() == 1 ? MetricSource::File : MetricSource::Console;
+    p.superseded = q.value(6).toInt() != 0;
     return p;
 }
 
@@ -365,12 +367,25 @@ QMap<QString, QString> SqliteResultStore::params(RunId run) const
 
 QList<MetricPoint> SqliteResultStore::metrics(RunId run, const QString& key) const
 {
+    return readMetrics(run, key, false);
+}
+
+QList<MetricPoint> SqliteResultStore::allMetrics(RunId run, const QString& key) const
+{
+    return readMetrics(run, key, true);
+}
+
+QList<MetricPoint> SqliteResultStore::readMetrics(RunId run, const QString& key, bool withSuperseded) const
+{
     QList<MetricPoint> out;
     QSqlDatabase db = readConnection();
     ReadTransaction tx(db);
     const auto keys = keysOf(db, run, m_path);
-    QSqlQuery q = prepared(db, QStringLiteral("SELECT step, epoch, wall_ms, value, kind FROM metrics"
-                                              " WHERE key_id = ? ORDER BY step, id"));
+    QSqlQuery q = prepared(db, withSuperseded
+                                   ? QStringLiteral("SELECT step, epoch, wall_ms, value, kind, source, superseded FROM metrics"
+                                                    " WHERE key_id = ? ORDER BY step, id")
+                                   : QStringLiteral("SELECT step, epoch, wall_ms, value, kind, source, superseded FROM metrics"
+                                                    " WHERE key_id = ? AND superseded = 0 ORDER BY step, id"));
     for (const auto& [keyId, name] : keys) {
         if (!key.isEmpty() && name != key)
             continue;
@@ -402,8 +417,8 @@ QMap<QString, MetricPoint> SqliteResultStore::latestMetrics(RunId run) const
     QSqlDatabase db = readConnection();
     ReadTransaction tx(db);
     const auto keys = keysOf(db, run, m_path);
-    QSqlQuery q = prepared(db, QStringLiteral("SELECT step, epoch, wall_ms, value, kind FROM metrics"
-                                              " WHERE key_id = ? ORDER BY step DESC, id DESC LIMIT 1"));
+    QSqlQuery q = prepared(db, QStringLiteral("SELECT step, epoch, wall_ms, value, kind, source, superseded FROM metrics"
+                                              " WHERE key_id = ? AND superseded = 0 ORDER BY step DESC, id DESC LIMIT 1"));
     for (const auto& [keyId, name] : keys) {
         q.bindValue(0, QVariant::fromValue<qint64>(keyId));
         if (!q.exec()) {
@@ -413,6 +428,38 @@ QMap<QString, MetricPoint> SqliteResultStore::latestMetrics(RunId run) const
         }
         if (q.next())
             out.insert(name, pointFromRow(q, run, name));
+        q.finish();
+    }
+    return out;
+}
+
+QList<MetricRestart> SqliteResultStore::metricRestarts(RunId run, const QString& key) const
+{
+    QList<MetricRestart> out;
+    QSqlDatabase db = readConnection();
+    ReadTransaction tx(db);
+    const auto keys = keysOf(db, run, m_path);
+    QSqlQuery q = prepared(db, QStringLiteral("SELECT step, wall_ms, superseded, source FROM metric_restarts"
+                                              " WHERE key_id = ? ORDER BY id"));
+    for (const auto& [keyId, name] : keys) {
+        if (!key.isEmpty() && name != key)
+            continue;
+        q.bindValue(0, QVariant::fromValue<qint64>(keyId));
+        if (!q.exec()) {
+            qCWarning(lcStore, "%s: run %lld: cannot read the restarts of metric %s: %s", qUtf8Printable(m_path),
+                      static_cast<long long>(run), qUtf8Printable(name), qUtf8Printable(q.lastError().text()));
+            continue;
+        }
+        while (q.next()) {
+            MetricRestart r;
+            r.run = run;
+            r.key = name;
+            r.step = q.value(0).toLongLong();
+            r.wallTimeMs = q.value(1).toLongLong();
+            r.superseded = q.value(2).toInt();
+            r.source = q.value(3).toInt() == 1 ? MetricSource::File : MetricSource::Console;
+            out.append(r);
+        }
         q.finish();
     }
     return out;

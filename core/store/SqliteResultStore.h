@@ -50,6 +50,8 @@ public:
     QList<MetricPoint> metrics(RunId run, const QString& key = {}) const override;
     QStringList metricKeys(RunId run) const override;
     QMap<QString, MetricPoint> latestMetrics(RunId run) const override;
+    QList<MetricPoint> allMetrics(RunId run, const QString& key = {}) const override;
+    QList<MetricRestart> metricRestarts(RunId run, const QString& key = {}) const override;
     QList<ArtifactRecord> artifacts(RunId run) const override;
     QList<NodeRecord> nodes() const override;
 
@@ -64,6 +66,7 @@ private:
     // The calling thread's read connection (opened on first use); invalid and
     // a warning if it cannot be opened.
     QSqlDatabase readConnection() const;
+    QList<MetricPoint> readMetrics(RunId run, const QString& key, bool withSuperseded) const;
 
     const QString m_path;
     const SqliteStoreOptions m_options;

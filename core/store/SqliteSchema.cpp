@@ -115,6 +115,26 @@ const char* const kVersion3[] = {
     "ALTER TABLE nodes ADD COLUMN labels TEXT NOT NULL DEFAULT '[]'",
 };
 
+// Version 4: resumed runs and metric sources. metrics.superseded is 1 for a
+// point replaced by a later segment of its series (key_id, source) that went
+// back to a step <= its own; readers for charts skip those. metrics.source:
+// 0 console, 1 file (MetricSource). metric_restarts records each such
+// restart: the step the new segment starts at and how many points it
+// superseded. Existing rows stay as they were (current, from the console).
+const char* const kVersion4[] = {
+    "ALTER TABLE metrics ADD COLUMN superseded INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE metrics ADD COLUMN source INTEGER NOT NULL DEFAULT 0",
+    "CREATE TABLE metric_restarts ("
+    " id INTEGER PRIMARY KEY,"
+    " key_id INTEGER NOT NULL REFERENCES metric_keys(id) ON DELETE CASCADE,"
+    " source INTEGER NOT NULL DEFAULT 0,"
+    " step INTEGER NOT NULL,"
+    " wall_ms INTEGER NOT NULL,"
+    " superseded INTEGER NOT NULL"
+    ")",
+    "CREATE INDEX metric_restarts_key ON metric_restarts(key_id)",
+};
+
 QString dbError(const QSqlQuery& q)
 {
     return q.lastError().text();
@@ -136,6 +156,10 @@ QStringList SqliteSchema::migrationStep(int fromVersion)
         break;
     case 2:
         for (const char* s : kVersion3)
+            out << QString::fromLatin1(s);
+        break;
+    case 3:
+        for (const char* s : kVersion4)
             out << QString::fromLatin1(s);
         break;
     default:

@@ -29,6 +29,10 @@ struct SqliteStoreOptions {
     // Page cache of the writer connection, KiB (SQLite's default is 2000):
     // a batch's pages stay in memory instead of spilling to the WAL mid-transaction.
     int writerCacheKiB = 32 * 1024;
+    // Page size of a database this writer creates, bytes (SQLite's default
+    // is 4096). 16 KiB: about 20 % less CPU per metric point in bench_store
+    // (fewer WAL frame writes). An existing database keeps its page size.
+    int pageSize = 16384;
     // WAL pages after which a commit checkpoints (SQLite's default: 1000).
     // Each checkpoint fsyncs the database file; under a stream of large
     // metric batches fewer, larger checkpoints cost less wall time.

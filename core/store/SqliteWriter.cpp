@@ -40,8 +40,8 @@ qint64 pointsOf(const storeop::WriteOp& op)
     return 0;
 }
 
-// Binds one metric row at parameters first..first+5 (key_id, step, epoch,
-// wall_ms, value, kind).
+// Binds one metric row at parameters first..first+6 (key_id, step, epoch,
+// wall_ms, value, kind, source).
 void bindRawRow(sqlite3_stmt* s, int first, qint64 keyId, const MetricPoint& p)
 {
     using namespace sqlcodec;
@@ -58,6 +58,13 @@ void bindRawRow(sqlite3_stmt* s, int first, qint64 keyId, const MetricPoint& p)
     else
         sqlite3_bind_null(s, first + 4);
     sqlite3_bind_int(s, first + 5, kind);
+    sqlite3_bind_int(s, first + 6, static_cast<int>(p.source));
+}
+
+// m_lastSteps slot of a series (key id, source).
+qint64 seriesSlot(qint64 keyId, MetricSource source)
+{
+    return keyId * 4 + static_cast<int>(source);
 }
 
 } // namespace
@@ -269,6 +276,12 @@ Result<int> SqliteWriter::initialize()
     if (!probed)
         return probed;
 
+    // Page size of a new database (an existing one keeps its own): with
+    // 16 KiB pages a metric batch is a quarter of the WAL frames (a pwrite()
+    // each) of 4 KiB pages; tests/bench/bench_store. Must precede the
+    // journal mode, which creates the file.
+    if (auto r = exec(QStringLiteral("PRAGMA page_size=%1").arg(m_options.pageSize)); !r)
+        return std::unexpected(r.error());
     {
         QSqlQuery q(m_db);
         if (!q.exec(QStringLiteral("PRAGMA journal_mode=WAL")) || !q.next())
@@ -375,7 +388,15 @@ Result<void> SqliteWriter::prepareStatements()
          " created_at = excluded.created_at"},
         {&m_insertKey, "INSERT INTO metric_keys (run_id, key) VALUES (?,?) ON CONFLICT (run_id, key) DO NOTHING"},
         {&m_selectKey, "SELECT id FROM metric_keys WHERE run_id = ? AND key = ?"},
-        {&m_insertMetric, "INSERT INTO metrics (key_id, step, epoch, wall_ms, value, kind) VALUES (?,?,?,?,?,?)"},
+        {&m_insertMetric,
+         "INSERT INTO metrics (key_id, step, epoch, wall_ms, value, kind, source) VALUES (?,?,?,?,?,?,?)"},
+        // Newest-first walk of metrics_series: stops at the first current row.
+        {&m_selectLastStep,
+         "SELECT step FROM metrics WHERE key_id = ? AND source = ? AND superseded = 0 ORDER BY step DESC LIMIT 1"},
+        {&m_markSuperseded,
+         "UPDATE metrics SET superseded = 1 WHERE key_id = ? AND source = ? AND step >= ? AND superseded = 0"},
+        {&m_insertRestart,
+         "INSERT INTO metric_restarts (key_id, source, step, wall_ms, superseded) VALUES (?,?,?,?,?)"},
     };
     for (const auto& [q, sql] : statements)
         if (auto r = prep(*q, sql); !r)
@@ -389,7 +410,7 @@ Result<void> SqliteWriter::prepareStatements()
         if (!handle)
             return fail(QStringLiteral("%1: the QSQLITE driver gave no sqlite3 handle").arg(m_path));
         static constexpr char kSql[] =
-            "INSERT INTO metrics (key_id, step, epoch, wall_ms, value, kind) VALUES (?,?,?,?,?,?)";
+            "INSERT INTO metrics (key_id, step, epoch, wall_ms, value, kind, source) VALUES (?,?,?,?,?,?,?)";
         const int rc = sqlite3_prepare_v3(handle, kSql, sizeof kSql, SQLITE_PREPARE_PERSISTENT, &m_rawInsertMetric,
                                           nullptr);
         if (rc != SQLITE_OK)
@@ -397,11 +418,11 @@ Result<void> SqliteWriter::prepareStatements()
                             .arg(m_path, QString::fromUtf8(sqlite3_errmsg(handle))));
         // Many rows per sqlite3_step(): the per-statement cost (VDBE start and
         // halt, an allocation under SQLite's global memory mutex) is then paid
-        // once per kRowsPerStatement rows. 64 x 6 parameters stay far below
+        // once per kRowsPerStatement rows. 64 x 7 parameters stay far below
         // SQLITE_MAX_VARIABLE_NUMBER (999 before 3.32, 32766 since).
-        QByteArray multi = "INSERT INTO metrics (key_id, step, epoch, wall_ms, value, kind) VALUES ";
+        QByteArray multi = "INSERT INTO metrics (key_id, step, epoch, wall_ms, value, kind, source) VALUES ";
         for (int i = 0; i < kRowsPerStatement; ++i)
-            multi += i ? ",(?,?,?,?,?,?)" : "(?,?,?,?,?,?)";
+            multi += i ? ",(?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?)";
         const int rc2 = sqlite3_prepare_v3(handle, multi.constData(), int(multi.size()) + 1,
                                            SQLITE_PREPARE_PERSISTENT, &m_rawInsertMetricMulti, nullptr);
         if (rc2 != SQLITE_OK)
@@ -420,7 +441,8 @@ void SqliteWriter::releaseStatements()
         }
     }
     for (auto* q : {&m_insertRun, &m_updateRun, &m_deleteTags, &m_insertTag, &m_insertParam, &m_setOffset,
-                    &m_deleteRun, &m_upsertArtifact, &m_insertKey, &m_selectKey, &m_insertMetric})
+                    &m_deleteRun, &m_upsertArtifact, &m_insertKey, &m_selectKey, &m_insertMetric, &m_selectLastStep,
+                    &m_markSuperseded, &m_insertRestart})
         q->reset();
 }
 
@@ -526,6 +548,7 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
     if (!error.isEmpty()) {
         QSqlQuery(m_db).exec(QStringLiteral("ROLLBACK"));
         m_keyIds.clear(); // may hold ids of metric_keys rows that were rolled back
+        m_lastSteps.clear(); // may hold steps of rows that were rolled back
         out.error = lost(error);
         out.changedRuns.clear();
         for (auto& [promise, result] : created)
@@ -788,6 +811,7 @@ Result<bool> SqliteWriter::insertMetricRow(qint64 keyId, const MetricPoint& p)
         q.bindValue(4, metricHasSqlValue(kind) ? QVariant(metricSqlValue(p.value, kind))
                                                : QVariant(QMetaType::fromType<double>()));
         q.bindValue(5, static_cast<int>(kind));
+        q.bindValue(6, static_cast<int>(p.source));
         if (q.exec())
             return true;
         if (isConstraint(q.lastError()))
@@ -806,6 +830,7 @@ Result<bool> SqliteWriter::insertMetricRow(qint64 keyId, const MetricPoint& p)
         m_batchValue.append(metricHasSqlValue(kind) ? QVariant(metricSqlValue(p.value, kind))
                                                     : QVariant(QMetaType::fromType<double>()));
         m_batchKind.append(static_cast<int>(kind));
+        m_batchSource.append(static_cast<int>(p.source));
         return true;
     }
     }
@@ -823,8 +848,9 @@ Result<void> SqliteWriter::flushBatchRows()
     q.bindValue(3, m_batchWall);
     q.bindValue(4, m_batchValue);
     q.bindValue(5, m_batchKind);
+    q.bindValue(6, m_batchSource);
     const bool ok = q.execBatch();
-    for (auto* l : {&m_batchKey, &m_batchStep, &m_batchEpoch, &m_batchWall, &m_batchValue, &m_batchKind})
+    for (auto* l : {&m_batchKey, &m_batchStep, &m_batchEpoch, &m_batchWall, &m_batchValue, &m_batchKind, &m_batchSource})
         l->clear();
     if (!ok)
         return fail(QStringLiteral("%1: cannot store metrics: %2").arg(m_path, q.lastError().text()));
@@ -863,7 +889,7 @@ Result<void> SqliteWriter::insertRawGroup(const KeyedPoint* rows, QHash<RunId, i
 {
     sqlite3_stmt* s = m_rawInsertMetricMulti;
     for (int i = 0; i < kRowsPerStatement; ++i)
-        bindRawRow(s, 1 + 6 * i, rows[i].first, *rows[i].second);
+        bindRawRow(s, 1 + 7 * i, rows[i].first, *rows[i].second);
     const int rc = sqlite3_step(s);
     if (rc == SQLITE_DONE) {
         sqlite3_reset(s);
@@ -883,13 +909,93 @@ Result<void> SqliteWriter::insertRawGroup(const KeyedPoint* rows, QHash<RunId, i
     return {};
 }
 
+Result<bool> SqliteWriter::goesBack(qint64 keyId, const MetricPoint& p)
+{
+    const qint64 slot = seriesSlot(keyId, p.source);
+    auto it = m_lastSteps.find(slot);
+    if (it == m_lastSteps.end()) {
+        QSqlQuery& q = *m_selectLastStep;
+        q.bindValue(0, QVariant::fromValue<qint64>(keyId));
+        q.bindValue(1, static_cast<int>(p.source));
+        if (!q.exec())
+            return fail(QStringLiteral("%1: run %2: cannot read the last step of metric %3: %4")
+                            .arg(m_path)
+                            .arg(p.run)
+                            .arg(p.key, q.lastError().text()));
+        std::optional<qint64> last;
+        if (q.next())
+            last = q.value(0).toLongLong();
+        q.finish();
+        it = m_lastSteps.insert(slot, last);
+    }
+    if (it->has_value() && p.step <= **it)
+        return true;
+    *it = p.step;
+    return false;
+}
+
+Result<void> SqliteWriter::restartSeries(qint64 keyId, const MetricPoint& p)
+{
+    QSqlQuery& u = *m_markSuperseded;
+    u.bindValue(0, QVariant::fromValue<qint64>(keyId));
+    u.bindValue(1, static_cast<int>(p.source));
+    u.bindValue(2, QVariant::fromValue<qint64>(p.step));
+    if (!u.exec())
+        return fail(QStringLiteral("%1: run %2: cannot mark superseded points of metric %3: %4")
+                        .arg(m_path)
+                        .arg(p.run)
+                        .arg(p.key, u.lastError().text()));
+    const int superseded = u.numRowsAffected();
+    QSqlQuery& r = *m_insertRestart;
+    r.bindValue(0, QVariant::fromValue<qint64>(keyId));
+    r.bindValue(1, static_cast<int>(p.source));
+    r.bindValue(2, QVariant::fromValue<qint64>(p.step));
+    r.bindValue(3, QVariant::fromValue<qint64>(p.wallTimeMs));
+    r.bindValue(4, superseded);
+    if (!r.exec()) {
+        if (isConstraint(r.lastError())) {
+            // The cached key row is gone (another process deleted the run):
+            // the point's insert re-resolves its key or drops it.
+            m_keyIds.remove(p.run);
+            m_lastSteps.remove(seriesSlot(keyId, p.source));
+            return {};
+        }
+        return fail(QStringLiteral("%1: run %2: cannot record the restart of metric %3 at step %4: %5")
+                        .arg(m_path)
+                        .arg(p.run)
+                        .arg(p.key)
+                        .arg(p.step)
+                        .arg(r.lastError().text()));
+    }
+    qCDebug(lcStoreWriter, "run %lld: metric %s went back to step %lld, %d points superseded",
+            static_cast<long long>(p.run), qUtf8Printable(p.key), static_cast<long long>(p.step), superseded);
+    m_lastSteps.insert(seriesSlot(keyId, p.source), p.step);
+    return {};
+}
+
 Result<QHash<RunId, int>> SqliteWriter::applyMetrics(const QList<MetricPoint>& points)
 {
     QHash<RunId, int> counts;
     if (!m_rawInsertMetricMulti) {
-        for (const MetricPoint& p : points)
+        for (const MetricPoint& p : points) {
+            auto id = keyId(p.run, p.key);
+            if (!id)
+                return std::unexpected(id.error());
+            if (!*id)
+                continue; // unknown run
+            auto back = goesBack(**id, p);
+            if (!back)
+                return std::unexpected(back.error());
+            if (*back) {
+                // Rows held for execBatch() must be in the table before they can be marked.
+                if (auto r = flushBatchRows(); !r)
+                    return std::unexpected(r.error());
+                if (auto r = restartSeries(**id, p); !r)
+                    return std::unexpected(r.error());
+            }
             if (auto r = insertPoint(p, counts); !r)
                 return std::unexpected(r.error());
+        }
         if (auto r = flushBatchRows(); !r)
             return std::unexpected(r.error());
         return counts;
@@ -902,6 +1008,19 @@ Result<QHash<RunId, int>> SqliteWriter::applyMetrics(const QList<MetricPoint>& p
             return std::unexpected(id.error());
         if (!*id)
             continue; // unknown run
+        auto back = goesBack(**id, p);
+        if (!back)
+            return std::unexpected(back.error());
+        if (*back) {
+            // A resumed run (rare): the rows held so far go in first, so that
+            // the ones this point supersedes are there to be marked.
+            for (int i = 0; i < n; ++i)
+                if (auto r = insertPoint(*group[i].second, counts); !r)
+                    return std::unexpected(r.error());
+            n = 0;
+            if (auto r = restartSeries(**id, p); !r)
+                return std::unexpected(r.error());
+        }
         group[n++] = {**id, &p};
         if (n == kRowsPerStatement) {
             if (auto r = insertRawGroup(group.data(), counts); !r)

@@ -104,6 +104,13 @@ private:
     using KeyedPoint = std::pair<qint64, const MetricPoint*>;
     Result<void> insertRawGroup(const KeyedPoint* rows, QHash<RunId, int>& counts);
     Result<void> flushBatchRows();
+    // Whether p's step is <= the last current step of its series (key id,
+    // source), i.e. p starts a new segment (a resumed run). Otherwise
+    // records p's step as the series' last.
+    Result<bool> goesBack(qint64 keyId, const MetricPoint& p);
+    // Marks the series' current points with step >= p.step superseded and
+    // records the restart in metric_restarts.
+    Result<void> restartSeries(qint64 keyId, const MetricPoint& p);
 
     const QString m_path;
     const QString m_connectionName;
@@ -130,13 +137,17 @@ private:
     // Writer-thread state.
     QSqlDatabase m_db;
     std::optional<QSqlQuery> m_insertRun, m_updateRun, m_deleteTags, m_insertTag, m_insertParam, m_setOffset,
-        m_deleteRun, m_upsertArtifact, m_insertKey, m_selectKey, m_insertMetric;
+        m_deleteRun, m_upsertArtifact, m_insertKey, m_selectKey, m_insertMetric, m_selectLastStep, m_markSuperseded,
+        m_insertRestart;
     sqlite3_stmt* m_rawInsertMetric = nullptr;      // one row
     sqlite3_stmt* m_rawInsertMetricMulti = nullptr; // kRowsPerStatement rows
     QHash<RunId, QHash<QString, qint64>> m_keyIds; // cache of metric_keys, valid within committed state
     QSet<RunId> m_missingRuns;                      // runs found absent in this batch
+    // Last current step per series (seriesSlot(key id, source)); nullopt: no
+    // point yet. Loaded on first use, valid within committed state like m_keyIds.
+    QHash<qint64, std::optional<qint64>> m_lastSteps;
     // QtSqlBatch columns, filled by insertMetricRow, written by flushBatchRows.
-    QVariantList m_batchKey, m_batchStep, m_batchEpoch, m_batchWall, m_batchValue, m_batchKind;
+    QVariantList m_batchKey, m_batchStep, m_batchEpoch, m_batchWall, m_batchValue, m_batchKind, m_batchSource;
 };
 
 } // namespace ty

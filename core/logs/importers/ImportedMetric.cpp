@@ -14,6 +14,7 @@ QList<MetricPoint> toMetricPoints(const QList<ImportedMetric>& metrics, RunId ru
         p.epoch = m.epoch;
         p.wallTimeMs = m.wallTimeMs.value_or(fallbackWallTimeMs);
         p.value = m.value;
+        p.source = MetricSource::File;
         out.append(std::move(p));
     }
     return out;

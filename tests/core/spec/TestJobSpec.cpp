@@ -118,6 +118,16 @@ private Q_SLOTS:
         QTest::newRow("not a map") << QStringLiteral("- ls\n")
                                    << QStringLiteral("bad.yaml:1:1: a job spec must be a mapping of keys (name, command, ...), not a list");
         QTest::newRow("empty") << QString() << QStringLiteral("bad.yaml: the job spec is empty: it needs at least a 'command'");
+        QTest::newRow("metric_files absolute") << QStringLiteral("command: [ls]\nmetric_files:\n  - logs/m.csv\n  - /etc/passwd\n")
+                                               << QStringLiteral("bad.yaml:4:5: metric file glob '/etc/passwd' must be relative to the run's workdir, not absolute");
+        QTest::newRow("metric_files dotdot") << QStringLiteral("command: [ls]\nmetric_files: [a/../../b.jsonl]\n")
+                                             << QStringLiteral("bad.yaml:2:16: metric file glob 'a/../../b.jsonl' must not contain '..': metric files come from inside the run's workdir");
+        QTest::newRow("metric_files map") << QStringLiteral("command: [ls]\nmetric_files: {a: b}\n")
+                                          << QStringLiteral("bad.yaml:2:15: 'metric_files' must be a list of globs like [lightning_logs/*/metrics.csv], not a mapping");
+        QTest::newRow("metric_files nested") << QStringLiteral("command: [ls]\nmetric_files: [[a]]\n")
+                                             << QStringLiteral("bad.yaml:2:16: every item of 'metric_files' must be a glob string, not a list");
+        QTest::newRow("metric_files typo") << QStringLiteral("command: [ls]\nmetric_file: [a]\n")
+                                           << QStringLiteral("bad.yaml:2:1: unknown key 'metric_file' (did you mean 'metric_files'?)");
     }
 
     void badSpecs()
@@ -176,6 +186,30 @@ private Q_SLOTS:
         QCOMPARE(again->env, spec->env);
         QCOMPARE(again->tags, spec->tags);
         QCOMPARE(again->name, spec->name);
+    }
+
+    void metricFiles()
+    {
+        const QString yaml = QStringLiteral("command: [python3, train.py]\n"
+                                            "metric_files:\n"
+                                            "  - lightning_logs/*/metrics.csv\n"
+                                            "  - 'runs/**/events.out.tfevents.*'\n"
+                                            "  - out/trainer_state.json\n");
+        const auto spec = parseJobSpec(yaml, QStringLiteral("job.yaml"), QStringLiteral("/tmp"));
+        QVERIFY2(spec, qPrintable(spec ? QString() : spec.error().message));
+        const QStringList want{QStringLiteral("lightning_logs/*/metrics.csv"), QStringLiteral("runs/**/events.out.tfevents.*"),
+                               QStringLiteral("out/trainer_state.json")};
+        QCOMPARE(spec->metricFiles, want);
+        const auto again = parseJobSpec(toYaml(*spec), QStringLiteral("<roundtrip>"), QStringLiteral("/"));
+        QVERIFY2(again, qPrintable(again ? QString() : again.error().message));
+        QCOMPARE(again->metricFiles, want);
+        // One glob as a plain string; none by default.
+        const auto one = parseJobSpec(QStringLiteral("command: [ls]\nmetric_files: m.jsonl\n"), QStringLiteral("j.yaml"), QStringLiteral("/"));
+        QVERIFY(one);
+        QCOMPARE(one->metricFiles, QStringList{QStringLiteral("m.jsonl")});
+        const auto none = parseJobSpec(QStringLiteral("command: [ls]\n"), QStringLiteral("j.yaml"), QStringLiteral("/"));
+        QVERIFY(none);
+        QVERIFY(none->metricFiles.isEmpty());
     }
 
     void paramOverrides()

@@ -105,6 +105,9 @@ private Q_SLOTS:
     void metricValuesRoundTripExactly_data();
     void metricValuesRoundTripExactly();
     void metricsOrderingAndLatest();
+    void resumedRunSupersedesOverlap_data();
+    void resumedRunSupersedesOverlap();
+    void supersededSurvivesReopenAndSourcesAreSeparate();
     void manySmallAppendsFewTransactions();
     void consoleOffsetNeverAheadOfMetrics();
     void flushMakesWritesVisibleEverywhere();
@@ -411,14 +414,22 @@ void TestSqliteResultStore::metricsOrderingAndLatest()
                           point(*id, QStringLiteral("val/acc"), 1, 0.7), point(*id, QStringLiteral("loss"), 3, 0.6)});
     QVERIFY(store->flush().has_value());
 
-    const auto all = store->metrics(*id);
+    // Every point is kept; a step that goes back (loss 5 -> 1, 5 -> 3,
+    // val/acc 2 -> 1) starts a new segment that supersedes the overlap.
+    const auto all = store->allMetrics(*id);
     QStringList seen;
     for (const auto& p : all)
-        seen << QStringLiteral("%1@%2=%3").arg(p.key).arg(p.step).arg(p.value);
+        seen << QStringLiteral("%1@%2=%3%4").arg(p.key).arg(p.step).arg(p.value).arg(p.superseded ? QStringLiteral(" (superseded)") : QString());
     QCOMPARE(seen, (QStringList{QStringLiteral("acc@0=0.1"), QStringLiteral("loss@1=0.9"), QStringLiteral("loss@3=0.6"),
-                                QStringLiteral("loss@5=0.5"), QStringLiteral("loss@5=0.45"),
-                                QStringLiteral("val/acc@1=0.7"), QStringLiteral("val/acc@2=0.8")}));
-    QCOMPARE(store->metrics(*id, QStringLiteral("val/acc")).size(), 2);
+                                QStringLiteral("loss@5=0.5 (superseded)"), QStringLiteral("loss@5=0.45 (superseded)"),
+                                QStringLiteral("val/acc@1=0.7"), QStringLiteral("val/acc@2=0.8 (superseded)")}));
+    // What charts read: the current points only.
+    QStringList current;
+    for (const auto& p : store->metrics(*id))
+        current << QStringLiteral("%1@%2=%3").arg(p.key).arg(p.step).arg(p.value);
+    QCOMPARE(current, (QStringList{QStringLiteral("acc@0=0.1"), QStringLiteral("loss@1=0.9"), QStringLiteral("loss@3=0.6"),
+                                   QStringLiteral("val/acc@1=0.7")}));
+    QCOMPARE(store->metrics(*id, QStringLiteral("val/acc")).size(), 1);
     QCOMPARE(store->metrics(*id, QStringLiteral("nope")).size(), 0);
     QCOMPARE(store->metrics(*other).size(), 1);
     QCOMPARE(store->metricKeys(*id),
@@ -426,12 +437,137 @@ void TestSqliteResultStore::metricsOrderingAndLatest()
 
     const auto latest = store->latestMetrics(*id);
     QCOMPARE(latest.size(), 3);
-    QCOMPARE(latest.value(QStringLiteral("loss")).step, qint64(5));
-    QCOMPARE(latest.value(QStringLiteral("loss")).value, 0.45); // same step: the later arrival
-    QCOMPARE(latest.value(QStringLiteral("val/acc")).value, 0.8);
+    QCOMPARE(latest.value(QStringLiteral("loss")).step, qint64(3)); // the current segment's last
+    QCOMPARE(latest.value(QStringLiteral("loss")).value, 0.6);
+    QCOMPARE(latest.value(QStringLiteral("val/acc")).value, 0.7);
     QCOMPARE(latest.value(QStringLiteral("acc")).value, 0.1);
     QCOMPARE(latest.value(QStringLiteral("acc")).run, *id);
     QCOMPARE(store->latestMetrics(*other).value(QStringLiteral("loss")).value, 99.0);
+}
+
+void TestSqliteResultStore::resumedRunSupersedesOverlap_data()
+{
+    QTest::addColumn<SqliteStoreOptions::MetricInsert>("path");
+    QTest::addColumn<bool>("oneAppend");
+    for (bool one : {false, true}) {
+        const char* suffix = one ? "-one-append" : "-two-appends";
+        QTest::newRow(QByteArray("raw-sqlite").append(suffix).constData()) << SqliteStoreOptions::MetricInsert::RawSqlite << one;
+        QTest::newRow(QByteArray("qtsql-loop").append(suffix).constData()) << SqliteStoreOptions::MetricInsert::QtSqlLoop << one;
+        QTest::newRow(QByteArray("qtsql-batch").append(suffix).constData()) << SqliteStoreOptions::MetricInsert::QtSqlBatch << one;
+    }
+}
+
+// A run logs steps 1..100, is resumed from its step-50 checkpoint and logs
+// 50..120: the charts' series is 1..49 from the first segment and 50..120
+// from the second; the 51 overlapping points stay in the database, marked.
+void TestSqliteResultStore::resumedRunSupersedesOverlap()
+{
+    QFETCH(SqliteStoreOptions::MetricInsert, path);
+    QFETCH(bool, oneAppend);
+    SqliteStoreOptions options;
+    options.metricInsert = path;
+    auto store = openOrFail(m_path, options);
+    QVERIFY(store);
+    auto id = store->createRun(RunRecord{}, {});
+    QVERIFY(id.has_value());
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    QList<MetricPoint> first, second;
+    for (int s = 1; s <= 100; ++s)
+        first << point(*id, QStringLiteral("loss"), s, s == 60 ? nan : 1000.0 + s, {}, 1000 + s);
+    // Another key interleaved, never going back.
+    for (int s = 1; s <= 100; ++s)
+        first << point(*id, QStringLiteral("lr"), s, 0.1, {}, 1000 + s);
+    for (int s = 50; s <= 120; ++s)
+        second << point(*id, QStringLiteral("loss"), s, s == 70 ? -inf : (s == 80 ? nan : 2000.0 + s), {}, 5000 + s);
+    if (oneAppend) {
+        store->appendMetrics(first + second);
+    } else {
+        store->appendMetrics(first);
+        QVERIFY(store->flush().has_value());
+        store->appendMetrics(second);
+    }
+    QVERIFY(store->flush().has_value());
+
+    const auto loss = store->metrics(*id, QStringLiteral("loss"));
+    QCOMPARE(loss.size(), 120);
+    for (int i = 0; i < loss.size(); ++i) {
+        const qint64 step = i + 1;
+        QCOMPARE(loss[i].step, step);
+        QVERIFY(!loss[i].superseded);
+        if (step == 70)
+            QVERIFY(std::isinf(loss[i].value) && loss[i].value < 0);
+        else if (step == 80)
+            QVERIFY(std::isnan(loss[i].value));
+        else
+            QCOMPARE(loss[i].value, step < 50 ? 1000.0 + step : 2000.0 + step);
+    }
+    const auto all = store->allMetrics(*id, QStringLiteral("loss"));
+    QCOMPARE(all.size(), 100 + 71);
+    int superseded = 0;
+    for (const MetricPoint& p : all) {
+        if (!p.superseded)
+            continue;
+        ++superseded;
+        QVERIFY(p.step >= 50 && p.step <= 100);
+        QCOMPARE(p.wallTimeMs, 1000 + p.step); // the first segment's
+        if (p.step == 60)
+            QVERIFY(std::isnan(p.value)); // nan kept in the superseded segment too
+    }
+    QCOMPARE(superseded, 51);
+    QCOMPARE(store->metrics(*id, QStringLiteral("lr")).size(), 100);
+    QCOMPARE(store->allMetrics(*id, QStringLiteral("lr")).size(), 100);
+
+    const auto restarts = store->metricRestarts(*id);
+    QCOMPARE(restarts.size(), 1);
+    QCOMPARE(restarts[0].key, QStringLiteral("loss"));
+    QCOMPARE(restarts[0].step, qint64(50));
+    QCOMPARE(restarts[0].superseded, 51);
+    QCOMPARE(restarts[0].wallTimeMs, qint64(5050));
+    QCOMPARE(restarts[0].source, MetricSource::Console);
+    QCOMPARE(store->latestMetrics(*id).value(QStringLiteral("loss")).step, qint64(120));
+    QCOMPARE(countRows(m_path, QStringLiteral("SELECT count(*) FROM metrics")), qint64(100 + 71 + 100));
+    QCOMPARE(countRows(m_path, QStringLiteral("SELECT count(*) FROM metrics WHERE superseded = 1")), qint64(51));
+}
+
+void TestSqliteResultStore::supersededSurvivesReopenAndSourcesAreSeparate()
+{
+    auto id = [&]() -> Result<RunId> {
+        auto store = openOrFail(m_path);
+        if (!store)
+            return fail(QStringLiteral("open"));
+        auto id = store->createRun(RunRecord{}, {});
+        QList<MetricPoint> pts;
+        for (int s = 1; s <= 10; ++s)
+            pts << point(*id, QStringLiteral("loss"), s, s);
+        // The same key from a file the run writes: its own series.
+        for (int s = 1; s <= 3; ++s) {
+            MetricPoint p = point(*id, QStringLiteral("loss"), s, 100 + s);
+            p.source = MetricSource::File;
+            pts << p;
+        }
+        store->appendMetrics(pts);
+        return id;
+    }();
+    QVERIFY(id.has_value());
+    {
+        // A new store (the next session) knows where the series stood.
+        auto store = openOrFail(m_path);
+        QVERIFY(store);
+        QCOMPARE(store->metrics(*id).size(), 13);
+        QVERIFY(store->metricRestarts(*id).isEmpty());
+        store->appendMetrics({point(*id, QStringLiteral("loss"), 11, 11.0), point(*id, QStringLiteral("loss"), 4, 40.0)});
+        QVERIFY(store->flush().has_value());
+        const auto restarts = store->metricRestarts(*id, QStringLiteral("loss"));
+        QCOMPARE(restarts.size(), 1);
+        QCOMPARE(restarts[0].step, qint64(4));
+        QCOMPARE(restarts[0].superseded, 8); // console steps 4..11; the file's 1..3 untouched
+        int fileCurrent = 0, consoleCurrent = 0;
+        for (const MetricPoint& p : store->metrics(*id))
+            (p.source == MetricSource::File ? fileCurrent : consoleCurrent)++;
+        QCOMPARE(fileCurrent, 3);
+        QCOMPARE(consoleCurrent, 4); // 1, 2, 3 and the new 4
+    }
 }
 
 void TestSqliteResultStore::manySmallAppendsFewTransactions()

@@ -99,6 +99,22 @@ QList<Snapshot> historicalSnapshots()
     v3.statements << QStringLiteral("ALTER TABLE nodes ADD COLUMN labels TEXT NOT NULL DEFAULT '[]'")
                   << QStringLiteral("UPDATE nodes SET labels = '[\"a100\",\"nvlink\"]' WHERE name = 'ws1'");
     out.append(v3);
+    // Version 4 = version 3 plus superseded points, metric sources and restarts.
+    Snapshot v4{4, {}};
+    for (const QString& sql : v3.statements) {
+        if (sql.contains(QStringLiteral("'schema_version', '3'")))
+            v4.statements << QStringLiteral("INSERT INTO meta (key, value) VALUES ('schema_version', '4')");
+        else
+            v4.statements << sql;
+    }
+    v4.statements << QStringLiteral("ALTER TABLE metrics ADD COLUMN superseded INTEGER NOT NULL DEFAULT 0")
+                  << QStringLiteral("ALTER TABLE metrics ADD COLUMN source INTEGER NOT NULL DEFAULT 0")
+                  << QStringLiteral("CREATE TABLE metric_restarts ( id INTEGER PRIMARY KEY,"
+                                    " key_id INTEGER NOT NULL REFERENCES metric_keys(id) ON DELETE CASCADE,"
+                                    " source INTEGER NOT NULL DEFAULT 0, step INTEGER NOT NULL,"
+                                    " wall_ms INTEGER NOT NULL, superseded INTEGER NOT NULL)")
+                  << QStringLiteral("CREATE INDEX metric_restarts_key ON metric_restarts(key_id)");
+    out.append(v4);
     return out;
 }
 
@@ -297,6 +313,21 @@ void TestSqliteSchema::migratesHistoricalVersions()
         verifySample(**store);
         if (QTest::currentTestFailed())
             return;
+        // Every stored point is kept and current after the migration to v4.
+        const QList<MetricPoint> all = (*store)->allMetrics(1);
+        QCOMPARE(all.size(), 5);
+        for (const MetricPoint& p : all) {
+            QVERIFY(!p.superseded);
+            QCOMPARE(p.source, MetricSource::Console);
+        }
+        QVERIFY((*store)->metricRestarts(1).isEmpty());
+        // Going back on a migrated series supersedes its old points.
+        (*store)->appendMetrics({MetricPoint{1, QStringLiteral("train_loss"), 0, std::nullopt, 1709644470000, 1.5}});
+        QVERIFY((*store)->flush().has_value());
+        QCOMPARE((*store)->metrics(1, QStringLiteral("train_loss")).size(), 1);
+        QCOMPARE((*store)->allMetrics(1, QStringLiteral("train_loss")).size(), 3);
+        QCOMPARE((*store)->metricRestarts(1).size(), 1);
+        QCOMPARE((*store)->metricRestarts(1).front().superseded, 2);
         // Nodes: none before version 2; the sample node from version 2 on.
         const QList<NodeRecord> nodes = (*store)->nodes();
         if (snapshot.version < 2) {

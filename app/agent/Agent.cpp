@@ -25,6 +25,7 @@ namespace {
 
 constexpr std::size_t kChunk = 256 * 1024;           // console bytes per output frame
 constexpr std::size_t kHighWater = 2 * 1024 * 1024;  // stop reading consoles above this
+constexpr std::size_t kMaxStderrRanges = 4096;       // per output frame: keeps its line far below 1 MiB
 constexpr std::int64_t kTickMs = 20;                 // console growth / exit checks
 constexpr std::int64_t kLostCheckMs = 1000;
 constexpr std::int64_t kCaptureTimeoutMs = 15000;    // nvidia-smi
@@ -97,6 +98,7 @@ void Agent::sendHello()
 {
     out_.pushMessage(Json{{"type", "hello"},
                           {"protocol", kProtocolVersion},
+                          {"revision", kProtocolRevision},
                           {"agent", "trainyard-agent"},
                           {"version", kAgentVersion},
                           {"hostname", hostName()},
@@ -303,6 +305,10 @@ void Agent::handleFrame(FrameReader::Frame& frame)
             opStatus(id, req);
         else if (op == "gpus")
             opGpus(id);
+        else if (op == "list_files")
+            opListFiles(id, req);
+        else if (op == "read_file")
+            opReadFile(id, req);
         else
             replyError(id, "unknown op \"" + op + "\"");
     } catch (const std::exception& e) {
@@ -391,6 +397,7 @@ void Agent::opStart(const Json& id, const Json& req)
     }
     auto cleanup = [&] {
         ::unlink(p.console.c_str());
+        ::unlink(p.stderrRanges.c_str());
         ::unlink(p.runJson.c_str());
         ::rmdir(p.dir.c_str());
     };
@@ -408,6 +415,7 @@ void Agent::opStart(const Json& id, const Json& req)
     plan.run = run;
     plan.runDir = p.dir;
     plan.console = p.console;
+    plan.stderrRangesPath = p.stderrRanges;
     plan.runJsonPath = p.runJson;
     plan.exitJsonPath = p.exitJson;
     plan.cancelJsonPath = p.cancelJson;
@@ -470,7 +478,7 @@ void Agent::opTail(const Json& id, const Json& req)
         return;
     }
     closeTail(run); // a new tail of the same run replaces the old one
-    tails_[run] = Tail{fd, offset, follow, p.exitJson};
+    tails_[run] = Tail{fd, offset, follow, p.exitJson, std::make_shared<StderrRangeReader>(p.stderrRanges)};
     reply(id, Json{{"size", std::int64_t(st.st_size)}});
     tailsHaveData_ = true;
 }
@@ -736,9 +744,21 @@ void Agent::pumpTails(bool tick)
             std::string buf(want, '\0');
             const ssize_t r = ::pread(t.fd, buf.data(), want, off_t(t.offset));
             if (r > 0) {
-                buf.resize(std::size_t(r));
-                out_.pushFrame(Json{{"type", "output"}, {"run", run}, {"offset", t.offset}}, std::move(buf));
-                t.offset += r;
+                // The sidecar is written before the console bytes: read after
+                // them, it covers every stderr byte of this chunk.
+                std::int64_t end = t.offset + r;
+                t.stderrRanges->refresh(t.offset);
+                const auto ranges = t.stderrRanges->take(t.offset, end, kMaxStderrRanges);
+                buf.resize(std::size_t(end - t.offset));
+                Json header{{"type", "output"}, {"run", run}, {"offset", t.offset}};
+                if (!ranges.empty()) {
+                    Json a = Json::array();
+                    for (const ByteRange& br : ranges)
+                        a.push_back(Json::array({br.offset, br.length}));
+                    header["stderr"] = std::move(a);
+                }
+                out_.pushFrame(std::move(header), std::move(buf));
+                t.offset = end;
             }
             if (t.offset < size)
                 tailsHaveData_ = true;

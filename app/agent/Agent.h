@@ -10,6 +10,7 @@
 #include "Framing.h"
 #include "Gpus.h"
 #include "RunRegistry.h"
+#include "StderrRanges.h"
 
 #include <sys/types.h>
 
@@ -29,6 +30,8 @@ inline constexpr const char* kAgentVersion =
     "0.1.0";
 #endif
 inline constexpr int kProtocolVersion = 1;
+// Additions within protocol 1 that clients may ignore (PROTOCOL.md "Revisions").
+inline constexpr int kProtocolRevision = 2;
 
 struct AgentOptions {
     std::string stateDir; // resolved already
@@ -52,6 +55,7 @@ private:
         std::int64_t offset = 0;
         bool follow = false;
         std::string exitPath;
+        std::shared_ptr<StderrRangeReader> stderrRanges; // the run's console.stderr
     };
     struct Tracked {
         long supervisorPid = 0;
@@ -87,6 +91,10 @@ private:
     void opList(const Json& id);
     void opStatus(const Json& id, const Json& req);
     void opGpus(const Json& id);
+    void opListFiles(const Json& id, const Json& req); // ListFiles.cpp
+    // read_file (AgentFiles.cpp): a run's metric files, from an offset.
+    void opReadFile(const Json& id, const Json& req);
+    std::string runFileRoot(const std::string& run, const std::string& root, std::string& error) const;
 
     void reapChildren();
     void checkRuns(std::int64_t now);

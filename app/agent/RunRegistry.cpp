@@ -62,6 +62,7 @@ RunPaths RunRegistry::paths(const std::string& run) const
     RunPaths p;
     p.dir = runsDir() + "/" + run;
     p.console = p.dir + "/console.log";
+    p.stderrRanges = p.dir + "/console.stderr";
     p.runJson = p.dir + "/run.json";
     p.exitJson = p.dir + "/exit.json";
     p.cancelJson = p.dir + "/cancel.json";

@@ -2,6 +2,7 @@
 
 // The state directory on the node (PROTOCOL.md "On the node"):
 //   <state>/runs/<run>/console.log  merged stdout+stderr, raw bytes
+//   <state>/runs/<run>/console.stderr  "offset length" lines: the stderr bytes of console.log
 //   <state>/runs/<run>/run.json     start request + pid, pgid, supervisor_pid, started_ms
 //   <state>/runs/<run>/exit.json    exit_code | signal, finished_ms, cancelled (supervisor)
 //   <state>/runs/<run>/cancel.json  grace_ms, requested_ms (agent -> supervisor)
@@ -22,6 +23,7 @@ namespace ty::agent {
 
 struct RunPaths {
     std::string dir, console, runJson, exitJson, cancelJson;
+    std::string stderrRanges; // console.stderr (StderrRanges.h)
 };
 
 // --state-dir, else $TRAINYARD_AGENT_STATE, else $XDG_STATE_HOME/trainyard-agent,

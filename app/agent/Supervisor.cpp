@@ -1,6 +1,7 @@
 #include "Supervisor.h"
 
 #include "Posix.h"
+#include "StderrRanges.h"
 
 #include <cerrno>
 #include <csignal>
@@ -9,6 +10,10 @@
 #include <set>
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #if defined(__linux__)
@@ -22,6 +27,196 @@ namespace ty::agent {
 namespace {
 
 constexpr int kKillGiveUpMs = 30000; // a process stuck in D state after SIGKILL
+constexpr std::size_t kReadChunk = 64 * 1024;   // bytes per read() of an output pipe
+constexpr std::size_t kSpliceMax = 1024 * 1024; // bytes per splice() (no copy: as much as the pipe holds)
+constexpr int kPipeSize = 1024 * 1024;        // asked for with F_SETPIPE_SZ (fewer wake-ups)
+
+// The run's stdout and stderr pipes, copied to console.log in the order the
+// bytes are read; every stderr chunk is first recorded in the sidecar
+// (StderrRanges.h). Used by the supervisor, and by the keeper once the
+// supervisor is gone. One process at a time writes the console, so it is
+// written at explicit offsets (splice() refuses O_APPEND files).
+//
+// Speed: splice() moves the pipe's pages into the file without a copy
+// through user space; where it is refused (EINVAL: a file system without
+// splice support) read()/pwrite() of 64 KiB chunks take over.
+struct OutputPump {
+    int fds[2] = {-1, -1}; // read ends: [0] stdout, [1] stderr
+    int consoleFd = -1;
+    int sidecarFd = -1;
+    std::int64_t offset = 0; // console.log's size
+    bool useSplice = true;
+    std::vector<char> buf = std::vector<char>(kReadChunk);
+
+    bool open() const { return fds[0] >= 0 || fds[1] >= 0; }
+
+    void closePipe(int i)
+    {
+        ::close(fds[i]);
+        fds[i] = -1;
+    }
+
+    // Appends `n` bytes at `offset`. A failed write (disk full) loses them,
+    // as a full disk would have for the run itself: the pipes keep being
+    // drained so the run never blocks on its output.
+    void append(const char* data, std::size_t n)
+    {
+        std::size_t done = 0;
+        while (done < n) {
+            const ssize_t w = ::pwrite(consoleFd, data + done, n - done, off_t(offset + std::int64_t(done)));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                break;
+            done += std::size_t(w);
+        }
+        offset += std::int64_t(done);
+    }
+
+    // Moves up to `max` bytes of pipe `i` to the console. Returns the bytes
+    // moved, 0 at EOF, -1 with errno (EAGAIN: nothing there).
+    ssize_t move(int i, std::size_t max)
+    {
+        if (useSplice) {
+            loff_t off = offset;
+            const ssize_t n = ::splice(fds[i], nullptr, consoleFd, &off, max, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+            if (n >= 0) {
+                offset = off;
+                return n;
+            }
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+                return -1;
+            if (errno == EINVAL || errno == ENOSYS)
+                useSplice = false; // and copy below
+        }
+        const ssize_t n = ::read(fds[i], buf.data(), std::min(max, buf.size()));
+        if (n > 0)
+            append(buf.data(), std::size_t(n));
+        return n;
+    }
+
+    // One move of pipe `i` (non-blocking). Returns false when nothing was
+    // there (EAGAIN) or at EOF.
+    bool pumpOnce(int i)
+    {
+        if (fds[i] < 0)
+            return false;
+        if (i == 1) {
+            // stderr: the range goes to the sidecar before its bytes go to
+            // the console, so it must be known first: what the pipe holds.
+            int avail = 0;
+            if (::ioctl(fds[1], FIONREAD, &avail) == 0 && avail > 0) {
+                writeAll(sidecarFd, formatStderrRange(offset, avail));
+                std::size_t left = std::size_t(avail);
+                while (left > 0) {
+                    const ssize_t n = move(1, left);
+                    if (n > 0)
+                        left -= std::size_t(n);
+                    else if (n < 0 && errno == EINTR)
+                        continue;
+                    else
+                        break; // cannot happen: we are the pipe's only reader
+                }
+                return true;
+            }
+            // Nothing announced: EOF, or bytes that arrived just now (copied
+            // with their range below).
+            const ssize_t n = ::read(fds[1], buf.data(), buf.size());
+            if (n > 0) {
+                writeAll(sidecarFd, formatStderrRange(offset, n));
+                append(buf.data(), std::size_t(n));
+                return true;
+            }
+            if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+                closePipe(1);
+            return n < 0 && errno == EINTR;
+        }
+        const ssize_t n = move(0, kSpliceMax);
+        if (n > 0)
+            return true;
+        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            closePipe(0);
+        return n < 0 && errno == EINTR;
+    }
+
+    // Copies what the pipes hold now, without waiting.
+    void drain()
+    {
+        for (bool more = true; more;) {
+            more = false;
+            for (int i = 0; i < 2; ++i)
+                more = pumpOnce(i) || more;
+        }
+    }
+
+    // Pumps until both pipes reach EOF (the keeper's job).
+    void untilEof()
+    {
+        while (open()) {
+            pollfd p[2] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}};
+            if (::poll(p, 2, -1) < 0 && errno != EINTR)
+                return;
+            for (int i = 0; i < 2; ++i)
+                if (p[i].revents & (POLLIN | POLLHUP | POLLERR))
+                    pumpOnce(i);
+        }
+    }
+};
+
+int openAppend(const std::string& path)
+{
+    return ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+}
+
+// The console: written at explicit offsets from its current size.
+int openConsole(const std::string& path, std::int64_t& size)
+{
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    struct stat st{};
+    size = fd >= 0 && ::fstat(fd, &st) == 0 ? std::int64_t(st.st_size) : 0;
+    return fd;
+}
+
+#if defined(__linux__)
+// The keeper: a second holder of the pipes' read ends, so that the run never
+// gets SIGPIPE (or EPIPE) because its supervisor was killed. It sleeps until
+// the supervisor ends (PR_SET_PDEATHSIG), then copies the run's output to
+// the console and the sidecar until every writer has closed the pipes. The
+// supervisor SIGKILLs it when it ends normally with the pipes at EOF.
+pid_t startKeeper(const OutputPump& pump, const std::string& console, const std::string& sidecar, int reportFd)
+{
+    const pid_t parent = ::getpid();
+    const pid_t k = ::fork();
+    if (k != 0)
+        return k;
+    ::close(reportFd); // the agent waits for the supervisor's report, not for EOF: still, hold nothing of it
+    ::prctl(PR_SET_NAME, "ty-keeper");
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGUSR2);
+    sigaddset(&set, SIGTERM);
+    ::sigprocmask(SIG_BLOCK, &set, nullptr);
+    ::prctl(PR_SET_PDEATHSIG, SIGUSR2);
+    if (::getppid() == parent) {
+        int sig = 0;
+        while (::sigwait(&set, &sig) != 0) {
+        }
+        if (sig == SIGTERM)
+            ::_exit(0);
+    }
+    OutputPump p;
+    p.fds[0] = pump.fds[0];
+    p.fds[1] = pump.fds[1];
+    p.consoleFd = openConsole(console, p.offset);
+    p.sidecarFd = openAppend(sidecar);
+    if (p.consoleFd < 0)
+        p.consoleFd = ::open("/dev/null", O_WRONLY | O_CLOEXEC); // keep the run from SIGPIPE anyway
+    for (int fd : p.fds)
+        setNonBlocking(fd, true);
+    p.untilEof();
+    ::_exit(0);
+}
+#endif
 
 void resetSignalsToDefault()
 {
@@ -36,14 +231,13 @@ void resetSignalsToDefault()
 }
 
 // Only async-signal-safe calls between fork() and exec().
-[[noreturn]] void execCommand(int consoleFd, const std::string& workdir, char** argv, char** envp)
+// `outFd`/`errFd` (close-on-exec, > 2) become stdout and stderr.
+[[noreturn]] void execCommand(int outFd, int errFd, const std::string& workdir, char** argv, char** envp)
 {
     ::setpgid(0, 0);
     resetSignalsToDefault();
-    ::dup2(consoleFd, STDOUT_FILENO);
-    ::dup2(consoleFd, STDERR_FILENO);
-    if (consoleFd > STDERR_FILENO)
-        ::close(consoleFd);
+    ::dup2(outFd, STDOUT_FILENO);
+    ::dup2(errFd, STDERR_FILENO);
     if (::chdir(workdir.c_str()) != 0) {
         const int e = errno;
         const char* msg = "trainyard-agent: cannot change to working directory ";
@@ -120,22 +314,56 @@ int readCancelGrace(const std::string& path, int fallback)
     }
     closeFrom(3, rfd);
 
-    const int consoleFd = ::open(plan.console.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (consoleFd < 0) {
+    // stdout and stderr are two pipes that we copy to console.log (see
+    // OutputPump), so the console stays one merged stream, byte for byte what
+    // was written, while the sidecar says which bytes came from stderr.
+    OutputPump pump;
+    pump.consoleFd = openConsole(plan.console, pump.offset);
+    if (pump.consoleFd < 0) {
         report(rfd, "ERR cannot open " + plan.console + ": " + errnoText(errno));
         ::_exit(1);
     }
+    pump.sidecarFd = openAppend(plan.stderrRangesPath);
+    if (pump.sidecarFd < 0) {
+        report(rfd, "ERR cannot open " + plan.stderrRangesPath + ": " + errnoText(errno));
+        ::_exit(1);
+    }
+    int outPipe[2], errPipe[2];
+    if (::pipe2(outPipe, O_CLOEXEC) != 0 || ::pipe2(errPipe, O_CLOEXEC) != 0) {
+        report(rfd, "ERR pipe failed: " + errnoText(errno));
+        ::_exit(1);
+    }
+#if defined(F_SETPIPE_SZ)
+    ::fcntl(outPipe[1], F_SETPIPE_SZ, kPipeSize); // may exceed pipe-max-size: then the default stays
+    ::fcntl(errPipe[1], F_SETPIPE_SZ, kPipeSize);
+#endif
     const pid_t child = ::fork();
     if (child < 0) {
         report(rfd, "ERR fork failed: " + errnoText(errno));
         ::_exit(1);
     }
     if (child == 0)
-        execCommand(consoleFd, plan.workdir, argv, envp);
+        execCommand(outPipe[1], errPipe[1], plan.workdir, argv, envp);
     ::setpgid(child, child); // both sides call it: no race with signals sent right away
     const pid_t pgid = child;
     const std::int64_t startedMs = nowMs();
-    ::close(consoleFd);
+    ::close(outPipe[1]);
+    ::close(errPipe[1]);
+    pump.fds[0] = outPipe[0];
+    pump.fds[1] = errPipe[0];
+    setNonBlocking(pump.fds[0], true);
+    setNonBlocking(pump.fds[1], true);
+    // Before the start is reported: from then on the supervisor may be killed.
+    pid_t keeper = -1;
+#if defined(__linux__)
+    keeper = startKeeper(pump, plan.console, plan.stderrRangesPath, rfd);
+#endif
+    const int sigFd = ::signalfd(-1, &waitSet, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sigFd < 0) {
+        ::kill(-pgid, SIGKILL);
+        report(rfd, "ERR signalfd failed: " + errnoText(errno));
+        ::_exit(1);
+    }
 
     Json rj = plan.runJson;
     rj["pid"] = child;
@@ -190,16 +418,35 @@ int readCancelGrace(const std::string& path, int fallback)
         if (killSent && mainDone && now >= giveUpAt)
             break;
 
-        // Wait for a signal: SIGCHLD, SIGUSR1 (cancel), or the next deadline.
-        // When the main process is gone we poll the group every 20 ms, since
-        // leftovers may not be our children (no subreaper outside Linux).
+        // Copy output until a signal arrives (SIGCHLD, SIGUSR1: cancel) or
+        // the next check is due. When the main process is gone we check the
+        // group every 20 ms, since leftovers may not be our children (no
+        // subreaper outside Linux).
         std::int64_t waitMs = mainDone ? 20 : 1000;
         if (deadline >= 0 && !killSent)
             waitMs = std::min<std::int64_t>(waitMs, std::max<std::int64_t>(0, deadline - now));
-        timespec ts{time_t(waitMs / 1000), long((waitMs % 1000) * 1000000)};
-        siginfo_t info{};
-        const int sig = ::sigtimedwait(&waitSet, &info, &ts);
-        if (sig == SIGUSR1) {
+        const std::int64_t due = now + waitMs;
+        bool cancelRequested = false;
+        for (std::int64_t left = waitMs; left > 0; left = due - monotonicMs()) {
+            pollfd pfd[3] = {{sigFd, POLLIN, 0}, {pump.fds[0], POLLIN, 0}, {pump.fds[1], POLLIN, 0}};
+            const int n = ::poll(pfd, 3, int(left));
+            if (n == 0)
+                break;
+            if (n < 0)
+                continue;
+            // One move per ready pipe per turn, stdout first: bytes are copied
+            // in the order they arrive, as closely as two pipes allow.
+            for (int i = 0; i < 2; ++i)
+                if (pfd[1 + i].revents & (POLLIN | POLLHUP | POLLERR))
+                    pump.pumpOnce(i);
+            if (pfd[0].revents & POLLIN) {
+                signalfd_siginfo info{};
+                while (::read(sigFd, &info, sizeof info) == ssize_t(sizeof info))
+                    cancelRequested = cancelRequested || info.ssi_signo == SIGUSR1;
+                break;
+            }
+        }
+        if (cancelRequested) {
             cancelled = true;
             const int grace = readCancelGrace(plan.cancelJsonPath, 10000);
             const std::int64_t t = monotonicMs();
@@ -211,6 +458,10 @@ int readCancelGrace(const std::string& path, int fallback)
                 deadline = t + grace;
         }
     }
+
+    // The group is empty: what it wrote is in the pipes now. Copy it before
+    // exit.json, so a client that sees exit.json has every byte.
+    pump.drain();
 
     Json ej;
     if (WIFEXITED(mainStatus))
@@ -224,6 +475,12 @@ int readCancelGrace(const std::string& path, int fallback)
     writeFileAtomic(plan.exitJsonPath, dumpJson(ej) + "\n");
     for (const auto& f : plan.claimFiles)
         ::unlink(f.c_str());
+    // Pipes still open: a process that left the run's group (setsid, daemon)
+    // holds them. The keeper copies its output from now on.
+    if (keeper > 0 && !pump.open()) {
+        ::kill(keeper, SIGKILL);
+        ::waitpid(keeper, nullptr, 0);
+    }
     ::_exit(0);
 }
 

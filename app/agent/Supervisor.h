@@ -2,13 +2,24 @@
 
 // Detached runs. startSupervised() forks a supervisor that calls setsid(),
 // forks the command into its own process group (stdin /dev/null, stdout and
-// stderr appended to console.log through one fd), writes run.json, and then
-// waits: on SIGUSR1 it reads cancel.json and sends SIGTERM to the whole group,
+// stderr two pipes), writes run.json, and then copies both pipes to
+// console.log in the order their bytes arrive, recording each stderr chunk in
+// the sidecar console.stderr (StderrRanges.h) first. Meanwhile: on SIGUSR1 it reads cancel.json and sends SIGTERM to the whole group,
 // SIGKILL after grace_ms; when the main process ends on its own, processes
 // left in its group get SIGTERM, then SIGKILL after the leftover grace. Once
 // the group is empty it writes exit.json (tmp + rename) and exits. The
 // supervisor does not depend on the agent: it survives the agent, the SSH
 // connection and Trainyard ending.
+//
+// Output. Neither stream is a tty (as before). Order between the two streams
+// is the order the supervisor reads them: one read (<= 64 KiB) per ready pipe
+// per turn, stdout first, so bytes written to both within one wake-up of the
+// supervisor (microseconds) may be swapped; within a stream order is exact.
+// If the supervisor is killed, a keeper process (named `ty-keeper`, holding
+// the pipes' read ends too) takes over the copying, so the run never gets
+// SIGPIPE; only exit.json is then missing (the run is reported lost). If
+// both are killed, the run's next write gets SIGPIPE, as with a closed
+// terminal.
 
 #include "Framing.h"
 
@@ -25,6 +36,7 @@ struct StartPlan {
     std::string run;
     std::string runDir;
     std::string console;        // <runDir>/console.log
+    std::string stderrRangesPath; // <runDir>/console.stderr (StderrRanges.h)
     std::string runJsonPath;    // <runDir>/run.json
     std::string exitJsonPath;   // <runDir>/exit.json
     std::string cancelJsonPath; // <runDir>/cancel.json

@@ -12,8 +12,10 @@
 #include "store/ResultStore.h"
 
 #include <QCommandLineParser>
+#include <QProcess>
 #include <QCoreApplication>
 #include <QDateTime>
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -60,6 +62,7 @@ const char* kHelp =
     "  submit FILE [--follow]        submit a job spec (or a .py/.sh script); --follow prints the console\n"
     "                                and exits with the run's exit status\n"
     "  ls [--json]                   list runs, newest first\n"
+    "  artifacts RUN [--download DIR | --to-results]  files matching the spec's `artifacts` globs; copy them\n"
     "  logs RUN [--follow]           print a run's console\n"
     "  cancel RUN [--grace SECONDS]  SIGTERM to the run's process group, SIGKILL after the grace (10 s)\n"
     "  metrics RUN [--csv] [--key K] a run's metric points\n"
@@ -333,8 +336,36 @@ public:
     }
 };
 
+// Asks a program for the passphrase, as OpenSSH's SSH_ASKPASS does: it gets
+// the prompt as its argument and prints the passphrase on stdout. Only held
+// in memory (and wiped by the session after use).
+class AskpassPassphraseProvider final : public SshPassphraseProvider {
+public:
+    explicit AskpassPassphraseProvider(QString program) : m_program(std::move(program)) {}
+    std::optional<QByteArray> passphrase(const QString& node, const QString& prompt) override
+    {
+        QProcess p;
+        p.start(m_program, {QStringLiteral("%1: %2").arg(node, prompt.trimmed())});
+        if (!p.waitForFinished(120000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0)
+            return std::nullopt;
+        QByteArray out = p.readAllStandardOutput();
+        while (out.endsWith('\n') || out.endsWith('\r'))
+            out.chop(1);
+        return out;
+    }
+
+private:
+    QString m_program;
+};
+
 std::shared_ptr<SshPassphraseProvider> passphraseProvider()
 {
+    // $TRAINYARD_ASKPASS, or $SSH_ASKPASS with SSH_ASKPASS_REQUIRE=force, as OpenSSH.
+    QString askpass = qEnvironmentVariable("TRAINYARD_ASKPASS");
+    if (askpass.isEmpty() && qEnvironmentVariable("SSH_ASKPASS_REQUIRE") == u"force")
+        askpass = qEnvironmentVariable("SSH_ASKPASS");
+    if (!askpass.isEmpty())
+        return std::make_shared<AskpassPassphraseProvider>(askpass);
     if (!::isatty(STDIN_FILENO))
         return nullptr; // batch mode
     return std::make_shared<TtyPassphraseProvider>();
@@ -964,6 +995,64 @@ int cmdNodeAdd(Context& ctx, const QStringList& args)
     return Ok;
 }
 
+// trainyardctl artifacts RUN [--download DIR]: the files of the run matching
+// its spec's `artifacts` globs (asked from its node, recorded in the
+// database); --download copies them (default: the run's local results folder,
+// <db>.runs/<id>/artifacts). Refused names are listed and make the exit code 5.
+int cmdArtifacts(Context& ctx, const QStringList& args)
+{
+    QCommandLineParser p;
+    p.addPositionalArgument(QStringLiteral("RUN"), QStringLiteral("run id or name"));
+    p.addOption({QStringLiteral("download"), QStringLiteral("copy them into DIR"), QStringLiteral("DIR")});
+    p.addOption({QStringLiteral("to-results"), QStringLiteral("copy them into the run's local results folder")});
+    if (!p.parse(QStringList{QStringLiteral("artifacts")} + args) || p.positionalArguments().size() != 1)
+        return usageError(p.errorText().isEmpty() ? QStringLiteral("artifacts needs exactly one RUN") : p.errorText());
+    auto run = findRun(*ctx.store, p.positionalArguments().front());
+    if (!run) {
+        err() << run.error().message << '\n';
+        return NoSuchRun;
+    }
+    QString dest = p.value(QStringLiteral("download"));
+    if (dest.isEmpty() && p.isSet(QStringLiteral("to-results")))
+        dest = runDataDir(ctx.dbPath, run->id) + QStringLiteral("/artifacts");
+    auto engine = makeEngine(ctx, run->node, false);
+    int code = Ok;
+    auto print = [&](const AgentFileList& l) {
+        for (const AgentFileEntry& f : l.files)
+            out() << f.absolutePath << '\t' << f.size << '\t' << f.type
+                  << (f.type == u"symlink" ? QStringLiteral(" -> ") + f.linkTarget : QString()) << '\n';
+    };
+    if (dest.isEmpty()) {
+        engine->listArtifacts(run->id, [&](const Result<AgentFileList>& l) {
+            if (!l) {
+                err() << "trainyardctl: " << l.error().message << '\n';
+                code = Unavailable;
+            } else {
+                print(*l);
+            }
+            QCoreApplication::exit(0);
+        });
+    } else {
+        engine->downloadArtifacts(run->id, dest, [&](const Result<ArtifactDownload>& d) {
+            if (!d) {
+                err() << "trainyardctl: " << d.error().message << '\n';
+                code = Unavailable;
+            } else {
+                for (const QString& f : d->downloaded)
+                    out() << "downloaded " << QDir(dest).filePath(f) << '\n';
+                for (const QString& r : d->refused)
+                    err() << "trainyardctl: run " << run->id << ": artifact " << r << '\n';
+                if (!d->refused.isEmpty())
+                    code = Unavailable;
+            }
+            QCoreApplication::exit(0);
+        });
+    }
+    QCoreApplication::exec();
+    ctx.store->flush();
+    return code;
+}
+
 int cmdNode(Context& ctx, const QStringList& args)
 {
     const QString sub = args.value(0);
@@ -1050,7 +1139,7 @@ int run(const QStringList& argsIn)
                                    QStringLiteral("priority"), QStringLiteral("top"), QStringLiteral("policy"),
                                    QStringLiteral("submit"), QStringLiteral("ls"), QStringLiteral("logs"),
                                    QStringLiteral("cancel"), QStringLiteral("metrics"), QStringLiteral("rm"),
-                                   QStringLiteral("node")};
+                                   QStringLiteral("node"), QStringLiteral("artifacts")};
     if (!known.contains(command))
         return usageError(QStringLiteral("unknown command '%1'").arg(command));
 
@@ -1082,6 +1171,8 @@ int run(const QStringList& argsIn)
         return cmdPolicy(ctx, args);
     if (command == u"node")
         return cmdNode(ctx, args);
+    if (command == u"artifacts")
+        return cmdArtifacts(ctx, args);
     return cmdRm(ctx, args);
 }
 

@@ -110,7 +110,19 @@ void AgentClient::handleFrame(const AgentFrame& frame)
         return;
     }
     if (type == QLatin1StringView("output")) {
-        Q_EMIT output(h.value(key("run")).toString(), h.value(key("offset")).toInteger(), frame.payload);
+        const qint64 offset = h.value(key("offset")).toInteger();
+        // Revision 2: [[offset, length], ...] of stderr bytes in this frame.
+        // Entries outside the frame or malformed are dropped, not trusted.
+        ByteRanges stderrRanges;
+        const qint64 end = offset + frame.payload.size();
+        for (const QJsonValue& v : h.value(key("stderr")).toArray()) {
+            const QJsonArray pair = v.toArray();
+            const qint64 b = pair.at(0).toInteger(-1);
+            const qint64 len = pair.at(1).toInteger(-1);
+            if (pair.size() == 2 && b >= offset && len > 0 && b + len <= end)
+                stderrRanges.append(ByteRange{b, len});
+        }
+        Q_EMIT output(h.value(key("run")).toString(), offset, frame.payload, stderrRanges);
     } else if (type == QLatin1StringView("reply")) {
         const quint64 id = quint64(h.value(key("id")).toInteger());
         auto it = pending_.find(id);
@@ -258,11 +270,32 @@ quint64 AgentClient::status(const QString& run, std::function<void(const Result<
     return request(QStringLiteral("status"), QJsonObject{{key("run"), run}}, typedReply(std::move(cb), agentRunStatusFromJson));
 }
 
+quint64 AgentClient::readFile(const QString& run, const QString& root, const QString& path, qint64 offset,
+                              qint64 maxBytes, std::function<void(const Result<AgentFileChunk>&)> cb)
+{
+    QJsonObject args{{key("run"), run}, {key("root"), root}, {key("path"), path}, {key("offset"), offset},
+                     {key("max"), maxBytes}};
+    return request(QStringLiteral("read_file"), std::move(args), typedReply(std::move(cb), agentFileChunkFromJson));
+}
+
 quint64 AgentClient::gpus(std::function<void(const Result<QList<AgentGpu>>&)> cb)
 {
     return request(QStringLiteral("gpus"), {}, typedReply(std::move(cb), [](const QJsonObject& o) {
         return agentGpusFromJson(o.value(key("gpus")).toArray());
     }));
+}
+
+quint64 AgentClient::listFiles(const QString& run, const QStringList& globs,
+                               std::function<void(const Result<AgentFileList>&)> cb)
+{
+    QJsonObject args{{key("run"), run}, {key("globs"), QJsonArray::fromStringList(globs)}};
+    return request(QStringLiteral("list_files"), std::move(args),
+                   typedReply(std::move(cb), [](const QJsonObject& o) { return agentFileListFromJson(o); }));
+}
+
+void AgentClient::runFileJob(NodeFileJob job, std::function<void(const Result<void>&)> done)
+{
+    transport_->runFileJob(std::move(job), std::move(done));
 }
 
 } // namespace ty

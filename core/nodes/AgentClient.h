@@ -11,7 +11,11 @@
 // error naming the node, the op and the reason, then disconnected() is emitted.
 
 #include "common/Result.h"
+#include "nodes/AgentFiles.h"
 #include "nodes/AgentFrameDecoder.h"
+#include "nodes/AgentReadFile.h"
+#include "nodes/NodeFiles.h"
+#include "logs/StderrRanges.h"
 #include "nodes/AgentTypes.h"
 
 #include <QHash>
@@ -66,11 +70,24 @@ public:
     quint64 list(std::function<void(const Result<QList<AgentRunStatus>>&)> cb);
     quint64 status(const QString& run, std::function<void(const Result<AgentRunStatus>&)> cb);
     quint64 gpus(std::function<void(const Result<QList<AgentGpu>>&)> cb);
+    // `read_file`: up to `maxBytes` (<= 256 KiB) of `path` (relative to the
+    // run's `root`: "workdir" or "run_dir") from `offset`. Errors name the
+    // run and path (missing file, a path leading outside the root).
+    quint64 readFile(const QString& run, const QString& root, const QString& path, qint64 offset, qint64 maxBytes,
+                     std::function<void(const Result<AgentFileChunk>&)> cb);
+    // `list_files`: the run's files matching `globs` (relative to its workdir
+    // and run directory; see AgentFiles.h). Symlinks are reported, not followed.
+    quint64 listFiles(const QString& run, const QStringList& globs, std::function<void(const Result<AgentFileList>&)> cb);
+    // Runs `job` on the node's files through the transport (SFTP for SSH nodes,
+    // this machine's files for the local node); `done` runs on this thread.
+    void runFileJob(NodeFileJob job, std::function<void(const Result<void>&)> done);
 
 Q_SIGNALS:
     void ready(const ty::AgentHello& hello);
-    // Console bytes [offset, offset + bytes.size()) of `run`.
-    void output(const QString& run, qint64 offset, const QByteArray& bytes);
+    // Console bytes [offset, offset + bytes.size()) of `run`; `stderrRanges`:
+    // those of them that came from the run's stderr (absolute offsets, in
+    // order; always empty from an agent before protocol revision 2).
+    void output(const QString& run, qint64 offset, const QByteArray& bytes, const ty::ByteRanges& stderrRanges);
     // Everything of a tail up to `offset` was delivered; the tail is over.
     void tailEnded(const QString& run, qint64 offset);
     void runExited(const ty::AgentRunStatus& status);

@@ -10,9 +10,13 @@
 // is emitted exactly once, when the connection has ended for any reason
 // (including after close()). Lives on, and emits on, its object's thread.
 
+#include "nodes/NodeFiles.h"
+
 #include <QByteArray>
 #include <QObject>
 #include <QString>
+
+#include <functional>
 
 namespace ty {
 
@@ -28,6 +32,11 @@ public:
     virtual void close() = 0;
     // Where the agent runs, for messages ("local", an SSH node's name).
     virtual QString describe() const = 0;
+    // Runs `job` on the node's files (blocking, on a thread that may use them)
+    // and then calls `done` on this object's thread. The default works on this
+    // machine's files (LocalNodeFiles, a pool thread); SSH transports use SFTP
+    // on their session's thread. Defined in NodeFiles.cpp.
+    virtual void runFileJob(NodeFileJob job, std::function<void(const Result<void>&)> done);
 
 Q_SIGNALS:
     void opened();

@@ -39,6 +39,7 @@ Result<AgentHello> agentHelloFromJson(const QJsonObject& o)
         return fail(QStringLiteral("the agent's hello has no protocol version"));
     AgentHello h;
     h.protocol = o.value(QLatin1StringView("protocol")).toInt();
+    h.revision = o.value(QLatin1StringView("revision")).toInt(1);
     h.agent = o.value(QLatin1StringView("agent")).toString();
     h.version = o.value(QLatin1StringView("version")).toString();
     h.hostname = o.value(QLatin1StringView("hostname")).toString();

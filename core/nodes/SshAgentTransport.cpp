@@ -2,6 +2,7 @@
 
 #include "nodes/SshSession.h"
 
+#include <QPointer>
 #include <QThread>
 
 namespace ty {
@@ -84,8 +85,25 @@ void SshAgentTransport::write(const QByteArray& bytes)
 {
     if (!session_ || !open_)
         return;
+    session_->post(bytes); // thread-safe; also flushed between the chunks of a file job
+}
+
+void SshAgentTransport::runFileJob(NodeFileJob job, std::function<void(const Result<void>&)> done)
+{
+    if (!session_ || !open_) {
+        QMetaObject::invokeMethod(this, [this, done] {
+            if (done)
+                done(fail(QStringLiteral("node %1: not connected").arg(describe())));
+        }, Qt::QueuedConnection);
+        return;
+    }
     SshSession* s = session_;
-    QMetaObject::invokeMethod(s, [s, bytes] { s->write(bytes); }, Qt::QueuedConnection);
+    QPointer<SshAgentTransport> self(this);
+    QMetaObject::invokeMethod(s, [s, self, job = std::move(job), done = std::move(done)] {
+        Result<void> r = s->runFileJob(job);
+        if (self)
+            QMetaObject::invokeMethod(self.data(), [done, r] { if (done) done(r); }, Qt::QueuedConnection);
+    }, Qt::QueuedConnection);
 }
 
 void SshAgentTransport::close()

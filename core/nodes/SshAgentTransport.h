@@ -40,6 +40,8 @@ public:
     void write(const QByteArray& bytes) override;
     void close() override;
     QString describe() const override;
+    // SFTP on this node's session, on the session's thread (SshSession::runFileJob).
+    void runFileJob(NodeFileJob job, std::function<void(const Result<void>&)> done) override;
 
     const SshNodeOptions& options() const { return options_; }
     // Takes effect at the next open(): accept (and record) an unknown host key.

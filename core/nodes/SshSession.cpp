@@ -4,12 +4,16 @@
 #include "nodes/SshKnownHosts.h"
 #include "nodes/SshPassphraseProvider.h"
 
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QRegularExpression>
 #include <QSocketNotifier>
 #include <QTimer>
 
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
+#include <libssh/sftp.h>
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -288,11 +292,37 @@ Result<void> SshSession::authenticate()
         message += QStringLiteral(": ") + QString::fromUtf8(ssh_get_error(session_));
     if (rc == SSH_AUTH_PARTIAL)
         message += QStringLiteral("; the server wants a further authentication method, which Trainyard does not support");
+    QStringList encrypted;
+    if (passphraseAsked_) {
+        // Name the key(s) that wanted a passphrase: the explicit one, the
+        // config's (libssh reports the latest IdentityFile), the defaults.
+        QStringList candidates{options_.identityFile, getStringOption(session_, SSH_OPTIONS_IDENTITY)};
+        for (const char* name : {"id_ed25519", "id_ecdsa", "id_rsa"})
+            candidates << QStringLiteral("%d/") + QLatin1String(name);
+        for (QString c : std::as_const(candidates)) {
+            if (c.isEmpty())
+                continue;
+            c.replace(QStringLiteral("%d"), QDir::homePath() + QStringLiteral("/.ssh"));
+            if (c.startsWith(QStringLiteral("~/")))
+                c = QDir::homePath() + c.mid(1);
+            if (encrypted.contains(c) || !QFileInfo(c).isFile())
+                continue;
+            ssh_key key = nullptr;
+            const QByteArray path = QFile::encodeName(c);
+            if (ssh_pki_import_privkey_file(path.constData(), nullptr, nullptr, nullptr, &key) == SSH_OK)
+                ssh_key_free(key);
+            else
+                encrypted << c;
+        }
+    }
+    const QString keys = encrypted.isEmpty() ? QStringLiteral("An encrypted private key")
+                                             : QStringLiteral("The encrypted private key %1").arg(encrypted.join(QStringLiteral(", ")));
     if (!passphrases_)
-        message += QStringLiteral(". An encrypted private key cannot be used without a passphrase prompt (batch mode): "
-                                  "load it into ssh-agent (ssh-add) or connect interactively");
+        message += QStringLiteral(". %1 cannot be used without a passphrase prompt (batch mode): "
+                                  "load it into ssh-agent (ssh-add), connect interactively, or set TRAINYARD_ASKPASS "
+                                  "(trainyardctl)").arg(keys);
     else if (passphraseAsked_)
-        message += QStringLiteral(". A passphrase was asked for and not given or not correct");
+        message += QStringLiteral(". A passphrase was asked for (%1) and not given or not correct").arg(keys);
     return fail(message);
 }
 
@@ -330,6 +360,67 @@ void SshSession::write(const QByteArray& bytes)
         service();
 }
 
+void SshSession::post(const QByteArray& bytes)
+{
+    {
+        QMutexLocker lock(&postedMutex_);
+        posted_.append(bytes);
+    }
+    QMetaObject::invokeMethod(this, [this] { drainPosted(); if (running_) service(); }, Qt::QueuedConnection);
+}
+
+void SshSession::drainPosted()
+{
+    QMutexLocker lock(&postedMutex_);
+    if (posted_.isEmpty())
+        return;
+    if (!finished_)
+        out_.append(posted_);
+    posted_.clear();
+}
+
+void SshSession::pumpDuringFileJob()
+{
+    if (!event_ || !session_ || channelClosed_)
+        return;
+    drainPosted();
+    ssh_set_blocking(session_, 0);
+    ssh_event_dopoll(event_, 0);
+    flushWrites();
+    logStderr(false);
+    ssh_set_blocking(session_, 1);
+}
+
+Result<void> SshSession::runFileJob(const NodeFileJob& job)
+{
+    if (!running_ || finished_ || !session_)
+        return fail(QStringLiteral("%1: not connected").arg(where()));
+    if (inFileJob_)
+        return fail(QStringLiteral("%1: another file transfer is running on this connection").arg(where()));
+    inFileJob_ = true;
+    ssh_set_blocking(session_, 1);
+    Result<void> result;
+    if (!sftp_) {
+        sftp_ = sftp_new(session_);
+        if (!sftp_ || sftp_init(sftp_) != SSH_OK) {
+            result = fail(QStringLiteral("%1: cannot start SFTP (is the sftp subsystem enabled in sshd_config?): %2")
+                              .arg(where(), QString::fromUtf8(ssh_get_error(session_))));
+            if (sftp_)
+                sftp_free(sftp_);
+            sftp_ = nullptr;
+        }
+    }
+    if (sftp_) {
+        SftpNodeFiles files(session_, sftp_, options_.name.isEmpty() ? options_.host : options_.name,
+                            [this] { pumpDuringFileJob(); });
+        result = job(files);
+    }
+    ssh_set_blocking(session_, 0);
+    inFileJob_ = false;
+    QMetaObject::invokeMethod(this, &SshSession::service, Qt::QueuedConnection);
+    return result;
+}
+
 void SshSession::flushWrites()
 {
     while (!out_.isEmpty() && channel_) {
@@ -354,8 +445,9 @@ void SshSession::updateWriteNotifier()
 
 void SshSession::service()
 {
-    if (inService_ || finished_ || !event_ || !running_)
+    if (inService_ || finished_ || !event_ || !running_ || inFileJob_)
         return;
+    drainPosted();
     inService_ = true;
     const int rc = ssh_event_dopoll(event_, 0);
     if (!channelClosed_)
@@ -422,6 +514,12 @@ void SshSession::freeAll(bool graceful)
     }
     const bool alive = session_ && ssh_is_connected(session_)
         && !(ssh_get_status(session_) & (SSH_CLOSED | SSH_CLOSED_ERROR));
+    if (sftp_) {
+        if (alive)
+            ssh_set_blocking(session_, 1);
+        sftp_free(sftp_);
+        sftp_ = nullptr;
+    }
     if (channel_) {
         if (graceful && alive && ssh_channel_is_open(channel_)) {
             // EOF on the agent's stdin: it exits, its runs go on.

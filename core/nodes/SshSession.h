@@ -32,11 +32,14 @@
 // ProxyCommand are found by NodeHealth's application-level pings.
 
 #include "nodes/AgentDeploy.h"
+#include "nodes/NodeFiles.h"
 #include "nodes/SshNodeOptions.h"
 
 #include <QByteArray>
 #include <QObject>
 #include <QString>
+
+#include <QMutex>
 
 #include <memory>
 #include <optional>
@@ -48,6 +51,7 @@ struct ssh_channel_struct;
 struct ssh_event_struct;
 struct ssh_callbacks_struct;
 struct ssh_channel_callbacks_struct;
+struct sftp_session_struct;
 
 namespace ty {
 
@@ -68,6 +72,16 @@ public:
     // Sends EOF to the agent (it exits; its runs go on), closes the channel and
     // the connection; finished(reason) follows. Session thread.
     void stop(const QString& reason);
+
+    // Thread-safe: queues bytes for the agent's stdin from any thread; they are
+    // sent from the session thread (also between the chunks of a file job).
+    void post(const QByteArray& bytes);
+    // Runs `job` on the node's files over SFTP on this session (session thread,
+    // after started()). The session is blocking while the job runs; between
+    // chunks the agent channel is serviced (posted writes flushed, replies and
+    // output received), so heartbeats keep flowing during long transfers.
+    // The SFTP subsystem is opened on first use and kept.
+    Result<void> runFileJob(const NodeFileJob& job);
 
     // The remote command line run for the agent (valid after started()).
     QString remoteCommand() const { return command_; }
@@ -92,6 +106,8 @@ private:
     void freeAll(bool graceful);
     QString where() const;   // "node ws1 (root@127.0.0.2:2222)"
     void logStderr(bool flushAll);
+    void drainPosted();
+    void pumpDuringFileJob();
 
     // libssh callbacks (called from inside libssh calls on this thread: they
     // only record and emit, never free anything).
@@ -128,6 +144,10 @@ private:
     bool passphraseAsked_ = false;
     std::optional<int> exitStatus_;
     QString exitSignal_;
+    sftp_session_struct* sftp_ = nullptr; // file jobs (runFileJob)
+    bool inFileJob_ = false;
+    QMutex postedMutex_;
+    QByteArray posted_;                   // post(): guarded by postedMutex_
 };
 
 } // namespace ty

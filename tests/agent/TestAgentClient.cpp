@@ -59,6 +59,7 @@ struct Session {
     LocalAgentTransport* transport = nullptr;
     std::unique_ptr<AgentClient> client;
     QMap<QString, QByteArray> output;   // tailed bytes per run
+    QMap<QString, ByteRanges> stderrRanges; // the `stderr` ranges of those bytes
     QMap<QString, qint64> nextOffset;   // where the next output of a run must start
     QStringList offsetErrors;
     QMap<QString, qint64> tailEnds;
@@ -71,6 +72,7 @@ struct Session {
     {
         nextOffset[run] = offset;
         output.remove(run);
+        stderrRanges.remove(run);
         tailEnds.remove(run);
     }
 };
@@ -87,7 +89,15 @@ std::unique_ptr<Session> openSession(const QString& stateDir, const QString& age
     Session* raw = s.get();
     AgentClient* c = s->client.get();
     QObject::connect(c, &AgentClient::ready, c, [raw](const AgentHello&) { raw->ready = true; });
-    QObject::connect(c, &AgentClient::output, c, [raw](const QString& run, qint64 offset, const QByteArray& bytes) {
+    QObject::connect(c, &AgentClient::output, c, [raw](const QString& run, qint64 offset, const QByteArray& bytes,
+                                                       const ByteRanges& stderrRanges) {
+        for (const ByteRange& r : stderrRanges) {
+            ByteRanges& all = raw->stderrRanges[run];
+            if (!all.isEmpty() && all.back().end() == r.offset)
+                all.back().length += r.length; // split over two frames
+            else
+                all.append(r);
+        }
         const qint64 expected = raw->nextOffset.value(run, 0);
         if (offset != expected)
             raw->offsetErrors << QStringLiteral("run %1: output at %2, expected %3").arg(run).arg(offset).arg(expected);
@@ -230,6 +240,74 @@ private Q_SLOTS:
         QCOMPARE(st->consoleSize, qint64(expected.size()));
         QVERIFY(st->finishedMs >= st->startedMs + 400);
         QVERIFY(!st->cancelled);
+    }
+
+    void stderrBytesAreMarked()
+    {
+        QCOMPARE(s_->client->hello().revision, 2);
+        const QString run = newRunId("stderr");
+        auto st = runToEnd(run, {QStringLiteral("sh"), QStringLiteral("-c"),
+                                 QStringLiteral("echo out1; echo err1 >&2; sleep 0.05; echo out2")});
+        QVERIFY(st.has_value());
+        QVERIFY2(s_->offsetErrors.isEmpty(), qPrintable(s_->offsetErrors.join(u'\n')));
+        // The console stays one merged stream, in the order it was written.
+        QCOMPARE(readAll(consolePath(run)), QByteArray("out1\nerr1\nout2\n"));
+        QCOMPARE(s_->output.value(run), QByteArray("out1\nerr1\nout2\n"));
+        QCOMPARE(s_->stderrRanges.value(run), (ByteRanges{ByteRange{5, 5}}));
+        QCOMPARE(readAll(stateDir_.path() + QStringLiteral("/runs/") + run + QStringLiteral("/console.stderr")),
+                 QByteArray("5 5\n"));
+        QCOMPARE(st->exitCode, std::optional<int>(0));
+    }
+
+    void stderrRangesSurviveAgentRestart()
+    {
+        QTemporaryDir dir;
+        auto s1 = openSession(dir.path());
+        QVERIFY(s1->ready);
+        const QString run = QStringLiteral("restarted");
+        QVERIFY(startRun(*s1, run, {QStringLiteral("sh"), QStringLiteral("-c"),
+                                    QStringLiteral("echo a; sleep 0.5; echo bb >&2; echo c; echo dd >&2")}));
+        QCOMPARE(::kill(pid_t(s1->transport->processId()), SIGKILL), 0);
+        QVERIFY(waitUntil([&] { return s1->disconnectReason.has_value(); }));
+
+        // A new agent reattaches: the ranges come from the run's sidecar.
+        auto s2 = openSession(dir.path());
+        QVERIFY(s2->ready);
+        s2->expectTailFrom(run, 0);
+        auto size = await<qint64>([&](auto cb) { s2->client->tail(run, 0, true, cb); });
+        QVERIFY(size && *size);
+        QVERIFY(waitUntil([&] { return s2->tailEnds.contains(run); }, 15000));
+        QCOMPARE(s2->output.value(run), QByteArray("a\nbb\nc\ndd\n"));
+        QCOMPARE(s2->stderrRanges.value(run), (ByteRanges{ByteRange{2, 3}, ByteRange{7, 3}}));
+
+        // A tail from inside a range gets it clipped to the bytes sent.
+        s2->expectTailFrom(run, 3);
+        size = await<qint64>([&](auto cb) { s2->client->tail(run, 3, false, cb); });
+        QVERIFY(size && *size);
+        QVERIFY(waitUntil([&] { return s2->tailEnds.contains(run); }, 15000));
+        QCOMPARE(s2->output.value(run), QByteArray("b\nc\ndd\n"));
+        QCOMPARE(s2->stderrRanges.value(run), (ByteRanges{ByteRange{3, 2}, ByteRange{7, 3}}));
+    }
+
+    void runOutlivesItsSupervisor()
+    {
+        // kill -9 of the supervisor: its keeper copies the output on, so the
+        // run gets no SIGPIPE and its console and stderr ranges stay whole.
+        QTemporaryDir dir;
+        auto s1 = openSession(dir.path());
+        QVERIFY(s1->ready);
+        const QString run = QStringLiteral("orphaned");
+        auto started = startRun(*s1, run, {QStringLiteral("sh"), QStringLiteral("-c"),
+                                           QStringLiteral("sleep 0.5; echo o; echo e >&2; echo done")});
+        QVERIFY(started);
+        QCOMPARE(::kill(pid_t(started->supervisorPid), SIGKILL), 0);
+        const QString runDir = dir.path() + QStringLiteral("/runs/") + run;
+        QVERIFY(waitUntil([&] { return readAll(runDir + QStringLiteral("/console.log")).endsWith("done\n"); }, 10000));
+        QCOMPARE(readAll(runDir + QStringLiteral("/console.log")), QByteArray("o\ne\ndone\n"));
+        QCOMPARE(readAll(runDir + QStringLiteral("/console.stderr")), QByteArray("2 2\n"));
+        auto status = await<AgentRunStatus>([&](auto cb) { s1->client->status(run, cb); });
+        QVERIFY(status && *status);
+        QVERIFY((*status)->lost); // no supervisor, no exit status: as before
     }
 
     void tailLatency()

@@ -1,0 +1,173 @@
+#include "ListFiles.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <dirent.h>
+#include <fnmatch.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace ty::agent {
+namespace {
+
+std::vector<std::string> split(const std::string& s)
+{
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t slash = s.find('/', start);
+        out.push_back(s.substr(start, slash == std::string::npos ? std::string::npos : slash - start));
+        if (slash == std::string::npos)
+            break;
+        start = slash + 1;
+    }
+    return out;
+}
+
+bool matchParts(const std::vector<std::string>& g, std::size_t gi, const std::vector<std::string>& p, std::size_t pi)
+{
+    while (gi < g.size()) {
+        if (g[gi] == "**") {
+            for (std::size_t k = pi; k <= p.size(); ++k)
+                if (matchParts(g, gi + 1, p, k))
+                    return true;
+            return false;
+        }
+        if (pi >= p.size() || ::fnmatch(g[gi].c_str(), p[pi].c_str(), FNM_PERIOD) != 0)
+            return false;
+        ++gi;
+        ++pi;
+    }
+    return pi == p.size();
+}
+
+struct Lister {
+    const std::vector<std::string>& globs;
+    Json files = Json::array();
+    std::size_t visited = 0;
+    bool truncated = false;
+    std::string skipDir; // the other root, when nested (listed once)
+
+    bool matches(const std::string& rel) const
+    {
+        for (const auto& g : globs)
+            if (globMatch(g, rel))
+                return true;
+        return false;
+    }
+
+    void walk(const std::string& rootName, const std::string& abs, const std::string& rel)
+    {
+        DIR* d = ::opendir(abs.c_str());
+        if (!d)
+            return;
+        while (dirent* e = ::readdir(d)) {
+            const std::string name = e->d_name;
+            if (name == "." || name == "..")
+                continue;
+            if (++visited > kMaxListEntries) {
+                truncated = true;
+                break;
+            }
+            const std::string childAbs = abs + "/" + name;
+            const std::string childRel = rel.empty() ? name : rel + "/" + name;
+            struct stat st{};
+            if (::lstat(childAbs.c_str(), &st) != 0)
+                continue;
+            if (rootName == "workdir" && name == ".trainyard-sync.json" && rel.empty())
+                continue;
+            if (S_ISDIR(st.st_mode)) {
+                if (childAbs != skipDir)
+                    walk(rootName, childAbs, childRel);
+                continue;
+            }
+            if (!matches(childRel))
+                continue;
+            Json f{{"root", rootName}, {"path", childRel}, {"size", std::int64_t(st.st_size)},
+                   {"mtime_ms", std::int64_t(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000}};
+            if (S_ISREG(st.st_mode)) {
+                f["type"] = "file";
+            } else if (S_ISLNK(st.st_mode)) {
+                f["type"] = "symlink";
+                char buf[4096];
+                const ssize_t n = ::readlink(childAbs.c_str(), buf, sizeof buf - 1);
+                f["target"] = n >= 0 ? std::string(buf, std::size_t(n)) : std::string();
+            } else {
+                f["type"] = "other";
+            }
+            files.push_back(std::move(f));
+        }
+        ::closedir(d);
+    }
+};
+
+} // namespace
+
+bool globMatch(const std::string& glob, const std::string& path)
+{
+    return matchParts(split(glob), 0, split(path), 0);
+}
+
+std::string checkGlob(const std::string& glob)
+{
+    if (glob.empty())
+        return "an empty glob";
+    if (glob.front() == '/')
+        return "glob \"" + glob + "\" is absolute: globs are relative to the run's workdir";
+    for (const auto& part : split(glob))
+        if (part == "..")
+            return "glob \"" + glob + "\" has a \"..\" component: artifacts come from inside the run's directories";
+    return {};
+}
+
+Json listRunFiles(const std::string& workdir, const std::string& runDir, const std::vector<std::string>& globs)
+{
+    Lister l{globs};
+    if (!workdir.empty()) {
+        l.skipDir = runDir;
+        l.walk("workdir", workdir, "");
+    }
+    if (!runDir.empty() && runDir != workdir) {
+        l.skipDir.clear();
+        l.walk("run_dir", runDir, "");
+    }
+    return Json{{"workdir", workdir}, {"run_dir", runDir}, {"files", std::move(l.files)}, {"truncated", l.truncated}};
+}
+
+} // namespace ty::agent
+
+// ---- the request (a member of Agent, kept here beside the walk) --------------
+
+#include "Agent.h"
+
+namespace ty::agent {
+
+void Agent::opListFiles(const Json& id, const Json& req)
+{
+    const std::string run = req.value("run", std::string());
+    const auto rj = registry_.runJson(run);
+    if (!rj) {
+        replyError(id, "list_files: no run \"" + run + "\" on this node");
+        return;
+    }
+    std::vector<std::string> globs;
+    if (auto it = req.find("globs"); it != req.end() && it->is_array()) {
+        for (const auto& g : *it) {
+            if (!g.is_string()) {
+                replyError(id, "run " + run + ": \"globs\" must be an array of strings");
+                return;
+            }
+            globs.push_back(g.get<std::string>());
+        }
+    }
+    for (const auto& g : globs) {
+        if (const std::string why = checkGlob(g); !why.empty()) {
+            replyError(id, "run " + run + ": " + why);
+            return;
+        }
+    }
+    reply(id, listRunFiles(rj->value("workdir", std::string()), registry_.paths(run).dir, globs));
+}
+
+} // namespace ty::agent

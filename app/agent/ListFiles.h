@@ -1,0 +1,27 @@
+#pragma once
+
+// `list_files` (PROTOCOL.md): the files under a run's workdir and run
+// directory whose relative paths match one of the given globs. The walk never
+// follows symlinks (a link is reported as "symlink" with its target) and stops
+// after kMaxListEntries visited entries ("truncated": true).
+// Globs: '/'-separated; `*`, `?` and `[...]` within one name (fnmatch(3)),
+// `**` as a whole component for zero or more directories. A glob that is
+// absolute or has a `..` component is refused.
+
+#include "Framing.h"
+
+#include <string>
+#include <vector>
+
+namespace ty::agent {
+
+inline constexpr std::size_t kMaxListEntries = 100000;
+
+// Whether `path` (relative) matches `glob` (see above).
+bool globMatch(const std::string& glob, const std::string& path);
+// Empty when the glob is acceptable, else why not.
+std::string checkGlob(const std::string& glob);
+// {"workdir","run_dir","files":[...],"truncated"} for the reply.
+Json listRunFiles(const std::string& workdir, const std::string& runDir, const std::vector<std::string>& globs);
+
+} // namespace ty::agent

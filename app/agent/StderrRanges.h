@@ -1,0 +1,54 @@
+#pragma once
+
+// The stderr sidecar of a run's console (PROTOCOL.md "On the node"):
+// `<run_dir>/console.stderr`, text, one line per stderr chunk appended to
+// console.log: "<offset> <length>\n" (decimal bytes of console.log). The
+// supervisor appends the line *before* the chunk's bytes, so a reader that
+// sees console bytes and then reads the sidecar knows every stderr range in
+// them. Ranges are disjoint and in increasing order; adjacent ones may be
+// merged by readers. A missing file means "no stderr information" (a run of
+// an older agent), an empty one "no stderr yet".
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+namespace ty::agent {
+
+struct ByteRange {
+    std::int64_t offset = 0;
+    std::int64_t length = 0;
+    std::int64_t end() const { return offset + length; }
+};
+
+// "<offset> <length>\n"
+std::string formatStderrRange(std::int64_t offset, std::int64_t length);
+
+// Incremental reader of a sidecar that grows while it is read. Not thread safe.
+class StderrRangeReader {
+public:
+    explicit StderrRangeReader(std::string path) : path_(std::move(path)) {}
+    ~StderrRangeReader();
+    StderrRangeReader(const StderrRangeReader&) = delete;
+    StderrRangeReader& operator=(const StderrRangeReader&) = delete;
+
+    // Reads the complete lines appended since the last call (opening the
+    // file when it appears), merging adjacent ranges and forgetting those
+    // that end at or before `consumedTo`. Malformed lines are skipped.
+    void refresh(std::int64_t consumedTo);
+
+    // The ranges intersecting [from, to), clipped to it, in order; at most
+    // `maxRanges` of them. When more exist, `to` is lowered to the start of
+    // the first one left out, so the caller sends a shorter chunk.
+    std::vector<ByteRange> take(std::int64_t from, std::int64_t& to, std::size_t maxRanges);
+
+private:
+    std::string path_;
+    int fd_ = -1;
+    std::int64_t readPos_ = 0;
+    std::string partial_;
+    std::deque<ByteRange> ranges_;
+};
+
+} // namespace ty::agent

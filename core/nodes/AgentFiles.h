@@ -1,0 +1,55 @@
+#pragma once
+
+// The `list_files` request of the agent protocol (app/agent/PROTOCOL.md):
+// the files of a run matching its `artifacts` globs, under the run's workdir
+// and its run directory on the node. Sizes in bytes, times ms since the epoch.
+
+#include "common/Result.h"
+
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+
+namespace ty {
+
+struct AgentFileEntry {
+    QString root;        // "workdir" or "run_dir": the directory `path` is relative to
+    QString path;        // relative, '/'-separated, as the agent reported it (not trusted: see WorkdirSync.h)
+    QString absolutePath;
+    qint64 size = 0;
+    QString type;        // "file", "symlink" or "other"
+    QString linkTarget;  // symlinks only
+    qint64 mtimeMs = 0;
+};
+
+struct AgentFileList {
+    QString workdir;     // absolute, on the node
+    QString runDir;
+    QList<AgentFileEntry> files;
+    bool truncated = false; // the agent stopped at its entry limit
+};
+
+inline AgentFileList agentFileListFromJson(const QJsonObject& o)
+{
+    AgentFileList l;
+    l.workdir = o.value(QStringLiteral("workdir")).toString();
+    l.runDir = o.value(QStringLiteral("run_dir")).toString();
+    l.truncated = o.value(QStringLiteral("truncated")).toBool();
+    for (const auto& v : o.value(QStringLiteral("files")).toArray()) {
+        const QJsonObject f = v.toObject();
+        AgentFileEntry e;
+        e.root = f.value(QStringLiteral("root")).toString();
+        e.path = f.value(QStringLiteral("path")).toString();
+        e.size = qint64(f.value(QStringLiteral("size")).toDouble());
+        e.type = f.value(QStringLiteral("type")).toString();
+        e.linkTarget = f.value(QStringLiteral("target")).toString();
+        e.mtimeMs = qint64(f.value(QStringLiteral("mtime_ms")).toDouble());
+        const QString base = e.root == u"run_dir" ? l.runDir : l.workdir;
+        e.absolutePath = base + u'/' + e.path;
+        l.files.append(e);
+    }
+    return l;
+}
+
+} // namespace ty

@@ -1,0 +1,301 @@
+#include "WorkdirSync.h"
+
+#include "nodes/GitIgnore.h"
+#include "nodes/NodesLog.h"
+
+#include <QBuffer>
+#include <QCryptographicHash>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRegularExpression>
+#include <QSet>
+
+#include <algorithm>
+
+#include <sys/stat.h>
+
+namespace ty {
+namespace {
+
+QString mib(qint64 bytes)
+{
+    return QStringLiteral("%1 MiB").arg(double(bytes) / (1024.0 * 1024.0), 0, 'f', 1);
+}
+
+struct Walker {
+    QString root;
+    GitIgnore ignore;
+    SyncScan scan;
+
+    void walk(const QString& rel)
+    {
+        const QString abs = rel.isEmpty() ? root : root + u'/' + rel;
+        QFile gi(abs + QStringLiteral("/.gitignore"));
+        if (gi.open(QIODevice::ReadOnly))
+            ignore.addFile(rel, gi.readAll());
+        QDir dir(abs);
+        const QFileInfoList entries = dir.entryInfoList(QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot,
+                                                        QDir::Name);
+        for (const QFileInfo& fi : entries) {
+            const QString childRel = rel.isEmpty() ? fi.fileName() : rel + u'/' + fi.fileName();
+            if (fi.isSymLink()) {
+                ++scan.symlinks;
+                continue;
+            }
+            const bool isDir = fi.isDir();
+            if ((isDir && fi.fileName() == QStringLiteral(".git")) || ignore.ignored(childRel, isDir)) {
+                ++scan.ignored;
+                continue;
+            }
+            if (isDir) {
+                walk(childRel);
+            } else if (fi.isFile()) {
+                struct stat st {};
+                int mode = 0644;
+                if (::stat(QFile::encodeName(fi.absoluteFilePath()).constData(), &st) == 0)
+                    mode = int(st.st_mode & 0777);
+                scan.files.append(SyncEntry{childRel, fi.size(), mode});
+                scan.totalBytes += fi.size();
+            }
+        }
+    }
+};
+
+Result<QByteArray> sha256Of(const QString& path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return fail(QStringLiteral("cannot read %1: %2").arg(path, f.errorString()));
+    QCryptographicHash h(QCryptographicHash::Sha256);
+    if (!h.addData(&f))
+        return fail(QStringLiteral("cannot read %1").arg(path));
+    return h.result().toHex();
+}
+
+QString parentOf(const QString& path)
+{
+    return path.left(path.lastIndexOf(u'/'));
+}
+
+} // namespace
+
+Result<SyncScan> scanWorkdir(const QString& rootIn, qint64 limitBytes)
+{
+    const QFileInfo rootInfo(rootIn);
+    if (!rootInfo.isDir())
+        return fail(QStringLiteral("sync: the workdir %1 is not a directory").arg(rootIn));
+    Walker w;
+    w.root = rootInfo.absoluteFilePath();
+    w.scan.root = w.root;
+    w.walk(QString());
+    if (limitBytes > 0 && w.scan.totalBytes > limitBytes) {
+        QList<SyncEntry> biggest = w.scan.files;
+        std::sort(biggest.begin(), biggest.end(), [](const SyncEntry& a, const SyncEntry& b) { return a.size > b.size; });
+        QStringList names;
+        for (qsizetype i = 0; i < std::min<qsizetype>(5, biggest.size()); ++i)
+            names << QStringLiteral("%1 (%2)").arg(biggest[i].rel, mib(biggest[i].size));
+        return fail(QStringLiteral("sync: %1 holds %2 in %3 files after .gitignore, more than sync_limit %4. "
+                                   "Biggest: %5. Add them to .gitignore or raise sync_limit in the job spec.")
+                        .arg(w.root, mib(w.scan.totalBytes))
+                        .arg(w.scan.files.size())
+                        .arg(mib(limitBytes), names.join(QStringLiteral(", "))));
+    }
+    return w.scan;
+}
+
+QString syncDirFor(const QString& agentStateDir, const QString& localWorkdir)
+{
+    const QString clean = QDir::cleanPath(localWorkdir);
+    QString name = QFileInfo(clean).fileName();
+    name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]")), QStringLiteral("_"));
+    if (name.isEmpty() || name.startsWith(u'.'))
+        name.prepend(u'w');
+    const QByteArray hash = QCryptographicHash::hash(clean.toUtf8(), QCryptographicHash::Sha256).toHex().left(12);
+    return agentStateDir + QStringLiteral("/sync/") + name.left(40) + u'-' + QString::fromLatin1(hash);
+}
+
+Result<SyncReport> syncToNode(const SyncScan& scan, const QString& remoteDir, NodeFiles& files)
+{
+    SyncReport report;
+    if (auto made = files.makeDirs(remoteDir); !made)
+        return std::unexpected(made.error());
+    const QString manifestPath = remoteDir + u'/' + QLatin1String(kSyncManifestName);
+    QJsonObject manifest;
+    if (auto info = files.lstat(manifestPath); info && info->type == NodeFileInfo::Type::File) {
+        QBuffer buf;
+        buf.open(QIODevice::WriteOnly);
+        if (files.readFile(manifestPath, buf))
+            manifest = QJsonDocument::fromJson(buf.data()).object().value(QStringLiteral("files")).toObject();
+    }
+    QJsonObject next;
+    QSet<QString> madeDirs{remoteDir};
+    auto saveManifest = [&]() -> Result<void> {
+        QJsonObject doc{{QStringLiteral("version"), 1}, {QStringLiteral("source"), scan.root}, {QStringLiteral("files"), next}};
+        QBuffer buf;
+        buf.setData(QJsonDocument(doc).toJson(QJsonDocument::Compact));
+        buf.open(QIODevice::ReadOnly);
+        return files.writeFile(manifestPath, buf, 0644);
+    };
+    for (const SyncEntry& e : scan.files) {
+        const QString local = scan.root + u'/' + e.rel;
+        const QString remote = remoteDir + u'/' + e.rel;
+        const auto sha = sha256Of(local);
+        if (!sha)
+            return fail(QStringLiteral("sync to %1: %2").arg(files.describe(), sha.error().message));
+        const QJsonObject old = manifest.value(e.rel).toObject();
+        if (!old.isEmpty() && qint64(old.value(QStringLiteral("size")).toDouble()) == e.size
+            && old.value(QStringLiteral("sha256")).toString().toLatin1() == *sha
+            && old.value(QStringLiteral("mode")).toInt() == e.mode) {
+            const auto info = files.lstat(remote);
+            if (!info)
+                return std::unexpected(info.error());
+            if (info->type == NodeFileInfo::Type::File && info->size == e.size
+                && info->mtimeSec == qint64(old.value(QStringLiteral("mtime")).toDouble())) {
+                next.insert(e.rel, old);
+                ++report.skipped;
+                continue;
+            }
+        }
+        const QString dir = parentOf(remote);
+        if (!madeDirs.contains(dir)) {
+            if (auto made = files.makeDirs(dir); !made)
+                return std::unexpected(made.error());
+            madeDirs.insert(dir);
+        }
+        QFile in(local);
+        if (!in.open(QIODevice::ReadOnly))
+            return fail(QStringLiteral("sync to %1: cannot read %2: %3").arg(files.describe(), local, in.errorString()));
+        if (auto w = files.writeFile(remote, in, e.mode); !w)
+            return fail(QStringLiteral("sync of %1: %2").arg(scan.root, w.error().message));
+        const auto info = files.lstat(remote);
+        if (!info)
+            return std::unexpected(info.error());
+        next.insert(e.rel, QJsonObject{{QStringLiteral("size"), double(e.size)},
+                                       {QStringLiteral("sha256"), QString::fromLatin1(*sha)},
+                                       {QStringLiteral("mode"), e.mode},
+                                       {QStringLiteral("mtime"), double(info->mtimeSec)}});
+        ++report.uploaded;
+        report.bytesUploaded += e.size;
+    }
+    // Files this sync put there before and that are gone (or ignored) now.
+    for (auto it = manifest.constBegin(); it != manifest.constEnd(); ++it) {
+        if (next.contains(it.key()) || !isSafeRelativePath(it.key()))
+            continue;
+        if (auto r = files.remove(remoteDir + u'/' + it.key()); !r)
+            return std::unexpected(r.error());
+        ++report.removed;
+    }
+    if (auto saved = saveManifest(); !saved)
+        return std::unexpected(saved.error());
+    qCInfo(lcNodes).noquote() << "sync" << scan.root << "->" << files.describe() << remoteDir << ":" << report.uploaded
+                              << "uploaded," << report.skipped << "unchanged," << report.removed << "removed";
+    return report;
+}
+
+bool isSafeRelativePath(const QString& rel)
+{
+    if (rel.isEmpty() || rel.startsWith(u'/') || rel.contains(u'\\') || rel.contains(QChar(0)))
+        return false;
+    for (const QString& part : rel.split(u'/'))
+        if (part.isEmpty() || part == u"." || part == u"..")
+            return false;
+    return true;
+}
+
+Result<ArtifactDownload> downloadArtifacts(const AgentFileList& list, const QString& destDirIn, NodeFiles& files)
+{
+    ArtifactDownload out;
+    const QString destDir = QFileInfo(destDirIn).absoluteFilePath();
+    if (!QDir().mkpath(destDir))
+        return fail(QStringLiteral("cannot create the folder %1").arg(destDir));
+    QSet<QString> seen;
+    for (const AgentFileEntry& e : list.files) {
+        auto refuse = [&](const QString& why) {
+            out.refused << QStringLiteral("%1: %2").arg(e.path, why);
+            qCWarning(lcNodes).noquote() << "artifact" << e.absolutePath << "on" << files.describe() << "refused:" << why;
+        };
+        if (!isSafeRelativePath(e.path)) {
+            refuse(QStringLiteral("refused: the name would land outside %1 (absolute, empty or `..` component)").arg(destDir));
+            continue;
+        }
+        if (e.type == u"symlink") {
+            refuse(QStringLiteral("refused: a symbolic link on the node (to %1)").arg(e.linkTarget));
+            continue;
+        }
+        if (e.type != u"file") {
+            refuse(QStringLiteral("refused: not a regular file"));
+            continue;
+        }
+        if (seen.contains(e.path)) {
+            refuse(QStringLiteral("skipped: a file of that name was copied already"));
+            continue;
+        }
+        // Checked again right before the copy: it may have become a link since the listing.
+        const QString remote = (e.root == u"run_dir" ? list.runDir : list.workdir) + u'/' + e.path;
+        bool linked = false;
+        QString walk = e.root == u"run_dir" ? list.runDir : list.workdir;
+        for (const QString& part : e.path.split(u'/')) {
+            walk += u'/' + part;
+            const auto info = files.lstat(walk);
+            if (!info) {
+                refuse(info.error().message);
+                linked = true;
+                break;
+            }
+            if (info->type == NodeFileInfo::Type::Symlink) {
+                refuse(QStringLiteral("refused: %1 is a symbolic link on the node").arg(walk));
+                linked = true;
+                break;
+            }
+        }
+        if (linked)
+            continue;
+        // Locally: no component under destDir may be a symlink either.
+        QString local = destDir;
+        bool bad = false;
+        const QStringList parts = e.path.split(u'/');
+        for (qsizetype i = 0; i + 1 < parts.size(); ++i) {
+            local += u'/' + parts[i];
+            const QFileInfo fi(local);
+            if (fi.isSymLink() || (fi.exists() && !fi.isDir())) {
+                refuse(QStringLiteral("refused: %1 exists locally and is not a folder").arg(local));
+                bad = true;
+                break;
+            }
+            if (!fi.exists() && !QDir().mkdir(local)) {
+                refuse(QStringLiteral("cannot create the folder %1").arg(local));
+                bad = true;
+                break;
+            }
+        }
+        if (bad)
+            continue;
+        const QString target = destDir + u'/' + e.path;
+        const QString tmp = target + QStringLiteral(".trainyard-part");
+        QFile::remove(tmp);
+        QFile sink(tmp);
+        if (!sink.open(QIODevice::WriteOnly | QIODevice::NewOnly)) {
+            refuse(QStringLiteral("cannot create %1: %2").arg(tmp, sink.errorString()));
+            continue;
+        }
+        if (auto r = files.readFile(remote, sink); !r) {
+            sink.remove();
+            refuse(r.error().message);
+            continue;
+        }
+        sink.close();
+        if (::rename(QFile::encodeName(tmp).constData(), QFile::encodeName(target).constData()) != 0) {
+            QFile::remove(tmp);
+            refuse(QStringLiteral("cannot rename %1 to %2").arg(tmp, target));
+            continue;
+        }
+        seen.insert(e.path);
+        out.downloaded << e.path;
+    }
+    return out;
+}
+
+} // namespace ty

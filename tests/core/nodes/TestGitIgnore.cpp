@@ -1,0 +1,132 @@
+// gitignore(5) semantics of GitIgnore (workdir sync), and the scan built on
+// it against a real temporary directory tree.
+#include "nodes/GitIgnore.h"
+#include "nodes/WorkdirSync.h"
+
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace ty;
+
+class TestGitIgnore final : public QObject {
+    Q_OBJECT
+
+    static void put(const QString& path, const QByteArray& bytes)
+    {
+        QDir().mkpath(path.left(path.lastIndexOf(u'/')));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(bytes);
+    }
+
+private Q_SLOTS:
+    void patterns()
+    {
+        GitIgnore g;
+        g.addFile(QString(), "# comment\n\n*.log\n!keep.log\nbuild/\n/data\n**/cache/**\ndocs/*.md\nfoo/**/bar\n\\#hash\n[ab].txt\n");
+        QVERIFY(g.ignored(QStringLiteral("x.log"), false));
+        QVERIFY(g.ignored(QStringLiteral("deep/down/x.log"), false));
+        QVERIFY(!g.ignored(QStringLiteral("keep.log"), false));
+        QVERIFY(!g.ignored(QStringLiteral("sub/keep.log"), false));
+        QVERIFY(g.ignored(QStringLiteral("build"), true));
+        QVERIFY(!g.ignored(QStringLiteral("build"), false)); // dir/ matches directories only
+        QVERIFY(g.ignored(QStringLiteral("sub/build"), true));
+        QVERIFY(g.ignored(QStringLiteral("data"), true));
+        QVERIFY(!g.ignored(QStringLiteral("sub/data"), true)); // anchored
+        QVERIFY(g.ignored(QStringLiteral("a/cache/z"), false));
+        QVERIFY(g.ignored(QStringLiteral("cache/z/y"), false));
+        QVERIFY(g.ignored(QStringLiteral("docs/a.md"), false));
+        QVERIFY(!g.ignored(QStringLiteral("docs/sub/a.md"), false)); // * does not cross '/'
+        QVERIFY(!g.ignored(QStringLiteral("x/docs/a.md"), false));   // middle slash anchors
+        QVERIFY(g.ignored(QStringLiteral("foo/bar"), false));        // /**/ = zero or more dirs
+        QVERIFY(g.ignored(QStringLiteral("foo/a/b/bar"), false));
+        QVERIFY(g.ignored(QStringLiteral("#hash"), false));
+        QVERIFY(g.ignored(QStringLiteral("a.txt"), false));
+        QVERIFY(!g.ignored(QStringLiteral("c.txt"), false));
+        QVERIFY(!g.ignored(QStringLiteral("train.py"), false));
+    }
+
+    void nestedFileWinsAndIsScoped()
+    {
+        GitIgnore g;
+        g.addFile(QString(), "*.tmp\n");
+        g.addFile(QStringLiteral("sub"), "!*.tmp\n/only-here\n");
+        QVERIFY(g.ignored(QStringLiteral("a.tmp"), false));
+        QVERIFY(!g.ignored(QStringLiteral("sub/a.tmp"), false));
+        QVERIFY(g.ignored(QStringLiteral("sub/only-here"), false));
+        QVERIFY(!g.ignored(QStringLiteral("only-here"), false));
+        QVERIFY(!g.ignored(QStringLiteral("sub/x/only-here"), false));
+    }
+
+    void scanSkipsIgnoredGitAndLinksAndEnforcesTheLimit()
+    {
+        QTemporaryDir d;
+        const QString r = d.path();
+        put(r + QStringLiteral("/.gitignore"), "*.log\n!keep.log\nbuild/\n/data\n");
+        put(r + QStringLiteral("/sub/.gitignore"), "*.tmp\n");
+        put(r + QStringLiteral("/train.py"), "print(1)\n");
+        put(r + QStringLiteral("/x.log"), "x");
+        put(r + QStringLiteral("/keep.log"), "k");
+        put(r + QStringLiteral("/build/o.bin"), "o");
+        put(r + QStringLiteral("/data/d.bin"), "d");
+        put(r + QStringLiteral("/sub/data/k.txt"), "k");
+        put(r + QStringLiteral("/sub/t.tmp"), "t");
+        put(r + QStringLiteral("/.git/HEAD"), "ref");
+        put(r + QStringLiteral("/big.bin"), QByteArray(3 * 1024 * 1024, 'b'));
+        QFile::link(QStringLiteral("/etc/passwd"), r + QStringLiteral("/link"));
+        const auto scan = scanWorkdir(r, 0);
+        QVERIFY2(scan, qPrintable(scan.error().message));
+        QStringList names;
+        for (const SyncEntry& e : scan->files)
+            names << e.rel;
+        names.sort();
+        QCOMPARE(names, (QStringList{QStringLiteral(".gitignore"), QStringLiteral("big.bin"), QStringLiteral("keep.log"),
+                                     QStringLiteral("sub/.gitignore"), QStringLiteral("sub/data/k.txt"), QStringLiteral("train.py")}));
+        QCOMPARE(scan->symlinks, 1);
+        const auto limited = scanWorkdir(r, 1024 * 1024);
+        QVERIFY(!limited);
+        QVERIFY2(limited.error().message.contains(QStringLiteral("big.bin (3.0 MiB)")), qPrintable(limited.error().message));
+        QVERIFY2(limited.error().message.contains(QStringLiteral("sync_limit 1.0 MiB")), qPrintable(limited.error().message));
+    }
+
+    void safeRelativePaths()
+    {
+        QVERIFY(isSafeRelativePath(QStringLiteral("out/model.pt")));
+        QVERIFY(isSafeRelativePath(QStringLiteral("a..b")));
+        QVERIFY(!isSafeRelativePath(QStringLiteral("../x")));
+        QVERIFY(!isSafeRelativePath(QStringLiteral("a/../../x")));
+        QVERIFY(!isSafeRelativePath(QStringLiteral("/etc/passwd")));
+        QVERIFY(!isSafeRelativePath(QStringLiteral("a//b")));
+        QVERIFY(!isSafeRelativePath(QString()));
+    }
+
+    void downloadRefusesEscapingNames()
+    {
+        QTemporaryDir src, dst;
+        put(src.path() + QStringLiteral("/ok.txt"), "fine");
+        AgentFileList list;
+        list.workdir = src.path();
+        for (const QString& p : {QStringLiteral("ok.txt"), QStringLiteral("../escape"), QStringLiteral("/etc/passwd")}) {
+            AgentFileEntry e;
+            e.root = QStringLiteral("workdir");
+            e.path = p;
+            e.type = QStringLiteral("file");
+            list.files << e;
+        }
+        LocalNodeFiles files;
+        const auto d = downloadArtifacts(list, dst.path(), files);
+        QVERIFY(d);
+        QCOMPARE(d->downloaded, QStringList{QStringLiteral("ok.txt")});
+        QCOMPARE(d->refused.size(), 2);
+        QVERIFY(d->refused[0].contains(QStringLiteral("outside")));
+        QFile f(dst.path() + QStringLiteral("/ok.txt"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll(), QByteArray("fine"));
+        QVERIFY(!QFile::exists(QDir(dst.path()).filePath(QStringLiteral("../escape"))));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestGitIgnore)
+#include "TestGitIgnore.moc"

@@ -1,0 +1,341 @@
+// Code and results over SSH against a real OpenSSH sshd (SshdFixture, no
+// mocks): `sync: true` uploads the workdir over SFTP on the node's session
+// (.gitignore honoured, unchanged files skipped, a size limit), `artifacts`
+// are listed and downloaded (symlinks and escaping names refused), a node
+// behind ProxyJump, and an encrypted key (batch mode refused naming the key,
+// a passphrase through TRAINYARD_ASKPASS accepted, never written anywhere).
+// Skipped (QSKIP) unless root with /usr/sbin/sshd, as in CI.
+#include "SshdFixture.h"
+#include "TestSupport.h"
+
+#include "nodes/AgentClient.h"
+#include "nodes/SshAgentTransport.h"
+#include "nodes/WorkdirSync.h"
+#include "runs/RunEngine.h"
+#include "spec/JobSpec.h"
+#include "store/ResultStore.h"
+
+#include <QDir>
+#include <QDirIterator>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <sys/stat.h>
+
+using namespace ty;
+
+namespace {
+
+QByteArray readAll(const QString& path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+void put(const QString& path, const QByteArray& bytes)
+{
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    QFile f(path);
+    f.open(QIODevice::WriteOnly);
+    f.write(bytes);
+}
+
+ino_t inodeOf(const QString& path)
+{
+    struct stat st {};
+    return ::stat(QFile::encodeName(path).constData(), &st) == 0 ? st.st_ino : 0;
+}
+
+} // namespace
+
+class TestSshSync final : public QObject {
+    Q_OBJECT
+
+    test::SshdFixture m_sshd;
+    QTemporaryDir m_tmp;
+    bool m_up = false;
+
+    QString stateDir(const QString& node) const { return m_tmp.filePath(QStringLiteral("state-") + node); }
+    QString dbPath() const { return m_tmp.filePath(QStringLiteral("db/trainyard.db")); }
+
+    SshNodeOptions options(const QString& alias, const QString& config = {}) const
+    {
+        SshNodeOptions o;
+        o.name = alias;
+        o.host = alias;
+        o.configFile = config.isEmpty() ? m_sshd.clientConfig() : config;
+        o.connectTimeoutSec = 10;
+        o.acceptNewHostKey = true;
+        o.agentEnv.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), stateDir(alias));
+        o.agentEnv.insert(QStringLiteral("TRAINYARD_AGENT_NO_NVML"), QStringLiteral("1"));
+        o.remoteAgentPath = test::agentPath();
+        return o;
+    }
+
+    JobSpec spec(const QString& yaml, const QString& base)
+    {
+        auto s = parseJobSpec(yaml, QStringLiteral("test.yaml"), base);
+        if (!s)
+            qFatal("%s", qPrintable(s.error().message));
+        return *s;
+    }
+
+    std::unique_ptr<RunEngine> makeEngine(ResultStore* store, const QString& node, const QString& config = {})
+    {
+        auto engine = std::make_unique<RunEngine>(store, dbPath());
+        engine->setReconnectDelays(200, 800);
+        engine->addNode(node, std::make_unique<SshAgentTransport>(options(node, config)));
+        engine->acquireIngestion();
+        return engine;
+    }
+
+    static RunRecord waitEnded(ResultStore& store, RunId id, int ms = 30000)
+    {
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < ms) {
+            store.flush();
+            if (auto r = store.run(id); r && isTerminal(r->state))
+                return *r;
+            QTest::qWait(20);
+        }
+        return store.run(id).value_or(RunRecord{});
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        const QString why = test::SshdFixture::skipReason();
+        if (!why.isEmpty())
+            QSKIP(qPrintable(why));
+        QString error;
+        QVERIFY2(m_sshd.start(&error), qPrintable(error));
+        m_up = true;
+    }
+
+    void syncUploadsWorkdirSkippingIgnoredAndUnchanged()
+    {
+        const QString w = m_tmp.filePath(QStringLiteral("proj"));
+        put(w + QStringLiteral("/.gitignore"), "*.log\n!keep.log\nbuild/\n/data\n**/cache/**\n");
+        put(w + QStringLiteral("/sub/.gitignore"), "*.tmp\n");
+        put(w + QStringLiteral("/train.sh"), "#!/bin/sh\nfind . -type f ! -name .trainyard-sync.json | sort\n");
+        QFile::setPermissions(w + QStringLiteral("/train.sh"), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        put(w + QStringLiteral("/x.log"), "x");
+        put(w + QStringLiteral("/keep.log"), "k");
+        put(w + QStringLiteral("/build/o.bin"), "o");
+        put(w + QStringLiteral("/data/d.bin"), "d");
+        put(w + QStringLiteral("/sub/data/k.txt"), "kept");
+        put(w + QStringLiteral("/sub/t.tmp"), "t");
+        put(w + QStringLiteral("/sub/cache/z"), "z");
+        put(w + QStringLiteral("/.git/HEAD"), "ref");
+        QByteArray blob(3 * 1024 * 1024 + 17, '\0');
+        for (qsizetype i = 0; i < blob.size(); ++i)
+            blob[i] = char((i * 131) & 0xff);
+        put(w + QStringLiteral("/weights.bin"), blob);
+
+        auto store = ResultStore::open(dbPath());
+        QVERIFY2(store, qPrintable(store.error().message));
+        auto engine = makeEngine(store->get(), QStringLiteral("ws1"));
+        const JobSpec s = spec(QStringLiteral("name: synced\nworkdir: %1\nsync: true\ncommand: [./train.sh]\n").arg(w), w);
+        const auto id = engine->submit(s);
+        QVERIFY2(id, qPrintable(id.error().message));
+        RunRecord run = waitEnded(**store, *id);
+        QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
+        const QByteArray console = readAll(run.consolePath);
+        QCOMPARE(console, QByteArray("./.gitignore\n./keep.log\n./sub/.gitignore\n./sub/data/k.txt\n./train.sh\n./weights.bin\n"));
+        const QString remote = syncDirFor(stateDir(QStringLiteral("ws1")), w);
+        QCOMPARE(readAll(remote + QStringLiteral("/weights.bin")), blob);
+        QVERIFY(QFileInfo(remote + QStringLiteral("/train.sh")).isExecutable());
+        const ino_t weightsBefore = inodeOf(remote + QStringLiteral("/weights.bin"));
+        const ino_t trainBefore = inodeOf(remote + QStringLiteral("/train.sh"));
+
+        // Second run: unchanged files stay (same inode), the changed one is replaced, a removed one goes.
+        put(w + QStringLiteral("/train.sh"), "#!/bin/sh\necho v2\nfind . -type f ! -name .trainyard-sync.json | sort\n");
+        QFile::remove(w + QStringLiteral("/keep.log"));
+        const auto id2 = engine->submit(s);
+        QVERIFY(id2);
+        run = waitEnded(**store, *id2);
+        QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
+        QCOMPARE(readAll(run.consolePath), QByteArray("v2\n./.gitignore\n./sub/.gitignore\n./sub/data/k.txt\n./train.sh\n./weights.bin\n"));
+        QCOMPARE(inodeOf(remote + QStringLiteral("/weights.bin")), weightsBefore);
+        QVERIFY(inodeOf(remote + QStringLiteral("/train.sh")) != trainBefore);
+
+        // Over the limit: a clear error naming the total and the biggest file; nothing runs.
+        const JobSpec limited = spec(QStringLiteral("name: too-big\nworkdir: %1\nsync: true\nsync_limit: 1MiB\ncommand: [./train.sh]\n").arg(w), w);
+        const auto id3 = engine->submit(limited);
+        QVERIFY(id3);
+        run = waitEnded(**store, *id3);
+        QCOMPARE(run.state, RunState::Failed);
+        QVERIFY2(run.failureReason.contains(QStringLiteral("sync_limit 1.0 MiB")), qPrintable(run.failureReason));
+        QVERIFY2(run.failureReason.contains(QStringLiteral("weights.bin (3.0 MiB)")), qPrintable(run.failureReason));
+        QVERIFY2(run.failureReason.contains(QStringLiteral("3.0 MiB in")), qPrintable(run.failureReason));
+    }
+
+    void artifactsDownloadedAndEscapesRefused()
+    {
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get(), QStringLiteral("ws1"));
+        const QString work = m_tmp.filePath(QStringLiteral("artwork"));
+        QDir().mkpath(work);
+        const JobSpec s = spec(QStringLiteral("name: arts\nworkdir: %1\nartifacts: [\"out/*\", \"**/*.json\"]\n"
+                                              "command: \"mkdir -p out/deep && head -c 300000 /dev/urandom > out/model.pt && "
+                                              "echo '{\\\"a\\\":1}' > out/deep/m.json && echo x > 'out/a..b' && "
+                                              "ln -s /etc/passwd out/passwd && echo done\"\n").arg(work), work);
+        const auto id = engine->submit(s);
+        QVERIFY(id);
+        const RunRecord run = waitEnded(**store, *id);
+        QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->artifacts(*id).size(), 4, 10000); // model.pt, a..b, passwd, deep/m.json
+
+        const QString dest = m_tmp.filePath(QStringLiteral("results"));
+        bool got = false;
+        Result<ArtifactDownload> result = fail(QStringLiteral("not called"));
+        engine->downloadArtifacts(*id, dest, [&](const Result<ArtifactDownload>& d) {
+            result = d;
+            got = true;
+        });
+        QTRY_VERIFY_WITH_TIMEOUT(got, 20000);
+        QVERIFY2(result, qPrintable(result.error().message));
+        QStringList downloaded = result->downloaded;
+        downloaded.sort();
+        QCOMPARE(downloaded, (QStringList{QStringLiteral("out/a..b"), QStringLiteral("out/deep/m.json"), QStringLiteral("out/model.pt")}));
+        QCOMPARE(result->refused.size(), 1);
+        QVERIFY2(result->refused.front().contains(QStringLiteral("out/passwd")) && result->refused.front().contains(QStringLiteral("symbolic link")),
+                 qPrintable(result->refused.front()));
+        QVERIFY(!QFileInfo::exists(dest + QStringLiteral("/out/passwd")));
+        QCOMPARE(readAll(dest + QStringLiteral("/out/model.pt")), readAll(work + QStringLiteral("/out/model.pt")));
+        QCOMPARE(readAll(dest + QStringLiteral("/out/model.pt")).size(), 300000);
+        QCOMPARE(readAll(dest + QStringLiteral("/out/deep/m.json")), QByteArray("{\"a\":1}\n"));
+
+        // A glob that climbs out is refused by the agent; so is one in the spec.
+        auto t = std::make_unique<SshAgentTransport>(options(QStringLiteral("ws1")));
+        AgentClient client(std::move(t));
+        client.connectToAgent();
+        QTRY_VERIFY_WITH_TIMEOUT(client.isReady(), 20000);
+        std::optional<Result<AgentFileList>> listed;
+        client.listFiles(run.agentRunId, {QStringLiteral("../*")}, [&](const Result<AgentFileList>& l) { listed = l; });
+        QTRY_VERIFY_WITH_TIMEOUT(listed.has_value(), 10000);
+        QVERIFY(!*listed);
+        QVERIFY2(listed->error().message.contains(QStringLiteral("\"..\"")), qPrintable(listed->error().message));
+        const auto bad = parseJobSpec(QStringLiteral("command: [true]\nartifacts: [\"../../etc/passwd\"]\n"), QStringLiteral("bad.yaml"), work);
+        QVERIFY(!bad);
+        QVERIFY2(bad.error().message.contains(QStringLiteral("'..'")), qPrintable(bad.error().message));
+    }
+
+    void proxyJumpThroughOneNodeToTheOther()
+    {
+        // libssh 0.10 turns ProxyJump into `ssh -W ... ws1` run by /bin/sh: an
+        // `ssh` first in PATH hands the system ssh this test's config, key and
+        // known_hosts (OpenSSH reads ~/.ssh/config of the passwd entry, not $HOME).
+        const QString d = m_tmp.filePath(QStringLiteral("jump"));
+        QDir().mkpath(d + QStringLiteral("/bin"));
+        const QString sshConfig = d + QStringLiteral("/ssh_config");
+        const QString known = d + QStringLiteral("/known_hosts");
+        const QByteArray hostKey = readAll(m_sshd.hostKeyPub()).trimmed();
+        const QByteArray port = QByteArray::number(m_sshd.port());
+        put(known, "[127.0.0.2]:" + port + " " + hostKey + "\n[127.0.0.3]:" + port + " " + hostKey + "\n");
+        const QByteArray key = QFile::encodeName(m_sshd.dir() + QStringLiteral("/id_ed25519"));
+        put(sshConfig, "Host ws1\n  HostName 127.0.0.2\n  Port " + port + "\n  User root\n  IdentityFile " + key
+                           + "\n  UserKnownHostsFile " + QFile::encodeName(known) + "\n  BatchMode yes\n  StrictHostKeyChecking yes\n"
+                           "Host behind\n  HostName 127.0.0.3\n  Port " + port + "\n  User root\n  IdentityFile " + key
+                           + "\n  UserKnownHostsFile " + QFile::encodeName(known) + "\n  ProxyJump ws1\n");
+        put(d + QStringLiteral("/bin/ssh"), "#!/bin/sh\nexec /usr/bin/ssh -F '" + QFile::encodeName(sshConfig) + "' \"$@\"\n");
+        QFile::setPermissions(d + QStringLiteral("/bin/ssh"), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        const QByteArray oldPath = qgetenv("PATH");
+        qputenv("PATH", QFile::encodeName(d + QStringLiteral("/bin")) + ":" + oldPath);
+        auto restore = qScopeGuard([&] { qputenv("PATH", oldPath); });
+
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get(), QStringLiteral("behind"), sshConfig);
+        const auto id = engine->submit(spec(QStringLiteral("name: jumped\nworkdir: /tmp\ncommand: \"echo via-jump; hostname -I 2>/dev/null >/dev/null; echo $SSH_CONNECTION\"\n"),
+                                            QDir::tempPath()));
+        QVERIFY(id);
+        const RunRecord run = waitEnded(**store, *id);
+        QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
+        const QByteArray console = readAll(run.consolePath);
+        QVERIFY2(console.startsWith("via-jump\n"), console.constData());
+        // The agent's SSH connection arrived at 127.0.0.3 from the jump host's side.
+        QVERIFY2(console.contains(QByteArray(" 127.0.0.3 " + port)), console.constData());
+        QCOMPARE(run.node, QStringLiteral("behind"));
+    }
+
+    void encryptedKeyNeedsItsPassphrase()
+    {
+        const QString d = m_tmp.filePath(QStringLiteral("enc"));
+        QDir().mkpath(d);
+        const QString key = d + QStringLiteral("/id_enc");
+        const QString passphrase = QStringLiteral("correct horse 42 battery");
+        bool ok = false;
+        test::runTool(QStringLiteral("ssh-keygen"), {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"),
+                                                     QStringLiteral("-N"), passphrase, QStringLiteral("-f"), key}, &ok);
+        QVERIFY(ok);
+        {
+            QFile auth(m_sshd.dir() + QStringLiteral("/authorized_keys"));
+            QVERIFY(auth.open(QIODevice::Append));
+            auth.write(readAll(key + QStringLiteral(".pub")));
+        }
+        const QString cfgDir = d + QStringLiteral("/config");
+        QDir().mkpath(cfgDir);
+        const QString sshConfig = cfgDir + QStringLiteral("/ssh_config");
+        put(sshConfig, "Host enc\n  HostName 127.0.0.2\n  Port " + QByteArray::number(m_sshd.port()) + "\n  User root\n  IdentityFile "
+                           + QFile::encodeName(key) + "\n  UserKnownHostsFile " + QFile::encodeName(cfgDir + QStringLiteral("/known_hosts")) + "\n");
+        const QString askpass = d + QStringLiteral("/askpass.sh");
+        put(askpass, "#!/bin/sh\nprintf '%s\\n' \"$TY_TEST_PASSPHRASE\"\n");
+        QFile::setPermissions(askpass, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        const QString dbDir = d + QStringLiteral("/db");
+        auto ctl = [&](const QStringList& args, bool withPassphrase, int* code) {
+            QProcess p;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("TRAINYARD_SSH_CONFIG"), sshConfig);
+            env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
+            env.remove(QStringLiteral("SSH_AUTH_SOCK"));
+            env.insert(QStringLiteral("HOME"), d); // no default keys of the real user
+            if (withPassphrase) {
+                env.insert(QStringLiteral("TRAINYARD_ASKPASS"), askpass);
+                env.insert(QStringLiteral("TY_TEST_PASSPHRASE"), passphrase);
+            }
+            p.setProcessEnvironment(env);
+            p.setStandardInputFile(QProcess::nullDevice()); // batch mode
+            p.start(QStringLiteral(TRAINYARD_CTL_PATH), QStringList{QStringLiteral("--db"), dbDir + QStringLiteral("/trainyard.db")} + args);
+            p.waitForFinished(60000);
+            *code = p.exitCode();
+            return QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
+        };
+        const QStringList add{QStringLiteral("node"), QStringLiteral("add"), QStringLiteral("encnode"), QStringLiteral("--host"),
+                              QStringLiteral("enc"), QStringLiteral("--agent-path"), test::agentPath(), QStringLiteral("--accept-new-host-key")};
+        int code = -1;
+        QString out = ctl(add, false, &code);
+        QVERIFY2(code != 0, qPrintable(out));
+        QVERIFY2(out.contains(key) && out.contains(QStringLiteral("batch mode")), qPrintable(out));
+        out = ctl(add, true, &code);
+        QVERIFY2(code == 0 && out.contains(QStringLiteral("added node encnode")), qPrintable(out));
+        // The passphrase is nowhere on disk: not in the database, not in the config directory.
+        const QByteArray secret = passphrase.toUtf8();
+        for (const QString& dir : {dbDir, cfgDir}) {
+            QDirIterator it(dir, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
+            int files = 0;
+            while (it.hasNext()) {
+                const QString f = it.next();
+                ++files;
+                QVERIFY2(!readAll(f).contains(secret), qPrintable(f));
+            }
+            QVERIFY(files > 0);
+        }
+    }
+
+    void cleanupTestCase()
+    {
+        if (m_up)
+            m_sshd.stop();
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSshSync)
+#include "TestSshSync.moc"

@@ -36,6 +36,8 @@ struct ConsoleLine {
     bool truncated = false;      // the row had more columns than maxLineChars; text holds the first ones
     qint64 fullLength = 0;       // columns the row really had (== text's width when !truncated)
     bool wrapped = false;        // width > 0 only: the row was soft-wrapped, its text continues on the next row
+    bool fromStderr = false;     // some of the row's bytes came from the run's stderr (markStderrLines);
+                                 // the renderer never sets it
 };
 
 } // namespace ty

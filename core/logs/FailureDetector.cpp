@@ -47,6 +47,21 @@ bool isKilled(QStringView line)
 
 } // namespace
 
+bool FailureDetector::isCudaOutOfMemoryLine(QStringView line)
+{
+    return isCudaOom(line);
+}
+
+bool FailureDetector::isNcclErrorLine(QStringView line)
+{
+    return isNccl(line);
+}
+
+bool FailureDetector::isKilledLine(QStringView line)
+{
+    return isKilled(line);
+}
+
 void FailureDetector::reset()
 {
     *this = FailureDetector();

@@ -33,6 +33,11 @@ public:
 
     void reset();
 
+    // The single-line patterns used above, for other classifiers (ConsoleLevel).
+    static bool isCudaOutOfMemoryLine(QStringView line);
+    static bool isNcclErrorLine(QStringView line);
+    static bool isKilledLine(QStringView line);
+
 private:
     void raise(Kind kind, QString reason);
 

@@ -143,7 +143,12 @@ std::optional<ValueToken> valueToken(QStringView s)
         QLatin1StringView("numpy.float32("), QLatin1StringView("np.int64("),      QLatin1StringView("np.int32("),
         QLatin1StringView("float("),
     };
+    // Every wrapper starts with 't', 'n' or 'f': most values skip the list.
+    const char16_t first = s.isEmpty() ? u'\0' : s.front().unicode();
+    const bool maybeWrapped = first == u't' || first == u'n' || first == u'f';
     for (QLatin1StringView w : kWrappers) {
+        if (!maybeWrapped)
+            break;
         if (!s.startsWith(w))
             continue;
         qsizetype i = w.size();
@@ -582,7 +587,10 @@ QList<ExtractedMetric> MetricExtractor::extract(QStringView line)
         } else {
             m.step = last == m_lastStep.end() ? 0 : last.value() + 1;
         }
-        m_lastStep.insert(r.key, m.step);
+        if (last == m_lastStep.end())
+            m_lastStep.insert(r.key, m.step);
+        else
+            *last = m.step;
         result.append(std::move(m));
     }
     return result;

@@ -35,6 +35,43 @@ quint32 paletteColour(int index)
     return 0xFF000000u | rgb;
 }
 
+// A complete, valid UTF-8 sequence of 2-4 bytes at p (WHATWG / Unicode
+// well-formed byte sequences table): its length and code point, else 0.
+int decodeUtf8(const unsigned char* p, const unsigned char* end, char32_t& cp)
+{
+    const unsigned char b = p[0];
+    const auto avail = end - p;
+    auto cont = [](unsigned char c) { return c >= 0x80 && c <= 0xBF; };
+    if (b >= 0xC2 && b <= 0xDF) {
+        if (avail < 2 || !cont(p[1]))
+            return 0;
+        cp = char32_t(b & 0x1F) << 6 | char32_t(p[1] & 0x3F);
+        return 2;
+    }
+    if (b >= 0xE0 && b <= 0xEF) {
+        if (avail < 3)
+            return 0;
+        const unsigned char lo = b == 0xE0 ? 0xA0 : 0x80;
+        const unsigned char hi = b == 0xED ? 0x9F : 0xBF;
+        if (p[1] < lo || p[1] > hi || !cont(p[2]))
+            return 0;
+        cp = char32_t(b & 0x0F) << 12 | char32_t(p[1] & 0x3F) << 6 | char32_t(p[2] & 0x3F);
+        return 3;
+    }
+    if (b >= 0xF0 && b <= 0xF4) {
+        if (avail < 4)
+            return 0;
+        const unsigned char lo = b == 0xF0 ? 0x90 : 0x80;
+        const unsigned char hi = b == 0xF4 ? 0x8F : 0xBF;
+        if (p[1] < lo || p[1] > hi || !cont(p[2]) || !cont(p[3]))
+            return 0;
+        cp = char32_t(b & 0x07) << 18 | char32_t(p[1] & 0x3F) << 12 | char32_t(p[2] & 0x3F) << 6
+            | char32_t(p[3] & 0x3F);
+        return 4;
+    }
+    return 0;
+}
+
 quint32 rgbColour(int r, int g, int b)
 {
     return 0xFF000000u | quint32(std::clamp(r, 0, 255)) << 16 | quint32(std::clamp(g, 0, 255)) << 8
@@ -79,10 +116,24 @@ void TerminalRenderer::feed(QByteArrayView bytes)
     const auto* end = p + bytes.size();
     while (p < end) {
         const unsigned char b = *p;
-        if (m_state == State::Ground && m_utfNeed == 0 && b >= 0x20 && b < 0x7F) {
-            m_curByte = m_offset + (p - begin);
-            p = printAsciiRun(p, end);
-            continue;
+        if (m_state == State::Ground && m_utfNeed == 0) {
+            if (b >= 0x20 && b < 0x7F) {
+                m_curByte = m_offset + (p - begin);
+                p = printAsciiRun(p, end);
+                continue;
+            }
+            // A whole, valid multi-byte sequence (progress-bar blocks, box
+            // drawing): decoded at once. Anything else (invalid, or split
+            // across feed() calls) goes byte by byte through processByte(),
+            // which gives the same result.
+            char32_t cp = 0;
+            const int len = decodeUtf8(p, end, cp);
+            if (len > 0) {
+                m_curByte = m_offset + (p - begin) + len - 1; // as processByte() leaves it: the last byte
+                printCodepoint(cp);
+                p += len;
+                continue;
+            }
         }
         m_curByte = m_offset + (p - begin);
         processByte(b, m_curByte);
@@ -899,6 +950,15 @@ QList<ConsoleLine> TerminalRenderer::pendingLines() const
     for (int i = 0; i <= last; ++i)
         lines.append(toLine(m_screen[size_t(i)]));
     return lines;
+}
+
+qint64 TerminalRenderer::pendingStartOffset() const
+{
+    for (const Row& row : m_screen) {
+        if (!isBlankRow(row))
+            return m_screen.front().byteOffset;
+    }
+    return -1;
 }
 
 void TerminalRenderer::commitSettledRows()

@@ -65,6 +65,9 @@ public:
     // Rows still in the live region, top to bottom (e.g. a tqdm bar being
     // redrawn); trailing empty rows below the cursor are left out.
     QList<ConsoleLine> pendingLines() const;
+    // The byteOffset of pendingLines().front(), or -1 when pendingLines()
+    // would be empty; builds no text (cheap enough to call per feed()).
+    qint64 pendingStartOffset() const;
 
     // Commits the rows further above the cursor than the stream has ever
     // moved it up (cursor-up, reverse index, absolute positioning, restore,

@@ -1,11 +1,13 @@
 #include "RunEngine.h"
 
+#include "MetricFileFollower.h"
 #include "QueuePolicy.h"
 #include "RunIngest.h"
 #include "common/Paths.h"
 #include "nodes/AgentClient.h"
 #include "nodes/LocalAgentTransport.h"
 #include "nodes/NodeHealth.h"
+#include "nodes/WorkdirSync.h"
 #include "sched/Scheduler.h"
 #include "store/ResultStore.h"
 
@@ -46,6 +48,7 @@ struct RunEngine::Active {
     bool cancelRequested = false;
     qint64 catchUpTo = -1; // the node's console size when the tail began (-1: not yet known)
     bool endedOnNode = false; // the agent's list said it had exited: caught up only once recorded
+    std::shared_ptr<MetricFileFollower> files; // metric_files + $TRAINYARD_METRICS_FILE (ingestion owner)
 };
 
 namespace {
@@ -132,7 +135,9 @@ void RunEngine::addNode(const QString& name, std::unique_ptr<AgentTransport> tra
     connect(node->client, &AgentClient::ready, this, [this, n](const AgentHello&) { onNodeReady(*n); });
     connect(node->client, &AgentClient::disconnected, this, [this, n](const QString& reason) { onNodeLost(*n, reason); });
     connect(node->client, &AgentClient::output, this,
-            [this, n](const QString& run, qint64 offset, const QByteArray& bytes) { onOutput(*n, run, offset, bytes); });
+            [this, n](const QString& run, qint64 offset, const QByteArray& bytes, const ByteRanges& stderrRanges) {
+                onOutput(*n, run, offset, bytes, stderrRanges);
+            });
     connect(node->client, &AgentClient::tailEnded, this, [this, n](const QString& run, qint64) { onTailEnded(*n, run); });
     m_nodes.insert(node->name, node);
     node->client->connectToAgent();
@@ -681,6 +686,133 @@ void RunEngine::startRun(RunRecord run, Node& node)
     req.workdir = run.workdir;
     req.env = run.env;
     req.gpus = run.gpus;
+    if (const auto spec = specOf(run); spec && spec->sync) {
+        // `sync: true`: the workdir goes to the node first (WorkdirSync.h), the run works in that copy.
+        req.workdir = syncDirFor(node.client->hello().stateDir, spec->workdir);
+        const QString localDir = spec->workdir;
+        const qint64 limit = spec->syncLimitMiB * 1024 * 1024;
+        const QString remoteDir = req.workdir;
+        const QString nodeName = node.name;
+        node.client->runFileJob(
+            [localDir, limit, remoteDir](NodeFiles& files) -> Result<void> {
+                const auto scan = scanWorkdir(localDir, limit);
+                if (!scan)
+                    return std::unexpected(scan.error());
+                const auto report = syncToNode(*scan, remoteDir, files);
+                if (!report)
+                    return std::unexpected(report.error());
+                return {};
+            },
+            [this, run, nodeName, req](const Result<void>& synced) mutable {
+                const auto n = m_nodes.value(nodeName);
+                if (synced && n && n->ready) {
+                    sendStart(run, *n, req);
+                    return;
+                }
+                run.state = RunState::Failed;
+                m_starting.insert(run.id, run); // until the database says so too
+                failRun(run, QStringLiteral("could not sync its workdir to node %1: %2")
+                                 .arg(nodeName, synced ? QStringLiteral("the node was lost") : synced.error().message));
+                cancelGang(gangTagOf(run), run.id);
+            });
+        return;
+    }
+    sendStart(run, node, req);
+}
+
+void RunEngine::whenNodeReady(const QString& name, int timeoutMs, std::function<void(Node*)> then)
+{
+    const auto node = m_nodes.value(name);
+    if (!node || node->ready || timeoutMs <= 0) {
+        then(node && node->ready ? node.get() : nullptr);
+        return;
+    }
+    QTimer::singleShot(100, this, [this, name, timeoutMs, then = std::move(then)]() mutable {
+        whenNodeReady(name, timeoutMs - 100, std::move(then));
+    });
+}
+
+void RunEngine::listArtifacts(RunId id, std::function<void(const Result<AgentFileList>&)> cb)
+{
+    const auto run = m_store->run(id);
+    if (!run) {
+        if (cb)
+            cb(fail(QStringLiteral("no run %1").arg(id)));
+        return;
+    }
+    const auto spec = specOf(*run);
+    const QStringList globs = spec ? spec->artifacts : QStringList();
+    if (globs.isEmpty() || run->agentRunId.isEmpty()) {
+        if (cb)
+            cb(fail(QStringLiteral("run %1 has no artifacts: %2").arg(id).arg(
+                globs.isEmpty() ? QStringLiteral("its job spec lists no `artifacts` globs") : QStringLiteral("it never started"))));
+        return;
+    }
+    const RunRecord r = *run;
+    whenNodeReady(r.node, 30000, [this, r, globs, cb](Node* node) {
+        if (!node) {
+            if (cb)
+                cb(fail(QStringLiteral("run %1: its node %2 is not connected").arg(r.id).arg(r.node)));
+            return;
+        }
+        node->client->listFiles(r.agentRunId, globs, [this, r, cb](const Result<AgentFileList>& list) {
+            if (!list) {
+                if (cb)
+                    cb(fail(QStringLiteral("run %1 on node %2: %3").arg(r.id).arg(r.node, list.error().message)));
+                return;
+            }
+            for (const AgentFileEntry& f : list->files) {
+                ArtifactRecord a;
+                a.run = r.id;
+                a.path = f.absolutePath;
+                a.size = f.size;
+                a.createdAt = QDateTime::fromMSecsSinceEpoch(f.mtimeMs, Qt::UTC);
+                m_store->addArtifact(a);
+            }
+            if (cb)
+                cb(*list);
+        });
+    });
+}
+
+void RunEngine::downloadArtifacts(RunId id, const QString& destDir, std::function<void(const Result<ArtifactDownload>&)> cb)
+{
+    listArtifacts(id, [this, id, destDir, cb](const Result<AgentFileList>& list) {
+        if (!list) {
+            if (cb)
+                cb(std::unexpected(list.error()));
+            return;
+        }
+        const auto run = m_store->run(id);
+        const auto node = run ? m_nodes.value(run->node) : nullptr;
+        if (!node || !node->ready) {
+            if (cb)
+                cb(fail(QStringLiteral("run %1: its node is not connected").arg(id)));
+            return;
+        }
+        auto result = std::make_shared<ArtifactDownload>();
+        const AgentFileList files = *list;
+        node->client->runFileJob(
+            [files, destDir, result](NodeFiles& nf) -> Result<void> {
+                auto d = ty::downloadArtifacts(files, destDir, nf);
+                if (!d)
+                    return std::unexpected(d.error());
+                *result = *d;
+                return {};
+            },
+            [cb, result](const Result<void>& done) {
+                if (!cb)
+                    return;
+                if (!done)
+                    cb(std::unexpected(done.error()));
+                else
+                    cb(*result);
+            });
+    });
+}
+
+void RunEngine::sendStart(RunRecord run, Node& node, const AgentStartRequest& req)
+{
     const QString nodeName = node.name;
     node.client->start(req, [this, run, nodeName](const Result<AgentStartReply>& reply) mutable {
         if (!reply) {
@@ -722,6 +854,16 @@ void RunEngine::attach(RunRecord run, Node& node)
         commit(active->run);
     }
     m_active.insert(run.id, active);
+    {
+        // Metric files the run writes, followed beside its console.
+        const auto runSpec = specOf(run);
+        active->files = std::shared_ptr<MetricFileFollower>(
+            new MetricFileFollower(run.id, run.agentRunId, runSpec ? runSpec->metricFiles : QStringList(),
+                                   runDataDir(m_databasePath, run.id), m_store, node.client, this),
+            [](MetricFileFollower* f) { f->deleteLater(); }); // may be dropped from inside its own callback
+        connect(active->files.get(), &MetricFileFollower::pointsStored, this, &RunEngine::metricsReceived);
+        active->files->start(m_metricFilePollMs);
+    }
     const RunId id = run.id;
     Node* n = &node;
     node.client->tail(run.agentRunId, *resumeAt, true, [this, id, n, active](const Result<qint64>& r) {
@@ -752,13 +894,14 @@ std::shared_ptr<RunEngine::Active> RunEngine::findActive(const Node& node, const
     return nullptr;
 }
 
-void RunEngine::onOutput(Node& node, const QString& agentRun, qint64 offset, const QByteArray& bytes)
+void RunEngine::onOutput(Node& node, const QString& agentRun, qint64 offset, const QByteArray& bytes,
+                         const ByteRanges& stderrRanges)
 {
     const auto active = findActive(node, agentRun);
     if (!active)
         return;
     if (active->ingest) {
-        const auto points = active->ingest->ingest(offset, bytes);
+        const auto points = active->ingest->ingest(offset, bytes, stderrRanges);
         if (!points) {
             qCWarning(lcRuns) << points.error().message;
             return;
@@ -788,7 +931,15 @@ void RunEngine::onTailEnded(Node& node, const QString& agentRun)
             qCWarning(lcRuns) << "status of run" << active->run.id << "failed:" << status.error().message;
             return;
         }
-        finishRun(active, *status);
+        if (!active->files) {
+            finishRun(active, *status);
+            return;
+        }
+        // Its metric files once more (what was written last), then the end.
+        active->files->finish([this, active, s = *status] {
+            if (m_active.value(active->run.id) == active)
+                finishRun(active, s);
+        });
     });
 }
 
@@ -821,6 +972,11 @@ void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunS
     m_active.remove(run.id);
     m_cancelling.remove(run.id);
     commit(run);
+    if (const auto spec = specOf(run); spec && !spec->artifacts.isEmpty())
+        listArtifacts(run.id, [id = run.id](const Result<AgentFileList>& r) {
+            if (!r)
+                qCWarning(lcRuns) << "artifacts of run" << id << ":" << r.error().message;
+        });
     m_store->flush();
     scheduleSoon();
     checkCaughtUp();

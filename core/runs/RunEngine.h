@@ -2,7 +2,9 @@
 
 #include "common/Result.h"
 #include "common/Run.h"
+#include "nodes/AgentFiles.h"
 #include "nodes/AgentTypes.h"
+#include "nodes/WorkdirSync.h"
 #include "sched/Policy.h"
 #include "sched/SchedulerDecision.h"
 #include "spec/JobSpec.h"
@@ -25,6 +27,7 @@ class AgentTransport;
 struct AgentRunStatus;
 class ResultStore;
 class RunIngest;
+struct ByteRange;
 
 // The engine that turns submitted job specs into runs on nodes and keeps the
 // result database in step with them:
@@ -64,6 +67,9 @@ public:
     // Heartbeats (NodeHealth pings) of nodes added after the call: interval
     // and the silence after which a node counts as lost (default 5 s / 15 s).
     void setHeartbeat(int intervalMs, int timeoutMs);
+    // How often the metric files of runs attached afterwards are polled
+    // while they are live (MetricFileFollower; default 2000 ms).
+    void setMetricFilePollInterval(int intervalMs) { m_metricFilePollMs = intervalMs; }
 
     // Try to become the ingestion owner (see above). Returns whether it is.
     bool acquireIngestion();
@@ -96,6 +102,17 @@ public:
     Result<void> release(RunId id);               // held -> queued
     Result<void> setPriority(RunId id, int priority);
     Result<void> moveToTop(RunId id);             // priority above every other waiting run
+
+    // Artifacts (the job spec's `artifacts` globs): asks the run's node for the
+    // matching files (agent `list_files`) and records each in the store
+    // (ArtifactRecord, path absolute on the node). Done by the ingestion owner
+    // when a run ends, and on demand. Waits up to 30 s for the node to connect.
+    // `cb` runs on the engine thread. Errors name the run and the node.
+    void listArtifacts(RunId id, std::function<void(const Result<AgentFileList>&)> cb);
+    // Lists them, then copies every regular file into `destDir`/<path> over the
+    // node's file transport (SFTP for SSH nodes); names that would land outside
+    // `destDir` and symlinks are refused (WorkdirSync.h, downloadArtifacts()).
+    void downloadArtifacts(RunId id, const QString& destDir, std::function<void(const Result<ArtifactDownload>&)> cb);
 
     // Whether the node's agent answered its handshake.
     bool nodeReady(const QString& node) const;
@@ -148,11 +165,14 @@ private:
     void checkCaughtUp();
     void schedulePass();
     void startRun(RunRecord run, Node& node);
+    void sendStart(RunRecord run, Node& node, const AgentStartRequest& req);
+    void whenNodeReady(const QString& node, int timeoutMs, std::function<void(Node*)> then);
     void startGang(RunRecord root, const QList<sched::NodeAssignment>& ranks);
     void cancelGang(const QString& gangTag, RunId except, int graceMs = 10000);
     static QString gangTagOf(const RunRecord& run);
     void attach(RunRecord run, Node& node);
-    void onOutput(Node& node, const QString& agentRun, qint64 offset, const QByteArray& bytes);
+    void onOutput(Node& node, const QString& agentRun, qint64 offset, const QByteArray& bytes,
+                  const QList<ByteRange>& stderrRanges);
     void onTailEnded(Node& node, const QString& agentRun);
     void onNodeReady(Node& node);
     void onNodeLost(Node& node, const QString& reason);
@@ -194,6 +214,7 @@ private:
     int m_heartbeatIntervalMs = 5000;
     int m_heartbeatTimeoutMs = 15000;
     qint64 m_lastDataVersion = -1;
+    int m_metricFilePollMs = 2000;
 };
 
 } // namespace ty

@@ -1,5 +1,6 @@
 #include "RunIngest.h"
 
+#include "logs/ConsoleTimes.h"
 #include "logs/FailureDetector.h"
 #include "logs/MetricExtractor.h"
 #include "logs/TerminalRenderer.h"
@@ -42,6 +43,11 @@ Result<qint64> RunIngest::open(const QString& dir)
     m_renderer = std::make_unique<TerminalRenderer>(0);
 
     m_fetched = m_copy.size();
+    // Arrival times for the aggregated console; optional: without them it
+    // interpolates, so a failure to open is no reason to stop ingesting.
+    m_times.setFileName(ConsoleTimeIndex::pathFor(m_run.consolePath));
+    (void)m_times.open(QIODevice::WriteOnly | QIODevice::Append);
+    m_stderr = StderrSidecar(StderrSidecar::pathFor(m_run.consolePath));
     const qint64 stored = m_run.consoleOffset;
     if (stored > m_fetched) {
         // The local copy lost bytes (deleted by hand?): fetch again from its
@@ -53,6 +59,7 @@ Result<qint64> RunIngest::open(const QString& dir)
         m_rendererBase = stored;
         m_ingested = stored;
     }
+    m_stderr.refresh(m_rendererBase);
     // Replay what was fetched but not ingested: rebuilds the renderer's live
     // rows exactly as they were, and ingests lines that were complete.
     if (m_fetched > m_rendererBase) {
@@ -77,7 +84,7 @@ void RunIngest::setRules(QList<MetricRule> rules)
     m_rules = std::move(rules);
 }
 
-Result<QList<MetricPoint>> RunIngest::ingest(qint64 offset, QByteArrayView bytes)
+Result<QList<MetricPoint>> RunIngest::ingest(qint64 offset, QByteArrayView bytes, const QList<ByteRange>& stderrRanges)
 {
     if (offset > m_fetched)
         return fail(QStringLiteral("run %1: console bytes from offset %2 arrived, but only %3 bytes are held: a gap")
@@ -86,6 +93,20 @@ Result<QList<MetricPoint>> RunIngest::ingest(qint64 offset, QByteArrayView bytes
     if (skip >= bytes.size())
         return QList<MetricPoint>{};
     const QByteArrayView fresh = bytes.sliced(skip);
+    ByteRanges freshStderr;
+    for (const ByteRange& r : stderrRanges) {
+        const qint64 b = std::max(r.offset, m_fetched);
+        const qint64 e = std::min(r.end(), m_fetched + fresh.size());
+        if (e > b)
+            freshStderr.append(ByteRange{b, e - b});
+    }
+    if (auto written = m_stderr.append(freshStderr); !written)
+        return fail(QStringLiteral("run %1: %2").arg(m_run.id).arg(written.error().message));
+    // The time entry goes first, so a reader that sees the bytes sees their time.
+    if (m_times.isOpen()) {
+        m_times.write(ConsoleTimeIndex::formatEntry(m_fetched, QDateTime::currentMSecsSinceEpoch()));
+        m_times.flush();
+    }
     if (m_copy.write(fresh.data(), fresh.size()) != fresh.size())
         return fail(QStringLiteral("run %1: cannot append to %2: %3").arg(m_run.id).arg(m_run.consolePath, m_copy.errorString()));
     m_copy.flush();
@@ -112,13 +133,20 @@ QList<MetricPoint> RunIngest::processCommitted(bool final)
     // progress bar below keeps redrawing.
     if (!final)
         m_renderer->commitSettledRows();
-    const QList<ConsoleLine> lines = m_renderer->takeCommitted();
+    QList<ConsoleLine> lines = m_renderer->takeCommitted();
+    // Where the rows still being redrawn start (no text built: this runs per chunk).
+    const qint64 pendingStart = final ? -1 : m_renderer->pendingStartOffset();
+    const qint64 fedEnd = m_rendererBase + m_renderer->bytesFed();
+    const qint64 pendingFrom = pendingStart < 0 ? fedEnd : m_rendererBase + pendingStart;
+    markStderrLines(lines, m_rendererBase, pendingFrom, m_stderr.ranges());
     QList<MetricPoint> points;
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     for (const ConsoleLine& line : lines) {
         const qint64 lineOffset = m_rendererBase + line.byteOffset;
         if (lineOffset < m_suppressBefore)
             continue;
+        if (line.fromStderr)
+            ++m_stderrLines;
         m_failures->feed(line.text);
         const QList<ExtractedMetric> found = m_extractor->extract(line.text);
         for (const ExtractedMetric& m : found) {
@@ -136,10 +164,10 @@ QList<MetricPoint> RunIngest::processCommitted(bool final)
     if (final) {
         newIngested = m_fetched;
     } else {
-        const QList<ConsoleLine> pending = m_renderer->pendingLines();
-        newIngested = pending.isEmpty() ? m_rendererBase + m_renderer->bytesFed() : m_rendererBase + pending.front().byteOffset;
+        newIngested = pendingFrom;
     }
     newIngested = std::max(newIngested, m_ingested);
+    m_stderr.ranges().dropBefore(newIngested);
     if (!points.isEmpty())
         m_store->appendMetrics(points);
     if (newIngested != m_ingested) {

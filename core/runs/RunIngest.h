@@ -4,6 +4,7 @@
 #include "common/Run.h"
 #include "logs/ConsoleLine.h"
 #include "logs/MetricExtractor.h"
+#include "logs/StderrRanges.h"
 
 #include <QFile>
 #include <QList>
@@ -48,7 +49,10 @@ public:
     // The next console bytes, starting at `offset` of the node's file. Bytes
     // already held are skipped; a gap (offset past what is held) is an error
     // that names the run and both offsets. Returns the metric points stored.
-    Result<QList<MetricPoint>> ingest(qint64 offset, QByteArrayView bytes);
+    // `stderrRanges` (absolute offsets, from the agent): the bytes that came
+    // from the run's stderr; those not held yet are appended to the copy's
+    // sidecar (<dir>/console.stderr, StderrRanges.h) before the bytes.
+    Result<QList<MetricPoint>> ingest(qint64 offset, QByteArrayView bytes, const QList<ByteRange>& stderrRanges = {});
 
     // End of the console: commits the last lines. Returns the points stored.
     QList<MetricPoint> finish();
@@ -61,6 +65,8 @@ public:
     RunRecord& run() { return m_run; }
     qint64 fetchedOffset() const { return m_fetched; }
     qint64 ingestedOffset() const { return m_ingested; }
+    // Committed lines (this session) that hold stderr bytes (ConsoleLine::fromStderr).
+    qint64 stderrLinesCommitted() const { return m_stderrLines; }
 
 private:
     QList<MetricPoint> processCommitted(bool final);
@@ -68,10 +74,13 @@ private:
     RunRecord m_run;
     ResultStore* m_store;
     QFile m_copy;
+    QFile m_times; // <dir>/console.times: arrival time per ingest chunk (logs/ConsoleTimes.h)
     std::unique_ptr<TerminalRenderer> m_renderer;
     QList<MetricRule> m_rules;
     std::unique_ptr<MetricExtractor> m_extractor;
     std::unique_ptr<FailureDetector> m_failures;
+    StderrSidecar m_stderr;
+    qint64 m_stderrLines = 0;
     qint64 m_rendererBase = 0; // stream offset where the renderer started
     qint64 m_fetched = 0;
     qint64 m_ingested = 0;

@@ -1,5 +1,7 @@
 #include "TestSupport.h"
 #include "common/Paths.h"
+#include "logs/StderrRanges.h"
+#include "logs/TerminalRenderer.h"
 #include "runs/QueuePolicy.h"
 #include "runs/RunEngine.h"
 #include "spec/JobSpec.h"
@@ -94,6 +96,43 @@ private Q_SLOTS:
         const QByteArray nodeBytes = node.readAll();
         QCOMPARE(copy.readAll(), nodeBytes);
         QCOMPARE(run.consoleOffset, qint64(nodeBytes.size()));
+    }
+
+    void stderrLinesAreMarkedInTheLocalCopy()
+    {
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        RunId id = 0;
+        {
+            auto engine = makeEngine(store->get());
+            QVERIFY(engine->acquireIngestion());
+            auto submitted = engine->submit(spec(QStringLiteral(
+                "command: \"echo out1; echo err1 >&2; sleep 0.05; echo out2\"\n")));
+            QVERIFY(submitted);
+            id = *submitted;
+            QTRY_COMPARE_WITH_TIMEOUT((*store)->run(id)->state, RunState::Succeeded, 20000);
+        }
+        const RunRecord run = *(*store)->run(id);
+        QFile copy(run.consolePath);
+        QVERIFY(copy.open(QIODevice::ReadOnly));
+        const QByteArray bytes = copy.readAll();
+        QCOMPARE(bytes, QByteArray("out1\nerr1\nout2\n"));
+        // The local copy keeps the node's stderr ranges beside it...
+        QFile sidecarFile(StderrSidecar::pathFor(run.consolePath));
+        QVERIFY(sidecarFile.open(QIODevice::ReadOnly));
+        QCOMPARE(sidecarFile.readAll(), QByteArray("5 5\n"));
+        // ...so a reopened run still knows which of its lines came from stderr.
+        StderrSidecar sidecar(StderrSidecar::pathFor(run.consolePath));
+        sidecar.refresh();
+        TerminalRenderer renderer;
+        renderer.feed(bytes);
+        renderer.finish();
+        QList<ConsoleLine> lines = renderer.takeCommitted();
+        markStderrLines(lines, 0, bytes.size(), sidecar.ranges());
+        QCOMPARE(lines.size(), 3);
+        QCOMPARE(lines[1].text, QStringLiteral("err1"));
+        QCOMPARE((QList<bool>{lines[0].fromStderr, lines[1].fromStderr, lines[2].fromStderr}),
+                 (QList<bool>{false, true, false}));
     }
 
     void runEndedWhileNobodyWatched()

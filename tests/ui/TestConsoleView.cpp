@@ -4,6 +4,7 @@
 
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QScrollBar>
@@ -11,6 +12,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTextBlock>
+#include <QTextDocument>
 #include <QTimer>
 #include <QToolButton>
 
@@ -67,6 +69,39 @@ private Q_SLOTS:
         QVERIFY(!(++first.begin()).fragment().charFormat().hasProperty(QTextFormat::ForegroundBrush));
         const QTextBlock last = view.textView()->document()->lastBlock();
         QCOMPARE(last.begin().fragment().charFormat().fontWeight(), int(QFont::Bold));
+    }
+
+    void stderrRowsAreMarkedFromTheSidecar()
+    {
+        // A finished run opened from disk: console.log plus its console.stderr
+        // (as RunIngest keeps them) -> the row holding stderr bytes is tinted.
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString console = dir.filePath(QStringLiteral("console.log"));
+        QFile c(console);
+        QVERIFY(c.open(QIODevice::WriteOnly));
+        c.write("out1\nerr1\nout2\n");
+        c.close();
+        QFile e(dir.filePath(QStringLiteral("console.stderr")));
+        QVERIFY(e.open(QIODevice::WriteOnly));
+        e.write("5 5\n");
+        e.close();
+
+        ConsoleView view;
+        view.resize(800, 400);
+        view.show();
+        view.setRun(7, console, false);
+        QTRY_COMPARE_WITH_TIMEOUT(view.bytesShown(), qint64(15), 2000);
+        QTRY_VERIFY(view.isIdle());
+        QCOMPARE(lines(view), (QStringList{QStringLiteral("out1"), QStringLiteral("err1"), QStringLiteral("out2")}));
+        const QTextDocument* doc = view.textView()->document();
+        QList<bool> marked;
+        for (QTextBlock b = doc->begin(); b.isValid(); b = b.next())
+            marked << b.blockFormat().boolProperty(ConsoleView::kStderrProperty);
+        QCOMPARE(marked, (QList<bool>{false, true, false}));
+        const QTextBlock err = doc->findBlockByNumber(1);
+        QVERIFY(err.blockFormat().background().style() != Qt::NoBrush);
+        QVERIFY(doc->findBlockByNumber(0).blockFormat().background().style() == Qt::NoBrush);
     }
 
     void liveUpdateIsQuickAndReplacesTheBarInPlace()

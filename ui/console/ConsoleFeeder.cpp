@@ -35,6 +35,8 @@ void ConsoleFeeder::open(int ticket, const QString& path, bool pollFile)
     m_renderer = std::make_unique<TerminalRenderer>(0, kMaxLineChars);
     m_committed.clear();
     m_next = 0;
+    m_base = 0;
+    m_stderr = StderrSidecar(path.isEmpty() ? QString() : StderrSidecar::pathFor(path));
     m_reset = true;
     m_dirty = true;
 
@@ -59,6 +61,7 @@ void ConsoleFeeder::open(int ticket, const QString& path, bool pollFile)
             m_committed.append(note);
             // The renderer counts offsets from its first byte; keep ours absolute.
             m_next = start;
+            m_base = start;
         }
         readFileFrom(start, size - start);
     }
@@ -102,16 +105,37 @@ void ConsoleFeeder::readFileFrom(qint64 offset, qint64 maxBytes)
 
 void ConsoleFeeder::feed(const QByteArray& bytes)
 {
-    if (!m_renderer)
+    if (!m_renderer) {
         m_renderer = std::make_unique<TerminalRenderer>(0, kMaxLineChars);
+        m_base = m_next;
+    }
     m_renderer->feed(bytes);
     m_next += bytes.size();
     if (m_renderer->committedCount() > 0) {
-        m_committed += m_renderer->takeCommitted();
+        QList<ConsoleLine> lines = m_renderer->takeCommitted();
+        markStderr(lines, true);
+        m_committed += lines;
         if (m_committed.size() > kMaxLines)
             m_committed.remove(0, m_committed.size() - kMaxLines);
     }
     m_dirty = true;
+}
+
+void ConsoleFeeder::markStderr(QList<ConsoleLine>& lines, bool committed)
+{
+    if (lines.isEmpty() || !m_renderer)
+        return;
+    const qint64 fedEnd = m_base + m_renderer->bytesFed();
+    qint64 end = fedEnd;
+    if (committed) {
+        const QList<ConsoleLine> pending = m_renderer->pendingLines();
+        if (!pending.isEmpty())
+            end = m_base + pending.front().byteOffset;
+    }
+    // Ranges before the first row still needed are dropped: memory stays
+    // bounded by the live rows, not by the run's length.
+    m_stderr.refresh(m_base + lines.front().byteOffset);
+    markStderrLines(lines, m_base, end, m_stderr.ranges());
 }
 
 void ConsoleFeeder::append(int ticket, qint64 offset, const QByteArray& bytes)
@@ -156,7 +180,8 @@ void ConsoleFeeder::flush()
     m_dirty = false;
     QList<ConsoleLine> committed;
     committed.swap(m_committed);
-    const QList<ConsoleLine> pending = m_renderer ? m_renderer->pendingLines() : QList<ConsoleLine>{};
+    QList<ConsoleLine> pending = m_renderer ? m_renderer->pendingLines() : QList<ConsoleLine>{};
+    markStderr(pending, false);
     const bool reset = m_reset;
     m_reset = false;
     Q_EMIT updated(m_ticket, reset, committed, pending, m_next);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "logs/ConsoleLine.h"
+#include "logs/StderrRanges.h"
 
 #include <QByteArray>
 #include <QList>
@@ -67,12 +68,19 @@ Q_SIGNALS:
 
 private:
     void feed(const QByteArray& bytes);
+    // Sets fromStderr on `lines` (committed ones end where the pending rows start).
+    void markStderr(QList<ConsoleLine>& lines, bool committed);
     void readFileFrom(qint64 offset, qint64 maxBytes);
     void poll();
     void flush();
     void scheduleFlush();
 
     std::unique_ptr<TerminalRenderer> m_renderer;
+    // console.stderr beside the file: marks rows with stderr bytes
+    // (ConsoleLine::fromStderr). RunIngest writes it before the copy's
+    // bytes, so it is re-read whenever rows are marked.
+    StderrSidecar m_stderr;
+    qint64 m_base = 0;              // stream offset of the renderer's first byte
     QTimer* m_flushTimer = nullptr;
     QTimer* m_pollTimer = nullptr;
     QList<ConsoleLine> m_committed; // taken from the renderer, not sent yet

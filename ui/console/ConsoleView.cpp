@@ -1,6 +1,7 @@
 #include "ConsoleView.h"
 
 #include "ConsoleFeeder.h"
+#include "charts/RunColour.h"
 
 #include <QFontDatabase>
 #include <QGuiApplication>
@@ -42,6 +43,7 @@ ConsoleView::ConsoleView(QWidget* parent)
     top->setContentsMargins(4, 2, 4, 2);
     m_info = new QLabel(this);
     m_info->setObjectName(QStringLiteral("consoleInfo"));
+    m_info->setTextFormat(Qt::RichText);
     auto* findButton = new QToolButton(this);
     findButton->setText(tr("Find"));
     findButton->setToolTip(tr("Find in the console (Ctrl+F)"));
@@ -95,9 +97,17 @@ ConsoleView::ConsoleView(QWidget* parent)
     findLayout->addWidget(close);
     m_findBar->hide();
 
+    m_colourBar = new QWidget(this);
+    m_colourBar->setObjectName(QStringLiteral("consoleRunColour"));
+    m_colourBar->setFixedHeight(4);
+    m_colourBar->setAutoFillBackground(true);
+    m_colourBar->setToolTip(tr("The run's colour, as in the runs table and the charts"));
+    m_colourBar->hide();
+
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
+    layout->addWidget(m_colourBar);
     layout->addLayout(top);
     layout->addWidget(m_text, 1);
     layout->addWidget(m_findBar);
@@ -318,6 +328,15 @@ void ConsoleView::insertLine(QTextCursor& cursor, const ConsoleLine& line)
         m_docEmpty = false;
     else
         cursor.insertBlock(QTextBlockFormat(), plain);
+    if (line.fromStderr) {
+        // A row with stderr bytes: tinted red (QPlainTextEdit paints block backgrounds).
+        QTextBlockFormat stderrRow;
+        stderrRow.setBackground(QColor(0x45, 0x1f, 0x24));
+        stderrRow.setProperty(kStderrProperty, true);
+        cursor.setBlockFormat(stderrRow);
+    } else if (cursor.blockFormat().hasProperty(kStderrProperty)) {
+        cursor.setBlockFormat(QTextBlockFormat());
+    }
     qsizetype pos = 0;
     for (const StyleSpan& span : line.spans) {
         if (span.start < pos || span.length <= 0 || span.start >= line.text.size())
@@ -446,11 +465,22 @@ void ConsoleView::updateInfo()
 {
     if (m_run == 0) {
         m_info->clear();
+        m_colourBar->hide();
         return;
     }
+    const QColor colour = runColour(m_run);
+    if (colour != m_barColour || !m_colourBar->isVisibleTo(this)) {
+        m_barColour = colour;
+        QPalette pal = m_colourBar->palette();
+        pal.setColor(QPalette::Window, colour);
+        m_colourBar->setPalette(pal);
+        m_colourBar->show();
+    }
     const double kib = double(m_bytes) / 1024.0;
-    m_info->setText(kib < 1024 ? tr("Run #%1 · %2 KiB").arg(m_run).arg(kib, 0, 'f', 1)
-                               : tr("Run #%1 · %2 MiB").arg(m_run).arg(kib / 1024.0, 0, 'f', 1));
+    const QString swatch = QStringLiteral("<span style='color:%1'>&#9632;</span> ").arg(colour.name());
+    m_info->setText(swatch
+                    + (kib < 1024 ? tr("Run #%1 · %2 KiB").arg(m_run).arg(kib, 0, 'f', 1)
+                                  : tr("Run #%1 · %2 MiB").arg(m_run).arg(kib / 1024.0, 0, 'f', 1)));
 }
 
 } // namespace ty

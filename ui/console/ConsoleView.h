@@ -3,6 +3,7 @@
 #include "common/Run.h"
 #include "logs/ConsoleLine.h"
 
+#include <QColor>
 #include <QPointer>
 #include <QThread>
 #include <QWidget>
@@ -31,6 +32,9 @@ class ConsoleFeeder;
 //
 // Follow mode (objectName "followButton") keeps the newest row in view;
 // scrolling up turns it off, scrolling to the bottom turns it back on.
+// A bar in the run's colour (runColour(), the same as in the runs table and
+// every chart; objectName "consoleRunColour") sits above the text, with a
+// swatch before "Run #id" in the info line.
 // Ctrl+F opens the find bar ("findBar", "findEdit"): Enter / F3 next,
 // Shift+Enter / Shift+F3 previous, every match highlighted, Esc closes.
 // GUI thread only.
@@ -41,6 +45,9 @@ class ConsoleView final : public QWidget {
 public:
     static constexpr int kMaxBlocks = 20000;
     static constexpr int kLinesPerSlice = 2000;
+    // Block property (bool) of rows holding stderr bytes (ConsoleLine::fromStderr),
+    // which are shown on a red-tinted background.
+    static constexpr int kStderrProperty = 0x100000 + 1; // QTextFormat::UserProperty + 1
 
     explicit ConsoleView(QWidget* parent = nullptr);
     ~ConsoleView() override;
@@ -56,6 +63,8 @@ public:
     void appendBytes(RunId run, qint64 offset, const QByteArray& bytes);
 
     RunId run() const { return m_run; }
+    // The colour of the bar above the text (invalid when no run is shown).
+    QColor runColourShown() const { return m_run ? m_barColour : QColor(); }
     QPlainTextEdit* textView() const { return m_text; }
     bool followMode() const;
     void setFollowMode(bool on);
@@ -95,6 +104,8 @@ private:
     QPlainTextEdit* m_text = nullptr;
     QToolButton* m_followButton = nullptr;
     QLabel* m_info = nullptr;
+    QWidget* m_colourBar = nullptr;
+    QColor m_barColour;
     QWidget* m_findBar = nullptr;
     QLineEdit* m_findEdit = nullptr;
     QLabel* m_findStatus = nullptr;

@@ -5,6 +5,7 @@
 #include "common/Paths.h"
 #include "compare/CompareLoader.h"
 #include "compare/CompareView.h"
+#include "console/AggregatedConsoleView.h"
 #include "console/ConsoleView.h"
 #include "dialogs/CommandLine.h"
 #include "dialogs/SubmitDialog.h"
@@ -12,6 +13,8 @@
 #include "queue/QueueActions.h"
 #include "queue/QueueView.h"
 #include "runs/RunStateStyle.h"
+#include "runs/RunsFilterBar.h"
+#include "runs/RunsFilterProxy.h"
 #include "runs/RunsModel.h"
 #include "runs/StoreReader.h"
 #include "runs/RunEngine.h"
@@ -66,7 +69,7 @@ QList<SeriesPoint> toSeries(const QList<MetricPoint>& points)
     QList<SeriesPoint> out;
     out.reserve(points.size());
     for (const MetricPoint& p : points)
-        out.append(SeriesPoint{double(p.step), p.value});
+        out.append(SeriesPoint{double(p.step), p.value, double(p.wallTimeMs)});
     return out;
 }
 
@@ -197,6 +200,12 @@ void MainWindow::createActions()
     run->addAction(m_deleteAction);
     run->addSeparator();
     run->addAction(m_compareAction);
+    auto* aggregated = new QAction(tr("&Aggregated console"), this);
+    aggregated->setObjectName(QStringLiteral("aggregatedConsoleAction"));
+    aggregated->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
+    aggregated->setToolTip(tr("The selected runs' consoles merged by arrival time, filterable (Ctrl+L)"));
+    connect(aggregated, &QAction::triggered, this, [this] { openAggregatedConsole(selectedRuns()); });
+    run->addAction(aggregated);
 
     QToolBar* tb = addToolBar(tr("Main"));
     tb->setObjectName(QStringLiteral("mainToolBar"));
@@ -214,7 +223,8 @@ void MainWindow::createActions()
 void MainWindow::createLayout()
 {
     m_model = new RunsModel(this);
-    m_proxy = new QSortFilterProxyModel(this);
+    auto* filterProxy = new RunsFilterProxy(this); // filter and group by a RunQuery (the bar above the table)
+    m_proxy = filterProxy;
     m_proxy->setObjectName(QStringLiteral("runsProxy"));
     m_proxy->setSourceModel(m_model);
     m_proxy->setSortRole(RunsModel::SortRole);
@@ -274,7 +284,29 @@ void MainWindow::createLayout()
 
     m_splitter = new QSplitter(Qt::Vertical);
     m_splitter->setObjectName(QStringLiteral("mainSplitter"));
-    m_splitter->addWidget(m_table);
+    // The filter bar above the runs table. Grouped rows show their group in
+    // the vertical header (a click there selects the group) on banded rows.
+    auto* runsPane = new QWidget;
+    auto* rl = new QVBoxLayout(runsPane);
+    rl->setContentsMargins(0, 0, 0, 0);
+    rl->setSpacing(0);
+    m_filterBar = new RunsFilterBar(filterProxy, runsPane);
+    rl->addWidget(m_filterBar);
+    rl->addWidget(m_table, 1);
+    const auto showGrouping = [this, filterProxy] {
+        m_table->setAlternatingRowColors(!filterProxy->isGrouped());
+        m_table->verticalHeader()->setVisible(filterProxy->isGrouped());
+    };
+    connect(filterProxy, &RunsFilterProxy::groupByChanged, this, showGrouping);
+    showGrouping();
+    connect(m_table->verticalHeader(), &QHeaderView::sectionClicked, this, [this, filterProxy](int row) {
+        const auto [first, count] = filterProxy->groupRows(row);
+        if (!filterProxy->isGrouped() || count <= 0)
+            return;
+        const QItemSelection group(m_proxy->index(first, 0), m_proxy->index(first + count - 1, m_proxy->columnCount() - 1));
+        m_table->selectionModel()->select(group, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    });
+    m_splitter->addWidget(runsPane);
     m_splitter->addWidget(bottom);
     m_splitter->setStretchFactor(0, 1);
     m_splitter->setStretchFactor(1, 2);
@@ -626,8 +658,28 @@ void MainWindow::compareSelected()
     m_tabs->setCurrentWidget(m_compare);
 }
 
+void MainWindow::openAggregatedConsole(const QList<RunId>& runs)
+{
+    QList<RunRecord> records;
+    for (const RunId id : runs) {
+        if (const RunRow* row = m_model->rowData(id))
+            records << row->run;
+    }
+    if (records.isEmpty())
+        return;
+    if (!m_aggregated) {
+        m_aggregated = new AggregatedConsoleView;
+        m_aggregated->setObjectName(QStringLiteral("aggregatedConsole"));
+        m_tabs->addTab(m_aggregated, tr("Aggregated console"));
+    }
+    m_aggregated->setRuns(records);
+    m_tabs->setCurrentWidget(m_aggregated);
+}
+
 void MainWindow::onRunStateChanged(const RunRecord& run)
 {
+    if (m_aggregated)
+        m_aggregated->updateRun(run);
     m_model->updateRun(run);
     m_queueView->updateRun(run);
     m_queueView->queueActions()->refresh();
@@ -669,7 +721,7 @@ void MainWindow::appendLivePoints(const QList<MetricPoint>& points)
         if (last != m_lastStep.cend() && p.step <= *last)
             continue; // already drawn from the database
         m_lastStep.insert(p.key, p.step);
-        byKey[p.key].append(SeriesPoint{double(p.step), p.value});
+        byKey[p.key].append(SeriesPoint{double(p.step), p.value, double(p.wallTimeMs)});
     }
     for (auto it = byKey.cbegin(); it != byKey.cend(); ++it)
         m_charts->appendPoints(it.key(), it.value());
@@ -680,6 +732,8 @@ void MainWindow::onMetricsLoaded(RunId run, int ticket, const QMap<QString, QLis
     if (ticket != m_metricsTicket || run != m_selected)
         return;
     m_charts->clear(tr("No metrics yet. Lines like 'loss=0.31', 'val_acc: 0.9' or JSON records become curves here."));
+    if (const RunRow* row = m_model->rowData(run); row && row->run.startedAt.isValid())
+        m_charts->setRunStart(row->run.startedAt.toMSecsSinceEpoch()); // the Metrics tab's relative time
     for (auto it = series.cbegin(); it != series.cend(); ++it) {
         m_charts->setSeries(it.key(), toSeries(it.value()));
         if (!it.value().isEmpty())

@@ -20,6 +20,7 @@ class QTimer;
 
 namespace ty {
 
+class AggregatedConsoleView;
 class CompareLoader;
 class CompareView;
 class ConsoleView;
@@ -28,6 +29,7 @@ class NodesView;
 class QueueView;
 class ResultStore;
 class RunEngine;
+class RunsFilterBar;
 class RunsModel;
 class StoreReader;
 class SubmitDialog;
@@ -69,7 +71,9 @@ public:
     void selectRun(RunId run);
     RunId selectedRun() const { return m_selected; }
     RunsModel* runsModel() const { return m_model; }
-    QSortFilterProxyModel* runsProxy() const { return m_proxy; }
+    QSortFilterProxyModel* runsProxy() const { return m_proxy; } // a RunsFilterProxy
+    // The query / saved queries / group-by bar above the runs table.
+    RunsFilterBar* runsFilterBar() const { return m_filterBar; }
     ConsoleView* console() const { return m_console; }
     MetricChartsPanel* charts() const { return m_charts; }
     CompareView* compareView() const { return m_compare; }
@@ -82,6 +86,10 @@ public:
     // Compare the selected runs (the Compare action, Ctrl+D): opens the
     // Compare tab and loads them on the store reader thread.
     void compareSelected();
+    // The consoles of `runs` merged by arrival time (action "Aggregated
+    // console", Ctrl+L, for the selected runs): opens the "aggregatedConsole" tab.
+    void openAggregatedConsole(const QList<RunId>& runs);
+    AggregatedConsoleView* aggregatedConsole() const { return m_aggregated; }
 
 Q_SIGNALS:
     void runSubmitted(ty::RunId run);
@@ -128,6 +136,7 @@ private:
     RunsModel* m_model = nullptr;
     QSortFilterProxyModel* m_proxy = nullptr;
     QTableView* m_table = nullptr;
+    RunsFilterBar* m_filterBar = nullptr;
     QSplitter* m_splitter = nullptr;
     QTabWidget* m_tabs = nullptr;
     QLabel* m_header = nullptr;
@@ -142,6 +151,7 @@ private:
     QAction* m_compareAction = nullptr;
     CompareLoader* m_compareLoader = nullptr; // lives on m_readerThread
     CompareView* m_compare = nullptr;
+    AggregatedConsoleView* m_aggregated = nullptr; // created on first use
     QTimer* m_reloadTimer = nullptr;
     QTimer* m_tickTimer = nullptr;
     QueueView* m_queueView = nullptr;

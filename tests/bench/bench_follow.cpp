@@ -1,0 +1,322 @@
+// Following a very chatty run in the GUI (issue 5: memory stays bounded while
+// following a run that prints 100,000 lines per second for a minute; the GUI
+// stays responsive, event-loop latency under 50 ms).
+//
+// Builds what `trainyard` builds (ui/mainwindow/Application.cpp): a real
+// result store (SQLite file), the RunEngine on its own thread with the local
+// node (a real trainyard-agent child process) and the ingestion lock, and
+// the MainWindow, shown. Submits a run whose command (python3) prints
+// --rate lines per second for --seconds seconds, every 10th a metric line
+// (`step=N loss=X lr=Y`), selects it, and flips the bottom tabs between
+// Console and Metrics every 2 s so both are painted while they follow it.
+// Measured on the GUI thread:
+//  - event-loop lateness: a 10 ms Qt::PreciseTimer; lateness = time between
+//    two timeouts minus 10 ms (max, p99, p50);
+//  - memory: VmRSS sampled every 100 ms from /proc/self/status, and VmHWM
+//    (peak RSS) at the end (the agent and python are separate processes);
+//  - lines ingested per second: the engine's consoleReceived bytes (newlines
+//    counted), and the run's metric points stored.
+//
+// Usage: bench_follow [--seconds N (60)] [--rate LINES_PER_S (100000)]
+//   Runs offscreen unless QT_QPA_PLATFORM is set (e.g. under xvfb-run with
+//   QT_QPA_PLATFORM=xcb).
+#include "console/ConsoleView.h"
+#include "mainwindow/MainWindow.h"
+#include "runs/RunEngine.h"
+#include "spec/JobSpec.h"
+#include "store/ResultStore.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QPlainTextEdit>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QThread>
+#include <QTimer>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+using namespace ty;
+
+namespace {
+
+// kB values of VmRSS and VmHWM from /proc/self/status.
+std::pair<qint64, qint64> rssKiB()
+{
+    QFile f(QStringLiteral("/proc/self/status"));
+    qint64 rss = 0;
+    qint64 hwm = 0;
+    if (!f.open(QIODevice::ReadOnly))
+        return {0, 0};
+    const QList<QByteArray> lines = f.readAll().split('\n');
+    for (const QByteArray& l : lines) {
+        if (l.startsWith("VmRSS:"))
+            rss = l.mid(6).trimmed().split(' ').front().toLongLong();
+        else if (l.startsWith("VmHWM:"))
+            hwm = l.mid(6).trimmed().split(' ').front().toLongLong();
+    }
+    return {rss, hwm};
+}
+
+const char kGenerator[] = R"PY(
+import os, sys, time
+rate = int(sys.argv[1]); secs = float(sys.argv[2])
+tick = 0.01
+t0 = time.monotonic()
+n = 0
+step = 0
+while True:
+    now = time.monotonic() - t0
+    if now >= secs:
+        break
+    due = int(min(now + tick, secs) * rate)
+    out = []
+    while n < due:
+        if n % 10 == 0:
+            out.append("step=%d loss=%.5f lr=%.3e\n" % (step, 2.0 / (1.0 + step * 1e-4), 3e-4 * 0.99999 ** step))
+            step += 1
+        else:
+            out.append("[%9.3f] INFO worker %d: processed batch %d of shard %d (ok)\n" % (now, n % 8, n, n // 1000))
+        n += 1
+    if out:
+        os.write(1, "".join(out).encode())
+    wake = t0 + (int(now / tick) + 1) * tick
+    d = wake - time.monotonic()
+    if d > 0:
+        time.sleep(d)
+os.write(1, ("generator done: %d lines in %.2f s\n" % (n, time.monotonic() - t0)).encode())
+)PY";
+
+double percentile(std::vector<double> v, double p)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, size_t(p * double(v.size())))];
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("trainyard-bench-follow"));
+    QStandardPaths::setTestModeEnabled(true); // settings away from the user's
+    double seconds = 60;
+    int rate = 100000;
+    const QStringList args = app.arguments().mid(1);
+    for (qsizetype i = 0; i < args.size(); ++i) {
+        if (args[i] == QLatin1String("--seconds") && i + 1 < args.size())
+            seconds = args[++i].toDouble();
+        else if (args[i] == QLatin1String("--rate") && i + 1 < args.size())
+            rate = args[++i].toInt();
+        else {
+            std::fprintf(stderr, "usage: bench_follow [--seconds N] [--rate LINES_PER_S]\n");
+            return 2;
+        }
+    }
+    const QString python = QStandardPaths::findExecutable(QStringLiteral("python3"));
+    if (python.isEmpty()) {
+        std::fprintf(stderr, "python3 not found\n");
+        return 1;
+    }
+    QTemporaryDir dir(QDir::tempPath() + QStringLiteral("/trainyard-bench-follow-XXXXXX"));
+    const QString dbPath = dir.filePath(QStringLiteral("trainyard.db"));
+    const QString genPath = dir.filePath(QStringLiteral("chatty.py"));
+    {
+        QFile g(genPath);
+        if (!g.open(QIODevice::WriteOnly))
+            return 1;
+        g.write(kGenerator);
+    }
+    const auto rss0 = rssKiB();
+
+    auto store = ResultStore::open(dbPath);
+    if (!store) {
+        std::fprintf(stderr, "%s\n", qPrintable(store.error().message));
+        return 1;
+    }
+    QThread engineThread;
+    auto* engine = new RunEngine(store->get(), dbPath);
+    engine->moveToThread(&engineThread);
+    engineThread.start();
+    auto window = std::make_unique<MainWindow>(store->get(), engine);
+    const QString stateDir = dir.filePath(QStringLiteral("state"));
+    QMetaObject::invokeMethod(engine, [engine, stateDir] {
+        engine->acquireIngestion();
+        engine->addLocalNode(QStringLiteral(TRAINYARD_AGENT_PATH), stateDir);
+    }, Qt::QueuedConnection);
+    window->resize(1400, 900);
+    window->show();
+
+    // Counters fed by the engine's signals (queued to the GUI thread).
+    RunId runId = 0;
+    qint64 bytesIn = 0;
+    qint64 linesIn = 0;
+    qint64 pointsIn = 0;
+    qint64 consoleSignals = 0;
+    QObject::connect(engine, &RunEngine::consoleReceived, window.get(),
+                     [&](RunId run, qint64, const QByteArray& bytes) {
+                         if (run != runId)
+                             return;
+                         ++consoleSignals;
+                         bytesIn += bytes.size();
+                         linesIn += bytes.count('\n');
+                     }, Qt::QueuedConnection);
+    QObject::connect(engine, &RunEngine::metricsReceived, window.get(),
+                     [&](RunId run, const QList<MetricPoint>& points) {
+                         if (run == runId)
+                             pointsIn += points.size();
+                     }, Qt::QueuedConnection);
+
+    const QString yaml = QStringLiteral("name: chatty\ncommand: [\"%1\", \"-u\", \"%2\", \"%3\", \"%4\"]\n")
+                             .arg(python, genPath)
+                             .arg(rate)
+                             .arg(seconds);
+    auto spec = parseJobSpec(yaml, QStringLiteral("bench_follow.yaml"), dir.path());
+    if (!spec) {
+        std::fprintf(stderr, "%s\n", qPrintable(spec.error().message));
+        return 1;
+    }
+    QObject::connect(window.get(), &MainWindow::runSubmitted, window.get(), [&](RunId id) {
+        runId = id;
+        window->selectRun(id);
+    });
+    QObject::connect(window.get(), &MainWindow::submitFailed, &app, [&](const QString& m) {
+        std::fprintf(stderr, "submit failed: %s\n", qPrintable(m));
+        app.exit(1);
+    });
+    window->submit(*spec);
+
+    // Event-loop lateness.
+    std::vector<double> lateMs;
+    lateMs.reserve(size_t(seconds * 150) + 1000);
+    QElapsedTimer clock;
+    clock.start();
+    qint64 lastTick = -1;
+    QTimer tick;
+    tick.setTimerType(Qt::PreciseTimer);
+    tick.setInterval(10);
+    bool measuring = false;
+    QObject::connect(&tick, &QTimer::timeout, [&] {
+        const qint64 now = clock.nsecsElapsed();
+        if (measuring && lastTick >= 0)
+            lateMs.push_back(std::max(0.0, double(now - lastTick) / 1e6 - 10.0));
+        lastTick = now;
+    });
+    tick.start();
+
+    // Memory samples and progress, every 100 ms / 5 s.
+    qint64 peakRss = 0;
+    QList<std::pair<double, qint64>> rssTrace;
+    QTimer sampler;
+    sampler.setInterval(100);
+    QObject::connect(&sampler, &QTimer::timeout, [&] {
+        const auto [rss, hwm] = rssKiB();
+        Q_UNUSED(hwm);
+        peakRss = std::max(peakRss, rss);
+        rssTrace.append({double(clock.nsecsElapsed()) / 1e9, rss});
+    });
+    sampler.start();
+
+    auto* tabs = window->findChild<QTabWidget*>(QStringLiteral("runTabs"));
+    auto* console = window->findChild<ConsoleView*>();
+    QTimer flipper;
+    flipper.setInterval(2000);
+    QObject::connect(&flipper, &QTimer::timeout, [&] {
+        if (tabs)
+            tabs->setCurrentIndex(tabs->currentIndex() == 0 ? 1 : 0);
+    });
+
+    // Phases: wait for the run to start, measure while it runs, then wait
+    // until it has been ingested to the end.
+    double runStart = 0;
+    double runEnd = 0;
+    qint64 lastReportLines = 0;
+    double lastReport = 0;
+    QTimer watch;
+    watch.setInterval(50);
+    QObject::connect(&watch, &QTimer::timeout, [&] {
+        const double now = double(clock.nsecsElapsed()) / 1e9;
+        if (!measuring && runId != 0 && bytesIn > 0) {
+            measuring = true;
+            runStart = now;
+            lastReport = now;
+            flipper.start();
+            std::printf("run %lld started: measuring\n", static_cast<long long>(runId));
+        }
+        if (measuring && now - lastReport >= 5) {
+            const auto [rss, hwm] = rssKiB();
+            std::printf("  t=%5.1f s  ingested %9lld lines (%7.0f lines/s last 5 s)  RSS %7.1f MiB  (HWM %7.1f MiB)  "
+                        "max lateness so far %.1f ms\n",
+                        now - runStart, static_cast<long long>(linesIn),
+                        double(linesIn - lastReportLines) / (now - lastReport), double(rss) / 1024.0,
+                        double(hwm) / 1024.0, lateMs.empty() ? 0.0 : *std::max_element(lateMs.begin(), lateMs.end()));
+            std::fflush(stdout);
+            lastReportLines = linesIn;
+            lastReport = now;
+        }
+        if (measuring && runEnd == 0) {
+            auto r = (*store)->run(runId);
+            if (r && isTerminal(r->state)) {
+                runEnd = now;
+                QTimer::singleShot(1000, &app, [&] { app.quit(); }); // let the view catch up
+            }
+        }
+        if (now > seconds * 3 + 60) {
+            std::fprintf(stderr, "timed out waiting for the run to end\n");
+            app.exit(1);
+        }
+    });
+    watch.start();
+    const int rc = app.exec();
+    tick.stop();
+    const auto [rssEnd, hwm] = rssKiB();
+
+    const double wall = runEnd - runStart;
+    const qint64 expected = qint64(double(rate) * seconds) + 1;
+    auto run = (*store)->run(runId);
+    (void)(*store)->flush();
+    const qint64 stored = run ? qint64((*store)->metrics(runId, QStringLiteral("loss")).size()) : 0;
+    std::printf("\nbench_follow: %d lines/s for %.0f s requested (%lld lines, every 10th a metric line), platform %s\n",
+                rate, seconds, static_cast<long long>(expected), qPrintable(QApplication::platformName()));
+    std::printf("run state %s, %.1f s from first byte to the run's end in the store\n",
+                run ? qPrintable(runStateName(run->state)) : "?", wall);
+    std::printf("lines ingested: %lld (%.0f lines/s over that time), %lld console signals, %.1f MB\n",
+                static_cast<long long>(linesIn), double(linesIn) / wall, static_cast<long long>(consoleSignals),
+                double(bytesIn) / 1e6);
+    std::printf("metric points received live: %lld; `loss` points in the store: %lld (expected %lld)\n",
+                static_cast<long long>(pointsIn), static_cast<long long>(stored), static_cast<long long>(expected / 10));
+    std::printf("event-loop lateness (10 ms timer, %zu ticks): p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", lateMs.size(),
+                percentile(lateMs, 0.5), percentile(lateMs, 0.99),
+                lateMs.empty() ? 0.0 : *std::max_element(lateMs.begin(), lateMs.end()));
+    std::printf("RSS: %.1f MiB before the window, peak sampled %.1f MiB, VmHWM %.1f MiB, at the end %.1f MiB\n",
+                double(rss0.first) / 1024.0, double(peakRss) / 1024.0, double(hwm) / 1024.0, double(rssEnd) / 1024.0);
+    if (!rssTrace.isEmpty()) {
+        std::printf("RSS over time (MiB):");
+        const qsizetype step = std::max<qsizetype>(1, rssTrace.size() / 12);
+        for (qsizetype i = 0; i < rssTrace.size(); i += step)
+            std::printf(" %.0fs:%.0f", rssTrace[i].first, double(rssTrace[i].second) / 1024.0);
+        std::printf("\n");
+    }
+    if (console)
+        std::printf("console view: %d blocks in the document, idle %s\n", console->textView()->document()->blockCount(),
+                    console->isIdle() ? "yes" : "no");
+    QFile loadavg(QStringLiteral("/proc/loadavg"));
+    if (loadavg.open(QIODevice::ReadOnly))
+        std::printf("load average at the end: %s", loadavg.readAll().constData());
+
+    window.reset();
+    QMetaObject::invokeMethod(engine, [engine] { delete engine; }, Qt::BlockingQueuedConnection);
+    engineThread.quit();
+    engineThread.wait();
+    return rc;
+}

@@ -65,10 +65,12 @@ enum class MetricSource : quint8 {
 // otherwise a per-key counter starting at 0. `epoch` is kept when present.
 // `value` may be NaN or +/-inf; those are stored and returned as such.
 //
-// Resumed runs: a point whose step is <= the last current step of its series
+// Resumed runs: a point whose step is < the last current step of its series
 // (run, key, source) starts a new segment; the store then marks the earlier
 // points with step >= the new one `superseded` (kept, but not returned by
-// ResultStore::metrics()) and records a MetricRestart.
+// ResultStore::metrics()) and records a MetricRestart. A point at the same
+// step as the last one replaces it (the older is marked superseded) without
+// a restart: frameworks log some keys twice per step (Lightning's `epoch`).
 struct MetricPoint {
     RunId run = 0;
     QString key;

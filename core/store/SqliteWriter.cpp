@@ -936,6 +936,11 @@ Result<bool> SqliteWriter::goesBack(qint64 keyId, const MetricPoint& p)
 
 Result<void> SqliteWriter::restartSeries(qint64 keyId, const MetricPoint& p)
 {
+    // The same step as the last one is a correction (a framework logging a
+    // key twice at one step, e.g. Lightning's epoch on its train and val
+    // rows): the newer value replaces the older, but that is no restart.
+    const auto last = m_lastSteps.constFind(seriesSlot(keyId, p.source));
+    const bool sameStep = last != m_lastSteps.cend() && last->has_value() && **last == p.step;
     QSqlQuery& u = *m_markSuperseded;
     u.bindValue(0, QVariant::fromValue<qint64>(keyId));
     u.bindValue(1, static_cast<int>(p.source));
@@ -946,6 +951,8 @@ Result<void> SqliteWriter::restartSeries(qint64 keyId, const MetricPoint& p)
                         .arg(p.run)
                         .arg(p.key, u.lastError().text()));
     const int superseded = u.numRowsAffected();
+    if (sameStep)
+        return {};
     QSqlQuery& r = *m_insertRestart;
     r.bindValue(0, QVariant::fromValue<qint64>(keyId));
     r.bindValue(1, static_cast<int>(p.source));

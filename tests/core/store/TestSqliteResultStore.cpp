@@ -108,6 +108,7 @@ private Q_SLOTS:
     void resumedRunSupersedesOverlap_data();
     void resumedRunSupersedesOverlap();
     void supersededSurvivesReopenAndSourcesAreSeparate();
+    void sameStepReplacesWithoutRestart();
     void manySmallAppendsFewTransactions();
     void consoleOffsetNeverAheadOfMetrics();
     void flushMakesWritesVisibleEverywhere();
@@ -568,6 +569,35 @@ void TestSqliteResultStore::supersededSurvivesReopenAndSourcesAreSeparate()
         QCOMPARE(fileCurrent, 3);
         QCOMPARE(consoleCurrent, 4); // 1, 2, 3 and the new 4
     }
+}
+
+void TestSqliteResultStore::sameStepReplacesWithoutRestart()
+{
+    // Lightning's CSV logs `epoch` on the train row and again on the val row
+    // of the same step: the newer value wins, no restart is recorded.
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    auto id = store->createRun(RunRecord{}, {});
+    QVERIFY(id.has_value());
+    const QString key = QStringLiteral("epoch");
+    store->appendMetrics({point(*id, key, 49, 0.0), point(*id, key, 49, 0.5), point(*id, key, 99, 1.0),
+                          point(*id, key, 99, 1.5), point(*id, key, 149, 2.0)});
+    QVERIFY(store->flush().has_value());
+    const QList<MetricPoint> current = store->metrics(*id, key);
+    QCOMPARE(current.size(), 3);
+    QCOMPARE(current[0].value, 0.5);
+    QCOMPARE(current[1].value, 1.5);
+    QCOMPARE(current[2].value, 2.0);
+    QCOMPARE(store->allMetrics(*id, key).size(), 5);
+    QVERIFY(store->metricRestarts(*id).isEmpty());
+    // A real step back after that is still a restart.
+    store->appendMetrics({point(*id, key, 99, 9.0)});
+    QVERIFY(store->flush().has_value());
+    const auto restarts = store->metricRestarts(*id, key);
+    QCOMPARE(restarts.size(), 1);
+    QCOMPARE(restarts[0].step, qint64(99));
+    QCOMPARE(restarts[0].superseded, 2); // the current 99 (1.5) and 149
+    QCOMPARE(store->metrics(*id, key).size(), 2);
 }
 
 void TestSqliteResultStore::manySmallAppendsFewTransactions()

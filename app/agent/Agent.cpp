@@ -560,12 +560,25 @@ std::map<long, std::string> Agent::liveRunsByPgid() const
     return m;
 }
 
+Json Agent::withClaims(Json gpus) const
+{
+    const auto claims = registry_.liveClaims();
+    for (Json& g : gpus) {
+        Json list = Json::array();
+        if (const auto it = claims.find(g.value("index", -1)); it != claims.end())
+            for (const auto& [run, client] : it->second)
+                list.push_back(Json{{"run", run}, {"client", client}});
+        g["claims"] = std::move(list);
+    }
+    return gpus;
+}
+
 void Agent::opGpus(const Json& id)
 {
     if (nvml_.available()) {
         auto gpus = nvml_.read();
         if (gpus) {
-            reply(id, Json{{"gpus", gpusToJson(*gpus, liveRunsByPgid())}, {"source", "nvml"}});
+            reply(id, Json{{"gpus", withClaims(gpusToJson(*gpus, liveRunsByPgid()))}, {"source", "nvml"}});
             return;
         }
         std::cerr << "trainyard-agent: NVML: " << gpus.error() << "; trying nvidia-smi\n";
@@ -596,7 +609,7 @@ void Agent::opGpus(const Json& id)
         }
         if (auto procs = parseComputeAppsCsv(q->appsCsv))
             attachProcesses(*gpus, *procs);
-        reply(q->id, Json{{"gpus", gpusToJson(*gpus, liveRunsByPgid())}, {"source", "nvidia-smi"}});
+        reply(q->id, Json{{"gpus", withClaims(gpusToJson(*gpus, liveRunsByPgid()))}, {"source", "nvidia-smi"}});
     };
     const bool ok1 = spawnCapture(nvidiaSmiGpuArgv(), [q, finish](Capture& c) {
         q->gpuCsv = std::move(c.out);

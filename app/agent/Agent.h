@@ -103,6 +103,8 @@ private:
     bool spawnCapture(const std::vector<std::string>& argv, std::function<void(Capture&)> done);
     void pollCaptures(std::int64_t now);
     std::map<long, std::string> liveRunsByPgid() const;
+    // Adds each GPU's live claims ({"run","client"}) to a `gpus` array.
+    Json withClaims(Json gpus) const;
 
     AgentOptions opt_;
     RunRegistry registry_;

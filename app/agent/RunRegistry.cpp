@@ -223,6 +223,34 @@ void RunRegistry::unlockClaims(int fd) const
     }
 }
 
+std::map<int, std::vector<std::pair<std::string, std::string>>> RunRegistry::liveClaims() const
+{
+    std::map<int, std::vector<std::pair<std::string, std::string>>> claims;
+    const std::string root = stateDir_ + "/gpu-claims";
+    DIR* top = ::opendir(root.c_str());
+    if (!top)
+        return claims;
+    while (dirent* g = ::readdir(top)) {
+        const std::string index = g->d_name;
+        if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos || index.size() > 6)
+            continue;
+        const std::string dir = root + "/" + index;
+        DIR* d = ::opendir(dir.c_str());
+        if (!d)
+            continue;
+        while (dirent* e = ::readdir(d)) {
+            const std::string run = e->d_name;
+            if (validRunId(run) && isLive(run))
+                claims[std::stoi(index)].emplace_back(run, readFile(dir + "/" + run).value_or(""));
+        }
+        ::closedir(d);
+    }
+    ::closedir(top);
+    for (auto& [index, holders] : claims)
+        std::sort(holders.begin(), holders.end());
+    return claims;
+}
+
 RunRegistry::ClaimResult RunRegistry::claimGpus(const std::string& run, const std::string& client,
                                                 const std::vector<int>& gpus) const
 {

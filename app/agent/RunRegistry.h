@@ -15,6 +15,7 @@
 #include "Framing.h"
 
 #include <optional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,6 +71,9 @@ public:
     };
     ClaimResult claimGpus(const std::string& run, const std::string& client, const std::vector<int>& gpus) const;
     void releaseClaims(const std::vector<std::string>& files) const;
+    // Live claims by GPU index: (run, client) pairs, for the `gpus` reply.
+    // Read without the lock (claim files are written atomically).
+    std::map<int, std::vector<std::pair<std::string, std::string>>> liveClaims() const;
     // fd of the claims lock (flock LOCK_EX), -1 on failure; unlock with unlockClaims.
     int lockClaims() const;
     void unlockClaims(int fd) const;

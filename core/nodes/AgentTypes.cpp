@@ -134,6 +134,10 @@ QList<AgentGpu> agentGpusFromJson(const QJsonArray& a)
             p.run = po.value(QLatin1StringView("run")).toString();
             g.processes.append(p);
         }
+        for (const QJsonValue& cv : o.value(QLatin1StringView("claims")).toArray()) {
+            const QJsonObject co = cv.toObject();
+            g.claims.append({co.value(QLatin1StringView("run")).toString(), co.value(QLatin1StringView("client")).toString()});
+        }
         out.append(g);
     }
     return out;

@@ -78,6 +78,13 @@ struct AgentGpuProcess {
     QString run;                    // the agent's run id when Trainyard started it, else empty
 };
 
+// A GPU claim recorded by the agent: `run` (agent run id) of the Trainyard
+// instance `client` holds the GPU until the run ends.
+struct AgentGpuClaim {
+    QString run;
+    QString client;
+};
+
 struct AgentGpu {
     int index = -1;
     QString uuid;
@@ -89,6 +96,7 @@ struct AgentGpu {
     std::optional<double> temperatureC;
     std::optional<double> powerW;
     QList<AgentGpuProcess> processes;
+    QList<AgentGpuClaim> claims; // live claims (agents before claims reporting: empty)
 };
 
 // Errors name the field and the received value.

@@ -18,8 +18,10 @@
 #include <QLoggingCategory>
 #include <QMetaMethod>
 #include <QRegularExpression>
+#include <QSaveFile>
 #include <QSysInfo>
 #include <QTimer>
+#include <QUuid>
 
 #include <algorithm>
 #include <limits>
@@ -83,6 +85,33 @@ QList<MetricRule> rulesFromSpec(const RunRecord& run)
 }
 } // namespace
 
+namespace {
+
+// The id this Trainyard instance gives the agents with each start, so a
+// node's agent can tell two researchers' instances apart (GPU claims). One
+// per result database, kept in `<db>.instance`: the GUI and trainyardctl on
+// one database are one instance. "<host>-<8 hex>".
+QString instanceIdFor(const QString& databasePath)
+{
+    QFile f(databasePath + QStringLiteral(".instance"));
+    if (f.open(QIODevice::ReadOnly)) {
+        const QString id = QString::fromUtf8(f.readAll()).trimmed();
+        if (!id.isEmpty() && id.size() <= 128)
+            return id;
+        f.close();
+    }
+    const QString id = QSysInfo::machineHostName() + u'-' + QUuid::createUuid().toString(QUuid::Id128).left(8);
+    QSaveFile out(f.fileName());
+    if (out.open(QIODevice::WriteOnly)) {
+        out.write(id.toUtf8() + '\n');
+        if (!out.commit())
+            qCWarning(lcRuns) << "cannot keep the instance id in" << f.fileName() << ":" << out.errorString();
+    }
+    return id;
+}
+
+} // namespace
+
 RunEngine::RunEngine(ResultStore* store, QString databasePath, QObject* parent)
     : QObject(parent)
     , m_store(store)
@@ -96,6 +125,7 @@ RunEngine::RunEngine(ResultStore* store, QString databasePath, QObject* parent)
     qRegisterMetaType<QList<ty::AgentGpu>>();
     m_policy = defaultQueuePolicy();
     m_createdMs = QDateTime::currentMSecsSinceEpoch();
+    m_clientId = instanceIdFor(m_databasePath);
     m_pollTimer = new QTimer(this);
     m_pollTimer->setInterval(kPollIntervalMs);
     connect(m_pollTimer, &QTimer::timeout, this, &RunEngine::pollDatabase);
@@ -425,6 +455,13 @@ void RunEngine::schedulePass()
             for (const AgentGpuProcess& p : g.processes)
                 if (p.run.isEmpty())
                     gs.foreignBusy = true;
+            // Held by a run of another Trainyard instance (its claim on the
+            // node), or refused to us since the last GPU report.
+            for (const AgentGpuClaim& c : g.claims)
+                if (c.client != m_clientId)
+                    gs.foreignBusy = true;
+            if (m_refusedGpus.value(n.name).contains(g.index))
+                gs.foreignBusy = true;
             ns.gpus.append(gs);
         }
         state.nodes.append(ns);
@@ -686,6 +723,7 @@ void RunEngine::startRun(RunRecord run, Node& node)
     req.workdir = run.workdir;
     req.env = run.env;
     req.gpus = run.gpus;
+    req.client = m_clientId;
     if (const auto spec = specOf(run); spec && spec->sync) {
         // `sync: true`: the workdir goes to the node first (WorkdirSync.h), the run works in that copy.
         req.workdir = syncDirFor(node.client->hello().stateDir, spec->workdir);
@@ -815,6 +853,25 @@ void RunEngine::sendStart(RunRecord run, Node& node, const AgentStartRequest& re
 {
     const QString nodeName = node.name;
     node.client->start(req, [this, run, nodeName](const Result<AgentStartReply>& reply) mutable {
+        if (!reply && reply.error().message.contains(QStringLiteral(" of another Trainyard instance"))
+            && gangTagOf(run).isEmpty()) {
+            // The node's agent refused a GPU that another researcher's
+            // Trainyard holds: not this run's fault. Back to the queue; that
+            // GPU counts as busy until the node reports its claims.
+            for (int g : std::as_const(run.gpus))
+                m_refusedGpus[nodeName].insert(g);
+            qCInfo(lcRuns).noquote() << "run" << run.id << "back in the queue:" << reply.error().message;
+            m_starting.remove(run.id);
+            run.state = RunState::Queued;
+            run.node.clear();
+            run.gpus.clear();
+            run.agentRunId.clear();
+            run.failureReason.clear();
+            commit(run);
+            pollGpus();
+            scheduleSoon();
+            return;
+        }
         if (!reply) {
             run.state = RunState::Failed;
             m_starting.insert(run.id, run); // until the database says so too
@@ -1007,8 +1064,10 @@ void RunEngine::onNodeReady(Node& node)
     Node* n = &node;
     node.client->gpus([this, n](const Result<QList<AgentGpu>>& gpus) {
         n->gpus = gpus ? *gpus : QList<AgentGpu>{};
-        if (gpus)
+        if (gpus) {
+            m_refusedGpus.remove(n->name); // the report has the claims now
             Q_EMIT nodeGpusUpdated(n->name, *gpus);
+        }
         if (!m_ownsIngestion)
             return;
         // Re-attach every run of this node that was going when we last looked.
@@ -1024,6 +1083,12 @@ void RunEngine::onNodeReady(Node& node)
             for (const RunRecord& r : all) {
                 if (r.node != n->name || isTerminal(r.state) || r.state == RunState::Queued || r.state == RunState::Held
                     || m_active.contains(r.id))
+                    continue;
+                // Being started by this engine right now (its workdir sync or
+                // its start request is under way on this connection, placed
+                // after the node came up): not in the agent's list yet, and
+                // its own callback settles it (a lost connection fails it).
+                if (const auto s = m_starting.constFind(r.id); s != m_starting.cend() && s->state == RunState::Starting)
                     continue;
                 if (byId.contains(r.agentRunId)) {
                     attach(r, *n);
@@ -1145,7 +1210,10 @@ void RunEngine::setGpuStatusInterval(int intervalMs)
 
 void RunEngine::pollGpus()
 {
-    if (!isSignalConnected(QMetaMethod::fromSignal(&RunEngine::nodeGpusUpdated)))
+    // The scheduling instance needs current GPU reports (processes it did not
+    // start, other instances' claims come and go); a display-only one polls
+    // only while someone shows them.
+    if (!m_ownsIngestion && !isSignalConnected(QMetaMethod::fromSignal(&RunEngine::nodeGpusUpdated)))
         return;
     for (const auto& node : std::as_const(m_nodes)) {
         if (!node->ready || m_gpuRequests.contains(node->name))
@@ -1153,10 +1221,16 @@ void RunEngine::pollGpus()
         m_gpuRequests.insert(node->name);
         node->client->gpus([this, name = node->name](const Result<QList<AgentGpu>>& gpus) {
             m_gpuRequests.remove(name);
-            if (gpus)
-                Q_EMIT nodeGpusUpdated(name, *gpus);
-            else
+            if (!gpus) {
                 qCDebug(lcRuns) << "gpus on" << name << "failed:" << gpus.error().message;
+                return;
+            }
+            if (const auto node = m_nodes.value(name)) {
+                node->gpus = *gpus;
+                m_refusedGpus.remove(name); // the report has the claims now
+                scheduleSoon();             // a GPU may have come free (or been taken)
+            }
+            Q_EMIT nodeGpusUpdated(name, *gpus);
         });
     }
 }

@@ -187,6 +187,8 @@ private:
 
     ResultStore* m_store;
     QString m_databasePath;
+    QString m_clientId;                              // this Trainyard instance, for GPU claims (instanceIdFor)
+    QHash<QString, QSet<int>> m_refusedGpus;         // node -> GPUs another instance holds, until its next GPU report
     std::unique_ptr<QLockFile> m_ingestLock;
     bool m_ownsIngestion = false;
     QHash<QString, std::shared_ptr<Node>> m_nodes;

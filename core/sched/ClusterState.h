@@ -21,7 +21,7 @@ struct GpuState {
     QString name;               // product name, e.g. "NVIDIA A100-SXM4-80GB"; matched by gpuTypeRegex
     qint64 memoryTotalMiB = 0;
     qint64 memoryFreeMiB = 0;   // as last reported; compared with PendingRun::gpuMemoryMiB
-    bool foreignBusy = false;   // used by a process Trainyard did not start: never allocated
+    bool foreignBusy = false;   // used by a process Trainyard did not start, or claimed by another instance: not allocated while so, but a run waits for it rather than failing
     QString pciRoot;            // PCI root complex / switch id (e.g. "0000:00"); empty = topology unknown
 };
 

@@ -472,11 +472,14 @@ int Pass::internClass(const QString& regex, qint64 mem)
             continue;
         for (int g = 0; g < rt.nGpu; ++g) {
             const GpuRt& gr = gpus_[size_t(rt.gpuBase + g)];
-            if (gr.foreign || (regexId >= 0 && !regexMatches(regexId, gr.nameId)))
+            if (regexId >= 0 && !regexMatches(regexId, gr.nameId))
                 continue;
-            if (gr.memFree >= key.second)
+            // A foreign-busy GPU (a process Trainyard did not start, another
+            // instance's claim) is never allocated now, but it counts for
+            // "could this run ever start": it frees up when that process ends.
+            if (!gr.foreign && gr.memFree >= key.second)
                 cls.now[size_t(n)] |= Mask(1) << g;
-            if (gr.memFuture >= key.second)
+            if ((gr.foreign ? gr.memTotal : gr.memFuture) >= key.second)
                 cls.future[size_t(n)] |= Mask(1) << g;
         }
     }

@@ -29,7 +29,8 @@ namespace ty::sched {
 // included). Eligible GPUs: not foreignBusy, name matches gpuTypeRegex
 // (QRegularExpression, searched, case-sensitive; an invalid pattern matches
 // nothing), memoryFreeMiB >= gpuMemoryMiB, on a reachable node not avoided by
-// name or label. Gang runs are all-or-nothing within a pass and nothing is
+// name or label. A foreign-busy GPU still counts towards whether a run could
+// ever start (its memoryTotalMiB), so such a run waits instead of failing. Gang runs are all-or-nothing within a pass and nothing is
 // held between passes, so two gangs cannot deadlock each other.
 //
 // Placement heuristic (PlacementRule::BestFit): among nodes that fit,

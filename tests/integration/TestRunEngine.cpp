@@ -4,6 +4,8 @@
 #include "logs/TerminalRenderer.h"
 #include "runs/QueuePolicy.h"
 #include "runs/RunEngine.h"
+
+#include <QScopeGuard>
 #include "spec/JobSpec.h"
 #include "store/ResultStore.h"
 
@@ -96,6 +98,71 @@ private Q_SLOTS:
         const QByteArray nodeBytes = node.readAll();
         QCOMPARE(copy.readAll(), nodeBytes);
         QCOMPARE(run.consoleOffset, qint64(nodeBytes.size()));
+    }
+
+    void twoInstancesNeverDoubleBookAGpu()
+    {
+        // Two researchers' Trainyards (two databases) share one node's agent
+        // (one state dir). The node has one GPU (the recorded H200, through a
+        // stand-in nvidia-smi: there is no GPU here). While A's run holds it,
+        // B's GPU run waits in the queue; it starts once A's run has ended.
+        QTemporaryDir bin;
+        const QString fix = test::fixturePath(QStringLiteral("gpu-workstation/nvidia-smi"));
+        QFile smi(bin.path() + QStringLiteral("/nvidia-smi"));
+        QVERIFY(smi.open(QIODevice::WriteOnly));
+        smi.write(QStringLiteral("#!/bin/sh\ncase \"$1\" in\n"
+                                 "  --query-gpu=*) cat '%1/query-gpu.csv' ;;\n"
+                                 "  --query-compute-apps=*) ;;\n" // no processes: only the claims say who holds it
+                                 "  *) exit 2 ;;\nesac\n")
+                      .arg(fix)
+                      .toUtf8());
+        smi.close();
+        smi.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        const QByteArray oldPath = qgetenv("PATH");
+        qputenv("PATH", bin.path().toUtf8() + ':' + oldPath);
+        qputenv("TRAINYARD_AGENT_NO_NVML", "1");
+        auto restore = qScopeGuard([&] {
+            qputenv("PATH", oldPath);
+            qunsetenv("TRAINYARD_AGENT_NO_NVML");
+        });
+
+        const QString dbA = m_dir.filePath(QStringLiteral("a/trainyard.db"));
+        const QString dbB = m_dir.filePath(QStringLiteral("b/trainyard.db"));
+        const QString shared = m_dir.filePath(QStringLiteral("shared-state"));
+        auto storeA = ResultStore::open(dbA);
+        auto storeB = ResultStore::open(dbB);
+        QVERIFY(storeA && storeB);
+        RunEngine a(storeA->get(), dbA);
+        RunEngine b(storeB->get(), dbB);
+        a.addLocalNode(test::agentPath(), shared);
+        b.addLocalNode(test::agentPath(), shared);
+        QVERIFY(a.acquireIngestion());
+        QVERIFY(b.acquireIngestion());
+
+        auto holder = a.submit(spec(QStringLiteral("name: holder\ncommand: sleep 4\nresources: {gpus: 1}\n")));
+        QVERIFY(holder);
+        QTRY_VERIFY_WITH_TIMEOUT((*storeA)->run(*holder)->state == RunState::Running, 15000);
+        QCOMPARE((*storeA)->run(*holder)->gpus, QList<int>{0});
+
+        auto waiter = b.submit(spec(QStringLiteral("name: waiter\ncommand: echo \"got $CUDA_VISIBLE_DEVICES\"\nresources: {gpus: 1}\n")));
+        QVERIFY(waiter);
+        // Long enough for B's GPU report (with A's claim) and several passes.
+        QTest::qWait(2500);
+        QVERIFY2((*storeB)->run(*waiter)->state == RunState::Queued, qPrintable((*storeB)->run(*waiter)->failureReason));
+        QVERIFY((*storeA)->run(*holder)->state == RunState::Running);
+
+        QTRY_VERIFY_WITH_TIMEOUT((*storeA)->run(*holder)->state == RunState::Succeeded, 15000);
+        QTRY_VERIFY_WITH_TIMEOUT((*storeB)->run(*waiter)->state == RunState::Succeeded, 20000);
+        const RunRecord w = *(*storeB)->run(*waiter);
+        QCOMPARE(w.gpus, QList<int>{0});
+        const RunRecord h = *(*storeA)->run(*holder);
+        QVERIFY2(w.startedAt >= h.finishedAt.addMSecs(-50),
+                 qPrintable(QStringLiteral("waiter started %1, holder finished %2")
+                                .arg(w.startedAt.toString(Qt::ISODateWithMs), h.finishedAt.toString(Qt::ISODateWithMs))));
+        // Each instance gave the agent its own id, kept beside its database.
+        QFile idA(dbA + QStringLiteral(".instance")), idB(dbB + QStringLiteral(".instance"));
+        QVERIFY(idA.open(QIODevice::ReadOnly) && idB.open(QIODevice::ReadOnly));
+        QVERIFY(idA.readAll() != idB.readAll());
     }
 
     void stderrLinesAreMarkedInTheLocalCopy()

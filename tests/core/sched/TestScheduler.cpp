@@ -229,7 +229,17 @@ void TestScheduler::eligibility()
     SchedulerDecision d = schedule(s, {r}, Policy::fcfs(), kNoon);
     QCOMPARE(placementOf(d, 1)->nodes.first().node, u"a"_qs);
     QCOMPARE(placementOf(d, 1)->nodes.first().gpuIndices, (QList<int>{2, 3}));
+    // Three: only GPUs 2 and 3 are free now; GPU 0 (foreign-busy) frees up
+    // when its process ends, so the run waits for it instead of failing.
+    // GPU 1's unflagged use is taken as lasting.
     r.gpus = 3;
+    d = schedule(s, {r}, Policy::fcfs(), kNoon);
+    QCOMPARE(pendingOf(d, 1)->reason.kind, PendingKind::WaitingForResources);
+    r.gpus = 4;
+    d = schedule(s, {r}, Policy::fcfs(), kNoon);
+    QCOMPARE(pendingOf(d, 1)->reason.kind, PendingKind::Unsatisfiable);
+    r.gpus = 3;
+    s.nodes[0].gpus[0].memoryTotalMiB = 16 * kGiB; // too small even when free
     d = schedule(s, {r}, Policy::fcfs(), kNoon);
     QCOMPARE(pendingOf(d, 1)->reason.kind, PendingKind::Unsatisfiable);
     // An invalid regex matches nothing rather than everything.

@@ -48,6 +48,15 @@ struct Lister {
     std::size_t visited = 0;
     bool truncated = false;
     std::string skipDir; // the other root, when nested (listed once)
+    const std::vector<std::string>& agentFiles;
+
+    bool isAgentFile(const std::string& abs) const
+    {
+        for (const auto& f : agentFiles)
+            if (abs == f || (abs.size() > f.size() + 5 && abs.compare(0, f.size() + 5, f + ".tmp.") == 0))
+                return true;
+        return false;
+    }
 
     bool matches(const std::string& rel) const
     {
@@ -76,6 +85,8 @@ struct Lister {
             if (::lstat(childAbs.c_str(), &st) != 0)
                 continue;
             if (rootName == "workdir" && name == ".trainyard-sync.json" && rel.empty())
+                continue;
+            if (isAgentFile(childAbs))
                 continue;
             if (S_ISDIR(st.st_mode)) {
                 if (childAbs != skipDir)
@@ -121,9 +132,10 @@ std::string checkGlob(const std::string& glob)
     return {};
 }
 
-Json listRunFiles(const std::string& workdir, const std::string& runDir, const std::vector<std::string>& globs)
+Json listRunFiles(const std::string& workdir, const std::string& runDir, const std::vector<std::string>& globs,
+                  const std::vector<std::string>& agentFiles)
 {
-    Lister l{globs};
+    Lister l{globs, Json::array(), 0, false, {}, agentFiles};
     if (!workdir.empty()) {
         l.skipDir = runDir;
         l.walk("workdir", workdir, "");
@@ -167,7 +179,9 @@ void Agent::opListFiles(const Json& id, const Json& req)
             return;
         }
     }
-    reply(id, listRunFiles(rj->value("workdir", std::string()), registry_.paths(run).dir, globs));
+    const RunPaths p = registry_.paths(run);
+    reply(id, listRunFiles(rj->value("workdir", std::string()), p.dir, globs,
+                           {p.console, p.stderrRanges, p.runJson, p.exitJson, p.cancelJson}));
 }
 
 } // namespace ty::agent

@@ -7,6 +7,10 @@
 // Globs: '/'-separated; `*`, `?` and `[...]` within one name (fnmatch(3)),
 // `**` as a whole component for zero or more directories. A glob that is
 // absolute or has a `..` component is refused.
+// The agent's own files in the run directory (`agentFiles`: absolute paths of
+// console.log, console.stderr, run.json, exit.json, cancel.json, RunPaths) and
+// their "<path>.tmp.<pid>" temporaries (Posix.cpp writeFileAtomic) are never
+// listed: they are the agent's bookkeeping, not what the run produced.
 
 #include "Framing.h"
 
@@ -22,6 +26,7 @@ bool globMatch(const std::string& glob, const std::string& path);
 // Empty when the glob is acceptable, else why not.
 std::string checkGlob(const std::string& glob);
 // {"workdir","run_dir","files":[...],"truncated"} for the reply.
-Json listRunFiles(const std::string& workdir, const std::string& runDir, const std::vector<std::string>& globs);
+Json listRunFiles(const std::string& workdir, const std::string& runDir, const std::vector<std::string>& globs,
+                  const std::vector<std::string>& agentFiles = {});
 
 } // namespace ty::agent

@@ -21,7 +21,6 @@ class QPainter;
 class QLabel;
 class QDateTimeAxis;
 class QLineSeries;
-class QScatterSeries;
 class QValueAxis;
 
 namespace ty {

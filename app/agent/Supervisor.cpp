@@ -183,7 +183,7 @@ int openConsole(const std::string& path, std::int64_t& size)
 // the supervisor ends (PR_SET_PDEATHSIG), then copies the run's output to
 // the console and the sidecar until every writer has closed the pipes. The
 // supervisor SIGKILLs it when it ends normally with the pipes at EOF.
-pid_t startKeeper(const OutputPump& pump, const std::string& console, const std::string& sidecar, int reportFd)
+pid_t startKeeper(const OutputPump& pump, int reportFd)
 {
     const pid_t parent = ::getpid();
     const pid_t k = ::fork();
@@ -204,13 +204,15 @@ pid_t startKeeper(const OutputPump& pump, const std::string& console, const std:
         if (sig == SIGTERM)
             ::_exit(0);
     }
+    // The supervisor's own descriptors (inherited): the console is written
+    // on from its size now, which is where the supervisor stopped.
     OutputPump p;
     p.fds[0] = pump.fds[0];
     p.fds[1] = pump.fds[1];
-    p.consoleFd = openConsole(console, p.offset);
-    p.sidecarFd = openAppend(sidecar);
-    if (p.consoleFd < 0)
-        p.consoleFd = ::open("/dev/null", O_WRONLY | O_CLOEXEC); // keep the run from SIGPIPE anyway
+    p.consoleFd = pump.consoleFd;
+    p.sidecarFd = pump.sidecarFd;
+    struct stat st{};
+    p.offset = ::fstat(p.consoleFd, &st) == 0 ? std::int64_t(st.st_size) : pump.offset;
     for (int fd : p.fds)
         setNonBlocking(fd, true);
     p.untilEof();
@@ -356,7 +358,7 @@ int readCancelGrace(const std::string& path, int fallback)
     // Before the start is reported: from then on the supervisor may be killed.
     pid_t keeper = -1;
 #if defined(__linux__)
-    keeper = startKeeper(pump, plan.console, plan.stderrRangesPath, rfd);
+    keeper = startKeeper(pump, rfd);
 #endif
     const int sigFd = ::signalfd(-1, &waitSet, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sigFd < 0) {

@@ -3,6 +3,7 @@
 #include "ConsoleFeeder.h"
 #include "charts/RunColour.h"
 
+#include <QElapsedTimer>
 #include <QFontDatabase>
 #include <QGuiApplication>
 #include <QHBoxLayout>
@@ -246,9 +247,19 @@ void ConsoleView::drain()
     QTextCursor cursor(m_text->document());
     cursor.beginEditBlock();
     removePendingRows(cursor);
-    const qsizetype n = std::min<qsizetype>(m_incoming.size(), kLinesPerSlice);
-    for (qsizetype i = 0; i < n; ++i)
-        insertLine(cursor, m_incoming.at(i));
+    // A slice ends after kLinesPerSlice rows or kSliceMs, whichever comes
+    // first, so timers, input and paints run between slices even when the
+    // document's per-row cost is high (issue 5, tests/bench/bench_follow).
+    QElapsedTimer sliceClock;
+    sliceClock.start();
+    const qsizetype limit = std::min<qsizetype>(m_incoming.size(), kLinesPerSlice);
+    qsizetype n = 0;
+    while (n < limit) {
+        insertLine(cursor, m_incoming.at(n));
+        ++n;
+        if ((n & 63) == 0 && sliceClock.elapsed() >= kSliceMs)
+            break;
+    }
     m_incoming.remove(0, n);
     if (m_incoming.isEmpty()) {
         for (const ConsoleLine& line : std::as_const(m_pending))

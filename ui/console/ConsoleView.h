@@ -26,7 +26,8 @@ class ConsoleFeeder;
 // Data path: setRun() makes the worker-thread ConsoleFeeder read the local
 // console copy; appendBytes() passes live RunEngine::consoleReceived bytes
 // (offsets de-duplicate the two). The feeder batches rows (~60 ms); the view
-// appends them in slices of kLinesPerSlice per event-loop turn so even a big
+// appends them in slices of at most kLinesPerSlice rows / kSliceMs per
+// event-loop turn so even a big
 // console never blocks the GUI; at most kMaxBlocks rows are kept (oldest
 // dropped) to bound memory.
 //
@@ -45,6 +46,8 @@ class ConsoleView final : public QWidget {
 public:
     static constexpr int kMaxBlocks = 20000;
     static constexpr int kLinesPerSlice = 2000;
+    // Time budget of one slice (ms); the slice stops early when it is spent.
+    static constexpr int kSliceMs = 8;
     // Block property (bool) of rows holding stderr bytes (ConsoleLine::fromStderr),
     // which are shown on a red-tinted background.
     static constexpr int kStderrProperty = 0x100000 + 1; // QTextFormat::UserProperty + 1

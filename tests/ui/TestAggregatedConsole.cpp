@@ -96,13 +96,13 @@ private Q_SLOTS:
         QTRY_VERIFY(view.isIdle());
         const QStringList rows = shown(view.model());
         QCOMPARE(rows.size(), 6 + 22);
-        QCOMPARE(rows.at(0), QStringLiteral("[oom] allocating..."));
-        QCOMPARE(rows.at(1), QStringLiteral("[midrun] step 1 allocated_gib=8.0 loss=1.0000"));
-        QCOMPARE(rows.at(17), QStringLiteral("[midrun] step 17 allocated_gib=136.0 loss=0.0588"));
-        QCOMPARE(rows.at(18), QStringLiteral("[midrun] Traceback (most recent call last):"));
-        QVERIFY(rows.at(22).startsWith(u"[midrun] torch.OutOfMemoryError"));
-        QCOMPARE(rows.at(23), QStringLiteral("[oom] Traceback (most recent call last):"));
-        QVERIFY(rows.at(27).startsWith(u"[oom] torch.OutOfMemoryError"));
+        QCOMPARE(rows.at(0), QStringLiteral("[#1 oom] allocating..."));
+        QCOMPARE(rows.at(1), QStringLiteral("[#2 midrun] step 1 allocated_gib=8.0 loss=1.0000"));
+        QCOMPARE(rows.at(17), QStringLiteral("[#2 midrun] step 17 allocated_gib=136.0 loss=0.0588"));
+        QCOMPARE(rows.at(18), QStringLiteral("[#2 midrun] Traceback (most recent call last):"));
+        QVERIFY(rows.at(22).startsWith(u"[#2 midrun] torch.OutOfMemoryError"));
+        QCOMPARE(rows.at(23), QStringLiteral("[#1 oom] Traceback (most recent call last):"));
+        QVERIFY(rows.at(27).startsWith(u"[#1 oom] torch.OutOfMemoryError"));
         const QModelIndex first = view.model()->index(0);
         QCOMPARE(first.data(AggregatedConsoleModel::RunIdRole).toLongLong(), 1);
         QCOMPARE(first.data(AggregatedConsoleModel::TimeRole).toLongLong(), 2000);
@@ -128,12 +128,12 @@ private Q_SLOTS:
         QTest::keyClicks(edit, QStringLiteral("ALLOCATED_GIB=1"));
         QTRY_VERIFY(view.isIdle());
         QCOMPARE(shown(view.model()), (QStringList{
-                                           QStringLiteral("[midrun] step 2 allocated_gib=16.0 loss=0.5000"),
-                                           QStringLiteral("[midrun] step 13 allocated_gib=104.0 loss=0.0769"),
-                                           QStringLiteral("[midrun] step 14 allocated_gib=112.0 loss=0.0714"),
-                                           QStringLiteral("[midrun] step 15 allocated_gib=120.0 loss=0.0667"),
-                                           QStringLiteral("[midrun] step 16 allocated_gib=128.0 loss=0.0625"),
-                                           QStringLiteral("[midrun] step 17 allocated_gib=136.0 loss=0.0588"),
+                                           QStringLiteral("[#2 midrun] step 2 allocated_gib=16.0 loss=0.5000"),
+                                           QStringLiteral("[#2 midrun] step 13 allocated_gib=104.0 loss=0.0769"),
+                                           QStringLiteral("[#2 midrun] step 14 allocated_gib=112.0 loss=0.0714"),
+                                           QStringLiteral("[#2 midrun] step 15 allocated_gib=120.0 loss=0.0667"),
+                                           QStringLiteral("[#2 midrun] step 16 allocated_gib=128.0 loss=0.0625"),
+                                           QStringLiteral("[#2 midrun] step 17 allocated_gib=136.0 loss=0.0588"),
                                        }));
         // Regex.
         edit->clear();
@@ -272,7 +272,7 @@ private Q_SLOTS:
         AggregatedConsoleView view;
         view.setRuns({finishedRun(3, QStringLiteral("old-run"), log)});
         QTRY_VERIFY(view.isIdle() && view.model()->rowCount() == 22);
-        QTRY_VERIFY(view.findChild<QLabel*>(QStringLiteral("infoLabel"))->text().contains(u"estimated from start/end for: old-run"));
+        QTRY_VERIFY(view.findChild<QLabel*>(QStringLiteral("infoLabel"))->text().contains(u"estimated from start/end for: #3 old-run"));
         const qint64 t0 = view.model()->index(0).data(AggregatedConsoleModel::TimeRole).toLongLong();
         const qint64 t1 = view.model()->index(21).data(AggregatedConsoleModel::TimeRole).toLongLong();
         QVERIFY(t0 > 1000 && t0 < t1 && t1 <= 9000);

@@ -66,9 +66,12 @@ public:
         bold.setBold(true);
         p->setFont(bold);
         p->setPen(selected ? text : runColour(line.run));
-        const QString tag = QFontMetrics(bold).elidedText(model->runName(line.run), Qt::ElideRight, tagChars * cw);
+        // The tag is bold: its column is sized in the bold font's digits,
+        // with one to spare (elision at an exact fit).
+        const int tagWidth = (tagChars + 1) * QFontMetrics(bold).horizontalAdvance(u'0');
+        const QString tag = QFontMetrics(bold).elidedText(model->runName(line.run), Qt::ElideRight, tagWidth);
         p->drawText(r, Qt::AlignLeft | Qt::AlignVCenter, tag);
-        r.setLeft(r.left() + (tagChars + 1) * cw);
+        r.setLeft(r.left() + tagWidth + cw);
         p->setFont(option.font);
         p->setPen(text);
         p->drawText(r, Qt::AlignLeft | Qt::AlignVCenter, fm.elidedText(line.text, Qt::ElideRight, r.width()));
@@ -78,7 +81,7 @@ public:
     QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex&) const override
     {
         const QFontMetrics fm(option.font);
-        return {fm.horizontalAdvance(u'0') * (kTimeChars + tagChars + 1 + kRowChars), fm.height() + 2};
+        return {fm.horizontalAdvance(u'0') * (kTimeChars + tagChars + 3 + kRowChars), fm.height() + 2};
     }
 };
 
@@ -224,7 +227,8 @@ ConsoleMergeSource AggregatedConsoleView::sourceFor(const RunRecord& run)
 {
     ConsoleMergeSource s;
     s.run = run.id;
-    s.name = run.name.isEmpty() ? QStringLiteral("#%1").arg(run.id) : run.name;
+    // "#12 digits-mlp": runs of a sweep or repeats often share a name.
+    s.name = run.name.isEmpty() ? QStringLiteral("#%1").arg(run.id) : QStringLiteral("#%1 %2").arg(run.id).arg(run.name);
     s.consolePath = run.consolePath;
     s.startMs = run.startedAt.isValid() ? run.startedAt.toMSecsSinceEpoch() : 0;
     s.endMs = run.finishedAt.isValid() ? run.finishedAt.toMSecsSinceEpoch() : 0;

@@ -6,6 +6,8 @@
 #include "charts/MetricChartWidget.h"
 #include "charts/MetricChartsPanel.h"
 #include "charts/XAxisMap.h"
+#include "runs/StoreReader.h"
+#include "store/ResultStore.h"
 
 #include <QCategoryAxis>
 #include <QChart>
@@ -17,6 +19,7 @@
 #include <QTemporaryDir>
 #include <QImage>
 #include <QPainter>
+#include <QSignalSpy>
 #include <QTest>
 #include <QValueAxis>
 #include <QXmlStreamReader>
@@ -514,6 +517,121 @@ private Q_SLOTS:
         panel.clear(QStringLiteral("nothing"));
         QVERIFY(panel.keys().isEmpty());
         QVERIFY(!panel.findChild<MetricChartWidget*>(QStringLiteral("metricChart:loss")));
+    }
+
+    void markersArePaintedAndExported()
+    {
+        DecimatedChart c(QStringLiteral("loss"));
+        c.resize(640, 400);
+        std::vector<double> x, y;
+        for (int i = 0; i <= 10; ++i) {
+            x.push_back(i);
+            y.push_back(1.0 + 0.1 * i); // a line that never reaches the marker columns' middle
+        }
+        c.addSeries(QStringLiteral("run"), QColor(0x1f, 0x77, 0xb4), std::make_shared<const std::vector<double>>(x),
+                    std::make_shared<const std::vector<double>>(y));
+        c.setMarkers({2.5, 7.5});
+        QCOMPARE(c.markers(), (QList<double>{2.5, 7.5}));
+        c.setXRange(0, 10);
+        QImage img(200, 100, QImage::Format_ARGB32);
+        img.fill(Qt::white);
+        {
+            QPainter p(&img);
+            c.paintSeries(p, QRectF(0, 0, 200, 100));
+        }
+        const QRgb grey = qRgb(0x9e, 0x9e, 0x9e);
+        const auto greyIn = [&](int col) {
+            int n = 0;
+            for (int row = 0; row < img.height(); ++row)
+                n += img.pixel(col, row) == grey;
+            return n;
+        };
+        // 2.5 and 7.5 of 0..10 over 200 px: columns 50 and 150, dashed top to bottom.
+        QVERIFY2(greyIn(50) >= 40, qPrintable(QString::number(greyIn(50))));
+        QVERIFY2(greyIn(150) >= 40, qPrintable(QString::number(greyIn(150))));
+        QVERIFY(greyIn(50) < 100); // dashed, not solid
+        QCOMPARE(greyIn(100), 0);
+        // Outside the visible range: not drawn (clipped).
+        c.setXRange(3, 10);
+        img.fill(Qt::white);
+        {
+            QPainter p(&img);
+            c.paintSeries(p, QRectF(0, 0, 200, 100));
+        }
+        int greyTotal = 0;
+        for (int col = 0; col < img.width(); ++col)
+            greyTotal += greyIn(col);
+        QVERIFY(greyTotal > 0);               // 7.5 still in view
+        QCOMPARE(greyIn(int((7.5 - 3) / 7 * 200)), greyTotal); // and nothing else
+        // The SVG export goes through the same paint: a grey stroke is in it.
+        c.show();
+        QTest::qWait(0);
+        QTemporaryDir dir;
+        const QString svg = dir.filePath(QStringLiteral("m.svg"));
+        QVERIFY(c.exportSvg(svg));
+        QFile f(svg);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QVERIFY(f.readAll().contains("stroke=\"#9e9e9e\""));
+        c.setMarkers({});
+        QVERIFY(c.markers().isEmpty());
+    }
+
+    void restartFromStoreIsMarked()
+    {
+        QTemporaryDir dir;
+        auto opened = ResultStore::open(dir.filePath(QStringLiteral("results.db")));
+        QVERIFY2(opened, opened ? "" : qPrintable(opened.error().message));
+        std::unique_ptr<ResultStore> store = std::move(*opened);
+        RunRecord r;
+        r.name = QStringLiteral("resumed");
+        r.argv = {QStringLiteral("python3"), QStringLiteral("train.py")};
+        r.workdir = dir.path();
+        auto id = store->createRun(r, {});
+        QVERIFY(id);
+        const QString key = QStringLiteral("loss");
+        QList<MetricPoint> first, second;
+        for (int s = 1; s <= 10; ++s)
+            first.append(MetricPoint{*id, key, s, std::nullopt, 1000 + 1000 * s, 1.0 / s});
+        store->appendMetrics(first);
+        QVERIFY(store->flush());
+        for (int s = 5; s <= 8; ++s) // resumed from the checkpoint at step 5
+            second.append(MetricPoint{*id, key, s, std::nullopt, 100000 + 1000 * s, 0.5 / s});
+        store->appendMetrics(second);
+        QVERIFY(store->flush());
+
+        MetricChartsPanel panel;
+        panel.resize(800, 600);
+        panel.show();
+        StoreReader reader(store.get());
+        connect(&reader, &StoreReader::metricsLoaded, &panel,
+                [&panel](RunId, int, const QMap<QString, QList<MetricPoint>>& series) {
+                    for (auto it = series.cbegin(); it != series.cend(); ++it) {
+                        QList<SeriesPoint> pts;
+                        for (const MetricPoint& p : it.value())
+                            pts.append(SeriesPoint{double(p.step), p.value, double(p.wallTimeMs)});
+                        panel.setSeries(it.key(), pts);
+                    }
+                });
+        connect(&reader, &StoreReader::restartsLoaded, &panel,
+                [&panel](RunId, int, const QMap<QString, QList<qint64>>& steps) {
+                    for (auto it = steps.cbegin(); it != steps.cend(); ++it)
+                        panel.setRestarts(it.key(), it.value());
+                });
+        QSignalSpy restarts(&reader, &StoreReader::restartsLoaded);
+        reader.requestMetrics(*id, 7);
+        QTRY_COMPARE(restarts.size(), 1);
+        QCOMPARE(restarts.first().at(0).value<RunId>(), *id);
+        QCOMPARE(restarts.first().at(1).toInt(), 7);
+        MetricChartWidget* chart = panel.chart(key);
+        QVERIFY(chart);
+        QCOMPARE(chart->xAxisMode(), XAxisMode::Step);
+        QCOMPARE(chart->restarts(), (QList<qint64>{5}));
+        QCOMPARE(chart->decimatedChart()->markers(), (QList<double>{5.0}));
+        // Wall time axis: at the first point of the new segment (step 5, resumed).
+        panel.setXAxis(XAxisMode::WallTime);
+        QCOMPARE(chart->decimatedChart()->markers(), (QList<double>{105000.0}));
+        panel.setXAxis(XAxisMode::Step);
+        QCOMPARE(chart->decimatedChart()->markers(), (QList<double>{5.0}));
     }
 };
 

@@ -779,6 +779,14 @@ void DecimatedChart::placeMarkers(Layer& layer)
     layer.markers = int(layer.gaps.size());
 }
 
+void DecimatedChart::setMarkers(QList<double> xs)
+{
+    if (xs == m_markers)
+        return;
+    m_markers = std::move(xs);
+    m_item->update();
+}
+
 void DecimatedChart::paintSeries(QPainter& painter, const QRectF& area) const
 {
     if (!(area.width() > 0) || !(area.height() > 0) || !(m_hi > m_lo) || !(m_yHi > m_yLo) || m_entries.empty())
@@ -792,6 +800,19 @@ void DecimatedChart::paintSeries(QPainter& painter, const QRectF& area) const
     const double farLeft = left - kFar, farRight = area.right() + kFar;
     const auto map = [&](const QPointF& q) { return QPointF(left + (q.x() - m_lo) * sx, bottom - (q.y() - m_yLo) * sy); };
     std::vector<QPointF>& pts = m_mapped;
+    if (!m_markers.isEmpty()) {
+        // Vertical markers (restarts) under every series.
+        QPen dash(QColor(0x9e, 0x9e, 0x9e), 1.0, Qt::DashLine);
+        dash.setCosmetic(true);
+        painter.setRenderHint(QPainter::Antialiasing, false);
+        painter.setPen(dash);
+        for (const double x : std::as_const(m_markers)) {
+            if (!std::isfinite(x) || x < m_lo || x > m_hi)
+                continue;
+            const double px = left + (x - m_lo) * sx;
+            painter.drawLine(QPointF(px, area.top()), QPointF(px, area.bottom()));
+        }
+    }
     // All faint raw layers first, then every main line over them.
     for (const bool mainPass : {false, true}) {
         for (const auto& e : m_entries) {

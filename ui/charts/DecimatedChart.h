@@ -124,6 +124,14 @@ public:
 
     // 0 = off; clamped to [0, 0.999].
     void setSmoothing(double weight);
+
+    // Dashed vertical lines (grey, 1 px cosmetic) at these x values, in the
+    // units of the current x axis (e.g. the steps where a resumed run's
+    // series went back, ResultStore::metricRestarts). Drawn by paintSeries,
+    // under the series and clipped to the plot area, so PNG/SVG exports show
+    // them too. Kept across setXAxis(): the caller maps them anew.
+    void setMarkers(QList<double> xs);
+    const QList<double>& markers() const { return m_markers; }
     double smoothing() const { return m_smoothing; }
 
     // Visible x range (axis units). setXRange does not emit xRangeChanged.
@@ -231,6 +239,7 @@ private:
     YScale m_yScale = YScale::Linear;
     std::vector<std::unique_ptr<Entry>> m_entries;
     double m_smoothing = 0.0;
+    QList<double> m_markers; // setMarkers(), x axis units
     double m_lo = 0.0, m_hi = 1.0;
     double m_yLo = 0.0, m_yHi = 1.0;
     double m_dataYLo = 0.0, m_dataYHi = 0.0; // unpadded extent behind m_yLo/m_yHi

@@ -48,6 +48,7 @@ void MetricChartWidget::clear()
     m_wall.clear();
     m_values.clear();
     m_nonFinite = 0;
+    m_restarts.clear();
     rebuild();
 }
 
@@ -123,6 +124,8 @@ void MetricChartWidget::appendPoints(const QList<SeriesPoint>& points)
         m_x.insert(m_x.end(), x.begin(), x.end());
         m_chart->appendPoints(0, x, std::span<const double>(m_values).subspan(from));
     }
+    if (!m_restarts.isEmpty() && (m_mode == XAxisMode::RelativeTime || m_mode == XAxisMode::WallTime))
+        updateMarkers(); // the point at a restart may have just arrived
     updateTitle();
 }
 
@@ -170,7 +173,40 @@ void MetricChartWidget::rebuild()
             m_chart->addSeries(m_key, m_color, x, y);
         }
     }
+    updateMarkers();
     updateTitle();
+}
+
+void MetricChartWidget::setRestarts(const QList<qint64>& steps)
+{
+    m_restarts = steps;
+    updateMarkers();
+}
+
+void MetricChartWidget::updateMarkers()
+{
+    QList<double> xs;
+    if (drawable()) {
+        const bool timeAxis = m_mode == XAxisMode::RelativeTime || m_mode == XAxisMode::WallTime;
+        for (const qint64 step : std::as_const(m_restarts)) {
+            const double s = double(step);
+            double wall = std::numeric_limits<double>::quiet_NaN();
+            if (timeAxis) {
+                // The wall time of the first point at or after the step.
+                const auto it = std::lower_bound(m_steps.begin(), m_steps.end(), s);
+                if (it == m_steps.end())
+                    continue;
+                wall = m_wall[std::size_t(it - m_steps.begin())];
+                if (!std::isfinite(wall))
+                    continue;
+            }
+            const double one[] = {s}, w[] = {wall};
+            const std::vector<double> x = mapX(m_mode, one, w, m_epochs, m_t0);
+            if (!x.empty() && std::isfinite(x.front()))
+                xs.append(x.front());
+        }
+    }
+    m_chart->setMarkers(std::move(xs));
 }
 
 int MetricChartWidget::segmentCount() const

@@ -50,6 +50,15 @@ public:
     XAxisMode xAxisMode() const { return m_mode; }
     void setYScale(DecimatedChart::YScale scale);
 
+    // Steps where the series went back (a resumed run,
+    // ResultStore::metricRestarts): drawn as dashed vertical markers
+    // (DecimatedChart::setMarkers) at the step's x on the current axis: the
+    // step, its epoch, or, on the time axes, the wall time of the first point
+    // at or after that step (no marker without one). Re-mapped when the axis
+    // changes.
+    void setRestarts(const QList<qint64>& steps);
+    QList<qint64> restarts() const { return m_restarts; }
+
     // The points as received, in step order.
     const std::vector<double>& steps() const { return m_steps; }
     const std::vector<double>& values() const { return m_values; }
@@ -74,6 +83,7 @@ private:
     void updateTitle();
     bool drawable() const;
     std::vector<double> mapped(std::size_t from) const;
+    void updateMarkers();
 
     QString m_key;
     QColor m_color;
@@ -84,6 +94,7 @@ private:
     XAxisMode m_mode = XAxisMode::Step;
     EpochMap m_epochs;
     double m_t0 = 0.0;
+    QList<qint64> m_restarts;
 };
 
 } // namespace ty

@@ -165,6 +165,12 @@ void MetricChartsPanel::appendPoints(const QString& key, const QList<SeriesPoint
         refreshAxes(false);
 }
 
+void MetricChartsPanel::setRestarts(const QString& key, const QList<qint64>& steps)
+{
+    if (MetricChartWidget* c = m_charts.value(key))
+        c->setRestarts(steps);
+}
+
 void MetricChartsPanel::setRunStart(qint64 ms)
 {
     m_runStart = ms > 0 ? ms : 0;

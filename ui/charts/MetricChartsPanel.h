@@ -45,6 +45,9 @@ public:
     void clear(const QString& message = {});
     void setSeries(const QString& key, const QList<SeriesPoint>& points);
     void appendPoints(const QString& key, const QList<SeriesPoint>& points);
+    // Steps where series `key` went back (resumed run): dashed markers on its
+    // chart (MetricChartWidget::setRestarts); ignored when `key` has no chart.
+    void setRestarts(const QString& key, const QList<qint64>& steps);
     // ms since the Unix epoch (UTC) the run started at; <= 0: unknown.
     void setRunStart(qint64 ms);
 

@@ -93,12 +93,21 @@ MainWindow::MainWindow(ResultStore* store, RunEngine* engine, QWidget* parent)
     qRegisterMetaType<QList<ty::MetricPoint>>();
     qRegisterMetaType<ty::RunRows>();
     qRegisterMetaType<ty::RunId>("ty::RunId");
+    qRegisterMetaType<QMap<QString, QList<qint64>>>();
 
     m_reader = new StoreReader(store);
     m_reader->moveToThread(&m_readerThread);
     m_readerThread.setObjectName(QStringLiteral("store-reader"));
     connect(m_reader, &StoreReader::runsLoaded, this, &MainWindow::onRunsLoaded, Qt::QueuedConnection);
     connect(m_reader, &StoreReader::metricsLoaded, this, &MainWindow::onMetricsLoaded, Qt::QueuedConnection);
+    // Resumed runs: a dashed marker where a series went back (after metricsLoaded made the charts).
+    connect(m_reader, &StoreReader::restartsLoaded, this,
+            [this](RunId run, int ticket, const QMap<QString, QList<qint64>>& stepsByKey) {
+                if (ticket != m_metricsTicket || run != m_selected)
+                    return;
+                for (auto it = stepsByKey.cbegin(); it != stepsByKey.cend(); ++it)
+                    m_charts->setRestarts(it.key(), it.value());
+            }, Qt::QueuedConnection);
     connect(m_reader, &StoreReader::externalChange, this, &MainWindow::scheduleReload, Qt::QueuedConnection);
     m_compareLoader = new CompareLoader(store);
     m_compareLoader->moveToThread(&m_readerThread);

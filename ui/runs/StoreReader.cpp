@@ -52,6 +52,11 @@ void StoreReader::loadMetrics(RunId run, int ticket)
     for (const MetricPoint& p : points)
         series[p.key].append(p);
     Q_EMIT metricsLoaded(run, ticket, series);
+    QMap<QString, QList<qint64>> restarts;
+    const QList<MetricRestart> rs = m_store->metricRestarts(run);
+    for (const MetricRestart& r : rs)
+        restarts[r.key].append(r.step);
+    Q_EMIT restartsLoaded(run, ticket, restarts);
 }
 
 void StoreReader::checkVersion()

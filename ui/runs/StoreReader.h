@@ -38,6 +38,10 @@ Q_SIGNALS:
     void runsLoaded(const ty::RunRows& rows);
     // Points per key, each list ordered by step (ResultStore::metrics order).
     void metricsLoaded(ty::RunId run, int ticket, const QMap<QString, QList<ty::MetricPoint>>& series);
+    // Right after metricsLoaded (same run and ticket): the steps where each
+    // key's series went back (resumed run; ResultStore::metricRestarts), in
+    // arrival order. Keys without a restart are absent.
+    void restartsLoaded(ty::RunId run, int ticket, const QMap<QString, QList<qint64>>& stepsByKey);
     void externalChange();
 
 private:

@@ -1,7 +1,9 @@
-// M4 decimation (ui/charts/M4Decimator.h): bucket logic, gaps, and the proof
-// that matters: the decimated polyline rasterises to the same pixels as the
-// full one.
+// M4 decimation (ui/charts/M4Decimator.h): bucket logic, gaps, the index,
+// and the proof that matters: the decimated polyline rasterises to the same
+// pixels as the full one (Qt's stroker, and SpanRaster exactly).
+#include "charts/DecimatedChart.h"
 #include "charts/M4Decimator.h"
+#include "charts/SpanRaster.h"
 
 #include <QImage>
 #include <QPainter>
@@ -118,6 +120,22 @@ int inkedPixels(const QImage& a)
         for (int c = 0; c < a.width(); ++c)
             n += ink(a, c, r);
     return n;
+}
+
+// SpanRaster's picture of `segments` (black on white, RGB32), clipped to the
+// same columns as rasterise() clips.
+QImage spanRasterise(const QList<QList<QPointF>>& segments, const Transform& t, int width)
+{
+    QImage img(width, t.height, QImage::Format_ARGB32_Premultiplied);
+    img.fill(Qt::white);
+    SpanRaster raster(img);
+    for (const QList<QPointF>& seg : segments) {
+        std::vector<QPointF> mapped;
+        for (const QPointF& q : seg)
+            mapped.push_back(t.map(q));
+        raster.drawPolyline(mapped.data(), qsizetype(mapped.size()), qRgb(0, 0, 0));
+    }
+    return img;
 }
 
 int differingPixels(const QImage& a, const QImage& b)
@@ -303,6 +321,255 @@ private Q_SLOTS:
                 QVERIFY2(diff * 50 < inked, qPrintable(QString::number(diff)));
             QVERIFY(inked > 800);
         }
+    }
+
+    void indexMinMaxMatchesAScan()
+    {
+        // Ties (a coarse grid of values), a NaN and an inf in the middle.
+        QRandomGenerator rng(7);
+        std::vector<double> x, y;
+        for (int i = 0; i < 70000; ++i) {
+            x.push_back(i);
+            y.push_back(double(rng.bounded(50)));
+        }
+        y[40000] = std::numeric_limits<double>::quiet_NaN();
+        y[40100] = std::numeric_limits<double>::infinity();
+        const M4Index index(x, y);
+        QCOMPARE(index.size(), qsizetype(70000));
+        int checked = 0, refused = 0;
+        for (int t = 0; t < 3000; ++t) {
+            const qsizetype a = rng.bounded(70000);
+            const qsizetype len = 1 + rng.bounded(t % 3 == 0 ? 30000 : 300);
+            const qsizetype b = std::min<qsizetype>(70000, a + len);
+            qsizetype sMin = a, sMax = a;
+            bool finite = true;
+            for (qsizetype i = a; i < b; ++i) {
+                finite = finite && std::isfinite(y[i]);
+                if (y[i] < y[sMin])
+                    sMin = i;
+                if (y[i] > y[sMax])
+                    sMax = i;
+            }
+            qsizetype iMin = -1, iMax = -1;
+            const bool ok = index.minMax(x, y, a, b, iMin, iMax);
+            QCOMPARE(ok, finite);
+            if (!ok) {
+                ++refused;
+                continue;
+            }
+            QCOMPARE(iMin, sMin); // the first occurrence, like the point loop
+            QCOMPARE(iMax, sMax);
+            ++checked;
+        }
+        QVERIFY(checked > 2000);
+        QVERIFY(refused > 10);
+    }
+
+    void indexGivesTheSameSample_data()
+    {
+        QTest::addColumn<bool>("gaps");
+        QTest::addColumn<bool>("ties");
+        QTest::newRow("curve") << false << false;
+        QTest::newRow("curve with gaps") << true << false;
+        QTest::newRow("steps and values with ties") << true << true;
+    }
+
+    void indexGivesTheSameSample()
+    {
+        // decimateM4 with an index must return exactly what the point loop
+        // returns, for any viewport: zoomed in and out, fractional pixel
+        // edges, ranges partly or wholly outside the data.
+        QFETCH(bool, gaps);
+        QFETCH(bool, ties);
+        Series s = trainingCurve(100000, 11u, gaps);
+        if (ties) {
+            for (std::size_t i = 0; i < s.x.size(); ++i) {
+                s.x[i] = double(i / 3); // each step three times
+                if (std::isfinite(s.y[i]))
+                    s.y[i] = std::round(s.y[i] * 4) / 4;
+            }
+        }
+        const M4Index index(s.x, s.y);
+        QRandomGenerator rng(99);
+        const double last = s.x.back();
+        qsizetype drawn = 0, scanned = 0;
+        for (int t = 0; t < 400; ++t) {
+            const double a = rng.generateDouble() * last * 1.1 - last * 0.05;
+            const double span = std::pow(10.0, rng.generateDouble() * 5.5) * (t % 7 == 0 ? 100 : 1);
+            const double left = rng.generateDouble() * 80;
+            const double width = 1 + rng.bounded(1900) + rng.generateDouble() * (t % 2);
+            const M4Viewport vp{a, a + span, left, width};
+            const M4Result plain = decimateM4(s.x, s.y, vp);
+            const M4Result fast = decimateM4(s.x, s.y, vp, &index);
+            QCOMPARE(fast.segments, plain.segments);
+            QCOMPARE(fast.gaps.size(), plain.gaps.size());
+            for (qsizetype g = 0; g < plain.gaps.size(); ++g) {
+                QCOMPARE(fast.gaps[g].x, plain.gaps[g].x);
+                QCOMPARE(fast.gaps[g].kind, plain.gaps[g].kind);
+            }
+            QCOMPARE(fast.haveY, plain.haveY);
+            QCOMPARE(fast.yMin, plain.yMin);
+            QCOMPARE(fast.yMax, plain.yMax);
+            drawn += plain.pointCount();
+            scanned += plain.scanned;
+        }
+        QVERIFY(drawn > 10000); // the viewports did show data
+        QVERIFY(scanned > 10 * drawn);
+
+        // An index of other data (a different length) is not used.
+        const M4Viewport vp{0, last, 0, 600};
+        const M4Index shorter(std::span<const double>(s.x).first(1000), std::span<const double>(s.y).first(1000));
+        QCOMPARE(decimateM4(s.x, s.y, vp, &shorter).segments, decimateM4(s.x, s.y, vp).segments);
+    }
+
+    void spanRasterRule()
+    {
+        QImage img(10, 10, QImage::Format_ARGB32_Premultiplied);
+        img.fill(Qt::transparent);
+        SpanRaster raster(img);
+        const QRgb red = qRgb(255, 0, 0);
+        // Inside one column: exactly the rows between the ends.
+        raster.drawLine(QPointF(2.3, 1.9), QPointF(2.8, 5.2), red);
+        for (int r = 0; r < 10; ++r)
+            QCOMPARE(img.pixel(2, r) == red, r >= 1 && r <= 5);
+        // Flat across columns 4..8 at y 7.5: one row in each column.
+        raster.drawLine(QPointF(4.5, 7.5), QPointF(8.5, 7.5), red);
+        for (int c = 0; c < 10; ++c)
+            QCOMPARE(img.pixel(c, 7) == red, c >= 4 && c <= 8);
+        QCOMPARE(img.pixel(3, 7), qRgba(0, 0, 0, 0));
+        // Far outside: clipped, nothing outside written, no crash.
+        img.fill(Qt::transparent);
+        raster.drawLine(QPointF(-1e8, -5e8), QPointF(1e8, 5e8), red); // y = 5x through (0,0)
+        int lit = 0;
+        for (int r = 0; r < 10; ++r)
+            for (int c = 0; c < 10; ++c)
+                lit += img.pixel(c, r) == red;
+        QCOMPARE(img.pixel(0, 0), red);
+        QCOMPARE(img.pixel(1, 5), red);
+        QCOMPARE(img.pixel(5, 0), qRgba(0, 0, 0, 0));
+        QCOMPARE(lit, 11); // column 0: rows 0-5 (y 0 to 5 at its right edge), column 1: rows 5-9
+        raster.drawLine(QPointF(20, 3), QPointF(30, 4), red);
+        raster.drawLine(QPointF(3, -20), QPointF(4, -30), red);
+        raster.drawLine(QPointF(3, kNaN), QPointF(4, 2), red);
+        int after = 0;
+        for (int r = 0; r < 10; ++r)
+            for (int c = 0; c < 10; ++c)
+                after += img.pixel(c, r) == red;
+        QCOMPARE(after, lit);
+    }
+
+    void spanRasterM4IsExact_data()
+    {
+        QTest::addColumn<double>("xMin");
+        QTest::addColumn<double>("xMax");
+        QTest::addColumn<double>("pixelLeft");
+        QTest::addColumn<int>("width");
+        QTest::addColumn<bool>("gaps");
+        QTest::newRow("100k, all, 640px") << 0.0 << 99999.0 << 0.0 << 640 << false;
+        QTest::newRow("100k, zoomed, fractional left") << 31234.5 << 40000.25 << 37.4 << 700 << false;
+        QTest::newRow("100k, gaps, 1100px") << 0.0 << 99999.0 << 12.7 << 1100 << true;
+        QTest::newRow("100k, gaps, zoomed") << 49000.0 << 51000.0 << 3.2 << 500 << true;
+        QTest::newRow("100k, deep zoom, 2 points a column") << 70000.0 << 71000.0 << 0.5 << 500 << true;
+    }
+
+    void spanRasterM4IsExact()
+    {
+        // With SpanRaster's rule the M4 sample's picture is the picture of
+        // all points, pixel for pixel (no tolerance), with and without the index.
+        QFETCH(double, xMin);
+        QFETCH(double, xMax);
+        QFETCH(double, pixelLeft);
+        QFETCH(int, width);
+        QFETCH(bool, gaps);
+        const Series s = trainingCurve(100000, 5u + quint32(width), gaps);
+        Transform t;
+        t.vp = M4Viewport{xMin, xMax, pixelLeft, double(width)};
+        t.yMin = -0.5;
+        t.yMax = 6.5;
+        t.height = 400;
+        const int imageWidth = int(std::ceil(pixelLeft)) + width + 1;
+        const M4Index index(s.x, s.y);
+        const M4Result r = decimateM4(s.x, s.y, t.vp, &index);
+        // The pixel columns wholly inside the plot: a column cut by the plot's
+        // edge also holds points outside [xMin, xMax], which the sample
+        // leaves out (except the one next to the edge) and the chart clips.
+        const int c0 = int(std::ceil(pixelLeft)), c1 = int(std::floor(pixelLeft + width));
+        const auto plotOnly = [&](const QImage& in) {
+            QImage out = in.convertToFormat(QImage::Format_RGB32);
+            for (int row = 0; row < out.height(); ++row)
+                for (int col = 0; col < out.width(); ++col)
+                    if (col < c0 || col >= c1)
+                        out.setPixel(col, row, qRgb(255, 255, 255));
+            return out;
+        };
+        const QImage full = plotOnly(spanRasterise(allSegments(s), t, imageWidth));
+        const QImage sampled = plotOnly(spanRasterise(r.segments, t, imageWidth));
+        const int inked = inkedPixels(full);
+        qInfo("span raster: %d inked pixels, %lld of 100000 points drawn", inked, qint64(r.pointCount()));
+        QVERIFY(inked > width);
+        QCOMPARE(differingPixels(full, sampled), 0);
+        // And it draws lines where Qt does: every pixel within one pixel of
+        // Qt's cosmetic ink, and the other way round.
+        const QImage qt = plotOnly(rasterise(allSegments(s), t, imageWidth, 0.0, Draw::Lines));
+        QCOMPARE(farPixels(qt, full), 0);
+    }
+
+    void chartPaintsWithSpanRaster()
+    {
+        // More than 12 series: thin opaque lines, painted by SpanRaster into
+        // images split over the cores; the chart's picture must equal every
+        // series' full polyline drawn in order with SpanRaster.
+        DecimatedChart chart(QStringLiteral("loss"));
+        QList<Series> all;
+        QList<QColor> colours;
+        for (int k = 0; k < 16; ++k) {
+            Series s = trainingCurve(20000, 100u + quint32(k), false);
+            for (double& v : s.y)
+                v += 0.2 * k;
+            colours.append(QColor::fromHsv(k * 22, 200, 180));
+            chart.addSeries(QStringLiteral("run %1").arg(k), colours.last(),
+                            std::make_shared<const std::vector<double>>(s.x),
+                            std::make_shared<const std::vector<double>>(s.y));
+            all.append(std::move(s));
+        }
+        chart.resize(900, 500);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        QTRY_VERIFY(chart.viewport().pixelWidth > 100);
+        chart.redecimate();
+        const QRectF area(chart.viewport().pixelLeft, 20.0, chart.viewport().pixelWidth, 300.0);
+        QImage painted(int(std::ceil(area.right())) + 2, 340, QImage::Format_ARGB32_Premultiplied);
+        painted.fill(Qt::white);
+        {
+            QPainter p(&painted);
+            chart.paintSeries(p, area);
+        }
+        // The same map paintSeries uses: x over the plot width, y over the
+        // axis range, then SpanRaster into the device pixels of the area.
+        QImage expected(painted.size(), QImage::Format_ARGB32_Premultiplied);
+        expected.fill(Qt::white);
+        SpanRaster raster(expected);
+        const double sx = area.width() / (chart.xMax() - chart.xMin());
+        const double sy = area.height() / (chart.yMax() - chart.yMin());
+        for (int k = 0; k < all.size(); ++k) {
+            std::vector<QPointF> pts;
+            for (std::size_t i = 0; i < all[k].x.size(); ++i)
+                pts.emplace_back(area.left() + (all[k].x[i] - chart.xMin()) * sx,
+                                 area.bottom() - (all[k].y[i] - chart.yMin()) * sy);
+            raster.drawPolyline(pts.data(), qsizetype(pts.size()), colours[k].rgba());
+        }
+        // paintSeries clips to the plot area's device pixels.
+        const QRect clip = area.toAlignedRect();
+        int differ = 0, inked = 0;
+        for (int r = 0; r < painted.height(); ++r)
+            for (int c = 0; c < painted.width(); ++c) {
+                const QRgb want = clip.contains(c, r) ? expected.pixel(c, r) : qRgb(255, 255, 255);
+                differ += painted.pixel(c, r) != want;
+                inked += want != qRgb(255, 255, 255);
+            }
+        qInfo("chart: %d of %d inked pixels differ", differ, inked);
+        QVERIFY(inked > 10000);
+        QCOMPARE(differ, 0);
     }
 
     void rasterisesIdentically_data()

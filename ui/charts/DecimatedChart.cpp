@@ -3,15 +3,19 @@
 #include "ChartStyle.h"
 #include "ChartView.h"
 #include "Smoothing.h"
+#include "SpanRaster.h"
 #include "XAxisMap.h"
 
 #include <QCategoryAxis>
+#include <QtConcurrent/QtConcurrentMap>
 #include <QChart>
 #include <QDateTime>
 #include <QFileInfo>
 #include <QGraphicsItem>
 #include <QLabel>
 #include <QPainter>
+#include <QPaintEngine>
+#include <QThread>
 #include <QSvgGenerator>
 #include <QDateTimeAxis>
 #include <QLineSeries>
@@ -24,6 +28,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 
 namespace ty {
 
@@ -296,6 +301,7 @@ void DecimatedChart::appendPoints(int index, std::span<const double> x, std::spa
     const std::size_t oldRaw = columns(e, false).x.size();
     e.ownX->insert(e.ownX->end(), x.begin(), x.begin() + qsizetype(n));
     e.ownY->insert(e.ownY->end(), y.begin(), y.begin() + qsizetype(n));
+    dropIndexes(e);
     if (!inOrder) {
         SharedColumn sx = e.ownX, sy = e.ownY;
         sortByX(sx, sy);
@@ -460,8 +466,15 @@ void DecimatedChart::setSmoothing(double weight)
     redecimate();
 }
 
+void DecimatedChart::dropIndexes(Entry& e)
+{
+    e.mainIndex.reset();
+    e.rawIndex.reset();
+}
+
 void DecimatedChart::rebuildDerived(Entry& e)
 {
+    dropIndexes(e);
     e.smoothed = m_smoothing > 0 ? smoothEma(*e.y, m_smoothing) : std::vector<double>();
     for (std::vector<double>* v : {&e.logX, &e.logY, &e.logSX, &e.logSY}) {
         v->clear();
@@ -710,25 +723,56 @@ void DecimatedChart::redecimate()
         y1 = haveY ? std::max(y1, r.yMax) : r.yMax;
         haveY = true;
     };
+    // Decimate every visible series (main and, when smoothing, raw layer),
+    // each with its index; in parallel when there is enough work.
+    struct Job {
+        Entry* e = nullptr;
+        Columns mc, rc;
+        M4Result main, raw;
+    };
+    std::vector<Job> jobs;
+    jobs.reserve(m_entries.size());
+    qsizetype totalPoints = 0;
+    for (auto& e : m_entries) {
+        if (!e->visible)
+            continue;
+        Job job{e.get(), columns(*e, true), smooth ? columns(*e, false) : Columns{}, {}, {}};
+        totalPoints += qsizetype(job.mc.x.size() + job.rc.x.size());
+        jobs.push_back(std::move(job));
+    }
+    const auto decimate = [&vp, smooth](Job& job) {
+        Entry& e = *job.e;
+        if (!e.mainIndex)
+            e.mainIndex = std::make_shared<const M4Index>(job.mc.x, job.mc.y);
+        job.main = decimateM4(job.mc.x, job.mc.y, vp, e.mainIndex.get());
+        if (smooth) {
+            if (!e.rawIndex)
+                e.rawIndex = std::make_shared<const M4Index>(job.rc.x, job.rc.y);
+            job.raw = decimateM4(job.rc.x, job.rc.y, vp, e.rawIndex.get());
+        }
+    };
+    // Below ~100k points a thread hand-off costs more than it saves.
+    if (jobs.size() > 1 && totalPoints > 100000)
+        QtConcurrent::blockingMap(jobs, decimate);
+    else
+        std::for_each(jobs.begin(), jobs.end(), decimate);
+
     for (auto& e : m_entries) {
         if (!e->visible) {
             applyLayer(*e, e->main, M4Result{}, QPen(), false);
             applyLayer(*e, e->raw, M4Result{}, QPen(), false);
-            continue;
         }
-        const QPen pen = mainPen(*e);
-        const Columns mc = columns(*e, true);
-        const M4Result main = decimateM4(mc.x, mc.y, vp);
-        extend(main);
+    }
+    for (Job& job : jobs) {
+        Entry& e = *job.e;
+        extend(job.main);
         if (smooth) {
-            const Columns rc = columns(*e, false);
-            const M4Result raw = decimateM4(rc.x, rc.y, vp);
-            extend(raw);
-            applyLayer(*e, e->raw, raw, rawPen(*e), true);
+            extend(job.raw);
+            applyLayer(e, e.raw, job.raw, rawPen(e), true);
         } else {
-            applyLayer(*e, e->raw, M4Result{}, QPen(), false);
+            applyLayer(e, e.raw, M4Result{}, QPen(), false);
         }
-        applyLayer(*e, e->main, main, pen, true);
+        applyLayer(e, e.main, job.main, mainPen(e), true);
     }
     m_haveDataY = haveY;
     m_dataYLo = haveY ? y0 : 0.0;
@@ -813,12 +857,131 @@ void DecimatedChart::paintSeries(QPainter& painter, const QRectF& area) const
             painter.drawLine(QPointF(px, area.top()), QPointF(px, area.bottom()));
         }
     }
+    // The device pixel grid, when painting straight onto it is possible (a
+    // raster device, integer translation, no scaling): the integer offset
+    // from painter coordinates to device pixels.
+    const QTransform dt = painter.deviceTransform();
+    const bool rasterDevice = painter.paintEngine() && painter.paintEngine()->type() == QPaintEngine::Raster
+        && dt.type() <= QTransform::TxTranslate && dt.dx() == std::floor(dt.dx()) && dt.dy() == std::floor(dt.dy())
+        && painter.device() && painter.device()->devicePixelRatioF() == 1.0;
+    // A polyline of one segment, mapped and with its far ends cut; false
+    // for a single point (drawn as a dot).
+    const auto mapSegment = [&](const QList<QPointF>& seg, std::vector<QPointF>& out) {
+        out.resize(std::size_t(seg.size()));
+        for (qsizetype i = 0; i < seg.size(); ++i)
+            out[std::size_t(i)] = map(seg.at(i));
+        if (out.size() < 2)
+            return false;
+        // The edge points outside the range: cut far lines at kFar.
+        const std::size_t n = out.size();
+        if (out[0].x() < farLeft && out[1].x() > out[0].x())
+            out[0] = towards(out[0], out[1], farLeft);
+        if (out[n - 1].x() > farRight && out[n - 2].x() < out[n - 1].x())
+            out[n - 1] = towards(out[n - 1], out[n - 2], farRight);
+        return true;
+    };
+    const auto drawDots = [&](const Layer& layer) {
+        for (const QList<QPointF>& seg : layer.segments) {
+            if (seg.size() != 1)
+                continue;
+            painter.save();
+            painter.setRenderHint(QPainter::Antialiasing, true);
+            painter.setPen(Qt::NoPen);
+            painter.setBrush(layer.pen.color());
+            painter.drawEllipse(map(seg.first()), 2.5, 2.5);
+            painter.restore();
+        }
+    };
+    const auto drawGaps = [&](const Layer& layer) {
+        if (layer.gaps.isEmpty())
+            return;
+        // nan/inf: a marker on the bottom (NaN, -inf) or top (+inf) edge.
+        painter.save();
+        painter.setRenderHint(QPainter::Antialiasing, true);
+        painter.setPen(Qt::NoPen);
+        const QColor nanColour(0xc6, 0x28, 0x28), infColour(0xef, 0x6c, 0x00);
+        for (const SegmentedSeries::Gap& g : std::as_const(layer.gaps)) {
+            const double px = left + (g.x - m_lo) * sx;
+            if (g.kind == SegmentedSeries::GapKind::NaN) {
+                const double py = area.bottom(), r = 4.5;
+                const QPointF diamond[4] = {{px, py - r}, {px + r, py}, {px, py + r}, {px - r, py}};
+                painter.setBrush(nanColour);
+                painter.drawPolygon(diamond, 4);
+            } else {
+                const bool top = g.kind == SegmentedSeries::GapKind::PosInf;
+                const double py = top ? area.top() : area.bottom(), r = 5.0;
+                const QPointF tri[3] = {{px, py - r}, {px + r, py + r * 0.7}, {px - r, py + r * 0.7}};
+                painter.setBrush(infColour);
+                painter.drawPolygon(tri, 3);
+            }
+        }
+        painter.restore();
+    };
+
     // All faint raw layers first, then every main line over them.
     for (const bool mainPass : {false, true}) {
+        std::vector<const Layer*> layers;
+        bool allThinOpaque = true;
         for (const auto& e : m_entries) {
             const Layer& layer = mainPass ? e->main : e->raw;
             if (!layer.visible || !e->visible || layer.segments.isEmpty())
                 continue;
+            layers.push_back(&layer);
+            allThinOpaque = allThinOpaque && layer.pen.widthF() <= 1.0 && layer.pen.color().alpha() == 255;
+        }
+        if (layers.empty())
+            continue;
+        if (rasterDevice && allThinOpaque) {
+            // Many thin opaque lines: SpanRaster straight into images of the
+            // plot area's device pixels, the series split over the cores
+            // (each part its own image, composited in paint order: the
+            // pixels are opaque, so this is painting them one by one).
+            const QRect device = dt.mapRect(area).toAlignedRect();
+            const QPointF offset = QPointF(dt.dx() - device.left(), dt.dy() - device.top());
+            const int parts = std::clamp(QThread::idealThreadCount(), 1, 8);
+            const std::size_t perPart = (layers.size() + std::size_t(parts) - 1) / std::size_t(parts);
+            std::vector<std::pair<std::size_t, std::size_t>> ranges;
+            for (std::size_t a = 0; a < layers.size(); a += perPart)
+                ranges.emplace_back(a, std::min(layers.size(), a + perPart));
+            std::vector<QImage> images(ranges.size());
+            const auto rasterise = [&](std::size_t part) {
+                QImage& img = images[part];
+                img = QImage(device.size(), QImage::Format_ARGB32_Premultiplied);
+                img.fill(Qt::transparent);
+                SpanRaster raster(img);
+                std::vector<QPointF> mapped;
+                for (std::size_t k = ranges[part].first; k < ranges[part].second; ++k) {
+                    const Layer& layer = *layers[k];
+                    const QRgb colour = layer.pen.color().rgba(); // opaque: premultiplied as is
+                    for (const QList<QPointF>& seg : layer.segments) {
+                        if (!mapSegment(seg, mapped))
+                            continue;
+                        for (QPointF& q : mapped)
+                            q += offset;
+                        raster.drawPolyline(mapped.data(), qsizetype(mapped.size()), colour);
+                    }
+                }
+            };
+            std::vector<std::size_t> order(ranges.size());
+            std::iota(order.begin(), order.end(), std::size_t(0));
+            if (order.size() > 1)
+                QtConcurrent::blockingMap(order, rasterise);
+            else
+                rasterise(0);
+            painter.save();
+            painter.setTransform(QTransform());
+            for (const QImage& img : images)
+                painter.drawImage(device.topLeft(), img);
+            painter.restore();
+            for (const Layer* layer : layers) {
+                drawDots(*layer);
+                if (mainPass)
+                    drawGaps(*layer);
+            }
+            continue;
+        }
+        for (const Layer* layerPtr : layers) {
+            const Layer& layer = *layerPtr;
             QPen pen = layer.pen;
             const bool thin = pen.widthF() <= 1.0;
             pen.setCosmetic(true);
@@ -830,49 +993,12 @@ void DecimatedChart::paintSeries(QPainter& painter, const QRectF& area) const
             painter.setRenderHint(QPainter::Antialiasing, !thin);
             painter.setPen(pen);
             for (const QList<QPointF>& seg : layer.segments) {
-                if (seg.size() == 1) {
-                    const QPointF c = map(seg.first());
-                    painter.save();
-                    painter.setPen(Qt::NoPen);
-                    painter.setBrush(pen.color());
-                    painter.drawEllipse(c, 2.5, 2.5);
-                    painter.restore();
-                    continue;
-                }
-                pts.resize(std::size_t(seg.size()));
-                for (qsizetype i = 0; i < seg.size(); ++i)
-                    pts[std::size_t(i)] = map(seg.at(i));
-                // The edge points outside the range: cut far lines at kFar.
-                std::size_t n = pts.size();
-                if (pts[0].x() < farLeft && pts[1].x() > pts[0].x())
-                    pts[0] = towards(pts[0], pts[1], farLeft);
-                if (pts[n - 1].x() > farRight && pts[n - 2].x() < pts[n - 1].x())
-                    pts[n - 1] = towards(pts[n - 1], pts[n - 2], farRight);
-                painter.drawPolyline(pts.data(), int(n));
+                if (mapSegment(seg, pts))
+                    painter.drawPolyline(pts.data(), int(pts.size()));
             }
-            if (!mainPass || layer.gaps.isEmpty())
-                continue;
-            // nan/inf: a marker on the bottom (NaN, -inf) or top (+inf) edge.
-            painter.save();
-            painter.setRenderHint(QPainter::Antialiasing, true);
-            painter.setPen(Qt::NoPen);
-            const QColor nanColour(0xc6, 0x28, 0x28), infColour(0xef, 0x6c, 0x00);
-            for (const SegmentedSeries::Gap& g : std::as_const(layer.gaps)) {
-                const double px = left + (g.x - m_lo) * sx;
-                if (g.kind == SegmentedSeries::GapKind::NaN) {
-                    const double py = area.bottom(), r = 4.5;
-                    const QPointF diamond[4] = {{px, py - r}, {px + r, py}, {px, py + r}, {px - r, py}};
-                    painter.setBrush(nanColour);
-                    painter.drawPolygon(diamond, 4);
-                } else {
-                    const bool top = g.kind == SegmentedSeries::GapKind::PosInf;
-                    const double py = top ? area.top() : area.bottom(), r = 5.0;
-                    const QPointF tri[3] = {{px, py - r}, {px + r, py + r * 0.7}, {px - r, py + r * 0.7}};
-                    painter.setBrush(infColour);
-                    painter.drawPolygon(tri, 3);
-                }
-            }
-            painter.restore();
+            drawDots(layer);
+            if (mainPass)
+                drawGaps(layer);
         }
     }
     painter.restore();

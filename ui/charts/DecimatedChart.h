@@ -37,10 +37,14 @@ class ChartView;
 // (Qt Charts strokes every line series' outline on every range change,
 // ~1 us a point) but one QGraphicsItem over QChart::plotArea() that maps
 // axis units to pixels itself (the linear map of M4Viewport, y likewise) and
-// calls QPainter::drawPolyline per segment: a 1 px cosmetic pen without
-// antialiasing (the raster M4's proof assumes, TestM4Decimator) for the faint
-// raw layer and for the main line when more than 12 series show; a 2 px
-// antialiased pen for the main line of up to 12. All raw layers are drawn
+// draws each segment's polyline: when more than 12 series show, the main
+// lines are 1 px and opaque and go through SpanRaster straight into images
+// of the plot area's device pixels, the series split over the cores and the
+// images composited in paint order (the picture of all points exactly,
+// TestM4Decimator; SVG and other non-raster painters get QPainter
+// polylines); otherwise QPainter::drawPolyline: a 1 px cosmetic pen without
+// antialiasing for the faint raw layer, a 2 px antialiased pen for the main
+// line of up to 12. All raw layers are drawn
 // before all main lines. One empty QLineSeries stays attached to the axes so
 // Qt Charts' rubber band zoom still changes their range.
 //
@@ -60,6 +64,10 @@ class ChartView;
 // to the picture of every point (TestM4Decimator proves it). Finite values
 // <= 0 have no logarithm: they are skipped (the line joins their neighbours)
 // and a notice under the chart names how many.
+//
+// A full pass decimates the series of the chart in parallel (QtConcurrent,
+// one task per series, when there are many points) with a per-series
+// M4Index, so a zoom or pan frame costs about O(columns x log n) per series.
 //
 // Live: appendPoints() adds points at the end of a series and re-decimates
 // only the last pixel column onward (the M4 columns before it cannot
@@ -198,12 +206,16 @@ private:
         qsizetype skipped = 0;
         bool visible = true;
         Layer main, raw;
+        // M4Index of columns(e, true) / columns(e, false), built on the
+        // first full decimation after the data last changed (dropIndexes).
+        std::shared_ptr<const M4Index> mainIndex, rawIndex;
     };
     struct Columns {
         std::span<const double> x, y;
     };
 
     void rebuildDerived(Entry& e);
+    static void dropIndexes(Entry& e);
     void appendDerived(Entry& e, std::size_t from);
     Columns columns(const Entry& e, bool mainLayer) const;
     M4Viewport drawViewport() const;

@@ -25,7 +25,127 @@ struct Bucket {
 
 } // namespace
 
-M4Result decimateM4(std::span<const double> x, std::span<const double> y, const M4Viewport& vp)
+M4Index::M4Index(std::span<const double> x, std::span<const double> y)
+{
+    const qsizetype n = qsizetype(std::min(x.size(), y.size()));
+    if (n == 0 || n >= qsizetype(kDirty))
+        return;
+    m_size = n;
+    // Level 0 from the points.
+    std::vector<Node> level(std::size_t((n + kFanout - 1) / kFanout));
+    for (std::size_t blk = 0; blk < level.size(); ++blk) {
+        const qsizetype a = qsizetype(blk) * kFanout;
+        const qsizetype b = std::min(n, a + kFanout);
+        Node node;
+        node.iMin = node.iMax = std::uint32_t(a);
+        node.min = node.max = y[a];
+        bool dirty = false;
+        for (qsizetype i = a; i < b; ++i) {
+            const double v = y[i];
+            if (!std::isfinite(v) || !std::isfinite(x[i])) {
+                dirty = true;
+                m_nonFiniteX = m_nonFiniteX || !std::isfinite(x[i]);
+                continue;
+            }
+            if (v < node.min) {
+                node.min = v;
+                node.iMin = std::uint32_t(i);
+            }
+            if (v > node.max) {
+                node.max = v;
+                node.iMax = std::uint32_t(i);
+            }
+        }
+        if (dirty)
+            node.iMin = node.iMax = kDirty;
+        level[blk] = node;
+    }
+    m_levels.push_back(std::move(level));
+    // Higher levels from the one below, while a level has more than one block.
+    while (m_levels.back().size() > 1) {
+        const std::vector<Node>& below = m_levels.back();
+        std::vector<Node> up((below.size() + kFanout - 1) / kFanout);
+        for (std::size_t blk = 0; blk < up.size(); ++blk) {
+            const std::size_t a = blk * kFanout;
+            const std::size_t b = std::min(below.size(), a + kFanout);
+            Node node = below[a];
+            for (std::size_t k = a + 1; k < b && node.iMin != kDirty; ++k) {
+                const Node& c = below[k];
+                if (c.iMin == kDirty) {
+                    node.iMin = node.iMax = kDirty;
+                    break;
+                }
+                if (c.min < node.min) {
+                    node.min = c.min;
+                    node.iMin = c.iMin;
+                }
+                if (c.max > node.max) {
+                    node.max = c.max;
+                    node.iMax = c.iMax;
+                }
+            }
+            up[blk] = node;
+        }
+        m_levels.push_back(std::move(up));
+    }
+}
+
+bool M4Index::minMax(std::span<const double> x, std::span<const double> y, qsizetype a, qsizetype b,
+                     qsizetype& iMin, qsizetype& iMax) const
+{
+    // Left to right over the largest aligned whole blocks that fit; strict
+    // comparisons keep the first occurrence, like decimateM4's point loop.
+    const int levels = int(m_levels.size());
+    // Points in a block of level lvl: kFanout^(lvl + 1), a power of two.
+    const auto unit = [](int lvl) -> qsizetype { return qsizetype(1) << (kFanoutBits * (lvl + 1)); };
+    double mn = 0.0, mx = 0.0;
+    bool have = false;
+    qsizetype pos = a;
+    int lvl = -1; // -1: single points
+    qsizetype size = 1;
+    while (pos < b) {
+        while (lvl + 1 < levels && (pos & (unit(lvl + 1) - 1)) == 0 && pos + unit(lvl + 1) <= b) {
+            ++lvl;
+            size = unit(lvl);
+        }
+        while (lvl >= 0 && pos + size > b) {
+            --lvl;
+            size = lvl >= 0 ? unit(lvl) : 1;
+        }
+        if (lvl < 0) {
+            const double v = y[pos];
+            if (!std::isfinite(v) || !std::isfinite(x[pos]))
+                return false;
+            if (!have || v < mn) {
+                mn = v;
+                iMin = pos;
+            }
+            if (!have || v > mx) {
+                mx = v;
+                iMax = pos;
+            }
+            have = true;
+        } else {
+            const Node& node = m_levels[std::size_t(lvl)][std::size_t(pos >> (kFanoutBits * (lvl + 1)))];
+            if (node.iMin == kDirty)
+                return false;
+            if (!have || node.min < mn) {
+                mn = node.min;
+                iMin = node.iMin;
+            }
+            if (!have || node.max > mx) {
+                mx = node.max;
+                iMax = node.iMax;
+            }
+            have = true;
+        }
+        pos += size;
+    }
+    return have;
+}
+
+M4Result decimateM4(std::span<const double> x, std::span<const double> y, const M4Viewport& vp,
+                    const M4Index* index)
 {
     M4Result out;
     const qsizetype n = qsizetype(std::min(x.size(), y.size()));
@@ -37,8 +157,10 @@ M4Result decimateM4(std::span<const double> x, std::span<const double> y, const 
     // and stop one point after the last visible one.
     const auto lo = std::lower_bound(x.begin(), x.begin() + n, vp.xMin);
     const auto hi = std::upper_bound(lo, x.begin() + n, vp.xMax);
-    qsizetype begin = qsizetype(lo - x.begin());
-    qsizetype end = qsizetype(hi - x.begin());
+    const qsizetype firstInside = qsizetype(lo - x.begin());
+    const qsizetype endInside = qsizetype(hi - x.begin());
+    qsizetype begin = firstInside;
+    qsizetype end = endInside;
     if (begin > 0)
         --begin;
     if (end < n)
@@ -47,17 +169,18 @@ M4Result decimateM4(std::span<const double> x, std::span<const double> y, const 
 
     const double scale = vp.pixelWidth / (vp.xMax - vp.xMin);
     const auto columnOf = [&](double xv) -> qint64 {
-        const double c = std::floor(vp.pixelLeft + (xv - vp.xMin) * scale);
         // Far outside the plot: clamp (only the edge points get there).
-        return qint64(std::clamp(c, -1e15, 1e15));
+        const double c = std::clamp(vp.pixelLeft + (xv - vp.xMin) * scale, -1e15, 1e15);
+        // floor(c), exactly (|c| <= 1e15 < 2^53), without a libm call: this
+        // runs for every point, or a few times per column with the index.
+        const auto t = qint64(c);
+        return double(t) > c ? t - 1 : t;
     };
 
     Bucket b;
     bool segmentOpen = false;
-    const auto flush = [&] {
-        if (!b.open())
-            return;
-        qsizetype idx[4] = {b.first, b.min, b.max, b.last};
+    const auto emitColumn = [&](qsizetype first, qsizetype min, qsizetype max, qsizetype last) {
+        qsizetype idx[4] = {first, min, max, last};
         std::sort(std::begin(idx), std::end(idx));
         QList<QPointF>& seg = out.segments.last();
         for (int k = 0; k < 4; ++k) {
@@ -65,16 +188,27 @@ M4Result decimateM4(std::span<const double> x, std::span<const double> y, const 
                 continue;
             seg.append(QPointF(x[idx[k]], y[idx[k]]));
         }
+    };
+    const auto flush = [&] {
+        if (!b.open())
+            return;
+        emitColumn(b.first, b.min, b.max, b.last);
         b = Bucket{};
+    };
+    const auto extendY = [&](double yv) {
+        out.yMin = out.haveY ? std::min(out.yMin, yv) : yv;
+        out.yMax = out.haveY ? std::max(out.yMax, yv) : yv;
+        out.haveY = true;
     };
 
     qint64 lastGapColumn = std::numeric_limits<qint64>::min();
     unsigned lastGapKinds = 0;
-    for (qsizetype i = begin; i < end; ++i) {
+    // One point, in order: the definition of the sample.
+    const auto visit = [&](qsizetype i) {
         const double xv = x[i];
         const double yv = y[i];
         if (!std::isfinite(xv))
-            continue;
+            return;
         const bool inside = xv >= vp.xMin && xv <= vp.xMax;
         if (!std::isfinite(yv)) {
             flush();
@@ -94,13 +228,10 @@ M4Result decimateM4(std::span<const double> x, std::span<const double> y, const 
                     out.gaps.append(SegmentedSeries::Gap{xv, kind});
                 }
             }
-            continue;
+            return;
         }
-        if (inside) {
-            out.yMin = out.haveY ? std::min(out.yMin, yv) : yv;
-            out.yMax = out.haveY ? std::max(out.yMax, yv) : yv;
-            out.haveY = true;
-        }
+        if (inside)
+            extendY(yv);
         if (!segmentOpen) {
             out.segments.append(QList<QPointF>());
             segmentOpen = true;
@@ -111,13 +242,70 @@ M4Result decimateM4(std::span<const double> x, std::span<const double> y, const 
         if (!b.open()) {
             b.column = col;
             b.first = b.last = b.min = b.max = i;
-            continue;
+            return;
         }
         b.last = i;
         if (yv < y[b.min])
             b.min = i;
         if (yv > y[b.max])
             b.max = i;
+    };
+
+    if (!index || index->size() != n || index->hasNonFiniteX()) {
+        for (qsizetype i = begin; i < end; ++i)
+            visit(i);
+        flush();
+        return out;
+    }
+
+    // With the index: walk pixel column by pixel column. A column's end is
+    // found by galloping on the column formula (x sorted, so it is
+    // monotone); a column of finite points inside [xMin, xMax] takes its
+    // min/max from the index (the same four points the point loop keeps);
+    // any other column (gaps, the edge points) goes through the point loop.
+    const auto columnEnd = [&](qsizetype i, qint64 col) {
+        // Gallop to the column's right edge in x (plain comparisons), then
+        // settle the points next to it with the column formula itself, so
+        // rounding never puts a point in another column than the loop would.
+        const double edge = vp.xMin + (double(col + 1) - vp.pixelLeft) / scale;
+        qsizetype lower = i + 1, upper = end, step = 1;
+        while (true) {
+            const qsizetype probe = i + step;
+            if (probe >= end)
+                break;
+            if (x[probe] >= edge) {
+                upper = probe;
+                break;
+            }
+            lower = probe + 1;
+            step *= 2;
+        }
+        lower = qsizetype(std::lower_bound(x.begin() + lower, x.begin() + upper, edge) - x.begin());
+        while (lower > i + 1 && columnOf(x[lower - 1]) > col)
+            --lower;
+        while (lower < end && columnOf(x[lower]) <= col)
+            ++lower;
+        return lower;
+    };
+    qsizetype i = begin;
+    while (i < end) {
+        const qint64 col = columnOf(x[i]);
+        const qsizetype j = columnEnd(i, col);
+        qsizetype iMin = 0, iMax = 0;
+        if (i < firstInside || j > endInside || !index->minMax(x, y, i, j, iMin, iMax)) {
+            for (qsizetype k = i; k < j; ++k)
+                visit(k);
+        } else {
+            flush();
+            if (!segmentOpen) {
+                out.segments.append(QList<QPointF>());
+                segmentOpen = true;
+            }
+            extendY(y[iMin]);
+            extendY(y[iMax]);
+            emitColumn(i, iMin, iMax, j - 1);
+        }
+        i = j;
     }
     flush();
     return out;

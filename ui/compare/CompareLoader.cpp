@@ -6,6 +6,11 @@
 
 #include <QLoggingCategory>
 #include <QMetaObject>
+#include <QThread>
+#include <QtConcurrent/QtConcurrentMap>
+
+#include <algorithm>
+#include <numeric>
 
 namespace ty {
 
@@ -39,22 +44,8 @@ void CompareLoader::request(const QList<RunId>& runs, int ticket)
 CompareDataPtr CompareLoader::load(const QList<RunId>& runs) const
 {
     auto data = std::make_shared<CompareData>();
-    bool columns = false;
-    if (m_path != ReadPath::ResultStore && !m_columnsFailed && !m_columns && dynamic_cast<SqliteResultStore*>(m_store)) {
-        auto opened = SqliteMetricColumns::open(m_store->location());
-        if (opened) {
-            m_columns = std::move(*opened);
-        } else {
-            m_columnsFailed = true;
-            qCWarning(lcCompare, "%s; reading metrics through the store instead", qUtf8Printable(opened.error().message));
-        }
-    }
-    if (m_path != ReadPath::ResultStore && m_columns) {
-        if (auto s = m_columns->beginSnapshot(); s)
-            columns = true;
-        else
-            qCWarning(lcCompare, "%s", qUtf8Printable(s.error().message));
-    }
+    // Records and params through the store, on this thread.
+    QList<CompareRun> loaded;
     for (RunId id : runs) {
         const Result<RunRecord> record = m_store->run(id);
         if (!record)
@@ -62,29 +53,68 @@ CompareDataPtr CompareLoader::load(const QList<RunId>& runs) const
         CompareRun r;
         r.run = *record;
         r.params = m_store->params(id);
-        if (!columns || !loadMetricsViaColumns(r)) {
+        loaded.append(std::move(r));
+    }
+    // Metric columns: straight from SQLite, the runs split over the readers.
+    const int parts = m_path == ReadPath::ResultStore || !dynamic_cast<SqliteResultStore*>(m_store)
+        ? 0
+        : int(std::min<qsizetype>(std::clamp(QThread::idealThreadCount(), 1, 4), loaded.size()));
+    while (!m_columnsFailed && int(m_columns.size()) < parts) {
+        auto opened = SqliteMetricColumns::open(m_store->location());
+        if (!opened) {
+            m_columnsFailed = true;
+            qCWarning(lcCompare, "%s; reading metrics through the store instead", qUtf8Printable(opened.error().message));
+            break;
+        }
+        m_columns.push_back(std::move(*opened));
+    }
+    const int readers = m_columnsFailed ? 0 : parts;
+    std::vector<char> viaColumns(std::size_t(loaded.size()), 0);
+    if (readers > 0) {
+        std::vector<int> partIds(static_cast<std::size_t>(readers));
+        std::iota(partIds.begin(), partIds.end(), 0);
+        const auto readPart = [&](int part) {
+            SqliteMetricColumns& reader = *m_columns[std::size_t(part)];
+            if (auto snap = reader.beginSnapshot(); !snap) {
+                qCWarning(lcCompare, "%s", qUtf8Printable(snap.error().message));
+                return;
+            }
+            // Interleaved (run k to part k mod readers): runs of similar
+            // size are usually neighbours in a selection.
+            for (qsizetype k = part; k < loaded.size(); k += readers)
+                viaColumns[std::size_t(k)] = loadMetricsViaColumns(reader, loaded[k]) ? 1 : 0;
+            reader.endSnapshot();
+        };
+        if (readers > 1)
+            QtConcurrent::blockingMap(partIds, readPart);
+        else
+            readPart(0);
+    }
+    bool allColumns = readers > 0;
+    for (qsizetype k = 0; k < loaded.size(); ++k) {
+        CompareRun& r = loaded[k];
+        if (!viaColumns[std::size_t(k)]) {
+            allColumns = false;
             r.metrics.clear();
             r.summary.clear();
             loadMetricsViaStore(r);
         }
         data->runs.append(std::move(r));
     }
-    if (columns)
-        m_columns->endSnapshot();
-    m_lastUsedColumns = columns;
+    m_lastUsedColumns = allColumns && !loaded.isEmpty();
     return data;
 }
 
-bool CompareLoader::loadMetricsViaColumns(CompareRun& r) const
+bool CompareLoader::loadMetricsViaColumns(SqliteMetricColumns& reader, CompareRun& r) const
 {
-    const auto keys = m_columns->keys(r.run.id);
+    const auto keys = reader.keys(r.run.id);
     if (!keys) {
         qCWarning(lcCompare, "%s", qUtf8Printable(keys.error().message));
         return false;
     }
     if (m_path == ReadPath::ColumnsByIndex) {
         for (const auto& [keyId, key] : *keys) {
-            auto s = m_columns->series(keyId);
+            auto s = reader.series(keyId);
             if (!s) {
                 qCWarning(lcCompare, "%s (run %lld, metric %s)", qUtf8Printable(s.error().message),
                           static_cast<long long>(r.run.id), qUtf8Printable(key));
@@ -96,7 +126,7 @@ bool CompareLoader::loadMetricsViaColumns(CompareRun& r) const
         return true;
     }
     // The run's rows in insertion order when they lie together, else per key by index.
-    auto all = m_columns->runSeries(*keys);
+    auto all = reader.runSeries(*keys);
     if (!all) {
         qCWarning(lcCompare, "%s (run %lld)", qUtf8Printable(all.error().message), static_cast<long long>(r.run.id));
         return false;

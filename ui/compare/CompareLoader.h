@@ -5,6 +5,7 @@
 #include <QObject>
 
 #include <memory>
+#include <vector>
 
 namespace ty {
 
@@ -25,6 +26,12 @@ class SqliteMetricColumns;
 // bench_compare, RESULTS.md "Compare view"). Any other store, or a SQLite file
 // that cannot be opened that way, goes through ResultStore::metrics(); both
 // give the same points in the same order.
+//
+// Parallel: the runs are split over up to QThread::idealThreadCount() (at
+// most 4) readers, each with its own connection and snapshot, run with
+// QtConcurrent; the store itself (run records, params) is read on the
+// loader's thread only. A run still being written to may so be read at a
+// slightly different moment than another run (never half a commit).
 class CompareLoader final : public QObject {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(CompareLoader)
@@ -59,11 +66,12 @@ Q_SIGNALS:
 
 private:
     void loadMetricsViaStore(CompareRun& r) const;
-    bool loadMetricsViaColumns(CompareRun& r) const;
+    bool loadMetricsViaColumns(SqliteMetricColumns& reader, CompareRun& r) const;
 
     ResultStore* m_store;
     ReadPath m_path = ReadPath::Auto;
-    mutable std::unique_ptr<SqliteMetricColumns> m_columns; // opened on first use
+    // One reader per parallel part, opened on first use.
+    mutable std::vector<std::unique_ptr<SqliteMetricColumns>> m_columns;
     mutable bool m_columnsFailed = false;
     mutable bool m_lastUsedColumns = false;
 };

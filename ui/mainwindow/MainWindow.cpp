@@ -7,6 +7,7 @@
 #include "compare/CompareView.h"
 #include "console/AggregatedConsoleView.h"
 #include "console/ConsoleView.h"
+#include "dialogs/ArtifactsDialog.h"
 #include "dialogs/CommandLine.h"
 #include "dialogs/SubmitDialog.h"
 #include "nodes/NodesView.h"
@@ -195,6 +196,14 @@ void MainWindow::createActions()
     m_compareAction->setToolTip(tr("Compare the selected runs side by side (Ctrl+D; Ctrl/Shift+click to select several)"));
     connect(m_compareAction, &QAction::triggered, this, &MainWindow::compareSelected);
 
+    m_artifactsAction = new QAction(tr("&Artifacts…"), this);
+    m_artifactsAction->setObjectName(QStringLiteral("artifactsAction"));
+    m_artifactsAction->setToolTip(tr("List the selected run's artifacts on its node and download them"));
+    connect(m_artifactsAction, &QAction::triggered, this, [this] {
+        if (m_selected)
+            openArtifacts(m_selected);
+    });
+
     auto* quit = new QAction(tr("&Quit"), this);
     quit->setShortcut(QKeySequence::Quit);
     connect(quit, &QAction::triggered, this, &QWidget::close);
@@ -209,6 +218,7 @@ void MainWindow::createActions()
     run->addAction(m_deleteAction);
     run->addSeparator();
     run->addAction(m_compareAction);
+    run->addAction(m_artifactsAction);
     auto* aggregated = new QAction(tr("&Aggregated console"), this);
     aggregated->setObjectName(QStringLiteral("aggregatedConsoleAction"));
     aggregated->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
@@ -636,6 +646,16 @@ void MainWindow::updateHeader()
                                command.toHtmlEscaped(), r.workdir.toHtmlEscaped()));
 }
 
+void MainWindow::openArtifacts(RunId run)
+{
+    const RunRow* row = m_model->rowData(run);
+    const QString name = row ? row->run.name : QString();
+    auto* dialog = new ArtifactsDialog(m_engine, run, name,
+                                       runDataDir(m_store->location(), run) + QStringLiteral("/artifacts"), this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->show();
+}
+
 void MainWindow::updateActions()
 {
     const RunRow* row = m_selected ? m_model->rowData(m_selected) : nullptr;
@@ -643,6 +663,7 @@ void MainWindow::updateActions()
     m_cancelAction->setEnabled(row && m_engine && !isTerminal(row->run.state));
     m_deleteAction->setEnabled(row && isTerminal(row->run.state));
     m_compareAction->setEnabled(!selectedRuns().isEmpty());
+    m_artifactsAction->setEnabled(row && m_engine);
     m_deleteAction->setToolTip(row && !isTerminal(row->run.state)
                                    ? tr("Cancel the run first: only finished runs can be deleted")
                                    : tr("Delete the selected finished run with its metrics and console copy"));
@@ -836,6 +857,7 @@ void MainWindow::createQueueAndNodes()
         }
         menu.addSeparator();
         menu.addAction(m_compareAction);
+        menu.addAction(m_artifactsAction);
         menu.addAction(m_deleteAction);
         menu.exec(m_table->viewport()->mapToGlobal(pos));
     });

@@ -89,6 +89,8 @@ public:
     // The consoles of `runs` merged by arrival time (action "Aggregated
     // console", Ctrl+L, for the selected runs): opens the "aggregatedConsole" tab.
     void openAggregatedConsole(const QList<RunId>& runs);
+    // The selected run's artifacts (ArtifactsDialog), non-modal.
+    void openArtifacts(RunId run);
     AggregatedConsoleView* aggregatedConsole() const { return m_aggregated; }
 
 Q_SIGNALS:
@@ -149,6 +151,7 @@ private:
     QAction* m_cancelAction = nullptr;
     QAction* m_deleteAction = nullptr;
     QAction* m_compareAction = nullptr;
+    QAction* m_artifactsAction = nullptr;
     CompareLoader* m_compareLoader = nullptr; // lives on m_readerThread
     CompareView* m_compare = nullptr;
     AggregatedConsoleView* m_aggregated = nullptr; // created on first use

@@ -13,6 +13,7 @@
 #include "TestSupport.h"
 
 #include <QAbstractButton>
+#include <QAction>
 #include <QApplication>
 #include <QFile>
 #include <QLabel>
@@ -133,6 +134,49 @@ private Q_SLOTS:
         view.setNodeStatus(QStringLiteral("cpu-box"), true, {});
         view.setNodeGpus(QStringLiteral("cpu-box"), {});
         QCOMPARE(view.nodeItem(QStringLiteral("cpu-box"))->child(0)->text(0), NodesView::cpuNodeText());
+    }
+
+    void aggregatedConsoleOfANode()
+    {
+        NodesView view(m_store.get(), nullptr);
+        QSignalSpy requested(&view, &NodesView::aggregatedConsoleRequested);
+        RunRows rows;
+        const auto add = [&](RunId id, const QString& node, bool started) {
+            RunRow r;
+            r.run.id = id;
+            r.run.name = QStringLiteral("run %1").arg(id);
+            r.run.node = node;
+            if (started)
+                r.run.startedAt = QDateTime::currentDateTimeUtc();
+            rows.append(r);
+        };
+        add(3, QStringLiteral("ws-01"), true);
+        add(9, QStringLiteral("ws-01"), true);
+        add(5, QStringLiteral("ws-02"), true);
+        add(12, QStringLiteral("ws-01"), false); // queued there: no console yet
+        for (RunId id = 100; id < 100 + NodesView::kConsoleRuns + 5; ++id)
+            add(id, QStringLiteral("ws-03"), true);
+        view.setNodeStatus(QStringLiteral("ws-01"), true, {});
+        view.setNodeStatus(QStringLiteral("ws-03"), true, {});
+        view.setRuns(rows);
+        QCOMPARE(view.consoleRuns(QStringLiteral("ws-01")), (QList<RunId>{9, 3}));
+        QCOMPARE(view.consoleRuns(QStringLiteral("ws-02")), QList<RunId>{5});
+        const QList<RunId> many = view.consoleRuns(QStringLiteral("ws-03"));
+        QCOMPARE(many.size(), NodesView::kConsoleRuns);
+        QCOMPARE(many.first(), RunId(100 + NodesView::kConsoleRuns + 4)); // the newest
+        QVERIFY(!view.aggregatedConsoleAction()->isEnabled()); // nothing selected
+
+        // A GPU row selected counts as its node.
+        view.setNodeGpus(QStringLiteral("ws-01"), {AgentGpu{}});
+        QTreeWidgetItem* node = view.nodeItem(QStringLiteral("ws-01"));
+        QVERIFY(node && node->childCount() == 1);
+        view.tree()->setCurrentItem(node->child(0));
+        QCOMPARE(view.selectedNode(), QStringLiteral("ws-01"));
+        QVERIFY(view.aggregatedConsoleAction()->isEnabled());
+        view.aggregatedConsoleAction()->trigger();
+        QCOMPARE(requested.count(), 1);
+        QCOMPARE(requested.at(0).at(0).toString(), QStringLiteral("ws-01"));
+        QCOMPARE(requested.at(0).at(1).value<QList<RunId>>(), (QList<RunId>{9, 3}));
     }
 
     void localNodeAndAddedNodeThroughEngine()

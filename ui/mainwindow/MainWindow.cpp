@@ -868,6 +868,8 @@ void MainWindow::createQueueAndNodes()
     auto* nodesDock = new QDockWidget(tr("Nodes"), this);
     nodesDock->setObjectName(QStringLiteral("nodesDock"));
     nodesDock->setWidget(m_nodesView);
+    connect(m_nodesView, &NodesView::aggregatedConsoleRequested, this,
+            [this](const QString&, const QList<RunId>& runs) { openAggregatedConsole(runs); });
     addDockWidget(Qt::RightDockWidgetArea, queueDock);
     splitDockWidget(queueDock, nodesDock, Qt::Vertical);
 

@@ -11,10 +11,13 @@
 #include <QAction>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMenu>
 #include <QMessageBox>
 #include <QToolBar>
 #include <QTreeWidget>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace ty {
 
@@ -58,10 +61,21 @@ NodesView::NodesView(ResultStore* store, RunEngine* engine, QWidget* parent)
     m_addAction->setEnabled(engine != nullptr);
     connect(m_addAction, &QAction::triggered, this, [this] { openAddNodeDialog(); });
 
+    m_aggregatedAction = new QAction(tr("Aggregated &console"), this);
+    m_aggregatedAction->setObjectName(QStringLiteral("nodeAggregatedConsoleAction"));
+    m_aggregatedAction->setToolTip(tr("The consoles of the selected node's latest runs, merged by arrival time"));
+    m_aggregatedAction->setEnabled(false);
+    connect(m_aggregatedAction, &QAction::triggered, this, [this] {
+        const QString node = selectedNode();
+        if (!node.isEmpty())
+            Q_EMIT aggregatedConsoleRequested(node, consoleRuns(node));
+    });
+
     auto* bar = new QToolBar(this);
     bar->setObjectName(QStringLiteral("nodesToolBar"));
     bar->setToolButtonStyle(Qt::ToolButtonTextOnly);
     bar->addAction(m_addAction);
+    bar->addAction(m_aggregatedAction);
 
     m_tree = new QTreeWidget(this);
     m_tree->setObjectName(QStringLiteral("nodesTree"));
@@ -78,6 +92,19 @@ NodesView::NodesView(ResultStore* store, RunEngine* engine, QWidget* parent)
     m_tree->setColumnWidth(UtilizationColumn, 48);
     m_tree->setColumnWidth(TemperatureColumn, 48);
     m_tree->setColumnWidth(PowerColumn, 52);
+
+    m_tree->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_tree, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
+        if (QTreeWidgetItem* item = m_tree->itemAt(pos))
+            m_tree->setCurrentItem(item);
+        QMenu menu(this);
+        menu.addAction(m_aggregatedAction);
+        menu.addAction(m_addAction);
+        menu.exec(m_tree->viewport()->mapToGlobal(pos));
+    });
+    connect(m_tree, &QTreeWidget::currentItemChanged, this, [this] {
+        m_aggregatedAction->setEnabled(!consoleRuns(selectedNode()).isEmpty());
+    });
 
     m_summary = new QLabel(this);
     m_summary->setObjectName(QStringLiteral("nodesSummary"));
@@ -142,8 +169,31 @@ QTreeWidgetItem* NodesView::ensureNode(const QString& node)
     return item;
 }
 
+QString NodesView::selectedNode() const
+{
+    QTreeWidgetItem* item = m_tree->currentItem();
+    while (item && item->parent())
+        item = item->parent();
+    return item ? item->text(NameColumn) : QString();
+}
+
 void NodesView::setRuns(const RunRows& rows)
 {
+    // Runs that started somewhere (they have a console), newest first.
+    QHash<QString, QList<RunId>> consoles;
+    QList<const RunRow*> started;
+    for (const RunRow& r : rows)
+        if (!r.run.node.isEmpty() && r.run.startedAt.isValid())
+            started.append(&r);
+    std::sort(started.begin(), started.end(), [](const RunRow* a, const RunRow* b) { return a->run.id > b->run.id; });
+    for (const RunRow* r : std::as_const(started)) {
+        QList<RunId>& list = consoles[r->run.node];
+        if (list.size() < kConsoleRuns)
+            list.append(r->run.id);
+    }
+    m_consoleRuns = std::move(consoles);
+    m_aggregatedAction->setEnabled(!consoleRuns(selectedNode()).isEmpty());
+
     QHash<QString, std::pair<RunId, QString>> ours;
     for (const RunRow& r : rows)
         if (!r.run.agentRunId.isEmpty())

@@ -46,6 +46,10 @@ class RunEngine;
 // only reported, never offered. Encrypted keys ask through a
 // GuiPassphraseProvider (PassphraseDialog).
 //
+// Aggregated console (aggregatedConsoleAction, context menu): asks the main
+// window to merge the consoles of the node's latest runs
+// (aggregatedConsoleRequested).
+//
 // GUI thread only. `store` must outlive the view; `engine` may be null.
 class NodesView final : public QWidget {
     Q_OBJECT
@@ -66,6 +70,14 @@ public:
     void setAgentPath(const QString& path) { m_agentPath = path; }
 
     void setRuns(const RunRows& rows);
+    // The runs started on `node` (those with a console), newest first, at
+    // most kConsoleRuns: what "Aggregated console" (aggregatedConsoleAction,
+    // also in the tree's context menu) merges for that node.
+    static constexpr int kConsoleRuns = 50;
+    QList<RunId> consoleRuns(const QString& node) const { return m_consoleRuns.value(node); }
+    // Acts on the selected node (or the node of the selected GPU).
+    QAction* aggregatedConsoleAction() const { return m_aggregatedAction; }
+    QString selectedNode() const;
     void setStoredNodes(const QList<NodeRecord>& nodes);
     void setNodeStatus(const QString& node, bool ready, const QString& reason);
     void setNodeGpus(const QString& node, const QList<AgentGpu>& gpus);
@@ -89,6 +101,8 @@ Q_SIGNALS:
     void nodeAdded(const QString& node, const QString& error);
     // A host key was accepted for `node` (the next connection records it).
     void hostKeyAccepted(const QString& node);
+    // The user asked for the merged console of `node`'s runs (consoleRuns()).
+    void aggregatedConsoleRequested(const QString& node, const QList<RunId>& runs);
 
 private:
     struct NodeInfo {
@@ -114,6 +128,8 @@ private:
     QTreeWidget* m_tree = nullptr;
     QLabel* m_summary = nullptr;
     QAction* m_addAction = nullptr;
+    QAction* m_aggregatedAction = nullptr;
+    QHash<QString, QList<RunId>> m_consoleRuns; // node -> consoleRuns()
     QHash<QString, NodeInfo> m_nodes;
     QHash<QString, QTreeWidgetItem*> m_items;
     QHash<QString, std::pair<RunId, QString>> m_ourRuns; // agent run id -> (run id, name)

@@ -1,5 +1,6 @@
 #include "ConsoleMerge.h"
 
+#include "StderrRanges.h"
 #include "TerminalRenderer.h"
 
 #include <QFile>
@@ -23,6 +24,7 @@ struct ConsoleMerge::Source {
     QString timesPath;
     std::unique_ptr<TerminalRenderer> renderer;
     ConsoleTimeIndex times;
+    StderrSidecar stderrBytes{QString()}; // console.stderr beside the copy
     ConsoleLevelClassifier classifier;
     qint64 read = 0;
     bool finished = false;
@@ -51,6 +53,9 @@ void ConsoleMerge::updateSource(int index, ConsoleMergeSource source)
     s.timesPath = !source.timesPath.isEmpty() ? source.timesPath
         : source.consolePath.isEmpty()        ? QString()
                                               : ConsoleTimeIndex::pathFor(source.consolePath);
+    const QString sidecar = source.consolePath.isEmpty() ? QString() : StderrSidecar::pathFor(source.consolePath);
+    if (sidecar != s.stderrBytes.path())
+        s.stderrBytes = StderrSidecar(sidecar);
     s.info = std::move(source);
 }
 
@@ -92,6 +97,12 @@ Result<qint64> ConsoleMerge::readSource(int index, qint64 maxBytes)
     // so every byte read here has its entry.
     if (!s.timesPath.isEmpty())
         s.times.readMore(s.timesPath);
+    // Likewise the stderr ranges (written before their bytes); ranges
+    // before the first row still to come are not kept.
+    if (!s.stderrBytes.path().isEmpty()) {
+        const qint64 pending = s.renderer->pendingStartOffset();
+        s.stderrBytes.refresh(pending >= 0 ? pending : s.read);
+    }
     const qint64 endMs = s.info.endMs > 0 ? s.info.endMs : QFileInfo(f).lastModified().toMSecsSinceEpoch();
     s.times.setFallback(s.info.startMs, endMs, size);
     // Settle rows only once caught up with the file: the result of reading
@@ -147,13 +158,15 @@ void ConsoleMerge::collect(Source& s, int index, bool final)
 {
     if (s.renderer->committedCount() == 0)
         return;
-    const QList<ConsoleLine> lines = s.renderer->takeCommitted();
+    QList<ConsoleLine> lines = s.renderer->takeCommitted();
     qint64 tailStart = s.read;
     if (!final) {
         const qint64 pendingStart = s.renderer->pendingStartOffset();
         if (pendingStart >= 0)
             tailStart = pendingStart;
     }
+    if (!s.stderrBytes.ranges().isEmpty())
+        markStderrLines(lines, 0, tailStart, s.stderrBytes.ranges());
     m_out.reserve(m_out.size() + lines.size());
     for (qsizetype k = 0; k < lines.size(); ++k) {
         const ConsoleLine& line = lines.at(k);
@@ -168,6 +181,7 @@ void ConsoleMerge::collect(Source& s, int index, bool final)
         m.level = s.classifier.classify(line.text);
         m.traceback = s.classifier.lastWasTraceback();
         m.truncated = line.truncated;
+        m.fromStderr = line.fromStderr;
         m_out.append(std::move(m));
     }
 }

@@ -36,6 +36,7 @@ struct MergedConsoleLine {
     ConsoleLevel level = ConsoleLevel::Info;
     bool traceback = false; // part of a Python traceback block
     bool truncated = false;
+    bool fromStderr = false; // some of the row's bytes came from stderr (console.stderr sidecar)
 };
 
 // Merge order: arrival time, then run id, then offset.

@@ -1,6 +1,7 @@
 // The aggregated console view: merged, tagged lines from real console files,
 // text/regex/level filters, saved filters (QSettings), follow mode on a live
 // run, and the model under QAbstractItemModelTester.
+#include "logs/StderrRanges.h"
 #include "console/AggregatedConsoleModel.h"
 #include "console/AggregatedConsoleView.h"
 #include "logs/ConsoleTimes.h"
@@ -81,6 +82,9 @@ private Q_SLOTS:
         // oom: "allocating..." at 2000, traceback at 5000; midrun: steps at 3000, traceback at 4000.
         QVERIFY(writeFile(ConsoleTimeIndex::pathFor(a), "0 2000\n" + QByteArray::number(m_oom.indexOf("Traceback")) + " 5000\n"));
         QVERIFY(writeFile(ConsoleTimeIndex::pathFor(b), "0 3000\n" + QByteArray::number(m_mid.indexOf("Traceback")) + " 4000\n"));
+        // oom's traceback went to stderr (as Python writes it): from "Traceback" to the end.
+        const qint64 tb = m_oom.indexOf("Traceback");
+        QVERIFY(writeFile(StderrSidecar::pathFor(a), QByteArray::number(tb) + ' ' + QByteArray::number(m_oom.size() - tb) + '\n'));
         m_runs = {finishedRun(1, QStringLiteral("oom"), a), finishedRun(2, QStringLiteral("midrun"), b)};
     }
 
@@ -163,9 +167,21 @@ private Q_SLOTS:
         QCOMPARE(view.model()->rowCount(), 2);
         QCOMPARE(view.model()->index(0).data(AggregatedConsoleModel::RunIdRole).toLongLong(), 2);
         QCOMPARE(view.model()->index(1).data(AggregatedConsoleModel::RunIdRole).toLongLong(), 1);
+        // Stderr: oom's traceback, whatever the level of each row.
+        edit->clear();
+        level->setCurrentIndex(level->findData(int(AggregatedConsoleModel::LevelFilter::Stderr)));
+        QTRY_VERIFY(view.isIdle());
+        QCOMPARE(view.model()->rowCount(), 5);
+        for (int r = 0; r < 5; ++r) {
+            QCOMPARE(view.model()->index(r).data(AggregatedConsoleModel::RunIdRole).toLongLong(), 1);
+            QVERIFY(view.model()->index(r).data(AggregatedConsoleModel::StderrRole).toBool());
+        }
+        QCOMPARE(view.model()->index(0).data(AggregatedConsoleModel::TextRole).toString(),
+                 QStringLiteral("Traceback (most recent call last):"));
         level->setCurrentIndex(level->findData(int(AggregatedConsoleModel::LevelFilter::All)));
         edit->clear();
         QTRY_COMPARE(view.model()->rowCount(), 28);
+        QVERIFY(!view.model()->index(0).data(AggregatedConsoleModel::StderrRole).toBool());
     }
 
     void savedFilters()

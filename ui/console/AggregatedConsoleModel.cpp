@@ -52,6 +52,8 @@ QVariant AggregatedConsoleModel::data(const QModelIndex& index, int role) const
         return line.traceback;
     case OffsetRole:
         return line.offset;
+    case StderrRole:
+        return line.fromStderr;
     default:
         return {};
     }
@@ -79,6 +81,8 @@ bool AggregatedConsoleModel::accepts(const MergedConsoleLine& line) const
     if (m_level == LevelFilter::Errors && line.level != ConsoleLevel::Error)
         return false;
     if (m_level == LevelFilter::WarningsAndErrors && line.level == ConsoleLevel::Info)
+        return false;
+    if (m_level == LevelFilter::Stderr && !line.fromStderr)
         return false;
     if (m_text.isEmpty())
         return true;

@@ -40,8 +40,10 @@ public:
         TimeRole,                    // qint64: arrival, ms since the epoch
         TracebackRole,               // bool
         OffsetRole,                  // qint64: byte offset in the run's console
+        StderrRole,                  // bool: some of the row's bytes came from stderr
     };
-    enum class LevelFilter { All = 0, WarningsAndErrors = 1, Errors = 2 };
+    // Stderr: rows holding bytes the run wrote to stderr, whatever their level.
+    enum class LevelFilter { All = 0, WarningsAndErrors = 1, Errors = 2, Stderr = 3 };
 
     static constexpr qsizetype kFilterSlice = 50000;
     static constexpr qsizetype kMaxLines = 3'000'000;

@@ -33,7 +33,8 @@ constexpr int kMaxTagChars = 24;
 constexpr int kRowChars = 240; // width of a row (horizontal scroll range)
 
 // Paints one merged line: arrival time (faint), [run name] in the run's
-// colour, then the text; error rows tinted red, warnings yellow.
+// colour, then the text; error rows tinted red, warnings yellow, rows with
+// stderr bytes marked by a red bar on the left.
 class LineDelegate final : public QStyledItemDelegate {
 public:
     using QStyledItemDelegate::QStyledItemDelegate;
@@ -51,6 +52,8 @@ public:
             p->fillRect(option.rect, QColor(220, 40, 40, 48));
         else if (line.level == ConsoleLevel::Warning)
             p->fillRect(option.rect, QColor(230, 180, 0, 56));
+        if (line.fromStderr) // a red bar on the left edge, as the run's console tints stderr rows
+            p->fillRect(QRect(option.rect.left(), option.rect.top(), 3, option.rect.height()), QColor(200, 40, 50));
         const QFontMetrics fm(option.font);
         const int cw = fm.horizontalAdvance(u'0');
         QRect r = option.rect.adjusted(4, 0, 0, 0);
@@ -108,6 +111,7 @@ AggregatedConsoleView::AggregatedConsoleView(QWidget* parent)
     m_levelCombo->addItem(tr("All levels"), int(AggregatedConsoleModel::LevelFilter::All));
     m_levelCombo->addItem(tr("Warnings and errors"), int(AggregatedConsoleModel::LevelFilter::WarningsAndErrors));
     m_levelCombo->addItem(tr("Errors and tracebacks"), int(AggregatedConsoleModel::LevelFilter::Errors));
+    m_levelCombo->addItem(tr("Written to stderr"), int(AggregatedConsoleModel::LevelFilter::Stderr));
     m_filterError = new QLabel;
     m_filterError->setObjectName(QStringLiteral("filterError"));
     m_filterError->setStyleSheet(QStringLiteral("color: #c0392b"));
@@ -371,7 +375,7 @@ QMap<QString, AggregatedConsoleView::SavedFilter> AggregatedConsoleView::savedFi
         SavedFilter f;
         f.text = m.value(QStringLiteral("text")).toString();
         f.regex = m.value(QStringLiteral("regex")).toBool();
-        f.level = AggregatedConsoleModel::LevelFilter(std::clamp(m.value(QStringLiteral("level")).toInt(), 0, 2));
+        f.level = AggregatedConsoleModel::LevelFilter(std::clamp(m.value(QStringLiteral("level")).toInt(), 0, 3));
         out.insert(it.key(), f);
     }
     return out;
@@ -430,6 +434,7 @@ void AggregatedConsoleView::refreshSavedCombo(const QString& select)
     for (auto it = filters.cbegin(); it != filters.cend(); ++it) {
         const QString level = it->level == AggregatedConsoleModel::LevelFilter::Errors ? tr("errors")
             : it->level == AggregatedConsoleModel::LevelFilter::WarningsAndErrors      ? tr("warnings and errors")
+            : it->level == AggregatedConsoleModel::LevelFilter::Stderr                 ? tr("stderr")
                                                                                         : tr("all levels");
         m_savedCombo->addItem(it.key());
         m_savedCombo->setItemData(m_savedCombo->count() - 1,

@@ -11,6 +11,8 @@
 
 #include <QFile>
 #include <QTemporaryDir>
+
+#include "logs/StderrRanges.h"
 #include <QTest>
 
 using namespace ty;
@@ -347,6 +349,51 @@ private Q_SLOTS:
         merge.finishSource(0);
         QCOMPARE(tagged(merge.takeLines()), QStringList{QStringLiteral("4@222 three")});
         QVERIFY(merge.isFinished(0));
+    }
+
+    // console.stderr beside the copy: rows holding any stderr byte are marked,
+    // also when the sidecar grows with the live copy.
+    void stderrRowsMarked()
+    {
+        QTemporaryDir dir;
+        const QString log = dir.filePath(QStringLiteral("console.log"));
+        // "ok 1\n" [0,5) stdout, "Traceback\n" [5,15) stderr, "ok 2\n" [15,20),
+        // "mix " stdout + "ERR\n" stderr [20,28).
+        QVERIFY(writeFile(log, "ok 1\nTraceback\nok 2\nmix ERR\n"));
+        QVERIFY(writeFile(StderrSidecar::pathFor(log), "5 10\n24 4\n"));
+        ConsoleMerge merge;
+        merge.addSource({3, QStringLiteral("err"), log, {}, 1000, 2000});
+        QVERIFY(*merge.readSource(0, 1 << 20) > 0);
+        merge.finishSource(0);
+        const QList<MergedConsoleLine> lines = merge.takeLines();
+        QStringList marked;
+        for (const MergedConsoleLine& l : lines)
+            marked << (l.fromStderr ? QStringLiteral("E ") : QStringLiteral("O ")) + l.text;
+        QCOMPARE(marked, (QStringList{QStringLiteral("O ok 1"), QStringLiteral("E Traceback"), QStringLiteral("O ok 2"),
+                                      QStringLiteral("E mix ERR")}));
+
+        // Live: the range is appended before its bytes.
+        const QString live = dir.filePath(QStringLiteral("live/console.log"));
+        QVERIFY(QDir().mkpath(dir.filePath(QStringLiteral("live"))));
+        QVERIFY(writeFile(live, "a\n"));
+        ConsoleMerge m2;
+        m2.addSource({4, QStringLiteral("live"), live, {}, 1000, 0});
+        QVERIFY(*m2.readSource(0, 1 << 20) > 0);
+        {
+            QFile side(StderrSidecar::pathFor(live));
+            QVERIFY(side.open(QIODevice::Append));
+            side.write("2 4\n");
+            side.close();
+            QFile f(live);
+            QVERIFY(f.open(QIODevice::Append));
+            f.write("bad\nc\n");
+        }
+        QVERIFY(*m2.readSource(0, 1 << 20) > 0);
+        m2.finishSource(0);
+        QStringList got;
+        for (const MergedConsoleLine& l : m2.takeLines())
+            got << (l.fromStderr ? QStringLiteral("E ") : QStringLiteral("O ")) + l.text;
+        QCOMPARE(got, (QStringList{QStringLiteral("O a"), QStringLiteral("E bad"), QStringLiteral("O c")}));
     }
 
     // Runs from before console.times: times interpolated from start/end.

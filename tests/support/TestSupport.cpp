@@ -1,5 +1,7 @@
 #include "TestSupport.h"
 
+#include "runs/RunEngine.h"
+
 #include <QFile>
 
 namespace ty::test {
@@ -25,6 +27,25 @@ QString sourcePath(const QString& relative)
 QString agentPath()
 {
     return QStringLiteral(TRAINYARD_AGENT_PATH);
+}
+
+EngineThread::EngineThread(ResultStore* store, const QString& databasePath)
+    : m_engine(new RunEngine(store, databasePath))
+{
+    m_engine->moveToThread(&m_thread);
+    m_thread.start();
+}
+
+EngineThread::~EngineThread()
+{
+    run([this] { delete m_engine; });
+    m_thread.quit();
+    m_thread.wait();
+}
+
+void EngineThread::run(const std::function<void()>& fn) const
+{
+    QMetaObject::invokeMethod(m_engine, fn, Qt::BlockingQueuedConnection);
 }
 
 } // namespace ty::test

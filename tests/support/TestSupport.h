@@ -2,6 +2,14 @@
 
 #include <QByteArray>
 #include <QString>
+#include <QThread>
+
+#include <functional>
+
+namespace ty {
+class ResultStore;
+class RunEngine;
+} // namespace ty
 
 // Small helpers shared by the QtTest executables.
 namespace ty::test {
@@ -14,5 +22,23 @@ QByteArray readFixture(const QString& relative);
 QString sourcePath(const QString& relative);
 // The built trainyard-agent executable.
 QString agentPath();
+
+// A RunEngine on its own thread, as the application runs it (created here,
+// moved there, deleted there when this goes out of scope, also when a check
+// failed).
+class EngineThread {
+public:
+    EngineThread(ResultStore* store, const QString& databasePath);
+    ~EngineThread();
+    EngineThread(const EngineThread&) = delete;
+    EngineThread& operator=(const EngineThread&) = delete;
+    RunEngine* engine() const { return m_engine; }
+    // Runs `fn` on the engine's thread and waits for it.
+    void run(const std::function<void()>& fn) const;
+
+private:
+    QThread m_thread;
+    RunEngine* m_engine = nullptr;
+};
 
 } // namespace ty::test

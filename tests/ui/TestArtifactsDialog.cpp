@@ -36,18 +36,10 @@ private Q_SLOTS:
         auto opened = ResultStore::open(dbPath);
         QVERIFY2(opened, opened ? "" : qPrintable(opened.error().message));
         std::unique_ptr<ResultStore> store = std::move(*opened);
-        QThread engineThread;
-        auto* engine = new RunEngine(store.get(), dbPath);
-        engine->moveToThread(&engineThread);
-        engineThread.start();
-        auto onEngine = [engine](auto fn) { QMetaObject::invokeMethod(engine, fn, Qt::BlockingQueuedConnection); };
-        const auto stop = qScopeGuard([&] {
-            onEngine([&] { delete engine; });
-            engineThread.quit();
-            engineThread.wait();
-        });
+        const test::EngineThread thread(store.get(), dbPath);
+        RunEngine* engine = thread.engine();
         bool owner = false;
-        onEngine([&] {
+        thread.run([&] {
             owner = engine->acquireIngestion();
             engine->addLocalNode(test::agentPath(), dir.filePath(QStringLiteral("agent-state")));
         });

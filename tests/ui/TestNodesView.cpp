@@ -181,16 +181,9 @@ private Q_SLOTS:
 
     void localNodeAndAddedNodeThroughEngine()
     {
-        QThread engineThread;
-        auto* engine = new RunEngine(m_store.get(), m_store->location());
-        engine->moveToThread(&engineThread);
-        engineThread.start();
-        auto onEngine = [engine](auto fn) { QMetaObject::invokeMethod(engine, fn, Qt::BlockingQueuedConnection); };
-        const auto stop = qScopeGuard([&] {
-            onEngine([&] { delete engine; });
-            engineThread.quit();
-            engineThread.wait();
-        });
+        const test::EngineThread thread(m_store.get(), m_store->location());
+        RunEngine* engine = thread.engine();
+        const auto onEngine = [&thread](const std::function<void()>& fn) { thread.run(fn); };
         NodesView view(m_store.get(), engine);
         view.show();
         QVERIFY(view.nodeItem(QStringLiteral("local")));

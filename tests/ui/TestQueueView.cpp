@@ -118,17 +118,9 @@ private Q_SLOTS:
         QVERIFY2(opened, opened ? "" : qPrintable(opened.error().message));
         std::unique_ptr<ResultStore> store = std::move(*opened);
 
-        QThread engineThread;
-        auto* engine = new RunEngine(store.get(), dbPath);
-        engine->moveToThread(&engineThread);
-        engineThread.start();
-        auto onEngine = [engine](auto fn) { QMetaObject::invokeMethod(engine, fn, Qt::BlockingQueuedConnection); };
-        // Also when a check fails: the engine goes with its thread.
-        const auto stop = qScopeGuard([&] {
-            onEngine([&] { delete engine; });
-            engineThread.quit();
-            engineThread.wait();
-        });
+        const test::EngineThread thread(store.get(), dbPath);
+        RunEngine* engine = thread.engine();
+        const auto onEngine = [&thread](const std::function<void()>& fn) { thread.run(fn); };
         bool owner = false;
         const QString agentState = dir.filePath(QStringLiteral("agent-state"));
         {

@@ -104,6 +104,45 @@ private Q_SLOTS:
         QVERIFY(doc->findBlockByNumber(0).blockFormat().background().style() == Qt::NoBrush);
     }
 
+    void oldestRowsAreTrimmedAtTheCap()
+    {
+        // More rows than the cap, live, in chunks that end mid-row, with a
+        // coloured row and a progress bar at the end: the document keeps the
+        // newest kMaxBlocks rows, in order, and the pending bar after them.
+        ConsoleView view;
+        view.resize(800, 400);
+        view.show();
+        view.setRun(1, {}, true);
+        const int total = ConsoleView::kMaxBlocks + 5003;
+        QByteArray bytes;
+        for (int i = 0; i < total; ++i) {
+            if (i == total - 2)
+                bytes += "\x1b[31mrow " + QByteArray::number(i) + "\x1b[0m\n";
+            else
+                bytes += "row " + QByteArray::number(i) + '\n';
+        }
+        bytes += "  7%|#   | 7/100\r";
+        for (qsizetype i = 0; i < bytes.size(); i += 65536)
+            view.appendBytes(1, i, bytes.mid(i, 65536));
+        QTRY_COMPARE_WITH_TIMEOUT(view.bytesShown(), qint64(bytes.size()), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(view.isIdle(), 10000);
+        QTextDocument* doc = view.textView()->document();
+        QCOMPARE(doc->blockCount(), ConsoleView::kMaxBlocks);
+        // The renderer's live region (the last rows and the bar) is pending:
+        // shown after the committed rows and counted in the cap, so the
+        // oldest row kept is the one after the first total + 1 - kMaxBlocks.
+        QVERIFY(view.pendingRowCount() >= 1);
+        QCOMPARE(doc->firstBlock().text(), QStringLiteral("row %1").arg(total + 1 - ConsoleView::kMaxBlocks));
+        QCOMPARE(doc->findBlockByNumber(ConsoleView::kMaxBlocks - 2).text(), QStringLiteral("row %1").arg(total - 1));
+        QCOMPARE(doc->lastBlock().text(), QStringLiteral("  7%|#   | 7/100"));
+        const QTextBlock red = doc->findBlockByNumber(ConsoleView::kMaxBlocks - 3);
+        QCOMPARE(red.text(), QStringLiteral("row %1").arg(total - 2));
+        QVERIFY(red.begin().fragment().charFormat().foreground().color().red() > 150);
+        // Consecutive rows, nothing lost or doubled inside the kept window.
+        for (int b = 0; b < ConsoleView::kMaxBlocks - 1; b += 997)
+            QCOMPARE(doc->findBlockByNumber(b).text(), QStringLiteral("row %1").arg(total + 1 - ConsoleView::kMaxBlocks + b));
+    }
+
     void liveUpdateIsQuickAndReplacesTheBarInPlace()
     {
         ConsoleView view;

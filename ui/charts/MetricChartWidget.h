@@ -77,6 +77,7 @@ Q_SIGNALS:
     void menuRequested(const QPoint& globalPos);
 
 private:
+    void reserveFor(std::size_t incoming); // grows the columns one at a time
     bool addRaw(const QList<SeriesPoint>& points); // false: not in step order any more
     void sortRaw();
     void rebuild();
@@ -88,8 +89,11 @@ private:
     QString m_key;
     QColor m_color;
     DecimatedChart* m_chart = nullptr;
+    // Every point received (the chart needs them all to redraw on an axis
+    // change): 24 bytes a point here plus DecimatedChart's x and y columns
+    // (16 bytes), i.e. memory grows with the run's number of metric points,
+    // not with the console's rate or the time spent following (issue 5).
     std::vector<double> m_steps, m_wall, m_values;
-    std::vector<double> m_x; // the x each point is drawn at (before sorting by x)
     qsizetype m_nonFinite = 0;
     XAxisMode m_mode = XAxisMode::Step;
     EpochMap m_epochs;

@@ -244,9 +244,15 @@ void ConsoleView::drain()
 {
     m_drainScheduled = false;
     m_autoScrolling = true;
-    QTextCursor cursor(m_text->document());
+    QTextDocument* doc = m_text->document();
+    QTextCursor cursor(doc);
     cursor.beginEditBlock();
     removePendingRows(cursor);
+    // Rows are appended at the end; insertLine() relies on the cursor being
+    // there. setPosition (not movePosition) inside the edit block: movePosition
+    // lays out the block it starts from (text shaping), which cost more than
+    // the insertion itself at 100k lines/s (issue 5).
+    cursor.setPosition(doc->characterCount() - 1);
     // A slice ends after kLinesPerSlice rows or kSliceMs, whichever comes
     // first, so timers, input and paints run between slices even when the
     // document's per-row cost is high (issue 5, tests/bench/bench_follow).
@@ -267,6 +273,7 @@ void ConsoleView::drain()
         m_pendingBlocks = int(m_pending.size());
         m_pendingDirty = false;
     }
+    trimToMaxBlocks(cursor);
     cursor.endEditBlock();
     m_autoScrolling = false;
     scrollToEndIfFollowing();
@@ -294,7 +301,7 @@ void ConsoleView::removePendingRows(QTextCursor& cursor)
     } else {
         const QTextBlock last = doc->findBlockByNumber(keep - 1);
         cursor.setPosition(last.position() + last.length() - 1);
-        cursor.movePosition(QTextCursor::End, QTextCursor::KeepAnchor);
+        cursor.setPosition(doc->characterCount() - 1, QTextCursor::KeepAnchor);
         cursor.removeSelectedText();
     }
     m_pendingBlocks = 0;
@@ -331,9 +338,29 @@ QTextCharFormat ConsoleView::formatFor(const StyleSpan& span) const
     return f;
 }
 
+void ConsoleView::trimToMaxBlocks(QTextCursor& cursor)
+{
+    // QTextDocument's own maximumBlockCount (kept as a safety net) drops the
+    // oldest rows with movePosition(NextBlock) once per row, which lays out
+    // (shapes) every row it is about to delete: ~15 % of the GUI thread while
+    // following 100k lines/s. Selecting them by position lays out nothing.
+    QTextDocument* doc = cursor.document();
+    const int excess = doc->blockCount() - kMaxBlocks;
+    if (excess <= 0)
+        return;
+    QTextCursor front(doc);
+    front.setPosition(doc->findBlockByNumber(excess).position(), QTextCursor::KeepAnchor);
+    // As Qt does: the new first row keeps its character format.
+    const QTextCharFormat charFormat = front.blockCharFormat();
+    front.removeSelectedText();
+    front.setBlockCharFormat(charFormat);
+    // `cursor` (at the end) moved back with the text; nothing to adjust.
+}
+
 void ConsoleView::insertLine(QTextCursor& cursor, const ConsoleLine& line)
 {
-    cursor.movePosition(QTextCursor::End);
+    // The cursor is at the end of the document (drain() puts it there and
+    // every insertion below leaves it there).
     const QTextCharFormat plain;
     if (m_docEmpty)
         m_docEmpty = false;

@@ -30,6 +30,13 @@ class ConsoleFeeder;
 // event-loop turn so even a big
 // console never blocks the GUI; at most kMaxBlocks rows are kept (oldest
 // dropped) to bound memory.
+// Bounded means: whatever the run's rate or length, the view holds at most
+// kMaxBlocks rows in the document plus at most kMaxBlocks rows not inserted
+// yet (when the GUI falls behind, the oldest queued rows are dropped: they
+// would have been trimmed from the document anyway), and the feeder at most
+// ConsoleFeeder::kMaxLines. Rows are appended without laying them out (only
+// painted rows are shaped), and the oldest rows are trimmed without laying
+// them out either (tests/bench/bench_follow, issue 5).
 //
 // Follow mode (objectName "followButton") keeps the newest row in view;
 // scrolling up turns it off, scrolling to the bottom turns it back on.
@@ -93,6 +100,8 @@ private:
                   qint64 bytes);
     void drain();
     void removePendingRows(QTextCursor& cursor);
+    // Drops the oldest rows beyond kMaxBlocks (without laying them out).
+    void trimToMaxBlocks(QTextCursor& cursor);
     void insertLine(QTextCursor& cursor, const ConsoleLine& line);
     QTextCharFormat formatFor(const StyleSpan& span) const;
     void scrollToEndIfFollowing();

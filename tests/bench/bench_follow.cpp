@@ -37,6 +37,8 @@
 #include <QThread>
 #include <QTimer>
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -62,6 +64,16 @@ std::pair<qint64, qint64> rssKiB()
             hwm = l.mid(6).trimmed().split(' ').front().toLongLong();
     }
     return {rss, hwm};
+}
+
+// Bytes the C heap (glibc malloc, every arena) has handed out and not got
+// back, and bytes it holds from the kernel (sbrk arenas + mmapped chunks):
+// RSS minus the first is libraries, fonts, stacks and the allocator's free
+// space (fragmentation).
+std::pair<double, double> heapMiB()
+{
+    const struct mallinfo2 mi = mallinfo2();
+    return {double(mi.uordblks + mi.hblkhd) / (1024.0 * 1024.0), double(mi.arena + mi.hblkhd) / (1024.0 * 1024.0)};
 }
 
 const char kGenerator[] = R"PY(
@@ -255,11 +267,13 @@ int main(int argc, char** argv)
         }
         if (measuring && now - lastReport >= 5) {
             const auto [rss, hwm] = rssKiB();
+            const auto [heapUsed, heapHeld] = heapMiB();
             std::printf("  t=%5.1f s  ingested %9lld lines (%7.0f lines/s last 5 s)  RSS %7.1f MiB  (HWM %7.1f MiB)  "
-                        "max lateness so far %.1f ms\n",
+                        "heap in use %6.1f of %6.1f MiB  max lateness so far %.1f ms\n",
                         now - runStart, static_cast<long long>(linesIn),
                         double(linesIn - lastReportLines) / (now - lastReport), double(rss) / 1024.0,
-                        double(hwm) / 1024.0, lateMs.empty() ? 0.0 : *std::max_element(lateMs.begin(), lateMs.end()));
+                        double(hwm) / 1024.0, heapUsed, heapHeld,
+                        lateMs.empty() ? 0.0 : *std::max_element(lateMs.begin(), lateMs.end()));
             std::fflush(stdout);
             lastReportLines = linesIn;
             lastReport = now;

@@ -42,6 +42,19 @@ bool matchParts(const std::vector<std::string>& g, std::size_t gi, const std::ve
     return pi == p.size();
 }
 
+// Whether some path below the directory `d` (its components) can match the
+// glob `g` from component gi on: the directory is a prefix of the path.
+bool prefixCanMatch(const std::vector<std::string>& g, std::size_t gi, const std::vector<std::string>& d, std::size_t di)
+{
+    if (di == d.size())
+        return gi < g.size(); // something left to match below the directory
+    if (gi == g.size())
+        return false;
+    if (g[gi] == "**")
+        return prefixCanMatch(g, gi + 1, d, di) || prefixCanMatch(g, gi, d, di + 1);
+    return ::fnmatch(g[gi].c_str(), d[di].c_str(), FNM_PERIOD) == 0 && prefixCanMatch(g, gi + 1, d, di + 1);
+}
+
 struct Lister {
     const std::vector<std::string>& globs;
     Json files = Json::array();
@@ -89,7 +102,9 @@ struct Lister {
             if (isAgentFile(childAbs))
                 continue;
             if (S_ISDIR(st.st_mode)) {
-                if (childAbs != skipDir)
+                // Only into directories some glob can reach: a data set or a
+                // checkpoint folder beside `out/*` is never walked.
+                if (childAbs != skipDir && dirMayHoldMatches(globs, childRel))
                     walk(rootName, childAbs, childRel);
                 continue;
             }
@@ -114,6 +129,15 @@ struct Lister {
 };
 
 } // namespace
+
+bool dirMayHoldMatches(const std::vector<std::string>& globs, const std::string& dir)
+{
+    const std::vector<std::string> d = split(dir);
+    for (const auto& g : globs)
+        if (prefixCanMatch(split(g), 0, d, 0))
+            return true;
+    return false;
+}
 
 bool globMatch(const std::string& glob, const std::string& path)
 {

@@ -1,7 +1,8 @@
 #pragma once
 
 // `list_files` (PROTOCOL.md): the files under a run's workdir and run
-// directory whose relative paths match one of the given globs. The walk never
+// directory whose relative paths match one of the given globs. The walk enters
+// only directories some glob can reach (dirMayHoldMatches), never
 // follows symlinks (a link is reported as "symlink" with its target) and stops
 // after kMaxListEntries visited entries ("truncated": true).
 // Globs: '/'-separated; `*`, `?` and `[...]` within one name (fnmatch(3)),
@@ -21,6 +22,11 @@ namespace ty::agent {
 
 inline constexpr std::size_t kMaxListEntries = 100000;
 
+// Whether a file below the relative directory `dir` could match one of
+// `globs` (the walk enters only such directories, so a large data folder no
+// glob reaches costs nothing; the engine lists every run's files every few
+// seconds for its metric files).
+bool dirMayHoldMatches(const std::vector<std::string>& globs, const std::string& dir);
 // Whether `path` (relative) matches `glob` (see above).
 bool globMatch(const std::string& glob, const std::string& path);
 // Empty when the glob is acceptable, else why not.

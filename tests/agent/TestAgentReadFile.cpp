@@ -116,6 +116,40 @@ private Q_SLOTS:
         QCOMPARE(part->data, binary.mid(10, 100));
     }
 
+    void listingSkipsDirectoriesNoGlobReaches()
+    {
+        // A data folder with more entries than the agent ever visits
+        // (kMaxListEntries = 100,000) beside the run's outputs: globs that
+        // cannot reach it list everything else completely; `**` still walks it.
+        const QString data = m_work.filePath(QStringLiteral("data"));
+        QVERIFY(QDir().mkpath(data));
+        for (int i = 0; i < 100005; ++i) {
+            QFile f(data + QStringLiteral("/s%1.bin").arg(i));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+        }
+        QVERIFY(writeFile(m_work.filePath(QStringLiteral("out/model.pt")), "w"));
+        QVERIFY(writeFile(m_work.filePath(QStringLiteral("out/deep/x/state.json")), "{}"));
+        const auto list = [&](const QStringList& globs) {
+            return await<AgentFileList>([&](auto cb) { m_client->listFiles(m_run, globs, cb); }, 60000);
+        };
+        const auto names = [](const AgentFileList& l) {
+            QStringList n;
+            for (const AgentFileEntry& e : l.files)
+                n << e.root + u':' + e.path;
+            n.sort();
+            return n;
+        };
+        auto outs = list({QStringLiteral("out/*"), QStringLiteral("out/**/*.json"), QStringLiteral("metrics.jsonl")});
+        QVERIFY(outs && *outs);
+        QVERIFY(!(*outs)->truncated);
+        QCOMPARE(names(**outs), (QStringList{QStringLiteral("run_dir:metrics.jsonl"), QStringLiteral("workdir:out/deep/x/state.json"),
+                                             QStringLiteral("workdir:out/model.pt")}));
+        auto all = list({QStringLiteral("**/*.json")});
+        QVERIFY(all && *all);
+        QVERIFY((*all)->truncated); // it had to walk data/: the limit still holds
+        QVERIFY(QDir(data).removeRecursively());
+    }
+
     void runDirHoldsTheMetricsFile()
     {
         auto r = read(QStringLiteral("run_dir"), QStringLiteral("metrics.jsonl"), 0);

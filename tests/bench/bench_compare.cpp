@@ -29,7 +29,7 @@
 // Usage (a display is needed for OpenGL; offscreen works for the rest):
 //   xvfb-run -s "-screen 0 1920x1080x24" bench_compare [--runs 100]
 //       [--points 100000] [--keys 2] [--db FILE [--reuse]] [--before]
-//       [--index-read] [--raw-runs N (0: skip raw)] [--opengl]
+//       [--index-read] [--raw-runs N (0: skip raw)] [--opengl] [--screenshot FILE.png]
 // Raw Qt Charts at 10M points takes tens of seconds and GBs: --raw-runs N
 // draws only N runs raw and extrapolates times and memory above the empty
 // window linearly to R runs (marked "extrapolated").
@@ -78,6 +78,7 @@ struct Options {
     bool indexRead = false;
     int rawRuns = -1; // -1: default (min(runs, 10)), 0: skip
     bool opengl = false;
+    QString screenshot; // --screenshot FILE: the Trainyard view after the first paint, as PNG
     QString mode;     // child: trainyard | store | raw | raw-gl
 };
 
@@ -363,6 +364,8 @@ int runTrainyard(const Options& o, CompareLoader::ReadPath readPath)
         settle.start();
         while (settle.elapsed() < 300)
             QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+        if (!o.screenshot.isEmpty() && !view.window()->grab().save(o.screenshot))
+            std::fprintf(stderr, "cannot write %s\n", qPrintable(o.screenshot));
 
         QList<DecimatedChart*> charts;
         for (const QString& key : view.keys())
@@ -538,6 +541,8 @@ std::optional<Row> runChild(const QString& self, const Options& o, const QString
                      QString::number(o.runs), QStringLiteral("--points"), QString::number(o.points),
                      QStringLiteral("--keys"), QString::number(o.keys), QStringLiteral("--raw-runs"),
                      QString::number(o.rawRuns)};
+    if (!o.screenshot.isEmpty() && mode == QLatin1String("trainyard"))
+        args << QStringLiteral("--screenshot") << o.screenshot;
     p.start(self, args);
     if (!p.waitForStarted()) {
         std::fprintf(stderr, "cannot start %s\n", qPrintable(self));
@@ -631,6 +636,8 @@ int main(int argc, char** argv)
             o.rawRuns = next().toInt();
         else if (a == QLatin1String("--opengl"))
             o.opengl = true;
+        else if (a == QLatin1String("--screenshot"))
+            o.screenshot = next();
         else if (a == QLatin1String("--mode"))
             o.mode = next();
         else {

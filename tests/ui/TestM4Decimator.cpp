@@ -8,7 +8,9 @@
 #include <QImage>
 #include <QPainter>
 #include <QRandomGenerator>
+#include <QSet>
 #include <QTest>
+#include <QWidget>
 
 #include <cmath>
 #include <limits>
@@ -570,6 +572,43 @@ private Q_SLOTS:
         qInfo("chart: %d of %d inked pixels differ", differ, inked);
         QVERIFY(inked > 10000);
         QCOMPARE(differ, 0);
+    }
+
+    void chartInsideAWindowDrawsWhereItIs()
+    {
+        // Painted through a widget hierarchy (a redirection offset in the
+        // painter): the series land inside the chart's own plot area. (A bug
+        // once blitted them at twice the offset: the right-hand chart of the
+        // compare view was empty.)
+        QWidget window;
+        window.resize(1200, 700);
+        auto* chart = new DecimatedChart(QStringLiteral("loss"), &window);
+        chart->setGeometry(500, 250, 600, 400);
+        QList<QColor> colours;
+        for (int k = 0; k < 14; ++k) {
+            const Series s = trainingCurve(5000, 300u + quint32(k), false);
+            colours.append(QColor::fromHsv(k * 25, 255, 200));
+            chart->addSeries(QStringLiteral("run %1").arg(k), colours.last(),
+                             std::make_shared<const std::vector<double>>(s.x),
+                             std::make_shared<const std::vector<double>>(s.y));
+        }
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QTRY_VERIFY(chart->viewport().pixelWidth > 100);
+        chart->redecimate();
+        const QImage shot = window.grab().toImage();
+        QSet<QRgb> series;
+        for (const QColor& c : std::as_const(colours))
+            series.insert(c.rgb());
+        int inside = 0, outside = 0;
+        const QRect chartRect = chart->geometry();
+        for (int r = 0; r < shot.height(); ++r)
+            for (int c = 0; c < shot.width(); ++c)
+                if (series.contains(shot.pixel(c, r) | 0xff000000u))
+                    (chartRect.contains(c, r) ? inside : outside) += 1;
+        qInfo("series pixels: %d inside the chart, %d outside", inside, outside);
+        QVERIFY(inside > 5000);
+        QCOMPARE(outside, 0);
     }
 
     void rasterisesIdentically_data()

@@ -946,8 +946,13 @@ void DecimatedChart::paintSeries(QPainter& painter, const QRectF& area) const
             // plot area's device pixels, the series split over the cores
             // (each part its own image, composited in paint order: the
             // pixels are opaque, so this is painting them one by one).
-            const QRect device = dt.mapRect(area).toAlignedRect();
-            const QPointF offset = QPointF(dt.dx() - device.left(), dt.dy() - device.top());
+            // The image covers the plot area in whole painter units; the
+            // painter's transform is an integer translation (rasterDevice), so
+            // they are whole device pixels too and the image is blitted
+            // unscaled. (Not dt.mapRect with the transform reset: dt includes
+            // the widget's redirection offset, which the painter adds again.)
+            const QRect device = area.toAlignedRect();
+            const QPointF offset = QPointF(-device.left(), -device.top());
             const int parts = std::clamp(QThread::idealThreadCount(), 1, 8);
             const std::size_t perPart = (layers.size() + std::size_t(parts) - 1) / std::size_t(parts);
             std::vector<std::pair<std::size_t, std::size_t>> ranges;
@@ -978,11 +983,8 @@ void DecimatedChart::paintSeries(QPainter& painter, const QRectF& area) const
                 QtConcurrent::blockingMap(order, rasterise);
             else
                 rasterise(0);
-            painter.save();
-            painter.setTransform(QTransform());
             for (const QImage& img : images)
                 painter.drawImage(device.topLeft(), img);
-            painter.restore();
             for (const Layer* layer : layers) {
                 drawDots(*layer);
                 if (mainPass)

@@ -980,26 +980,34 @@ Result<void> SqliteWriter::restartSeries(qint64 keyId, const MetricPoint& p)
     return {};
 }
 
+Result<std::optional<qint64>> SqliteWriter::seriesFor(const MetricPoint& p, const std::function<Result<void>()>& flushHeld)
+{
+    auto id = keyId(p.run, p.key);
+    if (!id || !*id)
+        return id;
+    auto back = goesBack(**id, p);
+    if (!back)
+        return std::unexpected(back.error());
+    if (*back) {
+        if (auto r = flushHeld(); !r)
+            return std::unexpected(r.error());
+        if (auto r = restartSeries(**id, p); !r)
+            return std::unexpected(r.error());
+    }
+    return id;
+}
+
 Result<QHash<RunId, int>> SqliteWriter::applyMetrics(const QList<MetricPoint>& points)
 {
     QHash<RunId, int> counts;
     if (!m_rawInsertMetricMulti) {
         for (const MetricPoint& p : points) {
-            auto id = keyId(p.run, p.key);
+            // Rows held for execBatch() must be in the table before they can be marked.
+            auto id = seriesFor(p, [&] { return flushBatchRows(); });
             if (!id)
                 return std::unexpected(id.error());
             if (!*id)
                 continue; // unknown run
-            auto back = goesBack(**id, p);
-            if (!back)
-                return std::unexpected(back.error());
-            if (*back) {
-                // Rows held for execBatch() must be in the table before they can be marked.
-                if (auto r = flushBatchRows(); !r)
-                    return std::unexpected(r.error());
-                if (auto r = restartSeries(**id, p); !r)
-                    return std::unexpected(r.error());
-            }
             if (auto r = insertPoint(p, counts); !r)
                 return std::unexpected(r.error());
         }
@@ -1010,24 +1018,19 @@ Result<QHash<RunId, int>> SqliteWriter::applyMetrics(const QList<MetricPoint>& p
     std::array<KeyedPoint, kRowsPerStatement> group;
     int n = 0;
     for (const MetricPoint& p : points) {
-        auto id = keyId(p.run, p.key);
-        if (!id)
-            return std::unexpected(id.error());
-        if (!*id)
-            continue; // unknown run
-        auto back = goesBack(**id, p);
-        if (!back)
-            return std::unexpected(back.error());
-        if (*back) {
-            // A resumed run (rare): the rows held so far go in first, so that
-            // the ones this point supersedes are there to be marked.
+        // A resumed run (rare): the rows held so far go in first, so that
+        // the ones this point supersedes are there to be marked.
+        auto id = seriesFor(p, [&]() -> Result<void> {
             for (int i = 0; i < n; ++i)
                 if (auto r = insertPoint(*group[i].second, counts); !r)
                     return std::unexpected(r.error());
             n = 0;
-            if (auto r = restartSeries(**id, p); !r)
-                return std::unexpected(r.error());
-        }
+            return {};
+        });
+        if (!id)
+            return std::unexpected(id.error());
+        if (!*id)
+            continue; // unknown run
         group[n++] = {**id, &p};
         if (n == kRowsPerStatement) {
             if (auto r = insertRawGroup(group.data(), counts); !r)

@@ -111,6 +111,10 @@ private:
     // Marks the series' current points with step >= p.step superseded and
     // records the restart in metric_restarts.
     Result<void> restartSeries(qint64 keyId, const MetricPoint& p);
+    // The key id of p's series (nullopt: unknown run). When p goes back in
+    // its series, `flushHeld` first writes the rows the caller holds back,
+    // then restartSeries() marks what p supersedes.
+    Result<std::optional<qint64>> seriesFor(const MetricPoint& p, const std::function<Result<void>()>& flushHeld);
 
     const QString m_path;
     const QString m_connectionName;

@@ -20,26 +20,8 @@ using namespace ty;
 
 namespace {
 
-bool waitUntil(const std::function<bool()>& pred, int timeoutMs = 10000)
-{
-    QDeadlineTimer deadline(timeoutMs);
-    while (!pred()) {
-        if (deadline.hasExpired())
-            return false;
-        QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
-        QTest::qSleep(1);
-    }
-    return true;
-}
-
-template <typename T, typename Call>
-std::optional<Result<T>> await(Call call, int timeoutMs = 10000)
-{
-    std::optional<Result<T>> res;
-    call([&res](const Result<T>& r) { res = r; });
-    waitUntil([&] { return res.has_value(); }, timeoutMs);
-    return res;
-}
+using test::await;
+using test::waitUntil;
 
 bool writeFile(const QString& path, const QByteArray& bytes, QIODevice::OpenMode mode = QIODevice::WriteOnly)
 {

@@ -2,7 +2,10 @@
 
 #include "runs/RunEngine.h"
 
+#include <QCoreApplication>
+#include <QDeadlineTimer>
 #include <QFile>
+#include <QTest>
 
 namespace ty::test {
 
@@ -27,6 +30,18 @@ QString sourcePath(const QString& relative)
 QString agentPath()
 {
     return QStringLiteral(TRAINYARD_AGENT_PATH);
+}
+
+bool waitUntil(const std::function<bool()>& pred, int timeoutMs)
+{
+    QDeadlineTimer deadline(timeoutMs);
+    while (!pred()) {
+        if (deadline.hasExpired())
+            return false;
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
+        QTest::qSleep(1);
+    }
+    return true;
 }
 
 EngineThread::EngineThread(ResultStore* store, const QString& databasePath)

@@ -5,6 +5,9 @@
 #include <QThread>
 
 #include <functional>
+#include <optional>
+
+#include "common/Result.h"
 
 namespace ty {
 class ResultStore;
@@ -22,6 +25,20 @@ QByteArray readFixture(const QString& relative);
 QString sourcePath(const QString& relative);
 // The built trainyard-agent executable.
 QString agentPath();
+
+// Runs the event loop until `pred` holds or `timeoutMs` passed; whether it held.
+bool waitUntil(const std::function<bool()>& pred, int timeoutMs = 10000);
+
+// Calls `call(callback)` and runs the event loop until the callback gave a
+// result (nullopt: none within `timeoutMs`).
+template <typename T, typename Call>
+std::optional<Result<T>> await(Call call, int timeoutMs = 10000)
+{
+    std::optional<Result<T>> res;
+    call([&res](const Result<T>& r) { res = r; });
+    waitUntil([&] { return res.has_value(); }, timeoutMs);
+    return res;
+}
 
 // A RunEngine on its own thread, as the application runs it (created here,
 // moved there, deleted there when this goes out of scope, also when a check

@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential cmake ninja-build git pkg-config
-  # Qt 6 (Core, Sql+SQLite, Network, Widgets, Charts, Svg, Test)
+  # Qt 6 (Core, Concurrent, Sql+SQLite, Network, Widgets, Charts, Svg, Test; Concurrent ships with qt6-base-dev)
   qt6-base-dev qt6-charts-dev libqt6sql6-sqlite qt6-svg-dev libqt6opengl6-dev libxkbcommon-dev qtkeychain-qt6-dev
   # other libraries from Debian
   libssh-dev libyaml-cpp-dev nlohmann-json3-dev libsqlite3-dev sqlite3

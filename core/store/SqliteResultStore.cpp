@@ -1,5 +1,6 @@
 #include "SqliteResultStore.h"
 
+#include "MetricBlock.h"
 #include "SqlCodec.h"
 #include "SqliteSchema.h"
 #include "SqliteWriter.h"
@@ -12,7 +13,10 @@
 #include <QSqlError>
 #include <QSqlQuery>
 
+#include <algorithm>
 #include <atomic>
+#include <optional>
+#include <vector>
 
 namespace ty {
 
@@ -63,7 +67,12 @@ RunRecord runFromRow(const QSqlQuery& q)
     return r;
 }
 
-// Columns: step, epoch, wall_ms, value, kind.
+MetricSource sourceFromSql(qint64 v)
+{
+    return v == 1 ? MetricSource::File : MetricSource::Console;
+}
+
+// Columns: step, epoch, wall_ms, value, kind, source, superseded (then id, unused here).
 MetricPoint pointFromRow(const QSqlQuery& q, RunId run, const QString& key)
 {
     MetricPoint p;
@@ -75,8 +84,65 @@ MetricPoint pointFromRow(const QSqlQuery& q, RunId run, const QString& key)
         p.epoch = epoch.toDouble();
     p.wallTimeMs = q.value(2).toLongLong();
     p.value = sqlcodec::metricFromSql(q.value(3), q.value(4).toInt());
-    p.source = q.value(5).toInt() == 1 ? MetricSource::File : MetricSource::Console;
+    p.source = sourceFromSql(q.value(5).toLongLong());
     p.superseded = q.value(6).toInt() != 0;
+    return p;
+}
+
+// A metric_blocks row read through QtSql; `view` points into `bytes`.
+struct LoadedBlock {
+    QByteArray bytes;
+    MetricBlockView view;
+    int live = 0;
+    MetricSource source = MetricSource::Console;
+};
+
+// A block point by its place in the order of a key's points.
+struct BlockPointRef {
+    qint64 step;
+    qint64 id;
+    int block;
+    int index;
+    auto operator<=>(const BlockPointRef&) const = default;
+};
+
+// Columns: id, source, count, live, points. A malformed block (a BLOB that is
+// not a version-1 block, or count/live that do not match it) is skipped with a
+// warning naming the file, run, key and block: the key's other points still load.
+std::optional<LoadedBlock> loadBlock(const QSqlQuery& q, const QString& path, RunId run, const QString& key)
+{
+    LoadedBlock b;
+    b.bytes = q.value(4).toByteArray();
+    const qint64 count = q.value(2).toLongLong();
+    const qint64 live = q.value(3).toLongLong();
+    auto view = MetricBlockView::parse(b.bytes.constData(), std::size_t(b.bytes.size()));
+    if (!view || view->count() != count || live < 0 || live > count) {
+        qCWarning(lcStore,
+                  "%s: run %lld: metric %s: block %lld is malformed (%lld bytes, count %lld, live %lld%s); its points "
+                  "are left out",
+                  qUtf8Printable(path), static_cast<long long>(run), qUtf8Printable(key),
+                  static_cast<long long>(q.value(0).toLongLong()), static_cast<long long>(b.bytes.size()),
+                  static_cast<long long>(count), static_cast<long long>(live),
+                  view ? "" : ", not a version-1 metric block");
+        return std::nullopt;
+    }
+    b.view = *view;
+    b.live = int(live);
+    b.source = sourceFromSql(q.value(1).toLongLong());
+    return b;
+}
+
+MetricPoint pointFromBlock(const LoadedBlock& b, int i, RunId run, const QString& key)
+{
+    MetricPoint p;
+    p.run = run;
+    p.key = key;
+    p.step = b.view.step(i);
+    p.epoch = b.view.epoch(i);
+    p.wallTimeMs = b.view.wallMs(i);
+    p.value = b.view.value(i);
+    p.source = b.source;
+    p.superseded = i >= b.live;
     return p;
 }
 
@@ -382,22 +448,62 @@ QList<MetricPoint> SqliteResultStore::readMetrics(RunId run, const QString& key,
     ReadTransaction tx(db);
     const auto keys = keysOf(db, run, m_path);
     QSqlQuery q = prepared(db, withSuperseded
-                                   ? QStringLiteral("SELECT step, epoch, wall_ms, value, kind, source, superseded FROM metrics"
+                                   ? QStringLiteral("SELECT step, epoch, wall_ms, value, kind, source, superseded, id FROM metrics"
                                                     " WHERE key_id = ? ORDER BY step, id")
-                                   : QStringLiteral("SELECT step, epoch, wall_ms, value, kind, source, superseded FROM metrics"
+                                   : QStringLiteral("SELECT step, epoch, wall_ms, value, kind, source, superseded, id FROM metrics"
                                                     " WHERE key_id = ? AND superseded = 0 ORDER BY step, id"));
+    QSqlQuery b = prepared(db, withSuperseded
+                                   ? QStringLiteral("SELECT id, source, count, live, points FROM metric_blocks"
+                                                    " WHERE key_id = ? ORDER BY source, first_id")
+                                   : QStringLiteral("SELECT id, source, count, live, points FROM metric_blocks"
+                                                    " WHERE key_id = ? AND live > 0 ORDER BY source, first_id"));
+    std::vector<LoadedBlock> blocks;
+    std::vector<BlockPointRef> refs;
     for (const auto& [keyId, name] : keys) {
         if (!key.isEmpty() && name != key)
             continue;
+        // The key's block points, as (step, id) references sorted like the rows.
+        blocks.clear();
+        refs.clear();
+        b.bindValue(0, QVariant::fromValue<qint64>(keyId));
+        if (!b.exec()) {
+            qCWarning(lcStore, "%s: run %lld: cannot read the blocks of metric %s: %s", qUtf8Printable(m_path),
+                      static_cast<long long>(run), qUtf8Printable(name), qUtf8Printable(b.lastError().text()));
+        } else {
+            while (b.next()) {
+                auto block = loadBlock(b, m_path, run, name);
+                if (!block)
+                    continue;
+                const int upTo = withSuperseded ? block->view.count() : block->live;
+                const int index = int(blocks.size());
+                for (int i = 0; i < upTo; ++i)
+                    refs.push_back({block->view.step(i), block->view.id(i), index, i});
+                blocks.push_back(std::move(*block));
+            }
+            b.finish();
+            if (!std::is_sorted(refs.begin(), refs.end()))
+                std::sort(refs.begin(), refs.end());
+        }
+        auto takeBlockPointsBefore = [&](std::size_t& next, qint64 step, qint64 id) {
+            for (; next < refs.size() && (refs[next].step < step || (refs[next].step == step && refs[next].id < id)); ++next)
+                out.append(pointFromBlock(blocks[std::size_t(refs[next].block)], refs[next].index, run, name));
+        };
+        std::size_t next = 0;
+
         q.bindValue(0, QVariant::fromValue<qint64>(keyId));
         if (!q.exec()) {
             qCWarning(lcStore, "%s: run %lld: cannot read metric %s: %s", qUtf8Printable(m_path),
                       static_cast<long long>(run), qUtf8Printable(name), qUtf8Printable(q.lastError().text()));
-            continue;
+        } else {
+            while (q.next()) {
+                if (next < refs.size())
+                    takeBlockPointsBefore(next, q.value(0).toLongLong(), q.value(7).toLongLong());
+                out.append(pointFromRow(q, run, name));
+            }
+            q.finish();
         }
-        while (q.next())
-            out.append(pointFromRow(q, run, name));
-        q.finish();
+        for (; next < refs.size(); ++next) // after the key's last row
+            out.append(pointFromBlock(blocks[std::size_t(refs[next].block)], refs[next].index, run, name));
     }
     return out;
 }
@@ -417,18 +523,67 @@ QMap<QString, MetricPoint> SqliteResultStore::latestMetrics(RunId run) const
     QSqlDatabase db = readConnection();
     ReadTransaction tx(db);
     const auto keys = keysOf(db, run, m_path);
-    QSqlQuery q = prepared(db, QStringLiteral("SELECT step, epoch, wall_ms, value, kind, source, superseded FROM metrics"
+    QSqlQuery q = prepared(db, QStringLiteral("SELECT step, epoch, wall_ms, value, kind, source, superseded, id FROM metrics"
                                               " WHERE key_id = ? AND superseded = 0 ORDER BY step DESC, id DESC LIMIT 1"));
+    // Per source, the live block with the largest first_id holds the source's
+    // highest current block step at index live - 1 (current points of a
+    // series have increasing steps in arrival order). Its last_step/last_id
+    // bound that point's (step, id), so the BLOB is read only when the block
+    // can beat the rows.
+    QSqlQuery b = prepared(db, QStringLiteral("SELECT id, last_step, last_id FROM metric_blocks"
+                                              " WHERE key_id = ? AND source = ? AND live > 0 ORDER BY first_id DESC LIMIT 1"));
+    QSqlQuery blob = prepared(db, QStringLiteral("SELECT id, source, count, live, points FROM metric_blocks WHERE id = ?"));
     for (const auto& [keyId, name] : keys) {
+        std::optional<MetricPoint> best;
+        qint64 bestStep = 0, bestId = 0;
         q.bindValue(0, QVariant::fromValue<qint64>(keyId));
         if (!q.exec()) {
             qCWarning(lcStore, "%s: run %lld: cannot read metric %s: %s", qUtf8Printable(m_path),
                       static_cast<long long>(run), qUtf8Printable(name), qUtf8Printable(q.lastError().text()));
             continue;
         }
-        if (q.next())
-            out.insert(name, pointFromRow(q, run, name));
+        if (q.next()) {
+            best = pointFromRow(q, run, name);
+            bestStep = best->step;
+            bestId = q.value(7).toLongLong();
+        }
         q.finish();
+        for (const MetricSource source : {MetricSource::Console, MetricSource::File}) {
+            b.bindValue(0, QVariant::fromValue<qint64>(keyId));
+            b.bindValue(1, int(source));
+            if (!b.exec()) {
+                qCWarning(lcStore, "%s: run %lld: cannot read the blocks of metric %s: %s", qUtf8Printable(m_path),
+                          static_cast<long long>(run), qUtf8Printable(name), qUtf8Printable(b.lastError().text()));
+                continue;
+            }
+            if (!b.next())
+                continue;
+            const qint64 blockId = b.value(0).toLongLong();
+            const qint64 lastStep = b.value(1).toLongLong();
+            const qint64 lastId = b.value(2).toLongLong();
+            b.finish();
+            if (best && std::pair(lastStep, lastId) < std::pair(bestStep, bestId))
+                continue;
+            blob.bindValue(0, QVariant::fromValue<qint64>(blockId));
+            if (!blob.exec() || !blob.next()) {
+                qCWarning(lcStore, "%s: run %lld: cannot read block %lld of metric %s: %s", qUtf8Printable(m_path),
+                          static_cast<long long>(run), static_cast<long long>(blockId), qUtf8Printable(name),
+                          qUtf8Printable(blob.lastError().text()));
+                continue;
+            }
+            const auto block = loadBlock(blob, m_path, run, name);
+            blob.finish();
+            if (!block || block->live == 0)
+                continue;
+            const int i = block->live - 1;
+            if (!best || std::pair(block->view.step(i), block->view.id(i)) > std::pair(bestStep, bestId)) {
+                best = pointFromBlock(*block, i, run, name);
+                bestStep = block->view.step(i);
+                bestId = block->view.id(i);
+            }
+        }
+        if (best)
+            out.insert(name, *best);
     }
     return out;
 }

@@ -135,6 +135,32 @@ const char* const kVersion4[] = {
     "CREATE INDEX metric_restarts_key ON metric_restarts(key_id)",
 };
 
+// Version 5: packed metric blocks (format: MetricBlock.h). A series' points
+// live either as rows of `metrics` (a live run's recent points, a short
+// series) or packed in metric_blocks (bulk writes, and rows packed once a
+// series has kMetricBlockPoints current ones). Both share one arrival
+// sequence: metrics.id and the ids inside blocks never collide, and readers
+// order a key's points by (step, id) over both. first_id/last_id: the
+// block's smallest and largest point id. live: its leading points that are
+// still current (a restart supersedes a suffix). first_step/last_step: of
+// all its points. Superseded rows are never packed.
+const char* const kVersion5[] = {
+    "CREATE TABLE metric_blocks ("
+    " id INTEGER PRIMARY KEY,"
+    " key_id INTEGER NOT NULL REFERENCES metric_keys(id) ON DELETE CASCADE,"
+    " source INTEGER NOT NULL DEFAULT 0,"
+    " first_id INTEGER NOT NULL,"
+    " last_id INTEGER NOT NULL,"
+    " count INTEGER NOT NULL,"
+    " live INTEGER NOT NULL,"
+    " first_step INTEGER NOT NULL,"
+    " last_step INTEGER NOT NULL,"
+    " points BLOB NOT NULL"
+    ")",
+    "CREATE INDEX metric_blocks_series ON metric_blocks(key_id, source, first_id)",
+    "CREATE INDEX metric_blocks_last_id ON metric_blocks(last_id)",
+};
+
 QString dbError(const QSqlQuery& q)
 {
     return q.lastError().text();
@@ -160,6 +186,10 @@ QStringList SqliteSchema::migrationStep(int fromVersion)
         break;
     case 3:
         for (const char* s : kVersion4)
+            out << QString::fromLatin1(s);
+        break;
+    case 4:
+        for (const char* s : kVersion5)
             out << QString::fromLatin1(s);
         break;
     default:

@@ -15,6 +15,11 @@ struct SqliteStoreOptions {
         QtSqlBatch,  // QSqlQuery::execBatch() over column QVariantLists per batch
     };
     MetricInsert metricInsert = MetricInsert::RawSqlite;
+    // Pack metric points into metric_blocks (MetricBlock.h): a bulk write
+    // (>= 1,024 points of a series in one transaction) and a series' rows
+    // once they make a block of 4,096. false: rows only (older behaviour;
+    // tests/bench/bench_store compares both). Readers handle either.
+    bool packBlocks = true;
     // SQLite busy timeout of every connection (another process holding the
     // write lock, or a checkpoint), in ms.
     int busyTimeoutMs = 10000;

@@ -1,5 +1,6 @@
 #include "SqliteWriter.h"
 
+#include "MetricBlock.h"
 #include "SqlCodec.h"
 #include "SqliteSchema.h"
 
@@ -40,25 +41,26 @@ qint64 pointsOf(const storeop::WriteOp& op)
     return 0;
 }
 
-// Binds one metric row at parameters first..first+6 (key_id, step, epoch,
-// wall_ms, value, kind, source).
-void bindRawRow(sqlite3_stmt* s, int first, qint64 keyId, const MetricPoint& p)
+// Binds one metric row at parameters first..first+7 (id, key_id, step,
+// epoch, wall_ms, value, kind, source).
+void bindRawRow(sqlite3_stmt* s, int first, qint64 keyId, qint64 id, const MetricPoint& p)
 {
     using namespace sqlcodec;
     const MetricKind kind = metricKind(p.value);
-    sqlite3_bind_int64(s, first, keyId);
-    sqlite3_bind_int64(s, first + 1, p.step);
+    sqlite3_bind_int64(s, first, id);
+    sqlite3_bind_int64(s, first + 1, keyId);
+    sqlite3_bind_int64(s, first + 2, p.step);
     if (p.epoch)
-        sqlite3_bind_double(s, first + 2, *p.epoch);
+        sqlite3_bind_double(s, first + 3, *p.epoch);
     else
-        sqlite3_bind_null(s, first + 2);
-    sqlite3_bind_int64(s, first + 3, p.wallTimeMs);
+        sqlite3_bind_null(s, first + 3);
+    sqlite3_bind_int64(s, first + 4, p.wallTimeMs);
     if (metricHasSqlValue(kind))
-        sqlite3_bind_double(s, first + 4, metricSqlValue(p.value, kind));
+        sqlite3_bind_double(s, first + 5, metricSqlValue(p.value, kind));
     else
-        sqlite3_bind_null(s, first + 4);
-    sqlite3_bind_int(s, first + 5, kind);
-    sqlite3_bind_int(s, first + 6, static_cast<int>(p.source));
+        sqlite3_bind_null(s, first + 5);
+    sqlite3_bind_int(s, first + 6, kind);
+    sqlite3_bind_int(s, first + 7, static_cast<int>(p.source));
 }
 
 // m_lastSteps slot of a series (key id, source).
@@ -389,7 +391,7 @@ Result<void> SqliteWriter::prepareStatements()
         {&m_insertKey, "INSERT INTO metric_keys (run_id, key) VALUES (?,?) ON CONFLICT (run_id, key) DO NOTHING"},
         {&m_selectKey, "SELECT id FROM metric_keys WHERE run_id = ? AND key = ?"},
         {&m_insertMetric,
-         "INSERT INTO metrics (key_id, step, epoch, wall_ms, value, kind, source) VALUES (?,?,?,?,?,?,?)"},
+         "INSERT INTO metrics (id, key_id, step, epoch, wall_ms, value, kind, source) VALUES (?,?,?,?,?,?,?,?)"},
         // Newest-first walk of metrics_series: stops at the first current row.
         {&m_selectLastStep,
          "SELECT step FROM metrics WHERE key_id = ? AND source = ? AND superseded = 0 ORDER BY step DESC LIMIT 1"},
@@ -402,39 +404,70 @@ Result<void> SqliteWriter::prepareStatements()
         if (auto r = prep(*q, sql); !r)
             return r;
 
+    // The QSQLITE driver's own handle: metric rows (RawSqlite), blocks and
+    // the tail/restart statements go straight through libsqlite3.
+    const QVariant h = m_db.driver()->handle();
+    if (h.isValid() && qstrcmp(h.typeName(), "sqlite3*") == 0)
+        m_handle = *static_cast<sqlite3* const*>(h.constData());
+    if (!m_handle)
+        return fail(QStringLiteral("%1: the QSQLITE driver gave no sqlite3 handle").arg(m_path));
+    const auto raw = [this](sqlite3_stmt** stmt, const QByteArray& sql) -> Result<void> {
+        if (sqlite3_prepare_v3(m_handle, sql.constData(), int(sql.size()) + 1, SQLITE_PREPARE_PERSISTENT, stmt,
+                               nullptr)
+            != SQLITE_OK)
+            return fail(QStringLiteral("%1: cannot prepare %2: %3")
+                            .arg(m_path, QString::fromUtf8(sql), QString::fromUtf8(sqlite3_errmsg(m_handle))));
+        return {};
+    };
+    const std::pair<sqlite3_stmt**, QByteArray> rawStatements[] = {
+        {&m_insertBlock,
+         "INSERT INTO metric_blocks (key_id, source, first_id, last_id, count, live, first_step, last_step, points)"
+         " VALUES (?,?,?,?,?,?,?,?,?)"},
+        // The series' current rows, oldest first: what packing moves into a block.
+        {&m_selectTail,
+         "SELECT id, step, epoch, wall_ms, value, kind FROM metrics"
+         " WHERE key_id = ?1 AND source = ?2 AND superseded = 0 ORDER BY id LIMIT ?3"},
+        {&m_countTail,
+         "SELECT count(*) FROM (SELECT 1 FROM metrics WHERE key_id = ?1 AND source = ?2 AND superseded = 0 LIMIT ?3)"},
+        {&m_deleteTail, "DELETE FROM metrics WHERE key_id = ?1 AND source = ?2 AND superseded = 0 AND id <= ?3"},
+        // Blocks a restart at step ?3 may cut (their live prefix can reach it).
+        {&m_selectCutBlocks,
+         "SELECT id, live, points FROM metric_blocks"
+         " WHERE key_id = ?1 AND source = ?2 AND live > 0 AND last_step >= ?3"},
+        {&m_setLive, "UPDATE metric_blocks SET live = ?1 WHERE id = ?2"},
+        // The newest block with current points holds the series' highest current step.
+        {&m_lastLiveBlock,
+         "SELECT live, points FROM metric_blocks WHERE key_id = ?1 AND source = ?2 AND live > 0"
+         " ORDER BY first_id DESC LIMIT 1"},
+        {&m_maxMetricId,
+         "SELECT max(coalesce((SELECT max(id) FROM metrics), 0),"
+         " coalesce((SELECT max(last_id) FROM metric_blocks), 0))"},
+    };
+    for (const auto& [stmt, sql] : rawStatements)
+        if (auto r = raw(stmt, sql); !r)
+            return r;
     if (m_options.metricInsert == SqliteStoreOptions::MetricInsert::RawSqlite) {
-        const QVariant h = m_db.driver()->handle();
-        sqlite3* handle = nullptr;
-        if (h.isValid() && qstrcmp(h.typeName(), "sqlite3*") == 0)
-            handle = *static_cast<sqlite3* const*>(h.constData());
-        if (!handle)
-            return fail(QStringLiteral("%1: the QSQLITE driver gave no sqlite3 handle").arg(m_path));
         static constexpr char kSql[] =
-            "INSERT INTO metrics (key_id, step, epoch, wall_ms, value, kind, source) VALUES (?,?,?,?,?,?,?)";
-        const int rc = sqlite3_prepare_v3(handle, kSql, sizeof kSql, SQLITE_PREPARE_PERSISTENT, &m_rawInsertMetric,
-                                          nullptr);
-        if (rc != SQLITE_OK)
-            return fail(QStringLiteral("%1: cannot prepare the metric insert: %2")
-                            .arg(m_path, QString::fromUtf8(sqlite3_errmsg(handle))));
+            "INSERT INTO metrics (id, key_id, step, epoch, wall_ms, value, kind, source) VALUES (?,?,?,?,?,?,?,?)";
+        if (auto r = raw(&m_rawInsertMetric, QByteArray(kSql)); !r)
+            return r;
         // Many rows per sqlite3_step(): the per-statement cost (VDBE start and
         // halt, an allocation under SQLite's global memory mutex) is then paid
-        // once per kRowsPerStatement rows. 64 x 7 parameters stay far below
+        // once per kRowsPerStatement rows. 64 x 8 parameters stay far below
         // SQLITE_MAX_VARIABLE_NUMBER (999 before 3.32, 32766 since).
-        QByteArray multi = "INSERT INTO metrics (key_id, step, epoch, wall_ms, value, kind, source) VALUES ";
+        QByteArray multi = "INSERT INTO metrics (id, key_id, step, epoch, wall_ms, value, kind, source) VALUES ";
         for (int i = 0; i < kRowsPerStatement; ++i)
-            multi += i ? ",(?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?)";
-        const int rc2 = sqlite3_prepare_v3(handle, multi.constData(), int(multi.size()) + 1,
-                                           SQLITE_PREPARE_PERSISTENT, &m_rawInsertMetricMulti, nullptr);
-        if (rc2 != SQLITE_OK)
-            return fail(QStringLiteral("%1: cannot prepare the metric insert: %2")
-                            .arg(m_path, QString::fromUtf8(sqlite3_errmsg(handle))));
+            multi += i ? ",(?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?)";
+        if (auto r = raw(&m_rawInsertMetricMulti, multi); !r)
+            return r;
     }
     return {};
 }
 
 void SqliteWriter::releaseStatements()
 {
-    for (sqlite3_stmt** stmt : {&m_rawInsertMetric, &m_rawInsertMetricMulti}) {
+    for (sqlite3_stmt** stmt : {&m_rawInsertMetric, &m_rawInsertMetricMulti, &m_insertBlock, &m_selectTail, &m_countTail,
+                                &m_deleteTail, &m_selectCutBlocks, &m_setLive, &m_lastLiveBlock, &m_maxMetricId}) {
         if (*stmt) {
             sqlite3_finalize(*stmt);
             *stmt = nullptr;
@@ -480,12 +513,22 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
     m_missingRuns.clear();
 
     QString error;
+    // Points per run of this batch's metric writes; held-back points are
+    // written (flushMetrics) before any other op and before the commit.
+    QHash<RunId, int> metricCounts;
+    m_nextMetricId = 0;
     for (auto& op : ops) {
         std::visit(
             [&](auto& o) {
                 using T = std::decay_t<decltype(o)>;
                 if (!error.isEmpty())
                     return;
+                if constexpr (!std::is_same_v<T, storeop::AppendMetrics>) {
+                    if (auto r = flushMetrics(metricCounts); !r) {
+                        error = r.error().message;
+                        return;
+                    }
+                }
                 if constexpr (std::is_same_v<T, storeop::CreateRun>) {
                     auto id = applyCreate(o);
                     if (id)
@@ -500,16 +543,13 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
                     else if (*r)
                         touch(o.run.id);
                 } else if constexpr (std::is_same_v<T, storeop::AppendMetrics>) {
-                    auto r = applyMetrics(o.points);
-                    if (!r) {
+                    if (auto r = applyMetrics(o.points, metricCounts); !r)
                         error = r.error().message;
-                        return;
-                    }
-                    for (auto it = r->cbegin(); it != r->cend(); ++it) {
-                        if (!counts.contains(it.key()))
-                            countOrder.append(it.key());
-                        counts[it.key()] += it.value();
-                    }
+                    for (const MetricPoint& p : o.points)
+                        if (!counts.contains(p.run)) {
+                            counts.insert(p.run, 0);
+                            countOrder.append(p.run);
+                        }
                 } else if constexpr (std::is_same_v<T, storeop::SetConsoleOffset>) {
                     auto r = applyConsoleOffset(o);
                     if (!r)
@@ -541,6 +581,11 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
             break;
     }
 
+    if (error.isEmpty())
+        if (auto r = flushMetrics(metricCounts); !r)
+            error = r.error().message;
+    for (auto it = metricCounts.cbegin(); it != metricCounts.cend(); ++it)
+        counts[it.key()] += it.value();
     if (error.isEmpty()) {
         if (auto c = exec(QStringLiteral("COMMIT")); !c)
             error = c.error().message;
@@ -549,6 +594,13 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
         QSqlQuery(m_db).exec(QStringLiteral("ROLLBACK"));
         m_keyIds.clear(); // may hold ids of metric_keys rows that were rolled back
         m_lastSteps.clear(); // may hold steps of rows that were rolled back
+        m_tailRows.clear();
+        m_pending.clear();
+        m_pendingIndex.clear();
+        m_batchId.clear();
+        for (auto* l : {&m_batchKey, &m_batchStep, &m_batchEpoch, &m_batchWall, &m_batchValue, &m_batchKind,
+                        &m_batchSource})
+            l->clear();
         out.error = lost(error);
         out.changedRuns.clear();
         for (auto& [promise, result] : created)
@@ -783,13 +835,13 @@ Result<std::optional<qint64>> SqliteWriter::keyId(RunId run, const QString& key)
     return std::optional<qint64>(id);
 }
 
-Result<bool> SqliteWriter::insertMetricRow(qint64 keyId, const MetricPoint& p)
+Result<bool> SqliteWriter::insertMetricRow(qint64 keyId, qint64 id, const MetricPoint& p)
 {
     using namespace sqlcodec;
     switch (m_options.metricInsert) {
     case SqliteStoreOptions::MetricInsert::RawSqlite: {
         sqlite3_stmt* s = m_rawInsertMetric;
-        bindRawRow(s, 1, keyId, p);
+        bindRawRow(s, 1, keyId, id, p);
         const int rc = sqlite3_step(s);
         if (rc == SQLITE_DONE) {
             sqlite3_reset(s);
@@ -804,14 +856,15 @@ Result<bool> SqliteWriter::insertMetricRow(qint64 keyId, const MetricPoint& p)
     case SqliteStoreOptions::MetricInsert::QtSqlLoop: {
         const MetricKind kind = metricKind(p.value);
         QSqlQuery& q = *m_insertMetric;
-        q.bindValue(0, QVariant::fromValue<qint64>(keyId));
-        q.bindValue(1, QVariant::fromValue<qint64>(p.step));
-        q.bindValue(2, p.epoch ? QVariant(*p.epoch) : QVariant(QMetaType::fromType<double>()));
-        q.bindValue(3, QVariant::fromValue<qint64>(p.wallTimeMs));
-        q.bindValue(4, metricHasSqlValue(kind) ? QVariant(metricSqlValue(p.value, kind))
+        q.bindValue(0, QVariant::fromValue<qint64>(id));
+        q.bindValue(1, QVariant::fromValue<qint64>(keyId));
+        q.bindValue(2, QVariant::fromValue<qint64>(p.step));
+        q.bindValue(3, p.epoch ? QVariant(*p.epoch) : QVariant(QMetaType::fromType<double>()));
+        q.bindValue(4, QVariant::fromValue<qint64>(p.wallTimeMs));
+        q.bindValue(5, metricHasSqlValue(kind) ? QVariant(metricSqlValue(p.value, kind))
                                                : QVariant(QMetaType::fromType<double>()));
-        q.bindValue(5, static_cast<int>(kind));
-        q.bindValue(6, static_cast<int>(p.source));
+        q.bindValue(6, static_cast<int>(kind));
+        q.bindValue(7, static_cast<int>(p.source));
         if (q.exec())
             return true;
         if (isConstraint(q.lastError()))
@@ -823,6 +876,7 @@ Result<bool> SqliteWriter::insertMetricRow(qint64 keyId, const MetricPoint& p)
     }
     case SqliteStoreOptions::MetricInsert::QtSqlBatch: {
         const MetricKind kind = metricKind(p.value);
+        m_batchId.append(id);
         m_batchKey.append(keyId);
         m_batchStep.append(p.step);
         m_batchEpoch.append(p.epoch ? QVariant(*p.epoch) : QVariant(QMetaType::fromType<double>()));
@@ -842,40 +896,42 @@ Result<void> SqliteWriter::flushBatchRows()
     if (m_batchKey.isEmpty())
         return {};
     QSqlQuery& q = *m_insertMetric;
-    q.bindValue(0, m_batchKey);
-    q.bindValue(1, m_batchStep);
-    q.bindValue(2, m_batchEpoch);
-    q.bindValue(3, m_batchWall);
-    q.bindValue(4, m_batchValue);
-    q.bindValue(5, m_batchKind);
-    q.bindValue(6, m_batchSource);
+    q.bindValue(0, m_batchId);
+    q.bindValue(1, m_batchKey);
+    q.bindValue(2, m_batchStep);
+    q.bindValue(3, m_batchEpoch);
+    q.bindValue(4, m_batchWall);
+    q.bindValue(5, m_batchValue);
+    q.bindValue(6, m_batchKind);
+    q.bindValue(7, m_batchSource);
     const bool ok = q.execBatch();
-    for (auto* l : {&m_batchKey, &m_batchStep, &m_batchEpoch, &m_batchWall, &m_batchValue, &m_batchKind, &m_batchSource})
+    for (auto* l : {&m_batchId, &m_batchKey, &m_batchStep, &m_batchEpoch, &m_batchWall, &m_batchValue, &m_batchKind,
+                    &m_batchSource})
         l->clear();
     if (!ok)
         return fail(QStringLiteral("%1: cannot store metrics: %2").arg(m_path, q.lastError().text()));
     return {};
 }
 
-Result<void> SqliteWriter::insertPoint(const MetricPoint& p, QHash<RunId, int>& counts)
+Result<void> SqliteWriter::insertPoint(const MetricPoint& p, qint64 id, QHash<RunId, int>& counts)
 {
-    auto id = keyId(p.run, p.key);
-    if (!id)
-        return std::unexpected(id.error());
-    if (!*id)
+    auto key = keyId(p.run, p.key);
+    if (!key)
+        return std::unexpected(key.error());
+    if (!*key)
         return {}; // unknown run
-    auto inserted = insertMetricRow(**id, p);
+    auto inserted = insertMetricRow(**key, id, p);
     if (!inserted)
         return std::unexpected(inserted.error());
     if (!*inserted) {
         // The cached key row is gone: another process deleted the run.
         m_keyIds.remove(p.run);
-        id = keyId(p.run, p.key);
-        if (!id)
-            return std::unexpected(id.error());
-        if (!*id)
+        key = keyId(p.run, p.key);
+        if (!key)
+            return std::unexpected(key.error());
+        if (!*key)
             return {};
-        inserted = insertMetricRow(**id, p);
+        inserted = insertMetricRow(**key, id, p);
         if (!inserted)
             return std::unexpected(inserted.error());
         if (!*inserted)
@@ -885,16 +941,16 @@ Result<void> SqliteWriter::insertPoint(const MetricPoint& p, QHash<RunId, int>& 
     return {};
 }
 
-Result<void> SqliteWriter::insertRawGroup(const KeyedPoint* rows, QHash<RunId, int>& counts)
+Result<void> SqliteWriter::insertRawGroup(const RowPoint* rows, QHash<RunId, int>& counts)
 {
     sqlite3_stmt* s = m_rawInsertMetricMulti;
     for (int i = 0; i < kRowsPerStatement; ++i)
-        bindRawRow(s, 1 + 7 * i, rows[i].first, *rows[i].second);
+        bindRawRow(s, 1 + 8 * i, rows[i].keyId, rows[i].id, *rows[i].point);
     const int rc = sqlite3_step(s);
     if (rc == SQLITE_DONE) {
         sqlite3_reset(s);
         for (int i = 0; i < kRowsPerStatement; ++i)
-            ++counts[rows[i].second->run];
+            ++counts[rows[i].point->run];
         return {};
     }
     const QString msg = QString::fromUtf8(sqlite3_errmsg(sqlite3_db_handle(s)));
@@ -904,9 +960,211 @@ Result<void> SqliteWriter::insertRawGroup(const KeyedPoint* rows, QHash<RunId, i
     // Statement-level failure: nothing of it was inserted. Row by row, to
     // keep the points whose run still exists.
     for (int i = 0; i < kRowsPerStatement; ++i)
-        if (auto r = insertPoint(*rows[i].second, counts); !r)
+        if (auto r = insertPoint(*rows[i].point, rows[i].id, counts); !r)
             return r;
     return {};
+}
+
+Result<void> SqliteWriter::writeRows(std::vector<RowPoint>& rows, QHash<RunId, int>& counts)
+{
+    std::size_t i = 0;
+    if (m_rawInsertMetricMulti)
+        for (; i + kRowsPerStatement <= rows.size(); i += kRowsPerStatement)
+            if (auto r = insertRawGroup(rows.data() + i, counts); !r)
+                return r;
+    for (; i < rows.size(); ++i)
+        if (auto r = insertPoint(*rows[i].point, rows[i].id, counts); !r)
+            return r;
+    rows.clear();
+    return flushBatchRows();
+}
+
+Result<qint64> SqliteWriter::nextMetricId()
+{
+    if (m_nextMetricId == 0) {
+        // Once per batch: another process may have written since the last one.
+        sqlite3_stmt* s = m_maxMetricId;
+        const int rc = sqlite3_step(s);
+        const qint64 max = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+        sqlite3_reset(s);
+        if (rc != SQLITE_ROW)
+            return fail(QStringLiteral("%1: cannot read the last metric id: %2")
+                            .arg(m_path, QString::fromUtf8(sqlite3_errmsg(m_handle))));
+        m_nextMetricId = max + 1;
+    }
+    return m_nextMetricId++;
+}
+
+Result<int> SqliteWriter::tailRows(qint64 keyId, MetricSource source)
+{
+    const qint64 slot = seriesSlot(keyId, source);
+    if (auto it = m_tailRows.constFind(slot); it != m_tailRows.cend())
+        return *it;
+    sqlite3_stmt* s = m_countTail;
+    sqlite3_bind_int64(s, 1, keyId);
+    sqlite3_bind_int(s, 2, static_cast<int>(source));
+    sqlite3_bind_int(s, 3, kMetricBlockPoints);
+    const int rc = sqlite3_step(s);
+    const int n = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : 0;
+    sqlite3_reset(s);
+    if (rc != SQLITE_ROW)
+        return fail(QStringLiteral("%1: cannot count the unpacked points of metric key %2: %3")
+                        .arg(m_path)
+                        .arg(keyId)
+                        .arg(QString::fromUtf8(sqlite3_errmsg(m_handle))));
+    // A series with a block's worth of rows or more predates packing (schema
+    // < 5): its rows stay rows, new points are packed on their own.
+    const int tail = n >= kMetricBlockPoints ? kLegacyTail : n;
+    m_tailRows.insert(slot, tail);
+    return tail;
+}
+
+Result<bool> SqliteWriter::writeBlock(const PendingSeries& series, const MetricBlockPoint* points, int n,
+                                      QHash<RunId, int>& counts)
+{
+    const QByteArray blob = encodeMetricBlock(points, n);
+    sqlite3_stmt* s = m_insertBlock;
+    sqlite3_bind_int64(s, 1, series.keyId);
+    sqlite3_bind_int(s, 2, static_cast<int>(series.source));
+    sqlite3_bind_int64(s, 3, points[0].id);
+    sqlite3_bind_int64(s, 4, points[n - 1].id);
+    sqlite3_bind_int(s, 5, n);
+    sqlite3_bind_int(s, 6, n);
+    sqlite3_bind_int64(s, 7, points[0].step);
+    sqlite3_bind_int64(s, 8, points[n - 1].step);
+    sqlite3_bind_blob(s, 9, blob.constData(), int(blob.size()), SQLITE_STATIC);
+    const int rc = sqlite3_step(s);
+    const QString msg = rc == SQLITE_DONE ? QString() : QString::fromUtf8(sqlite3_errmsg(m_handle));
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    if (rc == SQLITE_DONE) {
+        counts[series.run] += n;
+        return true;
+    }
+    if ((rc & 0xff) == SQLITE_CONSTRAINT)
+        return false; // the key row is gone: another process deleted the run
+    return fail(QStringLiteral("%1: run %2: cannot store a block of %3 points of metric key %4: %5")
+                    .arg(m_path)
+                    .arg(series.run)
+                    .arg(n)
+                    .arg(series.keyId)
+                    .arg(msg));
+}
+
+Result<void> SqliteWriter::flushSeries(PendingSeries& series, std::vector<RowPoint>& rows, QHash<RunId, int>& counts)
+{
+    const int n = int(series.points.size());
+    if (n == 0)
+        return {};
+    auto tail = tailRows(series.keyId, series.source);
+    if (!tail)
+        return std::unexpected(tail.error());
+    const qint64 slot = seriesSlot(series.keyId, series.source);
+    const int t = *tail == kLegacyTail ? 0 : *tail;
+    // Few points: rows, packed later with the ones after them. Many new
+    // points at once (a bulk write): blocks straight away, the rows left so
+    // far joining them. A long-lived series: packed once its rows make a block.
+    const bool bulk = n >= kMinBulkBlockPoints;
+    if (!m_options.packBlocks || (!bulk && t + n < kMetricBlockPoints)) {
+        for (const MetricPoint* p : series.points) {
+            auto id = nextMetricId();
+            if (!id)
+                return std::unexpected(id.error());
+            rows.push_back({series.keyId, *id, p});
+        }
+        if (*tail != kLegacyTail)
+            m_tailRows[slot] = t + n;
+        series.points.clear();
+        return {};
+    }
+
+    std::vector<MetricBlockPoint> all;
+    all.reserve(std::size_t(t + n));
+    if (t > 0) {
+        sqlite3_stmt* s = m_selectTail;
+        sqlite3_bind_int64(s, 1, series.keyId);
+        sqlite3_bind_int(s, 2, static_cast<int>(series.source));
+        sqlite3_bind_int(s, 3, t);
+        int rc;
+        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+            MetricBlockPoint b;
+            b.id = sqlite3_column_int64(s, 0);
+            b.step = sqlite3_column_int64(s, 1);
+            if (sqlite3_column_type(s, 2) != SQLITE_NULL)
+                b.epoch = sqlite3_column_double(s, 2);
+            b.wallMs = sqlite3_column_int64(s, 3);
+            const int kind = sqlite3_column_int(s, 5);
+            b.value = kind == sqlcodec::Finite ? sqlite3_column_double(s, 4) : sqlcodec::metricFromSql({}, kind);
+            all.push_back(b);
+        }
+        sqlite3_reset(s);
+        if (rc != SQLITE_DONE)
+            return fail(QStringLiteral("%1: run %2: cannot read the rows of metric %3 to pack: %4")
+                            .arg(m_path)
+                            .arg(series.run)
+                            .arg(series.points.front()->key, QString::fromUtf8(sqlite3_errmsg(m_handle))));
+    }
+    const std::size_t fromRows = all.size();
+    for (const MetricPoint* p : series.points) {
+        auto id = nextMetricId();
+        if (!id)
+            return std::unexpected(id.error());
+        all.push_back({*id, p->step, p->wallTimeMs, p->value, p->epoch});
+    }
+    // Full blocks, then what is left: a block of its own when it is big
+    // enough, rows otherwise (packed with later points).
+    const std::size_t total = all.size();
+    std::size_t packed = total - total % kMetricBlockPoints;
+    if (total - packed >= std::size_t(kMinBulkBlockPoints))
+        packed = total;
+    Q_ASSERT(packed >= fromRows); // tail rows (< one block) always go into the first block
+    const std::size_t rowsMoved = std::min(fromRows, packed);
+    if (rowsMoved > 0) {
+        sqlite3_stmt* d = m_deleteTail;
+        sqlite3_bind_int64(d, 1, series.keyId);
+        sqlite3_bind_int(d, 2, static_cast<int>(series.source));
+        sqlite3_bind_int64(d, 3, all[rowsMoved - 1].id);
+        const int rc = sqlite3_step(d);
+        sqlite3_reset(d);
+        if (rc != SQLITE_DONE)
+            return fail(QStringLiteral("%1: run %2: cannot move the rows of metric %3 into a block: %4")
+                            .arg(m_path)
+                            .arg(series.run)
+                            .arg(series.points.front()->key, QString::fromUtf8(sqlite3_errmsg(m_handle))));
+        // They were counted when they came in as rows.
+        counts[series.run] -= int(rowsMoved);
+    }
+    for (std::size_t at = 0; at < packed; at += kMetricBlockPoints) {
+        const int n = int(std::min<std::size_t>(kMetricBlockPoints, packed - at));
+        auto written = writeBlock(series, all.data() + at, n, counts);
+        if (!written)
+            return std::unexpected(written.error());
+        if (!*written) {
+            // The run was deleted by another process since its key was
+            // cached: each new point re-resolves its key (and is dropped).
+            m_keyIds.remove(series.run);
+            for (std::size_t i = std::max(at, fromRows); i < at + std::size_t(n); ++i)
+                if (auto r = insertPoint(*series.points[i - fromRows], all[i].id, counts); !r)
+                    return r;
+        }
+    }
+    for (std::size_t i = packed; i < total; ++i)
+        rows.push_back({series.keyId, all[i].id, series.points[i - fromRows]});
+    if (*tail != kLegacyTail)
+        m_tailRows[slot] = int(total - packed);
+    series.points.clear();
+    return {};
+}
+
+Result<void> SqliteWriter::flushMetrics(QHash<RunId, int>& counts)
+{
+    std::vector<RowPoint> rows;
+    for (PendingSeries& series : m_pending)
+        if (auto r = flushSeries(series, rows, counts); !r)
+            return r;
+    m_pending.clear();
+    m_pendingIndex.clear();
+    return writeRows(rows, counts);
 }
 
 Result<bool> SqliteWriter::goesBack(qint64 keyId, const MetricPoint& p)
@@ -926,6 +1184,33 @@ Result<bool> SqliteWriter::goesBack(qint64 keyId, const MetricPoint& p)
         if (q.next())
             last = q.value(0).toLongLong();
         q.finish();
+        // Current points of a series have strictly increasing steps in
+        // arrival order: the newest block with current points ends at its
+        // highest packed one.
+        sqlite3_stmt* s = m_lastLiveBlock;
+        sqlite3_bind_int64(s, 1, keyId);
+        sqlite3_bind_int(s, 2, static_cast<int>(p.source));
+        const int rc = sqlite3_step(s);
+        if (rc == SQLITE_ROW) {
+            const int live = sqlite3_column_int(s, 0);
+            const auto view = MetricBlockView::parse(sqlite3_column_blob(s, 1), std::size_t(sqlite3_column_bytes(s, 1)));
+            if (!view || live < 1 || live > view->count()) {
+                sqlite3_reset(s);
+                return fail(QStringLiteral("%1: run %2: metric %3 has a malformed block in metric_blocks")
+                                .arg(m_path)
+                                .arg(p.run)
+                                .arg(p.key));
+            }
+            const qint64 step = view->step(live - 1);
+            if (!last || step > *last)
+                last = step;
+        }
+        sqlite3_reset(s);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            return fail(QStringLiteral("%1: run %2: cannot read the last block of metric %3: %4")
+                            .arg(m_path)
+                            .arg(p.run)
+                            .arg(p.key, QString::fromUtf8(sqlite3_errmsg(m_handle))));
         it = m_lastSteps.insert(slot, last);
     }
     if (it->has_value() && p.step <= **it)
@@ -934,12 +1219,65 @@ Result<bool> SqliteWriter::goesBack(qint64 keyId, const MetricPoint& p)
     return false;
 }
 
+Result<int> SqliteWriter::cutBlocks(qint64 keyId, const MetricPoint& p)
+{
+    struct Cut {
+        qint64 id;
+        int live;
+    };
+    QList<Cut> cuts;
+    int superseded = 0;
+    sqlite3_stmt* s = m_selectCutBlocks;
+    sqlite3_bind_int64(s, 1, keyId);
+    sqlite3_bind_int(s, 2, static_cast<int>(p.source));
+    sqlite3_bind_int64(s, 3, p.step);
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        const qint64 id = sqlite3_column_int64(s, 0);
+        const int live = sqlite3_column_int(s, 1);
+        const auto view = MetricBlockView::parse(sqlite3_column_blob(s, 2), std::size_t(sqlite3_column_bytes(s, 2)));
+        if (!view || live > view->count()) {
+            sqlite3_reset(s);
+            return fail(QStringLiteral("%1: run %2: metric %3: block %4 in metric_blocks is malformed")
+                            .arg(m_path)
+                            .arg(p.run)
+                            .arg(p.key)
+                            .arg(id));
+        }
+        const int keep = std::min(live, view->countBelow(p.step));
+        if (keep < live) {
+            cuts.append({id, keep});
+            superseded += live - keep;
+        }
+    }
+    sqlite3_reset(s);
+    if (rc != SQLITE_DONE)
+        return fail(QStringLiteral("%1: run %2: cannot read the blocks of metric %3: %4")
+                        .arg(m_path)
+                        .arg(p.run)
+                        .arg(p.key, QString::fromUtf8(sqlite3_errmsg(m_handle))));
+    for (const Cut& c : cuts) {
+        sqlite3_stmt* u = m_setLive;
+        sqlite3_bind_int(u, 1, c.live);
+        sqlite3_bind_int64(u, 2, c.id);
+        const int urc = sqlite3_step(u);
+        sqlite3_reset(u);
+        if (urc != SQLITE_DONE)
+            return fail(QStringLiteral("%1: run %2: cannot mark superseded points of metric %3: %4")
+                            .arg(m_path)
+                            .arg(p.run)
+                            .arg(p.key, QString::fromUtf8(sqlite3_errmsg(m_handle))));
+    }
+    return superseded;
+}
+
 Result<void> SqliteWriter::restartSeries(qint64 keyId, const MetricPoint& p)
 {
     // The same step as the last one is a correction (a framework logging a
     // key twice at one step, e.g. Lightning's epoch on its train and val
     // rows): the newer value replaces the older, but that is no restart.
-    const auto last = m_lastSteps.constFind(seriesSlot(keyId, p.source));
+    const qint64 slot = seriesSlot(keyId, p.source);
+    const auto last = m_lastSteps.constFind(slot);
     const bool sameStep = last != m_lastSteps.cend() && last->has_value() && **last == p.step;
     QSqlQuery& u = *m_markSuperseded;
     u.bindValue(0, QVariant::fromValue<qint64>(keyId));
@@ -950,7 +1288,13 @@ Result<void> SqliteWriter::restartSeries(qint64 keyId, const MetricPoint& p)
                         .arg(m_path)
                         .arg(p.run)
                         .arg(p.key, u.lastError().text()));
-    const int superseded = u.numRowsAffected();
+    const int supersededRows = u.numRowsAffected();
+    if (auto tail = m_tailRows.find(slot); tail != m_tailRows.end() && *tail != kLegacyTail)
+        *tail = std::max(0, *tail - supersededRows);
+    auto supersededPacked = cutBlocks(keyId, p);
+    if (!supersededPacked)
+        return std::unexpected(supersededPacked.error());
+    const int superseded = supersededRows + *supersededPacked;
     if (sameStep)
         return {};
     QSqlQuery& r = *m_insertRestart;
@@ -964,7 +1308,8 @@ Result<void> SqliteWriter::restartSeries(qint64 keyId, const MetricPoint& p)
             // The cached key row is gone (another process deleted the run):
             // the point's insert re-resolves its key or drops it.
             m_keyIds.remove(p.run);
-            m_lastSteps.remove(seriesSlot(keyId, p.source));
+            m_lastSteps.remove(slot);
+            m_tailRows.remove(slot);
             return {};
         }
         return fail(QStringLiteral("%1: run %2: cannot record the restart of metric %3 at step %4: %5")
@@ -976,72 +1321,65 @@ Result<void> SqliteWriter::restartSeries(qint64 keyId, const MetricPoint& p)
     }
     qCDebug(lcStoreWriter, "run %lld: metric %s went back to step %lld, %d points superseded",
             static_cast<long long>(p.run), qUtf8Printable(p.key), static_cast<long long>(p.step), superseded);
-    m_lastSteps.insert(seriesSlot(keyId, p.source), p.step);
+    m_lastSteps.insert(slot, p.step);
     return {};
 }
 
-Result<std::optional<qint64>> SqliteWriter::seriesFor(const MetricPoint& p, const std::function<Result<void>()>& flushHeld)
+Result<void> SqliteWriter::applyMetrics(const QList<MetricPoint>& points, QHash<RunId, int>& counts)
 {
-    auto id = keyId(p.run, p.key);
-    if (!id || !*id)
-        return id;
-    auto back = goesBack(**id, p);
-    if (!back)
-        return std::unexpected(back.error());
-    if (*back) {
-        if (auto r = flushHeld(); !r)
-            return std::unexpected(r.error());
-        if (auto r = restartSeries(**id, p); !r)
-            return std::unexpected(r.error());
-    }
-    return id;
-}
-
-Result<QHash<RunId, int>> SqliteWriter::applyMetrics(const QList<MetricPoint>& points)
-{
-    QHash<RunId, int> counts;
-    if (!m_rawInsertMetricMulti) {
-        for (const MetricPoint& p : points) {
-            // Rows held for execBatch() must be in the table before they can be marked.
-            auto id = seriesFor(p, [&] { return flushBatchRows(); });
-            if (!id)
-                return std::unexpected(id.error());
-            if (!*id)
-                continue; // unknown run
-            if (auto r = insertPoint(p, counts); !r)
-                return std::unexpected(r.error());
-        }
-        if (auto r = flushBatchRows(); !r)
-            return std::unexpected(r.error());
-        return counts;
-    }
-    std::array<KeyedPoint, kRowsPerStatement> group;
-    int n = 0;
     for (const MetricPoint& p : points) {
-        // A resumed run (rare): the rows held so far go in first, so that
-        // the ones this point supersedes are there to be marked.
-        auto id = seriesFor(p, [&]() -> Result<void> {
-            for (int i = 0; i < n; ++i)
-                if (auto r = insertPoint(*group[i].second, counts); !r)
-                    return std::unexpected(r.error());
-            n = 0;
-            return {};
-        });
-        if (!id)
-            return std::unexpected(id.error());
-        if (!*id)
+        auto key = keyId(p.run, p.key);
+        if (!key)
+            return std::unexpected(key.error());
+        if (!*key)
             continue; // unknown run
-        group[n++] = {**id, &p};
-        if (n == kRowsPerStatement) {
-            if (auto r = insertRawGroup(group.data(), counts); !r)
-                return std::unexpected(r.error());
-            n = 0;
+        const qint64 slot = seriesSlot(**key, p.source);
+        auto at = m_pendingIndex.constFind(slot);
+        if (at == m_pendingIndex.cend()) {
+            at = m_pendingIndex.insert(slot, int(m_pending.size()));
+            m_pending.push_back({**key, p.run, p.source, {}});
+        }
+        PendingSeries& series = m_pending[std::size_t(*at)];
+        auto back = goesBack(**key, p);
+        if (!back)
+            return std::unexpected(back.error());
+        if (*back) {
+            // A resumed run (rare): what the series holds back goes in
+            // first, so that the points this one supersedes are there to be marked.
+            std::vector<RowPoint> rows;
+            if (auto r = flushSeries(series, rows, counts); !r)
+                return r;
+            if (auto r = writeRows(rows, counts); !r)
+                return r;
+            if (auto r = restartSeries(**key, p); !r)
+                return r;
+            // The restart may have found the key gone (another process).
+            auto again = keyId(p.run, p.key);
+            if (!again)
+                return std::unexpected(again.error());
+            if (!*again || **again != series.keyId) {
+                if (*again) {
+                    std::vector<RowPoint> one;
+                    auto id = nextMetricId();
+                    if (!id)
+                        return std::unexpected(id.error());
+                    one.push_back({**again, *id, &p});
+                    if (auto r = writeRows(one, counts); !r)
+                        return r;
+                }
+                continue;
+            }
+        }
+        series.points.push_back(&p);
+        if (series.points.size() >= std::size_t(kMetricBlockPoints)) {
+            std::vector<RowPoint> rows;
+            if (auto r = flushSeries(series, rows, counts); !r)
+                return r;
+            if (auto r = writeRows(rows, counts); !r)
+                return r;
         }
     }
-    for (int i = 0; i < n; ++i)
-        if (auto r = insertPoint(*group[i].second, counts); !r)
-            return std::unexpected(r.error());
-    return counts;
+    return {};
 }
 
 } // namespace ty

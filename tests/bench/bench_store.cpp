@@ -8,7 +8,9 @@
 // the same pragmas via one INSERT ... SELECT FROM generate_series (no per-row
 // API at all). Also times reading one key back (metrics(run, key)).
 //
-// Usage: bench_store [N] [--dir DIR] [--paths raw,loop,batch] [--no-shell]
+// Usage: bench_store [N] [--dir DIR] [--paths blocks,raw,loop,batch] [--no-shell]
+// (blocks: the default store, points packed into metric_blocks; raw, loop,
+// batch: rows only, through each row insert path.)
 #include "store/SqliteResultStore.h"
 
 #include <QCoreApplication>
@@ -20,6 +22,7 @@
 #include <QTemporaryDir>
 
 #include <cstdio>
+#include <tuple>
 
 #include <sys/resource.h>
 
@@ -47,13 +50,14 @@ struct Measured {
     double readPerSecond = 0;
 };
 
-std::optional<Measured> benchStore(const QString& dir, SqliteStoreOptions::MetricInsert path, const QString& name,
-                                   qint64 n)
+std::optional<Measured> benchStore(const QString& dir, SqliteStoreOptions::MetricInsert path, bool packBlocks,
+                                   const QString& name, qint64 n)
 {
     const QString file = dir + QStringLiteral("/bench-") + name + QStringLiteral(".db");
     QFile::remove(file);
     SqliteStoreOptions options;
     options.metricInsert = path;
+    options.packBlocks = packBlocks;
     auto store = SqliteResultStore::open(file, options);
     if (!store) {
         std::fprintf(stderr, "%s\n", qPrintable(store.error().message));
@@ -184,7 +188,7 @@ int main(int argc, char** argv)
     QCoreApplication app(argc, argv);
     qint64 n = 10'000'000;
     QString dir;
-    QStringList paths{QStringLiteral("raw"), QStringLiteral("loop"), QStringLiteral("batch")};
+    QStringList paths{QStringLiteral("blocks"), QStringLiteral("raw"), QStringLiteral("loop"), QStringLiteral("batch")};
     bool shell = true;
     const QStringList args = app.arguments().mid(1);
     for (int i = 0; i < args.size(); ++i) {
@@ -213,16 +217,19 @@ int main(int argc, char** argv)
                         ceiling->points / ceiling->seconds, ceiling->cpu, ceiling->points / ceiling->cpu);
         std::fflush(stdout);
     }
-    const std::pair<QString, SqliteStoreOptions::MetricInsert> all[] = {
-        {QStringLiteral("raw"), SqliteStoreOptions::MetricInsert::RawSqlite},
-        {QStringLiteral("loop"), SqliteStoreOptions::MetricInsert::QtSqlLoop},
-        {QStringLiteral("batch"), SqliteStoreOptions::MetricInsert::QtSqlBatch},
+    // blocks: the default (packed metric blocks, MetricBlock.h); the others
+    // write rows only (packBlocks = false), through each row insert path.
+    const std::tuple<QString, SqliteStoreOptions::MetricInsert, bool> all[] = {
+        {QStringLiteral("blocks"), SqliteStoreOptions::MetricInsert::RawSqlite, true},
+        {QStringLiteral("raw"), SqliteStoreOptions::MetricInsert::RawSqlite, false},
+        {QStringLiteral("loop"), SqliteStoreOptions::MetricInsert::QtSqlLoop, false},
+        {QStringLiteral("batch"), SqliteStoreOptions::MetricInsert::QtSqlBatch, false},
     };
     int status = 0;
-    for (const auto& [name, path] : all) {
+    for (const auto& [name, path, packBlocks] : all) {
         if (!paths.contains(name))
             continue;
-        const auto m = benchStore(dir, path, name, n);
+        const auto m = benchStore(dir, path, packBlocks, name, n);
         if (!m) {
             status = 1;
             continue;

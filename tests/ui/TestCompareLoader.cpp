@@ -160,13 +160,21 @@ void TestCompareLoader::runSeriesRowOrderOrIndex()
         QVERIFY(id);
         ids << *id;
     }
-    // Runs 0 and 1 log at the same time: their rows alternate (not together).
+    // Runs 0 and 1 log at the same time: their rows alternate (not
+    // together). The writer keeps one transaction's points of a series
+    // together, so they are committed ten steps at a time.
     QList<MetricPoint> pts;
-    for (int i = 0; i < 300; ++i)
+    for (int i = 0; i < 300; ++i) {
         for (int r = 0; r < 2; ++r) {
             pts.append(MetricPoint{ids[r], QStringLiteral("loss"), i, std::nullopt, 1'700'000'000'000 + i, 1.0 / (i + 1 + r)});
             pts.append(MetricPoint{ids[r], QStringLiteral("acc"), i, std::nullopt, 1'700'000'000'000 + i, 0.001 * i * (r + 1)});
         }
+        if (i % 10 == 9) {
+            (*store)->appendMetrics(pts);
+            QVERIFY((*store)->flush());
+            pts.clear();
+        }
+    }
     // Run 2 alone; each step logged twice: the second supersedes the first
     // (schema 4), so 200 current points, read in rowid order.
     for (int i = 0; i < 400; ++i)

@@ -115,6 +115,22 @@ QList<Snapshot> historicalSnapshots()
                                     " wall_ms INTEGER NOT NULL, superseded INTEGER NOT NULL)")
                   << QStringLiteral("CREATE INDEX metric_restarts_key ON metric_restarts(key_id)");
     out.append(v4);
+    // Version 5 = version 4 plus packed metric blocks.
+    Snapshot v5{5, {}};
+    for (const QString& sql : v4.statements) {
+        if (sql.contains(QStringLiteral("'schema_version', '4'")))
+            v5.statements << QStringLiteral("INSERT INTO meta (key, value) VALUES ('schema_version', '5')");
+        else
+            v5.statements << sql;
+    }
+    v5.statements << QStringLiteral("CREATE TABLE metric_blocks ( id INTEGER PRIMARY KEY,"
+                                    " key_id INTEGER NOT NULL REFERENCES metric_keys(id) ON DELETE CASCADE,"
+                                    " source INTEGER NOT NULL DEFAULT 0, first_id INTEGER NOT NULL,"
+                                    " last_id INTEGER NOT NULL, count INTEGER NOT NULL, live INTEGER NOT NULL,"
+                                    " first_step INTEGER NOT NULL, last_step INTEGER NOT NULL, points BLOB NOT NULL)")
+                  << QStringLiteral("CREATE INDEX metric_blocks_series ON metric_blocks(key_id, source, first_id)")
+                  << QStringLiteral("CREATE INDEX metric_blocks_last_id ON metric_blocks(last_id)");
+    out.append(v5);
     return out;
 }
 

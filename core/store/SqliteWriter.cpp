@@ -1066,15 +1066,12 @@ Result<void> SqliteWriter::flushSeries(PendingSeries& series, std::vector<RowPoi
     // far joining them. A long-lived series: packed once its rows make a block.
     const bool bulk = n >= kMinBulkBlockPoints;
     if (!m_options.packBlocks || (!bulk && t + n < kMetricBlockPoints)) {
-        for (const MetricPoint* p : series.points) {
-            auto id = nextMetricId();
-            if (!id)
-                return std::unexpected(id.error());
-            rows.push_back({series.keyId, *id, p});
-        }
+        for (int i = 0; i < n; ++i)
+            rows.push_back({series.keyId, series.ids[std::size_t(i)], series.points[std::size_t(i)]});
         if (*tail != kLegacyTail)
             m_tailRows[slot] = t + n;
         series.points.clear();
+        series.ids.clear();
         return {};
     }
 
@@ -1105,11 +1102,9 @@ Result<void> SqliteWriter::flushSeries(PendingSeries& series, std::vector<RowPoi
                             .arg(series.points.front()->key, QString::fromUtf8(sqlite3_errmsg(m_handle))));
     }
     const std::size_t fromRows = all.size();
-    for (const MetricPoint* p : series.points) {
-        auto id = nextMetricId();
-        if (!id)
-            return std::unexpected(id.error());
-        all.push_back({*id, p->step, p->wallTimeMs, p->value, p->epoch});
+    for (int i = 0; i < n; ++i) {
+        const MetricPoint* p = series.points[std::size_t(i)];
+        all.push_back({series.ids[std::size_t(i)], p->step, p->wallTimeMs, p->value, p->epoch});
     }
     // Full blocks, then what is left: a block of its own when it is big
     // enough, rows otherwise (packed with later points).
@@ -1153,6 +1148,7 @@ Result<void> SqliteWriter::flushSeries(PendingSeries& series, std::vector<RowPoi
     if (*tail != kLegacyTail)
         m_tailRows[slot] = int(total - packed);
     series.points.clear();
+    series.ids.clear();
     return {};
 }
 
@@ -1340,6 +1336,11 @@ Result<void> SqliteWriter::applyMetrics(const QList<MetricPoint>& points, QHash<
             m_pending.push_back({**key, p.run, p.source, {}});
         }
         PendingSeries& series = m_pending[std::size_t(*at)];
+        // The arrival id: ties on step (two sources of a key, a superseded
+        // and a current point) keep the order the points came in.
+        auto arrival = nextMetricId();
+        if (!arrival)
+            return std::unexpected(arrival.error());
         auto back = goesBack(**key, p);
         if (!back)
             return std::unexpected(back.error());
@@ -1359,11 +1360,7 @@ Result<void> SqliteWriter::applyMetrics(const QList<MetricPoint>& points, QHash<
                 return std::unexpected(again.error());
             if (!*again || **again != series.keyId) {
                 if (*again) {
-                    std::vector<RowPoint> one;
-                    auto id = nextMetricId();
-                    if (!id)
-                        return std::unexpected(id.error());
-                    one.push_back({**again, *id, &p});
+                    std::vector<RowPoint> one{{**again, *arrival, &p}};
                     if (auto r = writeRows(one, counts); !r)
                         return r;
                 }
@@ -1371,6 +1368,7 @@ Result<void> SqliteWriter::applyMetrics(const QList<MetricPoint>& points, QHash<
             }
         }
         series.points.push_back(&p);
+        series.ids.push_back(*arrival);
         if (series.points.size() >= std::size_t(kMetricBlockPoints)) {
             std::vector<RowPoint> rows;
             if (auto r = flushSeries(series, rows, counts); !r)

@@ -108,6 +108,7 @@ private:
         RunId run = 0;
         MetricSource source = MetricSource::Console;
         std::vector<const MetricPoint*> points;
+        std::vector<qint64> ids; // arrival id of each point (nextMetricId() when it was queued)
     };
     // A point to insert as a row with its arrival id.
     struct RowPoint {

@@ -156,6 +156,7 @@ private slots:
     void bulkWriteGoesIntoBlocks();
     void slowSeriesIsPackedOnceItFillsABlock();
     void idsAreUniqueAcrossRowsAndBlocks();
+    void tiesKeepArrivalOrderWithinABatch();
     void restartCutsPackedPoints();
     void sameStepCorrectionInABlock();
     void secondWriterContinuesTheSeries();
@@ -307,6 +308,37 @@ void TestMetricPacking::idsAreUniqueAcrossRowsAndBlocks()
     want.append(series(*a, QStringLiteral("loss"), 3000, 3010));
     QString why;
     QVERIFY2(samePoints((*store)->metrics(*a, QStringLiteral("loss")), want, &why), qPrintable(why));
+}
+
+void TestMetricPacking::tiesKeepArrivalOrderWithinABatch()
+{
+    // The console and a metrics file log the same key at the same steps, in
+    // one write, sometimes one first, sometimes the other: read back in
+    // arrival order at each step, whether packed (2,000 each) or rows (10 each).
+    for (const int n : {2000, 10}) {
+        QTemporaryDir dir;
+        auto store = SqliteResultStore::open(dir.filePath(QStringLiteral("ties.db")));
+        QVERIFY(store);
+        auto run = (*store)->createRun(RunRecord{}, {});
+        QVERIFY(run);
+        QList<MetricPoint> points;
+        for (qint64 s = 0; s < n; ++s) {
+            const MetricPoint console = point(*run, QStringLiteral("val_loss"), s);
+            const MetricPoint file = point(*run, QStringLiteral("val_loss"), s, MetricSource::File);
+            if (s % 3 == 0)
+                points << file << console;
+            else
+                points << console << file;
+        }
+        (*store)->appendMetrics(points);
+        QVERIFY((*store)->flush());
+        RawDb raw(dir.filePath(QStringLiteral("ties.db")), true);
+        QCOMPARE(scalar(raw, QStringLiteral("SELECT count(*) FROM metric_blocks")), n >= 1024 ? 2 : 0);
+        QString why;
+        QVERIFY2(samePoints((*store)->metrics(*run, QStringLiteral("val_loss")), points, &why), qPrintable(why));
+        // The latest: the highest step's later arrival.
+        QCOMPARE((*store)->latestMetrics(*run).value(QStringLiteral("val_loss")).source, points.last().source);
+    }
 }
 
 void TestMetricPacking::restartCutsPackedPoints()

@@ -7,6 +7,9 @@
 
 #include <sqlite3.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <limits>
 #include <vector>
@@ -27,6 +30,25 @@ struct detail::MetricIdRun {
 };
 
 namespace {
+
+// reserve(n), then has the kernel map the new capacity's whole pages in one
+// madvise(MADV_POPULATE_WRITE) call (Linux >= 5.14) instead of one page
+// fault per 4 KiB when the columns are first written: the compare view
+// fills ~240 MB of fresh columns, and on a VM each fault is a costly trap.
+// Older kernels refuse the advice (EINVAL) and fault as before.
+void reservePrefaulted(std::vector<double>& v, std::size_t n)
+{
+    v.reserve(n);
+#ifdef MADV_POPULATE_WRITE
+    const std::size_t page = std::size_t(sysconf(_SC_PAGESIZE));
+    const auto begin = reinterpret_cast<std::uintptr_t>(v.data() + v.size());
+    const auto end = reinterpret_cast<std::uintptr_t>(v.data() + v.capacity());
+    const std::uintptr_t first = (begin + page - 1) / page * page;
+    const std::uintptr_t last = end / page * page;
+    if (last > first + 16 * page)
+        (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE);
+#endif
+}
 
 QString sqliteError(sqlite3* db)
 {
@@ -393,9 +415,9 @@ Result<void> SqliteMetricColumns::readBlocks(qint64 keyId, const std::vector<std
             for (const auto& [src, n] : sizes)
                 expected = src == source ? n : expected;
             run = &runs.emplace_back();
-            run->c.step.reserve(std::size_t(expected));
-            run->c.wallMs.reserve(std::size_t(expected));
-            run->c.value.reserve(std::size_t(expected));
+            reservePrefaulted(run->c.step, std::size_t(expected));
+            reservePrefaulted(run->c.wallMs, std::size_t(expected));
+            reservePrefaulted(run->c.value, std::size_t(expected));
             if (withIds)
                 run->id.reserve(std::size_t(expected));
         }

@@ -958,10 +958,12 @@ void DecimatedChart::paintSeries(QPainter& painter, const QRectF& area) const
             std::vector<std::pair<std::size_t, std::size_t>> ranges;
             for (std::size_t a = 0; a < layers.size(); a += perPart)
                 ranges.emplace_back(a, std::min(layers.size(), a + perPart));
-            std::vector<QImage> images(ranges.size());
+            std::vector<QImage>& images = m_rasterImages;
+            images.resize(ranges.size());
             const auto rasterise = [&](std::size_t part) {
                 QImage& img = images[part];
-                img = QImage(device.size(), QImage::Format_ARGB32_Premultiplied);
+                if (img.size() != device.size())
+                    img = QImage(device.size(), QImage::Format_ARGB32_Premultiplied);
                 img.fill(Qt::transparent);
                 SpanRaster raster(img);
                 std::vector<QPointF> mapped;

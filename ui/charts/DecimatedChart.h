@@ -4,6 +4,7 @@
 #include "common/Result.h"
 
 #include <QColor>
+#include <QImage>
 #include <QList>
 #include <QPen>
 #include <QWidget>
@@ -238,6 +239,9 @@ private:
     int m_updateDepth = 0;
     bool m_pendingRedecimate = false;
     mutable std::vector<QPointF> m_mapped; // paint scratch
+    // SpanRaster images of the last paint, reused while the plot area keeps
+    // its size: a fresh few-MB image per frame meant fresh pages to fault in.
+    mutable std::vector<QImage> m_rasterImages;
     XAxisKind m_xKind = XAxisKind::Value;
     QChart* m_chart = nullptr;
     ChartView* m_view = nullptr;

@@ -545,7 +545,7 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
                 } else if constexpr (std::is_same_v<T, storeop::AppendMetrics>) {
                     if (auto r = applyMetrics(o.points, metricCounts); !r)
                         error = r.error().message;
-                    for (const MetricPoint& p : o.points)
+                    for (const MetricPoint& p : std::as_const(o.points)) // const: no detach; m_pending points into it
                         if (!counts.contains(p.run)) {
                             counts.insert(p.run, 0);
                             countOrder.append(p.run);

@@ -30,6 +30,7 @@
 //   xvfb-run -s "-screen 0 1920x1080x24" bench_compare [--runs 100]
 //       [--points 100000] [--keys 2] [--db FILE [--reuse]] [--before]
 //       [--index-read] [--raw-runs N (0: skip raw)] [--opengl] [--screenshot FILE.png]
+//       [--repeat N (the zoom/pan script N times, e.g. under perf)]
 // Raw Qt Charts at 10M points takes tens of seconds and GBs: --raw-runs N
 // draws only N runs raw and extrapolates times and memory above the empty
 // window linearly to R runs (marked "extrapolated").
@@ -80,6 +81,7 @@ struct Options {
     bool opengl = false;
     QString screenshot; // --screenshot FILE: the Trainyard view after the first paint, as PNG
     QString mode;     // child: trainyard | store | raw | raw-gl
+    int repeat = 1;   // --repeat N: the zoom/pan script N times (for profiling the frames)
 };
 
 const char* const kKeyNames[] = {"train/loss", "train/accuracy", "val/loss", "lr", "grad_norm", "val/accuracy"};
@@ -288,7 +290,6 @@ void zoomPan(double lo, double hi, const std::function<void(double, double)>& ap
         pan(-0.05);
     for (int i = 0; i < 10; ++i)
         zoom(1 / 0.7);
-    f.paintsPerFrame /= double(f.zoomMs.size() + f.panMs.size());
 }
 
 int runTrainyard(const Options& o, CompareLoader::ReadPath readPath)
@@ -376,10 +377,12 @@ int runTrainyard(const Options& o, CompareLoader::ReadPath readPath)
                 f.points += c->totalPoints(i);
             }
         const auto [lo, hi] = charts.isEmpty() ? std::pair<double, double>{0, 1} : charts.front()->fullXRange();
-        zoomPan(lo, hi, [&](double a, double b) {
-            for (DecimatedChart* c : std::as_const(charts))
-                c->setXRange(a, b);
-        }, view, [&] { return paints; }, f);
+        for (int r = 0; r < o.repeat; ++r)
+            zoomPan(lo, hi, [&](double a, double b) {
+                for (DecimatedChart* c : std::as_const(charts))
+                    c->setXRange(a, b);
+            }, view, [&] { return paints; }, f);
+        f.paintsPerFrame /= double(f.zoomMs.size() + f.panMs.size());
         f.peakMb = peakRssMb();
     }
     thread.quit();
@@ -521,6 +524,7 @@ int runRaw(const Options& o, bool opengl)
         for (QChart* c : std::as_const(charts))
             static_cast<QValueAxis*>(c->axes(Qt::Horizontal).constFirst())->setRange(a, b);
     }, window, [&] { return paints; }, f);
+    f.paintsPerFrame /= double(f.zoomMs.size() + f.panMs.size());
     f.peakMb = peakRssMb();
     printFigures(f, double(o.runs) / f.runs);
     return 0;
@@ -540,7 +544,7 @@ std::optional<Row> runChild(const QString& self, const Options& o, const QString
     QStringList args{QStringLiteral("--mode"), mode, QStringLiteral("--db"), o.db, QStringLiteral("--runs"),
                      QString::number(o.runs), QStringLiteral("--points"), QString::number(o.points),
                      QStringLiteral("--keys"), QString::number(o.keys), QStringLiteral("--raw-runs"),
-                     QString::number(o.rawRuns)};
+                     QString::number(o.rawRuns), QStringLiteral("--repeat"), QString::number(o.repeat)};
     if (!o.screenshot.isEmpty() && mode == QLatin1String("trainyard"))
         args << QStringLiteral("--screenshot") << o.screenshot;
     p.start(self, args);
@@ -640,6 +644,8 @@ int main(int argc, char** argv)
             o.screenshot = next();
         else if (a == QLatin1String("--mode"))
             o.mode = next();
+        else if (a == QLatin1String("--repeat"))
+            o.repeat = std::max(1, next().toInt());
         else {
             std::fprintf(stderr, "unknown argument %s\n", qPrintable(a));
             return 2;

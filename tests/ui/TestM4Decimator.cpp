@@ -460,6 +460,51 @@ private Q_SLOTS:
         QCOMPARE(after, lit);
     }
 
+    void spanRasterPolylineIsItsSegments()
+    {
+        // drawPolyline's one-span-per-column path for x going right lights
+        // exactly the pixels of its segments drawn one by one with drawLine:
+        // random polylines with ties in x, points on column edges, runs far
+        // outside the image on every side, flat and vertical parts; and the
+        // segment-by-segment path (x going back, a non-finite point).
+        QRandomGenerator rng(20261201);
+        const QRgb red = qRgb(255, 0, 0);
+        for (int round = 0; round < 400; ++round) {
+            const int w = 1 + int(rng.bounded(60)), h = 1 + int(rng.bounded(40));
+            const int n = 1 + int(rng.bounded(40));
+            std::vector<QPointF> pts;
+            double x = -20.0 + rng.generateDouble() * 30.0;
+            for (int i = 0; i < n; ++i) {
+                switch (rng.bounded(6)) {
+                case 0: break;                                        // same x (vertical)
+                case 1: x = std::floor(x) + 1.0; break;               // onto a column edge
+                case 2: x += rng.generateDouble() * 0.3; break;       // same column, mostly
+                case 3: x += rng.generateDouble() * 200.0; break;     // far right
+                default: x += rng.generateDouble() * 3.0; break;
+                }
+                const double y = rng.bounded(5) == 0 ? std::round(rng.generateDouble() * 4 * h - 2 * h)
+                                                     : rng.generateDouble() * 3 * h - h;
+                pts.emplace_back(x, y);
+            }
+            if (round % 10 == 9 && n > 2)
+                std::swap(pts[1], pts[2]); // x may go back: the general path
+            if (round % 20 == 19 && n > 3)
+                pts[3].setY(kNaN);
+            QImage a(w, h, QImage::Format_ARGB32_Premultiplied), b(w, h, QImage::Format_ARGB32_Premultiplied);
+            a.fill(Qt::transparent);
+            b.fill(Qt::transparent);
+            SpanRaster(a).drawPolyline(pts.data(), qsizetype(pts.size()), red);
+            SpanRaster rb(b);
+            if (n == 1)
+                rb.drawPolyline(pts.data(), 1, red);
+            for (int i = 1; i < n; ++i)
+                rb.drawLine(pts[std::size_t(i - 1)], pts[std::size_t(i)], red);
+            if (a != b)
+                QFAIL(qPrintable(QStringLiteral("round %1: %2 differing pixels (w %3, h %4, %5 points)")
+                                     .arg(round).arg(differingPixels(a, b)).arg(w).arg(h).arg(n)));
+        }
+    }
+
     void spanRasterM4IsExact_data()
     {
         QTest::addColumn<double>("xMin");

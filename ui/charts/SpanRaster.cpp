@@ -68,13 +68,57 @@ void SpanRaster::drawLine(QPointF a, QPointF b, QRgb colour)
 
 void SpanRaster::drawPolyline(const QPointF* pts, qsizetype n, QRgb colour)
 {
+    if (n <= 0)
+        return;
     if (n == 1) {
         const QPointF p = pts[0];
         span(floorToInt(std::clamp(p.x(), -1.0, double(m_width))), p.y(), p.y(), colour);
         return;
     }
-    for (qsizetype i = 1; i < n; ++i)
-        drawLine(pts[i - 1], pts[i], colour);
+    // x non-decreasing (a series over steps or time, as the charts draw):
+    // the polyline visits the columns left to right, so in every column the
+    // spans of its segments join into one, from the lowest to the highest
+    // height it has there. One span per column instead of one per segment
+    // and column: the same pixels (a union of overlapping row ranges, each
+    // clipped the same way), computed with drawLine's own formulas. Anything
+    // else (x going back, a non-finite coordinate) goes segment by segment.
+    for (qsizetype i = 0; i < n; ++i) {
+        const double x = pts[i].x(), y = pts[i].y();
+        if (!std::isfinite(x) || !std::isfinite(y) || (i > 0 && x < pts[i - 1].x())) {
+            for (qsizetype k = 1; k < n; ++k)
+                drawLine(pts[k - 1], pts[k], colour);
+            return;
+        }
+    }
+    const double width = double(m_width);
+    const auto columnOf = [width](double x) { return floorToInt(std::clamp(x, -1.0, width)); };
+    qint64 column = columnOf(pts[0].x());
+    double lo = pts[0].y(), hi = lo;
+    for (qsizetype i = 1; i < n; ++i) {
+        const double x0 = pts[i - 1].x(), y0 = pts[i - 1].y(), x1 = pts[i].x(), y1 = pts[i].y();
+        const qint64 next = columnOf(x1);
+        if (next == column) {
+            lo = std::min(lo, y1);
+            hi = std::max(hi, y1);
+            continue;
+        }
+        // Into a column to the right (so x1 > x0): leave this one at its
+        // right edge, cross the columns between, enter `next` at its left edge.
+        const double slope = (y1 - y0) / (x1 - x0);
+        const double exit = y0 + (double(column + 1) - x0) * slope;
+        span(column, std::min(lo, exit), std::max(hi, exit), colour);
+        if (column + 1 < m_width && next - 1 >= 0) {
+            const qint64 first = std::max<qint64>(column + 1, 0);
+            const qint64 last = std::min<qint64>(next - 1, m_width - 1);
+            for (qint64 c = first; c <= last; ++c)
+                span(c, y0 + (double(c) - x0) * slope, y0 + (double(c + 1) - x0) * slope, colour);
+        }
+        column = next;
+        const double entry = y0 + (double(next) - x0) * slope;
+        lo = std::min(entry, y1);
+        hi = std::max(entry, y1);
+    }
+    span(column, lo, hi, colour);
 }
 
 } // namespace ty

@@ -93,55 +93,75 @@ M4Index::M4Index(std::span<const double> x, std::span<const double> y)
 bool M4Index::minMax(std::span<const double> x, std::span<const double> y, qsizetype a, qsizetype b,
                      qsizetype& iMin, qsizetype& iMax) const
 {
-    // Left to right over the largest aligned whole blocks that fit; strict
-    // comparisons keep the first occurrence, like decimateM4's point loop.
+    // Left to right over the largest aligned whole blocks that fit (climbing
+    // from single points to the highest level an aligned block of fits,
+    // then down again to single points at b); strict comparisons keep the
+    // first occurrence, like decimateM4's point loop. Each level adds at
+    // most kFanout - 1 blocks on each side.
     const int levels = int(m_levels.size());
-    // Points in a block of level lvl: kFanout^(lvl + 1), a power of two.
-    const auto unit = [](int lvl) -> qsizetype { return qsizetype(1) << (kFanoutBits * (lvl + 1)); };
-    double mn = 0.0, mx = 0.0;
-    bool have = false;
-    qsizetype pos = a;
-    int lvl = -1; // -1: single points
-    qsizetype size = 1;
-    while (pos < b) {
-        while (lvl + 1 < levels && (pos & (unit(lvl + 1) - 1)) == 0 && pos + unit(lvl + 1) <= b) {
-            ++lvl;
-            size = unit(lvl);
-        }
-        while (lvl >= 0 && pos + size > b) {
-            --lvl;
-            size = lvl >= 0 ? unit(lvl) : 1;
-        }
+    // Points in a block of level lvl: kFanout^(lvl + 1); level -1: single points.
+    const auto shiftOf = [](int lvl) { return kFanoutBits * (lvl + 1); };
+    double mn = std::numeric_limits<double>::infinity();
+    double mx = -mn;
+    const bool checkX = m_nonFiniteX;
+    // Whole units of level lvl in [from, to) (from, to aligned to them).
+    const auto take = [&](int lvl, qsizetype from, qsizetype to) {
         if (lvl < 0) {
-            const double v = y[pos];
-            if (!std::isfinite(v) || !std::isfinite(x[pos]))
-                return false;
-            if (!have || v < mn) {
-                mn = v;
-                iMin = pos;
+            for (qsizetype i = from; i < to; ++i) {
+                const double v = y[std::size_t(i)];
+                // v - v is 0 for finite v, NaN for NaN and +/-inf.
+                if (!(v - v == 0.0) || (checkX && !std::isfinite(x[std::size_t(i)])))
+                    return false;
+                if (v < mn) {
+                    mn = v;
+                    iMin = i;
+                }
+                if (v > mx) {
+                    mx = v;
+                    iMax = i;
+                }
             }
-            if (!have || v > mx) {
-                mx = v;
-                iMax = pos;
-            }
-            have = true;
-        } else {
-            const Node& node = m_levels[std::size_t(lvl)][std::size_t(pos >> (kFanoutBits * (lvl + 1)))];
+            return true;
+        }
+        const std::vector<Node>& level = m_levels[std::size_t(lvl)];
+        const int shift = shiftOf(lvl);
+        for (qsizetype k = from >> shift, end = to >> shift; k < end; ++k) {
+            const Node& node = level[std::size_t(k)];
             if (node.iMin == kDirty)
                 return false;
-            if (!have || node.min < mn) {
+            if (node.min < mn) {
                 mn = node.min;
                 iMin = node.iMin;
             }
-            if (!have || node.max > mx) {
+            if (node.max > mx) {
                 mx = node.max;
                 iMax = node.iMax;
             }
-            have = true;
         }
-        pos += size;
+        return true;
+    };
+    if (!(a < b))
+        return false;
+    qsizetype pos = a;
+    int lvl = -1; // pos is aligned to level lvl's blocks
+    while (lvl + 1 < levels) {
+        const qsizetype up = qsizetype(1) << shiftOf(lvl + 1);
+        const qsizetype next = (pos + up - 1) & ~(up - 1);
+        if (next > b)
+            break;
+        if (!take(lvl, pos, next))
+            return false;
+        pos = next;
+        ++lvl;
     }
-    return have;
+    for (; lvl >= -1 && pos < b; --lvl) {
+        const int shift = shiftOf(lvl);
+        const qsizetype end = pos + (((b - pos) >> shift) << shift);
+        if (!take(lvl, pos, end))
+            return false;
+        pos = end;
+    }
+    return true;
 }
 
 M4Result decimateM4(std::span<const double> x, std::span<const double> y, const M4Viewport& vp,
@@ -180,14 +200,23 @@ M4Result decimateM4(std::span<const double> x, std::span<const double> y, const 
     Bucket b;
     bool segmentOpen = false;
     const auto emitColumn = [&](qsizetype first, qsizetype min, qsizetype max, qsizetype last) {
-        qsizetype idx[4] = {first, min, max, last};
-        std::sort(std::begin(idx), std::end(idx));
+        // first <= min, max <= last: only min and max may be out of order.
+        qsizetype idx[4] = {first, std::min(min, max), std::max(min, max), last};
         QList<QPointF>& seg = out.segments.last();
         for (int k = 0; k < 4; ++k) {
             if (k > 0 && idx[k] == idx[k - 1])
                 continue;
             seg.append(QPointF(x[idx[k]], y[idx[k]]));
         }
+    };
+    // At most 4 points a column and the two edge points; no more than the
+    // points there are.
+    const qsizetype capacity = std::min<qsizetype>(end - begin, 4 * (qsizetype(vp.pixelWidth) + 2) + 2);
+    const auto openSegment = [&] {
+        out.segments.append(QList<QPointF>());
+        if (out.segments.size() == 1)
+            out.segments.last().reserve(capacity);
+        segmentOpen = true;
     };
     const auto flush = [&] {
         if (!b.open())
@@ -232,10 +261,8 @@ M4Result decimateM4(std::span<const double> x, std::span<const double> y, const 
         }
         if (inside)
             extendY(yv);
-        if (!segmentOpen) {
-            out.segments.append(QList<QPointF>());
-            segmentOpen = true;
-        }
+        if (!segmentOpen)
+            openSegment();
         const qint64 col = columnOf(xv);
         if (b.open() && col != b.column)
             flush();
@@ -263,22 +290,43 @@ M4Result decimateM4(std::span<const double> x, std::span<const double> y, const 
     // monotone); a column of finite points inside [xMin, xMax] takes its
     // min/max from the index (the same four points the point loop keeps);
     // any other column (gaps, the edge points) goes through the point loop.
-    const auto columnEnd = [&](qsizetype i, qint64 col) {
-        // Gallop to the column's right edge in x (plain comparisons), then
-        // settle the points next to it with the column formula itself, so
-        // rounding never puts a point in another column than the loop would.
+    // `hint`: the previous column's width in points, where the search for
+    // this column's end starts (columns of evenly spaced steps are alike).
+    const auto columnEnd = [&](qsizetype i, qint64 col, qsizetype hint) {
+        // Gallop from the hint to the column's right edge in x (plain
+        // comparisons), then settle the points next to it with the column
+        // formula itself, so rounding never puts a point in another column
+        // than the loop would. Finds the first index in (i, end] with
+        // x >= edge (end if none) in [lower, upper].
         const double edge = vp.xMin + (double(col + 1) - vp.pixelLeft) / scale;
-        qsizetype lower = i + 1, upper = end, step = 1;
-        while (true) {
-            const qsizetype probe = i + step;
-            if (probe >= end)
-                break;
-            if (x[probe] >= edge) {
+        const qsizetype guess = std::min(end, i + std::max<qsizetype>(1, hint));
+        qsizetype lower = i + 1, upper = end;
+        if (guess < end && x[guess] >= edge) {
+            upper = guess;
+            for (qsizetype step = 1;; step *= 2) {
+                const qsizetype probe = upper - step;
+                if (probe <= i)
+                    break;
+                if (x[probe] < edge) {
+                    lower = probe + 1;
+                    break;
+                }
                 upper = probe;
-                break;
             }
-            lower = probe + 1;
-            step *= 2;
+        } else if (guess < end) {
+            lower = guess + 1;
+            for (qsizetype step = 1;; step *= 2) {
+                const qsizetype probe = guess + step;
+                if (probe >= end)
+                    break;
+                if (x[probe] >= edge) {
+                    upper = probe;
+                    break;
+                }
+                lower = probe + 1;
+            }
+        } else {
+            lower = end;
         }
         lower = qsizetype(std::lower_bound(x.begin() + lower, x.begin() + upper, edge) - x.begin());
         while (lower > i + 1 && columnOf(x[lower - 1]) > col)
@@ -288,19 +336,19 @@ M4Result decimateM4(std::span<const double> x, std::span<const double> y, const 
         return lower;
     };
     qsizetype i = begin;
+    qsizetype width = 1;
     while (i < end) {
         const qint64 col = columnOf(x[i]);
-        const qsizetype j = columnEnd(i, col);
+        const qsizetype j = columnEnd(i, col, width);
+        width = j - i;
         qsizetype iMin = 0, iMax = 0;
         if (i < firstInside || j > endInside || !index->minMax(x, y, i, j, iMin, iMax)) {
             for (qsizetype k = i; k < j; ++k)
                 visit(k);
         } else {
             flush();
-            if (!segmentOpen) {
-                out.segments.append(QList<QPointF>());
-                segmentOpen = true;
-            }
+            if (!segmentOpen)
+                openSegment();
             extendY(y[iMin]);
             extendY(y[iMax]);
             emitColumn(i, iMin, iMax, j - 1);

@@ -93,36 +93,51 @@ M4Index::M4Index(std::span<const double> x, std::span<const double> y)
 bool M4Index::minMax(std::span<const double> x, std::span<const double> y, qsizetype a, qsizetype b,
                      qsizetype& iMin, qsizetype& iMax) const
 {
-    // Left to right over the largest aligned whole blocks that fit (climbing
-    // from single points to the highest level an aligned block of fits,
-    // then down again to single points at b); strict comparisons keep the
-    // first occurrence, like decimateM4's point loop. Each level adds at
-    // most kFanout - 1 blocks on each side.
+    // [a, b) = loose points on the left [a, la), whole level-0 blocks
+    // [la, rb), loose points on the right [rb, b). The blocks go first: left
+    // to right over the largest aligned blocks that fit (climbing to the
+    // highest level an aligned block fits, then down again), strict
+    // comparisons keeping the first occurrence. Then the loose points, each
+    // side only where its level-0 block (which they are part of) could hold
+    // a new minimum or maximum: most columns read none or one side of them,
+    // and reading the points themselves is most of the cost (cache misses).
+    // The left points come before every block: scanned right to left with
+    // <=, so an equal value there wins and the leftmost one last. The right
+    // ones come after: left to right with <. Same result as one scan.
+    if (!(a < b))
+        return false;
     const int levels = int(m_levels.size());
-    // Points in a block of level lvl: kFanout^(lvl + 1); level -1: single points.
+    // Points in a block of level lvl: kFanout^(lvl + 1).
     const auto shiftOf = [](int lvl) { return kFanoutBits * (lvl + 1); };
     double mn = std::numeric_limits<double>::infinity();
     double mx = -mn;
     const bool checkX = m_nonFiniteX;
-    // Whole units of level lvl in [from, to) (from, to aligned to them).
-    const auto take = [&](int lvl, qsizetype from, qsizetype to) {
-        if (lvl < 0) {
-            for (qsizetype i = from; i < to; ++i) {
-                const double v = y[std::size_t(i)];
-                // v - v is 0 for finite v, NaN for NaN and +/-inf.
-                if (!(v - v == 0.0) || (checkX && !std::isfinite(x[std::size_t(i)])))
-                    return false;
-                if (v < mn) {
-                    mn = v;
-                    iMin = i;
-                }
-                if (v > mx) {
-                    mx = v;
-                    iMax = i;
-                }
+    // v - v is 0 for finite v, NaN for NaN and +/-inf.
+    const auto finite = [&](qsizetype i) {
+        const double v = y[std::size_t(i)];
+        return v - v == 0.0 && (!checkX || std::isfinite(x[std::size_t(i)]));
+    };
+    const qsizetype la = std::min(b, (a + kFanout - 1) & ~qsizetype(kFanout - 1));
+    const qsizetype rb = std::max(la, b & ~qsizetype(kFanout - 1));
+    if (la == rb) {
+        // No whole block: one plain scan.
+        for (qsizetype i = a; i < b; ++i) {
+            if (!finite(i))
+                return false;
+            const double v = y[std::size_t(i)];
+            if (v < mn) {
+                mn = v;
+                iMin = i;
             }
-            return true;
+            if (v > mx) {
+                mx = v;
+                iMax = i;
+            }
         }
+        return true;
+    }
+    // Whole blocks of level lvl in [from, to) (from, to aligned to them).
+    const auto take = [&](int lvl, qsizetype from, qsizetype to) {
         const std::vector<Node>& level = m_levels[std::size_t(lvl)];
         const int shift = shiftOf(lvl);
         for (qsizetype k = from >> shift, end = to >> shift; k < end; ++k) {
@@ -140,26 +155,68 @@ bool M4Index::minMax(std::span<const double> x, std::span<const double> y, qsize
         }
         return true;
     };
-    if (!(a < b))
-        return false;
-    qsizetype pos = a;
-    int lvl = -1; // pos is aligned to level lvl's blocks
+    qsizetype pos = la;
+    int lvl = 0; // pos is aligned to level lvl's blocks
     while (lvl + 1 < levels) {
         const qsizetype up = qsizetype(1) << shiftOf(lvl + 1);
         const qsizetype next = (pos + up - 1) & ~(up - 1);
-        if (next > b)
+        if (next > rb)
             break;
         if (!take(lvl, pos, next))
             return false;
         pos = next;
         ++lvl;
     }
-    for (; lvl >= -1 && pos < b; --lvl) {
+    for (; lvl >= 0 && pos < rb; --lvl) {
         const int shift = shiftOf(lvl);
-        const qsizetype end = pos + (((b - pos) >> shift) << shift);
+        const qsizetype end = pos + (((rb - pos) >> shift) << shift);
         if (!take(lvl, pos, end))
             return false;
         pos = end;
+    }
+    const std::vector<Node>& level0 = m_levels.front();
+    if (a < la) {
+        const Node& block = level0[std::size_t(a >> kFanoutBits)];
+        // A dirty block: its non-finite value may lie in the loose part.
+        const bool dirty = block.iMin == kDirty;
+        const bool wantMin = dirty || block.min <= mn;
+        const bool wantMax = dirty || block.max >= mx;
+        if (wantMin || wantMax) {
+            for (qsizetype i = la - 1; i >= a; --i) {
+                if (dirty && !finite(i))
+                    return false;
+                const double v = y[std::size_t(i)];
+                if (wantMin && v <= mn) {
+                    mn = v;
+                    iMin = i;
+                }
+                if (wantMax && v >= mx) {
+                    mx = v;
+                    iMax = i;
+                }
+            }
+        }
+    }
+    if (rb < b) {
+        const Node& block = level0[std::size_t(rb >> kFanoutBits)];
+        const bool dirty = block.iMin == kDirty;
+        const bool wantMin = dirty || block.min < mn;
+        const bool wantMax = dirty || block.max > mx;
+        if (wantMin || wantMax) {
+            for (qsizetype i = rb; i < b; ++i) {
+                if (dirty && !finite(i))
+                    return false;
+                const double v = y[std::size_t(i)];
+                if (wantMin && v < mn) {
+                    mn = v;
+                    iMin = i;
+                }
+                if (wantMax && v > mx) {
+                    mx = v;
+                    iMax = i;
+                }
+            }
+        }
     }
     return true;
 }
@@ -335,6 +392,46 @@ M4Result decimateM4(std::span<const double> x, std::span<const double> y, const 
             ++lower;
         return lower;
     };
+    // A column's min and max: up to kScanLimit points read one by one (a
+    // plain loop over consecutive values, which the memory system streams),
+    // more through the index (a few of its blocks and up to 2 x kFanout
+    // points). Measured with tests/bench/bench_decimate --frames: reading
+    // is cheaper than the index's scattered reads up to ~40 points a column.
+    constexpr qsizetype kScanLimit = 40;
+    const auto columnMinMax = [&](qsizetype from, qsizetype to, qsizetype& iMin, qsizetype& iMax) {
+        if (to - from > kScanLimit)
+            return index->minMax(x, y, from, to, iMin, iMax);
+        // Values first (two independent min/max chains, no branches; the
+        // sum of v - v is NaN as soon as one v is not finite), then the
+        // first index of each: the same points as a scan keeping the first.
+        double mn0 = y[from], mx0 = mn0, mn1 = mn0, mx1 = mn0, bad0 = 0.0, bad1 = 0.0;
+        qsizetype k = from + 1;
+        for (; k + 1 < to; k += 2) {
+            const double v = y[k], w = y[k + 1];
+            mn0 = std::min(mn0, v);
+            mx0 = std::max(mx0, v);
+            mn1 = std::min(mn1, w);
+            mx1 = std::max(mx1, w);
+            bad0 += v - v;
+            bad1 += w - w;
+        }
+        if (k < to) {
+            const double v = y[k];
+            mn0 = std::min(mn0, v);
+            mx0 = std::max(mx0, v);
+            bad0 += v - v;
+        }
+        if (!(bad0 + bad1 + (y[from] - y[from]) == 0.0))
+            return false;
+        const double mn = std::min(mn0, mn1), mx = std::max(mx0, mx1);
+        iMin = from;
+        while (y[iMin] != mn)
+            ++iMin;
+        iMax = from;
+        while (y[iMax] != mx)
+            ++iMax;
+        return true;
+    };
     qsizetype i = begin;
     qsizetype width = 1;
     while (i < end) {
@@ -342,7 +439,7 @@ M4Result decimateM4(std::span<const double> x, std::span<const double> y, const 
         const qsizetype j = columnEnd(i, col, width);
         width = j - i;
         qsizetype iMin = 0, iMax = 0;
-        if (i < firstInside || j > endInside || !index->minMax(x, y, i, j, iMin, iMax)) {
+        if (i < firstInside || j > endInside || !columnMinMax(i, j, iMin, iMax)) {
             for (qsizetype k = i; k < j; ++k)
                 visit(k);
         } else {

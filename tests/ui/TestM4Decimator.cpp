@@ -505,6 +505,49 @@ private Q_SLOTS:
         }
     }
 
+    void spanRasterColumnMajorComposes()
+    {
+        // Three layers of random polylines, column-major and composed, equal
+        // the same polylines drawn in order into one QImage (the layers'
+        // colours overlap: the later one must win), for several sizes.
+        QRandomGenerator rng(77);
+        for (int round = 0; round < 30; ++round) {
+            const int w = 1 + int(rng.bounded(90)), h = 1 + int(rng.bounded(70));
+            QImage expected(w, h, QImage::Format_ARGB32_Premultiplied);
+            expected.fill(Qt::transparent);
+            SpanRaster rowMajor(expected);
+            std::vector<std::vector<QRgb>> layers(3, std::vector<QRgb>(std::size_t(w) * std::size_t(h), 0));
+            for (std::size_t l = 0; l < layers.size(); ++l) {
+                SpanRaster columnMajor(layers[l].data(), w, h);
+                const QRgb colour = qRgb(60 * int(l) + 40, 200 - 50 * int(l), 90);
+                for (int line = 0; line < 4; ++line) {
+                    std::vector<QPointF> pts;
+                    double x = -5.0 + rng.generateDouble() * 10.0;
+                    for (int i = 0; i < 30; ++i) {
+                        x += rng.generateDouble() * 4.0;
+                        pts.emplace_back(x, rng.generateDouble() * 1.4 * h - 0.2 * h);
+                    }
+                    rowMajor.drawPolyline(pts.data(), qsizetype(pts.size()), colour);
+                    columnMajor.drawPolyline(pts.data(), qsizetype(pts.size()), colour);
+                }
+            }
+            std::vector<const QRgb*> parts;
+            for (const auto& layer : layers)
+                parts.push_back(layer.data());
+            QImage composed;
+            SpanRaster::composeColumnMajor(parts, w, h, composed);
+            QCOMPARE(composed.size(), QSize(w, h));
+            int lit = 0;
+            for (int r = 0; r < h; ++r)
+                for (int c = 0; c < w; ++c)
+                    lit += expected.pixel(c, r) != 0;
+            QVERIFY(lit > 0); // lines crossed the image
+            if (composed != expected)
+                QFAIL(qPrintable(QStringLiteral("round %1 (%2 x %3): %4 differing pixels")
+                                     .arg(round).arg(w).arg(h).arg(differingPixels(composed, expected))));
+        }
+    }
+
     void spanRasterM4IsExact_data()
     {
         QTest::addColumn<double>("xMin");

@@ -942,10 +942,11 @@ void DecimatedChart::paintSeries(QPainter& painter, const QRectF& area) const
         if (layers.empty())
             continue;
         if (rasterDevice && allThinOpaque) {
-            // Many thin opaque lines: SpanRaster straight into images of the
+            // Many thin opaque lines: SpanRaster straight into buffers of the
             // plot area's device pixels, the series split over the cores
-            // (each part its own image, composited in paint order: the
-            // pixels are opaque, so this is painting them one by one).
+            // (each part its own column-major buffer, composed in paint
+            // order into one image: the pixels are opaque, so this is
+            // painting them one by one).
             // The image covers the plot area in whole painter units; the
             // painter's transform is an integer translation (rasterDevice), so
             // they are whole device pixels too and the image is blitted
@@ -958,14 +959,13 @@ void DecimatedChart::paintSeries(QPainter& painter, const QRectF& area) const
             std::vector<std::pair<std::size_t, std::size_t>> ranges;
             for (std::size_t a = 0; a < layers.size(); a += perPart)
                 ranges.emplace_back(a, std::min(layers.size(), a + perPart));
-            std::vector<QImage>& images = m_rasterImages;
-            images.resize(ranges.size());
+            std::vector<std::vector<QRgb>>& buffers = m_rasterColumns;
+            buffers.resize(ranges.size());
+            const int w = device.width(), h = device.height();
             const auto rasterise = [&](std::size_t part) {
-                QImage& img = images[part];
-                if (img.size() != device.size())
-                    img = QImage(device.size(), QImage::Format_ARGB32_Premultiplied);
-                img.fill(Qt::transparent);
-                SpanRaster raster(img);
+                std::vector<QRgb>& buffer = buffers[part];
+                buffer.assign(std::size_t(w) * std::size_t(h), 0); // transparent
+                SpanRaster raster(buffer.data(), w, h);
                 std::vector<QPointF> mapped;
                 for (std::size_t k = ranges[part].first; k < ranges[part].second; ++k) {
                     const Layer& layer = *layers[k];
@@ -985,8 +985,11 @@ void DecimatedChart::paintSeries(QPainter& painter, const QRectF& area) const
                 QtConcurrent::blockingMap(order, rasterise);
             else
                 rasterise(0);
-            for (const QImage& img : images)
-                painter.drawImage(device.topLeft(), img);
+            std::vector<const QRgb*> layersToCompose;
+            for (const std::vector<QRgb>& buffer : buffers)
+                layersToCompose.push_back(buffer.data());
+            SpanRaster::composeColumnMajor(layersToCompose, w, h, m_rasterImage);
+            painter.drawImage(device.topLeft(), m_rasterImage);
             for (const Layer* layer : layers) {
                 drawDots(*layer);
                 if (mainPass)

@@ -239,9 +239,11 @@ private:
     int m_updateDepth = 0;
     bool m_pendingRedecimate = false;
     mutable std::vector<QPointF> m_mapped; // paint scratch
-    // SpanRaster images of the last paint, reused while the plot area keeps
-    // its size: a fresh few-MB image per frame meant fresh pages to fault in.
-    mutable std::vector<QImage> m_rasterImages;
+    // SpanRaster buffers of the last paint (column-major, one per part) and
+    // the image they are composed into, reused while the plot area keeps its
+    // size: a fresh few-MB buffer per frame meant fresh pages to fault in.
+    mutable std::vector<std::vector<QRgb>> m_rasterColumns;
+    mutable QImage m_rasterImage;
     XAxisKind m_xKind = XAxisKind::Value;
     QChart* m_chart = nullptr;
     ChartView* m_view = nullptr;

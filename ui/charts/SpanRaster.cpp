@@ -18,10 +18,50 @@ qint64 floorToInt(double v)
 
 SpanRaster::SpanRaster(QImage& image)
     : m_bits(reinterpret_cast<QRgb*>(image.bits()))
-    , m_stride(image.bytesPerLine() / qsizetype(sizeof(QRgb)))
+    , m_rowStep(image.bytesPerLine() / qsizetype(sizeof(QRgb)))
+    , m_columnStep(1)
     , m_width(image.width())
     , m_height(image.height())
 {
+}
+
+SpanRaster::SpanRaster(QRgb* pixels, int width, int height)
+    : m_bits(pixels)
+    , m_rowStep(1)
+    , m_columnStep(height)
+    , m_width(width)
+    , m_height(height)
+{
+}
+
+void SpanRaster::composeColumnMajor(std::span<const QRgb* const> layers, int width, int height, QImage& out)
+{
+    if (out.size() != QSize(width, height) || out.format() != QImage::Format_ARGB32_Premultiplied)
+        out = QImage(width, height, QImage::Format_ARGB32_Premultiplied);
+    if (width <= 0 || height <= 0)
+        return;
+    const qsizetype stride = out.bytesPerLine() / qsizetype(sizeof(QRgb));
+    QRgb* const dst = reinterpret_cast<QRgb*>(out.bits());
+    // Tiles of 32 x 32: the column-major reads and row-major writes of a tile
+    // stay in cache.
+    constexpr int kTile = 32;
+    for (int c0 = 0; c0 < width; c0 += kTile) {
+        const int c1 = std::min(width, c0 + kTile);
+        for (int r0 = 0; r0 < height; r0 += kTile) {
+            const int r1 = std::min(height, r0 + kTile);
+            for (int c = c0; c < c1; ++c) {
+                const qsizetype column = qsizetype(c) * height;
+                for (int r = r0; r < r1; ++r) {
+                    QRgb v = 0;
+                    for (const QRgb* layer : layers) {
+                        const QRgb p = layer[column + r];
+                        v = p ? p : v;
+                    }
+                    dst[qsizetype(r) * stride + c] = v;
+                }
+            }
+        }
+    }
 }
 
 void SpanRaster::span(qint64 column, double y0, double y1, QRgb colour)
@@ -34,8 +74,12 @@ void SpanRaster::span(qint64 column, double y0, double y1, QRgb colour)
         return; // wholly above or below (or NaN)
     const qint64 r0 = y0 < 0.0 ? 0 : floorToInt(y0);
     const qint64 r1 = std::min<qint64>(m_height - 1, floorToInt(std::min(y1, double(m_height))));
-    QRgb* p = m_bits + r0 * m_stride + column;
-    for (qint64 r = r0; r <= r1; ++r, p += m_stride)
+    QRgb* p = m_bits + r0 * m_rowStep + column * m_columnStep;
+    if (m_rowStep == 1) {
+        std::fill(p, p + (r1 - r0 + 1), colour);
+        return;
+    }
+    for (qint64 r = r0; r <= r1; ++r, p += m_rowStep)
         *p = colour;
 }
 

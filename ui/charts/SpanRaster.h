@@ -4,6 +4,8 @@
 #include <QPointF>
 #include <QRgb>
 
+#include <span>
+
 namespace ty {
 
 // Draws 1-pixel aliased polylines straight into a QImage, for charts of many
@@ -29,10 +31,26 @@ namespace ty {
 // Colour: written as is (no blending): for opaque pens. Coordinates may lie
 // far outside the image (clipped per column and row; keep |x| below ~1e9).
 // Thread: any; one image per thread.
+//
+// Memory layout: a QImage (row-major), or a column-major buffer, where a
+// span is consecutive memory: charts of many noisy series write spans of
+// tens of pixels in every column, and row-major that is one cache line a
+// pixel (tests/bench/bench_decimate measures both). composeColumnMajor()
+// turns column-major layers into one row-major image.
 class SpanRaster {
 public:
     // `image` must be Format_ARGB32_Premultiplied or Format_ARGB32 and outlive this.
     explicit SpanRaster(QImage& image);
+    // A column-major buffer of width x height pixels: pixel (c, r) at
+    // pixels[c * height + r]; must outlive this.
+    SpanRaster(QRgb* pixels, int width, int height);
+
+    // Composes column-major layers (each width x height, laid out as the
+    // constructor above takes) into `out` (row-major, Format_ARGB32_Premultiplied,
+    // resized to width x height if needed): each pixel is the last layer's
+    // pixel that is not 0 (transparent), else 0. With opaque colours that is
+    // painting the layers in order.
+    static void composeColumnMajor(std::span<const QRgb* const> layers, int width, int height, QImage& out);
 
     // Draws the polyline through pts[0..n) (n >= 2; a single point draws
     // its pixel) in `colour` (an opaque premultiplied ARGB value).
@@ -44,7 +62,8 @@ private:
     void span(qint64 column, double y0, double y1, QRgb colour);
 
     QRgb* m_bits = nullptr;
-    qsizetype m_stride = 0; // in pixels
+    qsizetype m_rowStep = 0;    // pixels from (c, r) to (c, r + 1)
+    qsizetype m_columnStep = 0; // pixels from (c, r) to (c + 1, r)
     int m_width = 0, m_height = 0;
 };
 

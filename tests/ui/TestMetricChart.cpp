@@ -1,6 +1,7 @@
 // The single-run Metrics tab: MetricChartWidget / MetricChartsPanel drawn
 // through DecimatedChart (M4), live appends that redo only the tail, the x
 // axes (step, epoch, relative and wall time), the log y axis, SVG export.
+#include "charts/ChartStyle.h"
 #include "charts/DecimatedChart.h"
 #include "charts/M4Decimator.h"
 #include "charts/MetricChartWidget.h"
@@ -494,6 +495,43 @@ private Q_SLOTS:
         QCOMPARE(x->min(), 0.0);
         QCOMPARE(x->max(), 2999000.0);
         QCOMPARE(x->tickInterval(), 500000.0);
+    }
+
+    void niceRangeChangesOnlyWhatChanged()
+    {
+        // Every range or interval change makes Qt Charts lay out all labels
+        // again: a pan that keeps the interval is one change, a zoom that
+        // changes it two; and no state on the way ever has more than ~10
+        // ticks (a small interval never meets a wide range).
+        QValueAxis axis;
+        int changes = 0, worstTicks = 0;
+        const auto check = [&] {
+            ++changes;
+            worstTicks = std::max(worstTicks, int((axis.max() - axis.min()) / axis.tickInterval()));
+        };
+        connect(&axis, &QValueAxis::rangeChanged, this, check);
+        connect(&axis, &QValueAxis::tickIntervalChanged, this, check);
+        connect(&axis, &QValueAxis::tickAnchorChanged, this, check);
+        connect(&axis, &QValueAxis::tickTypeChanged, this, check);
+        setNiceRange(&axis, 0.0, 1.0);
+        QCOMPARE(axis.tickType(), QValueAxis::TicksDynamic);
+        QCOMPARE(axis.tickAnchor(), 0.0);
+        QCOMPARE(axis.tickInterval(), 0.2);
+        changes = 0;
+        setNiceRange(&axis, 0.1, 1.1); // a pan: same interval
+        QCOMPARE(changes, 1);
+        changes = 0;
+        setNiceRange(&axis, 0.0, 3000.0); // wide: interval first
+        QCOMPARE(changes, 2);
+        QCOMPARE(axis.tickInterval(), 500.0);
+        setNiceRange(&axis, 0.0, 0.01); // narrow again: range first
+        QCOMPARE(axis.tickInterval(), 0.002);
+        QCOMPARE(axis.min(), 0.0);
+        QCOMPARE(axis.max(), 0.01);
+        QVERIFY2(worstTicks <= 10, qPrintable(QString::number(worstTicks)));
+        changes = 0;
+        setNiceRange(&axis, 0.0, 0.01); // nothing new
+        QCOMPARE(changes, 0);
     }
 
     void panelHasOneChartPerKey()

@@ -31,11 +31,28 @@ double niceStep(double raw)
 
 void setNiceRange(QValueAxis* axis, double lo, double hi)
 {
-    axis->setTickType(QValueAxis::TicksFixed);
-    axis->setRange(lo, hi);
-    axis->setTickAnchor(0.0);
-    axis->setTickInterval(niceStep((hi - lo) / 5.0));
-    axis->setTickType(QValueAxis::TicksDynamic);
+    const double step = niceStep((hi - lo) / 5.0);
+    if (axis->tickType() != QValueAxis::TicksDynamic || axis->tickAnchor() != 0.0) {
+        // First use: set up with fixed ticks, then dynamic ones from 0.
+        axis->setTickType(QValueAxis::TicksFixed);
+        axis->setTickAnchor(0.0);
+        axis->setTickInterval(step);
+        axis->setRange(lo, hi);
+        axis->setTickType(QValueAxis::TicksDynamic);
+        return;
+    }
+    // Each change of range or interval lays out every label again (Qt Charts
+    // 6.4 measures each with a QTextDocument): at most these two, in the
+    // order that never has more ticks than before or after. A growing
+    // interval goes first (the old range with it: fewer ticks), a shrinking
+    // one after the range (the new, smaller range with the old interval).
+    if (step > axis->tickInterval()) {
+        axis->setTickInterval(step);
+        axis->setRange(lo, hi);
+    } else {
+        axis->setRange(lo, hi);
+        axis->setTickInterval(step);
+    }
 }
 
 } // namespace ty

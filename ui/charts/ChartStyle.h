@@ -16,9 +16,10 @@ double niceStep(double raw);
 
 // Sets the axis to [lo, hi] with ticks on round numbers (0.2, 0.4 ... rather
 // than 0.2171, 0.4342 ...), without stretching the range the way
-// QValueAxis::applyNiceNumbers() does. Switches to fixed ticks while range
-// and interval change together: a 0.2 interval must never meet a 0..3000
-// range (15,000 tick items, a frozen GUI). GUI thread.
+// QValueAxis::applyNiceNumbers() does. Dynamic ticks anchored at 0; range
+// and interval change in the order that never lets a 0.2 interval meet a
+// 0..3000 range (15,000 tick items, a frozen GUI), and only what changed
+// (each change relayouts every label). GUI thread.
 void setNiceRange(QValueAxis* axis, double lo, double hi);
 
 } // namespace ty

@@ -501,18 +501,23 @@ private Q_SLOTS:
     {
         // Every range or interval change makes Qt Charts lay out all labels
         // again: a pan that keeps the interval is one change, a zoom that
-        // changes it two; and no state on the way ever has more than ~10
-        // ticks (a small interval never meets a wide range).
+        // changes it two. A range change lays them out at once: then the
+        // range never has more than ~10 ticks of the interval (a small
+        // interval never meets a wide range); an interval change is laid
+        // out later, and never sees over 1,000 of its ticks in the old range.
         QValueAxis axis;
-        int changes = 0, worstTicks = 0;
-        const auto check = [&] {
+        int changes = 0, worstAtRange = 0, worstAtInterval = 0;
+        const auto ticks = [&] { return int((axis.max() - axis.min()) / axis.tickInterval()); };
+        connect(&axis, &QValueAxis::rangeChanged, this, [&] {
             ++changes;
-            worstTicks = std::max(worstTicks, int((axis.max() - axis.min()) / axis.tickInterval()));
-        };
-        connect(&axis, &QValueAxis::rangeChanged, this, check);
-        connect(&axis, &QValueAxis::tickIntervalChanged, this, check);
-        connect(&axis, &QValueAxis::tickAnchorChanged, this, check);
-        connect(&axis, &QValueAxis::tickTypeChanged, this, check);
+            worstAtRange = std::max(worstAtRange, ticks());
+        });
+        connect(&axis, &QValueAxis::tickIntervalChanged, this, [&] {
+            ++changes;
+            worstAtInterval = std::max(worstAtInterval, ticks());
+        });
+        connect(&axis, &QValueAxis::tickAnchorChanged, this, [&] { ++changes; });
+        connect(&axis, &QValueAxis::tickTypeChanged, this, [&] { ++changes; });
         setNiceRange(&axis, 0.0, 1.0);
         QCOMPARE(axis.tickType(), QValueAxis::TicksDynamic);
         QCOMPARE(axis.tickAnchor(), 0.0);
@@ -521,16 +526,21 @@ private Q_SLOTS:
         setNiceRange(&axis, 0.1, 1.1); // a pan: same interval
         QCOMPARE(changes, 1);
         changes = 0;
-        setNiceRange(&axis, 0.0, 3000.0); // wide: interval first
+        setNiceRange(&axis, 0.0, 3000.0); // wide
         QCOMPARE(changes, 2);
         QCOMPARE(axis.tickInterval(), 500.0);
-        setNiceRange(&axis, 0.0, 0.01); // narrow again: range first
+        setNiceRange(&axis, 100.0, 1000.0); // a zoom in
+        QCOMPARE(axis.tickInterval(), 200.0);
+        setNiceRange(&axis, 0.0, 0.01); // very narrow at once
         QCOMPARE(axis.tickInterval(), 0.002);
         QCOMPARE(axis.min(), 0.0);
         QCOMPARE(axis.max(), 0.01);
-        QVERIFY2(worstTicks <= 10, qPrintable(QString::number(worstTicks)));
+        setNiceRange(&axis, 0.0, 1e6); // very wide at once
+        QCOMPARE(axis.tickInterval(), 200000.0);
+        QVERIFY2(worstAtRange <= 10, qPrintable(QString::number(worstAtRange)));
+        QVERIFY2(worstAtInterval <= 1000, qPrintable(QString::number(worstAtInterval)));
         changes = 0;
-        setNiceRange(&axis, 0.0, 0.01); // nothing new
+        setNiceRange(&axis, 0.0, 1e6); // nothing new
         QCOMPARE(changes, 0);
     }
 

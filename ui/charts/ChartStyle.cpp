@@ -41,12 +41,19 @@ void setNiceRange(QValueAxis* axis, double lo, double hi)
         axis->setTickType(QValueAxis::TicksDynamic);
         return;
     }
-    // Each change of range or interval lays out every label again (Qt Charts
-    // 6.4 measures each with a QTextDocument): at most these two, in the
-    // order that never has more ticks than before or after. A growing
-    // interval goes first (the old range with it: fewer ticks), a shrinking
-    // one after the range (the new, smaller range with the old interval).
-    if (step > axis->tickInterval()) {
+    // Qt Charts 6.4 lays out every label again (a QTextDocument each) at
+    // once on a range change, and later (a posted layout request, before
+    // the next paint if posted before it) on an interval change. So: only
+    // what changed, the interval first, so the immediate layout sees the
+    // new interval with the new range (a 0.2 interval never meets a
+    // 0..3000 range: 15,000 tick items, a frozen GUI) and the paint comes
+    // after the deferred one (the other order painted every zoom-in twice).
+    // Only a shrink so steep that the old range would hold over 1,000 of
+    // the new ticks sets the range first (the new, narrow range with the old
+    // interval is a few ticks).
+    const double oldInterval = axis->tickInterval();
+    const bool intervalFirst = step > oldInterval || (axis->max() - axis->min()) / step <= 1000.0;
+    if (intervalFirst) {
         axis->setTickInterval(step);
         axis->setRange(lo, hi);
     } else {

@@ -656,6 +656,8 @@ void DecimatedChart::setXRange(double lo, double hi)
         return;
     m_lo = lo;
     m_hi = hi;
+    // Decimate for the new range while the x axis lays out its labels.
+    std::unique_ptr<Pass> pass = startDecimation();
     m_settingRange = true;
     if (m_xKind == XAxisKind::Value) {
         setNiceRange(m_axisX, lo, hi);
@@ -666,7 +668,7 @@ void DecimatedChart::setXRange(double lo, double hi)
                              QDateTime::fromMSecsSinceEpoch(qint64(std::ceil(hi))));
     }
     m_settingRange = false;
-    redecimate();
+    finishDecimation(std::move(pass));
 }
 
 void DecimatedChart::onAxisRangeChanged(double lo, double hi)
@@ -711,46 +713,54 @@ QPen DecimatedChart::rawPen(const Entry& e) const
 
 void DecimatedChart::redecimate()
 {
-    if (m_updateDepth > 0) {
-        m_pendingRedecimate = true;
-        return;
-    }
-    if (m_inRedecimate)
-        return;
-    const bool laidOut = viewport().pixelWidth >= 2;
-    const M4Viewport vp = drawViewport();
-    m_inRedecimate = true;
-    ++m_fullRedecimations;
-    // Not laid out: plotAreaChanged brings us back with the real width.
-    m_lastWidth = laidOut ? vp.pixelWidth : -1;
-    const bool smooth = m_smoothing > 0;
-    bool haveY = false;
-    double y0 = 0, y1 = 1;
-    const auto extend = [&](const M4Result& r) {
-        if (!r.haveY)
-            return;
-        y0 = haveY ? std::min(y0, r.yMin) : r.yMin;
-        y1 = haveY ? std::max(y1, r.yMax) : r.yMax;
-        haveY = true;
-    };
-    // Decimate every visible series (main and, when smoothing, raw layer),
-    // each with its index; in parallel when there is enough work.
+    finishDecimation(startDecimation());
+}
+
+// One full pass: every visible series (main and, when smoothing, raw layer)
+// decimated with its index, on the thread pool when there is enough work.
+// startDecimation() hands the work to the pool and returns at once, so the
+// GUI thread can do other work (setXRange: the x axis' label layout) while
+// it runs; finishDecimation() waits for it and applies the samples. In
+// between nothing may touch m_entries (the GUI thread stays inside one call).
+struct DecimatedChart::Pass {
     struct Job {
         Entry* e = nullptr;
         Columns mc, rc;
         M4Result main, raw;
     };
+    bool active = false;
+    bool laidOut = false;
+    M4Viewport vp;
+    bool smooth = false;
     std::vector<Job> jobs;
-    jobs.reserve(m_entries.size());
+    QFuture<void> future;
+};
+
+std::unique_ptr<DecimatedChart::Pass> DecimatedChart::startDecimation()
+{
+    auto pass = std::make_unique<Pass>();
+    if (m_updateDepth > 0) {
+        m_pendingRedecimate = true;
+        return pass;
+    }
+    if (m_inRedecimate)
+        return pass;
+    pass->active = true;
+    pass->laidOut = viewport().pixelWidth >= 2;
+    pass->vp = drawViewport();
+    pass->smooth = m_smoothing > 0;
+    m_inRedecimate = true;
+    ++m_fullRedecimations;
+    pass->jobs.reserve(m_entries.size());
     qsizetype totalPoints = 0;
     for (auto& e : m_entries) {
         if (!e->visible)
             continue;
-        Job job{e.get(), columns(*e, true), smooth ? columns(*e, false) : Columns{}, {}, {}};
+        Pass::Job job{e.get(), columns(*e, true), pass->smooth ? columns(*e, false) : Columns{}, {}, {}};
         totalPoints += qsizetype(job.mc.x.size() + job.rc.x.size());
-        jobs.push_back(std::move(job));
+        pass->jobs.push_back(std::move(job));
     }
-    const auto decimate = [&vp, smooth](Job& job) {
+    const auto decimate = [vp = pass->vp, smooth = pass->smooth](Pass::Job& job) {
         Entry& e = *job.e;
         if (!e.mainIndex)
             e.mainIndex = std::make_shared<const M4Index>(job.mc.x, job.mc.y);
@@ -762,21 +772,39 @@ void DecimatedChart::redecimate()
         }
     };
     // Below ~100k points a thread hand-off costs more than it saves.
-    if (jobs.size() > 1 && totalPoints > 100000)
-        QtConcurrent::blockingMap(jobs, decimate);
+    if (pass->jobs.size() > 1 && totalPoints > 100000)
+        pass->future = QtConcurrent::map(pass->jobs, decimate);
     else
-        std::for_each(jobs.begin(), jobs.end(), decimate);
+        std::for_each(pass->jobs.begin(), pass->jobs.end(), decimate);
+    return pass;
+}
 
+void DecimatedChart::finishDecimation(std::unique_ptr<Pass> pass)
+{
+    if (!pass || !pass->active)
+        return;
+    pass->future.waitForFinished();
+    // Not laid out: plotAreaChanged brings us back with the real width.
+    m_lastWidth = pass->laidOut ? pass->vp.pixelWidth : -1;
+    bool haveY = false;
+    double y0 = 0, y1 = 1;
+    const auto extend = [&](const M4Result& r) {
+        if (!r.haveY)
+            return;
+        y0 = haveY ? std::min(y0, r.yMin) : r.yMin;
+        y1 = haveY ? std::max(y1, r.yMax) : r.yMax;
+        haveY = true;
+    };
     for (auto& e : m_entries) {
         if (!e->visible) {
             applyLayer(*e, e->main, M4Result{}, QPen(), false);
             applyLayer(*e, e->raw, M4Result{}, QPen(), false);
         }
     }
-    for (Job& job : jobs) {
+    for (Pass::Job& job : pass->jobs) {
         Entry& e = *job.e;
         extend(job.main);
-        if (smooth) {
+        if (pass->smooth) {
             extend(job.raw);
             applyLayer(e, e.raw, job.raw, rawPen(e), true);
         } else {

@@ -215,6 +215,9 @@ private:
         std::span<const double> x, y;
     };
 
+    struct Pass;
+    std::unique_ptr<Pass> startDecimation();
+    void finishDecimation(std::unique_ptr<Pass> pass);
     void rebuildDerived(Entry& e);
     static void dropIndexes(Entry& e);
     void appendDerived(Entry& e, std::size_t from);

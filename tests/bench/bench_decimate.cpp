@@ -168,7 +168,7 @@ int main(int argc, char** argv)
             SpanRaster columnRaster(columns.data(), width, height);
             draw(columnRaster);
             const QRgb* layer = columns.data();
-            SpanRaster::composeColumnMajor(std::span<const QRgb* const>(&layer, 1), width, height, image);
+            SpanRaster::composeColumnMajor(std::span<const QRgb* const>(&layer, 1), height, image, 0, width);
             rasterMs.push_back(t.nsecsElapsed() / 1e6);
 
             // The same into a row-major QImage straight away.

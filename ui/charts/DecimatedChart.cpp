@@ -970,11 +970,16 @@ void DecimatedChart::paintSeries(QPainter& painter, const QRectF& area) const
         if (layers.empty())
             continue;
         if (rasterDevice && allThinOpaque) {
-            // Many thin opaque lines: SpanRaster straight into buffers of the
-            // plot area's device pixels, the series split over the cores
-            // (each part its own column-major buffer, composed in paint
-            // order into one image: the pixels are opaque, so this is
-            // painting them one by one).
+            // Many thin opaque lines: SpanRaster straight into a column-major
+            // buffer of the plot area's device pixels, split over the cores
+            // by pixel columns: each part draws every series, in paint order,
+            // clipped to its own columns (only the points that reach them),
+            // then turns its columns of the buffer into the same columns of
+            // one image, which is blitted once. Column ranges are disjoint,
+            // so the parts share buffer and image without locks; a polyline
+            // cut to the points around a column range draws exactly the
+            // pixels the whole one draws there (SpanRaster's formulas use a
+            // segment's own ends only).
             // The image covers the plot area in whole painter units; the
             // painter's transform is an integer translation (rasterDevice), so
             // they are whole device pixels too and the image is blitted
@@ -982,41 +987,60 @@ void DecimatedChart::paintSeries(QPainter& painter, const QRectF& area) const
             // the widget's redirection offset, which the painter adds again.)
             const QRect device = area.toAlignedRect();
             const QPointF offset = QPointF(-device.left(), -device.top());
-            const int parts = std::clamp(QThread::idealThreadCount(), 1, 8);
-            const std::size_t perPart = (layers.size() + std::size_t(parts) - 1) / std::size_t(parts);
-            std::vector<std::pair<std::size_t, std::size_t>> ranges;
-            for (std::size_t a = 0; a < layers.size(); a += perPart)
-                ranges.emplace_back(a, std::min(layers.size(), a + perPart));
-            std::vector<std::vector<QRgb>>& buffers = m_rasterColumns;
-            buffers.resize(ranges.size());
             const int w = device.width(), h = device.height();
-            const auto rasterise = [&](std::size_t part) {
-                std::vector<QRgb>& buffer = buffers[part];
-                buffer.assign(std::size_t(w) * std::size_t(h), 0); // transparent
+            // Parts of at least 64 columns: below that a hand-off costs more.
+            const int parts = std::clamp(std::min(QThread::idealThreadCount(), w / 64), 1, 8);
+            std::vector<QRgb>& buffer = m_rasterColumns;
+            buffer.resize(std::size_t(w) * std::size_t(h));
+            if (m_rasterImage.size() != device.size())
+                m_rasterImage = QImage(device.size(), QImage::Format_ARGB32_Premultiplied);
+            // Device x of a point: exactly what map() then + offset gives.
+            const auto deviceX = [&](const QPointF& q) { return (left + (q.x() - m_lo) * sx) + offset.x(); };
+            const auto rasterise = [&](int part) {
+                const int c0 = int(qint64(w) * part / parts), c1 = int(qint64(w) * (part + 1) / parts);
+                std::fill(buffer.begin() + qsizetype(c0) * h, buffer.begin() + qsizetype(c1) * h, QRgb(0));
                 SpanRaster raster(buffer.data(), w, h);
+                raster.setColumnClip(c0, c1);
                 std::vector<QPointF> mapped;
-                for (std::size_t k = ranges[part].first; k < ranges[part].second; ++k) {
-                    const Layer& layer = *layers[k];
-                    const QRgb colour = layer.pen.color().rgba(); // opaque: premultiplied as is
-                    for (const QList<QPointF>& seg : layer.segments) {
-                        if (!mapSegment(seg, mapped))
+                for (const Layer* layer : layers) {
+                    const QRgb colour = layer->pen.color().rgba(); // opaque: premultiplied as is
+                    for (const QList<QPointF>& seg : layer->segments) {
+                        const qsizetype n = seg.size();
+                        if (n < 2)
+                            continue; // a dot: drawDots
+                        // The points in [c0, c1) and one on each side.
+                        const auto before = [&](const QPointF& q, double c) { return deviceX(q) < c; };
+                        const qsizetype first = qsizetype(
+                            std::lower_bound(seg.cbegin(), seg.cend(), double(c0), before) - seg.cbegin());
+                        const qsizetype pastEnd = qsizetype(
+                            std::lower_bound(seg.cbegin() + first, seg.cend(), double(c1), before) - seg.cbegin());
+                        const qsizetype from = std::max<qsizetype>(first - 1, 0);
+                        const qsizetype to = std::min(pastEnd, n - 1); // inclusive
+                        if (to <= from)
                             continue;
+                        mapped.resize(std::size_t(to - from + 1));
+                        for (qsizetype i = from; i <= to; ++i)
+                            mapped[std::size_t(i - from)] = map(seg.at(i));
+                        // The segment's own far ends cut as mapSegment cuts them.
+                        const std::size_t m = mapped.size();
+                        if (from == 0 && mapped[0].x() < farLeft && mapped[1].x() > mapped[0].x())
+                            mapped[0] = towards(mapped[0], mapped[1], farLeft);
+                        if (to == n - 1 && mapped[m - 1].x() > farRight && mapped[m - 2].x() < mapped[m - 1].x())
+                            mapped[m - 1] = towards(mapped[m - 1], mapped[m - 2], farRight);
                         for (QPointF& q : mapped)
                             q += offset;
-                        raster.drawPolyline(mapped.data(), qsizetype(mapped.size()), colour);
+                        raster.drawPolyline(mapped.data(), qsizetype(m), colour);
                     }
                 }
+                const QRgb* layer = buffer.data();
+                SpanRaster::composeColumnMajor(std::span<const QRgb* const>(&layer, 1), h, m_rasterImage, c0, c1);
             };
-            std::vector<std::size_t> order(ranges.size());
-            std::iota(order.begin(), order.end(), std::size_t(0));
+            std::vector<int> order(std::size_t(parts), 0);
+            std::iota(order.begin(), order.end(), 0);
             if (order.size() > 1)
                 QtConcurrent::blockingMap(order, rasterise);
             else
                 rasterise(0);
-            std::vector<const QRgb*> layersToCompose;
-            for (const std::vector<QRgb>& buffer : buffers)
-                layersToCompose.push_back(buffer.data());
-            SpanRaster::composeColumnMajor(layersToCompose, w, h, m_rasterImage);
             painter.drawImage(device.topLeft(), m_rasterImage);
             for (const Layer* layer : layers) {
                 drawDots(*layer);

@@ -39,9 +39,9 @@ class ChartView;
 // ~1 us a point) but one QGraphicsItem over QChart::plotArea() that maps
 // axis units to pixels itself (the linear map of M4Viewport, y likewise) and
 // draws each segment's polyline: when more than 12 series show, the main
-// lines are 1 px and opaque and go through SpanRaster straight into images
-// of the plot area's device pixels, the series split over the cores and the
-// images composited in paint order (the picture of all points exactly,
+// lines are 1 px and opaque and go through SpanRaster straight into a
+// buffer of the plot area's device pixels, its pixel columns split over the
+// cores (every series drawn in paint order in each; the picture of all points exactly,
 // TestM4Decimator; SVG and other non-raster painters get QPainter
 // polylines); otherwise QPainter::drawPolyline: a 1 px cosmetic pen without
 // antialiasing for the faint raw layer, a 2 px antialiased pen for the main
@@ -242,10 +242,10 @@ private:
     int m_updateDepth = 0;
     bool m_pendingRedecimate = false;
     mutable std::vector<QPointF> m_mapped; // paint scratch
-    // SpanRaster buffers of the last paint (column-major, one per part) and
-    // the image they are composed into, reused while the plot area keeps its
-    // size: a fresh few-MB buffer per frame meant fresh pages to fault in.
-    mutable std::vector<std::vector<QRgb>> m_rasterColumns;
+    // The SpanRaster buffer of the last paint (column-major) and the image
+    // its columns go into, reused while the plot area keeps its size: a
+    // fresh few-MB buffer per frame meant fresh pages to fault in.
+    mutable std::vector<QRgb> m_rasterColumns;
     mutable QImage m_rasterImage;
     XAxisKind m_xKind = XAxisKind::Value;
     QChart* m_chart = nullptr;

@@ -22,6 +22,7 @@ SpanRaster::SpanRaster(QImage& image)
     , m_columnStep(1)
     , m_width(image.width())
     , m_height(image.height())
+    , m_clipTo(image.width())
 {
 }
 
@@ -31,22 +32,24 @@ SpanRaster::SpanRaster(QRgb* pixels, int width, int height)
     , m_columnStep(height)
     , m_width(width)
     , m_height(height)
+    , m_clipTo(width)
 {
 }
 
-void SpanRaster::composeColumnMajor(std::span<const QRgb* const> layers, int width, int height, QImage& out)
+void SpanRaster::composeColumnMajor(std::span<const QRgb* const> layers, int height, QImage& out, int firstColumn,
+                                    int endColumn)
 {
-    if (out.size() != QSize(width, height) || out.format() != QImage::Format_ARGB32_Premultiplied)
-        out = QImage(width, height, QImage::Format_ARGB32_Premultiplied);
-    if (width <= 0 || height <= 0)
+    firstColumn = std::max(firstColumn, 0);
+    endColumn = std::min(endColumn, out.width());
+    if (height != out.height() || height <= 0 || firstColumn >= endColumn)
         return;
     const qsizetype stride = out.bytesPerLine() / qsizetype(sizeof(QRgb));
     QRgb* const dst = reinterpret_cast<QRgb*>(out.bits());
     // Tiles of 32 x 32: the column-major reads and row-major writes of a tile
     // stay in cache.
     constexpr int kTile = 32;
-    for (int c0 = 0; c0 < width; c0 += kTile) {
-        const int c1 = std::min(width, c0 + kTile);
+    for (int c0 = firstColumn; c0 < endColumn; c0 += kTile) {
+        const int c1 = std::min(endColumn, c0 + kTile);
         for (int r0 = 0; r0 < height; r0 += kTile) {
             const int r1 = std::min(height, r0 + kTile);
             for (int c = c0; c < c1; ++c) {
@@ -64,9 +67,15 @@ void SpanRaster::composeColumnMajor(std::span<const QRgb* const> layers, int wid
     }
 }
 
+void SpanRaster::setColumnClip(int from, int to)
+{
+    m_clipFrom = std::clamp(from, 0, m_width);
+    m_clipTo = std::clamp(to, m_clipFrom, m_width);
+}
+
 void SpanRaster::span(qint64 column, double y0, double y1, QRgb colour)
 {
-    if (column < 0 || column >= m_width)
+    if (column < m_clipFrom || column >= m_clipTo)
         return;
     if (y0 > y1)
         std::swap(y0, y1);
@@ -151,9 +160,9 @@ void SpanRaster::drawPolyline(const QPointF* pts, qsizetype n, QRgb colour)
         const double slope = (y1 - y0) / (x1 - x0);
         const double exit = y0 + (double(column + 1) - x0) * slope;
         span(column, std::min(lo, exit), std::max(hi, exit), colour);
-        if (column + 1 < m_width && next - 1 >= 0) {
-            const qint64 first = std::max<qint64>(column + 1, 0);
-            const qint64 last = std::min<qint64>(next - 1, m_width - 1);
+        if (column + 1 < m_clipTo && next - 1 >= m_clipFrom) {
+            const qint64 first = std::max<qint64>(column + 1, m_clipFrom);
+            const qint64 last = std::min<qint64>(next - 1, m_clipTo - 1);
             for (qint64 c = first; c <= last; ++c)
                 span(c, y0 + (double(c) - x0) * slope, y0 + (double(c + 1) - x0) * slope, colour);
         }

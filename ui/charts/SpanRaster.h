@@ -45,12 +45,19 @@ public:
     // pixels[c * height + r]; must outlive this.
     SpanRaster(QRgb* pixels, int width, int height);
 
-    // Composes column-major layers (each width x height, laid out as the
-    // constructor above takes) into `out` (row-major, Format_ARGB32_Premultiplied,
-    // resized to width x height if needed): each pixel is the last layer's
-    // pixel that is not 0 (transparent), else 0. With opaque colours that is
-    // painting the layers in order.
-    static void composeColumnMajor(std::span<const QRgb* const> layers, int width, int height, QImage& out);
+    // Composes columns [firstColumn, endColumn) of column-major layers
+    // (each out.width() x height, laid out as the constructor above takes)
+    // into the same columns of `out` (row-major, Format_ARGB32_Premultiplied
+    // or Format_ARGB32, out.height() == height): each pixel is the last
+    // layer's pixel that is not 0 (transparent), else 0. With opaque colours
+    // that is painting the layers in order. Disjoint column ranges may be
+    // composed by different threads at once.
+    static void composeColumnMajor(std::span<const QRgb* const> layers, int height, QImage& out, int firstColumn,
+                                   int endColumn);
+
+    // Only columns [from, to) are drawn from now on (default: all); a
+    // thread can draw its own columns of a shared buffer.
+    void setColumnClip(int from, int to);
 
     // Draws the polyline through pts[0..n) (n >= 2; a single point draws
     // its pixel) in `colour` (an opaque premultiplied ARGB value).
@@ -65,6 +72,7 @@ private:
     qsizetype m_rowStep = 0;    // pixels from (c, r) to (c, r + 1)
     qsizetype m_columnStep = 0; // pixels from (c, r) to (c + 1, r)
     int m_width = 0, m_height = 0;
+    int m_clipFrom = 0, m_clipTo = 0; // columns drawn: [m_clipFrom, m_clipTo)
 };
 
 } // namespace ty

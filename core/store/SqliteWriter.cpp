@@ -514,7 +514,11 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
 
     QString error;
     // Points per run of this batch's metric writes; held-back points are
-    // written (flushMetrics) before any other op and before the commit.
+    // written (flushMetrics) before any other op that touches runs or
+    // metrics and before the commit. A console offset touches neither: a
+    // run's ingestion interleaves one with every chunk of points, and
+    // flushing there wrote every series a few points at a time (rows, packed
+    // again later) instead of a batch's points at once (blocks).
     QHash<RunId, int> metricCounts;
     m_nextMetricId = 0;
     for (auto& op : ops) {
@@ -523,7 +527,8 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
                 using T = std::decay_t<decltype(o)>;
                 if (!error.isEmpty())
                     return;
-                if constexpr (!std::is_same_v<T, storeop::AppendMetrics>) {
+                if constexpr (!std::is_same_v<T, storeop::AppendMetrics>
+                              && !std::is_same_v<T, storeop::SetConsoleOffset>) {
                     if (auto r = flushMetrics(metricCounts); !r) {
                         error = r.error().message;
                         return;

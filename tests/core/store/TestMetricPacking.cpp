@@ -161,6 +161,7 @@ private slots:
     void sameStepCorrectionInABlock();
     void secondWriterContinuesTheSeries();
     void deletingARunDeletesItsBlocks();
+    void consoleOffsetsDoNotSplitABatchsSeries();
 
 private:
     QString m_path;
@@ -491,3 +492,32 @@ void TestMetricPacking::deletingARunDeletesItsBlocks()
 
 QTEST_GUILESS_MAIN(TestMetricPacking)
 #include "TestMetricPacking.moc"
+
+void TestMetricPacking::consoleOffsetsDoNotSplitABatchsSeries()
+{
+    // A run's ingestion queues a console offset after every chunk's points.
+    // In one batch (a long coalescing wait, cut by flush()) the series' points
+    // are still written together: one block, no rows; the offset is the last.
+    SqliteStoreOptions options;
+    options.coalesceMs = 10000;
+    auto store = SqliteResultStore::open(m_path, options);
+    QVERIFY(store);
+    auto run = (*store)->createRun(RunRecord{}, {});
+    QVERIFY(run);
+    QVERIFY((*store)->flush());
+    const QList<MetricPoint> points = series(*run, QStringLiteral("loss"), 0, 2000);
+    for (qsizetype at = 0; at < points.size(); at += 50) {
+        (*store)->appendMetrics(points.mid(at, 50));
+        (*store)->setConsoleOffset(*run, (at + 50) * 100);
+    }
+    QVERIFY((*store)->flush());
+    RawDb raw(m_path, true);
+    QCOMPARE(scalar(raw, QStringLiteral("SELECT count(*) FROM metrics")), 0);
+    const QList<BlockRow> b = blocks(raw);
+    QCOMPARE(b.size(), 1);
+    QCOMPARE(b[0].count, 2000);
+    QCOMPARE(b[0].live, 2000);
+    QCOMPARE((*store)->run(*run)->consoleOffset, 200000);
+    QString why;
+    QVERIFY2(samePoints((*store)->metrics(*run, QStringLiteral("loss")), points, &why), qPrintable(why));
+}

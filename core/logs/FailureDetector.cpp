@@ -54,6 +54,29 @@ bool isKilled(QStringView line)
     return re.match(line).hasMatch();
 }
 
+// The ASCII capitals a line holds, one bit each (A = bit 0): one pass that
+// rules out most patterns before any substring search. Every pattern above
+// holds a capital: each CUDA OOM one C, O or E; each NCCL one N, E, U or D
+// (ncclInternalError, ncclInvalidUsage, DistBackendError, ...); Killed a K.
+constexpr quint32 bit(char c)
+{
+    return 1u << unsigned(c - 'A');
+}
+constexpr quint32 kCudaOomCapitals = bit('C') | bit('O') | bit('E');
+constexpr quint32 kNcclCapitals = bit('N') | bit('E') | bit('U') | bit('D');
+constexpr quint32 kKilledCapitals = bit('K');
+
+quint32 capitals(QStringView line)
+{
+    quint32 mask = 0;
+    for (const QChar c : line) {
+        const unsigned u = unsigned(c.unicode()) - unsigned(u'A');
+        if (u < 26u)
+            mask |= 1u << u;
+    }
+    return mask;
+}
+
 } // namespace
 
 bool FailureDetector::isCudaOutOfMemoryLine(QStringView line)
@@ -116,17 +139,18 @@ void FailureDetector::feed(QStringView line)
         }
     }
     // Outside a traceback: only when nothing as specific is known yet.
-    if (isCudaOom(line)) {
+    const quint32 caps = capitals(line);
+    if ((caps & kCudaOomCapitals) && isCudaOom(line)) {
         if (m_kind < Kind::CudaOutOfMemory)
             raise(Kind::CudaOutOfMemory, QStringLiteral("CUDA out of memory"));
         return;
     }
-    if (isNccl(line)) {
+    if ((caps & kNcclCapitals) && isNccl(line)) {
         if (m_kind < Kind::Nccl)
             raise(Kind::Nccl, shorten(QString(QStringLiteral("NCCL error: ") + line.trimmed().toString())));
         return;
     }
-    if (isKilled(line))
+    if ((caps & kKilledCapitals) && isKilled(line))
         raise(Kind::Killed, QStringLiteral("Killed (SIGKILL, likely the kernel's out-of-memory killer)"));
 }
 

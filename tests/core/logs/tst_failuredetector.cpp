@@ -104,6 +104,44 @@ private Q_SLOTS:
         QCOMPARE(detectBytes("Killed processes are restarted by the launcher? no\n").kind(), FailureDetector::Kind::None);
     }
 
+    void everyPatternOutsideATraceback_data()
+    {
+        // One line per pattern with as few capitals as it can have: the
+        // detector rules lines out by the capitals they hold before it searches.
+        QTest::addColumn<QString>("line");
+        QTest::addColumn<int>("kind");
+        const int oom = int(FailureDetector::Kind::CudaOutOfMemory), nccl = int(FailureDetector::Kind::Nccl),
+                  killed = int(FailureDetector::Kind::Killed), none = int(FailureDetector::Kind::None);
+        QTest::newRow("CUDA out of memory") << QStringLiteral("error: CUDA out of memory. tried 2 gib") << oom;
+        QTest::newRow("OutOfMemoryError") << QStringLiteral("torch.OutOfMemoryError: x") << oom;
+        QTest::newRow("CUBLAS") << QStringLiteral("CUBLAS_STATUS_ALLOC_FAILED when calling cublas") << oom;
+        QTest::newRow("cudaErrorMemoryAllocation") << QStringLiteral("cudaErrorMemoryAllocation") << oom;
+        QTest::newRow("CUDA error: out of memory") << QStringLiteral("CUDA error: out of memory") << oom;
+        QTest::newRow("NCCL error") << QStringLiteral("NCCL error in: x.cpp:1") << nccl;
+        QTest::newRow("ncclInternalError") << QStringLiteral("ncclInternalError: internal check failed") << nccl;
+        QTest::newRow("ncclSystemError") << QStringLiteral("ncclSystemError: system call failed") << nccl;
+        QTest::newRow("ncclUnhandledCudaError") << QStringLiteral("ncclUnhandledCudaError: call failed") << nccl;
+        QTest::newRow("ncclInvalidUsage") << QStringLiteral("ncclInvalidUsage: bad rank") << nccl;
+        QTest::newRow("ncclRemoteError") << QStringLiteral("ncclRemoteError: peer gone") << nccl;
+        QTest::newRow("NCCL WARN") << QStringLiteral("host:1:2 NCCL WARN net/ib : got completion") << nccl;
+        QTest::newRow("ProcessGroupNCCL watchdog")
+            << QStringLiteral("ProcessGroupNCCL's watchdog caught collective operation timeout") << nccl;
+        QTest::newRow("DistBackendError") << QStringLiteral("torch.distributed.DistBackendError: x") << nccl;
+        QTest::newRow("Killed") << QStringLiteral("Killed") << killed;
+        QTest::newRow("no capitals") << QStringLiteral("out of memory? nccl is fine, killed nothing") << none;
+        QTest::newRow("capitals, no pattern") << QStringLiteral("Epoch 3: Memory 40 GB, NCCL_DEBUG=INFO, Kernel ok") << none;
+    }
+
+    void everyPatternOutsideATraceback()
+    {
+        QFETCH(QString, line);
+        QFETCH(int, kind);
+        FailureDetector d;
+        d.feed(u"step 1 loss=0.5");
+        d.feed(line);
+        QCOMPARE(int(d.kind()), kind);
+    }
+
     void mostSpecificWins()
     {
         FailureDetector d;

@@ -128,6 +128,8 @@ private Q_SLOTS:
             << QStringLiteral("ProcessGroupNCCL's watchdog caught collective operation timeout") << nccl;
         QTest::newRow("DistBackendError") << QStringLiteral("torch.distributed.DistBackendError: x") << nccl;
         QTest::newRow("Killed") << QStringLiteral("Killed") << killed;
+        QTest::newRow("pattern at the very end") << QStringLiteral("raise torch.distributed.DistBackendError") << nccl;
+        QTest::newRow("anchor too near the start") << QStringLiteral("rError ncc oom") << none;
         QTest::newRow("no capitals") << QStringLiteral("out of memory? nccl is fine, killed nothing") << none;
         QTest::newRow("capitals, no pattern") << QStringLiteral("Epoch 3: Memory 40 GB, NCCL_DEBUG=INFO, Kernel ok") << none;
     }

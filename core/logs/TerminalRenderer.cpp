@@ -3,7 +3,11 @@
 #include "CharWidth.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace ty {
 
@@ -142,9 +146,58 @@ void TerminalRenderer::feed(QByteArrayView bytes)
     m_offset += bytes.size();
 }
 
+namespace {
+
+// Whether any of the 8 bytes in x is below 0x20 or at least 0x7F (not
+// printable ASCII). SWAR ("bit twiddling hacks", Sean Eron Anderson):
+// (x - n * ones) & ~x & highs has a high bit set iff some byte is below n
+// (n <= 0x80); a byte of 0x7F is a zero byte of x ^ 0x7F..; bytes from 0x80
+// have their own high bit. Exact about whether, not where.
+bool anyNonPrintable(quint64 x)
+{
+    constexpr quint64 ones = 0x0101010101010101ULL;
+    constexpr quint64 highs = 0x8080808080808080ULL;
+    const quint64 below = (x - 0x20 * ones) & ~x & highs;
+    const quint64 del = x ^ (0x7F * ones);
+    const quint64 isDel = (del - ones) & ~del & highs;
+    return (below | isDel | (x & highs)) != 0;
+}
+
+} // namespace
+
+// cells[i] = {bytes[i], style} for i < n: the ASCII fast path's inner loop
+// (16 bytes widened at a time where SSE2 is there, which x86-64 always has).
+void TerminalRenderer::fillAsciiCells(Cell* cells, const unsigned char* bytes, size_t n, quint32 style)
+{
+    static_assert(sizeof(Cell) == 8 && offsetof(Cell, style) == 4);
+    size_t i = 0;
+#if defined(__SSE2__)
+    const __m128i zero = _mm_setzero_si128();
+    const __m128i st = _mm_set1_epi32(int(style));
+    for (; i + 16 <= n; i += 16) {
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + i));
+        const __m128i lo16 = _mm_unpacklo_epi8(b, zero), hi16 = _mm_unpackhi_epi8(b, zero);
+        const __m128i cp[4] = {_mm_unpacklo_epi16(lo16, zero), _mm_unpackhi_epi16(lo16, zero),
+                               _mm_unpacklo_epi16(hi16, zero), _mm_unpackhi_epi16(hi16, zero)};
+        auto* out = reinterpret_cast<__m128i*>(cells + i);
+        for (int k = 0; k < 4; ++k) {
+            _mm_storeu_si128(out + 2 * k, _mm_unpacklo_epi32(cp[k], st));
+            _mm_storeu_si128(out + 2 * k + 1, _mm_unpackhi_epi32(cp[k], st));
+        }
+    }
+#endif
+    for (; i < n; ++i)
+        cells[i] = Cell{char32_t(bytes[i]), style};
+}
+
 const unsigned char* TerminalRenderer::printAsciiRun(const unsigned char* p, const unsigned char* end)
 {
     const unsigned char* q = p;
+    for (quint64 x; end - q >= 8; q += 8) {
+        std::memcpy(&x, q, 8);
+        if (anyNonPrintable(x))
+            break;
+    }
     while (q < end && *q >= 0x20 && *q < 0x7F)
         ++q;
     const unsigned char* const runStart = p;
@@ -168,10 +221,7 @@ const unsigned char* TerminalRenderer::printAsciiRun(const unsigned char* p, con
                 row.cells[from - 1] = Cell{0, 0};
             if (to < row.cells.size() && row.cells[to].cp == kWideTail)
                 row.cells[to] = Cell{0, 0};
-            Cell* c = row.cells.data() + from;
-            const quint32 style = m_styleId;
-            for (size_t i = 0, count = to - from; i < count; ++i)
-                c[i] = Cell{char32_t(p[i]), style};
+            fillAsciiCells(row.cells.data() + from, p, to - from, m_styleId);
             if (row.combining) {
                 for (size_t i = from; i < to; ++i)
                     row.combining->erase(int(i));

@@ -96,6 +96,7 @@ private:
         char32_t cp; // 0 = blank (never written or erased), kWideTail = right half of a wide char
         quint32 style;
     };
+    static void fillAsciiCells(Cell* cells, const unsigned char* bytes, size_t n, quint32 style);
     struct Row {
         std::vector<Cell> cells;
         qint64 byteOffset = 0;

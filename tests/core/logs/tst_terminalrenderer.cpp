@@ -125,6 +125,41 @@ private Q_SLOTS:
         }
     }
 
+    void asciiRunEndsAtEveryByteOfAWord()
+    {
+        // The printable-ASCII fast path tests 8 bytes at a time: a byte that
+        // ends the run (a control, DEL, a UTF-8 lead or stray continuation,
+        // an invalid byte) at every offset of a 40-byte run, fed whole, must
+        // render as when fed byte by byte (where no 8-byte test happens),
+        // with and without wrapping inside the run.
+        const QByteArray specials[] = {"\x1f", "\x7f", "\x80", "\xff", "\t", "\r", "\x1b[31m", "\xc3\xa9", "\xe2\x96\x88"};
+        for (const int width : {0, 16}) {
+            for (const QByteArray& special : specials) {
+                for (int at = 0; at <= 40; ++at) {
+                    QByteArray bytes;
+                    for (int i = 0; i < 40; ++i)
+                        bytes += char('!' + (i * 7) % 94);
+                    bytes.insert(at, special);
+                    bytes += "\n~tail";
+                    TerminalRenderer whole(width);
+                    whole.feed(bytes);
+                    whole.finish();
+                    TerminalRenderer bytewise(width);
+                    for (qsizetype i = 0; i < bytes.size(); ++i)
+                        bytewise.feed(QByteArrayView(bytes).sliced(i, 1));
+                    bytewise.finish();
+                    const QList<ConsoleLine> a = whole.takeCommitted(), b = bytewise.takeCommitted();
+                    QCOMPARE(texts(a), texts(b));
+                    for (qsizetype i = 0; i < a.size(); ++i)
+                        QCOMPARE(a.at(i).spans, b.at(i).spans);
+                }
+            }
+        }
+        // And the run's text is the bytes themselves.
+        QCOMPARE(texts(renderAll("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGH\x7fIJ\n")),
+                 QStringList{QStringLiteral("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ")});
+    }
+
     void tenMegabyteLine()
     {
         const qint64 size = 10 * 1024 * 1024;

@@ -40,6 +40,8 @@
 #include "compare/CompareView.h"
 #include "store/SqliteResultStore.h"
 
+#include "ZoomPanScript.h"
+
 #include <QApplication>
 #include <QChart>
 #include <QChartView>
@@ -267,29 +269,11 @@ void zoomPan(double lo, double hi, const std::function<void(double, double)>& ap
         f.paintsPerFrame += paints() - p0;
         return ms;
     };
-    double a = lo, b = hi;
-    const auto zoom = [&](double factor) {
-        const double anchor = a + 0.4 * (b - a);
-        a = anchor - (anchor - a) * factor;
-        b = anchor + (b - anchor) * factor;
-        f.zoomMs.push_back(frame(a, b));
-        f.zoomCpuMs.push_back(cpuMs);
-    };
-    const auto pan = [&](double fraction) {
-        const double d = (b - a) * fraction;
-        a += d;
-        b += d;
-        f.panMs.push_back(frame(a, b));
-        f.panCpuMs.push_back(cpuMs);
-    };
-    for (int i = 0; i < 10; ++i)
-        zoom(0.7);
-    for (int i = 0; i < 10; ++i)
-        pan(0.05);
-    for (int i = 0; i < 10; ++i)
-        pan(-0.05);
-    for (int i = 0; i < 10; ++i)
-        zoom(1 / 0.7);
+    for (const ZoomPanFrame& step : zoomPanScript(lo, hi)) {
+        const double ms = frame(step.lo, step.hi);
+        (step.zoom ? f.zoomMs : f.panMs).push_back(ms);
+        (step.zoom ? f.zoomCpuMs : f.panCpuMs).push_back(cpuMs);
+    }
 }
 
 int runTrainyard(const Options& o, CompareLoader::ReadPath readPath)

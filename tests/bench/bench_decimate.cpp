@@ -15,6 +15,8 @@
 #include "charts/M4Decimator.h"
 #include "charts/SpanRaster.h"
 
+#include "ZoomPanScript.h"
+
 #include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QImage>
@@ -106,27 +108,8 @@ int main(int argc, char** argv)
 
     // The frames: bench_compare's script.
     std::vector<std::pair<double, double>> frames;
-    double a = 0, b = double((points - 1) * 2);
-    const auto zoom = [&](double f) {
-        const double anchor = a + 0.4 * (b - a);
-        a = anchor - (anchor - a) * f;
-        b = anchor + (b - anchor) * f;
-        frames.emplace_back(a, b);
-    };
-    const auto pan = [&](double f) {
-        const double d = (b - a) * f;
-        a += d;
-        b += d;
-        frames.emplace_back(a, b);
-    };
-    for (int i = 0; i < 10; ++i)
-        zoom(0.7);
-    for (int i = 0; i < 10; ++i)
-        pan(0.05);
-    for (int i = 0; i < 10; ++i)
-        pan(-0.05);
-    for (int i = 0; i < 10; ++i)
-        zoom(1 / 0.7);
+    for (const ZoomPanFrame& step : zoomPanScript(0.0, double((points - 1) * 2)))
+        frames.emplace_back(step.lo, step.hi);
 
     QImage image(width, height, QImage::Format_ARGB32_Premultiplied);
     std::vector<double> decimateMs, pointLoopMs, rasterMs, rowRasterMs, scanMs;

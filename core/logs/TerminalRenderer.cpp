@@ -921,22 +921,50 @@ ConsoleLine TerminalRenderer::toLine(const Row& row) const
     if (columns == 0)
         return line;
 
+    // Locals, not members: closeRun() appends to line.spans, after which the
+    // compiler would otherwise load row.cells and row.combining again for
+    // every cell (this runs once per committed row of every run).
+    const Cell* const cells = row.cells.data();
+    const auto* const combining = row.combining.get();
+    if (!combining) {
+        // The usual row: every cell written, one style, no wide or astral
+        // characters. One branch-free pass to find out, one to copy.
+        // cp | (cp - 1) reaches 0x10000 for a blank (0), a wide tail
+        // (0xFFFFFFFF) and an astral character alike.
+        char32_t anyBits = 0;
+        quint32 styleDiff = 0;
+        const quint32 style0 = cells[0].style;
+        for (qint64 i = 0; i < columns; ++i) {
+            const char32_t cp = cells[i].cp;
+            anyBits |= cp | (cp - 1);
+            styleDiff |= cells[i].style ^ style0;
+        }
+        if (anyBits < 0x10000 && !styleDiff) {
+            line.text = QString(columns, Qt::Uninitialized);
+            char16_t* const out = reinterpret_cast<char16_t*>(line.text.data());
+            for (qint64 i = 0; i < columns; ++i)
+                out[i] = char16_t(cells[i].cp);
+            if (style0 != 0) {
+                const Style& st = m_styles[style0];
+                line.spans.append(StyleSpan{0, int(columns), st.fg, st.bg, st.flags});
+            }
+            return line;
+        }
+    }
     qsizetype units = 0;
     for (qint64 i = 0; i < columns; ++i) {
-        const char32_t cp = row.cells[size_t(i)].cp;
-        if (cp == kWideTail)
-            continue;
-        units += cp >= 0x10000 ? 2 : 1;
+        const char32_t cp = cells[i].cp;
+        units += cp == kWideTail ? 0 : cp >= 0x10000 ? 2 : 1;
     }
-    if (row.combining) {
-        for (const auto& [col, marks] : *row.combining) {
+    if (combining) {
+        for (const auto& [col, marks] : *combining) {
             if (col < columns)
                 for (char32_t m : marks)
                     units += m >= 0x10000 ? 2 : 1;
         }
     }
     line.text = QString(units, Qt::Uninitialized);
-    QChar* out = line.text.data();
+    char16_t* const out = reinterpret_cast<char16_t*>(line.text.data());
     qsizetype pos = 0;
     quint32 runStyle = 0;
     qsizetype runStart = 0;
@@ -946,8 +974,16 @@ ConsoleLine TerminalRenderer::toLine(const Row& row) const
             line.spans.append(StyleSpan{int(runStart), int(end - runStart), s.fg, s.bg, s.flags});
         }
     };
+    const auto put = [&](char32_t cp) {
+        if (cp >= 0x10000) {
+            out[pos++] = QChar::highSurrogate(cp);
+            out[pos++] = QChar::lowSurrogate(cp);
+        } else {
+            out[pos++] = char16_t(cp);
+        }
+    };
     for (qint64 i = 0; i < columns; ++i) {
-        const Cell& c = row.cells[size_t(i)];
+        const Cell c = cells[i];
         if (c.cp == kWideTail)
             continue;
         const quint32 style = c.cp == 0 ? 0 : c.style;
@@ -956,25 +992,12 @@ ConsoleLine TerminalRenderer::toLine(const Row& row) const
             runStyle = style;
             runStart = pos;
         }
-        const char32_t cp = c.cp == 0 ? U' ' : c.cp;
-        if (cp >= 0x10000) {
-            out[pos++] = QChar(QChar::highSurrogate(cp));
-            out[pos++] = QChar(QChar::lowSurrogate(cp));
-        } else {
-            out[pos++] = QChar(char16_t(cp));
-        }
-        if (row.combining) {
-            const auto it = row.combining->find(int(i));
-            if (it != row.combining->end()) {
-                for (char32_t m : it->second) {
-                    if (m >= 0x10000) {
-                        out[pos++] = QChar(QChar::highSurrogate(m));
-                        out[pos++] = QChar(QChar::lowSurrogate(m));
-                    } else {
-                        out[pos++] = QChar(char16_t(m));
-                    }
-                }
-            }
+        put(c.cp == 0 ? U' ' : c.cp);
+        if (combining) {
+            const auto it = combining->find(int(i));
+            if (it != combining->end())
+                for (char32_t m : it->second)
+                    put(m);
         }
     }
     closeRun(pos);

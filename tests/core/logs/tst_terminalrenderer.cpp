@@ -75,6 +75,24 @@ private Q_SLOTS:
         QCOMPARE(l.spans.at(3), (StyleSpan{15, 1, 0, 0xFF0000eeu, quint8(StyleSpan::Italic | StyleSpan::Underline)}));
     }
 
+    void rowsOfOneStyleAndRowsWithGaps()
+    {
+        // toLine's two paths: a row whose cells are all written, in one style
+        // and below U+10000 (one copy), and anything else (cell by cell).
+        const QList<ConsoleLine> lines = renderAll("\x1b[32mall green\x1b[0m\n"    // one style: one span
+                                                   "plain\n"                          // one style, the default: none
+                                                   "a\x1b[3Cb\n"                      // an unwritten gap: spaces
+                                                   "\xf0\x9f\x98\x80 wide\n"          // astral (and wide): surrogates
+                                                   "x\x1b[31my\n");                    // two styles
+        QCOMPARE(texts(lines), (QStringList{QStringLiteral("all green"), QStringLiteral("plain"),
+                                            QStringLiteral("a   b"), QString::fromUtf8("\xf0\x9f\x98\x80 wide"),
+                                            QStringLiteral("xy")}));
+        QCOMPARE(lines.at(0).spans, (QList<StyleSpan>{StyleSpan{0, 9, 0xFF00cd00u, 0, 0}}));
+        QVERIFY(lines.at(1).spans.isEmpty());
+        QVERIFY(lines.at(2).spans.isEmpty());
+        QCOMPARE(lines.at(4).spans, (QList<StyleSpan>{StyleSpan{1, 1, 0xFFcd0000u, 0, 0}}));
+    }
+
     void paletteAndBrightColours()
     {
         const ConsoleLine l = renderAll("\x1b[92ma\x1b[38;5;244mb\x1b[48;5;16mc\x1b[0m\n").at(0);

@@ -2,6 +2,7 @@
 // through DecimatedChart (M4), live appends that redo only the tail, the x
 // axes (step, epoch, relative and wall time), the log y axis, SVG export.
 #include "charts/ChartStyle.h"
+#include "charts/GrowthPacer.h"
 #include "charts/DecimatedChart.h"
 #include "charts/M4Decimator.h"
 #include "charts/MetricChartWidget.h"
@@ -495,6 +496,38 @@ private Q_SLOTS:
         QCOMPARE(x->min(), 0.0);
         QCOMPARE(x->max(), 2999000.0);
         QCOMPARE(x->tickInterval(), 500000.0);
+    }
+
+    void growthAheadIsPacedAcrossCharts()
+    {
+        // One ahead-of-need column growth per GrowthPacer::kSpacingMs in the
+        // whole GUI: the second ask within the spacing is refused, one after
+        // it granted. And two charts following the same points still grow
+        // their columns (doubled at 3/4 full at the earliest: never past 8/3
+        // of the points; every point kept).
+        QTest::qWait(GrowthPacer::kSpacingMs + 10);
+        QVERIFY(GrowthPacer::mayGrowAhead());
+        QVERIFY(!GrowthPacer::mayGrowAhead());
+        QTest::qWait(GrowthPacer::kSpacingMs + 10);
+        QVERIFY(GrowthPacer::mayGrowAhead());
+        MetricChartWidget a(QStringLiteral("loss")), b(QStringLiteral("acc"));
+        int n = 0;
+        for (int batch = 0; batch < 200; ++batch) {
+            QList<SeriesPoint> pts;
+            for (int i = 0; i < 500; ++i, ++n)
+                pts.append(SeriesPoint{double(n), 1.0 / (n + 1)});
+            a.appendPoints(pts);
+            b.appendPoints(pts);
+            if (batch % 20 == 0)
+                QTest::qWait(GrowthPacer::kSpacingMs / 4);
+        }
+        for (const MetricChartWidget* w : {&a, &b}) {
+            QCOMPARE(w->steps().size(), std::size_t(n));
+            QVERIFY2(3 * w->steps().capacity() <= 8 * std::size_t(n),
+                     qPrintable(QStringLiteral("capacity %1 for %2 points").arg(w->steps().capacity()).arg(n)));
+            QCOMPARE(w->steps().back(), double(n - 1));
+            QCOMPARE(w->values().size(), std::size_t(n));
+        }
     }
 
     void niceRangeChangesOnlyWhatChanged()

@@ -2,6 +2,7 @@
 
 #include "ChartStyle.h"
 #include "ChartView.h"
+#include "GrowthPacer.h"
 #include "Smoothing.h"
 #include "SpanRaster.h"
 #include "XAxisMap.h"
@@ -299,14 +300,19 @@ void DecimatedChart::appendPoints(int index, std::span<const double> x, std::spa
         inOrder = false; // the first points: lay the series out from scratch
     const std::size_t oldMain = columns(e, true).x.size();
     const std::size_t oldRaw = columns(e, false).x.size();
-    // Grow the two columns on different appends (x ahead once 3/4 full,
-    // y when it must): both doubling in one append is a 2 x 8 MB copy at a
-    // million points, a visible stall while following a run (bench_follow).
+    // Grow the two columns on different appends, each ahead of need once
+    // 3/4 full (x first, then y), paced across every chart (GrowthPacer):
+    // both doubling in one append is a 2 x 8 MB copy at a million points, a
+    // visible stall while following a run (bench_follow).
     const std::size_t need = oldCount + n;
     if (e.ownX->capacity() < need)
         e.ownX->reserve(std::max(need, 2 * e.ownX->capacity()));
-    else if (need > 4096 && need > e.ownX->capacity() / 4 * 3 && e.ownX->capacity() == e.ownY->capacity())
+    else if (need > 4096 && need > e.ownX->capacity() / 4 * 3 && e.ownX->capacity() == e.ownY->capacity()
+             && GrowthPacer::mayGrowAhead())
         e.ownX->reserve(2 * e.ownX->capacity());
+    else if (need > 4096 && need > e.ownY->capacity() / 4 * 3 && e.ownY->capacity() < e.ownX->capacity()
+             && GrowthPacer::mayGrowAhead())
+        e.ownY->reserve(e.ownX->capacity());
     if (e.ownY->capacity() < need)
         e.ownY->reserve(std::max(need, 2 * e.ownY->capacity()));
     e.ownX->insert(e.ownX->end(), x.begin(), x.begin() + qsizetype(n));

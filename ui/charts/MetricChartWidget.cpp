@@ -1,5 +1,7 @@
 #include "MetricChartWidget.h"
 
+#include "GrowthPacer.h"
+
 #include "ChartView.h"
 
 #include <QVBoxLayout>
@@ -71,15 +73,16 @@ void MetricChartWidget::reserveFor(std::size_t incoming)
     // 100-500 ms while following a fast run (bench_follow, issue 5). So a
     // column too small for this append grows now, and otherwise at most one
     // column per append grows ahead of need once it is 3/4 full: the copies
-    // are spread over consecutive appends. Growth stays geometric (x2), so
-    // the capacity is at most twice the points held.
+    // are spread over consecutive appends (and over time across every chart:
+    // GrowthPacer). Growth stays geometric (x2, at 3/4 full at the
+    // earliest), so the capacity is at most 8/3 of the points held.
     const std::size_t need = m_steps.size() + incoming;
     std::vector<double>* columns[] = {&m_steps, &m_wall, &m_values};
     bool grewAhead = false;
     for (std::vector<double>* c : columns) {
         if (c->capacity() < need)
             c->reserve(std::max(need, 2 * c->capacity()));
-        else if (!grewAhead && need > c->capacity() / 4 * 3 && need > 4096) {
+        else if (!grewAhead && need > c->capacity() / 4 * 3 && need > 4096 && GrowthPacer::mayGrowAhead()) {
             c->reserve(2 * c->capacity());
             grewAhead = true;
         }

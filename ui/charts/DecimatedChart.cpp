@@ -910,19 +910,26 @@ void DecimatedChart::paintSeries(QPainter& painter, const QRectF& area) const
         && painter.device() && painter.device()->devicePixelRatioF() == 1.0;
     // A polyline of one segment, mapped and with its far ends cut; false
     // for a single point (drawn as a dot).
-    const auto mapSegment = [&](const QList<QPointF>& seg, std::vector<QPointF>& out) {
-        out.resize(std::size_t(seg.size()));
-        for (qsizetype i = 0; i < seg.size(); ++i)
-            out[std::size_t(i)] = map(seg.at(i));
+    // Points [from, to] (inclusive) of a segment, mapped, with the segment's
+    // own far ends (when the range reaches them) cut at kFar; false for fewer
+    // than two points (a dot). Whole segments and the raster parts' column
+    // ranges both go through here, so both cut exactly alike.
+    const auto mapRange = [&](const QList<QPointF>& seg, qsizetype from, qsizetype to, std::vector<QPointF>& out) {
+        out.resize(std::size_t(to - from + 1));
+        for (qsizetype i = from; i <= to; ++i)
+            out[std::size_t(i - from)] = map(seg.at(i));
         if (out.size() < 2)
             return false;
         // The edge points outside the range: cut far lines at kFar.
         const std::size_t n = out.size();
-        if (out[0].x() < farLeft && out[1].x() > out[0].x())
+        if (from == 0 && out[0].x() < farLeft && out[1].x() > out[0].x())
             out[0] = towards(out[0], out[1], farLeft);
-        if (out[n - 1].x() > farRight && out[n - 2].x() < out[n - 1].x())
+        if (to == seg.size() - 1 && out[n - 1].x() > farRight && out[n - 2].x() < out[n - 1].x())
             out[n - 1] = towards(out[n - 1], out[n - 2], farRight);
         return true;
+    };
+    const auto mapSegment = [&](const QList<QPointF>& seg, std::vector<QPointF>& out) {
+        return !seg.isEmpty() && mapRange(seg, 0, seg.size() - 1, out);
     };
     const auto drawDots = [&](const Layer& layer) {
         for (const QList<QPointF>& seg : layer.segments) {
@@ -1022,20 +1029,11 @@ void DecimatedChart::paintSeries(QPainter& painter, const QRectF& area) const
                             std::lower_bound(seg.cbegin() + first, seg.cend(), double(c1), before) - seg.cbegin());
                         const qsizetype from = std::max<qsizetype>(first - 1, 0);
                         const qsizetype to = std::min(pastEnd, n - 1); // inclusive
-                        if (to <= from)
+                        if (to <= from || !mapRange(seg, from, to, mapped))
                             continue;
-                        mapped.resize(std::size_t(to - from + 1));
-                        for (qsizetype i = from; i <= to; ++i)
-                            mapped[std::size_t(i - from)] = map(seg.at(i));
-                        // The segment's own far ends cut as mapSegment cuts them.
-                        const std::size_t m = mapped.size();
-                        if (from == 0 && mapped[0].x() < farLeft && mapped[1].x() > mapped[0].x())
-                            mapped[0] = towards(mapped[0], mapped[1], farLeft);
-                        if (to == n - 1 && mapped[m - 1].x() > farRight && mapped[m - 2].x() < mapped[m - 1].x())
-                            mapped[m - 1] = towards(mapped[m - 1], mapped[m - 2], farRight);
                         for (QPointF& q : mapped)
                             q += offset;
-                        raster.drawPolyline(mapped.data(), qsizetype(m), colour);
+                        raster.drawPolyline(mapped.data(), qsizetype(mapped.size()), colour);
                     }
                 }
                 const QRgb* layer = buffer.data();

@@ -1007,6 +1007,10 @@ void DecimatedChart::paintSeries(QPainter& painter, const QRectF& area) const
             buffer.resize(std::size_t(w) * std::size_t(h));
             if (m_rasterImage.size() != device.size())
                 m_rasterImage = QImage(device.size(), QImage::Format_ARGB32_Premultiplied);
+            // The image's pixels, taken here: the parts write disjoint columns
+            // of them, but QImage::bits() itself is not for concurrent calls.
+            QRgb* const pixels = reinterpret_cast<QRgb*>(m_rasterImage.bits());
+            const qsizetype stride = m_rasterImage.bytesPerLine() / qsizetype(sizeof(QRgb));
             // Device x of a point: exactly what map() then + offset gives.
             const auto deviceX = [&](const QPointF& q) { return (left + (q.x() - m_lo) * sx) + offset.x(); };
             const auto rasterise = [&](int part) {
@@ -1037,7 +1041,7 @@ void DecimatedChart::paintSeries(QPainter& painter, const QRectF& area) const
                     }
                 }
                 const QRgb* layer = buffer.data();
-                SpanRaster::composeColumnMajor(std::span<const QRgb* const>(&layer, 1), h, m_rasterImage, c0, c1);
+                SpanRaster::composeColumnMajor(std::span<const QRgb* const>(&layer, 1), h, pixels, stride, w, c0, c1);
             };
             std::vector<int> order(std::size_t(parts), 0);
             std::iota(order.begin(), order.end(), 0);

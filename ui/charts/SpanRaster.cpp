@@ -39,12 +39,19 @@ SpanRaster::SpanRaster(QRgb* pixels, int width, int height)
 void SpanRaster::composeColumnMajor(std::span<const QRgb* const> layers, int height, QImage& out, int firstColumn,
                                     int endColumn)
 {
-    firstColumn = std::max(firstColumn, 0);
-    endColumn = std::min(endColumn, out.width());
-    if (height != out.height() || height <= 0 || firstColumn >= endColumn)
+    if (height != out.height())
         return;
-    const qsizetype stride = out.bytesPerLine() / qsizetype(sizeof(QRgb));
-    QRgb* const dst = reinterpret_cast<QRgb*>(out.bits());
+    composeColumnMajor(layers, height, reinterpret_cast<QRgb*>(out.bits()),
+                       out.bytesPerLine() / qsizetype(sizeof(QRgb)), out.width(), firstColumn, endColumn);
+}
+
+void SpanRaster::composeColumnMajor(std::span<const QRgb* const> layers, int height, QRgb* dst, qsizetype stride,
+                                    int width, int firstColumn, int endColumn)
+{
+    firstColumn = std::max(firstColumn, 0);
+    endColumn = std::min(endColumn, width);
+    if (!dst || height <= 0 || firstColumn >= endColumn)
+        return;
     // Tiles of 32 x 32: the column-major reads and row-major writes of a tile
     // stay in cache.
     constexpr int kTile = 32;

@@ -740,6 +740,8 @@ struct DecimatedChart::Pass {
     bool smooth = false;
     std::vector<Job> jobs;
     QFuture<void> future;
+    // The pool's tasks write into `jobs`: never free them under a running pass.
+    ~Pass() { future.waitForFinished(); }
 };
 
 std::unique_ptr<DecimatedChart::Pass> DecimatedChart::startDecimation()

@@ -300,21 +300,10 @@ void DecimatedChart::appendPoints(int index, std::span<const double> x, std::spa
         inOrder = false; // the first points: lay the series out from scratch
     const std::size_t oldMain = columns(e, true).x.size();
     const std::size_t oldRaw = columns(e, false).x.size();
-    // Grow the two columns on different appends, each ahead of need once
-    // 3/4 full (x first, then y), paced across every chart (GrowthPacer):
-    // both doubling in one append is a 2 x 8 MB copy at a million points, a
-    // visible stall while following a run (bench_follow).
-    const std::size_t need = oldCount + n;
-    if (e.ownX->capacity() < need)
-        e.ownX->reserve(std::max(need, 2 * e.ownX->capacity()));
-    else if (need > 4096 && need > e.ownX->capacity() / 4 * 3 && e.ownX->capacity() == e.ownY->capacity()
-             && GrowthPacer::mayGrowAhead())
-        e.ownX->reserve(2 * e.ownX->capacity());
-    else if (need > 4096 && need > e.ownY->capacity() / 4 * 3 && e.ownY->capacity() < e.ownX->capacity()
-             && GrowthPacer::mayGrowAhead())
-        e.ownY->reserve(e.ownX->capacity());
-    if (e.ownY->capacity() < need)
-        e.ownY->reserve(std::max(need, 2 * e.ownY->capacity()));
+    // Both columns doubling in one append is a 2 x 8 MB copy at a million
+    // points, a visible stall while following a run (bench_follow):
+    // GrowthPacer grows them on different appends, one at a time in the GUI.
+    GrowthPacer::reserve({e.ownX.get(), e.ownY.get()}, oldCount + n);
     e.ownX->insert(e.ownX->end(), x.begin(), x.begin() + qsizetype(n));
     e.ownY->insert(e.ownY->end(), y.begin(), y.begin() + qsizetype(n));
     dropIndexes(e);

@@ -2,6 +2,10 @@
 
 #include <QElapsedTimer>
 
+#include <algorithm>
+#include <initializer_list>
+#include <vector>
+
 namespace ty {
 
 // Spreads the charts' ahead-of-need column reallocations over time. A chart
@@ -30,6 +34,25 @@ public:
             return false;
         last.start();
         return true;
+    }
+
+    // Makes room for `need` elements in each of a chart's parallel columns
+    // (same size): a column too small grows now (x2, or to `need`); else at
+    // most one column, the first that is 3/4 full, doubles ahead of need,
+    // when mayGrowAhead() allows (and only past 4,096 elements). The columns
+    // so double on different appends, one at a time across the whole GUI.
+    // Capacity stays at most 8/3 of the elements held.
+    static void reserve(std::initializer_list<std::vector<double>*> columns, std::size_t need)
+    {
+        bool grewAhead = false;
+        for (std::vector<double>* c : columns) {
+            if (c->capacity() < need)
+                c->reserve(std::max(need, 2 * c->capacity()));
+            else if (!grewAhead && need > 4096 && need > c->capacity() / 4 * 3 && mayGrowAhead()) {
+                c->reserve(2 * c->capacity());
+                grewAhead = true;
+            }
+        }
     }
 };
 

@@ -76,17 +76,7 @@ void MetricChartWidget::reserveFor(std::size_t incoming)
     // are spread over consecutive appends (and over time across every chart:
     // GrowthPacer). Growth stays geometric (x2, at 3/4 full at the
     // earliest), so the capacity is at most 8/3 of the points held.
-    const std::size_t need = m_steps.size() + incoming;
-    std::vector<double>* columns[] = {&m_steps, &m_wall, &m_values};
-    bool grewAhead = false;
-    for (std::vector<double>* c : columns) {
-        if (c->capacity() < need)
-            c->reserve(std::max(need, 2 * c->capacity()));
-        else if (!grewAhead && need > c->capacity() / 4 * 3 && need > 4096 && GrowthPacer::mayGrowAhead()) {
-            c->reserve(2 * c->capacity());
-            grewAhead = true;
-        }
-    }
+    GrowthPacer::reserve({&m_steps, &m_wall, &m_values}, m_steps.size() + incoming);
 }
 
 bool MetricChartWidget::addRaw(const QList<SeriesPoint>& points)

@@ -20,6 +20,7 @@
 // Usage: bench_follow [--seconds N (60)] [--rate LINES_PER_S (100000)]
 //   Runs offscreen unless QT_QPA_PLATFORM is set (e.g. under xvfb-run with
 //   QT_QPA_PLATFORM=xcb).
+#include "console/ConsoleTextView.h"
 #include "console/ConsoleView.h"
 #include "mainwindow/MainWindow.h"
 #include "runs/RunEngine.h"
@@ -322,8 +323,11 @@ int main(int argc, char** argv)
         std::printf("\n");
     }
     if (console)
-        std::printf("console view: %d blocks in the document, idle %s\n", console->textView()->document()->blockCount(),
-                    console->isIdle() ? "yes" : "no");
+        std::printf("console view: %lld rows held (%.1f MiB of scrollback, budget %.0f MiB), %lld older rows let go\n",
+                    static_cast<long long>(console->textView()->rowCount()),
+                    double(console->textView()->scrollback().memoryBytes()) / (1024.0 * 1024.0),
+                    double(console->textView()->scrollback().budgetBytes()) / (1024.0 * 1024.0),
+                    static_cast<long long>(console->textView()->scrollback().droppedRows()));
     QFile loadavg(QStringLiteral("/proc/loadavg"));
     if (loadavg.open(QIODevice::ReadOnly))
         std::printf("load average at the end: %s", loadavg.readAll().constData());

@@ -1,5 +1,6 @@
 #include "charts/MetricChartWidget.h"
 #include "charts/MetricChartsPanel.h"
+#include "console/ConsoleTextView.h"
 #include "console/ConsoleView.h"
 #include "dialogs/SubmitDialog.h"
 #include "mainwindow/MainWindow.h"

@@ -33,7 +33,9 @@ void ConsoleFeeder::open(int ticket, const QString& path, bool pollFile)
     m_ticket = ticket;
     m_path = path;
     m_renderer = std::make_unique<TerminalRenderer>(0, kMaxLineChars);
-    m_committed.clear();
+    m_building.reset();
+    m_ready.clear();
+    m_readyBytes = 0;
     m_next = 0;
     m_base = 0;
     m_stderr = StderrSidecar(path.isEmpty() ? QString() : StderrSidecar::pathFor(path));
@@ -58,7 +60,7 @@ void ConsoleFeeder::open(int ticket, const QString& path, bool pollFile)
                             .arg(double(start) / (1024.0 * 1024.0), 0, 'f', 1)
                             .arg(path);
             note.fullLength = note.text.size();
-            m_committed.append(note);
+            commit(note);
             // The renderer counts offsets from its first byte; keep ours absolute.
             m_next = start;
             m_base = start;
@@ -114,11 +116,28 @@ void ConsoleFeeder::feed(const QByteArray& bytes)
     if (m_renderer->committedCount() > 0) {
         QList<ConsoleLine> lines = m_renderer->takeCommitted();
         markStderr(lines, true);
-        m_committed += lines;
-        if (m_committed.size() > kMaxLines)
-            m_committed.remove(0, m_committed.size() - kMaxLines);
+        for (const ConsoleLine& line : std::as_const(lines))
+            commit(line);
     }
     m_dirty = true;
+}
+
+void ConsoleFeeder::commit(const ConsoleLine& line)
+{
+    if (!m_building)
+        m_building = std::make_shared<ScrollbackChunk>();
+    m_building->append(line);
+    if (!m_building->isFull())
+        return;
+    m_building->squeeze();
+    m_readyBytes += m_building->memoryBytes();
+    m_ready.append(std::move(m_building));
+    // What the view would drop at once is not kept here either (a huge
+    // initial read): memory stays within the view's budget.
+    while (m_ready.size() > 1 && m_readyBytes > ConsoleScrollback::kDefaultBudgetBytes) {
+        m_readyBytes -= m_ready.front()->memoryBytes();
+        m_ready.removeFirst();
+    }
 }
 
 void ConsoleFeeder::markStderr(QList<ConsoleLine>& lines, bool committed)
@@ -178,8 +197,14 @@ void ConsoleFeeder::flush()
     if (!m_dirty)
         return;
     m_dirty = false;
-    QList<ConsoleLine> committed;
-    committed.swap(m_committed);
+    if (m_building && m_building->rowCount() > 0) {
+        m_building->squeeze();
+        m_ready.append(std::move(m_building));
+    }
+    m_building.reset();
+    QList<ScrollbackChunkPtr> committed;
+    committed.swap(m_ready);
+    m_readyBytes = 0;
     QList<ConsoleLine> pending = m_renderer ? m_renderer->pendingLines() : QList<ConsoleLine>{};
     markStderr(pending, false);
     const bool reset = m_reset;

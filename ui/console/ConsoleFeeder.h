@@ -1,5 +1,6 @@
 #pragma once
 
+#include "ConsoleScrollback.h"
 #include "logs/ConsoleLine.h"
 #include "logs/StderrRanges.h"
 
@@ -19,8 +20,9 @@ class TerminalRenderer;
 // The console's worker half: lives on ConsoleView's worker thread, reads a
 // run's local console copy, feeds the bytes through a TerminalRenderer and
 // sends the rendered rows to the GUI in batches (at most one update every
-// kFlushMs), so neither a big file nor a 10 MB line without newline ever
-// runs on the GUI thread.
+// kFlushMs), committed rows already packed into ScrollbackChunks, so neither
+// a big file nor a 10 MB line without newline ever runs on the GUI thread and
+// the GUI only links chunks in.
 //
 // Byte offsets are those of the raw console stream (== offsets in the local
 // copy). Bytes that were already fed (offset < next expected offset) are
@@ -38,11 +40,10 @@ class ConsoleFeeder final : public QObject {
 public:
     static constexpr int kFlushMs = 60;
     static constexpr int kPollMs = 400;
-    // Rows kept for the initial load of a long console (older ones are not
-    // sent: the view only keeps this many anyway).
-    static constexpr int kMaxLines = 20000;
-    // Bytes read at most from the end of a huge console file on open.
-    static constexpr qint64 kMaxInitialBytes = 32ll * 1024 * 1024;
+    // Bytes read at most from the end of a huge console file on open (about
+    // what the view's scrollback budget holds: 1.5 million rows of 40
+    // characters).
+    static constexpr qint64 kMaxInitialBytes = 64ll * 1024 * 1024;
     // Columns kept of one row; the rest is counted (ConsoleLine::fullLength).
     static constexpr int kMaxLineChars = 16384;
 
@@ -60,10 +61,12 @@ public:
 
 Q_SIGNALS:
     // `reset`: drop everything shown and start with `committed`.
-    // `committed`: rows that are final, to append. `pending`: the rows still
+    // `committed`: rows that are final, to append, oldest first (the
+    // receiver takes the chunks; chunks beyond ConsoleScrollback's default
+    // budget were let go here already). `pending`: the rows still
     // being redrawn (progress bars), to show after them, replacing the
     // previous pending rows. `bytes`: stream bytes consumed so far.
-    void updated(int ticket, bool reset, const QList<ty::ConsoleLine>& committed,
+    void updated(int ticket, bool reset, const QList<ty::ScrollbackChunkPtr>& committed,
                  const QList<ty::ConsoleLine>& pending, qint64 bytes);
 
 private:
@@ -83,7 +86,10 @@ private:
     qint64 m_base = 0;              // stream offset of the renderer's first byte
     QTimer* m_flushTimer = nullptr;
     QTimer* m_pollTimer = nullptr;
-    QList<ConsoleLine> m_committed; // taken from the renderer, not sent yet
+    void commit(const ConsoleLine& line);
+    ScrollbackChunkPtr m_building;      // committed rows being packed
+    QList<ScrollbackChunkPtr> m_ready;  // full chunks, not sent yet
+    qsizetype m_readyBytes = 0;
     QString m_path;
     int m_ticket = 0;
     qint64 m_next = 0;              // next stream offset expected

@@ -1,32 +1,20 @@
 #include "ConsoleView.h"
 
 #include "ConsoleFeeder.h"
+#include "ConsoleTextView.h"
 #include "charts/RunColour.h"
 
-#include <QElapsedTimer>
-#include <QFontDatabase>
 #include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
-#include <QPlainTextEdit>
 #include <QScrollBar>
 #include <QShortcut>
-#include <QTextBlock>
-#include <QTextCursor>
-#include <QTextDocument>
-#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 
 namespace ty {
-
-namespace {
-const QColor kBackground(0x1e, 0x1f, 0x22);
-const QColor kForeground(0xd4, 0xd4, 0xd4);
-constexpr int kMaxHighlights = 2000;
-} // namespace
 
 ConsoleView::ConsoleView(QWidget* parent)
     : QWidget(parent)
@@ -58,19 +46,8 @@ ConsoleView::ConsoleView(QWidget* parent)
     top->addWidget(findButton);
     top->addWidget(m_followButton);
 
-    m_text = new QPlainTextEdit(this);
-    m_text->setObjectName(QStringLiteral("consoleText"));
-    m_text->setReadOnly(true);
-    m_text->setUndoRedoEnabled(false);
+    m_text = new ConsoleTextView(this);
     m_text->setAcceptDrops(false); // drops go to the main window
-    m_text->setLineWrapMode(QPlainTextEdit::NoWrap);
-    m_text->setMaximumBlockCount(kMaxBlocks);
-    m_text->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    m_text->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
-    QPalette pal = m_text->palette();
-    pal.setColor(QPalette::Base, kBackground);
-    pal.setColor(QPalette::Text, kForeground);
-    m_text->setPalette(pal);
 
     m_findBar = new QWidget(this);
     m_findBar->setObjectName(QStringLiteral("findBar"));
@@ -156,12 +133,7 @@ void ConsoleView::setRun(RunId run, const QString& consolePath, bool live)
 {
     m_run = run;
     const int ticket = ++m_ticket;
-    m_incoming.clear();
-    m_pending.clear();
-    m_pendingDirty = false;
     m_text->clear();
-    m_docEmpty = true;
-    m_pendingBlocks = 0;
     m_bytes = 0;
     m_text->setPlaceholderText(live ? tr("Waiting for output…") : tr("No output."));
     setFollowMode(true);
@@ -183,11 +155,7 @@ void ConsoleView::clear(const QString& message)
     ++m_ticket;
     const int ticket = m_ticket;
     QMetaObject::invokeMethod(m_feeder, [f = m_feeder, ticket] { f->open(ticket, {}, false); }, Qt::QueuedConnection);
-    m_incoming.clear();
-    m_pending.clear();
     m_text->clear();
-    m_docEmpty = true;
-    m_pendingBlocks = 0;
     m_bytes = 0;
     m_text->setPlaceholderText(message);
     updateInfo();
@@ -212,189 +180,30 @@ void ConsoleView::setFollowMode(bool on)
     m_followButton->setChecked(on);
 }
 
-bool ConsoleView::isIdle() const
+int ConsoleView::pendingRowCount() const
 {
-    return m_incoming.isEmpty() && !m_pendingDirty && !m_drainScheduled;
+    return m_text->pendingRowCount();
 }
 
-void ConsoleView::onUpdate(int ticket, bool reset, const QList<ConsoleLine>& committed,
+void ConsoleView::onUpdate(int ticket, bool reset, const QList<ScrollbackChunkPtr>& committed,
                            const QList<ConsoleLine>& pending, qint64 bytes)
 {
     if (ticket != m_ticket)
         return; // for a run no longer shown
-    if (reset) {
-        m_incoming.clear();
-        m_text->clear();
-        m_docEmpty = true;
-        m_pendingBlocks = 0;
-    }
-    m_incoming += committed;
-    if (m_incoming.size() > kMaxBlocks)
-        m_incoming.remove(0, m_incoming.size() - kMaxBlocks);
-    m_pending = pending;
-    m_pendingDirty = true;
-    m_bytes = bytes;
-    if (!m_drainScheduled) {
-        m_drainScheduled = true;
-        QTimer::singleShot(0, this, &ConsoleView::drain);
-    }
-}
-
-void ConsoleView::drain()
-{
-    m_drainScheduled = false;
+    // Rows dropped at the front move the scroll bar: not the user scrolling.
     m_autoScrolling = true;
-    QTextDocument* doc = m_text->document();
-    QTextCursor cursor(doc);
-    cursor.beginEditBlock();
-    removePendingRows(cursor);
-    // Rows are appended at the end; insertLine() relies on the cursor being
-    // there. setPosition (not movePosition) inside the edit block: movePosition
-    // lays out the block it starts from (text shaping), which cost more than
-    // the insertion itself at 100k lines/s (issue 5).
-    cursor.setPosition(doc->characterCount() - 1);
-    // A slice ends after kLinesPerSlice rows or kSliceMs, whichever comes
-    // first, so timers, input and paints run between slices even when the
-    // document's per-row cost is high (issue 5, tests/bench/bench_follow).
-    QElapsedTimer sliceClock;
-    sliceClock.start();
-    const qsizetype limit = std::min<qsizetype>(m_incoming.size(), kLinesPerSlice);
-    qsizetype n = 0;
-    while (n < limit) {
-        insertLine(cursor, m_incoming.at(n));
-        ++n;
-        if ((n & 63) == 0 && sliceClock.elapsed() >= kSliceMs)
-            break;
-    }
-    m_incoming.remove(0, n);
-    if (m_incoming.isEmpty()) {
-        for (const ConsoleLine& line : std::as_const(m_pending))
-            insertLine(cursor, line);
-        m_pendingBlocks = int(m_pending.size());
-        m_pendingDirty = false;
-    }
-    trimToMaxBlocks(cursor);
-    cursor.endEditBlock();
+    if (reset)
+        m_text->clear();
+    for (const ScrollbackChunkPtr& chunk : committed)
+        m_text->appendChunk(chunk);
+    m_text->setPending(pending);
     m_autoScrolling = false;
+    m_bytes = bytes;
     scrollToEndIfFollowing();
     updateInfo();
-    if (!m_incoming.isEmpty()) {
-        m_drainScheduled = true;
-        QTimer::singleShot(0, this, &ConsoleView::drain);
-    } else {
-        if (m_findBar->isVisible())
-            highlightMatches();
-        Q_EMIT contentUpdated();
-    }
-}
-
-void ConsoleView::removePendingRows(QTextCursor& cursor)
-{
-    if (m_pendingBlocks == 0)
-        return;
-    QTextDocument* doc = m_text->document();
-    const int keep = doc->blockCount() - m_pendingBlocks;
-    if (keep <= 0) {
-        cursor.select(QTextCursor::Document);
-        cursor.removeSelectedText();
-        m_docEmpty = true;
-    } else {
-        const QTextBlock last = doc->findBlockByNumber(keep - 1);
-        cursor.setPosition(last.position() + last.length() - 1);
-        cursor.setPosition(doc->characterCount() - 1, QTextCursor::KeepAnchor);
-        cursor.removeSelectedText();
-    }
-    m_pendingBlocks = 0;
-}
-
-QTextCharFormat ConsoleView::formatFor(const StyleSpan& span) const
-{
-    QTextCharFormat f;
-    QColor fg = span.fg ? QColor::fromRgb(span.fg & 0xFFFFFFu) : QColor();
-    QColor bg = span.bg ? QColor::fromRgb(span.bg & 0xFFFFFFu) : QColor();
-    if (span.flags & StyleSpan::Inverse) {
-        const QColor realFg = fg.isValid() ? fg : kForeground;
-        const QColor realBg = bg.isValid() ? bg : kBackground;
-        fg = realBg;
-        bg = realFg;
-    }
-    if (span.flags & StyleSpan::Faint) {
-        if (!fg.isValid())
-            fg = kForeground;
-        fg.setAlphaF(0.6f);
-    }
-    if (fg.isValid())
-        f.setForeground(fg);
-    if (bg.isValid())
-        f.setBackground(bg);
-    if (span.flags & StyleSpan::Bold)
-        f.setFontWeight(QFont::Bold);
-    if (span.flags & StyleSpan::Italic)
-        f.setFontItalic(true);
-    if (span.flags & StyleSpan::Underline)
-        f.setFontUnderline(true);
-    if (span.flags & StyleSpan::Strike)
-        f.setFontStrikeOut(true);
-    return f;
-}
-
-void ConsoleView::trimToMaxBlocks(QTextCursor& cursor)
-{
-    // QTextDocument's own maximumBlockCount (kept as a safety net) drops the
-    // oldest rows with movePosition(NextBlock) once per row, which lays out
-    // (shapes) every row it is about to delete: ~15 % of the GUI thread while
-    // following 100k lines/s. Selecting them by position lays out nothing.
-    QTextDocument* doc = cursor.document();
-    const int excess = doc->blockCount() - kMaxBlocks;
-    if (excess <= 0)
-        return;
-    QTextCursor front(doc);
-    front.setPosition(doc->findBlockByNumber(excess).position(), QTextCursor::KeepAnchor);
-    // As Qt does: the new first row keeps its character format.
-    const QTextCharFormat charFormat = front.blockCharFormat();
-    front.removeSelectedText();
-    front.setBlockCharFormat(charFormat);
-    // `cursor` (at the end) moved back with the text; nothing to adjust.
-}
-
-void ConsoleView::insertLine(QTextCursor& cursor, const ConsoleLine& line)
-{
-    // The cursor is at the end of the document (drain() puts it there and
-    // every insertion below leaves it there).
-    const QTextCharFormat plain;
-    if (m_docEmpty)
-        m_docEmpty = false;
-    else
-        cursor.insertBlock(QTextBlockFormat(), plain);
-    if (line.fromStderr) {
-        // A row with stderr bytes: tinted red (QPlainTextEdit paints block backgrounds).
-        QTextBlockFormat stderrRow;
-        stderrRow.setBackground(QColor(0x45, 0x1f, 0x24));
-        stderrRow.setProperty(kStderrProperty, true);
-        cursor.setBlockFormat(stderrRow);
-    } else if (cursor.blockFormat().hasProperty(kStderrProperty)) {
-        cursor.setBlockFormat(QTextBlockFormat());
-    }
-    qsizetype pos = 0;
-    for (const StyleSpan& span : line.spans) {
-        if (span.start < pos || span.length <= 0 || span.start >= line.text.size())
-            continue;
-        if (span.start > pos)
-            cursor.insertText(line.text.mid(pos, span.start - pos), plain);
-        cursor.insertText(line.text.mid(span.start, span.length), formatFor(span));
-        pos = span.start + span.length;
-    }
-    if (pos < line.text.size())
-        cursor.insertText(pos == 0 ? line.text : line.text.mid(pos), plain);
-    if (line.truncated) {
-        QTextCharFormat mark;
-        mark.setForeground(QColor(0xe0, 0x9f, 0x3e));
-        mark.setFontItalic(true);
-        cursor.insertText(tr("  … [line truncated: %L1 of %L2 characters shown]")
-                              .arg(line.text.size())
-                              .arg(line.fullLength),
-                          mark);
-    }
+    if (m_findBar->isVisible())
+        highlightMatches();
+    Q_EMIT contentUpdated();
 }
 
 void ConsoleView::scrollToEndIfFollowing()
@@ -437,7 +246,8 @@ void ConsoleView::showFindBar()
 void ConsoleView::hideFindBar()
 {
     m_findBar->hide();
-    m_text->setExtraSelections({});
+    m_text->setHighlight({});
+    m_matches = 0;
     m_text->setFocus();
 }
 
@@ -456,15 +266,8 @@ bool ConsoleView::find(bool backward)
     const QString needle = m_findEdit->text();
     if (needle.isEmpty())
         return false;
-    const QTextDocument::FindFlags flags = backward ? QTextDocument::FindBackward : QTextDocument::FindFlags();
     setFollowMode(false);
-    bool found = m_text->find(needle, flags);
-    if (!found) { // wrap around
-        QTextCursor c = m_text->textCursor();
-        c.movePosition(backward ? QTextCursor::End : QTextCursor::Start);
-        m_text->setTextCursor(c);
-        found = m_text->find(needle, flags);
-    }
+    const bool found = m_text->find(needle, backward);
     m_findStatus->setText(found ? QString() : tr("not found"));
     QPalette pal = m_findEdit->palette();
     pal.setColor(QPalette::Base, found ? palette().color(QPalette::Base) : QColor(0xff, 0xcd, 0xd2));
@@ -474,27 +277,11 @@ bool ConsoleView::find(bool backward)
 
 void ConsoleView::highlightMatches()
 {
-    QList<QTextEdit::ExtraSelection> selections;
     const QString needle = m_findEdit->text();
-    int count = 0;
-    if (!needle.isEmpty()) {
-        QTextCharFormat f;
-        f.setBackground(QColor(0x8a, 0x6d, 0x00));
-        f.setForeground(Qt::white);
-        QTextDocument* doc = m_text->document();
-        QTextCursor c(doc);
-        while (true) {
-            c = doc->find(needle, c);
-            if (c.isNull())
-                break;
-            ++count;
-            if (selections.size() < kMaxHighlights)
-                selections.append(QTextEdit::ExtraSelection{c, f});
-        }
-    }
-    m_text->setExtraSelections(selections);
+    m_text->setHighlight(needle);
+    m_matches = m_text->countMatches(needle);
     if (!needle.isEmpty())
-        m_findStatus->setText(count == 0 ? tr("not found") : tr("%n match(es)", nullptr, count));
+        m_findStatus->setText(m_matches == 0 ? tr("not found") : tr("%n match(es)", nullptr, int(std::min<qint64>(m_matches, INT_MAX))));
     else
         m_findStatus->clear();
 }
@@ -516,9 +303,13 @@ void ConsoleView::updateInfo()
     }
     const double kib = double(m_bytes) / 1024.0;
     const QString swatch = QStringLiteral("<span style='color:%1'>&#9632;</span> ").arg(colour.name());
-    m_info->setText(swatch
-                    + (kib < 1024 ? tr("Run #%1 · %2 KiB").arg(m_run).arg(kib, 0, 'f', 1)
-                                  : tr("Run #%1 · %2 MiB").arg(m_run).arg(kib / 1024.0, 0, 'f', 1)));
+    QString text = swatch
+        + (kib < 1024 ? tr("Run #%1 · %2 KiB").arg(m_run).arg(kib, 0, 'f', 1)
+                      : tr("Run #%1 · %2 MiB").arg(m_run).arg(kib / 1024.0, 0, 'f', 1));
+    const qint64 dropped = m_text->scrollback().droppedRows();
+    if (dropped > 0)
+        text += tr(" · the oldest %L1 rows are no longer held here (the console file has them)").arg(dropped);
+    m_info->setText(text);
 }
 
 } // namespace ty

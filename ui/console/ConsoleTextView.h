@@ -1,0 +1,142 @@
+#pragma once
+
+#include "ConsoleScrollback.h"
+#include "logs/ConsoleLine.h"
+
+#include <QAbstractScrollArea>
+#include <QColor>
+#include <QFont>
+
+namespace ty {
+
+// The text area of a run's console: a terminal-style view that draws only the
+// rows in sight, straight from a ConsoleScrollback (committed rows, packed)
+// followed by the renderer's pending rows (progress bars still being
+// redrawn). Appending is O(1) per chunk and painting is O(rows in sight), so
+// following 100,000 lines/s or scrolling through millions of rows never lays
+// out a document (issue 5; QPlainTextEdit spent 30-60 ms bursts inserting
+// and trimming blocks, tests/bench/bench_follow).
+//
+// Rows are numbered 0..rowCount()-1, oldest kept first; columns are UTF-16
+// code units of a row's text. The vertical scroll bar counts rows, the
+// horizontal one pixels. Colours and bold/italic/underline/strike come from
+// the rows' StyleSpans; rows with stderr bytes have a red-tinted background;
+// a truncated row ends with an orange "[line truncated …]" marker (shown,
+// never selected or copied).
+//
+// Selection as in a terminal: drag to select, double-click for a word,
+// Shift+click to extend, Ctrl+A all, Ctrl+C (or the context menu) copies the
+// selected rows' text joined by '\n'. Find: findNext() selects the next match
+// (case-insensitive, wrapping) and scrolls to it; setHighlight() marks every
+// match in sight. GUI thread only.
+class ConsoleTextView final : public QAbstractScrollArea {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(ConsoleTextView)
+
+public:
+    struct Pos {
+        qint64 row = 0;
+        int col = 0;
+        friend bool operator==(const Pos&, const Pos&) = default;
+        friend bool operator<(const Pos& a, const Pos& b) { return a.row < b.row || (a.row == b.row && a.col < b.col); }
+    };
+
+    static const QColor kBackground;
+    static const QColor kForeground;
+    static const QColor kStderrBackground;
+
+    explicit ConsoleTextView(QWidget* parent = nullptr);
+
+    // Drops every row.
+    void clear();
+    // Shown (greyed) while there is no row.
+    void setPlaceholderText(const QString& text);
+    QString placeholderText() const { return m_placeholder; }
+    // Appends committed rows (takes the chunk). Returns the rows dropped at the
+    // front to stay within the scrollback budget (the view keeps showing the
+    // same rows unless they were the ones dropped).
+    qint64 appendChunk(ScrollbackChunkPtr chunk);
+    // Replaces the pending rows shown after the committed ones.
+    void setPending(const QList<ConsoleLine>& pending);
+    const ConsoleScrollback& scrollback() const { return m_scrollback; }
+    void setScrollbackBudget(qsizetype bytes);
+
+    qint64 rowCount() const { return m_scrollback.rowCount() + m_pending.size(); }
+    int pendingRowCount() const { return int(m_pending.size()); }
+    QString rowText(qint64 row) const;
+    qsizetype rowLength(qint64 row) const;
+    QList<StyleSpan> rowSpans(qint64 row) const;
+    bool rowFromStderr(qint64 row) const;
+    // What is drawn after a truncated row's text ("" for a whole row).
+    QString rowMarker(qint64 row) const;
+    // Every row's text joined by '\n' (tests, small consoles).
+    QString toPlainText() const;
+
+    // First row in sight, and how many fit.
+    qint64 firstVisibleRow() const;
+    int rowsInSight() const;
+    int rowHeight() const { return m_rowHeight; }
+    void scrollToRow(qint64 row); // puts `row` in sight (centred if it was not)
+
+    bool hasSelection() const { return m_anchor != m_cursor; }
+    Pos selectionStart() const { return std::min(m_anchor, m_cursor); }
+    Pos selectionEnd() const { return std::max(m_anchor, m_cursor); }
+    QString selectedText() const;
+    void select(Pos from, Pos to);
+    void selectAll();
+    void clearSelection();
+    void copy() const;
+    // The text position under a viewport point (clamped to rows and row ends).
+    Pos hitTest(QPoint viewportPos) const;
+
+    // Find `needle` (case-insensitive) after the selection (backward: before
+    // it), wrapping once; selects it and scrolls to it. False when absent.
+    bool find(const QString& needle, bool backward);
+    // Marks every occurrence of `needle` in the rows in sight ("" for none).
+    void setHighlight(const QString& needle);
+    // Occurrences of `needle` in every row (case-insensitive).
+    qint64 countMatches(const QString& needle) const;
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+    void changeEvent(QEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mouseReleaseEvent(QMouseEvent* event) override;
+    void mouseDoubleClickEvent(QMouseEvent* event) override;
+    void keyPressEvent(QKeyEvent* event) override;
+    void contextMenuEvent(QContextMenuEvent* event) override;
+    void scrollContentsBy(int dx, int dy) override;
+
+private:
+    struct Row {
+        QString text;
+        QList<StyleSpan> spans;
+        bool fromStderr = false;
+        bool truncated = false;
+        qint64 fullLength = 0;
+    };
+    Row row(qint64 index) const;
+    void updateMetrics();
+    void updateScrollBars();
+    void shiftRows(qint64 dropped);
+    qreal xOfColumn(const QString& text, int col) const;
+    void drawRow(QPainter& p, const Row& r, qint64 index, qreal y);
+    QFont fontFor(quint8 flags) const;
+    static QString truncationMarker(qsizetype shown, qint64 fullLength);
+
+    ConsoleScrollback m_scrollback;
+    QList<ConsoleLine> m_pending;
+    Pos m_anchor;
+    Pos m_cursor;
+    bool m_selecting = false;
+    QString m_highlight;
+    QString m_placeholder;
+    QFont m_font;
+    int m_rowHeight = 16;
+    int m_ascent = 12;
+    qreal m_charWidth = 8;
+};
+
+} // namespace ty

@@ -18,6 +18,8 @@
 //    counted), and the run's metric points stored.
 //
 // Usage: bench_follow [--seconds N (60)] [--rate LINES_PER_S (100000)]
+//                     [--stalls MS (0: none): list every lateness >= MS, with
+//                      its CLOCK_MONOTONIC time for `perf record -k CLOCK_MONOTONIC`]
 //   Runs offscreen unless QT_QPA_PLATFORM is set (e.g. under xvfb-run with
 //   QT_QPA_PLATFORM=xcb).
 #include "console/ConsoleTextView.h"
@@ -39,6 +41,7 @@
 #include <QTimer>
 
 #include <malloc.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -125,14 +128,17 @@ int main(int argc, char** argv)
     QStandardPaths::setTestModeEnabled(true); // settings away from the user's
     double seconds = 60;
     int rate = 100000;
+    double stallMs = 0;
     const QStringList args = app.arguments().mid(1);
     for (qsizetype i = 0; i < args.size(); ++i) {
         if (args[i] == QLatin1String("--seconds") && i + 1 < args.size())
             seconds = args[++i].toDouble();
+        else if (args[i] == QLatin1String("--stalls") && i + 1 < args.size())
+            stallMs = args[++i].toDouble();
         else if (args[i] == QLatin1String("--rate") && i + 1 < args.size())
             rate = args[++i].toInt();
         else {
-            std::fprintf(stderr, "usage: bench_follow [--seconds N] [--rate LINES_PER_S]\n");
+            std::fprintf(stderr, "usage: bench_follow [--seconds N] [--rate LINES_PER_S] [--stalls MS]\n");
             return 2;
         }
     }
@@ -219,10 +225,26 @@ int main(int argc, char** argv)
     tick.setTimerType(Qt::PreciseTimer);
     tick.setInterval(10);
     bool measuring = false;
+    // Stalls over --stalls MS: when (bench seconds and CLOCK_MONOTONIC, to
+    // match `perf record -k CLOCK_MONOTONIC` samples) and how long.
+    struct Stall {
+        double benchS;
+        double monotonicS;
+        double lateMs;
+    };
+    QList<Stall> stalls;
     QObject::connect(&tick, &QTimer::timeout, [&] {
         const qint64 now = clock.nsecsElapsed();
-        if (measuring && lastTick >= 0)
-            lateMs.push_back(std::max(0.0, double(now - lastTick) / 1e6 - 10.0));
+        if (measuring && lastTick >= 0) {
+            const double late = std::max(0.0, double(now - lastTick) / 1e6 - 10.0);
+            lateMs.push_back(late);
+            if (stallMs > 0 && late >= stallMs) {
+                timespec ts{};
+                clock_gettime(CLOCK_MONOTONIC, &ts);
+                const double mono = double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
+                stalls.append({double(lastTick) / 1e9, mono - double(now - lastTick) / 1e9, late});
+            }
+        }
         lastTick = now;
     });
     tick.start();
@@ -322,6 +344,9 @@ int main(int argc, char** argv)
             std::printf(" %.0fs:%.0f", rssTrace[i].first, double(rssTrace[i].second) / 1024.0);
         std::printf("\n");
     }
+    for (const Stall& st : std::as_const(stalls))
+        std::printf("stall: %.1f ms late from bench t=%.3f s (CLOCK_MONOTONIC %.3f s)\n", st.lateMs, st.benchS,
+                    st.monotonicS);
     if (console)
         std::printf("console view: %lld rows held (%.1f MiB of scrollback, budget %.0f MiB), %lld older rows let go\n",
                     static_cast<long long>(console->textView()->rowCount()),

@@ -126,6 +126,10 @@ MainWindow::MainWindow(ResultStore* store, RunEngine* engine, QWidget* parent)
     m_reloadTimer->setSingleShot(true);
     m_reloadTimer->setInterval(250);
     connect(m_reloadTimer, &QTimer::timeout, m_reader, &StoreReader::requestRuns);
+    m_liveTimer = new QTimer(this);
+    m_liveTimer->setSingleShot(true);
+    m_liveTimer->setInterval(kLiveChartMs);
+    connect(m_liveTimer, &QTimer::timeout, this, &MainWindow::flushLivePoints);
     m_tickTimer = new QTimer(this);
     m_tickTimer->setInterval(1000);
     connect(m_tickTimer, &QTimer::timeout, this, [this] {
@@ -602,6 +606,8 @@ void MainWindow::showRun(RunId id)
 {
     m_selected = id;
     m_liveBuffer.clear();
+    m_liveQueue.clear();
+    m_liveTimer->stop();
     m_lastStep.clear();
     m_metricsLoaded = false;
     const RunRow* row = m_model->rowData(id);
@@ -745,15 +751,21 @@ void MainWindow::onMetricsReceived(RunId run, const QList<MetricPoint>& points)
 
 void MainWindow::appendLivePoints(const QList<MetricPoint>& points)
 {
-    QMap<QString, QList<SeriesPoint>> byKey;
     for (const MetricPoint& p : points) {
         auto last = m_lastStep.constFind(p.key);
         if (last != m_lastStep.cend() && p.step <= *last)
             continue; // already drawn from the database
         m_lastStep.insert(p.key, p.step);
-        byKey[p.key].append(SeriesPoint{double(p.step), p.value, double(p.wallTimeMs)});
+        m_liveQueue[p.key].append(SeriesPoint{double(p.step), p.value, double(p.wallTimeMs)});
     }
-    for (auto it = byKey.cbegin(); it != byKey.cend(); ++it)
+    if (!m_liveQueue.isEmpty() && !m_liveTimer->isActive())
+        m_liveTimer->start();
+}
+
+void MainWindow::flushLivePoints()
+{
+    const QMap<QString, QList<SeriesPoint>> queue = std::exchange(m_liveQueue, {});
+    for (auto it = queue.cbegin(); it != queue.cend(); ++it)
         m_charts->appendPoints(it.key(), it.value());
 }
 

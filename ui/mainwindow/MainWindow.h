@@ -1,10 +1,12 @@
 #pragma once
 
+#include "charts/SeriesData.h"
 #include "common/Run.h"
 #include "runs/RunRow.h"
 #include "spec/JobSpec.h"
 
 #include <QHash>
+#include <QMap>
 #include <QMainWindow>
 #include <QPointer>
 #include <QThread>
@@ -126,6 +128,7 @@ private:
     void onMetricsLoaded(RunId run, int ticket, const QMap<QString, QList<MetricPoint>>& series);
     void onNodeStatus(const QString& node, bool ready, const QString& reason);
     void appendLivePoints(const QList<MetricPoint>& points);
+    void flushLivePoints();
     void cancelSelected();
     void deleteSelected();
     void createQueueAndNodes();
@@ -157,6 +160,13 @@ private:
     AggregatedConsoleView* m_aggregated = nullptr; // created on first use
     QTimer* m_reloadTimer = nullptr;
     QTimer* m_tickTimer = nullptr;
+    // Live points reach the charts at most every kLiveChartMs: a chatty run
+    // sends dozens of batches a second, and each append repaints the
+    // Metrics tab (antialiased curves: the GUI thread's largest cost while
+    // following 100k lines/s, tests/bench/bench_follow).
+    static constexpr int kLiveChartMs = 100;
+    QTimer* m_liveTimer = nullptr;
+    QMap<QString, QList<SeriesPoint>> m_liveQueue; // per key, points not on the charts yet
     QueueView* m_queueView = nullptr;
     NodesView* m_nodesView = nullptr;
 

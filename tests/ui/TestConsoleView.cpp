@@ -13,6 +13,7 @@
 #include <QFileInfo>
 #include <QLineEdit>
 #include <QScrollBar>
+#include <QSet>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -222,6 +223,38 @@ private Q_SLOTS:
         QVERIFY(text->firstVisibleRow() <= 2000000 && 2000000 < text->firstVisibleRow() + text->rowsInSight());
     }
 
+    void matchCountFollowsAppendsAndDrops()
+    {
+        // The find bar's count stays equal to a count over every row held
+        // while rows arrive (committed and pending) and old ones are let go.
+        ConsoleView view;
+        view.resize(600, 300);
+        view.show();
+        view.setRun(8, {}, true);
+        view.textView()->setScrollbackBudget(64 * 1024);
+        view.showFindBar();
+        view.findChild<QLineEdit*>(QStringLiteral("findEdit"))->setText(QStringLiteral("LOSS=1"));
+        auto bruteForce = [&] {
+            qint64 n = 0;
+            for (qint64 r = 0; r < view.textView()->rowCount(); ++r)
+                n += view.textView()->rowText(r).count(QStringLiteral("loss=1"), Qt::CaseInsensitive);
+            return n;
+        };
+        qint64 offset = 0;
+        for (int batch = 0; batch < 6; ++batch) {
+            QByteArray bytes;
+            for (int i = 0; i < 4000; ++i)
+                bytes += "step " + QByteArray::number(batch * 4000 + i) + " loss=" + QByteArray::number(i % 13) + '\n';
+            bytes += " 40%|####  | loss=1.5\r"; // a pending bar with a match
+            view.appendBytes(8, offset, bytes);
+            offset += bytes.size();
+            QTRY_COMPARE(view.bytesShown(), offset);
+            QCOMPARE(view.matchCount(), bruteForce());
+        }
+        QVERIFY(view.textView()->scrollback().droppedRows() > 0);
+        QVERIFY(view.matchCount() > 1000);
+    }
+
     void selectAndCopy()
     {
         ConsoleView view;
@@ -250,6 +283,15 @@ private Q_SLOTS:
         QCOMPARE(text->selectedText(), QStringLiteral("delta"));
         QTest::keyClick(text, Qt::Key_A, Qt::ControlModifier);
         QCOMPARE(text->selectedText(), QStringLiteral("alpha beta\ngamma delta\nlast"));
+        // A character beyond U+FFFF is never split: no x lands between its
+        // two UTF-16 code units (columns 1 and 2 of "a😀b").
+        view.appendBytes(6, 28, QByteArrayLiteral("a\xf0\x9f\x98\x80" "b\n"));
+        QTRY_COMPARE(text->rowCount(), 4);
+        QCOMPARE(text->rowText(3).size(), 4);
+        QSet<int> cols;
+        for (int x = 0; x < 200; ++x)
+            cols.insert(text->hitTest(QPoint(x, 3 * h + h / 2)).col);
+        QCOMPARE(cols, (QSet<int>{0, 1, 3, 4}));
     }
 
     void liveUpdateIsQuickAndReplacesTheBarInPlace()

@@ -179,7 +179,8 @@ void ConsoleScrollback::clear()
     m_maxLength = 0;
 }
 
-qint64 ConsoleScrollback::append(ScrollbackChunkPtr chunk)
+qint64 ConsoleScrollback::append(ScrollbackChunkPtr chunk,
+                                 const std::function<void(const ScrollbackChunk&)>& dropping)
 {
     if (!chunk || chunk->rowCount() == 0)
         return 0;
@@ -203,6 +204,8 @@ qint64 ConsoleScrollback::append(ScrollbackChunkPtr chunk)
     qint64 dropped = 0;
     while (m_chunks.size() > 1 && m_bytes > m_budget) {
         const ScrollbackChunk& front = *m_chunks.front().chunk;
+        if (dropping)
+            dropping(front);
         dropped += front.rowCount();
         m_bytes -= front.memoryBytes();
         m_chunks.pop_front();

@@ -8,6 +8,7 @@
 #include <QString>
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -91,8 +92,9 @@ public:
 
     void clear();
     // Takes `chunk` (the caller lets go of it). Returns the rows dropped from
-    // the front to stay within the budget.
-    qint64 append(ScrollbackChunkPtr chunk);
+    // the front to stay within the budget; `dropping` (if set) sees each
+    // dropped chunk first.
+    qint64 append(ScrollbackChunkPtr chunk, const std::function<void(const ScrollbackChunk&)>& dropping = {});
 
     qint64 rowCount() const { return m_rows; }
     qint64 droppedRows() const { return m_dropped; }

@@ -71,6 +71,7 @@ void ConsoleTextView::clear()
 {
     m_scrollback.clear();
     m_pending.clear();
+    m_committedMatches = m_pendingMatches = 0;
     m_anchor = m_cursor = Pos{};
     m_selecting = false;
     updateScrollBars();
@@ -91,7 +92,13 @@ void ConsoleTextView::setScrollbackBudget(qsizetype bytes)
 
 qint64 ConsoleTextView::appendChunk(ScrollbackChunkPtr chunk)
 {
-    const qint64 dropped = m_scrollback.append(std::move(chunk));
+    std::function<void(const ScrollbackChunk&)> dropping;
+    if (!m_highlight.isEmpty()) {
+        if (chunk)
+            m_committedMatches += chunk->count(m_highlight, kFindCase);
+        dropping = [this](const ScrollbackChunk& c) { m_committedMatches -= c.count(m_highlight, kFindCase); };
+    }
+    const qint64 dropped = m_scrollback.append(std::move(chunk), dropping);
     if (dropped > 0)
         shiftRows(dropped);
     updateScrollBars();
@@ -117,6 +124,7 @@ void ConsoleTextView::shiftRows(qint64 dropped)
 void ConsoleTextView::setPending(const QList<ConsoleLine>& pending)
 {
     m_pending = pending;
+    m_pendingMatches = countPendingMatches();
     const qint64 rows = rowCount();
     if (m_anchor.row >= rows || m_cursor.row >= rows)
         clearSelection();
@@ -374,11 +382,15 @@ ConsoleTextView::Pos ConsoleTextView::hitTest(QPoint viewportPos) const
     const qreal x = viewportPos.x() - kMargin + horizontalScrollBar()->value();
     const QFontMetricsF fm(m_font);
     qreal at = 0;
-    for (int col = 0; col < text.size(); ++col) {
-        const qreal advance = fm.horizontalAdvance(text.at(col));
+    for (int col = 0; col < text.size();) {
+        // A character outside the BMP is two code units: measured and
+        // stepped over whole, so a position never splits it.
+        const int units = text.at(col).isHighSurrogate() && col + 1 < text.size() ? 2 : 1;
+        const qreal advance = fm.horizontalAdvance(QStringView(text).mid(col, units).toString());
         if (x < at + advance / 2)
             return {index, col};
         at += advance;
+        col += units;
     }
     return {index, int(text.size())};
 }
@@ -557,24 +569,30 @@ bool ConsoleTextView::find(const QString& needle, bool backward)
 
 void ConsoleTextView::setHighlight(const QString& needle)
 {
+    if (needle == m_highlight)
+        return;
     m_highlight = needle;
+    m_committedMatches = 0;
+    if (!needle.isEmpty()) {
+        // Chunk by chunk (each once).
+        const qint64 committed = m_scrollback.rowCount();
+        for (qint64 i = 0; i < committed;) {
+            const auto [chunk, k] = m_scrollback.locate(i);
+            m_committedMatches += chunk->count(needle, kFindCase);
+            i += chunk->rowCount() - k;
+        }
+    }
+    m_pendingMatches = countPendingMatches();
     viewport()->update();
 }
 
-qint64 ConsoleTextView::countMatches(const QString& needle) const
+qint64 ConsoleTextView::countPendingMatches() const
 {
-    if (needle.isEmpty())
+    if (m_highlight.isEmpty())
         return 0;
     qint64 total = 0;
-    const qint64 committed = m_scrollback.rowCount();
-    // Chunk by chunk (each once), then the pending rows.
-    for (qint64 i = 0; i < committed;) {
-        const auto [chunk, k] = m_scrollback.locate(i);
-        total += chunk->count(needle, kFindCase);
-        i += chunk->rowCount() - k;
-    }
     for (const ConsoleLine& l : m_pending)
-        total += l.text.count(needle, kFindCase);
+        total += l.text.count(m_highlight, kFindCase);
     return total;
 }
 

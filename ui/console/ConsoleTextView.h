@@ -92,10 +92,13 @@ public:
     // Find `needle` (case-insensitive) after the selection (backward: before
     // it), wrapping once; selects it and scrolls to it. False when absent.
     bool find(const QString& needle, bool backward);
-    // Marks every occurrence of `needle` in the rows in sight ("" for none).
+    // Marks every occurrence of `needle` in the rows in sight ("" for none)
+    // and counts them in every row: once here (O(all rows)), then kept up to
+    // date per appended / dropped chunk and pending rows (O(new rows)).
     void setHighlight(const QString& needle);
-    // Occurrences of `needle` in every row (case-insensitive).
-    qint64 countMatches(const QString& needle) const;
+    QString highlight() const { return m_highlight; }
+    // Occurrences of the highlight (case-insensitive) in every row held.
+    qint64 highlightCount() const { return m_committedMatches + m_pendingMatches; }
 
 protected:
     void paintEvent(QPaintEvent* event) override;
@@ -124,6 +127,7 @@ private:
     qreal xOfColumn(const QString& text, int col) const;
     void drawRow(QPainter& p, const Row& r, qint64 index, qreal y);
     QFont fontFor(quint8 flags) const;
+    qint64 countPendingMatches() const;
     static QString truncationMarker(qsizetype shown, qint64 fullLength);
 
     ConsoleScrollback m_scrollback;
@@ -132,6 +136,8 @@ private:
     Pos m_cursor;
     bool m_selecting = false;
     QString m_highlight;
+    qint64 m_committedMatches = 0;
+    qint64 m_pendingMatches = 0;
     QString m_placeholder;
     QFont m_font;
     int m_rowHeight = 16;

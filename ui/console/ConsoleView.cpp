@@ -180,6 +180,11 @@ void ConsoleView::setFollowMode(bool on)
     m_followButton->setChecked(on);
 }
 
+qint64 ConsoleView::matchCount() const
+{
+    return m_findBar->isVisible() ? m_text->highlightCount() : 0;
+}
+
 int ConsoleView::pendingRowCount() const
 {
     return m_text->pendingRowCount();
@@ -247,7 +252,6 @@ void ConsoleView::hideFindBar()
 {
     m_findBar->hide();
     m_text->setHighlight({});
-    m_matches = 0;
     m_text->setFocus();
 }
 
@@ -279,9 +283,9 @@ void ConsoleView::highlightMatches()
 {
     const QString needle = m_findEdit->text();
     m_text->setHighlight(needle);
-    m_matches = m_text->countMatches(needle);
+    const qint64 matches = m_text->highlightCount();
     if (!needle.isEmpty())
-        m_findStatus->setText(m_matches == 0 ? tr("not found") : tr("%n match(es)", nullptr, int(std::min<qint64>(m_matches, INT_MAX))));
+        m_findStatus->setText(matches == 0 ? tr("not found") : tr("%L1 match(es)").arg(matches));
     else
         m_findStatus->clear();
 }

@@ -69,7 +69,7 @@ public:
     int pendingRowCount() const;
     qint64 bytesShown() const { return m_bytes; }
     // Occurrences of the find bar's text in the whole console (0 while closed).
-    qint64 matchCount() const { return m_matches; }
+    qint64 matchCount() const;
 
     void showFindBar();
     bool findNext();
@@ -105,7 +105,6 @@ private:
 
     RunId m_run = 0;
     int m_ticket = 0;
-    qint64 m_matches = 0;
     qint64 m_bytes = 0;
     bool m_autoScrolling = false;
 };

@@ -173,7 +173,7 @@ int Agent::run()
         if (inputClosed_ || fatal_) {
             if (exitDeadline < 0)
                 exitDeadline = now + kExitFlushMs;
-            if (out_.empty() || now >= exitDeadline)
+            if ((out_.empty() && starts_.empty()) || now >= exitDeadline)
                 break;
         }
 
@@ -188,6 +188,9 @@ int Agent::run()
         const std::size_t capIdx = fds.size();
         for (auto& c : captures_)
             fds.push_back({c->fd, short(c->fd >= 0 ? POLLIN : 0), 0});
+        const std::size_t startIdx = fds.size();
+        for (auto& st : starts_)
+            fds.push_back({st->fd, POLLIN, 0});
 
         int timeout = -1;
         if (tailsHaveData_ && out_.bytes() < kHighWater)
@@ -257,6 +260,13 @@ int Agent::run()
             }
         }
 
+        // Start reports, newest first: finishing one removes it from starts_
+        // (and may re-run deferred requests, which never add a start).
+        for (std::size_t i = starts_.size(); i-- > 0;) {
+            if (startIdx + i < fds.size() && (fds[startIdx + i].revents & (POLLIN | POLLHUP | POLLERR)))
+                readStartReport(i);
+        }
+
         const std::int64_t t = monotonicMs();
         pollCaptures(t);
         const bool tick = t >= nextTick_;
@@ -287,6 +297,16 @@ void Agent::handleFrame(FrameReader::Frame& frame)
     if (!id.is_number_integer()) {
         replyError(id, "request without an integer \"id\" (op \"" + op + "\")");
         return;
+    }
+    if (op == "cancel" || op == "tail" || op == "untail" || op == "status") {
+        // A request about a run still starting waits for the start's reply.
+        const std::string run = str(req, "run");
+        for (auto& st : starts_) {
+            if (st->run == run) {
+                st->deferred.push_back(std::move(frame));
+                return;
+            }
+        }
     }
     try {
         if (op == "ping")
@@ -395,12 +415,7 @@ void Agent::opStart(const Json& id, const Json& req)
             replyError(id, "run " + run + ": cannot create " + p.dir + ": " + errnoText(errno));
         return;
     }
-    auto cleanup = [&] {
-        ::unlink(p.console.c_str());
-        ::unlink(p.stderrRanges.c_str());
-        ::unlink(p.runJson.c_str());
-        ::rmdir(p.dir.c_str());
-    };
+    auto cleanup = [&] { removeRunFiles(run); };
     RunRegistry::ClaimResult claims;
     if (!gpus.empty()) {
         claims = registry_.claimGpus(run, client, gpus);
@@ -431,20 +446,77 @@ void Agent::opStart(const Json& id, const Json& req)
         rj["client"] = client;
     plan.runJson = std::move(rj);
 
-    auto started = startSupervised(plan);
-    if (!started) {
+    auto launched = launchSupervised(plan);
+    if (!launched) {
         registry_.releaseClaims(claims.files);
         cleanup();
-        replyError(id, started.error());
+        replyError(id, launched.error());
         return;
     }
-    running_[run] = Tracked{long(started->supervisorPid), 0};
-    reply(id, Json{{"pid", started->pid},
-                   {"pgid", started->pgid},
-                   {"supervisor_pid", started->supervisorPid},
-                   {"run_dir", p.dir},
-                   {"console", p.console},
-                   {"started_ms", started->startedMs}});
+    auto pending = std::make_unique<PendingStart>();
+    pending->id = id;
+    pending->run = run;
+    pending->supervisorPid = launched->supervisorPid;
+    pending->fd = launched->reportFd;
+    pending->claimFiles = claims.files;
+    setNonBlocking(pending->fd, true);
+    starts_.push_back(std::move(pending));
+}
+
+void Agent::removeRunFiles(const std::string& run)
+{
+    const auto p = registry_.paths(run);
+    ::unlink(p.console.c_str());
+    ::unlink(p.stderrRanges.c_str());
+    ::unlink(p.runJson.c_str());
+    ::rmdir(p.dir.c_str());
+}
+
+void Agent::readStartReport(std::size_t index)
+{
+    PendingStart& st = *starts_[index];
+    char buf[256];
+    for (;;) {
+        const ssize_t n = ::read(st.fd, buf, sizeof buf);
+        if (n > 0) {
+            st.line.append(buf, std::size_t(n));
+            if (st.line.find('\n') != std::string::npos)
+                break;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return; // more to come
+        break; // EOF or error: the supervisor is gone
+    }
+    finishStart(index);
+}
+
+void Agent::finishStart(std::size_t index)
+{
+    std::unique_ptr<PendingStart> st = std::move(starts_[index]);
+    starts_.erase(starts_.begin() + std::ptrdiff_t(index));
+    ::close(st->fd);
+    if (const auto nl = st->line.find('\n'); nl != std::string::npos)
+        st->line.resize(nl);
+    auto started = startReport(st->run, st->supervisorPid, st->line);
+    if (!started) {
+        registry_.releaseClaims(st->claimFiles);
+        removeRunFiles(st->run);
+        replyError(st->id, started.error());
+    } else {
+        const auto p = registry_.paths(st->run);
+        running_[st->run] = Tracked{long(started->supervisorPid), 0};
+        reply(st->id, Json{{"pid", started->pid},
+                           {"pgid", started->pgid},
+                           {"supervisor_pid", started->supervisorPid},
+                           {"run_dir", p.dir},
+                           {"console", p.console},
+                           {"started_ms", started->startedMs}});
+    }
+    for (auto& frame : st->deferred)
+        handleFrame(frame);
 }
 
 void Agent::opTail(const Json& id, const Json& req)

@@ -71,6 +71,18 @@ private:
         std::int64_t deadline = 0;
         std::function<void(Capture&)> done;
     };
+    // A start whose supervisor has not reported yet: the agent goes on with
+    // other requests (a cancel, a tail, more starts) meanwhile and replies
+    // when the report arrives. Requests naming the run wait in `deferred`.
+    struct PendingStart {
+        Json id;
+        std::string run;
+        pid_t supervisorPid = 0;
+        int fd = -1;
+        std::string line;
+        std::vector<std::string> claimFiles;
+        std::vector<FrameReader::Frame> deferred;
+    };
     struct GpuQuery {
         Json id;
         int pending = 2;
@@ -96,6 +108,12 @@ private:
     void opReadFile(const Json& id, const Json& req);
     std::string runFileRoot(const std::string& run, const std::string& root, std::string& error) const;
 
+    // Reads a pending start's report; replies once it is complete.
+    void readStartReport(std::size_t index);
+    void finishStart(std::size_t index);
+    // Removes what opStart created for a run that did not start.
+    void removeRunFiles(const std::string& run);
+
     void reapChildren();
     void checkRuns(std::int64_t now);
     void pumpTails(bool tick);
@@ -114,6 +132,7 @@ private:
     std::map<std::string, Tail> tails_;
     std::map<std::string, Tracked> running_;
     std::vector<std::unique_ptr<Capture>> captures_;
+    std::vector<std::unique_ptr<PendingStart>> starts_;
     bool tailsHaveData_ = false;
     bool inputClosed_ = false;
     bool fatal_ = false;

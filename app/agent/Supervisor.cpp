@@ -534,7 +534,7 @@ std::vector<std::string> runEnvironment(char** base,
     return env;
 }
 
-std::expected<StartResult, std::string> startSupervised(const StartPlan& plan)
+std::expected<SupervisorLaunch, std::string> launchSupervised(const StartPlan& plan)
 {
     if (plan.argv.empty())
         return std::unexpected("run " + plan.run + ": empty argv");
@@ -570,25 +570,15 @@ std::expected<StartResult, std::string> startSupervised(const StartPlan& plan)
         ::close(fds[0]);
         return std::unexpected("run " + plan.run + ": fork failed: " + errnoText(forkErr));
     }
+    return SupervisorLaunch{sup, fds[0]};
+}
 
-    std::string line;
-    char buf[256];
-    for (;;) {
-        const ssize_t n = ::read(fds[0], buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        line.append(buf, std::size_t(n));
-        if (line.find('\n') != std::string::npos)
-            break;
-    }
-    ::close(fds[0]);
-    if (const auto nl = line.find('\n'); nl != std::string::npos)
-        line.resize(nl);
+std::expected<StartResult, std::string> startReport(const std::string& run, pid_t supervisorPid,
+                                                    const std::string& line)
+{
     if (line.rfind("OK ", 0) == 0) {
         StartResult r;
-        r.supervisorPid = sup;
+        r.supervisorPid = supervisorPid;
         long long pid = 0, pgid = 0, started = 0;
         if (std::sscanf(line.c_str(), "OK %lld %lld %lld", &pid, &pgid, &started) == 3) {
             r.pid = pid_t(pid);
@@ -598,8 +588,31 @@ std::expected<StartResult, std::string> startSupervised(const StartPlan& plan)
         }
     }
     if (line.rfind("ERR ", 0) == 0)
-        return std::unexpected("run " + plan.run + ": " + line.substr(4));
-    return std::unexpected("run " + plan.run + ": the supervisor ended before starting the command");
+        return std::unexpected("run " + run + ": " + line.substr(4));
+    return std::unexpected("run " + run + ": the supervisor ended before starting the command");
+}
+
+std::expected<StartResult, std::string> startSupervised(const StartPlan& plan)
+{
+    auto launched = launchSupervised(plan);
+    if (!launched)
+        return std::unexpected(launched.error());
+    std::string line;
+    char buf[256];
+    for (;;) {
+        const ssize_t n = ::read(launched->reportFd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        line.append(buf, std::size_t(n));
+        if (line.find('\n') != std::string::npos)
+            break;
+    }
+    ::close(launched->reportFd);
+    if (const auto nl = line.find('\n'); nl != std::string::npos)
+        line.resize(nl);
+    return startReport(plan.run, launched->supervisorPid, line);
 }
 
 } // namespace ty::agent

@@ -1,6 +1,6 @@
 #pragma once
 
-// Detached runs. startSupervised() forks a supervisor that calls setsid(),
+// Detached runs. launchSupervised() forks a supervisor that calls setsid(),
 // forks the command into its own process group (stdin /dev/null, stdout and
 // stderr two pipes), writes run.json, and then copies both pipes to
 // console.log in the order their bytes arrive, recording each stderr chunk in
@@ -55,9 +55,26 @@ struct StartResult {
     std::int64_t startedMs = 0;
 };
 
-// Blocks the caller only for the two forks (about a millisecond). The
-// supervisor is a child of the caller, who must reap it (SIGCHLD).
-// Error: "run <id>: <what failed>".
+// A supervisor forked and not yet heard from: it writes one line to
+// `reportFd` ("OK <pid> <pgid> <started_ms>" once the command runs and
+// run.json is written, or "ERR <what>") and closes it.
+struct SupervisorLaunch {
+    pid_t supervisorPid = 0;
+    int reportFd = -1; // read end, close-on-exec; the caller closes it
+};
+
+// Forks the supervisor and returns at once (one fork, about a millisecond
+// here); the caller reads the report, e.g. in its poll loop, and hands the
+// line to startReport(). The supervisor is a child of the caller, who must
+// reap it (SIGCHLD). Error: "run <id>: <what failed>".
+std::expected<SupervisorLaunch, std::string> launchSupervised(const StartPlan& plan);
+
+// The start's outcome from the supervisor's report line (without '\n'; ""
+// when the supervisor closed the pipe without one).
+std::expected<StartResult, std::string> startReport(const std::string& run, pid_t supervisorPid,
+                                                    const std::string& line);
+
+// launchSupervised, then blocks until the report (tests and tools).
 std::expected<StartResult, std::string> startSupervised(const StartPlan& plan);
 
 // The run's environment: `base` (e.g. environ) with `extra` entries replacing

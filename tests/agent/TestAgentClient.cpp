@@ -13,9 +13,13 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QProcessEnvironment>
 #include <QRegularExpression>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -741,6 +745,62 @@ private Q_SLOTS:
         QVERIFY(s->disconnectReason.has_value());
         QVERIFY2(s->disconnectReason->contains(QStringLiteral("line 2")), qPrintable(*s->disconnectReason));
         QVERIFY2(s->disconnectReason->contains(QStringLiteral("setlocale")), qPrintable(*s->disconnectReason));
+    }
+
+    void startsDoNotBlockOtherRequests()
+    {
+        // 20 starts, a ping and a cancel of the first run, written at once:
+        // the agent answers the ping while the supervisors are still
+        // starting (a start's reply waits for its supervisor's report, the
+        // agent does not), and the cancel, which names a run still
+        // starting, waits for that start and then succeeds.
+        QProcess agent;
+        agent.start(test::agentPath(), {QStringLiteral("--stdio"), QStringLiteral("--state-dir"), stateDir_.path()});
+        QVERIFY(agent.waitForStarted());
+        const QString stem = newRunId("burst");
+        QByteArray requests;
+        constexpr int kStarts = 20;
+        for (int i = 0; i < kStarts; ++i) {
+            const QJsonObject req{{QStringLiteral("id"), i + 1},
+                                  {QStringLiteral("op"), QStringLiteral("start")},
+                                  {QStringLiteral("run"), QStringLiteral("%1-%2").arg(stem).arg(i)},
+                                  {QStringLiteral("argv"), QJsonArray{QStringLiteral("sleep"), QStringLiteral("0.5")}},
+                                  {QStringLiteral("workdir"), workDir_.path()}};
+            requests += QJsonDocument(req).toJson(QJsonDocument::Compact) + '\n';
+        }
+        requests += "{\"id\":100,\"op\":\"ping\"}\n";
+        requests += "{\"id\":101,\"op\":\"cancel\",\"run\":\"" + stem.toUtf8() + "-0\",\"grace_ms\":0}\n";
+        agent.write(requests);
+        agent.closeWriteChannel(); // the agent answers everything, then exits
+        QVERIFY(agent.waitForFinished(20000));
+        QCOMPARE(agent.exitCode(), 0);
+        QMap<int, int> position; // reply id -> its place among the replies
+        QMap<int, QJsonObject> replies;
+        int place = 0;
+        for (const QByteArray& line : agent.readAllStandardOutput().split('\n')) {
+            const QJsonObject o = QJsonDocument::fromJson(line).object();
+            if (o.value(QStringLiteral("type")).toString() != QStringLiteral("reply"))
+                continue;
+            const int id = o.value(QStringLiteral("id")).toInt();
+            position.insert(id, place++);
+            replies.insert(id, o);
+        }
+        QCOMPARE(replies.size(), kStarts + 2);
+        QSet<qint64> pids;
+        int lastStart = -1;
+        for (int i = 1; i <= kStarts; ++i) {
+            QVERIFY2(replies[i].value(QStringLiteral("ok")).toBool(), qPrintable(replies[i].value(QStringLiteral("error")).toString()));
+            pids.insert(replies[i].value(QStringLiteral("pid")).toInteger());
+            lastStart = std::max(lastStart, position[i]);
+        }
+        QCOMPARE(pids.size(), kStarts);
+        qInfo("ping answered as reply %d of %d (the last start's reply was %d)", position[100] + 1, place, lastStart + 1);
+        QVERIFY2(position[100] < lastStart, qPrintable(QString::number(position[100])));
+        QVERIFY2(replies[101].value(QStringLiteral("ok")).toBool(), qPrintable(replies[101].value(QStringLiteral("error")).toString()));
+        QVERIFY(position[101] > position[1]); // after the start it waited for
+        // The cancelled run's group is gone soon; the others end by themselves.
+        const qint64 pgid = replies[1].value(QStringLiteral("pgid")).toInteger();
+        QVERIFY(waitUntil([&] { return groupGone(pgid); }, 5000));
     }
 
     void agentRejectsMalformedInput()

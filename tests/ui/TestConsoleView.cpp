@@ -143,9 +143,9 @@ private Q_SLOTS:
         ConsoleView view;
         view.resize(800, 400);
         view.show();
-        view.setRun(1, {}, true);
         constexpr qsizetype kBudget = 256 * 1024;
-        view.textView()->setScrollbackBudget(kBudget);
+        view.setScrollbackBudget(kBudget);
+        view.setRun(1, {}, true);
         const int total = 120000;
         QByteArray bytes;
         for (int i = 0; i < total; ++i) {
@@ -177,6 +177,63 @@ private Q_SLOTS:
         QVERIFY(QColor::fromRgb(text->rowSpans(red)[0].fg).red() > 150);
         QVERIFY(view.findChild<QLabel*>(QStringLiteral("consoleInfo"))->text().contains(
             QLocale().toString(back.droppedRows())));
+        // Follow stayed on through every update that let rows go, and the
+        // newest row is in sight.
+        QVERIFY(view.followMode());
+        QCOMPARE(text->firstVisibleRow() + text->rowsInSight(), text->rowCount());
+    }
+
+    void rowsLetGoBeforeTheViewAreCounted()
+    {
+        // A finished run's file read at once holds more rows than the budget:
+        // the feeder lets the oldest go before its update, the view counts
+        // them, and what it holds is the newest rows, consecutive.
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("console.log"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        constexpr int kRows = 200000;
+        for (int i = 0; i < kRows; ++i)
+            f.write("line " + QByteArray::number(i) + '\n');
+        f.close();
+        ConsoleView view;
+        view.resize(600, 300);
+        view.show();
+        view.setScrollbackBudget(128 * 1024);
+        view.setRun(12, path, false);
+        QTRY_COMPARE_WITH_TIMEOUT(view.bytesShown(), QFileInfo(path).size(), 10000);
+        const ConsoleTextView* text = view.textView();
+        const qint64 dropped = text->scrollback().droppedRows();
+        QVERIFY(dropped > 0);
+        QCOMPARE(dropped + text->rowCount(), qint64(kRows));
+        QCOMPARE(text->rowText(0), QStringLiteral("line %1").arg(dropped));
+        QCOMPARE(text->rowText(text->rowCount() - 1), QStringLiteral("line %1").arg(kRows - 1));
+        QVERIFY(view.findChild<QLabel*>(QStringLiteral("consoleInfo"))->text().contains(QLocale().toString(dropped)));
+    }
+
+    void wideCharactersTakeTwoCells()
+    {
+        // As in a terminal: "中文ab" puts 'a' in cell 4, under row 1's col 4,
+        // and a truncated row's marker is inside the horizontal scroll range.
+        ConsoleView view;
+        view.resize(400, 300);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setRun(13, {}, true);
+        const QByteArray longRow(20000, 'y');
+        view.appendBytes(13, 0, "\xe4\xb8\xad\xe6\x96\x87" "ab\nabcdef\n" + longRow + "\nend\n");
+        QTRY_COMPARE(view.textView()->rowCount(), 4);
+        ConsoleTextView* text = view.textView();
+        const int h = text->rowHeight();
+        const qreal cw = charWidth(text);
+        QCOMPARE(text->hitTest(QPoint(4 + int(4.3 * cw), h / 2)).col, 2);     // 'a' after two wide characters
+        QCOMPARE(text->hitTest(QPoint(4 + int(4.3 * cw), h + h / 2)).col, 4); // 'e'
+        QCOMPARE(text->hitTest(QPoint(4 + int(0.7 * cw), h / 2)).col, 0);     // the left half of '中' (cells 0-1) is before it
+        QCOMPARE(text->hitTest(QPoint(4 + int(1.3 * cw), h / 2)).col, 1);     // its right half is after it
+        // Paint, then the range reaches the marker's end.
+        text->viewport()->repaint();
+        QTRY_VERIFY(text->horizontalScrollBar()->maximum() + text->viewport()->width()
+                    >= int((16384 + text->rowMarker(2).size()) * cw));
     }
 
     void millionsOfRowsFromFile()
@@ -458,6 +515,13 @@ private Q_SLOTS:
         QCOMPARE(view.textView()->selectionStart().row, 12);
         QVERIFY(view.textView()->firstVisibleRow() <= 12
                 && 12 < view.textView()->firstVisibleRow() + view.textView()->rowsInSight());
+        // A match on the last page: found and in sight, follow stays off,
+        // and the count stays in the find bar.
+        edit->setText(QStringLiteral("row 500"));
+        QVERIFY(view.findNext());
+        QCOMPARE(view.textView()->selectionStart().row, 500);
+        QVERIFY(!view.followMode());
+        QVERIFY(view.findChild<QLabel*>(QStringLiteral("findStatus"))->text().contains(QStringLiteral("1 match")));
         edit->setText(QStringLiteral("no such text"));
         QCOMPARE(view.matchCount(), 0);
         QVERIFY(!view.findNext());

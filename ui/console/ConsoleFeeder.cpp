@@ -6,6 +6,8 @@
 #include <QFileInfo>
 #include <QTimer>
 
+#include <utility>
+
 namespace ty {
 
 ConsoleFeeder::ConsoleFeeder(QObject* parent)
@@ -36,6 +38,7 @@ void ConsoleFeeder::open(int ticket, const QString& path, bool pollFile)
     m_building.reset();
     m_ready.clear();
     m_readyBytes = 0;
+    m_readyDropped = 0;
     m_next = 0;
     m_base = 0;
     m_stderr = StderrSidecar(path.isEmpty() ? QString() : StderrSidecar::pathFor(path));
@@ -134,8 +137,9 @@ void ConsoleFeeder::commit(const ConsoleLine& line)
     m_ready.append(std::move(m_building));
     // What the view would drop at once is not kept here either (a huge
     // initial read): memory stays within the view's budget.
-    while (m_ready.size() > 1 && m_readyBytes > ConsoleScrollback::kDefaultBudgetBytes) {
+    while (m_ready.size() > 1 && m_readyBytes > m_budget) {
         m_readyBytes -= m_ready.front()->memoryBytes();
+        m_readyDropped += m_ready.front()->rowCount();
         m_ready.removeFirst();
     }
 }
@@ -209,7 +213,7 @@ void ConsoleFeeder::flush()
     markStderr(pending, false);
     const bool reset = m_reset;
     m_reset = false;
-    Q_EMIT updated(m_ticket, reset, committed, pending, m_next);
+    Q_EMIT updated(m_ticket, reset, std::exchange(m_readyDropped, 0), committed, pending, m_next);
 }
 
 } // namespace ty

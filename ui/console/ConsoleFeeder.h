@@ -56,6 +56,9 @@ public:
     // Live bytes [offset, offset + bytes.size()) for the run opened with `ticket`.
     void append(int ticket, qint64 offset, const QByteArray& bytes);
     void setPolling(int ticket, bool pollFile);
+    // Rows held back between updates are kept within `bytes` (the view's
+    // scrollback budget; ConsoleScrollback::kDefaultBudgetBytes until set).
+    void setBudget(qsizetype bytes) { m_budget = bytes; }
     // Stops timers (before the thread ends).
     void stop();
 
@@ -66,7 +69,9 @@ Q_SIGNALS:
     // budget were let go here already). `pending`: the rows still
     // being redrawn (progress bars), to show after them, replacing the
     // previous pending rows. `bytes`: stream bytes consumed so far.
-    void updated(int ticket, bool reset, const QList<ty::ScrollbackChunkPtr>& committed,
+    // `droppedBefore`: committed rows before `committed` that were let go
+    // here (a read bigger than the budget).
+    void updated(int ticket, bool reset, qint64 droppedBefore, const QList<ty::ScrollbackChunkPtr>& committed,
                  const QList<ty::ConsoleLine>& pending, qint64 bytes);
 
 private:
@@ -90,6 +95,8 @@ private:
     ScrollbackChunkPtr m_building;      // committed rows being packed
     QList<ScrollbackChunkPtr> m_ready;  // full chunks, not sent yet
     qsizetype m_readyBytes = 0;
+    qint64 m_readyDropped = 0;
+    qsizetype m_budget = ConsoleScrollback::kDefaultBudgetBytes;          // rows let go from m_ready since the last update
     QString m_path;
     int m_ticket = 0;
     qint64 m_next = 0;              // next stream offset expected

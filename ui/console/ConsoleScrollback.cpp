@@ -220,6 +220,15 @@ qint64 ConsoleScrollback::append(ScrollbackChunkPtr chunk,
     return dropped;
 }
 
+void ConsoleScrollback::letGoAll(qint64 alsoDropped)
+{
+    m_dropped += m_rows + alsoDropped;
+    m_chunks.clear();
+    m_rows = 0;
+    m_bytes = 0;
+    m_maxLength = 0;
+}
+
 std::pair<const ScrollbackChunk*, int> ConsoleScrollback::locate(qint64 row) const
 {
     const qint64 absolute = row + m_dropped;

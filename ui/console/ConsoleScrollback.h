@@ -96,6 +96,11 @@ public:
     // dropped chunk first.
     qint64 append(ScrollbackChunkPtr chunk, const std::function<void(const ScrollbackChunk&)>& dropping = {});
 
+    // Lets go of every row held and counts `alsoDropped` more: rows that
+    // were let go on their way here, between those held and what comes next
+    // (which would otherwise follow the held rows with a gap between).
+    void letGoAll(qint64 alsoDropped);
+
     qint64 rowCount() const { return m_rows; }
     qint64 droppedRows() const { return m_dropped; }
     qsizetype memoryBytes() const { return m_bytes; }

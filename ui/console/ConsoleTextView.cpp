@@ -10,6 +10,9 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollBar>
+#include <QTimer>
+
+#include "logs/CharWidth.h"
 
 #include <algorithm>
 #include <cmath>
@@ -26,6 +29,45 @@ const QColor kMatch(0x8a, 0x6d, 0x00);
 const QColor kTruncatedMark(0xe0, 0x9f, 0x3e);
 constexpr int kMargin = 4;
 constexpr Qt::CaseSensitivity kFindCase = Qt::CaseInsensitive;
+
+// Terminal cells before each column of `text` (UTF-16 code units):
+// cells[i] for i in 0..size, wcwidth() per code point (CharWidth.h), the low
+// half of a surrogate pair at the same cell as its high half. Empty when
+// every unit is printable ASCII: then cells[i] == i.
+void cellMap(QStringView text, std::vector<int>& cells)
+{
+    cells.clear();
+    const char16_t* u = text.utf16();
+    const qsizetype n = text.size();
+    qsizetype i = 0;
+    while (i < n && u[i] >= 0x20 && u[i] < 0x7F)
+        ++i;
+    if (i == n)
+        return;
+    cells.resize(std::size_t(n) + 1);
+    for (qsizetype k = 0; k <= i; ++k)
+        cells[std::size_t(k)] = int(k);
+    int cell = int(i);
+    while (i < n) {
+        char32_t cp = u[i];
+        int units = 1;
+        if (QChar::isHighSurrogate(u[i]) && i + 1 < n && QChar::isLowSurrogate(u[i + 1])) {
+            cp = QChar::surrogateToUcs4(u[i], u[i + 1]);
+            units = 2;
+        }
+        cells[std::size_t(i)] = cell;
+        if (units == 2)
+            cells[std::size_t(i) + 1] = cell;
+        cell += std::max(0, charWidth(cp) < 0 ? 1 : charWidth(cp));
+        i += units;
+    }
+    cells[std::size_t(n)] = cell;
+}
+
+int cellAt(const std::vector<int>& cells, qsizetype col)
+{
+    return cells.empty() ? int(col) : cells[std::size_t(col)];
+}
 
 bool isWordChar(QChar c)
 {
@@ -54,7 +96,7 @@ void ConsoleTextView::updateMetrics()
     // reaches into the next row's pixels.
     m_ascent = int(std::ceil(fm.ascent()));
     m_rowHeight = std::max(1, m_ascent + int(std::ceil(fm.descent())) + int(std::max<qreal>(0, std::round(fm.leading()))));
-    m_charWidth = fm.horizontalAdvance(QLatin1Char('M'));
+    m_charWidth = fm.horizontalAdvance(QLatin1Char('M')); // one terminal cell
     verticalScrollBar()->setSingleStep(1);
     horizontalScrollBar()->setSingleStep(int(std::ceil(m_charWidth)) * 4);
     updateScrollBars();
@@ -72,6 +114,7 @@ void ConsoleTextView::clear()
     m_scrollback.clear();
     m_pending.clear();
     m_committedMatches = m_pendingMatches = 0;
+    m_widestCells = 0;
     m_anchor = m_cursor = Pos{};
     m_selecting = false;
     updateScrollBars();
@@ -104,6 +147,15 @@ qint64 ConsoleTextView::appendChunk(ScrollbackChunkPtr chunk)
     updateScrollBars();
     viewport()->update();
     return dropped;
+}
+
+void ConsoleTextView::letGoAll(qint64 alsoDropped)
+{
+    m_scrollback.letGoAll(alsoDropped);
+    m_committedMatches = 0;
+    m_anchor = m_cursor = Pos{};
+    updateScrollBars();
+    viewport()->update();
 }
 
 void ConsoleTextView::shiftRows(qint64 dropped)
@@ -220,7 +272,9 @@ void ConsoleTextView::updateScrollBars()
     QScrollBar* v = verticalScrollBar();
     v->setPageStep(inSight);
     v->setRange(0, int(std::max<qint64>(0, rows - inSight)));
-    int longest = m_scrollback.maxRowLength();
+    // Cells: at least one per code unit of the longest row; wider rows (wide
+    // characters, a truncation marker) raise m_widestCells when painted.
+    int longest = std::max(m_scrollback.maxRowLength(), m_widestCells);
     for (const ConsoleLine& l : std::as_const(m_pending))
         longest = std::max(longest, int(l.text.size()));
     const int width = int(std::ceil((longest + 2) * m_charWidth)) + 2 * kMargin;
@@ -263,14 +317,6 @@ QFont ConsoleTextView::fontFor(quint8 flags) const
     return f;
 }
 
-qreal ConsoleTextView::xOfColumn(const QString& text, int col) const
-{
-    if (col <= 0)
-        return 0;
-    const QFontMetricsF fm(m_font);
-    return fm.horizontalAdvance(QStringView(text).left(std::min<qsizetype>(col, text.size())).toString());
-}
-
 void ConsoleTextView::paintEvent(QPaintEvent*)
 {
     QPainter p(viewport());
@@ -284,23 +330,36 @@ void ConsoleTextView::paintEvent(QPaintEvent*)
     }
     const qint64 first = firstVisibleRow();
     const qint64 last = std::min(rows, first + rowsInSight() + 1);
+    int widest = 0;
     for (qint64 i = first; i < last; ++i)
-        drawRow(p, row(i), i, qreal((i - first) * m_rowHeight));
+        widest = std::max(widest, drawRow(p, row(i), i, qreal((i - first) * m_rowHeight)));
+    if (widest > m_widestCells) {
+        // A row in sight is wider than the scroll range: widen it (not in
+        // the middle of a paint).
+        m_widestCells = widest;
+        QTimer::singleShot(0, this, &ConsoleTextView::updateScrollBars);
+    }
 }
 
-void ConsoleTextView::drawRow(QPainter& p, const Row& r, qint64 index, qreal y)
+int ConsoleTextView::drawRow(QPainter& p, const Row& r, qint64 index, qreal y)
 {
+    // Every character sits in its terminal cells (x = cell * m_charWidth),
+    // whatever its glyph's advance: columns line up as in a terminal (CJK
+    // and emoji take two cells, combining marks none).
     const qreal x0 = kMargin - horizontalScrollBar()->value();
     const qreal w = viewport()->width();
     if (r.fromStderr)
         p.fillRect(QRectF(0, y, w, m_rowHeight), kStderrBackground);
     const QString& text = r.text;
+    std::vector<int>& cells = m_cells;
+    cellMap(text, cells);
+    const auto xOf = [&](qsizetype col) { return x0 + cellAt(cells, std::min(col, text.size())) * m_charWidth; };
 
     // Backgrounds: style spans, find matches, the selection (on top).
-    auto fillColumns = [&](int from, int to, const QColor& colour) {
-        const qreal a = x0 + xOfColumn(text, from);
-        const qreal b = x0 + xOfColumn(text, to);
-        if (b > a)
+    auto fillColumns = [&](qsizetype from, qsizetype to, const QColor& colour) {
+        const qreal a = xOf(from);
+        const qreal b = xOf(to);
+        if (b > a && b > 0 && a < w)
             p.fillRect(QRectF(a, y, b - a, m_rowHeight), colour);
     };
     for (const StyleSpan& s : r.spans) {
@@ -313,7 +372,7 @@ void ConsoleTextView::drawRow(QPainter& p, const Row& r, qint64 index, qreal y)
     if (!m_highlight.isEmpty()) {
         qsizetype at = 0;
         while ((at = text.indexOf(m_highlight, at, kFindCase)) >= 0) {
-            fillColumns(int(at), int(at + m_highlight.size()), kMatch);
+            fillColumns(at, at + m_highlight.size(), kMatch);
             at += m_highlight.size();
         }
     }
@@ -321,49 +380,69 @@ void ConsoleTextView::drawRow(QPainter& p, const Row& r, qint64 index, qreal y)
         const Pos a = selectionStart();
         const Pos b = selectionEnd();
         if (index >= a.row && index <= b.row) {
-            const int from = index == a.row ? a.col : 0;
-            const int to = index == b.row ? b.col : int(text.size());
+            const qsizetype from = index == a.row ? a.col : 0;
+            const qsizetype to = index == b.row ? b.col : text.size();
             fillColumns(from, to, kSelection);
             if (index < b.row) // the row's end (newline) is selected too
-                p.fillRect(QRectF(x0 + xOfColumn(text, int(text.size())), y, m_charWidth, m_rowHeight), kSelection);
+                p.fillRect(QRectF(xOf(text.size()), y, m_charWidth, m_rowHeight), kSelection);
         }
     }
 
-    // Text, segment by segment.
+    // Text, segment by segment: runs of printable ASCII in one drawText
+    // (their advance is the cell width in a fixed-pitch font), any other
+    // character alone at its cell.
     const qreal baseline = y + m_ascent;
-    qreal x = x0;
-    auto drawSegment = [&](QStringView segment, const QColor& colour, const QFont& font) {
+    auto drawSegment = [&](QStringView segment, qsizetype startCol, int startCell, const QColor& colour,
+                           const QFont& font) {
         if (segment.isEmpty())
             return;
-        const QString s = segment.toString();
-        const QFontMetricsF fm(font);
-        const qreal advance = fm.horizontalAdvance(s);
-        if (x < w && x + advance > 0) {
-            p.setFont(font);
-            p.setPen(colour);
-            p.drawText(QPointF(x, baseline), s);
+        p.setFont(font);
+        p.setPen(colour);
+        const auto cellOf = [&](qsizetype k) { return startCol < 0 ? startCell + int(k) : cellAt(cells, startCol + k); };
+        qsizetype k = 0;
+        const qsizetype n = segment.size();
+        while (k < n) {
+            const qreal x = x0 + cellOf(k) * m_charWidth;
+            qsizetype e = k;
+            const char16_t* u = segment.utf16();
+            if (u[k] >= 0x20 && u[k] < 0x7F) {
+                while (e < n && u[e] >= 0x20 && u[e] < 0x7F)
+                    ++e;
+            } else {
+                e = k + ((QChar::isHighSurrogate(u[k]) && k + 1 < n) ? 2 : 1);
+                // Combining marks (no cell of their own) go with their base.
+                while (e < n && cellOf(e) == cellOf(k) && !(u[e] >= 0x20 && u[e] < 0x7F))
+                    ++e;
+            }
+            const qreal right = x0 + cellOf(e) * m_charWidth;
+            if (right > 0 && x < w)
+                p.drawText(QPointF(x, baseline), segment.mid(k, e - k).toString());
+            k = e;
         }
-        x += advance;
     };
     qsizetype pos = 0;
     for (const StyleSpan& s : r.spans) {
         if (s.start < pos || s.length <= 0 || s.start >= text.size())
             continue;
-        drawSegment(QStringView(text).mid(pos, s.start - pos), kForeground, m_font);
+        drawSegment(QStringView(text).mid(pos, s.start - pos), pos, 0, kForeground, m_font);
         QColor fg = s.fg ? QColor::fromRgb(s.fg & 0xFFFFFFu) : kForeground;
         if (s.flags & StyleSpan::Inverse)
             fg = s.bg ? QColor::fromRgb(s.bg & 0xFFFFFFu) : kBackground;
         if (s.flags & StyleSpan::Faint)
             fg.setAlphaF(0.6f);
-        drawSegment(QStringView(text).mid(s.start, s.length), fg, fontFor(s.flags));
+        drawSegment(QStringView(text).mid(s.start, s.length), s.start, 0, fg, fontFor(s.flags));
         pos = s.start + s.length;
     }
-    drawSegment(QStringView(text).mid(pos), kForeground, m_font);
+    drawSegment(QStringView(text).mid(pos), pos, 0, kForeground, m_font);
+    int rowCells = cellAt(cells, text.size());
     if (r.truncated) {
         QFont italic = m_font;
         italic.setItalic(true);
-        drawSegment(truncationMarker(text.size(), r.fullLength), kTruncatedMark, italic);
+        const QString mark = truncationMarker(text.size(), r.fullLength);
+        drawSegment(mark, -1, rowCells, kTruncatedMark, italic); // the marker is ASCII and '…' (one cell each)
+        rowCells += int(mark.size());
     }
+    return rowCells;
 }
 
 ConsoleTextView::Pos ConsoleTextView::hitTest(QPoint viewportPos) const
@@ -380,16 +459,17 @@ ConsoleTextView::Pos ConsoleTextView::hitTest(QPoint viewportPos) const
     }
     const QString text = rowText(index);
     const qreal x = viewportPos.x() - kMargin + horizontalScrollBar()->value();
-    const QFontMetricsF fm(m_font);
-    qreal at = 0;
+    // The nearest boundary between characters, in cells (as drawRow lays
+    // them out); never between the two halves of a surrogate pair.
+    std::vector<int> cells;
+    cellMap(text, cells);
+    const qreal cell = x / m_charWidth;
     for (int col = 0; col < text.size();) {
-        // A character outside the BMP is two code units: measured and
-        // stepped over whole, so a position never splits it.
         const int units = text.at(col).isHighSurrogate() && col + 1 < text.size() ? 2 : 1;
-        const qreal advance = fm.horizontalAdvance(QStringView(text).mid(col, units).toString());
-        if (x < at + advance / 2)
+        const int left = cellAt(cells, col);
+        const int right = cellAt(cells, col + units);
+        if (right > left && cell < (left + right) / 2.0)
             return {index, col};
-        at += advance;
         col += units;
     }
     return {index, int(text.size())};
@@ -494,6 +574,8 @@ void ConsoleTextView::mouseDoubleClickEvent(QMouseEvent* event)
         ++to;
     select(Pos{at.row, from}, Pos{at.row, to});
     m_selecting = false;
+    if (hasSelection() && QApplication::clipboard()->supportsSelection())
+        QApplication::clipboard()->setText(selectedText(), QClipboard::Selection);
 }
 
 void ConsoleTextView::keyPressEvent(QKeyEvent* event)
@@ -590,9 +672,16 @@ qint64 ConsoleTextView::countPendingMatches() const
 {
     if (m_highlight.isEmpty())
         return 0;
+    // Not overlapping, as in the committed rows (ScrollbackChunk::count)
+    // and as highlighted.
     qint64 total = 0;
-    for (const ConsoleLine& l : m_pending)
-        total += l.text.count(m_highlight, kFindCase);
+    for (const ConsoleLine& l : m_pending) {
+        qsizetype at = 0;
+        while ((at = l.text.indexOf(m_highlight, at, kFindCase)) >= 0) {
+            ++total;
+            at += m_highlight.size();
+        }
+    }
     return total;
 }
 

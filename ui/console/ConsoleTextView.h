@@ -7,6 +7,8 @@
 #include <QColor>
 #include <QFont>
 
+#include <vector>
+
 namespace ty {
 
 // The text area of a run's console: a terminal-style view that draws only the
@@ -56,6 +58,9 @@ public:
     // front to stay within the scrollback budget (the view keeps showing the
     // same rows unless they were the ones dropped).
     qint64 appendChunk(ScrollbackChunkPtr chunk);
+    // Lets go of every committed row, counting `alsoDropped` more (rows let
+    // go on their way here; see ConsoleScrollback::letGoAll).
+    void letGoAll(qint64 alsoDropped);
     // Replaces the pending rows shown after the committed ones.
     void setPending(const QList<ConsoleLine>& pending);
     const ConsoleScrollback& scrollback() const { return m_scrollback; }
@@ -124,8 +129,8 @@ private:
     void updateMetrics();
     void updateScrollBars();
     void shiftRows(qint64 dropped);
-    qreal xOfColumn(const QString& text, int col) const;
-    void drawRow(QPainter& p, const Row& r, qint64 index, qreal y);
+    // Draws row `index` at y; returns its width in terminal cells.
+    int drawRow(QPainter& p, const Row& r, qint64 index, qreal y);
     QFont fontFor(quint8 flags) const;
     qint64 countPendingMatches() const;
     static QString truncationMarker(qsizetype shown, qint64 fullLength);
@@ -142,7 +147,9 @@ private:
     QFont m_font;
     int m_rowHeight = 16;
     int m_ascent = 12;
-    qreal m_charWidth = 8;
+    qreal m_charWidth = 8;   // one terminal cell (the fixed-pitch font's 'M')
+    int m_widestCells = 0;   // the widest row painted so far, in cells
+    std::vector<int> m_cells; // drawRow's cell map, kept to reuse its memory
 };
 
 } // namespace ty

@@ -9,6 +9,7 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
+#include <QScopedValueRollback>
 #include <QScrollBar>
 #include <QShortcut>
 #include <QToolButton>
@@ -64,6 +65,7 @@ ConsoleView::ConsoleView(QWidget* parent)
     next->setObjectName(QStringLiteral("findNextButton"));
     next->setText(tr("Next"));
     m_findStatus = new QLabel(m_findBar);
+    m_findStatus->setObjectName(QStringLiteral("findStatus"));
     auto* close = new QToolButton(m_findBar);
     close->setText(QStringLiteral("✕"));
     close->setToolTip(tr("Close (Esc)"));
@@ -180,6 +182,12 @@ void ConsoleView::setFollowMode(bool on)
     m_followButton->setChecked(on);
 }
 
+void ConsoleView::setScrollbackBudget(qsizetype bytes)
+{
+    m_text->setScrollbackBudget(bytes);
+    QMetaObject::invokeMethod(m_feeder, [f = m_feeder, bytes] { f->setBudget(bytes); }, Qt::QueuedConnection);
+}
+
 qint64 ConsoleView::matchCount() const
 {
     return m_findBar->isVisible() ? m_text->highlightCount() : 0;
@@ -190,19 +198,23 @@ int ConsoleView::pendingRowCount() const
     return m_text->pendingRowCount();
 }
 
-void ConsoleView::onUpdate(int ticket, bool reset, const QList<ScrollbackChunkPtr>& committed,
+void ConsoleView::onUpdate(int ticket, bool reset, qint64 droppedBefore, const QList<ScrollbackChunkPtr>& committed,
                            const QList<ConsoleLine>& pending, qint64 bytes)
 {
     if (ticket != m_ticket)
         return; // for a run no longer shown
-    // Rows dropped at the front move the scroll bar: not the user scrolling.
-    m_autoScrolling = true;
-    if (reset)
-        m_text->clear();
-    for (const ScrollbackChunkPtr& chunk : committed)
-        m_text->appendChunk(chunk);
-    m_text->setPending(pending);
-    m_autoScrolling = false;
+    {
+        // Rows dropped at the front move the scroll bar (and each append
+        // may scroll to the end): not the user scrolling.
+        const QScopedValueRollback<bool> automatic(m_autoScrolling, true);
+        if (reset)
+            m_text->clear();
+        if (droppedBefore > 0)
+            m_text->letGoAll(droppedBefore); // the rows held and the new ones are not adjacent
+        for (const ScrollbackChunkPtr& chunk : committed)
+            m_text->appendChunk(chunk);
+        m_text->setPending(pending);
+    }
     m_bytes = bytes;
     scrollToEndIfFollowing();
     updateInfo();
@@ -215,11 +227,10 @@ void ConsoleView::scrollToEndIfFollowing()
 {
     if (!followMode())
         return;
-    m_autoScrolling = true;
+    const QScopedValueRollback<bool> automatic(m_autoScrolling, true);
     QScrollBar* bar = m_text->verticalScrollBar();
     bar->setValue(bar->maximum());
     m_text->horizontalScrollBar()->setValue(0);
-    m_autoScrolling = false;
 }
 
 void ConsoleView::onScrolled(int value)
@@ -271,8 +282,15 @@ bool ConsoleView::find(bool backward)
     if (needle.isEmpty())
         return false;
     setFollowMode(false);
-    const bool found = m_text->find(needle, backward);
-    m_findStatus->setText(found ? QString() : tr("not found"));
+    bool found = false;
+    {
+        // Scrolling to a match on the last page is not the user asking to follow.
+        const QScopedValueRollback<bool> automatic(m_autoScrolling, true);
+        found = m_text->find(needle, backward);
+    }
+    highlightMatches(); // the count stays in the status
+    if (!found)
+        m_findStatus->setText(tr("not found"));
     QPalette pal = m_findEdit->palette();
     pal.setColor(QPalette::Base, found ? palette().color(QPalette::Base) : QColor(0xff, 0xcd, 0xd2));
     m_findEdit->setPalette(pal);

@@ -38,7 +38,7 @@ class ConsoleTextView;
 // A bar in the run's colour (runColour(), the same as in the runs table and
 // every chart; objectName "consoleRunColour") sits above the text, with a
 // swatch before "Run #id" in the info line.
-// Ctrl+F opens the find bar ("findBar", "findEdit"): Enter / F3 next,
+// Ctrl+F opens the find bar ("findBar", "findEdit", "findStatus"): Enter / F3 next,
 // Shift+Enter / Shift+F3 previous, every match highlighted, Esc closes.
 // GUI thread only.
 class ConsoleView final : public QWidget {
@@ -63,6 +63,9 @@ public:
     // The colour of the bar above the text (invalid when no run is shown).
     QColor runColourShown() const { return m_run ? m_barColour : QColor(); }
     ConsoleTextView* textView() const { return m_text; }
+    // The scrollback's byte budget (ConsoleScrollback::kDefaultBudgetBytes);
+    // drops what is shown.
+    void setScrollbackBudget(qsizetype bytes);
     bool followMode() const;
     void setFollowMode(bool on);
     // Rows at the end that are still being redrawn (progress bars).
@@ -83,7 +86,7 @@ protected:
     void keyPressEvent(QKeyEvent* event) override;
 
 private:
-    void onUpdate(int ticket, bool reset, const QList<ScrollbackChunkPtr>& committed,
+    void onUpdate(int ticket, bool reset, qint64 droppedBefore, const QList<ScrollbackChunkPtr>& committed,
                   const QList<ConsoleLine>& pending, qint64 bytes);
     void scrollToEndIfFollowing();
     void onScrolled(int value);

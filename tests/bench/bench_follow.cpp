@@ -353,6 +353,12 @@ int main(int argc, char** argv)
                     double(console->textView()->scrollback().memoryBytes()) / (1024.0 * 1024.0),
                     double(console->textView()->scrollback().budgetBytes()) / (1024.0 * 1024.0),
                     static_cast<long long>(console->textView()->scrollback().droppedRows()));
+    if (console)
+        std::printf("console follow mode at the end: %s, newest row in sight: %s\n", console->followMode() ? "on" : "OFF",
+                    console->textView()->firstVisibleRow() + console->textView()->rowsInSight()
+                            >= console->textView()->rowCount()
+                        ? "yes"
+                        : "NO");
     QFile loadavg(QStringLiteral("/proc/loadavg"));
     if (loadavg.open(QIODevice::ReadOnly))
         std::printf("load average at the end: %s", loadavg.readAll().constData());

@@ -1061,8 +1061,20 @@ void DecimatedChart::paintSeries(QPainter& painter, const QRectF& area) const
             painter.setRenderHint(QPainter::Antialiasing, !thin);
             painter.setPen(pen);
             for (const QList<QPointF>& seg : layer.segments) {
-                if (mapSegment(seg, pts))
-                    painter.drawPolyline(pts.data(), int(pts.size()));
+                if (!mapSegment(seg, pts))
+                    continue;
+                // A wide line denser than the pixel columns (the M4 sample
+                // of many points: up to four a column) is a band of vertical
+                // strokes where antialiasing shows no edge worth its cost:
+                // Qt's stroker spent ~8 ms a 4,000-point polyline on joins
+                // (atan2) while following a chatty run (bench_follow). Drawn
+                // aliased, it takes the rasteriser's fast path.
+                const bool dense = !thin && double(pts.size()) > 1.5 * area.width();
+                if (dense)
+                    painter.setRenderHint(QPainter::Antialiasing, false);
+                painter.drawPolyline(pts.data(), int(pts.size()));
+                if (dense)
+                    painter.setRenderHint(QPainter::Antialiasing, true);
             }
             drawDots(layer);
             if (mainPass)

@@ -38,6 +38,22 @@ QStringList lines(const ConsoleView& view)
 
 using Pos = ConsoleTextView::Pos;
 
+// console.log in `dir` with rows "<prefix>0" .. "<prefix>rows-1"; "" on error.
+QString writeNumberedRows(const QTemporaryDir& dir, const QByteArray& prefix, int rows)
+{
+    const QString path = dir.filePath(QStringLiteral("console.log"));
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly))
+        return {};
+    QByteArray block;
+    for (int i = 0; i < rows; ++i) {
+        block += prefix + QByteArray::number(i) + '\n';
+        if (block.size() > (1 << 20) && f.write(std::exchange(block, {})) < 0)
+            return {};
+    }
+    return f.write(block) >= 0 ? path : QString();
+}
+
 qreal charWidth(const ConsoleTextView* view)
 {
     return QFontMetricsF(view->font()).horizontalAdvance(QLatin1Char('M'));
@@ -189,13 +205,9 @@ private Q_SLOTS:
         // the feeder lets the oldest go before its update, the view counts
         // them, and what it holds is the newest rows, consecutive.
         QTemporaryDir dir;
-        const QString path = dir.filePath(QStringLiteral("console.log"));
-        QFile f(path);
-        QVERIFY(f.open(QIODevice::WriteOnly));
         constexpr int kRows = 200000;
-        for (int i = 0; i < kRows; ++i)
-            f.write("line " + QByteArray::number(i) + '\n');
-        f.close();
+        const QString path = writeNumberedRows(dir, "line ", kRows);
+        QVERIFY(!path.isEmpty());
         ConsoleView view;
         view.resize(600, 300);
         view.show();
@@ -242,20 +254,9 @@ private Q_SLOTS:
         // beyond their text), the view follows the end, and scrolling to the
         // middle draws the right rows.
         QTemporaryDir dir;
-        const QString path = dir.filePath(QStringLiteral("console.log"));
-        QFile f(path);
-        QVERIFY(f.open(QIODevice::WriteOnly));
         constexpr int kRows = 2500000;
-        QByteArray block;
-        for (int i = 0; i < kRows; ++i) {
-            block += "step " + QByteArray::number(i) + '\n';
-            if (block.size() > (1 << 20)) {
-                f.write(block);
-                block.clear();
-            }
-        }
-        f.write(block);
-        f.close();
+        const QString path = writeNumberedRows(dir, "step ", kRows);
+        QVERIFY(!path.isEmpty());
         ConsoleView view;
         view.resize(800, 400);
         view.show();

@@ -279,6 +279,12 @@ private Q_SLOTS:
         QVERIFY(text->find(QStringLiteral("step 2000000"), false));
         QCOMPARE(text->selectionStart().row, 2000000);
         QVERIFY(text->firstVisibleRow() <= 2000000 && 2000000 < text->firstVisibleRow() + text->rowsInSight());
+        // Typed into the find bar: counted once typing pauses (or when asked):
+        // rows 12345, 123450-123459 and 1234500-1234599.
+        view.showFindBar();
+        QTest::keyClicks(view.findChild<QLineEdit*>(QStringLiteral("findEdit")), QStringLiteral("step 12345"));
+        QCOMPARE(view.matchCount(), 111);
+        QTRY_VERIFY(view.findChild<QLabel*>(QStringLiteral("findStatus"))->text().contains(QStringLiteral("111")));
     }
 
     void matchCountFollowsAppendsAndDrops()

@@ -12,6 +12,7 @@
 #include <QScopedValueRollback>
 #include <QScrollBar>
 #include <QShortcut>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -112,7 +113,19 @@ ConsoleView::ConsoleView(QWidget* parent)
         else
             findNext();
     });
-    connect(m_findEdit, &QLineEdit::textChanged, this, &ConsoleView::highlightMatches);
+    // Counting matches reads every row held (~80 ms for a million rows): on
+    // a big console, typing restarts a short timer instead of counting per
+    // keystroke. matchCount() and find() count at once if it is pending.
+    m_findTimer = new QTimer(this);
+    m_findTimer->setSingleShot(true);
+    m_findTimer->setInterval(kFindDelayMs);
+    connect(m_findTimer, &QTimer::timeout, this, &ConsoleView::highlightMatches);
+    connect(m_findEdit, &QLineEdit::textChanged, this, [this] {
+        if (m_text->rowCount() > kFindDelayRows)
+            m_findTimer->start();
+        else
+            highlightMatches();
+    });
     connect(m_followButton, &QToolButton::toggled, this, [this](bool on) {
         if (on)
             scrollToEndIfFollowing();
@@ -188,8 +201,10 @@ void ConsoleView::setScrollbackBudget(qsizetype bytes)
     QMetaObject::invokeMethod(m_feeder, [f = m_feeder, bytes] { f->setBudget(bytes); }, Qt::QueuedConnection);
 }
 
-qint64 ConsoleView::matchCount() const
+qint64 ConsoleView::matchCount()
 {
+    if (m_findTimer->isActive())
+        highlightMatches();
     return m_findBar->isVisible() ? m_text->highlightCount() : 0;
 }
 
@@ -299,6 +314,7 @@ bool ConsoleView::find(bool backward)
 
 void ConsoleView::highlightMatches()
 {
+    m_findTimer->stop();
     const QString needle = m_findEdit->text();
     m_text->setHighlight(needle);
     const qint64 matches = m_text->highlightCount();

@@ -11,6 +11,7 @@
 
 class QLabel;
 class QLineEdit;
+class QTimer;
 class QToolButton;
 
 namespace ty {
@@ -72,7 +73,7 @@ public:
     int pendingRowCount() const;
     qint64 bytesShown() const { return m_bytes; }
     // Occurrences of the find bar's text in the whole console (0 while closed).
-    qint64 matchCount() const;
+    qint64 matchCount();
 
     void showFindBar();
     bool findNext();
@@ -105,6 +106,9 @@ private:
     QWidget* m_findBar = nullptr;
     QLineEdit* m_findEdit = nullptr;
     QLabel* m_findStatus = nullptr;
+    static constexpr int kFindDelayMs = 150;
+    static constexpr qint64 kFindDelayRows = 200000; // above this, counting waits for a pause in typing
+    QTimer* m_findTimer = nullptr;
 
     RunId m_run = 0;
     int m_ticket = 0;

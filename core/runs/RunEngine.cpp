@@ -412,6 +412,17 @@ QString osUser()
 }
 } // namespace
 
+const Result<JobSpec>& RunEngine::cachedSpec(const RunRecord& run)
+{
+    const size_t h = qHash(run.specYaml) ^ qHash(run.workdir);
+    CachedSpec& c = m_specCache[run.id];
+    if (!c.spec || c.yamlHash != h) {
+        c.yamlHash = h;
+        c.spec = std::make_shared<const Result<JobSpec>>(specOf(run));
+    }
+    return *c.spec;
+}
+
 // One pass of the pure scheduler (core/sched) over every node this engine
 // knows: placements are started, every other queued run gets its reason.
 void RunEngine::schedulePass()
@@ -485,7 +496,7 @@ void RunEngine::schedulePass()
     }
     for (const RunRecord& r : std::as_const(all)) {
         if (r.state == RunState::Queued || r.state == RunState::Held) {
-            const auto spec = specOf(r);
+            const Result<JobSpec>& spec = cachedSpec(r);
             sched::PendingRun p;
             p.id = r.id;
             p.submitMs = r.createdAt.toMSecsSinceEpoch();
@@ -539,7 +550,7 @@ void RunEngine::schedulePass()
             a.startMs = r.startedAt.isValid() ? r.startedAt.toMSecsSinceEpoch() : now;
             a.user = osUser();
             // What it holds besides its GPUs, and how long it will hold it.
-            if (const auto spec = specOf(r)) {
+            if (const Result<JobSpec>& spec = cachedSpec(r)) {
                 share.cpus = spec->resources.cpus;
                 share.memoryMiB = spec->resources.memoryMiB;
                 a.timeLimitMs = spec->timeLimitSec.value_or(0) * 1000;
@@ -553,6 +564,14 @@ void RunEngine::schedulePass()
             a.nodes.append(share);
             state.running.append(a);
         }
+    }
+    if (m_specCache.size() > all.size()) {
+        // Runs deleted from the database: forget their specs.
+        QSet<RunId> present;
+        present.reserve(all.size());
+        for (const RunRecord& r : std::as_const(all))
+            present.insert(r.id);
+        m_specCache.removeIf([&present](const auto& it) { return !present.contains(it.key()); });
     }
     if (queue.isEmpty()) {
         if (!m_pendingReasons.isEmpty()) {
@@ -574,8 +593,8 @@ void RunEngine::schedulePass()
         sched::FairShareState usage;
         if (policy.ordering == sched::Ordering::FairShare) {
             const bool byProject = policy.fairShareBy == sched::FairShareBy::Project;
-            usage = fairShareUsage(all, policy, now, [byProject](const RunRecord& r) {
-                const auto spec = specOf(r);
+            usage = fairShareUsage(all, policy, now, [this, byProject](const RunRecord& r) {
+                const Result<JobSpec>& spec = cachedSpec(r);
                 if (!spec)
                     return byProject ? QString() : osUser();
                 if (byProject)

@@ -198,6 +198,17 @@ private:
     QHash<RunId, RunState> m_watched;
     QHash<RunId, std::pair<qint64, bool>> m_pendingWatch; // watch() of runs not started yet: offset, follow                // display-only watches (non-owner): last state seen
     QHash<RunId, QString> m_pendingReasons;
+    // Parsed job specs by run, for scheduling passes: a pass looks at every
+    // queued and running run's spec (and, under fair share, every run's),
+    // and parsing YAML each time cost O(runs) parses per pass. Keyed by the
+    // spec text's hash as well, so an edited spec is parsed again; runs no
+    // longer in the database are dropped after each pass. Engine thread.
+    struct CachedSpec {
+        size_t yamlHash = 0;
+        std::shared_ptr<const Result<JobSpec>> spec;
+    };
+    QHash<RunId, CachedSpec> m_specCache;
+    const Result<JobSpec>& cachedSpec(const RunRecord& run);
     sched::Policy m_policy;                          // the default queue's
     QMap<QString, sched::Policy> m_queuePolicies;    // other queues' (scheduler.json "queues")
     bool m_policyFixed = false;

@@ -41,16 +41,21 @@ void ConsoleFeeder::open(int ticket, const QString& path, bool pollFile)
     m_readyDropped = 0;
     m_next = 0;
     m_base = 0;
+    m_skipped = 0;
     m_stderr = StderrSidecar(path.isEmpty() ? QString() : StderrSidecar::pathFor(path));
     m_reset = true;
     m_dirty = true;
 
     if (!path.isEmpty()) {
         const qint64 size = QFileInfo(path).size();
+        // As much as the view can hold (its budget counts packed rows, about
+        // the raw bytes for plain text), capped at kMaxInitialBytes.
+        const qint64 window = std::min<qint64>(kMaxInitialBytes, m_budget);
         qint64 start = 0;
-        if (size > kMaxInitialBytes) {
-            // Start on a line boundary near the end; say what was skipped.
-            start = size - kMaxInitialBytes;
+        if (size > window) {
+            // Start on a line boundary near the end; the view says what was
+            // not read (updated()'s `skippedBytes`).
+            start = size - window;
             QFile f(path);
             if (f.open(QIODevice::ReadOnly) && f.seek(start)) {
                 const QByteArray probe = f.read(64 * 1024);
@@ -58,16 +63,11 @@ void ConsoleFeeder::open(int ticket, const QString& path, bool pollFile)
                 if (nl >= 0)
                     start += nl + 1;
             }
-            ConsoleLine note;
-            note.text = tr("[… %1 MB of earlier output not shown; the full console is %2]")
-                            .arg(double(start) / (1024.0 * 1024.0), 0, 'f', 1)
-                            .arg(path);
-            note.fullLength = note.text.size();
-            commit(note);
             // The renderer counts offsets from its first byte; keep ours absolute.
             m_next = start;
             m_base = start;
         }
+        m_skipped = start;
         readFileFrom(start, size - start);
     }
     flush();
@@ -213,7 +213,7 @@ void ConsoleFeeder::flush()
     markStderr(pending, false);
     const bool reset = m_reset;
     m_reset = false;
-    Q_EMIT updated(m_ticket, reset, std::exchange(m_readyDropped, 0), committed, pending, m_next);
+    Q_EMIT updated(m_ticket, reset, m_skipped, std::exchange(m_readyDropped, 0), committed, pending, m_next);
 }
 
 } // namespace ty

@@ -40,9 +40,9 @@ class ConsoleFeeder final : public QObject {
 public:
     static constexpr int kFlushMs = 60;
     static constexpr int kPollMs = 400;
-    // Bytes read at most from the end of a huge console file on open (about
-    // what the view's scrollback budget holds: 1.5 million rows of 40
-    // characters).
+    // Bytes read at most from the end of a huge console file on open (and
+    // no more than the budget: about what the view's scrollback holds, 1.5
+    // million rows of 40 characters by default).
     static constexpr qint64 kMaxInitialBytes = 64ll * 1024 * 1024;
     // Columns kept of one row; the rest is counted (ConsoleLine::fullLength).
     static constexpr int kMaxLineChars = 16384;
@@ -69,9 +69,11 @@ Q_SIGNALS:
     // budget were let go here already). `pending`: the rows still
     // being redrawn (progress bars), to show after them, replacing the
     // previous pending rows. `bytes`: stream bytes consumed so far.
-    // `droppedBefore`: committed rows before `committed` that were let go
-    // here (a read bigger than the budget).
-    void updated(int ticket, bool reset, qint64 droppedBefore, const QList<ty::ScrollbackChunkPtr>& committed,
+    // `skippedBytes`: bytes at the start of the console file that were not
+    // read (a file bigger than the budget). `droppedBefore`: committed rows
+    // before `committed` that were let go here (more rows than the budget).
+    void updated(int ticket, bool reset, qint64 skippedBytes, qint64 droppedBefore,
+                 const QList<ty::ScrollbackChunkPtr>& committed,
                  const QList<ty::ConsoleLine>& pending, qint64 bytes);
 
 private:
@@ -89,6 +91,7 @@ private:
     // bytes, so it is re-read whenever rows are marked.
     StderrSidecar m_stderr;
     qint64 m_base = 0;              // stream offset of the renderer's first byte
+    qint64 m_skipped = 0;           // file bytes not read at open (before m_base)
     QTimer* m_flushTimer = nullptr;
     QTimer* m_pollTimer = nullptr;
     void commit(const ConsoleLine& line);

@@ -231,15 +231,20 @@ bool ConsoleTextView::rowFromStderr(qint64 index) const
     return row(index).fromStderr;
 }
 
-QString ConsoleTextView::truncationMarker(qsizetype shown, qint64 fullLength)
+QString ConsoleTextView::truncationMarker(qint64 shownColumns, qint64 fullColumns)
 {
-    return tr("  … [line truncated: %L1 of %L2 characters shown]").arg(shown).arg(fullLength);
+    // Both in terminal columns (cells), as ConsoleLine::fullLength counts them.
+    return tr("  … [line truncated: %L1 of %L2 columns shown]").arg(shownColumns).arg(fullColumns);
 }
 
 QString ConsoleTextView::rowMarker(qint64 index) const
 {
     const Row r = row(index);
-    return r.truncated ? truncationMarker(r.text.size(), r.fullLength) : QString();
+    if (!r.truncated)
+        return {};
+    std::vector<int> cells;
+    cellMap(r.text, cells);
+    return truncationMarker(cellAt(cells, r.text.size()), r.fullLength);
 }
 
 QString ConsoleTextView::toPlainText() const
@@ -301,6 +306,23 @@ void ConsoleTextView::scrollToRow(qint64 index)
     if (index >= first && index < first + inSight)
         return;
     verticalScrollBar()->setValue(int(std::max<qint64>(0, index - inSight / 2)));
+}
+
+void ConsoleTextView::scrollToColumns(qint64 index, qsizetype from, qsizetype to)
+{
+    const QString text = rowText(index);
+    std::vector<int> cells;
+    cellMap(text, cells);
+    const qreal left = cellAt(cells, std::min(from, text.size())) * m_charWidth;
+    const qreal right = cellAt(cells, std::min(to, text.size())) * m_charWidth;
+    QScrollBar* bar = horizontalScrollBar();
+    const qreal width = viewport()->width() - 2 * kMargin;
+    if (left >= bar->value() && right <= bar->value() + width)
+        return;
+    // The row may be wider than the range known so far (it grows when painted).
+    m_widestCells = std::max(m_widestCells, cellAt(cells, text.size()));
+    updateScrollBars();
+    bar->setValue(int(std::max<qreal>(0, left - width / 3)));
 }
 
 QFont ConsoleTextView::fontFor(quint8 flags) const
@@ -438,7 +460,7 @@ int ConsoleTextView::drawRow(QPainter& p, const Row& r, qint64 index, qreal y)
     if (r.truncated) {
         QFont italic = m_font;
         italic.setItalic(true);
-        const QString mark = truncationMarker(text.size(), r.fullLength);
+        const QString mark = truncationMarker(rowCells, r.fullLength);
         drawSegment(mark, -1, rowCells, kTruncatedMark, italic); // the marker is ASCII and '…' (one cell each)
         rowCells += int(mark.size());
     }
@@ -643,6 +665,7 @@ bool ConsoleTextView::find(const QString& needle, bool backward)
         if (at >= 0) {
             select(Pos{i, int(at)}, Pos{i, int(at + needle.size())});
             scrollToRow(i);
+            scrollToColumns(i, at, at + needle.size());
             return true;
         }
     }

@@ -133,7 +133,9 @@ private:
     int drawRow(QPainter& p, const Row& r, qint64 index, qreal y);
     QFont fontFor(quint8 flags) const;
     qint64 countPendingMatches() const;
-    static QString truncationMarker(qsizetype shown, qint64 fullLength);
+    static QString truncationMarker(qint64 shownColumns, qint64 fullColumns);
+    // Scrolls sideways so columns [from, to) of row `index` are in sight.
+    void scrollToColumns(qint64 index, qsizetype from, qsizetype to);
 
     ConsoleScrollback m_scrollback;
     QList<ConsoleLine> m_pending;

@@ -150,6 +150,7 @@ void ConsoleView::setRun(RunId run, const QString& consolePath, bool live)
     const int ticket = ++m_ticket;
     m_text->clear();
     m_bytes = 0;
+    m_skippedBytes = 0;
     m_text->setPlaceholderText(live ? tr("Waiting for output…") : tr("No output."));
     setFollowMode(true);
     QMetaObject::invokeMethod(m_feeder, [f = m_feeder, ticket, consolePath, live] { f->open(ticket, consolePath, live); },
@@ -172,6 +173,7 @@ void ConsoleView::clear(const QString& message)
     QMetaObject::invokeMethod(m_feeder, [f = m_feeder, ticket] { f->open(ticket, {}, false); }, Qt::QueuedConnection);
     m_text->clear();
     m_bytes = 0;
+    m_skippedBytes = 0;
     m_text->setPlaceholderText(message);
     updateInfo();
 }
@@ -213,7 +215,8 @@ int ConsoleView::pendingRowCount() const
     return m_text->pendingRowCount();
 }
 
-void ConsoleView::onUpdate(int ticket, bool reset, qint64 droppedBefore, const QList<ScrollbackChunkPtr>& committed,
+void ConsoleView::onUpdate(int ticket, bool reset, qint64 skippedBytes, qint64 droppedBefore,
+                           const QList<ScrollbackChunkPtr>& committed,
                            const QList<ConsoleLine>& pending, qint64 bytes)
 {
     if (ticket != m_ticket)
@@ -231,6 +234,7 @@ void ConsoleView::onUpdate(int ticket, bool reset, qint64 droppedBefore, const Q
         m_text->setPending(pending);
     }
     m_bytes = bytes;
+    m_skippedBytes = skippedBytes;
     scrollToEndIfFollowing();
     updateInfo();
     if (m_findBar->isVisible())
@@ -344,9 +348,15 @@ void ConsoleView::updateInfo()
     QString text = swatch
         + (kib < 1024 ? tr("Run #%1 · %2 KiB").arg(m_run).arg(kib, 0, 'f', 1)
                       : tr("Run #%1 · %2 MiB").arg(m_run).arg(kib / 1024.0, 0, 'f', 1));
-    const qint64 dropped = m_text->scrollback().droppedRows();
-    if (dropped > 0)
-        text += tr(" · the oldest %L1 rows are no longer held here (the console file has them)").arg(dropped);
+    // What is not held: bytes never read (a file bigger than the budget),
+    // then rows let go; the console file keeps everything.
+    QStringList notHeld;
+    if (m_skippedBytes > 0)
+        notHeld << tr("the first %1 MB").arg(double(m_skippedBytes) / (1024.0 * 1024.0), 0, 'f', 1);
+    if (const qint64 dropped = m_text->scrollback().droppedRows(); dropped > 0)
+        notHeld << tr("%L1 rows").arg(dropped);
+    if (!notHeld.isEmpty())
+        text += tr(" · not held here: %1 (the console file has everything)").arg(notHeld.join(tr(" and then ")));
     m_info->setText(text);
 }
 

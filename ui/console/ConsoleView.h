@@ -72,6 +72,9 @@ public:
     // Rows at the end that are still being redrawn (progress bars).
     int pendingRowCount() const;
     qint64 bytesShown() const { return m_bytes; }
+    // Bytes at the start of the console file that were not read (a file
+    // bigger than the scrollback budget; the info line says so).
+    qint64 skippedBytes() const { return m_skippedBytes; }
     // Occurrences of the find bar's text in the whole console (0 while closed).
     qint64 matchCount();
 
@@ -87,7 +90,8 @@ protected:
     void keyPressEvent(QKeyEvent* event) override;
 
 private:
-    void onUpdate(int ticket, bool reset, qint64 droppedBefore, const QList<ScrollbackChunkPtr>& committed,
+    void onUpdate(int ticket, bool reset, qint64 skippedBytes, qint64 droppedBefore,
+                  const QList<ScrollbackChunkPtr>& committed,
                   const QList<ConsoleLine>& pending, qint64 bytes);
     void scrollToEndIfFollowing();
     void onScrolled(int value);
@@ -113,6 +117,7 @@ private:
     RunId m_run = 0;
     int m_ticket = 0;
     qint64 m_bytes = 0;
+    qint64 m_skippedBytes = 0; // console file bytes the feeder did not read
     bool m_autoScrolling = false;
 };
 

@@ -39,6 +39,13 @@ void compareRows(const ScrollbackChunk& c, const QList<ConsoleLine>& want)
         QCOMPARE(c.fromStderr(i), want[i].fromStderr);
         QCOMPARE(c.truncated(i), want[i].truncated);
         QCOMPARE(c.fullLength(i), want[i].fullLength);
+        // The same row whole, as the view draws it.
+        const ConsoleLine l = c.line(i);
+        QCOMPARE(l.text, want[i].text);
+        QCOMPARE(l.spans, want[i].spans);
+        QCOMPARE(l.fromStderr, want[i].fromStderr);
+        QCOMPARE(l.truncated, want[i].truncated);
+        QCOMPARE(l.fullLength, want[i].fullLength);
     }
 }
 

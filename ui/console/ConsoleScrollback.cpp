@@ -128,6 +128,17 @@ QString ScrollbackChunk::text(int row) const
     return QString(m_utf16Text.constData() + b, n);
 }
 
+ConsoleLine ScrollbackChunk::line(int row) const
+{
+    ConsoleLine l;
+    l.text = text(row);
+    l.spans = spans(row);
+    l.fromStderr = fromStderr(row);
+    l.truncated = truncated(row);
+    l.fullLength = fullLength(row);
+    return l;
+}
+
 QList<StyleSpan> ScrollbackChunk::spans(int row) const
 {
     if (m_spanEnds.empty())

@@ -45,6 +45,8 @@ public:
 
     // Row `row` (0 <= row < rowCount()).
     QString text(int row) const;
+    // The row as the renderer gave it (byteOffset and wrapped are not kept: 0, false).
+    ConsoleLine line(int row) const;
     int length(int row) const { return int(m_ends[size_t(row)] - begin(row)); }
     QList<StyleSpan> spans(int row) const;
     bool fromStderr(int row) const { return m_flags[size_t(row)] & FromStderr; }

@@ -184,31 +184,22 @@ void ConsoleTextView::setPending(const QList<ConsoleLine>& pending)
     viewport()->update();
 }
 
-ConsoleTextView::Row ConsoleTextView::row(qint64 index) const
+ConsoleLine ConsoleTextView::row(qint64 index) const
 {
-    Row r;
     const qint64 committed = m_scrollback.rowCount();
     if (index < committed) {
         const auto [chunk, i] = m_scrollback.locate(index);
-        r.text = chunk->text(i);
-        r.spans = chunk->spans(i);
-        r.fromStderr = chunk->fromStderr(i);
-        r.truncated = chunk->truncated(i);
-        r.fullLength = chunk->fullLength(i);
-    } else if (index - committed < m_pending.size()) {
-        const ConsoleLine& line = m_pending.at(index - committed);
-        r.text = line.text;
-        r.spans = line.spans;
-        r.fromStderr = line.fromStderr;
-        r.truncated = line.truncated;
-        r.fullLength = line.fullLength;
+        return chunk->line(i);
     }
-    return r;
+    return index - committed < m_pending.size() ? m_pending.at(index - committed) : ConsoleLine{};
 }
 
 QString ConsoleTextView::rowText(qint64 index) const
 {
-    return row(index).text;
+    const qint64 committed = m_scrollback.rowCount();
+    if (index < committed)
+        return m_scrollback.text(index);
+    return index - committed < m_pending.size() ? m_pending.at(index - committed).text : QString();
 }
 
 qsizetype ConsoleTextView::rowLength(qint64 index) const
@@ -239,7 +230,7 @@ QString ConsoleTextView::truncationMarker(qint64 shownColumns, qint64 fullColumn
 
 QString ConsoleTextView::rowMarker(qint64 index) const
 {
-    const Row r = row(index);
+    const ConsoleLine r = row(index);
     if (!r.truncated)
         return {};
     std::vector<int> cells;
@@ -363,7 +354,7 @@ void ConsoleTextView::paintEvent(QPaintEvent*)
     }
 }
 
-int ConsoleTextView::drawRow(QPainter& p, const Row& r, qint64 index, qreal y)
+int ConsoleTextView::drawRow(QPainter& p, const ConsoleLine& r, qint64 index, qreal y)
 {
     // Every character sits in its terminal cells (x = cell * m_charWidth),
     // whatever its glyph's advance: columns line up as in a terminal (CJK

@@ -118,19 +118,12 @@ protected:
     void scrollContentsBy(int dx, int dy) override;
 
 private:
-    struct Row {
-        QString text;
-        QList<StyleSpan> spans;
-        bool fromStderr = false;
-        bool truncated = false;
-        qint64 fullLength = 0;
-    };
-    Row row(qint64 index) const;
+    ConsoleLine row(qint64 index) const;
     void updateMetrics();
     void updateScrollBars();
     void shiftRows(qint64 dropped);
     // Draws row `index` at y; returns its width in terminal cells.
-    int drawRow(QPainter& p, const Row& r, qint64 index, qreal y);
+    int drawRow(QPainter& p, const ConsoleLine& r, qint64 index, qreal y);
     QFont fontFor(quint8 flags) const;
     qint64 countPendingMatches() const;
     static QString truncationMarker(qint64 shownColumns, qint64 fullColumns);

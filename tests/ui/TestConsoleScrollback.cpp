@@ -127,6 +127,21 @@ private Q_SLOTS:
         }
     }
 
+    void matchesDoNotOverlap()
+    {
+        // As find highlights them: "aa" twice in "aaaa", in both encodings,
+        // in a chunk and in a plain string (the view's pending rows).
+        QCOMPARE(countMatches(QStringView(u"aaaa"), u"aa", Qt::CaseSensitive), 2);
+        QCOMPARE(countMatches(QLatin1StringView("aAaAa"), u"aa", Qt::CaseInsensitive), 2);
+        QCOMPARE(countMatches(QStringView(u"aaaa"), u"", Qt::CaseSensitive), 0);
+        for (const QString& row : {QStringLiteral("aaaa"), QStringLiteral("\u2502aaaa")}) {
+            ScrollbackChunk c;
+            c.append(line(row));
+            c.append(line(QStringLiteral("aaa")));
+            QCOMPARE(c.count(u"aa", Qt::CaseSensitive), 3);
+        }
+    }
+
     void scrollbackLocatesMergesAndLetsGo()
     {
         // Chunks of 1,000 rows ("r<N>"), then single rows: single rows merge

@@ -172,11 +172,10 @@ qsizetype ScrollbackChunk::count(QStringView needle, Qt::CaseSensitivity cs) con
         return 0;
     qsizetype total = 0;
     for (int row = 0; row < rowCount(); ++row) {
-        qsizetype at = 0;
-        while ((at = indexOf(row, needle, at, cs, false)) >= 0) {
-            ++total;
-            at += needle.size();
-        }
+        const quint32 b = begin(row);
+        const qsizetype n = qsizetype(m_ends[size_t(row)] - b);
+        total += m_latin1 ? countMatches(QLatin1StringView(m_latin1Text.constData() + b, n), needle, cs)
+                          : countMatches(QStringView(m_utf16Text.constData() + b, n), needle, cs);
     }
     return total;
 }

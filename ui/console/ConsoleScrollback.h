@@ -14,6 +14,19 @@
 
 namespace ty {
 
+// Occurrences of `needle` in `text`, not overlapping ("aa" twice in
+// "aaaa"), as find highlights them. `Text`: QStringView or QLatin1StringView.
+template <typename Text>
+qsizetype countMatches(Text text, QStringView needle, Qt::CaseSensitivity cs)
+{
+    if (needle.isEmpty())
+        return 0;
+    qsizetype total = 0;
+    for (qsizetype at = 0; (at = text.indexOf(needle, at, cs)) >= 0; at += needle.size())
+        ++total;
+    return total;
+}
+
 // Committed console rows packed for memory: up to kMaxRows rows' text back to
 // back in one buffer (Latin-1, 1 byte a character, while every character is
 // below U+0100; UTF-16 from the first row that is not), each row's end offset,

@@ -133,7 +133,17 @@ void ConsoleTextView::setScrollbackBudget(qsizetype bytes)
     clear();
 }
 
-qint64 ConsoleTextView::appendChunk(ScrollbackChunkPtr chunk)
+qint64 ConsoleTextView::appendChunks(const QList<ScrollbackChunkPtr>& chunks)
+{
+    qint64 dropped = 0;
+    for (const ScrollbackChunkPtr& chunk : chunks)
+        dropped += addChunk(chunk);
+    updateScrollBars();
+    viewport()->update();
+    return dropped;
+}
+
+qint64 ConsoleTextView::addChunk(ScrollbackChunkPtr chunk)
 {
     std::function<void(const ScrollbackChunk&)> dropping;
     if (!m_highlight.isEmpty()) {
@@ -144,8 +154,6 @@ qint64 ConsoleTextView::appendChunk(ScrollbackChunkPtr chunk)
     const qint64 dropped = m_scrollback.append(std::move(chunk), dropping);
     if (dropped > 0)
         shiftRows(dropped);
-    updateScrollBars();
-    viewport()->update();
     return dropped;
 }
 
@@ -686,16 +694,9 @@ qint64 ConsoleTextView::countPendingMatches() const
 {
     if (m_highlight.isEmpty())
         return 0;
-    // Not overlapping, as in the committed rows (ScrollbackChunk::count)
-    // and as highlighted.
     qint64 total = 0;
-    for (const ConsoleLine& l : m_pending) {
-        qsizetype at = 0;
-        while ((at = l.text.indexOf(m_highlight, at, kFindCase)) >= 0) {
-            ++total;
-            at += m_highlight.size();
-        }
-    }
+    for (const ConsoleLine& l : m_pending)
+        total += countMatches(QStringView(l.text), m_highlight, kFindCase);
     return total;
 }
 

@@ -54,10 +54,10 @@ public:
     // Shown (greyed) while there is no row.
     void setPlaceholderText(const QString& text);
     QString placeholderText() const { return m_placeholder; }
-    // Appends committed rows (takes the chunk). Returns the rows dropped at the
-    // front to stay within the scrollback budget (the view keeps showing the
-    // same rows unless they were the ones dropped).
-    qint64 appendChunk(ScrollbackChunkPtr chunk);
+    // Appends committed rows (takes the chunks), oldest first. Returns the
+    // rows dropped at the front to stay within the scrollback budget (the
+    // view keeps showing the same rows unless they were the ones dropped).
+    qint64 appendChunks(const QList<ScrollbackChunkPtr>& chunks);
     // Lets go of every committed row, counting `alsoDropped` more (rows let
     // go on their way here; see ConsoleScrollback::letGoAll).
     void letGoAll(qint64 alsoDropped);
@@ -119,6 +119,7 @@ protected:
 
 private:
     ConsoleLine row(qint64 index) const;
+    qint64 addChunk(ScrollbackChunkPtr chunk); // appendChunks' work for one chunk
     void updateMetrics();
     void updateScrollBars();
     void shiftRows(qint64 dropped);

@@ -229,8 +229,7 @@ void ConsoleView::onUpdate(int ticket, bool reset, qint64 skippedBytes, qint64 d
             m_text->clear();
         if (droppedBefore > 0)
             m_text->letGoAll(droppedBefore); // the rows held and the new ones are not adjacent
-        for (const ScrollbackChunkPtr& chunk : committed)
-            m_text->appendChunk(chunk);
+        m_text->appendChunks(committed);
         m_text->setPending(pending);
     }
     m_bytes = bytes;

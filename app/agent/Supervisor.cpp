@@ -592,27 +592,4 @@ std::expected<StartResult, std::string> startReport(const std::string& run, pid_
     return std::unexpected("run " + run + ": the supervisor ended before starting the command");
 }
 
-std::expected<StartResult, std::string> startSupervised(const StartPlan& plan)
-{
-    auto launched = launchSupervised(plan);
-    if (!launched)
-        return std::unexpected(launched.error());
-    std::string line;
-    char buf[256];
-    for (;;) {
-        const ssize_t n = ::read(launched->reportFd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        line.append(buf, std::size_t(n));
-        if (line.find('\n') != std::string::npos)
-            break;
-    }
-    ::close(launched->reportFd);
-    if (const auto nl = line.find('\n'); nl != std::string::npos)
-        line.resize(nl);
-    return startReport(plan.run, launched->supervisorPid, line);
-}
-
 } // namespace ty::agent

@@ -74,9 +74,6 @@ std::expected<SupervisorLaunch, std::string> launchSupervised(const StartPlan& p
 std::expected<StartResult, std::string> startReport(const std::string& run, pid_t supervisorPid,
                                                     const std::string& line);
 
-// launchSupervised, then blocks until the report (tests and tools).
-std::expected<StartResult, std::string> startSupervised(const StartPlan& plan);
-
 // The run's environment: `base` (e.g. environ) with `extra` entries replacing
 // or added in the given order, then TRAINYARD_RUN_ID, TRAINYARD_RUN_DIR,
 // TRAINYARD_METRICS_FILE (<runDir>/metrics.jsonl) and, when `gpus` is given,

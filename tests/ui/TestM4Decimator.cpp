@@ -664,6 +664,58 @@ private Q_SLOTS:
         QCOMPARE(differ, 0);
     }
 
+    void denseWideLinesAreAliased()
+    {
+        // One series (a 2 px pen): drawn aliased where it has more than 1.5
+        // points a pixel column (only the series' own colour, the faint raw
+        // layer's and white), antialiased where it is sparse (blended edge
+        // pixels).
+        const QColor colour(0x1f, 0x77, 0xb4);
+        QColor faint = colour;
+        faint.setAlpha(70);
+        const auto near = [](QRgb a, QRgb b) {
+            return std::abs(qRed(a) - qRed(b)) <= 2 && std::abs(qGreen(a) - qGreen(b)) <= 2
+                && std::abs(qBlue(a) - qBlue(b)) <= 2;
+        };
+        QImage faintOverWhite(1, 1, QImage::Format_ARGB32_Premultiplied);
+        faintOverWhite.fill(Qt::white);
+        {
+            QPainter p(&faintOverWhite);
+            p.fillRect(0, 0, 1, 1, faint);
+        }
+        const QRgb faintPixel = faintOverWhite.pixel(0, 0);
+        const auto blendedPixels = [&](int points) {
+            DecimatedChart chart(QStringLiteral("loss"));
+            const Series s = trainingCurve(points, 7u, false);
+            chart.addSeries(QStringLiteral("run"), colour, std::make_shared<const std::vector<double>>(s.x),
+                            std::make_shared<const std::vector<double>>(s.y));
+            chart.resize(900, 500);
+            chart.show();
+            if (!QTest::qWaitForWindowExposed(&chart))
+                return -1;
+            chart.redecimate();
+            const QRectF area(chart.viewport().pixelLeft, 20.0, chart.viewport().pixelWidth, 300.0);
+            QImage painted(int(std::ceil(area.right())) + 2, 340, QImage::Format_ARGB32_Premultiplied);
+            painted.fill(Qt::white);
+            {
+                QPainter p(&painted);
+                chart.paintSeries(p, area);
+            }
+            int blended = 0;
+            for (int r = 0; r < painted.height(); ++r)
+                for (int c = 0; c < painted.width(); ++c) {
+                    const QRgb px = painted.pixel(c, r);
+                    blended += !near(px, qRgb(255, 255, 255)) && !near(px, colour.rgb()) && !near(px, faintPixel);
+                }
+            return blended;
+        };
+        const int dense = blendedPixels(20000);
+        const int sparse = blendedPixels(200);
+        qInfo("blended pixels: dense %d, sparse %d", dense, sparse);
+        QCOMPARE(dense, 0);
+        QVERIFY2(sparse > 100, qPrintable(QString::number(sparse)));
+    }
+
     void chartInsideAWindowDrawsWhereItIs()
     {
         // Painted through a widget hierarchy (a redirection offset in the

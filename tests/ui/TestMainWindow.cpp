@@ -189,6 +189,48 @@ private Q_SLOTS:
         box->close();
     }
 
+    void livePointsReachTheChartsOnceEach()
+    {
+        // A running run with two stored points; live batches (as the engine
+        // sends them) reach its chart, paced, each point once: steps the
+        // chart already has from the database are not added again.
+        RunEngine engine(m_store.get(), m_store->location());
+        RunRecord r;
+        r.name = QStringLiteral("live-run");
+        r.state = RunState::Running;
+        r.node = QStringLiteral("local");
+        r.argv = {QStringLiteral("python3"), QStringLiteral("train.py")};
+        r.workdir = m_dir.path();
+        r.startedAt = QDateTime::currentDateTimeUtc().addSecs(-10);
+        auto id = m_store->createRun(r, {});
+        QVERIFY(id);
+        m_store->appendMetrics({MetricPoint{*id, QStringLiteral("loss"), 0, std::nullopt, 1000, 1.0},
+                                MetricPoint{*id, QStringLiteral("loss"), 1, std::nullopt, 1001, 0.9}});
+        QVERIFY(m_store->flush());
+        MainWindow window(m_store.get(), &engine);
+        window.show();
+        QTRY_VERIFY(window.runsModel()->rowOf(*id) >= 0);
+        window.selectRun(*id);
+        QTRY_COMPARE(window.charts()->keys(), QStringList{QStringLiteral("loss")});
+        QTRY_COMPARE(window.charts()->chart(QStringLiteral("loss"))->segmentPointCounts(), QList<int>{2});
+        for (int batch = 0; batch < 3; ++batch) {
+            QList<MetricPoint> points;
+            for (int k = 0; k < 4; ++k) // steps 1..4, 5..8, 9..12: step 1 is in the database already
+                points.append(MetricPoint{*id, QStringLiteral("loss"), 1 + batch * 4 + k, std::nullopt, 2000, 0.5});
+            points.append(MetricPoint{*id, QStringLiteral("acc"), batch, std::nullopt, 2000, 0.1 * batch});
+            Q_EMIT engine.metricsReceived(*id, points);
+        }
+        QTRY_COMPARE(window.charts()->chart(QStringLiteral("loss"))->segmentPointCounts(), QList<int>{13});
+        QTRY_COMPARE(window.charts()->keys(), (QStringList{QStringLiteral("acc"), QStringLiteral("loss")}));
+        QCOMPARE(window.charts()->chart(QStringLiteral("acc"))->segmentPointCounts(), QList<int>{3});
+        // Points of another run never reach this run's charts.
+        Q_EMIT engine.metricsReceived(*id + 1000, {MetricPoint{*id + 1000, QStringLiteral("loss"), 99, std::nullopt, 3000, 0.1}});
+        QTest::qWait(300);
+        QCOMPARE(window.charts()->chart(QStringLiteral("loss"))->segmentPointCounts(), QList<int>{13});
+        m_store->deleteRun(*id);
+        QVERIFY(m_store->flush());
+    }
+
     void showsStoredRunsWithMetricsAndConsole()
     {
         const QString console = m_dir.filePath(QStringLiteral("console.log"));

@@ -83,6 +83,13 @@ public:
     virtual Result<RunRecord> run(RunId id) const = 0;
     // Newest first (created_at, then id, descending).
     virtual QList<RunRecord> runs() const = 0;
+    // The runs that have not ended (every state but succeeded, failed and
+    // cancelled) and, when `endedSince` is valid, also the ended runs that
+    // held GPUs and finished at or after it (what fair share's decayed usage
+    // reads). Ordered like runs(). What the scheduler reads on every pass:
+    // its cost follows those runs, not the size of the database (indexes
+    // runs_unfinished and runs_finished_at, SqliteSchema version 6).
+    virtual QList<RunRecord> unfinishedRuns(const QDateTime& endedSince = {}) const = 0;
     virtual QMap<QString, QString> params(RunId run) const = 0;
     // The current points (what charts and compare show): superseded ones
     // (replaced by a resumed run's later segment, see MetricPoint) are left

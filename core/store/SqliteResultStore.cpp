@@ -387,24 +387,75 @@ Result<RunRecord> SqliteResultStore::run(RunId id) const
     return r;
 }
 
-QList<RunRecord> SqliteResultStore::runs() const
+namespace {
+// The condition of the partial index runs_unfinished, word for word (SQLite
+// uses a partial index only for a WHERE that contains its condition).
+const QString kUnfinished = QStringLiteral("state NOT IN ('succeeded', 'failed', 'cancelled')");
+
+// The SQL reading the runs of `selections` ("FROM runs WHERE ..." texts,
+// joined by UNION ALL; one empty selection: every run) and their tags.
+struct RunsSql {
+    QString runs;
+    QString tags;
+};
+
+RunsSql runsSql(const QStringList& selections)
+{
+    if (selections.size() == 1 && selections.front().isEmpty())
+        return {QStringLiteral("SELECT %1 FROM runs ORDER BY created_at DESC, id DESC").arg(kRunColumns),
+                QStringLiteral("SELECT run_id, tag FROM tags ORDER BY run_id, position")};
+    QStringList rowSelects;
+    QStringList idSelects;
+    for (const QString& from : selections) {
+        rowSelects << QStringLiteral("SELECT %1 FROM runs %2").arg(kRunColumns, from);
+        idSelects << QStringLiteral("SELECT id FROM runs %1").arg(from);
+    }
+    // No ORDER BY over the compound: it would make SQLite walk an index in
+    // created_at order instead of the selections' own (sorted afterwards).
+    return {rowSelects.join(QStringLiteral(" UNION ALL ")),
+            QStringLiteral("SELECT run_id, tag FROM tags WHERE run_id IN (%1) ORDER BY run_id, position")
+                .arg(idSelects.join(QStringLiteral(" UNION ALL ")))};
+}
+
+QStringList unfinishedSelections(bool endedWindow)
+{
+    QStringList selections{QStringLiteral("WHERE ") + kUnfinished};
+    if (endedWindow) // the complement of kUnfinished, so no run is read twice
+        selections << QStringLiteral("WHERE finished_at >= ? AND state IN ('succeeded', 'failed', 'cancelled') AND gpus <> '[]'");
+    return selections;
+}
+
+// The runs of `selections` (see runsSql; all of them together using `binds`
+// in order) with their tags, newest first.
+QList<RunRecord> readRuns(QSqlDatabase& db, const QString& path, const QStringList& selections, const QVariantList& binds)
 {
     QList<RunRecord> out;
-    QSqlDatabase db = readConnection();
     ReadTransaction tx(db);
-    QSqlQuery q = prepared(db, QStringLiteral("SELECT %1 FROM runs ORDER BY created_at DESC, id DESC").arg(kRunColumns));
+    const RunsSql sql = runsSql(selections);
+    QSqlQuery q = prepared(db, sql.runs);
+    for (const QVariant& b : binds)
+        q.addBindValue(b);
     if (!q.exec()) {
-        qCWarning(lcStore, "%s: cannot read runs: %s", qUtf8Printable(m_path), qUtf8Printable(q.lastError().text()));
+        qCWarning(lcStore, "%s: cannot read runs: %s", qUtf8Printable(path), qUtf8Printable(q.lastError().text()));
         return out;
     }
-    QHash<RunId, qsizetype> index;
-    while (q.next()) {
+    while (q.next())
         out.append(runFromRow(q));
-        index.insert(out.back().id, out.size() - 1);
-    }
-    QSqlQuery t = prepared(db, QStringLiteral("SELECT run_id, tag FROM tags ORDER BY run_id, position"));
+    const bool everyRun = selections.size() == 1 && selections.front().isEmpty();
+    if (!everyRun) // runsSql's ORDER BY is only for every run
+        std::sort(out.begin(), out.end(), [](const RunRecord& a, const RunRecord& b) {
+            return a.createdAt != b.createdAt ? a.createdAt > b.createdAt : a.id > b.id;
+        });
+    QHash<RunId, qsizetype> index;
+    index.reserve(out.size());
+    for (qsizetype i = 0; i < out.size(); ++i)
+        index.insert(out[i].id, i);
+    QSqlQuery t = prepared(db, sql.tags);
+    if (!everyRun)
+        for (const QVariant& b : binds)
+            t.addBindValue(b);
     if (!t.exec()) {
-        qCWarning(lcStore, "%s: cannot read tags: %s", qUtf8Printable(m_path), qUtf8Printable(t.lastError().text()));
+        qCWarning(lcStore, "%s: cannot read tags: %s", qUtf8Printable(path), qUtf8Printable(t.lastError().text()));
         return out;
     }
     while (t.next()) {
@@ -413,6 +464,28 @@ QList<RunRecord> SqliteResultStore::runs() const
             out[*it].tags.append(t.value(1).toString());
     }
     return out;
+}
+} // namespace
+
+QList<RunRecord> SqliteResultStore::runs() const
+{
+    QSqlDatabase db = readConnection();
+    return readRuns(db, m_path, {QString()}, {});
+}
+
+QList<RunRecord> SqliteResultStore::unfinishedRuns(const QDateTime& endedSince) const
+{
+    QSqlDatabase db = readConnection();
+    QVariantList binds;
+    if (endedSince.isValid())
+        binds << QVariant::fromValue<qint64>(endedSince.toMSecsSinceEpoch());
+    return readRuns(db, m_path, unfinishedSelections(endedSince.isValid()), binds);
+}
+
+QStringList SqliteResultStore::unfinishedRunsSql(bool endedWindow)
+{
+    const RunsSql sql = runsSql(unfinishedSelections(endedWindow));
+    return {sql.runs, sql.tags};
 }
 
 QMap<QString, QString> SqliteResultStore::params(RunId run) const

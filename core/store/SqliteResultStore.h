@@ -46,6 +46,11 @@ public:
 
     Result<RunRecord> run(RunId id) const override;
     QList<RunRecord> runs() const override;
+    QList<RunRecord> unfinishedRuns(const QDateTime& endedSince = {}) const override;
+    // The two statements unfinishedRuns() runs (runs, then their tags; with
+    // `endedWindow` each takes the window's start, ms since the epoch, as its
+    // one bind value), for tests that check SQLite's plan uses the indexes.
+    static QStringList unfinishedRunsSql(bool endedWindow);
     QMap<QString, QString> params(RunId run) const override;
     QList<MetricPoint> metrics(RunId run, const QString& key = {}) const override;
     QStringList metricKeys(RunId run) const override;

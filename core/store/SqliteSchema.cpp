@@ -161,6 +161,16 @@ const char* const kVersion5[] = {
     "CREATE INDEX metric_blocks_last_id ON metric_blocks(last_id)",
 };
 
+// Version 6: what the scheduler reads on every pass, without reading the
+// whole runs table: the runs that have not ended (a partial index, used by a
+// query whose WHERE repeats its condition word for word, see
+// SqliteResultStore::unfinishedRuns) and the runs that ended recently (fair
+// share's decayed usage window).
+const char* const kVersion6[] = {
+    "CREATE INDEX runs_unfinished ON runs(created_at) WHERE state NOT IN ('succeeded', 'failed', 'cancelled')",
+    "CREATE INDEX runs_finished_at ON runs(finished_at)",
+};
+
 QString dbError(const QSqlQuery& q)
 {
     return q.lastError().text();
@@ -190,6 +200,10 @@ QStringList SqliteSchema::migrationStep(int fromVersion)
         break;
     case 4:
         for (const char* s : kVersion5)
+            out << QString::fromLatin1(s);
+        break;
+    case 5:
+        for (const char* s : kVersion6)
             out << QString::fromLatin1(s);
         break;
     default:

@@ -101,6 +101,8 @@ private Q_SLOTS:
     void createdAtDefaultsToNowUtc();
     void updateRunChangesMutableFieldsOnly();
     void runsNewestFirstWithTags();
+    void unfinishedRunsAndRecentlyEndedOnes();
+    void unfinishedRunsUseTheirIndexes();
     void paramsRoundTrip();
     void metricValuesRoundTripExactly_data();
     void metricValuesRoundTripExactly();
@@ -294,6 +296,125 @@ void TestSqliteResultStore::runsNewestFirstWithTags()
     }
     QCOMPARE(names, (QStringList{QStringLiteral("d"), QStringLiteral("c"), QStringLiteral("b"), QStringLiteral("a")}));
     QCOMPARE(all.first().id, ids.last());
+}
+
+void TestSqliteResultStore::unfinishedRunsAndRecentlyEndedOnes()
+{
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    const qint64 t0 = 1'700'000'000'000;
+    struct Row {
+        const char* name;
+        RunState state;
+        QList<int> gpus;
+        qint64 finishedOffset; // ms after t0; 0: not finished
+    };
+    const Row rows[] = {
+        {"queued", RunState::Queued, {}, 0},
+        {"held", RunState::Held, {}, 0},
+        {"starting", RunState::Starting, {0}, 0},
+        {"running", RunState::Running, {1}, 0},
+        {"unknown", RunState::Unknown, {2}, 0},
+        {"ok-recent-gpu", RunState::Succeeded, {0}, 5'000},
+        {"failed-recent-gpu", RunState::Failed, {0, 1}, 6'000},
+        {"cancelled-at-window", RunState::Cancelled, {3}, 1'000},
+        {"ok-recent-cpu", RunState::Succeeded, {}, 7'000},
+        {"ok-old-gpu", RunState::Succeeded, {0}, 999},
+        {"failed-old-cpu", RunState::Failed, {}, 10},
+    };
+    int i = 0;
+    for (const Row& row : rows) {
+        RunRecord r;
+        r.name = QString::fromLatin1(row.name);
+        r.state = row.state;
+        r.gpus = row.gpus;
+        r.tags = {r.name, QStringLiteral("t")};
+        r.createdAt = QDateTime::fromMSecsSinceEpoch(t0 - 100'000 + 1'000 * (i++ % 4), Qt::UTC); // ties: higher id first
+        if (row.finishedOffset)
+            r.finishedAt = QDateTime::fromMSecsSinceEpoch(t0 + row.finishedOffset, Qt::UTC);
+        QVERIFY(store->createRun(r, {}).has_value());
+    }
+    const auto names = [](const QList<RunRecord>& runs) {
+        QStringList out;
+        for (const RunRecord& r : runs) {
+            out << r.name;
+            if (r.tags != QStringList{r.name, QStringLiteral("t")})
+                out << QStringLiteral("(tags of %1: %2)").arg(r.name, r.tags.join(u','));
+        }
+        return out;
+    };
+    // Expected orders: runs() order (created_at, then id, descending).
+    const QStringList all = names(store->runs());
+    const QStringList unfinished{QStringLiteral("unknown"), QStringLiteral("running"), QStringLiteral("starting"),
+                                 QStringLiteral("held"), QStringLiteral("queued")};
+    QStringList expected;
+    for (const QString& n : std::as_const(all))
+        if (unfinished.contains(n))
+            expected << n;
+    QCOMPARE(expected.size(), unfinished.size());
+    QCOMPARE(names(store->unfinishedRuns()), expected);
+
+    // With fair share's window from t0 + 1000: the ended runs that held GPUs
+    // and ended at or after it, merged in runs() order.
+    const QStringList windowed{QStringLiteral("ok-recent-gpu"), QStringLiteral("failed-recent-gpu"),
+                               QStringLiteral("cancelled-at-window")};
+    expected.clear();
+    for (const QString& n : std::as_const(all))
+        if (unfinished.contains(n) || windowed.contains(n))
+            expected << n;
+    QCOMPARE(expected.size(), unfinished.size() + windowed.size());
+    QCOMPARE(names(store->unfinishedRuns(QDateTime::fromMSecsSinceEpoch(t0 + 1'000, Qt::UTC))), expected);
+
+    // A run that ends leaves the unfinished set once committed.
+    const QList<RunRecord> now = store->unfinishedRuns();
+    const auto it = std::find_if(now.cbegin(), now.cend(), [](const RunRecord& r) { return r.name == QStringLiteral("running"); });
+    QVERIFY(it != now.cend());
+    RunRecord running = *it;
+    running.state = RunState::Succeeded;
+    running.finishedAt = QDateTime::fromMSecsSinceEpoch(t0 + 8'000, Qt::UTC);
+    store->updateRun(running);
+    QVERIFY(store->flush().has_value());
+    QVERIFY(!names(store->unfinishedRuns()).contains(QStringLiteral("running")));
+    QVERIFY(names(store->unfinishedRuns(QDateTime::fromMSecsSinceEpoch(t0 + 7'999, Qt::UTC))).contains(QStringLiteral("running")));
+    QVERIFY(!names(store->unfinishedRuns(QDateTime::fromMSecsSinceEpoch(t0 + 8'001, Qt::UTC))).contains(QStringLiteral("running")));
+}
+
+void TestSqliteResultStore::unfinishedRunsUseTheirIndexes()
+{
+    // The scheduler reads these on every pass: SQLite must find them through
+    // runs_unfinished (a partial index, used only when the query repeats its
+    // condition) and runs_finished_at, never by reading the whole table.
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    for (int i = 0; i < 300; ++i) {
+        RunRecord r;
+        r.state = i % 50 == 0 ? RunState::Queued : RunState::Succeeded;
+        r.gpus = {0};
+        if (r.state == RunState::Succeeded)
+            r.finishedAt = QDateTime::fromMSecsSinceEpoch(1'700'000'000'000 + i, Qt::UTC);
+        r.tags = {QStringLiteral("x")};
+        QVERIFY(store->createRun(r, {}).has_value());
+    }
+    QVERIFY(store->flush().has_value());
+    RawDb raw(m_path, true);
+    for (bool window : {false, true}) {
+        const QStringList sql = SqliteResultStore::unfinishedRunsSql(window);
+        QCOMPARE(sql.size(), 2);
+        for (const QString& statement : sql) {
+            QString literal = statement;
+            literal.replace(QLatin1Char('?'), QStringLiteral("1700000000250"));
+            const QStringList plan = raw.rows(QStringLiteral("EXPLAIN QUERY PLAN ") + literal);
+            QVERIFY2(!plan.isEmpty(), qPrintable(raw.error()));
+            const QString text = plan.join(u'\n');
+            QVERIFY2(text.contains(QStringLiteral("USING INDEX runs_unfinished")), qPrintable(text));
+            QCOMPARE(text.contains(QStringLiteral("USING INDEX runs_finished_at")), window);
+            for (const QString& step : plan)
+                QVERIFY2(!step.endsWith(QStringLiteral("SCAN runs")), qPrintable(text));
+        }
+        // And the statements return what unfinishedRuns() does.
+        QCOMPARE(store->unfinishedRuns(window ? QDateTime::fromMSecsSinceEpoch(1'700'000'000'250, Qt::UTC) : QDateTime()).size(),
+                 window ? 6 + 49 : 6);
+    }
 }
 
 void TestSqliteResultStore::paramsRoundTrip()

@@ -131,6 +131,18 @@ QList<Snapshot> historicalSnapshots()
                   << QStringLiteral("CREATE INDEX metric_blocks_series ON metric_blocks(key_id, source, first_id)")
                   << QStringLiteral("CREATE INDEX metric_blocks_last_id ON metric_blocks(last_id)");
     out.append(v5);
+    // Version 6 = version 5 plus the indexes of unfinished and recently ended runs.
+    Snapshot v6{6, {}};
+    for (const QString& sql : v5.statements) {
+        if (sql.contains(QStringLiteral("'schema_version', '5'")))
+            v6.statements << QStringLiteral("INSERT INTO meta (key, value) VALUES ('schema_version', '6')");
+        else
+            v6.statements << sql;
+    }
+    v6.statements << QStringLiteral("CREATE INDEX runs_unfinished ON runs(created_at)"
+                                    " WHERE state NOT IN ('succeeded', 'failed', 'cancelled')")
+                  << QStringLiteral("CREATE INDEX runs_finished_at ON runs(finished_at)");
+    out.append(v6);
     return out;
 }
 

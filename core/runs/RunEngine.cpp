@@ -75,10 +75,10 @@ QString sweepIdOf(const RunRecord& run)
     return {};
 }
 
-QList<MetricRule> rulesFromSpec(const RunRecord& run)
+QList<MetricRule> rulesFromSpec(const Result<JobSpec>& spec)
 {
     QList<MetricRule> rules;
-    if (const auto spec = specOf(run))
+    if (spec)
         for (const MetricRuleSpec& r : spec->metricRules)
             rules.append(MetricRule{r.key, QRegularExpression(r.regex)});
     return rules;
@@ -269,7 +269,7 @@ void RunEngine::cancel(RunId id, int graceMs)
             active->cancelRequested = true;
         if (!gang.isEmpty()) {
             m_cancelling.insert(id);
-            const QList<RunRecord> all = m_store->runs();
+            const QList<RunRecord> all = m_store->unfinishedRuns();
             for (const RunRecord& r : all)
                 if (r.id != id && !isTerminal(r.state) && r.tags.contains(gang) && !m_cancelling.contains(r.id))
                     cancel(r.id, graceMs);
@@ -325,7 +325,7 @@ Result<void> RunEngine::setPriority(RunId id, int priority)
 Result<void> RunEngine::moveToTop(RunId id)
 {
     int top = std::numeric_limits<int>::min();
-    const QList<RunRecord> all = m_store->runs();
+    const QList<RunRecord> all = m_store->unfinishedRuns();
     for (const RunRecord& r : all)
         if ((r.state == RunState::Queued || r.state == RunState::Held) && r.id != id)
             top = std::max(top, r.priority);
@@ -481,7 +481,21 @@ void RunEngine::schedulePass()
     QList<sched::PendingRun> queue;
     QHash<RunId, RunRecord> queued;
     QSet<QString> pinnedElsewhere;
-    QList<RunRecord> all = m_store->runs();
+    // Only what a pass needs, so its cost follows the queue, not the history:
+    // the runs not ended, and for fair share those that ended within its
+    // usage window (30 half-lives: what is older counts less than 1e-9 of
+    // its GPU hours).
+    qint64 usageHalfLifeMs = 0;
+    const auto usesFairShare = [&usageHalfLifeMs](const sched::Policy& p) {
+        if (p.ordering == sched::Ordering::FairShare)
+            usageHalfLifeMs = std::max(usageHalfLifeMs, std::max<qint64>(1, p.usageHalfLifeMs));
+    };
+    usesFairShare(m_policy);
+    for (const sched::Policy& p : std::as_const(m_queuePolicies))
+        usesFairShare(p);
+    const qint64 usageWindowMs = usageHalfLifeMs > now / 30 ? now : 30 * usageHalfLifeMs;
+    QList<RunRecord> all = m_store->unfinishedRuns(
+        usageHalfLifeMs > 0 ? QDateTime::fromMSecsSinceEpoch(now - usageWindowMs, Qt::UTC) : QDateTime());
     // Runs this engine is starting right now: their 'starting' record may not
     // be committed yet, so the database can still say 'queued'. They hold
     // their resources; starting them again would be a double start.
@@ -566,7 +580,7 @@ void RunEngine::schedulePass()
         }
     }
     if (m_specCache.size() > all.size()) {
-        // Runs deleted from the database: forget their specs.
+        // Runs that ended (outside fair share's window) or were deleted: forget their specs.
         QSet<RunId> present;
         present.reserve(all.size());
         for (const RunRecord& r : std::as_const(all))
@@ -722,7 +736,7 @@ void RunEngine::cancelGang(const QString& gangTag, RunId except, int graceMs)
 {
     if (gangTag.isEmpty())
         return;
-    const QList<RunRecord> all = m_store->runs();
+    const QList<RunRecord> all = m_store->unfinishedRuns();
     for (const RunRecord& r : all)
         if (r.id != except && !isTerminal(r.state) && r.tags.contains(gangTag))
             cancel(r.id, graceMs);
@@ -743,7 +757,7 @@ void RunEngine::startRun(RunRecord run, Node& node)
     req.env = run.env;
     req.gpus = run.gpus;
     req.client = m_clientId;
-    if (const auto spec = specOf(run); spec && spec->sync) {
+    if (const Result<JobSpec>& spec = cachedSpec(run); spec && spec->sync) {
         // `sync: true`: the workdir goes to the node first (WorkdirSync.h), the run works in that copy.
         req.workdir = syncDirFor(node.client->hello().stateDir, spec->workdir);
         const QString localDir = spec->workdir;
@@ -797,7 +811,7 @@ void RunEngine::listArtifacts(RunId id, std::function<void(const Result<AgentFil
             cb(fail(QStringLiteral("no run %1").arg(id)));
         return;
     }
-    const auto spec = specOf(*run);
+    const Result<JobSpec>& spec = cachedSpec(*run);
     const QStringList globs = spec ? spec->artifacts : QStringList();
     if (globs.isEmpty() || run->agentRunId.isEmpty()) {
         if (cb)
@@ -916,7 +930,7 @@ void RunEngine::attach(RunRecord run, Node& node)
     active->run = run;
     active->node = node.name;
     active->ingest = std::make_unique<RunIngest>(run, m_store);
-    active->ingest->setRules(rulesFromSpec(run));
+    active->ingest->setRules(rulesFromSpec(cachedSpec(run)));
     const auto resumeAt = active->ingest->open(runDataDir(m_databasePath, run.id));
     if (!resumeAt) {
         qCWarning(lcRuns) << resumeAt.error().message;
@@ -932,7 +946,7 @@ void RunEngine::attach(RunRecord run, Node& node)
     m_active.insert(run.id, active);
     {
         // Metric files the run writes, followed beside its console.
-        const auto runSpec = specOf(run);
+        const Result<JobSpec>& runSpec = cachedSpec(run);
         active->files = std::shared_ptr<MetricFileFollower>(
             new MetricFileFollower(run.id, run.agentRunId, runSpec ? runSpec->metricFiles : QStringList(),
                                    runDataDir(m_databasePath, run.id), m_store, node.client, this),
@@ -1048,7 +1062,7 @@ void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunS
     m_active.remove(run.id);
     m_cancelling.remove(run.id);
     commit(run);
-    if (const auto spec = specOf(run); spec && !spec->artifacts.isEmpty())
+    if (const Result<JobSpec>& spec = cachedSpec(run); spec && !spec->artifacts.isEmpty())
         listArtifacts(run.id, [id = run.id](const Result<AgentFileList>& r) {
             if (!r)
                 qCWarning(lcRuns) << "artifacts of run" << id << ":" << r.error().message;
@@ -1098,7 +1112,7 @@ void RunEngine::onNodeReady(Node& node)
             QHash<QString, AgentRunStatus> byId;
             for (const AgentRunStatus& s : *list)
                 byId.insert(s.run, s);
-            const QList<RunRecord> all = m_store->runs();
+            const QList<RunRecord> all = m_store->unfinishedRuns();
             for (const RunRecord& r : all) {
                 if (r.node != n->name || isTerminal(r.state) || r.state == RunState::Queued || r.state == RunState::Held
                     || m_active.contains(r.id))

@@ -195,14 +195,16 @@ private:
     QHash<RunId, std::shared_ptr<Active>> m_active; // runs being tailed, by run id
     QHash<RunId, RunRecord> m_starting;             // start requests in flight (see schedulePass)
     QSet<RunId> m_cancelling;                        // gang ranks being cancelled (no cancel loops)
-    QHash<RunId, RunState> m_watched;
-    QHash<RunId, std::pair<qint64, bool>> m_pendingWatch; // watch() of runs not started yet: offset, follow                // display-only watches (non-owner): last state seen
+    QHash<RunId, RunState> m_watched;                // display-only watches (non-owner): last state seen
+    QHash<RunId, std::pair<qint64, bool>> m_pendingWatch; // watch() of runs not started yet: offset, follow
     QHash<RunId, QString> m_pendingReasons;
-    // Parsed job specs by run, for scheduling passes: a pass looks at every
-    // queued and running run's spec (and, under fair share, every run's),
-    // and parsing YAML each time cost O(runs) parses per pass. Keyed by the
-    // spec text's hash as well, so an edited spec is parsed again; runs no
-    // longer in the database are dropped after each pass. Engine thread.
+    // Parsed job specs by run: a scheduling pass looks at every unfinished
+    // run's spec (and, under fair share, those of runs ended within its
+    // usage window), and a start, attach and end each need it again; parsing
+    // the YAML every time cost O(runs) parses per pass and five per run.
+    // Keyed by the spec text's hash as well, so an edited spec is parsed
+    // again; runs a pass no longer reads (ended, deleted) are dropped after
+    // it. The reference cachedSpec() returns stays valid until then. Engine thread.
     struct CachedSpec {
         size_t yamlHash = 0;
         std::shared_ptr<const Result<JobSpec>> spec;

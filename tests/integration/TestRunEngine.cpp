@@ -3,6 +3,7 @@
 #include "logs/StderrRanges.h"
 #include "logs/TerminalRenderer.h"
 #include "runs/QueuePolicy.h"
+#include "sched/Policy.h"
 #include "runs/RunEngine.h"
 
 #include <QScopeGuard>
@@ -41,6 +42,38 @@ class TestRunEngine final : public QObject {
             qFatal("%s", qPrintable(s.error().message));
         return *s;
     }
+
+    // A stand-in nvidia-smi first on PATH (for the agents this process
+    // starts) while it lives: one GPU, the recorded H200, and no processes,
+    // so only Trainyard's claims say who holds it. There is no GPU here.
+    struct StandInGpu {
+        QTemporaryDir bin;
+        QByteArray oldPath = qgetenv("PATH");
+        bool ok = false;
+        StandInGpu()
+        {
+            const QString fix = test::fixturePath(QStringLiteral("gpu-workstation/nvidia-smi"));
+            QFile smi(bin.path() + QStringLiteral("/nvidia-smi"));
+            if (!smi.open(QIODevice::WriteOnly))
+                return;
+            smi.write(QStringLiteral("#!/bin/sh\ncase \"$1\" in\n"
+                                     "  --query-gpu=*) cat '%1/query-gpu.csv' ;;\n"
+                                     "  --query-compute-apps=*) ;;\n"
+                                     "  *) exit 2 ;;\nesac\n")
+                          .arg(fix)
+                          .toUtf8());
+            smi.close();
+            ok = smi.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+            qputenv("PATH", bin.path().toUtf8() + ':' + oldPath);
+            qputenv("TRAINYARD_AGENT_NO_NVML", "1");
+        }
+        ~StandInGpu()
+        {
+            qputenv("PATH", oldPath);
+            qunsetenv("TRAINYARD_AGENT_NO_NVML");
+        }
+        Q_DISABLE_COPY_MOVE(StandInGpu)
+    };
 
 private Q_SLOTS:
     void runSurvivesEngineAndResumes()
@@ -106,25 +139,8 @@ private Q_SLOTS:
         // (one state dir). The node has one GPU (the recorded H200, through a
         // stand-in nvidia-smi: there is no GPU here). While A's run holds it,
         // B's GPU run waits in the queue; it starts once A's run has ended.
-        QTemporaryDir bin;
-        const QString fix = test::fixturePath(QStringLiteral("gpu-workstation/nvidia-smi"));
-        QFile smi(bin.path() + QStringLiteral("/nvidia-smi"));
-        QVERIFY(smi.open(QIODevice::WriteOnly));
-        smi.write(QStringLiteral("#!/bin/sh\ncase \"$1\" in\n"
-                                 "  --query-gpu=*) cat '%1/query-gpu.csv' ;;\n"
-                                 "  --query-compute-apps=*) ;;\n" // no processes: only the claims say who holds it
-                                 "  *) exit 2 ;;\nesac\n")
-                      .arg(fix)
-                      .toUtf8());
-        smi.close();
-        smi.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
-        const QByteArray oldPath = qgetenv("PATH");
-        qputenv("PATH", bin.path().toUtf8() + ':' + oldPath);
-        qputenv("TRAINYARD_AGENT_NO_NVML", "1");
-        auto restore = qScopeGuard([&] {
-            qputenv("PATH", oldPath);
-            qunsetenv("TRAINYARD_AGENT_NO_NVML");
-        });
+        StandInGpu gpu;
+        QVERIFY(gpu.ok);
 
         const QString dbA = m_dir.filePath(QStringLiteral("a/trainyard.db"));
         const QString dbB = m_dir.filePath(QStringLiteral("b/trainyard.db"));
@@ -163,6 +179,54 @@ private Q_SLOTS:
         QFile idA(dbA + QStringLiteral(".instance")), idB(dbB + QStringLiteral(".instance"));
         QVERIFY(idA.open(QIODevice::ReadOnly) && idB.open(QIODevice::ReadOnly));
         QVERIFY(idA.readAll() != idB.readAll());
+    }
+
+    void fairShareCountsRecentlyEndedRuns()
+    {
+        // Fair share orders the queue by decayed GPU usage, which lives in
+        // runs that have ended: a scheduling pass reads those that ended
+        // within the usage window besides the unfinished ones. Alice used 10
+        // GPU-hours ending one half-life ago (she counts 5); Bob used none.
+        // Alice queues first, yet Bob gets the GPU first.
+        StandInGpu gpu;
+        QVERIFY(gpu.ok);
+        const QString db = m_dir.filePath(QStringLiteral("fair/trainyard.db"));
+        auto store = ResultStore::open(db);
+        QVERIFY(store);
+        const QDateTime now = QDateTime::currentDateTimeUtc();
+        RunRecord past;
+        past.name = QStringLiteral("alice-past");
+        past.state = RunState::Succeeded;
+        past.specYaml = QStringLiteral("name: alice-past\ncommand: [\"true\"]\nuser: alice\nresources: {gpus: 1}\n");
+        past.gpus = {0};
+        past.createdAt = now.addSecs(-11 * 3600);
+        past.startedAt = past.createdAt;
+        past.finishedAt = now.addSecs(-3600);
+        past.exitCode = 0;
+        QVERIFY((*store)->createRun(past, {}).has_value());
+
+        RunEngine engine(store->get(), db);
+        engine.addLocalNode(test::agentPath(), m_dir.filePath(QStringLiteral("fair-state")));
+        sched::Policy policy;
+        policy.ordering = sched::Ordering::FairShare;
+        policy.usageHalfLifeMs = 3600 * 1000;
+        engine.setPolicy(policy);
+        QVERIFY(engine.acquireIngestion());
+        auto holder = engine.submit(spec(QStringLiteral("name: holder\ncommand: sleep 1.5\nuser: carol\nresources: {gpus: 1}\n")));
+        QVERIFY(holder);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*holder)->state, RunState::Running, 15000);
+        auto alice = engine.submit(spec(QStringLiteral("name: alice\ncommand: sleep 0.2\nuser: alice\nresources: {gpus: 1}\n")));
+        QTest::qWait(20); // a later submission time for Bob: FCFS would start Alice first
+        auto bob = engine.submit(spec(QStringLiteral("name: bob\ncommand: sleep 0.2\nuser: bob\nresources: {gpus: 1}\n")));
+        QVERIFY(alice && bob);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*alice)->state, RunState::Succeeded, 20000);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*bob)->state, RunState::Succeeded, 20000);
+        const RunRecord a = *(*store)->run(*alice);
+        const RunRecord b = *(*store)->run(*bob);
+        QVERIFY2(b.startedAt < a.startedAt && a.startedAt >= b.finishedAt.addMSecs(-50),
+                 qPrintable(QStringLiteral("bob %1-%2, alice %3-%4")
+                                .arg(b.startedAt.toString(Qt::ISODateWithMs), b.finishedAt.toString(Qt::ISODateWithMs),
+                                     a.startedAt.toString(Qt::ISODateWithMs), a.finishedAt.toString(Qt::ISODateWithMs))));
     }
 
     void stderrLinesAreMarkedInTheLocalCopy()

@@ -339,6 +339,7 @@ struct Options {
     qint64 mb = 1024;
     int sshTrue = 20;
     int mux = 50;
+    int history = 0; // finished runs in the database before the first start
     bool latency = true;
     bool console = true;
     bool keep = false;
@@ -471,8 +472,12 @@ bool Bench::latencyEngine()
     for (RunId id : std::as_const(ids))
         lastRunning = std::max(lastRunning, runningAt.value(id));
     m_engineRate = m_opt.runs / ((lastRunning - t0) / 1000.0);
-    std::printf("  engine burst: %d submit() calls took %.1f ms; last Running after %.1f ms\n", m_opt.runs, submitted - t0,
-                lastRunning - t0);
+    // The window in CLOCK_MONOTONIC seconds (QElapsedTimer's clock on Linux),
+    // to cut `perf record -k CLOCK_MONOTONIC` samples to the burst.
+    const double monoStart = (clock.msecsSinceReference() + t0) / 1000.0;
+    std::printf("  engine burst: %d submit() calls took %.1f ms; last Running after %.1f ms"
+                " (CLOCK_MONOTONIC %.3f-%.3f s)\n", m_opt.runs, submitted - t0, lastRunning - t0, monoStart,
+                monoStart + (lastRunning - t0) / 1000.0);
     if (!waitFor([&] { return std::all_of(ids.cbegin(), ids.cend(), [&](RunId id) { return isTerminal(last.value(id)); }); }, 120000))
         return fail(QStringLiteral("not every run of the burst ended"));
     const int ok = int(std::count_if(ids.cbegin(), ids.cend(), [&](RunId id) { return last.value(id) == RunState::Succeeded; }));
@@ -861,6 +866,34 @@ int Bench::run()
         return 1;
     }
     m_store = std::move(*store);
+    if (m_opt.history > 0) {
+        // A researcher's database: months of finished runs, each with a job
+        // spec and tags, which a scheduling pass must not pay for.
+        QElapsedTimer h;
+        h.start();
+        const QDateTime start = QDateTime::currentDateTimeUtc().addDays(-90);
+        for (int i = 0; i < m_opt.history; ++i) {
+            RunRecord r;
+            r.name = QStringLiteral("past-%1").arg(i);
+            r.state = i % 10 == 0 ? RunState::Failed : RunState::Succeeded;
+            r.specYaml = QStringLiteral("name: past-%1\ncommand: [\"python3\", \"train.py\", \"--lr\", \"0.0%2\"]\n"
+                                        "resources: {gpus: 1}\n").arg(i).arg(i % 9 + 1);
+            r.node = QStringLiteral("ws1");
+            r.gpus = {i % 2};
+            r.argv = {QStringLiteral("python3"), QStringLiteral("train.py")};
+            r.tags = {QStringLiteral("sweep:past"), QStringLiteral("lr")};
+            r.createdAt = start.addSecs(qint64(i) * 60);
+            r.startedAt = r.createdAt.addSecs(5);
+            r.finishedAt = r.createdAt.addSecs(55);
+            r.exitCode = r.state == RunState::Failed ? 1 : 0;
+            if (const auto id = m_store->createRun(r, {{QStringLiteral("lr"), QStringLiteral("0.01")}}); !id) {
+                fail(id.error().message);
+                return 1;
+            }
+        }
+        std::printf("  database holds %d finished runs first (written in %lld ms)\n", m_opt.history,
+                    static_cast<long long>(h.elapsed()));
+    }
     m_engine = std::make_unique<RunEngine>(m_store.get(), m_work + QStringLiteral("/db/trainyard.db"));
     m_engine->addNode(QStringLiteral("ws1"), std::make_unique<SshAgentTransport>(nodeOptions()));
     m_engine->acquireIngestion();
@@ -926,6 +959,8 @@ int main(int argc, char** argv)
             o.sshTrue = std::max(1, next().toInt());
         else if (a == QStringLiteral("--mux"))
             o.mux = std::max(1, next().toInt());
+        else if (a == QStringLiteral("--history"))
+            o.history = std::max(0, next().toInt());
         else if (a == QStringLiteral("--no-latency"))
             o.latency = false;
         else if (a == QStringLiteral("--no-console"))
@@ -937,6 +972,7 @@ int main(int argc, char** argv)
         else {
             std::fprintf(stderr,
                          "usage: bench_ssh [--runs N (200)] [--mb N (1024)] [--ssh-true N (20)] [--mux N (50)]\n"
+                         "                 [--history N (0): finished runs in the database first]\n"
                          "                 [--no-latency] [--no-console] [--dir DIR] [--keep]\n");
             return 2;
         }

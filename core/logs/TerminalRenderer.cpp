@@ -190,6 +190,58 @@ void TerminalRenderer::fillAsciiCells(Cell* cells, const unsigned char* bytes, s
         cells[i] = Cell{char32_t(bytes[i]), style};
 }
 
+// out[i] = cells[i].cp for i < n, and whether the cells make a usual row:
+// every one written, all in cells[0]'s style, none wide or astral.
+// cp | (cp - 1) reaches 0x10000 for a blank (0), a wide tail (0xFFFFFFFF)
+// and an astral character alike. What `out` holds is unspecified if not.
+bool TerminalRenderer::narrowUsualCells(const Cell* cells, qint64 n, char16_t* out)
+{
+    static_assert(sizeof(Cell) == 8 && offsetof(Cell, style) == 4);
+    const quint32 style0 = cells[0].style;
+    char32_t anyBits = 0;
+    quint32 styleDiff = 0;
+    qint64 i = 0;
+#if defined(__SSE2__)
+    // Eight cells a step: the code points and styles separated by a shuffle
+    // and two unpacks, the code points narrowed to 16 bits with a signed
+    // pack of cp - 0x8000 (exact for 0..0xFFFF) and the bias put back.
+    const __m128i ones = _mm_set1_epi32(1);
+    const __m128i bias32 = _mm_set1_epi32(0x8000);
+    const __m128i bias16 = _mm_set1_epi16(short(0x8000));
+    const __m128i st0 = _mm_set1_epi32(int(style0));
+    __m128i bits = _mm_setzero_si128();
+    __m128i diff = _mm_setzero_si128();
+    for (; i + 8 <= n; i += 8) {
+        const auto* in = reinterpret_cast<const __m128i*>(cells + i);
+        // [cp st cp st] -> [cp cp st st]
+        const __m128i c0 = _mm_shuffle_epi32(_mm_loadu_si128(in), _MM_SHUFFLE(3, 1, 2, 0));
+        const __m128i c1 = _mm_shuffle_epi32(_mm_loadu_si128(in + 1), _MM_SHUFFLE(3, 1, 2, 0));
+        const __m128i c2 = _mm_shuffle_epi32(_mm_loadu_si128(in + 2), _MM_SHUFFLE(3, 1, 2, 0));
+        const __m128i c3 = _mm_shuffle_epi32(_mm_loadu_si128(in + 3), _MM_SHUFFLE(3, 1, 2, 0));
+        const __m128i cpA = _mm_unpacklo_epi64(c0, c1);
+        const __m128i cpB = _mm_unpacklo_epi64(c2, c3);
+        bits = _mm_or_si128(bits, _mm_or_si128(_mm_or_si128(cpA, _mm_sub_epi32(cpA, ones)),
+                                               _mm_or_si128(cpB, _mm_sub_epi32(cpB, ones))));
+        diff = _mm_or_si128(diff, _mm_or_si128(_mm_xor_si128(_mm_unpackhi_epi64(c0, c1), st0),
+                                               _mm_xor_si128(_mm_unpackhi_epi64(c2, c3), st0)));
+        const __m128i packed = _mm_packs_epi32(_mm_sub_epi32(cpA, bias32), _mm_sub_epi32(cpB, bias32));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm_xor_si128(packed, bias16));
+    }
+    alignas(16) quint32 lanes[4];
+    _mm_store_si128(reinterpret_cast<__m128i*>(lanes), bits);
+    anyBits = lanes[0] | lanes[1] | lanes[2] | lanes[3];
+    _mm_store_si128(reinterpret_cast<__m128i*>(lanes), diff);
+    styleDiff = lanes[0] | lanes[1] | lanes[2] | lanes[3];
+#endif
+    for (; i < n; ++i) {
+        const char32_t cp = cells[i].cp;
+        anyBits |= cp | (cp - 1);
+        styleDiff |= cells[i].style ^ style0;
+        out[i] = char16_t(cp);
+    }
+    return anyBits < 0x10000 && !styleDiff;
+}
+
 const unsigned char* TerminalRenderer::printAsciiRun(const unsigned char* p, const unsigned char* end)
 {
     const unsigned char* q = p;
@@ -215,12 +267,16 @@ const unsigned char* TerminalRenderer::printAsciiRun(const unsigned char* p, con
         if (m_col < storeEnd) {
             const auto from = size_t(m_col);
             const auto to = size_t(storeEnd);
-            if (row.cells.size() < to)
-                row.cells.resize(to, Cell{0, 0});
-            if (row.cells[from].cp == kWideTail && from > 0)
+            const size_t had = row.cells.size();
+            if (from < had && from > 0 && row.cells[from].cp == kWideTail)
                 row.cells[from - 1] = Cell{0, 0};
-            if (to < row.cells.size() && row.cells[to].cp == kWideTail)
+            if (to < had && row.cells[to].cp == kWideTail)
                 row.cells[to] = Cell{0, 0};
+            if (had < to) {
+                if (had < from)
+                    row.cells.resize(from, Cell{0, 0}); // the blank gap before the run
+                row.cells.resize(to); // uninitialised: every cell is written just below
+            }
             fillAsciiCells(row.cells.data() + from, p, to - from, m_styleId);
             if (row.combining) {
                 for (size_t i = from; i < to; ++i)
@@ -927,24 +983,12 @@ ConsoleLine TerminalRenderer::toLine(const Row& row) const
     const Cell* const cells = row.cells.data();
     const auto* const combining = row.combining.get();
     if (!combining) {
-        // The usual row: every cell written, one style, no wide or astral
-        // characters. One branch-free pass to find out, one to copy.
-        // cp | (cp - 1) reaches 0x10000 for a blank (0), a wide tail
-        // (0xFFFFFFFF) and an astral character alike.
-        char32_t anyBits = 0;
-        quint32 styleDiff = 0;
-        const quint32 style0 = cells[0].style;
-        for (qint64 i = 0; i < columns; ++i) {
-            const char32_t cp = cells[i].cp;
-            anyBits |= cp | (cp - 1);
-            styleDiff |= cells[i].style ^ style0;
-        }
-        if (anyBits < 0x10000 && !styleDiff) {
-            line.text = QString(columns, Qt::Uninitialized);
-            char16_t* const out = reinterpret_cast<char16_t*>(line.text.data());
-            for (qint64 i = 0; i < columns; ++i)
-                out[i] = char16_t(cells[i].cp);
-            if (style0 != 0) {
+        // The usual row (every cell written, one style, no wide or astral
+        // characters): copied and checked in one pass; anything else is
+        // written again by the general path below.
+        line.text = QString(columns, Qt::Uninitialized);
+        if (narrowUsualCells(cells, columns, reinterpret_cast<char16_t*>(line.text.data()))) {
+            if (const quint32 style0 = cells[0].style; style0 != 0) {
                 const Style& st = m_styles[style0];
                 line.spans.append(StyleSpan{0, int(columns), st.fg, st.bg, st.flags});
             }

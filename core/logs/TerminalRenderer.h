@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace ty {
@@ -97,8 +98,31 @@ private:
         quint32 style;
     };
     static void fillAsciiCells(Cell* cells, const unsigned char* bytes, size_t n, quint32 style);
+    static bool narrowUsualCells(const Cell* cells, qint64 n, char16_t* out);
+    // Leaves a trivially constructible element uninitialised on a value-less
+    // resize(), so the ASCII path grows a row and writes its cells once (a
+    // zero fill first cost as much as the copy). Every other growth passes a
+    // value (Cell{0, 0}).
+    template <typename T>
+    struct DefaultInitAllocator : std::allocator<T> {
+        template <typename U>
+        struct rebind {
+            using other = DefaultInitAllocator<U>;
+        };
+        using std::allocator<T>::allocator;
+        template <typename U>
+        void construct(U* p) noexcept
+        {
+            ::new (static_cast<void*>(p)) U;
+        }
+        template <typename U, typename... Args>
+        void construct(U* p, Args&&... args)
+        {
+            ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+        }
+    };
     struct Row {
-        std::vector<Cell> cells;
+        std::vector<Cell, DefaultInitAllocator<Cell>> cells;
         qint64 byteOffset = 0;
         qint64 fullLength = 0; // columns reached, including those past maxLineChars
         bool wrapped = false;

@@ -93,6 +93,47 @@ private Q_SLOTS:
         QCOMPARE(lines.at(4).spans, (QList<StyleSpan>{StyleSpan{1, 1, 0xFFcd0000u, 0, 0}}));
     }
 
+    void usualRowsOfEveryLengthAndPosition()
+    {
+        // The usual row is narrowed eight cells at a time with a signed pack
+        // (exact only with its bias for U+8000..U+FFFF) and the rest one by
+        // one; anything unusual at any position must send the row down the
+        // general path. Lengths across several blocks, the odd cell at every
+        // position.
+        const QString narrow[] = {QString(QChar(0xFF61)), QString(QChar(0xFFFD)), QString(QChar(0x00E9)),
+                                  QString(QChar(0x0416)), QString(QChar(0xFF9F))};
+        for (int len = 1; len <= 35; ++len) {
+            for (int pos = 0; pos < len; ++pos) {
+                for (const QString& odd : narrow) {
+                    QString expected(len, u'q');
+                    expected.replace(pos, 1, odd);
+                    const QList<ConsoleLine> one = renderAll(expected.toUtf8() + '\n');
+                    QCOMPARE(one.size(), 1);
+                    QCOMPARE(one.at(0).text, expected);
+                    QVERIFY(one.at(0).spans.isEmpty());
+                }
+                // An unwritten cell (cursor forward over it) before the last: a space.
+                if (pos < len - 1) {
+                    const QByteArray gap = QByteArray(pos, 'q') + "\x1b[1C" + QByteArray(len - pos - 1, 'q') + '\n';
+                    QString withSpace(len, u'q');
+                    withSpace[pos] = u' ';
+                    const QList<ConsoleLine> gapped = renderAll(gap);
+                    QCOMPARE(gapped.size(), 1);
+                    QCOMPARE(gapped.at(0).text, withSpace);
+                }
+                // A second style from `pos`: one span over the rest.
+                const QByteArray styled = QByteArray(pos, 'q') + "\x1b[31m" + QByteArray(len - pos, 'q') + '\n';
+                const ConsoleLine l = renderAll(styled).at(0);
+                QCOMPARE(l.text, QString(len, u'q'));
+                QCOMPARE(l.spans, (QList<StyleSpan>{StyleSpan{pos, len - pos, 0xFFcd0000u, 0, 0}}));
+                // An astral character: two UTF-16 units, the rest after it.
+                QString astral(len, u'q');
+                astral.replace(pos, 1, QString::fromUcs4(U"\U0001D11E")); // musical G clef, one cell
+                QCOMPARE(renderAll(astral.toUtf8() + '\n').at(0).text, astral);
+            }
+        }
+    }
+
     void paletteAndBrightColours()
     {
         const ConsoleLine l = renderAll("\x1b[92ma\x1b[38;5;244mb\x1b[48;5;16mc\x1b[0m\n").at(0);

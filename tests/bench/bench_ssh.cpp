@@ -769,8 +769,11 @@ bool Bench::consoleThroughput()
         m_store->flush();
         engineMs = nowMs(clock);
         const double cpu = cpuSeconds(RUSAGE_SELF) - cpu0;
-        std::printf("  engine CPU-s: this process's threads: %s; whole machine busy %.2f of %.2f available\n",
-                    qPrintable(cpuDelta(threads0, threadCpu())), machineBusyCpu() - busy0, 2 * engineMs / 1000.0);
+        const double monoStart = clock.msecsSinceReference() / 1000.0; // CLOCK_MONOTONIC, for perf --time
+        std::printf("  engine CPU-s: this process's threads: %s; whole machine busy %.2f of %.2f available"
+                    " (CLOCK_MONOTONIC %.3f-%.3f s)\n",
+                    qPrintable(cpuDelta(threads0, threadCpu())), machineBusyCpu() - busy0, 2 * engineMs / 1000.0,
+                    monoStart, monoStart + engineMs / 1000.0);
         QObject::disconnect(c1);
         QObject::disconnect(c2);
         const auto run = m_store->run(*id);

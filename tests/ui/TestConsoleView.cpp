@@ -20,6 +20,8 @@
 #include <QTimer>
 #include <QToolButton>
 
+#include <functional>
+
 using namespace ty;
 
 namespace {
@@ -113,6 +115,42 @@ private Q_SLOTS:
         QVERIFY2(greenPixels(0, 0, 4 + 5 * cw) > 10, qPrintable(QString::number(greenPixels(0, 0, 4 + 5 * cw))));
         QCOMPARE(greenPixels(0, 4 + 6 * cw, shot.width()), 0);
         QCOMPARE(greenPixels(1, 0, shot.width()), 0);
+    }
+
+    void boldBasicColoursAreDrawnBright()
+    {
+        // `ls --color` directories (ESC[01;34m), git's bold headers: bold text
+        // in a basic colour is drawn in its bright twin, as xterm does, and
+        // the basic blue (#0000EE) lightened; the dark background kept them
+        // near invisible.
+        QCOMPARE(ConsoleTextView::displayColour(0xFF0000EEu, true, Qt::white), QColor(0x5c, 0x5c, 0xff));
+        QCOMPARE(ConsoleTextView::displayColour(0xFF0000EEu, false, Qt::white), QColor(0x3b, 0x78, 0xff));
+        QCOMPARE(ConsoleTextView::displayColour(0xFFCD0000u, true, Qt::white), QColor(0xff, 0x00, 0x00));
+        QCOMPARE(ConsoleTextView::displayColour(0xFFCD0000u, false, Qt::white), QColor(0xcd, 0x00, 0x00));
+        QCOMPARE(ConsoleTextView::displayColour(0xFF123456u, true, Qt::white), QColor(0x12, 0x34, 0x56)); // 256-colour / RGB: as is
+        QCOMPARE(ConsoleTextView::displayColour(0, true, Qt::white), QColor(Qt::white));                 // the default
+        ConsoleView view;
+        view.resize(800, 400);
+        view.show();
+        view.setRun(1, {}, true);
+        feedInChunks(view, 1, QByteArrayLiteral("\x1b[01;34mdirectory\x1b[0m\n\x1b[34mplainblue\x1b[0m\n"));
+        QTRY_COMPARE_WITH_TIMEOUT(view.textView()->rowCount(), qint64(2), 2000);
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        const QImage shot = view.textView()->viewport()->grab().toImage();
+        const int h = view.textView()->rowHeight();
+        auto count = [&](int row, const std::function<bool(const QColor&)>& is) {
+            int n = 0;
+            for (int y = row * h; y < (row + 1) * h && y < shot.height(); ++y)
+                for (int x = 0; x < shot.width(); ++x)
+                    n += is(shot.pixelColor(x, y));
+            return n;
+        };
+        const auto bright = [](const QColor& c) { return c.blue() > 200 && c.red() > 70 && c.red() < 110 && c.green() > 70 && c.green() < 110; };
+        const auto dark = [](const QColor& c) { return c.blue() > 200 && c.red() < 30 && c.green() < 30; };
+        const auto light = [](const QColor& c) { return c.blue() > 200 && c.red() > 40 && c.red() < 80 && c.green() > 100 && c.green() < 140; };
+        QVERIFY2(count(0, bright) > 10, qPrintable(QString::number(count(0, bright))));
+        QVERIFY2(count(1, light) > 10, qPrintable(QString::number(count(1, light))));
+        QCOMPARE(count(0, dark) + count(1, dark), 0);
     }
 
     void stderrRowsAreMarkedFromTheSidecar()

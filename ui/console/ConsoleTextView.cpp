@@ -23,6 +23,28 @@ const QColor ConsoleTextView::kBackground(0x1e, 0x1f, 0x22);
 const QColor ConsoleTextView::kForeground(0xd4, 0xd4, 0xd4);
 const QColor ConsoleTextView::kStderrBackground(0x45, 0x1f, 0x24);
 
+QColor ConsoleTextView::displayColour(quint32 argb, bool bold, const QColor& fallback)
+{
+    if (argb == 0)
+        return fallback;
+    // xterm's 16 basic colours, as TerminalRenderer's palette writes them.
+    static constexpr quint32 kBasic[16] = {
+        0x000000, 0xcd0000, 0x00cd00, 0xcdcd00, 0x0000ee, 0xcd00cd, 0x00cdcd, 0xe5e5e5,
+        0x7f7f7f, 0xff0000, 0x00ff00, 0xffff00, 0x5c5cff, 0xff00ff, 0x00ffff, 0xffffff,
+    };
+    quint32 rgb = argb & 0xFFFFFFu;
+    if (bold) {
+        for (int i = 0; i < 8; ++i)
+            if (rgb == kBasic[i]) {
+                rgb = kBasic[i + 8];
+                break;
+            }
+    }
+    if (rgb == kBasic[4])
+        rgb = 0x3b78ff;
+    return QColor::fromRgb(rgb);
+}
+
 namespace {
 const QColor kSelection(0x26, 0x4f, 0x78);
 const QColor kMatch(0x8a, 0x6d, 0x00);
@@ -385,8 +407,8 @@ int ConsoleTextView::drawRow(QPainter& p, const ConsoleLine& r, qint64 index, qr
     };
     for (const StyleSpan& s : r.spans) {
         const bool inverse = s.flags & StyleSpan::Inverse;
-        const QColor bg = inverse ? (s.fg ? QColor::fromRgb(s.fg & 0xFFFFFFu) : kForeground)
-                                  : (s.bg ? QColor::fromRgb(s.bg & 0xFFFFFFu) : QColor());
+        const QColor bg = inverse ? displayColour(s.fg, s.flags & StyleSpan::Bold, kForeground)
+                                  : displayColour(s.bg, false, QColor());
         if (bg.isValid())
             fillColumns(s.start, s.start + s.length, bg);
     }
@@ -446,9 +468,9 @@ int ConsoleTextView::drawRow(QPainter& p, const ConsoleLine& r, qint64 index, qr
         if (s.start < pos || s.length <= 0 || s.start >= text.size())
             continue;
         drawSegment(QStringView(text).mid(pos, s.start - pos), pos, 0, kForeground, m_font);
-        QColor fg = s.fg ? QColor::fromRgb(s.fg & 0xFFFFFFu) : kForeground;
+        QColor fg = displayColour(s.fg, s.flags & StyleSpan::Bold, kForeground);
         if (s.flags & StyleSpan::Inverse)
-            fg = s.bg ? QColor::fromRgb(s.bg & 0xFFFFFFu) : kBackground;
+            fg = displayColour(s.bg, false, kBackground);
         if (s.flags & StyleSpan::Faint)
             fg.setAlphaF(0.6f);
         drawSegment(QStringView(text).mid(s.start, s.length), s.start, 0, fg, fontFor(s.flags));

@@ -46,6 +46,12 @@ public:
     static const QColor kBackground;
     static const QColor kForeground;
     static const QColor kStderrBackground;
+    // How a span's colour (TerminalRenderer's ARGB, 0 = the default) is
+    // shown on kBackground: bold text in one of the eight basic colours is
+    // drawn in its bright twin (xterm's boldColors, on by default there),
+    // and the basic blue, xterm's #0000EE, which is barely legible on a dark
+    // background, as #3B78FF. Every other colour as it is.
+    static QColor displayColour(quint32 argb, bool bold, const QColor& fallback);
 
     explicit ConsoleTextView(QWidget* parent = nullptr);
 

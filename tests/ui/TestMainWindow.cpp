@@ -84,6 +84,43 @@ private Q_SLOTS:
 
     void cleanupTestCase() { m_store.reset(); }
 
+    void fitsALaptopScreen()
+    {
+        // 1366x768 is still a common laptop screen: the window, its docks
+        // and tool rows must be able to shrink to it (what the widgets ask
+        // for at least, frame and panel aside), with every dock an engine brings.
+        RunEngine engine(m_store.get(), m_store->location());
+        engine.addLocalNode(test::agentPath(), m_dir.filePath(QStringLiteral("fits-state")));
+        // A run whose command line alone is wider than any screen.
+        RunRecord r;
+        r.name = QStringLiteral("long-command");
+        r.state = RunState::Failed;
+        r.failureReason = QStringLiteral("RuntimeError: ") + QString(300, u'x');
+        r.argv = {QStringLiteral("python3"), QStringLiteral("train.py")};
+        for (int i = 0; i < 60; ++i)
+            r.argv << QStringLiteral("--option-%1=value-%1").arg(i);
+        r.workdir = m_dir.path();
+        const auto id = m_store->createRun(r, {});
+        QVERIFY(id);
+        MainWindow window(m_store.get(), &engine);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QTRY_VERIFY(window.runsModel()->rowOf(*id) >= 0);
+        window.selectRun(*id);
+        QTest::qWait(300); // docks and tabs laid out with their contents
+        const auto least = [&] { return window.minimumSizeHint().expandedTo(window.minimumSize()); };
+        QVERIFY2(least().width() <= 1280 && least().height() <= 700,
+                 qPrintable(QStringLiteral("%1x%2; central %3x%4").arg(least().width()).arg(least().height())
+                                .arg(window.centralWidget()->minimumSizeHint().width())
+                                .arg(window.centralWidget()->minimumSizeHint().height())));
+        window.resize(1280, 700);
+        QTRY_VERIFY(window.width() <= 1280 && window.height() <= 700);
+        // What the header cannot show is in its tooltip.
+        const auto* header = window.findChild<QLabel*>(QStringLiteral("runHeader"));
+        QVERIFY(header);
+        QVERIFY(header->toolTip().contains(QStringLiteral("--option-59=value-59")));
+    }
+
     void droppingScriptOpensPrefilledDialog()
     {
         const QString script = m_dir.filePath(QStringLiteral("train_mnist.py"));

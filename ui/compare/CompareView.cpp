@@ -109,11 +109,13 @@ CompareView::CompareView(CompareLoader* loader, QWidget* parent)
             QMessageBox::warning(this, tr("Export failed"), r.error().message);
     });
     bar->addWidget(exportTable);
-    bar->addStretch(1);
     m_status = new QLabel;
     m_status->setObjectName(QStringLiteral("compareStatus"));
     m_status->setEnabled(false);
-    bar->addWidget(m_status);
+    // Takes what the bar leaves, cut rather than widening the window.
+    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_status->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    bar->addWidget(m_status, 1);
 
     auto* scroll = new QScrollArea;
     scroll->setWidgetResizable(true);

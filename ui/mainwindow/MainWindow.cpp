@@ -292,6 +292,9 @@ void MainWindow::createLayout()
     m_header->setTextFormat(Qt::RichText);
     m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_header->setContentsMargins(6, 4, 6, 2);
+    // A long command line or failure reason is cut at the window's edge
+    // (whole in the tooltip) instead of widening the window past the screen.
+    m_header->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     m_tabs = new QTabWidget(bottom);
     m_tabs->setObjectName(QStringLiteral("runTabs"));
     m_console = new ConsoleView;
@@ -630,6 +633,7 @@ void MainWindow::updateHeader()
     const RunRow* row = m_selected ? m_model->rowData(m_selected) : nullptr;
     if (!row) {
         m_header->setText(tr("<i>No run selected — drop a training script, a folder or a job spec here, or press Ctrl+N.</i>"));
+        m_header->setToolTip({});
         return;
     }
     const RunRecord& r = row->run;
@@ -650,6 +654,11 @@ void MainWindow::updateHeader()
                           .arg(RunStateStyle::color(r.state).name(), state.toHtmlEscaped(),
                                (r.node.isEmpty() ? tr("(not placed)") : r.node).toHtmlEscaped(),
                                command.toHtmlEscaped(), r.workdir.toHtmlEscaped()));
+    m_header->setToolTip(QStringLiteral("<p style='white-space:pre-wrap'>%1 #%2 %3 on %4\n%5\nin %6</p>")
+                             .arg(r.name.toHtmlEscaped())
+                             .arg(r.id)
+                             .arg(state.toHtmlEscaped(), (r.node.isEmpty() ? tr("(not placed)") : r.node).toHtmlEscaped(),
+                                  command.toHtmlEscaped(), r.workdir.toHtmlEscaped()));
 }
 
 void MainWindow::openArtifacts(RunId run)

@@ -508,6 +508,13 @@ void RunEngine::schedulePass()
         else
             m_starting.erase(it); // the database has caught up
     }
+    QSet<RunId> present;
+    present.reserve(all.size());
+    for (const RunRecord& r : std::as_const(all))
+        present.insert(r.id);
+    // Started runs that ended before this pass (the database caught up, and
+    // the pass no longer reads them): their start is settled too.
+    m_starting.removeIf([&present](const auto& it) { return !present.contains(it.key()); });
     for (const RunRecord& r : std::as_const(all)) {
         if (r.state == RunState::Queued || r.state == RunState::Held) {
             const Result<JobSpec>& spec = cachedSpec(r);
@@ -579,14 +586,8 @@ void RunEngine::schedulePass()
             state.running.append(a);
         }
     }
-    if (m_specCache.size() > all.size()) {
-        // Runs that ended (outside fair share's window) or were deleted: forget their specs.
-        QSet<RunId> present;
-        present.reserve(all.size());
-        for (const RunRecord& r : std::as_const(all))
-            present.insert(r.id);
+    if (m_specCache.size() > all.size()) // runs that ended (outside fair share's window) or were deleted
         m_specCache.removeIf([&present](const auto& it) { return !present.contains(it.key()); });
-    }
     if (queue.isEmpty()) {
         if (!m_pendingReasons.isEmpty()) {
             m_pendingReasons.clear();
@@ -811,7 +812,9 @@ void RunEngine::listArtifacts(RunId id, std::function<void(const Result<AgentFil
             cb(fail(QStringLiteral("no run %1").arg(id)));
         return;
     }
-    const Result<JobSpec>& spec = cachedSpec(*run);
+    // Parsed here, not cached: only scheduling passes (which a GUI that does
+    // not own ingestion never runs) empty the cache.
+    const Result<JobSpec> spec = specOf(*run);
     const QStringList globs = spec ? spec->artifacts : QStringList();
     if (globs.isEmpty() || run->agentRunId.isEmpty()) {
         if (cb)

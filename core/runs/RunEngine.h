@@ -116,6 +116,10 @@ public:
 
     // Whether the node's agent answered its handshake.
     bool nodeReady(const QString& node) const;
+    // Runs this engine sent a start for whose outcome its scheduling passes
+    // have not yet seen in the database (diagnostics and tests: it returns to
+    // 0 once every start has settled, however the runs ended). Engine thread.
+    qsizetype startsInFlight() const { return m_starting.size(); }
 
     // GPU status for the Nodes view: every `intervalMs` (default 2000; 0 or
     // less: never) each ready node is sent a `gpus` request and its reply is

@@ -229,6 +229,36 @@ private Q_SLOTS:
                                      a.startedAt.toString(Qt::ISODateWithMs), a.finishedAt.toString(Qt::ISODateWithMs))));
     }
 
+    void settledStartsAreForgotten()
+    {
+        // The engine remembers each start until a scheduling pass sees its
+        // outcome in the database. Passes read only unfinished runs, so runs
+        // that ended before the next pass (short ones, failed starts) must be
+        // let go too, or the engine holds one record per run it ever started.
+        const QString db = m_dir.filePath(QStringLiteral("settle/trainyard.db"));
+        auto store = ResultStore::open(db);
+        QVERIFY(store);
+        RunEngine engine(store->get(), db);
+        engine.addLocalNode(test::agentPath(), m_dir.filePath(QStringLiteral("settle-state")));
+        QVERIFY(engine.acquireIngestion());
+        QList<RunId> ids;
+        for (int i = 0; i < 4; ++i) {
+            auto id = engine.submit(spec(QStringLiteral("command: [\"true\"]\n")));
+            QVERIFY(id);
+            ids << *id;
+        }
+        JobSpec missing = spec(QStringLiteral("command: [\"true\"]\n"));
+        missing.workdir = m_dir.filePath(QStringLiteral("no/such/dir"));
+        auto failing = engine.submit(missing);
+        QVERIFY(failing);
+        ids << *failing;
+        for (RunId id : std::as_const(ids))
+            QTRY_VERIFY_WITH_TIMEOUT(isTerminal((*store)->run(id)->state), 15000);
+        QCOMPARE((*store)->run(*failing)->state, RunState::Failed);
+        engine.setPolicy(sched::Policy{}); // one more pass, after every run ended
+        QTRY_COMPARE_WITH_TIMEOUT(engine.startsInFlight(), qsizetype(0), 5000);
+    }
+
     void stderrLinesAreMarkedInTheLocalCopy()
     {
         auto store = ResultStore::open(dbPath());

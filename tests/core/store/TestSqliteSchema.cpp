@@ -29,6 +29,23 @@ struct Snapshot {
     QStringList statements;
 };
 
+// Snapshot `version`: the previous one's statements with its schema_version
+// row replaced, then `added`.
+Snapshot nextSnapshot(const Snapshot& previous, const QStringList& added)
+{
+    const int version = previous.version + 1;
+    Snapshot next{version, {}};
+    const QString oldRow = QStringLiteral("'schema_version', '%1'").arg(previous.version);
+    for (const QString& sql : previous.statements) {
+        if (sql.contains(oldRow))
+            next.statements << QStringLiteral("INSERT INTO meta (key, value) VALUES ('schema_version', '%1')").arg(version);
+        else
+            next.statements << sql;
+    }
+    next.statements << added;
+    return next;
+}
+
 QList<Snapshot> historicalSnapshots()
 {
     QList<Snapshot> out;
@@ -74,74 +91,44 @@ QList<Snapshot> historicalSnapshots()
         QStringLiteral("INSERT INTO artifacts VALUES (1, 'model.pt', 123456, 'ab12', 1709644512999)"),
     }});
     // Version 2 = version 1 plus the `nodes` table (SSH workstations).
-    Snapshot v2{2, {}};
-    for (const QString& sql : out.front().statements) {
-        if (sql.contains(QStringLiteral("'schema_version', '1'")))
-            v2.statements << QStringLiteral("INSERT INTO meta (key, value) VALUES ('schema_version', '2')");
-        else
-            v2.statements << sql;
-    }
-    v2.statements << QStringLiteral("CREATE TABLE nodes ( name TEXT NOT NULL PRIMARY KEY, host TEXT NOT NULL,"
-                                    " user TEXT NOT NULL DEFAULT '', port INTEGER NOT NULL DEFAULT 0,"
-                                    " identity_file TEXT NOT NULL DEFAULT '', agent_path TEXT NOT NULL DEFAULT '',"
-                                    " added_at INTEGER NOT NULL) WITHOUT ROWID")
-                  << QStringLiteral("INSERT INTO nodes VALUES ('ws1', 'gpu-box', 'alice', 2222, '/home/u/.ssh/id_ed25519',"
-                                    " '', 1709644400000)");
+    const Snapshot v2 = nextSnapshot(out.front(), {
+        QStringLiteral("CREATE TABLE nodes ( name TEXT NOT NULL PRIMARY KEY, host TEXT NOT NULL,"
+                       " user TEXT NOT NULL DEFAULT '', port INTEGER NOT NULL DEFAULT 0,"
+                       " identity_file TEXT NOT NULL DEFAULT '', agent_path TEXT NOT NULL DEFAULT '',"
+                       " added_at INTEGER NOT NULL) WITHOUT ROWID"),
+        QStringLiteral("INSERT INTO nodes VALUES ('ws1', 'gpu-box', 'alice', 2222, '/home/u/.ssh/id_ed25519',"
+                       " '', 1709644400000)")});
     out.append(v2);
     // Version 3 = version 2 plus node labels.
-    Snapshot v3{3, {}};
-    for (const QString& sql : v2.statements) {
-        if (sql.contains(QStringLiteral("'schema_version', '2'")))
-            v3.statements << QStringLiteral("INSERT INTO meta (key, value) VALUES ('schema_version', '3')");
-        else
-            v3.statements << sql;
-    }
-    v3.statements << QStringLiteral("ALTER TABLE nodes ADD COLUMN labels TEXT NOT NULL DEFAULT '[]'")
-                  << QStringLiteral("UPDATE nodes SET labels = '[\"a100\",\"nvlink\"]' WHERE name = 'ws1'");
+    const Snapshot v3 = nextSnapshot(v2, {
+        QStringLiteral("ALTER TABLE nodes ADD COLUMN labels TEXT NOT NULL DEFAULT '[]'"),
+        QStringLiteral("UPDATE nodes SET labels = '[\"a100\",\"nvlink\"]' WHERE name = 'ws1'")});
     out.append(v3);
     // Version 4 = version 3 plus superseded points, metric sources and restarts.
-    Snapshot v4{4, {}};
-    for (const QString& sql : v3.statements) {
-        if (sql.contains(QStringLiteral("'schema_version', '3'")))
-            v4.statements << QStringLiteral("INSERT INTO meta (key, value) VALUES ('schema_version', '4')");
-        else
-            v4.statements << sql;
-    }
-    v4.statements << QStringLiteral("ALTER TABLE metrics ADD COLUMN superseded INTEGER NOT NULL DEFAULT 0")
-                  << QStringLiteral("ALTER TABLE metrics ADD COLUMN source INTEGER NOT NULL DEFAULT 0")
-                  << QStringLiteral("CREATE TABLE metric_restarts ( id INTEGER PRIMARY KEY,"
-                                    " key_id INTEGER NOT NULL REFERENCES metric_keys(id) ON DELETE CASCADE,"
-                                    " source INTEGER NOT NULL DEFAULT 0, step INTEGER NOT NULL,"
-                                    " wall_ms INTEGER NOT NULL, superseded INTEGER NOT NULL)")
-                  << QStringLiteral("CREATE INDEX metric_restarts_key ON metric_restarts(key_id)");
+    const Snapshot v4 = nextSnapshot(v3, {
+        QStringLiteral("ALTER TABLE metrics ADD COLUMN superseded INTEGER NOT NULL DEFAULT 0"),
+        QStringLiteral("ALTER TABLE metrics ADD COLUMN source INTEGER NOT NULL DEFAULT 0"),
+        QStringLiteral("CREATE TABLE metric_restarts ( id INTEGER PRIMARY KEY,"
+                       " key_id INTEGER NOT NULL REFERENCES metric_keys(id) ON DELETE CASCADE,"
+                       " source INTEGER NOT NULL DEFAULT 0, step INTEGER NOT NULL,"
+                       " wall_ms INTEGER NOT NULL, superseded INTEGER NOT NULL)"),
+        QStringLiteral("CREATE INDEX metric_restarts_key ON metric_restarts(key_id)")});
     out.append(v4);
     // Version 5 = version 4 plus packed metric blocks.
-    Snapshot v5{5, {}};
-    for (const QString& sql : v4.statements) {
-        if (sql.contains(QStringLiteral("'schema_version', '4'")))
-            v5.statements << QStringLiteral("INSERT INTO meta (key, value) VALUES ('schema_version', '5')");
-        else
-            v5.statements << sql;
-    }
-    v5.statements << QStringLiteral("CREATE TABLE metric_blocks ( id INTEGER PRIMARY KEY,"
-                                    " key_id INTEGER NOT NULL REFERENCES metric_keys(id) ON DELETE CASCADE,"
-                                    " source INTEGER NOT NULL DEFAULT 0, first_id INTEGER NOT NULL,"
-                                    " last_id INTEGER NOT NULL, count INTEGER NOT NULL, live INTEGER NOT NULL,"
-                                    " first_step INTEGER NOT NULL, last_step INTEGER NOT NULL, points BLOB NOT NULL)")
-                  << QStringLiteral("CREATE INDEX metric_blocks_series ON metric_blocks(key_id, source, first_id)")
-                  << QStringLiteral("CREATE INDEX metric_blocks_last_id ON metric_blocks(last_id)");
+    const Snapshot v5 = nextSnapshot(v4, {
+        QStringLiteral("CREATE TABLE metric_blocks ( id INTEGER PRIMARY KEY,"
+                       " key_id INTEGER NOT NULL REFERENCES metric_keys(id) ON DELETE CASCADE,"
+                       " source INTEGER NOT NULL DEFAULT 0, first_id INTEGER NOT NULL,"
+                       " last_id INTEGER NOT NULL, count INTEGER NOT NULL, live INTEGER NOT NULL,"
+                       " first_step INTEGER NOT NULL, last_step INTEGER NOT NULL, points BLOB NOT NULL)"),
+        QStringLiteral("CREATE INDEX metric_blocks_series ON metric_blocks(key_id, source, first_id)"),
+        QStringLiteral("CREATE INDEX metric_blocks_last_id ON metric_blocks(last_id)")});
     out.append(v5);
     // Version 6 = version 5 plus the indexes of unfinished and recently ended runs.
-    Snapshot v6{6, {}};
-    for (const QString& sql : v5.statements) {
-        if (sql.contains(QStringLiteral("'schema_version', '5'")))
-            v6.statements << QStringLiteral("INSERT INTO meta (key, value) VALUES ('schema_version', '6')");
-        else
-            v6.statements << sql;
-    }
-    v6.statements << QStringLiteral("CREATE INDEX runs_unfinished ON runs(created_at)"
-                                    " WHERE state NOT IN ('succeeded', 'failed', 'cancelled')")
-                  << QStringLiteral("CREATE INDEX runs_finished_at ON runs(finished_at)");
+    const Snapshot v6 = nextSnapshot(v5, {
+        QStringLiteral("CREATE INDEX runs_unfinished ON runs(created_at)"
+                       " WHERE state NOT IN ('succeeded', 'failed', 'cancelled')"),
+        QStringLiteral("CREATE INDEX runs_finished_at ON runs(finished_at)")});
     out.append(v6);
     return out;
 }

@@ -415,6 +415,44 @@ private Q_SLOTS:
         QCOMPARE(cols, (QSet<int>{0, 1, 3, 4}));
     }
 
+    void dragPastTheEdgeKeepsScrolling()
+    {
+        // Selecting with the mouse held above the view: it scrolls on by
+        // itself (a terminal's behaviour), not one row per mouse move.
+        ConsoleView view;
+        view.resize(600, 300);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setRun(7, {}, false);
+        QByteArray bytes;
+        for (int i = 0; i < 1000; ++i)
+            bytes += "row " + QByteArray::number(i) + '\n';
+        view.appendBytes(7, 0, bytes);
+        ConsoleTextView* text = view.textView();
+        QTRY_COMPARE(text->rowCount(), qint64(1000));
+        text->verticalScrollBar()->setValue(500);
+        QWidget* vp = text->viewport();
+        const int h = text->rowHeight();
+        const int top = text->verticalScrollBar()->value();
+        QTest::mousePress(vp, Qt::LeftButton, {}, QPoint(20, h / 2));
+        const QPoint above(20, -3 * h);
+        QMouseEvent move(QEvent::MouseMove, QPointF(above), vp->mapToGlobal(QPointF(above)), Qt::NoButton, Qt::LeftButton, {});
+        QApplication::sendEvent(vp, &move); // one move out, then held still
+        QTest::qWait(600);
+        const int scrolled = top - text->verticalScrollBar()->value();
+        QVERIFY2(scrolled >= 15, qPrintable(QString::number(scrolled)));
+        QTest::mouseRelease(vp, Qt::LeftButton, {}, above);
+        const int afterRelease = text->verticalScrollBar()->value();
+        QTest::qWait(200);
+        QCOMPARE(text->verticalScrollBar()->value(), afterRelease); // stops when let go
+        // The selection runs from the pressed row up to the row at the top.
+        const QString selected = text->selectedText();
+        QVERIFY2(selected.count(u'\n') >= 15, qPrintable(QStringLiteral("%1-%2: %3").arg(text->selectionStart().row)
+                                                            .arg(text->selectionEnd().row).arg(selected.left(80))));
+        QCOMPARE(text->selectionEnd().row, qint64(top));
+        QCOMPARE(text->selectionStart().row, qint64(afterRelease - 1)); // the row just above the view's top
+    }
+
     void liveUpdateIsQuickAndReplacesTheBarInPlace()
     {
         ConsoleView view;

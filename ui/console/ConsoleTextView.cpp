@@ -108,6 +108,9 @@ ConsoleTextView::ConsoleTextView(QWidget* parent)
     m_font = QFontDatabase::systemFont(QFontDatabase::FixedFont);
     setFont(m_font);
     updateMetrics();
+    m_dragScroll = new QTimer(this);
+    m_dragScroll->setInterval(50);
+    connect(m_dragScroll, &QTimer::timeout, this, &ConsoleTextView::dragScrollStep);
 }
 
 void ConsoleTextView::updateMetrics()
@@ -583,14 +586,36 @@ void ConsoleTextView::mouseMoveEvent(QMouseEvent* event)
 {
     if (!m_selecting)
         return;
-    const QPoint pos = event->position().toPoint();
-    // Dragging past the top or bottom scrolls a row a move.
+    m_dragPos = event->position().toPoint();
+    const bool outside = m_dragPos.y() < 0 || m_dragPos.y() > viewport()->height();
+    if (outside && !m_dragScroll->isActive()) {
+        dragScrollStep(); // at once, then every 50 ms while the mouse stays out
+        m_dragScroll->start();
+    } else if (!outside) {
+        m_dragScroll->stop();
+    }
+    m_cursor = hitTest(m_dragPos);
+    viewport()->update();
+}
+
+void ConsoleTextView::dragScrollStep()
+{
+    if (!m_selecting) {
+        m_dragScroll->stop();
+        return;
+    }
+    // One row a step at the edge, one more per row height further out (at
+    // most 40): a short reach crawls, a long one races through the scrollback.
+    const int h = std::max(1, int(m_rowHeight));
+    const int beyond = m_dragPos.y() < 0 ? -m_dragPos.y() : m_dragPos.y() - viewport()->height();
+    if (beyond <= 0) {
+        m_dragScroll->stop();
+        return;
+    }
+    const int rows = std::min(40, 1 + beyond / h);
     QScrollBar* bar = verticalScrollBar();
-    if (pos.y() < 0)
-        bar->setValue(bar->value() - 1);
-    else if (pos.y() > viewport()->height())
-        bar->setValue(bar->value() + 1);
-    m_cursor = hitTest(pos);
+    bar->setValue(bar->value() + (m_dragPos.y() < 0 ? -rows : rows));
+    m_cursor = hitTest(m_dragPos);
     viewport()->update();
 }
 
@@ -598,6 +623,7 @@ void ConsoleTextView::mouseReleaseEvent(QMouseEvent* event)
 {
     if (event->button() == Qt::LeftButton && m_selecting) {
         m_selecting = false;
+        m_dragScroll->stop();
         if (hasSelection() && QApplication::clipboard()->supportsSelection())
             QApplication::clipboard()->setText(selectedText(), QClipboard::Selection);
     }

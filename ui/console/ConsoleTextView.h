@@ -6,8 +6,11 @@
 #include <QAbstractScrollArea>
 #include <QColor>
 #include <QFont>
+#include <QPoint>
 
 #include <vector>
+
+class QTimer;
 
 namespace ty {
 
@@ -26,7 +29,8 @@ namespace ty {
 // a truncated row ends with an orange "[line truncated …]" marker (shown,
 // never selected or copied).
 //
-// Selection as in a terminal: drag to select, double-click for a word,
+// Selection as in a terminal: drag to select (held past the top or bottom
+// edge, the view scrolls on by itself, faster the further out), double-click for a word,
 // Shift+click to extend, Ctrl+A all, Ctrl+C (or the context menu) copies the
 // selected rows' text joined by '\n'. Find: findNext() selects the next match
 // (case-insensitive, wrapping) and scrolls to it; setHighlight() marks every
@@ -142,6 +146,11 @@ private:
     Pos m_anchor;
     Pos m_cursor;
     bool m_selecting = false;
+    // Selecting with the mouse held past an edge: scrolls on its own, faster
+    // the further out (dragScrollStep), until the mouse comes back or is let go.
+    QTimer* m_dragScroll = nullptr;
+    QPoint m_dragPos;
+    void dragScrollStep();
     QString m_highlight;
     qint64 m_committedMatches = 0;
     qint64 m_pendingMatches = 0;

@@ -453,6 +453,37 @@ private Q_SLOTS:
         QCOMPARE(text->selectionStart().row, qint64(afterRelease - 1)); // the row just above the view's top
     }
 
+    void placeholderSaysReadingWhileAFileIsRead()
+    {
+        // Reselecting a run with a long console: the view is empty until the
+        // feeder has read the file's tail; it says so instead of "Waiting
+        // for output…", and goes back to that once the file is read.
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("console.log"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray(3 * 1024 * 1024, 'x') + '\n');
+        f.close();
+        ConsoleView view;
+        view.resize(600, 300);
+        view.show();
+        view.setRun(8, path, true);
+        QVERIFY2(view.textView()->placeholderText().startsWith(QStringLiteral("Reading 3")),
+                 qPrintable(view.textView()->placeholderText()));
+        QTRY_COMPARE_WITH_TIMEOUT(view.textView()->rowCount(), qint64(1), 5000);
+        QCOMPARE(view.textView()->placeholderText(), QStringLiteral("Waiting for output…"));
+        // An empty file, or none yet: waiting.
+        const QString empty = dir.filePath(QStringLiteral("empty.log"));
+        QVERIFY(QFile(empty).open(QIODevice::WriteOnly));
+        view.setRun(9, empty, true);
+        QCOMPARE(view.textView()->placeholderText(), QStringLiteral("Waiting for output…"));
+        view.setRun(10, dir.filePath(QStringLiteral("missing.log")), false);
+        QCOMPARE(view.textView()->placeholderText(), QStringLiteral("No output."));
+        view.clear(QStringLiteral("Select a run"));
+        QTest::qWait(100);
+        QCOMPARE(view.textView()->placeholderText(), QStringLiteral("Select a run"));
+    }
+
     void liveUpdateIsQuickAndReplacesTheBarInPlace()
     {
         ConsoleView view;

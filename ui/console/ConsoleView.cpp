@@ -4,11 +4,13 @@
 #include "ConsoleTextView.h"
 #include "charts/RunColour.h"
 
+#include <QFileInfo>
 #include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QScopedValueRollback>
 #include <QScrollBar>
 #include <QShortcut>
@@ -151,7 +153,12 @@ void ConsoleView::setRun(RunId run, const QString& consolePath, bool live)
     m_text->clear();
     m_bytes = 0;
     m_skippedBytes = 0;
-    m_text->setPlaceholderText(live ? tr("Waiting for output…") : tr("No output."));
+    m_emptyText = live ? tr("Waiting for output…") : tr("No output.");
+    // A console file with bytes in it is being read, not waiting for output
+    // (a long run's tail takes a moment).
+    const qint64 onDisk = consolePath.isEmpty() ? 0 : QFileInfo(consolePath).size();
+    m_text->setPlaceholderText(onDisk > 0 ? tr("Reading %1 of output…").arg(QLocale().formattedDataSize(onDisk))
+                                          : m_emptyText);
     setFollowMode(true);
     QMetaObject::invokeMethod(m_feeder, [f = m_feeder, ticket, consolePath, live] { f->open(ticket, consolePath, live); },
                               Qt::QueuedConnection);
@@ -174,6 +181,7 @@ void ConsoleView::clear(const QString& message)
     m_text->clear();
     m_bytes = 0;
     m_skippedBytes = 0;
+    m_emptyText = message;
     m_text->setPlaceholderText(message);
     updateInfo();
 }
@@ -234,6 +242,8 @@ void ConsoleView::onUpdate(int ticket, bool reset, qint64 skippedBytes, qint64 d
     }
     m_bytes = bytes;
     m_skippedBytes = skippedBytes;
+    if (m_text->placeholderText() != m_emptyText)
+        m_text->setPlaceholderText(m_emptyText); // read: what shows if the file rendered to no rows
     scrollToEndIfFollowing();
     updateInfo();
     if (m_findBar->isVisible())

@@ -118,6 +118,7 @@ private:
     int m_ticket = 0;
     qint64 m_bytes = 0;
     qint64 m_skippedBytes = 0; // console file bytes the feeder did not read
+    QString m_emptyText;       // the placeholder once the file has been read: nothing yet / no output
     bool m_autoScrolling = false;
 };
 

@@ -199,6 +199,7 @@ private Q_SLOTS:
             const QString sha = QString::fromLatin1(QCryptographicHash::hash(local, QCryptographicHash::Sha256).toHex());
             QCOMPARE(c.transport->lastDeploy()->sha256, sha);
             QCOMPARE(path, m_tmp.filePath(QStringLiteral("remote-cache/%1-%2/trainyard-agent").arg(agentVersion(), sha.left(16))));
+            QCOMPARE(agentVersion(), QStringLiteral(TRAINYARD_PROJECT_VERSION)); // the cache is named by the real version
             QVERIFY(c.transport->lastDeploy()->uploaded || QFileInfo::exists(path)); // an earlier test may not have deployed
             QCOMPARE(readAll(path), local);
             QVERIFY(QFileInfo(path).isExecutable());

@@ -24,7 +24,7 @@ struct SshNodeOptions {
     QString configFile;       // empty: ~/.ssh/config then /etc/ssh/ssh_config
     QString knownHostsFile;   // empty: the config's UserKnownHostsFile / ~/.ssh/known_hosts
     bool acceptNewHostKey = false; // add an unknown host's key to known_hosts (user said yes)
-    int connectTimeoutSec = 30;    // TCP connect + each blocking step of the login
+    int connectTimeoutSec = 30;    // TCP connect + each blocking step of the login, unless the SSH config sets ConnectTimeout
 
     // The agent. With `deployAgentFrom` (a local trainyard-agent binary) the
     // agent is uploaded over SFTP to

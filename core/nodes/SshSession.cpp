@@ -142,6 +142,9 @@ Result<void> SshSession::connectAndLogin()
         return fail(QStringLiteral("%1: cannot create an SSH session").arg(options_.name));
     const QByteArray host = options_.host.toUtf8();
     ssh_options_set(session_, SSH_OPTIONS_HOST, host.constData());
+    // Our default timeout before the config file, so its ConnectTimeout wins.
+    const long timeout = std::max(1, options_.connectTimeoutSec);
+    ssh_options_set(session_, SSH_OPTIONS_TIMEOUT, &timeout);
     // The config file first; the explicit settings after it win (LIBSSH-NOTES.md).
     const QByteArray config = options_.configFile.toUtf8();
     if (ssh_options_parse_config(session_, options_.configFile.isEmpty() ? nullptr : config.constData()) != SSH_OK)
@@ -167,8 +170,6 @@ Result<void> SshSession::connectAndLogin()
     }
     const int nodelay = 1;
     ssh_options_set(session_, SSH_OPTIONS_NODELAY, &nodelay);
-    const long timeout = std::max(1, options_.connectTimeoutSec);
-    ssh_options_set(session_, SSH_OPTIONS_TIMEOUT, &timeout);
 
     sessionCallbacks_ = std::make_unique<ssh_callbacks_struct>();
     std::memset(sessionCallbacks_.get(), 0, sizeof(ssh_callbacks_struct));
@@ -284,45 +285,53 @@ Result<void> SshSession::authenticate()
     rc = ssh_userauth_publickey_auto(session_, nullptr, nullptr);
     if (rc == SSH_AUTH_SUCCESS)
         return {};
+    // The key files libssh tried: the explicit one, the config's (libssh
+    // reports the latest IdentityFile), the defaults; which exist, and which
+    // of those need a passphrase.
+    QStringList candidates{options_.identityFile, getStringOption(session_, SSH_OPTIONS_IDENTITY)};
+    for (const char* name : {"id_ed25519", "id_ecdsa", "id_rsa"})
+        candidates << QStringLiteral("%d/") + QLatin1String(name);
+    QStringList present, encrypted, missing;
+    for (QString c : std::as_const(candidates)) {
+        if (c.isEmpty())
+            continue;
+        c.replace(QStringLiteral("%d"), QDir::homePath() + QStringLiteral("/.ssh"));
+        if (c.startsWith(QStringLiteral("~/")))
+            c = QDir::homePath() + c.mid(1);
+        if (present.contains(c) || missing.contains(c))
+            continue;
+        if (!QFileInfo(c).isFile()) {
+            missing << c;
+            continue;
+        }
+        present << c;
+        ssh_key key = nullptr;
+        const QByteArray path = QFile::encodeName(c);
+        if (ssh_pki_import_privkey_file(path.constData(), nullptr, nullptr, nullptr, &key) == SSH_OK)
+            ssh_key_free(key);
+        else
+            encrypted << c;
+    }
     QString message = QStringLiteral("%1: authentication failed: the server accepted none of the keys tried "
                                      "(ssh-agent, then %2)")
-                          .arg(where(), options_.identityFile.isEmpty() ? QStringLiteral("the IdentityFile entries / default keys")
-                                                                        : options_.identityFile + QStringLiteral(" and the default keys"));
+                          .arg(where(), present.isEmpty() ? QStringLiteral("no key file: none of %1 exists").arg(missing.join(QStringLiteral(", ")))
+                                                          : present.join(QStringLiteral(", ")));
+    if (!options_.identityFile.isEmpty() && missing.contains(options_.identityFile))
+        message += QStringLiteral("; the node's identity file %1 does not exist").arg(options_.identityFile);
     if (rc == SSH_AUTH_ERROR)
         message += QStringLiteral(": ") + QString::fromUtf8(ssh_get_error(session_));
     if (rc == SSH_AUTH_PARTIAL)
         message += QStringLiteral("; the server wants a further authentication method, which Trainyard does not support");
-    QStringList encrypted;
     if (passphraseAsked_) {
-        // Name the key(s) that wanted a passphrase: the explicit one, the
-        // config's (libssh reports the latest IdentityFile), the defaults.
-        QStringList candidates{options_.identityFile, getStringOption(session_, SSH_OPTIONS_IDENTITY)};
-        for (const char* name : {"id_ed25519", "id_ecdsa", "id_rsa"})
-            candidates << QStringLiteral("%d/") + QLatin1String(name);
-        for (QString c : std::as_const(candidates)) {
-            if (c.isEmpty())
-                continue;
-            c.replace(QStringLiteral("%d"), QDir::homePath() + QStringLiteral("/.ssh"));
-            if (c.startsWith(QStringLiteral("~/")))
-                c = QDir::homePath() + c.mid(1);
-            if (encrypted.contains(c) || !QFileInfo(c).isFile())
-                continue;
-            ssh_key key = nullptr;
-            const QByteArray path = QFile::encodeName(c);
-            if (ssh_pki_import_privkey_file(path.constData(), nullptr, nullptr, nullptr, &key) == SSH_OK)
-                ssh_key_free(key);
-            else
-                encrypted << c;
-        }
+        const QString keys = encrypted.isEmpty() ? QStringLiteral("an encrypted private key")
+                                                 : QStringLiteral("the encrypted private key %1").arg(encrypted.join(QStringLiteral(", ")));
+        if (!passphrases_)
+            message += QStringLiteral(". It needs %1, which cannot be used without a passphrase prompt (batch mode): "
+                                      "load it into ssh-agent (ssh-add), connect interactively, or set TRAINYARD_ASKPASS "
+                                      "(trainyardctl)").arg(keys);
+        else
+            message += QStringLiteral(". A passphrase was asked for (%1) and not given or not correct").arg(keys);
     }
-    const QString keys = encrypted.isEmpty() ? QStringLiteral("An encrypted private key")
-                                             : QStringLiteral("The encrypted private key %1").arg(encrypted.join(QStringLiteral(", ")));
-    if (!passphrases_)
-        message += QStringLiteral(". %1 cannot be used without a passphrase prompt (batch mode): "
-                                  "load it into ssh-agent (ssh-add), connect interactively, or set TRAINYARD_ASKPASS "
-                                  "(trainyardctl)").arg(keys);
-    else if (passphraseAsked_)
-        message += QStringLiteral(". A passphrase was asked for (%1) and not given or not correct").arg(keys);
     return fail(message);
 }
 

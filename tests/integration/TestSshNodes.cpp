@@ -24,6 +24,7 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QTcpServer>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -405,6 +406,58 @@ private Q_SLOTS:
         QVERIFY(unreachable.front().front().toString().contains(QStringLiteral("no heartbeat")));
         QCOMPARE(c.client->state(), AgentClient::State::Disconnected);
         ::kill(agent, SIGCONT);
+    }
+
+    void configConnectTimeoutWins()
+    {
+        // A host that takes the TCP connection and never speaks: the user's
+        // ConnectTimeout in ~/.ssh/config bounds the wait, as with ssh, not
+        // Trainyard's 30 s default.
+        QTcpServer silent;
+        QVERIFY(silent.listen(QHostAddress(QStringLiteral("127.0.0.2")), 0));
+        const QString config = m_tmp.filePath(QStringLiteral("slow_config"));
+        QFile f(config);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QStringLiteral("Host slow\n  HostName 127.0.0.2\n  Port %1\n  ConnectTimeout 2\n").arg(silent.serverPort()).toUtf8());
+        f.close();
+        SshNodeOptions o = options(QStringLiteral("slow"), false);
+        o.configFile = config;
+        o.connectTimeoutSec = 30;
+        QElapsedTimer t;
+        t.start();
+        const Connected c = connectTo(o); // gives up itself after 20 s
+        QVERIFY2(!c.error.isEmpty() && c.error != QStringLiteral("timeout"), qPrintable(c.error));
+        QVERIFY2(t.elapsed() < 12000, qPrintable(QStringLiteral("%1 ms: %2").arg(t.elapsed()).arg(c.error)));
+    }
+
+    void rejectedKeysAreNamedWithoutPassphraseAdvice()
+    {
+        // A key the server does not accept (not encrypted), and an identity
+        // file that does not exist: the error names the keys tried and does
+        // not send the user after a passphrase no key asked for.
+        const QString key = m_tmp.filePath(QStringLiteral("stranger_key"));
+        QFile::remove(key);
+        QCOMPARE(QProcess::execute(QStringLiteral("ssh-keygen"),
+                                   {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"),
+                                    QString(), QStringLiteral("-f"), key}),
+                 0);
+        const QString config = m_tmp.filePath(QStringLiteral("stranger_config"));
+        QFile f(config);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QStringLiteral("Host stranger\n  HostName 127.0.0.2\n  Port %1\n  User root\n  IdentityFile %2\n"
+                               "  UserKnownHostsFile %3\n")
+                    .arg(m_sshd.port()).arg(key, m_sshd.knownHosts()).toUtf8());
+        f.close();
+        qunsetenv("SSH_AUTH_SOCK");
+        SshNodeOptions o = options(QStringLiteral("stranger"), false);
+        o.configFile = config;
+        Connected c = connectTo(o);
+        QVERIFY2(c.error.contains(QStringLiteral("accepted none of the keys")) && c.error.contains(key), qPrintable(c.error));
+        QVERIFY2(!c.error.contains(QStringLiteral("passphrase")) && !c.error.contains(QStringLiteral("encrypted")), qPrintable(c.error));
+        o.identityFile = m_tmp.filePath(QStringLiteral("no_such_key"));
+        c = connectTo(o);
+        QVERIFY2(c.error.contains(QStringLiteral("identity file %1 does not exist").arg(o.identityFile)), qPrintable(c.error));
+        QVERIFY2(!c.error.contains(QStringLiteral("passphrase")), qPrintable(c.error));
     }
 
     void cliNodeCommands()

@@ -80,10 +80,14 @@ const char* kHelp =
     "                                add an SSH node (ALIAS as in ~/.ssh/config): checks its host key,\n"
     "                                logs in, deploys the agent and lists its GPUs, then stores it\n"
     "  node ls                       list the stored nodes\n"
-    "  node rm NAME                  forget a node (its runs stay in the database)\n"
+    "  node rm NAME [--force]        forget a node; refused while runs on it have not ended (--force\n"
+    "                                records them failed; their processes on the node are left alone)\n"
     "  submit FILE --node NAME       run only on that node (\"local\" = this machine)\n"
     "\n"
     "RUN is a run id or a run name (the newest run with that name).\n"
+    "SSH: ~/.ssh/config of the home directory in the password database (as ssh), or $TRAINYARD_SSH_CONFIG.\n"
+    "A node that cannot be reached is reported with the reason (host key, authentication, network): submit\n"
+    "then leaves the run queued and exits 5; cancel and logs exit 5 (logs after printing what is stored).\n"
     "Database: --db PATH, else $TRAINYARD_DB, else ~/.local/share/trainyard/trainyard.db.\n"
     "Exit codes: 0 ok, 1 run failed, 2 usage, 3 invalid job spec, 4 no such run, 5 database or agent error;\n"
     "submit --follow passes the run's own exit code through (128+N for signal N).\n";
@@ -159,6 +163,8 @@ int exitStatusOf(const RunRecord& r)
 
 // Ctrl+C while following detaches: the run keeps going on its node.
 volatile std::sig_atomic_t g_interrupted = 0;
+// Event-loop exit code: a node the command needs cannot be reached.
+constexpr int kNodeDown = 200;
 extern "C" void onSigint(int) { g_interrupted = 1; }
 
 class Follower final : public QObject {
@@ -216,6 +222,41 @@ private:
     bool m_watchEnded = false;
 };
 
+// Tells why a node the command needs cannot be reached (host key refused,
+// authentication, network), once per distinct reason, and calls `onDown`
+// with it (the first failure of each attempt) and `onUp` when it answers.
+class NodeWatch final : public QObject {
+public:
+    NodeWatch(RunEngine& engine, const QString& node, std::function<void(const QString&)> onDown,
+              std::function<void()> onUp = {})
+    {
+        if (node.isEmpty())
+            return;
+        QObject::connect(&engine, &RunEngine::nodeStatusChanged, this,
+                         [this, node, onDown = std::move(onDown), onUp = std::move(onUp)](const QString& n, bool ready,
+                                                                                           const QString& reason) {
+                             if (n != node)
+                                 return;
+                             if (ready) {
+                                 m_said.clear();
+                                 if (onUp)
+                                     onUp();
+                                 return;
+                             }
+                             if (reason != m_said) {
+                                 err() << "trainyardctl: node " << node << " cannot be reached: " << reason << '\n';
+                                 err().flush();
+                                 m_said = reason;
+                             }
+                             if (onDown)
+                                 onDown(reason);
+                         });
+    }
+
+private:
+    QString m_said;
+};
+
 int cmdValidate(const QStringList& args)
 {
     if (args.size() != 1)
@@ -258,6 +299,16 @@ int waitForRun(Context& ctx, RunEngine& engine, RunId id, bool follow)
                 QCoreApplication::exit(0);
         });
     }
+    // The node it must run on cannot be reached: say why; without --follow
+    // leave it queued rather than wait for ever (with it, keep trying).
+    const auto pinned = ctx.store->run(id);
+    NodeWatch nodeWatch(engine, pinned && pinned->node != u"local" ? pinned->node : QString(), [&ctx, id, follow](const QString&) {
+        if (follow)
+            return;
+        const auto r = ctx.store->run(id);
+        if (r && r->state == RunState::Queued)
+            QCoreApplication::exit(kNodeDown);
+    });
     std::signal(SIGINT, onSigint);
     const int loop = QCoreApplication::exec();
     std::signal(SIGINT, SIG_DFL);
@@ -265,6 +316,11 @@ int waitForRun(Context& ctx, RunEngine& engine, RunId id, bool follow)
     auto r = ctx.store->run(id);
     if (!r) {
         err() << r.error().message << '\n';
+        return Unavailable;
+    }
+    if (loop == kNodeDown) {
+        err() << "trainyardctl: run " << id << " stays queued; it starts once node " << r->node
+              << " can be reached and trainyard or trainyardctl is running\n";
         return Unavailable;
     }
     if (loop == 130) {
@@ -630,10 +686,22 @@ int cmdLogs(Context& ctx, const QStringList& args)
             if (r == id)
                 QCoreApplication::exit(0);
         });
+    // Without --follow, a node that cannot be reached ends it (what is stored
+    // was printed); with it, the reason is said and the engine keeps trying.
+    NodeWatch watch(*engine, run->node.isEmpty() ? QStringLiteral("local") : run->node, [follow](const QString&) {
+        if (!follow)
+            QCoreApplication::exit(kNodeDown);
+    });
     if (!engine->ownsIngestion())
         engine->watch(run->id, printed, follow);
     std::signal(SIGINT, onSigint);
     const int loop = QCoreApplication::exec();
+    std::signal(SIGINT, SIG_DFL);
+    if (loop == kNodeDown) {
+        err() << "trainyardctl: printed the console as stored here (" << printed << " bytes); the rest is on node "
+              << run->node << ", which cannot be reached\n";
+        return Unavailable;
+    }
     if (loop == 130)
         return 130;
     if (!p.isSet(QStringLiteral("follow")))
@@ -665,8 +733,31 @@ int cmdCancel(Context& ctx, const QStringList& args)
         return usageError(QStringLiteral("--grace needs a number of seconds"));
     auto engine = makeEngine(ctx, run->node);
     Follower follower(*engine, run->id, false, 0);
-    engine->cancel(run->id, int(grace * 1000));
+    // A waiting run is cancelled in the database; a started one through its
+    // node's agent, once that answers (or not at all if it cannot be reached).
+    const bool waiting = run->state == RunState::Queued || run->state == RunState::Held;
+    const QString node = run->node.isEmpty() ? QStringLiteral("local") : run->node;
+    bool sent = false;
+    const auto send = [&] {
+        if (!sent) {
+            sent = true;
+            engine->cancel(run->id, int(grace * 1000));
+        }
+    };
+    NodeWatch watch(*engine, waiting ? QString() : node, [&sent](const QString&) {
+        if (!sent)
+            QCoreApplication::exit(kNodeDown);
+    }, send);
+    if (waiting || engine->nodeReady(node))
+        send();
+    std::signal(SIGINT, onSigint);
     const int loop = QCoreApplication::exec();
+    std::signal(SIGINT, SIG_DFL);
+    if (loop == kNodeDown) {
+        err() << "trainyardctl: run " << run->id << " was not cancelled: its node " << node
+              << " cannot be reached (the run goes on there if it is running)\n";
+        return Unavailable;
+    }
     if (loop == 130)
         return 130;
     ctx.store->flush();
@@ -1077,13 +1168,47 @@ int cmdNode(Context& ctx, const QStringList& args)
         return Ok;
     }
     if (sub == u"rm") {
-        if (rest.size() != 1)
+        QStringList names = rest;
+        const bool force = names.removeAll(QStringLiteral("--force")) > 0;
+        if (names.size() != 1)
             return usageError(QStringLiteral("node rm needs exactly one NAME"));
-        if (auto r = ctx.store->removeNode(rest.front()); !r) {
+        const QString name = names.front();
+        // Runs on it that have not ended would wait for it for ever (logs,
+        // cancel): refused, or with --force recorded as failed.
+        QList<RunRecord> onNode;
+        for (const RunRecord& r : ctx.store->unfinishedRuns())
+            if (r.node == name)
+                onNode.append(r);
+        if (!onNode.isEmpty() && !force) {
+            QStringList ids;
+            for (const RunRecord& r : std::as_const(onNode))
+                ids << QStringLiteral("%1 (%2)").arg(r.id).arg(runStateName(r.state));
+            err() << "trainyardctl: node " << name << " still has runs that have not ended: " << ids.join(QStringLiteral(", "))
+                  << ". Cancel them first, or remove it with --force (they are recorded as failed; their processes on "
+                  << "the node are left alone)\n";
+            return Unavailable;
+        }
+        bool exists = false;
+        for (const NodeRecord& n : ctx.store->nodes())
+            exists = exists || n.name == name;
+        if (exists) {
+            for (RunRecord r : std::as_const(onNode)) {
+                r.failureReason = QStringLiteral("node %1 was removed while the run was %2 (trainyardctl node rm --force); "
+                                                 "its process there, if any, was left alone")
+                                      .arg(name, runStateName(r.state));
+                r.state = RunState::Failed;
+                r.finishedAt = QDateTime::currentDateTimeUtc();
+                ctx.store->updateRun(r);
+            }
+        }
+        if (auto r = ctx.store->removeNode(name); !r) {
             err() << "trainyardctl: " << r.error().message << '\n';
             return NoSuchRun;
         }
-        out() << "removed node " << rest.front() << '\n';
+        out() << "removed node " << name;
+        if (!onNode.isEmpty())
+            out() << "; " << onNode.size() << " run(s) on it recorded as failed";
+        out() << '\n';
         return Ok;
     }
     return usageError(QStringLiteral("node needs add, ls or rm"));
@@ -1129,6 +1254,10 @@ int run(const QStringList& argsIn)
         return Usage;
     }
     const QString command = args.takeFirst();
+    if (args.contains(QStringLiteral("--help")) || args.contains(QStringLiteral("-h"))) {
+        out() << kHelp;
+        return Ok;
+    }
     if (command == u"validate")
         return cmdValidate(args);
     if (command == u"help") {

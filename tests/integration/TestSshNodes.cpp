@@ -517,6 +517,52 @@ private Q_SLOTS:
         QVERIFY2(code == 0, qPrintable(out));
         out = ctl({QStringLiteral("node"), QStringLiteral("ls")}, &code);
         QVERIFY2(!out.contains(QStringLiteral("gpu2")), qPrintable(out));
+        out = ctl({QStringLiteral("node"), QStringLiteral("--help")}, &code);
+        QVERIFY2(code == 0 && out.contains(QStringLiteral("node add NAME --host ALIAS")), qPrintable(out));
+
+        // A node that went down after it was added (its sshd moved): nothing
+        // waits for it for ever, and each command says why.
+        const int dead = m_sshd.port() == 65535 ? 1 : m_sshd.port() + 1;
+        RunId running = 0;
+        {
+            auto store = ResultStore::open(db);
+            QVERIFY(store);
+            NodeRecord down{QStringLiteral("down"), QStringLiteral("ws1"), {}, dead, {}, wrapper, QDateTime::currentDateTimeUtc()};
+            QVERIFY((*store)->addNode(down).has_value());
+            RunRecord r;
+            r.name = QStringLiteral("was-running");
+            r.state = RunState::Running;
+            r.node = QStringLiteral("down");
+            r.agentRunId = QStringLiteral("ty-gone-1");
+            r.startedAt = QDateTime::currentDateTimeUtc();
+            const auto id = (*store)->createRun(r, {});
+            QVERIFY(id);
+            running = *id;
+        }
+        QElapsedTimer t;
+        t.start();
+        out = ctl({QStringLiteral("submit"), job, QStringLiteral("--node"), QStringLiteral("down")}, &code);
+        QVERIFY2(code == 5 && out.contains(QStringLiteral("node down cannot be reached")) && out.contains(QStringLiteral("stays queued")),
+                 qPrintable(out));
+        out = ctl({QStringLiteral("cancel"), QString::number(running)}, &code);
+        QVERIFY2(code == 5 && out.contains(QStringLiteral("was not cancelled")), qPrintable(out));
+        out = ctl({QStringLiteral("logs"), QString::number(running)}, &code);
+        QVERIFY2(code == 5 && out.contains(QStringLiteral("cannot be reached")), qPrintable(out));
+        QVERIFY2(t.elapsed() < 30000, qPrintable(QString::number(t.elapsed())));
+        out = ctl({QStringLiteral("node"), QStringLiteral("rm"), QStringLiteral("down")}, &code);
+        QVERIFY2(code == 5 && out.contains(QStringLiteral("%1 (running)").arg(running)) && out.contains(QStringLiteral("(queued)")),
+                 qPrintable(out));
+        out = ctl({QStringLiteral("node"), QStringLiteral("rm"), QStringLiteral("down"), QStringLiteral("--force")}, &code);
+        QVERIFY2(code == 0 && out.contains(QStringLiteral("2 run(s) on it recorded as failed")), qPrintable(out));
+        {
+            auto store = ResultStore::open(db);
+            QVERIFY(store);
+            const auto r = (*store)->run(running);
+            QVERIFY(r);
+            QCOMPARE(r->state, RunState::Failed);
+            QVERIFY2(r->failureReason.contains(QStringLiteral("node down was removed")), qPrintable(r->failureReason));
+            QVERIFY(r->finishedAt.isValid());
+        }
     }
 
     // Last: it replaces the host key.

@@ -31,7 +31,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <csignal>
+#include <pwd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 using namespace ty;
 
@@ -451,13 +453,21 @@ private Q_SLOTS:
         qunsetenv("SSH_AUTH_SOCK");
         SshNodeOptions o = options(QStringLiteral("stranger"), false);
         o.configFile = config;
+        // libssh also tries the user's default keys (~ from the password
+        // database); one of them may rightly ask for a passphrase.
+        bool defaultKeys = false;
+        if (const passwd* pw = ::getpwuid(::getuid()))
+            for (const char* name : {"id_ed25519", "id_ecdsa", "id_rsa"})
+                defaultKeys = defaultKeys || QFileInfo::exists(QFile::decodeName(pw->pw_dir) + QStringLiteral("/.ssh/") + QLatin1String(name));
         Connected c = connectTo(o);
         QVERIFY2(c.error.contains(QStringLiteral("accepted none of the keys")) && c.error.contains(key), qPrintable(c.error));
-        QVERIFY2(!c.error.contains(QStringLiteral("passphrase")) && !c.error.contains(QStringLiteral("encrypted")), qPrintable(c.error));
+        if (!defaultKeys)
+            QVERIFY2(!c.error.contains(QStringLiteral("passphrase")) && !c.error.contains(QStringLiteral("encrypted")), qPrintable(c.error));
         o.identityFile = m_tmp.filePath(QStringLiteral("no_such_key"));
         c = connectTo(o);
         QVERIFY2(c.error.contains(QStringLiteral("identity file %1 does not exist").arg(o.identityFile)), qPrintable(c.error));
-        QVERIFY2(!c.error.contains(QStringLiteral("passphrase")), qPrintable(c.error));
+        if (!defaultKeys)
+            QVERIFY2(!c.error.contains(QStringLiteral("passphrase")), qPrintable(c.error));
     }
 
     void cliNodeCommands()

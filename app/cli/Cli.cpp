@@ -748,6 +748,12 @@ int cmdCancel(Context& ctx, const QStringList& args)
         if (!sent)
             QCoreApplication::exit(kNodeDown);
     }, send);
+    QObject::connect(engine.get(), &RunEngine::cancelFailed, &watch, [id = run->id](RunId r, const QString& reason) {
+        if (r != id)
+            return;
+        err() << "trainyardctl: " << reason << '\n';
+        QCoreApplication::exit(kNodeDown);
+    });
     if (waiting || engine->nodeReady(node))
         send();
     std::signal(SIGINT, onSigint);

@@ -262,7 +262,11 @@ void RunEngine::cancel(RunId id, int graceMs)
         const auto node = m_nodes.value(run->node);
         // A client still connecting queues the request until the agent's hello.
         if (!node || node->client->state() == AgentClient::State::Disconnected) {
-            qCWarning(lcRuns) << "cannot cancel run" << id << ": node" << run->node << "is not connected";
+            const QString reason = QStringLiteral("node %1 is not connected%2")
+                                       .arg(run->node, node && !node->lastError.isEmpty() ? QStringLiteral(" (%1)").arg(node->lastError)
+                                                                                           : QString());
+            qCWarning(lcRuns).noquote() << "cannot cancel run" << id << ":" << reason;
+            Q_EMIT cancelFailed(id, reason);
             return;
         }
         if (auto active = m_active.value(id))
@@ -274,9 +278,11 @@ void RunEngine::cancel(RunId id, int graceMs)
                 if (r.id != id && !isTerminal(r.state) && r.tags.contains(gang) && !m_cancelling.contains(r.id))
                     cancel(r.id, graceMs);
         }
-        node->client->cancel(run->agentRunId, graceMs, [id, nodeName = node->name](const Result<void>& r) {
-            if (!r)
-                qCWarning(lcRuns) << "cancel of run" << id << "on" << nodeName << "failed:" << r.error().message;
+        node->client->cancel(run->agentRunId, graceMs, [this, id, nodeName = node->name](const Result<void>& r) {
+            if (r)
+                return;
+            qCWarning(lcRuns) << "cancel of run" << id << "on" << nodeName << "failed:" << r.error().message;
+            Q_EMIT cancelFailed(id, QStringLiteral("node %1: %2").arg(nodeName, r.error().message));
         });
         if (!m_ownsIngestion)
             m_watched.insert(id, run->state);

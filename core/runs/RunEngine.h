@@ -156,6 +156,9 @@ Q_SIGNALS:
     void watchEnded(ty::RunId run);
     // A node connected, or was lost (reason non-empty).
     void nodeStatusChanged(const QString& node, bool ready, const QString& reason);
+    // cancel() could not reach the run: its node is not connected (reason
+    // says why), or the agent refused the request. The run goes on.
+    void cancelFailed(ty::RunId run, const QString& reason);
     // The GPUs a ready node reported (AgentClient::gpus; empty on a node
     // without an NVIDIA driver), from the periodic request above and once
     // when the node becomes ready.

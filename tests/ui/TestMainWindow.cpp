@@ -12,7 +12,9 @@
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QAction>
 #include <QLabel>
+#include <QStatusBar>
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QMimeData>
@@ -119,6 +121,38 @@ private Q_SLOTS:
         const auto* header = window.findChild<QLabel*>(QStringLiteral("runHeader"));
         QVERIFY(header);
         QVERIFY(header->toolTip().contains(QStringLiteral("--option-59=value-59")));
+    }
+
+    void cancelOfARunOnAnUnreachableNodeSaysSo()
+    {
+        // Cancel pressed on a run whose node is not connected: nothing can be
+        // sent, and the status bar says so instead of "Cancelling…" for ever.
+        RunEngine engine(m_store.get(), m_store->location());
+        RunRecord r;
+        r.name = QStringLiteral("on-gone-node");
+        r.state = RunState::Running;
+        r.node = QStringLiteral("gone");
+        r.agentRunId = QStringLiteral("ty-gone-7");
+        r.startedAt = QDateTime::currentDateTimeUtc();
+        const auto id = m_store->createRun(r, {});
+        QVERIFY(id);
+        QSignalSpy failed(&engine, &RunEngine::cancelFailed);
+        MainWindow window(m_store.get(), &engine);
+        window.show();
+        QTRY_VERIFY(window.runsModel()->rowOf(*id) >= 0);
+        window.selectRun(*id);
+        QAction* cancel = nullptr;
+        for (QAction* a : window.findChildren<QAction*>())
+            if (a->text().remove(u'&') == QStringLiteral("Cancel run"))
+                cancel = a;
+        QVERIFY(cancel);
+        QTRY_VERIFY(cancel->isEnabled());
+        cancel->trigger();
+        QTRY_COMPARE(failed.size(), 1);
+        QCOMPARE(failed.front().at(0).value<RunId>(), *id);
+        QTRY_VERIFY2(window.statusBar()->currentMessage().contains(QStringLiteral("was not cancelled: node gone is not connected")),
+                     qPrintable(window.statusBar()->currentMessage()));
+        QCOMPARE(m_store->run(*id)->state, RunState::Running); // nothing changed
     }
 
     void droppingScriptOpensPrefilledDialog()

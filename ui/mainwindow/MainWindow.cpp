@@ -357,6 +357,9 @@ void MainWindow::connectEngine()
     connect(m_engine, &RunEngine::consoleReceived, this, &MainWindow::onConsoleReceived, Qt::QueuedConnection);
     connect(m_engine, &RunEngine::metricsReceived, this, &MainWindow::onMetricsReceived, Qt::QueuedConnection);
     connect(m_engine, &RunEngine::nodeStatusChanged, this, &MainWindow::onNodeStatus, Qt::QueuedConnection);
+    connect(m_engine, &RunEngine::cancelFailed, this, [this](RunId run, const QString& reason) {
+        statusBar()->showMessage(tr("Run #%1 was not cancelled: %2").arg(run).arg(reason), 15000);
+    }, Qt::QueuedConnection);
 }
 
 void MainWindow::restoreSettings()

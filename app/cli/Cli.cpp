@@ -1179,6 +1179,13 @@ int cmdNode(Context& ctx, const QStringList& args)
         if (names.size() != 1)
             return usageError(QStringLiteral("node rm needs exactly one NAME"));
         const QString name = names.front();
+        bool exists = false;
+        for (const NodeRecord& n : ctx.store->nodes())
+            exists = exists || n.name == name;
+        if (!exists) {
+            err() << "trainyardctl: no node named '" << name << "' (see trainyardctl node ls)\n";
+            return NoSuchRun;
+        }
         // Runs on it that have not ended would wait for it for ever (logs,
         // cancel): refused, or with --force recorded as failed.
         QList<RunRecord> onNode;
@@ -1194,10 +1201,7 @@ int cmdNode(Context& ctx, const QStringList& args)
                   << "the node are left alone)\n";
             return Unavailable;
         }
-        bool exists = false;
-        for (const NodeRecord& n : ctx.store->nodes())
-            exists = exists || n.name == name;
-        if (exists) {
+        {
             for (RunRecord r : std::as_const(onNode)) {
                 r.failureReason = QStringLiteral("node %1 was removed while the run was %2 (trainyardctl node rm --force); "
                                                  "its process there, if any, was left alone")

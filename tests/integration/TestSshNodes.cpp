@@ -539,13 +539,8 @@ private Q_SLOTS:
             QVERIFY(store);
             NodeRecord down{QStringLiteral("down"), QStringLiteral("ws1"), {}, dead, {}, wrapper, QDateTime::currentDateTimeUtc()};
             QVERIFY((*store)->addNode(down).has_value());
-            RunRecord r;
-            r.name = QStringLiteral("was-running");
-            r.state = RunState::Running;
-            r.node = QStringLiteral("down");
-            r.agentRunId = QStringLiteral("ty-gone-1");
-            r.startedAt = QDateTime::currentDateTimeUtc();
-            const auto id = (*store)->createRun(r, {});
+            const auto id = (*store)->createRun(
+                test::runningRecord(QStringLiteral("was-running"), QStringLiteral("down"), QStringLiteral("ty-gone-1")), {});
             QVERIFY(id);
             running = *id;
         }

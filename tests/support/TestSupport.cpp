@@ -3,6 +3,7 @@
 #include "runs/RunEngine.h"
 
 #include <QCoreApplication>
+#include <QDateTime>
 #include <QDeadlineTimer>
 #include <QFile>
 #include <QTest>
@@ -30,6 +31,17 @@ QString sourcePath(const QString& relative)
 QString agentPath()
 {
     return QStringLiteral(TRAINYARD_AGENT_PATH);
+}
+
+RunRecord runningRecord(const QString& name, const QString& node, const QString& agentRunId)
+{
+    RunRecord r;
+    r.name = name;
+    r.state = RunState::Running;
+    r.node = node;
+    r.agentRunId = agentRunId;
+    r.startedAt = QDateTime::currentDateTimeUtc();
+    return r;
 }
 
 bool waitUntil(const std::function<bool()>& pred, int timeoutMs)

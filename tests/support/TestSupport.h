@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "common/Result.h"
+#include "common/Run.h"
 
 namespace ty {
 class ResultStore;
@@ -25,6 +26,10 @@ QByteArray readFixture(const QString& relative);
 QString sourcePath(const QString& relative);
 // The built trainyard-agent executable.
 QString agentPath();
+
+// A run recorded as running on `node` since now (started by someone, agent
+// run id `agentRunId`), for tests that need one without starting it.
+RunRecord runningRecord(const QString& name, const QString& node, const QString& agentRunId = {});
 
 // Runs the event loop until `pred` holds or `timeoutMs` passed; whether it held.
 bool waitUntil(const std::function<bool()>& pred, int timeoutMs = 10000);

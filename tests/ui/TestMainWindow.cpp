@@ -128,13 +128,8 @@ private Q_SLOTS:
         // Cancel pressed on a run whose node is not connected: nothing can be
         // sent, and the status bar says so instead of "Cancelling…" for ever.
         RunEngine engine(m_store.get(), m_store->location());
-        RunRecord r;
-        r.name = QStringLiteral("on-gone-node");
-        r.state = RunState::Running;
-        r.node = QStringLiteral("gone");
-        r.agentRunId = QStringLiteral("ty-gone-7");
-        r.startedAt = QDateTime::currentDateTimeUtc();
-        const auto id = m_store->createRun(r, {});
+        const auto id = m_store->createRun(
+            test::runningRecord(QStringLiteral("on-gone-node"), QStringLiteral("gone"), QStringLiteral("ty-gone-7")), {});
         QVERIFY(id);
         QSignalSpy failed(&engine, &RunEngine::cancelFailed);
         MainWindow window(m_store.get(), &engine);
@@ -266,10 +261,7 @@ private Q_SLOTS:
         // sends them) reach its chart, paced, each point once: steps the
         // chart already has from the database are not added again.
         RunEngine engine(m_store.get(), m_store->location());
-        RunRecord r;
-        r.name = QStringLiteral("live-run");
-        r.state = RunState::Running;
-        r.node = QStringLiteral("local");
+        RunRecord r = test::runningRecord(QStringLiteral("live-run"), QStringLiteral("local"));
         r.argv = {QStringLiteral("python3"), QStringLiteral("train.py")};
         r.workdir = m_dir.path();
         r.startedAt = QDateTime::currentDateTimeUtc().addSecs(-10);

@@ -169,6 +169,24 @@ Series trainingCurve(int n, quint32 seed, bool withGaps)
     }
     return s;
 }
+// Shows `chart` at 900x500 and paints its series with paintSeries into a
+// white image, over a plot area 300 px high from y = 20 (returned in
+// `area`); a null image if the window never showed or laid out.
+QImage paintShownChart(DecimatedChart& chart, QRectF& area)
+{
+    chart.resize(900, 500);
+    chart.show();
+    if (!QTest::qWaitForWindowExposed(&chart) || !QTest::qWaitFor([&] { return chart.viewport().pixelWidth > 100; }))
+        return {};
+    chart.redecimate();
+    area = QRectF(chart.viewport().pixelLeft, 20.0, chart.viewport().pixelWidth, 300.0);
+    QImage painted(int(std::ceil(area.right())) + 2, 340, QImage::Format_ARGB32_Premultiplied);
+    painted.fill(Qt::white);
+    QPainter p(&painted);
+    chart.paintSeries(p, area);
+    return painted;
+}
+
 } // namespace
 
 class TestM4Decimator : public QObject {
@@ -624,18 +642,9 @@ private Q_SLOTS:
                             std::make_shared<const std::vector<double>>(s.y));
             all.append(std::move(s));
         }
-        chart.resize(900, 500);
-        chart.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&chart));
-        QTRY_VERIFY(chart.viewport().pixelWidth > 100);
-        chart.redecimate();
-        const QRectF area(chart.viewport().pixelLeft, 20.0, chart.viewport().pixelWidth, 300.0);
-        QImage painted(int(std::ceil(area.right())) + 2, 340, QImage::Format_ARGB32_Premultiplied);
-        painted.fill(Qt::white);
-        {
-            QPainter p(&painted);
-            chart.paintSeries(p, area);
-        }
+        QRectF area;
+        const QImage painted = paintShownChart(chart, area);
+        QVERIFY(!painted.isNull());
         // The same map paintSeries uses: x over the plot width, y over the
         // axis range, then SpanRaster into the device pixels of the area.
         QImage expected(painted.size(), QImage::Format_ARGB32_Premultiplied);
@@ -689,18 +698,10 @@ private Q_SLOTS:
             const Series s = trainingCurve(points, 7u, false);
             chart.addSeries(QStringLiteral("run"), colour, std::make_shared<const std::vector<double>>(s.x),
                             std::make_shared<const std::vector<double>>(s.y));
-            chart.resize(900, 500);
-            chart.show();
-            if (!QTest::qWaitForWindowExposed(&chart))
+            QRectF area;
+            const QImage painted = paintShownChart(chart, area);
+            if (painted.isNull())
                 return -1;
-            chart.redecimate();
-            const QRectF area(chart.viewport().pixelLeft, 20.0, chart.viewport().pixelWidth, 300.0);
-            QImage painted(int(std::ceil(area.right())) + 2, 340, QImage::Format_ARGB32_Premultiplied);
-            painted.fill(Qt::white);
-            {
-                QPainter p(&painted);
-                chart.paintSeries(p, area);
-            }
             int blended = 0;
             for (int r = 0; r < painted.height(); ++r)
                 for (int c = 0; c < painted.width(); ++c) {

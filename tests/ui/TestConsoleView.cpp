@@ -61,6 +61,15 @@ qreal charWidth(const ConsoleTextView* view)
     return QFontMetricsF(view->font()).horizontalAdvance(QLatin1Char('M'));
 }
 
+// Resizes and shows `w` and waits until it is on screen (painting and
+// mouse events need that); whether it got there.
+bool showAt(QWidget& w, int width, int height)
+{
+    w.resize(width, height);
+    w.show();
+    return QTest::qWaitForWindowExposed(&w);
+}
+
 } // namespace
 
 class TestConsoleView : public QObject {
@@ -70,8 +79,7 @@ private Q_SLOTS:
     void progressBarIsOneLineAndColoursAreFormats()
     {
         ConsoleView view;
-        view.resize(800, 400);
-        view.show();
+        QVERIFY(showAt(view, 800, 400));
         view.setRun(1, {}, true);
         const QByteArray bytes = QByteArrayLiteral(
             "\x1b[32mgreen\x1b[0m plain\n"
@@ -130,8 +138,7 @@ private Q_SLOTS:
         QCOMPARE(ConsoleTextView::displayColour(0xFF123456u, true, Qt::white), QColor(0x12, 0x34, 0x56)); // 256-colour / RGB: as is
         QCOMPARE(ConsoleTextView::displayColour(0, true, Qt::white), QColor(Qt::white));                 // the default
         ConsoleView view;
-        view.resize(800, 400);
-        view.show();
+        QVERIFY(showAt(view, 800, 400));
         view.setRun(1, {}, true);
         feedInChunks(view, 1, QByteArrayLiteral("\x1b[01;34mdirectory\x1b[0m\n\x1b[34mplainblue\x1b[0m\n"));
         QTRY_COMPARE_WITH_TIMEOUT(view.textView()->rowCount(), qint64(2), 2000);
@@ -170,8 +177,7 @@ private Q_SLOTS:
         e.close();
 
         ConsoleView view;
-        view.resize(800, 400);
-        view.show();
+        QVERIFY(showAt(view, 800, 400));
         view.setRun(7, console, false);
         QTRY_COMPARE_WITH_TIMEOUT(view.bytesShown(), qint64(15), 2000);
         QCOMPARE(lines(view), (QStringList{QStringLiteral("out1"), QStringLiteral("err1"), QStringLiteral("out2")}));
@@ -195,8 +201,7 @@ private Q_SLOTS:
         // end: the view keeps the newest rows, consecutive and in order,
         // within the budget, and the pending bar after them.
         ConsoleView view;
-        view.resize(800, 400);
-        view.show();
+        QVERIFY(showAt(view, 800, 400));
         constexpr qsizetype kBudget = 256 * 1024;
         view.setScrollbackBudget(kBudget);
         view.setRun(1, {}, true);
@@ -249,8 +254,7 @@ private Q_SLOTS:
         const QString path = writeNumberedRows(dir, "line ", kRows);
         QVERIFY(!path.isEmpty());
         ConsoleView view;
-        view.resize(600, 300);
-        view.show();
+        QVERIFY(showAt(view, 600, 300));
         view.setScrollbackBudget(128 * 1024);
         view.setRun(12, path, false);
         QTRY_COMPARE_WITH_TIMEOUT(view.bytesShown(), QFileInfo(path).size(), 10000);
@@ -276,9 +280,7 @@ private Q_SLOTS:
         // As in a terminal: "中文ab" puts 'a' in cell 4, under row 1's col 4,
         // and a truncated row's marker is inside the horizontal scroll range.
         ConsoleView view;
-        view.resize(400, 300);
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(showAt(view, 400, 300));
         view.setRun(13, {}, true);
         const QByteArray longRow(20000, 'y');
         view.appendBytes(13, 0, "\xe4\xb8\xad\xe6\x96\x87" "ab\nabcdef\n" + longRow + "\n" + QByteArray(300, 'z')
@@ -315,8 +317,7 @@ private Q_SLOTS:
         const QString path = writeNumberedRows(dir, "step ", kRows);
         QVERIFY(!path.isEmpty());
         ConsoleView view;
-        view.resize(800, 400);
-        view.show();
+        QVERIFY(showAt(view, 800, 400));
         view.setRun(11, path, false);
         QTRY_COMPARE_WITH_TIMEOUT(view.textView()->rowCount(), qint64(kRows), 30000);
         ConsoleTextView* text = view.textView();
@@ -349,8 +350,7 @@ private Q_SLOTS:
         // The find bar's count stays equal to a count over every row held
         // while rows arrive (committed and pending) and old ones are let go.
         ConsoleView view;
-        view.resize(600, 300);
-        view.show();
+        QVERIFY(showAt(view, 600, 300));
         view.setRun(8, {}, true);
         view.textView()->setScrollbackBudget(64 * 1024);
         view.showFindBar();
@@ -379,9 +379,7 @@ private Q_SLOTS:
     void selectAndCopy()
     {
         ConsoleView view;
-        view.resize(600, 300);
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(showAt(view, 600, 300));
         view.setRun(6, {}, true);
         view.appendBytes(6, 0, QByteArrayLiteral("alpha beta\ngamma delta\nlast\n"));
         QTRY_COMPARE(view.textView()->rowCount(), 3);
@@ -420,9 +418,7 @@ private Q_SLOTS:
         // Selecting with the mouse held above the view: it scrolls on by
         // itself (a terminal's behaviour), not one row per mouse move.
         ConsoleView view;
-        view.resize(600, 300);
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(showAt(view, 600, 300));
         view.setRun(7, {}, false);
         QByteArray bytes;
         for (int i = 0; i < 1000; ++i)
@@ -465,8 +461,7 @@ private Q_SLOTS:
         f.write(QByteArray(3 * 1024 * 1024, 'x') + '\n');
         f.close();
         ConsoleView view;
-        view.resize(600, 300);
-        view.show();
+        QVERIFY(showAt(view, 600, 300));
         view.setRun(8, path, true);
         QVERIFY2(view.textView()->placeholderText().startsWith(QStringLiteral("Reading 3")),
                  qPrintable(view.textView()->placeholderText()));
@@ -542,8 +537,7 @@ private Q_SLOTS:
     void tenMegabyteLineDoesNotFreeze()
     {
         ConsoleView view;
-        view.resize(800, 400);
-        view.show();
+        QVERIFY(showAt(view, 800, 400));
         view.setRun(5, {}, true);
         // Watch the event loop: the longest pause between 10 ms ticks.
         QElapsedTimer sinceTick;
@@ -602,8 +596,7 @@ private Q_SLOTS:
     void followModeAndFind()
     {
         ConsoleView view;
-        view.resize(600, 300);
-        view.show();
+        QVERIFY(showAt(view, 600, 300));
         view.setRun(4, {}, true);
         QByteArray bytes;
         for (int i = 0; i < 500; ++i)
@@ -625,7 +618,9 @@ private Q_SLOTS:
         QCOMPARE(bar->value(), bar->maximum());
 
         // Ctrl+F opens the find bar; Enter finds, highlights every match.
-        QApplication::setActiveWindow(&view);
+        // (X input focus asked for, not only Qt's notion of it: without a
+        // window manager nothing else gives it to the window.)
+        view.activateWindow();
         QVERIFY(QTest::qWaitForWindowActive(&view));
         view.textView()->setFocus();
         QTest::keyClick(view.textView(), Qt::Key_F, Qt::ControlModifier);

@@ -20,12 +20,7 @@ ConsoleLine line(const QString& text, QList<StyleSpan> spans = {}, bool fromStde
 
 StyleSpan span(int start, int length, quint32 fg, quint8 flags = 0)
 {
-    StyleSpan s;
-    s.start = start;
-    s.length = length;
-    s.fg = fg;
-    s.flags = flags;
-    return s;
+    return StyleSpan{start, length, fg, 0, flags};
 }
 
 // Every row of `c` as (text, spans, stderr, truncated, fullLength) equals `want`.

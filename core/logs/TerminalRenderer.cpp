@@ -11,12 +11,6 @@
 
 namespace ty {
 
-namespace {
-
-constexpr char32_t kReplacement = 0xFFFD;
-constexpr qint64 kMaxCol = qint64(1) << 40; // cursor columns never exceed this (W = 0 mode)
-
-// xterm's default palette (xterm 16-colour defaults, 6x6x6 cube, 24 greys).
 quint32 paletteColour(int index)
 {
     static constexpr quint32 kBasic[16] = {
@@ -38,6 +32,12 @@ quint32 paletteColour(int index)
     }
     return 0xFF000000u | rgb;
 }
+
+namespace {
+
+constexpr char32_t kReplacement = 0xFFFD;
+constexpr qint64 kMaxCol = qint64(1) << 40; // cursor columns never exceed this (W = 0 mode)
+
 
 // A complete, valid UTF-8 sequence of 2-4 bytes at p (WHATWG / Unicode
 // well-formed byte sequences table): its length and code point, else 0.

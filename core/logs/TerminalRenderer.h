@@ -15,6 +15,11 @@
 
 namespace ty {
 
+// xterm's default palette as 0xAARRGGBB (opaque): 0-15 the 16 colours of
+// xterm's defaults (SGR 30-37 are 0-7, 90-97 are 8-15), 16-231 the 6x6x6
+// cube, 232-255 the greys; 0 for any other index. The colours spans carry.
+quint32 paletteColour(int index);
+
 // Turns a raw console byte stream (a run's merged stdout/stderr, exactly as
 // written) into the rows a terminal would show, the way `cat FILE` in a tmux
 // pane of the same width renders it (tests/core/logs/tst_terminalrenderer_tmux

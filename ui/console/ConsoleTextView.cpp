@@ -13,6 +13,7 @@
 #include <QTimer>
 
 #include "logs/CharWidth.h"
+#include "logs/TerminalRenderer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -27,22 +28,16 @@ QColor ConsoleTextView::displayColour(quint32 argb, bool bold, const QColor& fal
 {
     if (argb == 0)
         return fallback;
-    // xterm's 16 basic colours, as TerminalRenderer's palette writes them.
-    static constexpr quint32 kBasic[16] = {
-        0x000000, 0xcd0000, 0x00cd00, 0xcdcd00, 0x0000ee, 0xcd00cd, 0x00cdcd, 0xe5e5e5,
-        0x7f7f7f, 0xff0000, 0x00ff00, 0xffff00, 0x5c5cff, 0xff00ff, 0x00ffff, 0xffffff,
-    };
-    quint32 rgb = argb & 0xFFFFFFu;
     if (bold) {
         for (int i = 0; i < 8; ++i)
-            if (rgb == kBasic[i]) {
-                rgb = kBasic[i + 8];
+            if (argb == paletteColour(i)) {
+                argb = paletteColour(i + 8);
                 break;
             }
     }
-    if (rgb == kBasic[4])
-        rgb = 0x3b78ff;
-    return QColor::fromRgb(rgb);
+    if (argb == paletteColour(4)) // blue
+        return QColor(0x3b, 0x78, 0xff);
+    return QColor::fromRgb(argb & 0xFFFFFFu);
 }
 
 namespace {

@@ -427,20 +427,25 @@ std::shared_ptr<SshPassphraseProvider> passphraseProvider()
     return std::make_shared<TtyPassphraseProvider>();
 }
 
+// The stored node called `name`, if any.
+std::optional<NodeRecord> storedNode(const Context& ctx, const QString& name)
+{
+    for (const NodeRecord& n : ctx.store->nodes())
+        if (n.name == name)
+            return n;
+    return std::nullopt;
+}
+
 // Adds the stored SSH node `name` to the engine (nothing for "local" or "").
 Result<void> addStoredNode(Context& ctx, RunEngine& engine, const QString& name)
 {
     if (name.isEmpty() || name == u"local")
         return {};
-    const QList<NodeRecord> nodes = ctx.store->nodes();
-    for (const NodeRecord& n : nodes) {
-        if (n.name == name) {
-            engine.addNode(n.name, std::make_unique<SshAgentTransport>(sshNodeOptionsFor(n, localAgentPath()),
-                                                                       passphraseProvider()));
-            return {};
-        }
-    }
-    return fail(QStringLiteral("no node named '%1' (see trainyardctl node ls)").arg(name));
+    const auto n = storedNode(ctx, name);
+    if (!n)
+        return fail(QStringLiteral("no node named '%1' (see trainyardctl node ls)").arg(name));
+    engine.addNode(n->name, std::make_unique<SshAgentTransport>(sshNodeOptionsFor(*n, localAgentPath()), passphraseProvider()));
+    return {};
 }
 
 // `ingest`: try to become the database's ingestion owner (records consoles,
@@ -513,13 +518,8 @@ int cmdSubmit(Context& ctx, const QStringList& args)
         return InvalidSpec;
     }
     const QString node = p.value(QStringLiteral("node"));
-    if (!node.isEmpty() && node != u"local") {
-        bool known = false;
-        for (const NodeRecord& n : ctx.store->nodes())
-            known = known || n.name == node;
-        if (!known)
-            return usageError(QStringLiteral("--node: no node named '%1' (see trainyardctl node ls)").arg(node));
-    }
+    if (!node.isEmpty() && node != u"local" && !storedNode(ctx, node))
+        return usageError(QStringLiteral("--node: no node named '%1' (see trainyardctl node ls)").arg(node));
     auto engine = makeEngine(ctx, node);
     const auto ids = engine->submitAll(*spec, node);
     if (!ids) {
@@ -1034,9 +1034,8 @@ int cmdNodeAdd(Context& ctx, const QStringList& args)
         if (!ok || rec.port < 1 || rec.port > 65535)
             return usageError(QStringLiteral("--port needs a number from 1 to 65535"));
     }
-    for (const NodeRecord& n : ctx.store->nodes())
-        if (n.name == rec.name)
-            return usageError(QStringLiteral("node add: a node named '%1' exists already (node rm it first)").arg(rec.name));
+    if (storedNode(ctx, rec.name))
+        return usageError(QStringLiteral("node add: a node named '%1' exists already (node rm it first)").arg(rec.name));
 
     SshNodeOptions options = sshNodeOptionsFor(rec, localAgentPath());
     options.acceptNewHostKey = p.isSet(QStringLiteral("accept-new-host-key"));
@@ -1179,10 +1178,7 @@ int cmdNode(Context& ctx, const QStringList& args)
         if (names.size() != 1)
             return usageError(QStringLiteral("node rm needs exactly one NAME"));
         const QString name = names.front();
-        bool exists = false;
-        for (const NodeRecord& n : ctx.store->nodes())
-            exists = exists || n.name == name;
-        if (!exists) {
+        if (!storedNode(ctx, name)) {
             err() << "trainyardctl: no node named '" << name << "' (see trainyardctl node ls)\n";
             return NoSuchRun;
         }

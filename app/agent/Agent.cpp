@@ -550,7 +550,8 @@ void Agent::opTail(const Json& id, const Json& req)
         return;
     }
     closeTail(run); // a new tail of the same run replaces the old one
-    tails_[run] = Tail{fd, offset, follow, p.exitJson, std::make_shared<StderrRangeReader>(p.stderrRanges)};
+    Tail& t = tails_[run] = Tail{fd, offset, follow, p.exitJson, std::make_shared<StderrRangeReader>(p.stderrRanges)};
+    t.sent.reset(offset);
     reply(id, Json{{"size", std::int64_t(st.st_size)}});
     tailsHaveData_ = true;
 }
@@ -844,6 +845,7 @@ void Agent::pumpTails(bool tick)
                 }
                 out_.pushFrame(std::move(header), std::move(buf));
                 t.offset = end;
+                t.sent.advance(t.fd, end);
             }
             if (t.offset < size)
                 tailsHaveData_ = true;

@@ -11,6 +11,7 @@
 #include "Gpus.h"
 #include "RunRegistry.h"
 #include "StderrRanges.h"
+#include "WriteBehind.h"
 
 #include <sys/types.h>
 
@@ -56,6 +57,7 @@ private:
         bool follow = false;
         std::string exitPath;
         std::shared_ptr<StderrRangeReader> stderrRanges; // the run's console.stderr
+        WriteBehind sent{WriteBehind::Drop}; // bytes sent leave the page cache a window later
     };
     struct Tracked {
         long supervisorPid = 0;

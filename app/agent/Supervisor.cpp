@@ -2,6 +2,7 @@
 
 #include "Posix.h"
 #include "StderrRanges.h"
+#include "WriteBehind.h"
 
 #include <cerrno>
 #include <csignal>
@@ -28,7 +29,7 @@ namespace {
 
 constexpr int kKillGiveUpMs = 30000; // a process stuck in D state after SIGKILL
 constexpr std::size_t kReadChunk = 64 * 1024;   // bytes per read() of an output pipe
-constexpr std::size_t kSpliceMax = 1024 * 1024; // bytes per splice() (no copy: as much as the pipe holds)
+constexpr std::size_t kSpliceMax = 256 * 1024; // bytes per splice()
 constexpr int kPipeSize = 1024 * 1024;        // asked for with F_SETPIPE_SZ (fewer wake-ups)
 
 // The run's stdout and stderr pipes, copied to console.log in the order the
@@ -47,6 +48,14 @@ struct OutputPump {
     std::int64_t offset = 0; // console.log's size
     bool useSplice = true;
     std::vector<char> buf = std::vector<char>(kReadChunk);
+    WriteBehind trail{WriteBehind::Flush}; // the agent's tail drops what it has sent (WriteBehind.h)
+
+    // The console starts (or resumes) at `size` bytes.
+    void startAt(std::int64_t size)
+    {
+        offset = size;
+        trail.reset(size);
+    }
 
     bool open() const { return fds[0] >= 0 || fds[1] >= 0; }
 
@@ -71,6 +80,7 @@ struct OutputPump {
             done += std::size_t(w);
         }
         offset += std::int64_t(done);
+        trail.advance(consoleFd, offset);
     }
 
     // Moves up to `max` bytes of pipe `i` to the console. Returns the bytes
@@ -82,6 +92,7 @@ struct OutputPump {
             const ssize_t n = ::splice(fds[i], nullptr, consoleFd, &off, max, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
             if (n >= 0) {
                 offset = off;
+                trail.advance(consoleFd, offset);
                 return n;
             }
             if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
@@ -212,7 +223,7 @@ pid_t startKeeper(const OutputPump& pump, int reportFd)
     p.consoleFd = pump.consoleFd;
     p.sidecarFd = pump.sidecarFd;
     struct stat st{};
-    p.offset = ::fstat(p.consoleFd, &st) == 0 ? std::int64_t(st.st_size) : pump.offset;
+    p.startAt(::fstat(p.consoleFd, &st) == 0 ? std::int64_t(st.st_size) : pump.offset);
     for (int fd : p.fds)
         setNonBlocking(fd, true);
     p.untilEof();
@@ -320,11 +331,13 @@ int readCancelGrace(const std::string& path, int fallback)
     // OutputPump), so the console stays one merged stream, byte for byte what
     // was written, while the sidecar says which bytes came from stderr.
     OutputPump pump;
-    pump.consoleFd = openConsole(plan.console, pump.offset);
+    std::int64_t consoleSize = 0;
+    pump.consoleFd = openConsole(plan.console, consoleSize);
     if (pump.consoleFd < 0) {
         report(rfd, "ERR cannot open " + plan.console + ": " + errnoText(errno));
         ::_exit(1);
     }
+    pump.startAt(consoleSize);
     pump.sidecarFd = openAppend(plan.stderrRangesPath);
     if (pump.sidecarFd < 0) {
         report(rfd, "ERR cannot open " + plan.stderrRangesPath + ": " + errnoText(errno));

@@ -76,6 +76,7 @@ Result<qint64> RunIngest::open(const QString& dir)
         processCommitted(false);
     }
     m_copy.seek(m_fetched);
+    m_copyTrail.reset(m_fetched);
     return m_fetched;
 }
 
@@ -111,6 +112,7 @@ Result<QList<MetricPoint>> RunIngest::ingest(qint64 offset, QByteArrayView bytes
         return fail(QStringLiteral("run %1: cannot append to %2: %3").arg(m_run.id).arg(m_run.consolePath, m_copy.errorString()));
     m_copy.flush();
     m_fetched += fresh.size();
+    m_copyTrail.advance(m_copy.handle(), m_fetched);
     m_renderer->feed(fresh);
     return processCommitted(false);
 }

@@ -2,6 +2,7 @@
 
 #include "common/Result.h"
 #include "common/Run.h"
+#include "common/WriteBehind.h"
 #include "logs/ConsoleLine.h"
 #include "logs/MetricExtractor.h"
 #include "logs/StderrRanges.h"
@@ -74,6 +75,7 @@ private:
     RunRecord m_run;
     ResultStore* m_store;
     QFile m_copy;
+    WriteBehind m_copyTrail{WriteBehind::Flush | WriteBehind::Drop}; // written and ingested at once: both
     QFile m_times; // <dir>/console.times: arrival time per ingest chunk (logs/ConsoleTimes.h)
     std::unique_ptr<TerminalRenderer> m_renderer;
     QList<MetricRule> m_rules;

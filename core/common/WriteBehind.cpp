@@ -1,0 +1,39 @@
+#include "WriteBehind.h"
+
+#include <algorithm>
+
+#include <fcntl.h>
+
+namespace ty {
+
+void WriteBehind::reset(std::int64_t position)
+{
+    m_start = position;
+    m_flushed = position;
+    m_dropped = position;
+}
+
+void WriteBehind::advance(int fd, std::int64_t position)
+{
+    if (fd < 0 || m_window <= 0)
+        return;
+    // Whole windows only: a call per window, not per append.
+    const std::int64_t behind = (position - m_window) / m_window * m_window;
+    if ((m_modes & Flush) && behind > m_flushed) {
+#if defined(__linux__)
+        ::sync_file_range(fd, m_flushed, behind - m_flushed, SYNC_FILE_RANGE_WRITE);
+#endif
+        m_flushed = behind;
+    }
+    if (!(m_modes & Drop))
+        return;
+    // After a flush, the window before: its writeback started a window ago.
+    const std::int64_t dropTo = (m_modes & Flush) ? behind - m_window : behind;
+    if (dropTo > m_dropped) {
+        const std::int64_t from = std::max(m_dropped - m_window, m_start);
+        ::posix_fadvise(fd, from, dropTo - from, POSIX_FADV_DONTNEED);
+        m_dropped = dropTo;
+    }
+}
+
+} // namespace ty

@@ -10,9 +10,38 @@
 #include <limits>
 #include <string_view>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace ty {
 
 namespace {
+
+// Whether the line holds '=' or ':', in one pass: eight UTF-16 units a step
+// where SSE2 is there (x86-64 always has it). Two QStringView::contains()
+// calls cost ~420 instructions on a 100-character line (callgrind), a loop
+// testing both per character ~800.
+bool containsEqualsOrColon(QStringView line)
+{
+    const char16_t* const units = line.utf16();
+    const qsizetype n = line.size();
+    qsizetype i = 0;
+#if defined(__SSE2__)
+    const __m128i eq = _mm_set1_epi16(short(u'='));
+    const __m128i colon = _mm_set1_epi16(short(u':'));
+    for (; i + 8 <= n; i += 8) {
+        const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(units + i));
+        if (_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi16(x, eq), _mm_cmpeq_epi16(x, colon))) != 0)
+            return true;
+    }
+#endif
+    for (; i < n; ++i) {
+        if (units[i] == u'=' || units[i] == u':')
+            return true;
+    }
+    return false;
+}
 
 bool isKeyStart(QChar c)
 {
@@ -533,10 +562,8 @@ void MetricExtractor::extractPairs(QStringView line, QList<Raw>& out, LineInfo& 
 QList<ExtractedMetric> MetricExtractor::extract(QStringView line)
 {
     QList<ExtractedMetric> result;
-    // Cheap rejection: no separator and no custom rule, nothing to find
-    // (Qt's single-character search is vectorised; a loop testing both per
-    // character cost ~800 instructions on a 100-character line).
-    const bool hasSep = line.contains(u'=') || line.contains(u':');
+    // Cheap rejection: no separator and no custom rule, nothing to find.
+    const bool hasSep = containsEqualsOrColon(line);
     if (!hasSep && m_rules.isEmpty())
         return result;
 

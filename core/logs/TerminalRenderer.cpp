@@ -92,6 +92,7 @@ size_t qHash(const TerminalRenderer::Style& s, size_t seed) noexcept
 void TerminalRenderer::Row::reset(qint64 offset)
 {
     cells.clear();
+    plain.clear();
     byteOffset = offset;
     fullLength = 0;
     wrapped = false;
@@ -123,6 +124,13 @@ void TerminalRenderer::feed(QByteArrayView bytes)
         if (m_state == State::Ground && m_utfNeed == 0) {
             if (b >= 0x20 && b < 0x7F) {
                 m_curByte = m_offset + (p - begin);
+                if (m_plainRows) {
+                    const unsigned char* after = printPlainLine(p, end);
+                    if (after != p) {
+                        p = after; // at its '\n', which the usual path takes
+                        continue;
+                    }
+                }
                 p = printAsciiRun(p, end);
                 continue;
             }
@@ -161,6 +169,32 @@ bool anyNonPrintable(quint64 x)
     const quint64 del = x ^ (0x7F * ones);
     const quint64 isDel = (del - ones) & ~del & highs;
     return (below | isDel | (x & highs)) != 0;
+}
+
+// The end of the printable ASCII (0x20..0x7E) run that starts at p: 16
+// bytes a step with SSE2 (a signed compare takes the bytes from 0x80 as
+// negative, so "below 0x20" catches them too), the exact position from the
+// mask; 8 with SWAR elsewhere.
+const unsigned char* printableRunEnd(const unsigned char* p, const unsigned char* end)
+{
+#if defined(__SSE2__)
+    const __m128i space = _mm_set1_epi8(0x20);
+    const __m128i del = _mm_set1_epi8(0x7F);
+    for (; end - p >= 16; p += 16) {
+        const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        const int stop = _mm_movemask_epi8(_mm_or_si128(_mm_cmplt_epi8(x, space), _mm_cmpeq_epi8(x, del)));
+        if (stop != 0)
+            return p + __builtin_ctz(unsigned(stop));
+    }
+#endif
+    for (quint64 x; end - p >= 8; p += 8) {
+        std::memcpy(&x, p, 8);
+        if (anyNonPrintable(x))
+            break;
+    }
+    while (p < end && *p >= 0x20 && *p < 0x7F)
+        ++p;
+    return p;
 }
 
 } // namespace
@@ -242,16 +276,39 @@ bool TerminalRenderer::narrowUsualCells(const Cell* cells, qint64 n, char16_t* o
     return anyBits < 0x10000 && !styleDiff;
 }
 
+// A line of printable ASCII that ends in '\n', written at the start of an
+// empty row in the default style and no wider than a row keeps (so it
+// neither wraps nor is truncated): the row keeps the bytes themselves (a
+// plain row) instead of a cell per character. rowAt() turns it into cells if
+// the cursor ever comes back to it; toLine() makes its text straight from
+// the bytes. Returns the '\n', or `p` if the line is not such a line.
+const unsigned char* TerminalRenderer::printPlainLine(const unsigned char* p, const unsigned char* end)
+{
+    if (m_col != 0 || m_styleId != 0)
+        return p;
+    Row& row = cursorRow();
+    if (!row.cells.empty() || !row.plain.empty() || row.fullLength != 0 || row.combining)
+        return p;
+    const unsigned char* q = printableRunEnd(p, end);
+    if (q == end || *q != '\n' || q - p > m_storeLimit)
+        return p;
+    row.plain.assign(reinterpret_cast<const char*>(p), size_t(q - p));
+    row.fullLength = q - p;
+    m_col = q - p;
+    return q;
+}
+
+void TerminalRenderer::materialize(Row& row)
+{
+    const size_t n = row.plain.size();
+    row.cells.resize(n); // uninitialised: every cell is written just below
+    fillAsciiCells(row.cells.data(), reinterpret_cast<const unsigned char*>(row.plain.data()), n, 0);
+    row.plain.clear();
+}
+
 const unsigned char* TerminalRenderer::printAsciiRun(const unsigned char* p, const unsigned char* end)
 {
-    const unsigned char* q = p;
-    for (quint64 x; end - q >= 8; q += 8) {
-        std::memcpy(&x, q, 8);
-        if (anyNonPrintable(x))
-            break;
-    }
-    while (q < end && *q >= 0x20 && *q < 0x7F)
-        ++q;
+    const unsigned char* q = printableRunEnd(p, end);
     const unsigned char* const runStart = p;
     const qint64 base = m_curByte;
     while (p < q) {
@@ -853,7 +910,10 @@ TerminalRenderer::Row& TerminalRenderer::rowAt(int index)
         }
         m_screen.back().reset(m_curByte);
     }
-    return m_screen[size_t(index)];
+    Row& row = m_screen[size_t(index)];
+    if (!row.plain.empty())
+        materialize(row);
+    return row;
 }
 
 TerminalRenderer::Row& TerminalRenderer::cursorRow()
@@ -941,6 +1001,10 @@ void TerminalRenderer::eraseRowsAbove(int rowIndex)
 
 bool TerminalRenderer::isBlankRow(const Row& row)
 {
+    for (char c : row.plain) {
+        if (c != ' ')
+            return false;
+    }
     for (const Cell& c : row.cells) {
         if (c.cp != 0 && c.cp != ' ')
             return false;
@@ -955,6 +1019,16 @@ ConsoleLine TerminalRenderer::toLine(const Row& row) const
     ConsoleLine line;
     line.byteOffset = row.byteOffset;
     line.wrapped = row.wrapped;
+    if (!row.plain.empty()) {
+        // Printable ASCII in the default style, never wider than a row keeps:
+        // only the trailing spaces go, as below.
+        qsizetype n = qsizetype(row.plain.size());
+        while (n > 0 && row.plain[size_t(n - 1)] == ' ')
+            --n;
+        line.text = QString::fromLatin1(QByteArrayView(row.plain.data(), n));
+        line.fullLength = n;
+        return line;
+    }
 
     // Last visible cell: trailing blanks and plain spaces are not part of the row.
     qint64 last = qint64(row.cells.size()) - 1;

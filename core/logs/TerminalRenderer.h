@@ -83,6 +83,13 @@ public:
     // the only divergence from a terminal, and only for rows committed early.
     void commitSettledRows();
 
+    // Plain rows (on by default): a line of printable ASCII written at the
+    // start of an empty row in the default style is kept as its bytes rather
+    // than a cell per character, and turned into cells only if the cursor
+    // comes back to it. The same lines either way (tests compare the two);
+    // off is for those tests and for benchmarks.
+    void setPlainRows(bool on) { m_plainRows = on; }
+
     // Commits every row above the cursor's row (e.g. once the stream has been
     // quiet for a while). Afterwards cursor-up stops at the cursor's current row.
     void commitAboveCursor();
@@ -128,6 +135,7 @@ private:
     };
     struct Row {
         std::vector<Cell, DefaultInitAllocator<Cell>> cells;
+        std::string plain; // a plain row's bytes (then `cells` is empty; see printPlainLine())
         qint64 byteOffset = 0;
         qint64 fullLength = 0; // columns reached, including those past maxLineChars
         bool wrapped = false;
@@ -150,6 +158,7 @@ private:
     // stream processing
     void processByte(unsigned char b, qint64 offset);
     const unsigned char* printAsciiRun(const unsigned char* p, const unsigned char* end);
+    const unsigned char* printPlainLine(const unsigned char* p, const unsigned char* end);
     void printCodepoint(char32_t cp);
     void putCell(char32_t cp, int w);
     void execControl(unsigned char b);
@@ -160,7 +169,8 @@ private:
 
     // screen operations
     Row& cursorRow();
-    Row& rowAt(int index);
+    Row& rowAt(int index); // a plain row turned into cells: every change goes through here
+    void materialize(Row& row);
     void lineFeed(bool wrapped);
     void newRowAtBottom();
     void commitFront();
@@ -178,6 +188,7 @@ private:
     const int m_maxLineChars;
     const int m_liveRows;
     const int m_storeLimit; // cells stored per row: min(width or inf, maxLineChars)
+    bool m_plainRows = true;
 
     std::deque<Row> m_screen; // live region, m_screen[0] is its top row
     std::vector<Row> m_spare;  // recycled rows (keeps their cell capacity)

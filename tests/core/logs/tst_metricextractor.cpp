@@ -250,6 +250,19 @@ private Q_SLOTS:
                                         {QStringLiteral("grad_norm"), -0.5}}));
     }
 
+    // The separator check reads eight characters at a time: a pair is found
+    // with its '=' or ':' at every position of the blocks and of the tail.
+    void separatorAtEveryPosition()
+    {
+        for (int pad = 0; pad < 40; ++pad) {
+            const QString lead(pad, u'x');
+            QCOMPARE(one(QString(lead + QStringLiteral(" loss=0.5"))), (QMap<QString, double>{{QStringLiteral("loss"), 0.5}}));
+            QCOMPARE(one(QString(lead + QStringLiteral(" - loss: 0.5 - acc: 0.25"))),
+                     (QMap<QString, double>{{QStringLiteral("loss"), 0.5}, {QStringLiteral("acc"), 0.25}}));
+            QVERIFY(one(QString(lead + QStringLiteral(" loss 0.5 ") + lead)).isEmpty());
+        }
+    }
+
     void keyColonValue()
     {
         QCOMPARE(one(u"loss: 0.31 acc: 0.91"), (QMap<QString, double>{{QStringLiteral("loss"), 0.31}, {QStringLiteral("acc"), 0.91}}));

@@ -184,6 +184,86 @@ private Q_SLOTS:
         }
     }
 
+    // Plain rows (a line of printable ASCII kept as its bytes) against the
+    // cell grid alone: every field of every committed and pending line after
+    // every feed, on the real logs and on generated streams that mix plain
+    // lines with what must turn a plain row into cells or keep a line off
+    // the plain path (cursor-up onto plain rows, erases, inserts, styles,
+    // \r redraws, wide and invalid UTF-8, tabs, backspace, lines at and past
+    // the width and the stored limit, trailing spaces), fed in random pieces
+    // with commitSettledRows() at random points.
+    void plainRowsEqualTheCellGrid()
+    {
+        QList<QByteArray> streams;
+        for (const char* name : {"plain_torch", "lightning_run", "lightning_tqdm", "nested_tqdm", "oom_midrun"})
+            streams.append(test::readFixture(QStringLiteral("gpu-workstation/logs/%1.log").arg(QLatin1String(name))));
+        QRandomGenerator rng(7);
+        static const char* const kPieces[] = {
+            "\x1b[31m", "\x1b[0m", "\x1b[1;32m", "\r", "\r\x1b[K", "\x1b[A", "\x1b[3A", "\x1b[2;5H", "\x1b" "7", "\x1b" "8",
+            "\x1b[2P", "\x1b[3@", "\x1b[1K", "\x1b[J", "\x1b[1J", "\x1bM", "\t", "\b", "\xe2\x96\x88", "\xe4\xb8\xad",
+            "\xcc\x81", "\xff", "\x1b[5G", "\x1b[2J", "\n", "\n\n", "   ", "xyz",
+        };
+        for (int s = 0; s < 6; ++s) {
+            QByteArray b;
+            while (b.size() < 100000) {
+                const quint32 kind = rng.bounded(100);
+                if (kind < (s < 3 ? 90u : 70u)) { // mostly plain lines, some with trailing spaces or overlong
+                    const int len = kind < 4 ? int(rng.bounded(60, 200)) : int(rng.bounded(0, 50));
+                    for (int i = 0; i < len; ++i)
+                        b += char(rng.bounded(0x20, 0x7F));
+                    if (rng.bounded(4) == 0)
+                        b += "  ";
+                    b += '\n';
+                } else {
+                    b += kPieces[rng.bounded(int(std::size(kPieces)))];
+                }
+            }
+            streams.append(b);
+        }
+        const auto compareLines = [](const QList<ConsoleLine>& got, const QList<ConsoleLine>& expected) {
+            QCOMPARE(got.size(), expected.size());
+            for (qsizetype i = 0; i < got.size(); ++i) {
+                const ConsoleLine& g = got.at(i);
+                const ConsoleLine& e = expected.at(i);
+                QCOMPARE(g.text, e.text);
+                QCOMPARE(g.spans, e.spans);
+                QCOMPARE(g.byteOffset, e.byteOffset);
+                QCOMPARE(g.truncated, e.truncated);
+                QCOMPARE(g.fullLength, e.fullLength);
+                QCOMPARE(g.wrapped, e.wrapped);
+            }
+        };
+        qint64 linesCompared = 0;
+        for (const QByteArray& bytes : streams) {
+            QVERIFY(!bytes.isEmpty());
+            for (const auto& [width, maxChars] : {std::pair{0, 16384}, std::pair{0, 40}, std::pair{80, 16384}, std::pair{120, 50}}) {
+                TerminalRenderer grid(width, maxChars, 16);
+                grid.setPlainRows(false);
+                TerminalRenderer plain(width, maxChars, 16);
+                for (qsizetype from = 0; from < bytes.size();) {
+                    const qsizetype n = std::min<qsizetype>(bytes.size() - from, rng.bounded(1, 3000));
+                    const QByteArrayView piece = QByteArrayView(bytes).sliced(from, n);
+                    grid.feed(piece);
+                    plain.feed(piece);
+                    if (rng.bounded(3) == 0) {
+                        grid.commitSettledRows();
+                        plain.commitSettledRows();
+                    }
+                    const QList<ConsoleLine> expected = grid.takeCommitted();
+                    compareLines(plain.takeCommitted(), expected);
+                    compareLines(plain.pendingLines(), grid.pendingLines());
+                    QCOMPARE(plain.pendingStartOffset(), grid.pendingStartOffset());
+                    linesCompared += expected.size();
+                    from += n;
+                }
+                grid.finish();
+                plain.finish();
+                compareLines(plain.takeCommitted(), grid.takeCommitted());
+            }
+        }
+        QVERIFY(linesCompared > 10000);
+    }
+
     void asciiRunEndsAtEveryByteOfAWord()
     {
         // The printable-ASCII fast path tests 8 bytes at a time: a byte that

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#if defined(__unix__) || defined(__APPLE__)
 #include <fcntl.h>
+#endif
 
 namespace ty {
 
@@ -31,7 +33,11 @@ void WriteBehind::advance(int fd, std::int64_t position)
     const std::int64_t dropTo = (m_modes & Flush) ? behind - m_window : behind;
     if (dropTo > m_dropped) {
         const std::int64_t from = std::max(m_dropped - m_window, m_start);
+#if defined(POSIX_FADV_DONTNEED)
         ::posix_fadvise(fd, from, dropTo - from, POSIX_FADV_DONTNEED);
+#else
+        (void)from; // no posix_fadvise (macOS, Windows): the cache is the system's business
+#endif
         m_dropped = dropTo;
     }
 }

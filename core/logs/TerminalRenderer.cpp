@@ -287,7 +287,9 @@ const unsigned char* TerminalRenderer::printPlainLine(const unsigned char* p, co
     if (m_col != 0 || m_styleId != 0)
         return p;
     Row& row = cursorRow();
-    if (!row.cells.empty() || !row.plain.empty() || row.fullLength != 0 || row.combining)
+    // A soft-wrapped row that was erased keeps its wrap mark, and toLine()
+    // keeps the written spaces of a wrapped row: not plain.
+    if (!row.cells.empty() || !row.plain.empty() || row.fullLength != 0 || row.combining || row.wrapped)
         return p;
     const unsigned char* q = printableRunEnd(p, end);
     if (q == end || *q != '\n' || q - p > m_storeLimit)

@@ -202,6 +202,10 @@ private Q_SLOTS:
             "\x1b[31m", "\x1b[0m", "\x1b[1;32m", "\r", "\r\x1b[K", "\x1b[A", "\x1b[3A", "\x1b[2;5H", "\x1b" "7", "\x1b" "8",
             "\x1b[2P", "\x1b[3@", "\x1b[1K", "\x1b[J", "\x1b[1J", "\x1bM", "\t", "\b", "\xe2\x96\x88", "\xe4\xb8\xad",
             "\xcc\x81", "\xff", "\x1b[5G", "\x1b[2J", "\n", "\n\n", "   ", "xyz",
+            "\x1b[A\r\x1b[2K", "\x1b[2A\r\x1b[J", // a progress bar's redraw: up, to column 0, erase
+            // ... onto a row that soft-wrapped (at width 80 or 120), then a line with trailing spaces
+            "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
+            "0123456789012345678901234567890123456789\n\x1b[2A\r\x1b[2Kab  \n",
         };
         for (int s = 0; s < 6; ++s) {
             QByteArray b;
@@ -262,6 +266,27 @@ private Q_SLOTS:
             }
         }
         QVERIFY(linesCompared > 10000);
+    }
+
+    // Found by review: a soft-wrapped row that was erased keeps its wrap
+    // mark, and a wrapped row keeps its written spaces; it must not become
+    // a plain row (which trims them). Cursor-up, clear line, redraw: what a
+    // progress bar does.
+    void erasedWrappedRowIsNotPlain()
+    {
+        const QByteArray bytes("0123456789X" "\x1b[A\r\x1b[2K" "ab  \n" "next\n");
+        for (const bool plainRows : {false, true}) {
+            TerminalRenderer r(10);
+            r.setPlainRows(plainRows);
+            r.feed(bytes);
+            r.finish();
+            const QList<ConsoleLine> lines = r.takeCommitted();
+            QCOMPARE(lines.size(), 2); // "next" overwrote the "X" of the second row
+            QCOMPARE(lines.at(0).text, QStringLiteral("ab  "));
+            QCOMPARE(lines.at(0).fullLength, qint64(4));
+            QVERIFY(lines.at(0).wrapped);
+            QCOMPARE(lines.at(1).text, QStringLiteral("next"));
+        }
     }
 
     void asciiRunEndsAtEveryByteOfAWord()

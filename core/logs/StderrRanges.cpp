@@ -109,6 +109,8 @@ Result<void> StderrSidecar::append(const ByteRanges& ranges)
 
 void markStderrLines(QList<ConsoleLine>& lines, qint64 base, qint64 end, const StderrRanges& ranges)
 {
+    if (ranges.isEmpty())
+        return; // fromStderr stays as the renderer left it: false (the usual run writes no stderr for a while)
     for (qsizetype i = 0; i < lines.size(); ++i) {
         const qint64 from = base + lines[i].byteOffset;
         qint64 to = i + 1 < lines.size() ? base + lines[i + 1].byteOffset : end;

@@ -73,7 +73,8 @@ private:
     StderrRanges m_ranges;
 };
 
-// Sets ConsoleLine::fromStderr on `lines`: line i covers the stream bytes
+// Marks ConsoleLine::fromStderr on `lines` (unmarked, as the renderer makes
+// them; with no ranges nothing is touched): line i covers the stream bytes
 // [base + byteOffset(i), base + byteOffset(i + 1)) and the last one up to
 // `end` (a row that a later one does not follow in the stream covers at least
 // its first byte); it is marked when any of them came from stderr.

@@ -1128,7 +1128,12 @@ ConsoleLine TerminalRenderer::toLine(const Row& row) const
 
 QList<ConsoleLine> TerminalRenderer::takeCommitted()
 {
-    return std::exchange(m_committed, {});
+    // The next batch is usually as long as this one: room for it is made
+    // once, not by doubling from nothing a dozen times per feed.
+    QList<ConsoleLine> lines;
+    lines.reserve(m_committed.size());
+    lines.swap(m_committed);
+    return lines;
 }
 
 QList<ConsoleLine> TerminalRenderer::pendingLines() const

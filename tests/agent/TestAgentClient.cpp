@@ -807,18 +807,24 @@ private Q_SLOTS:
     {
         // The agent's side of the framing rules: a garbled request line is a
         // protocol error naming the line; the agent says so and exits.
+        // Its own state directory: the shared one holds the earlier tests'
+        // runs, whose ends the agent may report between these lines (a CI
+        // run once saw that).
+        QTemporaryDir state;
+        QVERIFY(state.isValid());
         QProcess agent;
-        agent.start(test::agentPath(), {QStringLiteral("--stdio"), QStringLiteral("--state-dir"), stateDir_.path()});
+        agent.start(test::agentPath(), {QStringLiteral("--stdio"), QStringLiteral("--state-dir"), state.path()});
         QVERIFY(agent.waitForStarted());
         agent.write("{\"id\":1,\"op\":\"ping\"}\n{\"id\":2,\"op\"\n");
         agent.closeWriteChannel();
         QVERIFY(agent.waitForFinished(5000));
         QCOMPARE(agent.exitCode(), 2);
-        const QList<QByteArray> lines = agent.readAllStandardOutput().split('\n');
-        QVERIFY(lines.size() >= 3);
-        QVERIFY(lines[0].contains("\"type\":\"hello\""));
-        QVERIFY(lines[1].contains("\"id\":1") && lines[1].contains("\"ok\":true"));
-        QVERIFY2(lines[2].contains("\"type\":\"error\"") && lines[2].contains("line 2"), lines[2].constData());
+        const QByteArray out = agent.readAllStandardOutput();
+        const QList<QByteArray> lines = out.split('\n');
+        QVERIFY2(lines.size() >= 3, out.constData());
+        QVERIFY2(lines[0].contains("\"type\":\"hello\""), out.constData());
+        QVERIFY2(lines[1].contains("\"id\":1") && lines[1].contains("\"ok\":true"), out.constData());
+        QVERIFY2(lines[2].contains("\"type\":\"error\"") && lines[2].contains("line 2"), out.constData());
         QVERIFY(lines[2].contains("{\\\"id\\\":2,\\\"op\\\""));
     }
 

@@ -38,7 +38,6 @@ namespace {
 constexpr char32_t kReplacement = 0xFFFD;
 constexpr qint64 kMaxCol = qint64(1) << 40; // cursor columns never exceed this (W = 0 mode)
 
-
 // A complete, valid UTF-8 sequence of 2-4 bytes at p (WHATWG / Unicode
 // well-formed byte sequences table): its length and code point, else 0.
 int decodeUtf8(const unsigned char* p, const unsigned char* end, char32_t& cp)
@@ -114,46 +113,6 @@ TerminalRenderer::~TerminalRenderer() = default;
 
 // ---------------------------------------------------------------- stream
 
-void TerminalRenderer::feed(QByteArrayView bytes)
-{
-    const auto* begin = reinterpret_cast<const unsigned char*>(bytes.data());
-    const auto* p = begin;
-    const auto* end = p + bytes.size();
-    while (p < end) {
-        const unsigned char b = *p;
-        if (m_state == State::Ground && m_utfNeed == 0) {
-            if (b >= 0x20 && b < 0x7F) {
-                m_curByte = m_offset + (p - begin);
-                if (m_plainRows) {
-                    const unsigned char* after = printPlainLine(p, end);
-                    if (after != p) {
-                        p = after; // at its '\n', which the usual path takes
-                        continue;
-                    }
-                }
-                p = printAsciiRun(p, end);
-                continue;
-            }
-            // A whole, valid multi-byte sequence (progress-bar blocks, box
-            // drawing): decoded at once. Anything else (invalid, or split
-            // across feed() calls) goes byte by byte through processByte(),
-            // which gives the same result.
-            char32_t cp = 0;
-            const int len = decodeUtf8(p, end, cp);
-            if (len > 0) {
-                m_curByte = m_offset + (p - begin) + len - 1; // as processByte() leaves it: the last byte
-                printCodepoint(cp);
-                p += len;
-                continue;
-            }
-        }
-        m_curByte = m_offset + (p - begin);
-        processByte(b, m_curByte);
-        ++p;
-    }
-    m_offset += bytes.size();
-}
-
 namespace {
 
 // Whether any of the 8 bytes in x is below 0x20 or at least 0x7F (not
@@ -198,6 +157,43 @@ const unsigned char* printableRunEnd(const unsigned char* p, const unsigned char
 }
 
 } // namespace
+
+void TerminalRenderer::feed(QByteArrayView bytes)
+{
+    const auto* begin = reinterpret_cast<const unsigned char*>(bytes.data());
+    const auto* p = begin;
+    const auto* end = p + bytes.size();
+    while (p < end) {
+        const unsigned char b = *p;
+        if (m_state == State::Ground && m_utfNeed == 0) {
+            if (b >= 0x20 && b < 0x7F) {
+                m_curByte = m_offset + (p - begin);
+                const unsigned char* const runEnd = printableRunEnd(p, end);
+                if (!(m_plainRows && printPlainLine(p, runEnd, end)))
+                    printAsciiRun(p, runEnd);
+                p = runEnd; // a plain line's '\n' is taken by the usual path
+                continue;
+            }
+            // A whole, valid multi-byte sequence (progress-bar blocks, box
+            // drawing): decoded at once. Anything else (invalid, or split
+            // across feed() calls) goes byte by byte through processByte(),
+            // which gives the same result.
+            char32_t cp = 0;
+            const int len = decodeUtf8(p, end, cp);
+            if (len > 0) {
+                m_curByte = m_offset + (p - begin) + len - 1; // as processByte() leaves it: the last byte
+                printCodepoint(cp);
+                p += len;
+                continue;
+            }
+        }
+        m_curByte = m_offset + (p - begin);
+        processByte(b, m_curByte);
+        ++p;
+    }
+    m_offset += bytes.size();
+}
+
 
 // cells[i] = {bytes[i], style} for i < n: the ASCII fast path's inner loop
 // (16 bytes widened at a time where SSE2 is there, which x86-64 always has).
@@ -276,28 +272,25 @@ bool TerminalRenderer::narrowUsualCells(const Cell* cells, qint64 n, char16_t* o
     return anyBits < 0x10000 && !styleDiff;
 }
 
-// A line of printable ASCII that ends in '\n', written at the start of an
-// empty row in the default style and no wider than a row keeps (so it
-// neither wraps nor is truncated): the row keeps the bytes themselves (a
-// plain row) instead of a cell per character. rowAt() turns it into cells if
-// the cursor ever comes back to it; toLine() makes its text straight from
-// the bytes. Returns the '\n', or `p` if the line is not such a line.
-const unsigned char* TerminalRenderer::printPlainLine(const unsigned char* p, const unsigned char* end)
+// The printable ASCII run [p, q) when it is a whole line (q is a '\n'),
+// written at the start of an empty row in the default style and no wider
+// than a row keeps (so it neither wraps nor is truncated): the row keeps the
+// bytes themselves (a plain row) instead of a cell per character. rowAt()
+// turns it into cells if the cursor ever comes back to it; toLine() makes
+// its text straight from the bytes. Returns false (nothing done) otherwise.
+bool TerminalRenderer::printPlainLine(const unsigned char* p, const unsigned char* q, const unsigned char* end)
 {
-    if (m_col != 0 || m_styleId != 0)
-        return p;
+    if (q == end || *q != '\n' || q - p > m_storeLimit || m_col != 0 || m_styleId != 0)
+        return false;
     Row& row = cursorRow();
     // A soft-wrapped row that was erased keeps its wrap mark, and toLine()
     // keeps the written spaces of a wrapped row: not plain.
     if (!row.cells.empty() || !row.plain.empty() || row.fullLength != 0 || row.combining || row.wrapped)
-        return p;
-    const unsigned char* q = printableRunEnd(p, end);
-    if (q == end || *q != '\n' || q - p > m_storeLimit)
-        return p;
+        return false;
     row.plain.assign(reinterpret_cast<const char*>(p), size_t(q - p));
     row.fullLength = q - p;
     m_col = q - p;
-    return q;
+    return true;
 }
 
 void TerminalRenderer::materialize(Row& row)
@@ -308,9 +301,8 @@ void TerminalRenderer::materialize(Row& row)
     row.plain.clear();
 }
 
-const unsigned char* TerminalRenderer::printAsciiRun(const unsigned char* p, const unsigned char* end)
+void TerminalRenderer::printAsciiRun(const unsigned char* p, const unsigned char* q)
 {
-    const unsigned char* q = printableRunEnd(p, end);
     const unsigned char* const runStart = p;
     const qint64 base = m_curByte;
     while (p < q) {
@@ -346,7 +338,6 @@ const unsigned char* TerminalRenderer::printAsciiRun(const unsigned char* p, con
         row.fullLength = std::max(row.fullLength, m_col);
         p += n;
     }
-    return q;
 }
 
 void TerminalRenderer::flushBadUtf8()

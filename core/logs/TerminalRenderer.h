@@ -157,8 +157,9 @@ private:
 
     // stream processing
     void processByte(unsigned char b, qint64 offset);
-    const unsigned char* printAsciiRun(const unsigned char* p, const unsigned char* end);
-    const unsigned char* printPlainLine(const unsigned char* p, const unsigned char* end);
+    // [p, q): a run of printable ASCII (printableRunEnd() in the .cpp); `end`: the fed bytes' end.
+    void printAsciiRun(const unsigned char* p, const unsigned char* q);
+    bool printPlainLine(const unsigned char* p, const unsigned char* q, const unsigned char* end);
     void printCodepoint(char32_t cp);
     void putCell(char32_t cp, int w);
     void execControl(unsigned char b);

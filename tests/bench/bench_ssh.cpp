@@ -263,14 +263,14 @@ QByteArray generateConsole(const QString& path, qint64 bytes)
 
 // Wall-clock ms of one program run to the end; -1 (and the output) on
 // failure. The event loop keeps running meanwhile (the engine's heartbeats).
-// `outFile`: where stdout goes when `nullOut` (default: /dev/null).
-double timeProcess(const QString& program, const QStringList& args, QString* failure, bool nullOut = false,
-                   const QString& outFile = {})
+// `stdoutFile`: where the program's output goes (QProcess::nullDevice(), a
+// file); empty: read by QProcess (and dropped).
+double timeProcess(const QString& program, const QStringList& args, QString* failure, const QString& stdoutFile = {})
 {
     QProcess p;
     p.setStandardInputFile(QProcess::nullDevice());
-    if (nullOut)
-        p.setStandardOutputFile(outFile.isEmpty() ? QProcess::nullDevice() : outFile);
+    if (!stdoutFile.isEmpty())
+        p.setStandardOutputFile(stdoutFile);
     bool done = false;
     QObject::connect(&p, &QProcess::finished, [&done] { done = true; });
     QObject::connect(&p, &QProcess::errorOccurred, [&done](QProcess::ProcessError e) {
@@ -641,7 +641,8 @@ bool Bench::consoleThroughput()
     std::vector<double> sshCat;
     for (int i = 0; i < 2; ++i) {
         const double ms = timeProcess(QStringLiteral("/usr/bin/ssh"),
-                                      sshArgs() + QStringList{QStringLiteral("ws1"), QStringLiteral("cat"), file}, &failure, true);
+                                      sshArgs() + QStringList{QStringLiteral("ws1"), QStringLiteral("cat"), file}, &failure,
+                                      QProcess::nullDevice());
         if (ms < 0)
             return fail(failure);
         sshCat.push_back(ms);
@@ -654,7 +655,7 @@ bool Bench::consoleThroughput()
     {
         const QString copy = m_work + QStringLiteral("/ssh-cat-copy.txt");
         sshCatStoredMs = timeProcess(QStringLiteral("/usr/bin/ssh"),
-                                     sshArgs() + QStringList{QStringLiteral("ws1"), QStringLiteral("cat"), file}, &failure, true, copy);
+                                     sshArgs() + QStringList{QStringLiteral("ws1"), QStringLiteral("cat"), file}, &failure, copy);
         const qint64 stored = QFileInfo(copy).size();
         QFile::remove(copy);
         if (sshCatStoredMs < 0)

@@ -61,6 +61,15 @@ qreal charWidth(const ConsoleTextView* view)
     return QFontMetricsF(view->font()).horizontalAdvance(QLatin1Char('M'));
 }
 
+// "row 0\n" ... "row <n-1>\n": rows whose text says where they are.
+QByteArray numberedRows(int n)
+{
+    QByteArray bytes;
+    for (int i = 0; i < n; ++i)
+        bytes += "row " + QByteArray::number(i) + '\n';
+    return bytes;
+}
+
 // Resizes and shows `w` and waits until it is on screen (painting and
 // mouse events need that); whether it got there.
 bool showAt(QWidget& w, int width, int height)
@@ -420,10 +429,7 @@ private Q_SLOTS:
         ConsoleView view;
         QVERIFY(showAt(view, 600, 300));
         view.setRun(7, {}, false);
-        QByteArray bytes;
-        for (int i = 0; i < 1000; ++i)
-            bytes += "row " + QByteArray::number(i) + '\n';
-        view.appendBytes(7, 0, bytes);
+        view.appendBytes(7, 0, numberedRows(1000));
         ConsoleTextView* text = view.textView();
         QTRY_COMPARE(text->rowCount(), qint64(1000));
         text->verticalScrollBar()->setValue(500);
@@ -598,9 +604,7 @@ private Q_SLOTS:
         ConsoleView view;
         QVERIFY(showAt(view, 600, 300));
         view.setRun(4, {}, true);
-        QByteArray bytes;
-        for (int i = 0; i < 500; ++i)
-            bytes += QByteArrayLiteral("row ") + QByteArray::number(i) + '\n';
+        const QByteArray bytes = numberedRows(500);
         view.appendBytes(4, 0, bytes);
         QTRY_VERIFY(view.textView()->toPlainText().contains(QStringLiteral("row 499")));
         QScrollBar* bar = view.textView()->verticalScrollBar();

@@ -14,11 +14,11 @@ namespace ty {
 //          (posix_fadvise(POSIX_FADV_DONTNEED) skips dirty pages: nothing is
 //          lost, nothing waits). The next call asks for the window before
 //          again, so a slow disk leaves at most one window behind.
-// The writer of a console that someone else reads (the supervisor on the
-// node) flushes; its reader (the agent's tail) drops behind what it has sent;
-// a writer that is also the reader (the local copy, ingested as written)
-// does both. A reader still near the end (a follow) finds its bytes in the
-// cache; one further back reads them from disk.
+// A console's writer does both: the supervisor on the node, and RunIngest's
+// local copy (ingested as written). The node's reader, the agent's tail,
+// also drops behind what it has sent, for a tail that keeps up. A reader
+// still near the end (a follow) finds its bytes in the cache; one further
+// back reads them from disk.
 //
 // Why: a console of many GiB otherwise evicts the rest of the machine's
 // cache, and a fresh page costs far more than a recycled one where the machine

@@ -711,6 +711,49 @@ private Q_SLOTS:
         QVERIFY2(worstPing < 1000, qPrintable(QString::number(worstPing)));
     }
 
+    // A console written much faster than anyone reads it (nobody tails this
+    // one) does not stay in the node's page cache: the supervisor drops what
+    // is more than two 32 MiB windows behind its end (WriteBehind), and the
+    // file keeps every byte.
+    void bigConsoleLeavesThePageCache()
+    {
+        if (test::onTmpfs(stateDir_.path()))
+            QSKIP("the state directory is on tmpfs, whose pages cannot be dropped");
+        const QString run = newRunId("cache");
+        const qint64 total = 192 * 1024 * 1024;
+        QVERIFY(startRun(*s_, run, {QStringLiteral("head"), QStringLiteral("-c"), QString::number(total),
+                                    QStringLiteral("/dev/zero")}));
+        QVERIFY(waitUntil(
+            [&] {
+                auto st = await<AgentRunStatus>([&](auto cb) { s_->client->status(run, cb); });
+                return st && *st && !(*st)->running;
+            },
+            60000));
+        QFile console(consolePath(run));
+        QVERIFY(console.open(QIODevice::ReadOnly));
+        QCOMPARE(console.size(), total);
+        const qint64 window = 32 * 1024 * 1024;
+        const qint64 behind = total - 3 * window; // dropped by the time the end was written, if clean by then
+        const qint64 resident = test::residentBytes(console.handle(), total, 0, behind);
+        const qint64 newest = test::residentBytes(console.handle(), total, total - window, total);
+        qInfo("resident: %lld of the first %lld MiB, %lld of the last 32 MiB", resident >> 20, behind >> 20, newest >> 20);
+        // Without the drop all of it is (writeback leaves pages cached); a
+        // quarter allows for pages that were still being written back when
+        // their drop came (posix_fadvise skips them).
+        QVERIFY2(resident >= 0 && resident <= behind / 4, qPrintable(QString::number(resident)));
+        QVERIFY(newest > 0); // the newest bytes, where a follow reads, stay
+        // Dropped from the cache, not from the file.
+        qint64 nonZero = 0, read = 0;
+        while (!console.atEnd()) {
+            const QByteArray chunk = console.read(4 << 20);
+            QVERIFY(!chunk.isEmpty());
+            read += chunk.size();
+            nonZero += chunk.size() - chunk.count('\0');
+        }
+        QCOMPARE(read, total);
+        QCOMPARE(nonZero, qint64(0));
+    }
+
     void protocolMismatch()
     {
         QTemporaryDir bin;

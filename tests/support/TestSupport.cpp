@@ -8,6 +8,12 @@
 #include <QFile>
 #include <QTest>
 
+#include <sys/mman.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <vector>
+
 namespace ty::test {
 
 QString fixturePath(const QString& relative)
@@ -73,6 +79,29 @@ EngineThread::~EngineThread()
 void EngineThread::run(const std::function<void()>& fn) const
 {
     QMetaObject::invokeMethod(m_engine, fn, Qt::BlockingQueuedConnection);
+}
+
+qint64 residentBytes(int fd, qint64 fileSize, qint64 from, qint64 to)
+{
+    void* map = ::mmap(nullptr, size_t(fileSize), PROT_READ, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED)
+        return -1;
+    const long page = ::sysconf(_SC_PAGESIZE);
+    std::vector<unsigned char> vec(size_t((fileSize + page - 1) / page));
+    qint64 resident = -1;
+    if (::mincore(map, size_t(fileSize), vec.data()) == 0) {
+        resident = 0;
+        for (qint64 p = from / page; p < (to + page - 1) / page; ++p)
+            resident += (vec[size_t(p)] & 1) ? page : 0;
+    }
+    ::munmap(map, size_t(fileSize));
+    return resident;
+}
+
+bool onTmpfs(const QString& path)
+{
+    struct statfs fs{};
+    return ::statfs(QFile::encodeName(path).constData(), &fs) == 0 && fs.f_type == 0x01021994; // TMPFS_MAGIC
 }
 
 } // namespace ty::test

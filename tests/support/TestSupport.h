@@ -45,6 +45,12 @@ std::optional<Result<T>> await(Call call, int timeoutMs = 10000)
     return res;
 }
 
+// Bytes of [from, to) of the file open as `fd` (`fileSize` bytes long) that
+// are in the page cache, via mincore(2) on a mapping; -1 if that failed.
+qint64 residentBytes(int fd, qint64 fileSize, qint64 from, qint64 to);
+// Whether `path` is on tmpfs, whose pages posix_fadvise(DONTNEED) cannot drop.
+bool onTmpfs(const QString& path);
+
 // A RunEngine on its own thread, as the application runs it (created here,
 // moved there, deleted there when this goes out of scope, also when a check
 // failed).

@@ -2,18 +2,19 @@
 // is checked with mincore(2), so a call that does nothing fails the test.
 #include "common/WriteBehind.h"
 
+#include "TestSupport.h"
+
 #include <QCoreApplication>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <vector>
 
 using namespace ty;
+using ty::test::residentBytes;
 
 namespace {
 
@@ -23,24 +24,6 @@ constexpr qint64 kWindow = 4 * kMiB;
 // drops only folios wholly inside the range asked for: at each edge of a
 // dropped range up to this much may stay.
 constexpr qint64 kFolioSlack = 2 * kMiB;
-
-// Resident pages of [from, to) of the file, via mincore on a mapping.
-qint64 residentBytes(int fd, qint64 fileSize, qint64 from, qint64 to)
-{
-    void* map = ::mmap(nullptr, size_t(fileSize), PROT_READ, MAP_SHARED, fd, 0);
-    if (map == MAP_FAILED)
-        return -1;
-    const long page = ::sysconf(_SC_PAGESIZE);
-    std::vector<unsigned char> vec(size_t((fileSize + page - 1) / page));
-    qint64 resident = -1;
-    if (::mincore(map, size_t(fileSize), vec.data()) == 0) {
-        resident = 0;
-        for (qint64 p = from / page; p < (to + page - 1) / page; ++p)
-            resident += (vec[size_t(p)] & 1) ? page : 0;
-    }
-    ::munmap(map, size_t(fileSize));
-    return resident;
-}
 
 QByteArray pattern(qint64 offset, qint64 n)
 {
@@ -82,9 +65,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        struct statfs fs{};
-        QCOMPARE(::statfs(m_dir.path().toLocal8Bit().constData(), &fs), 0);
-        if (fs.f_type == 0x01021994) // TMPFS_MAGIC
+        if (test::onTmpfs(m_dir.path()))
             QSKIP("the build directory is on tmpfs, whose pages posix_fadvise cannot drop");
     }
 

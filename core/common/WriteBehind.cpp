@@ -33,6 +33,14 @@ void WriteBehind::advance(int fd, std::int64_t position)
     const std::int64_t dropTo = (m_modes & Flush) ? behind - m_window : behind;
     if (dropTo > m_dropped) {
         const std::int64_t from = std::max(m_dropped - m_window, m_start);
+#if defined(__linux__)
+        // Clean first: its writeback started a window ago, so this rarely
+        // waits; without it a disk that lags (another job's I/O) leaves dirty
+        // pages that posix_fadvise skips, and they would stay cached.
+        if (m_modes & Flush)
+            ::sync_file_range(fd, from, dropTo - from,
+                              SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+#endif
 #if defined(POSIX_FADV_DONTNEED)
         ::posix_fadvise(fd, from, dropTo - from, POSIX_FADV_DONTNEED);
 #else

@@ -12,8 +12,12 @@ namespace ty {
 //   Drop:  bytes more than `window` behind the position (two windows behind
 //          with Flush) dropped from the cache where they are clean
 //          (posix_fadvise(POSIX_FADV_DONTNEED) skips dirty pages: nothing is
-//          lost, nothing waits). The next call asks for the window before
-//          again, so a slow disk leaves at most one window behind.
+//          lost). With Flush, the range is first waited on until it is
+//          written (sync_file_range WAIT_BEFORE|WRITE|WAIT_AFTER): its
+//          writeback started a window earlier, so that rarely waits, and a
+//          disk slower than the writer paces the writer, as the kernel's
+//          dirty limit would. Without Flush nothing waits; the next call asks
+//          for the window before again.
 // A console's writer does both: the supervisor on the node, and RunIngest's
 // local copy (ingested as written). The node's reader, the agent's tail,
 // also drops behind what it has sent, for a tail that keeps up. A reader

@@ -737,10 +737,10 @@ private Q_SLOTS:
         const qint64 resident = test::residentBytes(console.handle(), total, 0, behind);
         const qint64 newest = test::residentBytes(console.handle(), total, total - window, total);
         qInfo("resident: %lld of the first %lld MiB, %lld of the last 32 MiB", resident >> 20, behind >> 20, newest >> 20);
-        // Without the drop all of it is (writeback leaves pages cached); a
-        // quarter allows for pages that were still being written back when
-        // their drop came (posix_fadvise skips them).
-        QVERIFY2(resident >= 0 && resident <= behind / 4, qPrintable(QString::number(resident)));
+        // Without the drop all of it is (writeback leaves pages cached). Each
+        // window is written back before it is dropped, so a busy disk leaves
+        // no dirty page behind; at most a 2 MiB folio at the range's edge stays.
+        QVERIFY2(resident >= 0 && resident <= 2 * 1024 * 1024, qPrintable(QString::number(resident)));
         QVERIFY(newest > 0); // the newest bytes, where a follow reads, stay
         // Dropped from the cache, not from the file.
         qint64 nonZero = 0, read = 0;

@@ -106,7 +106,7 @@ TerminalRenderer::TerminalRenderer(int width, int maxLineChars, int liveRows)
 {
     m_styles.push_back(Style{});
     m_styleIds.insert(Style{}, 0);
-    m_screen.emplace_back();
+    m_screen.pushBack().reset(0);
 }
 
 TerminalRenderer::~TerminalRenderer() = default;
@@ -219,6 +219,36 @@ void TerminalRenderer::fillAsciiCells(Cell* cells, const unsigned char* bytes, s
     for (; i < n; ++i)
         cells[i] = Cell{char32_t(bytes[i]), style};
 }
+
+namespace {
+
+// out[i] = bytes[i] for i < n (ASCII or Latin-1 to UTF-16).
+void widenAscii(const unsigned char* bytes, qsizetype n, char16_t* out)
+{
+    qsizetype i = 0;
+#if defined(__SSE2__)
+    const __m128i zero = _mm_setzero_si128();
+    for (; i + 16 <= n; i += 16) {
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + i));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm_unpacklo_epi8(b, zero));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i + 8), _mm_unpackhi_epi8(b, zero));
+    }
+#endif
+    for (; i < n; ++i)
+        out[i] = char16_t(bytes[i]);
+}
+
+// `text` made `n` UTF-16 units long (contents undefined), keeping its buffer
+// when it is not shared and big enough; an empty length allocates nothing.
+void setLength(QString& text, qsizetype n)
+{
+    if (n == 0)
+        text.truncate(0);
+    else
+        text.resize(n);
+}
+
+} // namespace
 
 // out[i] = cells[i].cp for i < n, and whether the cells make a usual row:
 // every one written, all in cells[0]'s style, none wide or astral.
@@ -572,7 +602,7 @@ void TerminalRenderer::execControl(unsigned char b)
     case '\b':
         if (m_col == 0) {
             // tmux: backspace at column 0 goes back onto a soft-wrapped row
-            if (m_width > 0 && m_row > 0 && m_screen[size_t(m_row - 1)].wrapped) {
+            if (m_width > 0 && m_row > 0 && m_screen[m_row - 1].wrapped) {
                 moveToRow(m_row - 1);
                 m_col = m_width - 1;
             }
@@ -718,13 +748,13 @@ void TerminalRenderer::csiDispatch(unsigned char final)
             // history, the screen becomes blank, the cursor stays put.
             int last = -1;
             for (int i = 0; i < int(m_screen.size()); ++i) {
-                if (!isBlankRow(m_screen[size_t(i)]))
+                if (!isBlankRow(m_screen[i]))
                     last = i;
             }
             for (int i = 0; i <= last; ++i)
                 commitFront();
-            for (Row& row : m_screen)
-                row.reset(m_curByte);
+            for (int i = 0; i < m_screen.size(); ++i)
+                m_screen[i].reset(m_curByte);
             cursorRow();
         }
         break;
@@ -892,18 +922,26 @@ quint32 TerminalRenderer::styleId(const Style& s)
 
 // ---------------------------------------------------------------- screen
 
+TerminalRenderer::Row& TerminalRenderer::RowRing::pushBack()
+{
+    if (m_size == m_mask + 1) {
+        // Full: the rows in order into twice the slots (the old slots' buffers move along).
+        std::vector<Row> slots(m_slots.size() * 2);
+        for (int i = 0; i < m_size; ++i)
+            slots[size_t(i)] = std::move((*this)[i]);
+        m_slots = std::move(slots);
+        m_mask = int(m_slots.size()) - 1;
+        m_head = 0;
+    }
+    ++m_size;
+    return (*this)[m_size - 1];
+}
+
 TerminalRenderer::Row& TerminalRenderer::rowAt(int index)
 {
-    while (int(m_screen.size()) <= index) {
-        if (!m_spare.empty()) {
-            m_screen.push_back(std::move(m_spare.back()));
-            m_spare.pop_back();
-        } else {
-            m_screen.emplace_back();
-        }
-        m_screen.back().reset(m_curByte);
-    }
-    Row& row = m_screen[size_t(index)];
+    while (m_screen.size() <= index)
+        m_screen.pushBack().reset(m_curByte);
+    Row& row = m_screen[index];
     if (!row.plain.empty())
         materialize(row);
     return row;
@@ -939,10 +977,13 @@ void TerminalRenderer::commitFront()
 {
     if (m_screen.empty())
         return;
-    m_committed.append(toLine(m_screen.front()));
-    if (m_spare.size() < 16)
-        m_spare.push_back(std::move(m_screen.front()));
-    m_screen.pop_front();
+    if (m_sink) {
+        fillLine(m_screen.front(), m_sinkLine);
+        m_sink(m_sinkLine);
+    } else {
+        m_committed.append(toLine(m_screen.front()));
+    }
+    m_screen.popFront();
     m_savedRow = std::max(0, m_savedRow - 1);
 }
 
@@ -977,7 +1018,7 @@ void TerminalRenderer::eraseCells(Row& row, qint64 from, qint64 to)
 void TerminalRenderer::eraseRowsBelow(int rowIndex)
 {
     for (int i = rowIndex + 1; i < int(m_screen.size()); ++i) {
-        Row& row = m_screen[size_t(i)];
+        Row& row = m_screen[i];
         const qint64 offset = row.byteOffset;
         row.reset(offset);
     }
@@ -986,7 +1027,7 @@ void TerminalRenderer::eraseRowsBelow(int rowIndex)
 void TerminalRenderer::eraseRowsAbove(int rowIndex)
 {
     for (int i = 0; i < rowIndex && i < int(m_screen.size()); ++i) {
-        Row& row = m_screen[size_t(i)];
+        Row& row = m_screen[i];
         const qint64 offset = row.byteOffset;
         row.reset(offset);
     }
@@ -1010,17 +1051,28 @@ bool TerminalRenderer::isBlankRow(const Row& row)
 ConsoleLine TerminalRenderer::toLine(const Row& row) const
 {
     ConsoleLine line;
+    fillLine(row, line);
+    return line;
+}
+
+void TerminalRenderer::fillLine(const Row& row, ConsoleLine& line) const
+{
+    // resize() and clear() keep an unshared buffer's capacity (QString::clear() would not).
+    line.spans.clear();
     line.byteOffset = row.byteOffset;
     line.wrapped = row.wrapped;
+    line.truncated = false;
+    line.fromStderr = false;
     if (!row.plain.empty()) {
         // Printable ASCII in the default style, never wider than a row keeps:
         // only the trailing spaces go, as below.
         qsizetype n = qsizetype(row.plain.size());
         while (n > 0 && row.plain[size_t(n - 1)] == ' ')
             --n;
-        line.text = QString::fromLatin1(QByteArrayView(row.plain.data(), n));
+        setLength(line.text, n);
+        widenAscii(reinterpret_cast<const unsigned char*>(row.plain.data()), n, reinterpret_cast<char16_t*>(line.text.data()));
         line.fullLength = n;
-        return line;
+        return;
     }
 
     // Last visible cell: trailing blanks and plain spaces are not part of the row.
@@ -1041,8 +1093,10 @@ ConsoleLine TerminalRenderer::toLine(const Row& row) const
     const qint64 columns = last + 1;
     line.truncated = row.fullLength > m_storeLimit && m_storeLimit < (m_width > 0 ? m_width : kMaxCol);
     line.fullLength = line.truncated ? row.fullLength : columns;
-    if (columns == 0)
-        return line;
+    if (columns == 0) {
+        setLength(line.text, 0);
+        return;
+    }
 
     // Locals, not members: closeRun() appends to line.spans, after which the
     // compiler would otherwise load row.cells and row.combining again for
@@ -1053,13 +1107,13 @@ ConsoleLine TerminalRenderer::toLine(const Row& row) const
         // The usual row (every cell written, one style, no wide or astral
         // characters): copied and checked in one pass; anything else is
         // written again by the general path below.
-        line.text = QString(columns, Qt::Uninitialized);
+        setLength(line.text, columns);
         if (narrowUsualCells(cells, columns, reinterpret_cast<char16_t*>(line.text.data()))) {
             if (const quint32 style0 = cells[0].style; style0 != 0) {
                 const Style& st = m_styles[style0];
                 line.spans.append(StyleSpan{0, int(columns), st.fg, st.bg, st.flags});
             }
-            return line;
+            return;
         }
     }
     qsizetype units = 0;
@@ -1074,7 +1128,7 @@ ConsoleLine TerminalRenderer::toLine(const Row& row) const
                     units += m >= 0x10000 ? 2 : 1;
         }
     }
-    line.text = QString(units, Qt::Uninitialized);
+    setLength(line.text, units);
     char16_t* const out = reinterpret_cast<char16_t*>(line.text.data());
     qsizetype pos = 0;
     quint32 runStyle = 0;
@@ -1112,7 +1166,6 @@ ConsoleLine TerminalRenderer::toLine(const Row& row) const
         }
     }
     closeRun(pos);
-    return line;
 }
 
 // ---------------------------------------------------------------- output
@@ -1131,21 +1184,21 @@ QList<ConsoleLine> TerminalRenderer::pendingLines() const
 {
     int last = -1;
     for (int i = 0; i < int(m_screen.size()); ++i) {
-        if (!isBlankRow(m_screen[size_t(i)]))
+        if (!isBlankRow(m_screen[i]))
             last = i;
     }
     QList<ConsoleLine> lines;
     lines.reserve(last + 1);
     for (int i = 0; i <= last; ++i)
-        lines.append(toLine(m_screen[size_t(i)]));
+        lines.append(toLine(m_screen[i]));
     return lines;
 }
 
 qint64 TerminalRenderer::pendingStartOffset() const
 {
-    for (const Row& row : m_screen) {
-        if (!isBlankRow(row))
-            return m_screen.front().byteOffset;
+    for (int i = 0; i < m_screen.size(); ++i) {
+        if (!isBlankRow(m_screen[i]))
+            return m_screen[0].byteOffset;
     }
     return -1;
 }
@@ -1174,7 +1227,7 @@ void TerminalRenderer::finish()
     m_state = State::Ground;
     int last = -1;
     for (int i = 0; i < int(m_screen.size()); ++i) {
-        if (!isBlankRow(m_screen[size_t(i)]))
+        if (!isBlankRow(m_screen[i]))
             last = i;
     }
     for (int i = 0; i <= last; ++i)

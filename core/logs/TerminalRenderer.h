@@ -6,7 +6,7 @@
 #include <QHash>
 #include <QList>
 
-#include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -67,6 +67,17 @@ public:
     QList<ConsoleLine> takeCommitted();
     // Number of rows waiting in takeCommitted() (cheap).
     qsizetype committedCount() const { return m_committed.size(); }
+
+    // Receives each row as it is committed, in order: inside feed(),
+    // commitSettledRows(), commitAboveCursor() and finish().
+    using LineSink = std::function<void(const ConsoleLine&)>;
+    // With a sink set, committed rows go to it instead of to takeCommitted(),
+    // and the ConsoleLine it is handed is one object refilled for every row:
+    // no heap allocation per row once its buffers have grown (a consumer that
+    // keeps a line copies it; the text is then shared, and the next row
+    // detaches). The same lines as takeCommitted() gives. A sink must not
+    // call back into this renderer. Empty: back to takeCommitted().
+    void setLineSink(LineSink sink) { m_sink = std::move(sink); }
 
     // Rows still in the live region, top to bottom (e.g. a tqdm bar being
     // redrawn); trailing empty rows below the cursor are left out.
@@ -142,6 +153,32 @@ private:
         std::unique_ptr<std::unordered_map<int, std::u32string>> combining; // rare: zero-width marks per column
         void reset(qint64 offset);
     };
+    // The live region's rows, top first: a ring over a vector. Committing
+    // the top row and adding one at the bottom (once per line of a long
+    // run) moves no row, and a slot keeps its row's buffers for the next
+    // row placed there (the caller reset()s it). Holds at most as many
+    // slots as the region ever had rows.
+    class RowRing {
+    public:
+        int size() const { return m_size; }
+        bool empty() const { return m_size == 0; }
+        Row& operator[](int i) { return m_slots[size_t((m_head + i) & m_mask)]; }
+        const Row& operator[](int i) const { return m_slots[size_t((m_head + i) & m_mask)]; }
+        Row& front() { return (*this)[0]; }
+        Row& pushBack(); // the new bottom slot, as its last row left it
+        void popFront()
+        {
+            m_head = (m_head + 1) & m_mask;
+            --m_size;
+        }
+        void clear() { m_size = 0; }
+
+    private:
+        std::vector<Row> m_slots = std::vector<Row>(8);
+        int m_mask = 7; // m_slots.size() - 1, a power of two less one
+        int m_head = 0;
+        int m_size = 0;
+    };
     struct Style {
         quint32 fg = 0;
         quint32 bg = 0;
@@ -183,6 +220,7 @@ private:
     int param(int i, int def) const;
     quint32 styleId(const Style& s);
     ConsoleLine toLine(const Row& row) const;
+    void fillLine(const Row& row, ConsoleLine& line) const; // every field set, line's buffers reused
     static bool isBlankRow(const Row& row);
 
     const int m_width;
@@ -191,9 +229,10 @@ private:
     const int m_storeLimit; // cells stored per row: min(width or inf, maxLineChars)
     bool m_plainRows = true;
 
-    std::deque<Row> m_screen; // live region, m_screen[0] is its top row
-    std::vector<Row> m_spare;  // recycled rows (keeps their cell capacity)
+    RowRing m_screen; // live region, m_screen[0] is its top row
     QList<ConsoleLine> m_committed;
+    LineSink m_sink;
+    ConsoleLine m_sinkLine; // refilled for every row handed to m_sink
 
     int m_row = 0;
     qint64 m_col = 0;

@@ -10,6 +10,8 @@
 #include <QDir>
 #include <QRegularExpression>
 
+#include <utility>
+
 namespace ty {
 namespace {
 constexpr qint64 kReplayChunk = 1 << 20;
@@ -41,6 +43,7 @@ Result<qint64> RunIngest::open(const QString& dir)
         m_extractor->setLastStep(it.key(), it.value().step);
     m_failures = std::make_unique<FailureDetector>();
     m_renderer = std::make_unique<TerminalRenderer>(0);
+    m_renderer->setLineSink([this](const ConsoleLine& line) { takeLine(line); });
 
     m_fetched = m_copy.size();
     // Arrival times for the aggregated console; optional: without them it
@@ -66,6 +69,7 @@ Result<qint64> RunIngest::open(const QString& dir)
         if (!m_copy.seek(m_rendererBase))
             return fail(QStringLiteral("run %1: cannot read %2").arg(m_run.id).arg(m_run.consolePath));
         qint64 left = m_fetched - m_rendererBase;
+        m_feedTimeMs = QDateTime::currentMSecsSinceEpoch();
         while (left > 0) {
             const QByteArray chunk = m_copy.read(std::min(left, kReplayChunk));
             if (chunk.isEmpty())
@@ -113,12 +117,14 @@ Result<QList<MetricPoint>> RunIngest::ingest(qint64 offset, QByteArrayView bytes
     m_copy.flush();
     m_fetched += fresh.size();
     m_copyTrail.advance(m_copy.handle(), m_fetched);
+    m_feedTimeMs = QDateTime::currentMSecsSinceEpoch();
     m_renderer->feed(fresh);
     return processCommitted(false);
 }
 
 QList<MetricPoint> RunIngest::finish()
 {
+    m_feedTimeMs = QDateTime::currentMSecsSinceEpoch();
     m_renderer->finish();
     return processCommitted(true);
 }
@@ -128,40 +134,36 @@ QString RunIngest::failureReason() const
     return m_failures ? m_failures->reason() : QString();
 }
 
+void RunIngest::takeLine(const ConsoleLine& line)
+{
+    if (m_rendererBase + line.byteOffset < m_suppressBefore)
+        return; // ingested in an earlier session
+    m_failures->feed(line.text);
+    const QList<ExtractedMetric> found = m_extractor->extract(line.text);
+    for (const ExtractedMetric& m : found) {
+        MetricPoint p;
+        p.run = m_run.id;
+        p.key = m.key;
+        p.step = m.step;
+        p.epoch = m.epoch;
+        p.wallTimeMs = m_feedTimeMs;
+        p.value = m.value;
+        m_points.append(p);
+    }
+}
+
 QList<MetricPoint> RunIngest::processCommitted(bool final)
 {
     // Rows further above the cursor than the program has ever moved it up are
     // final in practice; committing them now keeps curves live while a
-    // progress bar below keeps redrawing.
+    // progress bar below keeps redrawing. Each committed row went to takeLine().
     if (!final)
         m_renderer->commitSettledRows();
-    QList<ConsoleLine> lines = m_renderer->takeCommitted();
     // Where the rows still being redrawn start (no text built: this runs per chunk).
     const qint64 pendingStart = final ? -1 : m_renderer->pendingStartOffset();
     const qint64 fedEnd = m_rendererBase + m_renderer->bytesFed();
     const qint64 pendingFrom = pendingStart < 0 ? fedEnd : m_rendererBase + pendingStart;
-    markStderrLines(lines, m_rendererBase, pendingFrom, m_stderr.ranges());
-    QList<MetricPoint> points;
-    const qint64 now = QDateTime::currentMSecsSinceEpoch();
-    for (const ConsoleLine& line : lines) {
-        const qint64 lineOffset = m_rendererBase + line.byteOffset;
-        if (lineOffset < m_suppressBefore)
-            continue;
-        if (line.fromStderr)
-            ++m_stderrLines;
-        m_failures->feed(line.text);
-        const QList<ExtractedMetric> found = m_extractor->extract(line.text);
-        for (const ExtractedMetric& m : found) {
-            MetricPoint p;
-            p.run = m_run.id;
-            p.key = m.key;
-            p.step = m.step;
-            p.epoch = m.epoch;
-            p.wallTimeMs = now;
-            p.value = m.value;
-            points.append(p);
-        }
-    }
+    QList<MetricPoint> points = std::exchange(m_points, {});
     qint64 newIngested;
     if (final) {
         newIngested = m_fetched;

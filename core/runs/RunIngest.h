@@ -66,10 +66,12 @@ public:
     RunRecord& run() { return m_run; }
     qint64 fetchedOffset() const { return m_fetched; }
     qint64 ingestedOffset() const { return m_ingested; }
-    // Committed lines (this session) that hold stderr bytes (ConsoleLine::fromStderr).
-    qint64 stderrLinesCommitted() const { return m_stderrLines; }
 
 private:
+    // A committed line, straight from the renderer (its LineSink): failure
+    // detection and metric extraction. The line is the renderer's, refilled
+    // for the next one.
+    void takeLine(const ConsoleLine& line);
     QList<MetricPoint> processCommitted(bool final);
 
     RunRecord m_run;
@@ -82,7 +84,8 @@ private:
     std::unique_ptr<MetricExtractor> m_extractor;
     std::unique_ptr<FailureDetector> m_failures;
     StderrSidecar m_stderr;
-    qint64 m_stderrLines = 0;
+    QList<MetricPoint> m_points; // found since the last processCommitted()
+    qint64 m_feedTimeMs = 0;     // wall time of the bytes being fed: the points' wallTimeMs
     qint64 m_rendererBase = 0; // stream offset where the renderer started
     qint64 m_fetched = 0;
     qint64 m_ingested = 0;

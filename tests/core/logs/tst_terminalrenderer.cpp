@@ -7,6 +7,8 @@
 #include <QRandomGenerator>
 #include <QTest>
 
+#include <utility>
+
 using namespace ty;
 
 namespace {
@@ -25,6 +27,61 @@ QStringList texts(const QList<ConsoleLine>& lines)
     for (const ConsoleLine& l : lines)
         out.append(l.text);
     return out;
+}
+
+// The real logs, then 6 generated streams that mix plain lines with what
+// must turn a plain row into cells or keep a line off the plain path
+// (cursor-up onto plain rows, erases, inserts, styles, \r redraws, wide and
+// invalid UTF-8, tabs, backspace, lines at and past the width and the stored
+// limit, trailing spaces).
+QList<QByteArray> mixedStreams(QRandomGenerator& rng)
+{
+    QList<QByteArray> streams;
+    for (const char* name : {"plain_torch", "lightning_run", "lightning_tqdm", "nested_tqdm", "oom_midrun"})
+        streams.append(test::readFixture(QStringLiteral("gpu-workstation/logs/%1.log").arg(QLatin1String(name))));
+    static const char* const kPieces[] = {
+        "\x1b[31m", "\x1b[0m", "\x1b[1;32m", "\r", "\r\x1b[K", "\x1b[A", "\x1b[3A", "\x1b[2;5H", "\x1b" "7", "\x1b" "8",
+        "\x1b[2P", "\x1b[3@", "\x1b[1K", "\x1b[J", "\x1b[1J", "\x1bM", "\t", "\b", "\xe2\x96\x88", "\xe4\xb8\xad",
+        "\xcc\x81", "\xff", "\x1b[5G", "\x1b[2J", "\n", "\n\n", "   ", "xyz",
+        "\x1b[A\r\x1b[2K", "\x1b[2A\r\x1b[J", // a progress bar's redraw: up, to column 0, erase
+        // ... onto a row that soft-wrapped (at width 80 or 120), then a line with trailing spaces
+        "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
+        "0123456789012345678901234567890123456789\n\x1b[2A\r\x1b[2Kab  \n",
+    };
+    for (int s = 0; s < 6; ++s) {
+        QByteArray b;
+        while (b.size() < 100000) {
+            const quint32 kind = rng.bounded(100);
+            if (kind < (s < 3 ? 90u : 70u)) { // mostly plain lines, some with trailing spaces or overlong
+                const int len = kind < 4 ? int(rng.bounded(60, 200)) : int(rng.bounded(0, 50));
+                for (int i = 0; i < len; ++i)
+                    b += char(rng.bounded(0x20, 0x7F));
+                if (rng.bounded(4) == 0)
+                    b += "  ";
+                b += '\n';
+            } else {
+                b += kPieces[rng.bounded(int(std::size(kPieces)))];
+            }
+        }
+        streams.append(b);
+    }
+    return streams;
+}
+
+// Every field of every line (fromStderr aside: the renderer never sets it).
+void compareLines(const QList<ConsoleLine>& got, const QList<ConsoleLine>& expected)
+{
+    QCOMPARE(got.size(), expected.size());
+    for (qsizetype i = 0; i < got.size(); ++i) {
+        const ConsoleLine& g = got.at(i);
+        const ConsoleLine& e = expected.at(i);
+        QCOMPARE(g.text, e.text);
+        QCOMPARE(g.spans, e.spans);
+        QCOMPARE(g.byteOffset, e.byteOffset);
+        QCOMPARE(g.truncated, e.truncated);
+        QCOMPARE(g.fullLength, e.fullLength);
+        QCOMPARE(g.wrapped, e.wrapped);
+    }
 }
 
 } // namespace
@@ -194,49 +251,8 @@ private Q_SLOTS:
     // with commitSettledRows() at random points.
     void plainRowsEqualTheCellGrid()
     {
-        QList<QByteArray> streams;
-        for (const char* name : {"plain_torch", "lightning_run", "lightning_tqdm", "nested_tqdm", "oom_midrun"})
-            streams.append(test::readFixture(QStringLiteral("gpu-workstation/logs/%1.log").arg(QLatin1String(name))));
         QRandomGenerator rng(7);
-        static const char* const kPieces[] = {
-            "\x1b[31m", "\x1b[0m", "\x1b[1;32m", "\r", "\r\x1b[K", "\x1b[A", "\x1b[3A", "\x1b[2;5H", "\x1b" "7", "\x1b" "8",
-            "\x1b[2P", "\x1b[3@", "\x1b[1K", "\x1b[J", "\x1b[1J", "\x1bM", "\t", "\b", "\xe2\x96\x88", "\xe4\xb8\xad",
-            "\xcc\x81", "\xff", "\x1b[5G", "\x1b[2J", "\n", "\n\n", "   ", "xyz",
-            "\x1b[A\r\x1b[2K", "\x1b[2A\r\x1b[J", // a progress bar's redraw: up, to column 0, erase
-            // ... onto a row that soft-wrapped (at width 80 or 120), then a line with trailing spaces
-            "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
-            "0123456789012345678901234567890123456789\n\x1b[2A\r\x1b[2Kab  \n",
-        };
-        for (int s = 0; s < 6; ++s) {
-            QByteArray b;
-            while (b.size() < 100000) {
-                const quint32 kind = rng.bounded(100);
-                if (kind < (s < 3 ? 90u : 70u)) { // mostly plain lines, some with trailing spaces or overlong
-                    const int len = kind < 4 ? int(rng.bounded(60, 200)) : int(rng.bounded(0, 50));
-                    for (int i = 0; i < len; ++i)
-                        b += char(rng.bounded(0x20, 0x7F));
-                    if (rng.bounded(4) == 0)
-                        b += "  ";
-                    b += '\n';
-                } else {
-                    b += kPieces[rng.bounded(int(std::size(kPieces)))];
-                }
-            }
-            streams.append(b);
-        }
-        const auto compareLines = [](const QList<ConsoleLine>& got, const QList<ConsoleLine>& expected) {
-            QCOMPARE(got.size(), expected.size());
-            for (qsizetype i = 0; i < got.size(); ++i) {
-                const ConsoleLine& g = got.at(i);
-                const ConsoleLine& e = expected.at(i);
-                QCOMPARE(g.text, e.text);
-                QCOMPARE(g.spans, e.spans);
-                QCOMPARE(g.byteOffset, e.byteOffset);
-                QCOMPARE(g.truncated, e.truncated);
-                QCOMPARE(g.fullLength, e.fullLength);
-                QCOMPARE(g.wrapped, e.wrapped);
-            }
-        };
+        const QList<QByteArray> streams = mixedStreams(rng);
         qint64 linesCompared = 0;
         for (const QByteArray& bytes : streams) {
             QVERIFY(!bytes.isEmpty());
@@ -256,6 +272,8 @@ private Q_SLOTS:
                     const QList<ConsoleLine> expected = grid.takeCommitted();
                     compareLines(plain.takeCommitted(), expected);
                     compareLines(plain.pendingLines(), grid.pendingLines());
+                    if (QTest::currentTestFailed())
+                        return;
                     QCOMPARE(plain.pendingStartOffset(), grid.pendingStartOffset());
                     linesCompared += expected.size();
                     from += n;
@@ -263,9 +281,80 @@ private Q_SLOTS:
                 grid.finish();
                 plain.finish();
                 compareLines(plain.takeCommitted(), grid.takeCommitted());
+                if (QTest::currentTestFailed())
+                    return;
             }
         }
         QVERIFY(linesCompared > 10000);
+    }
+
+    // A LineSink is handed exactly the lines takeCommitted() gives, both when
+    // it keeps no reference (the line's text and spans are then refilled in
+    // place) and when it keeps copies (the next row must leave them alone).
+    // In place means it: the text moves to a new buffer only for a row
+    // longer than the buffer holds.
+    void lineSinkGivesTheSameLines()
+    {
+        QRandomGenerator rng(11);
+        const QList<QByteArray> streams = mixedStreams(rng);
+        qint64 linesCompared = 0;
+        int regrowths = 0;
+        for (const QByteArray& bytes : streams) {
+            for (const auto& [width, maxChars] : {std::pair{0, 16384}, std::pair{0, 40}, std::pair{80, 16384}, std::pair{120, 50}}) {
+                TerminalRenderer listed(width, maxChars, 16), deep(width, maxChars, 16), kept(width, maxChars, 16);
+                QList<ConsoleLine> deepLines, keptLines, listedLines;
+                const QChar* lastText = nullptr;
+                qsizetype lastCapacity = 0;
+                int movedWithoutNeed = 0;
+                deep.setLineSink([&](const ConsoleLine& l) {
+                    if (!l.text.isEmpty()) {
+                        if (lastText && l.text.constData() != lastText) {
+                            ++regrowths;
+                            if (l.text.size() <= lastCapacity)
+                                ++movedWithoutNeed;
+                        }
+                        lastText = l.text.constData();
+                        lastCapacity = l.text.capacity();
+                    }
+                    ConsoleLine copy = l;
+                    copy.text.detach(); // a copy of its own: the sink's line stays unshared
+                    copy.spans.detach();
+                    deepLines.append(copy);
+                });
+                kept.setLineSink([&](const ConsoleLine& l) { keptLines.append(l); });
+                for (qsizetype from = 0; from < bytes.size();) {
+                    const qsizetype n = std::min<qsizetype>(bytes.size() - from, rng.bounded(1, 3000));
+                    const QByteArrayView piece = QByteArrayView(bytes).sliced(from, n);
+                    const bool settle = rng.bounded(3) == 0;
+                    for (TerminalRenderer* r : {&listed, &deep, &kept}) {
+                        r->feed(piece);
+                        if (settle)
+                            r->commitSettledRows();
+                    }
+                    QCOMPARE(deep.committedCount(), 0);
+                    QCOMPARE(kept.committedCount(), 0);
+                    const QList<ConsoleLine> expected = listed.takeCommitted();
+                    compareLines(std::exchange(deepLines, {}), expected);
+                    if (QTest::currentTestFailed())
+                        return;
+                    listedLines += expected;
+                    linesCompared += expected.size();
+                    from += n;
+                }
+                for (TerminalRenderer* r : {&listed, &deep, &kept})
+                    r->finish();
+                const QList<ConsoleLine> last = listed.takeCommitted();
+                compareLines(deepLines, last);
+                listedLines += last;
+                QCOMPARE(movedWithoutNeed, 0);
+                // `kept` held on to every line since the start.
+                compareLines(keptLines, listedLines);
+                if (QTest::currentTestFailed())
+                    return;
+            }
+        }
+        QVERIFY(linesCompared > 10000);
+        qInfo("%lld lines compared; the reused text moved to a bigger buffer %d times", linesCompared, regrowths);
     }
 
     // Found by review: a soft-wrapped row that was erased keeps its wrap

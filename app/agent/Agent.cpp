@@ -83,9 +83,6 @@ Agent::Agent(AgentOptions options)
 
 Agent::~Agent()
 {
-    for (auto& [run, t] : tails_)
-        if (t.fd >= 0)
-            ::close(t.fd);
     for (auto& c : captures_) {
         if (c->fd >= 0)
             ::close(c->fd);
@@ -550,7 +547,8 @@ void Agent::opTail(const Json& id, const Json& req)
         return;
     }
     closeTail(run); // a new tail of the same run replaces the old one
-    Tail& t = tails_[run] = Tail{fd, offset, follow, p.exitJson, std::make_shared<StderrRangeReader>(p.stderrRanges)};
+    Tail& t = tails_[run] = Tail{std::make_shared<const SharedFd>(fd), offset, follow, p.exitJson,
+                                 std::make_shared<StderrRangeReader>(p.stderrRanges)};
     t.sent.reset(offset);
     reply(id, Json{{"size", std::int64_t(st.st_size)}});
     tailsHaveData_ = true;
@@ -558,10 +556,7 @@ void Agent::opTail(const Json& id, const Json& req)
 
 void Agent::closeTail(const std::string& run)
 {
-    if (auto it = tails_.find(run); it != tails_.end()) {
-        ::close(it->second.fd);
-        tails_.erase(it);
-    }
+    tails_.erase(run); // the console's fd closes once no queued frame needs it
 }
 
 void Agent::opUntail(const Json& id, const Json& req)
@@ -822,31 +817,30 @@ void Agent::pumpTails(bool tick)
             break;
         }
         struct stat st{};
-        if (::fstat(t.fd, &st) != 0)
+        const int fd = t.console->get();
+        if (::fstat(fd, &st) != 0)
             continue;
         const std::int64_t size = std::int64_t(st.st_size);
         if (t.offset < size) {
-            const std::size_t want = std::size_t(std::min<std::int64_t>(size - t.offset, std::int64_t(kChunk)));
-            std::string buf(want, '\0');
-            const ssize_t r = ::pread(t.fd, buf.data(), want, off_t(t.offset));
-            if (r > 0) {
-                // The sidecar is written before the console bytes: read after
-                // them, it covers every stderr byte of this chunk.
-                std::int64_t end = t.offset + r;
-                t.stderrRanges->refresh(t.offset);
-                const auto ranges = t.stderrRanges->take(t.offset, end, kMaxStderrRanges);
-                buf.resize(std::size_t(end - t.offset));
-                Json header{{"type", "output"}, {"run", run}, {"offset", t.offset}};
-                if (!ranges.empty()) {
-                    Json a = Json::array();
-                    for (const ByteRange& br : ranges)
-                        a.push_back(Json::array({br.offset, br.length}));
-                    header["stderr"] = std::move(a);
-                }
-                out_.pushFrame(std::move(header), std::move(buf));
-                t.offset = end;
-                t.sent.advance(t.fd, end);
+            // The bytes stay in the file until the queue sends them
+            // (sendfile: no copy here). The sidecar is written before the
+            // console bytes: read after the size, it covers every stderr
+            // byte of this chunk.
+            std::int64_t end = t.offset + std::min<std::int64_t>(size - t.offset, std::int64_t(kChunk)); // take() may end it sooner
+            t.stderrRanges->refresh(t.offset);
+            const auto ranges = t.stderrRanges->take(t.offset, end, kMaxStderrRanges);
+            Json header{{"type", "output"}, {"run", run}, {"offset", t.offset}};
+            if (!ranges.empty()) {
+                Json a = Json::array();
+                for (const ByteRange& br : ranges)
+                    a.push_back(Json::array({br.offset, br.length}));
+                header["stderr"] = std::move(a);
             }
+            out_.pushFileFrame(std::move(header), t.console, t.offset, std::size_t(end - t.offset));
+            t.offset = end;
+            // Queued bytes are at most kHighWater past what was sent, far
+            // less than the window: the drop never reaches them.
+            t.sent.advance(fd, end);
             if (t.offset < size)
                 tailsHaveData_ = true;
             continue;
@@ -859,7 +853,7 @@ void Agent::pumpTails(bool tick)
         // and nothing more was written meanwhile.
         if (fileExists(t.exitPath)) {
             struct stat st2{};
-            ::fstat(t.fd, &st2);
+            ::fstat(fd, &st2);
             if (std::int64_t(st2.st_size) <= t.offset)
                 finished.push_back(run);
             else

@@ -52,7 +52,7 @@ public:
 
 private:
     struct Tail {
-        int fd = -1;
+        std::shared_ptr<const SharedFd> console; // also held by queued frames until their bytes are sent
         std::int64_t offset = 0;
         bool follow = false;
         std::string exitPath;

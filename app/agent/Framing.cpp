@@ -2,6 +2,7 @@
 
 #include <cerrno>
 
+#include <sys/sendfile.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -74,12 +75,18 @@ std::optional<FrameReader::Frame> FrameReader::next()
     return Frame{std::move(j), {}};
 }
 
+SharedFd::~SharedFd()
+{
+    if (fd_ >= 0)
+        ::close(fd_);
+}
+
 void OutputQueue::push(std::string bytes)
 {
     if (bytes.empty())
         return;
     bytes_ += bytes.size();
-    chunks_.push_back(std::move(bytes));
+    chunks_.push_back(Chunk{std::move(bytes), nullptr, 0, 0});
 }
 
 void OutputQueue::pushMessage(const Json& message)
@@ -96,18 +103,67 @@ void OutputQueue::pushFrame(Json header, std::string payload)
     push(std::move(payload));
 }
 
+void OutputQueue::pushFileFrame(Json header, std::shared_ptr<const SharedFd> file, std::int64_t offset, std::size_t length)
+{
+    header["len"] = length;
+    pushMessage(header);
+    if (length == 0)
+        return;
+    bytes_ += length;
+    chunks_.push_back(Chunk{{}, std::move(file), offset, length});
+}
+
+void OutputQueue::consumed(std::size_t n)
+{
+    bytes_ -= n;
+    while (n > 0) {
+        const std::size_t avail = chunks_.front().size() - frontOffset_;
+        if (n >= avail) {
+            n -= avail;
+            chunks_.pop_front();
+            frontOffset_ = 0;
+        } else {
+            frontOffset_ += n;
+            n = 0;
+        }
+    }
+}
+
 bool OutputQueue::flush(int fd)
 {
     while (!chunks_.empty()) {
-        iovec iov[64];
-        int n = 0;
-        std::size_t off = frontOffset_;
-        for (auto it = chunks_.begin(); it != chunks_.end() && n < 64; ++it, ++n) {
-            iov[n].iov_base = const_cast<char*>(it->data() + off);
-            iov[n].iov_len = it->size() - off;
-            off = 0;
+        Chunk& front = chunks_.front();
+        ssize_t w;
+        if (front.file) {
+            off_t from = off_t(front.fileOffset + std::int64_t(frontOffset_));
+            w = ::sendfile(fd, front.file->get(), &from, front.fileLength - frontOffset_);
+            if (w < 0 && (errno == EINVAL || errno == ENOSYS)) {
+                // sendfile() refused this pair of files: the bytes, read here.
+                std::string bytes(front.fileLength - frontOffset_, '\0');
+                const ssize_t r = ::pread(front.file->get(), bytes.data(), bytes.size(), from);
+                if (r != ssize_t(bytes.size())) {
+                    errno = EIO;
+                    return false;
+                }
+                front = Chunk{std::move(bytes), nullptr, 0, 0};
+                frontOffset_ = 0;
+                continue;
+            }
+            if (w == 0) {
+                errno = EIO; // the file ends before the bytes its frame announced
+                return false;
+            }
+        } else {
+            iovec iov[64];
+            int n = 0;
+            std::size_t off = frontOffset_;
+            for (auto it = chunks_.begin(); it != chunks_.end() && !it->file && n < 64; ++it, ++n) {
+                iov[n].iov_base = const_cast<char*>(it->bytes.data() + off);
+                iov[n].iov_len = it->bytes.size() - off;
+                off = 0;
+            }
+            w = ::writev(fd, iov, n);
         }
-        const ssize_t w = ::writev(fd, iov, n);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
@@ -115,19 +171,7 @@ bool OutputQueue::flush(int fd)
                 return true;
             return false;
         }
-        std::size_t left = std::size_t(w);
-        bytes_ -= left;
-        while (left > 0) {
-            const std::size_t avail = chunks_.front().size() - frontOffset_;
-            if (left >= avail) {
-                left -= avail;
-                chunks_.pop_front();
-                frontOffset_ = 0;
-            } else {
-                frontOffset_ += left;
-                left = 0;
-            }
-        }
+        consumed(std::size_t(w));
     }
     return true;
 }

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,6 +44,23 @@ private:
     std::string error_;
 };
 
+// An open file descriptor with shared ownership: closed when its last owner
+// (a console tail, a queued frame whose payload is still in the file) goes.
+class SharedFd {
+public:
+    explicit SharedFd(int fd)
+        : fd_(fd)
+    {
+    }
+    ~SharedFd();
+    SharedFd(const SharedFd&) = delete;
+    SharedFd& operator=(const SharedFd&) = delete;
+    int get() const { return fd_; }
+
+private:
+    int fd_;
+};
+
 // Outgoing bytes waiting for a non-blocking fd. Messages are queued whole, so
 // frames from different sources never interleave.
 class OutputQueue {
@@ -52,16 +70,33 @@ public:
     void pushMessage(const Json& message);
     // A header with "len" set to payload.size(), followed by the payload.
     void pushFrame(Json header, std::string payload);
+    // A header with "len" set to `length`, followed by bytes [offset,
+    // offset + length) of `file`, which must hold them (a console, appended
+    // to only). They are not read here: flush() moves them from the page
+    // cache to the fd with sendfile(2), without a copy through this process
+    // where the fd is a pipe (sshd's, or the local client's).
+    void pushFileFrame(Json header, std::shared_ptr<const SharedFd> file, std::int64_t offset, std::size_t length);
 
     std::size_t bytes() const { return bytes_; }
     bool empty() const { return chunks_.empty(); }
 
-    // Writes what the fd accepts now. False on a fatal error (EPIPE, EBADF...)
-    // with errno set; true when the fd would block or the queue is empty.
+    // Writes what the fd accepts now. False on a fatal error with errno set:
+    // the fd's (EPIPE, EBADF...), or EIO when a file frame's file no longer
+    // holds its bytes (truncated: the stream could not stay framed). True
+    // when the fd would block or the queue is empty.
     bool flush(int fd);
 
 private:
-    std::deque<std::string> chunks_;
+    struct Chunk {
+        std::string bytes;                     // or, with `file`:
+        std::shared_ptr<const SharedFd> file;  // bytes [fileOffset, fileOffset + fileLength) of it
+        std::int64_t fileOffset = 0;
+        std::size_t fileLength = 0;
+        std::size_t size() const { return file ? fileLength : bytes.size(); }
+    };
+    void consumed(std::size_t n);
+
+    std::deque<Chunk> chunks_;
     std::size_t frontOffset_ = 0;
     std::size_t bytes_ = 0;
 };

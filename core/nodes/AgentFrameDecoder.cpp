@@ -3,6 +3,9 @@
 #include <QJsonDocument>
 #include <QJsonParseError>
 
+#include <algorithm>
+#include <utility>
+
 namespace ty {
 
 namespace {
@@ -18,14 +21,24 @@ void AgentFrameDecoder::feed(const QByteArray& bytes)
 {
     if (hasError())
         return;
+    QByteArrayView in(bytes);
+    if (pendingHeader_ && pos_ >= buf_.size()) {
+        // The middle of a payload (a console frame spans many reads): its
+        // bytes go straight to the payload, copied once, not to buf_ first.
+        const qsizetype take = std::min<qint64>(in.size(), pendingLen_ - payload_.size());
+        payload_.append(in.first(take));
+        in = in.sliced(take);
+        if (in.isEmpty())
+            return;
+    }
     if (pos_ > 0 && (pos_ >= buf_.size() || pos_ > 1024 * 1024)) {
         buf_.remove(0, pos_);
         pos_ = 0;
     }
-    if (buf_.isEmpty())
+    if (buf_.isEmpty() && in.size() == bytes.size())
         buf_ = bytes; // implicit sharing: no copy for the common case
     else
-        buf_.append(bytes);
+        buf_.append(in);
 }
 
 void AgentFrameDecoder::reset()
@@ -34,6 +47,7 @@ void AgentFrameDecoder::reset()
     pos_ = 0;
     pendingHeader_.reset();
     pendingLen_ = 0;
+    payload_ = QByteArray();
     lineNo_ = 0;
     error_.clear();
 }
@@ -43,10 +57,12 @@ std::optional<AgentFrame> AgentFrameDecoder::next()
     if (hasError())
         return std::nullopt;
     if (pendingHeader_) {
-        if (buf_.size() - pos_ < pendingLen_)
+        const qsizetype take = std::min<qint64>(buf_.size() - pos_, pendingLen_ - payload_.size());
+        payload_.append(QByteArrayView(buf_).sliced(pos_, take));
+        pos_ += take;
+        if (payload_.size() < pendingLen_)
             return std::nullopt;
-        AgentFrame f{std::move(*pendingHeader_), buf_.mid(pos_, pendingLen_)};
-        pos_ += pendingLen_;
+        AgentFrame f{std::move(*pendingHeader_), std::exchange(payload_, QByteArray())};
         pendingHeader_.reset();
         pendingLen_ = 0;
         return f;
@@ -88,6 +104,9 @@ std::optional<AgentFrame> AgentFrameDecoder::next()
         }
         pendingHeader_ = std::move(header);
         pendingLen_ = qint64(d);
+        // Room for the whole payload at once (a console frame: 256 KiB); a
+        // huge "len" from a broken peer reserves no more than this.
+        payload_.reserve(qsizetype(std::min<qint64>(pendingLen_, 4 * 1024 * 1024)));
         return next();
     }
     return AgentFrame{std::move(header), {}};

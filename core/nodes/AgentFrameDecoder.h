@@ -33,7 +33,7 @@ public:
     bool hasError() const { return !error_.isEmpty(); }
     const QString& error() const { return error_; }
     qint64 linesDecoded() const { return lineNo_; }
-    qsizetype bufferedBytes() const { return buf_.size() - pos_; }
+    qsizetype bufferedBytes() const { return buf_.size() - pos_ + payload_.size(); }
     void reset();
 
 private:
@@ -41,6 +41,7 @@ private:
     qsizetype pos_ = 0;
     std::optional<QJsonObject> pendingHeader_;
     qint64 pendingLen_ = 0;
+    QByteArray payload_; // the pending frame's payload so far
     qint64 lineNo_ = 0;
     QString error_;
 };

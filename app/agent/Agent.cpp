@@ -277,7 +277,15 @@ int Agent::run()
         if (!out_.empty()) {
             if (!out_.flush(opt_.outFd)) {
                 // The client is gone (EPIPE): nobody to talk to; runs go on.
-                return 0;
+                if (errno == EPIPE)
+                    return 0;
+                // EIO: a console lost bytes an output event announced
+                // (truncated by hand); the stream cannot stay framed.
+                std::cerr << "trainyard-agent: writing to the client: "
+                          << (errno == EIO ? std::string("a console file was truncated while it was being sent")
+                                           : errnoText(errno))
+                          << "\n";
+                return 1;
             }
         }
     }

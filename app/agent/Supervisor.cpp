@@ -54,7 +54,10 @@ struct OutputPump {
     // reads them from disk. A burst used to fill the cache ahead of the
     // tail: fresh pages, which cost the most on a VM, and a console that
     // evicts the workstation's datasets. bench_ssh: 166-190 -> 249-251 MB/s.
-    WriteBehind trail{WriteBehind::Flush | WriteBehind::Drop};
+    // Wait: a window is written back before it is dropped, so a busy disk
+    // leaves nothing cached; a disk slower than the run's output paces the
+    // run (a cancel, a signal here, waits for that window's writeback).
+    WriteBehind trail{WriteBehind::Flush | WriteBehind::Drop | WriteBehind::Wait};
 
     // The console starts (or resumes) at `size` bytes.
     void startAt(std::int64_t size)

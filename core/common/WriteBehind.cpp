@@ -37,7 +37,7 @@ void WriteBehind::advance(int fd, std::int64_t position)
         // Clean first: its writeback started a window ago, so this rarely
         // waits; without it a disk that lags (another job's I/O) leaves dirty
         // pages that posix_fadvise skips, and they would stay cached.
-        if (m_modes & Flush)
+        if ((m_modes & Flush) && (m_modes & Wait))
             ::sync_file_range(fd, from, dropTo - from,
                               SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
 #endif

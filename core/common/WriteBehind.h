@@ -12,17 +12,22 @@ namespace ty {
 //   Drop:  bytes more than `window` behind the position (two windows behind
 //          with Flush) dropped from the cache where they are clean
 //          (posix_fadvise(POSIX_FADV_DONTNEED) skips dirty pages: nothing is
-//          lost). With Flush, the range is first waited on until it is
-//          written (sync_file_range WAIT_BEFORE|WRITE|WAIT_AFTER): its
-//          writeback started a window earlier, so that rarely waits, and a
-//          disk slower than the writer paces the writer, as the kernel's
-//          dirty limit would. Without Flush nothing waits; the next call asks
-//          for the window before again.
-// A console's writer does both: the supervisor on the node, and RunIngest's
-// local copy (ingested as written). The node's reader, the agent's tail,
-// also drops behind what it has sent, for a tail that keeps up. A reader
-// still near the end (a follow) finds its bytes in the cache; one further
-// back reads them from disk.
+//          lost, nothing waits). The next call asks for the window before
+//          again, so a disk that lags a window leaves nothing behind; one
+//          that lags more leaves what was still dirty cached.
+//   Wait:  (with Flush and Drop) a range is waited on until it is written
+//          before it is dropped (sync_file_range WAIT_BEFORE|WRITE|
+//          WAIT_AFTER), so nothing is left behind. Its writeback started a
+//          window earlier, so that rarely waits; a disk slower than the
+//          writer paces the writer, as the kernel's dirty limit would, but
+//          a window sooner. For a writer that owns its thread.
+// The supervisor on the node writes its run's console with all three (it is
+// the run's own process: pacing it paces only that run). RunIngest's local
+// copy, written and ingested at once on the engine's thread, which serves
+// every run, flushes and drops without waiting. The node's reader, the
+// agent's tail, also drops behind what it has sent, for a tail that keeps
+// up. A reader still near the end (a follow) finds its bytes in the cache;
+// one further back reads them from disk.
 //
 // Why: a console of many GiB otherwise evicts the rest of the machine's
 // cache, and a fresh page costs far more than a recycled one where the machine
@@ -35,7 +40,7 @@ namespace ty {
 // Thread affinity: whoever owns the file descriptor.
 class WriteBehind final {
 public:
-    enum Mode : unsigned { Flush = 1, Drop = 2 };
+    enum Mode : unsigned { Flush = 1, Drop = 2, Wait = 4 };
     static constexpr std::int64_t kDefaultWindow = 32 * 1024 * 1024; // bytes
 
     explicit WriteBehind(unsigned modes, std::int64_t window = kDefaultWindow)

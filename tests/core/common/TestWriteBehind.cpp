@@ -110,16 +110,16 @@ private Q_SLOTS:
         ::close(fd);
     }
 
-    // The writer's use: appends in 256 KiB pieces. Writeback is started a
-    // window behind the end and the cache dropped two windows behind, in
-    // whole windows; the newest two windows stay cached, and the file holds
-    // every byte.
+    // The supervisor's use (Flush | Drop | Wait): appends in 256 KiB pieces.
+    // Writeback is started a window behind the end and the cache dropped two
+    // windows behind, in whole windows; the newest two windows stay cached,
+    // and the file holds every byte.
     void flushAndDropWhileAppending()
     {
         const QByteArray path = m_dir.filePath(QStringLiteral("console.log")).toLocal8Bit();
         const int fd = ::open(path.constData(), O_RDWR | O_CREAT | O_TRUNC, 0644);
         QVERIFY(fd >= 0);
-        WriteBehind writer(WriteBehind::Flush | WriteBehind::Drop, kWindow);
+        WriteBehind writer(WriteBehind::Flush | WriteBehind::Drop | WriteBehind::Wait, kWindow);
         writer.reset(0);
         const qint64 piece = 256 * 1024;
         const qint64 size = 8 * kWindow + 3 * piece;
@@ -153,6 +153,31 @@ private Q_SLOTS:
         std::vector<char> back(static_cast<size_t>(size));
         QCOMPARE(::pread(fd, back.data(), back.size(), 0), ssize_t(size));
         QCOMPARE(QByteArray(back.data(), size), pattern(0, size));
+        ::close(fd);
+    }
+
+    // The local copy's use (Flush | Drop, on the engine's thread): nothing
+    // waits, so pages still being written back when their drop came stay;
+    // once they are on disk, the next call's repeat of the window before
+    // takes them.
+    void flushAndDropWithoutWaiting()
+    {
+        const QByteArray path = m_dir.filePath(QStringLiteral("copy.log")).toLocal8Bit();
+        const int fd = ::open(path.constData(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+        QVERIFY(fd >= 0);
+        WriteBehind writer(WriteBehind::Flush | WriteBehind::Drop, kWindow);
+        writer.reset(0);
+        const qint64 size = 4 * kWindow;
+        const QByteArray data = pattern(0, size);
+        QCOMPARE(::pwrite(fd, data.constData(), size_t(size), 0), ssize_t(size));
+        writer.advance(fd, size);
+        QCOMPARE(writer.flushedTo(), 3 * kWindow);
+        QCOMPARE(writer.droppedTo(), 2 * kWindow);
+        QCOMPARE(::fdatasync(fd), 0);
+        writer.advance(fd, size + kWindow);
+        QCOMPARE(writer.droppedTo(), 3 * kWindow);
+        QCOMPARE(residentBytes(fd, size, kWindow + kFolioSlack, 3 * kWindow - kFolioSlack), qint64(0));
+        QCOMPARE(residentBytes(fd, size, 3 * kWindow, size), kWindow);
         ::close(fd);
     }
 };

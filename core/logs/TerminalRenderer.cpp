@@ -90,8 +90,17 @@ size_t qHash(const TerminalRenderer::Style& s, size_t seed) noexcept
 
 void TerminalRenderer::Row::reset(qint64 offset)
 {
-    cells.clear();
-    plain.clear();
+    // A ring slot keeps its buffers for the next row, up to a usual line's
+    // worth: a 16K-column row does not pin 128 KiB in every slot it passed.
+    constexpr size_t kKeep = 4096;
+    if (cells.capacity() > kKeep)
+        std::vector<Cell, DefaultInitAllocator<Cell>>().swap(cells);
+    else
+        cells.clear();
+    if (plain.capacity() > kKeep)
+        std::string().swap(plain);
+    else
+        plain.clear();
     byteOffset = offset;
     fullLength = 0;
     wrapped = false;
@@ -238,14 +247,18 @@ void widenAscii(const unsigned char* bytes, qsizetype n, char16_t* out)
         out[i] = char16_t(bytes[i]);
 }
 
-// `text` made `n` UTF-16 units long (contents undefined), keeping its buffer
-// when it is not shared and big enough; an empty length allocates nothing.
+// `text` made `n` UTF-16 units long (contents undefined): its own buffer
+// when that is unshared and big enough (the sink's line), else a new one of
+// exactly `n` (a line someone keeps: resize() would round it up, up to ~2x);
+// an empty length allocates nothing.
 void setLength(QString& text, qsizetype n)
 {
     if (n == 0)
         text.truncate(0);
-    else
+    else if (text.isDetached() && n <= text.capacity())
         text.resize(n);
+    else
+        text = QString(n, Qt::Uninitialized);
 }
 
 } // namespace
@@ -926,10 +939,10 @@ TerminalRenderer::Row& TerminalRenderer::RowRing::pushBack()
 {
     if (m_size == m_mask + 1) {
         // Full: the rows in order into twice the slots (the old slots' buffers move along).
-        std::vector<Row> slots(m_slots.size() * 2);
+        std::vector<Row> grown(m_slots.size() * 2);
         for (int i = 0; i < m_size; ++i)
-            slots[size_t(i)] = std::move((*this)[i]);
-        m_slots = std::move(slots);
+            grown[size_t(i)] = std::move((*this)[i]);
+        m_slots = std::move(grown);
         m_mask = int(m_slots.size()) - 1;
         m_head = 0;
     }

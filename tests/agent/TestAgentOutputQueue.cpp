@@ -172,6 +172,36 @@ private Q_SLOTS:
         QVERIFY(std::string(got.constData(), std::size_t(got.size())) == want);
     }
 
+    // The fallback starts where the refused chunk stood, also in its middle
+    // (part of it already went out by sendfile to another fd).
+    void fallbackResumesMidChunk()
+    {
+        auto file = console("f.log");
+        QVERIFY(file);
+        OutputQueue q;
+        q.pushFileFrame(Json{{"type", "output"}}, file, 1000, 300000);
+        int fds[2];
+        QCOMPARE(::pipe2(fds, O_NONBLOCK), 0);
+        QVERIFY(q.flush(fds[1])); // the header and part of the payload (a pipe holds 64 KiB)
+        std::string got = drain(fds[0]);
+        ::close(fds[0]);
+        ::close(fds[1]);
+        const std::string header = "{\"len\":300000,\"type\":\"output\"}\n";
+        QVERIFY(got.size() > header.size() && got.size() < header.size() + 300000);
+        const QByteArray outPath = QFile::encodeName(m_dir.filePath(QStringLiteral("out2.bin")));
+        const int out = ::open(outPath.constData(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+        QVERIFY(out >= 0);
+        QVERIFY(q.flush(out)); // sendfile: EINVAL; the rest read and written
+        ::close(out);
+        QVERIFY(q.empty());
+        QFile f(QString::fromLocal8Bit(outPath));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray rest = f.readAll();
+        got.append(rest.constData(), std::size_t(rest.size()));
+        QCOMPARE(got.size(), header.size() + 300000);
+        QVERIFY(got == header + m_content.substr(1000, 300000));
+    }
+
     // A file that no longer holds what its frame announced cannot be sent
     // without breaking the framing: flush() fails with EIO after sending what
     // there was, instead of sending a short frame.

@@ -357,6 +357,47 @@ private Q_SLOTS:
         qInfo("%lld lines compared; the reused text moved to a bigger buffer %d times", linesCompared, regrowths);
     }
 
+    // The live region is a ring of slots that grows by doubling. Rows
+    // committed early move its head off the first slot; growing it then
+    // must keep the rows in order (found by review: no test grew it with the
+    // head moved, which is what RunIngest does, settling after every chunk).
+    void ringGrowsWithItsHeadMoved()
+    {
+        for (const int liveRows : {12, 17, 100}) {
+            TerminalRenderer r(0, 16384, liveRows);
+            r.feed("a\nb\nc\n");
+            r.commitSettledRows(); // a, b, c leave: the head is at slot 3 of 8
+            QCOMPARE(texts(r.takeCommitted()), (QStringList{QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c")}));
+            r.feed("r0\nr1\nr2\nr3\nr4\nr5\nr6\n"); // rows 0-7: the 8 slots are full
+            r.feed("\x1b[12dX");                        // row 11: the ring grows
+            r.feed("\x1b[3;2HZ");                       // row 2 ("r2"), column 2
+            r.finish();
+            const QList<ConsoleLine> lines = r.takeCommitted();
+            QCOMPARE(texts(lines), (QStringList{QStringLiteral("r0"), QStringLiteral("r1"), QStringLiteral("rZ"),
+                                                QStringLiteral("r3"), QStringLiteral("r4"), QStringLiteral("r5"),
+                                                QStringLiteral("r6"), QString(), QString(), QString(), QString(),
+                                                QStringLiteral("X")}));
+            for (int i = 0; i < 7; ++i)
+                QCOMPARE(lines.at(i).byteOffset, qint64(6 + 3 * i));
+        }
+    }
+
+    // A line that is kept (the console view, the aggregated console holds
+    // millions) is sized exactly: resize() would round its buffer up.
+    void keptLinesAreSizedExactly()
+    {
+        for (const int length : {1, 40, 130, 300, 5000}) {
+            const QByteArray plain(length, 'p');
+            const QByteArray styled = "\x1b[31m" + QByteArray(length, 's') + "\x1b[0m";
+            const QList<ConsoleLine> lines = renderAll(plain + "\n" + styled + "\n");
+            QCOMPARE(lines.size(), 2);
+            for (const ConsoleLine& l : lines) {
+                QCOMPARE(l.text.size(), qsizetype(length));
+                QCOMPARE(l.text.capacity(), qsizetype(length));
+            }
+        }
+    }
+
     // Found by review: a soft-wrapped row that was erased keeps its wrap
     // mark, and a wrapped row keeps its written spaces; it must not become
     // a plain row (which trims them). Cursor-up, clear line, redraw: what a

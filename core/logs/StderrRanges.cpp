@@ -96,14 +96,12 @@ Result<void> StderrSidecar::append(const ByteRanges& ranges)
         if (r.length <= 0)
             continue;
         text += QByteArray::number(r.offset) + ' ' + QByteArray::number(r.length) + '\n';
-        m_ranges.add(r.offset, r.length);
     }
+    if (text.isEmpty())
+        return {};
     QFile f(m_path);
     if (!f.open(QIODevice::WriteOnly | QIODevice::Append) || f.write(text) != text.size())
         return fail(QStringLiteral("cannot append to %1: %2").arg(m_path, f.errorString()));
-    // What we wrote ourselves is not read back by refresh().
-    if (m_partial.isEmpty() && m_readPos == f.pos() - text.size())
-        m_readPos = f.pos();
     return {};
 }
 

@@ -59,8 +59,9 @@ public:
     // empty); ranges ending at or before `keepFrom` are not kept. Malformed
     // lines are skipped.
     void refresh(qint64 keepFrom = 0);
-    // Appends ranges to the file (created when needed) and to ranges().
-    // Errors name the file.
+    // Appends ranges to the file (created when needed); ranges() holds what
+    // refresh() read (a writer, RunIngest, needs no copy in memory). Errors
+    // name the file.
     Result<void> append(const ByteRanges& ranges);
 
     const StderrRanges& ranges() const { return m_ranges; }

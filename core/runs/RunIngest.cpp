@@ -62,7 +62,6 @@ Result<qint64> RunIngest::open(const QString& dir)
         m_rendererBase = stored;
         m_ingested = stored;
     }
-    m_stderr.refresh(m_rendererBase);
     // Replay what was fetched but not ingested: rebuilds the renderer's live
     // rows exactly as they were, and ingests lines that were complete.
     if (m_fetched > m_rendererBase) {
@@ -171,7 +170,6 @@ QList<MetricPoint> RunIngest::processCommitted(bool final)
         newIngested = pendingFrom;
     }
     newIngested = std::max(newIngested, m_ingested);
-    m_stderr.ranges().dropBefore(newIngested);
     if (!points.isEmpty())
         m_store->appendMetrics(points);
     if (newIngested != m_ingested) {

@@ -396,6 +396,32 @@ private Q_SLOTS:
         QCOMPARE(got, (QStringList{QStringLiteral("O a"), QStringLiteral("E bad"), QStringLiteral("O c")}));
     }
 
+    // The sidecar's writer (RunIngest) keeps no copy of what it appends;
+    // a reader's refresh() reads every line, its own appends included, and
+    // then only the lines added since.
+    void sidecarAppendWritesTheFileOnly()
+    {
+        QTemporaryDir dir;
+        const QString path = StderrSidecar::pathFor(dir.filePath(QStringLiteral("console.log")));
+        StderrSidecar side(path);
+        QVERIFY(side.append(ByteRanges{{5, 5}, {20, 0}, {30, 2}}));
+        QVERIFY(side.ranges().isEmpty());
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll(), QByteArray("5 5\n30 2\n")); // the empty range is not written
+        f.close();
+        side.refresh();
+        QVERIFY(side.ranges().intersects(9, 10));
+        QVERIFY(!side.ranges().intersects(10, 30));
+        QVERIFY(side.ranges().intersects(31, 40));
+        QVERIFY(side.append(ByteRanges{{50, 1}}));
+        QVERIFY(!side.ranges().intersects(50, 51));
+        side.refresh(40); // ranges ending by 40 are dropped; the new line is read once
+        QVERIFY(!side.ranges().intersects(0, 40));
+        QVERIFY(side.ranges().intersects(50, 51));
+        QCOMPARE(side.ranges().toList(), (ByteRanges{{50, 1}}));
+    }
+
     // Runs from before console.times: times interpolated from start/end.
     void fallbackWithoutIndex()
     {

@@ -36,7 +36,8 @@ namespace ty {
 // page cache took 4.1 CPU-s, with a trail 0.3 (tests/bench/RESULTS.md).
 //
 // Plain C++ and POSIX (no Qt): the agent uses it too. Elsewhere than Linux
-// Flush does nothing, and Drop needs posix_fadvise (not on macOS or Windows). Errors are ignored: the cache is only a hint.
+// Flush and Wait do nothing, and Drop needs posix_fadvise (not on macOS or
+// Windows). Errors are ignored: the cache is only a hint.
 // Thread affinity: whoever owns the file descriptor.
 class WriteBehind final {
 public:

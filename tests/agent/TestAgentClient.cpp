@@ -733,7 +733,7 @@ private Q_SLOTS:
         QVERIFY(console.open(QIODevice::ReadOnly));
         QCOMPARE(console.size(), total);
         const qint64 window = 32 * 1024 * 1024;
-        const qint64 behind = total - 3 * window; // dropped by the time the end was written, if clean by then
+        const qint64 behind = total - 3 * window; // dropped (after its writeback) by the time the end was written
         const qint64 resident = test::residentBytes(console.handle(), total, 0, behind);
         const qint64 newest = test::residentBytes(console.handle(), total, total - window, total);
         qInfo("resident: %lld of the first %lld MiB, %lld of the last 32 MiB", resident >> 20, behind >> 20, newest >> 20);

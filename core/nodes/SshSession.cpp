@@ -25,6 +25,12 @@ namespace ty {
 namespace {
 
 constexpr int kTickMs = 500; // safety net besides the socket notifiers
+// dopoll rounds per service() while the socket has more to read: up to
+// 256 KiB (libssh reads 4 KiB per round) before writes are flushed again.
+constexpr int kMaxPollRounds = 64;
+// Channel data is handed on in batches of up to this many bytes, one data()
+// per service() at most otherwise: one queued event per batch, not per packet.
+constexpr qsizetype kReceivedBatch = 256 * 1024;
 
 QString quoteShell(const QString& s)
 {
@@ -396,6 +402,7 @@ void SshSession::pumpDuringFileJob()
     ssh_set_blocking(session_, 0);
     ssh_event_dopoll(event_, 0);
     flushWrites();
+    emitReceived();
     logStderr(false);
     ssh_set_blocking(session_, 1);
 }
@@ -458,9 +465,15 @@ void SshSession::service()
         return;
     drainPosted();
     inService_ = true;
-    const int rc = ssh_event_dopoll(event_, 0);
+    // libssh reads the socket 4 KiB per recv(), one recv per dopoll: going
+    // back to the event loop after each would cost an event-loop turn per
+    // 4 KiB. Read on while the socket has more, up to kMaxPollRounds.
+    int rc = ssh_event_dopoll(event_, 0);
+    for (int round = 1; rc == SSH_OK && round < kMaxPollRounds && !channelClosed_; ++round)
+        rc = ssh_event_dopoll(event_, 0);
     if (!channelClosed_)
         flushWrites();
+    emitReceived();
     logStderr(false);
     inService_ = false;
 
@@ -501,6 +514,7 @@ void SshSession::finish(const QString& reason)
     finished_ = true;
     const bool graceful = running_ && !channelClosed_;
     running_ = false;
+    emitReceived(); // what arrived before the end, before finished()
     logStderr(true);
     freeAll(graceful);
     qCInfo(lcNodes).noquote() << options_.name << ":" << reason;
@@ -590,15 +604,24 @@ int SshSession::onChannelData(ssh_session_struct*, ssh_channel_struct*, void* da
                               void* userdata)
 {
     auto* self = static_cast<SshSession*>(userdata);
-    const QByteArray bytes(static_cast<const char*>(data), qsizetype(len));
     if (isStderr) {
-        self->stderrBuf_.append(bytes);
+        self->stderrBuf_.append(static_cast<const char*>(data), qsizetype(len));
         if (self->stderrBuf_.size() > 64 * 1024)
             self->logStderr(true);
     } else {
-        Q_EMIT self->data(bytes);
+        if (self->received_.isEmpty())
+            self->received_.reserve(kReceivedBatch);
+        self->received_.append(static_cast<const char*>(data), qsizetype(len));
+        if (self->received_.size() >= kReceivedBatch)
+            self->emitReceived();
     }
     return int(len); // everything consumed: both streams are always drained
+}
+
+void SshSession::emitReceived()
+{
+    if (!received_.isEmpty())
+        Q_EMIT data(std::exchange(received_, QByteArray()));
 }
 
 void SshSession::onChannelEof(ssh_session_struct*, ssh_channel_struct*, void* userdata)

@@ -23,7 +23,8 @@
 //      ssh_get_fd() wakes the thread and ssh_event_dopoll() processes every
 //      packet, so exit statuses and closes are never missed; writes are
 //      queued and flushed as the window and the socket allow.
-// started() then follows; stdout bytes come as data(); stderr lines are logged
+// started() then follows; stdout bytes come as data(), in order, batched (up to
+// 256 KiB per call: no frame boundary is implied); stderr lines are logged
 // (category trainyard.nodes) as "agent on <node>: ...". finished(reason) is
 // emitted exactly once when the connection ends for any reason (including
 // stop()), after which the object holds no libssh resources.
@@ -99,7 +100,7 @@ private:
     Result<void> verifyHostKey();
     Result<void> authenticate();
     Result<void> openAgentChannel();
-    void service();          // one non-blocking round: dopoll, flush, checks
+    void service();          // non-blocking dopoll rounds while the socket has more, flush, checks
     void flushWrites();
     void updateWriteNotifier();
     void finish(const QString& reason);
@@ -108,6 +109,7 @@ private:
     void logStderr(bool flushAll);
     void drainPosted();
     void pumpDuringFileJob();
+    void emitReceived();      // data(received_), if it holds anything
 
     // libssh callbacks (called from inside libssh calls on this thread: they
     // only record and emit, never free anything).
@@ -135,6 +137,7 @@ private:
     QString resolvedUser_;
     int resolvedPort_ = 0;
     QByteArray out_;          // bytes for the agent not yet taken by the channel
+    QByteArray received_;     // the agent's stdout not yet handed on by data()
     QByteArray stderrBuf_;
     bool running_ = false;    // started() emitted
     bool finished_ = false;

@@ -25,11 +25,13 @@ namespace ty {
 namespace {
 
 constexpr int kTickMs = 500; // safety net besides the socket notifiers
-// dopoll rounds per service() while the socket has more to read: up to
-// 256 KiB (libssh reads 4 KiB per round) before writes are flushed again.
+// dopoll rounds per service() while each handles an event (a read, or a
+// write such as a window adjust): libssh reads at most 4 KiB per round, so
+// a service() reads at most 256 KiB before writes are flushed again.
 constexpr int kMaxPollRounds = 64;
-// Channel data is handed on in batches of up to this many bytes, one data()
-// per service() at most otherwise: one queued event per batch, not per packet.
+// Within service(), channel data is handed on in batches of at most this
+// many bytes (a single larger packet alone), once per service() otherwise:
+// one queued event per batch, not per packet.
 constexpr qsizetype kReceivedBatch = 256 * 1024;
 
 QString quoteShell(const QString& s)
@@ -467,7 +469,7 @@ void SshSession::service()
     inService_ = true;
     // libssh reads the socket 4 KiB per recv(), one recv per dopoll: going
     // back to the event loop after each would cost an event-loop turn per
-    // 4 KiB. Read on while the socket has more, up to kMaxPollRounds.
+    // 4 KiB. Poll on while a round handles something, up to kMaxPollRounds.
     int rc = ssh_event_dopoll(event_, 0);
     for (int round = 1; rc == SSH_OK && round < kMaxPollRounds && !channelClosed_; ++round)
         rc = ssh_event_dopoll(event_, 0);
@@ -608,12 +610,17 @@ int SshSession::onChannelData(ssh_session_struct*, ssh_channel_struct*, void* da
         self->stderrBuf_.append(static_cast<const char*>(data), qsizetype(len));
         if (self->stderrBuf_.size() > 64 * 1024)
             self->logStderr(true);
+    } else if (!self->inService_) {
+        // Inside a blocking call (a file job's SFTP request, connect, the
+        // close in freeAll()): no service() end follows soon to hand a batch
+        // on, so this goes at once, as it arrived.
+        Q_EMIT self->data(QByteArray(static_cast<const char*>(data), qsizetype(len)));
     } else {
-        if (self->received_.isEmpty())
-            self->received_.reserve(kReceivedBatch);
-        self->received_.append(static_cast<const char*>(data), qsizetype(len));
-        if (self->received_.size() >= kReceivedBatch)
+        if (self->received_.size() + qsizetype(len) > kReceivedBatch)
             self->emitReceived();
+        if (!self->received_.isEmpty() && self->received_.capacity() < kReceivedBatch)
+            self->received_.reserve(kReceivedBatch); // a second packet: room for a batch (a lone reply stays small)
+        self->received_.append(static_cast<const char*>(data), qsizetype(len));
     }
     return int(len); // everything consumed: both streams are always drained
 }

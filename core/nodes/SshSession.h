@@ -23,8 +23,9 @@
 //      ssh_get_fd() wakes the thread and ssh_event_dopoll() processes every
 //      packet, so exit statuses and closes are never missed; writes are
 //      queued and flushed as the window and the socket allow.
-// started() then follows; stdout bytes come as data(), in order, batched (up to
-// 256 KiB per call: no frame boundary is implied); stderr lines are logged
+// started() then follows; stdout bytes come as data(), in order: batched per
+// service() round (at most 256 KiB a call) and at once when they arrive inside
+// a blocking call (a file job); no frame boundary is implied; stderr lines are logged
 // (category trainyard.nodes) as "agent on <node>: ...". finished(reason) is
 // emitted exactly once when the connection ends for any reason (including
 // stop()), after which the object holds no libssh resources.
@@ -79,8 +80,9 @@ public:
     void post(const QByteArray& bytes);
     // Runs `job` on the node's files over SFTP on this session (session thread,
     // after started()). The session is blocking while the job runs; between
-    // chunks the agent channel is serviced (posted writes flushed, replies and
-    // output received), so heartbeats keep flowing during long transfers.
+    // chunks the agent channel is serviced (posted writes flushed), so
+    // heartbeats keep flowing during long transfers; replies and output that
+    // libssh reads inside the job's SFTP calls are handed on as they arrive.
     // The SFTP subsystem is opened on first use and kept.
     Result<void> runFileJob(const NodeFileJob& job);
 
@@ -100,7 +102,7 @@ private:
     Result<void> verifyHostKey();
     Result<void> authenticate();
     Result<void> openAgentChannel();
-    void service();          // non-blocking dopoll rounds while the socket has more, flush, checks
+    void service();          // non-blocking dopoll rounds while each handles an event, flush, checks
     void flushWrites();
     void updateWriteNotifier();
     void finish(const QString& reason);

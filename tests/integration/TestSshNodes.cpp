@@ -389,6 +389,43 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(::kill(pid_t(-pgid), 0) == -1 && errno == ESRCH, 5000);
     }
 
+    // A reply that libssh reads inside a file job's blocking SFTP calls is
+    // handed on then, not held until the job ends (a sync of many unchanged
+    // files makes only lstat calls, which never pump the agent channel).
+    void replyArrivesDuringAFileJob()
+    {
+        Connected c = connectTo(options(QStringLiteral("ws1"), false));
+        QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
+        bool jobDone = false;
+        bool jobOk = false;
+        bool replied = false;
+        bool repliedDuringJob = false;
+        // Posted first: the session sends it before it starts the job.
+        c.client->ping([&](const Result<qint64>& r) {
+            replied = bool(r);
+            repliedDuringJob = !jobDone;
+        });
+        c.transport->runFileJob(
+            [](NodeFiles& files) -> Result<void> {
+                QElapsedTimer t;
+                t.start();
+                while (t.elapsed() < 1500) { // metadata calls only: no pump between them
+                    auto info = files.lstat(QStringLiteral("/"));
+                    if (!info)
+                        return std::unexpected(info.error());
+                }
+                return {};
+            },
+            [&](const Result<void>& r) {
+                jobOk = bool(r);
+                jobDone = true;
+            });
+        QTRY_VERIFY_WITH_TIMEOUT(jobDone, 20000);
+        QVERIFY(jobOk);
+        QVERIFY(replied);
+        QVERIFY2(repliedDuringJob, "the ping's reply was held until the file job ended");
+    }
+
     void silentAgentIsUnreachable()
     {
         Connected c = connectTo(options(QStringLiteral("ws1"), false));

@@ -1,5 +1,7 @@
 #include "SshSession.h"
 
+#include "common/ShellQuote.h"
+
 #include "nodes/NodesLog.h"
 #include "nodes/SshKnownHosts.h"
 #include "nodes/SshPassphraseProvider.h"
@@ -33,15 +35,6 @@ constexpr int kMaxPollRounds = 64;
 // many bytes (a single larger packet alone), once per service() otherwise:
 // one queued event per batch, not per packet.
 constexpr qsizetype kReceivedBatch = 256 * 1024;
-
-QString quoteShell(const QString& s)
-{
-    if (!s.isEmpty() && s.contains(QRegularExpression(QStringLiteral("^[A-Za-z0-9_./=:+-]+$"))))
-        return s;
-    QString q = s;
-    q.replace(u'\'', QStringLiteral("'\\''"));
-    return u'\'' + q + u'\'';
-}
 
 QString getStringOption(ssh_session s, ssh_options_e which)
 {
@@ -101,11 +94,11 @@ void SshSession::start()
     if (!options_.agentEnv.isEmpty()) {
         parts << QStringLiteral("env");
         for (auto it = options_.agentEnv.cbegin(); it != options_.agentEnv.cend(); ++it)
-            parts << quoteShell(it.key() + u'=' + it.value());
+            parts << shellQuote(it.key() + u'=' + it.value());
     }
-    parts << quoteShell(agent) << QStringLiteral("--stdio");
+    parts << shellQuote(agent) << QStringLiteral("--stdio");
     for (const QString& a : std::as_const(options_.agentArgs))
-        parts << quoteShell(a);
+        parts << shellQuote(a);
     command_ = parts.join(u' ');
     if (auto r = openAgentChannel(); !r) {
         finish(r.error().message);

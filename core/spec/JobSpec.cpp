@@ -1,5 +1,7 @@
 #include "JobSpec.h"
 
+#include "common/ShellQuote.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -37,18 +39,6 @@ int editDistance(QStringView a, QStringView b)
 }
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
-
-// POSIX shell quoting: plain words stay as they are, anything else goes in
-// single quotes (a ' inside becomes '\'').
-QString shellQuote(const QString& value)
-{
-    static const QRegularExpression plain(QStringLiteral("^[A-Za-z0-9_.,:/+@%=-]+$"));
-    if (plain.match(value).hasMatch())
-        return value;
-    QString quoted = value;
-    quoted.replace(u'\'', QStringLiteral("'\\''"));
-    return u'\'' + quoted + u'\'';
-}
 
 class Parser {
 public:

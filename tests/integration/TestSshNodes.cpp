@@ -218,6 +218,7 @@ private Q_SLOTS:
             QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
             QVERIFY(c.transport->lastDeploy());
             QVERIFY(!c.transport->lastDeploy()->uploaded);
+            QVERIFY(c.transport->lastDeploy()->summedOnNode); // checked by sha256sum there, not read back (14 MB)
             QCOMPARE(fileId(path), first); // same inode, same mtime: not re-uploaded
         }
         {
@@ -236,6 +237,7 @@ private Q_SLOTS:
             Connected c = connectTo(options(QStringLiteral("ws1"), true));
             QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
             QVERIFY(c.transport->lastDeploy()->uploaded);
+            QVERIFY(!c.transport->lastDeploy()->summedOnNode);
             QCOMPARE(readAll(path), local);
             QVERIFY(fileId(path).inode != first.inode); // renamed into place
             QVERIFY(QFileInfo(path).isExecutable());

@@ -47,6 +47,8 @@ void AgentClient::connectToAgent()
         return;
     decoder_.reset();
     hello_ = {};
+    preamble_.clear();
+    preambleDone_ = false;
     state_ = State::Connecting;
     transport_->open();
 }
@@ -67,7 +69,12 @@ void AgentClient::onReceived(const QByteArray& bytes)
 {
     if (state_ != State::Connecting && state_ != State::Ready)
         return;
-    decoder_.feed(bytes);
+    if (!preambleDone_) {
+        if (!skipPreamble(bytes))
+            return;
+    } else {
+        decoder_.feed(bytes);
+    }
     while (state_ == State::Connecting || state_ == State::Ready) {
         auto frame = decoder_.next();
         if (!frame)
@@ -76,6 +83,47 @@ void AgentClient::onReceived(const QByteArray& bytes)
     }
     if (decoder_.hasError() && (state_ == State::Connecting || state_ == State::Ready))
         fail(QStringLiteral("agent on node %1: %2").arg(nodeName(), decoder_.error()));
+}
+
+bool AgentClient::skipPreamble(const QByteArray& bytes)
+{
+    // The agent is started by the user's shell on the node, and a startup
+    // file that prints (`echo Welcome` in ~/.bashrc, which bash reads for
+    // an SSH command too) puts its text before the agent's hello. A line
+    // that starts with '{' is the agent's (the decoder judges it); so is the
+    // rest of a line from a '{' that begins a hello (output without a final
+    // newline). Lines before that are skipped, and logged.
+    constexpr qsizetype kMaxPreamble = 64 * 1024;
+    preamble_.append(bytes);
+    qsizetype start = 0;
+    qsizetype agentAt = -1;
+    for (qsizetype nl; agentAt < 0 && (nl = preamble_.indexOf('\n', start)) >= 0; start = nl + 1) {
+        const QByteArrayView line = QByteArrayView(preamble_).sliced(start, nl - start);
+        if (line.startsWith('{')) {
+            agentAt = start;
+            break;
+        }
+        for (qsizetype brace = line.indexOf('{'); brace >= 0 && agentAt < 0; brace = line.indexOf('{', brace + 1)) {
+            const QJsonObject o = QJsonDocument::fromJson(line.sliced(brace).toByteArray()).object();
+            if (o.value(key("type")).toString() == QLatin1StringView("hello"))
+                agentAt = start + brace;
+        }
+    }
+    if (agentAt < 0) {
+        if (preamble_.size() > kMaxPreamble)
+            fail(QStringLiteral("agent on node %1: no agent in the first 64 KiB of output; the node's shell printed: %2 "
+                                "(a shell startup file such as ~/.bashrc writes to stdout)")
+                     .arg(nodeName(), QString::fromUtf8(preamble_.left(200)).simplified()));
+        return false;
+    }
+    if (agentAt > 0)
+        qCWarning(lcNodes).noquote() << "node" << nodeName() << ": skipped" << agentAt
+                                     << "bytes the shell printed before the agent started (a startup file such as "
+                                        "~/.bashrc writes to stdout):"
+                                     << QString::fromUtf8(preamble_.left(std::min<qsizetype>(agentAt, 200))).simplified();
+    preambleDone_ = true;
+    decoder_.feed(std::exchange(preamble_, QByteArray()).sliced(agentAt));
+    return true;
 }
 
 void AgentClient::onClosed(const QString& reason)

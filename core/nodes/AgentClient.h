@@ -104,6 +104,9 @@ private:
     void onReceived(const QByteArray& bytes);
     void onClosed(const QString& reason);
     void handleFrame(const AgentFrame& frame);
+    // Before the hello: whether `bytes` completed the login shell's output
+    // (if any) and the agent's first line; feeds the decoder from there.
+    bool skipPreamble(const QByteArray& bytes);
     void fail(const QString& reason);
     void send(const QJsonObject& message);
     void deliverLater(ReplyCallback cb, Result<QJsonObject> result);
@@ -116,6 +119,10 @@ private:
     quint64 nextId_ = 1;
     QHash<quint64, Pending> pending_;
     QList<QByteArray> queued_; // requests made before the hello
+    // What came before the agent's first line (a shell startup file that
+    // prints to stdout), while it is not known to be over; 64 KiB at most.
+    QByteArray preamble_;
+    bool preambleDone_ = false;
 };
 
 } // namespace ty

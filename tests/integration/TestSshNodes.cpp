@@ -428,6 +428,30 @@ private Q_SLOTS:
         QVERIFY2(repliedDuringJob, "the ping's reply was held until the file job ended");
     }
 
+    // A shell startup file that prints (`echo Welcome` in ~/.bashrc) puts
+    // text before the agent's hello, the last piece without a newline: it
+    // is skipped, and the agent answers as usual.
+    void shellOutputBeforeTheAgentIsSkipped()
+    {
+        const QString wrapper = m_tmp.filePath(QStringLiteral("noisy-agent.sh"));
+        QFile f(wrapper);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QStringLiteral("#!/bin/sh\necho 'Welcome to the GPU box {maintenance: Friday}'\necho\n"
+                               "printf 'Last login: never'\nexec '%1' \"$@\"\n")
+                    .arg(test::agentPath())
+                    .toUtf8());
+        f.close();
+        QVERIFY(f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner));
+        SshNodeOptions o = options(QStringLiteral("ws1"), false);
+        o.remoteAgentPath = wrapper;
+        Connected c = connectTo(o);
+        QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
+        QCOMPARE(c.client->hello().agent, QStringLiteral("trainyard-agent"));
+        bool pinged = false;
+        c.client->ping([&pinged](const Result<qint64>& r) { pinged = r.has_value(); });
+        QTRY_VERIFY_WITH_TIMEOUT(pinged, 5000);
+    }
+
     void silentAgentIsUnreachable()
     {
         Connected c = connectTo(options(QStringLiteral("ws1"), false));

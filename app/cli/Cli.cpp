@@ -24,6 +24,7 @@
 #include <QRegularExpression>
 #include <QSocketNotifier>
 #include <QTextStream>
+#include <QEventLoop>
 #include <QTimer>
 
 #include <cmath>
@@ -448,11 +449,27 @@ Result<void> addStoredNode(Context& ctx, RunEngine& engine, const QString& name)
     return {};
 }
 
+// Destroys an engine once the work for runs that ended under it (their
+// artifact listing) is done, 30 s at most: the command exits right after.
+struct EngineDeleter {
+    void operator()(RunEngine* engine) const
+    {
+        if (engine->postRunWorkPending()) {
+            QEventLoop loop;
+            QObject::connect(engine, &RunEngine::postRunWorkDone, &loop, &QEventLoop::quit);
+            QTimer::singleShot(30000, &loop, &QEventLoop::quit);
+            loop.exec();
+        }
+        delete engine;
+    }
+};
+using EnginePtr = std::unique_ptr<RunEngine, EngineDeleter>;
+
 // `ingest`: try to become the database's ingestion owner (records consoles,
 // metrics and run ends); a display-only engine just reads nodes.
-std::unique_ptr<RunEngine> makeEngine(Context& ctx, const QString& node = {}, bool ingest = true)
+EnginePtr makeEngine(Context& ctx, const QString& node = {}, bool ingest = true)
 {
-    auto engine = std::make_unique<RunEngine>(ctx.store.get(), ctx.dbPath);
+    EnginePtr engine(new RunEngine(ctx.store.get(), ctx.dbPath));
     engine->addLocalNode(localAgentPath());
     if (auto added = addStoredNode(ctx, *engine, node); !added)
         err() << "trainyardctl: " << added.error().message << '\n';

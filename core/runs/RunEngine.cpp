@@ -828,7 +828,12 @@ void RunEngine::listArtifacts(RunId id, std::function<void(const Result<AgentFil
                 globs.isEmpty() ? QStringLiteral("its job spec lists no `artifacts` globs") : QStringLiteral("it never started"))));
         return;
     }
-    const RunRecord r = *run;
+    listArtifactsOf(*run, globs, std::move(cb));
+}
+
+void RunEngine::listArtifactsOf(const RunRecord& r, const QStringList& globs,
+                                std::function<void(const Result<AgentFileList>&)> cb)
+{
     whenNodeReady(r.node, 30000, [this, r, globs, cb](Node* node) {
         if (!node) {
             if (cb)
@@ -1071,11 +1076,17 @@ void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunS
     m_active.remove(run.id);
     m_cancelling.remove(run.id);
     commit(run);
-    if (const Result<JobSpec>& spec = cachedSpec(run); spec && !spec->artifacts.isEmpty())
-        listArtifacts(run.id, [id = run.id](const Result<AgentFileList>& r) {
+    if (const Result<JobSpec>& spec = cachedSpec(run); spec && !spec->artifacts.isEmpty()) {
+        ++m_postRunWork;
+        // From this record: the store may not hold the run's start yet (a
+        // run of a few milliseconds), and the listing needs its agent run id.
+        listArtifactsOf(run, spec->artifacts, [this, id = run.id](const Result<AgentFileList>& r) {
             if (!r)
                 qCWarning(lcRuns) << "artifacts of run" << id << ":" << r.error().message;
+            if (--m_postRunWork == 0 && !m_shuttingDown)
+                Q_EMIT postRunWorkDone();
         });
+    }
     m_store->flush();
     scheduleSoon();
     checkCaughtUp();

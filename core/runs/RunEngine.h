@@ -109,6 +109,10 @@ public:
     // when a run ends, and on demand. Waits up to 30 s for the node to connect.
     // `cb` runs on the engine thread. Errors name the run and the node.
     void listArtifacts(RunId id, std::function<void(const Result<AgentFileList>&)> cb);
+    // Work still under way for runs that ended (the listing of their
+    // artifacts): a short-lived process (trainyardctl) waits for
+    // postRunWorkDone() before it destroys the engine, or that work is lost.
+    bool postRunWorkPending() const { return m_postRunWork > 0; }
     // Lists them, then copies every regular file into `destDir`/<path> over the
     // node's file transport (SFTP for SSH nodes); names that would land outside
     // `destDir` and symlinks are refused (WorkdirSync.h, downloadArtifacts()).
@@ -138,6 +142,8 @@ public:
     QHash<RunId, QString> pendingReasons() const { return m_pendingReasons; }
 
 Q_SIGNALS:
+    // The last piece of post-run work ended (see postRunWorkPending()).
+    void postRunWorkDone();
     // Raw console bytes [offset, offset + bytes.size()) of a run, as received.
     void consoleReceived(ty::RunId run, qint64 offset, const QByteArray& bytes);
     // Metric points just extracted (already queued for the database).
@@ -184,6 +190,8 @@ private:
     void onNodeReady(Node& node);
     void onNodeLost(Node& node, const QString& reason);
     void finishRun(const std::shared_ptr<Active>& active, const AgentRunStatus& status);
+    // listArtifacts() for a run record in hand (its agent run id set).
+    void listArtifactsOf(const RunRecord& run, const QStringList& globs, std::function<void(const Result<AgentFileList>&)> cb);
     void failRun(RunRecord run, const QString& reason);
     void pollDatabase();
     void pollGpus();
@@ -231,6 +239,7 @@ private:
     QSet<QString> m_gpuRequests;      // nodes with a `gpus` request outstanding
     bool m_schedulePending = false;
     bool m_shuttingDown = false;   // destructor: lost nodes are not reconnected
+    int m_postRunWork = 0;         // artifact listings of ended runs not answered yet
     int m_reconnectFirstMs = 1000;
     int m_reconnectMaxMs = 30000;
     int m_heartbeatIntervalMs = 5000;

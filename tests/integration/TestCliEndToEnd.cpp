@@ -3,6 +3,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -136,6 +137,30 @@ private Q_SLOTS:
         QCOMPARE(o.exitCode, 7);
         QVERIFY(o.out.contains("boom"));
         QVERIFY(o.err.contains("failed, exit code 7"));
+    }
+
+    // The artifacts of a run that ends under `submit --follow` are listed
+    // before trainyardctl exits (it used to exit first: "connection to the
+    // agent lost before the reply to the list_files request ...").
+    void artifactsListedBeforeFollowExits()
+    {
+        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("arts")));
+        const QString spec = writeFile(QStringLiteral("arts/job.yaml"),
+                                       "name: with-artifacts\nworkdir: .\nartifacts: ['out/*.txt']\n"
+                                       "command: \"mkdir -p out && echo a > out/a.txt && echo bb > out/b.txt && echo c > out/c.log\"\n");
+        const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
+        QCOMPARE(o.exitCode, 0);
+        QVERIFY2(!o.err.contains("artifacts of run"), o.err.constData());
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        const QList<RunRecord> runs = (*store)->runs();
+        auto run = std::find_if(runs.cbegin(), runs.cend(), [](const RunRecord& r) { return r.name == u"with-artifacts"; });
+        QVERIFY(run != runs.cend());
+        QStringList names;
+        for (const ArtifactRecord& a : (*store)->artifacts(run->id))
+            names << QFileInfo(a.path).fileName() + u':' + QString::number(a.size);
+        names.sort();
+        QCOMPARE(names, (QStringList{QStringLiteral("a.txt:2"), QStringLiteral("b.txt:3")}));
     }
 
     void signalledRun()

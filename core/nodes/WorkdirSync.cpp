@@ -41,13 +41,14 @@ struct Walker {
                                                         QDir::Name);
         for (const QFileInfo& fi : entries) {
             const QString childRel = rel.isEmpty() ? fi.fileName() : rel + u'/' + fi.fileName();
-            if (fi.isSymLink()) {
-                ++scan.symlinks;
-                continue;
-            }
-            const bool isDir = fi.isDir();
+            const bool isLink = fi.isSymLink();
+            const bool isDir = !isLink && fi.isDir();
             if ((isDir && fi.fileName() == QStringLiteral(".git")) || ignore.ignored(childRel, isDir)) {
                 ++scan.ignored;
+                continue;
+            }
+            if (isLink) {
+                scan.skippedLinks << childRel;
                 continue;
             }
             if (isDir) {

@@ -8,7 +8,8 @@
 // Sync:
 //   - scanWorkdir() walks the local workdir, skipping `.git/` always and
 //     whatever the .gitignore files exclude (GitIgnore.h; nested files
-//     honoured), and symlinks (counted, not followed). More than `limitBytes`
+//     honoured), and symlinks (listed in skippedLinks, neither followed nor
+//     made on the node: the caller warns about them). More than `limitBytes`
 //     in all is an error naming the total and the biggest files.
 //   - syncToNode() mirrors the scan into a directory on the node
 //     (syncDirFor(): <agent state dir>/sync/<name>-<hash of the local path>,
@@ -51,7 +52,7 @@ struct SyncScan {
     QList<SyncEntry> files;
     qint64 totalBytes = 0;
     int ignored = 0;   // entries excluded by .gitignore or .git/
-    int symlinks = 0;  // symlinks skipped
+    QStringList skippedLinks; // symlinks not excluded by .gitignore, skipped (relative, '/'-separated)
 };
 
 struct SyncReport {

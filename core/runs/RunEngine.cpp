@@ -772,10 +772,21 @@ void RunEngine::startRun(RunRecord run, Node& node)
         const QString remoteDir = req.workdir;
         const QString nodeName = node.name;
         node.client->runFileJob(
-            [localDir, limit, remoteDir](NodeFiles& files) -> Result<void> {
+            [localDir, limit, remoteDir, id = run.id, nodeName](NodeFiles& files) -> Result<void> {
                 const auto scan = scanWorkdir(localDir, limit);
                 if (!scan)
                     return std::unexpected(scan.error());
+                if (!scan->skippedLinks.isEmpty()) {
+                    const QStringList shown = scan->skippedLinks.mid(0, 5);
+                    qCWarning(lcRuns).noquote()
+                        << QStringLiteral("run %1: sync to node %2 skipped %3 symlink(s) in %4, which are not uploaded "
+                                          "(list them in .gitignore to silence this): %5%6")
+                               .arg(id)
+                               .arg(nodeName)
+                               .arg(scan->skippedLinks.size())
+                               .arg(localDir, shown.join(QStringLiteral(", ")),
+                                    scan->skippedLinks.size() > shown.size() ? QStringLiteral(", ...") : QString());
+                }
                 const auto report = syncToNode(*scan, remoteDir, files);
                 if (!report)
                     return std::unexpected(report.error());

@@ -81,6 +81,8 @@ const char* kHelp =
     "                                add an SSH node (ALIAS as in ~/.ssh/config): checks its host key,\n"
     "                                logs in, deploys the agent and lists its GPUs, then stores it\n"
     "  node ls                       list the stored nodes\n"
+    "  node trust NAME               accept a stored node's host key that is not known (any more),\n"
+    "                                e.g. after it changed and ssh-keygen -R removed the old one\n"
     "  node rm NAME [--force]        forget a node; refused while runs on it have not ended (--force\n"
     "                                records them failed; their processes on the node are left alone)\n"
     "  submit FILE --node NAME       run only on that node (\"local\" = this machine)\n"
@@ -1019,6 +1021,58 @@ int cmdPolicy(Context& ctx, const QStringList& argsIn)
     return Ok;
 }
 
+// Connects to the node of `rec` once, as every command will (host key,
+// login, agent deployed if needed), and prints who and what it is: user@host,
+// agent, GPUs. `acceptNewHostKey`: a host key not known yet is added to
+// known_hosts (a changed one is still refused). Returns why it failed, or an
+// empty string.
+QString probeNode(const NodeRecord& rec, bool acceptNewHostKey)
+{
+    SshNodeOptions options = sshNodeOptionsFor(rec, localAgentPath());
+    options.acceptNewHostKey = acceptNewHostKey;
+    auto transport = std::make_unique<SshAgentTransport>(options, passphraseProvider());
+    SshAgentTransport* t = transport.get();
+    AgentClient client(std::move(transport));
+    QString failure;
+    QObject::connect(&client, &AgentClient::disconnected, &client, [&failure](const QString& reason) {
+        failure = reason;
+        QCoreApplication::exit(1);
+    });
+    QObject::connect(&client, &AgentClient::ready, &client, [&client, &failure] {
+        client.gpus([&failure](const Result<QList<AgentGpu>>& gpus) {
+            if (!gpus) {
+                failure = gpus.error().message;
+                QCoreApplication::exit(1);
+                return;
+            }
+            out() << "GPUs: " << (gpus->isEmpty() ? QStringLiteral("none (a CPU node)") : QString::number(gpus->size())) << '\n';
+            for (const AgentGpu& g : *gpus) {
+                out() << "  " << g.index << ": " << g.name;
+                if (g.memoryTotalMib)
+                    out() << ", " << qint64(*g.memoryTotalMib) << " MiB";
+                if (g.memoryUsedMib)
+                    out() << " (" << qint64(*g.memoryUsedMib) << " MiB used)";
+                out() << ", " << g.uuid << '\n';
+            }
+            QCoreApplication::exit(0);
+        });
+    });
+    err() << "connecting to " << rec.host << "...\n";
+    err().flush();
+    client.connectToAgent();
+    if (QCoreApplication::exec() != 0)
+        return failure.isEmpty() ? QStringLiteral("the connection ended") : failure;
+    const AgentHello& hello = client.hello();
+    out() << "node " << rec.name << ": " << hello.user << '@' << hello.hostname << ", trainyard-agent " << hello.version;
+    if (const auto d = t->lastDeploy())
+        out() << (d->uploaded ? " deployed to " : " (up to date) at ") << d->remotePath;
+    else
+        out() << " at " << options.remoteAgentPath;
+    out() << '\n';
+    client.disconnectFromAgent();
+    return {};
+}
+
 int cmdNodeAdd(Context& ctx, const QStringList& args)
 {
     QCommandLineParser p;
@@ -1054,51 +1108,11 @@ int cmdNodeAdd(Context& ctx, const QStringList& args)
     if (storedNode(ctx, rec.name))
         return usageError(QStringLiteral("node add: a node named '%1' exists already (node rm it first)").arg(rec.name));
 
-    SshNodeOptions options = sshNodeOptionsFor(rec, localAgentPath());
-    options.acceptNewHostKey = p.isSet(QStringLiteral("accept-new-host-key"));
-    auto transport = std::make_unique<SshAgentTransport>(options, passphraseProvider());
-    SshAgentTransport* t = transport.get();
-    AgentClient client(std::move(transport));
-    QString failure;
-    QObject::connect(&client, &AgentClient::disconnected, &client, [&failure](const QString& reason) {
-        failure = reason;
-        QCoreApplication::exit(1);
-    });
-    QObject::connect(&client, &AgentClient::ready, &client, [&client, &failure] {
-        client.gpus([&failure](const Result<QList<AgentGpu>>& gpus) {
-            if (!gpus) {
-                failure = gpus.error().message;
-                QCoreApplication::exit(1);
-                return;
-            }
-            out() << "GPUs: " << (gpus->isEmpty() ? QStringLiteral("none (a CPU node)") : QString::number(gpus->size())) << '\n';
-            for (const AgentGpu& g : *gpus) {
-                out() << "  " << g.index << ": " << g.name;
-                if (g.memoryTotalMib)
-                    out() << ", " << qint64(*g.memoryTotalMib) << " MiB";
-                if (g.memoryUsedMib)
-                    out() << " (" << qint64(*g.memoryUsedMib) << " MiB used)";
-                out() << ", " << g.uuid << '\n';
-            }
-            QCoreApplication::exit(0);
-        });
-    });
-    err() << "connecting to " << rec.host << "...\n";
-    err().flush();
-    client.connectToAgent();
-    if (QCoreApplication::exec() != 0) {
+    if (const QString failure = probeNode(rec, p.isSet(QStringLiteral("accept-new-host-key"))); !failure.isEmpty()) {
         out().flush();
         err() << "trainyardctl: node " << rec.name << " not added: " << failure << '\n';
         return Unavailable;
     }
-    const AgentHello& hello = client.hello();
-    out() << "node " << rec.name << ": " << hello.user << '@' << hello.hostname << ", trainyard-agent " << hello.version;
-    if (const auto d = t->lastDeploy())
-        out() << (d->uploaded ? " deployed to " : " (up to date) at ") << d->remotePath;
-    else
-        out() << " at " << options.remoteAgentPath;
-    out() << '\n';
-    client.disconnectFromAgent();
     rec.addedAt = QDateTime::currentDateTimeUtc();
     if (auto stored = ctx.store->addNode(rec); !stored) {
         err() << "trainyardctl: " << stored.error().message << '\n';
@@ -1172,6 +1186,25 @@ int cmdNode(Context& ctx, const QStringList& args)
     const QStringList rest = args.mid(1);
     if (sub == u"add")
         return cmdNodeAdd(ctx, rest);
+    if (sub == u"trust") {
+        // A stored node whose host key is not known (any more): after its key
+        // changed and the old entry was removed (ssh-keygen -R), or a new
+        // known_hosts. Accepts the key shown, as node add --accept-new-host-key.
+        if (rest.size() != 1 || rest.front().startsWith(u'-'))
+            return usageError(QStringLiteral("node trust needs exactly one NAME"));
+        const auto rec = storedNode(ctx, rest.front());
+        if (!rec) {
+            err() << "trainyardctl: no node named '" << rest.front() << "' (see trainyardctl node ls)\n";
+            return NoSuchRun;
+        }
+        if (const QString failure = probeNode(*rec, true); !failure.isEmpty()) {
+            out().flush();
+            err() << "trainyardctl: node " << rec->name << ": " << failure << '\n';
+            return Unavailable;
+        }
+        out() << "node " << rec->name << " is reachable; its host key is in known_hosts\n";
+        return Ok;
+    }
     if (sub == u"ls") {
         if (!rest.isEmpty())
             return usageError(QStringLiteral("node ls takes no arguments"));

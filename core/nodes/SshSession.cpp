@@ -258,7 +258,8 @@ Result<void> SshSession::verifyHostKey()
             const QString message =
                 QStringLiteral("the host key of %1 is not known (not in %2). Its %3 key fingerprint is %4. Check it "
                                "(on the host: ssh-keygen -lf /etc/ssh/ssh_host_%5_key.pub) and accept it "
-                               "(trainyardctl node add ... --accept-new-host-key, or the dialog in the Nodes view).")
+                               "(trainyardctl node trust NAME for a stored node, node add ... --accept-new-host-key "
+                               "for a new one, or the dialog in the Nodes view).")
                     .arg(where(), file.isEmpty() ? QStringLiteral("~/.ssh/known_hosts") : file, keyType, fingerprint,
                          keyType.startsWith(QLatin1String("ssh-")) ? keyType.mid(4) : keyType.toLower());
             Q_EMIT hostKeyRejected(fingerprint, message);

@@ -568,6 +568,35 @@ private Q_SLOTS:
         QVERIFY2(out.contains(QStringLiteral("added node gpu2")), qPrintable(out));
         out = ctl({QStringLiteral("node"), QStringLiteral("ls")}, &code);
         QVERIFY2(code == 0 && out.contains(QStringLiteral("gpu2")) && out.contains(QStringLiteral("ws2")), qPrintable(out));
+        // Its key removed from known_hosts (as after a changed key and
+        // ssh-keygen -R): submit refuses it and names the way forward,
+        // node trust accepts it again.
+        {
+            const QString kh = m_sshd.knownHosts();
+            QFile f(kh);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const QByteArray before = f.readAll();
+            f.close();
+            const QString entry = QStringLiteral("[127.0.0.3]:%1").arg(m_sshd.port()); // ws2
+            QCOMPARE(QProcess::execute(QStringLiteral("ssh-keygen"), {QStringLiteral("-R"), entry, QStringLiteral("-f"), kh}), 0);
+            out = ctl({QStringLiteral("node"), QStringLiteral("trust"), QStringLiteral("nope")}, &code);
+            QVERIFY2(code == 4 && out.contains(QStringLiteral("no node named 'nope'")), qPrintable(out));
+            const QString job0 = m_tmp.filePath(QStringLiteral("trust.yaml"));
+            {
+                QFile j(job0);
+                QVERIFY(j.open(QIODevice::WriteOnly));
+                j.write("name: before-trust\nworkdir: /tmp\ncommand: [true]\n");
+            }
+            out = ctl({QStringLiteral("submit"), job0, QStringLiteral("--node"), QStringLiteral("gpu2")}, &code);
+            QVERIFY2(code == 5 && out.contains(QStringLiteral("trainyardctl node trust NAME")), qPrintable(out));
+            out = ctl({QStringLiteral("node"), QStringLiteral("trust"), QStringLiteral("gpu2")}, &code);
+            QVERIFY2(code == 0 && out.contains(QStringLiteral("node gpu2 is reachable")), qPrintable(out));
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const QByteArray after = f.readAll();
+            f.close();
+            QVERIFY2(after.contains(entry.toUtf8()), after.constData());
+            QVERIFY(before.contains(entry.toUtf8()));
+        }
         // A host that cannot be reached is not added.
         out = ctl({QStringLiteral("node"), QStringLiteral("add"), QStringLiteral("bad"), QStringLiteral("--host"),
                    QStringLiteral("ws1"), QStringLiteral("--port"), QString::number(m_sshd.port() == 65535 ? 1 : m_sshd.port() + 1)},

@@ -459,6 +459,7 @@ void RunEngine::schedulePass()
         ns.name = n.name;
         ns.address = n.hello.hostname;
         ns.reachable = n.ready;
+        ns.connecting = !n.ready && !n.attempted;
         ns.cpus = n.hello.cpus;
         ns.memoryMiB = n.hello.memoryMiB;
         ns.labels = labels.value(n.name);
@@ -636,7 +637,7 @@ void RunEngine::schedulePass()
             text += QStringLiteral("; estimated start %1")
                         .arg(QDateTime::fromMSecsSinceEpoch(*info.estimatedStartMs).toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")));
         const bool noNodeCanEver = info.reason.kind == sched::PendingKind::Unsatisfiable
-            && info.reason.unreachableNodes.isEmpty() && !state.nodes.isEmpty();
+            && info.reason.unreachableNodes.isEmpty() && info.reason.connectingNodes.isEmpty() && !state.nodes.isEmpty();
         if (noNodeCanEver) {
             // No node this engine knows could ever hold it: say so now rather
             // than leave it queued for ever.

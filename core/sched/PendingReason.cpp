@@ -67,9 +67,12 @@ QString describeBest(const PendingReason& r)
 
 QString unreachableSuffix(const PendingReason& r)
 {
-    if (r.unreachableNodes.isEmpty())
-        return {};
-    return u" ("_qs + r.unreachableNodes.join(u", "_qs) + u" unreachable)"_qs;
+    QStringList parts;
+    if (!r.connectingNodes.isEmpty())
+        parts << r.connectingNodes.join(u", "_qs) + u" still connecting"_qs;
+    if (!r.unreachableNodes.isEmpty())
+        parts << r.unreachableNodes.join(u", "_qs) + u" unreachable"_qs;
+    return parts.isEmpty() ? QString() : u" ("_qs + parts.join(u"; "_qs) + u")"_qs;
 }
 
 } // namespace
@@ -105,6 +108,9 @@ QString renderPendingReason(const PendingReason& r, const TimeFormatter& formatT
     case PendingKind::WaitingForResources:
         return u"waiting: "_qs + describeRequest(r) + u"; "_qs + describeBest(r) + unreachableSuffix(r);
     case PendingKind::Unsatisfiable:
+        if (!r.connectingNodes.isEmpty()) // one of them may hold it: not "never" yet
+            return u"waiting: "_qs + describeRequest(r) + u"; no node that can be reached now could hold it"_qs
+                + unreachableSuffix(r);
         return u"cannot start: "_qs + describeRequest(r) + u"; no reachable node could ever hold it"_qs
             + (r.bestNode.isEmpty() ? QString() : u" (best node "_qs + r.bestNode + u" has "_qs
                    + QString::number(r.bestNodeGpus) + u" usable GPUs)"_qs)

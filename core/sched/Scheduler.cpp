@@ -217,6 +217,7 @@ private:
     std::vector<Mask> gpuFree_;
     int maxFreeGpus_ = 0;
     QStringList unreachable_;
+    QStringList connecting_;
 
     // Running allocations (input) and in-pass placements, for the profile.
     std::vector<Alloc> allocs_;
@@ -326,7 +327,7 @@ void Pass::prepareNodes()
         rt.gpuBase = int(gpus_.size());
         nodeByName_.insert(ns.name, n);
         if (!ns.reachable)
-            unreachable_ << ns.name;
+            (ns.connecting ? connecting_ : unreachable_) << ns.name;
 
         const int ng = std::min<int>(int(ns.gpus.size()), kMaxGpus);
         gorder.resize(size_t(ns.gpus.size()));
@@ -859,6 +860,7 @@ void Pass::buildReason(Sig& s, PendingReason& out)
         r.memoryMiB = k.mem;
         r.nodes = k.nodes;
         r.unreachableNodes = unreachable_;
+        r.connectingNodes = connecting_;
         // Closest node: most eligible GPUs (capped at the need), then CPUs and
         // memory sufficient, then name. Gang runs: among nodes that do not fit.
         int best = -1;
@@ -901,6 +903,7 @@ void Pass::buildReason(Sig& s, PendingReason& out)
     out.bestNodeMemoryMiB = cached.bestNodeMemoryMiB;
     out.fittingNodes = cached.fittingNodes;
     out.unreachableNodes = cached.unreachableNodes;
+    out.connectingNodes = cached.connectingNodes;
 }
 
 NodeAssignment makeAssignment(const NodeState& ns, const std::vector<GpuRt>& gpus, const NodeRt& rt, const Part& part)

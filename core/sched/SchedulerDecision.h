@@ -70,6 +70,7 @@ struct PendingReason {
     qint64 bestNodeMemoryMiB = 0;
     int fittingNodes = 0;               // gang runs: nodes that would fit (fewer than `nodes`)
     QStringList unreachableNodes;       // sorted by name
+    QStringList connectingNodes;        // not reachable yet, first connection under way; sorted by name
 
     // SweepCap
     QString sweepId;

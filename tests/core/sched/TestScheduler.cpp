@@ -55,6 +55,7 @@ private Q_SLOTS:
     void reasonHeldForBackfill();
     void reasonHeldAndFcfsHead();
     void reasonUnsatisfiableAndCpu();
+    void reasonWhileANodeConnects();
     void reasonGang();
     void bestFitPacksFullestNode();
     void pciRootPreferred();
@@ -94,6 +95,36 @@ void TestScheduler::reasonWaitingForGpus()
     // The head's estimated start: when run 5 ends.
     QVERIFY(p->estimatedStartMs);
     QCOMPARE(*p->estimatedStartMs, kNoon + kHour);
+}
+
+void TestScheduler::reasonWhileANodeConnects()
+{
+    // The only GPU node is still making its first connection (a slow
+    // ProxyJump): the run waits for it, it is not "never".
+    ClusterState s;
+    NodeState wj = makeNode(u"wj"_qs, 2, 80 * kGiB);
+    wj.reachable = false;
+    wj.connecting = true;
+    NodeState down = makeNode(u"ws-09"_qs, 1, 80 * kGiB);
+    down.reachable = false;
+    s.nodes << wj << makeNode(u"cpu-01"_qs, 0, 0) << down;
+    PendingRun r = makeRun(3, kNoon, 1);
+    r.cpus = 0;
+    r.memoryMiB = 0;
+    SchedulerDecision d = schedule(s, {r}, Policy::fcfs(), kNoon);
+    QCOMPARE(d.placements.size(), 0);
+    const PendingInfo* p = pendingOf(d, 3);
+    QCOMPARE(p->reason.kind, PendingKind::Unsatisfiable);
+    QCOMPARE(p->reason.connectingNodes, QStringList{u"wj"_qs});
+    QCOMPARE(p->reason.unreachableNodes, QStringList{u"ws-09"_qs});
+    QCOMPARE(reasonOf(d, 3),
+             u"waiting: needs 1 GPU; no node that can be reached now could hold it (wj still connecting; ws-09 unreachable)"_qs);
+    // Connected: it is placed there.
+    s.nodes[0].reachable = true;
+    s.nodes[0].connecting = false;
+    d = schedule(s, {r}, Policy::fcfs(), kNoon);
+    QCOMPARE(d.placements.size(), 1);
+    QCOMPARE(d.placements.front().nodes.front().node, u"wj"_qs);
 }
 
 void TestScheduler::reasonHeldForBackfill()

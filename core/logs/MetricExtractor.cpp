@@ -561,6 +561,8 @@ void MetricExtractor::extractPairs(QStringView line, QList<Raw>& out, LineInfo& 
                 ok = true; // Keras ` - `
             else if (f > end && startsPair(line.mid(f)))
                 ok = true;
+            else if (f > end && next == u'(' && line[sep] == u'=')
+                ok = true; // `loss=0.6 (12.3 it/s)`, `loss=0.5 (best)`: a remark after the pair
         }
         if (!ok) {
             i = end;

@@ -53,6 +53,8 @@ struct ExtractedMetric {
 //    of `,;|)]}` (so `2.82it/s`, `3.2s`, `12/100`, `10:11:12`, `2026-01-02`,
 //    `1.2.3`, `file.py:21:` give nothing); a value followed by a space and a
 //    word that is not the next `key=`/`key:` pair (`using: 0 TPU cores`);
+//    after `key=value`, a space and a `(` remark are fine (`loss=0.6 (12.3
+//    it/s)`);
 //  - a percentage followed by `|` (a progress bar's own percentage);
 //  - in the `key: value` form, a key that ends a phrase (`Modules in train
 //    mode: 4`, `Total FLOPs: 0`): the key must start the line or follow one of

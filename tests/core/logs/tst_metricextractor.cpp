@@ -250,6 +250,17 @@ private Q_SLOTS:
                                         {QStringLiteral("grad_norm"), -0.5}}));
     }
 
+    // A remark in parentheses after `key=value` does not make the value part
+    // of something else; after `key: value` it still does (`device: 0 (GPU)`).
+    void remarkAfterAPair()
+    {
+        QCOMPARE(one(u"step=4 loss=0.6 (12.3 it/s)"), (QMap<QString, double>{{QStringLiteral("loss"), 0.6}}));
+        QCOMPARE(one(u"val_acc=0.75 (best) lr=0.01"),
+                 (QMap<QString, double>{{QStringLiteral("val_acc"), 0.75}, {QStringLiteral("lr"), 0.01}}));
+        QVERIFY(one(u"Using device: 0 (NVIDIA H200)").isEmpty());
+        QVERIFY(one(u"loss=0.6(12.3)").isEmpty()); // glued: not a remark
+    }
+
     // The separator check reads eight characters at a time: a pair is found
     // with its '=' or ':' at every position of the blocks and of the tail.
     void separatorAtEveryPosition()

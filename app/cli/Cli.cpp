@@ -90,7 +90,8 @@ const char* kHelp =
     "RUN is a run id or a run name (the newest run with that name).\n"
     "SSH: ~/.ssh/config of the home directory in the password database (as ssh), or $TRAINYARD_SSH_CONFIG.\n"
     "A node that cannot be reached is reported with the reason (host key, authentication, network): submit\n"
-    "then leaves the run queued and exits 5; cancel and logs exit 5 (logs after printing what is stored).\n"
+    "then leaves the run queued and exits 5 (submit --follow waits for the node; Ctrl+C detaches); cancel\n"
+    "and logs exit 5 (logs after printing what is stored).\n"
     "Database: --db PATH, else $TRAINYARD_DB, else ~/.local/share/trainyard/trainyard.db.\n"
     "Exit codes: 0 ok, 1 run failed, 2 usage, 3 invalid job spec, 4 no such run, 5 database or agent error;\n"
     "submit --follow passes the run's own exit code through (128+N for signal N).\n";
@@ -1099,6 +1100,8 @@ int cmdNodeAdd(Context& ctx, const QStringList& args)
         return usageError(QStringLiteral("node add: '%1' is not a valid node name (letters, digits, . _ -; not \"local\")").arg(rec.name));
     if (rec.host.isEmpty())
         return usageError(QStringLiteral("node add needs --host ALIAS"));
+    if (!rec.identityFile.isEmpty() && !QFileInfo(rec.identityFile).isFile())
+        return usageError(QStringLiteral("node add: --identity %1: no such file").arg(rec.identityFile));
     if (p.isSet(QStringLiteral("port"))) {
         bool ok = false;
         rec.port = p.value(QStringLiteral("port")).toInt(&ok);

@@ -597,6 +597,12 @@ private Q_SLOTS:
             QVERIFY2(after.contains(entry.toUtf8()), after.constData());
             QVERIFY(before.contains(entry.toUtf8()));
         }
+        // A key file that does not exist is refused before connecting (the
+        // config's key would log in and the bad path would be stored).
+        out = ctl({QStringLiteral("node"), QStringLiteral("add"), QStringLiteral("gpu3"), QStringLiteral("--host"),
+                   QStringLiteral("ws2"), QStringLiteral("--identity"), m_tmp.filePath(QStringLiteral("no-such-key"))},
+                  &code);
+        QVERIFY2(code == 2 && out.contains(QStringLiteral("no-such-key: no such file")), qPrintable(out));
         // A host that cannot be reached is not added.
         out = ctl({QStringLiteral("node"), QStringLiteral("add"), QStringLiteral("bad"), QStringLiteral("--host"),
                    QStringLiteral("ws1"), QStringLiteral("--port"), QString::number(m_sshd.port() == 65535 ? 1 : m_sshd.port() + 1)},

@@ -406,8 +406,19 @@ public:
     {
         QProcess p;
         p.start(m_program, {QStringLiteral("%1: %2").arg(node, prompt.trimmed())});
-        if (!p.waitForFinished(120000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0)
+        // Said here (stderr: this runs on the node's SSH thread): the
+        // authentication error can only say that no passphrase came.
+        if (!p.waitForStarted(10000)) {
+            std::fprintf(stderr, "trainyardctl: cannot run the askpass program %s (TRAINYARD_ASKPASS or SSH_ASKPASS): %s\n",
+                         qPrintable(m_program), qPrintable(p.errorString()));
             return std::nullopt;
+        }
+        if (!p.waitForFinished(120000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
+            std::fprintf(stderr, "trainyardctl: the askpass program %s gave no passphrase (%s)\n", qPrintable(m_program),
+                         p.exitStatus() == QProcess::NormalExit ? qPrintable(QStringLiteral("exit status %1").arg(p.exitCode()))
+                                                                : "it did not finish");
+            return std::nullopt;
+        }
         QByteArray out = p.readAllStandardOutput();
         while (out.endsWith('\n') || out.endsWith('\r'))
             out.chop(1);

@@ -295,7 +295,7 @@ private Q_SLOTS:
         put(askpass, "#!/bin/sh\nprintf '%s\\n' \"$TY_TEST_PASSPHRASE\"\n");
         QFile::setPermissions(askpass, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
         const QString dbDir = d + QStringLiteral("/db");
-        auto ctl = [&](const QStringList& args, bool withPassphrase, int* code) {
+        auto ctl = [&](const QStringList& args, bool withPassphrase, int* code, const QString& askpassProgram = QString()) {
             QProcess p;
             QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
             env.insert(QStringLiteral("TRAINYARD_SSH_CONFIG"), sshConfig);
@@ -303,7 +303,7 @@ private Q_SLOTS:
             env.remove(QStringLiteral("SSH_AUTH_SOCK"));
             env.insert(QStringLiteral("HOME"), d); // no default keys of the real user
             if (withPassphrase) {
-                env.insert(QStringLiteral("TRAINYARD_ASKPASS"), askpass);
+                env.insert(QStringLiteral("TRAINYARD_ASKPASS"), askpassProgram.isEmpty() ? askpass : askpassProgram);
                 env.insert(QStringLiteral("TY_TEST_PASSPHRASE"), passphrase);
             }
             p.setProcessEnvironment(env);
@@ -319,6 +319,10 @@ private Q_SLOTS:
         QString out = ctl(add, false, &code);
         QVERIFY2(code != 0, qPrintable(out));
         QVERIFY2(out.contains(key) && out.contains(QStringLiteral("batch mode")), qPrintable(out));
+        // An askpass program that cannot run is named as such.
+        out = ctl(add, true, &code, d + QStringLiteral("/no-such-askpass"));
+        QVERIFY2(code != 0 && out.contains(QStringLiteral("cannot run the askpass program ") + d + QStringLiteral("/no-such-askpass")),
+                 qPrintable(out));
         out = ctl(add, true, &code);
         QVERIFY2(code == 0 && out.contains(QStringLiteral("added node encnode")), qPrintable(out));
         // The passphrase is nowhere on disk: not in the database, not in the config directory.

@@ -604,17 +604,17 @@ int SshSession::onChannelData(ssh_session_struct*, ssh_channel_struct*, void* da
         self->stderrBuf_.append(static_cast<const char*>(data), qsizetype(len));
         if (self->stderrBuf_.size() > 64 * 1024)
             self->logStderr(true);
-    } else if (!self->inService_) {
-        // Inside a blocking call (a file job's SFTP request, connect, the
-        // close in freeAll()): no service() end follows soon to hand a batch
-        // on, so this goes at once, as it arrived.
-        Q_EMIT self->data(QByteArray(static_cast<const char*>(data), qsizetype(len)));
     } else {
         if (self->received_.size() + qsizetype(len) > kReceivedBatch)
             self->emitReceived();
         if (!self->received_.isEmpty() && self->received_.capacity() < kReceivedBatch)
             self->received_.reserve(kReceivedBatch); // a second packet: room for a batch (a lone reply stays small)
         self->received_.append(static_cast<const char*>(data), qsizetype(len));
+        // Inside a blocking call (a file job's SFTP request, connect, the
+        // close in freeAll()) no service() end follows soon to hand the batch
+        // on: it goes at once.
+        if (!self->inService_)
+            self->emitReceived();
     }
     return int(len); // everything consumed: both streams are always drained
 }

@@ -109,6 +109,23 @@ class TestAgentOutputQueue final : public QObject {
         return out;
     }
 
+    // The file frames of a new console `name`, flushed into `writeFd` and read
+    // from `readFd` `step` bytes at a time; both are closed after. `queued`:
+    // the queue's byte count before the flush.
+    std::string fileFramesThrough(const char* name, int writeFd, int readFd, std::size_t step, std::size_t* queued)
+    {
+        std::string got = std::string("cannot create ") + name;
+        if (auto file = console(name)) {
+            OutputQueue q;
+            queueFrames(q, file, m_content, true);
+            *queued = q.bytes();
+            got = pump(q, writeFd, readFd, step);
+        }
+        ::close(writeFd);
+        ::close(readFd);
+        return got;
+    }
+
 private Q_SLOTS:
     void initTestCase() { QVERIFY(m_dir.isValid()); }
 
@@ -117,17 +134,12 @@ private Q_SLOTS:
         const std::string want = expected();
         QVERIFY(want.size() > m_content.size());
         for (const std::size_t step : {std::string::npos, std::size_t(4096), std::size_t(1000)}) {
-            auto file = console("a.log");
-            QVERIFY(file);
-            OutputQueue q;
-            queueFrames(q, file, m_content, true);
-            QCOMPARE(q.bytes(), want.size());
             int fds[2];
             QCOMPARE(::pipe2(fds, O_NONBLOCK), 0);
             ::fcntl(fds[1], F_SETPIPE_SZ, 4096); // many partial writes, mid-chunk
-            const std::string got = pump(q, fds[1], fds[0], step);
-            ::close(fds[0]);
-            ::close(fds[1]);
+            std::size_t queued = 0;
+            const std::string got = fileFramesThrough("a.log", fds[1], fds[0], step, &queued);
+            QCOMPARE(queued, want.size());
             QCOMPARE(got.size(), want.size());
             QVERIFY(got == want);
         }
@@ -136,15 +148,11 @@ private Q_SLOTS:
     void fileFramesThroughASocketPair()
     {
         const std::string want = expected();
-        auto file = console("b.log");
-        QVERIFY(file);
-        OutputQueue q;
-        queueFrames(q, file, m_content, true);
         int sv[2];
         QCOMPARE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
-        const std::string got = pump(q, sv[0], sv[1], 65536);
-        ::close(sv[0]);
-        ::close(sv[1]);
+        std::size_t queued = 0;
+        const std::string got = fileFramesThrough("b.log", sv[0], sv[1], 65536, &queued);
+        QCOMPARE(queued, want.size());
         QCOMPARE(got.size(), want.size());
         QVERIFY(got == want);
     }

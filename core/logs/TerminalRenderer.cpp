@@ -172,10 +172,18 @@ void TerminalRenderer::feed(QByteArrayView bytes)
     const auto* begin = reinterpret_cast<const unsigned char*>(bytes.data());
     const auto* p = begin;
     const auto* end = p + bytes.size();
+    FeedLookahead ahead;
     while (p < end) {
         const unsigned char b = *p;
         if (m_state == State::Ground && m_utfNeed == 0) {
             if (b >= 0x20 && b < 0x7F) {
+                if (m_settleAfterFeed) {
+                    const unsigned char* const next = sinkPlainLines(p, end, m_offset + (p - begin), ahead);
+                    if (next != p) {
+                        p = next;
+                        continue;
+                    }
+                }
                 m_curByte = m_offset + (p - begin);
                 const unsigned char* const runEnd = printableRunEnd(p, end);
                 if (!(m_plainRows && printPlainLine(p, runEnd, end)))
@@ -201,6 +209,8 @@ void TerminalRenderer::feed(QByteArrayView bytes)
         ++p;
     }
     m_offset += bytes.size();
+    if (m_settleAfterFeed)
+        commitSettledRows();
 }
 
 
@@ -334,6 +344,98 @@ bool TerminalRenderer::printPlainLine(const unsigned char* p, const unsigned cha
     row.fullLength = q - p;
     m_col = q - p;
     return true;
+}
+
+namespace {
+
+// One past the last ESC or '\b' in [p, end) (what could move the cursor up:
+// every escape, and the reverse wrap), or p when there is none. Backwards,
+// 16 bytes a step where SSE2 is there.
+const unsigned char* afterLastMover(const unsigned char* p, const unsigned char* end)
+{
+    const unsigned char* q = end;
+#if defined(__SSE2__)
+    const __m128i esc = _mm_set1_epi8(0x1B);
+    const __m128i bs = _mm_set1_epi8('\b');
+    for (; q - p >= 16; q -= 16) {
+        const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q - 16));
+        const int hit = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, esc), _mm_cmpeq_epi8(x, bs)));
+        if (hit != 0)
+            return q - 16 + (31 - __builtin_clz(unsigned(hit))) + 1;
+    }
+#endif
+    for (; q > p; --q) {
+        if (q[-1] == 0x1B || q[-1] == '\b')
+            return q;
+    }
+    return p;
+}
+
+} // namespace
+
+// A line at the cursor's row (the bottom one, empty, column 0, default
+// style) that ends at q is committed by commitSettledRows() at the end of
+// the feed when at least m_maxUpReach line feeds follow it, and nothing
+// after it can bring the cursor back up: then it, and every row above it,
+// can be committed now. Each line is what commitFront() would hand on for
+// its row (fillLine()'s plain branch).
+const unsigned char* TerminalRenderer::sinkPlainLines(const unsigned char* p, const unsigned char* end, qint64 pOffset,
+                                                      FeedLookahead& ahead)
+{
+    if (!m_sink || !m_plainRows || m_col != 0 || m_styleId != 0 || m_row != m_screen.size() - 1)
+        return p;
+    Row& row = m_screen[m_row]; // the same slot when rows above it are committed
+    if (!row.cells.empty() || !row.plain.empty() || row.fullLength != 0 || row.combining || row.wrapped)
+        return p;
+    if (!ahead.quietFrom)
+        ahead.quietFrom = afterLastMover(p, end);
+    if (p < ahead.quietFrom)
+        return p;
+    if (!ahead.holdAt) {
+        // m_maxUpReach can no longer grow in this feed: the line feed it
+        // takes to settle a line, counted from the end.
+        ahead.holdAt = end;
+        for (int left = m_maxUpReach; left > 0 && ahead.holdAt != p; --left) {
+            const void* nl = memrchr(p, '\n', size_t(ahead.holdAt - p));
+            ahead.holdAt = nl ? static_cast<const unsigned char*>(nl) : p; // p: too few, none settles
+        }
+    }
+    const unsigned char* const start = p;
+    ConsoleLine& line = m_sinkLine;
+    while (p < end) {
+        const unsigned char* const q = printableRunEnd(p, end); // p itself for an empty line
+        if (q >= ahead.holdAt || *q != '\n' || q - p > m_storeLimit)
+            break;
+        if (p == start) {
+            while (m_row > 0) { // settled by the feed's end too, and before this line
+                commitFront();
+                --m_row;
+            }
+        }
+        qsizetype n = q - p;
+        while (n > 0 && p[n - 1] == ' ')
+            --n;
+        line.spans.clear();
+        // The first line's row began where the cursor's empty row did (a
+        // style change or a '\r' may have come first); the others right
+        // after the '\n' before them.
+        line.byteOffset = p == start ? row.byteOffset : pOffset + (p - start);
+        line.wrapped = false;
+        line.truncated = false;
+        line.fromStderr = false;
+        setLength(line.text, n);
+        widenAscii(p, n, reinterpret_cast<char16_t*>(line.text.data()));
+        line.fullLength = n;
+        m_sink(line);
+        ++m_plainLinesSunk;
+        m_savedRow = std::max(0, m_savedRow - 1); // as commitFront() does
+        p = q + 1;
+    }
+    if (p != start) {
+        m_curByte = pOffset + (p - start);
+        row.reset(m_curByte);
+    }
+    return p;
 }
 
 void TerminalRenderer::materialize(Row& row)

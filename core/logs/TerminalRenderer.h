@@ -101,6 +101,18 @@ public:
     // off is for those tests and for benchmarks.
     void setPlainRows(bool on) { m_plainRows = on; }
 
+    // Settle after feed (off by default): every feed() ends with
+    // commitSettledRows(), as RunIngest needs after each chunk. With a line
+    // sink set, this lets a plain line (see setPlainRows()) go from the fed
+    // bytes straight to the sink when the rest of those bytes can no longer
+    // move the cursor up to it (no ESC or backspace follows) and enough line
+    // feeds follow to settle it by the end of the feed: no row is built for
+    // it. The same lines, pending lines and offsets as feed() followed by
+    // commitSettledRows() without it (tests compare the two).
+    void setSettleAfterFeed(bool on) { m_settleAfterFeed = on; }
+    // Lines the fast path above handed to the sink so far (for tests).
+    qint64 plainLinesSunk() const { return m_plainLinesSunk; }
+
     // Commits every row above the cursor's row (e.g. once the stream has been
     // quiet for a while). Afterwards cursor-up stops at the cursor's current row.
     void commitAboveCursor();
@@ -197,6 +209,17 @@ private:
     // [p, q): a run of printable ASCII (printableRunEnd() in the .cpp); `end`: the fed bytes' end.
     void printAsciiRun(const unsigned char* p, const unsigned char* q);
     bool printPlainLine(const unsigned char* p, const unsigned char* q, const unsigned char* end);
+    // What sinkPlainLines() needs to know about the rest of one feed()'s
+    // bytes, found once per feed() when first needed.
+    struct FeedLookahead {
+        const unsigned char* quietFrom = nullptr; // after the last ESC or '\b' (nothing moves up from here on)
+        const unsigned char* holdAt = nullptr;    // a line ending at or after this is not settled by the feed's end
+    };
+    // Settle-after-feed's fast path: the plain lines from p handed to the
+    // sink directly; returns where they end (p when none could be).
+    // `pOffset`: the stream offset of p.
+    const unsigned char* sinkPlainLines(const unsigned char* p, const unsigned char* end, qint64 pOffset,
+                                        FeedLookahead& ahead);
     void printCodepoint(char32_t cp);
     void putCell(char32_t cp, int w);
     void execControl(unsigned char b);
@@ -228,6 +251,8 @@ private:
     const int m_liveRows;
     const int m_storeLimit; // cells stored per row: min(width or inf, maxLineChars)
     bool m_plainRows = true;
+    bool m_settleAfterFeed = false;
+    qint64 m_plainLinesSunk = 0;
 
     RowRing m_screen; // live region, m_screen[0] is its top row
     QList<ConsoleLine> m_committed;

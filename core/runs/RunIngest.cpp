@@ -44,6 +44,10 @@ Result<qint64> RunIngest::open(const QString& dir)
     m_failures = std::make_unique<FailureDetector>();
     m_renderer = std::make_unique<TerminalRenderer>(0);
     m_renderer->setLineSink([this](const ConsoleLine& line) { takeLine(line); });
+    // Rows further above the cursor than the program has ever moved it up are
+    // final in practice; committing them after every chunk keeps curves live
+    // while a progress bar below keeps redrawing.
+    m_renderer->setSettleAfterFeed(true);
 
     m_fetched = m_copy.size();
     // Arrival times for the aggregated console; optional: without them it
@@ -153,12 +157,8 @@ void RunIngest::takeLine(const ConsoleLine& line)
 
 QList<MetricPoint> RunIngest::processCommitted(bool final)
 {
-    // Rows further above the cursor than the program has ever moved it up are
-    // final in practice; committing them now keeps curves live while a
-    // progress bar below keeps redrawing. Each committed row went to takeLine().
-    if (!final)
-        m_renderer->commitSettledRows();
-    // Where the rows still being redrawn start (no text built: this runs per chunk).
+    // Each committed row went to takeLine(), the settled ones at the end of
+    // the feed (see open()). Where the rows still being redrawn start (no text built: this runs per chunk).
     const qint64 pendingStart = final ? -1 : m_renderer->pendingStartOffset();
     const qint64 fedEnd = m_rendererBase + m_renderer->bytesFed();
     const qint64 pendingFrom = pendingStart < 0 ? fedEnd : m_rendererBase + pendingStart;

@@ -34,7 +34,9 @@ QStringList texts(const QList<ConsoleLine>& lines)
 // (cursor-up onto plain rows, erases, inserts, styles, \r redraws, wide and
 // invalid UTF-8, tabs, backspace, lines at and past the width and the stored
 // limit, trailing spaces).
-QList<QByteArray> mixedStreams(QRandomGenerator& rng)
+// `rare`: one piece in 100 items instead of 10 to 30 (long stretches of
+// plain lines and no escape, as in most training logs).
+QList<QByteArray> mixedStreams(QRandomGenerator& rng, bool rare = false)
 {
     QList<QByteArray> streams;
     for (const char* name : {"plain_torch", "lightning_run", "lightning_tqdm", "nested_tqdm", "oom_midrun"})
@@ -52,7 +54,8 @@ QList<QByteArray> mixedStreams(QRandomGenerator& rng)
         QByteArray b;
         while (b.size() < 100000) {
             const quint32 kind = rng.bounded(100);
-            if (kind < (s < 3 ? 90u : 70u)) { // mostly plain lines, some with trailing spaces or overlong
+            const quint32 lines = rare ? 99u : s < 3 ? 90u : 70u;
+            if (kind < lines) { // mostly plain lines, some with trailing spaces or overlong
                 const int len = kind < 4 ? int(rng.bounded(60, 200)) : int(rng.bounded(0, 50));
                 for (int i = 0; i < len; ++i)
                     b += char(rng.bounded(0x20, 0x7F));
@@ -286,6 +289,68 @@ private Q_SLOTS:
             }
         }
         QVERIFY(linesCompared > 10000);
+    }
+
+    // Settle after feed (with its fast path for plain lines) against feed()
+    // and commitSettledRows() without it: every field of every committed
+    // line, the pending lines and their start after every piece, in random
+    // pieces, on the usual mixed streams and on streams with rare escapes:
+    // those keep the fast path in use (checked by its count) between upward
+    // moves, which test what it must leave alone (rows the rest of a piece
+    // moves back up to, the last rows a piece does not settle).
+    void settleAfterFeedEqualsCommittingAfterFeed()
+    {
+        QRandomGenerator rng(13);
+        QList<QByteArray> streams = mixedStreams(rng);
+        const qsizetype firstRare = streams.size();
+        const QList<QByteArray> rare = mixedStreams(rng, /*rare=*/true);
+        for (qsizetype i = 5; i < rare.size(); ++i) // the real logs are in both
+            streams.append(rare.at(i));
+        qint64 linesCompared = 0, rareLines = 0, fastLines = 0, rareFastLines = 0;
+        for (qsizetype s = 0; s < streams.size(); ++s) {
+            const QByteArray& bytes = streams.at(s);
+            for (const auto& [width, maxChars] : {std::pair{0, 16384}, std::pair{0, 40}, std::pair{80, 16384}, std::pair{120, 50}}) {
+                TerminalRenderer reference(width, maxChars, 16), settling(width, maxChars, 16);
+                settling.setSettleAfterFeed(true);
+                QList<ConsoleLine> settled;
+                settling.setLineSink([&](const ConsoleLine& l) { settled.append(l); });
+                qint64 streamLines = 0;
+                for (qsizetype from = 0; from < bytes.size();) {
+                    const qsizetype n = std::min<qsizetype>(bytes.size() - from, rng.bounded(1, 3000));
+                    const QByteArrayView piece = QByteArrayView(bytes).sliced(from, n);
+                    reference.feed(piece);
+                    reference.commitSettledRows();
+                    settling.feed(piece);
+                    const QList<ConsoleLine> expected = reference.takeCommitted();
+                    compareLines(std::exchange(settled, {}), expected);
+                    compareLines(settling.pendingLines(), reference.pendingLines());
+                    if (QTest::currentTestFailed())
+                        return;
+                    QCOMPARE(settling.pendingStartOffset(), reference.pendingStartOffset());
+                    streamLines += expected.size();
+                    from += n;
+                }
+                reference.finish();
+                settling.finish();
+                const QList<ConsoleLine> last = reference.takeCommitted();
+                compareLines(settled, last);
+                if (QTest::currentTestFailed())
+                    return;
+                streamLines += last.size();
+                linesCompared += streamLines;
+                fastLines += settling.plainLinesSunk();
+                if (s >= firstRare) {
+                    rareLines += streamLines;
+                    rareFastLines += settling.plainLinesSunk();
+                }
+            }
+        }
+        qInfo("%lld lines compared, %lld of them through the fast path; of the %lld lines of streams with rare "
+              "escapes, %lld", linesCompared, fastLines, rareLines, rareFastLines);
+        QVERIFY(linesCompared > 20000);
+        // About 40 %: a colour left on, the narrow stored limits and lines
+        // a piece does not settle keep the others on the usual path.
+        QVERIFY(rareFastLines > rareLines / 3);
     }
 
     // A LineSink is handed exactly the lines takeCommitted() gives, both when

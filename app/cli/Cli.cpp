@@ -514,11 +514,19 @@ void catchUp(Context& ctx)
             (void)addStoredNode(ctx, *engine, n);
     if (!engine->acquireIngestion())
         return; // the owner keeps it current
+    constexpr int kWaitMs = 5000;
     QObject guard;
     QObject::connect(engine.get(), &RunEngine::caughtUp, &guard, [] { QCoreApplication::exit(0); });
-    QTimer::singleShot(5000, &guard, [] { QCoreApplication::exit(0); });
+    QTimer::singleShot(kWaitMs, &guard, [] { QCoreApplication::exit(0); });
     QCoreApplication::exec();
     ctx.store->flush();
+    // What is shown is as good as the nodes that answered: say which did not.
+    for (const auto& [node, why] : engine->nodesBehind()) {
+        if (!nodes.contains(node))
+            continue;
+        err() << "trainyardctl: runs on node " << node << " are shown as last recorded (" << why
+              << (why.startsWith(u"unreachable") ? QString() : QStringLiteral(" after %1 s").arg(kWaitMs / 1000)) << ")\n";
+    }
 }
 
 int cmdSubmit(Context& ctx, const QStringList& args)

@@ -1186,6 +1186,33 @@ void RunEngine::checkCaughtUp()
     Q_EMIT caughtUp();
 }
 
+QList<std::pair<QString, QString>> RunEngine::nodesBehind() const
+{
+    QList<std::pair<QString, QString>> behind;
+    for (const auto& n : std::as_const(m_nodes)) {
+        QString why;
+        if (!n->attempted)
+            why = QStringLiteral("still connecting");
+        else if (!n->ready)
+            why = QStringLiteral("unreachable: %1").arg(n->lastError);
+        else if (!n->listed)
+            why = QStringLiteral("listing its runs");
+        else {
+            for (const auto& a : std::as_const(m_active)) {
+                if (a->node == n->name && a->ingest
+                    && (a->endedOnNode || a->catchUpTo < 0 || a->ingest->fetchedOffset() < a->catchUpTo)) {
+                    why = QStringLiteral("fetching run %1's console").arg(a->run.id);
+                    break;
+                }
+            }
+        }
+        if (!why.isEmpty())
+            behind.append({n->name, why});
+    }
+    std::sort(behind.begin(), behind.end());
+    return behind;
+}
+
 void RunEngine::onNodeLost(Node& node, const QString& reason)
 {
     node.attempted = true;

@@ -141,6 +141,14 @@ public:
     // Why each queued run waits, as of the last scheduling pass (engine thread).
     QHash<RunId, QString> pendingReasons() const { return m_pendingReasons; }
 
+    // Ingestion owner: the nodes whose runs are not yet up to date in the
+    // store, each with why, by node name: "still
+    // connecting", "unreachable: <reason>", "listing its runs", "fetching
+    // run N's console". Unreachable nodes stay listed after caughtUp() (their
+    // runs are as last recorded); the rest leave it as they catch up.
+    // trainyardctl says which after its wait for caughtUp() ends.
+    QList<std::pair<QString, QString>> nodesBehind() const;
+
 Q_SIGNALS:
     // The last piece of post-run work ended (see postRunWorkPending()).
     void postRunWorkDone();

@@ -652,6 +652,26 @@ private Q_SLOTS:
         out = ctl({QStringLiteral("logs"), QString::number(running)}, &code);
         QVERIFY2(code == 5 && out.contains(QStringLiteral("cannot be reached")), qPrintable(out));
         QVERIFY2(t.elapsed() < 30000, qPrintable(QString::number(t.elapsed())));
+        // ls shows what it could not bring up to date, and why: beside the
+        // dead node, one that takes the TCP connection and never answers
+        // (a slow ProxyJump, a hung sshd) outlasts ls's wait.
+        QTcpServer silent;
+        QVERIFY(silent.listen(QHostAddress(QStringLiteral("127.0.0.2")))); // ws1's address, never accepted
+        {
+            auto store = ResultStore::open(db);
+            QVERIFY(store);
+            NodeRecord slow{QStringLiteral("slow"), QStringLiteral("ws1"), {}, silent.serverPort(), {}, wrapper, QDateTime::currentDateTimeUtc()};
+            QVERIFY((*store)->addNode(slow).has_value());
+            QVERIFY((*store)->createRun(
+                test::runningRecord(QStringLiteral("slow-running"), QStringLiteral("slow"), QStringLiteral("ty-slow-1")), {}));
+        }
+        out = ctl({QStringLiteral("ls")}, &code);
+        QVERIFY2(code == 0 && out.contains(QStringLiteral("slow-running")), qPrintable(out));
+        QVERIFY2(out.contains(QStringLiteral("runs on node down are shown as last recorded (unreachable: ")), qPrintable(out));
+        QVERIFY2(out.contains(QStringLiteral("runs on node slow are shown as last recorded (still connecting after 5 s)")),
+                 qPrintable(out));
+        out = ctl({QStringLiteral("node"), QStringLiteral("rm"), QStringLiteral("slow"), QStringLiteral("--force")}, &code);
+        QVERIFY2(code == 0, qPrintable(out));
         out = ctl({QStringLiteral("node"), QStringLiteral("rm"), QStringLiteral("down")}, &code);
         QVERIFY2(code == 5 && out.contains(QStringLiteral("%1 (running)").arg(running)) && out.contains(QStringLiteral("(queued)")),
                  qPrintable(out));

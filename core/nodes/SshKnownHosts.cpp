@@ -1,8 +1,11 @@
 #include "SshKnownHosts.h"
 
 #include <QCryptographicHash>
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QMessageAuthenticationCode>
+#include <QRandomGenerator>
 
 namespace ty {
 
@@ -50,6 +53,41 @@ QList<int> knownHostsLines(const QString& file, const QString& host, int port)
             lines.append(number);
     }
     return lines;
+}
+
+QByteArray hashedKnownHostsName(const QByteArray& name, const QByteArray& salt)
+{
+    QByteArray s = salt;
+    if (s.isEmpty()) {
+        quint32 words[5]; // 20 bytes, SHA-1's digest length, as OpenSSH's hostfile.c
+        QRandomGenerator::system()->fillRange(words);
+        s = QByteArray(reinterpret_cast<const char*>(words), qsizetype(sizeof words));
+    }
+    const QByteArray mac = QMessageAuthenticationCode::hash(name, s, QCryptographicHash::Sha1);
+    return "|1|" + s.toBase64() + '|' + mac.toBase64();
+}
+
+Result<void> appendKnownHostsLine(const QString& file, const QByteArray& line)
+{
+    const QFileInfo info(file);
+    const QString dir = info.absolutePath();
+    if (!QFileInfo::exists(dir)) {
+        if (!QDir().mkpath(dir))
+            return fail(QStringLiteral("cannot create the directory %1").arg(dir));
+        QFile::setPermissions(dir, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+    }
+    QFile f(file);
+    if (!f.open(QIODevice::ReadWrite | QIODevice::Append))
+        return fail(QStringLiteral("cannot open %1: %2").arg(file, f.errorString()));
+    QByteArray bytes = line + '\n';
+    if (f.size() > 0) {
+        f.seek(f.size() - 1);
+        if (f.read(1) != "\n")
+            bytes.prepend('\n');
+    }
+    if (f.write(bytes) != bytes.size() || !f.flush())
+        return fail(QStringLiteral("cannot write %1: %2").arg(file, f.errorString()));
+    return {};
 }
 
 } // namespace ty

@@ -265,9 +265,8 @@ Result<void> SshSession::verifyHostKey()
             Q_EMIT hostKeyRejected(fingerprint, message);
             return fail(message);
         }
-        if (ssh_session_update_known_hosts(session_) != SSH_OK)
-            return fail(QStringLiteral("%1: cannot add the host key to %2: %3")
-                            .arg(where(), file, QString::fromUtf8(ssh_get_error(session_))));
+        if (auto added = addHostKey(file); !added)
+            return added;
         qCInfo(lcNodes).noquote() << where() << ": added" << keyType << fingerprint << "to" << file;
         return {};
     case SSH_KNOWN_HOSTS_ERROR:
@@ -275,6 +274,49 @@ Result<void> SshSession::verifyHostKey()
         return fail(QStringLiteral("%1: cannot check the host key against %2: %3")
                         .arg(where(), file, QString::fromUtf8(ssh_get_error(session_))));
     }
+}
+
+const OpenSshHostConfig* SshSession::openSshConfig()
+{
+    if (!openSshQueried_) {
+        openSshQueried_ = true;
+        openSsh_ = resolveOpenSshConfig({options_.host, options_.configFile, options_.user, options_.port, options_.identityFile},
+                                        &openSshProblem_);
+    }
+    return openSsh_ ? &*openSsh_ : nullptr;
+}
+
+Result<void> SshSession::addHostKey(const QString& file)
+{
+    // libssh 0.10 does not read HashKnownHosts and always writes the plain
+    // name; OpenSSH's client says what it would do for this host. Without it
+    // (not installed, or it rejects the configuration) the entry stays plain:
+    // libssh's own behaviour, and with no ssh client there is usually no
+    // /etc/ssh/ssh_config (Debian ships it in openssh-client) asking for more.
+    const OpenSshHostConfig* openssh = openSshConfig();
+    if (!openssh)
+        qCInfo(lcNodes).noquote() << QStringLiteral("%1: HashKnownHosts unknown (%2): the host key is added unhashed")
+                                         .arg(where(), openSshProblem_);
+    if (!openssh || !openssh->hashKnownHosts) {
+        if (ssh_session_update_known_hosts(session_) != SSH_OK)
+            return fail(QStringLiteral("%1: cannot add the host key to %2: %3")
+                            .arg(where(), file, QString::fromUtf8(ssh_get_error(session_))));
+        return {};
+    }
+    // libssh's own entry ("name keytype base64key") with the name hashed, so
+    // the name (`[host]:port` off port 22) is exactly the one libssh looks up.
+    char* entry = nullptr;
+    if (ssh_session_export_known_hosts_entry(session_, &entry) != SSH_OK || !entry)
+        return fail(QStringLiteral("%1: cannot add the host key to %2: %3")
+                        .arg(where(), file, QString::fromUtf8(ssh_get_error(session_))));
+    const QByteArray plain = QByteArray(entry).trimmed();
+    ssh_string_free_char(entry);
+    const qsizetype space = plain.indexOf(' ');
+    if (space <= 0)
+        return fail(QStringLiteral("%1: cannot add the host key to %2: libssh gave no entry").arg(where(), file));
+    if (auto r = appendKnownHostsLine(file, hashedKnownHostsName(plain.left(space)) + plain.mid(space)); !r)
+        return fail(QStringLiteral("%1: cannot add the host key to %2: %3").arg(where(), file, r.error().message));
+    return {};
 }
 
 Result<void> SshSession::authenticate()

@@ -12,8 +12,9 @@
 //      SSH_OPTIONS_NODELAY; ssh_connect.
 //   2. Host key (ssh_session_is_known_server): OK goes on; UNKNOWN/NOT_FOUND
 //      (also a missing known_hosts file) fails naming the SHA256 fingerprint
-//      unless acceptNewHostKey, which appends it to known_hosts; CHANGED/OTHER
-//      is refused naming the host and the known_hosts file:line(s).
+//      unless acceptNewHostKey, which appends it to known_hosts, hashed when
+//      OpenSSH's HashKnownHosts says so for the host (OpenSshConfig.h);
+//      CHANGED/OTHER is refused naming the host and the known_hosts file:line(s).
 //   3. ssh_userauth_none, then ssh_userauth_publickey_auto (ssh-agent, then
 //      key files; an encrypted key asks the SshPassphraseProvider, if any).
 //   4. Optional agent deployment over SFTP (AgentDeploy), still blocking.
@@ -35,6 +36,7 @@
 
 #include "nodes/AgentDeploy.h"
 #include "nodes/NodeFiles.h"
+#include "nodes/OpenSshConfig.h"
 #include "nodes/SshNodeOptions.h"
 
 #include <QByteArray>
@@ -100,7 +102,10 @@ Q_SIGNALS:
 private:
     Result<void> connectAndLogin();
     Result<void> verifyHostKey();
+    Result<void> addHostKey(const QString& file);
     Result<void> authenticate();
+    // `ssh -G` for this host, asked once per session; null without it (openSshProblem_ says why).
+    const OpenSshHostConfig* openSshConfig();
     Result<void> openAgentChannel();
     void service();          // non-blocking dopoll rounds while each handles an event, flush, checks
     void flushWrites();
@@ -147,6 +152,9 @@ private:
     bool remoteEof_ = false;
     bool channelClosed_ = false;
     bool passphraseAsked_ = false;
+    std::optional<OpenSshHostConfig> openSsh_;
+    bool openSshQueried_ = false;
+    QString openSshProblem_;
     std::optional<int> exitStatus_;
     QString exitSignal_;
     sftp_session_struct* sftp_ = nullptr; // file jobs (runFileJob)

@@ -188,6 +188,65 @@ private Q_SLOTS:
         QCOMPARE(readAll(m_sshd.knownHosts()).count('\n'), 2);
     }
 
+    void hashedHostKeyWhenTheConfigSaysSo()
+    {
+        // HashKnownHosts as OpenSSH resolves it for the host (first value
+        // wins, Host blocks apply): a hashed entry for `hashed`, a plain one
+        // for `plain`; libssh and OpenSSH both find them afterwards.
+        const QByteArray port = QByteArray::number(m_sshd.port());
+        const QString known = m_tmp.filePath(QStringLiteral("hash/known_hosts")); // its directory does not exist yet
+        const QString config = m_tmp.filePath(QStringLiteral("hash_config"));
+        {
+            QFile f(config);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("Host hashed\n  HostName 127.0.0.2\n  HashKnownHosts yes\n"
+                    "Host plain\n  HostName 127.0.0.3\n"
+                    "Host *\n  Port " + port + "\n  User root\n  IdentityFile " + QFile::encodeName(m_sshd.dir())
+                    + "/id_ed25519\n  UserKnownHostsFile " + QFile::encodeName(known) + "\n  HashKnownHosts no\n");
+        }
+        const QList<QByteArray> hostKey = readAll(m_sshd.hostKeyPub()).trimmed().split(' ');
+        QVERIFY(hostKey.size() >= 2);
+        const QByteArray keyFields = hostKey[0] + ' ' + hostKey[1];
+
+        SshNodeOptions o = options(QStringLiteral("hashed"), false, /*accept=*/true);
+        o.configFile = config;
+        Connected c = connectTo(o);
+        QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
+        const QByteArray hashed = readAll(known);
+        QCOMPARE(hashed.count('\n'), 1);
+        QVERIFY2(hashed.startsWith("|1|") && !hashed.contains("127.0.0.2"), hashed.constData());
+        QVERIFY2(hashed.trimmed().endsWith(QByteArray(" " + keyFields)), hashed.constData());
+        bool ok = false;
+        const QByteArray found = test::runTool(QStringLiteral("ssh-keygen"),
+                                               {QStringLiteral("-F"), QStringLiteral("[127.0.0.2]:") + QString::fromLatin1(port),
+                                                QStringLiteral("-f"), known}, &ok);
+        QVERIFY2(ok && found.contains("found: line 1"), found.constData());
+        // OpenSSH's client accepts the host by that entry alone.
+        const QByteArray viaSsh = test::runTool(QStringLiteral("ssh"),
+                                                {QStringLiteral("-F"), config, QStringLiteral("-o"), QStringLiteral("BatchMode=yes"),
+                                                 QStringLiteral("-o"), QStringLiteral("StrictHostKeyChecking=yes"),
+                                                 QStringLiteral("hashed"), QStringLiteral("echo"), QStringLiteral("hashed-ok")}, &ok);
+        QVERIFY2(ok && viaSsh.contains("hashed-ok"), viaSsh.constData());
+        // libssh finds it: known now, nothing asked, nothing appended.
+        o.acceptNewHostKey = false;
+        c = connectTo(o);
+        QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
+        QCOMPARE(readAll(known), hashed);
+
+        SshNodeOptions p = options(QStringLiteral("plain"), false, /*accept=*/true);
+        p.configFile = config;
+        c = connectTo(p);
+        QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
+        const QByteArray both = readAll(known);
+        QCOMPARE(both.count('\n'), 2);
+        QVERIFY(both.startsWith(hashed));
+        QCOMPARE(both.mid(hashed.size()), QByteArray("[127.0.0.3]:" + port + ' ' + keyFields + '\n'));
+        p.acceptNewHostKey = false;
+        c = connectTo(p);
+        QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
+        QCOMPARE(readAll(known), both);
+    }
+
     void agentDeployedOnceAndRedeployedOnChecksumChange()
     {
         const QByteArray local = readAll(test::agentPath());

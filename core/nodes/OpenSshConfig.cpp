@@ -37,6 +37,16 @@ QString expandTokens(const QString& path, const QHash<QChar, QString>& tokens)
 
 } // namespace
 
+QString passwdHomeDirectory()
+{
+    passwd pw {};
+    passwd* found = nullptr;
+    char buf[4096];
+    if (::getpwuid_r(::getuid(), &pw, buf, sizeof buf, &found) == 0 && found)
+        return QFile::decodeName(found->pw_dir);
+    return QDir::homePath();
+}
+
 OpenSshHostConfig parseSshG(const QByteArray& output, const OpenSshQuery& query, const QString& home,
                             const QString& localUser)
 {
@@ -113,17 +123,13 @@ std::optional<OpenSshHostConfig> resolveOpenSshConfig(const OpenSshQuery& query,
     if (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0)
         return failed(QStringLiteral("`%1 -G %2` failed: %3")
                           .arg(ssh, query.host, QString::fromLocal8Bit(p.readAllStandardError()).trimmed()));
-    // OpenSSH expands ~ and %d with the password database's home, not $HOME.
-    QString home = QDir::homePath();
     QString localUser = qEnvironmentVariable("USER");
     passwd pw {};
     passwd* found = nullptr;
     char buf[4096];
-    if (::getpwuid_r(::getuid(), &pw, buf, sizeof buf, &found) == 0 && found) {
-        home = QFile::decodeName(found->pw_dir);
+    if (::getpwuid_r(::getuid(), &pw, buf, sizeof buf, &found) == 0 && found)
         localUser = QFile::decodeName(found->pw_name);
-    }
-    return parseSshG(p.readAllStandardOutput(), query, home, localUser);
+    return parseSshG(p.readAllStandardOutput(), query, passwdHomeDirectory(), localUser);
 }
 
 } // namespace ty

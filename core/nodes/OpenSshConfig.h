@@ -44,6 +44,10 @@ struct OpenSshQuery {
 // Blocking; any thread.
 std::optional<OpenSshHostConfig> resolveOpenSshConfig(const OpenSshQuery& query, QString* why = nullptr);
 
+// The home directory from the password database (not $HOME), as OpenSSH and
+// libssh expand `~`; $HOME only when there is no entry.
+QString passwdHomeDirectory();
+
 // The settings out of `ssh -G` output. `home` and `localUser` expand `~`,
 // %d and %u; `query` gives %n.
 OpenSshHostConfig parseSshG(const QByteArray& output, const OpenSshQuery& query, const QString& home,

@@ -21,7 +21,8 @@ namespace ty {
 class SshPassphraseProvider {
 public:
     virtual ~SshPassphraseProvider() = default;
-    // `node`: Trainyard's node name; `prompt`: libssh's prompt (names the key).
+    // `node`: Trainyard's node name; `prompt` names the key file, as OpenSSH's
+    // does: "Enter passphrase for key '/home/u/.ssh/id_ed25519':".
     // Returns the passphrase (UTF-8), or nullopt when the user declined.
     virtual std::optional<QByteArray> passphrase(const QString& node, const QString& prompt) = 0;
 };

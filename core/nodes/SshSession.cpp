@@ -46,6 +46,52 @@ QString getStringOption(ssh_session s, ssh_options_e which)
     return out;
 }
 
+// ssh_new() in libssh 0.10 lists %d/id_ed25519, %d/id_ecdsa, %d/id_rsa (%d:
+// the ~/.ssh directory); an IdentityFile of the config comes before them.
+constexpr const char* kLibsshFirstDefaultIdentity = "%d/id_ed25519";
+constexpr const char* kLibsshDefaultIdentities[] = {"id_ed25519", "id_ecdsa", "id_rsa"};
+
+// Reading one private key file: libssh's passphrase callback knows only its
+// userdata, so the file it is reading travels there.
+struct KeyRead {
+    SshPassphraseProvider* provider = nullptr; // null: batch mode, never asks
+    QString node;
+    QString file;
+    bool encrypted = false; // libssh asked for a passphrase
+};
+
+int onKeyPassphrase(const char*, char* buf, size_t len, int, int, void* userdata)
+{
+    auto* read = static_cast<KeyRead*>(userdata);
+    read->encrypted = true;
+    if (!read->provider || len == 0)
+        return -1;
+    // libssh's own prompt is "Passphrase" (OpenSSH format) or "Passphrase for
+    // private key:" (PEM): neither says which key. OpenSSH's does.
+    std::optional<QByteArray> p = read->provider->passphrase(read->node, QStringLiteral("Enter passphrase for key '%1':").arg(read->file));
+    if (!p || size_t(p->size()) >= len) {
+        if (p)
+            p->fill('\0');
+        return -1;
+    }
+    std::memcpy(buf, p->constData(), size_t(p->size()));
+    buf[p->size()] = '\0';
+    p->fill('\0');
+    return 0;
+}
+
+// The private key of `read.file` (null if it cannot be read or decrypted).
+ssh_key readPrivateKey(KeyRead& read)
+{
+    ssh_key key = nullptr;
+    const QByteArray path = QFile::encodeName(read.file);
+    if (ssh_pki_import_privkey_file(path.constData(), nullptr, &onKeyPassphrase, &read, &key) != SSH_OK) {
+        ssh_key_free(key);
+        return nullptr;
+    }
+    return key;
+}
+
 } // namespace
 
 SshSession::SshSession(SshNodeOptions options, std::shared_ptr<SshPassphraseProvider> passphrases, QObject* parent)
@@ -161,6 +207,12 @@ Result<void> SshSession::connectAndLogin()
         const unsigned int port = unsigned(options_.port);
         ssh_options_set(session_, SSH_OPTIONS_PORT, &port);
     }
+    // libssh's list of identities can only be read by its first entry: the
+    // config's last IdentityFile, or libssh's first default (fallback of
+    // identityFiles()).
+    configIdentity_ = getStringOption(session_, SSH_OPTIONS_IDENTITY);
+    if (configIdentity_ == QLatin1String(kLibsshFirstDefaultIdentity))
+        configIdentity_.clear();
     if (!options_.identityFile.isEmpty()) {
         const QByteArray id = options_.identityFile.toUtf8();
         ssh_options_set(session_, SSH_OPTIONS_IDENTITY, id.constData());
@@ -171,13 +223,6 @@ Result<void> SshSession::connectAndLogin()
     }
     const int nodelay = 1;
     ssh_options_set(session_, SSH_OPTIONS_NODELAY, &nodelay);
-
-    sessionCallbacks_ = std::make_unique<ssh_callbacks_struct>();
-    std::memset(sessionCallbacks_.get(), 0, sizeof(ssh_callbacks_struct));
-    ssh_callbacks_init(sessionCallbacks_.get());
-    sessionCallbacks_->userdata = this;
-    sessionCallbacks_->auth_function = &SshSession::onAuthPrompt;
-    ssh_set_callbacks(session_, sessionCallbacks_.get());
 
     resolvedHost_ = getStringOption(session_, SSH_OPTIONS_HOST);
     resolvedUser_ = getStringOption(session_, SSH_OPTIONS_USER);
@@ -319,6 +364,40 @@ Result<void> SshSession::addHostKey(const QString& file)
     return {};
 }
 
+QStringList SshSession::identityFiles()
+{
+    if (const OpenSshHostConfig* openssh = openSshConfig()) {
+        QStringList files = openssh->identityFiles; // the node's (-i) first
+        // OpenSSH drops an -i file that does not exist; kept here, the
+        // failure then names it.
+        if (!options_.identityFile.isEmpty() && !QFileInfo::exists(options_.identityFile))
+            files.prepend(options_.identityFile);
+        return files;
+    }
+    // No OpenSSH client (or it rejects the configuration): what libssh's
+    // public API shows. It returns only the first entry of its identity list,
+    // so of several IdentityFile lines only the last one is known here.
+    const QString home = passwdHomeDirectory();
+    auto expand = [&home](QString file) {
+        file.replace(QStringLiteral("%d"), home + QStringLiteral("/.ssh")); // libssh's %d is the ssh directory
+        if (file.startsWith(QStringLiteral("~/")))
+            file = home + file.mid(1);
+        return file;
+    };
+    QStringList files;
+    for (const QString& f : {options_.identityFile, configIdentity_})
+        if (!f.isEmpty())
+            files << expand(f);
+    if (files.isEmpty())
+        for (const char* name : kLibsshDefaultIdentities)
+            files << expand(QStringLiteral("%d/") + QLatin1String(name));
+    files.removeDuplicates();
+    if (!openSshProblem_.isEmpty())
+        qCInfo(lcNodes).noquote() << QStringLiteral("%1: key files from libssh's configuration (%2): %3")
+                                         .arg(where(), openSshProblem_, files.join(QStringLiteral(", ")));
+    return files;
+}
+
 Result<void> SshSession::authenticate()
 {
     int rc = ssh_userauth_none(session_, nullptr);
@@ -326,49 +405,86 @@ Result<void> SshSession::authenticate()
         return {};
     if (rc == SSH_AUTH_ERROR)
         return fail(QStringLiteral("%1: authentication failed: %2").arg(where(), QString::fromUtf8(ssh_get_error(session_))));
-    rc = ssh_userauth_publickey_auto(session_, nullptr, nullptr);
+    // OpenSSH's order: ssh-agent first, then the identity files. Not
+    // ssh_userauth_publickey_auto: it tries the same, but its passphrase
+    // callback (ssh_auth_callback: prompt, buffer, echo, verify, userdata)
+    // gets "Passphrase" and nothing saying which file it reads, and its list
+    // of files cannot be read through the public API. So the files go one by
+    // one through the calls it makes itself.
+    rc = ssh_userauth_agent(session_, nullptr);
     if (rc == SSH_AUTH_SUCCESS)
         return {};
-    // The key files libssh tried: the explicit one, the config's (libssh
-    // reports the latest IdentityFile), the defaults; which exist, and which
-    // of those need a passphrase.
-    QStringList candidates{options_.identityFile, getStringOption(session_, SSH_OPTIONS_IDENTITY)};
-    for (const char* name : {"id_ed25519", "id_ecdsa", "id_rsa"})
-        candidates << QStringLiteral("%d/") + QLatin1String(name);
-    QStringList present, encrypted, missing;
-    for (QString c : std::as_const(candidates)) {
-        if (c.isEmpty())
-            continue;
-        c.replace(QStringLiteral("%d"), QDir::homePath() + QStringLiteral("/.ssh"));
-        if (c.startsWith(QStringLiteral("~/")))
-            c = QDir::homePath() + c.mid(1);
-        if (present.contains(c) || missing.contains(c))
-            continue;
-        if (!QFileInfo(c).isFile()) {
-            missing << c;
+    if (rc != SSH_AUTH_PARTIAL)
+        rc = SSH_AUTH_DENIED; // an agent that is not running or fails is passed over, as there
+    QStringList tried, missing, encrypted, unreadable;
+    const QStringList files = rc == SSH_AUTH_PARTIAL ? QStringList() : identityFiles();
+    for (const QString& file : files) {
+        if (!QFileInfo(file).isFile()) {
+            missing << file;
             continue;
         }
-        present << c;
-        ssh_key key = nullptr;
-        const QByteArray path = QFile::encodeName(c);
-        if (ssh_pki_import_privkey_file(path.constData(), nullptr, nullptr, nullptr, &key) == SSH_OK)
-            ssh_key_free(key);
-        else
-            encrypted << c;
+        tried << file;
+        KeyRead read{passphrases_.get(), options_.name.isEmpty() ? options_.host : options_.name, file};
+        const QByteArray path = QFile::encodeName(file);
+        const QByteArray pubPath = path + ".pub";
+        // The public half: FILE.pub, else the key file itself (OpenSSH's
+        // format keeps it in clear), else the private key (PEM), which may
+        // ask for the passphrase before the server has seen the key.
+        ssh_key pub = nullptr;
+        ssh_key priv = nullptr;
+        if (ssh_pki_import_pubkey_file(pubPath.constData(), &pub) != SSH_OK) {
+            ssh_key_free(pub);
+            pub = nullptr;
+            if (ssh_pki_import_pubkey_file(path.constData(), &pub) != SSH_OK) {
+                ssh_key_free(pub);
+                pub = nullptr;
+                priv = readPrivateKey(read);
+                if (!priv || ssh_pki_export_privkey_to_pubkey(priv, &pub) != SSH_OK) {
+                    (read.encrypted ? encrypted : unreadable) << file;
+                    ssh_key_free(priv);
+                    continue;
+                }
+            }
+        }
+        rc = ssh_userauth_try_publickey(session_, nullptr, pub);
+        ssh_key_free(pub);
+        if (rc != SSH_AUTH_SUCCESS) { // refused: the next file; an error: stop
+            ssh_key_free(priv);
+            if (rc == SSH_AUTH_ERROR)
+                break;
+            continue;
+        }
+        if (!priv)
+            priv = readPrivateKey(read);
+        if (!priv) {
+            (read.encrypted ? encrypted : unreadable) << file;
+            rc = SSH_AUTH_DENIED;
+            continue;
+        }
+        rc = ssh_userauth_publickey(session_, nullptr, priv);
+        ssh_key_free(priv);
+        if (rc == SSH_AUTH_SUCCESS)
+            return {};
+        if (rc == SSH_AUTH_ERROR || rc == SSH_AUTH_PARTIAL)
+            break;
     }
-    QString message = QStringLiteral("%1: authentication failed: the server accepted none of the keys tried "
-                                     "(ssh-agent, then %2)")
-                          .arg(where(), present.isEmpty() ? QStringLiteral("no key file: none of %1 exists").arg(missing.join(QStringLiteral(", ")))
-                                                          : present.join(QStringLiteral(", ")));
+    QString keys;
+    if (!tried.isEmpty())
+        keys = QStringLiteral(", then ") + tried.join(QStringLiteral(", "));
+    else if (!missing.isEmpty())
+        keys = QStringLiteral(", then no key file: none of %1 exists").arg(missing.join(QStringLiteral(", ")));
+    QString message = QStringLiteral("%1: authentication failed: the server accepted none of the keys tried (ssh-agent%2)")
+                          .arg(where(), keys);
     if (!options_.identityFile.isEmpty() && missing.contains(options_.identityFile))
         message += QStringLiteral("; the node's identity file %1 does not exist").arg(options_.identityFile);
     if (rc == SSH_AUTH_ERROR)
         message += QStringLiteral(": ") + QString::fromUtf8(ssh_get_error(session_));
     if (rc == SSH_AUTH_PARTIAL)
         message += QStringLiteral("; the server wants a further authentication method, which Trainyard does not support");
-    if (passphraseAsked_) {
-        const QString keys = encrypted.isEmpty() ? QStringLiteral("an encrypted private key")
-                                                 : QStringLiteral("the encrypted private key %1").arg(encrypted.join(QStringLiteral(", ")));
+    if (!unreadable.isEmpty())
+        message += QStringLiteral("; cannot read the private key %1").arg(unreadable.join(QStringLiteral(", ")));
+    if (!encrypted.isEmpty()) {
+        const QString keys = QStringLiteral("the encrypted private key %1").arg(encrypted.join(QStringLiteral(", ")));
         if (!passphrases_)
             message += QStringLiteral(". It needs %1, which cannot be used without a passphrase prompt (batch mode): "
                                       "load it into ssh-agent (ssh-add), connect interactively, or set TRAINYARD_ASKPASS "
@@ -601,7 +717,6 @@ void SshSession::freeAll(bool graceful)
         session_ = nullptr;
     }
     channelCallbacks_.reset();
-    sessionCallbacks_.reset();
     out_.clear();
 }
 
@@ -618,24 +733,6 @@ void SshSession::logStderr(bool flushAll)
         qCWarning(lcNodes).noquote() << "agent on" << options_.name << ":" << QString::fromUtf8(stderrBuf_);
         stderrBuf_.clear();
     }
-}
-
-int SshSession::onAuthPrompt(const char* prompt, char* buf, size_t len, int, int, void* userdata)
-{
-    auto* self = static_cast<SshSession*>(userdata);
-    self->passphraseAsked_ = true;
-    if (!self->passphrases_ || len == 0)
-        return -1;
-    std::optional<QByteArray> p = self->passphrases_->passphrase(self->options_.name, QString::fromUtf8(prompt));
-    if (!p || size_t(p->size()) >= len) {
-        if (p)
-            p->fill('\0');
-        return -1;
-    }
-    std::memcpy(buf, p->constData(), size_t(p->size()));
-    buf[p->size()] = '\0';
-    p->fill('\0');
-    return 0;
 }
 
 int SshSession::onChannelData(ssh_session_struct*, ssh_channel_struct*, void* data, uint32_t len, int isStderr,

@@ -15,8 +15,13 @@
 //      unless acceptNewHostKey, which appends it to known_hosts, hashed when
 //      OpenSSH's HashKnownHosts says so for the host (OpenSshConfig.h);
 //      CHANGED/OTHER is refused naming the host and the known_hosts file:line(s).
-//   3. ssh_userauth_none, then ssh_userauth_publickey_auto (ssh-agent, then
-//      key files; an encrypted key asks the SshPassphraseProvider, if any).
+//   3. ssh_userauth_none, then OpenSSH's order: ssh-agent, then the identity
+//      files (the node's, then the config's IdentityFile entries, else the
+//      defaults, as `ssh -G` lists them; OpenSshConfig.h). A file is offered
+//      by its public key first; only a key the server accepts is decrypted,
+//      and an encrypted one asks the SshPassphraseProvider (none: batch mode)
+//      with a prompt naming the file, as OpenSSH:
+//      "Enter passphrase for key '/home/u/.ssh/id_ed25519':".
 //   4. Optional agent deployment over SFTP (AgentDeploy), still blocking.
 //   5. Opens a session channel with callbacks (data on stdout and stderr, eof,
 //      close, exit status, exit signal) registered for its whole life, execs
@@ -53,7 +58,6 @@ class QTimer;
 struct ssh_session_struct;
 struct ssh_channel_struct;
 struct ssh_event_struct;
-struct ssh_callbacks_struct;
 struct ssh_channel_callbacks_struct;
 struct sftp_session_struct;
 
@@ -106,6 +110,7 @@ private:
     Result<void> authenticate();
     // `ssh -G` for this host, asked once per session; null without it (openSshProblem_ says why).
     const OpenSshHostConfig* openSshConfig();
+    QStringList identityFiles(); // in the order they are tried
     Result<void> openAgentChannel();
     void service();          // non-blocking dopoll rounds while each handles an event, flush, checks
     void flushWrites();
@@ -120,7 +125,6 @@ private:
 
     // libssh callbacks (called from inside libssh calls on this thread: they
     // only record and emit, never free anything).
-    static int onAuthPrompt(const char* prompt, char* buf, size_t len, int echo, int verify, void* userdata);
     static int onChannelData(ssh_session_struct*, ssh_channel_struct*, void* data, uint32_t len, int isStderr,
                              void* userdata);
     static void onChannelEof(ssh_session_struct*, ssh_channel_struct*, void* userdata);
@@ -134,7 +138,6 @@ private:
     ssh_session_struct* session_ = nullptr;
     ssh_channel_struct* channel_ = nullptr;
     ssh_event_struct* event_ = nullptr;
-    std::unique_ptr<ssh_callbacks_struct> sessionCallbacks_;
     std::unique_ptr<ssh_channel_callbacks_struct> channelCallbacks_;
     QSocketNotifier* readNotifier_ = nullptr;
     QSocketNotifier* writeNotifier_ = nullptr;
@@ -151,7 +154,7 @@ private:
     bool inService_ = false;
     bool remoteEof_ = false;
     bool channelClosed_ = false;
-    bool passphraseAsked_ = false;
+    QString configIdentity_;  // libssh's first identity after the config, before the explicit one
     std::optional<OpenSshHostConfig> openSsh_;
     bool openSshQueried_ = false;
     QString openSshProblem_;

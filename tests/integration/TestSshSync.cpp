@@ -3,7 +3,8 @@
 // (.gitignore honoured, unchanged files skipped, a size limit), `artifacts`
 // are listed and downloaded (symlinks and escaping names refused), a node
 // behind ProxyJump, and an encrypted key (batch mode refused naming the key,
-// a passphrase through TRAINYARD_ASKPASS accepted, never written anywhere).
+// a passphrase through TRAINYARD_ASKPASS asked naming the key file and
+// accepted, never written anywhere; none asked when ssh-agent holds the key).
 // Skipped (QSKIP) unless root with /usr/sbin/sshd, as in CI.
 #include "SshdFixture.h"
 #include "TestSupport.h"
@@ -286,21 +287,35 @@ private Q_SLOTS:
             QVERIFY(auth.open(QIODevice::Append));
             auth.write(readAll(key + QStringLiteral(".pub")));
         }
+        // A second encrypted key, first in the config, that the server does
+        // not know (and without a .pub file): offered by its public half, it
+        // is refused without a passphrase question.
+        const QString decoy = d + QStringLiteral("/id_decoy");
+        test::runTool(QStringLiteral("ssh-keygen"), {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"),
+                                                     QStringLiteral("-N"), QStringLiteral("another secret"), QStringLiteral("-f"), decoy}, &ok);
+        QVERIFY(ok);
+        QVERIFY(QFile::remove(decoy + QStringLiteral(".pub")));
         const QString cfgDir = d + QStringLiteral("/config");
         QDir().mkpath(cfgDir);
         const QString sshConfig = cfgDir + QStringLiteral("/ssh_config");
         put(sshConfig, "Host enc\n  HostName 127.0.0.2\n  Port " + QByteArray::number(m_sshd.port()) + "\n  User root\n  IdentityFile "
-                           + QFile::encodeName(key) + "\n  UserKnownHostsFile " + QFile::encodeName(cfgDir + QStringLiteral("/known_hosts")) + "\n");
+                           + QFile::encodeName(decoy) + "\n  IdentityFile " + QFile::encodeName(key)
+                           + "\n  UserKnownHostsFile " + QFile::encodeName(cfgDir + QStringLiteral("/known_hosts")) + "\n");
+        // The askpass program notes each question it gets (its argument).
+        const QString prompts = d + QStringLiteral("/prompts.txt");
         const QString askpass = d + QStringLiteral("/askpass.sh");
-        put(askpass, "#!/bin/sh\nprintf '%s\\n' \"$TY_TEST_PASSPHRASE\"\n");
+        put(askpass, "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '" + QFile::encodeName(prompts) + "'\nprintf '%s\\n' \"$TY_TEST_PASSPHRASE\"\n");
         QFile::setPermissions(askpass, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
         const QString dbDir = d + QStringLiteral("/db");
+        QString agentSocket; // SSH_AUTH_SOCK for trainyardctl, when set
         auto ctl = [&](const QStringList& args, bool withPassphrase, int* code, const QString& askpassProgram = QString()) {
             QProcess p;
             QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
             env.insert(QStringLiteral("TRAINYARD_SSH_CONFIG"), sshConfig);
             env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
             env.remove(QStringLiteral("SSH_AUTH_SOCK"));
+            if (!agentSocket.isEmpty())
+                env.insert(QStringLiteral("SSH_AUTH_SOCK"), agentSocket);
             env.insert(QStringLiteral("HOME"), d); // no default keys of the real user
             if (withPassphrase) {
                 env.insert(QStringLiteral("TRAINYARD_ASKPASS"), askpassProgram.isEmpty() ? askpass : askpassProgram);
@@ -318,13 +333,45 @@ private Q_SLOTS:
         int code = -1;
         QString out = ctl(add, false, &code);
         QVERIFY2(code != 0, qPrintable(out));
-        QVERIFY2(out.contains(key) && out.contains(QStringLiteral("batch mode")), qPrintable(out));
+        QVERIFY2(out.contains(QStringLiteral("It needs the encrypted private key %1, which").arg(key)) && out.contains(QStringLiteral("batch mode")),
+                 qPrintable(out));
+        QVERIFY(!QFileInfo::exists(prompts));
         // An askpass program that cannot run is named as such.
         out = ctl(add, true, &code, d + QStringLiteral("/no-such-askpass"));
         QVERIFY2(code != 0 && out.contains(QStringLiteral("cannot run the askpass program ") + d + QStringLiteral("/no-such-askpass")),
                  qPrintable(out));
         out = ctl(add, true, &code);
         QVERIFY2(code == 0 && out.contains(QStringLiteral("added node encnode")), qPrintable(out));
+        // One question, naming the key it is for, as OpenSSH's does; none for the decoy.
+        QCOMPARE(QString::fromUtf8(readAll(prompts)), QStringLiteral("encnode: Enter passphrase for key '%1':\n").arg(key));
+        // ssh-agent comes first: with the key loaded there, batch mode logs
+        // in and nothing is asked.
+        QProcess agent;
+        agentSocket = d + QStringLiteral("/agent.sock");
+        agent.start(QStringLiteral("ssh-agent"), {QStringLiteral("-D"), QStringLiteral("-a"), agentSocket});
+        auto stopAgent = qScopeGuard([&] { agent.kill(); agent.waitForFinished(3000); });
+        QVERIFY(agent.waitForStarted(5000));
+        QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(agentSocket), 5000);
+        {
+            QProcess sshAdd;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("SSH_AUTH_SOCK"), agentSocket);
+            env.insert(QStringLiteral("SSH_ASKPASS"), askpass);
+            env.insert(QStringLiteral("SSH_ASKPASS_REQUIRE"), QStringLiteral("force"));
+            env.insert(QStringLiteral("TY_TEST_PASSPHRASE"), passphrase);
+            sshAdd.setProcessEnvironment(env);
+            sshAdd.setStandardInputFile(QProcess::nullDevice());
+            sshAdd.start(QStringLiteral("ssh-add"), {key});
+            QVERIFY(sshAdd.waitForFinished(10000));
+            QVERIFY2(sshAdd.exitCode() == 0, sshAdd.readAllStandardError().constData());
+        }
+        const QByteArray promptsBefore = readAll(prompts);
+        QStringList viaAgent = add;
+        viaAgent[2] = QStringLiteral("encagent");
+        out = ctl(viaAgent, false, &code);
+        QVERIFY2(code == 0 && out.contains(QStringLiteral("added node encagent")), qPrintable(out));
+        QCOMPARE(readAll(prompts), promptsBefore);
+        agentSocket.clear();
         // The passphrase is nowhere on disk: not in the database, not in the config directory.
         const QByteArray secret = passphrase.toUtf8();
         for (const QString& dir : {dbDir, cfgDir}) {

@@ -46,8 +46,23 @@ public:
     virtual Result<void> writeFile(const QString& path, QIODevice& source, int mode) = 0;
     // Reads `path` (a regular file; a symlink is refused) into `sink`.
     virtual Result<void> readFile(const QString& path, QIODevice& sink) = 0;
-    // Removes a file (not a directory). A missing file is fine.
+    // Removes a file or a symlink itself (never what it points to; not a
+    // directory). A missing file is fine.
     virtual Result<void> remove(const QString& path) = 0;
+    // Removes `path` if it is an empty directory; an error otherwise (not
+    // empty, not a directory, missing).
+    virtual Result<void> removeEmptyDir(const QString& path) = 0;
+    // The text of the symlink `path` (not resolved), as readlink(2) gives it.
+    virtual Result<QString> readLink(const QString& path) = 0;
+    // Makes `path` a symlink whose text is exactly `target` (not resolved, not
+    // checked: it may point anywhere or nowhere). Made under a temporary name
+    // in the same directory, then renamed over `path`, so an existing file or
+    // symlink there is replaced as a whole and never written through; a
+    // directory there is an error.
+    virtual Result<void> makeLink(const QString& path, const QString& target) = 0;
+    // Whether something exists at `path` following symlinks all the way (a
+    // dangling link: false). Errors other than "not there" are errors.
+    virtual Result<bool> existsFollowingLinks(const QString& path) = 0;
 };
 
 class LocalNodeFiles final : public NodeFiles {
@@ -58,6 +73,10 @@ public:
     Result<void> writeFile(const QString& path, QIODevice& source, int mode) override;
     Result<void> readFile(const QString& path, QIODevice& sink) override;
     Result<void> remove(const QString& path) override;
+    Result<void> removeEmptyDir(const QString& path) override;
+    Result<QString> readLink(const QString& path) override;
+    Result<void> makeLink(const QString& path, const QString& target) override;
+    Result<bool> existsFollowingLinks(const QString& path) override;
 };
 
 class SftpNodeFiles final : public NodeFiles {
@@ -71,6 +90,10 @@ public:
     Result<void> writeFile(const QString& path, QIODevice& source, int mode) override;
     Result<void> readFile(const QString& path, QIODevice& sink) override;
     Result<void> remove(const QString& path) override;
+    Result<void> removeEmptyDir(const QString& path) override;
+    Result<QString> readLink(const QString& path) override;
+    Result<void> makeLink(const QString& path, const QString& target) override;
+    Result<bool> existsFollowingLinks(const QString& path) override;
 
 private:
     QString error() const;

@@ -14,8 +14,11 @@
 #include <QSet>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace ty {
 namespace {
@@ -25,10 +28,26 @@ QString mib(qint64 bytes)
     return QStringLiteral("%1 MiB").arg(double(bytes) / (1024.0 * 1024.0), 0, 'f', 1);
 }
 
+Result<QString> readLinkText(const QString& path)
+{
+    const QByteArray p = QFile::encodeName(path);
+    QByteArray buf(256, Qt::Uninitialized);
+    for (;;) {
+        const ssize_t n = ::readlink(p.constData(), buf.data(), size_t(buf.size()));
+        if (n < 0)
+            return fail(QStringLiteral("sync: cannot read the symbolic link %1: %2")
+                            .arg(path, QString::fromLocal8Bit(std::strerror(errno))));
+        if (n < buf.size())
+            return QFile::decodeName(buf.left(n));
+        buf.resize(buf.size() * 2);
+    }
+}
+
 struct Walker {
     QString root;
     GitIgnore ignore;
     SyncScan scan;
+    QString error; // the first one; the walk goes on, the scan fails
 
     void walk(const QString& rel)
     {
@@ -48,7 +67,14 @@ struct Walker {
                 continue;
             }
             if (isLink) {
-                scan.skippedLinks << childRel;
+                // The link itself, as git stores it: its text, not what it points to.
+                const auto target = readLinkText(abs + u'/' + fi.fileName());
+                if (!target) {
+                    if (error.isEmpty())
+                        error = target.error().message;
+                    continue;
+                }
+                scan.links.append(SyncLink{childRel, *target});
                 continue;
             }
             if (isDir) {
@@ -76,11 +102,6 @@ Result<QByteArray> sha256Of(const QString& path)
     return h.result().toHex();
 }
 
-QString parentOf(const QString& path)
-{
-    return path.left(path.lastIndexOf(u'/'));
-}
-
 } // namespace
 
 Result<SyncScan> scanWorkdir(const QString& rootIn, qint64 limitBytes)
@@ -92,6 +113,8 @@ Result<SyncScan> scanWorkdir(const QString& rootIn, qint64 limitBytes)
     w.root = rootInfo.absoluteFilePath();
     w.scan.root = w.root;
     w.walk(QString());
+    if (!w.error.isEmpty())
+        return fail(w.error);
     if (limitBytes > 0 && w.scan.totalBytes > limitBytes) {
         QList<SyncEntry> biggest = w.scan.files;
         std::sort(biggest.begin(), biggest.end(), [](const SyncEntry& a, const SyncEntry& b) { return a.size > b.size; });
@@ -118,9 +141,95 @@ QString syncDirFor(const QString& agentStateDir, const QString& localWorkdir)
     return agentStateDir + QStringLiteral("/sync/") + name.left(40) + u'-' + QString::fromLatin1(hash);
 }
 
+namespace {
+
+// The folders of the synced tree on the node, checked right before anything is
+// written below them: never through a symlink, never outside `root`.
+struct NodeTree {
+    NodeFiles& files;
+    QString root;            // remoteDir
+    QSet<QString> realDirs;  // relative folders checked (or made) as real directories in this sync
+
+    // Makes every folder of `rel` (not its last component) a real directory on
+    // the node. Each is checked with lstat the first time this sync meets it:
+    // missing, it is made; a symlink (synced earlier, or made by a run) is
+    // removed, its target left alone, and a directory made in its place; a file
+    // there is an error. This sync's own links never sit on a folder's path
+    // (the scan does not descend into links), so a folder checked once stays
+    // checked for the rest of it.
+    Result<void> prepareParents(const QString& rel)
+    {
+        const QStringList parts = rel.split(u'/');
+        QString sub;
+        for (qsizetype i = 0; i + 1 < parts.size(); ++i) {
+            sub = sub.isEmpty() ? parts[i] : sub + u'/' + parts[i];
+            if (realDirs.contains(sub))
+                continue;
+            const QString path = root + u'/' + sub;
+            const auto info = files.lstat(path);
+            if (!info)
+                return std::unexpected(info.error());
+            if (info->type != NodeFileInfo::Type::Directory) {
+                if (info->type == NodeFileInfo::Type::Symlink) {
+                    qCInfo(lcNodes).noquote() << "sync to" << files.describe() << ": the symbolic link" << path
+                                              << "is now a folder in the workdir: replacing the link (not its target)";
+                    if (auto r = files.remove(path); !r)
+                        return std::unexpected(r.error());
+                } else if (info->type != NodeFileInfo::Type::Missing) {
+                    return fail(QStringLiteral("sync to %1: %2 is in the way of %3 and is not a directory")
+                                    .arg(files.describe(), path, rel));
+                }
+                if (auto made = files.makeDirs(path); !made)
+                    return std::unexpected(made.error());
+                const auto again = files.lstat(path);
+                if (!again)
+                    return std::unexpected(again.error());
+                if (again->type != NodeFileInfo::Type::Directory)
+                    return fail(QStringLiteral("sync to %1: %2 did not become a directory").arg(files.describe(), path));
+            }
+            realDirs.insert(sub);
+        }
+        return {};
+    }
+
+    // Whether every folder of `rel` is a real directory on the node right now
+    // (nothing missing, no symlink on the way). Changes nothing.
+    Result<bool> parentsAreRealDirs(const QString& rel)
+    {
+        const QStringList parts = rel.split(u'/');
+        QString path = root;
+        for (qsizetype i = 0; i + 1 < parts.size(); ++i) {
+            path += u'/' + parts[i];
+            const auto info = files.lstat(path);
+            if (!info)
+                return std::unexpected(info.error());
+            if (info->type != NodeFileInfo::Type::Directory)
+                return false;
+        }
+        return true;
+    }
+};
+
+QStringList foldersOf(const QString& rel)
+{
+    QStringList out;
+    for (qsizetype i = rel.indexOf(u'/'); i >= 0; i = rel.indexOf(u'/', i + 1))
+        out << rel.left(i);
+    return out; // outermost first
+}
+
+} // namespace
+
 Result<SyncReport> syncToNode(const SyncScan& scan, const QString& remoteDir, NodeFiles& files)
 {
     SyncReport report;
+    if (const auto root = files.lstat(remoteDir); !root) {
+        return std::unexpected(root.error());
+    } else if (root->type != NodeFileInfo::Type::Missing && root->type != NodeFileInfo::Type::Directory) {
+        return fail(QStringLiteral("sync to %1: %2 is not a directory (%3)")
+                        .arg(files.describe(), remoteDir,
+                             root->type == NodeFileInfo::Type::Symlink ? QStringLiteral("a symbolic link") : QStringLiteral("a file")));
+    }
     if (auto made = files.makeDirs(remoteDir); !made)
         return std::unexpected(made.error());
     const QString manifestPath = remoteDir + u'/' + QLatin1String(kSyncManifestName);
@@ -132,7 +241,7 @@ Result<SyncReport> syncToNode(const SyncScan& scan, const QString& remoteDir, No
             manifest = QJsonDocument::fromJson(buf.data()).object().value(QStringLiteral("files")).toObject();
     }
     QJsonObject next;
-    QSet<QString> madeDirs{remoteDir};
+    NodeTree tree{files, remoteDir, {}};
     auto saveManifest = [&]() -> Result<void> {
         QJsonObject doc{{QStringLiteral("version"), 1}, {QStringLiteral("source"), scan.root}, {QStringLiteral("files"), next}};
         QBuffer buf;
@@ -140,14 +249,47 @@ Result<SyncReport> syncToNode(const SyncScan& scan, const QString& remoteDir, No
         buf.open(QIODevice::ReadOnly);
         return files.writeFile(manifestPath, buf, 0644);
     };
+
+    // Files and links this sync put there before and that are gone (or ignored)
+    // now go first, with the folders they leave empty, so that a folder turned
+    // into a link in the workdir can become one on the node.
+    QSet<QString> wanted, wantedFolders;
+    for (const SyncEntry& e : scan.files)
+        wanted.insert(e.rel);
+    for (const SyncLink& l : scan.links)
+        wanted.insert(l.rel);
+    for (const QString& rel : std::as_const(wanted))
+        for (const QString& folder : foldersOf(rel))
+            wantedFolders.insert(folder);
+    for (auto it = manifest.constBegin(); it != manifest.constEnd(); ++it) {
+        if (wanted.contains(it.key()) || !isSafeRelativePath(it.key()))
+            continue;
+        // Through a link (or gone), whatever is there is not what this sync put there.
+        const auto real = tree.parentsAreRealDirs(it.key());
+        if (!real)
+            return std::unexpected(real.error());
+        if (!*real)
+            continue;
+        if (auto r = files.remove(remoteDir + u'/' + it.key()); !r)
+            return std::unexpected(r.error());
+        ++report.removed;
+        const QStringList folders = foldersOf(it.key());
+        for (auto f = folders.crbegin(); f != folders.crend() && !wantedFolders.contains(*f); ++f)
+            if (!files.removeEmptyDir(remoteDir + u'/' + *f))
+                break; // not empty: outputs of a run, or other stale files still to go
+    }
+
     for (const SyncEntry& e : scan.files) {
         const QString local = scan.root + u'/' + e.rel;
         const QString remote = remoteDir + u'/' + e.rel;
         const auto sha = sha256Of(local);
         if (!sha)
             return fail(QStringLiteral("sync to %1: %2").arg(files.describe(), sha.error().message));
+        if (auto ready = tree.prepareParents(e.rel); !ready)
+            return std::unexpected(ready.error());
         const QJsonObject old = manifest.value(e.rel).toObject();
-        if (!old.isEmpty() && qint64(old.value(QStringLiteral("size")).toDouble()) == e.size
+        if (!old.isEmpty() && !old.contains(QStringLiteral("link"))
+            && qint64(old.value(QStringLiteral("size")).toDouble()) == e.size
             && old.value(QStringLiteral("sha256")).toString().toLatin1() == *sha
             && old.value(QStringLiteral("mode")).toInt() == e.mode) {
             const auto info = files.lstat(remote);
@@ -160,15 +302,10 @@ Result<SyncReport> syncToNode(const SyncScan& scan, const QString& remoteDir, No
                 continue;
             }
         }
-        const QString dir = parentOf(remote);
-        if (!madeDirs.contains(dir)) {
-            if (auto made = files.makeDirs(dir); !made)
-                return std::unexpected(made.error());
-            madeDirs.insert(dir);
-        }
         QFile in(local);
         if (!in.open(QIODevice::ReadOnly))
             return fail(QStringLiteral("sync to %1: cannot read %2: %3").arg(files.describe(), local, in.errorString()));
+        // A temporary name, then a rename over `remote`: a link there is replaced, not written through.
         if (auto w = files.writeFile(remote, in, e.mode); !w)
             return fail(QStringLiteral("sync of %1: %2").arg(scan.root, w.error().message));
         const auto info = files.lstat(remote);
@@ -181,18 +318,48 @@ Result<SyncReport> syncToNode(const SyncScan& scan, const QString& remoteDir, No
         ++report.uploaded;
         report.bytesUploaded += e.size;
     }
-    // Files this sync put there before and that are gone (or ignored) now.
-    for (auto it = manifest.constBegin(); it != manifest.constEnd(); ++it) {
-        if (next.contains(it.key()) || !isSafeRelativePath(it.key()))
-            continue;
-        if (auto r = files.remove(remoteDir + u'/' + it.key()); !r)
-            return std::unexpected(r.error());
-        ++report.removed;
+
+    for (const SyncLink& l : scan.links) {
+        const QString remote = remoteDir + u'/' + l.rel;
+        if (auto ready = tree.prepareParents(l.rel); !ready)
+            return std::unexpected(ready.error());
+        const auto info = files.lstat(remote);
+        if (!info)
+            return std::unexpected(info.error());
+        bool same = false;
+        if (info->type == NodeFileInfo::Type::Symlink) {
+            const auto text = files.readLink(remote);
+            if (!text)
+                return std::unexpected(text.error());
+            same = *text == l.target;
+        } else if (info->type == NodeFileInfo::Type::Directory) {
+            // A folder synced before that is a link in the workdir now: its synced
+            // files went above; anything still in it was not put there by sync.
+            if (!files.removeEmptyDir(remote))
+                return fail(QStringLiteral("sync to %1: cannot make the symbolic link %2 -> %3: %4 is a folder there "
+                                           "holding files that sync did not put there (outputs of a run?); move it away on the node")
+                                .arg(files.describe(), l.rel, l.target, remote));
+        }
+        if (same) {
+            ++report.skipped;
+        } else {
+            if (auto made = files.makeLink(remote, l.target); !made)
+                return fail(QStringLiteral("sync of %1: %2").arg(scan.root, made.error().message));
+            ++report.linked;
+        }
+        next.insert(l.rel, QJsonObject{{QStringLiteral("link"), l.target}});
+        const auto leads = files.existsFollowingLinks(remote);
+        if (!leads)
+            return std::unexpected(leads.error());
+        if (!*leads)
+            report.danglingLinks << QStringLiteral("%1 -> %2").arg(l.rel, l.target);
     }
+
     if (auto saved = saveManifest(); !saved)
         return std::unexpected(saved.error());
     qCInfo(lcNodes).noquote() << "sync" << scan.root << "->" << files.describe() << remoteDir << ":" << report.uploaded
-                              << "uploaded," << report.skipped << "unchanged," << report.removed << "removed";
+                              << "uploaded," << report.linked << "links made," << report.skipped << "unchanged,"
+                              << report.removed << "removed";
     return report;
 }
 

@@ -8,9 +8,11 @@
 // Sync:
 //   - scanWorkdir() walks the local workdir, skipping `.git/` always and
 //     whatever the .gitignore files exclude (GitIgnore.h; nested files
-//     honoured), and symlinks (listed in skippedLinks, neither followed nor
-//     made on the node: the caller warns about them). More than `limitBytes`
-//     in all is an error naming the total and the biggest files.
+//     honoured). Symlinks are kept as git keeps them: the link itself with
+//     its target text (readlink(2)), never followed, whatever it points to
+//     (inside the workdir, outside it, absolute, nowhere). More than
+//     `limitBytes` of files in all is an error naming the total and the
+//     biggest files.
 //   - syncToNode() mirrors the scan into a directory on the node
 //     (syncDirFor(): <agent state dir>/sync/<name>-<hash of the local path>,
 //     kept between runs of the same workdir) and works there. A manifest in
@@ -20,7 +22,17 @@
 //     copy is missing or no longer has the size and mtime recorded. Files are
 //     written to a temporary name and renamed (a run that has a file open
 //     keeps the old content); files synced before and gone locally are
-//     removed. Permission bits are kept.
+//     removed (and folders that this leaves empty). Permission bits are kept.
+//     Symlinks are made on the node with the same target text (NodeFiles::
+//     makeLink); one already there with that text is left alone, one with
+//     another text (or a file there) is replaced. Links that lead nowhere on
+//     the node are listed in the report (the caller warns).
+//     Nothing is written outside `remoteDir`, nor through a link: right
+//     before a file or link is written, every folder on its way below
+//     `remoteDir` is checked on the node (lstat) to be a real directory; a
+//     symlink found there (synced earlier, or made by a run) is removed and
+//     replaced by a directory (its target is not touched); a file there is
+//     an error. `remoteDir` itself must be a directory, not a link.
 //
 // Artifacts: downloadArtifacts() copies a run's listed files into a local
 // folder. The names come from the node and are not trusted: an absolute
@@ -47,19 +59,26 @@ struct SyncEntry {
     int mode = 0644;
 };
 
+struct SyncLink {
+    QString rel;       // relative to the workdir, '/'-separated
+    QString target;    // the link's text, exactly as readlink(2) gives it
+};
+
 struct SyncScan {
     QString root;      // absolute local workdir
     QList<SyncEntry> files;
-    qint64 totalBytes = 0;
+    QList<SyncLink> links; // symlinks not excluded by .gitignore (not followed)
+    qint64 totalBytes = 0; // of `files`
     int ignored = 0;   // entries excluded by .gitignore or .git/
-    QStringList skippedLinks; // symlinks not excluded by .gitignore, skipped (relative, '/'-separated)
 };
 
 struct SyncReport {
     int uploaded = 0;
-    int skipped = 0;   // already on the node with the same content
+    int skipped = 0;   // already on the node with the same content (or link text)
     int removed = 0;
+    int linked = 0;    // symlinks made or replaced
     qint64 bytesUploaded = 0;
+    QStringList danglingLinks; // "rel -> target" for synced links that lead nowhere on the node
 };
 
 // `limitBytes` <= 0: no limit.

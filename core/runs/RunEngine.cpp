@@ -777,20 +777,22 @@ void RunEngine::startRun(RunRecord run, Node& node)
                 const auto scan = scanWorkdir(localDir, limit);
                 if (!scan)
                     return std::unexpected(scan.error());
-                if (!scan->skippedLinks.isEmpty()) {
-                    const QStringList shown = scan->skippedLinks.mid(0, 5);
-                    qCWarning(lcRuns).noquote()
-                        << QStringLiteral("run %1: sync to node %2 skipped %3 symlink(s) in %4, which are not uploaded "
-                                          "(list them in .gitignore to silence this): %5%6")
-                               .arg(id)
-                               .arg(nodeName)
-                               .arg(scan->skippedLinks.size())
-                               .arg(localDir, shown.join(QStringLiteral(", ")),
-                                    scan->skippedLinks.size() > shown.size() ? QStringLiteral(", ...") : QString());
-                }
                 const auto report = syncToNode(*scan, remoteDir, files);
                 if (!report)
                     return std::unexpected(report.error());
+                // Links are synced as they are (WorkdirSync.h); one whose target is not
+                // on the node too (`data -> ../shared_data`) fails the run when used.
+                if (!report->danglingLinks.isEmpty()) {
+                    const QStringList shown = report->danglingLinks.mid(0, 5);
+                    qCWarning(lcRuns).noquote()
+                        << QStringLiteral("run %1: sync of %2 to node %3 made %4 symlink(s) that lead nowhere there "
+                                          "(their targets are not on the node, relative to %5): %6%7")
+                               .arg(id)
+                               .arg(localDir, nodeName)
+                               .arg(report->danglingLinks.size())
+                               .arg(remoteDir, shown.join(QStringLiteral(", ")),
+                                    report->danglingLinks.size() > shown.size() ? QStringLiteral(", ...") : QString());
+                }
                 return {};
             },
             [this, run, nodeName, req](const Result<void>& synced) mutable {

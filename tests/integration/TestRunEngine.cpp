@@ -5,6 +5,7 @@
 #include "runs/QueuePolicy.h"
 #include "sched/Policy.h"
 #include "runs/RunEngine.h"
+#include "nodes/WorkdirSync.h"
 
 #include <QScopeGuard>
 #include "spec/JobSpec.h"
@@ -15,6 +16,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
+
+#include <unistd.h>
 
 using namespace ty;
 
@@ -532,6 +535,72 @@ private Q_SLOTS:
         QVERIFY((*store)->run(*second)->startedAt >= (*store)->run(*first)->finishedAt.addMSecs(-50));
         QVERIFY(!engine->pendingReasons().contains(*second));
         QCOMPARE((*store)->run(*second)->failureReason, QString());
+    }
+    void syncMakesSymlinksOnTheLocalNode()
+    {
+        // `sync: true` on the local node copies the workdir into the agent's
+        // state dir: links go there as links with their own text (LocalNodeFiles),
+        // and a link the run made is never written through by the next sync.
+        const QString w = m_dir.filePath(QStringLiteral("linkproj"));
+        const QString remote = syncDirFor(stateDir(), w);
+        const QString shared = QFileInfo(remote).absolutePath() + QStringLiteral("/shared_data");
+        const QString victim = m_dir.filePath(QStringLiteral("victim"));
+        auto put = [](const QString& path, const QByteArray& bytes) {
+            QDir().mkpath(QFileInfo(path).absolutePath());
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(bytes);
+        };
+        auto linkText = [](const QString& path) {
+            char buf[4096];
+            const ssize_t n = ::readlink(QFile::encodeName(path).constData(), buf, sizeof buf);
+            return n > 0 ? QFile::decodeName(QByteArray(buf, int(n))) : QString();
+        };
+        auto readAll = [](const QString& path) {
+            QFile f(path);
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        };
+        QVERIFY(QDir().mkpath(victim));
+        put(shared + QStringLiteral("/hello.txt"), "shared-hello\n");
+        put(w + QStringLiteral("/checkpoints/best.pt"), "weights-v1\n");
+        put(w + QStringLiteral("/checkpoints/other.pt"), "weights-v2\n");
+        QVERIFY(QFile::link(QStringLiteral("checkpoints/best.pt"), w + QStringLiteral("/model.pt")));
+        QVERIFY(QFile::link(QStringLiteral("../shared_data"), w + QStringLiteral("/data")));
+        auto parsed = parseJobSpec(QStringLiteral("name: links\nsync: true\ncommand: \"cat model.pt data/hello.txt; "
+                                                  "[ -e made ] || ln -s '%1' made\"\n").arg(victim),
+                                   QStringLiteral("test.yaml"), w);
+        QVERIFY2(parsed, qPrintable(parsed.error().message));
+
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get());
+        QVERIFY(engine->acquireIngestion());
+        auto id = engine->submit(*parsed);
+        QVERIFY(id);
+        QTRY_VERIFY_WITH_TIMEOUT(isTerminal((*store)->run(*id)->state), 20000);
+        RunRecord run = *(*store)->run(*id);
+        QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
+        QTRY_COMPARE_WITH_TIMEOUT(readAll(run.consolePath), QByteArray("weights-v1\nshared-hello\n"), 5000);
+        QCOMPARE(linkText(remote + QStringLiteral("/model.pt")), QStringLiteral("checkpoints/best.pt"));
+        QCOMPARE(linkText(remote + QStringLiteral("/data")), QStringLiteral("../shared_data"));
+        QCOMPARE(linkText(remote + QStringLiteral("/made")), victim);
+
+        // Re-sync: another target replaces the link; `made` is a folder here
+        // now, so it becomes a real folder there and the victim stays empty.
+        QVERIFY(QFile::remove(w + QStringLiteral("/model.pt")));
+        QVERIFY(QFile::link(QStringLiteral("checkpoints/other.pt"), w + QStringLiteral("/model.pt")));
+        put(w + QStringLiteral("/made/x.txt"), "mine\n");
+        id = engine->submit(*parsed);
+        QVERIFY(id);
+        QTRY_VERIFY_WITH_TIMEOUT(isTerminal((*store)->run(*id)->state), 20000);
+        run = *(*store)->run(*id);
+        QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
+        QTRY_COMPARE_WITH_TIMEOUT(readAll(run.consolePath), QByteArray("weights-v2\nshared-hello\n"), 5000);
+        QCOMPARE(linkText(remote + QStringLiteral("/model.pt")), QStringLiteral("checkpoints/other.pt"));
+        QVERIFY(QFileInfo(remote + QStringLiteral("/made")).isDir() && !QFileInfo(remote + QStringLiteral("/made")).isSymLink());
+        QCOMPARE(readAll(remote + QStringLiteral("/made/x.txt")), QByteArray("mine\n"));
+        QCOMPARE(QDir(victim).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList{});
+        QCOMPARE(QDir(shared).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList{QStringLiteral("hello.txt")});
     }
 };
 

@@ -1,6 +1,7 @@
 // Code and results over SSH against a real OpenSSH sshd (SshdFixture, no
 // mocks): `sync: true` uploads the workdir over SFTP on the node's session
-// (.gitignore honoured, unchanged files skipped, a size limit), `artifacts`
+// (.gitignore honoured, unchanged files skipped, a size limit, symlinks made
+// as links with their own text and never written through), `artifacts`
 // are listed and downloaded (symlinks and escaping names refused), a node
 // behind ProxyJump, and an encrypted key (batch mode refused naming the key,
 // a passphrase through TRAINYARD_ASKPASS asked naming the key file and
@@ -28,6 +29,7 @@
 #include <QTest>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 using namespace ty;
 
@@ -51,6 +53,33 @@ ino_t inodeOf(const QString& path)
 {
     struct stat st {};
     return ::stat(QFile::encodeName(path).constData(), &st) == 0 ? st.st_ino : 0;
+}
+
+// Of the link itself, not what it points to.
+ino_t linkInodeOf(const QString& path)
+{
+    struct stat st {};
+    return ::lstat(QFile::encodeName(path).constData(), &st) == 0 ? st.st_ino : 0;
+}
+
+// The exact text of a symlink (readlink(2)); empty when `path` is not one.
+QString linkText(const QString& path)
+{
+    char buf[4096];
+    const ssize_t n = ::readlink(QFile::encodeName(path).constData(), buf, sizeof buf);
+    return n > 0 ? QFile::decodeName(QByteArray(buf, int(n))) : QString();
+}
+
+bool isLink(const QString& path)
+{
+    struct stat st {};
+    return ::lstat(QFile::encodeName(path).constData(), &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+bool isRealDir(const QString& path)
+{
+    struct stat st {};
+    return ::lstat(QFile::encodeName(path).constData(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 } // namespace
@@ -139,15 +168,16 @@ private Q_SLOTS:
         for (qsizetype i = 0; i < blob.size(); ++i)
             blob[i] = char((i * 131) & 0xff);
         put(w + QStringLiteral("/weights.bin"), blob);
-        QVERIFY(QFile::link(QStringLiteral("../shared_data"), w + QStringLiteral("/datasets"))); // not uploaded: a warning names it
+        QVERIFY(QFile::link(QStringLiteral("../shared_data"), w + QStringLiteral("/datasets"))); // made, leads nowhere: a warning names it
         QVERIFY(QFile::link(QStringLiteral("/etc"), w + QStringLiteral("/y.log")));              // ignored (*.log): no word
 
         auto store = ResultStore::open(dbPath());
         QVERIFY2(store, qPrintable(store.error().message));
         auto engine = makeEngine(store->get(), QStringLiteral("ws1"));
         const JobSpec s = spec(QStringLiteral("name: synced\nworkdir: %1\nsync: true\ncommand: [./train.sh]\n").arg(w), w);
-        QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral(
-            "^run \\d+: sync to node ws1 skipped 1 symlink\\(s\\) in .*proj, which are not uploaded .*: datasets$")));
+        const QRegularExpression dangling(QStringLiteral(
+            "^run \\d+: sync of .*proj to node ws1 made 1 symlink\\(s\\) that lead nowhere there .*: datasets -> \\.\\./shared_data$"));
+        QTest::ignoreMessage(QtWarningMsg, dangling);
         const auto id = engine->submit(s);
         QVERIFY2(id, qPrintable(id.error().message));
         RunRecord run = waitEnded(**store, *id);
@@ -163,6 +193,7 @@ private Q_SLOTS:
         // Second run: unchanged files stay (same inode), the changed one is replaced, a removed one goes.
         put(w + QStringLiteral("/train.sh"), "#!/bin/sh\necho v2\nfind . -type f ! -name .trainyard-sync.json | sort\n");
         QFile::remove(w + QStringLiteral("/keep.log"));
+        QTest::ignoreMessage(QtWarningMsg, dangling);
         const auto id2 = engine->submit(s);
         QVERIFY(id2);
         run = waitEnded(**store, *id2);
@@ -180,6 +211,85 @@ private Q_SLOTS:
         QVERIFY2(run.failureReason.contains(QStringLiteral("sync_limit 1.0 MiB")), qPrintable(run.failureReason));
         QVERIFY2(run.failureReason.contains(QStringLiteral("weights.bin (3.0 MiB)")), qPrintable(run.failureReason));
         QVERIFY2(run.failureReason.contains(QStringLiteral("3.0 MiB in")), qPrintable(run.failureReason));
+    }
+
+    void syncMakesSymlinksAsGitKeepsThem()
+    {
+        // A project with links in it, as researchers have them: one inside the
+        // tree, one to a sibling folder, one absolute, one to nothing, one ignored.
+        const QString w = m_tmp.filePath(QStringLiteral("linkproj"));
+        const QString remote = syncDirFor(stateDir(QStringLiteral("ws1")), w);
+        const QString shared = QFileInfo(remote).absolutePath() + QStringLiteral("/shared_data"); // ../shared_data from the copy
+        const QString outside = m_tmp.filePath(QStringLiteral("outside"));
+        const QString victim = m_tmp.filePath(QStringLiteral("victim")); // where a run points a link of its own
+        put(shared + QStringLiteral("/hello.txt"), "shared-hello\n");
+        put(outside + QStringLiteral("/abs.txt"), "outside\n");
+        QDir().mkpath(victim);
+        put(w + QStringLiteral("/.gitignore"), "*.log\n");
+        put(w + QStringLiteral("/checkpoints/best.pt"), "weights-v1\n");
+        put(w + QStringLiteral("/checkpoints/other.pt"), "weights-v2\n");
+        put(w + QStringLiteral("/sub/a.txt"), "a\n");
+        put(w + QStringLiteral("/train.sh"),
+            "#!/bin/sh\ncat model.pt data/hello.txt abs.txt\n[ -e run_made ] || ln -s '" + QFile::encodeName(victim)
+                + "' run_made\nfind . -type l | sort\n");
+        QFile::setPermissions(w + QStringLiteral("/train.sh"), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        QVERIFY(QFile::link(QStringLiteral("checkpoints/best.pt"), w + QStringLiteral("/model.pt")));
+        QVERIFY(QFile::link(QStringLiteral("../shared_data"), w + QStringLiteral("/data")));
+        QVERIFY(QFile::link(outside + QStringLiteral("/abs.txt"), w + QStringLiteral("/abs.txt")));
+        QVERIFY(QFile::link(QStringLiteral("missing/file"), w + QStringLiteral("/nowhere")));
+        QVERIFY(QFile::link(QStringLiteral("/etc"), w + QStringLiteral("/y.log")));
+
+        auto store = ResultStore::open(dbPath());
+        QVERIFY2(store, qPrintable(store.error().message));
+        auto engine = makeEngine(store->get(), QStringLiteral("ws1"));
+        const JobSpec s = spec(QStringLiteral("name: links\nworkdir: %1\nsync: true\ncommand: [./train.sh]\n").arg(w), w);
+        QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral(
+            "^run \\d+: sync of .*linkproj to node ws1 made 1 symlink\\(s\\) that lead nowhere there .*: nowhere -> missing/file$")));
+        const auto id = engine->submit(s);
+        QVERIFY2(id, qPrintable(id.error().message));
+        RunRecord run = waitEnded(**store, *id);
+        QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason + QString::fromUtf8(readAll(run.consolePath))));
+        // The run read through the links; they are links on the node, with the same text.
+        QCOMPARE(readAll(run.consolePath),
+                 QByteArray("weights-v1\nshared-hello\noutside\n./abs.txt\n./data\n./model.pt\n./nowhere\n./run_made\n"));
+        QCOMPARE(linkText(remote + QStringLiteral("/model.pt")), QStringLiteral("checkpoints/best.pt"));
+        QCOMPARE(linkText(remote + QStringLiteral("/data")), QStringLiteral("../shared_data"));
+        QCOMPARE(linkText(remote + QStringLiteral("/abs.txt")), outside + QStringLiteral("/abs.txt"));
+        QCOMPARE(linkText(remote + QStringLiteral("/nowhere")), QStringLiteral("missing/file"));
+        QVERIFY(!isLink(remote + QStringLiteral("/y.log")) && !QFileInfo::exists(remote + QStringLiteral("/y.log")));
+        QCOMPARE(QDir(shared).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList{QStringLiteral("hello.txt")});
+        QCOMPARE(linkText(remote + QStringLiteral("/run_made")), victim);
+        const ino_t absBefore = linkInodeOf(remote + QStringLiteral("/abs.txt"));
+
+        // Re-sync: a link with another target is replaced, one with the same
+        // target stays, a gone one goes; a link that is a folder now (and the
+        // run's own link, a folder here) becomes a real folder there: nothing
+        // is written through it into shared_data or the victim folder. A
+        // folder that is a link now becomes one.
+        QVERIFY(QFile::remove(w + QStringLiteral("/model.pt")));
+        QVERIFY(QFile::link(QStringLiteral("checkpoints/other.pt"), w + QStringLiteral("/model.pt")));
+        QVERIFY(QFile::remove(w + QStringLiteral("/nowhere")));
+        QVERIFY(QFile::remove(w + QStringLiteral("/data")));
+        put(w + QStringLiteral("/data/hello.txt"), "local-hello\n");
+        put(w + QStringLiteral("/run_made/x.txt"), "mine\n");
+        QVERIFY(QDir(w + QStringLiteral("/sub")).removeRecursively());
+        QVERIFY(QFile::link(QStringLiteral("checkpoints"), w + QStringLiteral("/sub")));
+        const auto id2 = engine->submit(s);
+        QVERIFY(id2);
+        run = waitEnded(**store, *id2);
+        QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason + QString::fromUtf8(readAll(run.consolePath))));
+        QCOMPARE(readAll(run.consolePath), QByteArray("weights-v2\nlocal-hello\noutside\n./abs.txt\n./model.pt\n./sub\n"));
+        QCOMPARE(linkText(remote + QStringLiteral("/model.pt")), QStringLiteral("checkpoints/other.pt"));
+        QCOMPARE(linkInodeOf(remote + QStringLiteral("/abs.txt")), absBefore);
+        QVERIFY(!isLink(remote + QStringLiteral("/nowhere")));
+        QVERIFY(isRealDir(remote + QStringLiteral("/data")));
+        QVERIFY(isRealDir(remote + QStringLiteral("/run_made")));
+        QCOMPARE(readAll(remote + QStringLiteral("/run_made/x.txt")), QByteArray("mine\n"));
+        QCOMPARE(linkText(remote + QStringLiteral("/sub")), QStringLiteral("checkpoints"));
+        QCOMPARE(readAll(shared + QStringLiteral("/hello.txt")), QByteArray("shared-hello\n"));
+        QCOMPARE(QDir(shared).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList{QStringLiteral("hello.txt")});
+        QCOMPARE(QDir(victim).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList{});
+        QCOMPARE(readAll(outside + QStringLiteral("/abs.txt")), QByteArray("outside\n"));
     }
 
     void artifactsDownloadedAndEscapesRefused()

@@ -60,7 +60,7 @@ private Q_SLOTS:
         QVERIFY(!g.ignored(QStringLiteral("sub/x/only-here"), false));
     }
 
-    void scanSkipsIgnoredGitAndLinksAndEnforcesTheLimit()
+    void scanSkipsIgnoredAndGitKeepsLinksAndEnforcesTheLimit()
     {
         QTemporaryDir d;
         const QString r = d.path();
@@ -85,7 +85,11 @@ private Q_SLOTS:
         names.sort();
         QCOMPARE(names, (QStringList{QStringLiteral(".gitignore"), QStringLiteral("big.bin"), QStringLiteral("keep.log"),
                                      QStringLiteral("sub/.gitignore"), QStringLiteral("sub/data/k.txt"), QStringLiteral("train.py")}));
-        QCOMPARE(scan->skippedLinks, QStringList{QStringLiteral("link")});
+        // Links are kept as links with their exact text, never followed (not /etc/passwd's content).
+        QCOMPARE(scan->links.size(), 1);
+        QCOMPARE(scan->links.front().rel, QStringLiteral("link"));
+        QCOMPARE(scan->links.front().target, QStringLiteral("/etc/passwd"));
+        QCOMPARE(scan->totalBytes, qint64(3 * 1024 * 1024 + 29 + 1 + 6 + 1 + 9)); // files only, not what links point to
         const auto limited = scanWorkdir(r, 1024 * 1024);
         QVERIFY(!limited);
         QVERIFY2(limited.error().message.contains(QStringLiteral("big.bin (3.0 MiB)")), qPrintable(limited.error().message));

@@ -55,6 +55,36 @@ int usageError(const QString& message)
     return Usage;
 }
 
+// A file name from a node (an artifact) as one line of a listing, C-style as
+// `ls -b` does: control characters (a newline splitting one name over two
+// lines, an escape sequence driving the terminal), line and paragraph
+// separators and bidi overrides become \n, \t, \r, \e, \xHH or \uHHHH; a
+// backslash becomes \\ so every name reads back one way. Others are kept.
+QString escapedName(const QString& name)
+{
+    QString outName;
+    outName.reserve(name.size());
+    for (const QChar c : name) {
+        const char16_t u = c.unicode();
+        switch (u) {
+        case u'\\': outName += QStringLiteral("\\\\"); continue;
+        case u'\n': outName += QStringLiteral("\\n"); continue;
+        case u'\t': outName += QStringLiteral("\\t"); continue;
+        case u'\r': outName += QStringLiteral("\\r"); continue;
+        case 0x1b: outName += QStringLiteral("\\e"); continue;
+        default: break;
+        }
+        if (u < 0x20 || u == 0x7f)
+            outName += QStringLiteral("\\x%1").arg(int(u), 2, 16, QLatin1Char('0'));
+        else if ((u >= 0x80 && u < 0xa0) || u == 0x2028 || u == 0x2029 || (u >= 0x202a && u <= 0x202e)
+                 || (u >= 0x2066 && u <= 0x2069))
+            outName += QStringLiteral("\\u%1").arg(int(u), 4, 16, QLatin1Char('0'));
+        else
+            outName += c;
+    }
+    return outName;
+}
+
 const char* kHelp =
     "Usage: trainyardctl [--db PATH] COMMAND [ARGS]   (--db may also follow the command)\n"
     "\n"
@@ -1168,8 +1198,8 @@ int cmdArtifacts(Context& ctx, const QStringList& args)
     int code = Ok;
     auto print = [&](const AgentFileList& l) {
         for (const AgentFileEntry& f : l.files)
-            out() << f.absolutePath << '\t' << f.size << '\t' << f.type
-                  << (f.type == u"symlink" ? QStringLiteral(" -> ") + f.linkTarget : QString()) << '\n';
+            out() << escapedName(f.absolutePath) << '\t' << f.size << '\t' << f.type
+                  << (f.type == u"symlink" ? QStringLiteral(" -> ") + escapedName(f.linkTarget) : QString()) << '\n';
     };
     if (dest.isEmpty()) {
         engine->listArtifacts(run->id, [&](const Result<AgentFileList>& l) {
@@ -1188,9 +1218,9 @@ int cmdArtifacts(Context& ctx, const QStringList& args)
                 code = Unavailable;
             } else {
                 for (const QString& f : d->downloaded)
-                    out() << "downloaded " << QDir(dest).filePath(f) << '\n';
+                    out() << "downloaded " << escapedName(QDir(dest).filePath(f)) << '\n';
                 for (const QString& r : d->refused)
-                    err() << "trainyardctl: run " << run->id << ": artifact " << r << '\n';
+                    err() << "trainyardctl: run " << run->id << ": artifact " << escapedName(r) << '\n';
                 if (!d->refused.isEmpty())
                     code = Unavailable;
             }

@@ -163,6 +163,34 @@ private Q_SLOTS:
         QCOMPARE(names, (QStringList{QStringLiteral("a.txt:2"), QStringLiteral("b.txt:3")}));
     }
 
+    // Artifact names come from the node: one with a newline or an escape
+    // sequence in it is still one line of the listing (C-style escapes).
+    void artifactNamesEscapedOnePerLine()
+    {
+        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("oddnames")));
+        const QString spec = writeFile(QStringLiteral("oddnames/job.yaml"),
+                                       "name: odd-names\nworkdir: .\nartifacts: ['out/*']\n"
+                                       "command: \"mkdir -p out && printf x > \\\"out/two$(printf '\\\\nlines').txt\\\" && "
+                                       "printf y > \\\"out/esc$(printf '\\\\033[31m')red\\\" && printf z > out/plain.txt\"\n");
+        const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
+        QVERIFY2(o.exitCode == 0, o.err.constData());
+        const Outcome ls = ctl({QStringLiteral("artifacts"), QStringLiteral("odd-names")});
+        QVERIFY2(ls.exitCode == 0, ls.err.constData());
+        QCOMPARE(ls.out.trimmed().split('\n').size(), 3);
+        QVERIFY2(!ls.out.contains('\x1b'), ls.out.constData());
+        QVERIFY2(ls.out.contains("/out/two\\nlines.txt\t1\tfile\n"), ls.out.constData());
+        QVERIFY2(ls.out.contains("/out/esc\\e[31mred\t1\tfile\n"), ls.out.constData());
+        QVERIFY2(ls.out.contains("/out/plain.txt\t1\tfile\n"), ls.out.constData());
+
+        // Downloaded and refused names are escaped too: one line each.
+        const QString dest = m_dir.filePath(QStringLiteral("odd-dest"));
+        const Outcome dl = ctl({QStringLiteral("artifacts"), QStringLiteral("odd-names"), QStringLiteral("--download"), dest});
+        QVERIFY2(dl.exitCode == 0, dl.err.constData());
+        QCOMPARE(dl.out.trimmed().split('\n').size(), 3);
+        QVERIFY2(dl.out.contains(QByteArray("downloaded " + QFile::encodeName(dest) + "/out/two\\nlines.txt\n")), dl.out.constData());
+        QCOMPARE(QFile(dest + QStringLiteral("/out/two\nlines.txt")).size(), 1);
+    }
+
     void signalledRun()
     {
         const QString spec = writeFile(QStringLiteral("sig.yaml"), "name: killed\ncommand: 'kill -9 $$'\n");

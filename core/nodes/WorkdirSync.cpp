@@ -428,7 +428,15 @@ Result<ArtifactDownload> downloadArtifacts(const AgentFileList& list, const QStr
         for (qsizetype i = 0; i + 1 < parts.size(); ++i) {
             local += u'/' + parts[i];
             const QFileInfo fi(local);
-            if (fi.isSymLink() || (fi.exists() && !fi.isDir())) {
+            if (fi.isSymLink()) {
+                // Even to a folder: following it could put the copy anywhere.
+                const auto to = readLinkText(local);
+                refuse(QStringLiteral("refused: %1 is a symbolic link here (to %2); the download does not follow links")
+                           .arg(local, to ? *to : QStringLiteral("?")));
+                bad = true;
+                break;
+            }
+            if (fi.exists() && !fi.isDir()) {
                 refuse(QStringLiteral("refused: %1 exists locally and is not a folder").arg(local));
                 bad = true;
                 break;

@@ -191,6 +191,36 @@ private Q_SLOTS:
         QCOMPARE(QFile(dest + QStringLiteral("/out/two\nlines.txt")).size(), 1);
     }
 
+    // A local folder on the download's way that is a symlink (to a folder) is
+    // refused, not followed, and the message says it is a link and which one.
+    void downloadThroughLinkedFolderNamesTheLink()
+    {
+        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("linkdest")));
+        const QString spec = writeFile(QStringLiteral("linkdest/job.yaml"),
+                                       "name: linked-dest\nworkdir: .\nartifacts: ['out/*']\n"
+                                       "command: \"mkdir -p out && printf a > out/a.txt && printf b > out/b.txt\"\n");
+        const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
+        QVERIFY2(o.exitCode == 0, o.err.constData());
+        const QString dest = m_dir.filePath(QStringLiteral("linked-dest"));
+        const QString elsewhere = m_dir.filePath(QStringLiteral("linked-elsewhere"));
+        QVERIFY(QDir().mkpath(dest) && QDir().mkpath(elsewhere));
+        QVERIFY(QFile::link(elsewhere, dest + QStringLiteral("/out")));
+        const Outcome dl = ctl({QStringLiteral("artifacts"), QStringLiteral("linked-dest"), QStringLiteral("--download"), dest});
+        QCOMPARE(dl.exitCode, 5);
+        int refusedLines = 0; // one line per refused artifact (the node's log lines aside)
+        for (const QByteArray& line : dl.err.split('\n')) {
+            if (!line.startsWith("trainyardctl: run "))
+                continue;
+            ++refusedLines;
+            QVERIFY2(line.contains(QByteArray("refused: " + QFile::encodeName(dest) + "/out is a symbolic link here (to "
+                                              + QFile::encodeName(elsewhere) + ")")),
+                     line.constData());
+            QVERIFY2(!line.contains("not a folder"), line.constData());
+        }
+        QCOMPARE(refusedLines, 2);
+        QVERIFY(QDir(elsewhere).isEmpty(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden));
+    }
+
     void signalledRun()
     {
         const QString spec = writeFile(QStringLiteral("sig.yaml"), "name: killed\ncommand: 'kill -9 $$'\n");

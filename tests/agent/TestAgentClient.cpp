@@ -101,14 +101,6 @@ std::unique_ptr<Session> openSession(const QString& stateDir, const QString& age
     return s;
 }
 
-QByteArray readAll(const QString& path)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
-    return f.readAll();
-}
-
 bool groupGone(qint64 pgid)
 {
     return ::kill(pid_t(-pgid), 0) != 0 && errno == ESRCH;
@@ -218,7 +210,7 @@ private Q_SLOTS:
         QVERIFY(st.has_value());
         QVERIFY2(s_->offsetErrors.isEmpty(), qPrintable(s_->offsetErrors.join(u'\n')));
         QCOMPARE(s_->output.value(run), expected);
-        QCOMPARE(readAll(consolePath(run)), expected);
+        QCOMPARE(test::readFile(consolePath(run)), expected);
         QCOMPARE(s_->tailEnds.value(run), qint64(expected.size()));
         QCOMPARE(st->exitCode, std::optional<int>(0));
         QVERIFY(!st->signal.has_value());
@@ -236,10 +228,10 @@ private Q_SLOTS:
         QVERIFY(st.has_value());
         QVERIFY2(s_->offsetErrors.isEmpty(), qPrintable(s_->offsetErrors.join(u'\n')));
         // The console stays one merged stream, in the order it was written.
-        QCOMPARE(readAll(consolePath(run)), QByteArray("out1\nerr1\nout2\n"));
+        QCOMPARE(test::readFile(consolePath(run)), QByteArray("out1\nerr1\nout2\n"));
         QCOMPARE(s_->output.value(run), QByteArray("out1\nerr1\nout2\n"));
         QCOMPARE(s_->stderrRanges.value(run), (ByteRanges{ByteRange{5, 5}}));
-        QCOMPARE(readAll(stateDir_.path() + QStringLiteral("/runs/") + run + QStringLiteral("/console.stderr")),
+        QCOMPARE(test::readFile(stateDir_.path() + QStringLiteral("/runs/") + run + QStringLiteral("/console.stderr")),
                  QByteArray("5 5\n"));
         QCOMPARE(st->exitCode, std::optional<int>(0));
     }
@@ -289,15 +281,15 @@ private Q_SLOTS:
         QVERIFY(started);
         QCOMPARE(::kill(pid_t(started->supervisorPid), SIGKILL), 0);
         const QString runDir = dir.path() + QStringLiteral("/runs/") + run;
-        QVERIFY(waitUntil([&] { return readAll(runDir + QStringLiteral("/console.log")).size() == 9; }, 10000));
+        QVERIFY(waitUntil([&] { return test::readFile(runDir + QStringLiteral("/console.log")).size() == 9; }, 10000));
         // The three writes come microseconds apart on two pipes, and the
         // keeper, woken late on a loaded machine, may find both pipes full:
         // then stdout is copied first (Supervisor.h: order across the streams
         // is the order they are read). So check what is guaranteed: every
         // byte, each stream in order, and a range that marks exactly the
         // stderr bytes, wherever they landed.
-        const QByteArray console = readAll(runDir + QStringLiteral("/console.log"));
-        const QByteArray sidecar = readAll(runDir + QStringLiteral("/console.stderr"));
+        const QByteArray console = test::readFile(runDir + QStringLiteral("/console.log"));
+        const QByteArray sidecar = test::readFile(runDir + QStringLiteral("/console.stderr"));
         const qsizetype errAt = console.indexOf("x\n");
         QVERIFY2(errAt >= 0, console.constData());
         QCOMPARE(sidecar, QByteArray::number(errAt) + " 2\n");
@@ -369,7 +361,7 @@ private Q_SLOTS:
         auto st = runToEnd(run, {QStringLiteral("trainyard-no-such-program-4711"), QStringLiteral("arg")});
         QVERIFY(st.has_value());
         QCOMPARE(st->exitCode, std::optional<int>(127));
-        const QByteArray console = readAll(consolePath(run));
+        const QByteArray console = test::readFile(consolePath(run));
         QVERIFY2(console.contains("cannot execute 'trainyard-no-such-program-4711'"), console.constData());
         QVERIFY(console.contains("No such file or directory"));
         QCOMPARE(s_->output.value(run), console);
@@ -391,7 +383,7 @@ private Q_SLOTS:
         auto st = runToEnd(run, argv);
         QVERIFY(st.has_value());
         QCOMPARE(st->exitCode, std::optional<int>(0));
-        QCOMPARE(readAll(consolePath(run)), expected);
+        QCOMPARE(test::readFile(consolePath(run)), expected);
         QCOMPARE(st->argv, argv);
     }
 
@@ -405,7 +397,7 @@ private Q_SLOTS:
                             {QStringLiteral("CUDA_VISIBLE_DEVICES"), QStringLiteral("7")}},
                            {1, 0});
         QVERIFY(st.has_value());
-        const QList<QByteArray> vars = readAll(consolePath(run)).split('\0');
+        const QList<QByteArray> vars = test::readFile(consolePath(run)).split('\0');
         auto indexOf = [&](const QByteArray& kv) { return vars.indexOf(kv); };
         const QByteArray runDir = (stateDir_.path() + QStringLiteral("/runs/") + run).toUtf8();
         QVERIFY(indexOf("MY_PARAM=x y $z;") >= 0);
@@ -434,7 +426,7 @@ private Q_SLOTS:
         auto st = runToEnd(run, {QStringLiteral("sh"), QStringLiteral("-c"),
                                  QStringLiteral("i=0; while [ $i -lt 2000 ]; do echo \"line $i\"; i=$((i+1)); done")});
         QVERIFY(st.has_value());
-        QCOMPARE(readAll(consolePath(run)), expected);
+        QCOMPARE(test::readFile(consolePath(run)), expected);
         for (qint64 from : {qint64(0), qint64(1), qint64(12345), qint64(expected.size() - 1), qint64(expected.size())}) {
             s_->expectTailFrom(run, from);
             auto size = await<qint64>([&](auto cb) { s_->client->tail(run, from, false, cb); });
@@ -513,7 +505,7 @@ private Q_SLOTS:
         QCOMPARE(s_->exited.value(run).exitCode, std::optional<int>(5));
         QVERIFY(groupGone(started->pgid));
         static const QRegularExpression re(QStringLiteral("bg=(\\d+)"));
-        const auto m = re.match(QString::fromUtf8(readAll(consolePath(run))));
+        const auto m = re.match(QString::fromUtf8(test::readFile(consolePath(run))));
         QVERIFY(m.hasMatch());
         QVERIFY(!QFileInfo::exists(QStringLiteral("/proc/%1").arg(m.captured(1))));
     }

@@ -45,12 +45,6 @@ struct Connected {
     QString error; // why it did not become ready
 };
 
-QByteArray readAll(const QString& path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
-
 struct FileId {
     ino_t inode = 0;
     qint64 mtimeNs = 0;
@@ -139,9 +133,9 @@ class TestSshNodes final : public QObject {
     {
         store.flush();
         const RunRecord run = *store.run(id);
-        const QByteArray remote = readAll(stateDir(node) + QStringLiteral("/runs/") + run.agentRunId + QStringLiteral("/console.log"));
+        const QByteArray remote = test::readFile(stateDir(node) + QStringLiteral("/runs/") + run.agentRunId + QStringLiteral("/console.log"));
         QVERIFY(!remote.isEmpty());
-        QCOMPARE(readAll(run.consolePath), remote);
+        QCOMPARE(test::readFile(run.consolePath), remote);
         QCOMPARE(run.consoleOffset, qint64(remote.size()));
     }
 
@@ -169,23 +163,23 @@ private Q_SLOTS:
         QVERIFY2(refused.error.contains(fingerprint), qPrintable(refused.error));
         QVERIFY2(refused.error.contains(QStringLiteral("not known")), qPrintable(refused.error));
         QCOMPARE(refused.transport->rejectedFingerprint(), fingerprint);
-        QVERIFY(!QFileInfo::exists(m_sshd.knownHosts()) || readAll(m_sshd.knownHosts()).isEmpty());
+        QVERIFY(!QFileInfo::exists(m_sshd.knownHosts()) || test::readFile(m_sshd.knownHosts()).isEmpty());
 
         Connected accepted = connectTo(options(QStringLiteral("ws1"), false, /*accept=*/true));
         QVERIFY2(accepted.error.isEmpty(), qPrintable(accepted.error));
         QCOMPARE(accepted.client->hello().stateDir, stateDir(QStringLiteral("ws1")));
-        const QByteArray known = readAll(m_sshd.knownHosts());
+        const QByteArray known = test::readFile(m_sshd.knownHosts());
         const QByteArray expected = QByteArray("[127.0.0.2]:") + QByteArray::number(m_sshd.port()) + QByteArray(" ssh-ed25519 ");
         QVERIFY2(known.startsWith(expected), known.constData());
 
         // Known now: no acceptance needed, nothing appended.
         Connected again = connectTo(options(QStringLiteral("ws1"), false, /*accept=*/false));
         QVERIFY2(again.error.isEmpty(), qPrintable(again.error));
-        QCOMPARE(readAll(m_sshd.knownHosts()), known);
+        QCOMPARE(test::readFile(m_sshd.knownHosts()), known);
         // ws2 (127.0.0.3) is a host of its own.
         Connected ws2 = connectTo(options(QStringLiteral("ws2"), false, /*accept=*/true));
         QVERIFY2(ws2.error.isEmpty(), qPrintable(ws2.error));
-        QCOMPARE(readAll(m_sshd.knownHosts()).count('\n'), 2);
+        QCOMPARE(test::readFile(m_sshd.knownHosts()).count('\n'), 2);
     }
 
     void hashedHostKeyWhenTheConfigSaysSo()
@@ -204,7 +198,7 @@ private Q_SLOTS:
                     "Host *\n  Port " + port + "\n  User root\n  IdentityFile " + QFile::encodeName(m_sshd.dir())
                     + "/id_ed25519\n  UserKnownHostsFile " + QFile::encodeName(known) + "\n  HashKnownHosts no\n");
         }
-        const QList<QByteArray> hostKey = readAll(m_sshd.hostKeyPub()).trimmed().split(' ');
+        const QList<QByteArray> hostKey = test::readFile(m_sshd.hostKeyPub()).trimmed().split(' ');
         QVERIFY(hostKey.size() >= 2);
         const QByteArray keyFields = hostKey[0] + ' ' + hostKey[1];
 
@@ -212,7 +206,7 @@ private Q_SLOTS:
         o.configFile = config;
         Connected c = connectTo(o);
         QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
-        const QByteArray hashed = readAll(known);
+        const QByteArray hashed = test::readFile(known);
         QCOMPARE(hashed.count('\n'), 1);
         QVERIFY2(hashed.startsWith("|1|") && !hashed.contains("127.0.0.2"), hashed.constData());
         QVERIFY2(hashed.trimmed().endsWith(QByteArray(" " + keyFields)), hashed.constData());
@@ -231,25 +225,25 @@ private Q_SLOTS:
         o.acceptNewHostKey = false;
         c = connectTo(o);
         QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
-        QCOMPARE(readAll(known), hashed);
+        QCOMPARE(test::readFile(known), hashed);
 
         SshNodeOptions p = options(QStringLiteral("plain"), false, /*accept=*/true);
         p.configFile = config;
         c = connectTo(p);
         QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
-        const QByteArray both = readAll(known);
+        const QByteArray both = test::readFile(known);
         QCOMPARE(both.count('\n'), 2);
         QVERIFY(both.startsWith(hashed));
         QCOMPARE(both.mid(hashed.size()), QByteArray("[127.0.0.3]:" + port + ' ' + keyFields + '\n'));
         p.acceptNewHostKey = false;
         c = connectTo(p);
         QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
-        QCOMPARE(readAll(known), both);
+        QCOMPARE(test::readFile(known), both);
     }
 
     void agentDeployedOnceAndRedeployedOnChecksumChange()
     {
-        const QByteArray local = readAll(test::agentPath());
+        const QByteArray local = test::readFile(test::agentPath());
         QVERIFY(local.size() > 1000);
         QString path;
         FileId first;
@@ -263,7 +257,7 @@ private Q_SLOTS:
             QCOMPARE(path, m_tmp.filePath(QStringLiteral("remote-cache/%1-%2/trainyard-agent").arg(agentVersion(), sha.left(16))));
             QCOMPARE(agentVersion(), QStringLiteral(TRAINYARD_PROJECT_VERSION)); // the cache is named by the real version
             QVERIFY(c.transport->lastDeploy()->uploaded || QFileInfo::exists(path)); // an earlier test may not have deployed
-            QCOMPARE(readAll(path), local);
+            QCOMPARE(test::readFile(path), local);
             QVERIFY(QFileInfo(path).isExecutable());
             first = fileId(path);
             QSignalSpy pong(c.client.get(), &AgentClient::ready);
@@ -291,13 +285,13 @@ private Q_SLOTS:
             f.close();
             QVERIFY(f.setPermissions(QFileInfo(path).permissions()));
             QVERIFY(::rename(qPrintable(f.fileName()), qPrintable(path)) == 0);
-            QVERIFY(readAll(path) != local);
+            QVERIFY(test::readFile(path) != local);
             first = fileId(path);
             Connected c = connectTo(options(QStringLiteral("ws1"), true));
             QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
             QVERIFY(c.transport->lastDeploy()->uploaded);
             QVERIFY(!c.transport->lastDeploy()->summedOnNode);
-            QCOMPARE(readAll(path), local);
+            QCOMPARE(test::readFile(path), local);
             QVERIFY(fileId(path).inode != first.inode); // renamed into place
             QVERIFY(QFileInfo(path).isExecutable());
             const QStringList left = QDir(QFileInfo(path).absolutePath()).entryList(QDir::Files | QDir::Hidden);
@@ -425,7 +419,7 @@ private Q_SLOTS:
             const RunRecord r = *(*store)->run(ranks[rank].id);
             QCOMPARE(r.env.value(QStringLiteral("NODE_RANK")), QString::number(rank));
             QCOMPARE(r.env.value(QStringLiteral("MASTER_PORT")), port);
-            const QByteArray console = readAll(r.consolePath);
+            const QByteArray console = test::readFile(r.consolePath);
             QVERIFY2(console.startsWith(QStringLiteral("rank=%1 world=2 nnodes=2 nproc=1 master=").arg(rank).toUtf8()),
                      console.constData());
             QVERIFY(console.trimmed().endsWith(QByteArray(':' + port.toUtf8())));
@@ -442,7 +436,7 @@ private Q_SLOTS:
         QVERIFY(id);
         QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Running, 20000);
         const QString runJson = stateDir(QStringLiteral("ws1")) + QStringLiteral("/runs/") + (*store)->run(*id)->agentRunId + QStringLiteral("/run.json");
-        const qint64 pgid = QJsonDocument::fromJson(readAll(runJson)).object().value(QStringLiteral("pgid")).toInteger();
+        const qint64 pgid = QJsonDocument::fromJson(test::readFile(runJson)).object().value(QStringLiteral("pgid")).toInteger();
         QVERIFY2(pgid > 1, qPrintable(runJson));
         QCOMPARE(::kill(pid_t(-pgid), 0), 0); // the group is alive
         engine->cancel(*id, 1000);
@@ -750,7 +744,7 @@ private Q_SLOTS:
     // Last: it replaces the host key.
     void changedHostKeyRefused()
     {
-        const QByteArray before = readAll(m_sshd.knownHosts());
+        const QByteArray before = test::readFile(m_sshd.knownHosts());
         const QList<QByteArray> lines = before.split('\n');
         int line = 0;
         for (int i = 0; i < lines.size(); ++i)
@@ -770,7 +764,7 @@ private Q_SLOTS:
         QVERIFY2(c.error.contains(QStringLiteral("%1:%2").arg(m_sshd.knownHosts()).arg(line)), qPrintable(c.error));
         QVERIFY2(c.error.contains(fingerprint), qPrintable(c.error));
         QVERIFY2(c.error.contains(QStringLiteral("127.0.0.2")), qPrintable(c.error));
-        QCOMPARE(readAll(m_sshd.knownHosts()), before);
+        QCOMPARE(test::readFile(m_sshd.knownHosts()), before);
     }
 
     void cleanupTestCase()

@@ -35,20 +35,6 @@ using namespace ty;
 
 namespace {
 
-QByteArray readAll(const QString& path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
-
-void put(const QString& path, const QByteArray& bytes)
-{
-    QDir().mkpath(QFileInfo(path).absolutePath());
-    QFile f(path);
-    f.open(QIODevice::WriteOnly);
-    f.write(bytes);
-}
-
 ino_t inodeOf(const QString& path)
 {
     struct stat st {};
@@ -152,22 +138,22 @@ private Q_SLOTS:
     void syncUploadsWorkdirSkippingIgnoredAndUnchanged()
     {
         const QString w = m_tmp.filePath(QStringLiteral("proj"));
-        put(w + QStringLiteral("/.gitignore"), "*.log\n!keep.log\nbuild/\n/data\n**/cache/**\n");
-        put(w + QStringLiteral("/sub/.gitignore"), "*.tmp\n");
-        put(w + QStringLiteral("/train.sh"), "#!/bin/sh\nfind . -type f ! -name .trainyard-sync.json | sort\n");
+        test::writeFile(w + QStringLiteral("/.gitignore"), "*.log\n!keep.log\nbuild/\n/data\n**/cache/**\n");
+        test::writeFile(w + QStringLiteral("/sub/.gitignore"), "*.tmp\n");
+        test::writeFile(w + QStringLiteral("/train.sh"), "#!/bin/sh\nfind . -type f ! -name .trainyard-sync.json | sort\n");
         QFile::setPermissions(w + QStringLiteral("/train.sh"), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
-        put(w + QStringLiteral("/x.log"), "x");
-        put(w + QStringLiteral("/keep.log"), "k");
-        put(w + QStringLiteral("/build/o.bin"), "o");
-        put(w + QStringLiteral("/data/d.bin"), "d");
-        put(w + QStringLiteral("/sub/data/k.txt"), "kept");
-        put(w + QStringLiteral("/sub/t.tmp"), "t");
-        put(w + QStringLiteral("/sub/cache/z"), "z");
-        put(w + QStringLiteral("/.git/HEAD"), "ref");
+        test::writeFile(w + QStringLiteral("/x.log"), "x");
+        test::writeFile(w + QStringLiteral("/keep.log"), "k");
+        test::writeFile(w + QStringLiteral("/build/o.bin"), "o");
+        test::writeFile(w + QStringLiteral("/data/d.bin"), "d");
+        test::writeFile(w + QStringLiteral("/sub/data/k.txt"), "kept");
+        test::writeFile(w + QStringLiteral("/sub/t.tmp"), "t");
+        test::writeFile(w + QStringLiteral("/sub/cache/z"), "z");
+        test::writeFile(w + QStringLiteral("/.git/HEAD"), "ref");
         QByteArray blob(3 * 1024 * 1024 + 17, '\0');
         for (qsizetype i = 0; i < blob.size(); ++i)
             blob[i] = char((i * 131) & 0xff);
-        put(w + QStringLiteral("/weights.bin"), blob);
+        test::writeFile(w + QStringLiteral("/weights.bin"), blob);
         QVERIFY(QFile::link(QStringLiteral("../shared_data"), w + QStringLiteral("/datasets"))); // made, leads nowhere: a warning names it
         QVERIFY(QFile::link(QStringLiteral("/etc"), w + QStringLiteral("/y.log")));              // ignored (*.log): no word
 
@@ -182,23 +168,23 @@ private Q_SLOTS:
         QVERIFY2(id, qPrintable(id.error().message));
         RunRecord run = waitEnded(**store, *id);
         QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
-        const QByteArray console = readAll(run.consolePath);
+        const QByteArray console = test::readFile(run.consolePath);
         QCOMPARE(console, QByteArray("./.gitignore\n./keep.log\n./sub/.gitignore\n./sub/data/k.txt\n./train.sh\n./weights.bin\n"));
         const QString remote = syncDirFor(stateDir(QStringLiteral("ws1")), w);
-        QCOMPARE(readAll(remote + QStringLiteral("/weights.bin")), blob);
+        QCOMPARE(test::readFile(remote + QStringLiteral("/weights.bin")), blob);
         QVERIFY(QFileInfo(remote + QStringLiteral("/train.sh")).isExecutable());
         const ino_t weightsBefore = inodeOf(remote + QStringLiteral("/weights.bin"));
         const ino_t trainBefore = inodeOf(remote + QStringLiteral("/train.sh"));
 
         // Second run: unchanged files stay (same inode), the changed one is replaced, a removed one goes.
-        put(w + QStringLiteral("/train.sh"), "#!/bin/sh\necho v2\nfind . -type f ! -name .trainyard-sync.json | sort\n");
+        test::writeFile(w + QStringLiteral("/train.sh"), "#!/bin/sh\necho v2\nfind . -type f ! -name .trainyard-sync.json | sort\n");
         QFile::remove(w + QStringLiteral("/keep.log"));
         QTest::ignoreMessage(QtWarningMsg, dangling);
         const auto id2 = engine->submit(s);
         QVERIFY(id2);
         run = waitEnded(**store, *id2);
         QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
-        QCOMPARE(readAll(run.consolePath), QByteArray("v2\n./.gitignore\n./sub/.gitignore\n./sub/data/k.txt\n./train.sh\n./weights.bin\n"));
+        QCOMPARE(test::readFile(run.consolePath), QByteArray("v2\n./.gitignore\n./sub/.gitignore\n./sub/data/k.txt\n./train.sh\n./weights.bin\n"));
         QCOMPARE(inodeOf(remote + QStringLiteral("/weights.bin")), weightsBefore);
         QVERIFY(inodeOf(remote + QStringLiteral("/train.sh")) != trainBefore);
 
@@ -222,14 +208,14 @@ private Q_SLOTS:
         const QString shared = QFileInfo(remote).absolutePath() + QStringLiteral("/shared_data"); // ../shared_data from the copy
         const QString outside = m_tmp.filePath(QStringLiteral("outside"));
         const QString victim = m_tmp.filePath(QStringLiteral("victim")); // where a run points a link of its own
-        put(shared + QStringLiteral("/hello.txt"), "shared-hello\n");
-        put(outside + QStringLiteral("/abs.txt"), "outside\n");
+        test::writeFile(shared + QStringLiteral("/hello.txt"), "shared-hello\n");
+        test::writeFile(outside + QStringLiteral("/abs.txt"), "outside\n");
         QDir().mkpath(victim);
-        put(w + QStringLiteral("/.gitignore"), "*.log\n");
-        put(w + QStringLiteral("/checkpoints/best.pt"), "weights-v1\n");
-        put(w + QStringLiteral("/checkpoints/other.pt"), "weights-v2\n");
-        put(w + QStringLiteral("/sub/a.txt"), "a\n");
-        put(w + QStringLiteral("/train.sh"),
+        test::writeFile(w + QStringLiteral("/.gitignore"), "*.log\n");
+        test::writeFile(w + QStringLiteral("/checkpoints/best.pt"), "weights-v1\n");
+        test::writeFile(w + QStringLiteral("/checkpoints/other.pt"), "weights-v2\n");
+        test::writeFile(w + QStringLiteral("/sub/a.txt"), "a\n");
+        test::writeFile(w + QStringLiteral("/train.sh"),
             "#!/bin/sh\ncat model.pt data/hello.txt abs.txt\n[ -e run_made ] || ln -s '" + QFile::encodeName(victim)
                 + "' run_made\nfind . -type l | sort\n");
         QFile::setPermissions(w + QStringLiteral("/train.sh"), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
@@ -248,9 +234,9 @@ private Q_SLOTS:
         const auto id = engine->submit(s);
         QVERIFY2(id, qPrintable(id.error().message));
         RunRecord run = waitEnded(**store, *id);
-        QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason + QString::fromUtf8(readAll(run.consolePath))));
+        QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason + QString::fromUtf8(test::readFile(run.consolePath))));
         // The run read through the links; they are links on the node, with the same text.
-        QCOMPARE(readAll(run.consolePath),
+        QCOMPARE(test::readFile(run.consolePath),
                  QByteArray("weights-v1\nshared-hello\noutside\n./abs.txt\n./data\n./model.pt\n./nowhere\n./run_made\n"));
         QCOMPARE(linkText(remote + QStringLiteral("/model.pt")), QStringLiteral("checkpoints/best.pt"));
         QCOMPARE(linkText(remote + QStringLiteral("/data")), QStringLiteral("../shared_data"));
@@ -270,26 +256,26 @@ private Q_SLOTS:
         QVERIFY(QFile::link(QStringLiteral("checkpoints/other.pt"), w + QStringLiteral("/model.pt")));
         QVERIFY(QFile::remove(w + QStringLiteral("/nowhere")));
         QVERIFY(QFile::remove(w + QStringLiteral("/data")));
-        put(w + QStringLiteral("/data/hello.txt"), "local-hello\n");
-        put(w + QStringLiteral("/run_made/x.txt"), "mine\n");
+        test::writeFile(w + QStringLiteral("/data/hello.txt"), "local-hello\n");
+        test::writeFile(w + QStringLiteral("/run_made/x.txt"), "mine\n");
         QVERIFY(QDir(w + QStringLiteral("/sub")).removeRecursively());
         QVERIFY(QFile::link(QStringLiteral("checkpoints"), w + QStringLiteral("/sub")));
         const auto id2 = engine->submit(s);
         QVERIFY(id2);
         run = waitEnded(**store, *id2);
-        QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason + QString::fromUtf8(readAll(run.consolePath))));
-        QCOMPARE(readAll(run.consolePath), QByteArray("weights-v2\nlocal-hello\noutside\n./abs.txt\n./model.pt\n./sub\n"));
+        QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason + QString::fromUtf8(test::readFile(run.consolePath))));
+        QCOMPARE(test::readFile(run.consolePath), QByteArray("weights-v2\nlocal-hello\noutside\n./abs.txt\n./model.pt\n./sub\n"));
         QCOMPARE(linkText(remote + QStringLiteral("/model.pt")), QStringLiteral("checkpoints/other.pt"));
         QCOMPARE(linkInodeOf(remote + QStringLiteral("/abs.txt")), absBefore);
         QVERIFY(!isLink(remote + QStringLiteral("/nowhere")));
         QVERIFY(isRealDir(remote + QStringLiteral("/data")));
         QVERIFY(isRealDir(remote + QStringLiteral("/run_made")));
-        QCOMPARE(readAll(remote + QStringLiteral("/run_made/x.txt")), QByteArray("mine\n"));
+        QCOMPARE(test::readFile(remote + QStringLiteral("/run_made/x.txt")), QByteArray("mine\n"));
         QCOMPARE(linkText(remote + QStringLiteral("/sub")), QStringLiteral("checkpoints"));
-        QCOMPARE(readAll(shared + QStringLiteral("/hello.txt")), QByteArray("shared-hello\n"));
+        QCOMPARE(test::readFile(shared + QStringLiteral("/hello.txt")), QByteArray("shared-hello\n"));
         QCOMPARE(QDir(shared).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList{QStringLiteral("hello.txt")});
         QCOMPARE(QDir(victim).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList{});
-        QCOMPARE(readAll(outside + QStringLiteral("/abs.txt")), QByteArray("outside\n"));
+        QCOMPARE(test::readFile(outside + QStringLiteral("/abs.txt")), QByteArray("outside\n"));
     }
 
     void artifactsDownloadedAndEscapesRefused()
@@ -325,9 +311,9 @@ private Q_SLOTS:
         QVERIFY2(result->refused.front().contains(QStringLiteral("out/passwd")) && result->refused.front().contains(QStringLiteral("symbolic link")),
                  qPrintable(result->refused.front()));
         QVERIFY(!QFileInfo::exists(dest + QStringLiteral("/out/passwd")));
-        QCOMPARE(readAll(dest + QStringLiteral("/out/model.pt")), readAll(work + QStringLiteral("/out/model.pt")));
-        QCOMPARE(readAll(dest + QStringLiteral("/out/model.pt")).size(), 300000);
-        QCOMPARE(readAll(dest + QStringLiteral("/out/deep/m.json")), QByteArray("{\"a\":1}\n"));
+        QCOMPARE(test::readFile(dest + QStringLiteral("/out/model.pt")), test::readFile(work + QStringLiteral("/out/model.pt")));
+        QCOMPARE(test::readFile(dest + QStringLiteral("/out/model.pt")).size(), 300000);
+        QCOMPARE(test::readFile(dest + QStringLiteral("/out/deep/m.json")), QByteArray("{\"a\":1}\n"));
 
         // A glob that climbs out is refused by the agent; so is one in the spec.
         auto t = std::make_unique<SshAgentTransport>(options(QStringLiteral("ws1")));
@@ -353,15 +339,15 @@ private Q_SLOTS:
         QDir().mkpath(d + QStringLiteral("/bin"));
         const QString sshConfig = d + QStringLiteral("/ssh_config");
         const QString known = d + QStringLiteral("/known_hosts");
-        const QByteArray hostKey = readAll(m_sshd.hostKeyPub()).trimmed();
+        const QByteArray hostKey = test::readFile(m_sshd.hostKeyPub()).trimmed();
         const QByteArray port = QByteArray::number(m_sshd.port());
-        put(known, "[127.0.0.2]:" + port + " " + hostKey + "\n[127.0.0.3]:" + port + " " + hostKey + "\n");
+        test::writeFile(known, "[127.0.0.2]:" + port + " " + hostKey + "\n[127.0.0.3]:" + port + " " + hostKey + "\n");
         const QByteArray key = QFile::encodeName(m_sshd.dir() + QStringLiteral("/id_ed25519"));
-        put(sshConfig, "Host ws1\n  HostName 127.0.0.2\n  Port " + port + "\n  User root\n  IdentityFile " + key
+        test::writeFile(sshConfig, "Host ws1\n  HostName 127.0.0.2\n  Port " + port + "\n  User root\n  IdentityFile " + key
                            + "\n  UserKnownHostsFile " + QFile::encodeName(known) + "\n  BatchMode yes\n  StrictHostKeyChecking yes\n"
                            "Host behind\n  HostName 127.0.0.3\n  Port " + port + "\n  User root\n  IdentityFile " + key
                            + "\n  UserKnownHostsFile " + QFile::encodeName(known) + "\n  ProxyJump ws1\n");
-        put(d + QStringLiteral("/bin/ssh"), "#!/bin/sh\nexec /usr/bin/ssh -F '" + QFile::encodeName(sshConfig) + "' \"$@\"\n");
+        test::writeFile(d + QStringLiteral("/bin/ssh"), "#!/bin/sh\nexec /usr/bin/ssh -F '" + QFile::encodeName(sshConfig) + "' \"$@\"\n");
         QFile::setPermissions(d + QStringLiteral("/bin/ssh"), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
         const QByteArray oldPath = qgetenv("PATH");
         qputenv("PATH", QFile::encodeName(d + QStringLiteral("/bin")) + ":" + oldPath);
@@ -375,7 +361,7 @@ private Q_SLOTS:
         QVERIFY(id);
         const RunRecord run = waitEnded(**store, *id);
         QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
-        const QByteArray console = readAll(run.consolePath);
+        const QByteArray console = test::readFile(run.consolePath);
         QVERIFY2(console.startsWith("via-jump\n"), console.constData());
         // The agent's SSH connection arrived at 127.0.0.3 from the jump host's side.
         QVERIFY2(console.contains(QByteArray(" 127.0.0.3 " + port)), console.constData());
@@ -395,7 +381,7 @@ private Q_SLOTS:
         {
             QFile auth(m_sshd.dir() + QStringLiteral("/authorized_keys"));
             QVERIFY(auth.open(QIODevice::Append));
-            auth.write(readAll(key + QStringLiteral(".pub")));
+            auth.write(test::readFile(key + QStringLiteral(".pub")));
         }
         // A second encrypted key, first in the config, that the server does
         // not know (and without a .pub file): offered by its public half, it
@@ -408,13 +394,13 @@ private Q_SLOTS:
         const QString cfgDir = d + QStringLiteral("/config");
         QDir().mkpath(cfgDir);
         const QString sshConfig = cfgDir + QStringLiteral("/ssh_config");
-        put(sshConfig, "Host enc\n  HostName 127.0.0.2\n  Port " + QByteArray::number(m_sshd.port()) + "\n  User root\n  IdentityFile "
+        test::writeFile(sshConfig, "Host enc\n  HostName 127.0.0.2\n  Port " + QByteArray::number(m_sshd.port()) + "\n  User root\n  IdentityFile "
                            + QFile::encodeName(decoy) + "\n  IdentityFile " + QFile::encodeName(key)
                            + "\n  UserKnownHostsFile " + QFile::encodeName(cfgDir + QStringLiteral("/known_hosts")) + "\n");
         // The askpass program notes each question it gets (its argument).
         const QString prompts = d + QStringLiteral("/prompts.txt");
         const QString askpass = d + QStringLiteral("/askpass.sh");
-        put(askpass, "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '" + QFile::encodeName(prompts) + "'\nprintf '%s\\n' \"$TY_TEST_PASSPHRASE\"\n");
+        test::writeFile(askpass, "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '" + QFile::encodeName(prompts) + "'\nprintf '%s\\n' \"$TY_TEST_PASSPHRASE\"\n");
         QFile::setPermissions(askpass, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
         const QString dbDir = d + QStringLiteral("/db");
         QString agentSocket; // SSH_AUTH_SOCK for trainyardctl, when set
@@ -453,7 +439,7 @@ private Q_SLOTS:
         out = ctl(add, true, &code);
         QVERIFY2(code == 0 && out.contains(QStringLiteral("added node encnode")), qPrintable(out));
         // One question, naming the key it is for, as OpenSSH's does; none for the decoy.
-        QCOMPARE(QString::fromUtf8(readAll(prompts)), QStringLiteral("encnode: Enter passphrase for key '%1':\n").arg(key));
+        QCOMPARE(QString::fromUtf8(test::readFile(prompts)), QStringLiteral("encnode: Enter passphrase for key '%1':\n").arg(key));
         // ssh-agent comes first: with the key loaded there, batch mode logs
         // in and nothing is asked.
         QProcess agent;
@@ -475,12 +461,12 @@ private Q_SLOTS:
             QVERIFY(sshAdd.waitForFinished(10000));
             QVERIFY2(sshAdd.exitCode() == 0, sshAdd.readAllStandardError().constData());
         }
-        const QByteArray promptsBefore = readAll(prompts);
+        const QByteArray promptsBefore = test::readFile(prompts);
         QStringList viaAgent = add;
         viaAgent[2] = QStringLiteral("encagent");
         out = ctl(viaAgent, false, &code);
         QVERIFY2(code == 0 && out.contains(QStringLiteral("added node encagent")), qPrintable(out));
-        QCOMPARE(readAll(prompts), promptsBefore);
+        QCOMPARE(test::readFile(prompts), promptsBefore);
         agentSocket.clear();
         // The passphrase is nowhere on disk: not in the database, not in the config directory.
         const QByteArray secret = passphrase.toUtf8();
@@ -490,7 +476,7 @@ private Q_SLOTS:
             while (it.hasNext()) {
                 const QString f = it.next();
                 ++files;
-                QVERIFY2(!readAll(f).contains(secret), qPrintable(f));
+                QVERIFY2(!test::readFile(f).contains(secret), qPrintable(f));
             }
             QVERIFY(files > 0);
         }

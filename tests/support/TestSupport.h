@@ -22,6 +22,11 @@ namespace ty::test {
 QString fixturePath(const QString& relative);
 // Whole contents of a fixture file; QFAIL-worthy empty array if unreadable.
 QByteArray readFixture(const QString& relative);
+// The whole of the file at `path`; empty when it cannot be read.
+QByteArray readFile(const QString& path);
+// Makes `bytes` the whole of the file at `path`, creating its folder first;
+// a failure fails the calling test function (QVERIFY in here).
+void writeFile(const QString& path, const QByteArray& bytes);
 // Absolute path of a file in the source tree (e.g. "resources/examples/digits/job.yaml").
 QString sourcePath(const QString& relative);
 // The built trainyard-agent executable.

@@ -1,6 +1,7 @@
 // Hashed known_hosts entries as OpenSSH writes and reads them (checked
 // against ssh-keygen -H / -F when OpenSSH's tools are installed), appending
 // to known_hosts, and OpenSSH's view of a host's configuration (`ssh -G`).
+#include "TestSupport.h"
 #include "nodes/OpenSshConfig.h"
 #include "nodes/SshKnownHosts.h"
 
@@ -15,19 +16,6 @@
 using namespace ty;
 
 namespace {
-
-QByteArray readAll(const QString& path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
-
-void put(const QString& path, const QByteArray& bytes)
-{
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-    f.write(bytes);
-}
 
 int run(const QString& program, const QStringList& args, QByteArray* out = nullptr)
 {
@@ -61,7 +49,7 @@ private Q_SLOTS:
         QCOMPARE(run(QStringLiteral("ssh-keygen"), {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"),
                                                     QStringLiteral("-N"), QString(), QStringLiteral("-f"), key}),
                  0);
-        const QList<QByteArray> fields = readAll(key + QStringLiteral(".pub")).trimmed().split(' ');
+        const QList<QByteArray> fields = test::readFile(key + QStringLiteral(".pub")).trimmed().split(' ');
         QVERIFY(fields.size() >= 2);
         m_key = fields[0] + ' ' + fields[1];
     }
@@ -84,9 +72,9 @@ private Q_SLOTS:
         // salt must give the same pattern here.
         const QString file = m_tmp.filePath(QStringLiteral("plain_%1").arg(port));
         const QByteArray name = knownHostsName(host, port).toUtf8();
-        put(file, name + ' ' + m_key + '\n');
+        test::writeFile(file, name + ' ' + m_key + '\n');
         QCOMPARE(run(QStringLiteral("ssh-keygen"), {QStringLiteral("-q"), QStringLiteral("-H"), QStringLiteral("-f"), file}), 0);
-        const QByteArray theirs = readAll(file).trimmed();
+        const QByteArray theirs = test::readFile(file).trimmed();
         QVERIFY2(theirs.startsWith("|1|"), theirs.constData());
         const QByteArray pattern = theirs.left(theirs.indexOf(' '));
         const QByteArray salt = QByteArray::fromBase64(pattern.split('|').value(2));
@@ -126,11 +114,11 @@ private Q_SLOTS:
         const QString file = dir + QStringLiteral("/known_hosts");
         QVERIFY(appendKnownHostsLine(file, "a " + m_key).has_value());
         QCOMPARE(QFileInfo(dir).permissions() & (QFileDevice::ReadGroup | QFileDevice::ReadOther | QFileDevice::WriteOther), QFileDevice::Permissions());
-        QCOMPARE(readAll(file), QByteArray("a " + m_key + '\n'));
+        QCOMPARE(test::readFile(file), QByteArray("a " + m_key + '\n'));
         // A last line without its newline (edited by hand) is not run into.
-        put(file, "a " + m_key);
+        test::writeFile(file, "a " + m_key);
         QVERIFY(appendKnownHostsLine(file, "b " + m_key).has_value());
-        QCOMPARE(readAll(file), QByteArray("a " + m_key + "\nb " + m_key + '\n'));
+        QCOMPARE(test::readFile(file), QByteArray("a " + m_key + "\nb " + m_key + '\n'));
     }
 
     void sshGOutputParsed()
@@ -156,8 +144,8 @@ private Q_SLOTS:
         // First value wins; Host blocks apply; with -F nothing else is read.
         const QString config = m_tmp.filePath(QStringLiteral("ssh_config"));
         const QString id = m_tmp.filePath(QStringLiteral("node_key"));
-        put(id, "not a key\n");
-        put(config, "Host hashed\n  HashKnownHosts yes\n  IdentityFile /keys/first\n  IdentityFile /keys/second\n"
+        test::writeFile(id, "not a key\n");
+        test::writeFile(config, "Host hashed\n  HashKnownHosts yes\n  IdentityFile /keys/first\n  IdentityFile /keys/second\n"
                     "Host *\n  HashKnownHosts no\n  IdentityFile /keys/all\n");
         QString why;
         OpenSshQuery q{QStringLiteral("hashed"), config, {}, 0, {}};
@@ -172,7 +160,7 @@ private Q_SLOTS:
         QVERIFY(!c->hashKnownHosts);
         QCOMPARE(c->identityFiles, (QStringList{id, QStringLiteral("/keys/all")}));
         // A configuration OpenSSH rejects: no answer, and why.
-        put(config, "NoSuchOption yes\n");
+        test::writeFile(config, "NoSuchOption yes\n");
         c = resolveOpenSshConfig(q, &why);
         QVERIFY(!c);
         QVERIFY2(why.contains(QStringLiteral("NoSuchOption"), Qt::CaseInsensitive), qPrintable(why));

@@ -193,6 +193,7 @@ QString SftpNodeFiles::error() const
 
 Result<NodeFileInfo> SftpNodeFiles::lstat(const QString& path)
 {
+    pump();
     const QByteArray p = path.toUtf8();
     NodeFileInfo info;
     sftp_attributes a = sftp_lstat(m_sftp, p.constData());
@@ -217,6 +218,7 @@ Result<NodeFileInfo> SftpNodeFiles::lstat(const QString& path)
 
 Result<void> SftpNodeFiles::makeDirs(const QString& dir)
 {
+    pump();
     QString path;
     for (const QString& part : dir.split(u'/', Qt::SkipEmptyParts)) {
         path += u'/' + part;
@@ -258,8 +260,7 @@ Result<void> SftpNodeFiles::writeFile(const QString& path, QIODevice& source, in
             }
             done += n;
         }
-        if (m_pump)
-            m_pump();
+        pump();
     }
     if (sftp_close(f) != SSH_OK) {
         const QString why = error();
@@ -308,8 +309,7 @@ Result<void> SftpNodeFiles::readFile(const QString& path, QIODevice& sink)
             sftp_close(f);
             return fail(QStringLiteral("cannot write a copy of %1: %2").arg(path, sink.errorString()));
         }
-        if (m_pump)
-            m_pump();
+        pump();
     }
     sftp_close(f);
     return {};
@@ -317,6 +317,7 @@ Result<void> SftpNodeFiles::readFile(const QString& path, QIODevice& sink)
 
 Result<void> SftpNodeFiles::remove(const QString& path)
 {
+    pump();
     const QByteArray p = path.toUtf8();
     if (sftp_unlink(m_sftp, p.constData()) != 0) {
         const int code = sftp_get_error(m_sftp);
@@ -328,6 +329,7 @@ Result<void> SftpNodeFiles::remove(const QString& path)
 
 Result<void> SftpNodeFiles::removeEmptyDir(const QString& path)
 {
+    pump();
     const QByteArray p = path.toUtf8();
     if (sftp_rmdir(m_sftp, p.constData()) != 0)
         return fail(QStringLiteral("node %1: cannot remove the directory %2: %3").arg(m_node, path, error()));
@@ -336,6 +338,7 @@ Result<void> SftpNodeFiles::removeEmptyDir(const QString& path)
 
 Result<QString> SftpNodeFiles::readLink(const QString& path)
 {
+    pump();
     const QByteArray p = path.toUtf8();
     char* text = sftp_readlink(m_sftp, p.constData());
     if (!text)
@@ -347,6 +350,7 @@ Result<QString> SftpNodeFiles::readLink(const QString& path)
 
 Result<void> SftpNodeFiles::makeLink(const QString& path, const QString& target)
 {
+    pump();
     const QString tmpName = tmpNameFor(path);
     const QByteArray tmp = tmpName.toUtf8();
     const QByteArray link = path.toUtf8();
@@ -391,6 +395,7 @@ Result<void> SftpNodeFiles::makeLink(const QString& path, const QString& target)
 
 Result<bool> SftpNodeFiles::existsFollowingLinks(const QString& path)
 {
+    pump();
     const QByteArray p = path.toUtf8();
     sftp_attributes a = sftp_stat(m_sftp, p.constData());
     if (a) {

@@ -81,8 +81,9 @@ public:
 
 class SftpNodeFiles final : public NodeFiles {
 public:
-    // `session` is blocking while this is used. `pump` is called between
-    // chunks so the session's other channels keep flowing (heartbeats).
+    // `session` is blocking while this is used. `pump` is called before
+    // every call and between chunks, so the session's other channels keep
+    // flowing (heartbeats) through thousands of small requests too.
     SftpNodeFiles(ssh_session_struct* session, sftp_session_struct* sftp, QString node, std::function<void()> pump);
     QString describe() const override { return QStringLiteral("node ") + m_node; }
     Result<NodeFileInfo> lstat(const QString& path) override;
@@ -97,6 +98,11 @@ public:
 
 private:
     QString error() const;
+    void pump()
+    {
+        if (m_pump)
+            m_pump();
+    }
     ssh_session_struct* m_session;
     sftp_session_struct* m_sftp;
     QString m_node;

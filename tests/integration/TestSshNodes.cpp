@@ -27,6 +27,7 @@
 #include <QTcpServer>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
 
 #include <cerrno>
 #include <cstdio>
@@ -464,7 +465,7 @@ private Q_SLOTS:
             [](NodeFiles& files) -> Result<void> {
                 QElapsedTimer t;
                 t.start();
-                while (t.elapsed() < 1500) { // metadata calls only: no pump between them
+                while (t.elapsed() < 1500) { // metadata calls only (a sync of many links)
                     auto info = files.lstat(QStringLiteral("/"));
                     if (!info)
                         return std::unexpected(info.error());
@@ -475,10 +476,22 @@ private Q_SLOTS:
                 jobOk = bool(r);
                 jobDone = true;
             });
+        // Posted while the job runs, as the engine's heartbeats are: it must
+        // go out between the job's calls, or a long sync loses the node.
+        bool secondReplied = false;
+        bool secondDuringJob = false;
+        QTimer::singleShot(300, [&] {
+            c.client->ping([&](const Result<qint64>& r) {
+                secondReplied = bool(r);
+                secondDuringJob = !jobDone;
+            });
+        });
         QTRY_VERIFY_WITH_TIMEOUT(jobDone, 20000);
         QVERIFY(jobOk);
         QVERIFY(replied);
         QVERIFY2(repliedDuringJob, "the ping's reply was held until the file job ended");
+        QTRY_VERIFY(secondReplied);
+        QVERIFY2(secondDuringJob, "a ping posted during a job of metadata calls waited for its end");
     }
 
     // A shell startup file that prints (`echo Welcome` in ~/.bashrc) puts

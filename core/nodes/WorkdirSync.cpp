@@ -270,7 +270,21 @@ Result<SyncReport> syncToNode(const SyncScan& scan, const QString& remoteDir, No
             return std::unexpected(real.error());
         if (!*real)
             continue;
-        if (auto r = files.remove(remoteDir + u'/' + it.key()); !r)
+        // Sync put a file or a link there. A folder in its place is not its
+        // (a run made it, or an earlier sync failed after making it, and the
+        // folder may be wanted now): left.
+        const QString stale = remoteDir + u'/' + it.key();
+        const auto info = files.lstat(stale);
+        if (!info)
+            return std::unexpected(info.error());
+        if (info->type == NodeFileInfo::Type::Missing)
+            continue;
+        if (info->type == NodeFileInfo::Type::Directory) {
+            qCInfo(lcNodes).noquote() << QStringLiteral("sync to %1: %2 is a folder now, not the file or link sync put "
+                                                        "there: left alone").arg(files.describe(), stale);
+            continue;
+        }
+        if (auto r = files.remove(stale); !r)
             return std::unexpected(r.error());
         ++report.removed;
         const QStringList folders = foldersOf(it.key());

@@ -1,5 +1,6 @@
 // gitignore(5) semantics of GitIgnore (workdir sync), and the scan built on
 // it against a real temporary directory tree.
+#include "TestSupport.h"
 #include "nodes/GitIgnore.h"
 #include "nodes/WorkdirSync.h"
 
@@ -105,6 +106,44 @@ private Q_SLOTS:
         QVERIFY(!isSafeRelativePath(QStringLiteral("/etc/passwd")));
         QVERIFY(!isSafeRelativePath(QStringLiteral("a//b")));
         QVERIFY(!isSafeRelativePath(QString()));
+    }
+
+    // A folder on the node where sync had put a link, left by a sync that
+    // failed half-way (its manifest still says link) or made by a run, must
+    // not stop later syncs: the wanted folder is used, the run's left alone.
+    void syncGoesOnOverFoldersWhereItsLinksWere()
+    {
+        QTemporaryDir src, dst;
+        test::writeFile(src.path() + QStringLiteral("/checkpoints/best.pt"), "w1");
+        QVERIFY(QFile::link(QStringLiteral("checkpoints"), src.path() + QStringLiteral("/sub")));
+        QVERIFY(QFile::link(QStringLiteral("checkpoints/best.pt"), src.path() + QStringLiteral("/l2")));
+        LocalNodeFiles files;
+        auto scan = scanWorkdir(src.path(), 0);
+        QVERIFY(scan);
+        const QString remote = dst.path() + QStringLiteral("/sync");
+        auto first = syncToNode(*scan, remote, files);
+        QVERIFY2(first, qPrintable(first ? QString() : first.error().message));
+        QCOMPARE(first->linked, 2);
+        // On the node: `sub` became a folder (a failed sync), `l2` a folder of the run's.
+        QVERIFY(QFile::remove(remote + QStringLiteral("/sub")));
+        QVERIFY(QDir().mkdir(remote + QStringLiteral("/sub")));
+        QVERIFY(QFile::remove(remote + QStringLiteral("/l2")));
+        test::writeFile(remote + QStringLiteral("/l2/out.txt"), "run output");
+        // Locally: `sub` is a folder now, `l2` is gone.
+        QVERIFY(QFile::remove(src.path() + QStringLiteral("/sub")));
+        test::writeFile(src.path() + QStringLiteral("/sub/file.txt"), "back");
+        QVERIFY(QFile::remove(src.path() + QStringLiteral("/l2")));
+        scan = scanWorkdir(src.path(), 0);
+        QVERIFY(scan);
+        auto second = syncToNode(*scan, remote, files);
+        QVERIFY2(second, qPrintable(second ? QString() : second.error().message));
+        QCOMPARE(test::readFile(remote + QStringLiteral("/sub/file.txt")), QByteArray("back"));
+        QCOMPARE(test::readFile(remote + QStringLiteral("/l2/out.txt")), QByteArray("run output"));
+        QCOMPARE(second->removed, 0);
+        // And once more, with nothing changed: nothing to do.
+        auto third = syncToNode(*scan, remote, files);
+        QVERIFY2(third, qPrintable(third ? QString() : third.error().message));
+        QCOMPARE(third->uploaded, 0);
     }
 
     void downloadRefusesEscapingNames()

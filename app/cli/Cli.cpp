@@ -30,6 +30,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <termios.h>
 #include <unistd.h>
 
@@ -83,6 +84,20 @@ QString escapedName(const QString& name)
             outName += c;
     }
     return outName;
+}
+
+void printMessage(QtMsgType type, const QMessageLogContext& context, const QString& message)
+{
+    const bool categorised = context.category && std::strcmp(context.category, "default") != 0;
+    QString line;
+    if (type == QtWarningMsg || type == QtCriticalMsg || type == QtFatalMsg)
+        line = QStringLiteral("trainyardctl: ");
+    else if (categorised)
+        line = QString::fromLatin1(context.category) + QStringLiteral(": ");
+    line += escapedName(message) + u'\n';
+    const QByteArray bytes = line.toLocal8Bit();
+    std::fwrite(bytes.constData(), 1, size_t(bytes.size()), stderr);
+    std::fflush(stderr);
 }
 
 const char* kHelp =
@@ -1323,6 +1338,11 @@ int cmdNode(Context& ctx, const QStringList& args)
 }
 
 } // namespace
+
+void installMessageHandler()
+{
+    qInstallMessageHandler(&printMessage);
+}
 
 int run(const QStringList& argsIn)
 {

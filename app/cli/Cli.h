@@ -19,4 +19,11 @@ enum ExitCode {
 // Runs one trainyardctl command; `args` includes the program name.
 int run(const QStringList& args);
 
+// Routes Qt's log messages to stderr as trainyardctl's own lines: warnings
+// as "trainyardctl: MESSAGE", others (shown only when QT_LOGGING_RULES
+// enables them) with their category. Control characters in them (a file
+// name from a node, a link's text) are escaped as in artifact listings, so
+// a message is one line and cannot drive the terminal. Call once, first.
+void installMessageHandler();
+
 } // namespace ty::cli

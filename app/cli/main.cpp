@@ -4,6 +4,7 @@
 
 int main(int argc, char* argv[])
 {
+    ty::cli::installMessageHandler();
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("trainyard"));
     QCoreApplication::setApplicationVersion(QStringLiteral(TRAINYARD_VERSION));

@@ -191,6 +191,28 @@ private Q_SLOTS:
         QCOMPARE(QFile(dest + QStringLiteral("/out/two\nlines.txt")).size(), 1);
     }
 
+    // What the node's code logs about an artifact (a refused FIFO here) names
+    // it too: on stderr as trainyardctl's own line, escaped, one line each.
+    void logLinesAreEscapedOnePerLine()
+    {
+        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("fifoname")));
+        const QString spec = writeFile(QStringLiteral("fifoname/job.yaml"),
+                                       "name: fifo-name\nworkdir: .\nartifacts: ['out/*']\n"
+                                       "command: \"mkdir -p out && mkfifo \\\"out/f$(printf '\\\\033]0;t\\\\007\\\\nFAKE line')\\\"\"\n");
+        const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
+        QVERIFY2(o.exitCode == 0, o.err.constData());
+        const Outcome dl = ctl({QStringLiteral("artifacts"), QStringLiteral("fifo-name"), QStringLiteral("--download"),
+                                m_dir.filePath(QStringLiteral("fifo-dest"))});
+        QCOMPARE(dl.exitCode, 5);
+        QVERIFY2(!dl.err.contains('\x1b') && !dl.err.contains('\x07'), dl.err.constData());
+        int named = 0;
+        for (const QByteArray& line : dl.err.trimmed().split('\n')) {
+            QVERIFY2(line.startsWith("trainyardctl: "), line.constData());
+            named += line.contains("out/f\\e]0;t\\x07\\nFAKE line") ? 1 : 0;
+        }
+        QVERIFY2(named >= 2, dl.err.constData()); // the log's line and the command's own
+    }
+
     // A local folder on the download's way that is a symlink (to a folder) is
     // refused, not followed, and the message says it is a link and which one.
     void downloadThroughLinkedFolderNamesTheLink()

@@ -497,14 +497,19 @@ std::optional<NodeRecord> storedNode(const Context& ctx, const QString& name)
 }
 
 // Adds the stored SSH node `name` to the engine (nothing for "local" or "").
-Result<void> addStoredNode(Context& ctx, RunEngine& engine, const QString& name)
+// `connectTimeoutSec` > 0: instead of the default (the SSH config's
+// ConnectTimeout still wins).
+Result<void> addStoredNode(Context& ctx, RunEngine& engine, const QString& name, int connectTimeoutSec = 0)
 {
     if (name.isEmpty() || name == u"local")
         return {};
     const auto n = storedNode(ctx, name);
     if (!n)
         return fail(QStringLiteral("no node named '%1' (see trainyardctl node ls)").arg(name));
-    engine.addNode(n->name, std::make_unique<SshAgentTransport>(sshNodeOptionsFor(*n, localAgentPath()), passphraseProvider()));
+    SshNodeOptions options = sshNodeOptionsFor(*n, localAgentPath());
+    if (connectTimeoutSec > 0)
+        options.connectTimeoutSec = connectTimeoutSec;
+    engine.addNode(n->name, std::make_unique<SshAgentTransport>(options, passphraseProvider()));
     return {};
 }
 
@@ -552,14 +557,16 @@ void catchUp(Context& ctx)
             nodes.append(r.node);
     if (nodes.isEmpty())
         return;
+    // A connection still being made when the wait ends is given up a
+    // second later: ending the engine waits for its connect (30 s by default).
+    constexpr int kWaitMs = 5000;
     auto engine = std::make_unique<RunEngine>(ctx.store.get(), ctx.dbPath);
     engine->addLocalNode(localAgentPath());
     for (const QString& n : std::as_const(nodes))
         if (!n.isEmpty() && n != u"local")
-            (void)addStoredNode(ctx, *engine, n);
+            (void)addStoredNode(ctx, *engine, n, kWaitMs / 1000 + 1);
     if (!engine->acquireIngestion())
         return; // the owner keeps it current
-    constexpr int kWaitMs = 5000;
     QObject guard;
     QObject::connect(engine.get(), &RunEngine::caughtUp, &guard, [] { QCoreApplication::exit(0); });
     QTimer::singleShot(kWaitMs, &guard, [] { QCoreApplication::exit(0); });

@@ -12,6 +12,7 @@ ResultStore::ResultStore(QObject* parent)
     qRegisterMetaType<ty::RunRecord>();
     qRegisterMetaType<ty::MetricPoint>();
     qRegisterMetaType<ty::ArtifactRecord>();
+    qRegisterMetaType<ty::RunNotice>();
 }
 
 Result<std::unique_ptr<ResultStore>> ResultStore::open(const QString& path)

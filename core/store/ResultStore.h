@@ -2,6 +2,7 @@
 
 #include "ArtifactRecord.h"
 #include "NodeRecord.h"
+#include "RunNotice.h"
 #include "common/Result.h"
 #include "common/Run.h"
 
@@ -15,8 +16,8 @@
 
 namespace ty {
 
-// The result database: runs, their params, tags, metrics, console offsets and
-// artifacts. Abstract so that a PostgreSQL backend (team mode) can sit beside
+// The result database: runs, their params, tags, metrics, console offsets,
+// artifacts and notices. Abstract so that a PostgreSQL backend (team mode) can sit beside
 // SqliteResultStore; callers only ever see this interface.
 //
 // Threads: every method may be called from any thread.
@@ -62,10 +63,15 @@ public:
     // appendMetrics() called before it, so after a crash the stored offset
     // never runs ahead of the stored metrics.
     virtual void setConsoleOffset(RunId run, qint64 offset) = 0;
-    // Async. Removes the run with its tags, params, metrics and artifacts.
+    // Async. Removes the run with its tags, params, metrics, artifacts and notices.
     virtual void deleteRun(RunId run) = 0;
     // Async. Records (or replaces, by run and path) an artifact of a.run.
     virtual void addArtifact(const ArtifactRecord& a) = 0;
+    // Async. Records a notice of n.run (RunNotice.h); an invalid n.at becomes
+    // the current time. A notice of an unknown (e.g. deleted) run is dropped,
+    // and so is one whose text the run already has (the first one stays).
+    // The run counts as changed (runsChanged) when one is recorded.
+    virtual void addNotice(const RunNotice& n) = 0;
     // Inserts (or replaces, by name) a node and waits until it is committed.
     // An invalid n.addedAt becomes the current time. Errors: empty name or
     // host, the database write failed.
@@ -108,6 +114,11 @@ public:
     virtual QList<MetricRestart> metricRestarts(RunId run, const QString& key = {}) const = 0;
     // Ordered by path.
     virtual QList<ArtifactRecord> artifacts(RunId run) const = 0;
+    // Oldest first (time, then the order they were added).
+    virtual QList<RunNotice> notices(RunId run) const = 0;
+    // Every run's notices in one read (runs without any are absent), each
+    // list ordered like notices(): for the runs list (GUI, trainyardctl ls).
+    virtual QMap<RunId, QList<RunNotice>> allNotices() const = 0;
 
     // Every stored node, ordered by name.
     virtual QList<NodeRecord> nodes() const = 0;

@@ -330,6 +330,11 @@ void SqliteResultStore::addArtifact(const ArtifactRecord& a)
     m_writer->enqueue(storeop::AddArtifact{a});
 }
 
+void SqliteResultStore::addNotice(const RunNotice& n)
+{
+    m_writer->enqueue(storeop::AddNotice{n});
+}
+
 Result<void> SqliteResultStore::addNode(const NodeRecord& n)
 {
     if (n.name.trimmed().isEmpty())
@@ -713,6 +718,38 @@ QList<ArtifactRecord> SqliteResultStore::artifacts(RunId run) const
         a.sha256 = q.value(2).toString();
         a.createdAt = sqlcodec::timeFromSql(q.value(3));
         out.append(a);
+    }
+    return out;
+}
+
+QList<RunNotice> SqliteResultStore::notices(RunId run) const
+{
+    QList<RunNotice> out;
+    QSqlDatabase db = readConnection();
+    QSqlQuery q = prepared(db, QStringLiteral("SELECT at, text FROM run_notices WHERE run_id = ? ORDER BY at, id"));
+    q.addBindValue(QVariant::fromValue<qint64>(run));
+    if (!q.exec()) {
+        qCWarning(lcStore, "%s: run %lld: cannot read notices: %s", qUtf8Printable(m_path),
+                  static_cast<long long>(run), qUtf8Printable(q.lastError().text()));
+        return out;
+    }
+    while (q.next())
+        out.append(RunNotice{run, sqlcodec::timeFromSql(q.value(0)), q.value(1).toString()});
+    return out;
+}
+
+QMap<RunId, QList<RunNotice>> SqliteResultStore::allNotices() const
+{
+    QMap<RunId, QList<RunNotice>> out;
+    QSqlDatabase db = readConnection();
+    QSqlQuery q = prepared(db, QStringLiteral("SELECT run_id, at, text FROM run_notices ORDER BY run_id, at, id"));
+    if (!q.exec()) {
+        qCWarning(lcStore, "%s: cannot read notices: %s", qUtf8Printable(m_path), qUtf8Printable(q.lastError().text()));
+        return out;
+    }
+    while (q.next()) {
+        const RunId run = q.value(0).toLongLong();
+        out[run].append(RunNotice{run, sqlcodec::timeFromSql(q.value(1)), q.value(2).toString()});
     }
     return out;
 }

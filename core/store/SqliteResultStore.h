@@ -40,6 +40,7 @@ public:
     void setConsoleOffset(RunId run, qint64 offset) override;
     void deleteRun(RunId run) override;
     void addArtifact(const ArtifactRecord& a) override;
+    void addNotice(const RunNotice& n) override;
     Result<void> addNode(const NodeRecord& n) override;
     Result<void> removeNode(const QString& name) override;
     Result<void> flush() override;
@@ -58,6 +59,8 @@ public:
     QList<MetricPoint> allMetrics(RunId run, const QString& key = {}) const override;
     QList<MetricRestart> metricRestarts(RunId run, const QString& key = {}) const override;
     QList<ArtifactRecord> artifacts(RunId run) const override;
+    QList<RunNotice> notices(RunId run) const override;
+    QMap<RunId, QList<RunNotice>> allNotices() const override;
     QList<NodeRecord> nodes() const override;
 
     int schemaVersion() const override { return m_schemaVersion; }

@@ -171,6 +171,20 @@ const char* const kVersion6[] = {
     "CREATE INDEX runs_finished_at ON runs(finished_at)",
 };
 
+// Version 7: run notices (RunNotice.h): what a run's user should see besides
+// its console (a synced link that leads nowhere, refused artifacts). `at` in
+// ms since the epoch, UTC, like every time; id keeps the order of notices
+// recorded in the same millisecond. Existing runs start with none.
+const char* const kVersion7[] = {
+    "CREATE TABLE run_notices ("
+    " id INTEGER PRIMARY KEY,"
+    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " at INTEGER NOT NULL,"
+    " text TEXT NOT NULL"
+    ")",
+    "CREATE INDEX run_notices_run ON run_notices(run_id, at)",
+};
+
 QString dbError(const QSqlQuery& q)
 {
     return q.lastError().text();
@@ -204,6 +218,10 @@ QStringList SqliteSchema::migrationStep(int fromVersion)
         break;
     case 5:
         for (const char* s : kVersion6)
+            out << QString::fromLatin1(s);
+        break;
+    case 6:
+        for (const char* s : kVersion7)
             out << QString::fromLatin1(s);
         break;
     default:

@@ -388,6 +388,12 @@ Result<void> SqliteWriter::prepareStatements()
          "INSERT INTO artifacts (run_id, path, size, sha256, created_at) VALUES (?,?,?,?,?)"
          " ON CONFLICT (run_id, path) DO UPDATE SET size = excluded.size, sha256 = excluded.sha256,"
          " created_at = excluded.created_at"},
+        // A notice the run already has (same text) is not repeated: whoever
+        // notices something again (a re-attached run's metric file, a second
+        // download) adds nothing new, and the first time stays.
+        {&m_insertNotice,
+         "INSERT INTO run_notices (run_id, at, text) SELECT ?, ?, ?"
+         " WHERE NOT EXISTS (SELECT 1 FROM run_notices WHERE run_id = ? AND text = ?)"},
         {&m_insertKey, "INSERT INTO metric_keys (run_id, key) VALUES (?,?) ON CONFLICT (run_id, key) DO NOTHING"},
         {&m_selectKey, "SELECT id FROM metric_keys WHERE run_id = ? AND key = ?"},
         {&m_insertMetric,
@@ -474,7 +480,7 @@ void SqliteWriter::releaseStatements()
         }
     }
     for (auto* q : {&m_insertRun, &m_updateRun, &m_deleteTags, &m_insertTag, &m_insertParam, &m_setOffset,
-                    &m_deleteRun, &m_upsertArtifact, &m_insertKey, &m_selectKey, &m_insertMetric, &m_selectLastStep,
+                    &m_deleteRun, &m_upsertArtifact, &m_insertNotice, &m_insertKey, &m_selectKey, &m_insertMetric, &m_selectLastStep,
                     &m_markSuperseded, &m_insertRestart})
         q->reset();
 }
@@ -573,6 +579,12 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
                         error = r.error().message;
                     else if (*r)
                         touch(o.artifact.run);
+                } else if constexpr (std::is_same_v<T, storeop::AddNotice>) {
+                    auto r = applyNotice(o);
+                    if (!r)
+                        error = r.error().message;
+                    else if (*r)
+                        touch(o.notice.run);
                 } else if constexpr (std::is_same_v<T, storeop::PutNode>) {
                     if (auto r = applyPutNode(o); !r)
                         error = r.error().message;
@@ -770,6 +782,28 @@ Result<bool> SqliteWriter::applyArtifact(const storeop::AddArtifact& op)
                         .arg(a.path, q.lastError().text()));
     }
     return true;
+}
+
+Result<bool> SqliteWriter::applyNotice(const storeop::AddNotice& op)
+{
+    const RunNotice& n = op.notice;
+    QSqlQuery& q = *m_insertNotice;
+    q.bindValue(0, QVariant::fromValue<qint64>(n.run));
+    q.bindValue(1, sqlcodec::timeToSql(n.at.isValid() ? n.at : QDateTime::currentDateTimeUtc()));
+    q.bindValue(2, sqlcodec::textToSql(n.text));
+    q.bindValue(3, QVariant::fromValue<qint64>(n.run));
+    q.bindValue(4, sqlcodec::textToSql(n.text));
+    if (!q.exec()) {
+        if (isConstraint(q.lastError())) {
+            qCDebug(lcStoreWriter, "notice of unknown run %lld dropped", static_cast<long long>(n.run));
+            return false;
+        }
+        return fail(QStringLiteral("%1: run %2: cannot record a notice: %3")
+                        .arg(m_path)
+                        .arg(n.run)
+                        .arg(q.lastError().text()));
+    }
+    return q.numRowsAffected() > 0;
 }
 
 Result<void> SqliteWriter::applyPutNode(const storeop::PutNode& op)

@@ -94,6 +94,7 @@ private:
     Result<bool> applyConsoleOffset(const storeop::SetConsoleOffset& op);
     Result<void> applyDelete(const storeop::DeleteRun& op);
     Result<bool> applyArtifact(const storeop::AddArtifact& op);
+    Result<bool> applyNotice(const storeop::AddNotice& op);
     Result<void> applyPutNode(const storeop::PutNode& op);
     Result<void> applyRemoveNode(const storeop::RemoveNode& op);
 
@@ -181,8 +182,8 @@ private:
     // Writer-thread state.
     QSqlDatabase m_db;
     std::optional<QSqlQuery> m_insertRun, m_updateRun, m_deleteTags, m_insertTag, m_insertParam, m_setOffset,
-        m_deleteRun, m_upsertArtifact, m_insertKey, m_selectKey, m_insertMetric, m_selectLastStep, m_markSuperseded,
-        m_insertRestart;
+        m_deleteRun, m_upsertArtifact, m_insertNotice, m_insertKey, m_selectKey, m_insertMetric, m_selectLastStep,
+        m_markSuperseded, m_insertRestart;
     sqlite3* m_handle = nullptr;                    // the QSQLITE driver's connection
     sqlite3_stmt* m_rawInsertMetric = nullptr;      // one row
     sqlite3_stmt* m_rawInsertMetricMulti = nullptr; // kRowsPerStatement rows

@@ -2,6 +2,7 @@
 
 #include "ArtifactRecord.h"
 #include "NodeRecord.h"
+#include "RunNotice.h"
 #include "common/Result.h"
 #include "common/Run.h"
 
@@ -44,6 +45,10 @@ struct AddArtifact {
     ArtifactRecord artifact;
 };
 
+struct AddNotice {
+    RunNotice notice;
+};
+
 // Inserts or replaces the node of that name.
 struct PutNode {
     NodeRecord node;
@@ -53,7 +58,7 @@ struct RemoveNode {
     QString name;
 };
 
-using WriteOp = std::variant<CreateRun, UpdateRun, AppendMetrics, SetConsoleOffset, DeleteRun, AddArtifact, PutNode,
-                             RemoveNode>;
+using WriteOp = std::variant<CreateRun, UpdateRun, AppendMetrics, SetConsoleOffset, DeleteRun, AddArtifact, AddNotice,
+                             PutNode, RemoveNode>;
 
 } // namespace ty::storeop

@@ -118,6 +118,7 @@ private Q_SLOTS:
     void twoStoresShareOneFile();
     void deleteRunCascades();
     void artifactsRoundTrip();
+    void noticesRoundTrip();
     void writesForUnknownRunsAreIgnored();
     void signalsAfterCommitWithIds();
     void readsFromManyThreads();
@@ -982,6 +983,67 @@ void TestSqliteResultStore::artifactsRoundTrip()
     QCOMPARE(a[0].createdAt.timeSpec(), Qt::UTC);
     QCOMPARE(a[1].path, QStringLiteral("plots/loss.png"));
     QCOMPARE(a[1].run, *id);
+}
+
+void TestSqliteResultStore::noticesRoundTrip()
+{
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    QSignalSpy changed(store.get(), &ResultStore::runsChanged);
+    auto a = store->createRun(RunRecord{}, {});
+    auto b = store->createRun(RunRecord{}, {});
+    auto quiet = store->createRun(RunRecord{}, {});
+    QVERIFY(a.has_value() && b.has_value() && quiet.has_value());
+    QTRY_COMPARE(changed.size(), 3); // the creates' own signals
+    changed.clear();
+    const QDateTime t = QDateTime(QDate(2024, 3, 5), QTime(7, 14, 16, 123), Qt::UTC);
+    const QString dangling = QStringLiteral("sync of /home/u/job to node ws1 made 1 symlink(s) that lead nowhere there: "
+                                            "data -> ../shared_data");
+    // Added out of time order; the same millisecond twice (kept in the order added).
+    store->addNotice({*a, t.addSecs(60), QStringLiteral("second: artifacts could not be listed")});
+    store->addNotice({*a, t, dangling});
+    store->addNotice({*a, t, QStringLiteral("same ms, added later: ünïcödé ⚠ 'quotes' \"and\" <b>markup</b>")});
+    store->addNotice({*b, {}, QStringLiteral("an invalid time becomes now")});
+    store->addNotice({*a, t.addSecs(120), dangling}); // the run has that text already: not repeated
+    store->addNotice({*quiet + 100, t, QStringLiteral("of no run: dropped")});
+    QVERIFY(store->flush().has_value());
+    QTRY_VERIFY(!changed.isEmpty());
+    QCoreApplication::processEvents();
+    QSet<RunId> touched;
+    for (const auto& args : std::as_const(changed))
+        for (RunId id : args.at(0).value<QList<RunId>>())
+            touched.insert(id);
+    QCOMPARE(touched, (QSet<RunId>{*a, *b})); // the runs whose header shows them; not the unknown one
+
+    const QList<RunNotice> na = store->notices(*a);
+    QCOMPARE(na.size(), 3);
+    QCOMPARE(na[0], (RunNotice{*a, t, dangling}));
+    QCOMPARE(na[0].at.timeSpec(), Qt::UTC);
+    QCOMPARE(na[1].text, QStringLiteral("same ms, added later: ünïcödé ⚠ 'quotes' \"and\" <b>markup</b>"));
+    QCOMPARE(na[1].at, t);
+    QCOMPARE(na[2], (RunNotice{*a, t.addSecs(60), QStringLiteral("second: artifacts could not be listed")}));
+    const QList<RunNotice> nb = store->notices(*b);
+    QCOMPARE(nb.size(), 1);
+    QVERIFY(qAbs(nb[0].at.secsTo(QDateTime::currentDateTimeUtc())) < 60);
+    QVERIFY(store->notices(*quiet).isEmpty());
+    QCOMPARE(countRows(m_path, QStringLiteral("SELECT count(*) FROM run_notices")), 4);
+
+    const QMap<RunId, QList<RunNotice>> all = store->allNotices();
+    QCOMPARE(all.keys(), (QList<RunId>{*a, *b}));
+    QCOMPARE(all.value(*a), na);
+    QCOMPARE(all.value(*b), nb);
+
+    // Another store on the file (trainyardctl beside the GUI) reads them too,
+    // and they survive reopening.
+    store.reset();
+    auto again = openOrFail(m_path);
+    QVERIFY(again);
+    QCOMPARE(again->notices(*a), na);
+    // They go with their run.
+    again->deleteRun(*a);
+    QVERIFY(again->flush().has_value());
+    QVERIFY(again->notices(*a).isEmpty());
+    QCOMPARE(again->allNotices().keys(), QList<RunId>{*b});
 }
 
 void TestSqliteResultStore::writesForUnknownRunsAreIgnored()

@@ -130,6 +130,15 @@ QList<Snapshot> historicalSnapshots()
                        " WHERE state NOT IN ('succeeded', 'failed', 'cancelled')"),
         QStringLiteral("CREATE INDEX runs_finished_at ON runs(finished_at)")});
     out.append(v6);
+    // Version 7 = version 6 plus run notices, with one on the sample run.
+    const Snapshot v7 = nextSnapshot(v6, {
+        QStringLiteral("CREATE TABLE run_notices ( id INTEGER PRIMARY KEY,"
+                       " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+                       " at INTEGER NOT NULL, text TEXT NOT NULL)"),
+        QStringLiteral("CREATE INDEX run_notices_run ON run_notices(run_id, at)"),
+        QStringLiteral("INSERT INTO run_notices (run_id, at, text) VALUES (1, 1709644456500,"
+                       " 'sync of /home/u/digits to node local made 1 symlink(s) that lead nowhere there')")});
+    out.append(v7);
     return out;
 }
 
@@ -263,10 +272,11 @@ void TestSqliteSchema::createsMissingFileAndDirectories()
     QCOMPARE(raw.scalar(QStringLiteral("SELECT value FROM meta WHERE key = 'schema_version'")).toString(),
              QString::number(SqliteSchema::kCurrentVersion));
     const QStringList fp = ty::test::schemaFingerprint(path);
-    for (const char* table : {"meta", "runs", "tags", "params", "metric_keys", "metrics", "artifacts", "nodes"})
+    for (const char* table : {"meta", "runs", "tags", "params", "metric_keys", "metrics", "artifacts", "nodes", "run_notices"})
         QVERIFY2(fp.filter(QStringLiteral("table %1").arg(QLatin1String(table))).size() >= 1, table);
     QVERIFY(fp.contains(QStringLiteral("index metrics metrics_series|0|c|0 (key_id,step)")));
     QVERIFY(fp.contains(QStringLiteral("fk metrics metric_keys|key_id|id|NO ACTION|CASCADE")));
+    QVERIFY(fp.contains(QStringLiteral("fk run_notices runs|run_id|id|NO ACTION|CASCADE"))); // notices go with their run
 }
 
 void TestSqliteSchema::migratesEmptyFile()
@@ -370,6 +380,23 @@ void TestSqliteSchema::migratesHistoricalVersions()
         QVERIFY((*store)->removeNode(QStringLiteral("ws9")).has_value());
         QVERIFY(!(*store)->removeNode(QStringLiteral("ws9")).has_value());
         QCOMPARE((*store)->nodes().size(), snapshot.version < 2 ? 0 : 1);
+        // Notices: none before version 7 (a migrated run starts without any),
+        // the stored one from version 7 on; either way new ones can be added.
+        const QList<RunNotice> notices = (*store)->notices(1);
+        if (snapshot.version < 7) {
+            QVERIFY(notices.isEmpty());
+            QVERIFY((*store)->allNotices().isEmpty());
+        } else {
+            QCOMPARE(notices.size(), 1);
+            QCOMPARE(notices[0].run, RunId(1));
+            QCOMPARE(notices[0].at, utcMs(1709644456500));
+            QCOMPARE(notices[0].text,
+                     QStringLiteral("sync of /home/u/digits to node local made 1 symlink(s) that lead nowhere there"));
+        }
+        (*store)->addNotice(RunNotice{1, utcMs(1709644513000), QStringLiteral("after the migration")});
+        QVERIFY((*store)->flush().has_value());
+        QCOMPARE((*store)->notices(1).size(), snapshot.version < 7 ? 1 : 2);
+        QCOMPARE((*store)->notices(1).constLast().text, QStringLiteral("after the migration"));
         // Writable after the migration; ids continue after the old ones.
         RunRecord r;
         r.name = QStringLiteral("after-migration");

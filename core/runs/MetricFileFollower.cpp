@@ -154,8 +154,17 @@ void MetricFileFollower::poll()
                     continue;
                 const MetricFileFormat format = detectMetricFileFormat(e.path);
                 if (format == MetricFileFormat::Unknown) {
-                    qCWarning(lcMetricFiles) << "run" << self->m_run << ": metric file" << e.path
-                                             << "has no format known by its name; skipped";
+                    // Listed again on every poll: said once.
+                    if (!self->m_unknownFormat.contains(id)) {
+                        self->m_unknownFormat.insert(id);
+                        qCWarning(lcMetricFiles) << "run" << self->m_run << ": metric file" << e.path
+                                                 << "has no format known by its name; skipped";
+                        self->m_store->addNotice(RunNotice{
+                            self->m_run, QDateTime::currentDateTimeUtc(),
+                            QStringLiteral("metric file %1 has no format known by its name (*.csv, *tfevents*, "
+                                           "trainer_state.json, *.jsonl, *.json); skipped")
+                                .arg(e.path)});
+                    }
                     continue;
                 }
                 auto f = std::make_shared<File>();
@@ -276,6 +285,8 @@ void MetricFileFollower::consume(const std::shared_ptr<File>& f, const QByteArra
     if (r.hasError() && !f->failed) {
         f->failed = true;
         qCWarning(lcMetricFiles) << "run" << m_run << ":" << r.error() << "(at byte" << r.errorOffset() << ")";
+        m_store->addNotice(RunNotice{m_run, QDateTime::currentDateTimeUtc(),
+                                     QStringLiteral("metric file %1: %2 (at byte %3); its later points are not read").arg(f->path, r.error()).arg(r.errorOffset())});
     }
     if (skip == got.size())
         return;

@@ -3,6 +3,7 @@
 #include "common/Run.h"
 
 #include <QHash>
+#include <QSet>
 #include <QObject>
 #include <QPointer>
 #include <QStringList>
@@ -88,6 +89,7 @@ private:
     QPointer<AgentClient> m_client;
     QTimer* m_timer = nullptr;
     QHash<QString, std::shared_ptr<File>> m_files; // by "root:path"
+    QSet<QString> m_unknownFormat;                 // "root:path" of files skipped for their name (warned once)
     QHash<QString, qint64> m_storedCounts;         // persisted: points stored per file
     QHash<QString, qint64> m_trainerEntries;       // persisted: log_history entries stored per trainer_state.json
     QList<std::shared_ptr<File>> m_queue;          // files left in this poll

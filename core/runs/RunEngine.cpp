@@ -50,6 +50,7 @@ struct RunEngine::Active {
     bool cancelRequested = false;
     qint64 catchUpTo = -1; // the node's console size when the tail began (-1: not yet known)
     bool endedOnNode = false; // the agent's list said it had exited: caught up only once recorded
+    bool ingestNoticed = false; // an ingestion error was recorded as a notice (one per attach, not per chunk)
     std::shared_ptr<MetricFileFollower> files; // metric_files + $TRAINYARD_METRICS_FILE (ingestion owner)
 };
 
@@ -772,8 +773,9 @@ void RunEngine::startRun(RunRecord run, Node& node)
         const qint64 limit = spec->syncLimitMiB * 1024 * 1024;
         const QString remoteDir = req.workdir;
         const QString nodeName = node.name;
+        auto dangling = std::make_shared<QString>(); // the notice, set on the file job's thread, read after it
         node.client->runFileJob(
-            [localDir, limit, remoteDir, id = run.id, nodeName](NodeFiles& files) -> Result<void> {
+            [localDir, limit, remoteDir, id = run.id, nodeName, dangling](NodeFiles& files) -> Result<void> {
                 const auto scan = scanWorkdir(localDir, limit);
                 if (!scan)
                     return std::unexpected(scan.error());
@@ -784,18 +786,19 @@ void RunEngine::startRun(RunRecord run, Node& node)
                 // on the node too (`data -> ../shared_data`) fails the run when used.
                 if (!report->danglingLinks.isEmpty()) {
                     const QStringList shown = report->danglingLinks.mid(0, 5);
-                    qCWarning(lcRuns).noquote()
-                        << QStringLiteral("run %1: sync of %2 to node %3 made %4 symlink(s) that lead nowhere there "
-                                          "(their targets are not on the node, relative to %5): %6%7")
-                               .arg(id)
-                               .arg(localDir, nodeName)
-                               .arg(report->danglingLinks.size())
-                               .arg(remoteDir, shown.join(QStringLiteral(", ")),
-                                    report->danglingLinks.size() > shown.size() ? QStringLiteral(", ...") : QString());
+                    *dangling = QStringLiteral("sync of %1 to node %2 made %3 symlink(s) that lead nowhere there "
+                                               "(their targets are not on the node, relative to %4): %5%6")
+                                    .arg(localDir, nodeName)
+                                    .arg(report->danglingLinks.size())
+                                    .arg(remoteDir, shown.join(QStringLiteral(", ")),
+                                         report->danglingLinks.size() > shown.size() ? QStringLiteral(", ...") : QString());
+                    qCWarning(lcRuns).noquote() << QStringLiteral("run %1: %2").arg(id).arg(*dangling);
                 }
                 return {};
             },
-            [this, run, nodeName, req](const Result<void>& synced) mutable {
+            [this, run, nodeName, req, dangling](const Result<void>& synced) mutable {
+                if (!dangling->isEmpty())
+                    addNotice(run.id, *dangling);
                 const auto n = m_nodes.value(nodeName);
                 if (synced && n && n->ready) {
                     sendStart(run, *n, req);
@@ -899,7 +902,15 @@ void RunEngine::downloadArtifacts(RunId id, const QString& destDir, std::functio
                 *result = *d;
                 return {};
             },
-            [cb, result](const Result<void>& done) {
+            [this, id, destDir, cb, result](const Result<void>& done) {
+                if (done && !result->refused.isEmpty()) {
+                    const QStringList shown = result->refused.mid(0, 5);
+                    addNotice(id, QStringLiteral("artifact download to %1 refused %2 file(s): %3%4")
+                                      .arg(destDir)
+                                      .arg(result->refused.size())
+                                      .arg(shown.join(QStringLiteral("; ")),
+                                           result->refused.size() > shown.size() ? QStringLiteral("; ...") : QString()));
+                }
                 if (!cb)
                     return;
                 if (!done)
@@ -962,6 +973,7 @@ void RunEngine::attach(RunRecord run, Node& node)
     const auto resumeAt = active->ingest->open(runDataDir(m_databasePath, run.id));
     if (!resumeAt) {
         qCWarning(lcRuns) << resumeAt.error().message;
+        addNotice(run.id, QStringLiteral("its console and metrics are not being recorded: %1").arg(resumeAt.error().message));
         return;
     }
     if (active->ingest->run().consolePath != run.consolePath || run.state == RunState::Unknown) {
@@ -993,6 +1005,9 @@ void RunEngine::attach(RunRecord run, Node& node)
         if (m_shuttingDown)
             return;
         qCWarning(lcRuns) << "tail of run" << id << "failed:" << r.error().message;
+        addNotice(id, QStringLiteral("its console could not be followed on node %1 (%2); the console and metrics "
+                                     "stored are what was read until then")
+                          .arg(n->name, r.error().message));
         // The console cannot be followed (e.g. the local copy is longer than
         // the node's file): still record how the run ended, with what we have.
         n->client->status(active->run.agentRunId, [this, id, active](const Result<AgentRunStatus>& status) {
@@ -1022,6 +1037,8 @@ void RunEngine::onOutput(Node& node, const QString& agentRun, qint64 offset, con
         const auto points = active->ingest->ingest(offset, bytes, stderrRanges);
         if (!points) {
             qCWarning(lcRuns) << points.error().message;
+            if (!std::exchange(active->ingestNoticed, true))
+                addNotice(active->run.id, QStringLiteral("its console could not be recorded: %1").arg(points.error().message));
             return;
         }
         if (!points->isEmpty())
@@ -1047,6 +1064,8 @@ void RunEngine::onTailEnded(Node& node, const QString& agentRun)
     node.client->status(agentRun, [this, active](const Result<AgentRunStatus>& status) {
         if (!status) {
             qCWarning(lcRuns) << "status of run" << active->run.id << "failed:" << status.error().message;
+            addNotice(active->run.id, QStringLiteral("how it ended could not be read from node %1: %2")
+                                          .arg(active->node, status.error().message));
             return;
         }
         if (!active->files) {
@@ -1095,8 +1114,10 @@ void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunS
         // From this record: the store may not hold the run's start yet (a
         // run of a few milliseconds), and the listing needs its agent run id.
         listArtifactsOf(run, spec->artifacts, [this, id = run.id](const Result<AgentFileList>& r) {
-            if (!r)
+            if (!r) {
                 qCWarning(lcRuns) << "artifacts of run" << id << ":" << r.error().message;
+                addNotice(id, QStringLiteral("its artifacts could not be listed after it ended: %1").arg(r.error().message));
+            }
             if (--m_postRunWork == 0 && !m_shuttingDown)
                 Q_EMIT postRunWorkDone();
         });
@@ -1118,6 +1139,11 @@ void RunEngine::commit(const RunRecord& run)
 {
     m_store->updateRun(run);
     Q_EMIT runStateChanged(run);
+}
+
+void RunEngine::addNotice(RunId run, const QString& text)
+{
+    m_store->addNotice(RunNotice{run, QDateTime::currentDateTimeUtc(), text});
 }
 
 void RunEngine::onNodeReady(Node& node)

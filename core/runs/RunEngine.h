@@ -38,6 +38,11 @@ struct ByteRange;
 // worker thread; the CLI keeps it on its main thread). submit() and cancel()
 // may be called from any thread; everything else runs on the engine's thread.
 //
+// Problems of one run that its user should act on (a synced symlink leading
+// nowhere on the node, artifacts that could not be listed or were refused, a
+// console that cannot be followed) are logged and recorded as notices of the
+// run in the store (RunNotice.h), which the GUI and `trainyardctl show` list.
+//
 // Ingestion ownership: several processes (the GUI, trainyardctl) may share one
 // database. Only the process holding `<db>.ingest.lock` copies consoles and
 // extracts metrics, so nothing is stored twice; the others still start and
@@ -115,7 +120,8 @@ public:
     bool postRunWorkPending() const { return m_postRunWork > 0; }
     // Lists them, then copies every regular file into `destDir`/<path> over the
     // node's file transport (SFTP for SSH nodes); names that would land outside
-    // `destDir` and symlinks are refused (WorkdirSync.h, downloadArtifacts()).
+    // `destDir` and symlinks are refused (WorkdirSync.h, downloadArtifacts());
+    // refused ones are also recorded as a notice of the run.
     void downloadArtifacts(RunId id, const QString& destDir, std::function<void(const Result<ArtifactDownload>&)> cb);
 
     // Whether the node's agent answered its handshake.
@@ -204,6 +210,10 @@ private:
     void pollDatabase();
     void pollGpus();
     void commit(const RunRecord& run);
+    // Records `text` as a notice of the run (ResultStore::addNotice): what its
+    // user should see and may have to act on, where a GUI shows no log. The
+    // caller logs it too, as before.
+    void addNotice(RunId run, const QString& text);
     Result<void> changeWaiting(RunId id, const std::function<void(RunRecord&)>& change);
     std::shared_ptr<Active> findActive(const Node& node, const QString& agentRun) const;
     QString agentRunIdFor(const RunRecord& run) const;

@@ -12,6 +12,7 @@
 #include "store/ResultStore.h"
 
 #include <QFile>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -601,6 +602,47 @@ private Q_SLOTS:
         QCOMPARE(readAll(remote + QStringLiteral("/made/x.txt")), QByteArray("mine\n"));
         QCOMPARE(QDir(victim).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList{});
         QCOMPARE(QDir(shared).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList{QStringLiteral("hello.txt")});
+    }
+
+    void syncRecordsDanglingLinksAsRunNotice()
+    {
+        // A synced symlink whose target is not on the node: the run goes on
+        // (it may never use the link), the log says so as before, and the
+        // run carries a notice naming the link, which a GUI user sees.
+        const QString w = m_dir.filePath(QStringLiteral("danglingproj"));
+        QVERIFY(QDir().mkpath(w));
+        {
+            QFile f(w + QStringLiteral("/train.txt"));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("ok\n");
+        }
+        QVERIFY(QFile::link(QStringLiteral("../no_such_data"), w + QStringLiteral("/data")));
+        QVERIFY(QFile::link(QStringLiteral("train.txt"), w + QStringLiteral("/fine"))); // leads somewhere: no notice
+        auto parsed = parseJobSpec(QStringLiteral("name: dangling\nsync: true\ncommand: [cat, fine]\n"),
+                                   QStringLiteral("test.yaml"), w);
+        QVERIFY2(parsed, qPrintable(parsed.error().message));
+
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get());
+        QVERIFY(engine->acquireIngestion());
+        QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral(
+                                               "^run \\d+: sync of .*danglingproj to node local made 1 symlink\\(s\\) that lead nowhere there .*: "
+                                               "data -> \\.\\./no_such_data$")));
+        auto id = engine->submit(*parsed);
+        QVERIFY(id);
+        QTRY_VERIFY_WITH_TIMEOUT(isTerminal((*store)->run(*id)->state), 20000);
+        const RunRecord run = *(*store)->run(*id);
+        QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->notices(*id).size(), qsizetype(1), 5000);
+        const RunNotice n = (*store)->notices(*id).front();
+        QCOMPARE(n.run, *id);
+        QVERIFY2(n.text.contains(QStringLiteral("lead nowhere")), qPrintable(n.text));
+        QVERIFY2(n.text.contains(QStringLiteral("data -> ../no_such_data")), qPrintable(n.text));
+        QVERIFY2(n.text.contains(QStringLiteral("node local")), qPrintable(n.text));
+        QVERIFY2(!n.text.contains(QStringLiteral("fine")), qPrintable(n.text));
+        QVERIFY(qAbs(n.at.secsTo(QDateTime::currentDateTimeUtc())) < 60);
+        QCOMPARE(n.at.timeSpec(), Qt::UTC);
     }
 };
 

@@ -25,6 +25,7 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolButton>
 
 #include <limits>
 
@@ -346,6 +347,67 @@ private Q_SLOTS:
         m_store->deleteRun(*id2);
         QVERIFY(m_store->flush());
         QTRY_VERIFY_WITH_TIMEOUT(window.runsModel()->rowOf(*id2) < 0, 5000);
+    }
+
+    void headerMarksTheSelectedRunsNotices()
+    {
+        // What the engine only logged before (a synced link leading nowhere)
+        // is a notice of the run: the header above the console marks it,
+        // lists it in its tooltip and, on a click, in a message box.
+        RunRecord r;
+        r.name = QStringLiteral("digits-mlp");
+        r.state = RunState::Succeeded;
+        r.node = QStringLiteral("ws1");
+        r.argv = {QStringLiteral("python3"), QStringLiteral("train.py")};
+        r.workdir = m_dir.path();
+        r.exitCode = 0;
+        const auto noisy = m_store->createRun(r, {});
+        r.name = QStringLiteral("quiet-run");
+        const auto quiet = m_store->createRun(r, {});
+        QVERIFY(noisy && quiet);
+
+        MainWindow window(m_store.get(), nullptr);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QTRY_VERIFY(window.runsModel()->rowOf(*noisy) >= 0 && window.runsModel()->rowOf(*quiet) >= 0);
+        window.selectRun(*noisy);
+        QTRY_COMPARE(window.selectedRun(), *noisy);
+        auto* marker = window.findChild<QToolButton*>(QStringLiteral("runNotices"));
+        QVERIFY(marker);
+        QVERIFY(!marker->isVisible()); // none yet
+
+        // Recorded by the engine (another thread, or another process) after the window opened.
+        const QString text = QStringLiteral("sync of /home/u/digits to node ws1 made 1 symlink(s) that lead nowhere "
+                                            "there: data -> ../shared_data <b>");
+        m_store->addNotice(RunNotice{*noisy, {}, text});
+        QVERIFY(m_store->flush());
+        QTRY_VERIFY_WITH_TIMEOUT(marker->isVisible(), 5000);
+        QCOMPARE(marker->text(), QStringLiteral("⚠ 1 notice"));
+        QVERIFY2(marker->toolTip().contains(text.toHtmlEscaped()), qPrintable(marker->toolTip()));
+        const auto* header = window.findChild<QLabel*>(QStringLiteral("runHeader"));
+        QVERIFY(header);
+        QVERIFY(header->text().contains(QStringLiteral("digits-mlp"))); // still the header of that run
+        // On the header's line, right of it.
+        QCOMPARE(marker->parentWidget(), header->parentWidget());
+        QVERIFY(qAbs(marker->geometry().center().y() - header->geometry().center().y()) < header->height());
+
+        m_store->addNotice(RunNotice{*noisy, {}, QStringLiteral("its artifacts could not be listed after it ended")});
+        QVERIFY(m_store->flush());
+        QTRY_COMPARE_WITH_TIMEOUT(marker->text(), QStringLiteral("⚠ 2 notices"), 5000);
+
+        QTest::mouseClick(marker, Qt::LeftButton);
+        QMessageBox* box = nullptr;
+        QTRY_VERIFY((box = window.findChild<QMessageBox*>(QStringLiteral("noticesBox"))) && box->isVisible());
+        QVERIFY2(box->text().contains(text), qPrintable(box->text())); // plain text, not markup
+        QVERIFY(box->text().contains(QStringLiteral("its artifacts could not be listed after it ended")));
+        box->close();
+
+        // Another run: its own (no) notices.
+        window.selectRun(*quiet);
+        QTRY_COMPARE(window.selectedRun(), *quiet);
+        QTRY_VERIFY(!marker->isVisible());
+        window.selectRun(*noisy);
+        QTRY_VERIFY(marker->isVisible());
     }
 };
 

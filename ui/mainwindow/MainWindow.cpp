@@ -31,6 +31,7 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenu>
@@ -47,6 +48,7 @@
 #include <QTableView>
 #include <QTimer>
 #include <QToolBar>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 namespace ty {
@@ -305,7 +307,20 @@ void MainWindow::createLayout()
     m_tabs->addTab(m_charts, tr("Metrics"));
     m_compare = new CompareView(m_compareLoader);
     m_tabs->addTab(m_compare, tr("Compare"));
-    bl->addWidget(m_header);
+    // A run's notices (RunNotice.h): what the engine only logged before, where
+    // a GUI user never looks. Marked beside the header, listed on a click.
+    m_notices = new QToolButton(bottom);
+    m_notices->setObjectName(QStringLiteral("runNotices"));
+    m_notices->setAutoRaise(true);
+    m_notices->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    m_notices->setVisible(false);
+    connect(m_notices, &QToolButton::clicked, this, &MainWindow::showNotices);
+    auto* headerRow = new QHBoxLayout;
+    headerRow->setContentsMargins(0, 0, 0, 0);
+    headerRow->setSpacing(0);
+    headerRow->addWidget(m_header, 1);
+    headerRow->addWidget(m_notices);
+    bl->addLayout(headerRow);
     bl->addWidget(m_tabs, 1);
 
     m_splitter = new QSplitter(Qt::Vertical);
@@ -637,7 +652,22 @@ void MainWindow::updateHeader()
     if (!row) {
         m_header->setText(tr("<i>No run selected — drop a training script, a folder or a job spec here, or press Ctrl+N.</i>"));
         m_header->setToolTip({});
+        m_notices->setVisible(false);
         return;
+    }
+    if (row->notices.isEmpty()) {
+        m_notices->setVisible(false);
+    } else {
+        const qsizetype count = row->notices.size();
+        m_notices->setText(count == 1 ? tr("⚠ 1 notice") : tr("⚠ %1 notices").arg(count));
+        QStringList items;
+        for (const RunNotice& n : row->notices)
+            items << QStringLiteral("<li>%1 &nbsp;%2</li>")
+                         .arg(n.at.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")), n.text.toHtmlEscaped());
+        m_notices->setToolTip(QStringLiteral("<p>%1</p><ul style='margin:0'>%2</ul><p><i>%3</i></p>")
+                                  .arg(tr("Run #%1 has notices:").arg(row->run.id), items.join(QString()),
+                                       tr("Click to show them in a window (text can be copied).")));
+        m_notices->setVisible(true);
     }
     const RunRecord& r = row->run;
     QString state = runStateName(r.state);
@@ -662,6 +692,24 @@ void MainWindow::updateHeader()
                              .arg(r.id)
                              .arg(state.toHtmlEscaped(), (r.node.isEmpty() ? tr("(not placed)") : r.node).toHtmlEscaped(),
                                   command.toHtmlEscaped(), r.workdir.toHtmlEscaped()));
+}
+
+void MainWindow::showNotices()
+{
+    const RunRow* row = m_selected ? m_model->rowData(m_selected) : nullptr;
+    if (!row || row->notices.isEmpty())
+        return;
+    QStringList lines;
+    for (const RunNotice& n : row->notices)
+        lines << QStringLiteral("%1  %2").arg(n.at.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")), n.text);
+    // Non-blocking, like showError(): no nested event loop.
+    auto* box = new QMessageBox(QMessageBox::Warning, tr("Notices of %1 #%2").arg(row->run.name).arg(row->run.id),
+                                lines.join(QStringLiteral("\n\n")), QMessageBox::Ok, this);
+    box->setObjectName(QStringLiteral("noticesBox"));
+    box->setTextFormat(Qt::PlainText);
+    box->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
 }
 
 void MainWindow::openArtifacts(RunId run)

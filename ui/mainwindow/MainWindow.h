@@ -19,6 +19,7 @@ class QSplitter;
 class QTabWidget;
 class QTableView;
 class QTimer;
+class QToolButton;
 
 namespace ty {
 
@@ -39,7 +40,10 @@ class SubmitDialog;
 // The main window: runs table (top), the selected run's Console and Metrics
 // tabs and the Compare tab (bottom), actions Compare (Ctrl+D, several runs
 // selected), Submit… (Ctrl+N), Open spec… (Ctrl+O), Cancel run,
-// Delete run (asks first), node status in the status bar. Geometry, window
+// Delete run (asks first), node status in the status bar. Above the
+// console, a header names the selected run (state, node, command, workdir)
+// and marks its notices (RunNotice.h: "⚠ N notices", listed in its tooltip
+// and, on a click, in a message box). Geometry, window
 // state, splitter and sort order are remembered in QSettings.
 //
 // Drag and drop anywhere on the window: a .yaml/.yml job spec opens the
@@ -121,6 +125,7 @@ private:
     void onCurrentRowChanged();
     void showRun(RunId run);
     void updateHeader();
+    void showNotices();
     void updateActions();
     void onRunStateChanged(const RunRecord& run);
     void onConsoleReceived(RunId run, qint64 offset, const QByteArray& bytes);
@@ -145,6 +150,7 @@ private:
     QSplitter* m_splitter = nullptr;
     QTabWidget* m_tabs = nullptr;
     QLabel* m_header = nullptr;
+    QToolButton* m_notices = nullptr; // "⚠ N notices" right of the header; hidden when the run has none
     ConsoleView* m_console = nullptr;
     MetricChartsPanel* m_charts = nullptr;
     QLabel* m_nodeLabel = nullptr;

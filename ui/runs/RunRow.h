@@ -1,6 +1,7 @@
 #pragma once
 
 #include "common/Run.h"
+#include "store/RunNotice.h"
 
 #include <QList>
 #include <QMap>
@@ -11,12 +12,14 @@ namespace ty {
 
 // One row of the runs table: an immutable snapshot of a run as stored, with
 // the latest point of each of its metric keys (ResultStore::latestMetrics)
-// and its params (ResultStore::params; the runs filter reads them).
+// its params (ResultStore::params; the runs filter reads them) and its
+// notices (ResultStore::notices; the run header marks them).
 // Built on a reader thread (StoreReader) and handed to RunsModel by value.
 struct RunRow {
     RunRecord run;
     QMap<QString, MetricPoint> latest;
     QMap<QString, QString> params;
+    QList<RunNotice> notices; // oldest first
 };
 
 using RunRows = QList<RunRow>;

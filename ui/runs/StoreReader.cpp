@@ -39,9 +39,11 @@ void StoreReader::loadRuns()
     m_runsQueued = false;
     RunRows rows;
     const QList<RunRecord> runs = m_store->runs();
+    // One read for every run's notices: few runs have any.
+    const QMap<RunId, QList<RunNotice>> notices = m_store->allNotices();
     rows.reserve(runs.size());
     for (const RunRecord& r : runs)
-        rows.append(RunRow{r, m_store->latestMetrics(r.id), m_store->params(r.id)});
+        rows.append(RunRow{r, m_store->latestMetrics(r.id), m_store->params(r.id), notices.value(r.id)});
     Q_EMIT runsLoaded(rows);
 }
 

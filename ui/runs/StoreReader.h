@@ -25,7 +25,8 @@ public:
     // `store` must outlive the reader.
     explicit StoreReader(ResultStore* store, QObject* parent = nullptr);
 
-    // Thread-safe: post a load of every run with its latest metrics.
+    // Thread-safe: post a load of every run with its latest metrics, params
+    // and notices.
     void requestRuns();
     // Thread-safe: post a load of all metric points of `run`, answered with
     // `ticket` so the receiver can drop answers to older requests.

@@ -107,7 +107,9 @@ const char* kHelp =
     "  validate FILE                 check a job spec; errors name file:line:column\n"
     "  submit FILE [--follow]        submit a job spec (or a .py/.sh script); --follow prints the console\n"
     "                                and exits with the run's exit status\n"
-    "  ls [--json]                   list runs, newest first\n"
+    "  ls [--json]                   list runs, newest first (a run with notices says how many)\n"
+    "  show RUN                      one run's details: state, node, command, times, params, latest metrics,\n"
+    "                                and its notices (problems to act on, e.g. a synced symlink leading nowhere)\n"
     "  artifacts RUN [--download DIR | --to-results]  files matching the spec's `artifacts` globs; copy them\n"
     "  logs RUN [--follow]           print a run's console\n"
     "  cancel RUN [--grace SECONDS]  SIGTERM to the run's process group, SIGKILL after the grace (10 s)\n"
@@ -683,6 +685,7 @@ int cmdLs(Context& ctx, const QStringList& args)
             return usageError(QStringLiteral("ls: unknown argument '%1'").arg(a));
     catchUp(ctx);
     const QList<RunRecord> runs = ctx.store->runs();
+    const QMap<RunId, QList<RunNotice>> notices = ctx.store->allNotices();
     if (json) {
         QJsonArray arr;
         for (const RunRecord& r : runs) {
@@ -712,6 +715,10 @@ int cmdLs(Context& ctx, const QStringList& args)
                 metrics[it.key()] = std::isfinite(v) ? QJsonValue(v) : QJsonValue(formatValue(v));
             }
             o[QStringLiteral("latest_metrics")] = metrics;
+            QJsonArray runNotices;
+            for (const RunNotice& n : notices.value(r.id))
+                runNotices.append(QJsonObject{{QStringLiteral("at"), time(n.at)}, {QStringLiteral("text"), n.text}});
+            o[QStringLiteral("notices")] = runNotices;
             arr.append(o);
         }
         out() << QJsonDocument(arr).toJson(QJsonDocument::Indented);
@@ -729,11 +736,67 @@ int cmdLs(Context& ctx, const QStringList& args)
                 shown.append(it.key() + u'=' + formatValue(it.value().value));
         if (r.state != RunState::Succeeded && !r.failureReason.isEmpty())
             shown.append(QStringLiteral("(%1)").arg(r.failureReason));
+        if (const qsizetype n = notices.value(r.id).size())
+            shown.append(n == 1 ? QStringLiteral("[1 notice]") : QStringLiteral("[%1 notices]").arg(n));
         out() << QStringLiteral("%1  %2 %3 %4 %5 %6 %7  %8\n")
                      .arg(r.id, 5).arg(r.name.left(20), -20).arg(runStateName(r.state), -10)
                      .arg(r.node.isEmpty() ? QStringLiteral("-") : r.node, -8)
                      .arg(gpuList(r.gpus), -5).arg(localTime(r.startedAt), -19).arg(duration(r), -8)
                      .arg(shown.join(u' '));
+    }
+    return Ok;
+}
+
+int cmdShow(Context& ctx, const QStringList& args)
+{
+    if (args.size() != 1 || args.front().startsWith(u'-'))
+        return usageError(QStringLiteral("show needs exactly one RUN"));
+    catchUp(ctx);
+    auto run = findRun(*ctx.store, args.front());
+    if (!run) {
+        err() << run.error().message << '\n';
+        return NoSuchRun;
+    }
+    const RunRecord& r = *run;
+    QString state = runStateName(r.state);
+    if (r.exitCode)
+        state += QStringLiteral(" (exit %1)").arg(*r.exitCode);
+    if (r.exitSignal)
+        state += QStringLiteral(" (signal %1)").arg(*r.exitSignal);
+    auto line = [](const char* label, const QString& value) {
+        out() << QStringLiteral("%1 %2\n").arg(QLatin1String(label), -10).arg(value);
+    };
+    line("run", QStringLiteral("%1 %2").arg(r.id).arg(r.name));
+    line("state", state);
+    if (!r.failureReason.isEmpty())
+        line(r.state == RunState::Queued ? "pending" : "reason", r.failureReason);
+    line("node", r.node.isEmpty() ? QStringLiteral("-") : r.node);
+    line("gpus", gpuList(r.gpus));
+    line("command", r.argv.join(u' '));
+    line("workdir", r.workdir);
+    if (!r.tags.isEmpty())
+        line("tags", r.tags.join(QStringLiteral(", ")));
+    line("created", localTime(r.createdAt));
+    line("started", localTime(r.startedAt));
+    line("finished", localTime(r.finishedAt));
+    line("duration", duration(r));
+    const QMap<QString, QString> params = ctx.store->params(r.id);
+    for (auto it = params.cbegin(); it != params.cend(); ++it)
+        line("param", it.key() + u'=' + it.value());
+    const QMap<QString, MetricPoint> latest = ctx.store->latestMetrics(r.id);
+    for (auto it = latest.cbegin(); it != latest.cend(); ++it)
+        line("metric", QStringLiteral("%1=%2 (step %3)").arg(it.key(), formatValue(it.value().value)).arg(it.value().step));
+    if (!r.consolePath.isEmpty())
+        line("console", r.consolePath);
+    // What the engine noticed and a user should act on (RunNotice.h); the
+    // texts may hold names from the node, escaped like artifact names.
+    const QList<RunNotice> notices = ctx.store->notices(r.id);
+    if (notices.isEmpty()) {
+        line("notices", QStringLiteral("none"));
+    } else {
+        line("notices", QString::number(notices.size()));
+        for (const RunNotice& n : notices)
+            out() << "  " << localTime(n.at) << "  " << escapedName(n.text) << '\n';
     }
     return Ok;
 }
@@ -1403,7 +1466,7 @@ int run(const QStringList& argsIn)
                                    QStringLiteral("priority"), QStringLiteral("top"), QStringLiteral("policy"),
                                    QStringLiteral("submit"), QStringLiteral("ls"), QStringLiteral("logs"),
                                    QStringLiteral("cancel"), QStringLiteral("metrics"), QStringLiteral("rm"),
-                                   QStringLiteral("node"), QStringLiteral("artifacts")};
+                                   QStringLiteral("node"), QStringLiteral("artifacts"), QStringLiteral("show")};
     if (!known.contains(command))
         return usageError(QStringLiteral("unknown command '%1'").arg(command));
 
@@ -1421,6 +1484,8 @@ int run(const QStringList& argsIn)
         return cmdLs(ctx, args);
     if (command == u"logs")
         return cmdLogs(ctx, args);
+    if (command == u"show")
+        return cmdShow(ctx, args);
     if (command == u"cancel")
         return cmdCancel(ctx, args);
     if (command == u"metrics")

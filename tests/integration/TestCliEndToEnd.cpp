@@ -241,6 +241,60 @@ private Q_SLOTS:
         }
         QCOMPARE(refusedLines, 2);
         QVERIFY(QDir(elsewhere).isEmpty(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden));
+        // The refusal stays with the run as a notice (the GUI shows it too).
+        const Outcome show = ctl({QStringLiteral("show"), QStringLiteral("linked-dest")});
+        QVERIFY2(show.exitCode == 0, show.err.constData());
+        QVERIFY2(show.out.contains(QByteArray("artifact download to " + QFile::encodeName(dest) + " refused 2 file(s): ")),
+                 show.out.constData());
+    }
+
+    // A synced symlink that leads nowhere on the node: trainyardctl says so on
+    // stderr as it happens (the log line), and the run keeps it as a notice
+    // that `show` lists and `ls` counts, for whoever looks later.
+    void showListsTheRunsNotices()
+    {
+        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("dangling")));
+        const QString spec = writeFile(QStringLiteral("dangling/job.yaml"),
+                                       "name: dangling-link\nworkdir: .\nsync: true\ncommand: [cat, job.yaml]\n");
+        QVERIFY(QFile::link(QStringLiteral("../no_such_data"), m_dir.filePath(QStringLiteral("dangling/data"))));
+        const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
+        QVERIFY2(o.exitCode == 0, o.err.constData());
+        QVERIFY2(o.err.contains("lead nowhere"), o.err.constData());
+
+        const Outcome show = ctl({QStringLiteral("show"), QStringLiteral("dangling-link")});
+        QVERIFY2(show.exitCode == 0, show.err.constData());
+        QVERIFY2(show.out.contains("state      succeeded (exit 0)\n"), show.out.constData());
+        QVERIFY2(show.out.contains("notices    1\n"), show.out.constData());
+        QVERIFY2(show.out.contains("symlink(s) that lead nowhere there"), show.out.constData());
+        QVERIFY2(show.out.contains(": data -> ../no_such_data\n"), show.out.constData());
+
+        const Outcome ls = ctl({QStringLiteral("ls")});
+        QCOMPARE(ls.exitCode, 0);
+        bool counted = false;
+        for (const QByteArray& line : ls.out.split('\n'))
+            if (line.contains("dangling-link"))
+                counted = line.endsWith("[1 notice]");
+        QVERIFY2(counted, ls.out.constData());
+
+        const Outcome json = ctl({QStringLiteral("ls"), QStringLiteral("--json")});
+        QCOMPARE(json.exitCode, 0);
+        bool listed = false;
+        for (const QJsonValue& v : QJsonDocument::fromJson(json.out).array()) {
+            const QJsonArray notices = v[QStringLiteral("notices")].toArray();
+            if (v[QStringLiteral("name")].toString() != u"dangling-link") {
+                continue;
+            }
+            QCOMPARE(notices.size(), 1);
+            QVERIFY(notices[0][QStringLiteral("text")].toString().endsWith(QStringLiteral(": data -> ../no_such_data")));
+            QVERIFY(QDateTime::fromString(notices[0][QStringLiteral("at")].toString(), Qt::ISODateWithMs).isValid());
+            listed = true;
+        }
+        QVERIFY2(listed, json.out.constData());
+
+        // A run without notices says so; an unknown one exits 4.
+        const Outcome none = ctl({QStringLiteral("show"), QStringLiteral("linked-dest-nope")});
+        QCOMPARE(none.exitCode, 4);
+        QCOMPARE(ctl({QStringLiteral("show")}).exitCode, 2);
     }
 
     void signalledRun()

@@ -1064,8 +1064,9 @@ void RunEngine::onTailEnded(Node& node, const QString& agentRun)
     node.client->status(agentRun, [this, active](const Result<AgentRunStatus>& status) {
         if (!status) {
             qCWarning(lcRuns) << "status of run" << active->run.id << "failed:" << status.error().message;
-            addNotice(active->run.id, QStringLiteral("how it ended could not be read from node %1: %2")
-                                          .arg(active->node, status.error().message));
+            if (!m_shuttingDown) // the connection closing under it says nothing about the run
+                addNotice(active->run.id, QStringLiteral("how it ended could not be read from node %1: %2")
+                                              .arg(active->node, status.error().message));
             return;
         }
         if (!active->files) {

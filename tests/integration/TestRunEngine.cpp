@@ -546,25 +546,15 @@ private Q_SLOTS:
         const QString remote = syncDirFor(stateDir(), w);
         const QString shared = QFileInfo(remote).absolutePath() + QStringLiteral("/shared_data");
         const QString victim = m_dir.filePath(QStringLiteral("victim"));
-        auto put = [](const QString& path, const QByteArray& bytes) {
-            QDir().mkpath(QFileInfo(path).absolutePath());
-            QFile f(path);
-            QVERIFY(f.open(QIODevice::WriteOnly));
-            f.write(bytes);
-        };
         auto linkText = [](const QString& path) {
             char buf[4096];
             const ssize_t n = ::readlink(QFile::encodeName(path).constData(), buf, sizeof buf);
             return n > 0 ? QFile::decodeName(QByteArray(buf, int(n))) : QString();
         };
-        auto readAll = [](const QString& path) {
-            QFile f(path);
-            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-        };
         QVERIFY(QDir().mkpath(victim));
-        put(shared + QStringLiteral("/hello.txt"), "shared-hello\n");
-        put(w + QStringLiteral("/checkpoints/best.pt"), "weights-v1\n");
-        put(w + QStringLiteral("/checkpoints/other.pt"), "weights-v2\n");
+        test::writeFile(shared + QStringLiteral("/hello.txt"), "shared-hello\n");
+        test::writeFile(w + QStringLiteral("/checkpoints/best.pt"), "weights-v1\n");
+        test::writeFile(w + QStringLiteral("/checkpoints/other.pt"), "weights-v2\n");
         QVERIFY(QFile::link(QStringLiteral("checkpoints/best.pt"), w + QStringLiteral("/model.pt")));
         QVERIFY(QFile::link(QStringLiteral("../shared_data"), w + QStringLiteral("/data")));
         auto parsed = parseJobSpec(QStringLiteral("name: links\nsync: true\ncommand: \"cat model.pt data/hello.txt; "
@@ -581,7 +571,7 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(isTerminal((*store)->run(*id)->state), 20000);
         RunRecord run = *(*store)->run(*id);
         QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
-        QTRY_COMPARE_WITH_TIMEOUT(readAll(run.consolePath), QByteArray("weights-v1\nshared-hello\n"), 5000);
+        QTRY_COMPARE_WITH_TIMEOUT(test::readFile(run.consolePath), QByteArray("weights-v1\nshared-hello\n"), 5000);
         QCOMPARE(linkText(remote + QStringLiteral("/model.pt")), QStringLiteral("checkpoints/best.pt"));
         QCOMPARE(linkText(remote + QStringLiteral("/data")), QStringLiteral("../shared_data"));
         QCOMPARE(linkText(remote + QStringLiteral("/made")), victim);
@@ -590,16 +580,16 @@ private Q_SLOTS:
         // now, so it becomes a real folder there and the victim stays empty.
         QVERIFY(QFile::remove(w + QStringLiteral("/model.pt")));
         QVERIFY(QFile::link(QStringLiteral("checkpoints/other.pt"), w + QStringLiteral("/model.pt")));
-        put(w + QStringLiteral("/made/x.txt"), "mine\n");
+        test::writeFile(w + QStringLiteral("/made/x.txt"), "mine\n");
         id = engine->submit(*parsed);
         QVERIFY(id);
         QTRY_VERIFY_WITH_TIMEOUT(isTerminal((*store)->run(*id)->state), 20000);
         run = *(*store)->run(*id);
         QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
-        QTRY_COMPARE_WITH_TIMEOUT(readAll(run.consolePath), QByteArray("weights-v2\nshared-hello\n"), 5000);
+        QTRY_COMPARE_WITH_TIMEOUT(test::readFile(run.consolePath), QByteArray("weights-v2\nshared-hello\n"), 5000);
         QCOMPARE(linkText(remote + QStringLiteral("/model.pt")), QStringLiteral("checkpoints/other.pt"));
         QVERIFY(QFileInfo(remote + QStringLiteral("/made")).isDir() && !QFileInfo(remote + QStringLiteral("/made")).isSymLink());
-        QCOMPARE(readAll(remote + QStringLiteral("/made/x.txt")), QByteArray("mine\n"));
+        QCOMPARE(test::readFile(remote + QStringLiteral("/made/x.txt")), QByteArray("mine\n"));
         QCOMPARE(QDir(victim).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList{});
         QCOMPARE(QDir(shared).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList{QStringLiteral("hello.txt")});
     }

@@ -27,6 +27,7 @@
 #include <QEventLoop>
 #include <QTimer>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -1282,7 +1283,10 @@ int cmdArtifacts(Context& ctx, const QStringList& args)
     auto engine = makeEngine(ctx, run->node, false);
     int code = Ok;
     auto print = [&](const AgentFileList& l) {
-        for (const AgentFileEntry& f : l.files)
+        QList<AgentFileEntry> files = l.files; // by path, as ls lists them
+        std::sort(files.begin(), files.end(),
+                  [](const AgentFileEntry& a, const AgentFileEntry& b) { return a.absolutePath < b.absolutePath; });
+        for (const AgentFileEntry& f : std::as_const(files))
             out() << escapedName(f.absolutePath) << '\t' << f.size << '\t' << f.type
                   << (f.type == u"symlink" ? QStringLiteral(" -> ") + escapedName(f.linkTarget) : QString()) << '\n';
     };

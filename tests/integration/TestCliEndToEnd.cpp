@@ -181,6 +181,9 @@ private Q_SLOTS:
         QVERIFY2(ls.out.contains("/out/two\\nlines.txt\t1\tfile\n"), ls.out.constData());
         QVERIFY2(ls.out.contains("/out/esc\\e[31mred\t1\tfile\n"), ls.out.constData());
         QVERIFY2(ls.out.contains("/out/plain.txt\t1\tfile\n"), ls.out.constData());
+        QList<QByteArray> listed = ls.out.trimmed().split('\n'), sorted = listed;
+        std::sort(sorted.begin(), sorted.end());
+        QCOMPARE(listed, sorted); // by path, whatever order the node's folder has
 
         // Downloaded and refused names are escaped too: one line each.
         const QString dest = m_dir.filePath(QStringLiteral("odd-dest"));

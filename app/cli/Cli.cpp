@@ -60,7 +60,8 @@ int usageError(const QString& message)
 // A file name from a node (an artifact) as one line of a listing, C-style as
 // `ls -b` does: control characters (a newline splitting one name over two
 // lines, an escape sequence driving the terminal), line and paragraph
-// separators and bidi overrides become \n, \t, \r, \e, \xHH or \uHHHH; a
+// separators, bidi overrides and marks, and invisible zero-width characters
+// (U+200B-200D, U+FEFF) become \n, \t, \r, \e, \xHH or \uHHHH; a
 // backslash becomes \\ so every name reads back one way. Others are kept.
 QString escapedName(const QString& name)
 {
@@ -78,8 +79,8 @@ QString escapedName(const QString& name)
         }
         if (u < 0x20 || u == 0x7f)
             outName += QStringLiteral("\\x%1").arg(int(u), 2, 16, QLatin1Char('0'));
-        else if ((u >= 0x80 && u < 0xa0) || u == 0x2028 || u == 0x2029 || (u >= 0x202a && u <= 0x202e)
-                 || (u >= 0x2066 && u <= 0x2069))
+        else if ((u >= 0x80 && u < 0xa0) || (u >= 0x200b && u <= 0x200f) || u == 0x2028 || u == 0x2029
+                 || (u >= 0x202a && u <= 0x202e) || (u >= 0x2066 && u <= 0x2069) || u == 0xfeff)
             outName += QStringLiteral("\\u%1").arg(int(u), 4, 16, QLatin1Char('0'));
         else
             outName += c;

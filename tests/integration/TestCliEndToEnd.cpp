@@ -171,16 +171,17 @@ private Q_SLOTS:
         const QString spec = writeFile(QStringLiteral("oddnames/job.yaml"),
                                        "name: odd-names\nworkdir: .\nartifacts: ['out/*']\n"
                                        "command: \"mkdir -p out && printf x > \\\"out/two$(printf '\\\\nlines').txt\\\" && "
-                                       "printf y > \\\"out/esc$(printf '\\\\033[31m')red\\\" && printf z > out/plain.txt\"\n");
+                                       "printf y > \\\"out/esc$(printf '\\\\033[31m')red\\\" && printf z > out/plain.txt && printf w > \\\"out/zw$(printf '\\\\342\\\\200\\\\213')sp\\\"\"\n");
         const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
         QVERIFY2(o.exitCode == 0, o.err.constData());
         const Outcome ls = ctl({QStringLiteral("artifacts"), QStringLiteral("odd-names")});
         QVERIFY2(ls.exitCode == 0, ls.err.constData());
-        QCOMPARE(ls.out.trimmed().split('\n').size(), 3);
+        QCOMPARE(ls.out.trimmed().split('\n').size(), 4);
         QVERIFY2(!ls.out.contains('\x1b'), ls.out.constData());
         QVERIFY2(ls.out.contains("/out/two\\nlines.txt\t1\tfile\n"), ls.out.constData());
         QVERIFY2(ls.out.contains("/out/esc\\e[31mred\t1\tfile\n"), ls.out.constData());
         QVERIFY2(ls.out.contains("/out/plain.txt\t1\tfile\n"), ls.out.constData());
+        QVERIFY2(ls.out.contains("/out/zw\\u200bsp\t1\tfile\n"), ls.out.constData()); // invisible, so shown
         QList<QByteArray> listed = ls.out.trimmed().split('\n'), sorted = listed;
         std::sort(sorted.begin(), sorted.end());
         QCOMPARE(listed, sorted); // by path, whatever order the node's folder has
@@ -189,7 +190,7 @@ private Q_SLOTS:
         const QString dest = m_dir.filePath(QStringLiteral("odd-dest"));
         const Outcome dl = ctl({QStringLiteral("artifacts"), QStringLiteral("odd-names"), QStringLiteral("--download"), dest});
         QVERIFY2(dl.exitCode == 0, dl.err.constData());
-        QCOMPARE(dl.out.trimmed().split('\n').size(), 3);
+        QCOMPARE(dl.out.trimmed().split('\n').size(), 4);
         QVERIFY2(dl.out.contains(QByteArray("downloaded " + QFile::encodeName(dest) + "/out/two\\nlines.txt\n")), dl.out.constData());
         QCOMPARE(QFile(dest + QStringLiteral("/out/two\nlines.txt")).size(), 1);
     }

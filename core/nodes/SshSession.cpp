@@ -58,17 +58,22 @@ struct KeyRead {
     QString node;
     QString file;
     bool encrypted = false; // libssh asked for a passphrase
+    bool given = false;     // the last question got an answer
+    int asked = 0;          // questions so far
 };
 
 int onKeyPassphrase(const char*, char* buf, size_t len, int, int, void* userdata)
 {
     auto* read = static_cast<KeyRead*>(userdata);
     read->encrypted = true;
+    read->given = false;
     if (!read->provider || len == 0)
         return -1;
     // libssh's own prompt is "Passphrase" (OpenSSH format) or "Passphrase for
     // private key:" (PEM): neither says which key. OpenSSH's does.
+    ++read->asked;
     std::optional<QByteArray> p = read->provider->passphrase(read->node, QStringLiteral("Enter passphrase for key '%1':").arg(read->file));
+    read->given = p.has_value();
     if (!p || size_t(p->size()) >= len) {
         if (p)
             p->fill('\0');
@@ -81,15 +86,21 @@ int onKeyPassphrase(const char*, char* buf, size_t len, int, int, void* userdata
 }
 
 // The private key of `read.file` (null if it cannot be read or decrypted).
+// As OpenSSH does, a passphrase that does not decrypt it is asked for again,
+// three questions at most; no answer (batch mode, cancelled) ends it.
 ssh_key readPrivateKey(KeyRead& read)
 {
-    ssh_key key = nullptr;
     const QByteArray path = QFile::encodeName(read.file);
-    if (ssh_pki_import_privkey_file(path.constData(), nullptr, &onKeyPassphrase, &read, &key) != SSH_OK) {
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        read.given = false;
+        ssh_key key = nullptr;
+        if (ssh_pki_import_privkey_file(path.constData(), nullptr, &onKeyPassphrase, &read, &key) == SSH_OK)
+            return key;
         ssh_key_free(key);
-        return nullptr;
+        if (!read.encrypted || !read.given)
+            return nullptr;
     }
-    return key;
+    return nullptr;
 }
 
 } // namespace
@@ -417,6 +428,8 @@ Result<void> SshSession::authenticate()
     if (rc != SSH_AUTH_PARTIAL)
         rc = SSH_AUTH_DENIED; // an agent that is not running or fails is passed over, as there
     QStringList tried, missing, encrypted, unreadable;
+    QStringList locked; // accepted by the server, encrypted, not unlocked
+    int asked = 0;
     const QStringList files = rc == SSH_AUTH_PARTIAL ? QStringList() : identityFiles();
     for (const QString& file : files) {
         if (!QFileInfo(file).isFile()) {
@@ -456,7 +469,10 @@ Result<void> SshSession::authenticate()
         }
         if (!priv)
             priv = readPrivateKey(read);
+        asked += read.asked;
         if (!priv) {
+            if (read.encrypted)
+                locked << file;
             (read.encrypted ? encrypted : unreadable) << file;
             rc = SSH_AUTH_DENIED;
             continue;
@@ -473,8 +489,11 @@ Result<void> SshSession::authenticate()
         keys = QStringLiteral(", then ") + tried.join(QStringLiteral(", "));
     else if (!missing.isEmpty())
         keys = QStringLiteral(", then no key file: none of %1 exists").arg(missing.join(QStringLiteral(", ")));
-    QString message = QStringLiteral("%1: authentication failed: the server accepted none of the keys tried (ssh-agent%2)")
-                          .arg(where(), keys);
+    // A key the server accepts but that stayed locked is the whole story.
+    QString message = locked.isEmpty()
+        ? QStringLiteral("%1: authentication failed: the server accepted none of the keys tried (ssh-agent%2)").arg(where(), keys)
+        : QStringLiteral("%1: authentication failed: the server accepts the key %2, but it could not be unlocked (tried: ssh-agent%3)")
+              .arg(where(), locked.join(QStringLiteral(", ")), keys);
     if (!options_.identityFile.isEmpty() && missing.contains(options_.identityFile))
         message += QStringLiteral("; the node's identity file %1 does not exist").arg(options_.identityFile);
     if (rc == SSH_AUTH_ERROR)
@@ -490,7 +509,9 @@ Result<void> SshSession::authenticate()
                                       "load it into ssh-agent (ssh-add), connect interactively, or set TRAINYARD_ASKPASS "
                                       "(trainyardctl)").arg(keys);
         else
-            message += QStringLiteral(". A passphrase was asked for (%1) and not given or not correct").arg(keys);
+            message += QStringLiteral(". A passphrase was asked for (%1, %2 time(s)) and not given or not correct")
+                           .arg(keys)
+                           .arg(asked);
     }
     return fail(message);
 }

@@ -440,6 +440,31 @@ private Q_SLOTS:
         QVERIFY2(code == 0 && out.contains(QStringLiteral("added node encnode")), qPrintable(out));
         // One question, naming the key it is for, as OpenSSH's does; none for the decoy.
         QCOMPARE(QString::fromUtf8(test::readFile(prompts)), QStringLiteral("encnode: Enter passphrase for key '%1':\n").arg(key));
+        // A wrong passphrase is asked for again, as OpenSSH does: a typo
+        // costs one more question, not the connection. Three at most.
+        const QString question = QStringLiteral("Enter passphrase for key '%1':\n").arg(key);
+        const QString typoPrompts = d + QStringLiteral("/typo-prompts.txt");
+        const QString typo = d + QStringLiteral("/askpass-typo.sh");
+        test::writeFile(typo, "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '" + QFile::encodeName(typoPrompts) + "'\n"
+                              "if [ -e '" + QFile::encodeName(typoPrompts) + ".once' ]; then printf '%s\\n' \"$TY_TEST_PASSPHRASE\"; "
+                              "else : > '" + QFile::encodeName(typoPrompts) + ".once'; echo wrong; fi\n");
+        const QString wrongPrompts = d + QStringLiteral("/wrong-prompts.txt");
+        const QString wrong = d + QStringLiteral("/askpass-wrong.sh");
+        test::writeFile(wrong, "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '" + QFile::encodeName(wrongPrompts) + "'\necho wrong\n");
+        for (const QString& script : {typo, wrong})
+            QFile::setPermissions(script, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        QStringList retry = add;
+        retry[2] = QStringLiteral("encretry");
+        out = ctl(retry, true, &code, typo);
+        QVERIFY2(code == 0 && out.contains(QStringLiteral("added node encretry")), qPrintable(out));
+        QCOMPARE(QString::fromUtf8(test::readFile(typoPrompts)), QString(QStringLiteral("encretry: ") + question).repeated(2));
+        retry[2] = QStringLiteral("encwrong");
+        out = ctl(retry, true, &code, wrong);
+        QVERIFY2(code != 0, qPrintable(out));
+        QCOMPARE(QString::fromUtf8(test::readFile(wrongPrompts)), QString(QStringLiteral("encwrong: ") + question).repeated(3));
+        QVERIFY2(out.contains(QStringLiteral("the server accepts the key %1, but it could not be unlocked").arg(key))
+                     && out.contains(QStringLiteral("3 time(s)")) && !out.contains(QStringLiteral("accepted none")),
+                 qPrintable(out));
         // ssh-agent comes first: with the key loaded there, batch mode logs
         // in and nothing is asked.
         QProcess agent;

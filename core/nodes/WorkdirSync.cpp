@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -86,7 +87,20 @@ struct Walker {
                     mode = int(st.st_mode & 0777);
                 scan.files.append(SyncEntry{childRel, fi.size(), mode});
                 scan.totalBytes += fi.size();
+            } else {
+                scan.skipped << childRel + QStringLiteral(" (not a file, folder or link)");
             }
+        }
+        // QDir leaves out names whose bytes are not valid UTF-8 (they would
+        // not name the file again once decoded): read the folder for them.
+        if (DIR* d = ::opendir(QFile::encodeName(abs).constData())) {
+            while (const dirent* e = ::readdir(d)) {
+                const QByteArray raw(e->d_name);
+                const QString name = QFile::decodeName(raw);
+                if (QFile::encodeName(name) != raw)
+                    scan.skipped << (rel.isEmpty() ? name : rel + u'/' + name) + QStringLiteral(" (name not valid UTF-8)");
+            }
+            ::closedir(d);
         }
     }
 };

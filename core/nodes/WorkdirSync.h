@@ -68,6 +68,7 @@ struct SyncScan {
     QString root;      // absolute local workdir
     QList<SyncEntry> files;
     QList<SyncLink> links; // symlinks not excluded by .gitignore (not followed)
+    QStringList skipped;   // "rel (why)": FIFOs, sockets, devices, names that are not valid UTF-8 (not synced)
     qint64 totalBytes = 0; // of `files`
     int ignored = 0;   // entries excluded by .gitignore or .git/
 };

@@ -773,12 +773,23 @@ void RunEngine::startRun(RunRecord run, Node& node)
         const qint64 limit = spec->syncLimitMiB * 1024 * 1024;
         const QString remoteDir = req.workdir;
         const QString nodeName = node.name;
-        auto dangling = std::make_shared<QString>(); // the notice, set on the file job's thread, read after it
+        // The notices, set on the file job's thread, read after it.
+        auto dangling = std::make_shared<QString>();
+        auto skipped = std::make_shared<QString>();
         node.client->runFileJob(
-            [localDir, limit, remoteDir, id = run.id, nodeName, dangling](NodeFiles& files) -> Result<void> {
+            [localDir, limit, remoteDir, id = run.id, nodeName, dangling, skipped](NodeFiles& files) -> Result<void> {
                 const auto scan = scanWorkdir(localDir, limit);
                 if (!scan)
                     return std::unexpected(scan.error());
+                if (!scan->skipped.isEmpty()) {
+                    const QStringList shown = scan->skipped.mid(0, 5);
+                    *skipped = QStringLiteral("sync of %1 to node %2 left out %3 entr(ies) it cannot copy: %4%5")
+                                   .arg(localDir, nodeName)
+                                   .arg(scan->skipped.size())
+                                   .arg(shown.join(QStringLiteral(", ")),
+                                        scan->skipped.size() > shown.size() ? QStringLiteral(", ...") : QString());
+                    qCWarning(lcRuns).noquote() << QStringLiteral("run %1: %2").arg(id).arg(*skipped);
+                }
                 const auto report = syncToNode(*scan, remoteDir, files);
                 if (!report)
                     return std::unexpected(report.error());
@@ -796,9 +807,10 @@ void RunEngine::startRun(RunRecord run, Node& node)
                 }
                 return {};
             },
-            [this, run, nodeName, req, dangling](const Result<void>& synced) mutable {
-                if (!dangling->isEmpty())
-                    addNotice(run.id, *dangling);
+            [this, run, nodeName, req, dangling, skipped](const Result<void>& synced) mutable {
+                for (const QString* notice : {skipped.get(), dangling.get()})
+                    if (!notice->isEmpty())
+                        addNotice(run.id, *notice);
                 const auto n = m_nodes.value(nodeName);
                 if (synced && n && n->ready) {
                     sendStart(run, *n, req);

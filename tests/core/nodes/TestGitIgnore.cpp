@@ -9,6 +9,10 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 using namespace ty;
 
 class TestGitIgnore final : public QObject {
@@ -144,6 +148,25 @@ private Q_SLOTS:
         auto third = syncToNode(*scan, remote, files);
         QVERIFY2(third, qPrintable(third ? QString() : third.error().message));
         QCOMPARE(third->uploaded, 0);
+    }
+
+    // What sync cannot copy is named, not dropped silently: a FIFO, and a
+    // name whose bytes are not UTF-8 (it cannot be opened by its decoded name).
+    void scanNamesWhatItCannotCopy()
+    {
+        QTemporaryDir src;
+        test::writeFile(src.path() + QStringLiteral("/ok.txt"), "fine");
+        QVERIFY(::mkfifo(QFile::encodeName(src.path() + QStringLiteral("/pipe")).constData(), 0644) == 0);
+        const QByteArray bad = QFile::encodeName(src.path()) + "/bad\xffname";
+        const int fd = ::open(bad.constData(), O_WRONLY | O_CREAT, 0644);
+        QVERIFY(fd >= 0);
+        ::close(fd);
+        const auto scan = scanWorkdir(src.path(), 0);
+        QVERIFY(scan);
+        QCOMPARE(scan->files.size(), qsizetype(1));
+        QCOMPARE(scan->skipped.size(), qsizetype(2));
+        QVERIFY2(scan->skipped.contains(QStringLiteral("pipe (not a file, folder or link)")), qPrintable(scan->skipped.join(u'|')));
+        QVERIFY2(scan->skipped.filter(QStringLiteral("(name not valid UTF-8)")).size() == 1, qPrintable(scan->skipped.join(u'|')));
     }
 
     void downloadRefusesEscapingNames()

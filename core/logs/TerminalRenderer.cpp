@@ -407,7 +407,10 @@ const unsigned char* TerminalRenderer::sinkPlainLines(const unsigned char* p, co
         if (q >= ahead.holdAt || *q != '\n' || q - p > m_storeLimit)
             break;
         if (p == start) {
-            while (m_row > 0) { // settled by the feed's end too, and before this line
+            // Settled by the feed's end too, and before this line. A saved
+            // cursor row is at most the cursor's, so this brings it to 0 as
+            // well: the lines below move no saved row.
+            while (m_row > 0) {
                 commitFront();
                 --m_row;
             }
@@ -428,7 +431,6 @@ const unsigned char* TerminalRenderer::sinkPlainLines(const unsigned char* p, co
         line.fullLength = n;
         m_sink(line);
         ++m_plainLinesSunk;
-        m_savedRow = std::max(0, m_savedRow - 1); // as commitFront() does
         p = q + 1;
     }
     if (p != start) {

@@ -49,8 +49,10 @@ class TestCliEndToEnd final : public QObject {
         return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
     }
 
+    // `name` under the test's folder (its own folder made first); its path.
     QString writeFile(const QString& name, const QByteArray& content)
     {
+        QDir().mkpath(QFileInfo(m_dir.filePath(name)).absolutePath());
         QFile f(m_dir.filePath(name));
         if (!f.open(QIODevice::WriteOnly))
             return {};
@@ -144,7 +146,6 @@ private Q_SLOTS:
     // agent lost before the reply to the list_files request ...").
     void artifactsListedBeforeFollowExits()
     {
-        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("arts")));
         const QString spec = writeFile(QStringLiteral("arts/job.yaml"),
                                        "name: with-artifacts\nworkdir: .\nartifacts: ['out/*.txt']\n"
                                        "command: \"mkdir -p out && echo a > out/a.txt && echo bb > out/b.txt && echo c > out/c.log\"\n");
@@ -167,7 +168,6 @@ private Q_SLOTS:
     // sequence in it is still one line of the listing (C-style escapes).
     void artifactNamesEscapedOnePerLine()
     {
-        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("oddnames")));
         const QString spec = writeFile(QStringLiteral("oddnames/job.yaml"),
                                        "name: odd-names\nworkdir: .\nartifacts: ['out/*']\n"
                                        "command: \"mkdir -p out && printf x > \\\"out/two$(printf '\\\\nlines').txt\\\" && "
@@ -199,7 +199,6 @@ private Q_SLOTS:
     // it too: on stderr as trainyardctl's own line, escaped, one line each.
     void logLinesAreEscapedOnePerLine()
     {
-        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("fifoname")));
         const QString spec = writeFile(QStringLiteral("fifoname/job.yaml"),
                                        "name: fifo-name\nworkdir: .\nartifacts: ['out/*']\n"
                                        "command: \"mkdir -p out && mkfifo \\\"out/f$(printf '\\\\033]0;t\\\\007\\\\nFAKE line')\\\"\"\n");
@@ -221,7 +220,6 @@ private Q_SLOTS:
     // refused, not followed, and the message says it is a link and which one.
     void downloadThroughLinkedFolderNamesTheLink()
     {
-        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("linkdest")));
         const QString spec = writeFile(QStringLiteral("linkdest/job.yaml"),
                                        "name: linked-dest\nworkdir: .\nartifacts: ['out/*']\n"
                                        "command: \"mkdir -p out && printf a > out/a.txt && printf b > out/b.txt\"\n");
@@ -257,7 +255,6 @@ private Q_SLOTS:
     // that `show` lists and `ls` counts, for whoever looks later.
     void showListsTheRunsNotices()
     {
-        QVERIFY(QDir(m_dir.path()).mkpath(QStringLiteral("dangling")));
         const QString spec = writeFile(QStringLiteral("dangling/job.yaml"),
                                        "name: dangling-link\nworkdir: .\nsync: true\ncommand: [cat, job.yaml]\n");
         QVERIFY(QFile::link(QStringLiteral("../no_such_data"), m_dir.filePath(QStringLiteral("dangling/data"))));

@@ -39,6 +39,17 @@ class TestRunEngine final : public QObject {
         return engine;
     }
 
+    // Submits `spec` and waits for the run's end (20 s at most): its record,
+    // or an empty one (state Queued, id 0) when it was not submitted.
+    static RunRecord runToEnd(RunEngine& engine, ResultStore& store, const JobSpec& spec)
+    {
+        const auto id = engine.submit(spec);
+        if (!id)
+            return {};
+        test::waitUntil([&] { return isTerminal(store.run(*id)->state); }, 20000);
+        return *store.run(*id);
+    }
+
     static JobSpec spec(const QString& yaml)
     {
         auto s = parseJobSpec(yaml, QStringLiteral("test.yaml"), QDir::tempPath());
@@ -566,10 +577,7 @@ private Q_SLOTS:
         QVERIFY(store);
         auto engine = makeEngine(store->get());
         QVERIFY(engine->acquireIngestion());
-        auto id = engine->submit(*parsed);
-        QVERIFY(id);
-        QTRY_VERIFY_WITH_TIMEOUT(isTerminal((*store)->run(*id)->state), 20000);
-        RunRecord run = *(*store)->run(*id);
+        RunRecord run = runToEnd(*engine, **store, *parsed);
         QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
         QTRY_COMPARE_WITH_TIMEOUT(test::readFile(run.consolePath), QByteArray("weights-v1\nshared-hello\n"), 5000);
         QCOMPARE(linkText(remote + QStringLiteral("/model.pt")), QStringLiteral("checkpoints/best.pt"));
@@ -581,10 +589,7 @@ private Q_SLOTS:
         QVERIFY(QFile::remove(w + QStringLiteral("/model.pt")));
         QVERIFY(QFile::link(QStringLiteral("checkpoints/other.pt"), w + QStringLiteral("/model.pt")));
         test::writeFile(w + QStringLiteral("/made/x.txt"), "mine\n");
-        id = engine->submit(*parsed);
-        QVERIFY(id);
-        QTRY_VERIFY_WITH_TIMEOUT(isTerminal((*store)->run(*id)->state), 20000);
-        run = *(*store)->run(*id);
+        run = runToEnd(*engine, **store, *parsed);
         QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
         QTRY_COMPARE_WITH_TIMEOUT(test::readFile(run.consolePath), QByteArray("weights-v2\nshared-hello\n"), 5000);
         QCOMPARE(linkText(remote + QStringLiteral("/model.pt")), QStringLiteral("checkpoints/other.pt"));
@@ -619,14 +624,12 @@ private Q_SLOTS:
         QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral(
                                                "^run \\d+: sync of .*danglingproj to node local made 1 symlink\\(s\\) that lead nowhere there .*: "
                                                "data -> \\.\\./no_such_data$")));
-        auto id = engine->submit(*parsed);
-        QVERIFY(id);
-        QTRY_VERIFY_WITH_TIMEOUT(isTerminal((*store)->run(*id)->state), 20000);
-        const RunRecord run = *(*store)->run(*id);
+        const RunRecord run = runToEnd(*engine, **store, *parsed);
+        const RunId id = run.id;
         QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
-        QTRY_COMPARE_WITH_TIMEOUT((*store)->notices(*id).size(), qsizetype(1), 5000);
-        const RunNotice n = (*store)->notices(*id).front();
-        QCOMPARE(n.run, *id);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->notices(id).size(), qsizetype(1), 5000);
+        const RunNotice n = (*store)->notices(id).front();
+        QCOMPARE(n.run, id);
         QVERIFY2(n.text.contains(QStringLiteral("lead nowhere")), qPrintable(n.text));
         QVERIFY2(n.text.contains(QStringLiteral("data -> ../no_such_data")), qPrintable(n.text));
         QVERIFY2(n.text.contains(QStringLiteral("node local")), qPrintable(n.text));

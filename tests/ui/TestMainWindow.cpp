@@ -23,6 +23,9 @@
 #include <QSortFilterProxyModel>
 #include <QStandardPaths>
 #include <QTableView>
+#include <QTreeView>
+#include <QHeaderView>
+#include <QSettings>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QToolButton>
@@ -291,6 +294,53 @@ private Q_SLOTS:
         Q_EMIT engine.metricsReceived(*id + 1000, {MetricPoint{*id + 1000, QStringLiteral("loss"), 99, std::nullopt, 3000, 0.1}});
         QTest::qWait(300);
         QCOMPARE(window.charts()->chart(QStringLiteral("loss"))->segmentPointCounts(), QList<int>{13});
+        m_store->deleteRun(*id);
+        QVERIFY(m_store->flush());
+    }
+
+    void firstStartShowsFourMetricsWithoutScrolling()
+    {
+        // The digits example's four metrics (loss, train_loss, val_loss,
+        // val_accuracy) must be in view beside the run columns on a first
+        // start at 1600x900, with the GPU columns beside them unscrolled too.
+        QSettings(QStringLiteral("Trainyard"), QStringLiteral("trainyard")).clear();
+        RunRecord r;
+        r.name = QStringLiteral("digits-mlp");
+        r.state = RunState::Succeeded;
+        r.node = QStringLiteral("local");
+        r.argv = {QStringLiteral("python3"), QStringLiteral("train.py")};
+        r.workdir = m_dir.path();
+        r.startedAt = QDateTime::currentDateTimeUtc().addSecs(-9);
+        r.finishedAt = QDateTime::currentDateTimeUtc();
+        const auto id = m_store->createRun(r, {});
+        QVERIFY(id);
+        const QStringList keys{QStringLiteral("loss"), QStringLiteral("train_loss"), QStringLiteral("val_loss"),
+                               QStringLiteral("val_accuracy")};
+        QList<MetricPoint> points;
+        for (const QString& key : keys)
+            points.append(MetricPoint{*id, key, 675, std::nullopt, 1000, 0.9667});
+        m_store->appendMetrics(points);
+        QVERIFY(m_store->flush());
+
+        MainWindow window(m_store.get(), nullptr);
+        window.resize(1600, 900); // before the first start's dock width is set
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        const RunsModel* model = window.runsModel();
+        QTRY_VERIFY(model->rowOf(*id) >= 0);
+        QTRY_COMPARE(model->metricColumns().size(), keys.size());
+        QTest::qWait(100); // the docks' first-start width
+        auto* table = window.findChild<QTableView*>(QStringLiteral("runsTable"));
+        QVERIFY(table);
+        const int last = RunsModel::FirstMetricColumn + int(keys.size()) - 1;
+        const int right = table->columnViewportPosition(last) + table->columnWidth(last);
+        QVERIFY2(right <= table->viewport()->width(),
+                 qPrintable(QStringLiteral("last metric column ends at %1, table shows %2").arg(right).arg(table->viewport()->width())));
+        QVERIFY(table->columnWidth(RunsModel::Name) >= 120);
+        auto* nodes = window.findChild<QTreeView*>(QStringLiteral("nodesTree"));
+        QVERIFY(nodes);
+        QVERIFY2(nodes->header()->length() <= nodes->viewport()->width(),
+                 qPrintable(QStringLiteral("GPU columns need %1, shown %2").arg(nodes->header()->length()).arg(nodes->viewport()->width())));
         m_store->deleteRun(*id);
         QVERIFY(m_store->flush());
     }

@@ -143,11 +143,12 @@ MainWindow::MainWindow(ResultStore* store, RunEngine* engine, QWidget* parent)
     const bool firstStart = !settings().contains(QStringLiteral("mainWindow/state"));
     restoreSettings();
     if (firstStart) {
-        // Room for the queue's reasons and the GPU columns beside the runs
-        // table (docks only take a width once the window is laid out).
+        // Room for the GPU columns beside the runs table, which keeps about
+        // 60 % for the run columns and its first metrics (docks only take a
+        // width once the window is laid out).
         QTimer::singleShot(0, this, [this] {
             if (auto* dock = findChild<QDockWidget*>(QStringLiteral("queueDock")))
-                resizeDocks({dock}, {std::max(640, width() * 45 / 100)}, Qt::Horizontal);
+                resizeDocks({dock}, {std::max(600, width() * 39 / 100)}, Qt::Horizontal);
         });
     }
     m_reader->requestRuns();
@@ -271,18 +272,22 @@ void MainWindow::createLayout()
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     m_table->horizontalHeader()->setSectionResizeMode(RunsModel::Name, QHeaderView::Stretch);
     m_table->horizontalHeader()->setHighlightSections(false);
-    m_table->setColumnWidth(RunsModel::State, 110);
+    m_table->setColumnWidth(RunsModel::State, 100);
     m_table->setColumnWidth(RunsModel::Name, 220);
     m_table->setColumnWidth(RunsModel::Node, 80);
     m_table->setColumnWidth(RunsModel::Gpus, 60);
-    m_table->setColumnWidth(RunsModel::Started, 160);
-    m_table->setColumnWidth(RunsModel::Duration, 90);
+    m_table->setColumnWidth(RunsModel::Started, 150);
+    m_table->setColumnWidth(RunsModel::Duration, 76);
     m_table->setAcceptDrops(false);
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &MainWindow::onCurrentRowChanged);
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, &MainWindow::updateActions);
     connect(m_model, &QAbstractItemModel::columnsInserted, this, [this](const QModelIndex&, int first, int last) {
+        // A metric column is as wide as its name (values such as 0.9667
+        // are narrower), so that a run's usual four to six metrics fit
+        // beside the run columns without scrolling.
+        QHeaderView* header = m_table->horizontalHeader();
         for (int c = first; c <= last; ++c)
-            m_table->setColumnWidth(c, 110);
+            m_table->setColumnWidth(c, std::clamp(header->sectionSizeHint(c), 72, 140));
     });
 
     auto* bottom = new QWidget;

@@ -86,12 +86,12 @@ NodesView::NodesView(ResultStore* store, RunEngine* engine, QWidget* parent)
     m_tree->setAlternatingRowColors(true);
     m_tree->setSelectionMode(QAbstractItemView::SingleSelection);
     m_tree->header()->setStretchLastSection(true);
-    m_tree->setColumnWidth(NameColumn, 170);
-    m_tree->setColumnWidth(StatusColumn, 80);
+    m_tree->setColumnWidth(NameColumn, 150);
+    m_tree->setColumnWidth(StatusColumn, 76);
     m_tree->setColumnWidth(MemoryColumn, 125);
-    m_tree->setColumnWidth(UtilizationColumn, 48);
-    m_tree->setColumnWidth(TemperatureColumn, 48);
-    m_tree->setColumnWidth(PowerColumn, 52);
+    m_tree->setColumnWidth(UtilizationColumn, 44);
+    m_tree->setColumnWidth(TemperatureColumn, 44);
+    m_tree->setColumnWidth(PowerColumn, 50);
 
     m_tree->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_tree, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {

@@ -11,6 +11,44 @@
 namespace ty::agent {
 namespace {
 
+// Well-formed UTF-8 as the Unicode Standard's Table 3-7 defines it (no
+// overlong forms, no surrogates, nothing above U+10FFFF). A name that is not
+// reaches the client with U+FFFD in it (JSON carries text), so it is marked.
+bool isUtf8(const std::string& s)
+{
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    const auto* const end = p + s.size();
+    while (p < end) {
+        const unsigned c = *p;
+        if (c < 0x80) {
+            ++p;
+            continue;
+        }
+        int more = 0;
+        unsigned lo = 0x80, hi = 0xBF; // the range of the second byte
+        if (c >= 0xC2 && c <= 0xDF) {
+            more = 1;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            more = 2;
+            lo = c == 0xE0 ? 0xA0 : 0x80;
+            hi = c == 0xED ? 0x9F : 0xBF;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            more = 3;
+            lo = c == 0xF0 ? 0x90 : 0x80;
+            hi = c == 0xF4 ? 0x8F : 0xBF;
+        } else {
+            return false;
+        }
+        if (end - p <= more || p[1] < lo || p[1] > hi)
+            return false;
+        for (int k = 2; k <= more; ++k)
+            if ((p[k] & 0xC0) != 0x80)
+                return false;
+        p += more + 1;
+    }
+    return true;
+}
+
 std::vector<std::string> split(const std::string& s)
 {
     std::vector<std::string> out;
@@ -122,6 +160,8 @@ struct Lister {
             } else {
                 f["type"] = "other";
             }
+            if (!isUtf8(childRel))
+                f["name_not_utf8"] = true;
             files.push_back(std::move(f));
         }
         ::closedir(d);

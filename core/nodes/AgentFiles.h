@@ -21,6 +21,7 @@ struct AgentFileEntry {
     QString type;        // "file", "symlink" or "other"
     QString linkTarget;  // symlinks only
     qint64 mtimeMs = 0;
+    bool nameNotUtf8 = false; // the node's name is not UTF-8: `path` holds U+FFFD where its bytes were
 };
 
 struct AgentFileList {
@@ -45,6 +46,7 @@ inline AgentFileList agentFileListFromJson(const QJsonObject& o)
         e.type = f.value(QStringLiteral("type")).toString();
         e.linkTarget = f.value(QStringLiteral("target")).toString();
         e.mtimeMs = qint64(f.value(QStringLiteral("mtime_ms")).toDouble());
+        e.nameNotUtf8 = f.value(QStringLiteral("name_not_utf8")).toBool();
         const QString base = e.root == u"run_dir" ? l.runDir : l.workdir;
         e.absolutePath = base + u'/' + e.path;
         l.files.append(e);

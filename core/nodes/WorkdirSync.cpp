@@ -393,7 +393,8 @@ Result<SyncReport> syncToNode(const SyncScan& scan, const QString& remoteDir, No
 
 bool isSafeRelativePath(const QString& rel)
 {
-    if (rel.isEmpty() || rel.startsWith(u'/') || rel.contains(u'\\') || rel.contains(QChar(0)))
+    // A backslash is an ordinary character in a POSIX name (node and client).
+    if (rel.isEmpty() || rel.startsWith(u'/') || rel.contains(QChar(0)))
         return false;
     for (const QString& part : rel.split(u'/'))
         if (part.isEmpty() || part == u"." || part == u"..")
@@ -413,6 +414,12 @@ Result<ArtifactDownload> downloadArtifacts(const AgentFileList& list, const QStr
             out.refused << QStringLiteral("%1: %2").arg(e.path, why);
             qCWarning(lcNodes).noquote() << "artifact" << e.absolutePath << "on" << files.describe() << "refused:" << why;
         };
+        if (e.nameNotUtf8) {
+            // Its bytes cannot be named over SFTP from here: what arrived is U+FFFD.
+            refuse(QStringLiteral("refused: its name on the node is not valid UTF-8 (shown with U+FFFD); "
+                                  "rename it there to download it"));
+            continue;
+        }
         if (!isSafeRelativePath(e.path)) {
             refuse(QStringLiteral("refused: the name would land outside %1 (absolute, empty or `..` component)").arg(destDir));
             continue;

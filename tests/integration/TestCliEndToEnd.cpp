@@ -195,6 +195,26 @@ private Q_SLOTS:
         QCOMPARE(QFile(dest + QStringLiteral("/out/two\nlines.txt")).size(), 1);
     }
 
+    // A backslash is an ordinary character of a POSIX name: downloaded. A
+    // name that is not UTF-8 cannot be named back over SFTP: refused, and
+    // the reason says so (it used to read "not a regular file").
+    void artifactNamesWithBackslashOrBadBytes()
+    {
+        const QString spec = writeFile(QStringLiteral("bsnames/job.yaml"),
+                                       "name: bs-names\nworkdir: .\nartifacts: ['out/*']\n"
+                                       "command: \"mkdir -p out && printf b > 'out/back\\\\slash.txt' && "
+                                       "printf x > \\\"out/bad$(printf '\\\\377')name\\\"\"\n");
+        const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
+        QVERIFY2(o.exitCode == 0, o.err.constData());
+        const QString dest = m_dir.filePath(QStringLiteral("bs-dest"));
+        const Outcome dl = ctl({QStringLiteral("artifacts"), QStringLiteral("bs-names"), QStringLiteral("--download"), dest});
+        QCOMPARE(dl.exitCode, 5); // one refused
+        QCOMPARE(test::readFile(dest + QStringLiteral("/out/back\\slash.txt")), QByteArray("b"));
+        QVERIFY2(dl.err.contains("is not valid UTF-8"), dl.err.constData());
+        QVERIFY2(!dl.err.contains("not a regular file"), dl.err.constData());
+        QCOMPARE(QDir(dest + QStringLiteral("/out")).entryList(QDir::Files), QStringList{QStringLiteral("back\\slash.txt")});
+    }
+
     // What the node's code logs about an artifact (a refused FIFO here) names
     // it too: on stderr as trainyardctl's own line, escaped, one line each.
     void logLinesAreEscapedOnePerLine()

@@ -105,6 +105,7 @@ private Q_SLOTS:
     {
         QVERIFY(isSafeRelativePath(QStringLiteral("out/model.pt")));
         QVERIFY(isSafeRelativePath(QStringLiteral("a..b")));
+        QVERIFY(isSafeRelativePath(QStringLiteral("out/a\\b.txt"))); // an ordinary character on POSIX
         QVERIFY(!isSafeRelativePath(QStringLiteral("../x")));
         QVERIFY(!isSafeRelativePath(QStringLiteral("a/../../x")));
         QVERIFY(!isSafeRelativePath(QStringLiteral("/etc/passwd")));

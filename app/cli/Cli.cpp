@@ -33,6 +33,7 @@
 #include <cstdio>
 #include <cstring>
 #include <termios.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace ty::cli {
@@ -417,11 +418,8 @@ public:
         FILE* tty = std::fopen("/dev/tty", "r+");
         if (!tty)
             return std::nullopt;
-        std::fprintf(tty, "%s: %s", qPrintable(node), qPrintable(prompt.trimmed()));
-        if (!prompt.trimmed().endsWith(u':'))
-            std::fprintf(tty, ":");
-        std::fprintf(tty, " ");
-        std::fflush(tty);
+        // Echo off before the question: what is typed after seeing it is
+        // never flushed away, nor shown (OpenSSH's readpassphrase, same order).
         termios old {};
         const bool isTty = ::tcgetattr(fileno(tty), &old) == 0;
         if (isTty) {
@@ -429,6 +427,11 @@ public:
             quiet.c_lflag &= ~tcflag_t(ECHO);
             ::tcsetattr(fileno(tty), TCSAFLUSH, &quiet);
         }
+        std::fprintf(tty, "%s: %s", qPrintable(node), qPrintable(prompt.trimmed()));
+        if (!prompt.trimmed().endsWith(u':'))
+            std::fprintf(tty, ":");
+        std::fprintf(tty, " ");
+        std::fflush(tty);
         char buf[1024] = {};
         const bool got = std::fgets(buf, sizeof buf, tty) != nullptr;
         if (isTty)
@@ -486,8 +489,13 @@ std::shared_ptr<SshPassphraseProvider> passphraseProvider()
         askpass = qEnvironmentVariable("SSH_ASKPASS");
     if (!askpass.isEmpty())
         return std::make_shared<AskpassPassphraseProvider>(askpass);
-    if (!::isatty(STDIN_FILENO))
-        return nullptr; // batch mode
+    // Batch mode, as OpenSSH's: no terminal to ask on. Only a missing
+    // controlling terminal counts, not stdin: `cat spec | trainyardctl submit -`
+    // typed at a terminal still asks there.
+    const int tty = ::open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (tty < 0)
+        return nullptr;
+    ::close(tty);
     return std::make_shared<TtyPassphraseProvider>();
 }
 

@@ -617,7 +617,7 @@ private Q_SLOTS:
             env.insert(QStringLiteral("TRAINYARD_SSH_CONFIG"), m_sshd.clientConfig());
             env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
             p.setProcessEnvironment(env);
-            p.setStandardInputFile(QProcess::nullDevice()); // batch mode
+            test::withoutTerminal(p); // batch mode
             p.start(QStringLiteral(TRAINYARD_CTL_PATH), QStringList{QStringLiteral("--db"), db} + args);
             p.waitForFinished(60000);
             *code = p.exitCode();

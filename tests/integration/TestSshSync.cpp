@@ -418,7 +418,7 @@ private Q_SLOTS:
                 env.insert(QStringLiteral("TY_TEST_PASSPHRASE"), passphrase);
             }
             p.setProcessEnvironment(env);
-            p.setStandardInputFile(QProcess::nullDevice()); // batch mode
+            test::withoutTerminal(p); // batch mode
             p.start(QStringLiteral(TRAINYARD_CTL_PATH), QStringList{QStringLiteral("--db"), dbDir + QStringLiteral("/trainyard.db")} + args);
             p.waitForFinished(60000);
             *code = p.exitCode();
@@ -465,6 +465,36 @@ private Q_SLOTS:
         QVERIFY2(out.contains(QStringLiteral("the server accepts the key %1, but it could not be unlocked").arg(key))
                      && out.contains(QStringLiteral("3 time(s)")) && !out.contains(QStringLiteral("accepted none")),
                  qPrintable(out));
+        // A pipe on stdin is not batch mode while there is a terminal: the
+        // question goes to the terminal (here a pty that script(1) makes the
+        // controlling one), as ssh's does, and is answered there.
+        {
+            QProcess term;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("TRAINYARD_SSH_CONFIG"), sshConfig);
+            env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
+            env.remove(QStringLiteral("SSH_AUTH_SOCK"));
+            env.insert(QStringLiteral("HOME"), d);
+            env.insert(QStringLiteral("TY_CTL"), QStringLiteral(TRAINYARD_CTL_PATH));
+            env.insert(QStringLiteral("TY_DB"), dbDir + QStringLiteral("/trainyard.db"));
+            term.setProcessEnvironment(env);
+            term.setChildProcessModifier([] { ::setsid(); }); // script's pty is then the only terminal
+            term.setProcessChannelMode(QProcess::MergedChannels);
+            term.start(QStringLiteral("script"),
+                       {QStringLiteral("-qec"),
+                        QStringLiteral("echo piped | \"$TY_CTL\" --db \"$TY_DB\" node add encpty --host enc --agent-path \"$TRAINYARD_AGENT\""),
+                        QStringLiteral("/dev/null")});
+            QVERIFY(term.waitForStarted(5000));
+            QByteArray seen;
+            QTRY_VERIFY_WITH_TIMEOUT((seen += term.readAll()).contains("Enter passphrase for key"), 20000);
+            QVERIFY2(seen.contains(QFile::encodeName(QStringLiteral("encpty: Enter passphrase for key '%1':").arg(key))), seen.constData());
+            term.write(passphrase.toUtf8() + "\r");
+            const bool finished = term.waitForFinished(30000);
+            seen += term.readAll();
+            QVERIFY2(finished, seen.constData());
+            QVERIFY2(term.exitCode() == 0 && seen.contains("added node encpty"), seen.constData());
+            QVERIFY2(!seen.contains(passphrase.toUtf8()), seen.constData()); // not echoed
+        }
         // ssh-agent comes first: with the key loaded there, batch mode logs
         // in and nothing is asked.
         QProcess agent;

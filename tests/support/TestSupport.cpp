@@ -8,6 +8,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QProcess>
 #include <QTest>
 
 #include <sys/mman.h>
@@ -53,6 +54,12 @@ QString sourcePath(const QString& relative)
 QString agentPath()
 {
     return QStringLiteral(TRAINYARD_AGENT_PATH);
+}
+
+void withoutTerminal(QProcess& process)
+{
+    process.setStandardInputFile(QProcess::nullDevice());
+    process.setChildProcessModifier([] { ::setsid(); });
 }
 
 RunRecord runningRecord(const QString& name, const QString& node, const QString& agentRunId)

@@ -5,6 +5,8 @@
 #include <QThread>
 
 #include <functional>
+
+class QProcess;
 #include <optional>
 
 #include "common/Result.h"
@@ -31,6 +33,10 @@ void writeFile(const QString& path, const QByteArray& bytes);
 QString sourcePath(const QString& relative);
 // The built trainyard-agent executable.
 QString agentPath();
+// Makes `process` start in a session of its own, with stdin from /dev/null:
+// no controlling terminal, which is batch mode for trainyardctl, also when
+// the tests run from one.
+void withoutTerminal(QProcess& process);
 
 // A run recorded as running on `node` since now (started by someone, agent
 // run id `agentRunId`), for tests that need one without starting it.

@@ -51,6 +51,7 @@
 
 #include "nodes/AgentClient.h"
 #include "nodes/SshAgentTransport.h"
+#include "runs/QueuePolicy.h"
 #include "runs/RunEngine.h"
 #include "spec/JobSpec.h"
 #include "store/ResultStore.h"
@@ -343,6 +344,7 @@ struct Options {
     int sshTrue = 20;
     int mux = 50;
     int history = 0; // finished runs in the database before the first start
+    QString policy;  // the engine's queue policy by name (queuePolicyNamed); empty: the default
     bool latency = true;
     bool console = true;
     bool keep = false;
@@ -921,6 +923,15 @@ int Bench::run()
                     static_cast<long long>(h.elapsed()));
     }
     m_engine = std::make_unique<RunEngine>(m_store.get(), m_work + QStringLiteral("/db/trainyard.db"));
+    if (!m_opt.policy.isEmpty()) {
+        const auto policy = queuePolicyNamed(m_opt.policy);
+        if (!policy) {
+            fail(policy.error().message);
+            return 1;
+        }
+        m_engine->setPolicy(*policy);
+        std::printf("  queue policy %s\n", qPrintable(queuePolicyName(*policy)));
+    }
     m_engine->addNode(QStringLiteral("ws1"), std::make_unique<SshAgentTransport>(nodeOptions()));
     m_engine->acquireIngestion();
     QElapsedTimer t;
@@ -987,6 +998,8 @@ int main(int argc, char** argv)
             o.mux = std::max(1, next().toInt());
         else if (a == QStringLiteral("--history"))
             o.history = std::max(0, next().toInt());
+        else if (a == QStringLiteral("--policy"))
+            o.policy = next();
         else if (a == QStringLiteral("--no-latency"))
             o.latency = false;
         else if (a == QStringLiteral("--no-console"))
@@ -999,6 +1012,7 @@ int main(int argc, char** argv)
             std::fprintf(stderr,
                          "usage: bench_ssh [--runs N (200)] [--mb N (1024)] [--ssh-true N (20)] [--mux N (50)]\n"
                          "                 [--history N (0): finished runs in the database first]\n"
+                         "                 [--policy fcfs|priority|sjf|backfill|fair-share (the default's)]\n"
                          "                 [--no-latency] [--no-console] [--dir DIR] [--keep]\n");
             return 2;
         }

@@ -1,5 +1,7 @@
 #include "QueuePolicy.h"
 
+#include "FairShareLedger.h"
+
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonDocument>
@@ -248,19 +250,14 @@ sched::FairShareState fairShareUsage(const QList<RunRecord>& runs, const sched::
                                      const std::function<QString(const RunRecord&)>& accountOf)
 {
     sched::FairShareState state;
-    const double halfLife = double(std::max<qint64>(1, policy.usageHalfLifeMs));
     for (const RunRecord& r : runs) {
         if (r.gpus.isEmpty() || !r.startedAt.isValid())
             continue;
-        const qint64 start = r.startedAt.toMSecsSinceEpoch();
         const qint64 end = r.finishedAt.isValid() ? r.finishedAt.toMSecsSinceEpoch() : nowMs;
-        if (end <= start)
-            continue;
-        const double gpuHours = double(r.gpus.size()) * double(end - start) / 3.6e6;
-        // Decayed from the end of the usage: a run that ended one half-life
-        // ago counts half (Slurm decays accumulated usage the same way).
-        const double decay = std::exp2(-double(std::max<qint64>(0, nowMs - end)) / halfLife);
-        state.charge(accountOf(r), gpuHours * decay);
+        const double hours = decayedGpuHours(int(r.gpus.size()), r.startedAt.toMSecsSinceEpoch(), end, nowMs,
+                                             policy.usageHalfLifeMs);
+        if (hours > 0.0)
+            state.charge(accountOf(r), hours);
     }
     return state;
 }

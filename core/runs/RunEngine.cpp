@@ -1,5 +1,6 @@
 #include "RunEngine.h"
 
+
 #include "MetricFileFollower.h"
 #include "QueuePolicy.h"
 #include "RunIngest.h"
@@ -432,6 +433,63 @@ const Result<JobSpec>& RunEngine::cachedSpec(const RunRecord& run)
 
 // One pass of the pure scheduler (core/sched) over every node this engine
 // knows: placements are started, every other queued run gets its reason.
+FairShareLedger::Entry RunEngine::ledgerEntryOf(const RunRecord& r)
+{
+    FairShareLedger::Entry e;
+    e.startMs = r.startedAt.isValid() ? r.startedAt.toMSecsSinceEpoch() : 0;
+    e.endMs = r.finishedAt.isValid() ? r.finishedAt.toMSecsSinceEpoch() : 0;
+    e.gpus = int(r.gpus.size());
+    const Result<JobSpec>& spec = cachedSpec(r);
+    e.user = spec && !spec->user.isEmpty() ? spec->user : osUser();
+    if (spec)
+        e.project = spec->project;
+    return e;
+}
+
+QList<RunRecord> RunEngine::updateFairShareLedger(qint64 nowMs, qint64 windowMs)
+{
+    const qint64 windowStart = nowMs - windowMs;
+    QList<RunRecord> unfinished;
+    QList<RunRecord> ended;
+    if (!m_ledgerValid || nowMs - m_ledgerBuiltMs >= kLedgerRebuildMs || nowMs < m_ledgerBuiltMs) {
+        // From the database: every run that ended within the window.
+        QList<RunRecord> runs = m_store->unfinishedRuns(QDateTime::fromMSecsSinceEpoch(windowStart, Qt::UTC));
+        for (RunRecord& r : runs)
+            (isTerminal(r.state) ? ended : unfinished).append(std::move(r));
+        m_ledger.clear();
+        m_ledgerMaxId = 0;
+        m_ledgerBuiltMs = nowMs;
+        m_ledgerValid = true;
+    } else {
+        unfinished = m_store->unfinishedRuns();
+        // Created and ended since the last pass (by anyone)...
+        ended = m_store->endedRunsAfter(m_ledgerMaxId);
+        // ...and those the last pass saw unfinished that are not any more.
+        QSet<RunId> still;
+        still.reserve(unfinished.size());
+        for (const RunRecord& r : std::as_const(unfinished))
+            still.insert(r.id);
+        for (const RunId id : std::as_const(m_ledgerUnfinished)) {
+            if (still.contains(id) || id > m_ledgerMaxId)
+                continue;
+            if (Result<RunRecord> r = m_store->run(id); r && isTerminal(r->state))
+                ended.append(std::move(*r));
+        }
+    }
+    for (const RunRecord& r : std::as_const(ended)) {
+        m_ledger.record(r.id, ledgerEntryOf(r));
+        m_ledgerMaxId = std::max(m_ledgerMaxId, r.id);
+    }
+    m_ledgerUnfinished.clear();
+    m_ledgerUnfinished.reserve(unfinished.size());
+    for (const RunRecord& r : std::as_const(unfinished)) {
+        m_ledgerUnfinished.insert(r.id);
+        m_ledgerMaxId = std::max(m_ledgerMaxId, r.id);
+    }
+    m_ledger.dropEndedBefore(windowStart);
+    return unfinished;
+}
+
 void RunEngine::schedulePass()
 {
     if (!m_ownsIngestion)
@@ -490,9 +548,9 @@ void RunEngine::schedulePass()
     QHash<RunId, RunRecord> queued;
     QSet<QString> pinnedElsewhere;
     // Only what a pass needs, so its cost follows the queue, not the history:
-    // the runs not ended, and for fair share those that ended within its
-    // usage window (30 half-lives: what is older counts less than 1e-9 of
-    // its GPU hours).
+    // the runs not ended. Fair share's usage of ended runs is in the ledger
+    // (updateFairShareLedger), kept for 30 half-lives: what is older counts
+    // less than 1e-9 of its GPU hours.
     qint64 usageHalfLifeMs = 0;
     const auto usesFairShare = [&usageHalfLifeMs](const sched::Policy& p) {
         if (p.ordering == sched::Ordering::FairShare)
@@ -501,9 +559,12 @@ void RunEngine::schedulePass()
     usesFairShare(m_policy);
     for (const sched::Policy& p : std::as_const(m_queuePolicies))
         usesFairShare(p);
-    const qint64 usageWindowMs = usageHalfLifeMs > now / 30 ? now : 30 * usageHalfLifeMs;
-    QList<RunRecord> all = m_store->unfinishedRuns(
-        usageHalfLifeMs > 0 ? QDateTime::fromMSecsSinceEpoch(now - usageWindowMs, Qt::UTC) : QDateTime());
+    QList<RunRecord> all = usageHalfLifeMs > 0 ? updateFairShareLedger(now, usageHalfLifeMs > now / 30 ? now : 30 * usageHalfLifeMs)
+                                               : m_store->unfinishedRuns();
+    if (usageHalfLifeMs == 0 && m_ledgerValid) {
+        m_ledger.clear();
+        m_ledgerValid = false;
+    }
     // Runs this engine is starting right now: their 'starting' record may not
     // be committed yet, so the database can still say 'queued'. They hold
     // their resources; starting them again would be a double start.
@@ -617,13 +678,10 @@ void RunEngine::schedulePass()
         if (policy.ordering == sched::Ordering::FairShare) {
             const bool byProject = policy.fairShareBy == sched::FairShareBy::Project;
             usage = fairShareUsage(all, policy, now, [this, byProject](const RunRecord& r) {
-                const Result<JobSpec>& spec = cachedSpec(r);
-                if (!spec)
-                    return byProject ? QString() : osUser();
-                if (byProject)
-                    return spec->project;
-                return spec->user.isEmpty() ? osUser() : spec->user;
+                const FairShareLedger::Entry e = ledgerEntryOf(r);
+                return byProject ? e.project : e.user;
             });
+            m_ledger.chargeTo(usage, now, policy.usageHalfLifeMs, policy.fairShareBy);
         }
         const sched::SchedulerDecision part = sched::schedule(state, q.value(), policy, now, usage);
         state = sched::applyDecision(state, part, q.value(), now);

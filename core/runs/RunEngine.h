@@ -5,6 +5,7 @@
 #include "nodes/AgentFiles.h"
 #include "nodes/AgentTypes.h"
 #include "nodes/WorkdirSync.h"
+#include "runs/FairShareLedger.h"
 #include "sched/Policy.h"
 #include "sched/SchedulerDecision.h"
 #include "spec/JobSpec.h"
@@ -244,6 +245,21 @@ private:
     };
     QHash<RunId, CachedSpec> m_specCache;
     const Result<JobSpec>& cachedSpec(const RunRecord& run);
+    // Fair share's usage of ended runs (see FairShareLedger), while a policy
+    // uses fair share. A pass adds the runs created and ended since the last
+    // one (ids above m_ledgerMaxId) and those the last pass saw unfinished
+    // (m_ledgerUnfinished) that have ended; every kLedgerRebuildMs it is
+    // rebuilt from the database, which drops deleted runs. Engine thread.
+    static constexpr qint64 kLedgerRebuildMs = 10 * 60 * 1000;
+    FairShareLedger m_ledger;
+    bool m_ledgerValid = false;
+    qint64 m_ledgerBuiltMs = 0;
+    RunId m_ledgerMaxId = 0;
+    QSet<RunId> m_ledgerUnfinished;
+    // The runs not ended, with the ledger brought up to date first; `windowMs`:
+    // how far back ended runs count.
+    QList<RunRecord> updateFairShareLedger(qint64 nowMs, qint64 windowMs);
+    FairShareLedger::Entry ledgerEntryOf(const RunRecord& r);
     sched::Policy m_policy;                          // the default queue's
     QMap<QString, sched::Policy> m_queuePolicies;    // other queues' (scheduler.json "queues")
     bool m_policyFixed = false;

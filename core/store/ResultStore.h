@@ -96,6 +96,11 @@ public:
     // its cost follows those runs, not the size of the database (indexes
     // runs_unfinished and runs_finished_at, SqliteSchema version 6).
     virtual QList<RunRecord> unfinishedRuns(const QDateTime& endedSince = {}) const = 0;
+    // The ended runs that held GPUs with an id above `afterId` (the runs
+    // created since the caller last looked): how fair share's ledger learns of
+    // runs that other processes created and ended between two passes.
+    // Found by the primary key, so its cost follows the new runs only.
+    virtual QList<RunRecord> endedRunsAfter(RunId afterId) const = 0;
     virtual QMap<QString, QString> params(RunId run) const = 0;
     // The current points (what charts and compare show): superseded ones
     // (replaced by a resumed run's later segment, see MetricPoint) are left

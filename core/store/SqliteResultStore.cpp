@@ -487,6 +487,14 @@ QList<RunRecord> SqliteResultStore::unfinishedRuns(const QDateTime& endedSince) 
     return readRuns(db, m_path, unfinishedSelections(endedSince.isValid()), binds);
 }
 
+QList<RunRecord> SqliteResultStore::endedRunsAfter(RunId afterId) const
+{
+    QSqlDatabase db = readConnection();
+    return readRuns(db, m_path,
+                    {QStringLiteral("WHERE id > ? AND state IN ('succeeded', 'failed', 'cancelled') AND gpus <> '[]'")},
+                    {QVariant::fromValue<qint64>(afterId)});
+}
+
 QStringList SqliteResultStore::unfinishedRunsSql(bool endedWindow)
 {
     const RunsSql sql = runsSql(unfinishedSelections(endedWindow));

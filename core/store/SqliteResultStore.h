@@ -48,6 +48,7 @@ public:
     Result<RunRecord> run(RunId id) const override;
     QList<RunRecord> runs() const override;
     QList<RunRecord> unfinishedRuns(const QDateTime& endedSince = {}) const override;
+    QList<RunRecord> endedRunsAfter(RunId afterId) const override;
     // The two statements unfinishedRuns() runs (runs, then their tags; with
     // `endedWindow` each takes the window's start, ms since the epoch, as its
     // one bind value), for tests that check SQLite's plan uses the indexes.

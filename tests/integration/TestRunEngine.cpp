@@ -244,6 +244,78 @@ private Q_SLOTS:
                                      a.startedAt.toString(Qt::ISODateWithMs), a.finishedAt.toString(Qt::ISODateWithMs))));
     }
 
+    void fairShareLearnsOfRunsEndedBetweenPasses()
+    {
+        // A pass reads the ended runs' usage from the engine's ledger, which
+        // learns what changed since the last pass: here two runs another
+        // process recorded while this engine ran. Dave's was running at the
+        // first pass and ended since; Alice's was created already ended.
+        // Each used 10 GPU-hours ending one half-life ago. Alice and Dave
+        // queue before Bob, yet Bob, who used none, gets the GPU first.
+        StandInGpu gpu;
+        QVERIFY(gpu.ok);
+        const QString db = m_dir.filePath(QStringLiteral("fair2/trainyard.db"));
+        auto store = ResultStore::open(db);
+        QVERIFY(store);
+        auto other = ResultStore::open(db); // another process's handle
+        QVERIFY(other);
+        const QDateTime now = QDateTime::currentDateTimeUtc();
+        const auto pastRun = [&](const QString& user, RunState state) {
+            RunRecord r;
+            r.name = user + QStringLiteral("-past");
+            r.state = state;
+            r.specYaml = QStringLiteral("name: %1-past\ncommand: [\"true\"]\nuser: %1\nresources: {gpus: 1}\n").arg(user);
+            r.node = QStringLiteral("elsewhere");
+            r.gpus = {0};
+            r.createdAt = now.addSecs(-11 * 3600);
+            r.startedAt = r.createdAt;
+            if (isTerminal(state)) {
+                r.finishedAt = now.addSecs(-3600);
+                r.exitCode = 0;
+            }
+            return r;
+        };
+        RunRecord dave = pastRun(QStringLiteral("dave"), RunState::Running);
+        const auto daveId = (*other)->createRun(dave, {});
+        QVERIFY(daveId);
+        QVERIFY((*other)->flush().has_value());
+
+        RunEngine engine(store->get(), db);
+        engine.addLocalNode(test::agentPath(), m_dir.filePath(QStringLiteral("fair2-state")));
+        sched::Policy policy;
+        policy.ordering = sched::Ordering::FairShare;
+        policy.usageHalfLifeMs = 3600 * 1000;
+        engine.setPolicy(policy);
+        QVERIFY(engine.acquireIngestion());
+        auto holder = engine.submit(spec(QStringLiteral("name: holder\ncommand: sleep 2\nuser: carol\nresources: {gpus: 1}\n")));
+        QVERIFY(holder);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*holder)->state, RunState::Running, 15000);
+
+        dave.id = *daveId;
+        dave.state = RunState::Succeeded;
+        dave.finishedAt = now.addSecs(-3600);
+        dave.exitCode = 0;
+        (*other)->updateRun(dave);
+        QVERIFY((*other)->createRun(pastRun(QStringLiteral("alice"), RunState::Succeeded), {}).has_value());
+        QVERIFY((*other)->flush().has_value());
+
+        auto alice = engine.submit(spec(QStringLiteral("name: alice\ncommand: sleep 0.2\nuser: alice\nresources: {gpus: 1}\n")));
+        QTest::qWait(20); // later submission times: FCFS would start Alice, then Dave, then Bob
+        auto dave2 = engine.submit(spec(QStringLiteral("name: dave\ncommand: sleep 0.2\nuser: dave\nresources: {gpus: 1}\n")));
+        QTest::qWait(20);
+        auto bob = engine.submit(spec(QStringLiteral("name: bob\ncommand: sleep 0.2\nuser: bob\nresources: {gpus: 1}\n")));
+        QVERIFY(alice && dave2 && bob);
+        for (const RunId id : {*alice, *dave2, *bob})
+            QTRY_COMPARE_WITH_TIMEOUT((*store)->run(id)->state, RunState::Succeeded, 20000);
+        const RunRecord a = *(*store)->run(*alice);
+        const RunRecord d = *(*store)->run(*dave2);
+        const RunRecord b = *(*store)->run(*bob);
+        QVERIFY2(b.startedAt < a.startedAt && b.startedAt < d.startedAt,
+                 qPrintable(QStringLiteral("bob %1, alice %2, dave %3")
+                                .arg(b.startedAt.toString(Qt::ISODateWithMs), a.startedAt.toString(Qt::ISODateWithMs),
+                                     d.startedAt.toString(Qt::ISODateWithMs))));
+    }
+
     void settledStartsAreForgotten()
     {
         // The engine remembers each start until a scheduling pass sees its

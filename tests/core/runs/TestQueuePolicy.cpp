@@ -1,3 +1,4 @@
+#include "runs/FairShareLedger.h"
 #include "runs/QueuePolicy.h"
 
 #include <QFile>
@@ -115,6 +116,57 @@ private Q_SLOTS:
         QCOMPARE(usage.usageGpuHours.value(QStringLiteral("alice")), 1.0);
         QCOMPARE(usage.usageGpuHours.value(QStringLiteral("bob")), 0.5);
         QVERIFY(!usage.usageGpuHours.contains(QStringLiteral("carol")));
+    }
+
+    void ledgerChargesWhatTheRunsWould()
+    {
+        // The ledger keeps ended runs between passes; what it charges must be
+        // what fairShareUsage charges for the same runs, by user or project.
+        sched::Policy p;
+        p.usageHalfLifeMs = 3600 * 1000;
+        const qint64 hour = 3600 * 1000;
+        const qint64 now = 1'800'000'000'000;
+        FairShareLedger ledger;
+        QList<RunRecord> runs;
+        const auto add = [&](RunId id, int gpus, qint64 startAgo, qint64 endAgo, const QString& user, const QString& project) {
+            RunRecord r;
+            r.id = id;
+            for (int g = 0; g < gpus; ++g)
+                r.gpus << g;
+            r.startedAt = QDateTime::fromMSecsSinceEpoch(now - startAgo, Qt::UTC);
+            r.finishedAt = QDateTime::fromMSecsSinceEpoch(now - endAgo, Qt::UTC);
+            r.name = user + u'/' + project;
+            runs << r;
+            ledger.record(id, {now - startAgo, now - endAgo, gpus, user, project});
+        };
+        add(1, 2, 2 * hour, hour, QStringLiteral("alice"), QStringLiteral("vision"));  // 2 GPU-h, halved
+        add(2, 1, 5 * hour, 3 * hour, QStringLiteral("alice"), QStringLiteral("nlp")); // 2 GPU-h, an eighth
+        add(3, 4, hour / 2, 0, QStringLiteral("bob"), QStringLiteral("vision"));       // 2 GPU-h, whole
+        add(4, 0, hour, 0, QStringLiteral("carol"), QStringLiteral("nlp"));            // no GPU: not kept
+        QCOMPARE(ledger.size(), 3);
+        for (const auto by : {sched::FairShareBy::User, sched::FairShareBy::Project}) {
+            sched::FairShareState fromLedger;
+            ledger.chargeTo(fromLedger, now, p.usageHalfLifeMs, by);
+            const auto fromRuns = fairShareUsage(runs, p, now, [by](const RunRecord& r) {
+                return r.name.section(u'/', by == sched::FairShareBy::User ? 0 : 1, by == sched::FairShareBy::User ? 0 : 1);
+            });
+            QCOMPARE(fromLedger.usageGpuHours.keys(), fromRuns.usageGpuHours.keys());
+            for (auto it = fromRuns.usageGpuHours.cbegin(); it != fromRuns.usageGpuHours.cend(); ++it)
+                QVERIFY2(std::abs(fromLedger.usageGpuHours.value(it.key()) - it.value()) < 1e-12, qPrintable(it.key()));
+        }
+        sched::FairShareState byUser;
+        ledger.chargeTo(byUser, now, p.usageHalfLifeMs, sched::FairShareBy::User);
+        QCOMPARE(byUser.usageGpuHours.value(QStringLiteral("alice")), 1.0 + 0.25);
+        QCOMPARE(byUser.usageGpuHours.value(QStringLiteral("bob")), 2.0);
+        // Out of the window: dropped; a run recorded again replaces itself.
+        ledger.dropEndedBefore(now - 2 * hour);
+        QCOMPARE(ledger.size(), 2);
+        QVERIFY(!ledger.contains(2));
+        ledger.record(3, {now - hour, now, 1, QStringLiteral("bob"), QString()});
+        sched::FairShareState after;
+        ledger.chargeTo(after, now, p.usageHalfLifeMs, sched::FairShareBy::User);
+        QCOMPARE(after.usageGpuHours.value(QStringLiteral("bob")), 1.0);
+        QCOMPARE(after.usageGpuHours.value(QStringLiteral("alice")), 1.0);
     }
 };
 

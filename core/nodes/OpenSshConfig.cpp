@@ -53,6 +53,7 @@ OpenSshHostConfig parseSshG(const QByteArray& output, const OpenSshQuery& query,
     OpenSshHostConfig config;
     QHash<QString, QString> single; // first value of each one-value option
     QStringList identities;
+    QStringList certificates;
     for (const QByteArray& raw : output.split('\n')) {
         const QString line = QString::fromUtf8(raw).trimmed();
         const qsizetype space = line.indexOf(u' ');
@@ -62,10 +63,14 @@ OpenSshHostConfig parseSshG(const QByteArray& output, const OpenSshQuery& query,
         const QString value = line.mid(space + 1).trimmed();
         if (key == u"identityfile")
             identities << value;
+        else if (key == u"certificatefile")
+            certificates << value;
         else if (!single.contains(key))
             single.insert(key, value);
     }
     config.hashKnownHosts = single.value(QStringLiteral("hashknownhosts")).compare(u"yes", Qt::CaseInsensitive) == 0;
+    config.identitiesOnly = single.value(QStringLiteral("identitiesonly")).compare(u"yes", Qt::CaseInsensitive) == 0;
+    config.identityAgent = single.value(QStringLiteral("identityagent"));
     const QString machine = QSysInfo::machineHostName();
     const QHash<QChar, QString> tokens{
         {u'd', home},
@@ -78,16 +83,33 @@ OpenSshHostConfig parseSshG(const QByteArray& output, const OpenSshQuery& query,
         {u'p', single.value(QStringLiteral("port"), QStringLiteral("22"))},
         {u'r', single.value(QStringLiteral("user"), localUser)},
     };
-    for (QString id : std::as_const(identities)) {
-        if (id == u"~")
-            id = home;
-        else if (id.startsWith(QStringLiteral("~/")))
-            id = home + id.mid(1);
-        id = expandTokens(id, tokens);
-        if (!config.identityFiles.contains(id))
-            config.identityFiles << id;
-    }
+    auto expand = [&](QString file) {
+        if (file == u"~")
+            file = home;
+        else if (file.startsWith(QStringLiteral("~/")))
+            file = home + file.mid(1);
+        return expandTokens(file, tokens);
+    };
+    for (const QString& id : std::as_const(identities))
+        if (const QString file = expand(id); !config.identityFiles.contains(file))
+            config.identityFiles << file;
+    for (const QString& cert : std::as_const(certificates))
+        if (const QString file = expand(cert); !config.certificateFiles.contains(file))
+            config.certificateFiles << file;
     return config;
+}
+
+QString OpenSshHostConfig::agentSocket() const
+{
+    // ssh_config(5), IdentityAgent: "none" disables the agent, "SSH_AUTH_SOCK"
+    // and "$NAME" name an environment variable holding the path.
+    if (identityAgent.isEmpty() || identityAgent == u"SSH_AUTH_SOCK")
+        return qEnvironmentVariable("SSH_AUTH_SOCK");
+    if (identityAgent == u"none")
+        return {};
+    if (identityAgent.startsWith(u'$'))
+        return qEnvironmentVariable(identityAgent.mid(1).toLocal8Bit().constData());
+    return identityAgent;
 }
 
 std::optional<OpenSshHostConfig> resolveOpenSshConfig(const OpenSshQuery& query, QString* why)

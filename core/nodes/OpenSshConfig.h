@@ -6,7 +6,9 @@
 //     known_hosts entries);
 //   - the identity files: libssh keeps a list, but its public API returns only
 //     the first entry (ssh_options_get(SSH_OPTIONS_IDENTITY)), so its order
-//     and content cannot be read back.
+//     and content cannot be read back;
+//   - IdentitiesOnly, CertificateFile and IdentityAgent as OpenSSH resolves
+//     them (libssh 0.10 ignores the first two and cannot return the third).
 //
 // The source is `ssh -G HOST` (OpenSSH >= 6.8), which prints every option as
 // OpenSSH resolves it for that host: ~/.ssh/config then /etc/ssh/ssh_config
@@ -29,6 +31,19 @@ struct OpenSshHostConfig {
     // %-tokens OpenSSH expands in IdentityFile (%d %u %l %h %n %p %r %i %%)
     // are expanded; home is the password database's, as in OpenSSH.
     QStringList identityFiles;
+    // IdentitiesOnly yes: of ssh-agent's keys only those of identityFiles
+    // (or certificateFiles) are offered (SshAgentFilter.h).
+    bool identitiesOnly = false;
+    // CertificateFile entries, expanded as identityFiles.
+    QStringList certificateFiles;
+    // IdentityAgent as `ssh -G` prints it (`~` and %-tokens expanded by
+    // OpenSSH): empty when not set, else a socket path, "none",
+    // "SSH_AUTH_SOCK" or "$VARIABLE"; agentSocket() resolves it.
+    QString identityAgent;
+
+    // The ssh-agent socket OpenSSH would use: IdentityAgent, else
+    // $SSH_AUTH_SOCK; empty for none (IdentityAgent none, or no variable).
+    QString agentSocket() const;
 };
 
 struct OpenSshQuery {

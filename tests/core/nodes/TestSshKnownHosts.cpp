@@ -137,6 +137,34 @@ private Q_SLOTS:
         QVERIFY(!parseSshG("", q, QStringLiteral("/h"), QStringLiteral("u")).hashKnownHosts);
     }
 
+    void identitiesOnlyAndTheAgentParsed()
+    {
+        OpenSshQuery q;
+        q.host = QStringLiteral("work");
+        const OpenSshHostConfig c = parseSshG("identitiesonly yes\nidentityagent /run/agent.sock\n"
+                                              "certificatefile ~/.ssh/id_work-cert.pub\ncertificatefile /abs/%n-cert.pub\n",
+                                              q, QStringLiteral("/home/u"), QStringLiteral("u"));
+        QVERIFY(c.identitiesOnly);
+        QCOMPARE(c.certificateFiles, (QStringList{QStringLiteral("/home/u/.ssh/id_work-cert.pub"), QStringLiteral("/abs/work-cert.pub")}));
+        QCOMPARE(c.agentSocket(), QStringLiteral("/run/agent.sock"));
+        const OpenSshHostConfig plain = parseSshG("identitiesonly no\n", q, QStringLiteral("/h"), QStringLiteral("u"));
+        QVERIFY(!plain.identitiesOnly);
+        QVERIFY(plain.certificateFiles.isEmpty());
+        // ssh_config(5) IdentityAgent: none, SSH_AUTH_SOCK, $VARIABLE.
+        const QByteArray saved = qgetenv("SSH_AUTH_SOCK");
+        qputenv("SSH_AUTH_SOCK", "/tmp/from-env.sock");
+        qputenv("TY_TEST_AGENT", "/tmp/from-var.sock");
+        QCOMPARE(plain.agentSocket(), QStringLiteral("/tmp/from-env.sock"));
+        QCOMPARE(parseSshG("identityagent SSH_AUTH_SOCK\n", q, {}, {}).agentSocket(), QStringLiteral("/tmp/from-env.sock"));
+        QCOMPARE(parseSshG("identityagent $TY_TEST_AGENT\n", q, {}, {}).agentSocket(), QStringLiteral("/tmp/from-var.sock"));
+        QCOMPARE(parseSshG("identityagent none\n", q, {}, {}).agentSocket(), QString());
+        qunsetenv("TY_TEST_AGENT");
+        if (saved.isEmpty())
+            qunsetenv("SSH_AUTH_SOCK");
+        else
+            qputenv("SSH_AUTH_SOCK", saved);
+    }
+
     void openSshResolvesHostBlocks()
     {
         if (QStandardPaths::findExecutable(QStringLiteral("ssh")).isEmpty())

@@ -3,6 +3,7 @@
 #include "common/ShellQuote.h"
 
 #include "nodes/NodesLog.h"
+#include "nodes/SshAgentFilter.h"
 #include "nodes/SshKnownHosts.h"
 #include "nodes/SshPassphraseProvider.h"
 
@@ -20,6 +21,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstring>
 
@@ -101,6 +103,55 @@ ssh_key readPrivateKey(KeyRead& read)
             return nullptr;
     }
     return nullptr;
+}
+
+// The public key blob of an identity file as OpenSSH finds it without a
+// passphrase: FILE.pub, else the key file itself (OpenSSH's format keeps the
+// public half in clear), else an unencrypted private key (never asks).
+std::optional<QByteArray> publicKeyBlob(const QString& file)
+{
+    const QByteArray path = QFile::encodeName(file);
+    const QByteArray pubPath = path + ".pub";
+    ssh_key pub = nullptr;
+    if (ssh_pki_import_pubkey_file(pubPath.constData(), &pub) != SSH_OK) {
+        ssh_key_free(pub);
+        pub = nullptr;
+        if (ssh_pki_import_pubkey_file(path.constData(), &pub) != SSH_OK) {
+            ssh_key_free(pub);
+            pub = nullptr;
+            KeyRead read{nullptr, {}, file}; // no provider: batch mode
+            ssh_key priv = readPrivateKey(read);
+            const bool derived = priv && ssh_pki_export_privkey_to_pubkey(priv, &pub) == SSH_OK;
+            ssh_key_free(priv);
+            if (!derived) {
+                ssh_key_free(pub);
+                return std::nullopt;
+            }
+        }
+    }
+    char* base64 = nullptr;
+    const bool exported = ssh_pki_export_pubkey_base64(pub, &base64) == SSH_OK && base64;
+    ssh_key_free(pub);
+    if (!exported)
+        return std::nullopt;
+    QByteArray blob = QByteArray::fromBase64(base64);
+    ssh_string_free_char(base64);
+    return blob;
+}
+
+// The key blob of a certificate file (`type base64 [comment]`, one line).
+std::optional<QByteArray> certificateBlob(const QString& file)
+{
+    QFile f(file);
+    if (!f.open(QIODevice::ReadOnly))
+        return std::nullopt;
+    const QList<QByteArray> fields = f.readLine(64 * 1024).simplified().split(' ');
+    if (fields.size() < 2 || !fields[0].contains("-cert-"))
+        return std::nullopt;
+    const auto decoded = QByteArray::fromBase64Encoding(fields[1], QByteArray::AbortOnBase64DecodingErrors);
+    if (!decoded || decoded.decoded.isEmpty())
+        return std::nullopt;
+    return decoded.decoded;
 }
 
 } // namespace
@@ -422,7 +473,55 @@ Result<void> SshSession::authenticate()
     // gets "Passphrase" and nothing saying which file it reads, and its list
     // of files cannot be read through the public API. So the files go one by
     // one through the calls it makes itself.
-    rc = ssh_userauth_agent(session_, nullptr);
+    //
+    // IdentitiesOnly (libssh 0.10 ignores it): libssh would offer every key
+    // of the agent, and a server's MaxAuthTries can run out before the
+    // configured key comes. So libssh gets the agent through a relay that
+    // lists only the keys of the identity files (SshAgentFilter.h), alive
+    // while libssh uses the agent.
+    const OpenSshHostConfig* openssh = openSshConfig();
+    const bool identitiesOnly = openssh && openssh->identitiesOnly;
+    QString agentTried = QStringLiteral("ssh-agent"); // how a failure names the agent's part; empty: not asked
+    QString agentSkipped; // why not, for a failure
+    bool useAgent = true;
+    std::unique_ptr<SshAgentFilter> agentFilter;
+    if (identitiesOnly) {
+        QList<QByteArray> allowed;
+        for (const QString& file : identityFiles()) {
+            if (const auto blob = publicKeyBlob(file))
+                allowed << *blob;
+            if (const auto cert = certificateBlob(file + QStringLiteral("-cert.pub"))) // OpenSSH loads it beside the key
+                allowed << *cert;
+        }
+        for (const QString& file : openssh->certificateFiles)
+            if (const auto cert = certificateBlob(file))
+                allowed << *cert;
+        const QString socket = openssh->agentSocket();
+        if (socket.isEmpty()) {
+            agentSkipped = QStringLiteral("no ssh-agent (IdentityAgent none, or SSH_AUTH_SOCK not set)");
+        } else if (allowed.isEmpty()) {
+            agentSkipped = QStringLiteral("IdentitiesOnly, and no identity file has a public key that can be read");
+        } else if (auto filter = SshAgentFilter::start(socket, std::move(allowed)); !filter) {
+            agentSkipped = filter.error().message;
+        } else if (const int fd = (*filter)->takeClientFd(); ssh_set_agent_socket(session_, fd) != SSH_OK) {
+            ::close(fd); // not taken by libssh
+            agentSkipped = QStringLiteral("libssh refused the relay: %1").arg(QString::fromUtf8(ssh_get_error(session_)));
+        } else {
+            agentFilter = std::move(*filter);
+        }
+        useAgent = agentFilter != nullptr;
+        if (!useAgent) {
+            // Never libssh's own connection to the agent: it would offer every key.
+            agentTried.clear();
+            qCInfo(lcNodes).noquote() << where() << ": ssh-agent not asked:" << agentSkipped;
+        }
+    }
+    rc = useAgent ? ssh_userauth_agent(session_, nullptr) : SSH_AUTH_DENIED;
+    if (agentFilter) {
+        if (agentFilter->listed() >= 0)
+            agentTried = QStringLiteral("ssh-agent (IdentitiesOnly: %1 of its %2 key(s))").arg(agentFilter->kept()).arg(agentFilter->listed());
+        agentFilter.reset(); // libssh is done with the agent; its end of the pair now reads end-of-file
+    }
     if (rc == SSH_AUTH_SUCCESS)
         return {};
     if (rc != SSH_AUTH_PARTIAL)
@@ -484,16 +583,21 @@ Result<void> SshSession::authenticate()
         if (rc == SSH_AUTH_ERROR || rc == SSH_AUTH_PARTIAL)
             break;
     }
-    QString keys;
+    QString keys = agentTried;
+    const QString then = keys.isEmpty() ? QString() : QStringLiteral(", then ");
     if (!tried.isEmpty())
-        keys = QStringLiteral(", then ") + tried.join(QStringLiteral(", "));
+        keys += then + tried.join(QStringLiteral(", "));
     else if (!missing.isEmpty())
-        keys = QStringLiteral(", then no key file: none of %1 exists").arg(missing.join(QStringLiteral(", ")));
+        keys += then + QStringLiteral("no key file: none of %1 exists").arg(missing.join(QStringLiteral(", ")));
+    if (keys.isEmpty())
+        keys = QStringLiteral("none");
     // A key the server accepts but that stayed locked is the whole story.
     QString message = locked.isEmpty()
-        ? QStringLiteral("%1: authentication failed: the server accepted none of the keys tried (ssh-agent%2)").arg(where(), keys)
-        : QStringLiteral("%1: authentication failed: the server accepts the key %2, but it could not be unlocked (tried: ssh-agent%3)")
+        ? QStringLiteral("%1: authentication failed: the server accepted none of the keys tried (%2)").arg(where(), keys)
+        : QStringLiteral("%1: authentication failed: the server accepts the key %2, but it could not be unlocked (tried: %3)")
               .arg(where(), locked.join(QStringLiteral(", ")), keys);
+    if (!agentSkipped.isEmpty())
+        message += QStringLiteral("; ssh-agent was not asked: %1").arg(agentSkipped);
     if (!options_.identityFile.isEmpty() && missing.contains(options_.identityFile))
         message += QStringLiteral("; the node's identity file %1 does not exist").arg(options_.identityFile);
     if (rc == SSH_AUTH_ERROR)

@@ -22,6 +22,10 @@
 //      and an encrypted one asks the SshPassphraseProvider (none: batch mode)
 //      with a prompt naming the file, as OpenSSH:
 //      "Enter passphrase for key '/home/u/.ssh/id_ed25519':".
+//      With IdentitiesOnly yes (OpenSSH's view, as for the identity files)
+//      ssh-agent is asked through a relay that lists only the keys of those
+//      files (SshAgentFilter.h), so other agent keys do not use up the
+//      server's MaxAuthTries.
 //   4. Optional agent deployment over SFTP (AgentDeploy), still blocking.
 //   5. Opens a session channel with callbacks (data on stdout and stderr, eof,
 //      close, exit status, exit signal) registered for its whole life, execs

@@ -25,6 +25,86 @@ QByteArray runTool(const QString& program, const QStringList& args, bool* ok)
     return good ? p.readAllStandardOutput() : p.readAllStandardOutput() + p.readAllStandardError();
 }
 
+bool makeKey(const QString& file, QString* error)
+{
+    QFile::remove(file);
+    QFile::remove(file + QStringLiteral(".pub"));
+    bool ok = false;
+    const QByteArray out = runTool(QStringLiteral("ssh-keygen"),
+                                   {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"),
+                                    QStringLiteral("-N"), QString(), QStringLiteral("-f"), file},
+                                   &ok);
+    if (!ok)
+        *error = QStringLiteral("ssh-keygen failed: %1").arg(QString::fromUtf8(out));
+    return ok;
+}
+
+SshAgentProcess::~SshAgentProcess()
+{
+    if (!m_agent)
+        return;
+    m_agent->terminate();
+    if (!m_agent->waitForFinished(3000)) {
+        m_agent->kill();
+        m_agent->waitForFinished(3000);
+    }
+}
+
+QString SshAgentProcess::skipReason()
+{
+    for (const char* tool : {"ssh-agent", "ssh-add"})
+        if (QStandardPaths::findExecutable(QLatin1String(tool)).isEmpty())
+            return QStringLiteral("%1 is missing (Debian: openssh-client)").arg(QLatin1String(tool));
+    return {};
+}
+
+bool SshAgentProcess::start(const QString& socket, QString* error)
+{
+    m_socket = socket;
+    QFile::remove(socket);
+    m_agent = std::make_unique<QProcess>();
+    m_agent->start(QStringLiteral("ssh-agent"), {QStringLiteral("-D"), QStringLiteral("-a"), socket});
+    if (!m_agent->waitForStarted(5000)) {
+        *error = QStringLiteral("cannot start ssh-agent: %1").arg(m_agent->errorString());
+        return false;
+    }
+    QElapsedTimer t;
+    t.start();
+    while (!QFileInfo::exists(socket) && t.elapsed() < 5000 && m_agent->state() == QProcess::Running)
+        QThread::msleep(10);
+    if (!QFileInfo::exists(socket)) {
+        *error = QStringLiteral("ssh-agent did not create %1: %2").arg(socket, QString::fromUtf8(m_agent->readAllStandardError()));
+        return false;
+    }
+    return true;
+}
+
+bool SshAgentProcess::sshAdd(const QStringList& args, QString* error)
+{
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("SSH_AUTH_SOCK"), m_socket);
+    p.setProcessEnvironment(env);
+    p.setStandardInputFile(QProcess::nullDevice());
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(QStringLiteral("ssh-add"), args);
+    if (!p.waitForFinished(30000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
+        *error = QStringLiteral("ssh-add %1 failed: %2").arg(args.join(u' '), QString::fromUtf8(p.readAll()));
+        return false;
+    }
+    return true;
+}
+
+bool SshAgentProcess::add(const QString& keyFile, QString* error)
+{
+    return sshAdd({keyFile}, error);
+}
+
+bool SshAgentProcess::remove(const QString& keyFile, QString* error)
+{
+    return sshAdd({QStringLiteral("-d"), keyFile}, error);
+}
+
 SshdFixture::SshdFixture() = default;
 
 SshdFixture::~SshdFixture()
@@ -109,7 +189,7 @@ bool SshdFixture::start(QString* error)
                    "HostKey " + d + "/host_ed25519_key\nPidFile " + d + "/sshd.pid\n"
                    "AuthorizedKeysFile " + d + "/authorized_keys\nStrictModes no\nUsePAM no\n"
                    "PasswordAuthentication no\nKbdInteractiveAuthentication no\nPermitRootLogin yes\n"
-                   "Subsystem sftp internal-sftp\nLogLevel ERROR\n",
+                   "Subsystem sftp internal-sftp\nLogLevel ERROR\n" + m_extraConfig,
                    error))
         return false;
     QByteArray config;

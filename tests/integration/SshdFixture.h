@@ -26,6 +26,8 @@ public:
     // Empty when sshd can run here; else why not (for QSKIP).
     static QString skipReason();
 
+    // Lines added to sshd_config (e.g. "MaxAuthTries 3\n"); before start().
+    void setExtraConfig(const QByteArray& lines) { m_extraConfig = lines; }
     // Creates the keys and configs and starts sshd. False with *error set on failure.
     bool start(QString* error);
     void stop();
@@ -47,10 +49,32 @@ private:
 
     QTemporaryDir m_dir;
     int m_port = 0;
+    QByteArray m_extraConfig;
     std::unique_ptr<QProcess> m_sshd;
+};
+
+// A real ssh-agent in the foreground (`ssh-agent -D -a SOCKET`), ended with
+// the object. Keys are listed by the agent in the order they were added.
+class SshAgentProcess {
+public:
+    ~SshAgentProcess();
+    // Empty when ssh-agent and ssh-add are installed; else why not (for QSKIP).
+    static QString skipReason();
+    bool start(const QString& socket, QString* error);
+    bool add(const QString& keyFile, QString* error);    // ssh-add FILE
+    bool remove(const QString& keyFile, QString* error); // ssh-add -d FILE
+    QString socket() const { return m_socket; }
+
+private:
+    bool sshAdd(const QStringList& args, QString* error);
+
+    QString m_socket;
+    std::unique_ptr<QProcess> m_agent;
 };
 
 // Runs a program, returns its stdout; *ok false (and stderr in the output) on failure.
 QByteArray runTool(const QString& program, const QStringList& args, bool* ok = nullptr);
+// ssh-keygen -q -t ed25519 -N '' -f FILE (FILE and FILE.pub are replaced).
+bool makeKey(const QString& file, QString* error);
 
 } // namespace ty::test

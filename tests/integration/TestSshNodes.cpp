@@ -23,6 +23,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTcpServer>
 #include <QTemporaryDir>
@@ -597,6 +598,86 @@ private Q_SLOTS:
         QVERIFY2(c.error.contains(QStringLiteral("identity file %1 does not exist").arg(o.identityFile)), qPrintable(c.error));
         if (!defaultKeys)
             QVERIFY2(!c.error.contains(QStringLiteral("passphrase")), qPrintable(c.error));
+    }
+
+    void identitiesOnlyOffersOnlyTheConfiguredKeysOfTheAgent()
+    {
+        // Seven unrelated keys in ssh-agent ahead of the right one, and a
+        // server that takes three (MaxAuthTries 3). With IdentitiesOnly yes
+        // only the agent's key of the IdentityFile is offered, as by ssh.
+        if (const QString why = test::SshAgentProcess::skipReason(); !why.isEmpty())
+            QSKIP(qPrintable(why));
+        QString error;
+        test::SshdFixture strict;
+        strict.setExtraConfig("MaxAuthTries 3\n");
+        QVERIFY2(strict.start(&error), qPrintable(error));
+        const QString dir = m_tmp.filePath(QStringLiteral("identities-only"));
+        QVERIFY(QDir().mkpath(dir));
+        test::SshAgentProcess agent;
+        QVERIFY2(agent.start(dir + QStringLiteral("/agent.sock"), &error), qPrintable(error));
+        for (int i = 1; i <= 7; ++i) {
+            const QString stranger = dir + QStringLiteral("/stranger%1").arg(i);
+            QVERIFY2(test::makeKey(stranger, &error), qPrintable(error));
+            QVERIFY2(agent.add(stranger, &error), qPrintable(error));
+        }
+        const QString rightKey = strict.dir() + QStringLiteral("/id_ed25519"); // in the server's authorized_keys
+        QVERIFY2(agent.add(rightKey, &error), qPrintable(error));
+        // The right key's private half only in the agent: IdentityFile names
+        // a file of which only FILE.pub exists, so only the agent can sign.
+        const QString agentOnly = dir + QStringLiteral("/agent_only");
+        QVERIFY(QFile::copy(rightKey + QStringLiteral(".pub"), agentOnly + QStringLiteral(".pub")));
+        const QString config = dir + QStringLiteral("/ssh_config");
+        const QString block = QStringLiteral("  HostName 127.0.0.2\n  Port %1\n  User root\n  UserKnownHostsFile %2/known_hosts\n")
+                                  .arg(strict.port())
+                                  .arg(dir);
+        test::writeFile(config, QStringLiteral("Host agentkey\n%1  IdentityFile %2\n  IdentitiesOnly yes\n"
+                                               "Host filekey\n%1  IdentityFile %3\n  IdentitiesOnly yes\n")
+                                    .arg(block, agentOnly, rightKey)
+                                    .toUtf8());
+        const QByteArray savedSock = qgetenv("SSH_AUTH_SOCK");
+        const auto restore = qScopeGuard([&] {
+            if (savedSock.isEmpty())
+                qunsetenv("SSH_AUTH_SOCK");
+            else
+                qputenv("SSH_AUTH_SOCK", savedSock);
+        });
+        qputenv("SSH_AUTH_SOCK", QFile::encodeName(agent.socket()));
+        auto optionsFor = [&](const QString& host) {
+            SshNodeOptions o = options(host, false, /*accept=*/true);
+            o.configFile = config;
+            return o;
+        };
+
+        // OpenSSH's client gets in with this configuration, as the baseline.
+        {
+            QProcess ssh;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("SSH_AUTH_SOCK"), agent.socket());
+            ssh.setProcessEnvironment(env);
+            ssh.setStandardInputFile(QProcess::nullDevice());
+            ssh.setProcessChannelMode(QProcess::MergedChannels);
+            ssh.start(QStringLiteral("ssh"), {QStringLiteral("-F"), config, QStringLiteral("-o"), QStringLiteral("BatchMode=yes"),
+                                              QStringLiteral("-o"), QStringLiteral("StrictHostKeyChecking=no"),
+                                              QStringLiteral("agentkey"), QStringLiteral("echo"), QStringLiteral("openssh-in")});
+            QVERIFY(ssh.waitForFinished(30000));
+            const QByteArray out = ssh.readAll();
+            QVERIFY2(ssh.exitCode() == 0 && out.contains("openssh-in"), out.constData());
+        }
+        Connected viaAgent = connectTo(optionsFor(QStringLiteral("agentkey")));
+        QVERIFY2(viaAgent.error.isEmpty(), qPrintable(viaAgent.error));
+        QCOMPARE(viaAgent.client->hello().stateDir, stateDir(QStringLiteral("agentkey")));
+
+        // The agent without the right key: IdentitiesOnly leaves all seven
+        // out, and the key file itself logs in.
+        QVERIFY2(agent.remove(rightKey, &error), qPrintable(error));
+        Connected viaFile = connectTo(optionsFor(QStringLiteral("filekey")));
+        QVERIFY2(viaFile.error.isEmpty(), qPrintable(viaFile.error));
+        QCOMPARE(viaFile.client->hello().stateDir, stateDir(QStringLiteral("filekey")));
+        // The agent's key alone (agentkey) now has no way in: the failure
+        // names the filtered agent and the file that is not there.
+        Connected none = connectTo(optionsFor(QStringLiteral("agentkey")));
+        QVERIFY2(none.error.contains(QStringLiteral("accepted none of the keys tried (ssh-agent (IdentitiesOnly: 0 of its 7 key(s))")),
+                 qPrintable(none.error));
     }
 
     void cliNodeCommands()

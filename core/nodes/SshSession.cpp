@@ -524,15 +524,29 @@ Result<void> SshSession::authenticate()
     }
     if (rc == SSH_AUTH_SUCCESS)
         return {};
+    auto disconnected = [this] {
+        return !ssh_is_connected(session_) || (ssh_get_status(session_) & (SSH_CLOSED | SSH_CLOSED_ERROR));
+    };
+    // The server ends the connection after so many refused keys (sshd's
+    // MaxAuthTries): the keys after that were never offered, not refused.
+    // libssh 0.10 then waits out its timeout and returns SSH_AUTH_AGAIN (or
+    // SSH_AUTH_ERROR): the connection's state tells.
+    bool dropped = disconnected();
+    QString dropError = dropped ? QString::fromUtf8(ssh_get_error(session_)) : QString();
     if (rc != SSH_AUTH_PARTIAL)
         rc = SSH_AUTH_DENIED; // an agent that is not running or fails is passed over, as there
     QStringList tried, missing, encrypted, unreadable;
     QStringList locked; // accepted by the server, encrypted, not unlocked
+    QStringList notOffered; // the connection had ended
     int asked = 0;
     const QStringList files = rc == SSH_AUTH_PARTIAL ? QStringList() : identityFiles();
     for (const QString& file : files) {
         if (!QFileInfo(file).isFile()) {
             missing << file;
+            continue;
+        }
+        if (dropped) {
+            notOffered << file;
             continue;
         }
         tried << file;
@@ -562,6 +576,11 @@ Result<void> SshSession::authenticate()
         ssh_key_free(pub);
         if (rc != SSH_AUTH_SUCCESS) { // refused: the next file; an error: stop
             ssh_key_free(priv);
+            if (disconnected()) { // this one was offered (and counted): the rest are not
+                dropped = true;
+                dropError = QString::fromUtf8(ssh_get_error(session_));
+                continue;
+            }
             if (rc == SSH_AUTH_ERROR)
                 break;
             continue;
@@ -587,10 +606,24 @@ Result<void> SshSession::authenticate()
     const QString then = keys.isEmpty() ? QString() : QStringLiteral(", then ");
     if (!tried.isEmpty())
         keys += then + tried.join(QStringLiteral(", "));
-    else if (!missing.isEmpty())
+    else if (!missing.isEmpty() && notOffered.isEmpty())
         keys += then + QStringLiteral("no key file: none of %1 exists").arg(missing.join(QStringLiteral(", ")));
     if (keys.isEmpty())
         keys = QStringLiteral("none");
+    if (dropped) {
+        // Not "refused": the server never saw these keys.
+        QString message = QStringLiteral("%1: authentication failed: the server closed the connection (%2) after refusing the keys "
+                                         "offered (%3)")
+                              .arg(where(), dropError.isEmpty() ? QStringLiteral("no reason given") : dropError, keys);
+        if (!notOffered.isEmpty())
+            message += QStringLiteral(", before the key file %1 could be offered").arg(notOffered.join(QStringLiteral(", ")));
+        message += QStringLiteral(". A server takes only so many keys per connection (sshd's MaxAuthTries, 6 by default)");
+        if (!identitiesOnly)
+            message += QStringLiteral(", and ssh-agent's keys come first: set `IdentitiesOnly yes` for this host in the SSH "
+                                      "configuration so that only its IdentityFile keys are offered, or remove keys from the "
+                                      "agent (ssh-add -d)");
+        return fail(message);
+    }
     // A key the server accepts but that stayed locked is the whole story.
     QString message = locked.isEmpty()
         ? QStringLiteral("%1: authentication failed: the server accepted none of the keys tried (%2)").arg(where(), keys)

@@ -25,7 +25,8 @@
 //      With IdentitiesOnly yes (OpenSSH's view, as for the identity files)
 //      ssh-agent is asked through a relay that lists only the keys of those
 //      files (SshAgentFilter.h), so other agent keys do not use up the
-//      server's MaxAuthTries.
+//      server's MaxAuthTries. A failure names the keys the server refused
+//      and, when it closed the connection first, those never offered.
 //   4. Optional agent deployment over SFTP (AgentDeploy), still blocking.
 //   5. Opens a session channel with callbacks (data on stdout and stderr, eof,
 //      close, exit status, exit signal) registered for its whole life, execs

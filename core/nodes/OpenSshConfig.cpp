@@ -71,6 +71,8 @@ OpenSshHostConfig parseSshG(const QByteArray& output, const OpenSshQuery& query,
     config.hashKnownHosts = single.value(QStringLiteral("hashknownhosts")).compare(u"yes", Qt::CaseInsensitive) == 0;
     config.identitiesOnly = single.value(QStringLiteral("identitiesonly")).compare(u"yes", Qt::CaseInsensitive) == 0;
     config.identityAgent = single.value(QStringLiteral("identityagent"));
+    config.hostKeyAlias = single.value(QStringLiteral("hostkeyalias"));
+    config.strictHostKeyChecking = single.value(QStringLiteral("stricthostkeychecking"));
     const QString machine = QSysInfo::machineHostName();
     const QHash<QChar, QString> tokens{
         {u'd', home},

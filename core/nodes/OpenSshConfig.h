@@ -8,7 +8,9 @@
 //     the first entry (ssh_options_get(SSH_OPTIONS_IDENTITY)), so its order
 //     and content cannot be read back;
 //   - IdentitiesOnly, CertificateFile and IdentityAgent as OpenSSH resolves
-//     them (libssh 0.10 ignores the first two and cannot return the third).
+//     them (libssh 0.10 ignores the first two and cannot return the third);
+//   - HostKeyAlias, which libssh 0.10 ignores, and StrictHostKeyChecking,
+//     which it cannot return.
 //
 // The source is `ssh -G HOST` (OpenSSH >= 6.8), which prints every option as
 // OpenSSH resolves it for that host: ~/.ssh/config then /etc/ssh/ssh_config
@@ -40,6 +42,14 @@ struct OpenSshHostConfig {
     // OpenSSH): empty when not set, else a socket path, "none",
     // "SSH_AUTH_SOCK" or "$VARIABLE"; agentSocket() resolves it.
     QString identityAgent;
+
+    // HostKeyAlias: the name the host key is looked up and stored under in
+    // known_hosts instead of the host's; empty when not set. `ssh -G` gives
+    // it lowercased, as ssh uses it.
+    QString hostKeyAlias;
+    // StrictHostKeyChecking as `ssh -G` prints it: "true", "false", "ask",
+    // "accept-new"; empty without the line.
+    QString strictHostKeyChecking;
 
     // The ssh-agent socket OpenSSH would use: IdentityAgent, else
     // $SSH_AUTH_SOCK; empty for none (IdentityAgent none, or no variable).

@@ -18,11 +18,16 @@ QString knownHostsName(const QString& host, int port)
 
 QList<int> knownHostsLines(const QString& file, const QString& host, int port)
 {
+    return knownHostsLines(file, knownHostsName(host, port));
+}
+
+QList<int> knownHostsLines(const QString& file, const QString& hostName)
+{
     QList<int> lines;
     QFile f(file);
     if (!f.open(QIODevice::ReadOnly))
         return lines;
-    const QByteArray name = knownHostsName(host, port).toUtf8();
+    const QByteArray name = hostName.toUtf8();
     int number = 0;
     while (!f.atEnd()) {
         ++number;

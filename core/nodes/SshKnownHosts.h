@@ -26,6 +26,9 @@ QString knownHostsName(const QString& host, int port);
 // 1-based numbers of the lines of `file` whose host patterns name host:port
 // (plain or hashed). Empty when the file is missing or has no such line.
 QList<int> knownHostsLines(const QString& file, const QString& host, int port);
+// The same for a name as it stands in known_hosts (knownHostsName(), or a
+// HostKeyAlias, which OpenSSH writes as it is, without a port).
+QList<int> knownHostsLines(const QString& file, const QString& name);
 
 // The hashed host pattern OpenSSH writes under HashKnownHosts yes:
 // `|1|base64(salt)|base64(HMAC-SHA1(key = salt, message = name))`, `name`

@@ -137,6 +137,22 @@ private Q_SLOTS:
         QVERIFY(!parseSshG("", q, QStringLiteral("/h"), QStringLiteral("u")).hashKnownHosts);
     }
 
+    void hostKeyAliasParsedAndItsLinesFound()
+    {
+        OpenSshQuery q;
+        q.host = QStringLiteral("work");
+        const OpenSshHostConfig c = parseSshG("hostkeyalias gpubox\nstricthostkeychecking false\n", q, QStringLiteral("/h"), QStringLiteral("u"));
+        QCOMPARE(c.hostKeyAlias, QStringLiteral("gpubox"));
+        QCOMPARE(c.strictHostKeyChecking, QStringLiteral("false"));
+        QVERIFY(parseSshG("", q, QStringLiteral("/h"), QStringLiteral("u")).hostKeyAlias.isEmpty());
+        // An alias stands as it is, without a port: plain and hashed lines found by it.
+        const QString file = m_tmp.filePath(QStringLiteral("alias_known_hosts"));
+        test::writeFile(file, "[gpubox]:2222 " + m_key + "\ngpubox " + m_key + "\n" + hashedKnownHostsName("gpubox") + ' ' + m_key
+                                  + "\nother " + m_key + "\n");
+        QCOMPARE(knownHostsLines(file, QStringLiteral("gpubox")), (QList<int>{2, 3}));
+        QCOMPARE(knownHostsLines(file, QStringLiteral("gpubox"), 2222), (QList<int>{1}));
+    }
+
     void identitiesOnlyAndTheAgentParsed()
     {
         OpenSshQuery q;

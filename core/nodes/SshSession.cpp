@@ -154,6 +154,50 @@ std::optional<QByteArray> certificateBlob(const QString& file)
     return decoded.decoded;
 }
 
+// ssh_session_is_known_server's verdict for the entries under `name` (a
+// HostKeyAlias) rather than libssh's own `[host]:port`, with libssh's own
+// line parser and matching (plain, hashed, patterns): the user's known_hosts
+// first, then the global one. The key of the same type but different is
+// CHANGED, only keys of other types OTHER; a missing file holds nothing.
+// `unknownIsOk`: StrictHostKeyChecking no, for which libssh answers OK too.
+// Marker lines (@cert-authority, @revoked) are passed over, as libssh 0.10
+// does, and so are lines it cannot parse.
+ssh_known_hosts_e knownHostsStateUnder(const QByteArray& name, ssh_key serverKey, const QString& userFile,
+                                       const QString& globalFile, bool unknownIsOk)
+{
+    auto stateIn = [&](const QString& path) {
+        QFile f(path);
+        if (path.isEmpty() || !f.open(QIODevice::ReadOnly))
+            return SSH_KNOWN_HOSTS_UNKNOWN;
+        bool changed = false;
+        bool other = false;
+        while (!f.atEnd()) {
+            const QByteArray line = f.readLine().simplified(); // libssh splits on single spaces only
+            if (line.isEmpty() || line.startsWith('#') || line.startsWith('@'))
+                continue;
+            ssh_knownhosts_entry* entry = nullptr;
+            if (ssh_known_hosts_parse_line(name.constData(), line.constData(), &entry) != SSH_OK || !entry) {
+                ssh_knownhosts_entry_free(entry);
+                continue; // another host (SSH_AGAIN), or a line libssh cannot read
+            }
+            const bool same = ssh_key_cmp(serverKey, entry->publickey, SSH_KEY_CMP_PUBLIC) == 0;
+            const bool sameType = ssh_key_type(serverKey) == ssh_key_type(entry->publickey);
+            ssh_knownhosts_entry_free(entry);
+            if (same)
+                return SSH_KNOWN_HOSTS_OK;
+            (sameType ? changed : other) = true;
+        }
+        return changed ? SSH_KNOWN_HOSTS_CHANGED : other ? SSH_KNOWN_HOSTS_OTHER : SSH_KNOWN_HOSTS_UNKNOWN;
+    };
+    const ssh_known_hosts_e user = stateIn(userFile);
+    if (user == SSH_KNOWN_HOSTS_OK)
+        return user;
+    const ssh_known_hosts_e global = stateIn(globalFile);
+    if (global != SSH_KNOWN_HOSTS_UNKNOWN)
+        return global;
+    return user == SSH_KNOWN_HOSTS_UNKNOWN && unknownIsOk ? SSH_KNOWN_HOSTS_OK : user;
+}
+
 } // namespace
 
 SshSession::SshSession(SshNodeOptions options, std::shared_ptr<SshPassphraseProvider> passphrases, QObject* parent)
@@ -326,14 +370,22 @@ Result<void> SshSession::verifyHostKey()
     }
     const char* typeName = ssh_key_type_to_char(ssh_key_type(key));
     const QString keyType = typeName ? QString::fromLatin1(typeName) : QStringLiteral("unknown");
-    ssh_key_free(key);
 
-    const ssh_known_hosts_e state = ssh_session_is_known_server(session_);
+    // HostKeyAlias (libssh 0.10 ignores it): ssh looks the key up and
+    // records it under the alias as it is, whatever the port (OpenSSH's
+    // sshconnect.c, get_hostfile_hostname_ipaddr), so that is the name here.
+    const OpenSshHostConfig* openssh = openSshConfig();
+    hostKeyAlias_ = openssh ? openssh->hostKeyAlias : QString();
     const QString file = getStringOption(session_, SSH_OPTIONS_KNOWNHOSTS);
-    const QString name = knownHostsName(resolvedHost_, resolvedPort_);
+    const QString name = hostKeyAlias_.isEmpty() ? knownHostsName(resolvedHost_, resolvedPort_) : hostKeyAlias_;
+    const ssh_known_hosts_e state = hostKeyAlias_.isEmpty()
+        ? ssh_session_is_known_server(session_)
+        : knownHostsStateUnder(name.toUtf8(), key, file, getStringOption(session_, SSH_OPTIONS_GLOBAL_KNOWNHOSTS),
+                               openssh->strictHostKeyChecking == u"false");
+    ssh_key_free(key);
     auto linesOf = [&] {
         QStringList refs;
-        for (int line : knownHostsLines(file, resolvedHost_, resolvedPort_))
+        for (int line : knownHostsLines(file, name))
             refs << QStringLiteral("%1:%2").arg(file).arg(line);
         return refs.isEmpty() ? file : refs.join(QStringLiteral(", "));
     };
@@ -363,12 +415,13 @@ Result<void> SshSession::verifyHostKey()
     case SSH_KNOWN_HOSTS_NOT_FOUND: // a missing known_hosts file: the same as an unknown host
         if (!options_.acceptNewHostKey) {
             const QString message =
-                QStringLiteral("the host key of %1 is not known (not in %2). Its %3 key fingerprint is %4. Check it "
+                QStringLiteral("the host key of %1 is not known (not in %2%6). Its %3 key fingerprint is %4. Check it "
                                "(on the host: ssh-keygen -lf /etc/ssh/ssh_host_%5_key.pub) and accept it "
                                "(trainyardctl node trust NAME for a stored node, node add ... --accept-new-host-key "
                                "for a new one, or the dialog in the Nodes view).")
                     .arg(where(), file.isEmpty() ? QStringLiteral("~/.ssh/known_hosts") : file, keyType, fingerprint,
-                         keyType.startsWith(QLatin1String("ssh-")) ? keyType.mid(4) : keyType.toLower());
+                         keyType.startsWith(QLatin1String("ssh-")) ? keyType.mid(4) : keyType.toLower(),
+                         hostKeyAlias_.isEmpty() ? QString() : QStringLiteral(" under its HostKeyAlias %1").arg(hostKeyAlias_));
             Q_EMIT hostKeyRejected(fingerprint, message);
             return fail(message);
         }
@@ -404,14 +457,16 @@ Result<void> SshSession::addHostKey(const QString& file)
     if (!openssh)
         qCInfo(lcNodes).noquote() << QStringLiteral("%1: HashKnownHosts unknown (%2): the host key is added unhashed")
                                          .arg(where(), openSshProblem_);
-    if (!openssh || !openssh->hashKnownHosts) {
+    const bool hashed = openssh && openssh->hashKnownHosts;
+    if (!hashed && hostKeyAlias_.isEmpty()) {
         if (ssh_session_update_known_hosts(session_) != SSH_OK)
             return fail(QStringLiteral("%1: cannot add the host key to %2: %3")
                             .arg(where(), file, QString::fromUtf8(ssh_get_error(session_))));
         return {};
     }
-    // libssh's own entry ("name keytype base64key") with the name hashed, so
-    // the name (`[host]:port` off port 22) is exactly the one libssh looks up.
+    // libssh's own entry ("name keytype base64key") under the name it is
+    // looked up by: libssh's (`[host]:port` off port 22) or the HostKeyAlias
+    // as it is (verifyHostKey()); hashed when HashKnownHosts says so.
     char* entry = nullptr;
     if (ssh_session_export_known_hosts_entry(session_, &entry) != SSH_OK || !entry)
         return fail(QStringLiteral("%1: cannot add the host key to %2: %3")
@@ -421,7 +476,8 @@ Result<void> SshSession::addHostKey(const QString& file)
     const qsizetype space = plain.indexOf(' ');
     if (space <= 0)
         return fail(QStringLiteral("%1: cannot add the host key to %2: libssh gave no entry").arg(where(), file));
-    if (auto r = appendKnownHostsLine(file, hashedKnownHostsName(plain.left(space)) + plain.mid(space)); !r)
+    const QByteArray name = hostKeyAlias_.isEmpty() ? plain.left(space) : hostKeyAlias_.toUtf8();
+    if (auto r = appendKnownHostsLine(file, (hashed ? hashedKnownHostsName(name) : name) + plain.mid(space)); !r)
         return fail(QStringLiteral("%1: cannot add the host key to %2: %3").arg(where(), file, r.error().message));
     return {};
 }

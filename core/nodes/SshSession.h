@@ -15,6 +15,9 @@
 //      unless acceptNewHostKey, which appends it to known_hosts, hashed when
 //      OpenSSH's HashKnownHosts says so for the host (OpenSshConfig.h);
 //      CHANGED/OTHER is refused naming the host and the known_hosts file:line(s).
+//      With a HostKeyAlias for the host (OpenSSH's view) the key is looked up
+//      and added under the alias instead, as it is, without a port, as ssh
+//      does; entries under the host's own name then do not count.
 //   3. ssh_userauth_none, then OpenSSH's order: ssh-agent, then the identity
 //      files (the node's, then the config's IdentityFile entries, else the
 //      defaults, as `ssh -G` lists them; OpenSshConfig.h). A file is offered
@@ -160,6 +163,7 @@ private:
     bool remoteEof_ = false;
     bool channelClosed_ = false;
     QString configIdentity_;  // libssh's first identity after the config, before the explicit one
+    QString hostKeyAlias_;    // OpenSSH's HostKeyAlias for the host (verifyHostKey()); empty: none
     std::optional<OpenSshHostConfig> openSsh_;
     bool openSshQueried_ = false;
     QString openSshProblem_;

@@ -243,6 +243,91 @@ private Q_SLOTS:
         QCOMPARE(test::readFile(known), both);
     }
 
+    void hostKeyAliasNamesTheKnownHostsEntry()
+    {
+        // HostKeyAlias: ssh looks the host key up and records it under the
+        // alias, as it is and without a port (OpenSSH's sshconnect.c), so the
+        // entry Trainyard writes on acceptance must be the one ssh then finds,
+        // and what stands under the host's own name does not count.
+        const QByteArray port = QByteArray::number(m_sshd.port());
+        const QString dir = m_tmp.filePath(QStringLiteral("alias"));
+        const QString known = dir + QStringLiteral("/known_hosts");
+        const QString hashedKnown = dir + QStringLiteral("/known_hosts_hashed");
+        const QString changedKnown = dir + QStringLiteral("/known_hosts_changed");
+        const QString config = dir + QStringLiteral("/ssh_config");
+        test::writeFile(config, "Host aliased\n  HostKeyAlias gpubox\n  UserKnownHostsFile " + QFile::encodeName(known)
+                                    + "\nHost aliasedhashed\n  HostKeyAlias gpubox-h\n  HashKnownHosts yes\n  UserKnownHostsFile "
+                                    + QFile::encodeName(hashedKnown) + "\nHost aliasedchanged\n  HostKeyAlias gpubox\n  UserKnownHostsFile "
+                                    + QFile::encodeName(changedKnown) + "\nHost *\n  HostName 127.0.0.2\n  Port " + port
+                                    + "\n  User root\n  IdentityFile " + QFile::encodeName(m_sshd.dir()) + "/id_ed25519\n");
+        const QList<QByteArray> hostKey = test::readFile(m_sshd.hostKeyPub()).trimmed().split(' ');
+        QVERIFY(hostKey.size() >= 2);
+        const QByteArray keyFields = hostKey[0] + ' ' + hostKey[1];
+        auto sshFinds = [&](const QString& name, const QString& file) {
+            bool ok = false;
+            const QByteArray out = test::runTool(QStringLiteral("ssh-keygen"), {QStringLiteral("-F"), name, QStringLiteral("-f"), file}, &ok);
+            return ok && out.contains("found: line 1");
+        };
+        auto sshConnects = [&](const QString& host, QByteArray* out) {
+            bool ok = false;
+            *out = test::runTool(QStringLiteral("ssh"), {QStringLiteral("-F"), config, QStringLiteral("-o"), QStringLiteral("BatchMode=yes"),
+                                                         QStringLiteral("-o"), QStringLiteral("StrictHostKeyChecking=yes"), host,
+                                                         QStringLiteral("echo"), QStringLiteral("alias-ok")}, &ok);
+            return ok && out->contains("alias-ok");
+        };
+
+        // Unknown under its alias: refused, nothing written.
+        SshNodeOptions o = options(QStringLiteral("aliased"), false, /*accept=*/false);
+        o.configFile = config;
+        Connected c = connectTo(o);
+        QVERIFY2(c.error.contains(QStringLiteral("not known")) && c.error.contains(QStringLiteral("HostKeyAlias gpubox")), qPrintable(c.error));
+        QVERIFY(!QFileInfo::exists(known));
+        // Accepted: one entry, under the alias, no port; ssh-keygen and ssh find it.
+        o.acceptNewHostKey = true;
+        c = connectTo(o);
+        QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
+        QCOMPARE(test::readFile(known), QByteArray("gpubox " + keyFields + '\n'));
+        QVERIFY(sshFinds(QStringLiteral("gpubox"), known));
+        QByteArray out;
+        QVERIFY2(sshConnects(QStringLiteral("aliased"), &out), out.constData());
+        // Known now: nothing asked, nothing appended.
+        o.acceptNewHostKey = false;
+        c = connectTo(o);
+        QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
+        QCOMPARE(test::readFile(known), QByteArray("gpubox " + keyFields + '\n'));
+
+        // HashKnownHosts: the alias hashed, as ssh hashes it.
+        SshNodeOptions h = options(QStringLiteral("aliasedhashed"), false, /*accept=*/true);
+        h.configFile = config;
+        c = connectTo(h);
+        QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
+        const QByteArray hashed = test::readFile(hashedKnown);
+        QCOMPARE(hashed.count('\n'), 1);
+        QVERIFY2(hashed.startsWith("|1|") && !hashed.contains("gpubox") && hashed.trimmed().endsWith(QByteArray(" " + keyFields)), hashed.constData());
+        QVERIFY(sshFinds(QStringLiteral("gpubox-h"), hashedKnown));
+        QVERIFY2(sshConnects(QStringLiteral("aliasedhashed"), &out), out.constData());
+        h.acceptNewHostKey = false;
+        c = connectTo(h);
+        QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
+        QCOMPARE(test::readFile(hashedKnown), hashed);
+
+        // Another key under the alias is a changed key, refused (also when
+        // new keys would be accepted), whatever stands under [127.0.0.2]:port.
+        const QString otherKey = dir + QStringLiteral("/other_host_key");
+        QString error;
+        QVERIFY2(test::makeKey(otherKey, &error), qPrintable(error));
+        const QList<QByteArray> other = test::readFile(otherKey + QStringLiteral(".pub")).trimmed().split(' ');
+        const QByteArray changedFile = "[127.0.0.2]:" + port + ' ' + keyFields + "\ngpubox " + other.value(0) + ' ' + other.value(1) + '\n';
+        test::writeFile(changedKnown, changedFile);
+        SshNodeOptions ch = options(QStringLiteral("aliasedchanged"), false, /*accept=*/true);
+        ch.configFile = config;
+        c = connectTo(ch);
+        QVERIFY2(c.error.contains(QStringLiteral("CHANGED")), qPrintable(c.error));
+        QVERIFY2(c.error.contains(changedKnown + QStringLiteral(":2")) && c.error.contains(QStringLiteral("-R 'gpubox'")), qPrintable(c.error));
+        QCOMPARE(test::readFile(changedKnown), changedFile);
+        QVERIFY2(!sshConnects(QStringLiteral("aliasedchanged"), &out), out.constData()); // ssh refuses it too
+    }
+
     void agentDeployedOnceAndRedeployedOnChecksumChange()
     {
         const QByteArray local = test::readFile(test::agentPath());

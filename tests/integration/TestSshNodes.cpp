@@ -255,7 +255,9 @@ private Q_SLOTS:
         const QString hashedKnown = dir + QStringLiteral("/known_hosts_hashed");
         const QString changedKnown = dir + QStringLiteral("/known_hosts_changed");
         const QString config = dir + QStringLiteral("/ssh_config");
-        test::writeFile(config, "Host aliased\n  HostKeyAlias gpubox\n  UserKnownHostsFile " + QFile::encodeName(known)
+        const QString cliKnown = dir + QStringLiteral("/known_hosts_cli");
+        test::writeFile(config, "Host aliasedcli\n  HostKeyAlias gpubox-cli\n  UserKnownHostsFile " + QFile::encodeName(cliKnown)
+                                    + "\nHost aliased\n  HostKeyAlias gpubox\n  UserKnownHostsFile " + QFile::encodeName(known)
                                     + "\nHost aliasedhashed\n  HostKeyAlias gpubox-h\n  HashKnownHosts yes\n  UserKnownHostsFile "
                                     + QFile::encodeName(hashedKnown) + "\nHost aliasedchanged\n  HostKeyAlias gpubox\n  UserKnownHostsFile "
                                     + QFile::encodeName(changedKnown) + "\nHost *\n  HostName 127.0.0.2\n  Port " + port
@@ -326,6 +328,29 @@ private Q_SLOTS:
         QVERIFY2(c.error.contains(changedKnown + QStringLiteral(":2")) && c.error.contains(QStringLiteral("-R 'gpubox'")), qPrintable(c.error));
         QCOMPARE(test::readFile(changedKnown), changedFile);
         QVERIFY2(!sshConnects(QStringLiteral("aliasedchanged"), &out), out.constData()); // ssh refuses it too
+
+        // The CLI's acceptance (node add --accept-new-host-key) writes the same.
+        const QString wrapper = dir + QStringLiteral("/agent.sh");
+        test::writeFile(wrapper, QStringLiteral("#!/bin/sh\nexec env TRAINYARD_AGENT_STATE='%1' TRAINYARD_AGENT_NO_NVML=1 '%2' \"$@\"\n")
+                                     .arg(stateDir(QStringLiteral("aliasedcli")), test::agentPath())
+                                     .toUtf8());
+        QFile::setPermissions(wrapper, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        QProcess ctl;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("TRAINYARD_SSH_CONFIG"), config);
+        ctl.setProcessEnvironment(env);
+        ctl.setStandardInputFile(QProcess::nullDevice());
+        ctl.setProcessChannelMode(QProcess::MergedChannels);
+        ctl.start(QStringLiteral(TRAINYARD_CTL_PATH),
+                  {QStringLiteral("--db"), dir + QStringLiteral("/cli.db"), QStringLiteral("node"), QStringLiteral("add"), QStringLiteral("gpu-alias"),
+                   QStringLiteral("--host"), QStringLiteral("aliasedcli"), QStringLiteral("--agent-path"), wrapper,
+                   QStringLiteral("--accept-new-host-key")});
+        QVERIFY(ctl.waitForFinished(60000));
+        out = ctl.readAll();
+        QVERIFY2(ctl.exitCode() == 0 && out.contains("added node gpu-alias"), out.constData());
+        QCOMPARE(test::readFile(cliKnown), QByteArray("gpubox-cli " + keyFields + '\n'));
+        QVERIFY(sshFinds(QStringLiteral("gpubox-cli"), cliKnown));
+        QVERIFY2(sshConnects(QStringLiteral("aliasedcli"), &out), out.constData());
     }
 
     void agentDeployedOnceAndRedeployedOnChecksumChange()

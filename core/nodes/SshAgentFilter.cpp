@@ -264,8 +264,10 @@ void SshAgentFilter::relay()
     }
     if (!ended.isEmpty())
         qCInfo(lcNodes).noquote() << "ssh-agent relay (IdentitiesOnly) ended:" << ended;
-    // libssh may be waiting for an answer: end-of-file tells it the agent is gone.
-    ::shutdown(own_, SHUT_RDWR);
+    // libssh may be waiting for an answer: end-of-file tells it the agent is
+    // gone. Only our sending side: a request libssh still writes must not
+    // fail with EPIPE, which would raise SIGPIPE (libssh writes with write()).
+    ::shutdown(own_, SHUT_WR);
 }
 
 } // namespace ty

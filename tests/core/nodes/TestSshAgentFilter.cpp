@@ -161,6 +161,34 @@ private Q_SLOTS:
         agent.waitForFinished(3000);
     }
 
+    void agentGoneEndsTheRelayWithoutSigpipe()
+    {
+        // An "agent" that takes the connection and closes it: the waiting
+        // client reads end-of-file, and a request it writes after that must
+        // not raise SIGPIPE (libssh writes with write(); this test would die).
+        QVERIFY(m_tmp.isValid());
+        const QByteArray path = QFile::encodeName(m_tmp.filePath(QStringLiteral("gone.sock")));
+        const int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        QVERIFY(listener >= 0);
+        sockaddr_un addr {};
+        addr.sun_family = AF_UNIX;
+        std::memcpy(addr.sun_path, path.constData(), size_t(path.size()));
+        QCOMPARE(::bind(listener, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
+        QCOMPARE(::listen(listener, 4), 0);
+        auto filter = SshAgentFilter::start(QFile::decodeName(path), {"x"});
+        QVERIFY2(filter, qPrintable(filter.error().message));
+        const int fd = (*filter)->takeClientFd();
+        const int accepted = ::accept(listener, nullptr, nullptr);
+        QVERIFY(accepted >= 0);
+        ::close(accepted);
+        QVERIFY(talk(fd, QByteArray(1, char(11))).isEmpty()); // end-of-file, not an answer
+        const QByteArray again = u32(1) + QByteArray(1, char(11));
+        QCOMPARE(::write(fd, again.constData(), size_t(again.size())), ssize_t(again.size()));
+        filter->reset();
+        ::close(fd);
+        ::close(listener);
+    }
+
     void destroyedWhileTheAgentOwesAnAnswer()
     {
         // An "agent" that takes the connection (kernel backlog) and never answers.

@@ -28,7 +28,9 @@
 // block on the socket pair until the relay answers, so the relay must run
 // while libssh uses the agent (ssh_userauth_agent). The destructor stops the
 // relay, also in the middle of a request the agent has not answered, and
-// joins it; libssh's end then reads end-of-file (an agent that went away).
+// joins it; libssh's end then reads end-of-file (an agent that went away),
+// but a write there would raise SIGPIPE: destroy it only once libssh is done
+// with the agent (after ssh_userauth_agent returns).
 // If the agent closes or sends something malformed, the relay ends the same
 // way, with a log line (category trainyard.nodes); a malformed identities
 // answer becomes SSH_AGENT_FAILURE (5), never the unfiltered list.

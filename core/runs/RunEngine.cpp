@@ -1,6 +1,5 @@
 #include "RunEngine.h"
 
-
 #include "MetricFileFollower.h"
 #include "QueuePolicy.h"
 #include "RunIngest.h"
@@ -431,8 +430,6 @@ const Result<JobSpec>& RunEngine::cachedSpec(const RunRecord& run)
     return *c.spec;
 }
 
-// One pass of the pure scheduler (core/sched) over every node this engine
-// knows: placements are started, every other queued run gets its reason.
 FairShareLedger::Entry RunEngine::ledgerEntryOf(const RunRecord& r)
 {
     FairShareLedger::Entry e;
@@ -451,7 +448,10 @@ QList<RunRecord> RunEngine::updateFairShareLedger(qint64 nowMs, qint64 windowMs)
     const qint64 windowStart = nowMs - windowMs;
     QList<RunRecord> unfinished;
     QList<RunRecord> ended;
-    if (!m_ledgerValid || nowMs - m_ledgerBuiltMs >= kLedgerRebuildMs || nowMs < m_ledgerBuiltMs) {
+    // Rebuilt when due, when the clock went back, or when the window grew
+    // (a longer half-life: runs the ledger let go count again).
+    if (!m_ledgerValid || nowMs - m_ledgerBuiltMs >= kLedgerRebuildMs || nowMs < m_ledgerBuiltMs
+        || windowMs > m_ledgerWindowMs) {
         // From the database: every run that ended within the window.
         QList<RunRecord> runs = m_store->unfinishedRuns(QDateTime::fromMSecsSinceEpoch(windowStart, Qt::UTC));
         for (RunRecord& r : runs)
@@ -459,6 +459,7 @@ QList<RunRecord> RunEngine::updateFairShareLedger(qint64 nowMs, qint64 windowMs)
         m_ledger.clear();
         m_ledgerMaxId = 0;
         m_ledgerBuiltMs = nowMs;
+        m_ledgerWindowMs = windowMs;
         m_ledgerValid = true;
     } else {
         unfinished = m_store->unfinishedRuns();
@@ -490,6 +491,8 @@ QList<RunRecord> RunEngine::updateFairShareLedger(qint64 nowMs, qint64 windowMs)
     return unfinished;
 }
 
+// One pass of the pure scheduler (core/sched) over every node this engine
+// knows: placements are started, every other queued run gets its reason.
 void RunEngine::schedulePass()
 {
     if (!m_ownsIngestion)

@@ -233,8 +233,8 @@ private:
     QHash<RunId, std::pair<qint64, bool>> m_pendingWatch; // watch() of runs not started yet: offset, follow
     QHash<RunId, QString> m_pendingReasons;
     // Parsed job specs by run: a scheduling pass looks at every unfinished
-    // run's spec (and, under fair share, those of runs ended within its
-    // usage window), and a start, attach and end each need it again; parsing
+    // run's spec (and fair share's ledger at those of the runs that ended
+    // since the last pass), and a start, attach and end each need it again; parsing
     // the YAML every time cost O(runs) parses per pass and five per run.
     // Keyed by the spec text's hash as well, so an edited spec is parsed
     // again; runs a pass no longer reads (ended, deleted) are dropped after
@@ -254,6 +254,7 @@ private:
     FairShareLedger m_ledger;
     bool m_ledgerValid = false;
     qint64 m_ledgerBuiltMs = 0;
+    qint64 m_ledgerWindowMs = 0; // how far back it holds ended runs
     RunId m_ledgerMaxId = 0;
     QSet<RunId> m_ledgerUnfinished;
     // The runs not ended, with the ledger brought up to date first; `windowMs`:

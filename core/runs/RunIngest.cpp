@@ -55,6 +55,18 @@ Result<qint64> RunIngest::open(const QString& dir)
     m_times.setFileName(ConsoleTimeIndex::pathFor(m_run.consolePath));
     (void)m_times.open(QIODevice::WriteOnly | QIODevice::Append);
     m_stderr = StderrSidecar(StderrSidecar::pathFor(m_run.consolePath));
+    auto nodeOffsets = ConsoleNodeOffsets::load(ConsoleNodeOffsets::pathFor(m_run.consolePath));
+    if (!nodeOffsets)
+        return fail(QStringLiteral("run %1: %2").arg(m_run.id).arg(nodeOffsets.error().message));
+    m_nodeOffsets = std::move(*nodeOffsets);
+    if (m_fetched < m_nodeOffsets.localBase()) {
+        // The copy lost bytes after a truncation on the node (deleted by
+        // hand?): those of the old content are gone there too; the current
+        // content is fetched again from its start, after what is left.
+        m_nodeOffsets.rebase(m_fetched, m_nodeOffsets.nodeBase());
+        if (auto saved = m_nodeOffsets.save(ConsoleNodeOffsets::pathFor(m_run.consolePath)); !saved)
+            return fail(QStringLiteral("run %1: %2").arg(m_run.id).arg(saved.error().message));
+    }
     const qint64 stored = m_run.consoleOffset;
     if (stored > m_fetched) {
         // The local copy lost bytes (deleted by hand?): fetch again from its
@@ -84,7 +96,15 @@ Result<qint64> RunIngest::open(const QString& dir)
     }
     m_copy.seek(m_fetched);
     m_copyTrail.reset(m_fetched);
-    return m_fetched;
+    return m_nodeOffsets.toNode(m_fetched);
+}
+
+Result<void> RunIngest::nodeConsoleTruncated()
+{
+    m_nodeOffsets.rebase(m_fetched, 0);
+    if (auto saved = m_nodeOffsets.save(ConsoleNodeOffsets::pathFor(m_run.consolePath)); !saved)
+        return fail(QStringLiteral("run %1: %2").arg(m_run.id).arg(saved.error().message));
+    return {};
 }
 
 void RunIngest::setRules(QList<MetricRule> rules)
@@ -92,8 +112,14 @@ void RunIngest::setRules(QList<MetricRule> rules)
     m_rules = std::move(rules);
 }
 
-Result<QList<MetricPoint>> RunIngest::ingest(qint64 offset, QByteArrayView bytes, const QList<ByteRange>& stderrRanges)
+Result<QList<MetricPoint>> RunIngest::ingest(qint64 nodeOffset, QByteArrayView bytes, const QList<ByteRange>& nodeStderrRanges)
 {
+    // From here on, offsets of the local copy.
+    const qint64 shift = m_nodeOffsets.toLocal(0);
+    const qint64 offset = nodeOffset + shift;
+    QList<ByteRange> stderrRanges = nodeStderrRanges;
+    for (ByteRange& r : stderrRanges)
+        r.offset += shift;
     if (offset > m_fetched)
         return fail(QStringLiteral("run %1: console bytes from offset %2 arrived, but only %3 bytes are held: a gap")
                         .arg(m_run.id).arg(offset).arg(m_fetched));

@@ -4,6 +4,7 @@
 #include "common/Run.h"
 #include "common/WriteBehind.h"
 #include "logs/ConsoleLine.h"
+#include "logs/ConsoleNodeOffsets.h"
 #include "logs/MetricExtractor.h"
 #include "logs/StderrRanges.h"
 
@@ -31,6 +32,13 @@ class TerminalRenderer;
 // there (after a crash, or in the next session) re-creates the renderer's
 // state from the local copy and stores each metric exactly once.
 //
+// Node offsets. The agent's `tail` and `output` count bytes of the node's
+// file; everything stored counts bytes of the local copy. The two are equal
+// unless the node's file was truncated while the run was followed
+// (nodeConsoleTruncated()): the copy keeps what it had and the new content
+// follows it, and ConsoleNodeOffsets (console.node beside the copy) records
+// where. open(), ingest() and fetchedNodeOffset() convert at that border.
+//
 // Thread affinity: one thread at a time (the engine's).
 class RunIngest final {
 public:
@@ -43,17 +51,29 @@ public:
     void setRules(QList<MetricRule> rules);
 
     // Opens (creates) the local console copy under `dir` and replays what was
-    // fetched but not yet ingested. Returns the offset to resume fetching at.
-    // Errors: the local copy cannot be created or read (path in the message).
+    // fetched but not yet ingested. Returns the offset of the node's file to
+    // resume fetching at (the copy's size, unless the node's file was
+    // truncated: see above).
+    // Errors: the local copy or its console.node cannot be created or read
+    // (path in the message).
     Result<qint64> open(const QString& dir);
 
-    // The next console bytes, starting at `offset` of the node's file. Bytes
-    // already held are skipped; a gap (offset past what is held) is an error
-    // that names the run and both offsets. Returns the metric points stored.
-    // `stderrRanges` (absolute offsets, from the agent): the bytes that came
+    // The node's file was found truncated (AgentClient::consoleTruncated):
+    // its new content, from node offset 0, is appended after the bytes held
+    // now, and console.node says so before any of it is. Errors: console.node
+    // cannot be written (path in the message); this session still records
+    // the new content after the bytes held, but a later one would resume at
+    // the wrong node offset.
+    Result<void> nodeConsoleTruncated();
+
+    // The next console bytes, starting at `nodeOffset` of the node's file
+    // (its current content: see above). Bytes already held are skipped; a
+    // gap (offset past what is held) is an error that names the run and both
+    // offsets (local). Returns the metric points stored.
+    // `nodeStderrRanges` (node offsets, from the agent): the bytes that came
     // from the run's stderr; those not held yet are appended to the copy's
-    // sidecar (<dir>/console.stderr, StderrRanges.h) before the bytes.
-    Result<QList<MetricPoint>> ingest(qint64 offset, QByteArrayView bytes, const QList<ByteRange>& stderrRanges = {});
+    // sidecar (<dir>/console.stderr, StderrRanges.h, local offsets) before the bytes.
+    Result<QList<MetricPoint>> ingest(qint64 nodeOffset, QByteArrayView bytes, const QList<ByteRange>& nodeStderrRanges = {});
 
     // End of the console: commits the last lines. Returns the points stored.
     QList<MetricPoint> finish();
@@ -64,7 +84,12 @@ public:
 
     const RunRecord& run() const { return m_run; }
     RunRecord& run() { return m_run; }
+    // Bytes held in the local copy (local offsets, as stored).
     qint64 fetchedOffset() const { return m_fetched; }
+    // How far the node's current content has been fetched (node offsets).
+    qint64 fetchedNodeOffset() const { return m_nodeOffsets.toNode(m_fetched); }
+    // The local offset of node offset `nodeOffset` of the current content.
+    qint64 localOffset(qint64 nodeOffset) const { return m_nodeOffsets.toLocal(nodeOffset); }
     qint64 ingestedOffset() const { return m_ingested; }
 
 private:
@@ -84,6 +109,7 @@ private:
     std::unique_ptr<MetricExtractor> m_extractor;
     std::unique_ptr<FailureDetector> m_failures;
     StderrSidecar m_stderr;
+    ConsoleNodeOffsets m_nodeOffsets;
     QList<MetricPoint> m_points; // found since the last processCommitted()
     qint64 m_feedTimeMs = 0;     // wall time of the bytes being fed: the points' wallTimeMs
     qint64 m_rendererBase = 0; // stream offset where the renderer started

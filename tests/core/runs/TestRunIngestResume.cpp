@@ -1,6 +1,7 @@
 // A resumed run's console through the whole ingest pipeline (terminal
 // renderer, metric extraction, a real SQLite result database): the steps go
 // back, the new segment replaces the overlap, nothing is dropped.
+#include "TestSupport.h"
 #include "runs/RunIngest.h"
 #include "store/ResultStore.h"
 
@@ -77,6 +78,58 @@ private Q_SLOTS:
         QCOMPARE(restarts[0].key, QStringLiteral("loss"));
         QCOMPARE(restarts[0].step, qint64(5));
         QCOMPARE(restarts[0].superseded, 6);
+    }
+
+    void nodeTruncationKeepsTheCopyAndResumesAtTheNodeOffset()
+    {
+        // The node's file is truncated after 20 bytes were fetched: the new
+        // content (node offsets from 0) goes after them in the copy, stored
+        // offsets stay the copy's, and a later session resumes at the node
+        // offset of the copy's end, read back from console.node.
+        QTemporaryDir dir;
+        auto store = ResultStore::open(dir.filePath(QStringLiteral("t.db")));
+        QVERIFY(store);
+        RunRecord r;
+        r.name = QStringLiteral("truncated");
+        auto id = (*store)->createRun(r, {});
+        QVERIFY(id);
+        r.id = *id;
+        const QString runDir = dir.filePath(QStringLiteral("run"));
+        const QByteArray old("step=1 loss=1\nstep=2"); // 20 bytes, the last line unfinished
+        const QByteArray fresh(" loss=2\nerr\nstep=3 loss=3\n");
+        {
+            RunIngest ingest(r, store->get());
+            auto resumeAt = ingest.open(runDir);
+            QVERIFY(resumeAt);
+            QVERIFY(ingest.ingest(0, old));
+            QVERIFY(ingest.nodeConsoleTruncated());
+            QCOMPARE(ingest.fetchedNodeOffset(), qint64(0));
+            QCOMPARE(ingest.localOffset(0), qint64(old.size()));
+            // Bytes [8, 12) of the new content came from stderr.
+            QVERIFY(ingest.ingest(0, QByteArrayView(fresh).first(12), ByteRanges{{8, 4}}));
+            QCOMPARE(ingest.fetchedOffset(), qint64(old.size() + 12));
+            QCOMPARE(ingest.fetchedNodeOffset(), qint64(12));
+            QVERIFY(ingest.ingest(8, QByteArrayView(fresh).sliced(8))); // overlapping: only new bytes taken
+            QCOMPARE(ingest.fetchedNodeOffset(), qint64(fresh.size()));
+            QVERIFY((*store)->flush().has_value());
+            QVERIFY(ingest.run().consoleOffset > old.size()); // stored offsets count the copy's bytes
+        }
+        QCOMPARE(test::readFile(runDir + QStringLiteral("/console.log")), old + fresh);
+        QCOMPARE(test::readFile(runDir + QStringLiteral("/console.node")), QByteArray("20 0\n"));
+        QCOMPARE(test::readFile(runDir + QStringLiteral("/console.stderr")), QByteArray("28 4\n"));
+        r.consolePath = runDir + QStringLiteral("/console.log");
+        r.consoleOffset = (*store)->run(*id)->consoleOffset;
+        RunIngest again(r, store->get());
+        auto resumeAt = again.open(runDir);
+        QVERIFY(resumeAt);
+        QCOMPARE(*resumeAt, qint64(fresh.size())); // node offset, not the copy's size
+        QCOMPARE(again.fetchedOffset(), qint64(old.size() + fresh.size()));
+        again.finish();
+        QVERIFY((*store)->flush().has_value());
+        const QList<MetricPoint> loss = (*store)->metrics(*id, QStringLiteral("loss"));
+        QCOMPARE(loss.size(), 3); // "step=2" + " loss=2": the copy is one stream
+        for (int i = 0; i < 3; ++i)
+            QCOMPARE(loss[i].value, double(i + 1));
     }
 };
 

@@ -541,6 +541,7 @@ void Agent::opTail(const Json& id, const Json& req)
         offset = it->get<std::int64_t>();
     }
     const bool follow = req.value("follow", false);
+    const bool followTruncation = req.value("follow_truncation", false);
     const int fd = ::open(p.console.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         replyError(id, "run " + run + ": cannot open " + p.console + ": " + errnoText(errno));
@@ -548,16 +549,19 @@ void Agent::opTail(const Json& id, const Json& req)
     }
     struct stat st{};
     ::fstat(fd, &st);
-    if (offset > std::int64_t(st.st_size)) {
+    // A console shorter than the offset asked for was truncated since the
+    // client read it: with follow_truncation, pumpTails() says so and starts
+    // from 0.
+    if (offset > std::int64_t(st.st_size) && !followTruncation) {
         ::close(fd);
         replyError(id, "run " + run + ": tail offset " + std::to_string(offset) + " is beyond the console's size "
                            + std::to_string(st.st_size));
         return;
     }
     closeTail(run); // a new tail of the same run replaces the old one
-    Tail& t = tails_[run] = Tail{std::make_shared<const SharedFd>(fd), offset, follow, p.exitJson,
-                                 std::make_shared<StderrRangeReader>(p.stderrRanges)};
-    t.sent.reset(offset);
+    Tail& t = tails_[run] = Tail{std::make_shared<const SharedFd>(fd), offset, follow, p.exitJson, p.stderrRanges,
+                                 std::make_shared<StderrRangeReader>(p.stderrRanges), followTruncation};
+    t.sent.reset(std::min(offset, std::int64_t(st.st_size)));
     reply(id, Json{{"size", std::int64_t(st.st_size)}});
     tailsHaveData_ = true;
 }
@@ -829,6 +833,16 @@ void Agent::pumpTails(bool tick)
         if (::fstat(fd, &st) != 0)
             continue;
         const std::int64_t size = std::int64_t(st.st_size);
+        if (size < t.offset && t.followTruncation) {
+            // Truncated on the node (by hand, logrotate's copytruncate): the
+            // supervisor writes on at the new end, so the new content starts
+            // at 0. Like `tail -F`: say so, and send it from there. The
+            // ranges read so far described the old content: read them again.
+            out_.pushMessage(Json{{"type", "truncated"}, {"run", run}, {"offset", t.offset}, {"size", size}});
+            t.offset = 0;
+            t.stderrRanges = std::make_shared<StderrRangeReader>(t.stderrPath);
+            t.sent.reset(0);
+        }
         if (t.offset < size) {
             // The bytes stay in the file until the queue sends them
             // (sendfile: no copy here). The sidecar is written before the

@@ -32,7 +32,7 @@ inline constexpr const char* kAgentVersion =
 #endif
 inline constexpr int kProtocolVersion = 1;
 // Additions within protocol 1 that clients may ignore (PROTOCOL.md "Revisions").
-inline constexpr int kProtocolRevision = 2;
+inline constexpr int kProtocolRevision = 3;
 
 struct AgentOptions {
     std::string stateDir; // resolved already
@@ -56,7 +56,12 @@ private:
         std::int64_t offset = 0;
         bool follow = false;
         std::string exitPath;
-        std::shared_ptr<StderrRangeReader> stderrRanges; // the run's console.stderr
+        std::string stderrPath; // the run's console.stderr
+        std::shared_ptr<StderrRangeReader> stderrRanges;
+        // The client asked for `follow_truncation` (revision 3): a console
+        // found shorter than `offset` is announced (`truncated`) and sent on
+        // from its new start. Without it such a tail waits, as before.
+        bool followTruncation = false;
         WriteBehind sent{WriteBehind::Drop}; // bytes sent leave the page cache a window later
     };
     struct Tracked {

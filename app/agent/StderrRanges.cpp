@@ -14,6 +14,11 @@ std::string formatStderrRange(std::int64_t offset, std::int64_t length)
     return std::to_string(offset) + ' ' + std::to_string(length) + '\n';
 }
 
+std::string formatStderrTruncation(std::int64_t size)
+{
+    return std::to_string(size) + " 0\n";
+}
+
 StderrRangeReader::~StderrRangeReader()
 {
     if (fd_ >= 0)
@@ -51,9 +56,17 @@ void StderrRangeReader::refresh(std::int64_t consumedTo)
         bool ok = a.ec == std::errc() && a.ptr < e && *a.ptr == ' ';
         if (ok) {
             auto b = std::from_chars(a.ptr + 1, e, r.length);
-            ok = b.ec == std::errc() && b.ptr == e && r.offset >= 0 && r.length > 0;
+            ok = b.ec == std::errc() && b.ptr == e && r.offset >= 0 && r.length >= 0;
         }
         pos = nl + 1;
+        if (ok && r.length == 0) {
+            // The console was truncated to r.offset: what lay beyond is gone.
+            while (!ranges_.empty() && ranges_.back().offset >= r.offset)
+                ranges_.pop_back();
+            if (!ranges_.empty() && ranges_.back().end() > r.offset)
+                ranges_.back().length = r.offset - ranges_.back().offset;
+            continue;
+        }
         if (!ok || r.end() <= consumedTo)
             continue;
         if (!ranges_.empty() && ranges_.back().end() == r.offset)

@@ -8,6 +8,12 @@
 // them. Ranges are disjoint and in increasing order; adjacent ones may be
 // merged by readers. A missing file means "no stderr information" (a run of
 // an older agent), an empty one "no stderr yet".
+//
+// A line of length 0, "<size> 0\n", records that console.log was truncated
+// (by hand, or by logrotate's copytruncate) to `size` bytes and is written on
+// from there: ranges before it that reach past `size` described bytes that
+// are gone and are cut at `size`; the ranges after it continue from there.
+// Readers from before it skip the line as malformed.
 
 #include <cstdint>
 #include <deque>
@@ -24,6 +30,8 @@ struct ByteRange {
 
 // "<offset> <length>\n"
 std::string formatStderrRange(std::int64_t offset, std::int64_t length);
+// "<size> 0\n": the console was truncated to `size` bytes (see above).
+std::string formatStderrTruncation(std::int64_t size);
 
 // Incremental reader of a sidecar that grows while it is read. Not thread safe.
 class StderrRangeReader {
@@ -35,7 +43,8 @@ public:
 
     // Reads the complete lines appended since the last call (opening the
     // file when it appears), merging adjacent ranges and forgetting those
-    // that end at or before `consumedTo`. Malformed lines are skipped.
+    // that end at or before `consumedTo`. Malformed lines are skipped; a
+    // truncation line cuts the ranges held at its size.
     void refresh(std::int64_t consumedTo);
 
     // The ranges intersecting [from, to), clipped to it, in order; at most

@@ -38,6 +38,15 @@ constexpr int kPipeSize = 1024 * 1024;        // asked for with F_SETPIPE_SZ (fe
 // supervisor is gone. One process at a time writes the console, so it is
 // written at explicit offsets (splice() refuses O_APPEND files).
 //
+// Truncation: a console cut short by hand (`: > console.log` to free disk,
+// logrotate's copytruncate) is written on at its new end, as an O_APPEND
+// file would be, not at the old offset (which would leave a hole of zeros
+// as long as the old console): every write first compares the file's size
+// with `offset`. The sidecar then gets a truncation line "<new size> 0"
+// (StderrRanges.h) before any stderr range of the new content, so ranges of
+// the old content are not applied to the new. A truncation between that
+// check and the write (microseconds) still leaves a hole.
+//
 // Speed: splice() moves the pipe's pages into the file without a copy
 // through user space; where it is refused (EINVAL: a file system without
 // splice support) read()/pwrite() of 64 KiB chunks take over.
@@ -67,6 +76,17 @@ struct OutputPump {
     }
 
     bool open() const { return fds[0] >= 0 || fds[1] >= 0; }
+
+    // Before a write: the console truncated behind our back (see above) is
+    // written on from its new end.
+    void followTruncation()
+    {
+        struct stat st{};
+        if (::fstat(consoleFd, &st) != 0 || std::int64_t(st.st_size) >= offset)
+            return;
+        startAt(std::int64_t(st.st_size));
+        writeAll(sidecarFd, formatStderrTruncation(offset));
+    }
 
     void closePipe(int i)
     {
@@ -121,6 +141,7 @@ struct OutputPump {
     {
         if (fds[i] < 0)
             return false;
+        followTruncation();
         if (i == 1) {
             // stderr: the range goes to the sidecar before its bytes go to
             // the console, so it must be known first: what the pipe holds.

@@ -188,6 +188,9 @@ void AgentClient::handleFrame(const AgentFrame& frame)
             p.callback(ty::fail(QStringLiteral("node %1: %2").arg(nodeName(), h.value(key("error")).toString())));
     } else if (type == QLatin1StringView("eof")) {
         Q_EMIT tailEnded(h.value(key("run")).toString(), h.value(key("offset")).toInteger());
+    } else if (type == QLatin1StringView("truncated")) {
+        Q_EMIT consoleTruncated(h.value(key("run")).toString(), h.value(key("offset")).toInteger(),
+                                h.value(key("size")).toInteger());
     } else if (type == QLatin1StringView("exited")) {
         AgentRunStatus s = agentRunStatusFromJson(h);
         s.running = false;
@@ -284,9 +287,12 @@ quint64 AgentClient::start(const AgentStartRequest& req, std::function<void(cons
     return request(QStringLiteral("start"), agentStartRequestToJson(req), typedReply(std::move(cb), agentStartReplyFromJson));
 }
 
-quint64 AgentClient::tail(const QString& run, qint64 offset, bool follow, std::function<void(const Result<qint64>&)> cb)
+quint64 AgentClient::tail(const QString& run, qint64 offset, bool follow, std::function<void(const Result<qint64>&)> cb,
+                          bool followTruncation)
 {
     QJsonObject args{{key("run"), run}, {key("offset"), offset}, {key("follow"), follow}};
+    if (followTruncation)
+        args.insert(key("follow_truncation"), true);
     return request(QStringLiteral("tail"), args,
                    typedReply(std::move(cb), [](const QJsonObject& o) { return o.value(key("size")).toInteger(); }));
 }

@@ -63,7 +63,14 @@ public:
     // Streams console bytes from `offset` as output() signals; with `follow`,
     // also future bytes, then tailEnded() once the run has exited. The
     // callback gets the console size at the time of the request.
-    quint64 tail(const QString& run, qint64 offset, bool follow, std::function<void(const Result<qint64>&)> cb);
+    // A console that is, or becomes, shorter than the tail's offset was
+    // truncated on the node. With `followTruncation`, consoleTruncated() says
+    // so and output() goes on from offset 0 of the new content (`tail -F`).
+    // Without it, or from an agent before protocol revision 3, an offset
+    // beyond the size is refused (the callback gets the error) and a
+    // followed console that became shorter sends nothing until it is longer.
+    quint64 tail(const QString& run, qint64 offset, bool follow, std::function<void(const Result<qint64>&)> cb,
+                 bool followTruncation = false);
     quint64 untail(const QString& run, std::function<void(const Result<void>&)> cb = {});
     // SIGTERM to the run's process group, SIGKILL after graceMs; runExited() follows.
     quint64 cancel(const QString& run, int graceMs, std::function<void(const Result<void>&)> cb);
@@ -90,6 +97,12 @@ Q_SIGNALS:
     void output(const QString& run, qint64 offset, const QByteArray& bytes, const ty::ByteRanges& stderrRanges);
     // Everything of a tail up to `offset` was delivered; the tail is over.
     void tailEnded(const QString& run, qint64 offset);
+    // (A tail with followTruncation.) The console of `run` on the node is
+    // `size` bytes, less than `offset`, where its tail was (everything before
+    // it was delivered, or the tail was asked to start there): it was
+    // truncated on the node. The output() signals after this one carry
+    // offsets of the new content, from 0.
+    void consoleTruncated(const QString& run, qint64 offset, qint64 size);
     void runExited(const ty::AgentRunStatus& status);
     void disconnected(const QString& reason);
 

@@ -23,7 +23,7 @@ inline constexpr int kAgentProtocolVersion = 1;
 // The agent's first message.
 struct AgentHello {
     int protocol = 0;
-    int revision = 1;   // additions within the protocol; 2: `output` carries `stderr` ranges
+    int revision = 1;   // additions within the protocol; 2: `output` carries `stderr` ranges; 3: `truncated` events
     QString agent;      // "trainyard-agent"
     QString version;    // "0.1.0"
     QString hostname;

@@ -48,6 +48,7 @@ struct Session {
     QMap<QString, qint64> nextOffset;   // where the next output of a run must start
     QStringList offsetErrors;
     QMap<QString, qint64> tailEnds;
+    QMap<QString, QList<std::pair<qint64, qint64>>> truncations; // consoleTruncated: (offset, size) per run
     QMap<QString, AgentRunStatus> exited;
     QMap<QString, qint64> exitedAtMs;   // local wall clock when `exited` arrived
     std::optional<QString> disconnectReason;
@@ -59,6 +60,7 @@ struct Session {
         output.remove(run);
         stderrRanges.remove(run);
         tailEnds.remove(run);
+        truncations.remove(run);
     }
 };
 
@@ -91,6 +93,10 @@ std::unique_ptr<Session> openSession(const QString& stateDir, const QString& age
     });
     QObject::connect(c, &AgentClient::tailEnded, c,
                      [raw](const QString& run, qint64 offset) { raw->tailEnds[run] = offset; });
+    QObject::connect(c, &AgentClient::consoleTruncated, c, [raw](const QString& run, qint64 offset, qint64 size) {
+        raw->truncations[run].append({offset, size});
+        raw->nextOffset[run] = 0; // the new content, from its start
+    });
     QObject::connect(c, &AgentClient::runExited, c, [raw](const AgentRunStatus& st) {
         raw->exited[st.run] = st;
         raw->exitedAtMs[st.run] = QDateTime::currentMSecsSinceEpoch();
@@ -221,7 +227,7 @@ private Q_SLOTS:
 
     void stderrBytesAreMarked()
     {
-        QCOMPARE(s_->client->hello().revision, 2);
+        QCOMPARE(s_->client->hello().revision, 3);
         const QString run = newRunId("stderr");
         auto st = runToEnd(run, {QStringLiteral("sh"), QStringLiteral("-c"),
                                  QStringLiteral("echo out1; echo err1 >&2; sleep 0.05; echo out2")});
@@ -437,10 +443,69 @@ private Q_SLOTS:
             QCOMPARE(s_->output.value(run), expected.mid(from));
             QCOMPARE(s_->tailEnds.value(run), qint64(expected.size()));
         }
+        // A tail that does not follow truncations: an offset beyond the
+        // console is refused, as it always was.
         auto beyond = await<qint64>([&](auto cb) { s_->client->tail(run, expected.size() + 1, false, cb); });
         QVERIFY(beyond && !*beyond);
         QVERIFY2(beyond->error().message.contains(run), qPrintable(beyond->error().message));
         QVERIFY(beyond->error().message.contains(QStringLiteral("beyond")));
+    }
+
+    void tailBeyondTheConsoleIsATruncation()
+    {
+        // What a client resuming at its stored offset meets when the console
+        // was truncated on the node meanwhile: the console is shorter than
+        // the offset. The tail says so and sends the console from its start.
+        const QString run = newRunId("beyond");
+        auto st = runToEnd(run, {QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("echo one; echo two")});
+        QVERIFY(st.has_value());
+        const QByteArray console = test::readFile(consolePath(run));
+        QCOMPARE(console, QByteArray("one\ntwo\n"));
+        s_->expectTailFrom(run, 1000);
+        auto size = await<qint64>([&](auto cb) { s_->client->tail(run, 1000, false, cb, /*followTruncation=*/true); });
+        QVERIFY(size && *size);
+        QCOMPARE(**size, qint64(console.size()));
+        QVERIFY(waitUntil([&] { return s_->tailEnds.contains(run); }));
+        QCOMPARE(s_->truncations.value(run), (QList<std::pair<qint64, qint64>>{{1000, console.size()}}));
+        QVERIFY2(s_->offsetErrors.isEmpty(), qPrintable(s_->offsetErrors.join(u'\n')));
+        QCOMPARE(s_->output.value(run), console);
+        QCOMPARE(s_->tailEnds.value(run), qint64(console.size()));
+    }
+
+    void truncatedConsoleIsFollowedFromItsNewStart()
+    {
+        // `: > console.log` on the node while the run writes it: the run's
+        // output goes on at the file's new start (no hole of zeros where the
+        // old content was), the tail says so once and follows it from there,
+        // and stderr ranges of the new content are those of its own bytes.
+        const QString run = newRunId("truncated");
+        const QString go = workDir_.filePath(run + QStringLiteral(".go"));
+        const QStringList argv{QStringLiteral("sh"), QStringLiteral("-c"),
+                               QStringLiteral("i=0; while [ $i -lt 50 ]; do echo \"old line $i\"; i=$((i+1)); done; sleep 0.05; echo old-err >&2; "
+                                              "while [ ! -e '%1' ]; do sleep 0.02; done; "
+                                              "echo new-out; sleep 0.05; echo new-err >&2; sleep 0.05; echo new-end")
+                                   .arg(go)};
+        QByteArray old;
+        for (int i = 0; i < 50; ++i)
+            old += "old line " + QByteArray::number(i) + '\n';
+        old += "old-err\n";
+        QVERIFY(startRun(*s_, run, argv));
+        s_->expectTailFrom(run, 0);
+        QVERIFY(await<qint64>([&](auto cb) { s_->client->tail(run, 0, true, cb, /*followTruncation=*/true); }));
+        QVERIFY(waitUntil([&] { return s_->output.value(run) == old; }));
+        QVERIFY(QFile::resize(consolePath(run), 0));
+        QVERIFY(waitUntil([&] { return !s_->truncations.value(run).isEmpty(); }));
+        QCOMPARE(s_->truncations.value(run), (QList<std::pair<qint64, qint64>>{{old.size(), 0}}));
+        { QFile f(go); QVERIFY(f.open(QIODevice::WriteOnly)); }
+        QVERIFY(waitUntil([&] { return s_->exited.contains(run) && s_->tailEnds.contains(run); }, 15000));
+        const QByteArray fresh("new-out\nnew-err\nnew-end\n");
+        QCOMPARE(test::readFile(consolePath(run)), fresh); // written on at the new end: no hole
+        QVERIFY2(s_->offsetErrors.isEmpty(), qPrintable(s_->offsetErrors.join(u'\n')));
+        QCOMPARE(s_->output.value(run), old + fresh);
+        QCOMPARE(s_->tailEnds.value(run), qint64(fresh.size()));
+        QCOMPARE(s_->truncations.value(run).size(), 1);
+        // The old content's stderr line, then the new content's (offsets of the new content).
+        QCOMPARE(s_->stderrRanges.value(run), (ByteRanges{{old.size() - 8, 8}, {8, 8}}));
     }
 
     void cancelKillsStubbornGrandchild()

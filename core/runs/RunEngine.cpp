@@ -4,6 +4,7 @@
 #include "QueuePolicy.h"
 #include "RunIngest.h"
 #include "common/Paths.h"
+#include "logs/ConsoleNodeOffsets.h"
 #include "nodes/AgentClient.h"
 #include "nodes/LocalAgentTransport.h"
 #include "nodes/NodeHealth.h"
@@ -48,10 +49,14 @@ struct RunEngine::Active {
     RunRecord run;
     QString node;
     bool cancelRequested = false;
-    qint64 catchUpTo = -1; // the node's console size when the tail began (-1: not yet known)
+    qint64 catchUpTo = -1; // the node's console size when the tail began (-1: not yet known); node offsets
     bool endedOnNode = false; // the agent's list said it had exited: caught up only once recorded
     bool ingestNoticed = false; // an ingestion error was recorded as a notice (one per attach, not per chunk)
     std::shared_ptr<MetricFileFollower> files; // metric_files + $TRAINYARD_METRICS_FILE (ingestion owner)
+    // Display-only watches (no ingest): local offset = node offset +
+    // watchShift (ConsoleNodeOffsets), and how far consoleReceived got.
+    qint64 watchShift = 0;
+    qint64 watchEnd = 0;
 };
 
 namespace {
@@ -170,6 +175,8 @@ void RunEngine::addNode(const QString& name, std::unique_ptr<AgentTransport> tra
                 onOutput(*n, run, offset, bytes, stderrRanges);
             });
     connect(node->client, &AgentClient::tailEnded, this, [this, n](const QString& run, qint64) { onTailEnded(*n, run); });
+    connect(node->client, &AgentClient::consoleTruncated, this,
+            [this, n](const QString& run, qint64 offset, qint64 size) { onConsoleTruncated(*n, run, offset, size); });
     m_nodes.insert(node->name, node);
     node->client->connectToAgent();
 }
@@ -360,16 +367,32 @@ void RunEngine::watch(RunId id, qint64 fromOffset, bool follow)
     auto active = std::make_shared<Active>();
     active->run = *run;
     active->node = node->name;
+    // `fromOffset` counts bytes of the local copy (what the caller printed
+    // of it); the node's file may have been truncated and followed since.
+    // Bytes of the old content the copy lacks are on no node any more.
+    qint64 nodeFrom = fromOffset;
+    if (!run->consolePath.isEmpty()) {
+        if (auto offsets = ConsoleNodeOffsets::load(ConsoleNodeOffsets::pathFor(run->consolePath))) {
+            nodeFrom = std::max<qint64>(0, offsets->toNode(fromOffset));
+            active->watchShift = offsets->toLocal(0);
+        } else {
+            qCWarning(lcRuns).noquote() << offsets.error().message;
+        }
+    }
+    active->watchEnd = nodeFrom + active->watchShift;
     m_active.insert(id, active);
     const QString agentRun = run->agentRunId;
     // Queued by the client until the agent's hello if not ready yet.
-    node->client->tail(agentRun, fromOffset, follow, [this, id, agentRun](const Result<qint64>& r) {
-        if (r || m_shuttingDown)
-            return;
-        qCWarning(lcRuns) << "tail of" << agentRun << "failed:" << r.error().message;
-        m_active.remove(id);
-        Q_EMIT watchEnded(id);
-    });
+    node->client->tail(
+        agentRun, nodeFrom, follow,
+        [this, id, agentRun](const Result<qint64>& r) {
+            if (r || m_shuttingDown)
+                return;
+            qCWarning(lcRuns) << "tail of" << agentRun << "failed:" << r.error().message;
+            m_active.remove(id);
+            Q_EMIT watchEnded(id);
+        },
+        /*followTruncation=*/true);
 }
 
 void RunEngine::scheduleSoon()
@@ -1069,9 +1092,13 @@ void RunEngine::attach(RunRecord run, Node& node)
     }
     const RunId id = run.id;
     Node* n = &node;
-    node.client->tail(run.agentRunId, *resumeAt, true, [this, id, n, active](const Result<qint64>& r) {
+    const qint64 nodeFrom = *resumeAt;
+    node.client->tail(run.agentRunId, nodeFrom, true, [this, id, n, active, nodeFrom](const Result<qint64>& r) {
         if (r) {
-            active->catchUpTo = *r;
+            // Shorter than what we have: truncated on the node. Caught up
+            // once its new content is fetched (onConsoleTruncated).
+            if (*r >= nodeFrom)
+                active->catchUpTo = *r;
             checkCaughtUp();
             return;
         }
@@ -1082,14 +1109,15 @@ void RunEngine::attach(RunRecord run, Node& node)
                                      "stored are what was read until then")
                           .arg(n->name, r.error().message));
         // The console cannot be followed (e.g. the local copy is longer than
-        // the node's file): still record how the run ended, with what we have.
+        // the node's file, and its agent predates revision 3, which reports
+        // that as a truncation): still record how the run ended, with what we have.
         n->client->status(active->run.agentRunId, [this, id, active](const Result<AgentRunStatus>& status) {
             if (status && !status->running && m_active.value(id) == active)
                 finishRun(active, *status);
             else
                 m_active.remove(id);
         });
-    });
+    }, /*followTruncation=*/true);
 }
 
 std::shared_ptr<RunEngine::Active> RunEngine::findActive(const Node& node, const QString& agentRun) const
@@ -1106,7 +1134,10 @@ void RunEngine::onOutput(Node& node, const QString& agentRun, qint64 offset, con
     const auto active = findActive(node, agentRun);
     if (!active)
         return;
+    // What the engine's signals say: offsets of the local copy.
+    qint64 localOffset = offset + active->watchShift;
     if (active->ingest) {
+        localOffset = active->ingest->localOffset(offset);
         const auto points = active->ingest->ingest(offset, bytes, stderrRanges);
         if (!points) {
             qCWarning(lcRuns) << points.error().message;
@@ -1117,9 +1148,44 @@ void RunEngine::onOutput(Node& node, const QString& agentRun, qint64 offset, con
         if (!points->isEmpty())
             Q_EMIT metricsReceived(active->run.id, *points);
     }
-    Q_EMIT consoleReceived(active->run.id, offset, bytes);
-    if (active->ingest && active->catchUpTo >= 0 && active->ingest->fetchedOffset() >= active->catchUpTo)
+    if (!active->ingest)
+        active->watchEnd = localOffset + bytes.size();
+    Q_EMIT consoleReceived(active->run.id, localOffset, bytes);
+    if (active->ingest && active->catchUpTo >= 0 && active->ingest->fetchedNodeOffset() >= active->catchUpTo)
         checkCaughtUp();
+}
+
+void RunEngine::onConsoleTruncated(Node& node, const QString& agentRun, qint64 offset, qint64 size)
+{
+    const auto active = findActive(node, agentRun);
+    if (!active)
+        return;
+    if (!active->ingest) {
+        // Display-only: the owner records it; the new content follows what was shown.
+        active->watchShift = active->watchEnd;
+        return;
+    }
+    const RunId id = active->run.id;
+    const qint64 kept = active->ingest->fetchedOffset();
+    if (auto rebased = active->ingest->nodeConsoleTruncated(); !rebased) {
+        qCWarning(lcRuns).noquote() << rebased.error().message;
+        if (!std::exchange(active->ingestNoticed, true))
+            addNotice(id, QStringLiteral("its console could not be recorded: %1").arg(rebased.error().message));
+    }
+    active->catchUpTo = size;
+    qCWarning(lcRuns).noquote() << QStringLiteral("console of run %1 on node %2 was truncated on the node (at %3 bytes, now %4); "
+                                                  "following it from its new start")
+                                       .arg(id)
+                                       .arg(node.name)
+                                       .arg(offset)
+                                       .arg(size);
+    addNotice(id, QStringLiteral("its console was truncated on node %1 (at %2 bytes, now %3); it is followed from its new "
+                                 "start, whose output is recorded after the %4 bytes kept here")
+                      .arg(node.name)
+                      .arg(offset)
+                      .arg(size)
+                      .arg(kept));
+    checkCaughtUp();
 }
 
 void RunEngine::onTailEnded(Node& node, const QString& agentRun)
@@ -1282,7 +1348,7 @@ void RunEngine::checkCaughtUp()
         if (!n->attempted || (n->ready && !n->listed))
             return;
     for (const auto& a : std::as_const(m_active))
-        if (a->ingest && (a->endedOnNode || a->catchUpTo < 0 || a->ingest->fetchedOffset() < a->catchUpTo))
+        if (a->ingest && (a->endedOnNode || a->catchUpTo < 0 || a->ingest->fetchedNodeOffset() < a->catchUpTo))
             return;
     m_caughtUpEmitted = true;
     Q_EMIT caughtUp();
@@ -1302,7 +1368,7 @@ QList<std::pair<QString, QString>> RunEngine::nodesBehind() const
         else {
             for (const auto& a : std::as_const(m_active)) {
                 if (a->node == n->name && a->ingest
-                    && (a->endedOnNode || a->catchUpTo < 0 || a->ingest->fetchedOffset() < a->catchUpTo)) {
+                    && (a->endedOnNode || a->catchUpTo < 0 || a->ingest->fetchedNodeOffset() < a->catchUpTo)) {
                     why = QStringLiteral("fetching run %1's console").arg(a->run.id);
                     break;
                 }

@@ -41,8 +41,9 @@ struct ByteRange;
 //
 // Problems of one run that its user should act on (a synced symlink leading
 // nowhere on the node, artifacts that could not be listed or were refused, a
-// console that cannot be followed) are logged and recorded as notices of the
-// run in the store (RunNotice.h), which the GUI and `trainyardctl show` list.
+// console that cannot be followed or was truncated on its node) are logged
+// and recorded as notices of the run in the store (RunNotice.h), which the
+// GUI and `trainyardctl show` list.
 //
 // Ingestion ownership: several processes (the GUI, trainyardctl) may share one
 // database. Only the process holding `<db>.ingest.lock` copies consoles and
@@ -159,7 +160,9 @@ public:
 Q_SIGNALS:
     // The last piece of post-run work ended (see postRunWorkPending()).
     void postRunWorkDone();
-    // Raw console bytes [offset, offset + bytes.size()) of a run, as received.
+    // Raw console bytes [offset, offset + bytes.size()) of a run, as received;
+    // offsets of the local copy (equal to the node's unless its file was
+    // truncated there: RunIngest.h "Node offsets").
     void consoleReceived(ty::RunId run, qint64 offset, const QByteArray& bytes);
     // Metric points just extracted (already queued for the database).
     void metricsReceived(ty::RunId run, const QList<ty::MetricPoint>& points);
@@ -202,6 +205,10 @@ private:
     void onOutput(Node& node, const QString& agentRun, qint64 offset, const QByteArray& bytes,
                   const QList<ByteRange>& stderrRanges);
     void onTailEnded(Node& node, const QString& agentRun);
+    // The node's console of a run was truncated there (AgentClient::
+    // consoleTruncated): its new content is recorded after what the local
+    // copy holds, with a notice and a warning.
+    void onConsoleTruncated(Node& node, const QString& agentRun, qint64 offset, qint64 size);
     void onNodeReady(Node& node);
     void onNodeLost(Node& node, const QString& reason);
     void finishRun(const std::shared_ptr<Active>& active, const AgentRunStatus& status);

@@ -90,7 +90,150 @@ class TestRunEngine final : public QObject {
         Q_DISABLE_COPY_MOVE(StandInGpu)
     };
 
+    // A run that prints steps 1-5, waits for the file `go`, then prints
+    // steps 6-8 (fewer bytes than 1-5), and what each part prints.
+    static JobSpec twoPartSpec(const QString& go)
+    {
+        return spec(QStringLiteral("name: two-part\n"
+                                   "command: \"for i in 1 2 3 4 5; do echo step=$i loss=$i.5; done; "
+                                   "while [ ! -e '%1' ]; do sleep 0.02; done; "
+                                   "for i in 6 7 8; do echo step=$i loss=$i.5; sleep 0.05; done\"\n")
+                        .arg(go));
+    }
+    static QByteArray twoPartOutput(int from, int to)
+    {
+        QByteArray out;
+        for (int i = from; i <= to; ++i)
+            out += "step=" + QByteArray::number(i) + " loss=" + QByteArray::number(i) + ".5\n";
+        return out;
+    }
+    QString nodeConsole(const RunRecord& run) const
+    {
+        return stateDir() + QStringLiteral("/runs/") + run.agentRunId + QStringLiteral("/console.log");
+    }
+    // After a truncation of the node's console while `before` was held: the
+    // local copy kept it and has the new content after it, every metric is
+    // stored once, and the run has one notice naming the node and sizes.
+    void verifyTruncationFollowed(ResultStore& store, RunId id, const QByteArray& before, const QByteArray& after)
+    {
+        store.flush();
+        const RunRecord run = *store.run(id);
+        QCOMPARE(run.state, RunState::Succeeded);
+        QCOMPARE(test::readFile(nodeConsole(run)), after); // the node has only the new content
+        QCOMPARE(test::readFile(run.consolePath), before + after);
+        QCOMPARE(run.consoleOffset, qint64(before.size() + after.size()));
+        QCOMPARE(test::readFile(QFileInfo(run.consolePath).dir().filePath(QStringLiteral("console.node"))),
+                 QByteArray::number(before.size()) + " 0\n");
+        const QList<MetricPoint> loss = store.metrics(id, QStringLiteral("loss"));
+        QCOMPARE(loss.size(), 8);
+        for (int i = 0; i < 8; ++i) {
+            QCOMPARE(loss[i].step, qint64(i + 1));
+            QCOMPARE(loss[i].value, i + 1.5);
+        }
+        const QList<RunNotice> notices = store.notices(id);
+        QCOMPARE(notices.size(), qsizetype(1));
+        QCOMPARE(notices.front().text,
+                 QStringLiteral("its console was truncated on node local (at %1 bytes, now 0); it is followed from its "
+                                "new start, whose output is recorded after the %1 bytes kept here")
+                     .arg(before.size()));
+    }
+
 private Q_SLOTS:
+    void consoleTruncatedOnTheNodeIsFollowed()
+    {
+        // `: > console.log` on the node (to free disk) while the run goes on:
+        // the output written after it still arrives live and is stored after
+        // what the local copy had (tail -F), with a notice and a warning.
+        const QString go = m_dir.filePath(QStringLiteral("truncated-live.go"));
+        const QByteArray before = twoPartOutput(1, 5);
+        const QByteArray after = twoPartOutput(6, 8);
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get());
+        QVERIFY(engine->acquireIngestion());
+        QSignalSpy console(engine.get(), &RunEngine::consoleReceived);
+        const auto id = engine->submit(twoPartSpec(go));
+        QVERIFY(id);
+        QTRY_VERIFY_WITH_TIMEOUT(!(*store)->run(*id)->consolePath.isEmpty()
+                                     && test::readFile((*store)->run(*id)->consolePath) == before,
+                                 10000);
+        QTest::ignoreMessage(QtWarningMsg, qPrintable(QStringLiteral("console of run %1 on node local was truncated on the "
+                                                                     "node (at %2 bytes, now 0); following it from its new start")
+                                                          .arg(*id)
+                                                          .arg(before.size())));
+        QVERIFY(QFile::resize(nodeConsole(*(*store)->run(*id)), 0));
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->notices(*id).size(), qsizetype(1), 5000);
+        {
+            QFile f(go);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+        }
+        // Live: the new output arrives while the run is still going.
+        QTRY_VERIFY_WITH_TIMEOUT(test::readFile((*store)->run(*id)->consolePath).size() > before.size(), 5000);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Succeeded, 10000);
+        verifyTruncationFollowed(**store, *id, before, after);
+        // What the engine showed: local offsets, one stream without a gap.
+        QByteArray shown;
+        for (const QList<QVariant>& a : console) {
+            QCOMPARE(a[1].toLongLong(), qint64(shown.size()));
+            shown += a[2].toByteArray();
+        }
+        QCOMPARE(shown, before + after);
+    }
+
+    void consoleTruncatedWhileNobodyWatched()
+    {
+        // The node's console truncated while no engine followed it: the next
+        // engine asks to resume beyond its end, learns that it was truncated
+        // and fetches the new content after what it has. (The new content is
+        // shorter than the old: one that has outgrown it looks like more of
+        // the same to the agent, as to `tail -F`.)
+        const QString go = m_dir.filePath(QStringLiteral("truncated-resume.go"));
+        const QByteArray before = twoPartOutput(1, 5);
+        const QByteArray after = twoPartOutput(6, 8);
+        QVERIFY(after.size() < before.size());
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        RunId id = 0;
+        {
+            auto engine = makeEngine(store->get());
+            QVERIFY(engine->acquireIngestion());
+            const auto submitted = engine->submit(twoPartSpec(go));
+            QVERIFY(submitted);
+            id = *submitted;
+            QTRY_VERIFY_WITH_TIMEOUT(!(*store)->run(id)->consolePath.isEmpty()
+                                         && test::readFile((*store)->run(id)->consolePath) == before,
+                                     10000);
+        } // engine gone: the run waits for `go`
+        (*store)->flush();
+        const RunRecord run = *(*store)->run(id);
+        QVERIFY(QFile::resize(nodeConsole(run), 0));
+        {
+            QFile f(go);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(test::readFile(nodeConsole(run)), after, 5000);
+        QTest::ignoreMessage(QtWarningMsg, qPrintable(QStringLiteral("console of run %1 on node local was truncated on the "
+                                                                     "node (at %2 bytes, now %3); following it from its new start")
+                                                          .arg(id)
+                                                          .arg(before.size())
+                                                          .arg(after.size())));
+        auto engine = makeEngine(store->get());
+        QVERIFY(engine->acquireIngestion());
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(id)->state, RunState::Succeeded, 10000);
+        (*store)->flush();
+        const QList<RunNotice> notices = (*store)->notices(id);
+        QCOMPARE(notices.size(), qsizetype(1));
+        QCOMPARE(notices.front().text,
+                 QStringLiteral("its console was truncated on node local (at %1 bytes, now %2); it is followed from its "
+                                "new start, whose output is recorded after the %1 bytes kept here")
+                     .arg(before.size())
+                     .arg(after.size()));
+        QCOMPARE(test::readFile(nodeConsole(run)), after);
+        QCOMPARE(test::readFile(run.consolePath), before + after);
+        QCOMPARE((*store)->run(id)->consoleOffset, qint64(before.size() + after.size()));
+        QCOMPARE((*store)->metrics(id, QStringLiteral("loss")).size(), 8);
+    }
+
     void runSurvivesEngineAndResumes()
     {
         auto store = ResultStore::open(dbPath());

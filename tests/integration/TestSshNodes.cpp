@@ -442,6 +442,56 @@ private Q_SLOTS:
             QCOMPARE(loss[i].value, i + 1.5);
     }
 
+    void consoleTruncatedOnTheNodeIsFollowed()
+    {
+        // `: > console.log` on the workstation while the run goes on: over
+        // SSH as on the local node, the output written after it arrives live
+        // after what the local copy had, with one notice.
+        const QString go = m_tmp.filePath(QStringLiteral("truncated.go"));
+        QByteArray before, after;
+        for (int i = 1; i <= 8; ++i)
+            (i <= 5 ? before : after) += "step=" + QByteArray::number(i) + " loss=" + QByteArray::number(i) + ".5\n";
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get(), {QStringLiteral("ws2")});
+        const auto id = engine->submit(spec(QStringLiteral("command: \"for i in 1 2 3 4 5; do echo step=$i loss=$i.5; done; "
+                                                           "while [ ! -e '%1' ]; do sleep 0.02; done; "
+                                                           "for i in 6 7 8; do echo step=$i loss=$i.5; sleep 0.05; done\"\n")
+                                                .arg(go)),
+                                       QStringLiteral("ws2"));
+        QVERIFY(id);
+        QTRY_VERIFY_WITH_TIMEOUT(!(*store)->run(*id)->consolePath.isEmpty()
+                                     && test::readFile((*store)->run(*id)->consolePath) == before,
+                                 20000);
+        const RunRecord run = *(*store)->run(*id);
+        const QString nodeConsole = stateDir(QStringLiteral("ws2")) + QStringLiteral("/runs/") + run.agentRunId + QStringLiteral("/console.log");
+        QTest::ignoreMessage(QtWarningMsg, qPrintable(QStringLiteral("console of run %1 on node ws2 was truncated on the "
+                                                                     "node (at %2 bytes, now 0); following it from its new start")
+                                                          .arg(*id)
+                                                          .arg(before.size())));
+        QVERIFY(QFile::resize(nodeConsole, 0));
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->notices(*id).size(), qsizetype(1), 5000);
+        {
+            QFile f(go);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+        }
+        QTRY_VERIFY_WITH_TIMEOUT(test::readFile(run.consolePath).size() > before.size(), 5000); // live
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Succeeded, 20000);
+        (*store)->flush();
+        QCOMPARE(test::readFile(nodeConsole), after);
+        QCOMPARE(test::readFile(run.consolePath), before + after);
+        QCOMPARE((*store)->run(*id)->consoleOffset, qint64(before.size() + after.size()));
+        const QList<MetricPoint> loss = (*store)->metrics(*id, QStringLiteral("loss"));
+        QCOMPARE(loss.size(), 8);
+        for (int i = 0; i < 8; ++i)
+            QCOMPARE(loss[i].value, i + 1.5);
+        const QList<RunNotice> notices = (*store)->notices(*id);
+        QCOMPARE(notices.size(), qsizetype(1));
+        QVERIFY2(notices.front().text.startsWith(QStringLiteral("its console was truncated on node ws2 (at %1 bytes, now 0)")
+                                                     .arg(before.size())),
+                 qPrintable(notices.front().text));
+    }
+
     void runEndsWhileNodeUnreachable()
     {
         auto store = ResultStore::open(dbPath());

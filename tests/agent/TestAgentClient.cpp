@@ -19,6 +19,7 @@
 #include <QProcess>
 #include <QProcessEnvironment>
 #include <QRegularExpression>
+#include <QScopeGuard>
 #include <QSet>
 #include <QTemporaryDir>
 #include <QTest>
@@ -480,6 +481,8 @@ private Q_SLOTS:
         // and stderr ranges of the new content are those of its own bytes.
         const QString run = newRunId("truncated");
         const QString go = workDir_.filePath(run + QStringLiteral(".go"));
+        // The run waits for `go`: let it end also when a check fails.
+        const auto release = qScopeGuard([&go] { (void)QFile(go).open(QIODevice::WriteOnly); });
         const QStringList argv{QStringLiteral("sh"), QStringLiteral("-c"),
                                QStringLiteral("i=0; while [ $i -lt 50 ]; do echo \"old line $i\"; i=$((i+1)); done; sleep 0.05; echo old-err >&2; "
                                               "while [ ! -e '%1' ]; do sleep 0.02; done; "

@@ -448,6 +448,8 @@ private Q_SLOTS:
         // SSH as on the local node, the output written after it arrives live
         // after what the local copy had, with one notice.
         const QString go = m_tmp.filePath(QStringLiteral("truncated.go"));
+        // The run waits for `go`: let it end also when a check fails.
+        const auto release = qScopeGuard([&go] { (void)QFile(go).open(QIODevice::WriteOnly); });
         QByteArray before, after;
         for (int i = 1; i <= 8; ++i)
             (i <= 5 ? before : after) += "step=" + QByteArray::number(i) + " loss=" + QByteArray::number(i) + ".5\n";

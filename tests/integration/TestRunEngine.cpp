@@ -238,6 +238,56 @@ private Q_SLOTS:
         QCOMPARE((*store)->metrics(id, QStringLiteral("loss")).size(), 8);
     }
 
+    void displayOnlyWatchAfterATruncation()
+    {
+        // trainyardctl logs while another process ingests: it printed the
+        // local copy and asks for the rest from the copy's offset where it
+        // stopped. After a truncation that is not the node's offset: the
+        // watch maps it (console.node), so it shows what follows, once.
+        const QString go = m_dir.filePath(QStringLiteral("truncated-watch.go"));
+        // The run waits for `go`: let it end also when a check fails.
+        const auto release = qScopeGuard([&go] { (void)QFile(go).open(QIODevice::WriteOnly); });
+        const QByteArray before = twoPartOutput(1, 5);
+        const QByteArray after = twoPartOutput(6, 8);
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto owner = makeEngine(store->get());
+        QVERIFY(owner->acquireIngestion());
+        const auto id = owner->submit(twoPartSpec(go));
+        QVERIFY(id);
+        QTRY_VERIFY_WITH_TIMEOUT(!(*store)->run(*id)->consolePath.isEmpty()
+                                     && test::readFile((*store)->run(*id)->consolePath) == before,
+                                 10000);
+        QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("^console of run %1 on node local was truncated").arg(*id)));
+        QVERIFY(QFile::resize(nodeConsole(*(*store)->run(*id)), 0));
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->notices(*id).size(), qsizetype(1), 5000);
+        {
+            QFile f(go);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+        }
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Succeeded, 10000);
+
+        auto watcher = makeEngine(store->get());
+        QVERIFY(!watcher->acquireIngestion());
+        QTRY_VERIFY_WITH_TIMEOUT(watcher->nodeReady(QStringLiteral("local")), 5000);
+        // From inside the new content, and from the copy's end.
+        for (const qint64 printed : {qint64(before.size() + 20), qint64(before.size() + after.size())}) {
+            QSignalSpy shown(watcher.get(), &RunEngine::consoleReceived);
+            QSignalSpy ended(watcher.get(), &RunEngine::watchEnded);
+            watcher->watch(*id, printed, false);
+            QTRY_COMPARE_WITH_TIMEOUT(ended.size(), 1, 5000);
+            QByteArray bytes;
+            qint64 next = printed;
+            for (const QList<QVariant>& a : shown) {
+                QCOMPARE(a[1].toLongLong(), next);
+                bytes += a[2].toByteArray();
+                next += a[2].toByteArray().size();
+            }
+            QCOMPARE(bytes, QByteArray(before + after).mid(printed));
+        }
+        QCOMPARE((*store)->notices(*id).size(), qsizetype(1)); // the owner's; a watch records none
+    }
+
     void runSurvivesEngineAndResumes()
     {
         auto store = ResultStore::open(dbPath());

@@ -542,6 +542,14 @@ void Agent::opTail(const Json& id, const Json& req)
     }
     const bool follow = req.value("follow", false);
     const bool followTruncation = req.value("follow_truncation", false);
+    std::int64_t generation = -1; // the client's, if it says
+    if (auto it = req.find("generation"); it != req.end() && !it->is_null()) {
+        if (!it->is_number_integer() || it->get<std::int64_t>() < 0) {
+            replyError(id, "run " + run + ": tail generation must be an integer >= 0");
+            return;
+        }
+        generation = it->get<std::int64_t>();
+    }
     const int fd = ::open(p.console.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         replyError(id, "run " + run + ": cannot open " + p.console + ": " + errnoText(errno));
@@ -563,7 +571,29 @@ void Agent::opTail(const Json& id, const Json& req)
                                  std::make_shared<StderrRangeReader>(p.stderrRanges), followTruncation};
     t.sent.reset(std::min(offset, std::int64_t(st.st_size)));
     reply(id, Json{{"size", std::int64_t(st.st_size)}});
+    t.stderrRanges->refresh(offset);
+    const std::int64_t recorded = t.stderrRanges->truncations();
+    t.generation = generation >= 0 ? generation : recorded;
+    if (followTruncation && recorded > t.generation) {
+        // Truncated since the client's offset was current, however long
+        // the console has grown since.
+        restartTail(run, t, std::int64_t(st.st_size), recorded);
+    }
     tailsHaveData_ = true;
+}
+
+void Agent::restartTail(const std::string& run, Tail& t, std::int64_t size, std::int64_t generation)
+{
+    out_.pushMessage(Json{{"type", "truncated"},
+                          {"run", run},
+                          {"offset", t.offset},
+                          {"size", size},
+                          {"generation", generation}});
+    t.offset = 0;
+    t.generation = generation;
+    // The ranges read so far described the old content: read them again.
+    t.stderrRanges = std::make_shared<StderrRangeReader>(t.stderrPath);
+    t.sent.reset(0);
 }
 
 void Agent::closeTail(const std::string& run)
@@ -836,12 +866,13 @@ void Agent::pumpTails(bool tick)
         if (size < t.offset && t.followTruncation) {
             // Truncated on the node (by hand, logrotate's copytruncate): the
             // supervisor writes on at the new end, so the new content starts
-            // at 0. Like `tail -F`: say so, and send it from there. The
-            // ranges read so far described the old content: read them again.
-            out_.pushMessage(Json{{"type", "truncated"}, {"run", run}, {"offset", t.offset}, {"size", size}});
-            t.offset = 0;
-            t.stderrRanges = std::make_shared<StderrRangeReader>(t.stderrPath);
-            t.sent.reset(0);
+            // at 0. Like `tail -F`: say so, and send it from there. Its
+            // truncation line counts this one if the supervisor has written
+            // since; otherwise it will, and is expected.
+            auto reader = std::make_shared<StderrRangeReader>(t.stderrPath);
+            reader->refresh(0);
+            const std::int64_t recorded = reader->truncations();
+            restartTail(run, t, size, recorded > t.generation ? recorded : t.generation + 1);
         }
         if (t.offset < size) {
             // The bytes stay in the file until the queue sends them
@@ -850,6 +881,13 @@ void Agent::pumpTails(bool tick)
             // byte of this chunk.
             std::int64_t end = t.offset + std::min<std::int64_t>(size - t.offset, std::int64_t(kChunk)); // take() may end it sooner
             t.stderrRanges->refresh(t.offset);
+            if (t.followTruncation && t.stderrRanges->truncations() > t.generation) {
+                // Truncated, and written on past our offset before we looked:
+                // the supervisor's truncation line says so.
+                restartTail(run, t, size, t.stderrRanges->truncations());
+                tailsHaveData_ = true;
+                continue;
+            }
             const auto ranges = t.stderrRanges->take(t.offset, end, kMaxStderrRanges);
             Json header{{"type", "output"}, {"run", run}, {"offset", t.offset}};
             if (!ranges.empty()) {

@@ -59,9 +59,14 @@ private:
         std::string stderrPath; // the run's console.stderr
         std::shared_ptr<StderrRangeReader> stderrRanges;
         // The client asked for `follow_truncation` (revision 3): a console
-        // found shorter than `offset` is announced (`truncated`) and sent on
-        // from its new start. Without it such a tail waits, as before.
+        // found shorter than `offset`, or with more truncation lines in
+        // console.stderr than `generation`, is announced (`truncated`) and
+        // sent on from its new start. Without it such a tail waits, as before.
         bool followTruncation = false;
+        // Truncations the tail's offsets account for (PROTOCOL.md `tail`):
+        // the sidecar's count, or one more while the supervisor has yet to
+        // record a truncation found by size.
+        std::int64_t generation = 0;
         WriteBehind sent{WriteBehind::Drop}; // bytes sent leave the page cache a window later
     };
     struct Tracked {
@@ -125,6 +130,8 @@ private:
     void checkRuns(std::int64_t now);
     void pumpTails(bool tick);
     void closeTail(const std::string& run);
+    // The console of a followed tail was truncated: `truncated`, then from 0.
+    void restartTail(const std::string& run, Tail& t, std::int64_t size, std::int64_t generation);
     bool spawnCapture(const std::vector<std::string>& argv, std::function<void(Capture&)> done);
     void pollCaptures(std::int64_t now);
     std::map<long, std::string> liveRunsByPgid() const;

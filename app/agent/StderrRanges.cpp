@@ -61,6 +61,7 @@ void StderrRangeReader::refresh(std::int64_t consumedTo)
         pos = nl + 1;
         if (ok && r.length == 0) {
             // The console was truncated to r.offset: what lay beyond is gone.
+            ++truncations_;
             while (!ranges_.empty() && ranges_.back().offset >= r.offset)
                 ranges_.pop_back();
             if (!ranges_.empty() && ranges_.back().end() > r.offset)

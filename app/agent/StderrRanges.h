@@ -52,12 +52,17 @@ public:
     // the first one left out, so the caller sends a shorter chunk.
     std::vector<ByteRange> take(std::int64_t from, std::int64_t& to, std::size_t maxRanges);
 
+    // Truncation lines read so far: how many times the supervisor found the
+    // console truncated (its "generation", PROTOCOL.md `tail`).
+    std::int64_t truncations() const { return truncations_; }
+
 private:
     std::string path_;
     int fd_ = -1;
     std::int64_t readPos_ = 0;
     std::string partial_;
     std::deque<ByteRange> ranges_;
+    std::int64_t truncations_ = 0;
 };
 
 } // namespace ty::agent

@@ -29,15 +29,18 @@ Result<ConsoleNodeOffsets> ConsoleNodeOffsets::load(const QString& path)
         const QList<QByteArray> parts = line.split(' ');
         bool okLocal = false;
         bool okNode = false;
-        const qint64 local = parts.size() == 2 ? parts[0].toLongLong(&okLocal) : -1;
-        const qint64 node = parts.size() == 2 ? parts[1].toLongLong(&okNode) : -1;
-        if (!okLocal || !okNode || local < 0 || node < 0
+        bool okGeneration = false;
+        const qint64 local = parts.size() == 3 ? parts[0].toLongLong(&okLocal) : -1;
+        const qint64 node = parts.size() == 3 ? parts[1].toLongLong(&okNode) : -1;
+        const qint64 generation = parts.size() == 3 ? parts[2].toLongLong(&okGeneration) : -1;
+        if (!okLocal || !okNode || !okGeneration || local < 0 || node < 0 || generation < 0
             || (!offsets.m_entries.isEmpty() && local <= offsets.localBase()))
-            return fail(QStringLiteral("%1:%2: not \"<local offset> <node offset>\" after the entries before it: \"%3\"")
+            return fail(QStringLiteral("%1:%2: not \"<local offset> <node offset> <generation>\" after the entries "
+                                       "before it: \"%3\"")
                             .arg(path)
                             .arg(lineNo)
                             .arg(QString::fromUtf8(line.left(80))));
-        offsets.m_entries.append(Entry{local, node});
+        offsets.m_entries.append(Entry{local, node, generation});
     }
     return offsets;
 }
@@ -48,17 +51,17 @@ Result<void> ConsoleNodeOffsets::save(const QString& path) const
     if (!f.open(QIODevice::WriteOnly))
         return fail(QStringLiteral("cannot write %1: %2").arg(path, f.errorString()));
     for (const Entry& e : m_entries)
-        f.write(QByteArray::number(e.local) + ' ' + QByteArray::number(e.node) + '\n');
+        f.write(QByteArray::number(e.local) + ' ' + QByteArray::number(e.node) + ' ' + QByteArray::number(e.generation) + '\n');
     if (!f.commit())
         return fail(QStringLiteral("cannot write %1: %2").arg(path, f.errorString()));
     return {};
 }
 
-void ConsoleNodeOffsets::rebase(qint64 local, qint64 node)
+void ConsoleNodeOffsets::rebase(qint64 local, qint64 node, qint64 generation)
 {
     while (!m_entries.isEmpty() && m_entries.back().local >= local)
         m_entries.removeLast();
-    m_entries.append(Entry{local, node});
+    m_entries.append(Entry{local, node, generation});
 }
 
 } // namespace ty

@@ -15,7 +15,10 @@ namespace ty {
 // byte it had and the node's new content is appended after it, so from that
 // point on a local offset and a node offset differ by a constant. Each such
 // rebase is one entry: "from local offset L on, the copy continues the
-// node's console at node offset N" (N is 0: the new content from its start).
+// node's console at node offset N" (N is 0: the new content from its start),
+// with the truncation's generation (PROTOCOL.md `tail`), which the next tail
+// of the run sends so that the agent can tell a truncation the copy has not
+// followed even where the new content has outgrown the copy's offset.
 // The last entry maps offsets at and after its L; without any entry the two
 // are equal, which is the case for every console never truncated on its
 // node, so nothing changes for those.
@@ -27,8 +30,8 @@ namespace ty {
 // and the engine asks to resume at toNode(copy size).
 //
 // File (ours): `console.node` beside console.log (pathFor()), ASCII, one
-// entry per line: "<local offset> <node offset>\n", in increasing local
-// order; absent = no entry. It is rewritten whole (QSaveFile: write and
+// entry per line: "<local offset> <node offset> <generation>\n", in
+// increasing local order; absent = no entry. It is rewritten whole (QSaveFile: write and
 // rename) before the first byte of new content is appended to the copy, so
 // the copy never holds bytes its entries do not place.
 //
@@ -38,6 +41,7 @@ public:
     struct Entry {
         qint64 local = 0;
         qint64 node = 0;
+        qint64 generation = 0;
         bool operator==(const Entry&) const = default;
     };
 
@@ -51,13 +55,15 @@ public:
     Result<void> save(const QString& path) const;
 
     // From local offset `local` on, the copy continues the node's file at
-    // `node`. Entries at or after `local` are replaced (that part of the
-    // copy is rewritten).
-    void rebase(qint64 local, qint64 node);
+    // `node`, after truncation `generation`. Entries at or after `local` are
+    // replaced (that part of the copy is rewritten).
+    void rebase(qint64 local, qint64 node, qint64 generation);
 
     // The last entry's: where the current node content starts in the copy.
     qint64 localBase() const { return m_entries.isEmpty() ? 0 : m_entries.back().local; }
     qint64 nodeBase() const { return m_entries.isEmpty() ? 0 : m_entries.back().node; }
+    // The generation of the node's current content (0: never truncated).
+    qint64 generation() const { return m_entries.isEmpty() ? 0 : m_entries.back().generation; }
     // Conversions for offsets of the current node content (local >= localBase()).
     qint64 toNode(qint64 local) const { return local - localBase() + nodeBase(); }
     qint64 toLocal(qint64 node) const { return node - nodeBase() + localBase(); }

@@ -190,7 +190,7 @@ void AgentClient::handleFrame(const AgentFrame& frame)
         Q_EMIT tailEnded(h.value(key("run")).toString(), h.value(key("offset")).toInteger());
     } else if (type == QLatin1StringView("truncated")) {
         Q_EMIT consoleTruncated(h.value(key("run")).toString(), h.value(key("offset")).toInteger(),
-                                h.value(key("size")).toInteger());
+                                h.value(key("size")).toInteger(), h.value(key("generation")).toInteger(-1));
     } else if (type == QLatin1StringView("exited")) {
         AgentRunStatus s = agentRunStatusFromJson(h);
         s.running = false;
@@ -288,11 +288,13 @@ quint64 AgentClient::start(const AgentStartRequest& req, std::function<void(cons
 }
 
 quint64 AgentClient::tail(const QString& run, qint64 offset, bool follow, std::function<void(const Result<qint64>&)> cb,
-                          bool followTruncation)
+                          bool followTruncation, qint64 generation)
 {
     QJsonObject args{{key("run"), run}, {key("offset"), offset}, {key("follow"), follow}};
     if (followTruncation)
         args.insert(key("follow_truncation"), true);
+    if (followTruncation && generation >= 0)
+        args.insert(key("generation"), generation);
     return request(QStringLiteral("tail"), args,
                    typedReply(std::move(cb), [](const QJsonObject& o) { return o.value(key("size")).toInteger(); }));
 }

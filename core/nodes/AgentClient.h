@@ -65,12 +65,15 @@ public:
     // callback gets the console size at the time of the request.
     // A console that is, or becomes, shorter than the tail's offset was
     // truncated on the node. With `followTruncation`, consoleTruncated() says
-    // so and output() goes on from offset 0 of the new content (`tail -F`).
+    // so and output() goes on from offset 0 of the new content (`tail -F`);
+    // `generation` (>= 0) is that of the last consoleTruncated() followed for
+    // the run (0: none), so a truncation is found even where the new content
+    // has outgrown `offset` (PROTOCOL.md `tail`).
     // Without it, or from an agent before protocol revision 3, an offset
     // beyond the size is refused (the callback gets the error) and a
     // followed console that became shorter sends nothing until it is longer.
     quint64 tail(const QString& run, qint64 offset, bool follow, std::function<void(const Result<qint64>&)> cb,
-                 bool followTruncation = false);
+                 bool followTruncation = false, qint64 generation = -1);
     quint64 untail(const QString& run, std::function<void(const Result<void>&)> cb = {});
     // SIGTERM to the run's process group, SIGKILL after graceMs; runExited() follows.
     quint64 cancel(const QString& run, int graceMs, std::function<void(const Result<void>&)> cb);
@@ -101,8 +104,9 @@ Q_SIGNALS:
     // `size` bytes, less than `offset`, where its tail was (everything before
     // it was delivered, or the tail was asked to start there): it was
     // truncated on the node. The output() signals after this one carry
-    // offsets of the new content, from 0.
-    void consoleTruncated(const QString& run, qint64 offset, qint64 size);
+    // offsets of the new content, from 0. `generation`: what to pass to
+    // tail() for this run from now on.
+    void consoleTruncated(const QString& run, qint64 offset, qint64 size, qint64 generation);
     void runExited(const ty::AgentRunStatus& status);
     void disconnected(const QString& reason);
 

@@ -176,7 +176,9 @@ void RunEngine::addNode(const QString& name, std::unique_ptr<AgentTransport> tra
             });
     connect(node->client, &AgentClient::tailEnded, this, [this, n](const QString& run, qint64) { onTailEnded(*n, run); });
     connect(node->client, &AgentClient::consoleTruncated, this,
-            [this, n](const QString& run, qint64 offset, qint64 size) { onConsoleTruncated(*n, run, offset, size); });
+            [this, n](const QString& run, qint64 offset, qint64 size, qint64 generation) {
+                onConsoleTruncated(*n, run, offset, size, generation);
+            });
     m_nodes.insert(node->name, node);
     node->client->connectToAgent();
 }
@@ -371,10 +373,12 @@ void RunEngine::watch(RunId id, qint64 fromOffset, bool follow)
     // of it); the node's file may have been truncated and followed since.
     // Bytes of the old content the copy lacks are on no node any more.
     qint64 nodeFrom = fromOffset;
+    qint64 generation = 0;
     if (!run->consolePath.isEmpty()) {
         if (auto offsets = ConsoleNodeOffsets::load(ConsoleNodeOffsets::pathFor(run->consolePath))) {
             nodeFrom = std::max<qint64>(0, offsets->toNode(fromOffset));
             active->watchShift = offsets->toLocal(0);
+            generation = offsets->generation();
         } else {
             qCWarning(lcRuns).noquote() << offsets.error().message;
         }
@@ -392,7 +396,7 @@ void RunEngine::watch(RunId id, qint64 fromOffset, bool follow)
             m_active.remove(id);
             Q_EMIT watchEnded(id);
         },
-        /*followTruncation=*/true);
+        /*followTruncation=*/true, generation);
 }
 
 void RunEngine::scheduleSoon()
@@ -1117,7 +1121,7 @@ void RunEngine::attach(RunRecord run, Node& node)
             else
                 m_active.remove(id);
         });
-    }, /*followTruncation=*/true);
+    }, /*followTruncation=*/true, active->ingest->nodeGeneration());
 }
 
 std::shared_ptr<RunEngine::Active> RunEngine::findActive(const Node& node, const QString& agentRun) const
@@ -1155,7 +1159,7 @@ void RunEngine::onOutput(Node& node, const QString& agentRun, qint64 offset, con
         checkCaughtUp();
 }
 
-void RunEngine::onConsoleTruncated(Node& node, const QString& agentRun, qint64 offset, qint64 size)
+void RunEngine::onConsoleTruncated(Node& node, const QString& agentRun, qint64 offset, qint64 size, qint64 generation)
 {
     const auto active = findActive(node, agentRun);
     if (!active)
@@ -1167,7 +1171,7 @@ void RunEngine::onConsoleTruncated(Node& node, const QString& agentRun, qint64 o
     }
     const RunId id = active->run.id;
     const qint64 kept = active->ingest->fetchedOffset();
-    if (auto rebased = active->ingest->nodeConsoleTruncated(); !rebased) {
+    if (auto rebased = active->ingest->nodeConsoleTruncated(generation); !rebased) {
         qCWarning(lcRuns).noquote() << rebased.error().message;
         if (!std::exchange(active->ingestNoticed, true))
             addNotice(id, QStringLiteral("its console could not be recorded: %1").arg(rebased.error().message));

@@ -208,7 +208,7 @@ private:
     // The node's console of a run was truncated there (AgentClient::
     // consoleTruncated): its new content is recorded after what the local
     // copy holds, with a notice and a warning.
-    void onConsoleTruncated(Node& node, const QString& agentRun, qint64 offset, qint64 size);
+    void onConsoleTruncated(Node& node, const QString& agentRun, qint64 offset, qint64 size, qint64 generation);
     void onNodeReady(Node& node);
     void onNodeLost(Node& node, const QString& reason);
     void finishRun(const std::shared_ptr<Active>& active, const AgentRunStatus& status);

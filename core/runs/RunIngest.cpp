@@ -63,7 +63,7 @@ Result<qint64> RunIngest::open(const QString& dir)
         // The copy lost bytes after a truncation on the node (deleted by
         // hand?): those of the old content are gone there too; the current
         // content is fetched again from its start, after what is left.
-        m_nodeOffsets.rebase(m_fetched, m_nodeOffsets.nodeBase());
+        m_nodeOffsets.rebase(m_fetched, m_nodeOffsets.nodeBase(), m_nodeOffsets.generation());
         if (auto saved = m_nodeOffsets.save(ConsoleNodeOffsets::pathFor(m_run.consolePath)); !saved)
             return fail(QStringLiteral("run %1: %2").arg(m_run.id).arg(saved.error().message));
     }
@@ -99,9 +99,9 @@ Result<qint64> RunIngest::open(const QString& dir)
     return m_nodeOffsets.toNode(m_fetched);
 }
 
-Result<void> RunIngest::nodeConsoleTruncated()
+Result<void> RunIngest::nodeConsoleTruncated(qint64 generation)
 {
-    m_nodeOffsets.rebase(m_fetched, 0);
+    m_nodeOffsets.rebase(m_fetched, 0, std::max<qint64>(generation, m_nodeOffsets.generation() + 1));
     if (auto saved = m_nodeOffsets.save(ConsoleNodeOffsets::pathFor(m_run.consolePath)); !saved)
         return fail(QStringLiteral("run %1: %2").arg(m_run.id).arg(saved.error().message));
     return {};

@@ -58,13 +58,14 @@ public:
     // (path in the message).
     Result<qint64> open(const QString& dir);
 
-    // The node's file was found truncated (AgentClient::consoleTruncated):
-    // its new content, from node offset 0, is appended after the bytes held
-    // now, and console.node says so before any of it is. Errors: console.node
+    // The node's file was found truncated (AgentClient::consoleTruncated,
+    // which gives `generation`): its new content, from node offset 0, is
+    // appended after the bytes held now, and console.node says so before any
+    // of it is. Errors: console.node
     // cannot be written (path in the message); this session still records
     // the new content after the bytes held, but a later one would resume at
     // the wrong node offset.
-    Result<void> nodeConsoleTruncated();
+    Result<void> nodeConsoleTruncated(qint64 generation);
 
     // The next console bytes, starting at `nodeOffset` of the node's file
     // (its current content: see above). Bytes already held are skipped; a
@@ -90,6 +91,8 @@ public:
     qint64 fetchedNodeOffset() const { return m_nodeOffsets.toNode(m_fetched); }
     // The local offset of node offset `nodeOffset` of the current content.
     qint64 localOffset(qint64 nodeOffset) const { return m_nodeOffsets.toLocal(nodeOffset); }
+    // The truncation generation the current node content follows (for tail()).
+    qint64 nodeGeneration() const { return m_nodeOffsets.generation(); }
     qint64 ingestedOffset() const { return m_ingested; }
 
 private:

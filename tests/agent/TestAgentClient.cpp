@@ -50,6 +50,7 @@ struct Session {
     QStringList offsetErrors;
     QMap<QString, qint64> tailEnds;
     QMap<QString, QList<std::pair<qint64, qint64>>> truncations; // consoleTruncated: (offset, size) per run
+    QMap<QString, qint64> generation;   // the last consoleTruncated's
     QMap<QString, AgentRunStatus> exited;
     QMap<QString, qint64> exitedAtMs;   // local wall clock when `exited` arrived
     std::optional<QString> disconnectReason;
@@ -62,6 +63,7 @@ struct Session {
         stderrRanges.remove(run);
         tailEnds.remove(run);
         truncations.remove(run);
+        generation.remove(run);
     }
 };
 
@@ -94,8 +96,9 @@ std::unique_ptr<Session> openSession(const QString& stateDir, const QString& age
     });
     QObject::connect(c, &AgentClient::tailEnded, c,
                      [raw](const QString& run, qint64 offset) { raw->tailEnds[run] = offset; });
-    QObject::connect(c, &AgentClient::consoleTruncated, c, [raw](const QString& run, qint64 offset, qint64 size) {
+    QObject::connect(c, &AgentClient::consoleTruncated, c, [raw](const QString& run, qint64 offset, qint64 size, qint64 generation) {
         raw->truncations[run].append({offset, size});
+        raw->generation[run] = generation;
         raw->nextOffset[run] = 0; // the new content, from its start
     });
     QObject::connect(c, &AgentClient::runExited, c, [raw](const AgentRunStatus& st) {
@@ -473,6 +476,51 @@ private Q_SLOTS:
         QCOMPARE(s_->tailEnds.value(run), qint64(console.size()));
     }
 
+    void truncationIsFoundByItsRecordWhenTheNewContentIsLonger()
+    {
+        // Truncated while nobody followed, and the run wrote more since than
+        // the client has: the file is not shorter than the client's offset,
+        // but the supervisor recorded the truncation (console.stderr), and
+        // the client's generation (0: none followed) is behind that record.
+        const QString run = newRunId("outgrown");
+        const QString go = workDir_.filePath(run + QStringLiteral(".go"));
+        // The run waits for `go`: let it end also when a check fails.
+        const auto release = qScopeGuard([&go] { (void)QFile(go).open(QIODevice::WriteOnly); });
+        const QStringList argv{QStringLiteral("sh"), QStringLiteral("-c"),
+                               QStringLiteral("echo old-1; echo old-2; while [ ! -e '%1' ]; do sleep 0.02; done; "
+                                              "i=0; while [ $i -lt 20 ]; do echo \"new line $i\"; i=$((i+1)); done")
+                                   .arg(go)};
+        const QByteArray old("old-1\nold-2\n");
+        QByteArray fresh;
+        for (int i = 0; i < 20; ++i)
+            fresh += "new line " + QByteArray::number(i) + '\n';
+        QVERIFY(startRun(*s_, run, argv));
+        QVERIFY(waitUntil([&] { return test::readFile(consolePath(run)) == old; }));
+        QVERIFY(QFile::resize(consolePath(run), 0));
+        { QFile f(go); QVERIFY(f.open(QIODevice::WriteOnly)); }
+        QVERIFY(waitUntil([&] { return s_->exited.contains(run); }, 15000));
+        QCOMPARE(test::readFile(consolePath(run)), fresh);
+        QVERIFY(fresh.size() > old.size());
+
+        s_->expectTailFrom(run, old.size());
+        auto size = await<qint64>([&](auto cb) { s_->client->tail(run, old.size(), false, cb, true, /*generation=*/0); });
+        QVERIFY(size && *size);
+        QCOMPARE(**size, qint64(fresh.size()));
+        QVERIFY(waitUntil([&] { return s_->tailEnds.contains(run); }));
+        QCOMPARE(s_->truncations.value(run), (QList<std::pair<qint64, qint64>>{{old.size(), fresh.size()}}));
+        QCOMPARE(s_->generation.value(run), qint64(1));
+        QVERIFY2(s_->offsetErrors.isEmpty(), qPrintable(s_->offsetErrors.join(u'\n')));
+        QCOMPARE(s_->output.value(run), fresh);
+
+        // Resuming with that generation: nothing more, no second truncation.
+        s_->expectTailFrom(run, fresh.size());
+        size = await<qint64>([&](auto cb) { s_->client->tail(run, fresh.size(), false, cb, true, /*generation=*/1); });
+        QVERIFY(size && *size);
+        QVERIFY(waitUntil([&] { return s_->tailEnds.contains(run); }));
+        QCOMPARE(s_->truncations.value(run).size(), 0);
+        QCOMPARE(s_->output.value(run), QByteArray());
+    }
+
     void truncatedConsoleIsFollowedFromItsNewStart()
     {
         // `: > console.log` on the node while the run writes it: the run's
@@ -507,6 +555,7 @@ private Q_SLOTS:
         QCOMPARE(s_->output.value(run), old + fresh);
         QCOMPARE(s_->tailEnds.value(run), qint64(fresh.size()));
         QCOMPARE(s_->truncations.value(run).size(), 1);
+        QCOMPARE(s_->generation.value(run), qint64(1));
         // The old content's stderr line, then the new content's (offsets of the new content).
         QCOMPARE(s_->stderrRanges.value(run), (ByteRanges{{old.size() - 8, 8}, {8, 8}}));
     }

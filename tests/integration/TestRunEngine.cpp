@@ -91,14 +91,15 @@ class TestRunEngine final : public QObject {
     };
 
     // A run that prints steps 1-5, waits for the file `go`, then prints
-    // steps 6-8 (fewer bytes than 1-5), and what each part prints.
-    static JobSpec twoPartSpec(const QString& go)
+    // steps 6-`last` (6-8: fewer bytes than 1-5), and what each part prints.
+    static JobSpec twoPartSpec(const QString& go, int last = 8)
     {
         return spec(QStringLiteral("name: two-part\n"
                                    "command: \"for i in 1 2 3 4 5; do echo step=$i loss=$i.5; done; "
                                    "while [ ! -e '%1' ]; do sleep 0.02; done; "
-                                   "for i in 6 7 8; do echo step=$i loss=$i.5; sleep 0.05; done\"\n")
-                        .arg(go));
+                                   "for i in $(seq 6 %2); do echo step=$i loss=$i.5; sleep 0.05; done\"\n")
+                        .arg(go)
+                        .arg(last));
     }
     static QByteArray twoPartOutput(int from, int to)
     {
@@ -123,7 +124,7 @@ class TestRunEngine final : public QObject {
         QCOMPARE(test::readFile(run.consolePath), before + after);
         QCOMPARE(run.consoleOffset, qint64(before.size() + after.size()));
         QCOMPARE(test::readFile(QFileInfo(run.consolePath).dir().filePath(QStringLiteral("console.node"))),
-                 QByteArray::number(before.size()) + " 0\n");
+                 QByteArray::number(before.size()) + " 0 1\n");
         const QList<MetricPoint> loss = store.metrics(id, QStringLiteral("loss"));
         QCOMPARE(loss.size(), 8);
         for (int i = 0; i < 8; ++i) {
@@ -184,24 +185,25 @@ private Q_SLOTS:
 
     void consoleTruncatedWhileNobodyWatched()
     {
-        // The node's console truncated while no engine followed it: the next
-        // engine asks to resume beyond its end, learns that it was truncated
-        // and fetches the new content after what it has. (The new content is
-        // shorter than the old: one that has outgrown it looks like more of
-        // the same to the agent, as to `tail -F`.)
+        // The node's console truncated while no engine followed it, and the
+        // run wrote more after that than the copy holds: the next engine
+        // asks to resume at the copy's offset, the supervisor's record of
+        // the truncation tells the agent that the bytes there are new ones
+        // (the file's size alone would not), and the engine fetches the new
+        // content from its start after what it has.
         const QString go = m_dir.filePath(QStringLiteral("truncated-resume.go"));
         // The run waits for `go`: let it end also when a check fails.
         const auto release = qScopeGuard([&go] { (void)QFile(go).open(QIODevice::WriteOnly); });
         const QByteArray before = twoPartOutput(1, 5);
-        const QByteArray after = twoPartOutput(6, 8);
-        QVERIFY(after.size() < before.size());
+        const QByteArray after = twoPartOutput(6, 20);
+        QVERIFY(after.size() > before.size());
         auto store = ResultStore::open(dbPath());
         QVERIFY(store);
         RunId id = 0;
         {
             auto engine = makeEngine(store->get());
             QVERIFY(engine->acquireIngestion());
-            const auto submitted = engine->submit(twoPartSpec(go));
+            const auto submitted = engine->submit(twoPartSpec(go, 20));
             QVERIFY(submitted);
             id = *submitted;
             QTRY_VERIFY_WITH_TIMEOUT(!(*store)->run(id)->consolePath.isEmpty()
@@ -235,7 +237,9 @@ private Q_SLOTS:
         QCOMPARE(test::readFile(nodeConsole(run)), after);
         QCOMPARE(test::readFile(run.consolePath), before + after);
         QCOMPARE((*store)->run(id)->consoleOffset, qint64(before.size() + after.size()));
-        QCOMPARE((*store)->metrics(id, QStringLiteral("loss")).size(), 8);
+        QCOMPARE((*store)->metrics(id, QStringLiteral("loss")).size(), 20);
+        QCOMPARE(test::readFile(QFileInfo(run.consolePath).dir().filePath(QStringLiteral("console.node"))),
+                 QByteArray::number(before.size()) + " 0 1\n");
     }
 
     void displayOnlyWatchAfterATruncation()

@@ -102,7 +102,8 @@ private Q_SLOTS:
             auto resumeAt = ingest.open(runDir);
             QVERIFY(resumeAt);
             QVERIFY(ingest.ingest(0, old));
-            QVERIFY(ingest.nodeConsoleTruncated());
+            QVERIFY(ingest.nodeConsoleTruncated(1));
+            QCOMPARE(ingest.nodeGeneration(), qint64(1));
             QCOMPARE(ingest.fetchedNodeOffset(), qint64(0));
             QCOMPARE(ingest.localOffset(0), qint64(old.size()));
             // Bytes [8, 12) of the new content came from stderr.
@@ -115,7 +116,7 @@ private Q_SLOTS:
             QVERIFY(ingest.run().consoleOffset > old.size()); // stored offsets count the copy's bytes
         }
         QCOMPARE(test::readFile(runDir + QStringLiteral("/console.log")), old + fresh);
-        QCOMPARE(test::readFile(runDir + QStringLiteral("/console.node")), QByteArray("20 0\n"));
+        QCOMPARE(test::readFile(runDir + QStringLiteral("/console.node")), QByteArray("20 0 1\n"));
         QCOMPARE(test::readFile(runDir + QStringLiteral("/console.stderr")), QByteArray("28 4\n"));
         r.consolePath = runDir + QStringLiteral("/console.log");
         r.consoleOffset = (*store)->run(*id)->consoleOffset;
@@ -123,6 +124,7 @@ private Q_SLOTS:
         auto resumeAt = again.open(runDir);
         QVERIFY(resumeAt);
         QCOMPARE(*resumeAt, qint64(fresh.size())); // node offset, not the copy's size
+        QCOMPARE(again.nodeGeneration(), qint64(1));
         QCOMPARE(again.fetchedOffset(), qint64(old.size() + fresh.size()));
         again.finish();
         QVERIFY((*store)->flush().has_value());

@@ -31,9 +31,12 @@ namespace ty {
 //
 // File (ours): `console.node` beside console.log (pathFor()), ASCII, one
 // entry per line: "<local offset> <node offset> <generation>\n", in
-// increasing local order; absent = no entry. It is rewritten whole (QSaveFile: write and
-// rename) before the first byte of new content is appended to the copy, so
-// the copy never holds bytes its entries do not place.
+// increasing local order; absent = no entry. It is rewritten whole
+// (QSaveFile: write and rename) before the first byte of new content is
+// appended to the copy, so the copy never holds bytes its entries do not
+// place. It lives beside the copy rather than in the result store because
+// it describes the copy (a copy deleted by hand takes it along), like
+// console.times and console.stderr; the store's schema stays as it is.
 //
 // Not thread safe; a value type.
 class ConsoleNodeOffsets final {

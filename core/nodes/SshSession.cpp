@@ -105,30 +105,42 @@ ssh_key readPrivateKey(KeyRead& read)
     return nullptr;
 }
 
+// The public half of `read.file`: FILE.pub, else the key file itself
+// (OpenSSH's format keeps it in clear), else derived from the private key,
+// which is then left in `*priv` for the caller to free (reading it may have
+// asked for the passphrase; a KeyRead without a provider never asks). False,
+// with nothing left to free, when none of them can be read.
+bool readPublicKey(KeyRead& read, ssh_key* pub, ssh_key* priv)
+{
+    *pub = nullptr;
+    *priv = nullptr;
+    const QByteArray path = QFile::encodeName(read.file);
+    for (const QByteArray& candidate : {QByteArray(path + ".pub"), path}) {
+        if (ssh_pki_import_pubkey_file(candidate.constData(), pub) == SSH_OK)
+            return true;
+        ssh_key_free(*pub);
+        *pub = nullptr;
+    }
+    *priv = readPrivateKey(read);
+    if (*priv && ssh_pki_export_privkey_to_pubkey(*priv, pub) == SSH_OK)
+        return true;
+    ssh_key_free(*pub);
+    ssh_key_free(*priv);
+    *pub = nullptr;
+    *priv = nullptr;
+    return false;
+}
+
 // The public key blob of an identity file as OpenSSH finds it without a
-// passphrase: FILE.pub, else the key file itself (OpenSSH's format keeps the
-// public half in clear), else an unencrypted private key (never asks).
+// passphrase (readPublicKey, never asking).
 std::optional<QByteArray> publicKeyBlob(const QString& file)
 {
-    const QByteArray path = QFile::encodeName(file);
-    const QByteArray pubPath = path + ".pub";
+    KeyRead read{nullptr, {}, file}; // no provider: batch mode
     ssh_key pub = nullptr;
-    if (ssh_pki_import_pubkey_file(pubPath.constData(), &pub) != SSH_OK) {
-        ssh_key_free(pub);
-        pub = nullptr;
-        if (ssh_pki_import_pubkey_file(path.constData(), &pub) != SSH_OK) {
-            ssh_key_free(pub);
-            pub = nullptr;
-            KeyRead read{nullptr, {}, file}; // no provider: batch mode
-            ssh_key priv = readPrivateKey(read);
-            const bool derived = priv && ssh_pki_export_privkey_to_pubkey(priv, &pub) == SSH_OK;
-            ssh_key_free(priv);
-            if (!derived) {
-                ssh_key_free(pub);
-                return std::nullopt;
-            }
-        }
-    }
+    ssh_key priv = nullptr;
+    if (!readPublicKey(read, &pub, &priv))
+        return std::nullopt;
+    ssh_key_free(priv);
     char* base64 = nullptr;
     const bool exported = ssh_pki_export_pubkey_base64(pub, &base64) == SSH_OK && base64;
     ssh_key_free(pub);
@@ -607,26 +619,13 @@ Result<void> SshSession::authenticate()
         }
         tried << file;
         KeyRead read{passphrases_.get(), options_.name.isEmpty() ? options_.host : options_.name, file};
-        const QByteArray path = QFile::encodeName(file);
-        const QByteArray pubPath = path + ".pub";
-        // The public half: FILE.pub, else the key file itself (OpenSSH's
-        // format keeps it in clear), else the private key (PEM), which may
-        // ask for the passphrase before the server has seen the key.
+        // The private key is read here only for a PEM key without its .pub,
+        // which may ask for the passphrase before the server has seen the key.
         ssh_key pub = nullptr;
         ssh_key priv = nullptr;
-        if (ssh_pki_import_pubkey_file(pubPath.constData(), &pub) != SSH_OK) {
-            ssh_key_free(pub);
-            pub = nullptr;
-            if (ssh_pki_import_pubkey_file(path.constData(), &pub) != SSH_OK) {
-                ssh_key_free(pub);
-                pub = nullptr;
-                priv = readPrivateKey(read);
-                if (!priv || ssh_pki_export_privkey_to_pubkey(priv, &pub) != SSH_OK) {
-                    (read.encrypted ? encrypted : unreadable) << file;
-                    ssh_key_free(priv);
-                    continue;
-                }
-            }
+        if (!readPublicKey(read, &pub, &priv)) {
+            (read.encrypted ? encrypted : unreadable) << file;
+            continue;
         }
         rc = ssh_userauth_try_publickey(session_, nullptr, pub);
         ssh_key_free(pub);

@@ -12,6 +12,8 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <algorithm>
 #include <QThread>
 
 #include <cstring>
@@ -72,6 +74,22 @@ QByteArray talk(int fd, const QByteArray& request)
 QByteArray blobOf(const QString& pubFile)
 {
     return QByteArray::fromBase64(test::readFile(pubFile).split(' ').value(1));
+}
+
+// A Unix socket listening at `path` (a stand-in agent); -1 on failure.
+int listenOn(const QByteArray& path)
+{
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0)
+        return -1;
+    sockaddr_un addr {};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.constData(), std::min(size_t(path.size()), sizeof addr.sun_path - 1));
+    if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 4) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
 }
 
 } // namespace
@@ -168,13 +186,8 @@ private Q_SLOTS:
         // not raise SIGPIPE (libssh writes with write(); this test would die).
         QVERIFY(m_tmp.isValid());
         const QByteArray path = QFile::encodeName(m_tmp.filePath(QStringLiteral("gone.sock")));
-        const int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        const int listener = listenOn(path);
         QVERIFY(listener >= 0);
-        sockaddr_un addr {};
-        addr.sun_family = AF_UNIX;
-        std::memcpy(addr.sun_path, path.constData(), size_t(path.size()));
-        QCOMPARE(::bind(listener, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
-        QCOMPARE(::listen(listener, 4), 0);
         auto filter = SshAgentFilter::start(QFile::decodeName(path), {"x"});
         QVERIFY2(filter, qPrintable(filter.error().message));
         const int fd = (*filter)->takeClientFd();
@@ -194,13 +207,8 @@ private Q_SLOTS:
         // An "agent" that takes the connection (kernel backlog) and never answers.
         QVERIFY(m_tmp.isValid());
         const QByteArray path = QFile::encodeName(m_tmp.filePath(QStringLiteral("mute.sock")));
-        const int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        const int listener = listenOn(path);
         QVERIFY(listener >= 0);
-        sockaddr_un addr {};
-        addr.sun_family = AF_UNIX;
-        std::memcpy(addr.sun_path, path.constData(), size_t(path.size()));
-        QCOMPARE(::bind(listener, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
-        QCOMPARE(::listen(listener, 4), 0);
         int fd = -1;
         {
             auto filter = SshAgentFilter::start(QFile::decodeName(path), {"x"});

@@ -61,6 +61,7 @@ struct RunEngine::Active {
 
 namespace {
 constexpr int kPollIntervalMs = 500;
+constexpr qint64 kIngestRetryMs = 1000; // how often a process that wants ingestion tries the lock again
 constexpr qint64 kPeriodicPassMs = 30000;
 constexpr qint64 kFirstConnectGraceMs = 5000;
 constexpr int kGpuStatusIntervalMs = 2000; // the Nodes view's refresh (issue 3: "every 2 s by default")
@@ -187,6 +188,8 @@ bool RunEngine::acquireIngestion()
 {
     if (m_ownsIngestion)
         return true;
+    const bool firstTry = !m_wantsIngestion;
+    m_wantsIngestion = true;
     QDir().mkpath(QFileInfo(m_databasePath).absolutePath());
     m_ingestLock = std::make_unique<QLockFile>(m_databasePath + QStringLiteral(".ingest.lock"));
     m_ingestLock->setStaleLockTime(0); // a crashed owner's lock is detected by its pid, not by age
@@ -195,7 +198,8 @@ bool RunEngine::acquireIngestion()
         qint64 pid = 0;
         QString host, app;
         m_ingestLock->getLockInfo(&pid, &host, &app);
-        qCInfo(lcRuns) << "another process" << pid << "ingests runs of" << m_databasePath;
+        if (firstTry)
+            qCInfo(lcRuns) << "another process" << pid << "ingests runs of" << m_databasePath;
         m_ingestLock.reset();
     }
     // Runs of this database that are still going are picked up once their node is ready.
@@ -1433,6 +1437,17 @@ void RunEngine::setHeartbeat(int intervalMs, int timeoutMs)
 
 void RunEngine::pollDatabase()
 {
+    // The owner went away (its trainyardctl ended, its GUI closed): one that
+    // wanted to ingest takes over, or runs queued by others would wait with
+    // nobody to start them and runs going on would not be recorded.
+    const qint64 nowMs = QDateTime::currentMSecsSinceEpoch();
+    if (m_wantsIngestion && !m_ownsIngestion && nowMs - m_lastIngestTryMs >= kIngestRetryMs) {
+        m_lastIngestTryMs = nowMs;
+        if (acquireIngestion()) {
+            qCInfo(lcRuns) << "took over ingesting the runs of" << m_databasePath;
+            scheduleSoon();
+        }
+    }
     if (m_ownsIngestion) {
         // A pass also when the policy file changed, and now and then while
         // runs wait: priority aging and backfill reservations move with time.

@@ -79,6 +79,8 @@ public:
     void setMetricFilePollInterval(int intervalMs) { m_metricFilePollMs = intervalMs; }
 
     // Try to become the ingestion owner (see above). Returns whether it is.
+    // When another process owns it, the engine tries again every second
+    // (from its database poll) and takes over once that process is gone.
     bool acquireIngestion();
     bool ownsIngestion() const { return m_ownsIngestion; }
 
@@ -232,6 +234,8 @@ private:
     QHash<QString, QSet<int>> m_refusedGpus;         // node -> GPUs another instance holds, until its next GPU report
     std::unique_ptr<QLockFile> m_ingestLock;
     bool m_ownsIngestion = false;
+    bool m_wantsIngestion = false; // acquireIngestion() was called: take over when the owner goes
+    qint64 m_lastIngestTryMs = 0;
     QHash<QString, std::shared_ptr<Node>> m_nodes;
     QHash<RunId, std::shared_ptr<Active>> m_active; // runs being tailed, by run id
     QHash<RunId, RunRecord> m_starting;             // start requests in flight (see schedulePass)

@@ -517,6 +517,28 @@ private Q_SLOTS:
                                      d.startedAt.toString(Qt::ISODateWithMs))));
     }
 
+    void ingestionIsTakenOverWhenItsOwnerEnds()
+    {
+        // Three trainyardctl submits at once: the first owns ingestion and
+        // ends once its run started; the others' runs wait in the queue. One
+        // of them must take ingestion over and start them, not wait forever.
+        const QString db = m_dir.filePath(QStringLiteral("takeover/trainyard.db"));
+        auto store = ResultStore::open(db);
+        QVERIFY(store);
+        auto owner = std::make_unique<RunEngine>(store->get(), db);
+        QVERIFY(owner->acquireIngestion());
+        RunEngine waiting(store->get(), db);
+        waiting.addLocalNode(test::agentPath(), m_dir.filePath(QStringLiteral("takeover-state")));
+        QVERIFY(!waiting.acquireIngestion());
+        const auto id = waiting.submit(spec(QStringLiteral("name: queued-behind\ncommand: \"true\"\n")));
+        QVERIFY(id);
+        QTest::qWait(1500); // nobody schedules while the owner lives (it has no node)
+        QCOMPARE((*store)->run(*id)->state, RunState::Queued);
+        owner.reset();
+        QTRY_VERIFY_WITH_TIMEOUT(waiting.ownsIngestion(), 5000);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Succeeded, 15000);
+    }
+
     void settledStartsAreForgotten()
     {
         // The engine remembers each start until a scheduling pass sees its

@@ -5,6 +5,9 @@
 #include <QPointer>
 #include <QThread>
 
+#include <csignal>
+#include <pthread.h>
+
 namespace ty {
 
 SshAgentTransport::SshAgentTransport(SshNodeOptions options, std::shared_ptr<SshPassphraseProvider> passphrases,
@@ -16,6 +19,18 @@ SshAgentTransport::SshAgentTransport(SshNodeOptions options, std::shared_ptr<Ssh
 {
     qRegisterMetaType<ty::AgentDeployResult>();
     thread_->setObjectName(QStringLiteral("ssh-%1").arg(options_.name));
+    // libssh writes to the server's socket and to ssh-agent's with write()
+    // and send() without MSG_NOSIGNAL: a peer that went away (an agent that
+    // hangs up mid-login, a server that drops the link) would kill the whole
+    // GUI or trainyardctl with SIGPIPE. Blocked on this thread only, the call
+    // fails with EPIPE and the session reports it; the process keeps SIGPIPE's
+    // default elsewhere (`trainyardctl logs | head` still ends quietly).
+    connect(thread_, &QThread::started, thread_, [] {
+        sigset_t pipe;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+    }, Qt::DirectConnection);
     thread_->start();
 }
 

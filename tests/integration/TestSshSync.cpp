@@ -22,6 +22,8 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
+#include <QLocalServer>
+#include <QLocalSocket>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -535,6 +537,63 @@ private Q_SLOTS:
             }
             QVERIFY(files > 0);
         }
+    }
+
+    void agentThatHangsUpMidLoginIsNotFatal()
+    {
+        // An ssh-agent that lists the right key and hangs up at once: libssh's
+        // next write to it (the sign request) gets EPIPE. That must fail the
+        // agent's part of the login (the key file then logs in), not kill
+        // trainyardctl with SIGPIPE and no word (exit 141).
+        const QString d = m_tmp.filePath(QStringLiteral("dying-agent"));
+        QDir().mkpath(d);
+        const QString sshConfig = d + QStringLiteral("/ssh_config");
+        const QString known = d + QStringLiteral("/known_hosts");
+        const QByteArray port = QByteArray::number(m_sshd.port());
+        test::writeFile(known, "[127.0.0.2]:" + port + " " + test::readFile(m_sshd.hostKeyPub()).trimmed() + "\n");
+        const QString key = m_sshd.dir() + QStringLiteral("/id_ed25519");
+        test::writeFile(sshConfig, "Host dying\n  HostName 127.0.0.2\n  Port " + port + "\n  User root\n  IdentityFile "
+                                       + QFile::encodeName(key) + "\n  UserKnownHostsFile " + QFile::encodeName(known) + "\n");
+        const QByteArray blob = QByteArray::fromBase64(test::readFile(key + QStringLiteral(".pub")).split(' ').value(1));
+        QVERIFY(!blob.isEmpty());
+        const auto u32 = [](quint32 v) {
+            const char bytes[4] = {char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
+            return QByteArray(bytes, 4);
+        };
+        // SSH2_AGENT_IDENTITIES_ANSWER (12) with the one key (draft-miller-ssh-agent).
+        const QByteArray body = QByteArray(1, char(12)) + u32(1) + u32(quint32(blob.size())) + blob + u32(4) + "test";
+        const QByteArray answer = u32(quint32(body.size())) + body;
+        QLocalServer agent;
+        QVERIFY(agent.listen(d + QStringLiteral("/agent.sock")));
+        int hungUp = 0;
+        connect(&agent, &QLocalServer::newConnection, &agent, [&] {
+            QLocalSocket* c = agent.nextPendingConnection();
+            connect(c, &QLocalSocket::readyRead, c, [c, answer, &hungUp] {
+                const QByteArray request = c->readAll();
+                if (request.size() >= 5 && request.at(4) == char(11)) // REQUEST_IDENTITIES: answered,
+                    c->write(answer);
+                ++hungUp; // then gone before the sign request comes
+                c->disconnectFromServer();
+            });
+        });
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("SSH_AUTH_SOCK"), agent.fullServerName());
+        env.insert(QStringLiteral("TRAINYARD_SSH_CONFIG"), sshConfig);
+        env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
+        env.insert(QStringLiteral("HOME"), d);
+        p.setProcessEnvironment(env);
+        test::withoutTerminal(p);
+        p.setProcessChannelMode(QProcess::MergedChannels);
+        p.start(QStringLiteral(TRAINYARD_CTL_PATH), {QStringLiteral("--db"), d + QStringLiteral("/db/trainyard.db"), QStringLiteral("node"),
+                                                     QStringLiteral("add"), QStringLiteral("dying"), QStringLiteral("--host"),
+                                                     QStringLiteral("dying"), QStringLiteral("--agent-path"), test::agentPath()});
+        QVERIFY(p.waitForStarted(5000));
+        QTRY_COMPARE_WITH_TIMEOUT(p.state(), QProcess::NotRunning, 90000); // the event loop serves the agent meanwhile
+        const QString out = QString::fromUtf8(p.readAll());
+        QVERIFY2(hungUp >= 1, qPrintable(out)); // the agent was asked, and hung up
+        QVERIFY2(p.exitStatus() == QProcess::NormalExit, qPrintable(QStringLiteral("killed (SIGPIPE?): ") + out));
+        QVERIFY2(p.exitCode() == 0 && out.contains(QStringLiteral("added node dying")), qPrintable(out));
     }
 
     void cleanupTestCase()

@@ -412,7 +412,7 @@ Result<ArtifactDownload> downloadArtifacts(const AgentFileList& list, const QStr
     for (const AgentFileEntry& e : list.files) {
         auto refuse = [&](const QString& why) {
             out.refused << QStringLiteral("%1: %2").arg(e.path, why);
-            qCWarning(lcNodes).noquote() << "artifact" << e.absolutePath << "on" << files.describe() << "refused:" << why;
+            qCWarning(lcNodes).noquote() << "artifact" << e.absolutePath << "on" << files.describe() << why; // why: "refused: ..." or "skipped: ..."
         };
         if (e.nameNotUtf8) {
             // Its bytes cannot be named over SFTP from here: what arrived is U+FFFD.

@@ -559,8 +559,10 @@ int waitForSweep(Context& ctx, RunEngine& engine, const QList<RunId>& ids, bool 
 // Brings the database up to date before showing it: when no other process
 // ingests it (no GUI open), runs may have printed more or ended since the
 // last trainyardctl; connect to their nodes, record that, and move the queue
-// (at most a few seconds; runs keep going afterwards).
-void catchUp(Context& ctx)
+// (at most a few seconds; runs keep going afterwards). Returns the nodes it
+// could not bring up to date, or nullopt when another process ingests (and
+// keeps the database current itself).
+std::optional<QStringList> catchUp(Context& ctx)
 {
     QStringList nodes;
     for (const RunRecord& r : ctx.store->runs())
@@ -568,7 +570,7 @@ void catchUp(Context& ctx)
              || r.state == RunState::Queued) && !nodes.contains(r.node))
             nodes.append(r.node);
     if (nodes.isEmpty())
-        return;
+        return QStringList();
     // A connection still being made when the wait ends is given up a
     // second later: ending the engine waits for its connect (30 s by default).
     constexpr int kWaitMs = 5000;
@@ -578,19 +580,22 @@ void catchUp(Context& ctx)
         if (!n.isEmpty() && n != u"local")
             (void)addStoredNode(ctx, *engine, n, kWaitMs / 1000 + 1);
     if (!engine->acquireIngestion())
-        return; // the owner keeps it current
+        return std::nullopt; // the owner keeps it current
     QObject guard;
     QObject::connect(engine.get(), &RunEngine::caughtUp, &guard, [] { QCoreApplication::exit(0); });
     QTimer::singleShot(kWaitMs, &guard, [] { QCoreApplication::exit(0); });
     QCoreApplication::exec();
     ctx.store->flush();
     // What is shown is as good as the nodes that answered: say which did not.
+    QStringList behind;
     for (const auto& [node, why] : engine->nodesBehind()) {
         if (!nodes.contains(node))
             continue;
+        behind << node;
         err() << "trainyardctl: runs on node " << node << " are shown as last recorded (" << why
               << (why.startsWith(u"unreachable") ? QString() : QStringLiteral(" after %1 s").arg(kWaitMs / 1000)) << ")\n";
     }
+    return behind;
 }
 
 int cmdSubmit(Context& ctx, const QStringList& args)
@@ -823,6 +828,20 @@ int cmdLogs(Context& ctx, const QStringList& args)
         err() << run.error().message << '\n';
         return NoSuchRun;
     }
+    const bool follow = p.isSet(QStringLiteral("follow"));
+    // Without --follow and no other process ingesting: store what the node
+    // has first, then print the stored copy. What is shown is then kept, also
+    // if the node's console is emptied before anything else stores it.
+    std::optional<QStringList> behind;
+    if (!follow && !isTerminal(run->state)) {
+        behind = catchUp(ctx);
+        if (behind)
+            run = ctx.store->run(run->id);
+        if (!run) {
+            err() << run.error().message << '\n';
+            return NoSuchRun;
+        }
+    }
     qint64 printed = 0;
     if (!run->consolePath.isEmpty()) {
         QFile f(run->consolePath);
@@ -835,14 +854,21 @@ int cmdLogs(Context& ctx, const QStringList& args)
             ::fflush(stdout);
         }
     }
-    if (isTerminal(run->state) && !p.isSet(QStringLiteral("follow")))
+    if (isTerminal(run->state) && !follow)
         return Ok;
     if (isTerminal(run->state))
         return exitStatusOf(*run);
-    // Still running: the rest comes from the node's agent. Without --follow,
-    // what the node has now, then exit; with it, as the ingestion owner when
-    // no other process is (the engine then streams it), else display-only.
-    const bool follow = p.isSet(QStringLiteral("follow"));
+    if (behind) { // stored and printed what the node had
+        if (!behind->contains(run->node.isEmpty() ? QStringLiteral("local") : run->node))
+            return Ok;
+        err() << "trainyardctl: printed the console as stored here (" << printed << " bytes); the rest is on node "
+              << run->node << ", which cannot be reached\n";
+        return Unavailable;
+    }
+    // Still running: the rest comes from the node's agent. Without --follow
+    // (another process ingests), what the node has now, then exit; with it,
+    // as the ingestion owner when no other process is (the engine then
+    // streams it), else display-only.
     auto engine = makeEngine(ctx, run->node, follow);
     Follower follower(*engine, run->id, true, printed);
     if (!follow)

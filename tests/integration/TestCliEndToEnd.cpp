@@ -195,6 +195,33 @@ private Q_SLOTS:
         QCOMPARE(QFile(dest + QStringLiteral("/out/two\nlines.txt")).size(), 1);
     }
 
+    // `logs RUN` while nothing else ingests stores what it prints first: the
+    // lines shown are kept even if the node's console is emptied before any
+    // other command stores them (it used to print them display-only).
+    void logsStoresWhatItShows()
+    {
+        const QString spec = writeFile(QStringLiteral("logsstore/job.yaml"),
+                                       "name: logs-store\nworkdir: .\n"
+                                       "command: \"for i in $(seq 1 60); do echo line $i; sleep 0.1; done\"\n");
+        const Outcome o = ctl({QStringLiteral("submit"), spec}); // returns once it runs
+        QVERIFY2(o.exitCode == 0, o.err.constData());
+        QTest::qWait(1500);
+        const Outcome logs = ctl({QStringLiteral("logs"), QStringLiteral("logs-store")});
+        QVERIFY2(logs.exitCode == 0, logs.err.constData());
+        QVERIFY2(logs.out.startsWith("line 1\n") && logs.out.count('\n') >= 5, logs.out.constData());
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        RunRecord run;
+        for (const RunRecord& r : (*store)->runs())
+            if (r.name == u"logs-store")
+                run = r;
+        QVERIFY(run.id > 0);
+        const QByteArray stored = test::readFile(run.consolePath);
+        QVERIFY2(stored.startsWith(logs.out), qPrintable(QStringLiteral("printed %1 bytes, stored %2").arg(logs.out.size()).arg(stored.size())));
+        QVERIFY(run.consoleOffset >= logs.out.size());
+        QCOMPARE(ctl({QStringLiteral("logs"), QStringLiteral("logs-store"), QStringLiteral("--follow")}).exitCode, 0); // let it end
+    }
+
     // A backslash is an ordinary character of a POSIX name: downloaded. A
     // name that is not UTF-8 cannot be named back over SFTP: refused, and
     // the reason says so (it used to read "not a regular file").

@@ -858,12 +858,15 @@ int cmdLogs(Context& ctx, const QStringList& args)
         return Ok;
     if (isTerminal(run->state))
         return exitStatusOf(*run);
-    if (behind) { // stored and printed what the node had
-        if (!behind->contains(run->node.isEmpty() ? QStringLiteral("local") : run->node))
-            return Ok;
+    const auto nodeDown = [&] {
         err() << "trainyardctl: printed the console as stored here (" << printed << " bytes); the rest is on node "
               << run->node << ", which cannot be reached\n";
         return Unavailable;
+    };
+    if (behind) { // stored and printed what the node had
+        if (!behind->contains(run->node.isEmpty() ? QStringLiteral("local") : run->node))
+            return Ok;
+        return nodeDown();
     }
     // Still running: the rest comes from the node's agent. Without --follow
     // (another process ingests), what the node has now, then exit; with it,
@@ -888,9 +891,7 @@ int cmdLogs(Context& ctx, const QStringList& args)
     const int loop = QCoreApplication::exec();
     std::signal(SIGINT, SIG_DFL);
     if (loop == kNodeDown) {
-        err() << "trainyardctl: printed the console as stored here (" << printed << " bytes); the rest is on node "
-              << run->node << ", which cannot be reached\n";
-        return Unavailable;
+        return nodeDown();
     }
     if (loop == 130)
         return 130;

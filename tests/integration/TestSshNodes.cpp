@@ -339,7 +339,7 @@ private Q_SLOTS:
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("TRAINYARD_SSH_CONFIG"), config);
         ctl.setProcessEnvironment(env);
-        ctl.setStandardInputFile(QProcess::nullDevice());
+        test::withoutTerminal(ctl); // batch mode, also when the tests run from a terminal
         ctl.setProcessChannelMode(QProcess::MergedChannels);
         ctl.start(QStringLiteral(TRAINYARD_CTL_PATH),
                   {QStringLiteral("--db"), dir + QStringLiteral("/cli.db"), QStringLiteral("node"), QStringLiteral("add"), QStringLiteral("gpu-alias"),

@@ -1,5 +1,5 @@
 // The agent's nvidia-smi CSV parser (app/agent/NvidiaSmiCsv.cpp) on real
-// output captured from an H200 workstation (shared/fixtures/gpu-workstation).
+// output captured from an H200 workstation (tests/data/gpu-workstation).
 
 #include "NvidiaSmiCsv.h"
 #include "TestSupport.h"

@@ -10,7 +10,7 @@
 // simulated epochs whose tqdm bar is redrawn with `\r` on every batch, with
 // tqdm.write()-style metric lines (logging lines with `key=value` pairs and
 // JSON lines) every 20 batches and Keras/logging/JSON summary lines at each
-// epoch's end; real fixtures from shared/fixtures/gpu-workstation/logs/
+// epoch's end; real fixtures from tests/data/gpu-workstation/logs/
 // inserted verbatim: plain_torch.log at the start, then every 8th epoch one of
 // nested tqdm bars with ESC[A, Lightning's rich tables and bars, a Lightning
 // run. Steps never go back (one run, not resumed). MB = 10^6 bytes.

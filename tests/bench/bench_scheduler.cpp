@@ -28,7 +28,7 @@
 using namespace ty::sched;
 
 #ifndef TRAINYARD_FIXTURES_DIR
-#define TRAINYARD_FIXTURES_DIR "../shared/fixtures"
+#define TRAINYARD_FIXTURES_DIR "tests/data"
 #endif
 
 namespace {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in tests/fuzz against the core sources with
 # clang (ASan + UBSan, -fno-sanitize-recover) and runs each for N seconds with
-# a seed corpus from ../shared/fixtures and tests/fuzz/seeds. Run on demand;
+# a seed corpus from tests/data and tests/fuzz/seeds. Run on demand;
 # not part of ctest.
 #
 #   tests/fuzz/run.sh [SECONDS_PER_TARGET=60] [TARGET...]
@@ -35,7 +35,7 @@ TARGETS=("$@")
 
 CXX="${CXX:-clang++-14}"
 OUT="${FUZZ_BUILD_DIR:-$ROOT/build/fuzz}"
-FIX="${TRAINYARD_FIXTURES_DIR:-$ROOT/../shared/fixtures}"
+FIX="${TRAINYARD_FIXTURES_DIR:-$ROOT/tests/data}"
 JOBS="${FUZZ_JOBS:-2}"
 MAX_LEN="${FUZZ_MAX_LEN:-65536}"
 max_len_for() { # target

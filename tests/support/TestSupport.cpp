@@ -15,13 +15,22 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 namespace ty::test {
 
 QString fixturePath(const QString& relative)
 {
-    return QStringLiteral(TRAINYARD_FIXTURES_DIR) + u'/' + relative;
+    const QString path = QStringLiteral(TRAINYARD_FIXTURES_DIR) + u'/' + relative;
+    if (!QFileInfo::exists(path)) {
+        std::fprintf(stderr, "FAIL!  : missing test input %s (tests/data is part of the repository: is the clone complete?)\n",
+                     qPrintable(path));
+        std::fflush(stderr);
+        std::exit(1);
+    }
+    return path;
 }
 
 QByteArray readFixture(const QString& relative)

@@ -20,7 +20,9 @@ class RunEngine;
 // Small helpers shared by the QtTest executables.
 namespace ty::test {
 
-// Absolute path of a file under ../shared/fixtures (e.g. "gpu-workstation/logs/oom.log").
+// Absolute path of a file under tests/data (e.g. "gpu-workstation/logs/oom.log").
+// A missing input ends the test executable with exit code 1 and a FAIL line
+// naming the path (never a crash on empty data further on).
 QString fixturePath(const QString& relative);
 // Whole contents of a fixture file; QFAIL-worthy empty array if unreadable.
 QByteArray readFixture(const QString& relative);

@@ -53,6 +53,21 @@ struct RunRecord {
     QString agentRunId;           // the agent's id for the run (its directory name on the node)
     QString consolePath;          // local copy of the console (raw bytes)
     qint64 consoleOffset = 0;     // bytes of the node's console already copied and ingested
+    // The user's own words about the run, and whether it is archived (hidden
+    // from the runs table and `trainyardctl ls` unless asked for). Written
+    // only by ResultStore::annotateRun, never by updateRun or createRun, so an
+    // engine holding an older record cannot undo an edit.
+    QString notes;
+    bool archived = false;
+};
+
+// What the user changes about a run besides its execution (ResultStore::
+// annotateRun): each field that is set replaces the stored one.
+struct RunAnnotation {
+    std::optional<QString> name;     // trimmed, not empty
+    std::optional<QStringList> tags; // in order, duplicates dropped
+    std::optional<QString> notes;    // free text, any length
+    std::optional<bool> archived;
 };
 
 // Where a metric point came from. Stored as its integer value (0, 1).

@@ -796,6 +796,16 @@ void RunEngine::startGang(RunRecord root, const QList<sched::NodeAssignment>& ra
     }
     const QString gangTag = QStringLiteral("gang:%1").arg(root.id);
     root.tags.append(gangTag);
+    // Tags are the user's (updateRun leaves them): the root's own, as they
+    // are now, plus the gang's. The other ranks get them at creation.
+    if (auto fresh = m_store->run(root.id)) {
+        RunAnnotation tags;
+        tags.tags = fresh->tags + QStringList{gangTag};
+        if (auto tagged = m_store->annotateRun(root.id, tags); !tagged) {
+            failRun(root, QStringLiteral("could not record its gang: %1").arg(tagged.error().message));
+            return;
+        }
+    }
     const QMap<QString, QString> params = m_store->params(root.id);
     QList<std::pair<RunRecord, QString>> starts;
     for (qsizetype rank = 0; rank < ranks.size(); ++rank) {

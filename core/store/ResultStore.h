@@ -50,13 +50,21 @@ public:
     // r.id is ignored (the database assigns it, never reusing a deleted one);
     // an invalid r.createdAt becomes the current time. Returns the new id.
     virtual Result<RunId> createRun(const RunRecord& r, const QMap<QString, QString>& params) = 0;
-    // Async. Replaces the mutable fields of run r.id: name, state, node, gpus,
-    // argv, workdir, env, tags, priority, startedAt, finishedAt, exitCode,
+    // Async. Replaces the execution fields of run r.id: state, node, gpus,
+    // argv, workdir, env, priority, startedAt, finishedAt, exitCode,
     // exitSignal, failureReason, agentRunId, consolePath. Not changed:
-    // specYaml, specPath, createdAt (fixed at creation) and consoleOffset (only
-    // setConsoleOffset() moves it, so a stale record cannot move it back).
-    // An unknown id is ignored.
+    // specYaml, specPath, createdAt (fixed at creation), consoleOffset (only
+    // setConsoleOffset() moves it, so a stale record cannot move it back), and
+    // the user's name, tags, notes and archived flag (only annotateRun()
+    // changes them, so an engine finishing a run from the record it started
+    // with cannot undo a rename made meanwhile). An unknown id is ignored.
     virtual void updateRun(const RunRecord& r) = 0;
+    // Changes what the user says about run `run` (RunAnnotation: name, tags,
+    // notes, archived), nothing else, and waits until it is committed; the
+    // run counts as changed (runsChanged). Names are trimmed; tags are
+    // trimmed, empty ones dropped, duplicates dropped. Errors: no such run, an
+    // empty name, a tag with a comma or white space, the write failed.
+    virtual Result<void> annotateRun(RunId run, const RunAnnotation& annotation) = 0;
     // Async, batched. Points of an unknown (e.g. deleted) run are dropped.
     virtual void appendMetrics(QList<MetricPoint> points) = 0;
     // Async. Committed in the same or a later transaction than every

@@ -11,6 +11,7 @@
 #include <QFileInfo>
 #include <QLoggingCategory>
 #include <QSqlError>
+#include <QRegularExpression>
 #include <QSqlQuery>
 
 #include <algorithm>
@@ -37,7 +38,7 @@ quint64 threadSerial()
 
 const QString kRunColumns = QStringLiteral(
     "id, name, state, spec_yaml, spec_path, node, gpus, argv, workdir, env, priority, created_at, started_at,"
-    " finished_at, exit_code, exit_signal, failure_reason, agent_run_id, console_path, console_offset");
+    " finished_at, exit_code, exit_signal, failure_reason, agent_run_id, console_path, console_offset, notes, archived");
 
 RunRecord runFromRow(const QSqlQuery& q)
 {
@@ -64,6 +65,8 @@ RunRecord runFromRow(const QSqlQuery& q)
     r.agentRunId = q.value(i++).toString();
     r.consolePath = q.value(i++).toString();
     r.consoleOffset = q.value(i++).toLongLong();
+    r.notes = q.value(i++).toString();
+    r.archived = q.value(i++).toInt() != 0;
     return r;
 }
 
@@ -306,6 +309,33 @@ Result<RunId> SqliteResultStore::createRun(const RunRecord& r, const QMap<QStrin
 void SqliteResultStore::updateRun(const RunRecord& r)
 {
     m_writer->enqueue(storeop::UpdateRun{r});
+}
+
+Result<void> SqliteResultStore::annotateRun(RunId run, const RunAnnotation& a)
+{
+    RunAnnotation clean = a;
+    if (clean.name) {
+        clean.name = clean.name->trimmed();
+        if (clean.name->isEmpty())
+            return fail(QStringLiteral("run %1: a run's name cannot be empty").arg(run));
+    }
+    if (clean.tags) {
+        QStringList tags;
+        for (const QString& t : std::as_const(*clean.tags)) {
+            const QString tag = t.trimmed();
+            if (tag.isEmpty())
+                continue;
+            if (tag.contains(u',') || tag.contains(QRegularExpression(QStringLiteral("\\s"))))
+                return fail(QStringLiteral("run %1: tag '%2' has a comma or a space in it").arg(run).arg(tag));
+            if (!tags.contains(tag))
+                tags << tag;
+        }
+        clean.tags = tags;
+    }
+    if (auto existing = this->run(run); !existing)
+        return std::unexpected(existing.error());
+    m_writer->enqueue(storeop::AnnotateRun{run, std::move(clean)}, /*urgent=*/true);
+    return flush();
 }
 
 void SqliteResultStore::appendMetrics(QList<MetricPoint> points)

@@ -36,6 +36,7 @@ public:
 
     Result<RunId> createRun(const RunRecord& r, const QMap<QString, QString>& params) override;
     void updateRun(const RunRecord& r) override;
+    Result<void> annotateRun(RunId run, const RunAnnotation& annotation) override;
     void appendMetrics(QList<MetricPoint> points) override;
     void setConsoleOffset(RunId run, qint64 offset) override;
     void deleteRun(RunId run) override;

@@ -185,6 +185,14 @@ const char* const kVersion7[] = {
     "CREATE INDEX run_notices_run ON run_notices(run_id, at)",
 };
 
+// Version 8: what the user writes about a run (RunRecord::notes, free text)
+// and whether it is archived (hidden from the runs table and `ls` unless
+// asked for). Existing runs start with no notes, not archived.
+const char* const kVersion8[] = {
+    "ALTER TABLE runs ADD COLUMN notes TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE runs ADD COLUMN archived INTEGER NOT NULL DEFAULT 0",
+};
+
 QString dbError(const QSqlQuery& q)
 {
     return q.lastError().text();
@@ -222,6 +230,10 @@ QStringList SqliteSchema::migrationStep(int fromVersion)
         break;
     case 6:
         for (const char* s : kVersion7)
+            out << QString::fromLatin1(s);
+        break;
+    case 7:
+        for (const char* s : kVersion8)
             out << QString::fromLatin1(s);
         break;
     default:

@@ -370,11 +370,11 @@ Result<void> SqliteWriter::prepareStatements()
     const std::pair<std::optional<QSqlQuery>*, const char*> statements[] = {
         // Both start with the mutable columns, in bindMutableRunFields() order.
         {&m_insertRun,
-         "INSERT INTO runs (name, state, node, gpus, argv, workdir, env, priority, started_at, finished_at,"
+         "INSERT INTO runs (state, node, gpus, argv, workdir, env, priority, started_at, finished_at,"
          " exit_code, exit_signal, failure_reason, agent_run_id, console_path,"
-         " spec_yaml, spec_path, created_at, console_offset) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+         " name, spec_yaml, spec_path, created_at, console_offset) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
         {&m_updateRun,
-         "UPDATE runs SET name = ?, state = ?, node = ?, gpus = ?, argv = ?, workdir = ?, env = ?, priority = ?,"
+         "UPDATE runs SET state = ?, node = ?, gpus = ?, argv = ?, workdir = ?, env = ?, priority = ?,"
          " started_at = ?, finished_at = ?, exit_code = ?, exit_signal = ?, failure_reason = ?,"
          " agent_run_id = ?, console_path = ? WHERE id = ?"},
         {&m_deleteTags, "DELETE FROM tags WHERE run_id = ?"},
@@ -553,6 +553,12 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
                         error = r.error().message;
                     else if (*r)
                         touch(o.run.id);
+                } else if constexpr (std::is_same_v<T, storeop::AnnotateRun>) {
+                    auto r = applyAnnotate(o);
+                    if (!r)
+                        error = r.error().message;
+                    else if (*r)
+                        touch(o.run);
                 } else if constexpr (std::is_same_v<T, storeop::AppendMetrics>) {
                     if (auto r = applyMetrics(o.points, metricCounts); !r)
                         error = r.error().message;
@@ -642,13 +648,12 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
 }
 
 namespace {
-// Binds the run fields updateRun() may change -- the first 15 placeholders of
+// Binds the run fields updateRun() may change -- the first 14 placeholders of
 // both the run INSERT and the run UPDATE -- and returns the next index.
 int bindMutableRunFields(QSqlQuery& q, const RunRecord& r)
 {
     using namespace sqlcodec;
     int i = 0;
-    q.bindValue(i++, textToSql(r.name));
     q.bindValue(i++, runStateName(r.state));
     q.bindValue(i++, textToSql(r.node));
     q.bindValue(i++, intListToJson(r.gpus));
@@ -673,6 +678,7 @@ Result<RunId> SqliteWriter::applyCreate(const storeop::CreateRun& op)
     const RunRecord& r = op.run;
     QSqlQuery& q = *m_insertRun;
     int i = bindMutableRunFields(q, r);
+    q.bindValue(i++, textToSql(r.name));
     q.bindValue(i++, textToSql(r.specYaml));
     q.bindValue(i++, textToSql(r.specPath));
     q.bindValue(i++, timeToSql(r.createdAt.isValid() ? r.createdAt : QDateTime::currentDateTimeUtc()));
@@ -734,8 +740,42 @@ Result<bool> SqliteWriter::applyUpdate(const storeop::UpdateRun& op)
         qCDebug(lcStoreWriter, "update of unknown run %lld ignored", static_cast<long long>(r.id));
         return false;
     }
-    if (auto t = replaceTags(r.id, r.tags); !t)
-        return std::unexpected(t.error());
+    return true;
+}
+
+Result<bool> SqliteWriter::applyAnnotate(const storeop::AnnotateRun& op)
+{
+    using namespace sqlcodec;
+    const RunAnnotation& a = op.annotation;
+    QStringList sets;
+    QVariantList binds;
+    if (a.name) {
+        sets << QStringLiteral("name = ?");
+        binds << textToSql(*a.name);
+    }
+    if (a.notes) {
+        sets << QStringLiteral("notes = ?");
+        binds << textToSql(*a.notes);
+    }
+    if (a.archived) {
+        sets << QStringLiteral("archived = ?");
+        binds << QVariant(*a.archived ? 1 : 0);
+    }
+    // A no-op UPDATE when only the tags change: it says whether the run exists.
+    if (sets.isEmpty())
+        sets << QStringLiteral("id = id");
+    QSqlQuery q(m_db);
+    q.prepare(QStringLiteral("UPDATE runs SET %1 WHERE id = ?").arg(sets.join(QStringLiteral(", "))));
+    for (const QVariant& b : std::as_const(binds))
+        q.addBindValue(b);
+    q.addBindValue(QVariant::fromValue<qint64>(op.run));
+    if (!q.exec())
+        return fail(QStringLiteral("%1: cannot change run %2: %3").arg(m_path).arg(op.run).arg(q.lastError().text()));
+    if (q.numRowsAffected() <= 0)
+        return false;
+    if (a.tags)
+        if (auto t = replaceTags(op.run, *a.tags); !t)
+            return std::unexpected(t.error());
     return true;
 }
 

@@ -87,6 +87,8 @@ private:
     // an op that cannot apply (unknown run) is skipped with a debug message.
     Result<RunId> applyCreate(const storeop::CreateRun& op);
     Result<bool> applyUpdate(const storeop::UpdateRun& op);
+    // Whether the run exists (and so changed).
+    Result<bool> applyAnnotate(const storeop::AnnotateRun& op);
     Result<void> replaceTags(RunId run, const QStringList& tags);
     // Queues the points of one append per series (m_pending); a series
     // going back (resumed run) or holding a block's worth is written at once.

@@ -28,6 +28,12 @@ struct UpdateRun {
     RunRecord run;
 };
 
+// Only the fields of `annotation` that are set; nothing else of the run.
+struct AnnotateRun {
+    RunId run = 0;
+    RunAnnotation annotation;
+};
+
 struct AppendMetrics {
     QList<MetricPoint> points;
 };
@@ -58,7 +64,7 @@ struct RemoveNode {
     QString name;
 };
 
-using WriteOp = std::variant<CreateRun, UpdateRun, AppendMetrics, SetConsoleOffset, DeleteRun, AddArtifact, AddNotice,
+using WriteOp = std::variant<CreateRun, UpdateRun, AnnotateRun, AppendMetrics, SetConsoleOffset, DeleteRun, AddArtifact, AddNotice,
                              PutNode, RemoveNode>;
 
 } // namespace ty::storeop

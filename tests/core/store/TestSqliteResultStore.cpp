@@ -100,6 +100,7 @@ private Q_SLOTS:
     void runRoundTripEveryField();
     void createdAtDefaultsToNowUtc();
     void updateRunChangesMutableFieldsOnly();
+    void annotateRunChangesWhatItNamesOnly();
     void runsNewestFirstWithTags();
     void unfinishedRunsAndRecentlyEndedOnes();
     void unfinishedRunsUseTheirIndexes();
@@ -222,6 +223,7 @@ void TestSqliteResultStore::updateRunChangesMutableFieldsOnly()
     auto id = store->createRun(r, {});
     QVERIFY(id.has_value());
     store->setConsoleOffset(*id, 5000);
+    const QStringList createdTags = store->run(*id)->tags; // as stored: duplicates dropped
 
     RunRecord u;
     u.id = *id;
@@ -250,14 +252,12 @@ void TestSqliteResultStore::updateRunChangesMutableFieldsOnly()
 
     const auto out = store->run(*id);
     QVERIFY(out.has_value());
-    QCOMPARE(out->name, u.name);
     QCOMPARE(out->state, RunState::Succeeded);
     QCOMPARE(out->node, u.node);
     QCOMPARE(out->gpus, u.gpus);
     QCOMPARE(out->argv, u.argv);
     QCOMPARE(out->workdir, u.workdir);
     QCOMPARE(out->env, u.env);
-    QCOMPARE(out->tags, u.tags);
     QCOMPARE(out->priority, 2);
     QCOMPARE(out->startedAt.toMSecsSinceEpoch(), qint64(1'709'000'000'123));
     QVERIFY(!out->finishedAt.isValid());
@@ -266,11 +266,79 @@ void TestSqliteResultStore::updateRunChangesMutableFieldsOnly()
     QCOMPARE(out->failureReason, u.failureReason);
     QCOMPARE(out->agentRunId, u.agentRunId);
     QCOMPARE(out->consolePath, u.consolePath);
-    // Fixed at creation / owned by setConsoleOffset:
+    // Fixed at creation / owned by setConsoleOffset / the user's (annotateRun):
+    QCOMPARE(out->name, r.name);
+    QCOMPARE(out->tags, createdTags);
     QCOMPARE(out->specYaml, r.specYaml);
     QCOMPARE(out->specPath, r.specPath);
     QCOMPARE(out->createdAt.toMSecsSinceEpoch(), r.createdAt.toMSecsSinceEpoch());
     QCOMPARE(out->consoleOffset, qint64(5000));
+}
+
+void TestSqliteResultStore::annotateRunChangesWhatItNamesOnly()
+{
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    RunRecord r = fullRecord();
+    r.state = RunState::Running;
+    auto id = store->createRun(r, {});
+    QVERIFY(id.has_value());
+    QCOMPARE(store->run(*id)->notes, QString());
+    QCOMPARE(store->run(*id)->archived, false);
+    QSignalSpy changed(store.get(), &ResultStore::runsChanged);
+
+    RunAnnotation a;
+    a.name = QStringLiteral("  digits-lr-0.01  ");
+    a.tags = QStringList{QStringLiteral("best"), QStringLiteral(" best "), QString(), QStringLiteral("keep")};
+    a.notes = QStringLiteral("diverged after epoch 9\nretry with warmup");
+    QVERIFY(store->annotateRun(*id, a).has_value());
+    auto out = store->run(*id);
+    QCOMPARE(out->name, QStringLiteral("digits-lr-0.01"));
+    QCOMPARE(out->tags, (QStringList{QStringLiteral("best"), QStringLiteral("keep")}));
+    QCOMPARE(out->notes, *a.notes);
+    QCOMPARE(out->state, RunState::Running); // nothing else
+    QCOMPARE(out->argv, r.argv);
+    QTRY_VERIFY(!changed.isEmpty());
+    QVERIFY(changed.front().front().value<QList<RunId>>().contains(*id));
+
+    // The engine finishing the run from the record it started with keeps the edit.
+    RunRecord stale = *store->run(*id);
+    stale.name = r.name;
+    stale.tags = r.tags;
+    stale.state = RunState::Succeeded;
+    store->updateRun(stale);
+    QVERIFY(store->flush().has_value());
+    out = store->run(*id);
+    QCOMPARE(out->state, RunState::Succeeded);
+    QCOMPARE(out->name, QStringLiteral("digits-lr-0.01"));
+    QCOMPARE(out->tags, (QStringList{QStringLiteral("best"), QStringLiteral("keep")}));
+
+    // Only the fields given: archiving keeps name, tags and notes.
+    RunAnnotation archive;
+    archive.archived = true;
+    QVERIFY(store->annotateRun(*id, archive).has_value());
+    out = store->run(*id);
+    QVERIFY(out->archived);
+    QCOMPARE(out->notes, *a.notes);
+    QCOMPARE(out->name, QStringLiteral("digits-lr-0.01"));
+    bool listed = false;
+    for (const RunRecord& each : store->runs())
+        listed = listed || (each.id == *id && each.archived && each.notes == *a.notes);
+    QVERIFY(listed);
+
+    // Refused, and nothing changed: an empty name, a tag with a space, no such run.
+    RunAnnotation empty;
+    empty.name = QStringLiteral("  ");
+    QVERIFY(!store->annotateRun(*id, empty));
+    RunAnnotation spaced;
+    spaced.tags = QStringList{QStringLiteral("a b")};
+    const auto refused = store->annotateRun(*id, spaced);
+    QVERIFY(!refused);
+    QVERIFY2(refused.error().message.contains(QStringLiteral("'a b'")), qPrintable(refused.error().message));
+    const auto missing = store->annotateRun(*id + 1000, a);
+    QVERIFY(!missing);
+    QVERIFY2(missing.error().message.contains(QStringLiteral("no run %1").arg(*id + 1000)), qPrintable(missing.error().message));
+    QCOMPARE(store->run(*id)->name, QStringLiteral("digits-lr-0.01"));
 }
 
 void TestSqliteResultStore::runsNewestFirstWithTags()
@@ -894,14 +962,14 @@ void TestSqliteResultStore::twoStoresShareOneFile()
     auto id2 = b->createRun(RunRecord{}, {});
     QVERIFY(id2.has_value());
     a->appendMetrics({point(*id, QStringLiteral("loss"), 3, 0.1), point(*id2, QStringLiteral("acc"), 0, 0.9)});
-    a->updateRun([&] { RunRecord u; u.id = *id2; u.name = QStringLiteral("renamed-by-a"); return u; }());
+    a->updateRun([&] { RunRecord u; u.id = *id2; u.failureReason = QStringLiteral("updated-by-a"); return u; }());
     QVERIFY(a->flush().has_value());
     QCoreApplication::processEvents();
     QCOMPARE(failures.size(), 0);
     QCOMPARE(b->metrics(*id2).size(), 1);
     QCOMPARE(b->metrics(*id2).first().key, QStringLiteral("acc"));
     QCOMPARE(b->metrics(*id2).first().value, 0.9);
-    QCOMPARE(b->run(*id2)->name, QStringLiteral("renamed-by-a"));
+    QCOMPARE(b->run(*id2)->failureReason, QStringLiteral("updated-by-a"));
 
     // The same inside the 64-row statements: B deletes again, A's cache is
     // stale for id2's "acc", and half of a 200-point append belongs to a

@@ -139,6 +139,12 @@ QList<Snapshot> historicalSnapshots()
         QStringLiteral("INSERT INTO run_notices (run_id, at, text) VALUES (1, 1709644456500,"
                        " 'sync of /home/u/digits to node local made 1 symlink(s) that lead nowhere there')")});
     out.append(v7);
+    // Version 8 = version 7 plus a run's notes and archived flag, set on the sample run.
+    const Snapshot v8 = nextSnapshot(v7, {
+        QStringLiteral("ALTER TABLE runs ADD COLUMN notes TEXT NOT NULL DEFAULT ''"),
+        QStringLiteral("ALTER TABLE runs ADD COLUMN archived INTEGER NOT NULL DEFAULT 0"),
+        QStringLiteral("UPDATE runs SET notes = 'best lr so far', archived = 1 WHERE id = 1")});
+    out.append(v8);
     return out;
 }
 
@@ -393,6 +399,9 @@ void TestSqliteSchema::migratesHistoricalVersions()
             QCOMPARE(notices[0].text,
                      QStringLiteral("sync of /home/u/digits to node local made 1 symlink(s) that lead nowhere there"));
         }
+        // Notes and archived: empty and off before version 8, as stored from it on.
+        QCOMPARE((*store)->run(1)->notes, snapshot.version < 8 ? QString() : QStringLiteral("best lr so far"));
+        QCOMPARE((*store)->run(1)->archived, snapshot.version >= 8);
         (*store)->addNotice(RunNotice{1, utcMs(1709644513000), QStringLiteral("after the migration")});
         QVERIFY((*store)->flush().has_value());
         QCOMPARE((*store)->notices(1).size(), snapshot.version < 7 ? 1 : 2);

@@ -1,6 +1,7 @@
 #include "dialogs/CommandLine.h"
 #include "dialogs/SubmitDialog.h"
 
+#include <QApplication>
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QLabel>
@@ -87,6 +88,86 @@ private Q_SLOTS:
         child<QPlainTextEdit>(d, "envEdit")->setPlainText(QStringLiteral("OK=1\nnot an assignment"));
         QVERIFY(!okButton(d)->isEnabled());
         QVERIFY2(d.errorText().contains(QStringLiteral("line 2")), qPrintable(d.errorText()));
+    }
+
+    void everyMnemonicLabelHasABuddy()
+    {
+        // A label with '&' and no buddy shows the '&' itself ("&Command:").
+        SubmitDialog d;
+        d.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&d));
+        QStringList literal;
+        for (QLabel* l : d.findChildren<QLabel*>())
+            if (l->text().contains(u'&') && !l->buddy() && l->textFormat() != Qt::RichText)
+                literal << l->text();
+        QVERIFY2(literal.isEmpty(), qPrintable(literal.join(QStringLiteral(", "))));
+        // Alt+C reaches the command, Alt+W the working directory.
+        auto* command = child<QLineEdit>(d, "commandEdit");
+        auto* workdir = child<QLineEdit>(d, "workdirEdit");
+        QLabel* commandLabel = nullptr;
+        QLabel* workdirLabel = nullptr;
+        for (QLabel* l : d.findChildren<QLabel*>()) {
+            if (l->buddy() == command)
+                commandLabel = l;
+            if (l->buddy() == workdir)
+                workdirLabel = l;
+        }
+        QVERIFY(commandLabel && workdirLabel);
+        QCOMPARE(commandLabel->text(), QStringLiteral("&Command:"));
+        QCOMPARE(workdirLabel->text(), QStringLiteral("&Working directory:"));
+    }
+
+    void nothingIsAnErrorBeforeAnythingIsTyped()
+    {
+        SubmitDialog d;
+        d.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&d));
+        QVERIFY(!okButton(d)->isEnabled()); // nothing to submit yet
+        QCOMPARE(d.errorText(), QString());
+        QVERIFY(!child<QLabel>(d, "errorLabel")->isVisible());
+        // Typing something wrong is an error, shown at once.
+        child<QPlainTextEdit>(d, "envEdit")->setPlainText(QStringLiteral("not an assignment"));
+        QVERIFY2(!d.errorText().isEmpty(), "an edit that leaves the spec invalid must say why");
+        QVERIFY(child<QLabel>(d, "errorLabel")->isVisible());
+    }
+
+    void rowsStayWhereTheyAreWhenTheErrorGoes()
+    {
+        SubmitDialog d;
+        d.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&d));
+        auto* command = child<QLineEdit>(d, "commandEdit");
+        auto* tags = child<QLineEdit>(d, "tagsEdit");
+        auto* buttons = child<QDialogButtonBox>(d, "buttonBox");
+        const auto where = [&] {
+            QApplication::processEvents();
+            return QList<int>{command->mapTo(&d, QPoint()).y(), tags->mapTo(&d, QPoint()).y(),
+                              buttons->mapTo(&d, QPoint()).y()};
+        };
+        command->setText(QStringLiteral("python3"));
+        child<QPlainTextEdit>(d, "envEdit")->setPlainText(QStringLiteral("bad line"));
+        QVERIFY(!d.errorText().isEmpty());
+        const QList<int> withError = where();
+        child<QPlainTextEdit>(d, "envEdit")->setPlainText(QStringLiteral("A=1"));
+        QVERIFY2(d.errorText().isEmpty(), qPrintable(d.errorText()));
+        QCOMPARE(where(), withError);
+    }
+
+    void yamlTabStartsFromACommentedTemplate()
+    {
+        SubmitDialog d;
+        auto* yaml = child<QPlainTextEdit>(d, "yamlEdit");
+        const QString text = yaml->toPlainText();
+        QVERIFY2(text.startsWith(u'#'), qPrintable(text));
+        QVERIFY(text.contains(QStringLiteral("\n# resources:")));
+        QCOMPARE(text, SubmitDialog::specTemplate());
+        // It is a valid spec as it stands: the YAML tab's Submit works on it.
+        d.setMode(SubmitDialog::Mode::Yaml);
+        const auto spec = d.validate();
+        QVERIFY2(spec, qPrintable(d.errorText()));
+        QCOMPARE(spec->name, QStringLiteral("my-run"));
+        QCOMPARE(spec->argv, (QStringList{QStringLiteral("python3"), QStringLiteral("train.py"), QStringLiteral("--lr"),
+                                          QStringLiteral("0.001")}));
     }
 
     void yamlModeShowsErrorWithLineAndColumn()

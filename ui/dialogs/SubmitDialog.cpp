@@ -111,9 +111,16 @@ SubmitDialog::SubmitDialog(QWidget* parent)
     m_tags = new QLineEdit(form);
     m_tags->setObjectName(QStringLiteral("tagsEdit"));
     m_tags->setPlaceholderText(tr("baseline, digits"));
+    // A row whose field is a layout gets no buddy from addRow(text, layout),
+    // and its label would show the '&' itself: give those their own.
+    const auto label = [form](const QString& text, QWidget* buddy) {
+        auto* l = new QLabel(text, form);
+        l->setBuddy(buddy);
+        return l;
+    };
     fl->addRow(tr("&Name:"), m_name);
-    fl->addRow(tr("&Command:"), commandRow);
-    fl->addRow(tr("&Working directory:"), workdirRow);
+    fl->addRow(label(tr("&Command:"), m_command), commandRow);
+    fl->addRow(label(tr("&Working directory:"), m_workdir), workdirRow);
     fl->addRow(tr("&Environment:"), m_env);
     fl->addRow(tr("&Params:"), m_params);
     fl->addRow(tr("&GPUs:"), m_gpus);
@@ -125,6 +132,7 @@ SubmitDialog::SubmitDialog(QWidget* parent)
     m_yaml->setObjectName(QStringLiteral("yamlEdit"));
     m_yaml->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     m_yaml->setLineWrapMode(QPlainTextEdit::NoWrap);
+    m_yaml->setPlainText(specTemplate());
     m_tabs->addTab(m_yaml, tr("YAML spec"));
 
     m_error = new QLabel(this);
@@ -132,6 +140,13 @@ SubmitDialog::SubmitDialog(QWidget* parent)
     m_error->setWordWrap(true);
     m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_error->setStyleSheet(QStringLiteral("color: #c62828;"));
+    // Room for a two-line error whether one is shown or not: the rows above
+    // and the buttons below stay where they are when it comes or goes.
+    m_error->setMinimumHeight(m_error->fontMetrics().lineSpacing() * 2 + 4);
+    m_error->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+    QSizePolicy keepSize = m_error->sizePolicy();
+    keepSize.setRetainSizeWhenHidden(true);
+    m_error->setSizePolicy(keepSize);
 
     m_buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     m_buttons->setObjectName(QStringLiteral("buttonBox"));
@@ -146,9 +161,13 @@ SubmitDialog::SubmitDialog(QWidget* parent)
     connect(m_buttons, &QDialogButtonBox::rejected, this, &SubmitDialog::reject);
     connect(browse, &QToolButton::clicked, this, &SubmitDialog::browseWorkdir);
     connect(m_tabs, &QTabWidget::currentChanged, this, &SubmitDialog::onModeChanged);
+    // Nothing is an error before the user has typed: the first validate()
+    // only decides whether Submit is enabled.
     auto revalidate = [this] {
-        if (!m_filling)
-            validate();
+        if (m_filling)
+            return;
+        m_touched = true;
+        validate();
     };
     for (QLineEdit* e : {m_name, m_command, m_workdir, m_tags})
         connect(e, &QLineEdit::textChanged, this, revalidate);
@@ -209,6 +228,7 @@ void SubmitDialog::setSpec(const JobSpec& spec)
     m_lastTab = 0;
     m_yaml->setPlainText(toYaml(spec));
     m_filling = false;
+    m_touched = true; // filled in for the user: what is wrong in it is shown
     validate();
 }
 
@@ -225,6 +245,7 @@ void SubmitDialog::setSpecText(const QString& yaml, const QString& origin, const
         m_base = *spec;
         fillForm(*spec);
     }
+    m_touched = true; // a dropped file's errors are shown at once
     validate();
 }
 
@@ -283,15 +304,33 @@ Result<JobSpec> SubmitDialog::validate()
     return spec;
 }
 
+QString SubmitDialog::specTemplate()
+{
+    return tr("# A Trainyard job spec (README, \"Job spec\", has every key). Lines starting with # are comments.\n"
+              "name: my-run\n"
+              "command: [python3, train.py, --lr, \"{{lr}}\"]   # a list runs as is; a string runs through /bin/sh -c\n"
+              "workdir: .                # relative to the spec file (here: your home folder)\n"
+              "params: {lr: 0.001}       # {{lr}} above; also exported as TRAINYARD_PARAM_LR\n"
+              "# env: {PYTHONUNBUFFERED: \"1\"}\n"
+              "# resources: {gpus: 1, gpu_memory: 40GiB, cpus: 8, memory: 64G}\n"
+              "# tags: [baseline]\n"
+              "# sweep: {lr: [0.001, 0.01, 0.1]}   # one run per value\n"
+              "# time_limit: 4h\n"
+              "# metric_files: [lightning_logs/*/metrics.csv]\n");
+}
+
 void SubmitDialog::showError(const QString& message)
 {
-    m_error->setText(message);
-    m_error->setVisible(!message.isEmpty());
     m_buttons->button(QDialogButtonBox::Ok)->setEnabled(message.isEmpty());
+    // Untouched: Submit waits for a valid spec, but nothing is called wrong
+    // yet (an empty form is not a mistake).
+    const QString shown = m_touched ? message : QString();
+    m_error->setText(shown);
+    m_error->setVisible(!shown.isEmpty());
 
     // Mark the offending line of the YAML text.
     QList<QTextEdit::ExtraSelection> marks;
-    if (!message.isEmpty() && mode() == Mode::Yaml && message.startsWith(m_origin)) {
+    if (!shown.isEmpty() && mode() == Mode::Yaml && message.startsWith(m_origin)) {
         static const QRegularExpression where(QStringLiteral("^:(\\d+):(\\d+):"));
         const auto m = where.match(QStringView(message).mid(m_origin.size()));
         if (m.hasMatch()) {
@@ -338,6 +377,7 @@ void SubmitDialog::browseWorkdir()
 
 void SubmitDialog::accept()
 {
+    m_touched = true;
     auto spec = validate();
     if (!spec)
         return;

@@ -52,6 +52,10 @@ public:
 
     void accept() override;
 
+    // The YAML tab's text before anything is entered: a commented example
+    // spec (valid as it is, naming the common keys).
+    static QString specTemplate();
+
 private:
     Result<JobSpec> specFromForm() const;
     Result<JobSpec> specFromYaml() const;
@@ -79,6 +83,7 @@ private:
     QString m_origin;
     QString m_baseDir;
     bool m_filling = false;
+    bool m_touched = false; // the user typed or tried to submit: errors are shown
     int m_lastTab = 0;
 };
 

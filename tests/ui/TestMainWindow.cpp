@@ -10,6 +10,7 @@
 
 #include "TestSupport.h"
 
+#include <QAbstractButton>
 #include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QAction>
@@ -140,13 +141,14 @@ private Q_SLOTS:
         window.show();
         QTRY_VERIFY(window.runsModel()->rowOf(*id) >= 0);
         window.selectRun(*id);
-        QAction* cancel = nullptr;
-        for (QAction* a : window.findChildren<QAction*>())
-            if (a->text().remove(u'&') == QStringLiteral("Cancel run"))
-                cancel = a;
+        auto* cancel = window.findChild<QAction*>(QStringLiteral("cancelAction"));
         QVERIFY(cancel);
         QTRY_VERIFY(cancel->isEnabled());
         cancel->trigger();
+        // A running run: asked first (TestRunActions checks the question itself).
+        QMessageBox* confirm = nullptr;
+        QTRY_VERIFY((confirm = window.findChild<QMessageBox*>(QStringLiteral("cancelConfirmBox"))) && confirm->isVisible());
+        confirm->findChild<QAbstractButton*>(QStringLiteral("confirmCancelButton"))->click();
         QTRY_COMPARE(failed.size(), 1);
         QCOMPARE(failed.front().at(0).value<RunId>(), *id);
         QTRY_VERIFY2(window.statusBar()->currentMessage().contains(QStringLiteral("was not cancelled: node gone is not connected")),

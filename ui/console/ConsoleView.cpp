@@ -97,12 +97,15 @@ ConsoleView::ConsoleView(QWidget* parent)
 
     auto* findShortcut = new QShortcut(QKeySequence::Find, this);
     findShortcut->setContext(Qt::WidgetWithChildrenShortcut);
+    findShortcut->setWhatsThis(tr("Find in the console")); // Help > Keyboard shortcuts lists it
     connect(findShortcut, &QShortcut::activated, this, &ConsoleView::showFindBar);
     auto* nextShortcut = new QShortcut(QKeySequence::FindNext, this);
     nextShortcut->setContext(Qt::WidgetWithChildrenShortcut);
+    nextShortcut->setWhatsThis(tr("Find the next match in the console"));
     connect(nextShortcut, &QShortcut::activated, this, &ConsoleView::findNext);
     auto* prevShortcut = new QShortcut(QKeySequence::FindPrevious, this);
     prevShortcut->setContext(Qt::WidgetWithChildrenShortcut);
+    prevShortcut->setWhatsThis(tr("Find the previous match in the console"));
     connect(prevShortcut, &QShortcut::activated, this, &ConsoleView::findPrevious);
 
     connect(findButton, &QToolButton::clicked, this, &ConsoleView::showFindBar);

@@ -9,7 +9,10 @@
 #include "console/ConsoleView.h"
 #include "dialogs/ArtifactsDialog.h"
 #include "dialogs/CommandLine.h"
+#include "dialogs/HelpDialogs.h"
 #include "dialogs/SubmitDialog.h"
+#include "mainwindow/RunActions.h"
+#include "spec/Rerun.h"
 #include "nodes/NodesView.h"
 #include "queue/QueueActions.h"
 #include "queue/QueueView.h"
@@ -37,6 +40,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QMimeData>
 #include <QScreen>
 #include <QSettings>
@@ -50,6 +54,8 @@
 #include <QToolBar>
 #include <QToolButton>
 #include <QVBoxLayout>
+
+#include <cstring>
 
 namespace ty {
 
@@ -74,6 +80,28 @@ QList<SeriesPoint> toSeries(const QList<MetricPoint>& points)
     for (const MetricPoint& p : points)
         out.append(SeriesPoint{double(p.step), p.value, double(p.wallTimeMs)});
     return out;
+}
+
+// "failed (exit 3): CUDA out of memory", "cancelled (SIGTERM)", "cancelled
+// before it started": the state with what ended it, each fact once.
+QString headerStateText(const RunRecord& r)
+{
+    QString state = runStateName(r.state);
+    if (r.exitSignal) {
+        const char* abbrev = sigabbrev_np(*r.exitSignal);
+        state += abbrev ? QStringLiteral(" (SIG%1)").arg(QString::fromLatin1(abbrev))
+                        : MainWindow::tr(" (signal %1)").arg(*r.exitSignal);
+    } else if (r.exitCode && r.state != RunState::Succeeded) {
+        state += MainWindow::tr(" (exit %1)").arg(*r.exitCode);
+    }
+    QString reason = r.failureReason;
+    if (reason == state || reason == runStateName(r.state))
+        reason.clear(); // "cancelled: cancelled"
+    else if (reason.startsWith(runStateName(r.state) + u' '))
+        return reason.replace(0, runStateName(r.state).size(), state); // "cancelled before it started"
+    if (!reason.isEmpty())
+        state += QStringLiteral(": ") + reason;
+    return state;
 }
 
 QSettings settings()
@@ -185,10 +213,11 @@ void MainWindow::createActions()
             openPaths(urls);
     });
 
-    m_cancelAction = new QAction(tr("&Cancel run"), this);
+    m_cancelAction = new QAction(tr("&Cancel run…"), this);
     m_cancelAction->setObjectName(QStringLiteral("cancelAction"));
     m_cancelAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_K));
-    m_cancelAction->setToolTip(tr("Stop the selected run: SIGTERM to its process group, SIGKILL after 10 s"));
+    m_cancelAction->setToolTip(tr("Stop the selected runs (Ctrl+K; asks first for a running run): SIGTERM to its "
+                                  "processes, SIGKILL after 10 s; a waiting run leaves the queue"));
     connect(m_cancelAction, &QAction::triggered, this, &MainWindow::cancelSelected);
 
     m_deleteAction = new QAction(tr("&Delete run…"), this);
@@ -220,9 +249,31 @@ void MainWindow::createActions()
     file->addAction(m_openAction);
     file->addSeparator();
     file->addAction(quit);
+    // Rename, tags and notes, re-run, archive. Edits are written on the
+    // store reader's thread (RunActions), never the GUI thread's.
+    m_runActions = new RunActions(
+        m_store, m_reader,
+        [this](RunId id) { return m_model ? m_model->rowData(id) : nullptr; }, this);
+    connect(m_runActions, &RunActions::rerunRequested, this, [this](const RerunSpec& rerun, RunId from) {
+        SubmitDialog* dialog = openSubmitDialog();
+        dialog->setSpecText(rerun.yaml, rerun.spec.sourcePath, rerun.baseDir);
+        dialog->setWindowTitle(tr("Re-run #%1 %2").arg(from).arg(rerun.spec.name));
+    });
+    connect(m_runActions, &RunActions::done, this, [this](const QString& what, const QStringList& errors) {
+        if (errors.isEmpty())
+            statusBar()->showMessage(what, 5000);
+    });
+
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     run->addAction(m_cancelAction);
     run->addAction(m_deleteAction);
+    run->addSeparator();
+    for (QAction* a : m_runActions->actions()) {
+        if (a)
+            run->addAction(a);
+        else
+            run->addSeparator();
+    }
     run->addSeparator();
     run->addAction(m_compareAction);
     run->addAction(m_artifactsAction);
@@ -232,6 +283,18 @@ void MainWindow::createActions()
     aggregated->setToolTip(tr("The selected runs' consoles merged by arrival time, filterable (Ctrl+L)"));
     connect(aggregated, &QAction::triggered, this, [this] { openAggregatedConsole(selectedRuns()); });
     run->addAction(aggregated);
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    auto* shortcuts = new QAction(tr("&Keyboard shortcuts"), this);
+    shortcuts->setObjectName(QStringLiteral("shortcutsAction"));
+    shortcuts->setShortcut(QKeySequence::HelpContents);
+    connect(shortcuts, &QAction::triggered, this, [this] { openShortcutsDialog(this); });
+    help->addAction(shortcuts);
+    auto* about = new QAction(tr("&About Trainyard"), this);
+    about->setObjectName(QStringLiteral("aboutAction"));
+    about->setMenuRole(QAction::AboutRole);
+    connect(about, &QAction::triggered, this, [this] { openAboutBox(this); });
+    help->addAction(about);
 
     QToolBar* tb = addToolBar(tr("Main"));
     tb->setObjectName(QStringLiteral("mainToolBar"));
@@ -255,6 +318,7 @@ void MainWindow::createLayout()
     m_proxy->setSourceModel(m_model);
     m_proxy->setSortRole(RunsModel::SortRole);
     m_proxy->setDynamicSortFilter(true);
+    connect(m_runActions, &RunActions::showArchivedChanged, filterProxy, &RunsFilterProxy::setShowArchived);
 
     m_table = new QTableView;
     m_table->setObjectName(QStringLiteral("runsTable"));
@@ -539,18 +603,23 @@ void MainWindow::submit(const JobSpec& spec)
     QMetaObject::invokeMethod(m_engine, [self, engine, spec] {
         if (!engine)
             return;
-        const Result<RunId> id = engine->submit(spec);
-        QMetaObject::invokeMethod(self, [self, id, name = spec.name] {
+        const Result<QList<RunId>> ids = engine->submitAll(spec);
+        QMetaObject::invokeMethod(self, [self, ids, name = spec.name] {
             if (!self)
                 return;
-            if (id) {
-                self->m_selectOnArrival = *id;
-                self->statusBar()->showMessage(tr("Submitted %1 as run #%2").arg(name).arg(*id), 5000);
+            if (ids && !ids->isEmpty()) {
+                const RunId first = ids->front();
+                self->m_selectOnArrival = first;
+                self->statusBar()->showMessage(
+                    ids->size() == 1 ? tr("Submitted %1 as run #%2").arg(name).arg(first)
+                                     : tr("Submitted %1: %2 runs, #%3 to #%4").arg(name).arg(ids->size()).arg(first).arg(ids->back()),
+                    5000);
                 self->scheduleReload();
-                Q_EMIT self->runSubmitted(*id);
+                Q_EMIT self->runSubmitted(first);
             } else {
-                self->showError(tr("Submit failed"), id.error().message);
-                Q_EMIT self->submitFailed(id.error().message);
+                const QString message = ids ? tr("'%1' made no runs").arg(name) : ids.error().message;
+                self->showError(tr("Submit failed"), message);
+                Q_EMIT self->submitFailed(message);
             }
         }, Qt::QueuedConnection);
     }, Qt::QueuedConnection);
@@ -606,6 +675,7 @@ void MainWindow::onRunsLoaded(const RunRows& rows)
     }
     updateHeader();
     updateActions();
+    m_runActions->refresh();
     Q_EMIT runsReloaded();
 }
 
@@ -675,13 +745,7 @@ void MainWindow::updateHeader()
         m_notices->setVisible(true);
     }
     const RunRecord& r = row->run;
-    QString state = runStateName(r.state);
-    if (r.exitCode && r.state != RunState::Succeeded)
-        state += tr(" (exit %1)").arg(*r.exitCode);
-    if (r.exitSignal)
-        state += tr(" (signal %1)").arg(*r.exitSignal);
-    if (!r.failureReason.isEmpty())
-        state += QStringLiteral(": ") + r.failureReason;
+    const QString state = headerStateText(r);
     const QString command = r.argv.size() == 3 && r.argv.at(0) == u"/bin/sh" && r.argv.at(1) == u"-c"
         ? r.argv.at(2)
         : CommandLine::join(r.argv);
@@ -692,11 +756,22 @@ void MainWindow::updateHeader()
                           .arg(RunStateStyle::color(r.state).name(), state.toHtmlEscaped(),
                                (r.node.isEmpty() ? tr("(not placed)") : r.node).toHtmlEscaped(),
                                command.toHtmlEscaped(), r.workdir.toHtmlEscaped()));
-    m_header->setToolTip(QStringLiteral("<p style='white-space:pre-wrap'>%1 #%2 %3 on %4\n%5\nin %6</p>")
+    QString extra;
+    QStringList tags;
+    for (const QString& t : r.tags)
+        if (!t.startsWith(QStringLiteral("sweep:")))
+            tags << t;
+    if (!tags.isEmpty())
+        extra += tr("\ntags: %1").arg(tags.join(QStringLiteral(", ")));
+    if (r.archived)
+        extra += tr("\narchived");
+    if (!r.notes.isEmpty())
+        extra += tr("\nnotes: %1").arg(r.notes);
+    m_header->setToolTip(QStringLiteral("<p style='white-space:pre-wrap'>%1 #%2 %3 on %4\n%5\nin %6%7</p>")
                              .arg(r.name.toHtmlEscaped())
                              .arg(r.id)
                              .arg(state.toHtmlEscaped(), (r.node.isEmpty() ? tr("(not placed)") : r.node).toHtmlEscaped(),
-                                  command.toHtmlEscaped(), r.workdir.toHtmlEscaped()));
+                                  command.toHtmlEscaped(), r.workdir.toHtmlEscaped(), extra.toHtmlEscaped()));
 }
 
 void MainWindow::showNotices()
@@ -731,7 +806,11 @@ void MainWindow::updateActions()
 {
     const RunRow* row = m_selected ? m_model->rowData(m_selected) : nullptr;
     m_submitAction->setEnabled(m_engine != nullptr);
-    m_cancelAction->setEnabled(row && m_engine && !isTerminal(row->run.state));
+    bool anyUnfinished = false;
+    for (RunId id : selectedRuns())
+        if (const RunRow* r = m_model->rowData(id); r && !isTerminal(r->run.state))
+            anyUnfinished = true;
+    m_cancelAction->setEnabled(m_engine && anyUnfinished);
     m_deleteAction->setEnabled(row && isTerminal(row->run.state));
     m_compareAction->setEnabled(!selectedRuns().isEmpty());
     m_artifactsAction->setEnabled(row && m_engine);
@@ -863,16 +942,56 @@ void MainWindow::onNodeStatus(const QString& node, bool ready, const QString& re
 
 void MainWindow::cancelSelected()
 {
-    const RunRow* row = m_selected ? m_model->rowData(m_selected) : nullptr;
-    if (!row || !m_engine || isTerminal(row->run.state))
+    if (!m_engine)
         return;
-    const RunId id = row->run.id;
+    QList<RunId> runs;
+    QStringList running;
+    for (RunId id : selectedRuns()) {
+        const RunRow* row = m_model->rowData(id);
+        if (!row || isTerminal(row->run.state))
+            continue;
+        runs << id;
+        if (row->run.state != RunState::Queued && row->run.state != RunState::Held)
+            running << QStringLiteral("#%1 %2").arg(id).arg(row->run.name);
+    }
+    if (runs.isEmpty())
+        return;
+    if (running.isEmpty()) { // waiting runs lose nothing: no question
+        cancelRuns(runs);
+        return;
+    }
+    // Like Delete, a running run's work is at stake: ask, without a nested
+    // event loop (open(), not exec()).
+    const QString text = running.size() == 1
+        ? tr("Cancel the running run %1?\nIts processes get SIGTERM, and SIGKILL after 10 s.").arg(running.front())
+        : tr("Cancel %1 running runs?\n%2\nTheir processes get SIGTERM, and SIGKILL after 10 s.")
+              .arg(running.size())
+              .arg(running.join(u'\n'));
+    auto* box = new QMessageBox(QMessageBox::Question, tr("Cancel run"), text, QMessageBox::NoButton, this);
+    box->setObjectName(QStringLiteral("cancelConfirmBox"));
+    box->addButton(tr("Cancel run"), QMessageBox::DestructiveRole)->setObjectName(QStringLiteral("confirmCancelButton"));
+    box->setDefaultButton(box->addButton(tr("Keep running"), QMessageBox::RejectRole));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    connect(box, &QMessageBox::buttonClicked, this, [this, box, runs](QAbstractButton* button) {
+        if (box->buttonRole(button) == QMessageBox::DestructiveRole)
+            cancelRuns(runs);
+    });
+    box->open();
+}
+
+void MainWindow::cancelRuns(const QList<RunId>& runs)
+{
     QPointer<RunEngine> engine = m_engine;
-    QMetaObject::invokeMethod(m_engine, [engine, id] {
+    if (!engine)
+        return;
+    QMetaObject::invokeMethod(m_engine, [engine, runs] {
         if (engine)
-            engine->cancel(id);
+            for (RunId id : runs)
+                engine->cancel(id);
     }, Qt::QueuedConnection);
-    statusBar()->showMessage(tr("Cancelling run #%1…").arg(id), 5000);
+    statusBar()->showMessage(runs.size() == 1 ? tr("Cancelling run #%1…").arg(runs.front())
+                                              : tr("Cancelling %1 runs…").arg(runs.size()),
+                             5000);
 }
 
 void MainWindow::deleteSelected()
@@ -915,6 +1034,8 @@ void MainWindow::createQueueAndNodes()
     });
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             [this, actions] { actions->setTargets(selectedRuns()); });
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            [this] { m_runActions->setSelection(selectedRuns()); });
     connect(m_queueView, &QueueView::selectionChanged, this, [this, actions] { actions->setTargets(m_queueView->selectedRuns()); });
     connect(actions, &QueueActions::finished, this, [this](const QString& op, const QList<RunId>& runs, const QStringList& errors) {
         if (errors.isEmpty())
@@ -927,6 +1048,15 @@ void MainWindow::createQueueAndNodes()
         actions->setTargets(selectedRuns());
         QMenu menu(this);
         for (QAction* a : actions->actions()) {
+            if (a == actions->cancelAction())
+                menu.addAction(m_cancelAction); // running runs too, and it asks first
+            else if (a)
+                menu.addAction(a);
+            else
+                menu.addSeparator();
+        }
+        menu.addSeparator();
+        for (QAction* a : m_runActions->actions()) {
             if (a)
                 menu.addAction(a);
             else
@@ -956,7 +1086,10 @@ void MainWindow::createQueueAndNodes()
         if (m->title() != tr("&Run"))
             continue;
         m->addSeparator();
+        // The queue's Cancel is the queue view's own: the Run menu has Cancel run… already.
         for (QAction* a : actions->actions()) {
+            if (a == actions->cancelAction())
+                continue;
             if (a)
                 m->addAction(a);
             else
@@ -966,6 +1099,8 @@ void MainWindow::createQueueAndNodes()
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(queueDock->toggleViewAction());
     view->addAction(nodesDock->toggleViewAction());
+    view->addSeparator();
+    view->addAction(m_runActions->showArchivedAction());
     view->addSeparator();
     view->addAction(m_nodesView->addNodeAction());
 }

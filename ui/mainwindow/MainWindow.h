@@ -31,6 +31,7 @@ class MetricChartsPanel;
 class NodesView;
 class QueueView;
 class ResultStore;
+class RunActions;
 class RunEngine;
 class RunsFilterBar;
 class RunsModel;
@@ -39,8 +40,10 @@ class SubmitDialog;
 
 // The main window: runs table (top), the selected run's Console and Metrics
 // tabs and the Compare tab (bottom), actions Compare (Ctrl+D, several runs
-// selected), Submit… (Ctrl+N), Open spec… (Ctrl+O), Cancel run,
-// Delete run (asks first), node status in the status bar. Above the
+// selected), Submit… (Ctrl+N), Open spec… (Ctrl+O), Cancel run… (asks first
+// for a running run), Delete run (asks first), rename, tags and notes,
+// re-run and archive (RunActions), Help > Keyboard shortcuts (F1) and About,
+// node status in the status bar. Above the
 // console, a header names the selected run (state, node, command, workdir)
 // and marks its notices (RunNotice.h: "⚠ N notices", listed in its tooltip
 // and, on a click, in a message box). Geometry, window
@@ -97,6 +100,8 @@ public:
     void openAggregatedConsole(const QList<RunId>& runs);
     // The selected run's artifacts (ArtifactsDialog), non-modal.
     void openArtifacts(RunId run);
+    // Rename, tags and notes, re-run, archive (Run menu and the table's context menu).
+    RunActions* runActions() const { return m_runActions; }
     AggregatedConsoleView* aggregatedConsole() const { return m_aggregated; }
 
 Q_SIGNALS:
@@ -134,7 +139,10 @@ private:
     void onNodeStatus(const QString& node, bool ready, const QString& reason);
     void appendLivePoints(const QList<MetricPoint>& points);
     void flushLivePoints();
+    // Cancel run… (Ctrl+K): the selected unfinished runs; asks first when one
+    // of them is running (a queued run loses nothing).
     void cancelSelected();
+    void cancelRuns(const QList<RunId>& runs);
     void deleteSelected();
     void createQueueAndNodes();
 
@@ -161,6 +169,7 @@ private:
     QAction* m_deleteAction = nullptr;
     QAction* m_compareAction = nullptr;
     QAction* m_artifactsAction = nullptr;
+    RunActions* m_runActions = nullptr;
     CompareLoader* m_compareLoader = nullptr; // lives on m_readerThread
     CompareView* m_compare = nullptr;
     AggregatedConsoleView* m_aggregated = nullptr; // created on first use

@@ -29,8 +29,10 @@ QueueActions::QueueActions(RunEngine* engine, QWidget* dialogParent)
     m_top = make(tr("Move to &top"), QStringLiteral("moveToTopAction"),
                  tr("Give the selected waiting runs a priority above every other waiting run"));
     m_priority = make(tr("Set &priority…"), QStringLiteral("priorityAction"), tr("Change the priority of the selected waiting runs"));
+    // Waiting runs only: a running run is cancelled with Run > Cancel run…,
+    // which asks first. So the queue's Cancel is off with nothing waiting.
     m_cancel = make(tr("Ca&ncel"), QStringLiteral("queueCancelAction"),
-                    tr("Cancel the selected runs (a running run: SIGTERM, SIGKILL after 10 s)"));
+                    tr("Take the selected waiting runs out of the queue (recorded as cancelled)"));
     // Toolbar buttons show the short texts.
     m_top->setIconText(tr("Top"));
     m_priority->setIconText(tr("Priority…"));
@@ -38,7 +40,14 @@ QueueActions::QueueActions(RunEngine* engine, QWidget* dialogParent)
     connect(m_release, &QAction::triggered, this, [this] { release(m_targets); });
     connect(m_top, &QAction::triggered, this, [this] { moveToTop(m_targets); });
     connect(m_priority, &QAction::triggered, this, &QueueActions::askPriority);
-    connect(m_cancel, &QAction::triggered, this, [this] { cancel(m_targets); });
+    connect(m_cancel, &QAction::triggered, this, [this] {
+        QList<RunId> waiting;
+        for (RunId id : std::as_const(m_targets))
+            if (const RunRecord* r = m_lookup ? m_lookup(id) : nullptr;
+                r && (r->state == RunState::Queued || r->state == RunState::Held))
+                waiting << id;
+        cancel(waiting);
+    });
 }
 
 QList<QAction*> QueueActions::actions() const
@@ -60,21 +69,20 @@ void QueueActions::setTargets(const QList<RunId>& runs)
 
 void QueueActions::refresh()
 {
-    bool queued = false, held = false, active = false;
+    bool queued = false, held = false;
     for (RunId id : std::as_const(m_targets)) {
         const RunRecord* r = m_lookup ? m_lookup(id) : nullptr;
         if (!r)
             continue;
         queued |= r->state == RunState::Queued;
         held |= r->state == RunState::Held;
-        active |= !isTerminal(r->state);
     }
     const bool engine = m_engine != nullptr;
     m_hold->setEnabled(engine && queued);
     m_release->setEnabled(engine && held);
     m_top->setEnabled(engine && (queued || held));
     m_priority->setEnabled(engine && (queued || held));
-    m_cancel->setEnabled(engine && active);
+    m_cancel->setEnabled(engine && (queued || held));
 }
 
 void QueueActions::hold(const QList<RunId>& runs)

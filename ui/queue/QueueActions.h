@@ -20,8 +20,9 @@ class RunEngine;
 // Move to top, Set priority… (asks with QInputDialog) and Cancel. They apply
 // to the target runs (setTargets: the selection of the runs table or the
 // queue view, whichever changed last) and are enabled only when one target
-// allows them (hold: a queued run; release: a held run; top/priority: a
-// waiting run; cancel: an unfinished run).
+// allows them (hold: a queued run; release: a held run; top/priority and
+// cancel: a waiting run; a running run is cancelled from the Run menu, which
+// asks first).
 //
 // The RunEngine lives on its own thread and its queue operations write the
 // database, so every operation is posted to the engine's thread
@@ -55,6 +56,7 @@ public:
     void refresh();
 
     // The operations themselves, on the given runs; finished() follows.
+    // cancel() takes any unfinished run (the Cancel action only the waiting ones).
     void hold(const QList<RunId>& runs);
     void release(const QList<RunId>& runs);
     void moveToTop(const QList<RunId>& runs);

@@ -114,12 +114,23 @@ RunGroupKey RunsFilterProxy::keyOf(int sourceRow) const
     return runGroupKey(m_groupBy, inputFor(*row));
 }
 
+void RunsFilterProxy::setShowArchived(bool show)
+{
+    if (show == m_showArchived)
+        return;
+    m_showArchived = show;
+    dropGroups();
+    invalidateFilter();
+}
+
 bool RunsFilterProxy::filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const
 {
-    if (sourceParent.isValid() || m_query.isEmpty())
+    if (sourceParent.isValid())
         return true;
     const RunRow* row = rowAt(sourceRow);
-    return !row || m_query.matches(inputFor(*row));
+    if (row && row->run.archived && !m_showArchived)
+        return false;
+    return m_query.isEmpty() || !row || m_query.matches(inputFor(*row));
 }
 
 bool RunsFilterProxy::lessThan(const QModelIndex& left, const QModelIndex& right) const

@@ -57,6 +57,11 @@ public:
     // Number of groups among the rows shown (0 when not grouped).
     int groupCount() const;
 
+    // Archived runs (RunRecord::archived) are left out unless shown (View >
+    // Show archived runs); off at first.
+    void setShowArchived(bool show);
+    bool showsArchived() const { return m_showArchived; }
+
     // Every param name of the source's runs, sorted (for "Group by: param").
     QStringList paramNames() const;
 
@@ -88,6 +93,7 @@ private:
     mutable QList<int> m_groupOfRow;
     mutable QList<int> m_groupStart;
     mutable QList<QString> m_groupLabel;
+    bool m_showArchived = false;
 };
 
 } // namespace ty

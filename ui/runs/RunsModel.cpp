@@ -23,7 +23,8 @@ bool sameRow(const RunRow& a, const RunRow& b)
     if (x.state != y.state || x.name != y.name || x.node != y.node || x.gpus != y.gpus
         || x.startedAt != y.startedAt || x.finishedAt != y.finishedAt || x.failureReason != y.failureReason
         || x.exitCode != y.exitCode || x.exitSignal != y.exitSignal || a.latest.size() != b.latest.size()
-        || a.params != b.params || a.notices != b.notices) // notices: the run header marks them
+        || a.params != b.params || a.notices != b.notices // notices: the run header marks them
+        || x.tags != y.tags || x.notes != y.notes || x.archived != y.archived) // the user's edits (RunActions)
         return false;
     for (auto it = a.latest.cbegin(); it != a.latest.cend(); ++it) {
         auto o = b.latest.constFind(it.key());

@@ -34,6 +34,10 @@ Result<RerunSpec> specForRerun(const RunRecord& run, const QMap<QString, QString
         if (p.size() > 0)
             root["params"] = p;
         root["name"] = run.name.toStdString();
+        // Where it ran, resolved at its submission (a relative workdir of a
+        // spec read from stdin has no folder to resolve against again).
+        if (!run.workdir.isEmpty())
+            root["workdir"] = run.workdir.toStdString();
         YAML::Node tags(YAML::NodeType::Sequence);
         for (const QString& t : run.tags)
             if (!t.startsWith(QStringLiteral("sweep:")))

@@ -894,6 +894,30 @@ private Q_SLOTS:
         QCOMPARE(QDir(shared).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList{QStringLiteral("hello.txt")});
     }
 
+    void syncWithARelativeWorkdir()
+    {
+        // `workdir: wd` with `sync: true`, read from a spec file as
+        // `trainyardctl submit job.yaml` does: the workdir is resolved once,
+        // against the spec's folder (it was resolved again against itself:
+        // "the workdir .../wd/wd is not a directory").
+        const QString project = m_dir.filePath(QStringLiteral("relproj"));
+        test::writeFile(project + QStringLiteral("/wd/hello.txt"), "synced-hello\n");
+        test::writeFile(project + QStringLiteral("/job.yaml"), "name: relsync\nworkdir: wd\nsync: true\ncommand: \"cat hello.txt; pwd\"\n");
+        auto parsed = parseJobSpecFile(project + QStringLiteral("/job.yaml"));
+        QVERIFY2(parsed, qPrintable(parsed ? QString() : parsed.error().message));
+        QCOMPARE(parsed->workdir, project + QStringLiteral("/wd"));
+
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get());
+        QVERIFY(engine->acquireIngestion());
+        const RunRecord run = runToEnd(*engine, **store, *parsed);
+        QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
+        QCOMPARE(run.workdir, project + QStringLiteral("/wd"));
+        const QString copy = syncDirFor(stateDir(), project + QStringLiteral("/wd"));
+        QTRY_COMPARE_WITH_TIMEOUT(test::readFile(run.consolePath), QByteArray("synced-hello\n" + copy.toUtf8() + "\n"), 5000);
+    }
+
     void syncRecordsDanglingLinksAsRunNotice()
     {
         // A synced symlink whose target is not on the node: the run goes on

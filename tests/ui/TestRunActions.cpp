@@ -195,7 +195,7 @@ private Q_SLOTS:
                                           QStringLiteral("0.01")}));
         QVERIFY(spec->sweep.isEmpty());
         QCOMPARE(spec->name, r.name);
-        QCOMPARE(spec->workdir, QDir(dir.path()).absolutePath());
+        QCOMPARE(spec->workdir, QDir(r.workdir).absolutePath()); // where it ran
         dialog->accept();
         QTRY_COMPARE(submitted.size(), 1);
         const RunId again = submitted.front().front().value<RunId>();

@@ -57,6 +57,14 @@ private Q_SLOTS:
                                    QStringLiteral("edited"), rerun->baseDir);
         QVERIFY2(edited, qPrintable(edited ? QString() : edited.error().message));
         QCOMPARE(edited->argv.at(3), QStringLiteral("0.5"));
+
+        // A run records where it ran: that folder, not the spec's again
+        // (a spec read from stdin has no folder of its own).
+        run.workdir = dir.filePath(QStringLiteral("wd"));
+        run.specPath.clear();
+        const auto fromStdin = specForRerun(run, params);
+        QVERIFY2(fromStdin, qPrintable(fromStdin ? QString() : fromStdin.error().message));
+        QCOMPARE(fromStdin->spec.workdir, QDir::cleanPath(run.workdir));
     }
 
     void aSpecThatNoLongerParsesSaysWhichRun()

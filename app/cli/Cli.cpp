@@ -1,5 +1,8 @@
 #include "Cli.h"
 
+#include "EventWait.h"
+#include "SweepConsole.h"
+
 #include "common/Paths.h"
 #include "common/Run.h"
 #include "logs/importers/MetricFileImporter.h"
@@ -649,23 +652,39 @@ int cmdSubmit(Context& ctx, const QStringList& args)
 
 // A sweep: without --follow, wait until every run has started (the rest of a
 // capped sweep starts as earlier ones end, so this waits for them too); with
-// it, until every run has ended, one line per run as it ends.
+// it, until every run has ended, printing their consoles (SweepConsole: each
+// line behind its run's name) and one line per run as it ends.
+// When another process ingests (the GUI, another trainyardctl), that process
+// starts the runs and records their ends; this one learns them from the
+// database (the engine reports runs it watches) and shows the consoles from
+// the nodes, as for one run (waitForRun).
 int waitForSweep(Context& ctx, RunEngine& engine, const QList<RunId>& ids, bool follow)
 {
     QObject guard;
     auto remaining = std::make_shared<QSet<RunId>>(ids.cbegin(), ids.cend());
     auto failed = std::make_shared<int>(0);
-    QObject::connect(&engine, &RunEngine::runStateChanged, &guard, [=](const RunRecord& r) {
-        if (!remaining->contains(r.id))
+    auto console = std::make_shared<SweepConsole>();
+    for (RunId id : ids) {
+        const auto r = ctx.store->run(id);
+        console->addRun(id, escapedName(r ? r->name : QString::number(id)));
+    }
+    const bool displayOnly = !engine.ownsIngestion();
+    // Display-only: the end is known from the database before the node's
+    // watch delivered the last bytes; wait for that watch, 5 s at most.
+    auto ended = std::make_shared<QHash<RunId, RunRecord>>();
+    auto watchDone = std::make_shared<QSet<RunId>>();
+    auto finish = [=](const RunRecord& r) {
+        if (!remaining->remove(r.id))
             return;
-        const bool done = follow ? isTerminal(r.state) : (r.state != RunState::Queued && r.state != RunState::Starting && r.state != RunState::Held);
-        if (!done)
-            return;
-        remaining->remove(r.id);
+        if (follow) {
+            const QByteArray rest = console->finish(r.id);
+            ::fwrite(rest.constData(), 1, size_t(rest.size()), stdout);
+            ::fflush(stdout);
+        }
         if (follow || r.state == RunState::Failed) {
-            err() << "run " << r.id << " (" << r.name << ") " << runStateName(r.state);
+            err() << "run " << r.id << " (" << escapedName(r.name) << ") " << runStateName(r.state);
             if (!r.failureReason.isEmpty())
-                err() << ": " << r.failureReason;
+                err() << ": " << escapedName(r.failureReason);
             err() << '\n';
             err().flush();
         }
@@ -673,7 +692,37 @@ int waitForSweep(Context& ctx, RunEngine& engine, const QList<RunId>& ids, bool 
             ++*failed;
         if (remaining->isEmpty())
             QCoreApplication::exit(0);
+    };
+    if (follow)
+        QObject::connect(&engine, &RunEngine::consoleReceived, &guard, [console](RunId run, qint64 offset, const QByteArray& bytes) {
+            const QByteArray lines = console->feed(run, offset, bytes);
+            if (lines.isEmpty())
+                return;
+            ::fwrite(lines.constData(), 1, size_t(lines.size()), stdout);
+            ::fflush(stdout);
+        });
+    QObject::connect(&engine, &RunEngine::watchEnded, &guard, [=](RunId run) {
+        watchDone->insert(run);
+        if (ended->contains(run))
+            finish(ended->value(run));
     });
+    QObject::connect(&engine, &RunEngine::runStateChanged, &guard, [=, &guard, &engine](const RunRecord& r) {
+        if (!remaining->contains(r.id))
+            return;
+        const bool done = follow ? isTerminal(r.state) : (r.state != RunState::Queued && r.state != RunState::Starting && r.state != RunState::Held);
+        if (!done)
+            return;
+        if (!follow || !displayOnly || engine.ownsIngestion() || watchDone->contains(r.id)) {
+            finish(r);
+            return;
+        }
+        ended->insert(r.id, r);
+        QTimer::singleShot(5000, &guard, [=] { finish(r); });
+    });
+    // The engine reports (runStateChanged) only the runs it ingests or watches.
+    if (displayOnly)
+        for (RunId id : ids)
+            engine.watch(id, 0, follow);
     auto* timer = new QTimer(&guard);
     QObject::connect(timer, &QTimer::timeout, &guard, [] {
         if (g_interrupted)
@@ -867,6 +916,13 @@ int cmdLogs(Context& ctx, const QStringList& args)
         if (!behind->contains(run->node.isEmpty() ? QStringLiteral("local") : run->node))
             return Ok;
         return nodeDown();
+    }
+    // Not started yet (another process schedules it): without --follow there
+    // is nothing on a node to wait for; the watch would wait until it starts.
+    if (!follow && (run->agentRunId.isEmpty() || run->state == RunState::Queued || run->state == RunState::Held
+                    || run->state == RunState::Starting)) {
+        err() << "trainyardctl: run " << run->id << " is " << runStateName(run->state) << "; it has printed nothing yet\n";
+        return Ok;
     }
     // Still running: the rest comes from the node's agent. Without --follow
     // (another process ingests), what the node has now, then exit; with it,
@@ -1316,8 +1372,18 @@ int cmdArtifacts(Context& ctx, const QStringList& args)
     QString dest = p.value(QStringLiteral("download"));
     if (dest.isEmpty() && p.isSet(QStringLiteral("to-results")))
         dest = runDataDir(ctx.dbPath, run->id) + QStringLiteral("/artifacts");
+    // Nothing to ask a node for: said at once, as the GUI does. Not an error
+    // (exit 0, like an empty listing): the run did what its spec asked.
+    const Result<JobSpec> spec = parseJobSpec(run->specYaml, QStringLiteral("run %1 spec").arg(run->id),
+                                              run->workdir.isEmpty() ? QDir::rootPath() : run->workdir);
+    if (spec && spec->artifacts.isEmpty()) {
+        err() << "trainyardctl: run " << run->id << " (" << escapedName(run->name)
+              << ") has no artifacts: its job spec declares no `artifacts:` globs\n";
+        return Ok;
+    }
     auto engine = makeEngine(ctx, run->node, false);
     int code = Ok;
+    EventWait wait;
     auto print = [&](const AgentFileList& l) {
         QList<AgentFileEntry> files = l.files; // by path, as ls lists them
         std::sort(files.begin(), files.end(),
@@ -1334,7 +1400,7 @@ int cmdArtifacts(Context& ctx, const QStringList& args)
             } else {
                 print(*l);
             }
-            QCoreApplication::exit(0);
+            wait.done(0);
         });
     } else {
         engine->downloadArtifacts(run->id, dest, [&](const Result<ArtifactDownload>& d) {
@@ -1349,10 +1415,10 @@ int cmdArtifacts(Context& ctx, const QStringList& args)
                 if (!d->refused.isEmpty())
                     code = Unavailable;
             }
-            QCoreApplication::exit(0);
+            wait.done(0);
         });
     }
-    QCoreApplication::exec();
+    wait.exec(); // the answer may have come already (a run that never started)
     ctx.store->flush();
     return code;
 }

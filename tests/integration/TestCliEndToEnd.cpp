@@ -456,6 +456,94 @@ private Q_SLOTS:
         QCOMPARE(owner.exitCode(), 0);
     }
 
+    void sweepWhileAnotherProcessIngests()
+    {
+        // A second trainyardctl owns ingestion all along (as the GUI would):
+        // it starts the sweep's runs; submit learns their progress from the
+        // database and must exit once they started (without --follow) or
+        // ended (with it, printing each run's console).
+        const QString stop = m_dir.filePath(QStringLiteral("holder.stop"));
+        const QString holderSpec = writeFile(QStringLiteral("holder.yaml"),
+            QStringLiteral("name: holder\ncommand: \"echo holding; for i in $(seq 1200); do [ -e %1 ] && break; sleep 0.1; done\"\n").arg(stop).toUtf8());
+        QProcess holder;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
+        env.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), stateDir());
+        holder.setProcessEnvironment(env);
+        holder.start(QStringLiteral(TRAINYARD_CTL_PATH), {QStringLiteral("--db"), dbPath(), QStringLiteral("submit"), holderSpec, QStringLiteral("--follow")});
+        QVERIFY(holder.waitForStarted());
+        QByteArray holderOut;
+        QTRY_VERIFY_WITH_TIMEOUT((holderOut += holder.readAllStandardOutput()).contains("holding"), 10000);
+
+        const QString started = writeFile(QStringLiteral("sweep-started.yaml"),
+            "name: ss\ncommand: \"sleep 0.5; echo acc={{x}}\"\nsweep: {x: [1, 2, 3]}\nmax_concurrent: 2\n");
+        const Outcome s = ctl({QStringLiteral("submit"), started}, 30000);
+        QVERIFY2(s.exitCode == 0, s.err.constData());
+        QVERIFY2(s.err.contains("submitted sweep ss: 3 runs"), s.err.constData());
+        {
+            auto store = ResultStore::open(dbPath());
+            QVERIFY(store);
+            int startedRuns = 0;
+            for (const RunRecord& r : (*store)->runs())
+                if (r.name.startsWith(u"ss[") && r.state != RunState::Queued && r.state != RunState::Starting)
+                    ++startedRuns;
+            QCOMPARE(startedRuns, 3);
+        }
+
+        const QString followed = writeFile(QStringLiteral("sweep-followed.yaml"),
+            "name: sf\ncommand: \"echo hello {{x}}; sleep 0.3; printf 'acc={{x}}'\"\nsweep: {x: [1, 2, 3]}\nmax_concurrent: 2\n");
+        const Outcome f = ctl({QStringLiteral("submit"), followed, QStringLiteral("--follow")}, 30000);
+        QVERIFY2(f.exitCode == 0, f.err.constData());
+        for (const char* x : {"1", "2", "3"}) {
+            // Each run's lines whole, behind its name; a last line without a
+            // newline is ended when the run ends.
+            QVERIFY2(f.out.contains(QByteArray(QByteArray("sf[x=") + x + "] | hello " + x + "\n")), f.out.constData());
+            QVERIFY2(f.out.contains(QByteArray(QByteArray("sf[x=") + x + "] | acc=" + x + "\n")), f.out.constData());
+            QVERIFY2(f.err.contains(QByteArray(QByteArray("(sf[x=") + x + "]) succeeded")), f.err.constData());
+        }
+        QCOMPARE(f.out.count('\n'), 6);
+        // The holder owned ingestion throughout.
+        QCOMPARE(holder.state(), QProcess::Running);
+
+        // artifacts of a run whose spec declares none: said at once.
+        const Outcome a = ctl({QStringLiteral("artifacts"), QStringLiteral("sf[x=1]")}, 10000);
+        QCOMPARE(a.exitCode, 0);
+        QCOMPARE(a.out, QByteArray());
+        QVERIFY2(a.err.contains("has no artifacts: its job spec declares no `artifacts:` globs"), a.err.constData());
+        // logs of a run that waits (held, so the holder leaves it queued):
+        // nothing is on a node yet, so nothing to wait for.
+        {
+            auto store = ResultStore::open(dbPath());
+            QVERIFY(store);
+            RunRecord held;
+            held.name = QStringLiteral("waiting-held");
+            held.state = RunState::Held;
+            held.argv = {QStringLiteral("true")};
+            held.createdAt = QDateTime::currentDateTimeUtc();
+            QVERIFY((*store)->createRun(held, {}));
+        }
+        const Outcome l = ctl({QStringLiteral("logs"), QStringLiteral("waiting-held")}, 10000);
+        QCOMPARE(l.exitCode, 0);
+        QCOMPARE(l.out, QByteArray());
+        QVERIFY2(l.err.contains("is held; it has printed nothing yet"), l.err.constData());
+        QFile(stop).open(QIODevice::WriteOnly);
+        QVERIFY(holder.waitForFinished(15000));
+        QCOMPARE(holder.exitCode(), 0);
+    }
+
+    void artifactsOfARunThatNeverStarted()
+    {
+        // The engine answers at once (before the event loop runs): trainyardctl
+        // must not wait for an answer that already came.
+        const QString spec = writeFile(QStringLiteral("unplaceable.yaml"),
+            "name: unplaceable\ncommand: 'true'\nresources: {gpus: 64}\nartifacts: ['*.pt']\n");
+        const Outcome s = ctl({QStringLiteral("submit"), spec}, 20000);
+        QVERIFY2(s.exitCode == 1, s.err.constData());
+        const Outcome a = ctl({QStringLiteral("artifacts"), QStringLiteral("unplaceable")}, 10000);
+        QCOMPARE(a.exitCode, 5);
+        QVERIFY2(a.err.contains("has no artifacts: it never started"), a.err.constData());
+    }
+
     void lsRecordsRunsThatEndedUnwatched()
     {
         // submit without --follow returns once the run started; nothing

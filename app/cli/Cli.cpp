@@ -5,6 +5,7 @@
 
 #include "common/Paths.h"
 #include "common/Run.h"
+#include "common/TerminalEscape.h"
 #include "logs/importers/MetricFileImporter.h"
 #include "nodes/AgentClient.h"
 #include "nodes/SshAgentTransport.h"
@@ -61,35 +62,19 @@ int usageError(const QString& message)
     return Usage;
 }
 
-// A file name from a node (an artifact) as one line of a listing, C-style as
-// `ls -b` does: control characters (a newline splitting one name over two
-// lines, an escape sequence driving the terminal), line and paragraph
-// separators, bidi overrides and marks, and invisible zero-width characters
-// (U+200B-200D, U+FEFF) become \n, \t, \r, \e, \xHH or \uHHHH; a
-// backslash becomes \\ so every name reads back one way. Others are kept.
-QString escapedName(const QString& name)
+// Every stored user string printed goes through escapedName (TerminalEscape.h).
+QString escapedName(const QString& text)
 {
-    QString outName;
-    outName.reserve(name.size());
-    for (const QChar c : name) {
-        const char16_t u = c.unicode();
-        switch (u) {
-        case u'\\': outName += QStringLiteral("\\\\"); continue;
-        case u'\n': outName += QStringLiteral("\\n"); continue;
-        case u'\t': outName += QStringLiteral("\\t"); continue;
-        case u'\r': outName += QStringLiteral("\\r"); continue;
-        case 0x1b: outName += QStringLiteral("\\e"); continue;
-        default: break;
-        }
-        if (u < 0x20 || u == 0x7f)
-            outName += QStringLiteral("\\x%1").arg(int(u), 2, 16, QLatin1Char('0'));
-        else if ((u >= 0x80 && u < 0xa0) || (u >= 0x200b && u <= 0x200f) || u == 0x2028 || u == 0x2029
-                 || (u >= 0x202a && u <= 0x202e) || (u >= 0x2066 && u <= 0x2069) || u == 0xfeff)
-            outName += QStringLiteral("\\u%1").arg(int(u), 4, 16, QLatin1Char('0'));
-        else
-            outName += c;
-    }
-    return outName;
+    return escapeForTerminal(text);
+}
+
+// The same for a list (argv, tags), joined by `sep`.
+QString escapedJoin(const QStringList& parts, const QString& sep)
+{
+    QStringList escaped;
+    for (const QString& p : parts)
+        escaped.append(escapeForTerminal(p));
+    return escaped.join(sep);
 }
 
 void printMessage(QtMsgType type, const QMessageLogContext& context, const QString& message)
@@ -301,7 +286,7 @@ public:
                                  return;
                              }
                              if (reason != m_said) {
-                                 err() << "trainyardctl: node " << node << " cannot be reached: " << reason << '\n';
+                                 err() << "trainyardctl: node " << escapedName(node) << " cannot be reached: " << escapedName(reason) << '\n';
                                  err().flush();
                                  m_said = reason;
                              }
@@ -323,7 +308,7 @@ int cmdValidate(const QStringList& args)
         err() << spec.error().message << '\n';
         return InvalidSpec;
     }
-    out() << args.front() << ": ok: run '" << spec->name << "': " << spec->argv.join(u' ') << "\n  in " << spec->workdir;
+    out() << args.front() << ": ok: run '" << escapedName(spec->name) << "': " << escapedJoin(spec->argv, QStringLiteral(" ")) << "\n  in " << escapedName(spec->workdir);
     if (spec->resources.gpus)
         out() << ", " << spec->resources.gpus << " GPU(s)";
     if (!spec->params.isEmpty())
@@ -344,7 +329,7 @@ int waitForRun(Context& ctx, RunEngine& engine, RunId id, bool follow)
     QObject::connect(&engine, &RunEngine::pendingReasonsChanged, &follower, [id, lastReason](const QHash<RunId, QString>& reasons) {
         const QString reason = reasons.value(id);
         if (!reason.isEmpty() && reason != *lastReason) {
-            err() << "run " << id << " queued: " << reason << '\n';
+            err() << "run " << id << " queued: " << escapedName(reason) << '\n';
             err().flush();
         }
         *lastReason = reason;
@@ -376,7 +361,7 @@ int waitForRun(Context& ctx, RunEngine& engine, RunId id, bool follow)
         return Unavailable;
     }
     if (loop == kNodeDown) {
-        err() << "trainyardctl: run " << id << " stays queued; it starts once node " << r->node
+        err() << "trainyardctl: run " << id << " stays queued; it starts once node " << escapedName(r->node)
               << " can be reached and trainyard or trainyardctl is running\n";
         return Unavailable;
     }
@@ -390,9 +375,9 @@ int waitForRun(Context& ctx, RunEngine& engine, RunId id, bool follow)
         return 130;
     }
     if (!follow) {
-        out() << "run " << id << " (" << r->name << ") " << runStateName(r->state) << " on " << r->node << '\n';
+        out() << "run " << id << " (" << escapedName(r->name) << ") " << runStateName(r->state) << " on " << escapedName(r->node) << '\n';
         if (r->state == RunState::Failed) {
-            err() << "run " << id << " failed: " << r->failureReason << '\n';
+            err() << "run " << id << " failed: " << escapedName(r->failureReason) << '\n';
             return RunFailed;
         }
         return Ok;
@@ -401,13 +386,13 @@ int waitForRun(Context& ctx, RunEngine& engine, RunId id, bool follow)
         err() << "trainyardctl: run " << id << " is " << runStateName(r->state) << '\n';
         return Unavailable;
     }
-    err() << "trainyardctl: run " << id << " (" << r->name << ") " << runStateName(r->state);
+    err() << "trainyardctl: run " << id << " (" << escapedName(r->name) << ") " << runStateName(r->state);
     if (r->exitCode)
         err() << ", exit code " << *r->exitCode;
     if (r->exitSignal)
         err() << ", signal " << *r->exitSignal;
     if (!r->failureReason.isEmpty() && !(r->exitCode && r->failureReason == QStringLiteral("exit code %1").arg(*r->exitCode)))
-        err() << ": " << r->failureReason;
+        err() << ": " << escapedName(r->failureReason);
     err() << '\n';
     return exitStatusOf(*r);
 }
@@ -638,11 +623,11 @@ int cmdSubmit(Context& ctx, const QStringList& args)
         return spec->sweep.isEmpty() ? Unavailable : InvalidSpec;
     }
     if (ids->size() == 1) {
-        err() << "submitted run " << ids->front() << " (" << spec->name << ")\n";
+        err() << "submitted run " << ids->front() << " (" << escapedName(spec->name) << ")\n";
         err().flush();
         return waitForRun(ctx, *engine, ids->front(), p.isSet(QStringLiteral("follow")));
     }
-    err() << "submitted sweep " << spec->name << ": " << ids->size() << " runs, " << ids->front() << " to " << ids->back();
+    err() << "submitted sweep " << escapedName(spec->name) << ": " << ids->size() << " runs, " << ids->front() << " to " << ids->back();
     if (spec->maxConcurrent)
         err() << ", at most " << spec->maxConcurrent << " at once";
     err() << '\n';
@@ -797,14 +782,14 @@ int cmdLs(Context& ctx, const QStringList& args)
         const auto latest = ctx.store->latestMetrics(r.id);
         for (auto it = latest.cbegin(); it != latest.cend(); ++it)
             if (it.key().contains(QStringLiteral("acc")) || it.key().contains(QStringLiteral("loss")))
-                shown.append(it.key() + u'=' + formatValue(it.value().value));
+                shown.append(escapedName(it.key()) + u'=' + formatValue(it.value().value));
         if (r.state != RunState::Succeeded && !r.failureReason.isEmpty())
-            shown.append(QStringLiteral("(%1)").arg(r.failureReason));
+            shown.append(QStringLiteral("(%1)").arg(escapedName(r.failureReason)));
         if (const qsizetype n = notices.value(r.id).size())
             shown.append(n == 1 ? QStringLiteral("[1 notice]") : QStringLiteral("[%1 notices]").arg(n));
         out() << QStringLiteral("%1  %2 %3 %4 %5 %6 %7  %8\n")
-                     .arg(r.id, 5).arg(r.name.left(20), -20).arg(runStateName(r.state), -10)
-                     .arg(r.node.isEmpty() ? QStringLiteral("-") : r.node, -8)
+                     .arg(r.id, 5).arg(escapedName(r.name).left(20), -20).arg(runStateName(r.state), -10)
+                     .arg(r.node.isEmpty() ? QStringLiteral("-") : escapedName(r.node), -8)
                      .arg(gpuList(r.gpus), -5).arg(localTime(r.startedAt), -19).arg(duration(r), -8)
                      .arg(shown.join(u' '));
     }
@@ -830,28 +815,28 @@ int cmdShow(Context& ctx, const QStringList& args)
     auto line = [](const char* label, const QString& value) {
         out() << QStringLiteral("%1 %2\n").arg(QLatin1String(label), -10).arg(value);
     };
-    line("run", QStringLiteral("%1 %2").arg(r.id).arg(r.name));
+    line("run", QStringLiteral("%1 %2").arg(r.id).arg(escapedName(r.name)));
     line("state", state);
     if (!r.failureReason.isEmpty())
-        line(r.state == RunState::Queued ? "pending" : "reason", r.failureReason);
-    line("node", r.node.isEmpty() ? QStringLiteral("-") : r.node);
+        line(r.state == RunState::Queued ? "pending" : "reason", escapedName(r.failureReason));
+    line("node", r.node.isEmpty() ? QStringLiteral("-") : escapedName(r.node));
     line("gpus", gpuList(r.gpus));
-    line("command", r.argv.join(u' '));
-    line("workdir", r.workdir);
+    line("command", escapedJoin(r.argv, QStringLiteral(" ")));
+    line("workdir", escapedName(r.workdir));
     if (!r.tags.isEmpty())
-        line("tags", r.tags.join(QStringLiteral(", ")));
+        line("tags", escapedJoin(r.tags, QStringLiteral(", ")));
     line("created", localTime(r.createdAt));
     line("started", localTime(r.startedAt));
     line("finished", localTime(r.finishedAt));
     line("duration", duration(r));
     const QMap<QString, QString> params = ctx.store->params(r.id);
     for (auto it = params.cbegin(); it != params.cend(); ++it)
-        line("param", it.key() + u'=' + it.value());
+        line("param", escapedName(it.key()) + u'=' + escapedName(it.value()));
     const QMap<QString, MetricPoint> latest = ctx.store->latestMetrics(r.id);
     for (auto it = latest.cbegin(); it != latest.cend(); ++it)
-        line("metric", QStringLiteral("%1=%2 (step %3)").arg(it.key(), formatValue(it.value().value)).arg(it.value().step));
+        line("metric", QStringLiteral("%1=%2 (step %3)").arg(escapedName(it.key()), formatValue(it.value().value)).arg(it.value().step));
     if (!r.consolePath.isEmpty())
-        line("console", r.consolePath);
+        line("console", escapedName(r.consolePath));
     // What the engine noticed and a user should act on (RunNotice.h); the
     // texts may hold names from the node, escaped like artifact names.
     const QList<RunNotice> notices = ctx.store->notices(r.id);
@@ -909,7 +894,7 @@ int cmdLogs(Context& ctx, const QStringList& args)
         return exitStatusOf(*run);
     const auto nodeDown = [&] {
         err() << "trainyardctl: printed the console as stored here (" << printed << " bytes); the rest is on node "
-              << run->node << ", which cannot be reached\n";
+              << escapedName(run->node) << ", which cannot be reached\n";
         return Unavailable;
     };
     if (behind) { // stored and printed what the node had
@@ -1049,7 +1034,7 @@ int cmdMetrics(Context& ctx, const QStringList& args)
     QString lastKey;
     for (const MetricPoint& m : points) {
         if (m.key != lastKey) {
-            out() << m.key << ":\n";
+            out() << escapedName(m.key) << ":\n";
             lastKey = m.key;
         }
         out() << "  step " << m.step;
@@ -1114,10 +1099,10 @@ int cmdImport(Context& ctx, const QStringList& args)
         for (const MetricPoint& p : points)
             if (!keys.contains(p.key))
                 keys.append(p.key);
-        out() << file << ": " << points.size() << " points of " << keys.size() << " metric(s) (" << keys.join(QStringLiteral(", "))
+        out() << file << ": " << points.size() << " points of " << keys.size() << " metric(s) (" << escapedJoin(keys, QStringLiteral(", "))
               << ") from " << metricFileFormatName(imported->format) << " into run " << run->id << '\n';
         for (const QString& w : imported->warnings)
-            err() << file << ": skipped: " << w << '\n';
+            err() << file << ": skipped: " << escapedName(w) << '\n';
         if (!imported->error.isEmpty()) {
             err() << file << ": stopped at byte " << imported->errorOffset << ": " << imported->error
                   << " (the points before it were imported)\n";
@@ -1163,9 +1148,9 @@ int cmdQueue(Context& ctx, const QStringList& args)
                  .arg(QStringLiteral("REASON"));
     int position = 0;
     for (const RunRecord& r : std::as_const(waiting))
-        out() << QStringLiteral("%1 %2  %3 %4 %5  %6\n").arg(++position, 3).arg(r.id, 5).arg(r.name.left(24), -24)
+        out() << QStringLiteral("%1 %2  %3 %4 %5  %6\n").arg(++position, 3).arg(r.id, 5).arg(escapedName(r.name).left(24), -24)
                      .arg(runStateName(r.state), -7).arg(r.priority, 5)
-                     .arg(r.failureReason.isEmpty() ? QStringLiteral("(not scheduled yet: no trainyard process is running)") : r.failureReason);
+                     .arg(r.failureReason.isEmpty() ? QStringLiteral("(not scheduled yet: no trainyard process is running)") : escapedName(r.failureReason));
     return Ok;
 }
 
@@ -1275,7 +1260,7 @@ QString probeNode(const NodeRecord& rec, bool acceptNewHostKey)
             }
             out() << "GPUs: " << (gpus->isEmpty() ? QStringLiteral("none (a CPU node)") : QString::number(gpus->size())) << '\n';
             for (const AgentGpu& g : *gpus) {
-                out() << "  " << g.index << ": " << g.name;
+                out() << "  " << g.index << ": " << escapedName(g.name);
                 if (g.memoryTotalMib)
                     out() << ", " << qint64(*g.memoryTotalMib) << " MiB";
                 if (g.memoryUsedMib)
@@ -1291,7 +1276,7 @@ QString probeNode(const NodeRecord& rec, bool acceptNewHostKey)
     if (QCoreApplication::exec() != 0)
         return failure.isEmpty() ? QStringLiteral("the connection ended") : failure;
     const AgentHello& hello = client.hello();
-    out() << "node " << rec.name << ": " << hello.user << '@' << hello.hostname << ", trainyard-agent " << hello.version;
+    out() << "node " << rec.name << ": " << escapedName(hello.user) << '@' << escapedName(hello.hostname) << ", trainyard-agent " << escapedName(hello.version);
     if (const auto d = t->lastDeploy())
         out() << (d->uploaded ? " deployed to " : " (up to date) at ") << d->remotePath;
     else
@@ -1459,10 +1444,10 @@ int cmdNode(Context& ctx, const QStringList& args)
                      .arg(QStringLiteral("-"), -5).arg(QStringLiteral("-"), -19).arg(localAgentPath());
         for (const NodeRecord& n : ctx.store->nodes())
             out() << QStringLiteral("%1 %2 %3 %4 %5  %6\n")
-                         .arg(n.name, -12).arg(n.host, -20).arg(n.user.isEmpty() ? QStringLiteral("-") : n.user, -10)
+                         .arg(escapedName(n.name), -12).arg(escapedName(n.host), -20).arg(n.user.isEmpty() ? QStringLiteral("-") : escapedName(n.user), -10)
                          .arg(n.port ? QString::number(n.port) : QStringLiteral("-"), -5).arg(localTime(n.addedAt), -19)
-                         .arg((n.agentPath.isEmpty() ? QStringLiteral("(deployed)") : n.agentPath)
-                              + (n.labels.isEmpty() ? QString() : QStringLiteral("  labels: ") + n.labels.join(u',')));
+                         .arg((n.agentPath.isEmpty() ? QStringLiteral("(deployed)") : escapedName(n.agentPath))
+                              + (n.labels.isEmpty() ? QString() : QStringLiteral("  labels: ") + escapedJoin(n.labels, QStringLiteral(","))));
         return Ok;
     }
     if (sub == u"rm") {

@@ -544,6 +544,56 @@ private Q_SLOTS:
         QVERIFY2(a.err.contains("has no artifacts: it never started"), a.err.constData());
     }
 
+    void controlCharactersInStoredStringsAreEscaped()
+    {
+        // An OSC title sequence (ESC ] 0;pwned BEL), a C1 CSI (U+009B) and a
+        // C0 control in the run's name, a tag and a param: submit, ls, show
+        // and queue print them escaped, never raw.
+        const QString spec = writeFile(QStringLiteral("evil.yaml"),
+            "name: \"evil\\e]0;pwned\\a\\x9b2J\\x01\"\n"
+            "command: 'true'\n"
+            "tags: [\"tag\\e[31m\"]\n"
+            "params: {p: \"v\\e]0;x\\a\"}\n");
+        const QByteArray escapedName = "evil\\e]0;pwned\\x07\\u009b2J\\x01";
+        {
+            // A waiting run with the same name, for the queue listing.
+            auto store = ResultStore::open(dbPath());
+            QVERIFY(store);
+            RunRecord held;
+            held.name = QString::fromUtf8("evil\x1b]0;pwned\x07\xc2\x9b" "2J\x01");
+            held.state = RunState::Held;
+            held.argv = {QStringLiteral("true")};
+            held.createdAt = QDateTime::currentDateTimeUtc();
+            QVERIFY((*store)->createRun(held, {}));
+        }
+        const QList<QByteArray> raw = {"\x1b", "\x07", "\xc2\x9b", "\x01"};
+        const auto check = [&](const Outcome& o, const char* what) {
+            for (const QByteArray& bytes : raw) {
+                QVERIFY2(!o.out.contains(bytes), qPrintable(QStringLiteral("%1 stdout: %2").arg(QLatin1String(what), QString::fromUtf8(o.out.toPercentEncoding(" \n")))));
+                QVERIFY2(!o.err.contains(bytes), qPrintable(QStringLiteral("%1 stderr: %2").arg(QLatin1String(what), QString::fromUtf8(o.err.toPercentEncoding(" \n")))));
+            }
+        };
+        const Outcome s = ctl({QStringLiteral("submit"), spec}, 20000);
+        QVERIFY2(s.exitCode == 0, s.err.constData());
+        check(s, "submit");
+        QVERIFY2(s.err.contains(escapedName) && s.out.contains(escapedName), QByteArray(s.out + s.err).constData());
+        const Outcome ls = ctl({QStringLiteral("ls")});
+        QCOMPARE(ls.exitCode, 0);
+        check(ls, "ls");
+        QVERIFY2(ls.out.contains(escapedName.left(20)), ls.out.constData());
+        // The newest run of that name: the submitted one (the held one is older).
+        const Outcome show = ctl({QStringLiteral("show"), s.out.split(' ').value(1)});
+        QCOMPARE(show.exitCode, 0);
+        check(show, "show");
+        QVERIFY2(show.out.contains(escapedName), show.out.constData());
+        QVERIFY2(show.out.contains("tag\\e[31m"), show.out.constData());
+        QVERIFY2(show.out.contains("p=v\\e]0;x\\x07"), show.out.constData());
+        const Outcome queue = ctl({QStringLiteral("queue")});
+        QCOMPARE(queue.exitCode, 0);
+        check(queue, "queue");
+        QVERIFY2(queue.out.contains(escapedName.left(24)), queue.out.constData());
+    }
+
     void lsRecordsRunsThatEndedUnwatched()
     {
         // submit without --follow returns once the run started; nothing

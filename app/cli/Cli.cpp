@@ -131,7 +131,7 @@ const char* kHelp =
     "then leaves the run queued and exits 5 (submit --follow waits for the node; Ctrl+C detaches); cancel\n"
     "and logs exit 5 (logs after printing what is stored).\n"
     "Database: --db PATH, else $TRAINYARD_DB, else ~/.local/share/trainyard/trainyard.db.\n"
-    "Exit codes: 0 ok, 1 run failed, 2 usage, 3 invalid job spec, 4 no such run, 5 database or agent error;\n"
+    "Exit codes: 0 ok, 1 run failed, 2 usage, 3 invalid job spec, 4 no such run (or metric key), 5 database or agent error;\n"
     "submit --follow passes the run's own exit code through (128+N for signal N).\n";
 
 QString formatValue(double v)
@@ -314,6 +314,21 @@ int cmdValidate(const QStringList& args)
     if (!spec->params.isEmpty())
         out() << ", " << spec->params.size() << " param(s)";
     out() << '\n';
+    if (!spec->sweep.isEmpty()) {
+        // Every combination is a spec of its own: each must be valid too.
+        const auto runs = expandSweep(*spec);
+        if (!runs) {
+            err() << runs.error().message << '\n';
+            return InvalidSpec;
+        }
+        QStringList axes;
+        for (auto it = spec->sweep.cbegin(); it != spec->sweep.cend(); ++it)
+            axes << QStringLiteral("%1 x %2").arg(escapedName(it.key())).arg(it.value().size());
+        out() << "  sweep of " << runs->size() << " runs (" << axes.join(QStringLiteral(", ")) << ')';
+        if (spec->maxConcurrent)
+            out() << ", at most " << spec->maxConcurrent << " at once";
+        out() << '\n';
+    }
     return Ok;
 }
 
@@ -375,7 +390,12 @@ int waitForRun(Context& ctx, RunEngine& engine, RunId id, bool follow)
         return 130;
     }
     if (!follow) {
-        out() << "run " << id << " (" << escapedName(r->name) << ") " << runStateName(r->state) << " on " << escapedName(r->node) << '\n';
+        out() << "run " << id << " (" << escapedName(r->name) << ") " << runStateName(r->state);
+        if (r->node.isEmpty()) // refused before placement: the reason follows on stderr
+            out() << " before it was placed on a node";
+        else
+            out() << " on " << escapedName(r->node);
+        out() << '\n';
         if (r->state == RunState::Failed) {
             err() << "run " << id << " failed: " << escapedName(r->failureReason) << '\n';
             return RunFailed;
@@ -750,6 +770,11 @@ int cmdLs(Context& ctx, const QStringList& args)
             o[QStringLiteral("argv")] = QJsonArray::fromStringList(r.argv);
             o[QStringLiteral("workdir")] = r.workdir;
             o[QStringLiteral("tags")] = QJsonArray::fromStringList(r.tags);
+            QJsonObject params;
+            const QMap<QString, QString> runParams = ctx.store->params(r.id);
+            for (auto it = runParams.cbegin(); it != runParams.cend(); ++it)
+                params[it.key()] = it.value();
+            o[QStringLiteral("params")] = params;
             auto time = [](const QDateTime& t) { return t.isValid() ? QJsonValue(t.toUTC().toString(Qt::ISODateWithMs)) : QJsonValue(); };
             o[QStringLiteral("created_at")] = time(r.createdAt);
             o[QStringLiteral("started_at")] = time(r.startedAt);
@@ -773,8 +798,13 @@ int cmdLs(Context& ctx, const QStringList& args)
         out() << QJsonDocument(arr).toJson(QJsonDocument::Indented);
         return Ok;
     }
+    // Names are never cut: sweep runs differ at their end
+    // (digits[lr=0.001], digits[lr=0.0003]).
+    qsizetype nameWidth = 20;
+    for (const RunRecord& r : runs)
+        nameWidth = std::max(nameWidth, escapedName(r.name).size());
     out() << QStringLiteral("%1  %2 %3 %4 %5 %6 %7  %8\n")
-                 .arg(QStringLiteral("ID"), 5).arg(QStringLiteral("NAME"), -20).arg(QStringLiteral("STATE"), -10)
+                 .arg(QStringLiteral("ID"), 5).arg(QStringLiteral("NAME"), -int(nameWidth)).arg(QStringLiteral("STATE"), -10)
                  .arg(QStringLiteral("NODE"), -8).arg(QStringLiteral("GPUS"), -5).arg(QStringLiteral("STARTED"), -19)
                  .arg(QStringLiteral("DURATION"), -8).arg(QStringLiteral("METRICS"));
     for (const RunRecord& r : runs) {
@@ -788,7 +818,7 @@ int cmdLs(Context& ctx, const QStringList& args)
         if (const qsizetype n = notices.value(r.id).size())
             shown.append(n == 1 ? QStringLiteral("[1 notice]") : QStringLiteral("[%1 notices]").arg(n));
         out() << QStringLiteral("%1  %2 %3 %4 %5 %6 %7  %8\n")
-                     .arg(r.id, 5).arg(escapedName(r.name).left(20), -20).arg(runStateName(r.state), -10)
+                     .arg(r.id, 5).arg(escapedName(r.name), -int(nameWidth)).arg(runStateName(r.state), -10)
                      .arg(r.node.isEmpty() ? QStringLiteral("-") : escapedName(r.node), -8)
                      .arg(gpuList(r.gpus), -5).arg(localTime(r.startedAt), -19).arg(duration(r), -8)
                      .arg(shown.join(u' '));
@@ -1042,8 +1072,17 @@ int cmdMetrics(Context& ctx, const QStringList& args)
             out() << " epoch " << formatValue(*m.epoch);
         out() << "  " << formatValue(m.value) << '\n';
     }
+    if (points.isEmpty() && p.isSet(QStringLiteral("key"))) {
+        // A typo must not look like an empty metric: say what there is.
+        const QStringList keys = ctx.store->metricKeys(run->id);
+        err() << "trainyardctl: run " << run->id << " (" << escapedName(run->name) << ") has no metric '"
+              << escapedName(p.value(QStringLiteral("key"))) << "'; "
+              << (keys.isEmpty() ? QStringLiteral("it has no metrics") : QStringLiteral("its metrics: ") + escapedJoin(keys, QStringLiteral(", ")))
+              << '\n';
+        return NoSuchRun;
+    }
     if (points.isEmpty())
-        err() << "run " << run->id << " has no metrics" << (p.isSet(QStringLiteral("key")) ? QStringLiteral(" named ") + p.value(QStringLiteral("key")) : QString()) << '\n';
+        err() << "run " << run->id << " has no metrics\n";
     return Ok;
 }
 
@@ -1102,7 +1141,7 @@ int cmdImport(Context& ctx, const QStringList& args)
         out() << file << ": " << points.size() << " points of " << keys.size() << " metric(s) (" << escapedJoin(keys, QStringLiteral(", "))
               << ") from " << metricFileFormatName(imported->format) << " into run " << run->id << '\n';
         for (const QString& w : imported->warnings)
-            err() << file << ": skipped: " << escapedName(w) << '\n';
+            err() << escapedName(w) << '\n'; // each names the file and what was skipped
         if (!imported->error.isEmpty()) {
             err() << file << ": stopped at byte " << imported->errorOffset << ": " << imported->error
                   << " (the points before it were imported)\n";
@@ -1143,12 +1182,15 @@ int cmdQueue(Context& ctx, const QStringList& args)
         out() << "no runs waiting\n";
         return Ok;
     }
+    qsizetype nameWidth = 24; // never cut (see ls)
+    for (const RunRecord& r : std::as_const(waiting))
+        nameWidth = std::max(nameWidth, escapedName(r.name).size());
     out() << QStringLiteral("%1 %2  %3 %4 %5  %6\n").arg(QStringLiteral("POS"), 3).arg(QStringLiteral("ID"), 5)
-                 .arg(QStringLiteral("NAME"), -24).arg(QStringLiteral("STATE"), -7).arg(QStringLiteral("PRIO"), 5)
+                 .arg(QStringLiteral("NAME"), -int(nameWidth)).arg(QStringLiteral("STATE"), -7).arg(QStringLiteral("PRIO"), 5)
                  .arg(QStringLiteral("REASON"));
     int position = 0;
     for (const RunRecord& r : std::as_const(waiting))
-        out() << QStringLiteral("%1 %2  %3 %4 %5  %6\n").arg(++position, 3).arg(r.id, 5).arg(escapedName(r.name).left(24), -24)
+        out() << QStringLiteral("%1 %2  %3 %4 %5  %6\n").arg(++position, 3).arg(r.id, 5).arg(escapedName(r.name), -int(nameWidth))
                      .arg(runStateName(r.state), -7).arg(r.priority, 5)
                      .arg(r.failureReason.isEmpty() ? QStringLiteral("(not scheduled yet: no trainyard process is running)") : escapedName(r.failureReason));
     return Ok;

@@ -594,6 +594,52 @@ private Q_SLOTS:
         QVERIFY2(queue.out.contains(escapedName.left(24)), queue.out.constData());
     }
 
+    void firstHourMessages()
+    {
+        // validate says how many runs a sweep makes.
+        const QString sweep = writeFile(QStringLiteral("digits-sweep.yaml"),
+            "name: digits-sweep\ncommand: \"echo acc=0.5 {{lr}} {{batch}}\"\n"
+            "sweep: {lr: [0.001, 0.0003, 0.01], batch: [32, 64]}\nmax_concurrent: 2\n");
+        const Outcome v = ctl({QStringLiteral("validate"), sweep});
+        QCOMPARE(v.exitCode, 0);
+        QVERIFY2(v.out.contains("  sweep of 6 runs (batch x 2, lr x 3), at most 2 at once\n"), v.out.constData());
+
+        // ls never cuts names where sweep runs differ; --json carries params and tags.
+        const QString two = writeFile(QStringLiteral("digits-two.yaml"),
+            "name: digits-sweep\ncommand: \"echo acc=0.5\"\ntags: [first-hour]\nsweep: {lr: [0.001, 0.0003]}\n");
+        QCOMPARE(ctl({QStringLiteral("submit"), two, QStringLiteral("--follow")}, 30000).exitCode, 0);
+        const Outcome ls = ctl({QStringLiteral("ls")});
+        QCOMPARE(ls.exitCode, 0);
+        QVERIFY2(ls.out.contains(" digits-sweep[lr=0.001] "), ls.out.constData());
+        QVERIFY2(ls.out.contains(" digits-sweep[lr=0.0003] "), ls.out.constData());
+        const QJsonArray arr = QJsonDocument::fromJson(ctl({QStringLiteral("ls"), QStringLiteral("--json")}).out).array();
+        QJsonObject run;
+        for (const QJsonValue& r : arr)
+            if (r[QStringLiteral("name")].toString() == u"digits-sweep[lr=0.0003]")
+                run = r.toObject();
+        QCOMPARE(run[QStringLiteral("params")][QStringLiteral("lr")].toString(), QStringLiteral("0.0003"));
+        QVERIFY(run[QStringLiteral("tags")].toArray().contains(QStringLiteral("first-hour")));
+
+        // metrics --key with a key the run lacks: which it has, exit 4.
+        const Outcome m = ctl({QStringLiteral("metrics"), QStringLiteral("digits-sweep[lr=0.001]"), QStringLiteral("--key"), QStringLiteral("nosuchkey")});
+        QCOMPARE(m.exitCode, 4);
+        QVERIFY2(m.err.contains("has no metric 'nosuchkey'; its metrics: acc\n"), m.err.constData());
+
+        // A run that cannot be placed: why, and no blank node.
+        const QString unplaceable = writeFile(QStringLiteral("too-big.yaml"), "name: too-big\ncommand: 'true'\nresources: {gpus: 64}\n");
+        const Outcome u = ctl({QStringLiteral("submit"), unplaceable}, 20000);
+        QCOMPARE(u.exitCode, 1);
+        QVERIFY2(!u.out.contains("failed on ") && u.out.contains("run ") && u.out.contains("(too-big) failed before it was placed on a node\n"),
+                 u.out.constData());
+        QVERIFY2(u.err.contains("failed: cannot start: needs 64 GPUs"), u.err.constData());
+
+        // Import warnings say "skipped" once.
+        const QString jsonl = writeFile(QStringLiteral("m.jsonl"), "[1, 2]\n{\"loss\": 0.5, \"step\": 1}\n");
+        const Outcome imp = ctl({QStringLiteral("import"), QStringLiteral("too-big"), jsonl});
+        QCOMPARE(imp.exitCode, 0);
+        QCOMPARE(QString::fromUtf8(imp.err), jsonl + QStringLiteral(": line 1 at byte offset 0 skipped: not a JSON object\n"));
+    }
+
     void lsRecordsRunsThatEndedUnwatched()
     {
         // submit without --follow returns once the run started; nothing

@@ -5,6 +5,7 @@
 
 #include "common/Paths.h"
 #include "common/Run.h"
+#include "common/TerminalEchoGuard.h"
 #include "common/TerminalEscape.h"
 #include "logs/importers/MetricFileImporter.h"
 #include "nodes/AgentClient.h"
@@ -428,13 +429,8 @@ public:
             return std::nullopt;
         // Echo off before the question: what is typed after seeing it is
         // never flushed away, nor shown (OpenSSH's readpassphrase, same order).
-        termios old {};
-        const bool isTty = ::tcgetattr(fileno(tty), &old) == 0;
-        if (isTty) {
-            termios quiet = old;
-            quiet.c_lflag &= ~tcflag_t(ECHO);
-            ::tcsetattr(fileno(tty), TCSAFLUSH, &quiet);
-        }
+        // Back on when answered, and on Ctrl+C (SIGINT) or SIGTERM meanwhile.
+        std::optional<TerminalEchoGuard> quiet(std::in_place, fileno(tty));
         std::fprintf(tty, "%s: %s", qPrintable(node), qPrintable(prompt.trimmed()));
         if (!prompt.trimmed().endsWith(u':'))
             std::fprintf(tty, ":");
@@ -442,8 +438,7 @@ public:
         std::fflush(tty);
         char buf[1024] = {};
         const bool got = std::fgets(buf, sizeof buf, tty) != nullptr;
-        if (isTty)
-            ::tcsetattr(fileno(tty), TCSAFLUSH, &old);
+        quiet.reset();
         std::fprintf(tty, "\n");
         std::fclose(tty);
         QByteArray p(buf);

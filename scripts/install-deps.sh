@@ -17,6 +17,8 @@ packages=(
   tmux xvfb xauth openssh-server openssh-client procps
   # tests: a real Secret Service for remembered passphrases (QtKeychain)
   gnome-keyring dbus-daemon
+  # tests: the .desktop file and the job spec MIME type (desktop-file-validate, update-mime-database)
+  desktop-file-utils shared-mime-info
 )
 
 missing=()

@@ -1,7 +1,12 @@
 #include "Cli.h"
 
+#include "EventWait.h"
+#include "SweepConsole.h"
+
 #include "common/Paths.h"
 #include "common/Run.h"
+#include "common/TerminalEchoGuard.h"
+#include "common/TerminalEscape.h"
 #include "logs/importers/MetricFileImporter.h"
 #include "nodes/AgentClient.h"
 #include "nodes/SshAgentTransport.h"
@@ -58,35 +63,19 @@ int usageError(const QString& message)
     return Usage;
 }
 
-// A file name from a node (an artifact) as one line of a listing, C-style as
-// `ls -b` does: control characters (a newline splitting one name over two
-// lines, an escape sequence driving the terminal), line and paragraph
-// separators, bidi overrides and marks, and invisible zero-width characters
-// (U+200B-200D, U+FEFF) become \n, \t, \r, \e, \xHH or \uHHHH; a
-// backslash becomes \\ so every name reads back one way. Others are kept.
-QString escapedName(const QString& name)
+// Every stored user string printed goes through escapedName (TerminalEscape.h).
+QString escapedName(const QString& text)
 {
-    QString outName;
-    outName.reserve(name.size());
-    for (const QChar c : name) {
-        const char16_t u = c.unicode();
-        switch (u) {
-        case u'\\': outName += QStringLiteral("\\\\"); continue;
-        case u'\n': outName += QStringLiteral("\\n"); continue;
-        case u'\t': outName += QStringLiteral("\\t"); continue;
-        case u'\r': outName += QStringLiteral("\\r"); continue;
-        case 0x1b: outName += QStringLiteral("\\e"); continue;
-        default: break;
-        }
-        if (u < 0x20 || u == 0x7f)
-            outName += QStringLiteral("\\x%1").arg(int(u), 2, 16, QLatin1Char('0'));
-        else if ((u >= 0x80 && u < 0xa0) || (u >= 0x200b && u <= 0x200f) || u == 0x2028 || u == 0x2029
-                 || (u >= 0x202a && u <= 0x202e) || (u >= 0x2066 && u <= 0x2069) || u == 0xfeff)
-            outName += QStringLiteral("\\u%1").arg(int(u), 4, 16, QLatin1Char('0'));
-        else
-            outName += c;
-    }
-    return outName;
+    return escapeForTerminal(text);
+}
+
+// The same for a list (argv, tags), joined by `sep`.
+QString escapedJoin(const QStringList& parts, const QString& sep)
+{
+    QStringList escaped;
+    for (const QString& p : parts)
+        escaped.append(escapeForTerminal(p));
+    return escaped.join(sep);
 }
 
 void printMessage(QtMsgType type, const QMessageLogContext& context, const QString& message)
@@ -143,7 +132,7 @@ const char* kHelp =
     "then leaves the run queued and exits 5 (submit --follow waits for the node; Ctrl+C detaches); cancel\n"
     "and logs exit 5 (logs after printing what is stored).\n"
     "Database: --db PATH, else $TRAINYARD_DB, else ~/.local/share/trainyard/trainyard.db.\n"
-    "Exit codes: 0 ok, 1 run failed, 2 usage, 3 invalid job spec, 4 no such run, 5 database or agent error;\n"
+    "Exit codes: 0 ok, 1 run failed, 2 usage, 3 invalid job spec, 4 no such run (or metric key), 5 database or agent error;\n"
     "submit --follow passes the run's own exit code through (128+N for signal N).\n";
 
 QString formatValue(double v)
@@ -298,7 +287,7 @@ public:
                                  return;
                              }
                              if (reason != m_said) {
-                                 err() << "trainyardctl: node " << node << " cannot be reached: " << reason << '\n';
+                                 err() << "trainyardctl: node " << escapedName(node) << " cannot be reached: " << escapedName(reason) << '\n';
                                  err().flush();
                                  m_said = reason;
                              }
@@ -320,12 +309,27 @@ int cmdValidate(const QStringList& args)
         err() << spec.error().message << '\n';
         return InvalidSpec;
     }
-    out() << args.front() << ": ok: run '" << spec->name << "': " << spec->argv.join(u' ') << "\n  in " << spec->workdir;
+    out() << args.front() << ": ok: run '" << escapedName(spec->name) << "': " << escapedJoin(spec->argv, QStringLiteral(" ")) << "\n  in " << escapedName(spec->workdir);
     if (spec->resources.gpus)
         out() << ", " << spec->resources.gpus << " GPU(s)";
     if (!spec->params.isEmpty())
         out() << ", " << spec->params.size() << " param(s)";
     out() << '\n';
+    if (!spec->sweep.isEmpty()) {
+        // Every combination is a spec of its own: each must be valid too.
+        const auto runs = expandSweep(*spec);
+        if (!runs) {
+            err() << runs.error().message << '\n';
+            return InvalidSpec;
+        }
+        QStringList axes;
+        for (auto it = spec->sweep.cbegin(); it != spec->sweep.cend(); ++it)
+            axes << QStringLiteral("%1 x %2").arg(escapedName(it.key())).arg(it.value().size());
+        out() << "  sweep of " << runs->size() << " runs (" << axes.join(QStringLiteral(", ")) << ')';
+        if (spec->maxConcurrent)
+            out() << ", at most " << spec->maxConcurrent << " at once";
+        out() << '\n';
+    }
     return Ok;
 }
 
@@ -341,7 +345,7 @@ int waitForRun(Context& ctx, RunEngine& engine, RunId id, bool follow)
     QObject::connect(&engine, &RunEngine::pendingReasonsChanged, &follower, [id, lastReason](const QHash<RunId, QString>& reasons) {
         const QString reason = reasons.value(id);
         if (!reason.isEmpty() && reason != *lastReason) {
-            err() << "run " << id << " queued: " << reason << '\n';
+            err() << "run " << id << " queued: " << escapedName(reason) << '\n';
             err().flush();
         }
         *lastReason = reason;
@@ -373,7 +377,7 @@ int waitForRun(Context& ctx, RunEngine& engine, RunId id, bool follow)
         return Unavailable;
     }
     if (loop == kNodeDown) {
-        err() << "trainyardctl: run " << id << " stays queued; it starts once node " << r->node
+        err() << "trainyardctl: run " << id << " stays queued; it starts once node " << escapedName(r->node)
               << " can be reached and trainyard or trainyardctl is running\n";
         return Unavailable;
     }
@@ -387,9 +391,14 @@ int waitForRun(Context& ctx, RunEngine& engine, RunId id, bool follow)
         return 130;
     }
     if (!follow) {
-        out() << "run " << id << " (" << r->name << ") " << runStateName(r->state) << " on " << r->node << '\n';
+        out() << "run " << id << " (" << escapedName(r->name) << ") " << runStateName(r->state);
+        if (r->node.isEmpty()) // refused before placement: the reason follows on stderr
+            out() << " before it was placed on a node";
+        else
+            out() << " on " << escapedName(r->node);
+        out() << '\n';
         if (r->state == RunState::Failed) {
-            err() << "run " << id << " failed: " << r->failureReason << '\n';
+            err() << "run " << id << " failed: " << escapedName(r->failureReason) << '\n';
             return RunFailed;
         }
         return Ok;
@@ -398,13 +407,13 @@ int waitForRun(Context& ctx, RunEngine& engine, RunId id, bool follow)
         err() << "trainyardctl: run " << id << " is " << runStateName(r->state) << '\n';
         return Unavailable;
     }
-    err() << "trainyardctl: run " << id << " (" << r->name << ") " << runStateName(r->state);
+    err() << "trainyardctl: run " << id << " (" << escapedName(r->name) << ") " << runStateName(r->state);
     if (r->exitCode)
         err() << ", exit code " << *r->exitCode;
     if (r->exitSignal)
         err() << ", signal " << *r->exitSignal;
     if (!r->failureReason.isEmpty() && !(r->exitCode && r->failureReason == QStringLiteral("exit code %1").arg(*r->exitCode)))
-        err() << ": " << r->failureReason;
+        err() << ": " << escapedName(r->failureReason);
     err() << '\n';
     return exitStatusOf(*r);
 }
@@ -420,13 +429,8 @@ public:
             return std::nullopt;
         // Echo off before the question: what is typed after seeing it is
         // never flushed away, nor shown (OpenSSH's readpassphrase, same order).
-        termios old {};
-        const bool isTty = ::tcgetattr(fileno(tty), &old) == 0;
-        if (isTty) {
-            termios quiet = old;
-            quiet.c_lflag &= ~tcflag_t(ECHO);
-            ::tcsetattr(fileno(tty), TCSAFLUSH, &quiet);
-        }
+        // Back on when answered, and on Ctrl+C (SIGINT) or SIGTERM meanwhile.
+        std::optional<TerminalEchoGuard> quiet(std::in_place, fileno(tty));
         std::fprintf(tty, "%s: %s", qPrintable(node), qPrintable(prompt.trimmed()));
         if (!prompt.trimmed().endsWith(u':'))
             std::fprintf(tty, ":");
@@ -434,8 +438,7 @@ public:
         std::fflush(tty);
         char buf[1024] = {};
         const bool got = std::fgets(buf, sizeof buf, tty) != nullptr;
-        if (isTty)
-            ::tcsetattr(fileno(tty), TCSAFLUSH, &old);
+        quiet.reset();
         std::fprintf(tty, "\n");
         std::fclose(tty);
         QByteArray p(buf);
@@ -635,11 +638,11 @@ int cmdSubmit(Context& ctx, const QStringList& args)
         return spec->sweep.isEmpty() ? Unavailable : InvalidSpec;
     }
     if (ids->size() == 1) {
-        err() << "submitted run " << ids->front() << " (" << spec->name << ")\n";
+        err() << "submitted run " << ids->front() << " (" << escapedName(spec->name) << ")\n";
         err().flush();
         return waitForRun(ctx, *engine, ids->front(), p.isSet(QStringLiteral("follow")));
     }
-    err() << "submitted sweep " << spec->name << ": " << ids->size() << " runs, " << ids->front() << " to " << ids->back();
+    err() << "submitted sweep " << escapedName(spec->name) << ": " << ids->size() << " runs, " << ids->front() << " to " << ids->back();
     if (spec->maxConcurrent)
         err() << ", at most " << spec->maxConcurrent << " at once";
     err() << '\n';
@@ -649,23 +652,39 @@ int cmdSubmit(Context& ctx, const QStringList& args)
 
 // A sweep: without --follow, wait until every run has started (the rest of a
 // capped sweep starts as earlier ones end, so this waits for them too); with
-// it, until every run has ended, one line per run as it ends.
+// it, until every run has ended, printing their consoles (SweepConsole: each
+// line behind its run's name) and one line per run as it ends.
+// When another process ingests (the GUI, another trainyardctl), that process
+// starts the runs and records their ends; this one learns them from the
+// database (the engine reports runs it watches) and shows the consoles from
+// the nodes, as for one run (waitForRun).
 int waitForSweep(Context& ctx, RunEngine& engine, const QList<RunId>& ids, bool follow)
 {
     QObject guard;
     auto remaining = std::make_shared<QSet<RunId>>(ids.cbegin(), ids.cend());
     auto failed = std::make_shared<int>(0);
-    QObject::connect(&engine, &RunEngine::runStateChanged, &guard, [=](const RunRecord& r) {
-        if (!remaining->contains(r.id))
+    auto console = std::make_shared<SweepConsole>();
+    for (RunId id : ids) {
+        const auto r = ctx.store->run(id);
+        console->addRun(id, escapedName(r ? r->name : QString::number(id)));
+    }
+    const bool displayOnly = !engine.ownsIngestion();
+    // Display-only: the end is known from the database before the node's
+    // watch delivered the last bytes; wait for that watch, 5 s at most.
+    auto ended = std::make_shared<QHash<RunId, RunRecord>>();
+    auto watchDone = std::make_shared<QSet<RunId>>();
+    auto finish = [=](const RunRecord& r) {
+        if (!remaining->remove(r.id))
             return;
-        const bool done = follow ? isTerminal(r.state) : (r.state != RunState::Queued && r.state != RunState::Starting && r.state != RunState::Held);
-        if (!done)
-            return;
-        remaining->remove(r.id);
+        if (follow) {
+            const QByteArray rest = console->finish(r.id);
+            ::fwrite(rest.constData(), 1, size_t(rest.size()), stdout);
+            ::fflush(stdout);
+        }
         if (follow || r.state == RunState::Failed) {
-            err() << "run " << r.id << " (" << r.name << ") " << runStateName(r.state);
+            err() << "run " << r.id << " (" << escapedName(r.name) << ") " << runStateName(r.state);
             if (!r.failureReason.isEmpty())
-                err() << ": " << r.failureReason;
+                err() << ": " << escapedName(r.failureReason);
             err() << '\n';
             err().flush();
         }
@@ -673,7 +692,37 @@ int waitForSweep(Context& ctx, RunEngine& engine, const QList<RunId>& ids, bool 
             ++*failed;
         if (remaining->isEmpty())
             QCoreApplication::exit(0);
+    };
+    if (follow)
+        QObject::connect(&engine, &RunEngine::consoleReceived, &guard, [console](RunId run, qint64 offset, const QByteArray& bytes) {
+            const QByteArray lines = console->feed(run, offset, bytes);
+            if (lines.isEmpty())
+                return;
+            ::fwrite(lines.constData(), 1, size_t(lines.size()), stdout);
+            ::fflush(stdout);
+        });
+    QObject::connect(&engine, &RunEngine::watchEnded, &guard, [=](RunId run) {
+        watchDone->insert(run);
+        if (ended->contains(run))
+            finish(ended->value(run));
     });
+    QObject::connect(&engine, &RunEngine::runStateChanged, &guard, [=, &guard, &engine](const RunRecord& r) {
+        if (!remaining->contains(r.id))
+            return;
+        const bool done = follow ? isTerminal(r.state) : (r.state != RunState::Queued && r.state != RunState::Starting && r.state != RunState::Held);
+        if (!done)
+            return;
+        if (!follow || !displayOnly || engine.ownsIngestion() || watchDone->contains(r.id)) {
+            finish(r);
+            return;
+        }
+        ended->insert(r.id, r);
+        QTimer::singleShot(5000, &guard, [=] { finish(r); });
+    });
+    // The engine reports (runStateChanged) only the runs it ingests or watches.
+    if (displayOnly)
+        for (RunId id : ids)
+            engine.watch(id, 0, follow);
     auto* timer = new QTimer(&guard);
     QObject::connect(timer, &QTimer::timeout, &guard, [] {
         if (g_interrupted)
@@ -716,6 +765,11 @@ int cmdLs(Context& ctx, const QStringList& args)
             o[QStringLiteral("argv")] = QJsonArray::fromStringList(r.argv);
             o[QStringLiteral("workdir")] = r.workdir;
             o[QStringLiteral("tags")] = QJsonArray::fromStringList(r.tags);
+            QJsonObject params;
+            const QMap<QString, QString> runParams = ctx.store->params(r.id);
+            for (auto it = runParams.cbegin(); it != runParams.cend(); ++it)
+                params[it.key()] = it.value();
+            o[QStringLiteral("params")] = params;
             auto time = [](const QDateTime& t) { return t.isValid() ? QJsonValue(t.toUTC().toString(Qt::ISODateWithMs)) : QJsonValue(); };
             o[QStringLiteral("created_at")] = time(r.createdAt);
             o[QStringLiteral("started_at")] = time(r.startedAt);
@@ -739,8 +793,13 @@ int cmdLs(Context& ctx, const QStringList& args)
         out() << QJsonDocument(arr).toJson(QJsonDocument::Indented);
         return Ok;
     }
+    // Names are never cut: sweep runs differ at their end
+    // (digits[lr=0.001], digits[lr=0.0003]).
+    qsizetype nameWidth = 20;
+    for (const RunRecord& r : runs)
+        nameWidth = std::max(nameWidth, escapedName(r.name).size());
     out() << QStringLiteral("%1  %2 %3 %4 %5 %6 %7  %8\n")
-                 .arg(QStringLiteral("ID"), 5).arg(QStringLiteral("NAME"), -20).arg(QStringLiteral("STATE"), -10)
+                 .arg(QStringLiteral("ID"), 5).arg(QStringLiteral("NAME"), -int(nameWidth)).arg(QStringLiteral("STATE"), -10)
                  .arg(QStringLiteral("NODE"), -8).arg(QStringLiteral("GPUS"), -5).arg(QStringLiteral("STARTED"), -19)
                  .arg(QStringLiteral("DURATION"), -8).arg(QStringLiteral("METRICS"));
     for (const RunRecord& r : runs) {
@@ -748,14 +807,14 @@ int cmdLs(Context& ctx, const QStringList& args)
         const auto latest = ctx.store->latestMetrics(r.id);
         for (auto it = latest.cbegin(); it != latest.cend(); ++it)
             if (it.key().contains(QStringLiteral("acc")) || it.key().contains(QStringLiteral("loss")))
-                shown.append(it.key() + u'=' + formatValue(it.value().value));
+                shown.append(escapedName(it.key()) + u'=' + formatValue(it.value().value));
         if (r.state != RunState::Succeeded && !r.failureReason.isEmpty())
-            shown.append(QStringLiteral("(%1)").arg(r.failureReason));
+            shown.append(QStringLiteral("(%1)").arg(escapedName(r.failureReason)));
         if (const qsizetype n = notices.value(r.id).size())
             shown.append(n == 1 ? QStringLiteral("[1 notice]") : QStringLiteral("[%1 notices]").arg(n));
         out() << QStringLiteral("%1  %2 %3 %4 %5 %6 %7  %8\n")
-                     .arg(r.id, 5).arg(r.name.left(20), -20).arg(runStateName(r.state), -10)
-                     .arg(r.node.isEmpty() ? QStringLiteral("-") : r.node, -8)
+                     .arg(r.id, 5).arg(escapedName(r.name), -int(nameWidth)).arg(runStateName(r.state), -10)
+                     .arg(r.node.isEmpty() ? QStringLiteral("-") : escapedName(r.node), -8)
                      .arg(gpuList(r.gpus), -5).arg(localTime(r.startedAt), -19).arg(duration(r), -8)
                      .arg(shown.join(u' '));
     }
@@ -781,28 +840,28 @@ int cmdShow(Context& ctx, const QStringList& args)
     auto line = [](const char* label, const QString& value) {
         out() << QStringLiteral("%1 %2\n").arg(QLatin1String(label), -10).arg(value);
     };
-    line("run", QStringLiteral("%1 %2").arg(r.id).arg(r.name));
+    line("run", QStringLiteral("%1 %2").arg(r.id).arg(escapedName(r.name)));
     line("state", state);
     if (!r.failureReason.isEmpty())
-        line(r.state == RunState::Queued ? "pending" : "reason", r.failureReason);
-    line("node", r.node.isEmpty() ? QStringLiteral("-") : r.node);
+        line(r.state == RunState::Queued ? "pending" : "reason", escapedName(r.failureReason));
+    line("node", r.node.isEmpty() ? QStringLiteral("-") : escapedName(r.node));
     line("gpus", gpuList(r.gpus));
-    line("command", r.argv.join(u' '));
-    line("workdir", r.workdir);
+    line("command", escapedJoin(r.argv, QStringLiteral(" ")));
+    line("workdir", escapedName(r.workdir));
     if (!r.tags.isEmpty())
-        line("tags", r.tags.join(QStringLiteral(", ")));
+        line("tags", escapedJoin(r.tags, QStringLiteral(", ")));
     line("created", localTime(r.createdAt));
     line("started", localTime(r.startedAt));
     line("finished", localTime(r.finishedAt));
     line("duration", duration(r));
     const QMap<QString, QString> params = ctx.store->params(r.id);
     for (auto it = params.cbegin(); it != params.cend(); ++it)
-        line("param", it.key() + u'=' + it.value());
+        line("param", escapedName(it.key()) + u'=' + escapedName(it.value()));
     const QMap<QString, MetricPoint> latest = ctx.store->latestMetrics(r.id);
     for (auto it = latest.cbegin(); it != latest.cend(); ++it)
-        line("metric", QStringLiteral("%1=%2 (step %3)").arg(it.key(), formatValue(it.value().value)).arg(it.value().step));
+        line("metric", QStringLiteral("%1=%2 (step %3)").arg(escapedName(it.key()), formatValue(it.value().value)).arg(it.value().step));
     if (!r.consolePath.isEmpty())
-        line("console", r.consolePath);
+        line("console", escapedName(r.consolePath));
     // What the engine noticed and a user should act on (RunNotice.h); the
     // texts may hold names from the node, escaped like artifact names.
     const QList<RunNotice> notices = ctx.store->notices(r.id);
@@ -860,13 +919,20 @@ int cmdLogs(Context& ctx, const QStringList& args)
         return exitStatusOf(*run);
     const auto nodeDown = [&] {
         err() << "trainyardctl: printed the console as stored here (" << printed << " bytes); the rest is on node "
-              << run->node << ", which cannot be reached\n";
+              << escapedName(run->node) << ", which cannot be reached\n";
         return Unavailable;
     };
     if (behind) { // stored and printed what the node had
         if (!behind->contains(run->node.isEmpty() ? QStringLiteral("local") : run->node))
             return Ok;
         return nodeDown();
+    }
+    // Not started yet (another process schedules it): without --follow there
+    // is nothing on a node to wait for; the watch would wait until it starts.
+    if (!follow && (run->agentRunId.isEmpty() || run->state == RunState::Queued || run->state == RunState::Held
+                    || run->state == RunState::Starting)) {
+        err() << "trainyardctl: run " << run->id << " is " << runStateName(run->state) << "; it has printed nothing yet\n";
+        return Ok;
     }
     // Still running: the rest comes from the node's agent. Without --follow
     // (another process ingests), what the node has now, then exit; with it,
@@ -993,7 +1059,7 @@ int cmdMetrics(Context& ctx, const QStringList& args)
     QString lastKey;
     for (const MetricPoint& m : points) {
         if (m.key != lastKey) {
-            out() << m.key << ":\n";
+            out() << escapedName(m.key) << ":\n";
             lastKey = m.key;
         }
         out() << "  step " << m.step;
@@ -1001,8 +1067,17 @@ int cmdMetrics(Context& ctx, const QStringList& args)
             out() << " epoch " << formatValue(*m.epoch);
         out() << "  " << formatValue(m.value) << '\n';
     }
+    if (points.isEmpty() && p.isSet(QStringLiteral("key"))) {
+        // A typo must not look like an empty metric: say what there is.
+        const QStringList keys = ctx.store->metricKeys(run->id);
+        err() << "trainyardctl: run " << run->id << " (" << escapedName(run->name) << ") has no metric '"
+              << escapedName(p.value(QStringLiteral("key"))) << "'; "
+              << (keys.isEmpty() ? QStringLiteral("it has no metrics") : QStringLiteral("its metrics: ") + escapedJoin(keys, QStringLiteral(", ")))
+              << '\n';
+        return NoSuchRun;
+    }
     if (points.isEmpty())
-        err() << "run " << run->id << " has no metrics" << (p.isSet(QStringLiteral("key")) ? QStringLiteral(" named ") + p.value(QStringLiteral("key")) : QString()) << '\n';
+        err() << "run " << run->id << " has no metrics\n";
     return Ok;
 }
 
@@ -1058,10 +1133,10 @@ int cmdImport(Context& ctx, const QStringList& args)
         for (const MetricPoint& p : points)
             if (!keys.contains(p.key))
                 keys.append(p.key);
-        out() << file << ": " << points.size() << " points of " << keys.size() << " metric(s) (" << keys.join(QStringLiteral(", "))
+        out() << file << ": " << points.size() << " points of " << keys.size() << " metric(s) (" << escapedJoin(keys, QStringLiteral(", "))
               << ") from " << metricFileFormatName(imported->format) << " into run " << run->id << '\n';
         for (const QString& w : imported->warnings)
-            err() << file << ": skipped: " << w << '\n';
+            err() << escapedName(w) << '\n'; // each names the file and what was skipped
         if (!imported->error.isEmpty()) {
             err() << file << ": stopped at byte " << imported->errorOffset << ": " << imported->error
                   << " (the points before it were imported)\n";
@@ -1102,14 +1177,17 @@ int cmdQueue(Context& ctx, const QStringList& args)
         out() << "no runs waiting\n";
         return Ok;
     }
+    qsizetype nameWidth = 24; // never cut (see ls)
+    for (const RunRecord& r : std::as_const(waiting))
+        nameWidth = std::max(nameWidth, escapedName(r.name).size());
     out() << QStringLiteral("%1 %2  %3 %4 %5  %6\n").arg(QStringLiteral("POS"), 3).arg(QStringLiteral("ID"), 5)
-                 .arg(QStringLiteral("NAME"), -24).arg(QStringLiteral("STATE"), -7).arg(QStringLiteral("PRIO"), 5)
+                 .arg(QStringLiteral("NAME"), -int(nameWidth)).arg(QStringLiteral("STATE"), -7).arg(QStringLiteral("PRIO"), 5)
                  .arg(QStringLiteral("REASON"));
     int position = 0;
     for (const RunRecord& r : std::as_const(waiting))
-        out() << QStringLiteral("%1 %2  %3 %4 %5  %6\n").arg(++position, 3).arg(r.id, 5).arg(r.name.left(24), -24)
+        out() << QStringLiteral("%1 %2  %3 %4 %5  %6\n").arg(++position, 3).arg(r.id, 5).arg(escapedName(r.name), -int(nameWidth))
                      .arg(runStateName(r.state), -7).arg(r.priority, 5)
-                     .arg(r.failureReason.isEmpty() ? QStringLiteral("(not scheduled yet: no trainyard process is running)") : r.failureReason);
+                     .arg(r.failureReason.isEmpty() ? QStringLiteral("(not scheduled yet: no trainyard process is running)") : escapedName(r.failureReason));
     return Ok;
 }
 
@@ -1219,7 +1297,7 @@ QString probeNode(const NodeRecord& rec, bool acceptNewHostKey)
             }
             out() << "GPUs: " << (gpus->isEmpty() ? QStringLiteral("none (a CPU node)") : QString::number(gpus->size())) << '\n';
             for (const AgentGpu& g : *gpus) {
-                out() << "  " << g.index << ": " << g.name;
+                out() << "  " << g.index << ": " << escapedName(g.name);
                 if (g.memoryTotalMib)
                     out() << ", " << qint64(*g.memoryTotalMib) << " MiB";
                 if (g.memoryUsedMib)
@@ -1235,7 +1313,7 @@ QString probeNode(const NodeRecord& rec, bool acceptNewHostKey)
     if (QCoreApplication::exec() != 0)
         return failure.isEmpty() ? QStringLiteral("the connection ended") : failure;
     const AgentHello& hello = client.hello();
-    out() << "node " << rec.name << ": " << hello.user << '@' << hello.hostname << ", trainyard-agent " << hello.version;
+    out() << "node " << rec.name << ": " << escapedName(hello.user) << '@' << escapedName(hello.hostname) << ", trainyard-agent " << escapedName(hello.version);
     if (const auto d = t->lastDeploy())
         out() << (d->uploaded ? " deployed to " : " (up to date) at ") << d->remotePath;
     else
@@ -1316,8 +1394,18 @@ int cmdArtifacts(Context& ctx, const QStringList& args)
     QString dest = p.value(QStringLiteral("download"));
     if (dest.isEmpty() && p.isSet(QStringLiteral("to-results")))
         dest = runDataDir(ctx.dbPath, run->id) + QStringLiteral("/artifacts");
+    // Nothing to ask a node for: said at once, as the GUI does. Not an error
+    // (exit 0, like an empty listing): the run did what its spec asked.
+    const Result<JobSpec> spec = parseJobSpec(run->specYaml, QStringLiteral("run %1 spec").arg(run->id),
+                                              run->workdir.isEmpty() ? QDir::rootPath() : run->workdir);
+    if (spec && spec->artifacts.isEmpty()) {
+        err() << "trainyardctl: run " << run->id << " (" << escapedName(run->name)
+              << ") has no artifacts: its job spec declares no `artifacts:` globs\n";
+        return Ok;
+    }
     auto engine = makeEngine(ctx, run->node, false);
     int code = Ok;
+    EventWait wait;
     auto print = [&](const AgentFileList& l) {
         QList<AgentFileEntry> files = l.files; // by path, as ls lists them
         std::sort(files.begin(), files.end(),
@@ -1334,7 +1422,7 @@ int cmdArtifacts(Context& ctx, const QStringList& args)
             } else {
                 print(*l);
             }
-            QCoreApplication::exit(0);
+            wait.done(0);
         });
     } else {
         engine->downloadArtifacts(run->id, dest, [&](const Result<ArtifactDownload>& d) {
@@ -1349,10 +1437,10 @@ int cmdArtifacts(Context& ctx, const QStringList& args)
                 if (!d->refused.isEmpty())
                     code = Unavailable;
             }
-            QCoreApplication::exit(0);
+            wait.done(0);
         });
     }
-    QCoreApplication::exec();
+    wait.exec(); // the answer may have come already (a run that never started)
     ctx.store->flush();
     return code;
 }
@@ -1393,10 +1481,10 @@ int cmdNode(Context& ctx, const QStringList& args)
                      .arg(QStringLiteral("-"), -5).arg(QStringLiteral("-"), -19).arg(localAgentPath());
         for (const NodeRecord& n : ctx.store->nodes())
             out() << QStringLiteral("%1 %2 %3 %4 %5  %6\n")
-                         .arg(n.name, -12).arg(n.host, -20).arg(n.user.isEmpty() ? QStringLiteral("-") : n.user, -10)
+                         .arg(escapedName(n.name), -12).arg(escapedName(n.host), -20).arg(n.user.isEmpty() ? QStringLiteral("-") : escapedName(n.user), -10)
                          .arg(n.port ? QString::number(n.port) : QStringLiteral("-"), -5).arg(localTime(n.addedAt), -19)
-                         .arg((n.agentPath.isEmpty() ? QStringLiteral("(deployed)") : n.agentPath)
-                              + (n.labels.isEmpty() ? QString() : QStringLiteral("  labels: ") + n.labels.join(u',')));
+                         .arg((n.agentPath.isEmpty() ? QStringLiteral("(deployed)") : escapedName(n.agentPath))
+                              + (n.labels.isEmpty() ? QString() : QStringLiteral("  labels: ") + escapedJoin(n.labels, QStringLiteral(","))));
         return Ok;
     }
     if (sub == u"rm") {

@@ -1,38 +1,43 @@
 // trainyard: the desktop GUI. All wiring lives in ty::Application (ui/).
 #include "common/Paths.h"
 #include "mainwindow/Application.h"
+#include "mainwindow/GuiCommandLine.h"
 #include "mainwindow/MainWindow.h"
 
 #include <QApplication>
-#include <QCommandLineParser>
 #include <QMessageBox>
+#include <QUrl>
+
+#include <cstdio>
 
 int main(int argc, char* argv[])
 {
+    // Parsed before QApplication: --version and --help need no display.
+    QStringList args;
+    for (int i = 0; i < argc; ++i)
+        args << QString::fromLocal8Bit(argv[i]);
+    const ty::GuiCommandLine cmd = ty::GuiCommandLine::parse(args, QStringLiteral(TRAINYARD_VERSION), ty::defaultDatabasePath());
+    if (cmd.action != ty::GuiCommandLine::Action::Run) {
+        const QByteArray text = cmd.text.toLocal8Bit();
+        FILE* to = cmd.action == ty::GuiCommandLine::Action::Fail ? stderr : stdout;
+        std::fwrite(text.constData(), 1, size_t(text.size()), to);
+        return cmd.action == ty::GuiCommandLine::Action::Fail ? 2 : 0;
+    }
+
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("trainyard"));
     QApplication::setOrganizationName(QStringLiteral("Trainyard"));
     QApplication::setApplicationVersion(QStringLiteral(TRAINYARD_VERSION));
 
-    QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("Trainyard: run, watch and compare training jobs."));
-    parser.addHelpOption();
-    parser.addVersionOption();
-    const QCommandLineOption db(QStringLiteral("db"), QStringLiteral("Result database (default: $TRAINYARD_DB, else %1).")
-                                                          .arg(ty::defaultDatabasePath()), QStringLiteral("PATH"));
-    const QCommandLineOption submit(QStringLiteral("submit"), QStringLiteral("Submit this job spec at start."), QStringLiteral("FILE"));
-    parser.addOption(db);
-    parser.addOption(submit);
-    parser.process(app);
-
-    const QString dbPath = parser.isSet(db) ? parser.value(db) : ty::defaultDatabasePath();
+    const QString dbPath = cmd.databasePath.isEmpty() ? ty::defaultDatabasePath() : cmd.databasePath;
     auto trainyard = ty::Application::create(dbPath, ty::localAgentPath());
     if (!trainyard) {
         QMessageBox::critical(nullptr, QStringLiteral("Trainyard"), trainyard.error().message);
         return 1;
     }
     (*trainyard)->window()->show();
-    if (parser.isSet(submit))
-        (*trainyard)->submitSpecFile(parser.value(submit));
+    if (!cmd.submitFile.isEmpty())
+        (*trainyard)->submitSpecFile(cmd.submitFile);
+    (*trainyard)->openFiles(cmd.files);
     return app.exec();
 }

@@ -89,6 +89,14 @@ QString sweepIdOf(const RunRecord& run)
     return {};
 }
 
+// The sweep's own name, as people know it: a swept run is named
+// "<spec name>[k=v,...]" (expandSweep); without that suffix, the run's name.
+QString sweepNameOf(const RunRecord& run)
+{
+    const qsizetype open = run.name.lastIndexOf(u'[');
+    return open > 0 && run.name.endsWith(u']') ? run.name.left(open) : run.name;
+}
+
 QList<MetricRule> rulesFromSpec(const Result<JobSpec>& spec)
 {
     QList<MetricRule> rules;
@@ -654,6 +662,8 @@ void RunEngine::schedulePass()
                 p.avoidLabels = spec->avoidLabels;
             }
             p.sweepId = sweepIdOf(r);
+            if (!p.sweepId.isEmpty())
+                p.sweepName = sweepNameOf(r);
             p.held = r.state == RunState::Held;
             if (!r.node.isEmpty()) {
                 for (const QString& other : std::as_const(names))
@@ -734,8 +744,9 @@ void RunEngine::schedulePass()
         QString text = sched::renderPendingReason(info.reason);
         // The head's reservation (backfill profile) is its estimated start.
         if (info.estimatedStartMs && info.reason.kind != sched::PendingKind::BackfillHeld)
-            text += QStringLiteral("; estimated start %1")
-                        .arg(QDateTime::fromMSecsSinceEpoch(*info.estimatedStartMs).toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")));
+            text += QStringLiteral("; ") + sched::renderEstimatedStart(*info.estimatedStartMs, info.reason, [](qint64 ms) {
+                return QDateTime::fromMSecsSinceEpoch(ms).toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm"));
+            });
         const bool noNodeCanEver = info.reason.kind == sched::PendingKind::Unsatisfiable
             && info.reason.unreachableNodes.isEmpty() && info.reason.connectingNodes.isEmpty() && !state.nodes.isEmpty();
         if (noNodeCanEver) {

@@ -56,10 +56,11 @@ QString describeBest(const PendingReason& r)
     QStringList have;
     if (r.gpus > 0)
         have << plural(r.bestNodeGpus, u"GPU"_qs, u"GPUs"_qs);
+    // Free out of all: "0 CPUs" alone reads as a node without any.
     if (r.cpus > 0 && r.bestNodeCpus < r.cpus)
-        have << plural(r.bestNodeCpus, u"CPU"_qs, u"CPUs"_qs);
+        have << QString::number(r.bestNodeCpus) + u" of "_qs + plural(r.bestNodeCpuTotal, u"CPU"_qs, u"CPUs"_qs) + u" free"_qs;
     if (r.memoryMiB > 0 && r.bestNodeMemoryMiB < r.memoryMiB)
-        have << gib(r.bestNodeMemoryMiB) + u" GiB memory"_qs;
+        have << gib(r.bestNodeMemoryMiB) + u" of "_qs + gib(r.bestNodeMemoryTotalMiB) + u" GiB memory free"_qs;
     if (have.isEmpty())
         have << u"room"_qs;
     return s + have.join(u", "_qs);
@@ -75,7 +76,31 @@ QString unreachableSuffix(const PendingReason& r)
     return parts.isEmpty() ? QString() : u" ("_qs + parts.join(u"; "_qs) + u")"_qs;
 }
 
+QString hours(qint64 ms)
+{
+    if (ms % 3600000 == 0)
+        return QString::number(ms / 3600000) + u" h"_qs;
+    if (ms % 60000 == 0)
+        return QString::number(ms / 60000) + u" min"_qs;
+    return QString::number(double(ms) / 1000.0, 'g', 6) + u" s"_qs;
+}
+
+// An estimate made from the hidden default runtime is marked as such.
+QString assumption(const PendingReason& r)
+{
+    if (!r.assumesDefaultRuntime)
+        return {};
+    return u" (assumes "_qs + hours(r.defaultRuntimeMs) + u" per run without estimated_runtime)"_qs;
+}
+
 } // namespace
+
+QString renderEstimatedStart(qint64 startMs, const PendingReason& reason, const TimeFormatter& formatTime)
+{
+    const QString at = formatTime ? formatTime(startMs)
+                                  : QDateTime::fromMSecsSinceEpoch(startMs).toLocalTime().toString(u"HH:mm"_qs);
+    return u"estimated start ~"_qs + at + assumption(reason);
+}
 
 QString orderingName(Ordering ordering)
 {
@@ -99,12 +124,13 @@ QString renderPendingReason(const PendingReason& r, const TimeFormatter& formatT
     case PendingKind::Held:
         return u"held by user"_qs;
     case PendingKind::SweepCap:
-        return u"sweep "_qs + r.sweepId + u" at its cap: "_qs + QString::number(r.sweepRunning) + u" of "_qs
+        return u"sweep "_qs + (r.sweepName.isEmpty() ? r.sweepId : r.sweepName) + u" at its cap: "_qs + QString::number(r.sweepRunning) + u" of "_qs
             + QString::number(r.sweepCap) + u" running"_qs;
     case PendingKind::BlockedByHead:
         return u"waiting for "_qs + orderingName(r.ordering) + u" head run "_qs + QString::number(r.otherRun);
     case PendingKind::BackfillHeld:
-        return u"held for backfill reservation of run "_qs + QString::number(r.otherRun) + u" at "_qs + fmt(r.atMs);
+        return u"held for backfill reservation of run "_qs + QString::number(r.otherRun) + u" at ~"_qs + fmt(r.atMs)
+            + assumption(r);
     case PendingKind::WaitingForResources:
         return u"waiting: "_qs + describeRequest(r) + u"; "_qs + describeBest(r) + unreachableSuffix(r);
     case PendingKind::Unsatisfiable:

@@ -46,6 +46,7 @@ struct PendingRun {
     bool held = false;          // held by the user: never started, never blocks others
 
     QString sweepId;            // sweep / job array this run belongs to, empty = none
+    QString sweepName;          // its name for people (the spec's name), shown in reasons; empty: sweepId
     int sweepMaxConcurrent = 0; // at most this many runs of sweepId at once, 0 = no cap
 
     DistributedKind distributed = DistributedKind::None;

@@ -120,6 +120,7 @@ struct RunRt {
     double key = 0.0;      // ordering key (smaller first)
     double charge = 0.0;   // GPU-hours expected (fair share)
     bool held = false;
+    bool estDefault = false; // est is Policy::defaultRuntimeMs (no estimate, no limit)
 };
 
 struct Part {
@@ -288,6 +289,9 @@ private:
     std::vector<Mask> reserved_;
     bool strictBlocked_ = false;
     bool reservationActive_ = false;
+    // A run's end that estimates rest on was Policy::defaultRuntimeMs (a run
+    // without estimated_runtime or time limit, running or started here).
+    bool assumedDefault_ = false;
 
     struct Started {
         int run;
@@ -384,8 +388,10 @@ void Pass::prepareRunning()
             end = a.timeLimitMs > 0 ? std::min(a.estimatedEndMs, a.startMs + a.timeLimitMs) : a.estimatedEndMs;
         else if (a.timeLimitMs > 0)
             end = a.startMs + a.timeLimitMs;
-        else
+        else {
             end = a.startMs + std::max<qint64>(1, p_.defaultRuntimeMs);
+            assumedDefault_ = true;
+        }
         end = std::max(end, now_);
         Alloc al;
         al.end = end;
@@ -546,6 +552,7 @@ void Pass::prepareRuns()
         rt.submit = r.submitMs;
         rt.held = r.held;
         rt.est = expectedRuntimeMs(r, p_);
+        rt.estDefault = r.estimatedRuntimeMs <= 0 && r.timeLimitMs <= 0;
         if (lastClass < 0 || r.gpuMemoryMiB != lastMem || r.gpuTypeRegex != lastRegex) {
             lastClass = internClass(r.gpuTypeRegex, r.gpuMemoryMiB);
             lastRegex = r.gpuTypeRegex;
@@ -761,6 +768,7 @@ bool Pass::satisfiable(Sig& s)
 void Pass::place(int ri, const std::vector<Part>& parts, bool consumeShadow, bool backfilled)
 {
     RunRt& r = runs_[size_t(ri)];
+    assumedDefault_ = assumedDefault_ || r.estDefault;
     Started st{ri, int(startedParts_.size()), int(parts.size()), backfilled};
     bool touchedMax = false;
     for (const Part& part : parts) {
@@ -885,6 +893,8 @@ void Pass::buildReason(Sig& s, PendingReason& out)
                 r.bestNodeGpus = gpus;
                 r.bestNodeCpus = cpus;
                 r.bestNodeMemoryMiB = mem;
+                r.bestNodeCpuTotal = rt.cpuCap;
+                r.bestNodeMemoryTotalMiB = rt.memCap;
             }
         }
         if (best >= 0)
@@ -901,6 +911,8 @@ void Pass::buildReason(Sig& s, PendingReason& out)
     out.bestNodeGpus = cached.bestNodeGpus;
     out.bestNodeCpus = cached.bestNodeCpus;
     out.bestNodeMemoryMiB = cached.bestNodeMemoryMiB;
+    out.bestNodeCpuTotal = cached.bestNodeCpuTotal;
+    out.bestNodeMemoryTotalMiB = cached.bestNodeMemoryTotalMiB;
     out.fittingNodes = cached.fittingNodes;
     out.unreachableNodes = cached.unreachableNodes;
     out.connectingNodes = cached.connectingNodes;
@@ -1173,6 +1185,7 @@ SchedulerDecision Pass::run()
         case PendingKind::SweepCap: {
             const PendingRun& pr = q_[r.q];
             info.reason.sweepId = pr.sweepId;
+            info.reason.sweepName = pr.sweepName;
             info.reason.sweepCap = r.cap;
             info.reason.sweepRunning = sweepRunning_[size_t(r.sweep)];
             break;
@@ -1190,6 +1203,10 @@ SchedulerDecision Pass::run()
         }
         if (po.isHead && shadowTime_ != kNever)
             info.estimatedStartMs = shadowTime_;
+        if (po.kind == PendingKind::BackfillHeld || info.estimatedStartMs) {
+            info.reason.assumesDefaultRuntime = assumedDefault_;
+            info.reason.defaultRuntimeMs = p_.defaultRuntimeMs;
+        }
         d.pending << info;
     }
     if (head_ >= 0 && shadowTime_ != kNever) {

@@ -66,7 +66,9 @@ struct PendingReason {
     // runs, the best node among those that do not fit.
     QString bestNode;
     int bestNodeGpus = 0;               // GPUs on bestNode meeting type/memory that are free (Unsatisfiable: that exist)
-    int bestNodeCpus = 0;
+    int bestNodeCpus = 0;               // free (WaitingForResources) or existing (Unsatisfiable)
+    int bestNodeCpuTotal = 0;           // bestNode's CPUs in all ("0 of 2 CPUs free")
+    qint64 bestNodeMemoryTotalMiB = 0;
     qint64 bestNodeMemoryMiB = 0;
     int fittingNodes = 0;               // gang runs: nodes that would fit (fewer than `nodes`)
     QStringList unreachableNodes;       // sorted by name
@@ -74,8 +76,14 @@ struct PendingReason {
 
     // SweepCap
     QString sweepId;
+    QString sweepName;                  // PendingRun::sweepName; empty: sweepId is shown
     int sweepRunning = 0;
     int sweepCap = 0;
+    // BackfillHeld and a head's estimated start: the estimate rests on
+    // Policy::defaultRuntimeMs (`defaultRuntimeMs`) for some run without
+    // estimated_runtime or time limit; the text says so.
+    bool assumesDefaultRuntime = false;
+    qint64 defaultRuntimeMs = 0;
 };
 
 struct PendingInfo {
@@ -105,6 +113,10 @@ using TimeFormatter = std::function<QString(qint64 msSinceEpochUtc)>;
 // Human-readable reason. `formatTime` defaults to local "HH:mm".
 // Memory is shown in GiB (MiB / 1024, at most one decimal).
 QString renderPendingReason(const PendingReason& reason, const TimeFormatter& formatTime = {});
+// The head's estimated start, as appended to its reason: "estimated start
+// ~14:05", plus "(assumes 1 h per run without estimated_runtime)" when the
+// estimate rests on the policy's default runtime. `formatTime` as above.
+QString renderEstimatedStart(qint64 startMs, const PendingReason& reason, const TimeFormatter& formatTime = {});
 
 QString orderingName(Ordering ordering); // "FCFS", "priority", "SJF", "fair-share"
 

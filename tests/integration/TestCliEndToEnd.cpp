@@ -456,6 +456,190 @@ private Q_SLOTS:
         QCOMPARE(owner.exitCode(), 0);
     }
 
+    void sweepWhileAnotherProcessIngests()
+    {
+        // A second trainyardctl owns ingestion all along (as the GUI would):
+        // it starts the sweep's runs; submit learns their progress from the
+        // database and must exit once they started (without --follow) or
+        // ended (with it, printing each run's console).
+        const QString stop = m_dir.filePath(QStringLiteral("holder.stop"));
+        const QString holderSpec = writeFile(QStringLiteral("holder.yaml"),
+            QStringLiteral("name: holder\ncommand: \"echo holding; for i in $(seq 1200); do [ -e %1 ] && break; sleep 0.1; done\"\n").arg(stop).toUtf8());
+        QProcess holder;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
+        env.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), stateDir());
+        holder.setProcessEnvironment(env);
+        holder.start(QStringLiteral(TRAINYARD_CTL_PATH), {QStringLiteral("--db"), dbPath(), QStringLiteral("submit"), holderSpec, QStringLiteral("--follow")});
+        QVERIFY(holder.waitForStarted());
+        QByteArray holderOut;
+        QTRY_VERIFY_WITH_TIMEOUT((holderOut += holder.readAllStandardOutput()).contains("holding"), 10000);
+
+        const QString started = writeFile(QStringLiteral("sweep-started.yaml"),
+            "name: ss\ncommand: \"sleep 0.5; echo acc={{x}}\"\nsweep: {x: [1, 2, 3]}\nmax_concurrent: 2\n");
+        const Outcome s = ctl({QStringLiteral("submit"), started}, 30000);
+        QVERIFY2(s.exitCode == 0, s.err.constData());
+        QVERIFY2(s.err.contains("submitted sweep ss: 3 runs"), s.err.constData());
+        {
+            auto store = ResultStore::open(dbPath());
+            QVERIFY(store);
+            int startedRuns = 0;
+            for (const RunRecord& r : (*store)->runs())
+                if (r.name.startsWith(u"ss[") && r.state != RunState::Queued && r.state != RunState::Starting)
+                    ++startedRuns;
+            QCOMPARE(startedRuns, 3);
+        }
+
+        const QString followed = writeFile(QStringLiteral("sweep-followed.yaml"),
+            "name: sf\ncommand: \"echo hello {{x}}; sleep 0.3; printf 'acc={{x}}'\"\nsweep: {x: [1, 2, 3]}\nmax_concurrent: 2\n");
+        const Outcome f = ctl({QStringLiteral("submit"), followed, QStringLiteral("--follow")}, 30000);
+        QVERIFY2(f.exitCode == 0, f.err.constData());
+        for (const char* x : {"1", "2", "3"}) {
+            // Each run's lines whole, behind its name; a last line without a
+            // newline is ended when the run ends.
+            QVERIFY2(f.out.contains(QByteArray(QByteArray("sf[x=") + x + "] | hello " + x + "\n")), f.out.constData());
+            QVERIFY2(f.out.contains(QByteArray(QByteArray("sf[x=") + x + "] | acc=" + x + "\n")), f.out.constData());
+            QVERIFY2(f.err.contains(QByteArray(QByteArray("(sf[x=") + x + "]) succeeded")), f.err.constData());
+        }
+        QCOMPARE(f.out.count('\n'), 6);
+        // The holder owned ingestion throughout.
+        QCOMPARE(holder.state(), QProcess::Running);
+
+        // artifacts of a run whose spec declares none: said at once.
+        const Outcome a = ctl({QStringLiteral("artifacts"), QStringLiteral("sf[x=1]")}, 10000);
+        QCOMPARE(a.exitCode, 0);
+        QCOMPARE(a.out, QByteArray());
+        QVERIFY2(a.err.contains("has no artifacts: its job spec declares no `artifacts:` globs"), a.err.constData());
+        // logs of a run that waits (held, so the holder leaves it queued):
+        // nothing is on a node yet, so nothing to wait for.
+        {
+            auto store = ResultStore::open(dbPath());
+            QVERIFY(store);
+            RunRecord held;
+            held.name = QStringLiteral("waiting-held");
+            held.state = RunState::Held;
+            held.argv = {QStringLiteral("true")};
+            held.createdAt = QDateTime::currentDateTimeUtc();
+            QVERIFY((*store)->createRun(held, {}));
+        }
+        const Outcome l = ctl({QStringLiteral("logs"), QStringLiteral("waiting-held")}, 10000);
+        QCOMPARE(l.exitCode, 0);
+        QCOMPARE(l.out, QByteArray());
+        QVERIFY2(l.err.contains("is held; it has printed nothing yet"), l.err.constData());
+        QFile(stop).open(QIODevice::WriteOnly);
+        QVERIFY(holder.waitForFinished(15000));
+        QCOMPARE(holder.exitCode(), 0);
+    }
+
+    void artifactsOfARunThatNeverStarted()
+    {
+        // The engine answers at once (before the event loop runs): trainyardctl
+        // must not wait for an answer that already came.
+        const QString spec = writeFile(QStringLiteral("unplaceable.yaml"),
+            "name: unplaceable\ncommand: 'true'\nresources: {gpus: 64}\nartifacts: ['*.pt']\n");
+        const Outcome s = ctl({QStringLiteral("submit"), spec}, 20000);
+        QVERIFY2(s.exitCode == 1, s.err.constData());
+        const Outcome a = ctl({QStringLiteral("artifacts"), QStringLiteral("unplaceable")}, 10000);
+        QCOMPARE(a.exitCode, 5);
+        QVERIFY2(a.err.contains("has no artifacts: it never started"), a.err.constData());
+    }
+
+    void controlCharactersInStoredStringsAreEscaped()
+    {
+        // An OSC title sequence (ESC ] 0;pwned BEL), a C1 CSI (U+009B) and a
+        // C0 control in the run's name, a tag and a param: submit, ls, show
+        // and queue print them escaped, never raw.
+        const QString spec = writeFile(QStringLiteral("evil.yaml"),
+            "name: \"evil\\e]0;pwned\\a\\x9b2J\\x01\"\n"
+            "command: 'true'\n"
+            "tags: [\"tag\\e[31m\"]\n"
+            "params: {p: \"v\\e]0;x\\a\"}\n");
+        const QByteArray escapedName = "evil\\e]0;pwned\\x07\\u009b2J\\x01";
+        {
+            // A waiting run with the same name, for the queue listing.
+            auto store = ResultStore::open(dbPath());
+            QVERIFY(store);
+            RunRecord held;
+            held.name = QString::fromUtf8("evil\x1b]0;pwned\x07\xc2\x9b" "2J\x01");
+            held.state = RunState::Held;
+            held.argv = {QStringLiteral("true")};
+            held.createdAt = QDateTime::currentDateTimeUtc();
+            QVERIFY((*store)->createRun(held, {}));
+        }
+        const QList<QByteArray> raw = {"\x1b", "\x07", "\xc2\x9b", "\x01"};
+        const auto check = [&](const Outcome& o, const char* what) {
+            for (const QByteArray& bytes : raw) {
+                QVERIFY2(!o.out.contains(bytes), qPrintable(QStringLiteral("%1 stdout: %2").arg(QLatin1String(what), QString::fromUtf8(o.out.toPercentEncoding(" \n")))));
+                QVERIFY2(!o.err.contains(bytes), qPrintable(QStringLiteral("%1 stderr: %2").arg(QLatin1String(what), QString::fromUtf8(o.err.toPercentEncoding(" \n")))));
+            }
+        };
+        const Outcome s = ctl({QStringLiteral("submit"), spec}, 20000);
+        QVERIFY2(s.exitCode == 0, s.err.constData());
+        check(s, "submit");
+        QVERIFY2(s.err.contains(escapedName) && s.out.contains(escapedName), QByteArray(s.out + s.err).constData());
+        const Outcome ls = ctl({QStringLiteral("ls")});
+        QCOMPARE(ls.exitCode, 0);
+        check(ls, "ls");
+        QVERIFY2(ls.out.contains(escapedName.left(20)), ls.out.constData());
+        // The newest run of that name: the submitted one (the held one is older).
+        const Outcome show = ctl({QStringLiteral("show"), s.out.split(' ').value(1)});
+        QCOMPARE(show.exitCode, 0);
+        check(show, "show");
+        QVERIFY2(show.out.contains(escapedName), show.out.constData());
+        QVERIFY2(show.out.contains("tag\\e[31m"), show.out.constData());
+        QVERIFY2(show.out.contains("p=v\\e]0;x\\x07"), show.out.constData());
+        const Outcome queue = ctl({QStringLiteral("queue")});
+        QCOMPARE(queue.exitCode, 0);
+        check(queue, "queue");
+        QVERIFY2(queue.out.contains(escapedName.left(24)), queue.out.constData());
+    }
+
+    void firstHourMessages()
+    {
+        // validate says how many runs a sweep makes.
+        const QString sweep = writeFile(QStringLiteral("digits-sweep.yaml"),
+            "name: digits-sweep\ncommand: \"echo acc=0.5 {{lr}} {{batch}}\"\n"
+            "sweep: {lr: [0.001, 0.0003, 0.01], batch: [32, 64]}\nmax_concurrent: 2\n");
+        const Outcome v = ctl({QStringLiteral("validate"), sweep});
+        QCOMPARE(v.exitCode, 0);
+        QVERIFY2(v.out.contains("  sweep of 6 runs (batch x 2, lr x 3), at most 2 at once\n"), v.out.constData());
+
+        // ls never cuts names where sweep runs differ; --json carries params and tags.
+        const QString two = writeFile(QStringLiteral("digits-two.yaml"),
+            "name: digits-sweep\ncommand: \"echo acc=0.5\"\ntags: [first-hour]\nsweep: {lr: [0.001, 0.0003]}\n");
+        QCOMPARE(ctl({QStringLiteral("submit"), two, QStringLiteral("--follow")}, 30000).exitCode, 0);
+        const Outcome ls = ctl({QStringLiteral("ls")});
+        QCOMPARE(ls.exitCode, 0);
+        QVERIFY2(ls.out.contains(" digits-sweep[lr=0.001] "), ls.out.constData());
+        QVERIFY2(ls.out.contains(" digits-sweep[lr=0.0003] "), ls.out.constData());
+        const QJsonArray arr = QJsonDocument::fromJson(ctl({QStringLiteral("ls"), QStringLiteral("--json")}).out).array();
+        QJsonObject run;
+        for (const QJsonValue& r : arr)
+            if (r[QStringLiteral("name")].toString() == u"digits-sweep[lr=0.0003]")
+                run = r.toObject();
+        QCOMPARE(run[QStringLiteral("params")][QStringLiteral("lr")].toString(), QStringLiteral("0.0003"));
+        QVERIFY(run[QStringLiteral("tags")].toArray().contains(QStringLiteral("first-hour")));
+
+        // metrics --key with a key the run lacks: which it has, exit 4.
+        const Outcome m = ctl({QStringLiteral("metrics"), QStringLiteral("digits-sweep[lr=0.001]"), QStringLiteral("--key"), QStringLiteral("nosuchkey")});
+        QCOMPARE(m.exitCode, 4);
+        QVERIFY2(m.err.contains("has no metric 'nosuchkey'; its metrics: acc\n"), m.err.constData());
+
+        // A run that cannot be placed: why, and no blank node.
+        const QString unplaceable = writeFile(QStringLiteral("too-big.yaml"), "name: too-big\ncommand: 'true'\nresources: {gpus: 64}\n");
+        const Outcome u = ctl({QStringLiteral("submit"), unplaceable}, 20000);
+        QCOMPARE(u.exitCode, 1);
+        QVERIFY2(!u.out.contains("failed on ") && u.out.contains("run ") && u.out.contains("(too-big) failed before it was placed on a node\n"),
+                 u.out.constData());
+        QVERIFY2(u.err.contains("failed: cannot start: needs 64 GPUs"), u.err.constData());
+
+        // Import warnings say "skipped" once.
+        const QString jsonl = writeFile(QStringLiteral("m.jsonl"), "[1, 2]\n{\"loss\": 0.5, \"step\": 1}\n");
+        const Outcome imp = ctl({QStringLiteral("import"), QStringLiteral("too-big"), jsonl});
+        QCOMPARE(imp.exitCode, 0);
+        QCOMPARE(QString::fromUtf8(imp.err), jsonl + QStringLiteral(": line 1 at byte offset 0 skipped: not a JSON object\n"));
+    }
+
     void lsRecordsRunsThatEndedUnwatched()
     {
         // submit without --follow returns once the run started; nothing

@@ -834,7 +834,7 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(engine->pendingReasons().contains(*second), 5000);
         const QString eta = (*store)->run(*first)->startedAt.addSecs(90 * 60).toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm"));
         QCOMPARE(engine->pendingReasons().value(*second),
-                 QStringLiteral("waiting: needs %1 CPUs; best node local has 0 CPUs; estimated start %2").arg(cpus).arg(eta));
+                 QStringLiteral("waiting: needs %1 CPUs; best node local has 0 of %1 CPUs free; estimated start ~%2").arg(cpus).arg(eta));
         QCOMPARE((*store)->run(*second)->state, RunState::Queued);
         (*store)->flush();
         QCOMPARE((*store)->run(*second)->failureReason, engine->pendingReasons().value(*second));

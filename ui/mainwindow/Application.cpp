@@ -1,5 +1,8 @@
 #include "Application.h"
 
+#include <QFileInfo>
+#include <QUrl>
+
 #include "MainWindow.h"
 #include "dialogs/PassphraseDialog.h"
 #include "nodes/SshAgentTransport.h"
@@ -64,6 +67,16 @@ void Application::submitSpecFile(const QString& path)
         m_window->submit(*spec);
     else
         m_window->openSpecDialog(path); // shows the text and the error with line:column
+}
+
+void Application::openFiles(const QStringList& paths)
+{
+    if (paths.isEmpty())
+        return;
+    QList<QUrl> urls;
+    for (const QString& p : paths)
+        urls << QUrl::fromLocalFile(QFileInfo(p).absoluteFilePath());
+    m_window->openPaths(urls);
 }
 
 } // namespace ty

@@ -38,6 +38,11 @@ public:
     // Parses the job spec at `path` and submits it; a bad spec opens the
     // submit dialog showing it with its error instead.
     void submitSpecFile(const QString& path);
+    // Opens files given on the command line (GuiCommandLine::files, a file
+    // manager's %F) as a drop on the window (MainWindow::openPaths): a job
+    // spec is shown in the submit dialog, scripts and folders open it
+    // pre-filled; relative paths are taken from the current directory.
+    void openFiles(const QStringList& paths);
 
 private:
     Application() = default;

@@ -108,15 +108,15 @@ void JsonLinesReader::processLine(QByteArrayView line, qint64 offset, bool atEnd
     else if (!doc->isObject())
         why = QStringLiteral("not a JSON object");
     if (!why.isEmpty()) {
-        const QString msg = QStringLiteral("line %1 at byte offset %2%3: %4")
+        const QString msg = QStringLiteral("line %1 at byte offset %2%3%4: %5")
                                 .arg(m_lines + 1)
                                 .arg(offset)
-                                .arg(atEnd ? QStringLiteral(" (unterminated, at end of file)") : QString())
-                                .arg(why);
+                                .arg(atEnd ? QStringLiteral(" (unterminated, at end of file)") : QString(),
+                                     atEnd ? QString() : QStringLiteral(" skipped"), why);
         if (atEnd)
             setError(offset, msg);
         else
-            addWarning(msg + QStringLiteral(" (skipped)"));
+            addWarning(msg);
         return;
     }
     const QJsonObject obj = doc->toObject();

@@ -67,6 +67,7 @@ private Q_SLOTS:
     void fairShareOrdering();
     void fairShareFactorFormula();
     void sweepCap();
+    void reasonsSayWhatPeopleKnow();
     void firstFitBaseline();
     void backfillShortRunsOnly();
     void manyRunsSameShapeAreFast();
@@ -138,7 +139,7 @@ void TestScheduler::reasonHeldForBackfill()
     const QList<PendingRun> q{makeRun(17, kNoon - 3 * kMin, 8), makeRun(18, kNoon - 2 * kMin, 1, 3 * kHour),
                               makeRun(19, kNoon - kMin, 1, 10 * kMin)};
     const SchedulerDecision d = schedule(s, q, Policy::easyBackfill(), kNoon);
-    QCOMPARE(reasonOf(d, 18), u"held for backfill reservation of run 17 at 14:05"_qs);
+    QCOMPARE(reasonOf(d, 18), u"held for backfill reservation of run 17 at ~14:05"_qs);
     QCOMPARE(pendingOf(d, 18)->reason.kind, PendingKind::BackfillHeld);
     QCOMPARE(pendingOf(d, 18)->reason.atMs, at1405);
     const RunPlacement* p19 = placementOf(d, 19);
@@ -193,7 +194,7 @@ void TestScheduler::reasonUnsatisfiableAndCpu()
     const SchedulerDecision d = schedule(s, {big, cpu}, Policy::easyBackfill(), kNoon);
     QCOMPARE(reasonOf(d, 1),
              u"cannot start: needs 1 GPU matching 'A100|H100', 1 CPU, 1 GiB memory; no reachable node could ever hold it (best node ws-01 has 0 usable GPUs)"_qs);
-    QCOMPARE(reasonOf(d, 2), u"waiting: needs 1 GPU, 12 CPUs, 1 GiB memory; best node ws-01 has 1 GPU, 8 CPUs"_qs);
+    QCOMPARE(reasonOf(d, 2), u"waiting: needs 1 GPU, 12 CPUs, 1 GiB memory; best node ws-01 has 1 GPU, 8 of 16 CPUs free"_qs);
 }
 
 void TestScheduler::reasonGang()
@@ -463,6 +464,54 @@ void TestScheduler::sweepCap()
     QVERIFY(!placementOf(d, 11));
     QVERIFY(placementOf(d, 20)); // a capped sweep run does not block others
     QCOMPARE(reasonOf(d, 11), u"sweep lr-sweep at its cap: 2 of 2 running"_qs);
+}
+
+void TestScheduler::reasonsSayWhatPeopleKnow()
+{
+    // The sweep by its name, not its internal id.
+    ClusterState s;
+    s.nodes << makeNode(u"a"_qs, 8);
+    QList<PendingRun> q;
+    for (int i = 0; i < 2; ++i) {
+        PendingRun r = makeRun(10 + i, kNoon + i, 1);
+        r.sweepId = u"sweep:1796186905410"_qs;
+        r.sweepName = u"digits-sweep"_qs;
+        r.sweepMaxConcurrent = 1;
+        q << r;
+    }
+    SchedulerDecision d = schedule(s, q, Policy::fcfs(), kNoon);
+    QCOMPARE(reasonOf(d, 11), u"sweep digits-sweep at its cap: 1 of 1 running"_qs);
+
+    // A CPU-only node with none free: "0 of 2 free", not "has 0 CPUs".
+    ClusterState cpuNode;
+    cpuNode.nodes << makeNode(u"local"_qs, 0, 0, QString(), 2, 8 * kGiB);
+    cpuNode.running << makeRunning(1, u"local"_qs, {}, kNoon - kMin, kNoon + 2 * kHour + 5 * kMin, 2, kGiB);
+    PendingRun two = makeRun(2, kNoon, 0);
+    two.cpus = 2;
+    d = schedule(cpuNode, {two}, Policy::easyBackfill(), kNoon);
+    const auto hhmm = [](qint64 ms) { return QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC).toString(u"HH:mm"_qs); };
+    QCOMPARE(reasonOf(d, 2), u"waiting: needs 2 CPUs, 1 GiB memory; best node local has 0 of 2 CPUs free"_qs);
+    // The head's estimate from a real estimate is marked as an estimate only...
+    const PendingInfo* head = pendingOf(d, 2);
+    QVERIFY(head && head->estimatedStartMs);
+    QCOMPARE(renderEstimatedStart(*head->estimatedStartMs, head->reason, hhmm), u"estimated start ~14:05"_qs);
+    // ...one from the hidden default runtime says what it assumes.
+    cpuNode.running.front().estimatedEndMs = 0;
+    d = schedule(cpuNode, {two}, Policy::easyBackfill(), kNoon);
+    head = pendingOf(d, 2);
+    QVERIFY(head && head->estimatedStartMs);
+    QCOMPARE(renderEstimatedStart(*head->estimatedStartMs, head->reason, hhmm),
+             u"estimated start ~12:59 (assumes 1 h per run without estimated_runtime)"_qs);
+    // So does a backfill hold that rests on it.
+    ClusterState gpus;
+    gpus.nodes << makeNode(u"ws-01"_qs, 8);
+    gpus.running << makeRunning(3, u"ws-01"_qs, {0, 1, 2, 3}, kNoon - kMin, 0);
+    const QList<PendingRun> bq{makeRun(17, kNoon - 3 * kMin, 8), makeRun(18, kNoon - 2 * kMin, 1, 3 * kHour)};
+    d = schedule(gpus, bq, Policy::easyBackfill(), kNoon);
+    const PendingInfo* held = pendingOf(d, 18);
+    QVERIFY(held);
+    QCOMPARE(renderPendingReason(held->reason, hhmm),
+             u"held for backfill reservation of run 17 at ~12:59 (assumes 1 h per run without estimated_runtime)"_qs);
 }
 
 void TestScheduler::firstFitBaseline()

@@ -1,0 +1,111 @@
+// The `trainyard` command line: --version/--help without a display (the real
+// binary, no DISPLAY, no QT_QPA_PLATFORM), and files given as arguments
+// opened like a drop (the real Application, engine and local agent).
+#include "dialogs/SubmitDialog.h"
+#include "mainwindow/Application.h"
+#include "mainwindow/GuiCommandLine.h"
+#include "mainwindow/MainWindow.h"
+#include "store/ResultStore.h"
+
+#include "TestSupport.h"
+
+#include <QFile>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace ty;
+
+class TestGuiCommandLine final : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+
+    struct Outcome {
+        int exitCode = -1;
+        QByteArray out;
+        QByteArray err;
+    };
+
+    // The real trainyard as a desktop session without a display would run it.
+    static Outcome gui(const QStringList& args)
+    {
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("DISPLAY"));
+        env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QString());
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(TRAINYARD_GUI_PATH), args);
+        if (!p.waitForFinished(20000)) {
+            p.kill();
+            p.waitForFinished();
+        }
+        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QVERIFY(m_dir.isValid());
+    }
+
+    void versionAndHelpNeedNoDisplay()
+    {
+        const Outcome v = gui({QStringLiteral("--version")});
+        QVERIFY2(v.exitCode == 0, v.err.constData());
+        QCOMPARE(v.out, QByteArray("trainyard " TRAINYARD_PROJECT_VERSION "\n"));
+        const Outcome h = gui({QStringLiteral("--help")});
+        QVERIFY2(h.exitCode == 0, h.err.constData());
+        QVERIFY2(h.out.startsWith("Usage: trainyard [options] [FILE...]\n"), h.out.constData());
+        QVERIFY(h.out.contains("--db <PATH>"));
+        QVERIFY(h.out.contains("Job specs, scripts or folders to open"));
+        const Outcome bad = gui({QStringLiteral("--frobnicate")});
+        QCOMPARE(bad.exitCode, 2);
+        QVERIFY2(bad.err.contains("trainyard: Unknown option 'frobnicate'."), bad.err.constData());
+    }
+
+    void filesArePositional()
+    {
+        const GuiCommandLine c = GuiCommandLine::parse(
+            {QStringLiteral("trainyard"), QStringLiteral("--db"), QStringLiteral("x.db"), QStringLiteral("a.trainyard.yaml"),
+             QStringLiteral("train.py")},
+            QStringLiteral("1.0"), QStringLiteral("/d.db"));
+        QCOMPARE(c.action, GuiCommandLine::Action::Run);
+        QCOMPARE(c.databasePath, QStringLiteral("x.db"));
+        QCOMPARE(c.files, (QStringList{QStringLiteral("a.trainyard.yaml"), QStringLiteral("train.py")}));
+    }
+
+    void specGivenAsArgumentIsShownThenSubmitted()
+    {
+        // As the .desktop file's `trainyard %F` passes it.
+        const QString spec = m_dir.filePath(QStringLiteral("hello.trainyard.yaml"));
+        {
+            QFile f(spec);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("name: from-argv\ncommand: 'echo from argv'\n");
+        }
+        auto app = Application::create(m_dir.filePath(QStringLiteral("results.db")), test::agentPath());
+        QVERIFY2(app, app ? "" : qPrintable(app.error().message));
+        MainWindow* window = (*app)->window();
+        window->show();
+        QSignalSpy submitted(window, &MainWindow::runSubmitted);
+        (*app)->openFiles({spec});
+        SubmitDialog* dialog = nullptr;
+        QTRY_VERIFY((dialog = window->findChild<SubmitDialog*>(QStringLiteral("submitDialog"))) && dialog->isVisible());
+        QVERIFY(dialog->mode() == SubmitDialog::Mode::Yaml); // shown, as a drop shows it
+        dialog->accept();
+        QTRY_COMPARE_WITH_TIMEOUT(submitted.count(), 1, 10000);
+        const RunId id = submitted.at(0).at(0).value<RunId>();
+        auto run = (*app)->store()->run(id);
+        QVERIFY(run);
+        QCOMPARE(run->name, QStringLiteral("from-argv"));
+        QCOMPARE(run->argv, (QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("echo from argv")}));
+    }
+};
+
+QTEST_MAIN(TestGuiCommandLine)
+#include "TestGuiCommandLine.moc"

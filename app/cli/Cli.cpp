@@ -1,5 +1,7 @@
 #include "Cli.h"
 
+#include "RunLabelCommands.h"
+
 #include "EventWait.h"
 #include "SweepConsole.h"
 
@@ -14,6 +16,7 @@
 #include "runs/QueuePolicy.h"
 #include "runs/RunEngine.h"
 #include "spec/JobSpec.h"
+#include "spec/Rerun.h"
 #include "store/ResultStore.h"
 
 #include <QCommandLineParser>
@@ -99,7 +102,8 @@ const char* kHelp =
     "  validate FILE                 check a job spec; errors name file:line:column\n"
     "  submit FILE [--follow]        submit a job spec (or a .py/.sh script); --follow prints the console\n"
     "                                and exits with the run's exit status\n"
-    "  ls [--json]                   list runs, newest first (a run with notices says how many)\n"
+    "  ls [--json] [--archived]      list runs, newest first (a run with notices says how many);\n"
+    "                                archived runs only with --archived\n"
     "  show RUN                      one run's details: state, node, command, times, params, latest metrics,\n"
     "                                and its notices (problems to act on, e.g. a synced symlink leading nowhere)\n"
     "  artifacts RUN [--download DIR | --to-results]  files matching the spec's `artifacts` globs; copy them\n"
@@ -107,6 +111,11 @@ const char* kHelp =
     "  cancel RUN [--grace SECONDS]  SIGTERM to the run's process group, SIGKILL after the grace (10 s)\n"
     "  metrics RUN [--csv] [--key K] a run's metric points\n"
     "  rm RUN                        delete a finished run and its metrics from the database\n"
+    "  rename RUN NAME               give a run another name\n"
+    "  tag RUN [+TAG|-TAG|TAG]...    add (+ or bare) or remove (-) tags; without tags, list them\n"
+    "  note RUN [TEXT|-]             set a run's notes (- reads stdin; \"\" clears); without TEXT, print them\n"
+    "  archive RUN... | unarchive RUN...  leave finished runs out of ls and the GUI's table / bring them back\n"
+    "  rerun RUN [--param K=V]... [--node N] [--follow]  submit a run again with its params (a sweep's run alone)\n"
     "  import RUN FILE...            add metrics from framework files: Lightning metrics.csv, TensorBoard\n"
     "                                events.out.tfevents.*, Hugging Face trainer_state.json, JSON lines\n"
     "  queue                         waiting runs in scheduling order, with why each waits\n"
@@ -558,6 +567,7 @@ EnginePtr makeEngine(Context& ctx, const QString& node = {}, bool ingest = true)
 }
 
 int waitForSweep(Context& ctx, RunEngine& engine, const QList<RunId>& ids, bool follow);
+int submitSpec(Context& ctx, const JobSpec& spec, const QString& node, bool follow);
 
 // Brings the database up to date before showing it: when no other process
 // ingests it (no GUI open), runs may have printed more or ended since the
@@ -628,7 +638,13 @@ int cmdSubmit(Context& ctx, const QStringList& args)
         err() << spec.error().message << '\n';
         return InvalidSpec;
     }
-    const QString node = p.value(QStringLiteral("node"));
+    return submitSpec(ctx, *spec, p.value(QStringLiteral("node")), p.isSet(QStringLiteral("follow")));
+}
+
+// Submits a validated spec (submit, rerun) and waits as submit does.
+int submitSpec(Context& ctx, const JobSpec& specIn, const QString& node, bool follow)
+{
+    const JobSpec* spec = &specIn;
     if (!node.isEmpty() && node != u"local" && !storedNode(ctx, node))
         return usageError(QStringLiteral("--node: no node named '%1' (see trainyardctl node ls)").arg(node));
     auto engine = makeEngine(ctx, node);
@@ -640,14 +656,54 @@ int cmdSubmit(Context& ctx, const QStringList& args)
     if (ids->size() == 1) {
         err() << "submitted run " << ids->front() << " (" << escapedName(spec->name) << ")\n";
         err().flush();
-        return waitForRun(ctx, *engine, ids->front(), p.isSet(QStringLiteral("follow")));
+        return waitForRun(ctx, *engine, ids->front(), follow);
     }
     err() << "submitted sweep " << escapedName(spec->name) << ": " << ids->size() << " runs, " << ids->front() << " to " << ids->back();
     if (spec->maxConcurrent)
         err() << ", at most " << spec->maxConcurrent << " at once";
     err() << '\n';
     err().flush();
-    return waitForSweep(ctx, *engine, *ids, p.isSet(QStringLiteral("follow")));
+    return waitForSweep(ctx, *engine, *ids, follow);
+}
+
+// trainyardctl rerun RUN [--param name=value]... [--node NAME] [--follow]:
+// the run's spec with its params (specForRerun), changed by --param.
+int cmdRerun(Context& ctx, const QStringList& args)
+{
+    QCommandLineParser p;
+    p.addPositionalArgument(QStringLiteral("RUN"), QStringLiteral("the run to submit again"));
+    p.addOption({QStringLiteral("follow"), QStringLiteral("print the console and exit with the run's status")});
+    p.addOption({QStringLiteral("param"), QStringLiteral("change a param (name=value)"), QStringLiteral("name=value")});
+    p.addOption({QStringLiteral("node"), QStringLiteral("run only on this node"), QStringLiteral("NAME")});
+    if (!p.parse(QStringList{QStringLiteral("rerun")} + args))
+        return usageError(p.errorText());
+    if (p.positionalArguments().size() != 1)
+        return usageError(QStringLiteral("rerun needs exactly one RUN"));
+    QMap<QString, QString> overrides;
+    for (const QString& kv : p.values(QStringLiteral("param"))) {
+        const qsizetype eq = kv.indexOf(u'=');
+        if (eq <= 0)
+            return usageError(QStringLiteral("--param needs name=value, got '%1'").arg(kv));
+        overrides.insert(kv.left(eq), kv.mid(eq + 1));
+    }
+    auto run = findRun(*ctx.store, p.positionalArguments().front());
+    if (!run) {
+        err() << run.error().message << '\n';
+        return NoSuchRun;
+    }
+    auto rerun = specForRerun(*run, ctx.store->params(run->id));
+    if (!rerun) {
+        err() << escapedName(rerun.error().message) << '\n';
+        return InvalidSpec;
+    }
+    auto spec = parseJobSpec(rerun->yaml, QStringLiteral("run %1 spec").arg(run->id), rerun->baseDir, overrides);
+    if (!spec) {
+        err() << escapedName(spec.error().message) << '\n';
+        return InvalidSpec;
+    }
+    spec->sourcePath = run->specPath;
+    err() << "again: run " << run->id << " (" << escapedName(run->name) << ")\n";
+    return submitSpec(ctx, *spec, p.value(QStringLiteral("node")), p.isSet(QStringLiteral("follow")));
 }
 
 // A sweep: without --follow, wait until every run has started (the rest of a
@@ -744,11 +800,14 @@ int waitForSweep(Context& ctx, RunEngine& engine, const QList<RunId>& ids, bool 
 int cmdLs(Context& ctx, const QStringList& args)
 {
     const bool json = args.contains(QStringLiteral("--json"));
+    const bool withArchived = args.contains(QStringLiteral("--archived"));
     for (const QString& a : args)
-        if (a != u"--json")
+        if (a != u"--json" && a != u"--archived")
             return usageError(QStringLiteral("ls: unknown argument '%1'").arg(a));
     catchUp(ctx);
-    const QList<RunRecord> runs = ctx.store->runs();
+    QList<RunRecord> runs = ctx.store->runs();
+    if (!withArchived) // archived runs (trainyardctl archive, the GUI) are left out, as in the GUI's table
+        runs.removeIf([](const RunRecord& r) { return r.archived; });
     const QMap<RunId, QList<RunNotice>> notices = ctx.store->allNotices();
     if (json) {
         QJsonArray arr;
@@ -765,6 +824,8 @@ int cmdLs(Context& ctx, const QStringList& args)
             o[QStringLiteral("argv")] = QJsonArray::fromStringList(r.argv);
             o[QStringLiteral("workdir")] = r.workdir;
             o[QStringLiteral("tags")] = QJsonArray::fromStringList(r.tags);
+            o[QStringLiteral("notes")] = r.notes;
+            o[QStringLiteral("archived")] = r.archived;
             QJsonObject params;
             const QMap<QString, QString> runParams = ctx.store->params(r.id);
             for (auto it = runParams.cbegin(); it != runParams.cend(); ++it)
@@ -812,6 +873,8 @@ int cmdLs(Context& ctx, const QStringList& args)
             shown.append(QStringLiteral("(%1)").arg(escapedName(r.failureReason)));
         if (const qsizetype n = notices.value(r.id).size())
             shown.append(n == 1 ? QStringLiteral("[1 notice]") : QStringLiteral("[%1 notices]").arg(n));
+        if (r.archived)
+            shown.append(QStringLiteral("[archived]"));
         out() << QStringLiteral("%1  %2 %3 %4 %5 %6 %7  %8\n")
                      .arg(r.id, 5).arg(escapedName(r.name), -int(nameWidth)).arg(runStateName(r.state), -10)
                      .arg(r.node.isEmpty() ? QStringLiteral("-") : escapedName(r.node), -8)
@@ -850,6 +913,10 @@ int cmdShow(Context& ctx, const QStringList& args)
     line("workdir", escapedName(r.workdir));
     if (!r.tags.isEmpty())
         line("tags", escapedJoin(r.tags, QStringLiteral(", ")));
+    if (r.archived)
+        line("archived", QStringLiteral("yes (trainyardctl unarchive %1 brings it back to ls)").arg(r.id));
+    for (const QString& n : r.notes.split(u'\n', Qt::SkipEmptyParts))
+        line("notes", escapedName(n));
     line("created", localTime(r.createdAt));
     line("started", localTime(r.startedAt));
     line("finished", localTime(r.finishedAt));
@@ -1594,8 +1661,9 @@ int run(const QStringList& argsIn)
                                    QStringLiteral("priority"), QStringLiteral("top"), QStringLiteral("policy"),
                                    QStringLiteral("submit"), QStringLiteral("ls"), QStringLiteral("logs"),
                                    QStringLiteral("cancel"), QStringLiteral("metrics"), QStringLiteral("rm"),
-                                   QStringLiteral("node"), QStringLiteral("artifacts"), QStringLiteral("show")};
-    if (!known.contains(command))
+                                   QStringLiteral("node"), QStringLiteral("artifacts"), QStringLiteral("show"),
+                                   QStringLiteral("rerun")};
+    if (!known.contains(command) && !isRunLabelCommand(command))
         return usageError(QStringLiteral("unknown command '%1'").arg(command));
 
     Context ctx;
@@ -1630,6 +1698,11 @@ int run(const QStringList& argsIn)
         return cmdNode(ctx, args);
     if (command == u"artifacts")
         return cmdArtifacts(ctx, args);
+    if (command == u"rerun")
+        return cmdRerun(ctx, args);
+    if (isRunLabelCommand(command))
+        return runLabelCommand(command, *ctx.store, [&ctx](const QString& spec) { return findRun(*ctx.store, spec); },
+                               args, out(), err());
     return cmdRm(ctx, args);
 }
 

@@ -382,6 +382,52 @@ private Q_SLOTS:
         QVERIFY(m.out.trimmed().endsWith(",3"));
     }
 
+    void renameTagNoteArchiveAndRerun()
+    {
+        // What the GUI's Run menu does, from the shell: the run of a sweep is
+        // renamed, tagged, noted, archived (gone from ls, kept in the
+        // database) and run again alone with one param changed.
+        const QString spec = writeFile(QStringLiteral("labels.yaml"),
+            "name: lab\ncommand: \"echo lr={{lr}} bs={{bs}}\"\nparams: {bs: 8}\nsweep: {lr: [0.1, 0.01]}\n");
+        QCOMPARE(ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")}).exitCode, 0);
+        const Outcome rn = ctl({QStringLiteral("rename"), QStringLiteral("lab[lr=0.01]"), QStringLiteral("lab-best")});
+        QVERIFY2(rn.exitCode == 0, rn.err.constData());
+        QVERIFY2(rn.out.contains("to lab-best"), rn.out.constData());
+        QCOMPARE(ctl({QStringLiteral("tag"), QStringLiteral("lab-best"), QStringLiteral("+best"), QStringLiteral("keep")}).exitCode, 0);
+        const Outcome untag = ctl({QStringLiteral("tag"), QStringLiteral("lab-best"), QStringLiteral("-keep")});
+        QCOMPARE(untag.exitCode, 0);
+        QVERIFY2(untag.out.contains(" best") && !untag.out.contains("keep"), untag.out.constData());
+        QCOMPARE(ctl({QStringLiteral("note"), QStringLiteral("lab-best"), QStringLiteral("lower lr wins\nsee epoch 3")}).exitCode, 0);
+        const Outcome show = ctl({QStringLiteral("show"), QStringLiteral("lab-best")});
+        QVERIFY2(show.out.contains("notes      lower lr wins\nnotes      see epoch 3\n"), show.out.constData());
+        QVERIFY(show.out.contains("best"));
+
+        // Archive: a finished run only; out of ls, back with --archived.
+        QCOMPARE(ctl({QStringLiteral("archive"), QStringLiteral("lab[lr=0.1]")}).exitCode, 0);
+        const Outcome ls = ctl({QStringLiteral("ls")});
+        QVERIFY2(!ls.out.contains("lab[lr=0.1]") && ls.out.contains("lab-best"), ls.out.constData());
+        const Outcome all = ctl({QStringLiteral("ls"), QStringLiteral("--archived")});
+        QVERIFY2(all.out.contains("lab[lr=0.1]") && all.out.contains("[archived]"), all.out.constData());
+        const Outcome json = ctl({QStringLiteral("ls"), QStringLiteral("--json"), QStringLiteral("--archived")});
+        QVERIFY(json.out.contains("\"archived\": true") && json.out.contains("\"notes\": \"lower lr wins\\nsee epoch 3\""));
+        QCOMPARE(ctl({QStringLiteral("unarchive"), QStringLiteral("lab[lr=0.1]")}).exitCode, 0);
+        QVERIFY(ctl({QStringLiteral("ls")}).out.contains("lab[lr=0.1]"));
+
+        // Re-run the renamed sweep run alone, bs changed: one run, lr kept.
+        const Outcome again = ctl({QStringLiteral("rerun"), QStringLiteral("lab-best"), QStringLiteral("--param"),
+                                   QStringLiteral("bs=16"), QStringLiteral("--follow")});
+        QVERIFY2(again.exitCode == 0, again.err.constData());
+        QVERIFY2(again.out.contains("lr=0.01 bs=16"), again.out.constData());
+        QVERIFY2(again.err.contains("submitted run ") && !again.err.contains("sweep"), again.err.constData());
+
+        // Mistakes say what and where.
+        const Outcome empty = ctl({QStringLiteral("rename"), QStringLiteral("lab-best"), QStringLiteral("  ")});
+        QCOMPARE(empty.exitCode, 2);
+        QVERIFY2(empty.err.contains("name cannot be empty"), empty.err.constData());
+        QCOMPARE(ctl({QStringLiteral("archive"), QStringLiteral("no-such-run")}).exitCode, 4);
+        QCOMPARE(ctl({QStringLiteral("rerun"), QStringLiteral("lab-best"), QStringLiteral("--param"), QStringLiteral("nope=1")}).exitCode, 3);
+    }
+
     void importFrameworkFiles()
     {
         // The fixtures' Lightning CSV and TensorBoard files of one run, into a run of ours.

@@ -1,0 +1,32 @@
+#pragma once
+
+#include "common/Result.h"
+#include "common/Run.h"
+
+#include <QStringList>
+
+#include <functional>
+
+class QTextStream;
+
+namespace ty {
+class ResultStore;
+}
+
+namespace ty::cli {
+
+// What a user says about runs besides running them (ResultStore::annotateRun):
+//   rename RUN NAME
+//   tag RUN [+TAG | -TAG | TAG]...     + or bare adds, - removes; none: lists them
+//   note RUN [TEXT | -]                 sets the notes (- reads them from stdin);
+//                                       no TEXT prints them; "" clears them
+//   archive RUN... | unarchive RUN...   ls (and the GUI's table) leave archived runs out
+// Returns the exit code (Cli.h): 0, 2 usage, 4 no such run, 5 the write failed.
+// `find` resolves a RUN argument (an id or a name) as every command does.
+// Output: a line per change on `out`; errors on `err`, names escaped.
+using RunFinder = std::function<Result<RunRecord>(const QString&)>;
+bool isRunLabelCommand(const QString& command);
+int runLabelCommand(const QString& command, ResultStore& store, const RunFinder& find, const QStringList& args,
+                    QTextStream& out, QTextStream& err);
+
+} // namespace ty::cli

@@ -319,6 +319,7 @@ private Q_SLOTS:
         window.show();
         QMenu* help = menuNamed(window, QStringLiteral("&Help"));
         QVERIFY(help);
+        QCOMPARE(window.menuBar()->actions().constLast(), help->menuAction()); // last, as on every desktop
         const QList<ShortcutEntry> entries = collectShortcuts(&window);
         const auto keysOf = [&](const QString& what) {
             for (const ShortcutEntry& e : entries)

@@ -284,18 +284,6 @@ void MainWindow::createActions()
     connect(aggregated, &QAction::triggered, this, [this] { openAggregatedConsole(selectedRuns()); });
     run->addAction(aggregated);
 
-    QMenu* help = menuBar()->addMenu(tr("&Help"));
-    auto* shortcuts = new QAction(tr("&Keyboard shortcuts"), this);
-    shortcuts->setObjectName(QStringLiteral("shortcutsAction"));
-    shortcuts->setShortcut(QKeySequence::HelpContents);
-    connect(shortcuts, &QAction::triggered, this, [this] { openShortcutsDialog(this); });
-    help->addAction(shortcuts);
-    auto* about = new QAction(tr("&About Trainyard"), this);
-    about->setObjectName(QStringLiteral("aboutAction"));
-    about->setMenuRole(QAction::AboutRole);
-    connect(about, &QAction::triggered, this, [this] { openAboutBox(this); });
-    help->addAction(about);
-
     QToolBar* tb = addToolBar(tr("Main"));
     tb->setObjectName(QStringLiteral("mainToolBar"));
     tb->setMovable(false);
@@ -1103,6 +1091,19 @@ void MainWindow::createQueueAndNodes()
     view->addAction(m_runActions->showArchivedAction());
     view->addSeparator();
     view->addAction(m_nodesView->addNodeAction());
+
+    // Help last, as on every desktop.
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    auto* shortcuts = new QAction(tr("&Keyboard shortcuts"), this);
+    shortcuts->setObjectName(QStringLiteral("shortcutsAction"));
+    shortcuts->setShortcut(QKeySequence::HelpContents);
+    connect(shortcuts, &QAction::triggered, this, [this] { openShortcutsDialog(this); });
+    help->addAction(shortcuts);
+    auto* about = new QAction(tr("&About Trainyard"), this);
+    about->setObjectName(QStringLiteral("aboutAction"));
+    about->setMenuRole(QAction::AboutRole);
+    connect(about, &QAction::triggered, this, [this] { openAboutBox(this); });
+    help->addAction(about);
 }
 
 } // namespace ty

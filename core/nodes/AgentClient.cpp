@@ -29,6 +29,7 @@ AgentClient::AgentClient(std::unique_ptr<AgentTransport> transport, QObject* par
     connect(transport_, &AgentTransport::opened, this, &AgentClient::onOpened);
     connect(transport_, &AgentTransport::received, this, &AgentClient::onReceived);
     connect(transport_, &AgentTransport::closed, this, &AgentClient::onClosed);
+    connect(transport_, &AgentTransport::warning, this, &AgentClient::warning);
 }
 
 AgentClient::~AgentClient()

@@ -109,6 +109,8 @@ Q_SIGNALS:
     void consoleTruncated(const QString& run, qint64 offset, qint64 size, qint64 generation);
     void runExited(const ty::AgentRunStatus& status);
     void disconnected(const QString& reason);
+    // The transport's warning() (AgentTransport.h), before ready().
+    void warning(const QString& message);
 
 private:
     struct Pending {

@@ -42,6 +42,10 @@ Q_SIGNALS:
     void opened();
     void received(const QByteArray& bytes);
     void closed(const QString& reason);
+    // Something the user must see that did not stop the connection (SSH: a
+    // changed host key accepted under StrictHostKeyChecking no). Emitted
+    // before opened() for that connection.
+    void warning(const QString& message);
 };
 
 } // namespace ty

@@ -61,6 +61,7 @@ void SshAgentTransport::open()
     destroySession();
     open_ = true;
     rejectedFingerprint_.clear();
+    hostKeyDecision_ = HostKeyDecision::None;
     auto* s = new SshSession(options_, passphrases_);
     s->moveToThread(thread_);
     session_ = s;
@@ -84,6 +85,14 @@ void SshAgentTransport::open()
         rejectedFingerprint_ = fp;
         Q_EMIT hostKeyRejected(fp, message);
     });
+    connect(s, &SshSession::hostKeyDecided, this,
+            [this, s](HostKeyDecision decision, const QString&, const QString& message) {
+                if (s != session_)
+                    return;
+                hostKeyDecision_ = decision;
+                if (decision == HostKeyDecision::AcceptedChanged)
+                    Q_EMIT warning(message);
+            });
     connect(s, &SshSession::finished, this, [this, s](const QString& reason) {
         if (s != session_ || !open_)
             return;

@@ -15,6 +15,7 @@
 
 #include "nodes/AgentDeploy.h"
 #include "nodes/AgentTransport.h"
+#include "nodes/HostKeyPolicy.h"
 #include "nodes/SshNodeOptions.h"
 
 #include <memory>
@@ -50,6 +51,9 @@ public:
     std::optional<AgentDeployResult> lastDeploy() const { return lastDeploy_; }
     // SHA256 fingerprint of the last host key refused (unknown or changed), else empty.
     QString rejectedFingerprint() const { return rejectedFingerprint_; }
+    // The host key decision of the last open() (None before one was made):
+    // the kind of a host-key refusal, without matching message text.
+    HostKeyDecision lastHostKeyDecision() const { return hostKeyDecision_; }
 
 Q_SIGNALS:
     void deployed(const ty::AgentDeployResult& result);
@@ -67,6 +71,7 @@ private:
     bool open_ = false;             // between open() and closed()
     std::optional<AgentDeployResult> lastDeploy_;
     QString rejectedFingerprint_;
+    HostKeyDecision hostKeyDecision_ = HostKeyDecision::None;
 };
 
 } // namespace ty

@@ -171,11 +171,10 @@ std::optional<QByteArray> certificateBlob(const QString& file)
 // line parser and matching (plain, hashed, patterns): the user's known_hosts
 // first, then the global one. The key of the same type but different is
 // CHANGED, only keys of other types OTHER; a missing file holds nothing.
-// `unknownIsOk`: StrictHostKeyChecking no, for which libssh answers OK too.
 // Marker lines (@cert-authority, @revoked) are passed over, as libssh 0.10
 // does, and so are lines it cannot parse.
 ssh_known_hosts_e knownHostsStateUnder(const QByteArray& name, ssh_key serverKey, const QString& userFile,
-                                       const QString& globalFile, bool unknownIsOk)
+                                       const QString& globalFile)
 {
     auto stateIn = [&](const QString& path) {
         QFile f(path);
@@ -207,7 +206,7 @@ ssh_known_hosts_e knownHostsStateUnder(const QByteArray& name, ssh_key serverKey
     const ssh_known_hosts_e global = stateIn(globalFile);
     if (global != SSH_KNOWN_HOSTS_UNKNOWN)
         return global;
-    return user == SSH_KNOWN_HOSTS_UNKNOWN && unknownIsOk ? SSH_KNOWN_HOSTS_OK : user;
+    return user;
 }
 
 } // namespace
@@ -335,6 +334,11 @@ Result<void> SshSession::connectAndLogin()
         const QByteArray id = options_.identityFile.toUtf8();
         ssh_options_set(session_, SSH_OPTIONS_IDENTITY, id.constData());
     }
+    // The host key policy is Trainyard's (HostKeyPolicy.h, from OpenSSH's
+    // StrictHostKeyChecking): libssh must report an unknown host as unknown,
+    // which it does not after a config's `StrictHostKeyChecking no`.
+    const int strictCheck = 1;
+    ssh_options_set(session_, SSH_OPTIONS_STRICTHOSTKEYCHECK, &strictCheck);
     if (!options_.knownHostsFile.isEmpty()) {
         const QByteArray kh = options_.knownHostsFile.toUtf8();
         ssh_options_set(session_, SSH_OPTIONS_KNOWNHOSTS, kh.constData());
@@ -388,12 +392,15 @@ Result<void> SshSession::verifyHostKey()
     // sshconnect.c, get_hostfile_hostname_ipaddr), so that is the name here.
     const OpenSshHostConfig* openssh = openSshConfig();
     hostKeyAlias_ = openssh ? openssh->hostKeyAlias : QString();
+    // StrictHostKeyChecking as OpenSSH resolves it (libssh reads only yes/no
+    // and then calls an unknown host OK); without ssh, OpenSSH's default.
+    const StrictHostKeyChecking strict =
+        parseStrictHostKeyChecking(openssh ? openssh->strictHostKeyChecking : QString());
     const QString file = getStringOption(session_, SSH_OPTIONS_KNOWNHOSTS);
     const QString name = hostKeyAlias_.isEmpty() ? knownHostsName(resolvedHost_, resolvedPort_) : hostKeyAlias_;
-    const ssh_known_hosts_e state = hostKeyAlias_.isEmpty()
+    const ssh_known_hosts_e libsshState = hostKeyAlias_.isEmpty()
         ? ssh_session_is_known_server(session_)
-        : knownHostsStateUnder(name.toUtf8(), key, file, getStringOption(session_, SSH_OPTIONS_GLOBAL_KNOWNHOSTS),
-                               openssh->strictHostKeyChecking == u"false");
+        : knownHostsStateUnder(name.toUtf8(), key, file, getStringOption(session_, SSH_OPTIONS_GLOBAL_KNOWNHOSTS));
     ssh_key_free(key);
     auto linesOf = [&] {
         QStringList refs;
@@ -401,51 +408,85 @@ Result<void> SshSession::verifyHostKey()
             refs << QStringLiteral("%1:%2").arg(file).arg(line);
         return refs.isEmpty() ? file : refs.join(QStringLiteral(", "));
     };
-    switch (state) {
-    case SSH_KNOWN_HOSTS_OK:
-        return {};
-    case SSH_KNOWN_HOSTS_CHANGED: {
-        const QString message =
-            QStringLiteral("REFUSED: the host key of %1 has CHANGED. The server now offers the %2 key %3, which does "
-                           "not match the key stored for %4 in %5. Someone could be intercepting the connection "
-                           "(man-in-the-middle), or the host key was replaced. If you know it was replaced, remove "
-                           "that entry (ssh-keygen -R '%4' -f %6) and connect again.")
-                .arg(where(), keyType, fingerprint, name, linesOf(), file);
-        Q_EMIT hostKeyRejected(fingerprint, message);
-        return fail(message);
-    }
-    case SSH_KNOWN_HOSTS_OTHER: {
-        const QString message =
-            QStringLiteral("REFUSED: %1 offers a %2 host key (%3), but %4 holds a key of another type for %5 (%6). "
-                           "This can mean the connection is being intercepted. If the host's keys were replaced, "
-                           "remove that entry (ssh-keygen -R '%5' -f %4) and connect again.")
-                .arg(where(), keyType, fingerprint, file, name, linesOf());
-        Q_EMIT hostKeyRejected(fingerprint, message);
-        return fail(message);
-    }
+    HostKeyState state = HostKeyState::Unknown;
+    switch (libsshState) {
+    case SSH_KNOWN_HOSTS_OK: state = HostKeyState::Known; break;
+    case SSH_KNOWN_HOSTS_CHANGED: state = HostKeyState::Changed; break;
+    case SSH_KNOWN_HOSTS_OTHER: state = HostKeyState::OtherType; break;
     case SSH_KNOWN_HOSTS_UNKNOWN:
     case SSH_KNOWN_HOSTS_NOT_FOUND: // a missing known_hosts file: the same as an unknown host
-        if (!options_.acceptNewHostKey) {
-            const QString message =
-                QStringLiteral("the host key of %1 is not known (not in %2%6). Its %3 key fingerprint is %4. Check it "
-                               "(on the host: ssh-keygen -lf /etc/ssh/ssh_host_%5_key.pub) and accept it "
-                               "(trainyardctl node trust NAME for a stored node, node add ... --accept-new-host-key "
-                               "for a new one, or the dialog in the Nodes view).")
-                    .arg(where(), file.isEmpty() ? QStringLiteral("~/.ssh/known_hosts") : file, keyType, fingerprint,
-                         keyType.startsWith(QLatin1String("ssh-")) ? keyType.mid(4) : keyType.toLower(),
-                         hostKeyAlias_.isEmpty() ? QString() : QStringLiteral(" under its HostKeyAlias %1").arg(hostKeyAlias_));
-            Q_EMIT hostKeyRejected(fingerprint, message);
-            return fail(message);
-        }
-        if (auto added = addHostKey(file); !added)
-            return added;
-        qCInfo(lcNodes).noquote() << where() << ": added" << keyType << fingerprint << "to" << file;
-        return {};
+        state = HostKeyState::Unknown;
+        break;
     case SSH_KNOWN_HOSTS_ERROR:
     default:
         return fail(QStringLiteral("%1: cannot check the host key against %2: %3")
                         .arg(where(), file, QString::fromUtf8(ssh_get_error(session_))));
     }
+    const HostKeyDecision decision = decideHostKey(state, strict, options_.acceptNewHostKey);
+    const QString strictName = strictHostKeyCheckingName(strict);
+    // OpenSSH's headline, so that the warning reads the same as ssh's.
+    const QString changed =
+        QStringLiteral("WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED! The host key of %1 has CHANGED. The server now "
+                       "offers the %2 key %3, which does not match the key stored for %4 in %5. Someone could be "
+                       "intercepting the connection (man-in-the-middle), or the host key was replaced.")
+            .arg(where(), keyType, fingerprint, name, linesOf());
+    switch (decision) {
+    case HostKeyDecision::Accepted:
+        Q_EMIT hostKeyDecided(decision, fingerprint, QString());
+        return {};
+    case HostKeyDecision::AcceptedChanged: {
+        const QString message =
+            changed
+            + QStringLiteral(" Connected anyway because StrictHostKeyChecking is no for this host, as ssh does; known_hosts "
+                             "is left as it is (only public-key login is used, nothing is forwarded). If you know the "
+                             "key was replaced, remove that entry (ssh-keygen -R '%1' -f %2) so the new key is recorded.")
+                  .arg(name, file);
+        qCWarning(lcNodes).noquote() << message;
+        Q_EMIT hostKeyDecided(decision, fingerprint, message);
+        return {};
+    }
+    case HostKeyDecision::RefusedChanged: {
+        const QString message =
+            QStringLiteral("REFUSED (StrictHostKeyChecking %1): ").arg(strictName) + changed
+            + QStringLiteral(" If you know it was replaced, remove that entry (ssh-keygen -R '%1' -f %2) and connect again.")
+                  .arg(name, file);
+        Q_EMIT hostKeyDecided(decision, fingerprint, message);
+        Q_EMIT hostKeyRejected(fingerprint, message);
+        return fail(message);
+    }
+    case HostKeyDecision::RefusedOtherType: {
+        const QString message =
+            QStringLiteral("REFUSED: %1 offers a %2 host key (%3), but %4 holds a key of another type for %5 (%6). "
+                           "This can mean the connection is being intercepted. If the host's keys were replaced, "
+                           "remove that entry (ssh-keygen -R '%5' -f %4) and connect again.")
+                .arg(where(), keyType, fingerprint, file, name, linesOf());
+        Q_EMIT hostKeyDecided(decision, fingerprint, message);
+        Q_EMIT hostKeyRejected(fingerprint, message);
+        return fail(message);
+    }
+    case HostKeyDecision::RefusedUnknown: {
+        const QString message =
+            QStringLiteral("the host key of %1 is not known (not in %2%6). Its %3 key fingerprint is %4. Check it "
+                           "(on the host: ssh-keygen -lf /etc/ssh/ssh_host_%5_key.pub) and accept it "
+                           "(trainyardctl node trust NAME for a stored node, node add ... --accept-new-host-key "
+                           "for a new one, or the dialog in the Nodes view).")
+                .arg(where(), file.isEmpty() ? QStringLiteral("~/.ssh/known_hosts") : file, keyType, fingerprint,
+                     keyType.startsWith(QLatin1String("ssh-")) ? keyType.mid(4) : keyType.toLower(),
+                     hostKeyAlias_.isEmpty() ? QString() : QStringLiteral(" under its HostKeyAlias %1").arg(hostKeyAlias_));
+        Q_EMIT hostKeyDecided(decision, fingerprint, message);
+        Q_EMIT hostKeyRejected(fingerprint, message);
+        return fail(message);
+    }
+    case HostKeyDecision::Added:
+    case HostKeyDecision::None:
+        break;
+    }
+    if (auto added = addHostKey(file); !added)
+        return added;
+    qCInfo(lcNodes).noquote() << where() << ": added" << keyType << fingerprint << "to" << file
+                              << (options_.acceptNewHostKey ? QString() : QStringLiteral("(StrictHostKeyChecking %1)").arg(strictName));
+    Q_EMIT hostKeyDecided(HostKeyDecision::Added, fingerprint, QString());
+    return {};
 }
 
 const OpenSshHostConfig* SshSession::openSshConfig()

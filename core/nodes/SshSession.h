@@ -10,11 +10,16 @@
 //      or NULL = ~/.ssh/config + /etc/ssh/ssh_config); THEN the explicit user,
 //      port, identity file and known_hosts file (they win over the config);
 //      SSH_OPTIONS_NODELAY; ssh_connect.
-//   2. Host key (ssh_session_is_known_server): OK goes on; UNKNOWN/NOT_FOUND
-//      (also a missing known_hosts file) fails naming the SHA256 fingerprint
-//      unless acceptNewHostKey, which appends it to known_hosts, hashed when
-//      OpenSSH's HashKnownHosts says so for the host (OpenSshConfig.h);
-//      CHANGED/OTHER is refused naming the host and the known_hosts file:line(s).
+//   2. Host key (ssh_session_is_known_server), decided as OpenSSH does for
+//      the host's StrictHostKeyChecking (HostKeyPolicy.h; `ssh -G`): known
+//      goes on; unknown (also a missing known_hosts file) fails naming the
+//      SHA256 fingerprint unless acceptNewHostKey or accept-new/no, which
+//      append it to known_hosts, hashed when OpenSSH's HashKnownHosts says so
+//      for the host (OpenSshConfig.h); changed is refused naming the host and
+//      the known_hosts file:line(s), with OpenSSH's "WARNING: REMOTE HOST
+//      IDENTIFICATION HAS CHANGED!", except under `no`: then the same warning
+//      is logged (qCWarning) and emitted, known_hosts is left alone, and the
+//      connection goes on (public-key login only, as always here).
 //      With a HostKeyAlias for the host (OpenSSH's view) the key is looked up
 //      and added under the alias instead, as it is, without a port, as ssh
 //      does; entries under the host's own name then do not count.
@@ -48,6 +53,7 @@
 // ProxyCommand are found by NodeHealth's application-level pings.
 
 #include "nodes/AgentDeploy.h"
+#include "nodes/HostKeyPolicy.h"
 #include "nodes/NodeFiles.h"
 #include "nodes/OpenSshConfig.h"
 #include "nodes/SshNodeOptions.h"
@@ -108,6 +114,9 @@ Q_SIGNALS:
     void deployed(const ty::AgentDeployResult& result);
     // The SHA256 fingerprint of a host key that was not accepted (unknown or changed).
     void hostKeyRejected(const QString& fingerprint, const QString& message);
+    // Every host key decision, once per start(); `message` is empty for a
+    // silent acceptance, else the refusal or the warning the user must see.
+    void hostKeyDecided(ty::HostKeyDecision decision, const QString& fingerprint, const QString& message);
     void data(const QByteArray& bytes);
     void finished(const QString& reason);
 

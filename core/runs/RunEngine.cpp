@@ -42,6 +42,7 @@ struct RunEngine::Node {
     AgentHello hello;
     QList<AgentGpu> gpus; // as the agent last reported them
     QString lastError;
+    QString connectionWarning; // the transport's warning() for the current connection (a changed host key accepted)
 };
 
 struct RunEngine::Active {
@@ -186,6 +187,11 @@ void RunEngine::addNode(const QString& name, std::unique_ptr<AgentTransport> tra
     Node* n = node.get();
     connect(node->client, &AgentClient::ready, this, [this, n](const AgentHello&) { onNodeReady(*n); });
     connect(node->client, &AgentClient::disconnected, this, [this, n](const QString& reason) { onNodeLost(*n, reason); });
+    connect(node->client, &AgentClient::warning, this, [this, n](const QString& message) {
+        n->connectionWarning = message;
+        qCWarning(lcRuns).noquote() << "node" << n->name << ":" << message;
+        Q_EMIT nodeWarning(n->name, message);
+    });
     connect(node->client, &AgentClient::output, this,
             [this, n](const QString& run, qint64 offset, const QByteArray& bytes, const ByteRanges& stderrRanges) {
                 onOutput(*n, run, offset, bytes, stderrRanges);
@@ -1088,6 +1094,8 @@ void RunEngine::sendStart(RunRecord run, Node& node, const AgentStartRequest& re
         commit(run);
         m_starting.insert(run.id, run); // until the database says so too
         const auto node = m_nodes.value(nodeName);
+        if (node && !node->connectionWarning.isEmpty()) // started over a connection the user was warned about
+            addNotice(run.id, QStringLiteral("node %1: %2").arg(nodeName, node->connectionWarning));
         if (node)
             attach(run, *node);
     });
@@ -1423,6 +1431,7 @@ void RunEngine::onNodeLost(Node& node, const QString& reason)
     QMetaObject::invokeMethod(this, [this] { checkCaughtUp(); }, Qt::QueuedConnection);
     node.ready = false;
     node.lastError = reason;
+    node.connectionWarning.clear();
     Q_EMIT nodeStatusChanged(node.name, false, reason);
     // Runs on it may well be going: they are not failed, just not watched --
     // "unknown" until the node answers again (the engine ending is not a

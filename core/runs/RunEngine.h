@@ -182,6 +182,10 @@ Q_SIGNALS:
     void watchEnded(ty::RunId run);
     // A node connected, or was lost (reason non-empty).
     void nodeStatusChanged(const QString& node, bool ready, const QString& reason);
+    // A node's connection came up with a warning the user must see (a changed
+    // host key accepted under StrictHostKeyChecking no); also logged, and
+    // recorded as a notice of every run started over that connection.
+    void nodeWarning(const QString& node, const QString& message);
     // cancel() could not reach the run: its node is not connected (reason
     // says why), or the agent refused the request. The run goes on.
     void cancelFailed(ty::RunId run, const QString& reason);

@@ -9,6 +9,7 @@
 
 #include "nodes/AgentClient.h"
 #include "nodes/AgentDeploy.h"
+#include "nodes/HostKeyPolicy.h"
 #include "nodes/NodeHealth.h"
 #include "nodes/SshAgentTransport.h"
 #include "runs/RunEngine.h"
@@ -1014,6 +1015,101 @@ private Q_SLOTS:
             QVERIFY2(r->failureReason.contains(QStringLiteral("node down was removed")), qPrintable(r->failureReason));
             QVERIFY(r->finishedAt.isValid());
         }
+    }
+
+    // StrictHostKeyChecking (yes, accept-new, no, ask, none) x the host key
+    // (known, unknown, changed): Trainyard's outcome equals OpenSSH's own
+    // client in batch mode against the same sshd -- connects or not, the
+    // known_hosts file byte for byte afterwards, and the changed-key warning
+    // shown or not. Each side has its own known_hosts per case. Replaces the
+    // host key (changedHostKeyRefused, after it, still sees a changed key).
+    void strictHostKeyCheckingAsSsh()
+    {
+        const QByteArray port = QByteArray::number(m_sshd.port());
+        const QList<QByteArray> oldKey = test::readFile(m_sshd.hostKeyPub()).trimmed().split(' ');
+        QVERIFY(oldKey.size() >= 2);
+        QString error;
+        QVERIFY2(m_sshd.regenerateHostKey(&error), qPrintable(error));
+        QVERIFY2(m_sshd.restart(&error), qPrintable(error));
+        const QList<QByteArray> newKey = test::readFile(m_sshd.hostKeyPub()).trimmed().split(' ');
+        QVERIFY(newKey.size() >= 2 && newKey[1] != oldKey[1]);
+        const QByteArray entry = "[127.0.0.2]:" + port + ' ';
+        const QString dir = m_tmp.filePath(QStringLiteral("strict"));
+        QVERIFY(QDir().mkpath(dir));
+        const QStringList settings{QStringLiteral("yes"), QStringLiteral("accept-new"), QStringLiteral("no"),
+                                   QStringLiteral("ask"), QStringLiteral("default")};
+        const QStringList cases{QStringLiteral("known"), QStringLiteral("unknown"), QStringLiteral("changed")};
+        // One config per side, the same but for the known_hosts files.
+        auto writeConfig = [&](const QString& side) {
+            QByteArray config;
+            for (const QString& setting : settings)
+                for (const QString& c : cases) {
+                    const QString host = setting + u'-' + c;
+                    config += "Host " + host.toUtf8() + "\n  UserKnownHostsFile " + QFile::encodeName(dir) + '/' + host.toUtf8()
+                              + '.' + side.toUtf8() + "\n";
+                    if (setting != u"default")
+                        config += "  StrictHostKeyChecking " + setting.toUtf8() + "\n";
+                    const QByteArray seed = c == u"known" ? entry + newKey[0] + ' ' + newKey[1] + '\n'
+                                          : c == u"changed" ? entry + oldKey[0] + ' ' + oldKey[1] + '\n' : QByteArray();
+                    if (!seed.isEmpty())
+                        test::writeFile(dir + u'/' + host + u'.' + side, seed);
+                }
+            config += "Host *\n  HostName 127.0.0.2\n  Port " + port + "\n  User root\n  IdentityFile "
+                      + QFile::encodeName(m_sshd.dir()) + "/id_ed25519\n  GlobalKnownHostsFile /dev/null\n  BatchMode yes\n";
+            const QString file = dir + QStringLiteral("/ssh_config.") + side;
+            test::writeFile(file, config);
+            return file;
+        };
+        const QString sshConfig = writeConfig(QStringLiteral("ssh"));
+        const QString tyConfig = writeConfig(QStringLiteral("ty"));
+        const QString warningText = QStringLiteral("REMOTE HOST IDENTIFICATION HAS CHANGED");
+        for (const QString& setting : settings) {
+            for (const QString& c : cases) {
+                const QString host = setting + u'-' + c;
+                QProcess ssh;
+                ssh.setStandardInputFile(QProcess::nullDevice());
+                test::withoutTerminal(ssh);
+                ssh.start(QStringLiteral("ssh"), {QStringLiteral("-F"), sshConfig, host, QStringLiteral("echo"), QStringLiteral("ssh-ok")});
+                QVERIFY(ssh.waitForFinished(30000));
+                const QByteArray sshOut = ssh.readAllStandardOutput();
+                const QString sshErr = QString::fromUtf8(ssh.readAllStandardError());
+                const bool sshConnected = ssh.exitStatus() == QProcess::NormalExit && ssh.exitCode() == 0 && sshOut.contains("ssh-ok");
+
+                SshNodeOptions o = options(host, false, /*accept=*/false); // batch mode: nobody said yes
+                o.configFile = tyConfig;
+                Connected t;
+                QStringList warnings;
+                {
+                    auto transport = std::make_unique<SshAgentTransport>(o);
+                    t.transport = transport.get();
+                    t.client = std::make_unique<AgentClient>(std::move(transport));
+                    connect(t.client.get(), &AgentClient::warning, this, [&warnings](const QString& m) { warnings << m; });
+                    QSignalSpy ready(t.client.get(), &AgentClient::ready);
+                    QSignalSpy lost(t.client.get(), &AgentClient::disconnected);
+                    t.client->connectToAgent();
+                    QTRY_VERIFY_WITH_TIMEOUT(!ready.isEmpty() || !lost.isEmpty(), 20000);
+                    if (!lost.isEmpty())
+                        t.error = lost.front().front().toString();
+                }
+                const bool tyConnected = t.error.isEmpty();
+                const QString shown = t.error + warnings.join(u'\n');
+                const QByteArray sshKnown = test::readFile(dir + u'/' + host + QStringLiteral(".ssh"));
+                const QByteArray tyKnown = test::readFile(dir + u'/' + host + QStringLiteral(".ty"));
+                const QByteArray what = (host + QStringLiteral(": ssh said: ") + sshErr + QStringLiteral("\nTrainyard said: ") + shown).toUtf8();
+                QVERIFY2(tyConnected == sshConnected, what.constData());
+                QVERIFY2(tyKnown == sshKnown, QByteArray(what + "\nssh's known_hosts:\n" + sshKnown + "Trainyard's:\n" + tyKnown).constData());
+                QVERIFY2(shown.contains(warningText) == sshErr.contains(warningText), what.constData());
+                // The decision as a kind, not text.
+                const HostKeyDecision expected = c == u"known" ? HostKeyDecision::Accepted
+                    : c == u"unknown" ? (sshConnected ? HostKeyDecision::Added : HostKeyDecision::RefusedUnknown)
+                                      : (sshConnected ? HostKeyDecision::AcceptedChanged : HostKeyDecision::RefusedChanged);
+                QVERIFY2(t.transport->lastHostKeyDecision() == expected, what.constData());
+            }
+        }
+        // What the matrix comes to (OpenSSH 9.2): the three cases that differ.
+        QCOMPARE(test::readFile(dir + QStringLiteral("/accept-new-unknown.ty")), entry + newKey[0] + ' ' + newKey[1] + '\n');
+        QCOMPARE(test::readFile(dir + QStringLiteral("/no-unknown.ty")), entry + newKey[0] + ' ' + newKey[1] + '\n');
+        QCOMPARE(test::readFile(dir + QStringLiteral("/no-changed.ty")), entry + oldKey[0] + ' ' + oldKey[1] + '\n');
     }
 
     // Last: it replaces the host key.

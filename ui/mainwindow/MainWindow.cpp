@@ -429,6 +429,11 @@ void MainWindow::connectEngine()
     connect(m_engine, &RunEngine::consoleReceived, this, &MainWindow::onConsoleReceived, Qt::QueuedConnection);
     connect(m_engine, &RunEngine::metricsReceived, this, &MainWindow::onMetricsReceived, Qt::QueuedConnection);
     connect(m_engine, &RunEngine::nodeStatusChanged, this, &MainWindow::onNodeStatus, Qt::QueuedConnection);
+    // A connection that came up with a warning (a changed host key accepted
+    // under StrictHostKeyChecking no): shown until another message replaces it.
+    connect(m_engine, &RunEngine::nodeWarning, this, [this](const QString& node, const QString& message) {
+        statusBar()->showMessage(tr("Node %1: %2").arg(node, message));
+    }, Qt::QueuedConnection);
     connect(m_engine, &RunEngine::cancelFailed, this, [this](RunId run, const QString& reason) {
         statusBar()->showMessage(tr("Run #%1 was not cancelled: %2").arg(run).arg(reason), 15000);
     }, Qt::QueuedConnection);

@@ -9,6 +9,10 @@
 #include <cstdio>
 #include <cstring>
 #include <set>
+#include <unordered_map>
+#include <vector>
+
+#include <dirent.h>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -28,6 +32,76 @@ namespace ty::agent {
 namespace {
 
 constexpr int kKillGiveUpMs = 30000; // a process stuck in D state after SIGKILL
+
+// Every live process below `root` in the process tree (zombies left out),
+// except `skip` and what is below it: the processes of a run that left its
+// process group (setsid, a daemon's double fork). The supervisor is their
+// subreaper, so an orphan among them is its child and never escapes this
+// walk. Read from /proc/PID/stat (proc(5): "pid (comm) state ppid ...", comm
+// may hold ')' and spaces, so the fields follow the last ')'). Empty where
+// there is no /proc.
+std::vector<pid_t> descendantsOf(pid_t root, pid_t skip)
+{
+    std::unordered_multimap<pid_t, pid_t> children;
+    DIR* proc = ::opendir("/proc");
+    if (!proc)
+        return {};
+    while (const dirent* e = ::readdir(proc)) {
+        char* end = nullptr;
+        const long pid = std::strtol(e->d_name, &end, 10);
+        if (pid <= 0 || !end || *end != '\0')
+            continue;
+        const std::string path = std::string("/proc/") + e->d_name + "/stat";
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue; // ended meanwhile
+        char buf[512];
+        const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+        ::close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = '\0';
+        const char* close = std::strrchr(buf, ')');
+        char state = 0;
+        long ppid = 0;
+        if (!close || std::sscanf(close + 1, " %c %ld", &state, &ppid) != 2 || state == 'Z' || state == 'X')
+            continue;
+        children.emplace(pid_t(ppid), pid_t(pid));
+    }
+    ::closedir(proc);
+    std::vector<pid_t> out;
+    std::vector<pid_t> todo{root};
+    while (!todo.empty()) {
+        const pid_t p = todo.back();
+        todo.pop_back();
+        const auto [first, last] = children.equal_range(p);
+        for (auto it = first; it != last; ++it) {
+            if (it->second == skip)
+                continue;
+            out.push_back(it->second);
+            todo.push_back(it->second);
+        }
+    }
+    return out;
+}
+
+// `sig` to the run: its process group and every process below the
+// supervisor that left it (but never the keeper).
+void signalRun(pid_t pgid, pid_t keeper, int sig)
+{
+    ::kill(-pgid, sig);
+    for (const pid_t p : descendantsOf(::getpid(), keeper))
+        ::kill(p, sig);
+}
+
+// Whether anything of the run is left: its group, or a process below the
+// supervisor that left the group.
+bool runAlive(pid_t pgid, pid_t keeper)
+{
+    if (!(::kill(-pgid, 0) != 0 && errno == ESRCH))
+        return true;
+    return !descendantsOf(::getpid(), keeper).empty();
+}
 constexpr std::size_t kReadChunk = 64 * 1024;   // bytes per read() of an output pipe
 constexpr std::size_t kSpliceMax = 256 * 1024; // bytes per splice()
 constexpr int kPipeSize = 1024 * 1024;        // asked for with F_SETPIPE_SZ (fewer wake-ups)
@@ -446,20 +520,26 @@ int readCancelGrace(const std::string& path, int fallback)
             }
         }
         const std::int64_t now = monotonicMs();
-        const bool groupAlive = !(::kill(-pgid, 0) != 0 && errno == ESRCH);
-        if (mainDone && !groupAlive)
+        // Only once the main process is gone (or a cancel is under way) is the
+        // tree walked: a running run costs nothing.
+        const bool anyLeft = !mainDone || runAlive(pgid, keeper);
+        if (mainDone && !anyLeft)
             break;
-        if (mainDone && groupAlive && !termSent) {
-            // Leftovers of a run that ended on its own: same treatment as cancel.
-            ::kill(-pgid, SIGTERM);
+        if (mainDone && anyLeft && !termSent) {
+            // Leftovers of a run that ended on its own (in its group or out of
+            // it, as a daemon): same treatment as cancel, as Slurm and systemd
+            // end what a job left behind.
+            signalRun(pgid, keeper, SIGTERM);
             termSent = true;
             deadline = now + plan.leftoverGraceMs;
         }
         if (deadline >= 0 && now >= deadline && !killSent) {
-            ::kill(-pgid, SIGKILL);
+            signalRun(pgid, keeper, SIGKILL);
             killSent = true;
             giveUpAt = now + kKillGiveUpMs;
         }
+        if (killSent && !mainDone) // a process that left the group after SIGKILL was sent: again
+            signalRun(pgid, keeper, SIGKILL);
         if (killSent && mainDone && now >= giveUpAt)
             break;
 
@@ -496,7 +576,7 @@ int readCancelGrace(const std::string& path, int fallback)
             const int grace = readCancelGrace(plan.cancelJsonPath, 10000);
             const std::int64_t t = monotonicMs();
             if (!termSent) {
-                ::kill(-pgid, SIGTERM);
+                signalRun(pgid, keeper, SIGTERM);
                 termSent = true;
             }
             if (!killSent && (deadline < 0 || t + grace < deadline))

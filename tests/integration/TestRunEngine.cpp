@@ -22,6 +22,43 @@
 
 using namespace ty;
 
+namespace {
+
+// argv[1]: ignore-term | obey-term (the daemon's SIGTERM); argv[2]: stay
+// (the main process sleeps) | exit (it exits 0 at once). The daemon writes
+// its pid to daemon.pid once it has left the group.
+const char* const kDaemonScript =
+    "import os, signal, sys, time\n"
+    "if os.fork() == 0:\n"
+    "    os.setsid()\n"
+    "    if os.fork() == 0:\n"
+    "        if sys.argv[1] == 'ignore-term':\n"
+    "            signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "        with open('daemon.pid.tmp', 'w') as f:\n"
+    "            f.write(str(os.getpid()))\n"
+    "        os.rename('daemon.pid.tmp', 'daemon.pid')\n"
+    "        while True:\n"
+    "            time.sleep(1)\n"
+    "    os._exit(0)\n"
+    "while not os.path.exists('daemon.pid'):\n"
+    "    time.sleep(0.05)\n"
+    "print('daemon started', flush=True)\n"
+    "if sys.argv[2] == 'stay':\n"
+    "    time.sleep(1000)\n";
+
+// Alive and not a zombie: /proc/PID/stat's state (proc(5)).
+bool processRunning(pid_t pid)
+{
+    QFile f(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (!f.open(QIODevice::ReadOnly))
+        return false;
+    const QByteArray stat = f.readAll();
+    const qsizetype close = stat.lastIndexOf(')');
+    return close > 0 && close + 2 < stat.size() && stat.at(close + 2) != 'Z' && stat.at(close + 2) != 'X';
+}
+
+} // namespace
+
 // The run engine against the real agent: a run outlives the engine that
 // started it, and the next engine resumes its console at the stored offset,
 // so the local copy is byte-identical and every metric is stored once.
@@ -656,6 +693,56 @@ private Q_SLOTS:
         engine->cancel(*id, 1000);
         QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Cancelled, 10000);
         QCOMPARE((*store)->run(*id)->exitSignal, std::optional<int>(15));
+    }
+
+    // A run's child that calls setsid() and forks again (a daemon) is no
+    // longer in the run's process group: cancel must end it too (the
+    // supervisor is its subreaper), even when it ignores SIGTERM.
+    void cancelEndsWhatLeftTheProcessGroup()
+    {
+        const QString w = m_dir.filePath(QStringLiteral("daemonproj"));
+        test::writeFile(w + QStringLiteral("/daemon.py"), kDaemonScript);
+        auto parsed = parseJobSpec(QStringLiteral("command: [/usr/bin/python3, daemon.py, ignore-term, stay]\n"),
+                                   QStringLiteral("t.yaml"), w);
+        QVERIFY2(parsed, qPrintable(parsed ? QString() : parsed.error().message));
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get());
+        QVERIFY(engine->acquireIngestion());
+        const auto id = engine->submit(*parsed);
+        QVERIFY(id);
+        QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(w + QStringLiteral("/daemon.pid")), 15000);
+        const pid_t daemon = pid_t(test::readFile(w + QStringLiteral("/daemon.pid")).trimmed().toLong());
+        QVERIFY(daemon > 1);
+        QVERIFY(processRunning(daemon));
+        const RunRecord running = *(*store)->run(*id);
+        QCOMPARE(running.state, RunState::Running);
+        QVERIFY(::getpgid(daemon) == ::getsid(daemon)); // its own session and group: out of the run's
+        engine->cancel(*id, 1000);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Cancelled, 20000);
+        // Ended before the run counts as over: nothing of it is left.
+        QVERIFY2(!processRunning(daemon), qPrintable(QStringLiteral("pid %1 survived the cancel").arg(daemon)));
+    }
+
+    // A run whose main process exits 0 but left a daemon: the daemon is ended
+    // (as Slurm and systemd end what a job left) and the run still succeeded.
+    void daemonLeftByASucceededRunIsEnded()
+    {
+        const QString w = m_dir.filePath(QStringLiteral("daemonproj2"));
+        test::writeFile(w + QStringLiteral("/daemon.py"), kDaemonScript);
+        auto parsed = parseJobSpec(QStringLiteral("command: [/usr/bin/python3, daemon.py, obey-term, exit]\n"),
+                                   QStringLiteral("t.yaml"), w);
+        QVERIFY(parsed);
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get());
+        QVERIFY(engine->acquireIngestion());
+        const RunRecord run = runToEnd(*engine, **store, *parsed);
+        QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
+        QCOMPARE(run.exitCode, std::optional<int>(0));
+        const pid_t daemon = pid_t(test::readFile(w + QStringLiteral("/daemon.pid")).trimmed().toLong());
+        QVERIFY(daemon > 1);
+        QVERIFY2(!processRunning(daemon), qPrintable(QStringLiteral("pid %1 outlived its run").arg(daemon)));
     }
 
     void tooManyGpusFailsClearly()

@@ -609,6 +609,46 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(::kill(pid_t(-pgid), 0) == -1 && errno == ESRCH, 5000);
     }
 
+    // A process that left the run's group (setsid and a second fork, a
+    // daemon that ignores SIGTERM) is ended by cancel over SSH too.
+    void cancelOverSshEndsWhatLeftTheGroup()
+    {
+        const QString w = m_tmp.filePath(QStringLiteral("daemon-ssh"));
+        QVERIFY(QDir().mkpath(w));
+        QFile script(w + QStringLiteral("/daemon.py"));
+        QVERIFY(script.open(QIODevice::WriteOnly));
+        script.write("import os, signal, time\n"
+                     "if os.fork() == 0:\n"
+                     "    os.setsid()\n"
+                     "    if os.fork() == 0:\n"
+                     "        signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                     "        open('daemon.pid.tmp', 'w').write(str(os.getpid()))\n"
+                     "        os.rename('daemon.pid.tmp', 'daemon.pid')\n"
+                     "        while True: time.sleep(1)\n"
+                     "    os._exit(0)\n"
+                     "time.sleep(1000)\n");
+        script.close();
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get(), {QStringLiteral("ws1")});
+        auto s = parseJobSpec(QStringLiteral("command: [/usr/bin/python3, daemon.py]\n"), QStringLiteral("t.yaml"), w);
+        QVERIFY(s);
+        const auto id = engine->submit(*s, QStringLiteral("ws1"));
+        QVERIFY(id);
+        QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(w + QStringLiteral("/daemon.pid")), 20000);
+        const pid_t daemon = pid_t(test::readFile(w + QStringLiteral("/daemon.pid")).trimmed().toLong());
+        QVERIFY(daemon > 1 && ::kill(daemon, 0) == 0);
+        engine->cancel(*id, 1000);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Cancelled, 20000);
+        QFile stat(QStringLiteral("/proc/%1/stat").arg(daemon));
+        const QByteArray st = stat.open(QIODevice::ReadOnly) ? stat.readAll() : QByteArray();
+        const qsizetype close = st.lastIndexOf(')');
+        const bool running = close > 0 && close + 2 < st.size() && st.at(close + 2) != 'Z';
+        if (running)
+            ::kill(daemon, SIGKILL); // the test's own cleanup
+        QVERIFY2(!running, qPrintable(QStringLiteral("pid %1 survived the cancel over SSH").arg(daemon)));
+    }
+
     // A reply that libssh reads inside a file job's blocking SFTP calls is
     // handed on then, not held until the job ends (a sync of many unchanged
     // files makes only lstat calls, which never pump the agent channel).

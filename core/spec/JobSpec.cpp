@@ -1,6 +1,6 @@
 #include "JobSpec.h"
 
-#include "ShellTemplate.h"
+#include "common/ShellQuote.h"
 
 #include <QDir>
 #include <QFile>
@@ -448,24 +448,7 @@ private:
     void substituteParams(JobSpec& spec)
     {
         static const QRegularExpression placeholder(QStringLiteral("\\{\\{\\s*([A-Za-z_][A-Za-z0-9_.-]*)\\s*\\}\\}"));
-        const ParamLookup lookup = [&spec](const QString& name) -> std::optional<QString> {
-            const auto it = spec.params.constFind(name);
-            return it == spec.params.cend() ? std::nullopt : std::optional<QString>(*it);
-        };
-        for (qsizetype index = 0; index < spec.argv.size(); ++index) {
-            QString& arg = spec.argv[index];
-            // A shell script (a string command, or `sh -c SCRIPT` in a list):
-            // every value stays its literal text in whatever quotes surround it.
-            if ((spec.shellCommand && index == spec.argv.size() - 1) || isShellScriptArgument(spec.argv, index)) {
-                auto filled = fillShellTemplate(arg, lookup);
-                if (!filled)
-                    throw SpecError{QStringLiteral("%1 (at character %2 of the command)")
-                                        .arg(filled.error().message)
-                                        .arg(filled.error().offset + 1),
-                                    m_commandMark};
-                arg = *filled;
-                continue;
-            }
+        for (QString& arg : spec.argv) {
             QString out;
             qsizetype last = 0;
             auto it = placeholder.globalMatch(arg);
@@ -475,7 +458,10 @@ private:
                 if (!spec.params.contains(name))
                     throw SpecError{QStringLiteral("'command' uses {{%1}} but 'params' has no '%1'").arg(name), m_commandMark};
                 out += QStringView(arg).mid(last, m.capturedStart() - last);
-                out += spec.params.value(name); // one argv element: its text, nothing runs it
+                // In a shell string a value is one word, quoted, never code:
+                // lr='1; rm -x' stays an argument (no second round of expansion).
+                out += spec.shellCommand && &arg == &spec.argv.last() ? shellQuote(spec.params.value(name))
+                                                                      : spec.params.value(name);
                 last = m.capturedEnd();
             }
             if (last > 0) {

@@ -68,10 +68,15 @@ constexpr int kGpuStatusIntervalMs = 2000; // the Nodes view's refresh (issue 3:
 
 // The job spec a run was submitted with. It was validated at submission, so
 // this only fails for a database edited by hand; callers then use defaults.
+// Its workdir is the run's, resolved once at submission: resolving the
+// spec's `workdir: wd` again against it would give .../wd/wd.
 Result<JobSpec> specOf(const RunRecord& run)
 {
-    return parseJobSpec(run.specYaml, QStringLiteral("run %1 spec").arg(run.id),
-                        run.workdir.isEmpty() ? QDir::rootPath() : run.workdir);
+    auto spec = parseJobSpec(run.specYaml, QStringLiteral("run %1 spec").arg(run.id),
+                             run.workdir.isEmpty() ? QDir::rootPath() : run.workdir);
+    if (spec && !run.workdir.isEmpty())
+        spec->workdir = run.workdir;
+    return spec;
 }
 
 QString sweepIdOf(const RunRecord& run)

@@ -674,6 +674,7 @@ Result<QList<JobSpec>> expandSweep(const JobSpec& spec)
         if (!one)
             return std::unexpected(one.error());
         one->sourcePath = spec.sourcePath;
+        one->workdir = spec.workdir; // resolved once, by the parse that made `spec`: not against itself again
         one->sweep.clear();
         one->name = spec.name + u'[' + label.join(u',') + u']';
         out.append(*one);

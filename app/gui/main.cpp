@@ -1,5 +1,6 @@
 // trainyard: the desktop GUI. All wiring lives in ty::Application (ui/).
 #include "common/Paths.h"
+#include "common/PrivateFiles.h"
 #include "mainwindow/Application.h"
 #include "mainwindow/MainWindow.h"
 
@@ -9,6 +10,7 @@
 
 int main(int argc, char* argv[])
 {
+    ty::makeNewFilesPrivate(); // the database, consoles, runs.env: 0600 whatever the umask
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("trainyard"));
     QApplication::setOrganizationName(QStringLiteral("Trainyard"));

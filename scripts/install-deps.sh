@@ -33,3 +33,9 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# A second local user for the tests that check other users cannot read a
+# user's database, consoles and runs.env (TestCliEndToEnd, issue #20).
+if [ "$(id -u)" -eq 0 ] && ! id -u trainyard-other >/dev/null 2>&1; then
+  useradd --system --no-create-home --shell /usr/sbin/nologin trainyard-other
+fi

@@ -347,6 +347,8 @@ void resetSignalsToDefault()
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
 }
 
+mode_t g_runUmask = 022;
+
 // Only async-signal-safe calls between fork() and exec().
 // `outFd`/`errFd` (close-on-exec, > 2) become stdout and stderr.
 [[noreturn]] void execCommand(int outFd, int errFd, const std::string& workdir, char** argv, char** envp)
@@ -366,6 +368,7 @@ void resetSignalsToDefault()
         (void)!::write(STDERR_FILENO, "\n", 1);
         ::_exit(126);
     }
+    ::umask(g_runUmask); // the user's own: the run's outputs keep their usual modes
     environ = envp; // execvp searches the run's own PATH
     ::execvp(argv[0], argv);
     const int e = errno;
@@ -656,6 +659,8 @@ std::vector<std::string> runEnvironment(char** base,
         env.push_back(k + "=" + v);
     return env;
 }
+
+void setRunUmask(mode_t mask) { g_runUmask = mask; }
 
 std::expected<SupervisorLaunch, std::string> launchSupervised(const StartPlan& plan)
 {

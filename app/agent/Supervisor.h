@@ -69,6 +69,10 @@ struct SupervisorLaunch {
 // reap it (SIGCHLD). Error: "run <id>: <what failed>".
 std::expected<SupervisorLaunch, std::string> launchSupervised(const StartPlan& plan);
 
+// The umask a run's command gets (the agent's own is 077, so its files are
+// private): the one the agent was started with. Set once in main().
+void setRunUmask(mode_t mask);
+
 // The start's outcome from the supervisor's report line (without '\n'; ""
 // when the supervisor closed the pipe without one).
 std::expected<StartResult, std::string> startReport(const std::string& run, pid_t supervisorPid,

@@ -3,8 +3,10 @@
 
 #include "Agent.h"
 #include "RunRegistry.h"
+#include "Supervisor.h"
 
 #include <cstring>
+#include <sys/stat.h>
 #include <iostream>
 #include <string>
 
@@ -22,6 +24,10 @@ void usage(std::ostream& os)
 
 int main(int argc, char** argv)
 {
+    // Console files, runs.env, exit files, stderr ranges, the sync copy: the
+    // node user's only (0600/0700) whatever the umask; the runs get back
+    // the umask the agent found (Supervisor.h).
+    ty::agent::setRunUmask(::umask(077));
     std::string stateDir;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];

@@ -1,9 +1,11 @@
 #include "Cli.h"
+#include "common/PrivateFiles.h"
 
 #include <QCoreApplication>
 
 int main(int argc, char* argv[])
 {
+    ty::makeNewFilesPrivate(); // the database, consoles, runs.env: 0600 whatever the umask
     ty::cli::installMessageHandler();
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("trainyard"));

@@ -1,5 +1,6 @@
 // trainyard: the desktop GUI. All wiring lives in ty::Application (ui/).
 #include "common/Paths.h"
+#include "common/PrivateFiles.h"
 #include "mainwindow/Application.h"
 #include "mainwindow/GuiCommandLine.h"
 #include "mainwindow/MainWindow.h"
@@ -24,6 +25,7 @@ int main(int argc, char* argv[])
         return cmd.action == ty::GuiCommandLine::Action::Fail ? 2 : 0;
     }
 
+    ty::makeNewFilesPrivate(); // the database, consoles, runs.env: 0600 whatever the umask
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("trainyard"));
     QApplication::setOrganizationName(QStringLiteral("Trainyard"));

@@ -1,8 +1,11 @@
 #include "LocalAgentTransport.h"
 
+#include "common/PrivateFiles.h"
 #include "nodes/NodesLog.h"
 
 #include <QTimer>
+
+#include <sys/stat.h>
 
 namespace ty {
 
@@ -13,6 +16,9 @@ LocalAgentTransport::LocalAgentTransport(QString agentPath, QString stateDir, QO
     , process_(new QProcess(this))
 {
     process_->setProcessChannelMode(QProcess::SeparateChannels);
+    // The agent starts with the user's own umask, as over SSH: it makes its
+    // own files private and gives that umask to the runs.
+    process_->setChildProcessModifier([] { ::umask(inheritedUmask()); });
     connect(process_, &QProcess::started, this, &LocalAgentTransport::opened);
     connect(process_, &QProcess::readyReadStandardOutput, this, [this] {
         const QByteArray bytes = process_->readAllStandardOutput();

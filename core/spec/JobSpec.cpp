@@ -1,6 +1,6 @@
 #include "JobSpec.h"
 
-#include "common/ShellQuote.h"
+#include "ShellTemplate.h"
 
 #include <QDir>
 #include <QFile>
@@ -445,29 +445,115 @@ private:
             check(item);
     }
 
+    // Which argument of a list command a shell runs as code: `[bash, -c, STRING, ...]`,
+    // also after `env [NAME=value...]` and with combined flags (`-lc`, `-ec`). -1: none.
+    static qsizetype shellStringIndex(const QStringList& argv)
+    {
+        static const QStringList shells{QStringLiteral("sh"), QStringLiteral("bash"), QStringLiteral("dash"),
+                                        QStringLiteral("ash"), QStringLiteral("ksh"), QStringLiteral("mksh"),
+                                        QStringLiteral("zsh"), QStringLiteral("busybox")};
+        qsizetype i = 0;
+        if (QFileInfo(argv.value(0)).fileName() == u"env") {
+            ++i;
+            while (i < argv.size() && (argv.at(i).contains(u'=') || argv.at(i).startsWith(u'-')))
+                ++i;
+        }
+        if (i >= argv.size() || !shells.contains(QFileInfo(argv.at(i)).fileName()))
+            return -1;
+        if (QFileInfo(argv.at(i)).fileName() == u"busybox" && ++i < argv.size() && !shells.contains(argv.at(i)))
+            return -1;
+        bool sawC = false;
+        for (++i; i < argv.size(); ++i) {
+            const QString& a = argv.at(i);
+            if (a == u"--") {
+                ++i;
+                break;
+            }
+            if (a.startsWith(u"--"))
+                continue; // bash long options (--norc, --login)
+            if (!a.startsWith(u'-') && !a.startsWith(u'+'))
+                break;
+            if (a.mid(1).contains(u'c'))
+                sawC = true;
+            if (a.endsWith(u'o') || a.endsWith(u'O'))
+                ++i; // -o pipefail: the option's argument
+        }
+        return sawC && i < argv.size() ? i : -1;
+    }
+
+    // Line and column (0-based) of the `nth` placeholder of the command in the
+    // spec text, found from the command's own mark; the mark itself when the
+    // YAML spells it differently (escapes).
+    YAML::Mark placeholderMark(const QString& text, int nth) const
+    {
+        YAML::Mark mark = m_commandMark;
+        const QStringList lines = text.split(u'\n');
+        qsizetype pos = 0;
+        for (int l = 0; l < mark.line && l < lines.size(); ++l)
+            pos += lines.at(l).size() + 1;
+        pos += mark.column;
+        auto it = placeholderPattern().globalMatch(text, pos);
+        for (int k = 0; it.hasNext(); ++k) {
+            const auto m = it.next();
+            if (k < nth)
+                continue;
+            const QStringView before = QStringView(text).left(m.capturedStart());
+            mark.line = int(before.count(u'\n'));
+            mark.column = int(m.capturedStart() - (before.lastIndexOf(u'\n') + 1));
+            return mark;
+        }
+        return mark;
+    }
+
     void substituteParams(JobSpec& spec)
     {
-        static const QRegularExpression placeholder(QStringLiteral("\\{\\{\\s*([A-Za-z_][A-Za-z0-9_.-]*)\\s*\\}\\}"));
-        for (QString& arg : spec.argv) {
-            QString out;
-            qsizetype last = 0;
-            auto it = placeholder.globalMatch(arg);
-            while (it.hasNext()) {
-                const auto m = it.next();
-                const QString name = m.captured(1);
-                if (!spec.params.contains(name))
-                    throw SpecError{QStringLiteral("'command' uses {{%1}} but 'params' has no '%1'").arg(name), m_commandMark};
-                out += QStringView(arg).mid(last, m.capturedStart() - last);
-                // In a shell string a value is one word, quoted, never code:
-                // lr='1; rm -x' stays an argument (no second round of expansion).
-                out += spec.shellCommand && &arg == &spec.argv.last() ? shellQuote(spec.params.value(name))
-                                                                      : spec.params.value(name);
-                last = m.capturedEnd();
+        for (auto it = spec.params.cbegin(); it != spec.params.cend(); ++it)
+            if (it.value().contains(QChar(0)))
+                throw SpecError{QStringLiteral("param '%1' holds a NUL character, which no argument can carry").arg(it.key()),
+                                m_paramsMark};
+        const qsizetype shellIndex = spec.shellCommand ? spec.argv.size() - 1 : shellStringIndex(spec.argv);
+        int seen = 0; // placeholders before this argument, to locate errors
+        for (qsizetype a = 0; a < spec.argv.size(); ++a) {
+            QString& arg = spec.argv[a];
+            int here = 0;
+            for (auto m = placeholderPattern().globalMatch(arg); m.hasNext(); m.next())
+                ++here;
+            const auto errorAt = [&](qsizetype offset, const QString& message) {
+                int nth = seen;
+                for (auto m = placeholderPattern().globalMatch(arg); m.hasNext();) {
+                    if (m.next().capturedStart() >= offset)
+                        break;
+                    ++nth;
+                }
+                return SpecError{message, placeholderMark(spec.yaml, nth)};
+            };
+            for (auto m = placeholderPattern().globalMatch(arg); m.hasNext();) {
+                const auto match = m.next();
+                if (!spec.params.contains(match.captured(1)))
+                    throw errorAt(match.capturedStart(),
+                                  QStringLiteral("'command' uses {{%1}} but 'params' has no '%1'").arg(match.captured(1)));
             }
-            if (last > 0) {
-                out += QStringView(arg).mid(last);
-                arg = out;
+            if (a == shellIndex) {
+                // A shell string: each value arrives as its literal bytes,
+                // whatever quotes the placeholder stands in (ShellTemplate.h).
+                const ShellTemplateResult filled = fillShellTemplate(arg, spec.params);
+                if (filled.error)
+                    throw errorAt(filled.error->offset, QStringLiteral("'command': ") + filled.error->message);
+                arg = filled.command;
+            } else {
+                // A plain argument: the value as is, one argument, no shell.
+                QString out;
+                qsizetype last = 0;
+                for (auto m = placeholderPattern().globalMatch(arg); m.hasNext();) {
+                    const auto match = m.next();
+                    out += QStringView(arg).mid(last, match.capturedStart() - last);
+                    out += spec.params.value(match.captured(1));
+                    last = match.capturedEnd();
+                }
+                if (last > 0)
+                    arg = out + QStringView(arg).mid(last);
             }
+            seen += here;
         }
     }
 
@@ -588,6 +674,7 @@ Result<QList<JobSpec>> expandSweep(const JobSpec& spec)
         if (!one)
             return std::unexpected(one.error());
         one->sourcePath = spec.sourcePath;
+        one->workdir = spec.workdir; // resolved once, by the parse that made `spec`: not against itself again
         one->sweep.clear();
         one->name = spec.name + u'[' + label.join(u',') + u']';
         out.append(*one);

@@ -2,6 +2,8 @@
 #include "store/ResultStore.h"
 
 #include <QDir>
+#include <QDirIterator>
+#include <QStandardPaths>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -12,6 +14,11 @@
 #include <QTest>
 
 #include <cmath>
+
+#include <pwd.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace ty;
 
@@ -129,6 +136,80 @@ private Q_SLOTS:
         const Outcome logs = ctl({QStringLiteral("logs"), QStringLiteral("digits-mlp")});
         QCOMPARE(logs.exitCode, 0);
         QCOMPARE(logs.out, nodeBytes);
+    }
+
+    // Issue #20: another local user read a console and a token. Made by a
+    // real run under umask 022, the database, its side files, the console
+    // copies, runs.env and the agent's run files are 0600 and their folders
+    // 0700; a reader running as a second uid is refused.
+    void filesArePrivateWhateverTheUmask()
+    {
+        QByteArray tmpl = QDir::temp().filePath(QStringLiteral("ty-private-XXXXXX")).toUtf8();
+        QVERIFY(::mkdtemp(tmpl.data()));
+        const QString root = QString::fromUtf8(tmpl);
+        QVERIFY(::chmod(tmpl.constData(), 0755) == 0); // traversable: the files' own modes are what is tested
+        const QString db = root + QStringLiteral("/db/trainyard.db");
+        const QString state = root + QStringLiteral("/agent-state");
+        QDir().mkpath(root + QStringLiteral("/job"));
+        QFile spec(root + QStringLiteral("/job/job.yaml"));
+        QVERIFY(spec.open(QIODevice::WriteOnly));
+        spec.write("name: secret\nenv: {API_KEY: sekrit-token}\ncommand: \"echo the-console; touch out.txt\"\n");
+        spec.close();
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
+        env.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), state);
+        env.remove(QStringLiteral("TRAINYARD_DB"));
+        p.setProcessEnvironment(env);
+        p.setChildProcessModifier([] { ::umask(022); });
+        p.start(QStringLiteral(TRAINYARD_CTL_PATH), {QStringLiteral("--db"), db, QStringLiteral("submit"), spec.fileName(), QStringLiteral("--follow")});
+        QVERIFY(p.waitForFinished(60000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        QVERIFY(p.readAllStandardOutput().contains("the-console"));
+
+        QStringList files, dirs;
+        for (const QString& top : QStringList{root + QStringLiteral("/db"), state}) {
+            dirs << top;
+            QDirIterator it(top, QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot | QDir::System, QDirIterator::Subdirectories);
+            while (it.hasNext()) {
+                const QString path = it.next();
+                (QFileInfo(path).isDir() ? dirs : files) << path;
+            }
+        }
+        QVERIFY(files.contains(db));
+        bool sawConsole = false, sawEnv = false;
+        for (const QString& f : std::as_const(files)) {
+            struct stat st {};
+            QVERIFY(::lstat(QFile::encodeName(f).constData(), &st) == 0);
+            QVERIFY2((st.st_mode & 07777) == 0600, qPrintable(QStringLiteral("%1 is %2").arg(f).arg(st.st_mode & 07777, 4, 8, QLatin1Char('0'))));
+            sawConsole |= f.endsWith(QStringLiteral("/console.log"));
+            sawEnv |= test::readFile(f).contains("sekrit-token") && !f.endsWith(QStringLiteral(".db"));
+        }
+        for (const QString& d : std::as_const(dirs)) {
+            struct stat st {};
+            QVERIFY(::lstat(QFile::encodeName(d).constData(), &st) == 0);
+            QVERIFY2((st.st_mode & 07777) == 0700, qPrintable(QStringLiteral("%1 is %2").arg(d).arg(st.st_mode & 07777, 4, 8, QLatin1Char('0'))));
+        }
+        QVERIFY(sawConsole);
+        // The run's own output keeps the user's umask.
+        QCOMPARE(QFileInfo(root + QStringLiteral("/job/out.txt")).permissions() & QFileDevice::ReadOther, QFileDevice::ReadOther);
+        Q_UNUSED(sawEnv);
+
+        const passwd* other = ::getpwnam("trainyard-other");
+        if (::geteuid() != 0 || !other || QStandardPaths::findExecutable(QStringLiteral("setpriv")).isEmpty()) {
+            QDir(root).removeRecursively();
+            QSKIP("the second-uid read needs root, setpriv and the user trainyard-other (scripts/install-deps.sh makes it)");
+        }
+        for (const QString& f : QStringList{db, db + QStringLiteral(".runs/1/console.log")}) {
+            QProcess reader;
+            reader.start(QStringLiteral("setpriv"), {QStringLiteral("--reuid=%1").arg(other->pw_uid), QStringLiteral("--regid=%1").arg(other->pw_gid),
+                                                     QStringLiteral("--clear-groups"), QStringLiteral("cat"), f});
+            QVERIFY(reader.waitForFinished(10000));
+            QVERIFY2(reader.exitCode() != 0, qPrintable(f));
+            QVERIFY2(reader.readAllStandardError().contains("Permission denied"), qPrintable(f));
+            QVERIFY(reader.readAllStandardOutput().isEmpty());
+        }
+        QDir(root).removeRecursively();
     }
 
     void failingRunPassesExitCode()

@@ -160,14 +160,14 @@ private Q_SLOTS:
         QVERIFY(QFile::link(QStringLiteral("/etc"), w + QStringLiteral("/y.log")));              // ignored (*.log): no word
 
         auto store = ResultStore::open(dbPath());
-        QVERIFY2(store, qPrintable(store.error().message));
+        QVERIFY2(store, qPrintable(store ? QString() : store.error().message));
         auto engine = makeEngine(store->get(), QStringLiteral("ws1"));
         const JobSpec s = spec(QStringLiteral("name: synced\nworkdir: %1\nsync: true\ncommand: [./train.sh]\n").arg(w), w);
         const QRegularExpression dangling(QStringLiteral(
             "^run \\d+: sync of .*proj to node ws1 made 1 symlink\\(s\\) that lead nowhere there .*: datasets -> \\.\\./shared_data$"));
         QTest::ignoreMessage(QtWarningMsg, dangling);
         const auto id = engine->submit(s);
-        QVERIFY2(id, qPrintable(id.error().message));
+        QVERIFY2(id, qPrintable(id ? QString() : id.error().message));
         RunRecord run = waitEnded(**store, *id);
         QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
         const QByteArray console = test::readFile(run.consolePath);
@@ -201,6 +201,38 @@ private Q_SLOTS:
         QVERIFY2(run.failureReason.contains(QStringLiteral("3.0 MiB in")), qPrintable(run.failureReason));
     }
 
+    // Issue #20: `workdir: wd` (relative to the spec) with `sync: true` was
+    // resolved again against the resolved workdir (".../wd/wd is not a
+    // directory"); also for a sweep of a spec given as text.
+    void syncWithRelativeWorkdir()
+    {
+        const QString base = m_tmp.filePath(QStringLiteral("relbase"));
+        const QString w = base + QStringLiteral("/wd");
+        test::writeFile(w + QStringLiteral("/data.txt"), "synced bytes\n");
+        auto store = ResultStore::open(dbPath());
+        QVERIFY2(store, qPrintable(store ? QString() : store.error().message));
+        auto engine = makeEngine(store->get(), QStringLiteral("ws1"));
+        const QStringList yamls{
+            QStringLiteral("name: rel\nworkdir: wd\nsync: true\ncommand: [cat, data.txt]\n"),
+            QStringLiteral("name: relsweep\nworkdir: wd\nsync: true\ncommand: [cat, data.txt]\nsweep: {n: [1, 2]}\n"),
+        };
+        for (const QString& yaml : yamls) {
+            const JobSpec s = spec(yaml, base);
+            QCOMPARE(s.workdir, w);
+            const auto ids = engine->submitAll(s);
+            QVERIFY2(ids, qPrintable(ids ? QString() : ids.error().message));
+            QCOMPARE(ids->size(), s.sweep.isEmpty() ? 1 : 2);
+            for (RunId id : *ids) {
+                const RunRecord run = waitEnded(**store, id);
+                QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
+                QCOMPARE(run.workdir, w);
+                QCOMPARE(test::readFile(run.consolePath), QByteArray("synced bytes\n"));
+            }
+        }
+        const QString remote = syncDirFor(stateDir(QStringLiteral("ws1")), w);
+        QCOMPARE(test::readFile(remote + QStringLiteral("/data.txt")), QByteArray("synced bytes\n"));
+    }
+
     void syncMakesSymlinksAsGitKeepsThem()
     {
         // A project with links in it, as researchers have them: one inside the
@@ -228,13 +260,13 @@ private Q_SLOTS:
         QVERIFY(QFile::link(QStringLiteral("/etc"), w + QStringLiteral("/y.log")));
 
         auto store = ResultStore::open(dbPath());
-        QVERIFY2(store, qPrintable(store.error().message));
+        QVERIFY2(store, qPrintable(store ? QString() : store.error().message));
         auto engine = makeEngine(store->get(), QStringLiteral("ws1"));
         const JobSpec s = spec(QStringLiteral("name: links\nworkdir: %1\nsync: true\ncommand: [./train.sh]\n").arg(w), w);
         QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral(
             "^run \\d+: sync of .*linkproj to node ws1 made 1 symlink\\(s\\) that lead nowhere there .*: nowhere -> missing/file$")));
         const auto id = engine->submit(s);
-        QVERIFY2(id, qPrintable(id.error().message));
+        QVERIFY2(id, qPrintable(id ? QString() : id.error().message));
         RunRecord run = waitEnded(**store, *id);
         QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason + QString::fromUtf8(test::readFile(run.consolePath))));
         // The run read through the links; they are links on the node, with the same text.
@@ -305,7 +337,7 @@ private Q_SLOTS:
             got = true;
         });
         QTRY_VERIFY_WITH_TIMEOUT(got, 20000);
-        QVERIFY2(result, qPrintable(result.error().message));
+        QVERIFY2(result, qPrintable(result ? QString() : result.error().message));
         QStringList downloaded = result->downloaded;
         downloaded.sort();
         QCOMPARE(downloaded, (QStringList{QStringLiteral("out/a..b"), QStringLiteral("out/deep/m.json"), QStringLiteral("out/model.pt")}));

@@ -110,7 +110,7 @@ private Q_SLOTS:
         QTest::newRow("regex without value") << QStringLiteral("command: [ls]\nmetrics:\n  - {key: a, regex: 'a=(\\d+)'}\n")
                                              << QStringLiteral("bad.yaml:3:21: 'metrics[0].regex' needs a named group (?<value>...) for the number");
         QTest::newRow("unknown param") << QStringLiteral("command: [run, '{{lr}}']\n")
-                                       << QStringLiteral("bad.yaml:1:10: 'command' uses {{lr}} but 'params' has no 'lr'");
+                                       << QStringLiteral("bad.yaml:1:17: 'command' uses {{lr}} but 'params' has no 'lr'");
         QTest::newRow("syntax") << QStringLiteral("command: [ls\nname: x\n")
                                 << QStringLiteral("bad.yaml:2:5: YAML syntax error: end of sequence flow not found");
         QTest::newRow("duplicate") << QStringLiteral("command: [ls]\ncommand: [pwd]\n")
@@ -278,7 +278,7 @@ private Q_SLOTS:
         const QString yaml = QStringLiteral("command: \"echo lr={{lr}} n={{n}}\"\nparams: {lr: '1; echo INJECTED', n: 5}\n");
         const auto spec = parseJobSpec(yaml, QStringLiteral("q.yaml"), QStringLiteral("/"));
         QVERIFY(spec);
-        QCOMPARE(spec->argv.last(), QStringLiteral("echo lr='1; echo INJECTED' n=5"));
+        QCOMPARE(spec->argv.last(), QStringLiteral("echo lr='1; echo INJECTED' n='5'"));
         const auto quote = parseJobSpec(QStringLiteral("command: \"echo {{s}}\"\nparams: {s: \"it's\"}\n"), QStringLiteral("q.yaml"), QStringLiteral("/"));
         QVERIFY(quote);
         QCOMPARE(quote->argv.last(), QStringLiteral("echo 'it'\\''s'"));

@@ -525,14 +525,23 @@ Result<void> addStoredNode(Context& ctx, RunEngine& engine, const QString& name,
     return {};
 }
 
-// Destroys an engine once the work for runs that ended under it (their
-// artifact listing) is done, 30 s at most: the command exits right after.
+// Destroys an engine once the work under way for runs is done, 30 s at
+// most: the start requests it sent (a run started for another trainyardctl's
+// submit is recorded as its node's agent answers, not left unknown by this
+// process ending) and the artifact listing of runs that ended under it. It
+// starts no more queued runs meanwhile; the next ingestion owner does.
 struct EngineDeleter {
     void operator()(RunEngine* engine) const
     {
-        if (engine->postRunWorkPending()) {
+        engine->stopStarting();
+        if (engine->postRunWorkPending() || engine->startsPending()) {
             QEventLoop loop;
-            QObject::connect(engine, &RunEngine::postRunWorkDone, &loop, &QEventLoop::quit);
+            const auto quitWhenIdle = [engine, &loop] {
+                if (!engine->postRunWorkPending() && !engine->startsPending())
+                    loop.quit();
+            };
+            QObject::connect(engine, &RunEngine::postRunWorkDone, &loop, quitWhenIdle);
+            QObject::connect(engine, &RunEngine::startsSettled, &loop, quitWhenIdle);
             QTimer::singleShot(30000, &loop, &QEventLoop::quit);
             loop.exec();
         }
@@ -574,7 +583,7 @@ std::optional<QStringList> catchUp(Context& ctx)
     // A connection still being made when the wait ends is given up a
     // second later: ending the engine waits for its connect (30 s by default).
     constexpr int kWaitMs = 5000;
-    auto engine = std::make_unique<RunEngine>(ctx.store.get(), ctx.dbPath);
+    EnginePtr engine(new RunEngine(ctx.store.get(), ctx.dbPath));
     engine->addLocalNode(localAgentPath());
     for (const QString& n : std::as_const(nodes))
         if (!n.isEmpty() && n != u"local")

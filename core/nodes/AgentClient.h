@@ -58,6 +58,12 @@ public:
     // or the agent's error. Returns the request id (> 0).
     quint64 request(const QString& op, QJsonObject args, ReplyCallback onReply);
 
+    // Whether `error` (a request's callback error) says the connection ended
+    // after the request was made and before its reply came: the agent may
+    // have carried it out (a start whose run is going), so only the agent's
+    // own record (`list`, `status`) says what happened.
+    static bool replyLost(const Error& error);
+
     quint64 ping(std::function<void(const Result<qint64>&)> cb);  // agent clock, ms since epoch
     quint64 start(const AgentStartRequest& req, std::function<void(const Result<AgentStartReply>&)> cb);
     // Streams console bytes from `offset` as output() signals; with `follow`,

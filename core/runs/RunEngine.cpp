@@ -20,6 +20,7 @@
 #include <QMetaMethod>
 #include <QRegularExpression>
 #include <QSaveFile>
+#include <QScopeGuard>
 #include <QSysInfo>
 #include <QTimer>
 #include <QUuid>
@@ -148,10 +149,12 @@ RunEngine::~RunEngine()
     // Leave every run going; flush what was ingested so the next session
     // resumes exactly where this one stopped.
     m_shuttingDown = true;
-    m_store->flush();
+    // Disconnecting answers requests still pending (a start whose reply has
+    // not come: its run is recorded unknown), so flush after it.
     for (const auto& node : std::as_const(m_nodes))
         if (node->client)
             node->client->disconnectFromAgent();
+    m_store->flush();
 }
 
 void RunEngine::addLocalNode(const QString& agentPath, const QString& stateDir)
@@ -526,8 +529,8 @@ QList<RunRecord> RunEngine::updateFairShareLedger(qint64 nowMs, qint64 windowMs)
 // knows: placements are started, every other queued run gets its reason.
 void RunEngine::schedulePass()
 {
-    if (!m_ownsIngestion)
-        return; // only one process starts queued runs
+    if (!m_ownsIngestion || m_stopStarting)
+        return; // only one process starts queued runs (and not one about to end)
     // Until every node has answered or failed once, a pass would call the
     // ones still connecting unreachable (a few seconds at most).
     const qint64 sinceStart = QDateTime::currentMSecsSinceEpoch() - m_createdMs;
@@ -850,6 +853,7 @@ void RunEngine::startRun(RunRecord run, Node& node)
     run.agentRunId = agentRunIdFor(run);
     commit(run);
     m_starting.insert(run.id, run);
+    ++m_startRequests; // settled by sendStart's reply, or by a failed sync
 
     AgentStartRequest req;
     req.run = run.agentRunId;
@@ -913,6 +917,7 @@ void RunEngine::startRun(RunRecord run, Node& node)
                 failRun(run, QStringLiteral("could not sync its workdir to node %1: %2")
                                  .arg(nodeName, synced ? QStringLiteral("the node was lost") : synced.error().message));
                 cancelGang(gangTagOf(run), run.id);
+                startSettled();
             });
         return;
     }
@@ -1029,6 +1034,21 @@ void RunEngine::sendStart(RunRecord run, Node& node, const AgentStartRequest& re
 {
     const QString nodeName = node.name;
     node.client->start(req, [this, run, nodeName](const Result<AgentStartReply>& reply) mutable {
+        const auto settled = qScopeGuard([this] { startSettled(); });
+        if (!reply && AgentClient::replyLost(reply.error())) {
+            // The request went out, the reply did not come back (the
+            // connection ended: this process is ending, or the node went
+            // away). The agent may well have started it: unknown, until the
+            // agent's list says (onNodeReady, here or in the next owner).
+            qCWarning(lcRuns).noquote() << "run" << run.id << "is unknown:" << reply.error().message;
+            run.state = RunState::Unknown;
+            run.failureReason = QStringLiteral("the reply to its start on node %1 was lost (%2); its state is read from "
+                                               "the node's agent when it answers again")
+                                    .arg(nodeName, reply.error().message);
+            m_starting.insert(run.id, run); // until the database says so too
+            commit(run);
+            return;
+        }
         if (!reply && reply.error().message.contains(QStringLiteral(" of another Trainyard instance"))
             && gangTagOf(run).isEmpty()) {
             // The node's agent refused a GPU that another researcher's
@@ -1063,6 +1083,12 @@ void RunEngine::sendStart(RunRecord run, Node& node, const AgentStartRequest& re
         if (node)
             attach(run, *node);
     });
+}
+
+void RunEngine::startSettled()
+{
+    if (m_startRequests > 0 && --m_startRequests == 0)
+        Q_EMIT startsSettled();
 }
 
 void RunEngine::attach(RunRecord run, Node& node)
@@ -1331,13 +1357,22 @@ void RunEngine::onNodeReady(Node& node)
                 // its own callback settles it (a lost connection fails it).
                 if (const auto s = m_starting.constFind(r.id); s != m_starting.cend() && s->state == RunState::Starting)
                     continue;
-                if (byId.contains(r.agentRunId)) {
-                    attach(r, *n);
+                // A start whose reply was lost (sendStart) is unknown, with no start time.
+                const bool startUnanswered = r.state == RunState::Starting
+                    || (r.state == RunState::Unknown && !r.startedAt.isValid());
+                if (const auto s = byId.constFind(r.agentRunId); s != byId.cend()) {
+                    RunRecord going = r;
+                    if (!going.startedAt.isValid() && s->startedMs > 0)
+                        going.startedAt = QDateTime::fromMSecsSinceEpoch(s->startedMs, Qt::UTC);
+                    if (startUnanswered)
+                        going.failureReason.clear();
+                    attach(going, *n);
                     if (const auto a = m_active.value(r.id))
-                        a->endedOnNode = !byId.value(r.agentRunId).running;
+                        a->endedOnNode = !s->running;
                 }
-                else if (r.state == RunState::Starting)
-                    failRun(r, QStringLiteral("the start on node %1 was interrupted").arg(n->name));
+                else if (startUnanswered)
+                    failRun(r, QStringLiteral("the start on node %1 was interrupted before its agent recorded the run")
+                                   .arg(n->name));
                 else
                     failRun(r, QStringLiteral("node %1's agent has no record of run %2 (%3)").arg(n->name).arg(r.id).arg(r.agentRunId));
             }

@@ -122,6 +122,15 @@ public:
     // artifacts): a short-lived process (trainyardctl) waits for
     // postRunWorkDone() before it destroys the engine, or that work is lost.
     bool postRunWorkPending() const { return m_postRunWork > 0; }
+    // Start requests sent (or their workdir sync under way) whose reply has
+    // not come yet. A process that ends with one pending closes the node's
+    // connection under it: its run may well be going, but nobody would learn
+    // so until the next owner asks the agent. A short-lived process therefore
+    // calls stopStarting() (no further queued runs are started by it; the next
+    // owner of the ingestion lock starts them) and waits for startsSettled()
+    // before it destroys the engine. Engine thread.
+    bool startsPending() const { return m_startRequests > 0; }
+    void stopStarting() { m_stopStarting = true; }
     // Lists them, then copies every regular file into `destDir`/<path> over the
     // node's file transport (SFTP for SSH nodes); names that would land outside
     // `destDir` and symlinks are refused (WorkdirSync.h, downloadArtifacts());
@@ -162,6 +171,8 @@ public:
 Q_SIGNALS:
     // The last piece of post-run work ended (see postRunWorkPending()).
     void postRunWorkDone();
+    // The last pending start request was answered (see startsPending()).
+    void startsSettled();
     // Raw console bytes [offset, offset + bytes.size()) of a run, as received;
     // offsets of the local copy (equal to the node's unless its file was
     // truncated there: RunIngest.h "Node offsets").
@@ -286,6 +297,9 @@ private:
     bool m_schedulePending = false;
     bool m_shuttingDown = false;   // destructor: lost nodes are not reconnected
     int m_postRunWork = 0;         // artifact listings of ended runs not answered yet
+    int m_startRequests = 0;       // startsPending()
+    bool m_stopStarting = false;   // stopStarting(): no scheduling passes any more
+    void startSettled();           // one of m_startRequests was answered
     int m_reconnectFirstMs = 1000;
     int m_reconnectMaxMs = 30000;
     int m_heartbeatIntervalMs = 5000;

@@ -11,7 +11,10 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
+#include <vector>
 
 using namespace ty;
 
@@ -475,6 +478,65 @@ private Q_SLOTS:
         QCOMPARE(run[QStringLiteral("state")].toString(), QStringLiteral("failed"));
         QCOMPARE(run[QStringLiteral("exit_code")].toInt(), 3);
         QCOMPARE(run[QStringLiteral("latest_metrics")][QStringLiteral("acc")].toDouble(), 0.7);
+    }
+
+    void concurrentSubmitsAreRecordedAsTheyRan()
+    {
+        // Issue 20: trainyardctl submits at once on one database. The one
+        // that owns ingestion starts the others' runs as well; it used to end
+        // once its own run started, cutting its agent connection under a start
+        // still unanswered, and that run was recorded failed although it ran.
+        // Every run must end succeeded, with its start time and console.
+        const QString spec = writeFile(QStringLiteral("together.yaml"),
+                                       "name: together\ncommand: \"echo hello; sleep 0.2; echo done\"\n");
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
+        env.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), stateDir());
+        env.remove(QStringLiteral("TRAINYARD_DB"));
+        constexpr int kRounds = 4;
+        constexpr int kAtOnce = 3;
+        for (int round = 0; round < kRounds; ++round) {
+            std::vector<std::unique_ptr<QProcess>> submits;
+            for (int i = 0; i < kAtOnce; ++i) {
+                auto p = std::make_unique<QProcess>();
+                p->setProcessEnvironment(env);
+                p->start(QStringLiteral(TRAINYARD_CTL_PATH), {QStringLiteral("--db"), dbPath(), QStringLiteral("submit"), spec});
+                submits.push_back(std::move(p));
+            }
+            for (auto& p : submits)
+                p->waitForFinished(60000);
+            for (auto& p : submits) {
+                QCOMPARE(p->state(), QProcess::NotRunning);
+                const QByteArray out = p->readAllStandardOutput();
+                const QByteArray said = out + p->readAllStandardError();
+                QVERIFY2(p->exitCode() == 0, said.constData());
+                QVERIFY2(out.contains("running on local"), said.constData());
+            }
+        }
+        // Nothing watches them now; ls brings the database up to date.
+        const auto togetherRuns = [this] {
+            QList<RunRecord> runs;
+            auto store = ResultStore::open(dbPath());
+            if (store)
+                for (const RunRecord& r : (*store)->runs())
+                    if (r.name == u"together")
+                        runs.append(r);
+            return runs;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(ctl({QStringLiteral("ls")}, 30000).exitCode == 0 && std::ranges::all_of(togetherRuns(), [](const RunRecord& r) {
+                                     return isTerminal(r.state);
+                                 }), 30000);
+        const QList<RunRecord> runs = togetherRuns();
+        QCOMPARE(runs.size(), qsizetype(kRounds * kAtOnce));
+        for (const RunRecord& r : runs) {
+            const QString which = QStringLiteral("run %1: %2 (%3)").arg(r.id).arg(runStateName(r.state), r.failureReason);
+            QVERIFY2(r.state == RunState::Succeeded, qPrintable(which));
+            QCOMPARE(r.exitCode, std::optional<int>(0));
+            QVERIFY2(r.startedAt.isValid() && r.finishedAt.isValid() && r.startedAt <= r.finishedAt, qPrintable(which));
+            QFile copy(r.consolePath);
+            QVERIFY2(copy.open(QIODevice::ReadOnly), qPrintable(which));
+            QCOMPARE(copy.readAll(), QByteArray("hello\ndone\n"));
+        }
     }
 
     void noSuchRunAndUsage()

@@ -8,6 +8,7 @@
 #include "nodes/SshPassphraseProvider.h"
 #include "runs/QueuePolicy.h"
 #include "runs/RunEngine.h"
+#include "runs/StoredRunWait.h"
 #include "spec/JobSpec.h"
 #include "store/ResultStore.h"
 
@@ -219,6 +220,8 @@ int exitStatusOf(const RunRecord& r)
 volatile std::sig_atomic_t g_interrupted = 0;
 // Event-loop exit code: a node the command needs cannot be reached.
 constexpr int kNodeDown = 200;
+// Event-loop exit code: a bounded wait for the stored state ended first.
+constexpr int kStillWaiting = 201;
 extern "C" void onSigint(int) { g_interrupted = 1; }
 
 class Follower final : public QObject {
@@ -948,18 +951,34 @@ int cmdCancel(Context& ctx, const QStringList& args)
         if (!sent)
             QCoreApplication::exit(kNodeDown);
     }, send);
-    QObject::connect(engine.get(), &RunEngine::cancelFailed, &watch, [id = run->id](RunId r, const QString& reason) {
+    // The end is recorded by whichever process ingests (this one or another,
+    // e.g. a second cancel at the same time): the stored state is read again
+    // every 250 ms, for the grace and kCancelWaitMs more at most.
+    constexpr qint64 kCancelWaitMs = 30000;
+    const qint64 waitMs = qint64(grace * 1000) + kCancelWaitMs;
+    StoredRunWait ended(ctx.store.get(), run->id, [](const RunRecord& r) { return isTerminal(r.state); });
+    QObject::connect(&ended, &StoredRunWait::satisfied, &watch, [] { QCoreApplication::exit(0); });
+    QObject::connect(&ended, &StoredRunWait::timedOut, &watch, [] { QCoreApplication::exit(kStillWaiting); });
+    QObject::connect(engine.get(), &RunEngine::cancelFailed, &watch, [id = run->id, &ended](RunId r, const QString& reason) {
         if (r != id)
+            return;
+        ended.check(); // ended meanwhile: cancelled, not failed
+        if (ended.finished())
             return;
         err() << "trainyardctl: " << reason << '\n';
         QCoreApplication::exit(kNodeDown);
     });
     if (waiting || engine->nodeReady(node))
         send();
+    ended.start(250, waitMs);
     std::signal(SIGINT, onSigint);
     const int loop = QCoreApplication::exec();
     std::signal(SIGINT, SIG_DFL);
     if (loop == kNodeDown) {
+        if (const auto now = ctx.store->run(run->id); now && isTerminal(now->state)) {
+            out() << "run " << run->id << " " << runStateName(now->state) << '\n';
+            return Ok;
+        }
         err() << "trainyardctl: run " << run->id << " was not cancelled: its node " << node
               << " cannot be reached (the run goes on there if it is running)\n";
         return Unavailable;
@@ -968,6 +987,12 @@ int cmdCancel(Context& ctx, const QStringList& args)
         return 130;
     ctx.store->flush();
     auto after = ctx.store->run(run->id);
+    if (loop == kStillWaiting) {
+        err() << "trainyardctl: run " << run->id << " was sent the cancel but is still "
+              << (after ? runStateName(after->state) : QStringLiteral("?")) << " after " << waitMs / 1000
+              << " s; its end is recorded once its node's agent reports it\n";
+        return Unavailable;
+    }
     out() << "run " << run->id << " " << (after ? runStateName(after->state) : QStringLiteral("?")) << '\n';
     return Ok;
 }

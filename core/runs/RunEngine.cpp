@@ -265,8 +265,14 @@ void RunEngine::cancel(RunId id, int graceMs)
 {
     QMetaObject::invokeMethod(this, [this, id, graceMs] {
         auto run = m_store->run(id);
-        if (!run || isTerminal(run->state))
+        if (!run)
             return;
+        if (isTerminal(run->state)) {
+            // Ended already (another process cancelled it, or it exited):
+            // said, so that nothing waits for a change that will not come.
+            Q_EMIT runStateChanged(*run);
+            return;
+        }
         // Cancelling one rank of a gang cancels them all (isTerminal stops the recursion).
         const QString gang = gangTagOf(*run);
         if (run->state == RunState::Queued || run->state == RunState::Held) {
@@ -295,11 +301,27 @@ void RunEngine::cancel(RunId id, int graceMs)
                 if (r.id != id && !isTerminal(r.state) && r.tags.contains(gang) && !m_cancelling.contains(r.id))
                     cancel(r.id, graceMs);
         }
-        node->client->cancel(run->agentRunId, graceMs, [this, id, nodeName = node->name](const Result<void>& r) {
+        node->client->cancel(run->agentRunId, graceMs, [this, id, nodeName = node->name, agentRun = run->agentRunId](const Result<void>& r) {
             if (r)
                 return;
-            qCWarning(lcRuns) << "cancel of run" << id << "on" << nodeName << "failed:" << r.error().message;
-            Q_EMIT cancelFailed(id, QStringLiteral("node %1: %2").arg(nodeName, r.error().message));
+            const QString why = r.error().message; // names the node already
+            const auto n = m_nodes.value(nodeName);
+            if (!n || !n->client->isReady()) {
+                qCWarning(lcRuns).noquote() << "cancel of run" << id << "failed:" << why;
+                Q_EMIT cancelFailed(id, why);
+                return;
+            }
+            // The agent refuses a run that is no longer running: another
+            // process cancelled it a moment ago, or it just ended. Nothing
+            // failed; the ingestion owner records how it ended.
+            n->client->status(agentRun, [this, id, why](const Result<AgentRunStatus>& status) {
+                if (status && !status->running) {
+                    qCInfo(lcRuns).noquote() << "run" << id << "had already ended on its node:" << why;
+                    return;
+                }
+                qCWarning(lcRuns).noquote() << "cancel of run" << id << "failed:" << why;
+                Q_EMIT cancelFailed(id, why);
+            });
         });
         if (!m_ownsIngestion)
             m_watched.insert(id, run->state);

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <vector>
 
 using namespace ty;
@@ -24,6 +25,13 @@ struct Outcome {
     QByteArray out;
     QByteArray err;
 };
+std::optional<RunRecord> findRunByName(ResultStore& store, const QString& name)
+{
+    for (const RunRecord& r : store.runs())
+        if (r.name == name)
+            return r;
+    return std::nullopt;
+}
 } // namespace
 
 // Drives the built trainyardctl exactly as a user would, with a private
@@ -537,6 +545,48 @@ private Q_SLOTS:
             QVERIFY2(copy.open(QIODevice::ReadOnly), qPrintable(which));
             QCOMPARE(copy.readAll(), QByteArray("hello\ndone\n"));
         }
+    }
+
+    void twoCancelsAtOnceBothEnd()
+    {
+        // Issue 20: a second trainyardctl cancel at the same time used to say
+        // "its node cannot be reached" (the agent refused to cancel a run that
+        // had just exited) or wait for ever (for a state change that only the
+        // ingestion owner emits). Both end in time, say cancelled, exit 0.
+        const QString spec = writeFile(QStringLiteral("cancel-twice.yaml"), "name: cancel-twice\ncommand: [sleep, '60']\n");
+        const Outcome s = ctl({QStringLiteral("submit"), spec});
+        QVERIFY2(s.exitCode == 0 && s.out.contains("running on local"), QByteArray(s.out + s.err).constData());
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
+        env.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), stateDir());
+        env.remove(QStringLiteral("TRAINYARD_DB"));
+        std::vector<std::unique_ptr<QProcess>> cancels;
+        for (int i = 0; i < 2; ++i) {
+            auto p = std::make_unique<QProcess>();
+            p->setProcessEnvironment(env);
+            p->start(QStringLiteral(TRAINYARD_CTL_PATH), {QStringLiteral("--db"), dbPath(), QStringLiteral("cancel"),
+                                                          QStringLiteral("cancel-twice"), QStringLiteral("--grace"), QStringLiteral("0.5")});
+            cancels.push_back(std::move(p));
+        }
+        for (auto& p : cancels)
+            p->waitForFinished(45000);
+        for (auto& p : cancels) {
+            const bool ended = p->state() == QProcess::NotRunning;
+            if (!ended) {
+                p->kill();
+                p->waitForFinished();
+            }
+            const QByteArray out = p->readAllStandardOutput();
+            const QByteArray said = out + p->readAllStandardError();
+            QVERIFY2(ended, QByteArray("still waiting after 45 s: " + said).constData());
+            QVERIFY2(p->exitCode() == 0, said.constData());
+            QVERIFY2(out.contains("cancelled"), said.constData());
+        }
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        const auto run = findRunByName(**store, QStringLiteral("cancel-twice"));
+        QVERIFY(run);
+        QCOMPARE(runStateName(run->state), QStringLiteral("cancelled"));
     }
 
     void noSuchRunAndUsage()

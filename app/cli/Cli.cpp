@@ -1,6 +1,7 @@
 #include "Cli.h"
 
 #include "common/Paths.h"
+#include "common/RunDuration.h"
 #include "common/Run.h"
 #include "logs/importers/MetricFileImporter.h"
 #include "nodes/AgentClient.h"
@@ -161,12 +162,16 @@ QString localTime(const QDateTime& t)
     return t.isValid() ? t.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")) : QStringLiteral("-");
 }
 
+// ls's column and show's line (RunDuration.h): a run whose end is not known
+// (its node is away) says so instead of counting on.
 QString duration(const RunRecord& r)
 {
-    if (!r.startedAt.isValid())
+    const RunDuration d = runDuration(r, QDateTime::currentDateTimeUtc());
+    if (d.kind == RunDuration::Kind::NotStarted)
         return QStringLiteral("-");
-    const QDateTime end = r.finishedAt.isValid() ? r.finishedAt : QDateTime::currentDateTimeUtc();
-    qint64 s = r.startedAt.secsTo(end);
+    if (d.kind == RunDuration::Kind::EndUnknown)
+        return QStringLiteral("unknown");
+    const qint64 s = d.ms / 1000;
     if (s < 60)
         return QStringLiteral("%1s").arg(s);
     if (s < 3600)
@@ -806,7 +811,9 @@ int cmdShow(Context& ctx, const QStringList& args)
     line("created", localTime(r.createdAt));
     line("started", localTime(r.startedAt));
     line("finished", localTime(r.finishedAt));
-    line("duration", duration(r));
+    line("duration", runDuration(r, QDateTime::currentDateTimeUtc()).kind == RunDuration::Kind::EndUnknown
+                         ? QStringLiteral("unknown (its node has not answered since; it may have ended there)")
+                         : duration(r));
     const QMap<QString, QString> params = ctx.store->params(r.id);
     for (auto it = params.cbegin(); it != params.cend(); ++it)
         line("param", it.key() + u'=' + it.value());

@@ -589,6 +589,48 @@ private Q_SLOTS:
         QCOMPARE(runStateName(run->state), QStringLiteral("cancelled"));
     }
 
+    void durationOfARunWhoseNodeIsAway()
+    {
+        // Issue 20: a run started an hour ago whose node has not answered
+        // since (unknown, no end recorded) does not show an hour that keeps
+        // growing; one whose end was recorded shows end - start.
+        RunId away = 0;
+        RunId ended = 0;
+        {
+            auto store = ResultStore::open(dbPath());
+            QVERIFY(store);
+            RunRecord r = test::runningRecord(QStringLiteral("node-away"), QStringLiteral("away-node"), QStringLiteral("ty-away-1"));
+            r.state = RunState::Unknown;
+            r.startedAt = QDateTime::currentDateTimeUtc().addSecs(-3600);
+            auto id = (*store)->createRun(r, {});
+            QVERIFY(id);
+            away = *id;
+            r.name = QStringLiteral("ended-then-away");
+            r.agentRunId = QStringLiteral("ty-away-2");
+            r.finishedAt = r.startedAt.addSecs(75);
+            id = (*store)->createRun(r, {});
+            QVERIFY(id);
+            ended = *id;
+        }
+        Outcome o = ctl({QStringLiteral("show"), QString::number(away)});
+        QVERIFY2(o.exitCode == 0, o.err.constData());
+        QVERIFY2(o.out.contains(QByteArray("duration   unknown (its node has not answered since")), o.out.constData());
+        QVERIFY2(!o.out.contains("1h00m"), o.out.constData());
+        o = ctl({QStringLiteral("show"), QString::number(ended)});
+        QVERIFY2(o.exitCode == 0, o.err.constData());
+        QVERIFY2(o.out.contains("1m15s"), o.out.constData());
+        o = ctl({QStringLiteral("ls")});
+        QCOMPARE(o.exitCode, 0);
+        bool seen = false;
+        for (const QByteArray& line : o.out.split('\n')) {
+            if (line.contains("node-away")) {
+                seen = true;
+                QVERIFY2(line.contains(" unknown ") && !line.contains("1h00m"), line.constData());
+            }
+        }
+        QVERIFY2(seen, o.out.constData());
+    }
+
     void noSuchRunAndUsage()
     {
         QCOMPARE(ctl({QStringLiteral("logs"), QStringLiteral("999999")}).exitCode, 4);

@@ -361,4 +361,9 @@ void AgentClient::runFileJob(NodeFileJob job, std::function<void(const Result<vo
     transport_->runFileJob(std::move(job), std::move(done));
 }
 
+void AgentClient::probe(std::function<void(std::optional<bool>)> done)
+{
+    transport_->probe(std::move(done));
+}
+
 } // namespace ty

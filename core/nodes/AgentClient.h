@@ -97,6 +97,8 @@ public:
     // Runs `job` on the node's files through the transport (SFTP for SSH nodes,
     // this machine's files for the local node); `done` runs on this thread.
     void runFileJob(NodeFileJob job, std::function<void(const Result<void>&)> done);
+    // AgentTransport::probe(): while disconnected, whether the node answers again.
+    void probe(std::function<void(std::optional<bool>)> done);
 
 Q_SIGNALS:
     void ready(const ty::AgentHello& hello);

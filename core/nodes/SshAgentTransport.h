@@ -42,6 +42,9 @@ public:
     QString describe() const override;
     // SFTP on this node's session, on the session's thread (SshSession::runFileJob).
     void runFileJob(NodeFileJob job, std::function<void(const Result<void>&)> done) override;
+    // TCP connect to the host and port the last connection attempt resolved
+    // (nullopt before one, or through a ProxyCommand/ProxyJump).
+    void probe(std::function<void(std::optional<bool>)> done) override;
 
     const SshNodeOptions& options() const { return options_; }
     // Takes effect at the next open(): accept (and record) an unknown host key.
@@ -67,6 +70,9 @@ private:
     bool open_ = false;             // between open() and closed()
     std::optional<AgentDeployResult> lastDeploy_;
     QString rejectedFingerprint_;
+    QString resolvedHost_; // SshSession::resolved, for probe()
+    int resolvedPort_ = 0;
+    bool proxied_ = false;
 };
 
 } // namespace ty

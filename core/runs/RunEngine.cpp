@@ -37,6 +37,9 @@ struct RunEngine::Node {
     AgentClient* client = nullptr;
     NodeHealth* health = nullptr; // heartbeats; disconnects the client when the node goes silent
     int reconnectDelayMs = 0;     // the last reconnection delay (0: connected, or never lost)
+    int reconnectGeneration = 0;  // a scheduled reconnection is void once this moved on
+    bool probing = false;         // probeLostNode() is under way
+    bool probeFoundSilent = false; // a probe since the loss found it not answering
     bool ready = false;
     bool attempted = false;       // its first connection attempt ended (ready or lost)
     bool listed = false;          // its runs were re-attached after connecting
@@ -1473,10 +1476,50 @@ void RunEngine::onNodeLost(Node& node, const QString& reason)
     // Reconnect with backoff; onNodeReady re-attaches its runs at their stored offsets.
     node.reconnectDelayMs = node.reconnectDelayMs == 0 ? m_reconnectFirstMs
                                                        : std::min(node.reconnectDelayMs * 2, m_reconnectMaxMs);
-    QTimer::singleShot(node.reconnectDelayMs, this, [this, name = node.name] {
+    const int generation = ++node.reconnectGeneration;
+    QTimer::singleShot(node.reconnectDelayMs, this, [this, name = node.name, generation] {
         const auto n = m_nodes.value(name);
-        if (n && !m_shuttingDown && n->client->state() == AgentClient::State::Disconnected)
+        if (n && !m_shuttingDown && n->reconnectGeneration == generation
+            && n->client->state() == AgentClient::State::Disconnected)
             n->client->connectToAgent();
+    });
+    if (!node.probing && m_reconnectProbeMs > 0) {
+        node.probing = true;
+        node.probeFoundSilent = false;
+        QTimer::singleShot(m_reconnectProbeMs, this, [this, name = node.name] { probeLostNode(name); });
+    }
+}
+
+void RunEngine::probeLostNode(const QString& name)
+{
+    const auto node = m_nodes.value(name);
+    if (!node)
+        return;
+    if (m_shuttingDown || node->client->state() != AgentClient::State::Disconnected) {
+        node->probing = false; // connected (or connecting) again
+        return;
+    }
+    node->client->probe([this, name](std::optional<bool> answers) {
+        const auto n = m_nodes.value(name);
+        if (!n)
+            return;
+        if (m_shuttingDown || !answers || n->client->state() != AgentClient::State::Disconnected) {
+            n->probing = false; // this transport cannot tell, or it is connecting already
+            return;
+        }
+        if (!*answers) {
+            n->probeFoundSilent = true;
+            QTimer::singleShot(m_reconnectProbeMs, this, [this, name] { probeLostNode(name); });
+            return;
+        }
+        n->probing = false;
+        if (!n->probeFoundSilent)
+            return; // it answered all along: what fails is not the network; the backoff stands
+        // It answers again: at once, with the backoff reset.
+        qCInfo(lcRuns).noquote() << "node" << name << "answers again; reconnecting now";
+        n->reconnectDelayMs = 0;
+        ++n->reconnectGeneration;
+        n->client->connectToAgent();
     });
 }
 

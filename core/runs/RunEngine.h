@@ -70,7 +70,13 @@ public:
     // A lost node (connection closed, or no heartbeat within the timeout) is
     // reconnected after firstMs, then after doubling delays up to maxMs, until
     // it answers (default 1 s .. 30 s). Its runs are not failed meanwhile.
+    // Between attempts it is probed every probeMs (default 1000; 0: never)
+    // where its transport can tell (AgentTransport::probe(): an SSH node's
+    // port): once it answers after a probe that found it silent, the backoff
+    // is reset and it is reconnected at once, its runs asked for straight
+    // after, instead of waiting out the delay.
     void setReconnectDelays(int firstMs, int maxMs);
+    void setReconnectProbeInterval(int probeMs) { m_reconnectProbeMs = probeMs; }
     // Heartbeats (NodeHealth pings) of nodes added after the call: interval
     // and the silence after which a node counts as lost (default 5 s / 15 s).
     void setHeartbeat(int intervalMs, int timeoutMs);
@@ -302,6 +308,8 @@ private:
     void startSettled();           // one of m_startRequests was answered
     int m_reconnectFirstMs = 1000;
     int m_reconnectMaxMs = 30000;
+    int m_reconnectProbeMs = 1000;
+    void probeLostNode(const QString& name);
     int m_heartbeatIntervalMs = 5000;
     int m_heartbeatTimeoutMs = 15000;
     qint64 m_lastDataVersion = -1;

@@ -515,6 +515,33 @@ private Q_SLOTS:
         verifyConsole(**store, *id, QStringLiteral("ws1"));
     }
 
+    void nodeAnsweringAgainIsAskedAtOnce()
+    {
+        // Issue 20: a node that answers again used to leave its runs unknown
+        // until the reconnect backoff ran out (20 s here). Probed between
+        // attempts, it is reconnected and its runs asked for at once.
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        RunEngine engine(store->get(), dbPath());
+        engine.setReconnectDelays(20000, 20000);
+        engine.addNode(QStringLiteral("ws1"), std::make_unique<SshAgentTransport>(options(QStringLiteral("ws1"), true)));
+        QVERIFY(engine.acquireIngestion());
+        const auto id = engine.submit(spec(QStringLiteral("command: \"sleep 2; echo acc=0.5\"\n")), QStringLiteral("ws1"));
+        QVERIFY(id);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Running, 20000);
+        m_sshd.stop(); // its connections too
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Unknown, 10000);
+        QTest::qWait(1500); // down for longer than a probe interval: a probe finds it silent
+        QString error;
+        QVERIFY2(m_sshd.restart(&error), qPrintable(error));
+        QElapsedTimer back;
+        back.start();
+        QTRY_VERIFY_WITH_TIMEOUT((*store)->run(*id)->state != RunState::Unknown, 8000);
+        QVERIFY2(back.elapsed() < 8000, qPrintable(QString::number(back.elapsed())));
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Succeeded, 15000);
+        QCOMPARE((*store)->metrics(*id, QStringLiteral("acc")).size(), qsizetype(1));
+    }
+
     void runsOnTwoNodesAtOnce()
     {
         auto store = ResultStore::open(dbPath());

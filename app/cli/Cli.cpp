@@ -6,6 +6,7 @@
 #include "SweepConsole.h"
 
 #include "common/Paths.h"
+#include "common/RunDuration.h"
 #include "common/Run.h"
 #include "common/TerminalEchoGuard.h"
 #include "common/TerminalEscape.h"
@@ -15,6 +16,7 @@
 #include "nodes/SshPassphraseProvider.h"
 #include "runs/QueuePolicy.h"
 #include "runs/RunEngine.h"
+#include "runs/StoredRunWait.h"
 #include "spec/JobSpec.h"
 #include "spec/Rerun.h"
 #include "store/ResultStore.h"
@@ -158,12 +160,16 @@ QString localTime(const QDateTime& t)
     return t.isValid() ? t.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")) : QStringLiteral("-");
 }
 
+// ls's column and show's line (RunDuration.h): a run whose end is not known
+// (its node is away) says so instead of counting on.
 QString duration(const RunRecord& r)
 {
-    if (!r.startedAt.isValid())
+    const RunDuration d = runDuration(r, QDateTime::currentDateTimeUtc());
+    if (d.kind == RunDuration::Kind::NotStarted)
         return QStringLiteral("-");
-    const QDateTime end = r.finishedAt.isValid() ? r.finishedAt : QDateTime::currentDateTimeUtc();
-    qint64 s = r.startedAt.secsTo(end);
+    if (d.kind == RunDuration::Kind::EndUnknown)
+        return QStringLiteral("unknown");
+    const qint64 s = d.ms / 1000;
     if (s < 60)
         return QStringLiteral("%1s").arg(s);
     if (s < 3600)
@@ -217,6 +223,8 @@ int exitStatusOf(const RunRecord& r)
 volatile std::sig_atomic_t g_interrupted = 0;
 // Event-loop exit code: a node the command needs cannot be reached.
 constexpr int kNodeDown = 200;
+// Event-loop exit code: a bounded wait for the stored state ended first.
+constexpr int kStillWaiting = 201;
 extern "C" void onSigint(int) { g_interrupted = 1; }
 
 class Follower final : public QObject {
@@ -537,14 +545,23 @@ Result<void> addStoredNode(Context& ctx, RunEngine& engine, const QString& name,
     return {};
 }
 
-// Destroys an engine once the work for runs that ended under it (their
-// artifact listing) is done, 30 s at most: the command exits right after.
+// Destroys an engine once the work under way for runs is done, 30 s at
+// most: the start requests it sent (a run started for another trainyardctl's
+// submit is recorded as its node's agent answers, not left unknown by this
+// process ending) and the artifact listing of runs that ended under it. It
+// starts no more queued runs meanwhile; the next ingestion owner does.
 struct EngineDeleter {
     void operator()(RunEngine* engine) const
     {
-        if (engine->postRunWorkPending()) {
+        engine->stopStarting();
+        if (engine->postRunWorkPending() || engine->startsPending()) {
             QEventLoop loop;
-            QObject::connect(engine, &RunEngine::postRunWorkDone, &loop, &QEventLoop::quit);
+            const auto quitWhenIdle = [engine, &loop] {
+                if (!engine->postRunWorkPending() && !engine->startsPending())
+                    loop.quit();
+            };
+            QObject::connect(engine, &RunEngine::postRunWorkDone, &loop, quitWhenIdle);
+            QObject::connect(engine, &RunEngine::startsSettled, &loop, quitWhenIdle);
             QTimer::singleShot(30000, &loop, &QEventLoop::quit);
             loop.exec();
         }
@@ -587,7 +604,7 @@ std::optional<QStringList> catchUp(Context& ctx)
     // A connection still being made when the wait ends is given up a
     // second later: ending the engine waits for its connect (30 s by default).
     constexpr int kWaitMs = 5000;
-    auto engine = std::make_unique<RunEngine>(ctx.store.get(), ctx.dbPath);
+    EnginePtr engine(new RunEngine(ctx.store.get(), ctx.dbPath));
     engine->addLocalNode(localAgentPath());
     for (const QString& n : std::as_const(nodes))
         if (!n.isEmpty() && n != u"local")
@@ -920,7 +937,9 @@ int cmdShow(Context& ctx, const QStringList& args)
     line("created", localTime(r.createdAt));
     line("started", localTime(r.startedAt));
     line("finished", localTime(r.finishedAt));
-    line("duration", duration(r));
+    line("duration", runDuration(r, QDateTime::currentDateTimeUtc()).kind == RunDuration::Kind::EndUnknown
+                         ? QStringLiteral("unknown (its node has not answered since; it may have ended there)")
+                         : duration(r));
     const QMap<QString, QString> params = ctx.store->params(r.id);
     for (auto it = params.cbegin(); it != params.cend(); ++it)
         line("param", escapedName(it.key()) + u'=' + escapedName(it.value()));
@@ -1072,18 +1091,34 @@ int cmdCancel(Context& ctx, const QStringList& args)
         if (!sent)
             QCoreApplication::exit(kNodeDown);
     }, send);
-    QObject::connect(engine.get(), &RunEngine::cancelFailed, &watch, [id = run->id](RunId r, const QString& reason) {
+    // The end is recorded by whichever process ingests (this one or another,
+    // e.g. a second cancel at the same time): the stored state is read again
+    // every 250 ms, for the grace and kCancelWaitMs more at most.
+    constexpr qint64 kCancelWaitMs = 30000;
+    const qint64 waitMs = qint64(grace * 1000) + kCancelWaitMs;
+    StoredRunWait ended(ctx.store.get(), run->id, [](const RunRecord& r) { return isTerminal(r.state); });
+    QObject::connect(&ended, &StoredRunWait::satisfied, &watch, [] { QCoreApplication::exit(0); });
+    QObject::connect(&ended, &StoredRunWait::timedOut, &watch, [] { QCoreApplication::exit(kStillWaiting); });
+    QObject::connect(engine.get(), &RunEngine::cancelFailed, &watch, [id = run->id, &ended](RunId r, const QString& reason) {
         if (r != id)
+            return;
+        ended.check(); // ended meanwhile: cancelled, not failed
+        if (ended.finished())
             return;
         err() << "trainyardctl: " << reason << '\n';
         QCoreApplication::exit(kNodeDown);
     });
     if (waiting || engine->nodeReady(node))
         send();
+    ended.start(250, waitMs);
     std::signal(SIGINT, onSigint);
     const int loop = QCoreApplication::exec();
     std::signal(SIGINT, SIG_DFL);
     if (loop == kNodeDown) {
+        if (const auto now = ctx.store->run(run->id); now && isTerminal(now->state)) {
+            out() << "run " << run->id << " " << runStateName(now->state) << '\n';
+            return Ok;
+        }
         err() << "trainyardctl: run " << run->id << " was not cancelled: its node " << node
               << " cannot be reached (the run goes on there if it is running)\n";
         return Unavailable;
@@ -1092,6 +1127,12 @@ int cmdCancel(Context& ctx, const QStringList& args)
         return 130;
     ctx.store->flush();
     auto after = ctx.store->run(run->id);
+    if (loop == kStillWaiting) {
+        err() << "trainyardctl: run " << run->id << " was sent the cancel but is still "
+              << (after ? runStateName(after->state) : QStringLiteral("?")) << " after " << waitMs / 1000
+              << " s; its end is recorded once its node's agent reports it\n";
+        return Unavailable;
+    }
     out() << "run " << run->id << " " << (after ? runStateName(after->state) : QStringLiteral("?")) << '\n';
     return Ok;
 }

@@ -19,6 +19,9 @@ QLatin1StringView key(const char* k)
     return QLatin1StringView(k);
 }
 
+// What fail() tells the callbacks of requests without a reply (replyLost()).
+constexpr QLatin1StringView kReplyLost("connection to the agent lost before the reply to the ");
+
 } // namespace
 
 AgentClient::AgentClient(std::unique_ptr<AgentTransport> transport, QObject* parent)
@@ -217,12 +220,16 @@ void AgentClient::fail(const QString& reason)
             continue;
         const QString what = it->run.isEmpty() ? QStringLiteral("%1 request").arg(it->op)
                                                : QStringLiteral("%1 request for run %2").arg(it->op, it->run);
-        it->callback(ty::fail(QStringLiteral("node %1: connection to the agent lost before the reply to the %2: %3")
-                                  .arg(nodeName(), what, reason)));
+        it->callback(ty::fail(QStringLiteral("node %1: %2%3: %4").arg(nodeName(), kReplyLost, what, reason)));
         if (!self)
             return;
     }
     Q_EMIT disconnected(reason);
+}
+
+bool AgentClient::replyLost(const Error& error)
+{
+    return error.message.contains(kReplyLost);
 }
 
 void AgentClient::deliverLater(ReplyCallback cb, Result<QJsonObject> result)
@@ -353,6 +360,11 @@ quint64 AgentClient::listFiles(const QString& run, const QStringList& globs,
 void AgentClient::runFileJob(NodeFileJob job, std::function<void(const Result<void>&)> done)
 {
     transport_->runFileJob(std::move(job), std::move(done));
+}
+
+void AgentClient::probe(std::function<void(std::optional<bool>)> done)
+{
+    transport_->probe(std::move(done));
 }
 
 } // namespace ty

@@ -58,6 +58,12 @@ public:
     // or the agent's error. Returns the request id (> 0).
     quint64 request(const QString& op, QJsonObject args, ReplyCallback onReply);
 
+    // Whether `error` (a request's callback error) says the connection ended
+    // after the request was made and before its reply came: the agent may
+    // have carried it out (a start whose run is going), so only the agent's
+    // own record (`list`, `status`) says what happened.
+    static bool replyLost(const Error& error);
+
     quint64 ping(std::function<void(const Result<qint64>&)> cb);  // agent clock, ms since epoch
     quint64 start(const AgentStartRequest& req, std::function<void(const Result<AgentStartReply>&)> cb);
     // Streams console bytes from `offset` as output() signals; with `follow`,
@@ -91,6 +97,8 @@ public:
     // Runs `job` on the node's files through the transport (SFTP for SSH nodes,
     // this machine's files for the local node); `done` runs on this thread.
     void runFileJob(NodeFileJob job, std::function<void(const Result<void>&)> done);
+    // AgentTransport::probe(): while disconnected, whether the node answers again.
+    void probe(std::function<void(std::optional<bool>)> done);
 
 Q_SIGNALS:
     void ready(const ty::AgentHello& hello);

@@ -17,6 +17,7 @@
 #include <QString>
 
 #include <functional>
+#include <optional>
 
 namespace ty {
 
@@ -37,6 +38,12 @@ public:
     // machine's files (LocalNodeFiles, a pool thread); SSH transports use SFTP
     // on their session's thread. Defined in NodeFiles.cpp.
     virtual void runFileJob(NodeFileJob job, std::function<void(const Result<void>&)> done);
+    // A cheap check, while disconnected, whether the node answers again (an
+    // SSH node: its port accepts a TCP connection within a second), so a
+    // reconnection need not wait out its backoff. `done` runs on this
+    // object's thread: true (answers), false (does not), nullopt (this
+    // transport cannot tell, e.g. behind a ProxyJump; the default).
+    virtual void probe(std::function<void(std::optional<bool>)> done);
 
 Q_SIGNALS:
     void opened();

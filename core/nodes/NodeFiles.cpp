@@ -7,6 +7,7 @@
 #include <QPointer>
 #include <QRandomGenerator>
 #include <QThreadPool>
+#include <QTimer>
 
 #include <libssh/libssh.h>
 #include <libssh/sftp.h>
@@ -421,6 +422,11 @@ void AgentTransport::runFileJob(NodeFileJob job, std::function<void(const Result
             return;
         QMetaObject::invokeMethod(self.data(), [done = std::move(done), r] { if (done) done(r); }, Qt::QueuedConnection);
     });
+}
+
+void AgentTransport::probe(std::function<void(std::optional<bool>)> done)
+{
+    QTimer::singleShot(0, this, [done = std::move(done)] { done(std::nullopt); });
 }
 
 } // namespace ty

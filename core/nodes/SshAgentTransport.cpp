@@ -3,6 +3,8 @@
 #include "nodes/SshSession.h"
 
 #include <QPointer>
+#include <QTcpSocket>
+#include <QTimer>
 #include <QThread>
 
 #include <csignal>
@@ -73,6 +75,11 @@ void SshAgentTransport::open()
         if (s == session_)
             Q_EMIT received(bytes);
     });
+    connect(s, &SshSession::resolved, this, [this](const QString& host, int port, bool proxied) {
+        resolvedHost_ = host;
+        resolvedPort_ = port;
+        proxied_ = proxied;
+    });
     connect(s, &SshSession::deployed, this, [this, s](const AgentDeployResult& r) {
         if (s != session_)
             return;
@@ -110,6 +117,27 @@ void SshAgentTransport::write(const QByteArray& bytes)
     if (!session_ || !open_)
         return;
     session_->post(bytes); // thread-safe; also flushed between the chunks of a file job
+}
+
+void SshAgentTransport::probe(std::function<void(std::optional<bool>)> done)
+{
+    if (resolvedHost_.isEmpty() || resolvedPort_ <= 0 || proxied_) {
+        QTimer::singleShot(0, this, [done = std::move(done)] { done(std::nullopt); });
+        return;
+    }
+    auto* socket = new QTcpSocket(this);
+    auto finish = std::make_shared<std::function<void(bool)>>([socket, done = std::move(done)](bool answers) mutable {
+        if (!done)
+            return; // answered already (connected, failed or timed out first)
+        const auto answer = std::exchange(done, nullptr);
+        socket->abort();
+        socket->deleteLater();
+        answer(answers);
+    });
+    connect(socket, &QTcpSocket::connected, this, [finish] { (*finish)(true); });
+    connect(socket, &QTcpSocket::errorOccurred, this, [finish] { (*finish)(false); });
+    QTimer::singleShot(1000, socket, [finish] { (*finish)(false); });
+    socket->connectToHost(resolvedHost_, quint16(resolvedPort_));
 }
 
 void SshAgentTransport::runFileJob(NodeFileJob job, std::function<void(const Result<void>&)> done)

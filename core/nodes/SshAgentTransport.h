@@ -43,6 +43,9 @@ public:
     QString describe() const override;
     // SFTP on this node's session, on the session's thread (SshSession::runFileJob).
     void runFileJob(NodeFileJob job, std::function<void(const Result<void>&)> done) override;
+    // TCP connect to the host and port the last connection attempt resolved
+    // (nullopt before one, or through a ProxyCommand/ProxyJump).
+    void probe(std::function<void(std::optional<bool>)> done) override;
 
     const SshNodeOptions& options() const { return options_; }
     // Takes effect at the next open(): accept (and record) an unknown host key.
@@ -72,6 +75,9 @@ private:
     std::optional<AgentDeployResult> lastDeploy_;
     QString rejectedFingerprint_;
     HostKeyDecision hostKeyDecision_ = HostKeyDecision::None;
+    QString resolvedHost_; // SshSession::resolved, for probe()
+    int resolvedPort_ = 0;
+    bool proxied_ = false;
 };
 
 } // namespace ty

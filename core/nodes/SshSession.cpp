@@ -351,6 +351,7 @@ Result<void> SshSession::connectAndLogin()
     unsigned int port = 0;
     if (ssh_options_get_port(session_, &port) == SSH_OK)
         resolvedPort_ = int(port);
+    Q_EMIT resolved(resolvedHost_, resolvedPort_, !getStringOption(session_, SSH_OPTIONS_PROXYCOMMAND).isEmpty());
 
     ssh_set_blocking(session_, 1);
     if (ssh_connect(session_) != SSH_OK) {

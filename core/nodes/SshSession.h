@@ -119,6 +119,9 @@ Q_SIGNALS:
     void hostKeyDecided(ty::HostKeyDecision decision, const QString& fingerprint, const QString& message);
     void data(const QByteArray& bytes);
     void finished(const QString& reason);
+    // Where the configuration sends the connection (before it is made):
+    // host and port, and whether a ProxyCommand/ProxyJump carries it.
+    void resolved(const QString& host, int port, bool proxied);
 
 private:
     Result<void> connectAndLogin();

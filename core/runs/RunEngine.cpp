@@ -20,6 +20,7 @@
 #include <QMetaMethod>
 #include <QRegularExpression>
 #include <QSaveFile>
+#include <QScopeGuard>
 #include <QSysInfo>
 #include <QTimer>
 #include <QUuid>
@@ -36,6 +37,9 @@ struct RunEngine::Node {
     AgentClient* client = nullptr;
     NodeHealth* health = nullptr; // heartbeats; disconnects the client when the node goes silent
     int reconnectDelayMs = 0;     // the last reconnection delay (0: connected, or never lost)
+    int reconnectGeneration = 0;  // a scheduled reconnection is void once this moved on
+    bool probing = false;         // probeLostNode() is under way
+    bool probeFoundSilent = false; // a probe since the loss found it not answering
     bool ready = false;
     bool attempted = false;       // its first connection attempt ended (ready or lost)
     bool listed = false;          // its runs were re-attached after connecting
@@ -164,10 +168,12 @@ RunEngine::~RunEngine()
     // Leave every run going; flush what was ingested so the next session
     // resumes exactly where this one stopped.
     m_shuttingDown = true;
-    m_store->flush();
+    // Disconnecting answers requests still pending (a start whose reply has
+    // not come: its run is recorded unknown), so flush after it.
     for (const auto& node : std::as_const(m_nodes))
         if (node->client)
             node->client->disconnectFromAgent();
+    m_store->flush();
 }
 
 void RunEngine::addLocalNode(const QString& agentPath, const QString& stateDir)
@@ -283,8 +289,14 @@ void RunEngine::cancel(RunId id, int graceMs)
 {
     QMetaObject::invokeMethod(this, [this, id, graceMs] {
         auto run = m_store->run(id);
-        if (!run || isTerminal(run->state))
+        if (!run)
             return;
+        if (isTerminal(run->state)) {
+            // Ended already (another process cancelled it, or it exited):
+            // said, so that nothing waits for a change that will not come.
+            Q_EMIT runStateChanged(*run);
+            return;
+        }
         // Cancelling one rank of a gang cancels them all (isTerminal stops the recursion).
         const QString gang = gangTagOf(*run);
         if (run->state == RunState::Queued || run->state == RunState::Held) {
@@ -313,11 +325,27 @@ void RunEngine::cancel(RunId id, int graceMs)
                 if (r.id != id && !isTerminal(r.state) && r.tags.contains(gang) && !m_cancelling.contains(r.id))
                     cancel(r.id, graceMs);
         }
-        node->client->cancel(run->agentRunId, graceMs, [this, id, nodeName = node->name](const Result<void>& r) {
+        node->client->cancel(run->agentRunId, graceMs, [this, id, nodeName = node->name, agentRun = run->agentRunId](const Result<void>& r) {
             if (r)
                 return;
-            qCWarning(lcRuns) << "cancel of run" << id << "on" << nodeName << "failed:" << r.error().message;
-            Q_EMIT cancelFailed(id, QStringLiteral("node %1: %2").arg(nodeName, r.error().message));
+            const QString why = r.error().message; // names the node already
+            const auto n = m_nodes.value(nodeName);
+            if (!n || !n->client->isReady()) {
+                qCWarning(lcRuns).noquote() << "cancel of run" << id << "failed:" << why;
+                Q_EMIT cancelFailed(id, why);
+                return;
+            }
+            // The agent refuses a run that is no longer running: another
+            // process cancelled it a moment ago, or it just ended. Nothing
+            // failed; the ingestion owner records how it ended.
+            n->client->status(agentRun, [this, id, why](const Result<AgentRunStatus>& status) {
+                if (status && !status->running) {
+                    qCInfo(lcRuns).noquote() << "run" << id << "had already ended on its node:" << why;
+                    return;
+                }
+                qCWarning(lcRuns).noquote() << "cancel of run" << id << "failed:" << why;
+                Q_EMIT cancelFailed(id, why);
+            });
         });
         if (!m_ownsIngestion)
             m_watched.insert(id, run->state);
@@ -547,8 +575,8 @@ QList<RunRecord> RunEngine::updateFairShareLedger(qint64 nowMs, qint64 windowMs)
 // knows: placements are started, every other queued run gets its reason.
 void RunEngine::schedulePass()
 {
-    if (!m_ownsIngestion)
-        return; // only one process starts queued runs
+    if (!m_ownsIngestion || m_stopStarting)
+        return; // only one process starts queued runs (and not one about to end)
     // Until every node has answered or failed once, a pass would call the
     // ones still connecting unreachable (a few seconds at most).
     const qint64 sinceStart = QDateTime::currentMSecsSinceEpoch() - m_createdMs;
@@ -884,6 +912,7 @@ void RunEngine::startRun(RunRecord run, Node& node)
     run.agentRunId = agentRunIdFor(run);
     commit(run);
     m_starting.insert(run.id, run);
+    ++m_startRequests; // settled by sendStart's reply, or by a failed sync
 
     AgentStartRequest req;
     req.run = run.agentRunId;
@@ -947,6 +976,7 @@ void RunEngine::startRun(RunRecord run, Node& node)
                 failRun(run, QStringLiteral("could not sync its workdir to node %1: %2")
                                  .arg(nodeName, synced ? QStringLiteral("the node was lost") : synced.error().message));
                 cancelGang(gangTagOf(run), run.id);
+                startSettled();
             });
         return;
     }
@@ -1063,6 +1093,21 @@ void RunEngine::sendStart(RunRecord run, Node& node, const AgentStartRequest& re
 {
     const QString nodeName = node.name;
     node.client->start(req, [this, run, nodeName](const Result<AgentStartReply>& reply) mutable {
+        const auto settled = qScopeGuard([this] { startSettled(); });
+        if (!reply && AgentClient::replyLost(reply.error())) {
+            // The request went out, the reply did not come back (the
+            // connection ended: this process is ending, or the node went
+            // away). The agent may well have started it: unknown, until the
+            // agent's list says (onNodeReady, here or in the next owner).
+            qCWarning(lcRuns).noquote() << "run" << run.id << "is unknown:" << reply.error().message;
+            run.state = RunState::Unknown;
+            run.failureReason = QStringLiteral("the reply to its start on node %1 was lost (%2); its state is read from "
+                                               "the node's agent when it answers again")
+                                    .arg(nodeName, reply.error().message);
+            m_starting.insert(run.id, run); // until the database says so too
+            commit(run);
+            return;
+        }
         if (!reply && reply.error().message.contains(QStringLiteral(" of another Trainyard instance"))
             && gangTagOf(run).isEmpty()) {
             // The node's agent refused a GPU that another researcher's
@@ -1099,6 +1144,12 @@ void RunEngine::sendStart(RunRecord run, Node& node, const AgentStartRequest& re
         if (node)
             attach(run, *node);
     });
+}
+
+void RunEngine::startSettled()
+{
+    if (m_startRequests > 0 && --m_startRequests == 0)
+        Q_EMIT startsSettled();
 }
 
 void RunEngine::attach(RunRecord run, Node& node)
@@ -1367,13 +1418,22 @@ void RunEngine::onNodeReady(Node& node)
                 // its own callback settles it (a lost connection fails it).
                 if (const auto s = m_starting.constFind(r.id); s != m_starting.cend() && s->state == RunState::Starting)
                     continue;
-                if (byId.contains(r.agentRunId)) {
-                    attach(r, *n);
+                // A start whose reply was lost (sendStart) is unknown, with no start time.
+                const bool startUnanswered = r.state == RunState::Starting
+                    || (r.state == RunState::Unknown && !r.startedAt.isValid());
+                if (const auto s = byId.constFind(r.agentRunId); s != byId.cend()) {
+                    RunRecord going = r;
+                    if (!going.startedAt.isValid() && s->startedMs > 0)
+                        going.startedAt = QDateTime::fromMSecsSinceEpoch(s->startedMs, Qt::UTC);
+                    if (startUnanswered)
+                        going.failureReason.clear();
+                    attach(going, *n);
                     if (const auto a = m_active.value(r.id))
-                        a->endedOnNode = !byId.value(r.agentRunId).running;
+                        a->endedOnNode = !s->running;
                 }
-                else if (r.state == RunState::Starting)
-                    failRun(r, QStringLiteral("the start on node %1 was interrupted").arg(n->name));
+                else if (startUnanswered)
+                    failRun(r, QStringLiteral("the start on node %1 was interrupted before its agent recorded the run")
+                                   .arg(n->name));
                 else
                     failRun(r, QStringLiteral("node %1's agent has no record of run %2 (%3)").arg(n->name).arg(r.id).arg(r.agentRunId));
             }
@@ -1453,10 +1513,50 @@ void RunEngine::onNodeLost(Node& node, const QString& reason)
     // Reconnect with backoff; onNodeReady re-attaches its runs at their stored offsets.
     node.reconnectDelayMs = node.reconnectDelayMs == 0 ? m_reconnectFirstMs
                                                        : std::min(node.reconnectDelayMs * 2, m_reconnectMaxMs);
-    QTimer::singleShot(node.reconnectDelayMs, this, [this, name = node.name] {
+    const int generation = ++node.reconnectGeneration;
+    QTimer::singleShot(node.reconnectDelayMs, this, [this, name = node.name, generation] {
         const auto n = m_nodes.value(name);
-        if (n && !m_shuttingDown && n->client->state() == AgentClient::State::Disconnected)
+        if (n && !m_shuttingDown && n->reconnectGeneration == generation
+            && n->client->state() == AgentClient::State::Disconnected)
             n->client->connectToAgent();
+    });
+    if (!node.probing && m_reconnectProbeMs > 0) {
+        node.probing = true;
+        node.probeFoundSilent = false;
+        QTimer::singleShot(m_reconnectProbeMs, this, [this, name = node.name] { probeLostNode(name); });
+    }
+}
+
+void RunEngine::probeLostNode(const QString& name)
+{
+    const auto node = m_nodes.value(name);
+    if (!node)
+        return;
+    if (m_shuttingDown || node->client->state() != AgentClient::State::Disconnected) {
+        node->probing = false; // connected (or connecting) again
+        return;
+    }
+    node->client->probe([this, name](std::optional<bool> answers) {
+        const auto n = m_nodes.value(name);
+        if (!n)
+            return;
+        if (m_shuttingDown || !answers || n->client->state() != AgentClient::State::Disconnected) {
+            n->probing = false; // this transport cannot tell, or it is connecting already
+            return;
+        }
+        if (!*answers) {
+            n->probeFoundSilent = true;
+            QTimer::singleShot(m_reconnectProbeMs, this, [this, name] { probeLostNode(name); });
+            return;
+        }
+        n->probing = false;
+        if (!n->probeFoundSilent)
+            return; // it answered all along: what fails is not the network; the backoff stands
+        // It answers again: at once, with the backoff reset.
+        qCInfo(lcRuns).noquote() << "node" << name << "answers again; reconnecting now";
+        n->reconnectDelayMs = 0;
+        ++n->reconnectGeneration;
+        n->client->connectToAgent();
     });
 }
 

@@ -70,7 +70,13 @@ public:
     // A lost node (connection closed, or no heartbeat within the timeout) is
     // reconnected after firstMs, then after doubling delays up to maxMs, until
     // it answers (default 1 s .. 30 s). Its runs are not failed meanwhile.
+    // Between attempts it is probed every probeMs (default 1000; 0: never)
+    // where its transport can tell (AgentTransport::probe(): an SSH node's
+    // port): once it answers after a probe that found it silent, the backoff
+    // is reset and it is reconnected at once, its runs asked for straight
+    // after, instead of waiting out the delay.
     void setReconnectDelays(int firstMs, int maxMs);
+    void setReconnectProbeInterval(int probeMs) { m_reconnectProbeMs = probeMs; }
     // Heartbeats (NodeHealth pings) of nodes added after the call: interval
     // and the silence after which a node counts as lost (default 5 s / 15 s).
     void setHeartbeat(int intervalMs, int timeoutMs);
@@ -122,6 +128,15 @@ public:
     // artifacts): a short-lived process (trainyardctl) waits for
     // postRunWorkDone() before it destroys the engine, or that work is lost.
     bool postRunWorkPending() const { return m_postRunWork > 0; }
+    // Start requests sent (or their workdir sync under way) whose reply has
+    // not come yet. A process that ends with one pending closes the node's
+    // connection under it: its run may well be going, but nobody would learn
+    // so until the next owner asks the agent. A short-lived process therefore
+    // calls stopStarting() (no further queued runs are started by it; the next
+    // owner of the ingestion lock starts them) and waits for startsSettled()
+    // before it destroys the engine. Engine thread.
+    bool startsPending() const { return m_startRequests > 0; }
+    void stopStarting() { m_stopStarting = true; }
     // Lists them, then copies every regular file into `destDir`/<path> over the
     // node's file transport (SFTP for SSH nodes); names that would land outside
     // `destDir` and symlinks are refused (WorkdirSync.h, downloadArtifacts());
@@ -162,6 +177,8 @@ public:
 Q_SIGNALS:
     // The last piece of post-run work ended (see postRunWorkPending()).
     void postRunWorkDone();
+    // The last pending start request was answered (see startsPending()).
+    void startsSettled();
     // Raw console bytes [offset, offset + bytes.size()) of a run, as received;
     // offsets of the local copy (equal to the node's unless its file was
     // truncated there: RunIngest.h "Node offsets").
@@ -290,8 +307,13 @@ private:
     bool m_schedulePending = false;
     bool m_shuttingDown = false;   // destructor: lost nodes are not reconnected
     int m_postRunWork = 0;         // artifact listings of ended runs not answered yet
+    int m_startRequests = 0;       // startsPending()
+    bool m_stopStarting = false;   // stopStarting(): no scheduling passes any more
+    void startSettled();           // one of m_startRequests was answered
     int m_reconnectFirstMs = 1000;
     int m_reconnectMaxMs = 30000;
+    int m_reconnectProbeMs = 1000;
+    void probeLostNode(const QString& name);
     int m_heartbeatIntervalMs = 5000;
     int m_heartbeatTimeoutMs = 15000;
     qint64 m_lastDataVersion = -1;

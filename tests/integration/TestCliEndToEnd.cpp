@@ -13,7 +13,11 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
+#include <optional>
+#include <vector>
 
 #include <pwd.h>
 #include <stdlib.h>
@@ -28,6 +32,13 @@ struct Outcome {
     QByteArray out;
     QByteArray err;
 };
+std::optional<RunRecord> findRunByName(ResultStore& store, const QString& name)
+{
+    for (const RunRecord& r : store.runs())
+        if (r.name == name)
+            return r;
+    return std::nullopt;
+}
 } // namespace
 
 // Drives the built trainyardctl exactly as a user would, with a private
@@ -786,6 +797,149 @@ private Q_SLOTS:
         QCOMPARE(run[QStringLiteral("state")].toString(), QStringLiteral("failed"));
         QCOMPARE(run[QStringLiteral("exit_code")].toInt(), 3);
         QCOMPARE(run[QStringLiteral("latest_metrics")][QStringLiteral("acc")].toDouble(), 0.7);
+    }
+
+    void concurrentSubmitsAreRecordedAsTheyRan()
+    {
+        // Issue 20: trainyardctl submits at once on one database. The one
+        // that owns ingestion starts the others' runs as well; it used to end
+        // once its own run started, cutting its agent connection under a start
+        // still unanswered, and that run was recorded failed although it ran.
+        // Every run must end succeeded, with its start time and console.
+        const QString spec = writeFile(QStringLiteral("together.yaml"),
+                                       "name: together\ncommand: \"echo hello; sleep 0.2; echo done\"\n");
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
+        env.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), stateDir());
+        env.remove(QStringLiteral("TRAINYARD_DB"));
+        constexpr int kRounds = 4;
+        constexpr int kAtOnce = 3;
+        for (int round = 0; round < kRounds; ++round) {
+            std::vector<std::unique_ptr<QProcess>> submits;
+            for (int i = 0; i < kAtOnce; ++i) {
+                auto p = std::make_unique<QProcess>();
+                p->setProcessEnvironment(env);
+                p->start(QStringLiteral(TRAINYARD_CTL_PATH), {QStringLiteral("--db"), dbPath(), QStringLiteral("submit"), spec});
+                submits.push_back(std::move(p));
+            }
+            for (auto& p : submits)
+                p->waitForFinished(60000);
+            for (auto& p : submits) {
+                QCOMPARE(p->state(), QProcess::NotRunning);
+                const QByteArray out = p->readAllStandardOutput();
+                const QByteArray said = out + p->readAllStandardError();
+                QVERIFY2(p->exitCode() == 0, said.constData());
+                QVERIFY2(out.contains("running on local"), said.constData());
+            }
+        }
+        // Nothing watches them now; ls brings the database up to date.
+        const auto togetherRuns = [this] {
+            QList<RunRecord> runs;
+            auto store = ResultStore::open(dbPath());
+            if (store)
+                for (const RunRecord& r : (*store)->runs())
+                    if (r.name == u"together")
+                        runs.append(r);
+            return runs;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(ctl({QStringLiteral("ls")}, 30000).exitCode == 0 && std::ranges::all_of(togetherRuns(), [](const RunRecord& r) {
+                                     return isTerminal(r.state);
+                                 }), 30000);
+        const QList<RunRecord> runs = togetherRuns();
+        QCOMPARE(runs.size(), qsizetype(kRounds * kAtOnce));
+        for (const RunRecord& r : runs) {
+            const QString which = QStringLiteral("run %1: %2 (%3)").arg(r.id).arg(runStateName(r.state), r.failureReason);
+            QVERIFY2(r.state == RunState::Succeeded, qPrintable(which));
+            QCOMPARE(r.exitCode, std::optional<int>(0));
+            QVERIFY2(r.startedAt.isValid() && r.finishedAt.isValid() && r.startedAt <= r.finishedAt, qPrintable(which));
+            QFile copy(r.consolePath);
+            QVERIFY2(copy.open(QIODevice::ReadOnly), qPrintable(which));
+            QCOMPARE(copy.readAll(), QByteArray("hello\ndone\n"));
+        }
+    }
+
+    void twoCancelsAtOnceBothEnd()
+    {
+        // Issue 20: a second trainyardctl cancel at the same time used to say
+        // "its node cannot be reached" (the agent refused to cancel a run that
+        // had just exited) or wait for ever (for a state change that only the
+        // ingestion owner emits). Both end in time, say cancelled, exit 0.
+        const QString spec = writeFile(QStringLiteral("cancel-twice.yaml"), "name: cancel-twice\ncommand: [sleep, '60']\n");
+        const Outcome s = ctl({QStringLiteral("submit"), spec});
+        QVERIFY2(s.exitCode == 0 && s.out.contains("running on local"), QByteArray(s.out + s.err).constData());
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
+        env.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), stateDir());
+        env.remove(QStringLiteral("TRAINYARD_DB"));
+        std::vector<std::unique_ptr<QProcess>> cancels;
+        for (int i = 0; i < 2; ++i) {
+            auto p = std::make_unique<QProcess>();
+            p->setProcessEnvironment(env);
+            p->start(QStringLiteral(TRAINYARD_CTL_PATH), {QStringLiteral("--db"), dbPath(), QStringLiteral("cancel"),
+                                                          QStringLiteral("cancel-twice"), QStringLiteral("--grace"), QStringLiteral("0.5")});
+            cancels.push_back(std::move(p));
+        }
+        for (auto& p : cancels)
+            p->waitForFinished(45000);
+        for (auto& p : cancels) {
+            const bool ended = p->state() == QProcess::NotRunning;
+            if (!ended) {
+                p->kill();
+                p->waitForFinished();
+            }
+            const QByteArray out = p->readAllStandardOutput();
+            const QByteArray said = out + p->readAllStandardError();
+            QVERIFY2(ended, QByteArray("still waiting after 45 s: " + said).constData());
+            QVERIFY2(p->exitCode() == 0, said.constData());
+            QVERIFY2(out.contains("cancelled"), said.constData());
+        }
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        const auto run = findRunByName(**store, QStringLiteral("cancel-twice"));
+        QVERIFY(run);
+        QCOMPARE(runStateName(run->state), QStringLiteral("cancelled"));
+    }
+
+    void durationOfARunWhoseNodeIsAway()
+    {
+        // Issue 20: a run started an hour ago whose node has not answered
+        // since (unknown, no end recorded) does not show an hour that keeps
+        // growing; one whose end was recorded shows end - start.
+        RunId away = 0;
+        RunId ended = 0;
+        {
+            auto store = ResultStore::open(dbPath());
+            QVERIFY(store);
+            RunRecord r = test::runningRecord(QStringLiteral("node-away"), QStringLiteral("away-node"), QStringLiteral("ty-away-1"));
+            r.state = RunState::Unknown;
+            r.startedAt = QDateTime::currentDateTimeUtc().addSecs(-3600);
+            auto id = (*store)->createRun(r, {});
+            QVERIFY(id);
+            away = *id;
+            r.name = QStringLiteral("ended-then-away");
+            r.agentRunId = QStringLiteral("ty-away-2");
+            r.finishedAt = r.startedAt.addSecs(75);
+            id = (*store)->createRun(r, {});
+            QVERIFY(id);
+            ended = *id;
+        }
+        Outcome o = ctl({QStringLiteral("show"), QString::number(away)});
+        QVERIFY2(o.exitCode == 0, o.err.constData());
+        QVERIFY2(o.out.contains(QByteArray("duration   unknown (its node has not answered since")), o.out.constData());
+        QVERIFY2(!o.out.contains("1h00m"), o.out.constData());
+        o = ctl({QStringLiteral("show"), QString::number(ended)});
+        QVERIFY2(o.exitCode == 0, o.err.constData());
+        QVERIFY2(o.out.contains("1m15s"), o.out.constData());
+        o = ctl({QStringLiteral("ls")});
+        QCOMPARE(o.exitCode, 0);
+        bool seen = false;
+        for (const QByteArray& line : o.out.split('\n')) {
+            if (line.contains("node-away")) {
+                seen = true;
+                QVERIFY2(line.contains(" unknown ") && !line.contains("1h00m"), line.constData());
+            }
+        }
+        QVERIFY2(seen, o.out.constData());
     }
 
     void noSuchRunAndUsage()

@@ -5,6 +5,8 @@
 #include "runs/QueuePolicy.h"
 #include "sched/Policy.h"
 #include "runs/RunEngine.h"
+#include "nodes/AgentTransport.h"
+#include "nodes/LocalAgentTransport.h"
 #include "nodes/WorkdirSync.h"
 
 #include <QScopeGuard>
@@ -57,6 +59,45 @@ bool processRunning(pid_t pid)
     return close > 0 && close + 2 < stat.size() && stat.at(close + 2) != 'Z' && stat.at(close + 2) != 'X';
 }
 
+// The local agent's transport, except that the connection is cut right after
+// the first start request was written, before the agent's reply can come
+// back (as when the process that sent it ends): everything the agent sends
+// afterwards is dropped, and closed() follows. Reconnecting works as usual.
+class CutAfterStartTransport final : public AgentTransport {
+public:
+    CutAfterStartTransport(const QString& agentPath, const QString& stateDir)
+        : m_inner(new LocalAgentTransport(agentPath, stateDir, this))
+    {
+        connect(m_inner, &AgentTransport::opened, this, &AgentTransport::opened);
+        connect(m_inner, &AgentTransport::received, this, [this](const QByteArray& bytes) {
+            if (!m_cut)
+                Q_EMIT received(bytes);
+        });
+        connect(m_inner, &AgentTransport::closed, this, &AgentTransport::closed);
+    }
+    void open() override
+    {
+        m_cut = false;
+        m_inner->open();
+    }
+    void write(const QByteArray& bytes) override
+    {
+        m_inner->write(bytes);
+        if (!m_done && bytes.contains("\"op\":\"start\"")) {
+            m_done = true;
+            m_cut = true;
+            m_inner->close(); // the agent still reads the request (closeWriteChannel writes it first)
+        }
+    }
+    void close() override { m_inner->close(); }
+    QString describe() const override { return QStringLiteral("cut"); }
+    bool cutDone() const { return m_done; }
+
+private:
+    LocalAgentTransport* m_inner;
+    bool m_cut = false;
+    bool m_done = false;
+};
 } // namespace
 
 // The run engine against the real agent: a run outlives the engine that
@@ -574,6 +615,46 @@ private Q_SLOTS:
         owner.reset();
         QTRY_VERIFY_WITH_TIMEOUT(waiting.ownsIngestion(), 5000);
         QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Succeeded, 15000);
+    }
+
+    void startWhoseReplyWasLostIsResolvedFromTheAgentsList()
+    {
+        // Issue 20: the connection ends after the start request went out and
+        // before its reply came. The agent ran it, so the run is unknown (not
+        // failed) until the agent's list says what happened; then it is
+        // ingested like any other: start time, console, exit status.
+        const QString db = m_dir.filePath(QStringLiteral("cut/trainyard.db"));
+        const QString state = m_dir.filePath(QStringLiteral("cut-state"));
+        auto store = ResultStore::open(db);
+        QVERIFY(store);
+        RunEngine engine(store->get(), db);
+        engine.setReconnectDelays(1500, 1500); // long enough to see it unknown first
+        auto transport = std::make_unique<CutAfterStartTransport>(test::agentPath(), state);
+        const CutAfterStartTransport* cut = transport.get();
+        engine.addNode(QStringLiteral("local"), std::move(transport));
+        QVERIFY(engine.acquireIngestion());
+        QList<RunState> seen;
+        connect(&engine, &RunEngine::runStateChanged, this, [&seen](const RunRecord& r) { seen.append(r.state); });
+        const auto id = engine.submit(spec(QStringLiteral("name: cut\ncommand: \"echo before; sleep 0.3; echo loss=0.25\"\n")));
+        QVERIFY(id);
+        QTRY_VERIFY_WITH_TIMEOUT(cut->cutDone(), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Unknown, 5000);
+        QVERIFY2((*store)->run(*id)->failureReason.contains(QStringLiteral("reply to its start on node local was lost")),
+                 qPrintable((*store)->run(*id)->failureReason));
+        QVERIFY(!engine.startsPending());
+        // The node answers again: its list has the run, which is ingested.
+        QTRY_VERIFY_WITH_TIMEOUT(isTerminal((*store)->run(*id)->state), 15000);
+        (*store)->flush();
+        const RunRecord run = *(*store)->run(*id);
+        QCOMPARE(runStateName(run.state), QStringLiteral("succeeded"));
+        QCOMPARE(run.exitCode, std::optional<int>(0));
+        QCOMPARE(run.failureReason, QString());
+        QVERIFY(run.startedAt.isValid() && run.finishedAt.isValid() && run.startedAt <= run.finishedAt);
+        QFile copy(run.consolePath);
+        QVERIFY(copy.open(QIODevice::ReadOnly));
+        QCOMPARE(copy.readAll(), QByteArray("before\nloss=0.25\n"));
+        QCOMPARE((*store)->metrics(*id, QStringLiteral("loss")).size(), qsizetype(1));
+        QVERIFY(!seen.contains(RunState::Failed));
     }
 
     void settledStartsAreForgotten()

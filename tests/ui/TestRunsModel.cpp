@@ -169,6 +169,23 @@ private Q_SLOTS:
         QCOMPARE(model.index(0, RunsModel::Duration).data(RunsModel::SortRole).toLongLong(), 3725000);
     }
 
+    void durationOfARunWhoseNodeIsAwayDoesNotCountOn()
+    {
+        // Issue 20: its node is away (state unknown). Without a recorded end
+        // it says its end is unknown; with one, end - start, however late.
+        RunsModel model;
+        const QDateTime t0 = QDateTime(QDate(2026, 12, 2), QTime(10, 0, 0), Qt::UTC);
+        RunRow away = row(1, QStringLiteral("away"), RunState::Unknown, t0, 0);
+        RunRow endedThenAway = row(2, QStringLiteral("ended-then-away"), RunState::Unknown, t0, 0);
+        endedThenAway.run.finishedAt = t0.addSecs(75);
+        model.setRuns({away, endedThenAway});
+        model.tick(t0.addSecs(3 * 3600));
+        QCOMPARE(model.index(0, RunsModel::Duration).data().toString(), QStringLiteral("unknown"));
+        QVERIFY(model.index(0, RunsModel::Duration).data(Qt::ToolTipRole).toString().contains(QStringLiteral("may have ended")));
+        QCOMPARE(model.index(1, RunsModel::Duration).data().toString(), QStringLiteral("1m 15s"));
+        QCOMPARE(model.index(1, RunsModel::Duration).data(RunsModel::SortRole).toLongLong(), 75000);
+    }
+
     void choosesMainMetrics()
     {
         RunRows rows{row(1, QStringLiteral("a"), RunState::Succeeded, {}, 0,

@@ -1,6 +1,7 @@
 #include "RunsModel.h"
 
 #include "RunStateStyle.h"
+#include "common/RunDuration.h"
 #include "charts/RunColour.h"
 
 #include <QColor>
@@ -102,10 +103,7 @@ QString RunsModel::formatValue(double v)
 
 qint64 RunsModel::durationMs(const RunRecord& r) const
 {
-    if (!r.startedAt.isValid())
-        return -1;
-    const QDateTime end = r.finishedAt.isValid() ? r.finishedAt : (isTerminal(r.state) ? r.startedAt : m_now);
-    return std::max<qint64>(0, r.startedAt.msecsTo(end));
+    return runDuration(r, m_now).ms; // -1: not started, or its end is unknown (its node is away)
 }
 
 QVariant RunsModel::data(const QModelIndex& index, int role) const
@@ -189,6 +187,15 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const
         return {};
     case Duration: {
         const qint64 ms = durationMs(r);
+        if (ms < 0 && r.state == RunState::Unknown && r.startedAt.isValid()) {
+            // Its node is away: it may have ended there; a number would only grow.
+            if (role == Qt::DisplayRole)
+                return tr("unknown");
+            if (role == Qt::ToolTipRole)
+                return tr("Its node has not answered since; it may have ended there");
+            if (role == Qt::TextAlignmentRole)
+                return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
+        }
         if (ms < 0)
             return {};
         if (role == Qt::DisplayRole)

@@ -38,6 +38,7 @@ public:
     void updateRun(const RunRecord& r) override;
     void appendMetrics(QList<MetricPoint> points) override;
     void setConsoleOffset(RunId run, qint64 offset) override;
+    void beginIngestion(RunId run) override;
     void deleteRun(RunId run) override;
     void addArtifact(const ArtifactRecord& a) override;
     void addNotice(const RunNotice& n) override;

@@ -58,7 +58,13 @@ struct RemoveNode {
     QString name;
 };
 
+// The run's ingestion (re)starts from its stored offset
+// (ResultStore::beginIngestion).
+struct BeginIngestion {
+    RunId run = 0;
+};
+
 using WriteOp = std::variant<CreateRun, UpdateRun, AppendMetrics, SetConsoleOffset, DeleteRun, AddArtifact, AddNotice,
-                             PutNode, RemoveNode>;
+                             PutNode, RemoveNode, BeginIngestion>;
 
 } // namespace ty::storeop

@@ -3,6 +3,7 @@
 #include "MetricFileFollower.h"
 #include "QueuePolicy.h"
 #include "RunIngest.h"
+#include "WriteRetry.h"
 #include "common/Paths.h"
 #include "logs/ConsoleNodeOffsets.h"
 #include "nodes/AgentClient.h"
@@ -57,6 +58,14 @@ struct RunEngine::Active {
     qint64 catchUpTo = -1; // the node's console size when the tail began (-1: not yet known); node offsets
     bool endedOnNode = false; // the agent's list said it had exited: caught up only once recorded
     bool ingestNoticed = false; // an ingestion error was recorded as a notice (one per attach, not per chunk)
+    // A write failed (stallIngestion): output is dropped until a retry
+    // re-opens the ingest at the stored offset and tails again from what is
+    // held; until that tail's first chunk (resyncing), the replaced tail's
+    // bytes past what is held, and its end, are dropped too.
+    bool stalled = false;
+    bool resyncing = false;
+    QString stallReason;
+    WriteRetry retry;
     std::shared_ptr<MetricFileFollower> files; // metric_files + $TRAINYARD_METRICS_FILE (ingestion owner)
     // Display-only watches (no ingest): local offset = node offset +
     // watchShift (ConsoleNodeOffsets), and how far consoleReceived got.
@@ -161,6 +170,13 @@ RunEngine::RunEngine(ResultStore* store, QString databasePath, QObject* parent)
     m_gpuTimer->setInterval(kGpuStatusIntervalMs);
     connect(m_gpuTimer, &QTimer::timeout, this, &RunEngine::pollGpus);
     m_gpuTimer->start();
+    // A failed batch may have rolled back console metrics and offsets of the
+    // runs being ingested: each starts again from what is stored.
+    connect(m_store, &ResultStore::writeFailed, this, [this](const QString& why) {
+        for (const auto& a : QList<std::shared_ptr<Active>>(m_active.values()))
+            if (a->ingest)
+                stallIngestion(a, why);
+    });
 }
 
 RunEngine::~RunEngine()
@@ -202,7 +218,8 @@ void RunEngine::addNode(const QString& name, std::unique_ptr<AgentTransport> tra
             [this, n](const QString& run, qint64 offset, const QByteArray& bytes, const ByteRanges& stderrRanges) {
                 onOutput(*n, run, offset, bytes, stderrRanges);
             });
-    connect(node->client, &AgentClient::tailEnded, this, [this, n](const QString& run, qint64) { onTailEnded(*n, run); });
+    connect(node->client, &AgentClient::tailEnded, this,
+            [this, n](const QString& run, qint64 offset) { onTailEnded(*n, run, offset); });
     connect(node->client, &AgentClient::consoleTruncated, this,
             [this, n](const QString& run, qint64 offset, qint64 size, qint64 generation) {
                 onConsoleTruncated(*n, run, offset, size, generation);
@@ -1185,10 +1202,15 @@ void RunEngine::attach(RunRecord run, Node& node)
         connect(active->files.get(), &MetricFileFollower::pointsStored, this, &RunEngine::metricsReceived);
         active->files->start(m_metricFilePollMs);
     }
-    const RunId id = run.id;
+    tailActive(active, node);
+}
+
+void RunEngine::tailActive(const std::shared_ptr<Active>& active, Node& node)
+{
+    const RunId id = active->run.id;
     Node* n = &node;
-    const qint64 nodeFrom = *resumeAt;
-    node.client->tail(run.agentRunId, nodeFrom, true, [this, id, n, active, nodeFrom](const Result<qint64>& r) {
+    const qint64 nodeFrom = active->ingest->fetchedNodeOffset();
+    node.client->tail(active->run.agentRunId, nodeFrom, true, [this, id, n, active, nodeFrom](const Result<qint64>& r) {
         if (r) {
             // Shorter than what we have: truncated on the node. Caught up
             // once its new content is fetched (onConsoleTruncated).
@@ -1232,8 +1254,17 @@ void RunEngine::onOutput(Node& node, const QString& agentRun, qint64 offset, con
     // What the engine's signals say: offsets of the local copy.
     qint64 localOffset = offset + active->watchShift;
     if (active->ingest) {
+        if (active->stalled)
+            return; // asked for again from what is held once writes succeed
+        if (active->resyncing && active->ingest->localOffset(offset) > active->ingest->fetchedOffset())
+            return; // the replaced tail's, past what is held: the new tail sends it again
+        active->resyncing = false;
         localOffset = active->ingest->localOffset(offset);
         const auto points = active->ingest->ingest(offset, bytes, stderrRanges);
+        if (!points && active->ingest->writeFailed()) {
+            stallIngestion(active, points.error().message);
+            return;
+        }
         if (!points) {
             qCWarning(lcRuns) << points.error().message;
             if (!std::exchange(active->ingestNoticed, true))
@@ -1283,11 +1314,13 @@ void RunEngine::onConsoleTruncated(Node& node, const QString& agentRun, qint64 o
     checkCaughtUp();
 }
 
-void RunEngine::onTailEnded(Node& node, const QString& agentRun)
+void RunEngine::onTailEnded(Node& node, const QString& agentRun, qint64 offset)
 {
     const auto active = findActive(node, agentRun);
     if (!active)
         return;
+    if (active->ingest && (active->stalled || (active->resyncing && offset > active->ingest->fetchedNodeOffset())))
+        return; // a tail whose bytes were dropped: the one asked for after the retry ends it
     if (!active->ingest) {
         // Display-only: the owner records the end; we learn it from the database.
         m_active.remove(active->run.id);
@@ -1374,6 +1407,65 @@ void RunEngine::commit(const RunRecord& run)
 {
     m_store->updateRun(run);
     Q_EMIT runStateChanged(run);
+}
+
+void RunEngine::stallIngestion(const std::shared_ptr<Active>& active, const QString& why)
+{
+    if (active->stalled || m_shuttingDown)
+        return;
+    active->stalled = true;
+    active->stallReason = why;
+    qCWarning(lcRuns).noquote() << QStringLiteral("run %1: ingestion stopped: %2").arg(active->run.id).arg(why);
+    Q_EMIT ingestionStalled(active->run.id, why);
+    QTimer::singleShot(active->retry.nextDelayMs(), this, [this, active] { retryIngestion(active); });
+}
+
+void RunEngine::retryIngestion(const std::shared_ptr<Active>& active)
+{
+    const RunId id = active->run.id;
+    if (m_shuttingDown || m_active.value(id) != active || !active->stalled)
+        return;
+    const auto again = [this, active] {
+        QTimer::singleShot(active->retry.nextDelayMs(), this, [this, active] { retryIngestion(active); });
+    };
+    // The notice is the probe: written, it says writes succeed again (and
+    // the store drops it as a repeat where an earlier stall wrote it).
+    const auto before = m_store->run(id);
+    if (!before) {
+        again();
+        return;
+    }
+    addNotice(id, WriteRetry::noticeText(before->consoleOffset, active->stallReason));
+    if (auto flushed = m_store->flush(); !flushed) {
+        again();
+        return;
+    }
+    // What is stored now is what the batches before the failure committed;
+    // the writer drops the run's later console writes until open() (ResultStore::beginIngestion).
+    const auto stored = m_store->run(id);
+    const auto node = m_nodes.value(active->node);
+    if (!stored || !node || !node->ready) {
+        // A lost node's runs are attached again when it is back.
+        if (stored && node)
+            again();
+        return;
+    }
+    RunRecord run = active->ingest->run();
+    run.consoleOffset = stored->consoleOffset;
+    active->ingest.reset(); // closes the copy before it is opened again
+    active->ingest = std::make_unique<RunIngest>(run, m_store);
+    active->ingest->setRules(rulesFromSpec(cachedSpec(run)));
+    const auto resumeAt = active->ingest->open(runDataDir(m_databasePath, id));
+    if (!resumeAt) {
+        active->stallReason = resumeAt.error().message;
+        again();
+        return;
+    }
+    active->stalled = false;
+    active->resyncing = true;
+    active->retry.reset();
+    qCWarning(lcRuns).noquote() << QStringLiteral("run %1: ingestion resumes at byte %2").arg(id).arg(run.consoleOffset);
+    tailActive(active, *node);
 }
 
 void RunEngine::addNotice(RunId run, const QString& text)

@@ -210,6 +210,11 @@ Q_SIGNALS:
     // without an NVIDIA driver), from the periodic request above and once
     // when the node becomes ready.
     void nodeGpusUpdated(const QString& node, const QList<ty::AgentGpu>& gpus);
+    // Ingestion owner: a write for the run failed (`why`: the file and the
+    // system's reason, "No space left on device"); its console is asked for
+    // again from the last byte it holds, with the run's stored offset, once
+    // writes succeed (WriteRetry.h), and a notice on the run says so.
+    void ingestionStalled(ty::RunId run, const QString& why);
 
 private:
     struct Node;
@@ -227,7 +232,7 @@ private:
     void attach(RunRecord run, Node& node);
     void onOutput(Node& node, const QString& agentRun, qint64 offset, const QByteArray& bytes,
                   const QList<ByteRange>& stderrRanges);
-    void onTailEnded(Node& node, const QString& agentRun);
+    void onTailEnded(Node& node, const QString& agentRun, qint64 offset);
     // The node's console of a run was truncated there (AgentClient::
     // consoleTruncated): its new content is recorded after what the local
     // copy holds, with a notice and a warning.
@@ -245,6 +250,13 @@ private:
     // user should see and may have to act on, where a GUI shows no log. The
     // caller logs it too, as before.
     void addNotice(RunId run, const QString& text);
+    // Tails the run from what its ingest holds.
+    void tailActive(const std::shared_ptr<Active>& active, Node& node);
+    // A write of the run's ingestion failed: drop its output and retry.
+    void stallIngestion(const std::shared_ptr<Active>& active, const QString& why);
+    // Probes with the notice; once it is written, starts the ingest again at
+    // the stored offset and tails from what is held; otherwise backs off.
+    void retryIngestion(const std::shared_ptr<Active>& active);
     Result<void> changeWaiting(RunId id, const std::function<void(RunRecord&)>& change);
     std::shared_ptr<Active> findActive(const Node& node, const QString& agentRun) const;
     QString agentRunIdFor(const RunRecord& run) const;

@@ -10,7 +10,11 @@
 #include <QDir>
 #include <QRegularExpression>
 
+#include <cerrno>
+#include <cstring>
 #include <utility>
+
+#include <unistd.h>
 
 namespace ty {
 namespace {
@@ -31,6 +35,9 @@ Result<qint64> RunIngest::open(const QString& dir)
         return fail(QStringLiteral("run %1: cannot create %2").arg(m_run.id).arg(dir));
     if (m_run.consolePath.isEmpty())
         m_run.consolePath = dir + QStringLiteral("/console.log");
+    // Before anything is queued for the run: a failed write from here on
+    // holds back what follows until the next open() (ResultStore.h).
+    m_store->beginIngestion(m_run.id);
     m_copy.setFileName(m_run.consolePath);
     if (!m_copy.open(QIODevice::ReadWrite))
         return fail(QStringLiteral("run %1: cannot open the console copy %2: %3").arg(m_run.id).arg(m_run.consolePath, m_copy.errorString()));
@@ -94,7 +101,6 @@ Result<qint64> RunIngest::open(const QString& dir)
         }
         processCommitted(false);
     }
-    m_copy.seek(m_fetched);
     m_copyTrail.reset(m_fetched);
     return m_nodeOffsets.toNode(m_fetched);
 }
@@ -114,6 +120,7 @@ void RunIngest::setRules(QList<MetricRule> rules)
 
 Result<QList<MetricPoint>> RunIngest::ingest(qint64 nodeOffset, QByteArrayView bytes, const QList<ByteRange>& nodeStderrRanges)
 {
+    m_writeFailed = false;
     // From here on, offsets of the local copy.
     const qint64 shift = m_nodeOffsets.toLocal(0);
     const qint64 offset = nodeOffset + shift;
@@ -134,16 +141,37 @@ Result<QList<MetricPoint>> RunIngest::ingest(qint64 nodeOffset, QByteArrayView b
         if (e > b)
             freshStderr.append(ByteRange{b, e - b});
     }
-    if (auto written = m_stderr.append(freshStderr); !written)
+    if (auto written = m_stderr.append(freshStderr); !written) {
+        m_writeFailed = true; // nothing of the bytes is held: they can be given again
         return fail(QStringLiteral("run %1: %2").arg(m_run.id).arg(written.error().message));
+    }
     // The time entry goes first, so a reader that sees the bytes sees their time.
     if (m_times.isOpen()) {
         m_times.write(ConsoleTimeIndex::formatEntry(m_fetched, QDateTime::currentMSecsSinceEpoch()));
         m_times.flush();
     }
-    if (m_copy.write(fresh.data(), fresh.size()) != fresh.size())
-        return fail(QStringLiteral("run %1: cannot append to %2: %3").arg(m_run.id).arg(m_run.consolePath, m_copy.errorString()));
-    m_copy.flush();
+    // Straight to the file at the held end (no QFile buffer, whose failure
+    // would only show at a later flush, with "Unknown error"): a failed
+    // write leaves the copy at m_fetched, cut back from a partial one, so
+    // the same bytes can be asked for again (writeFailed()).
+    const int fd = m_copy.handle();
+    for (qint64 done = 0; done < fresh.size();) {
+        const ssize_t n = ::pwrite(fd, fresh.data() + done, std::size_t(fresh.size() - done), off_t(m_fetched + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            const int e = n < 0 ? errno : ENOSPC; // pwrite() writes nothing without an error only when full
+            // A partial write is the right bytes at the right place; cut it
+            // anyway so the copy's size stays what is held (open() reads it).
+            // Failing that, the next write overwrites them with the same bytes.
+            [[maybe_unused]] const int cut = ::ftruncate(fd, off_t(m_fetched));
+            m_writeFailed = true;
+            return fail(QStringLiteral("run %1: cannot append to %2: %3")
+                            .arg(m_run.id)
+                            .arg(m_run.consolePath, QString::fromLocal8Bit(std::strerror(e))));
+        }
+        done += n;
+    }
     m_fetched += fresh.size();
     m_copyTrail.advance(m_copy.handle(), m_fetched);
     m_feedTimeMs = QDateTime::currentMSecsSinceEpoch();

@@ -76,6 +76,11 @@ public:
     // sidecar (<dir>/console.stderr, StderrRanges.h, local offsets) before the bytes.
     Result<QList<MetricPoint>> ingest(qint64 nodeOffset, QByteArrayView bytes, const QList<ByteRange>& nodeStderrRanges = {});
 
+    // Whether the last ingest() failed because the local copy could not be
+    // written (a full disk: its message has the system's reason): nothing of
+    // it is held, and the same bytes can be given again once writes succeed.
+    bool writeFailed() const { return m_writeFailed; }
+
     // End of the console: commits the last lines. Returns the points stored.
     QList<MetricPoint> finish();
 
@@ -118,6 +123,7 @@ private:
     qint64 m_rendererBase = 0; // stream offset where the renderer started
     qint64 m_fetched = 0;
     qint64 m_ingested = 0;
+    bool m_writeFailed = false;
     qint64 m_suppressBefore = 0; // lines starting before this were ingested in an earlier session
 };
 

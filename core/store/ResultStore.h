@@ -87,6 +87,15 @@ public:
     // Removes the node and waits until it is committed. Its runs stay (they
     // keep the node's name). Errors: no node of that name, the write failed.
     virtual Result<void> removeNode(const QString& name) = 0;
+    // Async. The run's ingestion owner (re)starts from the run's stored
+    // console offset. From then on, when a batch holding the run's console
+    // metrics (MetricSource::Console) or console offset fails (writeFailed),
+    // the writer drops the run's later console metrics and offsets unapplied
+    // until the next beginIngestion() for it: they were queued assuming the
+    // rolled-back writes, and committing them would store an offset past
+    // metrics that are not stored. The owner starts again from the stored
+    // offset (RunIngest::open()), which calls this before anything else.
+    virtual void beginIngestion(RunId run) = 0;
     // Blocks until everything queued (by any thread) before the call is
     // committed (or has failed). Returns the error of the first batch that
     // failed since the previous flush() call, if any; each failure is
@@ -153,7 +162,8 @@ Q_SIGNALS:
     void runsChanged(const QList<ty::RunId>& ids);
     // `count` points of `run` were committed in one batch.
     void metricsAppended(ty::RunId run, int count);
-    // A queued write failed and was rolled back (what, where, why).
+    // A queued write failed and was rolled back (what, where, why: with the
+    // system's reason, e.g. "No space left on device", where SQLite had one).
     void writeFailed(const QString& message);
 
 protected:

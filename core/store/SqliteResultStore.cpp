@@ -350,6 +350,11 @@ void SqliteResultStore::setConsoleOffset(RunId run, qint64 offset)
     m_writer->enqueue(storeop::SetConsoleOffset{run, offset});
 }
 
+void SqliteResultStore::beginIngestion(RunId run)
+{
+    m_writer->enqueue(storeop::BeginIngestion{run});
+}
+
 void SqliteResultStore::deleteRun(RunId run)
 {
     m_writer->enqueue(storeop::DeleteRun{run});

@@ -39,6 +39,7 @@ public:
     Result<void> annotateRun(RunId run, const RunAnnotation& annotation) override;
     void appendMetrics(QList<MetricPoint> points) override;
     void setConsoleOffset(RunId run, qint64 offset) override;
+    void beginIngestion(RunId run) override;
     void deleteRun(RunId run) override;
     void addArtifact(const ArtifactRecord& a) override;
     void addNotice(const RunNotice& n) override;

@@ -15,6 +15,8 @@
 #include <sqlite3.h>
 
 #include <array>
+#include <cerrno>
+#include <cstring>
 
 namespace ty {
 
@@ -253,6 +255,34 @@ void SqliteWriter::run()
     m_queue.clear();
     m_committedSeq = m_queuedSeq;
     m_doneCond.wakeAll();
+}
+
+QString SqliteWriter::systemReason() const
+{
+    if (!m_handle)
+        return {};
+    // SQLite reports a full disk as SQLITE_FULL without an errno (os_unix.c:
+    // a short write is "not a system error"); its cause is ENOSPC, or a
+    // max_page_count that Trainyard never sets.
+    if ((sqlite3_extended_errcode(m_handle) & 0xff) == SQLITE_FULL)
+        return QString::fromLocal8Bit(std::strerror(ENOSPC));
+    if (const int e = sqlite3_system_errno(m_handle); e != 0)
+        return QString::fromLocal8Bit(std::strerror(e));
+    return {};
+}
+
+void SqliteWriter::fenceFailedBatch(const std::deque<storeop::WriteOp>& ops)
+{
+    for (const auto& op : ops) {
+        if (const auto* m = std::get_if<storeop::AppendMetrics>(&op)) {
+            for (const MetricPoint& p : m->points)
+                if (p.source == MetricSource::Console && m_ingesting.contains(p.run))
+                    m_fenced.insert(p.run);
+        } else if (const auto* o = std::get_if<storeop::SetConsoleOffset>(&op)) {
+            if (m_ingesting.contains(o->run))
+                m_fenced.insert(o->run);
+        }
+    }
 }
 
 Result<void> SqliteWriter::exec(const QString& sql)
@@ -510,7 +540,10 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
             break;
     }
     if (!begun) {
-        out.error = lost(begun.error().message);
+        const QString reason = systemReason();
+        out.error = lost(reason.isEmpty() ? begun.error().message
+                                          : QStringLiteral("%1 (%2)").arg(begun.error().message, reason));
+        fenceFailedBatch(ops);
         for (auto& op : ops)
             if (auto* c = std::get_if<storeop::CreateRun>(&op))
                 created.append({c->done, fail(out.error)});
@@ -560,6 +593,10 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
                     else if (*r)
                         touch(o.run);
                 } else if constexpr (std::is_same_v<T, storeop::AppendMetrics>) {
+                    if (!m_fenced.isEmpty()) // queued after a failed batch of their run: dropped
+                        o.points.removeIf([this](const MetricPoint& p) {
+                            return p.source == MetricSource::Console && m_fenced.contains(p.run);
+                        });
                     if (auto r = applyMetrics(o.points, metricCounts); !r)
                         error = r.error().message;
                     for (const MetricPoint& p : std::as_const(o.points)) // const: no detach; m_pending points into it
@@ -568,6 +605,8 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
                             countOrder.append(p.run);
                         }
                 } else if constexpr (std::is_same_v<T, storeop::SetConsoleOffset>) {
+                    if (m_fenced.contains(o.run))
+                        return; // queued after a failed batch of its run: dropped
                     auto r = applyConsoleOffset(o);
                     if (!r)
                         error = r.error().message;
@@ -597,6 +636,9 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
                 } else if constexpr (std::is_same_v<T, storeop::RemoveNode>) {
                     if (auto r = applyRemoveNode(o); !r)
                         error = r.error().message;
+                } else if constexpr (std::is_same_v<T, storeop::BeginIngestion>) {
+                    m_ingesting.insert(o.run);
+                    m_fenced.remove(o.run);
                 }
             },
             op);
@@ -614,7 +656,10 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
             error = c.error().message;
     }
     if (!error.isEmpty()) {
+        if (const QString reason = systemReason(); !reason.isEmpty())
+            error = QStringLiteral("%1 (%2)").arg(error, reason);
         QSqlQuery(m_db).exec(QStringLiteral("ROLLBACK"));
+        fenceFailedBatch(ops);
         m_keyIds.clear(); // may hold ids of metric_keys rows that were rolled back
         m_lastSteps.clear(); // may hold steps of rows that were rolled back
         m_tailRows.clear();

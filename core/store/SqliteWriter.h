@@ -82,6 +82,12 @@ private:
     BatchOutcome applyBatch(std::deque<storeop::WriteOp>& ops,
                             QList<std::pair<std::shared_ptr<std::promise<Result<RunId>>>, Result<RunId>>>& created);
     Result<void> exec(const QString& sql);
+    // The system's reason for the connection's last failure ("No space left
+    // on device"), or empty; read before anything else runs on it.
+    QString systemReason() const;
+    // Fences (m_fenced) the ingesting runs whose console metrics or offset
+    // were in the failed batch `ops`.
+    void fenceFailedBatch(const std::deque<storeop::WriteOp>& ops);
 
     // One op each; a returned error aborts (rolls back) the whole batch, while
     // an op that cannot apply (unknown run) is skipped with a debug message.
@@ -198,6 +204,10 @@ private:
     qint64 m_nextMetricId = 0;         // 0: not read yet in this batch
     QHash<RunId, QHash<QString, qint64>> m_keyIds; // cache of metric_keys, valid within committed state
     QSet<RunId> m_missingRuns;                      // runs found absent in this batch
+    // ResultStore::beginIngestion(): runs whose ingestion owner restarts from
+    // the stored offset after a failure, and those of them whose console
+    // metrics and offsets are dropped until it has (a failed batch held some).
+    QSet<RunId> m_ingesting, m_fenced;
     // Last current step per series (seriesSlot(key id, source)); nullopt: no
     // point yet. Loaded on first use, valid within committed state like m_keyIds.
     QHash<qint64, std::optional<qint64>> m_lastSteps;

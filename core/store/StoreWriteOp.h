@@ -64,7 +64,13 @@ struct RemoveNode {
     QString name;
 };
 
-using WriteOp = std::variant<CreateRun, UpdateRun, AnnotateRun, AppendMetrics, SetConsoleOffset, DeleteRun, AddArtifact, AddNotice,
-                             PutNode, RemoveNode>;
+// The run's ingestion (re)starts from its stored offset
+// (ResultStore::beginIngestion).
+struct BeginIngestion {
+    RunId run = 0;
+};
+
+using WriteOp = std::variant<CreateRun, UpdateRun, AnnotateRun, AppendMetrics, SetConsoleOffset, DeleteRun, AddArtifact,
+                             AddNotice, PutNode, RemoveNode, BeginIngestion>;
 
 } // namespace ty::storeop

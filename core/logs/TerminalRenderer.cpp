@@ -559,8 +559,11 @@ void TerminalRenderer::processByte(unsigned char b, qint64 offset)
             m_intermediate = 0;
         } else if (b == ']') {
             m_state = State::Osc;
-        } else if (b == 'P' || b == 'X' || b == '^' || b == '_') {
-            m_state = State::String;
+        } else if (b == 'P') {
+            m_state = State::DcsEntry;
+            m_dcsPhase = DcsPhase::Enter;
+        } else if (b == 'X' || b == '^' || b == '_' || b == 'k') {
+            m_state = State::String; // SOS, PM, APC, tmux's rename (ESC k title ST)
         } else if (b >= 0x20 && b <= 0x2F) {
             m_intermediate = b;
             m_state = State::EscapeIntermediate;
@@ -627,12 +630,67 @@ void TerminalRenderer::processByte(unsigned char b, qint64 offset)
             execControl(b);
         return;
 
+    // Strings, as tmux 3.3a's input.c state tables end them (osc_string,
+    // apc_string, consume_st, rename_string, dcs_enter/parameter/
+    // intermediate/ignore, dcs_handler, dcs_escape), plus the line feed
+    // bound (kStringEndsAtLineFeed in the header): the damage a stray
+    // introducer does is the rest of its line.
     case State::Osc:
     case State::String:
-        if (b == 0x07 || b == 0x18 || b == 0x1A)
+        if (b == '\n') {
             m_state = State::Ground;
-        else if (b == 0x1B)
+            execControl(b);
+        } else if ((b == 0x07 && m_state == State::Osc) || b == 0x18 || b == 0x1A) {
+            m_state = State::Ground; // BEL ends only an OSC; CAN, SUB any of these
+        } else if (b == 0x1B) {
             m_state = (m_state == State::Osc) ? State::OscEscape : State::StringEscape;
+        }
+        return;
+
+    case State::DcsEntry:
+        // ESC P, its parameters and intermediates, up to the final byte that
+        // starts the passthrough data; a malformed one is ignored to its end.
+        if (b == '\n') {
+            m_state = State::Ground;
+            execControl(b);
+        } else if (b == 0x18 || b == 0x1A) {
+            m_state = State::Ground;
+        } else if (b == 0x1B) {
+            m_state = State::StringEscape;
+        } else if (b >= 0x40 && b <= 0x7E) {
+            m_state = State::DcsPassthrough;
+        } else if (b >= 0x20 && b <= 0x2F) {
+            m_dcsPhase = DcsPhase::Intermediate;
+        } else if (b >= 0x30 && b <= 0x3F) {
+            const bool digitOrSemicolon = (b >= '0' && b <= '9') || b == ';';
+            if (m_dcsPhase == DcsPhase::Intermediate || b == ':' || (m_dcsPhase == DcsPhase::Parameter && !digitOrSemicolon))
+                m_state = State::String; // tmux's dcs_ignore: consumed up to CAN, SUB or ESC
+            else
+                m_dcsPhase = DcsPhase::Parameter;
+        }
+        return;
+
+    case State::DcsPassthrough:
+        // tmux's dcs_handler: everything is data (CAN and SUB too) up to ESC.
+        if (b == '\n') {
+            m_state = State::Ground;
+            execControl(b);
+        } else if (b == 0x1B) {
+            m_state = State::DcsEscape;
+        }
+        return;
+
+    case State::DcsEscape:
+        // tmux's dcs_escape: only ESC \ (ST) ends the data; ESC and any
+        // other byte are data.
+        if (b == '\\') {
+            m_state = State::Ground;
+        } else if (b == '\n') {
+            m_state = State::Ground;
+            execControl(b);
+        } else {
+            m_state = State::DcsPassthrough;
+        }
         return;
 
     case State::OscEscape:

@@ -38,7 +38,21 @@ quint32 paletteColour(int index);
 // ` a e, ESC[X/P/@, ESC 7/8, ESC[s/u, ESC D/E/M, SGR (bold, faint, italic,
 // underline, inverse, strike, 16/256/truecolour with ';' or ':' separators).
 // OSC (titles, OSC 8 hyperlinks: link dropped, text kept), DCS/SOS/PM/APC
-// strings, private-mode CSIs and every other escape are consumed and ignored.
+// strings, tmux's ESC k rename, private-mode CSIs and every other escape are
+// consumed and ignored.
+//
+// Where a string ends: as tmux 3.3a's input.c state tables say, OSC at BEL,
+// ST (ESC \), any other ESC (which starts a new sequence), CAN or SUB;
+// SOS/PM/APC/ESC k and a DCS before its final byte likewise but not at BEL;
+// a DCS's data after its final byte only at ESC \ (CAN, SUB and other
+// ESCs are data there). tmux bounds a string that never ends only by time
+// (input_timer_callback: back to ground after 5 s; its 1 MiB
+// INPUT_BUF_LIMIT just stops storing), which a byte stream cannot replay.
+// The renderer's deliberate difference: a line feed also ends every string
+// (and then moves the cursor as usual), so a stray ESC P, ESC ] or ESC _
+// costs the rest of its own line, never the lines after it. No legitimate
+// string a training run prints (titles, hyperlinks, tmux passthrough, kitty
+// graphics in base64) holds a line feed.
 // Invalid UTF-8 gives one U+FFFD per maximal invalid subsequence (WHATWG /
 // Unicode "maximal subpart" rule; tmux drops such bytes instead). Other C0/C1
 // controls are ignored.
@@ -199,7 +213,11 @@ private:
     };
     friend size_t qHash(const Style& s, size_t seed) noexcept;
 
-    enum class State : quint8 { Ground, Escape, EscapeIntermediate, Csi, CsiIgnore, Osc, OscEscape, String, StringEscape };
+    enum class State : quint8 {
+        Ground, Escape, EscapeIntermediate, Csi, CsiIgnore, Osc, OscEscape, String, StringEscape,
+        DcsEntry, DcsPassthrough, DcsEscape,
+    };
+    enum class DcsPhase : quint8 { Enter, Parameter, Intermediate }; // tmux's dcs_enter, dcs_parameter, dcs_intermediate
 
     static constexpr char32_t kWideTail = 0xFFFFFFFFu;
     static constexpr int kMaxParams = 32;
@@ -287,6 +305,7 @@ private:
     bool m_paramHasDigit = false;
     unsigned char m_private = 0;       // '<', '=', '>', '?' or 0
     unsigned char m_intermediate = 0;
+    DcsPhase m_dcsPhase = DcsPhase::Enter;
 };
 
 } // namespace ty

@@ -35,7 +35,9 @@ quint32 paletteColour(int index);
 // Handled: printable UTF-8 (wide characters take two columns, zero-width ones
 // join the previous cell), \r, \n, \b (with tmux's reverse wrap), \t (8-column
 // stops), ESC[K/0K/1K/2K, ESC[J (0/1/2), cursor movement A B C D E F G H f d
-// ` a e, ESC[X/P/@, ESC 7/8, ESC[s/u, ESC D/E/M, SGR (bold, faint, italic,
+// ` a e, ESC[X/P/@, ESC[L/M (insert/delete line), ESC[S/T (scroll up/down
+// the whole live screen; scrolled-up rows are committed, as tmux puts them
+// in its history), ESC[b (repeat), ESC 7/8, ESC[s/u, ESC D/E/M, SGR (bold, faint, italic,
 // underline, inverse, strike, 16/256/truecolour with ';' or ':' separators).
 // OSC (titles, OSC 8 hyperlinks: link dropped, text kept), DCS/SOS/PM/APC
 // strings, tmux's ESC k rename, private-mode CSIs and every other escape are
@@ -256,6 +258,8 @@ private:
     void eraseCells(Row& row, qint64 from, qint64 to); // [from, to)
     void eraseRowsBelow(int rowIndex);
     void eraseRowsAbove(int rowIndex);
+    void insertRows(int at, int n); // IL/SD: n blank rows at `at`, those pushed past the screen's bottom dropped
+    void deleteRows(int at, int n); // DL: n rows from `at` removed, blank rows at the bottom
     void clampCol();
     void moveToRow(int row); // any vertical move; records upward reach
     int param(int i, int def) const;
@@ -306,6 +310,7 @@ private:
     unsigned char m_private = 0;       // '<', '=', '>', '?' or 0
     unsigned char m_intermediate = 0;
     DcsPhase m_dcsPhase = DcsPhase::Enter;
+    char m_lastAscii = 0; // the last printed character for REP (CSI b), 0 after a control or escape (tmux's ictx->last)
 };
 
 } // namespace ty

@@ -284,6 +284,16 @@ private Q_SLOTS:
                                                    "g\x1bP1;2|x\x18h\x1bP1:2q\x18i\x1bP1$;q\x1aj\x1bP?1q\x1b\\k\x1bktitle\x1b\\l\n"
                                                    "m\x1b]0;t\x1b[31mn\x1b]0;t\x18o\x1bP\x1bMp\n")
                                      << 80 << false;
+        QByteArray rows5;
+        for (int i = 1; i <= 8; ++i)
+            rows5 += "row" + QByteArray::number(i) + (i < 8 ? "\n" : "");
+        QTest::newRow("insert-line") << rows5 + "\x1b[5A\x1b[4G\x1b[2LX\x1b[B\x1b[LY\x1b[99LZ\n" << 80 << false;
+        QTest::newRow("delete-line") << rows5 + "\x1b[6A\x1b[3G\x1b[2MX\x1b[MY\x1b[B\x1b[99MZ\nafter\n" << 80 << false;
+        QTest::newRow("scroll-up") << rows5 + "\x1b[3A\x1b[2SX\x1b[SY\nnext\n\x1b[60Send\n" << 80 << false;
+        QTest::newRow("scroll-down") << rows5 + "\x1b[3A\x1b[2TX\x1b[TY\x1b[99B\x1b[60Tlast\n" << 80 << false;
+        QTest::newRow("repeat") << QByteArray("ab\x1b[3bc\x1b[b\x1b[2b|\n") + repeat("x", 77) + "y\x1b[5b|\n"
+                                       "\xe4\xb8\xad\x1b[3b|\nq\r\x1b[3b|\nr\x1b[31m\x1b[3b|\ns\x1b[0b|\n"
+                                << 80 << false;
         QTest::newRow("cursor-moves") << QByteArray("line1\nline2\nline3\x1b[2AUP\x1b[1BDN\n\x1b[5Cx\x1b[3Gy\x1b[2Dz\nq\x1b[999Cr\n")
                                       << 80 << false;
         QTest::newRow("cursor-up-clamped") << QByteArray("a\nb\x1b[10Ac\n") << 80 << false;

@@ -340,6 +340,8 @@ bool TerminalRenderer::printPlainLine(const unsigned char* p, const unsigned cha
     // keeps the written spaces of a wrapped row: not plain.
     if (!row.cells.empty() || !row.plain.empty() || row.fullLength != 0 || row.combining || row.wrapped)
         return false;
+    if (p < q)
+        m_lastAscii = q[-1];
     row.plain.assign(reinterpret_cast<const char*>(p), size_t(q - p));
     row.fullLength = q - p;
     m_col = q - p;
@@ -450,6 +452,8 @@ void TerminalRenderer::materialize(Row& row)
 
 void TerminalRenderer::printAsciiRun(const unsigned char* p, const unsigned char* q)
 {
+    if (p < q)
+        m_lastAscii = q[-1];
     const unsigned char* const runStart = p;
     const qint64 base = m_curByte;
     while (p < q) {
@@ -559,8 +563,13 @@ void TerminalRenderer::processByte(unsigned char b, qint64 offset)
             m_intermediate = 0;
         } else if (b == ']') {
             m_state = State::Osc;
-        } else if (b == 'P' || b == 'X' || b == '^' || b == '_') {
-            m_state = State::String;
+            m_lastAscii = 0;
+        } else if (b == 'P') {
+            m_lastAscii = 0;
+            m_state = State::DcsEntry;
+            m_dcsPhase = DcsPhase::Enter;
+        } else if (b == 'X' || b == '^' || b == '_' || b == 'k') {
+            m_state = State::String; // SOS, PM, APC, tmux's rename (ESC k title ST)
         } else if (b >= 0x20 && b <= 0x2F) {
             m_intermediate = b;
             m_state = State::EscapeIntermediate;
@@ -627,12 +636,67 @@ void TerminalRenderer::processByte(unsigned char b, qint64 offset)
             execControl(b);
         return;
 
+    // Strings, as tmux 3.3a's input.c state tables end them (osc_string,
+    // apc_string, consume_st, rename_string, dcs_enter/parameter/
+    // intermediate/ignore, dcs_handler, dcs_escape), plus the line feed
+    // bound (kStringEndsAtLineFeed in the header): the damage a stray
+    // introducer does is the rest of its line.
     case State::Osc:
     case State::String:
-        if (b == 0x07 || b == 0x18 || b == 0x1A)
+        if (b == '\n') {
             m_state = State::Ground;
-        else if (b == 0x1B)
+            execControl(b);
+        } else if ((b == 0x07 && m_state == State::Osc) || b == 0x18 || b == 0x1A) {
+            m_state = State::Ground; // BEL ends only an OSC; CAN, SUB any of these
+        } else if (b == 0x1B) {
             m_state = (m_state == State::Osc) ? State::OscEscape : State::StringEscape;
+        }
+        return;
+
+    case State::DcsEntry:
+        // ESC P, its parameters and intermediates, up to the final byte that
+        // starts the passthrough data; a malformed one is ignored to its end.
+        if (b == '\n') {
+            m_state = State::Ground;
+            execControl(b);
+        } else if (b == 0x18 || b == 0x1A) {
+            m_state = State::Ground;
+        } else if (b == 0x1B) {
+            m_state = State::StringEscape;
+        } else if (b >= 0x40 && b <= 0x7E) {
+            m_state = State::DcsPassthrough;
+        } else if (b >= 0x20 && b <= 0x2F) {
+            m_dcsPhase = DcsPhase::Intermediate;
+        } else if (b >= 0x30 && b <= 0x3F) {
+            const bool digitOrSemicolon = (b >= '0' && b <= '9') || b == ';';
+            if (m_dcsPhase == DcsPhase::Intermediate || b == ':' || (m_dcsPhase == DcsPhase::Parameter && !digitOrSemicolon))
+                m_state = State::String; // tmux's dcs_ignore: consumed up to CAN, SUB or ESC
+            else
+                m_dcsPhase = DcsPhase::Parameter;
+        }
+        return;
+
+    case State::DcsPassthrough:
+        // tmux's dcs_handler: everything is data (CAN and SUB too) up to ESC.
+        if (b == '\n') {
+            m_state = State::Ground;
+            execControl(b);
+        } else if (b == 0x1B) {
+            m_state = State::DcsEscape;
+        }
+        return;
+
+    case State::DcsEscape:
+        // tmux's dcs_escape: only ESC \ (ST) ends the data; ESC and any
+        // other byte are data.
+        if (b == '\\') {
+            m_state = State::Ground;
+        } else if (b == '\n') {
+            m_state = State::Ground;
+            execControl(b);
+        } else {
+            m_state = State::DcsPassthrough;
+        }
         return;
 
     case State::OscEscape:
@@ -650,6 +714,7 @@ void TerminalRenderer::processByte(unsigned char b, qint64 offset)
 
 void TerminalRenderer::printCodepoint(char32_t cp)
 {
+    m_lastAscii = cp >= 0x20 && cp < 0x7F ? char(cp) : 0; // tmux's ictx->last: ASCII only
     const int w = charWidth(cp);
     if (w < 0)
         return; // C0/C1 control that reached here: ignored
@@ -704,6 +769,8 @@ void TerminalRenderer::putCell(char32_t cp, int w)
 
 void TerminalRenderer::execControl(unsigned char b)
 {
+    if (b != 0x1B)
+        m_lastAscii = 0; // as tmux's input_c0_dispatch; an escape's dispatch resets it below
     switch (b) {
     case '\n':
         m_col = 0; // a pty's ONLCR turns the program's LF into CR LF
@@ -746,6 +813,7 @@ void TerminalRenderer::execControl(unsigned char b)
 
 void TerminalRenderer::escDispatch(unsigned char final)
 {
+    m_lastAscii = 0;
     switch (final) {
     case '7':
         m_savedRow = m_row;
@@ -805,6 +873,9 @@ void TerminalRenderer::clampCol()
 
 void TerminalRenderer::csiDispatch(unsigned char final)
 {
+    // tmux's input_csi_dispatch forgets the last printed character after
+    // every CSI (REP included).
+    const char last = std::exchange(m_lastAscii, 0);
     if (m_private != 0 || m_intermediate != 0)
         return; // private modes (?25l, ?2004h, ...) and the like: nothing to show
     const int n = std::max(1, param(0, 1));
@@ -920,6 +991,31 @@ void TerminalRenderer::csiDispatch(unsigned char final)
             row.fullLength = m_width > 0 ? std::min<qint64>(row.fullLength + n, m_width) : row.fullLength + n;
         break;
     }
+    case 'L': // IL: n blank rows at the cursor's, the rows below pushed down (off the screen's bottom)
+        insertRows(m_row, n);
+        break;
+    case 'M': // DL: n rows from the cursor's removed, the rows below pulled up
+        deleteRows(m_row, n);
+        break;
+    case 'S': // SU: the screen scrolls up n rows; its top rows go to the history (tmux: grid_scroll_history)
+        for (int k = std::min(n, m_liveRows); k > 0; --k) {
+            if (m_screen.empty())
+                m_screen.pushBack().reset(m_curByte);
+            commitFront();
+        }
+        cursorRow();
+        break;
+    case 'T': // SD: the screen scrolls down n rows: blank rows at its top
+        insertRows(0, n);
+        break;
+    case 'b': // REP: the last printed character n more times, no further than the row's end (tmux)
+        if (last != 0) {
+            const qint64 room = m_width > 0 ? std::max<qint64>(0, m_width - m_col) : kMaxCol - m_col;
+            for (qint64 k = std::min<qint64>(n, room); k > 0; --k)
+                printCodepoint(char32_t(last));
+            m_lastAscii = 0;
+        }
+        break;
     case 'm':
         sgr();
         break;
@@ -1148,6 +1244,36 @@ void TerminalRenderer::eraseRowsAbove(int rowIndex)
         const qint64 offset = row.byteOffset;
         row.reset(offset);
     }
+}
+
+void TerminalRenderer::insertRows(int at, int n)
+{
+    n = std::min(n, m_liveRows - at);
+    if (n <= 0 || at >= m_screen.size()) {
+        rowAt(m_row);
+        return;
+    }
+    const int size = std::min(m_screen.size() + n, m_liveRows);
+    while (m_screen.size() < size)
+        m_screen.pushBack().reset(m_curByte);
+    for (int i = size - 1; i >= at + n; --i)
+        std::swap(m_screen[i], m_screen[i - n]);
+    for (int i = at; i < at + n && i < size; ++i)
+        m_screen[i].reset(m_curByte);
+    rowAt(m_row);
+}
+
+void TerminalRenderer::deleteRows(int at, int n)
+{
+    const int size = m_screen.size();
+    n = std::min(n, size - at);
+    if (n > 0) {
+        for (int i = at; i + n < size; ++i)
+            std::swap(m_screen[i], m_screen[i + n]);
+        for (int i = size - n; i < size; ++i)
+            m_screen[i].reset(m_curByte);
+    }
+    rowAt(m_row);
 }
 
 bool TerminalRenderer::isBlankRow(const Row& row)

@@ -35,10 +35,26 @@ quint32 paletteColour(int index);
 // Handled: printable UTF-8 (wide characters take two columns, zero-width ones
 // join the previous cell), \r, \n, \b (with tmux's reverse wrap), \t (8-column
 // stops), ESC[K/0K/1K/2K, ESC[J (0/1/2), cursor movement A B C D E F G H f d
-// ` a e, ESC[X/P/@, ESC 7/8, ESC[s/u, ESC D/E/M, SGR (bold, faint, italic,
+// ` a e, ESC[X/P/@, ESC[L/M (insert/delete line), ESC[S/T (scroll up/down
+// the whole live screen; scrolled-up rows are committed, as tmux puts them
+// in its history), ESC[b (repeat), ESC 7/8, ESC[s/u, ESC D/E/M, SGR (bold, faint, italic,
 // underline, inverse, strike, 16/256/truecolour with ';' or ':' separators).
 // OSC (titles, OSC 8 hyperlinks: link dropped, text kept), DCS/SOS/PM/APC
-// strings, private-mode CSIs and every other escape are consumed and ignored.
+// strings, tmux's ESC k rename, private-mode CSIs and every other escape are
+// consumed and ignored.
+//
+// Where a string ends: as tmux 3.3a's input.c state tables say, OSC at BEL,
+// ST (ESC \), any other ESC (which starts a new sequence), CAN or SUB;
+// SOS/PM/APC/ESC k and a DCS before its final byte likewise but not at BEL;
+// a DCS's data after its final byte only at ESC \ (CAN, SUB and other
+// ESCs are data there). tmux bounds a string that never ends only by time
+// (input_timer_callback: back to ground after 5 s; its 1 MiB
+// INPUT_BUF_LIMIT just stops storing), which a byte stream cannot replay.
+// The renderer's deliberate difference: a line feed also ends every string
+// (and then moves the cursor as usual), so a stray ESC P, ESC ] or ESC _
+// costs the rest of its own line, never the lines after it. No legitimate
+// string a training run prints (titles, hyperlinks, tmux passthrough, kitty
+// graphics in base64) holds a line feed.
 // Invalid UTF-8 gives one U+FFFD per maximal invalid subsequence (WHATWG /
 // Unicode "maximal subpart" rule; tmux drops such bytes instead). Other C0/C1
 // controls are ignored.
@@ -199,7 +215,11 @@ private:
     };
     friend size_t qHash(const Style& s, size_t seed) noexcept;
 
-    enum class State : quint8 { Ground, Escape, EscapeIntermediate, Csi, CsiIgnore, Osc, OscEscape, String, StringEscape };
+    enum class State : quint8 {
+        Ground, Escape, EscapeIntermediate, Csi, CsiIgnore, Osc, OscEscape, String, StringEscape,
+        DcsEntry, DcsPassthrough, DcsEscape,
+    };
+    enum class DcsPhase : quint8 { Enter, Parameter, Intermediate }; // tmux's dcs_enter, dcs_parameter, dcs_intermediate
 
     static constexpr char32_t kWideTail = 0xFFFFFFFFu;
     static constexpr int kMaxParams = 32;
@@ -238,6 +258,8 @@ private:
     void eraseCells(Row& row, qint64 from, qint64 to); // [from, to)
     void eraseRowsBelow(int rowIndex);
     void eraseRowsAbove(int rowIndex);
+    void insertRows(int at, int n); // IL/SD: n blank rows at `at`, those pushed past the screen's bottom dropped
+    void deleteRows(int at, int n); // DL: n rows from `at` removed, blank rows at the bottom
     void clampCol();
     void moveToRow(int row); // any vertical move; records upward reach
     int param(int i, int def) const;
@@ -287,6 +309,8 @@ private:
     bool m_paramHasDigit = false;
     unsigned char m_private = 0;       // '<', '=', '>', '?' or 0
     unsigned char m_intermediate = 0;
+    DcsPhase m_dcsPhase = DcsPhase::Enter;
+    char m_lastAscii = 0; // the last printed character for REP (CSI b), 0 after a control or escape (tmux's ictx->last)
 };
 
 } // namespace ty

@@ -7,6 +7,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QMap>
+#include <QRandomGenerator>
 #include <QTest>
 
 #include <cmath>
@@ -70,6 +71,49 @@ QMap<QString, double> one(QStringView line)
     QMap<QString, double> out;
     for (const ExtractedMetric& m : x.extract(line))
         out.insert(m.key, m.value);
+    return out;
+}
+
+// 200 metric lines "step=N loss=0.00N", N = 1..200.
+QByteArray metricLines()
+{
+    QByteArray b;
+    for (int n = 1; n <= 200; ++n)
+        b += "step=" + QByteArray::number(n) + " loss=" + QByteArray::number(n / 1000.0, 'f', 3) + "\n";
+    return b;
+}
+
+// The steps of the loss samples the renderer + extractor find in `bytes`
+// (fed in 4 KiB pieces, like extractFixture()), in order.
+QList<qint64> lossSteps(const QByteArray& bytes, QStringList* rows = nullptr)
+{
+    TerminalRenderer renderer; // 64 live rows
+    MetricExtractor extractor;
+    QList<qint64> out;
+    auto drain = [&] {
+        for (const ConsoleLine& l : renderer.takeCommitted()) {
+            if (rows)
+                rows->append(l.text);
+            for (const ExtractedMetric& m : extractor.extract(l.text)) {
+                if (m.key == u"loss" && m.stepFromLine && qAbs(m.value - m.step / 1000.0) < 1e-9)
+                    out.append(m.step);
+            }
+        }
+    };
+    for (qsizetype pos = 0; pos < bytes.size(); pos += 4096) {
+        renderer.feed(QByteArrayView(bytes).sliced(pos, std::min<qsizetype>(4096, bytes.size() - pos)));
+        drain();
+    }
+    renderer.finish();
+    drain();
+    return out;
+}
+
+QList<qint64> stepRange(qint64 from, qint64 to)
+{
+    QList<qint64> out;
+    for (qint64 n = from; n <= to; ++n)
+        out.append(n);
     return out;
 }
 
@@ -459,6 +503,73 @@ private Q_SLOTS:
         for (const ExtractedMetric& m : ms)
             got += m.key + u'=' + QString::number(m.value) + u' ';
         QVERIFY2(ms.isEmpty(), qPrintable(got));
+    }
+
+    // ------------------------------------------------------------ stray escapes
+    void strayIntroducerCostsOnlyItsLine_data()
+    {
+        QTest::addColumn<QByteArray>("introducer");
+        QTest::newRow("DCS") << QByteArray("\x1bP");
+        QTest::newRow("DCS-params") << QByteArray("\x1bP1;2q#0");
+        QTest::newRow("DCS-data-with-ESC") << QByteArray("\x1bPtmux;\x1b\x1b[31m");
+        QTest::newRow("DCS-malformed") << QByteArray("\x1bP1:2");
+        QTest::newRow("OSC") << QByteArray("\x1b]");
+        QTest::newRow("OSC-hyperlink") << QByteArray("\x1b]8;;http://example.com/");
+        QTest::newRow("APC") << QByteArray("\x1b_");
+        QTest::newRow("APC-kitty") << QByteArray("\x1b_Gf=100,a=T;iVBORw0KGgo");
+        QTest::newRow("SOS") << QByteArray("\x1bX");
+        QTest::newRow("PM") << QByteArray("\x1b^");
+        QTest::newRow("rename") << QByteArray("\x1bk");
+    }
+
+    void strayIntroducerCostsOnlyItsLine()
+    {
+        // An unterminated string introducer in the middle of a line: the rest
+        // of that line is the string (tmux would keep swallowing until ST, or
+        // for 5 s); every one of the 200 metric lines after it is extracted.
+        QFETCH(QByteArray, introducer);
+        const QByteArray bytes = "epoch 0 starting " + introducer + "garbage=1 loss=9\n" + metricLines();
+        QCOMPARE(lossSteps(bytes), stepRange(1, 200));
+        // The same with the introducer as the line's last bytes.
+        QCOMPARE(lossSteps("epoch 0 starting " + introducer + "\n" + metricLines()), stepRange(1, 200));
+    }
+
+    void randomBytesCostAtMostTheNextLine()
+    {
+        // Seeded random bytes leave the parser in any state: inside a string
+        // (ended by the next line feed), an escape or a CSI (ended by the
+        // next final byte: at worst the first character of the next line),
+        // half a UTF-8 sequence; and the cursor anywhere on the 64-row live
+        // screen, with garbage rows below it. So only the first line after
+        // them can lose text, and the next lines are written from column 0
+        // over the garbage rows left under the cursor, as a terminal writes
+        // them (what is left of a longer garbage row can spoil a value): at
+        // most 1 + 63 lines, so from the 65th on every one is extracted.
+        // After CAN, LF and ESC[J (parser in the ground state, nothing below
+        // the cursor) every line is.
+        int damaged = 0;
+        int minFound = 200;
+        for (quint32 seed = 0; seed <= 150; ++seed) {
+            QRandomGenerator rng(seed);
+            QByteArray noise(seed == 0 ? 20 * 1000 * 1000 : 16 * 1024, Qt::Uninitialized);
+            rng.fillRange(reinterpret_cast<quint32*>(noise.data()), noise.size() / 4);
+            QStringList rows;
+            const QList<qint64> got = lossSteps(noise + metricLines(), &rows);
+            const QString where = QStringLiteral("seed %1: %2 found, first %3").arg(seed).arg(got.size()).arg(got.value(0));
+            QVERIFY2(got.size() >= 136 && got.mid(got.size() - 136) == stepRange(65, 200), qPrintable(where));
+            for (qsizetype i = 1; i < got.size(); ++i)
+                QVERIFY2(got.at(i) > got.at(i - 1), qPrintable(where));
+            // Lines 2..200 each start their own row, in order.
+            const QStringList metricRows = rows.mid(rows.size() - 199);
+            for (int n = 2; n <= 200; ++n) {
+                const QString text = QStringLiteral("step=%1 loss=%2").arg(n).arg(n / 1000.0, 0, 'f', 3);
+                QVERIFY2(metricRows.at(n - 2).startsWith(text), qPrintable(where + u' ' + metricRows.at(n - 2)));
+            }
+            damaged += got.size() < 200;
+            minFound = std::min(minFound, int(got.size()));
+            QCOMPARE(lossSteps(noise + "\x18\n\x1b[J" + metricLines()), stepRange(1, 200));
+        }
+        qInfo("%d of 151 random streams cost some of the 200 lines after them; the fewest found: %d", damaged, minFound);
     }
 
     void barPostfixOncePerCommittedLine()

@@ -4,6 +4,11 @@
 // and trailing empty rows stripped on both sides).
 //
 // Known tmux differences, handled explicitly here:
+// - A line feed ends an unterminated DCS/OSC/APC/SOS/PM string in the
+//   renderer; tmux keeps swallowing until ST (or its 5 s timer). Those cases
+//   (strayIntroducers) compare against tmux fed the same bytes with an ST
+//   (ESC \) put before that line feed, and check that tmux itself, fed the
+//   bytes as they are, shows none of the lines after it.
 // - tmux 3.3a silently drops invalid UTF-8 bytes; the renderer shows U+FFFD
 //   (what the issue asks for and what xterm/VTE do). Those cases compare with
 //   the U+FFFD removed from the renderer's side and are laid out so that no
@@ -272,6 +277,23 @@ private Q_SLOTS:
         QTest::newRow("osc") << QByteArray("\x1b]0;title\x07visible\n\x1b]8;;http://example.com\x1b\\link\x1b]8;;\x1b\\ after\n"
                                            "\x1bPqignored\x1b\\dcs-gone\n\x1b(Bcharset\x1b)0\n")
                              << 80 << false;
+        // Where tmux's input.c ends strings: CAN and SUB are data inside a
+        // DCS's data, and so is an ESC not followed by '\'; BEL ends only an OSC.
+        QTest::newRow("string-ends") << QByteArray("a\x1bPq\x18\x1a\x07hidden\x1b\x1b[1mstill\x1b\\b\n"
+                                                   "c\x1b_apc\x07hidden\x1b\\d\x1b^pm\x07x\x18" "e\x1bXsos\x1a" "f\n"
+                                                   "g\x1bP1;2|x\x18h\x1bP1:2q\x18i\x1bP1$;q\x1aj\x1bP?1q\x1b\\k\x1bktitle\x1b\\l\n"
+                                                   "m\x1b]0;t\x1b[31mn\x1b]0;t\x18o\x1bP\x1bMp\n")
+                                     << 80 << false;
+        QByteArray rows5;
+        for (int i = 1; i <= 8; ++i)
+            rows5 += "row" + QByteArray::number(i) + (i < 8 ? "\n" : "");
+        QTest::newRow("insert-line") << rows5 + "\x1b[5A\x1b[4G\x1b[2LX\x1b[B\x1b[LY\x1b[99LZ\n" << 80 << false;
+        QTest::newRow("delete-line") << rows5 + "\x1b[6A\x1b[3G\x1b[2MX\x1b[MY\x1b[B\x1b[99MZ\nafter\n" << 80 << false;
+        QTest::newRow("scroll-up") << rows5 + "\x1b[3A\x1b[2SX\x1b[SY\nnext\n\x1b[60Send\n" << 80 << false;
+        QTest::newRow("scroll-down") << rows5 + "\x1b[3A\x1b[2TX\x1b[TY\x1b[99B\x1b[60Tlast\n" << 80 << false;
+        QTest::newRow("repeat") << QByteArray("ab\x1b[3bc\x1b[b\x1b[2b|\n") + repeat("x", 77) + "y\x1b[5b|\n"
+                                       "\xe4\xb8\xad\x1b[3b|\nq\r\x1b[3b|\nr\x1b[31m\x1b[3b|\ns\x1b[0b|\n"
+                                << 80 << false;
         QTest::newRow("cursor-moves") << QByteArray("line1\nline2\nline3\x1b[2AUP\x1b[1BDN\n\x1b[5Cx\x1b[3Gy\x1b[2Dz\nq\x1b[999Cr\n")
                                       << 80 << false;
         QTest::newRow("cursor-up-clamped") << QByteArray("a\nb\x1b[10Ac\n") << 80 << false;
@@ -296,6 +318,40 @@ private Q_SLOTS:
         QTest::newRow("rich-live") << rich << 80 << false;
         QTest::newRow("ech-dch-ich") << QByteArray("abcdefgh\x1b[3G\x1b[2X\nabcdefgh\x1b[3G\x1b[2P\nabcdefgh\x1b[3G\x1b[2@\n") << 80 << false;
         QTest::newRow("narrow") << QByteArray("the quick brown fox\tjumps\x1b[A\x1b[Cover\n\xe4\xb8\xad\xe6\x96\x87\xe4\xb8\xad\n") << 7 << false;
+    }
+
+    void strayIntroducers_data()
+    {
+        QTest::addColumn<QByteArray>("introducer");
+        QTest::newRow("DCS") << QByteArray("\x1bP");
+        QTest::newRow("DCS-params") << QByteArray("\x1bP1;2q#0");
+        QTest::newRow("DCS-data-with-ESC") << QByteArray("\x1bPtmux;\x1b\x1b[31m");
+        QTest::newRow("DCS-malformed") << QByteArray("\x1bP1:2");
+        QTest::newRow("OSC") << QByteArray("\x1b]");
+        QTest::newRow("OSC-hyperlink") << QByteArray("\x1b]8;;http://example.com/");
+        QTest::newRow("APC") << QByteArray("\x1b_");
+        QTest::newRow("SOS") << QByteArray("\x1bX");
+        QTest::newRow("PM") << QByteArray("\x1b^");
+        QTest::newRow("rename") << QByteArray("\x1bk");
+    }
+
+    void strayIntroducers()
+    {
+        QFETCH(QByteArray, introducer);
+        QByteArray metrics;
+        for (int n = 1; n <= 200; ++n)
+            metrics += "step=" + QByteArray::number(n) + " loss=" + QByteArray::number(n / 1000.0, 'f', 3) + "\n";
+        const QByteArray head = "epoch 0 starting " + introducer + "garbage=1";
+        const QByteArray bytes = head + "\n" + metrics;
+        const Rendered terminated = m_tmux.capture(head + "\x1b\\\n" + metrics, 80, 50);
+        const Rendered mine = renderBytes(bytes, 80, 50, 1);
+        QCOMPARE(mine.rows.size(), 201);
+        QCOMPARE(mine.rows.constLast(), QStringLiteral("step=200 loss=0.200"));
+        const QString diff = firstDifference(mine.rows, terminated.rows);
+        QVERIFY2(diff.isEmpty(), qPrintable(diff));
+        // tmux, without the ST: the string swallows every line after it.
+        const Rendered raw = m_tmux.capture(bytes, 80, 50);
+        QVERIFY2(!raw.rows.join(u'\n').contains(QStringLiteral("step=")), qPrintable(raw.rows.join(u'\n')));
     }
 
     void generated()

@@ -610,6 +610,11 @@ QList<ExtractedMetric> MetricExtractor::extract(QStringView line)
             raws.append(Raw{key, *v, m.capturedView(u"value").trimmed().endsWith(u'%')});
         }
     }
+    // The console's step axis: the last step any line named. A sample
+    // without its own step is placed there, so every key of one console
+    // shares one axis (a bar's `loss=` beside `step=45 train_loss=`).
+    if (info.step)
+        m_consoleStep = info.step;
     result.reserve(raws.size());
     for (const Raw& r : raws) {
         ExtractedMetric m;
@@ -621,6 +626,8 @@ QList<ExtractedMetric> MetricExtractor::extract(QStringView line)
         if (info.step) {
             m.step = *info.step;
             m.stepFromLine = true;
+        } else if (m_consoleStep) {
+            m.step = *m_consoleStep;
         } else {
             m.step = last == m_lastStep.end() ? 0 : last.value() + 1;
         }

@@ -69,10 +69,14 @@ struct ExtractedMetric {
 // `Epoch 3/15`, `"epoch": 0.16`) names its epoch. These keys are not metrics
 // themselves: the epoch is recorded as ExtractedMetric::epoch of every other
 // sample on the same line (a line with only an epoch gives nothing). Without
-// a step on the line, a sample's step is its key's previous step + 1 (0 for
-// the first), so a key logged without steps counts 0, 1, 2, ...; a key that
-// mixes both continues from its last explicit step (it can go backwards when
-// a later line names a smaller step, e.g. plain_torch.log's `loss`).
+// a step on the line, a sample takes the console's current step: the last
+// step any earlier line named, whatever its keys (a tqdm bar's `loss=` in
+// the digits example sits at the `step=45` of the epoch line before it, on
+// the same axis as `train_loss`). Only while no line has named a step yet,
+// a key counts its own samples 0, 1, 2, ... (a console that never names a
+// step plots each key against its sample index; stepFromLine is false
+// for both kinds). The step can go backwards when a later line names a
+// smaller one (e.g. plain_torch.log's `loss`).
 // Feed logical lines (TerminalRenderer width 0): a row soft-wrapped at a
 // terminal width can split a pair.
 //
@@ -84,8 +88,12 @@ public:
 
     QList<ExtractedMetric> extract(QStringView line);
 
-    // Forgets the per-key step counters (a new run).
-    void reset() { m_lastStep.clear(); }
+    // Forgets the per-key step counters and the console's step (a new run).
+    void reset()
+    {
+        m_lastStep.clear();
+        m_consoleStep.reset();
+    }
     // Continues a key's counter after `step` (a run resumed in a later
     // session: its stored points already end at `step`).
     void setLastStep(const QString& key, qint64 step) { m_lastStep.insert(key, step); }
@@ -114,6 +122,7 @@ private:
 
     QList<MetricRule> m_rules;
     QHash<QString, qint64> m_lastStep;
+    std::optional<qint64> m_consoleStep; // the last step a line named
 };
 
 } // namespace ty

@@ -21,9 +21,9 @@ struct Run {
     QMap<QString, QList<ExtractedMetric>> byKey;
 };
 
-Run extractFixture(const QString& name, int width = 0)
+Run extractFixture(const QString& name, int width = 0, bool gpuWorkstationLog = true)
 {
-    const QByteArray bytes = test::readFixture(QStringLiteral("gpu-workstation/logs/%1").arg(name));
+    const QByteArray bytes = test::readFixture(gpuWorkstationLog ? QStringLiteral("gpu-workstation/logs/%1").arg(name) : name);
     TerminalRenderer renderer(width);
     MetricExtractor extractor;
     Run run;
@@ -102,7 +102,10 @@ private Q_SLOTS:
         QCOMPARE(va.last().value, 0.9528);
         QCOMPARE(values(va), (QList<double>{0.7639, 0.8639, 0.8583, 0.8972, 0.9000, 0.9167, 0.9167, 0.9306, 0.9306, 0.9361,
                                             0.9444, 0.9444, 0.9472, 0.9500, 0.9528}));
-        QCOMPARE(steps(va), (QList<qint64>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14})); // per-key counter
+        // The Keras lines name no step: each sits at the console's step, the
+        // last `step N` a bar row named before it.
+        const QList<qint64> consoleSteps{20, 40, 60, 90, 110, 130, 160, 180, 200, 230, 250, 270, 290, 320, 340};
+        QCOMPARE(steps(va), consoleSteps);
         for (int i = 0; i < va.size(); ++i) {
             QVERIFY(!va.at(i).stepFromLine);
             QCOMPARE(va.at(i).epoch, std::optional<double>(i + 1)); // from "Epoch i/15 - ..."
@@ -156,14 +159,41 @@ private Q_SLOTS:
             QVERIFY2(!key.contains(u"it/s") && !key.contains(u"s/it") && !key.contains(u'%') && !key.contains(u' '),
                      qPrintable(key));
         }
-        // Keys never given a step on their lines count 0, 1, 2, ... (`loss`
-        // mixes the bar's "step N", counted rows and JSON steps: it is the one
-        // series whose steps are not monotonic in this file).
-        for (const QString& key : {QStringLiteral("Loss"), QStringLiteral("Accuracy"), QStringLiteral("val_loss")}) {
-            const QList<ExtractedMetric> series = run.byKey.value(key);
-            for (int i = 0; i < series.size(); ++i)
-                QCOMPARE(series.at(i).step, i);
+        // Keys never given a step on their lines take the console's step, as
+        // val_accuracy (`loss` mixes the bar's "step N" and JSON steps: the
+        // JSON record's step 23 follows the bar's step 20).
+        for (const QString& key : {QStringLiteral("Loss"), QStringLiteral("Accuracy"), QStringLiteral("val_loss")})
+            QCOMPARE(steps(run.byKey.value(key)), consoleSteps);
+    }
+
+    void digitsExampleSharesOneStepAxis()
+    {
+        // resources/examples/digits/train.py run for real (debian-cpu/README.md):
+        // per epoch a tqdm bar with a `loss=` postfix (its last redraw is the
+        // committed row), then `epoch=E step=S train_loss=...`. The bar's loss
+        // has no step of its own: it takes the console's step (the previous
+        // epoch line's), so both keys lie on the one step axis.
+        const QByteArray raw = test::readFixture(QStringLiteral("debian-cpu/logs/digits_example.log"));
+        QCOMPARE(raw.count("step="), 15);
+        const Run run = extractFixture(QStringLiteral("debian-cpu/logs/digits_example.log"), 0, false);
+        QCOMPARE(run.byKey.keys(), (QStringList{QStringLiteral("loss"), QStringLiteral("train_loss"), QStringLiteral("val_accuracy"),
+                                                QStringLiteral("val_loss")}));
+        QList<qint64> epochSteps;
+        for (qint64 e = 1; e <= 15; ++e)
+            epochSteps.append(45 * e);
+        for (const QString& key : {QStringLiteral("train_loss"), QStringLiteral("val_loss"), QStringLiteral("val_accuracy")})
+            QCOMPARE(steps(run.byKey.value(key)), epochSteps);
+        const QList<ExtractedMetric> loss = run.byKey.value(QStringLiteral("loss"));
+        QCOMPARE(loss.size(), 15);
+        QList<qint64> barSteps{0}; // epoch 1's bar comes before any step
+        barSteps.append(epochSteps.mid(0, 14));
+        QCOMPARE(steps(loss), barSteps);
+        for (int i = 0; i < loss.size(); ++i) {
+            QVERIFY(!loss.at(i).stepFromLine);
+            QCOMPARE(loss.at(i).epoch, std::optional<double>(i + 1)); // "epoch 3/15: 100%|..."
         }
+        QCOMPARE(loss.last().value, 0.056);
+        QCOMPARE(run.byKey.value(QStringLiteral("val_accuracy")).last().value, 0.9667);
     }
 
     void plainTorchWrappedAt80()
@@ -395,13 +425,18 @@ private Q_SLOTS:
         QCOMPARE(ms.at(0).step, 300);
         ms = x.extract(u"iteration 400: loss=0.2");
         QCOMPARE(ms.at(0).step, 400);
-        ms = x.extract(u"loss=0.1"); // no step: previous step of this key + 1
-        QCOMPARE(ms.at(0).step, 401);
+        ms = x.extract(u"loss=0.1"); // no step: the console's step, the last one named
+        QCOMPARE(ms.at(0).step, 400);
         QVERIFY(!ms.at(0).stepFromLine);
-        ms = x.extract(u"acc=0.9");
-        QCOMPARE(ms.at(0).step, 0); // a new key counts from 0
-        ms = x.extract(u"acc=0.95");
-        QCOMPARE(ms.at(0).step, 1);
+        ms = x.extract(u"acc=0.9"); // a new key too
+        QCOMPARE(ms.at(0).step, 400);
+        // Until a line names a step, each key counts its own samples.
+        MetricExtractor counting;
+        QCOMPARE(counting.extract(u"acc=0.9").at(0).step, 0);
+        QCOMPARE(counting.extract(u"acc=0.95").at(0).step, 1);
+        QCOMPARE(counting.extract(u"loss=0.95").at(0).step, 0);
+        QCOMPARE(counting.extract(u"{\"step\": 7}").size(), 0); // a step alone moves the axis
+        QCOMPARE(counting.extract(u"acc=0.96").at(0).step, 7);
         // epoch alone is not a metric
         QVERIFY(x.extract(u"epoch=3").isEmpty());
         QVERIFY(x.extract(u"Epoch 3/15").isEmpty());

@@ -1,5 +1,7 @@
 #include "MetricExtractor.h"
 
+#include "importers/LenientJson.h"
+
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QJsonValue>
@@ -159,12 +161,8 @@ std::optional<double> toDouble(QStringView s)
     if (len > 0 && buf[len - 1] == '.')
         --e;
     const auto [ptr, ec] = std::from_chars(b, e, v);
-    if (ec == std::errc::result_out_of_range) {
-        // Overflow is infinity, underflow is zero (as Python's float()).
-        const std::string_view all(buf, size_t(len));
-        const bool negExp = all.find("e-") != std::string_view::npos || all.find("E-") != std::string_view::npos;
-        return negExp ? 0.0 : (neg ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity());
-    }
+    if (ec == std::errc::result_out_of_range)
+        return parseDecimal(std::string_view(b, size_t(e - b))); // +-inf or +-0, as Python's float()
     if (ec != std::errc() || ptr != e)
         return std::nullopt;
     return v;

@@ -49,6 +49,12 @@ struct AddNotice {
     RunNotice notice;
 };
 
+// Sets params of an existing run (inserted, or replacing the same names).
+struct SetParams {
+    RunId run = 0;
+    QMap<QString, QString> params;
+};
+
 // Inserts or replaces the node of that name.
 struct PutNode {
     NodeRecord node;
@@ -59,6 +65,6 @@ struct RemoveNode {
 };
 
 using WriteOp = std::variant<CreateRun, UpdateRun, AppendMetrics, SetConsoleOffset, DeleteRun, AddArtifact, AddNotice,
-                             PutNode, RemoveNode>;
+                             SetParams, PutNode, RemoveNode>;
 
 } // namespace ty::storeop

@@ -396,7 +396,7 @@ private Q_SLOTS:
         // The TensorBoard file's hparams become the run's params, beside the sweep's own.
         o = ctl({QStringLiteral("import"), QStringLiteral("sw[x=1]"), tb});
         QCOMPARE(o.exitCode, 0);
-        QVERIFY2(o.out.contains("40 points of 4 metric(s) (hp_metric, train_loss, val_acc, val_loss) from TensorBoard"), o.out.constData());
+        QVERIFY2(o.out.contains("40 points of 4 metric(s) (hp_metric, train_loss, val_loss, val_acc) from TensorBoard event file"), o.out.constData());
         QVERIFY2(o.out.contains(": 2 param(s) (hidden=128, lr=0.001) into run "), o.out.constData());
         {
             auto store = ResultStore::open(dbPath());

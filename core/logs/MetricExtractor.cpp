@@ -1,8 +1,11 @@
 #include "MetricExtractor.h"
 
+#include "importers/LenientJson.h"
+
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QJsonValue>
+#include <QVarLengthArray>
 
 #include <charconv>
 #include <functional>
@@ -158,12 +161,8 @@ std::optional<double> toDouble(QStringView s)
     if (len > 0 && buf[len - 1] == '.')
         --e;
     const auto [ptr, ec] = std::from_chars(b, e, v);
-    if (ec == std::errc::result_out_of_range) {
-        // Overflow is infinity, underflow is zero (as Python's float()).
-        const std::string_view all(buf, size_t(len));
-        const bool negExp = all.find("e-") != std::string_view::npos || all.find("E-") != std::string_view::npos;
-        return negExp ? 0.0 : (neg ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity());
-    }
+    if (ec == std::errc::result_out_of_range)
+        return parseDecimal(std::string_view(b, size_t(e - b))); // +-inf or +-0, as Python's float()
     if (ec != std::errc() || ptr != e)
         return std::nullopt;
     return v;
@@ -263,6 +262,25 @@ bool isConfigKey(QStringView key)
 }
 
 } // namespace
+
+QString MetricExtractor::rankKey(const QString& key, int rank)
+{
+    return key + QStringLiteral("[rank") + QString::number(rank) + u']';
+}
+
+std::optional<std::pair<QString, int>> MetricExtractor::splitRankKey(const QString& key)
+{
+    if (!key.endsWith(u']'))
+        return std::nullopt;
+    const qsizetype open = key.lastIndexOf(QStringLiteral("[rank"));
+    if (open <= 0)
+        return std::nullopt;
+    bool ok = false;
+    const int rank = QStringView(key).sliced(open + 5, key.size() - open - 6).toInt(&ok);
+    if (!ok || rank < 0 || !isDigit(key[open + 5]))
+        return std::nullopt;
+    return std::pair<QString, int>{key.left(open), rank};
+}
 
 MetricExtractor::MetricExtractor(QList<MetricRule> customRules)
     : m_rules(std::move(customRules))
@@ -525,7 +543,11 @@ void MetricExtractor::extractPairs(QStringView line, QList<Raw>& out, LineInfo& 
                 const QChar before = line[p - 1];
                 const bool sepBefore = QStringView(u"-,;|[({:>").contains(before);
                 const bool numberBefore = isDigit(before) || before == u'%';
-                if (!sepBefore && !numberBefore)
+                // `final val_accuracy: 0.95`: a key written as an identifier
+                // (`_`, `.` or `/` inside) is a name from code, not the end
+                // of a phrase like `Modules in train mode: 4`.
+                const bool identifier = key.contains(u'_') || key.contains(u'.') || key.contains(u'/');
+                if (!sepBefore && !numberBefore && !(identifier && p < keyStart))
                     continue;
                 if (p == keyStart && !sepBefore)
                     continue; // glued to something else
@@ -573,22 +595,188 @@ void MetricExtractor::extractPairs(QStringView line, QList<Raw>& out, LineInfo& 
     }
 }
 
+std::optional<MetricExtractor::RankMarker> MetricExtractor::rankMarkerAt(QStringView line, qsizetype at)
+{
+    // `[rank 1]`, `[rank1]:`, `[rank 1]:` (torch 2.x, launchers, scripts) and
+    // torchrun's `[default0]:` (`[<role><local rank>]:`, role "default").
+    const qsizetype n = line.size();
+    qsizetype i = at + 1;
+    bool needColon = false;
+    if (line.mid(i).startsWith(u"rank")) {
+        i += 4;
+        if (i < n && line[i] == u' ')
+            ++i;
+    } else if (line.mid(i).startsWith(u"default")) {
+        i += 7;
+        needColon = true;
+    } else {
+        return std::nullopt;
+    }
+    const qsizetype digits = i;
+    int rank = 0;
+    while (i < n && isDigit(line[i]) && i - digits < 6)
+        rank = rank * 10 + (line[i++].unicode() - '0');
+    if (i == digits || i >= n || line[i] != u']')
+        return std::nullopt;
+    ++i;
+    if (i < n && line[i] == u':')
+        ++i;
+    else if (needColon)
+        return std::nullopt;
+    return RankMarker{rank, i - at};
+}
+
+void MetricExtractor::extractWords(QStringView line, QList<Raw>& out, LineInfo& info) const
+{
+    // `step 10 loss 0.1160`, `Epoch 3 | train loss 0.52 | val acc 0.81`:
+    // one or two words, then a number with a fraction or exponent. Only on a
+    // line that names a step or epoch in words (info), so prose stays prose.
+    struct Token {
+        QStringView text;
+        bool separator;
+    };
+    QVarLengthArray<Token, 32> tokens;
+    const qsizetype n = line.size();
+    for (qsizetype i = 0; i < n;) {
+        while (i < n && isBlank(line[i]))
+            ++i;
+        if (i >= n)
+            break;
+        const qsizetype start = i;
+        while (i < n && !isBlank(line[i]))
+            ++i;
+        QStringView t = line.mid(start, i - start);
+        bool sepAfter = false;
+        if (t.size() > 1 && (t.back() == u',' || t.back() == u';' || t.back() == u'|')) {
+            t.chop(1);
+            sepAfter = true;
+        }
+        if (t.size() == 1 && QStringView(u"|-,;").contains(t.front()))
+            tokens.append(Token{t, true});
+        else
+            tokens.append(Token{t, false});
+        if (sepAfter)
+            tokens.append(Token{QStringView(), true});
+    }
+    auto isWord = [](QStringView t) {
+        if (t.isEmpty() || t.size() > 64 || !isKeyStart(t.front()))
+            return false;
+        for (QChar c : t)
+            if (!isKeyChar(c))
+                return false;
+        return !(t.back() == u'.' || t.back() == u'-' || t.back() == u'/');
+    };
+    // A number with a fraction or an exponent (an integer is a count, an
+    // index or prose: `epoch 3 of 10`, `rank 0`, `ckpt 3`).
+    auto fractional = [](QStringView t, double& value, bool& percent) {
+        percent = t.endsWith(u'%');
+        if (percent)
+            t.chop(1);
+        const qsizetype len = numberLength(t);
+        if (len == 0 || len != t.size())
+            return false;
+        const auto v = toDouble(t);
+        if (!v)
+            return false;
+        value = *v;
+        for (QChar c : t)
+            if (c == u'.' || c == u'e' || c == u'E' || isKeyStart(c))
+                return true;
+        return false;
+    };
+    const qsizetype count = tokens.size();
+    qsizetype wordsFrom = -1; // first word token of the pending key
+    for (qsizetype k = 0; k < count; ++k) {
+        const Token& t = tokens[k];
+        if (t.separator) {
+            wordsFrom = -1;
+            continue;
+        }
+        if (isWord(t.text) && !(t.text.size() <= 8 && numberLength(t.text) == t.text.size())) {
+            if (wordsFrom < 0)
+                wordsFrom = k;
+            continue;
+        }
+        double value = 0;
+        bool percent = false;
+        const qsizetype words = wordsFrom < 0 ? 0 : k - wordsFrom;
+        const qsizetype from = wordsFrom;
+        wordsFrom = -1;
+        if (words < 1 || words > 2 || !fractional(t.text, value, percent))
+            continue;
+        // What follows: end, a separator, or the next `word [word] number`.
+        bool ok = k + 1 >= count || tokens[k + 1].separator;
+        if (!ok) {
+            qsizetype j = k + 1;
+            while (j < count && j - k <= 2 && !tokens[j].separator && isWord(tokens[j].text))
+                ++j;
+            ok = j > k + 1 && j < count && !tokens[j].separator && numberLength(tokens[j].text) > 0;
+        }
+        if (!ok)
+            continue;
+        QString key = tokens[from].text.toString();
+        if (words == 2)
+            key += u'_' + tokens[from + 1].text;
+        if (isStepKey(key) || isEpochKey(key))
+            continue; // the line's own step/epoch words (`step 0.5` is not a step)
+        accept(key, value, percent, out, info);
+    }
+}
+
 QList<ExtractedMetric> MetricExtractor::extract(QStringView line)
 {
+    // Per-rank prefixes: each rank's part of the line is read on its own,
+    // also where two ranks' writes ended up on one line.
+    qsizetype bracket = line.indexOf(u'[');
+    std::optional<RankMarker> first;
+    while (bracket >= 0 && !(first = rankMarkerAt(line, bracket)))
+        bracket = line.indexOf(u'[', bracket + 1);
+    if (!first)
+        return extractPart(line, -1);
     QList<ExtractedMetric> result;
-    // Cheap rejection: no separator and no custom rule, nothing to find.
+    if (bracket > 0)
+        result += extractPart(line.left(bracket), -1);
+    qsizetype at = bracket;
+    RankMarker marker = *first;
+    for (;;) {
+        const qsizetype body = at + marker.length;
+        qsizetype next = line.indexOf(u'[', body);
+        std::optional<RankMarker> following;
+        while (next >= 0 && !(following = rankMarkerAt(line, next)))
+            next = line.indexOf(u'[', next + 1);
+        result += extractPart(line.mid(body, (following ? next : line.size()) - body), marker.rank);
+        if (!following)
+            break;
+        at = next;
+        marker = *following;
+    }
+    return result;
+}
+
+QList<ExtractedMetric> MetricExtractor::extractPart(QStringView line, int rank)
+{
+    QList<ExtractedMetric> result;
     const bool hasSep = containsEqualsOrColon(line);
-    if (!hasSep && m_rules.isEmpty())
-        return result;
 
     QList<Raw> raws;
     LineInfo info;
+    bool object = false;
     if (hasSep) {
-        if (!extractObject(line, raws, info)) {
+        object = extractObject(line, raws, info);
+        if (!object) {
             extractPairs(line, raws, info);
             if (!raws.isEmpty())
                 scanStepEpochWords(line, info);
         }
+    }
+    // The whitespace form only where nothing else was found and the line
+    // names a step or epoch in words; else, without custom rules, done.
+    if (!object && raws.isEmpty() && !info.step && !info.epoch) {
+        scanStepEpochWords(line, info);
+        if (info.step || info.epoch)
+            extractWords(line, raws, info);
+        else if (m_rules.isEmpty())
+            return result;
     }
     for (const MetricRule& rule : m_rules) {
         auto it = rule.regex.globalMatch(line);
@@ -610,22 +798,31 @@ QList<ExtractedMetric> MetricExtractor::extract(QStringView line)
             raws.append(Raw{key, *v, m.capturedView(u"value").trimmed().endsWith(u'%')});
         }
     }
+    // The console's step axis (one per rank): the last step any line named.
+    // A sample without its own step is placed there, so every key of one
+    // console shares one axis (a bar's `loss=` beside `step=45 train_loss=`).
+    std::optional<qint64>& consoleStep = rank < 0 ? m_consoleStep : m_rankStep[rank];
+    if (info.step)
+        consoleStep = info.step;
+    const std::optional<qint64> stepNow = consoleStep;
     result.reserve(raws.size());
     for (const Raw& r : raws) {
         ExtractedMetric m;
-        m.key = r.key;
+        m.key = rank < 0 ? r.key : rankKey(r.key, rank);
         m.value = r.value;
         m.percent = r.percent;
         m.epoch = info.epoch;
-        auto last = m_lastStep.find(r.key);
+        auto last = m_lastStep.find(m.key);
         if (info.step) {
             m.step = *info.step;
             m.stepFromLine = true;
+        } else if (stepNow) {
+            m.step = *stepNow;
         } else {
             m.step = last == m_lastStep.end() ? 0 : last.value() + 1;
         }
         if (last == m_lastStep.end())
-            m_lastStep.insert(r.key, m.step);
+            m_lastStep.insert(m.key, m.step);
         else
             *last = m.step;
         result.append(std::move(m));

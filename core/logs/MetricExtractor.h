@@ -7,6 +7,7 @@
 #include <QStringView>
 
 #include <optional>
+#include <utility>
 
 namespace ty {
 
@@ -41,8 +42,24 @@ struct ExtractedMetric {
 //  2. Otherwise `key=value` and `key: value` pairs anywhere in the line
 //     (`loss=0.5 acc=0.9`, Keras `Epoch 3/15 - loss: 0.31 - acc: 0.91`,
 //     `Loss = 2.05, Accuracy = 0.76`, a tqdm bar's postfix `loss=2.21]`).
-//  3. The spec's own rules (MetricRule), on every line; a key they produce
+//  3. Otherwise, on a line that names a step or epoch in words (`step 10`,
+//     `Epoch 3`), whitespace pairs: one or two words, then a number with a
+//     fraction or exponent (`step 10 loss 0.1160`; `Epoch 3 | train loss
+//     0.52 | val acc 0.81` gives `train_loss` and `val_acc`: two words are
+//     joined with `_`, case kept). The number must end the line or be
+//     followed by `| , ; -` or the next pair. An integer is never a value
+//     here (`epoch 3 of 10`, `rank 0 of 2`, `ckpt 3` are prose), nor is a
+//     number after three or more words (`the average loss was 0.5`).
+//  4. The spec's own rules (MetricRule), on every line; a key they produce
 //     replaces the built-in sample with the same key on that line.
+//
+// Ranks: a line (or part of a line) after a rank prefix -- `[rank 1]`,
+// `[rank1]:` (torch 2.x), torchrun's `[default0]:` -- is rank 1's (0's):
+// its keys become `loss[rank1]` (rankKey(); the charts draw the ranks of a
+// key as lines of one chart) and each rank has its own step axis. A line
+// that holds several prefixes (two processes' writes on one line) is cut
+// at each and every part read for its own rank; a part whose end another
+// process's write cut off cannot be told from a whole one.
 //
 // Values: C/Python float syntax (`1e-3`, `-.5`, `1_000`, `nan`, `inf`,
 // `-inf`, `Infinity`), `tensor(0.53, device='cuda:0')`, `np.float32(0.1)`,
@@ -58,7 +75,8 @@ struct ExtractedMetric {
 //  - a percentage followed by `|` (a progress bar's own percentage);
 //  - in the `key: value` form, a key that ends a phrase (`Modules in train
 //    mode: 4`, `Total FLOPs: 0`): the key must start the line or follow one of
-//    `- , ; | [ ( { : >` or a number;
+//    `- , ; | [ ( { : >` or a number, unless it is written as an identifier
+//    (with `_`, `.` or `/`: `final val_accuracy: 0.95`);
 //  - keys: must start with a letter or `_`, then letters, digits, `_ . / -`,
 //    at most 64 characters, not ending in `. / -`, not a source file name
 //    (`x.py`), and not one of the bookkeeping names below
@@ -69,10 +87,14 @@ struct ExtractedMetric {
 // `Epoch 3/15`, `"epoch": 0.16`) names its epoch. These keys are not metrics
 // themselves: the epoch is recorded as ExtractedMetric::epoch of every other
 // sample on the same line (a line with only an epoch gives nothing). Without
-// a step on the line, a sample's step is its key's previous step + 1 (0 for
-// the first), so a key logged without steps counts 0, 1, 2, ...; a key that
-// mixes both continues from its last explicit step (it can go backwards when
-// a later line names a smaller step, e.g. plain_torch.log's `loss`).
+// a step on the line, a sample takes the console's current step: the last
+// step any earlier line named, whatever its keys (a tqdm bar's `loss=` in
+// the digits example sits at the `step=45` of the epoch line before it, on
+// the same axis as `train_loss`). Only while no line has named a step yet,
+// a key counts its own samples 0, 1, 2, ... (a console that never names a
+// step plots each key against its sample index; stepFromLine is false
+// for both kinds). The step can go backwards when a later line names a
+// smaller one (e.g. plain_torch.log's `loss`).
 // Feed logical lines (TerminalRenderer width 0): a row soft-wrapped at a
 // terminal width can split a pair.
 //
@@ -84,8 +106,13 @@ public:
 
     QList<ExtractedMetric> extract(QStringView line);
 
-    // Forgets the per-key step counters (a new run).
-    void reset() { m_lastStep.clear(); }
+    // Forgets the per-key step counters and the console's step (a new run).
+    void reset()
+    {
+        m_lastStep.clear();
+        m_consoleStep.reset();
+        m_rankStep.clear();
+    }
     // Continues a key's counter after `step` (a run resumed in a later
     // session: its stored points already end at `step`).
     void setLastStep(const QString& key, qint64 step) { m_lastStep.insert(key, step); }
@@ -93,7 +120,19 @@ public:
     // Parses one value in any accepted syntax; nullopt if it is not a number.
     static std::optional<double> parseValue(QStringView text);
 
+    // The key of `key` as rank `rank` logged it: `loss[rank1]`. The charts
+    // draw every rank of one key as lines of one chart (splitRankKey).
+    static QString rankKey(const QString& key, int rank);
+    // `loss[rank1]` -> {"loss", 1}; nullopt for a key without a rank.
+    static std::optional<std::pair<QString, int>> splitRankKey(const QString& key);
+
 private:
+    struct RankMarker {
+        int rank;
+        qsizetype length; // of the marker, with its ':'
+    };
+    static std::optional<RankMarker> rankMarkerAt(QStringView line, qsizetype at);
+    QList<ExtractedMetric> extractPart(QStringView line, int rank);
     struct Raw {
         QString key;
         double value;
@@ -105,6 +144,7 @@ private:
     };
 
     bool extractObject(QStringView line, QList<Raw>& out, LineInfo& info) const;
+    void extractWords(QStringView line, QList<Raw>& out, LineInfo& info) const;
     void extractPairs(QStringView line, QList<Raw>& out, LineInfo& info) const;
     void scanStepEpochWords(QStringView line, LineInfo& info) const;
     static bool isNoiseKey(QStringView key);
@@ -114,6 +154,8 @@ private:
 
     QList<MetricRule> m_rules;
     QHash<QString, qint64> m_lastStep;
+    std::optional<qint64> m_consoleStep; // the last step a line named
+    QHash<int, std::optional<qint64>> m_rankStep; // the same per rank prefix
 };
 
 } // namespace ty

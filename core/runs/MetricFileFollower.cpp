@@ -39,6 +39,7 @@ struct MetricFileFollower::File {
     QByteArray headerLine;          // CSV: the header the reader parsed
     bool finished = false;          // reader->finish() was called
     bool failed = false;            // stopped at an error (reported once)
+    QMap<QString, QString> params;  // the reader's params() as last stored
 };
 
 MetricFileFollower::MetricFileFollower(RunId run, QString agentRun, QStringList globs, QString dataDir,
@@ -278,6 +279,11 @@ void MetricFileFollower::consume(const std::shared_ptr<File>& f, const QByteArra
     }
     if (f->format == MetricFileFormat::Csv && f->headerLine.isEmpty())
         f->headerLine = static_cast<CsvMetricsReader&>(r).headerLine();
+    if (r.params() != f->params) { // TensorBoard hparams: the run's params
+        f->params = r.params();
+        m_store->setParams(m_run, f->params);
+        m_dirty = true;
+    }
     const QList<ImportedMetric> got = r.takeMetrics();
     const qint64 stored = m_storedCounts.value(f->id);
     const qint64 skip = std::clamp<qint64>(stored - f->emitted, 0, got.size());

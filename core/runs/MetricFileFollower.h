@@ -29,7 +29,9 @@ class ResultStore;
 // incrementally; trainer_state.json, which the Trainer rewrites whole, is
 // re-read when its size or modification time changes and only its new
 // `log_history` entries are stored. Points are stored with
-// MetricSource::File.
+// MetricSource::File. A TensorBoard file's hparams become the run's params
+// (ResultStore::setParams) as soon as the reader has them; setting them again
+// in a later session writes the same values.
 //
 // Exactly once: per file, the number of points stored so far is persisted in
 // `<run data dir>/metric-files.json` (written after the points are committed).

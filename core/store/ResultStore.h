@@ -79,6 +79,10 @@ public:
     // the current time. A notice of an unknown (e.g. deleted) run is dropped,
     // and so is one whose text the run already has (the first one stays).
     // The run counts as changed (runsChanged) when one is recorded.
+    // Async. Sets these params of an existing run: new names are added, a
+    // name it has already gets the new value, the others stay (a framework's
+    // hparams imported from a metric file). Params of an unknown run are dropped.
+    virtual void setParams(RunId run, const QMap<QString, QString>& params) = 0;
     virtual void addNotice(const RunNotice& n) = 0;
     // Inserts (or replaces, by name) a node and waits until it is committed.
     // An invalid n.addedAt becomes the current time. Errors: empty name or

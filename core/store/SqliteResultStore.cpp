@@ -365,6 +365,12 @@ void SqliteResultStore::addArtifact(const ArtifactRecord& a)
     m_writer->enqueue(storeop::AddArtifact{a});
 }
 
+void SqliteResultStore::setParams(RunId run, const QMap<QString, QString>& params)
+{
+    if (!params.isEmpty())
+        m_writer->enqueue(storeop::SetParams{run, params});
+}
+
 void SqliteResultStore::addNotice(const RunNotice& n)
 {
     m_writer->enqueue(storeop::AddNotice{n});

@@ -43,6 +43,7 @@ public:
     void deleteRun(RunId run) override;
     void addArtifact(const ArtifactRecord& a) override;
     void addNotice(const RunNotice& n) override;
+    void setParams(RunId run, const QMap<QString, QString>& params) override;
     Result<void> addNode(const NodeRecord& n) override;
     Result<void> removeNode(const QString& name) override;
     Result<void> flush() override;

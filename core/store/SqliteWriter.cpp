@@ -630,6 +630,12 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
                         error = r.error().message;
                     else if (*r)
                         touch(o.notice.run);
+                } else if constexpr (std::is_same_v<T, storeop::SetParams>) {
+                    auto r = applyParams(o);
+                    if (!r)
+                        error = r.error().message;
+                    else if (*r)
+                        touch(o.run);
                 } else if constexpr (std::is_same_v<T, storeop::PutNode>) {
                     if (auto r = applyPutNode(o); !r)
                         error = r.error().message;
@@ -889,6 +895,27 @@ Result<bool> SqliteWriter::applyNotice(const storeop::AddNotice& op)
                         .arg(q.lastError().text()));
     }
     return q.numRowsAffected() > 0;
+}
+
+Result<bool> SqliteWriter::applyParams(const storeop::SetParams& op)
+{
+    QSqlQuery& p = *m_insertParam;
+    for (auto it = op.params.cbegin(); it != op.params.cend(); ++it) {
+        p.bindValue(0, QVariant::fromValue<qint64>(op.run));
+        p.bindValue(1, sqlcodec::textToSql(it.key()));
+        p.bindValue(2, sqlcodec::textToSql(it.value()));
+        if (!p.exec()) {
+            if (isConstraint(p.lastError())) {
+                qCDebug(lcStoreWriter, "params of unknown run %lld dropped", static_cast<long long>(op.run));
+                return false;
+            }
+            return fail(QStringLiteral("%1: run %2: cannot store param %3: %4")
+                            .arg(m_path)
+                            .arg(op.run)
+                            .arg(it.key(), p.lastError().text()));
+        }
+    }
+    return true;
 }
 
 Result<void> SqliteWriter::applyPutNode(const storeop::PutNode& op)

@@ -103,6 +103,7 @@ private:
     Result<void> applyDelete(const storeop::DeleteRun& op);
     Result<bool> applyArtifact(const storeop::AddArtifact& op);
     Result<bool> applyNotice(const storeop::AddNotice& op);
+    Result<bool> applyParams(const storeop::SetParams& op);
     Result<void> applyPutNode(const storeop::PutNode& op);
     Result<void> applyRemoveNode(const storeop::RemoveNode& op);
 

@@ -55,6 +55,12 @@ struct AddNotice {
     RunNotice notice;
 };
 
+// Sets params of an existing run (inserted, or replacing the same names).
+struct SetParams {
+    RunId run = 0;
+    QMap<QString, QString> params;
+};
+
 // Inserts or replaces the node of that name.
 struct PutNode {
     NodeRecord node;
@@ -71,6 +77,6 @@ struct BeginIngestion {
 };
 
 using WriteOp = std::variant<CreateRun, UpdateRun, AnnotateRun, AppendMetrics, SetConsoleOffset, DeleteRun, AddArtifact,
-                             AddNotice, PutNode, RemoveNode, BeginIngestion>;
+                             AddNotice, SetParams, PutNode, RemoveNode, BeginIngestion>;
 
 } // namespace ty::storeop

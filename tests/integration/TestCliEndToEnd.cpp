@@ -531,6 +531,23 @@ private Q_SLOTS:
         QVERIFY2(o.out.contains("39 points of 3 metric(s) (train_loss, val_acc, val_loss) from CSV"), o.out.constData());
         const Outcome m = ctl({QStringLiteral("metrics"), QStringLiteral("sw[x=1]"), QStringLiteral("--csv"), QStringLiteral("--key"), QStringLiteral("val_acc")});
         QCOMPARE(m.out.trimmed().split('\n').size(), 1 + 6);
+        // The TensorBoard file's hparams become the run's params, beside the sweep's own.
+        o = ctl({QStringLiteral("import"), QStringLiteral("sw[x=1]"), tb});
+        QCOMPARE(o.exitCode, 0);
+        QVERIFY2(o.out.contains("40 points of 4 metric(s) (hp_metric, train_loss, val_loss, val_acc) from TensorBoard event file"), o.out.constData());
+        QVERIFY2(o.out.contains(": 2 param(s) (hidden=128, lr=0.001) into run "), o.out.constData());
+        {
+            auto store = ResultStore::open(dbPath());
+            QVERIFY(store);
+            RunId id = 0;
+            for (const RunRecord& r : (*store)->runs())
+                if (r.name == QLatin1String("sw[x=1]"))
+                    id = r.id;
+            const QMap<QString, QString> params = (*store)->params(id);
+            QCOMPARE(params.value(QStringLiteral("hidden")), QStringLiteral("128"));
+            QCOMPARE(params.value(QStringLiteral("lr")), QStringLiteral("0.001"));
+            QCOMPARE(params.value(QStringLiteral("x")), QStringLiteral("1"));
+        }
         // A truncated event file imports its valid prefix and says where it stopped.
         QFile in(tb);
         QVERIFY(in.open(QIODevice::ReadOnly));

@@ -182,6 +182,11 @@ private Q_SLOTS:
         QCOMPARE(got.keys(), want.keys());
         for (auto it = want.cbegin(); it != want.cend(); ++it)
             QCOMPARE(got.value(it.key()), it.value());
+        // Its hparams are the run's params (Lightning's hparams.yaml beside it:
+        // `hidden: 128`, `lr: 0.001`), as `trainyardctl import` stores them.
+        QCOMPARE(imported->params, (QMap<QString, QString>{{QStringLiteral("hidden"), QStringLiteral("128")},
+                                                           {QStringLiteral("lr"), QStringLiteral("0.001")}}));
+        QCOMPARE((*store)->params(*id), imported->params);
     }
 };
 

@@ -600,6 +600,37 @@ private Q_SLOTS:
         QVERIFY(!panel.findChild<MetricChartWidget*>(QStringLiteral("metricChart:loss")));
     }
 
+    void rankKeysShareOneChart()
+    {
+        // A distributed run stores `loss[rank0]` and `loss[rank1]`
+        // (MetricExtractor::rankKey): one chart `loss`, one line per rank.
+        MetricChartsPanel panel;
+        panel.resize(800, 600);
+        panel.show();
+        panel.setSeries(QStringLiteral("loss[rank1]"), pts({8.2, 6.5, 5.2}, 1));
+        panel.appendPoints(QStringLiteral("loss[rank0]"), pts({9.5, 7.5}, 1));
+        panel.appendPoints(QStringLiteral("loss[rank0]"), pts({6.0}, 3));
+        panel.appendPoints(QStringLiteral("val_acc[rank0]"), pts({0.6}, 5));
+        QCOMPARE(panel.keys(), (QStringList{QStringLiteral("loss"), QStringLiteral("val_acc")}));
+        MetricChartWidget* loss = panel.chart(QStringLiteral("loss[rank1]"));
+        QVERIFY(loss);
+        QCOMPARE(loss, panel.chart(QStringLiteral("loss")));
+        QCOMPARE(loss->objectName(), QStringLiteral("metricChart:loss"));
+        QCOMPARE(loss->lineNames(), (QStringList{QStringLiteral("rank0"), QStringLiteral("rank1")}));
+        QCOMPARE(loss->lineValues(QStringLiteral("rank0")), (std::vector<double>{9.5, 7.5, 6.0}));
+        QCOMPARE(loss->lineValues(QStringLiteral("rank1")), (std::vector<double>{8.2, 6.5, 5.2}));
+        QCOMPARE(loss->lineSteps(QStringLiteral("rank0")), (std::vector<double>{1, 2, 3}));
+        DecimatedChart* c = loss->decimatedChart();
+        QCOMPARE(c->seriesCount(), 2);
+        QCOMPARE(c->seriesName(0), QStringLiteral("loss rank0"));
+        QCOMPARE(c->seriesName(1), QStringLiteral("loss rank1"));
+        QCOMPARE(c->totalPoints(0), 3); // the live append reached rank 0's line
+        QCOMPARE(c->totalPoints(1), 3);
+        QVERIFY(c->drawnPoints(0) > 0 && c->drawnPoints(1) > 0);
+        QVERIFY(!panel.findChild<MetricChartWidget*>(QStringLiteral("metricChart:loss[rank0]")));
+        QCOMPARE(panel.chart(QStringLiteral("val_acc"))->decimatedChart()->seriesCount(), 1);
+    }
+
     void markersArePaintedAndExported()
     {
         DecimatedChart c(QStringLiteral("loss"));

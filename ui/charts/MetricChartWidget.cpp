@@ -46,26 +46,79 @@ void MetricChartWidget::setSeriesColor(const QColor& color)
 
 void MetricChartWidget::clear()
 {
-    m_steps.clear();
-    m_wall.clear();
-    m_values.clear();
-    m_nonFinite = 0;
+    m_lines.assign(1, Line{});
     m_restarts.clear();
     rebuild();
 }
 
-void MetricChartWidget::setPoints(const QList<SeriesPoint>& points)
+MetricChartWidget::Line& MetricChartWidget::line(const QString& name)
 {
-    m_steps.clear();
-    m_wall.clear();
-    m_values.clear();
-    m_nonFinite = 0;
-    if (!addRaw(points))
-        sortRaw();
+    for (Line& l : m_lines)
+        if (l.name == name)
+            return l;
+    Line l;
+    l.name = name;
+    // Named lines after the key's own, by name (rank2 before rank10).
+    auto at = m_lines.begin() + 1;
+    while (at != m_lines.end() && (at->name.size() < name.size() || (at->name.size() == name.size() && at->name < name)))
+        ++at;
+    return *m_lines.insert(at, std::move(l));
+}
+
+const MetricChartWidget::Line* MetricChartWidget::findLine(const QString& name) const
+{
+    for (const Line& l : m_lines)
+        if (l.name == name)
+            return &l;
+    return nullptr;
+}
+
+QStringList MetricChartWidget::lineNames() const
+{
+    QStringList names;
+    for (const Line& l : m_lines)
+        if (!l.values.empty())
+            names.append(l.name);
+    return names;
+}
+
+std::vector<double> MetricChartWidget::lineValues(const QString& name) const
+{
+    const Line* l = findLine(name);
+    return l ? l->values : std::vector<double>{};
+}
+
+std::vector<double> MetricChartWidget::lineSteps(const QString& name) const
+{
+    const Line* l = findLine(name);
+    return l ? l->steps : std::vector<double>{};
+}
+
+QColor MetricChartWidget::lineColour(std::size_t index) const
+{
+    if (index == 0)
+        return m_color;
+    // The ranks of one run: the run's hue, each rank lighter or darker
+    // and turned a little, so the lines stay apart and read as one run.
+    const int h = m_color.hslHue() < 0 ? 0 : m_color.hslHue();
+    const int k = int(index);
+    return QColor::fromHsl((h + 40 * k) % 360, std::clamp(m_color.hslSaturation(), 120, 255),
+                           std::clamp(60 + 35 * (k % 4), 40, 200));
+}
+
+void MetricChartWidget::setPoints(const QString& name, const QList<SeriesPoint>& points)
+{
+    Line& l = line(name);
+    l.steps.clear();
+    l.wall.clear();
+    l.values.clear();
+    l.nonFinite = 0;
+    if (!addRaw(l, points))
+        sortRaw(l);
     rebuild();
 }
 
-void MetricChartWidget::reserveFor(std::size_t incoming)
+void MetricChartWidget::reserveFor(Line& l, std::size_t incoming)
 {
     // Left to std::vector, the three columns (same size, same capacity)
     // reallocate in the same append: at a million points that is 3 x 16 MB
@@ -76,39 +129,39 @@ void MetricChartWidget::reserveFor(std::size_t incoming)
     // are spread over consecutive appends (and over time across every chart:
     // GrowthPacer). Growth stays geometric (x2, at 3/4 full at the
     // earliest), so the capacity is at most 8/3 of the points held.
-    GrowthPacer::reserve({&m_steps, &m_wall, &m_values}, m_steps.size() + incoming);
+    GrowthPacer::reserve({&l.steps, &l.wall, &l.values}, l.steps.size() + incoming);
 }
 
-bool MetricChartWidget::addRaw(const QList<SeriesPoint>& points)
+bool MetricChartWidget::addRaw(Line& l, const QList<SeriesPoint>& points)
 {
-    reserveFor(std::size_t(points.size()));
+    reserveFor(l, std::size_t(points.size()));
     bool ordered = true;
-    double lastStep = m_steps.empty() ? -std::numeric_limits<double>::infinity() : m_steps.back();
+    double lastStep = l.steps.empty() ? -std::numeric_limits<double>::infinity() : l.steps.back();
     for (const SeriesPoint& p : points) {
         ordered = ordered && p.x >= lastStep;
         lastStep = p.x;
-        m_steps.push_back(p.x);
-        m_wall.push_back(p.wallMs);
-        m_values.push_back(p.y);
-        m_nonFinite += !std::isfinite(p.y);
+        l.steps.push_back(p.x);
+        l.wall.push_back(p.wallMs);
+        l.values.push_back(p.y);
+        l.nonFinite += !std::isfinite(p.y);
     }
     return ordered;
 }
 
-void MetricChartWidget::sortRaw()
+void MetricChartWidget::sortRaw(Line& l)
 {
-    std::vector<std::size_t> perm(m_steps.size());
+    std::vector<std::size_t> perm(l.steps.size());
     std::iota(perm.begin(), perm.end(), std::size_t(0));
-    std::stable_sort(perm.begin(), perm.end(), [this](std::size_t a, std::size_t b) { return m_steps[a] < m_steps[b]; });
+    std::stable_sort(perm.begin(), perm.end(), [&l](std::size_t a, std::size_t b) { return l.steps[a] < l.steps[b]; });
     std::vector<double> s(perm.size()), w(perm.size()), v(perm.size());
     for (std::size_t k = 0; k < perm.size(); ++k) {
-        s[k] = m_steps[perm[k]];
-        w[k] = m_wall[perm[k]];
-        v[k] = m_values[perm[k]];
+        s[k] = l.steps[perm[k]];
+        w[k] = l.wall[perm[k]];
+        v[k] = l.values[perm[k]];
     }
-    m_steps = std::move(s);
-    m_wall = std::move(w);
-    m_values = std::move(v);
+    l.steps = std::move(s);
+    l.wall = std::move(w);
+    l.values = std::move(v);
 }
 
 bool MetricChartWidget::drawable() const
@@ -116,29 +169,30 @@ bool MetricChartWidget::drawable() const
     return m_mode != XAxisMode::Epoch || m_epochs.isValid();
 }
 
-std::vector<double> MetricChartWidget::mapped(std::size_t from) const
+std::vector<double> MetricChartWidget::mapped(const Line& l, std::size_t from) const
 {
-    const std::span<const double> steps(m_steps), wall(m_wall);
+    const std::span<const double> steps(l.steps), wall(l.wall);
     return mapX(m_mode, steps.subspan(from), wall.subspan(from), m_epochs, m_t0);
 }
 
-void MetricChartWidget::appendPoints(const QList<SeriesPoint>& points)
+void MetricChartWidget::appendPoints(const QString& name, const QList<SeriesPoint>& points)
 {
     if (points.isEmpty())
         return;
-    const std::size_t from = m_steps.size();
-    if (!addRaw(points)) {
-        sortRaw();
+    Line& l = line(name);
+    const std::size_t from = l.steps.size();
+    if (!addRaw(l, points)) {
+        sortRaw(l);
         rebuild();
         return;
     }
-    if (m_chart->seriesCount() == 0) {
+    if (l.series < 0) {
         rebuild();
         return;
     }
     if (drawable()) {
-        const std::vector<double> x = mapped(from);
-        m_chart->appendPoints(0, x, std::span<const double>(m_values).subspan(from));
+        const std::vector<double> x = mapped(l, from);
+        m_chart->appendPoints(l.series, x, std::span<const double>(l.values).subspan(from));
     }
     if (!m_restarts.isEmpty() && (m_mode == XAxisMode::RelativeTime || m_mode == XAxisMode::WallTime))
         updateMarkers(); // the point at a restart may have just arrived
@@ -155,16 +209,19 @@ void MetricChartWidget::setXAxis(XAxisMode mode, const EpochMap& epochs, double 
     m_mode = mode;
     m_epochs = epochs;
     m_t0 = t0Ms;
-    if (!same && mode == XAxisMode::Epoch && wasEpoch && wasDrawable && drawable() && m_chart->seriesCount() == 1) {
+    if (!same && mode == XAxisMode::Epoch && wasEpoch && wasDrawable && drawable() && m_chart->seriesCount() > 0) {
         // A new epoch knot while live: usually the points already drawn keep
         // their epoch (same steps per epoch); then nothing is redrawn. The x
         // drawn so far are recomputed from the old map rather than kept (8
         // bytes a point less, issue 5).
-        const std::vector<double> x = mapped(0);
-        const std::vector<double> drawn = mapX(XAxisMode::Epoch, m_steps, m_wall, oldEpochs, m_t0);
-        same = x.size() == drawn.size();
-        for (std::size_t i = 0; same && i < x.size(); ++i)
-            same = std::abs(x[i] - drawn[i]) <= 1e-9 * std::max(1.0, std::abs(x[i]));
+        same = true;
+        for (const Line& l : m_lines) {
+            const std::vector<double> x = mapped(l, 0);
+            const std::vector<double> drawn = mapX(XAxisMode::Epoch, l.steps, l.wall, oldEpochs, m_t0);
+            same = same && x.size() == drawn.size();
+            for (std::size_t i = 0; same && i < x.size(); ++i)
+                same = std::abs(x[i] - drawn[i]) <= 1e-9 * std::max(1.0, std::abs(x[i]));
+        }
     }
     if (!same)
         rebuild();
@@ -185,12 +242,16 @@ void MetricChartWidget::rebuild()
         m_chart->setNotice(tr("No 'epoch' metric logged: not drawn on the epoch axis."));
     } else {
         m_chart->setNotice({});
-        if (!m_values.empty()) {
-            SharedColumn x = std::make_shared<const std::vector<double>>(mapped(0));
-            SharedColumn y = std::make_shared<const std::vector<double>>(m_values);
-            sortByX(x, y);
-            m_chart->addSeries(m_key, m_color, x, y);
-        }
+    }
+    for (std::size_t i = 0; i < m_lines.size(); ++i) {
+        Line& l = m_lines[i];
+        l.series = -1;
+        if (!drawable() || l.values.empty())
+            continue;
+        SharedColumn x = std::make_shared<const std::vector<double>>(mapped(l, 0));
+        SharedColumn y = std::make_shared<const std::vector<double>>(l.values);
+        sortByX(x, y);
+        l.series = m_chart->addSeries(l.name.isEmpty() ? m_key : m_key + QStringLiteral(" ") + l.name, lineColour(i), x, y);
     }
     updateMarkers();
     updateTitle();
@@ -212,10 +273,11 @@ void MetricChartWidget::updateMarkers()
             double wall = std::numeric_limits<double>::quiet_NaN();
             if (timeAxis) {
                 // The wall time of the first point at or after the step.
-                const auto it = std::lower_bound(m_steps.begin(), m_steps.end(), s);
-                if (it == m_steps.end())
+                const Line& l = m_lines.front().values.empty() && m_lines.size() > 1 ? m_lines[1] : m_lines.front();
+                const auto it = std::lower_bound(l.steps.begin(), l.steps.end(), s);
+                if (it == l.steps.end())
                     continue;
-                wall = m_wall[std::size_t(it - m_steps.begin())];
+                wall = l.wall[std::size_t(it - l.steps.begin())];
                 if (!std::isfinite(wall))
                     continue;
             }
@@ -230,13 +292,17 @@ void MetricChartWidget::updateMarkers()
 
 int MetricChartWidget::segmentCount() const
 {
-    return int(m_chart->drawnSegments(0).size());
+    const int series = m_lines.front().series;
+    return series < 0 ? 0 : int(m_chart->drawnSegments(series).size());
 }
 
 QList<int> MetricChartWidget::segmentPointCounts() const
 {
     QList<int> counts;
-    const auto segs = m_chart->drawnSegments(0);
+    const int series = m_lines.front().series;
+    if (series < 0)
+        return counts;
+    const auto segs = m_chart->drawnSegments(series);
     for (const QList<QPointF>& s : segs)
         counts.append(int(s.size()));
     return counts;
@@ -244,21 +310,29 @@ QList<int> MetricChartWidget::segmentPointCounts() const
 
 int MetricChartWidget::gapMarkerCount() const
 {
-    return m_chart->gapMarkers(0);
+    const int series = m_lines.front().series;
+    return series < 0 ? 0 : m_chart->gapMarkers(series);
 }
 
 void MetricChartWidget::updateTitle()
 {
     QString title = m_key;
-    if (!m_values.empty()) {
-        const double last = m_values.back();
-        const QString v = std::isnan(last) ? QStringLiteral("nan")
-            : std::isinf(last)             ? (last > 0 ? QStringLiteral("inf") : QStringLiteral("-inf"))
-                                           : QString::number(last, 'g', 5);
-        title += QStringLiteral("   %1 (%2 points").arg(v).arg(m_values.size());
-        if (m_nonFinite > 0)
-            title += QStringLiteral(", %1 nan/inf").arg(m_nonFinite);
+    const auto number = [](double last) {
+        return std::isnan(last) ? QStringLiteral("nan")
+            : std::isinf(last)  ? (last > 0 ? QStringLiteral("inf") : QStringLiteral("-inf"))
+                                : QString::number(last, 'g', 5);
+    };
+    const Line& own = m_lines.front();
+    if (!own.values.empty()) {
+        title += QStringLiteral("   %1 (%2 points").arg(number(own.values.back())).arg(own.values.size());
+        if (own.nonFinite > 0)
+            title += QStringLiteral(", %1 nan/inf").arg(own.nonFinite);
         title += u')';
+    }
+    for (std::size_t i = 1; i < m_lines.size(); ++i) {
+        const Line& l = m_lines[i];
+        if (!l.values.empty())
+            title += QStringLiteral("   %1 %2").arg(l.name, number(l.values.back()));
     }
     m_chart->setTitle(title);
 }

@@ -13,7 +13,7 @@ class QChartView;
 
 namespace ty {
 
-// One metric curve (one key of one run) of the single-run Metrics tab, drawn
+// One metric chart (one key of one run) of the single-run Metrics tab, drawn
 // through DecimatedChart like the compare view: M4 decimation per pixel
 // column (at most ~4 points per column whatever the series' length), NaN/inf
 // as gaps with a marker (NaN and -inf on the bottom edge, +inf on the top),
@@ -27,6 +27,12 @@ namespace ty {
 // re-decimates only the last pixel column onward (no full redraw); a point
 // with a smaller step than the last one makes the series re-sort and redraw.
 // OpenGL is never enabled (it crashes under the offscreen platform).
+//
+// Lines: a key logged by several ranks of a distributed run (`loss[rank0]`,
+// `loss[rank1]`, MetricExtractor::rankKey) is one chart with one line per
+// rank. The line "" is the key's own; setPoints()/appendPoints() without a
+// line name feed it and steps()/values()/wallMs() read it. Each other line is
+// named ("rank1"), drawn in its own colour and kept in its own step order.
 // GUI thread only.
 class MetricChartWidget final : public QWidget {
     Q_OBJECT
@@ -40,9 +46,16 @@ public:
     QString key() const { return m_key; }
     void setSeriesColor(const QColor& color);
 
-    void setPoints(const QList<SeriesPoint>& points);
-    void appendPoints(const QList<SeriesPoint>& points);
+    void setPoints(const QList<SeriesPoint>& points) { setPoints(QString(), points); }
+    void appendPoints(const QList<SeriesPoint>& points) { appendPoints(QString(), points); }
+    void setPoints(const QString& line, const QList<SeriesPoint>& points);
+    void appendPoints(const QString& line, const QList<SeriesPoint>& points);
     void clear();
+    // The lines that hold points, "" (the key's own) first, then by name.
+    QStringList lineNames() const;
+    // The points of one line as received, in step order (empty: no such line).
+    std::vector<double> lineValues(const QString& line) const;
+    std::vector<double> lineSteps(const QString& line) const;
 
     // The x axis. `epochs` is used for XAxisMode::Epoch (invalid: nothing
     // drawn, a notice says why); `t0Ms` for RelativeTime.
@@ -59,13 +72,13 @@ public:
     void setRestarts(const QList<qint64>& steps);
     QList<qint64> restarts() const { return m_restarts; }
 
-    // The points as received, in step order.
-    const std::vector<double>& steps() const { return m_steps; }
-    const std::vector<double>& values() const { return m_values; }
-    const std::vector<double>& wallMs() const { return m_wall; }
+    // The points of the key's own line as received, in step order.
+    const std::vector<double>& steps() const { return m_lines.front().steps; }
+    const std::vector<double>& values() const { return m_lines.front().values; }
+    const std::vector<double>& wallMs() const { return m_lines.front().wall; }
 
-    // What is drawn, for tests and the status line.
-    qsizetype pointCount() const { return qsizetype(m_values.size()); }
+    // What is drawn, for tests and the status line (the key's own line).
+    qsizetype pointCount() const { return qsizetype(values().size()); }
     int segmentCount() const;
     QList<int> segmentPointCounts() const; // drawn (decimated) points per segment
     int gapMarkerCount() const;
@@ -77,24 +90,32 @@ Q_SIGNALS:
     void menuRequested(const QPoint& globalPos);
 
 private:
-    void reserveFor(std::size_t incoming); // grows the columns one at a time
-    bool addRaw(const QList<SeriesPoint>& points); // false: not in step order any more
-    void sortRaw();
+    struct Line {
+        QString name;
+        // Every point received (the chart needs them all to redraw on an axis
+        // change): 24 bytes a point here plus DecimatedChart's x and y columns
+        // (16 bytes), i.e. memory grows with the run's number of metric points,
+        // not with the console's rate or the time spent following (issue 5).
+        std::vector<double> steps, wall, values;
+        qsizetype nonFinite = 0;
+        int series = -1; // DecimatedChart series index; -1: not drawn
+    };
+    Line& line(const QString& name); // created on first use
+    const Line* findLine(const QString& name) const;
+    QColor lineColour(std::size_t index) const;
+    static void reserveFor(Line& l, std::size_t incoming); // grows the columns one at a time
+    static bool addRaw(Line& l, const QList<SeriesPoint>& points); // false: not in step order any more
+    static void sortRaw(Line& l);
     void rebuild();
     void updateTitle();
     bool drawable() const;
-    std::vector<double> mapped(std::size_t from) const;
+    std::vector<double> mapped(const Line& l, std::size_t from) const;
     void updateMarkers();
 
     QString m_key;
     QColor m_color;
     DecimatedChart* m_chart = nullptr;
-    // Every point received (the chart needs them all to redraw on an axis
-    // change): 24 bytes a point here plus DecimatedChart's x and y columns
-    // (16 bytes), i.e. memory grows with the run's number of metric points,
-    // not with the console's rate or the time spent following (issue 5).
-    std::vector<double> m_steps, m_wall, m_values;
-    qsizetype m_nonFinite = 0;
+    std::vector<Line> m_lines{1}; // [0]: the key's own line ("")
     XAxisMode m_mode = XAxisMode::Step;
     EpochMap m_epochs;
     double m_t0 = 0.0;

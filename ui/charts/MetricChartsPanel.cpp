@@ -1,5 +1,7 @@
 #include "MetricChartsPanel.h"
 
+#include "logs/MetricExtractor.h"
+
 #include "MetricChartWidget.h"
 
 #include <QCheckBox>
@@ -150,24 +152,34 @@ void MetricChartsPanel::refreshAxes(bool force)
         c->setXAxis(m_mode, m_epochs, m_t0); // a no-op unless what it draws changes
 }
 
+std::pair<QString, QString> MetricChartsPanel::chartAndLine(const QString& key)
+{
+    // `loss[rank1]` (MetricExtractor::rankKey): line "rank1" of chart "loss".
+    if (const auto split = MetricExtractor::splitRankKey(key))
+        return {split->first, QStringLiteral("rank") + QString::number(split->second)};
+    return {key, QString()};
+}
+
 void MetricChartsPanel::setSeries(const QString& key, const QList<SeriesPoint>& points)
 {
-    ensureChart(key)->setPoints(points);
+    const auto [chartKey, line] = chartAndLine(key);
+    ensureChart(chartKey)->setPoints(line, points);
     refreshAxes(false);
 }
 
 void MetricChartsPanel::appendPoints(const QString& key, const QList<SeriesPoint>& points)
 {
-    const bool fresh = !m_charts.contains(key);
-    ensureChart(key)->appendPoints(points);
+    const auto [chartKey, line] = chartAndLine(key);
+    const bool fresh = !m_charts.contains(chartKey);
+    ensureChart(chartKey)->appendPoints(line, points);
     // New epoch knots (or the first points ever) can move every chart's x.
-    if (fresh || isEpochKey(key))
+    if (fresh || isEpochKey(chartKey))
         refreshAxes(false);
 }
 
 void MetricChartsPanel::setRestarts(const QString& key, const QList<qint64>& steps)
 {
-    if (MetricChartWidget* c = m_charts.value(key))
+    if (MetricChartWidget* c = m_charts.value(chartAndLine(key).first))
         c->setRestarts(steps);
 }
 

@@ -8,6 +8,7 @@
 #include <QScrollArea>
 
 #include <functional>
+#include <utility>
 
 class QCheckBox;
 class QComboBox;
@@ -32,7 +33,10 @@ class MetricChartWidget;
 // given, the earliest point of any key).
 //
 // Fed with plain series data per key; a key seen for the first time gets a
-// chart. GUI thread only.
+// chart. The per-rank keys of a distributed run (`loss[rank0]`,
+// `loss[rank1]`, MetricExtractor::rankKey) share the chart of their key
+// (`loss`), one line per rank (MetricChartWidget's lines "rank0", "rank1").
+// GUI thread only.
 class MetricChartsPanel final : public QScrollArea {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(MetricChartsPanel)
@@ -61,9 +65,12 @@ public:
     // Charts are ordered by (rank(key), key); the default ranks all keys 0.
     void setKeyRank(std::function<int(const QString&)> rank);
 
-    // In display order.
+    // The charts' keys (without rank suffixes), in display order.
     QStringList keys() const;
-    MetricChartWidget* chart(const QString& key) const { return m_charts.value(key); }
+    // The chart that draws `key` (`loss[rank1]` -> the chart of `loss`).
+    MetricChartWidget* chart(const QString& key) const { return m_charts.value(chartAndLine(key).first); }
+    // {chart key, line name} of a stored key: {"loss", "rank1"}, {"acc", ""}.
+    static std::pair<QString, QString> chartAndLine(const QString& key);
 
 private:
     MetricChartWidget* ensureChart(const QString& key);

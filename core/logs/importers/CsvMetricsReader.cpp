@@ -8,34 +8,56 @@ namespace ty {
 
 namespace {
 
-// Splits one record (without its line ending) into unquoted field bytes.
+// Splits one record (without its line ending) into unquoted field bytes,
+// as Python's csv module does with its default (excel) dialect: a quote
+// opens a quoted field only as a field's first byte; inside one, `""` is a
+// quote and a lone `"` closes it, after which bytes up to the next comma are
+// kept as they are (`"a"b` is `ab`); a quote inside an unquoted field is an
+// ordinary byte (`0.5"x`).
 QList<QByteArray> splitRecord(QByteArrayView rec)
 {
     QList<QByteArray> fields;
     QByteArray cur;
-    bool inQuote = false;
-    bool wasQuoted = false;
+    enum { Start, Unquoted, Quoted, QuoteInQuoted } state = Start;
     for (qsizetype i = 0; i < rec.size(); ++i) {
         const char c = rec[i];
-        if (inQuote) {
-            if (c == '"') {
-                if (i + 1 < rec.size() && rec[i + 1] == '"') {
-                    cur.append('"');
-                    ++i;
-                } else {
-                    inQuote = false;
-                }
+        switch (state) {
+        case Start:
+            if (c == '"')
+                state = Quoted;
+            else if (c == ',')
+                fields.append(std::exchange(cur, {}));
+            else {
+                cur.append(c);
+                state = Unquoted;
+            }
+            break;
+        case Unquoted:
+            if (c == ',') {
+                fields.append(std::exchange(cur, {}));
+                state = Start;
             } else {
                 cur.append(c);
             }
-        } else if (c == ',') {
-            fields.append(std::exchange(cur, {}));
-            wasQuoted = false;
-        } else if (c == '"' && (cur.isEmpty() && !wasQuoted)) {
-            inQuote = true;
-            wasQuoted = true;
-        } else {
-            cur.append(c); // a quote inside an unquoted field is kept, as Python's csv does
+            break;
+        case Quoted:
+            if (c == '"')
+                state = QuoteInQuoted;
+            else
+                cur.append(c);
+            break;
+        case QuoteInQuoted:
+            if (c == '"') {
+                cur.append('"');
+                state = Quoted;
+            } else if (c == ',') {
+                fields.append(std::exchange(cur, {}));
+                state = Start;
+            } else {
+                cur.append(c);
+                state = Unquoted;
+            }
+            break;
         }
     }
     fields.append(cur);
@@ -80,16 +102,31 @@ void CsvMetricsReader::parseRecords(bool atEnd)
 {
     qsizetype start = 0; // start of the current record in m_buf (m_consumed in the file)
     while (!hasError()) {
+        // The record ends at the first CR or LF outside a quoted field
+        // (the states of splitRecord(), kept across feeds); CR LF ends it
+        // once, the LF after it being an empty record (skipped).
         qsizetype i = m_scan;
         qsizetype end = -1;
         for (; i < m_buf.size(); ++i) {
             const char c = m_buf[i];
-            if (c == '"')
-                m_inQuote = !m_inQuote; // "" toggles twice: fine for finding the end
-            else if (c == '\n' && !m_inQuote) {
+            if (m_quote == Quote::Inside) {
+                if (c == '"')
+                    m_quote = Quote::ClosedOrEscaped;
+                continue;
+            }
+            if (c == '\n' || c == '\r') {
                 end = i;
+                m_quote = Quote::FieldStart;
                 break;
             }
+            if (c == ',')
+                m_quote = Quote::FieldStart;
+            else if (c == '"' && m_quote == Quote::FieldStart)
+                m_quote = Quote::Inside;
+            else if (c == '"' && m_quote == Quote::ClosedOrEscaped)
+                m_quote = Quote::Inside; // `""`: a quote inside the field
+            else
+                m_quote = Quote::Unquoted;
         }
         if (end < 0) {
             m_scan = m_buf.size();
@@ -101,7 +138,7 @@ void CsvMetricsReader::parseRecords(bool atEnd)
                 break;
             }
             if (atEnd && m_scan > start) {
-                if (m_inQuote) {
+                if (m_quote == Quote::Inside) {
                     setError(m_consumed, QStringLiteral("row %1 at byte offset %2: unterminated quoted field at end of file")
                                              .arg(m_rows + (m_header.isEmpty() ? 0 : 1))
                                              .arg(m_consumed));
@@ -114,9 +151,7 @@ void CsvMetricsReader::parseRecords(bool atEnd)
             }
             break;
         }
-        QByteArrayView rec = QByteArrayView(m_buf).sliced(start, end - start);
-        if (rec.endsWith('\r'))
-            rec.chop(1);
+        const QByteArrayView rec = QByteArrayView(m_buf).sliced(start, end - start);
         processRecord(rec, m_consumed);
         m_consumed += end + 1 - start;
         start = end + 1;

@@ -10,8 +10,13 @@ namespace ty {
 // Metrics from a CSV file with a header row, such as Lightning's CSVLogger
 // `metrics.csv` (lightning/fabric/loggers/csv_logs.py: header = sorted metric
 // keys plus `step` and `epoch`; each row fills only the columns logged at that
-// step, the others are empty). Fields follow RFC 4180 (double quotes, "" inside
-// them, quoted commas and newlines, CRLF or LF).
+// step, the others are empty). Records and fields are split as Python's csv
+// module splits them with its default dialect (Modules/_csv.c, excel,
+// strict=False): RFC 4180 quoting (double quotes, "" inside them, quoted
+// commas and newlines), CR LF, LF or a lone CR ending a record, a quote only
+// opening a quoted field as the field's first byte (a stray `"` inside an
+// unquoted cell is kept and ends nothing: Lightning writes such cells
+// unquoted), and bytes after a closing quote kept in the field.
 //
 // Columns: `step` names the row's step; `epoch` its epoch; `wall_time` or
 // `timestamp` (seconds since the Unix epoch) its wall time. Every other
@@ -53,7 +58,9 @@ private:
 
     QByteArray m_buf;
     qsizetype m_scan = 0;  // where the search for the record end continues
-    bool m_inQuote = false;
+    // Where the search for the record end stands (Python csv's states).
+    enum class Quote { FieldStart, Unquoted, Inside, ClosedOrEscaped };
+    Quote m_quote = Quote::FieldStart;
     QStringList m_header;
     QByteArray m_headerLine;
     qint64 m_rows = 0; // data rows

@@ -9,6 +9,63 @@
 
 namespace ty {
 
+std::optional<double> parseDecimal(std::string_view text)
+{
+    const char* const b = text.data();
+    const char* const e = b + text.size();
+    double d = 0;
+    const auto [ptr, ec] = std::from_chars(b, e, d);
+    if (ptr != e || (ec != std::errc() && ec != std::errc::result_out_of_range))
+        return std::nullopt;
+    if (ec == std::errc())
+        return d;
+    // Out of range, which way? The decimal exponent of the first non-zero
+    // digit decides: >= 0 overflows (+-inf), < 0 underflows (+-0), as
+    // Python's float() rounds. (`0.` + 400 zeros + `1` has no `e-` at all.)
+    const char* p = b;
+    const bool neg = *p == '-';
+    if (neg || *p == '+')
+        ++p;
+    qint64 firstDigitExp = 0;
+    bool seen = false;
+    qint64 intDigits = 0;
+    for (; p < e && *p >= '0' && *p <= '9'; ++p) {
+        if (seen || *p != '0') {
+            seen = true;
+            ++intDigits;
+        }
+    }
+    if (seen) {
+        firstDigitExp = intDigits - 1;
+    } else if (p < e && *p == '.') {
+        qint64 k = 0;
+        for (++p; p < e && *p >= '0' && *p <= '9'; ++p) {
+            ++k;
+            if (*p != '0') {
+                seen = true;
+                firstDigitExp = -k;
+                break;
+            }
+        }
+    }
+    while (p < e && *p != 'e' && *p != 'E')
+        ++p;
+    qint64 exp = 0;
+    if (p < e) {
+        ++p;
+        const bool negExp = p < e && *p == '-';
+        if (p < e && (*p == '-' || *p == '+'))
+            ++p;
+        for (; p < e; ++p)
+            exp = std::min<qint64>(exp * 10 + (*p - '0'), qint64(1) << 40); // saturates: only the sign matters
+        if (negExp)
+            exp = -exp;
+    }
+    if (!seen || firstDigitExp + exp < 0)
+        return neg ? -0.0 : 0.0;
+    return neg ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+}
+
 namespace {
 
 class Parser
@@ -137,22 +194,10 @@ private:
             if (ec == std::errc() && ptr == m_p)
                 return QJsonValue(i);
         }
-        double d = 0;
-        const auto [ptr, ec] = std::from_chars(start, m_p, d);
-        if (ec == std::errc::result_out_of_range) {
-            // from_chars leaves d unchanged: overflow -> inf, underflow -> 0
-            bool negExp = false;
-            for (const char* q = start; q < m_p; ++q) {
-                if ((*q == 'e' || *q == 'E') && q + 1 < m_p && q[1] == '-')
-                    negExp = true;
-            }
-            if (negExp)
-                return QJsonValue(*start == '-' ? -0.0 : 0.0);
-            return QJsonValue(*start == '-' ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity());
-        }
-        if (ec != std::errc() || ptr != m_p)
+        const std::optional<double> d = parseDecimal(std::string_view(start, size_t(m_p - start)));
+        if (!d)
             return bad(QStringLiteral("invalid number"));
-        return QJsonValue(d);
+        return QJsonValue(*d);
     }
 
     static int hex(char c)
@@ -365,7 +410,7 @@ std::optional<double> parseMetricNumber(QByteArrayView text)
         ++b;
     while (e > b && (text[e - 1] == ' ' || text[e - 1] == '\t' || text[e - 1] == '\r'))
         --e;
-    if (b == e || e - b > 400)
+    if (b == e || e - b > 4096)
         return std::nullopt;
     const char* s = text.data() + b;
     const char* end = text.data() + e;
@@ -391,23 +436,10 @@ std::optional<double> parseMetricNumber(QByteArrayView text)
         return neg ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
     if (n == 0 || *s == '+' || *s == '-')
         return std::nullopt;
-    double d = 0;
-    const auto [ptr, ec] = std::from_chars(s, end, d);
-    if (ptr != end)
+    const std::optional<double> d = parseDecimal(std::string_view(s, size_t(end - s)));
+    if (!d)
         return std::nullopt;
-    if (ec == std::errc::result_out_of_range) {
-        bool negExp = false;
-        for (const char* q = s; q + 1 < end; ++q) {
-            if ((*q == 'e' || *q == 'E') && q[1] == '-')
-                negExp = true;
-        }
-        if (negExp)
-            return neg ? -0.0 : 0.0;
-        return neg ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
-    }
-    if (ec != std::errc())
-        return std::nullopt;
-    return neg ? -d : d;
+    return neg ? -*d : *d;
 }
 
 } // namespace ty

@@ -95,6 +95,7 @@ Result<MetricFileImport> importMetricFile(const QString& path, MetricFileFormat 
     out.error = reader->error();
     out.errorOffset = reader->errorOffset();
     out.warnings = reader->warnings();
+    out.params = reader->params();
     if (reader->warningCount() > reader->warnings().size())
         out.warnings.append(QStringLiteral("%1: %2 more warnings").arg(path).arg(reader->warningCount() - reader->warnings().size()));
     return out;

@@ -4,6 +4,7 @@
 #include "MetricStreamReader.h"
 #include "common/Result.h"
 
+#include <QMap>
 #include <QString>
 #include <QStringList>
 
@@ -40,6 +41,7 @@ struct MetricFileImport {
     QString error;
     qint64 errorOffset = -1;
     QStringList warnings;  // units skipped without stopping
+    QMap<QString, QString> params; // hyperparameters the file holds (MetricStreamReader::params)
     qint64 bytesRead = 0;
 };
 

@@ -4,6 +4,7 @@
 
 #include <QByteArrayView>
 #include <QList>
+#include <QMap>
 #include <QString>
 #include <QStringList>
 
@@ -50,6 +51,11 @@ public:
     QList<ImportedMetric> takeMetrics() { return std::exchange(m_metrics, {}); }
     qsizetype pendingMetricCount() const { return m_metrics.size(); }
 
+    // Hyperparameters the file holds (TensorBoard's hparams; the other
+    // formats have none), name -> value as text; the last value of a name wins.
+    // They grow as they are read; a caller stores them as the run's params.
+    const QMap<QString, QString>& params() const { return m_params; }
+
     qint64 consumedOffset() const { return m_consumed; }
     bool hasError() const { return !m_error.isEmpty(); }
     const QString& error() const { return m_error; }
@@ -76,6 +82,7 @@ protected:
 
     QString m_origin; // file name for messages; may be empty
     QList<ImportedMetric> m_metrics;
+    QMap<QString, QString> m_params;
     qint64 m_consumed = 0;
 
 private:

@@ -68,6 +68,8 @@ void TensorBoardEventReader::drain()
         }
         for (const QString& t : ev->nonScalarTags)
             m_nonScalarTags.insert(t);
+        for (const auto& [name, value] : ev->hparams)
+            m_params.insert(name, value);
         std::optional<qint64> wall;
         if (std::isfinite(ev->wallTime) && std::abs(ev->wallTime) < 9.0e15)
             wall = qint64(std::llround(ev->wallTime * 1000.0));

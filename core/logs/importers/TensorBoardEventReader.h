@@ -13,7 +13,9 @@ namespace ty {
 // Event.step, wallTimeMs = Event.wall_time * 1000 (rounded), value = the
 // simple_value or the one-element float/double tensor. Tags whose metadata
 // names another plugin (histograms, hparams, text) are skipped, also in later
-// events that omit the metadata.
+// events that omit the metadata. The hparams plugin's session_start_info gives
+// params() (Lightning's log_hyperparams: the same names and values as its
+// hparams.yaml); its `hp_metric` placeholder scalar stays a sample.
 //
 // Epoch: Lightning (and others) log the epoch as a scalar tag `epoch` at the
 // same step as the metrics, just after them. With `epochTag` set (the default

@@ -1,5 +1,6 @@
 #include "TfEventDecoder.h"
 
+#include <QLocale>
 #include <QtEndian>
 
 #include <cstring>
@@ -231,8 +232,8 @@ std::optional<double> tensorScalar(Cursor c)
     return std::nullopt;
 }
 
-// SummaryMetadata -> plugin_data.plugin_name
-QString pluginName(Cursor c)
+// SummaryMetadata -> plugin_data.plugin_name, plugin_data.content
+QString pluginName(Cursor c, QByteArrayView* content = nullptr)
 {
     QString name;
     while (!c.atEnd()) {
@@ -252,6 +253,11 @@ QString pluginName(Cursor c)
                     if (!pd.bytes(s))
                         return name;
                     name = s.string();
+                } else if (f2 == 2 && w2 == Len && content) {
+                    Cursor s{};
+                    if (!pd.bytes(s))
+                        return name;
+                    *content = QByteArrayView(s.p, s.end - s.p);
                 } else if (!pd.skip(w2)) {
                     return name;
                 }
@@ -261,6 +267,90 @@ QString pluginName(Cursor c)
         }
     }
     return name;
+}
+
+// google.protobuf.Value -> text (number, string, bool); nullopt for the rest.
+std::optional<QString> protobufValueText(Cursor c)
+{
+    std::optional<QString> text;
+    while (!c.atEnd()) {
+        int field = 0, wire = 0;
+        if (!c.tag(field, wire))
+            return std::nullopt;
+        if (field == 2 && wire == Fixed64) {
+            quint64 w = 0;
+            if (!c.fixed64(w))
+                return std::nullopt;
+            text = QString::number(asDouble(w), 'g', QLocale::FloatingPointShortest);
+        } else if (field == 3 && wire == Len) {
+            Cursor s{};
+            if (!c.bytes(s))
+                return std::nullopt;
+            text = s.string();
+        } else if (field == 4 && wire == Varint) {
+            quint64 v = 0;
+            if (!c.varint(v))
+                return std::nullopt;
+            text = v ? QStringLiteral("true") : QStringLiteral("false");
+        } else if (!c.skip(wire)) {
+            return std::nullopt;
+        } else {
+            text.reset(); // null, struct or list value
+        }
+    }
+    return text;
+}
+
+// HParamsPluginData -> session_start_info.hparams
+void decodeHparams(Cursor c, TfEvent& ev)
+{
+    while (!c.atEnd()) {
+        int field = 0, wire = 0;
+        if (!c.tag(field, wire))
+            return;
+        if (field != 3 || wire != Len) {
+            if (!c.skip(wire))
+                return;
+            continue;
+        }
+        Cursor info{};
+        if (!c.bytes(info))
+            return;
+        while (!info.atEnd()) {
+            int f2 = 0, w2 = 0;
+            if (!info.tag(f2, w2))
+                return;
+            if (f2 != 1 || w2 != Len) {
+                if (!info.skip(w2))
+                    return;
+                continue;
+            }
+            Cursor entry{};
+            if (!info.bytes(entry))
+                return;
+            QString key;
+            std::optional<QString> value;
+            while (!entry.atEnd()) {
+                int f3 = 0, w3 = 0;
+                if (!entry.tag(f3, w3))
+                    return;
+                Cursor part{};
+                if (f3 == 1 && w3 == Len) {
+                    if (!entry.bytes(part))
+                        return;
+                    key = part.string();
+                } else if (f3 == 2 && w3 == Len) {
+                    if (!entry.bytes(part))
+                        return;
+                    value = protobufValueText(part);
+                } else if (!entry.skip(w3)) {
+                    return;
+                }
+            }
+            if (!key.isEmpty() && value)
+                ev.hparams.append({key, *value});
+        }
+    }
 }
 
 void decodeValue(Cursor c, TfEvent& ev)
@@ -296,9 +386,17 @@ void decodeValue(Cursor c, TfEvent& ev)
             if (!c.bytes(m))
                 return;
             hasMetadata = true;
-            plugin = pluginName(m);
+            QByteArrayView content;
+            plugin = pluginName(m, &content);
             if (!c.error->isEmpty())
                 return;
+            if (plugin == QLatin1String("hparams") && !content.isEmpty()) {
+                const auto* b = reinterpret_cast<const unsigned char*>(content.data());
+                // Offsets in messages count from the content's start inside the event.
+                decodeHparams(Cursor{b, b + content.size(), b, c.base + (b - c.start), c.error}, ev);
+                if (!c.error->isEmpty())
+                    return;
+            }
         } else if (!c.skip(wire)) {
             return;
         }

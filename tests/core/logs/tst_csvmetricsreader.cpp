@@ -4,7 +4,11 @@
 #include "TestSupport.h"
 #include "logs/importers/CsvMetricsReader.h"
 
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QMap>
+#include <QProcess>
 #include <QTest>
 
 #include <cmath>
@@ -59,6 +63,78 @@ private Q_SLOTS:
         got += b.takeMetrics();
         QCOMPARE(got, ms);
         QCOMPARE(b.rowsRead(), 33);
+    }
+
+    void strayQuoteReadsAsPythonCsv()
+    {
+        // Lightning's real metrics.csv with stray quotes written into
+        // unquoted cells: every row after them must still be read, and every
+        // cell split as /usr/bin/python3's csv module (default dialect) splits
+        // the same bytes. Python's rows are the oracle: its numeric cells (by
+        // float()) become the expected samples.
+        if (!QFileInfo::exists(QStringLiteral("/usr/bin/python3")))
+            QSKIP("/usr/bin/python3 is not installed (scripts/install-deps.sh installs it)");
+        QByteArray file = test::readFixture(QStringLiteral("gpu-workstation/frameworks/lightning-csv/metrics.csv"));
+        QVERIFY(file.contains("\r\n0,9,2.209444046020508,,\r\n")); // Python's csv writer: CR LF
+        file.replace("0,9,2.209444046020508,,", "0,9,2.2094\"44046020508,,"); // a stray quote mid-cell
+        file.replace("1,44,", "1,44\",");                                          // one at a cell's end
+        file.replace("\r\n2,", "\n2,");                                          // LF and CR LF mixed
+        file.append("5,200,\"0.25\"x,,\r6,201,0.125,,\n");                      // text after a closing quote; a lone CR
+
+        QProcess py;
+        py.start(QStringLiteral("/usr/bin/python3"),
+                 {QStringLiteral("-c"), QStringLiteral("import csv, io, json, sys\n"
+                                                       "rows = list(csv.reader(io.TextIOWrapper(sys.stdin.buffer, newline='')))\n"
+                                                       "json.dump(rows, sys.stdout)\n")});
+        QVERIFY(py.waitForStarted());
+        py.write(file);
+        py.closeWriteChannel();
+        QVERIFY(py.waitForFinished(30000));
+        QCOMPARE(py.exitCode(), 0);
+        const QJsonArray rows = QJsonDocument::fromJson(py.readAllStandardOutput()).array();
+        QCOMPARE(rows.size(), 36); // header + 33 rows + 2 appended
+
+        QList<ImportedMetric> expected;
+        const QJsonArray header = rows.at(0).toArray();
+        const int stepCol = 1, epochCol = 0;
+        QCOMPARE(header.at(stepCol).toString(), QStringLiteral("step"));
+        int notNumbers = 0, badSteps = 0;
+        for (qsizetype r = 1; r < rows.size(); ++r) {
+            const QJsonArray row = rows.at(r).toArray();
+            bool stepOk = false;
+            const qint64 step = row.at(stepCol).toString().toLongLong(&stepOk);
+            if (!stepOk) { // `44"`: the reader skips a row whose step is not an integer
+                QCOMPARE(row.at(stepCol).toString(), QStringLiteral("44\""));
+                ++badSteps;
+                continue;
+            }
+            const std::optional<double> epoch = row.at(epochCol).toString().toDouble();
+            for (int c = 2; c < header.size() && c < row.size(); ++c) {
+                const QString cell = row.at(c).toString();
+                if (cell.isEmpty())
+                    continue;
+                bool ok = false;
+                const double v = cell.toDouble(&ok);
+                if (!ok) {
+                    ++notNumbers;
+                    continue;
+                }
+                expected.append(ImportedMetric{header.at(c).toString(), step, epoch, v, std::nullopt});
+            }
+        }
+        QCOMPARE(notNumbers, 2); // `2.2094"44046020508` and `0.25x`
+        QCOMPARE(badSteps, 1);
+        QCOMPARE(expected.size(), 27 + 6 + 6 - 1 - 1 + 1); // the fixture's 39, less the bad cell and row 10's, plus 0.125
+        for (qsizetype chunk : {qsizetype(1), qsizetype(7), file.size()}) {
+            CsvMetricsReader r(QStringLiteral("metrics.csv"));
+            const QList<ImportedMetric> ms = test::readInChunks(r, file, chunk);
+            QVERIFY2(!r.hasError(), qPrintable(r.error()));
+            QCOMPARE(r.rowsRead(), 35);
+            QCOMPARE(ms, expected);
+            QCOMPARE(r.warningCount(), 3); // the two cells and the step `44"`
+            QVERIFY2(r.warnings()[0].contains(QLatin1String("row 2 at byte offset")), qPrintable(r.warnings()[0]));
+            QVERIFY(r.warnings()[0].contains(QLatin1String("'2.2094\"44046020508' is not a number")));
+        }
     }
 
     void quotingAndSpecialValues()

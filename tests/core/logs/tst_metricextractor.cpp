@@ -22,9 +22,9 @@ struct Run {
     QMap<QString, QList<ExtractedMetric>> byKey;
 };
 
-Run extractFixture(const QString& name, int width = 0)
+Run extractFixture(const QString& name, int width = 0, bool gpuWorkstationLog = true)
 {
-    const QByteArray bytes = test::readFixture(QStringLiteral("gpu-workstation/logs/%1").arg(name));
+    const QByteArray bytes = test::readFixture(gpuWorkstationLog ? QStringLiteral("gpu-workstation/logs/%1").arg(name) : name);
     TerminalRenderer renderer(width);
     MetricExtractor extractor;
     Run run;
@@ -146,7 +146,10 @@ private Q_SLOTS:
         QCOMPARE(va.last().value, 0.9528);
         QCOMPARE(values(va), (QList<double>{0.7639, 0.8639, 0.8583, 0.8972, 0.9000, 0.9167, 0.9167, 0.9306, 0.9306, 0.9361,
                                             0.9444, 0.9444, 0.9472, 0.9500, 0.9528}));
-        QCOMPARE(steps(va), (QList<qint64>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14})); // per-key counter
+        // The Keras lines name no step: each sits at the console's step, the
+        // last `step N` a bar row named before it.
+        const QList<qint64> consoleSteps{20, 40, 60, 90, 110, 130, 160, 180, 200, 230, 250, 270, 290, 320, 340};
+        QCOMPARE(steps(va), consoleSteps);
         for (int i = 0; i < va.size(); ++i) {
             QVERIFY(!va.at(i).stepFromLine);
             QCOMPARE(va.at(i).epoch, std::optional<double>(i + 1)); // from "Epoch i/15 - ..."
@@ -200,14 +203,155 @@ private Q_SLOTS:
             QVERIFY2(!key.contains(u"it/s") && !key.contains(u"s/it") && !key.contains(u'%') && !key.contains(u' '),
                      qPrintable(key));
         }
-        // Keys never given a step on their lines count 0, 1, 2, ... (`loss`
-        // mixes the bar's "step N", counted rows and JSON steps: it is the one
-        // series whose steps are not monotonic in this file).
-        for (const QString& key : {QStringLiteral("Loss"), QStringLiteral("Accuracy"), QStringLiteral("val_loss")}) {
-            const QList<ExtractedMetric> series = run.byKey.value(key);
-            for (int i = 0; i < series.size(); ++i)
-                QCOMPARE(series.at(i).step, i);
+        // Keys never given a step on their lines take the console's step, as
+        // val_accuracy (`loss` mixes the bar's "step N" and JSON steps: the
+        // JSON record's step 23 follows the bar's step 20).
+        for (const QString& key : {QStringLiteral("Loss"), QStringLiteral("Accuracy"), QStringLiteral("val_loss")})
+            QCOMPARE(steps(run.byKey.value(key)), consoleSteps);
+    }
+
+    void digitsExampleSharesOneStepAxis()
+    {
+        // resources/examples/digits/train.py run for real (debian-cpu/README.md):
+        // per epoch a tqdm bar with a `loss=` postfix (its last redraw is the
+        // committed row), then `epoch=E step=S train_loss=...`. The bar's loss
+        // has no step of its own: it takes the console's step (the previous
+        // epoch line's), so both keys lie on the one step axis.
+        const QByteArray raw = test::readFixture(QStringLiteral("debian-cpu/logs/digits_example.log"));
+        QCOMPARE(raw.count("step="), 15);
+        const Run run = extractFixture(QStringLiteral("debian-cpu/logs/digits_example.log"), 0, false);
+        QCOMPARE(run.byKey.keys(), (QStringList{QStringLiteral("loss"), QStringLiteral("train_loss"), QStringLiteral("val_accuracy"),
+                                                QStringLiteral("val_loss")}));
+        QList<qint64> epochSteps;
+        for (qint64 e = 1; e <= 15; ++e)
+            epochSteps.append(45 * e);
+        for (const QString& key : {QStringLiteral("train_loss"), QStringLiteral("val_loss"), QStringLiteral("val_accuracy")})
+            QCOMPARE(steps(run.byKey.value(key)), epochSteps);
+        const QList<ExtractedMetric> loss = run.byKey.value(QStringLiteral("loss"));
+        QCOMPARE(loss.size(), 15);
+        QList<qint64> barSteps{0}; // epoch 1's bar comes before any step
+        barSteps.append(epochSteps.mid(0, 14));
+        QCOMPARE(steps(loss), barSteps);
+        for (int i = 0; i < loss.size(); ++i) {
+            QVERIFY(!loss.at(i).stepFromLine);
+            QCOMPARE(loss.at(i).epoch, std::optional<double>(i + 1)); // "epoch 3/15: 100%|..."
         }
+        QCOMPARE(loss.last().value, 0.056);
+        QCOMPARE(run.byKey.value(QStringLiteral("val_accuracy")).last().value, 0.9667);
+    }
+
+    void whitespacePairs()
+    {
+        // `word number` pairs on a line that names a step or epoch in words;
+        // two words make one key joined with `_`.
+        QCOMPARE(one(u"step 10 loss 0.1160"), (QMap<QString, double>{{QStringLiteral("loss"), 0.1160}}));
+        QCOMPARE(one(u"Epoch 3 | train loss 0.52 | val acc 0.81"),
+                 (QMap<QString, double>{{QStringLiteral("train_loss"), 0.52}, {QStringLiteral("val_acc"), 0.81}}));
+        QCOMPARE(one(u"Epoch 3: train loss 0.52, val acc 81.5%"),
+                 (QMap<QString, double>{{QStringLiteral("train_loss"), 0.52}, {QStringLiteral("val_acc"), 81.5}}));
+        QCOMPARE(one(u"step 20 loss 1.5e-3 lr 0.001"),
+                 (QMap<QString, double>{{QStringLiteral("loss"), 0.0015}, {QStringLiteral("lr"), 0.001}}));
+        MetricExtractor x;
+        const QList<ExtractedMetric> ms = x.extract(u"step 10 loss 0.1160");
+        QCOMPARE(ms.size(), 1);
+        QCOMPARE(ms.at(0).step, 10);
+        QVERIFY(ms.at(0).stepFromLine);
+        // A key after leading words, written as an identifier.
+        QCOMPARE(one(u"final val_accuracy: 0.95"), (QMap<QString, double>{{QStringLiteral("val_accuracy"), 0.95}}));
+        QCOMPARE(one(u"best model: val/loss: 0.31"), (QMap<QString, double>{{QStringLiteral("val/loss"), 0.31}}));
+    }
+
+    void proseIsNotAMetric_data()
+    {
+        QTest::addColumn<QString>("line");
+        QTest::newRow("epoch of") << QStringLiteral("epoch 3 of 10");
+        QTest::newRow("ckpt") << QStringLiteral("Saving model to ckpt 3");
+        QTest::newRow("rank of") << QStringLiteral("rank 0 of 2 ready, epoch 1 of 2");
+        QTest::newRow("took seconds") << QStringLiteral("Epoch 3 took 12.5 seconds");
+        QTest::newRow("three words") << QStringLiteral("Epoch 3 the average loss was 0.52");
+        QTest::newRow("no step word") << QStringLiteral("loss 0.52");
+        QTest::newRow("phrase colon") << QStringLiteral("Modules in train mode: 4");
+        QTest::newRow("phrase colon float") << QStringLiteral("Total estimated model params size: 0.5");
+        QTest::newRow("units") << QStringLiteral("step 10 took 0.5s");
+        QTest::newRow("fraction") << QStringLiteral("step 10 batch 0.5/3");
+        QTest::newRow("version") << QStringLiteral("Epoch 1 torch 2.1 python 3.11");
+    }
+    void proseIsNotAMetric()
+    {
+        QFETCH(QString, line);
+        QCOMPARE(one(line), (QMap<QString, double>{}));
+    }
+
+    void rankPrefixes()
+    {
+        MetricExtractor x;
+        auto keyed = [&](QStringView line) {
+            QMap<QString, QPair<qint64, double>> out;
+            for (const ExtractedMetric& m : x.extract(line))
+                out.insert(m.key, {m.step, m.value});
+            return out;
+        };
+        using KV = QMap<QString, QPair<qint64, double>>;
+        QCOMPARE(keyed(u"[rank 1] step 5 loss 0.888"), (KV{{QStringLiteral("loss[rank1]"), {5, 0.888}}}));
+        QCOMPARE(keyed(u"[rank1]:step 6 loss 0.777"), (KV{{QStringLiteral("loss[rank1]"), {6, 0.777}}})); // torch 2.x
+        QCOMPARE(keyed(u"[default0]:step=6 loss=0.5"), (KV{{QStringLiteral("loss[rank0]"), {6, 0.5}}})); // torchrun
+        // Each rank keeps its own step axis.
+        QCOMPARE(keyed(u"[rank 0] acc=0.5"), (KV{{QStringLiteral("acc[rank0]"), {6, 0.5}}}));
+        QCOMPARE(keyed(u"[rank 1]: acc=0.6"), (KV{{QStringLiteral("acc[rank1]"), {6, 0.6}}}));
+        // Two ranks' writes on one line: each part is its rank's.
+        QCOMPARE(keyed(u"[rank 0] step 9 loss 0.1808[rank 1] step 9 loss 0.1744"),
+                 (KV{{QStringLiteral("loss[rank0]"), {9, 0.1808}}, {QStringLiteral("loss[rank1]"), {9, 0.1744}}}));
+        QCOMPARE(keyed(u"[default1]:[default0]:loss=0.25"), (KV{{QStringLiteral("loss[rank0]"), {9, 0.25}}})); // rank 0 is at step 9 now
+        // Not markers: a bar's times, a list, torchrun's role without ':'.
+        QCOMPARE(keyed(u"[default0] loss=0.5"), (KV{{QStringLiteral("loss"), {0, 0.5}}}));
+        QCOMPARE(MetricExtractor::splitRankKey(QStringLiteral("loss[rank12]")), (std::optional<std::pair<QString, int>>{{QStringLiteral("loss"), 12}}));
+        QCOMPARE(MetricExtractor::splitRankKey(QStringLiteral("loss")), (std::optional<std::pair<QString, int>>{}));
+        QCOMPARE(MetricExtractor::splitRankKey(QStringLiteral("[rank1]")), (std::optional<std::pair<QString, int>>{}));
+    }
+
+    void torchrunGloo()
+    {
+        // Real torchrun (torch 1.13, gloo on the CPU, two processes,
+        // `--redirects 1 --tee 1`): every line prefixed `[default<R>]:`.
+        const Run run = extractFixture(QStringLiteral("debian-cpu/logs/torchrun_gloo.log"), 0, false);
+        QCOMPARE(run.byKey.keys(), (QStringList{QStringLiteral("loss[rank0]"), QStringLiteral("loss[rank1]"),
+                                                QStringLiteral("train_loss[rank0]"), QStringLiteral("train_loss[rank1]"),
+                                                QStringLiteral("val_acc[rank0]"), QStringLiteral("val_acc[rank1]"),
+                                                QStringLiteral("val_accuracy[rank0]"), QStringLiteral("val_accuracy[rank1]")}));
+        const QList<qint64> tenSteps{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+        QCOMPARE(steps(run.byKey.value(QStringLiteral("loss[rank0]"))), tenSteps);
+        QCOMPARE(steps(run.byKey.value(QStringLiteral("loss[rank1]"))), tenSteps);
+        QCOMPARE(values(run.byKey.value(QStringLiteral("loss[rank0]"))).first(), 9.4586);
+        QCOMPARE(values(run.byKey.value(QStringLiteral("loss[rank1]"))).first(), 8.1686);
+        QCOMPARE(values(run.byKey.value(QStringLiteral("val_acc[rank1]"))), (QList<double>{0.61, 0.71}));
+        QCOMPARE(steps(run.byKey.value(QStringLiteral("val_acc[rank1]"))), (QList<qint64>{5, 10})); // "Epoch 1 | ..." after step 5
+        QCOMPARE(values(run.byKey.value(QStringLiteral("val_accuracy[rank0]"))), (QList<double>{0.70}));
+    }
+
+    void ranksSharingOneStdout()
+    {
+        // Two DDP processes writing to one file without a launcher: print()'s
+        // text and newline are separate writes, so one rank's line often
+        // continues with the other's (`...loss 0.1808[rank 1] step 99 ...`).
+        const QByteArray raw = test::readFixture(QStringLiteral("debian-cpu/logs/ddp_rank_prefix_shared_stdout.log"));
+        QVERIFY(raw.contains("[rank 0] step 99 loss 0.1808[rank 1] step 99 loss 0.1744\n"));
+        const Run run = extractFixture(QStringLiteral("debian-cpu/logs/ddp_rank_prefix_shared_stdout.log"), 0, false);
+        QCOMPARE(run.byKey.keys(), (QStringList{QStringLiteral("loss[rank0]"), QStringLiteral("loss[rank1]"),
+                                                QStringLiteral("train_loss[rank0]"), QStringLiteral("train_loss[rank1]"),
+                                                QStringLiteral("val_acc[rank0]"), QStringLiteral("val_acc[rank1]"),
+                                                QStringLiteral("val_accuracy[rank0]"), QStringLiteral("val_accuracy[rank1]")}));
+        for (const QString& key : {QStringLiteral("loss[rank0]"), QStringLiteral("loss[rank1]")}) {
+            const QList<ExtractedMetric> loss = run.byKey.value(key);
+            QCOMPARE(loss.size(), 300);
+            for (int i = 0; i < 300; ++i)
+                QCOMPARE(loss.at(i).step, i + 1);
+        }
+        const QList<ExtractedMetric> r0 = run.byKey.value(QStringLiteral("loss[rank0]"));
+        const QList<ExtractedMetric> r1 = run.byKey.value(QStringLiteral("loss[rank1]"));
+        QCOMPARE(r0.at(98).value, 0.1808);
+        QCOMPARE(r1.at(98).value, 0.1744);
+        QCOMPARE(values(run.byKey.value(QStringLiteral("val_acc[rank0]"))), (QList<double>{0.60, 0.70}));
+        QCOMPARE(values(run.byKey.value(QStringLiteral("val_acc[rank1]"))), (QList<double>{0.61, 0.71}));
     }
 
     void plainTorchWrappedAt80()
@@ -439,13 +583,18 @@ private Q_SLOTS:
         QCOMPARE(ms.at(0).step, 300);
         ms = x.extract(u"iteration 400: loss=0.2");
         QCOMPARE(ms.at(0).step, 400);
-        ms = x.extract(u"loss=0.1"); // no step: previous step of this key + 1
-        QCOMPARE(ms.at(0).step, 401);
+        ms = x.extract(u"loss=0.1"); // no step: the console's step, the last one named
+        QCOMPARE(ms.at(0).step, 400);
         QVERIFY(!ms.at(0).stepFromLine);
-        ms = x.extract(u"acc=0.9");
-        QCOMPARE(ms.at(0).step, 0); // a new key counts from 0
-        ms = x.extract(u"acc=0.95");
-        QCOMPARE(ms.at(0).step, 1);
+        ms = x.extract(u"acc=0.9"); // a new key too
+        QCOMPARE(ms.at(0).step, 400);
+        // Until a line names a step, each key counts its own samples.
+        MetricExtractor counting;
+        QCOMPARE(counting.extract(u"acc=0.9").at(0).step, 0);
+        QCOMPARE(counting.extract(u"acc=0.95").at(0).step, 1);
+        QCOMPARE(counting.extract(u"loss=0.95").at(0).step, 0);
+        QCOMPARE(counting.extract(u"{\"step\": 7}").size(), 0); // a step alone moves the axis
+        QCOMPARE(counting.extract(u"acc=0.96").at(0).step, 7);
         // epoch alone is not a metric
         QVERIFY(x.extract(u"epoch=3").isEmpty());
         QVERIFY(x.extract(u"Epoch 3/15").isEmpty());

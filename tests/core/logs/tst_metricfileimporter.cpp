@@ -47,6 +47,9 @@ private Q_SLOTS:
         QVERIFY(csv->error.isEmpty() && tb->error.isEmpty());
         QVERIFY(csv->warnings.isEmpty() && tb->warnings.isEmpty());
         QCOMPARE(tb->bytesRead, QFileInfo(tbPath).size());
+        // Lightning's log_hyperparams, as in its hparams.yaml (`hidden: 128`, `lr: 0.001`).
+        QCOMPARE(tb->params, (QMap<QString, QString>{{"hidden", "128"}, {"lr", "0.001"}}));
+        QVERIFY(csv->params.isEmpty());
 
         const auto c = byKey(csv->metrics);
         const auto t = byKey(tb->metrics);

@@ -133,6 +133,21 @@ private Q_SLOTS:
         QCOMPARE(keys["hp_metric"][0].value, -1.0);
         QCOMPARE(keys["hp_metric"][0].step, 0); // no step field: proto3 default
         QVERIFY(!keys["hp_metric"][0].epoch);
+        // The hparams are the run's params: the names and values of the
+        // hparams.yaml Lightning wrote beside the events file.
+        QMap<QString, QString> yaml;
+        for (const QByteArray& line : test::readFixture(QStringLiteral("gpu-workstation/frameworks/lightning-tensorboard/hparams.yaml")).split('\n')) {
+            const qsizetype colon = line.indexOf(": ");
+            if (colon > 0)
+                yaml.insert(QString::fromUtf8(line.first(colon)), QString::fromUtf8(line.sliced(colon + 2)).trimmed());
+        }
+        QCOMPARE(yaml, (QMap<QString, QString>{{"hidden", "128"}, {"lr", "0.001"}}));
+        QCOMPARE(r.params(), yaml);
+        for (qsizetype chunk : {qsizetype(1), qsizetype(100)}) {
+            TensorBoardEventReader split;
+            test::readInChunks(split, file, chunk);
+            QCOMPARE(split.params(), yaml);
+        }
 
         const ImportedMetric& first = keys["train_loss"].first();
         QCOMPARE(first.step, 4);

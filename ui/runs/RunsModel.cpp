@@ -285,20 +285,20 @@ QStringList RunsModel::differingParamKeys(const RunRows& rows)
 {
     QStringList out;
     for (const QString& key : allParamKeys(rows)) {
+        // Runs without the key (other jobs in the same store) do not make
+        // it differ: only two values that are not the same do.
         const QString* first = nullptr;
-        bool missing = false, differs = false;
+        bool differs = false;
         for (const RunRow& row : rows) {
             auto it = row.params.constFind(key);
-            if (it == row.params.cend()) {
-                missing = true;
+            if (it == row.params.cend())
                 continue;
-            }
             if (!first)
                 first = &*it;
             else if (*it != *first)
                 differs = true;
         }
-        if (differs || (missing && first))
+        if (differs)
             out << key;
     }
     // One run alone differs from nothing: nothing to tell apart.

@@ -72,9 +72,9 @@ public:
     int firstParamColumn() const { return FirstMetricColumn + int(m_metricKeys.size()); }
     // Every param key of any run, sorted by name.
     static QStringList allParamKeys(const RunRows& rows);
-    // The param keys that tell these runs apart: whose value differs between
-    // two runs, or that some runs have and others lack (a sweep's swept
-    // params). Empty for fewer than two runs.
+    // The param keys that tell these runs apart (a sweep's swept params):
+    // two runs that have the key hold different values. Runs without it
+    // (another job's) do not count.
     static QStringList differingParamKeys(const RunRows& rows);
     const RunRows& rows() const { return m_rows; }
     void setMaxMetricColumns(int n);

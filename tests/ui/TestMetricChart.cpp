@@ -91,7 +91,10 @@ void hoverAt(DecimatedChart& chart, double x)
     const QRectF area = chart.chart()->plotArea();
     const double px = area.left() + (x - chart.xMin()) / (chart.xMax() - chart.xMin()) * area.width();
     const QPoint pos = view->mapFromScene(chart.chart()->mapToScene(QPointF(px, area.center().y())));
-    QTest::mouseMove(view->viewport(), pos);
+    // Through the window, as the platform delivers it: a move sent straight
+    // to the viewport would skip Qt's mouse tracking check.
+    QWidget* window = view->window();
+    QTest::mouseMove(window->windowHandle(), view->viewport()->mapTo(window, pos));
 }
 } // namespace
 

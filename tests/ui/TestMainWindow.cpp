@@ -347,6 +347,60 @@ private Q_SLOTS:
         QVERIFY(m_store->flush());
     }
 
+    // Issue 21: a sweep's runs looked alike in the runs table (names cut at
+    // their differing end, no param columns).
+    void sweepRunsAreToldApart()
+    {
+        QSettings(QStringLiteral("Trainyard"), QStringLiteral("trainyard")).clear();
+        QList<RunId> ids;
+        for (const QString& lr : {QStringLiteral("0.001"), QStringLiteral("0.0003")}) {
+            RunRecord r;
+            r.name = QStringLiteral("digits-sweep[lr=%1]").arg(lr);
+            r.state = RunState::Succeeded;
+            r.node = QStringLiteral("local");
+            r.argv = {QStringLiteral("python3"), QStringLiteral("train.py")};
+            r.workdir = m_dir.path();
+            const auto id = m_store->createRun(r, {{QStringLiteral("lr"), lr}, {QStringLiteral("epochs"), QStringLiteral("5")}});
+            QVERIFY(id);
+            ids << *id;
+        }
+        QVERIFY(m_store->flush());
+        MainWindow window(m_store.get(), nullptr);
+        window.resize(1600, 900);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        const RunsModel* model = window.runsModel();
+        QTRY_VERIFY(model->rowOf(ids[0]) >= 0 && model->rowOf(ids[1]) >= 0);
+        QTRY_VERIFY(model->paramColumns().contains(QStringLiteral("lr")));
+        auto* table = window.findChild<QTableView*>(QStringLiteral("runsTable"));
+        QVERIFY(table);
+
+        // The names as the table draws them in a Name column narrower than
+        // they are (about 15 of their 22 characters).
+        const QFontMetrics fm(table->font());
+        const int width = fm.horizontalAdvance(QStringLiteral("digits-sweep[l"));
+        const auto shown = [&](RunId id) {
+            return fm.elidedText(model->index(model->rowOf(id), RunsModel::Name).data().toString(), table->textElideMode(), width);
+        };
+        QVERIFY2(shown(ids[0]) != shown(ids[1]), qPrintable(shown(ids[0]) + QStringLiteral(" / ") + shown(ids[1])));
+
+        // lr (swept) is a column by default, epochs (the same) is not.
+        const int lrCol = model->firstParamColumn() + int(model->paramColumns().indexOf(QStringLiteral("lr")));
+        const int epochsCol = model->firstParamColumn() + int(model->paramColumns().indexOf(QStringLiteral("epochs")));
+        QCOMPARE(model->headerData(lrCol, Qt::Horizontal).toString(), QStringLiteral("lr"));
+        QVERIFY(!table->isColumnHidden(lrCol));
+        QVERIFY(table->isColumnHidden(epochsCol));
+        QCOMPARE(model->index(model->rowOf(ids[1]), lrCol).data().toString(), QStringLiteral("0.0003"));
+        QCOMPARE(model->index(model->rowOf(ids[0]), lrCol).data().toString(), QStringLiteral("0.001"));
+        // The header's context menu is the chooser.
+        QCOMPARE(table->horizontalHeader()->contextMenuPolicy(), Qt::CustomContextMenu);
+
+        for (RunId id : ids)
+            m_store->deleteRun(id);
+        QVERIFY(m_store->flush());
+        QSettings(QStringLiteral("Trainyard"), QStringLiteral("trainyard")).clear();
+    }
+
     void showsStoredRunsWithMetricsAndConsole()
     {
         const QString console = m_dir.filePath(QStringLiteral("console.log"));

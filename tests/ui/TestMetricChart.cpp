@@ -2,9 +2,11 @@
 // through DecimatedChart (M4), live appends that redo only the tail, the x
 // axes (step, epoch, relative and wall time), the log y axis, SVG export.
 #include "charts/ChartStyle.h"
+#include "charts/ChartView.h"
 #include "charts/GrowthPacer.h"
 #include "charts/DecimatedChart.h"
 #include "charts/M4Decimator.h"
+#include "charts/Smoothing.h"
 #include "charts/MetricChartWidget.h"
 #include "charts/MetricChartsPanel.h"
 #include "charts/XAxisMap.h"
@@ -22,6 +24,7 @@
 #include <QImage>
 #include <QPainter>
 #include <QSignalSpy>
+#include <QSlider>
 #include <QTest>
 #include <QValueAxis>
 #include <QXmlStreamReader>
@@ -80,6 +83,18 @@ int svgStrokesOf(const QString& svg, const QColor& colour, bool* valid)
     }
     *valid = !xml.hasError();
     return n;
+}
+// Moves the mouse, no button held, to x value `x` at mid-height of the plot.
+void hoverAt(DecimatedChart& chart, double x)
+{
+    ChartView* view = chart.chartView();
+    const QRectF area = chart.chart()->plotArea();
+    const double px = area.left() + (x - chart.xMin()) / (chart.xMax() - chart.xMin()) * area.width();
+    const QPoint pos = view->mapFromScene(chart.chart()->mapToScene(QPointF(px, area.center().y())));
+    // Through the window, as the platform delivers it: a move sent straight
+    // to the viewport would skip Qt's mouse tracking check.
+    QWidget* window = view->window();
+    QTest::mouseMove(window->windowHandle(), view->viewport()->mapTo(window, pos));
 }
 } // namespace
 
@@ -575,6 +590,97 @@ private Q_SLOTS:
         changes = 0;
         setNiceRange(&axis, 0.0, 1e6); // nothing new
         QCOMPARE(changes, 0);
+    }
+
+
+    // Issue 21: the readout followed only a held button (the viewport had no
+    // mouse tracking). Hovering lists each visible series' value at the
+    // nearest step at or before the cursor.
+    void hoverWithoutButtonListsEverySeries()
+    {
+        DecimatedChart chart(QStringLiteral("loss"));
+        chart.resize(700, 400);
+        const auto col = [](std::vector<double> v) { return std::make_shared<const std::vector<double>>(std::move(v)); };
+        chart.addSeries(QStringLiteral("digits-sweep[lr=0.001]"), QColor(0x1f77b4), col({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}),
+                        col({2.5, 2.25, 2.0, 1.75, 1.5, 1.25, 1.0, 0.75, 0.5, 0.25}));
+        chart.addSeries(QStringLiteral("digits-sweep[lr=0.0003]"), QColor(0xff7f0e), col({0, 3, 6, 9}),
+                        col({3.0, 2.875, 2.75, 2.625}));
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        QTRY_VERIFY(chart.chart()->plotArea().width() > 100);
+        QVERIFY(chart.hoverText().isEmpty());
+
+        hoverAt(chart, 4.5);
+        QTRY_VERIFY(!chart.hoverText().isEmpty());
+        QStringList lines = chart.hoverText().split(u'\n');
+        QCOMPARE(lines.size(), 3);
+        QVERIFY2(lines[0].startsWith(QStringLiteral("step 4.")), qPrintable(lines[0]));
+        QCOMPARE(lines[1], QStringLiteral("digits-sweep[lr=0.001]: 1.5"));
+        QCOMPARE(lines[2], QStringLiteral("digits-sweep[lr=0.0003]: 2.875")); // step 3, not the nearer 6
+        QVERIFY(chart.hoverX() > 4.0 && chart.hoverX() < 5.0);
+
+        // Hidden series are not listed; smoothing shows smoothed and raw.
+        chart.setSeriesVisible(0, false);
+        chart.setSmoothing(0.5);
+        hoverAt(chart, 6.5);
+        QTRY_VERIFY(chart.hoverText().split(u'\n').value(0).startsWith(QStringLiteral("step 6.")));
+        const std::vector<double> b{3.0, 2.875, 2.75, 2.625};
+        const std::vector<double> sb = smoothEma(b, 0.5);
+        lines = chart.hoverText().split(u'\n');
+        QCOMPARE(lines.size(), 2);
+        QCOMPARE(lines[1], QStringLiteral("digits-sweep[lr=0.0003]: %1 (raw 2.75)").arg(QString::number(sb[2], 'g', 6)));
+
+        // The cursor line is painted where the cursor is.
+        QImage img(chart.chartView()->viewport()->size(), QImage::Format_ARGB32);
+        img.fill(Qt::white);
+        {
+            QPainter p(&img);
+            chart.paintHover(p, chart.chart()->plotArea());
+        }
+        const QRectF area = chart.chart()->plotArea();
+        const int px = int(area.left() + (chart.hoverX() - chart.xMin()) / (chart.xMax() - chart.xMin()) * area.width());
+        const int midY = int(area.center().y());
+        QVERIFY(img.pixelColor(px, midY) != QColor(Qt::white) || img.pixelColor(px + 1, midY) != QColor(Qt::white));
+        QCOMPARE(img.pixelColor(px + 10, midY), QColor(Qt::white));
+
+        // Leaving the plot hides the readout.
+        chart.setHoverX(kNaN);
+        QVERIFY(chart.hoverText().isEmpty());
+    }
+
+    // The per-run Metrics tab: the same hover, and the compare view's smoothing.
+    void metricsTabHoverAndSmoothing()
+    {
+        MetricChartsPanel panel;
+        panel.resize(1000, 700);
+        panel.setSeries(QStringLiteral("loss"), pts({4, 2, 3, 1, 2, 0.5}));
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        DecimatedChart* chart = panel.chart(QStringLiteral("loss"))->decimatedChart();
+        QTRY_VERIFY(chart->chart()->plotArea().width() > 100);
+        hoverAt(*chart, 2.5);
+        QTRY_VERIFY(!chart->hoverText().isEmpty());
+        QCOMPARE(chart->hoverText().split(u'\n').value(1), QStringLiteral("loss: 3"));
+
+        auto* slider = panel.findChild<QSlider*>(QStringLiteral("metricsSmoothing"));
+        QVERIFY(slider);
+        const std::vector<double> raw{4, 2, 3, 1, 2, 0.5};
+        QCOMPARE(chart->drawnSegments(0).value(0).size(), qsizetype(raw.size()));
+        QCOMPARE(chart->drawnSegments(0).value(0).value(2).y(), 3.0);
+        slider->setValue(600);
+        QCOMPARE(panel.smoothing(), 0.6);
+        QCOMPARE(chart->smoothing(), 0.6);
+        const std::vector<double> expected = smoothEma(raw, 0.6);
+        const QList<QPointF> drawn = chart->drawnSegments(0).value(0);
+        QCOMPARE(drawn.size(), qsizetype(expected.size()));
+        for (std::size_t i = 0; i < expected.size(); ++i) {
+            QCOMPARE(drawn[qsizetype(i)].x(), double(i));
+            QCOMPARE(drawn[qsizetype(i)].y(), expected[i]);
+        }
+        QCOMPARE(chart->drawnRawPoints(0), qsizetype(raw.size()));
+        // A chart added later gets the panel's smoothing too.
+        panel.setSeries(QStringLiteral("acc"), pts({0.1, 0.5}));
+        QCOMPARE(panel.chart(QStringLiteral("acc"))->decimatedChart()->smoothing(), 0.6);
     }
 
     void panelHasOneChartPerKey()

@@ -1,12 +1,20 @@
+#include "runs/RunsColumnChooser.h"
 #include "runs/RunsModel.h"
 
 #include <QAbstractItemModelTester>
+#include <QAction>
+#include <QHeaderView>
+#include <QMenu>
+#include <QSettings>
+#include <QStandardPaths>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
+#include <QTableView>
 #include <QTest>
 
 #include <cmath>
 #include <limits>
+#include <memory>
 
 using namespace ty;
 
@@ -52,6 +60,67 @@ class TestRunsModel : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+    // Issue 21: a sweep's runs differ in their params and at the end of
+    // their names; both must show.
+    void sweepParamsAreColumns()
+    {
+        QSettings(QStringLiteral("Trainyard"), QStringLiteral("trainyard")).remove(QStringLiteral("testRuns"));
+        const QDateTime t0 = QDateTime::fromString(QStringLiteral("2025-03-01T10:00:00.000Z"), Qt::ISODateWithMs);
+        RunRow a = row(1, QStringLiteral("digits-sweep[lr=0.001]"), RunState::Succeeded, t0, 60, {{"loss", 0.5}});
+        RunRow b = row(2, QStringLiteral("digits-sweep[lr=0.0003]"), RunState::Succeeded, t0.addSecs(5), 60, {{"loss", 0.25}});
+        RunRow c = row(3, QStringLiteral("digits-sweep[lr=0.01]"), RunState::Succeeded, t0.addSecs(9), 60, {{"loss", 0.75}});
+        a.params = {{QStringLiteral("lr"), QStringLiteral("0.001")}, {QStringLiteral("epochs"), QStringLiteral("5")}};
+        b.params = {{QStringLiteral("lr"), QStringLiteral("0.0003")}, {QStringLiteral("epochs"), QStringLiteral("5")}};
+        c.params = {{QStringLiteral("lr"), QStringLiteral("0.01")}, {QStringLiteral("epochs"), QStringLiteral("5")}};
+
+        RunsModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSortFilterProxyModel proxy;
+        proxy.setSourceModel(&model);
+        proxy.setSortRole(RunsModel::SortRole);
+        QTableView view;
+        view.setModel(&proxy);
+        view.setSortingEnabled(true);
+        auto* chooser = new RunsColumnChooser(&view, &model, QStringLiteral("testRuns"), &view);
+        model.setRuns({c, b, a});
+
+        QCOMPARE(model.paramColumns(), (QStringList{QStringLiteral("epochs"), QStringLiteral("lr")}));
+        QCOMPARE(RunsModel::differingParamKeys(model.rows()), QStringList{QStringLiteral("lr")});
+        const int epochsCol = model.firstParamColumn();
+        const int lrCol = epochsCol + 1;
+        QCOMPARE(model.headerData(lrCol, Qt::Horizontal).toString(), QStringLiteral("lr"));
+        QCOMPARE(columnOf(model, lrCol), (QStringList{QStringLiteral("0.01"), QStringLiteral("0.0003"), QStringLiteral("0.001")}));
+        // The swept param shows by default, the constant one does not.
+        QVERIFY(!view.isColumnHidden(lrCol));
+        QVERIFY(view.isColumnHidden(epochsCol));
+
+        // Sorted numerically: 0.0003 < 0.001 < 0.01.
+        view.sortByColumn(lrCol, Qt::AscendingOrder);
+        QCOMPARE(columnOf(proxy, RunsModel::Name),
+                 (QStringList{QStringLiteral("digits-sweep[lr=0.0003]"), QStringLiteral("digits-sweep[lr=0.001]"),
+                              QStringLiteral("digits-sweep[lr=0.01]")}));
+
+        // The chooser (the header's context menu) adds the other param.
+        std::unique_ptr<QMenu> menu(chooser->menu(&view));
+        QAction* epochs = menu->findChild<QAction*>(QStringLiteral("param:epochs"));
+        QVERIFY(epochs);
+        QVERIFY(!epochs->isChecked());
+        QVERIFY(menu->findChild<QAction*>(QStringLiteral("param:lr"))->isChecked());
+        epochs->trigger();
+        QVERIFY(!view.isColumnHidden(epochsCol));
+        QCOMPARE(columnOf(model, epochsCol), (QStringList{QStringLiteral("5"), QStringLiteral("5"), QStringLiteral("5")}));
+
+        // Remembered: a new table reads the choice back.
+        QTableView view2;
+        view2.setModel(&model);
+        RunsColumnChooser chooser2(&view2, &model, QStringLiteral("testRuns"));
+        QVERIFY(!view2.isColumnHidden(epochsCol));
+        QVERIFY(!view2.isColumnHidden(lrCol));
+        QSettings(QStringLiteral("Trainyard"), QStringLiteral("trainyard")).remove(QStringLiteral("testRuns"));
+    }
+
     void testerWithInsertsUpdatesRemovals()
     {
         RunsModel model;

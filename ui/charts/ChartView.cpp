@@ -6,6 +6,7 @@
 #include <QWheelEvent>
 
 #include <cmath>
+#include <limits>
 
 namespace ty {
 
@@ -13,7 +14,11 @@ ChartView::ChartView(QChart* chart, QWidget* parent)
     : QChartView(chart, parent)
 {
     setRubberBand(QChartView::HorizontalRubberBand);
+    // QGraphicsView turns the viewport's mouse tracking on only when an item
+    // accepts hover events, and none here does: without this, the hover
+    // readout only followed a held button (issue 21).
     setMouseTracking(true);
+    viewport()->setMouseTracking(true);
 }
 
 QPointF ChartView::toChart(const QPoint& viewPos) const
@@ -93,6 +98,13 @@ void ChartView::contextMenuEvent(QContextMenuEvent* event)
 {
     Q_EMIT menuRequested(event->globalPos());
     event->accept();
+}
+
+bool ChartView::viewportEvent(QEvent* event)
+{
+    if (event->type() == QEvent::Leave)
+        Q_EMIT hovered(std::numeric_limits<double>::quiet_NaN(), QPoint());
+    return QChartView::viewportEvent(event);
 }
 
 void ChartView::paintEvent(QPaintEvent* event)

@@ -30,6 +30,7 @@ Q_SIGNALS:
     void panned(double dxPixels);
     void resetRequested();
     void menuRequested(const QPoint& globalPos);
+    // The mouse moved over the view (no button needed); chartX NaN: it left.
     void hovered(double chartX, const QPoint& globalPos);
     void painted();
 
@@ -41,6 +42,7 @@ protected:
     void mouseDoubleClickEvent(QMouseEvent* event) override;
     void contextMenuEvent(QContextMenuEvent* event) override;
     void paintEvent(QPaintEvent* event) override;
+    bool viewportEvent(QEvent* event) override;
 
 private:
     bool m_panning = false;

@@ -3,6 +3,7 @@
 #include "ChartStyle.h"
 #include "ChartView.h"
 #include "GrowthPacer.h"
+#include "HoverReadout.h"
 #include "Smoothing.h"
 #include "SpanRaster.h"
 #include "XAxisMap.h"
@@ -86,13 +87,6 @@ void setLogTicks(QCategoryAxis* axis, double lo, double hi)
     }
 }
 
-QString formatY(double v)
-{
-    return std::isnan(v) ? QStringLiteral("nan")
-        : std::isinf(v)  ? (v > 0 ? QStringLiteral("inf") : QStringLiteral("-inf"))
-                         : QString::number(v, 'g', 5);
-}
-
 // Lines whose end lies this far (px) outside the plot area are cut there
 // (same slope): the raster engine's fixed-point coordinates overflow on the
 // far edge points of a deep zoom.
@@ -130,6 +124,7 @@ public:
     void paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) override
     {
         m_owner->paintSeries(*painter, m_rect);
+        m_owner->paintHover(*painter, m_rect);
     }
 
 private:
@@ -1087,34 +1082,84 @@ void DecimatedChart::paintSeries(QPainter& painter, const QRectF& area) const
 void DecimatedChart::showHover(double chartX, const QPoint& globalPos)
 {
     const QRectF area = m_chart->plotArea();
-    if (area.width() <= 0 || chartX < area.left() || chartX > area.right() || m_entries.empty()) {
+    if (std::isnan(chartX) || area.width() <= 0 || chartX < area.left() || chartX > area.right() || m_entries.empty()) {
+        setHoverX(std::numeric_limits<double>::quiet_NaN());
         QToolTip::hideText();
         return;
     }
-    const double x = m_lo + (chartX - area.left()) / area.width() * (m_hi - m_lo);
-    QStringList lines;
-    for (const auto& e : m_entries) {
-        if (!e->visible || e->x->empty())
-            continue;
-        const std::vector<double>& xs = *e->x;
-        auto it = std::lower_bound(xs.begin(), xs.end(), x);
-        if (it == xs.end() || (it != xs.begin() && x - *(it - 1) < *it - x))
-            --it;
-        const std::size_t i = std::size_t(it - xs.begin());
-        QString v = formatY((*e->y)[i]);
-        if (m_smoothing > 0)
-            v = formatY(e->smoothed[i]) + QStringLiteral(" (raw ") + v + u')';
-        lines << QStringLiteral("<span style='color:%1'>&#9632;</span> %2: <b>%3</b>")
-                     .arg(e->colour.name(), e->name.toHtmlEscaped(), v);
-    }
+    setHoverX(m_lo + (chartX - area.left()) / area.width() * (m_hi - m_lo));
+    QToolTip::showText(globalPos, hoverHtml(), m_view);
+}
+
+void DecimatedChart::setHoverX(double x)
+{
+    if (std::isnan(x) && std::isnan(m_hoverX))
+        return;
+    m_hoverX = x;
+    m_item->update();
+}
+
+QString DecimatedChart::hoverHeader() const
+{
+    const QAbstractAxis* axis = m_chart->axes(Qt::Horizontal).value(0);
     const QString where = m_xKind == XAxisKind::DateTimeMs
-        ? QDateTime::fromMSecsSinceEpoch(qint64(x)).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))
-        : QString::number(x, 'g', 6);
-    QToolTip::showText(globalPos, QStringLiteral("%1 %2<br>").arg(m_view->chart()->axes(Qt::Horizontal).value(0)
-                                                                     ? m_view->chart()->axes(Qt::Horizontal).value(0)->titleText()
-                                                                     : QString(), where)
-                           + lines.join(QStringLiteral("<br>")),
-                       m_view);
+        ? QDateTime::fromMSecsSinceEpoch(qint64(m_hoverX)).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))
+        : formatHoverValue(m_hoverX);
+    return (axis ? axis->titleText() + u' ' : QString()) + where;
+}
+
+QList<DecimatedChart::HoverValue> DecimatedChart::hoverValues() const
+{
+    QList<HoverValue> out;
+    if (std::isnan(m_hoverX))
+        return out;
+    for (const auto& e : m_entries) {
+        if (!e->visible)
+            continue;
+        const qsizetype i = indexAtOrBefore(*e->x, m_hoverX);
+        if (i < 0)
+            continue;
+        QString v = formatHoverValue((*e->y)[std::size_t(i)]);
+        if (m_smoothing > 0 && std::size_t(i) < e->smoothed.size())
+            v = formatHoverValue(e->smoothed[std::size_t(i)]) + QStringLiteral(" (raw ") + v + u')';
+        out.append(HoverValue{e->name, e->colour, v});
+    }
+    return out;
+}
+
+QString DecimatedChart::hoverText() const
+{
+    if (std::isnan(m_hoverX))
+        return {};
+    QStringList lines{hoverHeader()};
+    for (const HoverValue& r : hoverValues())
+        lines << r.name + QStringLiteral(": ") + r.value;
+    return lines.join(u'\n');
+}
+
+QString DecimatedChart::hoverHtml() const
+{
+    QStringList lines{hoverHeader().toHtmlEscaped()};
+    for (const HoverValue& r : hoverValues())
+        lines << QStringLiteral("<span style='color:%1'>&#9632; %2</span>: <b>%3</b>")
+                     .arg(r.colour.name(), r.name.toHtmlEscaped(), r.value.toHtmlEscaped());
+    return lines.join(QStringLiteral("<br>"));
+}
+
+void DecimatedChart::paintHover(QPainter& painter, const QRectF& area) const
+{
+    if (std::isnan(m_hoverX) || !(m_hi > m_lo) || !(area.width() > 0))
+        return;
+    const double px = area.left() + (m_hoverX - m_lo) / (m_hi - m_lo) * area.width();
+    if (px < area.left() || px > area.right())
+        return;
+    painter.save();
+    QPen pen(QColor(0x60, 0x60, 0x60), 1);
+    pen.setCosmetic(true);
+    painter.setPen(pen);
+    painter.setRenderHint(QPainter::Antialiasing, false);
+    painter.drawLine(QPointF(px, area.top()), QPointF(px, area.bottom()));
+    painter.restore();
 }
 
 qsizetype DecimatedChart::drawnPoints(int index) const

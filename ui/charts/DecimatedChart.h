@@ -9,6 +9,7 @@
 #include <QPen>
 #include <QWidget>
 
+#include <limits>
 #include <memory>
 #include <span>
 #include <vector>
@@ -180,6 +181,23 @@ public:
     // series item paints; tests rasterise with it.
     void paintSeries(QPainter& painter, const QRectF& area) const;
 
+    // Hover readout (issue 21): the mouse over the plot area, no button held,
+    // sets the cursor x; a dashed vertical line is drawn there (on screen
+    // only, not in paintSeries' exports) and a tooltip lists every visible
+    // series' name, in its colour, with its value at the nearest x at or
+    // before the cursor (indexAtOrBefore; smoothed and raw when smoothing).
+    // setHoverX(NaN) (or the mouse leaving) hides both. x in axis units.
+    void setHoverX(double x);
+    double hoverX() const { return m_hoverX; }
+    // The readout as plain text, one line each: "<x axis title> <x>", then
+    // "<series name>: <value>" ("<smoothed> (raw <value>)" when smoothing)
+    // for every visible series with a point at or before the cursor, in
+    // series order. Empty without a hover.
+    QString hoverText() const;
+    // Paints the cursor line into `area` (the plot area); the series item
+    // calls it after paintSeries.
+    void paintHover(QPainter& painter, const QRectF& area) const;
+
 Q_SIGNALS:
     // The user zoomed, panned or reset (not emitted by setXRange).
     void xRangeChanged(double lo, double hi);
@@ -235,6 +253,14 @@ private:
     void userRange(double lo, double hi);
     void onAxisRangeChanged(double lo, double hi);
     void showHover(double chartX, const QPoint& globalPos);
+    struct HoverValue {
+        QString name;
+        QColor colour;
+        QString value;
+    };
+    QString hoverHeader() const;
+    QList<HoverValue> hoverValues() const;
+    QString hoverHtml() const;
 
     QString m_title;
     QGraphicsItem* m_item = nullptr;   // the series, a child of m_chart
@@ -269,6 +295,7 @@ private:
     bool m_settingRange = false;
     bool m_inRedecimate = false;
     double m_lastWidth = -1;
+    double m_hoverX = std::numeric_limits<double>::quiet_NaN();
 };
 
 } // namespace ty

@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QMenu>
 #include <QMessageBox>
+#include <QSlider>
 
 #include <algorithm>
 #include <cmath>
@@ -47,6 +48,17 @@ MetricChartsPanel::MetricChartsPanel(QWidget* parent)
         setYScale(on ? DecimatedChart::YScale::Log : DecimatedChart::YScale::Linear);
     });
     bar->addWidget(m_logY);
+    bar->addSpacing(12);
+    bar->addWidget(new QLabel(tr("Smoothing:"), m_content));
+    m_smoothingSlider = new QSlider(Qt::Horizontal, m_content);
+    m_smoothingSlider->setObjectName(QStringLiteral("metricsSmoothing"));
+    m_smoothingSlider->setRange(0, 999);
+    m_smoothingSlider->setFixedWidth(160);
+    m_smoothingSlider->setToolTip(tr("TensorBoard's debiased exponential moving average; raw values drawn faintly behind"));
+    m_smoothingLabel = new QLabel(QStringLiteral("0.000"), m_content);
+    connect(m_smoothingSlider, &QSlider::valueChanged, this, [this](int v) { setSmoothing(v / 1000.0); });
+    bar->addWidget(m_smoothingSlider);
+    bar->addWidget(m_smoothingLabel);
     bar->addStretch(1);
     m_grid->addLayout(bar, 0, 0, 1, 2);
 
@@ -79,11 +91,25 @@ MetricChartWidget* MetricChartsPanel::ensureChart(const QString& key)
     auto* c = new MetricChartWidget(key, m_content);
     c->setYScale(m_yScale);
     c->setXAxis(m_mode, m_epochs, m_t0);
+    c->decimatedChart()->setSmoothing(m_smoothing);
     connect(c, &MetricChartWidget::xRangeChanged, this, [this, c](double lo, double hi) { syncRange(c, lo, hi); });
     connect(c, &MetricChartWidget::menuRequested, this, [this, c](const QPoint& pos) { showChartMenu(c, pos); });
     m_charts.insert(key, c);
     relayout();
     return c;
+}
+
+void MetricChartsPanel::setSmoothing(double weight)
+{
+    const double w = std::clamp(weight, 0.0, 0.999);
+    if (m_smoothingSlider->value() != int(std::lround(w * 1000))) {
+        m_smoothingSlider->setValue(int(std::lround(w * 1000))); // comes back here
+        return;
+    }
+    m_smoothing = w;
+    m_smoothingLabel->setText(QString::number(w, 'f', 3));
+    for (MetricChartWidget* c : std::as_const(m_charts))
+        c->decimatedChart()->setSmoothing(w);
 }
 
 void MetricChartsPanel::setKeyRank(std::function<int(const QString&)> rank)

@@ -14,6 +14,7 @@ class QCheckBox;
 class QComboBox;
 class QGridLayout;
 class QLabel;
+class QSlider;
 
 namespace ty {
 
@@ -22,7 +23,10 @@ class MetricChartWidget;
 // The single-run Metrics tab. Small multiples: one MetricChartWidget per
 // metric key, two per row, in (rank, key) order, in a scroll area, under a
 // bar with the x axis (step, epoch, seconds since start, wall time in local
-// time; objectName "metricsXAxis") and a log y check box ("metricsLogY").
+// time; objectName "metricsXAxis"), a log y check box ("metricsLogY") and
+// the smoothing slider of the compare view ("metricsSmoothing", 0..999 for
+// weights 0..0.999 of smoothEma, TensorBoard's debiased EMA; raw drawn faintly
+// behind).
 // Every chart draws through the M4 decimation (DecimatedChart); zoom and pan
 // are synchronised across the charts. Right click on a chart: reset zoom,
 // export as PNG or SVG.
@@ -59,6 +63,9 @@ public:
     XAxisMode xAxis() const { return m_mode; }
     void setYScale(DecimatedChart::YScale scale);
     DecimatedChart::YScale yScale() const { return m_yScale; }
+    // Every chart's smoothing weight, clamped to [0, 0.999]; moves the slider.
+    void setSmoothing(double weight);
+    double smoothing() const { return m_smoothing; }
     // The step -> epoch map in use (invalid without an epoch metric).
     EpochMap epochMap() const { return m_epochs; }
 
@@ -85,6 +92,9 @@ private:
     QLabel* m_placeholder = nullptr;
     QComboBox* m_axisCombo = nullptr;
     QCheckBox* m_logY = nullptr;
+    QSlider* m_smoothingSlider = nullptr;
+    QLabel* m_smoothingLabel = nullptr;
+    double m_smoothing = 0.0;
     QMap<QString, MetricChartWidget*> m_charts;
     std::function<int(const QString&)> m_rank;
     XAxisMode m_mode = XAxisMode::Step;

@@ -70,9 +70,10 @@ public:
         p->setFont(bold);
         p->setPen(selected ? text : runColour(line.run));
         // The tag is bold: its column is sized in the bold font's digits,
-        // with one to spare (elision at an exact fit).
+        // with one to spare (elision at an exact fit). Cut in the middle: a
+        // sweep's names differ at their end (issue 21).
         const int tagWidth = (tagChars + 1) * QFontMetrics(bold).horizontalAdvance(u'0');
-        const QString tag = QFontMetrics(bold).elidedText(model->runName(line.run), Qt::ElideRight, tagWidth);
+        const QString tag = QFontMetrics(bold).elidedText(model->runName(line.run), Qt::ElideMiddle, tagWidth);
         p->drawText(r, Qt::AlignLeft | Qt::AlignVCenter, tag);
         r.setLeft(r.left() + tagWidth + cw);
         p->setFont(option.font);

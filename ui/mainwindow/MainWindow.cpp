@@ -17,6 +17,7 @@
 #include "queue/QueueActions.h"
 #include "queue/QueueView.h"
 #include "runs/RunStateStyle.h"
+#include "runs/RunsColumnChooser.h"
 #include "runs/RunsFilterBar.h"
 #include "runs/RunsFilterProxy.h"
 #include "runs/RunsModel.h"
@@ -318,6 +319,9 @@ void MainWindow::createLayout()
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setAlternatingRowColors(true);
     m_table->setWordWrap(false);
+    // A sweep's names differ at the end (digits-sweep[lr=0.001] and
+    // [lr=0.0003]): cut in the middle, never the tail (issue 21).
+    m_table->setTextElideMode(Qt::ElideMiddle);
     m_table->verticalHeader()->hide();
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 8);
     m_table->horizontalHeader()->setStretchLastSection(false);
@@ -331,6 +335,8 @@ void MainWindow::createLayout()
     m_table->setColumnWidth(RunsModel::Started, 150);
     m_table->setColumnWidth(RunsModel::Duration, 76);
     m_table->setAcceptDrops(false);
+    // Param columns: the swept ones shown, the rest from the header's menu.
+    new RunsColumnChooser(m_table, m_model, QStringLiteral("runsTable"), this);
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &MainWindow::onCurrentRowChanged);
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, &MainWindow::updateActions);
     connect(m_model, &QAbstractItemModel::columnsInserted, this, [this](const QModelIndex&, int first, int last) {

@@ -70,7 +70,7 @@ int RunsModel::rowCount(const QModelIndex& parent) const
 
 int RunsModel::columnCount(const QModelIndex& parent) const
 {
-    return parent.isValid() ? 0 : FirstMetricColumn + int(m_metricKeys.size());
+    return parent.isValid() ? 0 : FirstMetricColumn + int(m_metricKeys.size() + m_paramKeys.size());
 }
 
 bool RunsModel::isMainMetricKey(const QString& key)
@@ -116,6 +116,24 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const
 
     if (role == RunIdRole)
         return r.id;
+
+    if (col >= firstParamColumn()) {
+        const QString& key = m_paramKeys.at(col - firstParamColumn());
+        auto it = row.params.constFind(key);
+        if (it == row.params.cend())
+            return {};
+        switch (role) {
+        case Qt::DisplayRole:
+        case Qt::ToolTipRole: return *it;
+        case SortRole: {
+            // Numbers (lr=0.001, 3e-4) sort numerically, below any text.
+            bool ok = false;
+            const double v = it->toDouble(&ok);
+            return ok ? QVariant(v) : QVariant(*it);
+        }
+        default: return {};
+        }
+    }
 
     if (col >= FirstMetricColumn) {
         const QString& key = m_metricKeys.at(col - FirstMetricColumn);
@@ -224,6 +242,10 @@ QVariant RunsModel::headerData(int section, Qt::Orientation orientation, int rol
     case Started: return tr("Started");
     case Duration: return tr("Duration");
     default: {
+        if (section >= firstParamColumn()) {
+            const QString& key = m_paramKeys.at(section - firstParamColumn());
+            return role == Qt::ToolTipRole ? tr("Parameter %1").arg(key) : key;
+        }
         const QString& key = m_metricKeys.at(section - FirstMetricColumn);
         return role == Qt::ToolTipRole ? tr("Latest value of %1").arg(key) : key;
     }
@@ -254,6 +276,64 @@ QStringList RunsModel::chooseMainMetrics(const RunRows& rows, int cap)
     // Show them in a stable, readable order: by name.
     std::sort(keys.begin(), keys.end());
     return keys;
+}
+
+QStringList RunsModel::allParamKeys(const RunRows& rows)
+{
+    QStringList keys;
+    for (const RunRow& row : rows)
+        for (auto it = row.params.cbegin(); it != row.params.cend(); ++it)
+            keys << it.key();
+    keys.sort();
+    keys.removeDuplicates();
+    return keys;
+}
+
+QStringList RunsModel::differingParamKeys(const RunRows& rows)
+{
+    QStringList out;
+    for (const QString& key : allParamKeys(rows)) {
+        // Runs without the key (other jobs in the same store) do not make
+        // it differ: only two values that are not the same do.
+        const QString* first = nullptr;
+        bool differs = false;
+        for (const RunRow& row : rows) {
+            auto it = row.params.constFind(key);
+            if (it == row.params.cend())
+                continue;
+            if (!first)
+                first = &*it;
+            else if (*it != *first)
+                differs = true;
+        }
+        if (differs)
+            out << key;
+    }
+    // One run alone differs from nothing: nothing to tell apart.
+    return rows.size() > 1 ? out : QStringList();
+}
+
+void RunsModel::applyParamColumns(const QStringList& keys)
+{
+    if (keys == m_paramKeys)
+        return;
+    for (int i = int(m_paramKeys.size()) - 1; i >= 0; --i) {
+        if (keys.contains(m_paramKeys.at(i)))
+            continue;
+        beginRemoveColumns({}, firstParamColumn() + i, firstParamColumn() + i);
+        m_paramKeys.removeAt(i);
+        endRemoveColumns();
+    }
+    QStringList added;
+    for (const QString& k : keys)
+        if (!m_paramKeys.contains(k))
+            added << k;
+    if (!added.isEmpty()) {
+        const int first = firstParamColumn() + int(m_paramKeys.size());
+        beginInsertColumns({}, first, first + int(added.size()) - 1);
+        m_paramKeys += added;
+        endInsertColumns();
+    }
 }
 
 void RunsModel::setMaxMetricColumns(int n)
@@ -333,6 +413,7 @@ void RunsModel::setRuns(const RunRows& rows)
             beginResetModel();
             m_rows = rows;
             m_metricKeys = chooseMainMetrics(m_rows, m_maxMetricColumns);
+            m_paramKeys = allParamKeys(m_rows);
             rebuildIndex();
             endResetModel();
             return;
@@ -363,6 +444,7 @@ void RunsModel::setRuns(const RunRows& rows)
     }
     rebuildIndex();
     applyMetricColumns(chooseMainMetrics(m_rows, m_maxMetricColumns));
+    applyParamColumns(allParamKeys(m_rows));
 }
 
 void RunsModel::updateRun(const RunRecord& run)
@@ -404,7 +486,7 @@ void RunsModel::updateLatestMetrics(RunId run, const QList<MetricPoint>& points)
     if (newKey)
         applyMetricColumns(chooseMainMetrics(m_rows, m_maxMetricColumns));
     if (!m_metricKeys.isEmpty())
-        Q_EMIT dataChanged(index(row, FirstMetricColumn), index(row, columnCount() - 1));
+        Q_EMIT dataChanged(index(row, FirstMetricColumn), index(row, firstParamColumn() - 1));
 }
 
 void RunsModel::removeRun(RunId run)
@@ -417,6 +499,7 @@ void RunsModel::removeRun(RunId run)
     endRemoveRows();
     rebuildIndex();
     applyMetricColumns(chooseMainMetrics(m_rows, m_maxMetricColumns));
+    applyParamColumns(allParamKeys(m_rows));
 }
 
 void RunsModel::tick(const QDateTime& nowUtc)

@@ -11,7 +11,10 @@ namespace ty {
 
 // The runs table: one row per run, newest first (the order of the snapshot it
 // was given), columns State, Name, Node, GPUs, Started, Duration, then one
-// column per main metric holding the run's latest value of that key.
+// column per main metric holding the run's latest value of that key, then
+// one column per param key of any run (its value as text; sorted as a number
+// when it reads as one). Which param columns a view shows is the view's
+// business (RunsColumnChooser: by default those of differingParamKeys()).
 //
 // Sorting goes through a QSortFilterProxyModel with sortRole = SortRole: that
 // role gives numbers (state order, start time in ms since the epoch, duration
@@ -64,6 +67,16 @@ public:
     // The row at `row` (0 <= row < rowCount()); valid inside row signals, where rowData() may not be yet.
     const RunRow& rowAt(int row) const { return m_rows.at(row); }
     QStringList metricColumns() const { return m_metricKeys; }
+    // Every param key of any run, sorted; column firstParamColumn() + i.
+    QStringList paramColumns() const { return m_paramKeys; }
+    int firstParamColumn() const { return FirstMetricColumn + int(m_metricKeys.size()); }
+    // Every param key of any run, sorted by name.
+    static QStringList allParamKeys(const RunRows& rows);
+    // The param keys that tell these runs apart (a sweep's swept params):
+    // two runs that have the key hold different values. Runs without it
+    // (another job's) do not count.
+    static QStringList differingParamKeys(const RunRows& rows);
+    const RunRows& rows() const { return m_rows; }
     void setMaxMetricColumns(int n);
 
     // The metric keys worth a column, at most `cap`, sorted by name: the keys
@@ -79,12 +92,14 @@ public:
 
 private:
     void applyMetricColumns(const QStringList& keys);
+    void applyParamColumns(const QStringList& keys);
     void rebuildIndex();
     qint64 durationMs(const RunRecord& r) const;
 
     RunRows m_rows;
     QHash<RunId, int> m_rowOf;
     QStringList m_metricKeys;
+    QStringList m_paramKeys;
     int m_maxMetricColumns = kDefaultMaxMetricColumns;
     QDateTime m_now;
 };

@@ -157,7 +157,7 @@ private Q_SLOTS:
         const QByteArray k3 = blobOf(keys[2] + QStringLiteral(".pub"));
         {
             auto filter = SshAgentFilter::start(socket, {k3});
-            QVERIFY2(filter, qPrintable(filter.error().message));
+            QVERIFY2(filter, filter ? "" : qPrintable(filter.error().message));
             const int fd = (*filter)->takeClientFd();
             QVERIFY(fd >= 0);
             QCOMPARE((*filter)->takeClientFd(), -1);
@@ -189,7 +189,7 @@ private Q_SLOTS:
         const int listener = listenOn(path);
         QVERIFY(listener >= 0);
         auto filter = SshAgentFilter::start(QFile::decodeName(path), {"x"});
-        QVERIFY2(filter, qPrintable(filter.error().message));
+        QVERIFY2(filter, filter ? "" : qPrintable(filter.error().message));
         const int fd = (*filter)->takeClientFd();
         const int accepted = ::accept(listener, nullptr, nullptr);
         QVERIFY(accepted >= 0);
@@ -212,7 +212,7 @@ private Q_SLOTS:
         int fd = -1;
         {
             auto filter = SshAgentFilter::start(QFile::decodeName(path), {"x"});
-            QVERIFY2(filter, qPrintable(filter.error().message));
+            QVERIFY2(filter, filter ? "" : qPrintable(filter.error().message));
             fd = (*filter)->takeClientFd();
             const QByteArray request = u32(1) + QByteArray(1, char(11));
             QCOMPARE(::write(fd, request.constData(), size_t(request.size())), ssize_t(request.size()));

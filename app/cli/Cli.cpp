@@ -1717,6 +1717,16 @@ int run(const QStringList& argsIn)
 
     Context ctx;
     ctx.dbPath = dbPath.isEmpty() ? defaultDatabasePath() : dbPath;
+    // Only what adds something new (a run, a node, a policy) may start a
+    // database; a command about runs that exist creates no file or folder.
+    const bool creates = command == u"submit" || command == u"policy"
+        || (command == u"node" && !args.isEmpty() && args.front() != u"ls");
+    if (!creates && !QFileInfo::exists(ctx.dbPath)) {
+        err() << "trainyardctl: no result database at " << escapedName(ctx.dbPath)
+              << " (nothing was submitted with it yet; the database is --db PATH, else $TRAINYARD_DB, else "
+              << escapedName(defaultDatabasePath()) << ")\n";
+        return Unavailable;
+    }
     auto store = ResultStore::open(ctx.dbPath);
     if (!store) {
         err() << "trainyardctl: " << store.error().message << '\n';

@@ -474,6 +474,28 @@ private Q_SLOTS:
         QVERIFY(m.out.trimmed().endsWith(",3"));
     }
 
+    void readCommandsCreateNoDatabase()
+    {
+        // `ls --db` on a path that does not exist used to create its folders
+        // and an empty database: a typo made a new, empty history.
+        const QString missing = m_dir.filePath(QStringLiteral("typo/sub/results.db"));
+        for (const QStringList& args : {QStringList{QStringLiteral("ls")}, QStringList{QStringLiteral("show"), QStringLiteral("1")},
+                                        QStringList{QStringLiteral("queue")}, QStringList{QStringLiteral("node"), QStringLiteral("ls")},
+                                        QStringList{QStringLiteral("metrics"), QStringLiteral("1")}}) {
+            QProcess p;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
+            env.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), stateDir());
+            p.setProcessEnvironment(env);
+            p.start(QStringLiteral(TRAINYARD_CTL_PATH), QStringList{QStringLiteral("--db"), missing} + args);
+            QVERIFY(p.waitForFinished(60000));
+            const QByteArray err = p.readAllStandardError();
+            QCOMPARE(p.exitCode(), 5);
+            QVERIFY2(err.contains("no result database at " + missing.toUtf8()), err.constData());
+            QVERIFY2(!QFileInfo::exists(m_dir.filePath(QStringLiteral("typo"))), qPrintable(args.join(u' ')));
+        }
+    }
+
     void renameTagNoteArchiveAndRerun()
     {
         // What the GUI's Run menu does, from the shell: the run of a sweep is

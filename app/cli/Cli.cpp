@@ -38,6 +38,7 @@
 #include <QTimer>
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -628,25 +629,37 @@ std::optional<QStringList> catchUp(Context& ctx)
     return behind;
 }
 
-int cmdSubmit(Context& ctx, const QStringList& args)
+// The options submit and rerun share: one positional argument, --follow,
+// --param name=value (repeatable) and --node; `*overrides` gets the params.
+// A usage error is returned as its exit code.
+std::optional<int> parseSubmitOptions(QCommandLineParser& p, const QString& command, const QString& positional,
+                                      const QStringList& args, QMap<QString, QString>* overrides)
 {
-    QCommandLineParser p;
-    p.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("job spec (.yaml) or script (.py/.sh)"));
+    p.addPositionalArgument(positional, positional == u"RUN" ? QStringLiteral("the run to submit again")
+                                                             : QStringLiteral("job spec (.yaml) or script (.py/.sh)"));
     p.addOption({QStringLiteral("follow"), QStringLiteral("print the console and exit with the run's status")});
     p.addOption({QStringLiteral("param"), QStringLiteral("override a param (name=value)"), QStringLiteral("name=value")});
     p.addOption({QStringLiteral("node"), QStringLiteral("run only on this node"), QStringLiteral("NAME")});
-    if (!p.parse(QStringList{QStringLiteral("submit")} + args))
+    if (!p.parse(QStringList{command} + args))
         return usageError(p.errorText());
     if (p.positionalArguments().size() != 1)
-        return usageError(QStringLiteral("submit needs exactly one FILE"));
-    const QString file = p.positionalArguments().front();
-    QMap<QString, QString> overrides;
+        return usageError(QStringLiteral("%1 needs exactly one %2").arg(command, positional));
     for (const QString& kv : p.values(QStringLiteral("param"))) {
         const qsizetype eq = kv.indexOf(u'=');
         if (eq <= 0)
             return usageError(QStringLiteral("--param needs name=value, got '%1'").arg(kv));
-        overrides.insert(kv.left(eq), kv.mid(eq + 1));
+        overrides->insert(kv.left(eq), kv.mid(eq + 1));
     }
+    return std::nullopt;
+}
+
+int cmdSubmit(Context& ctx, const QStringList& args)
+{
+    QCommandLineParser p;
+    QMap<QString, QString> overrides;
+    if (const auto bad = parseSubmitOptions(p, QStringLiteral("submit"), QStringLiteral("FILE"), args, &overrides))
+        return *bad;
+    const QString file = p.positionalArguments().front();
     const bool script = file.endsWith(QStringLiteral(".py")) || file.endsWith(QStringLiteral(".sh")) || QFileInfo(file).isDir();
     if (script && !overrides.isEmpty())
         return usageError(QStringLiteral("--param needs a job spec with params, not a script"));
@@ -688,21 +701,9 @@ int submitSpec(Context& ctx, const JobSpec& specIn, const QString& node, bool fo
 int cmdRerun(Context& ctx, const QStringList& args)
 {
     QCommandLineParser p;
-    p.addPositionalArgument(QStringLiteral("RUN"), QStringLiteral("the run to submit again"));
-    p.addOption({QStringLiteral("follow"), QStringLiteral("print the console and exit with the run's status")});
-    p.addOption({QStringLiteral("param"), QStringLiteral("change a param (name=value)"), QStringLiteral("name=value")});
-    p.addOption({QStringLiteral("node"), QStringLiteral("run only on this node"), QStringLiteral("NAME")});
-    if (!p.parse(QStringList{QStringLiteral("rerun")} + args))
-        return usageError(p.errorText());
-    if (p.positionalArguments().size() != 1)
-        return usageError(QStringLiteral("rerun needs exactly one RUN"));
     QMap<QString, QString> overrides;
-    for (const QString& kv : p.values(QStringLiteral("param"))) {
-        const qsizetype eq = kv.indexOf(u'=');
-        if (eq <= 0)
-            return usageError(QStringLiteral("--param needs name=value, got '%1'").arg(kv));
-        overrides.insert(kv.left(eq), kv.mid(eq + 1));
-    }
+    if (const auto bad = parseSubmitOptions(p, QStringLiteral("rerun"), QStringLiteral("RUN"), args, &overrides))
+        return *bad;
     auto run = findRun(*ctx.store, p.positionalArguments().front());
     if (!run) {
         err() << run.error().message << '\n';

@@ -491,7 +491,7 @@ private Q_SLOTS:
             QVERIFY(p.waitForFinished(60000));
             const QByteArray err = p.readAllStandardError();
             QCOMPARE(p.exitCode(), 5);
-            QVERIFY2(err.contains("no result database at " + missing.toUtf8()), err.constData());
+            QVERIFY2(err.contains(QByteArray(QByteArray("no result database at ") + missing.toUtf8())), err.constData());
             QVERIFY2(!QFileInfo::exists(m_dir.filePath(QStringLiteral("typo"))), qPrintable(args.join(u' ')));
         }
     }

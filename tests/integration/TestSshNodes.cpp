@@ -1084,6 +1084,77 @@ private Q_SLOTS:
         }
     }
 
+    void twoCancelsAtOnceOverSsh()
+    {
+        // Issue 20: a second trainyardctl cancel at the same time on an SSH
+        // node used to wait 90 s and more (for a state change only the
+        // ingestion owner emits, of a run already cancelled when its node
+        // answered). Both end within the bound, exit 0 and say cancelled.
+        const QString wrapper = m_tmp.filePath(QStringLiteral("agent-cancel.sh"));
+        {
+            QFile f(wrapper);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(QStringLiteral("#!/bin/sh\nexec env TRAINYARD_AGENT_STATE='%1' TRAINYARD_AGENT_NO_NVML=1 '%2' \"$@\"\n")
+                        .arg(stateDir(QStringLiteral("cancel")), test::agentPath()).toUtf8());
+            f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        }
+        const QString db = m_tmp.filePath(QStringLiteral("cancel-twice/trainyard.db"));
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("TRAINYARD_SSH_CONFIG"), m_sshd.clientConfig());
+        env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
+        const auto startCtl = [&](const QStringList& args) {
+            auto p = std::make_unique<QProcess>();
+            p->setProcessEnvironment(env);
+            test::withoutTerminal(*p); // batch mode
+            p->start(QStringLiteral(TRAINYARD_CTL_PATH), QStringList{QStringLiteral("--db"), db} + args);
+            return p;
+        };
+        const auto said = [](QProcess& p) { return QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError()); };
+        {
+            auto add = startCtl({QStringLiteral("node"), QStringLiteral("add"), QStringLiteral("c1"), QStringLiteral("--host"),
+                                 QStringLiteral("ws1"), QStringLiteral("--agent-path"), wrapper, QStringLiteral("--accept-new-host-key")});
+            QVERIFY(add->waitForFinished(60000));
+            QVERIFY2(add->exitCode() == 0, qPrintable(said(*add)));
+        }
+        const QString job = m_tmp.filePath(QStringLiteral("cancel-twice.yaml"));
+        {
+            QFile f(job);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("name: cancel-twice\nworkdir: /tmp\ncommand: [sleep, '60']\n");
+        }
+        {
+            auto submit = startCtl({QStringLiteral("submit"), job, QStringLiteral("--node"), QStringLiteral("c1")});
+            QVERIFY(submit->waitForFinished(60000));
+            const QString text = said(*submit);
+            QVERIFY2(submit->exitCode() == 0 && text.contains(QStringLiteral("running on c1")), qPrintable(text));
+        }
+        QElapsedTimer took;
+        took.start();
+        std::vector<std::unique_ptr<QProcess>> cancels;
+        for (int i = 0; i < 2; ++i)
+            cancels.push_back(startCtl({QStringLiteral("cancel"), QStringLiteral("cancel-twice"), QStringLiteral("--grace"),
+                                        QStringLiteral("0.5")}));
+        for (auto& p : cancels)
+            p->waitForFinished(int(std::max<qint64>(1, 45000 - took.elapsed())));
+        for (auto& p : cancels) {
+            const bool ended = p->state() == QProcess::NotRunning;
+            if (!ended) {
+                p->kill();
+                p->waitForFinished();
+            }
+            const QByteArray out = p->readAllStandardOutput();
+            const QString text = QString::fromUtf8(out + p->readAllStandardError());
+            QVERIFY2(ended, qPrintable(QStringLiteral("still waiting after 45 s: ") + text));
+            QVERIFY2(p->exitCode() == 0, qPrintable(text));
+            QVERIFY2(out.contains("cancelled"), qPrintable(text));
+        }
+        auto store = ResultStore::open(db);
+        QVERIFY(store);
+        const QList<RunRecord> runs = (*store)->runs();
+        QCOMPARE(runs.size(), qsizetype(1));
+        QCOMPARE(runStateName(runs.front().state), QStringLiteral("cancelled"));
+    }
+
     // StrictHostKeyChecking (yes, accept-new, no, ask, none) x the host key
     // (known, unknown, changed): Trainyard's outcome equals OpenSSH's own
     // client in batch mode against the same sshd -- connects or not, the
@@ -1177,75 +1248,6 @@ private Q_SLOTS:
         QCOMPARE(test::readFile(dir + QStringLiteral("/accept-new-unknown.ty")), entry + newKey[0] + ' ' + newKey[1] + '\n');
         QCOMPARE(test::readFile(dir + QStringLiteral("/no-unknown.ty")), entry + newKey[0] + ' ' + newKey[1] + '\n');
         QCOMPARE(test::readFile(dir + QStringLiteral("/no-changed.ty")), entry + oldKey[0] + ' ' + oldKey[1] + '\n');
-    void twoCancelsAtOnceOverSsh()
-    {
-        // Issue 20: a second trainyardctl cancel at the same time on an SSH
-        // node used to wait 90 s and more (for a state change only the
-        // ingestion owner emits, of a run already cancelled when its node
-        // answered). Both end within the bound, exit 0 and say cancelled.
-        const QString wrapper = m_tmp.filePath(QStringLiteral("agent-cancel.sh"));
-        {
-            QFile f(wrapper);
-            QVERIFY(f.open(QIODevice::WriteOnly));
-            f.write(QStringLiteral("#!/bin/sh\nexec env TRAINYARD_AGENT_STATE='%1' TRAINYARD_AGENT_NO_NVML=1 '%2' \"$@\"\n")
-                        .arg(stateDir(QStringLiteral("cancel")), test::agentPath()).toUtf8());
-            f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
-        }
-        const QString db = m_tmp.filePath(QStringLiteral("cancel-twice/trainyard.db"));
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("TRAINYARD_SSH_CONFIG"), m_sshd.clientConfig());
-        env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
-        const auto startCtl = [&](const QStringList& args) {
-            auto p = std::make_unique<QProcess>();
-            p->setProcessEnvironment(env);
-            test::withoutTerminal(*p); // batch mode
-            p->start(QStringLiteral(TRAINYARD_CTL_PATH), QStringList{QStringLiteral("--db"), db} + args);
-            return p;
-        };
-        const auto said = [](QProcess& p) { return QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError()); };
-        {
-            auto add = startCtl({QStringLiteral("node"), QStringLiteral("add"), QStringLiteral("c1"), QStringLiteral("--host"),
-                                 QStringLiteral("ws1"), QStringLiteral("--agent-path"), wrapper, QStringLiteral("--accept-new-host-key")});
-            QVERIFY(add->waitForFinished(60000));
-            QVERIFY2(add->exitCode() == 0, qPrintable(said(*add)));
-        }
-        const QString job = m_tmp.filePath(QStringLiteral("cancel-twice.yaml"));
-        {
-            QFile f(job);
-            QVERIFY(f.open(QIODevice::WriteOnly));
-            f.write("name: cancel-twice\nworkdir: /tmp\ncommand: [sleep, '60']\n");
-        }
-        {
-            auto submit = startCtl({QStringLiteral("submit"), job, QStringLiteral("--node"), QStringLiteral("c1")});
-            QVERIFY(submit->waitForFinished(60000));
-            const QString text = said(*submit);
-            QVERIFY2(submit->exitCode() == 0 && text.contains(QStringLiteral("running on c1")), qPrintable(text));
-        }
-        QElapsedTimer took;
-        took.start();
-        std::vector<std::unique_ptr<QProcess>> cancels;
-        for (int i = 0; i < 2; ++i)
-            cancels.push_back(startCtl({QStringLiteral("cancel"), QStringLiteral("cancel-twice"), QStringLiteral("--grace"),
-                                        QStringLiteral("0.5")}));
-        for (auto& p : cancels)
-            p->waitForFinished(int(std::max<qint64>(1, 45000 - took.elapsed())));
-        for (auto& p : cancels) {
-            const bool ended = p->state() == QProcess::NotRunning;
-            if (!ended) {
-                p->kill();
-                p->waitForFinished();
-            }
-            const QByteArray out = p->readAllStandardOutput();
-            const QString text = QString::fromUtf8(out + p->readAllStandardError());
-            QVERIFY2(ended, qPrintable(QStringLiteral("still waiting after 45 s: ") + text));
-            QVERIFY2(p->exitCode() == 0, qPrintable(text));
-            QVERIFY2(out.contains("cancelled"), qPrintable(text));
-        }
-        auto store = ResultStore::open(db);
-        QVERIFY(store);
-        const QList<RunRecord> runs = (*store)->runs();
-        QCOMPARE(runs.size(), qsizetype(1));
-        QCOMPARE(runStateName(runs.front().state), QStringLiteral("cancelled"));
     }
 
     // Last: it replaces the host key.

@@ -3,6 +3,7 @@
 #include "logs/MetricExtractor.h"
 
 #include "MetricChartWidget.h"
+#include "SmoothingControl.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -50,15 +51,13 @@ MetricChartsPanel::MetricChartsPanel(QWidget* parent)
     bar->addWidget(m_logY);
     bar->addSpacing(12);
     bar->addWidget(new QLabel(tr("Smoothing:"), m_content));
-    m_smoothingSlider = new QSlider(Qt::Horizontal, m_content);
-    m_smoothingSlider->setObjectName(QStringLiteral("metricsSmoothing"));
-    m_smoothingSlider->setRange(0, 999);
-    m_smoothingSlider->setFixedWidth(160);
-    m_smoothingSlider->setToolTip(tr("TensorBoard's debiased exponential moving average; raw values drawn faintly behind"));
-    m_smoothingLabel = new QLabel(QStringLiteral("0.000"), m_content);
-    connect(m_smoothingSlider, &QSlider::valueChanged, this, [this](int v) { setSmoothing(v / 1000.0); });
-    bar->addWidget(m_smoothingSlider);
-    bar->addWidget(m_smoothingLabel);
+    m_smoothingControl = new SmoothingControl(QStringLiteral("metricsSmoothing"), m_content);
+    connect(m_smoothingControl, &SmoothingControl::weightChanged, this, [this](double w) {
+        m_smoothing = w;
+        for (MetricChartWidget* c : std::as_const(m_charts))
+            c->decimatedChart()->setSmoothing(w);
+    });
+    bar->addWidget(m_smoothingControl);
     bar->addStretch(1);
     m_grid->addLayout(bar, 0, 0, 1, 2);
 
@@ -101,15 +100,7 @@ MetricChartWidget* MetricChartsPanel::ensureChart(const QString& key)
 
 void MetricChartsPanel::setSmoothing(double weight)
 {
-    const double w = std::clamp(weight, 0.0, 0.999);
-    if (m_smoothingSlider->value() != int(std::lround(w * 1000))) {
-        m_smoothingSlider->setValue(int(std::lround(w * 1000))); // comes back here
-        return;
-    }
-    m_smoothing = w;
-    m_smoothingLabel->setText(QString::number(w, 'f', 3));
-    for (MetricChartWidget* c : std::as_const(m_charts))
-        c->decimatedChart()->setSmoothing(w);
+    m_smoothingControl->setWeight(weight); // weightChanged applies it
 }
 
 void MetricChartsPanel::setKeyRank(std::function<int(const QString&)> rank)

@@ -19,6 +19,7 @@ class QSlider;
 namespace ty {
 
 class MetricChartWidget;
+class SmoothingControl;
 
 // The single-run Metrics tab. Small multiples: one MetricChartWidget per
 // metric key, two per row, in (rank, key) order, in a scroll area, under a
@@ -92,8 +93,7 @@ private:
     QLabel* m_placeholder = nullptr;
     QComboBox* m_axisCombo = nullptr;
     QCheckBox* m_logY = nullptr;
-    QSlider* m_smoothingSlider = nullptr;
-    QLabel* m_smoothingLabel = nullptr;
+    SmoothingControl* m_smoothingControl = nullptr;
     double m_smoothing = 0.0;
     QMap<QString, MetricChartWidget*> m_charts;
     std::function<int(const QString&)> m_rank;

@@ -3,6 +3,7 @@
 #include "CompareLoader.h"
 #include "CompareTableModel.h"
 #include "charts/RunColour.h"
+#include "charts/SmoothingControl.h"
 #include "runs/RunsModel.h"
 
 #include <QCheckBox>
@@ -84,15 +85,13 @@ CompareView::CompareView(CompareLoader* loader, QWidget* parent)
     bar->addWidget(m_logY);
     bar->addSpacing(12);
     bar->addWidget(new QLabel(tr("Smoothing:")));
-    m_smoothingSlider = new QSlider(Qt::Horizontal);
-    m_smoothingSlider->setObjectName(QStringLiteral("smoothingSlider"));
-    m_smoothingSlider->setRange(0, 999);
-    m_smoothingSlider->setFixedWidth(160);
-    m_smoothingSlider->setToolTip(tr("TensorBoard's debiased exponential moving average; raw values drawn faintly behind"));
-    m_smoothingLabel = new QLabel(QStringLiteral("0.000"));
-    connect(m_smoothingSlider, &QSlider::valueChanged, this, [this](int v) { setSmoothing(v / 1000.0); });
-    bar->addWidget(m_smoothingSlider);
-    bar->addWidget(m_smoothingLabel);
+    m_smoothingControl = new SmoothingControl(QStringLiteral("smoothingSlider"));
+    connect(m_smoothingControl, &SmoothingControl::weightChanged, this, [this](double w) {
+        m_smoothing = w;
+        for (DecimatedChart* c : std::as_const(m_charts))
+            c->setSmoothing(w);
+    });
+    bar->addWidget(m_smoothingControl);
     bar->addSpacing(12);
     m_onlyDiff = new QCheckBox(tr("Only differences"));
     m_onlyDiff->setObjectName(QStringLiteral("onlyDifferences"));
@@ -429,15 +428,7 @@ void CompareView::showRowMenu(const QPoint& pos)
 
 void CompareView::setSmoothing(double weight)
 {
-    const double w = std::clamp(weight, 0.0, 0.999);
-    if (m_smoothingSlider->value() != int(std::lround(w * 1000))) {
-        m_smoothingSlider->setValue(int(std::lround(w * 1000))); // comes back here
-        return;
-    }
-    m_smoothing = w;
-    m_smoothingLabel->setText(QString::number(w, 'f', 3));
-    for (DecimatedChart* c : std::as_const(m_charts))
-        c->setSmoothing(w);
+    m_smoothingControl->setWeight(weight); // weightChanged applies it
 }
 
 void CompareView::setOnlyDifferences(bool on)

@@ -19,6 +19,8 @@ class QTableView;
 
 namespace ty {
 
+class SmoothingControl;
+
 class CompareLoader;
 class CompareTableModel;
 
@@ -113,8 +115,7 @@ private:
     QSet<RunId> m_hidden;
 
     QComboBox* m_axisCombo = nullptr;
-    QSlider* m_smoothingSlider = nullptr;
-    QLabel* m_smoothingLabel = nullptr;
+    SmoothingControl* m_smoothingControl = nullptr;
     QCheckBox* m_onlyDiff = nullptr;
     QLabel* m_status = nullptr;
     QLabel* m_notice = nullptr;

@@ -21,6 +21,23 @@
 
 namespace ty::test {
 
+QList<std::pair<const char*, QByteArray>> strayStringIntroducers()
+{
+    return {
+        {"DCS", QByteArray("\x1bP")},
+        {"DCS-params", QByteArray("\x1bP1;2q#0")},
+        {"DCS-data-with-ESC", QByteArray("\x1bPtmux;\x1b\x1b[31m")},
+        {"DCS-malformed", QByteArray("\x1bP1:2")},
+        {"OSC", QByteArray("\x1b]")},
+        {"OSC-hyperlink", QByteArray("\x1b]8;;http://example.com/")},
+        {"APC", QByteArray("\x1b_")},
+        {"APC-kitty", QByteArray("\x1b_Gf=100,a=T;iVBORw0KGgo")},
+        {"SOS", QByteArray("\x1bX")},
+        {"PM", QByteArray("\x1b^")},
+        {"rename", QByteArray("\x1bk")},
+    };
+}
+
 QString fixturePath(const QString& relative)
 {
     const QString path = QStringLiteral(TRAINYARD_FIXTURES_DIR) + u'/' + relative;

@@ -1,10 +1,12 @@
 #pragma once
 
 #include <QByteArray>
+#include <QList>
 #include <QString>
 #include <QThread>
 
 #include <functional>
+#include <utility>
 
 class QProcess;
 #include <optional>
@@ -39,6 +41,11 @@ QString agentPath();
 // no controlling terminal, which is batch mode for trainyardctl, also when
 // the tests run from one.
 void withoutTerminal(QProcess& process);
+
+// Unterminated string introducers (DCS, OSC, APC, SOS, PM, tmux's rename)
+// with and without their usual first bytes, by name: the stray escapes of
+// issue 20 that once silenced a run's metrics (renderer and extractor tests).
+QList<std::pair<const char*, QByteArray>> strayStringIntroducers();
 
 // A run recorded as running on `node` since now (started by someone, agent
 // run id `agentRunId`), for tests that need one without starting it.

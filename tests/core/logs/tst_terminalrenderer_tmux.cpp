@@ -323,16 +323,8 @@ private Q_SLOTS:
     void strayIntroducers_data()
     {
         QTest::addColumn<QByteArray>("introducer");
-        QTest::newRow("DCS") << QByteArray("\x1bP");
-        QTest::newRow("DCS-params") << QByteArray("\x1bP1;2q#0");
-        QTest::newRow("DCS-data-with-ESC") << QByteArray("\x1bPtmux;\x1b\x1b[31m");
-        QTest::newRow("DCS-malformed") << QByteArray("\x1bP1:2");
-        QTest::newRow("OSC") << QByteArray("\x1b]");
-        QTest::newRow("OSC-hyperlink") << QByteArray("\x1b]8;;http://example.com/");
-        QTest::newRow("APC") << QByteArray("\x1b_");
-        QTest::newRow("SOS") << QByteArray("\x1bX");
-        QTest::newRow("PM") << QByteArray("\x1b^");
-        QTest::newRow("rename") << QByteArray("\x1bk");
+        for (const auto& [name, bytes] : test::strayStringIntroducers())
+            QTest::newRow(name) << bytes;
     }
 
     void strayIntroducers()

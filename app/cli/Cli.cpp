@@ -1,5 +1,6 @@
 #include "Cli.h"
 
+#include "DaemonCommands.h"
 #include "RunLabelCommands.h"
 
 #include "EventWait.h"
@@ -17,6 +18,7 @@
 #include "runs/QueuePolicy.h"
 #include "runs/RunEngine.h"
 #include "runs/StoredRunWait.h"
+#include "service/ServiceClient.h"
 #include "spec/JobSpec.h"
 #include "spec/Rerun.h"
 #include "store/ResultStore.h"
@@ -38,6 +40,7 @@
 #include <QTimer>
 
 #include <algorithm>
+#include <type_traits>
 #include <optional>
 #include <cmath>
 #include <csignal>
@@ -127,6 +130,9 @@ const char* kHelp =
     "  policy [fcfs|priority|sjf|backfill|fair-share] [--queue Q]\n"
     "                                show or set the scheduling policy (default: backfill), of the\n"
     "                                default queue or of the queue named in specs as `queue: Q`\n"
+    "  daemon status [--json] | start [--persist] | stop | log [--lines N]\n"
+    "                                the Trainyard service (trainyardd) of the database: it owns the queue,\n"
+    "                                the nodes and recording; started on demand, it stops when idle (5 min)\n"
     "  node add NAME --host ALIAS [--user U] [--port P] [--identity FILE] [--agent-path PATH]\n"
     "           [--label L]... [--accept-new-host-key]\n"
     "                                add an SSH node (ALIAS as in ~/.ssh/config): checks its host key,\n"
@@ -226,16 +232,23 @@ volatile std::sig_atomic_t g_interrupted = 0;
 constexpr int kNodeDown = 200;
 // Event-loop exit code: a bounded wait for the stored state ended first.
 constexpr int kStillWaiting = 201;
+// Event-loop exit code: the service's connection closed.
+constexpr int kServiceGone = 203;
 extern "C" void onSigint(int) { g_interrupted = 1; }
 
+// Prints a run's console as it comes and ends the event loop when the run
+// has ended and all of it was shown; from the engine of this process, or
+// from the service (service::ServiceClient, whose signals have the same
+// shapes; it sends a run's end only after its console).
+template <class Source>
 class Follower final : public QObject {
 public:
-    Follower(RunEngine& engine, RunId id, bool printConsole, qint64 printFrom)
+    Follower(Source& engine, RunId id, bool printConsole, qint64 printFrom)
         : m_id(id)
         , m_print(printConsole)
         , m_printedUpTo(printFrom)
     {
-        QObject::connect(&engine, &RunEngine::consoleReceived, this, [this](RunId run, qint64 offset, const QByteArray& bytes) {
+        QObject::connect(&engine, &Source::consoleReceived, this, [this](RunId run, qint64 offset, const QByteArray& bytes) {
             if (run != m_id || !m_print)
                 return;
             const qint64 end = offset + bytes.size();
@@ -249,8 +262,10 @@ public:
         // Printing from a display-only watch (another process ingests): the
         // end is known from the database before the last bytes are shown, so
         // wait for the watch too.
-        const bool displayOnly = printConsole && !engine.ownsIngestion();
-        QObject::connect(&engine, &RunEngine::runStateChanged, this, [this, displayOnly](const RunRecord& r) {
+        bool displayOnly = false;
+        if constexpr (std::is_same_v<Source, RunEngine>)
+            displayOnly = printConsole && !engine.ownsIngestion();
+        QObject::connect(&engine, &Source::runStateChanged, this, [this, displayOnly](const RunRecord& r) {
             if (r.id != m_id)
                 return;
             m_last = r;
@@ -258,7 +273,14 @@ public:
             if (m_ended && (!displayOnly || m_watchEnded))
                 QCoreApplication::exit(0);
         });
-        QObject::connect(&engine, &RunEngine::watchEnded, this, [this](RunId run) {
+        // What the run's user should act on (a synced link leading nowhere),
+        // as the engine records it.
+        QObject::connect(&engine, &Source::noticeAdded, this, [this](RunId run, const QString& text) {
+            if (run == m_id)
+                err() << "trainyardctl: run " << run << ": " << escapedName(text) << '\n';
+            err().flush();
+        });
+        QObject::connect(&engine, &Source::watchEnded, this, [this](RunId run) {
             if (run != m_id)
                 return;
             m_watchEnded = true;
@@ -286,14 +308,15 @@ private:
 // Tells why a node the command needs cannot be reached (host key refused,
 // authentication, network), once per distinct reason, and calls `onDown`
 // with it (the first failure of each attempt) and `onUp` when it answers.
+template <class Source>
 class NodeWatch final : public QObject {
 public:
-    NodeWatch(RunEngine& engine, const QString& node, std::function<void(const QString&)> onDown,
+    NodeWatch(Source& engine, const QString& node, std::function<void(const QString&)> onDown,
               std::function<void()> onUp = {})
     {
         if (node.isEmpty())
             return;
-        QObject::connect(&engine, &RunEngine::nodeStatusChanged, this,
+        QObject::connect(&engine, &Source::nodeStatusChanged, this,
                          [this, node, onDown = std::move(onDown), onUp = std::move(onUp)](const QString& n, bool ready,
                                                                                            const QString& reason) {
                              if (n != node)
@@ -351,62 +374,83 @@ int cmdValidate(const QStringList& args)
     return Ok;
 }
 
-int waitForRun(Context& ctx, RunEngine& engine, RunId id, bool follow)
+// Waits for a submitted run through the service. Without `follow`: until its
+// node took it (or refused it), or it is known to wait in the queue (then it
+// says why and leaves it there: the service starts it). With it: until it
+// ended, printing its console.
+int waitForRun(Context& ctx, service::ServiceClient& svc, RunId id, bool follow)
 {
-    Follower follower(engine, id, follow, 0);
-    // Another process (the GUI) ingests this database: it starts the run and
-    // records its end; we show the console straight from the node.
-    if (!engine.ownsIngestion())
-        engine.watch(id, 0, follow);
+    Follower follower(svc, id, follow, 0);
+    constexpr int kQueued = 202;
     // While it waits in the queue, say why (once per change).
     auto lastReason = std::make_shared<QString>();
-    QObject::connect(&engine, &RunEngine::pendingReasonsChanged, &follower, [id, lastReason](const QHash<RunId, QString>& reasons) {
+    QObject::connect(&svc, &service::ServiceClient::pendingReasonsChanged, &follower,
+                     [&follower, id, lastReason, follow](const QHash<RunId, QString>& reasons) {
         const QString reason = reasons.value(id);
-        if (!reason.isEmpty() && reason != *lastReason) {
+        if (reason.isEmpty())
+            return;
+        if (reason != *lastReason) {
             err() << "run " << id << " queued: " << escapedName(reason) << '\n';
             err().flush();
         }
         *lastReason = reason;
+        // Placed within a moment (a node still connecting, a run ending):
+        // then it is reported as started.
+        if (!follow)
+            QTimer::singleShot(1500, &follower, [] { QCoreApplication::exit(kQueued); });
     });
     if (!follow) {
         // Wait until the node took it (or refused it), then leave it running.
-        QObject::connect(&engine, &RunEngine::runStateChanged, &follower, [id](const RunRecord& r) {
+        QObject::connect(&svc, &service::ServiceClient::runStateChanged, &follower, [id](const RunRecord& r) {
             if (r.id == id && r.state != RunState::Queued && r.state != RunState::Starting)
                 QCoreApplication::exit(0);
         });
     }
+    QObject::connect(&svc, &service::ServiceClient::disconnected, &follower, [] { QCoreApplication::exit(kServiceGone); });
     // The node it must run on cannot be reached: say why; without --follow
     // leave it queued rather than wait for ever (with it, keep trying).
     const auto pinned = ctx.store->run(id);
-    NodeWatch nodeWatch(engine, pinned && pinned->node != u"local" ? pinned->node : QString(), [&ctx, id, follow](const QString&) {
+    NodeWatch nodeWatch(svc, pinned && pinned->node != u"local" ? pinned->node : QString(), [&follower, follow](const QString&) {
         if (follow)
             return;
-        const auto r = ctx.store->run(id);
-        if (r && r->state == RunState::Queued)
+        if (const auto r = follower.last(); !r || r->state == RunState::Queued)
             QCoreApplication::exit(kNodeDown);
     });
+    if (auto watching = svc.call(QStringLiteral("watch"), {{QStringLiteral("run"), id}, {QStringLiteral("console"), follow}}); !watching) {
+        err() << "trainyardctl: " << escapedName(watching.error().message) << '\n';
+        return Unavailable;
+    }
     std::signal(SIGINT, onSigint);
     const int loop = QCoreApplication::exec();
     std::signal(SIGINT, SIG_DFL);
-    ctx.store->flush();
-    auto r = ctx.store->run(id);
+    // What the service said last is ahead of the database (its writes are
+    // batched); the database has what the service did not send.
+    Result<RunRecord> r = follower.last() ? Result<RunRecord>(*follower.last()) : ctx.store->run(id);
     if (!r) {
         err() << r.error().message << '\n';
         return Unavailable;
     }
+    if (loop == kServiceGone) {
+        err() << "trainyardctl: the Trainyard service stopped while run " << id << " was " << runStateName(r->state)
+              << "; it keeps going and is recorded once the service runs again (trainyardctl daemon start)\n";
+        return Unavailable;
+    }
     if (loop == kNodeDown) {
-        err() << "trainyardctl: run " << id << " stays queued; it starts once node " << escapedName(r->node)
-              << " can be reached and trainyard or trainyardctl is running\n";
+        err() << "trainyardctl: run " << id << " stays queued; the service starts it once node " << escapedName(r->node)
+              << " can be reached\n";
         return Unavailable;
     }
     if (loop == 130) {
         if (r->state == RunState::Queued)
-            err() << "\ntrainyardctl: detached; run " << id << " stays queued and starts once trainyard or trainyardctl "
-                  << "is running again\n";
+            err() << "\ntrainyardctl: detached; run " << id << " stays queued; the service starts it\n";
         else
             err() << "\ntrainyardctl: detached; run " << id << " keeps running. Follow it again with: trainyardctl logs "
                   << id << " --follow\n";
         return 130;
+    }
+    if (loop == kQueued) {
+        out() << "run " << id << " (" << escapedName(r->name) << ") queued: " << escapedName(*lastReason) << '\n';
+        return Ok;
     }
     if (!follow) {
         out() << "run " << id << " (" << escapedName(r->name) << ") " << runStateName(r->state);
@@ -584,47 +628,50 @@ EnginePtr makeEngine(Context& ctx, const QString& node = {}, bool ingest = true)
     return engine;
 }
 
-int waitForSweep(Context& ctx, RunEngine& engine, const QList<RunId>& ids, bool follow);
-int submitSpec(Context& ctx, const JobSpec& spec, const QString& node, bool follow);
+int waitForSweep(Context& ctx, service::ServiceClient& svc, const QList<RunId>& ids, bool follow);
+// Where a submitted spec's text came from: what the service needs to parse it again.
+struct SpecSource {
+    QString origin;                      // for messages: the file, or "run N spec"
+    QString baseDir;                     // relative workdirs resolve against it
+    QMap<QString, QString> overrides;    // --param
+};
+int submitSpec(Context& ctx, const JobSpec& spec, const SpecSource& source, const QString& node, bool follow);
 
-// Brings the database up to date before showing it: when no other process
-// ingests it (no GUI open), runs may have printed more or ended since the
-// last trainyardctl; connect to their nodes, record that, and move the queue
-// (at most a few seconds; runs keep going afterwards). Returns the nodes it
-// could not bring up to date, or nullopt when another process ingests (and
-// keeps the database current itself).
+// Brings the database up to date before showing it: runs may have printed
+// more or ended since the service last recorded them when it was not
+// running (after a reboot). With runs not ended, the service is started
+// when needed and asked to catch up (at most a few seconds; runs keep going
+// afterwards). Returns the nodes whose runs are shown as last recorded
+// (said on stderr), or nullopt when the service could not be reached.
 std::optional<QStringList> catchUp(Context& ctx)
 {
-    QStringList nodes;
-    for (const RunRecord& r : ctx.store->runs())
-        if ((r.state == RunState::Running || r.state == RunState::Starting || r.state == RunState::Unknown
-             || r.state == RunState::Queued) && !nodes.contains(r.node))
-            nodes.append(r.node);
-    if (nodes.isEmpty())
+    bool unfinished = false;
+    for (const RunRecord& r : ctx.store->unfinishedRuns())
+        if (r.state != RunState::Held)
+            unfinished = true;
+    if (!unfinished)
         return QStringList();
-    // A connection still being made when the wait ends is given up a
-    // second later: ending the engine waits for its connect (30 s by default).
     constexpr int kWaitMs = 5000;
-    EnginePtr engine(new RunEngine(ctx.store.get(), ctx.dbPath));
-    engine->addLocalNode(localAgentPath());
-    for (const QString& n : std::as_const(nodes))
-        if (!n.isEmpty() && n != u"local")
-            (void)addStoredNode(ctx, *engine, n, kWaitMs / 1000 + 1);
-    if (!engine->acquireIngestion())
-        return std::nullopt; // the owner keeps it current
-    QObject guard;
-    QObject::connect(engine.get(), &RunEngine::caughtUp, &guard, [] { QCoreApplication::exit(0); });
-    QTimer::singleShot(kWaitMs, &guard, [] { QCoreApplication::exit(0); });
-    QCoreApplication::exec();
-    ctx.store->flush();
-    // What is shown is as good as the nodes that answered: say which did not.
+    auto svc = service::ServiceClient::connectTo(ctx.dbPath, service::ServiceClient::Start::IfNeeded);
+    if (!svc) {
+        err() << "trainyardctl: runs are shown as last recorded: " << escapedName(svc.error().message) << '\n';
+        return std::nullopt;
+    }
+    const auto caught = (*svc)->call(QStringLiteral("caught_up"), {}, kWaitMs);
+    // What the service wrote is committed by the time it answers; this
+    // connection reads it from here on.
     QStringList behind;
-    for (const auto& [node, why] : engine->nodesBehind()) {
-        if (!nodes.contains(node))
-            continue;
+    if (!caught) {
+        err() << "trainyardctl: runs are shown as last recorded (the service is still catching up after "
+              << kWaitMs / 1000 << " s)\n";
+        return behind;
+    }
+    for (const QJsonValue& v : caught->value(QStringLiteral("behind")).toArray()) {
+        const QJsonObject b = v.toObject();
+        const QString node = b.value(QStringLiteral("node")).toString();
+        const QString why = b.value(QStringLiteral("why")).toString();
         behind << node;
-        err() << "trainyardctl: runs on node " << node << " are shown as last recorded (" << why
-              << (why.startsWith(u"unreachable") ? QString() : QStringLiteral(" after %1 s").arg(kWaitMs / 1000)) << ")\n";
+        err() << "trainyardctl: runs on node " << escapedName(node) << " are shown as last recorded (" << escapedName(why) << ")\n";
     }
     return behind;
 }
@@ -668,32 +715,64 @@ int cmdSubmit(Context& ctx, const QStringList& args)
         err() << spec.error().message << '\n';
         return InvalidSpec;
     }
-    return submitSpec(ctx, *spec, p.value(QStringLiteral("node")), p.isSet(QStringLiteral("follow")));
+    const SpecSource source{file, script ? spec->workdir : QFileInfo(file).absolutePath(), overrides};
+    return submitSpec(ctx, *spec, source, p.value(QStringLiteral("node")), p.isSet(QStringLiteral("follow")));
 }
 
-// Submits a validated spec (submit, rerun) and waits as submit does.
-int submitSpec(Context& ctx, const JobSpec& specIn, const QString& node, bool follow)
+// Connects to the service of the database, starting it when it is not
+// running; says why on stderr when that fails.
+std::unique_ptr<service::ServiceClient> connectService(const Context& ctx)
+{
+    auto svc = service::ServiceClient::connectTo(ctx.dbPath, service::ServiceClient::Start::IfNeeded);
+    if (!svc) {
+        err() << "trainyardctl: " << escapedName(svc.error().message) << '\n';
+        return nullptr;
+    }
+    return std::move(*svc);
+}
+
+// Submits a validated spec (submit, rerun) through the service and waits as
+// submit does. The service parses `source` again (it trusts no client), so
+// it gets the text, where it came from and the --param overrides.
+int submitSpec(Context& ctx, const JobSpec& specIn, const SpecSource& source, const QString& node, bool follow)
 {
     const JobSpec* spec = &specIn;
     if (!node.isEmpty() && node != u"local" && !storedNode(ctx, node))
         return usageError(QStringLiteral("--node: no node named '%1' (see trainyardctl node ls)").arg(node));
-    auto engine = makeEngine(ctx, node);
-    const auto ids = engine->submitAll(*spec, node);
-    if (!ids) {
-        err() << ids.error().message << '\n';
+    auto svc = connectService(ctx);
+    if (!svc)
+        return Unavailable;
+    QJsonObject params;
+    for (auto it = source.overrides.cbegin(); it != source.overrides.cend(); ++it)
+        params.insert(it.key(), it.value());
+    const QJsonObject specJson{{QStringLiteral("yaml"), spec->yaml},
+                               {QStringLiteral("origin"), source.origin},
+                               {QStringLiteral("base_dir"), source.baseDir},
+                               {QStringLiteral("source_path"), spec->sourcePath},
+                               {QStringLiteral("params"), params}};
+    const auto submitted = svc->call(QStringLiteral("submit"), {{QStringLiteral("spec"), specJson}, {QStringLiteral("node"), node}});
+    if (!submitted) {
+        err() << escapedName(submitted.error().message) << '\n';
         return spec->sweep.isEmpty() ? Unavailable : InvalidSpec;
     }
-    if (ids->size() == 1) {
-        err() << "submitted run " << ids->front() << " (" << escapedName(spec->name) << ")\n";
-        err().flush();
-        return waitForRun(ctx, *engine, ids->front(), follow);
+    QList<RunId> ids;
+    for (const QJsonValue& v : submitted->value(QStringLiteral("runs")).toArray())
+        ids.append(v.toInteger());
+    if (ids.isEmpty()) {
+        err() << "trainyardctl: the service recorded no run\n";
+        return Unavailable;
     }
-    err() << "submitted sweep " << escapedName(spec->name) << ": " << ids->size() << " runs, " << ids->front() << " to " << ids->back();
+    if (ids.size() == 1) {
+        err() << "submitted run " << ids.front() << " (" << escapedName(spec->name) << ")\n";
+        err().flush();
+        return waitForRun(ctx, *svc, ids.front(), follow);
+    }
+    err() << "submitted sweep " << escapedName(spec->name) << ": " << ids.size() << " runs, " << ids.front() << " to " << ids.back();
     if (spec->maxConcurrent)
         err() << ", at most " << spec->maxConcurrent << " at once";
     err() << '\n';
     err().flush();
-    return waitForSweep(ctx, *engine, *ids, follow);
+    return waitForSweep(ctx, *svc, ids, follow);
 }
 
 // trainyardctl rerun RUN [--param name=value]... [--node NAME] [--follow]:
@@ -721,35 +800,30 @@ int cmdRerun(Context& ctx, const QStringList& args)
     }
     spec->sourcePath = run->specPath;
     err() << "again: run " << run->id << " (" << escapedName(run->name) << ")\n";
-    return submitSpec(ctx, *spec, p.value(QStringLiteral("node")), p.isSet(QStringLiteral("follow")));
+    const SpecSource source{QStringLiteral("run %1 spec").arg(run->id), rerun->baseDir, overrides};
+    return submitSpec(ctx, *spec, source, p.value(QStringLiteral("node")), p.isSet(QStringLiteral("follow")));
 }
 
-// A sweep: without --follow, wait until every run has started (the rest of a
-// capped sweep starts as earlier ones end, so this waits for them too); with
-// it, until every run has ended, printing their consoles (SweepConsole: each
-// line behind its run's name) and one line per run as it ends.
-// When another process ingests (the GUI, another trainyardctl), that process
-// starts the runs and records their ends; this one learns them from the
-// database (the engine reports runs it watches) and shows the consoles from
-// the nodes, as for one run (waitForRun).
-int waitForSweep(Context& ctx, RunEngine& engine, const QList<RunId>& ids, bool follow)
+// A sweep: without --follow, wait until every run has started or is known
+// to wait in the queue (a capped sweep's later runs wait for earlier ones;
+// the service starts them); with it, until every run has ended, printing
+// their consoles (SweepConsole: each line behind its run's name) and one
+// line per run as it ends.
+int waitForSweep(Context& ctx, service::ServiceClient& svc, const QList<RunId>& ids, bool follow)
 {
     QObject guard;
     auto remaining = std::make_shared<QSet<RunId>>(ids.cbegin(), ids.cend());
     auto failed = std::make_shared<int>(0);
+    auto queued = std::make_shared<QHash<RunId, QString>>();
     auto console = std::make_shared<SweepConsole>();
     for (RunId id : ids) {
         const auto r = ctx.store->run(id);
         console->addRun(id, escapedName(r ? r->name : QString::number(id)));
     }
-    const bool displayOnly = !engine.ownsIngestion();
-    // Display-only: the end is known from the database before the node's
-    // watch delivered the last bytes; wait for that watch, 5 s at most.
-    auto ended = std::make_shared<QHash<RunId, RunRecord>>();
-    auto watchDone = std::make_shared<QSet<RunId>>();
     auto finish = [=](const RunRecord& r) {
         if (!remaining->remove(r.id))
             return;
+        queued->remove(r.id);
         if (follow) {
             const QByteArray rest = console->finish(r.id);
             ::fwrite(rest.constData(), 1, size_t(rest.size()), stdout);
@@ -768,35 +842,46 @@ int waitForSweep(Context& ctx, RunEngine& engine, const QList<RunId>& ids, bool 
             QCoreApplication::exit(0);
     };
     if (follow)
-        QObject::connect(&engine, &RunEngine::consoleReceived, &guard, [console](RunId run, qint64 offset, const QByteArray& bytes) {
+        QObject::connect(&svc, &service::ServiceClient::consoleReceived, &guard, [console](RunId run, qint64 offset, const QByteArray& bytes) {
             const QByteArray lines = console->feed(run, offset, bytes);
             if (lines.isEmpty())
                 return;
             ::fwrite(lines.constData(), 1, size_t(lines.size()), stdout);
             ::fflush(stdout);
         });
-    QObject::connect(&engine, &RunEngine::watchEnded, &guard, [=](RunId run) {
-        watchDone->insert(run);
-        if (ended->contains(run))
-            finish(ended->value(run));
-    });
-    QObject::connect(&engine, &RunEngine::runStateChanged, &guard, [=, &guard, &engine](const RunRecord& r) {
+    QObject::connect(&svc, &service::ServiceClient::runStateChanged, &guard, [=](const RunRecord& r) {
         if (!remaining->contains(r.id))
             return;
         const bool done = follow ? isTerminal(r.state) : (r.state != RunState::Queued && r.state != RunState::Starting && r.state != RunState::Held);
-        if (!done)
-            return;
-        if (!follow || !displayOnly || engine.ownsIngestion() || watchDone->contains(r.id)) {
+        if (done)
             finish(r);
-            return;
-        }
-        ended->insert(r.id, r);
-        QTimer::singleShot(5000, &guard, [=] { finish(r); });
     });
-    // The engine reports (runStateChanged) only the runs it ingests or watches.
-    if (displayOnly)
-        for (RunId id : ids)
-            engine.watch(id, 0, follow);
+    // Without --follow, the runs that wait with a reason are left to the
+    // service once every other one has started.
+    QObject::connect(&svc, &service::ServiceClient::pendingReasonsChanged, &guard, [=, &guard](const QHash<RunId, QString>& reasons) {
+        if (follow)
+            return;
+        for (auto it = reasons.cbegin(); it != reasons.cend(); ++it)
+            if (remaining->contains(it.key()))
+                queued->insert(it.key(), it.value());
+        QTimer::singleShot(1500, &guard, [=] {
+            for (auto it = queued->cbegin(); it != queued->cend(); ++it)
+                if (!remaining->contains(it.key()))
+                    return;
+            if (!queued->isEmpty() && queued->size() == remaining->size())
+                QCoreApplication::exit(0);
+        });
+    });
+    QObject::connect(&svc, &service::ServiceClient::noticeAdded, &guard, [](RunId run, const QString& text) {
+        err() << "trainyardctl: run " << run << ": " << escapedName(text) << '\n';
+        err().flush();
+    });
+    QObject::connect(&svc, &service::ServiceClient::disconnected, &guard, [] { QCoreApplication::exit(kServiceGone); });
+    for (RunId id : ids)
+        if (auto w = svc.call(QStringLiteral("watch"), {{QStringLiteral("run"), id}, {QStringLiteral("console"), follow}}); !w) {
+            err() << "trainyardctl: " << escapedName(w.error().message) << '\n';
+            return Unavailable;
+        }
     auto* timer = new QTimer(&guard);
     QObject::connect(timer, &QTimer::timeout, &guard, [] {
         if (g_interrupted)
@@ -804,13 +889,21 @@ int waitForSweep(Context& ctx, RunEngine& engine, const QList<RunId>& ids, bool 
     });
     timer->start(100);
     std::signal(SIGINT, onSigint);
-    const int loop = QCoreApplication::exec();
+    const int loop = remaining->isEmpty() ? 0 : QCoreApplication::exec();
     std::signal(SIGINT, SIG_DFL);
-    ctx.store->flush();
+    if (loop == kServiceGone) {
+        err() << "trainyardctl: the Trainyard service stopped; the sweep's runs go on and are recorded once it runs again\n";
+        return Unavailable;
+    }
     if (loop == 130) {
-        err() << "\ntrainyardctl: detached; the sweep's runs go on (queued ones start once trainyard or "
-                 "trainyardctl is running again)\n";
+        err() << "\ntrainyardctl: detached; the sweep's runs go on (the service starts the queued ones)\n";
         return 130;
+    }
+    if (!follow && !queued->isEmpty()) {
+        QList<RunId> waiting = queued->keys();
+        std::sort(waiting.begin(), waiting.end());
+        for (RunId id : waiting)
+            out() << "run " << id << " queued: " << escapedName(queued->value(id)) << '\n';
     }
     return *failed ? RunFailed : Ok;
 }
@@ -1009,49 +1102,43 @@ int cmdLogs(Context& ctx, const QStringList& args)
               << escapedName(run->node) << ", which cannot be reached\n";
         return Unavailable;
     };
-    if (behind) { // stored and printed what the node had
-        if (!behind->contains(run->node.isEmpty() ? QStringLiteral("local") : run->node))
-            return Ok;
-        return nodeDown();
-    }
-    // Not started yet (another process schedules it): without --follow there
+    // Not started yet (the service schedules it): without --follow there
     // is nothing on a node to wait for; the watch would wait until it starts.
     if (!follow && (run->agentRunId.isEmpty() || run->state == RunState::Queued || run->state == RunState::Held
                     || run->state == RunState::Starting)) {
         err() << "trainyardctl: run " << run->id << " is " << runStateName(run->state) << "; it has printed nothing yet\n";
         return Ok;
     }
-    // Still running: the rest comes from the node's agent. Without --follow
-    // (another process ingests), what the node has now, then exit; with it,
-    // as the ingestion owner when no other process is (the engine then
-    // streams it), else display-only.
-    auto engine = makeEngine(ctx, run->node, follow);
-    Follower follower(*engine, run->id, true, printed);
-    if (!follow)
-        QObject::connect(engine.get(), &RunEngine::watchEnded, &follower, [id = run->id](RunId r) {
-            if (r == id)
-                QCoreApplication::exit(0);
-        });
-    // Without --follow, a node that cannot be reached ends it (what is stored
-    // was printed); with it, the reason is said and the engine keeps trying.
-    NodeWatch watch(*engine, run->node.isEmpty() ? QStringLiteral("local") : run->node, [follow](const QString&) {
-        if (!follow)
-            QCoreApplication::exit(kNodeDown);
-    });
-    if (!engine->ownsIngestion())
-        engine->watch(run->id, printed, follow);
+    if (!follow) {
+        // The service stored and this printed what the node had, unless the
+        // node could not be reached or the service not asked.
+        if (behind && !behind->contains(run->node.isEmpty() ? QStringLiteral("local") : run->node))
+            return Ok;
+        return nodeDown();
+    }
+    // Following: the rest as the service records it, from what was printed.
+    auto svc = connectService(ctx);
+    if (!svc)
+        return Unavailable;
+    Follower follower(*svc, run->id, true, printed);
+    NodeWatch watch(*svc, run->node.isEmpty() ? QStringLiteral("local") : run->node, [](const QString&) {});
+    QObject::connect(svc.get(), &service::ServiceClient::disconnected, &follower, [] { QCoreApplication::exit(kServiceGone); });
+    if (auto w = svc->call(QStringLiteral("watch"), {{QStringLiteral("run"), run->id}, {QStringLiteral("console"), true},
+                                                     {QStringLiteral("from"), printed}});
+        !w) {
+        err() << "trainyardctl: " << escapedName(w.error().message) << '\n';
+        return Unavailable;
+    }
     std::signal(SIGINT, onSigint);
     const int loop = QCoreApplication::exec();
     std::signal(SIGINT, SIG_DFL);
-    if (loop == kNodeDown) {
-        return nodeDown();
-    }
     if (loop == 130)
         return 130;
-    if (!p.isSet(QStringLiteral("follow")))
-        return Ok;
-    ctx.store->flush();
-    auto finished = ctx.store->run(run->id);
+    if (loop == kServiceGone) {
+        err() << "trainyardctl: the Trainyard service stopped while run " << run->id << " was going\n";
+        return Unavailable;
+    }
+    const auto finished = follower.last() ? Result<RunRecord>(*follower.last()) : ctx.store->run(run->id);
     return finished ? exitStatusOf(*finished) : Unavailable;
 }
 
@@ -1075,32 +1162,38 @@ int cmdCancel(Context& ctx, const QStringList& args)
     const double grace = p.value(QStringLiteral("grace")).toDouble(&ok);
     if (!ok || grace < 0)
         return usageError(QStringLiteral("--grace needs a number of seconds"));
-    auto engine = makeEngine(ctx, run->node);
-    Follower follower(*engine, run->id, false, 0);
+    auto svc = connectService(ctx);
+    if (!svc)
+        return Unavailable;
+    Follower follower(*svc, run->id, false, 0);
     // A waiting run is cancelled in the database; a started one through its
-    // node's agent, once that answers (or not at all if it cannot be reached).
+    // node's agent, once the service has it connected (or not at all if it
+    // cannot be reached).
     const bool waiting = run->state == RunState::Queued || run->state == RunState::Held;
     const QString node = run->node.isEmpty() ? QStringLiteral("local") : run->node;
     bool sent = false;
     const auto send = [&] {
-        if (!sent) {
-            sent = true;
-            engine->cancel(run->id, int(grace * 1000));
+        if (sent)
+            return;
+        sent = true;
+        if (auto c = svc->call(QStringLiteral("cancel"), {{QStringLiteral("run"), run->id}, {QStringLiteral("grace_ms"), int(grace * 1000)}}); !c) {
+            err() << "trainyardctl: " << escapedName(c.error().message) << '\n';
+            QCoreApplication::exit(kNodeDown);
         }
     };
-    NodeWatch watch(*engine, waiting ? QString() : node, [&sent](const QString&) {
+    NodeWatch watch(*svc, waiting ? QString() : node, [&sent](const QString&) {
         if (!sent)
             QCoreApplication::exit(kNodeDown);
-    }, send);
-    // The end is recorded by whichever process ingests (this one or another,
-    // e.g. a second cancel at the same time): the stored state is read again
-    // every 250 ms, for the grace and kCancelWaitMs more at most.
+    }, [&] { QTimer::singleShot(0, svc.get(), send); });
+    // The end is recorded by the service (for this cancel or another one at
+    // the same time): the stored state is read again every 250 ms, for the
+    // grace and kCancelWaitMs more at most.
     constexpr qint64 kCancelWaitMs = 30000;
     const qint64 waitMs = qint64(grace * 1000) + kCancelWaitMs;
     StoredRunWait ended(ctx.store.get(), run->id, [](const RunRecord& r) { return isTerminal(r.state); });
     QObject::connect(&ended, &StoredRunWait::satisfied, &watch, [] { QCoreApplication::exit(0); });
     QObject::connect(&ended, &StoredRunWait::timedOut, &watch, [] { QCoreApplication::exit(kStillWaiting); });
-    QObject::connect(engine.get(), &RunEngine::cancelFailed, &watch, [id = run->id, &ended](RunId r, const QString& reason) {
+    QObject::connect(svc.get(), &service::ServiceClient::cancelFailed, &watch, [id = run->id, &ended](RunId r, const QString& reason) {
         if (r != id)
             return;
         ended.check(); // ended meanwhile: cancelled, not failed
@@ -1109,8 +1202,15 @@ int cmdCancel(Context& ctx, const QStringList& args)
         err() << "trainyardctl: " << reason << '\n';
         QCoreApplication::exit(kNodeDown);
     });
-    if (waiting || engine->nodeReady(node))
-        send();
+    QObject::connect(svc.get(), &service::ServiceClient::disconnected, &watch, [] { QCoreApplication::exit(kServiceGone); });
+    bool nodeReady = waiting;
+    if (!waiting)
+        if (const auto status = svc->call(QStringLiteral("status")))
+            for (const QJsonValue& n : status->value(QStringLiteral("nodes")).toArray())
+                if (n.toObject().value(QStringLiteral("name")).toString() == node)
+                    nodeReady = n.toObject().value(QStringLiteral("ready")).toBool();
+    if (nodeReady)
+        QTimer::singleShot(0, svc.get(), send);
     ended.start(250, waitMs);
     std::signal(SIGINT, onSigint);
     const int loop = QCoreApplication::exec();
@@ -1126,7 +1226,10 @@ int cmdCancel(Context& ctx, const QStringList& args)
     }
     if (loop == 130)
         return 130;
-    ctx.store->flush();
+    if (loop == kServiceGone) {
+        err() << "trainyardctl: the Trainyard service stopped before run " << run->id << " ended\n";
+        return Unavailable;
+    }
     auto after = ctx.store->run(run->id);
     if (loop == kStillWaiting) {
         err() << "trainyardctl: run " << run->id << " was sent the cancel but is still "
@@ -1703,6 +1806,8 @@ int run(const QStringList& argsIn)
     }
     if (command == u"validate")
         return cmdValidate(args);
+    if (command == u"daemon") // before the database is opened: the service opens it
+        return daemonCommand(dbPath.isEmpty() ? defaultDatabasePath() : dbPath, args, out(), err());
     if (command == u"help") {
         out() << kHelp;
         return Ok;

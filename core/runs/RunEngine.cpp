@@ -1471,6 +1471,7 @@ void RunEngine::retryIngestion(const std::shared_ptr<Active>& active)
 void RunEngine::addNotice(RunId run, const QString& text)
 {
     m_store->addNotice(RunNotice{run, QDateTime::currentDateTimeUtc(), text});
+    Q_EMIT noticeAdded(run, text);
 }
 
 void RunEngine::onNodeReady(Node& node)

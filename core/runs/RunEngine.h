@@ -215,6 +215,9 @@ Q_SIGNALS:
     // again from the last byte it holds, with the run's stored offset, once
     // writes succeed (WriteRetry.h), and a notice on the run says so.
     void ingestionStalled(ty::RunId run, const QString& why);
+    // A notice was recorded for the run (see above): what its user should
+    // see and may have to act on.
+    void noticeAdded(ty::RunId run, const QString& text);
 
 private:
     struct Node;

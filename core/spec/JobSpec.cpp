@@ -699,8 +699,10 @@ Result<JobSpec> jobSpecForScript(const QString& path)
             const QString p = QDir(info.absoluteFilePath()).filePath(QString::fromLatin1(candidate));
             if (QFileInfo::exists(p)) {
                 auto spec = jobSpecForScript(p);
-                if (spec)
+                if (spec) {
                     spec->name = info.fileName();
+                    spec->yaml = toYaml(*spec); // the text says what runs, name included
+                }
                 return spec;
             }
         }

@@ -79,7 +79,14 @@ class TestCliEndToEnd final : public QObject {
     }
 
 private Q_SLOTS:
-    void initTestCase() { QVERIFY(m_dir.isValid()); }
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        // The service every command starts (trainyardd) stops soon after the
+        // last run and client, rather than outliving the test by minutes.
+        qputenv("TRAINYARD_DAEMON_IDLE", "3");
+    }
+    void cleanupTestCase() { ctl({QStringLiteral("daemon"), QStringLiteral("stop")}); }
 
     void digitsExampleFollow()
     {

@@ -1,0 +1,100 @@
+#pragma once
+
+#include "ServicePaths.h"
+#include "common/Result.h"
+#include "common/Run.h"
+
+#include <QHash>
+#include <QJsonObject>
+#include <QObject>
+#include <QProcessEnvironment>
+
+#include <memory>
+
+class QLocalSocket;
+
+namespace ty::service {
+
+class LineBuffer;
+
+// The environment a client starts trainyardd with: its own, and the umask it
+// was started with (TRAINYARD_USER_UMASK, octal), which the service gives
+// to the runs it starts, as a client that ran them itself would have.
+QProcessEnvironment serviceEnvironment();
+
+// A client of trainyardd (the GUI, trainyardctl): connects to the service of
+// one result database over its socket (ServicePaths.h), starting the service
+// when it is not running, sends requests and turns the service's events into
+// signals shaped like RunEngine's, so code that watched an engine in the same
+// process watches the service the same way.
+//
+// Thread affinity: the thread that connected; call() runs a nested event loop
+// on it, in which events keep being emitted.
+class ServiceClient final : public QObject {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(ServiceClient)
+
+public:
+    enum class Start { IfNeeded, Never };
+
+    ~ServiceClient() override;
+
+    // Connects to the service of `databasePath`; with Start::IfNeeded, starts
+    // it first when nobody listens (trainyardd --detach, found by
+    // serviceExecutablePath()) and waits for its socket, `timeoutMs` in all.
+    // Errors: the service folder is unsafe, the service could not be started
+    // (its own message: another process holds its lock, the database cannot
+    // be opened), it refused this user, it speaks a newer protocol, or
+    // nothing answered in time (with Start::Never: "not running").
+    static Result<std::unique_ptr<ServiceClient>> connectTo(const QString& databasePath, Start start, int timeoutMs = 20000);
+
+    // Sends one request and waits for its reply, `timeoutMs` at most.
+    // Returns the reply's object. Errors: the service's (`error`, with the
+    // kind in brackets where it is not generic), the connection closed, or
+    // no reply in time.
+    Result<QJsonObject> call(const QString& op, QJsonObject args = {}, int timeoutMs = 30000);
+
+    // The service's process id and protocol revision, from its hello.
+    qint64 servicePid() const { return m_pid; }
+    int protocol() const { return m_protocol; }
+    const ServicePaths& paths() const { return m_paths; }
+    bool connected() const;
+
+Q_SIGNALS:
+    // Console bytes of a watched run, [offset, offset + bytes.size()) of its local copy.
+    void consoleReceived(ty::RunId run, qint64 offset, const QByteArray& bytes);
+    // A watched run's state (sent once when the watch starts, then on each change).
+    void runStateChanged(const ty::RunRecord& run);
+    // Why watched runs wait in the queue.
+    void pendingReasonsChanged(const QHash<ty::RunId, QString>& reasons);
+    void nodeStatusChanged(const QString& node, bool ready, const QString& reason);
+    void cancelFailed(ty::RunId run, const QString& reason);
+    // A notice recorded for a watched run (RunEngine::noticeAdded).
+    void noticeAdded(ty::RunId run, const QString& text);
+    // A watched run ended and everything of its console was delivered.
+    void watchEnded(ty::RunId run);
+    // The service closed the connection (it stopped or was killed).
+    void disconnected();
+
+private:
+    explicit ServiceClient(ServicePaths paths);
+    Result<void> attach(int timeoutMs);
+    void onReadyRead();
+    void dispatch(const QJsonObject& message);
+    void emitEvent(const QJsonObject& message);
+    void emitDeferred();
+
+    ServicePaths m_paths;
+    QLocalSocket* m_socket = nullptr;
+    std::unique_ptr<LineBuffer> m_lines;
+    qint64 m_nextId = 1;
+    QHash<qint64, QJsonObject> m_replies;
+    qint64 m_pid = 0;
+    int m_protocol = 0;
+    QString m_refused;
+    bool m_helloSeen = false;
+    int m_inCall = 0;                 // call()s waiting for their reply
+    QList<QJsonObject> m_deferred;    // events received meanwhile, in order
+};
+
+} // namespace ty::service

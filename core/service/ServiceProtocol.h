@@ -1,0 +1,49 @@
+#pragma once
+
+#include "common/Result.h"
+#include "common/Run.h"
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QList>
+
+namespace ty::service {
+
+// The protocol between trainyardd and its clients (the GUI, trainyardctl):
+// one JSON object per line, UTF-8, over the service's Unix-domain socket.
+// The full message list is PROTOCOL.md beside this file.
+//
+// Revision history (kProtocol):
+//   1  hello, status, submit, cancel, watch, caught_up, stop; events state,
+//      console, pending, node, cancel_failed, watch_ended
+inline constexpr int kProtocol = 1;
+
+// A line longer than this (a job spec is a few KiB; console chunks are cut
+// to 64 KiB before base64) is refused and the connection closed.
+inline constexpr qsizetype kMaxLineBytes = 8 * 1024 * 1024;
+
+// Splits a byte stream into lines. feed() appends; next() returns each whole
+// line without its '\n'. overflowed(): more than kMaxLineBytes without one.
+class LineBuffer {
+public:
+    void feed(const QByteArray& bytes) { m_buf += bytes; }
+    bool next(QByteArray* line);
+    bool overflowed() const { return m_buf.size() > kMaxLineBytes && !m_buf.contains('\n'); }
+
+private:
+    QByteArray m_buf;
+    qsizetype m_scanned = 0;
+};
+
+// One message as a line (compact JSON and '\n').
+QByteArray encode(const QJsonObject& message);
+// A line as an object. Errors: not JSON, or not an object ("line 3 ...").
+Result<QJsonObject> decode(const QByteArray& line);
+
+// What a client learns of a run in `state` events and submit replies: the
+// fields trainyardctl prints and the GUI's table shows (times as ISO 8601
+// UTC with milliseconds; absent optionals are absent keys).
+QJsonObject runToJson(const RunRecord& run);
+RunRecord runFromJson(const QJsonObject& o);
+
+} // namespace ty::service

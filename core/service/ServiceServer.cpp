@@ -1,0 +1,517 @@
+#include "ServiceServer.h"
+
+#include "ServiceProtocol.h"
+#include "runs/RunEngine.h"
+#include "spec/JobSpec.h"
+#include "store/ResultStore.h"
+
+#include <QCoreApplication>
+#include <QFile>
+#include <QJsonArray>
+#include <QLocalServer>
+#include <QLocalSocket>
+#include <QLoggingCategory>
+#include <QTimer>
+
+#include <algorithm>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+Q_LOGGING_CATEGORY(lcService, "trainyard.service", QtInfoMsg)
+
+namespace ty::service {
+
+namespace {
+
+constexpr qsizetype kConsoleChunk = 64 * 1024;
+
+// The uid at the other end of a connected Unix-domain socket (Linux SO_PEERCRED).
+std::optional<uid_t> peerUid(qintptr fd)
+{
+    struct ucred cred {};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(int(fd), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+        return std::nullopt;
+    return cred.uid;
+}
+
+QString str(const QJsonObject& o, const char* key)
+{
+    return o.value(QLatin1String(key)).toString();
+}
+
+} // namespace
+
+// A run a client follows: its console from `cursor` on (when `console`) and
+// its state changes. A terminal state seen before a display-only watch of
+// the node ended is held back until it ends, so the console arrives first.
+struct ServiceServer::Watch {
+    qint64 cursor = 0;
+    bool console = false;
+    bool follow = false;
+    bool nodeWatchEnded = false;
+    std::optional<RunRecord> heldEnd;
+};
+
+struct ServiceServer::Client {
+    QLocalSocket* socket = nullptr;
+    LineBuffer lines;
+    QHash<RunId, Watch> watches;
+    bool allStates = false; // `subscribe {runs: true}`: every run's state changes
+};
+
+ServiceServer::ServiceServer(RunEngine* engine, ResultStore* store, QString databasePath, QObject* parent)
+    : QObject(parent)
+    , m_engine(engine)
+    , m_store(store)
+    , m_databasePath(std::move(databasePath))
+    , m_started(QDateTime::currentDateTimeUtc())
+    , m_lastClientLeft(m_started)
+{
+    connect(m_engine, &RunEngine::consoleReceived, this, &ServiceServer::onConsole);
+    connect(m_engine, &RunEngine::runStateChanged, this, &ServiceServer::onRunState);
+    connect(m_engine, &RunEngine::pendingReasonsChanged, this, &ServiceServer::onPending);
+    connect(m_engine, &RunEngine::watchEnded, this, &ServiceServer::onWatchEnded);
+    connect(m_engine, &RunEngine::noticeAdded, this, [this](RunId run, const QString& text) {
+        // Kept while the run is live, for clients that watch it later.
+        m_liveNotices[run].append(text);
+        for (const auto& c : std::as_const(m_clients))
+            if (c->watches.contains(run))
+                sendNotice(*c, run, text);
+    });
+    connect(m_engine, &RunEngine::postRunWorkDone, this, [this] {
+        m_endWaitStartedMs = -1;
+        deliverEnds();
+    });
+    connect(m_engine, &RunEngine::nodeStatusChanged, this, [this](const QString& node, bool ready, const QString& reason) {
+        broadcast({{QStringLiteral("event"), QStringLiteral("node")}, {QStringLiteral("node"), node},
+                   {QStringLiteral("ready"), ready}, {QStringLiteral("reason"), reason}});
+    });
+    connect(m_engine, &RunEngine::cancelFailed, this, [this](RunId run, const QString& reason) {
+        broadcast({{QStringLiteral("event"), QStringLiteral("cancel_failed")}, {QStringLiteral("run"), run},
+                   {QStringLiteral("reason"), reason}});
+    });
+    connect(m_engine, &RunEngine::caughtUp, this, [this] {
+        m_caughtUp = true;
+        const auto waiters = std::exchange(m_caughtUpWaiters, {});
+        for (const auto& [socket, id] : waiters)
+            if (socket && m_clients.contains(socket.data()))
+                opCaughtUp(*m_clients.value(socket.data()), id);
+    });
+}
+
+ServiceServer::~ServiceServer()
+{
+    if (m_server)
+        m_server->close();
+}
+
+Result<void> ServiceServer::listen(const QString& socketPath)
+{
+    m_server = new QLocalServer(this);
+    m_server->setSocketOptions(QLocalServer::UserAccessOption);
+    QLocalServer::removeServer(socketPath);
+    if (!m_server->listen(socketPath))
+        return fail(QStringLiteral("cannot listen on %1: %2").arg(socketPath, m_server->errorString()));
+    connect(m_server, &QLocalServer::newConnection, this, &ServiceServer::onNewConnection);
+    return {};
+}
+
+void ServiceServer::onNewConnection()
+{
+    while (QLocalSocket* socket = m_server->nextPendingConnection()) {
+        const auto uid = peerUid(socket->socketDescriptor());
+        if (!uid || *uid != ::geteuid()) {
+            const QString why = uid ? QStringLiteral("refused: this Trainyard service belongs to uid %1; you are uid %2")
+                                          .arg(::geteuid()).arg(*uid)
+                                    : QStringLiteral("refused: the peer's user cannot be told (SO_PEERCRED failed)");
+            qCWarning(lcService).noquote() << "connection" << why;
+            socket->write(encode({{QStringLiteral("event"), QStringLiteral("refused")}, {QStringLiteral("error"), why}}));
+            socket->flush();
+            socket->disconnectFromServer();
+            connect(socket, &QLocalSocket::disconnected, socket, &QObject::deleteLater);
+            continue;
+        }
+        auto client = std::make_shared<Client>();
+        client->socket = socket;
+        m_clients.insert(socket, client);
+        connect(socket, &QLocalSocket::readyRead, this, [this, socket] {
+            if (auto c = m_clients.value(socket))
+                onReadyRead(*c);
+        });
+        connect(socket, &QLocalSocket::disconnected, this, [this, socket] { drop(socket); });
+        send(*client, {{QStringLiteral("event"), QStringLiteral("hello")},
+                       {QStringLiteral("protocol"), kProtocol},
+                       {QStringLiteral("version"), QCoreApplication::applicationVersion()},
+                       {QStringLiteral("pid"), qint64(::getpid())},
+                       {QStringLiteral("db"), m_databasePath}});
+        Q_EMIT clientsChanged(clientCount());
+    }
+}
+
+void ServiceServer::drop(QLocalSocket* socket)
+{
+    if (!m_clients.remove(socket))
+        return;
+    socket->deleteLater();
+    if (m_clients.isEmpty())
+        m_lastClientLeft = QDateTime::currentDateTimeUtc();
+    Q_EMIT clientsChanged(clientCount());
+}
+
+void ServiceServer::onReadyRead(Client& c)
+{
+    // `c` may be dropped by a request (none does today); keep it alive.
+    const auto keep = m_clients.value(c.socket);
+    c.lines.feed(c.socket->readAll());
+    QByteArray line;
+    while (c.lines.next(&line)) {
+        if (line.trimmed().isEmpty())
+            continue;
+        const auto request = decode(line);
+        if (!request) {
+            replyError(c, QJsonValue(), QStringLiteral("invalid_input"), request.error().message);
+            continue;
+        }
+        handle(c, *request);
+    }
+    if (c.lines.overflowed()) {
+        replyError(c, QJsonValue(), QStringLiteral("invalid_input"),
+                   QStringLiteral("a request line over %1 bytes; disconnecting").arg(kMaxLineBytes));
+        c.socket->disconnectFromServer();
+    }
+}
+
+void ServiceServer::send(Client& c, const QJsonObject& message)
+{
+    c.socket->write(encode(message));
+}
+
+void ServiceServer::reply(Client& c, const QJsonValue& id, QJsonObject body)
+{
+    body.insert(QStringLiteral("id"), id);
+    body.insert(QStringLiteral("ok"), true);
+    send(c, body);
+}
+
+void ServiceServer::replyError(Client& c, const QJsonValue& id, const QString& kind, const QString& message)
+{
+    send(c, {{QStringLiteral("id"), id}, {QStringLiteral("ok"), false}, {QStringLiteral("kind"), kind},
+             {QStringLiteral("error"), message}});
+}
+
+void ServiceServer::broadcast(const QJsonObject& event)
+{
+    const QByteArray line = encode(event);
+    for (const auto& c : std::as_const(m_clients))
+        c->socket->write(line);
+}
+
+void ServiceServer::handle(Client& c, const QJsonObject& req)
+{
+    const QJsonValue id = req.value(QStringLiteral("id"));
+    const QString op = str(req, "op");
+    if (op == u"hello") {
+        const int theirs = req.value(QStringLiteral("protocol")).toInt();
+        if (theirs > kProtocol) {
+            replyError(c, id, QStringLiteral("version"),
+                       QStringLiteral("this service speaks protocol %1, the client %2: restart it with `trainyardctl daemon stop`")
+                           .arg(kProtocol).arg(theirs));
+            return;
+        }
+        reply(c, id, {{QStringLiteral("protocol"), kProtocol}, {QStringLiteral("pid"), qint64(::getpid())}});
+    } else if (op == u"status") {
+        opStatus(c, id);
+    } else if (op == u"submit") {
+        opSubmit(c, id, req);
+    } else if (op == u"cancel") {
+        opCancel(c, id, req);
+    } else if (op == u"watch") {
+        opWatch(c, id, req);
+    } else if (op == u"unwatch") {
+        c.watches.remove(req.value(QStringLiteral("run")).toInteger());
+        reply(c, id, {});
+    } else if (op == u"subscribe") {
+        c.allStates = req.value(QStringLiteral("runs")).toBool();
+        reply(c, id, {});
+    } else if (op == u"caught_up") {
+        opCaughtUp(c, id);
+    } else if (op == u"stop") {
+        reply(c, id, {});
+        c.socket->flush();
+        qCInfo(lcService) << "stop requested by a client";
+        QTimer::singleShot(0, this, &ServiceServer::stopRequested);
+    } else {
+        replyError(c, id, QStringLiteral("invalid_input"), QStringLiteral("unknown op '%1'").arg(op));
+    }
+}
+
+void ServiceServer::opStatus(Client& c, const QJsonValue& id)
+{
+    QJsonObject counts;
+    for (const RunRecord& r : m_store->unfinishedRuns()) {
+        const QString name = runStateName(r.state);
+        counts.insert(name, counts.value(name).toInt() + 1);
+    }
+    QJsonArray nodes;
+    QStringList names{QStringLiteral("local")};
+    for (const NodeRecord& n : m_store->nodes())
+        names << n.name;
+    for (const QString& n : std::as_const(names))
+        nodes.append(QJsonObject{{QStringLiteral("name"), n}, {QStringLiteral("ready"), m_engine->nodeReady(n)}});
+    reply(c, id, {{QStringLiteral("pid"), qint64(::getpid())},
+                  {QStringLiteral("version"), QCoreApplication::applicationVersion()},
+                  {QStringLiteral("protocol"), kProtocol},
+                  {QStringLiteral("db"), m_databasePath},
+                  {QStringLiteral("started_at"), m_started.toString(Qt::ISODateWithMs)},
+                  {QStringLiteral("clients"), clientCount()},
+                  {QStringLiteral("ingests"), m_engine->ownsIngestion()},
+                  {QStringLiteral("runs"), counts},
+                  {QStringLiteral("nodes"), nodes}});
+}
+
+void ServiceServer::opSubmit(Client& c, const QJsonValue& id, const QJsonObject& req)
+{
+    const QJsonObject s = req.value(QStringLiteral("spec")).toObject();
+    QMap<QString, QString> params;
+    const QJsonObject p = s.value(QStringLiteral("params")).toObject();
+    for (auto it = p.begin(); it != p.end(); ++it)
+        params.insert(it.key(), it.value().toString());
+    // The client validated the spec already; it is parsed again here, as
+    // nothing from a socket is taken on trust.
+    auto spec = parseJobSpec(str(s, "yaml"), str(s, "origin"), str(s, "base_dir"), params);
+    if (!spec) {
+        replyError(c, id, QStringLiteral("invalid_input"), spec.error().message);
+        return;
+    }
+    spec->sourcePath = str(s, "source_path");
+    const QString node = str(req, "node");
+    if (!node.isEmpty() && m_nodeResolver)
+        m_nodeResolver(node);
+    const auto ids = m_engine->submitAll(*spec, node);
+    if (!ids) {
+        replyError(c, id, spec->sweep.isEmpty() ? QStringLiteral("storage") : QStringLiteral("invalid_input"), ids.error().message);
+        return;
+    }
+    QJsonArray runs;
+    for (RunId r : *ids)
+        runs.append(r);
+    reply(c, id, {{QStringLiteral("runs"), runs}});
+}
+
+void ServiceServer::opCancel(Client& c, const QJsonValue& id, const QJsonObject& req)
+{
+    const RunId run = req.value(QStringLiteral("run")).toInteger();
+    const auto r = latest(run);
+    if (!r) {
+        replyError(c, id, QStringLiteral("no_such_run"), QStringLiteral("no run %1").arg(run));
+        return;
+    }
+    if (m_nodeResolver && !r->node.isEmpty())
+        m_nodeResolver(r->node);
+    const int graceMs = req.contains(QStringLiteral("grace_ms")) ? req.value(QStringLiteral("grace_ms")).toInt() : 10000;
+    m_engine->cancel(run, graceMs);
+    reply(c, id, {});
+}
+
+void ServiceServer::opWatch(Client& c, const QJsonValue& id, const QJsonObject& req)
+{
+    const RunId run = req.value(QStringLiteral("run")).toInteger();
+    const auto r = latest(run);
+    if (!r) {
+        replyError(c, id, QStringLiteral("no_such_run"), QStringLiteral("no run %1").arg(run));
+        return;
+    }
+    Watch w;
+    w.console = req.value(QStringLiteral("console")).toBool();
+    w.follow = req.value(QStringLiteral("follow")).toBool(true);
+    w.cursor = std::max<qint64>(0, req.value(QStringLiteral("from")).toInteger());
+    reply(c, id, {{QStringLiteral("run"), runToJson(*r)}});
+    if (w.console && m_engine->ownsIngestion()) {
+        // What the local copy holds so far; the engine's thread is this one,
+        // so every byte it emitted before now is in the file, and every later
+        // one comes as consoleReceived.
+        QFile f(r->consolePath);
+        if (!r->consolePath.isEmpty() && f.open(QIODevice::ReadOnly) && f.size() > w.cursor && f.seek(w.cursor)) {
+            while (!f.atEnd()) {
+                const QByteArray chunk = f.read(kConsoleChunk);
+                if (chunk.isEmpty())
+                    break;
+                sendConsole(c, run, w.cursor, chunk);
+                w.cursor += chunk.size();
+            }
+        }
+        w.nodeWatchEnded = true;
+    } else if (w.console || !m_engine->ownsIngestion()) {
+        // Another process ingests (a GUI of an older version): the engine
+        // tails the node for display, and learns the end from the database.
+        m_engine->watch(run, w.cursor, w.follow);
+        w.nodeWatchEnded = !w.console;
+    } else {
+        w.nodeWatchEnded = true;
+    }
+    const bool ended = isTerminal(r->state);
+    c.watches.insert(run, w);
+    for (const QString& text : m_liveNotices.value(run))
+        sendNotice(c, run, text);
+    if (std::any_of(m_pendingEnds.cbegin(), m_pendingEnds.cend(), [run](const RunRecord& e) { return e.id == run; }))
+        return; // its end comes with deliverEnds(), once committed
+    sendState(c, *r);
+    if (const QString reason = m_engine->pendingReasons().value(run); !reason.isEmpty() && !ended)
+        send(c, {{QStringLiteral("event"), QStringLiteral("pending")},
+                 {QStringLiteral("reasons"), QJsonObject{{QString::number(run), reason}}}});
+    if (ended && w.nodeWatchEnded)
+        send(c, {{QStringLiteral("event"), QStringLiteral("watch_ended")}, {QStringLiteral("run"), run}});
+}
+
+void ServiceServer::opCaughtUp(Client& c, const QJsonValue& id)
+{
+    if (m_engine->ownsIngestion() && !m_caughtUp) {
+        m_caughtUpWaiters.append({QPointer<QLocalSocket>(c.socket), id});
+        return;
+    }
+    (void)m_store->flush(); // the client reads the database next
+    QJsonArray behind;
+    for (const auto& [node, why] : m_engine->nodesBehind())
+        behind.append(QJsonObject{{QStringLiteral("node"), node}, {QStringLiteral("why"), why}});
+    reply(c, id, {{QStringLiteral("ingests"), m_engine->ownsIngestion()}, {QStringLiteral("behind"), behind}});
+}
+
+std::optional<RunRecord> ServiceServer::latest(RunId run) const
+{
+    if (const auto it = m_latest.constFind(run); it != m_latest.cend())
+        return *it;
+    auto r = m_store->run(run);
+    if (!r)
+        return std::nullopt;
+    return *r;
+}
+
+void ServiceServer::sendConsole(Client& c, RunId run, qint64 offset, const QByteArray& bytes)
+{
+    send(c, {{QStringLiteral("event"), QStringLiteral("console")},
+             {QStringLiteral("run"), run},
+             {QStringLiteral("offset"), offset},
+             {QStringLiteral("data"), QString::fromLatin1(bytes.toBase64())}});
+}
+
+void ServiceServer::sendNotice(Client& c, RunId run, const QString& text)
+{
+    send(c, {{QStringLiteral("event"), QStringLiteral("notice")}, {QStringLiteral("run"), run}, {QStringLiteral("text"), text}});
+}
+
+void ServiceServer::sendState(Client& c, const RunRecord& run)
+{
+    send(c, {{QStringLiteral("event"), QStringLiteral("state")}, {QStringLiteral("run"), runToJson(run)}});
+}
+
+void ServiceServer::onConsole(RunId run, qint64 offset, const QByteArray& bytes)
+{
+    for (const auto& c : std::as_const(m_clients)) {
+        auto it = c->watches.find(run);
+        if (it == c->watches.end() || !it->console)
+            continue;
+        const qint64 end = offset + bytes.size();
+        if (end <= it->cursor)
+            continue;
+        const qint64 skip = std::max<qint64>(0, it->cursor - offset);
+        for (qint64 at = skip; at < bytes.size(); at += kConsoleChunk)
+            sendConsole(*c, run, offset + at, bytes.mid(at, kConsoleChunk));
+        it->cursor = end;
+    }
+}
+
+void ServiceServer::onRunState(const RunRecord& run)
+{
+    if (!isTerminal(run.state)) {
+        m_latest.insert(run.id, run);
+        deliverState(run);
+        return;
+    }
+    // An end is told once the work after it (the listing of its artifacts)
+    // is done and all of it is committed, so a client that reads the
+    // database when told finds the run as it ended. The engine starts that
+    // work right after the signal: look once this call returns.
+    m_latest.insert(run.id, run);
+    m_pendingEnds.append(run);
+    QTimer::singleShot(0, this, &ServiceServer::deliverEnds);
+}
+
+void ServiceServer::deliverEnds()
+{
+    if (m_pendingEnds.isEmpty())
+        return;
+    if (m_engine->postRunWorkPending() && m_endWaitStartedMs >= 0
+        && QDateTime::currentMSecsSinceEpoch() - m_endWaitStartedMs < kPostRunWaitMs)
+        return; // postRunWorkDone calls again
+    if (m_engine->postRunWorkPending() && m_endWaitStartedMs < 0) {
+        m_endWaitStartedMs = QDateTime::currentMSecsSinceEpoch();
+        QTimer::singleShot(kPostRunWaitMs, this, &ServiceServer::deliverEnds);
+        return;
+    }
+    m_endWaitStartedMs = -1;
+    (void)m_store->flush();
+    const auto ends = std::exchange(m_pendingEnds, {});
+    for (const RunRecord& run : ends) {
+        m_latest.remove(run.id); // stored now; the maps keep to the live runs
+        deliverState(run);
+        m_liveNotices.remove(run.id);
+    }
+}
+
+void ServiceServer::deliverState(const RunRecord& run)
+{
+    for (const auto& c : std::as_const(m_clients)) {
+        auto it = c->watches.find(run.id);
+        if (it == c->watches.end()) {
+            if (c->allStates)
+                sendState(*c, run);
+            continue;
+        }
+        if (isTerminal(run.state) && !it->nodeWatchEnded) {
+            // The console of a display-only watch may still be on its way:
+            // the end is sent after it (or 5 s later at most).
+            it->heldEnd = run;
+            QPointer<QLocalSocket> socket = c->socket;
+            QTimer::singleShot(5000, this, [this, socket, id = run.id] {
+                if (socket && m_clients.contains(socket.data()))
+                    if (auto& w = m_clients.value(socket.data())->watches; w.contains(id) && w[id].heldEnd)
+                        onWatchEnded(id);
+            });
+            continue;
+        }
+        sendState(*c, run);
+        if (isTerminal(run.state))
+            send(*c, {{QStringLiteral("event"), QStringLiteral("watch_ended")}, {QStringLiteral("run"), run.id}});
+    }
+}
+
+void ServiceServer::onWatchEnded(RunId run)
+{
+    for (const auto& c : std::as_const(m_clients)) {
+        auto it = c->watches.find(run);
+        if (it == c->watches.end())
+            continue;
+        it->nodeWatchEnded = true;
+        if (it->heldEnd) {
+            const RunRecord end = *std::exchange(it->heldEnd, std::nullopt);
+            sendState(*c, end);
+            send(*c, {{QStringLiteral("event"), QStringLiteral("watch_ended")}, {QStringLiteral("run"), run}});
+        }
+    }
+}
+
+void ServiceServer::onPending(const QHash<RunId, QString>& reasons)
+{
+    for (const auto& c : std::as_const(m_clients)) {
+        QJsonObject theirs;
+        for (auto it = reasons.cbegin(); it != reasons.cend(); ++it)
+            if (c->allStates || c->watches.contains(it.key()))
+                theirs.insert(QString::number(it.key()), it.value());
+        if (!theirs.isEmpty())
+            send(*c, {{QStringLiteral("event"), QStringLiteral("pending")}, {QStringLiteral("reasons"), theirs}});
+    }
+}
+
+} // namespace ty::service

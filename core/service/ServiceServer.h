@@ -1,0 +1,114 @@
+#pragma once
+
+#include "common/Result.h"
+#include "common/Run.h"
+
+#include <QDateTime>
+#include <QHash>
+#include <QJsonObject>
+#include <QObject>
+#include <QPointer>
+
+#include <functional>
+#include <memory>
+
+class QLocalServer;
+class QLocalSocket;
+
+namespace ty {
+
+class ResultStore;
+class RunEngine;
+
+namespace service {
+
+// The socket side of trainyardd: accepts clients on a Unix-domain socket,
+// answers their requests with the service's RunEngine and streams them the
+// engine's live events (PROTOCOL.md).
+//
+// Only the service's own user is served: the socket file is 0600 in a 0700
+// folder (ServicePaths.h), and every connection's peer uid is read with
+// SO_PEERCRED; another uid (root included) gets one `refused` line naming
+// both uids and is disconnected.
+//
+// Thread affinity: the engine's thread (trainyardd's main thread). `engine`
+// and `store` must outlive the server.
+class ServiceServer final : public QObject {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(ServiceServer)
+
+public:
+    ServiceServer(RunEngine* engine, ResultStore* store, QString databasePath, QObject* parent = nullptr);
+    ~ServiceServer() override;
+
+    // Listens on `socketPath`, replacing a file left there by a service that
+    // died (the caller holds the service lock, so nobody else is serving).
+    // Errors: the socket cannot be created (path, system reason).
+    Result<void> listen(const QString& socketPath);
+
+    // Clients connected now.
+    int clientCount() const { return int(m_clients.size()); }
+    // When the last client went away, or the server started (invalid while one is connected).
+    QDateTime lastClientLeft() const { return m_lastClientLeft; }
+
+    // Called before a node-bound request (submit with --node, cancel) so that a
+    // node added to the database since the service started is connected.
+    void setNodeResolver(std::function<void(const QString& node)> resolver) { m_nodeResolver = std::move(resolver); }
+
+Q_SIGNALS:
+    // A client asked the service to stop (`trainyardctl daemon stop`).
+    void stopRequested();
+    // A client connected or went away.
+    void clientsChanged(int count);
+
+private:
+    struct Client;
+    struct Watch;
+    void onNewConnection();
+    void onReadyRead(Client& c);
+    void handle(Client& c, const QJsonObject& request);
+    void reply(Client& c, const QJsonValue& id, QJsonObject body);
+    void replyError(Client& c, const QJsonValue& id, const QString& kind, const QString& message);
+    void send(Client& c, const QJsonObject& message);
+    void drop(QLocalSocket* socket);
+
+    void opSubmit(Client& c, const QJsonValue& id, const QJsonObject& req);
+    void opCancel(Client& c, const QJsonValue& id, const QJsonObject& req);
+    void opWatch(Client& c, const QJsonValue& id, const QJsonObject& req);
+    void opStatus(Client& c, const QJsonValue& id);
+    void opCaughtUp(Client& c, const QJsonValue& id);
+
+    void onConsole(RunId run, qint64 offset, const QByteArray& bytes);
+    void onRunState(const RunRecord& run);
+    void deliverState(const RunRecord& run);
+    void deliverEnds();
+    void onPending(const QHash<RunId, QString>& reasons);
+    void onWatchEnded(RunId run);
+    void sendConsole(Client& c, RunId run, qint64 offset, const QByteArray& bytes);
+    void sendState(Client& c, const RunRecord& run);
+    void sendNotice(Client& c, RunId run, const QString& text);
+    // The newest record of a run this server knows: from the engine's
+    // signals (ahead of the database's write-behind), else the database.
+    std::optional<RunRecord> latest(RunId run) const;
+    void broadcast(const QJsonObject& event);
+
+    RunEngine* m_engine;
+    ResultStore* m_store;
+    QString m_databasePath;
+    QLocalServer* m_server = nullptr;
+    QHash<QLocalSocket*, std::shared_ptr<Client>> m_clients;
+    QHash<RunId, RunRecord> m_latest;
+    QHash<RunId, QStringList> m_liveNotices;
+    // Ends not told yet (deliverEnds): waiting for post-run work, 30 s at most.
+    static constexpr qint64 kPostRunWaitMs = 30000;
+    QList<RunRecord> m_pendingEnds;
+    qint64 m_endWaitStartedMs = -1;
+    bool m_caughtUp = false;
+    QList<std::pair<QPointer<QLocalSocket>, QJsonValue>> m_caughtUpWaiters;
+    QDateTime m_started;
+    QDateTime m_lastClientLeft;
+    std::function<void(const QString&)> m_nodeResolver;
+};
+
+} // namespace service
+} // namespace ty

@@ -384,8 +384,11 @@ int waitForRun(Context& ctx, service::ServiceClient& svc, RunId id, bool follow)
     constexpr int kQueued = 202;
     // While it waits in the queue, say why (once per change).
     auto lastReason = std::make_shared<QString>();
+    // A service this command started may still be connecting its nodes: a
+    // reason then is given a moment to go away (the run is placed).
+    const int queuedGraceMs = svc.startedService() ? 1500 : 0;
     QObject::connect(&svc, &service::ServiceClient::pendingReasonsChanged, &follower,
-                     [&follower, id, lastReason, follow](const QHash<RunId, QString>& reasons) {
+                     [&follower, id, lastReason, follow, queuedGraceMs](const QHash<RunId, QString>& reasons) {
         const QString reason = reasons.value(id);
         if (reason.isEmpty())
             return;
@@ -394,10 +397,8 @@ int waitForRun(Context& ctx, service::ServiceClient& svc, RunId id, bool follow)
             err().flush();
         }
         *lastReason = reason;
-        // Placed within a moment (a node still connecting, a run ending):
-        // then it is reported as started.
         if (!follow)
-            QTimer::singleShot(1500, &follower, [] { QCoreApplication::exit(kQueued); });
+            QTimer::singleShot(queuedGraceMs, &follower, [] { QCoreApplication::exit(kQueued); });
     });
     if (!follow) {
         // Wait until the node took it (or refused it), then leave it running.
@@ -657,21 +658,27 @@ std::optional<QStringList> catchUp(Context& ctx)
         err() << "trainyardctl: runs are shown as last recorded: " << escapedName(svc.error().message) << '\n';
         return std::nullopt;
     }
-    const auto caught = (*svc)->call(QStringLiteral("caught_up"), {}, kWaitMs);
     // What the service wrote is committed by the time it answers; this
-    // connection reads it from here on.
+    // connection reads it from here on. After the wait, it says which nodes
+    // are behind and why.
+    auto caught = (*svc)->call(QStringLiteral("caught_up"), {}, kWaitMs);
+    const bool waitedOut = !caught;
+    if (waitedOut)
+        caught = (*svc)->call(QStringLiteral("behind"));
     QStringList behind;
     if (!caught) {
-        err() << "trainyardctl: runs are shown as last recorded (the service is still catching up after "
-              << kWaitMs / 1000 << " s)\n";
+        err() << "trainyardctl: runs are shown as last recorded: " << escapedName(caught.error().message) << '\n';
         return behind;
     }
     for (const QJsonValue& v : caught->value(QStringLiteral("behind")).toArray()) {
         const QJsonObject b = v.toObject();
         const QString node = b.value(QStringLiteral("node")).toString();
-        const QString why = b.value(QStringLiteral("why")).toString();
         behind << node;
-        err() << "trainyardctl: runs on node " << escapedName(node) << " are shown as last recorded (" << escapedName(why) << ")\n";
+        err() << "trainyardctl: runs on node " << escapedName(node) << " are shown as last recorded ("
+              << escapedName(b.value(QStringLiteral("why")).toString());
+        if (waitedOut && !b.value(QStringLiteral("unreachable")).toBool())
+            err() << " after " << kWaitMs / 1000 << " s";
+        err() << ")\n";
     }
     return behind;
 }
@@ -858,13 +865,14 @@ int waitForSweep(Context& ctx, service::ServiceClient& svc, const QList<RunId>& 
     });
     // Without --follow, the runs that wait with a reason are left to the
     // service once every other one has started.
+    const int queuedGraceMs = svc.startedService() ? 1500 : 0;
     QObject::connect(&svc, &service::ServiceClient::pendingReasonsChanged, &guard, [=, &guard](const QHash<RunId, QString>& reasons) {
         if (follow)
             return;
         for (auto it = reasons.cbegin(); it != reasons.cend(); ++it)
             if (remaining->contains(it.key()))
                 queued->insert(it.key(), it.value());
-        QTimer::singleShot(1500, &guard, [=] {
+        QTimer::singleShot(queuedGraceMs, &guard, [=] {
             for (auto it = queued->cbegin(); it != queued->cend(); ++it)
                 if (!remaining->contains(it.key()))
                     return;

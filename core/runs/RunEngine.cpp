@@ -1551,6 +1551,12 @@ void RunEngine::checkCaughtUp()
     Q_EMIT caughtUp();
 }
 
+bool RunEngine::nodeUnreachable(const QString& node) const
+{
+    const auto n = m_nodes.value(node);
+    return n && n->attempted && !n->ready;
+}
+
 QList<std::pair<QString, QString>> RunEngine::nodesBehind() const
 {
     QList<std::pair<QString, QString>> behind;

@@ -145,6 +145,9 @@ public:
 
     // Whether the node's agent answered its handshake.
     bool nodeReady(const QString& node) const;
+    // Whether connecting to the node was tried and failed (it is not ready and
+    // not still on its first attempt).
+    bool nodeUnreachable(const QString& node) const;
     // Runs this engine sent a start for whose outcome its scheduling passes
     // have not yet seen in the database (diagnostics and tests: it returns to
     // 0 once every start has settled, however the runs ended). Engine thread.

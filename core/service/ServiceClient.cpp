@@ -88,6 +88,7 @@ Result<std::unique_ptr<ServiceClient>> ServiceClient::connectTo(const QString& d
         return std::unexpected(first.error());
     if (auto started = startService(*paths, int(std::max<qint64>(1000, deadline.remainingTime()))); !started)
         return std::unexpected(started.error());
+    c->m_startedService = true;
     // Listening by now, or (another client started it at the same moment)
     // very soon: try until the deadline.
     int pauseMs = 20;

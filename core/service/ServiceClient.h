@@ -59,6 +59,8 @@ public:
     int protocol() const { return m_protocol; }
     const ServicePaths& paths() const { return m_paths; }
     bool connected() const;
+    // Whether connectTo() started the service (its nodes may still be connecting).
+    bool startedService() const { return m_startedService; }
 
 Q_SIGNALS:
     // Console bytes of a watched run, [offset, offset + bytes.size()) of its local copy.
@@ -93,6 +95,7 @@ private:
     int m_protocol = 0;
     QString m_refused;
     bool m_helloSeen = false;
+    bool m_startedService = false;
     int m_inCall = 0;                 // call()s waiting for their reply
     QList<QJsonObject> m_deferred;    // events received meanwhile, in order
 };

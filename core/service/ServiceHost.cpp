@@ -8,6 +8,8 @@
 #include "store/ResultStore.h"
 
 #include <QDateTime>
+#include <QDir>
+#include <QFileInfo>
 #include <QEventLoop>
 #include <QLockFile>
 #include <QLoggingCategory>
@@ -36,6 +38,9 @@ Result<void> ServiceHost::start(StartError* why)
     if (!paths)
         return std::unexpected(paths.error());
     m_paths = *paths;
+    // The database's folder: the lock lives beside the database.
+    if (!QDir().mkpath(QFileInfo(m_paths.databasePath).absolutePath()))
+        return fail(QStringLiteral("cannot create the folder of %1").arg(m_paths.databasePath));
     m_lock = std::make_unique<QLockFile>(m_paths.lock);
     m_lock->setStaleLockTime(0); // only a dead holder's lock is stale, however old
     if (!m_lock->tryLock(0)) {
@@ -48,8 +53,9 @@ Result<void> ServiceHost::start(StartError* why)
                             .arg(pid).arg(host, m_paths.databasePath, m_paths.lock));
         }
         return fail(QStringLiteral("cannot take the service lock %1 (%2)")
-                        .arg(m_paths.lock, m_lock->error() == QLockFile::PermissionError ? QStringLiteral("permission denied")
-                                                                                          : QStringLiteral("unknown error")));
+                        .arg(m_paths.lock, m_lock->error() == QLockFile::PermissionError
+                                               ? QStringLiteral("permission denied: the database's folder is not writable")
+                                               : QStringLiteral("the folder cannot be written")));
     }
     auto store = ResultStore::open(m_paths.databasePath);
     if (!store)

@@ -237,6 +237,8 @@ void ServiceServer::handle(Client& c, const QJsonObject& req)
         reply(c, id, {});
     } else if (op == u"caught_up") {
         opCaughtUp(c, id);
+    } else if (op == u"behind") {
+        reply(c, id, {{QStringLiteral("behind"), nodesBehind()}});
     } else if (op == u"stop") {
         reply(c, id, {});
         c.socket->flush();
@@ -372,10 +374,16 @@ void ServiceServer::opCaughtUp(Client& c, const QJsonValue& id)
         return;
     }
     (void)m_store->flush(); // the client reads the database next
+    reply(c, id, {{QStringLiteral("ingests"), m_engine->ownsIngestion()}, {QStringLiteral("behind"), nodesBehind()}});
+}
+
+QJsonArray ServiceServer::nodesBehind() const
+{
     QJsonArray behind;
     for (const auto& [node, why] : m_engine->nodesBehind())
-        behind.append(QJsonObject{{QStringLiteral("node"), node}, {QStringLiteral("why"), why}});
-    reply(c, id, {{QStringLiteral("ingests"), m_engine->ownsIngestion()}, {QStringLiteral("behind"), behind}});
+        behind.append(QJsonObject{{QStringLiteral("node"), node}, {QStringLiteral("why"), why},
+                                  {QStringLiteral("unreachable"), m_engine->nodeUnreachable(node)}});
+    return behind;
 }
 
 std::optional<RunRecord> ServiceServer::latest(RunId run) const

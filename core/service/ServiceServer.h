@@ -5,6 +5,7 @@
 
 #include <QDateTime>
 #include <QHash>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QObject>
 #include <QPointer>
@@ -77,6 +78,7 @@ private:
     void opWatch(Client& c, const QJsonValue& id, const QJsonObject& req);
     void opStatus(Client& c, const QJsonValue& id);
     void opCaughtUp(Client& c, const QJsonValue& id);
+    QJsonArray nodesBehind() const;
 
     void onConsole(RunId run, qint64 offset, const QByteArray& bytes);
     void onRunState(const RunRecord& run);

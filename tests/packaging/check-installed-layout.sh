@@ -7,10 +7,11 @@
 set -eu
 build=$1
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# The service the installed trainyardctl started (found beside it) goes with the folder.
+trap 'PATH="$tmp/prefix/bin:$PATH" trainyardctl --db "$tmp/db/trainyard.db" daemon stop >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
 cmake --install "$build" --prefix "$prefix" >/dev/null
-for f in bin/trainyardctl bin/trainyard-agent share/trainyard/examples/digits/job.yaml; do
+for f in bin/trainyardctl bin/trainyardd bin/trainyard-agent share/trainyard/examples/digits/job.yaml; do
     [ -e "$prefix/$f" ] || { echo "missing after install: $f" >&2; exit 1; }
 done
 if grep -q '^TRAINYARD_BUILD_GUI:BOOL=ON' "$build/CMakeCache.txt"; then
@@ -31,4 +32,5 @@ out=$(trainyardctl --db "$tmp/db/trainyard.db" submit job.yaml --follow)
 from the installed layout" ] || { echo "unexpected console: $out" >&2; exit 1; }
 trainyardctl --db "$tmp/db/trainyard.db" show installed | grep -q "^node       local$"
 trainyardctl --db "$tmp/db/trainyard.db" show installed | grep -q "^state      succeeded (exit 0)$"
+trainyardctl --db "$tmp/db/trainyard.db" daemon status | grep -q "^trainyardd .* serves $tmp/db/trainyard.db$"
 echo "installed layout ok ($version)"

@@ -1,0 +1,392 @@
+// trainyardd, the per-user service (issue #22), through real processes: the
+// built trainyardctl and trainyardd, the real agent and real runs.
+#include "TestSupport.h"
+#include "service/ServicePaths.h"
+#include "store/ResultStore.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLocalSocket>
+#include <QProcess>
+#include <QRandomGenerator>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QThread>
+
+#include <csignal>
+#include <memory>
+#include <pwd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <vector>
+
+using namespace ty;
+
+namespace {
+struct Outcome {
+    int exitCode = -1;
+    QByteArray out;
+    QByteArray err;
+};
+} // namespace
+
+class TestService final : public QObject {
+    Q_OBJECT
+
+    std::unique_ptr<QTemporaryDir> m_dir;
+
+    QString dbPath() const { return m_dir->filePath(QStringLiteral("db/trainyard.db")); }
+    QString stateDir() const { return m_dir->filePath(QStringLiteral("agent-state")); }
+
+    QProcessEnvironment env() const
+    {
+        QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+        e.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
+        e.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), stateDir());
+        e.insert(QStringLiteral("TRAINYARD_DAEMON"), QStringLiteral(TRAINYARDD_PATH));
+        e.insert(QStringLiteral("TRAINYARD_DAEMON_IDLE"), QStringLiteral("2"));
+        e.remove(QStringLiteral("TRAINYARD_DB"));
+        return e;
+    }
+
+    Outcome ctl(const QStringList& args, int timeoutMs = 60000)
+    {
+        QProcess p;
+        p.setProcessEnvironment(env());
+        p.start(QStringLiteral(TRAINYARD_CTL_PATH), QStringList{QStringLiteral("--db"), dbPath()} + args);
+        if (!p.waitForFinished(timeoutMs)) {
+            p.kill();
+            p.waitForFinished();
+        }
+        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+    }
+
+    QString writeFile(const QString& name, const QByteArray& content)
+    {
+        const QString path = m_dir->filePath(name);
+        QDir().mkpath(QFileInfo(path).absolutePath());
+        test::writeFile(path, content);
+        return path;
+    }
+
+    // The running service's pid (0: none answers).
+    qint64 servicePid()
+    {
+        const Outcome s = ctl({QStringLiteral("daemon"), QStringLiteral("status"), QStringLiteral("--json")});
+        if (s.exitCode != 0)
+            return 0;
+        return QJsonDocument::fromJson(s.out).object().value(QStringLiteral("pid")).toInteger();
+    }
+
+    static bool alive(qint64 pid) { return pid > 0 && ::kill(pid_t(pid), 0) == 0; }
+
+    std::unique_ptr<ResultStore> store()
+    {
+        auto s = ResultStore::open(dbPath());
+        return s ? std::move(*s) : nullptr;
+    }
+
+    // Every run ended (read from the database, as a client would).
+    bool allEnded(int expected)
+    {
+        auto s = store();
+        if (!s)
+            return false;
+        const QList<RunRecord> runs = s->runs();
+        return runs.size() == expected && std::all_of(runs.cbegin(), runs.cend(), [](const RunRecord& r) { return isTerminal(r.state); });
+    }
+
+    // A spec that needs every CPU of this machine, so that its runs queue
+    // behind each other on the local node.
+    static QByteArray allCpus() { return "resources: {cpus: " + QByteArray::number(QThread::idealThreadCount()) + "}\n"; }
+
+private Q_SLOTS:
+    void init()
+    {
+        m_dir = std::make_unique<QTemporaryDir>();
+        QVERIFY(m_dir->isValid());
+    }
+
+    void cleanup()
+    {
+        ctl({QStringLiteral("daemon"), QStringLiteral("stop")});
+        m_dir.reset();
+    }
+
+    // The issue's first scene: runs that must queue, every client gone; the
+    // service starts and records them all, exit codes included.
+    void queuedRunsFinishWithNoClient()
+    {
+        QList<qint64> ids;
+        for (int code : {0, 3, 7}) {
+            const QString spec = writeFile(QStringLiteral("q%1.yaml").arg(code),
+                                           "name: q" + QByteArray::number(code) + "\ncommand: \"sleep 2; exit " + QByteArray::number(code)
+                                               + "\"\n" + allCpus());
+            const Outcome o = ctl({QStringLiteral("submit"), spec});
+            QVERIFY2(o.exitCode == 0, o.err.constData());
+            // Returns at once: started, or queued with the reason said.
+            QVERIFY2(o.out.contains(code == 0 ? "running on local" : "queued: "), o.out.constData());
+        }
+        // A follower killed with SIGKILL: a client that vanishes stops nothing.
+        QProcess follower;
+        follower.setProcessEnvironment(env());
+        follower.start(QStringLiteral(TRAINYARD_CTL_PATH), {QStringLiteral("--db"), dbPath(), QStringLiteral("logs"), QStringLiteral("q0"), QStringLiteral("--follow")});
+        QVERIFY(follower.waitForStarted());
+        QThread::msleep(200);
+        follower.kill();
+        QVERIFY(follower.waitForFinished());
+        QVERIFY(test::waitUntil([&] { return allEnded(3); }, 40000));
+        auto s = store();
+        QVERIFY(s);
+        for (const RunRecord& r : s->runs()) {
+            const int want = r.name.mid(1).toInt();
+            QCOMPARE(r.state, want == 0 ? RunState::Succeeded : RunState::Failed);
+            QCOMPARE(r.exitCode, std::optional<int>(want));
+        }
+        // They ran one after another: each needed every CPU.
+        QList<RunRecord> runs = s->runs();
+        std::sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) { return a.startedAt < b.startedAt; });
+        for (qsizetype i = 1; i < runs.size(); ++i)
+            QVERIFY2(runs[i].startedAt >= runs[i - 1].finishedAt, qPrintable(runs[i].name));
+        // With nothing left to do and no client, it stops by itself (2 s idle here).
+        const qint64 pid = servicePid();
+        QVERIFY(pid > 0);
+        QTRY_VERIFY_WITH_TIMEOUT(!alive(pid), 15000);
+    }
+
+    // SIGKILL at any moment loses no console byte and no metric point, and
+    // doubles none: each new service re-attaches the run at its stored offsets.
+    void serviceKilledTenTimesDuringARun()
+    {
+        const QString spec = writeFile(QStringLiteral("numbered.yaml"),
+                                       "name: numbered\ncommand: \"for i in $(seq 1 150); do echo step $i loss $i.5; sleep 0.04; done\"\n");
+        const Outcome o = ctl({QStringLiteral("submit"), spec});
+        QVERIFY2(o.exitCode == 0, o.err.constData());
+        QRandomGenerator rng(22);
+        int kills = 0;
+        for (; kills < 10; ++kills) {
+            QCOMPARE(ctl({QStringLiteral("daemon"), QStringLiteral("start")}).exitCode, 0); // again, after the last kill
+            const qint64 pid = servicePid();
+            QVERIFY(pid > 0);
+            QThread::msleep(100 + rng.bounded(300));
+            QVERIFY(::kill(pid_t(pid), SIGKILL) == 0);
+            QTRY_VERIFY_WITH_TIMEOUT(!alive(pid), 5000);
+        }
+        QCOMPARE(kills, 10);
+        QCOMPARE(ctl({QStringLiteral("daemon"), QStringLiteral("start")}).exitCode, 0); // a last one, to record the end
+        QVERIFY(test::waitUntil([&] { return allEnded(1); }, 60000));
+        auto s = store();
+        QVERIFY(s);
+        const RunRecord run = s->runs().front();
+        QCOMPARE(run.state, RunState::Succeeded);
+        const QByteArray node = test::readFile(stateDir() + QStringLiteral("/runs/") + run.agentRunId + QStringLiteral("/console.log"));
+        QVERIFY(node.endsWith("step 150 loss 150.5\n"));
+        QCOMPARE(test::readFile(run.consolePath), node);
+        QCOMPARE(run.consoleOffset, qint64(node.size()));
+        const QList<MetricPoint> loss = s->metrics(run.id, QStringLiteral("loss"));
+        QCOMPARE(loss.size(), 150);
+        for (int i = 0; i < loss.size(); ++i) {
+            QCOMPARE(loss[i].step, qint64(i + 1));
+            QCOMPARE(loss[i].value, i + 1.5);
+        }
+    }
+
+    // Another uid is refused at the socket, by its peer credentials (the
+    // folder's and socket's modes are opened here to get that far).
+    void anotherUserIsRefused()
+    {
+        const passwd* other = ::getpwnam("trainyard-other");
+        if (::geteuid() != 0 || !other || QStandardPaths::findExecutable(QStringLiteral("setpriv")).isEmpty())
+            QSKIP("needs root, setpriv and the user trainyard-other (scripts/install-deps.sh makes it)");
+        QCOMPARE(ctl({QStringLiteral("daemon"), QStringLiteral("start")}).exitCode, 0);
+        auto paths = servicePathsFor(dbPath());
+        QVERIFY(paths);
+        struct stat st {};
+        QVERIFY(::stat(QFile::encodeName(paths->runtimeDir).constData(), &st) == 0);
+        QCOMPARE(st.st_mode & 0777, mode_t(0700)); // closed to others as made
+        QVERIFY(::stat(QFile::encodeName(paths->socket).constData(), &st) == 0);
+        QCOMPARE(st.st_mode & 077, mode_t(0));
+        QVERIFY(::chmod(QFile::encodeName(paths->runtimeDir).constData(), 0711) == 0);
+        QVERIFY(::chmod(QFile::encodeName(paths->socket).constData(), 0666) == 0);
+        QProcess p;
+        p.start(QStringLiteral("setpriv"),
+                {QStringLiteral("--reuid=%1").arg(other->pw_uid), QStringLiteral("--regid=%1").arg(other->pw_gid), QStringLiteral("--clear-groups"),
+                 QStringLiteral("/usr/bin/python3"), QStringLiteral("-c"),
+                 QStringLiteral("import socket,sys\ns=socket.socket(socket.AF_UNIX)\ns.connect(sys.argv[1])\nf=s.makefile()\n"
+                                "print(f.readline().strip())\n"
+                                "try:\n  s.sendall(b'{\"id\":1,\"op\":\"status\"}\\n')\nexcept OSError:\n  pass\n"
+                                "try:\n  print(f.read().strip())\nexcept OSError:\n  pass\n"),
+                 paths->socket});
+        QVERIFY(p.waitForFinished(10000));
+        const QByteArray said = p.readAllStandardOutput();
+        ::chmod(QFile::encodeName(paths->runtimeDir).constData(), 0700);
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        // One line, the refusal naming both uids, then the end: no status.
+        const QList<QByteArray> lines = said.trimmed().split('\n');
+        QCOMPARE(lines.size(), 1);
+        const QJsonObject refusal = QJsonDocument::fromJson(lines.front()).object();
+        QCOMPARE(refusal.value(QStringLiteral("event")).toString(), QStringLiteral("refused"));
+        QVERIFY2(refusal.value(QStringLiteral("error")).toString().contains(QStringLiteral("belongs to uid 0; you are uid %1").arg(other->pw_uid)),
+                 lines.front().constData());
+        // The folder's own check: the service's user finds it closed again;
+        // a client of another user would refuse a folder that is not its own.
+        QVERIFY(::stat(QFile::encodeName(paths->runtimeDir).constData(), &st) == 0);
+        QCOMPARE(st.st_mode & 0777, mode_t(0700));
+    }
+
+    // A socket file left by a killed service (nobody listens) is replaced;
+    // a second service for the same database says who holds it and exits.
+    void staleSocketReplacedAndOneServicePerDatabase()
+    {
+        auto paths = servicePathsFor(dbPath());
+        QVERIFY(paths);
+        {
+            const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+            sockaddr_un addr {};
+            addr.sun_family = AF_UNIX;
+            const QByteArray path = QFile::encodeName(paths->socket);
+            std::memcpy(addr.sun_path, path.constData(), size_t(path.size()));
+            QVERIFY(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+            ::close(fd); // the file stays, nobody behind it
+        }
+        QLocalSocket probe;
+        probe.connectToServer(paths->socket);
+        QVERIFY(!probe.waitForConnected(1000));
+        const Outcome status = ctl({QStringLiteral("daemon"), QStringLiteral("status")});
+        QCOMPARE(status.exitCode, 5);
+        QVERIFY2(status.err.contains("is left from a service that ended"), status.err.constData());
+
+        const Outcome started = ctl({QStringLiteral("daemon"), QStringLiteral("start")});
+        QVERIFY2(started.exitCode == 0, started.err.constData());
+        const qint64 pid = servicePid();
+        QVERIFY(pid > 0);
+
+        QProcess second;
+        second.setProcessEnvironment(env());
+        second.start(QStringLiteral(TRAINYARDD_PATH), {QStringLiteral("--db"), dbPath()});
+        QVERIFY(second.waitForFinished(10000));
+        QCOMPARE(second.exitCode(), 3);
+        const QByteArray why = second.readAllStandardError();
+        QVERIFY2(why.contains(QByteArray(QByteArray("another Trainyard service (pid ") + QByteArray::number(pid))), why.constData());
+        QCOMPARE(servicePid(), pid); // the first one goes on
+    }
+
+    // The service holding 200 queued runs restarts with their order, holds
+    // and priorities intact; 200 submits from 20 concurrent clients are all
+    // recorded once, in order per client.
+    void twoHundredQueuedRunsSurviveARestart()
+    {
+        const QString stop = m_dir->filePath(QStringLiteral("blocker.stop"));
+        const QString blocker = writeFile(QStringLiteral("blocker.yaml"),
+            QStringLiteral("name: blocker\ncommand: \"for i in $(seq 600); do [ -e %1 ] && break; sleep 0.1; done\"\n").arg(stop).toUtf8() + allCpus());
+        QVERIFY(ctl({QStringLiteral("submit"), blocker}).out.contains("running"));
+        const QString queued = writeFile(QStringLiteral("queued.yaml"),
+                                         "name: queued\nparams: {client: '0', seq: '0'}\ncommand: \"true\"\n" + allCpus());
+        // 20 clients at once, 10 submits each, one after another.
+        std::vector<std::unique_ptr<QProcess>> clients;
+        QElapsedTimer t;
+        t.start();
+        for (int c = 0; c < 20; ++c) {
+            auto p = std::make_unique<QProcess>();
+            QProcessEnvironment e = env();
+            e.insert(QStringLiteral("CTL"), QStringLiteral(TRAINYARD_CTL_PATH));
+            e.insert(QStringLiteral("DB"), dbPath());
+            p->setProcessEnvironment(e);
+            p->start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"),
+                QStringLiteral("for j in 0 1 2 3 4 5 6 7 8 9; do \"$CTL\" --db \"$DB\" submit %1 --param client=%2 --param seq=$j >/dev/null 2>>\"$DB.client%2.err\" || exit 1; "
+                               "echo $j; done").arg(queued).arg(c)});
+            clients.push_back(std::move(p));
+        }
+        for (auto& p : clients) {
+            QVERIFY(p->waitForFinished(120000));
+            QVERIFY2(p->exitCode() == 0, p->readAllStandardError().constData());
+        }
+        qInfo("200 submits from 20 clients: %lld ms", t.elapsed());
+        auto s = store();
+        QVERIFY(s);
+        QList<RunRecord> runs = s->runs();
+        QCOMPARE(runs.size(), 201);
+        int waiting = 0;
+        for (const RunRecord& r : runs)
+            waiting += r.state == RunState::Queued;
+        QCOMPARE(waiting, 200);
+        // Each (client, seq) once, and each client's in the order it sent them.
+        QMap<int, QMap<int, RunId>> byClient;
+        for (const RunRecord& r : runs) {
+            if (r.name != u"queued")
+                continue;
+            const auto params = s->params(r.id);
+            const int c = params.value(QStringLiteral("client")).toInt(), seq = params.value(QStringLiteral("seq")).toInt();
+            QVERIFY2(!byClient[c].contains(seq), qPrintable(QStringLiteral("client %1 seq %2 twice").arg(c).arg(seq)));
+            byClient[c][seq] = r.id;
+        }
+        QCOMPARE(byClient.size(), 20);
+        for (const auto& seqs : std::as_const(byClient)) {
+            QCOMPARE(seqs.size(), 10);
+            const QList<RunId> order = seqs.values();
+            QVERIFY(std::is_sorted(order.cbegin(), order.cend()));
+        }
+        // Holds and priorities, then the queue's order as trainyardctl says it.
+        QList<RunId> queuedIds;
+        for (const RunRecord& r : runs)
+            if (r.state == RunState::Queued)
+                queuedIds.append(r.id);
+        std::sort(queuedIds.begin(), queuedIds.end());
+        for (int i = 0; i < 200; i += 17)
+            QCOMPARE(ctl({QStringLiteral("hold"), QString::number(queuedIds[i])}).exitCode, 0);
+        for (int i = 5; i < 200; i += 23)
+            QCOMPARE(ctl({QStringLiteral("priority"), QString::number(queuedIds[i]), QString::number(i)}).exitCode, 0);
+        const Outcome before = ctl({QStringLiteral("queue")});
+        QCOMPARE(before.exitCode, 0);
+        QCOMPARE(before.out.count('\n') >= 200, true);
+
+        const qint64 pid = servicePid();
+        QCOMPARE(ctl({QStringLiteral("daemon"), QStringLiteral("stop")}).exitCode, 0);
+        QVERIFY(!alive(pid));
+        QVERIFY(ctl({QStringLiteral("daemon"), QStringLiteral("start")}).exitCode == 0);
+        QVERIFY(servicePid() != pid);
+        const Outcome after = ctl({QStringLiteral("queue")});
+        QCOMPARE(after.exitCode, 0);
+        // The order, states and priorities; the reasons' estimates may move.
+        const auto columns = [](const QByteArray& queue) {
+            QList<QByteArray> lines = queue.split('\n');
+            const qsizetype reason = lines.value(1).indexOf("REASON");
+            for (QByteArray& line : lines)
+                line = line.left(reason);
+            return lines;
+        };
+        QCOMPARE(columns(after.out).size(), 203);
+        QCOMPARE(columns(after.out), columns(before.out));
+        auto again = store();
+        QVERIFY(again);
+        int held = 0, prioritised = 0;
+        for (const RunRecord& r : again->runs()) {
+            held += r.state == RunState::Held;
+            prioritised += r.priority != 0;
+        }
+        QCOMPARE(held, 12);
+        QCOMPARE(prioritised, 9);
+        // The blocker was re-attached, not lost.
+        std::optional<RunRecord> b;
+        for (const RunRecord& r : again->runs())
+            if (r.name == u"blocker")
+                b = r;
+        QVERIFY(b);
+        QCOMPARE(b->name, QStringLiteral("blocker"));
+        QCOMPARE(b->state, RunState::Running);
+        // Leave nothing to run: stop the service, then the blocker.
+        QCOMPARE(ctl({QStringLiteral("daemon"), QStringLiteral("stop")}).exitCode, 0);
+        test::writeFile(stop, "");
+    }
+};
+
+QTEST_GUILESS_MAIN(TestService)
+#include "TestService.moc"

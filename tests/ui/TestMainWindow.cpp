@@ -124,6 +124,10 @@ class TestMainWindow : public QObject {
         return store.flush() ? ids : QList<RunId>{};
     }
 
+    static QDockWidget* queueDock(MainWindow& w) { return w.findChild<QDockWidget*>(QStringLiteral("queueDock")); }
+    static QDockWidget* nodesDock(MainWindow& w) { return w.findChild<QDockWidget*>(QStringLiteral("nodesDock")); }
+    static QAction* resetLayoutAction(MainWindow& w) { return w.findChild<QAction*>(QStringLiteral("resetLayoutAction")); }
+
     // TRAINYARD_TEST_SCREENSHOTS=folder: what the test looked at, as PNG, for a person.
     static void screenshot(QWidget& window, const QString& name)
     {
@@ -398,7 +402,7 @@ private Q_SLOTS:
         QVERIFY(table->columnWidth(RunsModel::Name) >= 120);
         // The Nodes dock is tabbed with the Queue (issue 21): its tab shown,
         // the GPU columns are all in view.
-        window.nodesDock()->raise();
+        nodesDock(window)->raise();
         auto* nodes = window.findChild<QTreeView*>(QStringLiteral("nodesTree"));
         QVERIFY(nodes);
         QTRY_VERIFY(nodes->isVisible());
@@ -431,9 +435,9 @@ private Q_SLOTS:
         QTest::qWait(100); // the default dock width and heights, once laid out
 
         // The docks: tabbed on the right, at most a third of the width.
-        QCOMPARE(window.dockWidgetArea(window.queueDock()), Qt::RightDockWidgetArea);
-        QCOMPARE(window.dockWidgetArea(window.nodesDock()), Qt::RightDockWidgetArea);
-        QVERIFY(window.tabifiedDockWidgets(window.queueDock()).contains(window.nodesDock()));
+        QCOMPARE(window.dockWidgetArea(queueDock(window)), Qt::RightDockWidgetArea);
+        QCOMPARE(window.dockWidgetArea(nodesDock(window)), Qt::RightDockWidgetArea);
+        QVERIFY(window.tabifiedDockWidgets(queueDock(window)).contains(nodesDock(window)));
         QVERIFY2(window.centralWidget()->width() >= window.width() * 65 / 100,
                  qPrintable(QStringLiteral("central %1 of %2").arg(window.centralWidget()->width()).arg(window.width())));
 
@@ -512,11 +516,11 @@ private Q_SLOTS:
     {
         QSettings(QStringLiteral("Trainyard"), QStringLiteral("trainyard")).clear();
         const auto isDefault = [](MainWindow& w) {
-            return w.dockWidgetArea(w.queueDock()) == Qt::RightDockWidgetArea
-                && w.dockWidgetArea(w.nodesDock()) == Qt::RightDockWidgetArea
-                && w.tabifiedDockWidgets(w.queueDock()).contains(w.nodesDock())
-                && w.queueDock()->toggleViewAction()->isChecked() && w.nodesDock()->toggleViewAction()->isChecked()
-                && !w.queueDock()->isFloating() && !w.nodesDock()->isFloating();
+            return w.dockWidgetArea(queueDock(w)) == Qt::RightDockWidgetArea
+                && w.dockWidgetArea(nodesDock(w)) == Qt::RightDockWidgetArea
+                && w.tabifiedDockWidgets(queueDock(w)).contains(nodesDock(w))
+                && queueDock(w)->toggleViewAction()->isChecked() && nodesDock(w)->toggleViewAction()->isChecked()
+                && !queueDock(w)->isFloating() && !nodesDock(w)->isFloating();
         };
         QList<int> sizes;
         {
@@ -532,13 +536,13 @@ private Q_SLOTS:
                 if (m->title() == u"&View")
                     view = m;
             QVERIFY(view);
-            QVERIFY(view->actions().contains(window.queueDock()->toggleViewAction()));
-            QVERIFY(view->actions().contains(window.nodesDock()->toggleViewAction()));
-            QVERIFY(window.resetLayoutAction() && view->actions().contains(window.resetLayoutAction()));
+            QVERIFY(view->actions().contains(queueDock(window)->toggleViewAction()));
+            QVERIFY(view->actions().contains(nodesDock(window)->toggleViewAction()));
+            QVERIFY(resetLayoutAction(window) && view->actions().contains(resetLayoutAction(window)));
 
             // Nodes moved to the left, the queue hidden, the runs table made taller.
-            window.addDockWidget(Qt::LeftDockWidgetArea, window.nodesDock());
-            window.queueDock()->toggleViewAction()->trigger();
+            window.addDockWidget(Qt::LeftDockWidgetArea, nodesDock(window));
+            queueDock(window)->toggleViewAction()->trigger();
             auto* splitter = window.findChild<QSplitter*>(QStringLiteral("mainSplitter"));
             QVERIFY(splitter);
             const int h = splitter->height();
@@ -553,24 +557,24 @@ private Q_SLOTS:
             QVERIFY(QTest::qWaitForWindowExposed(&window));
             QTest::qWait(100);
             QCOMPARE(window.size(), QSize(1600, 900));
-            QCOMPARE(window.dockWidgetArea(window.nodesDock()), Qt::LeftDockWidgetArea);
-            QVERIFY(!window.queueDock()->toggleViewAction()->isChecked());
-            QVERIFY(window.queueDock()->isHidden());
+            QCOMPARE(window.dockWidgetArea(nodesDock(window)), Qt::LeftDockWidgetArea);
+            QVERIFY(!queueDock(window)->toggleViewAction()->isChecked());
+            QVERIFY(queueDock(window)->isHidden());
             auto* splitter = window.findChild<QSplitter*>(QStringLiteral("mainSplitter"));
             QCOMPARE(splitter->sizes(), sizes);
 
             // Reset layout: the default again, with its sizes.
-            window.resetLayoutAction()->trigger();
+            resetLayoutAction(window)->trigger();
             QTRY_VERIFY(isDefault(window));
             QTRY_VERIFY(splitter->sizes().value(0) < sizes.value(0) * 2 / 3);
             QTRY_VERIFY(window.centralWidget()->width() >= window.width() * 65 / 100);
 
             // A state saved by an older layout version (as the docks side by
             // side were saved, version 0), with the nodes on the left.
-            window.addDockWidget(Qt::LeftDockWidgetArea, window.nodesDock());
+            window.addDockWidget(Qt::LeftDockWidgetArea, nodesDock(window));
             QVERIFY(window.close()); // saves the current version's state; replaced by an older one here
             QSettings s(QStringLiteral("Trainyard"), QStringLiteral("trainyard"));
-            s.setValue(QStringLiteral("mainWindow/state"), window.saveState(MainWindow::kLayoutVersion - 1));
+            s.setValue(QStringLiteral("mainWindow/state"), window.saveState(0));
         }
         MainWindow window(m_store.get(), nullptr);
         window.show();

@@ -438,16 +438,21 @@ private Q_SLOTS:
         QCOMPARE(window.dockWidgetArea(queueDock(window)), Qt::RightDockWidgetArea);
         QCOMPARE(window.dockWidgetArea(nodesDock(window)), Qt::RightDockWidgetArea);
         QVERIFY(window.tabifiedDockWidgets(queueDock(window)).contains(nodesDock(window)));
-        QVERIFY2(window.centralWidget()->width() >= window.width() * 65 / 100,
-                 qPrintable(QStringLiteral("central %1 of %2").arg(window.centralWidget()->width()).arg(window.width())));
+        QTRY_VERIFY2(window.centralWidget()->width() >= window.width() * 65 / 100,
+                     qPrintable(QStringLiteral("central %1 of %2").arg(window.centralWidget()->width()).arg(window.width())));
 
         // Runs table: ten runs and more, whole.
         auto* table = window.findChild<QTableView*>(QStringLiteral("runsTable"));
         QVERIFY(table);
-        int whole = 0;
-        while (whole < window.runsProxy()->rowCount()
-               && table->viewport()->rect().contains(table->visualRect(window.runsProxy()->index(whole, RunsModel::Name))))
-            ++whole;
+        const auto wholeRows = [&] {
+            int n = 0;
+            while (n < window.runsProxy()->rowCount()
+                   && table->viewport()->rect().contains(table->visualRect(window.runsProxy()->index(n, RunsModel::Name))))
+                ++n;
+            return n;
+        };
+        QTRY_VERIFY(wholeRows() >= 10);
+        const int whole = wholeRows();
         QVERIFY2(whole >= 10, qPrintable(QStringLiteral("%1 runs in view, table %2 px high").arg(whole).arg(table->viewport()->height())));
 
         // Metrics tab: the four charts of the selected run, none scrolled away.

@@ -1,9 +1,12 @@
 #include "charts/MetricChartWidget.h"
 #include "charts/MetricChartsPanel.h"
+#include "compare/CompareTableModel.h"
+#include "compare/CompareView.h"
 #include "console/ConsoleTextView.h"
 #include "console/ConsoleView.h"
 #include "dialogs/SubmitDialog.h"
 #include "mainwindow/MainWindow.h"
+#include "nodes/NodesView.h"
 #include "runs/RunsModel.h"
 #include "runs/RunEngine.h"
 #include "store/ResultStore.h"
@@ -14,6 +17,13 @@
 #include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QAction>
+#include <QDir>
+#include <QDockWidget>
+#include <QMenu>
+#include <QMenuBar>
+#include <QSplitter>
+#include <QStyle>
+#include <QTabWidget>
 #include <QLabel>
 #include <QStatusBar>
 #include <QLineEdit>
@@ -77,13 +87,64 @@ class TestMainWindow : public QObject {
     Q_OBJECT
 
     QTemporaryDir m_dir;
+    QTemporaryDir m_settingsDir; // the windows' QSettings, never the user's
     std::unique_ptr<ResultStore> m_store;
+
+    // Runs like a sweep of the digits example: params, four metrics over 15 epochs.
+    QList<RunId> addSweep(ResultStore& store, int count)
+    {
+        QList<RunId> ids;
+        for (int i = 0; i < count; ++i) {
+            const QString lr = QString::number(0.0001 * (i + 1), 'g', 3);
+            RunRecord r;
+            r.name = QStringLiteral("digits-sweep[lr=%1]").arg(lr);
+            r.state = RunState::Succeeded;
+            r.node = QStringLiteral("local");
+            r.argv = {QStringLiteral("python3"), QStringLiteral("train.py")};
+            r.workdir = m_dir.path();
+            r.startedAt = QDateTime::currentDateTimeUtc().addSecs(-600 + i);
+            r.finishedAt = r.startedAt.addSecs(120);
+            r.exitCode = 0;
+            const auto id = store.createRun(r, {{QStringLiteral("lr"), lr}, {QStringLiteral("batch_size"), QStringLiteral("32")},
+                                                   {QStringLiteral("epochs"), QStringLiteral("15")}});
+            if (!id)
+                return {};
+            QList<MetricPoint> points;
+            for (int e = 0; e < 15; ++e) {
+                const qint64 wall = r.startedAt.toMSecsSinceEpoch() + e * 1000;
+                const double loss = 2.3 / (1.0 + e * (0.2 + 0.01 * i));
+                points << MetricPoint{*id, QStringLiteral("loss"), e, std::nullopt, wall, loss}
+                       << MetricPoint{*id, QStringLiteral("train_loss"), e, std::nullopt, wall, loss * 1.01}
+                       << MetricPoint{*id, QStringLiteral("val_loss"), e, std::nullopt, wall, loss * 1.1}
+                       << MetricPoint{*id, QStringLiteral("val_accuracy"), e, std::nullopt, wall, 0.9 - 0.5 / (1.0 + e + i * 0.1)};
+            }
+            store.appendMetrics(points);
+            ids << *id;
+        }
+        return store.flush() ? ids : QList<RunId>{};
+    }
+
+    static QDockWidget* queueDock(MainWindow& w) { return w.findChild<QDockWidget*>(QStringLiteral("queueDock")); }
+    static QDockWidget* nodesDock(MainWindow& w) { return w.findChild<QDockWidget*>(QStringLiteral("nodesDock")); }
+    static QAction* resetLayoutAction(MainWindow& w) { return w.findChild<QAction*>(QStringLiteral("resetLayoutAction")); }
+
+    // TRAINYARD_TEST_SCREENSHOTS=folder: what the test looked at, as PNG, for a person.
+    static void screenshot(QWidget& window, const QString& name)
+    {
+        const QString dir = qEnvironmentVariable("TRAINYARD_TEST_SCREENSHOTS");
+        if (!dir.isEmpty())
+            QVERIFY(window.grab().save(QDir(dir).filePath(name + QStringLiteral(".png"))));
+    }
 
 private Q_SLOTS:
     void initTestCase()
     {
         QStandardPaths::setTestModeEnabled(true);
         QVERIFY(m_dir.isValid());
+        QVERIFY(m_settingsDir.isValid());
+        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_settingsDir.path());
+        QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, m_settingsDir.path());
+        QVERIFY(QSettings(QStringLiteral("Trainyard"), QStringLiteral("trainyard")).fileName().startsWith(m_settingsDir.path()));
         auto store = ResultStore::open(m_dir.filePath(QStringLiteral("results.db")));
         QVERIFY2(store, store ? "" : qPrintable(store.error().message));
         m_store = std::move(*store);
@@ -339,12 +400,193 @@ private Q_SLOTS:
         QVERIFY2(right <= table->viewport()->width(),
                  qPrintable(QStringLiteral("last metric column ends at %1, table shows %2").arg(right).arg(table->viewport()->width())));
         QVERIFY(table->columnWidth(RunsModel::Name) >= 120);
+        // The Nodes dock is tabbed with the Queue (issue 21): its tab shown,
+        // the GPU columns are all in view.
+        nodesDock(window)->raise();
         auto* nodes = window.findChild<QTreeView*>(QStringLiteral("nodesTree"));
         QVERIFY(nodes);
-        QVERIFY2(nodes->header()->length() <= nodes->viewport()->width(),
+        QTRY_VERIFY(nodes->isVisible());
+        QTRY_VERIFY2(nodes->header()->length() <= nodes->viewport()->width(),
                  qPrintable(QStringLiteral("GPU columns need %1, shown %2").arg(nodes->header()->length()).arg(nodes->viewport()->width())));
+        QVERIFY2(nodes->columnWidth(NodesView::NameColumn) >= 80, qPrintable(QString::number(nodes->columnWidth(NodesView::NameColumn))));
         m_store->deleteRun(*id);
         QVERIFY(m_store->flush());
+    }
+
+    // Issue 21: the docks took 40 % of the width; the compare table showed
+    // less than one run column, its right-aligned values scrolled out of
+    // view, and five runs fitted in the runs table. At 1600x900 on a first
+    // start: at least ten runs in view, the Metrics tab's four charts
+    // unscrolled, and in the Compare tab two run columns whose values are
+    // whole and inside the table's viewport.
+    void defaultLayoutGivesTheRunsAndCompareTheWidth()
+    {
+        QSettings(QStringLiteral("Trainyard"), QStringLiteral("trainyard")).clear();
+        QTemporaryDir dir;
+        auto store = ResultStore::open(dir.filePath(QStringLiteral("layout.db")));
+        QVERIFY2(store, store ? "" : qPrintable(store.error().message));
+        const QList<RunId> ids = addSweep(**store, 12);
+        QCOMPARE(ids.size(), 12);
+        MainWindow window(store->get(), nullptr);
+        window.resize(1600, 900);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QTRY_COMPARE(window.runsModel()->rowCount(), 12);
+        QTest::qWait(100); // the default dock width and heights, once laid out
+
+        // The docks: tabbed on the right, at most a third of the width.
+        QCOMPARE(window.dockWidgetArea(queueDock(window)), Qt::RightDockWidgetArea);
+        QCOMPARE(window.dockWidgetArea(nodesDock(window)), Qt::RightDockWidgetArea);
+        QVERIFY(window.tabifiedDockWidgets(queueDock(window)).contains(nodesDock(window)));
+        QTRY_VERIFY2(window.centralWidget()->width() >= window.width() * 65 / 100,
+                     qPrintable(QStringLiteral("central %1 of %2").arg(window.centralWidget()->width()).arg(window.width())));
+
+        // Runs table: ten runs and more, whole.
+        auto* table = window.findChild<QTableView*>(QStringLiteral("runsTable"));
+        QVERIFY(table);
+        const auto wholeRows = [&] {
+            int n = 0;
+            while (n < window.runsProxy()->rowCount()
+                   && table->viewport()->rect().contains(table->visualRect(window.runsProxy()->index(n, RunsModel::Name))))
+                ++n;
+            return n;
+        };
+        QTRY_VERIFY(wholeRows() >= 10);
+        const int whole = wholeRows();
+        QVERIFY2(whole >= 10, qPrintable(QStringLiteral("%1 runs in view, table %2 px high").arg(whole).arg(table->viewport()->height())));
+
+        // Metrics tab: the four charts of the selected run, none scrolled away.
+        window.selectRun(ids.front());
+        QTRY_COMPARE(window.charts()->keys().size(), 4);
+        auto* tabs = window.findChild<QTabWidget*>(QStringLiteral("runTabs"));
+        QVERIFY(tabs);
+        tabs->setCurrentWidget(window.charts());
+        QTest::qWait(50);
+        for (const QString& key : window.charts()->keys()) {
+            MetricChartWidget* chart = window.charts()->chart(key);
+            const QRect r(chart->mapTo(window.charts()->viewport(), QPoint(0, 0)), chart->size());
+            QVERIFY2(window.charts()->viewport()->rect().contains(r),
+                     qPrintable(QStringLiteral("%1 at %2,%3 %4x%5, panel shows %6x%7").arg(key).arg(r.x()).arg(r.y())
+                                    .arg(r.width()).arg(r.height()).arg(window.charts()->viewport()->width())
+                                    .arg(window.charts()->viewport()->height())));
+        }
+        screenshot(window, QStringLiteral("default-layout-metrics"));
+
+        // Compare three runs: two run columns side by side, every value whole and in view.
+        table->selectionModel()->select(QItemSelection(window.runsProxy()->index(0, 0), window.runsProxy()->index(2, 0)),
+                                        QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        QSignalSpy loaded(window.compareView(), &CompareView::loaded);
+        window.compareAction()->trigger();
+        QTRY_COMPARE(loaded.count(), 1);
+        QTest::qWait(50);
+        auto* compare = window.compareView()->findChild<QTableView*>(QStringLiteral("compareTable"));
+        QVERIFY(compare && compare->isVisible());
+        const QAbstractItemModel* model = compare->model();
+        QCOMPARE(model->columnCount(), 3);
+        const QRect viewport = compare->viewport()->rect();
+        const QFontMetrics fm(compare->font());
+        const int margin = compare->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, compare) + 1;
+        int values = 0;
+        for (int c = 0; c < 2; ++c) {
+            const QString runName = model->headerData(c, Qt::Horizontal).toString();
+            for (int r = 0; r < model->rowCount(); ++r) {
+                const auto kind = CompareTableModel::RowKind(model->headerData(r, Qt::Vertical, CompareTableModel::RowKindRole).toInt());
+                if (kind == CompareTableModel::RowKind::Name || kind == CompareTableModel::RowKind::State)
+                    continue;
+                const QModelIndex index = model->index(r, c);
+                const QString text = index.data().toString();
+                const QRect cell = compare->visualRect(index);
+                const QString where = QStringLiteral("%1 / %2 '%3': cell %4..%5 x %6..%7, viewport %8x%9")
+                                          .arg(runName, model->headerData(r, Qt::Vertical).toString(), text)
+                                          .arg(cell.left()).arg(cell.right()).arg(cell.top()).arg(cell.bottom())
+                                          .arg(viewport.width()).arg(viewport.height());
+                if (!viewport.contains(cell.topLeft()) && cell.top() >= viewport.height())
+                    break; // rows below the fold: reached by scrolling down, not sideways
+                QVERIFY2(viewport.left() <= cell.left() && cell.right() <= viewport.right(), qPrintable(where));
+                // The text, right-aligned in its cell, is whole: its extent lies inside the viewport.
+                const int textWidth = fm.horizontalAdvance(text);
+                QVERIFY2(textWidth + 2 * margin <= cell.width(), qPrintable(where));
+                QVERIFY2(cell.right() - margin - textWidth >= viewport.left(), qPrintable(where));
+                ++values;
+            }
+        }
+        QVERIFY2(values >= 2 * 3, qPrintable(QString::number(values))); // the params at least, in both runs
+        screenshot(window, QStringLiteral("default-layout-compare"));
+    }
+
+    // The layout is remembered (a moved dock, a hidden one, the splitter)
+    // in QSettings; View > Reset layout and a state of an older layout
+    // version give the default one.
+    void layoutIsRememberedAndResets()
+    {
+        QSettings(QStringLiteral("Trainyard"), QStringLiteral("trainyard")).clear();
+        const auto isDefault = [](MainWindow& w) {
+            return w.dockWidgetArea(queueDock(w)) == Qt::RightDockWidgetArea
+                && w.dockWidgetArea(nodesDock(w)) == Qt::RightDockWidgetArea
+                && w.tabifiedDockWidgets(queueDock(w)).contains(nodesDock(w))
+                && queueDock(w)->toggleViewAction()->isChecked() && nodesDock(w)->toggleViewAction()->isChecked()
+                && !queueDock(w)->isFloating() && !nodesDock(w)->isFloating();
+        };
+        QList<int> sizes;
+        {
+            MainWindow window(m_store.get(), nullptr);
+            window.resize(1600, 900);
+            window.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&window));
+            QTest::qWait(100);
+            QVERIFY(isDefault(window));
+            // View: show/hide per dock, and Reset layout.
+            QMenu* view = nullptr;
+            for (QMenu* m : window.menuBar()->findChildren<QMenu*>(QString(), Qt::FindDirectChildrenOnly))
+                if (m->title() == u"&View")
+                    view = m;
+            QVERIFY(view);
+            QVERIFY(view->actions().contains(queueDock(window)->toggleViewAction()));
+            QVERIFY(view->actions().contains(nodesDock(window)->toggleViewAction()));
+            QVERIFY(resetLayoutAction(window) && view->actions().contains(resetLayoutAction(window)));
+
+            // Nodes moved to the left, the queue hidden, the runs table made taller.
+            window.addDockWidget(Qt::LeftDockWidgetArea, nodesDock(window));
+            queueDock(window)->toggleViewAction()->trigger();
+            auto* splitter = window.findChild<QSplitter*>(QStringLiteral("mainSplitter"));
+            QVERIFY(splitter);
+            const int h = splitter->height();
+            splitter->setSizes({h * 3 / 4, h - h * 3 / 4});
+            QTest::qWait(50);
+            sizes = splitter->sizes();
+            QVERIFY(window.close());
+        }
+        {
+            MainWindow window(m_store.get(), nullptr);
+            window.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&window));
+            QTest::qWait(100);
+            QCOMPARE(window.size(), QSize(1600, 900));
+            QCOMPARE(window.dockWidgetArea(nodesDock(window)), Qt::LeftDockWidgetArea);
+            QVERIFY(!queueDock(window)->toggleViewAction()->isChecked());
+            QVERIFY(queueDock(window)->isHidden());
+            auto* splitter = window.findChild<QSplitter*>(QStringLiteral("mainSplitter"));
+            QCOMPARE(splitter->sizes(), sizes);
+
+            // Reset layout: the default again, with its sizes.
+            resetLayoutAction(window)->trigger();
+            QTRY_VERIFY(isDefault(window));
+            QTRY_VERIFY(splitter->sizes().value(0) < sizes.value(0) * 2 / 3);
+            QTRY_VERIFY(window.centralWidget()->width() >= window.width() * 65 / 100);
+
+            // A state saved by an older layout version (as the docks side by
+            // side were saved, version 0), with the nodes on the left.
+            window.addDockWidget(Qt::LeftDockWidgetArea, nodesDock(window));
+            QVERIFY(window.close()); // saves the current version's state; replaced by an older one here
+            QSettings s(QStringLiteral("Trainyard"), QStringLiteral("trainyard"));
+            s.setValue(QStringLiteral("mainWindow/state"), window.saveState(0));
+        }
+        MainWindow window(m_store.get(), nullptr);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QTest::qWait(100);
+        QVERIFY(isDefault(window));
+        QSettings(QStringLiteral("Trainyard"), QStringLiteral("trainyard")).clear();
     }
 
     // Issue 21: a sweep's runs looked alike in the runs table (names cut at

@@ -13,6 +13,7 @@
 #include "runs/StoreReader.h"
 #include "store/ResultStore.h"
 
+#include <QApplication>
 #include <QCategoryAxis>
 #include <QChart>
 #include <QChartView>
@@ -20,6 +21,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QLabel>
+#include <QMouseEvent>
 #include <QTemporaryDir>
 #include <QImage>
 #include <QPainter>
@@ -84,17 +86,21 @@ int svgStrokesOf(const QString& svg, const QColor& colour, bool* valid)
     *valid = !xml.hasError();
     return n;
 }
-// Moves the mouse, no button held, to x value `x` at mid-height of the plot.
+// Moves the mouse, no button held, to x value `x` at mid-height of the plot:
+// a MouseMove with buttons() == Qt::NoButton sent to the chart view's
+// viewport through QApplication, as a real mouse's move is delivered. Qt
+// drops such a move (QApplication::notify) unless the viewport has mouse
+// tracking: the bug of issue 21, where only a held button showed values.
 void hoverAt(DecimatedChart& chart, double x)
 {
     ChartView* view = chart.chartView();
     const QRectF area = chart.chart()->plotArea();
     const double px = area.left() + (x - chart.xMin()) / (chart.xMax() - chart.xMin()) * area.width();
     const QPoint pos = view->mapFromScene(chart.chart()->mapToScene(QPointF(px, area.center().y())));
-    // Through the window, as the platform delivers it: a move sent straight
-    // to the viewport would skip Qt's mouse tracking check.
-    QWidget* window = view->window();
-    QTest::mouseMove(window->windowHandle(), view->viewport()->mapTo(window, pos));
+    QWidget* viewport = view->viewport();
+    QMouseEvent move(QEvent::MouseMove, QPointF(pos), QPointF(viewport->mapToGlobal(pos)), Qt::NoButton, Qt::NoButton,
+                     Qt::NoModifier);
+    QApplication::sendEvent(viewport, &move);
 }
 } // namespace
 

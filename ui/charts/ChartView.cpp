@@ -14,9 +14,12 @@ ChartView::ChartView(QChart* chart, QWidget* parent)
     : QChartView(chart, parent)
 {
     setRubberBand(QChartView::HorizontalRubberBand);
-    // QGraphicsView turns the viewport's mouse tracking on only when an item
-    // accepts hover events, and none here does: without this, the hover
-    // readout only followed a held button (issue 21).
+    // QGraphicsView turns the viewport's mouse tracking on only while an
+    // item accepts hover events (today DecimatedChart's axis anchor, a
+    // QLineSeries, happens to); without tracking the hover readout only
+    // follows a held button (issue 21), so it is asked for here, not left
+    // to what the scene holds. TestMetricChart::hoverWithoutButtonListsEverySeries
+    // fails when it is off.
     setMouseTracking(true);
     viewport()->setMouseTracking(true);
 }

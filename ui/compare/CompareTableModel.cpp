@@ -330,6 +330,8 @@ QVariant CompareTableModel::data(const QModelIndex& index, int role) const
     switch (role) {
     case Qt::DisplayRole:
     case Qt::ToolTipRole: return row.display.value(runIndex(index.column()));
+    case Qt::DecorationRole: // the run's colour beside its name (the cell's delegate leaves room for it when it cuts the name)
+        return row.kind == RowKind::Name ? QVariant(runColourIcon(m_data->runs.at(runIndex(index.column())).run.id)) : QVariant();
     case Qt::BackgroundRole:
         return row.differs && row.kind != RowKind::Name ? QBrush(QColor(0xff, 0xf0, 0xb3)) : QVariant();
     case DiffersRole: return row.differs;
@@ -348,8 +350,8 @@ QVariant CompareTableModel::headerData(int section, Qt::Orientation orientation,
             return QAbstractTableModel::headerData(section, orientation, role);
         const RunRecord& r = m_data->runs.at(runIndex(section)).run;
         switch (role) {
-        case Qt::DisplayRole: return QStringLiteral("#%1 %2").arg(r.id).arg(r.name);
-        case Qt::DecorationRole: return runColourIcon(r.id);
+        case Qt::DisplayRole:
+        case Qt::ToolTipRole: return QStringLiteral("#%1 %2").arg(r.id).arg(r.name); // whole when the header cuts it
         case RunIdRole: return r.id;
         default: return {};
         }

@@ -10,7 +10,9 @@ namespace ty {
 // order compared), one row per field: Name, State, then every param (the
 // union over the runs; a run without it shows an empty cell), then per metric
 // key its last value, its best (lowerIsBetter(): min for loss/error/
-// perplexity, max otherwise) and the step of the best.
+// perplexity, max otherwise) and the step of the best. The Name row's cells
+// carry the run's colour (runColourIcon, DecorationRole); the horizontal
+// header is "#id name", also as its tooltip.
 //
 // A row "differs" when its cells are not all equal (exact text for params,
 // full double precision for metrics); differing rows are highlighted

@@ -9,6 +9,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDateTime>
+#include <QEvent>
 #include <QFile>
 #include <QFileDialog>
 #include <QGridLayout>
@@ -24,6 +25,8 @@
 #include <QScrollArea>
 #include <QSlider>
 #include <QSplitter>
+#include <QStyle>
+#include <QStyleOption>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -55,6 +58,23 @@ Result<void> writeFile(const QString& path, const QByteArray& bytes)
         return fail(QStringLiteral("%1: cannot write: %2").arg(path, f.errorString()));
     return {};
 }
+
+// A header that cuts its labels in the middle ("#12 digi…0012]") when the
+// section is narrower than the label, where Qt 6.4's own header only clips
+// them (both ends of a centred label).
+class ElidingHeader final : public QHeaderView {
+public:
+    using QHeaderView::QHeaderView;
+
+protected:
+    void initStyleOptionForIndex(QStyleOptionHeader* option, int logicalIndex) const override
+    {
+        QHeaderView::initStyleOptionForIndex(option, logicalIndex);
+        // option->rect is not the section's yet (paintSection sets it after this).
+        const int margin = style()->pixelMetric(QStyle::PM_HeaderMargin, option, this);
+        option->text = option->fontMetrics.elidedText(option->text, Qt::ElideMiddle, sectionSize(logicalIndex) - 2 * margin - 4);
+    }
+};
 
 } // namespace
 
@@ -134,11 +154,21 @@ CompareView::CompareView(CompareLoader* loader, QWidget* parent)
     m_model = new CompareTableModel(this);
     m_table = new QTableView;
     m_table->setObjectName(QStringLiteral("compareTable"));
+    m_table->setHorizontalHeader(new ElidingHeader(Qt::Horizontal, m_table));
     m_table->setModel(m_model);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setWordWrap(false);
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
-    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    // Run columns as wide as their contents but never so wide that fewer
+    // than two fit (fitColumns): a long name or param is cut in the middle
+    // (whole in its tooltip), and the values, right-aligned, stay in view.
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    m_table->setTextElideMode(Qt::ElideMiddle);
+    m_table->viewport()->installEventFilter(this);
+    connect(m_table->horizontalHeader(), &QHeaderView::sectionResized, this, [this] {
+        if (!m_fitting)
+            m_userColumnWidths = true; // dragged by hand: kept until the next data
+    });
     m_table->verticalHeader()->setSectionsClickable(true);
     m_table->verticalHeader()->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_table->verticalHeader(), &QHeaderView::sectionClicked, this, [this](int row) {
@@ -216,7 +246,8 @@ void CompareView::setData(const CompareDataPtr& data)
             m_epochs.insert(r.run.id, map);
     }
     m_model->setData(m_data);
-    m_table->resizeColumnsToContents();
+    m_userColumnWidths = false;
+    fitColumns();
     rebuildLegend();
     rebuildCharts();
     updateNotice();
@@ -380,7 +411,38 @@ void CompareView::updateNotice()
 void CompareView::sortRunsBy(int row, Qt::SortOrder order)
 {
     m_model->sortRunsBy(row, order);
-    m_table->resizeColumnsToContents();
+    fitColumns();
+}
+
+int CompareView::fittedColumnWidth(int contentWidth, int viewportWidth, int columns)
+{
+    if (columns <= 0)
+        return contentWidth;
+    const int cap = std::max(kMinColumnWidth, viewportWidth / std::min(columns, 2));
+    return std::clamp(contentWidth, kMinColumnWidth, cap);
+}
+
+void CompareView::fitColumns()
+{
+    if (m_userColumnWidths)
+        return;
+    m_fitting = true;
+    const auto done = qScopeGuard([this] { m_fitting = false; });
+    const int n = m_model->columnCount();
+    const int viewport = m_table->viewport()->width();
+    QHeaderView* header = m_table->horizontalHeader();
+    const QAbstractItemView* view = m_table; // QTableView hides the public sizeHintForColumn
+    for (int c = 0; c < n; ++c) {
+        const int content = std::max(view->sizeHintForColumn(c), header->sectionSizeHint(c));
+        m_table->setColumnWidth(c, fittedColumnWidth(content, viewport, n));
+    }
+}
+
+bool CompareView::eventFilter(QObject* watched, QEvent* event)
+{
+    if (watched == m_table->viewport() && event->type() == QEvent::Resize)
+        fitColumns();
+    return QWidget::eventFilter(watched, event);
 }
 
 void CompareView::showRowMenu(const QPoint& pos)
@@ -438,6 +500,7 @@ void CompareView::setOnlyDifferences(bool on)
         return;
     }
     m_model->setOnlyDifferences(on);
+    fitColumns();
 }
 
 void CompareView::setRunVisible(RunId run, bool visible)

@@ -90,11 +90,25 @@ public:
     void sortRunsBy(int row, Qt::SortOrder order);
     Result<void> exportTableCsv(const QString& path) const;
 
+    // The width of a run column of the table whose cells and header want
+    // `contentWidth` pixels, in a viewport `viewportWidth` wide showing
+    // `columns` runs: what they want, but at most half the viewport (all of
+    // it for one run) so that two runs are always side by side with their
+    // values in view; never under kMinColumnWidth.
+    static constexpr int kMinColumnWidth = 64;
+    static int fittedColumnWidth(int contentWidth, int viewportWidth, int columns);
+
 Q_SIGNALS:
     // Data applied and charts built (after setRuns or setData).
     void loaded();
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
+    // Applies fittedColumnWidth() to every run column, unless the user
+    // resized one by hand since the last data (kept then).
+    void fitColumns();
     void onLoaded(int ticket, const CompareDataPtr& data);
     void rebuildCharts();
     void fillChart(DecimatedChart* chart, const QString& key);
@@ -129,6 +143,8 @@ private:
     QMap<QString, DecimatedChart*> m_charts;
     QMap<QString, QList<RunId>> m_seriesRuns;
     bool m_syncing = false;
+    bool m_fitting = false;          // fitColumns() is resizing: not the user
+    bool m_userColumnWidths = false; // a run column was resized by hand
 };
 
 } // namespace ty

@@ -37,6 +37,7 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QLayout>
 #include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
@@ -50,6 +51,7 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTreeWidget>
 #include <QTableView>
 #include <QTimer>
 #include <QToolBar>
@@ -169,17 +171,7 @@ MainWindow::MainWindow(ResultStore* store, RunEngine* engine, QWidget* parent)
     });
     m_tickTimer->start();
 
-    const bool firstStart = !settings().contains(QStringLiteral("mainWindow/state"));
     restoreSettings();
-    if (firstStart) {
-        // Room for the GPU columns beside the runs table, which keeps about
-        // 60 % for the run columns and its first metrics (docks only take a
-        // width once the window is laid out).
-        QTimer::singleShot(0, this, [this] {
-            if (auto* dock = findChild<QDockWidget*>(QStringLiteral("queueDock")))
-                resizeDocks({dock}, {std::max(600, width() * 39 / 100)}, Qt::Horizontal);
-        });
-    }
     m_reader->requestRuns();
     updateActions();
 }
@@ -454,9 +446,12 @@ void MainWindow::restoreSettings()
         const QSize size = QSize(1600, 1000).boundedTo(avail.size() * 0.95);
         setGeometry(QStyle::alignedRect(Qt::LeftToRight, Qt::AlignCenter, size, avail));
     }
-    restoreState(s.value(QStringLiteral("mainWindow/state")).toByteArray());
-    if (!m_splitter->restoreState(s.value(QStringLiteral("mainWindow/splitter")).toByteArray()))
-        m_splitter->setSizes({200, 660});
+    // A state of another layout version (the docks side by side, 40 % of the
+    // width, before version 2) is not restored: the default layout instead.
+    const bool layoutRestored = restoreState(s.value(QStringLiteral("mainWindow/state")).toByteArray(), kLayoutVersion)
+        && m_splitter->restoreState(s.value(QStringLiteral("mainWindow/splitter")).toByteArray());
+    if (!layoutRestored)
+        resetLayout();
     const int sortColumn = s.value(QStringLiteral("mainWindow/sortColumn"), int(RunsModel::Started)).toInt();
     const auto order = Qt::SortOrder(s.value(QStringLiteral("mainWindow/sortOrder"), int(Qt::DescendingOrder)).toInt());
     m_table->sortByColumn(sortColumn < RunsModel::FirstMetricColumn ? sortColumn : int(RunsModel::Started), order);
@@ -467,11 +462,61 @@ void MainWindow::saveSettings()
 {
     QSettings s = settings();
     s.setValue(QStringLiteral("mainWindow/geometry"), saveGeometry());
-    s.setValue(QStringLiteral("mainWindow/state"), saveState());
+    s.setValue(QStringLiteral("mainWindow/state"), saveState(kLayoutVersion));
     s.setValue(QStringLiteral("mainWindow/splitter"), m_splitter->saveState());
     s.setValue(QStringLiteral("mainWindow/sortColumn"), m_table->horizontalHeader()->sortIndicatorSection());
     s.setValue(QStringLiteral("mainWindow/sortOrder"), int(m_table->horizontalHeader()->sortIndicatorOrder()));
     s.setValue(QStringLiteral("mainWindow/tab"), m_tabs->currentIndex());
+}
+
+void MainWindow::resetLayout()
+{
+    applyDefaultDocks();
+    m_defaultSizesPending = true;
+    if (isVisible()) // else showEvent() applies them
+        QTimer::singleShot(0, this, &MainWindow::applyDefaultSizes);
+}
+
+void MainWindow::applyDefaultDocks()
+{
+    for (QDockWidget* dock : {m_queueDock, m_nodesDock}) {
+        dock->setFloating(false);
+        addDockWidget(Qt::RightDockWidgetArea, dock); // moves it when it is elsewhere
+        dock->show();
+    }
+    tabifyDockWidget(m_queueDock, m_nodesDock);
+    m_queueDock->raise();
+}
+
+void MainWindow::applyDefaultSizes()
+{
+    if (!m_defaultSizesPending || !isVisible())
+        return;
+    m_defaultSizesPending = false;
+    // The docks: as wide as the Nodes tree's GPU columns with room for a
+    // GPU's name beside them, frames and scroll bar; never more than a third
+    // of the window, so that the runs table and the Compare tab keep the rest.
+    const QTreeWidget* tree = m_nodesView->tree();
+    int need = 120; // the node / GPU name (the stretched column)
+    for (int c = 0; c < NodesView::ColumnCount; ++c)
+        if (c != NodesView::NameColumn)
+            need += tree->header()->sectionSize(c);
+    const QMargins margins = m_nodesView->layout() ? m_nodesView->layout()->contentsMargins() : QMargins();
+    need += margins.left() + margins.right() + 2 * tree->frameWidth()
+        + tree->style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, tree)
+        + 2 * style()->pixelMetric(QStyle::PM_DockWidgetFrameWidth, nullptr, m_nodesDock) + 4;
+    resizeDocks({m_queueDock}, {std::clamp(need, 280, std::max(280, width() / 3))}, Qt::Horizontal);
+    // Runs table 2/5 of the height (ten runs and more at 900 px), the
+    // Console / Metrics / Compare tabs the rest (four charts unscrolled).
+    const int h = std::max(m_splitter->height(), 400);
+    m_splitter->setSizes({h * 2 / 5, h - h * 2 / 5});
+}
+
+void MainWindow::showEvent(QShowEvent* event)
+{
+    QMainWindow::showEvent(event);
+    if (m_defaultSizesPending) // docks only take a width once the window is laid out
+        QTimer::singleShot(0, this, &MainWindow::applyDefaultSizes);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event)
@@ -1068,16 +1113,16 @@ void MainWindow::createQueueAndNodes()
         menu.exec(m_table->viewport()->mapToGlobal(pos));
     });
 
-    auto* queueDock = new QDockWidget(tr("Queue"), this);
-    queueDock->setObjectName(QStringLiteral("queueDock"));
-    queueDock->setWidget(m_queueView);
-    auto* nodesDock = new QDockWidget(tr("Nodes"), this);
-    nodesDock->setObjectName(QStringLiteral("nodesDock"));
-    nodesDock->setWidget(m_nodesView);
+    m_queueDock = new QDockWidget(tr("Queue"), this);
+    m_queueDock->setObjectName(QStringLiteral("queueDock"));
+    m_queueDock->setWidget(m_queueView);
+    m_nodesDock = new QDockWidget(tr("Nodes"), this);
+    m_nodesDock->setObjectName(QStringLiteral("nodesDock"));
+    m_nodesDock->setWidget(m_nodesView);
     connect(m_nodesView, &NodesView::aggregatedConsoleRequested, this,
             [this](const QString&, const QList<RunId>& runs) { openAggregatedConsole(runs); });
-    addDockWidget(Qt::RightDockWidgetArea, queueDock);
-    splitDockWidget(queueDock, nodesDock, Qt::Vertical);
+    addDockWidget(Qt::RightDockWidgetArea, m_queueDock);
+    addDockWidget(Qt::RightDockWidgetArea, m_nodesDock); // tabbed by restoreSettings' default layout
 
     // Menus: the queue operations under Run, the docks and Add node under View.
     const QList<QMenu*> menus = menuBar()->findChildren<QMenu*>(QString(), Qt::FindDirectChildrenOnly);
@@ -1096,8 +1141,14 @@ void MainWindow::createQueueAndNodes()
         }
     }
     QMenu* view = menuBar()->addMenu(tr("&View"));
-    view->addAction(queueDock->toggleViewAction());
-    view->addAction(nodesDock->toggleViewAction());
+    m_queueDock->toggleViewAction()->setObjectName(QStringLiteral("showQueueAction"));
+    m_nodesDock->toggleViewAction()->setObjectName(QStringLiteral("showNodesAction"));
+    view->addAction(m_queueDock->toggleViewAction());
+    view->addAction(m_nodesDock->toggleViewAction());
+    m_resetLayoutAction = view->addAction(tr("&Reset layout"));
+    m_resetLayoutAction->setObjectName(QStringLiteral("resetLayoutAction"));
+    m_resetLayoutAction->setToolTip(tr("Queue and Nodes tabbed on the right, the runs table and its tabs at their default sizes"));
+    connect(m_resetLayoutAction, &QAction::triggered, this, &MainWindow::resetLayout);
     view->addSeparator();
     view->addAction(m_runActions->showArchivedAction());
     view->addSeparator();

@@ -13,6 +13,7 @@
 #include <QUrl>
 
 class QAction;
+class QDockWidget;
 class QLabel;
 class QSortFilterProxyModel;
 class QSplitter;
@@ -48,6 +49,14 @@ class SubmitDialog;
 // and marks its notices (RunNotice.h: "⚠ N notices", listed in its tooltip
 // and, on a click, in a message box). Geometry, window
 // state, splitter and sort order are remembered in QSettings.
+//
+// Layout (issue 21): the runs table and the tabs below it get most of the
+// width; the Queue and Nodes docks are tabbed together on the right, as wide
+// as the Nodes tree's GPU columns need (at most a third of the window).
+// View has a show/hide entry per dock and "Reset layout"
+// (resetLayoutAction). The dock state is saved with kLayoutVersion: a state
+// saved by another layout version (or none) gives the default layout, so a
+// changed layout resets cleanly instead of restoring stale dock positions.
 //
 // Drag and drop anywhere on the window: a .yaml/.yml job spec opens the
 // submit dialog in YAML mode (shown, editable, errors with line:column);
@@ -90,6 +99,16 @@ public:
     // The queue (dock "queueDock") and nodes (dock "nodesDock") views.
     QueueView* queueView() const { return m_queueView; }
     NodesView* nodesView() const { return m_nodesView; }
+    QDockWidget* queueDock() const { return m_queueDock; }
+    QDockWidget* nodesDock() const { return m_nodesDock; }
+    // The version saveState() is tagged with in QSettings ("mainWindow/state");
+    // bump it when the default layout changes.
+    static constexpr int kLayoutVersion = 2;
+    // View > Reset layout: docks tabbed on the right at their default width,
+    // both shown, the runs table and the tabs at their default heights.
+    // The sizes follow once the window is laid out (next event loop pass).
+    void resetLayout();
+    QAction* resetLayoutAction() const { return m_resetLayoutAction; }
     // The runs selected in the table, in table order.
     QList<RunId> selectedRuns() const;
     // Compare the selected runs (the Compare action, Ctrl+D): opens the
@@ -115,6 +134,7 @@ protected:
     void dragMoveEvent(QDragMoveEvent* event) override;
     void dropEvent(QDropEvent* event) override;
     void closeEvent(QCloseEvent* event) override;
+    void showEvent(QShowEvent* event) override;
 
 private:
     void createActions();
@@ -145,6 +165,9 @@ private:
     void cancelRuns(const QList<RunId>& runs);
     void deleteSelected();
     void createQueueAndNodes();
+    // The default dock places (tabbed, right) and, once laid out, sizes.
+    void applyDefaultDocks();
+    void applyDefaultSizes();
 
     ResultStore* m_store;
     QPointer<RunEngine> m_engine;
@@ -184,6 +207,10 @@ private:
     QMap<QString, QList<SeriesPoint>> m_liveQueue; // per key, points not on the charts yet
     QueueView* m_queueView = nullptr;
     NodesView* m_nodesView = nullptr;
+    QDockWidget* m_queueDock = nullptr;
+    QDockWidget* m_nodesDock = nullptr;
+    QAction* m_resetLayoutAction = nullptr;
+    bool m_defaultSizesPending = false; // applyDefaultSizes() once shown and laid out
 
     struct QueuedOpen {
         bool isSpec = false;

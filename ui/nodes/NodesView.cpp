@@ -85,8 +85,12 @@ NodesView::NodesView(ResultStore* store, RunEngine* engine, QWidget* parent)
     m_tree->setUniformRowHeights(true);
     m_tree->setAlternatingRowColors(true);
     m_tree->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_tree->header()->setStretchLastSection(true);
-    m_tree->setColumnWidth(NameColumn, 150);
+    // The node / GPU name takes what the GPU columns leave (cut, whole in its
+    // tooltip), so that they stay in view in a dock a third of the window
+    // wide (issue 21); "Held by" is cut too, its tooltip says all.
+    m_tree->header()->setStretchLastSection(false);
+    m_tree->header()->setSectionResizeMode(NameColumn, QHeaderView::Stretch);
+    m_tree->setColumnWidth(HeldByColumn, 96);
     m_tree->setColumnWidth(StatusColumn, 76);
     m_tree->setColumnWidth(MemoryColumn, 125);
     m_tree->setColumnWidth(UtilizationColumn, 44);

@@ -3,6 +3,7 @@
 #include "Cli.h"
 #include "common/TerminalEscape.h"
 #include "service/ServiceClient.h"
+#include "service/ServiceHandover.h"
 #include "service/ServicePaths.h"
 
 #include <QDateTime>
@@ -104,27 +105,15 @@ int start(const QString& db, bool persist, QTextStream& out, QTextStream& err)
 
 int stop(const QString& db, QTextStream& out, QTextStream& err)
 {
-    auto svc = ServiceClient::connectTo(db, ServiceClient::Start::Never, 3000);
-    if (!svc) {
-        out << "trainyardd is not running for " << escapeForTerminal(QFileInfo(db).absoluteFilePath()) << '\n';
-        return Ok;
-    }
-    const qint64 pid = (*svc)->servicePid();
-    if (auto stopped = (*svc)->call(QStringLiteral("stop")); !stopped) {
+    const auto stopped = service::stopService(db);
+    if (!stopped) {
         err << "trainyardctl: " << escapeForTerminal(stopped.error().message) << '\n';
         return Unavailable;
     }
-    svc->reset();
-    // It answers its pending starts first (30 s at most), then exits.
-    const QDeadlineTimer deadline(40000);
-    while (::kill(pid_t(pid), 0) == 0 || errno != ESRCH) {
-        if (deadline.hasExpired()) {
-            err << "trainyardctl: trainyardd (pid " << pid << ") was asked to stop but is still running\n";
-            return Unavailable;
-        }
-        QThread::msleep(50);
-    }
-    out << "trainyardd (pid " << pid << ") stopped; runs keep going on their nodes\n";
+    if (*stopped == 0)
+        out << "trainyardd is not running for " << escapeForTerminal(QFileInfo(db).absoluteFilePath()) << '\n';
+    else
+        out << "trainyardd (pid " << *stopped << ") stopped; runs keep going on their nodes\n";
     return Ok;
 }
 

@@ -1,6 +1,8 @@
 #include "Application.h"
 
+#include <QCoreApplication>
 #include <QFileInfo>
+#include <QPointer>
 #include <QUrl>
 
 #include "MainWindow.h"
@@ -8,6 +10,8 @@
 #include "nodes/SshAgentTransport.h"
 #include "nodes/SshNodeOptions.h"
 #include "runs/RunEngine.h"
+#include "service/ServiceHandover.h"
+#include "service/ServicePaths.h"
 #include "spec/JobSpec.h"
 #include "store/ResultStore.h"
 
@@ -20,6 +24,12 @@ Result<std::unique_ptr<Application>> Application::create(const QString& database
         return std::unexpected(store.error());
     std::unique_ptr<Application> app(new Application);
     app->m_store = std::move(*store);
+    // The window runs the engine itself while it is open (live consoles and
+    // curves come from it): a running service hands it over, and a new one
+    // is started once this engine holds the database, to take over when the
+    // window closes, so closing it stops nothing.
+    if (auto stopped = service::stopService(databasePath); !stopped)
+        qWarning().noquote() << "the Trainyard service did not hand over:" << stopped.error().message;
 
     app->m_engine = new RunEngine(app->m_store.get(), databasePath);
     app->m_engine->moveToThread(&app->m_engineThread);
@@ -37,8 +47,14 @@ Result<std::unique_ptr<Application>> Application::create(const QString& database
     const QList<NodeRecord> nodes = app->m_store->nodes();
     auto passphrases = std::make_shared<GuiPassphraseProvider>(app->m_window.get());
     // The agent's QProcess and the SSH sessions must be created on the engine's thread.
-    QMetaObject::invokeMethod(engine, [engine, agentPath, nodes, passphrases] {
-        engine->acquireIngestion();
+    QPointer<Application> self = app.get();
+    QMetaObject::invokeMethod(engine, [engine, agentPath, nodes, passphrases, self, databasePath] {
+        const bool owner = engine->acquireIngestion();
+        if (owner)
+            QMetaObject::invokeMethod(qApp, [self, databasePath] {
+                if (self && !service::startServiceInBackground(databasePath))
+                    qWarning() << "cannot start the Trainyard service" << serviceExecutablePath();
+            }, Qt::QueuedConnection);
         engine->addLocalNode(agentPath);
         for (const NodeRecord& n : nodes)
             engine->addNode(n.name, std::make_unique<SshAgentTransport>(sshNodeOptionsFor(n, agentPath), passphrases));

@@ -3,7 +3,9 @@
 #include "ServiceProtocol.h"
 #include "common/PrivateFiles.h"
 
+#include <QCoreApplication>
 #include <QDeadlineTimer>
+#include <QVersionNumber>
 #include <QEventLoop>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -11,6 +13,8 @@
 #include <QProcess>
 #include <QThread>
 #include <QTimer>
+
+#include <csignal>
 
 namespace ty::service {
 
@@ -69,6 +73,13 @@ ServiceClient::~ServiceClient()
     }
 }
 
+bool ServiceClient::olderThanThisClient() const
+{
+    const QVersionNumber theirs = QVersionNumber::fromString(m_serviceVersion);
+    const QVersionNumber ours = QVersionNumber::fromString(QCoreApplication::applicationVersion());
+    return !theirs.isNull() && !ours.isNull() && theirs < ours;
+}
+
 bool ServiceClient::connected() const
 {
     return m_socket && m_socket->state() == QLocalSocket::ConnectedState;
@@ -82,6 +93,19 @@ Result<std::unique_ptr<ServiceClient>> ServiceClient::connectTo(const QString& d
     std::unique_ptr<ServiceClient> c(new ServiceClient(*paths));
     const QDeadlineTimer deadline(timeoutMs);
     auto first = c->attach(std::max<qint64>(1000, deadline.remainingTime()));
+    if (first && start == Start::IfNeeded && c->olderThanThisClient()) {
+        // An older service (the package was upgraded): it hands over once
+        // nothing is mid-write (stop answers its pending starts and commits),
+        // and this client starts the new one. Runs keep going on their nodes.
+        qInfo().noquote() << QStringLiteral("the Trainyard service (pid %1) is version %2, this is %3: replacing it")
+                                 .arg(c->m_pid).arg(c->m_serviceVersion, QCoreApplication::applicationVersion());
+        const qint64 old = c->m_pid;
+        if (auto stopped = c->call(QStringLiteral("stop")); !stopped)
+            return std::unexpected(stopped.error());
+        while (::kill(pid_t(old), 0) == 0 && !deadline.hasExpired())
+            QThread::msleep(20);
+        first = fail(QStringLiteral("replaced"));
+    }
     if (first)
         return c;
     if (!c->m_refused.isEmpty() || start == Start::Never)
@@ -196,6 +220,7 @@ void ServiceClient::emitEvent(const QJsonObject& m)
         m_helloSeen = true;
         m_pid = m.value(QStringLiteral("pid")).toInteger();
         m_protocol = m.value(QStringLiteral("protocol")).toInt();
+        m_serviceVersion = m.value(QStringLiteral("version")).toString();
     } else if (event == u"refused") {
         m_refused = QStringLiteral("the Trainyard service at %1 %2").arg(m_paths.socket, m.value(QStringLiteral("error")).toString());
     } else if (event == u"state") {

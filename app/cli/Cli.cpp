@@ -595,6 +595,13 @@ int submitSpec(Context& ctx, const JobSpec& spec, const QString& node, bool foll
 // keeps the database current itself).
 std::optional<QStringList> catchUp(Context& ctx)
 {
+    if (ctx.store->isReadOnly()) {
+        // Nothing can be recorded in it; what it holds is what there is.
+        if (!ctx.store->unfinishedRuns().isEmpty())
+            err() << "trainyardctl: " << escapedName(ctx.dbPath) << " is read-only (" << ctx.store->readOnlyReason()
+                  << "): runs are shown as last recorded in it\n";
+        return std::nullopt;
+    }
     QStringList nodes;
     for (const RunRecord& r : ctx.store->runs())
         if ((r.state == RunState::Running || r.state == RunState::Starting || r.state == RunState::Unknown
@@ -1652,6 +1659,9 @@ int cmdNode(Context& ctx, const QStringList& args)
     return usageError(QStringLiteral("node needs add, ls or rm"));
 }
 
+// Runs `command` on the opened store (the dispatch of run()).
+int runCommand(Context& ctx, const QString& command, const QStringList& args);
+
 } // namespace
 
 void installMessageHandler()
@@ -1728,12 +1738,35 @@ int run(const QStringList& argsIn)
               << escapedName(defaultDatabasePath()) << ")\n";
         return Unavailable;
     }
-    auto store = ResultStore::open(ctx.dbPath);
+    // Commands that only show the database also work on one this user cannot
+    // write (a colleague's results on a read-only share); the others refuse it.
+    const bool readsOnly = command == u"ls" || command == u"show" || command == u"logs" || command == u"metrics"
+        || command == u"queue" || command == u"artifacts" || (command == u"node" && !args.isEmpty() && args.front() == u"ls");
+    auto store = ResultStore::open(ctx.dbPath, readsOnly ? StoreAccess::ReadOnlyIfNeeded : StoreAccess::ReadWrite);
     if (!store) {
-        err() << "trainyardctl: " << store.error().message << '\n';
+        err() << "trainyardctl: " << store.error().message;
+        if (!readsOnly && QFileInfo::exists(ctx.dbPath) && store.error().message.contains(u"cannot write the result database"))
+            err() << "; '" << command << "' changes it, so it did not run (ls, show, logs, metrics, queue and artifacts "
+                  << "only read it and work)";
+        err() << '\n';
         return Unavailable;
     }
     ctx.store = std::move(*store);
+    const int code = runCommand(ctx, command, args);
+    // A damaged file found while reading was explained once (the store's
+    // warning); what was printed is incomplete, so the command did not succeed.
+    if (!ctx.store->damage().isEmpty())
+        return Unavailable;
+    return code;
+}
+
+} // namespace ty::cli
+
+namespace ty::cli {
+namespace {
+
+int runCommand(Context& ctx, const QString& command, const QStringList& args)
+{
     if (command == u"submit")
         return cmdSubmit(ctx, args);
     if (command == u"ls")
@@ -1766,4 +1799,5 @@ int run(const QStringList& argsIn)
     return cmdRm(ctx, args);
 }
 
+} // namespace
 } // namespace ty::cli

@@ -15,7 +15,9 @@ namespace ty {
 
 Result<std::unique_ptr<Application>> Application::create(const QString& databasePath, const QString& agentPath)
 {
-    auto store = ResultStore::open(databasePath);
+    // A database this user cannot write (a colleague's, on a read-only share)
+    // is shown read-only; the window says so (MainWindow::updateStoreNotice).
+    auto store = ResultStore::open(databasePath, StoreAccess::ReadOnlyIfNeeded);
     if (!store)
         return std::unexpected(store.error());
     std::unique_ptr<Application> app(new Application);
@@ -37,8 +39,10 @@ Result<std::unique_ptr<Application>> Application::create(const QString& database
     const QList<NodeRecord> nodes = app->m_store->nodes();
     auto passphrases = std::make_shared<GuiPassphraseProvider>(app->m_window.get());
     // The agent's QProcess and the SSH sessions must be created on the engine's thread.
-    QMetaObject::invokeMethod(engine, [engine, agentPath, nodes, passphrases] {
-        engine->acquireIngestion();
+    const bool readOnly = app->m_store->isReadOnly();
+    QMetaObject::invokeMethod(engine, [engine, agentPath, nodes, passphrases, readOnly] {
+        if (!readOnly) // nothing it ingests could be recorded
+            engine->acquireIngestion();
         engine->addLocalNode(agentPath);
         for (const NodeRecord& n : nodes)
             engine->addNode(n.name, std::make_unique<SshAgentTransport>(sshNodeOptionsFor(n, agentPath), passphrases));

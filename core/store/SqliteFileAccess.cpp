@@ -69,11 +69,11 @@ bool isDamage(const QSqlError& error)
     return ok && isDamageCode(code);
 }
 
-bool isCantOpen(const QSqlError& error)
+bool needsImmutable(const QSqlError& error)
 {
     bool ok = false;
     const int code = error.nativeErrorCode().toInt(&ok);
-    return ok && (code & 0xff) == SQLITE_CANTOPEN;
+    return ok && ((code & 0xff) == SQLITE_CANTOPEN || (code & 0xff) == SQLITE_READONLY);
 }
 
 QString damagedMessage(const QString& file, const QString& sqliteText)

@@ -32,8 +32,11 @@ QString readOnlyUri(const QString& file, bool immutable);
 bool isDamageCode(int sqliteCode);
 // The same for a QSQLITE error (its nativeErrorCode() is SQLite's code).
 bool isDamage(const QSqlError& error);
-// SQLITE_CANTOPEN (a read-only connection could not create the -wal/-shm).
-bool isCantOpen(const QSqlError& error);
+// Whether a read-only (mode=ro) connection failed because the -wal/-shm of
+// a WAL database cannot be created beside it: SQLITE_CANTOPEN (a read-only
+// file system) or SQLITE_READONLY (SQLITE_READONLY_DIRECTORY and friends: a
+// folder this user may not write). immutable=1 reads such a file.
+bool needsImmutable(const QSqlError& error);
 
 // The explanation of a damaged database, one paragraph: "FILE is damaged
 // (SQLite: SQLITE_TEXT)", that Trainyard changed nothing in it and keeps no

@@ -226,13 +226,13 @@ Result<std::pair<QString, int>> probeReadOnly(const QString& file, const QString
             db.setConnectOptions(
                 QStringLiteral("QSQLITE_OPEN_URI;QSQLITE_OPEN_READONLY;QSQLITE_BUSY_TIMEOUT=%1").arg(busyTimeoutMs));
             if (!db.open()) {
-                cantOpen = sqlitefile::isCantOpen(db.lastError());
+                cantOpen = sqlitefile::needsImmutable(db.lastError());
                 probed = fail(QStringLiteral("%1: cannot open the result database read-only: %2")
                                   .arg(file, db.lastError().text()));
             } else {
-                // SQLITE_CANTOPEN here: a WAL database whose -wal/-shm cannot be created.
+                // SQLITE_CANTOPEN/READONLY here: a WAL database whose -wal/-shm cannot be created.
                 QSqlQuery q(db);
-                if (!q.exec(QStringLiteral("SELECT count(*) FROM sqlite_master")) && sqlitefile::isCantOpen(q.lastError())) {
+                if (!q.exec(QStringLiteral("SELECT count(*) FROM sqlite_master")) && sqlitefile::needsImmutable(q.lastError())) {
                     cantOpen = true;
                     probed = fail(QStringLiteral("%1: cannot read the result database: %2").arg(file, q.lastError().text()));
                 } else {

@@ -563,6 +563,55 @@ private Q_SLOTS:
         QVERIFY(ctlAt(db, {QStringLiteral("ls")}).out.contains("shared-run"));
     }
 
+    void colleaguesFolderIsReadNotWritten()
+    {
+        // chmod 555 on the folder, 644 on the file: another user (root
+        // ignores permissions) lists it, and cannot change it.
+        const passwd* other = ::getpwnam("trainyard-other");
+        if (::geteuid() != 0 || !other || QStandardPaths::findExecutable(QStringLiteral("setpriv")).isEmpty())
+            QSKIP("needs root, setpriv and the user trainyard-other (scripts/install-deps.sh makes it)");
+        QByteArray tmpl = QDir::temp().filePath(QStringLiteral("ty-colleague-XXXXXX")).toUtf8();
+        QVERIFY(::mkdtemp(tmpl.data()));
+        const QString root = QString::fromUtf8(tmpl);
+        const auto removeRoot = qScopeGuard([&root] {
+            ::chmod(QFile::encodeName(root + QStringLiteral("/share")).constData(), 0755);
+            QDir(root).removeRecursively();
+        });
+        QVERIFY(::chmod(tmpl.constData(), 0755) == 0);
+        const QString db = root + QStringLiteral("/share/trainyard.db");
+        const QString spec = writeFile(QStringLiteral("colleague/job.yaml"), "name: their-run\ncommand: \"echo loss=0.75 step=2\"\n");
+        const Outcome submitted = ctlAt(db, {QStringLiteral("submit"), spec, QStringLiteral("--follow")});
+        QVERIFY2(submitted.exitCode == 0, submitted.err.constData());
+        QVERIFY(::chmod(QFile::encodeName(db).constData(), 0644) == 0);
+        QVERIFY(::chmod(QFile::encodeName(root + QStringLiteral("/share")).constData(), 0555) == 0);
+        const QStringList before = QDir(root + QStringLiteral("/share")).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot);
+
+        const auto asOther = [&](const QStringList& args) {
+            QProcess p;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("HOME"), QStringLiteral("/nonexistent"));
+            env.remove(QStringLiteral("TRAINYARD_DB"));
+            p.setProcessEnvironment(env);
+            p.start(QStringLiteral("setpriv"), QStringList{QStringLiteral("--reuid=%1").arg(other->pw_uid), QStringLiteral("--regid=%1").arg(other->pw_gid),
+                                                           QStringLiteral("--clear-groups"), QStringLiteral(TRAINYARD_CTL_PATH), QStringLiteral("--db"), db}
+                                                   + args);
+            p.waitForFinished(60000);
+            return Outcome{p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+        };
+        const Outcome ls = asOther({QStringLiteral("ls")});
+        QVERIFY2(ls.exitCode == 0, ls.err.constData());
+        QVERIFY2(ls.out.contains("their-run") && ls.out.contains("loss=0.75"), ls.out.constData());
+        const Outcome metrics = asOther({QStringLiteral("metrics"), QStringLiteral("their-run")});
+        QVERIFY2(metrics.exitCode == 0 && metrics.out.contains("step 2  0.75"), QByteArray(metrics.out + metrics.err).constData());
+        const Outcome rename = asOther({QStringLiteral("rename"), QStringLiteral("their-run"), QStringLiteral("mine")});
+        QCOMPARE(rename.exitCode, 5);
+        QVERIFY2(rename.err.contains(QByteArray(db.toUtf8() + ": cannot write the result database: its folder " + root.toUtf8()
+                                                + "/share is not writable (Permission denied)")),
+                 rename.err.constData());
+        QCOMPARE(QDir(root + QStringLiteral("/share")).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot), before);
+        QVERIFY(ctlAt(db, {QStringLiteral("show"), QStringLiteral("their-run")}).out.contains("their-run"));
+    }
+
     void damagedDatabaseIsExplained()
     {
         // Truncated to half its size: refused at once, in words, untouched.

@@ -1183,7 +1183,7 @@ int cmdMetrics(Context& ctx, const QStringList& args)
             out() << " epoch " << formatValue(*m.epoch);
         out() << "  " << formatValue(m.value) << '\n';
     }
-    if (points.isEmpty() && p.isSet(QStringLiteral("key"))) {
+    if (points.isEmpty() && p.isSet(QStringLiteral("key")) && ctx.store->damage().isEmpty()) {
         // A typo must not look like an empty metric: say what there is.
         const QStringList keys = ctx.store->metricKeys(run->id);
         err() << "trainyardctl: run " << run->id << " (" << escapedName(run->name) << ") has no metric '"
@@ -1192,7 +1192,7 @@ int cmdMetrics(Context& ctx, const QStringList& args)
               << '\n';
         return NoSuchRun;
     }
-    if (points.isEmpty())
+    if (points.isEmpty() && ctx.store->damage().isEmpty()) // a damaged file was explained instead
         err() << "run " << run->id << " has no metrics\n";
     return Ok;
 }

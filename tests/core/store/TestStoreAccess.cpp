@@ -397,6 +397,52 @@ private Q_SLOTS:
         QCOMPARE(messagesContaining(QStringLiteral("is damaged")), 1);
         QCOMPARE(sha256Of(path), hash);
     }
+
+    void damageFoundByAWriteStopsWrites()
+    {
+        const QString path = m_dir.filePath(QStringLiteral("write/trainyard.db"));
+        SqliteStoreOptions rows;
+        rows.packBlocks = false;
+        RunId id = 0;
+        {
+            auto store = SqliteResultStore::open(path, rows);
+            QVERIFY(store);
+            auto created = (*store)->createRun(RunRecord{}, {});
+            QVERIFY(created);
+            id = *created;
+            QList<MetricPoint> points;
+            for (int i = 0; i < 40000; ++i)
+                points << point(id, QStringLiteral("loss"), i, i * 0.25);
+            (*store)->appendMetrics(points);
+            QVERIFY((*store)->flush());
+        }
+        QFile f(path);
+        const qint64 size = f.size();
+        QVERIFY(f.open(QIODevice::ReadWrite));
+        QVERIFY(f.seek(size * 2 / 5)); // to the end: the series' last rows too
+        f.write(QByteArray(int(size - size * 2 / 5), '\xFF'));
+        f.close();
+
+        auto opened = SqliteResultStore::open(path, rows);
+        QVERIFY2(opened, opened ? "" : qPrintable(opened.error().message));
+        ResultStore& store = **opened;
+        QSignalSpy damaged(&store, &ResultStore::damaged);
+        store.appendMetrics({point(id, QStringLiteral("loss"), 40000, 1.0)});
+        QVERIFY(!store.flush());
+        QCoreApplication::processEvents();
+        QCOMPARE(damaged.size(), 1);
+        QVERIFY2(store.damage().startsWith(path + QStringLiteral(" is damaged (SQLite: database disk image is malformed)")),
+                 qPrintable(store.damage()));
+        // From then on nothing is sent to the writer.
+        const qint64 committed = store.transactionsCommitted();
+        RunRecord r;
+        r.name = QStringLiteral("after");
+        QVERIFY(!store.createRun(r, {}));
+        store.appendMetrics({point(id, QStringLiteral("loss"), 40001, 1.0)});
+        QVERIFY(!store.flush());
+        QCOMPARE(store.transactionsCommitted(), committed);
+        QCOMPARE(messagesContaining(QStringLiteral("is damaged")), 1);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestStoreAccess)

@@ -646,6 +646,13 @@ int submitSpec(Context& ctx, const JobSpec& spec, const SpecSource& source, cons
 // (said on stderr), or nullopt when the service could not be reached.
 std::optional<QStringList> catchUp(Context& ctx)
 {
+    if (ctx.store->isReadOnly()) {
+        // Nothing can be recorded in it; what it holds is what there is.
+        if (!ctx.store->unfinishedRuns().isEmpty())
+            err() << "trainyardctl: " << escapedName(ctx.dbPath) << " is read-only (" << ctx.store->readOnlyReason()
+                  << "): runs are shown as last recorded in it\n";
+        return std::nullopt;
+    }
     bool unfinished = false;
     for (const RunRecord& r : ctx.store->unfinishedRuns())
         if (r.state != RunState::Held)
@@ -1120,6 +1127,8 @@ int cmdLogs(Context& ctx, const QStringList& args)
     if (!follow) {
         // The service stored and this printed what the node had, unless the
         // node could not be reached or the service not asked.
+        if (ctx.store->isReadOnly())
+            return Ok; // as last recorded in it (said above)
         if (behind && !behind->contains(run->node.isEmpty() ? QStringLiteral("local") : run->node))
             return Ok;
         return nodeDown();
@@ -1287,7 +1296,7 @@ int cmdMetrics(Context& ctx, const QStringList& args)
             out() << " epoch " << formatValue(*m.epoch);
         out() << "  " << formatValue(m.value) << '\n';
     }
-    if (points.isEmpty() && p.isSet(QStringLiteral("key"))) {
+    if (points.isEmpty() && p.isSet(QStringLiteral("key")) && ctx.store->damage().isEmpty()) {
         // A typo must not look like an empty metric: say what there is.
         const QStringList keys = ctx.store->metricKeys(run->id);
         err() << "trainyardctl: run " << run->id << " (" << escapedName(run->name) << ") has no metric '"
@@ -1296,7 +1305,7 @@ int cmdMetrics(Context& ctx, const QStringList& args)
               << '\n';
         return NoSuchRun;
     }
-    if (points.isEmpty())
+    if (points.isEmpty() && ctx.store->damage().isEmpty()) // a damaged file was explained instead
         err() << "run " << run->id << " has no metrics\n";
     return Ok;
 }
@@ -1763,6 +1772,9 @@ int cmdNode(Context& ctx, const QStringList& args)
     return usageError(QStringLiteral("node needs add, ls or rm"));
 }
 
+// Runs `command` on the opened store (the dispatch of run()).
+int runCommand(Context& ctx, const QString& command, const QStringList& args);
+
 } // namespace
 
 void installMessageHandler()
@@ -1841,12 +1853,35 @@ int run(const QStringList& argsIn)
               << escapedName(defaultDatabasePath()) << ")\n";
         return Unavailable;
     }
-    auto store = ResultStore::open(ctx.dbPath);
+    // Commands that only show the database also work on one this user cannot
+    // write (a colleague's results on a read-only share); the others refuse it.
+    const bool readsOnly = command == u"ls" || command == u"show" || command == u"logs" || command == u"metrics"
+        || command == u"queue" || command == u"artifacts" || (command == u"node" && !args.isEmpty() && args.front() == u"ls");
+    auto store = ResultStore::open(ctx.dbPath, readsOnly ? StoreAccess::ReadOnlyIfNeeded : StoreAccess::ReadWrite);
     if (!store) {
-        err() << "trainyardctl: " << store.error().message << '\n';
+        err() << "trainyardctl: " << store.error().message;
+        if (!readsOnly && QFileInfo::exists(ctx.dbPath) && store.error().message.contains(u"cannot write the result database"))
+            err() << "; '" << command << "' changes it, so it did not run (ls, show, logs, metrics, queue and artifacts "
+                  << "only read it and work)";
+        err() << '\n';
         return Unavailable;
     }
     ctx.store = std::move(*store);
+    const int code = runCommand(ctx, command, args);
+    // A damaged file found while reading was explained once (the store's
+    // warning); what was printed is incomplete, so the command did not succeed.
+    if (!ctx.store->damage().isEmpty())
+        return Unavailable;
+    return code;
+}
+
+} // namespace ty::cli
+
+namespace ty::cli {
+namespace {
+
+int runCommand(Context& ctx, const QString& command, const QStringList& args)
+{
     if (command == u"submit")
         return cmdSubmit(ctx, args);
     if (command == u"ls")
@@ -1879,4 +1914,5 @@ int run(const QStringList& argsIn)
     return cmdRm(ctx, args);
 }
 
+} // namespace
 } // namespace ty::cli

@@ -1,5 +1,6 @@
 #include "TestSupport.h"
 #include "store/ResultStore.h"
+#include "store/SqliteResultStore.h"
 
 #include <QDir>
 #include <QDirIterator>
@@ -10,6 +11,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -51,7 +53,10 @@ class TestCliEndToEnd final : public QObject {
     QString dbPath() const { return m_dir.filePath(QStringLiteral("results/trainyard.db")); }
     QString stateDir() const { return m_dir.filePath(QStringLiteral("agent-state")); }
 
-    Outcome ctl(const QStringList& args, int timeoutMs = 240000)
+    Outcome ctl(const QStringList& args, int timeoutMs = 240000) { return ctlAt(dbPath(), args, timeoutMs); }
+
+    // trainyardctl --db `db` ARGS...
+    Outcome ctlAt(const QString& db, const QStringList& args, int timeoutMs = 240000)
     {
         QProcess p;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -59,7 +64,7 @@ class TestCliEndToEnd final : public QObject {
         env.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), stateDir());
         env.remove(QStringLiteral("TRAINYARD_DB"));
         p.setProcessEnvironment(env);
-        p.start(QStringLiteral(TRAINYARD_CTL_PATH), QStringList{QStringLiteral("--db"), dbPath()} + args);
+        p.start(QStringLiteral(TRAINYARD_CTL_PATH), QStringList{QStringLiteral("--db"), db} + args);
         if (!p.waitForFinished(timeoutMs)) {
             p.kill();
             p.waitForFinished();
@@ -501,6 +506,187 @@ private Q_SLOTS:
             QVERIFY2(err.contains(QByteArray(QByteArray("no result database at ") + missing.toUtf8())), err.constData());
             QVERIFY2(!QFileInfo::exists(m_dir.filePath(QStringLiteral("typo"))), qPrintable(args.join(u' ')));
         }
+    }
+
+    void readOnlyDatabaseIsListedAndNeverChanged()
+    {
+        // A colleague's results on a read-only share: a read-only mount,
+        // which refuses root too (the tests run as root).
+        if (::geteuid() != 0)
+            QSKIP("needs root to mount a tmpfs");
+        const QString share = m_dir.filePath(QStringLiteral("share"));
+        QVERIFY(QDir().mkpath(share));
+        const auto mount = [&share](const QStringList& options) {
+            QProcess p;
+            p.start(QStringLiteral("mount"), options + QStringList{share});
+            return p.waitForFinished(30000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
+        };
+        if (!mount({QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"), QStringLiteral("size=16m"), QStringLiteral("tmpfs")}))
+            QSKIP("cannot mount a tmpfs");
+        const auto unmount = qScopeGuard([&share] {
+            if (QProcess::execute(QStringLiteral("umount"), {share}) != 0)
+                QProcess::execute(QStringLiteral("umount"), {QStringLiteral("-l"), share});
+        });
+        const QString db = share + QStringLiteral("/trainyard.db");
+        const QString spec = writeFile(QStringLiteral("ro/job.yaml"), "name: shared-run\ncommand: \"echo loss=0.25 step=3\"\n");
+        const Outcome submitted = ctlAt(db, {QStringLiteral("submit"), spec, QStringLiteral("--follow")});
+        QVERIFY2(submitted.exitCode == 0, submitted.err.constData());
+        QVERIFY(mount({QStringLiteral("-o"), QStringLiteral("remount,ro")}));
+        const auto entries = [&share] {
+            QStringList all;
+            QDirIterator it(share, QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot | QDir::System, QDirIterator::Subdirectories);
+            while (it.hasNext())
+                all << it.next();
+            all.sort();
+            return all;
+        };
+        const QStringList before = entries();
+
+        const Outcome ls = ctlAt(db, {QStringLiteral("ls")});
+        QVERIFY2(ls.exitCode == 0, ls.err.constData());
+        QVERIFY2(ls.out.contains("shared-run") && ls.out.contains("succeeded") && ls.out.contains("loss=0.25"), ls.out.constData());
+        QVERIFY2(ls.err.isEmpty(), ls.err.constData());
+        const Outcome show = ctlAt(db, {QStringLiteral("show"), QStringLiteral("shared-run")});
+        QVERIFY2(show.exitCode == 0 && show.out.contains("shared-run"), show.err.constData());
+        const Outcome metrics = ctlAt(db, {QStringLiteral("metrics"), QStringLiteral("1")});
+        QVERIFY2(metrics.exitCode == 0 && metrics.out.contains("step 3  0.25"), QByteArray(metrics.out + metrics.err).constData());
+        const Outcome logs = ctlAt(db, {QStringLiteral("logs"), QStringLiteral("1")});
+        QVERIFY2(logs.exitCode == 0 && logs.out.contains("loss=0.25 step=3"), QByteArray(logs.out + logs.err).constData());
+        const Outcome queue = ctlAt(db, {QStringLiteral("queue")});
+        QVERIFY2(queue.exitCode == 0, queue.err.constData());
+
+        // What changes it is refused: exit Unavailable, the path and why.
+        for (const QStringList& args : {QStringList{QStringLiteral("rename"), QStringLiteral("1"), QStringLiteral("mine")},
+                                        QStringList{QStringLiteral("rm"), QStringLiteral("1")},
+                                        QStringList{QStringLiteral("submit"), spec}}) {
+            const Outcome o = ctlAt(db, args);
+            QVERIFY2(o.exitCode == 5, qPrintable(args.join(u' ')));
+            QVERIFY2(o.err.contains(QByteArray(db.toUtf8() + ": cannot write the result database: its folder "
+                                               + share.toUtf8() + " is not writable (Read-only file system)")),
+                     o.err.constData());
+            QVERIFY2(o.err.contains(QByteArray("'" + args.front().toUtf8() + "' changes it, so it did not run")), o.err.constData());
+        }
+        QCOMPARE(entries(), before);
+        QVERIFY(ctlAt(db, {QStringLiteral("ls")}).out.contains("shared-run"));
+    }
+
+    void colleaguesFolderIsReadNotWritten()
+    {
+        // chmod 555 on the folder, 644 on the file: another user (root
+        // ignores permissions) lists it, and cannot change it.
+        const passwd* other = ::getpwnam("trainyard-other");
+        if (::geteuid() != 0 || !other || QStandardPaths::findExecutable(QStringLiteral("setpriv")).isEmpty())
+            QSKIP("needs root, setpriv and the user trainyard-other (scripts/install-deps.sh makes it)");
+        QByteArray tmpl = QDir::temp().filePath(QStringLiteral("ty-colleague-XXXXXX")).toUtf8();
+        QVERIFY(::mkdtemp(tmpl.data()));
+        const QString root = QString::fromUtf8(tmpl);
+        const auto removeRoot = qScopeGuard([&root] {
+            ::chmod(QFile::encodeName(root + QStringLiteral("/share")).constData(), 0755);
+            QDir(root).removeRecursively();
+        });
+        QVERIFY(::chmod(tmpl.constData(), 0755) == 0);
+        const QString db = root + QStringLiteral("/share/trainyard.db");
+        const QString spec = writeFile(QStringLiteral("colleague/job.yaml"), "name: their-run\ncommand: \"echo loss=0.75 step=2\"\n");
+        const Outcome submitted = ctlAt(db, {QStringLiteral("submit"), spec, QStringLiteral("--follow")});
+        QVERIFY2(submitted.exitCode == 0, submitted.err.constData());
+        QVERIFY(::chmod(QFile::encodeName(db).constData(), 0644) == 0);
+        QVERIFY(::chmod(QFile::encodeName(root + QStringLiteral("/share")).constData(), 0555) == 0);
+        const QStringList before = QDir(root + QStringLiteral("/share")).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot);
+
+        const auto asOther = [&](const QStringList& args) {
+            QProcess p;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("HOME"), QStringLiteral("/nonexistent"));
+            env.remove(QStringLiteral("TRAINYARD_DB"));
+            p.setProcessEnvironment(env);
+            p.start(QStringLiteral("setpriv"), QStringList{QStringLiteral("--reuid=%1").arg(other->pw_uid), QStringLiteral("--regid=%1").arg(other->pw_gid),
+                                                           QStringLiteral("--clear-groups"), QStringLiteral(TRAINYARD_CTL_PATH), QStringLiteral("--db"), db}
+                                                   + args);
+            p.waitForFinished(60000);
+            return Outcome{p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+        };
+        const Outcome ls = asOther({QStringLiteral("ls")});
+        QVERIFY2(ls.exitCode == 0, ls.err.constData());
+        QVERIFY2(ls.out.contains("their-run") && ls.out.contains("loss=0.75"), ls.out.constData());
+        const Outcome metrics = asOther({QStringLiteral("metrics"), QStringLiteral("their-run")});
+        QVERIFY2(metrics.exitCode == 0 && metrics.out.contains("step 2  0.75"), QByteArray(metrics.out + metrics.err).constData());
+        const Outcome rename = asOther({QStringLiteral("rename"), QStringLiteral("their-run"), QStringLiteral("mine")});
+        QCOMPARE(rename.exitCode, 5);
+        QVERIFY2(rename.err.contains(QByteArray(db.toUtf8() + ": cannot write the result database: its folder " + root.toUtf8()
+                                                + "/share is not writable (Permission denied)")),
+                 rename.err.constData());
+        QCOMPARE(QDir(root + QStringLiteral("/share")).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot), before);
+        QVERIFY(ctlAt(db, {QStringLiteral("show"), QStringLiteral("their-run")}).out.contains("their-run"));
+    }
+
+    void damagedDatabaseIsExplained()
+    {
+        // Truncated to half its size: refused at once, in words, untouched.
+        const QString cut = m_dir.filePath(QStringLiteral("damaged/cut.db"));
+        {
+            SqliteStoreOptions rows;
+            rows.packBlocks = false; // rows: many pages
+            auto store = SqliteResultStore::open(cut, rows);
+            QVERIFY(store);
+            RunRecord r;
+            r.name = QStringLiteral("long-run");
+            auto id = (*store)->createRun(r, {});
+            QVERIFY(id);
+            QList<MetricPoint> points;
+            for (int i = 0; i < 40000; ++i)
+                points << MetricPoint{*id, QStringLiteral("loss"), i, std::nullopt, 1'700'000'000'000 + i, i * 0.25};
+            (*store)->appendMetrics(points);
+            QVERIFY((*store)->flush());
+        }
+        const QString midway = m_dir.filePath(QStringLiteral("damaged/midway.db"));
+        QVERIFY(QFile::copy(cut, midway));
+        {
+            QFile f(cut);
+            QVERIFY(f.resize(f.size() / 2));
+        }
+        const auto readAll = [](const QString& path) {
+            QFile f(path);
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        };
+        const QByteArray cutBytes = readAll(cut);
+        for (const QString& command : {QStringLiteral("ls"), QStringLiteral("rename")}) {
+            const Outcome o = ctlAt(cut, command == u"ls" ? QStringList{command} : QStringList{command, QStringLiteral("1"), QStringLiteral("x")});
+            QCOMPARE(o.exitCode, 5);
+            QVERIFY2(o.err.startsWith(QByteArray("trainyardctl: " + cut.toUtf8()
+                                                 + " is damaged (SQLite: database disk image is malformed)")),
+                     o.err.constData());
+            QVERIFY2(o.err.contains(QByteArray("sqlite3 '" + cut.toUtf8() + "' \".recover\" | sqlite3 '")), o.err.constData());
+            QVERIFY2(o.err.contains("keeps no backup copy"), o.err.constData());
+        }
+        QCOMPARE(readAll(cut), cutBytes);
+
+        // Garbage in the header; a file that is no database at all.
+        const QString garbage = m_dir.filePath(QStringLiteral("damaged/garbage.db"));
+        QByteArray bytes = readAll(midway);
+        bytes.replace(16, 32, QByteArray(32, '\xAB'));
+        QVERIFY(!writeFile(QStringLiteral("damaged/garbage.db"), bytes).isEmpty());
+        const Outcome g = ctlAt(garbage, {QStringLiteral("ls")});
+        QCOMPARE(g.exitCode, 5);
+        QVERIFY2(g.err.contains(QByteArray(garbage.toUtf8() + " is damaged (SQLite: file is not a database)")), g.err.constData());
+        const QString notes = writeFile(QStringLiteral("damaged/notes.txt"), "not results\n");
+        const Outcome n = ctlAt(notes, {QStringLiteral("ls")});
+        QCOMPARE(n.exitCode, 5);
+        QVERIFY2(n.err.contains(QByteArray(notes.toUtf8() + ": not a Trainyard result database")), n.err.constData());
+
+        // Pages of the metric rows spoilt: found by the read, explained once.
+        {
+            QFile f(midway);
+            const qint64 size = f.size();
+            QVERIFY(f.open(QIODevice::ReadWrite));
+            QVERIFY(f.seek(size / 2));
+            f.write(QByteArray(int(size / 4), '\xFF'));
+        }
+        const Outcome m = ctlAt(midway, {QStringLiteral("metrics"), QStringLiteral("long-run")});
+        QCOMPARE(m.exitCode, 5);
+        QCOMPARE(m.err.count("is damaged"), 1);
+        QCOMPARE(m.err.count("malformed"), 1);
+        QVERIFY2(!m.err.contains("has no metrics"), m.err.constData()); // the explanation, not a misleading "empty"
+        QVERIFY2(m.err.contains(QByteArray(midway.toUtf8() + " is damaged (SQLite: database disk image is malformed)")), m.err.constData());
     }
 
     void renameTagNoteArchiveAndRerun()

@@ -384,7 +384,7 @@ const unsigned char* afterLastMover(const unsigned char* p, const unsigned char*
 const unsigned char* TerminalRenderer::sinkPlainLines(const unsigned char* p, const unsigned char* end, qint64 pOffset,
                                                       FeedLookahead& ahead)
 {
-    if (!m_sink || !m_plainRows || m_col != 0 || m_styleId != 0 || m_row != m_screen.size() - 1)
+    if (!m_sink || !m_plainRows || m_altScreen || m_col != 0 || m_styleId != 0 || m_row != m_screen.size() - 1)
         return p;
     Row& row = m_screen[m_row]; // the same slot when rows above it are committed
     if (!row.cells.empty() || !row.plain.empty() || row.fullLength != 0 || row.combining || row.wrapped)
@@ -409,13 +409,9 @@ const unsigned char* TerminalRenderer::sinkPlainLines(const unsigned char* p, co
         if (q >= ahead.holdAt || *q != '\n' || q - p > m_storeLimit)
             break;
         if (p == start) {
-            // Settled by the feed's end too, and before this line. A saved
-            // cursor row is at most the cursor's, so this brings it to 0 as
-            // well: the lines below move no saved row.
-            while (m_row > 0) {
-                commitFront();
-                --m_row;
-            }
+            // Settled by the feed's end too, and before this line.
+            while (m_row > 0)
+                commitEarly();
         }
         qsizetype n = q - p;
         while (n > 0 && p[n - 1] == ' ')
@@ -433,6 +429,8 @@ const unsigned char* TerminalRenderer::sinkPlainLines(const unsigned char* p, co
         line.fullLength = n;
         m_sink(line);
         ++m_plainLinesSunk;
+        // As the row's line feed and its early commit would have moved them.
+        m_screenOffset = std::min(m_screenOffset + 1, m_liveRows - 1);
         p = q + 1;
     }
     if (p != start) {
@@ -556,6 +554,7 @@ void TerminalRenderer::processByte(unsigned char b, qint64 offset)
             execControl(b);
         } else if (b == '[') {
             m_state = State::Csi;
+            m_csiStart = m_curByte - 1;
             m_paramCount = 0;
             m_params[0] = -1;
             m_subParam[0] = false;
@@ -816,12 +815,12 @@ void TerminalRenderer::escDispatch(unsigned char final)
     m_lastAscii = 0;
     switch (final) {
     case '7':
-        m_savedRow = m_row;
+        m_savedRow = m_row + m_screenOffset;
         m_savedCol = m_col;
         m_savedStyle = m_styleId;
         break;
     case '8':
-        moveToRow(std::clamp(m_savedRow, 0, m_liveRows - 1));
+        moveToRow(std::clamp(m_savedRow - m_screenOffset, 0, m_liveRows - 1));
         m_col = m_savedCol;
         m_styleId = m_savedStyle;
         m_style = m_styles[m_styleId];
@@ -835,9 +834,11 @@ void TerminalRenderer::escDispatch(unsigned char final)
         m_col = 0;
         lineFeed(false);
         break;
-    case 'M':
+    case 'M': // RI: at the top row the screen scrolls down (tmux's screen_write_reverseindex)
         if (m_row > 0)
             moveToRow(m_row - 1);
+        else
+            insertRows(0, 1);
         break;
     case 'c':
         m_style = Style{};
@@ -876,6 +877,13 @@ void TerminalRenderer::csiDispatch(unsigned char final)
     // tmux's input_csi_dispatch forgets the last printed character after
     // every CSI (REP included).
     const char last = std::exchange(m_lastAscii, 0);
+    if (m_private == '?' && m_intermediate == 0 && (final == 'h' || final == 'l')) {
+        for (int i = 0; i <= m_paramCount; ++i) {
+            if (m_params[i] >= 0 && !m_subParam[i])
+                setPrivateMode(m_params[i], final == 'h');
+        }
+        return;
+    }
     if (m_private != 0 || m_intermediate != 0)
         return; // private modes (?25l, ?2004h, ...) and the like: nothing to show
     const int n = std::max(1, param(0, 1));
@@ -912,9 +920,8 @@ void TerminalRenderer::csiDispatch(unsigned char final)
     case '`': // HPA
         m_col = std::min<qint64>(n - 1, maxCol);
         break;
-    case 'd': // VPA
+    case 'd': // VPA: the column as it is, a pending wrap too (tmux's cursormove with px -1)
         moveToRow(std::min(m_liveRows - 1, n - 1));
-        clampCol();
         cursorRow();
         break;
     case 'H': // CUP
@@ -939,8 +946,10 @@ void TerminalRenderer::csiDispatch(unsigned char final)
                 if (!isBlankRow(m_screen[i]))
                     last = i;
             }
-            for (int i = 0; i <= last; ++i)
-                commitFront();
+            if (!m_altScreen) {
+                for (int i = 0; i <= last; ++i)
+                    commitFront();
+            }
             for (int i = 0; i < m_screen.size(); ++i)
                 m_screen[i].reset(m_curByte);
             cursorRow();
@@ -1001,7 +1010,7 @@ void TerminalRenderer::csiDispatch(unsigned char final)
         for (int k = std::min(n, m_liveRows); k > 0; --k) {
             if (m_screen.empty())
                 m_screen.pushBack().reset(m_curByte);
-            commitFront();
+            scrollUp();
         }
         cursorRow();
         break;
@@ -1020,12 +1029,12 @@ void TerminalRenderer::csiDispatch(unsigned char final)
         sgr();
         break;
     case 's':
-        m_savedRow = m_row;
+        m_savedRow = m_row + m_screenOffset;
         m_savedCol = m_col;
         m_savedStyle = m_styleId;
         break;
     case 'u':
-        moveToRow(std::clamp(m_savedRow, 0, m_liveRows - 1));
+        moveToRow(std::clamp(m_savedRow - m_screenOffset, 0, m_liveRows - 1));
         m_col = m_savedCol;
         clampCol();
         cursorRow();
@@ -1162,6 +1171,7 @@ TerminalRenderer::Row& TerminalRenderer::rowAt(int index)
 
 TerminalRenderer::Row& TerminalRenderer::cursorRow()
 {
+    m_screenOffset = std::min(m_screenOffset, m_liveRows - 1 - m_row);
     return rowAt(m_row);
 }
 
@@ -1177,10 +1187,11 @@ void TerminalRenderer::lineFeed(bool wrapped)
     if (!wrapped)
         ++m_curByte;
     if (m_row >= m_liveRows - 1) {
-        commitFront();
+        scrollUp();
         rowAt(m_row);
     } else {
         ++m_row;
+        m_screenOffset = std::min(m_screenOffset, m_liveRows - 1 - m_row);
         rowAt(m_row);
     }
     m_curByte = byte;
@@ -1197,7 +1208,85 @@ void TerminalRenderer::commitFront()
         m_committed.append(toLine(m_screen.front()));
     }
     m_screen.popFront();
-    m_savedRow = std::max(0, m_savedRow - 1);
+}
+
+void TerminalRenderer::scrollUp()
+{
+    // A saved cursor stays where it was on the screen (tmux keeps screen
+    // coordinates), so nothing else moves.
+    if (m_altScreen)
+        m_screen.popFront();
+    else
+        commitFront();
+}
+
+void TerminalRenderer::commitEarly()
+{
+    commitFront();
+    --m_row;
+    ++m_screenOffset;
+}
+
+void TerminalRenderer::setPrivateMode(int mode, bool on)
+{
+    switch (mode) {
+    case 47:
+    case 1047:
+        on ? enterAltScreen(false) : leaveAltScreen(false);
+        break;
+    case 1049:
+        on ? enterAltScreen(true) : leaveAltScreen(true);
+        break;
+    case 1048: // xterm: save / restore the cursor as DECSC / DECRC do
+        escDispatch(on ? '7' : '8');
+        break;
+    default:
+        break; // ?25 (cursor shown), ?2004 (bracketed paste), ...: nothing to show
+    }
+}
+
+void TerminalRenderer::enterAltScreen(bool saveCursor)
+{
+    if (m_altScreen)
+        return; // tmux: nothing at all, not even the cursor saved
+    if (saveCursor) {
+        m_altCursorSaved = true;
+        m_altSavedRow = m_row + m_screenOffset;
+        m_altSavedCol = m_col;
+        m_altSavedStyle = m_styleId;
+    }
+    m_altScreen = true;
+    m_altEnteredAt = m_csiStart;
+    m_mainRow = m_row;
+    m_mainUpReach = m_maxUpReach;
+    m_mainOffset = m_screenOffset;
+    m_row += m_screenOffset; // the alternate screen is all there: rows are screen rows
+    m_screenOffset = 0;
+    std::swap(m_screen, m_mainScreen);
+    m_screen.clear(); // a blank screen; the cursor stays where it was
+    cursorRow();
+}
+
+void TerminalRenderer::leaveAltScreen(bool restoreCursor)
+{
+    int row = m_row + m_screenOffset; // a screen row
+    if (restoreCursor && m_altCursorSaved) {
+        row = m_altSavedRow;
+        m_col = m_altSavedCol;
+        m_styleId = m_altSavedStyle;
+        m_style = m_styles[m_styleId];
+    }
+    if (m_altScreen) {
+        m_altScreen = false;
+        std::swap(m_screen, m_mainScreen);
+        m_mainScreen.clear();
+        m_row = m_mainRow;
+        m_maxUpReach = m_mainUpReach;
+        m_screenOffset = m_mainOffset;
+    }
+    moveToRow(std::clamp(row - m_screenOffset, 0, m_liveRows - 1));
+    clampCol();
+    cursorRow();
 }
 
 void TerminalRenderer::eraseCells(Row& row, qint64 from, qint64 to)
@@ -1439,6 +1528,13 @@ QList<ConsoleLine> TerminalRenderer::pendingLines() const
 
 qint64 TerminalRenderer::pendingStartOffset() const
 {
+    if (m_altScreen) {
+        for (int i = 0; i < m_mainScreen.size(); ++i) {
+            if (!isBlankRow(m_mainScreen[i]))
+                return m_mainScreen[0].byteOffset;
+        }
+        return m_altEnteredAt;
+    }
     for (int i = 0; i < m_screen.size(); ++i) {
         if (!isBlankRow(m_screen[i]))
             return m_screen[0].byteOffset;
@@ -1448,18 +1544,18 @@ qint64 TerminalRenderer::pendingStartOffset() const
 
 void TerminalRenderer::commitSettledRows()
 {
-    while (m_row > m_maxUpReach && !m_screen.empty()) {
-        commitFront();
-        --m_row;
-    }
+    if (m_altScreen)
+        return;
+    while (m_row > m_maxUpReach && !m_screen.empty())
+        commitEarly();
 }
 
 void TerminalRenderer::commitAboveCursor()
 {
-    while (m_row > 0 && !m_screen.empty()) {
-        commitFront();
-        --m_row;
-    }
+    if (m_altScreen)
+        return;
+    while (m_row > 0 && !m_screen.empty())
+        commitEarly();
 }
 
 void TerminalRenderer::finish()
@@ -1468,6 +1564,8 @@ void TerminalRenderer::finish()
         flushBadUtf8();
     m_utfNeed = 0;
     m_state = State::Ground;
+    if (m_altScreen)
+        leaveAltScreen(false); // the alternate screen's last frame is dropped (see the header)
     int last = -1;
     for (int i = 0; i < int(m_screen.size()); ++i) {
         if (!isBlankRow(m_screen[i]))
@@ -1480,6 +1578,10 @@ void TerminalRenderer::finish()
     m_col = 0;
     m_savedRow = 0;
     m_savedCol = 0;
+    m_altCursorSaved = false;
+    m_altSavedRow = 0;
+    m_altSavedCol = 0;
+    m_screenOffset = 0;
     m_style = Style{};
     m_styleId = 0;
     m_curByte = m_offset;

@@ -35,13 +35,40 @@ quint32 paletteColour(int index);
 // Handled: printable UTF-8 (wide characters take two columns, zero-width ones
 // join the previous cell), \r, \n, \b (with tmux's reverse wrap), \t (8-column
 // stops), ESC[K/0K/1K/2K, ESC[J (0/1/2), cursor movement A B C D E F G H f d
-// ` a e, ESC[X/P/@, ESC[L/M (insert/delete line), ESC[S/T (scroll up/down
+// ` a e (HPR/VPR: xterm's; tmux 3.3a ignores them), ESC[X/P/@, ESC[L/M (insert/delete line), ESC[S/T (scroll up/down
 // the whole live screen; scrolled-up rows are committed, as tmux puts them
 // in its history), ESC[b (repeat), ESC 7/8, ESC[s/u, ESC D/E/M, SGR (bold, faint, italic,
 // underline, inverse, strike, 16/256/truecolour with ';' or ':' separators).
 // OSC (titles, OSC 8 hyperlinks: link dropped, text kept), DCS/SOS/PM/APC
-// strings, tmux's ESC k rename, private-mode CSIs and every other escape are
-// consumed and ignored.
+// strings, tmux's ESC k rename, the other private-mode CSIs and every other
+// escape are consumed and ignored.
+//
+// Alternate screen (ESC[?1049h/l, ?1047h/l, ?47h/l, as tmux 3.3a's
+// screen_alternate_on/off do them): entering shows a blank screen of
+// `liveRows` rows, the cursor where it was (?1049 first saves the cursor
+// and its style, in a slot of its own, not ESC 7's); entering again while
+// on it does nothing. Leaving brings back the main screen's rows exactly as
+// they were; ?1049l also moves the cursor back to where ?1049h saved it
+// (even when not on the alternate screen, as tmux does), ?47l/?1047l leave
+// it where it is; either way a column past the last is clamped to the last.
+// While on the alternate screen:
+// - pendingLines() are its rows (what tmux's capture-pane shows below the
+//   history), the committed rows (history) stay as they were;
+// - nothing on it is ever committed: rows that scroll off its top (line
+//   feed, ESC[S, ESC D) and ESC[2J's rows are dropped, as tmux keeps none
+//   of the alternate screen in its history; a run's console history holds
+//   only the main screen (a `watch` or full-screen rich Live is shown live,
+//   and leaves no trace once it exits);
+// - commitSettledRows() and commitAboveCursor() commit nothing (the main
+//   screen's rows wait, hidden, until it is back), and pendingStartOffset()
+//   is the main screen's first row's offset, or that of the ESC that
+//   entered the alternate screen if the main screen is blank, so a consumer
+//   that restarts rendering there enters it again;
+// - finish() leaves it first (as ?1047l), so the main screen's rows are
+//   what gets committed and the alternate screen's last frame is dropped.
+// ESC[?1048h/l save and restore the cursor as ESC 7 / ESC 8 do (xterm;
+// tmux 3.3a ignores ?1048, the one deliberate difference here).
+// Scroll regions (DECSTBM, ESC[r) are not supported: ignored.
 //
 // Where a string ends: as tmux 3.3a's input.c state tables say, OSC at BEL,
 // ST (ESC \), any other ESC (which starts a new sequence), CAN or SUB;
@@ -254,7 +281,12 @@ private:
     void materialize(Row& row);
     void lineFeed(bool wrapped);
     void newRowAtBottom();
-    void commitFront();
+    void commitFront(); // the top row to the history (dropped on the alternate screen)
+    void commitEarly(); // commitFront() of a row still on tmux's screen: rows' indices shift up by one
+    void scrollUp();    // the screen's top row leaves it (line feed at the bottom, ESC[S)
+    void setPrivateMode(int mode, bool on); // ESC[?...h / l
+    void enterAltScreen(bool saveCursor);
+    void leaveAltScreen(bool restoreCursor);
     void eraseCells(Row& row, qint64 from, qint64 to); // [from, to)
     void eraseRowsBelow(int rowIndex);
     void eraseRowsAbove(int rowIndex);
@@ -284,9 +316,29 @@ private:
     int m_row = 0;
     qint64 m_col = 0;
     int m_maxUpReach = 0; // the furthest the cursor was ever moved up, in rows
-    int m_savedRow = 0;
+    // Rows committed early that a terminal would still show above the live
+    // region (tmux's cursor row is m_row + m_screenOffset, at most
+    // liveRows - 1): saved cursors keep screen rows, as tmux's do, so that
+    // scrolling leaves them in place and early commits do not move them.
+    int m_screenOffset = 0;
+    int m_savedRow = 0; // ESC 7's, a screen row
     qint64 m_savedCol = 0;
     quint32 m_savedStyle = 0;
+
+    // The alternate screen (see the class comment): while it is shown,
+    // m_screen holds its rows and m_mainScreen the main screen's.
+    bool m_altScreen = false;
+    RowRing m_mainScreen;
+    int m_mainRow = 0;        // the main screen's cursor row when it was left
+    int m_mainUpReach = 0;    // and its m_maxUpReach (moves on the alternate screen do not count)
+    int m_mainOffset = 0;     // and its m_screenOffset (the alternate screen's is 0)
+    qint64 m_altEnteredAt = 0; // offset of the ESC that entered the alternate screen
+    // ?1049h's saved cursor (tmux's screen saved_cx/cy/cell): none until the first ?1049h
+    bool m_altCursorSaved = false;
+    int m_altSavedRow = 0; // a screen row
+    qint64 m_altSavedCol = 0;
+    quint32 m_altSavedStyle = 0;
+    qint64 m_csiStart = 0; // offset of the ESC of the CSI being parsed
 
     Style m_style;
     quint32 m_styleId = 0;

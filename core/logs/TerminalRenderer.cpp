@@ -931,7 +931,9 @@ void TerminalRenderer::csiDispatch(unsigned char final)
         cursorRow();
         break;
     case 'J': { // ED
-        const int mode = param(0, 0);
+        int mode = param(0, 0);
+        if (mode == 0 && m_col == 0 && m_row + m_screenOffset == 0)
+            mode = 2; // tmux: erasing all of the screen from its top left corner moves it to the history too
         if (mode == 0) {
             eraseCells(cursorRow(), std::min<qint64>(m_col, m_width > 0 ? m_width : kMaxCol), kMaxCol);
             eraseRowsBelow(m_row);
@@ -970,12 +972,16 @@ void TerminalRenderer::csiDispatch(unsigned char final)
         break;
     }
     case 'X': { // ECH
+        if (m_width > 0 && m_col >= m_width)
+            break; // tmux: nothing at a pending wrap (as DCH and ICH)
         Row& row = cursorRow();
         const qint64 col = std::min(m_col, maxCol);
         eraseCells(row, col, std::min<qint64>(col + n, maxCol + 1));
         break;
     }
     case 'P': { // DCH
+        if (m_width > 0 && m_col >= m_width)
+            break;
         Row& row = cursorRow();
         const qint64 col = std::min(m_col, maxCol);
         if (col < qint64(row.cells.size())) {
@@ -988,8 +994,14 @@ void TerminalRenderer::csiDispatch(unsigned char final)
         break;
     }
     case '@': { // ICH
+        if (m_width > 0 && m_col >= m_width)
+            break;
         Row& row = cursorRow();
         const qint64 col = std::min(m_col, maxCol);
+        if (m_width > 0 && col == m_width - 1) {
+            eraseCells(row, col, col + 1); // tmux's grid_view_insert_cells at the last column
+            break;
+        }
         if (col < qint64(row.cells.size())) {
             row.cells.insert(row.cells.begin() + col, size_t(n), Cell{0, 0});
             if (qint64(row.cells.size()) > m_storeLimit)

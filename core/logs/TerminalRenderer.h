@@ -34,7 +34,7 @@ quint32 paletteColour(int index);
 //
 // Handled: printable UTF-8 (wide characters take two columns, zero-width ones
 // join the previous cell), \r, \n, \b (with tmux's reverse wrap), \t (8-column
-// stops), ESC[K/0K/1K/2K, ESC[J (0/1/2), cursor movement A B C D E F G H f d
+// stops), ESC[K/0K/1K/2K, ESC[J (0/1/2; 2, and 0 at the top left corner, first commit the used rows, as tmux's scroll-on-clear), cursor movement A B C D E F G H f d
 // ` a e (HPR/VPR: xterm's; tmux 3.3a ignores them), ESC[X/P/@, ESC[L/M (insert/delete line), ESC[S/T (scroll up/down
 // the whole live screen; scrolled-up rows are committed, as tmux puts them
 // in its history), ESC[b (repeat), ESC 7/8, ESC[s/u, ESC D/E/M, SGR (bold, faint, italic,

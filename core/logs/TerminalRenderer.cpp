@@ -104,6 +104,7 @@ void TerminalRenderer::Row::reset(qint64 offset)
     byteOffset = offset;
     fullLength = 0;
     wrapped = false;
+    used = false;
     combining.reset();
 }
 
@@ -344,6 +345,7 @@ bool TerminalRenderer::printPlainLine(const unsigned char* p, const unsigned cha
         m_lastAscii = q[-1];
     row.plain.assign(reinterpret_cast<const char*>(p), size_t(q - p));
     row.fullLength = q - p;
+    row.used = true;
     m_col = q - p;
     return true;
 }
@@ -429,6 +431,7 @@ const unsigned char* TerminalRenderer::sinkPlainLines(const unsigned char* p, co
         line.fullLength = n;
         m_sink(line);
         ++m_plainLinesSunk;
+        m_lastCommittedWrapped = false;
         // As the row's line feed and its early commit would have moved them.
         m_screenOffset = std::min(m_screenOffset + 1, m_liveRows - 1);
         p = q + 1;
@@ -485,6 +488,7 @@ void TerminalRenderer::printAsciiRun(const unsigned char* p, const unsigned char
         }
         m_col += n;
         row.fullLength = std::max(row.fullLength, m_col);
+        row.used = true;
         p += n;
     }
 }
@@ -764,6 +768,7 @@ void TerminalRenderer::putCell(char32_t cp, int w)
     }
     m_col = std::min(m_col + w, kMaxCol);
     row.fullLength = std::max(row.fullLength, m_col);
+    row.used = true;
 }
 
 void TerminalRenderer::execControl(unsigned char b)
@@ -835,10 +840,13 @@ void TerminalRenderer::escDispatch(unsigned char final)
         lineFeed(false);
         break;
     case 'M': // RI: at the top row the screen scrolls down (tmux's screen_write_reverseindex)
-        if (m_row > 0)
+        if (m_row > 0) {
             moveToRow(m_row - 1);
-        else
+        } else {
+            lineCleared(0);
+            lineCleared(1);
             insertRows(0, 1);
+        }
         break;
     case 'c':
         m_style = Style{};
@@ -936,18 +944,32 @@ void TerminalRenderer::csiDispatch(unsigned char final)
             mode = 2; // tmux: erasing all of the screen from its top left corner moves it to the history too
         if (mode == 0) {
             eraseCells(cursorRow(), std::min<qint64>(m_col, m_width > 0 ? m_width : kMaxCol), kMaxCol);
+            if (m_col == 0)
+                lineCleared(m_row, true);
             eraseRowsBelow(m_row);
+            if (m_row < m_liveRows - 1)
+                lineCleared(m_row + 1);
         } else if (mode == 1) {
+            if (m_row > 0)
+                lineCleared(0);
             eraseRowsAbove(m_row);
             eraseCells(cursorRow(), 0, m_col + 1);
+            if (m_width > 0 && m_col >= m_width - 1)
+                lineCleared(m_row, true);
         } else if (mode == 2) {
             // tmux 3.3 (scroll-on-clear): the used part of the screen moves to
             // history, the screen becomes blank, the cursor stays put.
             int last = -1;
             for (int i = 0; i < int(m_screen.size()); ++i) {
-                if (!isBlankRow(m_screen[i]))
-                    last = i;
+                if (m_screen[i].used || !isBlankRow(m_screen[i]))
+                    last = i; // tmux: a row ever written to, or moved within, blank or not
             }
+            // Then tmux clears the rest (grid_clear_lines): the row above it,
+            // the last one moved to the history, is no longer wrapped.
+            if (m_altScreen || last < 0)
+                lineCleared(0);
+            else if (last < m_liveRows - 1)
+                m_screen[last].wrapped = false;
             if (!m_altScreen) {
                 for (int i = 0; i <= last; ++i)
                     commitFront();
@@ -964,10 +986,15 @@ void TerminalRenderer::csiDispatch(unsigned char final)
         if (mode == 0) {
             if (m_width == 0 || m_col < m_width)
                 eraseCells(row, m_col, kMaxCol);
+            if (m_col == 0)
+                lineCleared(m_row, true);
         } else if (mode == 1) {
             eraseCells(row, 0, m_col + 1);
+            if (m_width > 0 && m_col >= m_width - 1)
+                lineCleared(m_row, true);
         } else if (mode == 2) {
             eraseCells(row, 0, kMaxCol);
+            lineCleared(m_row, true);
         }
         break;
     }
@@ -977,6 +1004,8 @@ void TerminalRenderer::csiDispatch(unsigned char final)
         Row& row = cursorRow();
         const qint64 col = std::min(m_col, maxCol);
         eraseCells(row, col, std::min<qint64>(col + n, maxCol + 1));
+        if (col == 0 && m_width > 0 && n >= m_width)
+            lineCleared(m_row, true);
         break;
     }
     case 'P': { // DCH
@@ -990,7 +1019,11 @@ void TerminalRenderer::csiDispatch(unsigned char final)
             row.cells.erase(first, first + count);
             row.combining.reset();
         }
+        if (m_width == 0 || col + n < m_width)
+            row.used = true; // tmux's grid_move_cells: the row counts as used
         row.fullLength = std::max<qint64>(col, row.fullLength - n);
+        if (col == 0 && m_width > 0 && n >= m_width)
+            lineCleared(m_row, true);
         break;
     }
     case '@': { // ICH
@@ -1010,14 +1043,29 @@ void TerminalRenderer::csiDispatch(unsigned char final)
         }
         if (row.fullLength > col)
             row.fullLength = m_width > 0 ? std::min<qint64>(row.fullLength + n, m_width) : row.fullLength + n;
+        if (m_width == 0 || col + n < m_width)
+            row.used = true;
         break;
     }
     case 'L': // IL: n blank rows at the cursor's, the rows below pushed down (off the screen's bottom)
+        lineCleared(m_row); // tmux's grid_move_lines: the row above the moved ones is no longer wrapped
         insertRows(m_row, n);
         break;
-    case 'M': // DL: n rows from the cursor's removed, the rows below pulled up
+    case 'M': { // DL: n rows from the cursor's removed, the rows below pulled up
+        // tmux (grid_move_lines, then grid_clear_lines of the bottom rows):
+        // the rows above the moved ones and above the cleared ones are no
+        // longer wrapped, nor the one that lands where the last removed was.
+        const int count = std::min(n, m_liveRows - m_row);
+        const int kept = m_liveRows - m_row - count;
         deleteRows(m_row, n);
+        lineCleared(m_row);
+        if (kept > 0) {
+            lineCleared(m_row + kept);
+            if (count >= kept)
+                lineCleared(m_row + count);
+        }
         break;
+    }
     case 'S': // SU: the screen scrolls up n rows; its top rows go to the history (tmux: grid_scroll_history)
         for (int k = std::min(n, m_liveRows); k > 0; --k) {
             if (m_screen.empty())
@@ -1027,6 +1075,8 @@ void TerminalRenderer::csiDispatch(unsigned char final)
         cursorRow();
         break;
     case 'T': // SD: the screen scrolls down n rows: blank rows at its top
+        lineCleared(0); // tmux's grid_move_lines: the rows above the moved ones and where they go
+        lineCleared(1);
         insertRows(0, n);
         break;
     case 'b': // REP: the last printed character n more times, no further than the row's end (tmux)
@@ -1219,6 +1269,7 @@ void TerminalRenderer::commitFront()
     } else {
         m_committed.append(toLine(m_screen.front()));
     }
+    m_lastCommittedWrapped = m_screen.front().wrapped;
     m_screen.popFront();
 }
 
@@ -1226,10 +1277,28 @@ void TerminalRenderer::scrollUp()
 {
     // A saved cursor stays where it was on the screen (tmux keeps screen
     // coordinates), so nothing else moves.
-    if (m_altScreen)
+    if (m_altScreen) {
+        if (m_liveRows >= 2)
+            lineCleared(0); // tmux's grid_move_lines, with no history to scroll into
         m_screen.popFront();
-    else
+        if (m_liveRows == 2)
+            lineCleared(1);
+    } else {
         commitFront();
+    }
+}
+
+void TerminalRenderer::lineCleared(int rowIndex, bool whole)
+{
+    if (whole && rowIndex < m_screen.size())
+        m_screen[rowIndex].used = false;
+    // The row above is a committed one for rowIndex 0: it stays as it was.
+    if (rowIndex > 0 && rowIndex - 1 < m_screen.size()) {
+        m_screen[rowIndex - 1].wrapped = false;
+    } else if (rowIndex == 0 && m_lastCommittedWrapped) {
+        ++m_committedWrapsKept;
+        m_lastCommittedWrapped = false;
+    }
 }
 
 void TerminalRenderer::commitEarly()

@@ -156,6 +156,12 @@ public:
     // Lines the fast path above handed to the sink so far (for tests).
     qint64 plainLinesSunk() const { return m_plainLinesSunk; }
 
+    // How often tmux would have taken the soft-wrap mark off the last
+    // committed row (an erase, insert, delete or scroll at the screen's top
+    // row: its grid_clear_lines / grid_move_lines), which the renderer, having
+    // handed that row on, keeps (for tests comparing wrapped rows with tmux).
+    qint64 committedWrapsKept() const { return m_committedWrapsKept; }
+
     // Commits every row above the cursor's row (e.g. once the stream has been
     // quiet for a while). Afterwards cursor-up stops at the cursor's current row.
     void commitAboveCursor();
@@ -205,6 +211,7 @@ private:
         qint64 byteOffset = 0;
         qint64 fullLength = 0; // columns reached, including those past maxLineChars
         bool wrapped = false;
+        bool used = false; // tmux's cellused != 0: written to or moved within since last cleared whole (ESC[2J moves it to the history)
         std::unique_ptr<std::unordered_map<int, std::u32string>> combining; // rare: zero-width marks per column
         void reset(qint64 offset);
     };
@@ -288,6 +295,10 @@ private:
     void enterAltScreen(bool saveCursor);
     void leaveAltScreen(bool restoreCursor);
     void eraseCells(Row& row, qint64 from, qint64 to); // [from, to)
+    // tmux's grid_clear_lines / grid_move_lines at row `rowIndex`: the row
+    // above it is no longer soft-wrapped (what capture-pane -J and a reverse
+    // wrap see); `whole`: that row was cleared whole, so no longer used
+    void lineCleared(int rowIndex, bool whole = false);
     void eraseRowsBelow(int rowIndex);
     void eraseRowsAbove(int rowIndex);
     void insertRows(int at, int n); // IL/SD: n blank rows at `at`, those pushed past the screen's bottom dropped
@@ -307,6 +318,8 @@ private:
     bool m_plainRows = true;
     bool m_settleAfterFeed = false;
     qint64 m_plainLinesSunk = 0;
+    qint64 m_committedWrapsKept = 0;
+    bool m_lastCommittedWrapped = false;
 
     RowRing m_screen; // live region, m_screen[0] is its top row
     QList<ConsoleLine> m_committed;

@@ -909,8 +909,7 @@ void TerminalRenderer::csiDispatch(unsigned char final)
         break;
     case 'C': // CUF
     case 'a': // HPR
-        if (m_col < maxCol)
-            m_col = std::min<qint64>(m_col + n, maxCol);
+        m_col = std::min<qint64>(std::min(m_col, maxCol) + n, maxCol); // from a pending wrap: the last column (tmux)
         break;
     case 'D': // CUB
         m_col = std::max<qint64>(0, m_col - n);
@@ -1048,7 +1047,12 @@ void TerminalRenderer::csiDispatch(unsigned char final)
         break;
     }
     case 'L': // IL: n blank rows at the cursor's, the rows below pushed down (off the screen's bottom)
-        lineCleared(m_row); // tmux's grid_move_lines: the row above the moved ones is no longer wrapped
+        // tmux's grid_move_lines: the row above where the moved rows go (one
+        // of them, moved unwrapped) and the row above the cursor's are no
+        // longer wrapped.
+        if (n < m_liveRows - m_row)
+            lineCleared(m_row + n);
+        lineCleared(m_row);
         insertRows(m_row, n);
         break;
     case 'M': { // DL: n rows from the cursor's removed, the rows below pulled up
@@ -1336,6 +1340,7 @@ void TerminalRenderer::enterAltScreen(bool saveCursor)
         m_altSavedCol = m_col;
         m_altSavedStyle = m_styleId;
     }
+    lineCleared(0); // tmux clears its screen (grid_clear_lines): the history's last row is no longer wrapped
     m_altScreen = true;
     m_altEnteredAt = m_csiStart;
     m_mainRow = m_row;

@@ -982,10 +982,12 @@ void TerminalRenderer::csiDispatch(unsigned char final)
     case 'K': { // EL
         const int mode = param(0, 0);
         Row& row = cursorRow();
+        // tmux does nothing to a row with no cells (cellsize 0): no wrap mark goes
+        const bool hadCells = !row.cells.empty() || row.used;
         if (mode == 0) {
             if (m_width == 0 || m_col < m_width)
                 eraseCells(row, m_col, kMaxCol);
-            if (m_col == 0)
+            if (m_col == 0 && hadCells)
                 lineCleared(m_row, true);
         } else if (mode == 1) {
             eraseCells(row, 0, m_col + 1);
@@ -993,7 +995,8 @@ void TerminalRenderer::csiDispatch(unsigned char final)
                 lineCleared(m_row, true);
         } else if (mode == 2) {
             eraseCells(row, 0, kMaxCol);
-            lineCleared(m_row, true);
+            if (hadCells)
+                lineCleared(m_row, true);
         }
         break;
     }
@@ -1294,8 +1297,10 @@ void TerminalRenderer::scrollUp()
 
 void TerminalRenderer::lineCleared(int rowIndex, bool whole)
 {
-    if (whole && rowIndex < m_screen.size())
-        m_screen[rowIndex].used = false;
+    if (whole && rowIndex < m_screen.size()) {
+        m_screen[rowIndex].used = false; // and grid_empty_line: the row itself is no longer wrapped
+        m_screen[rowIndex].wrapped = false;
+    }
     // The row above is a committed one for rowIndex 0: it stays as it was.
     if (rowIndex > 0 && rowIndex - 1 < m_screen.size()) {
         m_screen[rowIndex - 1].wrapped = false;

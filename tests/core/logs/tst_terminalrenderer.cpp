@@ -469,18 +469,32 @@ private Q_SLOTS:
     // progress bar does.
     void erasedWrappedRowIsNotPlain()
     {
-        const QByteArray bytes("0123456789X" "\x1b[A\r\x1b[2K" "ab  \n" "next\n");
+        // A wide character that does not fit wraps a 9-column row; erasing
+        // it from the start (ESC[1K short of the last column) keeps the wrap
+        // mark, as tmux does.
+        const QByteArray bytes("012345678\xe4\xb8\xad" "\x1b[A\x1b[9G\x1b[1K\r" "ab  \n" "next\n");
         for (const bool plainRows : {false, true}) {
             TerminalRenderer r(10);
             r.setPlainRows(plainRows);
             r.feed(bytes);
             r.finish();
             const QList<ConsoleLine> lines = r.takeCommitted();
-            QCOMPARE(lines.size(), 2); // "next" overwrote the "X" of the second row
+            QCOMPARE(lines.size(), 2); // "next" overwrote the wide character of the second row
             QCOMPARE(lines.at(0).text, QStringLiteral("ab  "));
             QCOMPARE(lines.at(0).fullLength, qint64(4));
             QVERIFY(lines.at(0).wrapped);
             QCOMPARE(lines.at(1).text, QStringLiteral("next"));
+        }
+        // Erasing the whole row takes the mark off (tmux's grid_clear_lines).
+        for (const bool plainRows : {false, true}) {
+            TerminalRenderer r(10);
+            r.setPlainRows(plainRows);
+            r.feed("0123456789X\x1b[A\r\x1b[2Kab  \nnext\n");
+            r.finish();
+            const QList<ConsoleLine> lines = r.takeCommitted();
+            QCOMPARE(lines.size(), 2);
+            QCOMPARE(lines.at(0).text, QStringLiteral("ab"));
+            QVERIFY(!lines.at(0).wrapped);
         }
     }
 

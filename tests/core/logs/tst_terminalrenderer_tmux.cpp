@@ -553,6 +553,18 @@ private Q_SLOTS:
             altTop += "line " + QByteArray::number(i) + "\n";
         altTop += "\x1b" "7\x1b[?1049h\x1b[Htop\x1b[L\x1bM\x1b[2Tx\x1b[?1049l\x1b" "8!\n";
         QTest::newRow("alt-screen-history-kept") << altTop << 80 << false;
+        // What the random streams found, one case each (at 7 columns, 3 rows
+        // where the screen's size matters: compare() uses 50 rows).
+        QTest::newRow("saved-cursor-keeps-screen-row") << QByteArray("1\n2\n3\x1b" "7") + repeat("\nx", 60) + "\x1b" "8X\n" << 80 << false;
+        QTest::newRow("reverse-index-at-top") << QByteArray("a\nb\x1b[H\x1bM\x1bMtop\n") << 80 << false;
+        QTest::newRow("vpa-keeps-pending-wrap") << QByteArray("abcdefg\x1b[1dk\n") << 7 << false;
+        QTest::newRow("cuf-from-pending-wrap") << QByteArray("abcdefg\x1b[CX\n") << 7 << false;
+        QTest::newRow("ed0-from-home-scrolls") << QByteArray("a\nb\x1b[H\x1b[Jc\n") << 80 << false;
+        QTest::newRow("ech-dch-ich-at-pending-wrap") << QByteArray("abcdefg\x1b[X\n1234567\x1b[P\nABCDEFG\x1b[@\n") << 7 << false;
+        QTest::newRow("erase-unwraps") << QByteArray("abcdefghi\x1b[A\x1b[2K\n\x08X\n") << 7 << false;
+        QTest::newRow("scroll-down-unwraps") << QByteArray("abcdefghi\x1b[H\x1b[T\x1b[2B\r\x08X\n") << 7 << false;
+        QTest::newRow("insert-line-unwraps") << QByteArray("abcdefghi\x1b[L\x1b[B\r\x08X\n") << 7 << false;
+        QTest::newRow("clear-moves-used-blank-rows") << QByteArray("a\n\x1b[P\x1b[2Jc\n") << 80 << false;
         QTest::newRow("narrow") << QByteArray("the quick brown fox\tjumps\x1b[A\x1b[Cover\n\xe4\xb8\xad\xe6\x96\x87\xe4\xb8\xad\n") << 7 << false;
     }
 

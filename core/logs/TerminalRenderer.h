@@ -34,11 +34,19 @@ quint32 paletteColour(int index);
 //
 // Handled: printable UTF-8 (wide characters take two columns, zero-width ones
 // join the previous cell), \r, \n, \b (with tmux's reverse wrap), \t (8-column
-// stops), ESC[K/0K/1K/2K, ESC[J (0/1/2; 2, and 0 at the top left corner, first commit the used rows, as tmux's scroll-on-clear), cursor movement A B C D E F G H f d
-// ` a e (HPR/VPR: xterm's; tmux 3.3a ignores them), ESC[X/P/@, ESC[L/M (insert/delete line), ESC[S/T (scroll up/down
-// the whole live screen; scrolled-up rows are committed, as tmux puts them
-// in its history), ESC[b (repeat), ESC 7/8, ESC[s/u, ESC D/E/M, SGR (bold, faint, italic,
-// underline, inverse, strike, 16/256/truecolour with ';' or ':' separators).
+// stops), ESC[K/0K/1K/2K, ESC[J (0/1/2; 2, and 0 from the top left corner,
+// first commit every row ever written to, blank or not, as tmux's
+// scroll-on-clear), cursor movement A B C D E F G H f d ` a e, ESC[X/P/@,
+// ESC[L/M (insert/delete line), ESC[S/T (scroll up/down the whole live
+// screen; scrolled-up rows are committed, as tmux puts them in its
+// history), ESC[b (repeat), ESC 7/8, ESC[s/u (a saved cursor keeps its
+// screen row when the screen scrolls, as tmux's does), ESC D/E/M, SGR (bold,
+// faint, italic, underline, inverse, strike, 16/256/truecolour with ';' or
+// ':' separators). Soft-wrap marks come and go as tmux's do: an erase of a
+// whole row takes its own mark off and that of the row above, and so do
+// inserting, deleting and scrolling rows down for the row above where they
+// move (grid_clear_lines, grid_move_lines) -- what a later backspace's
+// reverse wrap sees.
 // OSC (titles, OSC 8 hyperlinks: link dropped, text kept), DCS/SOS/PM/APC
 // strings, tmux's ESC k rename, the other private-mode CSIs and every other
 // escape are consumed and ignored.
@@ -66,9 +74,18 @@ quint32 paletteColour(int index);
 //   that restarts rendering there enters it again;
 // - finish() leaves it first (as ?1047l), so the main screen's rows are
 //   what gets committed and the alternate screen's last frame is dropped.
-// ESC[?1048h/l save and restore the cursor as ESC 7 / ESC 8 do (xterm;
-// tmux 3.3a ignores ?1048, the one deliberate difference here).
+// ESC[?1048h/l save and restore the cursor as ESC 7 / ESC 8 do.
 // Scroll regions (DECSTBM, ESC[r) are not supported: ignored.
+//
+// Deliberate differences from tmux 3.3a (tests/core/logs/
+// tst_terminalrenderer_tmux says which it leaves out and why): ?1048 and
+// HPR/VPR (ESC[a, ESC[e) work as in xterm (tmux ignores them); ESC[n@
+// blanks the n columns it inserts (tmux leaves old cells in place when n is
+// more than half of the rest of the row); writing over the right half of a
+// wide character always clears it (tmux sometimes does not); a committed
+// row keeps its wrap mark where tmux would take it off later
+// (committedWrapsKept()); erased cells at the end of a wrapped row are not
+// part of its text (tmux's capture-pane -J shows them as spaces).
 //
 // Where a string ends: as tmux 3.3a's input.c state tables say, OSC at BEL,
 // ST (ESC \), any other ESC (which starts a new sequence), CAN or SUB;

@@ -1323,13 +1323,15 @@ int cmdRm(Context& ctx, const QStringList& args)
         err() << "run " << run->id << " is " << runStateName(run->state) << ": cancel it first\n";
         return Usage;
     }
-    ctx.store->deleteRun(run->id);
-    if (auto f = ctx.store->flush(); !f) {
-        err() << f.error().message << '\n';
+    // The service deletes it (the row, then its folder with the console
+    // copy and downloaded artifacts), as the GUI's Delete does.
+    auto svc = connectService(ctx);
+    if (!svc)
+        return Unavailable;
+    if (auto deleted = svc->call(QStringLiteral("delete_run"), {{QStringLiteral("run"), run->id}}); !deleted) {
+        err() << "trainyardctl: " << escapedName(deleted.error().message) << '\n';
         return Unavailable;
     }
-    if (!run->consolePath.isEmpty())
-        QFile::remove(run->consolePath);
     out() << "deleted run " << run->id << '\n';
     return Ok;
 }

@@ -2,6 +2,7 @@
 
 #include "ServiceProtocol.h"
 #include "runs/RunEngine.h"
+#include "runs/RunRemoval.h"
 #include "spec/JobSpec.h"
 #include "store/ResultStore.h"
 
@@ -237,6 +238,12 @@ void ServiceServer::handle(Client& c, const QJsonObject& req)
         reply(c, id, {});
     } else if (op == u"caught_up") {
         opCaughtUp(c, id);
+    } else if (op == u"delete_run") {
+        const RunId run = req.value(QStringLiteral("run")).toInteger();
+        if (auto deleted = deleteEndedRun(*m_store, m_databasePath, run); !deleted)
+            replyError(c, id, QStringLiteral("invalid_input"), deleted.error().message);
+        else
+            reply(c, id, {});
     } else if (op == u"behind") {
         reply(c, id, {{QStringLiteral("behind"), nodesBehind()}});
     } else if (op == u"stop") {

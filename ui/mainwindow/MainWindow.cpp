@@ -23,6 +23,7 @@
 #include "runs/RunsModel.h"
 #include "runs/StoreReader.h"
 #include "runs/RunEngine.h"
+#include "runs/RunRemoval.h"
 #include "store/ResultStore.h"
 
 #include <QAction>
@@ -1087,15 +1088,23 @@ void MainWindow::deleteSelected()
         QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
     if (answer != QMessageBox::Yes)
         return;
-    m_store->deleteRun(id); // queued to the store's writer thread
-    const QString dir = runDataDir(m_store->location(), id);
-    QMetaObject::invokeMethod(m_reader, [dir] {
-        QDir d(dir);
-        if (d.exists())
-            d.removeRecursively();
+    // Off the GUI thread: it waits for the write (RunRemoval.h, as the service does).
+    QPointer<MainWindow> self = this;
+    ResultStore* store = m_store;
+    const QString db = m_store->location();
+    QMetaObject::invokeMethod(m_reader, [self, store, db, id, name] {
+        const auto deleted = deleteEndedRun(*store, db, id);
+        QMetaObject::invokeMethod(qApp, [self, deleted, id, name] {
+            if (!self)
+                return;
+            if (!deleted) {
+                self->statusBar()->showMessage(tr("Run #%1 '%2' was not deleted: %3").arg(id).arg(name, deleted.error().message), 10000);
+                return;
+            }
+            self->m_model->removeRun(id);
+            self->statusBar()->showMessage(tr("Deleted run #%1 '%2'").arg(id).arg(name), 5000);
+        }, Qt::QueuedConnection);
     }, Qt::QueuedConnection);
-    m_model->removeRun(id);
-    statusBar()->showMessage(tr("Deleted run #%1 '%2'").arg(id).arg(name), 5000);
 }
 
 // ---- queue and nodes --------------------------------------------------------

@@ -940,9 +940,6 @@ int cmdRm(Context& ctx, const QStringList& args)
     return Ok;
 }
 
-
-// ---- nodes -------------------------------------------------------------------
-
 // Metrics a framework wrote to files (Lightning's metrics.csv, TensorBoard
 // event files, Hugging Face trainer_state.json, JSON lines) into a run.
 int cmdImport(Context& ctx, const QStringList& args)

@@ -152,20 +152,17 @@ Result<void> ServiceClient::attach(int timeoutMs)
     connect(m_socket, &QLocalSocket::readyRead, this, &ServiceClient::onReadyRead);
     // After the events that came before it.
     connect(m_socket, &QLocalSocket::disconnected, this, [this] { dispatch({{QStringLiteral("event"), QStringLiteral("_closed")}}); });
-    // The service speaks first: hello (or refused).
-    QEventLoop loop;
-    QTimer::singleShot(timeoutMs, &loop, &QEventLoop::quit);
-    auto c1 = connect(m_socket, &QLocalSocket::readyRead, &loop, [&] {
-        if (m_helloSeen || !m_refused.isEmpty())
-            loop.quit();
-    });
-    auto c2 = connect(m_socket, &QLocalSocket::disconnected, &loop, &QEventLoop::quit);
-    if (m_socket->bytesAvailable())
-        onReadyRead();
-    if (!m_helloSeen && m_refused.isEmpty())
-        loop.exec();
-    disconnect(c1);
-    disconnect(c2);
+    // The service speaks first: hello (or refused). Blocking reads, as in call().
+    const QDeadlineTimer deadline(timeoutMs);
+    while (!m_helloSeen && m_refused.isEmpty() && m_socket->state() == QLocalSocket::ConnectedState && !deadline.hasExpired()) {
+        if (m_socket->bytesAvailable() > 0) {
+            onReadyRead();
+            continue;
+        }
+        m_socket->waitForReadyRead(int(std::clamp<qint64>(deadline.remainingTime(), 1, 1000)));
+    }
+    if (m_socket->bytesAvailable() > 0)
+        onReadyRead(); // the refusal and the close come together
     if (!m_refused.isEmpty())
         return fail(m_refused);
     if (!m_helloSeen)
@@ -257,18 +254,18 @@ Result<QJsonObject> ServiceClient::call(const QString& op, QJsonObject args, int
     args.insert(QStringLiteral("op"), op);
     m_socket->write(encode(args));
     m_socket->flush();
+    // Blocking reads on the socket alone, no nested event loop: a handler
+    // elsewhere that ends the caller's event loop (QCoreApplication::exit)
+    // cannot end this wait instead, and nothing else runs meanwhile. Events
+    // that arrive are kept for the caller's loop (dispatch()).
     ++m_inCall;
-    if (!m_replies.contains(id)) {
-        QEventLoop loop;
-        QTimer::singleShot(timeoutMs, &loop, &QEventLoop::quit);
-        auto c1 = connect(m_socket, &QLocalSocket::readyRead, &loop, [&] {
-            if (m_replies.contains(id))
-                loop.quit();
-        }, Qt::QueuedConnection);
-        auto c2 = connect(m_socket, &QLocalSocket::disconnected, &loop, &QEventLoop::quit);
-        loop.exec();
-        disconnect(c1);
-        disconnect(c2);
+    const QDeadlineTimer deadline(timeoutMs);
+    while (!m_replies.contains(id) && connected() && !deadline.hasExpired()) {
+        if (m_socket->bytesAvailable() > 0) {
+            onReadyRead();
+            continue;
+        }
+        m_socket->waitForReadyRead(int(std::clamp<qint64>(deadline.remainingTime(), 1, 1000)));
     }
     if (--m_inCall == 0 && !m_deferred.isEmpty())
         QMetaObject::invokeMethod(this, &ServiceClient::emitDeferred, Qt::QueuedConnection);

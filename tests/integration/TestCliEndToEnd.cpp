@@ -11,6 +11,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QTest>
@@ -1191,6 +1192,172 @@ private Q_SLOTS:
             }
         }
         QVERIFY2(seen, o.out.constData());
+    }
+
+    // Issue #22: show, queue, node ls, metrics and policy take --json: one
+    // JSON document on stdout with the facts the text shows, strings raw
+    // (JSON escapes them), times ISO 8601 UTC with ms; errors stay on stderr.
+    // A database of its own, so that the queue and the nodes are known.
+    void jsonOutputOfShowQueueNodesMetricsPolicy()
+    {
+        const QString db = m_dir.filePath(QStringLiteral("json/trainyard.db"));
+        const auto run = [&](QStringList args) { return ctl(args << QStringLiteral("--db") << db, 60000); };
+        const auto parse = [](const Outcome& o, QJsonParseError* e) { return QJsonDocument::fromJson(o.out, e); };
+        QJsonParseError pe;
+        const QRegularExpression isoMs(QStringLiteral("^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z$"));
+        const QString spec = writeFile(QStringLiteral("json/job.yaml"),
+            "name: \"json\\tprobe\"\n"
+            "command: \"echo loss=0.5 step=1; echo loss=0.25 step=2; echo acc=0.75 step=2; exit 3\"\n"
+            "params: {lr: \"0.01\"}\n"
+            "tags: [probe]\n");
+        const Outcome submitted = run({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
+        QVERIFY2(submitted.exitCode == 3, submitted.err.constData());
+
+        RunId runId = 0;
+        RunId heldId = 0;
+        {
+            // A held run for the queue, a node for node ls: as a second
+            // client of the database would add them.
+            auto store = ResultStore::open(db);
+            QVERIFY(store);
+            const auto r = findRunByName(**store, QStringLiteral("json\tprobe"));
+            QVERIFY(r);
+            runId = r->id;
+            RunRecord held;
+            held.name = QStringLiteral("held\x1b[31m");
+            held.state = RunState::Held;
+            held.priority = 5;
+            held.argv = {QStringLiteral("true")};
+            held.createdAt = QDateTime::currentDateTimeUtc();
+            const auto created = (*store)->createRun(held, {});
+            QVERIFY(created);
+            heldId = *created;
+            NodeRecord node;
+            node.name = QStringLiteral("gpu-01");
+            node.host = QStringLiteral("gpu-01.example");
+            node.user = QStringLiteral("ada");
+            node.port = 2222;
+            node.labels = {QStringLiteral("a100"), QStringLiteral("big-memory")};
+            node.addedAt = QDateTime::currentDateTimeUtc();
+            QVERIFY((*store)->addNode(node));
+        }
+
+        // show --json: the run's record, exit code, params, metrics, tags.
+        const Outcome show = run({QStringLiteral("show"), QString::number(runId), QStringLiteral("--json")});
+        QVERIFY2(show.exitCode == 0, show.err.constData());
+        const QJsonObject s = parse(show, &pe).object();
+        QVERIFY2(pe.error == QJsonParseError::NoError, show.out.constData());
+        QCOMPARE(s.value(QStringLiteral("id")).toInteger(), runId);
+        QCOMPARE(s.value(QStringLiteral("name")).toString(), QStringLiteral("json\tprobe")); // raw, not "json\\tprobe"
+        QCOMPARE(s.value(QStringLiteral("state")).toString(), QStringLiteral("failed"));
+        QCOMPARE(s.value(QStringLiteral("exit_code")).toInt(-1), 3);
+        QVERIFY(s.value(QStringLiteral("exit_signal")).isNull());
+        QCOMPARE(s.value(QStringLiteral("failure_reason")).toString(), QStringLiteral("exit code 3"));
+        QCOMPARE(s.value(QStringLiteral("node")).toString(), QStringLiteral("local"));
+        QCOMPARE(s.value(QStringLiteral("argv")).toArray().size(), 3);
+        QCOMPARE(s.value(QStringLiteral("workdir")).toString(), QFileInfo(spec).absolutePath());
+        QCOMPARE(s.value(QStringLiteral("params")).toObject().value(QStringLiteral("lr")).toString(), QStringLiteral("0.01"));
+        QCOMPARE(s.value(QStringLiteral("latest_metrics")).toObject().value(QStringLiteral("loss")).toDouble(), 0.25);
+        QCOMPARE(s.value(QStringLiteral("latest_metric_steps")).toObject().value(QStringLiteral("loss")).toInt(), 2);
+        QCOMPARE(s.value(QStringLiteral("tags")).toArray(), QJsonArray{QStringLiteral("probe")});
+        QVERIFY2(s.value(QStringLiteral("started_at")).toString().contains(isoMs), show.out.constData());
+        QVERIFY2(s.value(QStringLiteral("finished_at")).toString().contains(isoMs), show.out.constData());
+        QVERIFY(s.value(QStringLiteral("duration_ms")).toInteger(-1) >= 0);
+        QVERIFY(QFile::exists(s.value(QStringLiteral("console_path")).toString()));
+        QCOMPARE(s.value(QStringLiteral("notices")).toArray().size(), 0);
+        // The same record as ls --json lists.
+        const QJsonArray ls = parse(run({QStringLiteral("ls"), QStringLiteral("--json")}), &pe).array();
+        QVERIFY(pe.error == QJsonParseError::NoError);
+        bool listed = false;
+        for (const QJsonValue& v : ls)
+            if (v[QStringLiteral("id")].toInteger() == runId) {
+                listed = true;
+                for (const QString& key : v.toObject().keys())
+                    QVERIFY2(v[key] == s.value(key), qPrintable(key));
+            }
+        QVERIFY(listed);
+        // Errors: on stderr, nothing on stdout, the text commands' exit codes.
+        const Outcome noRun = run({QStringLiteral("show"), QStringLiteral("999999"), QStringLiteral("--json")});
+        QCOMPARE(noRun.exitCode, 4);
+        QVERIFY(noRun.out.isEmpty() && noRun.err.contains("no run with id 999999"));
+
+        // metrics --json: {key: [points]}, with --key only that one.
+        const Outcome loss = run({QStringLiteral("metrics"), QString::number(runId), QStringLiteral("--json"), QStringLiteral("--key"),
+                                  QStringLiteral("loss")});
+        QVERIFY2(loss.exitCode == 0, loss.err.constData());
+        const QJsonObject m = parse(loss, &pe).object();
+        QVERIFY2(pe.error == QJsonParseError::NoError, loss.out.constData());
+        QCOMPARE(m.keys(), QStringList{QStringLiteral("loss")});
+        const QJsonArray points = m.value(QStringLiteral("loss")).toArray();
+        QCOMPARE(points.size(), 2);
+        QCOMPARE(points[0][QStringLiteral("step")].toInt(), 1);
+        QCOMPARE(points[0][QStringLiteral("value")].toDouble(), 0.5);
+        QCOMPARE(points[1][QStringLiteral("step")].toInt(), 2);
+        QCOMPARE(points[1][QStringLiteral("value")].toDouble(), 0.25);
+        QVERIFY(points[1][QStringLiteral("epoch")].isNull());
+        QVERIFY2(points[1][QStringLiteral("wall_time")].toString().contains(isoMs), loss.out.constData());
+        const QJsonObject all = parse(run({QStringLiteral("metrics"), QString::number(runId), QStringLiteral("--json")}), &pe).object();
+        QVERIFY(pe.error == QJsonParseError::NoError);
+        QCOMPARE(all.keys(), (QStringList{QStringLiteral("acc"), QStringLiteral("loss")}));
+        QCOMPARE(all.value(QStringLiteral("acc")).toArray().at(0)[QStringLiteral("value")].toDouble(), 0.75);
+        const Outcome noKey = run({QStringLiteral("metrics"), QString::number(runId), QStringLiteral("--json"), QStringLiteral("--key"),
+                                   QStringLiteral("los")});
+        QCOMPARE(noKey.exitCode, 4);
+        QVERIFY2(noKey.out.isEmpty() && noKey.err.contains("its metrics: acc, loss"), noKey.err.constData());
+        QCOMPARE(run({QStringLiteral("metrics"), QString::number(runId), QStringLiteral("--json"), QStringLiteral("--csv")}).exitCode, 2);
+
+        // queue --json: the held run at position 1, its priority, its raw name.
+        const Outcome queue = run({QStringLiteral("queue"), QStringLiteral("--json")});
+        QVERIFY2(queue.exitCode == 0, queue.err.constData());
+        const QJsonObject q = parse(queue, &pe).object();
+        QVERIFY2(pe.error == QJsonParseError::NoError, queue.out.constData());
+        QCOMPARE(q.value(QStringLiteral("policy")).toString(), QStringLiteral("backfill"));
+        QCOMPARE(q.value(QStringLiteral("policy_file")).toString(), db + QStringLiteral(".scheduler.json"));
+        const QJsonArray waiting = q.value(QStringLiteral("runs")).toArray();
+        QCOMPARE(waiting.size(), 1);
+        QCOMPARE(waiting[0][QStringLiteral("position")].toInt(), 1);
+        QCOMPARE(waiting[0][QStringLiteral("id")].toInteger(), heldId);
+        QCOMPARE(waiting[0][QStringLiteral("name")].toString(), QStringLiteral("held\x1b[31m"));
+        QCOMPARE(waiting[0][QStringLiteral("state")].toString(), QStringLiteral("held"));
+        QCOMPARE(waiting[0][QStringLiteral("priority")].toInt(), 5);
+        QVERIFY(waiting[0][QStringLiteral("reason")].isNull() || waiting[0][QStringLiteral("reason")].isString());
+
+        // node ls --json: local first, then the stored node as stored.
+        const Outcome nodes = run({QStringLiteral("node"), QStringLiteral("ls"), QStringLiteral("--json")});
+        QVERIFY2(nodes.exitCode == 0, nodes.err.constData());
+        const QJsonArray n = parse(nodes, &pe).array();
+        QVERIFY2(pe.error == QJsonParseError::NoError, nodes.out.constData());
+        QCOMPARE(n.size(), 2);
+        QCOMPARE(n[0][QStringLiteral("name")].toString(), QStringLiteral("local"));
+        QVERIFY(n[0][QStringLiteral("local")].toBool());
+        QCOMPARE(n[1][QStringLiteral("name")].toString(), QStringLiteral("gpu-01"));
+        QVERIFY(!n[1][QStringLiteral("local")].toBool(true));
+        QCOMPARE(n[1][QStringLiteral("host")].toString(), QStringLiteral("gpu-01.example"));
+        QCOMPARE(n[1][QStringLiteral("user")].toString(), QStringLiteral("ada"));
+        QCOMPARE(n[1][QStringLiteral("port")].toInt(), 2222);
+        QCOMPARE(n[1][QStringLiteral("labels")].toArray(), (QJsonArray{QStringLiteral("a100"), QStringLiteral("big-memory")}));
+        QVERIFY(n[1][QStringLiteral("agent_deployed")].toBool());
+        QVERIFY(n[1][QStringLiteral("identity_file")].isNull());
+        QVERIFY2(n[1][QStringLiteral("added_at")].toString().contains(isoMs), nodes.out.constData());
+
+        // policy --json: the default and each queue's own.
+        QCOMPARE(run({QStringLiteral("policy"), QStringLiteral("sjf"), QStringLiteral("--queue"), QStringLiteral("short")}).exitCode, 0);
+        const Outcome policy = run({QStringLiteral("policy"), QStringLiteral("--json")});
+        QVERIFY2(policy.exitCode == 0, policy.err.constData());
+        const QJsonObject p = parse(policy, &pe).object();
+        QVERIFY2(pe.error == QJsonParseError::NoError, policy.out.constData());
+        QCOMPARE(p.value(QStringLiteral("default")).toString(), QStringLiteral("backfill"));
+        QCOMPARE(p.value(QStringLiteral("queues")).toObject(), (QJsonObject{{QStringLiteral("short"), QStringLiteral("sjf")}}));
+        const QJsonObject one = parse(run({QStringLiteral("policy"), QStringLiteral("--queue"), QStringLiteral("short"), QStringLiteral("--json")}), &pe).object();
+        QVERIFY(pe.error == QJsonParseError::NoError);
+        QCOMPARE(one, (QJsonObject{{QStringLiteral("queue"), QStringLiteral("short")}, {QStringLiteral("policy"), QStringLiteral("sjf")}}));
+        const Outcome setting = run({QStringLiteral("policy"), QStringLiteral("fcfs"), QStringLiteral("--json")});
+        QCOMPARE(setting.exitCode, 2);
+        QVERIFY(setting.out.isEmpty());
+        QCOMPARE(parse(run({QStringLiteral("policy"), QStringLiteral("--json")}), &pe).object().value(QStringLiteral("default")).toString(),
+                 QStringLiteral("backfill"));
+
+        run({QStringLiteral("daemon"), QStringLiteral("stop")});
     }
 
     void noSuchRunAndUsage()

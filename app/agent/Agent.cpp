@@ -114,9 +114,12 @@ void Agent::reply(const Json& id, Json fields)
     out_.pushMessage(fields);
 }
 
-void Agent::replyError(const Json& id, const std::string& error)
+void Agent::replyError(const Json& id, const std::string& error, const std::string& code)
 {
-    out_.pushMessage(Json{{"type", "reply"}, {"id", id}, {"ok", false}, {"error", error}});
+    Json reply{{"type", "reply"}, {"id", id}, {"ok", false}, {"error", error}};
+    if (!code.empty())
+        reply["code"] = code; // what a client acts on (PROTOCOL.md); the text is for people
+    out_.pushMessage(reply);
 }
 
 int Agent::run()
@@ -426,7 +429,7 @@ void Agent::opStart(const Json& id, const Json& req)
         claims = registry_.claimGpus(run, client, gpus);
         if (!claims.error.empty()) {
             cleanup();
-            replyError(id, claims.error);
+            replyError(id, claims.error, claims.heldByOther ? "gpu_claimed" : "");
             return;
         }
     }

@@ -282,6 +282,7 @@ RunRegistry::ClaimResult RunRegistry::claimGpus(const std::string& run, const st
                 res.error = "run " + run + ": GPU " + std::to_string(g) + " is held by run " + h
                     + (holderClient.empty() ? std::string(" of another Trainyard instance")
                                             : " of another Trainyard instance (" + holderClient + ")");
+                res.heldByOther = true;
                 return res;
             }
         }

@@ -67,6 +67,7 @@ public:
     // Returns the claim files created (for the supervisor to remove).
     struct ClaimResult {
         std::string error;
+        bool heldByOther = false; // refused: another instance's run holds a GPU (reply code "gpu_claimed")
         std::vector<std::string> files;
     };
     ClaimResult claimGpus(const std::string& run, const std::string& client, const std::vector<int>& gpus) const;

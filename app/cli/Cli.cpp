@@ -1191,7 +1191,7 @@ int run(const QStringList& argsIn)
     auto store = ResultStore::open(ctx.dbPath, readsOnly ? StoreAccess::ReadOnlyIfNeeded : StoreAccess::ReadWrite);
     if (!store) {
         err() << "trainyardctl: " << store.error().message;
-        if (!readsOnly && QFileInfo::exists(ctx.dbPath) && store.error().message.contains(u"cannot write the result database"))
+        if (!readsOnly && store.error().kind == ErrorKind::ReadOnly)
             err() << "; '" << command << "' changes it, so it did not run (ls, show, logs, metrics, queue and artifacts "
                   << "only read it and work)";
         err() << '\n';

@@ -130,10 +130,10 @@ bool AgentClient::skipPreamble(const QByteArray& bytes)
     return true;
 }
 
-void AgentClient::onClosed(const QString& reason)
+void AgentClient::onClosed(const QString& reason, ErrorKind kind)
 {
     if (state_ == State::Connecting || state_ == State::Ready)
-        fail(reason);
+        fail(reason, kind);
 }
 
 void AgentClient::handleFrame(const AgentFrame& frame)
@@ -189,7 +189,9 @@ void AgentClient::handleFrame(const AgentFrame& frame)
         if (h.value(key("ok")).toBool())
             p.callback(h);
         else
-            p.callback(ty::fail(QStringLiteral("node %1: %2").arg(nodeName(), h.value(key("error")).toString())));
+            p.callback(ty::fail(QStringLiteral("node %1: %2").arg(nodeName(), h.value(key("error")).toString()),
+                                h.value(key("code")).toString() == QLatin1StringView("gpu_claimed") ? ErrorKind::GpuClaimed
+                                                                                                  : ErrorKind::Refused));
     } else if (type == QLatin1StringView("eof")) {
         Q_EMIT tailEnded(h.value(key("run")).toString(), h.value(key("offset")).toInteger());
     } else if (type == QLatin1StringView("truncated")) {
@@ -206,7 +208,7 @@ void AgentClient::handleFrame(const AgentFrame& frame)
     }
 }
 
-void AgentClient::fail(const QString& reason)
+void AgentClient::fail(const QString& reason, ErrorKind kind)
 {
     if (state_ == State::Disconnected)
         return;
@@ -220,16 +222,16 @@ void AgentClient::fail(const QString& reason)
             continue;
         const QString what = it->run.isEmpty() ? QStringLiteral("%1 request").arg(it->op)
                                                : QStringLiteral("%1 request for run %2").arg(it->op, it->run);
-        it->callback(ty::fail(QStringLiteral("node %1: %2%3: %4").arg(nodeName(), kReplyLost, what, reason)));
+        it->callback(ty::fail(QStringLiteral("node %1: %2%3: %4").arg(nodeName(), kReplyLost, what, reason), ErrorKind::ReplyLost));
         if (!self)
             return;
     }
-    Q_EMIT disconnected(reason);
+    Q_EMIT disconnected(reason, kind);
 }
 
 bool AgentClient::replyLost(const Error& error)
 {
-    return error.message.contains(kReplyLost);
+    return error.kind == ErrorKind::ReplyLost;
 }
 
 void AgentClient::deliverLater(ReplyCallback cb, Result<QJsonObject> result)

@@ -116,7 +116,7 @@ Q_SIGNALS:
     // tail() for this run from now on.
     void consoleTruncated(const QString& run, qint64 offset, qint64 size, qint64 generation);
     void runExited(const ty::AgentRunStatus& status);
-    void disconnected(const QString& reason);
+    void disconnected(const QString& reason, ty::ErrorKind kind = ty::ErrorKind::Unspecified);
     // The transport's warning() (AgentTransport.h), before ready().
     void warning(const QString& message);
 
@@ -129,12 +129,12 @@ private:
 
     void onOpened();
     void onReceived(const QByteArray& bytes);
-    void onClosed(const QString& reason);
+    void onClosed(const QString& reason, ErrorKind kind);
     void handleFrame(const AgentFrame& frame);
     // Before the hello: whether `bytes` completed the login shell's output
     // (if any) and the agent's first line; feeds the decoder from there.
     bool skipPreamble(const QByteArray& bytes);
-    void fail(const QString& reason);
+    void fail(const QString& reason, ErrorKind kind = ErrorKind::Unspecified);
     void send(const QJsonObject& message);
     void deliverLater(ReplyCallback cb, Result<QJsonObject> result);
 

@@ -48,7 +48,9 @@ public:
 Q_SIGNALS:
     void opened();
     void received(const QByteArray& bytes);
-    void closed(const QString& reason);
+    // `kind`: why, where the transport can tell (ErrorKind: unreachable,
+    // host key, authentication); Unspecified otherwise.
+    void closed(const QString& reason, ty::ErrorKind kind = ty::ErrorKind::Unspecified);
     // Something the user must see that did not stop the connection (SSH: a
     // changed host key accepted under StrictHostKeyChecking no). Emitted
     // before opened() for that connection.

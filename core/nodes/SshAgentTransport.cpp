@@ -90,7 +90,8 @@ void SshAgentTransport::open()
         if (s != session_)
             return;
         rejectedFingerprint_ = fp;
-        Q_EMIT hostKeyRejected(fp, message);
+        // hostKeyDecided came first, with the decision.
+        Q_EMIT hostKeyRejected(fp, message, hostKeyDecision_ != HostKeyDecision::RefusedUnknown);
     });
     connect(s, &SshSession::hostKeyDecided, this,
             [this, s](HostKeyDecision decision, const QString&, const QString& message) {
@@ -100,14 +101,14 @@ void SshAgentTransport::open()
                 if (decision == HostKeyDecision::AcceptedChanged)
                     Q_EMIT warning(message);
             });
-    connect(s, &SshSession::finished, this, [this, s](const QString& reason) {
+    connect(s, &SshSession::finished, this, [this, s](const QString& reason, ErrorKind kind) {
         if (s != session_ || !open_)
             return;
         open_ = false;
         session_ = nullptr;
         s->disconnect(this);
         QMetaObject::invokeMethod(s, [s] { delete s; }, Qt::QueuedConnection);
-        Q_EMIT closed(reason);
+        Q_EMIT closed(reason, kind);
     });
     QMetaObject::invokeMethod(s, &SshSession::start, Qt::QueuedConnection);
 }

@@ -62,7 +62,9 @@ Q_SIGNALS:
     void deployed(const ty::AgentDeployResult& result);
     // An unknown or changed host key was refused; the GUI may ask the user
     // and open() again after setAcceptNewHostKey(true) (unknown keys only).
-    void hostKeyRejected(const QString& fingerprint, const QString& message);
+    // `changed`: the key differs from the recorded one (never offered to
+    // accept: it may be an attack); else it is not known yet.
+    void hostKeyRejected(const QString& fingerprint, const QString& message, bool changed);
 
 private:
     void destroySession();

@@ -240,7 +240,7 @@ void SshSession::start()
     if (session_ || finished_)
         return;
     if (auto r = connectAndLogin(); !r) {
-        finish(r.error().message);
+        finish(r.error().message, r.error().kind);
         return;
     }
     QString agent = options_.remoteAgentPath;
@@ -362,7 +362,7 @@ Result<void> SshSession::connectAndLogin()
                                       "and the jump host is reached with OpenSSH's own configuration; try `ssh %2` "
                                       "in a terminal)")
                            .arg(proxy, options_.host);
-        return fail(message);
+        return fail(message, ErrorKind::Unreachable);
     }
     if (auto v = verifyHostKey(); !v)
         return v;
@@ -453,7 +453,7 @@ Result<void> SshSession::verifyHostKey()
                   .arg(name, file);
         Q_EMIT hostKeyDecided(decision, fingerprint, message);
         Q_EMIT hostKeyRejected(fingerprint, message);
-        return fail(message);
+        return fail(message, ErrorKind::HostKeyChanged);
     }
     case HostKeyDecision::RefusedOtherType: {
         const QString message =
@@ -463,7 +463,7 @@ Result<void> SshSession::verifyHostKey()
                 .arg(where(), keyType, fingerprint, file, name, linesOf());
         Q_EMIT hostKeyDecided(decision, fingerprint, message);
         Q_EMIT hostKeyRejected(fingerprint, message);
-        return fail(message);
+        return fail(message, ErrorKind::HostKeyChanged);
     }
     case HostKeyDecision::RefusedUnknown: {
         const QString message =
@@ -476,7 +476,7 @@ Result<void> SshSession::verifyHostKey()
                      hostKeyAlias_.isEmpty() ? QString() : QStringLiteral(" under its HostKeyAlias %1").arg(hostKeyAlias_));
         Q_EMIT hostKeyDecided(decision, fingerprint, message);
         Q_EMIT hostKeyRejected(fingerprint, message);
-        return fail(message);
+        return fail(message, ErrorKind::HostKeyUnknown);
     }
     case HostKeyDecision::Added:
     case HostKeyDecision::None:
@@ -576,7 +576,8 @@ Result<void> SshSession::authenticate()
     if (rc == SSH_AUTH_SUCCESS)
         return {};
     if (rc == SSH_AUTH_ERROR)
-        return fail(QStringLiteral("%1: authentication failed: %2").arg(where(), QString::fromUtf8(ssh_get_error(session_))));
+        return fail(QStringLiteral("%1: authentication failed: %2").arg(where(), QString::fromUtf8(ssh_get_error(session_))),
+                    ErrorKind::Authentication);
     // OpenSSH's order: ssh-agent first, then the identity files. Not
     // ssh_userauth_publickey_auto: it tries the same, but its passphrase
     // callback (ssh_auth_callback: prompt, buffer, echo, verify, userdata)
@@ -719,7 +720,7 @@ Result<void> SshSession::authenticate()
             message += QStringLiteral(", and ssh-agent's keys come first: set `IdentitiesOnly yes` for this host in the SSH "
                                       "configuration so that only its IdentityFile keys are offered, or remove keys from the "
                                       "agent (ssh-add -d)");
-        return fail(message);
+        return fail(message, ErrorKind::Authentication);
     }
     // A key the server accepts but that stayed locked is the whole story.
     QString message = locked.isEmpty()
@@ -747,7 +748,7 @@ Result<void> SshSession::authenticate()
                            .arg(keys)
                            .arg(asked);
     }
-    return fail(message);
+    return fail(message, ErrorKind::Authentication);
 }
 
 Result<void> SshSession::openAgentChannel()
@@ -889,7 +890,8 @@ void SshSession::service()
     const int status = ssh_get_status(session_);
     if (rc == SSH_ERROR || (status & (SSH_CLOSED | SSH_CLOSED_ERROR)) || !ssh_is_connected(session_)) {
         QString why = QString::fromUtf8(ssh_get_error(session_));
-        finish(QStringLiteral("SSH connection to %1 lost%2").arg(where(), why.isEmpty() ? QString() : QStringLiteral(": ") + why));
+        finish(QStringLiteral("SSH connection to %1 lost%2").arg(where(), why.isEmpty() ? QString() : QStringLiteral(": ") + why),
+               ErrorKind::Unreachable);
         return;
     }
     if (channelClosed_ || ssh_channel_is_closed(channel_)) {
@@ -916,7 +918,7 @@ void SshSession::stop(const QString& reason)
     finish(reason);
 }
 
-void SshSession::finish(const QString& reason)
+void SshSession::finish(const QString& reason, ErrorKind kind)
 {
     if (finished_)
         return;
@@ -927,7 +929,7 @@ void SshSession::finish(const QString& reason)
     logStderr(true);
     freeAll(graceful);
     qCInfo(lcNodes).noquote() << options_.name << ":" << reason;
-    Q_EMIT finished(reason);
+    Q_EMIT finished(reason, kind);
 }
 
 void SshSession::freeAll(bool graceful)

@@ -118,7 +118,7 @@ Q_SIGNALS:
     // silent acceptance, else the refusal or the warning the user must see.
     void hostKeyDecided(ty::HostKeyDecision decision, const QString& fingerprint, const QString& message);
     void data(const QByteArray& bytes);
-    void finished(const QString& reason);
+    void finished(const QString& reason, ty::ErrorKind kind = ty::ErrorKind::Unspecified);
     // Where the configuration sends the connection (before it is made):
     // host and port, and whether a ProxyCommand/ProxyJump carries it.
     void resolved(const QString& host, int port, bool proxied);
@@ -135,7 +135,7 @@ private:
     void service();          // non-blocking dopoll rounds while each handles an event, flush, checks
     void flushWrites();
     void updateWriteNotifier();
-    void finish(const QString& reason);
+    void finish(const QString& reason, ErrorKind kind = ErrorKind::Unspecified);
     void freeAll(bool graceful);
     QString where() const;   // "node ws1 (root@127.0.0.2:2222)"
     void logStderr(bool flushAll);

@@ -208,7 +208,7 @@ void RunEngine::addNode(const QString& name, std::unique_ptr<AgentTransport> tra
     node->health->setTimeout(m_heartbeatTimeoutMs);
     Node* n = node.get();
     connect(node->client, &AgentClient::ready, this, [this, n](const AgentHello&) { onNodeReady(*n); });
-    connect(node->client, &AgentClient::disconnected, this, [this, n](const QString& reason) { onNodeLost(*n, reason); });
+    connect(node->client, &AgentClient::disconnected, this, [this, n](const QString& reason, ErrorKind kind) { onNodeLost(*n, reason, kind); });
     connect(node->client, &AgentClient::warning, this, [this, n](const QString& message) {
         n->connectionWarning = message;
         qCWarning(lcRuns).noquote() << "node" << n->name << ":" << message;
@@ -1125,8 +1125,7 @@ void RunEngine::sendStart(RunRecord run, Node& node, const AgentStartRequest& re
             commit(run);
             return;
         }
-        if (!reply && reply.error().message.contains(QStringLiteral(" of another Trainyard instance"))
-            && gangTagOf(run).isEmpty()) {
+        if (!reply && reply.error().kind == ErrorKind::GpuClaimed && gangTagOf(run).isEmpty()) {
             // The node's agent refused a GPU that another researcher's
             // Trainyard holds: not this run's fault. Back to the queue; that
             // GPU counts as busy until the node reports its claims.
@@ -1584,14 +1583,14 @@ QList<std::pair<QString, QString>> RunEngine::nodesBehind() const
     return behind;
 }
 
-void RunEngine::onNodeLost(Node& node, const QString& reason)
+void RunEngine::onNodeLost(Node& node, const QString& reason, ErrorKind kind)
 {
     node.attempted = true;
     QMetaObject::invokeMethod(this, [this] { checkCaughtUp(); }, Qt::QueuedConnection);
     node.ready = false;
     node.lastError = reason;
     node.connectionWarning.clear();
-    Q_EMIT nodeStatusChanged(node.name, false, reason);
+    Q_EMIT nodeStatusChanged(node.name, false, reason, kind);
     // Runs on it may well be going: they are not failed, just not watched --
     // "unknown" until the node answers again (the engine ending is not a
     // node loss: its runs stay as they were).

@@ -200,8 +200,11 @@ Q_SIGNALS:
     void caughtUp();
     // A display-only watch (see watch()) delivered everything it will.
     void watchEnded(ty::RunId run);
-    // A node connected, or was lost (reason non-empty).
-    void nodeStatusChanged(const QString& node, bool ready, const QString& reason);
+    // A node connected, or was lost (reason non-empty; `kind` says why where
+    // the transport could tell: unreachable, host key unknown or changed,
+    // authentication).
+    void nodeStatusChanged(const QString& node, bool ready, const QString& reason,
+                           ty::ErrorKind kind = ty::ErrorKind::Unspecified);
     // A node's connection came up with a warning the user must see (a changed
     // host key accepted under StrictHostKeyChecking no); also logged, and
     // recorded as a notice of every run started over that connection.
@@ -244,7 +247,7 @@ private:
     // copy holds, with a notice and a warning.
     void onConsoleTruncated(Node& node, const QString& agentRun, qint64 offset, qint64 size, qint64 generation);
     void onNodeReady(Node& node);
-    void onNodeLost(Node& node, const QString& reason);
+    void onNodeLost(Node& node, const QString& reason, ErrorKind kind = ErrorKind::Unspecified);
     void finishRun(const std::shared_ptr<Active>& active, const AgentRunStatus& status);
     // listArtifacts() for a run record in hand (its agent run id set).
     void listArtifactsOf(const RunRecord& run, const QStringList& globs, std::function<void(const Result<AgentFileList>&)> cb);

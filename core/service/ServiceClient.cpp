@@ -233,7 +233,7 @@ void ServiceClient::emitEvent(const QJsonObject& m)
         Q_EMIT pendingReasonsChanged(reasons);
     } else if (event == u"node") {
         Q_EMIT nodeStatusChanged(m.value(QStringLiteral("node")).toString(), m.value(QStringLiteral("ready")).toBool(),
-                                 m.value(QStringLiteral("reason")).toString());
+                                 m.value(QStringLiteral("reason")).toString(), errorKindFromName(m.value(QStringLiteral("kind")).toString()));
     } else if (event == u"cancel_failed") {
         Q_EMIT cancelFailed(m.value(QStringLiteral("run")).toInteger(), m.value(QStringLiteral("reason")).toString());
     } else if (event == u"notice") {

@@ -74,7 +74,7 @@ Q_SIGNALS:
     void runStateChanged(const ty::RunRecord& run);
     // Why watched runs wait in the queue.
     void pendingReasonsChanged(const QHash<ty::RunId, QString>& reasons);
-    void nodeStatusChanged(const QString& node, bool ready, const QString& reason);
+    void nodeStatusChanged(const QString& node, bool ready, const QString& reason, ty::ErrorKind kind = ty::ErrorKind::Unspecified);
     void cancelFailed(ty::RunId run, const QString& reason);
     // A notice recorded for a watched run (RunEngine::noticeAdded).
     void noticeAdded(ty::RunId run, const QString& text);

@@ -85,9 +85,9 @@ ServiceServer::ServiceServer(RunEngine* engine, ResultStore* store, QString data
         m_endWaitStartedMs = -1;
         deliverEnds();
     });
-    connect(m_engine, &RunEngine::nodeStatusChanged, this, [this](const QString& node, bool ready, const QString& reason) {
+    connect(m_engine, &RunEngine::nodeStatusChanged, this, [this](const QString& node, bool ready, const QString& reason, ErrorKind kind) {
         broadcast({{QStringLiteral("event"), QStringLiteral("node")}, {QStringLiteral("node"), node},
-                   {QStringLiteral("ready"), ready}, {QStringLiteral("reason"), reason}});
+                   {QStringLiteral("ready"), ready}, {QStringLiteral("reason"), reason}, {QStringLiteral("kind"), errorKindName(kind)}});
     });
     connect(m_engine, &RunEngine::cancelFailed, this, [this](RunId run, const QString& reason) {
         broadcast({{QStringLiteral("event"), QStringLiteral("cancel_failed")}, {QStringLiteral("run"), run},

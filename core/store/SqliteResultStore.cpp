@@ -285,7 +285,7 @@ Result<std::unique_ptr<SqliteResultStore>> SqliteResultStore::open(const QString
     if (info.exists()) {
         if (const QString why = sqlitefile::whyNotWritable(file); !why.isEmpty()) {
             if (access == StoreAccess::ReadWrite)
-                return fail(QStringLiteral("%1: cannot write the result database: %2").arg(file, why));
+                return fail(QStringLiteral("%1: cannot write the result database: %2").arg(file, why), ErrorKind::ReadOnly);
             if (auto header = SqliteSchema::checkFileHeader(file); !header)
                 return std::unexpected(header.error());
             if (info.size() == 0)

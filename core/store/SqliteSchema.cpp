@@ -205,7 +205,7 @@ QString dbError(const QSqlQuery& q)
 Error readError(const QSqlQuery& q, const QString& path, const QString& what)
 {
     if (sqlitefile::isDamage(q.lastError()))
-        return Error{sqlitefile::damagedMessage(path, q.lastError().databaseText())};
+        return Error{sqlitefile::damagedMessage(path, q.lastError().databaseText()), ErrorKind::Damaged};
     return Error{QStringLiteral("%1: cannot read %2: %3").arg(path, what, dbError(q))};
 }
 

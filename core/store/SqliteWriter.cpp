@@ -176,8 +176,8 @@ void SqliteWriter::run()
     if (!init) {
         // Setting up (pragmas, a migration) found the file damaged: explain
         // it like a read does (nothing was changed: the migration rolled back).
-        if (const QString damage = damageReason(); !damage.isEmpty() && !init.error().message.contains(u"is damaged"))
-            init = fail(sqlitefile::damagedMessage(m_path, damage));
+        if (const QString damage = damageReason(); !damage.isEmpty() && init.error().kind != ErrorKind::Damaged)
+            init = fail(sqlitefile::damagedMessage(m_path, damage), ErrorKind::Damaged);
     }
     if (init) {
         if (auto prepared = prepareStatements(); !prepared)

@@ -32,7 +32,7 @@ Result<QByteArray> Keychain::read(const QString& key)
     QKeychain::ReadPasswordJob job(kService);
     const QString error = runJob(job, key);
     if (!error.isEmpty())
-        return fail(job.error() == QKeychain::EntryNotFound ? QStringLiteral("no entry: ") + error : error);
+        return job.error() == QKeychain::EntryNotFound ? fail(QStringLiteral("no entry: ") + error, ErrorKind::NotFound) : fail(error);
     return job.binaryData();
 }
 

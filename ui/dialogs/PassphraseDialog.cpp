@@ -112,7 +112,7 @@ std::optional<QByteArray> GuiPassphraseProvider::answer(const QString& node, con
             m_fromKeychainAt.insert(key, now);
             return *stored;
         }
-        if (!stored.error().message.startsWith(QStringLiteral("no entry")))
+        if (stored.error().kind != ErrorKind::NotFound)
             m_keychainError = stored.error().message;
     }
     auto asked = PassphraseDialog::ask(m_parent, node, prompt);

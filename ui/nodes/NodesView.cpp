@@ -221,7 +221,7 @@ void NodesView::setStoredNodes(const QList<NodeRecord>& nodes)
     }
 }
 
-void NodesView::setNodeStatus(const QString& node, bool ready, const QString& reason)
+void NodesView::setNodeStatus(const QString& node, bool ready, const QString& reason, ErrorKind kind)
 {
     ensureNode(node);
     NodeInfo& info = m_nodes[node];
@@ -229,8 +229,8 @@ void NodesView::setNodeStatus(const QString& node, bool ready, const QString& re
     info.ready = ready;
     info.reason = reason;
     render(node);
-    if (!ready)
-        checkHostKey(node, reason);
+    if (!ready && (kind == ErrorKind::HostKeyUnknown || kind == ErrorKind::HostKeyChanged))
+        checkHostKey(node, reason, kind == ErrorKind::HostKeyChanged);
 }
 
 void NodesView::setNodeGpus(const QString& node, const QList<AgentGpu>& gpus)
@@ -394,9 +394,9 @@ void NodesView::addNode(const NodeRecord& node, bool acceptNewHostKey)
             auto transport = std::make_unique<SshAgentTransport>(options, passphrases);
             // Queued to the view (it lives on the GUI thread).
             QObject::connect(transport.get(), &SshAgentTransport::hostKeyRejected, self,
-                             [self, name = node.name](const QString& fingerprint, const QString& message) {
+                             [self, name = node.name](const QString& fingerprint, const QString& message, bool changed) {
                                  if (self)
-                                     self->askHostKey(name, fingerprint, message);
+                                     self->askHostKey(name, fingerprint, message, changed);
                              });
             engine->addNode(node.name, std::move(transport));
         }
@@ -410,32 +410,31 @@ void NodesView::addNode(const NodeRecord& node, bool acceptNewHostKey)
     }, Qt::QueuedConnection);
 }
 
-void NodesView::checkHostKey(const QString& node, const QString& reason)
+void NodesView::checkHostKey(const QString& node, const QString& reason, bool changed)
 {
-    if (!m_engine || node == u"local" || m_askingHostKey.contains(node) || !reason.contains(QStringLiteral("host key")))
+    if (!m_engine || node == u"local" || m_askingHostKey.contains(node))
         return;
     // Nodes added at start-up were not connected to hostKeyRejected: ask
     // their transport (on the engine's thread) which key it refused.
     QPointer<NodesView> self(this);
     QPointer<RunEngine> engine = m_engine;
-    QMetaObject::invokeMethod(m_engine, [self, engine, node, reason] {
+    QMetaObject::invokeMethod(m_engine, [self, engine, node, reason, changed] {
         SshAgentTransport* t = engine ? transportOf(engine, node) : nullptr;
         const QString fingerprint = t ? t->rejectedFingerprint() : QString();
         if (fingerprint.isEmpty())
             return;
-        QMetaObject::invokeMethod(self, [self, node, fingerprint, reason] {
+        QMetaObject::invokeMethod(self, [self, node, fingerprint, reason, changed] {
             if (self)
-                self->askHostKey(node, fingerprint, reason);
+                self->askHostKey(node, fingerprint, reason, changed);
         }, Qt::QueuedConnection);
     }, Qt::QueuedConnection);
 }
 
-void NodesView::askHostKey(const QString& node, const QString& fingerprint, const QString& message)
+void NodesView::askHostKey(const QString& node, const QString& fingerprint, const QString& message, bool changed)
 {
     const QString key = node + QLatin1Char(' ') + fingerprint;
     if (m_askingHostKey.contains(node) || m_declinedFingerprints.contains(key))
         return;
-    const bool changed = message.contains(QStringLiteral("REFUSED"));
     if (changed) {
         // Never offered: a changed key may be an attack.
         m_declinedFingerprints.insert(key);

@@ -79,7 +79,7 @@ public:
     QAction* aggregatedConsoleAction() const { return m_aggregatedAction; }
     QString selectedNode() const;
     void setStoredNodes(const QList<NodeRecord>& nodes);
-    void setNodeStatus(const QString& node, bool ready, const QString& reason);
+    void setNodeStatus(const QString& node, bool ready, const QString& reason, ty::ErrorKind kind = ty::ErrorKind::Unspecified);
     void setNodeGpus(const QString& node, const QList<AgentGpu>& gpus);
 
     AddNodeDialog* openAddNodeDialog();
@@ -88,7 +88,8 @@ public:
     // Asks whether to trust an unknown host key (non-modal "hostKeyBox"); on Yes
     // the node's SshAgentTransport gets setAcceptNewHostKey(true). Asked once
     // per node and fingerprint at a time; a declined fingerprint is not asked again.
-    void askHostKey(const QString& node, const QString& fingerprint, const QString& message);
+    // `changed`: the key differs from the recorded one: said, never offered.
+    void askHostKey(const QString& node, const QString& fingerprint, const QString& message, bool changed);
 
     // Who holds `gpu`: "name (#id)" of our runs, "other process (…)" else, "" when free.
     // `ours` maps the agent's run ids to (run id, name).
@@ -118,7 +119,7 @@ private:
 
     QTreeWidgetItem* ensureNode(const QString& node);
     void render(const QString& node);
-    void checkHostKey(const QString& node, const QString& reason);
+    void checkHostKey(const QString& node, const QString& reason, bool changed);
     void showError(const QString& title, const QString& message);
 
     ResultStore* m_store;

@@ -17,6 +17,7 @@
 #include "common/Run.h"
 #include "logs/importers/MetricFileImporter.h"
 #include "nodes/AgentClient.h"
+#include "nodes/NodeTransports.h"
 #include "nodes/SshAgentTransport.h"
 #include "runs/RunEngine.h"
 #include "runs/StoredRunWait.h"
@@ -394,10 +395,9 @@ Result<void> addStoredNode(Context& ctx, RunEngine& engine, const QString& name,
     const auto n = storedNode(ctx, name);
     if (!n)
         return fail(QStringLiteral("no node named '%1' (see trainyardctl node ls)").arg(name));
-    SshNodeOptions options = sshNodeOptionsFor(*n, localAgentPath());
-    if (connectTimeoutSec > 0)
-        options.connectTimeoutSec = connectTimeoutSec;
-    engine.addNode(n->name, std::make_unique<SshAgentTransport>(options, passphraseProvider()));
+    NodeConnectOptions options;
+    options.connectTimeoutSec = connectTimeoutSec;
+    engine.addNode(n->name, transportForNode(*n, localAgentPath(), passphraseProvider(), options));
     return {};
 }
 

@@ -5,6 +5,7 @@
 
 #include "common/Paths.h"
 #include "nodes/AgentClient.h"
+#include "nodes/NodeTransports.h"
 #include "nodes/SshAgentTransport.h"
 
 #include <QCommandLineParser>
@@ -29,10 +30,10 @@ namespace {
 // empty string.
 QString probeNode(const NodeRecord& rec, bool acceptNewHostKey)
 {
-    SshNodeOptions options = sshNodeOptionsFor(rec, localAgentPath());
+    NodeConnectOptions options;
     options.acceptNewHostKey = acceptNewHostKey;
-    auto transport = std::make_unique<SshAgentTransport>(options, passphraseProvider());
-    SshAgentTransport* t = transport.get();
+    auto transport = transportForNode(rec, localAgentPath(), passphraseProvider(), options);
+    auto* t = qobject_cast<SshAgentTransport*>(transport.get());
     AgentClient client(std::move(transport));
     QString failure;
     QObject::connect(&client, &AgentClient::disconnected, &client, [&failure](const QString& reason) {
@@ -65,10 +66,10 @@ QString probeNode(const NodeRecord& rec, bool acceptNewHostKey)
         return failure.isEmpty() ? QStringLiteral("the connection ended") : failure;
     const AgentHello& hello = client.hello();
     out() << "node " << rec.name << ": " << escapedName(hello.user) << '@' << escapedName(hello.hostname) << ", trainyard-agent " << escapedName(hello.version);
-    if (const auto d = t->lastDeploy())
+    if (const auto d = t ? t->lastDeploy() : std::nullopt)
         out() << (d->uploaded ? " deployed to " : " (up to date) at ") << d->remotePath;
     else
-        out() << " at " << options.remoteAgentPath;
+        out() << " at " << rec.agentPath;
     out() << '\n';
     client.disconnectFromAgent();
     return {};

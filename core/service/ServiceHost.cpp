@@ -2,8 +2,8 @@
 
 #include "ServiceServer.h"
 #include "common/Paths.h"
-#include "nodes/SshAgentTransport.h"
-#include "nodes/SshNodeOptions.h"
+#include "nodes/AgentTransport.h"
+#include "nodes/NodeTransports.h"
 #include "runs/RunEngine.h"
 #include "store/ResultStore.h"
 
@@ -90,7 +90,7 @@ void ServiceHost::connectNewNodes()
         if (m_nodes.contains(n.name))
             continue;
         m_nodes.insert(n.name);
-        m_engine->addNode(n.name, std::make_unique<SshAgentTransport>(sshNodeOptionsFor(n, localAgentPath()), nullptr));
+        m_engine->addNode(n.name, transportForNode(n, localAgentPath(), nullptr));
     }
 }
 

@@ -45,6 +45,7 @@ class TestService final : public QObject {
 
     QString dbPath() const { return m_dir->filePath(QStringLiteral("db/trainyard.db")); }
     QString stateDir() const { return m_dir->filePath(QStringLiteral("agent-state")); }
+    QString runtimeDir() const { return m_dir->filePath(QStringLiteral("runtime")); }
 
     QProcessEnvironment env() const
     {
@@ -53,6 +54,7 @@ class TestService final : public QObject {
         e.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), stateDir());
         e.insert(QStringLiteral("TRAINYARD_DAEMON"), QStringLiteral(TRAINYARDD_PATH));
         e.insert(QStringLiteral("TRAINYARD_DAEMON_IDLE"), QStringLiteral("2"));
+        e.insert(QStringLiteral("XDG_RUNTIME_DIR"), runtimeDir());
         e.remove(QStringLiteral("TRAINYARD_DB"));
         return e;
     }
@@ -113,12 +115,17 @@ private Q_SLOTS:
     {
         m_dir = std::make_unique<QTemporaryDir>();
         QVERIFY(m_dir->isValid());
+        // A runtime folder of the test's own: the socket's folder is never
+        // shared with other tests' services (one test opens its mode).
+        QVERIFY(QDir().mkpath(runtimeDir()));
+        qputenv("XDG_RUNTIME_DIR", QFile::encodeName(runtimeDir()));
     }
 
     void cleanup()
     {
         ctl({QStringLiteral("daemon"), QStringLiteral("stop")});
         m_dir.reset();
+        qunsetenv("XDG_RUNTIME_DIR");
     }
 
     // The first scene: runs that must queue, every client gone; the
@@ -214,7 +221,9 @@ private Q_SLOTS:
         QCOMPARE(st.st_mode & 0777, mode_t(0700)); // closed to others as made
         QVERIFY(::stat(QFile::encodeName(paths->socket).constData(), &st) == 0);
         QCOMPARE(st.st_mode & 077, mode_t(0));
-        QVERIFY(::chmod(QFile::encodeName(paths->runtimeDir).constData(), 0711) == 0);
+        // The other user must get as far as the socket: open the folders above it too.
+        for (const QString& dir : {m_dir->path(), runtimeDir(), paths->runtimeDir})
+            QVERIFY(::chmod(QFile::encodeName(dir).constData(), 0711) == 0);
         QVERIFY(::chmod(QFile::encodeName(paths->socket).constData(), 0666) == 0);
         QProcess p;
         p.start(QStringLiteral("setpriv"),

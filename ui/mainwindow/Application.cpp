@@ -7,7 +7,8 @@
 
 #include "MainWindow.h"
 #include "dialogs/PassphraseDialog.h"
-#include "nodes/SshAgentTransport.h"
+#include "nodes/AgentTransport.h"
+#include "nodes/NodeTransports.h"
 #include "nodes/SshNodeOptions.h"
 #include "runs/RunEngine.h"
 #include "service/ServiceHandover.h"
@@ -61,7 +62,7 @@ Result<std::unique_ptr<Application>> Application::create(const QString& database
             }, Qt::QueuedConnection);
         engine->addLocalNode(agentPath);
         for (const NodeRecord& n : nodes)
-            engine->addNode(n.name, std::make_unique<SshAgentTransport>(sshNodeOptionsFor(n, agentPath), passphrases));
+            engine->addNode(n.name, transportForNode(n, agentPath, passphrases));
     }, Qt::QueuedConnection);
     return app;
 }

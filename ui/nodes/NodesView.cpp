@@ -3,6 +3,7 @@
 #include "common/Paths.h"
 #include "dialogs/AddNodeDialog.h"
 #include "dialogs/PassphraseDialog.h"
+#include "nodes/NodeTransports.h"
 #include "nodes/SshAgentTransport.h"
 #include "nodes/SshNodeOptions.h"
 #include "runs/RunEngine.h"
@@ -389,15 +390,16 @@ void NodesView::addNode(const NodeRecord& node, bool acceptNewHostKey)
         if (auto stored = store->addNode(node); !stored) {
             error = stored.error().message;
         } else {
-            SshNodeOptions options = sshNodeOptionsFor(node, agentPath);
+            NodeConnectOptions options;
             options.acceptNewHostKey = acceptNewHostKey;
-            auto transport = std::make_unique<SshAgentTransport>(options, passphrases);
+            auto transport = transportForNode(node, agentPath, passphrases, options);
             // Queued to the view (it lives on the GUI thread).
-            QObject::connect(transport.get(), &SshAgentTransport::hostKeyRejected, self,
-                             [self, name = node.name](const QString& fingerprint, const QString& message, bool changed) {
-                                 if (self)
-                                     self->askHostKey(name, fingerprint, message, changed);
-                             });
+            if (auto* ssh = qobject_cast<SshAgentTransport*>(transport.get()))
+                QObject::connect(ssh, &SshAgentTransport::hostKeyRejected, self,
+                                 [self, name = node.name](const QString& fingerprint, const QString& message, bool changed) {
+                                     if (self)
+                                         self->askHostKey(name, fingerprint, message, changed);
+                                 });
             engine->addNode(node.name, std::move(transport));
         }
         QMetaObject::invokeMethod(self, [self, name = node.name, error] {

@@ -956,7 +956,9 @@ int cmdLs(Context& ctx, const QStringList& args)
             o[QStringLiteral("finished_at")] = time(r.finishedAt);
             o[QStringLiteral("exit_code")] = r.exitCode ? QJsonValue(*r.exitCode) : QJsonValue();
             o[QStringLiteral("exit_signal")] = r.exitSignal ? QJsonValue(*r.exitSignal) : QJsonValue();
-            o[r.state == RunState::Queued ? QStringLiteral("pending_reason") : QStringLiteral("failure_reason")] = r.failureReason;
+            o[QStringLiteral("pending_reason")] = r.pendingReason;
+            o[QStringLiteral("failure_kind")] = failureKindName(r.failureKind);
+            o[QStringLiteral("failure_reason")] = r.failureReason;
             QJsonObject metrics;
             const auto latest = ctx.store->latestMetrics(r.id);
             for (auto it = latest.cbegin(); it != latest.cend(); ++it) {
@@ -978,8 +980,17 @@ int cmdLs(Context& ctx, const QStringList& args)
     qsizetype nameWidth = 20;
     for (const RunRecord& r : runs)
         nameWidth = std::max(nameWidth, escapedName(r.name).size());
+    // "failed (CUDA OOM)": a failed run's state with its kind's short label.
+    const auto stateText = [](const RunRecord& r) {
+        return r.state == RunState::Failed && r.failureKind != FailureKind::None
+            ? QStringLiteral("%1 (%2)").arg(runStateName(r.state), failureKindLabel(r.failureKind))
+            : runStateName(r.state);
+    };
+    qsizetype stateWidth = 10;
+    for (const RunRecord& r : runs)
+        stateWidth = std::max(stateWidth, stateText(r).size());
     out() << QStringLiteral("%1  %2 %3 %4 %5 %6 %7  %8\n")
-                 .arg(QStringLiteral("ID"), 5).arg(QStringLiteral("NAME"), -int(nameWidth)).arg(QStringLiteral("STATE"), -10)
+                 .arg(QStringLiteral("ID"), 5).arg(QStringLiteral("NAME"), -int(nameWidth)).arg(QStringLiteral("STATE"), -int(stateWidth))
                  .arg(QStringLiteral("NODE"), -8).arg(QStringLiteral("GPUS"), -5).arg(QStringLiteral("STARTED"), -19)
                  .arg(QStringLiteral("DURATION"), -8).arg(QStringLiteral("METRICS"));
     for (const RunRecord& r : runs) {
@@ -988,14 +999,15 @@ int cmdLs(Context& ctx, const QStringList& args)
         for (auto it = latest.cbegin(); it != latest.cend(); ++it)
             if (it.key().contains(QStringLiteral("acc")) || it.key().contains(QStringLiteral("loss")))
                 shown.append(escapedName(it.key()) + u'=' + formatValue(it.value().value));
-        if (r.state != RunState::Succeeded && !r.failureReason.isEmpty())
-            shown.append(QStringLiteral("(%1)").arg(escapedName(r.failureReason)));
+        if (const QString& why = r.pendingReason.isEmpty() ? r.failureReason : r.pendingReason;
+            r.state != RunState::Succeeded && !why.isEmpty())
+            shown.append(QStringLiteral("(%1)").arg(escapedName(why)));
         if (const qsizetype n = notices.value(r.id).size())
             shown.append(n == 1 ? QStringLiteral("[1 notice]") : QStringLiteral("[%1 notices]").arg(n));
         if (r.archived)
             shown.append(QStringLiteral("[archived]"));
         out() << QStringLiteral("%1  %2 %3 %4 %5 %6 %7  %8\n")
-                     .arg(r.id, 5).arg(escapedName(r.name), -int(nameWidth)).arg(runStateName(r.state), -10)
+                     .arg(r.id, 5).arg(escapedName(r.name), -int(nameWidth)).arg(stateText(r), -int(stateWidth))
                      .arg(r.node.isEmpty() ? QStringLiteral("-") : escapedName(r.node), -8)
                      .arg(gpuList(r.gpus), -5).arg(localTime(r.startedAt), -19).arg(duration(r), -8)
                      .arg(shown.join(u' '));
@@ -1024,8 +1036,12 @@ int cmdShow(Context& ctx, const QStringList& args)
     };
     line("run", QStringLiteral("%1 %2").arg(r.id).arg(escapedName(r.name)));
     line("state", state);
-    if (!r.failureReason.isEmpty())
-        line(r.state == RunState::Queued ? "pending" : "reason", escapedName(r.failureReason));
+    if (!r.pendingReason.isEmpty())
+        line("pending", escapedName(r.pendingReason));
+    if (r.failureKind != FailureKind::None) // "failure    python_traceback: ValueError: x"
+        line("failure", QStringLiteral("%1: %2").arg(failureKindName(r.failureKind), escapedName(r.failureReason)));
+    else if (!r.failureReason.isEmpty()) // recorded before schema v9, or why it is unknown
+        line("reason", escapedName(r.failureReason));
     line("node", r.node.isEmpty() ? QStringLiteral("-") : escapedName(r.node));
     line("gpus", gpuList(r.gpus));
     line("command", escapedJoin(r.argv, QStringLiteral(" ")));
@@ -1415,7 +1431,7 @@ int cmdQueue(Context& ctx, const QStringList& args)
     for (const RunRecord& r : std::as_const(waiting))
         out() << QStringLiteral("%1 %2  %3 %4 %5  %6\n").arg(++position, 3).arg(r.id, 5).arg(escapedName(r.name), -int(nameWidth))
                      .arg(runStateName(r.state), -7).arg(r.priority, 5)
-                     .arg(r.failureReason.isEmpty() ? QStringLiteral("(not scheduled yet: no trainyard process is running)") : escapedName(r.failureReason));
+                     .arg(r.pendingReason.isEmpty() ? QStringLiteral("(not scheduled yet: no trainyard process is running)") : escapedName(r.pendingReason));
     return Ok;
 }
 
@@ -1742,6 +1758,8 @@ int cmdNode(Context& ctx, const QStringList& args)
         }
         {
             for (RunRecord r : std::as_const(onNode)) {
+                r.failureKind = FailureKind::NodeLost;
+                r.pendingReason.clear();
                 r.failureReason = QStringLiteral("node %1 was removed while the run was %2 (trainyardctl node rm --force); "
                                                  "its process there, if any, was left alone")
                                       .arg(name, runStateName(r.state));

@@ -1,21 +1,23 @@
 #include "Cli.h"
 
+#include "CliCommon.h"
+#include "CliPassphrase.h"
 #include "DaemonCommands.h"
+#include "MetricsCommand.h"
+#include "NodeCommands.h"
+#include "PolicyCommand.h"
+#include "QueueCommand.h"
 #include "RunLabelCommands.h"
+#include "ShowCommand.h"
 
 #include "EventWait.h"
 #include "SweepConsole.h"
 
 #include "common/Paths.h"
-#include "common/RunDuration.h"
 #include "common/Run.h"
-#include "common/TerminalEchoGuard.h"
-#include "common/TerminalEscape.h"
 #include "logs/importers/MetricFileImporter.h"
 #include "nodes/AgentClient.h"
 #include "nodes/SshAgentTransport.h"
-#include "nodes/SshPassphraseProvider.h"
-#include "runs/QueuePolicy.h"
 #include "runs/RunEngine.h"
 #include "runs/StoredRunWait.h"
 #include "service/ServiceClient.h"
@@ -24,7 +26,6 @@
 #include "store/ResultStore.h"
 
 #include <QCommandLineParser>
-#include <QProcess>
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QDir>
@@ -33,7 +34,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QRegularExpression>
 #include <QSocketNotifier>
 #include <QTextStream>
 #include <QEventLoop>
@@ -42,50 +42,13 @@
 #include <algorithm>
 #include <type_traits>
 #include <optional>
-#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <termios.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 namespace ty::cli {
 namespace {
-
-QTextStream& out()
-{
-    static QTextStream s(stdout);
-    return s;
-}
-
-QTextStream& err()
-{
-    static QTextStream s(stderr);
-    return s;
-}
-
-int usageError(const QString& message)
-{
-    err() << "trainyardctl: " << message << "\nTry 'trainyardctl --help'.\n";
-    err().flush();
-    return Usage;
-}
-
-// Every stored user string printed goes through escapedName (TerminalEscape.h).
-QString escapedName(const QString& text)
-{
-    return escapeForTerminal(text);
-}
-
-// The same for a list (argv, tags), joined by `sep`.
-QString escapedJoin(const QStringList& parts, const QString& sep)
-{
-    QStringList escaped;
-    for (const QString& p : parts)
-        escaped.append(escapeForTerminal(p));
-    return escaped.join(sep);
-}
 
 void printMessage(QtMsgType type, const QMessageLogContext& context, const QString& message)
 {
@@ -110,12 +73,13 @@ const char* kHelp =
     "                                and exits with the run's exit status\n"
     "  ls [--json] [--archived]      list runs, newest first (a run with notices says how many);\n"
     "                                archived runs only with --archived\n"
-    "  show RUN                      one run's details: state, node, command, times, params, latest metrics,\n"
+    "  show RUN [--json]             one run's details: state, node, command, times, params, latest metrics,\n"
     "                                and its notices (problems to act on, e.g. a synced symlink leading nowhere)\n"
     "  artifacts RUN [--download DIR | --to-results]  files matching the spec's `artifacts` globs; copy them\n"
     "  logs RUN [--follow]           print a run's console\n"
     "  cancel RUN [--grace SECONDS]  SIGTERM to the run's process group, SIGKILL after the grace (10 s)\n"
-    "  metrics RUN [--csv] [--key K] a run's metric points\n"
+    "  metrics RUN [--csv|--json] [--key K]  a run's metric points (--json: {key: [{step, epoch,\n"
+    "                                wall_time, value}]})\n"
     "  rm RUN                        delete a finished run and its metrics from the database\n"
     "  rename RUN NAME               give a run another name\n"
     "  tag RUN [+TAG|-TAG|TAG]...    add (+ or bare) or remove (-) tags; without tags, list them\n"
@@ -124,10 +88,10 @@ const char* kHelp =
     "  rerun RUN [--param K=V]... [--node N] [--follow]  submit a run again with its params (a sweep's run alone)\n"
     "  import RUN FILE...            add metrics from framework files: Lightning metrics.csv, TensorBoard\n"
     "                                events.out.tfevents.*, Hugging Face trainer_state.json, JSON lines\n"
-    "  queue                         waiting runs in scheduling order, with why each waits\n"
+    "  queue [--json]                waiting runs in scheduling order, with why each waits\n"
     "  hold RUN | release RUN        keep a queued run from starting / let it start again\n"
     "  priority RUN N | top RUN      change a waiting run's priority / put it first\n"
-    "  policy [fcfs|priority|sjf|backfill|fair-share] [--queue Q]\n"
+    "  policy [fcfs|priority|sjf|backfill|fair-share] [--queue Q] | policy [--queue Q] --json\n"
     "                                show or set the scheduling policy (default: backfill), of the\n"
     "                                default queue or of the queue named in specs as `queue: Q`\n"
     "  daemon status [--json] | start [--persist] | stop | log [--lines N]\n"
@@ -137,7 +101,7 @@ const char* kHelp =
     "           [--label L]... [--accept-new-host-key]\n"
     "                                add an SSH node (ALIAS as in ~/.ssh/config): checks its host key,\n"
     "                                logs in, deploys the agent and lists its GPUs, then stores it\n"
-    "  node ls                       list the stored nodes\n"
+    "  node ls [--json]              list the stored nodes\n"
     "  node trust NAME               accept a stored node's host key that is not known (any more),\n"
     "                                e.g. after it changed and ssh-keygen -R removed the old one\n"
     "  node rm NAME [--force]        forget a node; refused while runs on it have not ended (--force\n"
@@ -145,6 +109,7 @@ const char* kHelp =
     "  submit FILE --node NAME       run only on that node (\"local\" = this machine)\n"
     "\n"
     "RUN is a run id or a run name (the newest run with that name).\n"
+    "--json: one JSON document on stdout (names raw, times ISO 8601 UTC with ms); errors stay on stderr.\n"
     "SSH: ~/.ssh/config of the home directory in the password database (as ssh), or $TRAINYARD_SSH_CONFIG.\n"
     "A node that cannot be reached is reported with the reason (host key, authentication, network): submit\n"
     "then leaves the run queued and exits 5 (submit --follow waits for the node; Ctrl+C detaches); cancel\n"
@@ -152,68 +117,6 @@ const char* kHelp =
     "Database: --db PATH, else $TRAINYARD_DB, else ~/.local/share/trainyard/trainyard.db.\n"
     "Exit codes: 0 ok, 1 run failed, 2 usage, 3 invalid job spec, 4 no such run (or metric key), 5 database or agent error;\n"
     "submit --follow passes the run's own exit code through (128+N for signal N).\n";
-
-QString formatValue(double v)
-{
-    if (std::isnan(v))
-        return QStringLiteral("nan");
-    if (std::isinf(v))
-        return v > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
-    return QString::number(v, 'g', 10);
-}
-
-QString localTime(const QDateTime& t)
-{
-    return t.isValid() ? t.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")) : QStringLiteral("-");
-}
-
-// ls's column and show's line (RunDuration.h): a run whose end is not known
-// (its node is away) says so instead of counting on.
-QString duration(const RunRecord& r)
-{
-    const RunDuration d = runDuration(r, QDateTime::currentDateTimeUtc());
-    if (d.kind == RunDuration::Kind::NotStarted)
-        return QStringLiteral("-");
-    if (d.kind == RunDuration::Kind::EndUnknown)
-        return QStringLiteral("unknown");
-    const qint64 s = d.ms / 1000;
-    if (s < 60)
-        return QStringLiteral("%1s").arg(s);
-    if (s < 3600)
-        return QStringLiteral("%1m%2s").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
-    return QStringLiteral("%1h%2m").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
-}
-
-QString gpuList(const QList<int>& gpus)
-{
-    QStringList parts;
-    for (int g : gpus)
-        parts.append(QString::number(g));
-    return parts.isEmpty() ? QStringLiteral("-") : parts.join(u',');
-}
-
-// Resolves RUN (an id or a name) against the store.
-Result<RunRecord> findRun(const ResultStore& store, const QString& spec)
-{
-    bool isNumber = false;
-    const RunId id = spec.toLongLong(&isNumber);
-    if (isNumber) {
-        auto r = store.run(id);
-        if (!r)
-            return fail(QStringLiteral("no run with id %1").arg(id));
-        return r;
-    }
-    const QList<RunRecord> all = store.runs();
-    for (const RunRecord& r : all)
-        if (r.name == spec)
-            return r;
-    return fail(QStringLiteral("no run named '%1'").arg(spec));
-}
-
-struct Context {
-    QString dbPath;
-    std::unique_ptr<ResultStore> store;
-};
 
 int exitStatusOf(const RunRecord& r)
 {
@@ -481,99 +384,6 @@ int waitForRun(Context& ctx, service::ServiceClient& svc, RunId id, bool follow)
     return exitStatusOf(*r);
 }
 
-// Asks for key passphrases on the terminal (no echo); without a terminal
-// (batch mode) it declines, and authentication says so.
-class TtyPassphraseProvider final : public SshPassphraseProvider {
-public:
-    std::optional<QByteArray> passphrase(const QString& node, const QString& prompt) override
-    {
-        FILE* tty = std::fopen("/dev/tty", "r+");
-        if (!tty)
-            return std::nullopt;
-        // Echo off before the question: what is typed after seeing it is
-        // never flushed away, nor shown (OpenSSH's readpassphrase, same order).
-        // Back on when answered, and on Ctrl+C (SIGINT) or SIGTERM meanwhile.
-        std::optional<TerminalEchoGuard> quiet(std::in_place, fileno(tty));
-        std::fprintf(tty, "%s: %s", qPrintable(node), qPrintable(prompt.trimmed()));
-        if (!prompt.trimmed().endsWith(u':'))
-            std::fprintf(tty, ":");
-        std::fprintf(tty, " ");
-        std::fflush(tty);
-        char buf[1024] = {};
-        const bool got = std::fgets(buf, sizeof buf, tty) != nullptr;
-        quiet.reset();
-        std::fprintf(tty, "\n");
-        std::fclose(tty);
-        QByteArray p(buf);
-        std::fill(std::begin(buf), std::end(buf), '\0');
-        while (p.endsWith('\n') || p.endsWith('\r'))
-            p.chop(1);
-        if (!got)
-            return std::nullopt;
-        return p;
-    }
-};
-
-// Asks a program for the passphrase, as OpenSSH's SSH_ASKPASS does: it gets
-// the prompt as its argument and prints the passphrase on stdout. Only held
-// in memory (and wiped by the session after use).
-class AskpassPassphraseProvider final : public SshPassphraseProvider {
-public:
-    explicit AskpassPassphraseProvider(QString program) : m_program(std::move(program)) {}
-    std::optional<QByteArray> passphrase(const QString& node, const QString& prompt) override
-    {
-        QProcess p;
-        p.start(m_program, {QStringLiteral("%1: %2").arg(node, prompt.trimmed())});
-        // Said here (stderr: this runs on the node's SSH thread): the
-        // authentication error can only say that no passphrase came.
-        if (!p.waitForStarted(10000)) {
-            std::fprintf(stderr, "trainyardctl: cannot run the askpass program %s (TRAINYARD_ASKPASS or SSH_ASKPASS): %s\n",
-                         qPrintable(m_program), qPrintable(p.errorString()));
-            return std::nullopt;
-        }
-        if (!p.waitForFinished(120000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
-            std::fprintf(stderr, "trainyardctl: the askpass program %s gave no passphrase (%s)\n", qPrintable(m_program),
-                         p.exitStatus() == QProcess::NormalExit ? qPrintable(QStringLiteral("exit status %1").arg(p.exitCode()))
-                                                                : "it did not finish");
-            return std::nullopt;
-        }
-        QByteArray out = p.readAllStandardOutput();
-        while (out.endsWith('\n') || out.endsWith('\r'))
-            out.chop(1);
-        return out;
-    }
-
-private:
-    QString m_program;
-};
-
-std::shared_ptr<SshPassphraseProvider> passphraseProvider()
-{
-    // $TRAINYARD_ASKPASS, or $SSH_ASKPASS with SSH_ASKPASS_REQUIRE=force, as OpenSSH.
-    QString askpass = qEnvironmentVariable("TRAINYARD_ASKPASS");
-    if (askpass.isEmpty() && qEnvironmentVariable("SSH_ASKPASS_REQUIRE") == u"force")
-        askpass = qEnvironmentVariable("SSH_ASKPASS");
-    if (!askpass.isEmpty())
-        return std::make_shared<AskpassPassphraseProvider>(askpass);
-    // Batch mode, as OpenSSH's: no terminal to ask on. Only a missing
-    // controlling terminal counts, not stdin: `cat spec | trainyardctl submit -`
-    // typed at a terminal still asks there.
-    const int tty = ::open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
-    if (tty < 0)
-        return nullptr;
-    ::close(tty);
-    return std::make_shared<TtyPassphraseProvider>();
-}
-
-// The stored node called `name`, if any.
-std::optional<NodeRecord> storedNode(const Context& ctx, const QString& name)
-{
-    for (const NodeRecord& n : ctx.store->nodes())
-        if (n.name == name)
-            return n;
-    return std::nullopt;
-}
-
 // Adds the stored SSH node `name` to the engine (nothing for "local" or "").
 // `connectTimeoutSec` > 0: instead of the default (the SSH config's
 // ConnectTimeout still wins).
@@ -637,51 +447,6 @@ struct SpecSource {
     QMap<QString, QString> overrides;    // --param
 };
 int submitSpec(Context& ctx, const JobSpec& spec, const SpecSource& source, const QString& node, bool follow);
-
-// Brings the database up to date before showing it: runs may have printed
-// more or ended since the service last recorded them when it was not
-// running (after a reboot). With runs not ended, the service is started
-// when needed and asked to catch up (at most a few seconds; runs keep going
-// afterwards). Returns the nodes whose runs are shown as last recorded
-// (said on stderr), or nullopt when the service could not be reached.
-std::optional<QStringList> catchUp(Context& ctx)
-{
-    bool unfinished = false;
-    for (const RunRecord& r : ctx.store->unfinishedRuns())
-        if (r.state != RunState::Held)
-            unfinished = true;
-    if (!unfinished)
-        return QStringList();
-    constexpr int kWaitMs = 5000;
-    auto svc = service::ServiceClient::connectTo(ctx.dbPath, service::ServiceClient::Start::IfNeeded);
-    if (!svc) {
-        err() << "trainyardctl: runs are shown as last recorded: " << escapedName(svc.error().message) << '\n';
-        return std::nullopt;
-    }
-    // What the service wrote is committed by the time it answers; this
-    // connection reads it from here on. After the wait, it says which nodes
-    // are behind and why.
-    auto caught = (*svc)->call(QStringLiteral("caught_up"), {}, kWaitMs);
-    const bool waitedOut = !caught;
-    if (waitedOut)
-        caught = (*svc)->call(QStringLiteral("behind"));
-    QStringList behind;
-    if (!caught) {
-        err() << "trainyardctl: runs are shown as last recorded: " << escapedName(caught.error().message) << '\n';
-        return behind;
-    }
-    for (const QJsonValue& v : caught->value(QStringLiteral("behind")).toArray()) {
-        const QJsonObject b = v.toObject();
-        const QString node = b.value(QStringLiteral("node")).toString();
-        behind << node;
-        err() << "trainyardctl: runs on node " << escapedName(node) << " are shown as last recorded ("
-              << escapedName(b.value(QStringLiteral("why")).toString());
-        if (waitedOut && !b.value(QStringLiteral("unreachable")).toBool())
-            err() << " after " << kWaitMs / 1000 << " s";
-        err() << ")\n";
-    }
-    return behind;
-}
 
 // The options submit and rerun share: one positional argument, --follow,
 // --param name=value (repeatable) and --node; `*overrides` gets the params.
@@ -930,49 +695,9 @@ int cmdLs(Context& ctx, const QStringList& args)
     const QMap<RunId, QList<RunNotice>> notices = ctx.store->allNotices();
     if (json) {
         QJsonArray arr;
-        for (const RunRecord& r : runs) {
-            QJsonObject o;
-            o[QStringLiteral("id")] = r.id;
-            o[QStringLiteral("name")] = r.name;
-            o[QStringLiteral("state")] = runStateName(r.state);
-            o[QStringLiteral("node")] = r.node;
-            QJsonArray gpus;
-            for (int g : r.gpus)
-                gpus.append(g);
-            o[QStringLiteral("gpus")] = gpus;
-            o[QStringLiteral("argv")] = QJsonArray::fromStringList(r.argv);
-            o[QStringLiteral("workdir")] = r.workdir;
-            o[QStringLiteral("tags")] = QJsonArray::fromStringList(r.tags);
-            o[QStringLiteral("notes")] = r.notes;
-            o[QStringLiteral("archived")] = r.archived;
-            QJsonObject params;
-            const QMap<QString, QString> runParams = ctx.store->params(r.id);
-            for (auto it = runParams.cbegin(); it != runParams.cend(); ++it)
-                params[it.key()] = it.value();
-            o[QStringLiteral("params")] = params;
-            auto time = [](const QDateTime& t) { return t.isValid() ? QJsonValue(t.toUTC().toString(Qt::ISODateWithMs)) : QJsonValue(); };
-            o[QStringLiteral("created_at")] = time(r.createdAt);
-            o[QStringLiteral("started_at")] = time(r.startedAt);
-            o[QStringLiteral("finished_at")] = time(r.finishedAt);
-            o[QStringLiteral("exit_code")] = r.exitCode ? QJsonValue(*r.exitCode) : QJsonValue();
-            o[QStringLiteral("exit_signal")] = r.exitSignal ? QJsonValue(*r.exitSignal) : QJsonValue();
-            o[QStringLiteral("pending_reason")] = r.pendingReason;
-            o[QStringLiteral("failure_kind")] = failureKindName(r.failureKind);
-            o[QStringLiteral("failure_reason")] = r.failureReason;
-            QJsonObject metrics;
-            const auto latest = ctx.store->latestMetrics(r.id);
-            for (auto it = latest.cbegin(); it != latest.cend(); ++it) {
-                const double v = it.value().value;
-                metrics[it.key()] = std::isfinite(v) ? QJsonValue(v) : QJsonValue(formatValue(v));
-            }
-            o[QStringLiteral("latest_metrics")] = metrics;
-            QJsonArray runNotices;
-            for (const RunNotice& n : notices.value(r.id))
-                runNotices.append(QJsonObject{{QStringLiteral("at"), time(n.at)}, {QStringLiteral("text"), n.text}});
-            o[QStringLiteral("notices")] = runNotices;
-            arr.append(o);
-        }
-        out() << QJsonDocument(arr).toJson(QJsonDocument::Indented);
+        for (const RunRecord& r : runs)
+            arr.append(runJson(*ctx.store, r, notices.value(r.id)));
+        printJson(QJsonDocument(arr));
         return Ok;
     }
     // Names are never cut: sweep runs differ at their end
@@ -1011,70 +736,6 @@ int cmdLs(Context& ctx, const QStringList& args)
                      .arg(r.node.isEmpty() ? QStringLiteral("-") : escapedName(r.node), -8)
                      .arg(gpuList(r.gpus), -5).arg(localTime(r.startedAt), -19).arg(duration(r), -8)
                      .arg(shown.join(u' '));
-    }
-    return Ok;
-}
-
-int cmdShow(Context& ctx, const QStringList& args)
-{
-    if (args.size() != 1 || args.front().startsWith(u'-'))
-        return usageError(QStringLiteral("show needs exactly one RUN"));
-    catchUp(ctx);
-    auto run = findRun(*ctx.store, args.front());
-    if (!run) {
-        err() << run.error().message << '\n';
-        return NoSuchRun;
-    }
-    const RunRecord& r = *run;
-    QString state = runStateName(r.state);
-    if (r.exitCode)
-        state += QStringLiteral(" (exit %1)").arg(*r.exitCode);
-    if (r.exitSignal)
-        state += QStringLiteral(" (signal %1)").arg(*r.exitSignal);
-    auto line = [](const char* label, const QString& value) {
-        out() << QStringLiteral("%1 %2\n").arg(QLatin1String(label), -10).arg(value);
-    };
-    line("run", QStringLiteral("%1 %2").arg(r.id).arg(escapedName(r.name)));
-    line("state", state);
-    if (!r.pendingReason.isEmpty())
-        line("pending", escapedName(r.pendingReason));
-    if (r.failureKind != FailureKind::None) // "failure    python_traceback: ValueError: x"
-        line("failure", QStringLiteral("%1: %2").arg(failureKindName(r.failureKind), escapedName(r.failureReason)));
-    else if (!r.failureReason.isEmpty()) // recorded before schema v9, or why it is unknown
-        line("reason", escapedName(r.failureReason));
-    line("node", r.node.isEmpty() ? QStringLiteral("-") : escapedName(r.node));
-    line("gpus", gpuList(r.gpus));
-    line("command", escapedJoin(r.argv, QStringLiteral(" ")));
-    line("workdir", escapedName(r.workdir));
-    if (!r.tags.isEmpty())
-        line("tags", escapedJoin(r.tags, QStringLiteral(", ")));
-    if (r.archived)
-        line("archived", QStringLiteral("yes (trainyardctl unarchive %1 brings it back to ls)").arg(r.id));
-    for (const QString& n : r.notes.split(u'\n', Qt::SkipEmptyParts))
-        line("notes", escapedName(n));
-    line("created", localTime(r.createdAt));
-    line("started", localTime(r.startedAt));
-    line("finished", localTime(r.finishedAt));
-    line("duration", runDuration(r, QDateTime::currentDateTimeUtc()).kind == RunDuration::Kind::EndUnknown
-                         ? QStringLiteral("unknown (its node has not answered since; it may have ended there)")
-                         : duration(r));
-    const QMap<QString, QString> params = ctx.store->params(r.id);
-    for (auto it = params.cbegin(); it != params.cend(); ++it)
-        line("param", escapedName(it.key()) + u'=' + escapedName(it.value()));
-    const QMap<QString, MetricPoint> latest = ctx.store->latestMetrics(r.id);
-    for (auto it = latest.cbegin(); it != latest.cend(); ++it)
-        line("metric", QStringLiteral("%1=%2 (step %3)").arg(escapedName(it.key()), formatValue(it.value().value)).arg(it.value().step));
-    if (!r.consolePath.isEmpty())
-        line("console", escapedName(r.consolePath));
-    // What the engine noticed and a user should act on (RunNotice.h); the
-    // texts may hold names from the node, escaped like artifact names.
-    const QList<RunNotice> notices = ctx.store->notices(r.id);
-    if (notices.isEmpty()) {
-        line("notices", QStringLiteral("none"));
-    } else {
-        line("notices", QString::number(notices.size()));
-        for (const RunNotice& n : notices)
-            out() << "  " << localTime(n.at) << "  " << escapedName(n.text) << '\n';
     }
     return Ok;
 }
@@ -1136,6 +797,8 @@ int cmdLogs(Context& ctx, const QStringList& args)
     if (!follow) {
         // The service stored and this printed what the node had, unless the
         // node could not be reached or the service not asked.
+        if (ctx.store->isReadOnly())
+            return Ok; // as last recorded in it (said above)
         if (behind && !behind->contains(run->node.isEmpty() ? QStringLiteral("local") : run->node))
             return Ok;
         return nodeDown();
@@ -1265,58 +928,6 @@ int cmdCancel(Context& ctx, const QStringList& args)
     return Ok;
 }
 
-int cmdMetrics(Context& ctx, const QStringList& args)
-{
-    QCommandLineParser p;
-    p.addPositionalArgument(QStringLiteral("RUN"), QStringLiteral("run id or name"));
-    p.addOption({QStringLiteral("csv"), QStringLiteral("CSV: run,key,step,epoch,wall_time,value (every point)")});
-    p.addOption({QStringLiteral("key"), QStringLiteral("only this metric"), QStringLiteral("key")});
-    if (!p.parse(QStringList{QStringLiteral("metrics")} + args) || p.positionalArguments().size() != 1)
-        return usageError(p.errorText().isEmpty() ? QStringLiteral("metrics needs exactly one RUN") : p.errorText());
-    catchUp(ctx);
-    auto run = findRun(*ctx.store, p.positionalArguments().front());
-    if (!run) {
-        err() << run.error().message << '\n';
-        return NoSuchRun;
-    }
-    const QList<MetricPoint> points = ctx.store->metrics(run->id, p.value(QStringLiteral("key")));
-    if (p.isSet(QStringLiteral("csv"))) {
-        out() << "run,key,step,epoch,wall_time,value\n";
-        for (const MetricPoint& m : points) {
-            QString key = m.key;
-            if (key.contains(u',') || key.contains(u'"'))
-                key = u'"' + key.replace(QStringLiteral("\""), QStringLiteral("\"\"")) + u'"';
-            out() << m.run << ',' << key << ',' << m.step << ',' << (m.epoch ? formatValue(*m.epoch) : QString()) << ','
-                  << QDateTime::fromMSecsSinceEpoch(m.wallTimeMs, Qt::UTC).toString(Qt::ISODateWithMs) << ','
-                  << formatValue(m.value) << '\n';
-        }
-        return Ok;
-    }
-    QString lastKey;
-    for (const MetricPoint& m : points) {
-        if (m.key != lastKey) {
-            out() << escapedName(m.key) << ":\n";
-            lastKey = m.key;
-        }
-        out() << "  step " << m.step;
-        if (m.epoch)
-            out() << " epoch " << formatValue(*m.epoch);
-        out() << "  " << formatValue(m.value) << '\n';
-    }
-    if (points.isEmpty() && p.isSet(QStringLiteral("key"))) {
-        // A typo must not look like an empty metric: say what there is.
-        const QStringList keys = ctx.store->metricKeys(run->id);
-        err() << "trainyardctl: run " << run->id << " (" << escapedName(run->name) << ") has no metric '"
-              << escapedName(p.value(QStringLiteral("key"))) << "'; "
-              << (keys.isEmpty() ? QStringLiteral("it has no metrics") : QStringLiteral("its metrics: ") + escapedJoin(keys, QStringLiteral(", ")))
-              << '\n';
-        return NoSuchRun;
-    }
-    if (points.isEmpty())
-        err() << "run " << run->id << " has no metrics\n";
-    return Ok;
-}
-
 int cmdRm(Context& ctx, const QStringList& args)
 {
     if (args.size() != 1)
@@ -1330,19 +941,18 @@ int cmdRm(Context& ctx, const QStringList& args)
         err() << "run " << run->id << " is " << runStateName(run->state) << ": cancel it first\n";
         return Usage;
     }
-    ctx.store->deleteRun(run->id);
-    if (auto f = ctx.store->flush(); !f) {
-        err() << f.error().message << '\n';
+    // The service deletes it (the row, then its folder with the console
+    // copy and downloaded artifacts), as the GUI's Delete does.
+    auto svc = connectService(ctx);
+    if (!svc)
+        return Unavailable;
+    if (auto deleted = svc->call(QStringLiteral("delete_run"), {{QStringLiteral("run"), run->id}}); !deleted) {
+        err() << "trainyardctl: " << escapedName(deleted.error().message) << '\n';
         return Unavailable;
     }
-    if (!run->consolePath.isEmpty())
-        QFile::remove(run->consolePath);
     out() << "deleted run " << run->id << '\n';
     return Ok;
 }
-
-
-// ---- nodes -------------------------------------------------------------------
 
 // Metrics a framework wrote to files (Lightning's metrics.csv, TensorBoard
 // event files, Hugging Face trainer_state.json, JSON lines) into a run.
@@ -1394,47 +1004,6 @@ int cmdImport(Context& ctx, const QStringList& args)
     return status;
 }
 
-int cmdQueue(Context& ctx, const QStringList& args)
-{
-    if (!args.isEmpty())
-        return usageError(QStringLiteral("queue takes no arguments"));
-    catchUp(ctx);
-    const auto policy = loadQueuePolicy(ctx.dbPath);
-    if (!policy) {
-        err() << "trainyardctl: " << policy.error().message << '\n';
-        return Unavailable;
-    }
-    QList<RunRecord> waiting;
-    for (const RunRecord& r : ctx.store->runs())
-        if (r.state == RunState::Queued || r.state == RunState::Held)
-            waiting.append(r);
-    // The order the scheduler considers them in, for the priority-type
-    // policies (aging aside); the reasons come from the last pass.
-    const bool byPriority = policy->ordering == sched::Ordering::Priority;
-    std::sort(waiting.begin(), waiting.end(), [byPriority](const RunRecord& a, const RunRecord& b) {
-        if (byPriority && a.priority != b.priority)
-            return a.priority > b.priority;
-        return a.id < b.id;
-    });
-    out() << "policy: " << queuePolicyName(*policy) << "  (" << queuePolicyPath(ctx.dbPath) << ")\n";
-    if (waiting.isEmpty()) {
-        out() << "no runs waiting\n";
-        return Ok;
-    }
-    qsizetype nameWidth = 24; // never cut (see ls)
-    for (const RunRecord& r : std::as_const(waiting))
-        nameWidth = std::max(nameWidth, escapedName(r.name).size());
-    out() << QStringLiteral("%1 %2  %3 %4 %5  %6\n").arg(QStringLiteral("POS"), 3).arg(QStringLiteral("ID"), 5)
-                 .arg(QStringLiteral("NAME"), -int(nameWidth)).arg(QStringLiteral("STATE"), -7).arg(QStringLiteral("PRIO"), 5)
-                 .arg(QStringLiteral("REASON"));
-    int position = 0;
-    for (const RunRecord& r : std::as_const(waiting))
-        out() << QStringLiteral("%1 %2  %3 %4 %5  %6\n").arg(++position, 3).arg(r.id, 5).arg(escapedName(r.name), -int(nameWidth))
-                     .arg(runStateName(r.state), -7).arg(r.priority, 5)
-                     .arg(r.pendingReason.isEmpty() ? QStringLiteral("(not scheduled yet: no trainyard process is running)") : escapedName(r.pendingReason));
-    return Ok;
-}
-
 // hold / release / priority / top: change a waiting run; the ingestion owner
 // applies it at its next pass.
 int cmdQueueOp(Context& ctx, const QString& op, const QStringList& args)
@@ -1470,151 +1039,6 @@ int cmdQueueOp(Context& ctx, const QString& op, const QStringList& args)
     const auto after = ctx.store->run(run->id);
     out() << "run " << run->id << " " << (after ? runStateName(after->state) : QString()) << ", priority "
           << (after ? after->priority : 0) << '\n';
-    return Ok;
-}
-
-int cmdPolicy(Context& ctx, const QStringList& argsIn)
-{
-    QStringList args = argsIn;
-    QString queue;
-    if (const qsizetype i = args.indexOf(QStringLiteral("--queue")); i >= 0) {
-        if (i + 1 >= args.size())
-            return usageError(QStringLiteral("--queue needs a queue name"));
-        queue = args.at(i + 1);
-        args.remove(i, 2);
-    }
-    if (args.size() > 1)
-        return usageError(QStringLiteral("policy takes at most one NAME (%1)").arg(queuePolicyNames().join(QStringLiteral(", "))));
-    auto all = loadQueuePolicies(ctx.dbPath);
-    if (!all) {
-        err() << "trainyardctl: " << all.error().message << '\n';
-        return Unavailable;
-    }
-    if (args.isEmpty()) {
-        if (!queue.isEmpty()) {
-            out() << queuePolicyName(all->forQueue(queue)) << '\n';
-            return Ok;
-        }
-        out() << queuePolicyName(all->defaults) << '\n';
-        for (auto it = all->queues.cbegin(); it != all->queues.cend(); ++it)
-            out() << "queue " << it.key() << ": " << queuePolicyName(it.value()) << '\n';
-        return Ok;
-    }
-    const auto chosen = queuePolicyNamed(args.front(), all->forQueue(queue));
-    if (!chosen)
-        return usageError(chosen.error().message);
-    if (queue.isEmpty())
-        all->defaults = *chosen;
-    else
-        all->queues.insert(queue, *chosen);
-    if (auto saved = saveQueuePolicies(ctx.dbPath, *all); !saved) {
-        err() << "trainyardctl: " << saved.error().message << '\n';
-        return Unavailable;
-    }
-    out() << (queue.isEmpty() ? QStringLiteral("policy: ") : QStringLiteral("queue %1: ").arg(queue)) << queuePolicyName(*chosen) << '\n';
-    return Ok;
-}
-
-// Connects to the node of `rec` once, as every command will (host key,
-// login, agent deployed if needed), and prints who and what it is: user@host,
-// agent, GPUs. `acceptNewHostKey`: a host key not known yet is added to
-// known_hosts (a changed one is still refused). Returns why it failed, or an
-// empty string.
-QString probeNode(const NodeRecord& rec, bool acceptNewHostKey)
-{
-    SshNodeOptions options = sshNodeOptionsFor(rec, localAgentPath());
-    options.acceptNewHostKey = acceptNewHostKey;
-    auto transport = std::make_unique<SshAgentTransport>(options, passphraseProvider());
-    SshAgentTransport* t = transport.get();
-    AgentClient client(std::move(transport));
-    QString failure;
-    QObject::connect(&client, &AgentClient::disconnected, &client, [&failure](const QString& reason) {
-        failure = reason;
-        QCoreApplication::exit(1);
-    });
-    QObject::connect(&client, &AgentClient::ready, &client, [&client, &failure] {
-        client.gpus([&failure](const Result<QList<AgentGpu>>& gpus) {
-            if (!gpus) {
-                failure = gpus.error().message;
-                QCoreApplication::exit(1);
-                return;
-            }
-            out() << "GPUs: " << (gpus->isEmpty() ? QStringLiteral("none (a CPU node)") : QString::number(gpus->size())) << '\n';
-            for (const AgentGpu& g : *gpus) {
-                out() << "  " << g.index << ": " << escapedName(g.name);
-                if (g.memoryTotalMib)
-                    out() << ", " << qint64(*g.memoryTotalMib) << " MiB";
-                if (g.memoryUsedMib)
-                    out() << " (" << qint64(*g.memoryUsedMib) << " MiB used)";
-                out() << ", " << g.uuid << '\n';
-            }
-            QCoreApplication::exit(0);
-        });
-    });
-    err() << "connecting to " << rec.host << "...\n";
-    err().flush();
-    client.connectToAgent();
-    if (QCoreApplication::exec() != 0)
-        return failure.isEmpty() ? QStringLiteral("the connection ended") : failure;
-    const AgentHello& hello = client.hello();
-    out() << "node " << rec.name << ": " << escapedName(hello.user) << '@' << escapedName(hello.hostname) << ", trainyard-agent " << escapedName(hello.version);
-    if (const auto d = t->lastDeploy())
-        out() << (d->uploaded ? " deployed to " : " (up to date) at ") << d->remotePath;
-    else
-        out() << " at " << options.remoteAgentPath;
-    out() << '\n';
-    client.disconnectFromAgent();
-    return {};
-}
-
-int cmdNodeAdd(Context& ctx, const QStringList& args)
-{
-    QCommandLineParser p;
-    p.addPositionalArgument(QStringLiteral("NAME"), QStringLiteral("Trainyard's name for the node"));
-    p.addOption({QStringLiteral("host"), QStringLiteral("host alias as in ~/.ssh/config, or a host name"), QStringLiteral("ALIAS")});
-    p.addOption({QStringLiteral("user"), QStringLiteral("login user (wins over ~/.ssh/config)"), QStringLiteral("U")});
-    p.addOption({QStringLiteral("port"), QStringLiteral("TCP port (wins over ~/.ssh/config)"), QStringLiteral("P")});
-    p.addOption({QStringLiteral("identity"), QStringLiteral("private key file, tried first"), QStringLiteral("FILE")});
-    p.addOption({QStringLiteral("agent-path"), QStringLiteral("use this trainyard-agent on the node instead of deploying one"), QStringLiteral("PATH")});
-    p.addOption({QStringLiteral("accept-new-host-key"), QStringLiteral("add the host's key to known_hosts if it is not known yet")});
-    p.addOption({QStringLiteral("label"), QStringLiteral("a label job specs can prefer or avoid (repeatable)"), QStringLiteral("LABEL")});
-    if (!p.parse(QStringList{QStringLiteral("node add")} + args))
-        return usageError(p.errorText());
-    if (p.positionalArguments().size() != 1)
-        return usageError(QStringLiteral("node add needs exactly one NAME"));
-    NodeRecord rec;
-    rec.name = p.positionalArguments().front();
-    rec.host = p.value(QStringLiteral("host"));
-    rec.user = p.value(QStringLiteral("user"));
-    rec.identityFile = p.value(QStringLiteral("identity"));
-    rec.labels = p.values(QStringLiteral("label"));
-    rec.agentPath = p.value(QStringLiteral("agent-path"));
-    if (!rec.name.contains(QRegularExpression(QStringLiteral("^[A-Za-z0-9._-]{1,64}$"))) || rec.name == u"local")
-        return usageError(QStringLiteral("node add: '%1' is not a valid node name (letters, digits, . _ -; not \"local\")").arg(rec.name));
-    if (rec.host.isEmpty())
-        return usageError(QStringLiteral("node add needs --host ALIAS"));
-    if (!rec.identityFile.isEmpty() && !QFileInfo(rec.identityFile).isFile())
-        return usageError(QStringLiteral("node add: --identity %1: no such file").arg(rec.identityFile));
-    if (p.isSet(QStringLiteral("port"))) {
-        bool ok = false;
-        rec.port = p.value(QStringLiteral("port")).toInt(&ok);
-        if (!ok || rec.port < 1 || rec.port > 65535)
-            return usageError(QStringLiteral("--port needs a number from 1 to 65535"));
-    }
-    if (storedNode(ctx, rec.name))
-        return usageError(QStringLiteral("node add: a node named '%1' exists already (node rm it first)").arg(rec.name));
-
-    if (const QString failure = probeNode(rec, p.isSet(QStringLiteral("accept-new-host-key"))); !failure.isEmpty()) {
-        out().flush();
-        err() << "trainyardctl: node " << rec.name << " not added: " << failure << '\n';
-        return Unavailable;
-    }
-    rec.addedAt = QDateTime::currentDateTimeUtc();
-    if (auto stored = ctx.store->addNode(rec); !stored) {
-        err() << "trainyardctl: " << stored.error().message << '\n';
-        return Unavailable;
-    }
-    out() << "added node " << rec.name << '\n';
     return Ok;
 }
 
@@ -1689,97 +1113,8 @@ int cmdArtifacts(Context& ctx, const QStringList& args)
     return code;
 }
 
-int cmdNode(Context& ctx, const QStringList& args)
-{
-    const QString sub = args.value(0);
-    const QStringList rest = args.mid(1);
-    if (sub == u"add")
-        return cmdNodeAdd(ctx, rest);
-    if (sub == u"trust") {
-        // A stored node whose host key is not known (any more): after its key
-        // changed and the old entry was removed (ssh-keygen -R), or a new
-        // known_hosts. Accepts the key shown, as node add --accept-new-host-key.
-        if (rest.size() != 1 || rest.front().startsWith(u'-'))
-            return usageError(QStringLiteral("node trust needs exactly one NAME"));
-        const auto rec = storedNode(ctx, rest.front());
-        if (!rec) {
-            err() << "trainyardctl: no node named '" << rest.front() << "' (see trainyardctl node ls)\n";
-            return NoSuchRun;
-        }
-        if (const QString failure = probeNode(*rec, true); !failure.isEmpty()) {
-            out().flush();
-            err() << "trainyardctl: node " << rec->name << ": " << failure << '\n';
-            return Unavailable;
-        }
-        out() << "node " << rec->name << " is reachable; its host key is in known_hosts\n";
-        return Ok;
-    }
-    if (sub == u"ls") {
-        if (!rest.isEmpty())
-            return usageError(QStringLiteral("node ls takes no arguments"));
-        out() << QStringLiteral("%1 %2 %3 %4 %5  %6\n")
-                     .arg(QStringLiteral("NAME"), -12).arg(QStringLiteral("HOST"), -20).arg(QStringLiteral("USER"), -10)
-                     .arg(QStringLiteral("PORT"), -5).arg(QStringLiteral("ADDED"), -19).arg(QStringLiteral("AGENT"));
-        out() << QStringLiteral("%1 %2 %3 %4 %5  %6\n")
-                     .arg(QStringLiteral("local"), -12).arg(QStringLiteral("(this machine)"), -20).arg(QStringLiteral("-"), -10)
-                     .arg(QStringLiteral("-"), -5).arg(QStringLiteral("-"), -19).arg(localAgentPath());
-        for (const NodeRecord& n : ctx.store->nodes())
-            out() << QStringLiteral("%1 %2 %3 %4 %5  %6\n")
-                         .arg(escapedName(n.name), -12).arg(escapedName(n.host), -20).arg(n.user.isEmpty() ? QStringLiteral("-") : escapedName(n.user), -10)
-                         .arg(n.port ? QString::number(n.port) : QStringLiteral("-"), -5).arg(localTime(n.addedAt), -19)
-                         .arg((n.agentPath.isEmpty() ? QStringLiteral("(deployed)") : escapedName(n.agentPath))
-                              + (n.labels.isEmpty() ? QString() : QStringLiteral("  labels: ") + escapedJoin(n.labels, QStringLiteral(","))));
-        return Ok;
-    }
-    if (sub == u"rm") {
-        QStringList names = rest;
-        const bool force = names.removeAll(QStringLiteral("--force")) > 0;
-        if (names.size() != 1)
-            return usageError(QStringLiteral("node rm needs exactly one NAME"));
-        const QString name = names.front();
-        if (!storedNode(ctx, name)) {
-            err() << "trainyardctl: no node named '" << name << "' (see trainyardctl node ls)\n";
-            return NoSuchRun;
-        }
-        // Runs on it that have not ended would wait for it for ever (logs,
-        // cancel): refused, or with --force recorded as failed.
-        QList<RunRecord> onNode;
-        for (const RunRecord& r : ctx.store->unfinishedRuns())
-            if (r.node == name)
-                onNode.append(r);
-        if (!onNode.isEmpty() && !force) {
-            QStringList ids;
-            for (const RunRecord& r : std::as_const(onNode))
-                ids << QStringLiteral("%1 (%2)").arg(r.id).arg(runStateName(r.state));
-            err() << "trainyardctl: node " << name << " still has runs that have not ended: " << ids.join(QStringLiteral(", "))
-                  << ". Cancel them first, or remove it with --force (they are recorded as failed; their processes on "
-                  << "the node are left alone)\n";
-            return Unavailable;
-        }
-        {
-            for (RunRecord r : std::as_const(onNode)) {
-                r.failureKind = FailureKind::NodeLost;
-                r.pendingReason.clear();
-                r.failureReason = QStringLiteral("node %1 was removed while the run was %2 (trainyardctl node rm --force); "
-                                                 "its process there, if any, was left alone")
-                                      .arg(name, runStateName(r.state));
-                r.state = RunState::Failed;
-                r.finishedAt = QDateTime::currentDateTimeUtc();
-                ctx.store->updateRun(r);
-            }
-        }
-        if (auto r = ctx.store->removeNode(name); !r) {
-            err() << "trainyardctl: " << r.error().message << '\n';
-            return NoSuchRun;
-        }
-        out() << "removed node " << name;
-        if (!onNode.isEmpty())
-            out() << "; " << onNode.size() << " run(s) on it recorded as failed";
-        out() << '\n';
-        return Ok;
-    }
-    return usageError(QStringLiteral("node needs add, ls or rm"));
-}
+// Dispatches a command that needs the database (below run()).
+int runCommand(Context& ctx, const QString& command, const QStringList& args);
 
 } // namespace
 
@@ -1859,12 +1194,35 @@ int run(const QStringList& argsIn)
               << escapedName(defaultDatabasePath()) << ")\n";
         return Unavailable;
     }
-    auto store = ResultStore::open(ctx.dbPath);
+    // Commands that only show the database also work on one this user cannot
+    // write (a colleague's results on a read-only share); the others refuse it.
+    const bool readsOnly = command == u"ls" || command == u"show" || command == u"logs" || command == u"metrics"
+        || command == u"queue" || command == u"artifacts" || (command == u"node" && !args.isEmpty() && args.front() == u"ls");
+    auto store = ResultStore::open(ctx.dbPath, readsOnly ? StoreAccess::ReadOnlyIfNeeded : StoreAccess::ReadWrite);
     if (!store) {
-        err() << "trainyardctl: " << store.error().message << '\n';
+        err() << "trainyardctl: " << store.error().message;
+        if (!readsOnly && QFileInfo::exists(ctx.dbPath) && store.error().message.contains(u"cannot write the result database"))
+            err() << "; '" << command << "' changes it, so it did not run (ls, show, logs, metrics, queue and artifacts "
+                  << "only read it and work)";
+        err() << '\n';
         return Unavailable;
     }
     ctx.store = std::move(*store);
+    const int code = runCommand(ctx, command, args);
+    // A damaged file found while reading was explained once (the store's
+    // warning); what was printed is incomplete, so the command did not succeed.
+    if (!ctx.store->damage().isEmpty())
+        return Unavailable;
+    return code;
+}
+
+} // namespace ty::cli
+
+namespace ty::cli {
+namespace {
+
+int runCommand(Context& ctx, const QString& command, const QStringList& args)
+{
     if (command == u"submit")
         return cmdSubmit(ctx, args);
     if (command == u"ls")
@@ -1897,4 +1255,5 @@ int run(const QStringList& argsIn)
     return cmdRm(ctx, args);
 }
 
+} // namespace
 } // namespace ty::cli

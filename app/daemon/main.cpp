@@ -90,6 +90,10 @@ int main(int argc, char* argv[])
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("trainyard"));
     QCoreApplication::setApplicationVersion(QStringLiteral(TRAINYARD_VERSION));
+    // Tests only (ctest sets TRAINYARD_TEST=1): pose as another version, to
+    // test the hand-over of an older service to a newer client.
+    if (qEnvironmentVariable("TRAINYARD_TEST") == u"1" && qEnvironmentVariableIsSet("TRAINYARD_TEST_SERVICE_VERSION"))
+        QCoreApplication::setApplicationVersion(qEnvironmentVariable("TRAINYARD_TEST_SERVICE_VERSION"));
 
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("The Trainyard service: owns the queue, the nodes and ingestion of one result database."));

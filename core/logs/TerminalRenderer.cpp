@@ -104,6 +104,7 @@ void TerminalRenderer::Row::reset(qint64 offset)
     byteOffset = offset;
     fullLength = 0;
     wrapped = false;
+    used = false;
     combining.reset();
 }
 
@@ -344,6 +345,7 @@ bool TerminalRenderer::printPlainLine(const unsigned char* p, const unsigned cha
         m_lastAscii = q[-1];
     row.plain.assign(reinterpret_cast<const char*>(p), size_t(q - p));
     row.fullLength = q - p;
+    row.used = true;
     m_col = q - p;
     return true;
 }
@@ -384,7 +386,7 @@ const unsigned char* afterLastMover(const unsigned char* p, const unsigned char*
 const unsigned char* TerminalRenderer::sinkPlainLines(const unsigned char* p, const unsigned char* end, qint64 pOffset,
                                                       FeedLookahead& ahead)
 {
-    if (!m_sink || !m_plainRows || m_col != 0 || m_styleId != 0 || m_row != m_screen.size() - 1)
+    if (!m_sink || !m_plainRows || m_altScreen || m_col != 0 || m_styleId != 0 || m_row != m_screen.size() - 1)
         return p;
     Row& row = m_screen[m_row]; // the same slot when rows above it are committed
     if (!row.cells.empty() || !row.plain.empty() || row.fullLength != 0 || row.combining || row.wrapped)
@@ -409,13 +411,9 @@ const unsigned char* TerminalRenderer::sinkPlainLines(const unsigned char* p, co
         if (q >= ahead.holdAt || *q != '\n' || q - p > m_storeLimit)
             break;
         if (p == start) {
-            // Settled by the feed's end too, and before this line. A saved
-            // cursor row is at most the cursor's, so this brings it to 0 as
-            // well: the lines below move no saved row.
-            while (m_row > 0) {
-                commitFront();
-                --m_row;
-            }
+            // Settled by the feed's end too, and before this line.
+            while (m_row > 0)
+                commitEarly();
         }
         qsizetype n = q - p;
         while (n > 0 && p[n - 1] == ' ')
@@ -433,6 +431,9 @@ const unsigned char* TerminalRenderer::sinkPlainLines(const unsigned char* p, co
         line.fullLength = n;
         m_sink(line);
         ++m_plainLinesSunk;
+        m_lastCommittedWrapped = false;
+        // As the row's line feed and its early commit would have moved them.
+        m_screenOffset = std::min(m_screenOffset + 1, m_liveRows - 1);
         p = q + 1;
     }
     if (p != start) {
@@ -487,6 +488,7 @@ void TerminalRenderer::printAsciiRun(const unsigned char* p, const unsigned char
         }
         m_col += n;
         row.fullLength = std::max(row.fullLength, m_col);
+        row.used = true;
         p += n;
     }
 }
@@ -556,6 +558,7 @@ void TerminalRenderer::processByte(unsigned char b, qint64 offset)
             execControl(b);
         } else if (b == '[') {
             m_state = State::Csi;
+            m_csiStart = m_curByte - 1;
             m_paramCount = 0;
             m_params[0] = -1;
             m_subParam[0] = false;
@@ -765,6 +768,7 @@ void TerminalRenderer::putCell(char32_t cp, int w)
     }
     m_col = std::min(m_col + w, kMaxCol);
     row.fullLength = std::max(row.fullLength, m_col);
+    row.used = true;
 }
 
 void TerminalRenderer::execControl(unsigned char b)
@@ -816,12 +820,12 @@ void TerminalRenderer::escDispatch(unsigned char final)
     m_lastAscii = 0;
     switch (final) {
     case '7':
-        m_savedRow = m_row;
+        m_savedRow = m_row + m_screenOffset;
         m_savedCol = m_col;
         m_savedStyle = m_styleId;
         break;
     case '8':
-        moveToRow(std::clamp(m_savedRow, 0, m_liveRows - 1));
+        moveToRow(std::clamp(m_savedRow - m_screenOffset, 0, m_liveRows - 1));
         m_col = m_savedCol;
         m_styleId = m_savedStyle;
         m_style = m_styles[m_styleId];
@@ -835,9 +839,14 @@ void TerminalRenderer::escDispatch(unsigned char final)
         m_col = 0;
         lineFeed(false);
         break;
-    case 'M':
-        if (m_row > 0)
+    case 'M': // RI: at the top row the screen scrolls down (tmux's screen_write_reverseindex)
+        if (m_row > 0) {
             moveToRow(m_row - 1);
+        } else {
+            lineCleared(0);
+            lineCleared(1);
+            insertRows(0, 1);
+        }
         break;
     case 'c':
         m_style = Style{};
@@ -876,6 +885,13 @@ void TerminalRenderer::csiDispatch(unsigned char final)
     // tmux's input_csi_dispatch forgets the last printed character after
     // every CSI (REP included).
     const char last = std::exchange(m_lastAscii, 0);
+    if (m_private == '?' && m_intermediate == 0 && (final == 'h' || final == 'l')) {
+        for (int i = 0; i <= m_paramCount; ++i) {
+            if (m_params[i] >= 0 && !m_subParam[i])
+                setPrivateMode(m_params[i], final == 'h');
+        }
+        return;
+    }
     if (m_private != 0 || m_intermediate != 0)
         return; // private modes (?25l, ?2004h, ...) and the like: nothing to show
     const int n = std::max(1, param(0, 1));
@@ -893,8 +909,7 @@ void TerminalRenderer::csiDispatch(unsigned char final)
         break;
     case 'C': // CUF
     case 'a': // HPR
-        if (m_col < maxCol)
-            m_col = std::min<qint64>(m_col + n, maxCol);
+        m_col = std::min<qint64>(std::min(m_col, maxCol) + n, maxCol); // from a pending wrap: the last column (tmux)
         break;
     case 'D': // CUB
         m_col = std::max<qint64>(0, m_col - n);
@@ -912,9 +927,8 @@ void TerminalRenderer::csiDispatch(unsigned char final)
     case '`': // HPA
         m_col = std::min<qint64>(n - 1, maxCol);
         break;
-    case 'd': // VPA
+    case 'd': // VPA: the column as it is, a pending wrap too (tmux's cursormove with px -1)
         moveToRow(std::min(m_liveRows - 1, n - 1));
-        clampCol();
         cursorRow();
         break;
     case 'H': // CUP
@@ -924,23 +938,41 @@ void TerminalRenderer::csiDispatch(unsigned char final)
         cursorRow();
         break;
     case 'J': { // ED
-        const int mode = param(0, 0);
+        int mode = param(0, 0);
+        if (mode == 0 && m_col == 0 && m_row + m_screenOffset == 0)
+            mode = 2; // tmux: erasing all of the screen from its top left corner moves it to the history too
         if (mode == 0) {
             eraseCells(cursorRow(), std::min<qint64>(m_col, m_width > 0 ? m_width : kMaxCol), kMaxCol);
+            if (m_col == 0)
+                lineCleared(m_row, true);
             eraseRowsBelow(m_row);
+            if (m_row < m_liveRows - 1)
+                lineCleared(m_row + 1);
         } else if (mode == 1) {
+            if (m_row > 0)
+                lineCleared(0);
             eraseRowsAbove(m_row);
             eraseCells(cursorRow(), 0, m_col + 1);
+            if (m_width > 0 && m_col >= m_width - 1)
+                lineCleared(m_row, true);
         } else if (mode == 2) {
             // tmux 3.3 (scroll-on-clear): the used part of the screen moves to
             // history, the screen becomes blank, the cursor stays put.
             int last = -1;
             for (int i = 0; i < int(m_screen.size()); ++i) {
-                if (!isBlankRow(m_screen[i]))
-                    last = i;
+                if (m_screen[i].used || !isBlankRow(m_screen[i]))
+                    last = i; // tmux: a row ever written to, or moved within, blank or not
             }
-            for (int i = 0; i <= last; ++i)
-                commitFront();
+            // Then tmux clears the rest (grid_clear_lines): the row above it,
+            // the last one moved to the history, is no longer wrapped.
+            if (m_altScreen || last < 0)
+                lineCleared(0);
+            else if (last < m_liveRows - 1)
+                m_screen[last].wrapped = false;
+            if (!m_altScreen) {
+                for (int i = 0; i <= last; ++i)
+                    commitFront();
+            }
             for (int i = 0; i < m_screen.size(); ++i)
                 m_screen[i].reset(m_curByte);
             cursorRow();
@@ -950,23 +982,37 @@ void TerminalRenderer::csiDispatch(unsigned char final)
     case 'K': { // EL
         const int mode = param(0, 0);
         Row& row = cursorRow();
+        // tmux does nothing to a row with no cells (cellsize 0): no wrap mark goes
+        const bool hadCells = !row.cells.empty() || row.used;
         if (mode == 0) {
             if (m_width == 0 || m_col < m_width)
                 eraseCells(row, m_col, kMaxCol);
+            if (m_col == 0 && hadCells)
+                lineCleared(m_row, true);
         } else if (mode == 1) {
             eraseCells(row, 0, m_col + 1);
+            if (m_width > 0 && m_col >= m_width - 1)
+                lineCleared(m_row, true);
         } else if (mode == 2) {
             eraseCells(row, 0, kMaxCol);
+            if (hadCells)
+                lineCleared(m_row, true);
         }
         break;
     }
     case 'X': { // ECH
+        if (m_width > 0 && m_col >= m_width)
+            break; // tmux: nothing at a pending wrap (as DCH and ICH)
         Row& row = cursorRow();
         const qint64 col = std::min(m_col, maxCol);
         eraseCells(row, col, std::min<qint64>(col + n, maxCol + 1));
+        if (col == 0 && m_width > 0 && n >= m_width)
+            lineCleared(m_row, true);
         break;
     }
     case 'P': { // DCH
+        if (m_width > 0 && m_col >= m_width)
+            break;
         Row& row = cursorRow();
         const qint64 col = std::min(m_col, maxCol);
         if (col < qint64(row.cells.size())) {
@@ -975,12 +1021,22 @@ void TerminalRenderer::csiDispatch(unsigned char final)
             row.cells.erase(first, first + count);
             row.combining.reset();
         }
+        if (m_width == 0 || col + n < m_width)
+            row.used = true; // tmux's grid_move_cells: the row counts as used
         row.fullLength = std::max<qint64>(col, row.fullLength - n);
+        if (col == 0 && m_width > 0 && n >= m_width)
+            lineCleared(m_row, true);
         break;
     }
     case '@': { // ICH
+        if (m_width > 0 && m_col >= m_width)
+            break;
         Row& row = cursorRow();
         const qint64 col = std::min(m_col, maxCol);
+        if (m_width > 0 && col == m_width - 1) {
+            eraseCells(row, col, col + 1); // tmux's grid_view_insert_cells at the last column
+            break;
+        }
         if (col < qint64(row.cells.size())) {
             row.cells.insert(row.cells.begin() + col, size_t(n), Cell{0, 0});
             if (qint64(row.cells.size()) > m_storeLimit)
@@ -989,23 +1045,45 @@ void TerminalRenderer::csiDispatch(unsigned char final)
         }
         if (row.fullLength > col)
             row.fullLength = m_width > 0 ? std::min<qint64>(row.fullLength + n, m_width) : row.fullLength + n;
+        if (m_width == 0 || col + n < m_width)
+            row.used = true;
         break;
     }
     case 'L': // IL: n blank rows at the cursor's, the rows below pushed down (off the screen's bottom)
+        // tmux's grid_move_lines: the row above where the moved rows go (one
+        // of them, moved unwrapped) and the row above the cursor's are no
+        // longer wrapped.
+        if (n < m_liveRows - m_row)
+            lineCleared(m_row + n);
+        lineCleared(m_row);
         insertRows(m_row, n);
         break;
-    case 'M': // DL: n rows from the cursor's removed, the rows below pulled up
+    case 'M': { // DL: n rows from the cursor's removed, the rows below pulled up
+        // tmux (grid_move_lines, then grid_clear_lines of the bottom rows):
+        // the rows above the moved ones and above the cleared ones are no
+        // longer wrapped, nor the one that lands where the last removed was.
+        const int count = std::min(n, m_liveRows - m_row);
+        const int kept = m_liveRows - m_row - count;
         deleteRows(m_row, n);
+        lineCleared(m_row);
+        if (kept > 0) {
+            lineCleared(m_row + kept);
+            if (count >= kept)
+                lineCleared(m_row + count);
+        }
         break;
+    }
     case 'S': // SU: the screen scrolls up n rows; its top rows go to the history (tmux: grid_scroll_history)
         for (int k = std::min(n, m_liveRows); k > 0; --k) {
             if (m_screen.empty())
                 m_screen.pushBack().reset(m_curByte);
-            commitFront();
+            scrollUp();
         }
         cursorRow();
         break;
     case 'T': // SD: the screen scrolls down n rows: blank rows at its top
+        lineCleared(0); // tmux's grid_move_lines: the rows above the moved ones and where they go
+        lineCleared(1);
         insertRows(0, n);
         break;
     case 'b': // REP: the last printed character n more times, no further than the row's end (tmux)
@@ -1020,12 +1098,12 @@ void TerminalRenderer::csiDispatch(unsigned char final)
         sgr();
         break;
     case 's':
-        m_savedRow = m_row;
+        m_savedRow = m_row + m_screenOffset;
         m_savedCol = m_col;
         m_savedStyle = m_styleId;
         break;
     case 'u':
-        moveToRow(std::clamp(m_savedRow, 0, m_liveRows - 1));
+        moveToRow(std::clamp(m_savedRow - m_screenOffset, 0, m_liveRows - 1));
         m_col = m_savedCol;
         clampCol();
         cursorRow();
@@ -1162,6 +1240,7 @@ TerminalRenderer::Row& TerminalRenderer::rowAt(int index)
 
 TerminalRenderer::Row& TerminalRenderer::cursorRow()
 {
+    m_screenOffset = std::min(m_screenOffset, m_liveRows - 1 - m_row);
     return rowAt(m_row);
 }
 
@@ -1177,10 +1256,11 @@ void TerminalRenderer::lineFeed(bool wrapped)
     if (!wrapped)
         ++m_curByte;
     if (m_row >= m_liveRows - 1) {
-        commitFront();
+        scrollUp();
         rowAt(m_row);
     } else {
         ++m_row;
+        m_screenOffset = std::min(m_screenOffset, m_liveRows - 1 - m_row);
         rowAt(m_row);
     }
     m_curByte = byte;
@@ -1196,8 +1276,108 @@ void TerminalRenderer::commitFront()
     } else {
         m_committed.append(toLine(m_screen.front()));
     }
+    m_lastCommittedWrapped = m_screen.front().wrapped;
     m_screen.popFront();
-    m_savedRow = std::max(0, m_savedRow - 1);
+}
+
+void TerminalRenderer::scrollUp()
+{
+    // A saved cursor stays where it was on the screen (tmux keeps screen
+    // coordinates), so nothing else moves.
+    if (m_altScreen) {
+        if (m_liveRows >= 2)
+            lineCleared(0); // tmux's grid_move_lines, with no history to scroll into
+        m_screen.popFront();
+        if (m_liveRows == 2)
+            lineCleared(1);
+    } else {
+        commitFront();
+    }
+}
+
+void TerminalRenderer::lineCleared(int rowIndex, bool whole)
+{
+    if (whole && rowIndex < m_screen.size()) {
+        m_screen[rowIndex].used = false; // and grid_empty_line: the row itself is no longer wrapped
+        m_screen[rowIndex].wrapped = false;
+    }
+    // The row above is a committed one for rowIndex 0: it stays as it was.
+    if (rowIndex > 0 && rowIndex - 1 < m_screen.size()) {
+        m_screen[rowIndex - 1].wrapped = false;
+    } else if (rowIndex == 0 && m_lastCommittedWrapped) {
+        ++m_committedWrapsKept;
+        m_lastCommittedWrapped = false;
+    }
+}
+
+void TerminalRenderer::commitEarly()
+{
+    commitFront();
+    --m_row;
+    ++m_screenOffset;
+}
+
+void TerminalRenderer::setPrivateMode(int mode, bool on)
+{
+    switch (mode) {
+    case 47:
+    case 1047:
+        on ? enterAltScreen(false) : leaveAltScreen(false);
+        break;
+    case 1049:
+        on ? enterAltScreen(true) : leaveAltScreen(true);
+        break;
+    case 1048: // xterm: save / restore the cursor as DECSC / DECRC do
+        escDispatch(on ? '7' : '8');
+        break;
+    default:
+        break; // ?25 (cursor shown), ?2004 (bracketed paste), ...: nothing to show
+    }
+}
+
+void TerminalRenderer::enterAltScreen(bool saveCursor)
+{
+    if (m_altScreen)
+        return; // tmux: nothing at all, not even the cursor saved
+    if (saveCursor) {
+        m_altCursorSaved = true;
+        m_altSavedRow = m_row + m_screenOffset;
+        m_altSavedCol = m_col;
+        m_altSavedStyle = m_styleId;
+    }
+    lineCleared(0); // tmux clears its screen (grid_clear_lines): the history's last row is no longer wrapped
+    m_altScreen = true;
+    m_altEnteredAt = m_csiStart;
+    m_mainRow = m_row;
+    m_mainUpReach = m_maxUpReach;
+    m_mainOffset = m_screenOffset;
+    m_row += m_screenOffset; // the alternate screen is all there: rows are screen rows
+    m_screenOffset = 0;
+    std::swap(m_screen, m_mainScreen);
+    m_screen.clear(); // a blank screen; the cursor stays where it was
+    cursorRow();
+}
+
+void TerminalRenderer::leaveAltScreen(bool restoreCursor)
+{
+    int row = m_row + m_screenOffset; // a screen row
+    if (restoreCursor && m_altCursorSaved) {
+        row = m_altSavedRow;
+        m_col = m_altSavedCol;
+        m_styleId = m_altSavedStyle;
+        m_style = m_styles[m_styleId];
+    }
+    if (m_altScreen) {
+        m_altScreen = false;
+        std::swap(m_screen, m_mainScreen);
+        m_mainScreen.clear();
+        m_row = m_mainRow;
+        m_maxUpReach = m_mainUpReach;
+        m_screenOffset = m_mainOffset;
+    }
+    moveToRow(std::clamp(row - m_screenOffset, 0, m_liveRows - 1));
+    clampCol();
+    cursorRow();
 }
 
 void TerminalRenderer::eraseCells(Row& row, qint64 from, qint64 to)
@@ -1439,6 +1619,13 @@ QList<ConsoleLine> TerminalRenderer::pendingLines() const
 
 qint64 TerminalRenderer::pendingStartOffset() const
 {
+    if (m_altScreen) {
+        for (int i = 0; i < m_mainScreen.size(); ++i) {
+            if (!isBlankRow(m_mainScreen[i]))
+                return m_mainScreen[0].byteOffset;
+        }
+        return m_altEnteredAt;
+    }
     for (int i = 0; i < m_screen.size(); ++i) {
         if (!isBlankRow(m_screen[i]))
             return m_screen[0].byteOffset;
@@ -1448,18 +1635,18 @@ qint64 TerminalRenderer::pendingStartOffset() const
 
 void TerminalRenderer::commitSettledRows()
 {
-    while (m_row > m_maxUpReach && !m_screen.empty()) {
-        commitFront();
-        --m_row;
-    }
+    if (m_altScreen)
+        return;
+    while (m_row > m_maxUpReach && !m_screen.empty())
+        commitEarly();
 }
 
 void TerminalRenderer::commitAboveCursor()
 {
-    while (m_row > 0 && !m_screen.empty()) {
-        commitFront();
-        --m_row;
-    }
+    if (m_altScreen)
+        return;
+    while (m_row > 0 && !m_screen.empty())
+        commitEarly();
 }
 
 void TerminalRenderer::finish()
@@ -1468,6 +1655,8 @@ void TerminalRenderer::finish()
         flushBadUtf8();
     m_utfNeed = 0;
     m_state = State::Ground;
+    if (m_altScreen)
+        leaveAltScreen(false); // the alternate screen's last frame is dropped (see the header)
     int last = -1;
     for (int i = 0; i < int(m_screen.size()); ++i) {
         if (!isBlankRow(m_screen[i]))
@@ -1480,6 +1669,10 @@ void TerminalRenderer::finish()
     m_col = 0;
     m_savedRow = 0;
     m_savedCol = 0;
+    m_altCursorSaved = false;
+    m_altSavedRow = 0;
+    m_altSavedCol = 0;
+    m_screenOffset = 0;
     m_style = Style{};
     m_styleId = 0;
     m_curByte = m_offset;

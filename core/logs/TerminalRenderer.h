@@ -34,14 +34,58 @@ quint32 paletteColour(int index);
 //
 // Handled: printable UTF-8 (wide characters take two columns, zero-width ones
 // join the previous cell), \r, \n, \b (with tmux's reverse wrap), \t (8-column
-// stops), ESC[K/0K/1K/2K, ESC[J (0/1/2), cursor movement A B C D E F G H f d
-// ` a e, ESC[X/P/@, ESC[L/M (insert/delete line), ESC[S/T (scroll up/down
-// the whole live screen; scrolled-up rows are committed, as tmux puts them
-// in its history), ESC[b (repeat), ESC 7/8, ESC[s/u, ESC D/E/M, SGR (bold, faint, italic,
-// underline, inverse, strike, 16/256/truecolour with ';' or ':' separators).
+// stops), ESC[K/0K/1K/2K, ESC[J (0/1/2; 2, and 0 from the top left corner,
+// first commit every row ever written to, blank or not, as tmux's
+// scroll-on-clear), cursor movement A B C D E F G H f d ` a e, ESC[X/P/@,
+// ESC[L/M (insert/delete line), ESC[S/T (scroll up/down the whole live
+// screen; scrolled-up rows are committed, as tmux puts them in its
+// history), ESC[b (repeat), ESC 7/8, ESC[s/u (a saved cursor keeps its
+// screen row when the screen scrolls, as tmux's does), ESC D/E/M, SGR (bold,
+// faint, italic, underline, inverse, strike, 16/256/truecolour with ';' or
+// ':' separators). Soft-wrap marks come and go as tmux's do: an erase of a
+// whole row takes its own mark off and that of the row above, and so do
+// inserting, deleting and scrolling rows down for the row above where they
+// move (grid_clear_lines, grid_move_lines) -- what a later backspace's
+// reverse wrap sees.
 // OSC (titles, OSC 8 hyperlinks: link dropped, text kept), DCS/SOS/PM/APC
-// strings, tmux's ESC k rename, private-mode CSIs and every other escape are
-// consumed and ignored.
+// strings, tmux's ESC k rename, the other private-mode CSIs and every other
+// escape are consumed and ignored.
+//
+// Alternate screen (ESC[?1049h/l, ?1047h/l, ?47h/l, as tmux 3.3a's
+// screen_alternate_on/off do them): entering shows a blank screen of
+// `liveRows` rows, the cursor where it was (?1049 first saves the cursor
+// and its style, in a slot of its own, not ESC 7's); entering again while
+// on it does nothing. Leaving brings back the main screen's rows exactly as
+// they were; ?1049l also moves the cursor back to where ?1049h saved it
+// (even when not on the alternate screen, as tmux does), ?47l/?1047l leave
+// it where it is; either way a column past the last is clamped to the last.
+// While on the alternate screen:
+// - pendingLines() are its rows (what tmux's capture-pane shows below the
+//   history), the committed rows (history) stay as they were;
+// - nothing on it is ever committed: rows that scroll off its top (line
+//   feed, ESC[S, ESC D) and ESC[2J's rows are dropped, as tmux keeps none
+//   of the alternate screen in its history; a run's console history holds
+//   only the main screen (a `watch` or full-screen rich Live is shown live,
+//   and leaves no trace once it exits);
+// - commitSettledRows() and commitAboveCursor() commit nothing (the main
+//   screen's rows wait, hidden, until it is back), and pendingStartOffset()
+//   is the main screen's first row's offset, or that of the ESC that
+//   entered the alternate screen if the main screen is blank, so a consumer
+//   that restarts rendering there enters it again;
+// - finish() leaves it first (as ?1047l), so the main screen's rows are
+//   what gets committed and the alternate screen's last frame is dropped.
+// ESC[?1048h/l save and restore the cursor as ESC 7 / ESC 8 do.
+// Scroll regions (DECSTBM, ESC[r) are not supported: ignored.
+//
+// Deliberate differences from tmux 3.3a (tests/core/logs/
+// tst_terminalrenderer_tmux says which it leaves out and why): ?1048 and
+// HPR/VPR (ESC[a, ESC[e) work as in xterm (tmux ignores them); ESC[n@
+// blanks the n columns it inserts (tmux leaves old cells in place when n is
+// more than half of the rest of the row); writing over the right half of a
+// wide character always clears it (tmux sometimes does not); a committed
+// row keeps its wrap mark where tmux would take it off later
+// (committedWrapsKept()); erased cells at the end of a wrapped row are not
+// part of its text (tmux's capture-pane -J shows them as spaces).
 //
 // Where a string ends: as tmux 3.3a's input.c state tables say, OSC at BEL,
 // ST (ESC \), any other ESC (which starts a new sequence), CAN or SUB;
@@ -129,6 +173,12 @@ public:
     // Lines the fast path above handed to the sink so far (for tests).
     qint64 plainLinesSunk() const { return m_plainLinesSunk; }
 
+    // How often tmux would have taken the soft-wrap mark off the last
+    // committed row (an erase, insert, delete or scroll at the screen's top
+    // row: its grid_clear_lines / grid_move_lines), which the renderer, having
+    // handed that row on, keeps (for tests comparing wrapped rows with tmux).
+    qint64 committedWrapsKept() const { return m_committedWrapsKept; }
+
     // Commits every row above the cursor's row (e.g. once the stream has been
     // quiet for a while). Afterwards cursor-up stops at the cursor's current row.
     void commitAboveCursor();
@@ -178,6 +228,7 @@ private:
         qint64 byteOffset = 0;
         qint64 fullLength = 0; // columns reached, including those past maxLineChars
         bool wrapped = false;
+        bool used = false; // tmux's cellused != 0: written to or moved within since last cleared whole (ESC[2J moves it to the history)
         std::unique_ptr<std::unordered_map<int, std::u32string>> combining; // rare: zero-width marks per column
         void reset(qint64 offset);
     };
@@ -254,8 +305,17 @@ private:
     void materialize(Row& row);
     void lineFeed(bool wrapped);
     void newRowAtBottom();
-    void commitFront();
+    void commitFront(); // the top row to the history (dropped on the alternate screen)
+    void commitEarly(); // commitFront() of a row still on tmux's screen: rows' indices shift up by one
+    void scrollUp();    // the screen's top row leaves it (line feed at the bottom, ESC[S)
+    void setPrivateMode(int mode, bool on); // ESC[?...h / l
+    void enterAltScreen(bool saveCursor);
+    void leaveAltScreen(bool restoreCursor);
     void eraseCells(Row& row, qint64 from, qint64 to); // [from, to)
+    // tmux's grid_clear_lines / grid_move_lines at row `rowIndex`: the row
+    // above it is no longer soft-wrapped (what capture-pane -J and a reverse
+    // wrap see); `whole`: that row was cleared whole, so no longer used
+    void lineCleared(int rowIndex, bool whole = false);
     void eraseRowsBelow(int rowIndex);
     void eraseRowsAbove(int rowIndex);
     void insertRows(int at, int n); // IL/SD: n blank rows at `at`, those pushed past the screen's bottom dropped
@@ -275,6 +335,8 @@ private:
     bool m_plainRows = true;
     bool m_settleAfterFeed = false;
     qint64 m_plainLinesSunk = 0;
+    qint64 m_committedWrapsKept = 0;
+    bool m_lastCommittedWrapped = false;
 
     RowRing m_screen; // live region, m_screen[0] is its top row
     QList<ConsoleLine> m_committed;
@@ -284,9 +346,29 @@ private:
     int m_row = 0;
     qint64 m_col = 0;
     int m_maxUpReach = 0; // the furthest the cursor was ever moved up, in rows
-    int m_savedRow = 0;
+    // Rows committed early that a terminal would still show above the live
+    // region (tmux's cursor row is m_row + m_screenOffset, at most
+    // liveRows - 1): saved cursors keep screen rows, as tmux's do, so that
+    // scrolling leaves them in place and early commits do not move them.
+    int m_screenOffset = 0;
+    int m_savedRow = 0; // ESC 7's, a screen row
     qint64 m_savedCol = 0;
     quint32 m_savedStyle = 0;
+
+    // The alternate screen (see the class comment): while it is shown,
+    // m_screen holds its rows and m_mainScreen the main screen's.
+    bool m_altScreen = false;
+    RowRing m_mainScreen;
+    int m_mainRow = 0;        // the main screen's cursor row when it was left
+    int m_mainUpReach = 0;    // and its m_maxUpReach (moves on the alternate screen do not count)
+    int m_mainOffset = 0;     // and its m_screenOffset (the alternate screen's is 0)
+    qint64 m_altEnteredAt = 0; // offset of the ESC that entered the alternate screen
+    // ?1049h's saved cursor (tmux's screen saved_cx/cy/cell): none until the first ?1049h
+    bool m_altCursorSaved = false;
+    int m_altSavedRow = 0; // a screen row
+    qint64 m_altSavedCol = 0;
+    quint32 m_altSavedStyle = 0;
+    qint64 m_csiStart = 0; // offset of the ESC of the CSI being parsed
 
     Style m_style;
     quint32 m_styleId = 0;

@@ -3,7 +3,9 @@
 #include "ServiceProtocol.h"
 #include "common/PrivateFiles.h"
 
+#include <QCoreApplication>
 #include <QDeadlineTimer>
+#include <QVersionNumber>
 #include <QEventLoop>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -11,6 +13,8 @@
 #include <QProcess>
 #include <QThread>
 #include <QTimer>
+
+#include <csignal>
 
 namespace ty::service {
 
@@ -69,6 +73,13 @@ ServiceClient::~ServiceClient()
     }
 }
 
+bool ServiceClient::olderThanThisClient() const
+{
+    const QVersionNumber theirs = QVersionNumber::fromString(m_serviceVersion);
+    const QVersionNumber ours = QVersionNumber::fromString(QCoreApplication::applicationVersion());
+    return !theirs.isNull() && !ours.isNull() && theirs < ours;
+}
+
 bool ServiceClient::connected() const
 {
     return m_socket && m_socket->state() == QLocalSocket::ConnectedState;
@@ -82,6 +93,19 @@ Result<std::unique_ptr<ServiceClient>> ServiceClient::connectTo(const QString& d
     std::unique_ptr<ServiceClient> c(new ServiceClient(*paths));
     const QDeadlineTimer deadline(timeoutMs);
     auto first = c->attach(std::max<qint64>(1000, deadline.remainingTime()));
+    if (first && start == Start::IfNeeded && c->olderThanThisClient()) {
+        // An older service (the package was upgraded): it hands over once
+        // nothing is mid-write (stop answers its pending starts and commits),
+        // and this client starts the new one. Runs keep going on their nodes.
+        qInfo().noquote() << QStringLiteral("the Trainyard service (pid %1) is version %2, this is %3: replacing it")
+                                 .arg(c->m_pid).arg(c->m_serviceVersion, QCoreApplication::applicationVersion());
+        const qint64 old = c->m_pid;
+        if (auto stopped = c->call(QStringLiteral("stop")); !stopped)
+            return std::unexpected(stopped.error());
+        while (::kill(pid_t(old), 0) == 0 && !deadline.hasExpired())
+            QThread::msleep(20);
+        first = fail(QStringLiteral("replaced"));
+    }
     if (first)
         return c;
     if (!c->m_refused.isEmpty() || start == Start::Never)
@@ -128,20 +152,17 @@ Result<void> ServiceClient::attach(int timeoutMs)
     connect(m_socket, &QLocalSocket::readyRead, this, &ServiceClient::onReadyRead);
     // After the events that came before it.
     connect(m_socket, &QLocalSocket::disconnected, this, [this] { dispatch({{QStringLiteral("event"), QStringLiteral("_closed")}}); });
-    // The service speaks first: hello (or refused).
-    QEventLoop loop;
-    QTimer::singleShot(timeoutMs, &loop, &QEventLoop::quit);
-    auto c1 = connect(m_socket, &QLocalSocket::readyRead, &loop, [&] {
-        if (m_helloSeen || !m_refused.isEmpty())
-            loop.quit();
-    });
-    auto c2 = connect(m_socket, &QLocalSocket::disconnected, &loop, &QEventLoop::quit);
-    if (m_socket->bytesAvailable())
-        onReadyRead();
-    if (!m_helloSeen && m_refused.isEmpty())
-        loop.exec();
-    disconnect(c1);
-    disconnect(c2);
+    // The service speaks first: hello (or refused). Blocking reads, as in call().
+    const QDeadlineTimer deadline(timeoutMs);
+    while (!m_helloSeen && m_refused.isEmpty() && m_socket->state() == QLocalSocket::ConnectedState && !deadline.hasExpired()) {
+        if (m_socket->bytesAvailable() > 0) {
+            onReadyRead();
+            continue;
+        }
+        m_socket->waitForReadyRead(int(std::clamp<qint64>(deadline.remainingTime(), 1, 1000)));
+    }
+    if (m_socket->bytesAvailable() > 0)
+        onReadyRead(); // the refusal and the close come together
     if (!m_refused.isEmpty())
         return fail(m_refused);
     if (!m_helloSeen)
@@ -196,6 +217,7 @@ void ServiceClient::emitEvent(const QJsonObject& m)
         m_helloSeen = true;
         m_pid = m.value(QStringLiteral("pid")).toInteger();
         m_protocol = m.value(QStringLiteral("protocol")).toInt();
+        m_serviceVersion = m.value(QStringLiteral("version")).toString();
     } else if (event == u"refused") {
         m_refused = QStringLiteral("the Trainyard service at %1 %2").arg(m_paths.socket, m.value(QStringLiteral("error")).toString());
     } else if (event == u"state") {
@@ -232,18 +254,18 @@ Result<QJsonObject> ServiceClient::call(const QString& op, QJsonObject args, int
     args.insert(QStringLiteral("op"), op);
     m_socket->write(encode(args));
     m_socket->flush();
+    // Blocking reads on the socket alone, no nested event loop: a handler
+    // elsewhere that ends the caller's event loop (QCoreApplication::exit)
+    // cannot end this wait instead, and nothing else runs meanwhile. Events
+    // that arrive are kept for the caller's loop (dispatch()).
     ++m_inCall;
-    if (!m_replies.contains(id)) {
-        QEventLoop loop;
-        QTimer::singleShot(timeoutMs, &loop, &QEventLoop::quit);
-        auto c1 = connect(m_socket, &QLocalSocket::readyRead, &loop, [&] {
-            if (m_replies.contains(id))
-                loop.quit();
-        }, Qt::QueuedConnection);
-        auto c2 = connect(m_socket, &QLocalSocket::disconnected, &loop, &QEventLoop::quit);
-        loop.exec();
-        disconnect(c1);
-        disconnect(c2);
+    const QDeadlineTimer deadline(timeoutMs);
+    while (!m_replies.contains(id) && connected() && !deadline.hasExpired()) {
+        if (m_socket->bytesAvailable() > 0) {
+            onReadyRead();
+            continue;
+        }
+        m_socket->waitForReadyRead(int(std::clamp<qint64>(deadline.remainingTime(), 1, 1000)));
     }
     if (--m_inCall == 0 && !m_deferred.isEmpty())
         QMetaObject::invokeMethod(this, &ServiceClient::emitDeferred, Qt::QueuedConnection);

@@ -40,7 +40,8 @@ public:
     ~ServiceClient() override;
 
     // Connects to the service of `databasePath`; with Start::IfNeeded, starts
-    // it first when nobody listens (trainyardd --detach, found by
+    // it first when nobody listens, and replaces a service of an older
+    // version (it stops once its pending starts are answered) (trainyardd --detach, found by
     // serviceExecutablePath()) and waits for its socket, `timeoutMs` in all.
     // Errors: the service folder is unsafe, the service could not be started
     // (its own message: another process holds its lock, the database cannot
@@ -59,6 +60,10 @@ public:
     int protocol() const { return m_protocol; }
     const ServicePaths& paths() const { return m_paths; }
     bool connected() const;
+    // The service's version (its hello), and whether it is older than this
+    // client's (QCoreApplication::applicationVersion()).
+    QString serviceVersion() const { return m_serviceVersion; }
+    bool olderThanThisClient() const;
     // Whether connectTo() started the service (its nodes may still be connecting).
     bool startedService() const { return m_startedService; }
 
@@ -96,6 +101,7 @@ private:
     QString m_refused;
     bool m_helloSeen = false;
     bool m_startedService = false;
+    QString m_serviceVersion;
     int m_inCall = 0;                 // call()s waiting for their reply
     QList<QJsonObject> m_deferred;    // events received meanwhile, in order
 };

@@ -2,6 +2,7 @@
 
 #include "ServiceProtocol.h"
 #include "runs/RunEngine.h"
+#include "runs/RunRemoval.h"
 #include "spec/JobSpec.h"
 #include "store/ResultStore.h"
 
@@ -94,11 +95,11 @@ ServiceServer::ServiceServer(RunEngine* engine, ResultStore* store, QString data
     });
     connect(m_engine, &RunEngine::caughtUp, this, [this] {
         m_caughtUp = true;
-        const auto waiters = std::exchange(m_caughtUpWaiters, {});
-        for (const auto& [socket, id] : waiters)
-            if (socket && m_clients.contains(socket.data()))
-                opCaughtUp(*m_clients.value(socket.data()), id);
+        answerCaughtUp();
     });
+    m_caughtUpTimer = new QTimer(this);
+    m_caughtUpTimer->setInterval(100);
+    connect(m_caughtUpTimer, &QTimer::timeout, this, &ServiceServer::answerCaughtUp);
 }
 
 ServiceServer::~ServiceServer()
@@ -237,6 +238,12 @@ void ServiceServer::handle(Client& c, const QJsonObject& req)
         reply(c, id, {});
     } else if (op == u"caught_up") {
         opCaughtUp(c, id);
+    } else if (op == u"delete_run") {
+        const RunId run = req.value(QStringLiteral("run")).toInteger();
+        if (auto deleted = deleteEndedRun(*m_store, m_databasePath, run); !deleted)
+            replyError(c, id, QStringLiteral("invalid_input"), deleted.error().message);
+        else
+            reply(c, id, {});
     } else if (op == u"behind") {
         reply(c, id, {{QStringLiteral("behind"), nodesBehind()}});
     } else if (op == u"stop") {
@@ -367,10 +374,38 @@ void ServiceServer::opWatch(Client& c, const QJsonValue& id, const QJsonObject& 
         send(c, {{QStringLiteral("event"), QStringLiteral("watch_ended")}, {QStringLiteral("run"), run}});
 }
 
+bool ServiceServer::caughtUpNow() const
+{
+    if (!m_engine->ownsIngestion())
+        return true; // another process ingests: nothing to wait for here
+    if (!m_caughtUp)
+        return false;
+    // Nodes added since (node add while it runs) count too; one that was
+    // tried and cannot be reached stays behind for good.
+    for (const auto& [node, why] : m_engine->nodesBehind())
+        if (!m_engine->nodeUnreachable(node))
+            return false;
+    return true;
+}
+
+void ServiceServer::answerCaughtUp()
+{
+    if (!caughtUpNow())
+        return;
+    m_caughtUpTimer->stop();
+    const auto waiters = std::exchange(m_caughtUpWaiters, {});
+    for (const auto& [socket, id] : waiters)
+        if (socket && m_clients.contains(socket.data()))
+            opCaughtUp(*m_clients.value(socket.data()), id);
+}
+
 void ServiceServer::opCaughtUp(Client& c, const QJsonValue& id)
 {
-    if (m_engine->ownsIngestion() && !m_caughtUp) {
+    if (m_nodeResolver)
+        m_nodeResolver(QString()); // nodes stored since the service started
+    if (!caughtUpNow()) {
         m_caughtUpWaiters.append({QPointer<QLocalSocket>(c.socket), id});
+        m_caughtUpTimer->start();
         return;
     }
     (void)m_store->flush(); // the client reads the database next

@@ -15,6 +15,7 @@
 
 class QLocalServer;
 class QLocalSocket;
+class QTimer;
 
 namespace ty {
 
@@ -78,6 +79,8 @@ private:
     void opWatch(Client& c, const QJsonValue& id, const QJsonObject& req);
     void opStatus(Client& c, const QJsonValue& id);
     void opCaughtUp(Client& c, const QJsonValue& id);
+    bool caughtUpNow() const;
+    void answerCaughtUp();
     QJsonArray nodesBehind() const;
 
     void onConsole(RunId run, qint64 offset, const QByteArray& bytes);
@@ -106,6 +109,7 @@ private:
     QList<RunRecord> m_pendingEnds;
     qint64 m_endWaitStartedMs = -1;
     bool m_caughtUp = false;
+    QTimer* m_caughtUpTimer = nullptr;
     QList<std::pair<QPointer<QLocalSocket>, QJsonValue>> m_caughtUpWaiters;
     QDateTime m_started;
     QDateTime m_lastClientLeft;

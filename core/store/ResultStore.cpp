@@ -15,9 +15,9 @@ ResultStore::ResultStore(QObject* parent)
     qRegisterMetaType<ty::RunNotice>();
 }
 
-Result<std::unique_ptr<ResultStore>> ResultStore::open(const QString& path)
+Result<std::unique_ptr<ResultStore>> ResultStore::open(const QString& path, StoreAccess access)
 {
-    auto store = SqliteResultStore::open(path);
+    auto store = SqliteResultStore::open(path, {}, access);
     if (!store)
         return std::unexpected(store.error());
     return std::unique_ptr<ResultStore>(std::move(*store));

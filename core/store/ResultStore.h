@@ -16,6 +16,20 @@
 
 namespace ty {
 
+// How ResultStore::open() may use an existing database file.
+enum class StoreAccess {
+    // Reads and writes. A file (or its folder) this process cannot write is
+    // refused with an error naming the file and why, e.g. "its folder /x is
+    // not writable (Read-only file system)".
+    ReadWrite,
+    // As ReadWrite when the file and its folder are writable; otherwise the
+    // file is opened read-only (readOnlyReason() says why): reads work, every
+    // write is refused with that reason, and nothing is created beside it.
+    // For whatever only shows a database (trainyardctl ls/show/..., the GUI),
+    // e.g. a colleague's results on a read-only share.
+    ReadOnlyIfNeeded,
+};
+
 // The result database: runs, their params, tags, metrics, console offsets,
 // artifacts and notices. Abstract so that a PostgreSQL backend (team mode) can sit beside
 // SqliteResultStore; callers only ever see this interface.
@@ -42,8 +56,12 @@ public:
     // Opens (creating it and its parent directories when missing) the SQLite
     // result database at `path`, migrating an older schema to the current one.
     // Errors name the file: not an SQLite file, another program's database, a
-    // schema newer than this binary (the file is then left untouched), I/O.
-    static Result<std::unique_ptr<ResultStore>> open(const QString& path);
+    // schema newer than this binary (the file is then left untouched), a
+    // damaged file (what is wrong and how to recover it; nothing is changed),
+    // a file that cannot be written (see StoreAccess), one opened read-only
+    // whose schema is older than this binary (it cannot be upgraded), I/O.
+    static Result<std::unique_ptr<ResultStore>> open(const QString& path,
+                                                     StoreAccess access = StoreAccess::ReadWrite);
 
     // ---- writes -----------------------------------------------------------
     // Inserts a run with its tags and params and waits until it is committed.
@@ -161,6 +179,18 @@ public:
     // The database's location (a file path for SQLite).
     virtual QString location() const = 0;
 
+    // Why this store cannot write (opened read-only by
+    // StoreAccess::ReadOnlyIfNeeded: "its folder /x is not writable
+    // (Permission denied)"), or empty when it can. Fixed at open().
+    virtual QString readOnlyReason() const = 0;
+    bool isReadOnly() const { return !readOnlyReason().isEmpty(); }
+    // Empty until a read or a write finds the file damaged (SQLite reports
+    // SQLITE_CORRUPT or SQLITE_NOTADB); then the explanation (what is wrong,
+    // that nothing was changed, how to recover: SqliteFileAccess.h), and
+    // every later write is refused with it. Reported once (damaged(), one
+    // warning), however many reads fail afterwards.
+    virtual QString damage() const = 0;
+
 Q_SIGNALS:
     // Runs created, updated, console offsets moved, or deleted (run(id) then
     // fails) in one committed batch; each id once.
@@ -170,6 +200,9 @@ Q_SIGNALS:
     // A queued write failed and was rolled back (what, where, why: with the
     // system's reason, e.g. "No space left on device", where SQLite had one).
     void writeFailed(const QString& message);
+    // The database was found damaged (damage() now returns `explanation`);
+    // emitted once per store.
+    void damaged(const QString& explanation);
 
 protected:
     explicit ResultStore(QObject* parent = nullptr);

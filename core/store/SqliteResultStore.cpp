@@ -2,6 +2,7 @@
 
 #include "MetricBlock.h"
 #include "SqlCodec.h"
+#include "SqliteFileAccess.h"
 #include "SqliteSchema.h"
 #include "SqliteWriter.h"
 
@@ -16,6 +17,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -172,34 +174,104 @@ private:
     bool m_active;
 };
 
-QSqlQuery prepared(const QSqlDatabase& db, const QString& sql)
+// How a read reports a failure: what could not be read, and SQLite's error
+// (SqliteResultStore::readFailed()).
+using ReadFailed = std::function<void(const QString& what, const QSqlError& error)>;
+
+QSqlQuery prepared(const QSqlDatabase& db, const ReadFailed& failed, const QString& sql)
 {
     QSqlQuery q(db);
     q.setForwardOnly(true);
     if (!q.prepare(sql))
-        qCWarning(lcStore, "cannot prepare \"%s\": %s", qUtf8Printable(sql), qUtf8Printable(q.lastError().text()));
+        failed(QStringLiteral("cannot prepare \"%1\"").arg(sql), q.lastError());
     return q;
 }
 
-QList<std::pair<qint64, QString>> keysOf(const QSqlDatabase& db, RunId run, const QString& path)
+// After a `while (q.next())` loop: a step that failed ends the loop like the
+// last row, so report it (a damaged page is often found only there).
+void checkSteps(const QSqlQuery& q, const ReadFailed& failed, const QString& what)
+{
+    if (q.lastError().isValid())
+        failed(what, q.lastError());
+}
+
+QList<std::pair<qint64, QString>> keysOf(const QSqlDatabase& db, RunId run, const ReadFailed& failed)
 {
     QList<std::pair<qint64, QString>> keys;
-    QSqlQuery q = prepared(db, QStringLiteral("SELECT id, key FROM metric_keys WHERE run_id = ? ORDER BY key"));
+    QSqlQuery q = prepared(db, failed, QStringLiteral("SELECT id, key FROM metric_keys WHERE run_id = ? ORDER BY key"));
     q.addBindValue(QVariant::fromValue<qint64>(run));
     if (!q.exec()) {
-        qCWarning(lcStore, "%s: run %lld: cannot read metric keys: %s", qUtf8Printable(path),
-                  static_cast<long long>(run), qUtf8Printable(q.lastError().text()));
+        failed(QStringLiteral("run %1: cannot read metric keys").arg(run), q.lastError());
         return keys;
     }
     while (q.next())
         keys.append({q.value(0).toLongLong(), q.value(1).toString()});
+    checkSteps(q, failed, QStringLiteral("run %1: cannot read metric keys").arg(run));
     return keys;
 }
 
 } // namespace
 
+namespace {
+
+// Opens `file` read-only (mode=ro, else immutable=1: SqliteResultStore.h) and
+// reads its schema version. Returns the URI that worked and the version.
+Result<std::pair<QString, int>> probeReadOnly(const QString& file, const QString& whyReadOnly, int busyTimeoutMs)
+{
+    for (const bool immutable : {false, true}) {
+        const QString uri = sqlitefile::readOnlyUri(file, immutable);
+        const QString name = QStringLiteral("trainyard-store-probe-%1").arg(++g_instances);
+        Result<int> probed = 0;
+        bool cantOpen = false;
+        {
+            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
+            db.setDatabaseName(uri);
+            db.setConnectOptions(
+                QStringLiteral("QSQLITE_OPEN_URI;QSQLITE_OPEN_READONLY;QSQLITE_BUSY_TIMEOUT=%1").arg(busyTimeoutMs));
+            if (!db.open()) {
+                cantOpen = sqlitefile::needsImmutable(db.lastError());
+                probed = fail(QStringLiteral("%1: cannot open the result database read-only: %2")
+                                  .arg(file, db.lastError().text()));
+            } else {
+                // SQLITE_CANTOPEN/READONLY here: a WAL database whose -wal/-shm cannot be created.
+                QSqlQuery q(db);
+                if (!q.exec(QStringLiteral("SELECT count(*) FROM sqlite_master")) && sqlitefile::needsImmutable(q.lastError())) {
+                    cantOpen = true;
+                    probed = fail(QStringLiteral("%1: cannot read the result database: %2").arg(file, q.lastError().text()));
+                } else {
+                    q.finish();
+                    probed = SqliteSchema::probeVersion(db, file);
+                }
+            }
+            db.close();
+        }
+        QSqlDatabase::removeDatabase(name);
+        if (cantOpen && !immutable)
+            continue;
+        if (!probed)
+            return std::unexpected(probed.error());
+        if (*probed < SqliteSchema::kCurrentVersion)
+            return fail(QStringLiteral("%1: the result database has schema version %2, older than this Trainyard's %3, "
+                                       "and it is read-only (%4), so it cannot be upgraded; nothing was changed. Open "
+                                       "it once where it can be written, or copy it (with any -wal file beside it) to "
+                                       "a writable folder and open the copy.")
+                            .arg(file)
+                            .arg(*probed)
+                            .arg(SqliteSchema::kCurrentVersion)
+                            .arg(whyReadOnly));
+        if (immutable && QFileInfo(file + QStringLiteral("-wal")).size() > 0)
+            qCWarning(lcStore, "%s: read-only without its -shm file (it cannot be created): the changes still in %s-wal "
+                      "are not shown", qUtf8Printable(file), qUtf8Printable(file));
+        return std::pair{uri, *probed};
+    }
+    return fail(QStringLiteral("%1: cannot open the result database read-only").arg(file)); // not reached
+}
+
+} // namespace
+
 Result<std::unique_ptr<SqliteResultStore>> SqliteResultStore::open(const QString& path,
-                                                                   const SqliteStoreOptions& options)
+                                                                   const SqliteStoreOptions& options,
+                                                                   StoreAccess access)
 {
     if (path.isEmpty())
         return fail(QStringLiteral("no result database path given"));
@@ -210,13 +282,38 @@ Result<std::unique_ptr<SqliteResultStore>> SqliteResultStore::open(const QString
     const QString file = QDir::cleanPath(info.absoluteFilePath());
     if (info.isDir())
         return fail(QStringLiteral("%1: is a directory, not a result database").arg(file));
+
+    // A file this process cannot write: read-only, or refused, before
+    // anything (mkpath, the writer's pragmas) tries to write.
+    if (info.exists()) {
+        if (const QString why = sqlitefile::whyNotWritable(file); !why.isEmpty()) {
+            if (access == StoreAccess::ReadWrite)
+                return fail(QStringLiteral("%1: cannot write the result database: %2").arg(file, why));
+            if (auto header = SqliteSchema::checkFileHeader(file); !header)
+                return std::unexpected(header.error());
+            if (info.size() == 0)
+                return fail(QStringLiteral("%1: the file is empty (no Trainyard tables yet) and read-only (%2): there "
+                                           "is nothing in it to show")
+                                .arg(file, why));
+            auto probed = probeReadOnly(file, why, options.busyTimeoutMs);
+            if (!probed)
+                return std::unexpected(probed.error());
+            std::unique_ptr<SqliteResultStore> store(new SqliteResultStore(file, options, why, probed->first));
+            store->m_schemaVersion = probed->second;
+            return store;
+        }
+    }
+
     if (!QDir().mkpath(info.absolutePath()))
         return fail(QStringLiteral("%1: cannot create the directory %2").arg(file, info.absolutePath()));
+    if (!info.exists())
+        if (const QString why = sqlitefile::whyNotWritable(file); !why.isEmpty())
+            return fail(QStringLiteral("%1: cannot create the result database: %2").arg(file, why));
     if (auto header = SqliteSchema::checkFileHeader(file); !header)
         return std::unexpected(header.error());
 
     // An existing file is first only read, so a refused one (newer schema,
-    // someone else's database) is left as it was. (Not through
+    // someone else's database, a damaged one) is left as it was. (Not through
     // QSQLITE_OPEN_READONLY: a read-only connection to a WAL database leaves
     // -wal/-shm files behind, while the last read-write connection removes them.)
     if (info.exists() && info.size() > 0) {
@@ -238,7 +335,7 @@ Result<std::unique_ptr<SqliteResultStore>> SqliteResultStore::open(const QString
             return std::unexpected(probed.error());
     }
 
-    std::unique_ptr<SqliteResultStore> store(new SqliteResultStore(file, options));
+    std::unique_ptr<SqliteResultStore> store(new SqliteResultStore(file, options, QString(), QString()));
     const Result<int> version = store->m_writer->startWriter();
     if (!version)
         return std::unexpected(version.error());
@@ -246,12 +343,18 @@ Result<std::unique_ptr<SqliteResultStore>> SqliteResultStore::open(const QString
     return store;
 }
 
-SqliteResultStore::SqliteResultStore(QString path, SqliteStoreOptions options)
+SqliteResultStore::SqliteResultStore(QString path, SqliteStoreOptions options, QString readOnlyReason, QString readUri)
     : m_path(std::move(path))
     , m_options(options)
+    , m_readOnlyReason(std::move(readOnlyReason))
+    , m_readUri(std::move(readUri))
     , m_instance(++g_instances)
 {
+    if (!m_readOnlyReason.isEmpty())
+        return; // no writer
     auto onBatch = [this](const SqliteWriter::BatchOutcome& outcome) {
+        if (!outcome.damage.isEmpty())
+            noteDamage(outcome.damage);
         // Runs on the writer thread, after the commit: hand over to the
         // store's own thread, so receivers see a normal signal.
         QMetaObject::invokeMethod(
@@ -280,6 +383,75 @@ SqliteResultStore::~SqliteResultStore()
         QSqlDatabase::removeDatabase(name);
 }
 
+QString SqliteResultStore::damage() const
+{
+    QMutexLocker lock(&m_refusalMutex);
+    return m_damage;
+}
+
+void SqliteResultStore::noteDamage(const QString& sqliteText) const
+{
+    QString message;
+    {
+        QMutexLocker lock(&m_refusalMutex);
+        if (!m_damage.isEmpty())
+            return;
+        m_damage = message = sqlitefile::damagedMessage(m_path, sqliteText);
+    }
+    qCWarning(lcStore, "%s", qUtf8Printable(message));
+    auto* self = const_cast<SqliteResultStore*>(this);
+    QMetaObject::invokeMethod(self, [self, message] { Q_EMIT self->damaged(message); }, Qt::QueuedConnection);
+}
+
+void SqliteResultStore::readFailed(const QString& what, const QSqlError& error) const
+{
+    if (sqlitefile::isDamage(error)) {
+        noteDamage(error.databaseText());
+        return;
+    }
+    if (!damage().isEmpty()) // explained once already; what fails after it follows from it
+        return;
+    qCWarning(lcStore, "%s: %s: %s", qUtf8Printable(m_path), qUtf8Printable(what), qUtf8Printable(error.text()));
+}
+
+std::function<void(const QString&, const QSqlError&)> SqliteResultStore::readErrorSink() const
+{
+    return [this](const QString& what, const QSqlError& error) { readFailed(what, error); };
+}
+
+std::optional<QString> SqliteResultStore::writeRefusal() const
+{
+    if (!m_readOnlyReason.isEmpty())
+        return QStringLiteral("%1: cannot write the result database, it is open read-only: %2")
+            .arg(m_path, m_readOnlyReason);
+    if (QString d = damage(); !d.isEmpty())
+        return QStringLiteral("not written: %1").arg(d);
+    return std::nullopt;
+}
+
+bool SqliteResultStore::refuseAsyncWrite() const
+{
+    const std::optional<QString> why = writeRefusal();
+    if (!why)
+        return false;
+    bool first = false;
+    {
+        QMutexLocker lock(&m_refusalMutex);
+        first = !m_warnedRefusal;
+        m_warnedRefusal = true;
+        if (!m_unflushedRefusal)
+            m_unflushedRefusal = *why;
+    }
+    // Damage was explained already (noteDamage); a read-only store says so
+    // at its first refused write, not at each one.
+    if (first && damage().isEmpty()) {
+        qCWarning(lcStore, "%s (this and later writes are dropped)", qUtf8Printable(*why));
+        auto* self = const_cast<SqliteResultStore*>(this);
+        QMetaObject::invokeMethod(self, [self, message = *why] { Q_EMIT self->writeFailed(message); }, Qt::QueuedConnection);
+    }
+    return true;
+}
+
 QSqlDatabase SqliteResultStore::readConnection() const
 {
     const QString name = QStringLiteral("trainyard-store-%1-read-%2").arg(m_instance).arg(threadSerial());
@@ -292,9 +464,13 @@ QSqlDatabase SqliteResultStore::readConnection() const
     }
     db.setDatabaseName(m_path);
     db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=%1").arg(m_options.busyTimeoutMs));
+    if (!m_readUri.isEmpty()) {
+        db.setDatabaseName(m_readUri);
+        db.setConnectOptions(QStringLiteral("QSQLITE_OPEN_URI;QSQLITE_OPEN_READONLY;QSQLITE_BUSY_TIMEOUT=%1")
+                                 .arg(m_options.busyTimeoutMs));
+    }
     if (!db.open())
-        qCWarning(lcStore, "%s: cannot open a read connection: %s", qUtf8Printable(m_path),
-                  qUtf8Printable(db.lastError().text()));
+        readFailed(QStringLiteral("cannot open a read connection"), db.lastError());
     db.setNumericalPrecisionPolicy(QSql::LowPrecisionDouble);
     return db;
 }
@@ -303,6 +479,8 @@ QSqlDatabase SqliteResultStore::readConnection() const
 
 Result<RunId> SqliteResultStore::createRun(const RunRecord& r, const QMap<QString, QString>& params)
 {
+    if (auto why = writeRefusal())
+        return fail(*why);
     auto done = std::make_shared<std::promise<Result<RunId>>>();
     auto future = done->get_future();
     m_writer->enqueue(storeop::CreateRun{r, params, std::move(done)}, /*urgent=*/true);
@@ -311,11 +489,15 @@ Result<RunId> SqliteResultStore::createRun(const RunRecord& r, const QMap<QStrin
 
 void SqliteResultStore::updateRun(const RunRecord& r)
 {
+    if (refuseAsyncWrite())
+        return;
     m_writer->enqueue(storeop::UpdateRun{r});
 }
 
 Result<void> SqliteResultStore::annotateRun(RunId run, const RunAnnotation& a)
 {
+    if (auto why = writeRefusal())
+        return fail(*why);
     RunAnnotation clean = a;
     if (clean.name) {
         clean.name = clean.name->trimmed();
@@ -343,44 +525,56 @@ Result<void> SqliteResultStore::annotateRun(RunId run, const RunAnnotation& a)
 
 void SqliteResultStore::appendMetrics(QList<MetricPoint> points)
 {
-    if (points.isEmpty())
+    if (points.isEmpty() || refuseAsyncWrite())
         return;
     m_writer->enqueue(storeop::AppendMetrics{std::move(points)});
 }
 
 void SqliteResultStore::setConsoleOffset(RunId run, qint64 offset)
 {
+    if (refuseAsyncWrite())
+        return;
     m_writer->enqueue(storeop::SetConsoleOffset{run, offset});
 }
 
 void SqliteResultStore::beginIngestion(RunId run)
 {
+    if (!m_writer)
+        return; // read-only: nothing is ingested into it
     m_writer->enqueue(storeop::BeginIngestion{run});
 }
 
 void SqliteResultStore::deleteRun(RunId run)
 {
+    if (refuseAsyncWrite())
+        return;
     m_writer->enqueue(storeop::DeleteRun{run});
 }
 
 void SqliteResultStore::addArtifact(const ArtifactRecord& a)
 {
+    if (refuseAsyncWrite())
+        return;
     m_writer->enqueue(storeop::AddArtifact{a});
 }
 
 void SqliteResultStore::setParams(RunId run, const QMap<QString, QString>& params)
 {
-    if (!params.isEmpty())
+    if (!params.isEmpty() && !refuseAsyncWrite())
         m_writer->enqueue(storeop::SetParams{run, params});
 }
 
 void SqliteResultStore::addNotice(const RunNotice& n)
 {
+    if (refuseAsyncWrite())
+        return;
     m_writer->enqueue(storeop::AddNotice{n});
 }
 
 Result<void> SqliteResultStore::addNode(const NodeRecord& n)
 {
+    if (auto why = writeRefusal())
+        return fail(*why);
     if (n.name.trimmed().isEmpty())
         return fail(QStringLiteral("%1: a node needs a name").arg(m_path));
     if (n.host.trimmed().isEmpty())
@@ -391,6 +585,8 @@ Result<void> SqliteResultStore::addNode(const NodeRecord& n)
 
 Result<void> SqliteResultStore::removeNode(const QString& name)
 {
+    if (auto why = writeRefusal())
+        return fail(*why);
     bool known = false;
     for (const NodeRecord& n : nodes())
         known = known || n.name == name;
@@ -402,15 +598,20 @@ Result<void> SqliteResultStore::removeNode(const QString& name)
 
 Result<void> SqliteResultStore::flush()
 {
-    m_writer->waitCommitted(m_writer->lastQueued());
-    if (auto error = m_writer->takeError())
-        return fail(*error);
+    if (m_writer) {
+        m_writer->waitCommitted(m_writer->lastQueued());
+        if (auto error = m_writer->takeError())
+            return fail(*error);
+    }
+    QMutexLocker lock(&m_refusalMutex);
+    if (auto refused = std::exchange(m_unflushedRefusal, std::nullopt))
+        return fail(*refused);
     return {};
 }
 
 qint64 SqliteResultStore::transactionsCommitted() const
 {
-    return m_writer->transactionsCommitted();
+    return m_writer ? m_writer->transactionsCommitted() : 0;
 }
 
 // ---- reads -----------------------------------------------------------------
@@ -418,21 +619,31 @@ qint64 SqliteResultStore::transactionsCommitted() const
 Result<RunRecord> SqliteResultStore::run(RunId id) const
 {
     QSqlDatabase db = readConnection();
+    const ReadFailed failed = readErrorSink();
     ReadTransaction tx(db);
-    QSqlQuery q = prepared(db, QStringLiteral("SELECT %1 FROM runs WHERE id = ?").arg(kRunColumns));
+    QSqlQuery q = prepared(db, failed, QStringLiteral("SELECT %1 FROM runs WHERE id = ?").arg(kRunColumns));
     q.addBindValue(QVariant::fromValue<qint64>(id));
-    if (!q.exec())
+    if (!q.exec() || (!q.next() && q.lastError().isValid())) {
+        failed(QStringLiteral("cannot read run %1").arg(id), q.lastError());
+        if (sqlitefile::isDamage(q.lastError()) || !damage().isEmpty())
+            return fail(damage());
         return fail(QStringLiteral("%1: cannot read run %2: %3").arg(m_path).arg(id).arg(q.lastError().text()));
-    if (!q.next())
+    }
+    if (!q.isValid())
         return fail(QStringLiteral("%1: no run %2").arg(m_path).arg(id));
     RunRecord r = runFromRow(q);
     q.finish();
-    QSqlQuery t = prepared(db, QStringLiteral("SELECT tag FROM tags WHERE run_id = ? ORDER BY position"));
+    QSqlQuery t = prepared(db, failed, QStringLiteral("SELECT tag FROM tags WHERE run_id = ? ORDER BY position"));
     t.addBindValue(QVariant::fromValue<qint64>(id));
-    if (!t.exec())
+    if (t.exec())
+        while (t.next())
+            r.tags.append(t.value(0).toString());
+    if (t.lastError().isValid()) {
+        failed(QStringLiteral("cannot read the tags of run %1").arg(id), t.lastError());
+        if (!damage().isEmpty())
+            return fail(damage());
         return fail(QStringLiteral("%1: cannot read the tags of run %2: %3").arg(m_path).arg(id).arg(t.lastError().text()));
-    while (t.next())
-        r.tags.append(t.value(0).toString());
+    }
     return r;
 }
 
@@ -476,20 +687,21 @@ QStringList unfinishedSelections(bool endedWindow)
 
 // The runs of `selections` (see runsSql; all of them together using `binds`
 // in order) with their tags, newest first.
-QList<RunRecord> readRuns(QSqlDatabase& db, const QString& path, const QStringList& selections, const QVariantList& binds)
+QList<RunRecord> readRuns(QSqlDatabase& db, const ReadFailed& failed, const QStringList& selections, const QVariantList& binds)
 {
     QList<RunRecord> out;
     ReadTransaction tx(db);
     const RunsSql sql = runsSql(selections);
-    QSqlQuery q = prepared(db, sql.runs);
+    QSqlQuery q = prepared(db, failed, sql.runs);
     for (const QVariant& b : binds)
         q.addBindValue(b);
     if (!q.exec()) {
-        qCWarning(lcStore, "%s: cannot read runs: %s", qUtf8Printable(path), qUtf8Printable(q.lastError().text()));
+        failed(QStringLiteral("cannot read runs"), q.lastError());
         return out;
     }
     while (q.next())
         out.append(runFromRow(q));
+    checkSteps(q, failed, QStringLiteral("cannot read runs"));
     const bool everyRun = selections.size() == 1 && selections.front().isEmpty();
     if (!everyRun) // runsSql's ORDER BY is only for every run
         std::sort(out.begin(), out.end(), [](const RunRecord& a, const RunRecord& b) {
@@ -499,12 +711,12 @@ QList<RunRecord> readRuns(QSqlDatabase& db, const QString& path, const QStringLi
     index.reserve(out.size());
     for (qsizetype i = 0; i < out.size(); ++i)
         index.insert(out[i].id, i);
-    QSqlQuery t = prepared(db, sql.tags);
+    QSqlQuery t = prepared(db, failed, sql.tags);
     if (!everyRun)
         for (const QVariant& b : binds)
             t.addBindValue(b);
     if (!t.exec()) {
-        qCWarning(lcStore, "%s: cannot read tags: %s", qUtf8Printable(path), qUtf8Printable(t.lastError().text()));
+        failed(QStringLiteral("cannot read tags"), t.lastError());
         return out;
     }
     while (t.next()) {
@@ -512,6 +724,7 @@ QList<RunRecord> readRuns(QSqlDatabase& db, const QString& path, const QStringLi
         if (it != index.cend())
             out[*it].tags.append(t.value(1).toString());
     }
+    checkSteps(t, failed, QStringLiteral("cannot read tags"));
     return out;
 }
 } // namespace
@@ -519,22 +732,25 @@ QList<RunRecord> readRuns(QSqlDatabase& db, const QString& path, const QStringLi
 QList<RunRecord> SqliteResultStore::runs() const
 {
     QSqlDatabase db = readConnection();
-    return readRuns(db, m_path, {QString()}, {});
+    const ReadFailed failed = readErrorSink();
+    return readRuns(db, failed, {QString()}, {});
 }
 
 QList<RunRecord> SqliteResultStore::unfinishedRuns(const QDateTime& endedSince) const
 {
     QSqlDatabase db = readConnection();
+    const ReadFailed failed = readErrorSink();
     QVariantList binds;
     if (endedSince.isValid())
         binds << QVariant::fromValue<qint64>(endedSince.toMSecsSinceEpoch());
-    return readRuns(db, m_path, unfinishedSelections(endedSince.isValid()), binds);
+    return readRuns(db, failed, unfinishedSelections(endedSince.isValid()), binds);
 }
 
 QList<RunRecord> SqliteResultStore::endedRunsAfter(RunId afterId) const
 {
     QSqlDatabase db = readConnection();
-    return readRuns(db, m_path,
+    const ReadFailed failed = readErrorSink();
+    return readRuns(db, failed,
                     {QStringLiteral("WHERE id > ? AND state IN ('succeeded', 'failed', 'cancelled') AND gpus <> '[]'")},
                     {QVariant::fromValue<qint64>(afterId)});
 }
@@ -549,15 +765,16 @@ QMap<QString, QString> SqliteResultStore::params(RunId run) const
 {
     QMap<QString, QString> out;
     QSqlDatabase db = readConnection();
-    QSqlQuery q = prepared(db, QStringLiteral("SELECT key, value FROM params WHERE run_id = ?"));
+    const ReadFailed failed = readErrorSink();
+    QSqlQuery q = prepared(db, failed, QStringLiteral("SELECT key, value FROM params WHERE run_id = ?"));
     q.addBindValue(QVariant::fromValue<qint64>(run));
     if (!q.exec()) {
-        qCWarning(lcStore, "%s: run %lld: cannot read params: %s", qUtf8Printable(m_path),
-                  static_cast<long long>(run), qUtf8Printable(q.lastError().text()));
+        failed(QStringLiteral("run %1: cannot read params").arg(run), q.lastError());
         return out;
     }
     while (q.next())
         out.insert(q.value(0).toString(), q.value(1).toString());
+    checkSteps(q, failed, QStringLiteral("run %1: cannot read params").arg(run));
     return out;
 }
 
@@ -575,14 +792,15 @@ QList<MetricPoint> SqliteResultStore::readMetrics(RunId run, const QString& key,
 {
     QList<MetricPoint> out;
     QSqlDatabase db = readConnection();
+    const ReadFailed failed = readErrorSink();
     ReadTransaction tx(db);
-    const auto keys = keysOf(db, run, m_path);
-    QSqlQuery q = prepared(db, withSuperseded
+    const auto keys = keysOf(db, run, failed);
+    QSqlQuery q = prepared(db, failed, withSuperseded
                                    ? QStringLiteral("SELECT step, epoch, wall_ms, value, kind, source, superseded, id FROM metrics"
                                                     " WHERE key_id = ? ORDER BY step, id")
                                    : QStringLiteral("SELECT step, epoch, wall_ms, value, kind, source, superseded, id FROM metrics"
                                                     " WHERE key_id = ? AND superseded = 0 ORDER BY step, id"));
-    QSqlQuery b = prepared(db, withSuperseded
+    QSqlQuery b = prepared(db, failed, withSuperseded
                                    ? QStringLiteral("SELECT id, source, count, live, points FROM metric_blocks"
                                                     " WHERE key_id = ? ORDER BY source, first_id")
                                    : QStringLiteral("SELECT id, source, count, live, points FROM metric_blocks"
@@ -597,8 +815,7 @@ QList<MetricPoint> SqliteResultStore::readMetrics(RunId run, const QString& key,
         refs.clear();
         b.bindValue(0, QVariant::fromValue<qint64>(keyId));
         if (!b.exec()) {
-            qCWarning(lcStore, "%s: run %lld: cannot read the blocks of metric %s: %s", qUtf8Printable(m_path),
-                      static_cast<long long>(run), qUtf8Printable(name), qUtf8Printable(b.lastError().text()));
+            failed(QStringLiteral("run %1: cannot read the blocks of metric %2").arg(run).arg(name), b.lastError());
         } else {
             while (b.next()) {
                 auto block = loadBlock(b, m_path, run, name);
@@ -610,6 +827,7 @@ QList<MetricPoint> SqliteResultStore::readMetrics(RunId run, const QString& key,
                     refs.push_back({block->view.step(i), block->view.id(i), index, i});
                 blocks.push_back(std::move(*block));
             }
+            checkSteps(b, failed, QStringLiteral("run %1: cannot read the blocks of metric %2").arg(run).arg(name));
             b.finish();
             if (!std::is_sorted(refs.begin(), refs.end()))
                 std::sort(refs.begin(), refs.end());
@@ -622,14 +840,14 @@ QList<MetricPoint> SqliteResultStore::readMetrics(RunId run, const QString& key,
 
         q.bindValue(0, QVariant::fromValue<qint64>(keyId));
         if (!q.exec()) {
-            qCWarning(lcStore, "%s: run %lld: cannot read metric %s: %s", qUtf8Printable(m_path),
-                      static_cast<long long>(run), qUtf8Printable(name), qUtf8Printable(q.lastError().text()));
+            failed(QStringLiteral("run %1: cannot read metric %2").arg(run).arg(name), q.lastError());
         } else {
             while (q.next()) {
                 if (next < refs.size())
                     takeBlockPointsBefore(next, q.value(0).toLongLong(), q.value(7).toLongLong());
                 out.append(pointFromRow(q, run, name));
             }
+            checkSteps(q, failed, QStringLiteral("run %1: cannot read metric %2").arg(run).arg(name));
             q.finish();
         }
         for (; next < refs.size(); ++next) // after the key's last row
@@ -642,7 +860,8 @@ QStringList SqliteResultStore::metricKeys(RunId run) const
 {
     QStringList out;
     QSqlDatabase db = readConnection();
-    for (const auto& [id, name] : keysOf(db, run, m_path))
+    const ReadFailed failed = readErrorSink();
+    for (const auto& [id, name] : keysOf(db, run, failed))
         out.append(name);
     return out;
 }
@@ -651,25 +870,25 @@ QMap<QString, MetricPoint> SqliteResultStore::latestMetrics(RunId run) const
 {
     QMap<QString, MetricPoint> out;
     QSqlDatabase db = readConnection();
+    const ReadFailed failed = readErrorSink();
     ReadTransaction tx(db);
-    const auto keys = keysOf(db, run, m_path);
-    QSqlQuery q = prepared(db, QStringLiteral("SELECT step, epoch, wall_ms, value, kind, source, superseded, id FROM metrics"
+    const auto keys = keysOf(db, run, failed);
+    QSqlQuery q = prepared(db, failed, QStringLiteral("SELECT step, epoch, wall_ms, value, kind, source, superseded, id FROM metrics"
                                               " WHERE key_id = ? AND superseded = 0 ORDER BY step DESC, id DESC LIMIT 1"));
     // Per source, the live block with the largest first_id holds the source's
     // highest current block step at index live - 1 (current points of a
     // series have increasing steps in arrival order). Its last_step/last_id
     // bound that point's (step, id), so the BLOB is read only when the block
     // can beat the rows.
-    QSqlQuery b = prepared(db, QStringLiteral("SELECT id, last_step, last_id FROM metric_blocks"
+    QSqlQuery b = prepared(db, failed, QStringLiteral("SELECT id, last_step, last_id FROM metric_blocks"
                                               " WHERE key_id = ? AND source = ? AND live > 0 ORDER BY first_id DESC LIMIT 1"));
-    QSqlQuery blob = prepared(db, QStringLiteral("SELECT id, source, count, live, points FROM metric_blocks WHERE id = ?"));
+    QSqlQuery blob = prepared(db, failed, QStringLiteral("SELECT id, source, count, live, points FROM metric_blocks WHERE id = ?"));
     for (const auto& [keyId, name] : keys) {
         std::optional<MetricPoint> best;
         qint64 bestStep = 0, bestId = 0;
         q.bindValue(0, QVariant::fromValue<qint64>(keyId));
         if (!q.exec()) {
-            qCWarning(lcStore, "%s: run %lld: cannot read metric %s: %s", qUtf8Printable(m_path),
-                      static_cast<long long>(run), qUtf8Printable(name), qUtf8Printable(q.lastError().text()));
+            failed(QStringLiteral("run %1: cannot read metric %2").arg(run).arg(name), q.lastError());
             continue;
         }
         if (q.next()) {
@@ -682,8 +901,7 @@ QMap<QString, MetricPoint> SqliteResultStore::latestMetrics(RunId run) const
             b.bindValue(0, QVariant::fromValue<qint64>(keyId));
             b.bindValue(1, int(source));
             if (!b.exec()) {
-                qCWarning(lcStore, "%s: run %lld: cannot read the blocks of metric %s: %s", qUtf8Printable(m_path),
-                          static_cast<long long>(run), qUtf8Printable(name), qUtf8Printable(b.lastError().text()));
+                failed(QStringLiteral("run %1: cannot read the blocks of metric %2").arg(run).arg(name), b.lastError());
                 continue;
             }
             if (!b.next())
@@ -696,9 +914,7 @@ QMap<QString, MetricPoint> SqliteResultStore::latestMetrics(RunId run) const
                 continue;
             blob.bindValue(0, QVariant::fromValue<qint64>(blockId));
             if (!blob.exec() || !blob.next()) {
-                qCWarning(lcStore, "%s: run %lld: cannot read block %lld of metric %s: %s", qUtf8Printable(m_path),
-                          static_cast<long long>(run), static_cast<long long>(blockId), qUtf8Printable(name),
-                          qUtf8Printable(blob.lastError().text()));
+                failed(QStringLiteral("run %1: cannot read block %2 of metric %3").arg(run).arg(blockId).arg(name), blob.lastError());
                 continue;
             }
             const auto block = loadBlock(blob, m_path, run, name);
@@ -722,17 +938,17 @@ QList<MetricRestart> SqliteResultStore::metricRestarts(RunId run, const QString&
 {
     QList<MetricRestart> out;
     QSqlDatabase db = readConnection();
+    const ReadFailed failed = readErrorSink();
     ReadTransaction tx(db);
-    const auto keys = keysOf(db, run, m_path);
-    QSqlQuery q = prepared(db, QStringLiteral("SELECT step, wall_ms, superseded, source FROM metric_restarts"
+    const auto keys = keysOf(db, run, failed);
+    QSqlQuery q = prepared(db, failed, QStringLiteral("SELECT step, wall_ms, superseded, source FROM metric_restarts"
                                               " WHERE key_id = ? ORDER BY id"));
     for (const auto& [keyId, name] : keys) {
         if (!key.isEmpty() && name != key)
             continue;
         q.bindValue(0, QVariant::fromValue<qint64>(keyId));
         if (!q.exec()) {
-            qCWarning(lcStore, "%s: run %lld: cannot read the restarts of metric %s: %s", qUtf8Printable(m_path),
-                      static_cast<long long>(run), qUtf8Printable(name), qUtf8Printable(q.lastError().text()));
+            failed(QStringLiteral("run %1: cannot read the restarts of metric %2").arg(run).arg(name), q.lastError());
             continue;
         }
         while (q.next()) {
@@ -745,6 +961,7 @@ QList<MetricRestart> SqliteResultStore::metricRestarts(RunId run, const QString&
             r.source = q.value(3).toInt() == 1 ? MetricSource::File : MetricSource::Console;
             out.append(r);
         }
+        checkSteps(q, failed, QStringLiteral("run %1: cannot read the restarts of metric %2").arg(run).arg(name));
         q.finish();
     }
     return out;
@@ -754,12 +971,12 @@ QList<ArtifactRecord> SqliteResultStore::artifacts(RunId run) const
 {
     QList<ArtifactRecord> out;
     QSqlDatabase db = readConnection();
-    QSqlQuery q = prepared(db, QStringLiteral("SELECT path, size, sha256, created_at FROM artifacts"
+    const ReadFailed failed = readErrorSink();
+    QSqlQuery q = prepared(db, failed, QStringLiteral("SELECT path, size, sha256, created_at FROM artifacts"
                                               " WHERE run_id = ? ORDER BY path"));
     q.addBindValue(QVariant::fromValue<qint64>(run));
     if (!q.exec()) {
-        qCWarning(lcStore, "%s: run %lld: cannot read artifacts: %s", qUtf8Printable(m_path),
-                  static_cast<long long>(run), qUtf8Printable(q.lastError().text()));
+        failed(QStringLiteral("run %1: cannot read artifacts").arg(run), q.lastError());
         return out;
     }
     while (q.next()) {
@@ -771,6 +988,7 @@ QList<ArtifactRecord> SqliteResultStore::artifacts(RunId run) const
         a.createdAt = sqlcodec::timeFromSql(q.value(3));
         out.append(a);
     }
+    checkSteps(q, failed, QStringLiteral("run %1: cannot read artifacts").arg(run));
     return out;
 }
 
@@ -778,15 +996,16 @@ QList<RunNotice> SqliteResultStore::notices(RunId run) const
 {
     QList<RunNotice> out;
     QSqlDatabase db = readConnection();
-    QSqlQuery q = prepared(db, QStringLiteral("SELECT at, text FROM run_notices WHERE run_id = ? ORDER BY at, id"));
+    const ReadFailed failed = readErrorSink();
+    QSqlQuery q = prepared(db, failed, QStringLiteral("SELECT at, text FROM run_notices WHERE run_id = ? ORDER BY at, id"));
     q.addBindValue(QVariant::fromValue<qint64>(run));
     if (!q.exec()) {
-        qCWarning(lcStore, "%s: run %lld: cannot read notices: %s", qUtf8Printable(m_path),
-                  static_cast<long long>(run), qUtf8Printable(q.lastError().text()));
+        failed(QStringLiteral("run %1: cannot read notices").arg(run), q.lastError());
         return out;
     }
     while (q.next())
         out.append(RunNotice{run, sqlcodec::timeFromSql(q.value(0)), q.value(1).toString()});
+    checkSteps(q, failed, QStringLiteral("run %1: cannot read notices").arg(run));
     return out;
 }
 
@@ -794,15 +1013,17 @@ QMap<RunId, QList<RunNotice>> SqliteResultStore::allNotices() const
 {
     QMap<RunId, QList<RunNotice>> out;
     QSqlDatabase db = readConnection();
-    QSqlQuery q = prepared(db, QStringLiteral("SELECT run_id, at, text FROM run_notices ORDER BY run_id, at, id"));
+    const ReadFailed failed = readErrorSink();
+    QSqlQuery q = prepared(db, failed, QStringLiteral("SELECT run_id, at, text FROM run_notices ORDER BY run_id, at, id"));
     if (!q.exec()) {
-        qCWarning(lcStore, "%s: cannot read notices: %s", qUtf8Printable(m_path), qUtf8Printable(q.lastError().text()));
+        failed(QStringLiteral("cannot read notices"), q.lastError());
         return out;
     }
     while (q.next()) {
         const RunId run = q.value(0).toLongLong();
         out[run].append(RunNotice{run, sqlcodec::timeFromSql(q.value(1)), q.value(2).toString()});
     }
+    checkSteps(q, failed, QStringLiteral("cannot read notices"));
     return out;
 }
 
@@ -810,10 +1031,11 @@ QList<NodeRecord> SqliteResultStore::nodes() const
 {
     QList<NodeRecord> out;
     QSqlDatabase db = readConnection();
-    QSqlQuery q = prepared(db, QStringLiteral("SELECT name, host, user, port, identity_file, agent_path, added_at, labels"
+    const ReadFailed failed = readErrorSink();
+    QSqlQuery q = prepared(db, failed, QStringLiteral("SELECT name, host, user, port, identity_file, agent_path, added_at, labels"
                                               " FROM nodes ORDER BY name"));
     if (!q.exec()) {
-        qCWarning(lcStore, "%s: cannot read nodes: %s", qUtf8Printable(m_path), qUtf8Printable(q.lastError().text()));
+        failed(QStringLiteral("cannot read nodes"), q.lastError());
         return out;
     }
     while (q.next()) {
@@ -830,16 +1052,17 @@ QList<NodeRecord> SqliteResultStore::nodes() const
             n.labels.append(l.toString());
         out.append(n);
     }
+    checkSteps(q, failed, QStringLiteral("cannot read nodes"));
     return out;
 }
 
 qint64 SqliteResultStore::dataVersion() const
 {
     QSqlDatabase db = readConnection();
+    const ReadFailed failed = readErrorSink();
     QSqlQuery q(db);
     if (!q.exec(QStringLiteral("PRAGMA data_version")) || !q.next()) {
-        qCWarning(lcStore, "%s: cannot read data_version: %s", qUtf8Printable(m_path),
-                  qUtf8Printable(q.lastError().text()));
+        failed(QStringLiteral("cannot read data_version"), q.lastError());
         return -1;
     }
     return q.value(0).toLongLong();

@@ -7,7 +7,11 @@
 #include <QSet>
 #include <QSqlDatabase>
 
+class QSqlError;
+
+#include <functional>
 #include <memory>
+#include <optional>
 
 namespace ty {
 
@@ -24,6 +28,20 @@ class SqliteWriter;
 // transactions, never corrupts) and a busy timeout. Several stores, in one or
 // several processes (GUI and trainyardctl), may share a file.
 //
+// Read-only (StoreAccess::ReadOnlyIfNeeded on a file this process cannot
+// write): no writer thread; read connections open the file as a "mode=ro" URI,
+// or "immutable=1" where the -wal/-shm cannot be created (a read-only folder
+// with no -wal: the main file is then the whole database). Migrations never
+// run: a file older than kCurrentVersion is refused, naming both versions.
+// Writes are refused: the calls returning a Result fail with the reason,
+// async ones are dropped, the first with a warning and writeFailed, and the
+// next flush() returns the reason.
+//
+// Damage (SQLITE_CORRUPT / SQLITE_NOTADB) found at open() is the open error;
+// found later by a read or a write batch, it is warned about and emitted
+// (damaged) once, later reads fail quietly (empty results), and writes are
+// refused like on a read-only store: a damaged file is never written to.
+//
 // The destructor commits everything still queued, then closes the database.
 class SqliteResultStore final : public ResultStore {
     Q_OBJECT
@@ -31,7 +49,8 @@ class SqliteResultStore final : public ResultStore {
 
 public:
     static Result<std::unique_ptr<SqliteResultStore>> open(const QString& path,
-                                                           const SqliteStoreOptions& options = {});
+                                                           const SqliteStoreOptions& options = {},
+                                                           StoreAccess access = StoreAccess::ReadWrite);
     ~SqliteResultStore() override;
 
     Result<RunId> createRun(const RunRecord& r, const QMap<QString, QString>& params) override;
@@ -71,9 +90,24 @@ public:
     qint64 dataVersion() const override;
     qint64 transactionsCommitted() const override;
     QString location() const override { return m_path; }
+    QString readOnlyReason() const override { return m_readOnlyReason; }
+    QString damage() const override;
 
 private:
-    SqliteResultStore(QString path, SqliteStoreOptions options);
+    SqliteResultStore(QString path, SqliteStoreOptions options, QString readOnlyReason, QString readUri);
+
+    // A failed read (`what`: "cannot read runs"): damage is noted once
+    // (noteDamage), anything else is a warning naming the file.
+    void readFailed(const QString& what, const QSqlError& error) const;
+    // readFailed() as a callable, for the read helpers.
+    std::function<void(const QString&, const QSqlError&)> readErrorSink() const;
+    // Records the damage SQLite reported (`sqliteText`); the first call
+    // warns and emits damaged() (queued to the store's thread).
+    void noteDamage(const QString& sqliteText) const;
+    // Why a write cannot be made (read-only, damaged), or nullopt.
+    std::optional<QString> writeRefusal() const;
+    // An async write is dropped because of writeRefusal(): true when so.
+    bool refuseAsyncWrite() const;
 
     // The calling thread's read connection (opened on first use); invalid and
     // a warning if it cannot be opened.
@@ -82,12 +116,19 @@ private:
 
     const QString m_path;
     const SqliteStoreOptions m_options;
+    const QString m_readOnlyReason; // empty: read-write, m_writer runs
+    const QString m_readUri;        // read-only: what read connections open (QSQLITE_OPEN_URI)
     const int m_instance;
     int m_schemaVersion = 0;
     std::unique_ptr<SqliteWriter> m_writer;
 
     mutable QMutex m_readMutex;
     mutable QSet<QString> m_readConnections;
+
+    mutable QMutex m_refusalMutex;
+    mutable QString m_damage;          // damage(): set once
+    mutable bool m_warnedRefusal = false; // the first refused async write was reported
+    mutable std::optional<QString> m_unflushedRefusal; // for the next flush()
 };
 
 } // namespace ty

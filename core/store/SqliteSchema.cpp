@@ -1,5 +1,7 @@
 #include "SqliteSchema.h"
 
+#include "SqliteFileAccess.h"
+
 #include <QFile>
 #include <QSqlDatabase>
 #include <QSqlError>
@@ -215,6 +217,15 @@ QString dbError(const QSqlQuery& q)
     return q.lastError().text();
 }
 
+// The error of a failed read of `path`: a damaged file is explained (what to
+// do, SqliteFileAccess.h), anything else says what could not be read.
+Error readError(const QSqlQuery& q, const QString& path, const QString& what)
+{
+    if (sqlitefile::isDamage(q.lastError()))
+        return Error{sqlitefile::damagedMessage(path, q.lastError().databaseText())};
+    return Error{QStringLiteral("%1: cannot read %2: %3").arg(path, what, dbError(q))};
+}
+
 } // namespace
 
 QStringList SqliteSchema::migrationStep(int fromVersion)
@@ -281,7 +292,7 @@ Result<int> SqliteSchema::readVersion(QSqlDatabase& db, const QString& path)
 {
     QSqlQuery q(db);
     if (!q.exec(QStringLiteral("SELECT name FROM sqlite_master WHERE type = 'table'")))
-        return fail(QStringLiteral("%1: cannot read the result database: %2").arg(path, dbError(q)));
+        return std::unexpected(readError(q, path, QStringLiteral("the result database")));
     bool anyTable = false;
     bool hasMeta = false;
     while (q.next()) {
@@ -292,13 +303,15 @@ Result<int> SqliteSchema::readVersion(QSqlDatabase& db, const QString& path)
         if (name == QLatin1String("meta"))
             hasMeta = true;
     }
+    if (q.lastError().isValid()) // a step failed: the list is incomplete
+        return std::unexpected(readError(q, path, QStringLiteral("the result database")));
     if (!anyTable)
         return 0;
     if (!hasMeta)
         return fail(QStringLiteral("%1: not a Trainyard result database (an SQLite database without a `meta` table)")
                         .arg(path));
     if (!q.exec(QStringLiteral("SELECT value FROM meta WHERE key = 'schema_version'")))
-        return fail(QStringLiteral("%1: cannot read the schema version: %2").arg(path, dbError(q)));
+        return std::unexpected(readError(q, path, QStringLiteral("the schema version")));
     if (!q.next())
         return fail(QStringLiteral("%1: not a Trainyard result database (no schema_version in `meta`)").arg(path));
     bool ok = false;

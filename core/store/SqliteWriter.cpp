@@ -2,6 +2,7 @@
 
 #include "MetricBlock.h"
 #include "SqlCodec.h"
+#include "SqliteFileAccess.h"
 #include "SqliteSchema.h"
 
 #include <QJsonDocument>
@@ -172,6 +173,12 @@ std::optional<QString> SqliteWriter::takeError()
 void SqliteWriter::run()
 {
     Result<int> init = initialize();
+    if (!init) {
+        // Setting up (pragmas, a migration) found the file damaged: explain
+        // it like a read does (nothing was changed: the migration rolled back).
+        if (const QString damage = damageReason(); !damage.isEmpty() && !init.error().message.contains(u"is damaged"))
+            init = fail(sqlitefile::damagedMessage(m_path, damage));
+    }
     if (init) {
         if (auto prepared = prepareStatements(); !prepared)
             init = std::unexpected(prepared.error());
@@ -269,6 +276,20 @@ QString SqliteWriter::systemReason() const
     if (const int e = sqlite3_system_errno(m_handle); e != 0)
         return QString::fromLocal8Bit(std::strerror(e));
     return {};
+}
+
+QString SqliteWriter::damageReason() const
+{
+    sqlite3* handle = m_handle;
+    if (!handle && m_db.isValid()) { // before prepareStatements()
+        const QVariant h = m_db.driver()->handle();
+        if (h.isValid() && qstrcmp(h.typeName(), "sqlite3*") == 0)
+            handle = *static_cast<sqlite3* const*>(h.constData());
+    }
+    if (!handle)
+        return {};
+    const int code = sqlite3_extended_errcode(handle);
+    return sqlitefile::isDamageCode(code) ? QString::fromUtf8(sqlite3_errstr(code)) : QString();
 }
 
 void SqliteWriter::fenceFailedBatch(const std::deque<storeop::WriteOp>& ops)
@@ -540,6 +561,7 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
             break;
     }
     if (!begun) {
+        out.damage = damageReason();
         const QString reason = systemReason();
         out.error = lost(reason.isEmpty() ? begun.error().message
                                           : QStringLiteral("%1 (%2)").arg(begun.error().message, reason));
@@ -662,6 +684,7 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
             error = c.error().message;
     }
     if (!error.isEmpty()) {
+        out.damage = damageReason();
         if (const QString reason = systemReason(); !reason.isEmpty())
             error = QStringLiteral("%1 (%2)").arg(error, reason);
         QSqlQuery(m_db).exec(QStringLiteral("ROLLBACK"));

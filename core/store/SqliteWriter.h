@@ -48,6 +48,7 @@ public:
         QList<RunId> changedRuns;            // each once, in first-touch order
         QList<QPair<RunId, int>> metricCounts; // points committed per run
         QString error;                       // non-empty: the batch was rolled back
+        QString damage;                      // non-empty: because the file is damaged (SQLite's words)
     };
     using Callback = std::function<void(const BatchOutcome&)>;
 
@@ -85,6 +86,9 @@ private:
     // The system's reason for the connection's last failure ("No space left
     // on device"), or empty; read before anything else runs on it.
     QString systemReason() const;
+    // SQLite's words when the connection's last failure says the file is
+    // damaged (SQLITE_CORRUPT, SQLITE_NOTADB), else empty; read like systemReason().
+    QString damageReason() const;
     // Fences (m_fenced) the ingesting runs whose console metrics or offset
     // were in the failed batch `ops`.
     void fenceFailedBatch(const std::deque<storeop::WriteOp>& ops);

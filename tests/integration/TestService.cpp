@@ -279,6 +279,59 @@ private Q_SLOTS:
         QCOMPARE(servicePid(), pid); // the first one goes on
     }
 
+    // A client that finds an older service (the package was upgraded) has it
+    // hand over and starts its own; the run the old one started goes on and
+    // the new one records its end.
+    void olderServiceHandsOver()
+    {
+        QProcess old;
+        QProcessEnvironment e = env();
+        e.insert(QStringLiteral("TRAINYARD_TEST"), QStringLiteral("1"));
+        e.insert(QStringLiteral("TRAINYARD_TEST_SERVICE_VERSION"), QStringLiteral("0.0.1"));
+        old.setProcessEnvironment(e);
+        old.start(QStringLiteral(TRAINYARDD_PATH), {QStringLiteral("--db"), dbPath(), QStringLiteral("--detach")});
+        QVERIFY(old.waitForFinished(20000));
+        QCOMPARE(old.exitCode(), 0);
+        const Outcome status = ctl({QStringLiteral("daemon"), QStringLiteral("status"), QStringLiteral("--json")});
+        QCOMPARE(QJsonDocument::fromJson(status.out).object().value(QStringLiteral("version")).toString(), QStringLiteral("0.0.1"));
+        const qint64 oldPid = QJsonDocument::fromJson(status.out).object().value(QStringLiteral("pid")).toInteger();
+        // The old one starts a run (a raw client: trainyardctl would replace it)...
+        const QString spec = writeFile(QStringLiteral("across.yaml"), "name: across\ncommand: \"sleep 1.5; echo across\"\n");
+        auto paths = servicePathsFor(dbPath());
+        QVERIFY(paths);
+        {
+            QLocalSocket raw;
+            raw.connectToServer(paths->socket);
+            QVERIFY(raw.waitForConnected(5000));
+            QTRY_VERIFY(raw.canReadLine() || (raw.waitForReadyRead(100) && raw.canReadLine()));
+            QVERIFY(raw.readLine().contains("\"version\":\"0.0.1\""));
+            const QJsonObject submit{{QStringLiteral("id"), 1}, {QStringLiteral("op"), QStringLiteral("submit")},
+                                     {QStringLiteral("spec"), QJsonObject{{QStringLiteral("yaml"), QString::fromUtf8(test::readFile(spec))},
+                                                                          {QStringLiteral("origin"), spec},
+                                                                          {QStringLiteral("base_dir"), m_dir->path()}}}};
+            raw.write(QJsonDocument(submit).toJson(QJsonDocument::Compact) + '\n');
+            QVERIFY(raw.waitForBytesWritten(5000));
+            QTRY_VERIFY(raw.canReadLine() || (raw.waitForReadyRead(100) && raw.canReadLine()));
+            const QJsonObject reply = QJsonDocument::fromJson(raw.readLine()).object();
+            QVERIFY2(reply.value(QStringLiteral("ok")).toBool(), qPrintable(reply.value(QStringLiteral("error")).toString()));
+        }
+        QTRY_VERIFY_WITH_TIMEOUT([&] {
+            auto s = store();
+            return s && !s->runs().isEmpty() && s->runs().front().state == RunState::Running;
+        }(), 10000);
+        // ...and this client (the new version) replaces it, and follows the
+        // run to its end through the new service.
+        const Outcome o = ctl({QStringLiteral("logs"), QStringLiteral("across"), QStringLiteral("--follow")});
+        QVERIFY2(o.exitCode == 0, o.err.constData());
+        QCOMPARE(o.out, QByteArray("across\n"));
+        QVERIFY2(o.err.contains("is version 0.0.1"), o.err.constData());
+        QVERIFY(!alive(oldPid));
+        const Outcome now = ctl({QStringLiteral("daemon"), QStringLiteral("status"), QStringLiteral("--json")});
+        const QJsonObject s = QJsonDocument::fromJson(now.out).object();
+        QVERIFY(s.value(QStringLiteral("pid")).toInteger() != oldPid);
+        QVERIFY(s.value(QStringLiteral("version")).toString() != u"0.0.1");
+    }
+
     // The service holding 200 queued runs restarts with their order, holds
     // and priorities intact; 200 submits from 20 concurrent clients are all
     // recorded once, in order per client.

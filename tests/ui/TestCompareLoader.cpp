@@ -6,12 +6,18 @@
 #include "store/ResultStore.h"
 #include "store/SqliteMetricColumns.h"
 
+#include <QDir>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
+
+#include <unistd.h>
 
 using namespace ty;
 
@@ -31,6 +37,7 @@ private Q_SLOTS:
     void columnsEqualStore();
     void openErrorsNameTheFile();
     void runSeriesRowOrderOrIndex();
+    void readOnlyStoreIsReadThroughIt();
 };
 
 void TestCompareLoader::columnsEqualStore()
@@ -123,6 +130,51 @@ void TestCompareLoader::columnsEqualStore()
         QCOMPARE(acc.step->back(), 449.0);
         QVERIFY(acc.value->back() == 0.0 && std::signbit(acc.value->back()));
     }
+}
+
+void TestCompareLoader::readOnlyStoreIsReadThroughIt()
+{
+    // A database on a read-only share: the column readers' plain read-only
+    // connections cannot create its -shm there, so the store's own read-only
+    // connections are used, without a warning per load.
+    if (::geteuid() != 0)
+        QSKIP("needs root to mount a tmpfs");
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString share = dir.filePath(QStringLiteral("share"));
+    QVERIFY(QDir().mkpath(share));
+    if (QProcess::execute(QStringLiteral("mount"), {QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"),
+                                                    QStringLiteral("size=16m"), QStringLiteral("tmpfs"), share}) != 0)
+        QSKIP("cannot mount a tmpfs");
+    const auto unmount = qScopeGuard([&share] {
+        if (QProcess::execute(QStringLiteral("umount"), {share}) != 0)
+            QProcess::execute(QStringLiteral("umount"), {QStringLiteral("-l"), share});
+    });
+    const QString db = share + QStringLiteral("/r.db");
+    RunId id = 0;
+    {
+        auto writer = ResultStore::open(db);
+        QVERIFY(writer);
+        auto created = (*writer)->createRun(RunRecord{}, {});
+        QVERIFY(created);
+        id = *created;
+        QList<MetricPoint> pts;
+        for (int i = 0; i < 300; ++i)
+            pts.append(MetricPoint{id, QStringLiteral("loss"), i, std::nullopt, 1'700'000'000'000 + i, 1.0 / (i + 1)});
+        (*writer)->appendMetrics(pts);
+        QVERIFY((*writer)->flush());
+    }
+    QCOMPARE(QProcess::execute(QStringLiteral("mount"), {QStringLiteral("-o"), QStringLiteral("remount,ro"), share}), 0);
+    auto store = ResultStore::open(db, StoreAccess::ReadOnlyIfNeeded);
+    QVERIFY2(store, store ? "" : qPrintable(store.error().message));
+    QTest::failOnWarning(QRegularExpression(QStringLiteral(".*")));
+    CompareLoader loader(store->get());
+    const CompareDataPtr data = loader.load({id});
+    QVERIFY(!loader.lastLoadUsedColumns());
+    QCOMPARE(data->runs.size(), 1);
+    const MetricColumns loss = data->runs.front().metrics.value(QStringLiteral("loss"));
+    QCOMPARE(loss.size(), 300);
+    QCOMPARE((*loss.value)[299], 1.0 / 300);
 }
 
 void TestCompareLoader::openErrorsNameTheFile()

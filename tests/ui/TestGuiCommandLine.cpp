@@ -5,16 +5,22 @@
 #include "mainwindow/Application.h"
 #include "mainwindow/GuiCommandLine.h"
 #include "mainwindow/MainWindow.h"
+#include "runs/RunsModel.h"
 #include "store/ResultStore.h"
 
 #include "TestSupport.h"
 
+#include <QDir>
 #include <QFile>
+#include <QLabel>
 #include <QProcess>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <unistd.h>
 
 using namespace ty;
 
@@ -104,6 +110,67 @@ private Q_SLOTS:
         QVERIFY(run);
         QCOMPARE(run->name, QStringLiteral("from-argv"));
         QCOMPARE(run->argv, (QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("echo from argv")}));
+    }
+
+    void readOnlyDatabaseOpensReadOnly()
+    {
+        // `trainyard --db` on a colleague's results on a read-only share
+        // (a read-only mount: root is refused too) opens, read-only.
+        if (::geteuid() != 0)
+            QSKIP("needs root to mount a tmpfs");
+        const QString share = m_dir.filePath(QStringLiteral("share"));
+        QVERIFY(QDir().mkpath(share));
+        if (QProcess::execute(QStringLiteral("mount"), {QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"),
+                                                        QStringLiteral("size=16m"), QStringLiteral("tmpfs"), share}) != 0)
+            QSKIP("cannot mount a tmpfs");
+        const auto unmount = qScopeGuard([&share] {
+            if (QProcess::execute(QStringLiteral("umount"), {share}) != 0)
+                QProcess::execute(QStringLiteral("umount"), {QStringLiteral("-l"), share});
+        });
+        const QString db = share + QStringLiteral("/results.db");
+        RunId id = 0;
+        {
+            auto writer = ResultStore::open(db);
+            QVERIFY(writer);
+            RunRecord r;
+            r.name = QStringLiteral("shared");
+            r.state = RunState::Succeeded;
+            auto created = (*writer)->createRun(r, {});
+            QVERIFY(created);
+            id = *created;
+        }
+        QCOMPARE(QProcess::execute(QStringLiteral("mount"), {QStringLiteral("-o"), QStringLiteral("remount,ro"), share}), 0);
+        {
+            auto app = Application::create(db, test::agentPath());
+            QVERIFY2(app, app ? "" : qPrintable(app.error().message));
+            QVERIFY((*app)->store()->isReadOnly());
+            MainWindow* window = (*app)->window();
+            window->show();
+            QTRY_VERIFY(window->runsModel()->rowOf(id) >= 0);
+            const auto* notice = window->findChild<QLabel*>(QStringLiteral("storeNotice"));
+            QVERIFY(notice && notice->isVisible());
+            QCOMPARE(notice->text(), QStringLiteral("Read-only: results.db"));
+            QTest::qWait(300); // the engine's start on its thread
+        }
+        QCOMPARE(QDir(share).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot), QStringList{QStringLiteral("results.db")});
+    }
+
+    void damagedDatabaseIsRefusedInWords()
+    {
+        // What main() shows in its error box.
+        const QString db = m_dir.filePath(QStringLiteral("damaged/results.db"));
+        {
+            auto writer = ResultStore::open(db);
+            QVERIFY(writer);
+            QVERIFY((*writer)->createRun(RunRecord{}, {}));
+        }
+        QFile f(db);
+        QVERIFY(f.resize(f.size() / 2));
+        auto app = Application::create(db, test::agentPath());
+        QVERIFY(!app);
+        QVERIFY2(app.error().message.startsWith(db + QStringLiteral(" is damaged (SQLite: database disk image is malformed)")),
+                 qPrintable(app.error().message));
+        QVERIFY(app.error().message.contains(QStringLiteral("\".recover\"")));
     }
 };
 

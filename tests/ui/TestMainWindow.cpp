@@ -10,6 +10,7 @@
 #include "runs/RunsModel.h"
 #include "runs/RunEngine.h"
 #include "store/ResultStore.h"
+#include "store/SqliteResultStore.h"
 
 #include "TestSupport.h"
 
@@ -29,6 +30,8 @@
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QProcess>
+#include <QScopeGuard>
 #include <QPlainTextEdit>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
@@ -42,6 +45,8 @@
 #include <QToolButton>
 
 #include <limits>
+
+#include <unistd.h>
 
 using namespace ty;
 
@@ -756,6 +761,111 @@ private Q_SLOTS:
         QTRY_VERIFY(!marker->isVisible());
         window.selectRun(*noisy);
         QTRY_VERIFY(marker->isVisible());
+    }
+
+    void readOnlyDatabaseIsShownReadOnly()
+    {
+        // A colleague's results on a read-only share (a read-only mount
+        // refuses root too): the runs are shown, the window says it is
+        // read-only, and what would write is disabled.
+        if (::geteuid() != 0)
+            QSKIP("needs root to mount a tmpfs");
+        const QString share = m_dir.filePath(QStringLiteral("share"));
+        QVERIFY(QDir().mkpath(share));
+        if (QProcess::execute(QStringLiteral("mount"), {QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"),
+                                                        QStringLiteral("size=16m"), QStringLiteral("tmpfs"), share}) != 0)
+            QSKIP("cannot mount a tmpfs");
+        const auto unmount = qScopeGuard([&share] {
+            if (QProcess::execute(QStringLiteral("umount"), {share}) != 0)
+                QProcess::execute(QStringLiteral("umount"), {QStringLiteral("-l"), share});
+        });
+        const QString db = share + QStringLiteral("/trainyard.db");
+        RunId id = 0;
+        {
+            auto writer = ResultStore::open(db);
+            QVERIFY(writer);
+            RunRecord r;
+            r.name = QStringLiteral("colleague-run");
+            r.state = RunState::Succeeded;
+            auto created = (*writer)->createRun(r, {});
+            QVERIFY(created);
+            id = *created;
+        }
+        QCOMPARE(QProcess::execute(QStringLiteral("mount"), {QStringLiteral("-o"), QStringLiteral("remount,ro"), share}), 0);
+
+        auto store = ResultStore::open(db, StoreAccess::ReadOnlyIfNeeded);
+        QVERIFY2(store, store ? "" : qPrintable(store.error().message));
+        RunEngine engine(store->get(), db);
+        MainWindow window(store->get(), &engine);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QTRY_VERIFY(window.runsModel()->rowOf(id) >= 0);
+        window.selectRun(id);
+        const auto* notice = window.findChild<QLabel*>(QStringLiteral("storeNotice"));
+        QVERIFY(notice);
+        QVERIFY(notice->isVisible());
+        QCOMPARE(notice->text(), QStringLiteral("Read-only: trainyard.db"));
+        QVERIFY2(notice->toolTip().contains(db) && notice->toolTip().contains(QStringLiteral("Read-only file system")),
+                 qPrintable(notice->toolTip()));
+        QVERIFY2(window.windowTitle().contains(QStringLiteral("(read-only)")), qPrintable(window.windowTitle()));
+        QVERIFY(!window.findChild<QAction*>(QStringLiteral("submitAction"))->isEnabled());
+        QVERIFY(!window.findChild<QAction*>(QStringLiteral("deleteAction"))->isEnabled());
+        QCOMPARE(QDir(share).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot), QStringList{QStringLiteral("trainyard.db")});
+    }
+
+    void damagedDatabaseIsExplainedOnce()
+    {
+        // Pages under the metric rows go bad while the window is open: one
+        // message (with the recovery command), the notice, writes disabled.
+        const QString db = m_dir.filePath(QStringLiteral("damaged/trainyard.db"));
+        RunId id = 0;
+        {
+            SqliteStoreOptions rows;
+            rows.packBlocks = false;
+            auto writer = SqliteResultStore::open(db, rows);
+            QVERIFY(writer);
+            RunRecord r;
+            r.name = QStringLiteral("spoilt");
+            r.state = RunState::Succeeded;
+            auto created = (*writer)->createRun(r, {});
+            QVERIFY(created);
+            id = *created;
+            QList<MetricPoint> points;
+            for (int i = 0; i < 40000; ++i)
+                points << MetricPoint{id, QStringLiteral("loss"), i, std::nullopt, 1'700'000'000'000 + i, i * 0.25};
+            (*writer)->appendMetrics(points);
+            QVERIFY((*writer)->flush());
+        }
+        {
+            QFile f(db);
+            const qint64 size = f.size();
+            QVERIFY(f.open(QIODevice::ReadWrite));
+            QVERIFY(f.seek(size / 2));
+            f.write(QByteArray(int(size / 4), '\xFF'));
+        }
+        auto store = ResultStore::open(db);
+        QVERIFY2(store, store ? "" : qPrintable(store.error().message));
+        MainWindow window(store->get(), nullptr);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QTRY_VERIFY(window.runsModel()->rowOf(id) >= 0);
+        const auto* notice = window.findChild<QLabel*>(QStringLiteral("storeNotice"));
+        QVERIFY(notice);
+        QVERIFY(!notice->isVisible());
+        window.selectRun(id); // reads its metrics
+        QTRY_VERIFY_WITH_TIMEOUT(!window.findChildren<QMessageBox*>(QStringLiteral("storeDamagedBox")).isEmpty(), 10000);
+        window.selectRun(0);
+        window.selectRun(id); // read again: no second message
+        QTest::qWait(500);
+        const auto boxes = window.findChildren<QMessageBox*>(QStringLiteral("storeDamagedBox"));
+        QCOMPARE(boxes.size(), 1);
+        QVERIFY2(boxes.front()->text().startsWith(db + QStringLiteral(" is damaged (SQLite: database disk image is malformed)")),
+                 qPrintable(boxes.front()->text()));
+        QVERIFY(boxes.front()->text().contains(QStringLiteral("\".recover\"")));
+        QCOMPARE(notice->text(), QStringLiteral("Damaged: trainyard.db"));
+        QVERIFY(notice->isVisible());
+        QVERIFY(!window.findChild<QAction*>(QStringLiteral("deleteAction"))->isEnabled());
+        boxes.front()->close();
     }
 };
 

@@ -56,7 +56,9 @@ CompareDataPtr CompareLoader::load(const QList<RunId>& runs) const
         loaded.append(std::move(r));
     }
     // Metric columns: straight from SQLite, the runs split over the readers.
-    const int parts = m_path == ReadPath::ResultStore || !dynamic_cast<SqliteResultStore*>(m_store)
+    // Not on a read-only store: the column readers open the file itself,
+    // which fails where its -shm cannot be created (a read-only share).
+    const int parts = m_path == ReadPath::ResultStore || !dynamic_cast<SqliteResultStore*>(m_store) || m_store->isReadOnly()
         ? 0
         : int(std::min<qsizetype>(std::clamp(QThread::idealThreadCount(), 1, 4), loaded.size()));
     while (!m_columnsFailed && int(m_columns.size()) < parts) {

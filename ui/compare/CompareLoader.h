@@ -38,7 +38,7 @@ class CompareLoader final : public QObject {
 
 public:
     enum class ReadPath {
-        Auto,        // columns when the store is SQLite, else ResultStore
+        Auto,        // columns when the store is SQLite and not read-only, else ResultStore
         ResultStore, // always ResultStore::metrics() (benchmark baseline)
         ColumnsByIndex, // columns, but each key through the (key_id, step) index (benchmark baseline)
     };

@@ -19,7 +19,9 @@ namespace ty {
 
 Result<std::unique_ptr<Application>> Application::create(const QString& databasePath, const QString& agentPath)
 {
-    auto store = ResultStore::open(databasePath);
+    // A database this user cannot write (a colleague's, on a read-only share)
+    // is shown read-only; the window says so (MainWindow::updateStoreNotice).
+    auto store = ResultStore::open(databasePath, StoreAccess::ReadOnlyIfNeeded);
     if (!store)
         return std::unexpected(store.error());
     std::unique_ptr<Application> app(new Application);
@@ -28,7 +30,7 @@ Result<std::unique_ptr<Application>> Application::create(const QString& database
     // curves come from it): a running service hands it over, and a new one
     // is started once this engine holds the database, to take over when the
     // window closes, so closing it stops nothing.
-    if (auto stopped = service::stopService(databasePath); !stopped)
+    if (auto stopped = app->m_store->isReadOnly() ? Result<qint64>(0) : service::stopService(databasePath); !stopped)
         qWarning().noquote() << "the Trainyard service did not hand over:" << stopped.error().message;
 
     app->m_engine = new RunEngine(app->m_store.get(), databasePath);
@@ -48,8 +50,10 @@ Result<std::unique_ptr<Application>> Application::create(const QString& database
     auto passphrases = std::make_shared<GuiPassphraseProvider>(app->m_window.get());
     // The agent's QProcess and the SSH sessions must be created on the engine's thread.
     QPointer<Application> self = app.get();
-    QMetaObject::invokeMethod(engine, [engine, agentPath, nodes, passphrases, self, databasePath] {
-        const bool owner = engine->acquireIngestion();
+    const bool readOnly = app->m_store->isReadOnly();
+    QMetaObject::invokeMethod(engine, [engine, agentPath, nodes, passphrases, self, databasePath, readOnly] {
+        // Read-only: nothing it ingests could be recorded, and no service can serve it.
+        const bool owner = !readOnly && engine->acquireIngestion();
         if (owner)
             QMetaObject::invokeMethod(qApp, [self, databasePath] {
                 if (self && !service::startServiceInBackground(databasePath))

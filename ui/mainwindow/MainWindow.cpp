@@ -23,6 +23,7 @@
 #include "runs/RunsModel.h"
 #include "runs/StoreReader.h"
 #include "runs/RunEngine.h"
+#include "runs/RunRemoval.h"
 #include "store/ResultStore.h"
 
 #include <QAction>
@@ -160,6 +161,16 @@ MainWindow::MainWindow(ResultStore* store, RunEngine* engine, QWidget* parent)
     connect(m_store, &ResultStore::runsChanged, this, &MainWindow::scheduleReload);
     connect(m_store, &ResultStore::writeFailed, this,
             [this](const QString& message) { statusBar()->showMessage(tr("Database write failed: %1").arg(message), 10000); });
+    // A damaged file found by a read or a write: said once, in words, with what to do.
+    connect(m_store, &ResultStore::damaged, this, [this](const QString& explanation) {
+        updateStoreNotice();
+        updateActions();
+        auto* box = new QMessageBox(QMessageBox::Warning, tr("Damaged result database"), explanation, QMessageBox::Ok, this);
+        box->setObjectName(QStringLiteral("storeDamagedBox"));
+        box->setTextInteractionFlags(Qt::TextSelectableByMouse); // the recovery command can be copied
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+    });
 
     m_reloadTimer = new QTimer(this);
     m_reloadTimer->setSingleShot(true);
@@ -419,8 +430,12 @@ void MainWindow::createLayout()
     m_nodeLabel->setObjectName(QStringLiteral("nodeStatusLabel"));
     m_countLabel = new QLabel;
     m_countLabel->setObjectName(QStringLiteral("runCountLabel"));
+    m_storeNotice = new QLabel;
+    m_storeNotice->setObjectName(QStringLiteral("storeNotice"));
+    statusBar()->addPermanentWidget(m_storeNotice);
     statusBar()->addPermanentWidget(m_countLabel);
     statusBar()->addPermanentWidget(m_nodeLabel);
+    updateStoreNotice();
     m_nodeLabel->setText(m_engine ? tr("local: connecting…") : tr("no engine"));
     updateHeader();
 }
@@ -852,16 +867,38 @@ void MainWindow::openArtifacts(RunId run)
     dialog->show();
 }
 
+void MainWindow::updateStoreNotice()
+{
+    const QString file = QFileInfo(m_store->location()).fileName();
+    if (const QString damage = m_store->damage(); !damage.isEmpty()) {
+        m_storeNotice->setText(tr("Damaged: %1").arg(file));
+        m_storeNotice->setToolTip(damage);
+    } else if (m_store->isReadOnly()) {
+        m_storeNotice->setText(tr("Read-only: %1").arg(file));
+        m_storeNotice->setToolTip(tr("%1 is open read-only: %2. Its runs are shown as last recorded in it; nothing "
+                                     "can be submitted, cancelled, renamed or deleted here.")
+                                      .arg(m_store->location(), m_store->readOnlyReason()));
+    } else {
+        m_storeNotice->clear();
+        m_storeNotice->setToolTip(QString());
+    }
+    m_storeNotice->setVisible(!m_storeNotice->text().isEmpty());
+    setWindowTitle(m_store->isReadOnly() ? tr("Trainyard — %1 (read-only)").arg(m_store->location())
+                                         : QStringLiteral("Trainyard"));
+}
+
 void MainWindow::updateActions()
 {
     const RunRow* row = m_selected ? m_model->rowData(m_selected) : nullptr;
-    m_submitAction->setEnabled(m_engine != nullptr);
+    // A database that cannot be written (read-only, damaged) is only shown.
+    const bool writable = !m_store->isReadOnly() && m_store->damage().isEmpty();
+    m_submitAction->setEnabled(m_engine != nullptr && writable);
     bool anyUnfinished = false;
     for (RunId id : selectedRuns())
         if (const RunRow* r = m_model->rowData(id); r && !isTerminal(r->run.state))
             anyUnfinished = true;
-    m_cancelAction->setEnabled(m_engine && anyUnfinished);
-    m_deleteAction->setEnabled(row && isTerminal(row->run.state));
+    m_cancelAction->setEnabled(m_engine && anyUnfinished && writable);
+    m_deleteAction->setEnabled(row && isTerminal(row->run.state) && writable);
     m_compareAction->setEnabled(!selectedRuns().isEmpty());
     m_artifactsAction->setEnabled(row && m_engine);
     m_deleteAction->setToolTip(row && !isTerminal(row->run.state)
@@ -1057,15 +1094,23 @@ void MainWindow::deleteSelected()
         QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
     if (answer != QMessageBox::Yes)
         return;
-    m_store->deleteRun(id); // queued to the store's writer thread
-    const QString dir = runDataDir(m_store->location(), id);
-    QMetaObject::invokeMethod(m_reader, [dir] {
-        QDir d(dir);
-        if (d.exists())
-            d.removeRecursively();
+    // Off the GUI thread: it waits for the write (RunRemoval.h, as the service does).
+    QPointer<MainWindow> self = this;
+    ResultStore* store = m_store;
+    const QString db = m_store->location();
+    QMetaObject::invokeMethod(m_reader, [self, store, db, id, name] {
+        const auto deleted = deleteEndedRun(*store, db, id);
+        QMetaObject::invokeMethod(qApp, [self, deleted, id, name] {
+            if (!self)
+                return;
+            if (!deleted) {
+                self->statusBar()->showMessage(tr("Run #%1 '%2' was not deleted: %3").arg(id).arg(name, deleted.error().message), 10000);
+                return;
+            }
+            self->m_model->removeRun(id);
+            self->statusBar()->showMessage(tr("Deleted run #%1 '%2'").arg(id).arg(name), 5000);
+        }, Qt::QueuedConnection);
     }, Qt::QueuedConnection);
-    m_model->removeRun(id);
-    statusBar()->showMessage(tr("Deleted run #%1 '%2'").arg(id).arg(name), 5000);
 }
 
 // ---- queue and nodes --------------------------------------------------------

@@ -152,6 +152,9 @@ private:
     void updateHeader();
     void showNotices();
     void updateActions();
+    // The status bar's "storeNotice": the database is open read-only, or
+    // was found damaged (its tooltip says why and what to do); hidden otherwise.
+    void updateStoreNotice();
     void onRunStateChanged(const RunRecord& run);
     void onConsoleReceived(RunId run, qint64 offset, const QByteArray& bytes);
     void onMetricsReceived(RunId run, const QList<MetricPoint>& points);
@@ -186,6 +189,7 @@ private:
     MetricChartsPanel* m_charts = nullptr;
     QLabel* m_nodeLabel = nullptr;
     QLabel* m_countLabel = nullptr;
+    QLabel* m_storeNotice = nullptr;
     QAction* m_submitAction = nullptr;
     QAction* m_openAction = nullptr;
     QAction* m_cancelAction = nullptr;

@@ -469,18 +469,32 @@ private Q_SLOTS:
     // progress bar does.
     void erasedWrappedRowIsNotPlain()
     {
-        const QByteArray bytes("0123456789X" "\x1b[A\r\x1b[2K" "ab  \n" "next\n");
+        // A wide character that does not fit wraps a 9-column row; erasing
+        // it from the start (ESC[1K short of the last column) keeps the wrap
+        // mark, as tmux does.
+        const QByteArray bytes("012345678\xe4\xb8\xad" "\x1b[A\x1b[9G\x1b[1K\r" "ab  \n" "next\n");
         for (const bool plainRows : {false, true}) {
             TerminalRenderer r(10);
             r.setPlainRows(plainRows);
             r.feed(bytes);
             r.finish();
             const QList<ConsoleLine> lines = r.takeCommitted();
-            QCOMPARE(lines.size(), 2); // "next" overwrote the "X" of the second row
+            QCOMPARE(lines.size(), 2); // "next" overwrote the wide character of the second row
             QCOMPARE(lines.at(0).text, QStringLiteral("ab  "));
             QCOMPARE(lines.at(0).fullLength, qint64(4));
             QVERIFY(lines.at(0).wrapped);
             QCOMPARE(lines.at(1).text, QStringLiteral("next"));
+        }
+        // Erasing the whole row takes the mark off (tmux's grid_clear_lines).
+        for (const bool plainRows : {false, true}) {
+            TerminalRenderer r(10);
+            r.setPlainRows(plainRows);
+            r.feed("0123456789X\x1b[A\r\x1b[2Kab  \nnext\n");
+            r.finish();
+            const QList<ConsoleLine> lines = r.takeCommitted();
+            QCOMPARE(lines.size(), 2);
+            QCOMPARE(lines.at(0).text, QStringLiteral("ab"));
+            QVERIFY(!lines.at(0).wrapped);
         }
     }
 
@@ -650,6 +664,69 @@ private Q_SLOTS:
         QCOMPARE(texts(lines), (QStringList{QStringLiteral("abc"), QStringLiteral("\u4e2d")}));
         QVERIFY(lines.at(0).wrapped);
         QVERIFY(!lines.at(1).wrapped);
+    }
+
+    // What the alternate screen does to what a consumer sees and keeps
+    // (the screen itself is compared with tmux in tst_terminalrenderer_tmux).
+    void alternateScreenShownLiveNeverCommitted()
+    {
+        TerminalRenderer r(20, 16384, 5);
+        r.feed("epoch 1\nepoch 2\n\rbar");
+        r.feed("\x1b[?1049h\x1b[H");
+        QCOMPARE(r.pendingLines().size(), 0); // a blank screen
+        r.feed("top 1\n");
+        for (int i = 0; i < 10; ++i)
+            r.feed(QByteArray("frame " + QByteArray::number(i) + "\n")); // scrolls: dropped, not committed
+        r.feed("\x1b[2J\x1b[Hlast frame\x1b[S");
+        r.commitSettledRows();
+        r.commitAboveCursor();
+        QCOMPARE(r.committedCount(), 0);
+        QCOMPARE(texts(r.pendingLines()), QStringList{}); // ESC[S scrolled "last frame" off
+        r.feed("\x1b[Hshown");
+        QCOMPARE(texts(r.pendingLines()), QStringList{QStringLiteral("shown")});
+        // the main screen's rows are still to come: a restart from here re-enters nothing it should not
+        QCOMPARE(r.pendingStartOffset(), 0);
+        r.feed("\x1b[?1049l!\n");
+        QCOMPARE(texts(r.pendingLines()), (QStringList{QStringLiteral("epoch 1"), QStringLiteral("epoch 2"), QStringLiteral("bar!")}));
+        r.finish();
+        QCOMPARE(texts(r.takeCommitted()), (QStringList{QStringLiteral("epoch 1"), QStringLiteral("epoch 2"), QStringLiteral("bar!")}));
+
+        // A blank main screen: pending from the ESC that entered the alternate screen.
+        TerminalRenderer blank(20, 16384, 5);
+        blank.feed("a\n");
+        blank.commitAboveCursor();
+        QCOMPARE(blank.takeCommitted().size(), 1);
+        const qint64 at = blank.bytesFed();
+        blank.feed("\x1b[?4");
+        blank.feed("7hwatch output");
+        QCOMPARE(blank.pendingStartOffset(), at);
+    }
+
+    void finishOnTheAlternateScreenKeepsTheMainScreen()
+    {
+        TerminalRenderer r(20, 16384, 5);
+        r.feed("main 1\nmain 2\x1b[?1049h\x1b[Hhtop frame\nmore");
+        r.finish();
+        QCOMPARE(texts(r.takeCommitted()), (QStringList{QStringLiteral("main 1"), QStringLiteral("main 2")}));
+        r.feed("after\n"); // back on the main screen, at the top
+        r.finish();
+        QCOMPARE(texts(r.takeCommitted()), QStringList{QStringLiteral("after")});
+    }
+
+    void alternateScreenDoesNotHoldBackSettling()
+    {
+        // Cursor moves on the alternate screen do not keep main-screen rows pending afterwards.
+        TerminalRenderer r(20, 16384, 10);
+        r.feed("a\nb\n\x1b[?1049h\x1b[9;1Hx\x1b[H\x1b[?1049lc\nd\n");
+        r.commitSettledRows();
+        QCOMPARE(texts(r.takeCommitted()), (QStringList{QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c"), QStringLiteral("d")}));
+    }
+
+    void saveCursorMode1048()
+    {
+        // xterm's ?1048 (tmux 3.3a ignores it): DECSC / DECRC, the slot ESC 7 uses.
+        QCOMPARE(texts(renderAll("ab\x1b[?1048h\ncd\x1b[?1048lX\n")), (QStringList{QStringLiteral("abX"), QStringLiteral("cd")}));
+        QCOMPARE(texts(renderAll("ab\x1b[?1048h\ncd\x1b" "8X\n")), (QStringList{QStringLiteral("abX"), QStringLiteral("cd")}));
     }
 
     void eraseAndBackspace()

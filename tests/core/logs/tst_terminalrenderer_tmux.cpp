@@ -26,6 +26,8 @@
 #include <QTest>
 #include <QThread>
 
+#include <cctype>
+
 using namespace ty;
 
 namespace {
@@ -46,7 +48,28 @@ QStringList normalise(QStringList lines)
 struct Rendered {
     QStringList rows;
     QStringList joined; // wrapped rows joined, like capture-pane -J
+    // capture-pane -J of the history alone and of the screen alone (the
+    // random streams): what joins across the two is left out (see randomStream())
+    QStringList joinedHistory;
+    QStringList joinedScreen;
+    qint64 committedWrapsKept = 0; // the renderer's (see TerminalRenderer::committedWrapsKept())
 };
+
+QStringList joinWrapped(const QList<ConsoleLine>& lines)
+{
+    QStringList out;
+    QString acc;
+    for (const ConsoleLine& l : lines) {
+        acc += l.text;
+        if (!l.wrapped) {
+            out.append(acc);
+            acc.clear();
+        }
+    }
+    if (!acc.isEmpty())
+        out.append(acc);
+    return normalise(out);
+}
 
 Rendered renderBytes(const QByteArray& bytes, int width, int height, quint32 seed)
 {
@@ -78,6 +101,138 @@ Rendered renderBytes(const QByteArray& bytes, int width, int height, quint32 see
         out.joined.append(acc);
     out.rows = normalise(out.rows);
     out.joined = normalise(out.joined);
+    return out;
+}
+
+// The rows tmux's capture-pane shows while the stream is still open (history
+// and screen, the alternate screen if that is shown): the committed rows and
+// pendingLines(), without finish().
+Rendered renderLive(const QByteArray& bytes, int width, int height, quint32 seed)
+{
+    TerminalRenderer r(width, 16384, height);
+    QRandomGenerator rng(seed);
+    for (qsizetype pos = 0; pos < bytes.size();) {
+        const qsizetype n = std::min<qsizetype>(bytes.size() - pos, 1 + rng.bounded(40));
+        r.feed(QByteArrayView(bytes).sliced(pos, n));
+        pos += n;
+    }
+    const QList<ConsoleLine> history = r.takeCommitted();
+    const QList<ConsoleLine> screen = r.pendingLines();
+    Rendered out;
+    for (const QList<ConsoleLine>* part : {&history, &screen}) {
+        for (const ConsoleLine& l : *part)
+            out.rows.append(l.text);
+    }
+    out.rows = normalise(out.rows);
+    out.joinedHistory = joinWrapped(history);
+    out.joinedScreen = joinWrapped(screen);
+    out.committedWrapsKept = r.committedWrapsKept();
+    return out;
+}
+
+// A stream as a C string literal, for a failure message.
+QString escaped(const QByteArray& bytes)
+{
+    QString out;
+    for (qsizetype i = 0; i < bytes.size(); ++i) {
+        const auto c = static_cast<unsigned char>(bytes.at(i));
+        if (c == '\\' || c == '"') {
+            out += u'\\';
+            out += QChar(c);
+        }
+        else if (c == '\n')
+            out += QStringLiteral("\\n");
+        else if (c == '\r')
+            out += QStringLiteral("\\r");
+        else if (c == '\t')
+            out += QStringLiteral("\\t");
+        else if (c >= 0x20 && c < 0x7F)
+            out += QChar(c);
+        else
+        {
+            out += QStringLiteral("\\x%1").arg(c, 2, 16, QChar(u'0'));
+            if (i + 1 < bytes.size() && std::isxdigit(static_cast<unsigned char>(bytes.at(i + 1))))
+                out += QStringLiteral("\"\""); // the next character is not part of the escape
+        }
+    }
+    return QStringLiteral("\"%1\"").arg(out);
+}
+
+// A random stream of what the renderer claims to render like tmux: printable
+// ASCII, multi-byte characters, CR/LF/BS/TAB, cursor movement, erasing, inserting
+// and deleting characters and lines, scrolling, REP, SGR, save/restore and
+// the alternate screen. Left out: scroll regions (ESC[r), which the renderer
+// does not support, and HPR/VPR (ESC[a, ESC[e) and ?1048, which tmux 3.3a
+// ignores and the renderer does as xterm does. Wide characters too: tmux
+// 3.3a does not always clear a wide character whose right half is written
+// over (on a row that came in by scrolling, or back from the alternate
+// screen, "\n\n\n\n\xf0\x9f\x92\xa1klmno" ESC[2` "d" at 80x4 captures as a
+// 7-column "\U0001f4a1dklmno", where its own fresh rows give " dklmno"), and
+// the renderer does not copy that; the generated fixtures cover them.
+// Multi-byte narrow characters (é, box drawing, blocks) stand in. ICH
+// (ESC[@) inserts at most one: tmux 3.3a's grid_move_cells leaves the old
+// cells between the moved ones and the cursor where more than half of the
+// rest of the row is inserted ("abc" ESC[50G "f" ESC[H ESC[62@ keeps the
+// "f"), and inserting all of the rest leaves the row as it was; the renderer
+// blanks what it inserts, as xterm does.
+// The joined rows (capture-pane -J) are compared for the history and the
+// screen apart, the history's only where the renderer kept no wrap mark tmux
+// took off a committed row: tmux clears the wrap mark of the row above the
+// rows it clears or moves (grid_clear_lines, grid_move_lines), which for the
+// screen's top row is the last row of the history, one the renderer has
+// handed on already. Parameters are mostly small, so the moves stay on
+// a small screen and interact.
+QByteArray randomStream(QRandomGenerator& rng)
+{
+    static const char* const kWords[] = {"a", "bc", "def", "ghij", "klmno", "0123456789", "XY", " ", "  q"};
+    static const char* const kNarrow[] = {"\xc3\xa9", "\xe2\x94\x81", "\xe2\x96\x88"};
+    static const char kCsi[] = {'A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'd', '`', 'J', 'K',
+                                '@', 'P', 'X', 'L', 'M', 'S', 'T', 'b', 'm', 's', 'u'};
+    static const char* const kAlt[] = {"\x1b[?1049h", "\x1b[?1049l", "\x1b[?47h", "\x1b[?47l", "\x1b[?1047h", "\x1b[?1047l"};
+    auto number = [&]() -> QByteArray {
+        const quint32 k = rng.bounded(20);
+        if (k < 2)
+            return {}; // default
+        if (k < 17)
+            return QByteArray::number(rng.bounded(8));
+        return QByteArray::number(rng.bounded(100));
+    };
+    QByteArray out;
+    const int tokens = 20 + int(rng.bounded(100));
+    for (int t = 0; t < tokens; ++t) {
+        const quint32 kind = rng.bounded(100);
+        if (kind < 30) {
+            out += kWords[rng.bounded(int(std::size(kWords)))];
+        } else if (kind < 38) {
+            out += kNarrow[rng.bounded(int(std::size(kNarrow)))];
+        } else if (kind < 48) {
+            out += "\n";
+        } else if (kind < 52) {
+            out += "\r";
+        } else if (kind < 55) {
+            out += "\b";
+        } else if (kind < 57) {
+            out += "\t";
+        } else if (kind < 86) {
+            const char final = kCsi[rng.bounded(int(sizeof(kCsi)))];
+            out += "\x1b[";
+            if (final == 'H' && rng.bounded(2) == 0)
+                out += number() + ";" + number();
+            else if (final == 'm')
+                out += QByteArrayList{"0", "1", "31", "4", "7", "38;5;208", "48;2;1;2;3", "39;49", ""}.at(rng.bounded(9));
+            else if (final == '@')
+                out += QByteArrayList{"", "0", "1"}.at(rng.bounded(3)); // see above
+            else if (final == 'J' || final == 'K')
+                out += QByteArrayList{"", "0", "1", "2"}.at(rng.bounded(4));
+            else
+                out += number();
+            out += final;
+        } else if (kind < 94) {
+            out += kAlt[rng.bounded(int(std::size(kAlt)))];
+        } else {
+            out += QByteArrayList{"\x1b" "7", "\x1b" "8", "\x1b" "D", "\x1b" "E", "\x1b" "M"}.at(rng.bounded(5));
+        }
+    }
     return out;
 }
 
@@ -132,6 +287,68 @@ public:
         run({QStringLiteral("kill-server")}, socket);
         out.rows = normalise(QString::fromUtf8(prev).split(u'\n'));
         out.joined = normalise(QString::fromUtf8(joined).split(u'\n'));
+        return out;
+    }
+
+    // Each stream `cat`-ed in a window of its own of one tmux server (many
+    // at once: one server start for all), the rows as capture() gives them.
+    QList<Rendered> captureMany(const QList<QByteArray>& streams, int width, int height)
+    {
+        QList<Rendered> out(streams.size());
+        QTemporaryDir dir;
+        if (!dir.isValid() || streams.isEmpty())
+            return out;
+        const QString conf = dir.filePath(QStringLiteral("tmux.conf"));
+        {
+            QFile c(conf);
+            c.open(QIODevice::WriteOnly);
+            c.write("set -g history-limit 1000000\nset -g base-index 0\nset -g default-size "
+                    + QByteArray::number(width) + "x" + QByteArray::number(height) + "\n");
+        }
+        QStringList args{QStringLiteral("-f"), conf, QStringLiteral("new-session"), QStringLiteral("-d"), QStringLiteral("-x"),
+                         QString::number(width), QStringLiteral("-y"), QString::number(height)};
+        for (qsizetype i = 0; i < streams.size(); ++i) {
+            const QString input = dir.filePath(QStringLiteral("input%1").arg(i));
+            QFile f(input);
+            f.open(QIODevice::WriteOnly);
+            f.write(streams.at(i));
+            f.close();
+            if (i > 0)
+                args << QStringLiteral(";") << QStringLiteral("new-window") << QStringLiteral("-d");
+            args << QStringLiteral("cat '%1'; touch '%2'; exec sleep 600").arg(input, dir.filePath(QStringLiteral("done%1").arg(i)));
+        }
+        const QString socket = QStringLiteral("ty-test-%1-%2").arg(QCoreApplication::applicationPid()).arg(++m_counter);
+        run(args, socket);
+        QElapsedTimer t;
+        t.start();
+        for (qsizetype i = 0; i < streams.size(); ++i) {
+            while (!QFileInfo::exists(dir.filePath(QStringLiteral("done%1").arg(i))) && t.elapsed() < 30000)
+                QThread::msleep(20);
+        }
+        QThread::msleep(200); // cat has exited: let tmux parse the last bytes
+        for (qsizetype i = 0; i < streams.size(); ++i) {
+            const QString target = QStringLiteral(":%1").arg(i);
+            const QByteArray rows = run({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-t"), target,
+                                         QStringLiteral("-S"), QStringLiteral("-"), QStringLiteral("-E"), QStringLiteral("-")},
+                                        socket);
+            const int historySize = run({QStringLiteral("display-message"), QStringLiteral("-p"), QStringLiteral("-t"), target,
+                                         QStringLiteral("#{history_size}")},
+                                        socket)
+                                        .trimmed()
+                                        .toInt();
+            const QByteArray history = historySize == 0
+                ? QByteArray()
+                : run({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-J"), QStringLiteral("-t"), target,
+                       QStringLiteral("-S"), QStringLiteral("-"), QStringLiteral("-E"), QStringLiteral("-1")},
+                      socket);
+            const QByteArray screen = run({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-J"), QStringLiteral("-t"),
+                                           target, QStringLiteral("-S"), QStringLiteral("0"), QStringLiteral("-E"), QStringLiteral("-")},
+                                          socket);
+            out[i].rows = normalise(QString::fromUtf8(rows).split(u'\n'));
+            out[i].joinedHistory = normalise(QString::fromUtf8(history).split(u'\n'));
+            out[i].joinedScreen = normalise(QString::fromUtf8(screen).split(u'\n'));
+        }
+        run({QStringLiteral("kill-server")}, socket);
         return out;
     }
 
@@ -317,6 +534,37 @@ private Q_SLOTS:
         rich += "\x1b[?25h\n";
         QTest::newRow("rich-live") << rich << 80 << false;
         QTest::newRow("ech-dch-ich") << QByteArray("abcdefgh\x1b[3G\x1b[2X\nabcdefgh\x1b[3G\x1b[2P\nabcdefgh\x1b[3G\x1b[2@\n") << 80 << false;
+        // The alternate screen, left again before the stream ends (what a
+        // finished run shows; while on it, see randomStreams).
+        QByteArray watch = "epoch 1 loss=0.9\nepoch 2 loss=0.8\n\rsaving";
+        watch += "\x1b[?1049h\x1b[H\x1b[2J";
+        for (int f = 0; f < 5; ++f) {
+            watch += "\x1b[HEvery 2.0s: nvidia-smi\x1b[K\n\n";
+            for (int g = 0; g < 8; ++g) // more rows than the screen: it scrolls, nothing reaches the history
+                watch += "GPU " + QByteArray::number(g) + " util " + QByteArray::number(10 * f + g) + "%\x1b[K\n";
+        }
+        watch += "\x1b[?1049l done\nepoch 3 loss=0.7\n";
+        QTest::newRow("alt-screen-1049") << watch << 80 << false;
+        QTest::newRow("alt-screen-47-1047") << QByteArray("main 1\nmain 2\x1b[?47h\x1b[3;5Halt\x1b[?47lX\n\x1b[?1047hgone\n\x1b[2J\x1b[?1047lY\n"
+                                                         "\x1b[?1049h\x1b[?1049h\x1b[5;5Hz\x1b[?1049lW\x1b[3;3H\x1b[?1049lV\n")
+                                            << 80 << false;
+        QByteArray altTop;
+        for (int i = 0; i < 70; ++i)
+            altTop += "line " + QByteArray::number(i) + "\n";
+        altTop += "\x1b" "7\x1b[?1049h\x1b[Htop\x1b[L\x1bM\x1b[2Tx\x1b[?1049l\x1b" "8!\n";
+        QTest::newRow("alt-screen-history-kept") << altTop << 80 << false;
+        // What the random streams found, one case each (at 7 columns, 3 rows
+        // where the screen's size matters: compare() uses 50 rows).
+        QTest::newRow("saved-cursor-keeps-screen-row") << QByteArray("1\n2\n3\x1b" "7") + repeat("\nx", 60) + "\x1b" "8X\n" << 80 << false;
+        QTest::newRow("reverse-index-at-top") << QByteArray("a\nb\x1b[H\x1bM\x1bMtop\n") << 80 << false;
+        QTest::newRow("vpa-keeps-pending-wrap") << QByteArray("abcdefg\x1b[1dk\n") << 7 << false;
+        QTest::newRow("cuf-from-pending-wrap") << QByteArray("abcdefg\x1b[CX\n") << 7 << false;
+        QTest::newRow("ed0-from-home-scrolls") << QByteArray("a\nb\x1b[H\x1b[Jc\n") << 80 << false;
+        QTest::newRow("ech-dch-ich-at-pending-wrap") << QByteArray("abcdefg\x1b[X\n1234567\x1b[P\nABCDEFG\x1b[@\n") << 7 << false;
+        QTest::newRow("erase-unwraps") << QByteArray("abcdefghi\x1b[A\x1b[2K\n\x08X\n") << 7 << false;
+        QTest::newRow("scroll-down-unwraps") << QByteArray("abcdefghi\x1b[H\x1b[T\x1b[2B\r\x08X\n") << 7 << false;
+        QTest::newRow("insert-line-unwraps") << QByteArray("abcdefghi\x1b[L\x1b[B\r\x08X\n") << 7 << false;
+        QTest::newRow("clear-moves-used-blank-rows") << QByteArray("a\n\x1b[P\x1b[2Jc\n") << 80 << false;
         QTest::newRow("narrow") << QByteArray("the quick brown fox\tjumps\x1b[A\x1b[Cover\n\xe4\xb8\xad\xe6\x96\x87\xe4\xb8\xad\n") << 7 << false;
     }
 
@@ -344,6 +592,66 @@ private Q_SLOTS:
         // tmux, without the ST: the string swallows every line after it.
         const Rendered raw = m_tmux.capture(bytes, 80, 50);
         QVERIFY2(!raw.rows.join(u'\n').contains(QStringLiteral("step=")), qPrintable(raw.rows.join(u'\n')));
+    }
+
+    // Seeded random streams (randomStream()), each compared with tmux while
+    // the stream is still open: history and the screen shown. The seed is
+    // TY_TMUX_RANDOM_SEED if set; a mismatch names it and the stream.
+    void randomStreams_data()
+    {
+        QTest::addColumn<int>("width");
+        QTest::addColumn<int>("height");
+        QTest::newRow("20x6") << 20 << 6;
+        QTest::newRow("33x9") << 33 << 9;
+        QTest::newRow("80x4") << 80 << 4;
+        QTest::newRow("7x3") << 7 << 3;
+    }
+
+    void randomStreams()
+    {
+        QFETCH(int, width);
+        QFETCH(int, height);
+        bool ok = false;
+        quint32 seed = qEnvironmentVariable("TY_TMUX_RANDOM_SEED").toUInt(&ok);
+        if (!ok)
+            seed = 20260521u;
+        seed ^= quint32(width * 1000 + height);
+        QRandomGenerator rng(seed);
+        QList<QByteArray> streams;
+        for (int i = 0; i < 80; ++i)
+            streams.append(randomStream(rng));
+        const QList<Rendered> expected = m_tmux.captureMany(streams, width, height);
+        for (qsizetype i = 0; i < streams.size(); ++i) {
+            Rendered mine = renderLive(streams.at(i), width, height, seed + quint32(i));
+            QString diff = firstDifference(mine.rows, expected.at(i).rows);
+            // The joined rows without their spaces: which rows join is what
+            // they check (the rows themselves are compared above). tmux joins
+            // a wrapped row with its erased cells as spaces (up to its
+            // cellused), the renderer without those past its last written one.
+            const auto squeeze = [](QStringList rows) {
+                for (QString& r : rows)
+                    r.remove(u' ');
+                return rows;
+            };
+            mine.joinedHistory = squeeze(mine.joinedHistory);
+            mine.joinedScreen = squeeze(mine.joinedScreen);
+            const QStringList tmuxHistory = squeeze(expected.at(i).joinedHistory);
+            const QStringList tmuxScreen = squeeze(expected.at(i).joinedScreen);
+            if (diff.isEmpty() && mine.committedWrapsKept == 0) {
+                diff = firstDifference(mine.joinedHistory, tmuxHistory);
+                if (!diff.isEmpty())
+                    diff = QStringLiteral("history joined (-J): ") + diff;
+            }
+            if (diff.isEmpty()) {
+                diff = firstDifference(mine.joinedScreen, tmuxScreen);
+                if (!diff.isEmpty())
+                    diff = QStringLiteral("screen joined (-J): ") + diff;
+            }
+            if (!diff.isEmpty())
+                QFAIL(qPrintable(QStringLiteral("seed %1 (for %2x%3), stream %4: %5\n stream: %6\n renderer:\n%7\n tmux:\n%8")
+                                     .arg(seed).arg(width).arg(height).arg(i)
+                                     .arg(diff, escaped(streams.at(i)), mine.rows.join(u'\n'), expected.at(i).rows.join(u'\n'))));
+        }
     }
 
     void generated()

@@ -1,0 +1,259 @@
+#include "NodeCommands.h"
+
+#include "Cli.h"
+#include "CliPassphrase.h"
+
+#include "common/Paths.h"
+#include "nodes/AgentClient.h"
+#include "nodes/SshAgentTransport.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRegularExpression>
+#include <QTextStream>
+
+#include <utility>
+
+namespace ty::cli {
+
+namespace {
+
+// Connects to the node of `rec` once, as every command will (host key,
+// login, agent deployed if needed), and prints who and what it is: user@host,
+// agent, GPUs. `acceptNewHostKey`: a host key not known yet is added to
+// known_hosts (a changed one is still refused). Returns why it failed, or an
+// empty string.
+QString probeNode(const NodeRecord& rec, bool acceptNewHostKey)
+{
+    SshNodeOptions options = sshNodeOptionsFor(rec, localAgentPath());
+    options.acceptNewHostKey = acceptNewHostKey;
+    auto transport = std::make_unique<SshAgentTransport>(options, passphraseProvider());
+    SshAgentTransport* t = transport.get();
+    AgentClient client(std::move(transport));
+    QString failure;
+    QObject::connect(&client, &AgentClient::disconnected, &client, [&failure](const QString& reason) {
+        failure = reason;
+        QCoreApplication::exit(1);
+    });
+    QObject::connect(&client, &AgentClient::ready, &client, [&client, &failure] {
+        client.gpus([&failure](const Result<QList<AgentGpu>>& gpus) {
+            if (!gpus) {
+                failure = gpus.error().message;
+                QCoreApplication::exit(1);
+                return;
+            }
+            out() << "GPUs: " << (gpus->isEmpty() ? QStringLiteral("none (a CPU node)") : QString::number(gpus->size())) << '\n';
+            for (const AgentGpu& g : *gpus) {
+                out() << "  " << g.index << ": " << escapedName(g.name);
+                if (g.memoryTotalMib)
+                    out() << ", " << qint64(*g.memoryTotalMib) << " MiB";
+                if (g.memoryUsedMib)
+                    out() << " (" << qint64(*g.memoryUsedMib) << " MiB used)";
+                out() << ", " << g.uuid << '\n';
+            }
+            QCoreApplication::exit(0);
+        });
+    });
+    err() << "connecting to " << rec.host << "...\n";
+    err().flush();
+    client.connectToAgent();
+    if (QCoreApplication::exec() != 0)
+        return failure.isEmpty() ? QStringLiteral("the connection ended") : failure;
+    const AgentHello& hello = client.hello();
+    out() << "node " << rec.name << ": " << escapedName(hello.user) << '@' << escapedName(hello.hostname) << ", trainyard-agent " << escapedName(hello.version);
+    if (const auto d = t->lastDeploy())
+        out() << (d->uploaded ? " deployed to " : " (up to date) at ") << d->remotePath;
+    else
+        out() << " at " << options.remoteAgentPath;
+    out() << '\n';
+    client.disconnectFromAgent();
+    return {};
+}
+
+int cmdNodeAdd(Context& ctx, const QStringList& args)
+{
+    QCommandLineParser p;
+    p.addPositionalArgument(QStringLiteral("NAME"), QStringLiteral("Trainyard's name for the node"));
+    p.addOption({QStringLiteral("host"), QStringLiteral("host alias as in ~/.ssh/config, or a host name"), QStringLiteral("ALIAS")});
+    p.addOption({QStringLiteral("user"), QStringLiteral("login user (wins over ~/.ssh/config)"), QStringLiteral("U")});
+    p.addOption({QStringLiteral("port"), QStringLiteral("TCP port (wins over ~/.ssh/config)"), QStringLiteral("P")});
+    p.addOption({QStringLiteral("identity"), QStringLiteral("private key file, tried first"), QStringLiteral("FILE")});
+    p.addOption({QStringLiteral("agent-path"), QStringLiteral("use this trainyard-agent on the node instead of deploying one"), QStringLiteral("PATH")});
+    p.addOption({QStringLiteral("accept-new-host-key"), QStringLiteral("add the host's key to known_hosts if it is not known yet")});
+    p.addOption({QStringLiteral("label"), QStringLiteral("a label job specs can prefer or avoid (repeatable)"), QStringLiteral("LABEL")});
+    if (!p.parse(QStringList{QStringLiteral("node add")} + args))
+        return usageError(p.errorText());
+    if (p.positionalArguments().size() != 1)
+        return usageError(QStringLiteral("node add needs exactly one NAME"));
+    NodeRecord rec;
+    rec.name = p.positionalArguments().front();
+    rec.host = p.value(QStringLiteral("host"));
+    rec.user = p.value(QStringLiteral("user"));
+    rec.identityFile = p.value(QStringLiteral("identity"));
+    rec.labels = p.values(QStringLiteral("label"));
+    rec.agentPath = p.value(QStringLiteral("agent-path"));
+    if (!rec.name.contains(QRegularExpression(QStringLiteral("^[A-Za-z0-9._-]{1,64}$"))) || rec.name == u"local")
+        return usageError(QStringLiteral("node add: '%1' is not a valid node name (letters, digits, . _ -; not \"local\")").arg(rec.name));
+    if (rec.host.isEmpty())
+        return usageError(QStringLiteral("node add needs --host ALIAS"));
+    if (!rec.identityFile.isEmpty() && !QFileInfo(rec.identityFile).isFile())
+        return usageError(QStringLiteral("node add: --identity %1: no such file").arg(rec.identityFile));
+    if (p.isSet(QStringLiteral("port"))) {
+        bool ok = false;
+        rec.port = p.value(QStringLiteral("port")).toInt(&ok);
+        if (!ok || rec.port < 1 || rec.port > 65535)
+            return usageError(QStringLiteral("--port needs a number from 1 to 65535"));
+    }
+    if (storedNode(ctx, rec.name))
+        return usageError(QStringLiteral("node add: a node named '%1' exists already (node rm it first)").arg(rec.name));
+
+    if (const QString failure = probeNode(rec, p.isSet(QStringLiteral("accept-new-host-key"))); !failure.isEmpty()) {
+        out().flush();
+        err() << "trainyardctl: node " << rec.name << " not added: " << failure << '\n';
+        return Unavailable;
+    }
+    rec.addedAt = QDateTime::currentDateTimeUtc();
+    if (auto stored = ctx.store->addNode(rec); !stored) {
+        err() << "trainyardctl: " << stored.error().message << '\n';
+        return Unavailable;
+    }
+    out() << "added node " << rec.name << '\n';
+    return Ok;
+}
+
+} // namespace
+
+QJsonArray nodesJson(const QList<NodeRecord>& stored)
+{
+    const auto orNull = [](const QString& s) { return s.isEmpty() ? QJsonValue() : QJsonValue(s); };
+    QJsonArray nodes;
+    nodes.append(QJsonObject{
+        {QStringLiteral("name"), QStringLiteral("local")},
+        {QStringLiteral("local"), true},
+        {QStringLiteral("host"), QJsonValue()},
+        {QStringLiteral("user"), QJsonValue()},
+        {QStringLiteral("port"), QJsonValue()},
+        {QStringLiteral("identity_file"), QJsonValue()},
+        {QStringLiteral("agent_path"), localAgentPath()},
+        {QStringLiteral("agent_deployed"), false},
+        {QStringLiteral("added_at"), QJsonValue()},
+        {QStringLiteral("labels"), QJsonArray()},
+    });
+    for (const NodeRecord& n : stored)
+        nodes.append(QJsonObject{
+            {QStringLiteral("name"), n.name},
+            {QStringLiteral("local"), false},
+            {QStringLiteral("host"), n.host},
+            {QStringLiteral("user"), orNull(n.user)},
+            {QStringLiteral("port"), n.port ? QJsonValue(n.port) : QJsonValue()},
+            {QStringLiteral("identity_file"), orNull(n.identityFile)},
+            {QStringLiteral("agent_path"), orNull(n.agentPath)},
+            {QStringLiteral("agent_deployed"), n.agentPath.isEmpty()},
+            {QStringLiteral("added_at"), jsonTime(n.addedAt)},
+            {QStringLiteral("labels"), QJsonArray::fromStringList(n.labels)},
+        });
+    return nodes;
+}
+
+int cmdNode(Context& ctx, const QStringList& args)
+{
+    const QString sub = args.value(0);
+    const QStringList rest = args.mid(1);
+    if (sub == u"add")
+        return cmdNodeAdd(ctx, rest);
+    if (sub == u"trust") {
+        // A stored node whose host key is not known (any more): after its key
+        // changed and the old entry was removed (ssh-keygen -R), or a new
+        // known_hosts. Accepts the key shown, as node add --accept-new-host-key.
+        if (rest.size() != 1 || rest.front().startsWith(u'-'))
+            return usageError(QStringLiteral("node trust needs exactly one NAME"));
+        const auto rec = storedNode(ctx, rest.front());
+        if (!rec) {
+            err() << "trainyardctl: no node named '" << rest.front() << "' (see trainyardctl node ls)\n";
+            return NoSuchRun;
+        }
+        if (const QString failure = probeNode(*rec, true); !failure.isEmpty()) {
+            out().flush();
+            err() << "trainyardctl: node " << rec->name << ": " << failure << '\n';
+            return Unavailable;
+        }
+        out() << "node " << rec->name << " is reachable; its host key is in known_hosts\n";
+        return Ok;
+    }
+    if (sub == u"ls") {
+        const bool json = rest == QStringList{QStringLiteral("--json")};
+        if (!rest.isEmpty() && !json)
+            return usageError(QStringLiteral("node ls takes no arguments but --json"));
+        if (json) {
+            printJson(QJsonDocument(nodesJson(ctx.store->nodes())));
+            return Ok;
+        }
+        out() << QStringLiteral("%1 %2 %3 %4 %5  %6\n")
+                     .arg(QStringLiteral("NAME"), -12).arg(QStringLiteral("HOST"), -20).arg(QStringLiteral("USER"), -10)
+                     .arg(QStringLiteral("PORT"), -5).arg(QStringLiteral("ADDED"), -19).arg(QStringLiteral("AGENT"));
+        out() << QStringLiteral("%1 %2 %3 %4 %5  %6\n")
+                     .arg(QStringLiteral("local"), -12).arg(QStringLiteral("(this machine)"), -20).arg(QStringLiteral("-"), -10)
+                     .arg(QStringLiteral("-"), -5).arg(QStringLiteral("-"), -19).arg(localAgentPath());
+        for (const NodeRecord& n : ctx.store->nodes())
+            out() << QStringLiteral("%1 %2 %3 %4 %5  %6\n")
+                         .arg(escapedName(n.name), -12).arg(escapedName(n.host), -20).arg(n.user.isEmpty() ? QStringLiteral("-") : escapedName(n.user), -10)
+                         .arg(n.port ? QString::number(n.port) : QStringLiteral("-"), -5).arg(localTime(n.addedAt), -19)
+                         .arg((n.agentPath.isEmpty() ? QStringLiteral("(deployed)") : escapedName(n.agentPath))
+                              + (n.labels.isEmpty() ? QString() : QStringLiteral("  labels: ") + escapedJoin(n.labels, QStringLiteral(","))));
+        return Ok;
+    }
+    if (sub == u"rm") {
+        QStringList names = rest;
+        const bool force = names.removeAll(QStringLiteral("--force")) > 0;
+        if (names.size() != 1)
+            return usageError(QStringLiteral("node rm needs exactly one NAME"));
+        const QString name = names.front();
+        if (!storedNode(ctx, name)) {
+            err() << "trainyardctl: no node named '" << name << "' (see trainyardctl node ls)\n";
+            return NoSuchRun;
+        }
+        // Runs on it that have not ended would wait for it for ever (logs,
+        // cancel): refused, or with --force recorded as failed.
+        QList<RunRecord> onNode;
+        for (const RunRecord& r : ctx.store->unfinishedRuns())
+            if (r.node == name)
+                onNode.append(r);
+        if (!onNode.isEmpty() && !force) {
+            QStringList ids;
+            for (const RunRecord& r : std::as_const(onNode))
+                ids << QStringLiteral("%1 (%2)").arg(r.id).arg(runStateName(r.state));
+            err() << "trainyardctl: node " << name << " still has runs that have not ended: " << ids.join(QStringLiteral(", "))
+                  << ". Cancel them first, or remove it with --force (they are recorded as failed; their processes on "
+                  << "the node are left alone)\n";
+            return Unavailable;
+        }
+        {
+            for (RunRecord r : std::as_const(onNode)) {
+                r.failureKind = FailureKind::NodeLost;
+                r.pendingReason.clear();
+                r.failureReason = QStringLiteral("node %1 was removed while the run was %2 (trainyardctl node rm --force); "
+                                                 "its process there, if any, was left alone")
+                                      .arg(name, runStateName(r.state));
+                r.state = RunState::Failed;
+                r.finishedAt = QDateTime::currentDateTimeUtc();
+                ctx.store->updateRun(r);
+            }
+        }
+        if (auto r = ctx.store->removeNode(name); !r) {
+            err() << "trainyardctl: " << r.error().message << '\n';
+            return NoSuchRun;
+        }
+        out() << "removed node " << name;
+        if (!onNode.isEmpty())
+            out() << "; " << onNode.size() << " run(s) on it recorded as failed";
+        out() << '\n';
+        return Ok;
+    }
+    return usageError(QStringLiteral("node needs add, ls or rm"));
+}
+
+} // namespace ty::cli

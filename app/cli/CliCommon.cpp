@@ -191,7 +191,9 @@ QJsonObject runJson(const ResultStore& store, const RunRecord& r, const QList<Ru
     o[QStringLiteral("finished_at")] = jsonTime(r.finishedAt);
     o[QStringLiteral("exit_code")] = r.exitCode ? QJsonValue(*r.exitCode) : QJsonValue();
     o[QStringLiteral("exit_signal")] = r.exitSignal ? QJsonValue(*r.exitSignal) : QJsonValue();
-    o[r.state == RunState::Queued ? QStringLiteral("pending_reason") : QStringLiteral("failure_reason")] = r.failureReason;
+    o[QStringLiteral("pending_reason")] = r.pendingReason;
+    o[QStringLiteral("failure_kind")] = failureKindName(r.failureKind);
+    o[QStringLiteral("failure_reason")] = r.failureReason;
     QJsonObject metrics;
     const auto latest = store.latestMetrics(r.id);
     for (auto it = latest.cbegin(); it != latest.cend(); ++it)

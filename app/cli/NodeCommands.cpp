@@ -234,6 +234,8 @@ int cmdNode(Context& ctx, const QStringList& args)
         }
         {
             for (RunRecord r : std::as_const(onNode)) {
+                r.failureKind = FailureKind::NodeLost;
+                r.pendingReason.clear();
                 r.failureReason = QStringLiteral("node %1 was removed while the run was %2 (trainyardctl node rm --force); "
                                                  "its process there, if any, was left alone")
                                       .arg(name, runStateName(r.state));

@@ -46,7 +46,7 @@ int cmdQueue(Context& ctx, const QStringList& args)
                 {QStringLiteral("name"), r.name},
                 {QStringLiteral("state"), runStateName(r.state)},
                 {QStringLiteral("priority"), r.priority},
-                {QStringLiteral("reason"), r.failureReason.isEmpty() ? QJsonValue() : QJsonValue(r.failureReason)},
+                {QStringLiteral("reason"), r.pendingReason.isEmpty() ? QJsonValue() : QJsonValue(r.pendingReason)},
             });
         printJson(QJsonDocument(QJsonObject{{QStringLiteral("policy"), queuePolicyName(*policy)},
                                             {QStringLiteral("policy_file"), queuePolicyPath(ctx.dbPath)},
@@ -68,7 +68,7 @@ int cmdQueue(Context& ctx, const QStringList& args)
     for (const RunRecord& r : std::as_const(waiting))
         out() << QStringLiteral("%1 %2  %3 %4 %5  %6\n").arg(++position, 3).arg(r.id, 5).arg(escapedName(r.name), -int(nameWidth))
                      .arg(runStateName(r.state), -7).arg(r.priority, 5)
-                     .arg(r.failureReason.isEmpty() ? QStringLiteral("(not scheduled yet: no trainyard process is running)") : escapedName(r.failureReason));
+                     .arg(r.pendingReason.isEmpty() ? QStringLiteral("(not scheduled yet: no trainyard process is running)") : escapedName(r.pendingReason));
     return Ok;
 }
 

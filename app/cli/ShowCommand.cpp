@@ -50,8 +50,12 @@ int cmdShow(Context& ctx, const QStringList& argsIn)
     };
     line("run", QStringLiteral("%1 %2").arg(r.id).arg(escapedName(r.name)));
     line("state", state);
-    if (!r.failureReason.isEmpty())
-        line(r.state == RunState::Queued ? "pending" : "reason", escapedName(r.failureReason));
+    if (!r.pendingReason.isEmpty())
+        line("pending", escapedName(r.pendingReason));
+    if (r.failureKind != FailureKind::None) // "failure    python_traceback: ValueError: x"
+        line("failure", QStringLiteral("%1: %2").arg(failureKindName(r.failureKind), escapedName(r.failureReason)));
+    else if (!r.failureReason.isEmpty()) // recorded before schema v9, or why it is unknown
+        line("reason", escapedName(r.failureReason));
     line("node", r.node.isEmpty() ? QStringLiteral("-") : escapedName(r.node));
     line("gpus", gpuList(r.gpus));
     line("command", escapedJoin(r.argv, QStringLiteral(" ")));

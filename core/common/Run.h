@@ -1,5 +1,7 @@
 #pragma once
 
+#include "common/FailureKind.h"
+
 #include <QDateTime>
 #include <QList>
 #include <QMap>
@@ -49,7 +51,12 @@ struct RunRecord {
     QDateTime finishedAt;
     std::optional<int> exitCode;
     std::optional<int> exitSignal;
-    QString failureReason;        // failed: why ("CUDA out of memory", "exit code 3"); queued: why it waits
+    // Ended without succeeding (failed, cancelled; also unknown: why): what
+    // kind of end (FailureKind, None before schema v9 and while going) and
+    // its one-line detail ("exit code 3", "ValueError: x", "cancelled").
+    FailureKind failureKind = FailureKind::None;
+    QString failureReason;
+    QString pendingReason;        // queued or held: why it waits ("held by user", the scheduler's reason); else empty
     QString agentRunId;           // the agent's id for the run (its directory name on the node)
     QString consolePath;          // local copy of the console (raw bytes)
     qint64 consoleOffset = 0;     // bytes of the node's console already copied and ingested

@@ -1,5 +1,7 @@
 #include "RunEngine.h"
 
+#include "FailureClassifier.h"
+
 #include "MetricFileFollower.h"
 #include "QueuePolicy.h"
 #include "RunIngest.h"
@@ -55,6 +57,7 @@ struct RunEngine::Active {
     RunRecord run;
     QString node;
     bool cancelRequested = false;
+    bool timeLimitHit = false; // this engine cancelled it because its time_limit passed
     qint64 catchUpTo = -1; // the node's console size when the tail began (-1: not yet known); node offsets
     bool endedOnNode = false; // the agent's list said it had exited: caught up only once recorded
     bool ingestNoticed = false; // an ingestion error was recorded as a notice (one per attach, not per chunk)
@@ -319,7 +322,9 @@ void RunEngine::cancel(RunId id, int graceMs)
         if (run->state == RunState::Queued || run->state == RunState::Held) {
             run->state = RunState::Cancelled;
             run->finishedAt = QDateTime::currentDateTimeUtc();
+            run->failureKind = FailureKind::Cancelled;
             run->failureReason = QStringLiteral("cancelled before it started");
+            run->pendingReason.clear();
             commit(*run);
             return;
         }
@@ -391,7 +396,7 @@ Result<void> RunEngine::hold(RunId id)
 {
     return changeWaiting(id, [](RunRecord& r) {
         r.state = RunState::Held;
-        r.failureReason = QStringLiteral("held by user");
+        r.pendingReason = QStringLiteral("held by user");
     });
 }
 
@@ -399,7 +404,7 @@ Result<void> RunEngine::release(RunId id)
 {
     return changeWaiting(id, [](RunRecord& r) {
         r.state = RunState::Queued;
-        r.failureReason.clear();
+        r.pendingReason.clear();
     });
 }
 
@@ -803,15 +808,15 @@ void RunEngine::schedulePass()
         if (noNodeCanEver) {
             // No node this engine knows could ever hold it: say so now rather
             // than leave it queued for ever.
-            failRun(queued.value(info.run), text);
+            failRun(queued.value(info.run), text, FailureKind::Unschedulable);
             continue;
         }
         reasons.insert(info.run, text);
         // Kept with the run too, so every process sharing the database (the
         // CLI's ls, another GUI) shows why it waits.
         RunRecord& r = queued[info.run];
-        if (r.failureReason != text) {
-            r.failureReason = text;
+        if (r.pendingReason != text) {
+            r.pendingReason = text;
             commit(r);
         }
     }
@@ -826,7 +831,7 @@ void RunEngine::schedulePass()
         if (!node || !node->ready)
             continue;
         r.gpus = a.gpuIndices;
-        r.failureReason.clear();
+        r.pendingReason.clear();
         for (auto it = a.env.cbegin(); it != a.env.cend(); ++it)
             r.env.insert(it.key(), it.value());
         startRun(r, *node);
@@ -895,7 +900,7 @@ void RunEngine::startGang(RunRecord root, const QList<sched::NodeAssignment>& ra
             r.id = *id;
         }
         r.gpus = a.gpuIndices;
-        r.failureReason.clear();
+        r.pendingReason.clear();
         for (auto it = a.env.cbegin(); it != a.env.cend(); ++it)
             r.env.insert(it.key(), it.value());
         starts.append({r, a.node});
@@ -1191,6 +1196,7 @@ void RunEngine::attach(RunRecord run, Node& node)
         commit(active->run);
     }
     m_active.insert(run.id, active);
+    stopAtTimeLimit(active);
     {
         // Metric files the run writes, followed beside its console.
         const Result<JobSpec>& runSpec = cachedSpec(run);
@@ -1202,6 +1208,26 @@ void RunEngine::attach(RunRecord run, Node& node)
         active->files->start(m_metricFilePollMs);
     }
     tailActive(active, node);
+}
+
+// A spec's time_limit: counted from the run's start (also across a restart
+// of this engine, which attaches it again), then it is cancelled with the
+// usual grace and recorded as time_limit (finishRun).
+void RunEngine::stopAtTimeLimit(const std::shared_ptr<Active>& active)
+{
+    const Result<JobSpec>& spec = cachedSpec(active->run);
+    if (!spec || !spec->timeLimitSec || *spec->timeLimitSec <= 0)
+        return;
+    const qint64 startMs = active->run.startedAt.isValid() ? active->run.startedAt.toMSecsSinceEpoch()
+                                                           : QDateTime::currentMSecsSinceEpoch();
+    const qint64 leftMs = std::max<qint64>(0, startMs + *spec->timeLimitSec * 1000 - QDateTime::currentMSecsSinceEpoch());
+    QTimer::singleShot(std::chrono::milliseconds(leftMs), this, [this, active] {
+        if (m_shuttingDown || m_active.value(active->run.id) != active || active->cancelRequested)
+            return;
+        qCInfo(lcRuns) << "run" << active->run.id << "reached its time limit: cancelling it";
+        active->timeLimitHit = true;
+        cancel(active->run.id);
+    });
 }
 
 void RunEngine::tailActive(const std::shared_ptr<Active>& active, Node& node)
@@ -1357,22 +1383,26 @@ void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunS
     run.finishedAt = QDateTime::fromMSecsSinceEpoch(status.finishedMs ? status.finishedMs : QDateTime::currentMSecsSinceEpoch(), Qt::UTC);
     run.exitCode = status.exitCode;
     run.exitSignal = status.signal;
-    if (status.cancelled || active->cancelRequested) {
-        run.state = RunState::Cancelled;
-        run.failureReason = QStringLiteral("cancelled");
-    } else if (status.exitCode && *status.exitCode == 0) {
-        run.state = RunState::Succeeded;
-    } else {
-        run.state = RunState::Failed;
-        QString reason = ingest.failureReason();
-        if (reason.isEmpty() && status.lost)
-            reason = QStringLiteral("lost: %1").arg(status.error);
-        if (reason.isEmpty() && status.signal)
-            reason = QStringLiteral("killed by signal %1").arg(*status.signal);
-        if (reason.isEmpty() && status.exitCode)
-            reason = QStringLiteral("exit code %1").arg(*status.exitCode);
-        run.failureReason = reason;
+    RunEnd end;
+    end.exitCode = status.exitCode;
+    end.signal = status.signal;
+    end.cancelled = status.cancelled || active->cancelRequested;
+    end.timeLimitHit = active->timeLimitHit;
+    if (const Result<JobSpec>& spec = cachedSpec(run); spec)
+        end.timeLimitSec = spec->timeLimitSec.value_or(0);
+    end.lost = status.lost;
+    end.lostError = status.error;
+    if (const FailureDetector* console = ingest.failureDetector()) {
+        end.consoleKind = console->kind();
+        end.consoleReason = console->reason();
     }
+    const FailureVerdict verdict = classifyRunEnd(end);
+    run.state = verdict.kind == FailureKind::None        ? RunState::Succeeded
+                : verdict.kind == FailureKind::Cancelled ? RunState::Cancelled
+                                                         : RunState::Failed;
+    run.failureKind = verdict.kind;
+    run.failureReason = verdict.detail;
+    run.pendingReason.clear();
     m_active.remove(run.id);
     m_cancelling.remove(run.id);
     commit(run);
@@ -1394,10 +1424,12 @@ void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunS
     checkCaughtUp();
 }
 
-void RunEngine::failRun(RunRecord run, const QString& reason)
+void RunEngine::failRun(RunRecord run, const QString& reason, FailureKind kind)
 {
     run.state = RunState::Failed;
+    run.failureKind = kind;
     run.failureReason = reason;
+    run.pendingReason.clear();
     run.finishedAt = QDateTime::currentDateTimeUtc();
     commit(run);
 }
@@ -1527,7 +1559,8 @@ void RunEngine::onNodeReady(Node& node)
                     failRun(r, QStringLiteral("the start on node %1 was interrupted before its agent recorded the run")
                                    .arg(n->name));
                 else
-                    failRun(r, QStringLiteral("node %1's agent has no record of run %2 (%3)").arg(n->name).arg(r.id).arg(r.agentRunId));
+                    failRun(r, QStringLiteral("node %1's agent has no record of run %2 (%3)").arg(n->name).arg(r.id).arg(r.agentRunId),
+                            FailureKind::NodeLost);
             }
             n->listed = true;
             scheduleSoon();

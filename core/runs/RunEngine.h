@@ -251,7 +251,10 @@ private:
     void finishRun(const std::shared_ptr<Active>& active, const AgentRunStatus& status);
     // listArtifacts() for a run record in hand (its agent run id set).
     void listArtifactsOf(const RunRecord& run, const QStringList& globs, std::function<void(const Result<AgentFileList>&)> cb);
-    void failRun(RunRecord run, const QString& reason);
+    // Records the run failed with `kind` (a start that failed, unless said).
+    void failRun(RunRecord run, const QString& reason, FailureKind kind = FailureKind::StartFailed);
+    // Cancels the run once its spec's time_limit has passed since its start.
+    void stopAtTimeLimit(const std::shared_ptr<Active>& active);
     void pollDatabase();
     void pollGpus();
     void commit(const RunRecord& run);

@@ -87,6 +87,8 @@ public:
     // The failure reason found in the console so far ("CUDA out of memory",
     // the last line of a Python traceback, ...), empty if none.
     QString failureReason() const;
+    // What found it (its kind and reason), null only before open().
+    const FailureDetector* failureDetector() const { return m_failures.get(); }
 
     const RunRecord& run() const { return m_run; }
     RunRecord& run() { return m_run; }

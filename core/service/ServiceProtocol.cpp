@@ -71,6 +71,10 @@ QJsonObject runToJson(const RunRecord& run)
         o.insert(QStringLiteral("exit_signal"), *run.exitSignal);
     if (!run.failureReason.isEmpty())
         o.insert(QStringLiteral("failure_reason"), run.failureReason);
+    if (run.failureKind != FailureKind::None)
+        o.insert(QStringLiteral("failure_kind"), failureKindName(run.failureKind));
+    if (!run.pendingReason.isEmpty())
+        o.insert(QStringLiteral("pending_reason"), run.pendingReason);
     if (run.createdAt.isValid())
         o.insert(QStringLiteral("created_at"), isoUtc(run.createdAt));
     if (run.startedAt.isValid())
@@ -96,6 +100,8 @@ RunRecord runFromJson(const QJsonObject& o)
     if (o.contains(QStringLiteral("exit_signal")))
         r.exitSignal = o.value(QStringLiteral("exit_signal")).toInt();
     r.failureReason = o.value(QStringLiteral("failure_reason")).toString();
+    r.failureKind = failureKindFromName(o.value(QStringLiteral("failure_kind")).toString()).value_or(FailureKind::Other);
+    r.pendingReason = o.value(QStringLiteral("pending_reason")).toString();
     r.createdAt = fromIso(o.value(QStringLiteral("created_at")));
     r.startedAt = fromIso(o.value(QStringLiteral("started_at")));
     r.finishedAt = fromIso(o.value(QStringLiteral("finished_at")));

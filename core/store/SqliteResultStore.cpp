@@ -40,7 +40,8 @@ quint64 threadSerial()
 
 const QString kRunColumns = QStringLiteral(
     "id, name, state, spec_yaml, spec_path, node, gpus, argv, workdir, env, priority, created_at, started_at,"
-    " finished_at, exit_code, exit_signal, failure_reason, agent_run_id, console_path, console_offset, notes, archived");
+    " finished_at, exit_code, exit_signal, failure_reason, agent_run_id, console_path, console_offset, notes, archived,"
+    " failure_kind, pending_reason");
 
 RunRecord runFromRow(const QSqlQuery& q)
 {
@@ -69,6 +70,8 @@ RunRecord runFromRow(const QSqlQuery& q)
     r.consoleOffset = q.value(i++).toLongLong();
     r.notes = q.value(i++).toString();
     r.archived = q.value(i++).toInt() != 0;
+    r.failureKind = failureKindFromName(q.value(i++).toString()).value_or(FailureKind::Other); // a newer Trainyard's kind
+    r.pendingReason = q.value(i++).toString();
     return r;
 }
 

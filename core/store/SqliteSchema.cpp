@@ -195,6 +195,23 @@ const char* const kVersion8[] = {
     "ALTER TABLE runs ADD COLUMN archived INTEGER NOT NULL DEFAULT 0",
 };
 
+// Version 9: why a run ended apart from why it waits. failure_kind is a
+// FailureKind name ('' = none or not known: failed runs recorded before v9
+// keep '' unless their stored reason was exactly the engine's own
+// "exit code N" / "killed by signal N" text for their status); failure_reason
+// is now only the ended run's detail, pending_reason a queued or held run's
+// reason, moved here from failure_reason where it was kept until v8.
+const char* const kVersion9[] = {
+    "ALTER TABLE runs ADD COLUMN failure_kind TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE runs ADD COLUMN pending_reason TEXT NOT NULL DEFAULT ''",
+    "UPDATE runs SET pending_reason = failure_reason, failure_reason = '' WHERE state IN ('queued', 'held')",
+    "UPDATE runs SET failure_kind = 'cancelled' WHERE state = 'cancelled'",
+    "UPDATE runs SET failure_kind = 'exit_code'"
+    " WHERE state = 'failed' AND exit_code IS NOT NULL AND failure_reason = 'exit code ' || exit_code",
+    "UPDATE runs SET failure_kind = 'signal'"
+    " WHERE state = 'failed' AND exit_signal IS NOT NULL AND failure_reason = 'killed by signal ' || exit_signal",
+};
+
 QString dbError(const QSqlQuery& q)
 {
     return q.lastError().text();
@@ -245,6 +262,10 @@ QStringList SqliteSchema::migrationStep(int fromVersion)
         break;
     case 7:
         for (const char* s : kVersion8)
+            out << QString::fromLatin1(s);
+        break;
+    case 8:
+        for (const char* s : kVersion9)
             out << QString::fromLatin1(s);
         break;
     default:

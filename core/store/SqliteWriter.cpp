@@ -422,12 +422,12 @@ Result<void> SqliteWriter::prepareStatements()
         // Both start with the mutable columns, in bindMutableRunFields() order.
         {&m_insertRun,
          "INSERT INTO runs (state, node, gpus, argv, workdir, env, priority, started_at, finished_at,"
-         " exit_code, exit_signal, failure_reason, agent_run_id, console_path,"
-         " name, spec_yaml, spec_path, created_at, console_offset) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+         " exit_code, exit_signal, failure_reason, agent_run_id, console_path, failure_kind, pending_reason,"
+         " name, spec_yaml, spec_path, created_at, console_offset) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
         {&m_updateRun,
          "UPDATE runs SET state = ?, node = ?, gpus = ?, argv = ?, workdir = ?, env = ?, priority = ?,"
          " started_at = ?, finished_at = ?, exit_code = ?, exit_signal = ?, failure_reason = ?,"
-         " agent_run_id = ?, console_path = ? WHERE id = ?"},
+         " agent_run_id = ?, console_path = ?, failure_kind = ?, pending_reason = ? WHERE id = ?"},
         {&m_deleteTags, "DELETE FROM tags WHERE run_id = ?"},
         {&m_insertTag, "INSERT INTO tags (run_id, tag, position) VALUES (?,?,?)"},
         {&m_insertParam,
@@ -722,7 +722,7 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
 }
 
 namespace {
-// Binds the run fields updateRun() may change -- the first 14 placeholders of
+// Binds the run fields updateRun() may change -- the first 16 placeholders of
 // both the run INSERT and the run UPDATE -- and returns the next index.
 int bindMutableRunFields(QSqlQuery& q, const RunRecord& r)
 {
@@ -742,6 +742,8 @@ int bindMutableRunFields(QSqlQuery& q, const RunRecord& r)
     q.bindValue(i++, textToSql(r.failureReason));
     q.bindValue(i++, textToSql(r.agentRunId));
     q.bindValue(i++, textToSql(r.consolePath));
+    q.bindValue(i++, textToSql(failureKindName(r.failureKind)));
+    q.bindValue(i++, textToSql(r.pendingReason));
     return i;
 }
 } // namespace

@@ -1413,6 +1413,42 @@ private Q_SLOTS:
         const Outcome again = ctl({QStringLiteral("rm"), QString::number(run->id)});
         QCOMPARE(again.exitCode, 4);
     }
+
+    // Issue #22: ls and show say what kind of failure ended a run, and --json
+    // carries the kind, its detail and a queued run's pending reason apart.
+    // Last: the service its submit starts stays a few seconds, and
+    // sweepWhileAnotherProcessIngests counts on starting its own (as it does
+    // after failingRunPassesExitCode, run just before it, it fails).
+    void failureKindInLsAndShow()
+    {
+        const QString spec = writeFile(QStringLiteral("traceback.yaml"),
+                                       "name: raises\ncommand: [/usr/bin/python3, -c, \"raise ValueError('x')\"]\n");
+        const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
+        QCOMPARE(o.exitCode, 1);
+        QVERIFY2(o.err.contains("ValueError: x"), o.err.constData());
+        const Outcome show = ctl({QStringLiteral("show"), QStringLiteral("raises")});
+        QCOMPARE(show.exitCode, 0);
+        QVERIFY2(show.out.contains("\nfailure    python_traceback: ValueError: x\n"), show.out.constData());
+        const Outcome ls = ctl({QStringLiteral("ls")});
+        QCOMPARE(ls.exitCode, 0);
+        bool seen = false;
+        for (const QByteArray& line : ls.out.split('\n'))
+            if (line.contains(" raises "))
+                seen = line.contains(" failed (traceback) ") && line.endsWith("(ValueError: x)");
+        QVERIFY2(seen, ls.out.constData());
+        const Outcome json = ctl({QStringLiteral("ls"), QStringLiteral("--json")});
+        QCOMPARE(json.exitCode, 0);
+        seen = false;
+        for (const QJsonValue& v : QJsonDocument::fromJson(json.out).array()) {
+            if (v[QStringLiteral("name")].toString() != u"raises")
+                continue;
+            seen = true;
+            QCOMPARE(v[QStringLiteral("failure_kind")].toString(), QStringLiteral("python_traceback"));
+            QCOMPARE(v[QStringLiteral("failure_reason")].toString(), QStringLiteral("ValueError: x"));
+            QCOMPARE(v[QStringLiteral("pending_reason")].toString(), QString());
+        }
+        QVERIFY2(seen, json.out.constData());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestCliEndToEnd)

@@ -13,6 +13,7 @@
 #include "spec/JobSpec.h"
 #include "store/ResultStore.h"
 
+#include <QElapsedTimer>
 #include <QFile>
 #include <QRegularExpression>
 #include <QSignalSpy>
@@ -838,6 +839,66 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Failed, 10000);
         QCOMPARE((*store)->run(*id)->failureReason,
                  QStringLiteral("cannot start: needs 64 GPUs; no reachable node could ever hold it (best node local has 0 usable GPUs)"));
+        QCOMPARE((*store)->run(*id)->failureKind, FailureKind::Unschedulable);
+    }
+
+    // Issue #22: every real way a run ends is recorded with its kind and a
+    // one-line detail, through the real agent and the store.
+    void failureKindsOfRealEnds()
+    {
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        auto engine = makeEngine(store->get());
+        QVERIFY(engine->acquireIngestion());
+        const auto ended = [&](const char* yaml) { return runToEnd(*engine, **store, spec(QString::fromUtf8(yaml))); };
+
+        RunRecord r = ended("command: [/bin/sh, -c, 'echo loss=0.5; exit 3']\n");
+        QCOMPARE(r.state, RunState::Failed);
+        QCOMPARE(r.failureKind, FailureKind::ExitCode);
+        QCOMPARE(r.failureReason, QStringLiteral("exit code 3"));
+
+        r = ended("command: [/bin/sh, -c, 'kill -USR1 $$']\n");
+        QCOMPARE(r.state, RunState::Failed);
+        QCOMPARE(r.exitSignal, std::optional<int>(10));
+        QCOMPARE(r.failureKind, FailureKind::Signal);
+        QCOMPARE(r.failureReason, QStringLiteral("killed by SIGUSR1 (signal 10)"));
+
+        r = ended("command: [/usr/bin/python3, -c, \"raise ValueError('x')\"]\n");
+        QCOMPARE(r.state, RunState::Failed);
+        QCOMPARE(r.exitCode, std::optional<int>(1));
+        QCOMPARE(r.failureKind, FailureKind::PythonTraceback);
+        QCOMPARE(r.failureReason, QStringLiteral("ValueError: x"));
+
+        // The engine stops it at its time limit (SIGTERM, like a cancel).
+        QElapsedTimer clock;
+        clock.start();
+        r = ended("command: [sleep, '60']\ntime_limit: 1s\n");
+        QCOMPARE(r.state, RunState::Failed);
+        QCOMPARE(r.failureKind, FailureKind::TimeLimit);
+        QCOMPARE(r.failureReason, QStringLiteral("stopped at its time limit of 1s"));
+        QCOMPARE(r.exitSignal, std::optional<int>(15));
+        QVERIFY2(clock.elapsed() < 15000, qPrintable(QString::number(clock.elapsed())));
+
+        const auto id = engine->submit(spec(QStringLiteral("command: [sleep, '60']\n")));
+        QVERIFY(id);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Running, 10000);
+        engine->cancel(*id, 1000);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Cancelled, 10000);
+        QCOMPARE((*store)->run(*id)->failureKind, FailureKind::Cancelled);
+        QCOMPARE((*store)->run(*id)->failureReason, QStringLiteral("cancelled"));
+
+        // Held in the queue: why it waits is its pending reason, not a failure; cancelled there, it has both apart.
+        const auto held = engine->submit(spec(QStringLiteral("command: [true]\nresources: {gpus: 64}\n")));
+        QVERIFY(held);
+        QVERIFY(engine->hold(*held));
+        QCOMPARE((*store)->run(*held)->pendingReason, QStringLiteral("held by user"));
+        QCOMPARE((*store)->run(*held)->failureKind, FailureKind::None);
+        QCOMPARE((*store)->run(*held)->failureReason, QString());
+        engine->cancel(*held);
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*held)->state, RunState::Cancelled, 10000);
+        QCOMPARE((*store)->run(*held)->failureKind, FailureKind::Cancelled);
+        QCOMPARE((*store)->run(*held)->failureReason, QStringLiteral("cancelled before it started"));
+        QCOMPARE((*store)->run(*held)->pendingReason, QString());
     }
 
     void sweepRunsOneAtATime()
@@ -1006,11 +1067,11 @@ private Q_SLOTS:
                  QStringLiteral("waiting: needs %1 CPUs; best node local has 0 of %1 CPUs free; estimated start ~%2").arg(cpus).arg(eta));
         QCOMPARE((*store)->run(*second)->state, RunState::Queued);
         (*store)->flush();
-        QCOMPARE((*store)->run(*second)->failureReason, engine->pendingReasons().value(*second));
+        QCOMPARE((*store)->run(*second)->pendingReason, engine->pendingReasons().value(*second));
         QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*second)->state, RunState::Succeeded, 15000);
         QVERIFY((*store)->run(*second)->startedAt >= (*store)->run(*first)->finishedAt.addMSecs(-50));
         QVERIFY(!engine->pendingReasons().contains(*second));
-        QCOMPARE((*store)->run(*second)->failureReason, QString());
+        QCOMPARE((*store)->run(*second)->pendingReason, QString());
     }
     void syncMakesSymlinksOnTheLocalNode()
     {

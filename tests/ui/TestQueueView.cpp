@@ -42,7 +42,7 @@ RunRow row(RunId id, RunState state, int priority, qint64 createdSecs, const QSt
     r.run.state = state;
     r.run.priority = priority;
     r.run.createdAt = QDateTime::fromSecsSinceEpoch(1700000000 + createdSecs, Qt::UTC);
-    r.run.failureReason = reason;
+    r.run.pendingReason = reason;
     return r;
 }
 
@@ -164,7 +164,7 @@ private Q_SLOTS:
             QCOMPARE(model->runIdAt(0), b);
             QCOMPARE(model->runIdAt(1), c);
             // The scheduler's reason, as stored with the run.
-            QTRY_VERIFY_WITH_TIMEOUT(model->run(b)->failureReason.startsWith(QStringLiteral("waiting")), 10000);
+            QTRY_VERIFY_WITH_TIMEOUT(model->run(b)->pendingReason.startsWith(QStringLiteral("waiting")), 10000);
             QVERIFY2(model->index(0, QueueModel::Reason).data().toString().contains(QStringLiteral("CPU")),
                      qPrintable(model->index(0, QueueModel::Reason).data().toString()));
 

@@ -294,6 +294,38 @@ private Q_SLOTS:
         QTRY_VERIFY2(header->text().contains(QStringLiteral(">cancelled before it started<")), qPrintable(header->text()));
     }
 
+    // Issue #22: the runs table and the header say what kind of failure
+    // ended a run, and a queued run's header says why it waits.
+    void tableAndHeaderSayTheFailureKind()
+    {
+        RunRecord r = finished(QStringLiteral("oom-run"), RunState::Failed);
+        r.exitCode = 1;
+        r.failureKind = FailureKind::CudaOutOfMemory;
+        r.failureReason = QStringLiteral("CUDA out of memory (torch.OutOfMemoryError)");
+        const auto id = m_store->createRun(r, {});
+        RunRecord q;
+        q.name = QStringLiteral("waiting-run");
+        q.state = RunState::Queued;
+        q.pendingReason = QStringLiteral("waiting: needs 2 GPUs; best node local has 1");
+        const auto waiting = m_store->createRun(q, {});
+        QVERIFY(id && waiting);
+        MainWindow window(m_store.get(), nullptr);
+        window.show();
+        QTRY_VERIFY(window.runsModel()->rowOf(*id) >= 0);
+        RunsModel* model = window.runsModel();
+        QCOMPARE(model->index(model->rowOf(*id), RunsModel::State).data().toString(), QStringLiteral("failed (CUDA OOM)"));
+        QVERIFY2(model->index(model->rowOf(*id), RunsModel::State).data(Qt::ToolTipRole).toString().contains(
+                     QStringLiteral("[cuda_oom]: CUDA out of memory (torch.OutOfMemoryError)")),
+                 qPrintable(model->index(model->rowOf(*id), RunsModel::State).data(Qt::ToolTipRole).toString()));
+        window.selectRun(*id);
+        auto* header = window.findChild<QLabel*>(QStringLiteral("runHeader"));
+        QTRY_VERIFY2(header->text().contains(QStringLiteral(">failed (CUDA OOM, exit 1): CUDA out of memory (torch.OutOfMemoryError)<")),
+                     qPrintable(header->text()));
+        window.selectRun(*waiting);
+        QTRY_VERIFY2(header->text().contains(QStringLiteral(">queued: waiting: needs 2 GPUs; best node local has 1<")),
+                     qPrintable(header->text()));
+    }
+
     void submittingASweepSaysHowManyRuns()
     {
         RunEngine engine(m_store.get(), m_store->location());

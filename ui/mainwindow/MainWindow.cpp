@@ -86,19 +86,25 @@ QList<SeriesPoint> toSeries(const QList<MetricPoint>& points)
     return out;
 }
 
-// "failed (exit 3): CUDA out of memory", "cancelled (SIGTERM)", "cancelled
-// before it started": the state with what ended it, each fact once.
+// "failed (CUDA OOM, exit 1): CUDA out of memory (torch.OutOfMemoryError)",
+// "cancelled (SIGTERM)", "cancelled before it started", "queued: waiting
+// for ...": the state with what ended it (or why it waits), each fact once.
 QString headerStateText(const RunRecord& r)
 {
     QString state = runStateName(r.state);
+    QStringList facts;
+    if (r.state == RunState::Failed && r.failureKind != FailureKind::None)
+        facts << failureKindLabel(r.failureKind);
     if (r.exitSignal) {
         const char* abbrev = sigabbrev_np(*r.exitSignal);
-        state += abbrev ? QStringLiteral(" (SIG%1)").arg(QString::fromLatin1(abbrev))
-                        : MainWindow::tr(" (signal %1)").arg(*r.exitSignal);
+        facts << (abbrev ? QStringLiteral("SIG%1").arg(QString::fromLatin1(abbrev))
+                         : MainWindow::tr("signal %1").arg(*r.exitSignal));
     } else if (r.exitCode && r.state != RunState::Succeeded) {
-        state += MainWindow::tr(" (exit %1)").arg(*r.exitCode);
+        facts << MainWindow::tr("exit %1").arg(*r.exitCode);
     }
-    QString reason = r.failureReason;
+    if (!facts.isEmpty())
+        state += QStringLiteral(" (%1)").arg(facts.join(QStringLiteral(", ")));
+    QString reason = r.pendingReason.isEmpty() ? r.failureReason : r.pendingReason;
     if (reason == state || reason == runStateName(r.state))
         reason.clear(); // "cancelled: cancelled"
     else if (reason.startsWith(runStateName(r.state) + u' '))

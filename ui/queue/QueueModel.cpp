@@ -25,8 +25,8 @@ int QueueModel::columnCount(const QModelIndex& parent) const
 
 QString QueueModel::reasonText(const RunRecord& run)
 {
-    if (!run.failureReason.isEmpty())
-        return run.failureReason;
+    if (!run.pendingReason.isEmpty())
+        return run.pendingReason;
     if (run.state == RunState::Held)
         return tr("held by user");
     return tr("(not scheduled yet)");

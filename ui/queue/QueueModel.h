@@ -10,7 +10,7 @@ namespace ty {
 
 // The queue: every waiting run (state queued or held) in the order the
 // scheduler considers them, with its position (vertical header), id, name, priority, state and
-// why it waits (RunRecord::failureReason, which the scheduling pass keeps up
+// why it waits (RunRecord::pendingReason, which the scheduling pass keeps up
 // to date while a run is queued).
 //
 // Order (the same as `trainyardctl queue`): under Ordering::Priority, higher

@@ -23,6 +23,7 @@ bool sameRow(const RunRow& a, const RunRow& b)
     const RunRecord& y = b.run;
     if (x.state != y.state || x.name != y.name || x.node != y.node || x.gpus != y.gpus
         || x.startedAt != y.startedAt || x.finishedAt != y.finishedAt || x.failureReason != y.failureReason
+        || x.failureKind != y.failureKind || x.pendingReason != y.pendingReason
         || x.exitCode != y.exitCode || x.exitSignal != y.exitSignal || a.latest.size() != b.latest.size()
         || a.params != b.params || a.notices != b.notices // notices: the run header marks them
         || x.tags != y.tags || x.notes != y.notes || x.archived != y.archived) // the user's edits (RunActions)
@@ -153,7 +154,10 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const
     switch (col) {
     case State:
         switch (role) {
-        case Qt::DisplayRole: return runStateName(r.state);
+        case Qt::DisplayRole: // "failed (CUDA OOM)"
+            return r.state == RunState::Failed && r.failureKind != FailureKind::None
+                ? QStringLiteral("%1 (%2)").arg(runStateName(r.state), failureKindLabel(r.failureKind))
+                : runStateName(r.state);
         case Qt::DecorationRole: return RunStateStyle::icon(r.state);
         case Qt::ForegroundRole: return RunStateStyle::color(r.state);
         case SortRole: return RunStateStyle::sortOrder(r.state);
@@ -163,8 +167,12 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const
                 tip += QStringLiteral(", exit code %1").arg(*r.exitCode);
             if (r.exitSignal)
                 tip += QStringLiteral(", signal %1").arg(*r.exitSignal);
+            if (r.failureKind != FailureKind::None)
+                tip += QStringLiteral(" [%1]").arg(failureKindName(r.failureKind));
             if (!r.failureReason.isEmpty())
                 tip += QStringLiteral(": ") + r.failureReason;
+            if (!r.pendingReason.isEmpty())
+                tip += QStringLiteral(": ") + r.pendingReason;
             return tip;
         }
         default: return {};

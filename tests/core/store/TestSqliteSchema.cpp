@@ -145,6 +145,11 @@ QList<Snapshot> historicalSnapshots()
         QStringLiteral("ALTER TABLE runs ADD COLUMN archived INTEGER NOT NULL DEFAULT 0"),
         QStringLiteral("UPDATE runs SET notes = 'best lr so far', archived = 1 WHERE id = 1")});
     out.append(v8);
+    // Version 9 = version 8 plus a run's failure kind and pending reason.
+    const Snapshot v9 = nextSnapshot(v8, {
+        QStringLiteral("ALTER TABLE runs ADD COLUMN failure_kind TEXT NOT NULL DEFAULT ''"),
+        QStringLiteral("ALTER TABLE runs ADD COLUMN pending_reason TEXT NOT NULL DEFAULT ''")});
+    out.append(v9);
     return out;
 }
 
@@ -258,6 +263,7 @@ private Q_SLOTS:
     void refusesForeignSqliteDatabase();
     void refusesDirectory();
     void historicalSnapshotsCoverEveryVersion();
+    void v8ReasonsAreSplitIntoKindDetailAndPending();
 
 private:
     QTemporaryDir m_tmp;
@@ -540,6 +546,59 @@ void TestSqliteSchema::historicalSnapshotsCoverEveryVersion()
         versions << s.version;
     for (int v = 1; v <= SqliteSchema::kCurrentVersion; ++v)
         QVERIFY2(versions.contains(v), qPrintable(QStringLiteral("no snapshot of schema version %1").arg(v)));
+}
+
+// Issue #22: a v8 database kept a queued run's reason to wait in
+// failure_reason. Migrated, that is its pending reason; ended runs get a
+// failure kind only where the stored text says it for certain.
+void TestSqliteSchema::v8ReasonsAreSplitIntoKindDetailAndPending()
+{
+    Snapshot v8{0, {}};
+    for (const Snapshot& s : historicalSnapshots())
+        if (s.version == 8)
+            v8 = s;
+    QCOMPARE(v8.version, 8);
+    const QString cols = QStringLiteral("INSERT INTO runs (id, name, state, created_at, exit_code, exit_signal, failure_reason) VALUES ");
+    v8.statements << cols + QStringLiteral("(2, 'waits', 'queued', 1709644455000, NULL, NULL, 'waiting: needs 2 GPUs; best node local has 1')")
+                  << cols + QStringLiteral("(3, 'paused', 'held', 1709644455000, NULL, NULL, 'held by user')")
+                  << cols + QStringLiteral("(4, 'exits', 'failed', 1709644455000, 3, NULL, 'exit code 3')")
+                  << cols + QStringLiteral("(5, 'oom', 'failed', 1709644455000, 1, NULL, 'CUDA out of memory (torch.OutOfMemoryError)')")
+                  << cols + QStringLiteral("(6, 'stopped', 'cancelled', 1709644455000, NULL, 15, 'cancelled')")
+                  << cols + QStringLiteral("(7, 'killed', 'failed', 1709644455000, NULL, 9, 'killed by signal 9')");
+    const QString path = m_tmp.filePath(QStringLiteral("v8-reasons.db"));
+    QString error;
+    QVERIFY2(writeSnapshot(path, v8, QStringLiteral("WAL"), &error), qPrintable(error));
+    {
+        auto store = ResultStore::open(path);
+        QVERIFY2(store.has_value(), store ? "" : qPrintable(store.error().message));
+        QCOMPARE((*store)->schemaVersion(), 9);
+        const auto run = [&](RunId id) { return *(*store)->run(id); };
+        QCOMPARE(run(2).pendingReason, QStringLiteral("waiting: needs 2 GPUs; best node local has 1"));
+        QCOMPARE(run(2).failureReason, QString());
+        QCOMPARE(run(2).failureKind, FailureKind::None);
+        QCOMPARE(run(3).pendingReason, QStringLiteral("held by user"));
+        QCOMPARE(run(3).failureReason, QString());
+        QCOMPARE(run(4).failureKind, FailureKind::ExitCode);
+        QCOMPARE(run(4).failureReason, QStringLiteral("exit code 3"));
+        QCOMPARE(run(4).pendingReason, QString());
+        // Not recognisable for certain from v8's text alone: the detail is kept, the kind left unknown.
+        QCOMPARE(run(5).failureKind, FailureKind::None);
+        QCOMPARE(run(5).failureReason, QStringLiteral("CUDA out of memory (torch.OutOfMemoryError)"));
+        QCOMPARE(run(6).failureKind, FailureKind::Cancelled);
+        QCOMPARE(run(7).failureKind, FailureKind::Signal);
+        QCOMPARE(run(1).failureKind, FailureKind::None); // the succeeded sample run
+        // Written back and read again (the new columns are the writer's too).
+        RunRecord r = run(5);
+        r.failureKind = FailureKind::CudaOutOfMemory;
+        r.pendingReason.clear();
+        (*store)->updateRun(r);
+        QVERIFY((*store)->flush().has_value());
+        QCOMPARE(run(5).failureKind, FailureKind::CudaOutOfMemory);
+    }
+    RawDb raw(path, true);
+    QCOMPARE(raw.scalar(QStringLiteral("SELECT failure_kind FROM runs WHERE id = 5")).toString(), QStringLiteral("cuda_oom"));
+    QCOMPARE(raw.scalar(QStringLiteral("SELECT pending_reason FROM runs WHERE id = 3")).toString(), QStringLiteral("held by user"));
+    QCOMPARE(raw.scalar(QStringLiteral("SELECT failure_reason FROM runs WHERE id = 3")).toString(), QString());
 }
 
 QTEST_GUILESS_MAIN(TestSqliteSchema)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Quick start (1): install what is missing, build in Release, install
-# trainyard, trainyardctl and trainyard-agent into ~/.local (bin/, with the
+# trainyard, trainyardctl, trainyardd and trainyard-agent into ~/.local (bin/, with the
 # .desktop file, the job spec MIME type and the icon under share/), and open
 # the GUI with the bundled digits example already submitted on the local node.
 # TRAINYARD_PREFIX=DIR installs there instead of ~/.local.
@@ -20,7 +20,7 @@ if command -v update-mime-database >/dev/null; then update-mime-database "$prefi
 if command -v update-desktop-database >/dev/null; then update-desktop-database -q "$prefix/share/applications" || true; fi
 
 echo
-echo "Installed trainyard, trainyardctl and trainyard-agent in $prefix/bin"
+echo "Installed trainyard, trainyardctl, trainyardd and trainyard-agent in $prefix/bin"
 echo "  (desktop entry, MIME type and icon under $prefix/share; examples in $prefix/share/trainyard/examples)"
 case ":$PATH:" in
   *":$prefix/bin:"*) echo "$prefix/bin is on your PATH: trainyardctl ls works in any shell." ;;

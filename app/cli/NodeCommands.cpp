@@ -6,6 +6,7 @@
 #include "common/Paths.h"
 #include "nodes/AgentClient.h"
 #include "nodes/NodeTransports.h"
+#include "runs/RunLifecycle.h"
 #include "nodes/SshAgentTransport.h"
 
 #include <QCommandLineParser>
@@ -239,7 +240,7 @@ int cmdNode(Context& ctx, const QStringList& args)
                 r.failureReason = QStringLiteral("node %1 was removed while the run was %2 (trainyardctl node rm --force); "
                                                  "its process there, if any, was left alone")
                                       .arg(name, runStateName(r.state));
-                r.state = RunState::Failed;
+                transition(r, RunState::Failed, TransitionCause::NodeRemoved);
                 r.finishedAt = QDateTime::currentDateTimeUtc();
                 ctx.store->updateRun(r);
             }

@@ -5,6 +5,7 @@
 #include "MetricFileFollower.h"
 #include "QueuePolicy.h"
 #include "RunIngest.h"
+#include "RunLifecycle.h"
 #include "WriteRetry.h"
 #include "common/Paths.h"
 #include "logs/ConsoleNodeOffsets.h"
@@ -285,7 +286,7 @@ Result<QList<RunId>> RunEngine::submitAll(const JobSpec& spec, const QString& no
         RunRecord r;
         r.name = one.name;
         r.node = node; // pre-set: the scheduler places it on this node only
-        r.state = RunState::Queued;
+        transition(r, RunState::Queued, TransitionCause::Submitted);
         r.specYaml = spec.yaml.isEmpty() ? toYaml(spec) : spec.yaml;
         r.specPath = spec.sourcePath;
         r.argv = one.argv;
@@ -320,7 +321,7 @@ void RunEngine::cancel(RunId id, int graceMs)
         // Cancelling one rank of a gang cancels them all (isTerminal stops the recursion).
         const QString gang = gangTagOf(*run);
         if (run->state == RunState::Queued || run->state == RunState::Held) {
-            run->state = RunState::Cancelled;
+            transition(*run, RunState::Cancelled, TransitionCause::Cancelled);
             run->finishedAt = QDateTime::currentDateTimeUtc();
             run->failureKind = FailureKind::Cancelled;
             run->failureReason = QStringLiteral("cancelled before it started");
@@ -395,7 +396,7 @@ Result<void> RunEngine::changeWaiting(RunId id, const std::function<void(RunReco
 Result<void> RunEngine::hold(RunId id)
 {
     return changeWaiting(id, [](RunRecord& r) {
-        r.state = RunState::Held;
+        transition(r, RunState::Held, TransitionCause::HeldByUser);
         r.pendingReason = QStringLiteral("held by user");
     });
 }
@@ -403,7 +404,7 @@ Result<void> RunEngine::hold(RunId id)
 Result<void> RunEngine::release(RunId id)
 {
     return changeWaiting(id, [](RunRecord& r) {
-        r.state = RunState::Queued;
+        transition(r, RunState::Queued, TransitionCause::ReleasedByUser);
         r.pendingReason.clear();
     });
 }
@@ -888,7 +889,7 @@ void RunEngine::startGang(RunRecord root, const QList<sched::NodeAssignment>& ra
         if (rank > 0) {
             r.id = 0;
             r.name = root.name + QStringLiteral("#rank%1").arg(rank);
-            r.state = RunState::Starting;
+            transition(r, RunState::Starting, TransitionCause::Submitted);
             r.node = a.node;
             r.createdAt = QDateTime::currentDateTimeUtc();
             const auto id = m_store->createRun(r, params);
@@ -929,7 +930,7 @@ void RunEngine::cancelGang(const QString& gangTag, RunId except, int graceMs)
 
 void RunEngine::startRun(RunRecord run, Node& node)
 {
-    run.state = RunState::Starting;
+    transition(run, RunState::Starting, TransitionCause::Placed);
     run.node = node.name;
     run.agentRunId = agentRunIdFor(run);
     commit(run);
@@ -993,7 +994,7 @@ void RunEngine::startRun(RunRecord run, Node& node)
                     sendStart(run, *n, req);
                     return;
                 }
-                run.state = RunState::Failed;
+                transition(run, RunState::Failed, TransitionCause::StartFailed);
                 m_starting.insert(run.id, run); // until the database says so too
                 failRun(run, QStringLiteral("could not sync its workdir to node %1: %2")
                                  .arg(nodeName, synced ? QStringLiteral("the node was lost") : synced.error().message));
@@ -1122,7 +1123,7 @@ void RunEngine::sendStart(RunRecord run, Node& node, const AgentStartRequest& re
             // away). The agent may well have started it: unknown, until the
             // agent's list says (onNodeReady, here or in the next owner).
             qCWarning(lcRuns).noquote() << "run" << run.id << "is unknown:" << reply.error().message;
-            run.state = RunState::Unknown;
+            transition(run, RunState::Unknown, TransitionCause::StartReplyLost);
             run.failureReason = QStringLiteral("the reply to its start on node %1 was lost (%2); its state is read from "
                                                "the node's agent when it answers again")
                                     .arg(nodeName, reply.error().message);
@@ -1138,7 +1139,7 @@ void RunEngine::sendStart(RunRecord run, Node& node, const AgentStartRequest& re
                 m_refusedGpus[nodeName].insert(g);
             qCInfo(lcRuns).noquote() << "run" << run.id << "back in the queue:" << reply.error().message;
             m_starting.remove(run.id);
-            run.state = RunState::Queued;
+            transition(run, RunState::Queued, TransitionCause::GpuClaimed);
             run.node.clear();
             run.gpus.clear();
             run.agentRunId.clear();
@@ -1149,13 +1150,13 @@ void RunEngine::sendStart(RunRecord run, Node& node, const AgentStartRequest& re
             return;
         }
         if (!reply) {
-            run.state = RunState::Failed;
+            transition(run, RunState::Failed, TransitionCause::StartFailed);
             m_starting.insert(run.id, run); // until the database says so too
             failRun(run, QStringLiteral("could not start on node %1: %2").arg(nodeName, reply.error().message));
             cancelGang(gangTagOf(run), run.id);
             return;
         }
-        run.state = RunState::Running;
+        transition(run, RunState::Running, TransitionCause::StartAcknowledged);
         run.startedAt = QDateTime::fromMSecsSinceEpoch(reply->startedMs, Qt::UTC);
         commit(run);
         m_starting.insert(run.id, run); // until the database says so too
@@ -1190,7 +1191,7 @@ void RunEngine::attach(RunRecord run, Node& node)
     }
     if (active->ingest->run().consolePath != run.consolePath || run.state == RunState::Unknown) {
         active->run.consolePath = active->ingest->run().consolePath;
-        active->run.state = RunState::Running; // its node answers again
+        transition(active->run, RunState::Running, TransitionCause::NodeBack); // its node answers again
         active->ingest->run().state = RunState::Running;
         active->ingest->run().consolePath = active->run.consolePath;
         commit(active->run);
@@ -1397,9 +1398,10 @@ void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunS
         end.consoleReason = console->reason();
     }
     const FailureVerdict verdict = classifyRunEnd(end);
-    run.state = verdict.kind == FailureKind::None        ? RunState::Succeeded
+    transition(run, verdict.kind == FailureKind::None    ? RunState::Succeeded
                 : verdict.kind == FailureKind::Cancelled ? RunState::Cancelled
-                                                         : RunState::Failed;
+                                                         : RunState::Failed,
+               TransitionCause::Ended);
     run.failureKind = verdict.kind;
     run.failureReason = verdict.detail;
     run.pendingReason.clear();
@@ -1426,7 +1428,10 @@ void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunS
 
 void RunEngine::failRun(RunRecord run, const QString& reason, FailureKind kind)
 {
-    run.state = RunState::Failed;
+    transition(run, RunState::Failed,
+               kind == FailureKind::Unschedulable ? TransitionCause::Unschedulable
+               : kind == FailureKind::NodeLost    ? TransitionCause::NodeLost
+                                                  : TransitionCause::StartFailed);
     run.failureKind = kind;
     run.failureReason = reason;
     run.pendingReason.clear();
@@ -1631,7 +1636,7 @@ void RunEngine::onNodeLost(Node& node, const QString& reason, ErrorKind kind)
         if ((*it)->node == node.name) {
             if ((*it)->ingest && !m_shuttingDown) {
                 RunRecord r = (*it)->ingest->run();
-                r.state = RunState::Unknown;
+                transition(r, RunState::Unknown, TransitionCause::NodeLost);
                 commit(r);
             }
             it = m_active.erase(it);

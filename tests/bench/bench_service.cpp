@@ -149,6 +149,7 @@ double runProcesses(const QString& program, const QList<QStringList>& argsPerPro
 
 int main(int argc, char* argv[])
 {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0); // each figure as it is measured
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationVersion(QStringLiteral(TRAINYARD_VERSION));
     const QStringList args = app.arguments();
@@ -172,6 +173,14 @@ int main(int argc, char* argv[])
     const bool ssh = test::SshdFixture::skipReason().isEmpty() && sshd.start(&sshError);
     if (ssh) {
         qputenv("TRAINYARD_SSH_CONFIG", sshd.clientConfig().toUtf8());
+        // ws1's host key known, as after `trainyardctl node add`.
+        QFile pub(sshd.hostKeyPub());
+        pub.open(QIODevice::ReadOnly);
+        const QList<QByteArray> key = pub.readAll().trimmed().split(' ');
+        QFile known(sshd.knownHosts());
+        known.open(QIODevice::Append);
+        known.write("[127.0.0.2]:" + QByteArray::number(sshd.port()) + ' ' + key.value(0) + ' ' + key.value(1) + '\n');
+        known.close();
         auto store = ResultStore::open(db);
         if (!store) {
             std::fprintf(stderr, "%s\n", qPrintable(store.error().message));
@@ -222,7 +231,7 @@ int main(int argc, char* argv[])
     // 2. A line on the node -> at this client.
     std::printf("\n2. a line written on the node -> received by a client of the service\n");
     {
-        const QString yaml = QStringLiteral("name: stamps\nworkdir: %1\ncommand: \"for i in $(seq %2); do date +%%s%%N; sleep 0.02; done\"\n")
+        const QString yaml = QStringLiteral("name: stamps\nworkdir: %1\ncommand: \"for i in $(seq %2); do date +%s%N; sleep 0.02; done\"\n")
                                  .arg(work).arg(lines);
         const auto submitted = (*svc)->call(QStringLiteral("submit"),
             {{QStringLiteral("spec"), QJsonObject{{QStringLiteral("yaml"), yaml}, {QStringLiteral("origin"), QStringLiteral("bench")},

@@ -30,6 +30,13 @@ enum class StoreAccess {
     ReadOnlyIfNeeded,
 };
 
+// ResultStore::runChangesSince(): what changed after a change number.
+struct RunChanges {
+    qint64 seq = 0;       // the latest change number: pass it to the next call
+    QList<RunId> changed; // runs that exist and changed (created or updated), ascending
+    QList<RunId> removed; // runs deleted since, ascending
+};
+
 // The result database: runs, their params, tags, metrics, console offsets,
 // artifacts and notices. Abstract so that a PostgreSQL backend (team mode) can sit beside
 // SqliteResultStore; callers only ever see this interface.
@@ -167,6 +174,17 @@ public:
 
     // Every stored node, ordered by name.
     virtual QList<NodeRecord> nodes() const = 0;
+
+    // The runs whose stored data (record, tags, params, notices, artifacts,
+    // console offset, metrics) changed in a write transaction committed
+    // after change number `afterSeq`, by any process: how a reader in
+    // another process (the GUI beside the service) reloads only those rows.
+    // Start with afterSeq = 0 for every change ever recorded, or take `seq`
+    // from a call made before a full load and pass it on from then on.
+    // Fails (kind Unspecified) on a database older than schema version 10
+    // that this store could not migrate (opened read-only): reload
+    // everything instead. Reader thread affinity as every read.
+    virtual Result<RunChanges> runChangesSince(qint64 afterSeq) const = 0;
 
     virtual int schemaVersion() const = 0;
     // Changes whenever anything (this store's writer, another store, another

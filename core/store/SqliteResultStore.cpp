@@ -1027,6 +1027,36 @@ QMap<RunId, QList<RunNotice>> SqliteResultStore::allNotices() const
     return out;
 }
 
+Result<RunChanges> SqliteResultStore::runChangesSince(qint64 afterSeq) const
+{
+    if (m_schemaVersion < 10)
+        return fail(QStringLiteral("%1: schema version %2 records no run changes (version 10 does)")
+                        .arg(m_path)
+                        .arg(m_schemaVersion));
+    RunChanges out;
+    out.seq = afterSeq;
+    QSqlDatabase db = readConnection();
+    const ReadFailed failed = readErrorSink();
+    ReadTransaction tx(db); // the changes and the rows they name from one snapshot
+    QSqlQuery q = prepared(db, failed,
+                           QStringLiteral("SELECT c.run_id, c.seq, r.id IS NULL FROM run_changes c"
+                                          " LEFT JOIN runs r ON r.id = c.run_id WHERE c.seq > ? ORDER BY c.run_id"));
+    q.addBindValue(QVariant::fromValue<qint64>(afterSeq));
+    if (!q.exec()) {
+        failed(QStringLiteral("cannot read run changes"), q.lastError());
+        return fail(QStringLiteral("%1: cannot read run changes: %2").arg(m_path, q.lastError().text()));
+    }
+    while (q.next()) {
+        out.seq = std::max(out.seq, q.value(1).toLongLong());
+        (q.value(2).toBool() ? out.removed : out.changed).append(q.value(0).toLongLong());
+    }
+    if (q.lastError().isValid()) {
+        failed(QStringLiteral("cannot read run changes"), q.lastError());
+        return fail(QStringLiteral("%1: cannot read run changes: %2").arg(m_path, q.lastError().text()));
+    }
+    return out;
+}
+
 QList<NodeRecord> SqliteResultStore::nodes() const
 {
     QList<NodeRecord> out;

@@ -84,6 +84,7 @@ public:
     QList<ArtifactRecord> artifacts(RunId run) const override;
     QList<RunNotice> notices(RunId run) const override;
     QMap<RunId, QList<RunNotice>> allNotices() const override;
+    Result<RunChanges> runChangesSince(qint64 afterSeq) const override;
     QList<NodeRecord> nodes() const override;
 
     int schemaVersion() const override { return m_schemaVersion; }

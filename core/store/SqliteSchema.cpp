@@ -212,6 +212,22 @@ const char* const kVersion9[] = {
     " WHERE state = 'failed' AND exit_signal IS NOT NULL AND failure_reason = 'killed by signal ' || exit_signal",
 };
 
+// Version 10: which runs changed, so a reader in another process (the GUI
+// beside the service) reloads those rows instead of every run. seq is the
+// write transaction's change number: one more than the largest stored, the
+// same for every run the transaction touched (its row, tags, params, notices,
+// artifacts, console offset or metrics). A deleted run keeps its row here
+// (no foreign key) and is told apart by its absence from `runs`. Existing
+// runs start with none: a reader loads everything once, then asks for changes
+// after the largest seq it saw (SqliteResultStore::runChangesSince).
+const char* const kVersion10[] = {
+    "CREATE TABLE run_changes ("
+    " run_id INTEGER NOT NULL PRIMARY KEY,"
+    " seq INTEGER NOT NULL"
+    ")",
+    "CREATE INDEX run_changes_seq ON run_changes(seq)",
+};
+
 QString dbError(const QSqlQuery& q)
 {
     return q.lastError().text();
@@ -266,6 +282,10 @@ QStringList SqliteSchema::migrationStep(int fromVersion)
         break;
     case 8:
         for (const char* s : kVersion9)
+            out << QString::fromLatin1(s);
+        break;
+    case 9:
+        for (const char* s : kVersion10)
             out << QString::fromLatin1(s);
         break;
     default:

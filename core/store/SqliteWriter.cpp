@@ -434,6 +434,9 @@ Result<void> SqliteWriter::prepareStatements()
          "INSERT INTO params (run_id, key, value) VALUES (?,?,?)"
          " ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value"},
         {&m_setOffset, "UPDATE runs SET console_offset = ? WHERE id = ?"},
+        {&m_markChange,
+         "INSERT INTO run_changes (run_id, seq) VALUES (?, ?) ON CONFLICT (run_id) DO UPDATE SET seq = excluded.seq"},
+        {&m_maxChangeSeq, "SELECT COALESCE(MAX(seq), 0) FROM run_changes"},
         {&m_deleteRun, "DELETE FROM runs WHERE id = ?"},
         {&m_upsertArtifact,
          "INSERT INTO artifacts (run_id, path, size, sha256, created_at) VALUES (?,?,?,?,?)"
@@ -532,7 +535,7 @@ void SqliteWriter::releaseStatements()
     }
     for (auto* q : {&m_insertRun, &m_updateRun, &m_deleteTags, &m_insertTag, &m_insertParam, &m_setOffset,
                     &m_deleteRun, &m_upsertArtifact, &m_insertNotice, &m_insertKey, &m_selectKey, &m_insertMetric, &m_selectLastStep,
-                    &m_markSuperseded, &m_insertRestart})
+                    &m_markSuperseded, &m_insertRestart, &m_markChange, &m_maxChangeSeq})
         q->reset();
 }
 
@@ -680,6 +683,14 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
     for (auto it = metricCounts.cbegin(); it != metricCounts.cend(); ++it)
         counts[it.key()] += it.value();
     if (error.isEmpty()) {
+        QList<RunId> touched = out.changedRuns;
+        for (RunId id : std::as_const(countOrder))
+            if (counts.value(id) > 0 && !changed.contains(id))
+                touched.append(id);
+        if (auto r = recordChanges(touched); !r)
+            error = r.error().message;
+    }
+    if (error.isEmpty()) {
         if (auto c = exec(QStringLiteral("COMMIT")); !c)
             error = c.error().message;
     }
@@ -747,6 +758,26 @@ int bindMutableRunFields(QSqlQuery& q, const RunRecord& r)
     return i;
 }
 } // namespace
+
+Result<void> SqliteWriter::recordChanges(const QList<RunId>& runs)
+{
+    if (runs.isEmpty())
+        return {};
+    if (!m_maxChangeSeq->exec() || !m_maxChangeSeq->next())
+        return fail(QStringLiteral("%1: cannot read the change sequence: %2").arg(m_path, m_maxChangeSeq->lastError().text()));
+    const qint64 seq = m_maxChangeSeq->value(0).toLongLong() + 1;
+    m_maxChangeSeq->finish();
+    for (RunId id : runs) {
+        m_markChange->bindValue(0, id);
+        m_markChange->bindValue(1, seq);
+        if (!m_markChange->exec())
+            return fail(QStringLiteral("%1: run %2: cannot record its change: %3")
+                            .arg(m_path)
+                            .arg(id)
+                            .arg(m_markChange->lastError().text()));
+    }
+    return {};
+}
 
 Result<RunId> SqliteWriter::applyCreate(const storeop::CreateRun& op)
 {

@@ -95,6 +95,9 @@ private:
 
     // One op each; a returned error aborts (rolls back) the whole batch, while
     // an op that cannot apply (unknown run) is skipped with a debug message.
+    // Marks `runs` changed by the open transaction (run_changes, schema v10):
+    // one new change number for all of them.
+    Result<void> recordChanges(const QList<RunId>& runs);
     Result<RunId> applyCreate(const storeop::CreateRun& op);
     Result<bool> applyUpdate(const storeop::UpdateRun& op);
     // Whether the run exists (and so changed).
@@ -194,6 +197,7 @@ private:
 
     // Writer-thread state.
     QSqlDatabase m_db;
+    std::optional<QSqlQuery> m_markChange, m_maxChangeSeq;
     std::optional<QSqlQuery> m_insertRun, m_updateRun, m_deleteTags, m_insertTag, m_insertParam, m_setOffset,
         m_deleteRun, m_upsertArtifact, m_insertNotice, m_insertKey, m_selectKey, m_insertMetric, m_selectLastStep,
         m_markSuperseded, m_insertRestart;

@@ -118,6 +118,7 @@ private Q_SLOTS:
     void closingCommitsQueuedWrites();
     void twoStoresShareOneFile();
     void deleteRunCascades();
+    void changesNameTheRunsEachWriteTouched();
     void artifactsRoundTrip();
     void noticesRoundTrip();
     void writesForUnknownRunsAreIgnored();
@@ -1029,6 +1030,72 @@ void TestSqliteResultStore::deleteRunCascades()
     auto next = store->createRun(RunRecord{}, {});
     QVERIFY(next.has_value());
     QVERIFY(*next > *kept);
+}
+
+// Issue #22: a reader in another process (the GUI beside the service) asks
+// which runs changed since it last looked, and reloads only those.
+void TestSqliteResultStore::changesNameTheRunsEachWriteTouched()
+{
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    auto a = store->createRun(RunRecord{}, {});
+    auto b = store->createRun(RunRecord{}, {});
+    auto c = store->createRun(RunRecord{}, {});
+    QVERIFY(a.has_value() && b.has_value() && c.has_value());
+    auto all = store->runChangesSince(0);
+    QVERIFY2(all.has_value(), all ? "" : qPrintable(all.error().message));
+    QCOMPARE(all->changed, (QList<RunId>{*a, *b, *c}));
+    QVERIFY(all->removed.isEmpty());
+    QVERIFY(all->seq > 0);
+
+    // Nothing written since: nothing changed, and the number stays.
+    auto none = store->runChangesSince(all->seq);
+    QVERIFY(none.has_value());
+    QVERIFY(none->changed.isEmpty() && none->removed.isEmpty());
+    QCOMPARE(none->seq, all->seq);
+
+    // Each kind of write names its run, and only its run.
+    const auto changedBy = [&](const std::function<void()>& write) -> QList<RunId> {
+        const qint64 before = store->runChangesSince(0)->seq;
+        write();
+        if (!store->flush())
+            return {-1};
+        auto after = store->runChangesSince(before);
+        return after ? after->changed + after->removed : QList<RunId>{-2};
+    };
+    QCOMPARE(changedBy([&] { store->appendMetrics({point(*b, QStringLiteral("loss"), 1, 0.5)}); }), QList<RunId>{*b});
+    QCOMPARE(changedBy([&] { store->setConsoleOffset(*c, 100); }), QList<RunId>{*c});
+    QCOMPARE(changedBy([&] { store->setParams(*a, {{QStringLiteral("lr"), QStringLiteral("0.1")}}); }), QList<RunId>{*a});
+    QCOMPARE(changedBy([&] { store->addNotice(RunNotice{*c, QDateTime::currentDateTimeUtc(), QStringLiteral("n")}); }),
+             QList<RunId>{*c});
+    RunAnnotation note;
+    note.notes = QStringLiteral("best so far");
+    QCOMPARE(changedBy([&] { QVERIFY(store->annotateRun(*b, note).has_value()); }), QList<RunId>{*b});
+    RunRecord updated = *store->run(*a);
+    updated.state = RunState::Running;
+    QCOMPARE(changedBy([&] { store->updateRun(updated); }), QList<RunId>{*a});
+    // A write that changes nothing (an unknown run) names nothing.
+    QCOMPARE(changedBy([&] { store->setConsoleOffset(9999, 1); }), QList<RunId>{});
+
+    // A deleted run is told apart from a changed one.
+    const qint64 beforeDelete = store->runChangesSince(0)->seq;
+    store->deleteRun(*b);
+    store->appendMetrics({point(*c, QStringLiteral("loss"), 2, 0.25)});
+    QVERIFY(store->flush().has_value());
+    auto after = store->runChangesSince(beforeDelete);
+    QVERIFY(after.has_value());
+    QCOMPARE(after->changed, QList<RunId>{*c});
+    QCOMPARE(after->removed, QList<RunId>{*b});
+    QVERIFY(after->seq > beforeDelete);
+
+    // Another process's store sees the same changes.
+    auto other = openOrFail(m_path);
+    QVERIFY(other);
+    auto seen = other->runChangesSince(beforeDelete);
+    QVERIFY(seen.has_value());
+    QCOMPARE(seen->changed, QList<RunId>{*c});
+    QCOMPARE(seen->removed, QList<RunId>{*b});
+    QCOMPARE(seen->seq, after->seq);
 }
 
 void TestSqliteResultStore::artifactsRoundTrip()

@@ -150,6 +150,12 @@ QList<Snapshot> historicalSnapshots()
         QStringLiteral("ALTER TABLE runs ADD COLUMN failure_kind TEXT NOT NULL DEFAULT ''"),
         QStringLiteral("ALTER TABLE runs ADD COLUMN pending_reason TEXT NOT NULL DEFAULT ''")});
     out.append(v9);
+    // Version 10 = version 9 plus the change sequence of each run.
+    const Snapshot v10 = nextSnapshot(v9, {
+        QStringLiteral("CREATE TABLE run_changes ( run_id INTEGER NOT NULL PRIMARY KEY, seq INTEGER NOT NULL)"),
+        QStringLiteral("CREATE INDEX run_changes_seq ON run_changes(seq)"),
+        QStringLiteral("INSERT INTO run_changes (run_id, seq) VALUES (1, 3)")});
+    out.append(v10);
     return out;
 }
 
@@ -571,7 +577,7 @@ void TestSqliteSchema::v8ReasonsAreSplitIntoKindDetailAndPending()
     {
         auto store = ResultStore::open(path);
         QVERIFY2(store.has_value(), store ? "" : qPrintable(store.error().message));
-        QCOMPARE((*store)->schemaVersion(), 9);
+        QCOMPARE((*store)->schemaVersion(), SqliteSchema::kCurrentVersion);
         const auto run = [&](RunId id) { return *(*store)->run(id); };
         QCOMPARE(run(2).pendingReason, QStringLiteral("waiting: needs 2 GPUs; best node local has 1"));
         QCOMPARE(run(2).failureReason, QString());

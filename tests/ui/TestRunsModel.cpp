@@ -1,5 +1,7 @@
 #include "runs/RunsColumnChooser.h"
 #include "runs/RunsModel.h"
+#include "runs/StoreReader.h"
+#include "store/ResultStore.h"
 
 #include <QAbstractItemModelTester>
 #include <QAction>
@@ -10,6 +12,7 @@
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <cmath>
@@ -61,6 +64,122 @@ class TestRunsModel : public QObject {
 
 private Q_SLOTS:
     void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+    // Issue #22: the reader answers a change made through another store on
+    // the same file (another process: the service) with that run's row only.
+    void readerLoadsOnlyTheChangedRuns()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("results.db"));
+        auto writer = ResultStore::open(path);
+        QVERIFY2(writer.has_value(), writer ? "" : qPrintable(writer.error().message));
+        QList<RunId> ids;
+        for (int i = 0; i < 3; ++i)
+            ids << *(*writer)->createRun(RunRecord{}, {});
+        auto readStore = ResultStore::open(path, StoreAccess::ReadOnlyIfNeeded);
+        QVERIFY(readStore.has_value());
+        qRegisterMetaType<ty::RunRows>();
+        qRegisterMetaType<QList<ty::RunId>>();
+        StoreReader reader(readStore->get());
+        QSignalSpy loaded(&reader, &StoreReader::runsLoaded);
+        QSignalSpy updated(&reader, &StoreReader::runsUpdated);
+        reader.requestRunUpdates(); // nothing loaded yet: a full load
+        QVERIFY(loaded.wait(5000));
+        QCOMPARE(loaded.at(0).at(0).value<RunRows>().size(), 3);
+
+        (*writer)->appendMetrics({point(ids.at(1), QStringLiteral("loss"), 1, 0.5)});
+        QVERIFY((*writer)->flush().has_value());
+        reader.requestRunUpdates();
+        QVERIFY(updated.wait(5000));
+        const RunRows changed = updated.at(0).at(0).value<RunRows>();
+        QCOMPARE(changed.size(), 1);
+        QCOMPARE(changed.at(0).run.id, ids.at(1));
+        QCOMPARE(changed.at(0).latest.value(QStringLiteral("loss")).value, 0.5);
+        QVERIFY(updated.at(0).at(1).value<QList<RunId>>().isEmpty());
+
+        (*writer)->deleteRun(ids.at(0));
+        QVERIFY((*writer)->flush().has_value());
+        reader.requestRunUpdates();
+        QVERIFY(updated.wait(5000));
+        QVERIFY(updated.at(1).at(0).value<RunRows>().isEmpty());
+        QCOMPARE(updated.at(1).at(1).value<QList<RunId>>(), QList<RunId>{ids.at(0)});
+        QCOMPARE(loaded.size(), 1); // never a full load again
+    }
+
+    // Issue #22: a change names its runs; only those rows move, in place,
+    // and the column choices follow from per-key counts as a full load's do.
+    void updatesTouchOnlyTheChangedRows()
+    {
+        const QDateTime t0 = QDateTime::fromString(QStringLiteral("2025-03-01T10:00:00.000Z"), Qt::ISODateWithMs);
+        RunRows rows;
+        for (RunId id = 5; id >= 1; --id) {
+            RunRow r = row(id, QStringLiteral("r%1").arg(id), RunState::Succeeded, t0, 10, {{"loss", 1.0 / double(id)}});
+            r.run.createdAt = t0.addSecs(id);
+            r.params.insert(QStringLiteral("lr"), QStringLiteral("0.%1").arg(id));
+            rows.append(r);
+        }
+        RunsModel model;
+        model.setRuns(rows);
+        QCOMPARE(model.metricColumns(), QStringList{QStringLiteral("loss")});
+        QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
+        QSignalSpy removedSpy(&model, &QAbstractItemModel::rowsRemoved);
+        QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+        QSignalSpy params(&model, &RunsModel::paramsChanged);
+        QList<RunId> changedRuns; // the run of each dataChanged, when it was emitted
+        connect(&model, &QAbstractItemModel::dataChanged, this,
+                [&](const QModelIndex& topLeft) { changedRuns.append(model.runIdAt(topLeft.row())); });
+
+        // Run 3 got a new metric key and a new value; run 2 was deleted; run 6 is new.
+        RunRow three = rows.at(2);
+        QCOMPARE(three.run.id, RunId(3));
+        three.latest.insert(QStringLiteral("val_acc"), point(3, QStringLiteral("val_acc"), 11, 0.9));
+        three.latest[QStringLiteral("loss")] = point(3, QStringLiteral("loss"), 11, 0.125);
+        RunRow six = row(6, QStringLiteral("r6"), RunState::Running, t0, 0);
+        six.run.createdAt = t0.addSecs(6);
+        six.params.insert(QStringLiteral("lr"), QStringLiteral("0.6"));
+        six.params.insert(QStringLiteral("seed"), QStringLiteral("1"));
+        model.applyUpdates({three, six}, {2});
+
+        QCOMPARE(reset.size(), 0);
+        QCOMPARE(removedSpy.size(), 1);
+        QCOMPARE(inserted.size(), 1);
+        QCOMPARE(inserted.at(0).at(1).toInt(), 0); // newest first: at the top
+        QCOMPARE(columnOf(model, RunsModel::Name), (QStringList{"r6", "r5", "r4", "r3", "r1"}));
+        // dataChanged named run 3's row only.
+        QCOMPARE(changedRuns, QList<RunId>{3});
+        QCOMPARE(model.metricColumns(), (QStringList{QStringLiteral("loss"), QStringLiteral("val_acc")}));
+        QCOMPARE(model.paramColumns(), (QStringList{QStringLiteral("lr"), QStringLiteral("seed")}));
+        QVERIFY(params.size() >= 1);
+        QCOMPARE(model.rowData(3)->latest.value(QStringLiteral("loss")).value, 0.125);
+        QVERIFY(!model.rowData(2));
+
+        // An older run arriving late goes where its creation puts it.
+        RunRow late = row(0, QStringLiteral("r0"), RunState::Succeeded, t0, 1);
+        late.run.id = 7;
+        late.run.createdAt = t0.addMSecs(2500); // between r3 (t0+3s) and r1 (t0+1s)
+        model.applyUpdates({late}, {});
+        QCOMPARE(columnOf(model, RunsModel::Name), (QStringList{"r6", "r5", "r4", "r3", "r0", "r1"}));
+
+        // The same as a full load of the same rows gives.
+        RunsModel full;
+        full.setRuns(model.rows());
+        QCOMPARE(full.metricColumns(), model.metricColumns());
+        QCOMPARE(full.paramColumns(), model.paramColumns());
+
+        // The keys go with the last rows that held them.
+        params.clear();
+        model.applyUpdates({}, {6, 3});
+        QCOMPARE(model.metricColumns(), QStringList{QStringLiteral("loss")});
+        QCOMPARE(model.paramColumns(), QStringList{QStringLiteral("lr")});
+        QCOMPARE(params.size(), 1);
+        // A change that alters nothing shown (a console offset) signals nothing.
+        changedRuns.clear();
+        RunRow five = *model.rowData(5);
+        five.run.consoleOffset += 100;
+        model.applyUpdates({five}, {});
+        QCOMPARE(changedRuns, QList<RunId>{});
+        QCOMPARE(model.rowData(5)->run.consoleOffset, five.run.consoleOffset);
+    }
 
     // Issue 21: a sweep's runs differ in their params and at the end of
     // their names; both must show.

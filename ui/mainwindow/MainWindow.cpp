@@ -140,6 +140,7 @@ MainWindow::MainWindow(ResultStore* store, RunEngine* engine, QWidget* parent)
     m_reader->moveToThread(&m_readerThread);
     m_readerThread.setObjectName(QStringLiteral("store-reader"));
     connect(m_reader, &StoreReader::runsLoaded, this, &MainWindow::onRunsLoaded, Qt::QueuedConnection);
+    connect(m_reader, &StoreReader::runsUpdated, this, &MainWindow::onRunsUpdated, Qt::QueuedConnection);
     connect(m_reader, &StoreReader::metricsLoaded, this, &MainWindow::onMetricsLoaded, Qt::QueuedConnection);
     // Resumed runs: a dashed marker where a series went back (after metricsLoaded made the charts).
     connect(m_reader, &StoreReader::restartsLoaded, this,
@@ -172,21 +173,28 @@ MainWindow::MainWindow(ResultStore* store, RunEngine* engine, QWidget* parent)
         box->open();
     });
 
+    // Changes (this process's writes, another's seen by the data version)
+    // are gathered for a moment, then only the changed rows are read
+    // (StoreReader::requestRunUpdates): what a change costs follows the
+    // runs it touched, not the size of the database (issue #22).
     m_reloadTimer = new QTimer(this);
     m_reloadTimer->setSingleShot(true);
-    m_reloadTimer->setInterval(250);
-    connect(m_reloadTimer, &QTimer::timeout, m_reader, &StoreReader::requestRuns);
+    m_reloadTimer->setInterval(100);
+    connect(m_reloadTimer, &QTimer::timeout, m_reader, &StoreReader::requestRunUpdates);
     m_liveTimer = new QTimer(this);
     m_liveTimer->setSingleShot(true);
     m_liveTimer->setInterval(kLiveChartMs);
     connect(m_liveTimer, &QTimer::timeout, this, &MainWindow::flushLivePoints);
     m_tickTimer = new QTimer(this);
     m_tickTimer->setInterval(1000);
-    connect(m_tickTimer, &QTimer::timeout, this, [this] {
-        m_model->tick();
-        m_reader->requestVersionCheck(); // other processes' writes
-    });
+    connect(m_tickTimer, &QTimer::timeout, this, [this] { m_model->tick(); });
     m_tickTimer->start();
+    // The service writes in its own process: its changes show within about
+    // 350 ms (this poll plus the gathering above).
+    m_versionTimer = new QTimer(this);
+    m_versionTimer->setInterval(250);
+    connect(m_versionTimer, &QTimer::timeout, m_reader, &StoreReader::requestVersionCheck);
+    m_versionTimer->start();
 
     restoreSettings();
     m_reader->requestRuns();
@@ -713,6 +721,30 @@ void MainWindow::onRunsLoaded(const RunRows& rows)
     m_model->setRuns(rows);
     m_queueView->setRuns(rows);
     m_nodesView->setRuns(rows);
+    afterRunsChanged();
+}
+
+void MainWindow::onRunsUpdated(const RunRows& changed, const QList<RunId>& removed)
+{
+    // What the Nodes view shows of runs (their names, the consoles of a
+    // node's latest runs) moves with a run's start, node or name, not with
+    // each chunk of a live run's metrics.
+    bool nodesMoved = !removed.isEmpty();
+    for (const RunRow& r : changed) {
+        const RunRow* old = m_model->rowData(r.run.id);
+        nodesMoved = nodesMoved || !old || old->run.node != r.run.node || old->run.startedAt != r.run.startedAt
+                     || old->run.agentRunId != r.run.agentRunId || old->run.name != r.run.name;
+    }
+    m_model->applyUpdates(changed, removed);
+    m_queueView->updateRuns(changed, removed);
+    if (nodesMoved)
+        m_nodesView->setRuns(m_model->rows());
+    afterRunsChanged();
+}
+
+void MainWindow::afterRunsChanged()
+{
+    const RunRows& rows = m_model->rows();
     m_queueView->queueActions()->refresh();
     int active = 0, queued = 0;
     for (const RunRow& r : rows) {

@@ -126,7 +126,8 @@ public:
 Q_SIGNALS:
     void runSubmitted(ty::RunId run);
     void submitFailed(const QString& message);
-    // A runs snapshot from the database was applied to the table.
+    // The table took in what the database holds: a full snapshot (at
+    // start) or the rows of runs that changed since (every later change).
     void runsReloaded();
 
 protected:
@@ -147,6 +148,9 @@ private:
 
     void scheduleReload();
     void onRunsLoaded(const RunRows& rows);
+    void onRunsUpdated(const RunRows& changed, const QList<RunId>& removed);
+    // After the table took in a load or an update: selection, header, counts.
+    void afterRunsChanged();
     void onCurrentRowChanged();
     void showRun(RunId run);
     void updateHeader();
@@ -202,6 +206,7 @@ private:
     AggregatedConsoleView* m_aggregated = nullptr; // created on first use
     QTimer* m_reloadTimer = nullptr;
     QTimer* m_tickTimer = nullptr;
+    QTimer* m_versionTimer = nullptr; // polls the database's data version (another process wrote?)
     // Live points reach the charts at most every kLiveChartMs: a chatty run
     // sends dozens of batches a second, and each append repaints the
     // Metrics tab (antialiased curves: the GUI thread's largest cost while

@@ -110,6 +110,29 @@ void QueueModel::updateRun(const RunRecord& run)
     apply(std::move(runs));
 }
 
+bool QueueModel::updateRuns(const RunRows& changed, const QList<RunId>& removed)
+{
+    bool touches = false;
+    for (RunId id : removed)
+        touches = touches || rowOf(id) >= 0;
+    for (const RunRow& r : changed)
+        touches = touches || rowOf(r.run.id) >= 0 || isWaiting(r.run.state);
+    if (!touches)
+        return false;
+    QSet<RunId> replaced(removed.cbegin(), removed.cend());
+    for (const RunRow& r : changed)
+        replaced.insert(r.run.id);
+    QList<RunRecord> runs;
+    for (const RunRecord& r : std::as_const(m_runs))
+        if (!replaced.contains(r.id))
+            runs.append(r);
+    for (const RunRow& r : changed)
+        if (isWaiting(r.run.state))
+            runs.append(r.run);
+    apply(std::move(runs));
+    return true;
+}
+
 void QueueModel::setOrdering(sched::Ordering ordering)
 {
     if (ordering == m_ordering)

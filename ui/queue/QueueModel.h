@@ -46,6 +46,9 @@ public:
     void setRuns(const RunRows& rows);
     // One run changed: inserted, updated, or removed when it stopped waiting.
     void updateRun(const RunRecord& run);
+    // Runs that changed or went (StoreReader::runsUpdated). Returns whether
+    // the queue changed: runs that neither wait nor waited cost nothing.
+    bool updateRuns(const RunRows& changed, const QList<RunId>& removed);
     // The policy's ordering decides the order (see above).
     void setOrdering(sched::Ordering ordering);
     sched::Ordering ordering() const { return m_ordering; }

@@ -132,6 +132,15 @@ void QueueView::setRuns(const RunRows& rows)
     fitRows();
 }
 
+void QueueView::updateRuns(const RunRows& changed, const QList<RunId>& removed)
+{
+    if (!m_model->updateRuns(changed, removed))
+        return;
+    m_actions->refresh();
+    updateSummary();
+    fitRows();
+}
+
 void QueueView::updateRun(const RunRecord& run)
 {
     m_model->updateRun(run);

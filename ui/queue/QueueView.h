@@ -49,6 +49,8 @@ public:
 
     // A StoreReader snapshot (the runs table's).
     void setRuns(const RunRows& rows);
+    // Runs that changed or went (StoreReader::runsUpdated).
+    void updateRuns(const RunRows& changed, const QList<RunId>& removed);
     // RunEngine::runStateChanged.
     void updateRun(const RunRecord& run);
     // The runs selected in the queue, in queue order.

@@ -26,13 +26,10 @@ RunsColumnChooser::RunsColumnChooser(QTableView* view, RunsModel* model, const Q
     // and going need their hidden state set.
     connect(m_model, &QAbstractItemModel::columnsInserted, this, &RunsColumnChooser::apply);
     connect(m_model, &QAbstractItemModel::columnsRemoved, this, &RunsColumnChooser::apply);
-    connect(m_model, &QAbstractItemModel::rowsInserted, this, &RunsColumnChooser::apply);
-    connect(m_model, &QAbstractItemModel::rowsRemoved, this, &RunsColumnChooser::apply);
     connect(m_model, &QAbstractItemModel::modelReset, this, &RunsColumnChooser::apply);
-    connect(m_model, &QAbstractItemModel::dataChanged, this, [this](const QModelIndex& topLeft) {
-        if (topLeft.column() == 0) // a whole row (setRuns), not a Duration tick
-            apply();
-    });
+    // Not on every changed row: a live run's row changes with each chunk of
+    // metrics, and which params differ is a walk over every row.
+    connect(m_model, &RunsModel::paramsChanged, this, &RunsColumnChooser::apply);
 
     QHeaderView* header = m_view->horizontalHeader();
     header->setContextMenuPolicy(Qt::CustomContextMenu);

@@ -265,8 +265,16 @@ QStringList RunsModel::chooseMainMetrics(const RunRows& rows, int cap)
     QHash<QString, int> count;
     for (const RunRow& row : rows)
         for (auto it = row.latest.cbegin(); it != row.latest.cend(); ++it)
-            if (!isBookkeeping(it.key()))
-                ++count[it.key()];
+            ++count[it.key()];
+    return chooseMainMetrics(count, cap);
+}
+
+QStringList RunsModel::chooseMainMetrics(const QHash<QString, int>& rowsWithKey, int cap)
+{
+    QHash<QString, int> count;
+    for (auto it = rowsWithKey.cbegin(); it != rowsWithKey.cend(); ++it)
+        if (it.value() > 0 && !isBookkeeping(it.key()))
+            count.insert(it.key(), it.value());
     QStringList main, other;
     for (auto it = count.cbegin(); it != count.cend(); ++it)
         (isMainLooking(it.key()) ? main : other) << it.key();
@@ -347,7 +355,7 @@ void RunsModel::applyParamColumns(const QStringList& keys)
 void RunsModel::setMaxMetricColumns(int n)
 {
     m_maxMetricColumns = std::max(0, n);
-    applyMetricColumns(chooseMainMetrics(m_rows, m_maxMetricColumns));
+    applyMetricColumns(chooseMainMetrics(m_metricRows, m_maxMetricColumns));
 }
 
 void RunsModel::applyMetricColumns(const QStringList& keys)
@@ -373,6 +381,95 @@ void RunsModel::applyMetricColumns(const QStringList& keys)
         m_metricKeys += added;
         endInsertColumns();
     }
+}
+
+void RunsModel::count(const RunRow& row, int sign)
+{
+    for (auto it = row.latest.cbegin(); it != row.latest.cend(); ++it)
+        if ((m_metricRows[it.key()] += sign) <= 0)
+            m_metricRows.remove(it.key());
+    for (auto it = row.params.cbegin(); it != row.params.cend(); ++it)
+        if ((m_paramRows[it.key()] += sign) <= 0)
+            m_paramRows.remove(it.key());
+}
+
+void RunsModel::recount()
+{
+    m_metricRows.clear();
+    m_paramRows.clear();
+    for (const RunRow& r : std::as_const(m_rows))
+        count(r, +1);
+}
+
+void RunsModel::applyColumns()
+{
+    applyMetricColumns(chooseMainMetrics(m_metricRows, m_maxMetricColumns));
+    QStringList params = m_paramRows.keys();
+    params.sort();
+    applyParamColumns(params);
+}
+
+void RunsModel::applyUpdates(const RunRows& changed, const QList<RunId>& removed)
+{
+    bool paramsMoved = false;
+    // 1. Rows that went, back to front so the rows before stay where they are.
+    QList<int> gone;
+    for (RunId id : removed)
+        if (const int row = rowOf(id); row >= 0)
+            gone.append(row);
+    std::sort(gone.begin(), gone.end(), std::greater<int>());
+    for (int row : std::as_const(gone)) {
+        count(m_rows.at(row), -1);
+        beginRemoveRows({}, row, row);
+        m_rows.removeAt(row);
+        endRemoveRows();
+    }
+    if (!gone.isEmpty()) {
+        rebuildIndex();
+        paramsMoved = true;
+    }
+
+    // 2. Rows that changed in place; new ones are kept for step 3.
+    RunRows added;
+    for (const RunRow& r : changed) {
+        const int row = rowOf(r.run.id);
+        if (row < 0) {
+            added.append(r);
+            continue;
+        }
+        const RunRow& old = m_rows.at(row);
+        if (sameRow(old, r)) {
+            m_rows[row] = r; // console offset and the like: not shown
+            continue;
+        }
+        paramsMoved = paramsMoved || old.params != r.params;
+        count(old, -1);
+        count(r, +1);
+        m_rows[row] = r;
+        Q_EMIT dataChanged(index(row, 0), index(row, columnCount() - 1));
+    }
+
+    // 3. New rows where their creation puts them: newest first, like
+    // ResultStore::runs() (created_at, then id, descending).
+    const auto before = [](const RunRecord& a, const RunRecord& b) {
+        return a.createdAt != b.createdAt ? a.createdAt > b.createdAt : a.id > b.id;
+    };
+    for (const RunRow& r : std::as_const(added)) {
+        const auto at = std::lower_bound(m_rows.cbegin(), m_rows.cend(), r,
+                                         [&](const RunRow& x, const RunRow& y) { return before(x.run, y.run); });
+        const int row = int(at - m_rows.cbegin());
+        count(r, +1);
+        beginInsertRows({}, row, row);
+        m_rows.insert(row, r);
+        endInsertRows();
+    }
+    if (!added.isEmpty()) {
+        rebuildIndex();
+        paramsMoved = true;
+    }
+    applyColumns();
+    if (paramsMoved)
+        Q_EMIT paramsChanged();
 }
 
 void RunsModel::rebuildIndex()
@@ -420,10 +517,12 @@ void RunsModel::setRuns(const RunRows& rows)
         if (!ordered) {
             beginResetModel();
             m_rows = rows;
-            m_metricKeys = chooseMainMetrics(m_rows, m_maxMetricColumns);
+            recount();
+            m_metricKeys = chooseMainMetrics(m_metricRows, m_maxMetricColumns);
             m_paramKeys = allParamKeys(m_rows);
             rebuildIndex();
             endResetModel();
+            Q_EMIT paramsChanged();
             return;
         }
     }
@@ -451,8 +550,9 @@ void RunsModel::setRuns(const RunRows& rows)
         i = end;
     }
     rebuildIndex();
-    applyMetricColumns(chooseMainMetrics(m_rows, m_maxMetricColumns));
-    applyParamColumns(allParamKeys(m_rows));
+    recount();
+    applyColumns();
+    Q_EMIT paramsChanged();
 }
 
 void RunsModel::updateRun(const RunRecord& run)
@@ -463,6 +563,7 @@ void RunsModel::updateRun(const RunRecord& run)
         m_rows.prepend(RunRow{run, {}});
         endInsertRows();
         rebuildIndex();
+        Q_EMIT paramsChanged();
         return;
     }
     RunRow updated = m_rows.at(row);
@@ -486,13 +587,14 @@ void RunsModel::updateLatestMetrics(RunId run, const QList<MetricPoint>& points)
         auto it = r.latest.find(p.key);
         if (it == r.latest.end()) {
             r.latest.insert(p.key, p);
+            ++m_metricRows[p.key];
             newKey = true;
         } else if (p.step >= it->step) {
             *it = p;
         }
     }
     if (newKey)
-        applyMetricColumns(chooseMainMetrics(m_rows, m_maxMetricColumns));
+        applyMetricColumns(chooseMainMetrics(m_metricRows, m_maxMetricColumns));
     if (!m_metricKeys.isEmpty())
         Q_EMIT dataChanged(index(row, FirstMetricColumn), index(row, firstParamColumn() - 1));
 }
@@ -502,12 +604,13 @@ void RunsModel::removeRun(RunId run)
     const int row = rowOf(run);
     if (row < 0)
         return;
+    count(m_rows.at(row), -1);
     beginRemoveRows({}, row, row);
     m_rows.removeAt(row);
     endRemoveRows();
     rebuildIndex();
-    applyMetricColumns(chooseMainMetrics(m_rows, m_maxMetricColumns));
-    applyParamColumns(allParamKeys(m_rows));
+    applyColumns();
+    Q_EMIT paramsChanged();
 }
 
 void RunsModel::tick(const QDateTime& nowUtc)

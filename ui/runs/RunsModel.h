@@ -56,6 +56,12 @@ public:
     // moves when a point's step is >= the one shown. May add metric columns.
     void updateLatestMetrics(RunId run, const QList<MetricPoint>& points);
     void removeRun(RunId run);
+    // Rows that changed in the store (StoreReader::runsUpdated): each of
+    // `changed` replaces the row of its run, or is inserted where its
+    // creation time puts it (newest first); `removed` rows go. Costs what
+    // the changed rows cost, not the size of the table: column choices are
+    // kept from per-key row counts.
+    void applyUpdates(const RunRows& changed, const QList<RunId>& removed);
 
     // Emits dataChanged for the Duration of unfinished runs, with `now` as the
     // end of their duration (the main window calls it every second).
@@ -84,13 +90,23 @@ public:
     // *_loss, *_acc ...), most common first; only when no key does, up to 3
     // of the others. `epoch`, `step` and the like never.
     static QStringList chooseMainMetrics(const RunRows& rows, int cap);
+    // The same from the number of rows that hold each key.
+    static QStringList chooseMainMetrics(const QHash<QString, int>& rowsWithKey, int cap);
 
     // Whether `key` looks like a loss or an accuracy (loss, acc, val_* ...).
     static bool isMainMetricKey(const QString& key);
     static QString formatDuration(qint64 ms);
     static QString formatValue(double v);
 
+Q_SIGNALS:
+    // The params of some row changed, or rows came or went: which params
+    // differ between runs may have changed (RunsColumnChooser).
+    void paramsChanged();
+
 private:
+    void count(const RunRow& row, int sign);
+    void recount();
+    void applyColumns();
     void applyMetricColumns(const QStringList& keys);
     void applyParamColumns(const QStringList& keys);
     void rebuildIndex();
@@ -100,6 +116,8 @@ private:
     QHash<RunId, int> m_rowOf;
     QStringList m_metricKeys;
     QStringList m_paramKeys;
+    QHash<QString, int> m_metricRows; // key -> rows whose latest metrics hold it (bookkeeping keys too)
+    QHash<QString, int> m_paramRows;  // key -> rows whose params hold it
     int m_maxMetricColumns = kDefaultMaxMetricColumns;
     QDateTime m_now;
 };

@@ -24,6 +24,16 @@ void StoreReader::requestRuns()
     }, Qt::QueuedConnection);
 }
 
+void StoreReader::requestRunUpdates()
+{
+    QMetaObject::invokeMethod(this, [this] {
+        if (m_updatesQueued || m_runsQueued)
+            return; // a full load is coming anyway
+        m_updatesQueued = true;
+        QMetaObject::invokeMethod(this, &StoreReader::loadUpdates, Qt::QueuedConnection);
+    }, Qt::QueuedConnection);
+}
+
 void StoreReader::requestMetrics(RunId run, int ticket)
 {
     QMetaObject::invokeMethod(this, [this, run, ticket] { loadMetrics(run, ticket); }, Qt::QueuedConnection);
@@ -34,9 +44,49 @@ void StoreReader::requestVersionCheck()
     QMetaObject::invokeMethod(this, &StoreReader::checkVersion, Qt::QueuedConnection);
 }
 
+RunRow StoreReader::loadRow(const RunRecord& r) const
+{
+    return RunRow{r, m_store->latestMetrics(r.id), m_store->params(r.id), m_store->notices(r.id)};
+}
+
+void StoreReader::loadUpdates()
+{
+    m_updatesQueued = false;
+    if (!m_loaded || !m_incremental) {
+        loadRuns();
+        return;
+    }
+    const Result<RunChanges> changes = m_store->runChangesSince(m_seq);
+    if (!changes) {
+        loadRuns();
+        return;
+    }
+    m_seq = changes->seq;
+    RunRows rows;
+    QList<RunId> removed = changes->removed;
+    rows.reserve(changes->changed.size());
+    for (RunId id : changes->changed) {
+        const Result<RunRecord> r = m_store->run(id);
+        if (r)
+            rows.append(loadRow(*r));
+        else
+            removed.append(id); // deleted between the two reads
+    }
+    if (!rows.isEmpty() || !removed.isEmpty())
+        Q_EMIT runsUpdated(rows, removed);
+}
+
 void StoreReader::loadRuns()
 {
     m_runsQueued = false;
+    m_updatesQueued = false;
+    // The change number first: whatever is written during the load is named
+    // again by the next update (reloading a row twice is harmless; missing
+    // one is not).
+    const Result<RunChanges> before = m_store->runChangesSince(0);
+    m_incremental = before.has_value();
+    m_seq = before ? before->seq : 0;
+    m_loaded = true;
     RunRows rows;
     const QList<RunRecord> runs = m_store->runs();
     // One read for every run's notices: few runs have any.

@@ -1117,6 +1117,15 @@ notes: %1</source>
 备注：%1</translation>
     </message>
     <message>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="835"/>
+        <source>&lt;p style=&apos;white-space:pre-wrap&apos;&gt;%1 #%2 %3 on %4
+%5
+in %6%7&lt;/p&gt;</source>
+        <translation>&lt;p style=&apos;white-space:pre-wrap&apos;&gt;%1 #%2 %3，位于 %4
+%5
+工作目录 %6%7&lt;/p&gt;</translation>
+    </message>
+    <message>
         <location filename="../ui/mainwindow/MainWindow.cpp" line="851"/>
         <source>Notices of %1 #%2</source>
         <translation>%1 #%2 的提示</translation>
@@ -2028,6 +2037,16 @@ name~正则；单个词匹配运行名称；and、or、not、( )</translation>
 </context>
 <context>
     <name>ty::RunsModel</name>
+    <message>
+        <location filename="../ui/runs/RunsModel.cpp" line="167"/>
+        <source>, exit code %1</source>
+        <translation>，退出码 %1</translation>
+    </message>
+    <message>
+        <location filename="../ui/runs/RunsModel.cpp" line="169"/>
+        <source>, signal %1</source>
+        <translation>，信号 %1</translation>
+    </message>
     <message>
         <location filename="../ui/runs/RunsModel.cpp" line="219"/>
         <source>unknown</source>

@@ -205,7 +205,7 @@
     <message>
         <location filename="../ui/console/AggregatedConsoleView.cpp" line="115"/>
         <source>Written to stderr</source>
-        <translation>写入 stderr 的</translation>
+        <translation>仅 stderr 输出</translation>
     </message>
     <message>
         <location filename="../ui/console/AggregatedConsoleView.cpp" line="125"/>
@@ -450,7 +450,7 @@
     <message>
         <location filename="../ui/compare/CompareTableModel.cpp" line="307"/>
         <source>, set</source>
-        <translation>，已设置</translation>
+        <translation>，手动设置</translation>
     </message>
     <message>
         <location filename="../ui/compare/CompareTableModel.cpp" line="309"/>

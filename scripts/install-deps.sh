@@ -7,14 +7,17 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential cmake ninja-build git pkg-config
+  # Qt 6 (qt6-tools-dev: Qt6LinguistTools for qt_add_translations; qt6-translations-l10n: qtbase_*.qm)
   # Qt 6 (Core, Concurrent, Sql+SQLite, Network, Widgets, Charts, Svg, Test; Concurrent ships with qt6-base-dev)
-  qt6-base-dev qt6-charts-dev libqt6sql6-sqlite qt6-svg-dev libqt6opengl6-dev libxkbcommon-dev qtkeychain-qt6-dev
+  qt6-base-dev qt6-tools-dev qt6-l10n-tools qt6-translations-l10n qt6-charts-dev libqt6sql6-sqlite qt6-svg-dev libqt6opengl6-dev libxkbcommon-dev qtkeychain-qt6-dev
   # other libraries from Debian
   libssh-dev libyaml-cpp-dev nlohmann-json3-dev libsqlite3-dev sqlite3
   # the bundled example: PyTorch MLP on scikit-learn's digits, with a tqdm bar
   python3 python3-torch python3-sklearn python3-tqdm
   # tests: terminal oracle, GUI under Xvfb, real sshd, screenshots
   tmux xvfb xauth openssh-server openssh-client procps
+  # tests: a CJK font so the zh_CN GUI test measures real glyph widths (issue #28)
+  fonts-wqy-microhei
   # tests: a real Secret Service for remembered passphrases (QtKeychain)
   gnome-keyring dbus-daemon
   # tests: the .desktop file and the job spec MIME type (desktop-file-validate, update-mime-database)

@@ -1,6 +1,7 @@
 // trainyard: the desktop GUI. All wiring lives in ty::Application (ui/).
 #include "common/Paths.h"
 #include "common/PrivateFiles.h"
+#include "i18n/Translations.h"
 #include "mainwindow/Application.h"
 #include "mainwindow/GuiCommandLine.h"
 #include "mainwindow/MainWindow.h"
@@ -30,11 +31,12 @@ int main(int argc, char* argv[])
     QApplication::setApplicationName(QStringLiteral("trainyard"));
     QApplication::setOrganizationName(QStringLiteral("Trainyard"));
     QApplication::setApplicationVersion(QStringLiteral(TRAINYARD_VERSION));
+    ty::installTranslations(&app, QLocale::system()); // Trainyard's strings and Qt's own
 
     const QString dbPath = cmd.databasePath.isEmpty() ? ty::defaultDatabasePath() : cmd.databasePath;
     auto trainyard = ty::Application::create(dbPath, ty::localAgentPath());
     if (!trainyard) {
-        QMessageBox::critical(nullptr, QStringLiteral("Trainyard"), trainyard.error().message);
+        QMessageBox::critical(nullptr, QCoreApplication::translate("main", "Trainyard"), trainyard.error().message);
         return 1;
     }
     (*trainyard)->window()->show();

@@ -864,7 +864,7 @@ void MainWindow::updateHeader()
         extra += tr("\narchived");
     if (!r.notes.isEmpty())
         extra += tr("\nnotes: %1").arg(r.notes);
-    m_header->setToolTip(QStringLiteral("<p style='white-space:pre-wrap'>%1 #%2 %3 on %4\n%5\nin %6%7</p>")
+    m_header->setToolTip(tr("<p style='white-space:pre-wrap'>%1 #%2 %3 on %4\n%5\nin %6%7</p>")
                              .arg(r.name.toHtmlEscaped())
                              .arg(r.id)
                              .arg(state.toHtmlEscaped(), (r.node.isEmpty() ? tr("(not placed)") : r.node).toHtmlEscaped(),

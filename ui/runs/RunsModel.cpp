@@ -164,9 +164,9 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const
         case Qt::ToolTipRole: {
             QString tip = runStateName(r.state);
             if (r.exitCode)
-                tip += QStringLiteral(", exit code %1").arg(*r.exitCode);
+                tip += tr(", exit code %1").arg(*r.exitCode);
             if (r.exitSignal)
-                tip += QStringLiteral(", signal %1").arg(*r.exitSignal);
+                tip += tr(", signal %1").arg(*r.exitSignal);
             if (r.failureKind != FailureKind::None)
                 tip += QStringLiteral(" [%1]").arg(failureKindName(r.failureKind));
             if (!r.failureReason.isEmpty())

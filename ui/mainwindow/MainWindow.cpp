@@ -180,7 +180,12 @@ MainWindow::MainWindow(ResultStore* store, RunEngine* engine, QWidget* parent)
     m_reloadTimer = new QTimer(this);
     m_reloadTimer->setSingleShot(true);
     m_reloadTimer->setInterval(100);
-    connect(m_reloadTimer, &QTimer::timeout, m_reader, &StoreReader::requestRunUpdates);
+    connect(m_reloadTimer, &QTimer::timeout, this, [this] {
+        if (m_fullReloads)
+            m_reader->requestRuns();
+        else
+            m_reader->requestRunUpdates();
+    });
     m_liveTimer = new QTimer(this);
     m_liveTimer->setSingleShot(true);
     m_liveTimer->setInterval(kLiveChartMs);

@@ -122,6 +122,9 @@ public:
     // Rename, tags and notes, re-run, archive (Run menu and the table's context menu).
     RunActions* runActions() const { return m_runActions; }
     AggregatedConsoleView* aggregatedConsole() const { return m_aggregated; }
+    // Benchmarks only (tests/bench/bench_gui_rows): every change reloads
+    // every run, as before issue #22, to measure beside the row updates.
+    void setFullReloads(bool on) { m_fullReloads = on; }
 
 Q_SIGNALS:
     void runSubmitted(ty::RunId run);
@@ -206,6 +209,7 @@ private:
     AggregatedConsoleView* m_aggregated = nullptr; // created on first use
     QTimer* m_reloadTimer = nullptr;
     QTimer* m_tickTimer = nullptr;
+    bool m_fullReloads = false;
     QTimer* m_versionTimer = nullptr; // polls the database's data version (another process wrote?)
     // Live points reach the charts at most every kLiveChartMs: a chatty run
     // sends dozens of batches a second, and each append repaints the

@@ -1004,8 +1004,8 @@ int cmdImport(Context& ctx, const QStringList& args)
     return status;
 }
 
-// hold / release / priority / top: change a waiting run; the ingestion owner
-// applies it at its next pass.
+// hold / release / priority / top: change a waiting run, through the
+// service (started when not running), whose engine schedules with it.
 int cmdQueueOp(Context& ctx, const QString& op, const QStringList& args)
 {
     const int want = op == u"priority" ? 2 : 1;
@@ -1017,28 +1017,25 @@ int cmdQueueOp(Context& ctx, const QString& op, const QStringList& args)
         err() << run.error().message << '\n';
         return NoSuchRun;
     }
-    RunEngine engine(ctx.store.get(), ctx.dbPath); // no node: only the database changes
-    Result<void> done;
-    if (op == u"hold") {
-        done = engine.hold(run->id);
-    } else if (op == u"release") {
-        done = engine.release(run->id);
-    } else if (op == u"top") {
-        done = engine.moveToTop(run->id);
-    } else {
+    QJsonObject req{{QStringLiteral("run"), run->id}, {QStringLiteral("action"), op}};
+    if (op == u"priority") {
         bool ok = false;
         const int priority = args.at(1).toInt(&ok);
         if (!ok)
             return usageError(QStringLiteral("priority must be an integer, not '%1'").arg(args.at(1)));
-        done = engine.setPriority(run->id, priority);
+        req.insert(QStringLiteral("priority"), priority);
     }
+    auto svc = connectService(ctx);
+    if (!svc)
+        return Unavailable;
+    const auto done = svc->call(QStringLiteral("queue"), req);
     if (!done) {
-        err() << "trainyardctl: " << done.error().message << '\n';
-        return Usage;
+        err() << "trainyardctl: " << escapedName(done.error().message) << '\n';
+        return done.error().kind == ErrorKind::NotFound ? NoSuchRun : Usage;
     }
-    const auto after = ctx.store->run(run->id);
-    out() << "run " << run->id << " " << (after ? runStateName(after->state) : QString()) << ", priority "
-          << (after ? after->priority : 0) << '\n';
+    const QJsonObject after = done->value(QStringLiteral("run")).toObject();
+    out() << "run " << run->id << " " << after.value(QStringLiteral("state")).toString() << ", priority "
+          << after.value(QStringLiteral("priority")).toInt() << '\n';
     return Ok;
 }
 

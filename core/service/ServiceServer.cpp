@@ -244,6 +244,8 @@ void ServiceServer::handle(Client& c, const QJsonObject& req)
             replyError(c, id, QStringLiteral("invalid_input"), deleted.error().message);
         else
             reply(c, id, {});
+    } else if (op == u"queue") {
+        opQueue(c, id, req);
     } else if (op == u"behind") {
         reply(c, id, {{QStringLiteral("behind"), nodesBehind()}});
     } else if (op == u"stop") {
@@ -322,6 +324,44 @@ void ServiceServer::opCancel(Client& c, const QJsonValue& id, const QJsonObject&
     const int graceMs = req.contains(QStringLiteral("grace_ms")) ? req.value(QStringLiteral("grace_ms")).toInt() : 10000;
     m_engine->cancel(run, graceMs);
     reply(c, id, {});
+}
+
+// hold / release / priority / top of a waiting run, applied by this
+// service's engine (the one that schedules), so its next pass sees it.
+void ServiceServer::opQueue(Client& c, const QJsonValue& id, const QJsonObject& req)
+{
+    const RunId run = req.value(QStringLiteral("run")).toInteger();
+    const QString action = str(req, "action");
+    if (!latest(run)) {
+        replyError(c, id, QStringLiteral("no_such_run"), QStringLiteral("no run %1").arg(run));
+        return;
+    }
+    Result<void> done;
+    if (action == u"hold") {
+        done = m_engine->hold(run);
+    } else if (action == u"release") {
+        done = m_engine->release(run);
+    } else if (action == u"top") {
+        done = m_engine->moveToTop(run);
+    } else if (action == u"priority") {
+        const QJsonValue v = req.value(QStringLiteral("priority"));
+        const double d = v.toDouble();
+        if (!v.isDouble() || d != double(int(d))) {
+            replyError(c, id, QStringLiteral("invalid_input"), QStringLiteral("priority must be an integer"));
+            return;
+        }
+        done = m_engine->setPriority(run, int(d));
+    } else {
+        replyError(c, id, QStringLiteral("invalid_input"),
+                   QStringLiteral("unknown queue action '%1' (hold, release, priority, top)").arg(action));
+        return;
+    }
+    if (!done) {
+        replyError(c, id, QStringLiteral("invalid_input"), done.error().message);
+        return;
+    }
+    const auto after = latest(run);
+    reply(c, id, {{QStringLiteral("run"), after ? runToJson(*after) : QJsonValue()}});
 }
 
 void ServiceServer::opWatch(Client& c, const QJsonValue& id, const QJsonObject& req)

@@ -1,6 +1,7 @@
 // trainyardd, the per-user service (issue #22), through real processes: the
 // built trainyardctl and trainyardd, the real agent and real runs.
 #include "TestSupport.h"
+#include "service/ServiceClient.h"
 #include "service/ServicePaths.h"
 #include "store/ResultStore.h"
 
@@ -126,6 +127,86 @@ private Q_SLOTS:
         ctl({QStringLiteral("daemon"), QStringLiteral("stop")});
         m_dir.reset();
         qunsetenv("XDG_RUNTIME_DIR");
+    }
+
+    // hold / release / priority / top go to the service, whose engine
+    // schedules with them: the ctl starts a stopped service for them, the
+    // runs start in the order they set, a held run waits until released,
+    // and the `queue` op's errors come back with their kind.
+    void queueOpsGoThroughTheService()
+    {
+        const QString stop = m_dir->filePath(QStringLiteral("blocker.stop"));
+        const QString blocker = writeFile(QStringLiteral("blocker.yaml"),
+            QStringLiteral("name: blocker\ncommand: \"for i in $(seq 600); do [ -e %1 ] && break; sleep 0.1; done\"\n").arg(stop).toUtf8() + allCpus());
+        QVERIFY(ctl({QStringLiteral("submit"), blocker}).out.contains("running"));
+        const QString queued = writeFile(QStringLiteral("queued.yaml"), "name: q\ncommand: \"true\"\n" + allCpus());
+        QList<RunId> ids; // a, b, c, d in submit order
+        for (int i = 0; i < 4; ++i)
+            QCOMPARE(ctl({QStringLiteral("submit"), queued}).exitCode, 0);
+        {
+            auto s = store();
+            QVERIFY(s);
+            for (const RunRecord& r : s->runs())
+                if (r.state == RunState::Queued)
+                    ids.append(r.id);
+        }
+        std::sort(ids.begin(), ids.end());
+        QCOMPARE(ids.size(), 4);
+        // No service now: `hold` starts one (the old code wrote the database itself).
+        QCOMPARE(ctl({QStringLiteral("daemon"), QStringLiteral("stop")}).exitCode, 0);
+        QCOMPARE(servicePid(), 0);
+        const Outcome held = ctl({QStringLiteral("hold"), QString::number(ids[0])});
+        QVERIFY2(held.exitCode == 0, held.err.constData());
+        QCOMPARE(held.out.trimmed(), QByteArray("run " + QByteArray::number(ids[0]) + " held, priority 0"));
+        const qint64 pid = servicePid();
+        QVERIFY(pid > 0);
+        QCOMPARE(ctl({QStringLiteral("priority"), QString::number(ids[2]), QStringLiteral("5")}).out.trimmed(),
+                 QByteArray("run " + QByteArray::number(ids[2]) + " queued, priority 5"));
+        QCOMPARE(ctl({QStringLiteral("top"), QString::number(ids[3])}).exitCode, 0);
+        QCOMPARE(servicePid(), pid); // the same service answered them all
+        // Errors, with their kind, through the op and through the ctl.
+        {
+            auto svc = service::ServiceClient::connectTo(dbPath(), service::ServiceClient::Start::Never);
+            QVERIFY(svc);
+            const auto noRun = (*svc)->call(QStringLiteral("queue"), {{QStringLiteral("run"), 999999}, {QStringLiteral("action"), QStringLiteral("hold")}});
+            QVERIFY(!noRun);
+            QCOMPARE(noRun.error().kind, ErrorKind::NotFound);
+            QCOMPARE(noRun.error().message, QStringLiteral("no run 999999"));
+            const auto badPriority = (*svc)->call(QStringLiteral("queue"),
+                {{QStringLiteral("run"), ids[1]}, {QStringLiteral("action"), QStringLiteral("priority")}, {QStringLiteral("priority"), 1.5}});
+            QVERIFY(!badPriority);
+            QCOMPARE(badPriority.error().kind, ErrorKind::InvalidInput);
+            QCOMPARE(badPriority.error().message, QStringLiteral("priority must be an integer"));
+            const auto badAction = (*svc)->call(QStringLiteral("queue"), {{QStringLiteral("run"), ids[1]}, {QStringLiteral("action"), QStringLiteral("sink")}});
+            QVERIFY(!badAction);
+            QCOMPARE(badAction.error().kind, ErrorKind::InvalidInput);
+        }
+        const Outcome notWaiting = ctl({QStringLiteral("hold"), QStringLiteral("blocker")}); // running, not waiting
+        QCOMPARE(notWaiting.exitCode, 2);
+        QVERIFY2(notWaiting.err.contains("is running, not waiting in the queue"), notWaiting.err.constData());
+        QVERIFY(ctl({QStringLiteral("priority"), QString::number(ids[1]), QStringLiteral("x")}).exitCode != 0);
+        // Free the node: d (top), c (priority 5), b run, one after another; a waits.
+        test::writeFile(stop, "");
+        const auto ended = [&](RunId id) {
+            auto s = store();
+            if (!s)
+                return false;
+            const auto r = s->run(id);
+            return r && isTerminal(r->state);
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(ended(ids[1]) && ended(ids[2]) && ended(ids[3]), 60000);
+        {
+            auto s = store();
+            QVERIFY(s);
+            const auto a = s->run(ids[0]), b = s->run(ids[1]), c = s->run(ids[2]), d = s->run(ids[3]);
+            QCOMPARE(a->state, RunState::Held);
+            QCOMPARE(b->state, RunState::Succeeded);
+            QVERIFY2(d->startedAt < c->startedAt && c->startedAt < b->startedAt,
+                     qPrintable(QStringLiteral("d %1 c %2 b %3").arg(d->startedAt.toString(Qt::ISODateWithMs), c->startedAt.toString(Qt::ISODateWithMs),
+                                                                     b->startedAt.toString(Qt::ISODateWithMs))));
+        }
+        QCOMPARE(ctl({QStringLiteral("release"), QString::number(ids[0])}).exitCode, 0);
+        QTRY_VERIFY_WITH_TIMEOUT(ended(ids[0]), 30000);
     }
 
     // The issue's first scene: runs that must queue, every client gone; the

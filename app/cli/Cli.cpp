@@ -22,6 +22,7 @@
 #include "runs/RunEngine.h"
 #include "runs/StoredRunWait.h"
 #include "service/ServiceClient.h"
+#include "service/ServiceProtocol.h"
 #include "spec/JobSpec.h"
 #include "spec/Rerun.h"
 #include "store/ResultStore.h"
@@ -501,6 +502,26 @@ std::unique_ptr<service::ServiceClient> connectService(const Context& ctx)
         return nullptr;
     }
     return std::move(*svc);
+}
+
+// rename / tag / note / archive through the service's `annotate` op,
+// connecting (starting it) at the first change, once.
+RunAnnotator serviceAnnotator(const Context& ctx)
+{
+    auto svc = std::make_shared<std::unique_ptr<service::ServiceClient>>();
+    return [&ctx, svc](RunId run, const RunAnnotation& a) -> Result<void> {
+        if (!*svc) {
+            auto c = service::ServiceClient::connectTo(ctx.dbPath, service::ServiceClient::Start::IfNeeded);
+            if (!c)
+                return std::unexpected(c.error());
+            *svc = std::move(*c);
+        }
+        QJsonObject req = service::annotationToJson(a);
+        req.insert(QStringLiteral("run"), run);
+        if (auto done = (*svc)->call(QStringLiteral("annotate"), req); !done)
+            return std::unexpected(done.error());
+        return {};
+    };
 }
 
 // Submits a validated spec (submit, rerun) through the service and waits as
@@ -1248,7 +1269,7 @@ int runCommand(Context& ctx, const QString& command, const QStringList& args)
         return cmdRerun(ctx, args);
     if (isRunLabelCommand(command))
         return runLabelCommand(command, *ctx.store, [&ctx](const QString& spec) { return findRun(*ctx.store, spec); },
-                               args, out(), err());
+                               serviceAnnotator(ctx), args, out(), err());
     return cmdRm(ctx, args);
 }
 

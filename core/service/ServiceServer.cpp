@@ -246,6 +246,8 @@ void ServiceServer::handle(Client& c, const QJsonObject& req)
             reply(c, id, {});
     } else if (op == u"queue") {
         opQueue(c, id, req);
+    } else if (op == u"annotate") {
+        opAnnotate(c, id, req);
     } else if (op == u"behind") {
         reply(c, id, {{QStringLiteral("behind"), nodesBehind()}});
     } else if (op == u"stop") {
@@ -361,6 +363,38 @@ void ServiceServer::opQueue(Client& c, const QJsonValue& id, const QJsonObject& 
         return;
     }
     const auto after = latest(run);
+    reply(c, id, {{QStringLiteral("run"), after ? runToJson(*after) : QJsonValue()}});
+}
+
+// rename / tag / note / archive: what the user says about a run, written
+// by the service (annotateRun waits until it is committed).
+void ServiceServer::opAnnotate(Client& c, const QJsonValue& id, const QJsonObject& req)
+{
+    const RunId run = req.value(QStringLiteral("run")).toInteger();
+    if (!latest(run)) {
+        replyError(c, id, QStringLiteral("no_such_run"), QStringLiteral("no run %1").arg(run));
+        return;
+    }
+    const auto a = annotationFromJson(req);
+    if (!a) {
+        replyError(c, id, QStringLiteral("invalid_input"), a.error().message);
+        return;
+    }
+    if (a->archived.value_or(false)) {
+        const auto r = m_store->run(run);
+        if (r && !isTerminal(r->state)) {
+            replyError(c, id, QStringLiteral("invalid_input"),
+                       QStringLiteral("run %1 is %2: only finished runs can be archived").arg(run).arg(runStateName(r->state)));
+            return;
+        }
+    }
+    if (auto done = m_store->annotateRun(run, *a); !done) {
+        // Its checks (an empty name, a tag with a space) or the write.
+        const bool input = done.error().kind == ErrorKind::InvalidInput;
+        replyError(c, id, input ? QStringLiteral("invalid_input") : QStringLiteral("storage"), done.error().message);
+        return;
+    }
+    const auto after = m_store->run(run);
     reply(c, id, {{QStringLiteral("run"), after ? runToJson(*after) : QJsonValue()}});
 }
 

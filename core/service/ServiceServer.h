@@ -78,6 +78,7 @@ private:
     void opCancel(Client& c, const QJsonValue& id, const QJsonObject& req);
     void opWatch(Client& c, const QJsonValue& id, const QJsonObject& req);
     void opQueue(Client& c, const QJsonValue& id, const QJsonObject& req);
+    void opAnnotate(Client& c, const QJsonValue& id, const QJsonObject& req);
     void opStatus(Client& c, const QJsonValue& id);
     void opCaughtUp(Client& c, const QJsonValue& id);
     bool caughtUpNow() const;

@@ -209,6 +209,49 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(ended(ids[0]), 30000);
     }
 
+    // rename / tag / note / archive are written by the service (started for
+    // them when not running) and read back by `show --json`; its `annotate`
+    // op's errors come with their kind.
+    void annotateGoesThroughTheService()
+    {
+        const QString spec = writeFile(QStringLiteral("done.yaml"), "name: done\ncommand: \"true\"\n");
+        QCOMPARE(ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")}).exitCode, 0);
+        QCOMPARE(ctl({QStringLiteral("daemon"), QStringLiteral("stop")}).exitCode, 0);
+        QCOMPARE(servicePid(), 0);
+        const Outcome rn = ctl({QStringLiteral("rename"), QStringLiteral("done"), QStringLiteral("  best  ")});
+        QVERIFY2(rn.exitCode == 0, rn.err.constData());
+        const qint64 pid = servicePid();
+        QVERIFY(pid > 0); // the old ctl wrote the database itself and started none
+        QCOMPARE(ctl({QStringLiteral("tag"), QStringLiteral("best"), QStringLiteral("+keep"), QStringLiteral("lr")}).out.trimmed(),
+                 QByteArray("run 1 tags: keep lr"));
+        QCOMPARE(ctl({QStringLiteral("note"), QStringLiteral("best"), QStringLiteral("lower lr wins")}).exitCode, 0);
+        QCOMPARE(ctl({QStringLiteral("archive"), QStringLiteral("best")}).exitCode, 0);
+        QCOMPARE(servicePid(), pid);
+        const Outcome show = ctl({QStringLiteral("show"), QStringLiteral("1"), QStringLiteral("--json")});
+        QCOMPARE(show.exitCode, 0);
+        const QJsonObject o = QJsonDocument::fromJson(show.out).object();
+        QCOMPARE(o.value(QStringLiteral("name")).toString(), QStringLiteral("best"));
+        QCOMPARE(o.value(QStringLiteral("tags")).toArray(), QJsonArray({QStringLiteral("keep"), QStringLiteral("lr")}));
+        QCOMPARE(o.value(QStringLiteral("notes")).toString(), QStringLiteral("lower lr wins"));
+        QCOMPARE(o.value(QStringLiteral("archived")).toBool(), true);
+
+        auto svc = service::ServiceClient::connectTo(dbPath(), service::ServiceClient::Start::Never);
+        QVERIFY(svc);
+        const auto noRun = (*svc)->call(QStringLiteral("annotate"), {{QStringLiteral("run"), 4242}, {QStringLiteral("notes"), QStringLiteral("x")}});
+        QVERIFY(!noRun);
+        QCOMPARE(noRun.error().kind, ErrorKind::NotFound);
+        QCOMPARE(noRun.error().message, QStringLiteral("no run 4242"));
+        const auto empty = (*svc)->call(QStringLiteral("annotate"), {{QStringLiteral("run"), 1}, {QStringLiteral("name"), QStringLiteral("  ")}});
+        QVERIFY(!empty);
+        QCOMPARE(empty.error().kind, ErrorKind::InvalidInput);
+        QCOMPARE(empty.error().message, QStringLiteral("run 1: a run's name cannot be empty"));
+        const auto badTags = (*svc)->call(QStringLiteral("annotate"), {{QStringLiteral("run"), 1}, {QStringLiteral("tags"), QStringLiteral("a b")}});
+        QVERIFY(!badTags);
+        QCOMPARE(badTags.error().kind, ErrorKind::InvalidInput);
+        QCOMPARE(badTags.error().message, QStringLiteral("annotate: 'tags' must be an array of strings"));
+        QCOMPARE(ctl({QStringLiteral("show"), QStringLiteral("1"), QStringLiteral("--json")}).out, show.out); // the refused changes changed nothing
+    }
+
     // The first scene: runs that must queue, every client gone; the
     // service starts and records them all, exit codes included.
     void queuedRunsFinishWithNoClient()

@@ -492,18 +492,6 @@ int cmdSubmit(Context& ctx, const QStringList& args)
     return submitSpec(ctx, *spec, source, p.value(QStringLiteral("node")), p.isSet(QStringLiteral("follow")));
 }
 
-// Connects to the service of the database, starting it when it is not
-// running; says why on stderr when that fails.
-std::unique_ptr<service::ServiceClient> connectService(const Context& ctx)
-{
-    auto svc = service::ServiceClient::connectTo(ctx.dbPath, service::ServiceClient::Start::IfNeeded);
-    if (!svc) {
-        err() << "trainyardctl: " << escapedName(svc.error().message) << '\n';
-        return nullptr;
-    }
-    return std::move(*svc);
-}
-
 // rename / tag / note / archive through the service's `annotate` op,
 // connecting (starting it) at the first change, once.
 RunAnnotator serviceAnnotator(const Context& ctx)

@@ -279,7 +279,7 @@ Result<QJsonObject> ServiceClient::call(const QString& op, QJsonObject args, int
         // The reply's kind (PROTOCOL.md "Requests and replies") as the error's.
         const QString kind = reply.value(QStringLiteral("kind")).toString();
         const ErrorKind k = kind == u"invalid_input" ? ErrorKind::InvalidInput
-                            : kind == u"no_such_run" ? ErrorKind::NotFound
+                            : kind == u"no_such_run" || kind == u"no_such_node" ? ErrorKind::NotFound
                             : kind == u"storage"     ? ErrorKind::Storage
                             : kind == u"version"     ? ErrorKind::Version
                                                      : ErrorKind::Unspecified;

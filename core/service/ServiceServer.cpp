@@ -1,5 +1,7 @@
 #include "ServiceServer.h"
 
+#include "runs/NodeRemoval.h"
+
 #include "ServiceProtocol.h"
 #include "runs/RunEngine.h"
 #include "runs/RunRemoval.h"
@@ -248,6 +250,8 @@ void ServiceServer::handle(Client& c, const QJsonObject& req)
         opQueue(c, id, req);
     } else if (op == u"annotate") {
         opAnnotate(c, id, req);
+    } else if (op == u"node_rm") {
+        opNodeRm(c, id, req);
     } else if (op == u"behind") {
         reply(c, id, {{QStringLiteral("behind"), nodesBehind()}});
     } else if (op == u"stop") {
@@ -396,6 +400,28 @@ void ServiceServer::opAnnotate(Client& c, const QJsonValue& id, const QJsonObjec
     }
     const auto after = m_store->run(run);
     reply(c, id, {{QStringLiteral("run"), after ? runToJson(*after) : QJsonValue()}});
+}
+
+// trainyardctl node rm: the records first (refused while runs on it have
+// not ended, unless forced), then the engine forgets the node.
+void ServiceServer::opNodeRm(Client& c, const QJsonValue& id, const QJsonObject& req)
+{
+    const QString name = str(req, "node");
+    if (name.isEmpty() || name == u"local") {
+        replyError(c, id, QStringLiteral("invalid_input"), QStringLiteral("node_rm needs a node other than 'local'"));
+        return;
+    }
+    const auto removed = removeNodeRecords(*m_store, name, req.value(QStringLiteral("force")).toBool());
+    if (!removed) {
+        const ErrorKind k = removed.error().kind;
+        replyError(c, id, k == ErrorKind::NotFound ? QStringLiteral("no_such_node") : k == ErrorKind::InvalidInput ? QStringLiteral("invalid_input")
+                                                                                                        : QStringLiteral("storage"),
+                   removed.error().message);
+        return;
+    }
+    m_engine->removeNode(name);
+    Q_EMIT nodeRemoved(name);
+    reply(c, id, {{QStringLiteral("failed_runs"), *removed}});
 }
 
 void ServiceServer::opWatch(Client& c, const QJsonValue& id, const QJsonObject& req)

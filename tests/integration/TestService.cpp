@@ -252,6 +252,85 @@ private Q_SLOTS:
         QCOMPARE(ctl({QStringLiteral("show"), QStringLiteral("1"), QStringLiteral("--json")}).out, show.out); // the refused changes changed nothing
     }
 
+    // node rm while the service runs: the service removes it and its engine
+    // drops it (the old ctl removed the record only, and the service kept
+    // connecting to the node and counting it as behind); runs after it go
+    // elsewhere; runs on a node refuse its removal unless forced.
+    void nodeRemovedWhileTheServiceRuns()
+    {
+        {
+            auto s = store();
+            QVERIFY(s);
+            // Nothing listens on port 1: the node stays unreachable.
+            QVERIFY(s->addNode({QStringLiteral("gone"), QStringLiteral("127.0.0.1"), {}, 1, {}, QStringLiteral("/nonexistent/trainyard-agent"),
+                                QDateTime::currentDateTimeUtc()}).has_value());
+        }
+        const QString spec = writeFile(QStringLiteral("one.yaml"), "name: one\ncommand: \"true\"\n");
+        QCOMPARE(ctl({QStringLiteral("daemon"), QStringLiteral("start")}).exitCode, 0);
+        auto svc = service::ServiceClient::connectTo(dbPath(), service::ServiceClient::Start::Never);
+        QVERIFY(svc);
+        const auto behindNodes = [&] {
+            QStringList names;
+            if (const auto b = (*svc)->call(QStringLiteral("behind")))
+                for (const QJsonValue& v : b->value(QStringLiteral("behind")).toArray())
+                    names << v.toObject().value(QStringLiteral("node")).toString();
+            return names;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(behindNodes().contains(QStringLiteral("gone")), 30000);
+        const qint64 pid = servicePid();
+        const Outcome rm = ctl({QStringLiteral("node"), QStringLiteral("rm"), QStringLiteral("gone")});
+        QVERIFY2(rm.exitCode == 0, rm.err.constData());
+        QCOMPARE(rm.out, QByteArray("removed node gone\n"));
+        QCOMPARE(servicePid(), pid);
+        QCOMPARE(behindNodes(), QStringList()); // the engine forgot it
+        QTest::qWait(1500); // a reconnection would have been scheduled within a second
+        QCOMPARE(behindNodes(), QStringList());
+        const Outcome after = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
+        QVERIFY2(after.exitCode == 0, after.err.constData());
+        {
+            auto s = store();
+            QVERIFY(s);
+            for (const RunRecord& r : s->runs()) {
+                QVERIFY(r.node != u"gone");
+                QCOMPARE(r.state, RunState::Succeeded);
+            }
+            QVERIFY(s->nodes().isEmpty());
+        }
+        // Errors: gone already (the ctl and the op), "local", runs on it.
+        QCOMPARE(ctl({QStringLiteral("node"), QStringLiteral("rm"), QStringLiteral("gone")}).exitCode, 4);
+        const auto noNode = (*svc)->call(QStringLiteral("node_rm"), {{QStringLiteral("node"), QStringLiteral("gone")}});
+        QVERIFY(!noNode);
+        QCOMPARE(noNode.error().kind, ErrorKind::NotFound);
+        QCOMPARE(noNode.error().message, QStringLiteral("no node named 'gone' (see trainyardctl node ls)"));
+        const auto local = (*svc)->call(QStringLiteral("node_rm"), {{QStringLiteral("node"), QStringLiteral("local")}});
+        QVERIFY(!local);
+        QCOMPARE(local.error().kind, ErrorKind::InvalidInput);
+        RunId busyRun = 0;
+        {
+            auto s = store();
+            QVERIFY(s);
+            QVERIFY(s->addNode({QStringLiteral("busy"), QStringLiteral("127.0.0.1"), {}, 1, {}, QStringLiteral("/nonexistent/trainyard-agent"),
+                                QDateTime::currentDateTimeUtc()}).has_value());
+            const auto id = s->createRun(test::runningRecord(QStringLiteral("on-busy"), QStringLiteral("busy"), QStringLiteral("ty-busy-1")), {});
+            QVERIFY(id);
+            busyRun = *id;
+        }
+        const Outcome refused = ctl({QStringLiteral("node"), QStringLiteral("rm"), QStringLiteral("busy")});
+        QCOMPARE(refused.exitCode, 5);
+        QVERIFY2(refused.err.contains(QByteArray("node busy still has runs that have not ended: " + QByteArray::number(busyRun) + " (")),
+                 refused.err.constData());
+        const Outcome forced = ctl({QStringLiteral("node"), QStringLiteral("rm"), QStringLiteral("busy"), QStringLiteral("--force")});
+        QVERIFY2(forced.exitCode == 0, forced.err.constData());
+        QCOMPARE(forced.out, QByteArray("removed node busy; 1 run(s) on it recorded as failed\n"));
+        auto s = store();
+        QVERIFY(s);
+        const auto r = s->run(busyRun);
+        QVERIFY(r);
+        QCOMPARE(r->state, RunState::Failed);
+        QCOMPARE(r->failureKind, FailureKind::NodeLost);
+        QVERIFY(!behindNodes().contains(QStringLiteral("busy")));
+    }
+
     // The first scene: runs that must queue, every client gone; the
     // service starts and records them all, exit codes included.
     void queuedRunsFinishWithNoClient()

@@ -22,6 +22,7 @@
 #include "runs/RunEngine.h"
 #include "runs/StoredRunWait.h"
 #include "service/ServiceClient.h"
+#include "service/ServiceProtocol.h"
 #include "spec/JobSpec.h"
 #include "spec/Rerun.h"
 #include "store/ResultStore.h"
@@ -491,16 +492,24 @@ int cmdSubmit(Context& ctx, const QStringList& args)
     return submitSpec(ctx, *spec, source, p.value(QStringLiteral("node")), p.isSet(QStringLiteral("follow")));
 }
 
-// Connects to the service of the database, starting it when it is not
-// running; says why on stderr when that fails.
-std::unique_ptr<service::ServiceClient> connectService(const Context& ctx)
+// rename / tag / note / archive through the service's `annotate` op,
+// connecting (starting it) at the first change, once.
+RunAnnotator serviceAnnotator(const Context& ctx)
 {
-    auto svc = service::ServiceClient::connectTo(ctx.dbPath, service::ServiceClient::Start::IfNeeded);
-    if (!svc) {
-        err() << "trainyardctl: " << escapedName(svc.error().message) << '\n';
-        return nullptr;
-    }
-    return std::move(*svc);
+    auto svc = std::make_shared<std::unique_ptr<service::ServiceClient>>();
+    return [&ctx, svc](RunId run, const RunAnnotation& a) -> Result<void> {
+        if (!*svc) {
+            auto c = service::ServiceClient::connectTo(ctx.dbPath, service::ServiceClient::Start::IfNeeded);
+            if (!c)
+                return std::unexpected(c.error());
+            *svc = std::move(*c);
+        }
+        QJsonObject req = service::annotationToJson(a);
+        req.insert(QStringLiteral("run"), run);
+        if (auto done = (*svc)->call(QStringLiteral("annotate"), req); !done)
+            return std::unexpected(done.error());
+        return {};
+    };
 }
 
 // Submits a validated spec (submit, rerun) through the service and waits as
@@ -1004,8 +1013,8 @@ int cmdImport(Context& ctx, const QStringList& args)
     return status;
 }
 
-// hold / release / priority / top: change a waiting run; the ingestion owner
-// applies it at its next pass.
+// hold / release / priority / top: change a waiting run, through the
+// service (started when not running), whose engine schedules with it.
 int cmdQueueOp(Context& ctx, const QString& op, const QStringList& args)
 {
     const int want = op == u"priority" ? 2 : 1;
@@ -1017,28 +1026,25 @@ int cmdQueueOp(Context& ctx, const QString& op, const QStringList& args)
         err() << run.error().message << '\n';
         return NoSuchRun;
     }
-    RunEngine engine(ctx.store.get(), ctx.dbPath); // no node: only the database changes
-    Result<void> done;
-    if (op == u"hold") {
-        done = engine.hold(run->id);
-    } else if (op == u"release") {
-        done = engine.release(run->id);
-    } else if (op == u"top") {
-        done = engine.moveToTop(run->id);
-    } else {
+    QJsonObject req{{QStringLiteral("run"), run->id}, {QStringLiteral("action"), op}};
+    if (op == u"priority") {
         bool ok = false;
         const int priority = args.at(1).toInt(&ok);
         if (!ok)
             return usageError(QStringLiteral("priority must be an integer, not '%1'").arg(args.at(1)));
-        done = engine.setPriority(run->id, priority);
+        req.insert(QStringLiteral("priority"), priority);
     }
+    auto svc = connectService(ctx);
+    if (!svc)
+        return Unavailable;
+    const auto done = svc->call(QStringLiteral("queue"), req);
     if (!done) {
-        err() << "trainyardctl: " << done.error().message << '\n';
-        return Usage;
+        err() << "trainyardctl: " << escapedName(done.error().message) << '\n';
+        return done.error().kind == ErrorKind::NotFound ? NoSuchRun : Usage;
     }
-    const auto after = ctx.store->run(run->id);
-    out() << "run " << run->id << " " << (after ? runStateName(after->state) : QString()) << ", priority "
-          << (after ? after->priority : 0) << '\n';
+    const QJsonObject after = done->value(QStringLiteral("run")).toObject();
+    out() << "run " << run->id << " " << after.value(QStringLiteral("state")).toString() << ", priority "
+          << after.value(QStringLiteral("priority")).toInt() << '\n';
     return Ok;
 }
 
@@ -1251,7 +1257,7 @@ int runCommand(Context& ctx, const QString& command, const QStringList& args)
         return cmdRerun(ctx, args);
     if (isRunLabelCommand(command))
         return runLabelCommand(command, *ctx.store, [&ctx](const QString& spec) { return findRun(*ctx.store, spec); },
-                               args, out(), err());
+                               serviceAnnotator(ctx), args, out(), err());
     return cmdRm(ctx, args);
 }
 

@@ -15,6 +15,16 @@
 
 namespace ty::cli {
 
+std::unique_ptr<service::ServiceClient> connectService(const Context& ctx)
+{
+    auto svc = service::ServiceClient::connectTo(ctx.dbPath, service::ServiceClient::Start::IfNeeded);
+    if (!svc) {
+        err() << "trainyardctl: " << escapedName(svc.error().message) << '\n';
+        return nullptr;
+    }
+    return std::move(*svc);
+}
+
 QTextStream& out()
 {
     static QTextStream s(stdout);

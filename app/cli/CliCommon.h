@@ -23,6 +23,10 @@ class QDateTime;
 class QJsonDocument;
 class QTextStream;
 
+namespace ty::service {
+class ServiceClient;
+}
+
 namespace ty::cli {
 
 // stdout and stderr as Qt text streams, one each for the whole process.
@@ -58,6 +62,10 @@ struct Context {
     QString dbPath;
     std::unique_ptr<ResultStore> store;
 };
+
+// Connects to the service of the database, starting it when it is not
+// running; says why on stderr when that fails (nullptr then).
+std::unique_ptr<service::ServiceClient> connectService(const Context& ctx);
 
 // The stored node called `name`, if any.
 std::optional<NodeRecord> storedNode(const Context& ctx, const QString& name);

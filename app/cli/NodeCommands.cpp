@@ -7,6 +7,7 @@
 #include "nodes/AgentClient.h"
 #include "nodes/NodeTransports.h"
 #include "runs/RunLifecycle.h"
+#include "service/ServiceClient.h"
 #include "nodes/SshAgentTransport.h"
 
 #include <QCommandLineParser>
@@ -218,40 +219,20 @@ int cmdNode(Context& ctx, const QStringList& args)
             err() << "trainyardctl: no node named '" << name << "' (see trainyardctl node ls)\n";
             return NoSuchRun;
         }
-        // Runs on it that have not ended would wait for it for ever (logs,
-        // cancel): refused, or with --force recorded as failed.
-        QList<RunRecord> onNode;
-        for (const RunRecord& r : ctx.store->unfinishedRuns())
-            if (r.node == name)
-                onNode.append(r);
-        if (!onNode.isEmpty() && !force) {
-            QStringList ids;
-            for (const RunRecord& r : std::as_const(onNode))
-                ids << QStringLiteral("%1 (%2)").arg(r.id).arg(runStateName(r.state));
-            err() << "trainyardctl: node " << name << " still has runs that have not ended: " << ids.join(QStringLiteral(", "))
-                  << ". Cancel them first, or remove it with --force (they are recorded as failed; their processes on "
-                  << "the node are left alone)\n";
+        // The service removes it (core/runs/NodeRemoval.h) and drops it
+        // from its engine, so nothing is scheduled there again.
+        auto svc = connectService(ctx);
+        if (!svc)
             return Unavailable;
+        const auto removed = svc->call(QStringLiteral("node_rm"), {{QStringLiteral("node"), name}, {QStringLiteral("force"), force}});
+        if (!removed) {
+            err() << "trainyardctl: " << escapedName(removed.error().message) << '\n';
+            return removed.error().kind == ErrorKind::NotFound ? NoSuchRun : Unavailable;
         }
-        {
-            for (RunRecord r : std::as_const(onNode)) {
-                r.failureKind = FailureKind::NodeLost;
-                r.pendingReason.clear();
-                r.failureReason = QStringLiteral("node %1 was removed while the run was %2 (trainyardctl node rm --force); "
-                                                 "its process there, if any, was left alone")
-                                      .arg(name, runStateName(r.state));
-                transition(r, RunState::Failed, TransitionCause::NodeRemoved);
-                r.finishedAt = QDateTime::currentDateTimeUtc();
-                ctx.store->updateRun(r);
-            }
-        }
-        if (auto r = ctx.store->removeNode(name); !r) {
-            err() << "trainyardctl: " << r.error().message << '\n';
-            return NoSuchRun;
-        }
+        const int failed = removed->value(QStringLiteral("failed_runs")).toInt();
         out() << "removed node " << name;
-        if (!onNode.isEmpty())
-            out() << "; " << onNode.size() << " run(s) on it recorded as failed";
+        if (failed > 0)
+            out() << "; " << failed << " run(s) on it recorded as failed";
         out() << '\n';
         return Ok;
     }

@@ -17,12 +17,13 @@ int usage(QTextStream& err, const QString& message)
     return Usage;
 }
 
-int apply(ResultStore& store, const RunRecord& run, const RunAnnotation& a, QTextStream& err)
+int apply(const RunAnnotator& annotate, const RunRecord& run, const RunAnnotation& a, QTextStream& err)
 {
-    // The run was found and the input checked: what fails now is the database.
-    if (auto r = store.annotateRun(run.id, a); !r) {
+    // The run was found and the input checked: what fails now is the
+    // service (or the database behind it), or a run removed meanwhile.
+    if (auto r = annotate(run.id, a); !r) {
         err << "trainyardctl: " << escapeForTerminal(r.error().message) << '\n';
-        return Unavailable;
+        return r.error().kind == ErrorKind::NotFound ? NoSuchRun : r.error().kind == ErrorKind::InvalidInput ? Usage : Unavailable;
     }
     return Ok;
 }
@@ -35,8 +36,8 @@ bool isRunLabelCommand(const QString& command)
         || command == u"unarchive";
 }
 
-int runLabelCommand(const QString& command, ResultStore& store, const RunFinder& find, const QStringList& args,
-                    QTextStream& out, QTextStream& err)
+int runLabelCommand(const QString& command, ResultStore& store, const RunFinder& find, const RunAnnotator& annotate,
+                    const QStringList& args, QTextStream& out, QTextStream& err)
 {
     if (args.isEmpty())
         return usage(err, QStringLiteral("%1 needs a RUN").arg(command));
@@ -67,7 +68,7 @@ int runLabelCommand(const QString& command, ResultStore& store, const RunFinder&
             }
             RunAnnotation a;
             a.archived = archive;
-            if (const int s = apply(store, run, a, err); s != Ok) {
+            if (const int s = apply(annotate, run, a, err); s != Ok) {
                 status = s;
                 continue;
             }
@@ -88,7 +89,7 @@ int runLabelCommand(const QString& command, ResultStore& store, const RunFinder&
             return usage(err, QStringLiteral("rename: a run's name cannot be empty"));
         RunAnnotation a;
         a.name = rest.front();
-        if (const int s = apply(store, run, a, err); s != Ok)
+        if (const int s = apply(annotate, run, a, err); s != Ok)
             return s;
         out << "renamed run " << run.id << " from " << escapeForTerminal(run.name) << " to "
             << escapeForTerminal(rest.front().trimmed()) << '\n';
@@ -115,7 +116,7 @@ int runLabelCommand(const QString& command, ResultStore& store, const RunFinder&
         }
         RunAnnotation a;
         a.tags = tags;
-        if (const int s = apply(store, run, a, err); s != Ok)
+        if (const int s = apply(annotate, run, a, err); s != Ok)
             return s;
         out << "run " << run.id << " tags: " << escapeForTerminal(store.run(run.id) ? store.run(run.id)->tags.join(u' ') : QString())
             << '\n';
@@ -143,7 +144,7 @@ int runLabelCommand(const QString& command, ResultStore& store, const RunFinder&
     }
     RunAnnotation a;
     a.notes = text;
-    if (const int s = apply(store, run, a, err); s != Ok)
+    if (const int s = apply(annotate, run, a, err); s != Ok)
         return s;
     out << (text.isEmpty() ? "cleared the notes of run " : "saved the notes of run ") << run.id << '\n';
     return Ok;

@@ -24,9 +24,13 @@ namespace ty::cli {
 // Returns the exit code (Cli.h): 0, 2 usage, 4 no such run, 5 the write failed.
 // `find` resolves a RUN argument (an id or a name) as every command does.
 // Output: a line per change on `out`; errors on `err`, names escaped.
+// `annotate` makes the change (the service's `annotate` op: only the service
+// writes the database); its error's kind picks the exit code (NotFound 4,
+// InvalidInput 2, else 5). `store` is only read.
 using RunFinder = std::function<Result<RunRecord>(const QString&)>;
+using RunAnnotator = std::function<Result<void>(RunId, const RunAnnotation&)>;
 bool isRunLabelCommand(const QString& command);
-int runLabelCommand(const QString& command, ResultStore& store, const RunFinder& find, const QStringList& args,
-                    QTextStream& out, QTextStream& err);
+int runLabelCommand(const QString& command, ResultStore& store, const RunFinder& find, const RunAnnotator& annotate,
+                    const QStringList& args, QTextStream& out, QTextStream& err);
 
 } // namespace ty::cli

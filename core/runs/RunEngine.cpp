@@ -1006,6 +1006,24 @@ void RunEngine::startRun(RunRecord run, Node& node)
     sendStart(run, node, req);
 }
 
+void RunEngine::removeNode(const QString& name)
+{
+    if (name == u"local")
+        return;
+    const auto node = m_nodes.take(name);
+    if (!node)
+        return;
+    ++node->reconnectGeneration; // a scheduled reconnection finds no node by that name anyway
+    node->ready = false;
+    QObject::disconnect(node->health, nullptr, this, nullptr);
+    QObject::disconnect(node->client, nullptr, this, nullptr);
+    node->client->disconnectFromAgent();
+    m_refusedGpus.remove(name);
+    m_removedNodes.append(node);
+    qCInfo(lcRuns).noquote() << "node" << name << "removed";
+    Q_EMIT nodeStatusChanged(name, false, QStringLiteral("removed"));
+}
+
 void RunEngine::whenNodeReady(const QString& name, int timeoutMs, std::function<void(Node*)> then)
 {
     const auto node = m_nodes.value(name);

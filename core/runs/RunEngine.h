@@ -67,6 +67,12 @@ public:
     // Adds a node served by an agent behind any transport (an SSH channel for
     // a workstation). The engine owns the transport; `name` must be unique.
     void addNode(const QString& name, std::unique_ptr<AgentTransport> transport);
+    // Drops node `name` (trainyardctl node rm, through the service): its
+    // connection is closed, its heartbeats and reconnections stop, and no run
+    // is scheduled on it again (a run pinned to it waits as for an unknown
+    // node). Its runs' records are the caller's (core/nodes/NodeRemoval.h).
+    // "local" and unknown names: nothing. Thread: the engine's.
+    void removeNode(const QString& name);
     // A lost node (connection closed, or no heartbeat within the timeout) is
     // reconnected after firstMs, then after doubling delays up to maxMs, until
     // it answers (default 1 s .. 30 s). Its runs are not failed meanwhile.
@@ -282,6 +288,7 @@ private:
     bool m_wantsIngestion = false; // acquireIngestion() was called: take over when the owner goes
     qint64 m_lastIngestTryMs = 0;
     QHash<QString, std::shared_ptr<Node>> m_nodes;
+    QList<std::shared_ptr<Node>> m_removedNodes; // kept: a callback under way may still refer to one
     QHash<RunId, std::shared_ptr<Active>> m_active; // runs being tailed, by run id
     QHash<RunId, RunRecord> m_starting;             // start requests in flight (see schedulePass)
     QSet<RunId> m_cancelling;                        // gang ranks being cancelled (no cancel loops)

@@ -275,8 +275,16 @@ Result<QJsonObject> ServiceClient::call(const QString& op, QJsonObject args, int
         return fail(QStringLiteral("the Trainyard service (pid %1) did not answer '%2' within %3 s").arg(m_pid).arg(op).arg(timeoutMs / 1000));
     }
     const QJsonObject reply = m_replies.take(id);
-    if (!reply.value(QStringLiteral("ok")).toBool())
-        return fail(reply.value(QStringLiteral("error")).toString());
+    if (!reply.value(QStringLiteral("ok")).toBool()) {
+        // The reply's kind (PROTOCOL.md "Requests and replies") as the error's.
+        const QString kind = reply.value(QStringLiteral("kind")).toString();
+        const ErrorKind k = kind == u"invalid_input" ? ErrorKind::InvalidInput
+                            : kind == u"no_such_run" || kind == u"no_such_node" ? ErrorKind::NotFound
+                            : kind == u"storage"     ? ErrorKind::Storage
+                            : kind == u"version"     ? ErrorKind::Version
+                                                     : ErrorKind::Unspecified;
+        return fail(reply.value(QStringLiteral("error")).toString(), k);
+    }
     return reply;
 }
 

@@ -70,6 +70,7 @@ Result<void> ServiceHost::start(StartError* why)
     m_server = std::make_unique<ServiceServer>(m_engine.get(), m_store.get(), m_paths.databasePath);
     m_server->setNodeResolver([this](const QString&) { connectNewNodes(); });
     connect(m_server.get(), &ServiceServer::stopRequested, this, &ServiceHost::stopRequested);
+    connect(m_server.get(), &ServiceServer::nodeRemoved, this, [this](const QString& node) { m_nodes.remove(node); });
     if (auto listening = m_server->listen(m_paths.socket); !listening)
         return listening;
     m_idleTimer = new QTimer(this);

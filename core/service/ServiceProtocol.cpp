@@ -109,4 +109,53 @@ RunRecord runFromJson(const QJsonObject& o)
     return r;
 }
 
+QJsonObject annotationToJson(const RunAnnotation& a)
+{
+    QJsonObject o;
+    if (a.name)
+        o.insert(QStringLiteral("name"), *a.name);
+    if (a.tags)
+        o.insert(QStringLiteral("tags"), QJsonArray::fromStringList(*a.tags));
+    if (a.notes)
+        o.insert(QStringLiteral("notes"), *a.notes);
+    if (a.archived)
+        o.insert(QStringLiteral("archived"), *a.archived);
+    return o;
+}
+
+Result<RunAnnotation> annotationFromJson(const QJsonObject& o)
+{
+    RunAnnotation a;
+    const auto wrong = [](const char* field, const char* type) {
+        return fail(QStringLiteral("annotate: '%1' must be %2").arg(QLatin1String(field), QLatin1String(type)), ErrorKind::InvalidInput);
+    };
+    if (o.contains(QStringLiteral("name"))) {
+        if (!o.value(QStringLiteral("name")).isString())
+            return wrong("name", "a string");
+        a.name = o.value(QStringLiteral("name")).toString();
+    }
+    if (o.contains(QStringLiteral("tags"))) {
+        if (!o.value(QStringLiteral("tags")).isArray())
+            return wrong("tags", "an array of strings");
+        QStringList tags;
+        for (const QJsonValue& t : o.value(QStringLiteral("tags")).toArray()) {
+            if (!t.isString())
+                return wrong("tags", "an array of strings");
+            tags << t.toString();
+        }
+        a.tags = tags;
+    }
+    if (o.contains(QStringLiteral("notes"))) {
+        if (!o.value(QStringLiteral("notes")).isString())
+            return wrong("notes", "a string");
+        a.notes = o.value(QStringLiteral("notes")).toString();
+    }
+    if (o.contains(QStringLiteral("archived"))) {
+        if (!o.value(QStringLiteral("archived")).isBool())
+            return wrong("archived", "true or false");
+        a.archived = o.value(QStringLiteral("archived")).toBool();
+    }
+    return a;
+}
+
 } // namespace ty::service

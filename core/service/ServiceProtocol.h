@@ -46,4 +46,10 @@ Result<QJsonObject> decode(const QByteArray& line);
 QJsonObject runToJson(const RunRecord& run);
 RunRecord runFromJson(const QJsonObject& o);
 
+// The `annotate` op's fields (PROTOCOL.md): each of `name`, `tags` (array of
+// strings), `notes`, `archived` (bool) present when it is to change. A field
+// of the wrong JSON type is an error naming it (InvalidInput).
+QJsonObject annotationToJson(const RunAnnotation& a);
+Result<RunAnnotation> annotationFromJson(const QJsonObject& o);
+
 } // namespace ty::service

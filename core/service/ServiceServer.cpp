@@ -1,5 +1,7 @@
 #include "ServiceServer.h"
 
+#include "runs/NodeRemoval.h"
+
 #include "ServiceProtocol.h"
 #include "runs/RunEngine.h"
 #include "runs/RunRemoval.h"
@@ -244,6 +246,12 @@ void ServiceServer::handle(Client& c, const QJsonObject& req)
             replyError(c, id, QStringLiteral("invalid_input"), deleted.error().message);
         else
             reply(c, id, {});
+    } else if (op == u"queue") {
+        opQueue(c, id, req);
+    } else if (op == u"annotate") {
+        opAnnotate(c, id, req);
+    } else if (op == u"node_rm") {
+        opNodeRm(c, id, req);
     } else if (op == u"behind") {
         reply(c, id, {{QStringLiteral("behind"), nodesBehind()}});
     } else if (op == u"stop") {
@@ -322,6 +330,98 @@ void ServiceServer::opCancel(Client& c, const QJsonValue& id, const QJsonObject&
     const int graceMs = req.contains(QStringLiteral("grace_ms")) ? req.value(QStringLiteral("grace_ms")).toInt() : 10000;
     m_engine->cancel(run, graceMs);
     reply(c, id, {});
+}
+
+// hold / release / priority / top of a waiting run, applied by this
+// service's engine (the one that schedules), so its next pass sees it.
+void ServiceServer::opQueue(Client& c, const QJsonValue& id, const QJsonObject& req)
+{
+    const RunId run = req.value(QStringLiteral("run")).toInteger();
+    const QString action = str(req, "action");
+    if (!latest(run)) {
+        replyError(c, id, QStringLiteral("no_such_run"), QStringLiteral("no run %1").arg(run));
+        return;
+    }
+    Result<void> done;
+    if (action == u"hold") {
+        done = m_engine->hold(run);
+    } else if (action == u"release") {
+        done = m_engine->release(run);
+    } else if (action == u"top") {
+        done = m_engine->moveToTop(run);
+    } else if (action == u"priority") {
+        const QJsonValue v = req.value(QStringLiteral("priority"));
+        const double d = v.toDouble();
+        if (!v.isDouble() || d != double(int(d))) {
+            replyError(c, id, QStringLiteral("invalid_input"), QStringLiteral("priority must be an integer"));
+            return;
+        }
+        done = m_engine->setPriority(run, int(d));
+    } else {
+        replyError(c, id, QStringLiteral("invalid_input"),
+                   QStringLiteral("unknown queue action '%1' (hold, release, priority, top)").arg(action));
+        return;
+    }
+    if (!done) {
+        replyError(c, id, QStringLiteral("invalid_input"), done.error().message);
+        return;
+    }
+    const auto after = latest(run);
+    reply(c, id, {{QStringLiteral("run"), after ? runToJson(*after) : QJsonValue()}});
+}
+
+// rename / tag / note / archive: what the user says about a run, written
+// by the service (annotateRun waits until it is committed).
+void ServiceServer::opAnnotate(Client& c, const QJsonValue& id, const QJsonObject& req)
+{
+    const RunId run = req.value(QStringLiteral("run")).toInteger();
+    if (!latest(run)) {
+        replyError(c, id, QStringLiteral("no_such_run"), QStringLiteral("no run %1").arg(run));
+        return;
+    }
+    const auto a = annotationFromJson(req);
+    if (!a) {
+        replyError(c, id, QStringLiteral("invalid_input"), a.error().message);
+        return;
+    }
+    if (a->archived.value_or(false)) {
+        const auto r = m_store->run(run);
+        if (r && !isTerminal(r->state)) {
+            replyError(c, id, QStringLiteral("invalid_input"),
+                       QStringLiteral("run %1 is %2: only finished runs can be archived").arg(run).arg(runStateName(r->state)));
+            return;
+        }
+    }
+    if (auto done = m_store->annotateRun(run, *a); !done) {
+        // Its checks (an empty name, a tag with a space) or the write.
+        const bool input = done.error().kind == ErrorKind::InvalidInput;
+        replyError(c, id, input ? QStringLiteral("invalid_input") : QStringLiteral("storage"), done.error().message);
+        return;
+    }
+    const auto after = m_store->run(run);
+    reply(c, id, {{QStringLiteral("run"), after ? runToJson(*after) : QJsonValue()}});
+}
+
+// trainyardctl node rm: the records first (refused while runs on it have
+// not ended, unless forced), then the engine forgets the node.
+void ServiceServer::opNodeRm(Client& c, const QJsonValue& id, const QJsonObject& req)
+{
+    const QString name = str(req, "node");
+    if (name.isEmpty() || name == u"local") {
+        replyError(c, id, QStringLiteral("invalid_input"), QStringLiteral("node_rm needs a node other than 'local'"));
+        return;
+    }
+    const auto removed = removeNodeRecords(*m_store, name, req.value(QStringLiteral("force")).toBool());
+    if (!removed) {
+        const ErrorKind k = removed.error().kind;
+        replyError(c, id, k == ErrorKind::NotFound ? QStringLiteral("no_such_node") : k == ErrorKind::InvalidInput ? QStringLiteral("invalid_input")
+                                                                                                        : QStringLiteral("storage"),
+                   removed.error().message);
+        return;
+    }
+    m_engine->removeNode(name);
+    Q_EMIT nodeRemoved(name);
+    reply(c, id, {{QStringLiteral("failed_runs"), *removed}});
 }
 
 void ServiceServer::opWatch(Client& c, const QJsonValue& id, const QJsonObject& req)

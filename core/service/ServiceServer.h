@@ -60,6 +60,9 @@ public:
 Q_SIGNALS:
     // A client asked the service to stop (`trainyardctl daemon stop`).
     void stopRequested();
+    // A node was removed (node_rm): the host connects a node of that name
+    // again if one is added later.
+    void nodeRemoved(const QString& node);
     // A client connected or went away.
     void clientsChanged(int count);
 
@@ -77,6 +80,9 @@ private:
     void opSubmit(Client& c, const QJsonValue& id, const QJsonObject& req);
     void opCancel(Client& c, const QJsonValue& id, const QJsonObject& req);
     void opWatch(Client& c, const QJsonValue& id, const QJsonObject& req);
+    void opQueue(Client& c, const QJsonValue& id, const QJsonObject& req);
+    void opAnnotate(Client& c, const QJsonValue& id, const QJsonObject& req);
+    void opNodeRm(Client& c, const QJsonValue& id, const QJsonObject& req);
     void opStatus(Client& c, const QJsonValue& id);
     void opCaughtUp(Client& c, const QJsonValue& id);
     bool caughtUpNow() const;

@@ -502,7 +502,7 @@ Result<void> SqliteResultStore::annotateRun(RunId run, const RunAnnotation& a)
     if (clean.name) {
         clean.name = clean.name->trimmed();
         if (clean.name->isEmpty())
-            return fail(QStringLiteral("run %1: a run's name cannot be empty").arg(run));
+            return fail(QStringLiteral("run %1: a run's name cannot be empty").arg(run), ErrorKind::InvalidInput);
     }
     if (clean.tags) {
         QStringList tags;
@@ -511,7 +511,7 @@ Result<void> SqliteResultStore::annotateRun(RunId run, const RunAnnotation& a)
             if (tag.isEmpty())
                 continue;
             if (tag.contains(u',') || tag.contains(QRegularExpression(QStringLiteral("\\s"))))
-                return fail(QStringLiteral("run %1: tag '%2' has a comma or a space in it").arg(run).arg(tag));
+                return fail(QStringLiteral("run %1: tag '%2' has a comma or a space in it").arg(run).arg(tag), ErrorKind::InvalidInput);
             if (!tags.contains(tag))
                 tags << tag;
         }

@@ -1,6 +1,7 @@
 // trainyardd, the per-user service (issue #22), through real processes: the
 // built trainyardctl and trainyardd, the real agent and real runs.
 #include "TestSupport.h"
+#include "service/ServiceClient.h"
 #include "service/ServicePaths.h"
 #include "store/ResultStore.h"
 
@@ -126,6 +127,208 @@ private Q_SLOTS:
         ctl({QStringLiteral("daemon"), QStringLiteral("stop")});
         m_dir.reset();
         qunsetenv("XDG_RUNTIME_DIR");
+    }
+
+    // hold / release / priority / top go to the service, whose engine
+    // schedules with them: the ctl starts a stopped service for them, the
+    // runs start in the order they set, a held run waits until released,
+    // and the `queue` op's errors come back with their kind.
+    void queueOpsGoThroughTheService()
+    {
+        const QString stop = m_dir->filePath(QStringLiteral("blocker.stop"));
+        const QString blocker = writeFile(QStringLiteral("blocker.yaml"),
+            QStringLiteral("name: blocker\ncommand: \"for i in $(seq 600); do [ -e %1 ] && break; sleep 0.1; done\"\n").arg(stop).toUtf8() + allCpus());
+        QVERIFY(ctl({QStringLiteral("submit"), blocker}).out.contains("running"));
+        const QString queued = writeFile(QStringLiteral("queued.yaml"), "name: q\ncommand: \"true\"\n" + allCpus());
+        QList<RunId> ids; // a, b, c, d in submit order
+        for (int i = 0; i < 4; ++i)
+            QCOMPARE(ctl({QStringLiteral("submit"), queued}).exitCode, 0);
+        {
+            auto s = store();
+            QVERIFY(s);
+            for (const RunRecord& r : s->runs())
+                if (r.state == RunState::Queued)
+                    ids.append(r.id);
+        }
+        std::sort(ids.begin(), ids.end());
+        QCOMPARE(ids.size(), 4);
+        // No service now: `hold` starts one (the old code wrote the database itself).
+        QCOMPARE(ctl({QStringLiteral("daemon"), QStringLiteral("stop")}).exitCode, 0);
+        QCOMPARE(servicePid(), 0);
+        const Outcome held = ctl({QStringLiteral("hold"), QString::number(ids[0])});
+        QVERIFY2(held.exitCode == 0, held.err.constData());
+        QCOMPARE(held.out.trimmed(), QByteArray("run " + QByteArray::number(ids[0]) + " held, priority 0"));
+        const qint64 pid = servicePid();
+        QVERIFY(pid > 0);
+        QCOMPARE(ctl({QStringLiteral("priority"), QString::number(ids[2]), QStringLiteral("5")}).out.trimmed(),
+                 QByteArray("run " + QByteArray::number(ids[2]) + " queued, priority 5"));
+        QCOMPARE(ctl({QStringLiteral("top"), QString::number(ids[3])}).exitCode, 0);
+        QCOMPARE(servicePid(), pid); // the same service answered them all
+        // Errors, with their kind, through the op and through the ctl.
+        {
+            auto svc = service::ServiceClient::connectTo(dbPath(), service::ServiceClient::Start::Never);
+            QVERIFY(svc);
+            const auto noRun = (*svc)->call(QStringLiteral("queue"), {{QStringLiteral("run"), 999999}, {QStringLiteral("action"), QStringLiteral("hold")}});
+            QVERIFY(!noRun);
+            QCOMPARE(noRun.error().kind, ErrorKind::NotFound);
+            QCOMPARE(noRun.error().message, QStringLiteral("no run 999999"));
+            const auto badPriority = (*svc)->call(QStringLiteral("queue"),
+                {{QStringLiteral("run"), ids[1]}, {QStringLiteral("action"), QStringLiteral("priority")}, {QStringLiteral("priority"), 1.5}});
+            QVERIFY(!badPriority);
+            QCOMPARE(badPriority.error().kind, ErrorKind::InvalidInput);
+            QCOMPARE(badPriority.error().message, QStringLiteral("priority must be an integer"));
+            const auto badAction = (*svc)->call(QStringLiteral("queue"), {{QStringLiteral("run"), ids[1]}, {QStringLiteral("action"), QStringLiteral("sink")}});
+            QVERIFY(!badAction);
+            QCOMPARE(badAction.error().kind, ErrorKind::InvalidInput);
+        }
+        const Outcome notWaiting = ctl({QStringLiteral("hold"), QStringLiteral("blocker")}); // running, not waiting
+        QCOMPARE(notWaiting.exitCode, 2);
+        QVERIFY2(notWaiting.err.contains("is running, not waiting in the queue"), notWaiting.err.constData());
+        QVERIFY(ctl({QStringLiteral("priority"), QString::number(ids[1]), QStringLiteral("x")}).exitCode != 0);
+        // Free the node: d (top), c (priority 5), b run, one after another; a waits.
+        test::writeFile(stop, "");
+        const auto ended = [&](RunId id) {
+            auto s = store();
+            if (!s)
+                return false;
+            const auto r = s->run(id);
+            return r && isTerminal(r->state);
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(ended(ids[1]) && ended(ids[2]) && ended(ids[3]), 60000);
+        {
+            auto s = store();
+            QVERIFY(s);
+            const auto a = s->run(ids[0]), b = s->run(ids[1]), c = s->run(ids[2]), d = s->run(ids[3]);
+            QCOMPARE(a->state, RunState::Held);
+            QCOMPARE(b->state, RunState::Succeeded);
+            QVERIFY2(d->startedAt < c->startedAt && c->startedAt < b->startedAt,
+                     qPrintable(QStringLiteral("d %1 c %2 b %3").arg(d->startedAt.toString(Qt::ISODateWithMs), c->startedAt.toString(Qt::ISODateWithMs),
+                                                                     b->startedAt.toString(Qt::ISODateWithMs))));
+        }
+        QCOMPARE(ctl({QStringLiteral("release"), QString::number(ids[0])}).exitCode, 0);
+        QTRY_VERIFY_WITH_TIMEOUT(ended(ids[0]), 30000);
+    }
+
+    // rename / tag / note / archive are written by the service (started for
+    // them when not running) and read back by `show --json`; its `annotate`
+    // op's errors come with their kind.
+    void annotateGoesThroughTheService()
+    {
+        const QString spec = writeFile(QStringLiteral("done.yaml"), "name: done\ncommand: \"true\"\n");
+        QCOMPARE(ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")}).exitCode, 0);
+        QCOMPARE(ctl({QStringLiteral("daemon"), QStringLiteral("stop")}).exitCode, 0);
+        QCOMPARE(servicePid(), 0);
+        const Outcome rn = ctl({QStringLiteral("rename"), QStringLiteral("done"), QStringLiteral("  best  ")});
+        QVERIFY2(rn.exitCode == 0, rn.err.constData());
+        const qint64 pid = servicePid();
+        QVERIFY(pid > 0); // the old ctl wrote the database itself and started none
+        QCOMPARE(ctl({QStringLiteral("tag"), QStringLiteral("best"), QStringLiteral("+keep"), QStringLiteral("lr")}).out.trimmed(),
+                 QByteArray("run 1 tags: keep lr"));
+        QCOMPARE(ctl({QStringLiteral("note"), QStringLiteral("best"), QStringLiteral("lower lr wins")}).exitCode, 0);
+        QCOMPARE(ctl({QStringLiteral("archive"), QStringLiteral("best")}).exitCode, 0);
+        QCOMPARE(servicePid(), pid);
+        const Outcome show = ctl({QStringLiteral("show"), QStringLiteral("1"), QStringLiteral("--json")});
+        QCOMPARE(show.exitCode, 0);
+        const QJsonObject o = QJsonDocument::fromJson(show.out).object();
+        QCOMPARE(o.value(QStringLiteral("name")).toString(), QStringLiteral("best"));
+        QCOMPARE(o.value(QStringLiteral("tags")).toArray(), QJsonArray({QStringLiteral("keep"), QStringLiteral("lr")}));
+        QCOMPARE(o.value(QStringLiteral("notes")).toString(), QStringLiteral("lower lr wins"));
+        QCOMPARE(o.value(QStringLiteral("archived")).toBool(), true);
+
+        auto svc = service::ServiceClient::connectTo(dbPath(), service::ServiceClient::Start::Never);
+        QVERIFY(svc);
+        const auto noRun = (*svc)->call(QStringLiteral("annotate"), {{QStringLiteral("run"), 4242}, {QStringLiteral("notes"), QStringLiteral("x")}});
+        QVERIFY(!noRun);
+        QCOMPARE(noRun.error().kind, ErrorKind::NotFound);
+        QCOMPARE(noRun.error().message, QStringLiteral("no run 4242"));
+        const auto empty = (*svc)->call(QStringLiteral("annotate"), {{QStringLiteral("run"), 1}, {QStringLiteral("name"), QStringLiteral("  ")}});
+        QVERIFY(!empty);
+        QCOMPARE(empty.error().kind, ErrorKind::InvalidInput);
+        QCOMPARE(empty.error().message, QStringLiteral("run 1: a run's name cannot be empty"));
+        const auto badTags = (*svc)->call(QStringLiteral("annotate"), {{QStringLiteral("run"), 1}, {QStringLiteral("tags"), QStringLiteral("a b")}});
+        QVERIFY(!badTags);
+        QCOMPARE(badTags.error().kind, ErrorKind::InvalidInput);
+        QCOMPARE(badTags.error().message, QStringLiteral("annotate: 'tags' must be an array of strings"));
+        QCOMPARE(ctl({QStringLiteral("show"), QStringLiteral("1"), QStringLiteral("--json")}).out, show.out); // the refused changes changed nothing
+    }
+
+    // node rm while the service runs: the service removes it and its engine
+    // drops it (the old ctl removed the record only, and the service kept
+    // connecting to the node and counting it as behind); runs after it go
+    // elsewhere; runs on a node refuse its removal unless forced.
+    void nodeRemovedWhileTheServiceRuns()
+    {
+        {
+            auto s = store();
+            QVERIFY(s);
+            // Nothing listens on port 1: the node stays unreachable.
+            QVERIFY(s->addNode({QStringLiteral("gone"), QStringLiteral("127.0.0.1"), {}, 1, {}, QStringLiteral("/nonexistent/trainyard-agent"),
+                                QDateTime::currentDateTimeUtc()}).has_value());
+        }
+        const QString spec = writeFile(QStringLiteral("one.yaml"), "name: one\ncommand: \"true\"\n");
+        QCOMPARE(ctl({QStringLiteral("daemon"), QStringLiteral("start")}).exitCode, 0);
+        auto svc = service::ServiceClient::connectTo(dbPath(), service::ServiceClient::Start::Never);
+        QVERIFY(svc);
+        const auto behindNodes = [&] {
+            QStringList names;
+            if (const auto b = (*svc)->call(QStringLiteral("behind")))
+                for (const QJsonValue& v : b->value(QStringLiteral("behind")).toArray())
+                    names << v.toObject().value(QStringLiteral("node")).toString();
+            return names;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(behindNodes().contains(QStringLiteral("gone")), 30000);
+        const qint64 pid = servicePid();
+        const Outcome rm = ctl({QStringLiteral("node"), QStringLiteral("rm"), QStringLiteral("gone")});
+        QVERIFY2(rm.exitCode == 0, rm.err.constData());
+        QCOMPARE(rm.out, QByteArray("removed node gone\n"));
+        QCOMPARE(servicePid(), pid);
+        QCOMPARE(behindNodes(), QStringList()); // the engine forgot it
+        QTest::qWait(1500); // a reconnection would have been scheduled within a second
+        QCOMPARE(behindNodes(), QStringList());
+        const Outcome after = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
+        QVERIFY2(after.exitCode == 0, after.err.constData());
+        {
+            auto s = store();
+            QVERIFY(s);
+            for (const RunRecord& r : s->runs()) {
+                QVERIFY(r.node != u"gone");
+                QCOMPARE(r.state, RunState::Succeeded);
+            }
+            QVERIFY(s->nodes().isEmpty());
+        }
+        // Errors: gone already (the ctl and the op), "local", runs on it.
+        QCOMPARE(ctl({QStringLiteral("node"), QStringLiteral("rm"), QStringLiteral("gone")}).exitCode, 4);
+        const auto noNode = (*svc)->call(QStringLiteral("node_rm"), {{QStringLiteral("node"), QStringLiteral("gone")}});
+        QVERIFY(!noNode);
+        QCOMPARE(noNode.error().kind, ErrorKind::NotFound);
+        QCOMPARE(noNode.error().message, QStringLiteral("no node named 'gone' (see trainyardctl node ls)"));
+        const auto local = (*svc)->call(QStringLiteral("node_rm"), {{QStringLiteral("node"), QStringLiteral("local")}});
+        QVERIFY(!local);
+        QCOMPARE(local.error().kind, ErrorKind::InvalidInput);
+        RunId busyRun = 0;
+        {
+            auto s = store();
+            QVERIFY(s);
+            QVERIFY(s->addNode({QStringLiteral("busy"), QStringLiteral("127.0.0.1"), {}, 1, {}, QStringLiteral("/nonexistent/trainyard-agent"),
+                                QDateTime::currentDateTimeUtc()}).has_value());
+            const auto id = s->createRun(test::runningRecord(QStringLiteral("on-busy"), QStringLiteral("busy"), QStringLiteral("ty-busy-1")), {});
+            QVERIFY(id);
+            busyRun = *id;
+        }
+        const Outcome refused = ctl({QStringLiteral("node"), QStringLiteral("rm"), QStringLiteral("busy")});
+        QCOMPARE(refused.exitCode, 5);
+        QVERIFY2(refused.err.contains(QByteArray("node busy still has runs that have not ended: " + QByteArray::number(busyRun) + " (")),
+                 refused.err.constData());
+        const Outcome forced = ctl({QStringLiteral("node"), QStringLiteral("rm"), QStringLiteral("busy"), QStringLiteral("--force")});
+        QVERIFY2(forced.exitCode == 0, forced.err.constData());
+        QCOMPARE(forced.out, QByteArray("removed node busy; 1 run(s) on it recorded as failed\n"));
+        auto s = store();
+        QVERIFY(s);
+        const auto r = s->run(busyRun);
+        QVERIFY(r);
+        QCOMPARE(r->state, RunState::Failed);
+        QCOMPARE(r->failureKind, FailureKind::NodeLost);
+        QVERIFY(!behindNodes().contains(QStringLiteral("busy")));
     }
 
     // The issue's first scene: runs that must queue, every client gone; the

@@ -68,7 +68,7 @@ void printMessage(QtMsgType type, const QMessageLogContext& context, const QStri
 
 const char* kHelp =
     "Usage: trainyardctl [--db PATH] COMMAND [ARGS]   (--db may also follow the command)\n"
-    "       trainyardctl COMMAND --help   (or: help COMMAND) prints the command's own usage and options\n"
+    "   or: trainyardctl COMMAND --help | trainyardctl help COMMAND   (the command's own usage and options)\n"
     "\n"
     "Commands:\n"
     "  validate FILE                 check a job spec; errors name file:line:column\n"

@@ -22,6 +22,9 @@ packages=(
   gnome-keyring dbus-daemon
   # tests: the .desktop file and the job spec MIME type (desktop-file-validate, update-mime-database)
   desktop-file-utils shared-mime-info
+  # packaging: man pages from --help, the .deb's computed dependencies (file, dpkg-dev),
+  # AppStream metainfo validation, zsh to check the zsh completion parses
+  help2man file dpkg-dev appstream zsh
 )
 
 missing=()

@@ -16,3 +16,8 @@ cmake --build --preset headless -j "$jobs"
 
 # Tests that use a display run under Xvfb; everything else is offscreen.
 xvfb-run -a -s "-screen 0 1600x900x24" ctest --preset ci -j "$jobs"
+
+# The .deb of the ci build (CPack), installed with apt and used from /usr:
+# --version, the digits example, the GUI offscreen, an agent deployed to a
+# test sshd host (tests/packaging/check-deb.sh; root only, as CI is).
+tests/packaging/check-deb.sh build/ci

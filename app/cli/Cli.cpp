@@ -2,6 +2,7 @@
 
 #include "CliCommon.h"
 #include "CliPassphrase.h"
+#include "CommandHelp.h"
 #include "DaemonCommands.h"
 #include "MetricsCommand.h"
 #include "NodeCommands.h"
@@ -68,6 +69,7 @@ void printMessage(QtMsgType type, const QMessageLogContext& context, const QStri
 
 const char* kHelp =
     "Usage: trainyardctl [--db PATH] COMMAND [ARGS]   (--db may also follow the command)\n"
+    "   or: trainyardctl COMMAND --help | trainyardctl help COMMAND   (the command's own usage and options)\n"
     "\n"
     "Commands:\n"
     "  validate FILE                 check a job spec; errors name file:line:column\n"
@@ -1168,7 +1170,8 @@ int run(const QStringList& argsIn)
     }
     const QString command = args.takeFirst();
     if (args.contains(QStringLiteral("--help")) || args.contains(QStringLiteral("-h"))) {
-        out() << kHelp;
+        const QString help = commandHelp(command);
+        out() << (help.isEmpty() ? QString::fromLatin1(kHelp) : help);
         return Ok;
     }
     if (command == u"validate")
@@ -1176,7 +1179,8 @@ int run(const QStringList& argsIn)
     if (command == u"daemon") // before the database is opened: the service opens it
         return daemonCommand(dbPath.isEmpty() ? defaultDatabasePath() : dbPath, args, out(), err());
     if (command == u"help") {
-        out() << kHelp;
+        const QString help = args.isEmpty() ? QString() : commandHelp(args.front());
+        out() << (help.isEmpty() ? QString::fromLatin1(kHelp) : help);
         return Ok;
     }
     static const QStringList known{QStringLiteral("import"), QStringLiteral("queue"), QStringLiteral("hold"), QStringLiteral("release"),

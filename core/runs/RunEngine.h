@@ -70,7 +70,7 @@ public:
     // Drops node `name` (trainyardctl node rm, through the service): its
     // connection is closed, its heartbeats and reconnections stop, and no run
     // is scheduled on it again (a run pinned to it waits as for an unknown
-    // node). Its runs' records are the caller's (core/nodes/NodeRemoval.h).
+    // node). Its runs' records are the caller's (core/runs/NodeRemoval.h).
     // "local" and unknown names: nothing. Thread: the engine's.
     void removeNode(const QString& name);
     // A lost node (connection closed, or no heartbeat within the timeout) is

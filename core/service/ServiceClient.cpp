@@ -277,13 +277,8 @@ Result<QJsonObject> ServiceClient::call(const QString& op, QJsonObject args, int
     const QJsonObject reply = m_replies.take(id);
     if (!reply.value(QStringLiteral("ok")).toBool()) {
         // The reply's kind (PROTOCOL.md "Requests and replies") as the error's.
-        const QString kind = reply.value(QStringLiteral("kind")).toString();
-        const ErrorKind k = kind == u"invalid_input" ? ErrorKind::InvalidInput
-                            : kind == u"no_such_run" || kind == u"no_such_node" ? ErrorKind::NotFound
-                            : kind == u"storage"     ? ErrorKind::Storage
-                            : kind == u"version"     ? ErrorKind::Version
-                                                     : ErrorKind::Unspecified;
-        return fail(reply.value(QStringLiteral("error")).toString(), k);
+        return fail(reply.value(QStringLiteral("error")).toString(),
+                    errorKindOfReply(reply.value(QStringLiteral("kind")).toString()));
     }
     return reply;
 }

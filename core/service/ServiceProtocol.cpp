@@ -158,4 +158,24 @@ Result<RunAnnotation> annotationFromJson(const QJsonObject& o)
     return a;
 }
 
+QString replyKind(const Error& error, const QString& notFound, const QString& unspecified)
+{
+    switch (error.kind) {
+    case ErrorKind::Unspecified: return unspecified;
+    case ErrorKind::NotFound: return notFound;
+    case ErrorKind::Storage:
+    case ErrorKind::ReadOnly:
+    case ErrorKind::Damaged: return QStringLiteral("storage");
+    case ErrorKind::Version: return QStringLiteral("version");
+    default: return QStringLiteral("invalid_input");
+    }
+}
+
+ErrorKind errorKindOfReply(const QString& kind)
+{
+    if (kind == u"no_such_run" || kind == u"no_such_node")
+        return ErrorKind::NotFound;
+    return errorKindFromName(kind); // invalid_input, storage, version
+}
+
 } // namespace ty::service

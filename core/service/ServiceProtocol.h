@@ -52,4 +52,14 @@ RunRecord runFromJson(const QJsonObject& o);
 QJsonObject annotationToJson(const RunAnnotation& a);
 Result<RunAnnotation> annotationFromJson(const QJsonObject& o);
 
+// The `kind` of a failed reply (PROTOCOL.md "Requests and replies") for an
+// error: NotFound is `notFound` (`no_such_run` or `no_such_node`, what the op
+// looks up), InvalidInput `invalid_input`, a database that could not be
+// written or read (Storage, ReadOnly, Damaged) `storage`, Version `version`;
+// an error of no kind is `unspecified` (`invalid_input` or `storage`: what
+// the op's untagged errors are, e.g. the store's failed writes).
+QString replyKind(const Error& error, const QString& notFound, const QString& unspecified = QStringLiteral("invalid_input"));
+// And back, for the client: the ErrorKind of a reply's `kind`.
+ErrorKind errorKindOfReply(const QString& kind);
+
 } // namespace ty::service

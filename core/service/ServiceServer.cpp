@@ -1,8 +1,7 @@
 #include "ServiceServer.h"
 
-#include "runs/NodeRemoval.h"
-
 #include "ServiceProtocol.h"
+#include "runs/NodeRemoval.h"
 #include "runs/RunEngine.h"
 #include "runs/RunRemoval.h"
 #include "spec/JobSpec.h"
@@ -363,7 +362,7 @@ void ServiceServer::opQueue(Client& c, const QJsonValue& id, const QJsonObject& 
         return;
     }
     if (!done) {
-        replyError(c, id, QStringLiteral("invalid_input"), done.error().message);
+        replyError(c, id, replyKind(done.error(), QStringLiteral("no_such_run")), done.error().message);
         return;
     }
     const auto after = latest(run);
@@ -393,9 +392,9 @@ void ServiceServer::opAnnotate(Client& c, const QJsonValue& id, const QJsonObjec
         }
     }
     if (auto done = m_store->annotateRun(run, *a); !done) {
-        // Its checks (an empty name, a tag with a space) or the write.
-        const bool input = done.error().kind == ErrorKind::InvalidInput;
-        replyError(c, id, input ? QStringLiteral("invalid_input") : QStringLiteral("storage"), done.error().message);
+        // Its checks (an empty name, a tag with a space: InvalidInput) or the write.
+        replyError(c, id, replyKind(done.error(), QStringLiteral("no_such_run"), QStringLiteral("storage")),
+                   done.error().message);
         return;
     }
     const auto after = m_store->run(run);
@@ -413,10 +412,7 @@ void ServiceServer::opNodeRm(Client& c, const QJsonValue& id, const QJsonObject&
     }
     const auto removed = removeNodeRecords(*m_store, name, req.value(QStringLiteral("force")).toBool());
     if (!removed) {
-        const ErrorKind k = removed.error().kind;
-        replyError(c, id, k == ErrorKind::NotFound ? QStringLiteral("no_such_node") : k == ErrorKind::InvalidInput ? QStringLiteral("invalid_input")
-                                                                                                        : QStringLiteral("storage"),
-                   removed.error().message);
+        replyError(c, id, replyKind(removed.error(), QStringLiteral("no_such_node")), removed.error().message);
         return;
     }
     m_engine->removeNode(name);

@@ -2,6 +2,7 @@
 
 #include "common/ShellQuote.h"
 #include "nodes/NodesLog.h"
+#include "trainyard/Version.h"
 
 #include <QCryptographicHash>
 #include <QFile>
@@ -16,9 +17,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#ifndef TRAINYARD_VERSION
-#define TRAINYARD_VERSION "0.0.0"
-#endif
 
 namespace ty {
 namespace {

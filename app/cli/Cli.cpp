@@ -864,6 +864,10 @@ int cmdCancel(Context& ctx, const QStringList& args)
     if (!svc)
         return Unavailable;
     Follower follower(*svc, run->id, false, 0);
+    // Ended before the loop runs (another cancel finished the run between the
+    // read above and the first poll): the code is kept, not lost to an
+    // exit() before exec(), which would leave this command waiting for ever.
+    EventWait wait;
     // A waiting run is cancelled in the database; a started one through its
     // node's agent, once the service has it connected (or not at all if it
     // cannot be reached).
@@ -876,12 +880,12 @@ int cmdCancel(Context& ctx, const QStringList& args)
         sent = true;
         if (auto c = svc->call(QStringLiteral("cancel"), {{QStringLiteral("run"), run->id}, {QStringLiteral("grace_ms"), int(grace * 1000)}}); !c) {
             err() << "trainyardctl: " << escapedName(c.error().message) << '\n';
-            QCoreApplication::exit(kNodeDown);
+            wait.done(kNodeDown);
         }
     };
-    NodeWatch watch(*svc, waiting ? QString() : node, [&sent](const QString&) {
+    NodeWatch watch(*svc, waiting ? QString() : node, [&sent, &wait](const QString&) {
         if (!sent)
-            QCoreApplication::exit(kNodeDown);
+            wait.done(kNodeDown);
     }, [&] { QTimer::singleShot(0, svc.get(), send); });
     // The end is recorded by the service (for this cancel or another one at
     // the same time): the stored state is read again every 250 ms, for the
@@ -889,18 +893,18 @@ int cmdCancel(Context& ctx, const QStringList& args)
     constexpr qint64 kCancelWaitMs = 30000;
     const qint64 waitMs = qint64(grace * 1000) + kCancelWaitMs;
     StoredRunWait ended(ctx.store.get(), run->id, [](const RunRecord& r) { return isTerminal(r.state); });
-    QObject::connect(&ended, &StoredRunWait::satisfied, &watch, [] { QCoreApplication::exit(0); });
-    QObject::connect(&ended, &StoredRunWait::timedOut, &watch, [] { QCoreApplication::exit(kStillWaiting); });
-    QObject::connect(svc.get(), &service::ServiceClient::cancelFailed, &watch, [id = run->id, &ended](RunId r, const QString& reason) {
+    QObject::connect(&ended, &StoredRunWait::satisfied, &watch, [&wait] { wait.done(0); });
+    QObject::connect(&ended, &StoredRunWait::timedOut, &watch, [&wait] { wait.done(kStillWaiting); });
+    QObject::connect(svc.get(), &service::ServiceClient::cancelFailed, &watch, [id = run->id, &ended, &wait](RunId r, const QString& reason) {
         if (r != id)
             return;
         ended.check(); // ended meanwhile: cancelled, not failed
         if (ended.finished())
             return;
         err() << "trainyardctl: " << reason << '\n';
-        QCoreApplication::exit(kNodeDown);
+        wait.done(kNodeDown);
     });
-    QObject::connect(svc.get(), &service::ServiceClient::disconnected, &watch, [] { QCoreApplication::exit(kServiceGone); });
+    QObject::connect(svc.get(), &service::ServiceClient::disconnected, &watch, [&wait] { wait.done(kServiceGone); });
     bool nodeReady = waiting;
     if (!waiting)
         if (const auto status = svc->call(QStringLiteral("status")))
@@ -911,7 +915,7 @@ int cmdCancel(Context& ctx, const QStringList& args)
         QTimer::singleShot(0, svc.get(), send);
     ended.start(250, waitMs);
     std::signal(SIGINT, onSigint);
-    const int loop = QCoreApplication::exec();
+    const int loop = wait.exec();
     std::signal(SIGINT, SIG_DFL);
     if (loop == kNodeDown) {
         if (const auto now = ctx.store->run(run->id); now && isTerminal(now->state)) {

@@ -3,6 +3,9 @@
 #include "CliCommon.h"
 #include "CliPassphrase.h"
 #include "CommandHelp.h"
+#include "Commands.h"
+#include "ImportCommand.h"
+#include "LsCommand.h"
 #include "DaemonCommands.h"
 #include "MetricsCommand.h"
 #include "NodeCommands.h"
@@ -16,7 +19,6 @@
 
 #include "common/Paths.h"
 #include "common/Run.h"
-#include "logs/importers/MetricFileImporter.h"
 #include "nodes/AgentClient.h"
 #include "nodes/NodeTransports.h"
 #include "nodes/SshAgentTransport.h"
@@ -692,65 +694,6 @@ int waitForSweep(Context& ctx, service::ServiceClient& svc, const QList<RunId>& 
     return *failed ? RunFailed : Ok;
 }
 
-int cmdLs(Context& ctx, const QStringList& args)
-{
-    const bool json = args.contains(QStringLiteral("--json"));
-    const bool withArchived = args.contains(QStringLiteral("--archived"));
-    for (const QString& a : args)
-        if (a != u"--json" && a != u"--archived")
-            return usageError(QStringLiteral("ls: unknown argument '%1'").arg(a));
-    catchUp(ctx);
-    QList<RunRecord> runs = ctx.store->runs();
-    if (!withArchived) // archived runs (trainyardctl archive, the GUI) are left out, as in the GUI's table
-        runs.removeIf([](const RunRecord& r) { return r.archived; });
-    const QMap<RunId, QList<RunNotice>> notices = ctx.store->allNotices();
-    if (json) {
-        QJsonArray arr;
-        for (const RunRecord& r : runs)
-            arr.append(runJson(*ctx.store, r, notices.value(r.id)));
-        printJson(QJsonDocument(arr));
-        return Ok;
-    }
-    // Names are never cut: sweep runs differ at their end
-    // (digits[lr=0.001], digits[lr=0.0003]).
-    qsizetype nameWidth = 20;
-    for (const RunRecord& r : runs)
-        nameWidth = std::max(nameWidth, escapedName(r.name).size());
-    // "failed (CUDA OOM)": a failed run's state with its kind's short label.
-    const auto stateText = [](const RunRecord& r) {
-        return r.state == RunState::Failed && r.failureKind != FailureKind::None
-            ? QStringLiteral("%1 (%2)").arg(runStateName(r.state), failureKindLabel(r.failureKind))
-            : runStateName(r.state);
-    };
-    qsizetype stateWidth = 10;
-    for (const RunRecord& r : runs)
-        stateWidth = std::max(stateWidth, stateText(r).size());
-    out() << QStringLiteral("%1  %2 %3 %4 %5 %6 %7  %8\n")
-                 .arg(QStringLiteral("ID"), 5).arg(QStringLiteral("NAME"), -int(nameWidth)).arg(QStringLiteral("STATE"), -int(stateWidth))
-                 .arg(QStringLiteral("NODE"), -8).arg(QStringLiteral("GPUS"), -5).arg(QStringLiteral("STARTED"), -19)
-                 .arg(QStringLiteral("DURATION"), -8).arg(QStringLiteral("METRICS"));
-    for (const RunRecord& r : runs) {
-        QStringList shown;
-        const auto latest = ctx.store->latestMetrics(r.id);
-        for (auto it = latest.cbegin(); it != latest.cend(); ++it)
-            if (it.key().contains(QStringLiteral("acc")) || it.key().contains(QStringLiteral("loss")))
-                shown.append(escapedName(it.key()) + u'=' + formatValue(it.value().value));
-        if (const QString& why = r.pendingReason.isEmpty() ? r.failureReason : r.pendingReason;
-            r.state != RunState::Succeeded && !why.isEmpty())
-            shown.append(QStringLiteral("(%1)").arg(escapedName(why)));
-        if (const qsizetype n = notices.value(r.id).size())
-            shown.append(n == 1 ? QStringLiteral("[1 notice]") : QStringLiteral("[%1 notices]").arg(n));
-        if (r.archived)
-            shown.append(QStringLiteral("[archived]"));
-        out() << QStringLiteral("%1  %2 %3 %4 %5 %6 %7  %8\n")
-                     .arg(r.id, 5).arg(escapedName(r.name), -int(nameWidth)).arg(stateText(r), -int(stateWidth))
-                     .arg(r.node.isEmpty() ? QStringLiteral("-") : escapedName(r.node), -8)
-                     .arg(gpuList(r.gpus), -5).arg(localTime(r.startedAt), -19).arg(duration(r), -8)
-                     .arg(shown.join(u' '));
-    }
-    return Ok;
-}
-
 int cmdLogs(Context& ctx, const QStringList& args)
 {
     QCommandLineParser p;
@@ -969,56 +912,6 @@ int cmdRm(Context& ctx, const QStringList& args)
     return Ok;
 }
 
-// Metrics a framework wrote to files (Lightning's metrics.csv, TensorBoard
-// event files, Hugging Face trainer_state.json, JSON lines) into a run.
-int cmdImport(Context& ctx, const QStringList& args)
-{
-    if (args.size() < 2)
-        return usageError(QStringLiteral("import needs RUN and at least one FILE"));
-    auto run = findRun(*ctx.store, args.front());
-    if (!run) {
-        err() << run.error().message << '\n';
-        return NoSuchRun;
-    }
-    int status = Ok;
-    for (const QString& file : args.mid(1)) {
-        const auto imported = importMetricFile(file);
-        if (!imported) {
-            err() << imported.error().message << '\n';
-            status = InvalidSpec;
-            continue;
-        }
-        const QList<MetricPoint> points = toMetricPoints(imported->metrics, run->id, QDateTime::currentMSecsSinceEpoch());
-        ctx.store->appendMetrics(points);
-        QStringList keys;
-        for (const MetricPoint& p : points)
-            if (!keys.contains(p.key))
-                keys.append(p.key);
-        out() << file << ": " << points.size() << " points of " << keys.size() << " metric(s) (" << escapedJoin(keys, QStringLiteral(", "))
-              << ") from " << metricFileFormatName(imported->format) << " into run " << run->id << '\n';
-        if (!imported->params.isEmpty()) { // TensorBoard hparams: the run's params
-            ctx.store->setParams(run->id, imported->params);
-            QStringList pairs;
-            for (auto it = imported->params.cbegin(); it != imported->params.cend(); ++it)
-                pairs.append(it.key() + u'=' + it.value());
-            out() << file << ": " << imported->params.size() << " param(s) (" << pairs.join(QStringLiteral(", ")) << ") into run "
-                  << run->id << '\n';
-        }
-        for (const QString& w : imported->warnings)
-            err() << escapedName(w) << '\n'; // each names the file and what was skipped
-        if (!imported->error.isEmpty()) {
-            err() << file << ": stopped at byte " << imported->errorOffset << ": " << imported->error
-                  << " (the points before it were imported)\n";
-            status = RunFailed;
-        }
-    }
-    if (auto flushed = ctx.store->flush(); !flushed) {
-        err() << "trainyardctl: " << flushed.error().message << '\n';
-        return Unavailable;
-    }
-    return status;
-}
-
 // hold / release / priority / top: change a waiting run, through the
 // service (started when not running), whose engine schedules with it.
 int cmdQueueOp(Context& ctx, const QString& op, const QStringList& args)
@@ -1126,7 +1019,6 @@ int cmdArtifacts(Context& ctx, const QStringList& args)
 }
 
 // Dispatches a command that needs the database (below run()).
-int runCommand(Context& ctx, const QString& command, const QStringList& args);
 
 } // namespace
 
@@ -1187,22 +1079,16 @@ int run(const QStringList& argsIn)
         out() << (help.isEmpty() ? QString::fromLatin1(kHelp) : help);
         return Ok;
     }
-    static const QStringList known{QStringLiteral("import"), QStringLiteral("queue"), QStringLiteral("hold"), QStringLiteral("release"),
-                                   QStringLiteral("priority"), QStringLiteral("top"), QStringLiteral("policy"),
-                                   QStringLiteral("submit"), QStringLiteral("ls"), QStringLiteral("logs"),
-                                   QStringLiteral("cancel"), QStringLiteral("metrics"), QStringLiteral("rm"),
-                                   QStringLiteral("node"), QStringLiteral("artifacts"), QStringLiteral("show"),
-                                   QStringLiteral("rerun")};
-    if (!known.contains(command) && !isRunLabelCommand(command))
+    const Command* cmd = findCommand(command);
+    if (!cmd)
         return usageError(QStringLiteral("unknown command '%1'").arg(command));
 
     Context ctx;
     ctx.dbPath = dbPath.isEmpty() ? defaultDatabasePath() : dbPath;
     // Only what adds something new (a run, a node, a policy) may start a
     // database; a command about runs that exist creates no file or folder.
-    const bool creates = command == u"submit" || command == u"policy"
-        || (command == u"node" && !args.isEmpty() && args.front() != u"ls");
-    if (!creates && !QFileInfo::exists(ctx.dbPath)) {
+    const DatabaseUse use = cmd->use(args);
+    if (use != DatabaseUse::Creates && !QFileInfo::exists(ctx.dbPath)) {
         err() << "trainyardctl: no result database at " << escapedName(ctx.dbPath)
               << " (nothing was submitted with it yet; the database is --db PATH, else $TRAINYARD_DB, else "
               << escapedName(defaultDatabasePath()) << ")\n";
@@ -1210,19 +1096,18 @@ int run(const QStringList& argsIn)
     }
     // Commands that only show the database also work on one this user cannot
     // write (a colleague's results on a read-only share); the others refuse it.
-    const bool readsOnly = command == u"ls" || command == u"show" || command == u"logs" || command == u"metrics"
-        || command == u"queue" || command == u"artifacts" || (command == u"node" && !args.isEmpty() && args.front() == u"ls");
+    const bool readsOnly = use == DatabaseUse::Reads;
     auto store = ResultStore::open(ctx.dbPath, readsOnly ? StoreAccess::ReadOnlyIfNeeded : StoreAccess::ReadWrite);
     if (!store) {
         err() << "trainyardctl: " << store.error().message;
         if (!readsOnly && store.error().kind == ErrorKind::ReadOnly)
-            err() << "; '" << command << "' changes it, so it did not run (ls, show, logs, metrics, queue and artifacts "
-                  << "only read it and work)";
+            err() << "; '" << command << "' changes it, so it did not run (" << readingCommandNames()
+                  << " only read it and work)";
         err() << '\n';
         return Unavailable;
     }
     ctx.store = std::move(*store);
-    const int code = runCommand(ctx, command, args);
+    const int code = cmd->run(ctx, command, args);
     // A damaged file found while reading was explained once (the store's
     // warning); what was printed is incomplete, so the command did not succeed.
     if (!ctx.store->damage().isEmpty())
@@ -1235,39 +1120,78 @@ int run(const QStringList& argsIn)
 namespace ty::cli {
 namespace {
 
-int runCommand(Context& ctx, const QString& command, const QStringList& args)
+DatabaseUse reads(const QStringList&) { return DatabaseUse::Reads; }
+DatabaseUse changes(const QStringList&) { return DatabaseUse::Changes; }
+DatabaseUse creates(const QStringList&) { return DatabaseUse::Creates; }
+// node ls reads; node add / rm change the node list (add may start a database).
+DatabaseUse nodeUse(const QStringList& args)
 {
-    if (command == u"submit")
-        return cmdSubmit(ctx, args);
-    if (command == u"ls")
-        return cmdLs(ctx, args);
-    if (command == u"logs")
-        return cmdLogs(ctx, args);
-    if (command == u"show")
-        return cmdShow(ctx, args);
-    if (command == u"cancel")
-        return cmdCancel(ctx, args);
-    if (command == u"metrics")
-        return cmdMetrics(ctx, args);
-    if (command == u"queue")
-        return cmdQueue(ctx, args);
-    if (command == u"import")
-        return cmdImport(ctx, args);
-    if (command == u"hold" || command == u"release" || command == u"priority" || command == u"top")
-        return cmdQueueOp(ctx, command, args);
-    if (command == u"policy")
-        return cmdPolicy(ctx, args);
-    if (command == u"node")
-        return cmdNode(ctx, args);
-    if (command == u"artifacts")
-        return cmdArtifacts(ctx, args);
-    if (command == u"rerun")
-        return cmdRerun(ctx, args);
-    if (isRunLabelCommand(command))
-        return runLabelCommand(command, *ctx.store, [&ctx](const QString& spec) { return findRun(*ctx.store, spec); },
-                               serviceAnnotator(ctx), args, out(), err());
-    return cmdRm(ctx, args);
+    if (args.isEmpty())
+        return DatabaseUse::Changes; // usage: nothing to start a database for
+    return args.front() == u"ls" ? DatabaseUse::Reads : DatabaseUse::Creates;
 }
 
+template <int (*F)(Context&, const QStringList&)>
+int plain(Context& ctx, const QString&, const QStringList& args)
+{
+    return F(ctx, args);
+}
+
+int labels(Context& ctx, const QString& command, const QStringList& args)
+{
+    return runLabelCommand(command, *ctx.store, [&ctx](const QString& spec) { return findRun(*ctx.store, spec); },
+                           serviceAnnotator(ctx), args, out(), err());
+}
+
+const Command kCommands[] = {
+    {u"submit", creates, plain<cmdSubmit>},
+    {u"rerun", changes, plain<cmdRerun>},
+    {u"ls", reads, plain<cmdLs>},
+    {u"show", reads, plain<cmdShow>},
+    {u"logs", reads, plain<cmdLogs>},
+    {u"metrics", reads, plain<cmdMetrics>},
+    {u"artifacts", reads, plain<cmdArtifacts>},
+    {u"cancel", changes, plain<cmdCancel>},
+    {u"rm", changes, plain<cmdRm>},
+    {u"rename", changes, labels},
+    {u"tag", changes, labels},
+    {u"note", changes, labels},
+    {u"archive", changes, labels},
+    {u"unarchive", changes, labels},
+    {u"import", changes, plain<cmdImport>},
+    {u"queue", reads, plain<cmdQueue>},
+    {u"hold", changes, cmdQueueOp},
+    {u"release", changes, cmdQueueOp},
+    {u"priority", changes, cmdQueueOp},
+    {u"top", changes, cmdQueueOp},
+    {u"policy", creates, plain<cmdPolicy>},
+    {u"node", nodeUse, plain<cmdNode>},
+};
+
 } // namespace
+
+std::span<const Command> commands()
+{
+    return kCommands;
+}
+
+const Command* findCommand(QStringView name)
+{
+    for (const Command& c : kCommands)
+        if (c.name == name)
+            return &c;
+    return nullptr;
+}
+
+QString readingCommandNames()
+{
+    QStringList names;
+    for (const Command& c : kCommands)
+        if (c.use({}) == DatabaseUse::Reads)
+            names.append(c.name.toString());
+    // The last two joined by "and": "ls, show, ..., queue and artifacts".
+    const QString last = names.takeLast();
+    return names.join(QStringLiteral(", ")) + QStringLiteral(" and ") + last;
+}
+
 } // namespace ty::cli

@@ -11,83 +11,83 @@ namespace ty {
 
 LocalAgentTransport::LocalAgentTransport(QString agentPath, QString stateDir, QObject* parent)
     : AgentTransport(parent)
-    , agentPath_(std::move(agentPath))
-    , stateDir_(std::move(stateDir))
-    , process_(new QProcess(this))
+    , m_agentPath(std::move(agentPath))
+    , m_stateDir(std::move(stateDir))
+    , m_process(new QProcess(this))
 {
-    process_->setProcessChannelMode(QProcess::SeparateChannels);
+    m_process->setProcessChannelMode(QProcess::SeparateChannels);
     // The agent starts with the user's own umask, as over SSH: it makes its
     // own files private and gives that umask to the runs.
-    process_->setChildProcessModifier([] { ::umask(inheritedUmask()); });
-    connect(process_, &QProcess::started, this, &LocalAgentTransport::opened);
-    connect(process_, &QProcess::readyReadStandardOutput, this, [this] {
-        const QByteArray bytes = process_->readAllStandardOutput();
+    m_process->setChildProcessModifier([] { ::umask(inheritedUmask()); });
+    connect(m_process, &QProcess::started, this, &LocalAgentTransport::opened);
+    connect(m_process, &QProcess::readyReadStandardOutput, this, [this] {
+        const QByteArray bytes = m_process->readAllStandardOutput();
         if (!bytes.isEmpty())
             Q_EMIT received(bytes);
     });
-    connect(process_, &QProcess::readyReadStandardError, this, [this] { logStderr(false); });
-    connect(process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
+    connect(m_process, &QProcess::readyReadStandardError, this, [this] { logStderr(false); });
+    connect(m_process, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
         if (e == QProcess::FailedToStart)
-            emitClosed(QStringLiteral("cannot start the agent %1: %2").arg(agentPath_, process_->errorString()));
+            emitClosed(QStringLiteral("cannot start the agent %1: %2").arg(m_agentPath, m_process->errorString()));
     });
-    connect(process_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus status) {
-        const QByteArray rest = process_->readAllStandardOutput();
+    connect(m_process, &QProcess::finished, this, [this](int code, QProcess::ExitStatus status) {
+        const QByteArray rest = m_process->readAllStandardOutput();
         if (!rest.isEmpty())
             Q_EMIT received(rest);
         logStderr(true);
-        if (closing_)
+        if (m_closing)
             emitClosed(QStringLiteral("the agent connection was closed"));
         else if (status == QProcess::CrashExit)
-            emitClosed(QStringLiteral("the local agent %1 crashed").arg(agentPath_));
+            emitClosed(QStringLiteral("the local agent %1 crashed").arg(m_agentPath));
         else
-            emitClosed(QStringLiteral("the local agent %1 exited with code %2").arg(agentPath_).arg(code));
+            emitClosed(QStringLiteral("the local agent %1 exited with code %2").arg(m_agentPath).arg(code));
     });
 }
 
 LocalAgentTransport::~LocalAgentTransport()
 {
-    process_->disconnect(this);
-    if (process_->state() != QProcess::NotRunning) {
-        process_->closeWriteChannel();
-        if (!process_->waitForFinished(2000)) {
-            process_->kill();
-            process_->waitForFinished(1000);
+    m_process->disconnect(this);
+    if (m_process->state() != QProcess::NotRunning) {
+        m_process->closeWriteChannel();
+        if (!m_process->waitForFinished(2000)) {
+            m_process->kill();
+            m_process->waitForFinished(1000);
         }
     }
 }
 
 void LocalAgentTransport::setProcessEnvironment(const QProcessEnvironment& env)
 {
-    process_->setProcessEnvironment(env);
+    m_process->setProcessEnvironment(env);
 }
 
 void LocalAgentTransport::open()
 {
-    if (process_->state() != QProcess::NotRunning)
+    if (m_process->state() != QProcess::NotRunning)
         return;
-    closedEmitted_ = false;
-    closing_ = false;
+    m_closedEmitted = false;
+    m_closing = false;
     QStringList args{QStringLiteral("--stdio")};
-    if (!stateDir_.isEmpty())
-        args << QStringLiteral("--state-dir") << stateDir_;
-    process_->start(agentPath_, args, QIODevice::ReadWrite);
+    if (!m_stateDir.isEmpty())
+        args << QStringLiteral("--state-dir") << m_stateDir;
+    m_process->start(m_agentPath, args, QIODevice::ReadWrite);
 }
 
 void LocalAgentTransport::write(const QByteArray& bytes)
 {
-    if (process_->state() == QProcess::Running)
-        process_->write(bytes);
+    if (m_process->state() == QProcess::Running)
+        m_process->write(bytes);
 }
 
 void LocalAgentTransport::close()
 {
-    if (process_->state() == QProcess::NotRunning) {
+    if (m_process->state() == QProcess::NotRunning) {
         emitClosed(QStringLiteral("the agent connection was closed"));
         return;
     }
-    closing_ = true;
-    process_->closeWriteChannel();
-    QTimer::singleShot(3000, process_, [p = process_] {
+    m_closing = true;
+    m_process->closeWriteChannel();
+    QTimer::singleShot(3000, m_process, [p = m_process] {
         if (p->state() != QProcess::NotRunning)
             p->kill();
     });
@@ -100,30 +100,30 @@ QString LocalAgentTransport::describe() const
 
 qint64 LocalAgentTransport::processId() const
 {
-    return process_->processId();
+    return m_process->processId();
 }
 
 void LocalAgentTransport::emitClosed(const QString& reason)
 {
-    if (closedEmitted_)
+    if (m_closedEmitted)
         return;
-    closedEmitted_ = true;
+    m_closedEmitted = true;
     Q_EMIT closed(reason);
 }
 
 void LocalAgentTransport::logStderr(bool flushAll)
 {
-    stderrBuf_ += process_->readAllStandardError();
+    m_stderrBuf += m_process->readAllStandardError();
     for (;;) {
-        const qsizetype nl = stderrBuf_.indexOf('\n');
+        const qsizetype nl = m_stderrBuf.indexOf('\n');
         if (nl < 0)
             break;
-        qCWarning(lcNodes).noquote() << "agent:" << QString::fromUtf8(stderrBuf_.left(nl));
-        stderrBuf_.remove(0, nl + 1);
+        qCWarning(lcNodes).noquote() << "agent:" << QString::fromUtf8(m_stderrBuf.left(nl));
+        m_stderrBuf.remove(0, nl + 1);
     }
-    if (flushAll && !stderrBuf_.isEmpty()) {
-        qCWarning(lcNodes).noquote() << "agent:" << QString::fromUtf8(stderrBuf_);
-        stderrBuf_.clear();
+    if (flushAll && !m_stderrBuf.isEmpty()) {
+        qCWarning(lcNodes).noquote() << "agent:" << QString::fromUtf8(m_stderrBuf);
+        m_stderrBuf.clear();
     }
 }
 

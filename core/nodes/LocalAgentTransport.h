@@ -36,12 +36,12 @@ private:
     void emitClosed(const QString& reason);
     void logStderr(bool flushAll);
 
-    QString agentPath_;
-    QString stateDir_;
-    QProcess* process_ = nullptr;
-    QByteArray stderrBuf_;
-    bool closedEmitted_ = false;
-    bool closing_ = false;
+    QString m_agentPath;
+    QString m_stateDir;
+    QProcess* m_process = nullptr;
+    QByteArray m_stderrBuf;
+    bool m_closedEmitted = false;
+    bool m_closing = false;
 };
 
 } // namespace ty

@@ -23,16 +23,16 @@ qint64 nowMs()
 
 NodeHealth::NodeHealth(AgentClient* client, QObject* parent)
     : QObject(parent)
-    , client_(client)
-    , timer_(new QTimer(this))
+    , m_client(client)
+    , m_timer(new QTimer(this))
 {
-    timer_->setInterval(intervalMs_);
-    connect(timer_, &QTimer::timeout, this, &NodeHealth::tick);
+    m_timer->setInterval(m_intervalMs);
+    connect(m_timer, &QTimer::timeout, this, &NodeHealth::tick);
     connect(client, &AgentClient::ready, this, &NodeHealth::onReady);
     connect(client, &AgentClient::output, this, &NodeHealth::alive);
     connect(client, &AgentClient::disconnected, this, [this] {
-        timer_->stop();
-        reachable_ = false;
+        m_timer->stop();
+        m_reachable = false;
     });
     if (client->isReady())
         onReady();
@@ -42,68 +42,68 @@ NodeHealth::~NodeHealth() = default;
 
 void NodeHealth::setInterval(int ms)
 {
-    intervalMs_ = std::max(10, ms);
-    timer_->setInterval(std::min(intervalMs_, std::max(10, timeoutMs_ / 3)));
+    m_intervalMs = std::max(10, ms);
+    m_timer->setInterval(std::min(m_intervalMs, std::max(10, m_timeoutMs / 3)));
 }
 
 void NodeHealth::setTimeout(int ms)
 {
-    timeoutMs_ = std::max(10, ms);
-    setInterval(intervalMs_);
+    m_timeoutMs = std::max(10, ms);
+    setInterval(m_intervalMs);
 }
 
 bool NodeHealth::isReachable() const
 {
-    return reachable_ && client_ && client_->isReady() && nowMs() - lastAliveMs_ <= timeoutMs_;
+    return m_reachable && m_client && m_client->isReady() && nowMs() - m_lastAliveMs <= m_timeoutMs;
 }
 
 void NodeHealth::onReady()
 {
-    lastAliveMs_ = nowMs();
-    reachable_ = true;
-    timer_->start();
+    m_lastAliveMs = nowMs();
+    m_reachable = true;
+    m_timer->start();
     Q_EMIT reachable();
 }
 
 void NodeHealth::alive()
 {
-    lastAliveMs_ = nowMs();
-    if (!reachable_ && client_ && client_->isReady()) {
-        reachable_ = true;
+    m_lastAliveMs = nowMs();
+    if (!m_reachable && m_client && m_client->isReady()) {
+        m_reachable = true;
         Q_EMIT reachable();
     }
 }
 
 void NodeHealth::tick()
 {
-    if (!client_ || !client_->isReady()) {
-        timer_->stop();
+    if (!m_client || !m_client->isReady()) {
+        m_timer->stop();
         return;
     }
     const qint64 now = nowMs();
-    if (reachable_ && now - lastAliveMs_ > timeoutMs_) {
-        reachable_ = false;
+    if (m_reachable && now - m_lastAliveMs > m_timeoutMs) {
+        m_reachable = false;
         const QString reason = QStringLiteral("node %1: no heartbeat for %2 s (timeout %3 s)")
-                                   .arg(client_->nodeName())
-                                   .arg((now - lastAliveMs_) / 1000.0, 0, 'f', 1)
-                                   .arg(timeoutMs_ / 1000.0, 0, 'f', 1);
+                                   .arg(m_client->nodeName())
+                                   .arg((now - m_lastAliveMs) / 1000.0, 0, 'f', 1)
+                                   .arg(m_timeoutMs / 1000.0, 0, 'f', 1);
         qCWarning(lcNodes).noquote() << reason;
         Q_EMIT unreachable(reason);
-        if (disconnectOnTimeout_ && client_)
-            client_->disconnectFromAgent();
+        if (m_disconnectOnTimeout && m_client)
+            m_client->disconnectFromAgent();
         return;
     }
     const qint64 sent = now;
     // Pings are sent at the configured interval (the timer may tick faster
     // to notice a timeout in time).
-    if (now - lastPingMs_ < intervalMs_ - 5)
+    if (now - m_lastPingMs < m_intervalMs - 5)
         return;
-    lastPingMs_ = now;
+    m_lastPingMs = now;
     QPointer<NodeHealth> self(this);
-    client_->ping([self, sent](const Result<qint64>& r) {
+    m_client->ping([self, sent](const Result<qint64>& r) {
         if (!self || !r)
             return;
-        self->lastRttMs_ = nowMs() - sent;
+        self->m_lastRttMs = nowMs() - sent;
         self->alive();
     });
 }

@@ -33,14 +33,14 @@ public:
 
     void setInterval(int ms);   // between pings, default 5000
     void setTimeout(int ms);    // silence that means unreachable, default 15000
-    void setDisconnectOnTimeout(bool on) { disconnectOnTimeout_ = on; }
-    int interval() const { return intervalMs_; }
-    int timeout() const { return timeoutMs_; }
+    void setDisconnectOnTimeout(bool on) { m_disconnectOnTimeout = on; }
+    int interval() const { return m_intervalMs; }
+    int timeout() const { return m_timeoutMs; }
 
     // Whether the client is ready and the last sign of life is within the timeout.
     bool isReachable() const;
     // Round trip of the last answered ping, ms (-1 before the first).
-    qint64 lastRoundTripMs() const { return lastRttMs_; }
+    qint64 lastRoundTripMs() const { return m_lastRttMs; }
 
 Q_SIGNALS:
     void reachable();
@@ -51,15 +51,15 @@ private:
     void tick();
     void alive();
 
-    QPointer<AgentClient> client_;
-    QTimer* timer_ = nullptr;
-    int intervalMs_ = 5000;
-    int timeoutMs_ = 15000;
-    bool disconnectOnTimeout_ = true;
-    bool reachable_ = false;
-    qint64 lastAliveMs_ = 0; // monotonic, ms
-    qint64 lastRttMs_ = -1;
-    qint64 lastPingMs_ = -1000000;
+    QPointer<AgentClient> m_client;
+    QTimer* m_timer = nullptr;
+    int m_intervalMs = 5000;
+    int m_timeoutMs = 15000;
+    bool m_disconnectOnTimeout = true;
+    bool m_reachable = false;
+    qint64 m_lastAliveMs = 0; // monotonic, ms
+    qint64 m_lastRttMs = -1;
+    qint64 m_lastPingMs = -1000000;
 };
 
 } // namespace ty

@@ -177,12 +177,12 @@ std::optional<QByteArray> filterAgentIdentities(const QByteArray& answer, const 
 
 SshAgentFilter::SshAgentFilter(QList<QByteArray> allowed, int own, int client, int upstream, int stopRead,
                                int stopWrite)
-    : allowed_(std::move(allowed))
-    , own_(own)
-    , client_(client)
-    , upstream_(upstream)
-    , stopRead_(stopRead)
-    , stopWrite_(stopWrite)
+    : m_allowed(std::move(allowed))
+    , m_own(own)
+    , m_client(client)
+    , m_upstream(upstream)
+    , m_stopRead(stopRead)
+    , m_stopWrite(stopWrite)
 {
 }
 
@@ -212,7 +212,7 @@ Result<std::unique_ptr<SshAgentFilter>> SshAgentFilter::start(const QString& age
     }
     std::unique_ptr<SshAgentFilter> filter(new SshAgentFilter(std::move(allowed), pair[0], pair[1], upstream, stop[0], stop[1]));
     try {
-        filter->thread_ = std::thread([f = filter.get()] { f->relay(); });
+        filter->m_thread = std::thread([f = filter.get()] { f->relay(); });
     } catch (const std::system_error& e) {
         return fail(QStringLiteral("cannot start a relay to ssh-agent: %1").arg(QString::fromLocal8Bit(e.what())));
     }
@@ -221,19 +221,19 @@ Result<std::unique_ptr<SshAgentFilter>> SshAgentFilter::start(const QString& age
 
 SshAgentFilter::~SshAgentFilter()
 {
-    if (thread_.joinable()) {
+    if (m_thread.joinable()) {
         const char byte = 0;
-        while (::write(stopWrite_, &byte, 1) < 0 && errno == EINTR) {
+        while (::write(m_stopWrite, &byte, 1) < 0 && errno == EINTR) {
         }
-        thread_.join();
+        m_thread.join();
     }
-    for (int* fd : {&own_, &client_, &upstream_, &stopRead_, &stopWrite_})
+    for (int* fd : {&m_own, &m_client, &m_upstream, &m_stopRead, &m_stopWrite})
         closeFd(*fd);
 }
 
 int SshAgentFilter::takeClientFd()
 {
-    return std::exchange(client_, -1);
+    return std::exchange(m_client, -1);
 }
 
 void SshAgentFilter::relay()
@@ -241,8 +241,8 @@ void SshAgentFilter::relay()
     QByteArray request;
     QByteArray answer;
     QString ended;
-    while (readMessage(own_, &request, stopRead_)) { // false: libssh's end closed (or a stop)
-        if (!writeMessage(upstream_, request, stopRead_) || !readMessage(upstream_, &answer, stopRead_)) {
+    while (readMessage(m_own, &request, m_stopRead)) { // false: libssh's end closed (or a stop)
+        if (!writeMessage(m_upstream, request, m_stopRead) || !readMessage(m_upstream, &answer, m_stopRead)) {
             ended = QStringLiteral("the agent did not answer");
             break;
         }
@@ -250,16 +250,16 @@ void SshAgentFilter::relay()
             && answer.at(0) == kIdentitiesAnswer) {
             int listed = 0;
             int kept = 0;
-            if (const auto filtered = filterAgentIdentities(answer, allowed_, &listed, &kept)) {
+            if (const auto filtered = filterAgentIdentities(answer, m_allowed, &listed, &kept)) {
                 answer = *filtered;
-                listed_.store(listed);
-                kept_.store(kept);
+                m_listed.store(listed);
+                m_kept.store(kept);
             } else {
                 answer = QByteArray(1, kAgentFailure);
                 qCWarning(lcNodes) << "ssh-agent sent a malformed list of keys: none is offered";
             }
         }
-        if (!writeMessage(own_, answer, stopRead_))
+        if (!writeMessage(m_own, answer, m_stopRead))
             break;
     }
     if (!ended.isEmpty())
@@ -267,7 +267,7 @@ void SshAgentFilter::relay()
     // libssh may be waiting for an answer: end-of-file tells it the agent is
     // gone. Only our sending side: a request libssh still writes must not
     // fail with EPIPE, which would raise SIGPIPE (libssh writes with write()).
-    ::shutdown(own_, SHUT_WR);
+    ::shutdown(m_own, SHUT_WR);
 }
 
 } // namespace ty

@@ -72,22 +72,22 @@ public:
 
     // From the last identities answer: how many the agent listed, how many
     // were kept. -1 while none came. Any thread.
-    int listed() const { return listed_.load(); }
-    int kept() const { return kept_.load(); }
+    int listed() const { return m_listed.load(); }
+    int kept() const { return m_kept.load(); }
 
 private:
     SshAgentFilter(QList<QByteArray> allowed, int own, int client, int upstream, int stopRead, int stopWrite);
     void relay();
 
-    const QList<QByteArray> allowed_;
-    int own_ = -1;      // our end of the pair (the relay's)
-    int client_ = -1;   // libssh's end until takeClientFd()
-    int upstream_ = -1; // the real agent
-    int stopRead_ = -1; // a byte here ends the relay
-    int stopWrite_ = -1;
-    std::atomic<int> listed_{-1};
-    std::atomic<int> kept_{-1};
-    std::thread thread_;
+    const QList<QByteArray> m_allowed;
+    int m_own = -1;      // our end of the pair (the relay's)
+    int m_client = -1;   // libssh's end until takeClientFd()
+    int m_upstream = -1; // the real agent
+    int m_stopRead = -1; // a byte here ends the relay
+    int m_stopWrite = -1;
+    std::atomic<int> m_listed{-1};
+    std::atomic<int> m_kept{-1};
+    std::thread m_thread;
 };
 
 } // namespace ty

@@ -15,42 +15,42 @@ namespace ty {
 SshAgentTransport::SshAgentTransport(SshNodeOptions options, std::shared_ptr<SshPassphraseProvider> passphrases,
                                      QObject* parent)
     : AgentTransport(parent)
-    , options_(std::move(options))
-    , passphrases_(std::move(passphrases))
-    , thread_(new QThread(this))
+    , m_options(std::move(options))
+    , m_passphrases(std::move(passphrases))
+    , m_thread(new QThread(this))
 {
     qRegisterMetaType<ty::AgentDeployResult>();
-    thread_->setObjectName(QStringLiteral("ssh-%1").arg(options_.name));
+    m_thread->setObjectName(QStringLiteral("ssh-%1").arg(m_options.name));
     // libssh writes to the server's socket and to ssh-agent's with write()
     // and send() without MSG_NOSIGNAL: a peer that went away (an agent that
     // hangs up mid-login, a server that drops the link) would kill the whole
     // GUI or trainyardctl with SIGPIPE. Blocked on this thread only, the call
     // fails with EPIPE and the session reports it; the process keeps SIGPIPE's
     // default elsewhere (`trainyardctl logs | head` still ends quietly).
-    connect(thread_, &QThread::started, thread_, [] {
+    connect(m_thread, &QThread::started, m_thread, [] {
         sigset_t pipe;
         sigemptyset(&pipe);
         sigaddset(&pipe, SIGPIPE);
         pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
     }, Qt::DirectConnection);
-    thread_->start();
+    m_thread->start();
 }
 
 SshAgentTransport::~SshAgentTransport()
 {
     destroySession();
-    thread_->quit();
-    thread_->wait();
+    m_thread->quit();
+    m_thread->wait();
 }
 
 void SshAgentTransport::destroySession()
 {
-    SshSession* s = std::exchange(session_, nullptr);
+    SshSession* s = std::exchange(m_session, nullptr);
     if (!s)
         return;
     s->disconnect(this);
     // Deleted on its own thread: it frees the libssh session there.
-    if (thread_->isRunning())
+    if (m_thread->isRunning())
         QMetaObject::invokeMethod(s, [s] { delete s; }, Qt::BlockingQueuedConnection);
     else
         delete s;
@@ -58,54 +58,54 @@ void SshAgentTransport::destroySession()
 
 void SshAgentTransport::open()
 {
-    if (open_)
+    if (m_open)
         return;
     destroySession();
-    open_ = true;
-    rejectedFingerprint_.clear();
-    hostKeyDecision_ = HostKeyDecision::None;
-    auto* s = new SshSession(options_, passphrases_);
-    s->moveToThread(thread_);
-    session_ = s;
+    m_open = true;
+    m_rejectedFingerprint.clear();
+    m_hostKeyDecision = HostKeyDecision::None;
+    auto* s = new SshSession(m_options, m_passphrases);
+    s->moveToThread(m_thread);
+    m_session = s;
     connect(s, &SshSession::started, this, [this, s] {
-        if (s == session_)
+        if (s == m_session)
             Q_EMIT opened();
     });
     connect(s, &SshSession::data, this, [this, s](const QByteArray& bytes) {
-        if (s == session_)
+        if (s == m_session)
             Q_EMIT received(bytes);
     });
     connect(s, &SshSession::resolved, this, [this](const QString& host, int port, bool proxied) {
-        resolvedHost_ = host;
-        resolvedPort_ = port;
-        proxied_ = proxied;
+        m_resolvedHost = host;
+        m_resolvedPort = port;
+        m_proxied = proxied;
     });
     connect(s, &SshSession::deployed, this, [this, s](const AgentDeployResult& r) {
-        if (s != session_)
+        if (s != m_session)
             return;
-        lastDeploy_ = r;
+        m_lastDeploy = r;
         Q_EMIT deployed(r);
     });
     connect(s, &SshSession::hostKeyRejected, this, [this, s](const QString& fp, const QString& message) {
-        if (s != session_)
+        if (s != m_session)
             return;
-        rejectedFingerprint_ = fp;
+        m_rejectedFingerprint = fp;
         // hostKeyDecided came first, with the decision.
-        Q_EMIT hostKeyRejected(fp, message, hostKeyDecision_ != HostKeyDecision::RefusedUnknown);
+        Q_EMIT hostKeyRejected(fp, message, m_hostKeyDecision != HostKeyDecision::RefusedUnknown);
     });
     connect(s, &SshSession::hostKeyDecided, this,
             [this, s](HostKeyDecision decision, const QString&, const QString& message) {
-                if (s != session_)
+                if (s != m_session)
                     return;
-                hostKeyDecision_ = decision;
+                m_hostKeyDecision = decision;
                 if (decision == HostKeyDecision::AcceptedChanged)
                     Q_EMIT warning(message);
             });
     connect(s, &SshSession::finished, this, [this, s](const QString& reason, ErrorKind kind) {
-        if (s != session_ || !open_)
+        if (s != m_session || !m_open)
             return;
-        open_ = false;
-        session_ = nullptr;
+        m_open = false;
+        m_session = nullptr;
         s->disconnect(this);
         QMetaObject::invokeMethod(s, [s] { delete s; }, Qt::QueuedConnection);
         Q_EMIT closed(reason, kind);
@@ -115,14 +115,14 @@ void SshAgentTransport::open()
 
 void SshAgentTransport::write(const QByteArray& bytes)
 {
-    if (!session_ || !open_)
+    if (!m_session || !m_open)
         return;
-    session_->post(bytes); // thread-safe; also flushed between the chunks of a file job
+    m_session->post(bytes); // thread-safe; also flushed between the chunks of a file job
 }
 
 void SshAgentTransport::probe(std::function<void(std::optional<bool>)> done)
 {
-    if (resolvedHost_.isEmpty() || resolvedPort_ <= 0 || proxied_) {
+    if (m_resolvedHost.isEmpty() || m_resolvedPort <= 0 || m_proxied) {
         QTimer::singleShot(0, this, [done = std::move(done)] { done(std::nullopt); });
         return;
     }
@@ -138,19 +138,19 @@ void SshAgentTransport::probe(std::function<void(std::optional<bool>)> done)
     connect(socket, &QTcpSocket::connected, this, [finish] { (*finish)(true); });
     connect(socket, &QTcpSocket::errorOccurred, this, [finish] { (*finish)(false); });
     QTimer::singleShot(1000, socket, [finish] { (*finish)(false); });
-    socket->connectToHost(resolvedHost_, quint16(resolvedPort_));
+    socket->connectToHost(m_resolvedHost, quint16(m_resolvedPort));
 }
 
 void SshAgentTransport::runFileJob(NodeFileJob job, std::function<void(const Result<void>&)> done)
 {
-    if (!session_ || !open_) {
+    if (!m_session || !m_open) {
         QMetaObject::invokeMethod(this, [this, done] {
             if (done)
                 done(fail(QStringLiteral("node %1: not connected").arg(describe())));
         }, Qt::QueuedConnection);
         return;
     }
-    SshSession* s = session_;
+    SshSession* s = m_session;
     QPointer<SshAgentTransport> self(this);
     QMetaObject::invokeMethod(s, [s, self, job = std::move(job), done = std::move(done)] {
         Result<void> r = s->runFileJob(job);
@@ -161,20 +161,20 @@ void SshAgentTransport::runFileJob(NodeFileJob job, std::function<void(const Res
 
 void SshAgentTransport::close()
 {
-    if (!session_ || !open_) {
-        if (open_) {
-            open_ = false;
+    if (!m_session || !m_open) {
+        if (m_open) {
+            m_open = false;
             Q_EMIT closed(QStringLiteral("the agent connection was closed"));
         }
         return;
     }
-    SshSession* s = session_;
+    SshSession* s = m_session;
     QMetaObject::invokeMethod(s, [s] { s->stop(QStringLiteral("the agent connection was closed")); }, Qt::QueuedConnection);
 }
 
 QString SshAgentTransport::describe() const
 {
-    return options_.name.isEmpty() ? options_.host : options_.name;
+    return m_options.name.isEmpty() ? m_options.host : m_options.name;
 }
 
 } // namespace ty

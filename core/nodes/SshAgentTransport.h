@@ -47,15 +47,15 @@ public:
     // (nullopt before one, or through a ProxyCommand/ProxyJump).
     void probe(std::function<void(std::optional<bool>)> done) override;
 
-    const SshNodeOptions& options() const { return options_; }
+    const SshNodeOptions& options() const { return m_options; }
     // Takes effect at the next open(): accept (and record) an unknown host key.
-    void setAcceptNewHostKey(bool accept) { options_.acceptNewHostKey = accept; }
+    void setAcceptNewHostKey(bool accept) { m_options.acceptNewHostKey = accept; }
     // The last deployment (set before opened() when the options deploy).
-    std::optional<AgentDeployResult> lastDeploy() const { return lastDeploy_; }
+    std::optional<AgentDeployResult> lastDeploy() const { return m_lastDeploy; }
     // SHA256 fingerprint of the last host key refused (unknown or changed), else empty.
-    QString rejectedFingerprint() const { return rejectedFingerprint_; }
+    QString rejectedFingerprint() const { return m_rejectedFingerprint; }
     // AgentTransport's host-key questions, answered by the two above.
-    QString rejectedHostKeyFingerprint() const override { return rejectedFingerprint_; }
+    QString rejectedHostKeyFingerprint() const override { return m_rejectedFingerprint; }
     bool trustNewHostKey() override
     {
         setAcceptNewHostKey(true);
@@ -63,7 +63,7 @@ public:
     }
     // The host key decision of the last open() (None before one was made):
     // the kind of a host-key refusal, without matching message text.
-    HostKeyDecision lastHostKeyDecision() const { return hostKeyDecision_; }
+    HostKeyDecision lastHostKeyDecision() const { return m_hostKeyDecision; }
 
 Q_SIGNALS:
     void deployed(const ty::AgentDeployResult& result);
@@ -76,17 +76,17 @@ Q_SIGNALS:
 private:
     void destroySession();
 
-    SshNodeOptions options_;
-    std::shared_ptr<SshPassphraseProvider> passphrases_;
-    QThread* thread_ = nullptr;
-    SshSession* session_ = nullptr; // lives on thread_
-    bool open_ = false;             // between open() and closed()
-    std::optional<AgentDeployResult> lastDeploy_;
-    QString rejectedFingerprint_;
-    HostKeyDecision hostKeyDecision_ = HostKeyDecision::None;
-    QString resolvedHost_; // SshSession::resolved, for probe()
-    int resolvedPort_ = 0;
-    bool proxied_ = false;
+    SshNodeOptions m_options;
+    std::shared_ptr<SshPassphraseProvider> m_passphrases;
+    QThread* m_thread = nullptr;
+    SshSession* m_session = nullptr; // lives on m_thread
+    bool m_open = false;             // between open() and closed()
+    std::optional<AgentDeployResult> m_lastDeploy;
+    QString m_rejectedFingerprint;
+    HostKeyDecision m_hostKeyDecision = HostKeyDecision::None;
+    QString m_resolvedHost; // SshSession::resolved, for probe()
+    int m_resolvedPort = 0;
+    bool m_proxied = false;
 };
 
 } // namespace ty

@@ -213,8 +213,8 @@ ssh_known_hosts_e knownHostsStateUnder(const QByteArray& name, ssh_key serverKey
 
 SshSession::SshSession(SshNodeOptions options, std::shared_ptr<SshPassphraseProvider> passphrases, QObject* parent)
     : QObject(parent)
-    , options_(std::move(options))
-    , passphrases_(std::move(passphrases))
+    , m_options(std::move(options))
+    , m_passphrases(std::move(passphrases))
 {
 }
 
@@ -225,27 +225,27 @@ SshSession::~SshSession()
 
 QString SshSession::where() const
 {
-    QString target = resolvedHost_.isEmpty() ? options_.host : resolvedHost_;
-    if (resolvedPort_ > 0)
-        target += u':' + QString::number(resolvedPort_);
-    if (!resolvedUser_.isEmpty())
-        target = resolvedUser_ + u'@' + target;
-    if (options_.name.isEmpty() || options_.name == options_.host)
-        return QStringLiteral("%1 (%2)").arg(options_.host, target);
-    return QStringLiteral("node %1 (%2 = %3)").arg(options_.name, options_.host, target);
+    QString target = m_resolvedHost.isEmpty() ? m_options.host : m_resolvedHost;
+    if (m_resolvedPort > 0)
+        target += u':' + QString::number(m_resolvedPort);
+    if (!m_resolvedUser.isEmpty())
+        target = m_resolvedUser + u'@' + target;
+    if (m_options.name.isEmpty() || m_options.name == m_options.host)
+        return QStringLiteral("%1 (%2)").arg(m_options.host, target);
+    return QStringLiteral("node %1 (%2 = %3)").arg(m_options.name, m_options.host, target);
 }
 
 void SshSession::start()
 {
-    if (session_ || finished_)
+    if (m_session || m_finished)
         return;
     if (auto r = connectAndLogin(); !r) {
         finish(r.error().message, r.error().kind);
         return;
     }
-    QString agent = options_.remoteAgentPath;
-    if (!options_.deployAgentFrom.isEmpty()) {
-        auto d = deployAgent(session_, options_.deployAgentFrom, options_.remoteCacheDir, options_.name);
+    QString agent = m_options.remoteAgentPath;
+    if (!m_options.deployAgentFrom.isEmpty()) {
+        auto d = deployAgent(m_session, m_options.deployAgentFrom, m_options.remoteCacheDir, m_options.name);
         if (!d) {
             finish(d.error().message);
             return;
@@ -254,28 +254,28 @@ void SshSession::start()
         Q_EMIT deployed(*d);
     }
     QStringList parts;
-    if (!options_.agentEnv.isEmpty()) {
+    if (!m_options.agentEnv.isEmpty()) {
         parts << QStringLiteral("env");
-        for (auto it = options_.agentEnv.cbegin(); it != options_.agentEnv.cend(); ++it)
+        for (auto it = m_options.agentEnv.cbegin(); it != m_options.agentEnv.cend(); ++it)
             parts << shellQuote(it.key() + u'=' + it.value());
     }
     parts << shellQuote(agent) << QStringLiteral("--stdio");
-    for (const QString& a : std::as_const(options_.agentArgs))
+    for (const QString& a : std::as_const(m_options.agentArgs))
         parts << shellQuote(a);
-    command_ = parts.join(u' ');
+    m_command = parts.join(u' ');
     if (auto r = openAgentChannel(); !r) {
         finish(r.error().message);
         return;
     }
 
-    ssh_set_blocking(session_, 0);
-    event_ = ssh_event_new();
-    if (!event_ || ssh_event_add_session(event_, session_) != SSH_OK) {
+    ssh_set_blocking(m_session, 0);
+    m_event = ssh_event_new();
+    if (!m_event || ssh_event_add_session(m_event, m_session) != SSH_OK) {
         finish(QStringLiteral("%1: cannot set up the SSH event loop").arg(where()));
         return;
     }
-    const int fd = ssh_get_fd(session_);
-    if (getStringOption(session_, SSH_OPTIONS_PROXYCOMMAND).isEmpty()) {
+    const int fd = ssh_get_fd(m_session);
+    if (getStringOption(m_session, SSH_OPTIONS_PROXYCOMMAND).isEmpty()) {
         // Dead links are also found by NodeHealth; this catches them when idle.
         int on = 1, idle = 10, interval = 5, count = 3;
         ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
@@ -283,85 +283,85 @@ void SshSession::start()
         ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
         ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
     }
-    readNotifier_ = new QSocketNotifier(qintptr(fd), QSocketNotifier::Read, this);
-    connect(readNotifier_, &QSocketNotifier::activated, this, &SshSession::service);
-    writeNotifier_ = new QSocketNotifier(qintptr(fd), QSocketNotifier::Write, this);
-    writeNotifier_->setEnabled(false);
-    connect(writeNotifier_, &QSocketNotifier::activated, this, &SshSession::service);
-    tick_ = new QTimer(this);
-    tick_->setInterval(kTickMs);
-    connect(tick_, &QTimer::timeout, this, &SshSession::service);
-    tick_->start();
+    m_readNotifier = new QSocketNotifier(qintptr(fd), QSocketNotifier::Read, this);
+    connect(m_readNotifier, &QSocketNotifier::activated, this, &SshSession::service);
+    m_writeNotifier = new QSocketNotifier(qintptr(fd), QSocketNotifier::Write, this);
+    m_writeNotifier->setEnabled(false);
+    connect(m_writeNotifier, &QSocketNotifier::activated, this, &SshSession::service);
+    m_tick = new QTimer(this);
+    m_tick->setInterval(kTickMs);
+    connect(m_tick, &QTimer::timeout, this, &SshSession::service);
+    m_tick->start();
 
-    running_ = true;
-    qCInfo(lcNodes).noquote() << where() << ": agent started:" << command_;
-    Q_EMIT started(command_);
+    m_running = true;
+    qCInfo(lcNodes).noquote() << where() << ": agent started:" << m_command;
+    Q_EMIT started(m_command);
     service(); // bytes that came during the exec, queued writes
 }
 
 Result<void> SshSession::connectAndLogin()
 {
-    session_ = ssh_new();
-    if (!session_)
-        return fail(QStringLiteral("%1: cannot create an SSH session").arg(options_.name));
-    const QByteArray host = options_.host.toUtf8();
-    ssh_options_set(session_, SSH_OPTIONS_HOST, host.constData());
+    m_session = ssh_new();
+    if (!m_session)
+        return fail(QStringLiteral("%1: cannot create an SSH session").arg(m_options.name));
+    const QByteArray host = m_options.host.toUtf8();
+    ssh_options_set(m_session, SSH_OPTIONS_HOST, host.constData());
     // Our default timeout before the config file, so its ConnectTimeout wins.
-    const long timeout = std::max(1, options_.connectTimeoutSec);
-    ssh_options_set(session_, SSH_OPTIONS_TIMEOUT, &timeout);
+    const long timeout = std::max(1, m_options.connectTimeoutSec);
+    ssh_options_set(m_session, SSH_OPTIONS_TIMEOUT, &timeout);
     // The config file first; the explicit settings after it win (LIBSSH-NOTES.md).
-    const QByteArray config = options_.configFile.toUtf8();
-    if (ssh_options_parse_config(session_, options_.configFile.isEmpty() ? nullptr : config.constData()) != SSH_OK)
+    const QByteArray config = m_options.configFile.toUtf8();
+    if (ssh_options_parse_config(m_session, m_options.configFile.isEmpty() ? nullptr : config.constData()) != SSH_OK)
         return fail(QStringLiteral("node %1: cannot read the SSH configuration %2: %3")
-                        .arg(options_.name,
-                             options_.configFile.isEmpty() ? QStringLiteral("~/.ssh/config") : options_.configFile,
-                             QString::fromUtf8(ssh_get_error(session_))));
-    if (!options_.user.isEmpty()) {
-        const QByteArray user = options_.user.toUtf8();
-        ssh_options_set(session_, SSH_OPTIONS_USER, user.constData());
+                        .arg(m_options.name,
+                             m_options.configFile.isEmpty() ? QStringLiteral("~/.ssh/config") : m_options.configFile,
+                             QString::fromUtf8(ssh_get_error(m_session))));
+    if (!m_options.user.isEmpty()) {
+        const QByteArray user = m_options.user.toUtf8();
+        ssh_options_set(m_session, SSH_OPTIONS_USER, user.constData());
     }
-    if (options_.port > 0) {
-        const unsigned int port = unsigned(options_.port);
-        ssh_options_set(session_, SSH_OPTIONS_PORT, &port);
+    if (m_options.port > 0) {
+        const unsigned int port = unsigned(m_options.port);
+        ssh_options_set(m_session, SSH_OPTIONS_PORT, &port);
     }
     // libssh's list of identities can only be read by its first entry: the
     // config's last IdentityFile, or libssh's first default (fallback of
     // identityFiles()).
-    configIdentity_ = getStringOption(session_, SSH_OPTIONS_IDENTITY);
-    if (configIdentity_ == QLatin1String(kLibsshFirstDefaultIdentity))
-        configIdentity_.clear();
-    if (!options_.identityFile.isEmpty()) {
-        const QByteArray id = options_.identityFile.toUtf8();
-        ssh_options_set(session_, SSH_OPTIONS_IDENTITY, id.constData());
+    m_configIdentity = getStringOption(m_session, SSH_OPTIONS_IDENTITY);
+    if (m_configIdentity == QLatin1String(kLibsshFirstDefaultIdentity))
+        m_configIdentity.clear();
+    if (!m_options.identityFile.isEmpty()) {
+        const QByteArray id = m_options.identityFile.toUtf8();
+        ssh_options_set(m_session, SSH_OPTIONS_IDENTITY, id.constData());
     }
     // The host key policy is Trainyard's (HostKeyPolicy.h, from OpenSSH's
     // StrictHostKeyChecking): libssh must report an unknown host as unknown,
     // which it does not after a config's `StrictHostKeyChecking no`.
     const int strictCheck = 1;
-    ssh_options_set(session_, SSH_OPTIONS_STRICTHOSTKEYCHECK, &strictCheck);
-    if (!options_.knownHostsFile.isEmpty()) {
-        const QByteArray kh = options_.knownHostsFile.toUtf8();
-        ssh_options_set(session_, SSH_OPTIONS_KNOWNHOSTS, kh.constData());
+    ssh_options_set(m_session, SSH_OPTIONS_STRICTHOSTKEYCHECK, &strictCheck);
+    if (!m_options.knownHostsFile.isEmpty()) {
+        const QByteArray kh = m_options.knownHostsFile.toUtf8();
+        ssh_options_set(m_session, SSH_OPTIONS_KNOWNHOSTS, kh.constData());
     }
     const int nodelay = 1;
-    ssh_options_set(session_, SSH_OPTIONS_NODELAY, &nodelay);
+    ssh_options_set(m_session, SSH_OPTIONS_NODELAY, &nodelay);
 
-    resolvedHost_ = getStringOption(session_, SSH_OPTIONS_HOST);
-    resolvedUser_ = getStringOption(session_, SSH_OPTIONS_USER);
+    m_resolvedHost = getStringOption(m_session, SSH_OPTIONS_HOST);
+    m_resolvedUser = getStringOption(m_session, SSH_OPTIONS_USER);
     unsigned int port = 0;
-    if (ssh_options_get_port(session_, &port) == SSH_OK)
-        resolvedPort_ = int(port);
-    Q_EMIT resolved(resolvedHost_, resolvedPort_, !getStringOption(session_, SSH_OPTIONS_PROXYCOMMAND).isEmpty());
+    if (ssh_options_get_port(m_session, &port) == SSH_OK)
+        m_resolvedPort = int(port);
+    Q_EMIT resolved(m_resolvedHost, m_resolvedPort, !getStringOption(m_session, SSH_OPTIONS_PROXYCOMMAND).isEmpty());
 
-    ssh_set_blocking(session_, 1);
-    if (ssh_connect(session_) != SSH_OK) {
-        QString message = QStringLiteral("cannot connect to %1: %2").arg(where(), QString::fromUtf8(ssh_get_error(session_)));
-        const QString proxy = getStringOption(session_, SSH_OPTIONS_PROXYCOMMAND);
+    ssh_set_blocking(m_session, 1);
+    if (ssh_connect(m_session) != SSH_OK) {
+        QString message = QStringLiteral("cannot connect to %1: %2").arg(where(), QString::fromUtf8(ssh_get_error(m_session)));
+        const QString proxy = getStringOption(m_session, SSH_OPTIONS_PROXYCOMMAND);
         if (!proxy.isEmpty())
             message += QStringLiteral(" (through the ProxyCommand/ProxyJump \"%1\": its errors are not visible here, "
                                       "and the jump host is reached with OpenSSH's own configuration; try `ssh %2` "
                                       "in a terminal)")
-                           .arg(proxy, options_.host);
+                           .arg(proxy, m_options.host);
         return fail(message, ErrorKind::Unreachable);
     }
     if (auto v = verifyHostKey(); !v)
@@ -372,8 +372,8 @@ Result<void> SshSession::connectAndLogin()
 Result<void> SshSession::verifyHostKey()
 {
     ssh_key key = nullptr;
-    if (ssh_get_server_publickey(session_, &key) != SSH_OK || !key)
-        return fail(QStringLiteral("%1: the server sent no host key: %2").arg(where(), QString::fromUtf8(ssh_get_error(session_))));
+    if (ssh_get_server_publickey(m_session, &key) != SSH_OK || !key)
+        return fail(QStringLiteral("%1: the server sent no host key: %2").arg(where(), QString::fromUtf8(ssh_get_error(m_session))));
     unsigned char* hash = nullptr;
     size_t hashLen = 0;
     QString fingerprint;
@@ -392,16 +392,16 @@ Result<void> SshSession::verifyHostKey()
     // records it under the alias as it is, whatever the port (OpenSSH's
     // sshconnect.c, get_hostfile_hostname_ipaddr), so that is the name here.
     const OpenSshHostConfig* openssh = openSshConfig();
-    hostKeyAlias_ = openssh ? openssh->hostKeyAlias : QString();
+    m_hostKeyAlias = openssh ? openssh->hostKeyAlias : QString();
     // StrictHostKeyChecking as OpenSSH resolves it (libssh reads only yes/no
     // and then calls an unknown host OK); without ssh, OpenSSH's default.
     const StrictHostKeyChecking strict =
         parseStrictHostKeyChecking(openssh ? openssh->strictHostKeyChecking : QString());
-    const QString file = getStringOption(session_, SSH_OPTIONS_KNOWNHOSTS);
-    const QString name = hostKeyAlias_.isEmpty() ? knownHostsName(resolvedHost_, resolvedPort_) : hostKeyAlias_;
-    const ssh_known_hosts_e libsshState = hostKeyAlias_.isEmpty()
-        ? ssh_session_is_known_server(session_)
-        : knownHostsStateUnder(name.toUtf8(), key, file, getStringOption(session_, SSH_OPTIONS_GLOBAL_KNOWNHOSTS));
+    const QString file = getStringOption(m_session, SSH_OPTIONS_KNOWNHOSTS);
+    const QString name = m_hostKeyAlias.isEmpty() ? knownHostsName(m_resolvedHost, m_resolvedPort) : m_hostKeyAlias;
+    const ssh_known_hosts_e libsshState = m_hostKeyAlias.isEmpty()
+        ? ssh_session_is_known_server(m_session)
+        : knownHostsStateUnder(name.toUtf8(), key, file, getStringOption(m_session, SSH_OPTIONS_GLOBAL_KNOWNHOSTS));
     ssh_key_free(key);
     auto linesOf = [&] {
         QStringList refs;
@@ -421,9 +421,9 @@ Result<void> SshSession::verifyHostKey()
     case SSH_KNOWN_HOSTS_ERROR:
     default:
         return fail(QStringLiteral("%1: cannot check the host key against %2: %3")
-                        .arg(where(), file, QString::fromUtf8(ssh_get_error(session_))));
+                        .arg(where(), file, QString::fromUtf8(ssh_get_error(m_session))));
     }
-    const HostKeyDecision decision = decideHostKey(state, strict, options_.acceptNewHostKey);
+    const HostKeyDecision decision = decideHostKey(state, strict, m_options.acceptNewHostKey);
     const QString strictName = strictHostKeyCheckingName(strict);
     // OpenSSH's headline, so that the warning reads the same as ssh's.
     const QString changed =
@@ -473,7 +473,7 @@ Result<void> SshSession::verifyHostKey()
                            "for a new one, or the dialog in the Nodes view).")
                 .arg(where(), file.isEmpty() ? QStringLiteral("~/.ssh/known_hosts") : file, keyType, fingerprint,
                      keyType.startsWith(QLatin1String("ssh-")) ? keyType.mid(4) : keyType.toLower(),
-                     hostKeyAlias_.isEmpty() ? QString() : QStringLiteral(" under its HostKeyAlias %1").arg(hostKeyAlias_));
+                     m_hostKeyAlias.isEmpty() ? QString() : QStringLiteral(" under its HostKeyAlias %1").arg(m_hostKeyAlias));
         Q_EMIT hostKeyDecided(decision, fingerprint, message);
         Q_EMIT hostKeyRejected(fingerprint, message);
         return fail(message, ErrorKind::HostKeyUnknown);
@@ -485,19 +485,19 @@ Result<void> SshSession::verifyHostKey()
     if (auto added = addHostKey(file); !added)
         return added;
     qCInfo(lcNodes).noquote() << where() << ": added" << keyType << fingerprint << "to" << file
-                              << (options_.acceptNewHostKey ? QString() : QStringLiteral("(StrictHostKeyChecking %1)").arg(strictName));
+                              << (m_options.acceptNewHostKey ? QString() : QStringLiteral("(StrictHostKeyChecking %1)").arg(strictName));
     Q_EMIT hostKeyDecided(HostKeyDecision::Added, fingerprint, QString());
     return {};
 }
 
 const OpenSshHostConfig* SshSession::openSshConfig()
 {
-    if (!openSshQueried_) {
-        openSshQueried_ = true;
-        openSsh_ = resolveOpenSshConfig({options_.host, options_.configFile, options_.user, options_.port, options_.identityFile},
-                                        &openSshProblem_);
+    if (!m_openSshQueried) {
+        m_openSshQueried = true;
+        m_openSsh = resolveOpenSshConfig({m_options.host, m_options.configFile, m_options.user, m_options.port, m_options.identityFile},
+                                        &m_openSshProblem);
     }
-    return openSsh_ ? &*openSsh_ : nullptr;
+    return m_openSsh ? &*m_openSsh : nullptr;
 }
 
 Result<void> SshSession::addHostKey(const QString& file)
@@ -510,27 +510,27 @@ Result<void> SshSession::addHostKey(const QString& file)
     const OpenSshHostConfig* openssh = openSshConfig();
     if (!openssh)
         qCInfo(lcNodes).noquote() << QStringLiteral("%1: HashKnownHosts unknown (%2): the host key is added unhashed")
-                                         .arg(where(), openSshProblem_);
+                                         .arg(where(), m_openSshProblem);
     const bool hashed = openssh && openssh->hashKnownHosts;
-    if (!hashed && hostKeyAlias_.isEmpty()) {
-        if (ssh_session_update_known_hosts(session_) != SSH_OK)
+    if (!hashed && m_hostKeyAlias.isEmpty()) {
+        if (ssh_session_update_known_hosts(m_session) != SSH_OK)
             return fail(QStringLiteral("%1: cannot add the host key to %2: %3")
-                            .arg(where(), file, QString::fromUtf8(ssh_get_error(session_))));
+                            .arg(where(), file, QString::fromUtf8(ssh_get_error(m_session))));
         return {};
     }
     // libssh's own entry ("name keytype base64key") under the name it is
     // looked up by: libssh's (`[host]:port` off port 22) or the HostKeyAlias
     // as it is (verifyHostKey()); hashed when HashKnownHosts says so.
     char* entry = nullptr;
-    if (ssh_session_export_known_hosts_entry(session_, &entry) != SSH_OK || !entry)
+    if (ssh_session_export_known_hosts_entry(m_session, &entry) != SSH_OK || !entry)
         return fail(QStringLiteral("%1: cannot add the host key to %2: %3")
-                        .arg(where(), file, QString::fromUtf8(ssh_get_error(session_))));
+                        .arg(where(), file, QString::fromUtf8(ssh_get_error(m_session))));
     const QByteArray plain = QByteArray(entry).trimmed();
     ssh_string_free_char(entry);
     const qsizetype space = plain.indexOf(' ');
     if (space <= 0)
         return fail(QStringLiteral("%1: cannot add the host key to %2: libssh gave no entry").arg(where(), file));
-    const QByteArray name = hostKeyAlias_.isEmpty() ? plain.left(space) : hostKeyAlias_.toUtf8();
+    const QByteArray name = m_hostKeyAlias.isEmpty() ? plain.left(space) : m_hostKeyAlias.toUtf8();
     if (auto r = appendKnownHostsLine(file, (hashed ? hashedKnownHostsName(name) : name) + plain.mid(space)); !r)
         return fail(QStringLiteral("%1: cannot add the host key to %2: %3").arg(where(), file, r.error().message));
     return {};
@@ -542,8 +542,8 @@ QStringList SshSession::identityFiles()
         QStringList files = openssh->identityFiles; // the node's (-i) first
         // OpenSSH drops an -i file that does not exist; kept here, the
         // failure then names it.
-        if (!options_.identityFile.isEmpty() && !QFileInfo::exists(options_.identityFile))
-            files.prepend(options_.identityFile);
+        if (!m_options.identityFile.isEmpty() && !QFileInfo::exists(m_options.identityFile))
+            files.prepend(m_options.identityFile);
         return files;
     }
     // No OpenSSH client (or it rejects the configuration): what libssh's
@@ -557,26 +557,26 @@ QStringList SshSession::identityFiles()
         return file;
     };
     QStringList files;
-    for (const QString& f : {options_.identityFile, configIdentity_})
+    for (const QString& f : {m_options.identityFile, m_configIdentity})
         if (!f.isEmpty())
             files << expand(f);
     if (files.isEmpty())
         for (const char* name : kLibsshDefaultIdentities)
             files << expand(QStringLiteral("%d/") + QLatin1String(name));
     files.removeDuplicates();
-    if (!openSshProblem_.isEmpty())
+    if (!m_openSshProblem.isEmpty())
         qCInfo(lcNodes).noquote() << QStringLiteral("%1: key files from libssh's configuration (%2): %3")
-                                         .arg(where(), openSshProblem_, files.join(QStringLiteral(", ")));
+                                         .arg(where(), m_openSshProblem, files.join(QStringLiteral(", ")));
     return files;
 }
 
 Result<void> SshSession::authenticate()
 {
-    int rc = ssh_userauth_none(session_, nullptr);
+    int rc = ssh_userauth_none(m_session, nullptr);
     if (rc == SSH_AUTH_SUCCESS)
         return {};
     if (rc == SSH_AUTH_ERROR)
-        return fail(QStringLiteral("%1: authentication failed: %2").arg(where(), QString::fromUtf8(ssh_get_error(session_))),
+        return fail(QStringLiteral("%1: authentication failed: %2").arg(where(), QString::fromUtf8(ssh_get_error(m_session))),
                     ErrorKind::Authentication);
     // OpenSSH's order: ssh-agent first, then the identity files. Not
     // ssh_userauth_publickey_auto: it tries the same, but its passphrase
@@ -614,9 +614,9 @@ Result<void> SshSession::authenticate()
             agentSkipped = QStringLiteral("IdentitiesOnly, and no identity file has a public key that can be read");
         } else if (auto filter = SshAgentFilter::start(socket, std::move(allowed)); !filter) {
             agentSkipped = filter.error().message;
-        } else if (const int fd = (*filter)->takeClientFd(); ssh_set_agent_socket(session_, fd) != SSH_OK) {
+        } else if (const int fd = (*filter)->takeClientFd(); ssh_set_agent_socket(m_session, fd) != SSH_OK) {
             ::close(fd); // not taken by libssh
-            agentSkipped = QStringLiteral("libssh refused the relay: %1").arg(QString::fromUtf8(ssh_get_error(session_)));
+            agentSkipped = QStringLiteral("libssh refused the relay: %1").arg(QString::fromUtf8(ssh_get_error(m_session)));
         } else {
             agentFilter = std::move(*filter);
         }
@@ -627,7 +627,7 @@ Result<void> SshSession::authenticate()
             qCInfo(lcNodes).noquote() << where() << ": ssh-agent not asked:" << agentSkipped;
         }
     }
-    rc = useAgent ? ssh_userauth_agent(session_, nullptr) : SSH_AUTH_DENIED;
+    rc = useAgent ? ssh_userauth_agent(m_session, nullptr) : SSH_AUTH_DENIED;
     if (agentFilter) {
         if (agentFilter->listed() >= 0)
             agentTried = QStringLiteral("ssh-agent (IdentitiesOnly: %1 of its %2 key(s))").arg(agentFilter->kept()).arg(agentFilter->listed());
@@ -636,14 +636,14 @@ Result<void> SshSession::authenticate()
     if (rc == SSH_AUTH_SUCCESS)
         return {};
     auto disconnected = [this] {
-        return !ssh_is_connected(session_) || (ssh_get_status(session_) & (SSH_CLOSED | SSH_CLOSED_ERROR));
+        return !ssh_is_connected(m_session) || (ssh_get_status(m_session) & (SSH_CLOSED | SSH_CLOSED_ERROR));
     };
     // The server ends the connection after so many refused keys (sshd's
     // MaxAuthTries): the keys after that were never offered, not refused.
     // libssh 0.10 then waits out its timeout and returns SSH_AUTH_AGAIN (or
     // SSH_AUTH_ERROR): the connection's state tells.
     bool dropped = disconnected();
-    QString dropError = dropped ? QString::fromUtf8(ssh_get_error(session_)) : QString();
+    QString dropError = dropped ? QString::fromUtf8(ssh_get_error(m_session)) : QString();
     if (rc != SSH_AUTH_PARTIAL)
         rc = SSH_AUTH_DENIED; // an agent that is not running or fails is passed over, as there
     QStringList tried, missing, encrypted, unreadable;
@@ -661,7 +661,7 @@ Result<void> SshSession::authenticate()
             continue;
         }
         tried << file;
-        KeyRead read{passphrases_.get(), options_.name.isEmpty() ? options_.host : options_.name, file};
+        KeyRead read{m_passphrases.get(), m_options.name.isEmpty() ? m_options.host : m_options.name, file};
         // The private key is read here only for a PEM key without its .pub,
         // which may ask for the passphrase before the server has seen the key.
         ssh_key pub = nullptr;
@@ -670,13 +670,13 @@ Result<void> SshSession::authenticate()
             (read.encrypted ? encrypted : unreadable) << file;
             continue;
         }
-        rc = ssh_userauth_try_publickey(session_, nullptr, pub);
+        rc = ssh_userauth_try_publickey(m_session, nullptr, pub);
         ssh_key_free(pub);
         if (rc != SSH_AUTH_SUCCESS) { // refused: the next file; an error: stop
             ssh_key_free(priv);
             if (disconnected()) { // this one was offered (and counted): the rest are not
                 dropped = true;
-                dropError = QString::fromUtf8(ssh_get_error(session_));
+                dropError = QString::fromUtf8(ssh_get_error(m_session));
                 continue;
             }
             if (rc == SSH_AUTH_ERROR)
@@ -693,7 +693,7 @@ Result<void> SshSession::authenticate()
             rc = SSH_AUTH_DENIED;
             continue;
         }
-        rc = ssh_userauth_publickey(session_, nullptr, priv);
+        rc = ssh_userauth_publickey(m_session, nullptr, priv);
         ssh_key_free(priv);
         if (rc == SSH_AUTH_SUCCESS)
             return {};
@@ -729,17 +729,17 @@ Result<void> SshSession::authenticate()
               .arg(where(), locked.join(QStringLiteral(", ")), keys);
     if (!agentSkipped.isEmpty())
         message += QStringLiteral("; ssh-agent was not asked: %1").arg(agentSkipped);
-    if (!options_.identityFile.isEmpty() && missing.contains(options_.identityFile))
-        message += QStringLiteral("; the node's identity file %1 does not exist").arg(options_.identityFile);
+    if (!m_options.identityFile.isEmpty() && missing.contains(m_options.identityFile))
+        message += QStringLiteral("; the node's identity file %1 does not exist").arg(m_options.identityFile);
     if (rc == SSH_AUTH_ERROR)
-        message += QStringLiteral(": ") + QString::fromUtf8(ssh_get_error(session_));
+        message += QStringLiteral(": ") + QString::fromUtf8(ssh_get_error(m_session));
     if (rc == SSH_AUTH_PARTIAL)
         message += QStringLiteral("; the server wants a further authentication method, which Trainyard does not support");
     if (!unreadable.isEmpty())
         message += QStringLiteral("; cannot read the private key %1").arg(unreadable.join(QStringLiteral(", ")));
     if (!encrypted.isEmpty()) {
         const QString keys = QStringLiteral("the encrypted private key %1").arg(encrypted.join(QStringLiteral(", ")));
-        if (!passphrases_)
+        if (!m_passphrases)
             message += QStringLiteral(". It needs %1, which cannot be used without a passphrase prompt (batch mode): "
                                       "load it into ssh-agent (ssh-add), connect interactively, or set TRAINYARD_ASKPASS "
                                       "(trainyardctl)").arg(keys);
@@ -753,158 +753,158 @@ Result<void> SshSession::authenticate()
 
 Result<void> SshSession::openAgentChannel()
 {
-    channel_ = ssh_channel_new(session_);
-    if (!channel_)
-        return fail(QStringLiteral("%1: cannot create a channel: %2").arg(where(), QString::fromUtf8(ssh_get_error(session_))));
-    if (ssh_channel_open_session(channel_) != SSH_OK)
-        return fail(QStringLiteral("%1: cannot open a session channel: %2").arg(where(), QString::fromUtf8(ssh_get_error(session_))));
+    m_channel = ssh_channel_new(m_session);
+    if (!m_channel)
+        return fail(QStringLiteral("%1: cannot create a channel: %2").arg(where(), QString::fromUtf8(ssh_get_error(m_session))));
+    if (ssh_channel_open_session(m_channel) != SSH_OK)
+        return fail(QStringLiteral("%1: cannot open a session channel: %2").arg(where(), QString::fromUtf8(ssh_get_error(m_session))));
     // Registered before the exec and kept until the channel is freed, so no
     // data, EOF, exit status or close is missed.
-    channelCallbacks_ = std::make_unique<ssh_channel_callbacks_struct>();
-    std::memset(channelCallbacks_.get(), 0, sizeof(ssh_channel_callbacks_struct));
-    ssh_callbacks_init(channelCallbacks_.get());
-    channelCallbacks_->userdata = this;
-    channelCallbacks_->channel_data_function = &SshSession::onChannelData;
-    channelCallbacks_->channel_eof_function = &SshSession::onChannelEof;
-    channelCallbacks_->channel_close_function = &SshSession::onChannelClose;
-    channelCallbacks_->channel_exit_status_function = &SshSession::onExitStatus;
-    channelCallbacks_->channel_exit_signal_function = &SshSession::onExitSignal;
-    ssh_set_channel_callbacks(channel_, channelCallbacks_.get());
-    const QByteArray cmd = command_.toUtf8();
-    if (ssh_channel_request_exec(channel_, cmd.constData()) != SSH_OK)
-        return fail(QStringLiteral("%1: cannot run the agent (%2): %3").arg(where(), command_, QString::fromUtf8(ssh_get_error(session_))));
+    m_channelCallbacks = std::make_unique<ssh_channel_callbacks_struct>();
+    std::memset(m_channelCallbacks.get(), 0, sizeof(ssh_channel_callbacks_struct));
+    ssh_callbacks_init(m_channelCallbacks.get());
+    m_channelCallbacks->userdata = this;
+    m_channelCallbacks->channel_data_function = &SshSession::onChannelData;
+    m_channelCallbacks->channel_eof_function = &SshSession::onChannelEof;
+    m_channelCallbacks->channel_close_function = &SshSession::onChannelClose;
+    m_channelCallbacks->channel_exit_status_function = &SshSession::onExitStatus;
+    m_channelCallbacks->channel_exit_signal_function = &SshSession::onExitSignal;
+    ssh_set_channel_callbacks(m_channel, m_channelCallbacks.get());
+    const QByteArray cmd = m_command.toUtf8();
+    if (ssh_channel_request_exec(m_channel, cmd.constData()) != SSH_OK)
+        return fail(QStringLiteral("%1: cannot run the agent (%2): %3").arg(where(), m_command, QString::fromUtf8(ssh_get_error(m_session))));
     return {};
 }
 
 void SshSession::write(const QByteArray& bytes)
 {
-    if (finished_)
+    if (m_finished)
         return;
-    out_.append(bytes);
-    if (running_)
+    m_out.append(bytes);
+    if (m_running)
         service();
 }
 
 void SshSession::post(const QByteArray& bytes)
 {
     {
-        QMutexLocker lock(&postedMutex_);
-        posted_.append(bytes);
+        QMutexLocker lock(&m_postedMutex);
+        m_posted.append(bytes);
     }
-    QMetaObject::invokeMethod(this, [this] { drainPosted(); if (running_) service(); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(this, [this] { drainPosted(); if (m_running) service(); }, Qt::QueuedConnection);
 }
 
 void SshSession::drainPosted()
 {
-    QMutexLocker lock(&postedMutex_);
-    if (posted_.isEmpty())
+    QMutexLocker lock(&m_postedMutex);
+    if (m_posted.isEmpty())
         return;
-    if (!finished_)
-        out_.append(posted_);
-    posted_.clear();
+    if (!m_finished)
+        m_out.append(m_posted);
+    m_posted.clear();
 }
 
 void SshSession::pumpDuringFileJob()
 {
-    if (!event_ || !session_ || channelClosed_)
+    if (!m_event || !m_session || m_channelClosed)
         return;
     drainPosted();
-    ssh_set_blocking(session_, 0);
-    ssh_event_dopoll(event_, 0);
+    ssh_set_blocking(m_session, 0);
+    ssh_event_dopoll(m_event, 0);
     flushWrites();
     emitReceived();
     logStderr(false);
-    ssh_set_blocking(session_, 1);
+    ssh_set_blocking(m_session, 1);
 }
 
 Result<void> SshSession::runFileJob(const NodeFileJob& job)
 {
-    if (!running_ || finished_ || !session_)
+    if (!m_running || m_finished || !m_session)
         return fail(QStringLiteral("%1: not connected").arg(where()));
-    if (inFileJob_)
+    if (m_inFileJob)
         return fail(QStringLiteral("%1: another file transfer is running on this connection").arg(where()));
-    inFileJob_ = true;
-    ssh_set_blocking(session_, 1);
+    m_inFileJob = true;
+    ssh_set_blocking(m_session, 1);
     Result<void> result;
-    if (!sftp_) {
-        sftp_ = sftp_new(session_);
-        if (!sftp_ || sftp_init(sftp_) != SSH_OK) {
+    if (!m_sftp) {
+        m_sftp = sftp_new(m_session);
+        if (!m_sftp || sftp_init(m_sftp) != SSH_OK) {
             result = fail(QStringLiteral("%1: cannot start SFTP (is the sftp subsystem enabled in sshd_config?): %2")
-                              .arg(where(), QString::fromUtf8(ssh_get_error(session_))));
-            if (sftp_)
-                sftp_free(sftp_);
-            sftp_ = nullptr;
+                              .arg(where(), QString::fromUtf8(ssh_get_error(m_session))));
+            if (m_sftp)
+                sftp_free(m_sftp);
+            m_sftp = nullptr;
         }
     }
-    if (sftp_) {
-        SftpNodeFiles files(session_, sftp_, options_.name.isEmpty() ? options_.host : options_.name,
+    if (m_sftp) {
+        SftpNodeFiles files(m_session, m_sftp, m_options.name.isEmpty() ? m_options.host : m_options.name,
                             [this] { pumpDuringFileJob(); });
         result = job(files);
     }
-    ssh_set_blocking(session_, 0);
-    inFileJob_ = false;
+    ssh_set_blocking(m_session, 0);
+    m_inFileJob = false;
     QMetaObject::invokeMethod(this, &SshSession::service, Qt::QueuedConnection);
     return result;
 }
 
 void SshSession::flushWrites()
 {
-    while (!out_.isEmpty() && channel_) {
-        const uint32_t len = uint32_t(std::min<qsizetype>(out_.size(), 256 * 1024));
-        const int n = ssh_channel_write(channel_, out_.constData(), len);
+    while (!m_out.isEmpty() && m_channel) {
+        const uint32_t len = uint32_t(std::min<qsizetype>(m_out.size(), 256 * 1024));
+        const int n = ssh_channel_write(m_channel, m_out.constData(), len);
         if (n == SSH_ERROR) {
-            qCWarning(lcNodes).noquote() << where() << ": write to the agent failed:" << ssh_get_error(session_);
+            qCWarning(lcNodes).noquote() << where() << ": write to the agent failed:" << ssh_get_error(m_session);
             break; // the checks in service() end the connection
         }
         if (n <= 0)
             break; // remote window full: wait for its adjust
-        out_.remove(0, n);
+        m_out.remove(0, n);
     }
 }
 
 void SshSession::updateWriteNotifier()
 {
-    if (!writeNotifier_ || !session_)
+    if (!m_writeNotifier || !m_session)
         return;
-    writeNotifier_->setEnabled((ssh_get_poll_flags(session_) & SSH_WRITE_PENDING) != 0);
+    m_writeNotifier->setEnabled((ssh_get_poll_flags(m_session) & SSH_WRITE_PENDING) != 0);
 }
 
 void SshSession::service()
 {
-    if (inService_ || finished_ || !event_ || !running_ || inFileJob_)
+    if (m_inService || m_finished || !m_event || !m_running || m_inFileJob)
         return;
     drainPosted();
-    inService_ = true;
+    m_inService = true;
     // libssh reads the socket 4 KiB per recv(), one recv per dopoll: going
     // back to the event loop after each would cost an event-loop turn per
     // 4 KiB. Poll on while a round handles something, up to kMaxPollRounds.
-    int rc = ssh_event_dopoll(event_, 0);
-    for (int round = 1; rc == SSH_OK && round < kMaxPollRounds && !channelClosed_; ++round)
-        rc = ssh_event_dopoll(event_, 0);
-    if (!channelClosed_)
+    int rc = ssh_event_dopoll(m_event, 0);
+    for (int round = 1; rc == SSH_OK && round < kMaxPollRounds && !m_channelClosed; ++round)
+        rc = ssh_event_dopoll(m_event, 0);
+    if (!m_channelClosed)
         flushWrites();
     emitReceived();
     logStderr(false);
-    inService_ = false;
+    m_inService = false;
 
-    const int status = ssh_get_status(session_);
-    if (rc == SSH_ERROR || (status & (SSH_CLOSED | SSH_CLOSED_ERROR)) || !ssh_is_connected(session_)) {
-        QString why = QString::fromUtf8(ssh_get_error(session_));
+    const int status = ssh_get_status(m_session);
+    if (rc == SSH_ERROR || (status & (SSH_CLOSED | SSH_CLOSED_ERROR)) || !ssh_is_connected(m_session)) {
+        QString why = QString::fromUtf8(ssh_get_error(m_session));
         finish(QStringLiteral("SSH connection to %1 lost%2").arg(where(), why.isEmpty() ? QString() : QStringLiteral(": ") + why),
                ErrorKind::Unreachable);
         return;
     }
-    if (channelClosed_ || ssh_channel_is_closed(channel_)) {
+    if (m_channelClosed || ssh_channel_is_closed(m_channel)) {
         QString how;
-        if (!exitSignal_.isEmpty())
-            how = QStringLiteral("was killed by SIG%1").arg(exitSignal_);
-        else if (exitStatus_)
-            how = QStringLiteral("exited with status %1").arg(*exitStatus_);
+        if (!m_exitSignal.isEmpty())
+            how = QStringLiteral("was killed by SIG%1").arg(m_exitSignal);
+        else if (m_exitStatus)
+            how = QStringLiteral("exited with status %1").arg(*m_exitStatus);
         else
             how = QStringLiteral("closed its channel");
         QString message = QStringLiteral("the agent on %1 %2").arg(where(), how);
-        if (exitStatus_ && *exitStatus_ == 127)
-            message += QStringLiteral(" (command not found: %1)").arg(command_);
+        if (m_exitStatus && *m_exitStatus == 127)
+            message += QStringLiteral(" (command not found: %1)").arg(m_command);
         finish(message);
         return;
     }
@@ -913,82 +913,82 @@ void SshSession::service()
 
 void SshSession::stop(const QString& reason)
 {
-    if (finished_)
+    if (m_finished)
         return;
     finish(reason);
 }
 
 void SshSession::finish(const QString& reason, ErrorKind kind)
 {
-    if (finished_)
+    if (m_finished)
         return;
-    finished_ = true;
-    const bool graceful = running_ && !channelClosed_;
-    running_ = false;
+    m_finished = true;
+    const bool graceful = m_running && !m_channelClosed;
+    m_running = false;
     emitReceived(); // what arrived before the end, before finished()
     logStderr(true);
     freeAll(graceful);
-    qCInfo(lcNodes).noquote() << options_.name << ":" << reason;
+    qCInfo(lcNodes).noquote() << m_options.name << ":" << reason;
     Q_EMIT finished(reason, kind);
 }
 
 void SshSession::freeAll(bool graceful)
 {
-    delete readNotifier_;
-    readNotifier_ = nullptr;
-    delete writeNotifier_;
-    writeNotifier_ = nullptr;
-    delete tick_;
-    tick_ = nullptr;
-    if (event_) {
-        if (session_)
-            ssh_event_remove_session(event_, session_);
-        ssh_event_free(event_);
-        event_ = nullptr;
+    delete m_readNotifier;
+    m_readNotifier = nullptr;
+    delete m_writeNotifier;
+    m_writeNotifier = nullptr;
+    delete m_tick;
+    m_tick = nullptr;
+    if (m_event) {
+        if (m_session)
+            ssh_event_remove_session(m_event, m_session);
+        ssh_event_free(m_event);
+        m_event = nullptr;
     }
-    const bool alive = session_ && ssh_is_connected(session_)
-        && !(ssh_get_status(session_) & (SSH_CLOSED | SSH_CLOSED_ERROR));
-    if (sftp_) {
+    const bool alive = m_session && ssh_is_connected(m_session)
+        && !(ssh_get_status(m_session) & (SSH_CLOSED | SSH_CLOSED_ERROR));
+    if (m_sftp) {
         if (alive)
-            ssh_set_blocking(session_, 1);
-        sftp_free(sftp_);
-        sftp_ = nullptr;
+            ssh_set_blocking(m_session, 1);
+        sftp_free(m_sftp);
+        m_sftp = nullptr;
     }
-    if (channel_) {
-        if (graceful && alive && ssh_channel_is_open(channel_)) {
+    if (m_channel) {
+        if (graceful && alive && ssh_channel_is_open(m_channel)) {
             // EOF on the agent's stdin: it exits, its runs go on.
-            ssh_set_blocking(session_, 1);
-            if (!out_.isEmpty())
-                ssh_channel_write(channel_, out_.constData(), uint32_t(out_.size()));
-            ssh_channel_send_eof(channel_);
-            ssh_channel_close(channel_);
+            ssh_set_blocking(m_session, 1);
+            if (!m_out.isEmpty())
+                ssh_channel_write(m_channel, m_out.constData(), uint32_t(m_out.size()));
+            ssh_channel_send_eof(m_channel);
+            ssh_channel_close(m_channel);
         }
-        ssh_remove_channel_callbacks(channel_, channelCallbacks_.get());
-        ssh_channel_free(channel_);
-        channel_ = nullptr;
+        ssh_remove_channel_callbacks(m_channel, m_channelCallbacks.get());
+        ssh_channel_free(m_channel);
+        m_channel = nullptr;
     }
-    if (session_) {
+    if (m_session) {
         if (alive)
-            ssh_disconnect(session_);
-        ssh_free(session_);
-        session_ = nullptr;
+            ssh_disconnect(m_session);
+        ssh_free(m_session);
+        m_session = nullptr;
     }
-    channelCallbacks_.reset();
-    out_.clear();
+    m_channelCallbacks.reset();
+    m_out.clear();
 }
 
 void SshSession::logStderr(bool flushAll)
 {
     for (;;) {
-        const qsizetype nl = stderrBuf_.indexOf('\n');
+        const qsizetype nl = m_stderrBuf.indexOf('\n');
         if (nl < 0)
             break;
-        qCWarning(lcNodes).noquote() << "agent on" << options_.name << ":" << QString::fromUtf8(stderrBuf_.left(nl));
-        stderrBuf_.remove(0, nl + 1);
+        qCWarning(lcNodes).noquote() << "agent on" << m_options.name << ":" << QString::fromUtf8(m_stderrBuf.left(nl));
+        m_stderrBuf.remove(0, nl + 1);
     }
-    if (flushAll && !stderrBuf_.isEmpty()) {
-        qCWarning(lcNodes).noquote() << "agent on" << options_.name << ":" << QString::fromUtf8(stderrBuf_);
-        stderrBuf_.clear();
+    if (flushAll && !m_stderrBuf.isEmpty()) {
+        qCWarning(lcNodes).noquote() << "agent on" << m_options.name << ":" << QString::fromUtf8(m_stderrBuf);
+        m_stderrBuf.clear();
     }
 }
 
@@ -997,19 +997,19 @@ int SshSession::onChannelData(ssh_session_struct*, ssh_channel_struct*, void* da
 {
     auto* self = static_cast<SshSession*>(userdata);
     if (isStderr) {
-        self->stderrBuf_.append(static_cast<const char*>(data), qsizetype(len));
-        if (self->stderrBuf_.size() > 64 * 1024)
+        self->m_stderrBuf.append(static_cast<const char*>(data), qsizetype(len));
+        if (self->m_stderrBuf.size() > 64 * 1024)
             self->logStderr(true);
     } else {
-        if (self->received_.size() + qsizetype(len) > kReceivedBatch)
+        if (self->m_received.size() + qsizetype(len) > kReceivedBatch)
             self->emitReceived();
-        if (!self->received_.isEmpty() && self->received_.capacity() < kReceivedBatch)
-            self->received_.reserve(kReceivedBatch); // a second packet: room for a batch (a lone reply stays small)
-        self->received_.append(static_cast<const char*>(data), qsizetype(len));
+        if (!self->m_received.isEmpty() && self->m_received.capacity() < kReceivedBatch)
+            self->m_received.reserve(kReceivedBatch); // a second packet: room for a batch (a lone reply stays small)
+        self->m_received.append(static_cast<const char*>(data), qsizetype(len));
         // Inside a blocking call (a file job's SFTP request, connect, the
         // close in freeAll()) no service() end follows soon to hand the batch
         // on: it goes at once.
-        if (!self->inService_)
+        if (!self->m_inService)
             self->emitReceived();
     }
     return int(len); // everything consumed: both streams are always drained
@@ -1017,29 +1017,29 @@ int SshSession::onChannelData(ssh_session_struct*, ssh_channel_struct*, void* da
 
 void SshSession::emitReceived()
 {
-    if (!received_.isEmpty())
-        Q_EMIT data(std::exchange(received_, QByteArray()));
+    if (!m_received.isEmpty())
+        Q_EMIT data(std::exchange(m_received, QByteArray()));
 }
 
 void SshSession::onChannelEof(ssh_session_struct*, ssh_channel_struct*, void* userdata)
 {
-    static_cast<SshSession*>(userdata)->remoteEof_ = true;
+    static_cast<SshSession*>(userdata)->m_remoteEof = true;
 }
 
 void SshSession::onChannelClose(ssh_session_struct*, ssh_channel_struct*, void* userdata)
 {
-    static_cast<SshSession*>(userdata)->channelClosed_ = true;
+    static_cast<SshSession*>(userdata)->m_channelClosed = true;
 }
 
 void SshSession::onExitStatus(ssh_session_struct*, ssh_channel_struct*, int status, void* userdata)
 {
-    static_cast<SshSession*>(userdata)->exitStatus_ = status;
+    static_cast<SshSession*>(userdata)->m_exitStatus = status;
 }
 
 void SshSession::onExitSignal(ssh_session_struct*, ssh_channel_struct*, const char* signal, int, const char*,
                               const char*, void* userdata)
 {
-    static_cast<SshSession*>(userdata)->exitSignal_ = QString::fromUtf8(signal ? signal : "?");
+    static_cast<SshSession*>(userdata)->m_exitSignal = QString::fromUtf8(signal ? signal : "?");
 }
 
 } // namespace ty

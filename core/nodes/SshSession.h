@@ -107,7 +107,7 @@ public:
     Result<void> runFileJob(const NodeFileJob& job);
 
     // The remote command line run for the agent (valid after started()).
-    QString remoteCommand() const { return command_; }
+    QString remoteCommand() const { return m_command; }
 
 Q_SIGNALS:
     void started(const QString& remoteCommand);
@@ -128,7 +128,7 @@ private:
     Result<void> verifyHostKey();
     Result<void> addHostKey(const QString& file);
     Result<void> authenticate();
-    // `ssh -G` for this host, asked once per session; null without it (openSshProblem_ says why).
+    // `ssh -G` for this host, asked once per session; null without it (m_openSshProblem says why).
     const OpenSshHostConfig* openSshConfig();
     QStringList identityFiles(); // in the order they are tried
     Result<void> openAgentChannel();
@@ -141,7 +141,7 @@ private:
     void logStderr(bool flushAll);
     void drainPosted();
     void pumpDuringFileJob();
-    void emitReceived();      // data(received_), if it holds anything
+    void emitReceived();      // data(m_received), if it holds anything
 
     // libssh callbacks (called from inside libssh calls on this thread: they
     // only record and emit, never free anything).
@@ -153,38 +153,38 @@ private:
     static void onExitSignal(ssh_session_struct*, ssh_channel_struct*, const char* signal, int core,
                              const char* errmsg, const char* lang, void* userdata);
 
-    SshNodeOptions options_;
-    std::shared_ptr<SshPassphraseProvider> passphrases_;
-    ssh_session_struct* session_ = nullptr;
-    ssh_channel_struct* channel_ = nullptr;
-    ssh_event_struct* event_ = nullptr;
-    std::unique_ptr<ssh_channel_callbacks_struct> channelCallbacks_;
-    QSocketNotifier* readNotifier_ = nullptr;
-    QSocketNotifier* writeNotifier_ = nullptr;
-    QTimer* tick_ = nullptr;
-    QString command_;
-    QString resolvedHost_;
-    QString resolvedUser_;
-    int resolvedPort_ = 0;
-    QByteArray out_;          // bytes for the agent not yet taken by the channel
-    QByteArray received_;     // the agent's stdout not yet handed on by data()
-    QByteArray stderrBuf_;
-    bool running_ = false;    // started() emitted
-    bool finished_ = false;
-    bool inService_ = false;
-    bool remoteEof_ = false;
-    bool channelClosed_ = false;
-    QString configIdentity_;  // libssh's first identity after the config, before the explicit one
-    QString hostKeyAlias_;    // OpenSSH's HostKeyAlias for the host (verifyHostKey()); empty: none
-    std::optional<OpenSshHostConfig> openSsh_;
-    bool openSshQueried_ = false;
-    QString openSshProblem_;
-    std::optional<int> exitStatus_;
-    QString exitSignal_;
-    sftp_session_struct* sftp_ = nullptr; // file jobs (runFileJob)
-    bool inFileJob_ = false;
-    QMutex postedMutex_;
-    QByteArray posted_;                   // post(): guarded by postedMutex_
+    SshNodeOptions m_options;
+    std::shared_ptr<SshPassphraseProvider> m_passphrases;
+    ssh_session_struct* m_session = nullptr;
+    ssh_channel_struct* m_channel = nullptr;
+    ssh_event_struct* m_event = nullptr;
+    std::unique_ptr<ssh_channel_callbacks_struct> m_channelCallbacks;
+    QSocketNotifier* m_readNotifier = nullptr;
+    QSocketNotifier* m_writeNotifier = nullptr;
+    QTimer* m_tick = nullptr;
+    QString m_command;
+    QString m_resolvedHost;
+    QString m_resolvedUser;
+    int m_resolvedPort = 0;
+    QByteArray m_out;          // bytes for the agent not yet taken by the channel
+    QByteArray m_received;     // the agent's stdout not yet handed on by data()
+    QByteArray m_stderrBuf;
+    bool m_running = false;    // started() emitted
+    bool m_finished = false;
+    bool m_inService = false;
+    bool m_remoteEof = false;
+    bool m_channelClosed = false;
+    QString m_configIdentity;  // libssh's first identity after the config, before the explicit one
+    QString m_hostKeyAlias;    // OpenSSH's HostKeyAlias for the host (verifyHostKey()); empty: none
+    std::optional<OpenSshHostConfig> m_openSsh;
+    bool m_openSshQueried = false;
+    QString m_openSshProblem;
+    std::optional<int> m_exitStatus;
+    QString m_exitSignal;
+    sftp_session_struct* m_sftp = nullptr; // file jobs (runFileJob)
+    bool m_inFileJob = false;
+    QMutex m_postedMutex;
+    QByteArray m_posted;                   // post(): guarded by m_postedMutex
 };
 
 } // namespace ty

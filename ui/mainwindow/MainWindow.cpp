@@ -945,12 +945,7 @@ void MainWindow::updateActions()
 
 QList<RunId> MainWindow::selectedRuns() const
 {
-    QModelIndexList rows = m_table->selectionModel()->selectedRows();
-    std::sort(rows.begin(), rows.end(), [](const QModelIndex& a, const QModelIndex& b) { return a.row() < b.row(); });
-    QList<RunId> ids;
-    for (const QModelIndex& i : std::as_const(rows))
-        ids << i.data(RunsModel::RunIdRole).toLongLong();
-    return ids;
+    return RunTableModel::runIds(m_table->selectionModel()->selectedRows());
 }
 
 void MainWindow::compareSelected()

@@ -9,7 +9,7 @@
 namespace ty {
 
 QueueModel::QueueModel(QObject* parent)
-    : QAbstractTableModel(parent)
+    : RunTableModel(parent)
 {
 }
 
@@ -110,7 +110,7 @@ void QueueModel::updateRun(const RunRecord& run)
     apply(std::move(runs));
 }
 
-bool QueueModel::updateRuns(const RunRows& changed, const QList<RunId>& removed)
+bool QueueModel::applyUpdates(const RunRows& changed, const QList<RunId>& removed)
 {
     bool touches = false;
     for (RunId id : removed)

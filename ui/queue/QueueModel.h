@@ -3,7 +3,8 @@
 #include "runs/RunRow.h"
 #include "sched/Policy.h"
 
-#include <QAbstractTableModel>
+#include "runs/RunTableModel.h"
+
 #include <QHash>
 
 namespace ty {
@@ -25,7 +26,7 @@ namespace ty {
 //
 // GUI thread only. Fed with the same StoreReader snapshots as the runs table
 // (setRuns) and with RunEngine::runStateChanged (updateRun).
-class QueueModel final : public QAbstractTableModel {
+class QueueModel final : public RunTableModel {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(QueueModel)
 
@@ -33,7 +34,6 @@ public:
     // The position in the queue (1 = considered first) is the vertical
     // header (headerData, Qt::Vertical), so column 0 stays the run's id.
     enum Column { Id, Name, Priority, State, Reason, ColumnCount };
-    enum Role { RunIdRole = Qt::UserRole + 1 };
 
     explicit QueueModel(QObject* parent = nullptr);
 
@@ -43,12 +43,12 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
     // The waiting runs of a full snapshot (others are ignored).
-    void setRuns(const RunRows& rows);
+    void setRuns(const RunRows& rows) override;
     // One run changed: inserted, updated, or removed when it stopped waiting.
-    void updateRun(const RunRecord& run);
+    void updateRun(const RunRecord& run) override;
     // Runs that changed or went (StoreReader::runsUpdated). Returns whether
     // the queue changed: runs that neither wait nor waited cost nothing.
-    bool updateRuns(const RunRows& changed, const QList<RunId>& removed);
+    bool applyUpdates(const RunRows& changed, const QList<RunId>& removed) override;
     // The policy's ordering decides the order (see above).
     void setOrdering(sched::Ordering ordering);
     sched::Ordering ordering() const { return m_ordering; }
@@ -57,8 +57,8 @@ public:
     // The reason text shown for a waiting run.
     static QString reasonText(const RunRecord& run);
 
-    RunId runIdAt(int row) const;           // 0 when out of range
-    int rowOf(RunId run) const;             // -1 when absent
+    RunId runIdAt(int row) const override;
+    int rowOf(RunId run) const override;
     const RunRecord* run(RunId run) const;  // nullptr when absent
 
 private:

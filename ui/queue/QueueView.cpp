@@ -134,7 +134,7 @@ void QueueView::setRuns(const RunRows& rows)
 
 void QueueView::updateRuns(const RunRows& changed, const QList<RunId>& removed)
 {
-    if (!m_model->updateRuns(changed, removed))
+    if (!m_model->applyUpdates(changed, removed))
         return;
     m_actions->refresh();
     updateSummary();
@@ -159,12 +159,7 @@ void QueueView::fitRows()
 
 QList<RunId> QueueView::selectedRuns() const
 {
-    QModelIndexList rows = m_table->selectionModel()->selectedRows();
-    std::sort(rows.begin(), rows.end(), [](const QModelIndex& a, const QModelIndex& b) { return a.row() < b.row(); });
-    QList<RunId> ids;
-    for (const QModelIndex& i : std::as_const(rows))
-        ids << i.data(QueueModel::RunIdRole).toLongLong();
-    return ids;
+    return RunTableModel::runIds(m_table->selectionModel()->selectedRows());
 }
 
 void QueueView::reloadPolicy(bool force)

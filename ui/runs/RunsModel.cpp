@@ -59,7 +59,7 @@ bool isBookkeeping(const QString& key)
 } // namespace
 
 RunsModel::RunsModel(QObject* parent)
-    : QAbstractTableModel(parent)
+    : RunTableModel(parent)
     , m_now(QDateTime::currentDateTimeUtc())
 {
 }
@@ -409,8 +409,10 @@ void RunsModel::applyColumns()
     applyParamColumns(params);
 }
 
-void RunsModel::applyUpdates(const RunRows& changed, const QList<RunId>& removed)
+bool RunsModel::applyUpdates(const RunRows& changed, const QList<RunId>& removed)
 {
+    // Every run has a row here: anything changed or removed changes the table.
+    const bool touches = !changed.isEmpty() || !removed.isEmpty();
     bool paramsMoved = false;
     // 1. Rows that went, back to front so the rows before stay where they are.
     QList<int> gone;
@@ -470,6 +472,7 @@ void RunsModel::applyUpdates(const RunRows& changed, const QList<RunId>& removed
     applyColumns();
     if (paramsMoved)
         Q_EMIT paramsChanged();
+    return touches;
 }
 
 void RunsModel::rebuildIndex()

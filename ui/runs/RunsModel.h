@@ -2,7 +2,7 @@
 
 #include "RunRow.h"
 
-#include <QAbstractTableModel>
+#include "runs/RunTableModel.h"
 #include <QDateTime>
 #include <QHash>
 #include <QStringList>
@@ -27,15 +27,15 @@ namespace ty {
 // UTC in the data and shown in local time.
 //
 // GUI thread only.
-class RunsModel final : public QAbstractTableModel {
+class RunsModel final : public RunTableModel {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(RunsModel)
 
 public:
     enum Column { State, Name, Node, Gpus, Started, Duration, FirstMetricColumn };
+    // Besides RunTableModel::RunIdRole.
     enum Role {
         SortRole = Qt::UserRole,   // numeric/time value for sorting
-        RunIdRole = Qt::UserRole + 1,
     };
     static constexpr int kDefaultMaxMetricColumns = 6;
 
@@ -48,10 +48,10 @@ public:
 
     // Replaces the content with `rows` (newest first), keeping rows whose run
     // id is in both.
-    void setRuns(const RunRows& rows);
+    void setRuns(const RunRows& rows) override;
     // A run changed (RunEngine::runStateChanged): updates its row, or inserts
     // it at the top when unknown. Keeps the row's latest metrics.
-    void updateRun(const RunRecord& run);
+    void updateRun(const RunRecord& run) override;
     // New points of a run (RunEngine::metricsReceived): a key's latest value
     // moves when a point's step is >= the one shown. May add metric columns.
     void updateLatestMetrics(RunId run, const QList<MetricPoint>& points);
@@ -61,14 +61,14 @@ public:
     // creation time puts it (newest first); `removed` rows go. Costs what
     // the changed rows cost, not the size of the table: column choices are
     // kept from per-key row counts.
-    void applyUpdates(const RunRows& changed, const QList<RunId>& removed);
+    bool applyUpdates(const RunRows& changed, const QList<RunId>& removed) override;
 
     // Emits dataChanged for the Duration of unfinished runs, with `now` as the
     // end of their duration (the main window calls it every second).
     void tick(const QDateTime& nowUtc = QDateTime::currentDateTimeUtc());
 
-    RunId runIdAt(int row) const;
-    int rowOf(RunId run) const;            // -1 when absent
+    RunId runIdAt(int row) const override;
+    int rowOf(RunId run) const override;
     const RunRow* rowData(RunId run) const; // nullptr when absent
     // The row at `row` (0 <= row < rowCount()); valid inside row signals, where rowData() may not be yet.
     const RunRow& rowAt(int row) const { return m_rows.at(row); }

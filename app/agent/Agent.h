@@ -12,6 +12,7 @@
 #include "RunRegistry.h"
 #include "StderrRanges.h"
 #include "WriteBehind.h"
+#include "trainyard/Version.h"
 
 #include <sys/types.h>
 
@@ -24,12 +25,7 @@
 
 namespace ty::agent {
 
-inline constexpr const char* kAgentVersion =
-#ifdef TRAINYARD_VERSION
-    TRAINYARD_VERSION;
-#else
-    "0.1.0";
-#endif
+inline constexpr const char* kAgentVersion = TRAINYARD_VERSION;
 inline constexpr int kProtocolVersion = 1;
 // Additions within protocol 1 that clients may ignore (PROTOCOL.md "Revisions").
 inline constexpr int kProtocolRevision = 3;

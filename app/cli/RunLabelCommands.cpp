@@ -30,12 +30,6 @@ int apply(const RunAnnotator& annotate, const RunRecord& run, const RunAnnotatio
 
 } // namespace
 
-bool isRunLabelCommand(const QString& command)
-{
-    return command == u"rename" || command == u"tag" || command == u"note" || command == u"archive"
-        || command == u"unarchive";
-}
-
 int runLabelCommand(const QString& command, ResultStore& store, const RunFinder& find, const RunAnnotator& annotate,
                     const QStringList& args, QTextStream& out, QTextStream& err)
 {

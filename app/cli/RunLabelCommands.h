@@ -29,7 +29,6 @@ namespace ty::cli {
 // InvalidInput 2, else 5). `store` is only read.
 using RunFinder = std::function<Result<RunRecord>(const QString&)>;
 using RunAnnotator = std::function<Result<void>(RunId, const RunAnnotation&)>;
-bool isRunLabelCommand(const QString& command);
 int runLabelCommand(const QString& command, ResultStore& store, const RunFinder& find, const RunAnnotator& annotate,
                     const QStringList& args, QTextStream& out, QTextStream& err);
 

@@ -1,3 +1,4 @@
+#include "trainyard/Version.h"
 #include "Cli.h"
 #include "common/PrivateFiles.h"
 

@@ -1,4 +1,5 @@
 // trainyardd: the per-user service of one result database (core/service).
+#include "trainyard/Version.h"
 #include "common/Paths.h"
 #include "common/PrivateFiles.h"
 #include "service/Daemonize.h"

@@ -1,4 +1,5 @@
 // trainyard: the desktop GUI. All wiring lives in ty::Application (ui/).
+#include "trainyard/Version.h"
 #include "common/Paths.h"
 #include "common/PrivateFiles.h"
 #include "i18n/Translations.h"

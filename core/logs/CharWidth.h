@@ -9,7 +9,7 @@ namespace ty {
 // Code points glibc calls non-printable (unassigned, C1 controls) return 1,
 // except U+0000..U+001F, U+007F..U+009F which return -1 (controls).
 // Table generated from glibc 2.36 (Unicode 15.0) by iterating wcwidth() over
-// every code point; tests/core/logs/tst_charwidth.cpp checks it against the
+// every code point; tests/core/logs/TestCharWidth.cpp checks it against the
 // running libc.
 int charWidth(char32_t cp) noexcept;
 

@@ -22,7 +22,7 @@ quint32 paletteColour(int index);
 
 // Turns a raw console byte stream (a run's merged stdout/stderr, exactly as
 // written) into the rows a terminal would show, the way `cat FILE` in a tmux
-// pane of the same width renders it (tests/core/logs/tst_terminalrenderer_tmux
+// pane of the same width renders it (tests/core/logs/test_terminal_renderer_tmux
 // compares against tmux 3.3a).
 //
 // Model: a screen of `liveRows` rows (the "live region") with a cursor, like a
@@ -78,7 +78,7 @@ quint32 paletteColour(int index);
 // Scroll regions (DECSTBM, ESC[r) are not supported: ignored.
 //
 // Deliberate differences from tmux 3.3a (tests/core/logs/
-// tst_terminalrenderer_tmux says which it leaves out and why): ?1048 and
+// test_terminal_renderer_tmux says which it leaves out and why): ?1048 and
 // HPR/VPR (ESC[a, ESC[e) work as in xterm (tmux ignores them); ESC[n@
 // blanks the n columns it inserts (tmux leaves old cells in place when n is
 // more than half of the rest of the row); writing over the right half of a

@@ -364,6 +364,16 @@ void AgentClient::runFileJob(NodeFileJob job, std::function<void(const Result<vo
     transport_->runFileJob(std::move(job), std::move(done));
 }
 
+QString AgentClient::rejectedHostKeyFingerprint() const
+{
+    return transport_->rejectedHostKeyFingerprint();
+}
+
+bool AgentClient::trustNewHostKey()
+{
+    return transport_->trustNewHostKey();
+}
+
 void AgentClient::probe(std::function<void(std::optional<bool>)> done)
 {
     transport_->probe(std::move(done));

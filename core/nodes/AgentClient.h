@@ -99,6 +99,9 @@ public:
     void runFileJob(NodeFileJob job, std::function<void(const Result<void>&)> done);
     // AgentTransport::probe(): while disconnected, whether the node answers again.
     void probe(std::function<void(std::optional<bool>)> done);
+    // AgentTransport::rejectedHostKeyFingerprint() / trustNewHostKey().
+    QString rejectedHostKeyFingerprint() const;
+    bool trustNewHostKey();
 
 Q_SIGNALS:
     void ready(const ty::AgentHello& hello);

@@ -3,6 +3,7 @@
 #include "common/ShellQuote.h"
 #include "nodes/NodesLog.h"
 #include "nodes/SftpError.h"
+#include "trainyard/Version.h"
 
 #include <QCryptographicHash>
 #include <QFile>
@@ -17,9 +18,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#ifndef TRAINYARD_VERSION
-#define TRAINYARD_VERSION "0.0.0"
-#endif
 
 namespace ty {
 namespace {

@@ -44,6 +44,13 @@ public:
     // object's thread: true (answers), false (does not), nullopt (this
     // transport cannot tell, e.g. behind a ProxyJump; the default).
     virtual void probe(std::function<void(std::optional<bool>)> done);
+    // Host keys, for transports that check one (SSH): the SHA256 fingerprint
+    // of the unknown key the last open() refused (empty: none refused, or no
+    // host key here), and trusting the next unknown key (recorded in
+    // known_hosts on the next open(); a changed key is never trusted this
+    // way). The default has no host key: empty, and false.
+    virtual QString rejectedHostKeyFingerprint() const { return {}; }
+    virtual bool trustNewHostKey() { return false; }
 
 Q_SIGNALS:
     void opened();

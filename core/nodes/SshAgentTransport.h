@@ -54,6 +54,13 @@ public:
     std::optional<AgentDeployResult> lastDeploy() const { return lastDeploy_; }
     // SHA256 fingerprint of the last host key refused (unknown or changed), else empty.
     QString rejectedFingerprint() const { return rejectedFingerprint_; }
+    // AgentTransport's host-key questions, answered by the two above.
+    QString rejectedHostKeyFingerprint() const override { return rejectedFingerprint_; }
+    bool trustNewHostKey() override
+    {
+        setAcceptNewHostKey(true);
+        return true;
+    }
     // The host key decision of the last open() (None before one was made):
     // the kind of a host-key refusal, without matching message text.
     HostKeyDecision lastHostKeyDecision() const { return hostKeyDecision_; }

@@ -1006,6 +1006,18 @@ void RunEngine::startRun(RunRecord run, Node& node)
     sendStart(run, node, req);
 }
 
+QString RunEngine::rejectedHostKeyFingerprint(const QString& name) const
+{
+    const auto node = m_nodes.value(name);
+    return node ? node->client->rejectedHostKeyFingerprint() : QString();
+}
+
+bool RunEngine::trustNewHostKey(const QString& name)
+{
+    const auto node = m_nodes.value(name);
+    return node && node->client->trustNewHostKey();
+}
+
 void RunEngine::removeNode(const QString& name)
 {
     if (name == u"local")

@@ -73,6 +73,13 @@ public:
     // node). Its runs' records are the caller's (core/runs/NodeRemoval.h).
     // "local" and unknown names: nothing. Thread: the engine's.
     void removeNode(const QString& name);
+    // Host keys of node `name` (AgentTransport.h): the fingerprint of the
+    // unknown key its last connection attempt refused (empty: none, or no
+    // such node), and trusting the next unknown key, which the next
+    // reconnection records in known_hosts (false: no such node, or its
+    // transport has no host key). Thread: the engine's.
+    QString rejectedHostKeyFingerprint(const QString& name) const;
+    bool trustNewHostKey(const QString& name);
     // A lost node (connection closed, or no heartbeat within the timeout) is
     // reconnected after firstMs, then after doubling delays up to maxMs, until
     // it answers (default 1 s .. 30 s). Its runs are not failed meanwhile.

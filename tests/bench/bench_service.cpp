@@ -21,6 +21,7 @@
 //
 // Usage: bench_service [--runs N (50)] [--ssh-true N (10)] [--lines N (200)]
 // Needs root and /usr/sbin/sshd for the SSH part (skipped without).
+#include "trainyard/Version.h"
 #include "SshdFixture.h"
 
 #include "service/ServiceClient.h"

@@ -19,7 +19,7 @@
 
 // Each target is `TRAINYARD_FUZZ_TARGET(name) { ... }`: libFuzzer's entry point
 // in run.sh's build, `fuzz_<name>()` in the regression test
-// (tests/core/logs/tst_fuzzregressions.cpp), which replays
+// (tests/core/logs/TestFuzzRegressions.cpp), which replays
 // tests/data/fuzz-regressions/<name>/* through the same code.
 #ifdef TRAINYARD_FUZZ_REGRESSION
 #define TRAINYARD_FUZZ_TARGET(name) int fuzz_##name(const uint8_t* bytes, size_t size)

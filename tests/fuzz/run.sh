@@ -16,7 +16,7 @@
 # logs/<target>.log. Exit status 1 if any target found something.
 #
 # A crash found here becomes a regression test: copy the input to
-# tests/data/fuzz-regressions/<target>/ (tst_fuzzregressions replays every file
+# tests/data/fuzz-regressions/<target>/ (test_fuzz_regressions replays every file
 # there through the same target code) and fix the bug.
 #
 # clang 14 cannot use libstdc++ 12's <expected> (it needs P0848, conditionally

@@ -4,6 +4,7 @@
 // and a run ending while the node is unreachable (byte-identical console,
 // nothing twice), cancel leaving no process, and heartbeats finding a frozen
 // agent. Skipped (QSKIP) unless root with /usr/sbin/sshd, as in CI.
+#include "trainyard/Version.h"
 #include "SshdFixture.h"
 #include "TestSupport.h"
 
@@ -368,7 +369,7 @@ private Q_SLOTS:
             const QString sha = QString::fromLatin1(QCryptographicHash::hash(local, QCryptographicHash::Sha256).toHex());
             QCOMPARE(c.transport->lastDeploy()->sha256, sha);
             QCOMPARE(path, m_tmp.filePath(QStringLiteral("remote-cache/%1-%2/trainyard-agent").arg(agentVersion(), sha.left(16))));
-            QCOMPARE(agentVersion(), QStringLiteral(TRAINYARD_PROJECT_VERSION)); // the cache is named by the real version
+            QCOMPARE(agentVersion(), QStringLiteral(TRAINYARD_VERSION)); // the cache is named by the real version
             QVERIFY(c.transport->lastDeploy()->uploaded || QFileInfo::exists(path)); // an earlier test may not have deployed
             QCOMPARE(test::readFile(path), local);
             QVERIFY(QFileInfo(path).isExecutable());

@@ -70,7 +70,7 @@ private Q_SLOTS:
     {
         QStandardPaths::setTestModeEnabled(true);
         QCoreApplication::setOrganizationName(QStringLiteral("TrainyardTest"));
-        QCoreApplication::setApplicationName(QStringLiteral("test_aggregatedconsole"));
+        QCoreApplication::setApplicationName(QStringLiteral("test_aggregated_console"));
         QSettings().remove(QStringLiteral("aggregatedConsole"));
         m_oom = test::readFixture(QStringLiteral("gpu-workstation/logs/oom.log"));
         m_mid = test::readFixture(QStringLiteral("gpu-workstation/logs/oom_midrun.log"));

@@ -1,6 +1,7 @@
 // The `trainyard` command line: --version/--help without a display (the real
 // binary, no DISPLAY, no QT_QPA_PLATFORM), and files given as arguments
 // opened like a drop (the real Application, engine and local agent).
+#include "trainyard/Version.h"
 #include "dialogs/SubmitDialog.h"
 #include "mainwindow/Application.h"
 #include "mainwindow/GuiCommandLine.h"
@@ -63,7 +64,7 @@ private Q_SLOTS:
     {
         const Outcome v = gui({QStringLiteral("--version")});
         QVERIFY2(v.exitCode == 0, v.err.constData());
-        QCOMPARE(v.out, QByteArray("trainyard " TRAINYARD_PROJECT_VERSION "\n"));
+        QCOMPARE(v.out, QByteArray("trainyard " TRAINYARD_VERSION "\n"));
         const Outcome h = gui({QStringLiteral("--help")});
         QVERIFY2(h.exitCode == 0, h.err.constData());
         QVERIFY2(h.out.startsWith("Usage: trainyard [options] [FILE...]\n"), h.out.constData());

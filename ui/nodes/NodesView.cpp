@@ -33,17 +33,6 @@ QString number(const std::optional<double>& v, const QString& unit, int decimals
     return v ? QStringLiteral("%1 %2").arg(*v, 0, 'f', decimals).arg(unit) : QStringLiteral("–");
 }
 
-// The transport of an SSH node, looked up on the engine's thread (the engine
-// owns its AgentClients, each owns its transport).
-SshAgentTransport* transportOf(RunEngine* engine, const QString& node)
-{
-    const QList<SshAgentTransport*> all = engine->findChildren<SshAgentTransport*>();
-    for (SshAgentTransport* t : all)
-        if (t->options().name == node)
-            return t;
-    return nullptr;
-}
-
 } // namespace
 
 NodesView::NodesView(ResultStore* store, RunEngine* engine, QWidget* parent)
@@ -421,8 +410,7 @@ void NodesView::checkHostKey(const QString& node, const QString& reason, bool ch
     QPointer<NodesView> self(this);
     QPointer<RunEngine> engine = m_engine;
     QMetaObject::invokeMethod(m_engine, [self, engine, node, reason, changed] {
-        SshAgentTransport* t = engine ? transportOf(engine, node) : nullptr;
-        const QString fingerprint = t ? t->rejectedFingerprint() : QString();
+        const QString fingerprint = engine ? engine->rejectedHostKeyFingerprint(node) : QString();
         if (fingerprint.isEmpty())
             return;
         QMetaObject::invokeMethod(self, [self, node, fingerprint, reason, changed] {
@@ -465,10 +453,9 @@ void NodesView::askHostKey(const QString& node, const QString& fingerprint, cons
         QPointer<NodesView> self(this);
         QPointer<RunEngine> engine = m_engine;
         QMetaObject::invokeMethod(m_engine, [self, engine, node] {
-            SshAgentTransport* t = engine ? transportOf(engine, node) : nullptr;
-            if (t)
-                t->setAcceptNewHostKey(true); // the engine's next reconnection attempt records it
-            QMetaObject::invokeMethod(self, [self, node, found = t != nullptr] {
+            // The engine's next reconnection attempt records it.
+            const bool found = engine && engine->trustNewHostKey(node);
+            QMetaObject::invokeMethod(self, [self, node, found] {
                 if (self && found)
                     Q_EMIT self->hostKeyAccepted(node);
             }, Qt::QueuedConnection);

@@ -200,4 +200,4 @@ private Q_SLOTS:
 };
 
 QTEST_GUILESS_MAIN(TestCsvMetricsReader)
-#include "tst_csvmetricsreader.moc"
+#include "TestCsvMetricsReader.moc"

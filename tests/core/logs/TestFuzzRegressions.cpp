@@ -109,4 +109,4 @@ private Q_SLOTS:
 };
 
 QTEST_GUILESS_MAIN(TestFuzzRegressions)
-#include "tst_fuzzregressions.moc"
+#include "TestFuzzRegressions.moc"

@@ -204,4 +204,4 @@ private Q_SLOTS:
 };
 
 QTEST_GUILESS_MAIN(TestJsonLinesReader)
-#include "tst_jsonlinesreader.moc"
+#include "TestJsonLinesReader.moc"

@@ -162,4 +162,4 @@ private Q_SLOTS:
 };
 
 QTEST_GUILESS_MAIN(TestFailureDetector)
-#include "tst_failuredetector.moc"
+#include "TestFailureDetector.moc"

@@ -494,4 +494,4 @@ private Q_SLOTS:
 };
 
 QTEST_GUILESS_MAIN(TestConsoleMerge)
-#include "tst_consolemerge.moc"
+#include "TestConsoleMerge.moc"

@@ -161,4 +161,4 @@ private Q_SLOTS:
 };
 
 QTEST_GUILESS_MAIN(TestTrainyardPy)
-#include "tst_trainyardpy.moc"
+#include "TestTrainyardPy.moc"

@@ -367,4 +367,4 @@ private Q_SLOTS:
 };
 
 QTEST_GUILESS_MAIN(TestTensorBoardEventReader)
-#include "tst_tensorboardeventreader.moc"
+#include "TestTensorBoardEventReader.moc"

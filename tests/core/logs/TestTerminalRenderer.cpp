@@ -737,4 +737,4 @@ private Q_SLOTS:
 };
 
 QTEST_GUILESS_MAIN(TestTerminalRenderer)
-#include "tst_terminalrenderer.moc"
+#include "TestTerminalRenderer.moc"

@@ -735,4 +735,4 @@ private Q_SLOTS:
 };
 
 QTEST_GUILESS_MAIN(TestMetricExtractor)
-#include "tst_metricextractor.moc"
+#include "TestMetricExtractor.moc"

@@ -131,4 +131,4 @@ private Q_SLOTS:
 };
 
 QTEST_GUILESS_MAIN(TestTrainerStateImporter)
-#include "tst_trainerstateimporter.moc"
+#include "TestTrainerStateImporter.moc"

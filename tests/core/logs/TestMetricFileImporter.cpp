@@ -137,4 +137,4 @@ private Q_SLOTS:
 };
 
 QTEST_GUILESS_MAIN(TestMetricFileImporter)
-#include "tst_metricfileimporter.moc"
+#include "TestMetricFileImporter.moc"

@@ -664,4 +664,4 @@ private Q_SLOTS:
 };
 
 QTEST_GUILESS_MAIN(TestTerminalRendererTmux)
-#include "tst_terminalrenderer_tmux.moc"
+#include "TestTerminalRendererTmux.moc"

@@ -49,4 +49,4 @@ private Q_SLOTS:
 };
 
 QTEST_GUILESS_MAIN(TestCharWidth)
-#include "tst_charwidth.moc"
+#include "TestCharWidth.moc"

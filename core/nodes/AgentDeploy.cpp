@@ -2,6 +2,7 @@
 
 #include "common/ShellQuote.h"
 #include "nodes/NodesLog.h"
+#include "nodes/SftpError.h"
 #include "trainyard/Version.h"
 
 #include <QCryptographicHash>
@@ -35,21 +36,6 @@ struct AttrFree {
 using Sftp = std::unique_ptr<sftp_session_struct, SftpCloser>;
 using SftpFile = std::unique_ptr<sftp_file_struct, FileCloser>;
 using Attr = std::unique_ptr<sftp_attributes_struct, AttrFree>;
-
-QString sftpError(ssh_session session, sftp_session sftp)
-{
-    const int code = sftp ? sftp_get_error(sftp) : 0;
-    static const char* const names[] = {"ok", "end of file", "no such file", "permission denied", "failure",
-                                        "bad message", "no connection", "connection lost", "operation unsupported",
-                                        "invalid handle", "no such path", "file already exists",
-                                        "write protected", "no media"};
-    QString text = code >= 0 && code < int(std::size(names)) ? QString::fromLatin1(names[code])
-                                                            : QStringLiteral("SFTP error %1").arg(code);
-    const char* ssh = ssh_get_error(session);
-    if (ssh && *ssh && (code == 0 || code == SSH_FX_FAILURE || code == SSH_FX_CONNECTION_LOST || code == SSH_FX_NO_CONNECTION))
-        text += QStringLiteral(" (%1)").arg(QString::fromUtf8(ssh));
-    return text;
-}
 
 Result<QByteArray> sha256OfLocal(const QString& path)
 {
@@ -134,7 +120,7 @@ Result<void> makePath(ssh_session session, sftp_session sftp, const QString& dir
             continue;
         }
         if (sftp_mkdir(sftp, p.constData(), 0755) != 0 && sftp_get_error(sftp) != SSH_FX_FILE_ALREADY_EXISTS)
-            return fail(QStringLiteral("node %1: cannot create the directory %2: %3").arg(what, path, sftpError(session, sftp)));
+            return fail(QStringLiteral("node %1: cannot create the directory %2: %3").arg(what, path, sftpErrorText(session, sftp)));
     }
     return {};
 }
@@ -164,14 +150,14 @@ Result<AgentDeployResult> deployAgent(ssh_session_struct* session, const QString
         return fail(QStringLiteral("node %1: cannot start SFTP: %2").arg(what, QString::fromUtf8(ssh_get_error(session))));
     if (sftp_init(sftp.get()) != SSH_OK)
         return fail(QStringLiteral("node %1: cannot start SFTP (is the sftp subsystem enabled in sshd_config?): %2")
-                        .arg(what, sftpError(session, sftp.get())));
+                        .arg(what, sftpErrorText(session, sftp.get())));
 
     QString base = cacheDir;
     if (!base.startsWith(u'/')) {
         char* home = sftp_canonicalize_path(sftp.get(), ".");
         if (!home)
             return fail(QStringLiteral("node %1: cannot find the home directory over SFTP: %2")
-                            .arg(what, sftpError(session, sftp.get())));
+                            .arg(what, sftpErrorText(session, sftp.get())));
         base = QString::fromUtf8(home) + u'/' + base;
         ssh_string_free_char(home);
     }
@@ -203,7 +189,7 @@ Result<AgentDeployResult> deployAgent(ssh_session_struct* session, const QString
     {
         SftpFile f(sftp_open(sftp.get(), tmp.constData(), O_WRONLY | O_CREAT | O_TRUNC, 0700));
         if (!f)
-            return fail(QStringLiteral("node %1: cannot create %2: %3").arg(what, tmpName, sftpError(session, sftp.get())));
+            return fail(QStringLiteral("node %1: cannot create %2: %3").arg(what, tmpName, sftpErrorText(session, sftp.get())));
         while (!local.atEnd()) {
             const QByteArray chunk = local.read(kChunk);
             if (chunk.isEmpty())
@@ -212,7 +198,7 @@ Result<AgentDeployResult> deployAgent(ssh_session_struct* session, const QString
             while (done < chunk.size()) {
                 const ssize_t n = sftp_write(f.get(), chunk.constData() + done, size_t(chunk.size() - done));
                 if (n <= 0) {
-                    const QString error = sftpError(session, sftp.get());
+                    const QString error = sftpErrorText(session, sftp.get());
                     f.reset();
                     sftp_unlink(sftp.get(), tmp.constData());
                     return fail(QStringLiteral("node %1: writing %2 failed: %3").arg(what, tmpName, error));
@@ -222,7 +208,7 @@ Result<AgentDeployResult> deployAgent(ssh_session_struct* session, const QString
         }
     }
     if (sftp_chmod(sftp.get(), tmp.constData(), 0755) != 0) {
-        const QString error = sftpError(session, sftp.get());
+        const QString error = sftpErrorText(session, sftp.get());
         sftp_unlink(sftp.get(), tmp.constData());
         return fail(QStringLiteral("node %1: cannot chmod %2: %3").arg(what, tmpName, error));
     }
@@ -230,7 +216,7 @@ Result<AgentDeployResult> deployAgent(ssh_session_struct* session, const QString
         // Servers without posix-rename refuse to replace: remove the old file first.
         sftp_unlink(sftp.get(), target.constData());
         if (sftp_rename(sftp.get(), tmp.constData(), target.constData()) != 0) {
-            const QString error = sftpError(session, sftp.get());
+            const QString error = sftpErrorText(session, sftp.get());
             sftp_unlink(sftp.get(), tmp.constData());
             return fail(QStringLiteral("node %1: cannot rename %2 to %3: %4").arg(what, tmpName, result.remotePath, error));
         }

@@ -1,6 +1,7 @@
 #include "NodeFiles.h"
 
 #include "nodes/AgentTransport.h"
+#include "nodes/SftpError.h"
 
 #include <QDir>
 #include <QFile>
@@ -179,17 +180,7 @@ SftpNodeFiles::SftpNodeFiles(ssh_session_struct* session, sftp_session_struct* s
 
 QString SftpNodeFiles::error() const
 {
-    const int code = sftp_get_error(m_sftp);
-    static const char* const names[] = {"ok", "end of file", "no such file", "permission denied", "failure",
-                                        "bad message", "no connection", "connection lost", "operation unsupported",
-                                        "invalid handle", "no such path", "file already exists",
-                                        "write protected", "no media"};
-    QString text = code >= 0 && code < int(std::size(names)) ? QString::fromLatin1(names[code])
-                                                            : QStringLiteral("SFTP error %1").arg(code);
-    const char* ssh = ssh_get_error(m_session);
-    if (ssh && *ssh && (code == 0 || code == SSH_FX_FAILURE || code == SSH_FX_CONNECTION_LOST))
-        text += QStringLiteral(" (%1)").arg(QString::fromUtf8(ssh));
-    return text;
+    return sftpErrorText(m_session, m_sftp);
 }
 
 Result<NodeFileInfo> SftpNodeFiles::lstat(const QString& path)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "ArtifactRecord.h"
+#include "MetricColumnReader.h"
 #include "NodeRecord.h"
 #include "RunNotice.h"
 #include "common/Result.h"
@@ -161,6 +162,13 @@ public:
     // Every stored point, superseded ones too (MetricPoint::superseded set),
     // ordered like metrics().
     virtual QList<MetricPoint> allMetrics(RunId run, const QString& key = {}) const = 0;
+    // A new reader of metric series as columns (MetricColumnReader.h), for
+    // one thread at a time: millions of points without a MetricPoint each.
+    // nullptr when this store offers none for its database (SQLite: a store
+    // opened read-only, whose file a second connection may be unable to open
+    // where its -shm cannot be created); read metrics() then. Errors: the
+    // reader's connection could not be opened (naming the file).
+    virtual Result<std::unique_ptr<MetricColumnReader>> openColumnReader() const = 0;
     // Where series went back (resumed runs): ordered by key, then arrival.
     // Charts draw a marker at each `step`. An empty key means every key.
     virtual QList<MetricRestart> metricRestarts(RunId run, const QString& key = {}) const = 0;

@@ -88,4 +88,21 @@ QString damagedMessage(const QString& file, const QString& sqliteText)
              shellQuoted(file), shellQuoted(recovered));
 }
 
+QString libraryMismatch(const QString& file, const QString& driverVersion, const QString& driverSourceId,
+                        const QString& linkedVersion, const QString& linkedSourceId)
+{
+    if (driverVersion == linkedVersion && driverSourceId == linkedSourceId)
+        return {};
+    const auto named = [](const QString& version, const QString& sourceId) {
+        return version == QString() ? QStringLiteral("an unknown SQLite")
+                                    : QStringLiteral("SQLite %1 (source %2)").arg(version, sourceId);
+    };
+    return QStringLiteral("%1: not opened: Qt's SQLite driver (QSQLITE plugin) runs %2 but Trainyard is linked "
+                          "against %3, so the plugin carries its own copy of SQLite and Trainyard cannot write through "
+                          "its connection. Use a Qt whose QSQLITE plugin is built against the system SQLite (Debian's "
+                          "libqt6sql6-sqlite; Qt configured with -system-sqlite), or build Trainyard against the "
+                          "SQLite that plugin uses.")
+        .arg(file, named(driverVersion, driverSourceId), named(linkedVersion, linkedSourceId));
+}
+
 } // namespace ty::sqlitefile

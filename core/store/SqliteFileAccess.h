@@ -44,4 +44,14 @@ bool needsImmutable(const QSqlError& error);
 // with the sqlite3 shell's .recover (the paths shell-quoted).
 QString damagedMessage(const QString& file, const QString& sqliteText);
 
+// Why SqliteWriter must not call the libsqlite3 Trainyard links on the
+// QSQLITE driver's own sqlite3* connection: the driver runs SQLite
+// `driverVersion` / `driverSourceId` (its sqlite_version(), sqlite_source_id())
+// and Trainyard links `linkedVersion` / `linkedSourceId` (sqlite3_libversion(),
+// sqlite3_sourceid()). Different strings mean Qt's plugin carries its own copy
+// of SQLite, whose connection the linked library cannot use. The error names
+// the file, both versions and what to do; empty when they are one library.
+QString libraryMismatch(const QString& file, const QString& driverVersion, const QString& driverSourceId,
+                        const QString& linkedVersion, const QString& linkedSourceId);
+
 } // namespace ty::sqlitefile

@@ -609,4 +609,29 @@ Result<QList<MetricSeriesColumns>> SqliteMetricColumns::runSeries(const QList<st
     return out;
 }
 
+Result<QList<std::pair<QString, MetricSeriesColumns>>> SqliteMetricColumns::runMetrics(RunId run, Plan plan)
+{
+    const auto ids = keys(run);
+    if (!ids)
+        return std::unexpected(ids.error());
+    QList<std::pair<QString, MetricSeriesColumns>> out;
+    out.reserve(ids->size());
+    if (plan == Plan::KeyByKey) {
+        for (const auto& [keyId, key] : *ids) {
+            auto s = series(keyId);
+            if (!s)
+                return fail(QStringLiteral("%1 (run %2, metric %3)").arg(s.error().message).arg(run).arg(key),
+                            s.error().kind);
+            out.append({key, std::move(*s)});
+        }
+        return out;
+    }
+    auto all = runSeries(*ids);
+    if (!all)
+        return fail(QStringLiteral("%1 (run %2)").arg(all.error().message).arg(run), all.error().kind);
+    for (qsizetype k = 0; k < ids->size(); ++k)
+        out.append({ids->at(k).second, std::move((*all)[k])});
+    return out;
+}
+
 } // namespace ty

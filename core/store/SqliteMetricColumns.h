@@ -1,5 +1,6 @@
 #pragma once
 
+#include "MetricColumnReader.h"
 #include "common/Result.h"
 #include "common/Run.h"
 
@@ -19,18 +20,10 @@ namespace detail {
 struct MetricIdRun; // SqliteMetricColumns.cpp
 }
 
-// One metric series as columns: what ResultStore::metrics(run, key) returns,
-// without a MetricPoint (~70 bytes and a QString each) per point.
-// 24 bytes a point.
-struct MetricSeriesColumns {
-    std::vector<double> step;   // trainer step, as stored (exact below 2^53)
-    std::vector<double> wallMs; // ms since the Unix epoch, UTC
-    std::vector<double> value;  // NaN/+-inf/-0.0 as stored (rows: SqlCodec's kind column; blocks: raw doubles)
-};
-
 // Bulk, read-only, column-wise reads of a SQLite result database's metric
-// series, straight through libsqlite3 (one prepared statement, no QVariant
-// per cell): the compare view's loader reads 10^7 points with it
+// series (SqliteResultStore's MetricColumnReader), straight through
+// libsqlite3 (one prepared statement, no QVariant per cell): the compare
+// view's loader reads 10^7 points with it
 // (tests/bench/bench_compare, tests/bench/RESULTS.md "Compare view").
 // It reads exactly what SqliteResultStore::metrics(run, key) returns: current
 // points, ordered by step, then arrival id; keys ordered like metricKeys()
@@ -51,17 +44,17 @@ struct MetricSeriesColumns {
 // block (a BLOB that is not a version-1 block, or count/live that do not
 // match it) is an error naming the block too, not a partial series.
 
-class SqliteMetricColumns {
+class SqliteMetricColumns final : public MetricColumnReader {
 public:
     static Result<std::unique_ptr<SqliteMetricColumns>> open(const QString& path, int busyTimeoutMs = 10000);
-    ~SqliteMetricColumns();
-    SqliteMetricColumns(const SqliteMetricColumns&) = delete;
-    SqliteMetricColumns& operator=(const SqliteMetricColumns&) = delete;
+    ~SqliteMetricColumns() override;
 
-    // A read transaction: every read between begin and end sees one snapshot
-    // of the database (a writer committing meanwhile is not seen).
-    Result<void> beginSnapshot();
-    void endSnapshot();
+    Result<void> beginSnapshot() override;
+    void endSnapshot() override;
+    // keys(), then runSeries() (Plan::Fastest) or series() per key
+    // (Plan::KeyByKey). A series() error adds "(run R, metric K)", a
+    // runSeries() one "(run R)".
+    Result<QList<std::pair<QString, MetricSeriesColumns>>> runMetrics(RunId run, Plan plan = Plan::Fastest) override;
 
     // (key id, key) of `run`, sorted by key like ResultStore::metricKeys().
     Result<QList<std::pair<qint64, QString>>> keys(RunId run);

@@ -3,6 +3,7 @@
 #include "MetricBlock.h"
 #include "SqlCodec.h"
 #include "SqliteFileAccess.h"
+#include "SqliteMetricColumns.h"
 #include "SqliteSchema.h"
 #include "SqliteWriter.h"
 
@@ -381,6 +382,16 @@ SqliteResultStore::~SqliteResultStore()
     // drops the last reference, which closes the SQLite handle.
     for (const QString& name : std::as_const(m_readConnections))
         QSqlDatabase::removeDatabase(name);
+}
+
+Result<std::unique_ptr<MetricColumnReader>> SqliteResultStore::openColumnReader() const
+{
+    if (isReadOnly())
+        return std::unique_ptr<MetricColumnReader>();
+    auto opened = SqliteMetricColumns::open(m_path);
+    if (!opened)
+        return std::unexpected(opened.error());
+    return std::unique_ptr<MetricColumnReader>(std::move(*opened));
 }
 
 QString SqliteResultStore::damage() const

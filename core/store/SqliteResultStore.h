@@ -90,6 +90,9 @@ public:
     int schemaVersion() const override { return m_schemaVersion; }
     qint64 dataVersion() const override;
     qint64 transactionsCommitted() const override;
+    // A SqliteMetricColumns on the file (its own read-only connection);
+    // nullptr on a read-only store.
+    Result<std::unique_ptr<MetricColumnReader>> openColumnReader() const override;
     QString location() const override { return m_path; }
     QString readOnlyReason() const override { return m_readOnlyReason; }
     QString damage() const override;

@@ -250,6 +250,7 @@ void SqliteWriter::run()
     releaseStatements();
     if (m_db.isValid())
         m_db.close();
+    m_handle = nullptr;
     m_db = QSqlDatabase();
     QSqlDatabase::removeDatabase(m_connectionName);
 
@@ -280,15 +281,9 @@ QString SqliteWriter::systemReason() const
 
 QString SqliteWriter::damageReason() const
 {
-    sqlite3* handle = m_handle;
-    if (!handle && m_db.isValid()) { // before prepareStatements()
-        const QVariant h = m_db.driver()->handle();
-        if (h.isValid() && qstrcmp(h.typeName(), "sqlite3*") == 0)
-            handle = *static_cast<sqlite3* const*>(h.constData());
-    }
-    if (!handle)
+    if (!m_handle) // not open, or the driver's SQLite is not the one linked here
         return {};
-    const int code = sqlite3_extended_errcode(handle);
+    const int code = sqlite3_extended_errcode(m_handle);
     return sqlitefile::isDamageCode(code) ? QString::fromUtf8(sqlite3_errstr(code)) : QString();
 }
 
@@ -322,6 +317,26 @@ Result<int> SqliteWriter::initialize()
     if (!m_db.open())
         return fail(QStringLiteral("%1: cannot open the result database: %2").arg(m_path, m_db.lastError().text()));
     m_db.setNumericalPrecisionPolicy(QSql::LowPrecisionDouble);
+
+    // The driver's sqlite3* is only usable with the libsqlite3 linked here
+    // when the QSQLITE plugin links that same library: check before any
+    // sqlite3_*() call touches it (m_handle stays null until then).
+    {
+        QSqlQuery q(m_db);
+        if (!q.exec(QStringLiteral("SELECT sqlite_version(), sqlite_source_id()")) || !q.next())
+            return fail(QStringLiteral("%1: cannot ask the SQLite driver its version: %2")
+                            .arg(m_path, q.lastError().text()));
+        if (const QString mismatch = sqlitefile::libraryMismatch(
+                m_path, q.value(0).toString(), q.value(1).toString(), QString::fromUtf8(sqlite3_libversion()),
+                QString::fromUtf8(sqlite3_sourceid()));
+            !mismatch.isEmpty())
+            return fail(mismatch);
+    }
+    const QVariant h = m_db.driver()->handle();
+    if (h.isValid() && qstrcmp(h.typeName(), "sqlite3*") == 0)
+        m_handle = *static_cast<sqlite3* const*>(h.constData());
+    if (!m_handle)
+        return fail(QStringLiteral("%1: the QSQLITE driver gave no sqlite3 handle").arg(m_path));
 
     // Read-only look first: a refused file must not be touched, and setting
     // the journal mode below already writes to it.
@@ -464,13 +479,9 @@ Result<void> SqliteWriter::prepareStatements()
         if (auto r = prep(*q, sql); !r)
             return r;
 
-    // The QSQLITE driver's own handle: metric rows (RawSqlite), blocks and
-    // the tail/restart statements go straight through libsqlite3.
-    const QVariant h = m_db.driver()->handle();
-    if (h.isValid() && qstrcmp(h.typeName(), "sqlite3*") == 0)
-        m_handle = *static_cast<sqlite3* const*>(h.constData());
-    if (!m_handle)
-        return fail(QStringLiteral("%1: the QSQLITE driver gave no sqlite3 handle").arg(m_path));
+    // The QSQLITE driver's own handle (taken and checked by initialize()):
+    // metric rows (RawSqlite), blocks and the tail/restart statements go
+    // straight through libsqlite3.
     const auto raw = [this](sqlite3_stmt** stmt, const QByteArray& sql) -> Result<void> {
         if (sqlite3_prepare_v3(m_handle, sql.constData(), int(sql.size()) + 1, SQLITE_PREPARE_PERSISTENT, stmt,
                                nullptr)

@@ -33,7 +33,10 @@ namespace ty {
 // synchronous=NORMAL, foreign_keys, busy timeout) and migrates the schema in
 // start(); then applies queued writes in batches: everything queued while the
 // previous batch was being committed (plus a short coalescing wait after an
-// idle period) goes into one BEGIN IMMEDIATE ... COMMIT.
+// idle period) goes into one BEGIN IMMEDIATE ... COMMIT. Metric rows and
+// blocks go through libsqlite3 on that connection's own sqlite3*, so start()
+// refuses a QSQLITE plugin that carries its own SQLite (a version or source
+// id other than the linked library's).
 //
 // Thread affinity: enqueue()/waitCommitted()/flushError() from any thread
 // (not the writer itself); start() and stop() from the owning thread.
@@ -201,7 +204,9 @@ private:
     std::optional<QSqlQuery> m_insertRun, m_updateRun, m_deleteTags, m_insertTag, m_insertParam, m_setOffset,
         m_deleteRun, m_upsertArtifact, m_insertNotice, m_insertKey, m_selectKey, m_insertMetric, m_selectLastStep,
         m_markSuperseded, m_insertRestart;
-    sqlite3* m_handle = nullptr;                    // the QSQLITE driver's connection
+    // The QSQLITE driver's connection, taken by initialize() once the driver
+    // is seen to run the libsqlite3 linked here (sqlitefile::libraryMismatch).
+    sqlite3* m_handle = nullptr;
     sqlite3_stmt* m_rawInsertMetric = nullptr;      // one row
     sqlite3_stmt* m_rawInsertMetricMulti = nullptr; // kRowsPerStatement rows
     sqlite3_stmt *m_insertBlock = nullptr, *m_selectTail = nullptr, *m_countTail = nullptr, *m_deleteTail = nullptr,

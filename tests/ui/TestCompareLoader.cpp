@@ -1,4 +1,5 @@
-// CompareLoader's column reader (SqliteMetricColumns, raw libsqlite3) against
+// CompareLoader's column reader (ResultStore::openColumnReader(), for SQLite
+// SqliteMetricColumns: raw libsqlite3) against
 // ResultStore::metrics() on a real SQLite file: same keys, same points in the
 // same order, bit for bit (NaN, +-inf, -0.0, ties on step kept in arrival
 // order), same summaries; unknown runs skipped.
@@ -38,6 +39,7 @@ private Q_SLOTS:
     void openErrorsNameTheFile();
     void runSeriesRowOrderOrIndex();
     void readOnlyStoreIsReadThroughIt();
+    void columnReaderThroughTheInterface();
 };
 
 void TestCompareLoader::columnsEqualStore()
@@ -256,6 +258,56 @@ void TestCompareLoader::runSeriesRowOrderOrIndex()
             }
         }
     }
+}
+
+void TestCompareLoader::columnReaderThroughTheInterface()
+{
+    // ResultStore::openColumnReader(): what CompareLoader reads through, both
+    // plans exactly metrics() of every key, keys in metricKeys() order.
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    auto store = ResultStore::open(dir.filePath(QStringLiteral("r.db")));
+    QVERIFY2(store, store ? "" : qPrintable(store.error().message));
+    auto id = (*store)->createRun(RunRecord{}, {});
+    QVERIFY(id);
+    QList<MetricPoint> pts;
+    for (int i = 0; i < 120; ++i) {
+        pts.append(MetricPoint{*id, QStringLiteral("val/loss"), i / 3, std::nullopt, 1'700'000'000'000 + i,
+                               i == 5 ? std::numeric_limits<double>::quiet_NaN() : 1.0 / (i + 1)});
+        pts.append(MetricPoint{*id, QStringLiteral("acc"), i, std::nullopt, 1'700'000'000'000 + i, i == 9 ? -0.0 : 0.01 * i});
+    }
+    (*store)->appendMetrics(pts);
+    QVERIFY((*store)->flush());
+
+    auto reader = (*store)->openColumnReader();
+    QVERIFY2(reader, reader ? "" : qPrintable(reader.error().message));
+    QVERIFY(*reader);
+    QVERIFY((*reader)->beginSnapshot());
+    for (const auto plan : {MetricColumnReader::Plan::Fastest, MetricColumnReader::Plan::KeyByKey}) {
+        const auto got = (*reader)->runMetrics(*id, plan);
+        QVERIFY2(got, got ? "" : qPrintable(got.error().message));
+        QStringList keys;
+        for (const auto& [key, s] : *got)
+            keys << key;
+        QCOMPARE(keys, (*store)->metricKeys(*id));
+        QCOMPARE(keys, (QStringList{QStringLiteral("acc"), QStringLiteral("val/loss")}));
+        for (const auto& [key, s] : *got) {
+            const QList<MetricPoint> want = (*store)->metrics(*id, key);
+            QCOMPARE(qsizetype(s.value.size()), want.size());
+            // val/loss logs each step three times: the last one of each is current.
+            QCOMPARE(want.size(), key == QStringLiteral("acc") ? 120 : 40);
+            for (qsizetype i = 0; i < want.size(); ++i) {
+                const std::size_t j = std::size_t(i);
+                QCOMPARE(s.step[j], double(want[i].step));
+                QCOMPARE(s.wallMs[j], double(want[i].wallTimeMs));
+                QVERIFY(sameBits(s.value[j], want[i].value));
+            }
+        }
+    }
+    const auto none = (*reader)->runMetrics(*id + 1000);
+    QVERIFY(none);
+    QVERIFY(none->isEmpty());
+    (*reader)->endSnapshot();
 }
 
 QTEST_MAIN(TestCompareLoader)

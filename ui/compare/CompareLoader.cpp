@@ -1,8 +1,6 @@
 #include "CompareLoader.h"
 
 #include "store/ResultStore.h"
-#include "store/SqliteMetricColumns.h"
-#include "store/SqliteResultStore.h"
 
 #include <QLoggingCategory>
 #include <QMetaObject>
@@ -55,28 +53,32 @@ CompareDataPtr CompareLoader::load(const QList<RunId>& runs) const
         r.params = m_store->params(id);
         loaded.append(std::move(r));
     }
-    // Metric columns: straight from SQLite, the runs split over the readers.
-    // Not on a read-only store: the column readers open the file itself,
-    // which fails where its -shm cannot be created (a read-only share).
-    const int parts = m_path == ReadPath::ResultStore || !dynamic_cast<SqliteResultStore*>(m_store) || m_store->isReadOnly()
+    // Metric columns: through the store's column readers, the runs split
+    // over them. A store may offer none (a read-only SQLite store: a second
+    // connection fails where its -shm cannot be created, a read-only share).
+    const int parts = m_path == ReadPath::ResultStore
         ? 0
         : int(std::min<qsizetype>(std::clamp(QThread::idealThreadCount(), 1, 4), loaded.size()));
-    while (!m_columnsFailed && int(m_columns.size()) < parts) {
-        auto opened = SqliteMetricColumns::open(m_store->location());
+    while (!m_columnsFailed && !m_columnsNone && int(m_columns.size()) < parts) {
+        auto opened = m_store->openColumnReader();
         if (!opened) {
             m_columnsFailed = true;
             qCWarning(lcCompare, "%s; reading metrics through the store instead", qUtf8Printable(opened.error().message));
             break;
         }
+        if (!*opened) {
+            m_columnsNone = true;
+            break;
+        }
         m_columns.push_back(std::move(*opened));
     }
-    const int readers = m_columnsFailed ? 0 : parts;
+    const int readers = m_columnsFailed || m_columnsNone ? 0 : parts;
     std::vector<char> viaColumns(std::size_t(loaded.size()), 0);
     if (readers > 0) {
         std::vector<int> partIds(static_cast<std::size_t>(readers));
         std::iota(partIds.begin(), partIds.end(), 0);
         const auto readPart = [&](int part) {
-            SqliteMetricColumns& reader = *m_columns[std::size_t(part)];
+            MetricColumnReader& reader = *m_columns[std::size_t(part)];
             if (auto snap = reader.beginSnapshot(); !snap) {
                 qCWarning(lcCompare, "%s", qUtf8Printable(snap.error().message));
                 return;
@@ -107,35 +109,16 @@ CompareDataPtr CompareLoader::load(const QList<RunId>& runs) const
     return data;
 }
 
-bool CompareLoader::loadMetricsViaColumns(SqliteMetricColumns& reader, CompareRun& r) const
+bool CompareLoader::loadMetricsViaColumns(MetricColumnReader& reader, CompareRun& r) const
 {
-    const auto keys = reader.keys(r.run.id);
-    if (!keys) {
-        qCWarning(lcCompare, "%s", qUtf8Printable(keys.error().message));
-        return false;
-    }
-    if (m_path == ReadPath::ColumnsByIndex) {
-        for (const auto& [keyId, key] : *keys) {
-            auto s = reader.series(keyId);
-            if (!s) {
-                qCWarning(lcCompare, "%s (run %lld, metric %s)", qUtf8Printable(s.error().message),
-                          static_cast<long long>(r.run.id), qUtf8Printable(key));
-                return false;
-            }
-            r.summary.insert(key, summarise(s->step, s->value, lowerIsBetter(key)));
-            r.metrics.insert(key, MetricColumns{share(std::move(s->step)), share(std::move(s->wallMs)), share(std::move(s->value))});
-        }
-        return true;
-    }
     // The run's rows in insertion order when they lie together, else per key by index.
-    auto all = reader.runSeries(*keys);
+    auto all = reader.runMetrics(r.run.id, m_path == ReadPath::ColumnsByIndex ? MetricColumnReader::Plan::KeyByKey
+                                                                               : MetricColumnReader::Plan::Fastest);
     if (!all) {
-        qCWarning(lcCompare, "%s (run %lld)", qUtf8Printable(all.error().message), static_cast<long long>(r.run.id));
+        qCWarning(lcCompare, "%s", qUtf8Printable(all.error().message));
         return false;
     }
-    for (qsizetype k = 0; k < keys->size(); ++k) {
-        const QString& key = keys->at(k).second;
-        MetricSeriesColumns& s = (*all)[k];
+    for (auto& [key, s] : *all) {
         r.summary.insert(key, summarise(s.step, s.value, lowerIsBetter(key)));
         r.metrics.insert(key, MetricColumns{share(std::move(s.step)), share(std::move(s.wallMs)), share(std::move(s.value))});
     }

@@ -9,8 +9,8 @@
 
 namespace ty {
 
+class MetricColumnReader;
 class ResultStore;
-class SqliteMetricColumns;
 
 // Loads what the compare view shows (runs, params, every metric point as
 // columns, last/best summaries) off the GUI thread. Same pattern as
@@ -19,12 +19,13 @@ class SqliteMetricColumns;
 // immutable snapshot, received queued on the GUI thread. The GUI thread never
 // runs SQL for metrics.
 //
-// Metric points: from a SQLite store, read straight into the columns through
-// SqliteMetricColumns (its own read-only connection, one snapshot per load,
-// no MetricPoint per point): 10^7 points in about a second on the 2-core dev
-// VM instead of about 10 s through ResultStore::metrics() (tests/bench/
-// bench_compare, RESULTS.md "Compare view"). Any other store, or a SQLite file
-// that cannot be opened that way, goes through ResultStore::metrics(); both
+// Metric points: read straight into the columns through the store's
+// MetricColumnReader (ResultStore::openColumnReader(); for SQLite its own
+// read-only connection, one snapshot per load, no MetricPoint per point):
+// 10^7 points in about a second on the 2-core dev VM instead of about 10 s
+// through ResultStore::metrics() (tests/bench/bench_compare, RESULTS.md
+// "Compare view"). A store that offers no reader (a read-only SQLite store),
+// or whose reader cannot be opened, goes through ResultStore::metrics(); both
 // give the same points in the same order.
 //
 // Parallel: the runs are split over up to QThread::idealThreadCount() (at
@@ -38,9 +39,9 @@ class CompareLoader final : public QObject {
 
 public:
     enum class ReadPath {
-        Auto,        // columns when the store is SQLite and not read-only, else ResultStore
+        Auto,        // columns when the store offers a column reader (SQLite, not read-only), else ResultStore
         ResultStore, // always ResultStore::metrics() (benchmark baseline)
-        ColumnsByIndex, // columns, but each key through the (key_id, step) index (benchmark baseline)
+        ColumnsByIndex, // columns, but each key on its own (MetricColumnReader::Plan::KeyByKey; benchmark baseline)
     };
 
     // `store` must outlive the loader.
@@ -66,13 +67,14 @@ Q_SIGNALS:
 
 private:
     void loadMetricsViaStore(CompareRun& r) const;
-    bool loadMetricsViaColumns(SqliteMetricColumns& reader, CompareRun& r) const;
+    bool loadMetricsViaColumns(MetricColumnReader& reader, CompareRun& r) const;
 
     ResultStore* m_store;
     ReadPath m_path = ReadPath::Auto;
     // One reader per parallel part, opened on first use.
-    mutable std::vector<std::unique_ptr<SqliteMetricColumns>> m_columns;
-    mutable bool m_columnsFailed = false;
+    mutable std::vector<std::unique_ptr<MetricColumnReader>> m_columns;
+    mutable bool m_columnsFailed = false; // opening a reader failed (warned once)
+    mutable bool m_columnsNone = false;   // the store offers none
     mutable bool m_lastUsedColumns = false;
 };
 

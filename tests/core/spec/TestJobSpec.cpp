@@ -3,6 +3,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -271,6 +272,55 @@ private Q_SLOTS:
         bad = parseJobSpec(QStringLiteral("command: [ls]\nmax_concurrent: 2\n"), QStringLiteral("b.yaml"), QStringLiteral("/"));
         QVERIFY(!bad);
         QCOMPARE(bad.error().message, QStringLiteral("b.yaml:2:17: 'max_concurrent' limits the runs of a 'sweep', and this spec has none"));
+    }
+
+    void sweepOfThreeNamesKeepsWrittenValueOrder()
+    {
+        // Names sorted (batch, lr, seed), the last varying fastest across two
+        // carries; each name's values in the order written, not sorted.
+        const QString yaml = QStringLiteral(
+            "name: t\n"
+            "command: [train, '{{seed}}']\n"
+            "params: {lr: 0.1, epochs: 3}\n"
+            "sweep:\n"
+            "  seed: [2, 1]\n"
+            "  lr: [0.01, 0.001]\n"
+            "  batch: [64, 32, 128]\n");
+        const auto spec = parseJobSpec(yaml, QStringLiteral("t.yaml"), QStringLiteral("/"));
+        QVERIFY2(spec, qPrintable(spec ? QString() : spec.error().message));
+        const auto runs = expandSweep(*spec);
+        QVERIFY2(runs, qPrintable(runs ? QString() : runs.error().message));
+        QCOMPARE(runs->size(), 12);
+        QStringList names;
+        for (const JobSpec& r : *runs)
+            names << r.name;
+        QCOMPARE(names.mid(0, 5), (QStringList{QStringLiteral("t[batch=64,lr=0.01,seed=2]"), QStringLiteral("t[batch=64,lr=0.01,seed=1]"),
+                                              QStringLiteral("t[batch=64,lr=0.001,seed=2]"), QStringLiteral("t[batch=64,lr=0.001,seed=1]"),
+                                              QStringLiteral("t[batch=32,lr=0.01,seed=2]")}));
+        QCOMPARE(names.last(), QStringLiteral("t[batch=128,lr=0.001,seed=1]"));
+        QCOMPARE(QSet<QString>(names.cbegin(), names.cend()).size(), 12);
+        // The swept values are each run's params (the base lr replaced), the others kept.
+        const JobSpec& r = runs->at(6); // batch=32, lr=0.001, seed=2
+        QCOMPARE(r.params.value(QStringLiteral("batch")), QStringLiteral("32"));
+        QCOMPARE(r.params.value(QStringLiteral("lr")), QStringLiteral("0.001"));
+        QCOMPARE(r.params.value(QStringLiteral("seed")), QStringLiteral("2"));
+        QCOMPARE(r.params.value(QStringLiteral("epochs")), QStringLiteral("3"));
+        QCOMPARE(runs->at(7).argv, (QStringList{QStringLiteral("train"), QStringLiteral("1")}));
+        // Deterministic: the same spec expands the same way again.
+        const auto again = expandSweep(*spec);
+        QVERIFY(again);
+        for (qsizetype i = 0; i < runs->size(); ++i) {
+            QCOMPARE(again->at(i).name, names[i]);
+            QCOMPARE(again->at(i).params, runs->at(i).params);
+        }
+        // One name with one value: one run, named by it.
+        const auto single = parseJobSpec(QStringLiteral("name: u\ncommand: [ls]\nsweep: {lr: [0.5]}\n"), QStringLiteral("u.yaml"),
+                                         QStringLiteral("/"));
+        QVERIFY(single);
+        const auto one = expandSweep(*single);
+        QVERIFY(one);
+        QCOMPARE(one->size(), 1);
+        QCOMPARE(one->front().name, QStringLiteral("u[lr=0.5]"));
     }
 
     void shellStringParamsAreQuoted()

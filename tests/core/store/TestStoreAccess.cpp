@@ -7,6 +7,7 @@
 
 #include "store/ResultStore.h"
 #include "store/SqliteResultStore.h"
+#include "store/SqliteFileAccess.h"
 #include "store/SqliteSchema.h"
 
 #include <QCryptographicHash>
@@ -16,9 +17,12 @@
 #include <QProcess>
 #include <QScopeGuard>
 #include <QSignalSpy>
+#include <QSqlDatabase>
+#include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <sqlite3.h>
 #include <unistd.h>
 
 using namespace ty;
@@ -164,6 +168,39 @@ private Q_SLOTS:
     }
 
     void cleanupTestCase() { qInstallMessageHandler(g_previousHandler); }
+
+    // The writer calls libsqlite3 on the QSQLITE driver's sqlite3*: only
+    // one library on both sides may do that.
+    void driverRunningAnotherSqliteIsRefused()
+    {
+        const QString file = QStringLiteral("/data/trainyard.db");
+        const QString a = QStringLiteral("2022-12-28 14:03:47 df5c253c0b3dd24916e4ec7cf77d3db5294cc9fd45ae7b9c5e82ad8197f38a24");
+        const QString b = QStringLiteral("2024-05-23 13:25:27 96c92aba00c8375bc32fafcdf12429c58bd8aabfcadab6683e35bbb9cdebf19e");
+        QCOMPARE(sqlitefile::libraryMismatch(file, QStringLiteral("3.40.1"), a, QStringLiteral("3.40.1"), a), QString());
+        const QString versions = sqlitefile::libraryMismatch(file, QStringLiteral("3.46.0"), b, QStringLiteral("3.40.1"), a);
+        QVERIFY2(versions.startsWith(file + QStringLiteral(": not opened: Qt's SQLite driver (QSQLITE plugin) runs SQLite "
+                                                           "3.46.0 (source ") + b + QStringLiteral(") but Trainyard is "
+                                                           "linked against SQLite 3.40.1 (source ") + a + u')'),
+                 qPrintable(versions));
+        QVERIFY2(versions.contains(QStringLiteral("libqt6sql6-sqlite")), qPrintable(versions));
+        // One version, two builds of it: still two libraries.
+        QVERIFY(!sqlitefile::libraryMismatch(file, QStringLiteral("3.40.1"), b, QStringLiteral("3.40.1"), a).isEmpty());
+        QVERIFY(!sqlitefile::libraryMismatch(file, QString(), QString(), QStringLiteral("3.40.1"), a).isEmpty());
+
+        // This build: the plugin in use runs the linked library (else no store opens).
+        {
+            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("version-probe"));
+            db.setDatabaseName(QStringLiteral(":memory:"));
+            QVERIFY(db.open());
+            QSqlQuery q(db);
+            QVERIFY(q.exec(QStringLiteral("SELECT sqlite_version(), sqlite_source_id()")) && q.next());
+            QCOMPARE(sqlitefile::libraryMismatch(file, q.value(0).toString(), q.value(1).toString(),
+                                                 QString::fromUtf8(sqlite3_libversion()),
+                                                 QString::fromUtf8(sqlite3_sourceid())),
+                     QString());
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("version-probe"));
+    }
 
     void readOnlyFolderIsReadAndNeverWritten()
     {

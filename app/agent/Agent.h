@@ -12,6 +12,7 @@
 #include "RunRegistry.h"
 #include "StderrRanges.h"
 #include "WriteBehind.h"
+#include "agentproto/Protocol.h"
 #include "trainyard/Version.h"
 
 #include <sys/types.h>
@@ -26,9 +27,8 @@
 namespace ty::agent {
 
 inline constexpr const char* kAgentVersion = TRAINYARD_VERSION;
-inline constexpr int kProtocolVersion = 1;
-// Additions within protocol 1 that clients may ignore (PROTOCOL.md "Revisions").
-inline constexpr int kProtocolRevision = 3;
+inline constexpr int kProtocolVersion = agentproto::kProtocolVersion;
+inline constexpr int kProtocolRevision = agentproto::kProtocolRevision;
 
 struct AgentOptions {
     std::string stateDir; // resolved already

@@ -14,11 +14,13 @@
 #include <QString>
 #include <QStringList>
 
+#include "agentproto/Protocol.h"
+
 #include <optional>
 
 namespace ty {
 
-inline constexpr int kAgentProtocolVersion = 1;
+inline constexpr int kAgentProtocolVersion = agentproto::kProtocolVersion;
 
 // The agent's first message.
 struct AgentHello {

@@ -76,14 +76,14 @@ std::string describe(int status)
 } // namespace
 
 Agent::Agent(AgentOptions options)
-    : opt_(std::move(options))
-    , registry_(opt_.stateDir)
+    : m_opt(std::move(options))
+    , m_registry(m_opt.stateDir)
 {
 }
 
 Agent::~Agent()
 {
-    for (auto& c : captures_) {
+    for (auto& c : m_captures) {
         if (c->fd >= 0)
             ::close(c->fd);
         if (!c->reaped)
@@ -93,7 +93,7 @@ Agent::~Agent()
 
 void Agent::sendHello()
 {
-    out_.pushMessage(Json{{"type", "hello"},
+    m_out.pushMessage(Json{{"type", "hello"},
                           {"protocol", kProtocolVersion},
                           {"revision", kProtocolRevision},
                           {"agent", "trainyard-agent"},
@@ -101,7 +101,7 @@ void Agent::sendHello()
                           {"hostname", hostName()},
                           {"user", userName()},
                           {"pid", ::getpid()},
-                          {"state_dir", registry_.stateDir()},
+                          {"state_dir", m_registry.stateDir()},
                           {"cpus", ::sysconf(_SC_NPROCESSORS_ONLN)},
                           {"memory_mib", static_cast<long long>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE) / (1024 * 1024)}});
 }
@@ -111,7 +111,7 @@ void Agent::reply(const Json& id, Json fields)
     fields["type"] = "reply";
     fields["id"] = id;
     fields["ok"] = true;
-    out_.pushMessage(fields);
+    m_out.pushMessage(fields);
 }
 
 void Agent::replyError(const Json& id, const std::string& error, const std::string& code)
@@ -119,7 +119,7 @@ void Agent::replyError(const Json& id, const std::string& error, const std::stri
     Json reply{{"type", "reply"}, {"id", id}, {"ok", false}, {"error", error}};
     if (!code.empty())
         reply["code"] = code; // what a client acts on (PROTOCOL.md); the text is for people
-    out_.pushMessage(reply);
+    m_out.pushMessage(reply);
 }
 
 int Agent::run()
@@ -136,67 +136,67 @@ int Agent::run()
     ::signal(SIGPIPE, SIG_IGN);
 
     const bool stateOk = [&] {
-        if (auto e = registry_.prepare(); !e.empty()) {
+        if (auto e = m_registry.prepare(); !e.empty()) {
             std::cerr << "trainyard-agent: state directory: " << e << "\n";
             return false;
         }
         return true;
     }();
 
-    setNonBlocking(opt_.inFd, true);
-    setNonBlocking(opt_.outFd, true);
+    setNonBlocking(m_opt.inFd, true);
+    setNonBlocking(m_opt.outFd, true);
 #if defined(F_SETPIPE_SZ)
     // Fewer, larger writes when stdout is a pipe (local node, sshd's channel).
-    ::fcntl(opt_.outFd, F_SETPIPE_SZ, 1024 * 1024);
+    ::fcntl(m_opt.outFd, F_SETPIPE_SZ, 1024 * 1024);
 #endif
     sendHello();
     if (!stateOk) {
-        out_.pushMessage(Json{{"type", "error"}, {"error", "cannot use state directory " + registry_.stateDir()}});
-        inputClosed_ = true;
+        m_out.pushMessage(Json{{"type", "error"}, {"error", "cannot use state directory " + m_registry.stateDir()}});
+        m_inputClosed = true;
     }
 
     // Runs started by an earlier agent: announce their end too.
-    for (const auto& run : registry_.runIds()) {
-        const auto p = registry_.paths(run);
+    for (const auto& run : m_registry.runIds()) {
+        const auto p = m_registry.paths(run);
         if (fileExists(p.exitJson))
             continue;
         // A run whose supervisor vanished long ago (reboot) is not announced
         // again by every new agent: list/status report it as lost.
-        if (auto rj = registry_.runJson(run); rj && !registry_.isLost(*rj, run))
-            running_[run] = Tracked{rj->value("supervisor_pid", 0L), 0};
+        if (auto rj = m_registry.runJson(run); rj && !m_registry.isLost(*rj, run))
+            m_running[run] = Tracked{rj->value("supervisor_pid", 0L), 0};
     }
 
     std::int64_t exitDeadline = -1;
     std::vector<char> inBuf(256 * 1024);
     for (;;) {
         const std::int64_t now = monotonicMs();
-        if (inputClosed_ || fatal_) {
+        if (m_inputClosed || m_fatal) {
             if (exitDeadline < 0)
                 exitDeadline = now + kExitFlushMs;
-            if ((out_.empty() && starts_.empty()) || now >= exitDeadline)
+            if ((m_out.empty() && m_starts.empty()) || now >= exitDeadline)
                 break;
         }
 
         std::vector<pollfd> fds;
         fds.push_back({g_sigPipe[0], POLLIN, 0});
-        const bool reading = !inputClosed_ && !fatal_;
+        const bool reading = !m_inputClosed && !m_fatal;
         if (reading)
-            fds.push_back({opt_.inFd, POLLIN, 0});
+            fds.push_back({m_opt.inFd, POLLIN, 0});
         const std::size_t outIdx = fds.size();
-        if (!out_.empty())
-            fds.push_back({opt_.outFd, POLLOUT, 0});
+        if (!m_out.empty())
+            fds.push_back({m_opt.outFd, POLLOUT, 0});
         const std::size_t capIdx = fds.size();
-        for (auto& c : captures_)
+        for (auto& c : m_captures)
             fds.push_back({c->fd, short(c->fd >= 0 ? POLLIN : 0), 0});
         const std::size_t startIdx = fds.size();
-        for (auto& st : starts_)
+        for (auto& st : m_starts)
             fds.push_back({st->fd, POLLIN, 0});
 
         int timeout = -1;
-        if (tailsHaveData_ && out_.bytes() < kHighWater)
+        if (m_tailsHaveData && m_out.bytes() < kHighWater)
             timeout = 0;
-        else if (!tails_.empty() || !running_.empty() || !captures_.empty())
-            timeout = int(std::max<std::int64_t>(0, nextTick_ - now));
+        else if (!m_tails.empty() || !m_running.empty() || !m_captures.empty())
+            timeout = int(std::max<std::int64_t>(0, m_nextTick - now));
         if (exitDeadline >= 0)
             timeout = timeout < 0 ? int(std::max<std::int64_t>(0, exitDeadline - now))
                                   : std::min<int>(timeout, int(std::max<std::int64_t>(0, exitDeadline - now)));
@@ -215,31 +215,31 @@ int Agent::run()
         }
         if (reading && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
             for (;;) {
-                const ssize_t r = ::read(opt_.inFd, inBuf.data(), inBuf.size());
+                const ssize_t r = ::read(m_opt.inFd, inBuf.data(), inBuf.size());
                 if (r > 0) {
-                    reader_.append(inBuf.data(), std::size_t(r));
+                    m_reader.append(inBuf.data(), std::size_t(r));
                     continue;
                 }
                 if (r == 0) {
-                    inputClosed_ = true;
+                    m_inputClosed = true;
                     break;
                 }
                 if (errno == EINTR)
                     continue;
                 if (errno != EAGAIN && errno != EWOULDBLOCK)
-                    inputClosed_ = true;
+                    m_inputClosed = true;
                 break;
             }
-            while (auto frame = reader_.next())
+            while (auto frame = m_reader.next())
                 handleFrame(*frame);
-            if (!reader_.error().empty() && !fatal_) {
-                std::cerr << "trainyard-agent: " << reader_.error() << "\n";
-                out_.pushMessage(Json{{"type", "error"}, {"error", reader_.error()}});
-                fatal_ = true;
+            if (!m_reader.error().empty() && !m_fatal) {
+                std::cerr << "trainyard-agent: " << m_reader.error() << "\n";
+                m_out.pushMessage(Json{{"type", "error"}, {"error", m_reader.error()}});
+                m_fatal = true;
             }
         }
-        for (std::size_t i = 0; i < captures_.size(); ++i) {
-            auto& c = *captures_[i];
+        for (std::size_t i = 0; i < m_captures.size(); ++i) {
+            auto& c = *m_captures[i];
             if (c.fd >= 0 && (fds[capIdx + i].revents & (POLLIN | POLLHUP | POLLERR))) {
                 char buf[65536];
                 for (;;) {
@@ -260,25 +260,25 @@ int Agent::run()
             }
         }
 
-        // Start reports, newest first: finishing one removes it from starts_
+        // Start reports, newest first: finishing one removes it from m_starts
         // (and may re-run deferred requests, which never add a start).
-        for (std::size_t i = starts_.size(); i-- > 0;) {
+        for (std::size_t i = m_starts.size(); i-- > 0;) {
             if (startIdx + i < fds.size() && (fds[startIdx + i].revents & (POLLIN | POLLHUP | POLLERR)))
                 readStartReport(i);
         }
 
         const std::int64_t t = monotonicMs();
         pollCaptures(t);
-        const bool tick = t >= nextTick_;
+        const bool tick = t >= m_nextTick;
         if (tick) {
             checkRuns(t);
-            nextTick_ = t + kTickMs;
+            m_nextTick = t + kTickMs;
         }
         pumpTails(tick);
 
         (void)outIdx; // always try: the queue may have grown since poll()
-        if (!out_.empty()) {
-            if (!out_.flush(opt_.outFd)) {
+        if (!m_out.empty()) {
+            if (!m_out.flush(m_opt.outFd)) {
                 // The client is gone (EPIPE): nobody to talk to; runs go on.
                 if (errno == EPIPE)
                     return 0;
@@ -292,9 +292,9 @@ int Agent::run()
             }
         }
     }
-    setNonBlocking(opt_.inFd, false);
-    setNonBlocking(opt_.outFd, false);
-    return fatal_ ? 2 : 0;
+    setNonBlocking(m_opt.inFd, false);
+    setNonBlocking(m_opt.outFd, false);
+    return m_fatal ? 2 : 0;
 }
 
 void Agent::handleFrame(FrameReader::Frame& frame)
@@ -309,7 +309,7 @@ void Agent::handleFrame(FrameReader::Frame& frame)
     if (op == "cancel" || op == "tail" || op == "untail" || op == "status") {
         // A request about a run still starting waits for the start's reply.
         const std::string run = str(req, "run");
-        for (auto& st : starts_) {
+        for (auto& st : m_starts) {
             if (st->run == run) {
                 st->deferred.push_back(std::move(frame));
                 return;
@@ -408,13 +408,13 @@ void Agent::opStart(const Json& id, const Json& req)
     }
     const std::string client = str(req, "client");
 
-    const auto p = registry_.paths(run);
-    const int lockFd = gpus.empty() ? -1 : registry_.lockClaims();
+    const auto p = m_registry.paths(run);
+    const int lockFd = gpus.empty() ? -1 : m_registry.lockClaims();
     struct Unlock {
         const RunRegistry& r;
         int fd;
         ~Unlock() { r.unlockClaims(fd); }
-    } unlock{registry_, lockFd};
+    } unlock{m_registry, lockFd};
 
     if (::mkdir(p.dir.c_str(), 0755) != 0) {
         if (errno == EEXIST)
@@ -426,7 +426,7 @@ void Agent::opStart(const Json& id, const Json& req)
     auto cleanup = [&] { removeRunFiles(run); };
     RunRegistry::ClaimResult claims;
     if (!gpus.empty()) {
-        claims = registry_.claimGpus(run, client, gpus);
+        claims = m_registry.claimGpus(run, client, gpus);
         if (!claims.error.empty()) {
             cleanup();
             replyError(id, claims.error, claims.heldByOther ? "gpu_claimed" : "");
@@ -456,7 +456,7 @@ void Agent::opStart(const Json& id, const Json& req)
 
     auto launched = launchSupervised(plan);
     if (!launched) {
-        registry_.releaseClaims(claims.files);
+        m_registry.releaseClaims(claims.files);
         cleanup();
         replyError(id, launched.error());
         return;
@@ -468,12 +468,12 @@ void Agent::opStart(const Json& id, const Json& req)
     pending->fd = launched->reportFd;
     pending->claimFiles = claims.files;
     setNonBlocking(pending->fd, true);
-    starts_.push_back(std::move(pending));
+    m_starts.push_back(std::move(pending));
 }
 
 void Agent::removeRunFiles(const std::string& run)
 {
-    const auto p = registry_.paths(run);
+    const auto p = m_registry.paths(run);
     ::unlink(p.console.c_str());
     ::unlink(p.stderrRanges.c_str());
     ::unlink(p.runJson.c_str());
@@ -482,7 +482,7 @@ void Agent::removeRunFiles(const std::string& run)
 
 void Agent::readStartReport(std::size_t index)
 {
-    PendingStart& st = *starts_[index];
+    PendingStart& st = *m_starts[index];
     char buf[256];
     for (;;) {
         const ssize_t n = ::read(st.fd, buf, sizeof buf);
@@ -503,19 +503,19 @@ void Agent::readStartReport(std::size_t index)
 
 void Agent::finishStart(std::size_t index)
 {
-    std::unique_ptr<PendingStart> st = std::move(starts_[index]);
-    starts_.erase(starts_.begin() + std::ptrdiff_t(index));
+    std::unique_ptr<PendingStart> st = std::move(m_starts[index]);
+    m_starts.erase(m_starts.begin() + std::ptrdiff_t(index));
     ::close(st->fd);
     if (const auto nl = st->line.find('\n'); nl != std::string::npos)
         st->line.resize(nl);
     auto started = startReport(st->run, st->supervisorPid, st->line);
     if (!started) {
-        registry_.releaseClaims(st->claimFiles);
+        m_registry.releaseClaims(st->claimFiles);
         removeRunFiles(st->run);
         replyError(st->id, started.error());
     } else {
-        const auto p = registry_.paths(st->run);
-        running_[st->run] = Tracked{long(started->supervisorPid), 0};
+        const auto p = m_registry.paths(st->run);
+        m_running[st->run] = Tracked{long(started->supervisorPid), 0};
         reply(st->id, Json{{"pid", started->pid},
                            {"pgid", started->pgid},
                            {"supervisor_pid", started->supervisorPid},
@@ -530,11 +530,11 @@ void Agent::finishStart(std::size_t index)
 void Agent::opTail(const Json& id, const Json& req)
 {
     const std::string run = str(req, "run");
-    if (!registry_.exists(run)) {
+    if (!m_registry.exists(run)) {
         replyError(id, "tail: no run \"" + run + "\" on this node");
         return;
     }
-    const auto p = registry_.paths(run);
+    const auto p = m_registry.paths(run);
     std::int64_t offset = 0;
     if (auto it = req.find("offset"); it != req.end() && !it->is_null()) {
         if (!it->is_number_integer() || it->get<std::int64_t>() < 0) {
@@ -570,7 +570,7 @@ void Agent::opTail(const Json& id, const Json& req)
         return;
     }
     closeTail(run); // a new tail of the same run replaces the old one
-    Tail& t = tails_[run] = Tail{std::make_shared<const SharedFd>(fd), offset, follow, p.exitJson, p.stderrRanges,
+    Tail& t = m_tails[run] = Tail{std::make_shared<const SharedFd>(fd), offset, follow, p.exitJson, p.stderrRanges,
                                  std::make_shared<StderrRangeReader>(p.stderrRanges), followTruncation};
     t.sent.reset(std::min(offset, std::int64_t(st.st_size)));
     reply(id, Json{{"size", std::int64_t(st.st_size)}});
@@ -582,12 +582,12 @@ void Agent::opTail(const Json& id, const Json& req)
         // the console has grown since.
         restartTail(run, t, std::int64_t(st.st_size), recorded);
     }
-    tailsHaveData_ = true;
+    m_tailsHaveData = true;
 }
 
 void Agent::restartTail(const std::string& run, Tail& t, std::int64_t size, std::int64_t generation)
 {
-    out_.pushMessage(Json{{"type", "truncated"},
+    m_out.pushMessage(Json{{"type", "truncated"},
                           {"run", run},
                           {"offset", t.offset},
                           {"size", size},
@@ -601,7 +601,7 @@ void Agent::restartTail(const std::string& run, Tail& t, std::int64_t size, std:
 
 void Agent::closeTail(const std::string& run)
 {
-    tails_.erase(run); // the console's fd closes once no queued frame needs it
+    m_tails.erase(run); // the console's fd closes once no queued frame needs it
 }
 
 void Agent::opUntail(const Json& id, const Json& req)
@@ -613,7 +613,7 @@ void Agent::opUntail(const Json& id, const Json& req)
 void Agent::opCancel(const Json& id, const Json& req)
 {
     const std::string run = str(req, "run");
-    auto st = registry_.status(run);
+    auto st = m_registry.status(run);
     if (!st) {
         replyError(id, "cancel: no run \"" + run + "\" on this node");
         return;
@@ -630,7 +630,7 @@ void Agent::opCancel(const Json& id, const Json& req)
         }
         grace = it->get<std::int64_t>();
     }
-    const auto p = registry_.paths(run);
+    const auto p = m_registry.paths(run);
     if (auto e = writeFileAtomic(p.cancelJson, dumpJson(Json{{"grace_ms", grace}, {"requested_ms", nowMs()}}) + "\n");
         !e.empty()) {
         replyError(id, "run " + run + ": " + e);
@@ -647,8 +647,8 @@ void Agent::opCancel(const Json& id, const Json& req)
 void Agent::opList(const Json& id)
 {
     Json runs = Json::array();
-    for (const auto& run : registry_.runIds())
-        if (auto s = registry_.status(run))
+    for (const auto& run : m_registry.runIds())
+        if (auto s = m_registry.status(run))
             runs.push_back(std::move(*s));
     reply(id, Json{{"runs", std::move(runs)}});
 }
@@ -656,7 +656,7 @@ void Agent::opList(const Json& id)
 void Agent::opStatus(const Json& id, const Json& req)
 {
     const std::string run = str(req, "run");
-    auto s = registry_.status(run);
+    auto s = m_registry.status(run);
     if (!s) {
         replyError(id, "status: no run \"" + run + "\" on this node");
         return;
@@ -667,15 +667,15 @@ void Agent::opStatus(const Json& id, const Json& req)
 std::map<long, std::string> Agent::liveRunsByPgid() const
 {
     std::map<long, std::string> m;
-    for (const auto& [run, t] : running_)
-        if (auto rj = registry_.runJson(run))
+    for (const auto& [run, t] : m_running)
+        if (auto rj = m_registry.runJson(run))
             m[rj->value("pgid", 0L)] = run;
     return m;
 }
 
 Json Agent::withClaims(Json gpus) const
 {
-    const auto claims = registry_.liveClaims();
+    const auto claims = m_registry.liveClaims();
     for (Json& g : gpus) {
         Json list = Json::array();
         if (const auto it = claims.find(g.value("index", -1)); it != claims.end())
@@ -688,8 +688,8 @@ Json Agent::withClaims(Json gpus) const
 
 void Agent::opGpus(const Json& id)
 {
-    if (nvml_.available()) {
-        auto gpus = nvml_.read();
+    if (m_nvml.available()) {
+        auto gpus = m_nvml.read();
         if (gpus) {
             reply(id, Json{{"gpus", withClaims(gpusToJson(*gpus, liveRunsByPgid()))}, {"source", "nvml"}});
             return;
@@ -784,21 +784,21 @@ bool Agent::spawnCapture(const std::vector<std::string>& argv, std::function<voi
         c->fd = fds[0];
         setNonBlocking(c->fd, true);
     }
-    captures_.push_back(std::move(c));
+    m_captures.push_back(std::move(c));
     return true;
 }
 
 void Agent::pollCaptures(std::int64_t now)
 {
-    for (std::size_t i = 0; i < captures_.size();) {
-        auto& c = *captures_[i];
+    for (std::size_t i = 0; i < m_captures.size();) {
+        auto& c = *m_captures[i];
         if (!c.reaped && now >= c.deadline) {
             ::kill(c.pid, SIGKILL);
             c.deadline = now + 1000000;
         }
         if (c.eof && c.reaped) {
-            auto owned = std::move(captures_[i]);
-            captures_.erase(captures_.begin() + std::ptrdiff_t(i));
+            auto owned = std::move(m_captures[i]);
+            m_captures.erase(m_captures.begin() + std::ptrdiff_t(i));
             owned->done(*owned);
             continue;
         }
@@ -814,7 +814,7 @@ void Agent::reapChildren()
         if (pid <= 0)
             break;
         bool capture = false;
-        for (auto& c : captures_) {
+        for (auto& c : m_captures) {
             if (c->pid == pid) {
                 c->reaped = true;
                 c->status = st;
@@ -823,42 +823,42 @@ void Agent::reapChildren()
         }
         if (!capture) {
             // A supervisor of ours ended: its run has exited. Check at once.
-            nextTick_ = 0;
+            m_nextTick = 0;
         }
     }
 }
 
 void Agent::checkRuns(std::int64_t now)
 {
-    for (auto it = running_.begin(); it != running_.end();) {
+    for (auto it = m_running.begin(); it != m_running.end();) {
         const std::string& run = it->first;
-        const auto p = registry_.paths(run);
+        const auto p = m_registry.paths(run);
         bool ended = fileExists(p.exitJson);
         if (!ended && now >= it->second.nextLostCheck) {
             it->second.nextLostCheck = now + kLostCheckMs;
-            if (auto rj = registry_.runJson(run); rj && registry_.isLost(*rj, run))
+            if (auto rj = m_registry.runJson(run); rj && m_registry.isLost(*rj, run))
                 ended = true;
         }
         if (!ended) {
             ++it;
             continue;
         }
-        if (auto s = registry_.status(run)) {
+        if (auto s = m_registry.status(run)) {
             Json ev = std::move(*s);
             ev["type"] = "exited";
-            out_.pushMessage(ev);
+            m_out.pushMessage(ev);
         }
-        it = running_.erase(it);
+        it = m_running.erase(it);
     }
 }
 
 void Agent::pumpTails(bool tick)
 {
-    tailsHaveData_ = false;
+    m_tailsHaveData = false;
     std::vector<std::string> finished;
-    for (auto& [run, t] : tails_) {
-        if (out_.bytes() >= kHighWater) {
-            tailsHaveData_ = true;
+    for (auto& [run, t] : m_tails) {
+        if (m_out.bytes() >= kHighWater) {
+            m_tailsHaveData = true;
             break;
         }
         struct stat st{};
@@ -888,7 +888,7 @@ void Agent::pumpTails(bool tick)
                 // Truncated, and written on past our offset before we looked:
                 // the supervisor's truncation line says so.
                 restartTail(run, t, size, t.stderrRanges->truncations());
-                tailsHaveData_ = true;
+                m_tailsHaveData = true;
                 continue;
             }
             const auto ranges = t.stderrRanges->take(t.offset, end, kMaxStderrRanges);
@@ -899,13 +899,13 @@ void Agent::pumpTails(bool tick)
                     a.push_back(Json::array({br.offset, br.length}));
                 header["stderr"] = std::move(a);
             }
-            out_.pushFileFrame(std::move(header), t.console, t.offset, std::size_t(end - t.offset));
+            m_out.pushFileFrame(std::move(header), t.console, t.offset, std::size_t(end - t.offset));
             t.offset = end;
             // Queued bytes are at most kHighWater past what was sent, far
             // less than the window: the drop never reaches them.
             t.sent.advance(fd, end);
             if (t.offset < size)
-                tailsHaveData_ = true;
+                m_tailsHaveData = true;
             continue;
         }
         if (!t.follow) {
@@ -920,16 +920,16 @@ void Agent::pumpTails(bool tick)
             if (std::int64_t(st2.st_size) <= t.offset)
                 finished.push_back(run);
             else
-                tailsHaveData_ = true;
-        } else if (tick && !running_.contains(run)) {
+                m_tailsHaveData = true;
+        } else if (tick && !m_running.contains(run)) {
             // Not tracked as running: either lost (supervisor gone) or started
             // by another agent on this state directory.
-            if (auto rj = registry_.runJson(run); rj && registry_.isLost(*rj, run))
+            if (auto rj = m_registry.runJson(run); rj && m_registry.isLost(*rj, run))
                 finished.push_back(run);
         }
     }
     for (const auto& run : finished) {
-        out_.pushMessage(Json{{"type", "eof"}, {"run", run}, {"offset", tails_[run].offset}});
+        m_out.pushMessage(Json{{"type", "eof"}, {"run", run}, {"offset", m_tails[run].offset}});
         closeTail(run);
     }
 }

@@ -134,19 +134,19 @@ private:
     // Adds each GPU's live claims ({"run","client"}) to a `gpus` array.
     Json withClaims(Json gpus) const;
 
-    AgentOptions opt_;
-    RunRegistry registry_;
-    FrameReader reader_;
-    OutputQueue out_;
-    Nvml nvml_;
-    std::map<std::string, Tail> tails_;
-    std::map<std::string, Tracked> running_;
-    std::vector<std::unique_ptr<Capture>> captures_;
-    std::vector<std::unique_ptr<PendingStart>> starts_;
-    bool tailsHaveData_ = false;
-    bool inputClosed_ = false;
-    bool fatal_ = false;
-    std::int64_t nextTick_ = 0;
+    AgentOptions m_opt;
+    RunRegistry m_registry;
+    FrameReader m_reader;
+    OutputQueue m_out;
+    Nvml m_nvml;
+    std::map<std::string, Tail> m_tails;
+    std::map<std::string, Tracked> m_running;
+    std::vector<std::unique_ptr<Capture>> m_captures;
+    std::vector<std::unique_ptr<PendingStart>> m_starts;
+    bool m_tailsHaveData = false;
+    bool m_inputClosed = false;
+    bool m_fatal = false;
+    std::int64_t m_nextTick = 0;
 };
 
 } // namespace ty::agent

@@ -29,9 +29,9 @@ std::string field(const Json& j, const char* key)
 std::string Agent::runFileRoot(const std::string& run, const std::string& root, std::string& error) const
 {
     if (root == "run_dir")
-        return registry_.paths(run).dir;
+        return m_registry.paths(run).dir;
     if (root == "workdir" || root.empty()) {
-        auto rj = registry_.runJson(run);
+        auto rj = m_registry.runJson(run);
         const std::string wd = rj ? rj->value("workdir", std::string()) : std::string();
         if (wd.empty())
             error = "run " + run + ": no workdir recorded in run.json";
@@ -44,7 +44,7 @@ std::string Agent::runFileRoot(const std::string& run, const std::string& root, 
 void Agent::opReadFile(const Json& id, const Json& req)
 {
     const std::string run = field(req, "run");
-    if (!RunRegistry::validRunId(run) || !registry_.exists(run)) {
+    if (!RunRegistry::validRunId(run) || !m_registry.exists(run)) {
         replyError(id, "read_file: no run \"" + run + "\" on this node");
         return;
     }

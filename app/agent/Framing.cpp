@@ -15,61 +15,61 @@ std::string dumpJson(const Json& j)
 
 void FrameReader::append(const char* data, std::size_t size)
 {
-    if (!error_.empty())
+    if (!m_error.empty())
         return;
     // Compact lazily so a stream of small frames stays O(n).
-    if (pos_ > 0 && (pos_ >= buf_.size() || pos_ > 65536)) {
-        buf_.erase(0, pos_);
-        pos_ = 0;
+    if (m_pos > 0 && (m_pos >= m_buf.size() || m_pos > 65536)) {
+        m_buf.erase(0, m_pos);
+        m_pos = 0;
     }
-    buf_.append(data, size);
+    m_buf.append(data, size);
 }
 
 std::optional<FrameReader::Frame> FrameReader::next()
 {
-    if (!error_.empty())
+    if (!m_error.empty())
         return std::nullopt;
-    if (pendingHeader_) {
-        if (buf_.size() - pos_ < pendingLen_)
+    if (m_pendingHeader) {
+        if (m_buf.size() - m_pos < m_pendingLen)
             return std::nullopt;
-        Frame f{std::move(*pendingHeader_), buf_.substr(pos_, pendingLen_)};
-        pos_ += pendingLen_;
-        pendingHeader_.reset();
-        pendingLen_ = 0;
+        Frame f{std::move(*m_pendingHeader), m_buf.substr(m_pos, m_pendingLen)};
+        m_pos += m_pendingLen;
+        m_pendingHeader.reset();
+        m_pendingLen = 0;
         return f;
     }
-    const std::size_t nl = buf_.find('\n', pos_);
+    const std::size_t nl = m_buf.find('\n', m_pos);
     if (nl == std::string::npos) {
-        if (buf_.size() - pos_ > kMaxLineBytes) {
-            ++lineNo_;
-            error_ = "protocol error: line " + std::to_string(lineNo_) + " is longer than 1 MiB: "
-                + buf_.substr(pos_, 200);
+        if (m_buf.size() - m_pos > kMaxLineBytes) {
+            ++m_lineNo;
+            m_error = "protocol error: line " + std::to_string(m_lineNo) + " is longer than 1 MiB: "
+                + m_buf.substr(m_pos, 200);
         }
         return std::nullopt;
     }
-    ++lineNo_;
-    std::string_view line(buf_.data() + pos_, nl - pos_);
+    ++m_lineNo;
+    std::string_view line(m_buf.data() + m_pos, nl - m_pos);
     if (line.size() > kMaxLineBytes) {
-        error_ = "protocol error: line " + std::to_string(lineNo_) + " is longer than 1 MiB: "
+        m_error = "protocol error: line " + std::to_string(m_lineNo) + " is longer than 1 MiB: "
             + std::string(line.substr(0, 200));
         return std::nullopt;
     }
     Json j = Json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
-        error_ = "protocol error: line " + std::to_string(lineNo_) + " is not a JSON object: "
+        m_error = "protocol error: line " + std::to_string(m_lineNo) + " is not a JSON object: "
             + std::string(line.substr(0, 200));
         return std::nullopt;
     }
-    pos_ = nl + 1;
+    m_pos = nl + 1;
     if (auto it = j.find("len"); it != j.end()) {
         if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<std::int64_t>() >= 0)) {
-            error_ = "protocol error: line " + std::to_string(lineNo_) + " has an invalid \"len\": "
+            m_error = "protocol error: line " + std::to_string(m_lineNo) + " has an invalid \"len\": "
                 + std::string(line.substr(0, 200));
             return std::nullopt;
         }
         const auto len = it->get<std::uint64_t>();
-        pendingHeader_ = std::move(j);
-        pendingLen_ = std::size_t(len);
+        m_pendingHeader = std::move(j);
+        m_pendingLen = std::size_t(len);
         return next();
     }
     return Frame{std::move(j), {}};
@@ -77,16 +77,16 @@ std::optional<FrameReader::Frame> FrameReader::next()
 
 SharedFd::~SharedFd()
 {
-    if (fd_ >= 0)
-        ::close(fd_);
+    if (m_fd >= 0)
+        ::close(m_fd);
 }
 
 void OutputQueue::push(std::string bytes)
 {
     if (bytes.empty())
         return;
-    bytes_ += bytes.size();
-    chunks_.push_back(Chunk{std::move(bytes), nullptr, 0, 0});
+    m_bytes += bytes.size();
+    m_chunks.push_back(Chunk{std::move(bytes), nullptr, 0, 0});
 }
 
 void OutputQueue::pushMessage(const Json& message)
@@ -109,21 +109,21 @@ void OutputQueue::pushFileFrame(Json header, std::shared_ptr<const SharedFd> fil
     pushMessage(header);
     if (length == 0)
         return;
-    bytes_ += length;
-    chunks_.push_back(Chunk{{}, std::move(file), offset, length});
+    m_bytes += length;
+    m_chunks.push_back(Chunk{{}, std::move(file), offset, length});
 }
 
 void OutputQueue::consumed(std::size_t n)
 {
-    bytes_ -= n;
+    m_bytes -= n;
     while (n > 0) {
-        const std::size_t avail = chunks_.front().size() - frontOffset_;
+        const std::size_t avail = m_chunks.front().size() - m_frontOffset;
         if (n >= avail) {
             n -= avail;
-            chunks_.pop_front();
-            frontOffset_ = 0;
+            m_chunks.pop_front();
+            m_frontOffset = 0;
         } else {
-            frontOffset_ += n;
+            m_frontOffset += n;
             n = 0;
         }
     }
@@ -131,22 +131,22 @@ void OutputQueue::consumed(std::size_t n)
 
 bool OutputQueue::flush(int fd)
 {
-    while (!chunks_.empty()) {
-        Chunk& front = chunks_.front();
+    while (!m_chunks.empty()) {
+        Chunk& front = m_chunks.front();
         ssize_t w;
         if (front.file) {
-            off_t from = off_t(front.fileOffset + std::int64_t(frontOffset_));
-            w = ::sendfile(fd, front.file->get(), &from, front.fileLength - frontOffset_);
+            off_t from = off_t(front.fileOffset + std::int64_t(m_frontOffset));
+            w = ::sendfile(fd, front.file->get(), &from, front.fileLength - m_frontOffset);
             if (w < 0 && (errno == EINVAL || errno == ENOSYS)) {
                 // sendfile() refused this pair of files: the bytes, read here.
-                std::string bytes(front.fileLength - frontOffset_, '\0');
+                std::string bytes(front.fileLength - m_frontOffset, '\0');
                 const ssize_t r = ::pread(front.file->get(), bytes.data(), bytes.size(), from);
                 if (r != ssize_t(bytes.size())) {
                     errno = EIO;
                     return false;
                 }
                 front = Chunk{std::move(bytes), nullptr, 0, 0};
-                frontOffset_ = 0;
+                m_frontOffset = 0;
                 continue;
             }
             if (w == 0) {
@@ -156,8 +156,8 @@ bool OutputQueue::flush(int fd)
         } else {
             iovec iov[64];
             int n = 0;
-            std::size_t off = frontOffset_;
-            for (auto it = chunks_.begin(); it != chunks_.end() && !it->file && n < 64; ++it, ++n) {
+            std::size_t off = m_frontOffset;
+            for (auto it = m_chunks.begin(); it != m_chunks.end() && !it->file && n < 64; ++it, ++n) {
                 iov[n].iov_base = const_cast<char*>(it->bytes.data() + off);
                 iov[n].iov_len = it->bytes.size() - off;
                 off = 0;

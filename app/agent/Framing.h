@@ -32,16 +32,16 @@ public:
 
     void append(const char* data, std::size_t size);
     std::optional<Frame> next();
-    const std::string& error() const { return error_; }
-    std::uint64_t linesRead() const { return lineNo_; }
+    const std::string& error() const { return m_error; }
+    std::uint64_t linesRead() const { return m_lineNo; }
 
 private:
-    std::string buf_;
-    std::size_t pos_ = 0;
-    std::optional<Json> pendingHeader_;
-    std::size_t pendingLen_ = 0;
-    std::uint64_t lineNo_ = 0;
-    std::string error_;
+    std::string m_buf;
+    std::size_t m_pos = 0;
+    std::optional<Json> m_pendingHeader;
+    std::size_t m_pendingLen = 0;
+    std::uint64_t m_lineNo = 0;
+    std::string m_error;
 };
 
 // An open file descriptor with shared ownership: closed when its last owner
@@ -49,16 +49,16 @@ private:
 class SharedFd {
 public:
     explicit SharedFd(int fd)
-        : fd_(fd)
+        : m_fd(fd)
     {
     }
     ~SharedFd();
     SharedFd(const SharedFd&) = delete;
     SharedFd& operator=(const SharedFd&) = delete;
-    int get() const { return fd_; }
+    int get() const { return m_fd; }
 
 private:
-    int fd_;
+    int m_fd;
 };
 
 // Outgoing bytes waiting for a non-blocking fd. Messages are queued whole, so
@@ -77,8 +77,8 @@ public:
     // where the fd is a pipe (sshd's, or the local client's).
     void pushFileFrame(Json header, std::shared_ptr<const SharedFd> file, std::int64_t offset, std::size_t length);
 
-    std::size_t bytes() const { return bytes_; }
-    bool empty() const { return chunks_.empty(); }
+    std::size_t bytes() const { return m_bytes; }
+    bool empty() const { return m_chunks.empty(); }
 
     // Writes what the fd accepts now. False on a fatal error with errno set:
     // the fd's (EPIPE, EBADF...), or EIO when a file frame's file no longer
@@ -96,9 +96,9 @@ private:
     };
     void consumed(std::size_t n);
 
-    std::deque<Chunk> chunks_;
-    std::size_t frontOffset_ = 0;
-    std::size_t bytes_ = 0;
+    std::deque<Chunk> m_chunks;
+    std::size_t m_frontOffset = 0;
+    std::size_t m_bytes = 0;
 };
 
 std::string dumpJson(const Json& j);

@@ -124,59 +124,59 @@ std::vector<GpuProcess> readProcs(Fn fn, nvmlDevice_t dev, const std::string& uu
 
 Nvml::~Nvml()
 {
-    if (ok_ && g_api.shutdown)
+    if (m_ok && g_api.shutdown)
         g_api.shutdown();
-    if (lib_)
-        ::dlclose(lib_);
+    if (m_lib)
+        ::dlclose(m_lib);
 }
 
 bool Nvml::available()
 {
-    if (tried_)
-        return ok_;
-    tried_ = true;
+    if (m_tried)
+        return m_ok;
+    m_tried = true;
     if (const char* off = std::getenv("TRAINYARD_AGENT_NO_NVML"); off && *off && std::strcmp(off, "0") != 0) {
-        error_ = "NVML disabled by TRAINYARD_AGENT_NO_NVML";
+        m_error = "NVML disabled by TRAINYARD_AGENT_NO_NVML";
         return false;
     }
-    lib_ = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib_) {
+    m_lib = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!m_lib) {
         const char* e = ::dlerror();
-        error_ = std::string("cannot load libnvidia-ml.so.1: ") + (e ? e : "unknown error");
+        m_error = std::string("cannot load libnvidia-ml.so.1: ") + (e ? e : "unknown error");
         return false;
     }
-    sym(lib_, g_api.init, "nvmlInit_v2");
-    sym(lib_, g_api.shutdown, "nvmlShutdown");
-    sym(lib_, g_api.errorString, "nvmlErrorString");
-    sym(lib_, g_api.getCount, "nvmlDeviceGetCount_v2");
-    sym(lib_, g_api.getHandle, "nvmlDeviceGetHandleByIndex_v2");
-    sym(lib_, g_api.getUuid, "nvmlDeviceGetUUID");
-    sym(lib_, g_api.getName, "nvmlDeviceGetName");
-    sym(lib_, g_api.getPci, "nvmlDeviceGetPciInfo_v3");
-    sym(lib_, g_api.getMemory, "nvmlDeviceGetMemoryInfo");
-    sym(lib_, g_api.getMemoryV2, "nvmlDeviceGetMemoryInfo_v2");
-    sym(lib_, g_api.getUtil, "nvmlDeviceGetUtilizationRates");
-    sym(lib_, g_api.getTemp, "nvmlDeviceGetTemperature");
-    sym(lib_, g_api.getPower, "nvmlDeviceGetPowerUsage");
-    sym(lib_, g_api.getProcsV3, "nvmlDeviceGetComputeRunningProcesses_v3");
-    sym(lib_, g_api.getProcsV2, "nvmlDeviceGetComputeRunningProcesses_v2");
-    sym(lib_, g_api.getProcsV1, "nvmlDeviceGetComputeRunningProcesses");
+    sym(m_lib, g_api.init, "nvmlInit_v2");
+    sym(m_lib, g_api.shutdown, "nvmlShutdown");
+    sym(m_lib, g_api.errorString, "nvmlErrorString");
+    sym(m_lib, g_api.getCount, "nvmlDeviceGetCount_v2");
+    sym(m_lib, g_api.getHandle, "nvmlDeviceGetHandleByIndex_v2");
+    sym(m_lib, g_api.getUuid, "nvmlDeviceGetUUID");
+    sym(m_lib, g_api.getName, "nvmlDeviceGetName");
+    sym(m_lib, g_api.getPci, "nvmlDeviceGetPciInfo_v3");
+    sym(m_lib, g_api.getMemory, "nvmlDeviceGetMemoryInfo");
+    sym(m_lib, g_api.getMemoryV2, "nvmlDeviceGetMemoryInfo_v2");
+    sym(m_lib, g_api.getUtil, "nvmlDeviceGetUtilizationRates");
+    sym(m_lib, g_api.getTemp, "nvmlDeviceGetTemperature");
+    sym(m_lib, g_api.getPower, "nvmlDeviceGetPowerUsage");
+    sym(m_lib, g_api.getProcsV3, "nvmlDeviceGetComputeRunningProcesses_v3");
+    sym(m_lib, g_api.getProcsV2, "nvmlDeviceGetComputeRunningProcesses_v2");
+    sym(m_lib, g_api.getProcsV1, "nvmlDeviceGetComputeRunningProcesses");
     if (!g_api.init || !g_api.getCount || !g_api.getHandle) {
-        error_ = "libnvidia-ml.so.1 lacks nvmlInit_v2/nvmlDeviceGetCount_v2/nvmlDeviceGetHandleByIndex_v2";
+        m_error = "libnvidia-ml.so.1 lacks nvmlInit_v2/nvmlDeviceGetCount_v2/nvmlDeviceGetHandleByIndex_v2";
         return false;
     }
     if (const nvmlReturn_t r = g_api.init(); r != NVML_SUCCESS) {
-        error_ = "nvmlInit_v2 failed: " + nvmlError(r);
+        m_error = "nvmlInit_v2 failed: " + nvmlError(r);
         return false;
     }
-    ok_ = true;
+    m_ok = true;
     return true;
 }
 
 std::expected<std::vector<GpuInfo>, std::string> Nvml::read()
 {
     if (!available())
-        return std::unexpected(error_);
+        return std::unexpected(m_error);
     unsigned count = 0;
     if (const nvmlReturn_t r = g_api.getCount(&count); r != NVML_SUCCESS)
         return std::unexpected("nvmlDeviceGetCount_v2 failed: " + nvmlError(r));

@@ -29,13 +29,13 @@ public:
     // Every GPU with its processes. Memory in MiB (NVML gives bytes), power
     // in W (NVML gives mW). Process names from /proc/<pid>/comm when readable.
     std::expected<std::vector<GpuInfo>, std::string> read();
-    const std::string& lastError() const { return error_; }
+    const std::string& lastError() const { return m_error; }
 
 private:
-    bool tried_ = false;
-    bool ok_ = false;
-    void* lib_ = nullptr;
-    std::string error_;
+    bool m_tried = false;
+    bool m_ok = false;
+    void* m_lib = nullptr;
+    std::string m_error;
 };
 
 // The wire form of PROTOCOL.md's `gpus` array. `runByPgid` maps the process

@@ -222,7 +222,7 @@ namespace ty::agent {
 void Agent::opListFiles(const Json& id, const Json& req)
 {
     const std::string run = req.value("run", std::string());
-    const auto rj = registry_.runJson(run);
+    const auto rj = m_registry.runJson(run);
     if (!rj) {
         replyError(id, "list_files: no run \"" + run + "\" on this node");
         return;
@@ -243,7 +243,7 @@ void Agent::opListFiles(const Json& id, const Json& req)
             return;
         }
     }
-    const RunPaths p = registry_.paths(run);
+    const RunPaths p = m_registry.paths(run);
     reply(id, listRunFiles(rj->value("workdir", std::string()), p.dir, globs,
                            {p.console, p.stderrRanges, p.runJson, p.exitJson, p.cancelJson}));
 }

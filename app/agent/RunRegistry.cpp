@@ -44,17 +44,17 @@ std::string resolveStateDir(const std::string& flag)
 }
 
 RunRegistry::RunRegistry(std::string stateDir)
-    : stateDir_(std::move(stateDir))
+    : m_stateDir(std::move(stateDir))
 {
-    while (stateDir_.size() > 1 && stateDir_.back() == '/')
-        stateDir_.pop_back();
+    while (m_stateDir.size() > 1 && m_stateDir.back() == '/')
+        m_stateDir.pop_back();
 }
 
 std::string RunRegistry::prepare() const
 {
     if (auto e = makeDirs(runsDir()); !e.empty())
         return e;
-    return makeDirs(stateDir_ + "/gpu-claims");
+    return makeDirs(m_stateDir + "/gpu-claims");
 }
 
 RunPaths RunRegistry::paths(const std::string& run) const
@@ -202,7 +202,7 @@ bool RunRegistry::isLive(const std::string& run) const
 
 int RunRegistry::lockClaims() const
 {
-    const std::string path = stateDir_ + "/gpu-claims/lock";
+    const std::string path = m_stateDir + "/gpu-claims/lock";
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
@@ -226,7 +226,7 @@ void RunRegistry::unlockClaims(int fd) const
 std::map<int, std::vector<std::pair<std::string, std::string>>> RunRegistry::liveClaims() const
 {
     std::map<int, std::vector<std::pair<std::string, std::string>>> claims;
-    const std::string root = stateDir_ + "/gpu-claims";
+    const std::string root = m_stateDir + "/gpu-claims";
     DIR* top = ::opendir(root.c_str());
     if (!top)
         return claims;
@@ -256,7 +256,7 @@ RunRegistry::ClaimResult RunRegistry::claimGpus(const std::string& run, const st
 {
     ClaimResult res;
     for (int g : gpus) {
-        const std::string dir = stateDir_ + "/gpu-claims/" + std::to_string(g);
+        const std::string dir = m_stateDir + "/gpu-claims/" + std::to_string(g);
         if (auto e = makeDirs(dir); !e.empty()) {
             res.error = e;
             return res;
@@ -288,7 +288,7 @@ RunRegistry::ClaimResult RunRegistry::claimGpus(const std::string& run, const st
         }
     }
     for (int g : gpus) {
-        const std::string file = stateDir_ + "/gpu-claims/" + std::to_string(g) + "/" + run;
+        const std::string file = m_stateDir + "/gpu-claims/" + std::to_string(g) + "/" + run;
         if (auto e = writeFileAtomic(file, client); !e.empty()) {
             releaseClaims(res.files);
             res.files.clear();

@@ -39,8 +39,8 @@ public:
     // Creates <state>/runs and <state>/gpu-claims. Empty string on success.
     std::string prepare() const;
 
-    const std::string& stateDir() const { return stateDir_; }
-    std::string runsDir() const { return stateDir_ + "/runs"; }
+    const std::string& stateDir() const { return m_stateDir; }
+    std::string runsDir() const { return m_stateDir + "/runs"; }
     RunPaths paths(const std::string& run) const;
 
     // [A-Za-z0-9._-]{1,64}, and not "." or "..".
@@ -81,7 +81,7 @@ public:
 
 private:
     bool isLive(const std::string& run) const;
-    std::string stateDir_;
+    std::string m_stateDir;
 };
 
 } // namespace ty::agent

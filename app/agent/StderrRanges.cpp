@@ -21,36 +21,36 @@ std::string formatStderrTruncation(std::int64_t size)
 
 StderrRangeReader::~StderrRangeReader()
 {
-    if (fd_ >= 0)
-        ::close(fd_);
+    if (m_fd >= 0)
+        ::close(m_fd);
 }
 
 void StderrRangeReader::refresh(std::int64_t consumedTo)
 {
-    while (!ranges_.empty() && ranges_.front().end() <= consumedTo)
-        ranges_.pop_front();
-    if (fd_ < 0) {
-        fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd_ < 0)
+    while (!m_ranges.empty() && m_ranges.front().end() <= consumedTo)
+        m_ranges.pop_front();
+    if (m_fd < 0) {
+        m_fd = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (m_fd < 0)
             return;
     }
     char buf[65536];
     for (;;) {
-        const ssize_t n = ::pread(fd_, buf, sizeof buf, off_t(readPos_));
+        const ssize_t n = ::pread(m_fd, buf, sizeof buf, off_t(m_readPos));
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             break;
-        readPos_ += n;
-        partial_.append(buf, std::size_t(n));
+        m_readPos += n;
+        m_partial.append(buf, std::size_t(n));
     }
     std::size_t pos = 0;
     for (;;) {
-        const std::size_t nl = partial_.find('\n', pos);
+        const std::size_t nl = m_partial.find('\n', pos);
         if (nl == std::string::npos)
             break;
-        const char* p = partial_.data() + pos;
-        const char* e = partial_.data() + nl;
+        const char* p = m_partial.data() + pos;
+        const char* e = m_partial.data() + nl;
         ByteRange r;
         auto a = std::from_chars(p, e, r.offset);
         bool ok = a.ec == std::errc() && a.ptr < e && *a.ptr == ' ';
@@ -61,28 +61,28 @@ void StderrRangeReader::refresh(std::int64_t consumedTo)
         pos = nl + 1;
         if (ok && r.length == 0) {
             // The console was truncated to r.offset: what lay beyond is gone.
-            ++truncations_;
-            while (!ranges_.empty() && ranges_.back().offset >= r.offset)
-                ranges_.pop_back();
-            if (!ranges_.empty() && ranges_.back().end() > r.offset)
-                ranges_.back().length = r.offset - ranges_.back().offset;
+            ++m_truncations;
+            while (!m_ranges.empty() && m_ranges.back().offset >= r.offset)
+                m_ranges.pop_back();
+            if (!m_ranges.empty() && m_ranges.back().end() > r.offset)
+                m_ranges.back().length = r.offset - m_ranges.back().offset;
             continue;
         }
         if (!ok || r.end() <= consumedTo)
             continue;
-        if (!ranges_.empty() && ranges_.back().end() == r.offset)
-            ranges_.back().length += r.length;
-        else if (ranges_.empty() || ranges_.back().end() < r.offset)
-            ranges_.push_back(r);
+        if (!m_ranges.empty() && m_ranges.back().end() == r.offset)
+            m_ranges.back().length += r.length;
+        else if (m_ranges.empty() || m_ranges.back().end() < r.offset)
+            m_ranges.push_back(r);
         // else: overlapping or out of order, not written by a supervisor: skipped
     }
-    partial_.erase(0, pos);
+    m_partial.erase(0, pos);
 }
 
 std::vector<ByteRange> StderrRangeReader::take(std::int64_t from, std::int64_t& to, std::size_t maxRanges)
 {
     std::vector<ByteRange> out;
-    for (const ByteRange& r : ranges_) {
+    for (const ByteRange& r : m_ranges) {
         if (r.end() <= from)
             continue;
         if (r.offset >= to)

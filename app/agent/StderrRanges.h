@@ -36,7 +36,7 @@ std::string formatStderrTruncation(std::int64_t size);
 // Incremental reader of a sidecar that grows while it is read. Not thread safe.
 class StderrRangeReader {
 public:
-    explicit StderrRangeReader(std::string path) : path_(std::move(path)) {}
+    explicit StderrRangeReader(std::string path) : m_path(std::move(path)) {}
     ~StderrRangeReader();
     StderrRangeReader(const StderrRangeReader&) = delete;
     StderrRangeReader& operator=(const StderrRangeReader&) = delete;
@@ -54,15 +54,15 @@ public:
 
     // Truncation lines read so far: how many times the supervisor found the
     // console truncated (its "generation", PROTOCOL.md `tail`).
-    std::int64_t truncations() const { return truncations_; }
+    std::int64_t truncations() const { return m_truncations; }
 
 private:
-    std::string path_;
-    int fd_ = -1;
-    std::int64_t readPos_ = 0;
-    std::string partial_;
-    std::deque<ByteRange> ranges_;
-    std::int64_t truncations_ = 0;
+    std::string m_path;
+    int m_fd = -1;
+    std::int64_t m_readPos = 0;
+    std::string m_partial;
+    std::deque<ByteRange> m_ranges;
+    std::int64_t m_truncations = 0;
 };
 
 } // namespace ty::agent

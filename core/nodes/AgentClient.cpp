@@ -26,40 +26,40 @@ constexpr QLatin1StringView kReplyLost("connection to the agent lost before the 
 
 AgentClient::AgentClient(std::unique_ptr<AgentTransport> transport, QObject* parent)
     : QObject(parent)
-    , transport_(transport.release())
+    , m_transport(transport.release())
 {
-    transport_->setParent(this);
-    connect(transport_, &AgentTransport::opened, this, &AgentClient::onOpened);
-    connect(transport_, &AgentTransport::received, this, &AgentClient::onReceived);
-    connect(transport_, &AgentTransport::closed, this, &AgentClient::onClosed);
-    connect(transport_, &AgentTransport::warning, this, &AgentClient::warning);
+    m_transport->setParent(this);
+    connect(m_transport, &AgentTransport::opened, this, &AgentClient::onOpened);
+    connect(m_transport, &AgentTransport::received, this, &AgentClient::onReceived);
+    connect(m_transport, &AgentTransport::closed, this, &AgentClient::onClosed);
+    connect(m_transport, &AgentTransport::warning, this, &AgentClient::warning);
 }
 
 AgentClient::~AgentClient()
 {
-    transport_->disconnect(this);
+    m_transport->disconnect(this);
 }
 
 QString AgentClient::nodeName() const
 {
-    return nodeName_.isEmpty() ? transport_->describe() : nodeName_;
+    return m_nodeName.isEmpty() ? m_transport->describe() : m_nodeName;
 }
 
 void AgentClient::connectToAgent()
 {
-    if (state_ == State::Connecting || state_ == State::Ready)
+    if (m_state == State::Connecting || m_state == State::Ready)
         return;
-    decoder_.reset();
-    hello_ = {};
-    preamble_.clear();
-    preambleDone_ = false;
-    state_ = State::Connecting;
-    transport_->open();
+    m_decoder.reset();
+    m_hello = {};
+    m_preamble.clear();
+    m_preambleDone = false;
+    m_state = State::Connecting;
+    m_transport->open();
 }
 
 void AgentClient::disconnectFromAgent()
 {
-    if (state_ == State::Idle || state_ == State::Disconnected)
+    if (m_state == State::Idle || m_state == State::Disconnected)
         return;
     fail(QStringLiteral("disconnected by the client"));
 }
@@ -71,22 +71,22 @@ void AgentClient::onOpened()
 
 void AgentClient::onReceived(const QByteArray& bytes)
 {
-    if (state_ != State::Connecting && state_ != State::Ready)
+    if (m_state != State::Connecting && m_state != State::Ready)
         return;
-    if (!preambleDone_) {
+    if (!m_preambleDone) {
         if (!skipPreamble(bytes))
             return;
     } else {
-        decoder_.feed(bytes);
+        m_decoder.feed(bytes);
     }
-    while (state_ == State::Connecting || state_ == State::Ready) {
-        auto frame = decoder_.next();
+    while (m_state == State::Connecting || m_state == State::Ready) {
+        auto frame = m_decoder.next();
         if (!frame)
             break;
         handleFrame(*frame);
     }
-    if (decoder_.hasError() && (state_ == State::Connecting || state_ == State::Ready))
-        fail(QStringLiteral("agent on node %1: %2").arg(nodeName(), decoder_.error()));
+    if (m_decoder.hasError() && (m_state == State::Connecting || m_state == State::Ready))
+        fail(QStringLiteral("agent on node %1: %2").arg(nodeName(), m_decoder.error()));
 }
 
 bool AgentClient::skipPreamble(const QByteArray& bytes)
@@ -98,11 +98,11 @@ bool AgentClient::skipPreamble(const QByteArray& bytes)
     // rest of a line from a '{' that begins a hello (output without a final
     // newline). Lines before that are skipped, and logged.
     constexpr qsizetype kMaxPreamble = 64 * 1024;
-    preamble_.append(bytes);
+    m_preamble.append(bytes);
     qsizetype start = 0;
     qsizetype agentAt = -1;
-    for (qsizetype nl; agentAt < 0 && (nl = preamble_.indexOf('\n', start)) >= 0; start = nl + 1) {
-        const QByteArrayView line = QByteArrayView(preamble_).sliced(start, nl - start);
+    for (qsizetype nl; agentAt < 0 && (nl = m_preamble.indexOf('\n', start)) >= 0; start = nl + 1) {
+        const QByteArrayView line = QByteArrayView(m_preamble).sliced(start, nl - start);
         if (line.startsWith('{')) {
             agentAt = start;
             break;
@@ -114,25 +114,25 @@ bool AgentClient::skipPreamble(const QByteArray& bytes)
         }
     }
     if (agentAt < 0) {
-        if (preamble_.size() > kMaxPreamble)
+        if (m_preamble.size() > kMaxPreamble)
             fail(QStringLiteral("agent on node %1: no agent in the first 64 KiB of output; the node's shell printed: %2 "
                                 "(a shell startup file such as ~/.bashrc writes to stdout)")
-                     .arg(nodeName(), QString::fromUtf8(preamble_.left(200)).simplified()));
+                     .arg(nodeName(), QString::fromUtf8(m_preamble.left(200)).simplified()));
         return false;
     }
     if (agentAt > 0)
         qCWarning(lcNodes).noquote() << "node" << nodeName() << ": skipped" << agentAt
                                      << "bytes the shell printed before the agent started (a startup file such as "
                                         "~/.bashrc writes to stdout):"
-                                     << QString::fromUtf8(preamble_.left(std::min<qsizetype>(agentAt, 200))).simplified();
-    preambleDone_ = true;
-    decoder_.feed(std::exchange(preamble_, QByteArray()).sliced(agentAt));
+                                     << QString::fromUtf8(m_preamble.left(std::min<qsizetype>(agentAt, 200))).simplified();
+    m_preambleDone = true;
+    m_decoder.feed(std::exchange(m_preamble, QByteArray()).sliced(agentAt));
     return true;
 }
 
 void AgentClient::onClosed(const QString& reason, ErrorKind kind)
 {
-    if (state_ == State::Connecting || state_ == State::Ready)
+    if (m_state == State::Connecting || m_state == State::Ready)
         fail(reason, kind);
 }
 
@@ -140,7 +140,7 @@ void AgentClient::handleFrame(const AgentFrame& frame)
 {
     const QJsonObject& h = frame.header;
     const QString type = h.value(key("type")).toString();
-    if (state_ == State::Connecting) {
+    if (m_state == State::Connecting) {
         auto hello = agentHelloFromJson(h);
         if (!hello) {
             fail(QStringLiteral("agent on node %1: %2").arg(nodeName(), hello.error().message));
@@ -153,12 +153,12 @@ void AgentClient::handleFrame(const AgentFrame& frame)
                      .arg(kAgentProtocolVersion));
             return;
         }
-        hello_ = *hello;
-        state_ = State::Ready;
-        const QList<QByteArray> queued = std::exchange(queued_, {});
+        m_hello = *hello;
+        m_state = State::Ready;
+        const QList<QByteArray> queued = std::exchange(m_queued, {});
         for (const QByteArray& line : queued)
-            transport_->write(line);
-        Q_EMIT ready(hello_);
+            m_transport->write(line);
+        Q_EMIT ready(m_hello);
         return;
     }
     if (type == QLatin1StringView("output")) {
@@ -177,13 +177,13 @@ void AgentClient::handleFrame(const AgentFrame& frame)
         Q_EMIT output(h.value(key("run")).toString(), offset, frame.payload, stderrRanges);
     } else if (type == QLatin1StringView("reply")) {
         const quint64 id = quint64(h.value(key("id")).toInteger());
-        auto it = pending_.find(id);
-        if (it == pending_.end()) {
+        auto it = m_pending.find(id);
+        if (it == m_pending.end()) {
             qCWarning(lcNodes) << "agent on node" << nodeName() << "replied to unknown request id" << id;
             return;
         }
         Pending p = std::move(it.value());
-        pending_.erase(it);
+        m_pending.erase(it);
         if (!p.callback)
             return;
         if (h.value(key("ok")).toBool())
@@ -210,12 +210,12 @@ void AgentClient::handleFrame(const AgentFrame& frame)
 
 void AgentClient::fail(const QString& reason, ErrorKind kind)
 {
-    if (state_ == State::Disconnected)
+    if (m_state == State::Disconnected)
         return;
-    state_ = State::Disconnected;
-    queued_.clear();
-    transport_->close();
-    const QHash<quint64, Pending> pending = std::exchange(pending_, {});
+    m_state = State::Disconnected;
+    m_queued.clear();
+    m_transport->close();
+    const QHash<quint64, Pending> pending = std::exchange(m_pending, {});
     QPointer<AgentClient> self(this);
     for (auto it = pending.cbegin(); it != pending.cend(); ++it) {
         if (!it->callback)
@@ -245,23 +245,23 @@ void AgentClient::send(const QJsonObject& message)
 {
     QByteArray line = QJsonDocument(message).toJson(QJsonDocument::Compact);
     line.append('\n');
-    if (state_ == State::Ready)
-        transport_->write(line);
+    if (m_state == State::Ready)
+        m_transport->write(line);
     else
-        queued_.append(line);
+        m_queued.append(line);
 }
 
 quint64 AgentClient::request(const QString& op, QJsonObject args, ReplyCallback onReply)
 {
-    const quint64 id = nextId_++;
-    if (state_ != State::Ready && state_ != State::Connecting) {
+    const quint64 id = m_nextId++;
+    if (m_state != State::Ready && m_state != State::Connecting) {
         deliverLater(std::move(onReply),
                      ty::fail(QStringLiteral("node %1: not connected to the agent (%2 request)").arg(nodeName(), op)));
         return id;
     }
     args.insert(key("id"), qint64(id));
     args.insert(key("op"), op);
-    pending_.insert(id, Pending{op, args.value(key("run")).toString(), std::move(onReply)});
+    m_pending.insert(id, Pending{op, args.value(key("run")).toString(), std::move(onReply)});
     send(args);
     return id;
 }
@@ -361,22 +361,22 @@ quint64 AgentClient::listFiles(const QString& run, const QStringList& globs,
 
 void AgentClient::runFileJob(NodeFileJob job, std::function<void(const Result<void>&)> done)
 {
-    transport_->runFileJob(std::move(job), std::move(done));
+    m_transport->runFileJob(std::move(job), std::move(done));
 }
 
 QString AgentClient::rejectedHostKeyFingerprint() const
 {
-    return transport_->rejectedHostKeyFingerprint();
+    return m_transport->rejectedHostKeyFingerprint();
 }
 
 bool AgentClient::trustNewHostKey()
 {
-    return transport_->trustNewHostKey();
+    return m_transport->trustNewHostKey();
 }
 
 void AgentClient::probe(std::function<void(std::optional<bool>)> done)
 {
-    transport_->probe(std::move(done));
+    m_transport->probe(std::move(done));
 }
 
 } // namespace ty

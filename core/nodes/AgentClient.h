@@ -47,11 +47,11 @@ public:
     // Closes the connection; pending requests fail. Runs on the node go on.
     void disconnectFromAgent();
 
-    State state() const { return state_; }
-    bool isReady() const { return state_ == State::Ready; }
-    const AgentHello& hello() const { return hello_; }
+    State state() const { return m_state; }
+    bool isReady() const { return m_state == State::Ready; }
+    const AgentHello& hello() const { return m_hello; }
     // Node name used in error messages (default: the transport's describe()).
-    void setNodeName(const QString& name) { nodeName_ = name; }
+    void setNodeName(const QString& name) { m_nodeName = name; }
     QString nodeName() const;
 
     // Sends {"id":N,"op":op,...args}. `onReply` gets the reply object (ok)
@@ -141,18 +141,18 @@ private:
     void send(const QJsonObject& message);
     void deliverLater(ReplyCallback cb, Result<QJsonObject> result);
 
-    AgentTransport* transport_ = nullptr; // owned (child)
-    AgentFrameDecoder decoder_;
-    State state_ = State::Idle;
-    AgentHello hello_;
-    QString nodeName_;
-    quint64 nextId_ = 1;
-    QHash<quint64, Pending> pending_;
-    QList<QByteArray> queued_; // requests made before the hello
+    AgentTransport* m_transport = nullptr; // owned (child)
+    AgentFrameDecoder m_decoder;
+    State m_state = State::Idle;
+    AgentHello m_hello;
+    QString m_nodeName;
+    quint64 m_nextId = 1;
+    QHash<quint64, Pending> m_pending;
+    QList<QByteArray> m_queued; // requests made before the hello
     // What came before the agent's first line (a shell startup file that
     // prints to stdout), while it is not known to be over; 64 KiB at most.
-    QByteArray preamble_;
-    bool preambleDone_ = false;
+    QByteArray m_preamble;
+    bool m_preambleDone = false;
 };
 
 } // namespace ty

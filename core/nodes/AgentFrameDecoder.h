@@ -30,20 +30,20 @@ public:
     // after an error: check hasError()).
     std::optional<AgentFrame> next();
 
-    bool hasError() const { return !error_.isEmpty(); }
-    const QString& error() const { return error_; }
-    qint64 linesDecoded() const { return lineNo_; }
-    qsizetype bufferedBytes() const { return buf_.size() - pos_ + payload_.size(); }
+    bool hasError() const { return !m_error.isEmpty(); }
+    const QString& error() const { return m_error; }
+    qint64 linesDecoded() const { return m_lineNo; }
+    qsizetype bufferedBytes() const { return m_buf.size() - m_pos + m_payload.size(); }
     void reset();
 
 private:
-    QByteArray buf_;
-    qsizetype pos_ = 0;
-    std::optional<QJsonObject> pendingHeader_;
-    qint64 pendingLen_ = 0;
-    QByteArray payload_; // the pending frame's payload so far
-    qint64 lineNo_ = 0;
-    QString error_;
+    QByteArray m_buf;
+    qsizetype m_pos = 0;
+    std::optional<QJsonObject> m_pendingHeader;
+    qint64 m_pendingLen = 0;
+    QByteArray m_payload; // the pending frame's payload so far
+    qint64 m_lineNo = 0;
+    QString m_error;
 };
 
 } // namespace ty

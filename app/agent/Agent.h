@@ -11,8 +11,8 @@
 #include "Gpus.h"
 #include "RunRegistry.h"
 #include "StderrRanges.h"
-#include "WriteBehind.h"
-#include "agentproto/Protocol.h"
+#include "core/common/WriteBehind.h"
+#include "core/agentproto/Protocol.h"
 #include "trainyard/Version.h"
 
 #include <sys/types.h>

@@ -2,7 +2,7 @@
 
 #include "Posix.h"
 #include "StderrRanges.h"
-#include "WriteBehind.h"
+#include "core/common/WriteBehind.h"
 
 #include <cerrno>
 #include <csignal>

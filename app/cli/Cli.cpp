@@ -20,9 +20,9 @@
 #include "ShowCommand.h"
 
 
-#include "common/Paths.h"
-#include "common/Run.h"
-#include "store/ResultStore.h"
+#include "core/common/Paths.h"
+#include "core/common/Run.h"
+#include "core/store/ResultStore.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>

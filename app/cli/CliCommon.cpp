@@ -2,9 +2,9 @@
 
 #include "Cli.h"
 
-#include "common/RunDuration.h"
-#include "common/TerminalEscape.h"
-#include "service/ServiceClient.h"
+#include "core/common/RunDuration.h"
+#include "core/common/TerminalEscape.h"
+#include "core/service/ServiceClient.h"
 
 #include <QDateTime>
 #include <QJsonArray>

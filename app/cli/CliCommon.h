@@ -5,10 +5,10 @@
 // printed, RUN lookup, the database context and the JSON of a run.
 // Everything here runs on the main thread.
 
-#include "common/Result.h"
-#include "common/Run.h"
-#include "store/NodeRecord.h"
-#include "store/ResultStore.h"
+#include "core/common/Result.h"
+#include "core/common/Run.h"
+#include "core/store/NodeRecord.h"
+#include "core/store/ResultStore.h"
 
 #include <QJsonObject>
 #include <QJsonValue>

@@ -1,6 +1,6 @@
 #include "CliPassphrase.h"
 
-#include "common/TerminalEchoGuard.h"
+#include "core/common/TerminalEchoGuard.h"
 
 #include <QProcess>
 #include <QString>

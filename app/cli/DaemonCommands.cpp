@@ -1,10 +1,10 @@
 #include "DaemonCommands.h"
 
 #include "Cli.h"
-#include "common/TerminalEscape.h"
-#include "service/ServiceClient.h"
-#include "service/ServiceHandover.h"
-#include "service/ServicePaths.h"
+#include "core/common/TerminalEscape.h"
+#include "core/service/ServiceClient.h"
+#include "core/service/ServiceHandover.h"
+#include "core/service/ServicePaths.h"
 
 #include <QDateTime>
 #include <QDeadlineTimer>

@@ -2,8 +2,8 @@
 
 #include "Cli.h"
 
-#include "logs/importers/MetricFileImporter.h"
-#include "store/ResultStore.h"
+#include "core/logs/importers/MetricFileImporter.h"
+#include "core/store/ResultStore.h"
 
 #include <QDateTime>
 #include <QTextStream>

@@ -2,9 +2,9 @@
 
 #include "Cli.h"
 
-#include "common/FailureKind.h"
-#include "common/Run.h"
-#include "store/ResultStore.h"
+#include "core/common/FailureKind.h"
+#include "core/common/Run.h"
+#include "core/store/ResultStore.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

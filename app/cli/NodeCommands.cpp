@@ -3,12 +3,12 @@
 #include "Cli.h"
 #include "CliPassphrase.h"
 
-#include "common/Paths.h"
-#include "nodes/AgentClient.h"
-#include "nodes/NodeTransports.h"
-#include "runs/RunLifecycle.h"
-#include "service/ServiceClient.h"
-#include "nodes/SshAgentTransport.h"
+#include "core/common/Paths.h"
+#include "core/nodes/AgentClient.h"
+#include "core/nodes/NodeTransports.h"
+#include "core/runs/RunLifecycle.h"
+#include "core/service/ServiceClient.h"
+#include "core/nodes/SshAgentTransport.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>

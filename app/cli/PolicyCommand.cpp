@@ -1,7 +1,7 @@
 #include "PolicyCommand.h"
 
 #include "Cli.h"
-#include "runs/QueuePolicy.h"
+#include "core/runs/QueuePolicy.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>

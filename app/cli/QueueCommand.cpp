@@ -1,7 +1,7 @@
 #include "QueueCommand.h"
 
 #include "Cli.h"
-#include "runs/QueuePolicy.h"
+#include "core/runs/QueuePolicy.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

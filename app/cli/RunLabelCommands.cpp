@@ -1,8 +1,8 @@
 #include "RunLabelCommands.h"
 
 #include "Cli.h"
-#include "common/TerminalEscape.h"
-#include "store/ResultStore.h"
+#include "core/common/TerminalEscape.h"
+#include "core/store/ResultStore.h"
 
 #include <QFile>
 #include <QTextStream>

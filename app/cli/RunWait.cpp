@@ -2,18 +2,18 @@
 
 #include "CliPassphrase.h"
 
-#include "common/Paths.h"
-#include "common/Run.h"
-#include "nodes/AgentClient.h"
-#include "nodes/NodeTransports.h"
-#include "nodes/SshAgentTransport.h"
-#include "runs/RunEngine.h"
-#include "runs/StoredRunWait.h"
-#include "service/ServiceClient.h"
-#include "service/ServiceProtocol.h"
-#include "spec/JobSpec.h"
-#include "spec/Rerun.h"
-#include "store/ResultStore.h"
+#include "core/common/Paths.h"
+#include "core/common/Run.h"
+#include "core/nodes/AgentClient.h"
+#include "core/nodes/NodeTransports.h"
+#include "core/nodes/SshAgentTransport.h"
+#include "core/runs/RunEngine.h"
+#include "core/runs/StoredRunWait.h"
+#include "core/service/ServiceClient.h"
+#include "core/service/ServiceProtocol.h"
+#include "core/spec/JobSpec.h"
+#include "core/spec/Rerun.h"
+#include "core/store/ResultStore.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>

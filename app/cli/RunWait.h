@@ -9,8 +9,8 @@
 #include "CliCommon.h"
 #include "RunLabelCommands.h"
 
-#include "common/Run.h"
-#include "runs/RunEngine.h"
+#include "core/common/Run.h"
+#include "core/runs/RunEngine.h"
 
 #include <QByteArray>
 #include <QCoreApplication>

@@ -1,7 +1,7 @@
 #include "ShowCommand.h"
 
 #include "Cli.h"
-#include "common/RunDuration.h"
+#include "core/common/RunDuration.h"
 
 #include <QDateTime>
 #include <QJsonDocument>

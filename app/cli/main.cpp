@@ -1,6 +1,6 @@
 #include "trainyard/Version.h"
 #include "Cli.h"
-#include "common/PrivateFiles.h"
+#include "core/common/PrivateFiles.h"
 
 #include <QCoreApplication>
 

@@ -1,10 +1,10 @@
 // trainyardd: the per-user service of one result database (core/service).
 #include "trainyard/Version.h"
-#include "common/Paths.h"
-#include "common/PrivateFiles.h"
-#include "service/Daemonize.h"
-#include "service/ServiceHost.h"
-#include "service/ServicePaths.h"
+#include "core/common/Paths.h"
+#include "core/common/PrivateFiles.h"
+#include "core/service/Daemonize.h"
+#include "core/service/ServiceHost.h"
+#include "core/service/ServicePaths.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>

@@ -1,11 +1,11 @@
 // trainyard: the desktop GUI. All wiring lives in ty::Application (ui/).
 #include "trainyard/Version.h"
-#include "common/Paths.h"
-#include "common/PrivateFiles.h"
-#include "i18n/Translations.h"
-#include "mainwindow/Application.h"
-#include "mainwindow/GuiCommandLine.h"
-#include "mainwindow/MainWindow.h"
+#include "core/common/Paths.h"
+#include "core/common/PrivateFiles.h"
+#include "ui/i18n/Translations.h"
+#include "ui/mainwindow/Application.h"
+#include "ui/mainwindow/GuiCommandLine.h"
+#include "ui/mainwindow/MainWindow.h"
 
 #include <QApplication>
 #include <QMessageBox>

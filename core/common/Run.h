@@ -1,6 +1,6 @@
 #pragma once
 
-#include "common/FailureKind.h"
+#include "core/common/FailureKind.h"
 
 #include <QDateTime>
 #include <QList>

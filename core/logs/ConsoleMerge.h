@@ -2,8 +2,8 @@
 
 #include "ConsoleLevel.h"
 #include "ConsoleTimes.h"
-#include "common/Result.h"
-#include "common/Run.h"
+#include "core/common/Result.h"
+#include "core/common/Run.h"
 
 #include <QByteArrayView>
 #include <QList>

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "ConsoleLine.h"
-#include "common/Result.h"
+#include "core/common/Result.h"
 
 #include <QByteArray>
 #include <QByteArrayView>

@@ -1,7 +1,7 @@
 #include "AgentClient.h"
 
-#include "nodes/AgentTransport.h"
-#include "nodes/NodesLog.h"
+#include "core/nodes/AgentTransport.h"
+#include "core/nodes/NodesLog.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

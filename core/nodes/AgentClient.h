@@ -10,13 +10,13 @@
 // deleteLater()). When the connection ends, every pending callback gets an
 // error naming the node, the op and the reason, then disconnected() is emitted.
 
-#include "common/Result.h"
-#include "nodes/AgentFiles.h"
-#include "nodes/AgentFrameDecoder.h"
-#include "nodes/AgentReadFile.h"
-#include "nodes/NodeFiles.h"
-#include "logs/StderrRanges.h"
-#include "nodes/AgentTypes.h"
+#include "core/common/Result.h"
+#include "core/nodes/AgentFiles.h"
+#include "core/nodes/AgentFrameDecoder.h"
+#include "core/nodes/AgentReadFile.h"
+#include "core/nodes/NodeFiles.h"
+#include "core/logs/StderrRanges.h"
+#include "core/nodes/AgentTypes.h"
 
 #include <QHash>
 #include <QJsonObject>

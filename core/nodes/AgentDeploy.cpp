@@ -1,8 +1,8 @@
 #include "AgentDeploy.h"
 
-#include "common/ShellQuote.h"
-#include "nodes/NodesLog.h"
-#include "nodes/SftpError.h"
+#include "core/common/ShellQuote.h"
+#include "core/nodes/NodesLog.h"
+#include "core/nodes/SftpError.h"
 #include "trainyard/Version.h"
 
 #include <QCryptographicHash>

@@ -13,7 +13,7 @@
 // Blocking: runs on the SSH session's thread while the session is still in
 // blocking mode (before the agent channel goes non-blocking).
 
-#include "common/Result.h"
+#include "core/common/Result.h"
 
 #include <QByteArray>
 #include <QMetaType>

@@ -4,7 +4,7 @@
 // the files of a run matching its `artifacts` globs, under the run's workdir
 // and its run directory on the node. Sizes in bytes, times ms since the epoch.
 
-#include "common/Result.h"
+#include "core/common/Result.h"
 
 #include <QJsonArray>
 #include <QJsonObject>

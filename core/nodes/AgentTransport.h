@@ -10,7 +10,7 @@
 // is emitted exactly once, when the connection has ended for any reason
 // (including after close()). Lives on, and emits on, its object's thread.
 
-#include "nodes/NodeFiles.h"
+#include "core/nodes/NodeFiles.h"
 
 #include <QByteArray>
 #include <QObject>

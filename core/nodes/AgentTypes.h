@@ -4,7 +4,7 @@
 // their conversion from/to the wire JSON. Times are ms since the Unix epoch
 // (UTC); sizes and offsets are bytes of the run's console file.
 
-#include "common/Result.h"
+#include "core/common/Result.h"
 
 #include <QJsonArray>
 #include <QJsonObject>
@@ -14,7 +14,7 @@
 #include <QString>
 #include <QStringList>
 
-#include "agentproto/Protocol.h"
+#include "core/agentproto/Protocol.h"
 
 #include <optional>
 

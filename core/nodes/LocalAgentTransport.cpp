@@ -1,7 +1,7 @@
 #include "LocalAgentTransport.h"
 
-#include "common/PrivateFiles.h"
-#include "nodes/NodesLog.h"
+#include "core/common/PrivateFiles.h"
+#include "core/nodes/NodesLog.h"
 
 #include <QTimer>
 

@@ -6,7 +6,7 @@
 // stdin (the agent then exits; its runs go on) and kills it if it has not
 // exited within 3 s. GUI thread (or any one thread with an event loop).
 
-#include "nodes/AgentTransport.h"
+#include "core/nodes/AgentTransport.h"
 
 #include <QProcess>
 #include <QProcessEnvironment>

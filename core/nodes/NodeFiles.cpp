@@ -1,7 +1,7 @@
 #include "NodeFiles.h"
 
-#include "nodes/AgentTransport.h"
-#include "nodes/SftpError.h"
+#include "core/nodes/AgentTransport.h"
+#include "core/nodes/SftpError.h"
 
 #include <QDir>
 #include <QFile>

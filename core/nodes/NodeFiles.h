@@ -10,7 +10,7 @@
 // thread for SFTP). Paths are absolute on the node. Errors name the node, the
 // path and the cause.
 
-#include "common/Result.h"
+#include "core/common/Result.h"
 
 #include <QByteArray>
 #include <QString>

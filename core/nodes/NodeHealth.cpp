@@ -1,7 +1,7 @@
 #include "NodeHealth.h"
 
-#include "nodes/AgentClient.h"
-#include "nodes/NodesLog.h"
+#include "core/nodes/AgentClient.h"
+#include "core/nodes/NodesLog.h"
 
 #include <QElapsedTimer>
 #include <QTimer>

@@ -1,6 +1,6 @@
 #include "SshAgentFilter.h"
 
-#include "nodes/NodesLog.h"
+#include "core/nodes/NodesLog.h"
 
 #include <QFile>
 

@@ -35,7 +35,7 @@
 // way, with a log line (category trainyard.nodes); a malformed identities
 // answer becomes SSH_AGENT_FAILURE (5), never the unfiltered list.
 
-#include "common/Result.h"
+#include "core/common/Result.h"
 
 #include <QByteArray>
 #include <QList>

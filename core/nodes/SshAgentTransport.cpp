@@ -1,6 +1,6 @@
 #include "SshAgentTransport.h"
 
-#include "nodes/SshSession.h"
+#include "core/nodes/SshSession.h"
 
 #include <QPointer>
 #include <QTcpSocket>

@@ -13,10 +13,10 @@
 // what failed (host key with its SHA256 fingerprint and the known_hosts line,
 // authentication, deployment, the agent's exit status).
 
-#include "nodes/AgentDeploy.h"
-#include "nodes/AgentTransport.h"
-#include "nodes/HostKeyPolicy.h"
-#include "nodes/SshNodeOptions.h"
+#include "core/nodes/AgentDeploy.h"
+#include "core/nodes/AgentTransport.h"
+#include "core/nodes/HostKeyPolicy.h"
+#include "core/nodes/SshNodeOptions.h"
 
 #include <memory>
 #include <optional>

@@ -11,7 +11,7 @@
 // hashed entry `|1|base64(salt)|base64(HMAC-SHA1(salt, name))`. Wildcard
 // patterns and negations are not matched here.
 
-#include "common/Result.h"
+#include "core/common/Result.h"
 
 #include <QByteArray>
 #include <QList>

@@ -4,7 +4,7 @@
 // result database) plus process-wide settings; tests point configFile and
 // knownHostsFile at temporary files so the real ~/.ssh is never touched.
 
-#include "store/NodeRecord.h"
+#include "core/store/NodeRecord.h"
 
 #include <QMap>
 #include <QtGlobal>

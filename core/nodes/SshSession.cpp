@@ -1,11 +1,11 @@
 #include "SshSession.h"
 
-#include "common/ShellQuote.h"
+#include "core/common/ShellQuote.h"
 
-#include "nodes/NodesLog.h"
-#include "nodes/SshAgentFilter.h"
-#include "nodes/SshKnownHosts.h"
-#include "nodes/SshPassphraseProvider.h"
+#include "core/nodes/NodesLog.h"
+#include "core/nodes/SshAgentFilter.h"
+#include "core/nodes/SshKnownHosts.h"
+#include "core/nodes/SshPassphraseProvider.h"
 
 #include <QDir>
 #include <QFile>

@@ -52,11 +52,11 @@
 // TCP keepalive is enabled on a direct socket; dead links behind a
 // ProxyCommand are found by NodeHealth's application-level pings.
 
-#include "nodes/AgentDeploy.h"
-#include "nodes/HostKeyPolicy.h"
-#include "nodes/NodeFiles.h"
-#include "nodes/OpenSshConfig.h"
-#include "nodes/SshNodeOptions.h"
+#include "core/nodes/AgentDeploy.h"
+#include "core/nodes/HostKeyPolicy.h"
+#include "core/nodes/NodeFiles.h"
+#include "core/nodes/OpenSshConfig.h"
+#include "core/nodes/SshNodeOptions.h"
 
 #include <QByteArray>
 #include <QObject>

@@ -1,7 +1,7 @@
 #include "WorkdirSync.h"
 
-#include "nodes/GitIgnore.h"
-#include "nodes/NodesLog.h"
+#include "core/nodes/GitIgnore.h"
+#include "core/nodes/NodesLog.h"
 
 #include <QBuffer>
 #include <QCryptographicHash>

@@ -43,9 +43,9 @@
 //
 // Blocking; run inside a NodeFileJob (AgentTransport::runFileJob).
 
-#include "common/Result.h"
-#include "nodes/AgentFiles.h"
-#include "nodes/NodeFiles.h"
+#include "core/common/Result.h"
+#include "core/nodes/AgentFiles.h"
+#include "core/nodes/NodeFiles.h"
 
 #include <QList>
 #include <QString>

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "common/FailureKind.h"
-#include "logs/FailureDetector.h"
+#include "core/common/FailureKind.h"
+#include "core/logs/FailureDetector.h"
 
 #include <QString>
 

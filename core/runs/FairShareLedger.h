@@ -1,7 +1,7 @@
 #pragma once
 
-#include "common/Run.h"
-#include "sched/Policy.h"
+#include "core/common/Run.h"
+#include "core/sched/Policy.h"
 
 #include <QHash>
 #include <QString>

@@ -1,10 +1,10 @@
 #include "MetricFileFollower.h"
 
-#include "logs/importers/CsvMetricsReader.h"
-#include "logs/importers/MetricFileImporter.h"
-#include "logs/importers/TrainerStateImporter.h"
-#include "nodes/AgentClient.h"
-#include "store/ResultStore.h"
+#include "core/logs/importers/CsvMetricsReader.h"
+#include "core/logs/importers/MetricFileImporter.h"
+#include "core/logs/importers/TrainerStateImporter.h"
+#include "core/nodes/AgentClient.h"
+#include "core/store/ResultStore.h"
 
 #include <QDateTime>
 #include <QDir>

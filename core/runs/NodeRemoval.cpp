@@ -1,7 +1,7 @@
 #include "NodeRemoval.h"
 
 #include "RunLifecycle.h"
-#include "store/ResultStore.h"
+#include "core/store/ResultStore.h"
 
 #include <QDateTime>
 #include <QStringList>

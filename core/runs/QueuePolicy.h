@@ -1,8 +1,8 @@
 #pragma once
 
-#include "common/Result.h"
-#include "common/Run.h"
-#include "sched/Policy.h"
+#include "core/common/Result.h"
+#include "core/common/Run.h"
+#include "core/sched/Policy.h"
 
 #include <QList>
 #include <QMap>

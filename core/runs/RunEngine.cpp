@@ -7,14 +7,14 @@
 #include "RunIngest.h"
 #include "RunLifecycle.h"
 #include "WriteRetry.h"
-#include "common/Paths.h"
-#include "logs/ConsoleNodeOffsets.h"
-#include "nodes/AgentClient.h"
-#include "nodes/LocalAgentTransport.h"
-#include "nodes/NodeHealth.h"
-#include "nodes/WorkdirSync.h"
-#include "sched/Scheduler.h"
-#include "store/ResultStore.h"
+#include "core/common/Paths.h"
+#include "core/logs/ConsoleNodeOffsets.h"
+#include "core/nodes/AgentClient.h"
+#include "core/nodes/LocalAgentTransport.h"
+#include "core/nodes/NodeHealth.h"
+#include "core/nodes/WorkdirSync.h"
+#include "core/sched/Scheduler.h"
+#include "core/store/ResultStore.h"
 
 #include <QCryptographicHash>
 #include <QDir>

@@ -1,14 +1,14 @@
 #pragma once
 
-#include "common/Result.h"
-#include "common/Run.h"
-#include "nodes/AgentFiles.h"
-#include "nodes/AgentTypes.h"
-#include "nodes/WorkdirSync.h"
-#include "runs/FairShareLedger.h"
-#include "sched/Policy.h"
-#include "sched/SchedulerDecision.h"
-#include "spec/JobSpec.h"
+#include "core/common/Result.h"
+#include "core/common/Run.h"
+#include "core/nodes/AgentFiles.h"
+#include "core/nodes/AgentTypes.h"
+#include "core/nodes/WorkdirSync.h"
+#include "core/runs/FairShareLedger.h"
+#include "core/sched/Policy.h"
+#include "core/sched/SchedulerDecision.h"
+#include "core/spec/JobSpec.h"
 
 #include <QHash>
 #include <QObject>

@@ -1,10 +1,10 @@
 #include "RunIngest.h"
 
-#include "logs/ConsoleTimes.h"
-#include "logs/FailureDetector.h"
-#include "logs/MetricExtractor.h"
-#include "logs/TerminalRenderer.h"
-#include "store/ResultStore.h"
+#include "core/logs/ConsoleTimes.h"
+#include "core/logs/FailureDetector.h"
+#include "core/logs/MetricExtractor.h"
+#include "core/logs/TerminalRenderer.h"
+#include "core/store/ResultStore.h"
 
 #include <QDateTime>
 #include <QDir>

@@ -1,12 +1,12 @@
 #pragma once
 
-#include "common/Result.h"
-#include "common/Run.h"
-#include "common/WriteBehind.h"
-#include "logs/ConsoleLine.h"
-#include "logs/ConsoleNodeOffsets.h"
-#include "logs/MetricExtractor.h"
-#include "logs/StderrRanges.h"
+#include "core/common/Result.h"
+#include "core/common/Run.h"
+#include "core/common/WriteBehind.h"
+#include "core/logs/ConsoleLine.h"
+#include "core/logs/ConsoleNodeOffsets.h"
+#include "core/logs/MetricExtractor.h"
+#include "core/logs/StderrRanges.h"
 
 #include <QFile>
 #include <QList>

@@ -1,7 +1,7 @@
 #include "RunRemoval.h"
 
-#include "common/Paths.h"
-#include "store/ResultStore.h"
+#include "core/common/Paths.h"
+#include "core/store/ResultStore.h"
 
 #include <QDir>
 

@@ -1,6 +1,6 @@
 #include "StoredRunWait.h"
 
-#include "store/ResultStore.h"
+#include "core/store/ResultStore.h"
 
 #include <QTimer>
 

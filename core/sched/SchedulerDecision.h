@@ -1,7 +1,7 @@
 #pragma once
 
 #include "Policy.h"
-#include "common/Run.h"
+#include "core/common/Run.h"
 
 #include <QList>
 #include <QMap>

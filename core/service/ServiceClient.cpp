@@ -1,7 +1,7 @@
 #include "ServiceClient.h"
 
 #include "ServiceProtocol.h"
-#include "common/PrivateFiles.h"
+#include "core/common/PrivateFiles.h"
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>

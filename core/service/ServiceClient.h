@@ -1,8 +1,8 @@
 #pragma once
 
 #include "ServicePaths.h"
-#include "common/Result.h"
-#include "common/Run.h"
+#include "core/common/Result.h"
+#include "core/common/Run.h"
 
 #include <QHash>
 #include <QJsonObject>

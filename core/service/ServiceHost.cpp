@@ -1,11 +1,11 @@
 #include "ServiceHost.h"
 
 #include "ServiceServer.h"
-#include "common/Paths.h"
-#include "nodes/AgentTransport.h"
-#include "nodes/NodeTransports.h"
-#include "runs/RunEngine.h"
-#include "store/ResultStore.h"
+#include "core/common/Paths.h"
+#include "core/nodes/AgentTransport.h"
+#include "core/nodes/NodeTransports.h"
+#include "core/runs/RunEngine.h"
+#include "core/store/ResultStore.h"
 
 #include <QDateTime>
 #include <QDir>

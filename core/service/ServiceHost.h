@@ -1,7 +1,7 @@
 #pragma once
 
 #include "ServicePaths.h"
-#include "common/Result.h"
+#include "core/common/Result.h"
 
 #include <QObject>
 #include <QSet>

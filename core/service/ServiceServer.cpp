@@ -1,11 +1,11 @@
 #include "ServiceServer.h"
 
 #include "ServiceProtocol.h"
-#include "runs/NodeRemoval.h"
-#include "runs/RunEngine.h"
-#include "runs/RunRemoval.h"
-#include "spec/JobSpec.h"
-#include "store/ResultStore.h"
+#include "core/runs/NodeRemoval.h"
+#include "core/runs/RunEngine.h"
+#include "core/runs/RunRemoval.h"
+#include "core/spec/JobSpec.h"
+#include "core/store/ResultStore.h"
 
 #include <QCoreApplication>
 #include <QFile>

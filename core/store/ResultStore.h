@@ -4,8 +4,8 @@
 #include "MetricColumnReader.h"
 #include "NodeRecord.h"
 #include "RunNotice.h"
-#include "common/Result.h"
-#include "common/Run.h"
+#include "core/common/Result.h"
+#include "core/common/Run.h"
 
 #include <QList>
 #include <QMap>

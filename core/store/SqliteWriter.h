@@ -3,8 +3,8 @@
 #include "MetricBlock.h"
 #include "SqliteStoreOptions.h"
 #include "StoreWriteOp.h"
-#include "common/Result.h"
-#include "common/Run.h"
+#include "core/common/Result.h"
+#include "core/common/Run.h"
 
 #include <QHash>
 #include <QList>

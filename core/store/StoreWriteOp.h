@@ -3,8 +3,8 @@
 #include "ArtifactRecord.h"
 #include "NodeRecord.h"
 #include "RunNotice.h"
-#include "common/Result.h"
-#include "common/Run.h"
+#include "core/common/Result.h"
+#include "core/common/Run.h"
 
 #include <QList>
 #include <QMap>

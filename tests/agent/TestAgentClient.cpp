@@ -3,9 +3,9 @@
 // bytes and offsets, exit codes and signals, process-group cancel, argument
 // quoting, restarts of the agent, environment, GPU claims and readings.
 
-#include "TestSupport.h"
-#include "nodes/AgentClient.h"
-#include "nodes/LocalAgentTransport.h"
+#include "tests/support/TestSupport.h"
+#include "core/nodes/AgentClient.h"
+#include "core/nodes/LocalAgentTransport.h"
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>

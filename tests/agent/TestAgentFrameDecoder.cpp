@@ -1,6 +1,6 @@
 // AgentFrameDecoder: the Qt side of PROTOCOL.md's framing, fed in every split.
 
-#include "nodes/AgentFrameDecoder.h"
+#include "core/nodes/AgentFrameDecoder.h"
 
 #include <QJsonDocument>
 #include <QTest>

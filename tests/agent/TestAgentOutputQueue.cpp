@@ -2,7 +2,7 @@
 // in a file until sendfile(2) moves it, against frames of bytes, through
 // real pipes, a socket pair and a file, with partial writes and a file that
 // lost its bytes.
-#include "Framing.h"
+#include "app/agent/Framing.h"
 
 #include <QTemporaryDir>
 #include <QTest>

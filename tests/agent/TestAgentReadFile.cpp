@@ -2,9 +2,9 @@
 // trainyard-agent: a run's metric files read from offsets while they grow,
 // and every way out of the run's directories refused.
 
-#include "TestSupport.h"
-#include "nodes/AgentClient.h"
-#include "nodes/LocalAgentTransport.h"
+#include "tests/support/TestSupport.h"
+#include "core/nodes/AgentClient.h"
+#include "core/nodes/LocalAgentTransport.h"
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>

@@ -1,8 +1,8 @@
 // The agent's nvidia-smi CSV parser (app/agent/NvidiaSmiCsv.cpp) on real
 // output captured from an H200 workstation (tests/data/gpu-workstation).
 
-#include "NvidiaSmiCsv.h"
-#include "TestSupport.h"
+#include "app/agent/NvidiaSmiCsv.h"
+#include "tests/support/TestSupport.h"
 
 #include <QTest>
 

@@ -34,11 +34,11 @@
 // Raw Qt Charts at 10M points takes tens of seconds and GBs: --raw-runs N
 // draws only N runs raw and extrapolates times and memory above the empty
 // window linearly to R runs (marked "extrapolated").
-#include "charts/DecimatedChart.h"
-#include "charts/RunColour.h"
-#include "compare/CompareLoader.h"
-#include "compare/CompareView.h"
-#include "store/SqliteResultStore.h"
+#include "ui/charts/DecimatedChart.h"
+#include "ui/charts/RunColour.h"
+#include "ui/compare/CompareLoader.h"
+#include "ui/compare/CompareView.h"
+#include "core/store/SqliteResultStore.h"
 
 #include "ZoomPanScript.h"
 

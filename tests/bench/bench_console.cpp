@@ -4,8 +4,8 @@
 //   bench_console [--mb N] [--width W] [FILE...]
 // Default input: gpu-workstation/logs/plain_torch.log + lightning_tqdm.log +
 // nested_tqdm.log repeated to 256 MiB. Prints MB/s for each stage.
-#include "logs/MetricExtractor.h"
-#include "logs/TerminalRenderer.h"
+#include "core/logs/MetricExtractor.h"
+#include "core/logs/TerminalRenderer.h"
 
 #include <QByteArray>
 #include <QCoreApplication>

@@ -12,8 +12,8 @@
 //
 // Usage: bench_decimate [--series 100] [--points 50000] [--width 700]
 //        [--height 400] [--repeat 5] [--frames (each frame's figures)]
-#include "charts/M4Decimator.h"
-#include "charts/SpanRaster.h"
+#include "ui/charts/M4Decimator.h"
+#include "ui/charts/SpanRaster.h"
 
 #include "ZoomPanScript.h"
 

@@ -22,12 +22,12 @@
 //                      its CLOCK_MONOTONIC time for `perf record -k CLOCK_MONOTONIC`]
 //   Runs offscreen unless QT_QPA_PLATFORM is set (e.g. under xvfb-run with
 //   QT_QPA_PLATFORM=xcb).
-#include "console/ConsoleTextView.h"
-#include "console/ConsoleView.h"
-#include "mainwindow/MainWindow.h"
-#include "runs/RunEngine.h"
-#include "spec/JobSpec.h"
-#include "store/ResultStore.h"
+#include "ui/console/ConsoleTextView.h"
+#include "ui/console/ConsoleView.h"
+#include "ui/mainwindow/MainWindow.h"
+#include "core/runs/RunEngine.h"
+#include "core/spec/JobSpec.h"
+#include "core/store/ResultStore.h"
 
 #include <QApplication>
 #include <QDir>

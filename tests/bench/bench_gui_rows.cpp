@@ -16,9 +16,9 @@
 //
 //   cmake --preset dev -DTRAINYARD_BUILD_BENCH=ON && cmake --build build/dev --target bench_gui_rows
 //   xvfb-run -a -s "-screen 0 1600x900x24" env QT_QPA_PLATFORM=xcb build/dev/tests/bench/bench_gui_rows
-#include "mainwindow/MainWindow.h"
-#include "runs/RunsModel.h"
-#include "store/ResultStore.h"
+#include "ui/mainwindow/MainWindow.h"
+#include "ui/runs/RunsModel.h"
+#include "core/store/ResultStore.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

@@ -19,10 +19,10 @@
 //        agent's output frame)] [--tmux-mb N (64; 0: skip)] [--stages]
 //        [--keep] [--dir DIR]
 //   --stages also times render only and render + extract on the same bytes.
-#include "logs/MetricExtractor.h"
-#include "logs/TerminalRenderer.h"
-#include "runs/RunIngest.h"
-#include "store/SqliteResultStore.h"
+#include "core/logs/MetricExtractor.h"
+#include "core/logs/TerminalRenderer.h"
+#include "core/runs/RunIngest.h"
+#include "core/store/SqliteResultStore.h"
 
 #include <QCoreApplication>
 #include <QDir>

@@ -7,7 +7,7 @@
 //
 //   bench_page_cache [--dir DIR (/tmp)] [--mb N (1024)] [--piece KiB (256)]
 //                    [--mode plain|flush|flush+drop] [--idle S (0)]
-#include "common/WriteBehind.h"
+#include "core/common/WriteBehind.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -9,9 +9,9 @@
 //
 // Usage: bench_scheduler [--trace DIR] [--reps N] [--skip-trace] [--only POLICY-SUBSTRING]
 
-#include "SchedTestUtil.h"
-#include "sched/Scheduler.h"
-#include "sched/Simulator.h"
+#include "tests/core/sched/SchedTestUtil.h"
+#include "core/sched/Scheduler.h"
+#include "core/sched/Simulator.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>

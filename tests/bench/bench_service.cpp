@@ -22,11 +22,11 @@
 // Usage: bench_service [--runs N (50)] [--ssh-true N (10)] [--lines N (200)]
 // Needs root and /usr/sbin/sshd for the SSH part (skipped without).
 #include "trainyard/Version.h"
-#include "SshdFixture.h"
+#include "tests/integration/SshdFixture.h"
 
-#include "service/ServiceClient.h"
-#include "spec/JobSpec.h"
-#include "store/ResultStore.h"
+#include "core/service/ServiceClient.h"
+#include "core/spec/JobSpec.h"
+#include "core/store/ResultStore.h"
 
 #include <QCoreApplication>
 #include <QDateTime>

@@ -47,14 +47,14 @@
 //                  [--mux N (50)] [--no-latency] [--no-console] [--dir DIR]
 //                  [--keep]
 // Needs root and /usr/sbin/sshd (as the SSH integration tests).
-#include "SshdFixture.h"
+#include "tests/integration/SshdFixture.h"
 
-#include "nodes/AgentClient.h"
-#include "nodes/SshAgentTransport.h"
-#include "runs/QueuePolicy.h"
-#include "runs/RunEngine.h"
-#include "spec/JobSpec.h"
-#include "store/ResultStore.h"
+#include "core/nodes/AgentClient.h"
+#include "core/nodes/SshAgentTransport.h"
+#include "core/runs/QueuePolicy.h"
+#include "core/runs/RunEngine.h"
+#include "core/spec/JobSpec.h"
+#include "core/store/ResultStore.h"
 
 #include <QCoreApplication>
 #include <QDir>

@@ -11,7 +11,7 @@
 // Usage: bench_store [N] [--dir DIR] [--paths blocks,raw,loop,batch] [--no-shell]
 // (blocks: the default store, points packed into metric_blocks; raw, loop,
 // batch: rows only, through each row insert path.)
-#include "store/SqliteResultStore.h"
+#include "core/store/SqliteResultStore.h"
 
 #include <QCoreApplication>
 #include <QDir>

@@ -4,8 +4,8 @@
 // A target aborts (= a crash libFuzzer keeps) when a documented invariant
 // breaks, e.g. "any split of the input over feed() calls gives the same result".
 
-#include "logs/importers/ImportedMetric.h"
-#include "logs/importers/MetricStreamReader.h"
+#include "core/logs/importers/ImportedMetric.h"
+#include "core/logs/importers/MetricStreamReader.h"
 
 #include <QByteArrayView>
 #include <QList>

@@ -1,6 +1,6 @@
 // AgentFrameDecoder: whole input vs random pieces give the same frames and error.
 #include "FuzzCommon.h"
-#include "nodes/AgentFrameDecoder.h"
+#include "core/nodes/AgentFrameDecoder.h"
 
 #include <cstdint>
 

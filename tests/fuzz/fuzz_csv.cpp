@@ -1,6 +1,6 @@
 // CsvMetricsReader: whole input vs random pieces, same samples/warnings/error.
 #include "FuzzCommon.h"
-#include "logs/importers/CsvMetricsReader.h"
+#include "core/logs/importers/CsvMetricsReader.h"
 
 #include <cstdint>
 

@@ -1,6 +1,6 @@
 // parseJobSpec on arbitrary YAML text (with and without a param override).
 #include "FuzzCommon.h"
-#include "spec/JobSpec.h"
+#include "core/spec/JobSpec.h"
 
 #include <cstdint>
 

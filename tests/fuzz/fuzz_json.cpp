@@ -1,9 +1,9 @@
 // JSON importers: parseLenientJson, importTrainerState, and JsonLinesReader
 // (whole input vs random pieces, same samples/warnings/error).
 #include "FuzzCommon.h"
-#include "logs/importers/JsonLinesReader.h"
-#include "logs/importers/LenientJson.h"
-#include "logs/importers/TrainerStateImporter.h"
+#include "core/logs/importers/JsonLinesReader.h"
+#include "core/logs/importers/LenientJson.h"
+#include "core/logs/importers/TrainerStateImporter.h"
 
 #include <cstdint>
 

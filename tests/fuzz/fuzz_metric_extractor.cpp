@@ -1,7 +1,7 @@
 // MetricExtractor: each input line through extract() (and parseValue on the
 // whole input), with an optional custom rule taken from the first line.
 #include "FuzzCommon.h"
-#include "logs/MetricExtractor.h"
+#include "core/logs/MetricExtractor.h"
 
 #include <cstdint>
 

@@ -2,7 +2,7 @@
 // random pieces (with commitSettledRows() between pieces, as the live follower
 // does not -- so only the whole/pieces comparison without it is checked).
 #include "FuzzCommon.h"
-#include "logs/TerminalRenderer.h"
+#include "core/logs/TerminalRenderer.h"
 
 #include <cstdint>
 

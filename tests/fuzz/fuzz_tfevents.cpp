@@ -2,8 +2,8 @@
 // input vs random pieces must give the same samples and the same error; the
 // raw input also goes through decodeTfEvent() as one Event.
 #include "FuzzCommon.h"
-#include "logs/importers/TensorBoardEventReader.h"
-#include "logs/importers/TfEventDecoder.h"
+#include "core/logs/importers/TensorBoardEventReader.h"
+#include "core/logs/importers/TfEventDecoder.h"
 
 #include <cstdint>
 

@@ -1,6 +1,6 @@
-#include "TestSupport.h"
-#include "store/ResultStore.h"
-#include "store/SqliteResultStore.h"
+#include "tests/support/TestSupport.h"
+#include "core/store/ResultStore.h"
+#include "core/store/SqliteResultStore.h"
 
 #include <QDir>
 #include <QDirIterator>

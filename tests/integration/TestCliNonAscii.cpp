@@ -2,9 +2,9 @@
 // whatever the locale (issue #28): `trainyardctl ls` and `show` under
 // LANG=zh_CN.UTF-8 and LANG=C.UTF-8, with the database itself in a folder
 // whose name is Chinese.
-#include "store/ResultStore.h"
+#include "core/store/ResultStore.h"
 
-#include "TestSupport.h"
+#include "tests/support/TestSupport.h"
 
 #include <QDir>
 #include <QProcess>

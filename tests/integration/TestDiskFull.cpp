@@ -1,7 +1,7 @@
-#include "TestSupport.h"
-#include "runs/RunEngine.h"
-#include "spec/JobSpec.h"
-#include "store/ResultStore.h"
+#include "tests/support/TestSupport.h"
+#include "core/runs/RunEngine.h"
+#include "core/spec/JobSpec.h"
+#include "core/store/ResultStore.h"
 
 #include <QDir>
 #include <QFile>

@@ -2,11 +2,11 @@
 // through resources/trainyard.py), followed by the run engine through the
 // real local agent while the run is live, imported once more when it ends,
 // stored exactly once across an engine restart.
-#include "TestSupport.h"
-#include "logs/importers/MetricFileImporter.h"
-#include "runs/RunEngine.h"
-#include "spec/JobSpec.h"
-#include "store/ResultStore.h"
+#include "tests/support/TestSupport.h"
+#include "core/logs/importers/MetricFileImporter.h"
+#include "core/runs/RunEngine.h"
+#include "core/spec/JobSpec.h"
+#include "core/store/ResultStore.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,17 +1,17 @@
-#include "TestSupport.h"
-#include "common/Paths.h"
-#include "logs/StderrRanges.h"
-#include "logs/TerminalRenderer.h"
-#include "runs/QueuePolicy.h"
-#include "sched/Policy.h"
-#include "runs/RunEngine.h"
-#include "nodes/AgentTransport.h"
-#include "nodes/LocalAgentTransport.h"
-#include "nodes/WorkdirSync.h"
+#include "tests/support/TestSupport.h"
+#include "core/common/Paths.h"
+#include "core/logs/StderrRanges.h"
+#include "core/logs/TerminalRenderer.h"
+#include "core/runs/QueuePolicy.h"
+#include "core/sched/Policy.h"
+#include "core/runs/RunEngine.h"
+#include "core/nodes/AgentTransport.h"
+#include "core/nodes/LocalAgentTransport.h"
+#include "core/nodes/WorkdirSync.h"
 
 #include <QScopeGuard>
-#include "spec/JobSpec.h"
-#include "store/ResultStore.h"
+#include "core/spec/JobSpec.h"
+#include "core/store/ResultStore.h"
 
 #include <QElapsedTimer>
 #include <QFile>

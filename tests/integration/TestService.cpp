@@ -1,9 +1,9 @@
 // trainyardd, the per-user service (issue #22), through real processes: the
 // built trainyardctl and trainyardd, the real agent and real runs.
-#include "TestSupport.h"
-#include "service/ServiceClient.h"
-#include "service/ServicePaths.h"
-#include "store/ResultStore.h"
+#include "tests/support/TestSupport.h"
+#include "core/service/ServiceClient.h"
+#include "core/service/ServicePaths.h"
+#include "core/store/ResultStore.h"
 
 #include <QDir>
 #include <QElapsedTimer>

@@ -6,16 +6,16 @@
 // agent. Skipped (QSKIP) unless root with /usr/sbin/sshd, as in CI.
 #include "trainyard/Version.h"
 #include "SshdFixture.h"
-#include "TestSupport.h"
+#include "tests/support/TestSupport.h"
 
-#include "nodes/AgentClient.h"
-#include "nodes/AgentDeploy.h"
-#include "nodes/HostKeyPolicy.h"
-#include "nodes/NodeHealth.h"
-#include "nodes/SshAgentTransport.h"
-#include "runs/RunEngine.h"
-#include "spec/JobSpec.h"
-#include "store/ResultStore.h"
+#include "core/nodes/AgentClient.h"
+#include "core/nodes/AgentDeploy.h"
+#include "core/nodes/HostKeyPolicy.h"
+#include "core/nodes/NodeHealth.h"
+#include "core/nodes/SshAgentTransport.h"
+#include "core/runs/RunEngine.h"
+#include "core/spec/JobSpec.h"
+#include "core/store/ResultStore.h"
 
 #include <QCryptographicHash>
 #include <QDir>

@@ -8,14 +8,14 @@
 // accepted, never written anywhere; none asked when ssh-agent holds the key).
 // Skipped (QSKIP) unless root with /usr/sbin/sshd, as in CI.
 #include "SshdFixture.h"
-#include "TestSupport.h"
+#include "tests/support/TestSupport.h"
 
-#include "nodes/AgentClient.h"
-#include "nodes/SshAgentTransport.h"
-#include "nodes/WorkdirSync.h"
-#include "runs/RunEngine.h"
-#include "spec/JobSpec.h"
-#include "store/ResultStore.h"
+#include "core/nodes/AgentClient.h"
+#include "core/nodes/SshAgentTransport.h"
+#include "core/nodes/WorkdirSync.h"
+#include "core/runs/RunEngine.h"
+#include "core/spec/JobSpec.h"
+#include "core/store/ResultStore.h"
 
 #include <QDir>
 #include <QDirIterator>

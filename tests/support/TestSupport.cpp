@@ -1,6 +1,6 @@
 #include "TestSupport.h"
 
-#include "runs/RunEngine.h"
+#include "core/runs/RunEngine.h"
 
 #include <QCoreApplication>
 #include <QDateTime>

@@ -11,8 +11,8 @@
 class QProcess;
 #include <optional>
 
-#include "common/Result.h"
-#include "common/Run.h"
+#include "core/common/Result.h"
+#include "core/common/Run.h"
 
 namespace ty {
 class ResultStore;

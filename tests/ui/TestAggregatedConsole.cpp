@@ -1,12 +1,12 @@
 // The aggregated console view: merged, tagged lines from real console files,
 // text/regex/level filters, saved filters (QSettings), follow mode on a live
 // run, and the model under QAbstractItemModelTester.
-#include "logs/StderrRanges.h"
-#include "console/AggregatedConsoleModel.h"
-#include "console/AggregatedConsoleView.h"
-#include "logs/ConsoleTimes.h"
+#include "core/logs/StderrRanges.h"
+#include "ui/console/AggregatedConsoleModel.h"
+#include "ui/console/AggregatedConsoleView.h"
+#include "core/logs/ConsoleTimes.h"
 
-#include "TestSupport.h"
+#include "tests/support/TestSupport.h"
 
 #include <QAbstractItemModelTester>
 #include <QCheckBox>

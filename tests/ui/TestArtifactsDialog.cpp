@@ -3,13 +3,13 @@
 // writes files matching its `artifacts:` globs plus a symlink; the dialog
 // lists what the node reports, downloads the regular files with their bytes,
 // and refuses the link without writing it.
-#include "dialogs/ArtifactsDialog.h"
-#include "mainwindow/MainWindow.h"
-#include "runs/RunEngine.h"
-#include "spec/JobSpec.h"
-#include "store/ResultStore.h"
+#include "ui/dialogs/ArtifactsDialog.h"
+#include "ui/mainwindow/MainWindow.h"
+#include "core/runs/RunEngine.h"
+#include "core/spec/JobSpec.h"
+#include "core/store/ResultStore.h"
 
-#include "TestSupport.h"
+#include "tests/support/TestSupport.h"
 
 #include <QAction>
 #include <QDir>

@@ -3,9 +3,9 @@
 // ResultStore::metrics() on a real SQLite file: same keys, same points in the
 // same order, bit for bit (NaN, +-inf, -0.0, ties on step kept in arrival
 // order), same summaries; unknown runs skipped.
-#include "compare/CompareLoader.h"
-#include "store/ResultStore.h"
-#include "store/SqliteMetricColumns.h"
+#include "ui/compare/CompareLoader.h"
+#include "core/store/ResultStore.h"
+#include "core/store/SqliteMetricColumns.h"
 
 #include <QDir>
 #include <QProcess>

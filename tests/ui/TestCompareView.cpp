@@ -1,14 +1,14 @@
 // Compare view end to end: a real SQLite result store with two finished runs,
 // selected in the main window's runs table, compared with the Compare action.
-#include "charts/DecimatedChart.h"
-#include "charts/M4Decimator.h"
-#include "charts/RunColour.h"
-#include "compare/CompareTableModel.h"
-#include "compare/CompareView.h"
-#include "console/ConsoleView.h"
-#include "mainwindow/MainWindow.h"
-#include "runs/RunsModel.h"
-#include "store/ResultStore.h"
+#include "ui/charts/DecimatedChart.h"
+#include "ui/charts/M4Decimator.h"
+#include "ui/charts/RunColour.h"
+#include "ui/compare/CompareTableModel.h"
+#include "ui/compare/CompareView.h"
+#include "ui/console/ConsoleView.h"
+#include "ui/mainwindow/MainWindow.h"
+#include "ui/runs/RunsModel.h"
+#include "core/store/ResultStore.h"
 
 #include <QAbstractItemModelTester>
 #include <QCategoryAxis>

@@ -1,6 +1,6 @@
 // ScrollbackChunk / ConsoleScrollback: the packed rows a console view draws
 // from (ui/console/ConsoleScrollback.h).
-#include "console/ConsoleScrollback.h"
+#include "ui/console/ConsoleScrollback.h"
 
 #include <QTest>
 

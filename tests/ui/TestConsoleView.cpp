@@ -1,8 +1,8 @@
-#include "console/ConsoleScrollback.h"
-#include "console/ConsoleTextView.h"
-#include "console/ConsoleView.h"
+#include "ui/console/ConsoleScrollback.h"
+#include "ui/console/ConsoleTextView.h"
+#include "ui/console/ConsoleView.h"
 
-#include "TestSupport.h"
+#include "tests/support/TestSupport.h"
 
 #include <QApplication>
 #include <QClipboard>

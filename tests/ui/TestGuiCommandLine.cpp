@@ -2,14 +2,14 @@
 // binary, no DISPLAY, no QT_QPA_PLATFORM), and files given as arguments
 // opened like a drop (the real Application, engine and local agent).
 #include "trainyard/Version.h"
-#include "dialogs/SubmitDialog.h"
-#include "mainwindow/Application.h"
-#include "mainwindow/GuiCommandLine.h"
-#include "mainwindow/MainWindow.h"
-#include "runs/RunsModel.h"
-#include "store/ResultStore.h"
+#include "ui/dialogs/SubmitDialog.h"
+#include "ui/mainwindow/Application.h"
+#include "ui/mainwindow/GuiCommandLine.h"
+#include "ui/mainwindow/MainWindow.h"
+#include "ui/runs/RunsModel.h"
+#include "core/store/ResultStore.h"
 
-#include "TestSupport.h"
+#include "tests/support/TestSupport.h"
 
 #include <QDir>
 #include <QFile>

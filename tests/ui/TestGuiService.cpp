@@ -1,12 +1,12 @@
 // The window and trainyardd (issue #22): the window takes the engine over
 // from a running service while it is open, and a service takes it back when
 // the window closes, so closing it stops nothing.
-#include "TestSupport.h"
-#include "mainwindow/Application.h"
-#include "runs/RunEngine.h"
-#include "service/ServiceClient.h"
-#include "spec/JobSpec.h"
-#include "store/ResultStore.h"
+#include "tests/support/TestSupport.h"
+#include "ui/mainwindow/Application.h"
+#include "core/runs/RunEngine.h"
+#include "core/service/ServiceClient.h"
+#include "core/spec/JobSpec.h"
+#include "core/store/ResultStore.h"
 
 #include <QProcess>
 #include <QTemporaryDir>

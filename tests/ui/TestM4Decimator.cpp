@@ -1,9 +1,9 @@
 // M4 decimation (ui/charts/M4Decimator.h): bucket logic, gaps, the index,
 // and the proof that matters: the decimated polyline rasterises to the same
 // pixels as the full one (Qt's stroker, and SpanRaster exactly).
-#include "charts/DecimatedChart.h"
-#include "charts/M4Decimator.h"
-#include "charts/SpanRaster.h"
+#include "ui/charts/DecimatedChart.h"
+#include "ui/charts/M4Decimator.h"
+#include "ui/charts/SpanRaster.h"
 
 #include <QImage>
 #include <QPainter>

@@ -1,17 +1,17 @@
 // The single-run Metrics tab: MetricChartWidget / MetricChartsPanel drawn
 // through DecimatedChart (M4), live appends that redo only the tail, the x
 // axes (step, epoch, relative and wall time), the log y axis, SVG export.
-#include "charts/ChartStyle.h"
-#include "charts/ChartView.h"
-#include "charts/GrowthPacer.h"
-#include "charts/DecimatedChart.h"
-#include "charts/M4Decimator.h"
-#include "charts/Smoothing.h"
-#include "charts/MetricChartWidget.h"
-#include "charts/MetricChartsPanel.h"
-#include "charts/XAxisMap.h"
-#include "runs/StoreReader.h"
-#include "store/ResultStore.h"
+#include "ui/charts/ChartStyle.h"
+#include "ui/charts/ChartView.h"
+#include "ui/charts/GrowthPacer.h"
+#include "ui/charts/DecimatedChart.h"
+#include "ui/charts/M4Decimator.h"
+#include "ui/charts/Smoothing.h"
+#include "ui/charts/MetricChartWidget.h"
+#include "ui/charts/MetricChartsPanel.h"
+#include "ui/charts/XAxisMap.h"
+#include "ui/runs/StoreReader.h"
+#include "core/store/ResultStore.h"
 
 #include <QApplication>
 #include <QCategoryAxis>

@@ -3,14 +3,14 @@
 // (reachable; this machine's GPUs or the CPU-node text), adding an SSH node
 // (stored, handed to the engine) and the unknown-host-key question, the add
 // dialog's validation, and the passphrase provider asked from another thread.
-#include "dialogs/AddNodeDialog.h"
-#include "dialogs/PassphraseDialog.h"
-#include "nodes/NodesView.h"
-#include "nodes/SshAgentTransport.h"
-#include "runs/RunEngine.h"
-#include "store/ResultStore.h"
+#include "ui/dialogs/AddNodeDialog.h"
+#include "ui/dialogs/PassphraseDialog.h"
+#include "ui/nodes/NodesView.h"
+#include "core/nodes/SshAgentTransport.h"
+#include "core/runs/RunEngine.h"
+#include "core/store/ResultStore.h"
 
-#include "TestSupport.h"
+#include "tests/support/TestSupport.h"
 
 #include <QAbstractButton>
 #include <QAction>

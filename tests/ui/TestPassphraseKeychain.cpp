@@ -2,8 +2,8 @@
 // private D-Bus session, started by tests/ui/with-keyring.sh), the real
 // PassphraseDialog answered as a user would, and a search of every file under
 // HOME for the passphrase in plain text.
-#include "dialogs/Keychain.h"
-#include "dialogs/PassphraseDialog.h"
+#include "ui/dialogs/Keychain.h"
+#include "ui/dialogs/PassphraseDialog.h"
 
 #include <QApplication>
 #include <QCheckBox>

@@ -3,17 +3,17 @@
 // and the local agent: a run that needs more CPUs than are free waits behind
 // another; the view's actions hold, release and move it to the top; the
 // policy selector writes scheduler.json and the engine follows.
-#include "mainwindow/MainWindow.h"
-#include "queue/QueueActions.h"
-#include "queue/QueueModel.h"
-#include "queue/QueueView.h"
-#include "runs/QueuePolicy.h"
-#include "runs/RunEngine.h"
-#include "runs/RunsModel.h"
-#include "spec/JobSpec.h"
-#include "store/ResultStore.h"
+#include "ui/mainwindow/MainWindow.h"
+#include "ui/queue/QueueActions.h"
+#include "ui/queue/QueueModel.h"
+#include "ui/queue/QueueView.h"
+#include "core/runs/QueuePolicy.h"
+#include "core/runs/RunEngine.h"
+#include "ui/runs/RunsModel.h"
+#include "core/spec/JobSpec.h"
+#include "core/store/ResultStore.h"
 
-#include "TestSupport.h"
+#include "tests/support/TestSupport.h"
 
 #include <QAbstractItemModelTester>
 #include <QAction>

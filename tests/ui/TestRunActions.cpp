@@ -3,18 +3,18 @@
 // asks first for a running run; one Cancel in the Run menu; the header says
 // a cancelled run's end once; a sweep's submit names its runs; Help lists
 // the shortcuts.
-#include "dialogs/HelpDialogs.h"
-#include "dialogs/RunEditDialog.h"
-#include "dialogs/SubmitDialog.h"
-#include "mainwindow/MainWindow.h"
-#include "mainwindow/RunActions.h"
-#include "queue/QueueActions.h"
-#include "queue/QueueView.h"
-#include "runs/RunEngine.h"
-#include "runs/RunsModel.h"
-#include "store/ResultStore.h"
+#include "ui/dialogs/HelpDialogs.h"
+#include "ui/dialogs/RunEditDialog.h"
+#include "ui/dialogs/SubmitDialog.h"
+#include "ui/mainwindow/MainWindow.h"
+#include "ui/mainwindow/RunActions.h"
+#include "ui/queue/QueueActions.h"
+#include "ui/queue/QueueView.h"
+#include "core/runs/RunEngine.h"
+#include "ui/runs/RunsModel.h"
+#include "core/store/ResultStore.h"
 
-#include "TestSupport.h"
+#include "tests/support/TestSupport.h"
 
 #include <QAbstractButton>
 #include <QAction>

@@ -1,7 +1,7 @@
 // Run colours stay distinct for a sweep of dozens of runs (issue 21: the
 // Tableau 10 palette repeated from the 11th run, and its 7th..10th looked
 // like its first ones at a glance).
-#include "charts/RunColour.h"
+#include "ui/charts/RunColour.h"
 
 #include <QSet>
 #include <QTest>

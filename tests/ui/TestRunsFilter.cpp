@@ -1,9 +1,9 @@
-#include "mainwindow/MainWindow.h"
-#include "runs/RunsFilterBar.h"
-#include "runs/RunsFilterProxy.h"
-#include "runs/RunsModel.h"
-#include "runs/StoreReader.h"
-#include "store/ResultStore.h"
+#include "ui/mainwindow/MainWindow.h"
+#include "ui/runs/RunsFilterBar.h"
+#include "ui/runs/RunsFilterProxy.h"
+#include "ui/runs/RunsModel.h"
+#include "ui/runs/StoreReader.h"
+#include "core/store/ResultStore.h"
 
 #include <QAbstractItemModelTester>
 #include <QAction>

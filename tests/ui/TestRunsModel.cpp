@@ -1,7 +1,7 @@
-#include "runs/RunsColumnChooser.h"
-#include "runs/RunsModel.h"
-#include "runs/StoreReader.h"
-#include "store/ResultStore.h"
+#include "ui/runs/RunsColumnChooser.h"
+#include "ui/runs/RunsModel.h"
+#include "ui/runs/StoreReader.h"
+#include "core/store/ResultStore.h"
 
 #include <QAbstractItemModelTester>
 #include <QAction>

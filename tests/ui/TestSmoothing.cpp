@@ -1,7 +1,7 @@
 // TensorBoard's debiased EMA (ui/charts/Smoothing.h) against two independent
 // computations: values worked out by hand, and /usr/bin/python3 running the
 // formula as TensorBoard writes it (JavaScript semantics, via QProcess).
-#include "charts/Smoothing.h"
+#include "ui/charts/Smoothing.h"
 
 #include <QFileInfo>
 #include <QProcess>

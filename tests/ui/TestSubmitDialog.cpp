@@ -1,5 +1,5 @@
-#include "dialogs/CommandLine.h"
-#include "dialogs/SubmitDialog.h"
+#include "ui/dialogs/CommandLine.h"
+#include "ui/dialogs/SubmitDialog.h"
 
 #include <QApplication>
 #include <QComboBox>

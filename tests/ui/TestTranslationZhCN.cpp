@@ -3,13 +3,13 @@
 // strings and Qt's standard buttons), and no visible label, button, check box
 // or menu action clips its translated text. Runs with LANG=zh_CN.UTF-8 and a
 // real CJK font (fonts-wqy-microhei), so the widths are the glyphs' widths.
-#include "dialogs/AddNodeDialog.h"
-#include "dialogs/SubmitDialog.h"
-#include "i18n/Translations.h"
-#include "mainwindow/MainWindow.h"
-#include "store/ResultStore.h"
+#include "ui/dialogs/AddNodeDialog.h"
+#include "ui/dialogs/SubmitDialog.h"
+#include "ui/i18n/Translations.h"
+#include "ui/mainwindow/MainWindow.h"
+#include "core/store/ResultStore.h"
 
-#include "TestSupport.h"
+#include "tests/support/TestSupport.h"
 
 #include <QAbstractButton>
 #include <QApplication>

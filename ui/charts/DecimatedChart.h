@@ -1,7 +1,7 @@
 #pragma once
 
 #include "M4Decimator.h"
-#include "common/Result.h"
+#include "core/common/Result.h"
 
 #include <QColor>
 #include <QImage>

@@ -1,6 +1,6 @@
 #include "MetricChartsPanel.h"
 
-#include "logs/MetricExtractor.h"
+#include "core/logs/MetricExtractor.h"
 
 #include "MetricChartWidget.h"
 #include "SmoothingControl.h"

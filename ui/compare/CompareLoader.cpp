@@ -1,6 +1,6 @@
 #include "CompareLoader.h"
 
-#include "store/ResultStore.h"
+#include "core/store/ResultStore.h"
 
 #include <QLoggingCategory>
 #include <QMetaObject>

@@ -1,6 +1,6 @@
 #include "CompareTableModel.h"
 
-#include "charts/RunColour.h"
+#include "ui/charts/RunColour.h"
 
 #include <QBrush>
 #include <QColor>

@@ -2,9 +2,9 @@
 
 #include "CompareLoader.h"
 #include "CompareTableModel.h"
-#include "charts/RunColour.h"
-#include "charts/SmoothingControl.h"
-#include "runs/RunsModel.h"
+#include "ui/charts/RunColour.h"
+#include "ui/charts/SmoothingControl.h"
+#include "ui/runs/RunsModel.h"
 
 #include <QCheckBox>
 #include <QComboBox>

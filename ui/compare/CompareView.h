@@ -1,9 +1,9 @@
 #pragma once
 
 #include "CompareData.h"
-#include "charts/DecimatedChart.h"
-#include "charts/XAxisMap.h"
-#include "common/Result.h"
+#include "ui/charts/DecimatedChart.h"
+#include "ui/charts/XAxisMap.h"
+#include "core/common/Result.h"
 
 #include <QMap>
 #include <QSet>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "logs/ConsoleMerge.h"
+#include "core/logs/ConsoleMerge.h"
 
 #include <QAbstractListModel>
 #include <QHash>

@@ -1,7 +1,7 @@
 #include "AggregatedConsoleView.h"
 
 #include "AggregatedConsoleFeeder.h"
-#include "charts/RunColour.h"
+#include "ui/charts/RunColour.h"
 
 #include <algorithm>
 

@@ -1,8 +1,8 @@
 #pragma once
 
 #include "AggregatedConsoleModel.h"
-#include "common/Run.h"
-#include "logs/ConsoleMerge.h"
+#include "core/common/Run.h"
+#include "core/logs/ConsoleMerge.h"
 
 #include <QList>
 #include <QMap>

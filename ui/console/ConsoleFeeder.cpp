@@ -1,6 +1,6 @@
 #include "ConsoleFeeder.h"
 
-#include "logs/TerminalRenderer.h"
+#include "core/logs/TerminalRenderer.h"
 
 #include <QFile>
 #include <QFileInfo>

@@ -1,8 +1,8 @@
 #pragma once
 
 #include "ConsoleScrollback.h"
-#include "logs/ConsoleLine.h"
-#include "logs/StderrRanges.h"
+#include "core/logs/ConsoleLine.h"
+#include "core/logs/StderrRanges.h"
 
 #include <QByteArray>
 #include <QList>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "logs/ConsoleLine.h"
+#include "core/logs/ConsoleLine.h"
 
 #include <QHash>
 #include <QLatin1StringView>

@@ -12,8 +12,8 @@
 #include <QScrollBar>
 #include <QTimer>
 
-#include "logs/CharWidth.h"
-#include "logs/TerminalRenderer.h"
+#include "core/logs/CharWidth.h"
+#include "core/logs/TerminalRenderer.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "ConsoleScrollback.h"
-#include "logs/ConsoleLine.h"
+#include "core/logs/ConsoleLine.h"
 
 #include <QAbstractScrollArea>
 #include <QColor>

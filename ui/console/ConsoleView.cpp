@@ -2,7 +2,7 @@
 
 #include "ConsoleFeeder.h"
 #include "ConsoleTextView.h"
-#include "charts/RunColour.h"
+#include "ui/charts/RunColour.h"
 
 #include <QFileInfo>
 #include <QGuiApplication>

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "common/Run.h"
+#include "core/common/Run.h"
 #include "ConsoleScrollback.h"
-#include "logs/ConsoleLine.h"
+#include "core/logs/ConsoleLine.h"
 
 #include <QColor>
 #include <QPointer>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "store/NodeRecord.h"
+#include "core/store/NodeRecord.h"
 
 #include <QDialog>
 #include <QStringList>

@@ -1,6 +1,6 @@
 #include "ArtifactsDialog.h"
 
-#include "runs/RunEngine.h"
+#include "core/runs/RunEngine.h"
 
 #include <QApplication>
 #include <QDesktopServices>

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "common/Run.h"
-#include "nodes/AgentFiles.h"
-#include "nodes/WorkdirSync.h"
+#include "core/common/Run.h"
+#include "core/nodes/AgentFiles.h"
+#include "core/nodes/WorkdirSync.h"
 
 #include <QDialog>
 #include <QPointer>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "nodes/SshPassphraseProvider.h"
+#include "core/nodes/SshPassphraseProvider.h"
 
 #include <QDialog>
 #include <QHash>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "common/Run.h"
+#include "core/common/Run.h"
 
 #include <QDialog>
 

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "common/Result.h"
-#include "spec/JobSpec.h"
+#include "core/common/Result.h"
+#include "core/spec/JobSpec.h"
 
 #include <QDialog>
 

@@ -1,4 +1,4 @@
-#include "i18n/Translations.h"
+#include "ui/i18n/Translations.h"
 
 #include <QCoreApplication>
 #include <QLibraryInfo>

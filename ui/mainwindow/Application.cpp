@@ -6,15 +6,15 @@
 #include <QUrl>
 
 #include "MainWindow.h"
-#include "dialogs/PassphraseDialog.h"
-#include "nodes/AgentTransport.h"
-#include "nodes/NodeTransports.h"
-#include "nodes/SshNodeOptions.h"
-#include "runs/RunEngine.h"
-#include "service/ServiceHandover.h"
-#include "service/ServicePaths.h"
-#include "spec/JobSpec.h"
-#include "store/ResultStore.h"
+#include "ui/dialogs/PassphraseDialog.h"
+#include "core/nodes/AgentTransport.h"
+#include "core/nodes/NodeTransports.h"
+#include "core/nodes/SshNodeOptions.h"
+#include "core/runs/RunEngine.h"
+#include "core/service/ServiceHandover.h"
+#include "core/service/ServicePaths.h"
+#include "core/spec/JobSpec.h"
+#include "core/store/ResultStore.h"
 
 namespace ty {
 

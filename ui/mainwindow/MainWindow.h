@@ -1,9 +1,9 @@
 #pragma once
 
-#include "charts/SeriesData.h"
-#include "common/Run.h"
-#include "runs/RunRow.h"
-#include "spec/JobSpec.h"
+#include "ui/charts/SeriesData.h"
+#include "core/common/Run.h"
+#include "ui/runs/RunRow.h"
+#include "core/spec/JobSpec.h"
 
 #include <QHash>
 #include <QMap>

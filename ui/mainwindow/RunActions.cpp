@@ -1,8 +1,8 @@
 #include "RunActions.h"
 
-#include "dialogs/RunEditDialog.h"
-#include "spec/Rerun.h"
-#include "store/ResultStore.h"
+#include "ui/dialogs/RunEditDialog.h"
+#include "core/spec/Rerun.h"
+#include "core/store/ResultStore.h"
 
 #include <QAction>
 #include <QMessageBox>

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "common/Run.h"
-#include "runs/RunRow.h"
+#include "core/common/Run.h"
+#include "ui/runs/RunRow.h"
 
 #include <QObject>
 #include <QPointer>

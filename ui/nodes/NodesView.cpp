@@ -1,13 +1,13 @@
 #include "NodesView.h"
 
-#include "common/Paths.h"
-#include "dialogs/AddNodeDialog.h"
-#include "dialogs/PassphraseDialog.h"
-#include "nodes/NodeTransports.h"
-#include "nodes/SshAgentTransport.h"
-#include "nodes/SshNodeOptions.h"
-#include "runs/RunEngine.h"
-#include "store/ResultStore.h"
+#include "core/common/Paths.h"
+#include "ui/dialogs/AddNodeDialog.h"
+#include "ui/dialogs/PassphraseDialog.h"
+#include "core/nodes/NodeTransports.h"
+#include "core/nodes/SshAgentTransport.h"
+#include "core/nodes/SshNodeOptions.h"
+#include "core/runs/RunEngine.h"
+#include "core/store/ResultStore.h"
 
 #include <QAction>
 #include <QHeaderView>

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "nodes/AgentTypes.h"
-#include "runs/RunRow.h"
-#include "store/NodeRecord.h"
+#include "core/nodes/AgentTypes.h"
+#include "ui/runs/RunRow.h"
+#include "core/store/NodeRecord.h"
 
 #include <QHash>
 #include <QPointer>

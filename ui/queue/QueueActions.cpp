@@ -1,6 +1,6 @@
 #include "QueueActions.h"
 
-#include "runs/RunEngine.h"
+#include "core/runs/RunEngine.h"
 
 #include <QAction>
 #include <QInputDialog>

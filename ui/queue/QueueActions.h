@@ -1,7 +1,7 @@
 #pragma once
 
-#include "common/Result.h"
-#include "common/Run.h"
+#include "core/common/Result.h"
+#include "core/common/Run.h"
 
 #include <QObject>
 #include <QPointer>

@@ -1,6 +1,6 @@
 #include "QueueModel.h"
 
-#include "runs/RunStateStyle.h"
+#include "ui/runs/RunStateStyle.h"
 
 #include <QSet>
 

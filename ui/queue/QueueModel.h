@@ -1,9 +1,9 @@
 #pragma once
 
-#include "runs/RunRow.h"
-#include "sched/Policy.h"
+#include "ui/runs/RunRow.h"
+#include "core/sched/Policy.h"
 
-#include "runs/RunTableModel.h"
+#include "ui/runs/RunTableModel.h"
 
 #include <QHash>
 

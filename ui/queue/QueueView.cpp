@@ -2,7 +2,7 @@
 
 #include "QueueActions.h"
 #include "QueueModel.h"
-#include "runs/QueuePolicy.h"
+#include "core/runs/QueuePolicy.h"
 
 #include <QComboBox>
 #include <QFileInfo>

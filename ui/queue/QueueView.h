@@ -1,7 +1,7 @@
 #pragma once
 
-#include "common/Result.h"
-#include "runs/RunRow.h"
+#include "core/common/Result.h"
+#include "ui/runs/RunRow.h"
 
 #include <QDateTime>
 #include <QPointer>

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "common/Run.h"
-#include "store/RunNotice.h"
+#include "core/common/Run.h"
+#include "core/store/RunNotice.h"
 
 #include <QList>
 #include <QMap>

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "runs/RunRow.h"
+#include "ui/runs/RunRow.h"
 
 #include <QAbstractTableModel>
 #include <QList>

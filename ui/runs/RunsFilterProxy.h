@@ -1,7 +1,7 @@
 #pragma once
 
-#include "common/Result.h"
-#include "query/RunQuery.h"
+#include "core/common/Result.h"
+#include "core/query/RunQuery.h"
 
 #include <QHash>
 #include <QList>

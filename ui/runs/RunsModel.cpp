@@ -1,8 +1,8 @@
 #include "RunsModel.h"
 
 #include "RunStateStyle.h"
-#include "common/RunDuration.h"
-#include "charts/RunColour.h"
+#include "core/common/RunDuration.h"
+#include "ui/charts/RunColour.h"
 
 #include <QColor>
 #include <QFont>

@@ -2,7 +2,7 @@
 
 #include "RunRow.h"
 
-#include "runs/RunTableModel.h"
+#include "ui/runs/RunTableModel.h"
 #include <QDateTime>
 #include <QHash>
 #include <QStringList>

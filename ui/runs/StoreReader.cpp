@@ -1,6 +1,6 @@
 #include "StoreReader.h"
 
-#include "store/ResultStore.h"
+#include "core/store/ResultStore.h"
 
 #include <QMetaObject>
 

@@ -2,7 +2,7 @@
 
 #include "ImportedMetric.h"
 #include "MetricStreamReader.h"
-#include "common/Result.h"
+#include "core/common/Result.h"
 
 #include <QMap>
 #include <QString>

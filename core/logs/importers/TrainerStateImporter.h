@@ -1,7 +1,7 @@
 #pragma once
 
 #include "ImportedMetric.h"
-#include "common/Result.h"
+#include "core/common/Result.h"
 
 #include <QByteArrayView>
 #include <QList>

@@ -2,7 +2,7 @@
 // pure function of the record and the caller's clock: a run whose end is
 // known shows end - start however late it is looked at; one whose node is
 // away (unknown) says its end is unknown instead of counting on.
-#include "common/RunDuration.h"
+#include "core/common/RunDuration.h"
 
 #include <QTest>
 

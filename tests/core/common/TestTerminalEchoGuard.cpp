@@ -1,4 +1,4 @@
-#include "common/TerminalEchoGuard.h"
+#include "core/common/TerminalEchoGuard.h"
 
 #include <QTest>
 

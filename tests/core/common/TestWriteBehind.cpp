@@ -1,8 +1,8 @@
 // WriteBehind against a real file and the kernel's page cache: what it drops
 // is checked with mincore(2), so a call that does nothing fails the test.
-#include "common/WriteBehind.h"
+#include "core/common/WriteBehind.h"
 
-#include "TestSupport.h"
+#include "tests/support/TestSupport.h"
 
 #include <QCoreApplication>
 #include <QTemporaryDir>

@@ -2,8 +2,8 @@
 
 // Helpers shared by the metric importer tests.
 
-#include "logs/importers/ImportedMetric.h"
-#include "logs/importers/MetricStreamReader.h"
+#include "core/logs/importers/ImportedMetric.h"
+#include "core/logs/importers/MetricStreamReader.h"
 
 #include <QByteArrayView>
 #include <QList>

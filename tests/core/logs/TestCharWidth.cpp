@@ -1,6 +1,6 @@
 // The built-in width table must agree with the running libc's wcwidth() in a
 // UTF-8 locale (what tmux uses on Debian), for every Unicode scalar value.
-#include "logs/CharWidth.h"
+#include "core/logs/CharWidth.h"
 
 #include <QTest>
 

@@ -1,18 +1,18 @@
 // The aggregated console's core: arrival-time index (console.times), line
 // levels (errors, warnings, traceback blocks) and the merge of several runs'
 // consoles, on the real GPU-workstation fixtures and generated consoles.
-#include "logs/ConsoleLevel.h"
-#include "logs/ConsoleMerge.h"
-#include "logs/ConsoleTimes.h"
-#include "runs/RunIngest.h"
-#include "store/SqliteResultStore.h"
+#include "core/logs/ConsoleLevel.h"
+#include "core/logs/ConsoleMerge.h"
+#include "core/logs/ConsoleTimes.h"
+#include "core/runs/RunIngest.h"
+#include "core/store/SqliteResultStore.h"
 
-#include "TestSupport.h"
+#include "tests/support/TestSupport.h"
 
 #include <QFile>
 #include <QTemporaryDir>
 
-#include "logs/StderrRanges.h"
+#include "core/logs/StderrRanges.h"
 #include <QTest>
 
 using namespace ty;

@@ -1,8 +1,8 @@
 // CsvMetricsReader: Lightning's real metrics.csv (sparse columns), RFC 4180
 // quoting, nan/inf, bad cells, splits, resume.
 #include "ImporterTestUtil.h"
-#include "TestSupport.h"
-#include "logs/importers/CsvMetricsReader.h"
+#include "tests/support/TestSupport.h"
+#include "core/logs/importers/CsvMetricsReader.h"
 
 #include <QFileInfo>
 #include <QJsonArray>

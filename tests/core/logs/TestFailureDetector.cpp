@@ -1,6 +1,6 @@
-#include "TestSupport.h"
-#include "logs/FailureDetector.h"
-#include "logs/TerminalRenderer.h"
+#include "tests/support/TestSupport.h"
+#include "core/logs/FailureDetector.h"
+#include "core/logs/TerminalRenderer.h"
 
 #include <QTest>
 

@@ -4,9 +4,9 @@
 // (tests/fuzz/fuzz_<target>.cpp, compiled here with TRAINYARD_FUZZ_REGRESSION:
 // a broken invariant throws instead of aborting). A crash fails the whole
 // executable, which ctest reports as a failure too.
-#include "TestSupport.h"
-#include "nodes/AgentFrameDecoder.h"
-#include "spec/JobSpec.h"
+#include "tests/support/TestSupport.h"
+#include "core/nodes/AgentFrameDecoder.h"
+#include "core/spec/JobSpec.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,9 +1,9 @@
 // JsonLinesReader and parseLenientJson: Python's NaN/Infinity, steps, nested
 // keys, bad lines, splits, over-long lines, unterminated last line, resume.
 #include "ImporterTestUtil.h"
-#include "TestSupport.h"
-#include "logs/importers/JsonLinesReader.h"
-#include "logs/importers/LenientJson.h"
+#include "tests/support/TestSupport.h"
+#include "core/logs/importers/JsonLinesReader.h"
+#include "core/logs/importers/LenientJson.h"
 
 #include <QJsonArray>
 #include <QJsonObject>

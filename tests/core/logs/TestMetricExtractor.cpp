@@ -1,8 +1,8 @@
 // MetricExtractor: every recogniser, every noise rule, and the real fixture
 // logs fed through TerminalRenderer first (only committed lines count).
-#include "TestSupport.h"
-#include "logs/MetricExtractor.h"
-#include "logs/TerminalRenderer.h"
+#include "tests/support/TestSupport.h"
+#include "core/logs/MetricExtractor.h"
+#include "core/logs/TerminalRenderer.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>

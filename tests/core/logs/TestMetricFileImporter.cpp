@@ -2,8 +2,8 @@
 // Lightning CSVLogger and TensorBoardLogger files of the same run give the same
 // train_loss, val_loss and val_acc series.
 #include "ImporterTestUtil.h"
-#include "TestSupport.h"
-#include "logs/importers/MetricFileImporter.h"
+#include "tests/support/TestSupport.h"
+#include "core/logs/importers/MetricFileImporter.h"
 
 #include <QDir>
 #include <QFile>

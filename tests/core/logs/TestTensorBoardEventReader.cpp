@@ -2,11 +2,11 @@
 // Lightning event file, hand-encoded events (simple_value, float/double
 // tensors in every encoding, plugin metadata), corruption, truncation, resume.
 #include "ImporterTestUtil.h"
-#include "TestSupport.h"
-#include "logs/importers/Crc32c.h"
-#include "logs/importers/TensorBoardEventReader.h"
-#include "logs/importers/TfEventDecoder.h"
-#include "logs/importers/TfRecordReader.h"
+#include "tests/support/TestSupport.h"
+#include "core/logs/importers/Crc32c.h"
+#include "core/logs/importers/TensorBoardEventReader.h"
+#include "core/logs/importers/TfEventDecoder.h"
+#include "core/logs/importers/TfRecordReader.h"
 
 #include <QMap>
 #include <QTest>

@@ -1,7 +1,7 @@
 // Explicit expectations for TerminalRenderer's core cases (the terminal-exact
 // comparison against tmux lives in tst_terminalrenderer_tmux.cpp).
-#include "TestSupport.h"
-#include "logs/TerminalRenderer.h"
+#include "tests/support/TestSupport.h"
+#include "core/logs/TerminalRenderer.h"
 
 #include <QElapsedTimer>
 #include <QRandomGenerator>

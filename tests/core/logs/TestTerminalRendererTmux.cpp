@@ -13,8 +13,8 @@
 //   (what the issue asks for and what xterm/VTE do). Those cases compare with
 //   the U+FFFD removed from the renderer's side and are laid out so that no
 //   column position after a replacement character matters.
-#include "TestSupport.h"
-#include "logs/TerminalRenderer.h"
+#include "tests/support/TestSupport.h"
+#include "core/logs/TerminalRenderer.h"
 
 #include <QDir>
 #include <QElapsedTimer>

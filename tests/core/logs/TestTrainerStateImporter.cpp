@@ -1,7 +1,7 @@
 // importTrainerState: a trainer_state.json as transformers' Trainer writes it
 // (train, eval and summary entries, NaN loss), incremental re-import, errors.
-#include "TestSupport.h"
-#include "logs/importers/TrainerStateImporter.h"
+#include "tests/support/TestSupport.h"
+#include "core/logs/importers/TrainerStateImporter.h"
 
 #include <QMap>
 #include <QTest>

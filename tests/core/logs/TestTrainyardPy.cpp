@@ -2,9 +2,9 @@
 // to TRAINYARD_METRICS_FILE come back through JsonLinesReader with every value
 // (NaN and +-inf included); without the variable it prints lines the console
 // recogniser reads; TRAINYARD_QUIET=1 silences it.
-#include "TestSupport.h"
-#include "logs/MetricExtractor.h"
-#include "logs/importers/MetricFileImporter.h"
+#include "tests/support/TestSupport.h"
+#include "core/logs/MetricExtractor.h"
+#include "core/logs/importers/MetricFileImporter.h"
 
 #include <QDateTime>
 #include <QFile>

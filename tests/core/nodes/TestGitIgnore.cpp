@@ -1,8 +1,8 @@
 // gitignore(5) semantics of GitIgnore (workdir sync), and the scan built on
 // it against a real temporary directory tree.
-#include "TestSupport.h"
-#include "nodes/GitIgnore.h"
-#include "nodes/WorkdirSync.h"
+#include "tests/support/TestSupport.h"
+#include "core/nodes/GitIgnore.h"
+#include "core/nodes/WorkdirSync.h"
 
 #include <QDir>
 #include <QFile>

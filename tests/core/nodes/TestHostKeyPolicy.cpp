@@ -1,6 +1,6 @@
 // The host key decision table (HostKeyPolicy.h) for every setting and state;
 // TestSshNodes::strictHostKeyCheckingAsSsh checks the same against ssh.
-#include "nodes/HostKeyPolicy.h"
+#include "core/nodes/HostKeyPolicy.h"
 
 #include <QTest>
 

@@ -2,8 +2,8 @@
 // identities answer parsed and filtered per draft-miller-ssh-agent, checked
 // against a real ssh-agent (skipped without OpenSSH's client tools), and its
 // lifetime: destroying it while the agent owes an answer does not hang.
-#include "TestSupport.h"
-#include "nodes/SshAgentFilter.h"
+#include "tests/support/TestSupport.h"
+#include "core/nodes/SshAgentFilter.h"
 
 #include <QElapsedTimer>
 #include <QFile>

@@ -1,9 +1,9 @@
 // Hashed known_hosts entries as OpenSSH writes and reads them (checked
 // against ssh-keygen -H / -F when OpenSSH's tools are installed), appending
 // to known_hosts, and OpenSSH's view of a host's configuration (`ssh -G`).
-#include "TestSupport.h"
-#include "nodes/OpenSshConfig.h"
-#include "nodes/SshKnownHosts.h"
+#include "tests/support/TestSupport.h"
+#include "core/nodes/OpenSshConfig.h"
+#include "core/nodes/SshKnownHosts.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,4 +1,4 @@
-#include "query/RunQuery.h"
+#include "core/query/RunQuery.h"
 
 #include <QTest>
 

@@ -1,10 +1,10 @@
 // classifyRunEnd (core/runs/FailureClassifier.h): real consoles from
 // tests/data through the same renderer and detector the engine uses, with the
 // exit status the capture had, and each rule's precedence.
-#include "TestSupport.h"
-#include "logs/FailureDetector.h"
-#include "logs/TerminalRenderer.h"
-#include "runs/FailureClassifier.h"
+#include "tests/support/TestSupport.h"
+#include "core/logs/FailureDetector.h"
+#include "core/logs/TerminalRenderer.h"
+#include "core/runs/FailureClassifier.h"
 
 #include <QTest>
 

@@ -1,5 +1,5 @@
-#include "runs/FairShareLedger.h"
-#include "runs/QueuePolicy.h"
+#include "core/runs/FairShareLedger.h"
+#include "core/runs/QueuePolicy.h"
 
 #include <QFile>
 #include <QTemporaryDir>

@@ -1,9 +1,9 @@
 // A resumed run's console through the whole ingest pipeline (terminal
 // renderer, metric extraction, a real SQLite result database): the steps go
 // back, the new segment replaces the overlap, nothing is dropped.
-#include "TestSupport.h"
-#include "runs/RunIngest.h"
-#include "store/ResultStore.h"
+#include "tests/support/TestSupport.h"
+#include "core/runs/RunIngest.h"
+#include "core/store/ResultStore.h"
 
 #include <QTemporaryDir>
 #include <QTest>

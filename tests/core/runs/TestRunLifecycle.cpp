@@ -1,6 +1,6 @@
 // The run lifecycle's table (core/runs/RunLifecycle.h) and its one
 // transition function.
-#include "runs/RunLifecycle.h"
+#include "core/runs/RunLifecycle.h"
 
 #include <QRegularExpression>
 #include <QTest>

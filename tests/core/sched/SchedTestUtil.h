@@ -2,7 +2,7 @@
 
 // Builders, random generators and invariant checks shared by the scheduler tests.
 
-#include "sched/Scheduler.h"
+#include "core/sched/Scheduler.h"
 
 #include <QSet>
 #include <QString>

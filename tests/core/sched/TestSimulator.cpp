@@ -2,7 +2,7 @@
 // starvation, two large gangs, fair-share convergence over a day.
 
 #include "SchedTestUtil.h"
-#include "sched/Simulator.h"
+#include "core/sched/Simulator.h"
 
 #include <QTest>
 

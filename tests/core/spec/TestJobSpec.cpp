@@ -1,5 +1,5 @@
-#include "TestSupport.h"
-#include "spec/JobSpec.h"
+#include "tests/support/TestSupport.h"
+#include "core/spec/JobSpec.h"
 
 #include <QDir>
 #include <QFile>

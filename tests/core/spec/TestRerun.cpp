@@ -1,6 +1,6 @@
 // Re-run "with these params": the spec a run of a sweep is submitted again with.
-#include "TestSupport.h"
-#include "spec/Rerun.h"
+#include "tests/support/TestSupport.h"
+#include "core/spec/Rerun.h"
 
 #include <QDir>
 #include <QRegularExpression>

@@ -3,8 +3,8 @@
 // where. The oracle is the real /bin/sh: each filled command writes its
 // argument with printf %s into a file, and the bytes must equal the value,
 // with no side-effect file created by the hostile values.
-#include "spec/JobSpec.h"
-#include "spec/ShellTemplate.h"
+#include "core/spec/JobSpec.h"
+#include "core/spec/ShellTemplate.h"
 
 #include <QDir>
 #include <QFile>

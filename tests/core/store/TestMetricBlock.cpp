@@ -2,7 +2,7 @@
 // format in core/store/MetricBlock.h): encode/parse round trips with the
 // values SQLite's REAL column would mangle, every malformed header and size
 // rejected, countBelow and the column appends.
-#include "store/MetricBlock.h"
+#include "core/store/MetricBlock.h"
 
 #include <QTest>
 

@@ -10,9 +10,9 @@
 // absent, NaN/-0.0/inf; then a malformed BLOB and a schema-4 file.
 #include "StoreTestUtil.h"
 
-#include "store/MetricBlock.h"
-#include "store/SqliteMetricColumns.h"
-#include "store/SqliteResultStore.h"
+#include "core/store/MetricBlock.h"
+#include "core/store/SqliteMetricColumns.h"
+#include "core/store/SqliteResultStore.h"
 
 #include <QRandomGenerator>
 #include <QRegularExpression>

@@ -4,8 +4,8 @@
 // writer (process) continuing a series, and every point read back exactly.
 #include "StoreTestUtil.h"
 
-#include "store/MetricBlock.h"
-#include "store/SqliteResultStore.h"
+#include "core/store/MetricBlock.h"
+#include "core/store/SqliteResultStore.h"
 
 #include <QSet>
 #include <QSignalSpy>

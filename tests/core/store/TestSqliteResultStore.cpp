@@ -2,10 +2,10 @@
 // mangles, ordering, batching, flush, signals, cascades and two stores (as two
 // processes would) on one file.
 #include "StoreTestUtil.h"
-#include "TestSupport.h"
+#include "tests/support/TestSupport.h"
 
-#include "store/ResultStore.h"
-#include "store/SqliteResultStore.h"
+#include "core/store/ResultStore.h"
+#include "core/store/SqliteResultStore.h"
 
 #include <QElapsedTimer>
 #include <QSignalSpy>

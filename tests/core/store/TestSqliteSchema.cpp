@@ -2,10 +2,10 @@
 // historical schema version migrated to the current one with its data intact,
 // and files that must be refused without being touched.
 #include "StoreTestUtil.h"
-#include "TestSupport.h"
+#include "tests/support/TestSupport.h"
 
-#include "store/ResultStore.h"
-#include "store/SqliteSchema.h"
+#include "core/store/ResultStore.h"
+#include "core/store/SqliteSchema.h"
 
 #include <QDir>
 #include <QFile>

@@ -3,12 +3,12 @@
 // damaged one (truncated, garbage in its header, a page gone bad found in the
 // middle of a session) is explained once, with what to do, and left as it was.
 #include "StoreTestUtil.h"
-#include "TestSupport.h"
+#include "tests/support/TestSupport.h"
 
-#include "store/ResultStore.h"
-#include "store/SqliteResultStore.h"
-#include "store/SqliteFileAccess.h"
-#include "store/SqliteSchema.h"
+#include "core/store/ResultStore.h"
+#include "core/store/SqliteResultStore.h"
+#include "core/store/SqliteFileAccess.h"
+#include "core/store/SqliteSchema.h"
 
 #include <QCryptographicHash>
 #include <QDir>

@@ -23,12 +23,12 @@ namespace ty::agent {
 
 namespace {
 
-constexpr std::size_t kChunk = 256 * 1024;           // console bytes per output frame
-constexpr std::size_t kHighWater = 2 * 1024 * 1024;  // stop reading consoles above this
-constexpr std::size_t kMaxStderrRanges = 4096;       // per output frame: keeps its line far below 1 MiB
-constexpr std::int64_t kTickMs = 20;                 // console growth / exit checks
+constexpr std::size_t kChunk = 256 * 1024;          // console bytes per output frame
+constexpr std::size_t kHighWater = 2 * 1024 * 1024; // stop reading consoles above this
+constexpr std::size_t kMaxStderrRanges = 4096;      // per output frame: keeps its line far below 1 MiB
+constexpr std::int64_t kTickMs = 20;                // console growth / exit checks
 constexpr std::int64_t kLostCheckMs = 1000;
-constexpr std::int64_t kCaptureTimeoutMs = 15000;    // nvidia-smi
+constexpr std::int64_t kCaptureTimeoutMs = 15000; // nvidia-smi
 constexpr std::int64_t kExitFlushMs = 2000;
 
 int g_sigPipe[2] = {-1, -1};
@@ -78,8 +78,7 @@ std::string describe(int status)
 Agent::Agent(AgentOptions options)
     : m_opt(std::move(options))
     , m_registry(m_opt.stateDir)
-{
-}
+{ }
 
 Agent::~Agent()
 {
@@ -93,17 +92,11 @@ Agent::~Agent()
 
 void Agent::sendHello()
 {
-    m_out.pushMessage(Json{{"type", "hello"},
-                          {"protocol", kProtocolVersion},
-                          {"revision", kProtocolRevision},
-                          {"agent", "trainyard-agent"},
-                          {"version", kAgentVersion},
-                          {"hostname", hostName()},
-                          {"user", userName()},
-                          {"pid", ::getpid()},
-                          {"state_dir", m_registry.stateDir()},
-                          {"cpus", ::sysconf(_SC_NPROCESSORS_ONLN)},
-                          {"memory_mib", static_cast<long long>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE) / (1024 * 1024)}});
+    m_out.pushMessage(Json{{"type", "hello"}, {"protocol", kProtocolVersion}, {"revision", kProtocolRevision},
+            {"agent", "trainyard-agent"}, {"version", kAgentVersion}, {"hostname", hostName()}, {"user", userName()},
+            {"pid", ::getpid()}, {"state_dir", m_registry.stateDir()}, {"cpus", ::sysconf(_SC_NPROCESSORS_ONLN)},
+            {"memory_mib",
+                    static_cast<long long>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE) / (1024 * 1024)}});
 }
 
 void Agent::reply(const Json& id, Json fields)
@@ -128,7 +121,7 @@ int Agent::run()
         std::cerr << "trainyard-agent: pipe: " << errnoText(errno) << "\n";
         return 1;
     }
-    struct sigaction sa{};
+    struct sigaction sa { };
     sa.sa_handler = onSigChld;
     sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
     sigemptyset(&sa.sa_mask);
@@ -209,8 +202,7 @@ int Agent::run()
 
         if (fds[0].revents & POLLIN) {
             char drain[64];
-            while (::read(g_sigPipe[0], drain, sizeof drain) > 0) {
-            }
+            while (::read(g_sigPipe[0], drain, sizeof drain) > 0) { }
             reapChildren();
         }
         if (reading && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
@@ -496,7 +488,7 @@ void Agent::readStartReport(std::size_t index)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return; // more to come
-        break; // EOF or error: the supervisor is gone
+        break;      // EOF or error: the supervisor is gone
     }
     finishStart(index);
 }
@@ -516,12 +508,9 @@ void Agent::finishStart(std::size_t index)
     } else {
         const auto p = m_registry.paths(st->run);
         m_running[st->run] = Tracked{long(started->supervisorPid), 0};
-        reply(st->id, Json{{"pid", started->pid},
-                           {"pgid", started->pgid},
-                           {"supervisor_pid", started->supervisorPid},
-                           {"run_dir", p.dir},
-                           {"console", p.console},
-                           {"started_ms", started->startedMs}});
+        reply(st->id,
+                Json{{"pid", started->pid}, {"pgid", started->pgid}, {"supervisor_pid", started->supervisorPid},
+                        {"run_dir", p.dir}, {"console", p.console}, {"started_ms", started->startedMs}});
     }
     for (auto& frame : st->deferred)
         handleFrame(frame);
@@ -558,20 +547,21 @@ void Agent::opTail(const Json& id, const Json& req)
         replyError(id, "run " + run + ": cannot open " + p.console + ": " + errnoText(errno));
         return;
     }
-    struct stat st{};
+    struct stat st { };
     ::fstat(fd, &st);
     // A console shorter than the offset asked for was truncated since the
     // client read it: with follow_truncation, pumpTails() says so and starts
     // from 0.
     if (offset > std::int64_t(st.st_size) && !followTruncation) {
         ::close(fd);
-        replyError(id, "run " + run + ": tail offset " + std::to_string(offset) + " is beyond the console's size "
-                           + std::to_string(st.st_size));
+        replyError(id,
+                "run " + run + ": tail offset " + std::to_string(offset) + " is beyond the console's size "
+                        + std::to_string(st.st_size));
         return;
     }
     closeTail(run); // a new tail of the same run replaces the old one
     Tail& t = m_tails[run] = Tail{std::make_shared<const SharedFd>(fd), offset, follow, p.exitJson, p.stderrRanges,
-                                 std::make_shared<StderrRangeReader>(p.stderrRanges), followTruncation};
+            std::make_shared<StderrRangeReader>(p.stderrRanges), followTruncation};
     t.sent.reset(std::min(offset, std::int64_t(st.st_size)));
     reply(id, Json{{"size", std::int64_t(st.st_size)}});
     t.stderrRanges->refresh(offset);
@@ -587,11 +577,8 @@ void Agent::opTail(const Json& id, const Json& req)
 
 void Agent::restartTail(const std::string& run, Tail& t, std::int64_t size, std::int64_t generation)
 {
-    m_out.pushMessage(Json{{"type", "truncated"},
-                          {"run", run},
-                          {"offset", t.offset},
-                          {"size", size},
-                          {"generation", generation}});
+    m_out.pushMessage(Json{
+            {"type", "truncated"}, {"run", run}, {"offset", t.offset}, {"size", size}, {"generation", generation}});
     t.offset = 0;
     t.generation = generation;
     // The ranges read so far described the old content: read them again.
@@ -632,7 +619,7 @@ void Agent::opCancel(const Json& id, const Json& req)
     }
     const auto p = m_registry.paths(run);
     if (auto e = writeFileAtomic(p.cancelJson, dumpJson(Json{{"grace_ms", grace}, {"requested_ms", nowMs()}}) + "\n");
-        !e.empty()) {
+            !e.empty()) {
         replyError(id, "run " + run + ": " + e);
         return;
     }
@@ -710,9 +697,9 @@ void Agent::opGpus(const Json& id)
             std::string msg = q->gpuCsv.substr(0, 300);
             while (!msg.empty() && (msg.back() == '\n' || msg.back() == '\r'))
                 msg.pop_back();
-            reply(q->id, Json{{"gpus", Json::array()},
-                              {"source", "nvidia-smi"},
-                              {"warning", "nvidia-smi failed (" + describe(q->gpuStatus) + "): " + msg}});
+            reply(q->id,
+                    Json{{"gpus", Json::array()}, {"source", "nvidia-smi"},
+                            {"warning", "nvidia-smi failed (" + describe(q->gpuStatus) + "): " + msg}});
             return;
         }
         auto gpus = parseQueryGpuCsv(q->gpuCsv);
@@ -861,7 +848,7 @@ void Agent::pumpTails(bool tick)
             m_tailsHaveData = true;
             break;
         }
-        struct stat st{};
+        struct stat st { };
         const int fd = t.console->get();
         if (::fstat(fd, &st) != 0)
             continue;
@@ -882,7 +869,8 @@ void Agent::pumpTails(bool tick)
             // (sendfile: no copy here). The sidecar is written before the
             // console bytes: read after the size, it covers every stderr
             // byte of this chunk.
-            std::int64_t end = t.offset + std::min<std::int64_t>(size - t.offset, std::int64_t(kChunk)); // take() may end it sooner
+            std::int64_t end = t.offset
+                    + std::min<std::int64_t>(size - t.offset, std::int64_t(kChunk)); // take() may end it sooner
             t.stderrRanges->refresh(t.offset);
             if (t.followTruncation && t.stderrRanges->truncations() > t.generation) {
                 // Truncated, and written on past our offset before we looked:
@@ -915,7 +903,7 @@ void Agent::pumpTails(bool tick)
         // Caught up with a followed console: done once the run has exited
         // and nothing more was written meanwhile.
         if (fileExists(t.exitPath)) {
-            struct stat st2{};
+            struct stat st2 { };
             ::fstat(fd, &st2);
             if (std::int64_t(st2.st_size) <= t.offset)
                 finished.push_back(run);

@@ -88,12 +88,10 @@ void Agent::opReadFile(const Json& id, const Json& req)
     }
     ::close(fd);
     // `size` lets the client notice a file that shrank (rewritten): offset > size.
-    reply(id, Json{{"path", info.path},
-                   {"size", info.size},
-                   {"mtime_ms", info.mtimeMs},
-                   {"offset", offset},
-                   {"bytes", std::int64_t(buf.size())}, // not "len": that would announce a raw payload
-                   {"data", base64Encode(buf.data(), buf.size())}});
+    reply(id,
+            Json{{"path", info.path}, {"size", info.size}, {"mtime_ms", info.mtimeMs}, {"offset", offset},
+                    {"bytes", std::int64_t(buf.size())}, // not "len": that would announce a raw payload
+                    {"data", base64Encode(buf.data(), buf.size())}});
 }
 
 } // namespace ty::agent

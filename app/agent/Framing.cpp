@@ -42,29 +42,29 @@ std::optional<FrameReader::Frame> FrameReader::next()
     if (nl == std::string::npos) {
         if (m_buf.size() - m_pos > kMaxLineBytes) {
             ++m_lineNo;
-            m_error = "protocol error: line " + std::to_string(m_lineNo) + " is longer than 1 MiB: "
-                + m_buf.substr(m_pos, 200);
+            m_error = "protocol error: line " + std::to_string(m_lineNo)
+                    + " is longer than 1 MiB: " + m_buf.substr(m_pos, 200);
         }
         return std::nullopt;
     }
     ++m_lineNo;
     std::string_view line(m_buf.data() + m_pos, nl - m_pos);
     if (line.size() > kMaxLineBytes) {
-        m_error = "protocol error: line " + std::to_string(m_lineNo) + " is longer than 1 MiB: "
-            + std::string(line.substr(0, 200));
+        m_error = "protocol error: line " + std::to_string(m_lineNo)
+                + " is longer than 1 MiB: " + std::string(line.substr(0, 200));
         return std::nullopt;
     }
     Json j = Json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
-        m_error = "protocol error: line " + std::to_string(m_lineNo) + " is not a JSON object: "
-            + std::string(line.substr(0, 200));
+        m_error = "protocol error: line " + std::to_string(m_lineNo)
+                + " is not a JSON object: " + std::string(line.substr(0, 200));
         return std::nullopt;
     }
     m_pos = nl + 1;
     if (auto it = j.find("len"); it != j.end()) {
         if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<std::int64_t>() >= 0)) {
-            m_error = "protocol error: line " + std::to_string(m_lineNo) + " has an invalid \"len\": "
-                + std::string(line.substr(0, 200));
+            m_error = "protocol error: line " + std::to_string(m_lineNo)
+                    + " has an invalid \"len\": " + std::string(line.substr(0, 200));
             return std::nullopt;
         }
         const auto len = it->get<std::uint64_t>();
@@ -103,7 +103,8 @@ void OutputQueue::pushFrame(Json header, std::string payload)
     push(std::move(payload));
 }
 
-void OutputQueue::pushFileFrame(Json header, std::shared_ptr<const SharedFd> file, std::int64_t offset, std::size_t length)
+void OutputQueue::pushFileFrame(
+        Json header, std::shared_ptr<const SharedFd> file, std::int64_t offset, std::size_t length)
 {
     header["len"] = length;
     pushMessage(header);

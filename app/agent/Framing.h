@@ -26,8 +26,8 @@ inline constexpr std::size_t kMaxLineBytes = 1024 * 1024;
 class FrameReader {
 public:
     struct Frame {
-        Json header;          // the JSON object of the line
-        std::string payload;  // the `len` raw bytes, empty when none
+        Json header;         // the JSON object of the line
+        std::string payload; // the `len` raw bytes, empty when none
     };
 
     void append(const char* data, std::size_t size);
@@ -50,8 +50,7 @@ class SharedFd {
 public:
     explicit SharedFd(int fd)
         : m_fd(fd)
-    {
-    }
+    { }
     ~SharedFd();
     SharedFd(const SharedFd&) = delete;
     SharedFd& operator=(const SharedFd&) = delete;
@@ -88,8 +87,8 @@ public:
 
 private:
     struct Chunk {
-        std::string bytes;                     // or, with `file`:
-        std::shared_ptr<const SharedFd> file;  // bytes [fileOffset, fileOffset + fileLength) of it
+        std::string bytes;                    // or, with `file`:
+        std::shared_ptr<const SharedFd> file; // bytes [fileOffset, fileOffset + fileLength) of it
         std::int64_t fileOffset = 0;
         std::size_t fileLength = 0;
         std::size_t size() const { return file ? fileLength : bytes.size(); }

@@ -69,8 +69,7 @@ struct Api {
 };
 Api g_api;
 
-template <typename F>
-void sym(void* lib, F& fn, const char* name)
+template <typename F> void sym(void* lib, F& fn, const char* name)
 {
     fn = reinterpret_cast<F>(::dlsym(lib, name));
 }
@@ -242,16 +241,10 @@ Json gpusToJson(const std::vector<GpuInfo>& gpus, const std::map<long, std::stri
                 pj["run"] = it->second;
             procs.push_back(std::move(pj));
         }
-        arr.push_back(Json{{"index", g.index},
-                           {"uuid", g.uuid},
-                           {"name", g.name},
-                           {"pci_bus_id", g.pciBusId},
-                           {"memory_total_mib", opt(g.memoryTotalMib)},
-                           {"memory_used_mib", opt(g.memoryUsedMib)},
-                           {"utilization_pct", opt(g.utilizationPct)},
-                           {"temperature_c", opt(g.temperatureC)},
-                           {"power_w", opt(g.powerW)},
-                           {"processes", std::move(procs)}});
+        arr.push_back(Json{{"index", g.index}, {"uuid", g.uuid}, {"name", g.name}, {"pci_bus_id", g.pciBusId},
+                {"memory_total_mib", opt(g.memoryTotalMib)}, {"memory_used_mib", opt(g.memoryUsedMib)},
+                {"utilization_pct", opt(g.utilizationPct)}, {"temperature_c", opt(g.temperatureC)},
+                {"power_w", opt(g.powerW)}, {"processes", std::move(procs)}});
     }
     return arr;
 }

@@ -82,7 +82,8 @@ bool matchParts(const std::vector<std::string>& g, std::size_t gi, const std::ve
 
 // Whether some path below the directory `d` (its components) can match the
 // glob `g` from component gi on: the directory is a prefix of the path.
-bool prefixCanMatch(const std::vector<std::string>& g, std::size_t gi, const std::vector<std::string>& d, std::size_t di)
+bool prefixCanMatch(
+        const std::vector<std::string>& g, std::size_t gi, const std::vector<std::string>& d, std::size_t di)
 {
     if (di == d.size())
         return gi < g.size(); // something left to match below the directory
@@ -132,7 +133,7 @@ struct Lister {
             }
             const std::string childAbs = abs + "/" + name;
             const std::string childRel = rel.empty() ? name : rel + "/" + name;
-            struct stat st{};
+            struct stat st { };
             if (::lstat(childAbs.c_str(), &st) != 0)
                 continue;
             if (rootName == "workdir" && name == ".trainyard-sync.json" && rel.empty())
@@ -149,7 +150,7 @@ struct Lister {
             if (!matches(childRel))
                 continue;
             Json f{{"root", rootName}, {"path", childRel}, {"size", std::int64_t(st.st_size)},
-                   {"mtime_ms", std::int64_t(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000}};
+                    {"mtime_ms", std::int64_t(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000}};
             if (S_ISREG(st.st_mode)) {
                 f["type"] = "file";
             } else if (S_ISLNK(st.st_mode)) {
@@ -197,7 +198,7 @@ std::string checkGlob(const std::string& glob)
 }
 
 Json listRunFiles(const std::string& workdir, const std::string& runDir, const std::vector<std::string>& globs,
-                  const std::vector<std::string>& agentFiles)
+        const std::vector<std::string>& agentFiles)
 {
     Lister l{globs, Json::array(), 0, false, {}, agentFiles};
     if (!workdir.empty()) {
@@ -244,8 +245,9 @@ void Agent::opListFiles(const Json& id, const Json& req)
         }
     }
     const RunPaths p = m_registry.paths(run);
-    reply(id, listRunFiles(rj->value("workdir", std::string()), p.dir, globs,
-                           {p.console, p.stderrRanges, p.runJson, p.exitJson, p.cancelJson}));
+    reply(id,
+            listRunFiles(rj->value("workdir", std::string()), p.dir, globs,
+                    {p.console, p.stderrRanges, p.runJson, p.exitJson, p.cancelJson}));
 }
 
 } // namespace ty::agent

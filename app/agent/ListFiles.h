@@ -33,6 +33,6 @@ bool globMatch(const std::string& glob, const std::string& path);
 std::string checkGlob(const std::string& glob);
 // {"workdir","run_dir","files":[...],"truncated"} for the reply.
 Json listRunFiles(const std::string& workdir, const std::string& runDir, const std::vector<std::string>& globs,
-                  const std::vector<std::string>& agentFiles = {});
+        const std::vector<std::string>& agentFiles = {});
 
 } // namespace ty::agent

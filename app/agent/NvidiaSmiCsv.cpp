@@ -19,7 +19,7 @@ std::string_view trim(std::string_view s)
 bool isMissing(std::string_view v)
 {
     return v.empty() || v == "[N/A]" || v == "N/A" || v == "[Not Supported]" || v == "Not Supported"
-        || v == "[Unknown Error]" || v == "[Insufficient Permissions]";
+            || v == "[Unknown Error]" || v == "[Insufficient Permissions]";
 }
 
 // "143771 MiB" -> 143771, "79.50 W" -> 79.5, "0 %" -> 0. Error text on garbage.
@@ -102,8 +102,8 @@ std::vector<std::string> columnsFor(std::vector<std::string_view>& ls, const std
 
 const std::vector<std::string>& defaultGpuQueryFields()
 {
-    static const std::vector<std::string> f{"index", "uuid", "name", "pci.bus_id", "memory.total",
-                                            "memory.used", "utilization.gpu", "temperature.gpu", "power.draw"};
+    static const std::vector<std::string> f{"index", "uuid", "name", "pci.bus_id", "memory.total", "memory.used",
+            "utilization.gpu", "temperature.gpu", "power.draw"};
     return f;
 }
 
@@ -119,7 +119,8 @@ std::vector<std::string> splitCsvLine(std::string_view line)
     std::size_t pos = 0;
     for (;;) {
         const auto comma = line.find(',', pos);
-        out.emplace_back(trim(line.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos)));
+        out.emplace_back(
+                trim(line.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos)));
         if (comma == std::string_view::npos)
             break;
         pos = comma + 1;
@@ -127,8 +128,8 @@ std::vector<std::string> splitCsvLine(std::string_view line)
     return out;
 }
 
-std::expected<std::vector<GpuInfo>, std::string>
-parseQueryGpuCsv(std::string_view text, const std::vector<std::string>& fields)
+std::expected<std::vector<GpuInfo>, std::string> parseQueryGpuCsv(
+        std::string_view text, const std::vector<std::string>& fields)
 {
     auto ls = lines(text);
     const auto cols = columnsFor(ls, fields);
@@ -141,8 +142,8 @@ parseQueryGpuCsv(std::string_view text, const std::vector<std::string>& fields)
         const auto cells = splitCsvLine(line);
         if (cells.size() != cols.size())
             return std::unexpected("nvidia-smi --query-gpu line " + std::to_string(lineNo) + ": "
-                                   + std::to_string(cells.size()) + " values for " + std::to_string(cols.size())
-                                   + " fields: '" + std::string(line.substr(0, 200)) + "'");
+                    + std::to_string(cells.size()) + " values for " + std::to_string(cols.size()) + " fields: '"
+                    + std::string(line.substr(0, 200)) + "'");
         GpuInfo g;
         for (std::size_t i = 0; i < cols.size(); ++i) {
             const auto& c = cols[i];
@@ -189,8 +190,8 @@ parseQueryGpuCsv(std::string_view text, const std::vector<std::string>& fields)
     return gpus;
 }
 
-std::expected<std::vector<GpuProcess>, std::string>
-parseComputeAppsCsv(std::string_view text, const std::vector<std::string>& fields)
+std::expected<std::vector<GpuProcess>, std::string> parseComputeAppsCsv(
+        std::string_view text, const std::vector<std::string>& fields)
 {
     auto ls = lines(text);
     const auto cols = columnsFor(ls, fields);
@@ -206,8 +207,8 @@ parseComputeAppsCsv(std::string_view text, const std::vector<std::string>& field
         const auto cells = splitCsvLine(line);
         if (cells.size() != cols.size())
             return std::unexpected("nvidia-smi --query-compute-apps line " + std::to_string(lineNo) + ": "
-                                   + std::to_string(cells.size()) + " values for " + std::to_string(cols.size())
-                                   + " fields: '" + std::string(line.substr(0, 200)) + "'");
+                    + std::to_string(cells.size()) + " values for " + std::to_string(cols.size()) + " fields: '"
+                    + std::string(line.substr(0, 200)) + "'");
         GpuProcess p;
         for (std::size_t i = 0; i < cols.size(); ++i) {
             const auto& c = cols[i];
@@ -215,8 +216,8 @@ parseComputeAppsCsv(std::string_view text, const std::vector<std::string>& field
             if (c == "pid") {
                 auto n = number(v);
                 if (!n || !*n)
-                    return std::unexpected("nvidia-smi --query-compute-apps line " + std::to_string(lineNo)
-                                           + ": bad pid '" + v + "'");
+                    return std::unexpected(
+                            "nvidia-smi --query-compute-apps line " + std::to_string(lineNo) + ": bad pid '" + v + "'");
                 p.pid = std::int64_t(**n);
             } else if (c == "process_name") {
                 p.name = isMissing(v) ? "" : v;
@@ -224,7 +225,7 @@ parseComputeAppsCsv(std::string_view text, const std::vector<std::string>& field
                 auto n = number(v);
                 if (!n)
                     return std::unexpected("nvidia-smi --query-compute-apps line " + std::to_string(lineNo)
-                                           + ", field used_gpu_memory: " + n.error());
+                            + ", field used_gpu_memory: " + n.error());
                 p.usedMemoryMib = *n;
             } else if (c == "gpu_uuid") {
                 p.gpuUuid = v;

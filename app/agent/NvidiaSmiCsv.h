@@ -22,16 +22,16 @@ namespace ty::agent {
 
 struct GpuProcess {
     std::int64_t pid = 0;
-    std::string name;                     // process name as reported ("python3")
+    std::string name; // process name as reported ("python3")
     std::optional<double> usedMemoryMib;
-    std::string gpuUuid;                  // GPU the process runs on
+    std::string gpuUuid; // GPU the process runs on
 };
 
 struct GpuInfo {
     int index = -1;
-    std::string uuid;                     // "GPU-6b59c291-..."
-    std::string name;                     // "NVIDIA H200"
-    std::string pciBusId;                 // "00000000:00:06.0"
+    std::string uuid;     // "GPU-6b59c291-..."
+    std::string name;     // "NVIDIA H200"
+    std::string pciBusId; // "00000000:00:06.0"
     std::optional<double> memoryTotalMib;
     std::optional<double> memoryUsedMib;
     std::optional<double> utilizationPct;
@@ -50,12 +50,11 @@ std::vector<std::string> splitCsvLine(std::string_view line);
 
 // One GpuInfo per non-empty line. `fields` are the --query-gpu names in the
 // order asked. Errors name the line number and the offending value.
-std::expected<std::vector<GpuInfo>, std::string>
-parseQueryGpuCsv(std::string_view text, const std::vector<std::string>& fields = defaultGpuQueryFields());
+std::expected<std::vector<GpuInfo>, std::string> parseQueryGpuCsv(
+        std::string_view text, const std::vector<std::string>& fields = defaultGpuQueryFields());
 
-std::expected<std::vector<GpuProcess>, std::string>
-parseComputeAppsCsv(std::string_view text,
-                    const std::vector<std::string>& fields = defaultComputeAppsFields());
+std::expected<std::vector<GpuProcess>, std::string> parseComputeAppsCsv(
+        std::string_view text, const std::vector<std::string>& fields = defaultComputeAppsFields());
 
 // Attaches each process to the GPU with its UUID.
 void attachProcesses(std::vector<GpuInfo>& gpus, const std::vector<GpuProcess>& processes);

@@ -136,13 +136,13 @@ bool fileExists(const std::string& path)
 
 bool isDirectory(const std::string& path)
 {
-    struct stat st{};
+    struct stat st { };
     return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 std::int64_t fileSize(const std::string& path)
 {
-    struct stat st{};
+    struct stat st { };
     if (::stat(path.c_str(), &st) != 0)
         return -1;
     return std::int64_t(st.st_size);

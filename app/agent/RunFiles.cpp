@@ -48,7 +48,7 @@ bool inside(const std::string& realRoot, const std::string& real)
     if (realRoot == "/")
         return real.size() > 1;
     return real.size() > realRoot.size() && real.compare(0, realRoot.size(), realRoot) == 0
-        && real[realRoot.size()] == '/';
+            && real[realRoot.size()] == '/';
 }
 
 std::int64_t mtimeMsOf(const struct stat& st)
@@ -95,7 +95,7 @@ int openConfined(const std::string& root, const std::string& rel, RunFile& info,
         error = "cannot open " + abs + ": " + errnoText(errno);
         return -1;
     }
-    struct stat st{};
+    struct stat st { };
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         ::close(fd);
         error = abs + " is not a regular file";

@@ -19,9 +19,9 @@
 namespace ty::agent {
 
 struct RunFile {
-    std::string path;          // relative to the root, '/'-separated
-    std::int64_t size = 0;     // bytes
-    std::int64_t mtimeMs = 0;  // ms since the Unix epoch
+    std::string path;         // relative to the root, '/'-separated
+    std::int64_t size = 0;    // bytes
+    std::int64_t mtimeMs = 0; // ms since the Unix epoch
 };
 
 // Empty when the relative path `rel` may be used, else why not (names it).

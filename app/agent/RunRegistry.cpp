@@ -75,7 +75,7 @@ bool RunRegistry::validRunId(std::string_view run)
         return false;
     return std::all_of(run.begin(), run.end(), [](char c) {
         return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_'
-            || c == '-';
+                || c == '-';
     });
 }
 
@@ -251,8 +251,8 @@ std::map<int, std::vector<std::pair<std::string, std::string>>> RunRegistry::liv
     return claims;
 }
 
-RunRegistry::ClaimResult RunRegistry::claimGpus(const std::string& run, const std::string& client,
-                                                const std::vector<int>& gpus) const
+RunRegistry::ClaimResult RunRegistry::claimGpus(
+        const std::string& run, const std::string& client, const std::vector<int>& gpus) const
 {
     ClaimResult res;
     for (int g : gpus) {
@@ -280,8 +280,8 @@ RunRegistry::ClaimResult RunRegistry::claimGpus(const std::string& run, const st
             const std::string holderClient = readFile(file).value_or("");
             if (holderClient != client) {
                 res.error = "run " + run + ": GPU " + std::to_string(g) + " is held by run " + h
-                    + (holderClient.empty() ? std::string(" of another Trainyard instance")
-                                            : " of another Trainyard instance (" + holderClient + ")");
+                        + (holderClient.empty() ? std::string(" of another Trainyard instance")
+                                                : " of another Trainyard instance (" + holderClient + ")");
                 res.heldByOther = true;
                 return res;
             }

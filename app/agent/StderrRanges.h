@@ -36,7 +36,9 @@ std::string formatStderrTruncation(std::int64_t size);
 // Incremental reader of a sidecar that grows while it is read. Not thread safe.
 class StderrRangeReader {
 public:
-    explicit StderrRangeReader(std::string path) : m_path(std::move(path)) {}
+    explicit StderrRangeReader(std::string path)
+        : m_path(std::move(path))
+    { }
     ~StderrRangeReader();
     StderrRangeReader(const StderrRangeReader&) = delete;
     StderrRangeReader& operator=(const StderrRangeReader&) = delete;

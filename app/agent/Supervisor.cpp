@@ -102,9 +102,9 @@ bool runAlive(pid_t pgid, pid_t keeper)
         return true;
     return !descendantsOf(::getpid(), keeper).empty();
 }
-constexpr std::size_t kReadChunk = 64 * 1024;   // bytes per read() of an output pipe
+constexpr std::size_t kReadChunk = 64 * 1024;  // bytes per read() of an output pipe
 constexpr std::size_t kSpliceMax = 256 * 1024; // bytes per splice()
-constexpr int kPipeSize = 1024 * 1024;        // asked for with F_SETPIPE_SZ (fewer wake-ups)
+constexpr int kPipeSize = 1024 * 1024;         // asked for with F_SETPIPE_SZ (fewer wake-ups)
 
 // The run's stdout and stderr pipes, copied to console.log in the order the
 // bytes are read; every stderr chunk is first recorded in the sidecar
@@ -155,7 +155,7 @@ struct OutputPump {
     // written on from its new end.
     void followTruncation()
     {
-        struct stat st{};
+        struct stat st { };
         if (::fstat(consoleFd, &st) != 0 || std::int64_t(st.st_size) >= offset)
             return;
         startAt(std::int64_t(st.st_size));
@@ -287,7 +287,7 @@ int openAppend(const std::string& path)
 int openConsole(const std::string& path, std::int64_t& size)
 {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    struct stat st{};
+    struct stat st { };
     size = fd >= 0 && ::fstat(fd, &st) == 0 ? std::int64_t(st.st_size) : 0;
     return fd;
 }
@@ -314,8 +314,7 @@ pid_t startKeeper(const OutputPump& pump, int reportFd)
     ::prctl(PR_SET_PDEATHSIG, SIGUSR2);
     if (::getppid() == parent) {
         int sig = 0;
-        while (::sigwait(&set, &sig) != 0) {
-        }
+        while (::sigwait(&set, &sig) != 0) { }
         if (sig == SIGTERM)
             ::_exit(0);
     }
@@ -326,7 +325,7 @@ pid_t startKeeper(const OutputPump& pump, int reportFd)
     p.fds[1] = pump.fds[1];
     p.consoleFd = pump.consoleFd;
     p.sidecarFd = pump.sidecarFd;
-    struct stat st{};
+    struct stat st { };
     p.startAt(::fstat(p.consoleFd, &st) == 0 ? std::int64_t(st.st_size) : pump.offset);
     for (int fd : p.fds)
         setNonBlocking(fd, true);
@@ -369,7 +368,7 @@ mode_t g_runUmask = 022;
         ::_exit(126);
     }
     ::umask(g_runUmask); // the user's own: the run's outputs keep their usual modes
-    environ = envp; // execvp searches the run's own PATH
+    environ = envp;      // execvp searches the run's own PATH
     ::execvp(argv[0], argv);
     const int e = errno;
     const char* msg = "trainyard-agent: cannot execute '";
@@ -506,8 +505,8 @@ int readCancelGrace(const std::string& path, int fallback)
     bool cancelled = false;
     bool termSent = false;
     bool killSent = false;
-    std::int64_t deadline = -1;  // monotonic ms when SIGKILL is due
-    std::int64_t giveUpAt = -1;  // monotonic ms after SIGKILL when we stop waiting
+    std::int64_t deadline = -1; // monotonic ms when SIGKILL is due
+    std::int64_t giveUpAt = -1; // monotonic ms after SIGKILL when we stop waiting
 
     for (;;) {
         // Reap everything that has ended (our child and adopted orphans).
@@ -614,10 +613,8 @@ int readCancelGrace(const std::string& path, int fallback)
 
 } // namespace
 
-std::vector<std::string> runEnvironment(char** base,
-                                        const std::vector<std::pair<std::string, std::string>>& extra,
-                                        const std::string& run, const std::string& runDir,
-                                        const std::vector<int>* gpus)
+std::vector<std::string> runEnvironment(char** base, const std::vector<std::pair<std::string, std::string>>& extra,
+        const std::string& run, const std::string& runDir, const std::vector<int>* gpus)
 {
     std::vector<std::pair<std::string, std::string>> added = extra;
     added.emplace_back("TRAINYARD_RUN_ID", run);
@@ -660,7 +657,10 @@ std::vector<std::string> runEnvironment(char** base,
     return env;
 }
 
-void setRunUmask(mode_t mask) { g_runUmask = mask; }
+void setRunUmask(mode_t mask)
+{
+    g_runUmask = mask;
+}
 
 std::expected<SupervisorLaunch, std::string> launchSupervised(const StartPlan& plan)
 {
@@ -701,8 +701,8 @@ std::expected<SupervisorLaunch, std::string> launchSupervised(const StartPlan& p
     return SupervisorLaunch{sup, fds[0]};
 }
 
-std::expected<StartResult, std::string> startReport(const std::string& run, pid_t supervisorPid,
-                                                    const std::string& line)
+std::expected<StartResult, std::string> startReport(
+        const std::string& run, pid_t supervisorPid, const std::string& line)
 {
     if (line.rfind("OK ", 0) == 0) {
         StartResult r;

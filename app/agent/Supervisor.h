@@ -35,23 +35,23 @@ namespace ty::agent {
 struct StartPlan {
     std::string run;
     std::string runDir;
-    std::string console;        // <runDir>/console.log
-    std::string stderrRangesPath; // <runDir>/console.stderr (StderrRanges.h)
-    std::string runJsonPath;    // <runDir>/run.json
-    std::string exitJsonPath;   // <runDir>/exit.json
-    std::string cancelJsonPath; // <runDir>/cancel.json
-    std::string workdir;        // absolute, checked by the caller
-    std::vector<std::string> argv;  // exec'd as is; argv[0] searched in PATH (of `env`)
-    std::vector<std::string> env;   // complete environment, "KEY=VALUE", in order
-    Json runJson;                   // request fields; pid, pgid, supervisor_pid, started_ms added
+    std::string console;                 // <runDir>/console.log
+    std::string stderrRangesPath;        // <runDir>/console.stderr (StderrRanges.h)
+    std::string runJsonPath;             // <runDir>/run.json
+    std::string exitJsonPath;            // <runDir>/exit.json
+    std::string cancelJsonPath;          // <runDir>/cancel.json
+    std::string workdir;                 // absolute, checked by the caller
+    std::vector<std::string> argv;       // exec'd as is; argv[0] searched in PATH (of `env`)
+    std::vector<std::string> env;        // complete environment, "KEY=VALUE", in order
+    Json runJson;                        // request fields; pid, pgid, supervisor_pid, started_ms added
     std::vector<std::string> claimFiles; // GPU claim files removed when the run has ended
-    int leftoverGraceMs = 10000;    // grace for processes left in the group after the main one ends
+    int leftoverGraceMs = 10000;         // grace for processes left in the group after the main one ends
 };
 
 struct StartResult {
     pid_t supervisorPid = 0;
-    pid_t pid = 0;       // the command's pid
-    pid_t pgid = 0;      // its process group (== pid)
+    pid_t pid = 0;  // the command's pid
+    pid_t pgid = 0; // its process group (== pid)
     std::int64_t startedMs = 0;
 };
 
@@ -75,16 +75,14 @@ void setRunUmask(mode_t mask);
 
 // The start's outcome from the supervisor's report line (without '\n'; ""
 // when the supervisor closed the pipe without one).
-std::expected<StartResult, std::string> startReport(const std::string& run, pid_t supervisorPid,
-                                                    const std::string& line);
+std::expected<StartResult, std::string> startReport(
+        const std::string& run, pid_t supervisorPid, const std::string& line);
 
 // The run's environment: `base` (e.g. environ) with `extra` entries replacing
 // or added in the given order, then TRAINYARD_RUN_ID, TRAINYARD_RUN_DIR,
 // TRAINYARD_METRICS_FILE (<runDir>/metrics.jsonl) and, when `gpus` is given,
 // CUDA_DEVICE_ORDER=PCI_BUS_ID then CUDA_VISIBLE_DEVICES=<i,j,...>, last.
-std::vector<std::string> runEnvironment(char** base,
-                                        const std::vector<std::pair<std::string, std::string>>& extra,
-                                        const std::string& run, const std::string& runDir,
-                                        const std::vector<int>* gpus);
+std::vector<std::string> runEnvironment(char** base, const std::vector<std::pair<std::string, std::string>>& extra,
+        const std::string& run, const std::string& runDir, const std::vector<int>* gpus);
 
 } // namespace ty::agent

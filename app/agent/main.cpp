@@ -34,8 +34,8 @@ int main(int argc, char** argv)
         if (a == "--stdio") {
             continue;
         } else if (a == "--version") {
-            std::cout << "trainyard-agent " << ty::agent::kAgentVersion << " (protocol "
-                      << ty::agent::kProtocolVersion << ")\n";
+            std::cout << "trainyard-agent " << ty::agent::kAgentVersion << " (protocol " << ty::agent::kProtocolVersion
+                      << ")\n";
             return 0;
         } else if (a == "--help" || a == "-h") {
             usage(std::cout);

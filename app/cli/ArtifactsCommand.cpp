@@ -63,7 +63,7 @@ int cmdArtifacts(Context& ctx, const QStringList& args)
     // Nothing to ask a node for: said at once, as the GUI does. Not an error
     // (exit 0, like an empty listing): the run did what its spec asked.
     const Result<JobSpec> spec = parseJobSpec(run->specYaml, QStringLiteral("run %1 spec").arg(run->id),
-                                              run->workdir.isEmpty() ? QDir::rootPath() : run->workdir);
+            run->workdir.isEmpty() ? QDir::rootPath() : run->workdir);
     if (spec && spec->artifacts.isEmpty()) {
         err() << "trainyardctl: run " << run->id << " (" << escapedName(run->name)
               << ") has no artifacts: its job spec declares no `artifacts:` globs\n";
@@ -75,7 +75,7 @@ int cmdArtifacts(Context& ctx, const QStringList& args)
     auto print = [&](const AgentFileList& l) {
         QList<AgentFileEntry> files = l.files; // by path, as ls lists them
         std::sort(files.begin(), files.end(),
-                  [](const AgentFileEntry& a, const AgentFileEntry& b) { return a.absolutePath < b.absolutePath; });
+                [](const AgentFileEntry& a, const AgentFileEntry& b) { return a.absolutePath < b.absolutePath; });
         for (const AgentFileEntry& f : std::as_const(files))
             out() << escapedName(f.absolutePath) << '\t' << f.size << '\t' << f.type
                   << (f.type == u"symlink" ? QStringLiteral(" -> ") + escapedName(f.linkTarget) : QString()) << '\n';

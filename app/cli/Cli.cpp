@@ -19,7 +19,6 @@
 #include "RunLabelCommands.h"
 #include "ShowCommand.h"
 
-
 #include "core/common/Paths.h"
 #include "core/common/Run.h"
 #include "core/store/ResultStore.h"
@@ -48,60 +47,60 @@ void printMessage(QtMsgType type, const QMessageLogContext& context, const QStri
     std::fflush(stderr);
 }
 
-const char* kHelp =
-    "Usage: trainyardctl [--db PATH] COMMAND [ARGS]   (--db may also follow the command)\n"
-    "   or: trainyardctl COMMAND --help | trainyardctl help COMMAND   (the command's own usage and options)\n"
-    "\n"
-    "Commands:\n"
-    "  validate FILE                 check a job spec; errors name file:line:column\n"
-    "  submit FILE [--follow]        submit a job spec (or a .py/.sh script); --follow prints the console\n"
-    "                                and exits with the run's exit status\n"
-    "  ls [--json] [--archived]      list runs, newest first (a run with notices says how many);\n"
-    "                                archived runs only with --archived\n"
-    "  show RUN [--json]             one run's details: state, node, command, times, params, latest metrics,\n"
-    "                                and its notices (problems to act on, e.g. a synced symlink leading nowhere)\n"
-    "  artifacts RUN [--download DIR | --to-results]  files matching the spec's `artifacts` globs; copy them\n"
-    "  logs RUN [--follow]           print a run's console\n"
-    "  cancel RUN [--grace SECONDS]  SIGTERM to the run's process group, SIGKILL after the grace (10 s)\n"
-    "  metrics RUN [--csv|--json] [--key K]  a run's metric points (--json: {key: [{step, epoch,\n"
-    "                                wall_time, value}]})\n"
-    "  rm RUN                        delete a finished run and its metrics from the database\n"
-    "  rename RUN NAME               give a run another name\n"
-    "  tag RUN [+TAG|-TAG|TAG]...    add (+ or bare) or remove (-) tags; without tags, list them\n"
-    "  note RUN [TEXT|-]             set a run's notes (- reads stdin; \"\" clears); without TEXT, print them\n"
-    "  archive RUN... | unarchive RUN...  leave finished runs out of ls and the GUI's table / bring them back\n"
-    "  rerun RUN [--param K=V]... [--node N] [--follow]  submit a run again with its params (a sweep's run alone)\n"
-    "  import RUN FILE...            add metrics from framework files: Lightning metrics.csv, TensorBoard\n"
-    "                                events.out.tfevents.*, Hugging Face trainer_state.json, JSON lines\n"
-    "  queue [--json]                waiting runs in scheduling order, with why each waits\n"
-    "  hold RUN | release RUN        keep a queued run from starting / let it start again\n"
-    "  priority RUN N | top RUN      change a waiting run's priority / put it first\n"
-    "  policy [fcfs|priority|sjf|backfill|fair-share] [--queue Q] | policy [--queue Q] --json\n"
-    "                                show or set the scheduling policy (default: backfill), of the\n"
-    "                                default queue or of the queue named in specs as `queue: Q`\n"
-    "  daemon status [--json] | start [--persist] | stop | log [--lines N]\n"
-    "                                the Trainyard service (trainyardd) of the database: it owns the queue,\n"
-    "                                the nodes and recording; started on demand, it stops when idle (5 min)\n"
-    "  node add NAME --host ALIAS [--user U] [--port P] [--identity FILE] [--agent-path PATH]\n"
-    "           [--label L]... [--accept-new-host-key]\n"
-    "                                add an SSH node (ALIAS as in ~/.ssh/config): checks its host key,\n"
-    "                                logs in, deploys the agent and lists its GPUs, then stores it\n"
-    "  node ls [--json]              list the stored nodes\n"
-    "  node trust NAME               accept a stored node's host key that is not known (any more),\n"
-    "                                e.g. after it changed and ssh-keygen -R removed the old one\n"
-    "  node rm NAME [--force]        forget a node; refused while runs on it have not ended (--force\n"
-    "                                records them failed; their processes on the node are left alone)\n"
-    "  submit FILE --node NAME       run only on that node (\"local\" = this machine)\n"
-    "\n"
-    "RUN is a run id or a run name (the newest run with that name).\n"
-    "--json: one JSON document on stdout (names raw, times ISO 8601 UTC with ms); errors stay on stderr.\n"
-    "SSH: ~/.ssh/config of the home directory in the password database (as ssh), or $TRAINYARD_SSH_CONFIG.\n"
-    "A node that cannot be reached is reported with the reason (host key, authentication, network): submit\n"
-    "then leaves the run queued and exits 5 (submit --follow waits for the node; Ctrl+C detaches); cancel\n"
-    "and logs exit 5 (logs after printing what is stored).\n"
-    "Database: --db PATH, else $TRAINYARD_DB, else ~/.local/share/trainyard/trainyard.db.\n"
-    "Exit codes: 0 ok, 1 run failed, 2 usage, 3 invalid job spec, 4 no such run (or metric key), 5 database or agent error;\n"
-    "submit --follow passes the run's own exit code through (128+N for signal N).\n";
+const char* kHelp
+        = "Usage: trainyardctl [--db PATH] COMMAND [ARGS]   (--db may also follow the command)\n"
+          "   or: trainyardctl COMMAND --help | trainyardctl help COMMAND   (the command's own usage and options)\n"
+          "\n"
+          "Commands:\n"
+          "  validate FILE                 check a job spec; errors name file:line:column\n"
+          "  submit FILE [--follow]        submit a job spec (or a .py/.sh script); --follow prints the console\n"
+          "                                and exits with the run's exit status\n"
+          "  ls [--json] [--archived]      list runs, newest first (a run with notices says how many);\n"
+          "                                archived runs only with --archived\n"
+          "  show RUN [--json]             one run's details: state, node, command, times, params, latest metrics,\n"
+          "                                and its notices (problems to act on, e.g. a synced symlink leading nowhere)\n"
+          "  artifacts RUN [--download DIR | --to-results]  files matching the spec's `artifacts` globs; copy them\n"
+          "  logs RUN [--follow]           print a run's console\n"
+          "  cancel RUN [--grace SECONDS]  SIGTERM to the run's process group, SIGKILL after the grace (10 s)\n"
+          "  metrics RUN [--csv|--json] [--key K]  a run's metric points (--json: {key: [{step, epoch,\n"
+          "                                wall_time, value}]})\n"
+          "  rm RUN                        delete a finished run and its metrics from the database\n"
+          "  rename RUN NAME               give a run another name\n"
+          "  tag RUN [+TAG|-TAG|TAG]...    add (+ or bare) or remove (-) tags; without tags, list them\n"
+          "  note RUN [TEXT|-]             set a run's notes (- reads stdin; \"\" clears); without TEXT, print them\n"
+          "  archive RUN... | unarchive RUN...  leave finished runs out of ls and the GUI's table / bring them back\n"
+          "  rerun RUN [--param K=V]... [--node N] [--follow]  submit a run again with its params (a sweep's run alone)\n"
+          "  import RUN FILE...            add metrics from framework files: Lightning metrics.csv, TensorBoard\n"
+          "                                events.out.tfevents.*, Hugging Face trainer_state.json, JSON lines\n"
+          "  queue [--json]                waiting runs in scheduling order, with why each waits\n"
+          "  hold RUN | release RUN        keep a queued run from starting / let it start again\n"
+          "  priority RUN N | top RUN      change a waiting run's priority / put it first\n"
+          "  policy [fcfs|priority|sjf|backfill|fair-share] [--queue Q] | policy [--queue Q] --json\n"
+          "                                show or set the scheduling policy (default: backfill), of the\n"
+          "                                default queue or of the queue named in specs as `queue: Q`\n"
+          "  daemon status [--json] | start [--persist] | stop | log [--lines N]\n"
+          "                                the Trainyard service (trainyardd) of the database: it owns the queue,\n"
+          "                                the nodes and recording; started on demand, it stops when idle (5 min)\n"
+          "  node add NAME --host ALIAS [--user U] [--port P] [--identity FILE] [--agent-path PATH]\n"
+          "           [--label L]... [--accept-new-host-key]\n"
+          "                                add an SSH node (ALIAS as in ~/.ssh/config): checks its host key,\n"
+          "                                logs in, deploys the agent and lists its GPUs, then stores it\n"
+          "  node ls [--json]              list the stored nodes\n"
+          "  node trust NAME               accept a stored node's host key that is not known (any more),\n"
+          "                                e.g. after it changed and ssh-keygen -R removed the old one\n"
+          "  node rm NAME [--force]        forget a node; refused while runs on it have not ended (--force\n"
+          "                                records them failed; their processes on the node are left alone)\n"
+          "  submit FILE --node NAME       run only on that node (\"local\" = this machine)\n"
+          "\n"
+          "RUN is a run id or a run name (the newest run with that name).\n"
+          "--json: one JSON document on stdout (names raw, times ISO 8601 UTC with ms); errors stay on stderr.\n"
+          "SSH: ~/.ssh/config of the home directory in the password database (as ssh), or $TRAINYARD_SSH_CONFIG.\n"
+          "A node that cannot be reached is reported with the reason (host key, authentication, network): submit\n"
+          "then leaves the run queued and exits 5 (submit --follow waits for the node; Ctrl+C detaches); cancel\n"
+          "and logs exit 5 (logs after printing what is stored).\n"
+          "Database: --db PATH, else $TRAINYARD_DB, else ~/.local/share/trainyard/trainyard.db.\n"
+          "Exit codes: 0 ok, 1 run failed, 2 usage, 3 invalid job spec, 4 no such run (or metric key), 5 database or agent error;\n"
+          "submit --follow passes the run's own exit code through (128+N for signal N).\n";
 
 } // namespace
 
@@ -203,9 +202,18 @@ int run(const QStringList& argsIn)
 namespace ty::cli {
 namespace {
 
-DatabaseUse reads(const QStringList&) { return DatabaseUse::Reads; }
-DatabaseUse changes(const QStringList&) { return DatabaseUse::Changes; }
-DatabaseUse creates(const QStringList&) { return DatabaseUse::Creates; }
+DatabaseUse reads(const QStringList&)
+{
+    return DatabaseUse::Reads;
+}
+DatabaseUse changes(const QStringList&)
+{
+    return DatabaseUse::Changes;
+}
+DatabaseUse creates(const QStringList&)
+{
+    return DatabaseUse::Creates;
+}
 // node ls reads; node add / rm change the node list (add may start a database).
 DatabaseUse nodeUse(const QStringList& args)
 {
@@ -214,41 +222,41 @@ DatabaseUse nodeUse(const QStringList& args)
     return args.front() == u"ls" ? DatabaseUse::Reads : DatabaseUse::Creates;
 }
 
-template <int (*F)(Context&, const QStringList&)>
-int plain(Context& ctx, const QString&, const QStringList& args)
+template <int (*F)(Context&, const QStringList&)> int plain(Context& ctx, const QString&, const QStringList& args)
 {
     return F(ctx, args);
 }
 
 int labels(Context& ctx, const QString& command, const QStringList& args)
 {
-    return runLabelCommand(command, *ctx.store, [&ctx](const QString& spec) { return findRun(*ctx.store, spec); },
-                           serviceAnnotator(ctx), args, out(), err());
+    return runLabelCommand(
+            command, *ctx.store, [&ctx](const QString& spec) { return findRun(*ctx.store, spec); },
+            serviceAnnotator(ctx), args, out(), err());
 }
 
 const Command kCommands[] = {
-    {u"submit", creates, plain<cmdSubmit>},
-    {u"rerun", changes, plain<cmdRerun>},
-    {u"ls", reads, plain<cmdLs>},
-    {u"show", reads, plain<cmdShow>},
-    {u"logs", reads, plain<cmdLogs>},
-    {u"metrics", reads, plain<cmdMetrics>},
-    {u"artifacts", reads, plain<cmdArtifacts>},
-    {u"cancel", changes, plain<cmdCancel>},
-    {u"rm", changes, plain<cmdRm>},
-    {u"rename", changes, labels},
-    {u"tag", changes, labels},
-    {u"note", changes, labels},
-    {u"archive", changes, labels},
-    {u"unarchive", changes, labels},
-    {u"import", changes, plain<cmdImport>},
-    {u"queue", reads, plain<cmdQueue>},
-    {u"hold", changes, cmdQueueOp},
-    {u"release", changes, cmdQueueOp},
-    {u"priority", changes, cmdQueueOp},
-    {u"top", changes, cmdQueueOp},
-    {u"policy", creates, plain<cmdPolicy>},
-    {u"node", nodeUse, plain<cmdNode>},
+        {u"submit", creates, plain<cmdSubmit>},
+        {u"rerun", changes, plain<cmdRerun>},
+        {u"ls", reads, plain<cmdLs>},
+        {u"show", reads, plain<cmdShow>},
+        {u"logs", reads, plain<cmdLogs>},
+        {u"metrics", reads, plain<cmdMetrics>},
+        {u"artifacts", reads, plain<cmdArtifacts>},
+        {u"cancel", changes, plain<cmdCancel>},
+        {u"rm", changes, plain<cmdRm>},
+        {u"rename", changes, labels},
+        {u"tag", changes, labels},
+        {u"note", changes, labels},
+        {u"archive", changes, labels},
+        {u"unarchive", changes, labels},
+        {u"import", changes, plain<cmdImport>},
+        {u"queue", reads, plain<cmdQueue>},
+        {u"hold", changes, cmdQueueOp},
+        {u"release", changes, cmdQueueOp},
+        {u"priority", changes, cmdQueueOp},
+        {u"top", changes, cmdQueueOp},
+        {u"policy", creates, plain<cmdPolicy>},
+        {u"node", nodeUse, plain<cmdNode>},
 };
 
 } // namespace

@@ -9,11 +9,11 @@ namespace ty::cli {
 // shell scripts like the command itself would.
 enum ExitCode {
     Ok = 0,
-    RunFailed = 1,      // the run failed without an exit status of its own
+    RunFailed = 1, // the run failed without an exit status of its own
     Usage = 2,
     InvalidSpec = 3,
     NoSuchRun = 4,
-    Unavailable = 5,    // database or agent error
+    Unavailable = 5, // database or agent error
 };
 
 // Runs one trainyardctl command; `args` includes the program name.

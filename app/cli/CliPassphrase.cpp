@@ -54,7 +54,9 @@ public:
 // in memory (and wiped by the session after use).
 class AskpassPassphraseProvider final : public SshPassphraseProvider {
 public:
-    explicit AskpassPassphraseProvider(QString program) : m_program(std::move(program)) {}
+    explicit AskpassPassphraseProvider(QString program)
+        : m_program(std::move(program))
+    { }
     std::optional<QByteArray> passphrase(const QString& node, const QString& prompt) override
     {
         QProcess p;
@@ -62,14 +64,17 @@ public:
         // Said here (stderr: this runs on the node's SSH thread): the
         // authentication error can only say that no passphrase came.
         if (!p.waitForStarted(10000)) {
-            std::fprintf(stderr, "trainyardctl: cannot run the askpass program %s (TRAINYARD_ASKPASS or SSH_ASKPASS): %s\n",
-                         qPrintable(m_program), qPrintable(p.errorString()));
+            std::fprintf(stderr,
+                    "trainyardctl: cannot run the askpass program %s (TRAINYARD_ASKPASS or SSH_ASKPASS): %s\n",
+                    qPrintable(m_program), qPrintable(p.errorString()));
             return std::nullopt;
         }
         if (!p.waitForFinished(120000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
-            std::fprintf(stderr, "trainyardctl: the askpass program %s gave no passphrase (%s)\n", qPrintable(m_program),
-                         p.exitStatus() == QProcess::NormalExit ? qPrintable(QStringLiteral("exit status %1").arg(p.exitCode()))
-                                                                : "it did not finish");
+            std::fprintf(stderr, "trainyardctl: the askpass program %s gave no passphrase (%s)\n",
+                    qPrintable(m_program),
+                    p.exitStatus() == QProcess::NormalExit
+                            ? qPrintable(QStringLiteral("exit status %1").arg(p.exitCode()))
+                            : "it did not finish");
             return std::nullopt;
         }
         QByteArray out = p.readAllStandardOutput();

@@ -19,68 +19,66 @@ struct CommandEntry {
 
 // One entry per command (aliases such as hold/release share one).
 const CommandEntry kCommands[] = {
-    {"validate", "validate FILE", "Check a job spec; errors name file:line:column.", {}},
-    {"submit", "submit FILE [--follow] [--node NAME]",
-     "Submit a job spec (or a .py/.sh script) as a run.",
-     {{"--follow", "print the run's console as it comes and exit with the run's exit status (Ctrl+C detaches)"},
-      {"--node NAME", "run only on that node (\"local\" = this machine)"}}},
-    {"ls", "ls [--json] [--archived]", "List runs, newest first (a run with notices says how many).",
-     {{"--json", "one JSON document on stdout"}, {"--archived", "list archived runs only"}}},
-    {"show", "show RUN [--json]",
-     "One run's details: state, node, command, times, params, latest metrics and its notices.",
-     {{"--json", "one JSON document on stdout"}}},
-    {"artifacts", "artifacts RUN [--download DIR | --to-results]",
-     "List the files matching the spec's `artifacts` globs, or copy them.",
-     {{"--download DIR", "copy the artifacts into DIR"}, {"--to-results", "copy them into the run's results folder"}}},
-    {"logs", "logs RUN [--follow]", "Print a run's console.",
-     {{"--follow", "keep printing as the run writes, until it ends"}}},
-    {"cancel", "cancel RUN [--grace SECONDS]",
-     "Send SIGTERM to the run's process group, SIGKILL after the grace period.",
-     {{"--grace SECONDS", "seconds between SIGTERM and SIGKILL (default 10)"}}},
-    {"metrics", "metrics RUN [--csv|--json] [--key K]", "Print a run's metric points.",
-     {{"--csv", "comma-separated values with a header line"},
-      {"--json", "{key: [{step, epoch, wall_time, value}]}"},
-      {"--key K", "only metric K"}}},
-    {"rm", "rm RUN", "Delete a finished run and its metrics from the database.", {}},
-    {"rename", "rename RUN NAME", "Give a run another name.", {}},
-    {"tag", "tag RUN [+TAG|-TAG|TAG]...", "Add (+ or bare) or remove (-) tags; without tags, list them.", {}},
-    {"note", "note RUN [TEXT|-]", "Set a run's notes (- reads stdin; \"\" clears); without TEXT, print them.", {}},
-    {"archive", "archive RUN... | unarchive RUN...",
-     "Leave finished runs out of ls and the GUI's table, or bring them back.", {}},
-    {"rerun", "rerun RUN [--param K=V]... [--node N] [--follow]",
-     "Submit a run again with its params (a sweep's run alone).",
-     {{"--param K=V", "override parameter K (repeatable)"},
-      {"--node N", "run only on node N"},
-      {"--follow", "print the console and exit with the run's exit status"}}},
-    {"import", "import RUN FILE...",
-     "Add metrics from framework files: Lightning metrics.csv, TensorBoard events.out.tfevents.*, "
-     "Hugging Face trainer_state.json, JSON lines.", {}},
-    {"queue", "queue [--json]", "Waiting runs in scheduling order, with why each waits.",
-     {{"--json", "one JSON document on stdout"}}},
-    {"hold", "hold RUN | release RUN", "Keep a queued run from starting, or let it start again.", {}},
-    {"priority", "priority RUN N | top RUN", "Change a waiting run's priority, or put it first.", {}},
-    {"policy", "policy [fcfs|priority|sjf|backfill|fair-share] [--queue Q] | policy [--queue Q] --json",
-     "Show or set the scheduling policy (default: backfill).",
-     {{"--queue Q", "the queue named in specs as `queue: Q` (default: the default queue)"},
-      {"--json", "print the policy as one JSON document"}}},
-    {"daemon", "daemon status [--json] | start [--persist] | stop | log [--lines N]",
-     "The Trainyard service (trainyardd) of the database: it owns the queue, the nodes and recording; "
-     "started on demand, it stops when idle (5 min).",
-     {{"--json", "status as one JSON document"},
-      {"--persist", "start it so that it does not stop when idle"},
-      {"--lines N", "the last N lines of its log"}}},
-    {"node", "node add NAME --host ALIAS [options] | node ls [--json] | node trust NAME | node rm NAME [--force]",
-     "Manage SSH nodes. add checks the host key, logs in, deploys the agent and lists its GPUs, then stores "
-     "the node; trust accepts a stored node's changed host key; rm forgets a node.",
-     {{"--host ALIAS", "add: the host, as in ~/.ssh/config"},
-      {"--user U", "add: login user"},
-      {"--port P", "add: SSH port"},
-      {"--identity FILE", "add: private key file"},
-      {"--agent-path PATH", "add: where the agent is deployed on the node"},
-      {"--label L", "add: a label for placement (repeatable)"},
-      {"--accept-new-host-key", "add: accept a host key not yet known"},
-      {"--json", "ls: one JSON document on stdout"},
-      {"--force", "rm: also while runs on it have not ended (they are recorded failed)"}}},
+        {"validate", "validate FILE", "Check a job spec; errors name file:line:column.", {}},
+        {"submit", "submit FILE [--follow] [--node NAME]", "Submit a job spec (or a .py/.sh script) as a run.",
+                {{"--follow",
+                         "print the run's console as it comes and exit with the run's exit status (Ctrl+C detaches)"},
+                        {"--node NAME", "run only on that node (\"local\" = this machine)"}}},
+        {"ls", "ls [--json] [--archived]", "List runs, newest first (a run with notices says how many).",
+                {{"--json", "one JSON document on stdout"}, {"--archived", "list archived runs only"}}},
+        {"show", "show RUN [--json]",
+                "One run's details: state, node, command, times, params, latest metrics and its notices.",
+                {{"--json", "one JSON document on stdout"}}},
+        {"artifacts", "artifacts RUN [--download DIR | --to-results]",
+                "List the files matching the spec's `artifacts` globs, or copy them.",
+                {{"--download DIR", "copy the artifacts into DIR"},
+                        {"--to-results", "copy them into the run's results folder"}}},
+        {"logs", "logs RUN [--follow]", "Print a run's console.",
+                {{"--follow", "keep printing as the run writes, until it ends"}}},
+        {"cancel", "cancel RUN [--grace SECONDS]",
+                "Send SIGTERM to the run's process group, SIGKILL after the grace period.",
+                {{"--grace SECONDS", "seconds between SIGTERM and SIGKILL (default 10)"}}},
+        {"metrics", "metrics RUN [--csv|--json] [--key K]", "Print a run's metric points.",
+                {{"--csv", "comma-separated values with a header line"},
+                        {"--json", "{key: [{step, epoch, wall_time, value}]}"}, {"--key K", "only metric K"}}},
+        {"rm", "rm RUN", "Delete a finished run and its metrics from the database.", {}},
+        {"rename", "rename RUN NAME", "Give a run another name.", {}},
+        {"tag", "tag RUN [+TAG|-TAG|TAG]...", "Add (+ or bare) or remove (-) tags; without tags, list them.", {}},
+        {"note", "note RUN [TEXT|-]", "Set a run's notes (- reads stdin; \"\" clears); without TEXT, print them.", {}},
+        {"archive", "archive RUN... | unarchive RUN...",
+                "Leave finished runs out of ls and the GUI's table, or bring them back.", {}},
+        {"rerun", "rerun RUN [--param K=V]... [--node N] [--follow]",
+                "Submit a run again with its params (a sweep's run alone).",
+                {{"--param K=V", "override parameter K (repeatable)"}, {"--node N", "run only on node N"},
+                        {"--follow", "print the console and exit with the run's exit status"}}},
+        {"import", "import RUN FILE...",
+                "Add metrics from framework files: Lightning metrics.csv, TensorBoard events.out.tfevents.*, "
+                "Hugging Face trainer_state.json, JSON lines.",
+                {}},
+        {"queue", "queue [--json]", "Waiting runs in scheduling order, with why each waits.",
+                {{"--json", "one JSON document on stdout"}}},
+        {"hold", "hold RUN | release RUN", "Keep a queued run from starting, or let it start again.", {}},
+        {"priority", "priority RUN N | top RUN", "Change a waiting run's priority, or put it first.", {}},
+        {"policy", "policy [fcfs|priority|sjf|backfill|fair-share] [--queue Q] | policy [--queue Q] --json",
+                "Show or set the scheduling policy (default: backfill).",
+                {{"--queue Q", "the queue named in specs as `queue: Q` (default: the default queue)"},
+                        {"--json", "print the policy as one JSON document"}}},
+        {"daemon", "daemon status [--json] | start [--persist] | stop | log [--lines N]",
+                "The Trainyard service (trainyardd) of the database: it owns the queue, the nodes and recording; "
+                "started on demand, it stops when idle (5 min).",
+                {{"--json", "status as one JSON document"},
+                        {"--persist", "start it so that it does not stop when idle"},
+                        {"--lines N", "the last N lines of its log"}}},
+        {"node", "node add NAME --host ALIAS [options] | node ls [--json] | node trust NAME | node rm NAME [--force]",
+                "Manage SSH nodes. add checks the host key, logs in, deploys the agent and lists its GPUs, then stores "
+                "the node; trust accepts a stored node's changed host key; rm forgets a node.",
+                {{"--host ALIAS", "add: the host, as in ~/.ssh/config"}, {"--user U", "add: login user"},
+                        {"--port P", "add: SSH port"}, {"--identity FILE", "add: private key file"},
+                        {"--agent-path PATH", "add: where the agent is deployed on the node"},
+                        {"--label L", "add: a label for placement (repeatable)"},
+                        {"--accept-new-host-key", "add: accept a host key not yet known"},
+                        {"--json", "ls: one JSON document on stdout"},
+                        {"--force", "rm: also while runs on it have not ended (they are recorded failed)"}}},
 };
 
 const char* aliasOf(const QString& command)
@@ -104,7 +102,7 @@ QString commandHelp(const QString& commandIn)
         if (command != QLatin1String(c.name))
             continue;
         QString text = QStringLiteral("Usage: trainyardctl [--db PATH] %1\n\n%2\n")
-                           .arg(QString::fromUtf8(c.usage), QString::fromUtf8(c.summary));
+                               .arg(QString::fromUtf8(c.usage), QString::fromUtf8(c.summary));
         if (c.options.size() > 0) {
             text += QStringLiteral("\nOptions:\n");
             for (const Option& o : c.options) {
@@ -112,8 +110,9 @@ QString commandHelp(const QString& commandIn)
                 text += QStringLiteral("  ") + flag.leftJustified(24) + u' ' + QString::fromUtf8(o.meaning) + u'\n';
             }
         }
-        text += QStringLiteral("  %1 %2\n").arg(QStringLiteral("--db PATH").leftJustified(24),
-                                                 QStringLiteral("the result database (else $TRAINYARD_DB)"));
+        text += QStringLiteral("  %1 %2\n")
+                        .arg(QStringLiteral("--db PATH").leftJustified(24),
+                                QStringLiteral("the result database (else $TRAINYARD_DB)"));
         if (c.options.size() == 0)
             text.insert(text.lastIndexOf(QStringLiteral("  --db")), QStringLiteral("\nOptions:\n"));
         if (QString::fromUtf8(c.usage).contains(QStringLiteral("RUN")))

@@ -30,8 +30,10 @@ int status(const QString& db, bool json, QTextStream& out, QTextStream& err)
     auto svc = ServiceClient::connectTo(db, ServiceClient::Start::Never, 3000);
     if (!svc) {
         if (json) {
-            out << QJsonDocument(QJsonObject{{QStringLiteral("running"), false}, {QStringLiteral("db"), QFileInfo(db).absoluteFilePath()}})
-                       .toJson(QJsonDocument::Compact) << '\n';
+            out << QJsonDocument(QJsonObject{{QStringLiteral("running"), false},
+                                         {QStringLiteral("db"), QFileInfo(db).absoluteFilePath()}})
+                            .toJson(QJsonDocument::Compact)
+                << '\n';
         } else {
             err << "trainyardctl: " << escapeForTerminal(svc.error().message) << '\n';
         }
@@ -52,20 +54,29 @@ int status(const QString& db, bool json, QTextStream& out, QTextStream& err)
         out << QJsonDocument(o).toJson(QJsonDocument::Compact) << '\n';
         return Ok;
     }
-    out << "trainyardd " << o.value(QStringLiteral("version")).toString() << " (pid " << o.value(QStringLiteral("pid")).toInteger()
-        << ", protocol " << o.value(QStringLiteral("protocol")).toInt() << ") serves " << escapeForTerminal(o.value(QStringLiteral("db")).toString()) << '\n';
-    out << "  since    " << QDateTime::fromString(o.value(QStringLiteral("started_at")).toString(), Qt::ISODateWithMs).toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")) << '\n';
+    out << "trainyardd " << o.value(QStringLiteral("version")).toString() << " (pid "
+        << o.value(QStringLiteral("pid")).toInteger() << ", protocol " << o.value(QStringLiteral("protocol")).toInt()
+        << ") serves " << escapeForTerminal(o.value(QStringLiteral("db")).toString()) << '\n';
+    out << "  since    "
+        << QDateTime::fromString(o.value(QStringLiteral("started_at")).toString(), Qt::ISODateWithMs)
+                    .toLocalTime()
+                    .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))
+        << '\n';
     out << "  clients  " << o.value(QStringLiteral("clients")).toInt() << " (this one included)\n";
-    out << "  ingests  " << (o.value(QStringLiteral("ingests")).toBool() ? "yes" : "no: another process holds the ingestion lock") << '\n';
+    out << "  ingests  "
+        << (o.value(QStringLiteral("ingests")).toBool() ? "yes" : "no: another process holds the ingestion lock")
+        << '\n';
     const QJsonObject runs = o.value(QStringLiteral("runs")).toObject();
     QStringList counts;
     for (auto it = runs.begin(); it != runs.end(); ++it)
         counts << QStringLiteral("%1 %2").arg(it.value().toInt()).arg(it.key());
-    out << "  runs     " << (counts.isEmpty() ? QStringLiteral("none waiting or running") : counts.join(QStringLiteral(", "))) << '\n';
+    out << "  runs     "
+        << (counts.isEmpty() ? QStringLiteral("none waiting or running") : counts.join(QStringLiteral(", "))) << '\n';
     QStringList nodes;
     for (const QJsonValue& n : o.value(QStringLiteral("nodes")).toArray())
         nodes << QStringLiteral("%1 (%2)").arg(escapeForTerminal(n.toObject().value(QStringLiteral("name")).toString()),
-                                               n.toObject().value(QStringLiteral("ready")).toBool() ? QStringLiteral("connected") : QStringLiteral("not connected"));
+                n.toObject().value(QStringLiteral("ready")).toBool() ? QStringLiteral("connected")
+                                                                     : QStringLiteral("not connected"));
     out << "  nodes    " << nodes.join(QStringLiteral(", ")) << '\n';
     out << "  socket   " << escapeForTerminal((*svc)->paths().socket) << '\n';
     out << "  log      " << escapeForTerminal((*svc)->paths().log) << '\n';
@@ -86,7 +97,8 @@ int start(const QString& db, bool persist, QTextStream& out, QTextStream& err)
     p.setProcessEnvironment(service::serviceEnvironment());
     p.start(serviceExecutablePath(), args);
     if (!p.waitForStarted(10000) || !p.waitForFinished(30000)) {
-        err << "trainyardctl: cannot start " << escapeForTerminal(serviceExecutablePath()) << ": " << p.errorString() << '\n';
+        err << "trainyardctl: cannot start " << escapeForTerminal(serviceExecutablePath()) << ": " << p.errorString()
+            << '\n';
         return Unavailable;
     }
     const QString said = QString::fromLocal8Bit(p.readAllStandardError()).trimmed();

@@ -29,21 +29,23 @@ int cmdImport(Context& ctx, const QStringList& args)
             status = InvalidSpec;
             continue;
         }
-        const QList<MetricPoint> points = toMetricPoints(imported->metrics, run->id, QDateTime::currentMSecsSinceEpoch());
+        const QList<MetricPoint> points
+                = toMetricPoints(imported->metrics, run->id, QDateTime::currentMSecsSinceEpoch());
         ctx.store->appendMetrics(points);
         QStringList keys;
         for (const MetricPoint& p : points)
             if (!keys.contains(p.key))
                 keys.append(p.key);
-        out() << file << ": " << points.size() << " points of " << keys.size() << " metric(s) (" << escapedJoin(keys, QStringLiteral(", "))
-              << ") from " << metricFileFormatName(imported->format) << " into run " << run->id << '\n';
+        out() << file << ": " << points.size() << " points of " << keys.size() << " metric(s) ("
+              << escapedJoin(keys, QStringLiteral(", ")) << ") from " << metricFileFormatName(imported->format)
+              << " into run " << run->id << '\n';
         if (!imported->params.isEmpty()) { // TensorBoard hparams: the run's params
             ctx.store->setParams(run->id, imported->params);
             QStringList pairs;
             for (auto it = imported->params.cbegin(); it != imported->params.cend(); ++it)
                 pairs.append(it.key() + u'=' + it.value());
-            out() << file << ": " << imported->params.size() << " param(s) (" << pairs.join(QStringLiteral(", ")) << ") into run "
-                  << run->id << '\n';
+            out() << file << ": " << imported->params.size() << " param(s) (" << pairs.join(QStringLiteral(", "))
+                  << ") into run " << run->id << '\n';
         }
         for (const QString& w : imported->warnings)
             err() << escapedName(w) << '\n'; // each names the file and what was skipped

@@ -15,10 +15,10 @@ QJsonObject metricsJson(const QList<MetricPoint>& points)
     QMap<QString, QJsonArray> byKey;
     for (const MetricPoint& m : points)
         byKey[m.key].append(QJsonObject{
-            {QStringLiteral("step"), m.step},
-            {QStringLiteral("epoch"), m.epoch ? jsonNumber(*m.epoch) : QJsonValue()},
-            {QStringLiteral("wall_time"), jsonTime(QDateTime::fromMSecsSinceEpoch(m.wallTimeMs, Qt::UTC))},
-            {QStringLiteral("value"), jsonNumber(m.value)},
+                {QStringLiteral("step"), m.step},
+                {QStringLiteral("epoch"), m.epoch ? jsonNumber(*m.epoch) : QJsonValue()},
+                {QStringLiteral("wall_time"), jsonTime(QDateTime::fromMSecsSinceEpoch(m.wallTimeMs, Qt::UTC))},
+                {QStringLiteral("value"), jsonNumber(m.value)},
         });
     QJsonObject o;
     for (auto it = byKey.cbegin(); it != byKey.cend(); ++it)
@@ -62,7 +62,8 @@ int cmdMetrics(Context& ctx, const QStringList& args)
         const QStringList keys = ctx.store->metricKeys(run->id);
         err() << "trainyardctl: run " << run->id << " (" << escapedName(run->name) << ") has no metric '"
               << escapedName(p.value(QStringLiteral("key"))) << "'; "
-              << (keys.isEmpty() ? QStringLiteral("it has no metrics") : QStringLiteral("its metrics: ") + escapedJoin(keys, QStringLiteral(", ")))
+              << (keys.isEmpty() ? QStringLiteral("it has no metrics")
+                                 : QStringLiteral("its metrics: ") + escapedJoin(keys, QStringLiteral(", ")))
               << '\n';
         return NoSuchRun;
     }

@@ -49,7 +49,8 @@ QString probeNode(const NodeRecord& rec, bool acceptNewHostKey)
                 QCoreApplication::exit(1);
                 return;
             }
-            out() << "GPUs: " << (gpus->isEmpty() ? QStringLiteral("none (a CPU node)") : QString::number(gpus->size())) << '\n';
+            out() << "GPUs: " << (gpus->isEmpty() ? QStringLiteral("none (a CPU node)") : QString::number(gpus->size()))
+                  << '\n';
             for (const AgentGpu& g : *gpus) {
                 out() << "  " << g.index << ": " << escapedName(g.name);
                 if (g.memoryTotalMib)
@@ -67,7 +68,8 @@ QString probeNode(const NodeRecord& rec, bool acceptNewHostKey)
     if (QCoreApplication::exec() != 0)
         return failure.isEmpty() ? QStringLiteral("the connection ended") : failure;
     const AgentHello& hello = client.hello();
-    out() << "node " << rec.name << ": " << escapedName(hello.user) << '@' << escapedName(hello.hostname) << ", trainyard-agent " << escapedName(hello.version);
+    out() << "node " << rec.name << ": " << escapedName(hello.user) << '@' << escapedName(hello.hostname)
+          << ", trainyard-agent " << escapedName(hello.version);
     if (const auto d = t ? t->lastDeploy() : std::nullopt)
         out() << (d->uploaded ? " deployed to " : " (up to date) at ") << d->remotePath;
     else
@@ -81,13 +83,17 @@ int cmdNodeAdd(Context& ctx, const QStringList& args)
 {
     QCommandLineParser p;
     p.addPositionalArgument(QStringLiteral("NAME"), QStringLiteral("Trainyard's name for the node"));
-    p.addOption({QStringLiteral("host"), QStringLiteral("host alias as in ~/.ssh/config, or a host name"), QStringLiteral("ALIAS")});
+    p.addOption({QStringLiteral("host"), QStringLiteral("host alias as in ~/.ssh/config, or a host name"),
+            QStringLiteral("ALIAS")});
     p.addOption({QStringLiteral("user"), QStringLiteral("login user (wins over ~/.ssh/config)"), QStringLiteral("U")});
     p.addOption({QStringLiteral("port"), QStringLiteral("TCP port (wins over ~/.ssh/config)"), QStringLiteral("P")});
     p.addOption({QStringLiteral("identity"), QStringLiteral("private key file, tried first"), QStringLiteral("FILE")});
-    p.addOption({QStringLiteral("agent-path"), QStringLiteral("use this trainyard-agent on the node instead of deploying one"), QStringLiteral("PATH")});
-    p.addOption({QStringLiteral("accept-new-host-key"), QStringLiteral("add the host's key to known_hosts if it is not known yet")});
-    p.addOption({QStringLiteral("label"), QStringLiteral("a label job specs can prefer or avoid (repeatable)"), QStringLiteral("LABEL")});
+    p.addOption({QStringLiteral("agent-path"),
+            QStringLiteral("use this trainyard-agent on the node instead of deploying one"), QStringLiteral("PATH")});
+    p.addOption({QStringLiteral("accept-new-host-key"),
+            QStringLiteral("add the host's key to known_hosts if it is not known yet")});
+    p.addOption({QStringLiteral("label"), QStringLiteral("a label job specs can prefer or avoid (repeatable)"),
+            QStringLiteral("LABEL")});
     if (!p.parse(QStringList{QStringLiteral("node add")} + args))
         return usageError(p.errorText());
     if (p.positionalArguments().size() != 1)
@@ -100,7 +106,9 @@ int cmdNodeAdd(Context& ctx, const QStringList& args)
     rec.labels = p.values(QStringLiteral("label"));
     rec.agentPath = p.value(QStringLiteral("agent-path"));
     if (!rec.name.contains(QRegularExpression(QStringLiteral("^[A-Za-z0-9._-]{1,64}$"))) || rec.name == u"local")
-        return usageError(QStringLiteral("node add: '%1' is not a valid node name (letters, digits, . _ -; not \"local\")").arg(rec.name));
+        return usageError(
+                QStringLiteral("node add: '%1' is not a valid node name (letters, digits, . _ -; not \"local\")")
+                        .arg(rec.name));
     if (rec.host.isEmpty())
         return usageError(QStringLiteral("node add needs --host ALIAS"));
     if (!rec.identityFile.isEmpty() && !QFileInfo(rec.identityFile).isFile())
@@ -112,7 +120,8 @@ int cmdNodeAdd(Context& ctx, const QStringList& args)
             return usageError(QStringLiteral("--port needs a number from 1 to 65535"));
     }
     if (storedNode(ctx, rec.name))
-        return usageError(QStringLiteral("node add: a node named '%1' exists already (node rm it first)").arg(rec.name));
+        return usageError(
+                QStringLiteral("node add: a node named '%1' exists already (node rm it first)").arg(rec.name));
 
     if (const QString failure = probeNode(rec, p.isSet(QStringLiteral("accept-new-host-key"))); !failure.isEmpty()) {
         out().flush();
@@ -135,29 +144,29 @@ QJsonArray nodesJson(const QList<NodeRecord>& stored)
     const auto orNull = [](const QString& s) { return s.isEmpty() ? QJsonValue() : QJsonValue(s); };
     QJsonArray nodes;
     nodes.append(QJsonObject{
-        {QStringLiteral("name"), QStringLiteral("local")},
-        {QStringLiteral("local"), true},
-        {QStringLiteral("host"), QJsonValue()},
-        {QStringLiteral("user"), QJsonValue()},
-        {QStringLiteral("port"), QJsonValue()},
-        {QStringLiteral("identity_file"), QJsonValue()},
-        {QStringLiteral("agent_path"), localAgentPath()},
-        {QStringLiteral("agent_deployed"), false},
-        {QStringLiteral("added_at"), QJsonValue()},
-        {QStringLiteral("labels"), QJsonArray()},
+            {QStringLiteral("name"), QStringLiteral("local")},
+            {QStringLiteral("local"), true},
+            {QStringLiteral("host"), QJsonValue()},
+            {QStringLiteral("user"), QJsonValue()},
+            {QStringLiteral("port"), QJsonValue()},
+            {QStringLiteral("identity_file"), QJsonValue()},
+            {QStringLiteral("agent_path"), localAgentPath()},
+            {QStringLiteral("agent_deployed"), false},
+            {QStringLiteral("added_at"), QJsonValue()},
+            {QStringLiteral("labels"), QJsonArray()},
     });
     for (const NodeRecord& n : stored)
         nodes.append(QJsonObject{
-            {QStringLiteral("name"), n.name},
-            {QStringLiteral("local"), false},
-            {QStringLiteral("host"), n.host},
-            {QStringLiteral("user"), orNull(n.user)},
-            {QStringLiteral("port"), n.port ? QJsonValue(n.port) : QJsonValue()},
-            {QStringLiteral("identity_file"), orNull(n.identityFile)},
-            {QStringLiteral("agent_path"), orNull(n.agentPath)},
-            {QStringLiteral("agent_deployed"), n.agentPath.isEmpty()},
-            {QStringLiteral("added_at"), jsonTime(n.addedAt)},
-            {QStringLiteral("labels"), QJsonArray::fromStringList(n.labels)},
+                {QStringLiteral("name"), n.name},
+                {QStringLiteral("local"), false},
+                {QStringLiteral("host"), n.host},
+                {QStringLiteral("user"), orNull(n.user)},
+                {QStringLiteral("port"), n.port ? QJsonValue(n.port) : QJsonValue()},
+                {QStringLiteral("identity_file"), orNull(n.identityFile)},
+                {QStringLiteral("agent_path"), orNull(n.agentPath)},
+                {QStringLiteral("agent_deployed"), n.agentPath.isEmpty()},
+                {QStringLiteral("added_at"), jsonTime(n.addedAt)},
+                {QStringLiteral("labels"), QJsonArray::fromStringList(n.labels)},
         });
     return nodes;
 }
@@ -196,17 +205,30 @@ int cmdNode(Context& ctx, const QStringList& args)
             return Ok;
         }
         out() << QStringLiteral("%1 %2 %3 %4 %5  %6\n")
-                     .arg(QStringLiteral("NAME"), -12).arg(QStringLiteral("HOST"), -20).arg(QStringLiteral("USER"), -10)
-                     .arg(QStringLiteral("PORT"), -5).arg(QStringLiteral("ADDED"), -19).arg(QStringLiteral("AGENT"));
+                         .arg(QStringLiteral("NAME"), -12)
+                         .arg(QStringLiteral("HOST"), -20)
+                         .arg(QStringLiteral("USER"), -10)
+                         .arg(QStringLiteral("PORT"), -5)
+                         .arg(QStringLiteral("ADDED"), -19)
+                         .arg(QStringLiteral("AGENT"));
         out() << QStringLiteral("%1 %2 %3 %4 %5  %6\n")
-                     .arg(QStringLiteral("local"), -12).arg(QStringLiteral("(this machine)"), -20).arg(QStringLiteral("-"), -10)
-                     .arg(QStringLiteral("-"), -5).arg(QStringLiteral("-"), -19).arg(localAgentPath());
+                         .arg(QStringLiteral("local"), -12)
+                         .arg(QStringLiteral("(this machine)"), -20)
+                         .arg(QStringLiteral("-"), -10)
+                         .arg(QStringLiteral("-"), -5)
+                         .arg(QStringLiteral("-"), -19)
+                         .arg(localAgentPath());
         for (const NodeRecord& n : ctx.store->nodes())
             out() << QStringLiteral("%1 %2 %3 %4 %5  %6\n")
-                         .arg(escapedName(n.name), -12).arg(escapedName(n.host), -20).arg(n.user.isEmpty() ? QStringLiteral("-") : escapedName(n.user), -10)
-                         .arg(n.port ? QString::number(n.port) : QStringLiteral("-"), -5).arg(localTime(n.addedAt), -19)
-                         .arg((n.agentPath.isEmpty() ? QStringLiteral("(deployed)") : escapedName(n.agentPath))
-                              + (n.labels.isEmpty() ? QString() : QStringLiteral("  labels: ") + escapedJoin(n.labels, QStringLiteral(","))));
+                             .arg(escapedName(n.name), -12)
+                             .arg(escapedName(n.host), -20)
+                             .arg(n.user.isEmpty() ? QStringLiteral("-") : escapedName(n.user), -10)
+                             .arg(n.port ? QString::number(n.port) : QStringLiteral("-"), -5)
+                             .arg(localTime(n.addedAt), -19)
+                             .arg((n.agentPath.isEmpty() ? QStringLiteral("(deployed)") : escapedName(n.agentPath))
+                                     + (n.labels.isEmpty() ? QString()
+                                                           : QStringLiteral("  labels: ")
+                                                             + escapedJoin(n.labels, QStringLiteral(","))));
         return Ok;
     }
     if (sub == u"rm") {
@@ -224,7 +246,8 @@ int cmdNode(Context& ctx, const QStringList& args)
         auto svc = connectService(ctx);
         if (!svc)
             return Unavailable;
-        const auto removed = svc->call(QStringLiteral("node_rm"), {{QStringLiteral("node"), name}, {QStringLiteral("force"), force}});
+        const auto removed = svc->call(
+                QStringLiteral("node_rm"), {{QStringLiteral("node"), name}, {QStringLiteral("force"), force}});
         if (!removed) {
             err() << "trainyardctl: " << escapedName(removed.error().message) << '\n';
             return removed.error().kind == ErrorKind::NotFound ? NoSuchRun : Unavailable;

@@ -21,9 +21,11 @@ int cmdPolicy(Context& ctx, const QStringList& argsIn)
         args.remove(i, 2);
     }
     if (args.size() > 1)
-        return usageError(QStringLiteral("policy takes at most one NAME (%1)").arg(queuePolicyNames().join(QStringLiteral(", "))));
+        return usageError(QStringLiteral("policy takes at most one NAME (%1)")
+                                  .arg(queuePolicyNames().join(QStringLiteral(", "))));
     if (json && !args.isEmpty())
-        return usageError(QStringLiteral("policy: --json shows the policies; it cannot set one (%1)").arg(args.front()));
+        return usageError(
+                QStringLiteral("policy: --json shows the policies; it cannot set one (%1)").arg(args.front()));
     auto all = loadQueuePolicies(ctx.dbPath);
     if (!all) {
         err() << "trainyardctl: " << all.error().message << '\n';
@@ -32,15 +34,14 @@ int cmdPolicy(Context& ctx, const QStringList& argsIn)
     if (json) {
         if (!queue.isEmpty()) {
             printJson(QJsonDocument(QJsonObject{{QStringLiteral("queue"), queue},
-                                                {QStringLiteral("policy"), queuePolicyName(all->forQueue(queue))}}));
+                    {QStringLiteral("policy"), queuePolicyName(all->forQueue(queue))}}));
             return Ok;
         }
         QJsonObject queues;
         for (auto it = all->queues.cbegin(); it != all->queues.cend(); ++it)
             queues[it.key()] = queuePolicyName(it.value());
         printJson(QJsonDocument(QJsonObject{{QStringLiteral("default"), queuePolicyName(all->defaults)},
-                                            {QStringLiteral("queues"), queues},
-                                            {QStringLiteral("policy_file"), queuePolicyPath(ctx.dbPath)}}));
+                {QStringLiteral("queues"), queues}, {QStringLiteral("policy_file"), queuePolicyPath(ctx.dbPath)}}));
         return Ok;
     }
     if (args.isEmpty()) {
@@ -64,7 +65,8 @@ int cmdPolicy(Context& ctx, const QStringList& argsIn)
         err() << "trainyardctl: " << saved.error().message << '\n';
         return Unavailable;
     }
-    out() << (queue.isEmpty() ? QStringLiteral("policy: ") : QStringLiteral("queue %1: ").arg(queue)) << queuePolicyName(*chosen) << '\n';
+    out() << (queue.isEmpty() ? QStringLiteral("policy: ") : QStringLiteral("queue %1: ").arg(queue))
+          << queuePolicyName(*chosen) << '\n';
     return Ok;
 }
 

@@ -41,16 +41,15 @@ int cmdQueue(Context& ctx, const QStringList& args)
         int position = 0;
         for (const RunRecord& r : std::as_const(waiting))
             runs.append(QJsonObject{
-                {QStringLiteral("position"), ++position},
-                {QStringLiteral("id"), r.id},
-                {QStringLiteral("name"), r.name},
-                {QStringLiteral("state"), runStateName(r.state)},
-                {QStringLiteral("priority"), r.priority},
-                {QStringLiteral("reason"), r.pendingReason.isEmpty() ? QJsonValue() : QJsonValue(r.pendingReason)},
+                    {QStringLiteral("position"), ++position},
+                    {QStringLiteral("id"), r.id},
+                    {QStringLiteral("name"), r.name},
+                    {QStringLiteral("state"), runStateName(r.state)},
+                    {QStringLiteral("priority"), r.priority},
+                    {QStringLiteral("reason"), r.pendingReason.isEmpty() ? QJsonValue() : QJsonValue(r.pendingReason)},
             });
         printJson(QJsonDocument(QJsonObject{{QStringLiteral("policy"), queuePolicyName(*policy)},
-                                            {QStringLiteral("policy_file"), queuePolicyPath(ctx.dbPath)},
-                                            {QStringLiteral("runs"), runs}}));
+                {QStringLiteral("policy_file"), queuePolicyPath(ctx.dbPath)}, {QStringLiteral("runs"), runs}}));
         return Ok;
     }
     out() << "policy: " << queuePolicyName(*policy) << "  (" << queuePolicyPath(ctx.dbPath) << ")\n";
@@ -61,14 +60,24 @@ int cmdQueue(Context& ctx, const QStringList& args)
     qsizetype nameWidth = 24; // never cut (see ls)
     for (const RunRecord& r : std::as_const(waiting))
         nameWidth = std::max(nameWidth, escapedName(r.name).size());
-    out() << QStringLiteral("%1 %2  %3 %4 %5  %6\n").arg(QStringLiteral("POS"), 3).arg(QStringLiteral("ID"), 5)
-                 .arg(QStringLiteral("NAME"), -int(nameWidth)).arg(QStringLiteral("STATE"), -7).arg(QStringLiteral("PRIO"), 5)
-                 .arg(QStringLiteral("REASON"));
+    out() << QStringLiteral("%1 %2  %3 %4 %5  %6\n")
+                     .arg(QStringLiteral("POS"), 3)
+                     .arg(QStringLiteral("ID"), 5)
+                     .arg(QStringLiteral("NAME"), -int(nameWidth))
+                     .arg(QStringLiteral("STATE"), -7)
+                     .arg(QStringLiteral("PRIO"), 5)
+                     .arg(QStringLiteral("REASON"));
     int position = 0;
     for (const RunRecord& r : std::as_const(waiting))
-        out() << QStringLiteral("%1 %2  %3 %4 %5  %6\n").arg(++position, 3).arg(r.id, 5).arg(escapedName(r.name), -int(nameWidth))
-                     .arg(runStateName(r.state), -7).arg(r.priority, 5)
-                     .arg(r.pendingReason.isEmpty() ? QStringLiteral("(not scheduled yet: no trainyard process is running)") : escapedName(r.pendingReason));
+        out() << QStringLiteral("%1 %2  %3 %4 %5  %6\n")
+                         .arg(++position, 3)
+                         .arg(r.id, 5)
+                         .arg(escapedName(r.name), -int(nameWidth))
+                         .arg(runStateName(r.state), -7)
+                         .arg(r.priority, 5)
+                         .arg(r.pendingReason.isEmpty()
+                                         ? QStringLiteral("(not scheduled yet: no trainyard process is running)")
+                                         : escapedName(r.pendingReason));
     return Ok;
 }
 

@@ -89,9 +89,11 @@ int cmdLogs(Context& ctx, const QStringList& args)
     };
     // Not started yet (the service schedules it): without --follow there
     // is nothing on a node to wait for; the watch would wait until it starts.
-    if (!follow && (run->agentRunId.isEmpty() || run->state == RunState::Queued || run->state == RunState::Held
+    if (!follow
+            && (run->agentRunId.isEmpty() || run->state == RunState::Queued || run->state == RunState::Held
                     || run->state == RunState::Starting)) {
-        err() << "trainyardctl: run " << run->id << " is " << runStateName(run->state) << "; it has printed nothing yet\n";
+        err() << "trainyardctl: run " << run->id << " is " << runStateName(run->state)
+              << "; it has printed nothing yet\n";
         return Ok;
     }
     if (!follow) {
@@ -109,10 +111,12 @@ int cmdLogs(Context& ctx, const QStringList& args)
         return Unavailable;
     Follower follower(*svc, run->id, true, printed);
     NodeWatch watch(*svc, run->node.isEmpty() ? QStringLiteral("local") : run->node, [](const QString&) {});
-    QObject::connect(svc.get(), &service::ServiceClient::disconnected, &follower, [] { QCoreApplication::exit(kServiceGone); });
-    if (auto w = svc->call(QStringLiteral("watch"), {{QStringLiteral("run"), run->id}, {QStringLiteral("console"), true},
-                                                     {QStringLiteral("from"), printed}});
-        !w) {
+    QObject::connect(
+            svc.get(), &service::ServiceClient::disconnected, &follower, [] { QCoreApplication::exit(kServiceGone); });
+    if (auto w = svc->call(QStringLiteral("watch"),
+                {{QStringLiteral("run"), run->id}, {QStringLiteral("console"), true},
+                        {QStringLiteral("from"), printed}});
+            !w) {
         err() << "trainyardctl: " << escapedName(w.error().message) << '\n';
         return Unavailable;
     }
@@ -133,7 +137,8 @@ int cmdCancel(Context& ctx, const QStringList& args)
 {
     QCommandLineParser p;
     p.addPositionalArgument(QStringLiteral("RUN"), QStringLiteral("run id or name"));
-    p.addOption({QStringLiteral("grace"), QStringLiteral("seconds between SIGTERM and SIGKILL"), QStringLiteral("seconds"), QStringLiteral("10")});
+    p.addOption({QStringLiteral("grace"), QStringLiteral("seconds between SIGTERM and SIGKILL"),
+            QStringLiteral("seconds"), QStringLiteral("10")});
     if (!p.parse(QStringList{QStringLiteral("cancel")} + args) || p.positionalArguments().size() != 1)
         return usageError(p.errorText().isEmpty() ? QStringLiteral("cancel needs exactly one RUN") : p.errorText());
     auto run = findRun(*ctx.store, p.positionalArguments().front());
@@ -167,15 +172,20 @@ int cmdCancel(Context& ctx, const QStringList& args)
         if (sent)
             return;
         sent = true;
-        if (auto c = svc->call(QStringLiteral("cancel"), {{QStringLiteral("run"), run->id}, {QStringLiteral("grace_ms"), int(grace * 1000)}}); !c) {
+        if (auto c = svc->call(QStringLiteral("cancel"),
+                    {{QStringLiteral("run"), run->id}, {QStringLiteral("grace_ms"), int(grace * 1000)}});
+                !c) {
             err() << "trainyardctl: " << escapedName(c.error().message) << '\n';
             wait.done(kNodeDown);
         }
     };
-    NodeWatch watch(*svc, waiting ? QString() : node, [&sent, &wait](const QString&) {
-        if (!sent)
-            wait.done(kNodeDown);
-    }, [&] { QTimer::singleShot(0, svc.get(), send); });
+    NodeWatch watch(
+            *svc, waiting ? QString() : node,
+            [&sent, &wait](const QString&) {
+                if (!sent)
+                    wait.done(kNodeDown);
+            },
+            [&] { QTimer::singleShot(0, svc.get(), send); });
     // The end is recorded by the service (for this cancel or another one at
     // the same time): the stored state is read again every 250 ms, for the
     // grace and kCancelWaitMs more at most.
@@ -184,15 +194,16 @@ int cmdCancel(Context& ctx, const QStringList& args)
     StoredRunWait ended(ctx.store.get(), run->id, [](const RunRecord& r) { return isTerminal(r.state); });
     QObject::connect(&ended, &StoredRunWait::satisfied, &watch, [&wait] { wait.done(0); });
     QObject::connect(&ended, &StoredRunWait::timedOut, &watch, [&wait] { wait.done(kStillWaiting); });
-    QObject::connect(svc.get(), &service::ServiceClient::cancelFailed, &watch, [id = run->id, &ended, &wait](RunId r, const QString& reason) {
-        if (r != id)
-            return;
-        ended.check(); // ended meanwhile: cancelled, not failed
-        if (ended.finished())
-            return;
-        err() << "trainyardctl: " << reason << '\n';
-        wait.done(kNodeDown);
-    });
+    QObject::connect(svc.get(), &service::ServiceClient::cancelFailed, &watch,
+            [id = run->id, &ended, &wait](RunId r, const QString& reason) {
+                if (r != id)
+                    return;
+                ended.check(); // ended meanwhile: cancelled, not failed
+                if (ended.finished())
+                    return;
+                err() << "trainyardctl: " << reason << '\n';
+                wait.done(kNodeDown);
+            });
     QObject::connect(svc.get(), &service::ServiceClient::disconnected, &watch, [&wait] { wait.done(kServiceGone); });
     bool nodeReady = waiting;
     if (!waiting)

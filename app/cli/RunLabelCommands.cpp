@@ -23,7 +23,9 @@ int apply(const RunAnnotator& annotate, const RunRecord& run, const RunAnnotatio
     // service (or the database behind it), or a run removed meanwhile.
     if (auto r = annotate(run.id, a); !r) {
         err << "trainyardctl: " << escapeForTerminal(r.error().message) << '\n';
-        return r.error().kind == ErrorKind::NotFound ? NoSuchRun : r.error().kind == ErrorKind::InvalidInput ? Usage : Unavailable;
+        return r.error().kind == ErrorKind::NotFound        ? NoSuchRun
+                : r.error().kind == ErrorKind::InvalidInput ? Usage
+                                                            : Unavailable;
     }
     return Ok;
 }
@@ -31,7 +33,7 @@ int apply(const RunAnnotator& annotate, const RunRecord& run, const RunAnnotatio
 } // namespace
 
 int runLabelCommand(const QString& command, ResultStore& store, const RunFinder& find, const RunAnnotator& annotate,
-                    const QStringList& args, QTextStream& out, QTextStream& err)
+        const QStringList& args, QTextStream& out, QTextStream& err)
 {
     if (args.isEmpty())
         return usage(err, QStringLiteral("%1 needs a RUN").arg(command));
@@ -66,7 +68,8 @@ int runLabelCommand(const QString& command, ResultStore& store, const RunFinder&
                 status = s;
                 continue;
             }
-            out << (archive ? "archived run " : "unarchived run ") << run.id << " (" << escapeForTerminal(run.name) << ")\n";
+            out << (archive ? "archived run " : "unarchived run ") << run.id << " (" << escapeForTerminal(run.name)
+                << ")\n";
         }
         return status;
     }
@@ -98,8 +101,9 @@ int runLabelCommand(const QString& command, ResultStore& store, const RunFinder&
         QStringList tags = run.tags;
         for (const QString& t : rest) {
             if (t.contains(u',') || t.contains(u' ') || t.contains(u'\t') || t.contains(u'\n'))
-                return usage(err, QStringLiteral("tag: '%1' has a comma or a space in it (one tag per argument)")
-                                      .arg(escapeForTerminal(t)));
+                return usage(err,
+                        QStringLiteral("tag: '%1' has a comma or a space in it (one tag per argument)")
+                                .arg(escapeForTerminal(t)));
             if (t.startsWith(u'-') && t.size() > 1) {
                 tags.removeAll(t.mid(1));
             } else {
@@ -112,7 +116,8 @@ int runLabelCommand(const QString& command, ResultStore& store, const RunFinder&
         a.tags = tags;
         if (const int s = apply(annotate, run, a, err); s != Ok)
             return s;
-        out << "run " << run.id << " tags: " << escapeForTerminal(store.run(run.id) ? store.run(run.id)->tags.join(u' ') : QString())
+        out << "run " << run.id
+            << " tags: " << escapeForTerminal(store.run(run.id) ? store.run(run.id)->tags.join(u' ') : QString())
             << '\n';
         return Ok;
     }

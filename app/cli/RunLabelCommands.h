@@ -30,6 +30,6 @@ namespace ty::cli {
 using RunFinder = std::function<Result<RunRecord>(const QString&)>;
 using RunAnnotator = std::function<Result<void>(RunId, const RunAnnotation&)>;
 int runLabelCommand(const QString& command, ResultStore& store, const RunFinder& find, const RunAnnotator& annotate,
-                    const QStringList& args, QTextStream& out, QTextStream& err);
+        const QStringList& args, QTextStream& out, QTextStream& err);
 
 } // namespace ty::cli

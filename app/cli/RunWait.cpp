@@ -65,18 +65,18 @@ int waitForRun(Context& ctx, service::ServiceClient& svc, RunId id, bool follow)
     // reason then is given a moment to go away (the run is placed).
     const int queuedGraceMs = svc.startedService() ? 1500 : 0;
     QObject::connect(&svc, &service::ServiceClient::pendingReasonsChanged, &follower,
-                     [&follower, id, lastReason, follow, queuedGraceMs](const QHash<RunId, QString>& reasons) {
-        const QString reason = reasons.value(id);
-        if (reason.isEmpty())
-            return;
-        if (reason != *lastReason) {
-            err() << "run " << id << " queued: " << escapedName(reason) << '\n';
-            err().flush();
-        }
-        *lastReason = reason;
-        if (!follow)
-            QTimer::singleShot(queuedGraceMs, &follower, [] { QCoreApplication::exit(kQueued); });
-    });
+            [&follower, id, lastReason, follow, queuedGraceMs](const QHash<RunId, QString>& reasons) {
+                const QString reason = reasons.value(id);
+                if (reason.isEmpty())
+                    return;
+                if (reason != *lastReason) {
+                    err() << "run " << id << " queued: " << escapedName(reason) << '\n';
+                    err().flush();
+                }
+                *lastReason = reason;
+                if (!follow)
+                    QTimer::singleShot(queuedGraceMs, &follower, [] { QCoreApplication::exit(kQueued); });
+            });
     if (!follow) {
         // Wait until the node took it (or refused it), then leave it running.
         QObject::connect(&svc, &service::ServiceClient::runStateChanged, &follower, [id](const RunRecord& r) {
@@ -84,17 +84,21 @@ int waitForRun(Context& ctx, service::ServiceClient& svc, RunId id, bool follow)
                 QCoreApplication::exit(0);
         });
     }
-    QObject::connect(&svc, &service::ServiceClient::disconnected, &follower, [] { QCoreApplication::exit(kServiceGone); });
+    QObject::connect(
+            &svc, &service::ServiceClient::disconnected, &follower, [] { QCoreApplication::exit(kServiceGone); });
     // The node it must run on cannot be reached: say why; without --follow
     // leave it queued rather than wait for ever (with it, keep trying).
     const auto pinned = ctx.store->run(id);
-    NodeWatch nodeWatch(svc, pinned && pinned->node != u"local" ? pinned->node : QString(), [&follower, follow](const QString&) {
-        if (follow)
-            return;
-        if (const auto r = follower.last(); !r || r->state == RunState::Queued)
-            QCoreApplication::exit(kNodeDown);
-    });
-    if (auto watching = svc.call(QStringLiteral("watch"), {{QStringLiteral("run"), id}, {QStringLiteral("console"), follow}}); !watching) {
+    NodeWatch nodeWatch(
+            svc, pinned && pinned->node != u"local" ? pinned->node : QString(), [&follower, follow](const QString&) {
+                if (follow)
+                    return;
+                if (const auto r = follower.last(); !r || r->state == RunState::Queued)
+                    QCoreApplication::exit(kNodeDown);
+            });
+    if (auto watching
+            = svc.call(QStringLiteral("watch"), {{QStringLiteral("run"), id}, {QStringLiteral("console"), follow}});
+            !watching) {
         err() << "trainyardctl: " << escapedName(watching.error().message) << '\n';
         return Unavailable;
     }
@@ -122,8 +126,8 @@ int waitForRun(Context& ctx, service::ServiceClient& svc, RunId id, bool follow)
         if (r->state == RunState::Queued)
             err() << "\ntrainyardctl: detached; run " << id << " stays queued; the service starts it\n";
         else
-            err() << "\ntrainyardctl: detached; run " << id << " keeps running. Follow it again with: trainyardctl logs "
-                  << id << " --follow\n";
+            err() << "\ntrainyardctl: detached; run " << id
+                  << " keeps running. Follow it again with: trainyardctl logs " << id << " --follow\n";
         return 130;
     }
     if (loop == kQueued) {
@@ -152,7 +156,8 @@ int waitForRun(Context& ctx, service::ServiceClient& svc, RunId id, bool follow)
         err() << ", exit code " << *r->exitCode;
     if (r->exitSignal)
         err() << ", signal " << *r->exitSignal;
-    if (!r->failureReason.isEmpty() && !(r->exitCode && r->failureReason == QStringLiteral("exit code %1").arg(*r->exitCode)))
+    if (!r->failureReason.isEmpty()
+            && !(r->exitCode && r->failureReason == QStringLiteral("exit code %1").arg(*r->exitCode)))
         err() << ": " << escapedName(r->failureReason);
     err() << '\n';
     return exitStatusOf(*r);

@@ -47,25 +47,25 @@ extern "C" void onSigint(int);
 // has ended and all of it was shown; from the engine of this process, or
 // from the service (service::ServiceClient, whose signals have the same
 // shapes; it sends a run's end only after its console).
-template <class Source>
-class Follower final : public QObject {
+template <class Source> class Follower final : public QObject {
 public:
     Follower(Source& engine, RunId id, bool printConsole, qint64 printFrom)
         : m_id(id)
         , m_print(printConsole)
         , m_printedUpTo(printFrom)
     {
-        QObject::connect(&engine, &Source::consoleReceived, this, [this](RunId run, qint64 offset, const QByteArray& bytes) {
-            if (run != m_id || !m_print)
-                return;
-            const qint64 end = offset + bytes.size();
-            if (end <= m_printedUpTo)
-                return;
-            const qint64 skip = std::max<qint64>(0, m_printedUpTo - offset);
-            ::fwrite(bytes.constData() + skip, 1, size_t(bytes.size() - skip), stdout);
-            ::fflush(stdout);
-            m_printedUpTo = end;
-        });
+        QObject::connect(
+                &engine, &Source::consoleReceived, this, [this](RunId run, qint64 offset, const QByteArray& bytes) {
+                    if (run != m_id || !m_print)
+                        return;
+                    const qint64 end = offset + bytes.size();
+                    if (end <= m_printedUpTo)
+                        return;
+                    const qint64 skip = std::max<qint64>(0, m_printedUpTo - offset);
+                    ::fwrite(bytes.constData() + skip, 1, size_t(bytes.size() - skip), stdout);
+                    ::fflush(stdout);
+                    m_printedUpTo = end;
+                });
         // Printing from a display-only watch (another process ingests): the
         // end is known from the database before the last bytes are shown, so
         // wait for the watch too.
@@ -115,33 +115,33 @@ private:
 // Tells why a node the command needs cannot be reached (host key refused,
 // authentication, network), once per distinct reason, and calls `onDown`
 // with it (the first failure of each attempt) and `onUp` when it answers.
-template <class Source>
-class NodeWatch final : public QObject {
+template <class Source> class NodeWatch final : public QObject {
 public:
     NodeWatch(Source& engine, const QString& node, std::function<void(const QString&)> onDown,
-              std::function<void()> onUp = {})
+            std::function<void()> onUp = {})
     {
         if (node.isEmpty())
             return;
         QObject::connect(&engine, &Source::nodeStatusChanged, this,
-                         [this, node, onDown = std::move(onDown), onUp = std::move(onUp)](const QString& n, bool ready,
-                                                                                           const QString& reason) {
-                             if (n != node)
-                                 return;
-                             if (ready) {
-                                 m_said.clear();
-                                 if (onUp)
-                                     onUp();
-                                 return;
-                             }
-                             if (reason != m_said) {
-                                 err() << "trainyardctl: node " << escapedName(node) << " cannot be reached: " << escapedName(reason) << '\n';
-                                 err().flush();
-                                 m_said = reason;
-                             }
-                             if (onDown)
-                                 onDown(reason);
-                         });
+                [this, node, onDown = std::move(onDown), onUp = std::move(onUp)](
+                        const QString& n, bool ready, const QString& reason) {
+                    if (n != node)
+                        return;
+                    if (ready) {
+                        m_said.clear();
+                        if (onUp)
+                            onUp();
+                        return;
+                    }
+                    if (reason != m_said) {
+                        err() << "trainyardctl: node " << escapedName(node)
+                              << " cannot be reached: " << escapedName(reason) << '\n';
+                        err().flush();
+                        m_said = reason;
+                    }
+                    if (onDown)
+                        onDown(reason);
+                });
     }
 
 private:

@@ -69,15 +69,19 @@ int cmdShow(Context& ctx, const QStringList& argsIn)
     line("created", localTime(r.createdAt));
     line("started", localTime(r.startedAt));
     line("finished", localTime(r.finishedAt));
-    line("duration", runDuration(r, QDateTime::currentDateTimeUtc()).kind == RunDuration::Kind::EndUnknown
-                         ? QStringLiteral("unknown (its node has not answered since; it may have ended there)")
-                         : duration(r));
+    line("duration",
+            runDuration(r, QDateTime::currentDateTimeUtc()).kind == RunDuration::Kind::EndUnknown
+                    ? QStringLiteral("unknown (its node has not answered since; it may have ended there)")
+                    : duration(r));
     const QMap<QString, QString> params = ctx.store->params(r.id);
     for (auto it = params.cbegin(); it != params.cend(); ++it)
         line("param", escapedName(it.key()) + u'=' + escapedName(it.value()));
     const QMap<QString, MetricPoint> latest = ctx.store->latestMetrics(r.id);
     for (auto it = latest.cbegin(); it != latest.cend(); ++it)
-        line("metric", QStringLiteral("%1=%2 (step %3)").arg(escapedName(it.key()), formatValue(it.value().value)).arg(it.value().step));
+        line("metric",
+                QStringLiteral("%1=%2 (step %3)")
+                        .arg(escapedName(it.key()), formatValue(it.value().value))
+                        .arg(it.value().step));
     if (!r.consolePath.isEmpty())
         line("console", escapedName(r.consolePath));
     // What the engine noticed and a user should act on (RunNotice.h); the

@@ -45,9 +45,9 @@ namespace {
 int waitForSweep(Context& ctx, service::ServiceClient& svc, const QList<RunId>& ids, bool follow);
 // Where a submitted spec's text came from: what the service needs to parse it again.
 struct SpecSource {
-    QString origin;                      // for messages: the file, or "run N spec"
-    QString baseDir;                     // relative workdirs resolve against it
-    QMap<QString, QString> overrides;    // --param
+    QString origin;                   // for messages: the file, or "run N spec"
+    QString baseDir;                  // relative workdirs resolve against it
+    QMap<QString, QString> overrides; // --param
 };
 int submitSpec(Context& ctx, const JobSpec& spec, const SpecSource& source, const QString& node, bool follow);
 
@@ -55,12 +55,14 @@ int submitSpec(Context& ctx, const JobSpec& spec, const SpecSource& source, cons
 // --param name=value (repeatable) and --node; `*overrides` gets the params.
 // A usage error is returned as its exit code.
 std::optional<int> parseSubmitOptions(QCommandLineParser& p, const QString& command, const QString& positional,
-                                      const QStringList& args, QMap<QString, QString>* overrides)
+        const QStringList& args, QMap<QString, QString>* overrides)
 {
-    p.addPositionalArgument(positional, positional == u"RUN" ? QStringLiteral("the run to submit again")
-                                                             : QStringLiteral("job spec (.yaml) or script (.py/.sh)"));
+    p.addPositionalArgument(positional,
+            positional == u"RUN" ? QStringLiteral("the run to submit again")
+                                 : QStringLiteral("job spec (.yaml) or script (.py/.sh)"));
     p.addOption({QStringLiteral("follow"), QStringLiteral("print the console and exit with the run's status")});
-    p.addOption({QStringLiteral("param"), QStringLiteral("override a param (name=value)"), QStringLiteral("name=value")});
+    p.addOption(
+            {QStringLiteral("param"), QStringLiteral("override a param (name=value)"), QStringLiteral("name=value")});
     p.addOption({QStringLiteral("node"), QStringLiteral("run only on this node"), QStringLiteral("NAME")});
     if (!p.parse(QStringList{command} + args))
         return usageError(p.errorText());
@@ -84,7 +86,8 @@ int cmdSubmit(Context& ctx, const QStringList& args)
     if (const auto bad = parseSubmitOptions(p, QStringLiteral("submit"), QStringLiteral("FILE"), args, &overrides))
         return *bad;
     const QString file = p.positionalArguments().front();
-    const bool script = file.endsWith(QStringLiteral(".py")) || file.endsWith(QStringLiteral(".sh")) || QFileInfo(file).isDir();
+    const bool script
+            = file.endsWith(QStringLiteral(".py")) || file.endsWith(QStringLiteral(".sh")) || QFileInfo(file).isDir();
     if (script && !overrides.isEmpty())
         return usageError(QStringLiteral("--param needs a job spec with params, not a script"));
     const Result<JobSpec> spec = script ? jobSpecForScript(file) : parseJobSpecFile(file, overrides);
@@ -95,7 +98,6 @@ int cmdSubmit(Context& ctx, const QStringList& args)
     const SpecSource source{file, script ? spec->workdir : QFileInfo(file).absolutePath(), overrides};
     return submitSpec(ctx, *spec, source, p.value(QStringLiteral("node")), p.isSet(QStringLiteral("follow")));
 }
-
 
 namespace {
 
@@ -113,12 +115,11 @@ int submitSpec(Context& ctx, const JobSpec& specIn, const SpecSource& source, co
     QJsonObject params;
     for (auto it = source.overrides.cbegin(); it != source.overrides.cend(); ++it)
         params.insert(it.key(), it.value());
-    const QJsonObject specJson{{QStringLiteral("yaml"), spec->yaml},
-                               {QStringLiteral("origin"), source.origin},
-                               {QStringLiteral("base_dir"), source.baseDir},
-                               {QStringLiteral("source_path"), spec->sourcePath},
-                               {QStringLiteral("params"), params}};
-    const auto submitted = svc->call(QStringLiteral("submit"), {{QStringLiteral("spec"), specJson}, {QStringLiteral("node"), node}});
+    const QJsonObject specJson{{QStringLiteral("yaml"), spec->yaml}, {QStringLiteral("origin"), source.origin},
+            {QStringLiteral("base_dir"), source.baseDir}, {QStringLiteral("source_path"), spec->sourcePath},
+            {QStringLiteral("params"), params}};
+    const auto submitted
+            = svc->call(QStringLiteral("submit"), {{QStringLiteral("spec"), specJson}, {QStringLiteral("node"), node}});
     if (!submitted) {
         err() << escapedName(submitted.error().message) << '\n';
         return spec->sweep.isEmpty() ? Unavailable : InvalidSpec;
@@ -135,7 +136,8 @@ int submitSpec(Context& ctx, const JobSpec& specIn, const SpecSource& source, co
         err().flush();
         return waitForRun(ctx, *svc, ids.front(), follow);
     }
-    err() << "submitted sweep " << escapedName(spec->name) << ": " << ids.size() << " runs, " << ids.front() << " to " << ids.back();
+    err() << "submitted sweep " << escapedName(spec->name) << ": " << ids.size() << " runs, " << ids.front() << " to "
+          << ids.back();
     if (spec->maxConcurrent)
         err() << ", at most " << spec->maxConcurrent << " at once";
     err() << '\n';
@@ -214,44 +216,50 @@ int waitForSweep(Context& ctx, service::ServiceClient& svc, const QList<RunId>& 
             QCoreApplication::exit(0);
     };
     if (follow)
-        QObject::connect(&svc, &service::ServiceClient::consoleReceived, &guard, [console](RunId run, qint64 offset, const QByteArray& bytes) {
-            const QByteArray lines = console->feed(run, offset, bytes);
-            if (lines.isEmpty())
-                return;
-            ::fwrite(lines.constData(), 1, size_t(lines.size()), stdout);
-            ::fflush(stdout);
-        });
+        QObject::connect(&svc, &service::ServiceClient::consoleReceived, &guard,
+                [console](RunId run, qint64 offset, const QByteArray& bytes) {
+                    const QByteArray lines = console->feed(run, offset, bytes);
+                    if (lines.isEmpty())
+                        return;
+                    ::fwrite(lines.constData(), 1, size_t(lines.size()), stdout);
+                    ::fflush(stdout);
+                });
     QObject::connect(&svc, &service::ServiceClient::runStateChanged, &guard, [=](const RunRecord& r) {
         if (!remaining->contains(r.id))
             return;
-        const bool done = follow ? isTerminal(r.state) : (r.state != RunState::Queued && r.state != RunState::Starting && r.state != RunState::Held);
+        const bool done = follow
+                ? isTerminal(r.state)
+                : (r.state != RunState::Queued && r.state != RunState::Starting && r.state != RunState::Held);
         if (done)
             finish(r);
     });
     // Without --follow, the runs that wait with a reason are left to the
     // service once every other one has started.
     const int queuedGraceMs = svc.startedService() ? 1500 : 0;
-    QObject::connect(&svc, &service::ServiceClient::pendingReasonsChanged, &guard, [=, &guard](const QHash<RunId, QString>& reasons) {
-        if (follow)
-            return;
-        for (auto it = reasons.cbegin(); it != reasons.cend(); ++it)
-            if (remaining->contains(it.key()))
-                queued->insert(it.key(), it.value());
-        QTimer::singleShot(queuedGraceMs, &guard, [=] {
-            for (auto it = queued->cbegin(); it != queued->cend(); ++it)
-                if (!remaining->contains(it.key()))
+    QObject::connect(&svc, &service::ServiceClient::pendingReasonsChanged, &guard,
+            [=, &guard](const QHash<RunId, QString>& reasons) {
+                if (follow)
                     return;
-            if (!queued->isEmpty() && queued->size() == remaining->size())
-                QCoreApplication::exit(0);
-        });
-    });
+                for (auto it = reasons.cbegin(); it != reasons.cend(); ++it)
+                    if (remaining->contains(it.key()))
+                        queued->insert(it.key(), it.value());
+                QTimer::singleShot(queuedGraceMs, &guard, [=] {
+                    for (auto it = queued->cbegin(); it != queued->cend(); ++it)
+                        if (!remaining->contains(it.key()))
+                            return;
+                    if (!queued->isEmpty() && queued->size() == remaining->size())
+                        QCoreApplication::exit(0);
+                });
+            });
     QObject::connect(&svc, &service::ServiceClient::noticeAdded, &guard, [](RunId run, const QString& text) {
         err() << "trainyardctl: run " << run << ": " << escapedName(text) << '\n';
         err().flush();
     });
     QObject::connect(&svc, &service::ServiceClient::disconnected, &guard, [] { QCoreApplication::exit(kServiceGone); });
     for (RunId id : ids)
-        if (auto w = svc.call(QStringLiteral("watch"), {{QStringLiteral("run"), id}, {QStringLiteral("console"), follow}}); !w) {
+        if (auto w
+                = svc.call(QStringLiteral("watch"), {{QStringLiteral("run"), id}, {QStringLiteral("console"), follow}});
+                !w) {
             err() << "trainyardctl: " << escapedName(w.error().message) << '\n';
             return Unavailable;
         }

@@ -48,7 +48,8 @@ int cmdValidate(const QStringList& args)
         err() << spec.error().message << '\n';
         return InvalidSpec;
     }
-    out() << args.front() << ": ok: run '" << escapedName(spec->name) << "': " << escapedJoin(spec->argv, QStringLiteral(" ")) << "\n  in " << escapedName(spec->workdir);
+    out() << args.front() << ": ok: run '" << escapedName(spec->name)
+          << "': " << escapedJoin(spec->argv, QStringLiteral(" ")) << "\n  in " << escapedName(spec->workdir);
     if (spec->resources.gpus)
         out() << ", " << spec->resources.gpus << " GPU(s)";
     if (!spec->params.isEmpty())

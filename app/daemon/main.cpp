@@ -23,14 +23,17 @@
 namespace {
 
 int g_signalPipe[2] = {-1, -1};
-extern "C" void onTerminate(int) { (void)!::write(g_signalPipe[1], "x", 1); }
+extern "C" void onTerminate(int)
+{
+    (void)!::write(g_signalPipe[1], "x", 1);
+}
 
 void logLine(QtMsgType type, const QMessageLogContext&, const QString& message)
 {
     static const char* const kinds[] = {"debug", "warning", "critical", "fatal", "info"};
     std::fprintf(stderr, "%s trainyardd[%d] %s: %s\n",
-                 qPrintable(QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)), int(::getpid()),
-                 kinds[std::min<int>(int(type), 4)], qPrintable(message));
+            qPrintable(QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs)), int(::getpid()),
+            kinds[std::min<int>(int(type), 4)], qPrintable(message));
     std::fflush(stderr);
 }
 
@@ -97,24 +100,33 @@ int main(int argc, char* argv[])
         QCoreApplication::setApplicationVersion(qEnvironmentVariable("TRAINYARD_TEST_SERVICE_VERSION"));
 
     QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral("The Trainyard service: owns the queue, the nodes and ingestion of one result database."));
+    p.setApplicationDescription(
+            QStringLiteral("The Trainyard service: owns the queue, the nodes and ingestion of one result database."));
     p.addHelpOption();
     p.addVersionOption();
-    p.addOption({QStringLiteral("db"), QStringLiteral("result database (default: $TRAINYARD_DB, else ~/.local/share/trainyard/trainyard.db)"), QStringLiteral("PATH")});
-    p.addOption({QStringLiteral("detach"), QStringLiteral("run in the background (own session, log to the state folder); exit once listening")});
+    p.addOption({QStringLiteral("db"),
+            QStringLiteral("result database (default: $TRAINYARD_DB, else ~/.local/share/trainyard/trainyard.db)"),
+            QStringLiteral("PATH")});
+    p.addOption({QStringLiteral("detach"),
+            QStringLiteral("run in the background (own session, log to the state folder); exit once listening")});
     p.addOption({QStringLiteral("persist"), QStringLiteral("never stop when idle")});
-    p.addOption({QStringLiteral("idle-exit"), QStringLiteral("stop after this many seconds with no work and no client (default $TRAINYARD_DAEMON_IDLE, else 300)"), QStringLiteral("SECONDS")});
+    p.addOption({QStringLiteral("idle-exit"),
+            QStringLiteral(
+                    "stop after this many seconds with no work and no client (default $TRAINYARD_DAEMON_IDLE, else 300)"),
+            QStringLiteral("SECONDS")});
     p.process(app);
 
     ty::service::ServiceHost::Options options;
     options.databasePath = p.isSet(QStringLiteral("db")) ? p.value(QStringLiteral("db")) : ty::defaultDatabasePath();
     options.persist = p.isSet(QStringLiteral("persist"));
-    const QString idle = p.isSet(QStringLiteral("idle-exit")) ? p.value(QStringLiteral("idle-exit")) : qEnvironmentVariable("TRAINYARD_DAEMON_IDLE");
+    const QString idle = p.isSet(QStringLiteral("idle-exit")) ? p.value(QStringLiteral("idle-exit"))
+                                                              : qEnvironmentVariable("TRAINYARD_DAEMON_IDLE");
     if (!idle.isEmpty()) {
         bool ok = false;
         options.idleExitSec = idle.toInt(&ok);
         if (!ok || options.idleExitSec < 1) {
-            const QString why = QStringLiteral("trainyardd: --idle-exit needs a whole number of seconds >= 1, not '%1'").arg(idle);
+            const QString why = QStringLiteral("trainyardd: --idle-exit needs a whole number of seconds >= 1, not '%1'")
+                                        .arg(idle);
             std::fprintf(stderr, "%s\n", qPrintable(why));
             ty::service::reportFailure(ready, 1, why.toStdString());
             return 2;
@@ -141,7 +153,7 @@ int main(int argc, char* argv[])
             qInfo() << "signal received: stopping";
             QCoreApplication::quit();
         });
-        struct sigaction sa {};
+        struct sigaction sa { };
         sa.sa_handler = onTerminate;
         ::sigaction(SIGTERM, &sa, nullptr);
         ::sigaction(SIGINT, &sa, nullptr);

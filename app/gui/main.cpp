@@ -19,7 +19,8 @@ int main(int argc, char* argv[])
     QStringList args;
     for (int i = 0; i < argc; ++i)
         args << QString::fromLocal8Bit(argv[i]);
-    const ty::GuiCommandLine cmd = ty::GuiCommandLine::parse(args, QStringLiteral(TRAINYARD_VERSION), ty::defaultDatabasePath());
+    const ty::GuiCommandLine cmd
+            = ty::GuiCommandLine::parse(args, QStringLiteral(TRAINYARD_VERSION), ty::defaultDatabasePath());
     if (cmd.action != ty::GuiCommandLine::Action::Run) {
         const QByteArray text = cmd.text.toLocal8Bit();
         FILE* to = cmd.action == ty::GuiCommandLine::Action::Fail ? stderr : stdout;

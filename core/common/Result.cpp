@@ -7,20 +7,20 @@ namespace ty {
 
 namespace {
 constexpr std::array<std::pair<ErrorKind, const char*>, 14> kNames{{
-    {ErrorKind::Unspecified, "unspecified"},
-    {ErrorKind::InvalidInput, "invalid_input"},
-    {ErrorKind::NotFound, "not_found"},
-    {ErrorKind::Storage, "storage"},
-    {ErrorKind::ReadOnly, "read_only"},
-    {ErrorKind::Damaged, "damaged"},
-    {ErrorKind::Unreachable, "unreachable"},
-    {ErrorKind::HostKeyUnknown, "host_key_unknown"},
-    {ErrorKind::HostKeyChanged, "host_key_changed"},
-    {ErrorKind::Authentication, "authentication"},
-    {ErrorKind::Refused, "refused"},
-    {ErrorKind::ReplyLost, "reply_lost"},
-    {ErrorKind::GpuClaimed, "gpu_claimed"},
-    {ErrorKind::Version, "version"},
+        {ErrorKind::Unspecified, "unspecified"},
+        {ErrorKind::InvalidInput, "invalid_input"},
+        {ErrorKind::NotFound, "not_found"},
+        {ErrorKind::Storage, "storage"},
+        {ErrorKind::ReadOnly, "read_only"},
+        {ErrorKind::Damaged, "damaged"},
+        {ErrorKind::Unreachable, "unreachable"},
+        {ErrorKind::HostKeyUnknown, "host_key_unknown"},
+        {ErrorKind::HostKeyChanged, "host_key_changed"},
+        {ErrorKind::Authentication, "authentication"},
+        {ErrorKind::Refused, "refused"},
+        {ErrorKind::ReplyLost, "reply_lost"},
+        {ErrorKind::GpuClaimed, "gpu_claimed"},
+        {ErrorKind::Version, "version"},
 }};
 } // namespace
 

@@ -12,19 +12,19 @@ namespace ty {
 // read-only): code branches on the kind, never on the message's words.
 enum class ErrorKind {
     Unspecified,
-    InvalidInput,    // a job spec, an argument, a request line
-    NotFound,        // no such run, node, key or entry
-    Storage,         // the database or a file could not be written or read
-    ReadOnly,        // the database or its folder is not writable here
-    Damaged,         // the database file is damaged (SQLITE_CORRUPT, SQLITE_NOTADB)
-    Unreachable,     // the node's address does not answer, or the connection dropped
-    HostKeyUnknown,  // the node's host key is not in known_hosts (trust it to go on)
-    HostKeyChanged,  // the node's host key differs from the one recorded (refused)
-    Authentication,  // no key, passphrase or agent identity was accepted
-    Refused,         // the other side refused the request (another uid, a protocol error)
-    ReplyLost,       // the request went out; the connection ended before its reply
-    GpuClaimed,      // a GPU the start needs is held by another Trainyard instance
-    Version,         // the other side speaks a newer protocol
+    InvalidInput,   // a job spec, an argument, a request line
+    NotFound,       // no such run, node, key or entry
+    Storage,        // the database or a file could not be written or read
+    ReadOnly,       // the database or its folder is not writable here
+    Damaged,        // the database file is damaged (SQLITE_CORRUPT, SQLITE_NOTADB)
+    Unreachable,    // the node's address does not answer, or the connection dropped
+    HostKeyUnknown, // the node's host key is not in known_hosts (trust it to go on)
+    HostKeyChanged, // the node's host key differs from the one recorded (refused)
+    Authentication, // no key, passphrase or agent identity was accepted
+    Refused,        // the other side refused the request (another uid, a protocol error)
+    ReplyLost,      // the request went out; the connection ended before its reply
+    GpuClaimed,     // a GPU the start needs is held by another Trainyard instance
+    Version,        // the other side speaks a newer protocol
 };
 
 // A stable name for each kind ("host_key_unknown"), for protocols and JSON.
@@ -39,8 +39,7 @@ struct Error {
     ErrorKind kind = ErrorKind::Unspecified;
 };
 
-template <typename T>
-using Result = std::expected<T, Error>;
+template <typename T> using Result = std::expected<T, Error>;
 
 inline std::unexpected<Error> fail(QString message, ErrorKind kind = ErrorKind::Unspecified)
 {

@@ -6,14 +6,14 @@
 namespace ty {
 namespace {
 constexpr std::array<std::pair<RunState, const char16_t*>, 8> kNames{{
-    {RunState::Queued, u"queued"},
-    {RunState::Held, u"held"},
-    {RunState::Starting, u"starting"},
-    {RunState::Running, u"running"},
-    {RunState::Succeeded, u"succeeded"},
-    {RunState::Failed, u"failed"},
-    {RunState::Cancelled, u"cancelled"},
-    {RunState::Unknown, u"unknown"},
+        {RunState::Queued, u"queued"},
+        {RunState::Held, u"held"},
+        {RunState::Starting, u"starting"},
+        {RunState::Running, u"running"},
+        {RunState::Succeeded, u"succeeded"},
+        {RunState::Failed, u"failed"},
+        {RunState::Cancelled, u"cancelled"},
+        {RunState::Unknown, u"unknown"},
 }};
 } // namespace
 

@@ -37,13 +37,13 @@ struct RunRecord {
     RunId id = 0;
     QString name;
     RunState state = RunState::Queued;
-    QString specYaml;             // the job spec text as submitted (after sweep expansion)
-    QString specPath;             // where it came from, empty for the submit dialog
-    QString node;                 // node name, "local" for this machine
-    QList<int> gpus;              // GPU indices on the node
-    QStringList argv;             // the exact argv executed (shell commands: {"/bin/sh","-c",cmd})
+    QString specYaml; // the job spec text as submitted (after sweep expansion)
+    QString specPath; // where it came from, empty for the submit dialog
+    QString node;     // node name, "local" for this machine
+    QList<int> gpus;  // GPU indices on the node
+    QStringList argv; // the exact argv executed (shell commands: {"/bin/sh","-c",cmd})
     QString workdir;
-    QMap<QString, QString> env;   // extra environment given to the run
+    QMap<QString, QString> env; // extra environment given to the run
     QStringList tags;
     int priority = 0;
     QDateTime createdAt;
@@ -56,10 +56,10 @@ struct RunRecord {
     // its one-line detail ("exit code 3", "ValueError: x", "cancelled").
     FailureKind failureKind = FailureKind::None;
     QString failureReason;
-    QString pendingReason;        // queued or held: why it waits ("held by user", the scheduler's reason); else empty
-    QString agentRunId;           // the agent's id for the run (its directory name on the node)
-    QString consolePath;          // local copy of the console (raw bytes)
-    qint64 consoleOffset = 0;     // bytes of the node's console already copied and ingested
+    QString pendingReason;    // queued or held: why it waits ("held by user", the scheduler's reason); else empty
+    QString agentRunId;       // the agent's id for the run (its directory name on the node)
+    QString consolePath;      // local copy of the console (raw bytes)
+    qint64 consoleOffset = 0; // bytes of the node's console already copied and ingested
     // The user's own words about the run, and whether it is archived (hidden
     // from the runs table and `trainyardctl ls` unless asked for). Written
     // only by ResultStore::annotateRun, never by updateRun or createRun, so an
@@ -98,10 +98,10 @@ struct MetricPoint {
     QString key;
     qint64 step = 0;
     std::optional<double> epoch;
-    qint64 wallTimeMs = 0;        // ms since the Unix epoch, UTC
+    qint64 wallTimeMs = 0; // ms since the Unix epoch, UTC
     double value = 0.0;
     MetricSource source = MetricSource::Console;
-    bool superseded = false;      // read back only: replaced by a later segment (ResultStore::allMetrics)
+    bool superseded = false; // read back only: replaced by a later segment (ResultStore::allMetrics)
 };
 
 // A series (run, key, source) went back to `step`: the run was resumed from a
@@ -110,7 +110,7 @@ struct MetricRestart {
     RunId run = 0;
     QString key;
     qint64 step = 0;
-    qint64 wallTimeMs = 0;        // arrival of the first point of the new segment, ms since the epoch, UTC
+    qint64 wallTimeMs = 0; // arrival of the first point of the new segment, ms since the epoch, UTC
     int superseded = 0;
     MetricSource source = MetricSource::Console;
 };

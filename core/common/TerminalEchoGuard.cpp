@@ -12,7 +12,7 @@ constexpr int kCount = int(sizeof kSignals / sizeof kSignals[0]);
 // What the handler needs, set before it is installed (async-signal-safe use only).
 volatile std::sig_atomic_t g_active = 0;
 int g_fd = -1;
-termios g_saved {};
+termios g_saved{};
 struct sigaction g_previous[kCount];
 
 int slotOf(int sig)

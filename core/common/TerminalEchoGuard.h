@@ -28,7 +28,7 @@ public:
 private:
     int m_fd;
     bool m_active = false;
-    termios m_saved {};
+    termios m_saved{};
 };
 
 } // namespace ty

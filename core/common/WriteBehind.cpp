@@ -39,7 +39,7 @@ void WriteBehind::advance(int fd, std::int64_t position)
         // pages that posix_fadvise skips, and they would stay cached.
         if ((m_modes & Flush) && (m_modes & Wait))
             ::sync_file_range(fd, from, dropTo - from,
-                              SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+                    SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
 #endif
 #if defined(POSIX_FADV_DONTNEED)
         ::posix_fadvise(fd, from, dropTo - from, POSIX_FADV_DONTNEED);

@@ -47,8 +47,7 @@ public:
     explicit WriteBehind(unsigned modes, std::int64_t window = kDefaultWindow)
         : m_modes(modes)
         , m_window(window)
-    {
-    }
+    { }
 
     // Starts at `position` (the file's size, or where a reader starts):
     // bytes before it are left as they are.

@@ -56,7 +56,7 @@ ConsoleLevel ConsoleLevelClassifier::lineLevel(QStringView line)
     if (line.contains(u"Killed") && FailureDetector::isKilledLine(line))
         return ConsoleLevel::Error;
     if (hasToken(line, u"Warning", false) || hasToken(line, u"WARN", true, true) || hasToken(line, u"warning:", true)
-        || isPythonWarningLocation(line))
+            || isPythonWarningLocation(line))
         return ConsoleLevel::Warning;
     return ConsoleLevel::Info;
 }
@@ -64,8 +64,8 @@ ConsoleLevel ConsoleLevelClassifier::lineLevel(QStringView line)
 ConsoleLevel ConsoleLevelClassifier::classify(QStringView line)
 {
     if (line.startsWith(u"Traceback (most recent call last):")
-        || line.startsWith(u"During handling of the above exception, another exception occurred:")
-        || line.startsWith(u"The above exception was the direct cause of the following exception:")) {
+            || line.startsWith(u"During handling of the above exception, another exception occurred:")
+            || line.startsWith(u"The above exception was the direct cause of the following exception:")) {
         // The chaining lines are followed by a blank line and the next header:
         // keep the block going through them.
         m_inTraceback = true;

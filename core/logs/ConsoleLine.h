@@ -31,13 +31,13 @@ struct StyleSpan {
 // control character) plus the styled runs.
 struct ConsoleLine {
     QString text;
-    QList<StyleSpan> spans;      // only runs whose style differs from the default
-    qint64 byteOffset = 0;       // raw stream offset of the byte that started this row
-    bool truncated = false;      // the row had more columns than maxLineChars; text holds the first ones
-    qint64 fullLength = 0;       // columns the row really had (== text's width when !truncated)
-    bool wrapped = false;        // width > 0 only: the row was soft-wrapped, its text continues on the next row
-    bool fromStderr = false;     // some of the row's bytes came from the run's stderr (markStderrLines);
-                                 // the renderer never sets it
+    QList<StyleSpan> spans;  // only runs whose style differs from the default
+    qint64 byteOffset = 0;   // raw stream offset of the byte that started this row
+    bool truncated = false;  // the row had more columns than maxLineChars; text holds the first ones
+    qint64 fullLength = 0;   // columns the row really had (== text's width when !truncated)
+    bool wrapped = false;    // width > 0 only: the row was soft-wrapped, its text continues on the next row
+    bool fromStderr = false; // some of the row's bytes came from the run's stderr (markStderrLines);
+                             // the renderer never sets it
 };
 
 } // namespace ty

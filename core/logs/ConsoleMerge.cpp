@@ -32,8 +32,7 @@ struct ConsoleMerge::Source {
 
 ConsoleMerge::ConsoleMerge(int maxLineChars)
     : m_maxLineChars(maxLineChars)
-{
-}
+{ }
 
 ConsoleMerge::~ConsoleMerge() = default;
 
@@ -51,7 +50,7 @@ void ConsoleMerge::updateSource(int index, ConsoleMergeSource source)
 {
     Source& s = *m_sources.at(index);
     s.timesPath = !source.timesPath.isEmpty() ? source.timesPath
-        : source.consolePath.isEmpty()        ? QString()
+            : source.consolePath.isEmpty()    ? QString()
                                               : ConsoleTimeIndex::pathFor(source.consolePath);
     const QString sidecar = source.consolePath.isEmpty() ? QString() : StderrSidecar::pathFor(source.consolePath);
     if (sidecar != s.stderrBytes.path())
@@ -83,13 +82,14 @@ Result<qint64> ConsoleMerge::readSource(int index, qint64 maxBytes)
         return 0;
     if (!f.open(QIODevice::ReadOnly))
         return fail(QStringLiteral("run %1 (%2): cannot read the console copy %3: %4")
-                        .arg(s.info.run)
-                        .arg(s.info.name, s.info.consolePath, f.errorString()));
+                            .arg(s.info.run)
+                            .arg(s.info.name, s.info.consolePath, f.errorString()));
     const qint64 size = f.size();
     if (size <= s.read)
         return 0;
     if (!f.seek(s.read))
-        return fail(QStringLiteral("run %1 (%2): cannot seek in %3").arg(s.info.run).arg(s.info.name, s.info.consolePath));
+        return fail(
+                QStringLiteral("run %1 (%2): cannot seek in %3").arg(s.info.run).arg(s.info.name, s.info.consolePath));
     const QByteArray bytes = f.read(std::min(maxBytes, size - s.read));
     if (bytes.isEmpty())
         return 0;

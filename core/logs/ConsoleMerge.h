@@ -19,20 +19,20 @@ class TerminalRenderer;
 // One run taking part in an aggregated console.
 struct ConsoleMergeSource {
     RunId run = 0;
-    QString name;          // the run's name, for the tag
-    QString consolePath;   // local console copy (raw bytes); empty or missing: nothing yet
-    QString timesPath;     // its arrival-time index; empty: ConsoleTimeIndex::pathFor(consolePath)
-    qint64 startMs = 0;    // run start, ms since the epoch (UTC); 0 = unknown
-    qint64 endMs = 0;      // run end; 0 = still going or unknown (the file's mtime is used)
+    QString name;        // the run's name, for the tag
+    QString consolePath; // local console copy (raw bytes); empty or missing: nothing yet
+    QString timesPath;   // its arrival-time index; empty: ConsoleTimeIndex::pathFor(consolePath)
+    qint64 startMs = 0;  // run start, ms since the epoch (UTC); 0 = unknown
+    qint64 endMs = 0;    // run end; 0 = still going or unknown (the file's mtime is used)
 };
 
 // One committed row of one run, as the aggregated console shows it.
 struct MergedConsoleLine {
-    qint64 timeMs = 0;     // arrival time of the row's last byte (see ConsoleMerge)
+    qint64 timeMs = 0; // arrival time of the row's last byte (see ConsoleMerge)
     RunId run = 0;
-    qint64 offset = 0;     // raw console offset where the row started
-    QString text;          // rendered text (no escapes; at most maxLineChars columns)
-    int source = 0;        // index of the ConsoleMergeSource
+    qint64 offset = 0; // raw console offset where the row started
+    QString text;      // rendered text (no escapes; at most maxLineChars columns)
+    int source = 0;    // index of the ConsoleMergeSource
     ConsoleLevel level = ConsoleLevel::Info;
     bool traceback = false; // part of a Python traceback block
     bool truncated = false;
@@ -111,8 +111,8 @@ public:
     qsizetype waitingLines() const { return m_out.size(); }
 
     // Whole merge of finished consoles (reads every file to its end).
-    static Result<QList<MergedConsoleLine>> mergeFiles(const QList<ConsoleMergeSource>& sources,
-                                                       int maxLineChars = kMaxLineChars);
+    static Result<QList<MergedConsoleLine>> mergeFiles(
+            const QList<ConsoleMergeSource>& sources, int maxLineChars = kMaxLineChars);
 
 private:
     struct Source;

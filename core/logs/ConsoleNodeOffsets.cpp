@@ -34,12 +34,12 @@ Result<ConsoleNodeOffsets> ConsoleNodeOffsets::load(const QString& path)
         const qint64 node = parts.size() == 3 ? parts[1].toLongLong(&okNode) : -1;
         const qint64 generation = parts.size() == 3 ? parts[2].toLongLong(&okGeneration) : -1;
         if (!okLocal || !okNode || !okGeneration || local < 0 || node < 0 || generation < 0
-            || (!offsets.m_entries.isEmpty() && local <= offsets.localBase()))
+                || (!offsets.m_entries.isEmpty() && local <= offsets.localBase()))
             return fail(QStringLiteral("%1:%2: not \"<local offset> <node offset> <generation>\" after the entries "
                                        "before it: \"%3\"")
-                            .arg(path)
-                            .arg(lineNo)
-                            .arg(QString::fromUtf8(line.left(80))));
+                                .arg(path)
+                                .arg(lineNo)
+                                .arg(QString::fromUtf8(line.left(80))));
         offsets.m_entries.append(Entry{local, node, generation});
     }
     return offsets;
@@ -51,7 +51,8 @@ Result<void> ConsoleNodeOffsets::save(const QString& path) const
     if (!f.open(QIODevice::WriteOnly))
         return fail(QStringLiteral("cannot write %1: %2").arg(path, f.errorString()));
     for (const Entry& e : m_entries)
-        f.write(QByteArray::number(e.local) + ' ' + QByteArray::number(e.node) + ' ' + QByteArray::number(e.generation) + '\n');
+        f.write(QByteArray::number(e.local) + ' ' + QByteArray::number(e.node) + ' ' + QByteArray::number(e.generation)
+                + '\n');
     if (!f.commit())
         return fail(QStringLiteral("cannot write %1: %2").arg(path, f.errorString()));
     return {};

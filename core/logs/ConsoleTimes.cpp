@@ -56,9 +56,9 @@ int ConsoleTimeIndex::readMore(const QString& path)
         if (!okOffset || !okTime || offset < 0) {
             if (m_error.isEmpty())
                 m_error = QStringLiteral("%1:%2: not \"<offset> <ms>\": \"%3\"")
-                              .arg(path)
-                              .arg(m_lineNo)
-                              .arg(QString::fromUtf8(line.first(std::min<qsizetype>(line.size(), 60))));
+                                  .arg(path)
+                                  .arg(m_lineNo)
+                                  .arg(QString::fromUtf8(line.first(std::min<qsizetype>(line.size(), 60))));
             continue;
         }
         append(offset, time);
@@ -78,8 +78,8 @@ void ConsoleTimeIndex::setFallback(qint64 startMs, qint64 endMs, qint64 endOffse
 qint64 ConsoleTimeIndex::timeAt(qint64 offset) const
 {
     if (!m_entries.empty() && offset >= m_entries.front().offset) {
-        const auto it = std::upper_bound(m_entries.begin(), m_entries.end(), offset,
-                                         [](qint64 o, const Entry& e) { return o < e.offset; });
+        const auto it = std::upper_bound(
+                m_entries.begin(), m_entries.end(), offset, [](qint64 o, const Entry& e) { return o < e.offset; });
         return std::prev(it)->timeMs;
     }
     // Before the first entry, or no index: interpolate.

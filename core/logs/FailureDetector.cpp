@@ -23,7 +23,8 @@ QString shorten(QStringView s)
 // "torch.OutOfMemoryError: CUDA out of memory..." -> "torch.OutOfMemoryError"
 QString exceptionType(QStringView line)
 {
-    static const QRegularExpression re(QStringLiteral(R"(^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|Failure|Fault|Timeout|[A-Z]\w*))(?::|$))"));
+    static const QRegularExpression re(QStringLiteral(
+            R"(^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning|Failure|Fault|Timeout|[A-Z]\w*))(?::|$))"));
     const QRegularExpressionMatch m = re.match(line.trimmed());
     return m.hasMatch() ? m.captured(1) : QString();
 }
@@ -51,14 +52,14 @@ bool isCudaOom(QStringView line)
     if (!containsVia(line, u"emory", 4) && !containsVia(line, u"CUBLAS", 2))
         return false; // each pattern below holds one of them
     return line.contains(u"CUDA out of memory") || line.contains(u"OutOfMemoryError")
-        || line.contains(u"CUBLAS_STATUS_ALLOC_FAILED") || line.contains(u"cudaErrorMemoryAllocation")
-        || line.contains(u"CUDA error: out of memory");
+            || line.contains(u"CUBLAS_STATUS_ALLOC_FAILED") || line.contains(u"cudaErrorMemoryAllocation")
+            || line.contains(u"CUDA error: out of memory");
 }
 
 bool isNccl(QStringView line)
 {
     static const QRegularExpression re(QStringLiteral(
-        R"(NCCL error|ncclInternalError|ncclSystemError|ncclUnhandledCudaError|ncclInvalidUsage|ncclRemoteError|NCCL WARN|ProcessGroupNCCL.*(?:[Tt]imeout|[Ee]rror|[Ww]atchdog)|DistBackendError)"));
+            R"(NCCL error|ncclInternalError|ncclSystemError|ncclUnhandledCudaError|ncclInvalidUsage|ncclRemoteError|NCCL WARN|ProcessGroupNCCL.*(?:[Tt]imeout|[Ee]rror|[Ww]atchdog)|DistBackendError)"));
     if (!containsVia(line, u"NCCL", 0) && !containsVia(line, u"nccl", 3) && !containsVia(line, u"DistBackendError", 4))
         return false; // every alternative holds one of them
     return re.match(line).hasMatch();
@@ -185,8 +186,9 @@ void FailureDetector::feed(QStringView line)
             m_lastExceptionType = exceptionType(line);
             if (isCudaOom(line)) {
                 raise(Kind::CudaOutOfMemory,
-                      QStringLiteral("CUDA out of memory (%1)")
-                          .arg(m_lastExceptionType.isEmpty() ? QStringLiteral("traceback") : m_lastExceptionType));
+                        QStringLiteral("CUDA out of memory (%1)")
+                                .arg(m_lastExceptionType.isEmpty() ? QStringLiteral("traceback")
+                                                                   : m_lastExceptionType));
                 return;
             }
             if (isNccl(line)) {

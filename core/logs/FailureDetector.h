@@ -17,8 +17,7 @@ namespace ty {
 //   "NCCL error: ncclUnhandledCudaError: Call to CUDA function failed."
 //   "Killed (SIGKILL, likely the kernel's out-of-memory killer)"
 // Not thread safe; one instance per run.
-class FailureDetector final
-{
+class FailureDetector final {
 public:
     enum class Kind { None, Killed, PythonException, Nccl, CudaOutOfMemory };
 

@@ -89,7 +89,9 @@ qsizetype numberLength(QStringView s)
     if (i < n && (s[i] == u'-' || s[i] == u'+'))
         ++i;
     auto word = [&](QLatin1StringView w) {
-        return s.mid(i).startsWith(w, Qt::CaseInsensitive) && (i + w.size() >= n || !isKeyChar(s[i + w.size()]) || s[i + w.size()] == u'.' || s[i + w.size()] == u'-' || s[i + w.size()] == u'/');
+        return s.mid(i).startsWith(w, Qt::CaseInsensitive)
+                && (i + w.size() >= n || !isKeyChar(s[i + w.size()]) || s[i + w.size()] == u'.'
+                        || s[i + w.size()] == u'-' || s[i + w.size()] == u'/');
     };
     if (i < n && (s[i] == u'n' || s[i] == u'N' || s[i] == u'i' || s[i] == u'I')) {
         if (word(QLatin1StringView("infinity")))
@@ -178,10 +180,16 @@ struct ValueToken {
 std::optional<ValueToken> valueToken(QStringView s)
 {
     static constexpr QLatin1StringView kWrappers[] = {
-        QLatin1StringView("tensor("),        QLatin1StringView("np.float64("),    QLatin1StringView("np.float32("),
-        QLatin1StringView("np.float16("),    QLatin1StringView("np.float_("),     QLatin1StringView("numpy.float64("),
-        QLatin1StringView("numpy.float32("), QLatin1StringView("np.int64("),      QLatin1StringView("np.int32("),
-        QLatin1StringView("float("),
+            QLatin1StringView("tensor("),
+            QLatin1StringView("np.float64("),
+            QLatin1StringView("np.float32("),
+            QLatin1StringView("np.float16("),
+            QLatin1StringView("np.float_("),
+            QLatin1StringView("numpy.float64("),
+            QLatin1StringView("numpy.float32("),
+            QLatin1StringView("np.int64("),
+            QLatin1StringView("np.int32("),
+            QLatin1StringView("float("),
     };
     // Every wrapper starts with 't', 'n' or 'f': most values skip the list.
     const char16_t first = s.isEmpty() ? u'\0' : s.front().unicode();
@@ -225,8 +233,8 @@ std::optional<ValueToken> valueToken(QStringView s)
 bool isStepKey(QStringView key)
 {
     return key.compare(u"step", Qt::CaseInsensitive) == 0 || key.compare(u"global_step", Qt::CaseInsensitive) == 0
-        || key.compare(u"iteration", Qt::CaseInsensitive) == 0 || key.compare(u"iter", Qt::CaseInsensitive) == 0
-        || key.endsWith(u"/global_step", Qt::CaseInsensitive) || key.endsWith(u"/step", Qt::CaseInsensitive);
+            || key.compare(u"iteration", Qt::CaseInsensitive) == 0 || key.compare(u"iter", Qt::CaseInsensitive) == 0
+            || key.endsWith(u"/global_step", Qt::CaseInsensitive) || key.endsWith(u"/step", Qt::CaseInsensitive);
 }
 
 bool isEpochKey(QStringView key)
@@ -252,8 +260,17 @@ bool startsPair(QStringView s)
 bool isConfigKey(QStringView key)
 {
     static constexpr std::u16string_view kConfig[] = {
-        u"params", u"hparams", u"hyperparameters", u"hyper_parameters", u"config", u"cfg", u"args", u"arguments",
-        u"options", u"opts", u"settings",
+            u"params",
+            u"hparams",
+            u"hyperparameters",
+            u"hyper_parameters",
+            u"config",
+            u"cfg",
+            u"args",
+            u"arguments",
+            u"options",
+            u"opts",
+            u"settings",
     };
     for (std::u16string_view c : kConfig)
         if (key.compare(QStringView(c.data(), qsizetype(c.size())), Qt::CaseInsensitive) == 0)
@@ -284,8 +301,7 @@ std::optional<std::pair<QString, int>> MetricExtractor::splitRankKey(const QStri
 
 MetricExtractor::MetricExtractor(QList<MetricRule> customRules)
     : m_rules(std::move(customRules))
-{
-}
+{ }
 
 std::optional<double> MetricExtractor::parseValue(QStringView text)
 {
@@ -302,16 +318,78 @@ bool MetricExtractor::isNoiseKey(QStringView key)
 {
     // Bookkeeping names that look like key/value pairs but are not metrics.
     static constexpr std::string_view kNoise[] = {
-        "version", "v_num", "pid", "ppid", "port", "rank", "local_rank", "global_rank", "node_rank",
-        "world_size", "seed", "num_workers", "workers", "cuda_visible_devices", "line", "lineno",
-        "python", "torch", "cuda", "cudnn", "driver", "gpu", "device", "devices", "exit", "code",
-        "returncode", "exit_code", "errno", "pytorch", "lightning", "numpy", "transformers", "tensorflow",
-        "keras", "jax", "build", "release", "date", "time", "timestamp", "eta", "elapsed", "remaining",
+            "version",
+            "v_num",
+            "pid",
+            "ppid",
+            "port",
+            "rank",
+            "local_rank",
+            "global_rank",
+            "node_rank",
+            "world_size",
+            "seed",
+            "num_workers",
+            "workers",
+            "cuda_visible_devices",
+            "line",
+            "lineno",
+            "python",
+            "torch",
+            "cuda",
+            "cudnn",
+            "driver",
+            "gpu",
+            "device",
+            "devices",
+            "exit",
+            "code",
+            "returncode",
+            "exit_code",
+            "errno",
+            "pytorch",
+            "lightning",
+            "numpy",
+            "transformers",
+            "tensorflow",
+            "keras",
+            "jax",
+            "build",
+            "release",
+            "date",
+            "time",
+            "timestamp",
+            "eta",
+            "elapsed",
+            "remaining",
     };
     // Source and data file names (`utils.py:21`).
     static constexpr std::string_view kFileExt[] = {
-        "py", "pyx", "c", "cc", "cpp", "cxx", "h", "hpp", "cu", "rs", "go", "java", "js", "ts", "sh",
-        "lua", "jl", "rb", "so", "yaml", "yml", "json", "txt", "log", "ipynb",
+            "py",
+            "pyx",
+            "c",
+            "cc",
+            "cpp",
+            "cxx",
+            "h",
+            "hpp",
+            "cu",
+            "rs",
+            "go",
+            "java",
+            "js",
+            "ts",
+            "sh",
+            "lua",
+            "jl",
+            "rb",
+            "so",
+            "yaml",
+            "yml",
+            "json",
+            "txt",
+            "log",
+            "ipynb",
     };
     char buf[64];
     if (key.size() > qsizetype(sizeof(buf)))
@@ -383,22 +461,23 @@ bool MetricExtractor::extractObject(QStringView line, QList<Raw>& out, LineInfo&
     QJsonParseError err{};
     const QJsonDocument doc = QJsonDocument::fromJson(obj.toUtf8(), &err);
     if (err.error == QJsonParseError::NoError && doc.isObject()) {
-        const std::function<void(const QJsonObject&, const QString&)> walk = [&](const QJsonObject& o, const QString& prefix) {
-            for (auto it = o.begin(); it != o.end(); ++it) {
-                const QString key = prefix.isEmpty() ? it.key() : prefix + u'.' + it.key();
-                const QJsonValue v = it.value();
-                if (v.isDouble()) {
-                    accept(key, v.toDouble(), false, out, info);
-                } else if (v.isString()) {
-                    const QString s = v.toString();
-                    const bool pct = s.trimmed().endsWith(u'%');
-                    if (const auto d = parseValue(s))
-                        accept(key, *d, pct, out, info);
-                } else if (v.isObject() && prefix.count(u'.') < 4 && !isConfigKey(it.key())) {
-                    walk(v.toObject(), key);
-                }
-            }
-        };
+        const std::function<void(const QJsonObject&, const QString&)> walk
+                = [&](const QJsonObject& o, const QString& prefix) {
+                      for (auto it = o.begin(); it != o.end(); ++it) {
+                          const QString key = prefix.isEmpty() ? it.key() : prefix + u'.' + it.key();
+                          const QJsonValue v = it.value();
+                          if (v.isDouble()) {
+                              accept(key, v.toDouble(), false, out, info);
+                          } else if (v.isString()) {
+                              const QString s = v.toString();
+                              const bool pct = s.trimmed().endsWith(u'%');
+                              if (const auto d = parseValue(s))
+                                  accept(key, *d, pct, out, info);
+                          } else if (v.isObject() && prefix.count(u'.') < 4 && !isConfigKey(it.key())) {
+                              walk(v.toObject(), key);
+                          }
+                      }
+                  };
         walk(doc.object(), QString());
         return true;
     }

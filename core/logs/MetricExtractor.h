@@ -20,11 +20,11 @@ struct MetricRule {
 
 struct ExtractedMetric {
     QString key;
-    qint64 step = 0;               // from the line, else the per-key counter (see MetricExtractor)
-    bool stepFromLine = false;     // true when the line itself named the step
-    std::optional<double> epoch;   // the line's epoch, when it names one
-    double value = 0;              // nan and +-inf are kept as such
-    bool percent = false;          // the value was written as `95.3%` (value is 95.3)
+    qint64 step = 0;             // from the line, else the per-key counter (see MetricExtractor)
+    bool stepFromLine = false;   // true when the line itself named the step
+    std::optional<double> epoch; // the line's epoch, when it names one
+    double value = 0;            // nan and +-inf are kept as such
+    bool percent = false;        // the value was written as `95.3%` (value is 95.3)
 
     friend bool operator==(const ExtractedMetric&, const ExtractedMetric&) = default;
 };
@@ -99,8 +99,7 @@ struct ExtractedMetric {
 // terminal width can split a pair.
 //
 // Not thread safe (keeps the per-key counters); one instance per run.
-class MetricExtractor final
-{
+class MetricExtractor final {
 public:
     explicit MetricExtractor(QList<MetricRule> customRules = {});
 
@@ -154,7 +153,7 @@ private:
 
     QList<MetricRule> m_rules;
     QHash<QString, qint64> m_lastStep;
-    std::optional<qint64> m_consoleStep; // the last step a line named
+    std::optional<qint64> m_consoleStep;          // the last step a line named
     QHash<int, std::optional<qint64>> m_rankStep; // the same per rank prefix
 };
 

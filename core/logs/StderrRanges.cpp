@@ -21,7 +21,8 @@ void StderrRanges::add(qint64 offset, qint64 length)
         return;
     }
     // Overlapping or out of order (a re-fetched copy): merge into place.
-    auto first = std::partition_point(m_ranges.begin(), m_ranges.end(), [&](const ByteRange& x) { return x.end() < r.offset; });
+    auto first = std::partition_point(
+            m_ranges.begin(), m_ranges.end(), [&](const ByteRange& x) { return x.end() < r.offset; });
     auto last = first;
     qint64 b = r.offset, e = r.end();
     while (last != m_ranges.end() && last->offset <= e) {
@@ -37,7 +38,8 @@ bool StderrRanges::intersects(qint64 from, qint64 to) const
 {
     if (from >= to)
         return false;
-    auto it = std::partition_point(m_ranges.begin(), m_ranges.end(), [&](const ByteRange& x) { return x.end() <= from; });
+    auto it = std::partition_point(
+            m_ranges.begin(), m_ranges.end(), [&](const ByteRange& x) { return x.end() <= from; });
     return it != m_ranges.end() && it->offset < to;
 }
 
@@ -54,8 +56,7 @@ QString StderrSidecar::pathFor(const QString& consolePath)
 
 StderrSidecar::StderrSidecar(QString path)
     : m_path(std::move(path))
-{
-}
+{ }
 
 void StderrSidecar::refresh(qint64 keepFrom)
 {

@@ -14,8 +14,22 @@ namespace ty {
 quint32 paletteColour(int index)
 {
     static constexpr quint32 kBasic[16] = {
-        0x000000, 0xcd0000, 0x00cd00, 0xcdcd00, 0x0000ee, 0xcd00cd, 0x00cdcd, 0xe5e5e5,
-        0x7f7f7f, 0xff0000, 0x00ff00, 0xffff00, 0x5c5cff, 0xff00ff, 0x00ffff, 0xffffff,
+            0x000000,
+            0xcd0000,
+            0x00cd00,
+            0xcdcd00,
+            0x0000ee,
+            0xcd00cd,
+            0x00cdcd,
+            0xe5e5e5,
+            0x7f7f7f,
+            0xff0000,
+            0x00ff00,
+            0xffff00,
+            0x5c5cff,
+            0xff00ff,
+            0x00ffff,
+            0xffffff,
     };
     static constexpr int kLevels[6] = {0, 95, 135, 175, 215, 255};
     quint32 rgb = 0;
@@ -69,7 +83,7 @@ int decodeUtf8(const unsigned char* p, const unsigned char* end, char32_t& cp)
         if (p[1] < lo || p[1] > hi || !cont(p[2]) || !cont(p[3]))
             return 0;
         cp = char32_t(b & 0x07) << 18 | char32_t(p[1] & 0x3F) << 12 | char32_t(p[2] & 0x3F) << 6
-            | char32_t(p[3] & 0x3F);
+                | char32_t(p[3] & 0x3F);
         return 4;
     }
     return 0;
@@ -78,7 +92,7 @@ int decodeUtf8(const unsigned char* p, const unsigned char* end, char32_t& cp)
 quint32 rgbColour(int r, int g, int b)
 {
     return 0xFF000000u | quint32(std::clamp(r, 0, 255)) << 16 | quint32(std::clamp(g, 0, 255)) << 8
-        | quint32(std::clamp(b, 0, 255));
+            | quint32(std::clamp(b, 0, 255));
 }
 
 } // namespace
@@ -214,7 +228,6 @@ void TerminalRenderer::feed(QByteArrayView bytes)
         commitSettledRows();
 }
 
-
 // cells[i] = {bytes[i], style} for i < n: the ASCII fast path's inner loop
 // (16 bytes widened at a time where SSE2 is there, which x86-64 always has).
 void TerminalRenderer::fillAsciiCells(Cell* cells, const unsigned char* bytes, size_t n, quint32 style)
@@ -228,7 +241,7 @@ void TerminalRenderer::fillAsciiCells(Cell* cells, const unsigned char* bytes, s
         const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + i));
         const __m128i lo16 = _mm_unpacklo_epi8(b, zero), hi16 = _mm_unpackhi_epi8(b, zero);
         const __m128i cp[4] = {_mm_unpacklo_epi16(lo16, zero), _mm_unpackhi_epi16(lo16, zero),
-                               _mm_unpacklo_epi16(hi16, zero), _mm_unpackhi_epi16(hi16, zero)};
+                _mm_unpacklo_epi16(hi16, zero), _mm_unpackhi_epi16(hi16, zero)};
         auto* out = reinterpret_cast<__m128i*>(cells + i);
         for (int k = 0; k < 4; ++k) {
             _mm_storeu_si128(out + 2 * k, _mm_unpacklo_epi32(cp[k], st));
@@ -304,10 +317,11 @@ bool TerminalRenderer::narrowUsualCells(const Cell* cells, qint64 n, char16_t* o
         const __m128i c3 = _mm_shuffle_epi32(_mm_loadu_si128(in + 3), _MM_SHUFFLE(3, 1, 2, 0));
         const __m128i cpA = _mm_unpacklo_epi64(c0, c1);
         const __m128i cpB = _mm_unpacklo_epi64(c2, c3);
-        bits = _mm_or_si128(bits, _mm_or_si128(_mm_or_si128(cpA, _mm_sub_epi32(cpA, ones)),
-                                               _mm_or_si128(cpB, _mm_sub_epi32(cpB, ones))));
-        diff = _mm_or_si128(diff, _mm_or_si128(_mm_xor_si128(_mm_unpackhi_epi64(c0, c1), st0),
-                                               _mm_xor_si128(_mm_unpackhi_epi64(c2, c3), st0)));
+        bits = _mm_or_si128(bits,
+                _mm_or_si128(_mm_or_si128(cpA, _mm_sub_epi32(cpA, ones)), _mm_or_si128(cpB, _mm_sub_epi32(cpB, ones))));
+        diff = _mm_or_si128(diff,
+                _mm_or_si128(_mm_xor_si128(_mm_unpackhi_epi64(c0, c1), st0),
+                        _mm_xor_si128(_mm_unpackhi_epi64(c2, c3), st0)));
         const __m128i packed = _mm_packs_epi32(_mm_sub_epi32(cpA, bias32), _mm_sub_epi32(cpB, bias32));
         _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm_xor_si128(packed, bias16));
     }
@@ -383,8 +397,8 @@ const unsigned char* afterLastMover(const unsigned char* p, const unsigned char*
 // after it can bring the cursor back up: then it, and every row above it,
 // can be committed now. Each line is what commitFront() would hand on for
 // its row (fillLine()'s plain branch).
-const unsigned char* TerminalRenderer::sinkPlainLines(const unsigned char* p, const unsigned char* end, qint64 pOffset,
-                                                      FeedLookahead& ahead)
+const unsigned char* TerminalRenderer::sinkPlainLines(
+        const unsigned char* p, const unsigned char* end, qint64 pOffset, FeedLookahead& ahead)
 {
     if (!m_sink || !m_plainRows || m_altScreen || m_col != 0 || m_styleId != 0 || m_row != m_screen.size() - 1)
         return p;
@@ -478,7 +492,7 @@ void TerminalRenderer::printAsciiRun(const unsigned char* p, const unsigned char
             if (had < to) {
                 if (had < from)
                     row.cells.resize(from, Cell{0, 0}); // the blank gap before the run
-                row.cells.resize(to); // uninitialised: every cell is written just below
+                row.cells.resize(to);                   // uninitialised: every cell is written just below
             }
             fillAsciiCells(row.cells.data() + from, p, to - from, m_styleId);
             if (row.combining) {
@@ -672,7 +686,8 @@ void TerminalRenderer::processByte(unsigned char b, qint64 offset)
             m_dcsPhase = DcsPhase::Intermediate;
         } else if (b >= 0x30 && b <= 0x3F) {
             const bool digitOrSemicolon = (b >= '0' && b <= '9') || b == ';';
-            if (m_dcsPhase == DcsPhase::Intermediate || b == ':' || (m_dcsPhase == DcsPhase::Parameter && !digitOrSemicolon))
+            if (m_dcsPhase == DcsPhase::Intermediate || b == ':'
+                    || (m_dcsPhase == DcsPhase::Parameter && !digitOrSemicolon))
                 m_state = State::String; // tmux's dcs_ignore: consumed up to CAN, SUB or ESC
             else
                 m_dcsPhase = DcsPhase::Parameter;
@@ -784,9 +799,7 @@ void TerminalRenderer::execControl(unsigned char b)
     case 0x0C: // FF
         lineFeed(false);
         break;
-    case '\r':
-        m_col = 0;
-        break;
+    case '\r': m_col = 0; break;
     case '\b':
         if (m_col == 0) {
             // tmux: backspace at column 0 goes back onto a soft-wrapped row
@@ -810,8 +823,7 @@ void TerminalRenderer::execControl(unsigned char b)
         m_state = State::Escape;
         m_intermediate = 0;
         break;
-    default:
-        break; // BEL, SO, SI, NUL, ...: ignored
+    default: break; // BEL, SO, SI, NUL, ...: ignored
     }
 }
 
@@ -832,9 +844,7 @@ void TerminalRenderer::escDispatch(unsigned char final)
         clampCol();
         cursorRow();
         break;
-    case 'D':
-        lineFeed(false);
-        break;
+    case 'D': lineFeed(false); break;
     case 'E':
         m_col = 0;
         lineFeed(false);
@@ -855,8 +865,7 @@ void TerminalRenderer::escDispatch(unsigned char final)
         moveToRow(0);
         m_col = 0;
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -907,8 +916,8 @@ void TerminalRenderer::csiDispatch(unsigned char final)
         clampCol();
         cursorRow();
         break;
-    case 'C': // CUF
-    case 'a': // HPR
+    case 'C':                                                          // CUF
+    case 'a':                                                          // HPR
         m_col = std::min<qint64>(std::min(m_col, maxCol) + n, maxCol); // from a pending wrap: the last column (tmux)
         break;
     case 'D': // CUB
@@ -1081,7 +1090,7 @@ void TerminalRenderer::csiDispatch(unsigned char final)
         }
         cursorRow();
         break;
-    case 'T': // SD: the screen scrolls down n rows: blank rows at its top
+    case 'T':           // SD: the screen scrolls down n rows: blank rows at its top
         lineCleared(0); // tmux's grid_move_lines: the rows above the moved ones and where they go
         lineCleared(1);
         insertRows(0, n);
@@ -1094,9 +1103,7 @@ void TerminalRenderer::csiDispatch(unsigned char final)
             m_lastAscii = 0;
         }
         break;
-    case 'm':
-        sgr();
-        break;
+    case 'm': sgr(); break;
     case 's':
         m_savedRow = m_row + m_screenOffset;
         m_savedCol = m_col;
@@ -1108,8 +1115,7 @@ void TerminalRenderer::csiDispatch(unsigned char final)
         clampCol();
         cursorRow();
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -1174,7 +1180,8 @@ void TerminalRenderer::sgr()
         case 1: s.flags |= StyleSpan::Bold; break;
         case 2: s.flags |= StyleSpan::Faint; break;
         case 3: s.flags |= StyleSpan::Italic; break;
-        case 4: case 21: s.flags |= StyleSpan::Underline; break;
+        case 4:
+        case 21: s.flags |= StyleSpan::Underline; break;
         case 7: s.flags |= StyleSpan::Inverse; break;
         case 9: s.flags |= StyleSpan::Strike; break;
         case 22: s.flags &= ~(StyleSpan::Bold | StyleSpan::Faint); break;
@@ -1321,17 +1328,12 @@ void TerminalRenderer::setPrivateMode(int mode, bool on)
 {
     switch (mode) {
     case 47:
-    case 1047:
-        on ? enterAltScreen(false) : leaveAltScreen(false);
-        break;
-    case 1049:
-        on ? enterAltScreen(true) : leaveAltScreen(true);
-        break;
+    case 1047: on ? enterAltScreen(false) : leaveAltScreen(false); break;
+    case 1049: on ? enterAltScreen(true) : leaveAltScreen(true); break;
     case 1048: // xterm: save / restore the cursor as DECSC / DECRC do
         escDispatch(on ? '7' : '8');
         break;
-    default:
-        break; // ?25 (cursor shown), ?2004 (bracketed paste), ...: nothing to show
+    default: break; // ?25 (cursor shown), ?2004 (bracketed paste), ...: nothing to show
     }
 }
 
@@ -1493,7 +1495,8 @@ void TerminalRenderer::fillLine(const Row& row, ConsoleLine& line) const
         while (n > 0 && row.plain[size_t(n - 1)] == ' ')
             --n;
         setLength(line.text, n);
-        widenAscii(reinterpret_cast<const unsigned char*>(row.plain.data()), n, reinterpret_cast<char16_t*>(line.text.data()));
+        widenAscii(reinterpret_cast<const unsigned char*>(row.plain.data()), n,
+                reinterpret_cast<char16_t*>(line.text.data()));
         line.fullLength = n;
         return;
     }

@@ -112,8 +112,7 @@ quint32 paletteColour(int index);
 //
 // Any split of the stream over feed() calls gives the same result. Not thread
 // safe: use from one thread at a time. No Qt event loop needed.
-class TerminalRenderer final
-{
+class TerminalRenderer final {
 public:
     explicit TerminalRenderer(int width = 0, int maxLineChars = 16384, int liveRows = 64);
     ~TerminalRenderer();
@@ -204,20 +203,13 @@ private:
     // resize(), so the ASCII path grows a row and writes its cells once (a
     // zero fill first cost as much as the copy). Every other growth passes a
     // value (Cell{0, 0}).
-    template <typename T>
-    struct DefaultInitAllocator : std::allocator<T> {
-        template <typename U>
-        struct rebind {
+    template <typename T> struct DefaultInitAllocator : std::allocator<T> {
+        template <typename U> struct rebind {
             using other = DefaultInitAllocator<U>;
         };
         using std::allocator<T>::allocator;
-        template <typename U>
-        void construct(U* p) noexcept
-        {
-            ::new (static_cast<void*>(p)) U;
-        }
-        template <typename U, typename... Args>
-        void construct(U* p, Args&&... args)
+        template <typename U> void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
+        template <typename U, typename... Args> void construct(U* p, Args&&... args)
         {
             ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
         }
@@ -228,7 +220,8 @@ private:
         qint64 byteOffset = 0;
         qint64 fullLength = 0; // columns reached, including those past maxLineChars
         bool wrapped = false;
-        bool used = false; // tmux's cellused != 0: written to or moved within since last cleared whole (ESC[2J moves it to the history)
+        bool used
+                = false; // tmux's cellused != 0: written to or moved within since last cleared whole (ESC[2J moves it to the history)
         std::unique_ptr<std::unordered_map<int, std::u32string>> combining; // rare: zero-width marks per column
         void reset(qint64 offset);
     };
@@ -267,10 +260,24 @@ private:
     friend size_t qHash(const Style& s, size_t seed) noexcept;
 
     enum class State : quint8 {
-        Ground, Escape, EscapeIntermediate, Csi, CsiIgnore, Osc, OscEscape, String, StringEscape,
-        DcsEntry, DcsPassthrough, DcsEscape,
+        Ground,
+        Escape,
+        EscapeIntermediate,
+        Csi,
+        CsiIgnore,
+        Osc,
+        OscEscape,
+        String,
+        StringEscape,
+        DcsEntry,
+        DcsPassthrough,
+        DcsEscape,
     };
-    enum class DcsPhase : quint8 { Enter, Parameter, Intermediate }; // tmux's dcs_enter, dcs_parameter, dcs_intermediate
+    enum class DcsPhase : quint8 {
+        Enter,
+        Parameter,
+        Intermediate
+    }; // tmux's dcs_enter, dcs_parameter, dcs_intermediate
 
     static constexpr char32_t kWideTail = 0xFFFFFFFFu;
     static constexpr int kMaxParams = 32;
@@ -289,8 +296,8 @@ private:
     // Settle-after-feed's fast path: the plain lines from p handed to the
     // sink directly; returns where they end (p when none could be).
     // `pOffset`: the stream offset of p.
-    const unsigned char* sinkPlainLines(const unsigned char* p, const unsigned char* end, qint64 pOffset,
-                                        FeedLookahead& ahead);
+    const unsigned char* sinkPlainLines(
+            const unsigned char* p, const unsigned char* end, qint64 pOffset, FeedLookahead& ahead);
     void printCodepoint(char32_t cp);
     void putCell(char32_t cp, int w);
     void execControl(unsigned char b);
@@ -359,9 +366,9 @@ private:
     // m_screen holds its rows and m_mainScreen the main screen's.
     bool m_altScreen = false;
     RowRing m_mainScreen;
-    int m_mainRow = 0;        // the main screen's cursor row when it was left
-    int m_mainUpReach = 0;    // and its m_maxUpReach (moves on the alternate screen do not count)
-    int m_mainOffset = 0;     // and its m_screenOffset (the alternate screen's is 0)
+    int m_mainRow = 0;         // the main screen's cursor row when it was left
+    int m_mainUpReach = 0;     // and its m_maxUpReach (moves on the alternate screen do not count)
+    int m_mainOffset = 0;      // and its m_screenOffset (the alternate screen's is 0)
     qint64 m_altEnteredAt = 0; // offset of the ESC that entered the alternate screen
     // ?1049h's saved cursor (tmux's screen saved_cx/cy/cell): none until the first ?1049h
     bool m_altCursorSaved = false;
@@ -375,8 +382,8 @@ private:
     std::vector<Style> m_styles;
     QHash<Style, quint32> m_styleIds;
 
-    qint64 m_offset = 0;       // bytes fed so far
-    qint64 m_curByte = 0;      // offset of the byte being processed
+    qint64 m_offset = 0;  // bytes fed so far
+    qint64 m_curByte = 0; // offset of the byte being processed
 
     State m_state = State::Ground;
     // UTF-8 decoder (WHATWG)
@@ -389,7 +396,7 @@ private:
     bool m_subParam[kMaxParams] = {}; // param i was introduced by ':'
     int m_paramCount = 0;
     bool m_paramHasDigit = false;
-    unsigned char m_private = 0;       // '<', '=', '>', '?' or 0
+    unsigned char m_private = 0; // '<', '=', '>', '?' or 0
     unsigned char m_intermediate = 0;
     DcsPhase m_dcsPhase = DcsPhase::Enter;
     char m_lastAscii = 0; // the last printed character for REP (CSI b), 0 after a control or escape (tmux's ictx->last)

@@ -115,16 +115,18 @@ bool AgentClient::skipPreamble(const QByteArray& bytes)
     }
     if (agentAt < 0) {
         if (m_preamble.size() > kMaxPreamble)
-            fail(QStringLiteral("agent on node %1: no agent in the first 64 KiB of output; the node's shell printed: %2 "
-                                "(a shell startup file such as ~/.bashrc writes to stdout)")
-                     .arg(nodeName(), QString::fromUtf8(m_preamble.left(200)).simplified()));
+            fail(QStringLiteral(
+                    "agent on node %1: no agent in the first 64 KiB of output; the node's shell printed: %2 "
+                    "(a shell startup file such as ~/.bashrc writes to stdout)")
+                            .arg(nodeName(), QString::fromUtf8(m_preamble.left(200)).simplified()));
         return false;
     }
     if (agentAt > 0)
-        qCWarning(lcNodes).noquote() << "node" << nodeName() << ": skipped" << agentAt
-                                     << "bytes the shell printed before the agent started (a startup file such as "
-                                        "~/.bashrc writes to stdout):"
-                                     << QString::fromUtf8(m_preamble.left(std::min<qsizetype>(agentAt, 200))).simplified();
+        qCWarning(lcNodes).noquote()
+                << "node" << nodeName() << ": skipped" << agentAt
+                << "bytes the shell printed before the agent started (a startup file such as "
+                   "~/.bashrc writes to stdout):"
+                << QString::fromUtf8(m_preamble.left(std::min<qsizetype>(agentAt, 200))).simplified();
     m_preambleDone = true;
     m_decoder.feed(std::exchange(m_preamble, QByteArray()).sliced(agentAt));
     return true;
@@ -148,9 +150,9 @@ void AgentClient::handleFrame(const AgentFrame& frame)
         }
         if (hello->protocol != kAgentProtocolVersion) {
             fail(QStringLiteral("agent on node %1 speaks protocol %2, this Trainyard speaks protocol %3")
-                     .arg(nodeName())
-                     .arg(hello->protocol)
-                     .arg(kAgentProtocolVersion));
+                            .arg(nodeName())
+                            .arg(hello->protocol)
+                            .arg(kAgentProtocolVersion));
             return;
         }
         m_hello = *hello;
@@ -190,13 +192,13 @@ void AgentClient::handleFrame(const AgentFrame& frame)
             p.callback(h);
         else
             p.callback(ty::fail(QStringLiteral("node %1: %2").arg(nodeName(), h.value(key("error")).toString()),
-                                h.value(key("code")).toString() == QLatin1StringView("gpu_claimed") ? ErrorKind::GpuClaimed
-                                                                                                  : ErrorKind::Refused));
+                    h.value(key("code")).toString() == QLatin1StringView("gpu_claimed") ? ErrorKind::GpuClaimed
+                                                                                        : ErrorKind::Refused));
     } else if (type == QLatin1StringView("eof")) {
         Q_EMIT tailEnded(h.value(key("run")).toString(), h.value(key("offset")).toInteger());
     } else if (type == QLatin1StringView("truncated")) {
         Q_EMIT consoleTruncated(h.value(key("run")).toString(), h.value(key("offset")).toInteger(),
-                                h.value(key("size")).toInteger(), h.value(key("generation")).toInteger(-1));
+                h.value(key("size")).toInteger(), h.value(key("generation")).toInteger(-1));
     } else if (type == QLatin1StringView("exited")) {
         AgentRunStatus s = agentRunStatusFromJson(h);
         s.running = false;
@@ -222,7 +224,8 @@ void AgentClient::fail(const QString& reason, ErrorKind kind)
             continue;
         const QString what = it->run.isEmpty() ? QStringLiteral("%1 request").arg(it->op)
                                                : QStringLiteral("%1 request for run %2").arg(it->op, it->run);
-        it->callback(ty::fail(QStringLiteral("node %1: %2%3: %4").arg(nodeName(), kReplyLost, what, reason), ErrorKind::ReplyLost));
+        it->callback(ty::fail(
+                QStringLiteral("node %1: %2%3: %4").arg(nodeName(), kReplyLost, what, reason), ErrorKind::ReplyLost));
         if (!self)
             return;
     }
@@ -256,7 +259,7 @@ quint64 AgentClient::request(const QString& op, QJsonObject args, ReplyCallback 
     const quint64 id = m_nextId++;
     if (m_state != State::Ready && m_state != State::Connecting) {
         deliverLater(std::move(onReply),
-                     ty::fail(QStringLiteral("node %1: not connected to the agent (%2 request)").arg(nodeName(), op)));
+                ty::fail(QStringLiteral("node %1: not connected to the agent (%2 request)").arg(nodeName(), op)));
         return id;
     }
     args.insert(key("id"), qint64(id));
@@ -289,16 +292,17 @@ constexpr auto kNoPayload = [](const QJsonObject&) {};
 quint64 AgentClient::ping(std::function<void(const Result<qint64>&)> cb)
 {
     return request(QStringLiteral("ping"), {},
-                   typedReply(std::move(cb), [](const QJsonObject& o) { return o.value(key("time_ms")).toInteger(); }));
+            typedReply(std::move(cb), [](const QJsonObject& o) { return o.value(key("time_ms")).toInteger(); }));
 }
 
 quint64 AgentClient::start(const AgentStartRequest& req, std::function<void(const Result<AgentStartReply>&)> cb)
 {
-    return request(QStringLiteral("start"), agentStartRequestToJson(req), typedReply(std::move(cb), agentStartReplyFromJson));
+    return request(
+            QStringLiteral("start"), agentStartRequestToJson(req), typedReply(std::move(cb), agentStartReplyFromJson));
 }
 
 quint64 AgentClient::tail(const QString& run, qint64 offset, bool follow, std::function<void(const Result<qint64>&)> cb,
-                          bool followTruncation, qint64 generation)
+        bool followTruncation, qint64 generation)
 {
     QJsonObject args{{key("run"), run}, {key("offset"), offset}, {key("follow"), follow}};
     if (followTruncation)
@@ -306,7 +310,7 @@ quint64 AgentClient::tail(const QString& run, qint64 offset, bool follow, std::f
     if (followTruncation && generation >= 0)
         args.insert(key("generation"), generation);
     return request(QStringLiteral("tail"), args,
-                   typedReply(std::move(cb), [](const QJsonObject& o) { return o.value(key("size")).toInteger(); }));
+            typedReply(std::move(cb), [](const QJsonObject& o) { return o.value(key("size")).toInteger(); }));
 }
 
 quint64 AgentClient::untail(const QString& run, std::function<void(const Result<void>&)> cb)
@@ -333,14 +337,15 @@ quint64 AgentClient::list(std::function<void(const Result<QList<AgentRunStatus>>
 
 quint64 AgentClient::status(const QString& run, std::function<void(const Result<AgentRunStatus>&)> cb)
 {
-    return request(QStringLiteral("status"), QJsonObject{{key("run"), run}}, typedReply(std::move(cb), agentRunStatusFromJson));
+    return request(QStringLiteral("status"), QJsonObject{{key("run"), run}},
+            typedReply(std::move(cb), agentRunStatusFromJson));
 }
 
 quint64 AgentClient::readFile(const QString& run, const QString& root, const QString& path, qint64 offset,
-                              qint64 maxBytes, std::function<void(const Result<AgentFileChunk>&)> cb)
+        qint64 maxBytes, std::function<void(const Result<AgentFileChunk>&)> cb)
 {
     QJsonObject args{{key("run"), run}, {key("root"), root}, {key("path"), path}, {key("offset"), offset},
-                     {key("max"), maxBytes}};
+            {key("max"), maxBytes}};
     return request(QStringLiteral("read_file"), std::move(args), typedReply(std::move(cb), agentFileChunkFromJson));
 }
 
@@ -351,12 +356,12 @@ quint64 AgentClient::gpus(std::function<void(const Result<QList<AgentGpu>>&)> cb
     }));
 }
 
-quint64 AgentClient::listFiles(const QString& run, const QStringList& globs,
-                               std::function<void(const Result<AgentFileList>&)> cb)
+quint64 AgentClient::listFiles(
+        const QString& run, const QStringList& globs, std::function<void(const Result<AgentFileList>&)> cb)
 {
     QJsonObject args{{key("run"), run}, {key("globs"), QJsonArray::fromStringList(globs)}};
     return request(QStringLiteral("list_files"), std::move(args),
-                   typedReply(std::move(cb), [](const QJsonObject& o) { return agentFileListFromJson(o); }));
+            typedReply(std::move(cb), [](const QJsonObject& o) { return agentFileListFromJson(o); }));
 }
 
 void AgentClient::runFileJob(NodeFileJob job, std::function<void(const Result<void>&)> done)

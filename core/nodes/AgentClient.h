@@ -64,7 +64,7 @@ public:
     // own record (`list`, `status`) says what happened.
     static bool replyLost(const Error& error);
 
-    quint64 ping(std::function<void(const Result<qint64>&)> cb);  // agent clock, ms since epoch
+    quint64 ping(std::function<void(const Result<qint64>&)> cb); // agent clock, ms since epoch
     quint64 start(const AgentStartRequest& req, std::function<void(const Result<AgentStartReply>&)> cb);
     // Streams console bytes from `offset` as output() signals; with `follow`,
     // also future bytes, then tailEnded() once the run has exited. The
@@ -79,7 +79,7 @@ public:
     // beyond the size is refused (the callback gets the error) and a
     // followed console that became shorter sends nothing until it is longer.
     quint64 tail(const QString& run, qint64 offset, bool follow, std::function<void(const Result<qint64>&)> cb,
-                 bool followTruncation = false, qint64 generation = -1);
+            bool followTruncation = false, qint64 generation = -1);
     quint64 untail(const QString& run, std::function<void(const Result<void>&)> cb = {});
     // SIGTERM to the run's process group, SIGKILL after graceMs; runExited() follows.
     quint64 cancel(const QString& run, int graceMs, std::function<void(const Result<void>&)> cb);
@@ -90,10 +90,11 @@ public:
     // run's `root`: "workdir" or "run_dir") from `offset`. Errors name the
     // run and path (missing file, a path leading outside the root).
     quint64 readFile(const QString& run, const QString& root, const QString& path, qint64 offset, qint64 maxBytes,
-                     std::function<void(const Result<AgentFileChunk>&)> cb);
+            std::function<void(const Result<AgentFileChunk>&)> cb);
     // `list_files`: the run's files matching `globs` (relative to its workdir
     // and run directory; see AgentFiles.h). Symlinks are reported, not followed.
-    quint64 listFiles(const QString& run, const QStringList& globs, std::function<void(const Result<AgentFileList>&)> cb);
+    quint64 listFiles(
+            const QString& run, const QStringList& globs, std::function<void(const Result<AgentFileList>&)> cb);
     // Runs `job` on the node's files through the transport (SFTP for SSH nodes,
     // this machine's files for the local node); `done` runs on this thread.
     void runFileJob(NodeFileJob job, std::function<void(const Result<void>&)> done);

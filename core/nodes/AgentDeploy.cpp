@@ -18,7 +18,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-
 namespace ty {
 namespace {
 
@@ -99,7 +98,8 @@ QByteArray sha256OnNode(ssh_session session, const QByteArray& path)
             return {}; // not sha256sum's output
     }
     // "<64 hex digits>  <path>"; a '\' first where the name needed escaping.
-    static const QRegularExpression sum(QStringLiteral("^\\\\?([0-9a-f]{64}) [ *]"), QRegularExpression::MultilineOption);
+    static const QRegularExpression sum(
+            QStringLiteral("^\\\\?([0-9a-f]{64}) [ *]"), QRegularExpression::MultilineOption);
     QByteArray found;
     for (auto it = sum.globalMatch(QString::fromUtf8(out)); it.hasNext();)
         found = it.next().captured(1).toLatin1(); // the last: a startup file's noise comes first
@@ -120,7 +120,8 @@ Result<void> makePath(ssh_session session, sftp_session sftp, const QString& dir
             continue;
         }
         if (sftp_mkdir(sftp, p.constData(), 0755) != 0 && sftp_get_error(sftp) != SSH_FX_FILE_ALREADY_EXISTS)
-            return fail(QStringLiteral("node %1: cannot create the directory %2: %3").arg(what, path, sftpErrorText(session, sftp)));
+            return fail(QStringLiteral("node %1: cannot create the directory %2: %3")
+                                .arg(what, path, sftpErrorText(session, sftp)));
     }
     return {};
 }
@@ -132,8 +133,8 @@ QString agentVersion()
     return QStringLiteral(TRAINYARD_VERSION);
 }
 
-Result<AgentDeployResult> deployAgent(ssh_session_struct* session, const QString& localAgent, const QString& cacheDir,
-                                      const QString& what)
+Result<AgentDeployResult> deployAgent(
+        ssh_session_struct* session, const QString& localAgent, const QString& cacheDir, const QString& what)
 {
     const auto sha = sha256OfLocal(localAgent);
     if (!sha)
@@ -147,17 +148,18 @@ Result<AgentDeployResult> deployAgent(ssh_session_struct* session, const QString
 
     Sftp sftp(sftp_new(session));
     if (!sftp)
-        return fail(QStringLiteral("node %1: cannot start SFTP: %2").arg(what, QString::fromUtf8(ssh_get_error(session))));
+        return fail(
+                QStringLiteral("node %1: cannot start SFTP: %2").arg(what, QString::fromUtf8(ssh_get_error(session))));
     if (sftp_init(sftp.get()) != SSH_OK)
         return fail(QStringLiteral("node %1: cannot start SFTP (is the sftp subsystem enabled in sshd_config?): %2")
-                        .arg(what, sftpErrorText(session, sftp.get())));
+                            .arg(what, sftpErrorText(session, sftp.get())));
 
     QString base = cacheDir;
     if (!base.startsWith(u'/')) {
         char* home = sftp_canonicalize_path(sftp.get(), ".");
         if (!home)
             return fail(QStringLiteral("node %1: cannot find the home directory over SFTP: %2")
-                            .arg(what, sftpErrorText(session, sftp.get())));
+                                .arg(what, sftpErrorText(session, sftp.get())));
         base = QString::fromUtf8(home) + u'/' + base;
         ssh_string_free_char(home);
     }
@@ -177,19 +179,21 @@ Result<AgentDeployResult> deployAgent(ssh_session_struct* session, const QString
             if (remote == *sha)
                 return result; // already deployed
         }
-        qCInfo(lcNodes) << "node" << what << ":" << result.remotePath << "differs from" << localAgent << ", re-deploying";
+        qCInfo(lcNodes) << "node" << what << ":" << result.remotePath << "differs from" << localAgent
+                        << ", re-deploying";
     }
     if (auto made = makePath(session, sftp.get(), dir, what); !made)
         return std::unexpected(made.error());
 
     const QString tmpName = QStringLiteral("%1/.trainyard-agent.tmp-%2")
-                                .arg(dir)
-                                .arg(QRandomGenerator::global()->generate64(), 16, 16, QLatin1Char('0'));
+                                    .arg(dir)
+                                    .arg(QRandomGenerator::global()->generate64(), 16, 16, QLatin1Char('0'));
     const QByteArray tmp = tmpName.toUtf8();
     {
         SftpFile f(sftp_open(sftp.get(), tmp.constData(), O_WRONLY | O_CREAT | O_TRUNC, 0700));
         if (!f)
-            return fail(QStringLiteral("node %1: cannot create %2: %3").arg(what, tmpName, sftpErrorText(session, sftp.get())));
+            return fail(QStringLiteral("node %1: cannot create %2: %3")
+                                .arg(what, tmpName, sftpErrorText(session, sftp.get())));
         while (!local.atEnd()) {
             const QByteArray chunk = local.read(kChunk);
             if (chunk.isEmpty())
@@ -218,7 +222,8 @@ Result<AgentDeployResult> deployAgent(ssh_session_struct* session, const QString
         if (sftp_rename(sftp.get(), tmp.constData(), target.constData()) != 0) {
             const QString error = sftpErrorText(session, sftp.get());
             sftp_unlink(sftp.get(), tmp.constData());
-            return fail(QStringLiteral("node %1: cannot rename %2 to %3: %4").arg(what, tmpName, result.remotePath, error));
+            return fail(
+                    QStringLiteral("node %1: cannot rename %2 to %3: %4").arg(what, tmpName, result.remotePath, error));
         }
     }
     result.uploaded = true;

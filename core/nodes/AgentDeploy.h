@@ -24,18 +24,18 @@ struct ssh_session_struct;
 namespace ty {
 
 struct AgentDeployResult {
-    QString remotePath;  // absolute path of the agent on the node
-    bool uploaded = false; // false: an identical file was already there
+    QString remotePath;        // absolute path of the agent on the node
+    bool uploaded = false;     // false: an identical file was already there
     bool summedOnNode = false; // that file's SHA-256 came from sha256sum on the node, not read back over SFTP
-    qint64 bytes = 0;    // size of the agent
-    QString sha256;      // hex, of the local (== remote) file
+    qint64 bytes = 0;          // size of the agent
+    QString sha256;            // hex, of the local (== remote) file
 };
 
 // `cacheDir`: absolute, or relative to the remote user's home directory.
 // `what`: node name for messages. Errors name the node, the path and the
 // SFTP error.
-Result<AgentDeployResult> deployAgent(ssh_session_struct* session, const QString& localAgent, const QString& cacheDir,
-                                      const QString& what);
+Result<AgentDeployResult> deployAgent(
+        ssh_session_struct* session, const QString& localAgent, const QString& cacheDir, const QString& what);
 
 // The version of the agent built with this Trainyard (names the cache directory).
 QString agentVersion();
@@ -44,6 +44,4 @@ QString agentVersion();
 
 Q_DECLARE_METATYPE(ty::AgentDeployResult)
 
-namespace ty {
-
-} // namespace ty
+namespace ty { } // namespace ty

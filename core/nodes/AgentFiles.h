@@ -14,18 +14,18 @@
 namespace ty {
 
 struct AgentFileEntry {
-    QString root;        // "workdir" or "run_dir": the directory `path` is relative to
-    QString path;        // relative, '/'-separated, as the agent reported it (not trusted: see WorkdirSync.h)
+    QString root; // "workdir" or "run_dir": the directory `path` is relative to
+    QString path; // relative, '/'-separated, as the agent reported it (not trusted: see WorkdirSync.h)
     QString absolutePath;
     qint64 size = 0;
-    QString type;        // "file", "symlink" or "other"
-    QString linkTarget;  // symlinks only
+    QString type;       // "file", "symlink" or "other"
+    QString linkTarget; // symlinks only
     qint64 mtimeMs = 0;
     bool nameNotUtf8 = false; // the node's name is not UTF-8: `path` holds U+FFFD where its bytes were
 };
 
 struct AgentFileList {
-    QString workdir;     // absolute, on the node
+    QString workdir; // absolute, on the node
     QString runDir;
     QList<AgentFileEntry> files;
     bool truncated = false; // the agent stopped at its entry limit

@@ -71,8 +71,8 @@ std::optional<AgentFrame> AgentFrameDecoder::next()
     if (nl < 0) {
         if (m_buf.size() - m_pos > kMaxLineBytes) {
             m_error = QStringLiteral("protocol error: line %1 is longer than 1 MiB: %2")
-                         .arg(m_lineNo + 1)
-                         .arg(quoteLine(QByteArrayView(m_buf).sliced(m_pos)));
+                              .arg(m_lineNo + 1)
+                              .arg(quoteLine(QByteArrayView(m_buf).sliced(m_pos)));
         }
         return std::nullopt;
     }
@@ -86,11 +86,11 @@ std::optional<AgentFrame> AgentFrameDecoder::next()
     const QJsonDocument doc = QJsonDocument::fromJson(line.toByteArray(), &perr);
     if (perr.error != QJsonParseError::NoError || !doc.isObject()) {
         const QString why = perr.error != QJsonParseError::NoError
-            ? QStringLiteral("%1 at column %2").arg(perr.errorString()).arg(perr.offset + 1)
-            : QStringLiteral("not a JSON object");
+                ? QStringLiteral("%1 at column %2").arg(perr.errorString()).arg(perr.offset + 1)
+                : QStringLiteral("not a JSON object");
         m_error = QStringLiteral("protocol error: line %1 is not a JSON object (%2): %3")
-                     .arg(m_lineNo)
-                     .arg(why, quoteLine(line));
+                          .arg(m_lineNo)
+                          .arg(why, quoteLine(line));
         return std::nullopt;
     }
     m_pos = nl + 1;
@@ -98,8 +98,11 @@ std::optional<AgentFrame> AgentFrameDecoder::next()
     const QJsonValue len = header.value(QLatin1StringView("len"));
     if (!len.isUndefined()) {
         const double d = len.toDouble(-1);
-        if (!len.isDouble() || d < 0 || d >= 9223372036854775808.0 || d != double(qint64(d))) { // 2^63: qint64(d) would be UB
-            m_error = QStringLiteral("protocol error: line %1 has an invalid \"len\": %2").arg(m_lineNo).arg(quoteLine(line));
+        if (!len.isDouble() || d < 0 || d >= 9223372036854775808.0
+                || d != double(qint64(d))) { // 2^63: qint64(d) would be UB
+            m_error = QStringLiteral("protocol error: line %1 has an invalid \"len\": %2")
+                              .arg(m_lineNo)
+                              .arg(quoteLine(line));
             return std::nullopt;
         }
         m_pendingHeader = std::move(header);

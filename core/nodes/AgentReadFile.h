@@ -11,11 +11,11 @@
 namespace ty {
 
 struct AgentFileChunk {
-    QString path;        // relative to the root, as requested
-    qint64 size = 0;     // the file's size when it was read
-    qint64 mtimeMs = 0;  // its modification time then
-    qint64 offset = 0;   // where `data` starts
-    QByteArray data;     // at most the requested maximum (256 KiB); empty at or past the end
+    QString path;       // relative to the root, as requested
+    qint64 size = 0;    // the file's size when it was read
+    qint64 mtimeMs = 0; // its modification time then
+    qint64 offset = 0;  // where `data` starts
+    QByteArray data;    // at most the requested maximum (256 KiB); empty at or past the end
 };
 
 inline AgentFileChunk agentFileChunkFromJson(const QJsonObject& o)

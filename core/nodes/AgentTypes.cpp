@@ -34,7 +34,7 @@ Result<AgentHello> agentHelloFromJson(const QJsonObject& o)
 {
     if (o.value(QLatin1StringView("type")).toString() != QLatin1StringView("hello"))
         return fail(QStringLiteral("expected the agent's hello, got type \"%1\"")
-                        .arg(o.value(QLatin1StringView("type")).toString()));
+                            .arg(o.value(QLatin1StringView("type")).toString()));
     if (!o.value(QLatin1StringView("protocol")).isDouble())
         return fail(QStringLiteral("the agent's hello has no protocol version"));
     AgentHello h;
@@ -136,7 +136,8 @@ QList<AgentGpu> agentGpusFromJson(const QJsonArray& a)
         }
         for (const QJsonValue& cv : o.value(QLatin1StringView("claims")).toArray()) {
             const QJsonObject co = cv.toObject();
-            g.claims.append({co.value(QLatin1StringView("run")).toString(), co.value(QLatin1StringView("client")).toString()});
+            g.claims.append(
+                    {co.value(QLatin1StringView("run")).toString(), co.value(QLatin1StringView("client")).toString()});
         }
         out.append(g);
     }

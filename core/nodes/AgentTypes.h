@@ -25,24 +25,24 @@ inline constexpr int kAgentProtocolVersion = agentproto::kProtocolVersion;
 // The agent's first message.
 struct AgentHello {
     int protocol = 0;
-    int revision = 1;   // additions within the protocol; 2: `output` carries `stderr` ranges; 3: `truncated` events
-    QString agent;      // "trainyard-agent"
-    QString version;    // "0.1.0"
+    int revision = 1; // additions within the protocol; 2: `output` carries `stderr` ranges; 3: `truncated` events
+    QString agent;    // "trainyard-agent"
+    QString version;  // "0.1.0"
     QString hostname;
     QString user;
     qint64 pid = 0;
-    QString stateDir;   // absolute, on the node
+    QString stateDir;     // absolute, on the node
     int cpus = 0;         // online CPUs of the node (0: not reported)
     qint64 memoryMiB = 0; // physical memory of the node, MiB (0: not reported)
 };
 
 struct AgentStartRequest {
-    QString run;                 // [A-Za-z0-9._-]{1,64}, unique on the node
-    QStringList argv;            // exec'd as is (no shell); argv[0] searched in PATH
-    QString workdir;             // absolute, must exist on the node
-    QMap<QString, QString> env;  // added to the agent's environment
-    QList<int> gpus;             // empty: no CUDA_* variables set, no claim
-    QString client;              // optional id of this Trainyard instance (GPU claims)
+    QString run;                // [A-Za-z0-9._-]{1,64}, unique on the node
+    QStringList argv;           // exec'd as is (no shell); argv[0] searched in PATH
+    QString workdir;            // absolute, must exist on the node
+    QMap<QString, QString> env; // added to the agent's environment
+    QList<int> gpus;            // empty: no CUDA_* variables set, no claim
+    QString client;             // optional id of this Trainyard instance (GPU claims)
 };
 
 struct AgentStartReply {
@@ -61,23 +61,23 @@ struct AgentRunStatus {
     qint64 pid = 0;
     qint64 pgid = 0;
     qint64 startedMs = 0;
-    qint64 finishedMs = 0;          // 0 while running
-    std::optional<int> exitCode;    // exited normally
-    std::optional<int> signal;      // killed by this signal
+    qint64 finishedMs = 0;       // 0 while running
+    std::optional<int> exitCode; // exited normally
+    std::optional<int> signal;   // killed by this signal
     bool cancelled = false;
     qint64 consoleSize = 0;
     QStringList argv;
     QString workdir;
     QList<int> gpus;
-    bool lost = false;              // supervisor gone without an exit status (node rebooted...)
-    QString error;                  // why, when lost
+    bool lost = false; // supervisor gone without an exit status (node rebooted...)
+    QString error;     // why, when lost
 };
 
 struct AgentGpuProcess {
     qint64 pid = 0;
     QString name;
     std::optional<double> usedMemoryMib;
-    QString run;                    // the agent's run id when Trainyard started it, else empty
+    QString run; // the agent's run id when Trainyard started it, else empty
 };
 
 // A GPU claim recorded by the agent: `run` (agent run id) of the Trainyard

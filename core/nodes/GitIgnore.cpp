@@ -15,7 +15,7 @@ QString gitGlobToRegex(const QString& glob)
             const bool segEnds = i + 2 >= n || glob[i + 2] == u'/';
             if (dbl && atSegStart && segEnds) {
                 if (i + 2 >= n) {
-                    re += QStringLiteral(".*");        // trailing "**": everything inside
+                    re += QStringLiteral(".*"); // trailing "**": everything inside
                     i += 1;
                 } else {
                     re += QStringLiteral("(?:.*/)?"); // "**/": zero or more directories

@@ -41,7 +41,7 @@ public:
 
 private:
     struct Rule {
-        QString dir;        // "" or "a/b" (no trailing slash)
+        QString dir; // "" or "a/b" (no trailing slash)
         QRegularExpression re;
         bool negate = false;
         bool dirOnly = false;

@@ -29,12 +29,10 @@ HostKeyDecision decideHostKey(HostKeyState state, StrictHostKeyChecking strict, 
 {
     const bool addsNew = strict == StrictHostKeyChecking::AcceptNew || strict == StrictHostKeyChecking::No;
     switch (state) {
-    case HostKeyState::Known:
-        return HostKeyDecision::Accepted;
+    case HostKeyState::Known: return HostKeyDecision::Accepted;
     case HostKeyState::Unknown:
         return addsNew || userAcceptsNew ? HostKeyDecision::Added : HostKeyDecision::RefusedUnknown;
-    case HostKeyState::OtherType:
-        return addsNew ? HostKeyDecision::Added : HostKeyDecision::RefusedOtherType;
+    case HostKeyState::OtherType: return addsNew ? HostKeyDecision::Added : HostKeyDecision::RefusedOtherType;
     case HostKeyState::Changed:
         return strict == StrictHostKeyChecking::No ? HostKeyDecision::AcceptedChanged : HostKeyDecision::RefusedChanged;
     }

@@ -27,9 +27,10 @@ constexpr qint64 kChunk = 200000; // bytes per sftp_write (LIBSSH-NOTES.md)
 QString tmpNameFor(const QString& path)
 {
     const qsizetype slash = path.lastIndexOf(u'/');
-    return path.left(slash + 1) + QStringLiteral(".trainyard-tmp-%1-")
-               .arg(QRandomGenerator::global()->generate64(), 16, 16, QLatin1Char('0'))
-        + path.mid(slash + 1).left(64);
+    return path.left(slash + 1)
+            + QStringLiteral(".trainyard-tmp-%1-")
+                      .arg(QRandomGenerator::global()->generate64(), 16, 16, QLatin1Char('0'))
+            + path.mid(slash + 1).left(64);
 }
 
 QString errnoText()
@@ -43,7 +44,7 @@ QString errnoText()
 
 Result<NodeFileInfo> LocalNodeFiles::lstat(const QString& path)
 {
-    struct stat st {};
+    struct stat st { };
     NodeFileInfo info;
     if (::lstat(QFile::encodeName(path).constData(), &st) != 0) {
         if (errno == ENOENT || errno == ENOTDIR)
@@ -51,8 +52,8 @@ Result<NodeFileInfo> LocalNodeFiles::lstat(const QString& path)
         return fail(QStringLiteral("the local node: cannot stat %1: %2").arg(path, errnoText()));
     }
     info.type = S_ISREG(st.st_mode) ? NodeFileInfo::Type::File
-        : S_ISDIR(st.st_mode)       ? NodeFileInfo::Type::Directory
-        : S_ISLNK(st.st_mode)       ? NodeFileInfo::Type::Symlink
+            : S_ISDIR(st.st_mode)   ? NodeFileInfo::Type::Directory
+            : S_ISLNK(st.st_mode)   ? NodeFileInfo::Type::Symlink
                                     : NodeFileInfo::Type::Other;
     info.size = qint64(st.st_size);
     info.mtimeSec = qint64(st.st_mtim.tv_sec);
@@ -99,7 +100,7 @@ Result<void> LocalNodeFiles::readFile(const QString& path, QIODevice& sink)
     const int fd = ::open(QFile::encodeName(path).constData(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return fail(QStringLiteral("the local node: cannot open %1: %2%3")
-                        .arg(path, errnoText(), errno == ELOOP ? QStringLiteral(" (a symbolic link)") : QString()));
+                            .arg(path, errnoText(), errno == ELOOP ? QStringLiteral(" (a symbolic link)") : QString()));
     QFile in;
     if (!in.open(fd, QIODevice::ReadOnly, QFileDevice::AutoCloseHandle)) {
         ::close(fd);
@@ -160,7 +161,7 @@ Result<void> LocalNodeFiles::makeLink(const QString& path, const QString& target
 
 Result<bool> LocalNodeFiles::existsFollowingLinks(const QString& path)
 {
-    struct stat st {};
+    struct stat st { };
     if (::stat(QFile::encodeName(path).constData(), &st) == 0)
         return true;
     if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
@@ -170,13 +171,13 @@ Result<bool> LocalNodeFiles::existsFollowingLinks(const QString& path)
 
 // ---- SFTP ----------------------------------------------------------------
 
-SftpNodeFiles::SftpNodeFiles(ssh_session_struct* session, sftp_session_struct* sftp, QString node, std::function<void()> pump)
+SftpNodeFiles::SftpNodeFiles(
+        ssh_session_struct* session, sftp_session_struct* sftp, QString node, std::function<void()> pump)
     : m_session(session)
     , m_sftp(sftp)
     , m_node(std::move(node))
     , m_pump(std::move(pump))
-{
-}
+{ }
 
 QString SftpNodeFiles::error() const
 {
@@ -366,11 +367,12 @@ Result<void> SftpNodeFiles::makeLink(const QString& path, const QString& target)
             ssh_string_free_char(swapped);
         return fail(QStringLiteral("node %1: the SFTP server did not make the symbolic link %2 "
                                    "(it may take SSH_FXP_SYMLINK's arguments in the other order)")
-                        .arg(m_node, tmpName));
+                            .arg(m_node, tmpName));
     }
     if (const auto got = readLink(tmpName); !got || *got != target) {
         sftp_unlink(m_sftp, tmp.constData());
-        return fail(QStringLiteral("node %1: the symbolic link %2 does not read back as %3").arg(m_node, tmpName, target));
+        return fail(
+                QStringLiteral("node %1: the symbolic link %2 does not read back as %3").arg(m_node, tmpName, target));
     }
     if (sftp_rename(m_sftp, tmp.constData(), link.constData()) != 0) {
         // Servers without posix-rename refuse to replace: remove the old file or link
@@ -411,7 +413,13 @@ void AgentTransport::runFileJob(NodeFileJob job, std::function<void(const Result
         Result<void> r = job(files);
         if (!self)
             return;
-        QMetaObject::invokeMethod(self.data(), [done = std::move(done), r] { if (done) done(r); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+                self.data(),
+                [done = std::move(done), r] {
+                    if (done)
+                        done(r);
+                },
+                Qt::QueuedConnection);
     });
 }
 

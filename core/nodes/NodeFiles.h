@@ -26,9 +26,9 @@ namespace ty {
 struct NodeFileInfo {
     enum class Type { Missing, File, Directory, Symlink, Other };
     Type type = Type::Missing;
-    qint64 size = 0;      // bytes (of the link itself for a symlink)
-    qint64 mtimeSec = 0;  // modification time, s since the epoch
-    int mode = 0;         // permission bits (07777)
+    qint64 size = 0;     // bytes (of the link itself for a symlink)
+    qint64 mtimeSec = 0; // modification time, s since the epoch
+    int mode = 0;        // permission bits (07777)
 };
 
 class NodeFiles {

@@ -84,9 +84,9 @@ void NodeHealth::tick()
     if (m_reachable && now - m_lastAliveMs > m_timeoutMs) {
         m_reachable = false;
         const QString reason = QStringLiteral("node %1: no heartbeat for %2 s (timeout %3 s)")
-                                   .arg(m_client->nodeName())
-                                   .arg((now - m_lastAliveMs) / 1000.0, 0, 'f', 1)
-                                   .arg(m_timeoutMs / 1000.0, 0, 'f', 1);
+                                       .arg(m_client->nodeName())
+                                       .arg((now - m_lastAliveMs) / 1000.0, 0, 'f', 1)
+                                       .arg(m_timeoutMs / 1000.0, 0, 'f', 1);
         qCWarning(lcNodes).noquote() << reason;
         Q_EMIT unreachable(reason);
         if (m_disconnectOnTimeout && m_client)

@@ -31,8 +31,8 @@ public:
     explicit NodeHealth(AgentClient* client, QObject* parent = nullptr);
     ~NodeHealth() override;
 
-    void setInterval(int ms);   // between pings, default 5000
-    void setTimeout(int ms);    // silence that means unreachable, default 15000
+    void setInterval(int ms); // between pings, default 5000
+    void setTimeout(int ms);  // silence that means unreachable, default 15000
     void setDisconnectOnTimeout(bool on) { m_disconnectOnTimeout = on; }
     int interval() const { return m_intervalMs; }
     int timeout() const { return m_timeoutMs; }

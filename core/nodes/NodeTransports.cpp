@@ -6,8 +6,7 @@
 namespace ty {
 
 std::unique_ptr<AgentTransport> transportForNode(const NodeRecord& node, const QString& localAgent,
-                                                 std::shared_ptr<SshPassphraseProvider> passphrases,
-                                                 const NodeConnectOptions& options)
+        std::shared_ptr<SshPassphraseProvider> passphrases, const NodeConnectOptions& options)
 {
     SshNodeOptions ssh = sshNodeOptionsFor(node, localAgent);
     ssh.acceptNewHostKey = options.acceptNewHostKey;

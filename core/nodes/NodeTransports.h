@@ -27,7 +27,6 @@ struct NodeConnectOptions {
 // encrypted key then fails authentication, naming the key).
 // Thread affinity: create it on the thread that will own it (the engine's).
 std::unique_ptr<AgentTransport> transportForNode(const NodeRecord& node, const QString& localAgent,
-                                                 std::shared_ptr<SshPassphraseProvider> passphrases,
-                                                 const NodeConnectOptions& options = {});
+        std::shared_ptr<SshPassphraseProvider> passphrases, const NodeConnectOptions& options = {});
 
 } // namespace ty

@@ -39,7 +39,7 @@ QString expandTokens(const QString& path, const QHash<QChar, QString>& tokens)
 
 QString passwdHomeDirectory()
 {
-    passwd pw {};
+    passwd pw{};
     passwd* found = nullptr;
     char buf[4096];
     if (::getpwuid_r(::getuid(), &pw, buf, sizeof buf, &found) == 0 && found)
@@ -47,8 +47,8 @@ QString passwdHomeDirectory()
     return QDir::homePath();
 }
 
-OpenSshHostConfig parseSshG(const QByteArray& output, const OpenSshQuery& query, const QString& home,
-                            const QString& localUser)
+OpenSshHostConfig parseSshG(
+        const QByteArray& output, const OpenSshQuery& query, const QString& home, const QString& localUser)
 {
     OpenSshHostConfig config;
     QHash<QString, QString> single; // first value of each one-value option
@@ -75,15 +75,15 @@ OpenSshHostConfig parseSshG(const QByteArray& output, const OpenSshQuery& query,
     config.strictHostKeyChecking = single.value(QStringLiteral("stricthostkeychecking"));
     const QString machine = QSysInfo::machineHostName();
     const QHash<QChar, QString> tokens{
-        {u'd', home},
-        {u'u', localUser},
-        {u'i', QString::number(::getuid())},
-        {u'l', machine},
-        {u'L', machine.section(u'.', 0, 0)},
-        {u'h', single.value(QStringLiteral("hostname"), query.host)},
-        {u'n', query.host},
-        {u'p', single.value(QStringLiteral("port"), QStringLiteral("22"))},
-        {u'r', single.value(QStringLiteral("user"), localUser)},
+            {u'd', home},
+            {u'u', localUser},
+            {u'i', QString::number(::getuid())},
+            {u'l', machine},
+            {u'L', machine.section(u'.', 0, 0)},
+            {u'h', single.value(QStringLiteral("hostname"), query.host)},
+            {u'n', query.host},
+            {u'p', single.value(QStringLiteral("port"), QStringLiteral("22"))},
+            {u'r', single.value(QStringLiteral("user"), localUser)},
     };
     auto expand = [&](QString file) {
         if (file == u"~")
@@ -146,9 +146,9 @@ std::optional<OpenSshHostConfig> resolveOpenSshConfig(const OpenSshQuery& query,
     }
     if (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0)
         return failed(QStringLiteral("`%1 -G %2` failed: %3")
-                          .arg(ssh, query.host, QString::fromLocal8Bit(p.readAllStandardError()).trimmed()));
+                              .arg(ssh, query.host, QString::fromLocal8Bit(p.readAllStandardError()).trimmed()));
     QString localUser = qEnvironmentVariable("USER");
-    passwd pw {};
+    passwd pw{};
     passwd* found = nullptr;
     char buf[4096];
     if (::getpwuid_r(::getuid(), &pw, buf, sizeof buf, &found) == 0 && found)

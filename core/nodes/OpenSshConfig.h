@@ -75,7 +75,7 @@ QString passwdHomeDirectory();
 
 // The settings out of `ssh -G` output. `home` and `localUser` expand `~`,
 // %d and %u; `query` gives %n.
-OpenSshHostConfig parseSshG(const QByteArray& output, const OpenSshQuery& query, const QString& home,
-                            const QString& localUser);
+OpenSshHostConfig parseSshG(
+        const QByteArray& output, const OpenSshQuery& query, const QString& home, const QString& localUser);
 
 } // namespace ty

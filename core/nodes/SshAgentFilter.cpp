@@ -18,9 +18,9 @@ namespace ty {
 namespace {
 
 // draft-miller-ssh-agent, "Message numbers".
-constexpr char kAgentFailure = 5;        // SSH_AGENT_FAILURE
-constexpr char kRequestIdentities = 11;  // SSH2_AGENTC_REQUEST_IDENTITIES
-constexpr char kIdentitiesAnswer = 12;   // SSH2_AGENT_IDENTITIES_ANSWER
+constexpr char kAgentFailure = 5;           // SSH_AGENT_FAILURE
+constexpr char kRequestIdentities = 11;     // SSH2_AGENTC_REQUEST_IDENTITIES
+constexpr char kIdentitiesAnswer = 12;      // SSH2_AGENT_IDENTITIES_ANSWER
 constexpr quint32 kMaxMessage = 256 * 1024; // AGENT_MAX_LEN in OpenSSH; libssh refuses longer answers too
 
 quint32 readU32(const char* p)
@@ -144,8 +144,8 @@ bool setNonBlocking(int fd)
 
 } // namespace
 
-std::optional<QByteArray> filterAgentIdentities(const QByteArray& answer, const QList<QByteArray>& allowed,
-                                                int* listed, int* kept)
+std::optional<QByteArray> filterAgentIdentities(
+        const QByteArray& answer, const QList<QByteArray>& allowed, int* listed, int* kept)
 {
     if (answer.size() < 5 || answer.at(0) != kIdentitiesAnswer)
         return std::nullopt;
@@ -175,28 +175,27 @@ std::optional<QByteArray> filterAgentIdentities(const QByteArray& answer, const 
     return out;
 }
 
-SshAgentFilter::SshAgentFilter(QList<QByteArray> allowed, int own, int client, int upstream, int stopRead,
-                               int stopWrite)
+SshAgentFilter::SshAgentFilter(
+        QList<QByteArray> allowed, int own, int client, int upstream, int stopRead, int stopWrite)
     : m_allowed(std::move(allowed))
     , m_own(own)
     , m_client(client)
     , m_upstream(upstream)
     , m_stopRead(stopRead)
     , m_stopWrite(stopWrite)
-{
-}
+{ }
 
 Result<std::unique_ptr<SshAgentFilter>> SshAgentFilter::start(const QString& agentSocket, QList<QByteArray> allowed)
 {
     const QByteArray path = QFile::encodeName(agentSocket);
-    sockaddr_un addr {};
+    sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     if (path.isEmpty() || size_t(path.size()) >= sizeof addr.sun_path)
         return fail(QStringLiteral("cannot use the ssh-agent socket '%1': not a socket path").arg(agentSocket));
     std::memcpy(addr.sun_path, path.constData(), size_t(path.size()));
     int upstream = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (upstream < 0 || ::connect(upstream, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0
-        || !setNonBlocking(upstream)) {
+            || !setNonBlocking(upstream)) {
         const QString why = QString::fromLocal8Bit(std::strerror(errno));
         closeFd(upstream);
         return fail(QStringLiteral("cannot reach ssh-agent at %1: %2").arg(agentSocket, why));
@@ -204,13 +203,14 @@ Result<std::unique_ptr<SshAgentFilter>> SshAgentFilter::start(const QString& age
     int pair[2] = {-1, -1};
     int stop[2] = {-1, -1};
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0 || ::pipe2(stop, O_CLOEXEC | O_NONBLOCK) != 0
-        || !setNonBlocking(pair[0])) {
+            || !setNonBlocking(pair[0])) {
         const QString why = QString::fromLocal8Bit(std::strerror(errno));
         for (int* fd : {&upstream, &pair[0], &pair[1], &stop[0], &stop[1]})
             closeFd(*fd);
         return fail(QStringLiteral("cannot set up a relay to ssh-agent: %1").arg(why));
     }
-    std::unique_ptr<SshAgentFilter> filter(new SshAgentFilter(std::move(allowed), pair[0], pair[1], upstream, stop[0], stop[1]));
+    std::unique_ptr<SshAgentFilter> filter(
+            new SshAgentFilter(std::move(allowed), pair[0], pair[1], upstream, stop[0], stop[1]));
     try {
         filter->m_thread = std::thread([f = filter.get()] { f->relay(); });
     } catch (const std::system_error& e) {
@@ -223,8 +223,7 @@ SshAgentFilter::~SshAgentFilter()
 {
     if (m_thread.joinable()) {
         const char byte = 0;
-        while (::write(m_stopWrite, &byte, 1) < 0 && errno == EINTR) {
-        }
+        while (::write(m_stopWrite, &byte, 1) < 0 && errno == EINTR) { }
         m_thread.join();
     }
     for (int* fd : {&m_own, &m_client, &m_upstream, &m_stopRead, &m_stopWrite})
@@ -247,7 +246,7 @@ void SshAgentFilter::relay()
             break;
         }
         if (!request.isEmpty() && request.at(0) == kRequestIdentities && !answer.isEmpty()
-            && answer.at(0) == kIdentitiesAnswer) {
+                && answer.at(0) == kIdentitiesAnswer) {
             int listed = 0;
             int kept = 0;
             if (const auto filtered = filterAgentIdentities(answer, m_allowed, &listed, &kept)) {

@@ -52,8 +52,8 @@ namespace ty {
 // included, length prefix excluded): the identities whose key blob is in
 // `allowed`. nullopt when `answer` is not a well-formed identities answer.
 // `listed` and `kept` (if given) receive the counts. Pure; any thread.
-std::optional<QByteArray> filterAgentIdentities(const QByteArray& answer, const QList<QByteArray>& allowed,
-                                                int* listed = nullptr, int* kept = nullptr);
+std::optional<QByteArray> filterAgentIdentities(
+        const QByteArray& answer, const QList<QByteArray>& allowed, int* listed = nullptr, int* kept = nullptr);
 
 class SshAgentFilter final {
 public:

@@ -12,8 +12,8 @@
 
 namespace ty {
 
-SshAgentTransport::SshAgentTransport(SshNodeOptions options, std::shared_ptr<SshPassphraseProvider> passphrases,
-                                     QObject* parent)
+SshAgentTransport::SshAgentTransport(
+        SshNodeOptions options, std::shared_ptr<SshPassphraseProvider> passphrases, QObject* parent)
     : AgentTransport(parent)
     , m_options(std::move(options))
     , m_passphrases(std::move(passphrases))
@@ -27,12 +27,15 @@ SshAgentTransport::SshAgentTransport(SshNodeOptions options, std::shared_ptr<Ssh
     // GUI or trainyardctl with SIGPIPE. Blocked on this thread only, the call
     // fails with EPIPE and the session reports it; the process keeps SIGPIPE's
     // default elsewhere (`trainyardctl logs | head` still ends quietly).
-    connect(m_thread, &QThread::started, m_thread, [] {
-        sigset_t pipe;
-        sigemptyset(&pipe);
-        sigaddset(&pipe, SIGPIPE);
-        pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
-    }, Qt::DirectConnection);
+    connect(
+            m_thread, &QThread::started, m_thread,
+            [] {
+                sigset_t pipe;
+                sigemptyset(&pipe);
+                sigaddset(&pipe, SIGPIPE);
+                pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+            },
+            Qt::DirectConnection);
     m_thread->start();
 }
 
@@ -51,7 +54,8 @@ void SshAgentTransport::destroySession()
     s->disconnect(this);
     // Deleted on its own thread: it frees the libssh session there.
     if (m_thread->isRunning())
-        QMetaObject::invokeMethod(s, [s] { delete s; }, Qt::BlockingQueuedConnection);
+        QMetaObject::invokeMethod(
+                s, [s] { delete s; }, Qt::BlockingQueuedConnection);
     else
         delete s;
 }
@@ -107,7 +111,8 @@ void SshAgentTransport::open()
         m_open = false;
         m_session = nullptr;
         s->disconnect(this);
-        QMetaObject::invokeMethod(s, [s] { delete s; }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+                s, [s] { delete s; }, Qt::QueuedConnection);
         Q_EMIT closed(reason, kind);
     });
     QMetaObject::invokeMethod(s, &SshSession::start, Qt::QueuedConnection);
@@ -144,19 +149,31 @@ void SshAgentTransport::probe(std::function<void(std::optional<bool>)> done)
 void SshAgentTransport::runFileJob(NodeFileJob job, std::function<void(const Result<void>&)> done)
 {
     if (!m_session || !m_open) {
-        QMetaObject::invokeMethod(this, [this, done] {
-            if (done)
-                done(fail(QStringLiteral("node %1: not connected").arg(describe())));
-        }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+                this,
+                [this, done] {
+                    if (done)
+                        done(fail(QStringLiteral("node %1: not connected").arg(describe())));
+                },
+                Qt::QueuedConnection);
         return;
     }
     SshSession* s = m_session;
     QPointer<SshAgentTransport> self(this);
-    QMetaObject::invokeMethod(s, [s, self, job = std::move(job), done = std::move(done)] {
-        Result<void> r = s->runFileJob(job);
-        if (self)
-            QMetaObject::invokeMethod(self.data(), [done, r] { if (done) done(r); }, Qt::QueuedConnection);
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            s,
+            [s, self, job = std::move(job), done = std::move(done)] {
+                Result<void> r = s->runFileJob(job);
+                if (self)
+                    QMetaObject::invokeMethod(
+                            self.data(),
+                            [done, r] {
+                                if (done)
+                                    done(r);
+                            },
+                            Qt::QueuedConnection);
+            },
+            Qt::QueuedConnection);
 }
 
 void SshAgentTransport::close()
@@ -169,7 +186,8 @@ void SshAgentTransport::close()
         return;
     }
     SshSession* s = m_session;
-    QMetaObject::invokeMethod(s, [s] { s->stop(QStringLiteral("the agent connection was closed")); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            s, [s] { s->stop(QStringLiteral("the agent connection was closed")); }, Qt::QueuedConnection);
 }
 
 QString SshAgentTransport::describe() const

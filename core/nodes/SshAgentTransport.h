@@ -32,8 +32,8 @@ class SshAgentTransport final : public AgentTransport {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(SshAgentTransport)
 public:
-    explicit SshAgentTransport(SshNodeOptions options, std::shared_ptr<SshPassphraseProvider> passphrases = {},
-                               QObject* parent = nullptr);
+    explicit SshAgentTransport(
+            SshNodeOptions options, std::shared_ptr<SshPassphraseProvider> passphrases = {}, QObject* parent = nullptr);
     // Closes the connection (EOF to the agent; its runs go on) and joins the thread.
     ~SshAgentTransport() override;
 

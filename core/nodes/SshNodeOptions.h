@@ -14,17 +14,18 @@
 namespace ty {
 
 struct SshNodeOptions {
-    QString name;             // Trainyard's node name (messages, logs)
-    QString host;             // alias as in ~/.ssh/config (SSH_OPTIONS_HOST), or a host name
+    QString name; // Trainyard's node name (messages, logs)
+    QString host; // alias as in ~/.ssh/config (SSH_OPTIONS_HOST), or a host name
     // Explicit settings, applied AFTER the config file is parsed so they win
     // (libssh 0.10 lets a config `Port` overwrite an earlier option).
-    QString user;             // empty: config / local user
-    int port = 0;             // 0: config / 22
-    QString identityFile;     // empty: config / default keys (ssh-agent is tried first anyway)
-    QString configFile;       // empty: ~/.ssh/config then /etc/ssh/ssh_config
-    QString knownHostsFile;   // empty: the config's UserKnownHostsFile / ~/.ssh/known_hosts
+    QString user;                  // empty: config / local user
+    int port = 0;                  // 0: config / 22
+    QString identityFile;          // empty: config / default keys (ssh-agent is tried first anyway)
+    QString configFile;            // empty: ~/.ssh/config then /etc/ssh/ssh_config
+    QString knownHostsFile;        // empty: the config's UserKnownHostsFile / ~/.ssh/known_hosts
     bool acceptNewHostKey = false; // add an unknown host's key to known_hosts (user said yes)
-    int connectTimeoutSec = 30;    // TCP connect + each blocking step of the login, unless the SSH config sets ConnectTimeout
+    int connectTimeoutSec
+            = 30; // TCP connect + each blocking step of the login, unless the SSH config sets ConnectTimeout
 
     // The agent. With `deployAgentFrom` (a local trainyard-agent binary) the
     // agent is uploaded over SFTP to
@@ -34,7 +35,7 @@ struct SshNodeOptions {
     QString deployAgentFrom;
     QString remoteCacheDir = QStringLiteral(".cache/trainyard/agent");
     QString remoteAgentPath = QStringLiteral("trainyard-agent");
-    QStringList agentArgs;          // extra arguments after --stdio (e.g. --state-dir DIR)
+    QStringList agentArgs;           // extra arguments after --stdio (e.g. --state-dir DIR)
     QMap<QString, QString> agentEnv; // run as `env K=V ... agent --stdio` (e.g. TRAINYARD_AGENT_STATE)
 };
 

@@ -74,7 +74,8 @@ int onKeyPassphrase(const char*, char* buf, size_t len, int, int, void* userdata
     // libssh's own prompt is "Passphrase" (OpenSSH format) or "Passphrase for
     // private key:" (PEM): neither says which key. OpenSSH's does.
     ++read->asked;
-    std::optional<QByteArray> p = read->provider->passphrase(read->node, QStringLiteral("Enter passphrase for key '%1':").arg(read->file));
+    std::optional<QByteArray> p
+            = read->provider->passphrase(read->node, QStringLiteral("Enter passphrase for key '%1':").arg(read->file));
     read->given = p.has_value();
     if (!p || size_t(p->size()) >= len) {
         if (p)
@@ -173,8 +174,8 @@ std::optional<QByteArray> certificateBlob(const QString& file)
 // CHANGED, only keys of other types OTHER; a missing file holds nothing.
 // Marker lines (@cert-authority, @revoked) are passed over, as libssh 0.10
 // does, and so are lines it cannot parse.
-ssh_known_hosts_e knownHostsStateUnder(const QByteArray& name, ssh_key serverKey, const QString& userFile,
-                                       const QString& globalFile)
+ssh_known_hosts_e knownHostsStateUnder(
+        const QByteArray& name, ssh_key serverKey, const QString& userFile, const QString& globalFile)
 {
     auto stateIn = [&](const QString& path) {
         QFile f(path);
@@ -215,8 +216,7 @@ SshSession::SshSession(SshNodeOptions options, std::shared_ptr<SshPassphraseProv
     : QObject(parent)
     , m_options(std::move(options))
     , m_passphrases(std::move(passphrases))
-{
-}
+{ }
 
 SshSession::~SshSession()
 {
@@ -312,10 +312,11 @@ Result<void> SshSession::connectAndLogin()
     // The config file first; the explicit settings after it win (LIBSSH-NOTES.md).
     const QByteArray config = m_options.configFile.toUtf8();
     if (ssh_options_parse_config(m_session, m_options.configFile.isEmpty() ? nullptr : config.constData()) != SSH_OK)
-        return fail(QStringLiteral("node %1: cannot read the SSH configuration %2: %3")
+        return fail(
+                QStringLiteral("node %1: cannot read the SSH configuration %2: %3")
                         .arg(m_options.name,
-                             m_options.configFile.isEmpty() ? QStringLiteral("~/.ssh/config") : m_options.configFile,
-                             QString::fromUtf8(ssh_get_error(m_session))));
+                                m_options.configFile.isEmpty() ? QStringLiteral("~/.ssh/config") : m_options.configFile,
+                                QString::fromUtf8(ssh_get_error(m_session))));
     if (!m_options.user.isEmpty()) {
         const QByteArray user = m_options.user.toUtf8();
         ssh_options_set(m_session, SSH_OPTIONS_USER, user.constData());
@@ -355,13 +356,14 @@ Result<void> SshSession::connectAndLogin()
 
     ssh_set_blocking(m_session, 1);
     if (ssh_connect(m_session) != SSH_OK) {
-        QString message = QStringLiteral("cannot connect to %1: %2").arg(where(), QString::fromUtf8(ssh_get_error(m_session)));
+        QString message
+                = QStringLiteral("cannot connect to %1: %2").arg(where(), QString::fromUtf8(ssh_get_error(m_session)));
         const QString proxy = getStringOption(m_session, SSH_OPTIONS_PROXYCOMMAND);
         if (!proxy.isEmpty())
             message += QStringLiteral(" (through the ProxyCommand/ProxyJump \"%1\": its errors are not visible here, "
                                       "and the jump host is reached with OpenSSH's own configuration; try `ssh %2` "
                                       "in a terminal)")
-                           .arg(proxy, m_options.host);
+                               .arg(proxy, m_options.host);
         return fail(message, ErrorKind::Unreachable);
     }
     if (auto v = verifyHostKey(); !v)
@@ -373,7 +375,8 @@ Result<void> SshSession::verifyHostKey()
 {
     ssh_key key = nullptr;
     if (ssh_get_server_publickey(m_session, &key) != SSH_OK || !key)
-        return fail(QStringLiteral("%1: the server sent no host key: %2").arg(where(), QString::fromUtf8(ssh_get_error(m_session))));
+        return fail(QStringLiteral("%1: the server sent no host key: %2")
+                            .arg(where(), QString::fromUtf8(ssh_get_error(m_session))));
     unsigned char* hash = nullptr;
     size_t hashLen = 0;
     QString fingerprint;
@@ -395,13 +398,13 @@ Result<void> SshSession::verifyHostKey()
     m_hostKeyAlias = openssh ? openssh->hostKeyAlias : QString();
     // StrictHostKeyChecking as OpenSSH resolves it (libssh reads only yes/no
     // and then calls an unknown host OK); without ssh, OpenSSH's default.
-    const StrictHostKeyChecking strict =
-        parseStrictHostKeyChecking(openssh ? openssh->strictHostKeyChecking : QString());
+    const StrictHostKeyChecking strict
+            = parseStrictHostKeyChecking(openssh ? openssh->strictHostKeyChecking : QString());
     const QString file = getStringOption(m_session, SSH_OPTIONS_KNOWNHOSTS);
     const QString name = m_hostKeyAlias.isEmpty() ? knownHostsName(m_resolvedHost, m_resolvedPort) : m_hostKeyAlias;
     const ssh_known_hosts_e libsshState = m_hostKeyAlias.isEmpty()
-        ? ssh_session_is_known_server(m_session)
-        : knownHostsStateUnder(name.toUtf8(), key, file, getStringOption(m_session, SSH_OPTIONS_GLOBAL_KNOWNHOSTS));
+            ? ssh_session_is_known_server(m_session)
+            : knownHostsStateUnder(name.toUtf8(), key, file, getStringOption(m_session, SSH_OPTIONS_GLOBAL_KNOWNHOSTS));
     ssh_key_free(key);
     auto linesOf = [&] {
         QStringList refs;
@@ -421,71 +424,74 @@ Result<void> SshSession::verifyHostKey()
     case SSH_KNOWN_HOSTS_ERROR:
     default:
         return fail(QStringLiteral("%1: cannot check the host key against %2: %3")
-                        .arg(where(), file, QString::fromUtf8(ssh_get_error(m_session))));
+                            .arg(where(), file, QString::fromUtf8(ssh_get_error(m_session))));
     }
     const HostKeyDecision decision = decideHostKey(state, strict, m_options.acceptNewHostKey);
     const QString strictName = strictHostKeyCheckingName(strict);
     // OpenSSH's headline, so that the warning reads the same as ssh's.
-    const QString changed =
-        QStringLiteral("WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED! The host key of %1 has CHANGED. The server now "
-                       "offers the %2 key %3, which does not match the key stored for %4 in %5. Someone could be "
-                       "intercepting the connection (man-in-the-middle), or the host key was replaced.")
-            .arg(where(), keyType, fingerprint, name, linesOf());
+    const QString changed = QStringLiteral(
+            "WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED! The host key of %1 has CHANGED. The server now "
+            "offers the %2 key %3, which does not match the key stored for %4 in %5. Someone could be "
+            "intercepting the connection (man-in-the-middle), or the host key was replaced.")
+                                    .arg(where(), keyType, fingerprint, name, linesOf());
     switch (decision) {
-    case HostKeyDecision::Accepted:
-        Q_EMIT hostKeyDecided(decision, fingerprint, QString());
-        return {};
+    case HostKeyDecision::Accepted: Q_EMIT hostKeyDecided(decision, fingerprint, QString()); return {};
     case HostKeyDecision::AcceptedChanged: {
-        const QString message =
-            changed
-            + QStringLiteral(" Connected anyway because StrictHostKeyChecking is no for this host, as ssh does; known_hosts "
-                             "is left as it is (only public-key login is used, nothing is forwarded). If you know the "
-                             "key was replaced, remove that entry (ssh-keygen -R '%1' -f %2) so the new key is recorded.")
-                  .arg(name, file);
+        const QString message = changed
+                + QStringLiteral(
+                        " Connected anyway because StrictHostKeyChecking is no for this host, as ssh does; known_hosts "
+                        "is left as it is (only public-key login is used, nothing is forwarded). If you know the "
+                        "key was replaced, remove that entry (ssh-keygen -R '%1' -f %2) so the new key is recorded.")
+                          .arg(name, file);
         qCWarning(lcNodes).noquote() << message;
         Q_EMIT hostKeyDecided(decision, fingerprint, message);
         return {};
     }
     case HostKeyDecision::RefusedChanged: {
-        const QString message =
-            QStringLiteral("REFUSED (StrictHostKeyChecking %1): ").arg(strictName) + changed
-            + QStringLiteral(" If you know it was replaced, remove that entry (ssh-keygen -R '%1' -f %2) and connect again.")
-                  .arg(name, file);
+        const QString message = QStringLiteral("REFUSED (StrictHostKeyChecking %1): ").arg(strictName) + changed
+                + QStringLiteral(
+                        " If you know it was replaced, remove that entry (ssh-keygen -R '%1' -f %2) and connect again.")
+                          .arg(name, file);
         Q_EMIT hostKeyDecided(decision, fingerprint, message);
         Q_EMIT hostKeyRejected(fingerprint, message);
         return fail(message, ErrorKind::HostKeyChanged);
     }
     case HostKeyDecision::RefusedOtherType: {
-        const QString message =
-            QStringLiteral("REFUSED: %1 offers a %2 host key (%3), but %4 holds a key of another type for %5 (%6). "
-                           "This can mean the connection is being intercepted. If the host's keys were replaced, "
-                           "remove that entry (ssh-keygen -R '%5' -f %4) and connect again.")
-                .arg(where(), keyType, fingerprint, file, name, linesOf());
+        const QString message = QStringLiteral(
+                "REFUSED: %1 offers a %2 host key (%3), but %4 holds a key of another type for %5 (%6). "
+                "This can mean the connection is being intercepted. If the host's keys were replaced, "
+                "remove that entry (ssh-keygen -R '%5' -f %4) and connect again.")
+                                        .arg(where(), keyType, fingerprint, file, name, linesOf());
         Q_EMIT hostKeyDecided(decision, fingerprint, message);
         Q_EMIT hostKeyRejected(fingerprint, message);
         return fail(message, ErrorKind::HostKeyChanged);
     }
     case HostKeyDecision::RefusedUnknown: {
-        const QString message =
-            QStringLiteral("the host key of %1 is not known (not in %2%6). Its %3 key fingerprint is %4. Check it "
-                           "(on the host: ssh-keygen -lf /etc/ssh/ssh_host_%5_key.pub) and accept it "
-                           "(trainyardctl node trust NAME for a stored node, node add ... --accept-new-host-key "
-                           "for a new one, or the dialog in the Nodes view).")
-                .arg(where(), file.isEmpty() ? QStringLiteral("~/.ssh/known_hosts") : file, keyType, fingerprint,
-                     keyType.startsWith(QLatin1String("ssh-")) ? keyType.mid(4) : keyType.toLower(),
-                     m_hostKeyAlias.isEmpty() ? QString() : QStringLiteral(" under its HostKeyAlias %1").arg(m_hostKeyAlias));
+        const QString message
+                = QStringLiteral(
+                        "the host key of %1 is not known (not in %2%6). Its %3 key fingerprint is %4. Check it "
+                        "(on the host: ssh-keygen -lf /etc/ssh/ssh_host_%5_key.pub) and accept it "
+                        "(trainyardctl node trust NAME for a stored node, node add ... --accept-new-host-key "
+                        "for a new one, or the dialog in the Nodes view).")
+                          .arg(where(), file.isEmpty() ? QStringLiteral("~/.ssh/known_hosts") : file, keyType,
+                                  fingerprint,
+                                  keyType.startsWith(QLatin1String("ssh-")) ? keyType.mid(4) : keyType.toLower(),
+                                  m_hostKeyAlias.isEmpty()
+                                          ? QString()
+                                          : QStringLiteral(" under its HostKeyAlias %1").arg(m_hostKeyAlias));
         Q_EMIT hostKeyDecided(decision, fingerprint, message);
         Q_EMIT hostKeyRejected(fingerprint, message);
         return fail(message, ErrorKind::HostKeyUnknown);
     }
     case HostKeyDecision::Added:
-    case HostKeyDecision::None:
-        break;
+    case HostKeyDecision::None: break;
     }
     if (auto added = addHostKey(file); !added)
         return added;
     qCInfo(lcNodes).noquote() << where() << ": added" << keyType << fingerprint << "to" << file
-                              << (m_options.acceptNewHostKey ? QString() : QStringLiteral("(StrictHostKeyChecking %1)").arg(strictName));
+                              << (m_options.acceptNewHostKey
+                                                 ? QString()
+                                                 : QStringLiteral("(StrictHostKeyChecking %1)").arg(strictName));
     Q_EMIT hostKeyDecided(HostKeyDecision::Added, fingerprint, QString());
     return {};
 }
@@ -494,8 +500,9 @@ const OpenSshHostConfig* SshSession::openSshConfig()
 {
     if (!m_openSshQueried) {
         m_openSshQueried = true;
-        m_openSsh = resolveOpenSshConfig({m_options.host, m_options.configFile, m_options.user, m_options.port, m_options.identityFile},
-                                        &m_openSshProblem);
+        m_openSsh = resolveOpenSshConfig(
+                {m_options.host, m_options.configFile, m_options.user, m_options.port, m_options.identityFile},
+                &m_openSshProblem);
     }
     return m_openSsh ? &*m_openSsh : nullptr;
 }
@@ -510,12 +517,12 @@ Result<void> SshSession::addHostKey(const QString& file)
     const OpenSshHostConfig* openssh = openSshConfig();
     if (!openssh)
         qCInfo(lcNodes).noquote() << QStringLiteral("%1: HashKnownHosts unknown (%2): the host key is added unhashed")
-                                         .arg(where(), m_openSshProblem);
+                                             .arg(where(), m_openSshProblem);
     const bool hashed = openssh && openssh->hashKnownHosts;
     if (!hashed && m_hostKeyAlias.isEmpty()) {
         if (ssh_session_update_known_hosts(m_session) != SSH_OK)
             return fail(QStringLiteral("%1: cannot add the host key to %2: %3")
-                            .arg(where(), file, QString::fromUtf8(ssh_get_error(m_session))));
+                                .arg(where(), file, QString::fromUtf8(ssh_get_error(m_session))));
         return {};
     }
     // libssh's own entry ("name keytype base64key") under the name it is
@@ -524,7 +531,7 @@ Result<void> SshSession::addHostKey(const QString& file)
     char* entry = nullptr;
     if (ssh_session_export_known_hosts_entry(m_session, &entry) != SSH_OK || !entry)
         return fail(QStringLiteral("%1: cannot add the host key to %2: %3")
-                        .arg(where(), file, QString::fromUtf8(ssh_get_error(m_session))));
+                            .arg(where(), file, QString::fromUtf8(ssh_get_error(m_session))));
     const QByteArray plain = QByteArray(entry).trimmed();
     ssh_string_free_char(entry);
     const qsizetype space = plain.indexOf(' ');
@@ -566,7 +573,7 @@ QStringList SshSession::identityFiles()
     files.removeDuplicates();
     if (!m_openSshProblem.isEmpty())
         qCInfo(lcNodes).noquote() << QStringLiteral("%1: key files from libssh's configuration (%2): %3")
-                                         .arg(where(), m_openSshProblem, files.join(QStringLiteral(", ")));
+                                             .arg(where(), m_openSshProblem, files.join(QStringLiteral(", ")));
     return files;
 }
 
@@ -576,8 +583,9 @@ Result<void> SshSession::authenticate()
     if (rc == SSH_AUTH_SUCCESS)
         return {};
     if (rc == SSH_AUTH_ERROR)
-        return fail(QStringLiteral("%1: authentication failed: %2").arg(where(), QString::fromUtf8(ssh_get_error(m_session))),
-                    ErrorKind::Authentication);
+        return fail(QStringLiteral("%1: authentication failed: %2")
+                            .arg(where(), QString::fromUtf8(ssh_get_error(m_session))),
+                ErrorKind::Authentication);
     // OpenSSH's order: ssh-agent first, then the identity files. Not
     // ssh_userauth_publickey_auto: it tries the same, but its passphrase
     // callback (ssh_auth_callback: prompt, buffer, echo, verify, userdata)
@@ -593,7 +601,7 @@ Result<void> SshSession::authenticate()
     const OpenSshHostConfig* openssh = openSshConfig();
     const bool identitiesOnly = openssh && openssh->identitiesOnly;
     QString agentTried = QStringLiteral("ssh-agent"); // how a failure names the agent's part; empty: not asked
-    QString agentSkipped; // why not, for a failure
+    QString agentSkipped;                             // why not, for a failure
     bool useAgent = true;
     std::unique_ptr<SshAgentFilter> agentFilter;
     if (identitiesOnly) {
@@ -601,7 +609,8 @@ Result<void> SshSession::authenticate()
         for (const QString& file : identityFiles()) {
             if (const auto blob = publicKeyBlob(file))
                 allowed << *blob;
-            if (const auto cert = certificateBlob(file + QStringLiteral("-cert.pub"))) // OpenSSH loads it beside the key
+            if (const auto cert
+                    = certificateBlob(file + QStringLiteral("-cert.pub"))) // OpenSSH loads it beside the key
                 allowed << *cert;
         }
         for (const QString& file : openssh->certificateFiles)
@@ -616,7 +625,8 @@ Result<void> SshSession::authenticate()
             agentSkipped = filter.error().message;
         } else if (const int fd = (*filter)->takeClientFd(); ssh_set_agent_socket(m_session, fd) != SSH_OK) {
             ::close(fd); // not taken by libssh
-            agentSkipped = QStringLiteral("libssh refused the relay: %1").arg(QString::fromUtf8(ssh_get_error(m_session)));
+            agentSkipped
+                    = QStringLiteral("libssh refused the relay: %1").arg(QString::fromUtf8(ssh_get_error(m_session)));
         } else {
             agentFilter = std::move(*filter);
         }
@@ -630,7 +640,9 @@ Result<void> SshSession::authenticate()
     rc = useAgent ? ssh_userauth_agent(m_session, nullptr) : SSH_AUTH_DENIED;
     if (agentFilter) {
         if (agentFilter->listed() >= 0)
-            agentTried = QStringLiteral("ssh-agent (IdentitiesOnly: %1 of its %2 key(s))").arg(agentFilter->kept()).arg(agentFilter->listed());
+            agentTried = QStringLiteral("ssh-agent (IdentitiesOnly: %1 of its %2 key(s))")
+                                 .arg(agentFilter->kept())
+                                 .arg(agentFilter->listed());
         agentFilter.reset(); // libssh is done with the agent; its end of the pair now reads end-of-file
     }
     if (rc == SSH_AUTH_SUCCESS)
@@ -647,7 +659,7 @@ Result<void> SshSession::authenticate()
     if (rc != SSH_AUTH_PARTIAL)
         rc = SSH_AUTH_DENIED; // an agent that is not running or fails is passed over, as there
     QStringList tried, missing, encrypted, unreadable;
-    QStringList locked; // accepted by the server, encrypted, not unlocked
+    QStringList locked;     // accepted by the server, encrypted, not unlocked
     QStringList notOffered; // the connection had ended
     int asked = 0;
     const QStringList files = rc == SSH_AUTH_PARTIAL ? QStringList() : identityFiles();
@@ -710,23 +722,30 @@ Result<void> SshSession::authenticate()
         keys = QStringLiteral("none");
     if (dropped) {
         // Not "refused": the server never saw these keys.
-        QString message = QStringLiteral("%1: authentication failed: the server closed the connection (%2) after refusing the keys "
-                                         "offered (%3)")
-                              .arg(where(), dropError.isEmpty() ? QStringLiteral("no reason given") : dropError, keys);
+        QString message
+                = QStringLiteral(
+                        "%1: authentication failed: the server closed the connection (%2) after refusing the keys "
+                        "offered (%3)")
+                          .arg(where(), dropError.isEmpty() ? QStringLiteral("no reason given") : dropError, keys);
         if (!notOffered.isEmpty())
-            message += QStringLiteral(", before the key file %1 could be offered").arg(notOffered.join(QStringLiteral(", ")));
-        message += QStringLiteral(". A server takes only so many keys per connection (sshd's MaxAuthTries, 6 by default)");
+            message += QStringLiteral(", before the key file %1 could be offered")
+                               .arg(notOffered.join(QStringLiteral(", ")));
+        message += QStringLiteral(
+                ". A server takes only so many keys per connection (sshd's MaxAuthTries, 6 by default)");
         if (!identitiesOnly)
-            message += QStringLiteral(", and ssh-agent's keys come first: set `IdentitiesOnly yes` for this host in the SSH "
-                                      "configuration so that only its IdentityFile keys are offered, or remove keys from the "
-                                      "agent (ssh-add -d)");
+            message += QStringLiteral(
+                    ", and ssh-agent's keys come first: set `IdentitiesOnly yes` for this host in the SSH "
+                    "configuration so that only its IdentityFile keys are offered, or remove keys from the "
+                    "agent (ssh-add -d)");
         return fail(message, ErrorKind::Authentication);
     }
     // A key the server accepts but that stayed locked is the whole story.
     QString message = locked.isEmpty()
-        ? QStringLiteral("%1: authentication failed: the server accepted none of the keys tried (%2)").arg(where(), keys)
-        : QStringLiteral("%1: authentication failed: the server accepts the key %2, but it could not be unlocked (tried: %3)")
-              .arg(where(), locked.join(QStringLiteral(", ")), keys);
+            ? QStringLiteral("%1: authentication failed: the server accepted none of the keys tried (%2)")
+                      .arg(where(), keys)
+            : QStringLiteral(
+                    "%1: authentication failed: the server accepts the key %2, but it could not be unlocked (tried: %3)")
+                      .arg(where(), locked.join(QStringLiteral(", ")), keys);
     if (!agentSkipped.isEmpty())
         message += QStringLiteral("; ssh-agent was not asked: %1").arg(agentSkipped);
     if (!m_options.identityFile.isEmpty() && missing.contains(m_options.identityFile))
@@ -734,19 +753,22 @@ Result<void> SshSession::authenticate()
     if (rc == SSH_AUTH_ERROR)
         message += QStringLiteral(": ") + QString::fromUtf8(ssh_get_error(m_session));
     if (rc == SSH_AUTH_PARTIAL)
-        message += QStringLiteral("; the server wants a further authentication method, which Trainyard does not support");
+        message += QStringLiteral(
+                "; the server wants a further authentication method, which Trainyard does not support");
     if (!unreadable.isEmpty())
         message += QStringLiteral("; cannot read the private key %1").arg(unreadable.join(QStringLiteral(", ")));
     if (!encrypted.isEmpty()) {
         const QString keys = QStringLiteral("the encrypted private key %1").arg(encrypted.join(QStringLiteral(", ")));
         if (!m_passphrases)
-            message += QStringLiteral(". It needs %1, which cannot be used without a passphrase prompt (batch mode): "
-                                      "load it into ssh-agent (ssh-add), connect interactively, or set TRAINYARD_ASKPASS "
-                                      "(trainyardctl)").arg(keys);
+            message += QStringLiteral(
+                    ". It needs %1, which cannot be used without a passphrase prompt (batch mode): "
+                    "load it into ssh-agent (ssh-add), connect interactively, or set TRAINYARD_ASKPASS "
+                    "(trainyardctl)")
+                               .arg(keys);
         else
             message += QStringLiteral(". A passphrase was asked for (%1, %2 time(s)) and not given or not correct")
-                           .arg(keys)
-                           .arg(asked);
+                               .arg(keys)
+                               .arg(asked);
     }
     return fail(message, ErrorKind::Authentication);
 }
@@ -755,9 +777,11 @@ Result<void> SshSession::openAgentChannel()
 {
     m_channel = ssh_channel_new(m_session);
     if (!m_channel)
-        return fail(QStringLiteral("%1: cannot create a channel: %2").arg(where(), QString::fromUtf8(ssh_get_error(m_session))));
+        return fail(QStringLiteral("%1: cannot create a channel: %2")
+                            .arg(where(), QString::fromUtf8(ssh_get_error(m_session))));
     if (ssh_channel_open_session(m_channel) != SSH_OK)
-        return fail(QStringLiteral("%1: cannot open a session channel: %2").arg(where(), QString::fromUtf8(ssh_get_error(m_session))));
+        return fail(QStringLiteral("%1: cannot open a session channel: %2")
+                            .arg(where(), QString::fromUtf8(ssh_get_error(m_session))));
     // Registered before the exec and kept until the channel is freed, so no
     // data, EOF, exit status or close is missed.
     m_channelCallbacks = std::make_unique<ssh_channel_callbacks_struct>();
@@ -772,7 +796,8 @@ Result<void> SshSession::openAgentChannel()
     ssh_set_channel_callbacks(m_channel, m_channelCallbacks.get());
     const QByteArray cmd = m_command.toUtf8();
     if (ssh_channel_request_exec(m_channel, cmd.constData()) != SSH_OK)
-        return fail(QStringLiteral("%1: cannot run the agent (%2): %3").arg(where(), m_command, QString::fromUtf8(ssh_get_error(m_session))));
+        return fail(QStringLiteral("%1: cannot run the agent (%2): %3")
+                            .arg(where(), m_command, QString::fromUtf8(ssh_get_error(m_session))));
     return {};
 }
 
@@ -791,7 +816,14 @@ void SshSession::post(const QByteArray& bytes)
         QMutexLocker lock(&m_postedMutex);
         m_posted.append(bytes);
     }
-    QMetaObject::invokeMethod(this, [this] { drainPosted(); if (m_running) service(); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            this,
+            [this] {
+                drainPosted();
+                if (m_running)
+                    service();
+            },
+            Qt::QueuedConnection);
 }
 
 void SshSession::drainPosted()
@@ -830,7 +862,7 @@ Result<void> SshSession::runFileJob(const NodeFileJob& job)
         m_sftp = sftp_new(m_session);
         if (!m_sftp || sftp_init(m_sftp) != SSH_OK) {
             result = fail(QStringLiteral("%1: cannot start SFTP (is the sftp subsystem enabled in sshd_config?): %2")
-                              .arg(where(), QString::fromUtf8(ssh_get_error(m_session))));
+                                  .arg(where(), QString::fromUtf8(ssh_get_error(m_session))));
             if (m_sftp)
                 sftp_free(m_sftp);
             m_sftp = nullptr;
@@ -838,7 +870,7 @@ Result<void> SshSession::runFileJob(const NodeFileJob& job)
     }
     if (m_sftp) {
         SftpNodeFiles files(m_session, m_sftp, m_options.name.isEmpty() ? m_options.host : m_options.name,
-                            [this] { pumpDuringFileJob(); });
+                [this] { pumpDuringFileJob(); });
         result = job(files);
     }
     ssh_set_blocking(m_session, 0);
@@ -890,8 +922,9 @@ void SshSession::service()
     const int status = ssh_get_status(m_session);
     if (rc == SSH_ERROR || (status & (SSH_CLOSED | SSH_CLOSED_ERROR)) || !ssh_is_connected(m_session)) {
         QString why = QString::fromUtf8(ssh_get_error(m_session));
-        finish(QStringLiteral("SSH connection to %1 lost%2").arg(where(), why.isEmpty() ? QString() : QStringLiteral(": ") + why),
-               ErrorKind::Unreachable);
+        finish(QStringLiteral("SSH connection to %1 lost%2")
+                        .arg(where(), why.isEmpty() ? QString() : QStringLiteral(": ") + why),
+                ErrorKind::Unreachable);
         return;
     }
     if (m_channelClosed || ssh_channel_is_closed(m_channel)) {
@@ -947,7 +980,7 @@ void SshSession::freeAll(bool graceful)
         m_event = nullptr;
     }
     const bool alive = m_session && ssh_is_connected(m_session)
-        && !(ssh_get_status(m_session) & (SSH_CLOSED | SSH_CLOSED_ERROR));
+            && !(ssh_get_status(m_session) & (SSH_CLOSED | SSH_CLOSED_ERROR));
     if (m_sftp) {
         if (alive)
             ssh_set_blocking(m_session, 1);
@@ -992,8 +1025,8 @@ void SshSession::logStderr(bool flushAll)
     }
 }
 
-int SshSession::onChannelData(ssh_session_struct*, ssh_channel_struct*, void* data, uint32_t len, int isStderr,
-                              void* userdata)
+int SshSession::onChannelData(
+        ssh_session_struct*, ssh_channel_struct*, void* data, uint32_t len, int isStderr, void* userdata)
 {
     auto* self = static_cast<SshSession*>(userdata);
     if (isStderr) {
@@ -1036,8 +1069,8 @@ void SshSession::onExitStatus(ssh_session_struct*, ssh_channel_struct*, int stat
     static_cast<SshSession*>(userdata)->m_exitStatus = status;
 }
 
-void SshSession::onExitSignal(ssh_session_struct*, ssh_channel_struct*, const char* signal, int, const char*,
-                              const char*, void* userdata)
+void SshSession::onExitSignal(
+        ssh_session_struct*, ssh_channel_struct*, const char* signal, int, const char*, const char*, void* userdata)
 {
     static_cast<SshSession*>(userdata)->m_exitSignal = QString::fromUtf8(signal ? signal : "?");
 }

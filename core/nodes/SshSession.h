@@ -132,26 +132,26 @@ private:
     const OpenSshHostConfig* openSshConfig();
     QStringList identityFiles(); // in the order they are tried
     Result<void> openAgentChannel();
-    void service();          // non-blocking dopoll rounds while each handles an event, flush, checks
+    void service(); // non-blocking dopoll rounds while each handles an event, flush, checks
     void flushWrites();
     void updateWriteNotifier();
     void finish(const QString& reason, ErrorKind kind = ErrorKind::Unspecified);
     void freeAll(bool graceful);
-    QString where() const;   // "node ws1 (root@127.0.0.2:2222)"
+    QString where() const; // "node ws1 (root@127.0.0.2:2222)"
     void logStderr(bool flushAll);
     void drainPosted();
     void pumpDuringFileJob();
-    void emitReceived();      // data(m_received), if it holds anything
+    void emitReceived(); // data(m_received), if it holds anything
 
     // libssh callbacks (called from inside libssh calls on this thread: they
     // only record and emit, never free anything).
-    static int onChannelData(ssh_session_struct*, ssh_channel_struct*, void* data, uint32_t len, int isStderr,
-                             void* userdata);
+    static int onChannelData(
+            ssh_session_struct*, ssh_channel_struct*, void* data, uint32_t len, int isStderr, void* userdata);
     static void onChannelEof(ssh_session_struct*, ssh_channel_struct*, void* userdata);
     static void onChannelClose(ssh_session_struct*, ssh_channel_struct*, void* userdata);
     static void onExitStatus(ssh_session_struct*, ssh_channel_struct*, int status, void* userdata);
-    static void onExitSignal(ssh_session_struct*, ssh_channel_struct*, const char* signal, int core,
-                             const char* errmsg, const char* lang, void* userdata);
+    static void onExitSignal(ssh_session_struct*, ssh_channel_struct*, const char* signal, int core, const char* errmsg,
+            const char* lang, void* userdata);
 
     SshNodeOptions m_options;
     std::shared_ptr<SshPassphraseProvider> m_passphrases;
@@ -166,16 +166,16 @@ private:
     QString m_resolvedHost;
     QString m_resolvedUser;
     int m_resolvedPort = 0;
-    QByteArray m_out;          // bytes for the agent not yet taken by the channel
-    QByteArray m_received;     // the agent's stdout not yet handed on by data()
+    QByteArray m_out;      // bytes for the agent not yet taken by the channel
+    QByteArray m_received; // the agent's stdout not yet handed on by data()
     QByteArray m_stderrBuf;
-    bool m_running = false;    // started() emitted
+    bool m_running = false; // started() emitted
     bool m_finished = false;
     bool m_inService = false;
     bool m_remoteEof = false;
     bool m_channelClosed = false;
-    QString m_configIdentity;  // libssh's first identity after the config, before the explicit one
-    QString m_hostKeyAlias;    // OpenSSH's HostKeyAlias for the host (verifyHostKey()); empty: none
+    QString m_configIdentity; // libssh's first identity after the config, before the explicit one
+    QString m_hostKeyAlias;   // OpenSSH's HostKeyAlias for the host (verifyHostKey()); empty: none
     std::optional<OpenSshHostConfig> m_openSsh;
     bool m_openSshQueried = false;
     QString m_openSshProblem;
@@ -184,7 +184,7 @@ private:
     sftp_session_struct* m_sftp = nullptr; // file jobs (runFileJob)
     bool m_inFileJob = false;
     QMutex m_postedMutex;
-    QByteArray m_posted;                   // post(): guarded by m_postedMutex
+    QByteArray m_posted; // post(): guarded by m_postedMutex
 };
 
 } // namespace ty

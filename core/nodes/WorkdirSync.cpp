@@ -37,7 +37,7 @@ Result<QString> readLinkText(const QString& path)
         const ssize_t n = ::readlink(p.constData(), buf.data(), size_t(buf.size()));
         if (n < 0)
             return fail(QStringLiteral("sync: cannot read the symbolic link %1: %2")
-                            .arg(path, QString::fromLocal8Bit(std::strerror(errno))));
+                                .arg(path, QString::fromLocal8Bit(std::strerror(errno))));
         if (n < buf.size())
             return QFile::decodeName(buf.left(n));
         buf.resize(buf.size() * 2);
@@ -57,8 +57,8 @@ struct Walker {
         if (gi.open(QIODevice::ReadOnly))
             ignore.addFile(rel, gi.readAll());
         QDir dir(abs);
-        const QFileInfoList entries = dir.entryInfoList(QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot,
-                                                        QDir::Name);
+        const QFileInfoList entries
+                = dir.entryInfoList(QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot, QDir::Name);
         for (const QFileInfo& fi : entries) {
             const QString childRel = rel.isEmpty() ? fi.fileName() : rel + u'/' + fi.fileName();
             const bool isLink = fi.isSymLink();
@@ -81,7 +81,7 @@ struct Walker {
             if (isDir) {
                 walk(childRel);
             } else if (fi.isFile()) {
-                struct stat st {};
+                struct stat st { };
                 int mode = 0644;
                 if (::stat(QFile::encodeName(fi.absoluteFilePath()).constData(), &st) == 0)
                     mode = int(st.st_mode & 0777);
@@ -98,7 +98,8 @@ struct Walker {
                 const QByteArray raw(e->d_name);
                 const QString name = QFile::decodeName(raw);
                 if (QFile::encodeName(name) != raw)
-                    scan.skipped << (rel.isEmpty() ? name : rel + u'/' + name) + QStringLiteral(" (name not valid UTF-8)");
+                    scan.skipped << (rel.isEmpty() ? name : rel + u'/' + name)
+                                    + QStringLiteral(" (name not valid UTF-8)");
             }
             ::closedir(d);
         }
@@ -131,15 +132,16 @@ Result<SyncScan> scanWorkdir(const QString& rootIn, qint64 limitBytes)
         return fail(w.error);
     if (limitBytes > 0 && w.scan.totalBytes > limitBytes) {
         QList<SyncEntry> biggest = w.scan.files;
-        std::sort(biggest.begin(), biggest.end(), [](const SyncEntry& a, const SyncEntry& b) { return a.size > b.size; });
+        std::sort(
+                biggest.begin(), biggest.end(), [](const SyncEntry& a, const SyncEntry& b) { return a.size > b.size; });
         QStringList names;
         for (qsizetype i = 0; i < std::min<qsizetype>(5, biggest.size()); ++i)
             names << QStringLiteral("%1 (%2)").arg(biggest[i].rel, mib(biggest[i].size));
         return fail(QStringLiteral("sync: %1 holds %2 in %3 files after .gitignore, more than sync_limit %4. "
                                    "Biggest: %5. Add them to .gitignore or raise sync_limit in the job spec.")
-                        .arg(w.root, mib(w.scan.totalBytes))
-                        .arg(w.scan.files.size())
-                        .arg(mib(limitBytes), names.join(QStringLiteral(", "))));
+                            .arg(w.root, mib(w.scan.totalBytes))
+                            .arg(w.scan.files.size())
+                            .arg(mib(limitBytes), names.join(QStringLiteral(", "))));
     }
     return w.scan;
 }
@@ -161,8 +163,8 @@ namespace {
 // written below them: never through a symlink, never outside `root`.
 struct NodeTree {
     NodeFiles& files;
-    QString root;            // remoteDir
-    QSet<QString> realDirs;  // relative folders checked (or made) as real directories in this sync
+    QString root;           // remoteDir
+    QSet<QString> realDirs; // relative folders checked (or made) as real directories in this sync
 
     // Makes every folder of `rel` (not its last component) a real directory on
     // the node. Each is checked with lstat the first time this sync meets it:
@@ -191,7 +193,7 @@ struct NodeTree {
                         return std::unexpected(r.error());
                 } else if (info->type != NodeFileInfo::Type::Missing) {
                     return fail(QStringLiteral("sync to %1: %2 is in the way of %3 and is not a directory")
-                                    .arg(files.describe(), path, rel));
+                                        .arg(files.describe(), path, rel));
                 }
                 if (auto made = files.makeDirs(path); !made)
                     return std::unexpected(made.error());
@@ -199,7 +201,8 @@ struct NodeTree {
                 if (!again)
                     return std::unexpected(again.error());
                 if (again->type != NodeFileInfo::Type::Directory)
-                    return fail(QStringLiteral("sync to %1: %2 did not become a directory").arg(files.describe(), path));
+                    return fail(
+                            QStringLiteral("sync to %1: %2 did not become a directory").arg(files.describe(), path));
             }
             realDirs.insert(sub);
         }
@@ -241,8 +244,9 @@ Result<SyncReport> syncToNode(const SyncScan& scan, const QString& remoteDir, No
         return std::unexpected(root.error());
     } else if (root->type != NodeFileInfo::Type::Missing && root->type != NodeFileInfo::Type::Directory) {
         return fail(QStringLiteral("sync to %1: %2 is not a directory (%3)")
-                        .arg(files.describe(), remoteDir,
-                             root->type == NodeFileInfo::Type::Symlink ? QStringLiteral("a symbolic link") : QStringLiteral("a file")));
+                            .arg(files.describe(), remoteDir,
+                                    root->type == NodeFileInfo::Type::Symlink ? QStringLiteral("a symbolic link")
+                                                                              : QStringLiteral("a file")));
     }
     if (auto made = files.makeDirs(remoteDir); !made)
         return std::unexpected(made.error());
@@ -257,7 +261,8 @@ Result<SyncReport> syncToNode(const SyncScan& scan, const QString& remoteDir, No
     QJsonObject next;
     NodeTree tree{files, remoteDir, {}};
     auto saveManifest = [&]() -> Result<void> {
-        QJsonObject doc{{QStringLiteral("version"), 1}, {QStringLiteral("source"), scan.root}, {QStringLiteral("files"), next}};
+        QJsonObject doc{
+                {QStringLiteral("version"), 1}, {QStringLiteral("source"), scan.root}, {QStringLiteral("files"), next}};
         QBuffer buf;
         buf.setData(QJsonDocument(doc).toJson(QJsonDocument::Compact));
         buf.open(QIODevice::ReadOnly);
@@ -295,7 +300,8 @@ Result<SyncReport> syncToNode(const SyncScan& scan, const QString& remoteDir, No
             continue;
         if (info->type == NodeFileInfo::Type::Directory) {
             qCInfo(lcNodes).noquote() << QStringLiteral("sync to %1: %2 is a folder now, not the file or link sync put "
-                                                        "there: left alone").arg(files.describe(), stale);
+                                                        "there: left alone")
+                                                 .arg(files.describe(), stale);
             continue;
         }
         if (auto r = files.remove(stale); !r)
@@ -317,14 +323,14 @@ Result<SyncReport> syncToNode(const SyncScan& scan, const QString& remoteDir, No
             return std::unexpected(ready.error());
         const QJsonObject old = manifest.value(e.rel).toObject();
         if (!old.isEmpty() && !old.contains(QStringLiteral("link"))
-            && qint64(old.value(QStringLiteral("size")).toDouble()) == e.size
-            && old.value(QStringLiteral("sha256")).toString().toLatin1() == *sha
-            && old.value(QStringLiteral("mode")).toInt() == e.mode) {
+                && qint64(old.value(QStringLiteral("size")).toDouble()) == e.size
+                && old.value(QStringLiteral("sha256")).toString().toLatin1() == *sha
+                && old.value(QStringLiteral("mode")).toInt() == e.mode) {
             const auto info = files.lstat(remote);
             if (!info)
                 return std::unexpected(info.error());
             if (info->type == NodeFileInfo::Type::File && info->size == e.size
-                && info->mtimeSec == qint64(old.value(QStringLiteral("mtime")).toDouble())) {
+                    && info->mtimeSec == qint64(old.value(QStringLiteral("mtime")).toDouble())) {
                 next.insert(e.rel, old);
                 ++report.skipped;
                 continue;
@@ -332,17 +338,18 @@ Result<SyncReport> syncToNode(const SyncScan& scan, const QString& remoteDir, No
         }
         QFile in(local);
         if (!in.open(QIODevice::ReadOnly))
-            return fail(QStringLiteral("sync to %1: cannot read %2: %3").arg(files.describe(), local, in.errorString()));
+            return fail(
+                    QStringLiteral("sync to %1: cannot read %2: %3").arg(files.describe(), local, in.errorString()));
         // A temporary name, then a rename over `remote`: a link there is replaced, not written through.
         if (auto w = files.writeFile(remote, in, e.mode); !w)
             return fail(QStringLiteral("sync of %1: %2").arg(scan.root, w.error().message));
         const auto info = files.lstat(remote);
         if (!info)
             return std::unexpected(info.error());
-        next.insert(e.rel, QJsonObject{{QStringLiteral("size"), double(e.size)},
-                                       {QStringLiteral("sha256"), QString::fromLatin1(*sha)},
-                                       {QStringLiteral("mode"), e.mode},
-                                       {QStringLiteral("mtime"), double(info->mtimeSec)}});
+        next.insert(e.rel,
+                QJsonObject{{QStringLiteral("size"), double(e.size)},
+                        {QStringLiteral("sha256"), QString::fromLatin1(*sha)}, {QStringLiteral("mode"), e.mode},
+                        {QStringLiteral("mtime"), double(info->mtimeSec)}});
         ++report.uploaded;
         report.bytesUploaded += e.size;
     }
@@ -364,9 +371,10 @@ Result<SyncReport> syncToNode(const SyncScan& scan, const QString& remoteDir, No
             // A folder synced before that is a link in the workdir now: its synced
             // files went above; anything still in it was not put there by sync.
             if (!files.removeEmptyDir(remote))
-                return fail(QStringLiteral("sync to %1: cannot make the symbolic link %2 -> %3: %4 is a folder there "
-                                           "holding files that sync did not put there (outputs of a run?); move it away on the node")
-                                .arg(files.describe(), l.rel, l.target, remote));
+                return fail(QStringLiteral(
+                        "sync to %1: cannot make the symbolic link %2 -> %3: %4 is a folder there "
+                        "holding files that sync did not put there (outputs of a run?); move it away on the node")
+                                    .arg(files.describe(), l.rel, l.target, remote));
         }
         if (same) {
             ++report.skipped;
@@ -412,7 +420,8 @@ Result<ArtifactDownload> downloadArtifacts(const AgentFileList& list, const QStr
     for (const AgentFileEntry& e : list.files) {
         auto refuse = [&](const QString& why) {
             out.refused << QStringLiteral("%1: %2").arg(e.path, why);
-            qCWarning(lcNodes).noquote() << "artifact" << e.absolutePath << "on" << files.describe() << why; // why: "refused: ..." or "skipped: ..."
+            qCWarning(lcNodes).noquote() << "artifact" << e.absolutePath << "on" << files.describe()
+                                         << why; // why: "refused: ..." or "skipped: ..."
         };
         if (e.nameNotUtf8) {
             // Its bytes cannot be named over SFTP from here: what arrived is U+FFFD.
@@ -421,7 +430,8 @@ Result<ArtifactDownload> downloadArtifacts(const AgentFileList& list, const QStr
             continue;
         }
         if (!isSafeRelativePath(e.path)) {
-            refuse(QStringLiteral("refused: the name would land outside %1 (absolute, empty or `..` component)").arg(destDir));
+            refuse(QStringLiteral("refused: the name would land outside %1 (absolute, empty or `..` component)")
+                            .arg(destDir));
             continue;
         }
         if (e.type == u"symlink") {
@@ -467,7 +477,7 @@ Result<ArtifactDownload> downloadArtifacts(const AgentFileList& list, const QStr
                 // Even to a folder: following it could put the copy anywhere.
                 const auto to = readLinkText(local);
                 refuse(QStringLiteral("refused: %1 is a symbolic link here (to %2); the download does not follow links")
-                           .arg(local, to ? *to : QStringLiteral("?")));
+                                .arg(local, to ? *to : QStringLiteral("?")));
                 bad = true;
                 break;
             }

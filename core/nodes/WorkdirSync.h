@@ -54,30 +54,30 @@
 namespace ty {
 
 struct SyncEntry {
-    QString rel;       // relative to the workdir, '/'-separated
+    QString rel; // relative to the workdir, '/'-separated
     qint64 size = 0;
     int mode = 0644;
 };
 
 struct SyncLink {
-    QString rel;       // relative to the workdir, '/'-separated
-    QString target;    // the link's text, exactly as readlink(2) gives it
+    QString rel;    // relative to the workdir, '/'-separated
+    QString target; // the link's text, exactly as readlink(2) gives it
 };
 
 struct SyncScan {
-    QString root;      // absolute local workdir
+    QString root; // absolute local workdir
     QList<SyncEntry> files;
     QList<SyncLink> links; // symlinks not excluded by .gitignore (not followed)
     QStringList skipped;   // "rel (why)": FIFOs, sockets, devices, names that are not valid UTF-8 (not synced)
     qint64 totalBytes = 0; // of `files`
-    int ignored = 0;   // entries excluded by .gitignore or .git/
+    int ignored = 0;       // entries excluded by .gitignore or .git/
 };
 
 struct SyncReport {
     int uploaded = 0;
-    int skipped = 0;   // already on the node with the same content (or link text)
+    int skipped = 0; // already on the node with the same content (or link text)
     int removed = 0;
-    int linked = 0;    // symlinks made or replaced
+    int linked = 0; // symlinks made or replaced
     qint64 bytesUploaded = 0;
     QStringList danglingLinks; // "rel -> target" for synced links that lead nowhere on the node
 };
@@ -93,8 +93,8 @@ inline constexpr const char* kSyncManifestName = ".trainyard-sync.json";
 bool isSafeRelativePath(const QString& rel);
 
 struct ArtifactDownload {
-    QStringList downloaded;  // relative names, copied
-    QStringList refused;     // "name: why"
+    QStringList downloaded; // relative names, copied
+    QStringList refused;    // "name: why"
 };
 
 // Copies every listed regular file to destDir/<path>. Never fails as a whole

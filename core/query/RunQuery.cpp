@@ -23,8 +23,8 @@ struct RunQuery::Node {
     std::vector<std::shared_ptr<const Node>> kids; // And, Or (>= 2), Not (1)
     Field field = Field::Param;
     Op op = Op::Eq;
-    QString key;                  // param or metric name; Has: the name
-    QString value;                // as written (quotes removed)
+    QString key;   // param or metric name; Has: the name
+    QString value; // as written (quotes removed)
     bool quoted = false;
     std::optional<double> number; // value as a number, when it is one
     QRegularExpression re;        // Match, NoMatch
@@ -90,7 +90,7 @@ bool isParen(QChar c)
 bool isKeyword(QStringView w)
 {
     return w.compare(u"and", Qt::CaseInsensitive) == 0 || w.compare(u"or", Qt::CaseInsensitive) == 0
-        || w.compare(u"not", Qt::CaseInsensitive) == 0;
+            || w.compare(u"not", Qt::CaseInsensitive) == 0;
 }
 
 // State names and the groups a query may use for them.
@@ -102,9 +102,9 @@ struct StateAlias {
 const QList<StateAlias>& stateAliases()
 {
     static const QList<StateAlias> aliases = {
-        {u"active", {RunState::Starting, RunState::Running}},
-        {u"pending", {RunState::Queued, RunState::Held}},
-        {u"finished", {RunState::Succeeded, RunState::Failed, RunState::Cancelled}},
+            {u"active", {RunState::Starting, RunState::Running}},
+            {u"pending", {RunState::Queued, RunState::Held}},
+            {u"finished", {RunState::Succeeded, RunState::Failed, RunState::Cancelled}},
     };
     return aliases;
 }
@@ -124,7 +124,7 @@ QString knownStateNames()
 {
     QStringList names;
     for (RunState s : {RunState::Queued, RunState::Held, RunState::Starting, RunState::Running, RunState::Succeeded,
-                       RunState::Failed, RunState::Cancelled, RunState::Unknown})
+                 RunState::Failed, RunState::Cancelled, RunState::Unknown})
         names << runStateName(s);
     for (const StateAlias& a : stateAliases())
         names << QString::fromUtf16(a.name);
@@ -136,8 +136,7 @@ class Parser {
 public:
     explicit Parser(QStringView text)
         : m_s(text)
-    {
-    }
+    { }
 
     Result<NodePtr> run()
     {
@@ -326,9 +325,8 @@ private:
     std::optional<QString> readOp()
     {
         static const QStringList ops = {QStringLiteral("<="), QStringLiteral(">="), QStringLiteral("=="),
-                                        QStringLiteral("!="), QStringLiteral("!~"), QStringLiteral("<"),
-                                        QStringLiteral(">"),  QStringLiteral("="),  QStringLiteral("~"),
-                                        QStringLiteral(":")};
+                QStringLiteral("!="), QStringLiteral("!~"), QStringLiteral("<"), QStringLiteral(">"),
+                QStringLiteral("="), QStringLiteral("~"), QStringLiteral(":")};
         const QStringView rest = m_s.mid(m_pos);
         for (const QString& op : ops) {
             if (rest.startsWith(op)) {
@@ -393,8 +391,9 @@ private:
             return v;
         }
         if (isOpChar(peek())) {
-            error(m_pos, QStringLiteral("expected a value after '%1', found '%2' (quote a value that starts with it)")
-                             .arg(op, peek()));
+            error(m_pos,
+                    QStringLiteral("expected a value after '%1', found '%2' (quote a value that starts with it)")
+                            .arg(op, peek()));
             return std::nullopt;
         }
         qsizetype end = m_pos;
@@ -411,14 +410,22 @@ private:
 
     static std::optional<Op> opFrom(const QString& op)
     {
-        if (op == u"<") return Op::Lt;
-        if (op == u"<=") return Op::Le;
-        if (op == u">") return Op::Gt;
-        if (op == u">=") return Op::Ge;
-        if (op == u"=" || op == u"==") return Op::Eq;
-        if (op == u"!=") return Op::Ne;
-        if (op == u"~") return Op::Match;
-        if (op == u"!~") return Op::NoMatch;
+        if (op == u"<")
+            return Op::Lt;
+        if (op == u"<=")
+            return Op::Le;
+        if (op == u">")
+            return Op::Gt;
+        if (op == u">=")
+            return Op::Ge;
+        if (op == u"=" || op == u"==")
+            return Op::Eq;
+        if (op == u"!=")
+            return Op::Ne;
+        if (op == u"~")
+            return Op::Match;
+        if (op == u"!~")
+            return Op::NoMatch;
         return std::nullopt; // ':' depends on the field
     }
 
@@ -462,21 +469,23 @@ private:
             n->field = Field::Param;
             n->key = word;
             for (const auto& [prefix, field] : {std::pair{u"params.", Field::Param}, std::pair{u"param.", Field::Param},
-                                                std::pair{u"metrics.", Field::Metric}, std::pair{u"metric.", Field::Metric}}) {
+                         std::pair{u"metrics.", Field::Metric}, std::pair{u"metric.", Field::Metric}}) {
                 const QStringView p(prefix);
                 if (lower.startsWith(p)) {
                     n->field = field;
                     n->key = word.mid(p.size());
                     if (n->key.isEmpty())
-                        return error(wordPos, QStringLiteral("expected a %1 name after '%2'").arg(fieldName(field), word));
+                        return error(
+                                wordPos, QStringLiteral("expected a %1 name after '%2'").arg(fieldName(field), word));
                     break;
                 }
             }
         }
         if (colon && !isField)
-            return error(wordPos, QStringLiteral("unknown field '%1' before ':' (fields: tag, state, node, queue, user, "
-                                                 "project, name, has; compare a param with '=': %1 = ...)")
-                                      .arg(word));
+            return error(wordPos,
+                    QStringLiteral("unknown field '%1' before ':' (fields: tag, state, node, queue, user, "
+                                   "project, name, has; compare a param with '=': %1 = ...)")
+                            .arg(word));
         if (n->field == Field::Queue || n->field == Field::User || n->field == Field::Project)
             m_usesLabels = true;
 
@@ -488,12 +497,17 @@ private:
         const bool ordering = n->op == Op::Lt || n->op == Op::Le || n->op == Op::Gt || n->op == Op::Ge;
         const bool regex = n->op == Op::Match || n->op == Op::NoMatch;
         const bool textField = n->field == Field::Tag || n->field == Field::State || n->field == Field::NodeName
-            || n->field == Field::Queue || n->field == Field::User || n->field == Field::Project || n->field == Field::Name;
+                || n->field == Field::Queue || n->field == Field::User || n->field == Field::Project
+                || n->field == Field::Name;
         if (textField && ordering)
-            return error(opPos, QStringLiteral("'%1' does not apply to %2 (use :, =, != or ~)").arg(opText, fieldName(n->field)));
+            return error(opPos,
+                    QStringLiteral("'%1' does not apply to %2 (use :, =, != or ~)").arg(opText, fieldName(n->field)));
         if ((n->field == Field::Metric || n->field == Field::Id) && regex)
-            return error(opPos, QStringLiteral("'%1' does not apply to %2 (compare it with a number)")
-                                    .arg(opText, n->field == Field::Metric ? QStringLiteral("metric.") + n->key : QStringLiteral("id")));
+            return error(opPos,
+                    QStringLiteral("'%1' does not apply to %2 (compare it with a number)")
+                            .arg(opText,
+                                    n->field == Field::Metric ? QStringLiteral("metric.") + n->key
+                                                              : QStringLiteral("id")));
 
         auto v = readValue(opText);
         if (!v)
@@ -503,13 +517,15 @@ private:
         n->number = parseQueryNumber(v->text);
 
         if ((n->field == Field::Metric || n->field == Field::Id) && !n->number)
-            return error(v->pos, QStringLiteral("%1 compares with a number, not '%2'")
-                                     .arg(n->field == Field::Metric ? QStringLiteral("metric.") + n->key : QStringLiteral("id"), v->text));
+            return error(v->pos,
+                    QStringLiteral("%1 compares with a number, not '%2'")
+                            .arg(n->field == Field::Metric ? QStringLiteral("metric.") + n->key : QStringLiteral("id"),
+                                    v->text));
         if (regex) {
             n->re = QRegularExpression(v->text, QRegularExpression::CaseInsensitiveOption);
             if (!n->re.isValid())
                 return error(v->pos + (v->quoted ? 1 : 0) + std::max<qsizetype>(0, n->re.patternErrorOffset()),
-                             QStringLiteral("invalid regular expression '%1': %2").arg(v->text, n->re.errorString()));
+                        QStringLiteral("invalid regular expression '%1': %2").arg(v->text, n->re.errorString()));
         }
         if (n->field == Field::State && (n->op == Op::Eq || n->op == Op::Ne)) {
             auto states = statesNamed(v->text);
@@ -584,10 +600,8 @@ struct Evaluator {
     bool eval(const Node& n) const
     {
         switch (n.kind) {
-        case Kind::And:
-            return std::all_of(n.kids.begin(), n.kids.end(), [this](const NodePtr& k) { return eval(*k); });
-        case Kind::Or:
-            return std::any_of(n.kids.begin(), n.kids.end(), [this](const NodePtr& k) { return eval(*k); });
+        case Kind::And: return std::all_of(n.kids.begin(), n.kids.end(), [this](const NodePtr& k) { return eval(*k); });
+        case Kind::Or: return std::any_of(n.kids.begin(), n.kids.end(), [this](const NodePtr& k) { return eval(*k); });
         case Kind::Not: return !eval(*n.kids.front());
         case Kind::NameContains: return in.run->name.contains(n.value, Qt::CaseInsensitive);
         case Kind::Has:
@@ -666,7 +680,9 @@ void dumpNode(const Node& n, QString& out)
     case Kind::And:
     case Kind::Or:
     case Kind::Not:
-        out += n.kind == Kind::And ? QStringLiteral("(and") : n.kind == Kind::Or ? QStringLiteral("(or") : QStringLiteral("(not");
+        out += n.kind == Kind::And   ? QStringLiteral("(and")
+                : n.kind == Kind::Or ? QStringLiteral("(or")
+                                     : QStringLiteral("(not");
         for (const NodePtr& k : n.kids) {
             out += u' ';
             dumpNode(*k, out);
@@ -806,7 +822,8 @@ RunGroupKey runGroupKey(const RunGroupBy& by, const RunQueryInput& in)
 {
     const RunRecord& r = *in.run;
     const auto text = [](const QString& value, const QString& what) {
-        return value.isEmpty() ? RunGroupKey{QStringLiteral("no ") + what, std::nullopt, true} : RunGroupKey{value, std::nullopt, false};
+        return value.isEmpty() ? RunGroupKey{QStringLiteral("no ") + what, std::nullopt, true}
+                               : RunGroupKey{value, std::nullopt, false};
     };
     switch (by.kind) {
     case RunGroupBy::Kind::None: return {};
@@ -820,9 +837,8 @@ RunGroupKey runGroupKey(const RunGroupBy& by, const RunQueryInput& in)
     }
     case RunGroupBy::Kind::Tag: {
         QStringList tags = r.tags;
-        std::sort(tags.begin(), tags.end(), [](const QString& a, const QString& b) {
-            return QString::compare(a, b, Qt::CaseInsensitive) < 0;
-        });
+        std::sort(tags.begin(), tags.end(),
+                [](const QString& a, const QString& b) { return QString::compare(a, b, Qt::CaseInsensitive) < 0; });
         return text(tags.join(QStringLiteral(", ")), QStringLiteral("tags"));
     }
     case RunGroupBy::Kind::State: return RunGroupKey{runStateName(r.state), double(int(r.state)), false};

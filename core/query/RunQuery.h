@@ -14,7 +14,7 @@ namespace ty {
 // The parts of a run's job spec a query can name that RunRecord lacks. Read
 // from the stored spec text (RunRecord::specYaml) by specLabelsOf().
 struct RunSpecLabels {
-    QString queue;   // empty = the default queue
+    QString queue; // empty = the default queue
     QString user;
     QString project;
 };
@@ -28,8 +28,8 @@ RunSpecLabels specLabelsOf(const QString& specYaml);
 // empty; null `labels` are read from run->specYaml when a query needs them.
 struct RunQueryInput {
     const RunRecord* run = nullptr;
-    const QMap<QString, QString>* params = nullptr;        // the run's params (ResultStore::params)
-    const QMap<QString, MetricPoint>* latest = nullptr;    // latest point per metric key
+    const QMap<QString, QString>* params = nullptr;     // the run's params (ResultStore::params)
+    const QMap<QString, MetricPoint>* latest = nullptr; // latest point per metric key
     const RunSpecLabels* labels = nullptr;
 };
 

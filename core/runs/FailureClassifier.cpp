@@ -35,15 +35,17 @@ FailureVerdict classifyRunEnd(const RunEnd& end)
     using CK = FailureDetector::Kind;
     if (end.timeLimitHit)
         return {FailureKind::TimeLimit,
-                end.timeLimitSec > 0 ? QStringLiteral("stopped at its time limit of %1").arg(durationText(end.timeLimitSec))
-                                     : QStringLiteral("stopped at its time limit")};
+                end.timeLimitSec > 0
+                        ? QStringLiteral("stopped at its time limit of %1").arg(durationText(end.timeLimitSec))
+                        : QStringLiteral("stopped at its time limit")};
     if (end.cancelled)
         return {FailureKind::Cancelled, QStringLiteral("cancelled")};
     if (end.exitCode && *end.exitCode == 0 && !end.signal)
         return {};
     if (end.lost)
-        return {FailureKind::NodeLost, end.lostError.isEmpty() ? QStringLiteral("lost: its supervisor on the node vanished")
-                                                                 : QStringLiteral("lost: %1").arg(end.lostError)};
+        return {FailureKind::NodeLost,
+                end.lostError.isEmpty() ? QStringLiteral("lost: its supervisor on the node vanished")
+                                        : QStringLiteral("lost: %1").arg(end.lostError)};
     if (end.consoleKind == CK::CudaOutOfMemory)
         return {FailureKind::CudaOutOfMemory, end.consoleReason};
     if (end.consoleKind == CK::Nccl)
@@ -55,11 +57,13 @@ FailureVerdict classifyRunEnd(const RunEnd& end)
             return {FailureKind::OomKilled, QStringLiteral("killed by the kernel's out-of-memory killer (SIGKILL)")};
         if (*end.signal == SIGKILL)
             return {FailureKind::Signal, QStringLiteral("killed by SIGKILL (signal 9; the OOM killer?)")};
-        return {FailureKind::Signal, QStringLiteral("killed by %1 (signal %2)").arg(signalName(*end.signal)).arg(*end.signal)};
+        return {FailureKind::Signal,
+                QStringLiteral("killed by %1 (signal %2)").arg(signalName(*end.signal)).arg(*end.signal)};
     }
     if (end.consoleKind == CK::Killed)
         return {FailureKind::Signal,
-                QStringLiteral("a process of the run was killed by SIGKILL (its console says \"Killed\"; the OOM killer?)")};
+                QStringLiteral(
+                        "a process of the run was killed by SIGKILL (its console says \"Killed\"; the OOM killer?)")};
     if (end.exitCode) {
         QString detail = QStringLiteral("exit code %1").arg(*end.exitCode);
         // A shell reports a child killed by signal n as 128 + n.

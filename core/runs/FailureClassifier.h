@@ -12,13 +12,13 @@ namespace ty {
 // What the run engine knows when a run has ended (RunEngine::finishRun).
 // Plain values, no I/O; any thread.
 struct RunEnd {
-    std::optional<int> exitCode;   // exited normally with this code
-    std::optional<int> signal;     // killed by this signal (Linux numbering)
-    bool cancelled = false;        // the agent says it was cancelled, or this engine asked it to be
-    bool timeLimitHit = false;     // this engine stopped it because its time_limit passed
-    qint64 timeLimitSec = 0;       // the spec's time_limit, for the detail (0: not given)
-    bool lost = false;             // the agent's supervisor vanished without an exit status (node rebooted...)
-    QString lostError;             // the agent's words for that
+    std::optional<int> exitCode; // exited normally with this code
+    std::optional<int> signal;   // killed by this signal (Linux numbering)
+    bool cancelled = false;      // the agent says it was cancelled, or this engine asked it to be
+    bool timeLimitHit = false;   // this engine stopped it because its time_limit passed
+    qint64 timeLimitSec = 0;     // the spec's time_limit, for the detail (0: not given)
+    bool lost = false;           // the agent's supervisor vanished without an exit status (node rebooted...)
+    QString lostError;           // the agent's words for that
     // Evidence that the kernel's OOM killer sent the SIGKILL (the agent
     // reading the run's cgroup memory.events `oom_kill`, or the kernel log).
     // No agent reports it yet: false, and a SIGKILL is then only *guessed*

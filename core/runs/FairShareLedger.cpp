@@ -28,11 +28,12 @@ void FairShareLedger::dropEndedBefore(qint64 sinceMs)
     m_entries.removeIf([sinceMs](const auto& it) { return it.value().endMs < sinceMs; });
 }
 
-void FairShareLedger::chargeTo(sched::FairShareState& state, qint64 nowMs, qint64 halfLifeMs, sched::FairShareBy by) const
+void FairShareLedger::chargeTo(
+        sched::FairShareState& state, qint64 nowMs, qint64 halfLifeMs, sched::FairShareBy by) const
 {
     for (const Entry& e : m_entries)
         state.charge(by == sched::FairShareBy::Project ? e.project : e.user,
-                     decayedGpuHours(e.gpus, e.startMs, e.endMs, nowMs, halfLifeMs));
+                decayedGpuHours(e.gpus, e.startMs, e.endMs, nowMs, halfLifeMs));
 }
 
 } // namespace ty

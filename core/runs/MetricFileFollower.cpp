@@ -22,28 +22,28 @@ Q_LOGGING_CATEGORY(lcMetricFiles, "trainyard.runs.metricfiles", QtWarningMsg)
 namespace ty {
 
 namespace {
-constexpr qint64 kReadChunk = 256 * 1024; // the agent's read_file maximum
-constexpr int kListEvery = 5;             // polls between two list_files requests
+constexpr qint64 kReadChunk = 256 * 1024;                           // the agent's read_file maximum
+constexpr int kListEvery = 5;                                       // polls between two list_files requests
 const QString kRunDirMetricsFile = QStringLiteral("metrics.jsonl"); // $TRAINYARD_METRICS_FILE in the run dir
 } // namespace
 
 struct MetricFileFollower::File {
-    QString root;   // "workdir" or "run_dir"
-    QString path;   // relative to root
-    QString id;     // root + ':' + path
+    QString root; // "workdir" or "run_dir"
+    QString path; // relative to root
+    QString id;   // root + ':' + path
     MetricFileFormat format = MetricFileFormat::Unknown;
     std::unique_ptr<MetricStreamReader> reader; // null for TrainerState
-    qint64 offset = 0;  // bytes fed to the reader
-    qint64 emitted = 0; // points the reader produced from the file's start
-    qint64 size = -1, mtimeMs = -1; // as last seen (trainer_state.json)
-    QByteArray headerLine;          // CSV: the header the reader parsed
-    bool finished = false;          // reader->finish() was called
-    bool failed = false;            // stopped at an error (reported once)
-    QMap<QString, QString> params;  // the reader's params() as last stored
+    qint64 offset = 0;                          // bytes fed to the reader
+    qint64 emitted = 0;                         // points the reader produced from the file's start
+    qint64 size = -1, mtimeMs = -1;             // as last seen (trainer_state.json)
+    QByteArray headerLine;                      // CSV: the header the reader parsed
+    bool finished = false;                      // reader->finish() was called
+    bool failed = false;                        // stopped at an error (reported once)
+    QMap<QString, QString> params;              // the reader's params() as last stored
 };
 
 MetricFileFollower::MetricFileFollower(RunId run, QString agentRun, QStringList globs, QString dataDir,
-                                       ResultStore* store, AgentClient* client, QObject* parent)
+        ResultStore* store, AgentClient* client, QObject* parent)
     : QObject(parent)
     , m_run(run)
     , m_agentRun(std::move(agentRun))
@@ -114,7 +114,7 @@ void MetricFileFollower::saveState()
     QDir().mkpath(m_dataDir);
     QSaveFile out(statePath());
     if (!out.open(QIODevice::WriteOnly)
-        || out.write(QJsonDocument(QJsonObject{{QStringLiteral("files"), files}}).toJson()) < 0 || !out.commit())
+            || out.write(QJsonDocument(QJsonObject{{QStringLiteral("files"), files}}).toJson()) < 0 || !out.commit())
         qCWarning(lcMetricFiles) << "run" << m_run << ": cannot write" << statePath() << ":" << out.errorString();
 }
 
@@ -160,11 +160,10 @@ void MetricFileFollower::poll()
                         self->m_unknownFormat.insert(id);
                         qCWarning(lcMetricFiles) << "run" << self->m_run << ": metric file" << e.path
                                                  << "has no format known by its name; skipped";
-                        self->m_store->addNotice(RunNotice{
-                            self->m_run, QDateTime::currentDateTimeUtc(),
-                            QStringLiteral("metric file %1 has no format known by its name (*.csv, *tfevents*, "
-                                           "trainer_state.json, *.jsonl, *.json); skipped")
-                                .arg(e.path)});
+                        self->m_store->addNotice(RunNotice{self->m_run, QDateTime::currentDateTimeUtc(),
+                                QStringLiteral("metric file %1 has no format known by its name (*.csv, *tfevents*, "
+                                               "trainer_state.json, *.jsonl, *.json); skipped")
+                                        .arg(e.path)});
                     }
                     continue;
                 }
@@ -226,14 +225,14 @@ void MetricFileFollower::restartFile(File& f)
 void MetricFileFollower::checkHeader(const std::shared_ptr<File>& f)
 {
     QPointer<MetricFileFollower> self(this);
-    m_client->readFile(m_agentRun, f->root, f->path, 0, f->headerLine.size() + 1,
-                       [self, f](const Result<AgentFileChunk>& chunk) {
-                           if (!self)
-                               return;
-                           if (chunk && chunk->data != f->headerLine + '\n' && chunk->data != f->headerLine + '\r')
-                               self->restartFile(*f);
-                           self->readMore(f);
-                       });
+    m_client->readFile(
+            m_agentRun, f->root, f->path, 0, f->headerLine.size() + 1, [self, f](const Result<AgentFileChunk>& chunk) {
+                if (!self)
+                    return;
+                if (chunk && chunk->data != f->headerLine + '\n' && chunk->data != f->headerLine + '\r')
+                    self->restartFile(*f);
+                self->readMore(f);
+            });
 }
 
 void MetricFileFollower::readMore(const std::shared_ptr<File>& f)
@@ -243,31 +242,32 @@ void MetricFileFollower::readMore(const std::shared_ptr<File>& f)
         return;
     }
     QPointer<MetricFileFollower> self(this);
-    m_client->readFile(m_agentRun, f->root, f->path, f->offset, kReadChunk, [self, f](const Result<AgentFileChunk>& chunk) {
-        if (!self)
-            return;
-        if (!chunk) {
-            qCDebug(lcMetricFiles) << "run" << self->m_run << ":" << chunk.error().message;
-            self->fileDone();
-            return;
-        }
-        if (chunk->size < f->offset) {
-            self->restartFile(*f);
-            self->readMore(f);
-            return;
-        }
-        self->consume(f, chunk->data, chunk->size, chunk->mtimeMs);
-        if (!f->failed && chunk->data.size() == kReadChunk && f->offset < chunk->size) {
-            self->readMore(f);
-            return;
-        }
-        if (self->m_finalPollStarted && !f->failed && f->reader) {
-            f->reader->finish();
-            f->finished = true;
-            self->consume(f, {}, chunk->size, chunk->mtimeMs);
-        }
-        self->fileDone();
-    });
+    m_client->readFile(
+            m_agentRun, f->root, f->path, f->offset, kReadChunk, [self, f](const Result<AgentFileChunk>& chunk) {
+                if (!self)
+                    return;
+                if (!chunk) {
+                    qCDebug(lcMetricFiles) << "run" << self->m_run << ":" << chunk.error().message;
+                    self->fileDone();
+                    return;
+                }
+                if (chunk->size < f->offset) {
+                    self->restartFile(*f);
+                    self->readMore(f);
+                    return;
+                }
+                self->consume(f, chunk->data, chunk->size, chunk->mtimeMs);
+                if (!f->failed && chunk->data.size() == kReadChunk && f->offset < chunk->size) {
+                    self->readMore(f);
+                    return;
+                }
+                if (self->m_finalPollStarted && !f->failed && f->reader) {
+                    f->reader->finish();
+                    f->finished = true;
+                    self->consume(f, {}, chunk->size, chunk->mtimeMs);
+                }
+                self->fileDone();
+            });
 }
 
 void MetricFileFollower::consume(const std::shared_ptr<File>& f, const QByteArray& bytes, qint64, qint64 mtimeMs)
@@ -292,11 +292,14 @@ void MetricFileFollower::consume(const std::shared_ptr<File>& f, const QByteArra
         f->failed = true;
         qCWarning(lcMetricFiles) << "run" << m_run << ":" << r.error() << "(at byte" << r.errorOffset() << ")";
         m_store->addNotice(RunNotice{m_run, QDateTime::currentDateTimeUtc(),
-                                     QStringLiteral("metric file %1: %2 (at byte %3); its later points are not read").arg(f->path, r.error()).arg(r.errorOffset())});
+                QStringLiteral("metric file %1: %2 (at byte %3); its later points are not read")
+                        .arg(f->path, r.error())
+                        .arg(r.errorOffset())});
     }
     if (skip == got.size())
         return;
-    QList<MetricPoint> points = toMetricPoints(got.mid(skip), m_run, mtimeMs > 0 ? mtimeMs : QDateTime::currentMSecsSinceEpoch());
+    QList<MetricPoint> points
+            = toMetricPoints(got.mid(skip), m_run, mtimeMs > 0 ? mtimeMs : QDateTime::currentMSecsSinceEpoch());
     m_storedCounts.insert(f->id, std::max(stored, f->emitted));
     store(*f, std::move(points));
 }
@@ -305,42 +308,42 @@ void MetricFileFollower::readWhole(const std::shared_ptr<File>& f, QByteArray so
 {
     QPointer<MetricFileFollower> self(this);
     m_client->readFile(m_agentRun, f->root, f->path, soFar.size(), kReadChunk,
-                       [self, f, soFar = std::move(soFar)](const Result<AgentFileChunk>& chunk) mutable {
-        if (!self)
-            return;
-        if (!chunk) {
-            self->fileDone();
-            return;
-        }
-        if (soFar.isEmpty() && chunk->size == f->size && chunk->mtimeMs == f->mtimeMs) {
-            self->fileDone(); // unchanged since the last poll
-            return;
-        }
-        soFar.append(chunk->data);
-        if (chunk->data.size() == kReadChunk && soFar.size() < chunk->size) {
-            self->readWhole(f, std::move(soFar));
-            return;
-        }
-        const qsizetype skip = qsizetype(self->m_trainerEntries.value(f->id));
-        auto state = importTrainerState(soFar, skip, f->path);
-        if (!state) {
-            // Being rewritten right now, most likely: read it again next poll.
-            qCDebug(lcMetricFiles) << "run" << self->m_run << ":" << state.error().message;
-            self->fileDone();
-            return;
-        }
-        f->size = chunk->size;
-        f->mtimeMs = chunk->mtimeMs;
-        self->m_trainerEntries.insert(f->id, state->entries);
-        if (!state->metrics.isEmpty()) {
-            QList<MetricPoint> points = toMetricPoints(state->metrics, self->m_run, chunk->mtimeMs);
-            self->m_storedCounts[f->id] += points.size();
-            self->store(*f, std::move(points));
-        } else {
-            self->m_dirty = true;
-        }
-        self->fileDone();
-    });
+            [self, f, soFar = std::move(soFar)](const Result<AgentFileChunk>& chunk) mutable {
+                if (!self)
+                    return;
+                if (!chunk) {
+                    self->fileDone();
+                    return;
+                }
+                if (soFar.isEmpty() && chunk->size == f->size && chunk->mtimeMs == f->mtimeMs) {
+                    self->fileDone(); // unchanged since the last poll
+                    return;
+                }
+                soFar.append(chunk->data);
+                if (chunk->data.size() == kReadChunk && soFar.size() < chunk->size) {
+                    self->readWhole(f, std::move(soFar));
+                    return;
+                }
+                const qsizetype skip = qsizetype(self->m_trainerEntries.value(f->id));
+                auto state = importTrainerState(soFar, skip, f->path);
+                if (!state) {
+                    // Being rewritten right now, most likely: read it again next poll.
+                    qCDebug(lcMetricFiles) << "run" << self->m_run << ":" << state.error().message;
+                    self->fileDone();
+                    return;
+                }
+                f->size = chunk->size;
+                f->mtimeMs = chunk->mtimeMs;
+                self->m_trainerEntries.insert(f->id, state->entries);
+                if (!state->metrics.isEmpty()) {
+                    QList<MetricPoint> points = toMetricPoints(state->metrics, self->m_run, chunk->mtimeMs);
+                    self->m_storedCounts[f->id] += points.size();
+                    self->store(*f, std::move(points));
+                } else {
+                    self->m_dirty = true;
+                }
+                self->fileDone();
+            });
 }
 
 void MetricFileFollower::store(File&, QList<MetricPoint> points)

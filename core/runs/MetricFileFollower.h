@@ -52,7 +52,7 @@ public:
     // `agentRun`: the agent's id of the run; `dataDir`: the run's local data
     // directory (runDataDir()); `globs`: the spec's metric_files.
     MetricFileFollower(RunId run, QString agentRun, QStringList globs, QString dataDir, ResultStore* store,
-                       AgentClient* client, QObject* parent = nullptr);
+            AgentClient* client, QObject* parent = nullptr);
     ~MetricFileFollower() override;
 
     // Polls every `intervalMs` (default 2000; files are listed again every

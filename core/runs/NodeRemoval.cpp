@@ -23,17 +23,19 @@ Result<int> removeNodeRecords(ResultStore& store, const QString& name, bool forc
         QStringList ids;
         for (const RunRecord& r : std::as_const(onNode))
             ids << QStringLiteral("%1 (%2)").arg(r.id).arg(runStateName(r.state));
-        return fail(QStringLiteral("node %1 still has runs that have not ended: %2. Cancel them first, or remove it with --force "
-                                   "(they are recorded as failed; their processes on the node are left alone)")
+        return fail(
+                QStringLiteral(
+                        "node %1 still has runs that have not ended: %2. Cancel them first, or remove it with --force "
+                        "(they are recorded as failed; their processes on the node are left alone)")
                         .arg(name, ids.join(QStringLiteral(", "))),
-                    ErrorKind::InvalidInput);
+                ErrorKind::InvalidInput);
     }
     for (RunRecord r : std::as_const(onNode)) {
         r.failureKind = FailureKind::NodeLost;
         r.pendingReason.clear();
         r.failureReason = QStringLiteral("node %1 was removed while the run was %2 (trainyardctl node rm --force); "
                                          "its process there, if any, was left alone")
-                              .arg(name, runStateName(r.state));
+                                  .arg(name, runStateName(r.state));
         transition(r, RunState::Failed, TransitionCause::NodeRemoved);
         r.finishedAt = QDateTime::currentDateTimeUtc();
         store.updateRun(r);

@@ -17,10 +17,10 @@ struct OrderingName {
     const char* name;
 };
 constexpr OrderingName kOrderings[] = {
-    {sched::Ordering::Fcfs, "fcfs"},
-    {sched::Ordering::Priority, "priority"},
-    {sched::Ordering::ShortestJobFirst, "sjf"},
-    {sched::Ordering::FairShare, "fair-share"},
+        {sched::Ordering::Fcfs, "fcfs"},
+        {sched::Ordering::Priority, "priority"},
+        {sched::Ordering::ShortestJobFirst, "sjf"},
+        {sched::Ordering::FairShare, "fair-share"},
 };
 } // namespace
 
@@ -37,15 +37,17 @@ QString queuePolicyPath(const QString& databasePath)
 namespace {
 // Reads one policy object; `base` gives the values of absent keys. `where`
 // names the file (and queue) in messages.
-Result<sched::Policy> policyFromJson(const QJsonObject& o, const QString& path, const sched::Policy& base, bool allowQueues)
+Result<sched::Policy> policyFromJson(
+        const QJsonObject& o, const QString& path, const sched::Policy& base, bool allowQueues)
 {
     sched::Policy p = base;
-    static const QStringList known{QStringLiteral("ordering"), QStringLiteral("backfill"), QStringLiteral("aging_per_hour"),
-                                   QStringLiteral("default_runtime_s"), QStringLiteral("fair_share_by"),
-                                   QStringLiteral("shares"), QStringLiteral("usage_half_life_s")};
+    static const QStringList known{QStringLiteral("ordering"), QStringLiteral("backfill"),
+            QStringLiteral("aging_per_hour"), QStringLiteral("default_runtime_s"), QStringLiteral("fair_share_by"),
+            QStringLiteral("shares"), QStringLiteral("usage_half_life_s")};
     for (auto it = o.begin(); it != o.end(); ++it)
         if (!known.contains(it.key()) && !(allowQueues && it.key() == u"queues"))
-            return fail(QStringLiteral("%1: unknown key '%2' (known: %3)").arg(path, it.key(), known.join(QStringLiteral(", "))));
+            return fail(QStringLiteral("%1: unknown key '%2' (known: %3)")
+                                .arg(path, it.key(), known.join(QStringLiteral(", "))));
     if (o.contains(QStringLiteral("ordering"))) {
         const QString name = o.value(QStringLiteral("ordering")).toString();
         bool found = false;
@@ -55,7 +57,8 @@ Result<sched::Policy> policyFromJson(const QJsonObject& o, const QString& path, 
                 found = true;
             }
         if (!found)
-            return fail(QStringLiteral("%1: 'ordering' must be fcfs, priority, sjf or fair-share, not '%2'").arg(path, name));
+            return fail(QStringLiteral("%1: 'ordering' must be fcfs, priority, sjf or fair-share, not '%2'")
+                                .arg(path, name));
     }
     auto number = [&](const char* key, double min) -> Result<std::optional<double>> {
         const QString k = QLatin1String(key);
@@ -118,7 +121,8 @@ QJsonObject policyToJson(const sched::Policy& p)
     o.insert(QStringLiteral("backfill"), p.backfill);
     o.insert(QStringLiteral("aging_per_hour"), p.agingPerHour);
     o.insert(QStringLiteral("default_runtime_s"), double(p.defaultRuntimeMs) / 1000.0);
-    o.insert(QStringLiteral("fair_share_by"), p.fairShareBy == sched::FairShareBy::User ? QStringLiteral("user") : QStringLiteral("project"));
+    o.insert(QStringLiteral("fair_share_by"),
+            p.fairShareBy == sched::FairShareBy::User ? QStringLiteral("user") : QStringLiteral("project"));
     QJsonObject shares;
     for (auto it = p.shares.cbegin(); it != p.shares.cend(); ++it)
         shares.insert(it.key(), it.value());
@@ -160,7 +164,8 @@ Result<QueuePolicies> loadQueuePolicies(const QString& databasePath)
         for (auto it = queues.begin(); it != queues.end(); ++it) {
             if (!it.value().isObject())
                 return fail(QStringLiteral("%1: queue '%2' must be a policy object").arg(path, it.key()));
-            auto q = policyFromJson(it.value().toObject(), path + QStringLiteral(" (queue '%1')").arg(it.key()), *defaults, false);
+            auto q = policyFromJson(
+                    it.value().toObject(), path + QStringLiteral(" (queue '%1')").arg(it.key()), *defaults, false);
             if (!q)
                 return std::unexpected(q.error());
             all.queues.insert(it.key(), *q);
@@ -230,7 +235,8 @@ Result<sched::Policy> queuePolicyNamed(const QString& name, const sched::Policy&
         p.ordering = sched::Ordering::FairShare;
         p.backfill = true;
     } else {
-        return fail(QStringLiteral("unknown policy '%1' (one of: %2)").arg(name, queuePolicyNames().join(QStringLiteral(", "))));
+        return fail(QStringLiteral("unknown policy '%1' (one of: %2)")
+                            .arg(name, queuePolicyNames().join(QStringLiteral(", "))));
     }
     return p;
 }
@@ -241,21 +247,22 @@ QString queuePolicyName(const sched::Policy& p)
     case sched::Ordering::Fcfs: return p.backfill ? QStringLiteral("fcfs+backfill") : QStringLiteral("fcfs");
     case sched::Ordering::Priority: return p.backfill ? QStringLiteral("backfill") : QStringLiteral("priority");
     case sched::Ordering::ShortestJobFirst: return p.backfill ? QStringLiteral("sjf+backfill") : QStringLiteral("sjf");
-    case sched::Ordering::FairShare: return p.backfill ? QStringLiteral("fair-share") : QStringLiteral("fair-share (strict)");
+    case sched::Ordering::FairShare:
+        return p.backfill ? QStringLiteral("fair-share") : QStringLiteral("fair-share (strict)");
     }
     return {};
 }
 
 sched::FairShareState fairShareUsage(const QList<RunRecord>& runs, const sched::Policy& policy, qint64 nowMs,
-                                     const std::function<QString(const RunRecord&)>& accountOf)
+        const std::function<QString(const RunRecord&)>& accountOf)
 {
     sched::FairShareState state;
     for (const RunRecord& r : runs) {
         if (r.gpus.isEmpty() || !r.startedAt.isValid())
             continue;
         const qint64 end = r.finishedAt.isValid() ? r.finishedAt.toMSecsSinceEpoch() : nowMs;
-        const double hours = decayedGpuHours(int(r.gpus.size()), r.startedAt.toMSecsSinceEpoch(), end, nowMs,
-                                             policy.usageHalfLifeMs);
+        const double hours = decayedGpuHours(
+                int(r.gpus.size()), r.startedAt.toMSecsSinceEpoch(), end, nowMs, policy.usageHalfLifeMs);
         if (hours > 0.0)
             state.charge(accountOf(r), hours);
     }

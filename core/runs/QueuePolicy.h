@@ -52,6 +52,6 @@ QString queuePolicyName(const sched::Policy& policy);
 // half-life from when it ran until `nowMs` (a running run up to now).
 // `accountOf` gives the account of a run (its user or project).
 sched::FairShareState fairShareUsage(const QList<RunRecord>& runs, const sched::Policy& policy, qint64 nowMs,
-                                     const std::function<QString(const RunRecord&)>& accountOf);
+        const std::function<QString(const RunRecord&)>& accountOf);
 
 } // namespace ty

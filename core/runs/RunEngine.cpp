@@ -39,14 +39,14 @@ namespace ty {
 struct RunEngine::Node {
     QString name;
     AgentClient* client = nullptr;
-    NodeHealth* health = nullptr; // heartbeats; disconnects the client when the node goes silent
-    int reconnectDelayMs = 0;     // the last reconnection delay (0: connected, or never lost)
-    int reconnectGeneration = 0;  // a scheduled reconnection is void once this moved on
-    bool probing = false;         // probeLostNode() is under way
+    NodeHealth* health = nullptr;  // heartbeats; disconnects the client when the node goes silent
+    int reconnectDelayMs = 0;      // the last reconnection delay (0: connected, or never lost)
+    int reconnectGeneration = 0;   // a scheduled reconnection is void once this moved on
+    bool probing = false;          // probeLostNode() is under way
     bool probeFoundSilent = false; // a probe since the loss found it not answering
     bool ready = false;
-    bool attempted = false;       // its first connection attempt ended (ready or lost)
-    bool listed = false;          // its runs were re-attached after connecting
+    bool attempted = false; // its first connection attempt ended (ready or lost)
+    bool listed = false;    // its runs were re-attached after connecting
     AgentHello hello;
     QList<AgentGpu> gpus; // as the agent last reported them
     QString lastError;
@@ -58,9 +58,9 @@ struct RunEngine::Active {
     RunRecord run;
     QString node;
     bool cancelRequested = false;
-    bool timeLimitHit = false; // this engine cancelled it because its time_limit passed
-    qint64 catchUpTo = -1; // the node's console size when the tail began (-1: not yet known); node offsets
-    bool endedOnNode = false; // the agent's list said it had exited: caught up only once recorded
+    bool timeLimitHit = false;  // this engine cancelled it because its time_limit passed
+    qint64 catchUpTo = -1;      // the node's console size when the tail began (-1: not yet known); node offsets
+    bool endedOnNode = false;   // the agent's list said it had exited: caught up only once recorded
     bool ingestNoticed = false; // an ingestion error was recorded as a notice (one per attach, not per chunk)
     // A write failed (stallIngestion): output is dropped until a retry
     // re-opens the ingest at the stored offset and tails again from what is
@@ -91,8 +91,8 @@ constexpr int kGpuStatusIntervalMs = 2000; // the Nodes view's refresh (issue 3:
 Result<JobSpec> specOf(const RunRecord& run)
 {
     const QString baseDir = !run.specPath.isEmpty() ? QFileInfo(run.specPath).absolutePath()
-                            : !run.workdir.isEmpty() ? run.workdir
-                                                     : QDir::rootPath();
+            : !run.workdir.isEmpty()                ? run.workdir
+                                                    : QDir::rootPath();
     auto spec = parseJobSpec(run.specYaml, QStringLiteral("run %1 spec").arg(run.id), baseDir);
     if (spec && !run.workdir.isEmpty())
         spec->workdir = run.workdir;
@@ -212,7 +212,8 @@ void RunEngine::addNode(const QString& name, std::unique_ptr<AgentTransport> tra
     node->health->setTimeout(m_heartbeatTimeoutMs);
     Node* n = node.get();
     connect(node->client, &AgentClient::ready, this, [this, n](const AgentHello&) { onNodeReady(*n); });
-    connect(node->client, &AgentClient::disconnected, this, [this, n](const QString& reason, ErrorKind kind) { onNodeLost(*n, reason, kind); });
+    connect(node->client, &AgentClient::disconnected, this,
+            [this, n](const QString& reason, ErrorKind kind) { onNodeLost(*n, reason, kind); });
     connect(node->client, &AgentClient::warning, this, [this, n](const QString& message) {
         n->connectionWarning = message;
         qCWarning(lcRuns).noquote() << "node" << n->name << ":" << message;
@@ -278,9 +279,8 @@ Result<QList<RunId>> RunEngine::submitAll(const JobSpec& spec, const QString& no
         return std::unexpected(expanded.error());
     // One id for the runs of a sweep: the scheduler caps them together and
     // the runs table can group them.
-    const QString sweepTag = spec.sweep.isEmpty()
-        ? QString()
-        : QStringLiteral("sweep:%1").arg(QDateTime::currentMSecsSinceEpoch());
+    const QString sweepTag
+            = spec.sweep.isEmpty() ? QString() : QStringLiteral("sweep:%1").arg(QDateTime::currentMSecsSinceEpoch());
     QList<RunId> ids;
     for (const JobSpec& one : *expanded) {
         RunRecord r;
@@ -302,77 +302,84 @@ Result<QList<RunId>> RunEngine::submitAll(const JobSpec& spec, const QString& no
             return std::unexpected(id.error());
         ids.append(*id);
     }
-    QMetaObject::invokeMethod(this, [this] { scheduleSoon(); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            this, [this] { scheduleSoon(); }, Qt::QueuedConnection);
     return ids;
 }
 
 void RunEngine::cancel(RunId id, int graceMs)
 {
-    QMetaObject::invokeMethod(this, [this, id, graceMs] {
-        auto run = m_store->run(id);
-        if (!run)
-            return;
-        if (isTerminal(run->state)) {
-            // Ended already (another process cancelled it, or it exited):
-            // said, so that nothing waits for a change that will not come.
-            Q_EMIT runStateChanged(*run);
-            return;
-        }
-        // Cancelling one rank of a gang cancels them all (isTerminal stops the recursion).
-        const QString gang = gangTagOf(*run);
-        if (run->state == RunState::Queued || run->state == RunState::Held) {
-            transition(*run, RunState::Cancelled, TransitionCause::Cancelled);
-            run->finishedAt = QDateTime::currentDateTimeUtc();
-            run->failureKind = FailureKind::Cancelled;
-            run->failureReason = QStringLiteral("cancelled before it started");
-            run->pendingReason.clear();
-            commit(*run);
-            return;
-        }
-        const auto node = m_nodes.value(run->node);
-        // A client still connecting queues the request until the agent's hello.
-        if (!node || node->client->state() == AgentClient::State::Disconnected) {
-            const QString reason = QStringLiteral("node %1 is not connected%2")
-                                       .arg(run->node, node && !node->lastError.isEmpty() ? QStringLiteral(" (%1)").arg(node->lastError)
-                                                                                           : QString());
-            qCWarning(lcRuns).noquote() << "cannot cancel run" << id << ":" << reason;
-            Q_EMIT cancelFailed(id, reason);
-            return;
-        }
-        if (auto active = m_active.value(id))
-            active->cancelRequested = true;
-        if (!gang.isEmpty()) {
-            m_cancelling.insert(id);
-            const QList<RunRecord> all = m_store->unfinishedRuns();
-            for (const RunRecord& r : all)
-                if (r.id != id && !isTerminal(r.state) && r.tags.contains(gang) && !m_cancelling.contains(r.id))
-                    cancel(r.id, graceMs);
-        }
-        node->client->cancel(run->agentRunId, graceMs, [this, id, nodeName = node->name, agentRun = run->agentRunId](const Result<void>& r) {
-            if (r)
-                return;
-            const QString why = r.error().message; // names the node already
-            const auto n = m_nodes.value(nodeName);
-            if (!n || !n->client->isReady()) {
-                qCWarning(lcRuns).noquote() << "cancel of run" << id << "failed:" << why;
-                Q_EMIT cancelFailed(id, why);
-                return;
-            }
-            // The agent refuses a run that is no longer running: another
-            // process cancelled it a moment ago, or it just ended. Nothing
-            // failed; the ingestion owner records how it ended.
-            n->client->status(agentRun, [this, id, why](const Result<AgentRunStatus>& status) {
-                if (status && !status->running) {
-                    qCInfo(lcRuns).noquote() << "run" << id << "had already ended on its node:" << why;
+    QMetaObject::invokeMethod(
+            this,
+            [this, id, graceMs] {
+                auto run = m_store->run(id);
+                if (!run)
+                    return;
+                if (isTerminal(run->state)) {
+                    // Ended already (another process cancelled it, or it exited):
+                    // said, so that nothing waits for a change that will not come.
+                    Q_EMIT runStateChanged(*run);
                     return;
                 }
-                qCWarning(lcRuns).noquote() << "cancel of run" << id << "failed:" << why;
-                Q_EMIT cancelFailed(id, why);
-            });
-        });
-        if (!m_ownsIngestion)
-            m_watched.insert(id, run->state);
-    }, Qt::QueuedConnection);
+                // Cancelling one rank of a gang cancels them all (isTerminal stops the recursion).
+                const QString gang = gangTagOf(*run);
+                if (run->state == RunState::Queued || run->state == RunState::Held) {
+                    transition(*run, RunState::Cancelled, TransitionCause::Cancelled);
+                    run->finishedAt = QDateTime::currentDateTimeUtc();
+                    run->failureKind = FailureKind::Cancelled;
+                    run->failureReason = QStringLiteral("cancelled before it started");
+                    run->pendingReason.clear();
+                    commit(*run);
+                    return;
+                }
+                const auto node = m_nodes.value(run->node);
+                // A client still connecting queues the request until the agent's hello.
+                if (!node || node->client->state() == AgentClient::State::Disconnected) {
+                    const QString reason = QStringLiteral("node %1 is not connected%2")
+                                                   .arg(run->node,
+                                                           node && !node->lastError.isEmpty()
+                                                                   ? QStringLiteral(" (%1)").arg(node->lastError)
+                                                                   : QString());
+                    qCWarning(lcRuns).noquote() << "cannot cancel run" << id << ":" << reason;
+                    Q_EMIT cancelFailed(id, reason);
+                    return;
+                }
+                if (auto active = m_active.value(id))
+                    active->cancelRequested = true;
+                if (!gang.isEmpty()) {
+                    m_cancelling.insert(id);
+                    const QList<RunRecord> all = m_store->unfinishedRuns();
+                    for (const RunRecord& r : all)
+                        if (r.id != id && !isTerminal(r.state) && r.tags.contains(gang) && !m_cancelling.contains(r.id))
+                            cancel(r.id, graceMs);
+                }
+                node->client->cancel(run->agentRunId, graceMs,
+                        [this, id, nodeName = node->name, agentRun = run->agentRunId](const Result<void>& r) {
+                            if (r)
+                                return;
+                            const QString why = r.error().message; // names the node already
+                            const auto n = m_nodes.value(nodeName);
+                            if (!n || !n->client->isReady()) {
+                                qCWarning(lcRuns).noquote() << "cancel of run" << id << "failed:" << why;
+                                Q_EMIT cancelFailed(id, why);
+                                return;
+                            }
+                            // The agent refuses a run that is no longer running: another
+                            // process cancelled it a moment ago, or it just ended. Nothing
+                            // failed; the ingestion owner records how it ended.
+                            n->client->status(agentRun, [this, id, why](const Result<AgentRunStatus>& status) {
+                                if (status && !status->running) {
+                                    qCInfo(lcRuns).noquote() << "run" << id << "had already ended on its node:" << why;
+                                    return;
+                                }
+                                qCWarning(lcRuns).noquote() << "cancel of run" << id << "failed:" << why;
+                                Q_EMIT cancelFailed(id, why);
+                            });
+                        });
+                if (!m_ownsIngestion)
+                    m_watched.insert(id, run->state);
+            },
+            Qt::QueuedConnection);
 }
 
 Result<void> RunEngine::changeWaiting(RunId id, const std::function<void(RunRecord&)>& change)
@@ -386,10 +393,13 @@ Result<void> RunEngine::changeWaiting(RunId id, const std::function<void(RunReco
     m_store->updateRun(*run);
     if (auto flushed = m_store->flush(); !flushed)
         return flushed;
-    QMetaObject::invokeMethod(this, [this, r = *run] {
-        Q_EMIT runStateChanged(r);
-        scheduleSoon();
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            this,
+            [this, r = *run] {
+                Q_EMIT runStateChanged(r);
+                scheduleSoon();
+            },
+            Qt::QueuedConnection);
     return {};
 }
 
@@ -464,15 +474,15 @@ void RunEngine::watch(RunId id, qint64 fromOffset, bool follow)
     const QString agentRun = run->agentRunId;
     // Queued by the client until the agent's hello if not ready yet.
     node->client->tail(
-        agentRun, nodeFrom, follow,
-        [this, id, agentRun](const Result<qint64>& r) {
-            if (r || m_shuttingDown)
-                return;
-            qCWarning(lcRuns) << "tail of" << agentRun << "failed:" << r.error().message;
-            m_active.remove(id);
-            Q_EMIT watchEnded(id);
-        },
-        /*followTruncation=*/true, generation);
+            agentRun, nodeFrom, follow,
+            [this, id, agentRun](const Result<qint64>& r) {
+                if (r || m_shuttingDown)
+                    return;
+                qCWarning(lcRuns) << "tail of" << agentRun << "failed:" << r.error().message;
+                m_active.remove(id);
+                Q_EMIT watchEnded(id);
+            },
+            /*followTruncation=*/true, generation);
 }
 
 void RunEngine::scheduleSoon()
@@ -554,7 +564,7 @@ QList<RunRecord> RunEngine::updateFairShareLedger(qint64 nowMs, qint64 windowMs)
     // Rebuilt when due, when the clock went back, or when the window grew
     // (a longer half-life: runs the ledger let go count again).
     if (!m_ledgerValid || nowMs - m_ledgerBuiltMs >= kLedgerRebuildMs || nowMs < m_ledgerBuiltMs
-        || windowMs > m_ledgerWindowMs) {
+            || windowMs > m_ledgerWindowMs) {
         // From the database: every run that ended within the window.
         QList<RunRecord> runs = m_store->unfinishedRuns(QDateTime::fromMSecsSinceEpoch(windowStart, Qt::UTC));
         for (RunRecord& r : runs)
@@ -665,8 +675,9 @@ void RunEngine::schedulePass()
     usesFairShare(m_policy);
     for (const sched::Policy& p : std::as_const(m_queuePolicies))
         usesFairShare(p);
-    QList<RunRecord> all = usageHalfLifeMs > 0 ? updateFairShareLedger(now, usageHalfLifeMs > now / 30 ? now : 30 * usageHalfLifeMs)
-                                               : m_store->unfinishedRuns();
+    QList<RunRecord> all = usageHalfLifeMs > 0
+            ? updateFairShareLedger(now, usageHalfLifeMs > now / 30 ? now : 30 * usageHalfLifeMs)
+            : m_store->unfinishedRuns();
     if (usageHalfLifeMs == 0 && m_ledgerValid) {
         m_ledger.clear();
         m_ledgerValid = false;
@@ -801,11 +812,14 @@ void RunEngine::schedulePass()
         QString text = sched::renderPendingReason(info.reason);
         // The head's reservation (backfill profile) is its estimated start.
         if (info.estimatedStartMs && info.reason.kind != sched::PendingKind::BackfillHeld)
-            text += QStringLiteral("; ") + sched::renderEstimatedStart(*info.estimatedStartMs, info.reason, [](qint64 ms) {
-                return QDateTime::fromMSecsSinceEpoch(ms).toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm"));
-            });
+            text += QStringLiteral("; ")
+                    + sched::renderEstimatedStart(*info.estimatedStartMs, info.reason, [](qint64 ms) {
+                          return QDateTime::fromMSecsSinceEpoch(ms).toLocalTime().toString(
+                                  QStringLiteral("yyyy-MM-dd HH:mm"));
+                      });
         const bool noNodeCanEver = info.reason.kind == sched::PendingKind::Unsatisfiable
-            && info.reason.unreachableNodes.isEmpty() && info.reason.connectingNodes.isEmpty() && !state.nodes.isEmpty();
+                && info.reason.unreachableNodes.isEmpty() && info.reason.connectingNodes.isEmpty()
+                && !state.nodes.isEmpty();
         if (noNodeCanEver) {
             // No node this engine knows could ever hold it: say so now rather
             // than leave it queued for ever.
@@ -848,12 +862,14 @@ QString RunEngine::agentRunIdFor(const RunRecord& run) const
     // Unique per database and run, so several Trainyard databases can share
     // one node's agent without clashing; the creation time keeps a database
     // recreated at the same path from meeting its predecessor's runs.
-    const QByteArray hash = QCryptographicHash::hash((QSysInfo::machineHostName() + m_databasePath).toUtf8(),
-                                                     QCryptographicHash::Sha1).toHex().left(8);
+    const QByteArray hash = QCryptographicHash::hash(
+            (QSysInfo::machineHostName() + m_databasePath).toUtf8(), QCryptographicHash::Sha1)
+                                    .toHex()
+                                    .left(8);
     return QStringLiteral("ty-%1-%2-%3")
-        .arg(QString::fromLatin1(hash))
-        .arg(run.id)
-        .arg(QString::number(run.createdAt.toMSecsSinceEpoch(), 36));
+            .arg(QString::fromLatin1(hash))
+            .arg(run.id)
+            .arg(QString::number(run.createdAt.toMSecsSinceEpoch(), 36));
 }
 
 // A gang run: rank 0 is the submitted run; every other rank becomes a run
@@ -955,52 +971,58 @@ void RunEngine::startRun(RunRecord run, Node& node)
         auto dangling = std::make_shared<QString>();
         auto skipped = std::make_shared<QString>();
         node.client->runFileJob(
-            [localDir, limit, remoteDir, id = run.id, nodeName, dangling, skipped](NodeFiles& files) -> Result<void> {
-                const auto scan = scanWorkdir(localDir, limit);
-                if (!scan)
-                    return std::unexpected(scan.error());
-                if (!scan->skipped.isEmpty()) {
-                    const QStringList shown = scan->skipped.mid(0, 5);
-                    *skipped = QStringLiteral("sync of %1 to node %2 left out %3 entr(ies) it cannot copy: %4%5")
-                                   .arg(localDir, nodeName)
-                                   .arg(scan->skipped.size())
-                                   .arg(shown.join(QStringLiteral(", ")),
-                                        scan->skipped.size() > shown.size() ? QStringLiteral(", ...") : QString());
-                    qCWarning(lcRuns).noquote() << QStringLiteral("run %1: %2").arg(id).arg(*skipped);
-                }
-                const auto report = syncToNode(*scan, remoteDir, files);
-                if (!report)
-                    return std::unexpected(report.error());
-                // Links are synced as they are (WorkdirSync.h); one whose target is not
-                // on the node too (`data -> ../shared_data`) fails the run when used.
-                if (!report->danglingLinks.isEmpty()) {
-                    const QStringList shown = report->danglingLinks.mid(0, 5);
-                    *dangling = QStringLiteral("sync of %1 to node %2 made %3 symlink(s) that lead nowhere there "
-                                               "(their targets are not on the node, relative to %4): %5%6")
-                                    .arg(localDir, nodeName)
-                                    .arg(report->danglingLinks.size())
-                                    .arg(remoteDir, shown.join(QStringLiteral(", ")),
-                                         report->danglingLinks.size() > shown.size() ? QStringLiteral(", ...") : QString());
-                    qCWarning(lcRuns).noquote() << QStringLiteral("run %1: %2").arg(id).arg(*dangling);
-                }
-                return {};
-            },
-            [this, run, nodeName, req, dangling, skipped](const Result<void>& synced) mutable {
-                for (const QString* notice : {skipped.get(), dangling.get()})
-                    if (!notice->isEmpty())
-                        addNotice(run.id, *notice);
-                const auto n = m_nodes.value(nodeName);
-                if (synced && n && n->ready) {
-                    sendStart(run, *n, req);
-                    return;
-                }
-                transition(run, RunState::Failed, TransitionCause::StartFailed);
-                m_starting.insert(run.id, run); // until the database says so too
-                failRun(run, QStringLiteral("could not sync its workdir to node %1: %2")
-                                 .arg(nodeName, synced ? QStringLiteral("the node was lost") : synced.error().message));
-                cancelGang(gangTagOf(run), run.id);
-                startSettled();
-            });
+                [localDir, limit, remoteDir, id = run.id, nodeName, dangling, skipped](
+                        NodeFiles& files) -> Result<void> {
+                    const auto scan = scanWorkdir(localDir, limit);
+                    if (!scan)
+                        return std::unexpected(scan.error());
+                    if (!scan->skipped.isEmpty()) {
+                        const QStringList shown = scan->skipped.mid(0, 5);
+                        *skipped = QStringLiteral("sync of %1 to node %2 left out %3 entr(ies) it cannot copy: %4%5")
+                                           .arg(localDir, nodeName)
+                                           .arg(scan->skipped.size())
+                                           .arg(shown.join(QStringLiteral(", ")),
+                                                   scan->skipped.size() > shown.size() ? QStringLiteral(", ...")
+                                                                                       : QString());
+                        qCWarning(lcRuns).noquote() << QStringLiteral("run %1: %2").arg(id).arg(*skipped);
+                    }
+                    const auto report = syncToNode(*scan, remoteDir, files);
+                    if (!report)
+                        return std::unexpected(report.error());
+                    // Links are synced as they are (WorkdirSync.h); one whose target is not
+                    // on the node too (`data -> ../shared_data`) fails the run when used.
+                    if (!report->danglingLinks.isEmpty()) {
+                        const QStringList shown = report->danglingLinks.mid(0, 5);
+                        *dangling
+                                = QStringLiteral("sync of %1 to node %2 made %3 symlink(s) that lead nowhere there "
+                                                 "(their targets are not on the node, relative to %4): %5%6")
+                                          .arg(localDir, nodeName)
+                                          .arg(report->danglingLinks.size())
+                                          .arg(remoteDir, shown.join(QStringLiteral(", ")),
+                                                  report->danglingLinks.size() > shown.size() ? QStringLiteral(", ...")
+                                                                                              : QString());
+                        qCWarning(lcRuns).noquote() << QStringLiteral("run %1: %2").arg(id).arg(*dangling);
+                    }
+                    return {};
+                },
+                [this, run, nodeName, req, dangling, skipped](const Result<void>& synced) mutable {
+                    for (const QString* notice : {skipped.get(), dangling.get()})
+                        if (!notice->isEmpty())
+                            addNotice(run.id, *notice);
+                    const auto n = m_nodes.value(nodeName);
+                    if (synced && n && n->ready) {
+                        sendStart(run, *n, req);
+                        return;
+                    }
+                    transition(run, RunState::Failed, TransitionCause::StartFailed);
+                    m_starting.insert(run.id, run); // until the database says so too
+                    failRun(run,
+                            QStringLiteral("could not sync its workdir to node %1: %2")
+                                    .arg(nodeName,
+                                            synced ? QStringLiteral("the node was lost") : synced.error().message));
+                    cancelGang(gangTagOf(run), run.id);
+                    startSettled();
+                });
         return;
     }
     sendStart(run, node, req);
@@ -1062,15 +1084,17 @@ void RunEngine::listArtifacts(RunId id, std::function<void(const Result<AgentFil
     const QStringList globs = spec ? spec->artifacts : QStringList();
     if (globs.isEmpty() || run->agentRunId.isEmpty()) {
         if (cb)
-            cb(fail(QStringLiteral("run %1 has no artifacts: %2").arg(id).arg(
-                globs.isEmpty() ? QStringLiteral("its job spec lists no `artifacts` globs") : QStringLiteral("it never started"))));
+            cb(fail(QStringLiteral("run %1 has no artifacts: %2")
+                            .arg(id)
+                            .arg(globs.isEmpty() ? QStringLiteral("its job spec lists no `artifacts` globs")
+                                                 : QStringLiteral("it never started"))));
         return;
     }
     listArtifactsOf(*run, globs, std::move(cb));
 }
 
-void RunEngine::listArtifactsOf(const RunRecord& r, const QStringList& globs,
-                                std::function<void(const Result<AgentFileList>&)> cb)
+void RunEngine::listArtifactsOf(
+        const RunRecord& r, const QStringList& globs, std::function<void(const Result<AgentFileList>&)> cb)
 {
     whenNodeReady(r.node, 30000, [this, r, globs, cb](Node* node) {
         if (!node) {
@@ -1098,7 +1122,8 @@ void RunEngine::listArtifactsOf(const RunRecord& r, const QStringList& globs,
     });
 }
 
-void RunEngine::downloadArtifacts(RunId id, const QString& destDir, std::function<void(const Result<ArtifactDownload>&)> cb)
+void RunEngine::downloadArtifacts(
+        RunId id, const QString& destDir, std::function<void(const Result<ArtifactDownload>&)> cb)
 {
     listArtifacts(id, [this, id, destDir, cb](const Result<AgentFileList>& list) {
         if (!list) {
@@ -1116,29 +1141,31 @@ void RunEngine::downloadArtifacts(RunId id, const QString& destDir, std::functio
         auto result = std::make_shared<ArtifactDownload>();
         const AgentFileList files = *list;
         node->client->runFileJob(
-            [files, destDir, result](NodeFiles& nf) -> Result<void> {
-                auto d = ty::downloadArtifacts(files, destDir, nf);
-                if (!d)
-                    return std::unexpected(d.error());
-                *result = *d;
-                return {};
-            },
-            [this, id, destDir, cb, result](const Result<void>& done) {
-                if (done && !result->refused.isEmpty()) {
-                    const QStringList shown = result->refused.mid(0, 5);
-                    addNotice(id, QStringLiteral("artifact download to %1 refused %2 file(s): %3%4")
-                                      .arg(destDir)
-                                      .arg(result->refused.size())
-                                      .arg(shown.join(QStringLiteral("; ")),
-                                           result->refused.size() > shown.size() ? QStringLiteral("; ...") : QString()));
-                }
-                if (!cb)
-                    return;
-                if (!done)
-                    cb(std::unexpected(done.error()));
-                else
-                    cb(*result);
-            });
+                [files, destDir, result](NodeFiles& nf) -> Result<void> {
+                    auto d = ty::downloadArtifacts(files, destDir, nf);
+                    if (!d)
+                        return std::unexpected(d.error());
+                    *result = *d;
+                    return {};
+                },
+                [this, id, destDir, cb, result](const Result<void>& done) {
+                    if (done && !result->refused.isEmpty()) {
+                        const QStringList shown = result->refused.mid(0, 5);
+                        addNotice(id,
+                                QStringLiteral("artifact download to %1 refused %2 file(s): %3%4")
+                                        .arg(destDir)
+                                        .arg(result->refused.size())
+                                        .arg(shown.join(QStringLiteral("; ")),
+                                                result->refused.size() > shown.size() ? QStringLiteral("; ...")
+                                                                                      : QString()));
+                    }
+                    if (!cb)
+                        return;
+                    if (!done)
+                        cb(std::unexpected(done.error()));
+                    else
+                        cb(*result);
+                });
     });
 }
 
@@ -1154,9 +1181,10 @@ void RunEngine::sendStart(RunRecord run, Node& node, const AgentStartRequest& re
             // agent's list says (onNodeReady, here or in the next owner).
             qCWarning(lcRuns).noquote() << "run" << run.id << "is unknown:" << reply.error().message;
             transition(run, RunState::Unknown, TransitionCause::StartReplyLost);
-            run.failureReason = QStringLiteral("the reply to its start on node %1 was lost (%2); its state is read from "
-                                               "the node's agent when it answers again")
-                                    .arg(nodeName, reply.error().message);
+            run.failureReason
+                    = QStringLiteral("the reply to its start on node %1 was lost (%2); its state is read from "
+                                     "the node's agent when it answers again")
+                              .arg(nodeName, reply.error().message);
             m_starting.insert(run.id, run); // until the database says so too
             commit(run);
             return;
@@ -1216,7 +1244,8 @@ void RunEngine::attach(RunRecord run, Node& node)
     const auto resumeAt = active->ingest->open(runDataDir(m_databasePath, run.id));
     if (!resumeAt) {
         qCWarning(lcRuns) << resumeAt.error().message;
-        addNotice(run.id, QStringLiteral("its console and metrics are not being recorded: %1").arg(resumeAt.error().message));
+        addNotice(run.id,
+                QStringLiteral("its console and metrics are not being recorded: %1").arg(resumeAt.error().message));
         return;
     }
     if (active->ingest->run().consolePath != run.consolePath || run.state == RunState::Unknown) {
@@ -1232,9 +1261,9 @@ void RunEngine::attach(RunRecord run, Node& node)
         // Metric files the run writes, followed beside its console.
         const Result<JobSpec>& runSpec = cachedSpec(run);
         active->files = std::shared_ptr<MetricFileFollower>(
-            new MetricFileFollower(run.id, run.agentRunId, runSpec ? runSpec->metricFiles : QStringList(),
-                                   runDataDir(m_databasePath, run.id), m_store, node.client, this),
-            [](MetricFileFollower* f) { f->deleteLater(); }); // may be dropped from inside its own callback
+                new MetricFileFollower(run.id, run.agentRunId, runSpec ? runSpec->metricFiles : QStringList(),
+                        runDataDir(m_databasePath, run.id), m_store, node.client, this),
+                [](MetricFileFollower* f) { f->deleteLater(); }); // may be dropped from inside its own callback
         connect(active->files.get(), &MetricFileFollower::pointsStored, this, &RunEngine::metricsReceived);
         active->files->start(m_metricFilePollMs);
     }
@@ -1251,7 +1280,8 @@ void RunEngine::stopAtTimeLimit(const std::shared_ptr<Active>& active)
         return;
     const qint64 startMs = active->run.startedAt.isValid() ? active->run.startedAt.toMSecsSinceEpoch()
                                                            : QDateTime::currentMSecsSinceEpoch();
-    const qint64 leftMs = std::max<qint64>(0, startMs + *spec->timeLimitSec * 1000 - QDateTime::currentMSecsSinceEpoch());
+    const qint64 leftMs
+            = std::max<qint64>(0, startMs + *spec->timeLimitSec * 1000 - QDateTime::currentMSecsSinceEpoch());
     QTimer::singleShot(std::chrono::milliseconds(leftMs), this, [this, active] {
         if (m_shuttingDown || m_active.value(active->run.id) != active || active->cancelRequested)
             return;
@@ -1266,31 +1296,35 @@ void RunEngine::tailActive(const std::shared_ptr<Active>& active, Node& node)
     const RunId id = active->run.id;
     Node* n = &node;
     const qint64 nodeFrom = active->ingest->fetchedNodeOffset();
-    node.client->tail(active->run.agentRunId, nodeFrom, true, [this, id, n, active, nodeFrom](const Result<qint64>& r) {
-        if (r) {
-            // Shorter than what we have: truncated on the node. Caught up
-            // once its new content is fetched (onConsoleTruncated).
-            if (*r >= nodeFrom)
-                active->catchUpTo = *r;
-            checkCaughtUp();
-            return;
-        }
-        if (m_shuttingDown)
-            return;
-        qCWarning(lcRuns) << "tail of run" << id << "failed:" << r.error().message;
-        addNotice(id, QStringLiteral("its console could not be followed on node %1 (%2); the console and metrics "
-                                     "stored are what was read until then")
-                          .arg(n->name, r.error().message));
-        // The console cannot be followed (e.g. the local copy is longer than
-        // the node's file, and its agent predates revision 3, which reports
-        // that as a truncation): still record how the run ended, with what we have.
-        n->client->status(active->run.agentRunId, [this, id, active](const Result<AgentRunStatus>& status) {
-            if (status && !status->running && m_active.value(id) == active)
-                finishRun(active, *status);
-            else
-                m_active.remove(id);
-        });
-    }, /*followTruncation=*/true, active->ingest->nodeGeneration());
+    node.client->tail(
+            active->run.agentRunId, nodeFrom, true,
+            [this, id, n, active, nodeFrom](const Result<qint64>& r) {
+                if (r) {
+                    // Shorter than what we have: truncated on the node. Caught up
+                    // once its new content is fetched (onConsoleTruncated).
+                    if (*r >= nodeFrom)
+                        active->catchUpTo = *r;
+                    checkCaughtUp();
+                    return;
+                }
+                if (m_shuttingDown)
+                    return;
+                qCWarning(lcRuns) << "tail of run" << id << "failed:" << r.error().message;
+                addNotice(id,
+                        QStringLiteral("its console could not be followed on node %1 (%2); the console and metrics "
+                                       "stored are what was read until then")
+                                .arg(n->name, r.error().message));
+                // The console cannot be followed (e.g. the local copy is longer than
+                // the node's file, and its agent predates revision 3, which reports
+                // that as a truncation): still record how the run ended, with what we have.
+                n->client->status(active->run.agentRunId, [this, id, active](const Result<AgentRunStatus>& status) {
+                    if (status && !status->running && m_active.value(id) == active)
+                        finishRun(active, *status);
+                    else
+                        m_active.remove(id);
+                });
+            },
+            /*followTruncation=*/true, active->ingest->nodeGeneration());
 }
 
 std::shared_ptr<RunEngine::Active> RunEngine::findActive(const Node& node, const QString& agentRun) const
@@ -1301,8 +1335,8 @@ std::shared_ptr<RunEngine::Active> RunEngine::findActive(const Node& node, const
     return nullptr;
 }
 
-void RunEngine::onOutput(Node& node, const QString& agentRun, qint64 offset, const QByteArray& bytes,
-                         const ByteRanges& stderrRanges)
+void RunEngine::onOutput(
+        Node& node, const QString& agentRun, qint64 offset, const QByteArray& bytes, const ByteRanges& stderrRanges)
 {
     const auto active = findActive(node, agentRun);
     if (!active)
@@ -1324,7 +1358,8 @@ void RunEngine::onOutput(Node& node, const QString& agentRun, qint64 offset, con
         if (!points) {
             qCWarning(lcRuns) << points.error().message;
             if (!std::exchange(active->ingestNoticed, true))
-                addNotice(active->run.id, QStringLiteral("its console could not be recorded: %1").arg(points.error().message));
+                addNotice(active->run.id,
+                        QStringLiteral("its console could not be recorded: %1").arg(points.error().message));
             return;
         }
         if (!points->isEmpty())
@@ -1355,18 +1390,20 @@ void RunEngine::onConsoleTruncated(Node& node, const QString& agentRun, qint64 o
             addNotice(id, QStringLiteral("its console could not be recorded: %1").arg(rebased.error().message));
     }
     active->catchUpTo = size;
-    qCWarning(lcRuns).noquote() << QStringLiteral("console of run %1 on node %2 was truncated on the node (at %3 bytes, now %4); "
-                                                  "following it from its new start")
-                                       .arg(id)
-                                       .arg(node.name)
-                                       .arg(offset)
-                                       .arg(size);
-    addNotice(id, QStringLiteral("its console was truncated on node %1 (at %2 bytes, now %3); it is followed from its new "
-                                 "start, whose output is recorded after the %4 bytes kept here")
-                      .arg(node.name)
-                      .arg(offset)
-                      .arg(size)
-                      .arg(kept));
+    qCWarning(lcRuns).noquote() << QStringLiteral(
+            "console of run %1 on node %2 was truncated on the node (at %3 bytes, now %4); "
+            "following it from its new start")
+                                           .arg(id)
+                                           .arg(node.name)
+                                           .arg(offset)
+                                           .arg(size);
+    addNotice(id,
+            QStringLiteral("its console was truncated on node %1 (at %2 bytes, now %3); it is followed from its new "
+                           "start, whose output is recorded after the %4 bytes kept here")
+                    .arg(node.name)
+                    .arg(offset)
+                    .arg(size)
+                    .arg(kept));
     checkCaughtUp();
 }
 
@@ -1388,8 +1425,9 @@ void RunEngine::onTailEnded(Node& node, const QString& agentRun, qint64 offset)
         if (!status) {
             qCWarning(lcRuns) << "status of run" << active->run.id << "failed:" << status.error().message;
             if (!m_shuttingDown) // the connection closing under it says nothing about the run
-                addNotice(active->run.id, QStringLiteral("how it ended could not be read from node %1: %2")
-                                              .arg(active->node, status.error().message));
+                addNotice(active->run.id,
+                        QStringLiteral("how it ended could not be read from node %1: %2")
+                                .arg(active->node, status.error().message));
             return;
         }
         if (!active->files) {
@@ -1411,7 +1449,8 @@ void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunS
     if (!last.isEmpty())
         Q_EMIT metricsReceived(active->run.id, last);
     RunRecord run = ingest.run();
-    run.finishedAt = QDateTime::fromMSecsSinceEpoch(status.finishedMs ? status.finishedMs : QDateTime::currentMSecsSinceEpoch(), Qt::UTC);
+    run.finishedAt = QDateTime::fromMSecsSinceEpoch(
+            status.finishedMs ? status.finishedMs : QDateTime::currentMSecsSinceEpoch(), Qt::UTC);
     run.exitCode = status.exitCode;
     run.exitSignal = status.signal;
     RunEnd end;
@@ -1428,10 +1467,11 @@ void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunS
         end.consoleReason = console->reason();
     }
     const FailureVerdict verdict = classifyRunEnd(end);
-    transition(run, verdict.kind == FailureKind::None    ? RunState::Succeeded
-                : verdict.kind == FailureKind::Cancelled ? RunState::Cancelled
-                                                         : RunState::Failed,
-               TransitionCause::Ended);
+    transition(run,
+            verdict.kind == FailureKind::None                ? RunState::Succeeded
+                    : verdict.kind == FailureKind::Cancelled ? RunState::Cancelled
+                                                             : RunState::Failed,
+            TransitionCause::Ended);
     run.failureKind = verdict.kind;
     run.failureReason = verdict.detail;
     run.pendingReason.clear();
@@ -1445,7 +1485,8 @@ void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunS
         listArtifactsOf(run, spec->artifacts, [this, id = run.id](const Result<AgentFileList>& r) {
             if (!r) {
                 qCWarning(lcRuns) << "artifacts of run" << id << ":" << r.error().message;
-                addNotice(id, QStringLiteral("its artifacts could not be listed after it ended: %1").arg(r.error().message));
+                addNotice(id,
+                        QStringLiteral("its artifacts could not be listed after it ended: %1").arg(r.error().message));
             }
             if (--m_postRunWork == 0 && !m_shuttingDown)
                 Q_EMIT postRunWorkDone();
@@ -1459,9 +1500,9 @@ void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunS
 void RunEngine::failRun(RunRecord run, const QString& reason, FailureKind kind)
 {
     transition(run, RunState::Failed,
-               kind == FailureKind::Unschedulable ? TransitionCause::Unschedulable
-               : kind == FailureKind::NodeLost    ? TransitionCause::NodeLost
-                                                  : TransitionCause::StartFailed);
+            kind == FailureKind::Unschedulable      ? TransitionCause::Unschedulable
+                    : kind == FailureKind::NodeLost ? TransitionCause::NodeLost
+                                                    : TransitionCause::StartFailed);
     run.failureKind = kind;
     run.failureReason = reason;
     run.pendingReason.clear();
@@ -1530,7 +1571,8 @@ void RunEngine::retryIngestion(const std::shared_ptr<Active>& active)
     active->stalled = false;
     active->resyncing = true;
     active->retry.reset();
-    qCWarning(lcRuns).noquote() << QStringLiteral("run %1: ingestion resumes at byte %2").arg(id).arg(run.consoleOffset);
+    qCWarning(lcRuns).noquote()
+            << QStringLiteral("run %1: ingestion resumes at byte %2").arg(id).arg(run.consoleOffset);
     tailActive(active, *node);
 }
 
@@ -1569,7 +1611,7 @@ void RunEngine::onNodeReady(Node& node)
             const QList<RunRecord> all = m_store->unfinishedRuns();
             for (const RunRecord& r : all) {
                 if (r.node != n->name || isTerminal(r.state) || r.state == RunState::Queued || r.state == RunState::Held
-                    || m_active.contains(r.id))
+                        || m_active.contains(r.id))
                     continue;
                 // Being started by this engine right now (its workdir sync or
                 // its start request is under way on this connection, placed
@@ -1578,8 +1620,8 @@ void RunEngine::onNodeReady(Node& node)
                 if (const auto s = m_starting.constFind(r.id); s != m_starting.cend() && s->state == RunState::Starting)
                     continue;
                 // A start whose reply was lost (sendStart) is unknown, with no start time.
-                const bool startUnanswered = r.state == RunState::Starting
-                    || (r.state == RunState::Unknown && !r.startedAt.isValid());
+                const bool startUnanswered
+                        = r.state == RunState::Starting || (r.state == RunState::Unknown && !r.startedAt.isValid());
                 if (const auto s = byId.constFind(r.agentRunId); s != byId.cend()) {
                     RunRecord going = r;
                     if (!going.startedAt.isValid() && s->startedMs > 0)
@@ -1589,12 +1631,16 @@ void RunEngine::onNodeReady(Node& node)
                     attach(going, *n);
                     if (const auto a = m_active.value(r.id))
                         a->endedOnNode = !s->running;
-                }
-                else if (startUnanswered)
-                    failRun(r, QStringLiteral("the start on node %1 was interrupted before its agent recorded the run")
-                                   .arg(n->name));
+                } else if (startUnanswered)
+                    failRun(r,
+                            QStringLiteral("the start on node %1 was interrupted before its agent recorded the run")
+                                    .arg(n->name));
                 else
-                    failRun(r, QStringLiteral("node %1's agent has no record of run %2 (%3)").arg(n->name).arg(r.id).arg(r.agentRunId),
+                    failRun(r,
+                            QStringLiteral("node %1's agent has no record of run %2 (%3)")
+                                    .arg(n->name)
+                                    .arg(r.id)
+                                    .arg(r.agentRunId),
                             FailureKind::NodeLost);
             }
             n->listed = true;
@@ -1638,7 +1684,7 @@ QList<std::pair<QString, QString>> RunEngine::nodesBehind() const
         else {
             for (const auto& a : std::as_const(m_active)) {
                 if (a->node == n->name && a->ingest
-                    && (a->endedOnNode || a->catchUpTo < 0 || a->ingest->fetchedNodeOffset() < a->catchUpTo)) {
+                        && (a->endedOnNode || a->catchUpTo < 0 || a->ingest->fetchedNodeOffset() < a->catchUpTo)) {
                     why = QStringLiteral("fetching run %1's console").arg(a->run.id);
                     break;
                 }
@@ -1654,7 +1700,8 @@ QList<std::pair<QString, QString>> RunEngine::nodesBehind() const
 void RunEngine::onNodeLost(Node& node, const QString& reason, ErrorKind kind)
 {
     node.attempted = true;
-    QMetaObject::invokeMethod(this, [this] { checkCaughtUp(); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            this, [this] { checkCaughtUp(); }, Qt::QueuedConnection);
     node.ready = false;
     node.lastError = reason;
     node.connectionWarning.clear();
@@ -1677,13 +1724,13 @@ void RunEngine::onNodeLost(Node& node, const QString& reason, ErrorKind kind)
     if (m_shuttingDown)
         return;
     // Reconnect with backoff; onNodeReady re-attaches its runs at their stored offsets.
-    node.reconnectDelayMs = node.reconnectDelayMs == 0 ? m_reconnectFirstMs
-                                                       : std::min(node.reconnectDelayMs * 2, m_reconnectMaxMs);
+    node.reconnectDelayMs
+            = node.reconnectDelayMs == 0 ? m_reconnectFirstMs : std::min(node.reconnectDelayMs * 2, m_reconnectMaxMs);
     const int generation = ++node.reconnectGeneration;
     QTimer::singleShot(node.reconnectDelayMs, this, [this, name = node.name, generation] {
         const auto n = m_nodes.value(name);
         if (n && !m_shuttingDown && n->reconnectGeneration == generation
-            && n->client->state() == AgentClient::State::Disconnected)
+                && n->client->state() == AgentClient::State::Disconnected)
             n->client->connectToAgent();
     });
     if (!node.probing && m_reconnectProbeMs > 0) {
@@ -1758,7 +1805,7 @@ void RunEngine::pollDatabase()
         const QDateTime policyModified = policyFile.exists() ? policyFile.lastModified() : QDateTime();
         const qint64 now = QDateTime::currentMSecsSinceEpoch();
         if ((!m_policyFixed && policyModified != m_policyModified)
-            || (!m_pendingReasons.isEmpty() && now - m_lastPassMs >= kPeriodicPassMs))
+                || (!m_pendingReasons.isEmpty() && now - m_lastPassMs >= kPeriodicPassMs))
             scheduleSoon();
     }
     const qint64 version = m_store->dataVersion();
@@ -1773,9 +1820,10 @@ void RunEngine::pollDatabase()
             continue;
         it.value() = run->state;
         if (m_pendingWatch.contains(run->id) && !run->agentRunId.isEmpty() && run->state != RunState::Starting
-            && run->state != RunState::Queued && run->state != RunState::Held) {
+                && run->state != RunState::Queued && run->state != RunState::Held) {
             const auto [from, follow] = m_pendingWatch.take(run->id);
-            QMetaObject::invokeMethod(this, [this, id = run->id, from, follow] { watch(id, from, follow); }, Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                    this, [this, id = run->id, from, follow] { watch(id, from, follow); }, Qt::QueuedConnection);
         }
         Q_EMIT runStateChanged(*run);
     }

@@ -126,10 +126,10 @@ public:
     // Queue operations on a queued (or held) run; thread-safe. They take
     // effect at the next scheduling pass of the ingestion owner. Errors name
     // the run and its state when it is not waiting any more.
-    Result<void> hold(RunId id);                  // queued -> held: never started, never blocks others
-    Result<void> release(RunId id);               // held -> queued
+    Result<void> hold(RunId id);    // queued -> held: never started, never blocks others
+    Result<void> release(RunId id); // held -> queued
     Result<void> setPriority(RunId id, int priority);
-    Result<void> moveToTop(RunId id);             // priority above every other waiting run
+    Result<void> moveToTop(RunId id); // priority above every other waiting run
 
     // Artifacts (the job spec's `artifacts` globs): asks the run's node for the
     // matching files (agent `list_files`) and records each in the store
@@ -216,8 +216,8 @@ Q_SIGNALS:
     // A node connected, or was lost (reason non-empty; `kind` says why where
     // the transport could tell: unreachable, host key unknown or changed,
     // authentication).
-    void nodeStatusChanged(const QString& node, bool ready, const QString& reason,
-                           ty::ErrorKind kind = ty::ErrorKind::Unspecified);
+    void nodeStatusChanged(
+            const QString& node, bool ready, const QString& reason, ty::ErrorKind kind = ty::ErrorKind::Unspecified);
     // A node's connection came up with a warning the user must see (a changed
     // host key accepted under StrictHostKeyChecking no); also logged, and
     // recorded as a notice of every run started over that connection.
@@ -253,7 +253,7 @@ private:
     static QString gangTagOf(const RunRecord& run);
     void attach(RunRecord run, Node& node);
     void onOutput(Node& node, const QString& agentRun, qint64 offset, const QByteArray& bytes,
-                  const QList<ByteRange>& stderrRanges);
+            const QList<ByteRange>& stderrRanges);
     void onTailEnded(Node& node, const QString& agentRun, qint64 offset);
     // The node's console of a run was truncated there (AgentClient::
     // consoleTruncated): its new content is recorded after what the local
@@ -263,7 +263,8 @@ private:
     void onNodeLost(Node& node, const QString& reason, ErrorKind kind = ErrorKind::Unspecified);
     void finishRun(const std::shared_ptr<Active>& active, const AgentRunStatus& status);
     // listArtifacts() for a run record in hand (its agent run id set).
-    void listArtifactsOf(const RunRecord& run, const QStringList& globs, std::function<void(const Result<AgentFileList>&)> cb);
+    void listArtifactsOf(
+            const RunRecord& run, const QStringList& globs, std::function<void(const Result<AgentFileList>&)> cb);
     // Records the run failed with `kind` (a start that failed, unless said).
     void failRun(RunRecord run, const QString& reason, FailureKind kind = FailureKind::StartFailed);
     // Cancels the run once its spec's time_limit has passed since its start.
@@ -288,18 +289,18 @@ private:
 
     ResultStore* m_store;
     QString m_databasePath;
-    QString m_clientId;                              // this Trainyard instance, for GPU claims (instanceIdFor)
-    QHash<QString, QSet<int>> m_refusedGpus;         // node -> GPUs another instance holds, until its next GPU report
+    QString m_clientId;                      // this Trainyard instance, for GPU claims (instanceIdFor)
+    QHash<QString, QSet<int>> m_refusedGpus; // node -> GPUs another instance holds, until its next GPU report
     std::unique_ptr<QLockFile> m_ingestLock;
     bool m_ownsIngestion = false;
     bool m_wantsIngestion = false; // acquireIngestion() was called: take over when the owner goes
     qint64 m_lastIngestTryMs = 0;
     QHash<QString, std::shared_ptr<Node>> m_nodes;
-    QList<std::shared_ptr<Node>> m_removedNodes; // kept: a callback under way may still refer to one
-    QHash<RunId, std::shared_ptr<Active>> m_active; // runs being tailed, by run id
-    QHash<RunId, RunRecord> m_starting;             // start requests in flight (see schedulePass)
-    QSet<RunId> m_cancelling;                        // gang ranks being cancelled (no cancel loops)
-    QHash<RunId, RunState> m_watched;                // display-only watches (non-owner): last state seen
+    QList<std::shared_ptr<Node>> m_removedNodes;          // kept: a callback under way may still refer to one
+    QHash<RunId, std::shared_ptr<Active>> m_active;       // runs being tailed, by run id
+    QHash<RunId, RunRecord> m_starting;                   // start requests in flight (see schedulePass)
+    QSet<RunId> m_cancelling;                             // gang ranks being cancelled (no cancel loops)
+    QHash<RunId, RunState> m_watched;                     // display-only watches (non-owner): last state seen
     QHash<RunId, std::pair<qint64, bool>> m_pendingWatch; // watch() of runs not started yet: offset, follow
     QHash<RunId, QString> m_pendingReasons;
     // Parsed job specs by run: a scheduling pass looks at every unfinished
@@ -331,8 +332,8 @@ private:
     // how far back ended runs count.
     QList<RunRecord> updateFairShareLedger(qint64 nowMs, qint64 windowMs);
     FairShareLedger::Entry ledgerEntryOf(const RunRecord& r);
-    sched::Policy m_policy;                          // the default queue's
-    QMap<QString, sched::Policy> m_queuePolicies;    // other queues' (scheduler.json "queues")
+    sched::Policy m_policy;                       // the default queue's
+    QMap<QString, sched::Policy> m_queuePolicies; // other queues' (scheduler.json "queues")
     bool m_policyFixed = false;
     bool m_policyLoaded = false;
     QDateTime m_policyModified;
@@ -340,14 +341,14 @@ private:
     qint64 m_createdMs = 0;
     bool m_caughtUpEmitted = false;
     QTimer* m_pollTimer = nullptr;
-    QTimer* m_gpuTimer = nullptr;     // nodeGpusUpdated
-    QSet<QString> m_gpuRequests;      // nodes with a `gpus` request outstanding
+    QTimer* m_gpuTimer = nullptr; // nodeGpusUpdated
+    QSet<QString> m_gpuRequests;  // nodes with a `gpus` request outstanding
     bool m_schedulePending = false;
-    bool m_shuttingDown = false;   // destructor: lost nodes are not reconnected
-    int m_postRunWork = 0;         // artifact listings of ended runs not answered yet
-    int m_startRequests = 0;       // startsPending()
-    bool m_stopStarting = false;   // stopStarting(): no scheduling passes any more
-    void startSettled();           // one of m_startRequests was answered
+    bool m_shuttingDown = false; // destructor: lost nodes are not reconnected
+    int m_postRunWork = 0;       // artifact listings of ended runs not answered yet
+    int m_startRequests = 0;     // startsPending()
+    bool m_stopStarting = false; // stopStarting(): no scheduling passes any more
+    void startSettled();         // one of m_startRequests was answered
     int m_reconnectFirstMs = 1000;
     int m_reconnectMaxMs = 30000;
     int m_reconnectProbeMs = 1000;

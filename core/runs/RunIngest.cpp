@@ -24,8 +24,7 @@ constexpr qint64 kReplayChunk = 1 << 20;
 RunIngest::RunIngest(RunRecord run, ResultStore* store)
     : m_run(std::move(run))
     , m_store(store)
-{
-}
+{ }
 
 RunIngest::~RunIngest() = default;
 
@@ -40,7 +39,9 @@ Result<qint64> RunIngest::open(const QString& dir)
     m_store->beginIngestion(m_run.id);
     m_copy.setFileName(m_run.consolePath);
     if (!m_copy.open(QIODevice::ReadWrite))
-        return fail(QStringLiteral("run %1: cannot open the console copy %2: %3").arg(m_run.id).arg(m_run.consolePath, m_copy.errorString()));
+        return fail(QStringLiteral("run %1: cannot open the console copy %2: %3")
+                            .arg(m_run.id)
+                            .arg(m_run.consolePath, m_copy.errorString()));
 
     // The spec's own metric rules, already validated when it was submitted.
     m_extractor = std::make_unique<MetricExtractor>(m_rules);
@@ -118,7 +119,8 @@ void RunIngest::setRules(QList<MetricRule> rules)
     m_rules = std::move(rules);
 }
 
-Result<QList<MetricPoint>> RunIngest::ingest(qint64 nodeOffset, QByteArrayView bytes, const QList<ByteRange>& nodeStderrRanges)
+Result<QList<MetricPoint>> RunIngest::ingest(
+        qint64 nodeOffset, QByteArrayView bytes, const QList<ByteRange>& nodeStderrRanges)
 {
     m_writeFailed = false;
     // From here on, offsets of the local copy.
@@ -129,7 +131,9 @@ Result<QList<MetricPoint>> RunIngest::ingest(qint64 nodeOffset, QByteArrayView b
         r.offset += shift;
     if (offset > m_fetched)
         return fail(QStringLiteral("run %1: console bytes from offset %2 arrived, but only %3 bytes are held: a gap")
-                        .arg(m_run.id).arg(offset).arg(m_fetched));
+                            .arg(m_run.id)
+                            .arg(offset)
+                            .arg(m_fetched));
     const qint64 skip = m_fetched - offset;
     if (skip >= bytes.size())
         return QList<MetricPoint>{};
@@ -167,8 +171,8 @@ Result<QList<MetricPoint>> RunIngest::ingest(qint64 nodeOffset, QByteArrayView b
             [[maybe_unused]] const int cut = ::ftruncate(fd, off_t(m_fetched));
             m_writeFailed = true;
             return fail(QStringLiteral("run %1: cannot append to %2: %3")
-                            .arg(m_run.id)
-                            .arg(m_run.consolePath, QString::fromLocal8Bit(std::strerror(e))));
+                                .arg(m_run.id)
+                                .arg(m_run.consolePath, QString::fromLocal8Bit(std::strerror(e))));
         }
         done += n;
     }

@@ -74,7 +74,8 @@ public:
     // `nodeStderrRanges` (node offsets, from the agent): the bytes that came
     // from the run's stderr; those not held yet are appended to the copy's
     // sidecar (<dir>/console.stderr, StderrRanges.h, local offsets) before the bytes.
-    Result<QList<MetricPoint>> ingest(qint64 nodeOffset, QByteArrayView bytes, const QList<ByteRange>& nodeStderrRanges = {});
+    Result<QList<MetricPoint>> ingest(
+            qint64 nodeOffset, QByteArrayView bytes, const QList<ByteRange>& nodeStderrRanges = {});
 
     // Whether the last ingest() failed because the local copy could not be
     // written (a full disk: its message has the system's reason): nothing of
@@ -122,7 +123,7 @@ private:
     ConsoleNodeOffsets m_nodeOffsets;
     QList<MetricPoint> m_points; // found since the last processCommitted()
     qint64 m_feedTimeMs = 0;     // wall time of the bytes being fed: the points' wallTimeMs
-    qint64 m_rendererBase = 0; // stream offset where the renderer started
+    qint64 m_rendererBase = 0;   // stream offset where the renderer started
     qint64 m_fetched = 0;
     qint64 m_ingested = 0;
     bool m_writeFailed = false;

@@ -33,21 +33,16 @@ bool transitionAllowed(RunState from, RunState to)
     if (from == to)
         return true;
     switch (from) {
-    case S::Queued:
-        return to == S::Held || to == S::Starting || to == S::Failed || to == S::Cancelled;
-    case S::Held:
-        return to == S::Queued || to == S::Cancelled;
+    case S::Queued: return to == S::Held || to == S::Starting || to == S::Failed || to == S::Cancelled;
+    case S::Held: return to == S::Queued || to == S::Cancelled;
     case S::Starting:
         return to == S::Running || to == S::Failed || to == S::Unknown || to == S::Queued || to == S::Cancelled
-            || to == S::Succeeded;
-    case S::Running:
-        return to == S::Succeeded || to == S::Failed || to == S::Cancelled || to == S::Unknown;
-    case S::Unknown:
-        return to == S::Running || to == S::Succeeded || to == S::Failed || to == S::Cancelled;
+                || to == S::Succeeded;
+    case S::Running: return to == S::Succeeded || to == S::Failed || to == S::Cancelled || to == S::Unknown;
+    case S::Unknown: return to == S::Running || to == S::Succeeded || to == S::Failed || to == S::Cancelled;
     case S::Succeeded:
     case S::Failed:
-    case S::Cancelled:
-        return false;
+    case S::Cancelled: return false;
     }
     return false;
 }
@@ -60,10 +55,12 @@ bool transition(RunRecord& run, RunState to, TransitionCause cause)
     const bool allowed = entering || transitionAllowed(from, to);
     if (!allowed)
         qCWarning(lcRuns).noquote() << QStringLiteral("run %1: unexpected transition %2 -> %3 (%4)")
-                                           .arg(run.id).arg(runStateName(from), runStateName(to), transitionCauseName(cause));
+                                               .arg(run.id)
+                                               .arg(runStateName(from), runStateName(to), transitionCauseName(cause));
     else if (from != to && !entering)
         qCDebug(lcRuns).noquote() << QStringLiteral("run %1: %2 -> %3 (%4)")
-                                         .arg(run.id).arg(runStateName(from), runStateName(to), transitionCauseName(cause));
+                                             .arg(run.id)
+                                             .arg(runStateName(from), runStateName(to), transitionCauseName(cause));
     run.state = to;
     return allowed;
 }

@@ -22,20 +22,20 @@ namespace ty {
 // Pure; no thread affinity.
 
 enum class TransitionCause {
-    Submitted,        // a new run (or a gang's rank, placed with its root)
+    Submitted, // a new run (or a gang's rank, placed with its root)
     HeldByUser,
     ReleasedByUser,
-    Placed,           // the scheduler placed it; its start goes out
-    StartAcknowledged,// the node's agent started it
-    StartReplyLost,   // the start went out, its reply did not come back
-    GpuClaimed,       // the agent refused: a GPU is held by another Trainyard instance
-    StartFailed,      // the start could not be made or was refused
-    Unschedulable,    // no node could ever hold it
-    Ended,            // the agent reported its end (exit status, signal, cancel, time limit)
-    NodeLost,         // its node stopped answering (its state is unknown)
-    NodeBack,         // its node answers again and lists it running
-    NodeRemoved,      // node rm --force
-    Cancelled,        // cancelled before it started
+    Placed,            // the scheduler placed it; its start goes out
+    StartAcknowledged, // the node's agent started it
+    StartReplyLost,    // the start went out, its reply did not come back
+    GpuClaimed,        // the agent refused: a GPU is held by another Trainyard instance
+    StartFailed,       // the start could not be made or was refused
+    Unschedulable,     // no node could ever hold it
+    Ended,             // the agent reported its end (exit status, signal, cancel, time limit)
+    NodeLost,          // its node stopped answering (its state is unknown)
+    NodeBack,          // its node answers again and lists it running
+    NodeRemoved,       // node rm --force
+    Cancelled,         // cancelled before it started
 };
 
 QString transitionCauseName(TransitionCause cause);

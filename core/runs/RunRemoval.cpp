@@ -19,7 +19,9 @@ Result<void> deleteEndedRun(ResultStore& store, const QString& databasePath, Run
         return written;
     QDir folder(runDataDir(databasePath, id));
     if (folder.exists() && !folder.removeRecursively())
-        return fail(QStringLiteral("run %1 was deleted, but its folder %2 could not be removed entirely").arg(id).arg(folder.path()));
+        return fail(QStringLiteral("run %1 was deleted, but its folder %2 could not be removed entirely")
+                            .arg(id)
+                            .arg(folder.path()));
     return {};
 }
 

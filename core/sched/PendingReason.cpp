@@ -58,7 +58,8 @@ QString describeBest(const PendingReason& r)
         have << plural(r.bestNodeGpus, u"GPU"_qs, u"GPUs"_qs);
     // Free out of all: "0 CPUs" alone reads as a node without any.
     if (r.cpus > 0 && r.bestNodeCpus < r.cpus)
-        have << QString::number(r.bestNodeCpus) + u" of "_qs + plural(r.bestNodeCpuTotal, u"CPU"_qs, u"CPUs"_qs) + u" free"_qs;
+        have << QString::number(r.bestNodeCpus) + u" of "_qs + plural(r.bestNodeCpuTotal, u"CPU"_qs, u"CPUs"_qs)
+                        + u" free"_qs;
     if (r.memoryMiB > 0 && r.bestNodeMemoryMiB < r.memoryMiB)
         have << gib(r.bestNodeMemoryMiB) + u" of "_qs + gib(r.bestNodeMemoryTotalMiB) + u" GiB memory free"_qs;
     if (have.isEmpty())
@@ -121,26 +122,26 @@ QString renderPendingReason(const PendingReason& r, const TimeFormatter& formatT
         return QDateTime::fromMSecsSinceEpoch(ms).toLocalTime().toString(u"HH:mm"_qs);
     };
     switch (r.kind) {
-    case PendingKind::Held:
-        return u"held by user"_qs;
+    case PendingKind::Held: return u"held by user"_qs;
     case PendingKind::SweepCap:
-        return u"sweep "_qs + (r.sweepName.isEmpty() ? r.sweepId : r.sweepName) + u" at its cap: "_qs + QString::number(r.sweepRunning) + u" of "_qs
-            + QString::number(r.sweepCap) + u" running"_qs;
+        return u"sweep "_qs + (r.sweepName.isEmpty() ? r.sweepId : r.sweepName) + u" at its cap: "_qs
+                + QString::number(r.sweepRunning) + u" of "_qs + QString::number(r.sweepCap) + u" running"_qs;
     case PendingKind::BlockedByHead:
         return u"waiting for "_qs + orderingName(r.ordering) + u" head run "_qs + QString::number(r.otherRun);
     case PendingKind::BackfillHeld:
         return u"held for backfill reservation of run "_qs + QString::number(r.otherRun) + u" at ~"_qs + fmt(r.atMs)
-            + assumption(r);
+                + assumption(r);
     case PendingKind::WaitingForResources:
         return u"waiting: "_qs + describeRequest(r) + u"; "_qs + describeBest(r) + unreachableSuffix(r);
     case PendingKind::Unsatisfiable:
         if (!r.connectingNodes.isEmpty()) // one of them may hold it: not "never" yet
             return u"waiting: "_qs + describeRequest(r) + u"; no node that can be reached now could hold it"_qs
-                + unreachableSuffix(r);
+                    + unreachableSuffix(r);
         return u"cannot start: "_qs + describeRequest(r) + u"; no reachable node could ever hold it"_qs
-            + (r.bestNode.isEmpty() ? QString() : u" (best node "_qs + r.bestNode + u" has "_qs
-                   + QString::number(r.bestNodeGpus) + u" usable GPUs)"_qs)
-            + unreachableSuffix(r);
+                + (r.bestNode.isEmpty() ? QString()
+                                        : u" (best node "_qs + r.bestNode + u" has "_qs
+                                        + QString::number(r.bestNodeGpus) + u" usable GPUs)"_qs)
+                + unreachableSuffix(r);
     }
     return {};
 }

@@ -21,29 +21,29 @@ enum class DistributedKind {
 // Resource requests are per node; a gang run (nodes > 1) gets `gpus`, `cpus`
 // and `memoryMiB` on each of `nodes` distinct nodes, all at once or not at all.
 struct PendingRun {
-    RunId id = 0;               // unique; the final tie-break of every ordering
+    RunId id = 0; // unique; the final tie-break of every ordering
     qint64 submitMs = 0;
-    int priority = 0;           // higher first (Ordering::Priority)
+    int priority = 0; // higher first (Ordering::Priority)
     QString user;
     QString project;
-    QString queue;              // carried through; one schedule() call is one ordering domain
+    QString queue; // carried through; one schedule() call is one ordering domain
 
-    int gpus = 0;               // per node
-    qint64 gpuMemoryMiB = 0;    // minimum free memory on each chosen GPU, 0 = any
-    QString gpuTypeRegex;       // QRegularExpression searched in GpuState::name, empty = any
-    int cpus = 0;               // per node
-    qint64 memoryMiB = 0;       // per node
-    int nodes = 1;              // gang size
+    int gpus = 0;            // per node
+    qint64 gpuMemoryMiB = 0; // minimum free memory on each chosen GPU, 0 = any
+    QString gpuTypeRegex;    // QRegularExpression searched in GpuState::name, empty = any
+    int cpus = 0;            // per node
+    qint64 memoryMiB = 0;    // per node
+    int nodes = 1;           // gang size
 
     qint64 estimatedRuntimeMs = 0; // 0 = unknown (then time limit, then Policy::defaultRuntimeMs)
     qint64 timeLimitMs = 0;        // 0 = none
 
-    QStringList preferNodes;    // soft: fitting preferred nodes are chosen before others
+    QStringList preferNodes; // soft: fitting preferred nodes are chosen before others
     QStringList preferLabels;
-    QStringList avoidNodes;     // hard: never placed there
+    QStringList avoidNodes; // hard: never placed there
     QStringList avoidLabels;
 
-    bool held = false;          // held by the user: never started, never blocks others
+    bool held = false; // held by the user: never started, never blocks others
 
     QString sweepId;            // sweep / job array this run belongs to, empty = none
     QString sweepName;          // its name for people (the spec's name), shown in reasons; empty: sweepId

@@ -36,14 +36,15 @@ struct Policy {
     bool backfill = false;
     PlacementRule placement = PlacementRule::BestFit;
 
-    double agingPerHour = 1.0;           // Ordering::Priority: priority points gained per hour waited
-    qint64 defaultRuntimeMs = 3600000;   // runtime assumed when a run has neither estimate nor limit
+    double agingPerHour = 1.0;         // Ordering::Priority: priority points gained per hour waited
+    qint64 defaultRuntimeMs = 3600000; // runtime assumed when a run has neither estimate nor limit
 
     // Fair share (Ordering::FairShare). Accounts are users or projects.
     FairShareBy fairShareBy = FairShareBy::User;
-    QMap<QString, double> shares;        // raw shares per account; absent accounts get defaultShare
+    QMap<QString, double> shares; // raw shares per account; absent accounts get defaultShare
     double defaultShare = 1.0;
-    qint64 usageHalfLifeMs = 7LL * 24 * 3600 * 1000; // for FairShareState::decay (Slurm PriorityDecayHalfLife default 7 days)
+    qint64 usageHalfLifeMs
+            = 7LL * 24 * 3600 * 1000; // for FairShareState::decay (Slurm PriorityDecayHalfLife default 7 days)
 
     // MASTER_PORT / TF worker ports are chosen in [portMin, portMax].
     int portMin = 29500;

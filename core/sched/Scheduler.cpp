@@ -63,13 +63,13 @@ struct GpuRt {
 };
 
 struct NodeRt {
-    int orig = 0;         // index in ClusterState::nodes
-    int gpuBase = 0;      // into Pass::gpus_
+    int orig = 0;    // index in ClusterState::nodes
+    int gpuBase = 0; // into Pass::gpus_
     int nGpu = 0;
     int cpuCap = 0;
     qint64 memCap = 0;
     bool reachable = true;
-    Mask usable = 0;      // not foreign-busy
+    Mask usable = 0;             // not foreign-busy
     std::vector<Mask> pciGroups; // one mask per PCI root; empty = unknown
 };
 
@@ -87,9 +87,7 @@ struct SigKeyHash {
     size_t operator()(const SigKey& k) const noexcept
     {
         std::uint64_t h = 1469598103934665603ULL;
-        const auto mix = [&h](std::uint64_t v) {
-            h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-        };
+        const auto mix = [&h](std::uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
         mix(std::uint64_t(k.cls));
         mix(std::uint64_t(k.gpus));
         mix(std::uint64_t(k.cpus));
@@ -104,12 +102,12 @@ struct Sig {
     SigKey k;
     bool failNow = false;
     bool failShadow = false;
-    std::int8_t sat = -1;  // -1 unknown, 0 never fits, 1 fits an empty cluster
-    int reason = -1;       // index into Pass::sigReasons_
+    std::int8_t sat = -1; // -1 unknown, 0 never fits, 1 fits an empty cluster
+    int reason = -1;      // index into Pass::sigReasons_
 };
 
 struct RunRt {
-    int q = 0;             // index in the input queue
+    int q = 0; // index in the input queue
     int sig = 0;
     qint64 est = 0;
     qint64 submit = 0;
@@ -117,8 +115,8 @@ struct RunRt {
     int sweep = -1;
     int cap = 0;
     int account = -1;
-    double key = 0.0;      // ordering key (smaller first)
-    double charge = 0.0;   // GPU-hours expected (fair share)
+    double key = 0.0;    // ordering key (smaller first)
+    double charge = 0.0; // GPU-hours expected (fair share)
     bool held = false;
     bool estDefault = false; // est is Policy::defaultRuntimeMs (no estimate, no limit)
 };
@@ -132,7 +130,7 @@ struct Part {
 
 struct Alloc {
     qint64 end = 0;
-    int first = 0;         // into Pass::parts_
+    int first = 0; // into Pass::parts_
     int count = 0;
 };
 
@@ -169,7 +167,7 @@ struct NodeKey {
 enum class Outcome : std::uint8_t { Pending, Started };
 
 struct PendingOut {
-    int run;              // index into runs_
+    int run; // index into runs_
     PendingKind kind;
     RunId other = 0;
     qint64 at = 0;
@@ -179,9 +177,12 @@ struct PendingOut {
 class Pass {
 public:
     Pass(const ClusterState& c, const QList<PendingRun>& q, const Policy& p, qint64 now, const FairShareState& fs)
-        : c_(c), q_(q), p_(p), now_(now), fs_(fs)
-    {
-    }
+        : c_(c)
+        , q_(q)
+        , p_(p)
+        , now_(now)
+        , fs_(fs)
+    { }
 
     SchedulerDecision run();
 
@@ -254,7 +255,7 @@ private:
     static std::uint64_t groupOf(const SigKey& k)
     {
         return (std::uint64_t(std::uint32_t(k.cls)) << 32) ^ (std::uint64_t(std::uint32_t(k.filter)) << 8)
-            ^ std::uint64_t(std::uint32_t(k.nodes));
+                ^ std::uint64_t(std::uint32_t(k.nodes));
     }
     bool dominated(int which, const SigKey& k) const
     {
@@ -337,8 +338,7 @@ void Pass::prepareNodes()
         gorder.resize(size_t(ns.gpus.size()));
         for (int g = 0; g < int(ns.gpus.size()); ++g)
             gorder[size_t(g)] = g;
-        std::sort(gorder.begin(), gorder.end(),
-                  [&ns](int a, int b) { return ns.gpus[a].index < ns.gpus[b].index; });
+        std::sort(gorder.begin(), gorder.end(), [&ns](int a, int b) { return ns.gpus[a].index < ns.gpus[b].index; });
         rt.nGpu = ng;
         bool topology = false;
         for (int g = 0; g < ng; ++g) {
@@ -502,7 +502,7 @@ int Pass::internFilter(const PendingRun& r)
         return 0;
     const QChar sep(0x1f);
     const QString key = r.preferNodes.join(sep) + QChar(0x1e) + r.preferLabels.join(sep) + QChar(0x1e)
-        + r.avoidNodes.join(sep) + QChar(0x1e) + r.avoidLabels.join(sep);
+            + r.avoidNodes.join(sep) + QChar(0x1e) + r.avoidLabels.join(sep);
     const auto it = filterIds_.constFind(key);
     if (it != filterIds_.constEnd())
         return it.value();
@@ -582,15 +582,11 @@ void Pass::prepareRuns()
             rt.cap = r.sweepMaxConcurrent;
         }
         switch (p_.ordering) {
-        case Ordering::Fcfs:
-            rt.key = 0.0;
-            break;
+        case Ordering::Fcfs: rt.key = 0.0; break;
         case Ordering::Priority:
             rt.key = -(double(r.priority) + p_.agingPerHour * double(std::max<qint64>(0, now_ - r.submitMs)) / 3.6e6);
             break;
-        case Ordering::ShortestJobFirst:
-            rt.key = double(rt.est);
-            break;
+        case Ordering::ShortestJobFirst: rt.key = double(rt.est); break;
         case Ordering::FairShare: {
             const QString acc = fairShareAccount(r, p_);
             auto ait = accountIds_.constFind(acc);
@@ -739,7 +735,7 @@ bool Pass::fit(const Sig& s, const View& v, std::vector<Part>& out)
     if (int(cands.size()) < k.nodes)
         return false;
     std::partial_sort(cands.begin(), cands.begin() + k.nodes, cands.end(),
-                      [](const auto& a, const auto& b) { return a.first < b.first; });
+            [](const auto& a, const auto& b) { return a.first < b.first; });
     for (int i = 0; i < k.nodes; ++i) {
         const int n = cands[size_t(i)].first.node;
         out.push_back(Part{n, pickGpus(n, cands[size_t(i)].second, k.gpus), k.cpus, k.mem});
@@ -757,8 +753,7 @@ bool Pass::satisfiable(Sig& s)
     int fits = 0;
     for (int n = 0; n < n_ && fits < k.nodes; ++n) {
         const NodeRt& rt = nodes_[size_t(n)];
-        if (f.allowed[size_t(n)] && rt.cpuCap >= k.cpus && rt.memCap >= k.mem
-            && bits(cls.future[size_t(n)]) >= k.gpus)
+        if (f.allowed[size_t(n)] && rt.cpuCap >= k.cpus && rt.memCap >= k.mem && bits(cls.future[size_t(n)]) >= k.gpus)
             ++fits;
     }
     s.sat = fits >= k.nodes ? 1 : 0;
@@ -809,7 +804,7 @@ void Pass::computeReservation(int ri)
         order[i] = int(i);
     std::sort(order.begin(), order.end(), [this](int a, int b) {
         return allocs_[size_t(a)].end != allocs_[size_t(b)].end ? allocs_[size_t(a)].end < allocs_[size_t(b)].end
-                                                                  : a < b;
+                                                                : a < b;
     });
     View v;
     v.cpu = cpu.data();
@@ -885,8 +880,7 @@ void Pass::buildReason(Sig& s, PendingReason& out)
                 ++r.fittingNodes;
                 continue;
             }
-            const auto key = std::make_tuple(std::min(gpus, k.gpus), int(cpus >= k.cpus), int(mem >= k.mem), cpus,
-                                             mem);
+            const auto key = std::make_tuple(std::min(gpus, k.gpus), int(cpus >= k.cpus), int(mem >= k.mem), cpus, mem);
             if (best < 0 || key > bestKey) {
                 best = n;
                 bestKey = key;
@@ -1003,8 +997,7 @@ void Pass::emitPlacements(SchedulerDecision& d)
                     QJsonObject cluster{{u"worker"_qs, workers}};
                     QJsonObject task{{u"type"_qs, u"worker"_qs}, {u"index"_qs, i}};
                     QJsonObject cfg{{u"cluster"_qs, cluster}, {u"task"_qs, task}};
-                    env.insert(u"TF_CONFIG"_qs,
-                               QString::fromUtf8(QJsonDocument(cfg).toJson(QJsonDocument::Compact)));
+                    env.insert(u"TF_CONFIG"_qs, QString::fromUtf8(QJsonDocument(cfg).toJson(QJsonDocument::Compact)));
                 }
             }
         }
@@ -1097,8 +1090,8 @@ SchedulerDecision Pass::run()
             const double share = accountShare_[size_t(a)];
             // In-pass charge: the run's expected GPU-hours, so one pass over a burst
             // splits free GPUs by share instead of handing them all to one account.
-            accountKey_[size_t(a)] += share > 0.0 ? runs_[size_t(ri)].charge / share
-                                                  : std::numeric_limits<double>::infinity();
+            accountKey_[size_t(a)]
+                    += share > 0.0 ? runs_[size_t(ri)].charge / share : std::numeric_limits<double>::infinity();
         }
         if (accountPos[size_t(a)] < perAccount[size_t(a)].size()) {
             const RunRt& nx = runs_[size_t(perAccount[size_t(a)][accountPos[size_t(a)]])];
@@ -1126,8 +1119,8 @@ SchedulerDecision Pass::run()
             pending_.push_back({ri, PendingKind::Unsatisfiable});
         } else {
             nowView.cls = &classes_[size_t(s.k.cls)].now;
-            const bool fitsNow = !s.failNow && s.k.gpus <= maxFreeGpus_ && !dominated(0, s.k)
-                && fit(s, nowView, scratch_);
+            const bool fitsNow
+                    = !s.failNow && s.k.gpus <= maxFreeGpus_ && !dominated(0, s.k) && fit(s, nowView, scratch_);
             if (!fitsNow && !s.failNow) {
                 s.failNow = true;
                 noteFailed(0, s.k);
@@ -1198,8 +1191,7 @@ SchedulerDecision Pass::run()
             info.reason.gpuType = pr.gpuTypeRegex;
             break;
         }
-        default:
-            break;
+        default: break;
         }
         if (po.isHead && shadowTime_ != kNever)
             info.estimatedStartMs = shadowTime_;
@@ -1225,14 +1217,14 @@ SchedulerDecision Pass::run()
 } // namespace
 
 SchedulerDecision schedule(const ClusterState& state, const QList<PendingRun>& queue, const Policy& policy,
-                           qint64 nowMs, const FairShareState& fairShare)
+        qint64 nowMs, const FairShareState& fairShare)
 {
     Pass pass(state, queue, policy, nowMs, fairShare);
     return pass.run();
 }
 
-ClusterState applyDecision(ClusterState state, const SchedulerDecision& decision, const QList<PendingRun>& queue,
-                           qint64 nowMs)
+ClusterState applyDecision(
+        ClusterState state, const SchedulerDecision& decision, const QList<PendingRun>& queue, qint64 nowMs)
 {
     QHash<RunId, qsizetype> byId;
     byId.reserve(queue.size());

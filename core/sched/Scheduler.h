@@ -57,7 +57,7 @@ namespace ty::sched {
 // less in practice: runs with the same resource shape share one fit test per
 // pass (free resources only shrink during a pass). Memory O(Q + N * GPUs).
 SchedulerDecision schedule(const ClusterState& state, const QList<PendingRun>& queue, const Policy& policy,
-                           qint64 nowMs, const FairShareState& fairShare = {});
+        qint64 nowMs, const FairShareState& fairShare = {});
 
 // Runtime the scheduler assumes for `run` (see above), ms.
 qint64 expectedRuntimeMs(const PendingRun& run, const Policy& policy);
@@ -68,7 +68,7 @@ QString fairShareAccount(const PendingRun& run, const Policy& policy);
 // `state` with the decision's placements added as running allocations started
 // at nowMs with estimatedEndMs = RunPlacement::expectedEndMs. Runs are looked
 // up in `queue` for user, project, sweep and time limit.
-ClusterState applyDecision(ClusterState state, const SchedulerDecision& decision, const QList<PendingRun>& queue,
-                           qint64 nowMs);
+ClusterState applyDecision(
+        ClusterState state, const SchedulerDecision& decision, const QList<PendingRun>& queue, qint64 nowMs);
 
 } // namespace ty::sched

@@ -16,11 +16,11 @@ namespace ty::sched {
 // What one rank of a started run gets on one node.
 struct NodeAssignment {
     QString node;
-    QList<int> gpuIndices;       // GpuState::index, ascending
-    QStringList gpuUuids;        // same order as gpuIndices
+    QList<int> gpuIndices; // GpuState::index, ascending
+    QStringList gpuUuids;  // same order as gpuIndices
     int cpus = 0;
     qint64 memoryMiB = 0;
-    int port = 0;                // this rank's rendezvous port (MASTER_PORT on rank 0, TF worker port), 0 = none
+    int port = 0; // this rank's rendezvous port (MASTER_PORT on rank 0, TF worker port), 0 = none
     // Rendezvous environment (torchrun's names), set when the run has nodes > 1
     // or a DistributedKind: MASTER_ADDR, MASTER_PORT, WORLD_SIZE (= NNODES *
     // NPROC_PER_NODE, total processes), NODE_RANK, NNODES, NPROC_PER_NODE
@@ -65,18 +65,18 @@ struct PendingReason {
     // the end of the pass; empty when no node is eligible at all. For gang
     // runs, the best node among those that do not fit.
     QString bestNode;
-    int bestNodeGpus = 0;               // GPUs on bestNode meeting type/memory that are free (Unsatisfiable: that exist)
-    int bestNodeCpus = 0;               // free (WaitingForResources) or existing (Unsatisfiable)
-    int bestNodeCpuTotal = 0;           // bestNode's CPUs in all ("0 of 2 CPUs free")
+    int bestNodeGpus = 0;     // GPUs on bestNode meeting type/memory that are free (Unsatisfiable: that exist)
+    int bestNodeCpus = 0;     // free (WaitingForResources) or existing (Unsatisfiable)
+    int bestNodeCpuTotal = 0; // bestNode's CPUs in all ("0 of 2 CPUs free")
     qint64 bestNodeMemoryTotalMiB = 0;
     qint64 bestNodeMemoryMiB = 0;
-    int fittingNodes = 0;               // gang runs: nodes that would fit (fewer than `nodes`)
-    QStringList unreachableNodes;       // sorted by name
-    QStringList connectingNodes;        // not reachable yet, first connection under way; sorted by name
+    int fittingNodes = 0;         // gang runs: nodes that would fit (fewer than `nodes`)
+    QStringList unreachableNodes; // sorted by name
+    QStringList connectingNodes;  // not reachable yet, first connection under way; sorted by name
 
     // SweepCap
     QString sweepId;
-    QString sweepName;                  // PendingRun::sweepName; empty: sweepId is shown
+    QString sweepName; // PendingRun::sweepName; empty: sweepId is shown
     int sweepRunning = 0;
     int sweepCap = 0;
     // BackfillHeld and a head's estimated start: the estimate rests on
@@ -88,7 +88,7 @@ struct PendingReason {
 
 struct PendingInfo {
     RunId run = 0;
-    int position = 0;                       // 1-based position among pending runs in policy order
+    int position = 0; // 1-based position among pending runs in policy order
     PendingReason reason;
     std::optional<qint64> estimatedStartMs; // the head's reservation (backfill profile), when computable
 };
@@ -98,12 +98,12 @@ struct PendingInfo {
 struct Reservation {
     RunId run = 0;
     qint64 startMs = 0;
-    QList<NodeAssignment> nodes;            // no env
+    QList<NodeAssignment> nodes; // no env
 };
 
 struct SchedulerDecision {
-    QList<RunPlacement> placements;          // in the order they were decided
-    QList<PendingInfo> pending;              // every run not started, in policy order
+    QList<RunPlacement> placements; // in the order they were decided
+    QList<PendingInfo> pending;     // every run not started, in policy order
     std::optional<Reservation> reservation;
 };
 

@@ -31,25 +31,25 @@ struct SimOptions {
 struct SimJobOutcome {
     RunId id = 0;
     qint64 submitMs = 0;
-    qint64 startMs = -1;        // -1: never started
+    qint64 startMs = -1; // -1: never started
     qint64 endMs = -1;
-    int gpus = 0;               // total over all nodes
-    QString account;            // fair-share account (user or project per the policy)
+    int gpus = 0;    // total over all nodes
+    QString account; // fair-share account (user or project per the policy)
 };
 
 struct SimReport {
-    QList<SimJobOutcome> jobs;  // in input order
-    double meanWaitMs = 0;      // over started runs
-    double p95WaitMs = 0;       // nearest-rank 95th percentile over started runs
-    double gpuUtilisation = 0;  // GPU-time used / (GPUs * makespan)
-    qint64 makespanMs = 0;      // last end - first submit
+    QList<SimJobOutcome> jobs; // in input order
+    double meanWaitMs = 0;     // over started runs
+    double p95WaitMs = 0;      // nearest-rank 95th percentile over started runs
+    double gpuUtilisation = 0; // GPU-time used / (GPUs * makespan)
+    qint64 makespanMs = 0;     // last end - first submit
     int started = 0;
-    int neverStarted = 0;       // still waiting at the end (e.g. unsatisfiable)
-    int starved = 0;            // waited (or still waits) longer than starvationBoundMs
-    int passes = 0;             // schedule() calls
-    int peakQueue = 0;          // most runs pending at one pass
-    std::vector<double> passMicros; // measurePasses: one entry per pass
-    std::vector<int> passQueue;     // measurePasses: pending runs at each pass
+    int neverStarted = 0;                    // still waiting at the end (e.g. unsatisfiable)
+    int starved = 0;                         // waited (or still waits) longer than starvationBoundMs
+    int passes = 0;                          // schedule() calls
+    int peakQueue = 0;                       // most runs pending at one pass
+    std::vector<double> passMicros;          // measurePasses: one entry per pass
+    std::vector<int> passQueue;              // measurePasses: pending runs at each pass
     QMap<QString, double> gpuHoursByAccount; // GPU-hours used, per account
 };
 

@@ -74,7 +74,8 @@ int detach(const std::string& logPath, std::string* error)
             said.append(buf, size_t(n));
         }
         if (said.empty()) {
-            std::fprintf(stderr, "trainyardd: the service ended before it was ready (see its log: %s)\n", logPath.c_str());
+            std::fprintf(
+                    stderr, "trainyardd: the service ended before it was ready (see its log: %s)\n", logPath.c_str());
             std::_Exit(1);
         }
         const int code = said[0] - '0';
@@ -122,14 +123,14 @@ void reportFailure(int fd, int status, const std::string& message)
 
 bool rotateLog(const std::string& logPath, long long maxBytes)
 {
-    struct stat st {};
+    struct stat st { };
     if (::stat(logPath.c_str(), &st) != 0 || st.st_size <= maxBytes)
         return false;
     for (int i = 2; i >= 1; --i)
         ::rename((logPath + "." + std::to_string(i)).c_str(), (logPath + "." + std::to_string(i + 1)).c_str());
     ::rename(logPath.c_str(), (logPath + ".1").c_str());
     // Only when our output goes there (detached); a foreground service keeps its terminal.
-    struct stat out {};
+    struct stat out { };
     if (::fstat(STDERR_FILENO, &out) == 0 && out.st_ino == st.st_ino && out.st_dev == st.st_dev)
         pointOutputAt(logPath);
     return true;

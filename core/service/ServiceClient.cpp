@@ -34,7 +34,9 @@ Result<void> startService(const ServicePaths& paths, int timeoutMs)
 {
     const QString exe = serviceExecutablePath();
     if (!QFileInfo(exe).isExecutable())
-        return fail(QStringLiteral("cannot start the Trainyard service: no trainyardd at %1 (set $TRAINYARD_DAEMON or put it on PATH)").arg(exe));
+        return fail(QStringLiteral(
+                "cannot start the Trainyard service: no trainyardd at %1 (set $TRAINYARD_DAEMON or put it on PATH)")
+                            .arg(exe));
     QProcess p;
     p.setProgram(exe);
     p.setArguments({QStringLiteral("--db"), paths.databasePath, QStringLiteral("--detach")});
@@ -48,12 +50,16 @@ Result<void> startService(const ServicePaths& paths, int timeoutMs)
         p.kill();
         p.waitForFinished(1000);
         return fail(QStringLiteral("the Trainyard service %1 did not come up within %2 s (its log: %3)")
-                        .arg(exe).arg(timeoutMs / 1000).arg(paths.log));
+                            .arg(exe)
+                            .arg(timeoutMs / 1000)
+                            .arg(paths.log));
     }
     const QString said = QString::fromLocal8Bit(p.readAllStandardError()).trimmed();
     if (p.exitStatus() == QProcess::NormalExit && (p.exitCode() == 0 || p.exitCode() == 3))
         return {};
-    return fail(said.isEmpty() ? QStringLiteral("the Trainyard service exited with status %1 (its log: %2)").arg(p.exitCode()).arg(paths.log)
+    return fail(said.isEmpty() ? QStringLiteral("the Trainyard service exited with status %1 (its log: %2)")
+                                         .arg(p.exitCode())
+                                         .arg(paths.log)
                                : said);
 }
 
@@ -62,8 +68,7 @@ Result<void> startService(const ServicePaths& paths, int timeoutMs)
 ServiceClient::ServiceClient(ServicePaths paths)
     : m_paths(std::move(paths))
     , m_lines(std::make_unique<LineBuffer>())
-{
-}
+{ }
 
 ServiceClient::~ServiceClient()
 {
@@ -98,7 +103,8 @@ Result<std::unique_ptr<ServiceClient>> ServiceClient::connectTo(const QString& d
         // nothing is mid-write (stop answers its pending starts and commits),
         // and this client starts the new one. Runs keep going on their nodes.
         qInfo().noquote() << QStringLiteral("the Trainyard service (pid %1) is version %2, this is %3: replacing it")
-                                 .arg(c->m_pid).arg(c->m_serviceVersion, QCoreApplication::applicationVersion());
+                                     .arg(c->m_pid)
+                                     .arg(c->m_serviceVersion, QCoreApplication::applicationVersion());
         const qint64 old = c->m_pid;
         if (auto stopped = c->call(QStringLiteral("stop")); !stopped)
             return std::unexpected(stopped.error());
@@ -141,20 +147,26 @@ Result<void> ServiceClient::attach(int timeoutMs)
         const auto error = m_socket->error();
         const QString why = m_socket->errorString();
         if (error == QLocalSocket::SocketAccessError)
-            m_refused = QStringLiteral("the Trainyard service's socket %1 refused you: %2 (it belongs to another user)").arg(m_paths.socket, why);
+            m_refused = QStringLiteral("the Trainyard service's socket %1 refused you: %2 (it belongs to another user)")
+                                .arg(m_paths.socket, why);
         if (!m_refused.isEmpty())
             return fail(m_refused);
-        const QString state = error == QLocalSocket::ServerNotFoundError ? QStringLiteral("no socket at %1").arg(m_paths.socket)
-            : error == QLocalSocket::ConnectionRefusedError             ? QStringLiteral("%1 is left from a service that ended").arg(m_paths.socket)
-                                                                        : QStringLiteral("%1: %2").arg(m_paths.socket, why);
+        const QString state = error == QLocalSocket::ServerNotFoundError
+                ? QStringLiteral("no socket at %1").arg(m_paths.socket)
+                : error == QLocalSocket::ConnectionRefusedError
+                ? QStringLiteral("%1 is left from a service that ended").arg(m_paths.socket)
+                : QStringLiteral("%1: %2").arg(m_paths.socket, why);
         return fail(QStringLiteral("the Trainyard service of %1 is not running (%2)").arg(m_paths.databasePath, state));
     }
     connect(m_socket, &QLocalSocket::readyRead, this, &ServiceClient::onReadyRead);
     // After the events that came before it.
-    connect(m_socket, &QLocalSocket::disconnected, this, [this] { dispatch({{QStringLiteral("event"), QStringLiteral("_closed")}}); });
+    connect(m_socket, &QLocalSocket::disconnected, this, [this] {
+        dispatch({{QStringLiteral("event"), QStringLiteral("_closed")}});
+    });
     // The service speaks first: hello (or refused). Blocking reads, as in call().
     const QDeadlineTimer deadline(timeoutMs);
-    while (!m_helloSeen && m_refused.isEmpty() && m_socket->state() == QLocalSocket::ConnectedState && !deadline.hasExpired()) {
+    while (!m_helloSeen && m_refused.isEmpty() && m_socket->state() == QLocalSocket::ConnectedState
+            && !deadline.hasExpired()) {
         if (m_socket->bytesAvailable() > 0) {
             onReadyRead();
             continue;
@@ -166,7 +178,9 @@ Result<void> ServiceClient::attach(int timeoutMs)
     if (!m_refused.isEmpty())
         return fail(m_refused);
     if (!m_helloSeen)
-        return fail(QStringLiteral("the Trainyard service at %1 did not greet within %2 ms").arg(m_paths.socket).arg(timeoutMs));
+        return fail(QStringLiteral("the Trainyard service at %1 did not greet within %2 ms")
+                            .arg(m_paths.socket)
+                            .arg(timeoutMs));
     if (m_protocol < 1)
         return fail(QStringLiteral("the Trainyard service at %1 speaks an unknown protocol").arg(m_paths.socket));
     return {};
@@ -219,12 +233,14 @@ void ServiceClient::emitEvent(const QJsonObject& m)
         m_protocol = m.value(QStringLiteral("protocol")).toInt();
         m_serviceVersion = m.value(QStringLiteral("version")).toString();
     } else if (event == u"refused") {
-        m_refused = QStringLiteral("the Trainyard service at %1 %2").arg(m_paths.socket, m.value(QStringLiteral("error")).toString());
+        m_refused = QStringLiteral("the Trainyard service at %1 %2")
+                            .arg(m_paths.socket, m.value(QStringLiteral("error")).toString());
     } else if (event == u"state") {
         Q_EMIT runStateChanged(runFromJson(m.value(QStringLiteral("run")).toObject()));
     } else if (event == u"console") {
-        Q_EMIT consoleReceived(m.value(QStringLiteral("run")).toInteger(), m.value(QStringLiteral("offset")).toInteger(),
-                               QByteArray::fromBase64(m.value(QStringLiteral("data")).toString().toLatin1()));
+        Q_EMIT consoleReceived(m.value(QStringLiteral("run")).toInteger(),
+                m.value(QStringLiteral("offset")).toInteger(),
+                QByteArray::fromBase64(m.value(QStringLiteral("data")).toString().toLatin1()));
     } else if (event == u"pending") {
         QHash<RunId, QString> reasons;
         const QJsonObject o = m.value(QStringLiteral("reasons")).toObject();
@@ -233,7 +249,8 @@ void ServiceClient::emitEvent(const QJsonObject& m)
         Q_EMIT pendingReasonsChanged(reasons);
     } else if (event == u"node") {
         Q_EMIT nodeStatusChanged(m.value(QStringLiteral("node")).toString(), m.value(QStringLiteral("ready")).toBool(),
-                                 m.value(QStringLiteral("reason")).toString(), errorKindFromName(m.value(QStringLiteral("kind")).toString()));
+                m.value(QStringLiteral("reason")).toString(),
+                errorKindFromName(m.value(QStringLiteral("kind")).toString()));
     } else if (event == u"cancel_failed") {
         Q_EMIT cancelFailed(m.value(QStringLiteral("run")).toInteger(), m.value(QStringLiteral("reason")).toString());
     } else if (event == u"notice") {
@@ -271,14 +288,19 @@ Result<QJsonObject> ServiceClient::call(const QString& op, QJsonObject args, int
         QMetaObject::invokeMethod(this, &ServiceClient::emitDeferred, Qt::QueuedConnection);
     if (!m_replies.contains(id)) {
         if (!connected())
-            return fail(QStringLiteral("the Trainyard service (pid %1) went away before answering '%2'").arg(m_pid).arg(op));
-        return fail(QStringLiteral("the Trainyard service (pid %1) did not answer '%2' within %3 s").arg(m_pid).arg(op).arg(timeoutMs / 1000));
+            return fail(QStringLiteral("the Trainyard service (pid %1) went away before answering '%2'")
+                                .arg(m_pid)
+                                .arg(op));
+        return fail(QStringLiteral("the Trainyard service (pid %1) did not answer '%2' within %3 s")
+                            .arg(m_pid)
+                            .arg(op)
+                            .arg(timeoutMs / 1000));
     }
     const QJsonObject reply = m_replies.take(id);
     if (!reply.value(QStringLiteral("ok")).toBool()) {
         // The reply's kind (PROTOCOL.md "Requests and replies") as the error's.
         return fail(reply.value(QStringLiteral("error")).toString(),
-                    errorKindOfReply(reply.value(QStringLiteral("kind")).toString()));
+                errorKindOfReply(reply.value(QStringLiteral("kind")).toString()));
     }
     return reply;
 }

@@ -47,7 +47,8 @@ public:
     // (its own message: another process holds its lock, the database cannot
     // be opened), it refused this user, it speaks a newer protocol, or
     // nothing answered in time (with Start::Never: "not running").
-    static Result<std::unique_ptr<ServiceClient>> connectTo(const QString& databasePath, Start start, int timeoutMs = 20000);
+    static Result<std::unique_ptr<ServiceClient>> connectTo(
+            const QString& databasePath, Start start, int timeoutMs = 20000);
 
     // Sends one request and waits for its reply, `timeoutMs` at most.
     // Returns the reply's object. Errors: the service's (`error`, with the
@@ -74,7 +75,8 @@ Q_SIGNALS:
     void runStateChanged(const ty::RunRecord& run);
     // Why watched runs wait in the queue.
     void pendingReasonsChanged(const QHash<ty::RunId, QString>& reasons);
-    void nodeStatusChanged(const QString& node, bool ready, const QString& reason, ty::ErrorKind kind = ty::ErrorKind::Unspecified);
+    void nodeStatusChanged(
+            const QString& node, bool ready, const QString& reason, ty::ErrorKind kind = ty::ErrorKind::Unspecified);
     void cancelFailed(ty::RunId run, const QString& reason);
     // A notice recorded for a watched run (RunEngine::noticeAdded).
     void noticeAdded(ty::RunId run, const QString& text);
@@ -102,8 +104,8 @@ private:
     bool m_helloSeen = false;
     bool m_startedService = false;
     QString m_serviceVersion;
-    int m_inCall = 0;                 // call()s waiting for their reply
-    QList<QJsonObject> m_deferred;    // events received meanwhile, in order
+    int m_inCall = 0;              // call()s waiting for their reply
+    QList<QJsonObject> m_deferred; // events received meanwhile, in order
 };
 
 } // namespace ty::service

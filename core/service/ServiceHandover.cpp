@@ -25,7 +25,9 @@ Result<qint64> stopService(const QString& databasePath, int timeoutMs)
     const QDeadlineTimer deadline(timeoutMs);
     while (::kill(pid_t(pid), 0) == 0 || errno != ESRCH) {
         if (deadline.hasExpired())
-            return fail(QStringLiteral("trainyardd (pid %1) was asked to stop but is still running after %2 s").arg(pid).arg(timeoutMs / 1000));
+            return fail(QStringLiteral("trainyardd (pid %1) was asked to stop but is still running after %2 s")
+                                .arg(pid)
+                                .arg(timeoutMs / 1000));
         QThread::msleep(20);
     }
     return pid;

@@ -22,8 +22,7 @@ namespace ty::service {
 ServiceHost::ServiceHost(Options options, QObject* parent)
     : QObject(parent)
     , m_options(std::move(options))
-{
-}
+{ }
 
 ServiceHost::~ServiceHost()
 {
@@ -50,12 +49,14 @@ Result<void> ServiceHost::start(StartError* why)
             if (why)
                 *why = StartError::LockHeld;
             return fail(QStringLiteral("another Trainyard service (pid %1 on %2) already serves %3; it holds %4")
-                            .arg(pid).arg(host, m_paths.databasePath, m_paths.lock));
+                                .arg(pid)
+                                .arg(host, m_paths.databasePath, m_paths.lock));
         }
         return fail(QStringLiteral("cannot take the service lock %1 (%2)")
-                        .arg(m_paths.lock, m_lock->error() == QLockFile::PermissionError
-                                               ? QStringLiteral("permission denied: the database's folder is not writable")
-                                               : QStringLiteral("the folder cannot be written")));
+                            .arg(m_paths.lock,
+                                    m_lock->error() == QLockFile::PermissionError
+                                            ? QStringLiteral("permission denied: the database's folder is not writable")
+                                            : QStringLiteral("the folder cannot be written")));
     }
     auto store = ResultStore::open(m_paths.databasePath);
     if (!store)
@@ -66,7 +67,8 @@ Result<void> ServiceHost::start(StartError* why)
     m_nodes.insert(QStringLiteral("local"));
     connectNewNodes();
     if (!m_engine->acquireIngestion())
-        qCInfo(lcService) << "another process (a GUI of an older version?) ingests this database; taking over when it ends";
+        qCInfo(lcService)
+                << "another process (a GUI of an older version?) ingests this database; taking over when it ends";
     m_server = std::make_unique<ServiceServer>(m_engine.get(), m_store.get(), m_paths.databasePath);
     m_server->setNodeResolver([this](const QString&) { connectNewNodes(); });
     connect(m_server.get(), &ServiceServer::stopRequested, this, &ServiceHost::stopRequested);
@@ -76,9 +78,10 @@ Result<void> ServiceHost::start(StartError* why)
     m_idleTimer = new QTimer(this);
     connect(m_idleTimer, &QTimer::timeout, this, &ServiceHost::checkIdle);
     m_idleTimer->start(1000);
-    qCInfo(lcService).noquote() << "serving" << m_paths.databasePath << "on" << m_paths.socket
-                                << (m_options.persist ? QStringLiteral("(persistent)")
-                                                      : QStringLiteral("(stops after %1 s idle)").arg(m_options.idleExitSec));
+    qCInfo(lcService).noquote()
+            << "serving" << m_paths.databasePath << "on" << m_paths.socket
+            << (m_options.persist ? QStringLiteral("(persistent)")
+                                  : QStringLiteral("(stops after %1 s idle)").arg(m_options.idleExitSec));
     return {};
 }
 

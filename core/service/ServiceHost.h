@@ -36,7 +36,7 @@ class ServiceHost final : public QObject {
 public:
     struct Options {
         QString databasePath;
-        int idleExitSec = 300;  // <= 0 with persist: never
+        int idleExitSec = 300; // <= 0 with persist: never
         bool persist = false;
     };
     // Why start() failed: another service holds the lock (it names its pid and

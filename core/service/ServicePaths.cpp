@@ -21,16 +21,23 @@ Result<void> ensurePrivateDir(const QString& dir)
 {
     const QByteArray path = QFile::encodeName(dir);
     if (::mkdir(path.constData(), 0700) != 0 && errno != EEXIST)
-        return fail(QStringLiteral("cannot create the service folder %1: %2").arg(dir, QString::fromLocal8Bit(std::strerror(errno))));
-    struct stat st {};
+        return fail(QStringLiteral("cannot create the service folder %1: %2")
+                            .arg(dir, QString::fromLocal8Bit(std::strerror(errno))));
+    struct stat st { };
     if (::lstat(path.constData(), &st) != 0)
-        return fail(QStringLiteral("cannot read the service folder %1: %2").arg(dir, QString::fromLocal8Bit(std::strerror(errno))));
+        return fail(QStringLiteral("cannot read the service folder %1: %2")
+                            .arg(dir, QString::fromLocal8Bit(std::strerror(errno))));
     if (!S_ISDIR(st.st_mode))
-        return fail(QStringLiteral("the service folder %1 is not a folder (a link or a file is in its place)").arg(dir));
+        return fail(
+                QStringLiteral("the service folder %1 is not a folder (a link or a file is in its place)").arg(dir));
     if (st.st_uid != ::geteuid())
-        return fail(QStringLiteral("the service folder %1 belongs to uid %2, not to you (uid %3)").arg(dir).arg(st.st_uid).arg(::geteuid()));
+        return fail(QStringLiteral("the service folder %1 belongs to uid %2, not to you (uid %3)")
+                            .arg(dir)
+                            .arg(st.st_uid)
+                            .arg(::geteuid()));
     if ((st.st_mode & 077) != 0 && ::chmod(path.constData(), 0700) != 0)
-        return fail(QStringLiteral("the service folder %1 is open to other users (mode %2) and cannot be closed: %3")
+        return fail(
+                QStringLiteral("the service folder %1 is open to other users (mode %2) and cannot be closed: %3")
                         .arg(dir, QString::number(st.st_mode & 0777, 8), QString::fromLocal8Bit(std::strerror(errno))));
     return {};
 }
@@ -42,7 +49,7 @@ Result<ServicePaths> servicePathsFor(const QString& databasePath)
     ServicePaths p;
     p.databasePath = QFileInfo(databasePath).absoluteFilePath();
     const QString key = QString::fromLatin1(
-        QCryptographicHash::hash(QFile::encodeName(p.databasePath), QCryptographicHash::Sha1).toHex().left(16));
+            QCryptographicHash::hash(QFile::encodeName(p.databasePath), QCryptographicHash::Sha1).toHex().left(16));
     const QString xdgRuntime = qEnvironmentVariable("XDG_RUNTIME_DIR");
     if (!xdgRuntime.isEmpty() && QFileInfo(xdgRuntime).isDir()) {
         p.runtimeDir = xdgRuntime + QStringLiteral("/trainyard");

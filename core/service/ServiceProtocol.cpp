@@ -56,11 +56,9 @@ QDateTime fromIso(const QJsonValue& v)
 
 QJsonObject runToJson(const RunRecord& run)
 {
-    QJsonObject o{{QStringLiteral("id"), run.id},
-                  {QStringLiteral("name"), run.name},
-                  {QStringLiteral("state"), runStateName(run.state)},
-                  {QStringLiteral("node"), run.node},
-                  {QStringLiteral("priority"), run.priority}};
+    QJsonObject o{{QStringLiteral("id"), run.id}, {QStringLiteral("name"), run.name},
+            {QStringLiteral("state"), runStateName(run.state)}, {QStringLiteral("node"), run.node},
+            {QStringLiteral("priority"), run.priority}};
     QJsonArray gpus;
     for (int g : run.gpus)
         gpus.append(g);
@@ -100,7 +98,8 @@ RunRecord runFromJson(const QJsonObject& o)
     if (o.contains(QStringLiteral("exit_signal")))
         r.exitSignal = o.value(QStringLiteral("exit_signal")).toInt();
     r.failureReason = o.value(QStringLiteral("failure_reason")).toString();
-    r.failureKind = failureKindFromName(o.value(QStringLiteral("failure_kind")).toString()).value_or(FailureKind::Other);
+    r.failureKind
+            = failureKindFromName(o.value(QStringLiteral("failure_kind")).toString()).value_or(FailureKind::Other);
     r.pendingReason = o.value(QStringLiteral("pending_reason")).toString();
     r.createdAt = fromIso(o.value(QStringLiteral("created_at")));
     r.startedAt = fromIso(o.value(QStringLiteral("started_at")));
@@ -127,7 +126,8 @@ Result<RunAnnotation> annotationFromJson(const QJsonObject& o)
 {
     RunAnnotation a;
     const auto wrong = [](const char* field, const char* type) {
-        return fail(QStringLiteral("annotate: '%1' must be %2").arg(QLatin1String(field), QLatin1String(type)), ErrorKind::InvalidInput);
+        return fail(QStringLiteral("annotate: '%1' must be %2").arg(QLatin1String(field), QLatin1String(type)),
+                ErrorKind::InvalidInput);
     };
     if (o.contains(QStringLiteral("name"))) {
         if (!o.value(QStringLiteral("name")).isString())

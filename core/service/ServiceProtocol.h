@@ -58,7 +58,8 @@ Result<RunAnnotation> annotationFromJson(const QJsonObject& o);
 // written or read (Storage, ReadOnly, Damaged) `storage`, Version `version`;
 // an error of no kind is `unspecified` (`invalid_input` or `storage`: what
 // the op's untagged errors are, e.g. the store's failed writes).
-QString replyKind(const Error& error, const QString& notFound, const QString& unspecified = QStringLiteral("invalid_input"));
+QString replyKind(
+        const Error& error, const QString& notFound, const QString& unspecified = QStringLiteral("invalid_input"));
 // And back, for the client: the ErrorKind of a reply's `kind`.
 ErrorKind errorKindOfReply(const QString& kind);
 

@@ -31,7 +31,7 @@ constexpr qsizetype kConsoleChunk = 64 * 1024;
 // The uid at the other end of a connected Unix-domain socket (Linux SO_PEERCRED).
 std::optional<uid_t> peerUid(qintptr fd)
 {
-    struct ucred cred {};
+    struct ucred cred { };
     socklen_t len = sizeof cred;
     if (::getsockopt(int(fd), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
         return std::nullopt;
@@ -86,13 +86,15 @@ ServiceServer::ServiceServer(RunEngine* engine, ResultStore* store, QString data
         m_endWaitStartedMs = -1;
         deliverEnds();
     });
-    connect(m_engine, &RunEngine::nodeStatusChanged, this, [this](const QString& node, bool ready, const QString& reason, ErrorKind kind) {
-        broadcast({{QStringLiteral("event"), QStringLiteral("node")}, {QStringLiteral("node"), node},
-                   {QStringLiteral("ready"), ready}, {QStringLiteral("reason"), reason}, {QStringLiteral("kind"), errorKindName(kind)}});
-    });
+    connect(m_engine, &RunEngine::nodeStatusChanged, this,
+            [this](const QString& node, bool ready, const QString& reason, ErrorKind kind) {
+                broadcast({{QStringLiteral("event"), QStringLiteral("node")}, {QStringLiteral("node"), node},
+                        {QStringLiteral("ready"), ready}, {QStringLiteral("reason"), reason},
+                        {QStringLiteral("kind"), errorKindName(kind)}});
+            });
     connect(m_engine, &RunEngine::cancelFailed, this, [this](RunId run, const QString& reason) {
         broadcast({{QStringLiteral("event"), QStringLiteral("cancel_failed")}, {QStringLiteral("run"), run},
-                   {QStringLiteral("reason"), reason}});
+                {QStringLiteral("reason"), reason}});
     });
     connect(m_engine, &RunEngine::caughtUp, this, [this] {
         m_caughtUp = true;
@@ -125,11 +127,14 @@ void ServiceServer::onNewConnection()
     while (QLocalSocket* socket = m_server->nextPendingConnection()) {
         const auto uid = peerUid(socket->socketDescriptor());
         if (!uid || *uid != ::geteuid()) {
-            const QString why = uid ? QStringLiteral("refused: this Trainyard service belongs to uid %1; you are uid %2")
-                                          .arg(::geteuid()).arg(*uid)
-                                    : QStringLiteral("refused: the peer's user cannot be told (SO_PEERCRED failed)");
+            const QString why = uid
+                    ? QStringLiteral("refused: this Trainyard service belongs to uid %1; you are uid %2")
+                              .arg(::geteuid())
+                              .arg(*uid)
+                    : QStringLiteral("refused: the peer's user cannot be told (SO_PEERCRED failed)");
             qCWarning(lcService).noquote() << "connection" << why;
-            socket->write(encode({{QStringLiteral("event"), QStringLiteral("refused")}, {QStringLiteral("error"), why}}));
+            socket->write(
+                    encode({{QStringLiteral("event"), QStringLiteral("refused")}, {QStringLiteral("error"), why}}));
             socket->flush();
             socket->disconnectFromServer();
             connect(socket, &QLocalSocket::disconnected, socket, &QObject::deleteLater);
@@ -143,11 +148,10 @@ void ServiceServer::onNewConnection()
                 onReadyRead(*c);
         });
         connect(socket, &QLocalSocket::disconnected, this, [this, socket] { drop(socket); });
-        send(*client, {{QStringLiteral("event"), QStringLiteral("hello")},
-                       {QStringLiteral("protocol"), kProtocol},
-                       {QStringLiteral("version"), QCoreApplication::applicationVersion()},
-                       {QStringLiteral("pid"), qint64(::getpid())},
-                       {QStringLiteral("db"), m_databasePath}});
+        send(*client,
+                {{QStringLiteral("event"), QStringLiteral("hello")}, {QStringLiteral("protocol"), kProtocol},
+                        {QStringLiteral("version"), QCoreApplication::applicationVersion()},
+                        {QStringLiteral("pid"), qint64(::getpid())}, {QStringLiteral("db"), m_databasePath}});
         Q_EMIT clientsChanged(clientCount());
     }
 }
@@ -180,7 +184,7 @@ void ServiceServer::onReadyRead(Client& c)
     }
     if (c.lines.overflowed()) {
         replyError(c, QJsonValue(), QStringLiteral("invalid_input"),
-                   QStringLiteral("a request line over %1 bytes; disconnecting").arg(kMaxLineBytes));
+                QStringLiteral("a request line over %1 bytes; disconnecting").arg(kMaxLineBytes));
         c.socket->disconnectFromServer();
     }
 }
@@ -199,8 +203,9 @@ void ServiceServer::reply(Client& c, const QJsonValue& id, QJsonObject body)
 
 void ServiceServer::replyError(Client& c, const QJsonValue& id, const QString& kind, const QString& message)
 {
-    send(c, {{QStringLiteral("id"), id}, {QStringLiteral("ok"), false}, {QStringLiteral("kind"), kind},
-             {QStringLiteral("error"), message}});
+    send(c,
+            {{QStringLiteral("id"), id}, {QStringLiteral("ok"), false}, {QStringLiteral("kind"), kind},
+                    {QStringLiteral("error"), message}});
 }
 
 void ServiceServer::broadcast(const QJsonObject& event)
@@ -218,8 +223,10 @@ void ServiceServer::handle(Client& c, const QJsonObject& req)
         const int theirs = req.value(QStringLiteral("protocol")).toInt();
         if (theirs > kProtocol) {
             replyError(c, id, QStringLiteral("version"),
-                       QStringLiteral("this service speaks protocol %1, the client %2: restart it with `trainyardctl daemon stop`")
-                           .arg(kProtocol).arg(theirs));
+                    QStringLiteral(
+                            "this service speaks protocol %1, the client %2: restart it with `trainyardctl daemon stop`")
+                            .arg(kProtocol)
+                            .arg(theirs));
             return;
         }
         reply(c, id, {{QStringLiteral("protocol"), kProtocol}, {QStringLiteral("pid"), qint64(::getpid())}});
@@ -276,15 +283,13 @@ void ServiceServer::opStatus(Client& c, const QJsonValue& id)
         names << n.name;
     for (const QString& n : std::as_const(names))
         nodes.append(QJsonObject{{QStringLiteral("name"), n}, {QStringLiteral("ready"), m_engine->nodeReady(n)}});
-    reply(c, id, {{QStringLiteral("pid"), qint64(::getpid())},
-                  {QStringLiteral("version"), QCoreApplication::applicationVersion()},
-                  {QStringLiteral("protocol"), kProtocol},
-                  {QStringLiteral("db"), m_databasePath},
-                  {QStringLiteral("started_at"), m_started.toString(Qt::ISODateWithMs)},
-                  {QStringLiteral("clients"), clientCount()},
-                  {QStringLiteral("ingests"), m_engine->ownsIngestion()},
-                  {QStringLiteral("runs"), counts},
-                  {QStringLiteral("nodes"), nodes}});
+    reply(c, id,
+            {{QStringLiteral("pid"), qint64(::getpid())},
+                    {QStringLiteral("version"), QCoreApplication::applicationVersion()},
+                    {QStringLiteral("protocol"), kProtocol}, {QStringLiteral("db"), m_databasePath},
+                    {QStringLiteral("started_at"), m_started.toString(Qt::ISODateWithMs)},
+                    {QStringLiteral("clients"), clientCount()}, {QStringLiteral("ingests"), m_engine->ownsIngestion()},
+                    {QStringLiteral("runs"), counts}, {QStringLiteral("nodes"), nodes}});
 }
 
 void ServiceServer::opSubmit(Client& c, const QJsonValue& id, const QJsonObject& req)
@@ -307,7 +312,8 @@ void ServiceServer::opSubmit(Client& c, const QJsonValue& id, const QJsonObject&
         m_nodeResolver(node);
     const auto ids = m_engine->submitAll(*spec, node);
     if (!ids) {
-        replyError(c, id, spec->sweep.isEmpty() ? QStringLiteral("storage") : QStringLiteral("invalid_input"), ids.error().message);
+        replyError(c, id, spec->sweep.isEmpty() ? QStringLiteral("storage") : QStringLiteral("invalid_input"),
+                ids.error().message);
         return;
     }
     QJsonArray runs;
@@ -326,7 +332,8 @@ void ServiceServer::opCancel(Client& c, const QJsonValue& id, const QJsonObject&
     }
     if (m_nodeResolver && !r->node.isEmpty())
         m_nodeResolver(r->node);
-    const int graceMs = req.contains(QStringLiteral("grace_ms")) ? req.value(QStringLiteral("grace_ms")).toInt() : 10000;
+    const int graceMs
+            = req.contains(QStringLiteral("grace_ms")) ? req.value(QStringLiteral("grace_ms")).toInt() : 10000;
     m_engine->cancel(run, graceMs);
     reply(c, id, {});
 }
@@ -358,7 +365,7 @@ void ServiceServer::opQueue(Client& c, const QJsonValue& id, const QJsonObject& 
         done = m_engine->setPriority(run, int(d));
     } else {
         replyError(c, id, QStringLiteral("invalid_input"),
-                   QStringLiteral("unknown queue action '%1' (hold, release, priority, top)").arg(action));
+                QStringLiteral("unknown queue action '%1' (hold, release, priority, top)").arg(action));
         return;
     }
     if (!done) {
@@ -387,14 +394,16 @@ void ServiceServer::opAnnotate(Client& c, const QJsonValue& id, const QJsonObjec
         const auto r = m_store->run(run);
         if (r && !isTerminal(r->state)) {
             replyError(c, id, QStringLiteral("invalid_input"),
-                       QStringLiteral("run %1 is %2: only finished runs can be archived").arg(run).arg(runStateName(r->state)));
+                    QStringLiteral("run %1 is %2: only finished runs can be archived")
+                            .arg(run)
+                            .arg(runStateName(r->state)));
             return;
         }
     }
     if (auto done = m_store->annotateRun(run, *a); !done) {
         // Its checks (an empty name, a tag with a space: InvalidInput) or the write.
         replyError(c, id, replyKind(done.error(), QStringLiteral("no_such_run"), QStringLiteral("storage")),
-                   done.error().message);
+                done.error().message);
         return;
     }
     const auto after = m_store->run(run);
@@ -464,8 +473,9 @@ void ServiceServer::opWatch(Client& c, const QJsonValue& id, const QJsonObject& 
         return; // its end comes with deliverEnds(), once committed
     sendState(c, *r);
     if (const QString reason = m_engine->pendingReasons().value(run); !reason.isEmpty() && !ended)
-        send(c, {{QStringLiteral("event"), QStringLiteral("pending")},
-                 {QStringLiteral("reasons"), QJsonObject{{QString::number(run), reason}}}});
+        send(c,
+                {{QStringLiteral("event"), QStringLiteral("pending")},
+                        {QStringLiteral("reasons"), QJsonObject{{QString::number(run), reason}}}});
     if (ended && w.nodeWatchEnded)
         send(c, {{QStringLiteral("event"), QStringLiteral("watch_ended")}, {QStringLiteral("run"), run}});
 }
@@ -513,7 +523,7 @@ QJsonArray ServiceServer::nodesBehind() const
     QJsonArray behind;
     for (const auto& [node, why] : m_engine->nodesBehind())
         behind.append(QJsonObject{{QStringLiteral("node"), node}, {QStringLiteral("why"), why},
-                                  {QStringLiteral("unreachable"), m_engine->nodeUnreachable(node)}});
+                {QStringLiteral("unreachable"), m_engine->nodeUnreachable(node)}});
     return behind;
 }
 
@@ -529,15 +539,17 @@ std::optional<RunRecord> ServiceServer::latest(RunId run) const
 
 void ServiceServer::sendConsole(Client& c, RunId run, qint64 offset, const QByteArray& bytes)
 {
-    send(c, {{QStringLiteral("event"), QStringLiteral("console")},
-             {QStringLiteral("run"), run},
-             {QStringLiteral("offset"), offset},
-             {QStringLiteral("data"), QString::fromLatin1(bytes.toBase64())}});
+    send(c,
+            {{QStringLiteral("event"), QStringLiteral("console")}, {QStringLiteral("run"), run},
+                    {QStringLiteral("offset"), offset},
+                    {QStringLiteral("data"), QString::fromLatin1(bytes.toBase64())}});
 }
 
 void ServiceServer::sendNotice(Client& c, RunId run, const QString& text)
 {
-    send(c, {{QStringLiteral("event"), QStringLiteral("notice")}, {QStringLiteral("run"), run}, {QStringLiteral("text"), text}});
+    send(c,
+            {{QStringLiteral("event"), QStringLiteral("notice")}, {QStringLiteral("run"), run},
+                    {QStringLiteral("text"), text}});
 }
 
 void ServiceServer::sendState(Client& c, const RunRecord& run)
@@ -582,7 +594,7 @@ void ServiceServer::deliverEnds()
     if (m_pendingEnds.isEmpty())
         return;
     if (m_engine->postRunWorkPending() && m_endWaitStartedMs >= 0
-        && QDateTime::currentMSecsSinceEpoch() - m_endWaitStartedMs < kPostRunWaitMs)
+            && QDateTime::currentMSecsSinceEpoch() - m_endWaitStartedMs < kPostRunWaitMs)
         return; // postRunWorkDone calls again
     if (m_engine->postRunWorkPending() && m_endWaitStartedMs < 0) {
         m_endWaitStartedMs = QDateTime::currentMSecsSinceEpoch();

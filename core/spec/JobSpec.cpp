@@ -38,12 +38,18 @@ int editDistance(QStringView a, QStringView b)
     return prev[b.size()];
 }
 
-QString qs(const std::string& s) { return QString::fromStdString(s); }
+QString qs(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
 
 class Parser {
 public:
     Parser(QString origin, QString baseDir, QMap<QString, QString> overrides)
-        : m_origin(std::move(origin)), m_baseDir(std::move(baseDir)), m_overrides(std::move(overrides)) {}
+        : m_origin(std::move(origin))
+        , m_baseDir(std::move(baseDir))
+        , m_overrides(std::move(overrides))
+    { }
 
     JobSpec parse(const QString& text)
     {
@@ -62,22 +68,24 @@ public:
             throw SpecError{message, e.mark};
         }
         if (!root.IsDefined() || root.IsNull())
-            throw SpecError{QStringLiteral("the job spec is empty: it needs at least a 'command'"), YAML::Mark::null_mark()};
+            throw SpecError{
+                    QStringLiteral("the job spec is empty: it needs at least a 'command'"), YAML::Mark::null_mark()};
         if (!root.IsMap())
-            throw SpecError{QStringLiteral("a job spec must be a mapping of keys (name, command, ...), not a %1").arg(kindName(root)), root.Mark()};
+            throw SpecError{QStringLiteral("a job spec must be a mapping of keys (name, command, ...), not a %1")
+                                    .arg(kindName(root)),
+                    root.Mark()};
 
         JobSpec spec;
         spec.yaml = text;
         bool haveCommand = false;
-        static const QStringList topKeys{
-            QStringLiteral("name"), QStringLiteral("command"), QStringLiteral("workdir"), QStringLiteral("env"),
-            QStringLiteral("params"), QStringLiteral("resources"), QStringLiteral("priority"), QStringLiteral("tags"),
-            QStringLiteral("metrics"), QStringLiteral("estimated_runtime"), QStringLiteral("time_limit"),
-            QStringLiteral("queue"), QStringLiteral("user"), QStringLiteral("project"), QStringLiteral("sweep"),
-            QStringLiteral("prefer_nodes"), QStringLiteral("avoid_nodes"), QStringLiteral("prefer_labels"),
-            QStringLiteral("avoid_labels"),
-            QStringLiteral("max_concurrent"), QStringLiteral("sync"), QStringLiteral("sync_limit"),
-            QStringLiteral("artifacts"), QStringLiteral("metric_files")};
+        static const QStringList topKeys{QStringLiteral("name"), QStringLiteral("command"), QStringLiteral("workdir"),
+                QStringLiteral("env"), QStringLiteral("params"), QStringLiteral("resources"),
+                QStringLiteral("priority"), QStringLiteral("tags"), QStringLiteral("metrics"),
+                QStringLiteral("estimated_runtime"), QStringLiteral("time_limit"), QStringLiteral("queue"),
+                QStringLiteral("user"), QStringLiteral("project"), QStringLiteral("sweep"),
+                QStringLiteral("prefer_nodes"), QStringLiteral("avoid_nodes"), QStringLiteral("prefer_labels"),
+                QStringLiteral("avoid_labels"), QStringLiteral("max_concurrent"), QStringLiteral("sync"),
+                QStringLiteral("sync_limit"), QStringLiteral("artifacts"), QStringLiteral("metric_files")};
         for (auto it = root.begin(); it != root.end(); ++it) {
             const QString key = checkKey(it->first, topKeys, QString());
             const YAML::Node v = it->second; // a copy: `it->` is a temporary proxy (yaml-cpp), a reference would dangle
@@ -143,24 +151,33 @@ public:
                 spec.artifacts = stringList(v, key);
                 for (const QString& g : std::as_const(spec.artifacts)) {
                     if (g.isEmpty() || g.startsWith(u'/'))
-                        throw SpecError{QStringLiteral("artifact glob '%1' must be a relative path (to the run's workdir)").arg(g), v.Mark()};
+                        throw SpecError{
+                                QStringLiteral("artifact glob '%1' must be a relative path (to the run's workdir)")
+                                        .arg(g),
+                                v.Mark()};
                     if (g.split(u'/').contains(QStringLiteral("..")))
-                        throw SpecError{QStringLiteral("artifact glob '%1' must not contain '..': artifacts come from inside the run's workdir").arg(g), v.Mark()};
+                        throw SpecError{
+                                QStringLiteral(
+                                        "artifact glob '%1' must not contain '..': artifacts come from inside the run's workdir")
+                                        .arg(g),
+                                v.Mark()};
                 }
             }
         }
         if (!haveCommand)
-            throw SpecError{QStringLiteral("missing required key 'command' (a list of arguments or a shell string)"), root.Mark()};
+            throw SpecError{QStringLiteral("missing required key 'command' (a list of arguments or a shell string)"),
+                    root.Mark()};
 
         for (auto it = spec.sweep.cbegin(); it != spec.sweep.cend(); ++it)
             if (!spec.params.contains(it.key()))
                 spec.params.insert(it.key(), it.value().front());
         if (spec.maxConcurrent && spec.sweep.isEmpty())
-            throw SpecError{QStringLiteral("'max_concurrent' limits the runs of a 'sweep', and this spec has none"), m_maxConcurrentMark};
+            throw SpecError{QStringLiteral("'max_concurrent' limits the runs of a 'sweep', and this spec has none"),
+                    m_maxConcurrentMark};
         for (auto it = m_overrides.cbegin(); it != m_overrides.cend(); ++it) {
             if (!spec.params.contains(it.key()))
                 throw SpecError{QStringLiteral("cannot set param '%1': the job spec has no such param").arg(it.key()),
-                                YAML::Mark::null_mark()};
+                        YAML::Mark::null_mark()};
             spec.params.insert(it.key(), it.value());
         }
         substituteParams(spec);
@@ -173,7 +190,8 @@ public:
             var.replace(u'.', u'_').replace(u'-', u'_'); // a valid shell variable name
             if (envNames.contains(var))
                 throw SpecError{QStringLiteral("params '%1' and '%2' would both be exported as %3: rename one")
-                                    .arg(envNames.value(var), it.key(), var), m_paramsMark};
+                                        .arg(envNames.value(var), it.key(), var),
+                        m_paramsMark};
             envNames.insert(var, it.key());
             spec.env.insert(var, it.value());
         }
@@ -237,7 +255,8 @@ private:
         if (!ok)
             throw SpecError{QStringLiteral("'%1' must be an integer, got '%2'").arg(key, qs(v.Scalar())), v.Mark()};
         if (n < min || n > max)
-            throw SpecError{QStringLiteral("'%1' must be between %2 and %3, got %4").arg(key).arg(min).arg(max).arg(n), v.Mark()};
+            throw SpecError{QStringLiteral("'%1' must be between %2 and %3, got %4").arg(key).arg(min).arg(max).arg(n),
+                    v.Mark()};
         return n;
     }
 
@@ -246,7 +265,9 @@ private:
         const QString text = scalar(v, key);
         const auto mib = parseSizeMiB(text);
         if (!mib)
-            throw SpecError{QStringLiteral("'%1' must be a size such as 40GiB, 512M or a number of MiB, got '%2'").arg(key, text), v.Mark()};
+            throw SpecError{QStringLiteral("'%1' must be a size such as 40GiB, 512M or a number of MiB, got '%2'")
+                                    .arg(key, text),
+                    v.Mark()};
         return *mib;
     }
 
@@ -255,7 +276,9 @@ private:
         const QString text = scalar(v, key);
         const auto sec = parseDurationSec(text);
         if (!sec)
-            throw SpecError{QStringLiteral("'%1' must be a duration such as 90s, 30m, 2h or 1h30m, got '%2'").arg(key, text), v.Mark()};
+            throw SpecError{
+                    QStringLiteral("'%1' must be a duration such as 90s, 30m, 2h or 1h30m, got '%2'").arg(key, text),
+                    v.Mark()};
         return *sec;
     }
 
@@ -268,7 +291,9 @@ private:
         QStringList out;
         for (const auto& item : v) {
             if (!item.IsScalar())
-                throw SpecError{QStringLiteral("every item of '%1' must be a string, not a %2").arg(key, kindName(item)), item.Mark()};
+                throw SpecError{
+                        QStringLiteral("every item of '%1' must be a string, not a %2").arg(key, kindName(item)),
+                        item.Mark()};
             out.append(qs(item.Scalar()));
         }
         return out;
@@ -279,17 +304,21 @@ private:
         if (v.IsNull())
             return {};
         if (!v.IsMap())
-            throw SpecError{QStringLiteral("'%1' must be a mapping of names to values, not a %2").arg(key, kindName(v)), v.Mark()};
+            throw SpecError{QStringLiteral("'%1' must be a mapping of names to values, not a %2").arg(key, kindName(v)),
+                    v.Mark()};
         static const QRegularExpression nameRe(QStringLiteral("^[A-Za-z_][A-Za-z0-9_.-]*$"));
         QMap<QString, QString> out;
         for (auto it = v.begin(); it != v.end(); ++it) {
             if (!it->first.IsScalar() || !nameRe.match(qs(it->first.Scalar())).hasMatch())
-                throw SpecError{QStringLiteral("'%1' names must be identifiers (letters, digits, _ . -)").arg(key), it->first.Mark()};
+                throw SpecError{QStringLiteral("'%1' names must be identifiers (letters, digits, _ . -)").arg(key),
+                        it->first.Mark()};
             const QString name = qs(it->first.Scalar());
             if (out.contains(name))
                 throw SpecError{QStringLiteral("duplicate name '%1' in '%2'").arg(name, key), it->first.Mark()};
             if (!it->second.IsScalar())
-                throw SpecError{QStringLiteral("value of '%1.%2' must be a string or number, not a %3").arg(key, name, kindName(it->second)), it->second.Mark()};
+                throw SpecError{QStringLiteral("value of '%1.%2' must be a string or number, not a %3")
+                                        .arg(key, name, kindName(it->second)),
+                        it->second.Mark()};
             out.insert(name, qs(it->second.Scalar()));
         }
         return out;
@@ -312,13 +341,18 @@ private:
                 throw SpecError{QStringLiteral("'command' needs at least the program to run"), v.Mark()};
             return;
         }
-        throw SpecError{QStringLiteral("'command' must be a list of arguments or a shell string, not a %1").arg(kindName(v)), v.Mark()};
+        throw SpecError{
+                QStringLiteral("'command' must be a list of arguments or a shell string, not a %1").arg(kindName(v)),
+                v.Mark()};
     }
 
     void parseSweep(const YAML::Node& v, JobSpec& spec)
     {
         if (!v.IsMap())
-            throw SpecError{QStringLiteral("'sweep' must be a mapping of param names to lists of values, like {lr: [0.001, 0.01]}"), v.Mark()};
+            throw SpecError{
+                    QStringLiteral(
+                            "'sweep' must be a mapping of param names to lists of values, like {lr: [0.001, 0.01]}"),
+                    v.Mark()};
         const QMap<QString, QString> names = stringMapKeysOnly(v);
         for (auto it = v.begin(); it != v.end(); ++it) {
             const QString name = qs(it->first.Scalar());
@@ -337,7 +371,8 @@ private:
         QMap<QString, QString> out;
         for (auto it = v.begin(); it != v.end(); ++it) {
             if (!it->first.IsScalar() || !nameRe.match(qs(it->first.Scalar())).hasMatch())
-                throw SpecError{QStringLiteral("'sweep' names must be identifiers (letters, digits, _ . -)"), it->first.Mark()};
+                throw SpecError{
+                        QStringLiteral("'sweep' names must be identifiers (letters, digits, _ . -)"), it->first.Mark()};
             out.insert(qs(it->first.Scalar()), QString());
         }
         return out;
@@ -348,9 +383,13 @@ private:
         if (v.IsNull())
             return;
         if (!v.IsMap())
-            throw SpecError{QStringLiteral("'resources' must be a mapping (gpus, gpu_memory, gpu_type, cpus, memory, nodes), not a %1").arg(kindName(v)), v.Mark()};
+            throw SpecError{
+                    QStringLiteral(
+                            "'resources' must be a mapping (gpus, gpu_memory, gpu_type, cpus, memory, nodes), not a %1")
+                            .arg(kindName(v)),
+                    v.Mark()};
         static const QStringList keys{QStringLiteral("gpus"), QStringLiteral("gpu_memory"), QStringLiteral("gpu_type"),
-                                      QStringLiteral("cpus"), QStringLiteral("memory"), QStringLiteral("nodes")};
+                QStringLiteral("cpus"), QStringLiteral("memory"), QStringLiteral("nodes")};
         for (auto it = v.begin(); it != v.end(); ++it) {
             const QString key = checkKey(it->first, keys, QStringLiteral("resources"));
             const YAML::Node value = it->second; // a copy: `it->` is a temporary proxy
@@ -363,7 +402,9 @@ private:
                 r.gpuType = scalar(value, full);
                 const QRegularExpression re(r.gpuType);
                 if (!re.isValid())
-                    throw SpecError{QStringLiteral("'%1' is not a valid regular expression: %2").arg(full, re.errorString()), value.Mark()};
+                    throw SpecError{
+                            QStringLiteral("'%1' is not a valid regular expression: %2").arg(full, re.errorString()),
+                            value.Mark()};
             } else if (key == u"cpus")
                 r.cpus = int(integer(value, full, 0, 4096));
             else if (key == u"memory")
@@ -378,12 +419,15 @@ private:
         if (v.IsNull())
             return;
         if (!v.IsSequence())
-            throw SpecError{QStringLiteral("'metrics' must be a list of rules like {key: loss, regex: 'loss=(?<value>\\S+)'}"), v.Mark()};
+            throw SpecError{
+                    QStringLiteral("'metrics' must be a list of rules like {key: loss, regex: 'loss=(?<value>\\S+)'}"),
+                    v.Mark()};
         int index = 0;
         for (const auto& item : v) {
             const QString section = QStringLiteral("metrics[%1]").arg(index++);
             if (!item.IsMap())
-                throw SpecError{QStringLiteral("'%1' must be a mapping with 'regex' (and 'key')").arg(section), item.Mark()};
+                throw SpecError{
+                        QStringLiteral("'%1' must be a mapping with 'regex' (and 'key')").arg(section), item.Mark()};
             MetricRuleSpec rule;
             rule.line = item.Mark().line + 1;
             rule.column = item.Mark().column + 1;
@@ -404,12 +448,18 @@ private:
             const QRegularExpression re(rule.regex);
             if (!re.isValid())
                 throw SpecError{QStringLiteral("'%1.regex' is not a valid regular expression: %2 (at offset %3)")
-                                    .arg(section, re.errorString()).arg(re.patternErrorOffset()), regexMark};
+                                        .arg(section, re.errorString())
+                                        .arg(re.patternErrorOffset()),
+                        regexMark};
             const QStringList groups = re.namedCaptureGroups();
             if (!groups.contains(QStringLiteral("value")))
-                throw SpecError{QStringLiteral("'%1.regex' needs a named group (?<value>...) for the number").arg(section), regexMark};
+                throw SpecError{
+                        QStringLiteral("'%1.regex' needs a named group (?<value>...) for the number").arg(section),
+                        regexMark};
             if (rule.key.isEmpty() && !groups.contains(QStringLiteral("key")))
-                throw SpecError{QStringLiteral("'%1' needs a 'key' or a named group (?<key>...) in its regex").arg(section), item.Mark()};
+                throw SpecError{
+                        QStringLiteral("'%1' needs a 'key' or a named group (?<key>...) in its regex").arg(section),
+                        item.Mark()};
             spec.metricRules.append(rule);
         }
     }
@@ -423,18 +473,30 @@ private:
         if (v.IsNull())
             return;
         if (!v.IsSequence() && !v.IsScalar())
-            throw SpecError{QStringLiteral("'metric_files' must be a list of globs like [lightning_logs/*/metrics.csv], not a %1")
-                                .arg(kindName(v)), v.Mark()};
+            throw SpecError{
+                    QStringLiteral(
+                            "'metric_files' must be a list of globs like [lightning_logs/*/metrics.csv], not a %1")
+                            .arg(kindName(v)),
+                    v.Mark()};
         const auto check = [&spec](const YAML::Node& item) {
             if (!item.IsScalar())
-                throw SpecError{QStringLiteral("every item of 'metric_files' must be a glob string, not a %1").arg(kindName(item)), item.Mark()};
+                throw SpecError{QStringLiteral("every item of 'metric_files' must be a glob string, not a %1")
+                                        .arg(kindName(item)),
+                        item.Mark()};
             const QString g = qs(item.Scalar());
             if (g.isEmpty())
                 throw SpecError{QStringLiteral("'metric_files' has an empty glob"), item.Mark()};
             if (g.startsWith(u'/'))
-                throw SpecError{QStringLiteral("metric file glob '%1' must be relative to the run's workdir, not absolute").arg(g), item.Mark()};
+                throw SpecError{
+                        QStringLiteral("metric file glob '%1' must be relative to the run's workdir, not absolute")
+                                .arg(g),
+                        item.Mark()};
             if (g.split(u'/').contains(QStringLiteral("..")))
-                throw SpecError{QStringLiteral("metric file glob '%1' must not contain '..': metric files come from inside the run's workdir").arg(g), item.Mark()};
+                throw SpecError{
+                        QStringLiteral(
+                                "metric file glob '%1' must not contain '..': metric files come from inside the run's workdir")
+                                .arg(g),
+                        item.Mark()};
             spec.metricFiles.append(g);
         };
         if (v.IsScalar()) {
@@ -450,8 +512,8 @@ private:
     static qsizetype shellStringIndex(const QStringList& argv)
     {
         static const QStringList shells{QStringLiteral("sh"), QStringLiteral("bash"), QStringLiteral("dash"),
-                                        QStringLiteral("ash"), QStringLiteral("ksh"), QStringLiteral("mksh"),
-                                        QStringLiteral("zsh"), QStringLiteral("busybox")};
+                QStringLiteral("ash"), QStringLiteral("ksh"), QStringLiteral("mksh"), QStringLiteral("zsh"),
+                QStringLiteral("busybox")};
         qsizetype i = 0;
         if (QFileInfo(argv.value(0)).fileName() == u"env") {
             ++i;
@@ -509,8 +571,9 @@ private:
     {
         for (auto it = spec.params.cbegin(); it != spec.params.cend(); ++it)
             if (it.value().contains(QChar(0)))
-                throw SpecError{QStringLiteral("param '%1' holds a NUL character, which no argument can carry").arg(it.key()),
-                                m_paramsMark};
+                throw SpecError{
+                        QStringLiteral("param '%1' holds a NUL character, which no argument can carry").arg(it.key()),
+                        m_paramsMark};
         const qsizetype shellIndex = spec.shellCommand ? spec.argv.size() - 1 : shellStringIndex(spec.argv);
         int seen = 0; // placeholders before this argument, to locate errors
         for (qsizetype a = 0; a < spec.argv.size(); ++a) {
@@ -531,7 +594,7 @@ private:
                 const auto match = m.next();
                 if (!spec.params.contains(match.captured(1)))
                     throw errorAt(match.capturedStart(),
-                                  QStringLiteral("'command' uses {{%1}} but 'params' has no '%1'").arg(match.captured(1)));
+                            QStringLiteral("'command' uses {{%1}} but 'params' has no '%1'").arg(match.captured(1)));
             }
             if (a == shellIndex) {
                 // A shell string: each value arrives as its literal bytes,
@@ -594,7 +657,7 @@ private:
 } // namespace
 
 Result<JobSpec> parseJobSpec(const QString& yamlText, const QString& origin, const QString& baseDir,
-                             const QMap<QString, QString>& paramOverrides)
+        const QMap<QString, QString>& paramOverrides)
 {
     Parser parser(origin, baseDir, paramOverrides);
     try {
@@ -602,9 +665,11 @@ Result<JobSpec> parseJobSpec(const QString& yamlText, const QString& origin, con
     } catch (const SpecError& e) {
         if (e.mark.is_null())
             return fail(QStringLiteral("%1: %2").arg(origin, e.message));
-        return fail(QStringLiteral("%1:%2:%3: %4").arg(origin).arg(e.mark.line + 1).arg(e.mark.column + 1).arg(e.message));
+        return fail(
+                QStringLiteral("%1:%2:%3: %4").arg(origin).arg(e.mark.line + 1).arg(e.mark.column + 1).arg(e.message));
     } catch (const YAML::Exception& e) {
-        return fail(QStringLiteral("%1:%2:%3: %4").arg(origin).arg(e.mark.line + 1).arg(e.mark.column + 1).arg(qs(e.msg)));
+        return fail(
+                QStringLiteral("%1:%2:%3: %4").arg(origin).arg(e.mark.line + 1).arg(e.mark.column + 1).arg(qs(e.msg)));
     }
 }
 
@@ -643,8 +708,11 @@ Result<JobSpec> parseJobSpecFile(const QString& path, const QMap<QString, QStrin
         const qsizetype line = valid.count('\n') + 1;
         const qsizetype column = QString::fromUtf8(valid.mid(valid.lastIndexOf('\n') + 1)).size() + 1;
         return fail(QStringLiteral("%1:%2:%3: not valid UTF-8 (byte 0x%4)")
-                        .arg(path).arg(line).arg(column)
-                        .arg(quint8(bytes.at(std::min<qsizetype>(valid.size(), bytes.size() - 1))), 2, 16, QLatin1Char('0')));
+                            .arg(path)
+                            .arg(line)
+                            .arg(column)
+                            .arg(quint8(bytes.at(std::min<qsizetype>(valid.size(), bytes.size() - 1))), 2, 16,
+                                    QLatin1Char('0')));
     }
     auto spec = parseJobSpec(text, path, QFileInfo(path).absolutePath(), paramOverrides);
     if (spec)
@@ -706,7 +774,8 @@ Result<JobSpec> jobSpecForScript(const QString& path)
                 return spec;
             }
         }
-        return fail(QStringLiteral("%1: a folder needs a train.py, main.py, run.py, train.sh or run.sh to run").arg(path));
+        return fail(
+                QStringLiteral("%1: a folder needs a train.py, main.py, run.py, train.sh or run.sh to run").arg(path));
     }
     JobSpec spec;
     const QString suffix = info.suffix().toLower();
@@ -715,7 +784,8 @@ Result<JobSpec> jobSpecForScript(const QString& path)
     else if (suffix == u"sh")
         spec.argv = {QStringLiteral("bash"), info.fileName()};
     else
-        return fail(QStringLiteral("%1: only .py and .sh scripts, folders and .yaml job specs can be submitted").arg(path));
+        return fail(
+                QStringLiteral("%1: only .py and .sh scripts, folders and .yaml job specs can be submitted").arg(path));
     spec.workdir = info.absolutePath();
     spec.name = info.completeBaseName();
     spec.yaml = toYaml(spec);
@@ -723,7 +793,10 @@ Result<JobSpec> jobSpecForScript(const QString& path)
 }
 
 namespace {
-void emitScalar(YAML::Emitter& out, const QString& s) { out << s.toStdString(); }
+void emitScalar(YAML::Emitter& out, const QString& s)
+{
+    out << s.toStdString();
+}
 } // namespace
 
 QString toYaml(const JobSpec& spec)
@@ -764,12 +837,20 @@ QString toYaml(const JobSpec& spec)
     const ResourceRequest& r = spec.resources;
     if (r.gpus || r.gpuMemoryMiB || !r.gpuType.isEmpty() || r.cpus || r.memoryMiB || r.nodes != 1) {
         out << YAML::Key << "resources" << YAML::Value << YAML::BeginMap;
-        if (r.gpus) out << YAML::Key << "gpus" << YAML::Value << r.gpus;
-        if (r.gpuMemoryMiB) out << YAML::Key << "gpu_memory" << YAML::Value << (std::to_string(r.gpuMemoryMiB) + "MiB");
-        if (!r.gpuType.isEmpty()) { out << YAML::Key << "gpu_type" << YAML::Value; emitScalar(out, r.gpuType); }
-        if (r.cpus) out << YAML::Key << "cpus" << YAML::Value << r.cpus;
-        if (r.memoryMiB) out << YAML::Key << "memory" << YAML::Value << (std::to_string(r.memoryMiB) + "MiB");
-        if (r.nodes != 1) out << YAML::Key << "nodes" << YAML::Value << r.nodes;
+        if (r.gpus)
+            out << YAML::Key << "gpus" << YAML::Value << r.gpus;
+        if (r.gpuMemoryMiB)
+            out << YAML::Key << "gpu_memory" << YAML::Value << (std::to_string(r.gpuMemoryMiB) + "MiB");
+        if (!r.gpuType.isEmpty()) {
+            out << YAML::Key << "gpu_type" << YAML::Value;
+            emitScalar(out, r.gpuType);
+        }
+        if (r.cpus)
+            out << YAML::Key << "cpus" << YAML::Value << r.cpus;
+        if (r.memoryMiB)
+            out << YAML::Key << "memory" << YAML::Value << (std::to_string(r.memoryMiB) + "MiB");
+        if (r.nodes != 1)
+            out << YAML::Key << "nodes" << YAML::Value << r.nodes;
         out << YAML::EndMap;
     }
     if (spec.priority)
@@ -784,18 +865,32 @@ QString toYaml(const JobSpec& spec)
         out << YAML::Key << "metrics" << YAML::Value << YAML::BeginSeq;
         for (const MetricRuleSpec& rule : spec.metricRules) {
             out << YAML::BeginMap;
-            if (!rule.key.isEmpty()) { out << YAML::Key << "key" << YAML::Value; emitScalar(out, rule.key); }
+            if (!rule.key.isEmpty()) {
+                out << YAML::Key << "key" << YAML::Value;
+                emitScalar(out, rule.key);
+            }
             out << YAML::Key << "regex" << YAML::Value << YAML::SingleQuoted;
             emitScalar(out, rule.regex);
             out << YAML::EndMap;
         }
         out << YAML::EndSeq;
     }
-    if (spec.estimatedRuntimeSec) out << YAML::Key << "estimated_runtime" << YAML::Value << (std::to_string(*spec.estimatedRuntimeSec) + "s");
-    if (spec.timeLimitSec) out << YAML::Key << "time_limit" << YAML::Value << (std::to_string(*spec.timeLimitSec) + "s");
-    if (!spec.queue.isEmpty()) { out << YAML::Key << "queue" << YAML::Value; emitScalar(out, spec.queue); }
-    if (!spec.user.isEmpty()) { out << YAML::Key << "user" << YAML::Value; emitScalar(out, spec.user); }
-    if (!spec.project.isEmpty()) { out << YAML::Key << "project" << YAML::Value; emitScalar(out, spec.project); }
+    if (spec.estimatedRuntimeSec)
+        out << YAML::Key << "estimated_runtime" << YAML::Value << (std::to_string(*spec.estimatedRuntimeSec) + "s");
+    if (spec.timeLimitSec)
+        out << YAML::Key << "time_limit" << YAML::Value << (std::to_string(*spec.timeLimitSec) + "s");
+    if (!spec.queue.isEmpty()) {
+        out << YAML::Key << "queue" << YAML::Value;
+        emitScalar(out, spec.queue);
+    }
+    if (!spec.user.isEmpty()) {
+        out << YAML::Key << "user" << YAML::Value;
+        emitScalar(out, spec.user);
+    }
+    if (!spec.project.isEmpty()) {
+        out << YAML::Key << "project" << YAML::Value;
+        emitScalar(out, spec.project);
+    }
     auto emitList = [&](const char* key, const QStringList& list) {
         if (list.isEmpty())
             return;
@@ -835,7 +930,7 @@ QString toYaml(const JobSpec& spec)
 std::optional<qint64> parseSizeMiB(QStringView text)
 {
     static const QRegularExpression re(QStringLiteral("^\\s*([0-9]+(?:\\.[0-9]+)?)\\s*([KMGT]?)(i?)(B?)\\s*$"),
-                                       QRegularExpression::CaseInsensitiveOption);
+            QRegularExpression::CaseInsensitiveOption);
     const auto m = re.match(text.toString());
     if (!m.hasMatch())
         return std::nullopt;
@@ -844,9 +939,12 @@ std::optional<qint64> parseSizeMiB(QStringView text)
     if (unit.isEmpty() && !m.captured(4).isEmpty())
         return std::nullopt; // "512B" bytes: too small to mean anything here
     double mib = number;
-    if (unit == u"K") mib = number / 1024.0;
-    else if (unit == u"G") mib = number * 1024.0;
-    else if (unit == u"T") mib = number * 1024.0 * 1024.0;
+    if (unit == u"K")
+        mib = number / 1024.0;
+    else if (unit == u"G")
+        mib = number * 1024.0;
+    else if (unit == u"T")
+        mib = number * 1024.0 * 1024.0;
     return qint64(mib + 0.5);
 }
 

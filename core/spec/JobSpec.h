@@ -23,11 +23,11 @@ struct MetricRuleSpec {
 // Resource request of one run (per node). Sizes are MiB, times are seconds.
 struct ResourceRequest {
     int gpus = 0;
-    qint64 gpuMemoryMiB = 0;  // minimum free memory on each GPU
-    QString gpuType;          // regex on the GPU name, e.g. "A100|H100"; empty = any
-    int cpus = 0;             // 0 = no requirement
-    qint64 memoryMiB = 0;     // 0 = no requirement
-    int nodes = 1;            // > 1: gang (all nodes or none)
+    qint64 gpuMemoryMiB = 0; // minimum free memory on each GPU
+    QString gpuType;         // regex on the GPU name, e.g. "A100|H100"; empty = any
+    int cpus = 0;            // 0 = no requirement
+    qint64 memoryMiB = 0;    // 0 = no requirement
+    int nodes = 1;           // > 1: gang (all nodes or none)
 };
 
 // A validated job spec. Produced only by parseJobSpec*(), so every field is
@@ -39,27 +39,27 @@ struct JobSpec {
     // one the user wrote.
     QStringList argv;
     bool shellCommand = false;
-    QString workdir;                  // absolute
-    QMap<QString, QString> env;       // added to the node's environment
-    QMap<QString, QString> params;    // recorded; {{name}} in command is replaced; exported as TRAINYARD_PARAM_<NAME>
+    QString workdir;               // absolute
+    QMap<QString, QString> env;    // added to the node's environment
+    QMap<QString, QString> params; // recorded; {{name}} in command is replaced; exported as TRAINYARD_PARAM_<NAME>
     ResourceRequest resources;
     int priority = 0;
     QStringList tags;
     QList<MetricRuleSpec> metricRules;
     std::optional<qint64> estimatedRuntimeSec;
     std::optional<qint64> timeLimitSec;
-    QStringList preferNodes;          // `prefer_nodes`: placed there first when they fit
-    QStringList avoidNodes;           // `avoid_nodes`: never placed there
-    QStringList preferLabels;         // `prefer_labels`: nodes with one of these labels first
-    QStringList avoidLabels;          // `avoid_labels`: never on a node with one of these labels
-    QString queue;                    // empty = default queue
-    QString user;                     // empty = the OS user
+    QStringList preferNodes;  // `prefer_nodes`: placed there first when they fit
+    QStringList avoidNodes;   // `avoid_nodes`: never placed there
+    QStringList preferLabels; // `prefer_labels`: nodes with one of these labels first
+    QStringList avoidLabels;  // `avoid_labels`: never on a node with one of these labels
+    QString queue;            // empty = default queue
+    QString user;             // empty = the OS user
     QString project;
     // `sweep: {lr: [0.001, 0.01], batch_size: [32, 64]}`: one run per
     // combination (expandSweep). Swept names join `params` (first value as
     // the default) so {{lr}} works; values are kept as written.
     QMap<QString, QStringList> sweep;
-    int maxConcurrent = 0;            // `max_concurrent`: runs of this sweep at once, 0 = no cap
+    int maxConcurrent = 0; // `max_concurrent`: runs of this sweep at once, 0 = no cap
     // `sync: true`: before the run starts, `workdir` is uploaded to the node
     // (core/nodes/WorkdirSync.h: .gitignore honoured, unchanged files skipped)
     // and the run works in that copy. `sync_limit` caps the bytes uploaded (MiB).
@@ -74,8 +74,8 @@ struct JobSpec {
     // followed while the run is live and imported once more after it ends,
     // besides `$TRAINYARD_METRICS_FILE`. Never absolute, never with `..`.
     QStringList metricFiles;
-    QString sourcePath;               // the file it was read from, empty for text
-    QString yaml;                     // the text it was parsed from
+    QString sourcePath; // the file it was read from, empty for text
+    QString yaml;       // the text it was parsed from
 };
 
 // Parse and validate a job spec.
@@ -86,7 +86,7 @@ struct JobSpec {
 // `paramOverrides` replace values of `params` before {{name}} substitution
 // (trainyardctl submit --param lr=0.01); a name the spec lacks is an error.
 Result<JobSpec> parseJobSpec(const QString& yamlText, const QString& origin, const QString& baseDir,
-                             const QMap<QString, QString>& paramOverrides = {});
+        const QMap<QString, QString>& paramOverrides = {});
 Result<JobSpec> parseJobSpecFile(const QString& path, const QMap<QString, QString>& paramOverrides = {});
 
 // One spec per combination of `spec.sweep` (the Cartesian product, the last

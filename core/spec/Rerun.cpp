@@ -14,8 +14,8 @@ Result<RerunSpec> specForRerun(const RunRecord& run, const QMap<QString, QString
     const QString origin = QStringLiteral("run %1 spec").arg(run.id);
     RerunSpec out;
     out.baseDir = !run.specPath.isEmpty() ? QFileInfo(run.specPath).absolutePath()
-                  : !run.workdir.isEmpty() ? run.workdir
-                                           : QDir::rootPath();
+            : !run.workdir.isEmpty()      ? run.workdir
+                                          : QDir::rootPath();
     // Which params the spec knows (declared or swept), as it validates.
     auto declared = parseJobSpec(run.specYaml, origin, out.baseDir);
     if (!declared)

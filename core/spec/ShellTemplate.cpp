@@ -34,7 +34,10 @@ struct HereDoc {
 
 class Lexer {
 public:
-    Lexer(const QString& s, const QMap<QString, QString>& values) : m_s(s), m_values(values) {}
+    Lexer(const QString& s, const QMap<QString, QString>& values)
+        : m_s(s)
+        , m_values(values)
+    { }
 
     QString run()
     {
@@ -60,8 +63,8 @@ private:
     // A placeholder at `i`, or an empty match.
     QRegularExpressionMatch placeholderAt(qsizetype i) const
     {
-        return placeholderPattern().match(m_s, i, QRegularExpression::NormalMatch,
-                                          QRegularExpression::AnchorAtOffsetMatchOption);
+        return placeholderPattern().match(
+                m_s, i, QRegularExpression::NormalMatch, QRegularExpression::AnchorAtOffsetMatchOption);
     }
 
     [[noreturn]] void refuse(qsizetype offset, const QString& name, const QString& why) const
@@ -83,8 +86,9 @@ private:
     void lose(const QString& why)
     {
         refusePlaceholdersIn(m_i, m_s.size(),
-                             QStringLiteral("comes after %1, so the shell's quoting at it cannot be told for sure; "
-                                            "pass the value in $TRAINYARD_PARAM_<NAME> instead").arg(why));
+                QStringLiteral("comes after %1, so the shell's quoting at it cannot be told for sure; "
+                               "pass the value in $TRAINYARD_PARAM_<NAME> instead")
+                        .arg(why));
         m_out += QStringView(m_s).mid(m_i);
         m_i = m_s.size();
     }
@@ -120,7 +124,7 @@ private:
     {
         if (placeholderAt(m_i + 1).hasMatch())
             refuse(m_i + 1, placeholderAt(m_i + 1).captured(1),
-                   QStringLiteral("comes right after a backslash, which would quote the quote put around its value"));
+                    QStringLiteral("comes right after a backslash, which would quote the quote put around its value"));
         const QChar next = at(m_i + 1);
         if (frame() == Frame::DoubleQuoted && !QStringView(u"$`\"\\\n").contains(next)) {
             copy(1); // a literal backslash
@@ -143,7 +147,8 @@ private:
             }
             j += m_s.at(j) == u'\\' ? 2 : 1;
         }
-        refusePlaceholdersIn(start, std::min(j, m_s.size()), QStringLiteral("is inside `...`, where no quoting is sure (write $( ) instead)"));
+        refusePlaceholdersIn(start, std::min(j, m_s.size()),
+                QStringLiteral("is inside `...`, where no quoting is sure (write $( ) instead)"));
         m_i = start;
         copy(std::min(j + 1, m_s.size()) - start);
         m_wordStart = false;
@@ -292,8 +297,7 @@ private:
             }
             return;
         case Frame::Top:
-        case Frame::CmdSub:
-            break;
+        case Frame::CmdSub: break;
         }
         State& st = m_frames.last();
         if (c == u'\\') {
@@ -319,7 +323,7 @@ private:
             m_wordStart = true;
             if (!m_hereDocs.isEmpty())
                 hereDocBodies();
-        } else if (c == u'(' ) {
+        } else if (c == u'(') {
             if (st.kind == Frame::CmdSub)
                 ++st.parens;
             copy(1);
@@ -334,7 +338,7 @@ private:
             m_wordStart = true;
         } else {
             if (m_wordStart && st.kind == Frame::CmdSub && QStringView(m_s).mid(m_i, 4) == u"case"
-                && (m_i + 4 >= m_s.size() || QStringView(u" \t\n").contains(at(m_i + 4)))) {
+                    && (m_i + 4 >= m_s.size() || QStringView(u" \t\n").contains(at(m_i + 4)))) {
                 lose(QStringLiteral("a case statement inside $( ), whose ) patterns hide where $( ) ends"));
                 return;
             }

@@ -26,7 +26,7 @@ struct ShellTemplateError {
 };
 
 struct ShellTemplateResult {
-    QString command;                          // the filled command, when no error
+    QString command; // the filled command, when no error
     std::optional<ShellTemplateError> error;
 };
 

@@ -12,10 +12,10 @@ namespace ty {
 // database. One record per (run, path): adding the same path again replaces it.
 struct ArtifactRecord {
     RunId run = 0;
-    QString path;          // on the run's node, or a local copy under runDataDir()
-    qint64 size = 0;       // bytes
-    QString sha256;        // lowercase hex, empty when not computed
-    QDateTime createdAt;   // UTC, ms; invalid = "now" when added
+    QString path;        // on the run's node, or a local copy under runDataDir()
+    qint64 size = 0;     // bytes
+    QString sha256;      // lowercase hex, empty when not computed
+    QDateTime createdAt; // UTC, ms; invalid = "now" when added
 };
 
 } // namespace ty

@@ -8,7 +8,7 @@
 namespace ty {
 
 static_assert(std::endian::native == std::endian::little,
-              "metric blocks are stored little-endian; a big-endian build needs byte swaps in MetricBlock.cpp");
+        "metric blocks are stored little-endian; a big-endian build needs byte swaps in MetricBlock.cpp");
 
 namespace {
 
@@ -16,8 +16,7 @@ constexpr std::size_t kHeader = 16;
 constexpr std::size_t kPerPoint = 32;     // id, step, wall_ms, value
 constexpr std::size_t kPerPointEpoch = 9; // epoch, has_epoch
 
-template<typename T>
-void put(unsigned char*& at, T v)
+template <typename T> void put(unsigned char*& at, T v)
 {
     std::memcpy(at, &v, sizeof v);
     at += sizeof v;
@@ -109,7 +108,10 @@ public:
     using pointer = const double*;
     using reference = double;
 
-    PackedColumnIterator(const unsigned char* at, bool fromInt64) : m_at(at), m_int(fromInt64) {}
+    PackedColumnIterator(const unsigned char* at, bool fromInt64)
+        : m_at(at)
+        , m_int(fromInt64)
+    { }
     double operator*() const
     {
         if (m_int) {
@@ -122,12 +124,38 @@ public:
         return v;
     }
     double operator[](difference_type k) const { return *(*this + k); }
-    PackedColumnIterator& operator++() { m_at += 8; return *this; }
-    PackedColumnIterator operator++(int) { auto t = *this; m_at += 8; return t; }
-    PackedColumnIterator& operator--() { m_at -= 8; return *this; }
-    PackedColumnIterator operator--(int) { auto t = *this; m_at -= 8; return t; }
-    PackedColumnIterator& operator+=(difference_type k) { m_at += 8 * k; return *this; }
-    PackedColumnIterator& operator-=(difference_type k) { m_at -= 8 * k; return *this; }
+    PackedColumnIterator& operator++()
+    {
+        m_at += 8;
+        return *this;
+    }
+    PackedColumnIterator operator++(int)
+    {
+        auto t = *this;
+        m_at += 8;
+        return t;
+    }
+    PackedColumnIterator& operator--()
+    {
+        m_at -= 8;
+        return *this;
+    }
+    PackedColumnIterator operator--(int)
+    {
+        auto t = *this;
+        m_at -= 8;
+        return t;
+    }
+    PackedColumnIterator& operator+=(difference_type k)
+    {
+        m_at += 8 * k;
+        return *this;
+    }
+    PackedColumnIterator& operator-=(difference_type k)
+    {
+        m_at -= 8 * k;
+        return *this;
+    }
     friend PackedColumnIterator operator+(PackedColumnIterator a, difference_type k) { return a += k; }
     friend PackedColumnIterator operator+(difference_type k, PackedColumnIterator a) { return a += k; }
     friend PackedColumnIterator operator-(PackedColumnIterator a, difference_type k) { return a -= k; }

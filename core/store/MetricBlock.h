@@ -87,8 +87,7 @@ public:
     void appendValues(std::vector<double>& out, int n) const { appendAs(out, m_values, n, false); }
 
 private:
-    template<typename T>
-    static T load(const unsigned char* base, int i)
+    template <typename T> static T load(const unsigned char* base, int i)
     {
         T v;
         std::memcpy(&v, base + std::size_t(i) * sizeof(T), sizeof(T));

@@ -11,14 +11,14 @@ namespace ty {
 // value then comes from ~/.ssh/config (HostName, User, Port, IdentityFile)
 // or from Trainyard's default (the agent deployed over SFTP).
 struct NodeRecord {
-    QString name;          // Trainyard's name for the node, unique (primary key)
-    QString host;          // the host alias as written in ~/.ssh/config, or a host name
-    QString user;          // explicit user, wins over the config file
-    int port = 0;          // explicit TCP port, wins over the config file; 0: config/22
-    QString identityFile;  // explicit private key file, tried first
-    QString agentPath;     // absolute remote path of a trainyard-agent to use instead of deploying one
-    QDateTime addedAt;     // UTC, ms precision; invalid on input means "now"
-    QStringList labels;    // free-form ("a100", "big-memory"): job specs prefer or avoid them (schema 3)
+    QString name;         // Trainyard's name for the node, unique (primary key)
+    QString host;         // the host alias as written in ~/.ssh/config, or a host name
+    QString user;         // explicit user, wins over the config file
+    int port = 0;         // explicit TCP port, wins over the config file; 0: config/22
+    QString identityFile; // explicit private key file, tried first
+    QString agentPath;    // absolute remote path of a trainyard-agent to use instead of deploying one
+    QDateTime addedAt;    // UTC, ms precision; invalid on input means "now"
+    QStringList labels;   // free-form ("a100", "big-memory"): job specs prefer or avoid them (schema 3)
 
     bool operator==(const NodeRecord&) const = default;
 };

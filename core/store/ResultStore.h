@@ -68,8 +68,7 @@ public:
     // damaged file (what is wrong and how to recover it; nothing is changed),
     // a file that cannot be written (see StoreAccess), one opened read-only
     // whose schema is older than this binary (it cannot be upgraded), I/O.
-    static Result<std::unique_ptr<ResultStore>> open(const QString& path,
-                                                     StoreAccess access = StoreAccess::ReadWrite);
+    static Result<std::unique_ptr<ResultStore>> open(const QString& path, StoreAccess access = StoreAccess::ReadWrite);
 
     // ---- writes -----------------------------------------------------------
     // Inserts a run with its tags and params and waits until it is committed.

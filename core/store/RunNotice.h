@@ -16,8 +16,8 @@ namespace ty {
 // Notices are never changed once recorded; they go with their run.
 struct RunNotice {
     RunId run = 0;
-    QDateTime at;  // UTC, ms; invalid = "now" when added
-    QString text;  // one short paragraph, plain text (no markup), naming what to do where it can
+    QDateTime at; // UTC, ms; invalid = "now" when added
+    QString text; // one short paragraph, plain text (no markup), naming what to do where it can
 
     bool operator==(const RunNotice&) const = default;
 };

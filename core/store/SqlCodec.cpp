@@ -102,17 +102,12 @@ MetricKind metricKind(double value)
 double metricFromSql(const QVariant& value, int kind)
 {
     switch (kind) {
-    case Finite:
-        return value.toDouble();
-    case PosInf:
-        return std::numeric_limits<double>::infinity();
-    case NegInf:
-        return -std::numeric_limits<double>::infinity();
-    case NegZero:
-        return -0.0;
+    case Finite: return value.toDouble();
+    case PosInf: return std::numeric_limits<double>::infinity();
+    case NegInf: return -std::numeric_limits<double>::infinity();
+    case NegZero: return -0.0;
     case NaN:
-    default:
-        return std::numeric_limits<double>::quiet_NaN();
+    default: return std::numeric_limits<double>::quiet_NaN();
     }
 }
 

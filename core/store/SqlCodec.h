@@ -42,8 +42,14 @@ QMap<QString, QString> stringMapFromJson(const QString& json);
 enum MetricKind : int { Finite = 0, NaN = 1, PosInf = 2, NegInf = 3, NegZero = 4 };
 MetricKind metricKind(double value);
 // The value to store in the REAL column; meaningful only when hasSqlValue(kind).
-inline bool metricHasSqlValue(MetricKind kind) { return kind == Finite || kind == NegZero; }
-inline double metricSqlValue(double value, MetricKind kind) { return kind == NegZero ? 0.0 : value; }
+inline bool metricHasSqlValue(MetricKind kind)
+{
+    return kind == Finite || kind == NegZero;
+}
+inline double metricSqlValue(double value, MetricKind kind)
+{
+    return kind == NegZero ? 0.0 : value;
+}
 // Decodes the stored pair; an unknown kind reads as NaN.
 double metricFromSql(const QVariant& value, int kind);
 

@@ -79,17 +79,18 @@ bool needsImmutable(const QSqlError& error)
 QString damagedMessage(const QString& file, const QString& sqliteText)
 {
     const QFileInfo info(file);
-    const QString recovered = QDir(info.absolutePath()).filePath(info.completeBaseName() + QStringLiteral("-recovered.db"));
+    const QString recovered
+            = QDir(info.absolutePath()).filePath(info.completeBaseName() + QStringLiteral("-recovered.db"));
     return QStringLiteral("%1 is damaged (SQLite: %2). Trainyard changed nothing in it and keeps no backup copy of it "
                           "(restore your own backup of the file if you have one). To recover what is still readable "
                           "into a new database: sqlite3 %3 \".recover\" | sqlite3 %4 -- then open %4 instead, and "
                           "keep the damaged file until you are sure nothing is missing.")
-        .arg(file, sqliteText.isEmpty() ? QStringLiteral("database disk image is malformed") : sqliteText,
-             shellQuoted(file), shellQuoted(recovered));
+            .arg(file, sqliteText.isEmpty() ? QStringLiteral("database disk image is malformed") : sqliteText,
+                    shellQuoted(file), shellQuoted(recovered));
 }
 
 QString libraryMismatch(const QString& file, const QString& driverVersion, const QString& driverSourceId,
-                        const QString& linkedVersion, const QString& linkedSourceId)
+        const QString& linkedVersion, const QString& linkedSourceId)
 {
     if (driverVersion == linkedVersion && driverSourceId == linkedSourceId)
         return {};
@@ -102,7 +103,7 @@ QString libraryMismatch(const QString& file, const QString& driverVersion, const
                           "its connection. Use a Qt whose QSQLITE plugin is built against the system SQLite (Debian's "
                           "libqt6sql6-sqlite; Qt configured with -system-sqlite), or build Trainyard against the "
                           "SQLite that plugin uses.")
-        .arg(file, named(driverVersion, driverSourceId), named(linkedVersion, linkedSourceId));
+            .arg(file, named(driverVersion, driverSourceId), named(linkedVersion, linkedSourceId));
 }
 
 } // namespace ty::sqlitefile

@@ -52,6 +52,6 @@ QString damagedMessage(const QString& file, const QString& sqliteText);
 // of SQLite, whose connection the linked library cannot use. The error names
 // the file, both versions and what to do; empty when they are one library.
 QString libraryMismatch(const QString& file, const QString& driverVersion, const QString& driverSourceId,
-                        const QString& linkedVersion, const QString& linkedSourceId);
+        const QString& linkedVersion, const QString& linkedSourceId);
 
 } // namespace ty::sqlitefile

@@ -58,28 +58,24 @@ QString sqliteError(sqlite3* db)
 double decodeValue(sqlite3_stmt* s, int col, int kind)
 {
     switch (kind) {
-    case sqlcodec::Finite:
-        return sqlite3_column_double(s, col);
-    case sqlcodec::PosInf:
-        return std::numeric_limits<double>::infinity();
-    case sqlcodec::NegInf:
-        return -std::numeric_limits<double>::infinity();
-    case sqlcodec::NegZero:
-        return -0.0;
+    case sqlcodec::Finite: return sqlite3_column_double(s, col);
+    case sqlcodec::PosInf: return std::numeric_limits<double>::infinity();
+    case sqlcodec::NegInf: return -std::numeric_limits<double>::infinity();
+    case sqlcodec::NegZero: return -0.0;
     case sqlcodec::NaN:
-    default:
-        return std::numeric_limits<double>::quiet_NaN();
+    default: return std::numeric_limits<double>::quiet_NaN();
     }
 }
-
 
 using IdRun = detail::MetricIdRun;
 
 void appendRange(MetricSeriesColumns& out, const MetricSeriesColumns& from, std::size_t begin, std::size_t end)
 {
     out.step.insert(out.step.end(), from.step.begin() + std::ptrdiff_t(begin), from.step.begin() + std::ptrdiff_t(end));
-    out.wallMs.insert(out.wallMs.end(), from.wallMs.begin() + std::ptrdiff_t(begin), from.wallMs.begin() + std::ptrdiff_t(end));
-    out.value.insert(out.value.end(), from.value.begin() + std::ptrdiff_t(begin), from.value.begin() + std::ptrdiff_t(end));
+    out.wallMs.insert(
+            out.wallMs.end(), from.wallMs.begin() + std::ptrdiff_t(begin), from.wallMs.begin() + std::ptrdiff_t(end));
+    out.value.insert(
+            out.value.end(), from.value.begin() + std::ptrdiff_t(begin), from.value.begin() + std::ptrdiff_t(end));
 }
 
 // Stably reorders `r` by (step, id) (a run whose blocks are not in step order:
@@ -89,7 +85,8 @@ void sortRun(IdRun& r)
     std::vector<std::size_t> perm(r.size());
     for (std::size_t i = 0; i < perm.size(); ++i)
         perm[i] = i;
-    std::stable_sort(perm.begin(), perm.end(), [&](std::size_t a, std::size_t b) { return r.less(a, r.c.step[b], r.id[b]); });
+    std::stable_sort(
+            perm.begin(), perm.end(), [&](std::size_t a, std::size_t b) { return r.less(a, r.c.step[b], r.id[b]); });
     IdRun sorted;
     sorted.c.step.reserve(perm.size());
     sorted.c.wallMs.reserve(perm.size());
@@ -131,10 +128,14 @@ MetricSeriesColumns mergeRuns(std::vector<IdRun>& runs)
         for (std::size_t r = 0; r < runs.size(); ++r) {
             if (pos[r] == runs[r].size())
                 continue;
-            if (m < 0 || runs[r].less(pos[r], runs[std::size_t(m)].c.step[pos[std::size_t(m)]], runs[std::size_t(m)].id[pos[std::size_t(m)]])) {
+            if (m < 0
+                    || runs[r].less(pos[r], runs[std::size_t(m)].c.step[pos[std::size_t(m)]],
+                            runs[std::size_t(m)].id[pos[std::size_t(m)]])) {
                 m2 = m;
                 m = std::ptrdiff_t(r);
-            } else if (m2 < 0 || runs[r].less(pos[r], runs[std::size_t(m2)].c.step[pos[std::size_t(m2)]], runs[std::size_t(m2)].id[pos[std::size_t(m2)]])) {
+            } else if (m2 < 0
+                    || runs[r].less(pos[r], runs[std::size_t(m2)].c.step[pos[std::size_t(m2)]],
+                            runs[std::size_t(m2)].id[pos[std::size_t(m2)]])) {
                 m2 = std::ptrdiff_t(r);
             }
         }
@@ -174,8 +175,7 @@ MetricSeriesColumns mergeRuns(std::vector<IdRun>& runs)
 SqliteMetricColumns::SqliteMetricColumns(QString path, sqlite3* db)
     : m_path(std::move(path))
     , m_db(db)
-{
-}
+{ }
 
 SqliteMetricColumns::~SqliteMetricColumns()
 {
@@ -229,40 +229,51 @@ Result<std::unique_ptr<SqliteMetricColumns>> SqliteMetricColumns::open(const QSt
     {
         sqlite3_stmt* probe = nullptr;
         if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'metric_blocks'", -1,
-                               &probe, nullptr) != SQLITE_OK)
+                    &probe, nullptr)
+                != SQLITE_OK)
             return fail(QStringLiteral("%1: cannot read the schema: %2").arg(path, sqliteError(db)));
         haveBlocks = sqlite3_step(probe) == SQLITE_ROW;
         sqlite3_finalize(probe);
     }
-    const QByteArray where = haveSuperseded ? QByteArrayLiteral("key_id = ?1 AND superseded = 0")
-                                            : QByteArrayLiteral("key_id = ?1");
-    const QByteArray series = "SELECT step, wall_ms, value, kind, id FROM metrics WHERE " + where + " ORDER BY step, id";
+    const QByteArray where
+            = haveSuperseded ? QByteArrayLiteral("key_id = ?1 AND superseded = 0") : QByteArrayLiteral("key_id = ?1");
+    const QByteArray series
+            = "SELECT step, wall_ms, value, kind, id FROM metrics WHERE " + where + " ORDER BY step, id";
     const QByteArray count = "SELECT count(*) FROM metrics WHERE " + where;
     // Index only (metrics_series holds key_id, step and the rowid): counts
     // superseded rows too, an upper bound.
     const QByteArray extent = "SELECT count(*), min(id), max(id) FROM metrics WHERE key_id = ?1";
-    const QByteArray range = QByteArray("SELECT key_id, step, wall_ms, value, kind, id FROM metrics WHERE id BETWEEN ?1 AND ?2")
-        + (haveSuperseded ? " AND superseded = 0" : "") + " ORDER BY id";
+    const QByteArray range
+            = QByteArray("SELECT key_id, step, wall_ms, value, kind, id FROM metrics WHERE id BETWEEN ?1 AND ?2")
+            + (haveSuperseded ? " AND superseded = 0" : "") + " ORDER BY id";
     if (sqlite3_prepare_v3(db, "SELECT id, key FROM metric_keys WHERE run_id = ?1 ORDER BY key", -1,
-                           SQLITE_PREPARE_PERSISTENT, &r->m_keys, nullptr) != SQLITE_OK
-        || sqlite3_prepare_v3(db, series.constData(), -1, SQLITE_PREPARE_PERSISTENT, &r->m_series, nullptr) != SQLITE_OK
-        || sqlite3_prepare_v3(db, count.constData(), -1, SQLITE_PREPARE_PERSISTENT, &r->m_count, nullptr) != SQLITE_OK
-        || sqlite3_prepare_v3(db, extent.constData(), -1, SQLITE_PREPARE_PERSISTENT, &r->m_extent, nullptr) != SQLITE_OK
-        || sqlite3_prepare_v3(db, range.constData(), -1, SQLITE_PREPARE_PERSISTENT, &r->m_range, nullptr) != SQLITE_OK
-        || sqlite3_prepare_v3(db, "SELECT run_id, key FROM metric_keys WHERE id = ?1", -1, SQLITE_PREPARE_PERSISTENT,
-                              &r->m_keyName, nullptr) != SQLITE_OK)
+                SQLITE_PREPARE_PERSISTENT, &r->m_keys, nullptr)
+                    != SQLITE_OK
+            || sqlite3_prepare_v3(db, series.constData(), -1, SQLITE_PREPARE_PERSISTENT, &r->m_series, nullptr)
+                    != SQLITE_OK
+            || sqlite3_prepare_v3(db, count.constData(), -1, SQLITE_PREPARE_PERSISTENT, &r->m_count, nullptr)
+                    != SQLITE_OK
+            || sqlite3_prepare_v3(db, extent.constData(), -1, SQLITE_PREPARE_PERSISTENT, &r->m_extent, nullptr)
+                    != SQLITE_OK
+            || sqlite3_prepare_v3(db, range.constData(), -1, SQLITE_PREPARE_PERSISTENT, &r->m_range, nullptr)
+                    != SQLITE_OK
+            || sqlite3_prepare_v3(db, "SELECT run_id, key FROM metric_keys WHERE id = ?1", -1,
+                       SQLITE_PREPARE_PERSISTENT, &r->m_keyName, nullptr)
+                    != SQLITE_OK)
         return fail(QStringLiteral("%1: not a Trainyard result database: %2").arg(path, sqliteError(db)));
     // The live points of a key's blocks, per source in arrival order (index
     // metric_blocks_series); sum(live) reads no BLOB.
     if (haveBlocks
-        && (sqlite3_prepare_v3(db,
-                               "SELECT id, source, count, live, points FROM metric_blocks"
-                               " WHERE key_id = ?1 AND live > 0 ORDER BY source, first_id",
-                               -1, SQLITE_PREPARE_PERSISTENT, &r->m_blocks, nullptr) != SQLITE_OK
-            || sqlite3_prepare_v3(db,
-                                  "SELECT source, sum(live) FROM metric_blocks"
-                                  " WHERE key_id = ?1 AND live > 0 GROUP BY source ORDER BY source",
-                                  -1, SQLITE_PREPARE_PERSISTENT, &r->m_blockSizes, nullptr) != SQLITE_OK))
+            && (sqlite3_prepare_v3(db,
+                        "SELECT id, source, count, live, points FROM metric_blocks"
+                        " WHERE key_id = ?1 AND live > 0 ORDER BY source, first_id",
+                        -1, SQLITE_PREPARE_PERSISTENT, &r->m_blocks, nullptr)
+                            != SQLITE_OK
+                    || sqlite3_prepare_v3(db,
+                               "SELECT source, sum(live) FROM metric_blocks"
+                               " WHERE key_id = ?1 AND live > 0 GROUP BY source ORDER BY source",
+                               -1, SQLITE_PREPARE_PERSISTENT, &r->m_blockSizes, nullptr)
+                            != SQLITE_OK))
         return fail(QStringLiteral("%1: cannot read the metric_blocks table: %2").arg(path, sqliteError(db)));
     return r;
 }
@@ -316,8 +327,8 @@ QString SqliteMetricColumns::describeKey(qint64 keyId)
     if (sqlite3_step(m_keyName) == SQLITE_ROW) {
         const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(m_keyName, 1));
         out = QStringLiteral("run %1: metric %2")
-                  .arg(sqlite3_column_int64(m_keyName, 0))
-                  .arg(QString::fromUtf8(text, sqlite3_column_bytes(m_keyName, 1)));
+                      .arg(sqlite3_column_int64(m_keyName, 0))
+                      .arg(QString::fromUtf8(text, sqlite3_column_bytes(m_keyName, 1)));
     }
     sqlite3_reset(m_keyName);
     return out;
@@ -340,8 +351,8 @@ Result<std::vector<std::pair<int, qint64>>> SqliteMetricColumns::blockSizes(qint
     return out;
 }
 
-Result<void> SqliteMetricColumns::readRows(qint64 keyId, qsizetype expected, MetricSeriesColumns& out,
-                                           std::vector<qint64>* ids)
+Result<void> SqliteMetricColumns::readRows(
+        qint64 keyId, qsizetype expected, MetricSeriesColumns& out, std::vector<qint64>* ids)
 {
     out.step.reserve(std::size_t(std::max<qsizetype>(expected, 0)));
     out.wallMs.reserve(std::size_t(std::max<qsizetype>(expected, 0)));
@@ -366,8 +377,8 @@ Result<void> SqliteMetricColumns::readRows(qint64 keyId, qsizetype expected, Met
     return {};
 }
 
-Result<void> SqliteMetricColumns::readBlocks(qint64 keyId, const std::vector<std::pair<int, qint64>>& sizes,
-                                             std::vector<IdRun>& runs, bool withIds)
+Result<void> SqliteMetricColumns::readBlocks(
+        qint64 keyId, const std::vector<std::pair<int, qint64>>& sizes, std::vector<IdRun>& runs, bool withIds)
 {
     sqlite3_stmt* s = m_blocks;
     sqlite3_reset(s);
@@ -400,12 +411,12 @@ Result<void> SqliteMetricColumns::readBlocks(qint64 keyId, const std::vector<std
             sqlite3_reset(s);
             return fail(QStringLiteral("%1: %2: metric block %3 is malformed (%4 bytes, count %5, live %6%7); "
                                        "the database is damaged or was written by an incompatible Trainyard")
-                            .arg(m_path, describeKey(keyId))
-                            .arg(blockId)
-                            .arg(bytes)
-                            .arg(count)
-                            .arg(live)
-                            .arg(view ? QString() : QStringLiteral(", not a version-1 metric block")));
+                                .arg(m_path, describeKey(keyId))
+                                .arg(blockId)
+                                .arg(bytes)
+                                .arg(count)
+                                .arg(live)
+                                .arg(view ? QString() : QStringLiteral(", not a version-1 metric block")));
         }
         const int blockSource = sqlite3_column_int(s, 1);
         if (!run || blockSource != source) {
@@ -425,8 +436,8 @@ Result<void> SqliteMetricColumns::readBlocks(qint64 keyId, const std::vector<std
         // Current points of one source rise in step in arrival order, so
         // blocks in first_id order continue each other; check it all the same.
         if (sorted && run->size() > 0
-            && !(withIds ? run->less(run->size() - 1, double(view->step(0)), view->id(0))
-                         : run->c.step.back() < double(view->step(0))))
+                && !(withIds ? run->less(run->size() - 1, double(view->step(0)), view->id(0))
+                             : run->c.step.back() < double(view->step(0))))
             sorted = false;
         view->appendSteps(run->c.step, n);
         view->appendWallMs(run->c.wallMs, n);
@@ -557,7 +568,8 @@ Result<QList<MetricSeriesColumns>> SqliteMetricColumns::runSeries(const QList<st
             const auto it = std::lower_bound(slot.begin(), slot.end(), std::pair<qint64, qsizetype>(key, 0));
             curIndex = it != slot.end() && it->first == key ? it->second : -1;
             cur = curIndex >= 0 ? &out[curIndex] : nullptr;
-            curIds = curIndex >= 0 && !blockSizesOf[std::size_t(curIndex)].empty() ? &rowIds[std::size_t(curIndex)] : nullptr;
+            curIds = curIndex >= 0 && !blockSizesOf[std::size_t(curIndex)].empty() ? &rowIds[std::size_t(curIndex)]
+                                                                                   : nullptr;
         }
         if (!cur)
             continue;
@@ -621,7 +633,7 @@ Result<QList<std::pair<QString, MetricSeriesColumns>>> SqliteMetricColumns::runM
             auto s = series(keyId);
             if (!s)
                 return fail(QStringLiteral("%1 (run %2, metric %3)").arg(s.error().message).arg(run).arg(key),
-                            s.error().kind);
+                        s.error().kind);
             out.append({key, std::move(*s)});
         }
         return out;

@@ -93,18 +93,18 @@ private:
     // each in (step, id) order, with their ids when `withIds` (needed to
     // merge with other runs). A malformed block is an error naming it.
     Result<void> readBlocks(qint64 keyId, const std::vector<std::pair<int, qint64>>& sizes,
-                            std::vector<detail::MetricIdRun>& runs, bool withIds);
+            std::vector<detail::MetricIdRun>& runs, bool withIds);
 
     QString m_path;
     sqlite3* m_db = nullptr;
     sqlite3_stmt* m_keys = nullptr;
     sqlite3_stmt* m_series = nullptr;
     sqlite3_stmt* m_count = nullptr;
-    sqlite3_stmt* m_extent = nullptr; // count, min(id), max(id) of a key (index only)
-    sqlite3_stmt* m_range = nullptr;  // current rows with id in [?1, ?2], rowid order
-    sqlite3_stmt* m_blocks = nullptr;      // a key's live blocks (null before schema 5)
-    sqlite3_stmt* m_blockSizes = nullptr;  // live points per source of a key's blocks (null before schema 5)
-    sqlite3_stmt* m_keyName = nullptr;     // run id and key of a key id (error messages)
+    sqlite3_stmt* m_extent = nullptr;     // count, min(id), max(id) of a key (index only)
+    sqlite3_stmt* m_range = nullptr;      // current rows with id in [?1, ?2], rowid order
+    sqlite3_stmt* m_blocks = nullptr;     // a key's live blocks (null before schema 5)
+    sqlite3_stmt* m_blockSizes = nullptr; // live points per source of a key's blocks (null before schema 5)
+    sqlite3_stmt* m_keyName = nullptr;    // run id and key of a key id (error messages)
     bool m_lastRowOrder = false;
     bool m_inSnapshot = false;
 };

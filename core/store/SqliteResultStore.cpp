@@ -40,9 +40,9 @@ quint64 threadSerial()
 }
 
 const QString kRunColumns = QStringLiteral(
-    "id, name, state, spec_yaml, spec_path, node, gpus, argv, workdir, env, priority, created_at, started_at,"
-    " finished_at, exit_code, exit_signal, failure_reason, agent_run_id, console_path, console_offset, notes, archived,"
-    " failure_kind, pending_reason");
+        "id, name, state, spec_yaml, spec_path, node, gpus, argv, workdir, env, priority, created_at, started_at,"
+        " finished_at, exit_code, exit_signal, failure_reason, agent_run_id, console_path, console_offset, notes, archived,"
+        " failure_kind, pending_reason");
 
 RunRecord runFromRow(const QSqlQuery& q)
 {
@@ -71,7 +71,8 @@ RunRecord runFromRow(const QSqlQuery& q)
     r.consoleOffset = q.value(i++).toLongLong();
     r.notes = q.value(i++).toString();
     r.archived = q.value(i++).toInt() != 0;
-    r.failureKind = failureKindFromName(q.value(i++).toString()).value_or(FailureKind::Other); // a newer Trainyard's kind
+    r.failureKind
+            = failureKindFromName(q.value(i++).toString()).value_or(FailureKind::Other); // a newer Trainyard's kind
     r.pendingReason = q.value(i++).toString();
     return r;
 }
@@ -127,12 +128,12 @@ std::optional<LoadedBlock> loadBlock(const QSqlQuery& q, const QString& path, Ru
     auto view = MetricBlockView::parse(b.bytes.constData(), std::size_t(b.bytes.size()));
     if (!view || view->count() != count || live < 0 || live > count) {
         qCWarning(lcStore,
-                  "%s: run %lld: metric %s: block %lld is malformed (%lld bytes, count %lld, live %lld%s); its points "
-                  "are left out",
-                  qUtf8Printable(path), static_cast<long long>(run), qUtf8Printable(key),
-                  static_cast<long long>(q.value(0).toLongLong()), static_cast<long long>(b.bytes.size()),
-                  static_cast<long long>(count), static_cast<long long>(live),
-                  view ? "" : ", not a version-1 metric block");
+                "%s: run %lld: metric %s: block %lld is malformed (%lld bytes, count %lld, live %lld%s); its points "
+                "are left out",
+                qUtf8Printable(path), static_cast<long long>(run), qUtf8Printable(key),
+                static_cast<long long>(q.value(0).toLongLong()), static_cast<long long>(b.bytes.size()),
+                static_cast<long long>(count), static_cast<long long>(live),
+                view ? "" : ", not a version-1 metric block");
         return std::nullopt;
     }
     b.view = *view;
@@ -161,8 +162,7 @@ public:
     explicit ReadTransaction(QSqlDatabase& db)
         : m_db(db)
         , m_active(db.transaction())
-    {
-    }
+    { }
     ~ReadTransaction()
     {
         if (m_active)
@@ -227,18 +227,20 @@ Result<std::pair<QString, int>> probeReadOnly(const QString& file, const QString
         {
             QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
             db.setDatabaseName(uri);
-            db.setConnectOptions(
-                QStringLiteral("QSQLITE_OPEN_URI;QSQLITE_OPEN_READONLY;QSQLITE_BUSY_TIMEOUT=%1").arg(busyTimeoutMs));
+            db.setConnectOptions(QStringLiteral("QSQLITE_OPEN_URI;QSQLITE_OPEN_READONLY;QSQLITE_BUSY_TIMEOUT=%1")
+                                         .arg(busyTimeoutMs));
             if (!db.open()) {
                 cantOpen = sqlitefile::needsImmutable(db.lastError());
                 probed = fail(QStringLiteral("%1: cannot open the result database read-only: %2")
-                                  .arg(file, db.lastError().text()));
+                                      .arg(file, db.lastError().text()));
             } else {
                 // SQLITE_CANTOPEN/READONLY here: a WAL database whose -wal/-shm cannot be created.
                 QSqlQuery q(db);
-                if (!q.exec(QStringLiteral("SELECT count(*) FROM sqlite_master")) && sqlitefile::needsImmutable(q.lastError())) {
+                if (!q.exec(QStringLiteral("SELECT count(*) FROM sqlite_master"))
+                        && sqlitefile::needsImmutable(q.lastError())) {
                     cantOpen = true;
-                    probed = fail(QStringLiteral("%1: cannot read the result database: %2").arg(file, q.lastError().text()));
+                    probed = fail(
+                            QStringLiteral("%1: cannot read the result database: %2").arg(file, q.lastError().text()));
                 } else {
                     q.finish();
                     probed = SqliteSchema::probeVersion(db, file);
@@ -256,13 +258,15 @@ Result<std::pair<QString, int>> probeReadOnly(const QString& file, const QString
                                        "and it is read-only (%4), so it cannot be upgraded; nothing was changed. Open "
                                        "it once where it can be written, or copy it (with any -wal file beside it) to "
                                        "a writable folder and open the copy.")
-                            .arg(file)
-                            .arg(*probed)
-                            .arg(SqliteSchema::kCurrentVersion)
-                            .arg(whyReadOnly));
+                                .arg(file)
+                                .arg(*probed)
+                                .arg(SqliteSchema::kCurrentVersion)
+                                .arg(whyReadOnly));
         if (immutable && QFileInfo(file + QStringLiteral("-wal")).size() > 0)
-            qCWarning(lcStore, "%s: read-only without its -shm file (it cannot be created): the changes still in %s-wal "
-                      "are not shown", qUtf8Printable(file), qUtf8Printable(file));
+            qCWarning(lcStore,
+                    "%s: read-only without its -shm file (it cannot be created): the changes still in %s-wal "
+                    "are not shown",
+                    qUtf8Printable(file), qUtf8Printable(file));
         return std::pair{uri, *probed};
     }
     return fail(QStringLiteral("%1: cannot open the result database read-only").arg(file)); // not reached
@@ -270,15 +274,14 @@ Result<std::pair<QString, int>> probeReadOnly(const QString& file, const QString
 
 } // namespace
 
-Result<std::unique_ptr<SqliteResultStore>> SqliteResultStore::open(const QString& path,
-                                                                   const SqliteStoreOptions& options,
-                                                                   StoreAccess access)
+Result<std::unique_ptr<SqliteResultStore>> SqliteResultStore::open(
+        const QString& path, const SqliteStoreOptions& options, StoreAccess access)
 {
     if (path.isEmpty())
         return fail(QStringLiteral("no result database path given"));
     if (!QSqlDatabase::isDriverAvailable(QStringLiteral("QSQLITE")))
         return fail(QStringLiteral("%1: Qt's SQLite driver (QSQLITE) is not installed (Debian: libqt6sql6-sqlite)")
-                        .arg(path));
+                            .arg(path));
     const QFileInfo info(path);
     const QString file = QDir::cleanPath(info.absoluteFilePath());
     if (info.isDir())
@@ -289,13 +292,14 @@ Result<std::unique_ptr<SqliteResultStore>> SqliteResultStore::open(const QString
     if (info.exists()) {
         if (const QString why = sqlitefile::whyNotWritable(file); !why.isEmpty()) {
             if (access == StoreAccess::ReadWrite)
-                return fail(QStringLiteral("%1: cannot write the result database: %2").arg(file, why), ErrorKind::ReadOnly);
+                return fail(
+                        QStringLiteral("%1: cannot write the result database: %2").arg(file, why), ErrorKind::ReadOnly);
             if (auto header = SqliteSchema::checkFileHeader(file); !header)
                 return std::unexpected(header.error());
             if (info.size() == 0)
                 return fail(QStringLiteral("%1: the file is empty (no Trainyard tables yet) and read-only (%2): there "
                                            "is nothing in it to show")
-                                .arg(file, why));
+                                    .arg(file, why));
             auto probed = probeReadOnly(file, why, options.busyTimeoutMs);
             if (!probed)
                 return std::unexpected(probed.error());
@@ -323,10 +327,10 @@ Result<std::unique_ptr<SqliteResultStore>> SqliteResultStore::open(const QString
         {
             QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
             db.setDatabaseName(file);
-            db.setConnectOptions(
-                QStringLiteral("QSQLITE_BUSY_TIMEOUT=%1").arg(options.busyTimeoutMs));
+            db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=%1").arg(options.busyTimeoutMs));
             if (!db.open())
-                probed = fail(QStringLiteral("%1: cannot open the result database: %2").arg(file, db.lastError().text()));
+                probed = fail(
+                        QStringLiteral("%1: cannot open the result database: %2").arg(file, db.lastError().text()));
             else
                 probed = SqliteSchema::probeVersion(db, file);
             db.close();
@@ -359,19 +363,19 @@ SqliteResultStore::SqliteResultStore(QString path, SqliteStoreOptions options, Q
         // Runs on the writer thread, after the commit: hand over to the
         // store's own thread, so receivers see a normal signal.
         QMetaObject::invokeMethod(
-            this,
-            [this, outcome] {
-                if (!outcome.changedRuns.isEmpty())
-                    Q_EMIT runsChanged(outcome.changedRuns);
-                for (const auto& [run, count] : outcome.metricCounts)
-                    Q_EMIT metricsAppended(run, count);
-                if (!outcome.error.isEmpty())
-                    Q_EMIT writeFailed(outcome.error);
-            },
-            Qt::QueuedConnection);
+                this,
+                [this, outcome] {
+                    if (!outcome.changedRuns.isEmpty())
+                        Q_EMIT runsChanged(outcome.changedRuns);
+                    for (const auto& [run, count] : outcome.metricCounts)
+                        Q_EMIT metricsAppended(run, count);
+                    if (!outcome.error.isEmpty())
+                        Q_EMIT writeFailed(outcome.error);
+                },
+                Qt::QueuedConnection);
     };
-    m_writer = std::make_unique<SqliteWriter>(m_path, QStringLiteral("trainyard-store-%1-writer").arg(m_instance),
-                                              m_options, std::move(onBatch));
+    m_writer = std::make_unique<SqliteWriter>(
+            m_path, QStringLiteral("trainyard-store-%1-writer").arg(m_instance), m_options, std::move(onBatch));
 }
 
 SqliteResultStore::~SqliteResultStore()
@@ -411,7 +415,8 @@ void SqliteResultStore::noteDamage(const QString& sqliteText) const
     }
     qCWarning(lcStore, "%s", qUtf8Printable(message));
     auto* self = const_cast<SqliteResultStore*>(this);
-    QMetaObject::invokeMethod(self, [self, message] { Q_EMIT self->damaged(message); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            self, [self, message] { Q_EMIT self->damaged(message); }, Qt::QueuedConnection);
 }
 
 void SqliteResultStore::readFailed(const QString& what, const QSqlError& error) const
@@ -434,7 +439,7 @@ std::optional<QString> SqliteResultStore::writeRefusal() const
 {
     if (!m_readOnlyReason.isEmpty())
         return QStringLiteral("%1: cannot write the result database, it is open read-only: %2")
-            .arg(m_path, m_readOnlyReason);
+                .arg(m_path, m_readOnlyReason);
     if (QString d = damage(); !d.isEmpty())
         return QStringLiteral("not written: %1").arg(d);
     return std::nullopt;
@@ -458,7 +463,8 @@ bool SqliteResultStore::refuseAsyncWrite() const
     if (first && damage().isEmpty()) {
         qCWarning(lcStore, "%s (this and later writes are dropped)", qUtf8Printable(*why));
         auto* self = const_cast<SqliteResultStore*>(this);
-        QMetaObject::invokeMethod(self, [self, message = *why] { Q_EMIT self->writeFailed(message); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+                self, [self, message = *why] { Q_EMIT self->writeFailed(message); }, Qt::QueuedConnection);
     }
     return true;
 }
@@ -478,7 +484,7 @@ QSqlDatabase SqliteResultStore::readConnection() const
     if (!m_readUri.isEmpty()) {
         db.setDatabaseName(m_readUri);
         db.setConnectOptions(QStringLiteral("QSQLITE_OPEN_URI;QSQLITE_OPEN_READONLY;QSQLITE_BUSY_TIMEOUT=%1")
-                                 .arg(m_options.busyTimeoutMs));
+                                     .arg(m_options.busyTimeoutMs));
     }
     if (!db.open())
         readFailed(QStringLiteral("cannot open a read connection"), db.lastError());
@@ -522,7 +528,8 @@ Result<void> SqliteResultStore::annotateRun(RunId run, const RunAnnotation& a)
             if (tag.isEmpty())
                 continue;
             if (tag.contains(u',') || tag.contains(QRegularExpression(QStringLiteral("\\s"))))
-                return fail(QStringLiteral("run %1: tag '%2' has a comma or a space in it").arg(run).arg(tag), ErrorKind::InvalidInput);
+                return fail(QStringLiteral("run %1: tag '%2' has a comma or a space in it").arg(run).arg(tag),
+                        ErrorKind::InvalidInput);
             if (!tags.contains(tag))
                 tags << tag;
         }
@@ -653,7 +660,8 @@ Result<RunRecord> SqliteResultStore::run(RunId id) const
         failed(QStringLiteral("cannot read the tags of run %1").arg(id), t.lastError());
         if (!damage().isEmpty())
             return fail(damage());
-        return fail(QStringLiteral("%1: cannot read the tags of run %2: %3").arg(m_path).arg(id).arg(t.lastError().text()));
+        return fail(
+                QStringLiteral("%1: cannot read the tags of run %2: %3").arg(m_path).arg(id).arg(t.lastError().text()));
     }
     return r;
 }
@@ -685,20 +693,22 @@ RunsSql runsSql(const QStringList& selections)
     // created_at order instead of the selections' own (sorted afterwards).
     return {rowSelects.join(QStringLiteral(" UNION ALL ")),
             QStringLiteral("SELECT run_id, tag FROM tags WHERE run_id IN (%1) ORDER BY run_id, position")
-                .arg(idSelects.join(QStringLiteral(" UNION ALL ")))};
+                    .arg(idSelects.join(QStringLiteral(" UNION ALL ")))};
 }
 
 QStringList unfinishedSelections(bool endedWindow)
 {
     QStringList selections{QStringLiteral("WHERE ") + kUnfinished};
     if (endedWindow) // the complement of kUnfinished, so no run is read twice
-        selections << QStringLiteral("WHERE finished_at >= ? AND state IN ('succeeded', 'failed', 'cancelled') AND gpus <> '[]'");
+        selections << QStringLiteral(
+                "WHERE finished_at >= ? AND state IN ('succeeded', 'failed', 'cancelled') AND gpus <> '[]'");
     return selections;
 }
 
 // The runs of `selections` (see runsSql; all of them together using `binds`
 // in order) with their tags, newest first.
-QList<RunRecord> readRuns(QSqlDatabase& db, const ReadFailed& failed, const QStringList& selections, const QVariantList& binds)
+QList<RunRecord> readRuns(
+        QSqlDatabase& db, const ReadFailed& failed, const QStringList& selections, const QVariantList& binds)
 {
     QList<RunRecord> out;
     ReadTransaction tx(db);
@@ -762,8 +772,8 @@ QList<RunRecord> SqliteResultStore::endedRunsAfter(RunId afterId) const
     QSqlDatabase db = readConnection();
     const ReadFailed failed = readErrorSink();
     return readRuns(db, failed,
-                    {QStringLiteral("WHERE id > ? AND state IN ('succeeded', 'failed', 'cancelled') AND gpus <> '[]'")},
-                    {QVariant::fromValue<qint64>(afterId)});
+            {QStringLiteral("WHERE id > ? AND state IN ('succeeded', 'failed', 'cancelled') AND gpus <> '[]'")},
+            {QVariant::fromValue<qint64>(afterId)});
 }
 
 QStringList SqliteResultStore::unfinishedRunsSql(bool endedWindow)
@@ -806,16 +816,17 @@ QList<MetricPoint> SqliteResultStore::readMetrics(RunId run, const QString& key,
     const ReadFailed failed = readErrorSink();
     ReadTransaction tx(db);
     const auto keys = keysOf(db, run, failed);
-    QSqlQuery q = prepared(db, failed, withSuperseded
-                                   ? QStringLiteral("SELECT step, epoch, wall_ms, value, kind, source, superseded, id FROM metrics"
-                                                    " WHERE key_id = ? ORDER BY step, id")
-                                   : QStringLiteral("SELECT step, epoch, wall_ms, value, kind, source, superseded, id FROM metrics"
-                                                    " WHERE key_id = ? AND superseded = 0 ORDER BY step, id"));
-    QSqlQuery b = prepared(db, failed, withSuperseded
-                                   ? QStringLiteral("SELECT id, source, count, live, points FROM metric_blocks"
-                                                    " WHERE key_id = ? ORDER BY source, first_id")
-                                   : QStringLiteral("SELECT id, source, count, live, points FROM metric_blocks"
-                                                    " WHERE key_id = ? AND live > 0 ORDER BY source, first_id"));
+    QSqlQuery q = prepared(db, failed,
+            withSuperseded
+                    ? QStringLiteral("SELECT step, epoch, wall_ms, value, kind, source, superseded, id FROM metrics"
+                                     " WHERE key_id = ? ORDER BY step, id")
+                    : QStringLiteral("SELECT step, epoch, wall_ms, value, kind, source, superseded, id FROM metrics"
+                                     " WHERE key_id = ? AND superseded = 0 ORDER BY step, id"));
+    QSqlQuery b = prepared(db, failed,
+            withSuperseded ? QStringLiteral("SELECT id, source, count, live, points FROM metric_blocks"
+                                            " WHERE key_id = ? ORDER BY source, first_id")
+                           : QStringLiteral("SELECT id, source, count, live, points FROM metric_blocks"
+                                            " WHERE key_id = ? AND live > 0 ORDER BY source, first_id"));
     std::vector<LoadedBlock> blocks;
     std::vector<BlockPointRef> refs;
     for (const auto& [keyId, name] : keys) {
@@ -844,7 +855,8 @@ QList<MetricPoint> SqliteResultStore::readMetrics(RunId run, const QString& key,
                 std::sort(refs.begin(), refs.end());
         }
         auto takeBlockPointsBefore = [&](std::size_t& next, qint64 step, qint64 id) {
-            for (; next < refs.size() && (refs[next].step < step || (refs[next].step == step && refs[next].id < id)); ++next)
+            for (; next < refs.size() && (refs[next].step < step || (refs[next].step == step && refs[next].id < id));
+                    ++next)
                 out.append(pointFromBlock(blocks[std::size_t(refs[next].block)], refs[next].index, run, name));
         };
         std::size_t next = 0;
@@ -884,16 +896,19 @@ QMap<QString, MetricPoint> SqliteResultStore::latestMetrics(RunId run) const
     const ReadFailed failed = readErrorSink();
     ReadTransaction tx(db);
     const auto keys = keysOf(db, run, failed);
-    QSqlQuery q = prepared(db, failed, QStringLiteral("SELECT step, epoch, wall_ms, value, kind, source, superseded, id FROM metrics"
-                                              " WHERE key_id = ? AND superseded = 0 ORDER BY step DESC, id DESC LIMIT 1"));
+    QSqlQuery q = prepared(db, failed,
+            QStringLiteral("SELECT step, epoch, wall_ms, value, kind, source, superseded, id FROM metrics"
+                           " WHERE key_id = ? AND superseded = 0 ORDER BY step DESC, id DESC LIMIT 1"));
     // Per source, the live block with the largest first_id holds the source's
     // highest current block step at index live - 1 (current points of a
     // series have increasing steps in arrival order). Its last_step/last_id
     // bound that point's (step, id), so the BLOB is read only when the block
     // can beat the rows.
-    QSqlQuery b = prepared(db, failed, QStringLiteral("SELECT id, last_step, last_id FROM metric_blocks"
-                                              " WHERE key_id = ? AND source = ? AND live > 0 ORDER BY first_id DESC LIMIT 1"));
-    QSqlQuery blob = prepared(db, failed, QStringLiteral("SELECT id, source, count, live, points FROM metric_blocks WHERE id = ?"));
+    QSqlQuery b = prepared(db, failed,
+            QStringLiteral("SELECT id, last_step, last_id FROM metric_blocks"
+                           " WHERE key_id = ? AND source = ? AND live > 0 ORDER BY first_id DESC LIMIT 1"));
+    QSqlQuery blob = prepared(
+            db, failed, QStringLiteral("SELECT id, source, count, live, points FROM metric_blocks WHERE id = ?"));
     for (const auto& [keyId, name] : keys) {
         std::optional<MetricPoint> best;
         qint64 bestStep = 0, bestId = 0;
@@ -925,7 +940,8 @@ QMap<QString, MetricPoint> SqliteResultStore::latestMetrics(RunId run) const
                 continue;
             blob.bindValue(0, QVariant::fromValue<qint64>(blockId));
             if (!blob.exec() || !blob.next()) {
-                failed(QStringLiteral("run %1: cannot read block %2 of metric %3").arg(run).arg(blockId).arg(name), blob.lastError());
+                failed(QStringLiteral("run %1: cannot read block %2 of metric %3").arg(run).arg(blockId).arg(name),
+                        blob.lastError());
                 continue;
             }
             const auto block = loadBlock(blob, m_path, run, name);
@@ -952,8 +968,9 @@ QList<MetricRestart> SqliteResultStore::metricRestarts(RunId run, const QString&
     const ReadFailed failed = readErrorSink();
     ReadTransaction tx(db);
     const auto keys = keysOf(db, run, failed);
-    QSqlQuery q = prepared(db, failed, QStringLiteral("SELECT step, wall_ms, superseded, source FROM metric_restarts"
-                                              " WHERE key_id = ? ORDER BY id"));
+    QSqlQuery q = prepared(db, failed,
+            QStringLiteral("SELECT step, wall_ms, superseded, source FROM metric_restarts"
+                           " WHERE key_id = ? ORDER BY id"));
     for (const auto& [keyId, name] : keys) {
         if (!key.isEmpty() && name != key)
             continue;
@@ -983,8 +1000,9 @@ QList<ArtifactRecord> SqliteResultStore::artifacts(RunId run) const
     QList<ArtifactRecord> out;
     QSqlDatabase db = readConnection();
     const ReadFailed failed = readErrorSink();
-    QSqlQuery q = prepared(db, failed, QStringLiteral("SELECT path, size, sha256, created_at FROM artifacts"
-                                              " WHERE run_id = ? ORDER BY path"));
+    QSqlQuery q = prepared(db, failed,
+            QStringLiteral("SELECT path, size, sha256, created_at FROM artifacts"
+                           " WHERE run_id = ? ORDER BY path"));
     q.addBindValue(QVariant::fromValue<qint64>(run));
     if (!q.exec()) {
         failed(QStringLiteral("run %1: cannot read artifacts").arg(run), q.lastError());
@@ -1008,7 +1026,8 @@ QList<RunNotice> SqliteResultStore::notices(RunId run) const
     QList<RunNotice> out;
     QSqlDatabase db = readConnection();
     const ReadFailed failed = readErrorSink();
-    QSqlQuery q = prepared(db, failed, QStringLiteral("SELECT at, text FROM run_notices WHERE run_id = ? ORDER BY at, id"));
+    QSqlQuery q
+            = prepared(db, failed, QStringLiteral("SELECT at, text FROM run_notices WHERE run_id = ? ORDER BY at, id"));
     q.addBindValue(QVariant::fromValue<qint64>(run));
     if (!q.exec()) {
         failed(QStringLiteral("run %1: cannot read notices").arg(run), q.lastError());
@@ -1025,7 +1044,8 @@ QMap<RunId, QList<RunNotice>> SqliteResultStore::allNotices() const
     QMap<RunId, QList<RunNotice>> out;
     QSqlDatabase db = readConnection();
     const ReadFailed failed = readErrorSink();
-    QSqlQuery q = prepared(db, failed, QStringLiteral("SELECT run_id, at, text FROM run_notices ORDER BY run_id, at, id"));
+    QSqlQuery q
+            = prepared(db, failed, QStringLiteral("SELECT run_id, at, text FROM run_notices ORDER BY run_id, at, id"));
     if (!q.exec()) {
         failed(QStringLiteral("cannot read notices"), q.lastError());
         return out;
@@ -1042,16 +1062,16 @@ Result<RunChanges> SqliteResultStore::runChangesSince(qint64 afterSeq) const
 {
     if (m_schemaVersion < 10)
         return fail(QStringLiteral("%1: schema version %2 records no run changes (version 10 does)")
-                        .arg(m_path)
-                        .arg(m_schemaVersion));
+                            .arg(m_path)
+                            .arg(m_schemaVersion));
     RunChanges out;
     out.seq = afterSeq;
     QSqlDatabase db = readConnection();
     const ReadFailed failed = readErrorSink();
     ReadTransaction tx(db); // the changes and the rows they name from one snapshot
     QSqlQuery q = prepared(db, failed,
-                           QStringLiteral("SELECT c.run_id, c.seq, r.id IS NULL FROM run_changes c"
-                                          " LEFT JOIN runs r ON r.id = c.run_id WHERE c.seq > ? ORDER BY c.run_id"));
+            QStringLiteral("SELECT c.run_id, c.seq, r.id IS NULL FROM run_changes c"
+                           " LEFT JOIN runs r ON r.id = c.run_id WHERE c.seq > ? ORDER BY c.run_id"));
     q.addBindValue(QVariant::fromValue<qint64>(afterSeq));
     if (!q.exec()) {
         failed(QStringLiteral("cannot read run changes"), q.lastError());
@@ -1073,8 +1093,9 @@ QList<NodeRecord> SqliteResultStore::nodes() const
     QList<NodeRecord> out;
     QSqlDatabase db = readConnection();
     const ReadFailed failed = readErrorSink();
-    QSqlQuery q = prepared(db, failed, QStringLiteral("SELECT name, host, user, port, identity_file, agent_path, added_at, labels"
-                                              " FROM nodes ORDER BY name"));
+    QSqlQuery q = prepared(db, failed,
+            QStringLiteral("SELECT name, host, user, port, identity_file, agent_path, added_at, labels"
+                           " FROM nodes ORDER BY name"));
     if (!q.exec()) {
         failed(QStringLiteral("cannot read nodes"), q.lastError());
         return out;

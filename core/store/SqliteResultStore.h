@@ -48,9 +48,8 @@ class SqliteResultStore final : public ResultStore {
     Q_DISABLE_COPY_MOVE(SqliteResultStore)
 
 public:
-    static Result<std::unique_ptr<SqliteResultStore>> open(const QString& path,
-                                                           const SqliteStoreOptions& options = {},
-                                                           StoreAccess access = StoreAccess::ReadWrite);
+    static Result<std::unique_ptr<SqliteResultStore>> open(
+            const QString& path, const SqliteStoreOptions& options = {}, StoreAccess access = StoreAccess::ReadWrite);
     ~SqliteResultStore() override;
 
     Result<RunId> createRun(const RunRecord& r, const QMap<QString, QString>& params) override;
@@ -130,8 +129,8 @@ private:
     mutable QSet<QString> m_readConnections;
 
     mutable QMutex m_refusalMutex;
-    mutable QString m_damage;          // damage(): set once
-    mutable bool m_warnedRefusal = false; // the first refused async write was reported
+    mutable QString m_damage;                          // damage(): set once
+    mutable bool m_warnedRefusal = false;              // the first refused async write was reported
     mutable std::optional<QString> m_unflushedRefusal; // for the next flush()
 };
 

@@ -25,96 +25,96 @@ namespace {
 //   attaching points to some other run's new key.
 // - metrics.id is insertion order (ties on step are kept in arrival order).
 const char* const kVersion1[] = {
-    "CREATE TABLE meta ("
-    " key TEXT NOT NULL PRIMARY KEY,"
-    " value TEXT NOT NULL"
-    ") WITHOUT ROWID",
+        "CREATE TABLE meta ("
+        " key TEXT NOT NULL PRIMARY KEY,"
+        " value TEXT NOT NULL"
+        ") WITHOUT ROWID",
 
-    "CREATE TABLE runs ("
-    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
-    " name TEXT NOT NULL DEFAULT '',"
-    " state TEXT NOT NULL,"
-    " spec_yaml TEXT NOT NULL DEFAULT '',"
-    " spec_path TEXT NOT NULL DEFAULT '',"
-    " node TEXT NOT NULL DEFAULT '',"
-    " gpus TEXT NOT NULL DEFAULT '[]',"
-    " argv TEXT NOT NULL DEFAULT '[]',"
-    " workdir TEXT NOT NULL DEFAULT '',"
-    " env TEXT NOT NULL DEFAULT '{}',"
-    " priority INTEGER NOT NULL DEFAULT 0,"
-    " created_at INTEGER NOT NULL,"
-    " started_at INTEGER,"
-    " finished_at INTEGER,"
-    " exit_code INTEGER,"
-    " exit_signal INTEGER,"
-    " failure_reason TEXT NOT NULL DEFAULT '',"
-    " agent_run_id TEXT NOT NULL DEFAULT '',"
-    " console_path TEXT NOT NULL DEFAULT '',"
-    " console_offset INTEGER NOT NULL DEFAULT 0"
-    ")",
-    "CREATE INDEX runs_created_at ON runs(created_at)",
+        "CREATE TABLE runs ("
+        " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+        " name TEXT NOT NULL DEFAULT '',"
+        " state TEXT NOT NULL,"
+        " spec_yaml TEXT NOT NULL DEFAULT '',"
+        " spec_path TEXT NOT NULL DEFAULT '',"
+        " node TEXT NOT NULL DEFAULT '',"
+        " gpus TEXT NOT NULL DEFAULT '[]',"
+        " argv TEXT NOT NULL DEFAULT '[]',"
+        " workdir TEXT NOT NULL DEFAULT '',"
+        " env TEXT NOT NULL DEFAULT '{}',"
+        " priority INTEGER NOT NULL DEFAULT 0,"
+        " created_at INTEGER NOT NULL,"
+        " started_at INTEGER,"
+        " finished_at INTEGER,"
+        " exit_code INTEGER,"
+        " exit_signal INTEGER,"
+        " failure_reason TEXT NOT NULL DEFAULT '',"
+        " agent_run_id TEXT NOT NULL DEFAULT '',"
+        " console_path TEXT NOT NULL DEFAULT '',"
+        " console_offset INTEGER NOT NULL DEFAULT 0"
+        ")",
+        "CREATE INDEX runs_created_at ON runs(created_at)",
 
-    "CREATE TABLE tags ("
-    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " tag TEXT NOT NULL,"
-    " position INTEGER NOT NULL,"
-    " PRIMARY KEY (run_id, tag)"
-    ") WITHOUT ROWID",
-    "CREATE INDEX tags_tag ON tags(tag)",
+        "CREATE TABLE tags ("
+        " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+        " tag TEXT NOT NULL,"
+        " position INTEGER NOT NULL,"
+        " PRIMARY KEY (run_id, tag)"
+        ") WITHOUT ROWID",
+        "CREATE INDEX tags_tag ON tags(tag)",
 
-    "CREATE TABLE params ("
-    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " key TEXT NOT NULL,"
-    " value TEXT NOT NULL,"
-    " PRIMARY KEY (run_id, key)"
-    ") WITHOUT ROWID",
+        "CREATE TABLE params ("
+        " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+        " key TEXT NOT NULL,"
+        " value TEXT NOT NULL,"
+        " PRIMARY KEY (run_id, key)"
+        ") WITHOUT ROWID",
 
-    "CREATE TABLE metric_keys ("
-    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
-    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " key TEXT NOT NULL,"
-    " UNIQUE (run_id, key)"
-    ")",
+        "CREATE TABLE metric_keys ("
+        " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+        " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+        " key TEXT NOT NULL,"
+        " UNIQUE (run_id, key)"
+        ")",
 
-    "CREATE TABLE metrics ("
-    " id INTEGER PRIMARY KEY,"
-    " key_id INTEGER NOT NULL REFERENCES metric_keys(id) ON DELETE CASCADE,"
-    " step INTEGER NOT NULL,"
-    " epoch REAL,"
-    " wall_ms INTEGER NOT NULL,"
-    " value REAL,"
-    " kind INTEGER NOT NULL DEFAULT 0"
-    ")",
-    "CREATE INDEX metrics_series ON metrics(key_id, step)",
+        "CREATE TABLE metrics ("
+        " id INTEGER PRIMARY KEY,"
+        " key_id INTEGER NOT NULL REFERENCES metric_keys(id) ON DELETE CASCADE,"
+        " step INTEGER NOT NULL,"
+        " epoch REAL,"
+        " wall_ms INTEGER NOT NULL,"
+        " value REAL,"
+        " kind INTEGER NOT NULL DEFAULT 0"
+        ")",
+        "CREATE INDEX metrics_series ON metrics(key_id, step)",
 
-    "CREATE TABLE artifacts ("
-    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " path TEXT NOT NULL,"
-    " size INTEGER NOT NULL,"
-    " sha256 TEXT NOT NULL DEFAULT '',"
-    " created_at INTEGER NOT NULL,"
-    " PRIMARY KEY (run_id, path)"
-    ") WITHOUT ROWID",
+        "CREATE TABLE artifacts ("
+        " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+        " path TEXT NOT NULL,"
+        " size INTEGER NOT NULL,"
+        " sha256 TEXT NOT NULL DEFAULT '',"
+        " created_at INTEGER NOT NULL,"
+        " PRIMARY KEY (run_id, path)"
+        ") WITHOUT ROWID",
 };
 
 // Version 2: SSH nodes. Times as in version 1 (ms since the epoch, UTC);
 // user/identity_file/agent_path '' and port 0 mean "not set".
 const char* const kVersion2[] = {
-    "CREATE TABLE nodes ("
-    " name TEXT NOT NULL PRIMARY KEY,"
-    " host TEXT NOT NULL,"
-    " user TEXT NOT NULL DEFAULT '',"
-    " port INTEGER NOT NULL DEFAULT 0,"
-    " identity_file TEXT NOT NULL DEFAULT '',"
-    " agent_path TEXT NOT NULL DEFAULT '',"
-    " added_at INTEGER NOT NULL"
-    ") WITHOUT ROWID",
+        "CREATE TABLE nodes ("
+        " name TEXT NOT NULL PRIMARY KEY,"
+        " host TEXT NOT NULL,"
+        " user TEXT NOT NULL DEFAULT '',"
+        " port INTEGER NOT NULL DEFAULT 0,"
+        " identity_file TEXT NOT NULL DEFAULT '',"
+        " agent_path TEXT NOT NULL DEFAULT '',"
+        " added_at INTEGER NOT NULL"
+        ") WITHOUT ROWID",
 };
 
 // Version 3: node labels (JSON array of strings), matched by a job spec's
 // prefer_labels / avoid_labels.
 const char* const kVersion3[] = {
-    "ALTER TABLE nodes ADD COLUMN labels TEXT NOT NULL DEFAULT '[]'",
+        "ALTER TABLE nodes ADD COLUMN labels TEXT NOT NULL DEFAULT '[]'",
 };
 
 // Version 4: resumed runs and metric sources. metrics.superseded is 1 for a
@@ -124,17 +124,17 @@ const char* const kVersion3[] = {
 // restart: the step the new segment starts at and how many points it
 // superseded. Existing rows stay as they were (current, from the console).
 const char* const kVersion4[] = {
-    "ALTER TABLE metrics ADD COLUMN superseded INTEGER NOT NULL DEFAULT 0",
-    "ALTER TABLE metrics ADD COLUMN source INTEGER NOT NULL DEFAULT 0",
-    "CREATE TABLE metric_restarts ("
-    " id INTEGER PRIMARY KEY,"
-    " key_id INTEGER NOT NULL REFERENCES metric_keys(id) ON DELETE CASCADE,"
-    " source INTEGER NOT NULL DEFAULT 0,"
-    " step INTEGER NOT NULL,"
-    " wall_ms INTEGER NOT NULL,"
-    " superseded INTEGER NOT NULL"
-    ")",
-    "CREATE INDEX metric_restarts_key ON metric_restarts(key_id)",
+        "ALTER TABLE metrics ADD COLUMN superseded INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE metrics ADD COLUMN source INTEGER NOT NULL DEFAULT 0",
+        "CREATE TABLE metric_restarts ("
+        " id INTEGER PRIMARY KEY,"
+        " key_id INTEGER NOT NULL REFERENCES metric_keys(id) ON DELETE CASCADE,"
+        " source INTEGER NOT NULL DEFAULT 0,"
+        " step INTEGER NOT NULL,"
+        " wall_ms INTEGER NOT NULL,"
+        " superseded INTEGER NOT NULL"
+        ")",
+        "CREATE INDEX metric_restarts_key ON metric_restarts(key_id)",
 };
 
 // Version 5: packed metric blocks (format: MetricBlock.h). A series' points
@@ -147,20 +147,20 @@ const char* const kVersion4[] = {
 // still current (a restart supersedes a suffix). first_step/last_step: of
 // all its points. Superseded rows are never packed.
 const char* const kVersion5[] = {
-    "CREATE TABLE metric_blocks ("
-    " id INTEGER PRIMARY KEY,"
-    " key_id INTEGER NOT NULL REFERENCES metric_keys(id) ON DELETE CASCADE,"
-    " source INTEGER NOT NULL DEFAULT 0,"
-    " first_id INTEGER NOT NULL,"
-    " last_id INTEGER NOT NULL,"
-    " count INTEGER NOT NULL,"
-    " live INTEGER NOT NULL,"
-    " first_step INTEGER NOT NULL,"
-    " last_step INTEGER NOT NULL,"
-    " points BLOB NOT NULL"
-    ")",
-    "CREATE INDEX metric_blocks_series ON metric_blocks(key_id, source, first_id)",
-    "CREATE INDEX metric_blocks_last_id ON metric_blocks(last_id)",
+        "CREATE TABLE metric_blocks ("
+        " id INTEGER PRIMARY KEY,"
+        " key_id INTEGER NOT NULL REFERENCES metric_keys(id) ON DELETE CASCADE,"
+        " source INTEGER NOT NULL DEFAULT 0,"
+        " first_id INTEGER NOT NULL,"
+        " last_id INTEGER NOT NULL,"
+        " count INTEGER NOT NULL,"
+        " live INTEGER NOT NULL,"
+        " first_step INTEGER NOT NULL,"
+        " last_step INTEGER NOT NULL,"
+        " points BLOB NOT NULL"
+        ")",
+        "CREATE INDEX metric_blocks_series ON metric_blocks(key_id, source, first_id)",
+        "CREATE INDEX metric_blocks_last_id ON metric_blocks(last_id)",
 };
 
 // Version 6: what the scheduler reads on every pass, without reading the
@@ -169,8 +169,8 @@ const char* const kVersion5[] = {
 // SqliteResultStore::unfinishedRuns) and the runs that ended recently (fair
 // share's decayed usage window).
 const char* const kVersion6[] = {
-    "CREATE INDEX runs_unfinished ON runs(created_at) WHERE state NOT IN ('succeeded', 'failed', 'cancelled')",
-    "CREATE INDEX runs_finished_at ON runs(finished_at)",
+        "CREATE INDEX runs_unfinished ON runs(created_at) WHERE state NOT IN ('succeeded', 'failed', 'cancelled')",
+        "CREATE INDEX runs_finished_at ON runs(finished_at)",
 };
 
 // Version 7: run notices (RunNotice.h): what a run's user should see besides
@@ -178,21 +178,21 @@ const char* const kVersion6[] = {
 // ms since the epoch, UTC, like every time; id keeps the order of notices
 // recorded in the same millisecond. Existing runs start with none.
 const char* const kVersion7[] = {
-    "CREATE TABLE run_notices ("
-    " id INTEGER PRIMARY KEY,"
-    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-    " at INTEGER NOT NULL,"
-    " text TEXT NOT NULL"
-    ")",
-    "CREATE INDEX run_notices_run ON run_notices(run_id, at)",
+        "CREATE TABLE run_notices ("
+        " id INTEGER PRIMARY KEY,"
+        " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+        " at INTEGER NOT NULL,"
+        " text TEXT NOT NULL"
+        ")",
+        "CREATE INDEX run_notices_run ON run_notices(run_id, at)",
 };
 
 // Version 8: what the user writes about a run (RunRecord::notes, free text)
 // and whether it is archived (hidden from the runs table and `ls` unless
 // asked for). Existing runs start with no notes, not archived.
 const char* const kVersion8[] = {
-    "ALTER TABLE runs ADD COLUMN notes TEXT NOT NULL DEFAULT ''",
-    "ALTER TABLE runs ADD COLUMN archived INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE runs ADD COLUMN notes TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE runs ADD COLUMN archived INTEGER NOT NULL DEFAULT 0",
 };
 
 // Version 9: why a run ended apart from why it waits. failure_kind is a
@@ -202,14 +202,14 @@ const char* const kVersion8[] = {
 // is now only the ended run's detail, pending_reason a queued or held run's
 // reason, moved here from failure_reason where it was kept until v8.
 const char* const kVersion9[] = {
-    "ALTER TABLE runs ADD COLUMN failure_kind TEXT NOT NULL DEFAULT ''",
-    "ALTER TABLE runs ADD COLUMN pending_reason TEXT NOT NULL DEFAULT ''",
-    "UPDATE runs SET pending_reason = failure_reason, failure_reason = '' WHERE state IN ('queued', 'held')",
-    "UPDATE runs SET failure_kind = 'cancelled' WHERE state = 'cancelled'",
-    "UPDATE runs SET failure_kind = 'exit_code'"
-    " WHERE state = 'failed' AND exit_code IS NOT NULL AND failure_reason = 'exit code ' || exit_code",
-    "UPDATE runs SET failure_kind = 'signal'"
-    " WHERE state = 'failed' AND exit_signal IS NOT NULL AND failure_reason = 'killed by signal ' || exit_signal",
+        "ALTER TABLE runs ADD COLUMN failure_kind TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE runs ADD COLUMN pending_reason TEXT NOT NULL DEFAULT ''",
+        "UPDATE runs SET pending_reason = failure_reason, failure_reason = '' WHERE state IN ('queued', 'held')",
+        "UPDATE runs SET failure_kind = 'cancelled' WHERE state = 'cancelled'",
+        "UPDATE runs SET failure_kind = 'exit_code'"
+        " WHERE state = 'failed' AND exit_code IS NOT NULL AND failure_reason = 'exit code ' || exit_code",
+        "UPDATE runs SET failure_kind = 'signal'"
+        " WHERE state = 'failed' AND exit_signal IS NOT NULL AND failure_reason = 'killed by signal ' || exit_signal",
 };
 
 // Version 10: which runs changed, so a reader in another process (the GUI
@@ -221,11 +221,11 @@ const char* const kVersion9[] = {
 // runs start with none: a reader loads everything once, then asks for changes
 // after the largest seq it saw (SqliteResultStore::runChangesSince).
 const char* const kVersion10[] = {
-    "CREATE TABLE run_changes ("
-    " run_id INTEGER NOT NULL PRIMARY KEY,"
-    " seq INTEGER NOT NULL"
-    ")",
-    "CREATE INDEX run_changes_seq ON run_changes(seq)",
+        "CREATE TABLE run_changes ("
+        " run_id INTEGER NOT NULL PRIMARY KEY,"
+        " seq INTEGER NOT NULL"
+        ")",
+        "CREATE INDEX run_changes_seq ON run_changes(seq)",
 };
 
 QString dbError(const QSqlQuery& q)
@@ -288,8 +288,7 @@ QStringList SqliteSchema::migrationStep(int fromVersion)
         for (const char* s : kVersion10)
             out << QString::fromLatin1(s);
         break;
-    default:
-        break;
+    default: break;
     }
     return out;
 }
@@ -304,7 +303,8 @@ Result<void> SqliteSchema::checkFileHeader(const QString& path)
     static constexpr char kMagic[] = "SQLite format 3"; // + NUL: 16 bytes, sqlite.org/fileformat.html §1.3.1
     const QByteArray head = f.read(16);
     if (head.size() < 16 || !head.startsWith(kMagic) || head.at(15) != '\0')
-        return fail(QStringLiteral("%1: not a Trainyard result database (the file is not an SQLite 3 database)").arg(path));
+        return fail(
+                QStringLiteral("%1: not a Trainyard result database (the file is not an SQLite 3 database)").arg(path));
     return {};
 }
 
@@ -329,7 +329,7 @@ Result<int> SqliteSchema::readVersion(QSqlDatabase& db, const QString& path)
         return 0;
     if (!hasMeta)
         return fail(QStringLiteral("%1: not a Trainyard result database (an SQLite database without a `meta` table)")
-                        .arg(path));
+                            .arg(path));
     if (!q.exec(QStringLiteral("SELECT value FROM meta WHERE key = 'schema_version'")))
         return std::unexpected(readError(q, path, QStringLiteral("the schema version")));
     if (!q.next())
@@ -351,9 +351,9 @@ Result<int> SqliteSchema::probeVersion(QSqlDatabase& db, const QString& path)
                                    "versions up to %3 (it was written by a newer Trainyard). Refusing to open it; "
                                    "the file was left unchanged. Use a newer Trainyard or another database "
                                    "(--db PATH or TRAINYARD_DB).")
-                        .arg(path)
-                        .arg(*version)
-                        .arg(kCurrentVersion));
+                            .arg(path)
+                            .arg(*version)
+                            .arg(kCurrentVersion));
     return version;
 }
 

@@ -10,9 +10,9 @@ struct SqliteStoreOptions {
     // (~1.0M per CPU-second, ~70% of the sqlite3 shell's INSERT ... SELECT),
     // QtSqlBatch ~0.57M and QtSqlLoop ~0.46M points per CPU-second.
     enum class MetricInsert {
-        RawSqlite,   // sqlite3_bind_*/sqlite3_step on the QSQLITE driver's own handle
-        QtSqlLoop,   // one prepared QSqlQuery, bindValue() + exec() per row
-        QtSqlBatch,  // QSqlQuery::execBatch() over column QVariantLists per batch
+        RawSqlite,  // sqlite3_bind_*/sqlite3_step on the QSQLITE driver's own handle
+        QtSqlLoop,  // one prepared QSqlQuery, bindValue() + exec() per row
+        QtSqlBatch, // QSqlQuery::execBatch() over column QVariantLists per batch
     };
     MetricInsert metricInsert = MetricInsert::RawSqlite;
     // Pack metric points into metric_blocks (MetricBlock.h): a bulk write

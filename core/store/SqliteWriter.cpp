@@ -234,7 +234,8 @@ void SqliteWriter::run()
 
         if (!outcome.error.isEmpty())
             qCWarning(lcStoreWriter, "%s", qUtf8Printable(outcome.error));
-        if (m_onBatch && (!outcome.changedRuns.isEmpty() || !outcome.metricCounts.isEmpty() || !outcome.error.isEmpty()))
+        if (m_onBatch
+                && (!outcome.changedRuns.isEmpty() || !outcome.metricCounts.isEmpty() || !outcome.error.isEmpty()))
             m_onBatch(outcome);
         for (auto& [promise, result] : created)
             promise->set_value(outcome.error.isEmpty() ? result : fail(outcome.error));
@@ -325,11 +326,10 @@ Result<int> SqliteWriter::initialize()
         QSqlQuery q(m_db);
         if (!q.exec(QStringLiteral("SELECT sqlite_version(), sqlite_source_id()")) || !q.next())
             return fail(QStringLiteral("%1: cannot ask the SQLite driver its version: %2")
-                            .arg(m_path, q.lastError().text()));
-        if (const QString mismatch = sqlitefile::libraryMismatch(
-                m_path, q.value(0).toString(), q.value(1).toString(), QString::fromUtf8(sqlite3_libversion()),
-                QString::fromUtf8(sqlite3_sourceid()));
-            !mismatch.isEmpty())
+                                .arg(m_path, q.lastError().text()));
+        if (const QString mismatch = sqlitefile::libraryMismatch(m_path, q.value(0).toString(), q.value(1).toString(),
+                    QString::fromUtf8(sqlite3_libversion()), QString::fromUtf8(sqlite3_sourceid()));
+                !mismatch.isEmpty())
             return fail(mismatch);
     }
     const QVariant h = m_db.driver()->handle();
@@ -356,7 +356,7 @@ Result<int> SqliteWriter::initialize()
             return fail(QStringLiteral("%1: cannot switch to WAL: %2").arg(m_path, q.lastError().text()));
         if (q.value(0).toString().compare(QLatin1String("wal"), Qt::CaseInsensitive) != 0)
             qCWarning(lcStoreWriter, "%s: journal mode is %s, not WAL (file system without shared memory?)",
-                      qUtf8Printable(m_path), qUtf8Printable(q.value(0).toString()));
+                    qUtf8Printable(m_path), qUtf8Printable(q.value(0).toString()));
     }
     if (auto r = exec(QStringLiteral("PRAGMA synchronous=NORMAL")); !r)
         return std::unexpected(r.error());
@@ -397,10 +397,10 @@ Result<int> SqliteWriter::initialize()
                 const QString err = q.lastError().text();
                 rollback();
                 return fail(QStringLiteral("%1: migrating the schema from version %2 to %3 failed: %4 (in: %5)")
-                                .arg(m_path)
-                                .arg(v)
-                                .arg(v + 1)
-                                .arg(err, sql));
+                                    .arg(m_path)
+                                    .arg(v)
+                                    .arg(v + 1)
+                                    .arg(err, sql));
             }
         }
     }
@@ -420,7 +420,7 @@ Result<int> SqliteWriter::initialize()
     }
     if (*from != SqliteSchema::kCurrentVersion)
         qCInfo(lcStoreWriter, "%s: migrated the schema from version %d to %d", qUtf8Printable(m_path), *from,
-               SqliteSchema::kCurrentVersion);
+                SqliteSchema::kCurrentVersion);
     return SqliteSchema::kCurrentVersion;
 }
 
@@ -430,50 +430,50 @@ Result<void> SqliteWriter::prepareStatements()
         q.emplace(m_db);
         if (!q->prepare(QString::fromLatin1(sql)))
             return fail(QStringLiteral("%1: cannot prepare \"%2\": %3")
-                            .arg(m_path, QString::fromLatin1(sql), q->lastError().text()));
+                                .arg(m_path, QString::fromLatin1(sql), q->lastError().text()));
         return {};
     };
     const std::pair<std::optional<QSqlQuery>*, const char*> statements[] = {
-        // Both start with the mutable columns, in bindMutableRunFields() order.
-        {&m_insertRun,
-         "INSERT INTO runs (state, node, gpus, argv, workdir, env, priority, started_at, finished_at,"
-         " exit_code, exit_signal, failure_reason, agent_run_id, console_path, failure_kind, pending_reason,"
-         " name, spec_yaml, spec_path, created_at, console_offset) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
-        {&m_updateRun,
-         "UPDATE runs SET state = ?, node = ?, gpus = ?, argv = ?, workdir = ?, env = ?, priority = ?,"
-         " started_at = ?, finished_at = ?, exit_code = ?, exit_signal = ?, failure_reason = ?,"
-         " agent_run_id = ?, console_path = ?, failure_kind = ?, pending_reason = ? WHERE id = ?"},
-        {&m_deleteTags, "DELETE FROM tags WHERE run_id = ?"},
-        {&m_insertTag, "INSERT INTO tags (run_id, tag, position) VALUES (?,?,?)"},
-        {&m_insertParam,
-         "INSERT INTO params (run_id, key, value) VALUES (?,?,?)"
-         " ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value"},
-        {&m_setOffset, "UPDATE runs SET console_offset = ? WHERE id = ?"},
-        {&m_markChange,
-         "INSERT INTO run_changes (run_id, seq) VALUES (?, ?) ON CONFLICT (run_id) DO UPDATE SET seq = excluded.seq"},
-        {&m_maxChangeSeq, "SELECT COALESCE(MAX(seq), 0) FROM run_changes"},
-        {&m_deleteRun, "DELETE FROM runs WHERE id = ?"},
-        {&m_upsertArtifact,
-         "INSERT INTO artifacts (run_id, path, size, sha256, created_at) VALUES (?,?,?,?,?)"
-         " ON CONFLICT (run_id, path) DO UPDATE SET size = excluded.size, sha256 = excluded.sha256,"
-         " created_at = excluded.created_at"},
-        // A notice the run already has (same text) is not repeated: whoever
-        // notices something again (a re-attached run's metric file, a second
-        // download) adds nothing new, and the first time stays.
-        {&m_insertNotice,
-         "INSERT INTO run_notices (run_id, at, text) SELECT ?, ?, ?"
-         " WHERE NOT EXISTS (SELECT 1 FROM run_notices WHERE run_id = ? AND text = ?)"},
-        {&m_insertKey, "INSERT INTO metric_keys (run_id, key) VALUES (?,?) ON CONFLICT (run_id, key) DO NOTHING"},
-        {&m_selectKey, "SELECT id FROM metric_keys WHERE run_id = ? AND key = ?"},
-        {&m_insertMetric,
-         "INSERT INTO metrics (id, key_id, step, epoch, wall_ms, value, kind, source) VALUES (?,?,?,?,?,?,?,?)"},
-        // Newest-first walk of metrics_series: stops at the first current row.
-        {&m_selectLastStep,
-         "SELECT step FROM metrics WHERE key_id = ? AND source = ? AND superseded = 0 ORDER BY step DESC LIMIT 1"},
-        {&m_markSuperseded,
-         "UPDATE metrics SET superseded = 1 WHERE key_id = ? AND source = ? AND step >= ? AND superseded = 0"},
-        {&m_insertRestart,
-         "INSERT INTO metric_restarts (key_id, source, step, wall_ms, superseded) VALUES (?,?,?,?,?)"},
+            // Both start with the mutable columns, in bindMutableRunFields() order.
+            {&m_insertRun,
+                    "INSERT INTO runs (state, node, gpus, argv, workdir, env, priority, started_at, finished_at,"
+                    " exit_code, exit_signal, failure_reason, agent_run_id, console_path, failure_kind, pending_reason,"
+                    " name, spec_yaml, spec_path, created_at, console_offset) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+            {&m_updateRun,
+                    "UPDATE runs SET state = ?, node = ?, gpus = ?, argv = ?, workdir = ?, env = ?, priority = ?,"
+                    " started_at = ?, finished_at = ?, exit_code = ?, exit_signal = ?, failure_reason = ?,"
+                    " agent_run_id = ?, console_path = ?, failure_kind = ?, pending_reason = ? WHERE id = ?"},
+            {&m_deleteTags, "DELETE FROM tags WHERE run_id = ?"},
+            {&m_insertTag, "INSERT INTO tags (run_id, tag, position) VALUES (?,?,?)"},
+            {&m_insertParam,
+                    "INSERT INTO params (run_id, key, value) VALUES (?,?,?)"
+                    " ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value"},
+            {&m_setOffset, "UPDATE runs SET console_offset = ? WHERE id = ?"},
+            {&m_markChange,
+                    "INSERT INTO run_changes (run_id, seq) VALUES (?, ?) ON CONFLICT (run_id) DO UPDATE SET seq = excluded.seq"},
+            {&m_maxChangeSeq, "SELECT COALESCE(MAX(seq), 0) FROM run_changes"},
+            {&m_deleteRun, "DELETE FROM runs WHERE id = ?"},
+            {&m_upsertArtifact,
+                    "INSERT INTO artifacts (run_id, path, size, sha256, created_at) VALUES (?,?,?,?,?)"
+                    " ON CONFLICT (run_id, path) DO UPDATE SET size = excluded.size, sha256 = excluded.sha256,"
+                    " created_at = excluded.created_at"},
+            // A notice the run already has (same text) is not repeated: whoever
+            // notices something again (a re-attached run's metric file, a second
+            // download) adds nothing new, and the first time stays.
+            {&m_insertNotice,
+                    "INSERT INTO run_notices (run_id, at, text) SELECT ?, ?, ?"
+                    " WHERE NOT EXISTS (SELECT 1 FROM run_notices WHERE run_id = ? AND text = ?)"},
+            {&m_insertKey, "INSERT INTO metric_keys (run_id, key) VALUES (?,?) ON CONFLICT (run_id, key) DO NOTHING"},
+            {&m_selectKey, "SELECT id FROM metric_keys WHERE run_id = ? AND key = ?"},
+            {&m_insertMetric,
+                    "INSERT INTO metrics (id, key_id, step, epoch, wall_ms, value, kind, source) VALUES (?,?,?,?,?,?,?,?)"},
+            // Newest-first walk of metrics_series: stops at the first current row.
+            {&m_selectLastStep,
+                    "SELECT step FROM metrics WHERE key_id = ? AND source = ? AND superseded = 0 ORDER BY step DESC LIMIT 1"},
+            {&m_markSuperseded,
+                    "UPDATE metrics SET superseded = 1 WHERE key_id = ? AND source = ? AND step >= ? AND superseded = 0"},
+            {&m_insertRestart,
+                    "INSERT INTO metric_restarts (key_id, source, step, wall_ms, superseded) VALUES (?,?,?,?,?)"},
     };
     for (const auto& [q, sql] : statements)
         if (auto r = prep(*q, sql); !r)
@@ -483,43 +483,42 @@ Result<void> SqliteWriter::prepareStatements()
     // metric rows (RawSqlite), blocks and the tail/restart statements go
     // straight through libsqlite3.
     const auto raw = [this](sqlite3_stmt** stmt, const QByteArray& sql) -> Result<void> {
-        if (sqlite3_prepare_v3(m_handle, sql.constData(), int(sql.size()) + 1, SQLITE_PREPARE_PERSISTENT, stmt,
-                               nullptr)
-            != SQLITE_OK)
+        if (sqlite3_prepare_v3(m_handle, sql.constData(), int(sql.size()) + 1, SQLITE_PREPARE_PERSISTENT, stmt, nullptr)
+                != SQLITE_OK)
             return fail(QStringLiteral("%1: cannot prepare %2: %3")
-                            .arg(m_path, QString::fromUtf8(sql), QString::fromUtf8(sqlite3_errmsg(m_handle))));
+                                .arg(m_path, QString::fromUtf8(sql), QString::fromUtf8(sqlite3_errmsg(m_handle))));
         return {};
     };
     const std::pair<sqlite3_stmt**, QByteArray> rawStatements[] = {
-        {&m_insertBlock,
-         "INSERT INTO metric_blocks (key_id, source, first_id, last_id, count, live, first_step, last_step, points)"
-         " VALUES (?,?,?,?,?,?,?,?,?)"},
-        // The series' current rows, oldest first: what packing moves into a block.
-        {&m_selectTail,
-         "SELECT id, step, epoch, wall_ms, value, kind FROM metrics"
-         " WHERE key_id = ?1 AND source = ?2 AND superseded = 0 ORDER BY id LIMIT ?3"},
-        {&m_countTail,
-         "SELECT count(*) FROM (SELECT 1 FROM metrics WHERE key_id = ?1 AND source = ?2 AND superseded = 0 LIMIT ?3)"},
-        {&m_deleteTail, "DELETE FROM metrics WHERE key_id = ?1 AND source = ?2 AND superseded = 0 AND id <= ?3"},
-        // Blocks a restart at step ?3 may cut (their live prefix can reach it).
-        {&m_selectCutBlocks,
-         "SELECT id, live, points FROM metric_blocks"
-         " WHERE key_id = ?1 AND source = ?2 AND live > 0 AND last_step >= ?3"},
-        {&m_setLive, "UPDATE metric_blocks SET live = ?1 WHERE id = ?2"},
-        // The newest block with current points holds the series' highest current step.
-        {&m_lastLiveBlock,
-         "SELECT live, points FROM metric_blocks WHERE key_id = ?1 AND source = ?2 AND live > 0"
-         " ORDER BY first_id DESC LIMIT 1"},
-        {&m_maxMetricId,
-         "SELECT max(coalesce((SELECT max(id) FROM metrics), 0),"
-         " coalesce((SELECT max(last_id) FROM metric_blocks), 0))"},
+            {&m_insertBlock,
+                    "INSERT INTO metric_blocks (key_id, source, first_id, last_id, count, live, first_step, last_step, points)"
+                    " VALUES (?,?,?,?,?,?,?,?,?)"},
+            // The series' current rows, oldest first: what packing moves into a block.
+            {&m_selectTail,
+                    "SELECT id, step, epoch, wall_ms, value, kind FROM metrics"
+                    " WHERE key_id = ?1 AND source = ?2 AND superseded = 0 ORDER BY id LIMIT ?3"},
+            {&m_countTail,
+                    "SELECT count(*) FROM (SELECT 1 FROM metrics WHERE key_id = ?1 AND source = ?2 AND superseded = 0 LIMIT ?3)"},
+            {&m_deleteTail, "DELETE FROM metrics WHERE key_id = ?1 AND source = ?2 AND superseded = 0 AND id <= ?3"},
+            // Blocks a restart at step ?3 may cut (their live prefix can reach it).
+            {&m_selectCutBlocks,
+                    "SELECT id, live, points FROM metric_blocks"
+                    " WHERE key_id = ?1 AND source = ?2 AND live > 0 AND last_step >= ?3"},
+            {&m_setLive, "UPDATE metric_blocks SET live = ?1 WHERE id = ?2"},
+            // The newest block with current points holds the series' highest current step.
+            {&m_lastLiveBlock,
+                    "SELECT live, points FROM metric_blocks WHERE key_id = ?1 AND source = ?2 AND live > 0"
+                    " ORDER BY first_id DESC LIMIT 1"},
+            {&m_maxMetricId,
+                    "SELECT max(coalesce((SELECT max(id) FROM metrics), 0),"
+                    " coalesce((SELECT max(last_id) FROM metric_blocks), 0))"},
     };
     for (const auto& [stmt, sql] : rawStatements)
         if (auto r = raw(stmt, sql); !r)
             return r;
     if (m_options.metricInsert == SqliteStoreOptions::MetricInsert::RawSqlite) {
-        static constexpr char kSql[] =
-            "INSERT INTO metrics (id, key_id, step, epoch, wall_ms, value, kind, source) VALUES (?,?,?,?,?,?,?,?)";
+        static constexpr char kSql[]
+                = "INSERT INTO metrics (id, key_id, step, epoch, wall_ms, value, kind, source) VALUES (?,?,?,?,?,?,?,?)";
         if (auto r = raw(&m_rawInsertMetric, QByteArray(kSql)); !r)
             return r;
         // Many rows per sqlite3_step(): the per-statement cost (VDBE start and
@@ -537,22 +536,21 @@ Result<void> SqliteWriter::prepareStatements()
 
 void SqliteWriter::releaseStatements()
 {
-    for (sqlite3_stmt** stmt : {&m_rawInsertMetric, &m_rawInsertMetricMulti, &m_insertBlock, &m_selectTail, &m_countTail,
-                                &m_deleteTail, &m_selectCutBlocks, &m_setLive, &m_lastLiveBlock, &m_maxMetricId}) {
+    for (sqlite3_stmt** stmt : {&m_rawInsertMetric, &m_rawInsertMetricMulti, &m_insertBlock, &m_selectTail,
+                 &m_countTail, &m_deleteTail, &m_selectCutBlocks, &m_setLive, &m_lastLiveBlock, &m_maxMetricId}) {
         if (*stmt) {
             sqlite3_finalize(*stmt);
             *stmt = nullptr;
         }
     }
-    for (auto* q : {&m_insertRun, &m_updateRun, &m_deleteTags, &m_insertTag, &m_insertParam, &m_setOffset,
-                    &m_deleteRun, &m_upsertArtifact, &m_insertNotice, &m_insertKey, &m_selectKey, &m_insertMetric, &m_selectLastStep,
-                    &m_markSuperseded, &m_insertRestart, &m_markChange, &m_maxChangeSeq})
+    for (auto* q : {&m_insertRun, &m_updateRun, &m_deleteTags, &m_insertTag, &m_insertParam, &m_setOffset, &m_deleteRun,
+                 &m_upsertArtifact, &m_insertNotice, &m_insertKey, &m_selectKey, &m_insertMetric, &m_selectLastStep,
+                 &m_markSuperseded, &m_insertRestart, &m_markChange, &m_maxChangeSeq})
         q->reset();
 }
 
-SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
-    std::deque<storeop::WriteOp>& ops,
-    QList<std::pair<std::shared_ptr<std::promise<Result<RunId>>>, Result<RunId>>>& created)
+SqliteWriter::BatchOutcome SqliteWriter::applyBatch(std::deque<storeop::WriteOp>& ops,
+        QList<std::pair<std::shared_ptr<std::promise<Result<RunId>>>, Result<RunId>>>& created)
 {
     BatchOutcome out;
     QSet<RunId> changed;
@@ -598,92 +596,93 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
     m_nextMetricId = 0;
     for (auto& op : ops) {
         std::visit(
-            [&](auto& o) {
-                using T = std::decay_t<decltype(o)>;
-                if (!error.isEmpty())
-                    return;
-                if constexpr (!std::is_same_v<T, storeop::AppendMetrics>
-                              && !std::is_same_v<T, storeop::SetConsoleOffset>) {
-                    if (auto r = flushMetrics(metricCounts); !r) {
-                        error = r.error().message;
+                [&](auto& o) {
+                    using T = std::decay_t<decltype(o)>;
+                    if (!error.isEmpty())
                         return;
-                    }
-                }
-                if constexpr (std::is_same_v<T, storeop::CreateRun>) {
-                    auto id = applyCreate(o);
-                    if (id)
-                        touch(*id);
-                    else
-                        error = id.error().message;
-                    created.append({o.done, id});
-                } else if constexpr (std::is_same_v<T, storeop::UpdateRun>) {
-                    auto r = applyUpdate(o);
-                    if (!r)
-                        error = r.error().message;
-                    else if (*r)
-                        touch(o.run.id);
-                } else if constexpr (std::is_same_v<T, storeop::AnnotateRun>) {
-                    auto r = applyAnnotate(o);
-                    if (!r)
-                        error = r.error().message;
-                    else if (*r)
-                        touch(o.run);
-                } else if constexpr (std::is_same_v<T, storeop::AppendMetrics>) {
-                    if (!m_fenced.isEmpty()) // queued after a failed batch of their run: dropped
-                        o.points.removeIf([this](const MetricPoint& p) {
-                            return p.source == MetricSource::Console && m_fenced.contains(p.run);
-                        });
-                    if (auto r = applyMetrics(o.points, metricCounts); !r)
-                        error = r.error().message;
-                    for (const MetricPoint& p : std::as_const(o.points)) // const: no detach; m_pending points into it
-                        if (!counts.contains(p.run)) {
-                            counts.insert(p.run, 0);
-                            countOrder.append(p.run);
+                    if constexpr (!std::is_same_v<T,
+                                          storeop::AppendMetrics> && !std::is_same_v<T, storeop::SetConsoleOffset>) {
+                        if (auto r = flushMetrics(metricCounts); !r) {
+                            error = r.error().message;
+                            return;
                         }
-                } else if constexpr (std::is_same_v<T, storeop::SetConsoleOffset>) {
-                    if (m_fenced.contains(o.run))
-                        return; // queued after a failed batch of its run: dropped
-                    auto r = applyConsoleOffset(o);
-                    if (!r)
-                        error = r.error().message;
-                    else if (*r)
-                        touch(o.run);
-                } else if constexpr (std::is_same_v<T, storeop::DeleteRun>) {
-                    auto r = applyDelete(o);
-                    if (!r)
-                        error = r.error().message;
-                    else
-                        touch(o.run);
-                } else if constexpr (std::is_same_v<T, storeop::AddArtifact>) {
-                    auto r = applyArtifact(o);
-                    if (!r)
-                        error = r.error().message;
-                    else if (*r)
-                        touch(o.artifact.run);
-                } else if constexpr (std::is_same_v<T, storeop::AddNotice>) {
-                    auto r = applyNotice(o);
-                    if (!r)
-                        error = r.error().message;
-                    else if (*r)
-                        touch(o.notice.run);
-                } else if constexpr (std::is_same_v<T, storeop::SetParams>) {
-                    auto r = applyParams(o);
-                    if (!r)
-                        error = r.error().message;
-                    else if (*r)
-                        touch(o.run);
-                } else if constexpr (std::is_same_v<T, storeop::PutNode>) {
-                    if (auto r = applyPutNode(o); !r)
-                        error = r.error().message;
-                } else if constexpr (std::is_same_v<T, storeop::RemoveNode>) {
-                    if (auto r = applyRemoveNode(o); !r)
-                        error = r.error().message;
-                } else if constexpr (std::is_same_v<T, storeop::BeginIngestion>) {
-                    m_ingesting.insert(o.run);
-                    m_fenced.remove(o.run);
-                }
-            },
-            op);
+                    }
+                    if constexpr (std::is_same_v<T, storeop::CreateRun>) {
+                        auto id = applyCreate(o);
+                        if (id)
+                            touch(*id);
+                        else
+                            error = id.error().message;
+                        created.append({o.done, id});
+                    } else if constexpr (std::is_same_v<T, storeop::UpdateRun>) {
+                        auto r = applyUpdate(o);
+                        if (!r)
+                            error = r.error().message;
+                        else if (*r)
+                            touch(o.run.id);
+                    } else if constexpr (std::is_same_v<T, storeop::AnnotateRun>) {
+                        auto r = applyAnnotate(o);
+                        if (!r)
+                            error = r.error().message;
+                        else if (*r)
+                            touch(o.run);
+                    } else if constexpr (std::is_same_v<T, storeop::AppendMetrics>) {
+                        if (!m_fenced.isEmpty()) // queued after a failed batch of their run: dropped
+                            o.points.removeIf([this](const MetricPoint& p) {
+                                return p.source == MetricSource::Console && m_fenced.contains(p.run);
+                            });
+                        if (auto r = applyMetrics(o.points, metricCounts); !r)
+                            error = r.error().message;
+                        for (const MetricPoint& p :
+                                std::as_const(o.points)) // const: no detach; m_pending points into it
+                            if (!counts.contains(p.run)) {
+                                counts.insert(p.run, 0);
+                                countOrder.append(p.run);
+                            }
+                    } else if constexpr (std::is_same_v<T, storeop::SetConsoleOffset>) {
+                        if (m_fenced.contains(o.run))
+                            return; // queued after a failed batch of its run: dropped
+                        auto r = applyConsoleOffset(o);
+                        if (!r)
+                            error = r.error().message;
+                        else if (*r)
+                            touch(o.run);
+                    } else if constexpr (std::is_same_v<T, storeop::DeleteRun>) {
+                        auto r = applyDelete(o);
+                        if (!r)
+                            error = r.error().message;
+                        else
+                            touch(o.run);
+                    } else if constexpr (std::is_same_v<T, storeop::AddArtifact>) {
+                        auto r = applyArtifact(o);
+                        if (!r)
+                            error = r.error().message;
+                        else if (*r)
+                            touch(o.artifact.run);
+                    } else if constexpr (std::is_same_v<T, storeop::AddNotice>) {
+                        auto r = applyNotice(o);
+                        if (!r)
+                            error = r.error().message;
+                        else if (*r)
+                            touch(o.notice.run);
+                    } else if constexpr (std::is_same_v<T, storeop::SetParams>) {
+                        auto r = applyParams(o);
+                        if (!r)
+                            error = r.error().message;
+                        else if (*r)
+                            touch(o.run);
+                    } else if constexpr (std::is_same_v<T, storeop::PutNode>) {
+                        if (auto r = applyPutNode(o); !r)
+                            error = r.error().message;
+                    } else if constexpr (std::is_same_v<T, storeop::RemoveNode>) {
+                        if (auto r = applyRemoveNode(o); !r)
+                            error = r.error().message;
+                    } else if constexpr (std::is_same_v<T, storeop::BeginIngestion>) {
+                        m_ingesting.insert(o.run);
+                        m_fenced.remove(o.run);
+                    }
+                },
+                op);
         if (!error.isEmpty())
             break;
     }
@@ -711,14 +710,14 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(
             error = QStringLiteral("%1 (%2)").arg(error, reason);
         QSqlQuery(m_db).exec(QStringLiteral("ROLLBACK"));
         fenceFailedBatch(ops);
-        m_keyIds.clear(); // may hold ids of metric_keys rows that were rolled back
+        m_keyIds.clear();    // may hold ids of metric_keys rows that were rolled back
         m_lastSteps.clear(); // may hold steps of rows that were rolled back
         m_tailRows.clear();
         m_pending.clear();
         m_pendingIndex.clear();
         m_batchId.clear();
-        for (auto* l : {&m_batchKey, &m_batchStep, &m_batchEpoch, &m_batchWall, &m_batchValue, &m_batchKind,
-                        &m_batchSource})
+        for (auto* l :
+                {&m_batchKey, &m_batchStep, &m_batchEpoch, &m_batchWall, &m_batchValue, &m_batchKind, &m_batchSource})
             l->clear();
         out.error = lost(error);
         out.changedRuns.clear();
@@ -775,7 +774,8 @@ Result<void> SqliteWriter::recordChanges(const QList<RunId>& runs)
     if (runs.isEmpty())
         return {};
     if (!m_maxChangeSeq->exec() || !m_maxChangeSeq->next())
-        return fail(QStringLiteral("%1: cannot read the change sequence: %2").arg(m_path, m_maxChangeSeq->lastError().text()));
+        return fail(QStringLiteral("%1: cannot read the change sequence: %2")
+                            .arg(m_path, m_maxChangeSeq->lastError().text()));
     const qint64 seq = m_maxChangeSeq->value(0).toLongLong() + 1;
     m_maxChangeSeq->finish();
     for (RunId id : runs) {
@@ -783,9 +783,9 @@ Result<void> SqliteWriter::recordChanges(const QList<RunId>& runs)
         m_markChange->bindValue(1, seq);
         if (!m_markChange->exec())
             return fail(QStringLiteral("%1: run %2: cannot record its change: %3")
-                            .arg(m_path)
-                            .arg(id)
-                            .arg(m_markChange->lastError().text()));
+                                .arg(m_path)
+                                .arg(id)
+                                .arg(m_markChange->lastError().text()));
     }
     return {};
 }
@@ -817,9 +817,9 @@ Result<RunId> SqliteWriter::applyCreate(const storeop::CreateRun& op)
         p.bindValue(2, sqlcodec::textToSql(it.value()));
         if (!p.exec())
             return fail(QStringLiteral("%1: run %2: cannot store param %3: %4")
-                            .arg(m_path)
-                            .arg(id)
-                            .arg(it.key(), p.lastError().text()));
+                                .arg(m_path)
+                                .arg(id)
+                                .arg(it.key(), p.lastError().text()));
     }
     return id;
 }
@@ -829,7 +829,8 @@ Result<void> SqliteWriter::replaceTags(RunId run, const QStringList& tags)
     QSqlQuery& d = *m_deleteTags;
     d.bindValue(0, QVariant::fromValue<qint64>(run));
     if (!d.exec())
-        return fail(QStringLiteral("%1: run %2: cannot replace tags: %3").arg(m_path).arg(run).arg(d.lastError().text()));
+        return fail(
+                QStringLiteral("%1: run %2: cannot replace tags: %3").arg(m_path).arg(run).arg(d.lastError().text()));
     QSqlQuery& q = *m_insertTag;
     int position = 0;
     for (const QString& tag : sqlcodec::normalizedTags(tags)) {
@@ -838,9 +839,9 @@ Result<void> SqliteWriter::replaceTags(RunId run, const QStringList& tags)
         q.bindValue(2, position++);
         if (!q.exec())
             return fail(QStringLiteral("%1: run %2: cannot store tag %3: %4")
-                            .arg(m_path)
-                            .arg(run)
-                            .arg(tag, q.lastError().text()));
+                                .arg(m_path)
+                                .arg(run)
+                                .arg(tag, q.lastError().text()));
     }
     return {};
 }
@@ -904,9 +905,9 @@ Result<bool> SqliteWriter::applyConsoleOffset(const storeop::SetConsoleOffset& o
     q.bindValue(1, QVariant::fromValue<qint64>(op.run));
     if (!q.exec())
         return fail(QStringLiteral("%1: run %2: cannot store the console offset: %3")
-                        .arg(m_path)
-                        .arg(op.run)
-                        .arg(q.lastError().text()));
+                            .arg(m_path)
+                            .arg(op.run)
+                            .arg(q.lastError().text()));
     return q.numRowsAffected() > 0;
 }
 
@@ -935,9 +936,9 @@ Result<bool> SqliteWriter::applyArtifact(const storeop::AddArtifact& op)
             return false;
         }
         return fail(QStringLiteral("%1: run %2: cannot record artifact %3: %4")
-                        .arg(m_path)
-                        .arg(a.run)
-                        .arg(a.path, q.lastError().text()));
+                            .arg(m_path)
+                            .arg(a.run)
+                            .arg(a.path, q.lastError().text()));
     }
     return true;
 }
@@ -957,9 +958,9 @@ Result<bool> SqliteWriter::applyNotice(const storeop::AddNotice& op)
             return false;
         }
         return fail(QStringLiteral("%1: run %2: cannot record a notice: %3")
-                        .arg(m_path)
-                        .arg(n.run)
-                        .arg(q.lastError().text()));
+                            .arg(m_path)
+                            .arg(n.run)
+                            .arg(q.lastError().text()));
     }
     return q.numRowsAffected() > 0;
 }
@@ -977,9 +978,9 @@ Result<bool> SqliteWriter::applyParams(const storeop::SetParams& op)
                 return false;
             }
             return fail(QStringLiteral("%1: run %2: cannot store param %3: %4")
-                            .arg(m_path)
-                            .arg(op.run)
-                            .arg(it.key(), p.lastError().text()));
+                                .arg(m_path)
+                                .arg(op.run)
+                                .arg(it.key(), p.lastError().text()));
         }
     }
     return true;
@@ -989,8 +990,9 @@ Result<void> SqliteWriter::applyPutNode(const storeop::PutNode& op)
 {
     const NodeRecord& n = op.node;
     QSqlQuery q(m_db);
-    q.prepare(QStringLiteral("INSERT OR REPLACE INTO nodes (name, host, user, port, identity_file, agent_path, added_at, labels)"
-                             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
+    q.prepare(QStringLiteral(
+            "INSERT OR REPLACE INTO nodes (name, host, user, port, identity_file, agent_path, added_at, labels)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
     q.addBindValue(sqlcodec::textToSql(n.name));
     q.addBindValue(sqlcodec::textToSql(n.host));
     q.addBindValue(sqlcodec::textToSql(n.user));
@@ -998,7 +1000,8 @@ Result<void> SqliteWriter::applyPutNode(const storeop::PutNode& op)
     q.addBindValue(sqlcodec::textToSql(n.identityFile));
     q.addBindValue(sqlcodec::textToSql(n.agentPath));
     q.addBindValue(sqlcodec::timeToSql(n.addedAt.isValid() ? n.addedAt : QDateTime::currentDateTimeUtc()));
-    q.addBindValue(QString::fromUtf8(QJsonDocument(QJsonArray::fromStringList(n.labels)).toJson(QJsonDocument::Compact)));
+    q.addBindValue(
+            QString::fromUtf8(QJsonDocument(QJsonArray::fromStringList(n.labels)).toJson(QJsonDocument::Compact)));
     if (!q.exec())
         return fail(QStringLiteral("%1: cannot store node %2: %3").arg(m_path, n.name, q.lastError().text()));
     return {};
@@ -1035,18 +1038,18 @@ Result<std::optional<qint64>> SqliteWriter::keyId(RunId run, const QString& key)
             return std::optional<qint64>();
         }
         return fail(QStringLiteral("%1: run %2: cannot record metric key %3: %4")
-                        .arg(m_path)
-                        .arg(run)
-                        .arg(key, ins.lastError().text()));
+                            .arg(m_path)
+                            .arg(run)
+                            .arg(key, ins.lastError().text()));
     }
     QSqlQuery& sel = *m_selectKey;
     sel.bindValue(0, QVariant::fromValue<qint64>(run));
     sel.bindValue(1, sqlcodec::textToSql(key));
     if (!sel.exec() || !sel.next())
         return fail(QStringLiteral("%1: run %2: cannot read metric key %3: %4")
-                        .arg(m_path)
-                        .arg(run)
-                        .arg(key, sel.lastError().text()));
+                            .arg(m_path)
+                            .arg(run)
+                            .arg(key, sel.lastError().text()));
     const qint64 id = sel.value(0).toLongLong();
     sel.finish();
     m_keyIds[run].insert(key, id);
@@ -1079,8 +1082,9 @@ Result<bool> SqliteWriter::insertMetricRow(qint64 keyId, qint64 id, const Metric
         q.bindValue(2, QVariant::fromValue<qint64>(p.step));
         q.bindValue(3, p.epoch ? QVariant(*p.epoch) : QVariant(QMetaType::fromType<double>()));
         q.bindValue(4, QVariant::fromValue<qint64>(p.wallTimeMs));
-        q.bindValue(5, metricHasSqlValue(kind) ? QVariant(metricSqlValue(p.value, kind))
-                                               : QVariant(QMetaType::fromType<double>()));
+        q.bindValue(5,
+                metricHasSqlValue(kind) ? QVariant(metricSqlValue(p.value, kind))
+                                        : QVariant(QMetaType::fromType<double>()));
         q.bindValue(6, static_cast<int>(kind));
         q.bindValue(7, static_cast<int>(p.source));
         if (q.exec())
@@ -1088,9 +1092,9 @@ Result<bool> SqliteWriter::insertMetricRow(qint64 keyId, qint64 id, const Metric
         if (isConstraint(q.lastError()))
             return false;
         return fail(QStringLiteral("%1: run %2: cannot store metric %3: %4")
-                        .arg(m_path)
-                        .arg(p.run)
-                        .arg(p.key, q.lastError().text()));
+                            .arg(m_path)
+                            .arg(p.run)
+                            .arg(p.key, q.lastError().text()));
     }
     case SqliteStoreOptions::MetricInsert::QtSqlBatch: {
         const MetricKind kind = metricKind(p.value);
@@ -1124,7 +1128,7 @@ Result<void> SqliteWriter::flushBatchRows()
     q.bindValue(7, m_batchSource);
     const bool ok = q.execBatch();
     for (auto* l : {&m_batchId, &m_batchKey, &m_batchStep, &m_batchEpoch, &m_batchWall, &m_batchValue, &m_batchKind,
-                    &m_batchSource})
+                 &m_batchSource})
         l->clear();
     if (!ok)
         return fail(QStringLiteral("%1: cannot store metrics: %2").arg(m_path, q.lastError().text()));
@@ -1207,7 +1211,7 @@ Result<qint64> SqliteWriter::nextMetricId()
         sqlite3_reset(s);
         if (rc != SQLITE_ROW)
             return fail(QStringLiteral("%1: cannot read the last metric id: %2")
-                            .arg(m_path, QString::fromUtf8(sqlite3_errmsg(m_handle))));
+                                .arg(m_path, QString::fromUtf8(sqlite3_errmsg(m_handle))));
         m_nextMetricId = max + 1;
     }
     return m_nextMetricId++;
@@ -1227,9 +1231,9 @@ Result<int> SqliteWriter::tailRows(qint64 keyId, MetricSource source)
     sqlite3_reset(s);
     if (rc != SQLITE_ROW)
         return fail(QStringLiteral("%1: cannot count the unpacked points of metric key %2: %3")
-                        .arg(m_path)
-                        .arg(keyId)
-                        .arg(QString::fromUtf8(sqlite3_errmsg(m_handle))));
+                            .arg(m_path)
+                            .arg(keyId)
+                            .arg(QString::fromUtf8(sqlite3_errmsg(m_handle))));
     // A series with a block's worth of rows or more predates packing (schema
     // < 5): its rows stay rows, new points are packed on their own.
     const int tail = n >= kMetricBlockPoints ? kLegacyTail : n;
@@ -1237,8 +1241,8 @@ Result<int> SqliteWriter::tailRows(qint64 keyId, MetricSource source)
     return tail;
 }
 
-Result<bool> SqliteWriter::writeBlock(const PendingSeries& series, const MetricBlockPoint* points, int n,
-                                      QHash<RunId, int>& counts)
+Result<bool> SqliteWriter::writeBlock(
+        const PendingSeries& series, const MetricBlockPoint* points, int n, QHash<RunId, int>& counts)
 {
     const QByteArray blob = encodeMetricBlock(points, n);
     sqlite3_stmt* s = m_insertBlock;
@@ -1262,11 +1266,11 @@ Result<bool> SqliteWriter::writeBlock(const PendingSeries& series, const MetricB
     if ((rc & 0xff) == SQLITE_CONSTRAINT)
         return false; // the key row is gone: another process deleted the run
     return fail(QStringLiteral("%1: run %2: cannot store a block of %3 points of metric key %4: %5")
-                    .arg(m_path)
-                    .arg(series.run)
-                    .arg(n)
-                    .arg(series.keyId)
-                    .arg(msg));
+                        .arg(m_path)
+                        .arg(series.run)
+                        .arg(n)
+                        .arg(series.keyId)
+                        .arg(msg));
 }
 
 Result<void> SqliteWriter::flushSeries(PendingSeries& series, std::vector<RowPoint>& rows, QHash<RunId, int>& counts)
@@ -1315,9 +1319,9 @@ Result<void> SqliteWriter::flushSeries(PendingSeries& series, std::vector<RowPoi
         sqlite3_reset(s);
         if (rc != SQLITE_DONE)
             return fail(QStringLiteral("%1: run %2: cannot read the rows of metric %3 to pack: %4")
-                            .arg(m_path)
-                            .arg(series.run)
-                            .arg(series.points.front()->key, QString::fromUtf8(sqlite3_errmsg(m_handle))));
+                                .arg(m_path)
+                                .arg(series.run)
+                                .arg(series.points.front()->key, QString::fromUtf8(sqlite3_errmsg(m_handle))));
     }
     const std::size_t fromRows = all.size();
     for (int i = 0; i < n; ++i) {
@@ -1341,9 +1345,9 @@ Result<void> SqliteWriter::flushSeries(PendingSeries& series, std::vector<RowPoi
         sqlite3_reset(d);
         if (rc != SQLITE_DONE)
             return fail(QStringLiteral("%1: run %2: cannot move the rows of metric %3 into a block: %4")
-                            .arg(m_path)
-                            .arg(series.run)
-                            .arg(series.points.front()->key, QString::fromUtf8(sqlite3_errmsg(m_handle))));
+                                .arg(m_path)
+                                .arg(series.run)
+                                .arg(series.points.front()->key, QString::fromUtf8(sqlite3_errmsg(m_handle))));
         // They were counted when they came in as rows.
         counts[series.run] -= int(rowsMoved);
     }
@@ -1391,9 +1395,9 @@ Result<bool> SqliteWriter::goesBack(qint64 keyId, const MetricPoint& p)
         q.bindValue(1, static_cast<int>(p.source));
         if (!q.exec())
             return fail(QStringLiteral("%1: run %2: cannot read the last step of metric %3: %4")
-                            .arg(m_path)
-                            .arg(p.run)
-                            .arg(p.key, q.lastError().text()));
+                                .arg(m_path)
+                                .arg(p.run)
+                                .arg(p.key, q.lastError().text()));
         std::optional<qint64> last;
         if (q.next())
             last = q.value(0).toLongLong();
@@ -1407,13 +1411,14 @@ Result<bool> SqliteWriter::goesBack(qint64 keyId, const MetricPoint& p)
         const int rc = sqlite3_step(s);
         if (rc == SQLITE_ROW) {
             const int live = sqlite3_column_int(s, 0);
-            const auto view = MetricBlockView::parse(sqlite3_column_blob(s, 1), std::size_t(sqlite3_column_bytes(s, 1)));
+            const auto view
+                    = MetricBlockView::parse(sqlite3_column_blob(s, 1), std::size_t(sqlite3_column_bytes(s, 1)));
             if (!view || live < 1 || live > view->count()) {
                 sqlite3_reset(s);
                 return fail(QStringLiteral("%1: run %2: metric %3 has a malformed block in metric_blocks")
-                                .arg(m_path)
-                                .arg(p.run)
-                                .arg(p.key));
+                                    .arg(m_path)
+                                    .arg(p.run)
+                                    .arg(p.key));
             }
             const qint64 step = view->step(live - 1);
             if (!last || step > *last)
@@ -1422,9 +1427,9 @@ Result<bool> SqliteWriter::goesBack(qint64 keyId, const MetricPoint& p)
         sqlite3_reset(s);
         if (rc != SQLITE_ROW && rc != SQLITE_DONE)
             return fail(QStringLiteral("%1: run %2: cannot read the last block of metric %3: %4")
-                            .arg(m_path)
-                            .arg(p.run)
-                            .arg(p.key, QString::fromUtf8(sqlite3_errmsg(m_handle))));
+                                .arg(m_path)
+                                .arg(p.run)
+                                .arg(p.key, QString::fromUtf8(sqlite3_errmsg(m_handle))));
         it = m_lastSteps.insert(slot, last);
     }
     if (it->has_value() && p.step <= **it)
@@ -1453,10 +1458,10 @@ Result<int> SqliteWriter::cutBlocks(qint64 keyId, const MetricPoint& p)
         if (!view || live > view->count()) {
             sqlite3_reset(s);
             return fail(QStringLiteral("%1: run %2: metric %3: block %4 in metric_blocks is malformed")
-                            .arg(m_path)
-                            .arg(p.run)
-                            .arg(p.key)
-                            .arg(id));
+                                .arg(m_path)
+                                .arg(p.run)
+                                .arg(p.key)
+                                .arg(id));
         }
         const int keep = std::min(live, view->countBelow(p.step));
         if (keep < live) {
@@ -1467,9 +1472,9 @@ Result<int> SqliteWriter::cutBlocks(qint64 keyId, const MetricPoint& p)
     sqlite3_reset(s);
     if (rc != SQLITE_DONE)
         return fail(QStringLiteral("%1: run %2: cannot read the blocks of metric %3: %4")
-                        .arg(m_path)
-                        .arg(p.run)
-                        .arg(p.key, QString::fromUtf8(sqlite3_errmsg(m_handle))));
+                            .arg(m_path)
+                            .arg(p.run)
+                            .arg(p.key, QString::fromUtf8(sqlite3_errmsg(m_handle))));
     for (const Cut& c : cuts) {
         sqlite3_stmt* u = m_setLive;
         sqlite3_bind_int(u, 1, c.live);
@@ -1478,9 +1483,9 @@ Result<int> SqliteWriter::cutBlocks(qint64 keyId, const MetricPoint& p)
         sqlite3_reset(u);
         if (urc != SQLITE_DONE)
             return fail(QStringLiteral("%1: run %2: cannot mark superseded points of metric %3: %4")
-                            .arg(m_path)
-                            .arg(p.run)
-                            .arg(p.key, QString::fromUtf8(sqlite3_errmsg(m_handle))));
+                                .arg(m_path)
+                                .arg(p.run)
+                                .arg(p.key, QString::fromUtf8(sqlite3_errmsg(m_handle))));
     }
     return superseded;
 }
@@ -1499,9 +1504,9 @@ Result<void> SqliteWriter::restartSeries(qint64 keyId, const MetricPoint& p)
     u.bindValue(2, QVariant::fromValue<qint64>(p.step));
     if (!u.exec())
         return fail(QStringLiteral("%1: run %2: cannot mark superseded points of metric %3: %4")
-                        .arg(m_path)
-                        .arg(p.run)
-                        .arg(p.key, u.lastError().text()));
+                            .arg(m_path)
+                            .arg(p.run)
+                            .arg(p.key, u.lastError().text()));
     const int supersededRows = u.numRowsAffected();
     if (auto tail = m_tailRows.find(slot); tail != m_tailRows.end() && *tail != kLegacyTail)
         *tail = std::max(0, *tail - supersededRows);
@@ -1527,11 +1532,11 @@ Result<void> SqliteWriter::restartSeries(qint64 keyId, const MetricPoint& p)
             return {};
         }
         return fail(QStringLiteral("%1: run %2: cannot record the restart of metric %3 at step %4: %5")
-                        .arg(m_path)
-                        .arg(p.run)
-                        .arg(p.key)
-                        .arg(p.step)
-                        .arg(r.lastError().text()));
+                            .arg(m_path)
+                            .arg(p.run)
+                            .arg(p.key)
+                            .arg(p.step)
+                            .arg(r.lastError().text()));
     }
     qCDebug(lcStoreWriter, "run %lld: metric %s went back to step %lld, %d points superseded",
             static_cast<long long>(p.run), qUtf8Printable(p.key), static_cast<long long>(p.step), superseded);

@@ -48,10 +48,10 @@ public:
     // What one committed (or failed) batch did; handed to the callback on the
     // writer thread after the commit.
     struct BatchOutcome {
-        QList<RunId> changedRuns;            // each once, in first-touch order
+        QList<RunId> changedRuns;              // each once, in first-touch order
         QList<QPair<RunId, int>> metricCounts; // points committed per run
-        QString error;                       // non-empty: the batch was rolled back
-        QString damage;                      // non-empty: because the file is damaged (SQLite's words)
+        QString error;                         // non-empty: the batch was rolled back
+        QString damage;                        // non-empty: because the file is damaged (SQLite's words)
     };
     using Callback = std::function<void(const BatchOutcome&)>;
 
@@ -84,7 +84,7 @@ private:
     Result<void> prepareStatements();
     void releaseStatements();
     BatchOutcome applyBatch(std::deque<storeop::WriteOp>& ops,
-                            QList<std::pair<std::shared_ptr<std::promise<Result<RunId>>>, Result<RunId>>>& created);
+            QList<std::pair<std::shared_ptr<std::promise<Result<RunId>>>, Result<RunId>>>& created);
     Result<void> exec(const QString& sql);
     // The system's reason for the connection's last failure ("No space left
     // on device"), or empty; read before anything else runs on it.
@@ -149,8 +149,8 @@ private:
     // is due) into blocks, or appends them to `rows` for writeRows().
     Result<void> flushSeries(PendingSeries& series, std::vector<RowPoint>& rows, QHash<RunId, int>& counts);
     // false: the key row is gone (another process deleted the run); nothing written.
-    Result<bool> writeBlock(const PendingSeries& series, const MetricBlockPoint* points, int n,
-                            QHash<RunId, int>& counts);
+    Result<bool> writeBlock(
+            const PendingSeries& series, const MetricBlockPoint* points, int n, QHash<RunId, int>& counts);
     Result<void> writeRows(std::vector<RowPoint>& rows, QHash<RunId, int>& counts);
     // The next arrival id (metrics.id and block point ids share one sequence),
     // read from the database at the first use in each batch.
@@ -183,8 +183,8 @@ private:
 
     // Queue, shared with the producers.
     mutable QMutex m_mutex;
-    QWaitCondition m_workCond;   // writer waits for work
-    QWaitCondition m_doneCond;   // producers wait for commits / room
+    QWaitCondition m_workCond; // writer waits for work
+    QWaitCondition m_doneCond; // producers wait for commits / room
     std::deque<storeop::WriteOp> m_queue;
     quint64 m_queuedSeq = 0;
     quint64 m_committedSeq = 0;
@@ -202,8 +202,8 @@ private:
     QSqlDatabase m_db;
     std::optional<QSqlQuery> m_markChange, m_maxChangeSeq;
     std::optional<QSqlQuery> m_insertRun, m_updateRun, m_deleteTags, m_insertTag, m_insertParam, m_setOffset,
-        m_deleteRun, m_upsertArtifact, m_insertNotice, m_insertKey, m_selectKey, m_insertMetric, m_selectLastStep,
-        m_markSuperseded, m_insertRestart;
+            m_deleteRun, m_upsertArtifact, m_insertNotice, m_insertKey, m_selectKey, m_insertMetric, m_selectLastStep,
+            m_markSuperseded, m_insertRestart;
     // The QSQLITE driver's connection, taken by initialize() once the driver
     // is seen to run the libsqlite3 linked here (sqlitefile::libraryMismatch).
     sqlite3* m_handle = nullptr;
@@ -213,11 +213,11 @@ private:
                  *m_selectCutBlocks = nullptr, *m_setLive = nullptr, *m_lastLiveBlock = nullptr,
                  *m_maxMetricId = nullptr;
     std::vector<PendingSeries> m_pending;
-    QHash<qint64, int> m_pendingIndex; // seriesSlot -> index in m_pending
-    QHash<qint64, int> m_tailRows;     // seriesSlot -> tailRows(); valid within committed state
-    qint64 m_nextMetricId = 0;         // 0: not read yet in this batch
+    QHash<qint64, int> m_pendingIndex;             // seriesSlot -> index in m_pending
+    QHash<qint64, int> m_tailRows;                 // seriesSlot -> tailRows(); valid within committed state
+    qint64 m_nextMetricId = 0;                     // 0: not read yet in this batch
     QHash<RunId, QHash<QString, qint64>> m_keyIds; // cache of metric_keys, valid within committed state
-    QSet<RunId> m_missingRuns;                      // runs found absent in this batch
+    QSet<RunId> m_missingRuns;                     // runs found absent in this batch
     // ResultStore::beginIngestion(): runs whose ingestion owner restarts from
     // the stored offset after a failure, and those of them whose console
     // metrics and offsets are dropped until it has (a failed batch held some).
@@ -226,7 +226,8 @@ private:
     // point yet. Loaded on first use, valid within committed state like m_keyIds.
     QHash<qint64, std::optional<qint64>> m_lastSteps;
     // QtSqlBatch columns, filled by insertMetricRow, written by flushBatchRows.
-    QVariantList m_batchId, m_batchKey, m_batchStep, m_batchEpoch, m_batchWall, m_batchValue, m_batchKind, m_batchSource;
+    QVariantList m_batchId, m_batchKey, m_batchStep, m_batchEpoch, m_batchWall, m_batchValue, m_batchKind,
+            m_batchSource;
 };
 
 } // namespace ty

@@ -77,6 +77,6 @@ struct BeginIngestion {
 };
 
 using WriteOp = std::variant<CreateRun, UpdateRun, AnnotateRun, AppendMetrics, SetConsoleOffset, DeleteRun, AddArtifact,
-                             AddNotice, SetParams, PutNode, RemoveNode, BeginIngestion>;
+        AddNotice, SetParams, PutNode, RemoveNode, BeginIngestion>;
 
 } // namespace ty::storeop

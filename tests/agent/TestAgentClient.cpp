@@ -44,15 +44,15 @@ using test::waitUntil;
 struct Session {
     LocalAgentTransport* transport = nullptr;
     std::unique_ptr<AgentClient> client;
-    QMap<QString, QByteArray> output;   // tailed bytes per run
+    QMap<QString, QByteArray> output;       // tailed bytes per run
     QMap<QString, ByteRanges> stderrRanges; // the `stderr` ranges of those bytes
-    QMap<QString, qint64> nextOffset;   // where the next output of a run must start
+    QMap<QString, qint64> nextOffset;       // where the next output of a run must start
     QStringList offsetErrors;
     QMap<QString, qint64> tailEnds;
     QMap<QString, QList<std::pair<qint64, qint64>>> truncations; // consoleTruncated: (offset, size) per run
-    QMap<QString, qint64> generation;   // the last consoleTruncated's
+    QMap<QString, qint64> generation;                            // the last consoleTruncated's
     QMap<QString, AgentRunStatus> exited;
-    QMap<QString, qint64> exitedAtMs;   // local wall clock when `exited` arrived
+    QMap<QString, qint64> exitedAtMs; // local wall clock when `exited` arrived
     std::optional<QString> disconnectReason;
     bool ready = false;
 
@@ -68,7 +68,7 @@ struct Session {
 };
 
 std::unique_ptr<Session> openSession(const QString& stateDir, const QString& agentPath = test::agentPath(),
-                                     std::optional<QProcessEnvironment> env = std::nullopt)
+        std::optional<QProcessEnvironment> env = std::nullopt)
 {
     auto s = std::make_unique<Session>();
     auto transport = std::make_unique<LocalAgentTransport>(agentPath, stateDir);
@@ -79,28 +79,30 @@ std::unique_ptr<Session> openSession(const QString& stateDir, const QString& age
     Session* raw = s.get();
     AgentClient* c = s->client.get();
     QObject::connect(c, &AgentClient::ready, c, [raw](const AgentHello&) { raw->ready = true; });
-    QObject::connect(c, &AgentClient::output, c, [raw](const QString& run, qint64 offset, const QByteArray& bytes,
-                                                       const ByteRanges& stderrRanges) {
-        for (const ByteRange& r : stderrRanges) {
-            ByteRanges& all = raw->stderrRanges[run];
-            if (!all.isEmpty() && all.back().end() == r.offset)
-                all.back().length += r.length; // split over two frames
-            else
-                all.append(r);
-        }
-        const qint64 expected = raw->nextOffset.value(run, 0);
-        if (offset != expected)
-            raw->offsetErrors << QStringLiteral("run %1: output at %2, expected %3").arg(run).arg(offset).arg(expected);
-        raw->output[run] += bytes;
-        raw->nextOffset[run] = offset + bytes.size();
-    });
-    QObject::connect(c, &AgentClient::tailEnded, c,
-                     [raw](const QString& run, qint64 offset) { raw->tailEnds[run] = offset; });
-    QObject::connect(c, &AgentClient::consoleTruncated, c, [raw](const QString& run, qint64 offset, qint64 size, qint64 generation) {
-        raw->truncations[run].append({offset, size});
-        raw->generation[run] = generation;
-        raw->nextOffset[run] = 0; // the new content, from its start
-    });
+    QObject::connect(c, &AgentClient::output, c,
+            [raw](const QString& run, qint64 offset, const QByteArray& bytes, const ByteRanges& stderrRanges) {
+                for (const ByteRange& r : stderrRanges) {
+                    ByteRanges& all = raw->stderrRanges[run];
+                    if (!all.isEmpty() && all.back().end() == r.offset)
+                        all.back().length += r.length; // split over two frames
+                    else
+                        all.append(r);
+                }
+                const qint64 expected = raw->nextOffset.value(run, 0);
+                if (offset != expected)
+                    raw->offsetErrors
+                            << QStringLiteral("run %1: output at %2, expected %3").arg(run).arg(offset).arg(expected);
+                raw->output[run] += bytes;
+                raw->nextOffset[run] = offset + bytes.size();
+            });
+    QObject::connect(
+            c, &AgentClient::tailEnded, c, [raw](const QString& run, qint64 offset) { raw->tailEnds[run] = offset; });
+    QObject::connect(c, &AgentClient::consoleTruncated, c,
+            [raw](const QString& run, qint64 offset, qint64 size, qint64 generation) {
+                raw->truncations[run].append({offset, size});
+                raw->generation[run] = generation;
+                raw->nextOffset[run] = 0; // the new content, from its start
+            });
     QObject::connect(c, &AgentClient::runExited, c, [raw](const AgentRunStatus& st) {
         raw->exited[st.run] = st;
         raw->exitedAtMs[st.run] = QDateTime::currentMSecsSinceEpoch();
@@ -127,11 +129,13 @@ private:
     std::unique_ptr<Session> s_;
     int runCounter_ = 0;
 
-    QString newRunId(const char* stem) { return QStringLiteral("%1-%2").arg(QLatin1StringView(stem)).arg(++runCounter_); }
+    QString newRunId(const char* stem)
+    {
+        return QStringLiteral("%1-%2").arg(QLatin1StringView(stem)).arg(++runCounter_);
+    }
 
     std::optional<AgentStartReply> startRun(Session& s, const QString& run, const QStringList& argv,
-                                            QMap<QString, QString> env = {}, QList<int> gpus = {},
-                                            QString* error = nullptr, const QString& client = {})
+            QMap<QString, QString> env = {}, QList<int> gpus = {}, QString* error = nullptr, const QString& client = {})
     {
         AgentStartRequest req;
         req.run = run;
@@ -150,8 +154,8 @@ private:
     }
 
     // Starts, follows the console to its end, waits for `exited`.
-    std::optional<AgentRunStatus> runToEnd(const QString& run, const QStringList& argv, QMap<QString, QString> env = {},
-                                           QList<int> gpus = {})
+    std::optional<AgentRunStatus> runToEnd(
+            const QString& run, const QStringList& argv, QMap<QString, QString> env = {}, QList<int> gpus = {})
     {
         auto started = startRun(*s_, run, argv, std::move(env), std::move(gpus));
         if (!started)
@@ -165,7 +169,10 @@ private:
         return s_->exited.value(run);
     }
 
-    QString consolePath(const QString& run) const { return stateDir_.path() + QStringLiteral("/runs/") + run + QStringLiteral("/console.log"); }
+    QString consolePath(const QString& run) const
+    {
+        return stateDir_.path() + QStringLiteral("/runs/") + run + QStringLiteral("/console.log");
+    }
 
 private Q_SLOTS:
     void initTestCase()
@@ -212,10 +219,10 @@ private Q_SLOTS:
         // stdout and stderr interleaved, a NUL, invalid UTF-8, a carriage
         // return, no final newline, written in three bursts.
         const QStringList argv{QStringLiteral("sh"), QStringLiteral("-c"),
-                               QStringLiteral("printf 'out 1\\n'; printf 'err 1\\n' >&2; sleep 0.2; "
-                                              "printf '\\000\\377\\376 half\\r full\\n'; sleep 0.2; printf 'tail'")};
-        const QByteArray expected = QByteArray("out 1\nerr 1\n") + QByteArray("\x00\xff\xfe", 3)
-            + QByteArray(" half\r full\ntail");
+                QStringLiteral("printf 'out 1\\n'; printf 'err 1\\n' >&2; sleep 0.2; "
+                               "printf '\\000\\377\\376 half\\r full\\n'; sleep 0.2; printf 'tail'")};
+        const QByteArray expected
+                = QByteArray("out 1\nerr 1\n") + QByteArray("\x00\xff\xfe", 3) + QByteArray(" half\r full\ntail");
         auto st = runToEnd(run, argv);
         QVERIFY(st.has_value());
         QVERIFY2(s_->offsetErrors.isEmpty(), qPrintable(s_->offsetErrors.join(u'\n')));
@@ -233,8 +240,9 @@ private Q_SLOTS:
     {
         QCOMPARE(s_->client->hello().revision, 3);
         const QString run = newRunId("stderr");
-        auto st = runToEnd(run, {QStringLiteral("sh"), QStringLiteral("-c"),
-                                 QStringLiteral("echo out1; echo err1 >&2; sleep 0.05; echo out2")});
+        auto st = runToEnd(run,
+                {QStringLiteral("sh"), QStringLiteral("-c"),
+                        QStringLiteral("echo out1; echo err1 >&2; sleep 0.05; echo out2")});
         QVERIFY(st.has_value());
         QVERIFY2(s_->offsetErrors.isEmpty(), qPrintable(s_->offsetErrors.join(u'\n')));
         // The console stays one merged stream, in the order it was written.
@@ -242,7 +250,7 @@ private Q_SLOTS:
         QCOMPARE(s_->output.value(run), QByteArray("out1\nerr1\nout2\n"));
         QCOMPARE(s_->stderrRanges.value(run), (ByteRanges{ByteRange{5, 5}}));
         QCOMPARE(test::readFile(stateDir_.path() + QStringLiteral("/runs/") + run + QStringLiteral("/console.stderr")),
-                 QByteArray("5 5\n"));
+                QByteArray("5 5\n"));
         QCOMPARE(st->exitCode, std::optional<int>(0));
     }
 
@@ -252,10 +260,11 @@ private Q_SLOTS:
         auto s1 = openSession(dir.path());
         QVERIFY(s1->ready);
         const QString run = QStringLiteral("restarted");
-        QVERIFY(startRun(*s1, run, {QStringLiteral("sh"), QStringLiteral("-c"),
-                                    // bb (stderr) then c (stdout): spaced, since writes to both
-                                    // within one wake-up of the supervisor may be swapped (Supervisor.h)
-                                    QStringLiteral("echo a; sleep 0.5; echo bb >&2; sleep 0.2; echo c; echo dd >&2")}));
+        QVERIFY(startRun(*s1, run,
+                {QStringLiteral("sh"), QStringLiteral("-c"),
+                        // bb (stderr) then c (stdout): spaced, since writes to both
+                        // within one wake-up of the supervisor may be swapped (Supervisor.h)
+                        QStringLiteral("echo a; sleep 0.5; echo bb >&2; sleep 0.2; echo c; echo dd >&2")}));
         QCOMPARE(::kill(pid_t(s1->transport->processId()), SIGKILL), 0);
         QVERIFY(waitUntil([&] { return s1->disconnectReason.has_value(); }));
 
@@ -286,8 +295,9 @@ private Q_SLOTS:
         auto s1 = openSession(dir.path());
         QVERIFY(s1->ready);
         const QString run = QStringLiteral("orphaned");
-        auto started = startRun(*s1, run, {QStringLiteral("sh"), QStringLiteral("-c"),
-                                           QStringLiteral("sleep 0.5; echo o; echo x >&2; echo done")});
+        auto started = startRun(*s1, run,
+                {QStringLiteral("sh"), QStringLiteral("-c"),
+                        QStringLiteral("sleep 0.5; echo o; echo x >&2; echo done")});
         QVERIFY(started);
         QCOMPARE(::kill(pid_t(started->supervisorPid), SIGKILL), 0);
         const QString runDir = dir.path() + QStringLiteral("/runs/") + run;
@@ -315,30 +325,31 @@ private Q_SLOTS:
         // within the 250 ms the GUI is allowed.
         const QString run = newRunId("latency");
         const QStringList argv{QStringLiteral("/usr/bin/python3"), QStringLiteral("-c"),
-                               QStringLiteral("import time,sys\n"
-                                              "for i in range(5):\n"
-                                              "    time.sleep(0.15); sys.stdout.write('%d\\n' % int(time.time()*1000)); sys.stdout.flush()\n")};
+                QStringLiteral(
+                        "import time,sys\n"
+                        "for i in range(5):\n"
+                        "    time.sleep(0.15); sys.stdout.write('%d\\n' % int(time.time()*1000)); sys.stdout.flush()\n")};
         QList<qint64> delays;
-        auto conn = connect(s_->client.get(), &AgentClient::output, this,
-                            [&](const QString& r, qint64, const QByteArray& bytes) {
-                                if (r != run)
-                                    return;
-                                const qint64 now = QDateTime::currentMSecsSinceEpoch();
-                                for (const QByteArray& line : bytes.split('\n'))
-                                    if (!line.isEmpty())
-                                        delays << now - line.toLongLong();
-                            });
+        auto conn = connect(
+                s_->client.get(), &AgentClient::output, this, [&](const QString& r, qint64, const QByteArray& bytes) {
+                    if (r != run)
+                        return;
+                    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+                    for (const QByteArray& line : bytes.split('\n'))
+                        if (!line.isEmpty())
+                            delays << now - line.toLongLong();
+                });
         auto st = runToEnd(run, argv);
         disconnect(conn);
         QVERIFY(st.has_value());
         QCOMPARE(delays.size(), 5);
         const qint64 worst = *std::max_element(delays.begin(), delays.end());
         qInfo("tail latency per line (ms): %s", qPrintable([&] {
-                  QStringList l;
-                  for (qint64 d : delays)
-                      l << QString::number(d);
-                  return l.join(u' ');
-              }()));
+            QStringList l;
+            for (qint64 d : delays)
+                l << QString::number(d);
+            return l.join(u' ');
+        }()));
         QVERIFY2(worst < 150, qPrintable(QStringLiteral("worst latency %1 ms").arg(worst)));
     }
 
@@ -358,7 +369,8 @@ private Q_SLOTS:
 
     void exitBySignal()
     {
-        auto st = runToEnd(newRunId("sig9"), {QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("kill -9 $$")});
+        auto st = runToEnd(
+                newRunId("sig9"), {QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("kill -9 $$")});
         QVERIFY(st.has_value());
         QCOMPARE(st->signal, std::optional<int>(9));
         QVERIFY(!st->exitCode.has_value());
@@ -380,11 +392,9 @@ private Q_SLOTS:
     void argumentQuoting()
     {
         const QString run = newRunId("quoting");
-        const QStringList args{QStringLiteral("two words"),  QStringLiteral("it's"),
-                               QStringLiteral("say \"hi\""), QStringLiteral("$HOME"),
-                               QStringLiteral("a;b && c"),   QStringLiteral("*"),
-                               QString(),                    QStringLiteral("tab\there"),
-                               QStringLiteral("$(id) `id`"), QStringLiteral("ünïcødé \\n")};
+        const QStringList args{QStringLiteral("two words"), QStringLiteral("it's"), QStringLiteral("say \"hi\""),
+                QStringLiteral("$HOME"), QStringLiteral("a;b && c"), QStringLiteral("*"), QString(),
+                QStringLiteral("tab\there"), QStringLiteral("$(id) `id`"), QStringLiteral("ünïcødé \\n")};
         QStringList argv{QStringLiteral("/usr/bin/printf"), QStringLiteral("[%s]\\n")};
         argv += args;
         QByteArray expected;
@@ -403,9 +413,9 @@ private Q_SLOTS:
         // cat is exec'd directly, so /proc/self/environ is exactly the
         // environment the agent passed, in its order.
         auto st = runToEnd(run, {QStringLiteral("cat"), QStringLiteral("/proc/self/environ")},
-                           {{QStringLiteral("MY_PARAM"), QStringLiteral("x y $z;")},
-                            {QStringLiteral("CUDA_VISIBLE_DEVICES"), QStringLiteral("7")}},
-                           {1, 0});
+                {{QStringLiteral("MY_PARAM"), QStringLiteral("x y $z;")},
+                        {QStringLiteral("CUDA_VISIBLE_DEVICES"), QStringLiteral("7")}},
+                {1, 0});
         QVERIFY(st.has_value());
         const QList<QByteArray> vars = test::readFile(consolePath(run)).split('\0');
         auto indexOf = [&](const QByteArray& kv) { return vars.indexOf(kv); };
@@ -433,11 +443,13 @@ private Q_SLOTS:
         QByteArray expected;
         for (int i = 0; i < 2000; ++i)
             expected += "line " + QByteArray::number(i) + '\n';
-        auto st = runToEnd(run, {QStringLiteral("sh"), QStringLiteral("-c"),
-                                 QStringLiteral("i=0; while [ $i -lt 2000 ]; do echo \"line $i\"; i=$((i+1)); done")});
+        auto st = runToEnd(run,
+                {QStringLiteral("sh"), QStringLiteral("-c"),
+                        QStringLiteral("i=0; while [ $i -lt 2000 ]; do echo \"line $i\"; i=$((i+1)); done")});
         QVERIFY(st.has_value());
         QCOMPARE(test::readFile(consolePath(run)), expected);
-        for (qint64 from : {qint64(0), qint64(1), qint64(12345), qint64(expected.size() - 1), qint64(expected.size())}) {
+        for (qint64 from :
+                {qint64(0), qint64(1), qint64(12345), qint64(expected.size() - 1), qint64(expected.size())}) {
             s_->expectTailFrom(run, from);
             auto size = await<qint64>([&](auto cb) { s_->client->tail(run, from, false, cb); });
             QVERIFY(size && *size);
@@ -487,9 +499,9 @@ private Q_SLOTS:
         // The run waits for `go`: let it end also when a check fails.
         const auto release = qScopeGuard([&go] { (void)QFile(go).open(QIODevice::WriteOnly); });
         const QStringList argv{QStringLiteral("sh"), QStringLiteral("-c"),
-                               QStringLiteral("echo old-1; echo old-2; while [ ! -e '%1' ]; do sleep 0.02; done; "
-                                              "i=0; while [ $i -lt 20 ]; do echo \"new line $i\"; i=$((i+1)); done")
-                                   .arg(go)};
+                QStringLiteral("echo old-1; echo old-2; while [ ! -e '%1' ]; do sleep 0.02; done; "
+                               "i=0; while [ $i -lt 20 ]; do echo \"new line $i\"; i=$((i+1)); done")
+                        .arg(go)};
         const QByteArray old("old-1\nold-2\n");
         QByteArray fresh;
         for (int i = 0; i < 20; ++i)
@@ -497,13 +509,17 @@ private Q_SLOTS:
         QVERIFY(startRun(*s_, run, argv));
         QVERIFY(waitUntil([&] { return test::readFile(consolePath(run)) == old; }));
         QVERIFY(QFile::resize(consolePath(run), 0));
-        { QFile f(go); QVERIFY(f.open(QIODevice::WriteOnly)); }
+        {
+            QFile f(go);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+        }
         QVERIFY(waitUntil([&] { return s_->exited.contains(run); }, 15000));
         QCOMPARE(test::readFile(consolePath(run)), fresh);
         QVERIFY(fresh.size() > old.size());
 
         s_->expectTailFrom(run, old.size());
-        auto size = await<qint64>([&](auto cb) { s_->client->tail(run, old.size(), false, cb, true, /*generation=*/0); });
+        auto size
+                = await<qint64>([&](auto cb) { s_->client->tail(run, old.size(), false, cb, true, /*generation=*/0); });
         QVERIFY(size && *size);
         QCOMPARE(**size, qint64(fresh.size()));
         QVERIFY(waitUntil([&] { return s_->tailEnds.contains(run); }));
@@ -532,10 +548,11 @@ private Q_SLOTS:
         // The run waits for `go`: let it end also when a check fails.
         const auto release = qScopeGuard([&go] { (void)QFile(go).open(QIODevice::WriteOnly); });
         const QStringList argv{QStringLiteral("sh"), QStringLiteral("-c"),
-                               QStringLiteral("i=0; while [ $i -lt 50 ]; do echo \"old line $i\"; i=$((i+1)); done; sleep 0.05; echo old-err >&2; "
-                                              "while [ ! -e '%1' ]; do sleep 0.02; done; "
-                                              "echo new-out; sleep 0.05; echo new-err >&2; sleep 0.05; echo new-end")
-                                   .arg(go)};
+                QStringLiteral(
+                        "i=0; while [ $i -lt 50 ]; do echo \"old line $i\"; i=$((i+1)); done; sleep 0.05; echo old-err >&2; "
+                        "while [ ! -e '%1' ]; do sleep 0.02; done; "
+                        "echo new-out; sleep 0.05; echo new-err >&2; sleep 0.05; echo new-end")
+                        .arg(go)};
         QByteArray old;
         for (int i = 0; i < 50; ++i)
             old += "old line " + QByteArray::number(i) + '\n';
@@ -547,7 +564,10 @@ private Q_SLOTS:
         QVERIFY(QFile::resize(consolePath(run), 0));
         QVERIFY(waitUntil([&] { return !s_->truncations.value(run).isEmpty(); }));
         QCOMPARE(s_->truncations.value(run), (QList<std::pair<qint64, qint64>>{{old.size(), 0}}));
-        { QFile f(go); QVERIFY(f.open(QIODevice::WriteOnly)); }
+        {
+            QFile f(go);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+        }
         QVERIFY(waitUntil([&] { return s_->exited.contains(run) && s_->tailEnds.contains(run); }, 15000));
         const QByteArray fresh("new-out\nnew-err\nnew-end\n");
         QCOMPARE(test::readFile(consolePath(run)), fresh); // written on at the new end: no hole
@@ -565,7 +585,7 @@ private Q_SLOTS:
         const QString run = newRunId("cancel");
         // The grandchild ignores SIGTERM and prints its pid; the main shell waits.
         const QStringList argv{QStringLiteral("sh"), QStringLiteral("-c"),
-                               QStringLiteral("sh -c 'trap \"\" TERM; echo grandchild=$$; exec sleep 1000' & wait")};
+                QStringLiteral("sh -c 'trap \"\" TERM; echo grandchild=$$; exec sleep 1000' & wait")};
         auto started = startRun(*s_, run, argv);
         QVERIFY(started.has_value());
         QCOMPARE(started->pgid, started->pid);
@@ -611,8 +631,8 @@ private Q_SLOTS:
         // exit status is the main process's.
         const QString run = newRunId("leftover");
         auto started = startRun(*s_, run,
-                                {QStringLiteral("sh"), QStringLiteral("-c"),
-                                 QStringLiteral("sh -c 'trap \"\" TERM; exec sleep 1000' & sleep 0.3; echo bg=$!; exit 5")});
+                {QStringLiteral("sh"), QStringLiteral("-c"),
+                        QStringLiteral("sh -c 'trap \"\" TERM; exec sleep 1000' & sleep 0.3; echo bg=$!; exit 5")});
         QVERIFY(started.has_value());
         QElapsedTimer t;
         t.start();
@@ -634,9 +654,10 @@ private Q_SLOTS:
         QVERIFY(s1->ready);
         const QString early = QStringLiteral("while-dead");
         const QString late = QStringLiteral("after-restart");
-        QVERIFY(startRun(*s1, early, {QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("sleep 0.3; exit 7")}));
+        QVERIFY(startRun(
+                *s1, early, {QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("sleep 0.3; exit 7")}));
         QVERIFY(startRun(*s1, late,
-                         {QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("sleep 1.5; echo done; exit 9")}));
+                {QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("sleep 1.5; echo done; exit 9")}));
         const qint64 agentPid = s1->transport->processId();
         QVERIFY(agentPid > 0);
         QCOMPARE(::kill(pid_t(agentPid), SIGKILL), 0);
@@ -647,7 +668,8 @@ private Q_SLOTS:
         QVERIFY(dead->error().message.contains(QStringLiteral("not connected")));
 
         // `early` ends while no agent runs at all.
-        QVERIFY(waitUntil([&] { return QFileInfo::exists(dir.path() + QStringLiteral("/runs/while-dead/exit.json")); }, 5000));
+        QVERIFY(waitUntil(
+                [&] { return QFileInfo::exists(dir.path() + QStringLiteral("/runs/while-dead/exit.json")); }, 5000));
         auto s2 = openSession(dir.path());
         QVERIFY(s2->ready);
         auto runs = await<QList<AgentRunStatus>>([&](auto cb) { s2->client->list(cb); });
@@ -697,7 +719,7 @@ private Q_SLOTS:
         QString error;
         const QString holder = newRunId("holder");
         auto h = startRun(*s_, holder, {QStringLiteral("sleep"), QStringLiteral("30")}, {}, {0}, &error,
-                          QStringLiteral("laptop-a"));
+                QStringLiteral("laptop-a"));
         QVERIFY2(h.has_value(), qPrintable(error));
         // Another Trainyard instance may not take GPU 0...
         const QString other = newRunId("other");
@@ -705,16 +727,16 @@ private Q_SLOTS:
         QVERIFY2(error.contains(QStringLiteral("GPU 0 is held by run ") + holder), qPrintable(error));
         // ...but GPU 1 is free, and the same instance may share its GPU.
         QVERIFY2(startRun(*s_, newRunId("free"), {QStringLiteral("true")}, {}, {1}, &error, QStringLiteral("laptop-b")),
-                 qPrintable(error));
+                qPrintable(error));
         const QString same = newRunId("same");
         QVERIFY2(startRun(*s_, same, {QStringLiteral("true")}, {}, {0}, &error, QStringLiteral("laptop-a")),
-                 qPrintable(error));
+                qPrintable(error));
         // A claim dies with its run: both of laptop-a's runs on GPU 0 (`same`
         // holds it too until its exit.json is written, however short it is).
         QVERIFY(await<void>([&](auto cb) { s_->client->cancel(holder, 0, cb); }));
         QVERIFY(waitUntil([&] { return s_->exited.contains(holder) && s_->exited.contains(same); }));
         QVERIFY2(startRun(*s_, other, {QStringLiteral("true")}, {}, {1, 0}, &error, QStringLiteral("laptop-b")),
-                 qPrintable(error));
+                qPrintable(error));
     }
 
     void gpusWithoutDriverIsEmpty()
@@ -742,8 +764,8 @@ private Q_SLOTS:
                                     "  --query-gpu=*) cat '%1/query-gpu.csv' ;;\n"
                                     "  --query-compute-apps=*) cat '%1/query-compute-apps.csv' ;;\n"
                                     "  *) exit 2 ;;\nesac\n")
-                         .arg(fix)
-                         .toUtf8());
+                             .arg(fix)
+                             .toUtf8());
         script.close();
         script.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
         auto env = QProcessEnvironment::systemEnvironment();
@@ -779,20 +801,20 @@ private Q_SLOTS:
     {
         const QString run = newRunId("big");
         const qint64 total = 200 * 1024 * 1024;
-        auto started = startRun(*s_, run, {QStringLiteral("head"), QStringLiteral("-c"), QString::number(total),
-                                           QStringLiteral("/dev/urandom")});
+        auto started = startRun(*s_, run,
+                {QStringLiteral("head"), QStringLiteral("-c"), QString::number(total), QStringLiteral("/dev/urandom")});
         QVERIFY(started.has_value());
         qint64 received = 0;
         qint64 nextOffset = 0;
         bool contiguous = true;
         auto conn = connect(s_->client.get(), &AgentClient::output, this,
-                            [&](const QString& r, qint64 offset, const QByteArray& bytes) {
-                                if (r != run)
-                                    return;
-                                contiguous = contiguous && offset == nextOffset;
-                                nextOffset = offset + bytes.size();
-                                received += bytes.size();
-                            });
+                [&](const QString& r, qint64 offset, const QByteArray& bytes) {
+                    if (r != run)
+                        return;
+                    contiguous = contiguous && offset == nextOffset;
+                    nextOffset = offset + bytes.size();
+                    received += bytes.size();
+                });
         s_->expectTailFrom(run, 0);
         QElapsedTimer t;
         t.start();
@@ -816,7 +838,7 @@ private Q_SLOTS:
         QVERIFY(!pingMs.isEmpty());
         const qint64 worstPing = *std::max_element(pingMs.begin(), pingMs.end());
         qInfo("200 MiB console tailed in %.2f s (%.0f MiB/s incl. writing it); %lld pings during it, worst %lld ms",
-              secs, 200 / secs, qlonglong(pingMs.size()), qlonglong(worstPing));
+                secs, 200 / secs, qlonglong(pingMs.size()), qlonglong(worstPing));
         QVERIFY2(worstPing < 1000, qPrintable(QString::number(worstPing)));
     }
 
@@ -830,14 +852,14 @@ private Q_SLOTS:
             QSKIP("the state directory is on tmpfs, whose pages cannot be dropped");
         const QString run = newRunId("cache");
         const qint64 total = 192 * 1024 * 1024;
-        QVERIFY(startRun(*s_, run, {QStringLiteral("head"), QStringLiteral("-c"), QString::number(total),
-                                    QStringLiteral("/dev/zero")}));
+        QVERIFY(startRun(*s_, run,
+                {QStringLiteral("head"), QStringLiteral("-c"), QString::number(total), QStringLiteral("/dev/zero")}));
         QVERIFY(waitUntil(
-            [&] {
-                auto st = await<AgentRunStatus>([&](auto cb) { s_->client->status(run, cb); });
-                return st && *st && !(*st)->running;
-            },
-            60000));
+                [&] {
+                    auto st = await<AgentRunStatus>([&](auto cb) { s_->client->status(run, cb); });
+                    return st && *st && !(*st)->running;
+                },
+                60000));
         QFile console(consolePath(run));
         QVERIFY(console.open(QIODevice::ReadOnly));
         QCOMPARE(console.size(), total);
@@ -845,7 +867,8 @@ private Q_SLOTS:
         const qint64 behind = total - 3 * window; // dropped (after its writeback) by the time the end was written
         const qint64 resident = test::residentBytes(console.handle(), total, 0, behind);
         const qint64 newest = test::residentBytes(console.handle(), total, total - window, total);
-        qInfo("resident: %lld of the first %lld MiB, %lld of the last 32 MiB", resident >> 20, behind >> 20, newest >> 20);
+        qInfo("resident: %lld of the first %lld MiB, %lld of the last 32 MiB", resident >> 20, behind >> 20,
+                newest >> 20);
         // Without the drop all of it is (writeback leaves pages cached). Each
         // window is written back before it is dropped, so a busy disk leaves
         // no dirty page behind; at most a 2 MiB folio at the range's edge stays.
@@ -913,11 +936,10 @@ private Q_SLOTS:
         QByteArray requests;
         constexpr int kStarts = 20;
         for (int i = 0; i < kStarts; ++i) {
-            const QJsonObject req{{QStringLiteral("id"), i + 1},
-                                  {QStringLiteral("op"), QStringLiteral("start")},
-                                  {QStringLiteral("run"), QStringLiteral("%1-%2").arg(stem).arg(i)},
-                                  {QStringLiteral("argv"), QJsonArray{QStringLiteral("sleep"), QStringLiteral("0.5")}},
-                                  {QStringLiteral("workdir"), workDir_.path()}};
+            const QJsonObject req{{QStringLiteral("id"), i + 1}, {QStringLiteral("op"), QStringLiteral("start")},
+                    {QStringLiteral("run"), QStringLiteral("%1-%2").arg(stem).arg(i)},
+                    {QStringLiteral("argv"), QJsonArray{QStringLiteral("sleep"), QStringLiteral("0.5")}},
+                    {QStringLiteral("workdir"), workDir_.path()}};
             requests += QJsonDocument(req).toJson(QJsonDocument::Compact) + '\n';
         }
         requests += "{\"id\":100,\"op\":\"ping\"}\n";
@@ -941,14 +963,17 @@ private Q_SLOTS:
         QSet<qint64> pids;
         int lastStart = -1;
         for (int i = 1; i <= kStarts; ++i) {
-            QVERIFY2(replies[i].value(QStringLiteral("ok")).toBool(), qPrintable(replies[i].value(QStringLiteral("error")).toString()));
+            QVERIFY2(replies[i].value(QStringLiteral("ok")).toBool(),
+                    qPrintable(replies[i].value(QStringLiteral("error")).toString()));
             pids.insert(replies[i].value(QStringLiteral("pid")).toInteger());
             lastStart = std::max(lastStart, position[i]);
         }
         QCOMPARE(pids.size(), kStarts);
-        qInfo("ping answered as reply %d of %d (the last start's reply was %d)", position[100] + 1, place, lastStart + 1);
+        qInfo("ping answered as reply %d of %d (the last start's reply was %d)", position[100] + 1, place,
+                lastStart + 1);
         QVERIFY2(position[100] < lastStart, qPrintable(QString::number(position[100])));
-        QVERIFY2(replies[101].value(QStringLiteral("ok")).toBool(), qPrintable(replies[101].value(QStringLiteral("error")).toString()));
+        QVERIFY2(replies[101].value(QStringLiteral("ok")).toBool(),
+                qPrintable(replies[101].value(QStringLiteral("error")).toString()));
         QVERIFY(position[101] > position[1]); // after the start it waited for
         // The cancelled run's group is gone soon; the others end by themselves.
         const qint64 pgid = replies[1].value(QStringLiteral("pgid")).toInteger();
@@ -986,7 +1011,7 @@ private Q_SLOTS:
         QVERIFY(!s->ready);
         QVERIFY(s->disconnectReason.has_value());
         QVERIFY2(s->disconnectReason->contains(QStringLiteral("/nonexistent/trainyard-agent")),
-                 qPrintable(*s->disconnectReason));
+                qPrintable(*s->disconnectReason));
     }
 };
 

@@ -15,12 +15,15 @@ private:
     static QByteArray stream()
     {
         QByteArray s;
-        s += R"({"type":"hello","protocol":1})" "\n";
+        s += R"({"type":"hello","protocol":1})"
+             "\n";
         // Payload with newlines, a NUL, invalid UTF-8 and something that looks like a frame.
         const QByteArray payload = QByteArray("line\n\x00\xff\xfe{\"type\":\"reply\"}\n\r", 26);
         s += R"({"type":"output","run":"r1","offset":0,"len":)" + QByteArray::number(payload.size()) + "}\n" + payload;
-        s += R"({"type":"output","run":"r1","offset":26,"len":0})" "\n";
-        s += R"({"type":"eof","run":"r1","offset":26})" "\n";
+        s += R"({"type":"output","run":"r1","offset":26,"len":0})"
+             "\n";
+        s += R"({"type":"eof","run":"r1","offset":26})"
+             "\n";
         return s;
     }
 
@@ -83,9 +86,13 @@ private Q_SLOTS:
     void garbledLineNamesLineAndContent()
     {
         AgentFrameDecoder d;
-        d.feed(R"({"type":"hello","protocol":1})" "\n" R"({"type":"reply","id":1,"ok":true})" "\n"
+        d.feed(R"({"type":"hello","protocol":1})"
+               "\n"
+               R"({"type":"reply","id":1,"ok":true})"
+               "\n"
                "Warning: Permanently added 'ws-01' to the list of known hosts.\n"
-               R"({"type":"reply","id":2,"ok":true})" "\n");
+               R"({"type":"reply","id":2,"ok":true})"
+               "\n");
         QVERIFY(d.next().has_value());
         QVERIFY(d.next().has_value());
         QVERIFY(!d.next().has_value());
@@ -93,7 +100,8 @@ private Q_SLOTS:
         QVERIFY2(d.error().contains(QStringLiteral("line 3")), qPrintable(d.error()));
         QVERIFY2(d.error().contains(QStringLiteral("Warning: Permanently added")), qPrintable(d.error()));
         // Nothing after an error.
-        d.feed(R"({"type":"reply","id":3,"ok":true})" "\n");
+        d.feed(R"({"type":"reply","id":3,"ok":true})"
+               "\n");
         QVERIFY(!d.next().has_value());
     }
 
@@ -109,7 +117,8 @@ private Q_SLOTS:
     void invalidLen()
     {
         AgentFrameDecoder d;
-        d.feed(R"({"type":"output","len":-5})" "\n");
+        d.feed(R"({"type":"output","len":-5})"
+               "\n");
         QVERIFY(!d.next().has_value());
         QVERIFY2(d.error().contains(QStringLiteral("len")), qPrintable(d.error()));
     }
@@ -144,7 +153,9 @@ private Q_SLOTS:
         for (qsizetype i = 0; i < payload.size(); ++i)
             payload[i] = char((i * 131) & 0xff);
         const QByteArray s = R"({"type":"output","run":"big","offset":5,"len":)" + QByteArray::number(payload.size())
-            + "}\n" + payload + R"({"type":"eof","run":"big","offset":99})" "\n";
+                + "}\n" + payload
+                + R"({"type":"eof","run":"big","offset":99})"
+                  "\n";
         AgentFrameDecoder d;
         QList<AgentFrame> frames;
         for (qsizetype pos = 0; pos < s.size(); pos += 65521) {

@@ -61,14 +61,15 @@ class TestAgentOutputQueue final : public QObject {
     }
 
     // The same frames twice: payloads from the file, and as bytes.
-    static void queueFrames(OutputQueue& q, const std::shared_ptr<const SharedFd>& file, const std::string& content,
-                            bool fromFile)
+    static void queueFrames(
+            OutputQueue& q, const std::shared_ptr<const SharedFd>& file, const std::string& content, bool fromFile)
     {
         struct Piece {
             std::int64_t offset;
             std::size_t length;
         };
-        const Piece pieces[] = {{0, 1}, {1, 262144}, {262145, 1000000}, {1262145, 17}, {1262162, 1883583}}; // to the end
+        const Piece pieces[]
+                = {{0, 1}, {1, 262144}, {262145, 1000000}, {1262145, 17}, {1262162, 1883583}}; // to the end
         q.pushMessage(Json{{"type", "hello"}});
         for (const Piece& p : pieces) {
             Json header{{"type", "output"}, {"run", "r1"}, {"offset", p.offset}};

@@ -51,13 +51,14 @@ class TestAgentReadFile final : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        m_client = std::make_unique<AgentClient>(std::make_unique<LocalAgentTransport>(test::agentPath(), m_state.path()));
+        m_client = std::make_unique<AgentClient>(
+                std::make_unique<LocalAgentTransport>(test::agentPath(), m_state.path()));
         m_client->connectToAgent();
         QVERIFY(waitUntil([&] { return m_client->isReady(); }));
         AgentStartRequest req;
         req.run = m_run;
         req.argv = {QStringLiteral("sh"), QStringLiteral("-c"),
-                    QStringLiteral("printf '{\"step\": 1, \"loss\": 0.5}\\n' >> \"$TRAINYARD_METRICS_FILE\"")};
+                QStringLiteral("printf '{\"step\": 1, \"loss\": 0.5}\\n' >> \"$TRAINYARD_METRICS_FILE\"")};
         req.workdir = m_work.path();
         auto started = await<AgentStartReply>([&](auto cb) { m_client->start(req, cb); });
         QVERIFY(started && *started);
@@ -124,8 +125,9 @@ private Q_SLOTS:
         auto outs = list({QStringLiteral("out/*"), QStringLiteral("out/**/*.json"), QStringLiteral("metrics.jsonl")});
         QVERIFY(outs && *outs);
         QVERIFY(!(*outs)->truncated);
-        QCOMPARE(names(**outs), (QStringList{QStringLiteral("run_dir:metrics.jsonl"), QStringLiteral("workdir:out/deep/x/state.json"),
-                                             QStringLiteral("workdir:out/model.pt")}));
+        QCOMPARE(names(**outs),
+                (QStringList{QStringLiteral("run_dir:metrics.jsonl"), QStringLiteral("workdir:out/deep/x/state.json"),
+                        QStringLiteral("workdir:out/model.pt")}));
         auto all = list({QStringLiteral("**/*.json")});
         QVERIFY(all && *all);
         QVERIFY((*all)->truncated); // it had to walk data/: the limit still holds
@@ -144,13 +146,18 @@ private Q_SLOTS:
         QTest::addColumn<QString>("root");
         QTest::addColumn<QString>("path");
         QTest::addColumn<QString>("message");
-        QTest::newRow("dotdot") << QStringLiteral("workdir") << QStringLiteral("logs/../../x") << QStringLiteral("'..' component");
-        QTest::newRow("absolute") << QStringLiteral("workdir") << QStringLiteral("/etc/passwd") << QStringLiteral("absolute");
-        QTest::newRow("symlink out") << QStringLiteral("workdir") << QStringLiteral("escape.csv") << QStringLiteral("leads outside");
-        QTest::newRow("symlinked dir out") << QStringLiteral("workdir") << QStringLiteral("outdir/secret.csv")
-                                           << QStringLiteral("leads outside");
-        QTest::newRow("missing") << QStringLiteral("workdir") << QStringLiteral("nope.csv") << QStringLiteral("no file 'nope.csv'");
-        QTest::newRow("directory") << QStringLiteral("workdir") << QStringLiteral("logs") << QStringLiteral("not a regular file");
+        QTest::newRow("dotdot") << QStringLiteral("workdir") << QStringLiteral("logs/../../x")
+                                << QStringLiteral("'..' component");
+        QTest::newRow("absolute") << QStringLiteral("workdir") << QStringLiteral("/etc/passwd")
+                                  << QStringLiteral("absolute");
+        QTest::newRow("symlink out") << QStringLiteral("workdir") << QStringLiteral("escape.csv")
+                                     << QStringLiteral("leads outside");
+        QTest::newRow("symlinked dir out")
+                << QStringLiteral("workdir") << QStringLiteral("outdir/secret.csv") << QStringLiteral("leads outside");
+        QTest::newRow("missing") << QStringLiteral("workdir") << QStringLiteral("nope.csv")
+                                 << QStringLiteral("no file 'nope.csv'");
+        QTest::newRow("directory") << QStringLiteral("workdir") << QStringLiteral("logs")
+                                   << QStringLiteral("not a regular file");
         QTest::newRow("bad root") << QStringLiteral("home") << QStringLiteral("x") << QStringLiteral("unknown root");
         QTest::newRow("empty") << QStringLiteral("workdir") << QString() << QStringLiteral("empty path");
     }
@@ -182,7 +189,8 @@ private Q_SLOTS:
     void unknownRun()
     {
         auto r = await<AgentFileChunk>([&](auto cb) {
-            m_client->readFile(QStringLiteral("no-such-run"), QStringLiteral("workdir"), QStringLiteral("a"), 0, 10, cb);
+            m_client->readFile(
+                    QStringLiteral("no-such-run"), QStringLiteral("workdir"), QStringLiteral("a"), 0, 10, cb);
         });
         QVERIFY(r && !*r);
         QVERIFY2(r->error().message.contains(QStringLiteral("no run \"no-such-run\"")), qPrintable(r->error().message));

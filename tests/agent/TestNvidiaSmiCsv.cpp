@@ -11,8 +11,8 @@ using namespace ty::agent;
 namespace {
 
 // The columns of query-gpu-noheader.csv / query-gpu-busy.csv, as captured.
-const std::vector<std::string> kFixtureFields{"index", "uuid", "name", "memory.total", "memory.used",
-                                              "utilization.gpu", "temperature.gpu", "power.draw"};
+const std::vector<std::string> kFixtureFields{
+        "index", "uuid", "name", "memory.total", "memory.used", "utilization.gpu", "temperature.gpu", "power.draw"};
 
 std::string fixture(const char* name)
 {

@@ -82,8 +82,8 @@ struct Options {
     int rawRuns = -1; // -1: default (min(runs, 10)), 0: skip
     bool opengl = false;
     QString screenshot; // --screenshot FILE: the Trainyard view after the first paint, as PNG
-    QString mode;     // child: trainyard | store | raw | raw-gl
-    int repeat = 1;   // --repeat N: the zoom/pan script N times (for profiling the frames)
+    QString mode;       // child: trainyard | store | raw | raw-gl
+    int repeat = 1;     // --repeat N: the zoom/pan script N times (for profiling the frames)
 };
 
 const char* const kKeyNames[] = {"train/loss", "train/accuracy", "val/loss", "lr", "grad_norm", "val/accuracy"};
@@ -144,9 +144,9 @@ Result<void> createDatabase(const Options& o)
         rec.name = QStringLiteral("sweep-lr-%1").arg(lr, 0, 'g', 3);
         rec.state = RunState::Succeeded;
         rec.startedAt = QDateTime::fromMSecsSinceEpoch(t0 + qint64(r) * 60'000, Qt::UTC);
-        auto id = (*store)->createRun(rec, {{QStringLiteral("lr"), QString::number(lr, 'g', 3)},
-                                            {QStringLiteral("seed"), QString::number(r % 5)},
-                                            {QStringLiteral("batch_size"), QStringLiteral("128")}});
+        auto id = (*store)->createRun(rec,
+                {{QStringLiteral("lr"), QString::number(lr, 'g', 3)}, {QStringLiteral("seed"), QString::number(r % 5)},
+                        {QStringLiteral("batch_size"), QStringLiteral("128")}});
         if (!id)
             return std::unexpected(id.error());
         const double tau = perKey * (0.05 + 0.25 * uni(rng));
@@ -185,8 +185,8 @@ Result<void> createDatabase(const Options& o)
     if (auto f = (*store)->flush(); !f)
         return f;
     std::printf("database: %s, %d runs x %lld points (%d keys x %lld steps) written in %.1f s, %.0f MB\n",
-                qPrintable(o.db), o.runs, static_cast<long long>(perKey * o.keys), o.keys,
-                static_cast<long long>(perKey), timer.nsecsElapsed() / 1e9, QFileInfo(o.db).size() / 1e6);
+            qPrintable(o.db), o.runs, static_cast<long long>(perKey * o.keys), o.keys, static_cast<long long>(perKey),
+            timer.nsecsElapsed() / 1e9, QFileInfo(o.db).size() / 1e6);
     return {};
 }
 
@@ -231,13 +231,13 @@ struct Figures {
     double dataS = 0;       // data in memory (loader finished)
     double firstPaintS = 0; // every chart painted with its points
     std::vector<double> zoomMs, panMs;
-    double dataCpuS = 0, firstPaintCpuS = 0;  // process CPU seconds at those points
+    double dataCpuS = 0, firstPaintCpuS = 0; // process CPU seconds at those points
     std::vector<double> zoomCpuMs, panCpuMs; // GUI thread CPU per frame
     double paintsPerFrame = 0;
     double peakMb = 0;
-    double idleMb = 0;   // peak RSS with the empty window shown
-    qint64 drawn = 0;    // points handed to Qt Charts at full range (all charts)
-    qint64 points = 0;   // points loaded
+    double idleMb = 0; // peak RSS with the empty window shown
+    qint64 drawn = 0;  // points handed to Qt Charts at full range (all charts)
+    qint64 points = 0; // points loaded
     int runs = 0;
 };
 
@@ -245,15 +245,15 @@ void printFigures(const Figures& f, double scale)
 {
     // One machine-readable line for the parent, then the human one.
     std::printf("ROW|%s|%d|%lld|%.3f|%.3f|%.2f|%.2f|%.2f|%.2f|%.0f|%.0f|%lld|%.2f|%.3f|%.3f|%.3f|%.2f|%.2f\n",
-                qPrintable(f.label), f.runs, static_cast<long long>(f.points), f.dataS, f.firstPaintS, median(f.zoomMs),
-                p95(f.zoomMs), median(f.panMs), p95(f.panMs), f.peakMb, f.idleMb, static_cast<long long>(f.drawn),
-                f.paintsPerFrame, scale, f.dataCpuS, f.firstPaintCpuS, median(f.zoomCpuMs), median(f.panCpuMs));
+            qPrintable(f.label), f.runs, static_cast<long long>(f.points), f.dataS, f.firstPaintS, median(f.zoomMs),
+            p95(f.zoomMs), median(f.panMs), p95(f.panMs), f.peakMb, f.idleMb, static_cast<long long>(f.drawn),
+            f.paintsPerFrame, scale, f.dataCpuS, f.firstPaintCpuS, median(f.zoomCpuMs), median(f.panCpuMs));
     std::fflush(stdout);
 }
 
 // The zoom/pan script over [lo, hi]; `apply(lo, hi)` sets every chart's range.
 void zoomPan(double lo, double hi, const std::function<void(double, double)>& apply, QWidget& window,
-             const std::function<int()>& paints, Figures& f)
+        const std::function<int()>& paints, Figures& f)
 {
     double cpuMs = 0;
     const auto frame = [&](double a, double b) {
@@ -294,8 +294,8 @@ int runTrainyard(const Options& o, CompareLoader::ReadPath readPath)
 
     Figures f;
     f.label = viaStore ? QStringLiteral("Trainyard, loader via ResultStore::metrics()")
-        : readPath == CompareLoader::ReadPath::ColumnsByIndex ? QStringLiteral("Trainyard, columns read by index")
-                                                              : QStringLiteral("Trainyard CompareView");
+            : readPath == CompareLoader::ReadPath::ColumnsByIndex ? QStringLiteral("Trainyard, columns read by index")
+                                                                  : QStringLiteral("Trainyard CompareView");
     f.runs = int(ids.size());
     {
         CompareView view(loader);
@@ -307,10 +307,13 @@ int runTrainyard(const Options& o, CompareLoader::ReadPath readPath)
         QElapsedTimer clock;
         std::atomic<qint64> dataNs{0};
         std::atomic<double> dataCpu{0};
-        QObject::connect(loader, &CompareLoader::loaded, loader, [&] {
-            dataNs = clock.nsecsElapsed();
-            dataCpu = cpuSeconds(RUSAGE_SELF);
-        }, Qt::DirectConnection);
+        QObject::connect(
+                loader, &CompareLoader::loaded, loader,
+                [&] {
+                    dataNs = clock.nsecsElapsed();
+                    dataCpu = cpuSeconds(RUSAGE_SELF);
+                },
+                Qt::DirectConnection);
         bool viewLoaded = false;
         QSet<DecimatedChart*> pending;
         int paints = 0;
@@ -341,9 +344,9 @@ int runTrainyard(const Options& o, CompareLoader::ReadPath readPath)
         f.dataS = dataNs / 1e9;
         f.dataCpuS = dataCpu - cpu0;
         std::printf("  %s: data loaded at %.3f s (%.3f s CPU) (%s), first full paint at %.3f s (%.3f s CPU)\n",
-                    qPrintable(f.label), f.dataS, f.dataCpuS,
-                    loader->lastLoadUsedColumns() ? "SqliteMetricColumns" : "ResultStore::metrics()", f.firstPaintS,
-                    f.firstPaintCpuS);
+                qPrintable(f.label), f.dataS, f.dataCpuS,
+                loader->lastLoadUsedColumns() ? "SqliteMetricColumns" : "ResultStore::metrics()", f.firstPaintS,
+                f.firstPaintCpuS);
         // Let the queued re-decimations (plot area settled) finish before zooming.
         QElapsedTimer settle;
         settle.start();
@@ -362,10 +365,13 @@ int runTrainyard(const Options& o, CompareLoader::ReadPath readPath)
             }
         const auto [lo, hi] = charts.isEmpty() ? std::pair<double, double>{0, 1} : charts.front()->fullXRange();
         for (int r = 0; r < o.repeat; ++r)
-            zoomPan(lo, hi, [&](double a, double b) {
-                for (DecimatedChart* c : std::as_const(charts))
-                    c->setXRange(a, b);
-            }, view, [&] { return paints; }, f);
+            zoomPan(
+                    lo, hi,
+                    [&](double a, double b) {
+                        for (DecimatedChart* c : std::as_const(charts))
+                            c->setXRange(a, b);
+                    },
+                    view, [&] { return paints; }, f);
         f.paintsPerFrame /= double(f.zoomMs.size() + f.panMs.size());
         f.peakMb = peakRssMb();
     }
@@ -382,8 +388,7 @@ public:
     RawView(QChart* chart, std::function<void(QChartView*)> onPaint)
         : QChartView(chart)
         , m_onPaint(std::move(onPaint))
-    {
-    }
+    { }
 
 protected:
     void paintEvent(QPaintEvent* e) override
@@ -400,7 +405,7 @@ int runRaw(const Options& o, bool opengl)
 {
     if (opengl && QGuiApplication::platformName() != QLatin1String("xcb")) {
         std::printf("  raw Qt Charts OpenGL: skipped (platform %s; OpenGL only on a real display, e.g. xvfb-run)\n",
-                    qPrintable(QGuiApplication::platformName()));
+                qPrintable(QGuiApplication::platformName()));
         return 0;
     }
     auto store = SqliteResultStore::open(o.db);
@@ -501,13 +506,16 @@ int runRaw(const Options& o, bool opengl)
     f.firstPaintS = clock.nsecsElapsed() / 1e9;
     f.firstPaintCpuS = cpuSeconds(RUSAGE_SELF) - cpu0;
     std::printf("  %s (%d runs): data loaded at %.3f s, first full paint at %.3f s\n", qPrintable(f.label), f.runs,
-                f.dataS, f.firstPaintS);
+            f.dataS, f.firstPaintS);
     std::fflush(stdout);
     f.drawn = f.points; // Qt Charts gets every point
-    zoomPan(xlo, xhi, [&](double a, double b) {
-        for (QChart* c : std::as_const(charts))
-            static_cast<QValueAxis*>(c->axes(Qt::Horizontal).constFirst())->setRange(a, b);
-    }, window, [&] { return paints; }, f);
+    zoomPan(
+            xlo, xhi,
+            [&](double a, double b) {
+                for (QChart* c : std::as_const(charts))
+                    static_cast<QValueAxis*>(c->axes(Qt::Horizontal).constFirst())->setRange(a, b);
+            },
+            window, [&] { return paints; }, f);
     f.paintsPerFrame /= double(f.zoomMs.size() + f.panMs.size());
     f.peakMb = peakRssMb();
     printFigures(f, double(o.runs) / f.runs);
@@ -526,9 +534,9 @@ std::optional<Row> runChild(const QString& self, const Options& o, const QString
     QProcess p;
     p.setProcessChannelMode(QProcess::ForwardedErrorChannel);
     QStringList args{QStringLiteral("--mode"), mode, QStringLiteral("--db"), o.db, QStringLiteral("--runs"),
-                     QString::number(o.runs), QStringLiteral("--points"), QString::number(o.points),
-                     QStringLiteral("--keys"), QString::number(o.keys), QStringLiteral("--raw-runs"),
-                     QString::number(o.rawRuns), QStringLiteral("--repeat"), QString::number(o.repeat)};
+            QString::number(o.runs), QStringLiteral("--points"), QString::number(o.points), QStringLiteral("--keys"),
+            QString::number(o.keys), QStringLiteral("--raw-runs"), QString::number(o.rawRuns),
+            QStringLiteral("--repeat"), QString::number(o.repeat)};
     if (!o.screenshot.isEmpty() && mode == QLatin1String("trainyard"))
         args << QStringLiteral("--screenshot") << o.screenshot;
     p.start(self, args);
@@ -560,34 +568,33 @@ std::optional<Row> runChild(const QString& self, const Options& o, const QString
     drain();
     if (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0)
         std::printf("  (%s exited with %d%s)\n", qPrintable(mode), p.exitCode(),
-                    p.exitStatus() == QProcess::NormalExit ? "" : ", crashed");
+                p.exitStatus() == QProcess::NormalExit ? "" : ", crashed");
     return row;
 }
 
 void printTable(const QList<Row>& rows)
 {
     std::printf("\n%-46s %5s %10s %8s %11s %9s %9s %9s %9s %8s %10s %7s %21s %19s\n", "", "runs", "points", "data s",
-                "1st paint s", "zoom med", "zoom p95", "pan med", "pan p95", "peak MB", "drawn pts", "paints/f",
-                "CPU s: data/1st paint", "CPU ms: zoom/pan med");
+            "1st paint s", "zoom med", "zoom p95", "pan med", "pan p95", "peak MB", "drawn pts", "paints/f",
+            "CPU s: data/1st paint", "CPU ms: zoom/pan med");
     for (const Row& r : rows) {
         const QStringList& c = r.cells;
         std::printf("%-46s %5s %10s %8s %11s %9s %9s %9s %9s %8s %10s %7s %21s %19s\n", qPrintable(c[0]),
-                    qPrintable(c[1]), qPrintable(c[2]), qPrintable(c[3]), qPrintable(c[4]),
-                    qPrintable(c[5] + QStringLiteral("ms")), qPrintable(c[6] + QStringLiteral("ms")),
-                    qPrintable(c[7] + QStringLiteral("ms")), qPrintable(c[8] + QStringLiteral("ms")), qPrintable(c[9]),
-                    qPrintable(c[11]), qPrintable(c[12]),
-                    qPrintable(c.value(14) + QStringLiteral(" / ") + c.value(15)),
-                    qPrintable(c.value(16) + QStringLiteral(" / ") + c.value(17)));
+                qPrintable(c[1]), qPrintable(c[2]), qPrintable(c[3]), qPrintable(c[4]),
+                qPrintable(c[5] + QStringLiteral("ms")), qPrintable(c[6] + QStringLiteral("ms")),
+                qPrintable(c[7] + QStringLiteral("ms")), qPrintable(c[8] + QStringLiteral("ms")), qPrintable(c[9]),
+                qPrintable(c[11]), qPrintable(c[12]), qPrintable(c.value(14) + QStringLiteral(" / ") + c.value(15)),
+                qPrintable(c.value(16) + QStringLiteral(" / ") + c.value(17)));
         if (r.scale > 1.0001) {
             // Linear in the number of series: times, and memory above the empty window.
             const double s = r.scale;
             const auto t = [&](int i) { return QString::number(c[i].toDouble() * s, 'f', i >= 5 ? 1 : 2); };
             const double mb = c[10].toDouble() + (c[9].toDouble() - c[10].toDouble()) * s;
             std::printf("%-46s %5.0f %10.0f %8s %11s %9s %9s %9s %9s %8.0f %10.0f %7s\n",
-                        qPrintable(QStringLiteral("  extrapolated x%1").arg(s, 0, 'g', 3)), c[1].toDouble() * s,
-                        c[2].toDouble() * s, qPrintable(t(3)), qPrintable(t(4)), qPrintable(t(5) + QStringLiteral("ms")),
-                        qPrintable(t(6) + QStringLiteral("ms")), qPrintable(t(7) + QStringLiteral("ms")),
-                        qPrintable(t(8) + QStringLiteral("ms")), mb, c[11].toDouble() * s, "");
+                    qPrintable(QStringLiteral("  extrapolated x%1").arg(s, 0, 'g', 3)), c[1].toDouble() * s,
+                    c[2].toDouble() * s, qPrintable(t(3)), qPrintable(t(4)), qPrintable(t(5) + QStringLiteral("ms")),
+                    qPrintable(t(6) + QStringLiteral("ms")), qPrintable(t(7) + QStringLiteral("ms")),
+                    qPrintable(t(8) + QStringLiteral("ms")), mb, c[11].toDouble() * s, "");
         }
     }
     std::printf("\ngoals (issue 6): first paint < 1 s, zoom/pan repaint < 16 ms median, peak < 500 MB.\n"
@@ -660,7 +667,8 @@ int main(int argc, char** argv)
     if (own)
         o.db = tmp.filePath(QStringLiteral("compare.db"));
     std::printf("bench_compare: %d runs x %lld points, %d keys, platform %s\n", o.runs,
-                static_cast<long long>(o.points), o.keys, qgetenv("QT_QPA_PLATFORM").isEmpty() ? "default" : qgetenv("QT_QPA_PLATFORM").constData());
+            static_cast<long long>(o.points), o.keys,
+            qgetenv("QT_QPA_PLATFORM").isEmpty() ? "default" : qgetenv("QT_QPA_PLATFORM").constData());
     if (!(o.reuse && QFileInfo::exists(o.db))) {
         if (auto r = createDatabase(o); !r) {
             std::fprintf(stderr, "%s\n", qPrintable(r.error().message));

@@ -80,7 +80,7 @@ int main(int argc, char** argv)
     if (files.isEmpty()) {
         const QString dir = QStringLiteral(TRAINYARD_FIXTURES_DIR "/gpu-workstation/logs/");
         files = {dir + QStringLiteral("plain_torch.log"), dir + QStringLiteral("lightning_tqdm.log"),
-                 dir + QStringLiteral("nested_tqdm.log")};
+                dir + QStringLiteral("nested_tqdm.log")};
     }
     QByteArray unit;
     for (const QString& f : files)
@@ -93,17 +93,17 @@ int main(int argc, char** argv)
         data += unit;
     const double mb = double(data.size()) / (1024.0 * 1024.0);
     std::printf("input: %.1f MiB (%lld copies of %lld bytes), width %d, 1 thread\n", mb,
-                static_cast<long long>(data.size() / unit.size()), static_cast<long long>(unit.size()), width);
+            static_cast<long long>(data.size() / unit.size()), static_cast<long long>(unit.size()), width);
 
     const bool renderPasses = !qEnvironmentVariableIsSet("BENCH_EXTRACT_ONLY");
     for (int pass = 0; pass < (renderPasses ? 2 : 0); ++pass) {
         const Result r = run(data, width, false, 64 * 1024);
         std::printf("render only            : %7.1f MiB/s  (%.3f s, %lld lines)\n", mb / r.seconds, r.seconds,
-                    static_cast<long long>(r.lines));
+                static_cast<long long>(r.lines));
     }
     const Result r2 = run(data, width, true, 64 * 1024);
     std::printf("render + metric extract: %7.1f MiB/s  (%.3f s, %lld lines, %lld metric samples)\n", mb / r2.seconds,
-                r2.seconds, static_cast<long long>(r2.lines), static_cast<long long>(r2.metrics));
+            r2.seconds, static_cast<long long>(r2.lines), static_cast<long long>(r2.metrics));
 
     // Extraction alone over the committed lines (lines per second).
     {
@@ -119,8 +119,8 @@ int main(int argc, char** argv)
             samples += extractor.extract(l.text).size();
         const double s = double(t.nsecsElapsed()) / 1e9;
         std::printf("metric extract only    : %7.2f M lines/s (%lld lines, %lld samples, %.3f s)\n",
-                    double(lines.size()) / s / 1e6, static_cast<long long>(lines.size()),
-                    static_cast<long long>(samples), s);
+                double(lines.size()) / s / 1e6, static_cast<long long>(lines.size()), static_cast<long long>(samples),
+                s);
     }
     return 0;
 }

@@ -140,8 +140,8 @@ int main(int argc, char** argv)
                     for (const QList<QPointF>& seg : std::as_const(results[k].segments)) {
                         mapped.resize(std::size_t(seg.size()));
                         for (qsizetype i = 0; i < seg.size(); ++i)
-                            mapped[std::size_t(i)] = QPointF(vp.pixelLeft + (seg[i].x() - lo) * sx,
-                                                             double(height) - (seg[i].y() - yLo) * sy);
+                            mapped[std::size_t(i)] = QPointF(
+                                    vp.pixelLeft + (seg[i].x() - lo) * sx, double(height) - (seg[i].y() - yLo) * sy);
                         raster.drawPolyline(mapped.data(), qsizetype(mapped.size()), qRgb(30 + int(k), 90, 160));
                     }
                 }
@@ -176,10 +176,10 @@ int main(int argc, char** argv)
             }
             scanMs.push_back(t.nsecsElapsed() / 1e6);
             if (perFrame && r == repeat - 1)
-                std::printf("  frame %2zu: %8.1f points a column: index %6.2f ms, point loop %6.2f ms, raster %6.2f ms (row-major %6.2f)\n",
-                            std::size_t(decimateMs.size() - 1) % frames.size(),
-                            double(results[0].scanned) / width, decimateMs.back(), pointLoopMs.back(), rasterMs.back(),
-                            rowRasterMs.back());
+                std::printf(
+                        "  frame %2zu: %8.1f points a column: index %6.2f ms, point loop %6.2f ms, raster %6.2f ms (row-major %6.2f)\n",
+                        std::size_t(decimateMs.size() - 1) % frames.size(), double(results[0].scanned) / width,
+                        decimateMs.back(), pointLoopMs.back(), rasterMs.back(), rowRasterMs.back());
             if (r == 0)
                 for (const M4Result& res : results) {
                     drawn += res.pointCount();
@@ -189,15 +189,16 @@ int main(int argc, char** argv)
     }
     const double perColumn = 1e6 * median(decimateMs) / (double(series.size()) * width);
     std::printf("bench_decimate: %d series x %lld points, %d x %d plot, %zu frames x %d\n", seriesCount,
-                static_cast<long long>(points), width, height, frames.size(), repeat);
-    std::printf("  M4 decimation (index):      median %7.2f ms a frame, %5.1f ns a pixel column\n",
-                median(decimateMs), perColumn);
+            static_cast<long long>(points), width, height, frames.size(), repeat);
+    std::printf("  M4 decimation (index):      median %7.2f ms a frame, %5.1f ns a pixel column\n", median(decimateMs),
+            perColumn);
     std::printf("  M4 decimation (point loop): median %7.2f ms a frame\n", median(pointLoopMs));
-    std::printf("  SpanRaster, column-major + compose (the chart's): median %7.2f ms a frame, %lld points drawn a pass\n",
-                median(rasterMs), static_cast<long long>(drawn / qint64(frames.size())));
+    std::printf(
+            "  SpanRaster, column-major + compose (the chart's): median %7.2f ms a frame, %lld points drawn a pass\n",
+            median(rasterMs), static_cast<long long>(drawn / qint64(frames.size())));
     std::printf("  SpanRaster straight into a row-major QImage:      median %7.2f ms a frame\n", median(rowRasterMs));
     std::printf("  baseline, min/max scan of every visible point: median %7.2f ms a frame (%lld points a pass)\n",
-                median(scanMs), static_cast<long long>(scannedPoints / qint64(frames.size() * repeat)));
+            median(scanMs), static_cast<long long>(scannedPoints / qint64(frames.size() * repeat)));
     std::printf("(one thread; the compare view splits series over the cores. bench_compare's frame goal: 16 ms.)\n");
     return 0;
 }

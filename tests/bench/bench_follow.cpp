@@ -169,10 +169,13 @@ int main(int argc, char** argv)
     engineThread.start();
     auto window = std::make_unique<MainWindow>(store->get(), engine);
     const QString stateDir = dir.filePath(QStringLiteral("state"));
-    QMetaObject::invokeMethod(engine, [engine, stateDir] {
-        engine->acquireIngestion();
-        engine->addLocalNode(QStringLiteral(TRAINYARD_AGENT_PATH), stateDir);
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            engine,
+            [engine, stateDir] {
+                engine->acquireIngestion();
+                engine->addLocalNode(QStringLiteral(TRAINYARD_AGENT_PATH), stateDir);
+            },
+            Qt::QueuedConnection);
     window->resize(1400, 900);
     window->show();
 
@@ -182,24 +185,28 @@ int main(int argc, char** argv)
     qint64 linesIn = 0;
     qint64 pointsIn = 0;
     qint64 consoleSignals = 0;
-    QObject::connect(engine, &RunEngine::consoleReceived, window.get(),
-                     [&](RunId run, qint64, const QByteArray& bytes) {
-                         if (run != runId)
-                             return;
-                         ++consoleSignals;
-                         bytesIn += bytes.size();
-                         linesIn += bytes.count('\n');
-                     }, Qt::QueuedConnection);
-    QObject::connect(engine, &RunEngine::metricsReceived, window.get(),
-                     [&](RunId run, const QList<MetricPoint>& points) {
-                         if (run == runId)
-                             pointsIn += points.size();
-                     }, Qt::QueuedConnection);
+    QObject::connect(
+            engine, &RunEngine::consoleReceived, window.get(),
+            [&](RunId run, qint64, const QByteArray& bytes) {
+                if (run != runId)
+                    return;
+                ++consoleSignals;
+                bytesIn += bytes.size();
+                linesIn += bytes.count('\n');
+            },
+            Qt::QueuedConnection);
+    QObject::connect(
+            engine, &RunEngine::metricsReceived, window.get(),
+            [&](RunId run, const QList<MetricPoint>& points) {
+                if (run == runId)
+                    pointsIn += points.size();
+            },
+            Qt::QueuedConnection);
 
     const QString yaml = QStringLiteral("name: chatty\ncommand: [\"%1\", \"-u\", \"%2\", \"%3\", \"%4\"]\n")
-                             .arg(python, genPath)
-                             .arg(rate)
-                             .arg(seconds);
+                                 .arg(python, genPath)
+                                 .arg(rate)
+                                 .arg(seconds);
     auto spec = parseJobSpec(yaml, QStringLiteral("bench_follow.yaml"), dir.path());
     if (!spec) {
         std::fprintf(stderr, "%s\n", qPrintable(spec.error().message));
@@ -293,10 +300,9 @@ int main(int argc, char** argv)
             const auto [heapUsed, heapHeld] = heapMiB();
             std::printf("  t=%5.1f s  ingested %9lld lines (%7.0f lines/s last 5 s)  RSS %7.1f MiB  (HWM %7.1f MiB)  "
                         "heap in use %6.1f of %6.1f MiB  max lateness so far %.1f ms\n",
-                        now - runStart, static_cast<long long>(linesIn),
-                        double(linesIn - lastReportLines) / (now - lastReport), double(rss) / 1024.0,
-                        double(hwm) / 1024.0, heapUsed, heapHeld,
-                        lateMs.empty() ? 0.0 : *std::max_element(lateMs.begin(), lateMs.end()));
+                    now - runStart, static_cast<long long>(linesIn),
+                    double(linesIn - lastReportLines) / (now - lastReport), double(rss) / 1024.0, double(hwm) / 1024.0,
+                    heapUsed, heapHeld, lateMs.empty() ? 0.0 : *std::max_element(lateMs.begin(), lateMs.end()));
             std::fflush(stdout);
             lastReportLines = linesIn;
             lastReport = now;
@@ -324,19 +330,19 @@ int main(int argc, char** argv)
     (void)(*store)->flush();
     const qint64 stored = run ? qint64((*store)->metrics(runId, QStringLiteral("loss")).size()) : 0;
     std::printf("\nbench_follow: %d lines/s for %.0f s requested (%lld lines, every 10th a metric line), platform %s\n",
-                rate, seconds, static_cast<long long>(expected), qPrintable(QApplication::platformName()));
+            rate, seconds, static_cast<long long>(expected), qPrintable(QApplication::platformName()));
     std::printf("run state %s, %.1f s from first byte to the run's end in the store\n",
-                run ? qPrintable(runStateName(run->state)) : "?", wall);
+            run ? qPrintable(runStateName(run->state)) : "?", wall);
     std::printf("lines ingested: %lld (%.0f lines/s over that time), %lld console signals, %.1f MB\n",
-                static_cast<long long>(linesIn), double(linesIn) / wall, static_cast<long long>(consoleSignals),
-                double(bytesIn) / 1e6);
+            static_cast<long long>(linesIn), double(linesIn) / wall, static_cast<long long>(consoleSignals),
+            double(bytesIn) / 1e6);
     std::printf("metric points received live: %lld; `loss` points in the store: %lld (expected %lld)\n",
-                static_cast<long long>(pointsIn), static_cast<long long>(stored), static_cast<long long>(expected / 10));
+            static_cast<long long>(pointsIn), static_cast<long long>(stored), static_cast<long long>(expected / 10));
     std::printf("event-loop lateness (10 ms timer, %zu ticks): p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", lateMs.size(),
-                percentile(lateMs, 0.5), percentile(lateMs, 0.99),
-                lateMs.empty() ? 0.0 : *std::max_element(lateMs.begin(), lateMs.end()));
+            percentile(lateMs, 0.5), percentile(lateMs, 0.99),
+            lateMs.empty() ? 0.0 : *std::max_element(lateMs.begin(), lateMs.end()));
     std::printf("RSS: %.1f MiB before the window, peak sampled %.1f MiB, VmHWM %.1f MiB, at the end %.1f MiB\n",
-                double(rss0.first) / 1024.0, double(peakRss) / 1024.0, double(hwm) / 1024.0, double(rssEnd) / 1024.0);
+            double(rss0.first) / 1024.0, double(peakRss) / 1024.0, double(hwm) / 1024.0, double(rssEnd) / 1024.0);
     if (!rssTrace.isEmpty()) {
         std::printf("RSS over time (MiB):");
         const qsizetype step = std::max<qsizetype>(1, rssTrace.size() / 12);
@@ -346,17 +352,18 @@ int main(int argc, char** argv)
     }
     for (const Stall& st : std::as_const(stalls))
         std::printf("stall: %.1f ms late from bench t=%.3f s (CLOCK_MONOTONIC %.3f s)\n", st.lateMs, st.benchS,
-                    st.monotonicS);
+                st.monotonicS);
     if (console)
         std::printf("console view: %lld rows held (%.1f MiB of scrollback, budget %.0f MiB), %lld older rows let go\n",
-                    static_cast<long long>(console->textView()->rowCount()),
-                    double(console->textView()->scrollback().memoryBytes()) / (1024.0 * 1024.0),
-                    double(console->textView()->scrollback().budgetBytes()) / (1024.0 * 1024.0),
-                    static_cast<long long>(console->textView()->scrollback().droppedRows()));
+                static_cast<long long>(console->textView()->rowCount()),
+                double(console->textView()->scrollback().memoryBytes()) / (1024.0 * 1024.0),
+                double(console->textView()->scrollback().budgetBytes()) / (1024.0 * 1024.0),
+                static_cast<long long>(console->textView()->scrollback().droppedRows()));
     if (console)
-        std::printf("console follow mode at the end: %s, newest row in sight: %s\n", console->followMode() ? "on" : "OFF",
-                    console->textView()->firstVisibleRow() + console->textView()->rowsInSight()
-                            >= console->textView()->rowCount()
+        std::printf("console follow mode at the end: %s, newest row in sight: %s\n",
+                console->followMode() ? "on" : "OFF",
+                console->textView()->firstVisibleRow() + console->textView()->rowsInSight()
+                                >= console->textView()->rowCount()
                         ? "yes"
                         : "NO");
     QFile loadavg(QStringLiteral("/proc/loadavg"));
@@ -364,7 +371,8 @@ int main(int argc, char** argv)
         std::printf("load average at the end: %s", loadavg.readAll().constData());
 
     window.reset();
-    QMetaObject::invokeMethod(engine, [engine] { delete engine; }, Qt::BlockingQueuedConnection);
+    QMetaObject::invokeMethod(
+            engine, [engine] { delete engine; }, Qt::BlockingQueuedConnection);
     engineThread.quit();
     engineThread.wait();
     return rc;

@@ -63,8 +63,9 @@ bool populate(const QString& path, int runs, RunId* live)
         const qint64 t0 = QDateTime::currentMSecsSinceEpoch() - qint64(runs) * 60'000;
         for (int i = 0; i < runs; ++i) {
             const bool last = i == runs - 1;
-            q.prepare(QStringLiteral("INSERT INTO runs (name, state, node, created_at, started_at, finished_at, exit_code)"
-                                     " VALUES (?, ?, 'local', ?, ?, ?, ?)"));
+            q.prepare(QStringLiteral(
+                    "INSERT INTO runs (name, state, node, created_at, started_at, finished_at, exit_code)"
+                    " VALUES (?, ?, 'local', ?, ?, ?, ?)"));
             q.addBindValue(QStringLiteral("sweep-%1").arg(i));
             q.addBindValue(last ? QStringLiteral("running") : QStringLiteral("succeeded"));
             q.addBindValue(t0 + qint64(i) * 60'000);
@@ -77,7 +78,7 @@ bool populate(const QString& path, int runs, RunId* live)
             }
             const qint64 id = q.lastInsertId().toLongLong();
             for (const auto& [k, v] : {std::pair{"lr", QString::number(0.001 * (i % 10 + 1))},
-                                       std::pair{"seed", QString::number(i % 5)}}) {
+                         std::pair{"seed", QString::number(i % 5)}}) {
                 QSqlQuery p(db);
                 p.prepare(QStringLiteral("INSERT INTO params (run_id, key, value) VALUES (?, ?, ?)"));
                 p.addBindValue(id);
@@ -102,12 +103,12 @@ int main(int argc, char** argv)
     QApplication::setApplicationName(QStringLiteral("trainyard-bench-gui-rows"));
     QCommandLineParser parser;
     parser.addHelpOption();
-    QCommandLineOption runsOpt(QStringLiteral("runs"), QStringLiteral("Finished runs in the database."), QStringLiteral("N"),
-                               QStringLiteral("10000"));
-    QCommandLineOption secondsOpt(QStringLiteral("seconds"), QStringLiteral("Length of each phase."), QStringLiteral("S"),
-                                  QStringLiteral("10"));
-    QCommandLineOption intervalOpt(QStringLiteral("interval-ms"), QStringLiteral("How often the live run gets a point."),
-                                   QStringLiteral("MS"), QStringLiteral("100"));
+    QCommandLineOption runsOpt(QStringLiteral("runs"), QStringLiteral("Finished runs in the database."),
+            QStringLiteral("N"), QStringLiteral("10000"));
+    QCommandLineOption secondsOpt(QStringLiteral("seconds"), QStringLiteral("Length of each phase."),
+            QStringLiteral("S"), QStringLiteral("10"));
+    QCommandLineOption intervalOpt(QStringLiteral("interval-ms"),
+            QStringLiteral("How often the live run gets a point."), QStringLiteral("MS"), QStringLiteral("100"));
     parser.addOptions({runsOpt, secondsOpt, intervalOpt});
     parser.process(app);
     const int runs = parser.value(runsOpt).toInt();
@@ -221,7 +222,7 @@ int main(int argc, char** argv)
 
     std::printf("bench_gui_rows: %d finished runs + 1 live run (a point every %d ms, written through another store),"
                 " %d s per phase, platform %s; first full load %.0f ms\n\n",
-                runs, intervalMs, seconds, qPrintable(QApplication::platformName()), loadMs);
+            runs, intervalMs, seconds, qPrintable(QApplication::platformName()), loadMs);
     std::printf("| GUI event loop | row updates (issue #22) | full reloads (before) | ratio |\n|---|---|---|---|\n");
     const auto row = [&](const char* what, double a, double b, const char* unit) {
         std::printf("| %s | %.1f %s | %.1f %s | %.3f |\n", what, a, unit, b, unit, b > 0 ? a / b : 0.0);
@@ -234,6 +235,7 @@ int main(int argc, char** argv)
     row("stalls over 16 ms", over(phases[0], 16), over(phases[1], 16), "");
     row("point written -> shown, median", percentile(phases[0].lagMs, 0.5), percentile(phases[1].lagMs, 0.5), "ms");
     row("point written -> shown, max", percentile(phases[0].lagMs, 1.0), percentile(phases[1].lagMs, 1.0), "ms");
-    std::printf("\npoints shown: %zu (row updates), %zu (full reloads)\n", phases[0].lagMs.size(), phases[1].lagMs.size());
+    std::printf(
+            "\npoints shown: %zu (row updates), %zu (full reloads)\n", phases[0].lagMs.size(), phases[1].lagMs.size());
     return 0;
 }

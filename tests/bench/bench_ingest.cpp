@@ -130,9 +130,8 @@ bool generateLog(const QString& path, qint64 target, GenStats& st)
             const int eta = (batches - b) / 20;
             rate *= 0.98 + 0.04 * rng.uniform();
             const int n = std::snprintf(line, sizeof line,
-                                        "\rEpoch %d/%d: %3d%%|%s| %d/%d [%02d:%02d<%02d:%02d, %6.2fit/s, loss=%.4f, lr=%.2e]",
-                                        epoch % 100, 100, pct, bar.c_str(), b, batches, el / 60, el % 60, eta / 60,
-                                        eta % 60, rate, loss, lr);
+                    "\rEpoch %d/%d: %3d%%|%s| %d/%d [%02d:%02d<%02d:%02d, %6.2fit/s, loss=%.4f, lr=%.2e]", epoch % 100,
+                    100, pct, bar.c_str(), b, batches, el / 60, el % 60, eta / 60, eta % 60, rate, loss, lr);
             buf.append(line, size_t(n));
             ++st.redraws;
             if (b > 0 && b % 20 == 0) {
@@ -143,15 +142,14 @@ bool generateLog(const QString& path, qint64 target, GenStats& st)
                 int m;
                 if ((b / 20) % 2 == 0)
                     m = std::snprintf(line, sizeof line,
-                                      "2026-11-29 22:%02d:%02d,%03d - INFO - step %lld | loss=%.4f lr=%.3e "
-                                      "grad_norm=%.3f tokens/s=%.1f\n",
-                                      int(step / 3600 % 60), int(step / 60 % 60), int(step % 1000),
-                                      static_cast<long long>(step), loss, lr, 0.5 + rng.uniform(),
-                                      10000 + 5000 * rng.uniform());
+                            "2026-11-29 22:%02d:%02d,%03d - INFO - step %lld | loss=%.4f lr=%.3e "
+                            "grad_norm=%.3f tokens/s=%.1f\n",
+                            int(step / 3600 % 60), int(step / 60 % 60), int(step % 1000), static_cast<long long>(step),
+                            loss, lr, 0.5 + rng.uniform(), 10000 + 5000 * rng.uniform());
                 else
                     m = std::snprintf(line, sizeof line,
-                                      "{\"step\": %lld, \"epoch\": %d, \"train/loss\": %.6f, \"train/acc\": %.4f}\n",
-                                      static_cast<long long>(step), epoch, loss, 1.0 - loss / 3.0);
+                            "{\"step\": %lld, \"epoch\": %d, \"train/loss\": %.6f, \"train/acc\": %.4f}\n",
+                            static_cast<long long>(step), epoch, loss, 1.0 - loss / 3.0);
                 buf.append(line, size_t(m));
                 ++st.metricLines;
             }
@@ -163,11 +161,10 @@ bool generateLog(const QString& path, qint64 target, GenStats& st)
         const double val = loss * (1.0 + 0.1 * rng.uniform());
         const double acc = 1.0 - val / 3.0;
         int m = std::snprintf(line, sizeof line,
-                              "2026-11-29 22:20:40,016 - INFO - Epoch %d: Loss = %.4f, Accuracy = %.4f\n"
-                              "Epoch %d/100 - loss: %.4f - val_loss: %.4f - val_accuracy: %.4f\n"
-                              "{\"epoch\": %d, \"step\": %lld, \"train_loss_epoch\": %.6f, \"val_acc\": %.6f}\n",
-                              epoch, loss, acc, epoch % 100, loss, val, acc, epoch, static_cast<long long>(step),
-                              loss, acc);
+                "2026-11-29 22:20:40,016 - INFO - Epoch %d: Loss = %.4f, Accuracy = %.4f\n"
+                "Epoch %d/100 - loss: %.4f - val_loss: %.4f - val_accuracy: %.4f\n"
+                "{\"epoch\": %d, \"step\": %lld, \"train_loss_epoch\": %.6f, \"val_acc\": %.6f}\n",
+                epoch, loss, acc, epoch % 100, loss, val, acc, epoch, static_cast<long long>(step), loss, acc);
         buf.append(line, size_t(m));
         st.metricLines += 3;
         if (epoch % 8 == 0) {
@@ -201,7 +198,8 @@ double timeCat(const QString& file)
     for (int i = 0; i < 3; ++i) {
         QElapsedTimer t;
         t.start();
-        QProcess::execute(QStringLiteral("/bin/sh"), {QStringLiteral("-c"), QStringLiteral("cat '%1' > /dev/null").arg(file)});
+        QProcess::execute(
+                QStringLiteral("/bin/sh"), {QStringLiteral("-c"), QStringLiteral("cat '%1' > /dev/null").arg(file)});
         best = std::min(best, double(t.nsecsElapsed()) / 1e9);
     }
     return best;
@@ -241,7 +239,7 @@ std::optional<double> timeTmux(const QString& file, qint64 bytes, const QString&
     QElapsedTimer t;
     t.start();
     tmuxRun({QStringLiteral("-f"), conf, QStringLiteral("new-session"), QStringLiteral("-d"), QStringLiteral("-x"),
-             QStringLiteral("200"), QStringLiteral("-y"), QStringLiteral("50"), cmd});
+            QStringLiteral("200"), QStringLiteral("-y"), QStringLiteral("50"), cmd});
     while (!QFileInfo::exists(done) && t.elapsed() < 600000)
         QThread::usleep(2000);
     const double s = double(t.nsecsElapsed()) / 1e9;
@@ -311,8 +309,9 @@ int main(int argc, char** argv)
         else if (a == QLatin1String("--keep"))
             keep = true;
         else {
-            std::fprintf(stderr, "usage: bench_ingest [--mb N] [--file PATH] [--chunk KiB] [--tmux-mb N] [--stages] "
-                                 "[--keep] [--dir DIR]\n");
+            std::fprintf(stderr,
+                    "usage: bench_ingest [--mb N] [--file PATH] [--chunk KiB] [--tmux-mb N] [--stages] "
+                    "[--keep] [--dir DIR]\n");
             return 2;
         }
     }
@@ -329,9 +328,9 @@ int main(int argc, char** argv)
         if (!generateLog(file, target, st))
             return 1;
         std::printf("generated %s: %lld bytes, %lld bar redraws, %lld metric lines, %lld fixtures, %.1f s\n",
-                    qPrintable(file), static_cast<long long>(st.bytes), static_cast<long long>(st.redraws),
-                    static_cast<long long>(st.metricLines), static_cast<long long>(st.fixtures),
-                    double(t.nsecsElapsed()) / 1e9);
+                qPrintable(file), static_cast<long long>(st.bytes), static_cast<long long>(st.redraws),
+                static_cast<long long>(st.metricLines), static_cast<long long>(st.fixtures),
+                double(t.nsecsElapsed()) / 1e9);
     }
     QFile in(file);
     if (!in.open(QIODevice::ReadOnly)) {
@@ -341,8 +340,8 @@ int main(int argc, char** argv)
     const qint64 size = in.size();
     const qint64 chunk = chunkKiB * 1024;
     std::printf("bench_ingest: %s, %.1f MB (%.1f MiB), chunks of %lld KiB, %d CPUs online\n", qPrintable(file),
-                double(size) / 1e6, double(size) / 1048576.0, static_cast<long long>(chunkKiB),
-                QThread::idealThreadCount());
+            double(size) / 1e6, double(size) / 1048576.0, static_cast<long long>(chunkKiB),
+            QThread::idealThreadCount());
 
     // Warm the page cache, then the read ceiling.
     timeCat(file);
@@ -354,11 +353,11 @@ int main(int argc, char** argv)
     if (stages && mapped) {
         const StageResult r = renderStage(mapped, size, chunk, false);
         std::printf("%-44s %8.1f MB/s  (%.3f s, %lld lines)\n", "render only (TerminalRenderer, width 0)",
-                    mbps(size, r.seconds), r.seconds, static_cast<long long>(r.lines));
+                mbps(size, r.seconds), r.seconds, static_cast<long long>(r.lines));
         const StageResult r2 = renderStage(mapped, size, chunk, true);
         std::printf("%-44s %8.1f MB/s  (%.3f s, %lld lines, %lld samples)\n", "render + extract",
-                    mbps(size, r2.seconds), r2.seconds, static_cast<long long>(r2.lines),
-                    static_cast<long long>(r2.samples));
+                mbps(size, r2.seconds), r2.seconds, static_cast<long long>(r2.lines),
+                static_cast<long long>(r2.samples));
         std::fflush(stdout);
     }
 
@@ -418,8 +417,8 @@ int main(int argc, char** argv)
         const double cpu = cpuSeconds(RUSAGE_SELF) - cpu0;
         std::printf("%-44s %8.1f MB/s  (%.3f s wall, %.3f s of it waiting for flush; %.2f CPU-s = %.1f MB per "
                     "CPU-s; %lld metric points, %.0f points/s)\n",
-                    "RunIngest: copy + render + extract + store", mbps(size, s), s, s - beforeFlush, cpu,
-                    mbps(size, cpu), static_cast<long long>(points), double(points) / s);
+                "RunIngest: copy + render + extract + store", mbps(size, s), s, s - beforeFlush, cpu, mbps(size, cpu),
+                static_cast<long long>(points), double(points) / s);
         std::printf("%-44s %s\n", "  failure reason found", qPrintable(ingest.failureReason().left(60)));
         std::fflush(stdout);
     }
@@ -430,8 +429,8 @@ int main(int argc, char** argv)
         const qint64 slice = std::min(size, tmuxMb * 1024 * 1024);
         const auto s = timeTmux(file, slice, tmp.path());
         if (s)
-            std::printf("%-44s %8.1f MB/s  (%.3f s for the first %.1f MB, pane 200x50)\n", "tmux: cat into a pane's history",
-                        mbps(slice, *s), *s, double(slice) / 1e6);
+            std::printf("%-44s %8.1f MB/s  (%.3f s for the first %.1f MB, pane 200x50)\n",
+                    "tmux: cat into a pane's history", mbps(slice, *s), *s, double(slice) / 1e6);
         else
             std::printf("tmux not found: no tmux figure\n");
     }

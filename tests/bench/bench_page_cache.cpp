@@ -56,7 +56,8 @@ int main(int argc, char** argv)
         else if (a == "--idle")
             idle = std::atoi(argv[i + 1]);
         else {
-            std::fprintf(stderr, "usage: bench_page_cache [--dir DIR] [--mb N] [--piece KiB] [--mode plain|flush|flush+drop] [--idle S]\n");
+            std::fprintf(stderr,
+                    "usage: bench_page_cache [--dir DIR] [--mb N] [--piece KiB] [--mode plain|flush|flush+drop] [--idle S]\n");
             return 2;
         }
     }
@@ -102,7 +103,7 @@ int main(int argc, char** argv)
     ::close(fd);
     ::unlink(path.c_str());
     std::printf("%s, %lld MiB in %lld KiB writes: %.2f s wall, %.2f s sys, %.2f s user, %.0f MB/s\n", mode.c_str(), mb,
-                pieceKiB, t1 - t0, cpuSeconds(r1.ru_stime) - cpuSeconds(r0.ru_stime),
-                cpuSeconds(r1.ru_utime) - cpuSeconds(r0.ru_utime), double(total) / 1e6 / (t1 - t0));
+            pieceKiB, t1 - t0, cpuSeconds(r1.ru_stime) - cpuSeconds(r0.ru_stime),
+            cpuSeconds(r1.ru_utime) - cpuSeconds(r0.ru_utime), double(total) / 1e6 / (t1 - t0));
     return 0;
 }

@@ -89,8 +89,8 @@ Synthetic synthetic(int nodes, int q, quint64 seed)
     Synthetic s;
     for (int n = 0; n < nodes; ++n)
         s.state.nodes << node(QStringLiteral("node%1").arg(n, 3, 10, QLatin1Char('0')), 8,
-                              n % 4 == 0 ? QStringLiteral("NVIDIA H100 80GB HBM3") : QStringLiteral("NVIDIA A100-SXM4-80GB"),
-                              128, 1024 * 1024);
+                n % 4 == 0 ? QStringLiteral("NVIDIA H100 80GB HBM3") : QStringLiteral("NVIDIA A100-SXM4-80GB"), 128,
+                1024 * 1024);
     ty::RunId id = 1;
     for (int n = 0; n < nodes; ++n) {
         const int busy = int(rng() % 9);
@@ -143,14 +143,11 @@ std::vector<Named> policies()
     firstFit.placement = PlacementRule::FirstFit;
     Policy fsBackfill = Policy::fairShare({});
     fsBackfill.backfill = true;
-    return {{"FCFS first-fit (baseline)", firstFit},
-            {"FCFS best-fit", Policy::fcfs()},
-            {"Priority + aging (1/h)", Policy::priorityAging(1.0)},
-            {"SJF", Policy::shortestJobFirst(kHour)},
+    return {{"FCFS first-fit (baseline)", firstFit}, {"FCFS best-fit", Policy::fcfs()},
+            {"Priority + aging (1/h)", Policy::priorityAging(1.0)}, {"SJF", Policy::shortestJobFirst(kHour)},
             {"EASY backfill (FCFS)", Policy::easyBackfill()},
             {"EASY backfill (SJF)", Policy::easyBackfill(Ordering::ShortestJobFirst)},
-            {"Fair share", Policy::fairShare({})},
-            {"Fair share + backfill", fsBackfill}};
+            {"Fair share", Policy::fairShare({})}, {"Fair share + backfill", fsBackfill}};
 }
 
 void decisionSpeed(int reps, const QString& only)
@@ -179,7 +176,7 @@ void decisionSpeed(int reps, const QString& only)
                 placed = int(d.placements.size());
             }
             std::printf("| %s | %d | %d | %.2f | %.2f | %.2f | %.2f |\n", p.name, q, placed, percentile(ms, 0.5),
-                        percentile(ms, 0.99), percentile(cpu, 0.5), percentile(cpu, 0.99));
+                    percentile(ms, 0.99), percentile(cpu, 0.5), percentile(cpu, 0.99));
             std::fflush(stdout);
         }
     }
@@ -219,8 +216,8 @@ Trace loadTrace(const QString& dir)
     for (const QByteArrayList& r : readCsv(dir + u"/openb_node_list_gpu_node.csv"_qs)) {
         if (r.size() < 5)
             continue;
-        t.nodes << node(QString::fromUtf8(r[0]), r[3].toInt(), QString::fromUtf8(r[4]), r[1].toInt() / 1000,
-                        r[2].toLongLong());
+        t.nodes << node(
+                QString::fromUtf8(r[0]), r[3].toInt(), QString::fromUtf8(r[4]), r[1].toInt() / 1000, r[2].toLongLong());
     }
     ty::RunId id = 1;
     for (const QByteArrayList& r : readCsv(dir + u"/openb_pod_list_default.csv"_qs)) {
@@ -268,7 +265,7 @@ void traceReplay(const QString& dir, int keepEvery, int compress, bool allAtOnce
         gpus += int(n.gpus.size());
     std::printf("\n## Trace replay: Alibaba openb (%lld nodes, %d GPUs, %lld tasks; %d fractional GPU requests "
                 "rounded up to 1 GPU)\n\n",
-                qint64(t.nodes.size()), gpus, qint64(t.jobs.size()), t.fractional);
+            qint64(t.nodes.size()), gpus, qint64(t.jobs.size()), t.fractional);
     std::printf("| policy | mean wait | p95 wait | GPU util | makespan | starved >24h | never started | passes | "
                 "peak queue | pass p50 ms | pass p99 ms | pass ms at peak queue (max) |\n");
     std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -285,9 +282,9 @@ void traceReplay(const QString& dir, int keepEvery, int compress, bool allAtOnce
             if (r.passQueue[i] == r.peakQueue)
                 atPeak = std::max(atPeak, r.passMicros[i] / 1000.0);
         std::printf("| %s | %.1f min | %.1f min | %.3f | %.1f d | %d | %d | %d | %d | %.3f | %.3f | %.3f |\n", p.name,
-                    r.meanWaitMs / kMin, r.p95WaitMs / kMin, r.gpuUtilisation, double(r.makespanMs) / (24.0 * kHour),
-                    r.starved, r.neverStarted, r.passes, r.peakQueue, percentile(r.passMicros, 0.5) / 1000.0,
-                    percentile(r.passMicros, 0.99) / 1000.0, atPeak);
+                r.meanWaitMs / kMin, r.p95WaitMs / kMin, r.gpuUtilisation, double(r.makespanMs) / (24.0 * kHour),
+                r.starved, r.neverStarted, r.passes, r.peakQueue, percentile(r.passMicros, 0.5) / 1000.0,
+                percentile(r.passMicros, 0.99) / 1000.0, atPeak);
         std::fprintf(stderr, "%s: replay took %.1f s\n", p.name, double(wall.elapsed()) / 1000.0);
         std::fflush(stdout);
     }
@@ -308,7 +305,7 @@ void traceReplay(const QString& dir, int keepEvery, int compress, bool allAtOnce
             ms.push_back(double(timer.nsecsElapsed()) / 1e6);
         }
         std::printf("\nAll %lld tasks pending at once on the empty trace cluster, %s: median %.2f ms, p99 %.2f ms\n",
-                    qint64(all.size()), p.name, percentile(ms, 0.5), percentile(ms, 0.99));
+                qint64(all.size()), p.name, percentile(ms, 0.5), percentile(ms, 0.99));
     }
 }
 

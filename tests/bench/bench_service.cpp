@@ -58,7 +58,7 @@ double percentile(std::vector<double> v, double p)
 
 qint64 realtimeNs()
 {
-    timespec ts {};
+    timespec ts{};
     ::clock_gettime(CLOCK_REALTIME, &ts);
     return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
@@ -105,9 +105,11 @@ std::vector<double> startLatency(service::ServiceClient& svc, const QString& nod
         });
         t.start();
         const auto submitted = svc.call(QStringLiteral("submit"),
-                                        {{QStringLiteral("spec"), QJsonObject{{QStringLiteral("yaml"), yaml}, {QStringLiteral("origin"), QStringLiteral("bench")},
-                                                                              {QStringLiteral("base_dir"), workdir}}},
-                                         {QStringLiteral("node"), node}});
+                {{QStringLiteral("spec"),
+                         QJsonObject{{QStringLiteral("yaml"), yaml},
+                                 {QStringLiteral("origin"), QStringLiteral("bench")},
+                                 {QStringLiteral("base_dir"), workdir}}},
+                        {QStringLiteral("node"), node}});
         if (!submitted) {
             std::fprintf(stderr, "submit failed: %s\n", qPrintable(submitted.error().message));
             break;
@@ -127,7 +129,7 @@ std::vector<double> startLatency(service::ServiceClient& svc, const QString& nod
 void printLatency(const char* what, const std::vector<double>& ms)
 {
     std::printf("  %-44s n=%3zu  median %7.2f ms  p99 %7.2f ms  max %7.2f ms\n", what, ms.size(), percentile(ms, 0.5),
-                percentile(ms, 0.99), ms.empty() ? 0.0 : *std::max_element(ms.begin(), ms.end()));
+            percentile(ms, 0.99), ms.empty() ? 0.0 : *std::max_element(ms.begin(), ms.end()));
 }
 
 double runProcesses(const QString& program, const QList<QStringList>& argsPerProcess, const QProcessEnvironment& env)
@@ -192,12 +194,15 @@ int main(int argc, char* argv[])
         QFile f(wrapper);
         f.open(QIODevice::WriteOnly);
         f.write(QStringLiteral("#!/bin/sh\nexec env TRAINYARD_AGENT_STATE='%1' TRAINYARD_AGENT_NO_NVML=1 '%2' \"$@\"\n")
-                    .arg(dir.filePath(QStringLiteral("ws1-state")), QStringLiteral(TRAINYARD_AGENT_PATH)).toUtf8());
+                        .arg(dir.filePath(QStringLiteral("ws1-state")), QStringLiteral(TRAINYARD_AGENT_PATH))
+                        .toUtf8());
         f.close();
         f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
-        (void)(*store)->addNode(NodeRecord{QStringLiteral("ws1"), QStringLiteral("ws1"), {}, 0, {}, wrapper, QDateTime::currentDateTimeUtc(), {}});
+        (void)(*store)->addNode(NodeRecord{
+                QStringLiteral("ws1"), QStringLiteral("ws1"), {}, 0, {}, wrapper, QDateTime::currentDateTimeUtc(), {}});
     } else {
-        std::printf("SSH part skipped: %s\n", qPrintable(sshError.isEmpty() ? test::SshdFixture::skipReason() : sshError));
+        std::printf(
+                "SSH part skipped: %s\n", qPrintable(sshError.isEmpty() ? test::SshdFixture::skipReason() : sshError));
     }
 
     auto svc = service::ServiceClient::connectTo(db, service::ServiceClient::Start::IfNeeded);
@@ -220,39 +225,44 @@ int main(int argc, char* argv[])
         for (int i = 0; i < sshTrue; ++i) {
             QElapsedTimer t;
             t.start();
-            QProcess::execute(QStringLiteral("ssh"), {QStringLiteral("-F"), sshd.clientConfig(), QStringLiteral("-o"), QStringLiteral("BatchMode=yes"),
-                                                     QStringLiteral("ws1"), QStringLiteral("true")});
+            QProcess::execute(QStringLiteral("ssh"),
+                    {QStringLiteral("-F"), sshd.clientConfig(), QStringLiteral("-o"), QStringLiteral("BatchMode=yes"),
+                            QStringLiteral("ws1"), QStringLiteral("true")});
             fresh.push_back(double(t.nsecsElapsed()) / 1e6);
         }
         printLatency("baseline: fresh `ssh ws1 true`", fresh);
         std::printf("  ratio: service submit->running over SSH / fresh ssh true = %.3f (goal: median <= 20 ms)\n",
-                    percentile(remote, 0.5) / std::max(1e-9, percentile(fresh, 0.5)));
+                percentile(remote, 0.5) / std::max(1e-9, percentile(fresh, 0.5)));
     }
 
     // 2. A line on the node -> at this client.
     std::printf("\n2. a line written on the node -> received by a client of the service\n");
     {
-        const QString yaml = QStringLiteral("name: stamps\nworkdir: %1\ncommand: \"for i in $(seq %2); do date +%s%N; sleep 0.02; done\"\n")
-                                 .arg(work).arg(lines);
+        const QString yaml = QStringLiteral(
+                "name: stamps\nworkdir: %1\ncommand: \"for i in $(seq %2); do date +%s%N; sleep 0.02; done\"\n")
+                                     .arg(work)
+                                     .arg(lines);
         const auto submitted = (*svc)->call(QStringLiteral("submit"),
-            {{QStringLiteral("spec"), QJsonObject{{QStringLiteral("yaml"), yaml}, {QStringLiteral("origin"), QStringLiteral("bench")},
-                                                  {QStringLiteral("base_dir"), work}}}});
+                {{QStringLiteral("spec"),
+                        QJsonObject{{QStringLiteral("yaml"), yaml}, {QStringLiteral("origin"), QStringLiteral("bench")},
+                                {QStringLiteral("base_dir"), work}}}});
         const RunId id = submitted ? submitted->value(QStringLiteral("runs")).toArray().first().toInteger() : 0;
         std::vector<double> ms;
         QByteArray partial;
-        auto c = QObject::connect(svc->get(), &service::ServiceClient::consoleReceived, [&](RunId run, qint64, const QByteArray& bytes) {
-            if (run != id)
-                return;
-            const qint64 now = realtimeNs();
-            partial += bytes;
-            qsizetype nl;
-            while ((nl = partial.indexOf('\n')) >= 0) {
-                const qint64 stamp = partial.left(nl).toLongLong();
-                partial.remove(0, nl + 1);
-                if (stamp > 0)
-                    ms.push_back(double(now - stamp) / 1e6);
-            }
-        });
+        auto c = QObject::connect(
+                svc->get(), &service::ServiceClient::consoleReceived, [&](RunId run, qint64, const QByteArray& bytes) {
+                    if (run != id)
+                        return;
+                    const qint64 now = realtimeNs();
+                    partial += bytes;
+                    qsizetype nl;
+                    while ((nl = partial.indexOf('\n')) >= 0) {
+                        const qint64 stamp = partial.left(nl).toLongLong();
+                        partial.remove(0, nl + 1);
+                        if (stamp > 0)
+                            ms.push_back(double(now - stamp) / 1e6);
+                    }
+                });
         (void)(*svc)->call(QStringLiteral("watch"), {{QStringLiteral("run"), id}, {QStringLiteral("console"), true}});
         waitForState(**svc, id, RunState::Succeeded, 120000);
         QObject::disconnect(c);
@@ -266,7 +276,10 @@ int main(int argc, char* argv[])
         const QString spec = dir.filePath(QStringLiteral("many.yaml"));
         QFile f(spec);
         f.open(QIODevice::WriteOnly);
-        f.write(QStringLiteral("name: many\nworkdir: %1\nparams: {c: '0'}\ncommand: \"true\"\nresources: {cpus: 1000}\n").arg(work).toUtf8());
+        f.write(QStringLiteral(
+                "name: many\nworkdir: %1\nparams: {c: '0'}\ncommand: \"true\"\nresources: {cpus: 1000}\n")
+                        .arg(work)
+                        .toUtf8());
         f.close();
         // The runs need more CPUs than the node has: they stay queued (the
         // figure is the service's recording, not 200 processes starting).
@@ -274,10 +287,13 @@ int main(int argc, char* argv[])
         QList<QStringList> submitters, validators;
         for (int c = 0; c < 20; ++c) {
             submitters << QStringList{QStringLiteral("-c"),
-                QStringLiteral("for j in 0 1 2 3 4 5 6 7 8 9; do '%1' --db '%2' submit '%3' --param c=%4 >/dev/null 2>&1; done")
-                    .arg(QStringLiteral(TRAINYARD_CTL_PATH), db, spec).arg(c)};
+                    QStringLiteral(
+                            "for j in 0 1 2 3 4 5 6 7 8 9; do '%1' --db '%2' submit '%3' --param c=%4 >/dev/null 2>&1; done")
+                            .arg(QStringLiteral(TRAINYARD_CTL_PATH), db, spec)
+                            .arg(c)};
             validators << QStringList{QStringLiteral("-c"),
-                QStringLiteral("for j in 0 1 2 3 4 5 6 7 8 9; do '%1' validate '%2' >/dev/null 2>&1; done").arg(QStringLiteral(TRAINYARD_CTL_PATH), spec)};
+                    QStringLiteral("for j in 0 1 2 3 4 5 6 7 8 9; do '%1' validate '%2' >/dev/null 2>&1; done")
+                            .arg(QStringLiteral(TRAINYARD_CTL_PATH), spec)};
         }
         const double submitMs = runProcesses(QStringLiteral("/bin/sh"), submitters, env);
         const double validateMs = runProcesses(QStringLiteral("/bin/sh"), validators, env);
@@ -288,7 +304,8 @@ int main(int argc, char* argv[])
                 recorded += r.name == u"many";
         std::printf("  200 submits:   %8.1f ms   (%d runs recorded)\n", submitMs, recorded);
         std::printf("  baseline, 200 `trainyardctl validate`: %8.1f ms\n", validateMs);
-        std::printf("  ratio submit/validate = %.2f (goal: all recorded within 5 s)\n", submitMs / std::max(1e-9, validateMs));
+        std::printf("  ratio submit/validate = %.2f (goal: all recorded within 5 s)\n",
+                submitMs / std::max(1e-9, validateMs));
     }
     (void)(*svc)->call(QStringLiteral("stop"));
     return 0;

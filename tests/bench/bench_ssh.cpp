@@ -162,7 +162,7 @@ Stats stats(std::vector<double> v)
 void printStats(const char* what, const Stats& s)
 {
     std::printf("  %-58s median %8.2f ms  p99 %8.2f ms  (min %.2f, max %.2f, n=%d)\n", what, s.median, s.p99, s.min,
-                s.max, s.n);
+            s.max, s.n);
 }
 
 QByteArray sha256File(const QString& path, qint64* size)
@@ -201,7 +201,8 @@ QMap<QString, double> threadCpu()
         const QList<QByteArray> fields = st.mid(close + 2).split(' '); // state ppid ... utime(12) stime(13)
         if (open < 0 || fields.size() < 13)
             continue;
-        out[QString::fromUtf8(st.mid(open + 1, close - open - 1))] += (fields[11].toDouble() + fields[12].toDouble()) / tick;
+        out[QString::fromUtf8(st.mid(open + 1, close - open - 1))]
+                += (fields[11].toDouble() + fields[12].toDouble()) / tick;
     }
     return out;
 }
@@ -212,7 +213,8 @@ double machineBusyCpu()
     QFile f(QStringLiteral("/proc/stat"));
     if (!f.open(QIODevice::ReadOnly))
         return 0;
-    const QList<QByteArray> v = f.readLine().simplified().split(' '); // cpu user nice system idle iowait irq softirq steal
+    const QList<QByteArray> v
+            = f.readLine().simplified().split(' '); // cpu user nice system idle iowait irq softirq steal
     double busy = 0;
     for (int i = 1; i < v.size() && i <= 8; ++i)
         if (i != 4 && i != 5)
@@ -286,9 +288,9 @@ double timeProcess(const QString& program, const QStringList& args, QString* fai
     if (!finished || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
         if (failure)
             *failure = QStringLiteral("%1 %2: exit %3: %4")
-                           .arg(program, args.join(u' '))
-                           .arg(p.exitCode())
-                           .arg(QString::fromUtf8(p.readAllStandardError() + p.readAllStandardOutput()).trimmed());
+                               .arg(program, args.join(u' '))
+                               .arg(p.exitCode())
+                               .arg(QString::fromUtf8(p.readAllStandardError() + p.readAllStandardOutput()).trimmed());
         if (!finished)
             p.kill();
         return -1;
@@ -331,8 +333,8 @@ QString libsshCipher(const QString& configFile, const QString& host)
     if (ssh_connect(s) != SSH_OK)
         result = QStringLiteral("(connect failed: %1)").arg(QString::fromUtf8(ssh_get_error(s)));
     else
-        result = QStringLiteral("%1 / %2").arg(QString::fromLatin1(ssh_get_cipher_in(s)),
-                                               QString::fromLatin1(ssh_get_cipher_out(s)));
+        result = QStringLiteral("%1 / %2").arg(
+                QString::fromLatin1(ssh_get_cipher_in(s)), QString::fromLatin1(ssh_get_cipher_out(s)));
     ssh_disconnect(s);
     ssh_free(s);
     return result;
@@ -353,7 +355,9 @@ struct Options {
 
 class Bench {
 public:
-    explicit Bench(Options o) : m_opt(std::move(o)) {}
+    explicit Bench(Options o)
+        : m_opt(std::move(o))
+    { }
     int run();
 
 private:
@@ -366,7 +370,8 @@ private:
         o.connectTimeoutSec = 10;
         o.acceptNewHostKey = true;
         // The engine's agent and the bare AgentClient's keep their runs apart.
-        o.agentEnv.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), m_work + (direct ? QStringLiteral("/state-direct") : QStringLiteral("/state-ws1")));
+        o.agentEnv.insert(QStringLiteral("TRAINYARD_AGENT_STATE"),
+                m_work + (direct ? QStringLiteral("/state-direct") : QStringLiteral("/state-ws1")));
         o.agentEnv.insert(QStringLiteral("TRAINYARD_AGENT_NO_NVML"), QStringLiteral("1"));
         o.deployAgentFrom = QStringLiteral(TRAINYARD_AGENT_PATH);
         o.remoteCacheDir = m_work + QStringLiteral("/remote-cache");
@@ -399,7 +404,7 @@ private:
     // would make every start slower than the one before.)
     QString runWorkdir() const { return m_work + QStringLiteral("/workdir"); }
     QString m_config;
-    QString m_consoleFile; // generated before the engine connects (a blocked
+    QString m_consoleFile;   // generated before the engine connects (a blocked
     QByteArray m_consoleSha; // event loop would cost the node its heartbeats)
     std::unique_ptr<ResultStore> m_store;
     std::unique_ptr<RunEngine> m_engine;
@@ -424,7 +429,8 @@ bool Bench::connectClient()
     QObject::connect(m_client.get(), &AgentClient::disconnected, [&lost](const QString& r) { lost = r; });
     m_client->connectToAgent();
     if (!waitFor([&] { return m_client->isReady() || !lost.isEmpty(); }, 30000) || !lost.isEmpty())
-        return fail(QStringLiteral("agent connection failed: %1").arg(lost.isEmpty() ? QStringLiteral("timeout") : lost));
+        return fail(
+                QStringLiteral("agent connection failed: %1").arg(lost.isEmpty() ? QStringLiteral("timeout") : lost));
     return true;
 }
 
@@ -471,7 +477,9 @@ bool Bench::latencyEngine()
         ids.append(*id);
     }
     const double submitted = nowMs(clock);
-    if (!waitFor([&] { return std::all_of(ids.cbegin(), ids.cend(), [&](RunId id) { return runningAt.contains(id); }); }, 120000))
+    if (!waitFor(
+                [&] { return std::all_of(ids.cbegin(), ids.cend(), [&](RunId id) { return runningAt.contains(id); }); },
+                120000))
         return fail(QStringLiteral("not every run of the burst started"));
     double lastRunning = 0;
     for (RunId id : std::as_const(ids))
@@ -481,11 +489,16 @@ bool Bench::latencyEngine()
     // to cut `perf record -k CLOCK_MONOTONIC` samples to the burst.
     const double monoStart = (clock.msecsSinceReference() + t0) / 1000.0;
     std::printf("  engine burst: %d submit() calls took %.1f ms; last Running after %.1f ms"
-                " (CLOCK_MONOTONIC %.3f-%.3f s)\n", m_opt.runs, submitted - t0, lastRunning - t0, monoStart,
-                monoStart + (lastRunning - t0) / 1000.0);
-    if (!waitFor([&] { return std::all_of(ids.cbegin(), ids.cend(), [&](RunId id) { return isTerminal(last.value(id)); }); }, 120000))
+                " (CLOCK_MONOTONIC %.3f-%.3f s)\n",
+            m_opt.runs, submitted - t0, lastRunning - t0, monoStart, monoStart + (lastRunning - t0) / 1000.0);
+    if (!waitFor(
+                [&] {
+                    return std::all_of(ids.cbegin(), ids.cend(), [&](RunId id) { return isTerminal(last.value(id)); });
+                },
+                120000))
         return fail(QStringLiteral("not every run of the burst ended"));
-    const int ok = int(std::count_if(ids.cbegin(), ids.cend(), [&](RunId id) { return last.value(id) == RunState::Succeeded; }));
+    const int ok = int(
+            std::count_if(ids.cbegin(), ids.cend(), [&](RunId id) { return last.value(id) == RunState::Succeeded; }));
     if (ok != m_opt.runs)
         return fail(QStringLiteral("%1 of %2 burst runs succeeded").arg(ok).arg(m_opt.runs));
     QObject::disconnect(conn);
@@ -516,8 +529,8 @@ bool Bench::latencyAgent()
     m_ping = stats(pings);
 
     QSet<QString> exited;
-    const auto conn = QObject::connect(m_client.get(), &AgentClient::runExited,
-                                       [&exited](const AgentRunStatus& st) { exited.insert(st.run); });
+    const auto conn = QObject::connect(
+            m_client.get(), &AgentClient::runExited, [&exited](const AgentRunStatus& st) { exited.insert(st.run); });
     std::vector<double> lat;
     const int warmup = 5;
     for (int i = 0; i < m_opt.runs + warmup; ++i) {
@@ -533,7 +546,8 @@ bool Bench::latencyAgent()
                 error = r.error().message;
         });
         if (!waitFor([&] { return done; }, 20000) || !error.isEmpty())
-            return fail(QStringLiteral("agent start %1: %2").arg(req.run, error.isEmpty() ? QStringLiteral("timeout") : error));
+            return fail(QStringLiteral("agent start %1: %2")
+                                .arg(req.run, error.isEmpty() ? QStringLiteral("timeout") : error));
         if (i >= warmup)
             lat.push_back(t1 - t0);
         // A quiet node for the next one, as for the engine.
@@ -568,7 +582,8 @@ bool Bench::baselines()
     const QStringList args = sshArgs();
     std::vector<double> fresh;
     for (int i = 0; i < m_opt.sshTrue; ++i) {
-        const double ms = timeProcess(QStringLiteral("/usr/bin/ssh"), args + QStringList{QStringLiteral("ws1"), QStringLiteral("true")}, &failure);
+        const double ms = timeProcess(QStringLiteral("/usr/bin/ssh"),
+                args + QStringList{QStringLiteral("ws1"), QStringLiteral("true")}, &failure);
         if (ms < 0)
             return fail(failure);
         fresh.push_back(ms);
@@ -578,7 +593,8 @@ bool Bench::baselines()
     // init): the sftp subsystem (internal-sftp) ends at stdin's EOF.
     std::vector<double> freshSftp;
     for (int i = 0; i < m_opt.sshTrue; ++i) {
-        const double ms = timeProcess(QStringLiteral("/usr/bin/ssh"), args + QStringList{QStringLiteral("-s"), QStringLiteral("ws1"), QStringLiteral("sftp")}, &failure);
+        const double ms = timeProcess(QStringLiteral("/usr/bin/ssh"),
+                args + QStringList{QStringLiteral("-s"), QStringLiteral("ws1"), QStringLiteral("sftp")}, &failure);
         if (ms < 0)
             return fail(failure);
         freshSftp.push_back(ms);
@@ -593,30 +609,38 @@ bool Bench::baselines()
     m_spawnRate = spawnTotal > 0 ? double(spawns.size()) / (spawnTotal / 1000.0) : 0;
 
     const QString control = m_work + QStringLiteral("/cm");
-    const QStringList mux = args + QStringList{QStringLiteral("-o"), QStringLiteral("ControlMaster=auto"), QStringLiteral("-o"),
-                                               QStringLiteral("ControlPath=") + control, QStringLiteral("-o"),
-                                               QStringLiteral("ControlPersist=120")};
+    const QStringList mux = args
+            + QStringList{QStringLiteral("-o"), QStringLiteral("ControlMaster=auto"), QStringLiteral("-o"),
+                    QStringLiteral("ControlPath=") + control, QStringLiteral("-o"),
+                    QStringLiteral("ControlPersist=120")};
     // The first one starts the master (kept in the background by ControlPersist).
-    if (timeProcess(QStringLiteral("/usr/bin/ssh"), mux + QStringList{QStringLiteral("ws1"), QStringLiteral("true")}, &failure) < 0)
+    if (timeProcess(QStringLiteral("/usr/bin/ssh"), mux + QStringList{QStringLiteral("ws1"), QStringLiteral("true")},
+                &failure)
+            < 0)
         return fail(failure);
     if (!QFileInfo::exists(control))
         return fail(QStringLiteral("no control socket at %1").arg(control));
     std::vector<double> viaMaster, check, sftp;
     for (int i = 0; i < m_opt.mux; ++i) {
         const double ms = timeProcess(QStringLiteral("/usr/bin/ssh"),
-                                      args + QStringList{QStringLiteral("-S"), control, QStringLiteral("ws1"), QStringLiteral("true")}, &failure);
+                args + QStringList{QStringLiteral("-S"), control, QStringLiteral("ws1"), QStringLiteral("true")},
+                &failure);
         if (ms < 0)
             return fail(failure);
         viaMaster.push_back(ms);
         const double c = timeProcess(QStringLiteral("/usr/bin/ssh"),
-                                     args + QStringList{QStringLiteral("-S"), control, QStringLiteral("-O"), QStringLiteral("check"), QStringLiteral("ws1")},
-                                     &failure);
+                args
+                        + QStringList{QStringLiteral("-S"), control, QStringLiteral("-O"), QStringLiteral("check"),
+                                QStringLiteral("ws1")},
+                &failure);
         if (c < 0)
             return fail(failure);
         check.push_back(c);
         const double f = timeProcess(QStringLiteral("/usr/bin/ssh"),
-                                     args + QStringList{QStringLiteral("-S"), control, QStringLiteral("-s"), QStringLiteral("ws1"), QStringLiteral("sftp")},
-                                     &failure);
+                args
+                        + QStringList{QStringLiteral("-S"), control, QStringLiteral("-s"), QStringLiteral("ws1"),
+                                QStringLiteral("sftp")},
+                &failure);
         if (f < 0)
             return fail(failure);
         sftp.push_back(f);
@@ -624,7 +648,11 @@ bool Bench::baselines()
     m_muxSftp = stats(sftp);
     m_muxTrue = stats(viaMaster);
     m_muxCheck = stats(check);
-    timeProcess(QStringLiteral("/usr/bin/ssh"), args + QStringList{QStringLiteral("-S"), control, QStringLiteral("-O"), QStringLiteral("exit"), QStringLiteral("ws1")}, nullptr);
+    timeProcess(QStringLiteral("/usr/bin/ssh"),
+            args
+                    + QStringList{QStringLiteral("-S"), control, QStringLiteral("-O"), QStringLiteral("exit"),
+                            QStringLiteral("ws1")},
+            nullptr);
     return true;
 }
 
@@ -634,7 +662,7 @@ bool Bench::consoleThroughput()
     const QString file = m_consoleFile;
     const QByteArray sha = m_consoleSha;
     std::printf("\nConsole throughput: %lld bytes (%lld MiB) of numbered 100-byte lines, cat by the run\n",
-                static_cast<long long>(bytes), static_cast<long long>(m_opt.mb));
+            static_cast<long long>(bytes), static_cast<long long>(m_opt.mb));
     std::printf("  source %s sha256 %s\n", qPrintable(file), sha.constData());
     const double mbytes = double(bytes) / 1e6;
 
@@ -643,8 +671,8 @@ bool Bench::consoleThroughput()
     std::vector<double> sshCat;
     for (int i = 0; i < 2; ++i) {
         const double ms = timeProcess(QStringLiteral("/usr/bin/ssh"),
-                                      sshArgs() + QStringList{QStringLiteral("ws1"), QStringLiteral("cat"), file}, &failure,
-                                      QProcess::nullDevice());
+                sshArgs() + QStringList{QStringLiteral("ws1"), QStringLiteral("cat"), file}, &failure,
+                QProcess::nullDevice());
         if (ms < 0)
             return fail(failure);
         sshCat.push_back(ms);
@@ -657,7 +685,7 @@ bool Bench::consoleThroughput()
     {
         const QString copy = m_work + QStringLiteral("/ssh-cat-copy.txt");
         sshCatStoredMs = timeProcess(QStringLiteral("/usr/bin/ssh"),
-                                     sshArgs() + QStringList{QStringLiteral("ws1"), QStringLiteral("cat"), file}, &failure, copy);
+                sshArgs() + QStringList{QStringLiteral("ws1"), QStringLiteral("cat"), file}, &failure, copy);
         const qint64 stored = QFileInfo(copy).size();
         QFile::remove(copy);
         if (sshCatStoredMs < 0)
@@ -687,14 +715,17 @@ bool Bench::consoleThroughput()
         const double busy0 = machineBusyCpu();
         const double children0 = cpuSeconds(RUSAGE_CHILDREN);
         clock.start();
-        p.start(QStringLiteral("/usr/bin/ssh"), sshArgs() + QStringList{QStringLiteral("ws1"), QStringLiteral("cat"), file});
+        p.start(QStringLiteral("/usr/bin/ssh"),
+                sshArgs() + QStringList{QStringLiteral("ws1"), QStringLiteral("cat"), file});
         if (!waitFor([&] { return done; }, 600000) || p.exitCode() != 0)
-            return fail(QStringLiteral("ssh cat (read here) failed: %1").arg(QString::fromUtf8(p.readAllStandardError())));
+            return fail(
+                    QStringLiteral("ssh cat (read here) failed: %1").arg(QString::fromUtf8(p.readAllStandardError())));
         for (qint64 n; (n = p.read(buf.data(), buf.size())) > 0;)
             got += n;
         sshStreamMs = nowMs(clock) - first;
-        std::printf("  ssh cat CPU-s: the ssh client %.2f; whole machine busy %.2f of %.2f available (incl. login shell)\n",
-                    cpuSeconds(RUSAGE_CHILDREN) - children0, machineBusyCpu() - busy0, 2 * nowMs(clock) / 1000.0);
+        std::printf(
+                "  ssh cat CPU-s: the ssh client %.2f; whole machine busy %.2f of %.2f available (incl. login shell)\n",
+                cpuSeconds(RUSAGE_CHILDREN) - children0, machineBusyCpu() - busy0, 2 * nowMs(clock) / 1000.0);
         if (got != bytes)
             return fail(QStringLiteral("ssh cat delivered %1 bytes, not %2").arg(got).arg(bytes));
     }
@@ -714,14 +745,14 @@ bool Bench::consoleThroughput()
         QString error;
         Sha256 h;
         const auto c1 = QObject::connect(m_client.get(), &AgentClient::output,
-                                         [&](const QString& run, qint64 offset, const QByteArray& b, const ByteRanges&) {
-                                             if (run != req.run)
-                                                 return;
-                                             contiguous = contiguous && offset == expectNext;
-                                             expectNext = offset + b.size();
-                                             received += b.size();
-                                             h.addData(b);
-                                         });
+                [&](const QString& run, qint64 offset, const QByteArray& b, const ByteRanges&) {
+                    if (run != req.run)
+                        return;
+                    contiguous = contiguous && offset == expectNext;
+                    expectNext = offset + b.size();
+                    received += b.size();
+                    h.addData(b);
+                });
         const auto c2 = QObject::connect(m_client.get(), &AgentClient::tailEnded, [&](const QString& run, qint64) {
             if (run == req.run)
                 ended = true;
@@ -745,13 +776,13 @@ bool Bench::consoleThroughput()
         tailMs = nowMs(clock);
         const double cpu = cpuSeconds(RUSAGE_SELF) - cpu0;
         std::printf("  bare tail CPU-s: this process's threads: %s; whole machine busy %.2f of %.2f available\n",
-                    qPrintable(cpuDelta(threads0, threadCpu())), machineBusyCpu() - busy0, 2 * tailMs / 1000.0);
+                qPrintable(cpuDelta(threads0, threadCpu())), machineBusyCpu() - busy0, 2 * tailMs / 1000.0);
         QObject::disconnect(c1);
         QObject::disconnect(c2);
         const QByteArray got = h.hexResult();
         std::printf("  bare AgentClient tail: %lld bytes, contiguous %s, sha256 %s (%s); %.1f CPU-s in this process\n",
-                    static_cast<long long>(received), contiguous ? "yes" : "NO", got.constData(),
-                    got == sha && received == bytes ? "matches" : "MISMATCH", cpu);
+                static_cast<long long>(received), contiguous ? "yes" : "NO", got.constData(),
+                got == sha && received == bytes ? "matches" : "MISMATCH", cpu);
         if (got != sha || received != bytes || !contiguous)
             return fail(QStringLiteral("the tailed console differs from the file"));
     }
@@ -763,13 +794,14 @@ bool Bench::consoleThroughput()
         qint64 received = 0;
         RunState state = RunState::Queued;
         RunId target = 0;
-        const auto c1 = QObject::connect(m_engine.get(), &RunEngine::consoleReceived, [&](RunId id, qint64, const QByteArray& b) {
-            if (id == target) {
-                received += b.size();
-                if (received >= bytes)
-                    lastByteMs = nowMs(clock);
-            }
-        });
+        const auto c1 = QObject::connect(
+                m_engine.get(), &RunEngine::consoleReceived, [&](RunId id, qint64, const QByteArray& b) {
+                    if (id == target) {
+                        received += b.size();
+                        if (received >= bytes)
+                            lastByteMs = nowMs(clock);
+                    }
+                });
         const auto c2 = QObject::connect(m_engine.get(), &RunEngine::runStateChanged, [&](const RunRecord& r) {
             if (r.id != target)
                 return;
@@ -781,7 +813,8 @@ bool Bench::consoleThroughput()
         const auto threads0 = threadCpu();
         const double busy0 = machineBusyCpu();
         clock.start();
-        const auto id = m_engine->submit(spec(QStringLiteral("name: cat-1g\ncommand: [cat, \"%1\"]\n").arg(file)), QStringLiteral("ws1"));
+        const auto id = m_engine->submit(
+                spec(QStringLiteral("name: cat-1g\ncommand: [cat, \"%1\"]\n").arg(file)), QStringLiteral("ws1"));
         if (!id)
             return fail(id.error().message);
         target = *id;
@@ -793,8 +826,8 @@ bool Bench::consoleThroughput()
         const double monoStart = clock.msecsSinceReference() / 1000.0; // CLOCK_MONOTONIC, for perf --time
         std::printf("  engine CPU-s: this process's threads: %s; whole machine busy %.2f of %.2f available"
                     " (CLOCK_MONOTONIC %.3f-%.3f s)\n",
-                    qPrintable(cpuDelta(threads0, threadCpu())), machineBusyCpu() - busy0, 2 * engineMs / 1000.0,
-                    monoStart, monoStart + engineMs / 1000.0);
+                qPrintable(cpuDelta(threads0, threadCpu())), machineBusyCpu() - busy0, 2 * engineMs / 1000.0, monoStart,
+                monoStart + engineMs / 1000.0);
         QObject::disconnect(c1);
         QObject::disconnect(c2);
         const auto run = m_store->run(*id);
@@ -802,15 +835,18 @@ bool Bench::consoleThroughput()
             return fail(run.error().message);
         qint64 size = 0;
         const QByteArray local = sha256File(run->consolePath, &size);
-        std::printf("  engine: state %s, stored offset %lld, local copy %s: %lld bytes, sha256 %s (%s); %.1f CPU-s in this process\n",
-                    run->state == RunState::Succeeded ? "succeeded" : "NOT succeeded", static_cast<long long>(run->consoleOffset),
-                    qPrintable(run->consolePath), static_cast<long long>(size), local.constData(),
-                    local == sha && size == bytes && run->consoleOffset == bytes ? "matches" : "MISMATCH", cpu);
+        std::printf(
+                "  engine: state %s, stored offset %lld, local copy %s: %lld bytes, sha256 %s (%s); %.1f CPU-s in this process\n",
+                run->state == RunState::Succeeded ? "succeeded" : "NOT succeeded",
+                static_cast<long long>(run->consoleOffset), qPrintable(run->consolePath), static_cast<long long>(size),
+                local.constData(),
+                local == sha && size == bytes && run->consoleOffset == bytes ? "matches" : "MISMATCH", cpu);
         if (local != sha || size != bytes || run->consoleOffset != bytes || run->state != RunState::Succeeded)
             return fail(QStringLiteral("the stored console differs from the file"));
         if (!m_opt.keep) {
             QFile::remove(run->consolePath); // 1 GiB each: do not wait for the end
-            QFile::remove(m_work + QStringLiteral("/state-ws1/runs/") + run->agentRunId + QStringLiteral("/console.log"));
+            QFile::remove(
+                    m_work + QStringLiteral("/state-ws1/runs/") + run->agentRunId + QStringLiteral("/console.log"));
         }
     }
     if (!m_opt.keep)
@@ -820,22 +856,27 @@ bool Bench::consoleThroughput()
     const double sshStream = mbytes / (sshStreamMs / 1000.0);
     const double engineRate = mbytes / (engineMs / 1000.0);
     std::printf("\n  %-66s %9s %10s\n", "path", "wall", "MB/s");
-    std::printf("  %-66s %7.0f ms %10.1f\n", "ssh host cat FILE > /dev/null (best of 2; incl. connect+auth)", sshCatMs, sshRate);
-    std::printf("  %-66s %7.0f ms %10.1f\n", "ssh host cat FILE read by the bench: first byte -> end", sshStreamMs, sshStream);
-    std::printf("  %-66s %7.0f ms %10.1f\n", "ssh host cat FILE > new local file (stored; comparison only)", sshCatStoredMs,
-                mbytes / (sshCatStoredMs / 1000.0));
-    std::printf("  %-66s %7.0f ms %10.1f\n", "bare AgentClient start+tail (SSH + agent, not stored)", tailMs, mbytes / (tailMs / 1000.0));
-    std::printf("  %-66s %7.0f ms %10.1f\n", "engine: submit() -> Succeeded, received + stored (the goal)", engineMs, engineRate);
+    std::printf("  %-66s %7.0f ms %10.1f\n", "ssh host cat FILE > /dev/null (best of 2; incl. connect+auth)", sshCatMs,
+            sshRate);
+    std::printf("  %-66s %7.0f ms %10.1f\n", "ssh host cat FILE read by the bench: first byte -> end", sshStreamMs,
+            sshStream);
+    std::printf("  %-66s %7.0f ms %10.1f\n", "ssh host cat FILE > new local file (stored; comparison only)",
+            sshCatStoredMs, mbytes / (sshCatStoredMs / 1000.0));
+    std::printf("  %-66s %7.0f ms %10.1f\n", "bare AgentClient start+tail (SSH + agent, not stored)", tailMs,
+            mbytes / (tailMs / 1000.0));
+    std::printf("  %-66s %7.0f ms %10.1f\n", "engine: submit() -> Succeeded, received + stored (the goal)", engineMs,
+            engineRate);
     std::printf("  %-66s %7.0f ms %10.1f\n", "  engine: Running -> last byte received", lastByteMs - runningMs,
-                mbytes / ((lastByteMs - runningMs) / 1000.0));
+            mbytes / ((lastByteMs - runningMs) / 1000.0));
     // The goal is judged against the faster of the two ssh figures (the
     // whole command pays the connection and login shell; reading its output
     // through QProcess here can be slower than its writing to /dev/null).
     const double sshBest = std::max(sshRate, sshStream);
     std::printf("  engine / ssh cat = %.2fx (whole ssh command), %.2fx (its transfer alone); goal >= 0.8x: %s\n",
-                engineRate / sshRate, engineRate / sshStream, engineRate >= 0.8 * sshBest ? "met" : "NOT met");
-    std::printf("  engine / ssh cat > local file = %.2fx (not the goal's baseline: both store, neither side's node writes a console)\n",
-                engineRate / (mbytes / (sshCatStoredMs / 1000.0)));
+            engineRate / sshRate, engineRate / sshStream, engineRate >= 0.8 * sshBest ? "met" : "NOT met");
+    std::printf(
+            "  engine / ssh cat > local file = %.2fx (not the goal's baseline: both store, neither side's node writes a console)\n",
+            engineRate / (mbytes / (sshCatStoredMs / 1000.0)));
     return true;
 }
 
@@ -875,9 +916,9 @@ int Bench::run()
     }
     std::printf("bench_ssh: sshd (OpenSSH) on 127.0.0.2:%d, work dir %s\n", m_sshd.port(), qPrintable(m_work));
     std::printf("  cipher libssh negotiates with the fixture's config: %s\n",
-                qPrintable(libsshCipher(m_sshd.clientConfig(), QStringLiteral("ws1"))));
+            qPrintable(libsshCipher(m_sshd.clientConfig(), QStringLiteral("ws1"))));
     std::printf("  cipher libssh negotiates with the bench's config (all paths below): %s\n",
-                qPrintable(libsshCipher(m_config, QStringLiteral("ws1"))));
+            qPrintable(libsshCipher(m_config, QStringLiteral("ws1"))));
 
     if (m_opt.console) {
         m_consoleFile = m_work + QStringLiteral("/console-src.txt");
@@ -905,7 +946,9 @@ int Bench::run()
             r.name = QStringLiteral("past-%1").arg(i);
             r.state = i % 10 == 0 ? RunState::Failed : RunState::Succeeded;
             r.specYaml = QStringLiteral("name: past-%1\ncommand: [\"python3\", \"train.py\", \"--lr\", \"0.0%2\"]\n"
-                                        "resources: {gpus: 1}\n").arg(i).arg(i % 9 + 1);
+                                        "resources: {gpus: 1}\n")
+                                 .arg(i)
+                                 .arg(i % 9 + 1);
             r.node = QStringLiteral("ws1");
             r.gpus = {i % 2};
             r.argv = {QStringLiteral("python3"), QStringLiteral("train.py")};
@@ -920,7 +963,7 @@ int Bench::run()
             }
         }
         std::printf("  database holds %d finished runs first (written in %lld ms)\n", m_opt.history,
-                    static_cast<long long>(h.elapsed()));
+                static_cast<long long>(h.elapsed()));
     }
     m_engine = std::make_unique<RunEngine>(m_store.get(), m_work + QStringLiteral("/db/trainyard.db"));
     if (!m_opt.policy.isEmpty()) {
@@ -940,7 +983,8 @@ int Bench::run()
         fail(QStringLiteral("node ws1 did not become ready"));
         return 1;
     }
-    std::printf("  engine connected to ws1 (agent deployed over SFTP) in %lld ms\n", static_cast<long long>(t.elapsed()));
+    std::printf(
+            "  engine connected to ws1 (agent deployed over SFTP) in %lld ms\n", static_cast<long long>(t.elapsed()));
     if (!connectClient())
         return 1;
 
@@ -959,9 +1003,9 @@ int Bench::run()
         printStats("engine submit() -> Running (the goal: median <= 20 ms)", m_engineLat);
         std::printf("  throughput, %d starts at once: AgentClient %.0f runs/s; engine %.0f runs/s (goal >= 500/s);\n"
                     "    local posix_spawn(/bin/true) one after another: %.0f/s\n",
-                    m_opt.runs, m_agentRate, m_engineRate, m_spawnRate);
+                m_opt.runs, m_agentRate, m_engineRate, m_spawnRate);
         std::printf("  goals: median %s, throughput %s\n", m_engineLat.median <= 20 ? "met" : "NOT met",
-                    m_engineRate >= 500 ? "met" : "NOT met");
+                m_engineRate >= 500 ? "met" : "NOT met");
     }
     if (m_opt.console && !consoleThroughput())
         return 1;
@@ -1010,10 +1054,10 @@ int main(int argc, char** argv)
             o.dir = next();
         else {
             std::fprintf(stderr,
-                         "usage: bench_ssh [--runs N (200)] [--mb N (1024)] [--ssh-true N (20)] [--mux N (50)]\n"
-                         "                 [--history N (0): finished runs in the database first]\n"
-                         "                 [--policy fcfs|priority|sjf|backfill|fair-share (the default's)]\n"
-                         "                 [--no-latency] [--no-console] [--dir DIR] [--keep]\n");
+                    "usage: bench_ssh [--runs N (200)] [--mb N (1024)] [--ssh-true N (20)] [--mux N (50)]\n"
+                    "                 [--history N (0): finished runs in the database first]\n"
+                    "                 [--policy fcfs|priority|sjf|backfill|fair-share (the default's)]\n"
+                    "                 [--no-latency] [--no-console] [--dir DIR] [--keep]\n");
             return 2;
         }
     }

@@ -30,8 +30,8 @@ using namespace ty;
 
 namespace {
 
-const QStringList kKeys{QStringLiteral("train/loss"), QStringLiteral("train/acc"), QStringLiteral("lr"),
-                        QStringLiteral("grad_norm")};
+const QStringList kKeys{
+        QStringLiteral("train/loss"), QStringLiteral("train/acc"), QStringLiteral("lr"), QStringLiteral("grad_norm")};
 
 // User + system CPU seconds of this process (self) or of its waited-for children.
 double cpuSeconds(int who)
@@ -50,8 +50,8 @@ struct Measured {
     double readPerSecond = 0;
 };
 
-std::optional<Measured> benchStore(const QString& dir, SqliteStoreOptions::MetricInsert path, bool packBlocks,
-                                   const QString& name, qint64 n)
+std::optional<Measured> benchStore(
+        const QString& dir, SqliteStoreOptions::MetricInsert path, bool packBlocks, const QString& name, qint64 n)
 {
     const QString file = dir + QStringLiteral("/bench-") + name + QStringLiteral(".db");
     QFile::remove(file);
@@ -114,7 +114,7 @@ std::optional<Measured> benchStore(const QString& dir, SqliteStoreOptions::Metri
     const double readSeconds = readTimer.nsecsElapsed() / 1e9;
     if (back.size() != (n + 3) / 4)
         std::fprintf(stderr, "%s: read back %lld points of %s, expected %lld\n", qPrintable(name),
-                     static_cast<long long>(back.size()), qPrintable(kKeys[0]), static_cast<long long>((n + 3) / 4));
+                static_cast<long long>(back.size()), qPrintable(kKeys[0]), static_cast<long long>((n + 3) / 4));
     m.readPerSecond = back.size() / readSeconds;
     store->reset();
     QFile::remove(file);
@@ -147,14 +147,14 @@ std::optional<Measured> benchShell(const QString& dir, qint64 n)
     }
     // metric_keys ids 1..4 are the four keys (created in order above).
     const QString sql = QStringLiteral(
-        "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-%2;"
-        " BEGIN IMMEDIATE;"
-        " INSERT INTO metrics (key_id, step, epoch, wall_ms, value, kind)"
-        " SELECT 1 + value % 4, value / 4, CASE WHEN value % 8 = 0 THEN (value / 4) / 1000.0 END,"
-        " 1700000000000 + value, value * 0.001, 0 FROM generate_series(0, %1);"
-        " COMMIT;")
-                            .arg(n - 1)
-                            .arg(SqliteStoreOptions{}.writerCacheKiB);
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-%2;"
+            " BEGIN IMMEDIATE;"
+            " INSERT INTO metrics (key_id, step, epoch, wall_ms, value, kind)"
+            " SELECT 1 + value % 4, value / 4, CASE WHEN value % 8 = 0 THEN (value / 4) / 1000.0 END,"
+            " 1700000000000 + value, value * 0.001, 0 FROM generate_series(0, %1);"
+            " COMMIT;")
+                                .arg(n - 1)
+                                .arg(SqliteStoreOptions{}.writerCacheKiB);
     QProcess p;
     p.setProgram(shell);
     p.setArguments({file});
@@ -207,23 +207,24 @@ int main(int argc, char** argv)
     QDir().mkpath(dir);
 
     std::printf("bench_store: %lld points, 4 keys, chunks of 10000, database in %s\n", static_cast<long long>(n),
-                qPrintable(dir));
-    std::printf("%-30s %8s %12s %8s %12s %s\n", "", "wall s", "points/s", "CPU s", "points/CPU-s", "vs shell (wall, CPU)");
+            qPrintable(dir));
+    std::printf(
+            "%-30s %8s %12s %8s %12s %s\n", "", "wall s", "points/s", "CPU s", "points/CPU-s", "vs shell (wall, CPU)");
     std::optional<Measured> ceiling;
     if (shell) {
         ceiling = benchShell(dir, n);
         if (ceiling)
             std::printf("%-30s %8.2f %12.0f %8.2f %12.0f\n", qPrintable(ceiling->name), ceiling->seconds,
-                        ceiling->points / ceiling->seconds, ceiling->cpu, ceiling->points / ceiling->cpu);
+                    ceiling->points / ceiling->seconds, ceiling->cpu, ceiling->points / ceiling->cpu);
         std::fflush(stdout);
     }
     // blocks: the default (packed metric blocks, MetricBlock.h); the others
     // write rows only (packBlocks = false), through each row insert path.
     const std::tuple<QString, SqliteStoreOptions::MetricInsert, bool> all[] = {
-        {QStringLiteral("blocks"), SqliteStoreOptions::MetricInsert::RawSqlite, true},
-        {QStringLiteral("raw"), SqliteStoreOptions::MetricInsert::RawSqlite, false},
-        {QStringLiteral("loop"), SqliteStoreOptions::MetricInsert::QtSqlLoop, false},
-        {QStringLiteral("batch"), SqliteStoreOptions::MetricInsert::QtSqlBatch, false},
+            {QStringLiteral("blocks"), SqliteStoreOptions::MetricInsert::RawSqlite, true},
+            {QStringLiteral("raw"), SqliteStoreOptions::MetricInsert::RawSqlite, false},
+            {QStringLiteral("loop"), SqliteStoreOptions::MetricInsert::QtSqlLoop, false},
+            {QStringLiteral("batch"), SqliteStoreOptions::MetricInsert::QtSqlBatch, false},
     };
     int status = 0;
     for (const auto& [name, path, packBlocks] : all) {
@@ -234,12 +235,13 @@ int main(int argc, char** argv)
             status = 1;
             continue;
         }
-        std::printf("%-30s %8.2f %12.0f %8.2f %12.0f", qPrintable(QStringLiteral("store (") + name + QStringLiteral(")")),
-                    m->seconds, m->points / m->seconds, m->cpu, m->points / m->cpu);
+        std::printf("%-30s %8.2f %12.0f %8.2f %12.0f",
+                qPrintable(QStringLiteral("store (") + name + QStringLiteral(")")), m->seconds, m->points / m->seconds,
+                m->cpu, m->points / m->cpu);
         if (ceiling)
             std::printf("  %5.1f%%, %5.1f%%", 100.0 * ceiling->seconds / m->seconds, 100.0 * ceiling->cpu / m->cpu);
         std::printf("  [%lld transactions; one key read back at %.0f points/s]\n",
-                    static_cast<long long>(m->transactions), m->readPerSecond);
+                static_cast<long long>(m->transactions), m->readPerSecond);
         std::fflush(stdout);
     }
     return status;

@@ -68,7 +68,7 @@ inline bool sameMetrics(const QList<ty::ImportedMetric>& a, const QList<ty::Impo
         const auto& x = a[i];
         const auto& y = b[i];
         if (x.key != y.key || x.step != y.step || x.wallTimeMs != y.wallTimeMs || !sameValue(x.value, y.value)
-            || x.epoch.has_value() != y.epoch.has_value() || (x.epoch && !sameValue(*x.epoch, *y.epoch)))
+                || x.epoch.has_value() != y.epoch.has_value() || (x.epoch && !sameValue(*x.epoch, *y.epoch)))
             return false;
     }
     return true;
@@ -105,7 +105,7 @@ void checkSplitInvariant(QByteArrayView data, unsigned seed, const char* what, b
     const Outcome whole = readAll({data});
     const Outcome split = readAll(pieces(data, seed));
     if (!sameMetrics(whole.metrics, split.metrics) || whole.error != split.error || whole.consumed != split.consumed
-        || (compareWarnings && whole.warnings != split.warnings))
+            || (compareWarnings && whole.warnings != split.warnings))
         invariantBroken(what);
     if (whole.consumed > data.size())
         invariantBroken("a reader consumed more bytes than it was fed");

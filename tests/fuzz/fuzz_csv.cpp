@@ -9,6 +9,7 @@ using namespace ty;
 TRAINYARD_FUZZ_TARGET(csv)
 {
     const QByteArrayView data(reinterpret_cast<const char*>(bytes), qsizetype(size));
-    fuzz::checkSplitInvariant<CsvMetricsReader>(data, unsigned(size) * 7u, "CsvMetricsReader: split input gave a different result");
+    fuzz::checkSplitInvariant<CsvMetricsReader>(
+            data, unsigned(size) * 7u, "CsvMetricsReader: split input gave a different result");
     return 0;
 }

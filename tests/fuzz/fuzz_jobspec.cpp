@@ -17,7 +17,8 @@ TRAINYARD_FUZZ_TARGET(jobspec)
             fuzz::invariantBroken("parseJobSpec: a valid spec with an empty argv");
     }
     if (size > 0 && bytes[0] % 2)
-        (void)parseJobSpec(text, QStringLiteral("<fuzz>"), QStringLiteral("/tmp"), {{QStringLiteral("lr"), QStringLiteral("0.1")}});
+        (void)parseJobSpec(text, QStringLiteral("<fuzz>"), QStringLiteral("/tmp"),
+                {{QStringLiteral("lr"), QStringLiteral("0.1")}});
     (void)parseSizeMiB(text);
     (void)parseDurationSec(text);
     return 0;

@@ -15,6 +15,7 @@ TRAINYARD_FUZZ_TARGET(json)
     (void)parseLenientJson(data);
     (void)importTrainerState(data, qsizetype(size % 3));
     (void)parseMetricNumber(data);
-    fuzz::checkSplitInvariant<JsonLinesReader>(data, unsigned(size) * 13u, "JsonLinesReader: split input gave a different result");
+    fuzz::checkSplitInvariant<JsonLinesReader>(
+            data, unsigned(size) * 13u, "JsonLinesReader: split input gave a different result");
     return 0;
 }

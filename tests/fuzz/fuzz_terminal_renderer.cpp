@@ -10,7 +10,8 @@ using namespace ty;
 
 namespace {
 
-QList<ConsoleLine> render(QByteArrayView data, int width, int maxChars, int liveRows, const QList<QByteArrayView>& parts)
+QList<ConsoleLine> render(
+        QByteArrayView data, int width, int maxChars, int liveRows, const QList<QByteArrayView>& parts)
 {
     TerminalRenderer r(width, maxChars, liveRows);
     QList<ConsoleLine> out;
@@ -31,7 +32,8 @@ bool same(const QList<ConsoleLine>& a, const QList<ConsoleLine>& b)
         return false;
     for (qsizetype i = 0; i < a.size(); ++i) {
         if (a[i].text != b[i].text || a[i].spans != b[i].spans || a[i].byteOffset != b[i].byteOffset
-            || a[i].truncated != b[i].truncated || a[i].fullLength != b[i].fullLength || a[i].wrapped != b[i].wrapped)
+                || a[i].truncated != b[i].truncated || a[i].fullLength != b[i].fullLength
+                || a[i].wrapped != b[i].wrapped)
             return false;
     }
     return true;

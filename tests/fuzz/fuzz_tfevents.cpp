@@ -13,6 +13,7 @@ TRAINYARD_FUZZ_TARGET(tfevents)
 {
     const QByteArrayView data(reinterpret_cast<const char*>(bytes), qsizetype(size));
     (void)decodeTfEvent(data);
-    fuzz::checkSplitInvariant<TensorBoardEventReader>(data, unsigned(size), "TensorBoardEventReader: split input gave a different result", false);
+    fuzz::checkSplitInvariant<TensorBoardEventReader>(
+            data, unsigned(size), "TensorBoardEventReader: split input gave a different result", false);
     return 0;
 }

@@ -31,9 +31,9 @@ bool makeKey(const QString& file, QString* error)
     QFile::remove(file + QStringLiteral(".pub"));
     bool ok = false;
     const QByteArray out = runTool(QStringLiteral("ssh-keygen"),
-                                   {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"),
-                                    QStringLiteral("-N"), QString(), QStringLiteral("-f"), file},
-                                   &ok);
+            {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"), QString(),
+                    QStringLiteral("-f"), file},
+            &ok);
     if (!ok)
         *error = QStringLiteral("ssh-keygen failed: %1").arg(QString::fromUtf8(out));
     return ok;
@@ -73,7 +73,8 @@ bool SshAgentProcess::start(const QString& socket, QString* error)
     while (!QFileInfo::exists(socket) && t.elapsed() < 5000 && m_agent->state() == QProcess::Running)
         QThread::msleep(10);
     if (!QFileInfo::exists(socket)) {
-        *error = QStringLiteral("ssh-agent did not create %1: %2").arg(socket, QString::fromUtf8(m_agent->readAllStandardError()));
+        *error = QStringLiteral("ssh-agent did not create %1: %2")
+                         .arg(socket, QString::fromUtf8(m_agent->readAllStandardError()));
         return false;
     }
     return true;
@@ -140,9 +141,9 @@ bool SshdFixture::regenerateHostKey(QString* error)
     QFile::remove(key + QStringLiteral(".pub"));
     bool ok = false;
     const QByteArray out = runTool(QStringLiteral("ssh-keygen"),
-                                   {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"),
-                                    QStringLiteral("-N"), QString(), QStringLiteral("-f"), key},
-                                   &ok);
+            {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"), QString(),
+                    QStringLiteral("-f"), key},
+            &ok);
     if (!ok)
         *error = QStringLiteral("ssh-keygen failed: %1").arg(QString::fromUtf8(out));
     return ok;
@@ -168,9 +169,9 @@ bool SshdFixture::start(QString* error)
     const QString clientKey = m_dir.filePath(QStringLiteral("id_ed25519"));
     bool ok = false;
     const QByteArray out = runTool(QStringLiteral("ssh-keygen"),
-                                   {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"),
-                                    QStringLiteral("-N"), QString(), QStringLiteral("-f"), clientKey},
-                                   &ok);
+            {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"), QString(),
+                    QStringLiteral("-f"), clientKey},
+            &ok);
     if (!ok) {
         *error = QStringLiteral("ssh-keygen failed: %1").arg(QString::fromUtf8(out));
         return false;
@@ -185,17 +186,23 @@ bool SshdFixture::start(QString* error)
     if (!writeFile(QStringLiteral("authorized_keys"), pub.readAll(), error))
         return false;
     if (!writeFile(QStringLiteral("sshd_config"),
-                   "Port " + port + "\nListenAddress 127.0.0.2\nListenAddress 127.0.0.3\n"
-                   "HostKey " + d + "/host_ed25519_key\nPidFile " + d + "/sshd.pid\n"
-                   "AuthorizedKeysFile " + d + "/authorized_keys\nStrictModes no\nUsePAM no\n"
-                   "PasswordAuthentication no\nKbdInteractiveAuthentication no\nPermitRootLogin yes\n"
-                   "Subsystem sftp internal-sftp\nLogLevel ERROR\n" + m_extraConfig,
-                   error))
+                "Port " + port
+                        + "\nListenAddress 127.0.0.2\nListenAddress 127.0.0.3\n"
+                          "HostKey "
+                        + d + "/host_ed25519_key\nPidFile " + d
+                        + "/sshd.pid\n"
+                          "AuthorizedKeysFile "
+                        + d
+                        + "/authorized_keys\nStrictModes no\nUsePAM no\n"
+                          "PasswordAuthentication no\nKbdInteractiveAuthentication no\nPermitRootLogin yes\n"
+                          "Subsystem sftp internal-sftp\nLogLevel ERROR\n"
+                        + m_extraConfig,
+                error))
         return false;
     QByteArray config;
     for (const auto& [alias, address] : {std::pair{"ws1", "127.0.0.2"}, std::pair{"ws2", "127.0.0.3"}})
         config += QByteArray("Host ") + alias + "\n  HostName " + address + "\n  Port " + port
-            + "\n  User root\n  IdentityFile " + d + "/id_ed25519\n  UserKnownHostsFile " + d + "/known_hosts\n";
+                + "\n  User root\n  IdentityFile " + d + "/id_ed25519\n  UserKnownHostsFile " + d + "/known_hosts\n";
     if (!writeFile(QStringLiteral("ssh_config"), config, error))
         return false;
     return restart(error);
@@ -208,8 +215,9 @@ bool SshdFixture::restart(QString* error)
     m_sshd->setProcessChannelMode(QProcess::MergedChannels);
     // LogLevel ERROR hides "Server listening": ask for it with -o on start.
     m_sshd->start(QStringLiteral("/usr/sbin/sshd"),
-                  {QStringLiteral("-D"), QStringLiteral("-e"), QStringLiteral("-f"),
-                   m_dir.filePath(QStringLiteral("sshd_config")), QStringLiteral("-o"), QStringLiteral("LogLevel=INFO")});
+            {QStringLiteral("-D"), QStringLiteral("-e"), QStringLiteral("-f"),
+                    m_dir.filePath(QStringLiteral("sshd_config")), QStringLiteral("-o"),
+                    QStringLiteral("LogLevel=INFO")});
     if (!m_sshd->waitForStarted(5000)) {
         *error = QStringLiteral("cannot start sshd: %1").arg(m_sshd->errorString());
         return false;

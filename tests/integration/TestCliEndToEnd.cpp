@@ -70,7 +70,8 @@ class TestCliEndToEnd final : public QObject {
             p.kill();
             p.waitForFinished();
         }
-        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+                p.readAllStandardError()};
     }
 
     // `name` under the test's folder (its own folder made first); its path.
@@ -104,8 +105,8 @@ private Q_SLOTS:
     {
         if (!QFile::exists(QStringLiteral("/usr/bin/python3")))
             QSKIP("Debian's python3 is not installed");
-        const Outcome o = ctl({QStringLiteral("submit"), test::sourcePath(QStringLiteral("resources/examples/digits/job.yaml")),
-                               QStringLiteral("--follow")});
+        const Outcome o = ctl({QStringLiteral("submit"),
+                test::sourcePath(QStringLiteral("resources/examples/digits/job.yaml")), QStringLiteral("--follow")});
         QVERIFY2(o.exitCode == 0, o.err.constData());
         // The console is printed as the run wrote it, progress bars included.
         QVERIFY(o.out.contains("epoch=15 step=675"));
@@ -125,7 +126,7 @@ private Q_SLOTS:
 
         const QList<MetricPoint> acc = (*store)->metrics(run.id, QStringLiteral("val_accuracy"));
         QCOMPARE(acc.size(), 15);
-        QCOMPARE(acc.front().step, 45);   // the step key on the line, not a counter
+        QCOMPARE(acc.front().step, 45); // the step key on the line, not a counter
         QCOMPARE(acc.back().step, 675);
         QCOMPARE(acc.back().epoch, std::optional<double>(15));
         QVERIFY2(acc.back().value >= 0.9, qPrintable(QString::number(acc.back().value)));
@@ -146,7 +147,7 @@ private Q_SLOTS:
 
         // metrics --csv gives every stored point.
         const Outcome csv = ctl({QStringLiteral("metrics"), QString::number(run.id), QStringLiteral("--csv"),
-                                 QStringLiteral("--key"), QStringLiteral("val_accuracy")});
+                QStringLiteral("--key"), QStringLiteral("val_accuracy")});
         QCOMPARE(csv.exitCode, 0);
         const QList<QByteArray> lines = csv.out.trimmed().split('\n');
         QCOMPARE(lines.size(), 16);
@@ -192,7 +193,8 @@ private Q_SLOTS:
         env.remove(QStringLiteral("TRAINYARD_DB"));
         p.setProcessEnvironment(env);
         p.setChildProcessModifier([] { ::umask(022); });
-        p.start(QStringLiteral(TRAINYARD_CTL_PATH), {QStringLiteral("--db"), db, QStringLiteral("submit"), spec.fileName(), QStringLiteral("--follow")});
+        p.start(QStringLiteral(TRAINYARD_CTL_PATH),
+                {QStringLiteral("--db"), db, QStringLiteral("submit"), spec.fileName(), QStringLiteral("--follow")});
         QVERIFY(p.waitForFinished(60000));
         QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
         QVERIFY(p.readAllStandardOutput().contains("the-console"));
@@ -200,7 +202,8 @@ private Q_SLOTS:
         QStringList files, dirs;
         for (const QString& top : QStringList{root + QStringLiteral("/db"), state}) {
             dirs << top;
-            QDirIterator it(top, QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot | QDir::System, QDirIterator::Subdirectories);
+            QDirIterator it(top, QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot | QDir::System,
+                    QDirIterator::Subdirectories);
             while (it.hasNext()) {
                 const QString path = it.next();
                 (QFileInfo(path).isDir() ? dirs : files) << path;
@@ -209,20 +212,23 @@ private Q_SLOTS:
         QVERIFY(files.contains(db));
         bool sawConsole = false, sawEnv = false;
         for (const QString& f : std::as_const(files)) {
-            struct stat st {};
+            struct stat st { };
             QVERIFY(::lstat(QFile::encodeName(f).constData(), &st) == 0);
-            QVERIFY2((st.st_mode & 07777) == 0600, qPrintable(QStringLiteral("%1 is %2").arg(f).arg(st.st_mode & 07777, 4, 8, QLatin1Char('0'))));
+            QVERIFY2((st.st_mode & 07777) == 0600,
+                    qPrintable(QStringLiteral("%1 is %2").arg(f).arg(st.st_mode & 07777, 4, 8, QLatin1Char('0'))));
             sawConsole |= f.endsWith(QStringLiteral("/console.log"));
             sawEnv |= test::readFile(f).contains("sekrit-token") && !f.endsWith(QStringLiteral(".db"));
         }
         for (const QString& d : std::as_const(dirs)) {
-            struct stat st {};
+            struct stat st { };
             QVERIFY(::lstat(QFile::encodeName(d).constData(), &st) == 0);
-            QVERIFY2((st.st_mode & 07777) == 0700, qPrintable(QStringLiteral("%1 is %2").arg(d).arg(st.st_mode & 07777, 4, 8, QLatin1Char('0'))));
+            QVERIFY2((st.st_mode & 07777) == 0700,
+                    qPrintable(QStringLiteral("%1 is %2").arg(d).arg(st.st_mode & 07777, 4, 8, QLatin1Char('0'))));
         }
         QVERIFY(sawConsole);
         // The run's own output keeps the user's umask.
-        QCOMPARE(QFileInfo(root + QStringLiteral("/job/out.txt")).permissions() & QFileDevice::ReadOther, QFileDevice::ReadOther);
+        QCOMPARE(QFileInfo(root + QStringLiteral("/job/out.txt")).permissions() & QFileDevice::ReadOther,
+                QFileDevice::ReadOther);
         Q_UNUSED(sawEnv);
 
         const passwd* other = ::getpwnam("trainyard-other");
@@ -232,8 +238,9 @@ private Q_SLOTS:
         }
         for (const QString& f : QStringList{db, db + QStringLiteral(".runs/1/console.log")}) {
             QProcess reader;
-            reader.start(QStringLiteral("setpriv"), {QStringLiteral("--reuid=%1").arg(other->pw_uid), QStringLiteral("--regid=%1").arg(other->pw_gid),
-                                                     QStringLiteral("--clear-groups"), QStringLiteral("cat"), f});
+            reader.start(QStringLiteral("setpriv"),
+                    {QStringLiteral("--reuid=%1").arg(other->pw_uid), QStringLiteral("--regid=%1").arg(other->pw_gid),
+                            QStringLiteral("--clear-groups"), QStringLiteral("cat"), f});
             QVERIFY(reader.waitForFinished(10000));
             QVERIFY2(reader.exitCode() != 0, qPrintable(f));
             QVERIFY2(reader.readAllStandardError().contains("Permission denied"), qPrintable(f));
@@ -244,8 +251,8 @@ private Q_SLOTS:
 
     void failingRunPassesExitCode()
     {
-        const QString spec = writeFile(QStringLiteral("fail.yaml"),
-                                       "name: failing\ncommand: \"echo 'loss: 0.5'; echo boom >&2; exit 7\"\n");
+        const QString spec = writeFile(
+                QStringLiteral("fail.yaml"), "name: failing\ncommand: \"echo 'loss: 0.5'; echo boom >&2; exit 7\"\n");
         const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
         QCOMPARE(o.exitCode, 7);
         QVERIFY(o.out.contains("boom"));
@@ -258,15 +265,16 @@ private Q_SLOTS:
     void artifactsListedBeforeFollowExits()
     {
         const QString spec = writeFile(QStringLiteral("arts/job.yaml"),
-                                       "name: with-artifacts\nworkdir: .\nartifacts: ['out/*.txt']\n"
-                                       "command: \"mkdir -p out && echo a > out/a.txt && echo bb > out/b.txt && echo c > out/c.log\"\n");
+                "name: with-artifacts\nworkdir: .\nartifacts: ['out/*.txt']\n"
+                "command: \"mkdir -p out && echo a > out/a.txt && echo bb > out/b.txt && echo c > out/c.log\"\n");
         const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
         QCOMPARE(o.exitCode, 0);
         QVERIFY2(!o.err.contains("artifacts of run"), o.err.constData());
         auto store = ResultStore::open(dbPath());
         QVERIFY(store);
         const QList<RunRecord> runs = (*store)->runs();
-        auto run = std::find_if(runs.cbegin(), runs.cend(), [](const RunRecord& r) { return r.name == u"with-artifacts"; });
+        auto run = std::find_if(
+                runs.cbegin(), runs.cend(), [](const RunRecord& r) { return r.name == u"with-artifacts"; });
         QVERIFY(run != runs.cend());
         QStringList names;
         for (const ArtifactRecord& a : (*store)->artifacts(run->id))
@@ -280,9 +288,9 @@ private Q_SLOTS:
     void artifactNamesEscapedOnePerLine()
     {
         const QString spec = writeFile(QStringLiteral("oddnames/job.yaml"),
-                                       "name: odd-names\nworkdir: .\nartifacts: ['out/*']\n"
-                                       "command: \"mkdir -p out && printf x > \\\"out/two$(printf '\\\\nlines').txt\\\" && "
-                                       "printf y > \\\"out/esc$(printf '\\\\033[31m')red\\\" && printf z > out/plain.txt && printf w > \\\"out/zw$(printf '\\\\342\\\\200\\\\213')sp\\\"\"\n");
+                "name: odd-names\nworkdir: .\nartifacts: ['out/*']\n"
+                "command: \"mkdir -p out && printf x > \\\"out/two$(printf '\\\\nlines').txt\\\" && "
+                "printf y > \\\"out/esc$(printf '\\\\033[31m')red\\\" && printf z > out/plain.txt && printf w > \\\"out/zw$(printf '\\\\342\\\\200\\\\213')sp\\\"\"\n");
         const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
         QVERIFY2(o.exitCode == 0, o.err.constData());
         const Outcome ls = ctl({QStringLiteral("artifacts"), QStringLiteral("odd-names")});
@@ -299,10 +307,12 @@ private Q_SLOTS:
 
         // Downloaded and refused names are escaped too: one line each.
         const QString dest = m_dir.filePath(QStringLiteral("odd-dest"));
-        const Outcome dl = ctl({QStringLiteral("artifacts"), QStringLiteral("odd-names"), QStringLiteral("--download"), dest});
+        const Outcome dl
+                = ctl({QStringLiteral("artifacts"), QStringLiteral("odd-names"), QStringLiteral("--download"), dest});
         QVERIFY2(dl.exitCode == 0, dl.err.constData());
         QCOMPARE(dl.out.trimmed().split('\n').size(), 4);
-        QVERIFY2(dl.out.contains(QByteArray("downloaded " + QFile::encodeName(dest) + "/out/two\\nlines.txt\n")), dl.out.constData());
+        QVERIFY2(dl.out.contains(QByteArray("downloaded " + QFile::encodeName(dest) + "/out/two\\nlines.txt\n")),
+                dl.out.constData());
         QCOMPARE(QFile(dest + QStringLiteral("/out/two\nlines.txt")).size(), 1);
     }
 
@@ -312,8 +322,8 @@ private Q_SLOTS:
     void logsStoresWhatItShows()
     {
         const QString spec = writeFile(QStringLiteral("logsstore/job.yaml"),
-                                       "name: logs-store\nworkdir: .\n"
-                                       "command: \"for i in $(seq 1 60); do echo line $i; sleep 0.1; done\"\n");
+                "name: logs-store\nworkdir: .\n"
+                "command: \"for i in $(seq 1 60); do echo line $i; sleep 0.1; done\"\n");
         const Outcome o = ctl({QStringLiteral("submit"), spec}); // returns once it runs
         QVERIFY2(o.exitCode == 0, o.err.constData());
         QTest::qWait(1500);
@@ -328,9 +338,11 @@ private Q_SLOTS:
                 run = r;
         QVERIFY(run.id > 0);
         const QByteArray stored = test::readFile(run.consolePath);
-        QVERIFY2(stored.startsWith(logs.out), qPrintable(QStringLiteral("printed %1 bytes, stored %2").arg(logs.out.size()).arg(stored.size())));
+        QVERIFY2(stored.startsWith(logs.out),
+                qPrintable(QStringLiteral("printed %1 bytes, stored %2").arg(logs.out.size()).arg(stored.size())));
         QVERIFY(run.consoleOffset >= logs.out.size());
-        QCOMPARE(ctl({QStringLiteral("logs"), QStringLiteral("logs-store"), QStringLiteral("--follow")}).exitCode, 0); // let it end
+        QCOMPARE(ctl({QStringLiteral("logs"), QStringLiteral("logs-store"), QStringLiteral("--follow")}).exitCode,
+                0); // let it end
     }
 
     // A backslash is an ordinary character of a POSIX name: downloaded. A
@@ -339,18 +351,20 @@ private Q_SLOTS:
     void artifactNamesWithBackslashOrBadBytes()
     {
         const QString spec = writeFile(QStringLiteral("bsnames/job.yaml"),
-                                       "name: bs-names\nworkdir: .\nartifacts: ['out/*']\n"
-                                       "command: \"mkdir -p out && printf b > 'out/back\\\\slash.txt' && "
-                                       "printf x > \\\"out/bad$(printf '\\\\377')name\\\"\"\n");
+                "name: bs-names\nworkdir: .\nartifacts: ['out/*']\n"
+                "command: \"mkdir -p out && printf b > 'out/back\\\\slash.txt' && "
+                "printf x > \\\"out/bad$(printf '\\\\377')name\\\"\"\n");
         const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
         QVERIFY2(o.exitCode == 0, o.err.constData());
         const QString dest = m_dir.filePath(QStringLiteral("bs-dest"));
-        const Outcome dl = ctl({QStringLiteral("artifacts"), QStringLiteral("bs-names"), QStringLiteral("--download"), dest});
+        const Outcome dl
+                = ctl({QStringLiteral("artifacts"), QStringLiteral("bs-names"), QStringLiteral("--download"), dest});
         QCOMPARE(dl.exitCode, 5); // one refused
         QCOMPARE(test::readFile(dest + QStringLiteral("/out/back\\slash.txt")), QByteArray("b"));
         QVERIFY2(dl.err.contains("is not valid UTF-8"), dl.err.constData());
         QVERIFY2(!dl.err.contains("not a regular file"), dl.err.constData());
-        QCOMPARE(QDir(dest + QStringLiteral("/out")).entryList(QDir::Files), QStringList{QStringLiteral("back\\slash.txt")});
+        QCOMPARE(QDir(dest + QStringLiteral("/out")).entryList(QDir::Files),
+                QStringList{QStringLiteral("back\\slash.txt")});
     }
 
     // What the node's code logs about an artifact (a refused FIFO here) names
@@ -358,12 +372,12 @@ private Q_SLOTS:
     void logLinesAreEscapedOnePerLine()
     {
         const QString spec = writeFile(QStringLiteral("fifoname/job.yaml"),
-                                       "name: fifo-name\nworkdir: .\nartifacts: ['out/*']\n"
-                                       "command: \"mkdir -p out && mkfifo \\\"out/f$(printf '\\\\033]0;t\\\\007\\\\nFAKE line')\\\"\"\n");
+                "name: fifo-name\nworkdir: .\nartifacts: ['out/*']\n"
+                "command: \"mkdir -p out && mkfifo \\\"out/f$(printf '\\\\033]0;t\\\\007\\\\nFAKE line')\\\"\"\n");
         const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
         QVERIFY2(o.exitCode == 0, o.err.constData());
         const Outcome dl = ctl({QStringLiteral("artifacts"), QStringLiteral("fifo-name"), QStringLiteral("--download"),
-                                m_dir.filePath(QStringLiteral("fifo-dest"))});
+                m_dir.filePath(QStringLiteral("fifo-dest"))});
         QCOMPARE(dl.exitCode, 5);
         QVERIFY2(!dl.err.contains('\x1b') && !dl.err.contains('\x07'), dl.err.constData());
         int named = 0;
@@ -379,24 +393,25 @@ private Q_SLOTS:
     void downloadThroughLinkedFolderNamesTheLink()
     {
         const QString spec = writeFile(QStringLiteral("linkdest/job.yaml"),
-                                       "name: linked-dest\nworkdir: .\nartifacts: ['out/*']\n"
-                                       "command: \"mkdir -p out && printf a > out/a.txt && printf b > out/b.txt\"\n");
+                "name: linked-dest\nworkdir: .\nartifacts: ['out/*']\n"
+                "command: \"mkdir -p out && printf a > out/a.txt && printf b > out/b.txt\"\n");
         const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
         QVERIFY2(o.exitCode == 0, o.err.constData());
         const QString dest = m_dir.filePath(QStringLiteral("linked-dest"));
         const QString elsewhere = m_dir.filePath(QStringLiteral("linked-elsewhere"));
         QVERIFY(QDir().mkpath(dest) && QDir().mkpath(elsewhere));
         QVERIFY(QFile::link(elsewhere, dest + QStringLiteral("/out")));
-        const Outcome dl = ctl({QStringLiteral("artifacts"), QStringLiteral("linked-dest"), QStringLiteral("--download"), dest});
+        const Outcome dl
+                = ctl({QStringLiteral("artifacts"), QStringLiteral("linked-dest"), QStringLiteral("--download"), dest});
         QCOMPARE(dl.exitCode, 5);
         int refusedLines = 0; // one line per refused artifact (the node's log lines aside)
         for (const QByteArray& line : dl.err.split('\n')) {
             if (!line.startsWith("trainyardctl: run "))
                 continue;
             ++refusedLines;
-            QVERIFY2(line.contains(QByteArray("refused: " + QFile::encodeName(dest) + "/out is a symbolic link here (to "
-                                              + QFile::encodeName(elsewhere) + ")")),
-                     line.constData());
+            QVERIFY2(line.contains(QByteArray("refused: " + QFile::encodeName(dest)
+                             + "/out is a symbolic link here (to " + QFile::encodeName(elsewhere) + ")")),
+                    line.constData());
             QVERIFY2(!line.contains("not a folder"), line.constData());
         }
         QCOMPARE(refusedLines, 2);
@@ -404,8 +419,9 @@ private Q_SLOTS:
         // The refusal stays with the run as a notice (the GUI shows it too).
         const Outcome show = ctl({QStringLiteral("show"), QStringLiteral("linked-dest")});
         QVERIFY2(show.exitCode == 0, show.err.constData());
-        QVERIFY2(show.out.contains(QByteArray("artifact download to " + QFile::encodeName(dest) + " refused 2 file(s): ")),
-                 show.out.constData());
+        QVERIFY2(show.out.contains(
+                         QByteArray("artifact download to " + QFile::encodeName(dest) + " refused 2 file(s): ")),
+                show.out.constData());
     }
 
     // A synced symlink that leads nowhere on the node: trainyardctl says so on
@@ -414,7 +430,7 @@ private Q_SLOTS:
     void showListsTheRunsNotices()
     {
         const QString spec = writeFile(QStringLiteral("dangling/job.yaml"),
-                                       "name: dangling-link\nworkdir: .\nsync: true\ncommand: [cat, job.yaml]\n");
+                "name: dangling-link\nworkdir: .\nsync: true\ncommand: [cat, job.yaml]\n");
         QVERIFY(QFile::link(QStringLiteral("../no_such_data"), m_dir.filePath(QStringLiteral("dangling/data"))));
         const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
         QVERIFY2(o.exitCode == 0, o.err.constData());
@@ -444,7 +460,8 @@ private Q_SLOTS:
                 continue;
             }
             QCOMPARE(notices.size(), 1);
-            QVERIFY(notices[0][QStringLiteral("text")].toString().endsWith(QStringLiteral(": data -> ../no_such_data")));
+            QVERIFY(notices[0][QStringLiteral("text")].toString().endsWith(
+                    QStringLiteral(": data -> ../no_such_data")));
             QVERIFY(QDateTime::fromString(notices[0][QStringLiteral("at")].toString(), Qt::ISODateWithMs).isValid());
             listed = true;
         }
@@ -469,10 +486,12 @@ private Q_SLOTS:
         const QString spec = writeFile(QStringLiteral("bad.yaml"), "name: x\ncomand: [ls]\n");
         const Outcome v = ctl({QStringLiteral("validate"), spec});
         QCOMPARE(v.exitCode, 3);
-        QCOMPARE(QString::fromUtf8(v.err.trimmed()), spec + QStringLiteral(":2:1: unknown key 'comand' (did you mean 'command'?)"));
+        QCOMPARE(QString::fromUtf8(v.err.trimmed()),
+                spec + QStringLiteral(":2:1: unknown key 'comand' (did you mean 'command'?)"));
         const Outcome s = ctl({QStringLiteral("submit"), spec});
         QCOMPARE(s.exitCode, 3);
-        const Outcome ok = ctl({QStringLiteral("validate"), test::sourcePath(QStringLiteral("resources/examples/digits/job.yaml"))});
+        const Outcome ok = ctl(
+                {QStringLiteral("validate"), test::sourcePath(QStringLiteral("resources/examples/digits/job.yaml"))});
         QCOMPARE(ok.exitCode, 0);
         QVERIFY(ok.out.contains(": ok: run 'digits-mlp'"));
     }
@@ -480,7 +499,7 @@ private Q_SLOTS:
     void sweepFollow()
     {
         const QString spec = writeFile(QStringLiteral("sweep.yaml"),
-            "name: sw\ncommand: \"echo acc={{x}}; test {{x}} != 2\"\nsweep: {x: [1, 2, 3]}\nmax_concurrent: 2\n");
+                "name: sw\ncommand: \"echo acc={{x}}; test {{x}} != 2\"\nsweep: {x: [1, 2, 3]}\nmax_concurrent: 2\n");
         const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
         QCOMPARE(o.exitCode, 1); // x=2 fails
         QVERIFY2(o.err.contains("submitted sweep sw: 3 runs"), o.err.constData());
@@ -498,9 +517,10 @@ private Q_SLOTS:
         // `ls --db` on a path that does not exist used to create its folders
         // and an empty database: a typo made a new, empty history.
         const QString missing = m_dir.filePath(QStringLiteral("typo/sub/results.db"));
-        for (const QStringList& args : {QStringList{QStringLiteral("ls")}, QStringList{QStringLiteral("show"), QStringLiteral("1")},
-                                        QStringList{QStringLiteral("queue")}, QStringList{QStringLiteral("node"), QStringLiteral("ls")},
-                                        QStringList{QStringLiteral("metrics"), QStringLiteral("1")}}) {
+        for (const QStringList& args :
+                {QStringList{QStringLiteral("ls")}, QStringList{QStringLiteral("show"), QStringLiteral("1")},
+                        QStringList{QStringLiteral("queue")}, QStringList{QStringLiteral("node"), QStringLiteral("ls")},
+                        QStringList{QStringLiteral("metrics"), QStringLiteral("1")}}) {
             QProcess p;
             QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
             env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
@@ -510,7 +530,8 @@ private Q_SLOTS:
             QVERIFY(p.waitForFinished(60000));
             const QByteArray err = p.readAllStandardError();
             QCOMPARE(p.exitCode(), 5);
-            QVERIFY2(err.contains(QByteArray(QByteArray("no result database at ") + missing.toUtf8())), err.constData());
+            QVERIFY2(
+                    err.contains(QByteArray(QByteArray("no result database at ") + missing.toUtf8())), err.constData());
             QVERIFY2(!QFileInfo::exists(m_dir.filePath(QStringLiteral("typo"))), qPrintable(args.join(u' ')));
         }
     }
@@ -528,14 +549,16 @@ private Q_SLOTS:
             p.start(QStringLiteral("mount"), options + QStringList{share});
             return p.waitForFinished(30000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
         };
-        if (!mount({QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"), QStringLiteral("size=16m"), QStringLiteral("tmpfs")}))
+        if (!mount({QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"), QStringLiteral("size=16m"),
+                    QStringLiteral("tmpfs")}))
             QSKIP("cannot mount a tmpfs");
         const auto unmount = qScopeGuard([&share] {
             if (QProcess::execute(QStringLiteral("umount"), {share}) != 0)
                 QProcess::execute(QStringLiteral("umount"), {QStringLiteral("-l"), share});
         });
         const QString db = share + QStringLiteral("/trainyard.db");
-        const QString spec = writeFile(QStringLiteral("ro/job.yaml"), "name: shared-run\ncommand: \"echo loss=0.25 step=3\"\n");
+        const QString spec
+                = writeFile(QStringLiteral("ro/job.yaml"), "name: shared-run\ncommand: \"echo loss=0.25 step=3\"\n");
         const Outcome submitted = ctlAt(db, {QStringLiteral("submit"), spec, QStringLiteral("--follow")});
         QVERIFY2(submitted.exitCode == 0, submitted.err.constData());
         // The service that recorded it lets go of the file first (as it does
@@ -544,7 +567,8 @@ private Q_SLOTS:
         QVERIFY(mount({QStringLiteral("-o"), QStringLiteral("remount,ro")}));
         const auto entries = [&share] {
             QStringList all;
-            QDirIterator it(share, QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot | QDir::System, QDirIterator::Subdirectories);
+            QDirIterator it(share, QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot | QDir::System,
+                    QDirIterator::Subdirectories);
             while (it.hasNext())
                 all << it.next();
             all.sort();
@@ -554,27 +578,32 @@ private Q_SLOTS:
 
         const Outcome ls = ctlAt(db, {QStringLiteral("ls")});
         QVERIFY2(ls.exitCode == 0, ls.err.constData());
-        QVERIFY2(ls.out.contains("shared-run") && ls.out.contains("succeeded") && ls.out.contains("loss=0.25"), ls.out.constData());
+        QVERIFY2(ls.out.contains("shared-run") && ls.out.contains("succeeded") && ls.out.contains("loss=0.25"),
+                ls.out.constData());
         QVERIFY2(ls.err.isEmpty(), ls.err.constData());
         const Outcome show = ctlAt(db, {QStringLiteral("show"), QStringLiteral("shared-run")});
         QVERIFY2(show.exitCode == 0 && show.out.contains("shared-run"), show.err.constData());
         const Outcome metrics = ctlAt(db, {QStringLiteral("metrics"), QStringLiteral("1")});
-        QVERIFY2(metrics.exitCode == 0 && metrics.out.contains("step 3  0.25"), QByteArray(metrics.out + metrics.err).constData());
+        QVERIFY2(metrics.exitCode == 0 && metrics.out.contains("step 3  0.25"),
+                QByteArray(metrics.out + metrics.err).constData());
         const Outcome logs = ctlAt(db, {QStringLiteral("logs"), QStringLiteral("1")});
-        QVERIFY2(logs.exitCode == 0 && logs.out.contains("loss=0.25 step=3"), QByteArray(logs.out + logs.err).constData());
+        QVERIFY2(logs.exitCode == 0 && logs.out.contains("loss=0.25 step=3"),
+                QByteArray(logs.out + logs.err).constData());
         const Outcome queue = ctlAt(db, {QStringLiteral("queue")});
         QVERIFY2(queue.exitCode == 0, queue.err.constData());
 
         // What changes it is refused: exit Unavailable, the path and why.
-        for (const QStringList& args : {QStringList{QStringLiteral("rename"), QStringLiteral("1"), QStringLiteral("mine")},
-                                        QStringList{QStringLiteral("rm"), QStringLiteral("1")},
-                                        QStringList{QStringLiteral("submit"), spec}}) {
+        for (const QStringList& args :
+                {QStringList{QStringLiteral("rename"), QStringLiteral("1"), QStringLiteral("mine")},
+                        QStringList{QStringLiteral("rm"), QStringLiteral("1")},
+                        QStringList{QStringLiteral("submit"), spec}}) {
             const Outcome o = ctlAt(db, args);
             QVERIFY2(o.exitCode == 5, qPrintable(args.join(u' ')));
             QVERIFY2(o.err.contains(QByteArray(db.toUtf8() + ": cannot write the result database: its folder "
-                                               + share.toUtf8() + " is not writable (Read-only file system)")),
-                     o.err.constData());
-            QVERIFY2(o.err.contains(QByteArray("'" + args.front().toUtf8() + "' changes it, so it did not run")), o.err.constData());
+                             + share.toUtf8() + " is not writable (Read-only file system)")),
+                    o.err.constData());
+            QVERIFY2(o.err.contains(QByteArray("'" + args.front().toUtf8() + "' changes it, so it did not run")),
+                    o.err.constData());
         }
         QCOMPARE(entries(), before);
         QVERIFY(ctlAt(db, {QStringLiteral("ls")}).out.contains("shared-run"));
@@ -596,14 +625,16 @@ private Q_SLOTS:
         });
         QVERIFY(::chmod(tmpl.constData(), 0755) == 0);
         const QString db = root + QStringLiteral("/share/trainyard.db");
-        const QString spec = writeFile(QStringLiteral("colleague/job.yaml"), "name: their-run\ncommand: \"echo loss=0.75 step=2\"\n");
+        const QString spec = writeFile(
+                QStringLiteral("colleague/job.yaml"), "name: their-run\ncommand: \"echo loss=0.75 step=2\"\n");
         const Outcome submitted = ctlAt(db, {QStringLiteral("submit"), spec, QStringLiteral("--follow")});
         QVERIFY2(submitted.exitCode == 0, submitted.err.constData());
         // The service closes the file (its last connection checkpoints the WAL).
         QCOMPARE(ctlAt(db, {QStringLiteral("daemon"), QStringLiteral("stop")}).exitCode, 0);
         QVERIFY(::chmod(QFile::encodeName(db).constData(), 0644) == 0);
         QVERIFY(::chmod(QFile::encodeName(root + QStringLiteral("/share")).constData(), 0555) == 0);
-        const QStringList before = QDir(root + QStringLiteral("/share")).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot);
+        const QStringList before = QDir(root + QStringLiteral("/share"))
+                                           .entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot);
 
         const auto asOther = [&](const QStringList& args) {
             QProcess p;
@@ -611,23 +642,29 @@ private Q_SLOTS:
             env.insert(QStringLiteral("HOME"), QStringLiteral("/nonexistent"));
             env.remove(QStringLiteral("TRAINYARD_DB"));
             p.setProcessEnvironment(env);
-            p.start(QStringLiteral("setpriv"), QStringList{QStringLiteral("--reuid=%1").arg(other->pw_uid), QStringLiteral("--regid=%1").arg(other->pw_gid),
-                                                           QStringLiteral("--clear-groups"), QStringLiteral(TRAINYARD_CTL_PATH), QStringLiteral("--db"), db}
-                                                   + args);
+            p.start(QStringLiteral("setpriv"),
+                    QStringList{QStringLiteral("--reuid=%1").arg(other->pw_uid),
+                            QStringLiteral("--regid=%1").arg(other->pw_gid), QStringLiteral("--clear-groups"),
+                            QStringLiteral(TRAINYARD_CTL_PATH), QStringLiteral("--db"), db}
+                            + args);
             p.waitForFinished(60000);
-            return Outcome{p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+            return Outcome{p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+                    p.readAllStandardError()};
         };
         const Outcome ls = asOther({QStringLiteral("ls")});
         QVERIFY2(ls.exitCode == 0, ls.err.constData());
         QVERIFY2(ls.out.contains("their-run") && ls.out.contains("loss=0.75"), ls.out.constData());
         const Outcome metrics = asOther({QStringLiteral("metrics"), QStringLiteral("their-run")});
-        QVERIFY2(metrics.exitCode == 0 && metrics.out.contains("step 2  0.75"), QByteArray(metrics.out + metrics.err).constData());
+        QVERIFY2(metrics.exitCode == 0 && metrics.out.contains("step 2  0.75"),
+                QByteArray(metrics.out + metrics.err).constData());
         const Outcome rename = asOther({QStringLiteral("rename"), QStringLiteral("their-run"), QStringLiteral("mine")});
         QCOMPARE(rename.exitCode, 5);
-        QVERIFY2(rename.err.contains(QByteArray(db.toUtf8() + ": cannot write the result database: its folder " + root.toUtf8()
-                                                + "/share is not writable (Permission denied)")),
-                 rename.err.constData());
-        QCOMPARE(QDir(root + QStringLiteral("/share")).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot), before);
+        QVERIFY2(rename.err.contains(QByteArray(db.toUtf8() + ": cannot write the result database: its folder "
+                         + root.toUtf8() + "/share is not writable (Permission denied)")),
+                rename.err.constData());
+        QCOMPARE(
+                QDir(root + QStringLiteral("/share")).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
+                before);
         QVERIFY(ctlAt(db, {QStringLiteral("show"), QStringLiteral("their-run")}).out.contains("their-run"));
     }
 
@@ -662,12 +699,15 @@ private Q_SLOTS:
         };
         const QByteArray cutBytes = readAll(cut);
         for (const QString& command : {QStringLiteral("ls"), QStringLiteral("rename")}) {
-            const Outcome o = ctlAt(cut, command == u"ls" ? QStringList{command} : QStringList{command, QStringLiteral("1"), QStringLiteral("x")});
+            const Outcome o = ctlAt(cut,
+                    command == u"ls" ? QStringList{command}
+                                     : QStringList{command, QStringLiteral("1"), QStringLiteral("x")});
             QCOMPARE(o.exitCode, 5);
             QVERIFY2(o.err.startsWith(QByteArray("trainyardctl: " + cut.toUtf8()
-                                                 + " is damaged (SQLite: database disk image is malformed)")),
-                     o.err.constData());
-            QVERIFY2(o.err.contains(QByteArray("sqlite3 '" + cut.toUtf8() + "' \".recover\" | sqlite3 '")), o.err.constData());
+                             + " is damaged (SQLite: database disk image is malformed)")),
+                    o.err.constData());
+            QVERIFY2(o.err.contains(QByteArray("sqlite3 '" + cut.toUtf8() + "' \".recover\" | sqlite3 '")),
+                    o.err.constData());
             QVERIFY2(o.err.contains("keeps no backup copy"), o.err.constData());
         }
         QCOMPARE(readAll(cut), cutBytes);
@@ -679,7 +719,8 @@ private Q_SLOTS:
         QVERIFY(!writeFile(QStringLiteral("damaged/garbage.db"), bytes).isEmpty());
         const Outcome g = ctlAt(garbage, {QStringLiteral("ls")});
         QCOMPARE(g.exitCode, 5);
-        QVERIFY2(g.err.contains(QByteArray(garbage.toUtf8() + " is damaged (SQLite: file is not a database)")), g.err.constData());
+        QVERIFY2(g.err.contains(QByteArray(garbage.toUtf8() + " is damaged (SQLite: file is not a database)")),
+                g.err.constData());
         const QString notes = writeFile(QStringLiteral("damaged/notes.txt"), "not results\n");
         const Outcome n = ctlAt(notes, {QStringLiteral("ls")});
         QCOMPARE(n.exitCode, 5);
@@ -698,7 +739,8 @@ private Q_SLOTS:
         QCOMPARE(m.err.count("is damaged"), 1);
         QCOMPARE(m.err.count("malformed"), 1);
         QVERIFY2(!m.err.contains("has no metrics"), m.err.constData()); // the explanation, not a misleading "empty"
-        QVERIFY2(m.err.contains(QByteArray(midway.toUtf8() + " is damaged (SQLite: database disk image is malformed)")), m.err.constData());
+        QVERIFY2(m.err.contains(QByteArray(midway.toUtf8() + " is damaged (SQLite: database disk image is malformed)")),
+                m.err.constData());
     }
 
     void renameTagNoteArchiveAndRerun()
@@ -707,16 +749,21 @@ private Q_SLOTS:
         // renamed, tagged, noted, archived (gone from ls, kept in the
         // database) and run again alone with one param changed.
         const QString spec = writeFile(QStringLiteral("labels.yaml"),
-            "name: lab\ncommand: \"echo lr={{lr}} bs={{bs}}\"\nparams: {bs: 8}\nsweep: {lr: [0.1, 0.01]}\n");
+                "name: lab\ncommand: \"echo lr={{lr}} bs={{bs}}\"\nparams: {bs: 8}\nsweep: {lr: [0.1, 0.01]}\n");
         QCOMPARE(ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")}).exitCode, 0);
         const Outcome rn = ctl({QStringLiteral("rename"), QStringLiteral("lab[lr=0.01]"), QStringLiteral("lab-best")});
         QVERIFY2(rn.exitCode == 0, rn.err.constData());
         QVERIFY2(rn.out.contains("to lab-best"), rn.out.constData());
-        QCOMPARE(ctl({QStringLiteral("tag"), QStringLiteral("lab-best"), QStringLiteral("+best"), QStringLiteral("keep")}).exitCode, 0);
+        QCOMPARE(ctl({QStringLiteral("tag"), QStringLiteral("lab-best"), QStringLiteral("+best"),
+                             QStringLiteral("keep")})
+                         .exitCode,
+                0);
         const Outcome untag = ctl({QStringLiteral("tag"), QStringLiteral("lab-best"), QStringLiteral("-keep")});
         QCOMPARE(untag.exitCode, 0);
         QVERIFY2(untag.out.contains(" best") && !untag.out.contains("keep"), untag.out.constData());
-        QCOMPARE(ctl({QStringLiteral("note"), QStringLiteral("lab-best"), QStringLiteral("lower lr wins\nsee epoch 3")}).exitCode, 0);
+        QCOMPARE(ctl({QStringLiteral("note"), QStringLiteral("lab-best"), QStringLiteral("lower lr wins\nsee epoch 3")})
+                         .exitCode,
+                0);
         const Outcome show = ctl({QStringLiteral("show"), QStringLiteral("lab-best")});
         QVERIFY2(show.out.contains("notes      lower lr wins\nnotes      see epoch 3\n"), show.out.constData());
         QVERIFY(show.out.contains("best"));
@@ -728,13 +775,14 @@ private Q_SLOTS:
         const Outcome all = ctl({QStringLiteral("ls"), QStringLiteral("--archived")});
         QVERIFY2(all.out.contains("lab[lr=0.1]") && all.out.contains("[archived]"), all.out.constData());
         const Outcome json = ctl({QStringLiteral("ls"), QStringLiteral("--json"), QStringLiteral("--archived")});
-        QVERIFY(json.out.contains("\"archived\": true") && json.out.contains("\"notes\": \"lower lr wins\\nsee epoch 3\""));
+        QVERIFY(json.out.contains("\"archived\": true")
+                && json.out.contains("\"notes\": \"lower lr wins\\nsee epoch 3\""));
         QCOMPARE(ctl({QStringLiteral("unarchive"), QStringLiteral("lab[lr=0.1]")}).exitCode, 0);
         QVERIFY(ctl({QStringLiteral("ls")}).out.contains("lab[lr=0.1]"));
 
         // Re-run the renamed sweep run alone, bs changed: one run, lr kept.
         const Outcome again = ctl({QStringLiteral("rerun"), QStringLiteral("lab-best"), QStringLiteral("--param"),
-                                   QStringLiteral("bs=16"), QStringLiteral("--follow")});
+                QStringLiteral("bs=16"), QStringLiteral("--follow")});
         QVERIFY2(again.exitCode == 0, again.err.constData());
         QVERIFY2(again.out.contains("lr=0.01 bs=16"), again.out.constData());
         QVERIFY2(again.err.contains("submitted run ") && !again.err.contains("sweep"), again.err.constData());
@@ -744,7 +792,10 @@ private Q_SLOTS:
         QCOMPARE(empty.exitCode, 2);
         QVERIFY2(empty.err.contains("name cannot be empty"), empty.err.constData());
         QCOMPARE(ctl({QStringLiteral("archive"), QStringLiteral("no-such-run")}).exitCode, 4);
-        QCOMPARE(ctl({QStringLiteral("rerun"), QStringLiteral("lab-best"), QStringLiteral("--param"), QStringLiteral("nope=1")}).exitCode, 3);
+        QCOMPARE(ctl({QStringLiteral("rerun"), QStringLiteral("lab-best"), QStringLiteral("--param"),
+                             QStringLiteral("nope=1")})
+                         .exitCode,
+                3);
     }
 
     void importFrameworkFiles()
@@ -755,13 +806,18 @@ private Q_SLOTS:
         const QString tb = tbDir.filePath(tbDir.entryList({QStringLiteral("events.out.tfevents.*")}).value(0));
         Outcome o = ctl({QStringLiteral("import"), QStringLiteral("sw[x=1]"), csv});
         QCOMPARE(o.exitCode, 0);
-        QVERIFY2(o.out.contains("39 points of 3 metric(s) (train_loss, val_acc, val_loss) from CSV"), o.out.constData());
-        const Outcome m = ctl({QStringLiteral("metrics"), QStringLiteral("sw[x=1]"), QStringLiteral("--csv"), QStringLiteral("--key"), QStringLiteral("val_acc")});
+        QVERIFY2(
+                o.out.contains("39 points of 3 metric(s) (train_loss, val_acc, val_loss) from CSV"), o.out.constData());
+        const Outcome m = ctl({QStringLiteral("metrics"), QStringLiteral("sw[x=1]"), QStringLiteral("--csv"),
+                QStringLiteral("--key"), QStringLiteral("val_acc")});
         QCOMPARE(m.out.trimmed().split('\n').size(), 1 + 6);
         // The TensorBoard file's hparams become the run's params, beside the sweep's own.
         o = ctl({QStringLiteral("import"), QStringLiteral("sw[x=1]"), tb});
         QCOMPARE(o.exitCode, 0);
-        QVERIFY2(o.out.contains("40 points of 4 metric(s) (hp_metric, train_loss, val_loss, val_acc) from TensorBoard event file"), o.out.constData());
+        QVERIFY2(
+                o.out.contains(
+                        "40 points of 4 metric(s) (hp_metric, train_loss, val_loss, val_acc) from TensorBoard event file"),
+                o.out.constData());
         QVERIFY2(o.out.contains(": 2 param(s) (hidden=128, lr=0.001) into run "), o.out.constData());
         {
             auto store = ResultStore::open(dbPath());
@@ -783,7 +839,8 @@ private Q_SLOTS:
         QCOMPARE(o.exitCode, 1);
         QVERIFY2(o.err.contains("stopped at byte 2964"), o.err.constData());
         QVERIFY(o.err.contains("(the points before it were imported)"));
-        QCOMPARE(ctl({QStringLiteral("import"), QStringLiteral("sw[x=1]"), QStringLiteral("/etc/hostname")}).exitCode, 3);
+        QCOMPARE(ctl({QStringLiteral("import"), QStringLiteral("sw[x=1]"), QStringLiteral("/etc/hostname")}).exitCode,
+                3);
     }
 
     void queueAndPolicy()
@@ -796,7 +853,8 @@ private Q_SLOTS:
         QCOMPARE(ctl({QStringLiteral("policy")}).out.trimmed(), QByteArray("sjf"));
         QCOMPARE(ctl({QStringLiteral("policy"), QStringLiteral("lottery")}).exitCode, 2);
         QCOMPARE(ctl({QStringLiteral("policy"), QStringLiteral("backfill")}).exitCode, 0);
-        o = ctl({QStringLiteral("policy"), QStringLiteral("fcfs"), QStringLiteral("--queue"), QStringLiteral("strict")});
+        o = ctl({QStringLiteral("policy"), QStringLiteral("fcfs"), QStringLiteral("--queue"),
+                QStringLiteral("strict")});
         QCOMPARE(o.out.trimmed(), QByteArray("queue strict: fcfs"));
         QCOMPARE(ctl({QStringLiteral("policy")}).out, QByteArray("backfill\nqueue strict: fcfs\n"));
         o = ctl({QStringLiteral("queue")});
@@ -816,15 +874,16 @@ private Q_SLOTS:
         // would); the second must still print its run's console and exit
         // with its status, and logs without --follow must not wait.
         const QString longSpec = writeFile(QStringLiteral("long.yaml"),
-            "name: long\ncommand: \"for i in 1 2 3 4 5 6; do echo tick=$i; sleep 0.4; done\"\n");
+                "name: long\ncommand: \"for i in 1 2 3 4 5 6; do echo tick=$i; sleep 0.4; done\"\n");
         const QString shortSpec = writeFile(QStringLiteral("short.yaml"),
-            "name: short\ncommand: \"echo hello from short; echo acc=0.5; exit 3\"\n");
+                "name: short\ncommand: \"echo hello from short; echo acc=0.5; exit 3\"\n");
         QProcess owner;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
         env.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), stateDir());
         owner.setProcessEnvironment(env);
-        owner.start(QStringLiteral(TRAINYARD_CTL_PATH), {QStringLiteral("--db"), dbPath(), QStringLiteral("submit"), longSpec, QStringLiteral("--follow")});
+        owner.start(QStringLiteral(TRAINYARD_CTL_PATH),
+                {QStringLiteral("--db"), dbPath(), QStringLiteral("submit"), longSpec, QStringLiteral("--follow")});
         QVERIFY(owner.waitForStarted());
         QByteArray ownerOut;
         QTRY_VERIFY_WITH_TIMEOUT((ownerOut += owner.readAllStandardOutput()).contains("tick=1"), 10000);
@@ -846,19 +905,23 @@ private Q_SLOTS:
         // ended (with it, printing each run's console).
         const QString stop = m_dir.filePath(QStringLiteral("holder.stop"));
         const QString holderSpec = writeFile(QStringLiteral("holder.yaml"),
-            QStringLiteral("name: holder\ncommand: \"echo holding; for i in $(seq 1200); do [ -e %1 ] && break; sleep 0.1; done\"\n").arg(stop).toUtf8());
+                QStringLiteral(
+                        "name: holder\ncommand: \"echo holding; for i in $(seq 1200); do [ -e %1 ] && break; sleep 0.1; done\"\n")
+                        .arg(stop)
+                        .toUtf8());
         QProcess holder;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
         env.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), stateDir());
         holder.setProcessEnvironment(env);
-        holder.start(QStringLiteral(TRAINYARD_CTL_PATH), {QStringLiteral("--db"), dbPath(), QStringLiteral("submit"), holderSpec, QStringLiteral("--follow")});
+        holder.start(QStringLiteral(TRAINYARD_CTL_PATH),
+                {QStringLiteral("--db"), dbPath(), QStringLiteral("submit"), holderSpec, QStringLiteral("--follow")});
         QVERIFY(holder.waitForStarted());
         QByteArray holderOut;
         QTRY_VERIFY_WITH_TIMEOUT((holderOut += holder.readAllStandardOutput()).contains("holding"), 10000);
 
         const QString started = writeFile(QStringLiteral("sweep-started.yaml"),
-            "name: ss\ncommand: \"sleep 0.5; echo acc={{x}}\"\nsweep: {x: [1, 2, 3]}\nmax_concurrent: 2\n");
+                "name: ss\ncommand: \"sleep 0.5; echo acc={{x}}\"\nsweep: {x: [1, 2, 3]}\nmax_concurrent: 2\n");
         const Outcome s = ctl({QStringLiteral("submit"), started}, 30000);
         QVERIFY2(s.exitCode == 0, s.err.constData());
         QVERIFY2(s.err.contains("submitted sweep ss: 3 runs"), s.err.constData());
@@ -887,7 +950,7 @@ private Q_SLOTS:
         }
 
         const QString followed = writeFile(QStringLiteral("sweep-followed.yaml"),
-            "name: sf\ncommand: \"echo hello {{x}}; sleep 0.3; printf 'acc={{x}}'\"\nsweep: {x: [1, 2, 3]}\nmax_concurrent: 2\n");
+                "name: sf\ncommand: \"echo hello {{x}}; sleep 0.3; printf 'acc={{x}}'\"\nsweep: {x: [1, 2, 3]}\nmax_concurrent: 2\n");
         const Outcome f = ctl({QStringLiteral("submit"), followed, QStringLiteral("--follow")}, 30000);
         QVERIFY2(f.exitCode == 0, f.err.constData());
         for (const char* x : {"1", "2", "3"}) {
@@ -932,7 +995,7 @@ private Q_SLOTS:
         // The engine answers at once (before the event loop runs): trainyardctl
         // must not wait for an answer that already came.
         const QString spec = writeFile(QStringLiteral("unplaceable.yaml"),
-            "name: unplaceable\ncommand: 'true'\nresources: {gpus: 64}\nartifacts: ['*.pt']\n");
+                "name: unplaceable\ncommand: 'true'\nresources: {gpus: 64}\nartifacts: ['*.pt']\n");
         const Outcome s = ctl({QStringLiteral("submit"), spec}, 20000);
         QVERIFY2(s.exitCode == 1, s.err.constData());
         const Outcome a = ctl({QStringLiteral("artifacts"), QStringLiteral("unplaceable")}, 10000);
@@ -946,17 +1009,18 @@ private Q_SLOTS:
         // C0 control in the run's name, a tag and a param: submit, ls, show
         // and queue print them escaped, never raw.
         const QString spec = writeFile(QStringLiteral("evil.yaml"),
-            "name: \"evil\\e]0;pwned\\a\\x9b2J\\x01\"\n"
-            "command: 'true'\n"
-            "tags: [\"tag\\e[31m\"]\n"
-            "params: {p: \"v\\e]0;x\\a\"}\n");
+                "name: \"evil\\e]0;pwned\\a\\x9b2J\\x01\"\n"
+                "command: 'true'\n"
+                "tags: [\"tag\\e[31m\"]\n"
+                "params: {p: \"v\\e]0;x\\a\"}\n");
         const QByteArray escapedName = "evil\\e]0;pwned\\x07\\u009b2J\\x01";
         {
             // A waiting run with the same name, for the queue listing.
             auto store = ResultStore::open(dbPath());
             QVERIFY(store);
             RunRecord held;
-            held.name = QString::fromUtf8("evil\x1b]0;pwned\x07\xc2\x9b" "2J\x01");
+            held.name = QString::fromUtf8("evil\x1b]0;pwned\x07\xc2\x9b"
+                                          "2J\x01");
             held.state = RunState::Held;
             held.argv = {QStringLiteral("true")};
             held.createdAt = QDateTime::currentDateTimeUtc();
@@ -965,8 +1029,14 @@ private Q_SLOTS:
         const QList<QByteArray> raw = {"\x1b", "\x07", "\xc2\x9b", "\x01"};
         const auto check = [&](const Outcome& o, const char* what) {
             for (const QByteArray& bytes : raw) {
-                QVERIFY2(!o.out.contains(bytes), qPrintable(QStringLiteral("%1 stdout: %2").arg(QLatin1String(what), QString::fromUtf8(o.out.toPercentEncoding(" \n")))));
-                QVERIFY2(!o.err.contains(bytes), qPrintable(QStringLiteral("%1 stderr: %2").arg(QLatin1String(what), QString::fromUtf8(o.err.toPercentEncoding(" \n")))));
+                QVERIFY2(!o.out.contains(bytes),
+                        qPrintable(
+                                QStringLiteral("%1 stdout: %2")
+                                        .arg(QLatin1String(what), QString::fromUtf8(o.out.toPercentEncoding(" \n")))));
+                QVERIFY2(!o.err.contains(bytes),
+                        qPrintable(
+                                QStringLiteral("%1 stderr: %2")
+                                        .arg(QLatin1String(what), QString::fromUtf8(o.err.toPercentEncoding(" \n")))));
             }
         };
         const Outcome s = ctl({QStringLiteral("submit"), spec}, 20000);
@@ -994,21 +1064,22 @@ private Q_SLOTS:
     {
         // validate says how many runs a sweep makes.
         const QString sweep = writeFile(QStringLiteral("digits-sweep.yaml"),
-            "name: digits-sweep\ncommand: \"echo acc=0.5 {{lr}} {{batch}}\"\n"
-            "sweep: {lr: [0.001, 0.0003, 0.01], batch: [32, 64]}\nmax_concurrent: 2\n");
+                "name: digits-sweep\ncommand: \"echo acc=0.5 {{lr}} {{batch}}\"\n"
+                "sweep: {lr: [0.001, 0.0003, 0.01], batch: [32, 64]}\nmax_concurrent: 2\n");
         const Outcome v = ctl({QStringLiteral("validate"), sweep});
         QCOMPARE(v.exitCode, 0);
         QVERIFY2(v.out.contains("  sweep of 6 runs (batch x 2, lr x 3), at most 2 at once\n"), v.out.constData());
 
         // ls never cuts names where sweep runs differ; --json carries params and tags.
         const QString two = writeFile(QStringLiteral("digits-two.yaml"),
-            "name: digits-sweep\ncommand: \"echo acc=0.5\"\ntags: [first-hour]\nsweep: {lr: [0.001, 0.0003]}\n");
+                "name: digits-sweep\ncommand: \"echo acc=0.5\"\ntags: [first-hour]\nsweep: {lr: [0.001, 0.0003]}\n");
         QCOMPARE(ctl({QStringLiteral("submit"), two, QStringLiteral("--follow")}, 30000).exitCode, 0);
         const Outcome ls = ctl({QStringLiteral("ls")});
         QCOMPARE(ls.exitCode, 0);
         QVERIFY2(ls.out.contains(" digits-sweep[lr=0.001] "), ls.out.constData());
         QVERIFY2(ls.out.contains(" digits-sweep[lr=0.0003] "), ls.out.constData());
-        const QJsonArray arr = QJsonDocument::fromJson(ctl({QStringLiteral("ls"), QStringLiteral("--json")}).out).array();
+        const QJsonArray arr
+                = QJsonDocument::fromJson(ctl({QStringLiteral("ls"), QStringLiteral("--json")}).out).array();
         QJsonObject run;
         for (const QJsonValue& r : arr)
             if (r[QStringLiteral("name")].toString() == u"digits-sweep[lr=0.0003]")
@@ -1017,30 +1088,35 @@ private Q_SLOTS:
         QVERIFY(run[QStringLiteral("tags")].toArray().contains(QStringLiteral("first-hour")));
 
         // metrics --key with a key the run lacks: which it has, exit 4.
-        const Outcome m = ctl({QStringLiteral("metrics"), QStringLiteral("digits-sweep[lr=0.001]"), QStringLiteral("--key"), QStringLiteral("nosuchkey")});
+        const Outcome m = ctl({QStringLiteral("metrics"), QStringLiteral("digits-sweep[lr=0.001]"),
+                QStringLiteral("--key"), QStringLiteral("nosuchkey")});
         QCOMPARE(m.exitCode, 4);
         QVERIFY2(m.err.contains("has no metric 'nosuchkey'; its metrics: acc\n"), m.err.constData());
 
         // A run that cannot be placed: why, and no blank node.
-        const QString unplaceable = writeFile(QStringLiteral("too-big.yaml"), "name: too-big\ncommand: 'true'\nresources: {gpus: 64}\n");
+        const QString unplaceable
+                = writeFile(QStringLiteral("too-big.yaml"), "name: too-big\ncommand: 'true'\nresources: {gpus: 64}\n");
         const Outcome u = ctl({QStringLiteral("submit"), unplaceable}, 20000);
         QCOMPARE(u.exitCode, 1);
-        QVERIFY2(!u.out.contains("failed on ") && u.out.contains("run ") && u.out.contains("(too-big) failed before it was placed on a node\n"),
-                 u.out.constData());
+        QVERIFY2(!u.out.contains("failed on ") && u.out.contains("run ")
+                        && u.out.contains("(too-big) failed before it was placed on a node\n"),
+                u.out.constData());
         QVERIFY2(u.err.contains("failed: cannot start: needs 64 GPUs"), u.err.constData());
 
         // Import warnings say "skipped" once.
         const QString jsonl = writeFile(QStringLiteral("m.jsonl"), "[1, 2]\n{\"loss\": 0.5, \"step\": 1}\n");
         const Outcome imp = ctl({QStringLiteral("import"), QStringLiteral("too-big"), jsonl});
         QCOMPARE(imp.exitCode, 0);
-        QCOMPARE(QString::fromUtf8(imp.err), jsonl + QStringLiteral(": line 1 at byte offset 0 skipped: not a JSON object\n"));
+        QCOMPARE(QString::fromUtf8(imp.err),
+                jsonl + QStringLiteral(": line 1 at byte offset 0 skipped: not a JSON object\n"));
     }
 
     void lsRecordsRunsThatEndedUnwatched()
     {
         // submit without --follow returns once the run started; nothing
         // watches it after that. The next ls brings the database up to date.
-        const QString spec = writeFile(QStringLiteral("unwatched.yaml"), "name: unwatched\ncommand: \"sleep 0.3; echo acc=0.7; exit 3\"\n");
+        const QString spec = writeFile(
+                QStringLiteral("unwatched.yaml"), "name: unwatched\ncommand: \"sleep 0.3; echo acc=0.7; exit 3\"\n");
         const Outcome s = ctl({QStringLiteral("submit"), spec});
         QCOMPARE(s.exitCode, 0);
         QVERIFY2(s.out.contains("running on local"), s.out.constData());
@@ -1064,8 +1140,8 @@ private Q_SLOTS:
         // once its own run started, cutting its agent connection under a start
         // still unanswered, and that run was recorded failed although it ran.
         // Every run must end succeeded, with its start time and console.
-        const QString spec = writeFile(QStringLiteral("together.yaml"),
-                                       "name: together\ncommand: \"echo hello; sleep 0.2; echo done\"\n");
+        const QString spec = writeFile(
+                QStringLiteral("together.yaml"), "name: together\ncommand: \"echo hello; sleep 0.2; echo done\"\n");
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
         env.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), stateDir());
@@ -1077,7 +1153,8 @@ private Q_SLOTS:
             for (int i = 0; i < kAtOnce; ++i) {
                 auto p = std::make_unique<QProcess>();
                 p->setProcessEnvironment(env);
-                p->start(QStringLiteral(TRAINYARD_CTL_PATH), {QStringLiteral("--db"), dbPath(), QStringLiteral("submit"), spec});
+                p->start(QStringLiteral(TRAINYARD_CTL_PATH),
+                        {QStringLiteral("--db"), dbPath(), QStringLiteral("submit"), spec});
                 submits.push_back(std::move(p));
             }
             for (auto& p : submits)
@@ -1100,13 +1177,14 @@ private Q_SLOTS:
                         runs.append(r);
             return runs;
         };
-        QTRY_VERIFY_WITH_TIMEOUT(ctl({QStringLiteral("ls")}, 30000).exitCode == 0 && std::ranges::all_of(togetherRuns(), [](const RunRecord& r) {
-                                     return isTerminal(r.state);
-                                 }), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(ctl({QStringLiteral("ls")}, 30000).exitCode == 0
+                        && std::ranges::all_of(togetherRuns(), [](const RunRecord& r) { return isTerminal(r.state); }),
+                30000);
         const QList<RunRecord> runs = togetherRuns();
         QCOMPARE(runs.size(), qsizetype(kRounds * kAtOnce));
         for (const RunRecord& r : runs) {
-            const QString which = QStringLiteral("run %1: %2 (%3)").arg(r.id).arg(runStateName(r.state), r.failureReason);
+            const QString which
+                    = QStringLiteral("run %1: %2 (%3)").arg(r.id).arg(runStateName(r.state), r.failureReason);
             QVERIFY2(r.state == RunState::Succeeded, qPrintable(which));
             QCOMPARE(r.exitCode, std::optional<int>(0));
             QVERIFY2(r.startedAt.isValid() && r.finishedAt.isValid() && r.startedAt <= r.finishedAt, qPrintable(which));
@@ -1122,7 +1200,8 @@ private Q_SLOTS:
         // "its node cannot be reached" (the agent refused to cancel a run that
         // had just exited) or wait for ever (for a state change that only the
         // ingestion owner emits). Both end in time, say cancelled, exit 0.
-        const QString spec = writeFile(QStringLiteral("cancel-twice.yaml"), "name: cancel-twice\ncommand: [sleep, '60']\n");
+        const QString spec
+                = writeFile(QStringLiteral("cancel-twice.yaml"), "name: cancel-twice\ncommand: [sleep, '60']\n");
         const Outcome s = ctl({QStringLiteral("submit"), spec});
         QVERIFY2(s.exitCode == 0 && s.out.contains("running on local"), QByteArray(s.out + s.err).constData());
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -1133,8 +1212,9 @@ private Q_SLOTS:
         for (int i = 0; i < 2; ++i) {
             auto p = std::make_unique<QProcess>();
             p->setProcessEnvironment(env);
-            p->start(QStringLiteral(TRAINYARD_CTL_PATH), {QStringLiteral("--db"), dbPath(), QStringLiteral("cancel"),
-                                                          QStringLiteral("cancel-twice"), QStringLiteral("--grace"), QStringLiteral("0.5")});
+            p->start(QStringLiteral(TRAINYARD_CTL_PATH),
+                    {QStringLiteral("--db"), dbPath(), QStringLiteral("cancel"), QStringLiteral("cancel-twice"),
+                            QStringLiteral("--grace"), QStringLiteral("0.5")});
             cancels.push_back(std::move(p));
         }
         for (auto& p : cancels)
@@ -1168,7 +1248,8 @@ private Q_SLOTS:
         {
             auto store = ResultStore::open(dbPath());
             QVERIFY(store);
-            RunRecord r = test::runningRecord(QStringLiteral("node-away"), QStringLiteral("away-node"), QStringLiteral("ty-away-1"));
+            RunRecord r = test::runningRecord(
+                    QStringLiteral("node-away"), QStringLiteral("away-node"), QStringLiteral("ty-away-1"));
             r.state = RunState::Unknown;
             r.startedAt = QDateTime::currentDateTimeUtc().addSecs(-3600);
             auto id = (*store)->createRun(r, {});
@@ -1212,10 +1293,10 @@ private Q_SLOTS:
         QJsonParseError pe;
         const QRegularExpression isoMs(QStringLiteral("^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z$"));
         const QString spec = writeFile(QStringLiteral("json/job.yaml"),
-            "name: \"json\\tprobe\"\n"
-            "command: \"echo loss=0.5 step=1; echo loss=0.25 step=2; echo acc=0.75 step=2; exit 3\"\n"
-            "params: {lr: \"0.01\"}\n"
-            "tags: [probe]\n");
+                "name: \"json\\tprobe\"\n"
+                "command: \"echo loss=0.5 step=1; echo loss=0.25 step=2; echo acc=0.75 step=2; exit 3\"\n"
+                "params: {lr: \"0.01\"}\n"
+                "tags: [probe]\n");
         const Outcome submitted = run({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
         QVERIFY2(submitted.exitCode == 3, submitted.err.constData());
 
@@ -1262,7 +1343,8 @@ private Q_SLOTS:
         QCOMPARE(s.value(QStringLiteral("node")).toString(), QStringLiteral("local"));
         QCOMPARE(s.value(QStringLiteral("argv")).toArray().size(), 3);
         QCOMPARE(s.value(QStringLiteral("workdir")).toString(), QFileInfo(spec).absolutePath());
-        QCOMPARE(s.value(QStringLiteral("params")).toObject().value(QStringLiteral("lr")).toString(), QStringLiteral("0.01"));
+        QCOMPARE(s.value(QStringLiteral("params")).toObject().value(QStringLiteral("lr")).toString(),
+                QStringLiteral("0.01"));
         QCOMPARE(s.value(QStringLiteral("latest_metrics")).toObject().value(QStringLiteral("loss")).toDouble(), 0.25);
         QCOMPARE(s.value(QStringLiteral("latest_metric_steps")).toObject().value(QStringLiteral("loss")).toInt(), 2);
         QCOMPARE(s.value(QStringLiteral("tags")).toArray(), QJsonArray{QStringLiteral("probe")});
@@ -1288,8 +1370,8 @@ private Q_SLOTS:
         QVERIFY(noRun.out.isEmpty() && noRun.err.contains("no run with id 999999"));
 
         // metrics --json: {key: [points]}, with --key only that one.
-        const Outcome loss = run({QStringLiteral("metrics"), QString::number(runId), QStringLiteral("--json"), QStringLiteral("--key"),
-                                  QStringLiteral("loss")});
+        const Outcome loss = run({QStringLiteral("metrics"), QString::number(runId), QStringLiteral("--json"),
+                QStringLiteral("--key"), QStringLiteral("loss")});
         QVERIFY2(loss.exitCode == 0, loss.err.constData());
         const QJsonObject m = parse(loss, &pe).object();
         QVERIFY2(pe.error == QJsonParseError::NoError, loss.out.constData());
@@ -1302,15 +1384,20 @@ private Q_SLOTS:
         QCOMPARE(points[1][QStringLiteral("value")].toDouble(), 0.25);
         QVERIFY(points[1][QStringLiteral("epoch")].isNull());
         QVERIFY2(points[1][QStringLiteral("wall_time")].toString().contains(isoMs), loss.out.constData());
-        const QJsonObject all = parse(run({QStringLiteral("metrics"), QString::number(runId), QStringLiteral("--json")}), &pe).object();
+        const QJsonObject all
+                = parse(run({QStringLiteral("metrics"), QString::number(runId), QStringLiteral("--json")}), &pe)
+                          .object();
         QVERIFY(pe.error == QJsonParseError::NoError);
         QCOMPARE(all.keys(), (QStringList{QStringLiteral("acc"), QStringLiteral("loss")}));
         QCOMPARE(all.value(QStringLiteral("acc")).toArray().at(0)[QStringLiteral("value")].toDouble(), 0.75);
-        const Outcome noKey = run({QStringLiteral("metrics"), QString::number(runId), QStringLiteral("--json"), QStringLiteral("--key"),
-                                   QStringLiteral("los")});
+        const Outcome noKey = run({QStringLiteral("metrics"), QString::number(runId), QStringLiteral("--json"),
+                QStringLiteral("--key"), QStringLiteral("los")});
         QCOMPARE(noKey.exitCode, 4);
         QVERIFY2(noKey.out.isEmpty() && noKey.err.contains("its metrics: acc, loss"), noKey.err.constData());
-        QCOMPARE(run({QStringLiteral("metrics"), QString::number(runId), QStringLiteral("--json"), QStringLiteral("--csv")}).exitCode, 2);
+        QCOMPARE(run({QStringLiteral("metrics"), QString::number(runId), QStringLiteral("--json"),
+                             QStringLiteral("--csv")})
+                         .exitCode,
+                2);
 
         // queue --json: the held run at position 1, its priority, its raw name.
         const Outcome queue = run({QStringLiteral("queue"), QStringLiteral("--json")});
@@ -1341,27 +1428,40 @@ private Q_SLOTS:
         QCOMPARE(n[1][QStringLiteral("host")].toString(), QStringLiteral("gpu-01.example"));
         QCOMPARE(n[1][QStringLiteral("user")].toString(), QStringLiteral("ada"));
         QCOMPARE(n[1][QStringLiteral("port")].toInt(), 2222);
-        QCOMPARE(n[1][QStringLiteral("labels")].toArray(), (QJsonArray{QStringLiteral("a100"), QStringLiteral("big-memory")}));
+        QCOMPARE(n[1][QStringLiteral("labels")].toArray(),
+                (QJsonArray{QStringLiteral("a100"), QStringLiteral("big-memory")}));
         QVERIFY(n[1][QStringLiteral("agent_deployed")].toBool());
         QVERIFY(n[1][QStringLiteral("identity_file")].isNull());
         QVERIFY2(n[1][QStringLiteral("added_at")].toString().contains(isoMs), nodes.out.constData());
 
         // policy --json: the default and each queue's own.
-        QCOMPARE(run({QStringLiteral("policy"), QStringLiteral("sjf"), QStringLiteral("--queue"), QStringLiteral("short")}).exitCode, 0);
+        QCOMPARE(run({QStringLiteral("policy"), QStringLiteral("sjf"), QStringLiteral("--queue"),
+                             QStringLiteral("short")})
+                         .exitCode,
+                0);
         const Outcome policy = run({QStringLiteral("policy"), QStringLiteral("--json")});
         QVERIFY2(policy.exitCode == 0, policy.err.constData());
         const QJsonObject p = parse(policy, &pe).object();
         QVERIFY2(pe.error == QJsonParseError::NoError, policy.out.constData());
         QCOMPARE(p.value(QStringLiteral("default")).toString(), QStringLiteral("backfill"));
-        QCOMPARE(p.value(QStringLiteral("queues")).toObject(), (QJsonObject{{QStringLiteral("short"), QStringLiteral("sjf")}}));
-        const QJsonObject one = parse(run({QStringLiteral("policy"), QStringLiteral("--queue"), QStringLiteral("short"), QStringLiteral("--json")}), &pe).object();
+        QCOMPARE(p.value(QStringLiteral("queues")).toObject(),
+                (QJsonObject{{QStringLiteral("short"), QStringLiteral("sjf")}}));
+        const QJsonObject one = parse(run({QStringLiteral("policy"), QStringLiteral("--queue"), QStringLiteral("short"),
+                                              QStringLiteral("--json")}),
+                &pe)
+                                        .object();
         QVERIFY(pe.error == QJsonParseError::NoError);
-        QCOMPARE(one, (QJsonObject{{QStringLiteral("queue"), QStringLiteral("short")}, {QStringLiteral("policy"), QStringLiteral("sjf")}}));
+        QCOMPARE(one,
+                (QJsonObject{{QStringLiteral("queue"), QStringLiteral("short")},
+                        {QStringLiteral("policy"), QStringLiteral("sjf")}}));
         const Outcome setting = run({QStringLiteral("policy"), QStringLiteral("fcfs"), QStringLiteral("--json")});
         QCOMPARE(setting.exitCode, 2);
         QVERIFY(setting.out.isEmpty());
-        QCOMPARE(parse(run({QStringLiteral("policy"), QStringLiteral("--json")}), &pe).object().value(QStringLiteral("default")).toString(),
-                 QStringLiteral("backfill"));
+        QCOMPARE(parse(run({QStringLiteral("policy"), QStringLiteral("--json")}), &pe)
+                         .object()
+                         .value(QStringLiteral("default"))
+                         .toString(),
+                QStringLiteral("backfill"));
 
         run({QStringLiteral("daemon"), QStringLiteral("stop")});
     }
@@ -1379,7 +1479,10 @@ private Q_SLOTS:
         // A script whose grandchild ignores SIGTERM: cancel must still leave no process.
         const QString marker = m_dir.filePath(QStringLiteral("grandchild.pid"));
         const QString spec = writeFile(QStringLiteral("stubborn.yaml"),
-            QStringLiteral("name: stubborn\ncommand: \"sh -c 'trap \\\"\\\" TERM; echo $$ > %1; exec sleep 300' & wait\"\n").arg(marker).toUtf8());
+                QStringLiteral(
+                        "name: stubborn\ncommand: \"sh -c 'trap \\\"\\\" TERM; echo $$ > %1; exec sleep 300' & wait\"\n")
+                        .arg(marker)
+                        .toUtf8());
         const Outcome submitted = ctl({QStringLiteral("submit"), spec});
         QCOMPARE(submitted.exitCode, 0);
         QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(marker) && QFileInfo(marker).size() > 0, 10000);
@@ -1388,7 +1491,8 @@ private Q_SLOTS:
         const qint64 pid = f.readAll().trimmed().toLongLong();
         QVERIFY(pid > 0);
         QVERIFY(QFile::exists(QStringLiteral("/proc/%1").arg(pid)));
-        const Outcome c = ctl({QStringLiteral("cancel"), QStringLiteral("stubborn"), QStringLiteral("--grace"), QStringLiteral("0.5")});
+        const Outcome c = ctl({QStringLiteral("cancel"), QStringLiteral("stubborn"), QStringLiteral("--grace"),
+                QStringLiteral("0.5")});
         QCOMPARE(c.exitCode, 0);
         QVERIFY2(c.out.contains("cancelled"), c.out.constData());
         QTRY_VERIFY_WITH_TIMEOUT(!QFile::exists(QStringLiteral("/proc/%1").arg(pid)), 5000);
@@ -1400,14 +1504,15 @@ private Q_SLOTS:
     void rmDeletesTheRunsFolder()
     {
         const QString spec = writeFile(QStringLiteral("rmme/job.yaml"),
-                                       "name: rm-me\nworkdir: .\nartifacts: [out.txt]\ncommand: \"echo x > out.txt; echo acc=0.5\"\n");
+                "name: rm-me\nworkdir: .\nartifacts: [out.txt]\ncommand: \"echo x > out.txt; echo acc=0.5\"\n");
         QCOMPARE(ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")}).exitCode, 0);
         auto store = ResultStore::open(dbPath());
         QVERIFY(store);
         const auto run = findRunByName(**store, QStringLiteral("rm-me"));
         QVERIFY(run);
         const QString folder = QFileInfo(run->consolePath).absolutePath();
-        const Outcome a = ctl({QStringLiteral("artifacts"), QString::number(run->id), QStringLiteral("--download"), folder + QStringLiteral("/artifacts")});
+        const Outcome a = ctl({QStringLiteral("artifacts"), QString::number(run->id), QStringLiteral("--download"),
+                folder + QStringLiteral("/artifacts")});
         QVERIFY2(a.exitCode == 0, a.err.constData());
         QVERIFY(QFile::exists(folder + QStringLiteral("/artifacts/out.txt")));
         const Outcome rm = ctl({QStringLiteral("rm"), QString::number(run->id)});
@@ -1428,7 +1533,7 @@ private Q_SLOTS:
     void failureKindInLsAndShow()
     {
         const QString spec = writeFile(QStringLiteral("traceback.yaml"),
-                                       "name: raises\ncommand: [/usr/bin/python3, -c, \"raise ValueError('x')\"]\n");
+                "name: raises\ncommand: [/usr/bin/python3, -c, \"raise ValueError('x')\"]\n");
         const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
         QCOMPARE(o.exitCode, 1);
         QVERIFY2(o.err.contains("ValueError: x"), o.err.constData());

@@ -66,7 +66,8 @@ private Q_SLOTS:
             QVERIFY2(show.contains(name.toUtf8()), show.constData());
             QVERIFY2(show.contains(workdir.toUtf8()), show.constData());
             QVERIFY2(show.contains("state"), show.constData());
-            QVERIFY2(!show.contains("\xe7\x8a\xb6\xe6\x80\x81"), show.constData()); // no 状态: the CLI is not translated
+            QVERIFY2(
+                    !show.contains("\xe7\x8a\xb6\xe6\x80\x81"), show.constData()); // no 状态: the CLI is not translated
         }
     }
 };

@@ -71,9 +71,10 @@ private Q_SLOTS:
         const QString mnt = base.filePath(QStringLiteral("full"));
         QVERIFY(QDir().mkpath(mnt));
         QString why;
-        if (!runCommand(QStringLiteral("mount"), {QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"),
-                                                  QStringLiteral("size=16m"), QStringLiteral("tmpfs"), mnt},
-                        &why))
+        if (!runCommand(QStringLiteral("mount"),
+                    {QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"), QStringLiteral("size=16m"),
+                            QStringLiteral("tmpfs"), mnt},
+                    &why))
             QSKIP(qPrintable(QStringLiteral("cannot mount a tmpfs on %1: %2").arg(mnt, why)));
         const auto unmount = qScopeGuard([&mnt] {
             if (!runCommand(QStringLiteral("umount"), {mnt}))
@@ -87,17 +88,18 @@ private Q_SLOTS:
         const QString script = base.filePath(QStringLiteral("steps.py"));
         // 2000 steps, the file go1, 38000 steps (0.9 MB, while the disk is
         // full), the file go2, 2000 steps more.
-        test::writeFile(script, QStringLiteral("import os, sys, time\n"
-                                               "def part(a, b):\n"
-                                               "    for i in range(a, b + 1):\n"
-                                               "        sys.stdout.write('step=%d loss=%.6f\\n' % (i, 1.0 / i))\n"
-                                               "    sys.stdout.flush()\n"
-                                               "def wait(p):\n"
-                                               "    while not os.path.exists(p):\n"
-                                               "        time.sleep(0.02)\n"
-                                               "part(1, 2000)\nwait('%1')\npart(2001, 40000)\nwait('%2')\npart(40001, 42000)\n")
-                                    .arg(go1, go2)
-                                    .toUtf8());
+        test::writeFile(script,
+                QStringLiteral("import os, sys, time\n"
+                               "def part(a, b):\n"
+                               "    for i in range(a, b + 1):\n"
+                               "        sys.stdout.write('step=%d loss=%.6f\\n' % (i, 1.0 / i))\n"
+                               "    sys.stdout.flush()\n"
+                               "def wait(p):\n"
+                               "    while not os.path.exists(p):\n"
+                               "        time.sleep(0.02)\n"
+                               "part(1, 2000)\nwait('%1')\npart(2001, 40000)\nwait('%2')\npart(40001, 42000)\n")
+                        .arg(go1, go2)
+                        .toUtf8());
 
         const QString ballast = mnt + QStringLiteral("/ballast");
         bool stalled = false;
@@ -110,23 +112,25 @@ private Q_SLOTS:
             QVERIFY(engine.acquireIngestion());
             QSignalSpy stalls(&engine, &RunEngine::ingestionStalled);
             auto spec = parseJobSpec(QStringLiteral("name: disk-full\ncommand: \"python3 -u '%1'\"\n").arg(script),
-                                     QStringLiteral("test.yaml"), base.path());
+                    QStringLiteral("test.yaml"), base.path());
             QVERIFY2(spec, spec ? "" : qPrintable(spec.error().message));
             const auto id = engine.submit(*spec);
             QVERIFY2(id, id ? "" : qPrintable(id.error().message));
             // Part 1 is stored (its last line may wait for the next one: the
             // terminal could still redraw it).
-            QVERIFY2(test::waitUntil([&] { return (*store)->metrics(*id, QStringLiteral("loss")).size() >= 1999; }, 20000),
-                     qPrintable(QStringLiteral("%1 points stored; run %2, %3, %4")
-                                    .arg((*store)->metrics(*id, QStringLiteral("loss")).size())
-                                    .arg(runStateName((*store)->run(*id)->state), (*store)->run(*id)->failureReason,
-                                         QString::fromUtf8(test::readFile((*store)->run(*id)->consolePath).left(300)))));
+            QVERIFY2(test::waitUntil(
+                             [&] { return (*store)->metrics(*id, QStringLiteral("loss")).size() >= 1999; }, 20000),
+                    qPrintable(QStringLiteral("%1 points stored; run %2, %3, %4")
+                                       .arg((*store)->metrics(*id, QStringLiteral("loss")).size())
+                                       .arg(runStateName((*store)->run(*id)->state), (*store)->run(*id)->failureReason,
+                                               QString::fromUtf8(
+                                                       test::readFile((*store)->run(*id)->consolePath).left(300)))));
 
             QCOMPARE(fillUp(ballast), ENOSPC);
             test::writeFile(go1, {});
             const auto nodeRun = [&] { return *(*store)->run(*id); };
-            const QString nodeConsole = stateDir + QStringLiteral("/runs/") + nodeRun().agentRunId
-                + QStringLiteral("/console.log");
+            const QString nodeConsole
+                    = stateDir + QStringLiteral("/runs/") + nodeRun().agentRunId + QStringLiteral("/console.log");
             // The node has all of part 2 while nothing more can be stored here.
             QVERIFY(test::waitUntil([&] { return test::readFile(nodeConsole).count('\n') == 40000; }, 30000));
             stalled = test::waitUntil([&] { return !stalls.isEmpty(); }, 10000);
@@ -157,11 +161,12 @@ private Q_SLOTS:
             // The user is told, with the system's reason.
             QVERIFY2(stalled, "no ingestionStalled() while the disk was full");
             QVERIFY2(stalls.first().at(1).toString().contains(QStringLiteral("No space left on device")),
-                     qPrintable(stalls.first().at(1).toString()));
+                    qPrintable(stalls.first().at(1).toString()));
             QStringList notices;
             for (const RunNotice& n : (*store)->notices(*id))
                 notices << n.text;
-            QVERIFY2(notices.filter(QStringLiteral("No space left on device")).size() >= 1, qPrintable(notices.join(u'\n')));
+            QVERIFY2(notices.filter(QStringLiteral("No space left on device")).size() >= 1,
+                    qPrintable(notices.join(u'\n')));
         }
     }
 };

@@ -76,29 +76,30 @@ private Q_SLOTS:
     {
         const QString work = m_dir.filePath(QStringLiteral("work-live"));
         QVERIFY(QDir().mkpath(work));
-        const QString lightningCsv = test::fixturePath(QStringLiteral("gpu-workstation/frameworks/lightning-csv/metrics.csv"));
+        const QString lightningCsv
+                = test::fixturePath(QStringLiteral("gpu-workstation/frameworks/lightning-csv/metrics.csv"));
         QVERIFY(copyFile(lightningCsv, work + QStringLiteral("/lightning_logs/version_0/metrics.csv")));
         // trainyard.py's JSON lines (a NaN among them, the last line left
         // without its '\n') and a CSV appended while the run goes on.
         QFile script(work + QStringLiteral("/train.py"));
         QVERIFY(script.open(QIODevice::WriteOnly));
         script.write(QStringLiteral(
-                         "import os, sys, time\n"
-                         "sys.path.insert(0, %1)\n"
-                         "import trainyard\n"
-                         "with open('live.csv', 'w') as f: f.write('step,acc\\n')\n"
-                         "for i in range(1, 41):\n"
-                         "    trainyard.log({'jloss': i + 0.5, 'jnan': float('nan') if i == 7 else i}, step=i)\n"
-                         "    with open('live.csv', 'a') as f: f.write('%d,%s\\n' % (i, i / 100))\n"
-                         "    time.sleep(0.1)\n"
-                         "with open(os.environ['TRAINYARD_METRICS_FILE'], 'a') as f: f.write('{\"step\": 41, \"jloss\": 41.5}')\n")
-                         .arg(QStringLiteral("'%1'").arg(test::sourcePath(QStringLiteral("resources"))))
-                         .toUtf8());
+                "import os, sys, time\n"
+                "sys.path.insert(0, %1)\n"
+                "import trainyard\n"
+                "with open('live.csv', 'w') as f: f.write('step,acc\\n')\n"
+                "for i in range(1, 41):\n"
+                "    trainyard.log({'jloss': i + 0.5, 'jnan': float('nan') if i == 7 else i}, step=i)\n"
+                "    with open('live.csv', 'a') as f: f.write('%d,%s\\n' % (i, i / 100))\n"
+                "    time.sleep(0.1)\n"
+                "with open(os.environ['TRAINYARD_METRICS_FILE'], 'a') as f: f.write('{\"step\": 41, \"jloss\": 41.5}')\n")
+                             .arg(QStringLiteral("'%1'").arg(test::sourcePath(QStringLiteral("resources"))))
+                             .toUtf8());
         script.close();
         const JobSpec s = spec(QStringLiteral("name: files\n"
                                               "command: [/usr/bin/python3, train.py]\n"
                                               "metric_files: [live.csv, 'lightning_logs/*/metrics.csv']\n"),
-                               work);
+                work);
 
         auto store = ResultStore::open(dbPath());
         QVERIFY(store);
@@ -160,10 +161,10 @@ private Q_SLOTS:
         QVERIFY(copyFile(tbFile, work + QStringLiteral("/lightning_logs/version_1/") + events.front()));
         // A link out of the workdir matching the glob: never read.
         QVERIFY(QFile::link(QStringLiteral("/etc/hostname"),
-                            work + QStringLiteral("/lightning_logs/version_1/events.out.tfevents.escape")));
+                work + QStringLiteral("/lightning_logs/version_1/events.out.tfevents.escape")));
         const JobSpec s = spec(QStringLiteral("command: \"sleep 0.3\"\n"
                                               "metric_files: ['lightning_logs/**/events.out.tfevents.*']\n"),
-                               work);
+                work);
         auto store = ResultStore::open(dbPath());
         QVERIFY(store);
         auto engine = makeEngine(store->get());
@@ -184,8 +185,9 @@ private Q_SLOTS:
             QCOMPARE(got.value(it.key()), it.value());
         // Its hparams are the run's params (Lightning's hparams.yaml beside it:
         // `hidden: 128`, `lr: 0.001`), as `trainyardctl import` stores them.
-        QCOMPARE(imported->params, (QMap<QString, QString>{{QStringLiteral("hidden"), QStringLiteral("128")},
-                                                           {QStringLiteral("lr"), QStringLiteral("0.001")}}));
+        QCOMPARE(imported->params,
+                (QMap<QString, QString>{{QStringLiteral("hidden"), QStringLiteral("128")},
+                        {QStringLiteral("lr"), QStringLiteral("0.001")}}));
         QCOMPARE((*store)->params(*id), imported->params);
     }
 };

@@ -30,24 +30,23 @@ namespace {
 // argv[1]: ignore-term | obey-term (the daemon's SIGTERM); argv[2]: stay
 // (the main process sleeps) | exit (it exits 0 at once). The daemon writes
 // its pid to daemon.pid once it has left the group.
-const char* const kDaemonScript =
-    "import os, signal, sys, time\n"
-    "if os.fork() == 0:\n"
-    "    os.setsid()\n"
-    "    if os.fork() == 0:\n"
-    "        if sys.argv[1] == 'ignore-term':\n"
-    "            signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-    "        with open('daemon.pid.tmp', 'w') as f:\n"
-    "            f.write(str(os.getpid()))\n"
-    "        os.rename('daemon.pid.tmp', 'daemon.pid')\n"
-    "        while True:\n"
-    "            time.sleep(1)\n"
-    "    os._exit(0)\n"
-    "while not os.path.exists('daemon.pid'):\n"
-    "    time.sleep(0.05)\n"
-    "print('daemon started', flush=True)\n"
-    "if sys.argv[2] == 'stay':\n"
-    "    time.sleep(1000)\n";
+const char* const kDaemonScript = "import os, signal, sys, time\n"
+                                  "if os.fork() == 0:\n"
+                                  "    os.setsid()\n"
+                                  "    if os.fork() == 0:\n"
+                                  "        if sys.argv[1] == 'ignore-term':\n"
+                                  "            signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                                  "        with open('daemon.pid.tmp', 'w') as f:\n"
+                                  "            f.write(str(os.getpid()))\n"
+                                  "        os.rename('daemon.pid.tmp', 'daemon.pid')\n"
+                                  "        while True:\n"
+                                  "            time.sleep(1)\n"
+                                  "    os._exit(0)\n"
+                                  "while not os.path.exists('daemon.pid'):\n"
+                                  "    time.sleep(0.05)\n"
+                                  "print('daemon started', flush=True)\n"
+                                  "if sys.argv[2] == 'stay':\n"
+                                  "    time.sleep(1000)\n";
 
 // Alive and not a zombie: /proc/PID/stat's state (proc(5)).
 bool processRunning(pid_t pid)
@@ -154,8 +153,8 @@ class TestRunEngine final : public QObject {
                                      "  --query-gpu=*) cat '%1/query-gpu.csv' ;;\n"
                                      "  --query-compute-apps=*) ;;\n"
                                      "  *) exit 2 ;;\nesac\n")
-                          .arg(fix)
-                          .toUtf8());
+                              .arg(fix)
+                              .toUtf8());
             smi.close();
             ok = smi.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
             qputenv("PATH", bin.path().toUtf8() + ':' + oldPath);
@@ -177,8 +176,8 @@ class TestRunEngine final : public QObject {
                                    "command: \"for i in 1 2 3 4 5; do echo step=$i loss=$i.5; done; "
                                    "while [ ! -e '%1' ]; do sleep 0.02; done; "
                                    "for i in $(seq 6 %2); do echo step=$i loss=$i.5; sleep 0.05; done\"\n")
-                        .arg(go)
-                        .arg(last));
+                            .arg(go)
+                            .arg(last));
     }
     static QByteArray twoPartOutput(int from, int to)
     {
@@ -203,7 +202,7 @@ class TestRunEngine final : public QObject {
         QCOMPARE(test::readFile(run.consolePath), before + after);
         QCOMPARE(run.consoleOffset, qint64(before.size() + after.size()));
         QCOMPARE(test::readFile(QFileInfo(run.consolePath).dir().filePath(QStringLiteral("console.node"))),
-                 QByteArray::number(before.size()) + " 0 1\n");
+                QByteArray::number(before.size()) + " 0 1\n");
         const QList<MetricPoint> loss = store.metrics(id, QStringLiteral("loss"));
         QCOMPARE(loss.size(), 8);
         for (int i = 0; i < 8; ++i) {
@@ -213,9 +212,9 @@ class TestRunEngine final : public QObject {
         const QList<RunNotice> notices = store.notices(id);
         QCOMPARE(notices.size(), qsizetype(1));
         QCOMPARE(notices.front().text,
-                 QStringLiteral("its console was truncated on node local (at %1 bytes, now 0); it is followed from its "
-                                "new start, whose output is recorded after the %1 bytes kept here")
-                     .arg(before.size()));
+                QStringLiteral("its console was truncated on node local (at %1 bytes, now 0); it is followed from its "
+                               "new start, whose output is recorded after the %1 bytes kept here")
+                        .arg(before.size()));
     }
 
 private Q_SLOTS:
@@ -240,13 +239,14 @@ private Q_SLOTS:
         QSignalSpy console(engine.get(), &RunEngine::consoleReceived);
         const auto id = engine->submit(twoPartSpec(go));
         QVERIFY(id);
-        QTRY_VERIFY_WITH_TIMEOUT(!(*store)->run(*id)->consolePath.isEmpty()
-                                     && test::readFile((*store)->run(*id)->consolePath) == before,
-                                 10000);
-        QTest::ignoreMessage(QtWarningMsg, qPrintable(QStringLiteral("console of run %1 on node local was truncated on the "
-                                                                     "node (at %2 bytes, now 0); following it from its new start")
-                                                          .arg(*id)
-                                                          .arg(before.size())));
+        QTRY_VERIFY_WITH_TIMEOUT(
+                !(*store)->run(*id)->consolePath.isEmpty() && test::readFile((*store)->run(*id)->consolePath) == before,
+                10000);
+        QTest::ignoreMessage(QtWarningMsg,
+                qPrintable(QStringLiteral("console of run %1 on node local was truncated on the "
+                                          "node (at %2 bytes, now 0); following it from its new start")
+                                   .arg(*id)
+                                   .arg(before.size())));
         QVERIFY(QFile::resize(nodeConsole(*(*store)->run(*id)), 0));
         QTRY_COMPARE_WITH_TIMEOUT((*store)->notices(*id).size(), qsizetype(1), 5000);
         {
@@ -290,8 +290,8 @@ private Q_SLOTS:
             QVERIFY(submitted);
             id = *submitted;
             QTRY_VERIFY_WITH_TIMEOUT(!(*store)->run(id)->consolePath.isEmpty()
-                                         && test::readFile((*store)->run(id)->consolePath) == before,
-                                     10000);
+                            && test::readFile((*store)->run(id)->consolePath) == before,
+                    10000);
         } // engine gone: the run waits for `go`
         (*store)->flush();
         const RunRecord run = *(*store)->run(id);
@@ -301,11 +301,12 @@ private Q_SLOTS:
             QVERIFY(f.open(QIODevice::WriteOnly));
         }
         QTRY_COMPARE_WITH_TIMEOUT(test::readFile(nodeConsole(run)), after, 5000);
-        QTest::ignoreMessage(QtWarningMsg, qPrintable(QStringLiteral("console of run %1 on node local was truncated on the "
-                                                                     "node (at %2 bytes, now %3); following it from its new start")
-                                                          .arg(id)
-                                                          .arg(before.size())
-                                                          .arg(after.size())));
+        QTest::ignoreMessage(QtWarningMsg,
+                qPrintable(QStringLiteral("console of run %1 on node local was truncated on the "
+                                          "node (at %2 bytes, now %3); following it from its new start")
+                                   .arg(id)
+                                   .arg(before.size())
+                                   .arg(after.size())));
         auto engine = makeEngine(store->get());
         QVERIFY(engine->acquireIngestion());
         QTRY_COMPARE_WITH_TIMEOUT((*store)->run(id)->state, RunState::Succeeded, 10000);
@@ -313,16 +314,16 @@ private Q_SLOTS:
         const QList<RunNotice> notices = (*store)->notices(id);
         QCOMPARE(notices.size(), qsizetype(1));
         QCOMPARE(notices.front().text,
-                 QStringLiteral("its console was truncated on node local (at %1 bytes, now %2); it is followed from its "
-                                "new start, whose output is recorded after the %1 bytes kept here")
-                     .arg(before.size())
-                     .arg(after.size()));
+                QStringLiteral("its console was truncated on node local (at %1 bytes, now %2); it is followed from its "
+                               "new start, whose output is recorded after the %1 bytes kept here")
+                        .arg(before.size())
+                        .arg(after.size()));
         QCOMPARE(test::readFile(nodeConsole(run)), after);
         QCOMPARE(test::readFile(run.consolePath), before + after);
         QCOMPARE((*store)->run(id)->consoleOffset, qint64(before.size() + after.size()));
         QCOMPARE((*store)->metrics(id, QStringLiteral("loss")).size(), 20);
         QCOMPARE(test::readFile(QFileInfo(run.consolePath).dir().filePath(QStringLiteral("console.node"))),
-                 QByteArray::number(before.size()) + " 0 1\n");
+                QByteArray::number(before.size()) + " 0 1\n");
     }
 
     void displayOnlyWatchAfterATruncation()
@@ -342,10 +343,11 @@ private Q_SLOTS:
         QVERIFY(owner->acquireIngestion());
         const auto id = owner->submit(twoPartSpec(go));
         QVERIFY(id);
-        QTRY_VERIFY_WITH_TIMEOUT(!(*store)->run(*id)->consolePath.isEmpty()
-                                     && test::readFile((*store)->run(*id)->consolePath) == before,
-                                 10000);
-        QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("^console of run %1 on node local was truncated").arg(*id)));
+        QTRY_VERIFY_WITH_TIMEOUT(
+                !(*store)->run(*id)->consolePath.isEmpty() && test::readFile((*store)->run(*id)->consolePath) == before,
+                10000);
+        QTest::ignoreMessage(QtWarningMsg,
+                QRegularExpression(QStringLiteral("^console of run %1 on node local was truncated").arg(*id)));
         QVERIFY(QFile::resize(nodeConsole(*(*store)->run(*id)), 0));
         QTRY_COMPARE_WITH_TIMEOUT((*store)->notices(*id).size(), qsizetype(1), 5000);
         {
@@ -381,8 +383,8 @@ private Q_SLOTS:
         QVERIFY(store);
         // 60 metric lines over ~3 s, with a \r progress bar between them.
         const JobSpec s = spec(QStringLiteral(
-            "name: slow\n"
-            "command: \"for i in $(seq 1 60); do printf 'bar %d%%\\r' $i; sleep 0.05; printf 'step=%d loss=%d.5\\n' $i $i; printf 'acc: %d\\n' $i; done\"\n"));
+                "name: slow\n"
+                "command: \"for i in $(seq 1 60); do printf 'bar %d%%\\r' $i; sleep 0.05; printf 'step=%d loss=%d.5\\n' $i $i; printf 'acc: %d\\n' $i; done\"\n"));
         RunId id = 0;
         {
             auto engine = makeEngine(store->get());
@@ -460,11 +462,13 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT((*storeA)->run(*holder)->state == RunState::Running, 15000);
         QCOMPARE((*storeA)->run(*holder)->gpus, QList<int>{0});
 
-        auto waiter = b.submit(spec(QStringLiteral("name: waiter\ncommand: echo \"got $CUDA_VISIBLE_DEVICES\"\nresources: {gpus: 1}\n")));
+        auto waiter = b.submit(spec(
+                QStringLiteral("name: waiter\ncommand: echo \"got $CUDA_VISIBLE_DEVICES\"\nresources: {gpus: 1}\n")));
         QVERIFY(waiter);
         // Long enough for B's GPU report (with A's claim) and several passes.
         QTest::qWait(2500);
-        QVERIFY2((*storeB)->run(*waiter)->state == RunState::Queued, qPrintable((*storeB)->run(*waiter)->failureReason));
+        QVERIFY2(
+                (*storeB)->run(*waiter)->state == RunState::Queued, qPrintable((*storeB)->run(*waiter)->failureReason));
         QVERIFY((*storeA)->run(*holder)->state == RunState::Running);
 
         QTRY_VERIFY_WITH_TIMEOUT((*storeA)->run(*holder)->state == RunState::Succeeded, 15000);
@@ -473,8 +477,9 @@ private Q_SLOTS:
         QCOMPARE(w.gpus, QList<int>{0});
         const RunRecord h = *(*storeA)->run(*holder);
         QVERIFY2(w.startedAt >= h.finishedAt.addMSecs(-50),
-                 qPrintable(QStringLiteral("waiter started %1, holder finished %2")
-                                .arg(w.startedAt.toString(Qt::ISODateWithMs), h.finishedAt.toString(Qt::ISODateWithMs))));
+                qPrintable(QStringLiteral("waiter started %1, holder finished %2")
+                                   .arg(w.startedAt.toString(Qt::ISODateWithMs),
+                                           h.finishedAt.toString(Qt::ISODateWithMs))));
         // Each instance gave the agent its own id, kept beside its database.
         QFile idA(dbA + QStringLiteral(".instance")), idB(dbB + QStringLiteral(".instance"));
         QVERIFY(idA.open(QIODevice::ReadOnly) && idB.open(QIODevice::ReadOnly));
@@ -512,21 +517,26 @@ private Q_SLOTS:
         policy.usageHalfLifeMs = 3600 * 1000;
         engine.setPolicy(policy);
         QVERIFY(engine.acquireIngestion());
-        auto holder = engine.submit(spec(QStringLiteral("name: holder\ncommand: sleep 1.5\nuser: carol\nresources: {gpus: 1}\n")));
+        auto holder = engine.submit(
+                spec(QStringLiteral("name: holder\ncommand: sleep 1.5\nuser: carol\nresources: {gpus: 1}\n")));
         QVERIFY(holder);
         QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*holder)->state, RunState::Running, 15000);
-        auto alice = engine.submit(spec(QStringLiteral("name: alice\ncommand: sleep 0.2\nuser: alice\nresources: {gpus: 1}\n")));
+        auto alice = engine.submit(
+                spec(QStringLiteral("name: alice\ncommand: sleep 0.2\nuser: alice\nresources: {gpus: 1}\n")));
         QTest::qWait(20); // a later submission time for Bob: FCFS would start Alice first
-        auto bob = engine.submit(spec(QStringLiteral("name: bob\ncommand: sleep 0.2\nuser: bob\nresources: {gpus: 1}\n")));
+        auto bob = engine.submit(
+                spec(QStringLiteral("name: bob\ncommand: sleep 0.2\nuser: bob\nresources: {gpus: 1}\n")));
         QVERIFY(alice && bob);
         QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*alice)->state, RunState::Succeeded, 20000);
         QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*bob)->state, RunState::Succeeded, 20000);
         const RunRecord a = *(*store)->run(*alice);
         const RunRecord b = *(*store)->run(*bob);
         QVERIFY2(b.startedAt < a.startedAt && a.startedAt >= b.finishedAt.addMSecs(-50),
-                 qPrintable(QStringLiteral("bob %1-%2, alice %3-%4")
+                qPrintable(
+                        QStringLiteral("bob %1-%2, alice %3-%4")
                                 .arg(b.startedAt.toString(Qt::ISODateWithMs), b.finishedAt.toString(Qt::ISODateWithMs),
-                                     a.startedAt.toString(Qt::ISODateWithMs), a.finishedAt.toString(Qt::ISODateWithMs))));
+                                        a.startedAt.toString(Qt::ISODateWithMs),
+                                        a.finishedAt.toString(Qt::ISODateWithMs))));
     }
 
     void fairShareLearnsOfRunsEndedBetweenPasses()
@@ -549,7 +559,8 @@ private Q_SLOTS:
             RunRecord r;
             r.name = user + QStringLiteral("-past");
             r.state = state;
-            r.specYaml = QStringLiteral("name: %1-past\ncommand: [\"true\"]\nuser: %1\nresources: {gpus: 1}\n").arg(user);
+            r.specYaml
+                    = QStringLiteral("name: %1-past\ncommand: [\"true\"]\nuser: %1\nresources: {gpus: 1}\n").arg(user);
             r.node = QStringLiteral("elsewhere");
             r.gpus = {0};
             r.createdAt = now.addSecs(-11 * 3600);
@@ -572,7 +583,8 @@ private Q_SLOTS:
         policy.usageHalfLifeMs = 3600 * 1000;
         engine.setPolicy(policy);
         QVERIFY(engine.acquireIngestion());
-        auto holder = engine.submit(spec(QStringLiteral("name: holder\ncommand: sleep 2\nuser: carol\nresources: {gpus: 1}\n")));
+        auto holder = engine.submit(
+                spec(QStringLiteral("name: holder\ncommand: sleep 2\nuser: carol\nresources: {gpus: 1}\n")));
         QVERIFY(holder);
         QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*holder)->state, RunState::Running, 15000);
 
@@ -584,11 +596,14 @@ private Q_SLOTS:
         QVERIFY((*other)->createRun(pastRun(QStringLiteral("alice"), RunState::Succeeded), {}).has_value());
         QVERIFY((*other)->flush().has_value());
 
-        auto alice = engine.submit(spec(QStringLiteral("name: alice\ncommand: sleep 0.2\nuser: alice\nresources: {gpus: 1}\n")));
+        auto alice = engine.submit(
+                spec(QStringLiteral("name: alice\ncommand: sleep 0.2\nuser: alice\nresources: {gpus: 1}\n")));
         QTest::qWait(20); // later submission times: FCFS would start Alice, then Dave, then Bob
-        auto dave2 = engine.submit(spec(QStringLiteral("name: dave\ncommand: sleep 0.2\nuser: dave\nresources: {gpus: 1}\n")));
+        auto dave2 = engine.submit(
+                spec(QStringLiteral("name: dave\ncommand: sleep 0.2\nuser: dave\nresources: {gpus: 1}\n")));
         QTest::qWait(20);
-        auto bob = engine.submit(spec(QStringLiteral("name: bob\ncommand: sleep 0.2\nuser: bob\nresources: {gpus: 1}\n")));
+        auto bob = engine.submit(
+                spec(QStringLiteral("name: bob\ncommand: sleep 0.2\nuser: bob\nresources: {gpus: 1}\n")));
         QVERIFY(alice && dave2 && bob);
         for (const RunId id : {*alice, *dave2, *bob})
             QTRY_COMPARE_WITH_TIMEOUT((*store)->run(id)->state, RunState::Succeeded, 20000);
@@ -596,9 +611,10 @@ private Q_SLOTS:
         const RunRecord d = *(*store)->run(*dave2);
         const RunRecord b = *(*store)->run(*bob);
         QVERIFY2(b.startedAt < a.startedAt && b.startedAt < d.startedAt,
-                 qPrintable(QStringLiteral("bob %1, alice %2, dave %3")
+                qPrintable(
+                        QStringLiteral("bob %1, alice %2, dave %3")
                                 .arg(b.startedAt.toString(Qt::ISODateWithMs), a.startedAt.toString(Qt::ISODateWithMs),
-                                     d.startedAt.toString(Qt::ISODateWithMs))));
+                                        d.startedAt.toString(Qt::ISODateWithMs))));
     }
 
     void ingestionIsTakenOverWhenItsOwnerEnds()
@@ -641,12 +657,14 @@ private Q_SLOTS:
         QVERIFY(engine.acquireIngestion());
         QList<RunState> seen;
         connect(&engine, &RunEngine::runStateChanged, this, [&seen](const RunRecord& r) { seen.append(r.state); });
-        const auto id = engine.submit(spec(QStringLiteral("name: cut\ncommand: \"echo before; sleep 0.3; echo loss=0.25\"\n")));
+        const auto id = engine.submit(
+                spec(QStringLiteral("name: cut\ncommand: \"echo before; sleep 0.3; echo loss=0.25\"\n")));
         QVERIFY(id);
         QTRY_VERIFY_WITH_TIMEOUT(cut->cutDone(), 10000);
         QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Unknown, 5000);
-        QVERIFY2((*store)->run(*id)->failureReason.contains(QStringLiteral("reply to its start on node local was lost")),
-                 qPrintable((*store)->run(*id)->failureReason));
+        QVERIFY2(
+                (*store)->run(*id)->failureReason.contains(QStringLiteral("reply to its start on node local was lost")),
+                qPrintable((*store)->run(*id)->failureReason));
         QVERIFY(!engine.startsPending());
         // The node answers again: its list has the run, which is ingested.
         QTRY_VERIFY_WITH_TIMEOUT(isTerminal((*store)->run(*id)->state), 15000);
@@ -701,8 +719,8 @@ private Q_SLOTS:
         {
             auto engine = makeEngine(store->get());
             QVERIFY(engine->acquireIngestion());
-            auto submitted = engine->submit(spec(QStringLiteral(
-                "command: \"echo out1; echo err1 >&2; sleep 0.05; echo out2\"\n")));
+            auto submitted = engine->submit(
+                    spec(QStringLiteral("command: \"echo out1; echo err1 >&2; sleep 0.05; echo out2\"\n")));
             QVERIFY(submitted);
             id = *submitted;
             QTRY_COMPARE_WITH_TIMEOUT((*store)->run(id)->state, RunState::Succeeded, 20000);
@@ -727,7 +745,7 @@ private Q_SLOTS:
         QCOMPARE(lines.size(), 3);
         QCOMPARE(lines[1].text, QStringLiteral("err1"));
         QCOMPARE((QList<bool>{lines[0].fromStderr, lines[1].fromStderr, lines[2].fromStderr}),
-                 (QList<bool>{false, true, false}));
+                (QList<bool>{false, true, false}));
     }
 
     void runEndedWhileNobodyWatched()
@@ -790,7 +808,7 @@ private Q_SLOTS:
         const QString w = m_dir.filePath(QStringLiteral("daemonproj"));
         test::writeFile(w + QStringLiteral("/daemon.py"), kDaemonScript);
         auto parsed = parseJobSpec(QStringLiteral("command: [/usr/bin/python3, daemon.py, ignore-term, stay]\n"),
-                                   QStringLiteral("t.yaml"), w);
+                QStringLiteral("t.yaml"), w);
         QVERIFY2(parsed, qPrintable(parsed ? QString() : parsed.error().message));
         auto store = ResultStore::open(dbPath());
         QVERIFY(store);
@@ -818,7 +836,7 @@ private Q_SLOTS:
         const QString w = m_dir.filePath(QStringLiteral("daemonproj2"));
         test::writeFile(w + QStringLiteral("/daemon.py"), kDaemonScript);
         auto parsed = parseJobSpec(QStringLiteral("command: [/usr/bin/python3, daemon.py, obey-term, exit]\n"),
-                                   QStringLiteral("t.yaml"), w);
+                QStringLiteral("t.yaml"), w);
         QVERIFY(parsed);
         auto store = ResultStore::open(dbPath());
         QVERIFY(store);
@@ -842,7 +860,8 @@ private Q_SLOTS:
         QVERIFY(id);
         QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Failed, 10000);
         QCOMPARE((*store)->run(*id)->failureReason,
-                 QStringLiteral("cannot start: needs 64 GPUs; no reachable node could ever hold it (best node local has 0 usable GPUs)"));
+                QStringLiteral(
+                        "cannot start: needs 64 GPUs; no reachable node could ever hold it (best node local has 0 usable GPUs)"));
         QCOMPARE((*store)->run(*id)->failureKind, FailureKind::Unschedulable);
     }
 
@@ -912,7 +931,7 @@ private Q_SLOTS:
         auto engine = makeEngine(store->get());
         QVERIFY(engine->acquireIngestion());
         const auto ids = engine->submitAll(spec(QStringLiteral(
-            "name: sw\ncommand: \"sleep 0.4; echo v={{x}}\"\nsweep: {x: [1, 2, 3]}\nmax_concurrent: 1\n")));
+                "name: sw\ncommand: \"sleep 0.4; echo v={{x}}\"\nsweep: {x: [1, 2, 3]}\nmax_concurrent: 1\n")));
         QVERIFY(ids);
         QCOMPARE(ids->size(), 3);
         for (RunId id : *ids)
@@ -932,10 +951,12 @@ private Q_SLOTS:
             QCOMPARE(v.front().value, double(i + 1));
         }
         // max_concurrent: 1 -- no two of them ever ran at the same time.
-        std::sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) { return a.startedAt < b.startedAt; });
+        std::sort(runs.begin(), runs.end(),
+                [](const RunRecord& a, const RunRecord& b) { return a.startedAt < b.startedAt; });
         for (int i = 1; i < 3; ++i)
             QVERIFY2(runs[i].startedAt >= runs[i - 1].finishedAt.addMSecs(-20),
-                     qPrintable(runs[i].startedAt.toString(Qt::ISODateWithMs) + u' ' + runs[i - 1].finishedAt.toString(Qt::ISODateWithMs)));
+                    qPrintable(runs[i].startedAt.toString(Qt::ISODateWithMs) + u' '
+                            + runs[i - 1].finishedAt.toString(Qt::ISODateWithMs)));
     }
 
     void avoidedNodeIsNeverUsed()
@@ -947,7 +968,8 @@ private Q_SLOTS:
         auto id = engine->submit(spec(QStringLiteral("command: [true]\navoid_nodes: [local]\n")));
         QVERIFY(id);
         QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Failed, 10000);
-        QVERIFY2((*store)->run(*id)->failureReason.startsWith(QStringLiteral("cannot start")), qPrintable((*store)->run(*id)->failureReason));
+        QVERIFY2((*store)->run(*id)->failureReason.startsWith(QStringLiteral("cannot start")),
+                qPrintable((*store)->run(*id)->failureReason));
         QVERIFY(!(*store)->run(*id)->startedAt.isValid());
     }
 
@@ -959,7 +981,9 @@ private Q_SLOTS:
         QVERIFY(engine->acquireIngestion());
         const int cpus = QThread::idealThreadCount();
         const auto busy = [&](const char* seconds) {
-            return spec(QStringLiteral("command: [sleep, '%1']\nresources: {cpus: %2}\n").arg(QLatin1String(seconds)).arg(cpus));
+            return spec(QStringLiteral("command: [sleep, '%1']\nresources: {cpus: %2}\n")
+                                .arg(QLatin1String(seconds))
+                                .arg(cpus));
         };
         auto a = engine->submit(busy("1.2"));
         QVERIFY(a);
@@ -1028,7 +1052,8 @@ private Q_SLOTS:
         auto a = engine->submit(spec(QStringLiteral("command: [sleep, '1.5']\nresources: {cpus: %1}\n").arg(cpus)));
         QVERIFY(a);
         QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*a)->state, RunState::Running, 10000);
-        auto b = engine->submit(spec(QStringLiteral("command: [true]\nqueue: strict\nresources: {cpus: %1}\n").arg(cpus)));
+        auto b = engine->submit(
+                spec(QStringLiteral("command: [true]\nqueue: strict\nresources: {cpus: %1}\n").arg(cpus)));
         auto c = engine->submit(spec(QStringLiteral("command: [true]\nqueue: strict\n")));
         auto d = engine->submit(spec(QStringLiteral("command: [true]\n"))); // default queue: starts at once
         QVERIFY(b && c && d);
@@ -1066,9 +1091,12 @@ private Q_SLOTS:
         auto second = engine->submit(spec(yaml));
         QVERIFY(second);
         QTRY_VERIFY_WITH_TIMEOUT(engine->pendingReasons().contains(*second), 5000);
-        const QString eta = (*store)->run(*first)->startedAt.addSecs(90 * 60).toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm"));
+        const QString eta = (*store)->run(*first)->startedAt.addSecs(90 * 60).toLocalTime().toString(
+                QStringLiteral("yyyy-MM-dd HH:mm"));
         QCOMPARE(engine->pendingReasons().value(*second),
-                 QStringLiteral("waiting: needs %1 CPUs; best node local has 0 of %1 CPUs free; estimated start ~%2").arg(cpus).arg(eta));
+                QStringLiteral("waiting: needs %1 CPUs; best node local has 0 of %1 CPUs free; estimated start ~%2")
+                        .arg(cpus)
+                        .arg(eta));
         QCOMPARE((*store)->run(*second)->state, RunState::Queued);
         (*store)->flush();
         QCOMPARE((*store)->run(*second)->pendingReason, engine->pendingReasons().value(*second));
@@ -1098,8 +1126,9 @@ private Q_SLOTS:
         QVERIFY(QFile::link(QStringLiteral("checkpoints/best.pt"), w + QStringLiteral("/model.pt")));
         QVERIFY(QFile::link(QStringLiteral("../shared_data"), w + QStringLiteral("/data")));
         auto parsed = parseJobSpec(QStringLiteral("name: links\nsync: true\ncommand: \"cat model.pt data/hello.txt; "
-                                                  "[ -e made ] || ln -s '%1' made\"\n").arg(victim),
-                                   QStringLiteral("test.yaml"), w);
+                                                  "[ -e made ] || ln -s '%1' made\"\n")
+                                           .arg(victim),
+                QStringLiteral("test.yaml"), w);
         QVERIFY2(parsed, parsed ? "" : qPrintable(parsed.error().message));
 
         auto store = ResultStore::open(dbPath());
@@ -1122,10 +1151,12 @@ private Q_SLOTS:
         QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
         QTRY_COMPARE_WITH_TIMEOUT(test::readFile(run.consolePath), QByteArray("weights-v2\nshared-hello\n"), 5000);
         QCOMPARE(linkText(remote + QStringLiteral("/model.pt")), QStringLiteral("checkpoints/other.pt"));
-        QVERIFY(QFileInfo(remote + QStringLiteral("/made")).isDir() && !QFileInfo(remote + QStringLiteral("/made")).isSymLink());
+        QVERIFY(QFileInfo(remote + QStringLiteral("/made")).isDir()
+                && !QFileInfo(remote + QStringLiteral("/made")).isSymLink());
         QCOMPARE(test::readFile(remote + QStringLiteral("/made/x.txt")), QByteArray("mine\n"));
         QCOMPARE(QDir(victim).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList{});
-        QCOMPARE(QDir(shared).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList{QStringLiteral("hello.txt")});
+        QCOMPARE(QDir(shared).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden),
+                QStringList{QStringLiteral("hello.txt")});
     }
 
     void syncWithARelativeWorkdir()
@@ -1136,7 +1167,8 @@ private Q_SLOTS:
         // "the workdir .../wd/wd is not a directory").
         const QString project = m_dir.filePath(QStringLiteral("relproj"));
         test::writeFile(project + QStringLiteral("/wd/hello.txt"), "synced-hello\n");
-        test::writeFile(project + QStringLiteral("/job.yaml"), "name: relsync\nworkdir: wd\nsync: true\ncommand: \"cat hello.txt; pwd\"\n");
+        test::writeFile(project + QStringLiteral("/job.yaml"),
+                "name: relsync\nworkdir: wd\nsync: true\ncommand: \"cat hello.txt; pwd\"\n");
         auto parsed = parseJobSpecFile(project + QStringLiteral("/job.yaml"));
         QVERIFY2(parsed, qPrintable(parsed ? QString() : parsed.error().message));
         QCOMPARE(parsed->workdir, project + QStringLiteral("/wd"));
@@ -1149,7 +1181,8 @@ private Q_SLOTS:
         QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
         QCOMPARE(run.workdir, project + QStringLiteral("/wd"));
         const QString copy = syncDirFor(stateDir(), project + QStringLiteral("/wd"));
-        QTRY_COMPARE_WITH_TIMEOUT(test::readFile(run.consolePath), QByteArray("synced-hello\n" + copy.toUtf8() + "\n"), 5000);
+        QTRY_COMPARE_WITH_TIMEOUT(
+                test::readFile(run.consolePath), QByteArray("synced-hello\n" + copy.toUtf8() + "\n"), 5000);
     }
 
     void syncRecordsDanglingLinksAsRunNotice()
@@ -1166,17 +1199,18 @@ private Q_SLOTS:
         }
         QVERIFY(QFile::link(QStringLiteral("../no_such_data"), w + QStringLiteral("/data")));
         QVERIFY(QFile::link(QStringLiteral("train.txt"), w + QStringLiteral("/fine"))); // leads somewhere: no notice
-        auto parsed = parseJobSpec(QStringLiteral("name: dangling\nsync: true\ncommand: [cat, fine]\n"),
-                                   QStringLiteral("test.yaml"), w);
+        auto parsed = parseJobSpec(
+                QStringLiteral("name: dangling\nsync: true\ncommand: [cat, fine]\n"), QStringLiteral("test.yaml"), w);
         QVERIFY2(parsed, parsed ? "" : qPrintable(parsed.error().message));
 
         auto store = ResultStore::open(dbPath());
         QVERIFY(store);
         auto engine = makeEngine(store->get());
         QVERIFY(engine->acquireIngestion());
-        QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral(
-                                               "^run \\d+: sync of .*danglingproj to node local made 1 symlink\\(s\\) that lead nowhere there .*: "
-                                               "data -> \\.\\./no_such_data$")));
+        QTest::ignoreMessage(QtWarningMsg,
+                QRegularExpression(QStringLiteral(
+                        "^run \\d+: sync of .*danglingproj to node local made 1 symlink\\(s\\) that lead nowhere there .*: "
+                        "data -> \\.\\./no_such_data$")));
         const RunRecord run = runToEnd(*engine, **store, *parsed);
         const RunId id = run.id;
         QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));

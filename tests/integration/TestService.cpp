@@ -69,7 +69,8 @@ class TestService final : public QObject {
             p.kill();
             p.waitForFinished();
         }
-        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+                p.readAllStandardError()};
     }
 
     QString writeFile(const QString& name, const QByteArray& content)
@@ -104,12 +105,16 @@ class TestService final : public QObject {
         if (!s)
             return false;
         const QList<RunRecord> runs = s->runs();
-        return runs.size() == expected && std::all_of(runs.cbegin(), runs.cend(), [](const RunRecord& r) { return isTerminal(r.state); });
+        return runs.size() == expected
+                && std::all_of(runs.cbegin(), runs.cend(), [](const RunRecord& r) { return isTerminal(r.state); });
     }
 
     // A spec that needs every CPU of this machine, so that its runs queue
     // behind each other on the local node.
-    static QByteArray allCpus() { return "resources: {cpus: " + QByteArray::number(QThread::idealThreadCount()) + "}\n"; }
+    static QByteArray allCpus()
+    {
+        return "resources: {cpus: " + QByteArray::number(QThread::idealThreadCount()) + "}\n";
+    }
 
 private Q_SLOTS:
     void init()
@@ -137,7 +142,11 @@ private Q_SLOTS:
     {
         const QString stop = m_dir->filePath(QStringLiteral("blocker.stop"));
         const QString blocker = writeFile(QStringLiteral("blocker.yaml"),
-            QStringLiteral("name: blocker\ncommand: \"for i in $(seq 600); do [ -e %1 ] && break; sleep 0.1; done\"\n").arg(stop).toUtf8() + allCpus());
+                QStringLiteral(
+                        "name: blocker\ncommand: \"for i in $(seq 600); do [ -e %1 ] && break; sleep 0.1; done\"\n")
+                                .arg(stop)
+                                .toUtf8()
+                        + allCpus());
         QVERIFY(ctl({QStringLiteral("submit"), blocker}).out.contains("running"));
         const QString queued = writeFile(QStringLiteral("queued.yaml"), "name: q\ncommand: \"true\"\n" + allCpus());
         QList<RunId> ids; // a, b, c, d in submit order
@@ -161,23 +170,26 @@ private Q_SLOTS:
         const qint64 pid = servicePid();
         QVERIFY(pid > 0);
         QCOMPARE(ctl({QStringLiteral("priority"), QString::number(ids[2]), QStringLiteral("5")}).out.trimmed(),
-                 QByteArray("run " + QByteArray::number(ids[2]) + " queued, priority 5"));
+                QByteArray("run " + QByteArray::number(ids[2]) + " queued, priority 5"));
         QCOMPARE(ctl({QStringLiteral("top"), QString::number(ids[3])}).exitCode, 0);
         QCOMPARE(servicePid(), pid); // the same service answered them all
         // Errors, with their kind, through the op and through the ctl.
         {
             auto svc = service::ServiceClient::connectTo(dbPath(), service::ServiceClient::Start::Never);
             QVERIFY(svc);
-            const auto noRun = (*svc)->call(QStringLiteral("queue"), {{QStringLiteral("run"), 999999}, {QStringLiteral("action"), QStringLiteral("hold")}});
+            const auto noRun = (*svc)->call(QStringLiteral("queue"),
+                    {{QStringLiteral("run"), 999999}, {QStringLiteral("action"), QStringLiteral("hold")}});
             QVERIFY(!noRun);
             QCOMPARE(noRun.error().kind, ErrorKind::NotFound);
             QCOMPARE(noRun.error().message, QStringLiteral("no run 999999"));
             const auto badPriority = (*svc)->call(QStringLiteral("queue"),
-                {{QStringLiteral("run"), ids[1]}, {QStringLiteral("action"), QStringLiteral("priority")}, {QStringLiteral("priority"), 1.5}});
+                    {{QStringLiteral("run"), ids[1]}, {QStringLiteral("action"), QStringLiteral("priority")},
+                            {QStringLiteral("priority"), 1.5}});
             QVERIFY(!badPriority);
             QCOMPARE(badPriority.error().kind, ErrorKind::InvalidInput);
             QCOMPARE(badPriority.error().message, QStringLiteral("priority must be an integer"));
-            const auto badAction = (*svc)->call(QStringLiteral("queue"), {{QStringLiteral("run"), ids[1]}, {QStringLiteral("action"), QStringLiteral("sink")}});
+            const auto badAction = (*svc)->call(QStringLiteral("queue"),
+                    {{QStringLiteral("run"), ids[1]}, {QStringLiteral("action"), QStringLiteral("sink")}});
             QVERIFY(!badAction);
             QCOMPARE(badAction.error().kind, ErrorKind::InvalidInput);
         }
@@ -202,8 +214,10 @@ private Q_SLOTS:
             QCOMPARE(a->state, RunState::Held);
             QCOMPARE(b->state, RunState::Succeeded);
             QVERIFY2(d->startedAt < c->startedAt && c->startedAt < b->startedAt,
-                     qPrintable(QStringLiteral("d %1 c %2 b %3").arg(d->startedAt.toString(Qt::ISODateWithMs), c->startedAt.toString(Qt::ISODateWithMs),
-                                                                     b->startedAt.toString(Qt::ISODateWithMs))));
+                    qPrintable(QStringLiteral("d %1 c %2 b %3")
+                                       .arg(d->startedAt.toString(Qt::ISODateWithMs),
+                                               c->startedAt.toString(Qt::ISODateWithMs),
+                                               b->startedAt.toString(Qt::ISODateWithMs))));
         }
         QCOMPARE(ctl({QStringLiteral("release"), QString::number(ids[0])}).exitCode, 0);
         QTRY_VERIFY_WITH_TIMEOUT(ended(ids[0]), 30000);
@@ -222,8 +236,9 @@ private Q_SLOTS:
         QVERIFY2(rn.exitCode == 0, rn.err.constData());
         const qint64 pid = servicePid();
         QVERIFY(pid > 0); // the old ctl wrote the database itself and started none
-        QCOMPARE(ctl({QStringLiteral("tag"), QStringLiteral("best"), QStringLiteral("+keep"), QStringLiteral("lr")}).out.trimmed(),
-                 QByteArray("run 1 tags: keep lr"));
+        QCOMPARE(ctl({QStringLiteral("tag"), QStringLiteral("best"), QStringLiteral("+keep"), QStringLiteral("lr")})
+                         .out.trimmed(),
+                QByteArray("run 1 tags: keep lr"));
         QCOMPARE(ctl({QStringLiteral("note"), QStringLiteral("best"), QStringLiteral("lower lr wins")}).exitCode, 0);
         QCOMPARE(ctl({QStringLiteral("archive"), QStringLiteral("best")}).exitCode, 0);
         QCOMPARE(servicePid(), pid);
@@ -237,19 +252,23 @@ private Q_SLOTS:
 
         auto svc = service::ServiceClient::connectTo(dbPath(), service::ServiceClient::Start::Never);
         QVERIFY(svc);
-        const auto noRun = (*svc)->call(QStringLiteral("annotate"), {{QStringLiteral("run"), 4242}, {QStringLiteral("notes"), QStringLiteral("x")}});
+        const auto noRun = (*svc)->call(QStringLiteral("annotate"),
+                {{QStringLiteral("run"), 4242}, {QStringLiteral("notes"), QStringLiteral("x")}});
         QVERIFY(!noRun);
         QCOMPARE(noRun.error().kind, ErrorKind::NotFound);
         QCOMPARE(noRun.error().message, QStringLiteral("no run 4242"));
-        const auto empty = (*svc)->call(QStringLiteral("annotate"), {{QStringLiteral("run"), 1}, {QStringLiteral("name"), QStringLiteral("  ")}});
+        const auto empty = (*svc)->call(QStringLiteral("annotate"),
+                {{QStringLiteral("run"), 1}, {QStringLiteral("name"), QStringLiteral("  ")}});
         QVERIFY(!empty);
         QCOMPARE(empty.error().kind, ErrorKind::InvalidInput);
         QCOMPARE(empty.error().message, QStringLiteral("run 1: a run's name cannot be empty"));
-        const auto badTags = (*svc)->call(QStringLiteral("annotate"), {{QStringLiteral("run"), 1}, {QStringLiteral("tags"), QStringLiteral("a b")}});
+        const auto badTags = (*svc)->call(QStringLiteral("annotate"),
+                {{QStringLiteral("run"), 1}, {QStringLiteral("tags"), QStringLiteral("a b")}});
         QVERIFY(!badTags);
         QCOMPARE(badTags.error().kind, ErrorKind::InvalidInput);
         QCOMPARE(badTags.error().message, QStringLiteral("annotate: 'tags' must be an array of strings"));
-        QCOMPARE(ctl({QStringLiteral("show"), QStringLiteral("1"), QStringLiteral("--json")}).out, show.out); // the refused changes changed nothing
+        QCOMPARE(ctl({QStringLiteral("show"), QStringLiteral("1"), QStringLiteral("--json")}).out,
+                show.out); // the refused changes changed nothing
     }
 
     // node rm while the service runs: the service removes it and its engine
@@ -262,8 +281,9 @@ private Q_SLOTS:
             auto s = store();
             QVERIFY(s);
             // Nothing listens on port 1: the node stays unreachable.
-            QVERIFY(s->addNode({QStringLiteral("gone"), QStringLiteral("127.0.0.1"), {}, 1, {}, QStringLiteral("/nonexistent/trainyard-agent"),
-                                QDateTime::currentDateTimeUtc()}).has_value());
+            QVERIFY(s->addNode({QStringLiteral("gone"), QStringLiteral("127.0.0.1"), {}, 1, {},
+                                       QStringLiteral("/nonexistent/trainyard-agent"), QDateTime::currentDateTimeUtc()})
+                            .has_value());
         }
         const QString spec = writeFile(QStringLiteral("one.yaml"), "name: one\ncommand: \"true\"\n");
         QCOMPARE(ctl({QStringLiteral("daemon"), QStringLiteral("start")}).exitCode, 0);
@@ -283,7 +303,7 @@ private Q_SLOTS:
         QCOMPARE(rm.out, QByteArray("removed node gone\n"));
         QCOMPARE(servicePid(), pid);
         QCOMPARE(behindNodes(), QStringList()); // the engine forgot it
-        QTest::qWait(1500); // a reconnection would have been scheduled within a second
+        QTest::qWait(1500);                     // a reconnection would have been scheduled within a second
         QCOMPARE(behindNodes(), QStringList());
         const Outcome after = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
         QVERIFY2(after.exitCode == 0, after.err.constData());
@@ -309,17 +329,22 @@ private Q_SLOTS:
         {
             auto s = store();
             QVERIFY(s);
-            QVERIFY(s->addNode({QStringLiteral("busy"), QStringLiteral("127.0.0.1"), {}, 1, {}, QStringLiteral("/nonexistent/trainyard-agent"),
-                                QDateTime::currentDateTimeUtc()}).has_value());
-            const auto id = s->createRun(test::runningRecord(QStringLiteral("on-busy"), QStringLiteral("busy"), QStringLiteral("ty-busy-1")), {});
+            QVERIFY(s->addNode({QStringLiteral("busy"), QStringLiteral("127.0.0.1"), {}, 1, {},
+                                       QStringLiteral("/nonexistent/trainyard-agent"), QDateTime::currentDateTimeUtc()})
+                            .has_value());
+            const auto id = s->createRun(
+                    test::runningRecord(QStringLiteral("on-busy"), QStringLiteral("busy"), QStringLiteral("ty-busy-1")),
+                    {});
             QVERIFY(id);
             busyRun = *id;
         }
         const Outcome refused = ctl({QStringLiteral("node"), QStringLiteral("rm"), QStringLiteral("busy")});
         QCOMPARE(refused.exitCode, 5);
-        QVERIFY2(refused.err.contains(QByteArray("node busy still has runs that have not ended: " + QByteArray::number(busyRun) + " (")),
-                 refused.err.constData());
-        const Outcome forced = ctl({QStringLiteral("node"), QStringLiteral("rm"), QStringLiteral("busy"), QStringLiteral("--force")});
+        QVERIFY2(refused.err.contains(QByteArray(
+                         "node busy still has runs that have not ended: " + QByteArray::number(busyRun) + " (")),
+                refused.err.constData());
+        const Outcome forced = ctl(
+                {QStringLiteral("node"), QStringLiteral("rm"), QStringLiteral("busy"), QStringLiteral("--force")});
         QVERIFY2(forced.exitCode == 0, forced.err.constData());
         QCOMPARE(forced.out, QByteArray("removed node busy; 1 run(s) on it recorded as failed\n"));
         auto s = store();
@@ -338,8 +363,8 @@ private Q_SLOTS:
         QList<qint64> ids;
         for (int code : {0, 3, 7}) {
             const QString spec = writeFile(QStringLiteral("q%1.yaml").arg(code),
-                                           "name: q" + QByteArray::number(code) + "\ncommand: \"sleep 2; exit " + QByteArray::number(code)
-                                               + "\"\n" + allCpus());
+                    "name: q" + QByteArray::number(code) + "\ncommand: \"sleep 2; exit " + QByteArray::number(code)
+                            + "\"\n" + allCpus());
             const Outcome o = ctl({QStringLiteral("submit"), spec});
             QVERIFY2(o.exitCode == 0, o.err.constData());
             // Returns at once: started, or queued with the reason said.
@@ -348,7 +373,9 @@ private Q_SLOTS:
         // A follower killed with SIGKILL: a client that vanishes stops nothing.
         QProcess follower;
         follower.setProcessEnvironment(env());
-        follower.start(QStringLiteral(TRAINYARD_CTL_PATH), {QStringLiteral("--db"), dbPath(), QStringLiteral("logs"), QStringLiteral("q0"), QStringLiteral("--follow")});
+        follower.start(QStringLiteral(TRAINYARD_CTL_PATH),
+                {QStringLiteral("--db"), dbPath(), QStringLiteral("logs"), QStringLiteral("q0"),
+                        QStringLiteral("--follow")});
         QVERIFY(follower.waitForStarted());
         QThread::msleep(200);
         follower.kill();
@@ -363,7 +390,8 @@ private Q_SLOTS:
         }
         // They ran one after another: each needed every CPU.
         QList<RunRecord> runs = s->runs();
-        std::sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) { return a.startedAt < b.startedAt; });
+        std::sort(runs.begin(), runs.end(),
+                [](const RunRecord& a, const RunRecord& b) { return a.startedAt < b.startedAt; });
         for (qsizetype i = 1; i < runs.size(); ++i)
             QVERIFY2(runs[i].startedAt >= runs[i - 1].finishedAt, qPrintable(runs[i].name));
         // With nothing left to do and no client, it stops by itself (2 s idle here).
@@ -377,13 +405,14 @@ private Q_SLOTS:
     void serviceKilledTenTimesDuringARun()
     {
         const QString spec = writeFile(QStringLiteral("numbered.yaml"),
-                                       "name: numbered\ncommand: \"for i in $(seq 1 150); do echo step $i loss $i.5; sleep 0.04; done\"\n");
+                "name: numbered\ncommand: \"for i in $(seq 1 150); do echo step $i loss $i.5; sleep 0.04; done\"\n");
         const Outcome o = ctl({QStringLiteral("submit"), spec});
         QVERIFY2(o.exitCode == 0, o.err.constData());
         QRandomGenerator rng(22);
         int kills = 0;
         for (; kills < 10; ++kills) {
-            QCOMPARE(ctl({QStringLiteral("daemon"), QStringLiteral("start")}).exitCode, 0); // again, after the last kill
+            QCOMPARE(
+                    ctl({QStringLiteral("daemon"), QStringLiteral("start")}).exitCode, 0); // again, after the last kill
             const qint64 pid = servicePid();
             QVERIFY(pid > 0);
             QThread::msleep(100 + rng.bounded(300));
@@ -397,7 +426,8 @@ private Q_SLOTS:
         QVERIFY(s);
         const RunRecord run = s->runs().front();
         QCOMPARE(run.state, RunState::Succeeded);
-        const QByteArray node = test::readFile(stateDir() + QStringLiteral("/runs/") + run.agentRunId + QStringLiteral("/console.log"));
+        const QByteArray node = test::readFile(
+                stateDir() + QStringLiteral("/runs/") + run.agentRunId + QStringLiteral("/console.log"));
         QVERIFY(node.endsWith("step 150 loss 150.5\n"));
         QCOMPARE(test::readFile(run.consolePath), node);
         QCOMPARE(run.consoleOffset, qint64(node.size()));
@@ -419,7 +449,7 @@ private Q_SLOTS:
         QCOMPARE(ctl({QStringLiteral("daemon"), QStringLiteral("start")}).exitCode, 0);
         auto paths = servicePathsFor(dbPath());
         QVERIFY(paths);
-        struct stat st {};
+        struct stat st { };
         QVERIFY(::stat(QFile::encodeName(paths->runtimeDir).constData(), &st) == 0);
         QCOMPARE(st.st_mode & 0777, mode_t(0700)); // closed to others as made
         QVERIFY(::stat(QFile::encodeName(paths->socket).constData(), &st) == 0);
@@ -430,13 +460,14 @@ private Q_SLOTS:
         QVERIFY(::chmod(QFile::encodeName(paths->socket).constData(), 0666) == 0);
         QProcess p;
         p.start(QStringLiteral("setpriv"),
-                {QStringLiteral("--reuid=%1").arg(other->pw_uid), QStringLiteral("--regid=%1").arg(other->pw_gid), QStringLiteral("--clear-groups"),
-                 QStringLiteral("/usr/bin/python3"), QStringLiteral("-c"),
-                 QStringLiteral("import socket,sys\ns=socket.socket(socket.AF_UNIX)\ns.connect(sys.argv[1])\nf=s.makefile()\n"
+                {QStringLiteral("--reuid=%1").arg(other->pw_uid), QStringLiteral("--regid=%1").arg(other->pw_gid),
+                        QStringLiteral("--clear-groups"), QStringLiteral("/usr/bin/python3"), QStringLiteral("-c"),
+                        QStringLiteral(
+                                "import socket,sys\ns=socket.socket(socket.AF_UNIX)\ns.connect(sys.argv[1])\nf=s.makefile()\n"
                                 "print(f.readline().strip())\n"
                                 "try:\n  s.sendall(b'{\"id\":1,\"op\":\"status\"}\\n')\nexcept OSError:\n  pass\n"
                                 "try:\n  print(f.read().strip())\nexcept OSError:\n  pass\n"),
-                 paths->socket});
+                        paths->socket});
         QVERIFY(p.waitForFinished(10000));
         const QByteArray said = p.readAllStandardOutput();
         ::chmod(QFile::encodeName(paths->runtimeDir).constData(), 0700);
@@ -446,8 +477,10 @@ private Q_SLOTS:
         QCOMPARE(lines.size(), 1);
         const QJsonObject refusal = QJsonDocument::fromJson(lines.front()).object();
         QCOMPARE(refusal.value(QStringLiteral("event")).toString(), QStringLiteral("refused"));
-        QVERIFY2(refusal.value(QStringLiteral("error")).toString().contains(QStringLiteral("belongs to uid 0; you are uid %1").arg(other->pw_uid)),
-                 lines.front().constData());
+        QVERIFY2(refusal.value(QStringLiteral("error"))
+                         .toString()
+                         .contains(QStringLiteral("belongs to uid 0; you are uid %1").arg(other->pw_uid)),
+                lines.front().constData());
         // The folder's own check: the service's user finds it closed again;
         // a client of another user would refuse a folder that is not its own.
         QVERIFY(::stat(QFile::encodeName(paths->runtimeDir).constData(), &st) == 0);
@@ -462,7 +495,7 @@ private Q_SLOTS:
         QVERIFY(paths);
         {
             const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-            sockaddr_un addr {};
+            sockaddr_un addr{};
             addr.sun_family = AF_UNIX;
             const QByteArray path = QFile::encodeName(paths->socket);
             std::memcpy(addr.sun_path, path.constData(), size_t(path.size()));
@@ -487,7 +520,8 @@ private Q_SLOTS:
         QVERIFY(second.waitForFinished(10000));
         QCOMPARE(second.exitCode(), 3);
         const QByteArray why = second.readAllStandardError();
-        QVERIFY2(why.contains(QByteArray(QByteArray("another Trainyard service (pid ") + QByteArray::number(pid))), why.constData());
+        QVERIFY2(why.contains(QByteArray(QByteArray("another Trainyard service (pid ") + QByteArray::number(pid))),
+                why.constData());
         QCOMPARE(servicePid(), pid); // the first one goes on
     }
 
@@ -505,10 +539,12 @@ private Q_SLOTS:
         QVERIFY(old.waitForFinished(20000));
         QCOMPARE(old.exitCode(), 0);
         const Outcome status = ctl({QStringLiteral("daemon"), QStringLiteral("status"), QStringLiteral("--json")});
-        QCOMPARE(QJsonDocument::fromJson(status.out).object().value(QStringLiteral("version")).toString(), QStringLiteral("0.0.1"));
+        QCOMPARE(QJsonDocument::fromJson(status.out).object().value(QStringLiteral("version")).toString(),
+                QStringLiteral("0.0.1"));
         const qint64 oldPid = QJsonDocument::fromJson(status.out).object().value(QStringLiteral("pid")).toInteger();
         // The old one starts a run (a raw client: trainyardctl would replace it)...
-        const QString spec = writeFile(QStringLiteral("across.yaml"), "name: across\ncommand: \"sleep 1.5; echo across\"\n");
+        const QString spec
+                = writeFile(QStringLiteral("across.yaml"), "name: across\ncommand: \"sleep 1.5; echo across\"\n");
         auto paths = servicePathsFor(dbPath());
         QVERIFY(paths);
         {
@@ -518,19 +554,22 @@ private Q_SLOTS:
             QTRY_VERIFY(raw.canReadLine() || (raw.waitForReadyRead(100) && raw.canReadLine()));
             QVERIFY(raw.readLine().contains("\"version\":\"0.0.1\""));
             const QJsonObject submit{{QStringLiteral("id"), 1}, {QStringLiteral("op"), QStringLiteral("submit")},
-                                     {QStringLiteral("spec"), QJsonObject{{QStringLiteral("yaml"), QString::fromUtf8(test::readFile(spec))},
-                                                                          {QStringLiteral("origin"), spec},
-                                                                          {QStringLiteral("base_dir"), m_dir->path()}}}};
+                    {QStringLiteral("spec"),
+                            QJsonObject{{QStringLiteral("yaml"), QString::fromUtf8(test::readFile(spec))},
+                                    {QStringLiteral("origin"), spec}, {QStringLiteral("base_dir"), m_dir->path()}}}};
             raw.write(QJsonDocument(submit).toJson(QJsonDocument::Compact) + '\n');
             QVERIFY(raw.waitForBytesWritten(5000));
             QTRY_VERIFY(raw.canReadLine() || (raw.waitForReadyRead(100) && raw.canReadLine()));
             const QJsonObject reply = QJsonDocument::fromJson(raw.readLine()).object();
-            QVERIFY2(reply.value(QStringLiteral("ok")).toBool(), qPrintable(reply.value(QStringLiteral("error")).toString()));
+            QVERIFY2(reply.value(QStringLiteral("ok")).toBool(),
+                    qPrintable(reply.value(QStringLiteral("error")).toString()));
         }
-        QTRY_VERIFY_WITH_TIMEOUT([&] {
-            auto s = store();
-            return s && !s->runs().isEmpty() && s->runs().front().state == RunState::Running;
-        }(), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+                [&] {
+                    auto s = store();
+                    return s && !s->runs().isEmpty() && s->runs().front().state == RunState::Running;
+                }(),
+                10000);
         // ...and this client (the new version) replaces it, and follows the
         // run to its end through the new service.
         const Outcome o = ctl({QStringLiteral("logs"), QStringLiteral("across"), QStringLiteral("--follow")});
@@ -551,10 +590,14 @@ private Q_SLOTS:
     {
         const QString stop = m_dir->filePath(QStringLiteral("blocker.stop"));
         const QString blocker = writeFile(QStringLiteral("blocker.yaml"),
-            QStringLiteral("name: blocker\ncommand: \"for i in $(seq 600); do [ -e %1 ] && break; sleep 0.1; done\"\n").arg(stop).toUtf8() + allCpus());
+                QStringLiteral(
+                        "name: blocker\ncommand: \"for i in $(seq 600); do [ -e %1 ] && break; sleep 0.1; done\"\n")
+                                .arg(stop)
+                                .toUtf8()
+                        + allCpus());
         QVERIFY(ctl({QStringLiteral("submit"), blocker}).out.contains("running"));
         const QString queued = writeFile(QStringLiteral("queued.yaml"),
-                                         "name: queued\nparams: {client: '0', seq: '0'}\ncommand: \"true\"\n" + allCpus());
+                "name: queued\nparams: {client: '0', seq: '0'}\ncommand: \"true\"\n" + allCpus());
         // 20 clients at once, 10 submits each, one after another.
         std::vector<std::unique_ptr<QProcess>> clients;
         QElapsedTimer t;
@@ -565,9 +608,13 @@ private Q_SLOTS:
             e.insert(QStringLiteral("CTL"), QStringLiteral(TRAINYARD_CTL_PATH));
             e.insert(QStringLiteral("DB"), dbPath());
             p->setProcessEnvironment(e);
-            p->start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"),
-                QStringLiteral("for j in 0 1 2 3 4 5 6 7 8 9; do \"$CTL\" --db \"$DB\" submit %1 --param client=%2 --param seq=$j >/dev/null 2>>\"$DB.client%2.err\" || exit 1; "
-                               "echo $j; done").arg(queued).arg(c)});
+            p->start(QStringLiteral("/bin/sh"),
+                    {QStringLiteral("-c"),
+                            QStringLiteral(
+                                    "for j in 0 1 2 3 4 5 6 7 8 9; do \"$CTL\" --db \"$DB\" submit %1 --param client=%2 --param seq=$j >/dev/null 2>>\"$DB.client%2.err\" || exit 1; "
+                                    "echo $j; done")
+                                    .arg(queued)
+                                    .arg(c)});
             clients.push_back(std::move(p));
         }
         for (auto& p : clients) {
@@ -589,7 +636,8 @@ private Q_SLOTS:
             if (r.name != u"queued")
                 continue;
             const auto params = s->params(r.id);
-            const int c = params.value(QStringLiteral("client")).toInt(), seq = params.value(QStringLiteral("seq")).toInt();
+            const int c = params.value(QStringLiteral("client")).toInt(),
+                      seq = params.value(QStringLiteral("seq")).toInt();
             QVERIFY2(!byClient[c].contains(seq), qPrintable(QStringLiteral("client %1 seq %2 twice").arg(c).arg(seq)));
             byClient[c][seq] = r.id;
         }

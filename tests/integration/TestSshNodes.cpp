@@ -57,7 +57,7 @@ struct FileId {
 
 FileId fileId(const QString& path)
 {
-    struct stat st {};
+    struct stat st { };
     if (::stat(path.toLocal8Bit().constData(), &st) != 0)
         return {};
     return {st.st_ino, qint64(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
@@ -137,7 +137,8 @@ class TestSshNodes final : public QObject {
     {
         store.flush();
         const RunRecord run = *store.run(id);
-        const QByteArray remote = test::readFile(stateDir(node) + QStringLiteral("/runs/") + run.agentRunId + QStringLiteral("/console.log"));
+        const QByteArray remote = test::readFile(
+                stateDir(node) + QStringLiteral("/runs/") + run.agentRunId + QStringLiteral("/console.log"));
         QVERIFY(!remote.isEmpty());
         QCOMPARE(test::readFile(run.consolePath), remote);
         QCOMPARE(run.consoleOffset, qint64(remote.size()));
@@ -158,7 +159,9 @@ private Q_SLOTS:
     {
         QVERIFY(!QFileInfo::exists(m_sshd.knownHosts())); // a missing file is an unknown host
         bool ok = false;
-        const QList<QByteArray> keygen = test::runTool(QStringLiteral("ssh-keygen"), {QStringLiteral("-lf"), m_sshd.hostKeyPub()}, &ok).split(' ');
+        const QList<QByteArray> keygen
+                = test::runTool(QStringLiteral("ssh-keygen"), {QStringLiteral("-lf"), m_sshd.hostKeyPub()}, &ok)
+                          .split(' ');
         QVERIFY(ok && keygen.size() > 1);
         const QString fingerprint = QString::fromLatin1(keygen[1]);
         QVERIFY(fingerprint.startsWith(QStringLiteral("SHA256:")));
@@ -173,7 +176,8 @@ private Q_SLOTS:
         QVERIFY2(accepted.error.isEmpty(), qPrintable(accepted.error));
         QCOMPARE(accepted.client->hello().stateDir, stateDir(QStringLiteral("ws1")));
         const QByteArray known = test::readFile(m_sshd.knownHosts());
-        const QByteArray expected = QByteArray("[127.0.0.2]:") + QByteArray::number(m_sshd.port()) + QByteArray(" ssh-ed25519 ");
+        const QByteArray expected
+                = QByteArray("[127.0.0.2]:") + QByteArray::number(m_sshd.port()) + QByteArray(" ssh-ed25519 ");
         QVERIFY2(known.startsWith(expected), known.constData());
 
         // Known now: no acceptance needed, nothing appended.
@@ -199,7 +203,8 @@ private Q_SLOTS:
             QVERIFY(f.open(QIODevice::WriteOnly));
             f.write("Host hashed\n  HostName 127.0.0.2\n  HashKnownHosts yes\n"
                     "Host plain\n  HostName 127.0.0.3\n"
-                    "Host *\n  Port " + port + "\n  User root\n  IdentityFile " + QFile::encodeName(m_sshd.dir())
+                    "Host *\n  Port "
+                    + port + "\n  User root\n  IdentityFile " + QFile::encodeName(m_sshd.dir())
                     + "/id_ed25519\n  UserKnownHostsFile " + QFile::encodeName(known) + "\n  HashKnownHosts no\n");
         }
         const QList<QByteArray> hostKey = test::readFile(m_sshd.hostKeyPub()).trimmed().split(' ');
@@ -216,14 +221,16 @@ private Q_SLOTS:
         QVERIFY2(hashed.trimmed().endsWith(QByteArray(" " + keyFields)), hashed.constData());
         bool ok = false;
         const QByteArray found = test::runTool(QStringLiteral("ssh-keygen"),
-                                               {QStringLiteral("-F"), QStringLiteral("[127.0.0.2]:") + QString::fromLatin1(port),
-                                                QStringLiteral("-f"), known}, &ok);
+                {QStringLiteral("-F"), QStringLiteral("[127.0.0.2]:") + QString::fromLatin1(port), QStringLiteral("-f"),
+                        known},
+                &ok);
         QVERIFY2(ok && found.contains("found: line 1"), found.constData());
         // OpenSSH's client accepts the host by that entry alone.
         const QByteArray viaSsh = test::runTool(QStringLiteral("ssh"),
-                                                {QStringLiteral("-F"), config, QStringLiteral("-o"), QStringLiteral("BatchMode=yes"),
-                                                 QStringLiteral("-o"), QStringLiteral("StrictHostKeyChecking=yes"),
-                                                 QStringLiteral("hashed"), QStringLiteral("echo"), QStringLiteral("hashed-ok")}, &ok);
+                {QStringLiteral("-F"), config, QStringLiteral("-o"), QStringLiteral("BatchMode=yes"),
+                        QStringLiteral("-o"), QStringLiteral("StrictHostKeyChecking=yes"), QStringLiteral("hashed"),
+                        QStringLiteral("echo"), QStringLiteral("hashed-ok")},
+                &ok);
         QVERIFY2(ok && viaSsh.contains("hashed-ok"), viaSsh.constData());
         // libssh finds it: known now, nothing asked, nothing appended.
         o.acceptNewHostKey = false;
@@ -258,25 +265,30 @@ private Q_SLOTS:
         const QString changedKnown = dir + QStringLiteral("/known_hosts_changed");
         const QString config = dir + QStringLiteral("/ssh_config");
         const QString cliKnown = dir + QStringLiteral("/known_hosts_cli");
-        test::writeFile(config, "Host aliasedcli\n  HostKeyAlias gpubox-cli\n  UserKnownHostsFile " + QFile::encodeName(cliKnown)
-                                    + "\nHost aliased\n  HostKeyAlias gpubox\n  UserKnownHostsFile " + QFile::encodeName(known)
-                                    + "\nHost aliasedhashed\n  HostKeyAlias gpubox-h\n  HashKnownHosts yes\n  UserKnownHostsFile "
-                                    + QFile::encodeName(hashedKnown) + "\nHost aliasedchanged\n  HostKeyAlias gpubox\n  UserKnownHostsFile "
-                                    + QFile::encodeName(changedKnown) + "\nHost *\n  HostName 127.0.0.2\n  Port " + port
-                                    + "\n  User root\n  IdentityFile " + QFile::encodeName(m_sshd.dir()) + "/id_ed25519\n");
+        test::writeFile(config,
+                "Host aliasedcli\n  HostKeyAlias gpubox-cli\n  UserKnownHostsFile " + QFile::encodeName(cliKnown)
+                        + "\nHost aliased\n  HostKeyAlias gpubox\n  UserKnownHostsFile " + QFile::encodeName(known)
+                        + "\nHost aliasedhashed\n  HostKeyAlias gpubox-h\n  HashKnownHosts yes\n  UserKnownHostsFile "
+                        + QFile::encodeName(hashedKnown)
+                        + "\nHost aliasedchanged\n  HostKeyAlias gpubox\n  UserKnownHostsFile "
+                        + QFile::encodeName(changedKnown) + "\nHost *\n  HostName 127.0.0.2\n  Port " + port
+                        + "\n  User root\n  IdentityFile " + QFile::encodeName(m_sshd.dir()) + "/id_ed25519\n");
         const QList<QByteArray> hostKey = test::readFile(m_sshd.hostKeyPub()).trimmed().split(' ');
         QVERIFY(hostKey.size() >= 2);
         const QByteArray keyFields = hostKey[0] + ' ' + hostKey[1];
         auto sshFinds = [&](const QString& name, const QString& file) {
             bool ok = false;
-            const QByteArray out = test::runTool(QStringLiteral("ssh-keygen"), {QStringLiteral("-F"), name, QStringLiteral("-f"), file}, &ok);
+            const QByteArray out = test::runTool(
+                    QStringLiteral("ssh-keygen"), {QStringLiteral("-F"), name, QStringLiteral("-f"), file}, &ok);
             return ok && out.contains("found: line 1");
         };
         auto sshConnects = [&](const QString& host, QByteArray* out) {
             bool ok = false;
-            *out = test::runTool(QStringLiteral("ssh"), {QStringLiteral("-F"), config, QStringLiteral("-o"), QStringLiteral("BatchMode=yes"),
-                                                         QStringLiteral("-o"), QStringLiteral("StrictHostKeyChecking=yes"), host,
-                                                         QStringLiteral("echo"), QStringLiteral("alias-ok")}, &ok);
+            *out = test::runTool(QStringLiteral("ssh"),
+                    {QStringLiteral("-F"), config, QStringLiteral("-o"), QStringLiteral("BatchMode=yes"),
+                            QStringLiteral("-o"), QStringLiteral("StrictHostKeyChecking=yes"), host,
+                            QStringLiteral("echo"), QStringLiteral("alias-ok")},
+                    &ok);
             return ok && out->contains("alias-ok");
         };
 
@@ -284,7 +296,9 @@ private Q_SLOTS:
         SshNodeOptions o = options(QStringLiteral("aliased"), false, /*accept=*/false);
         o.configFile = config;
         Connected c = connectTo(o);
-        QVERIFY2(c.error.contains(QStringLiteral("not known")) && c.error.contains(QStringLiteral("HostKeyAlias gpubox")), qPrintable(c.error));
+        QVERIFY2(c.error.contains(QStringLiteral("not known"))
+                        && c.error.contains(QStringLiteral("HostKeyAlias gpubox")),
+                qPrintable(c.error));
         QVERIFY(!QFileInfo::exists(known));
         // Accepted: one entry, under the alias, no port; ssh-keygen and ssh find it.
         o.acceptNewHostKey = true;
@@ -307,7 +321,9 @@ private Q_SLOTS:
         QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
         const QByteArray hashed = test::readFile(hashedKnown);
         QCOMPARE(hashed.count('\n'), 1);
-        QVERIFY2(hashed.startsWith("|1|") && !hashed.contains("gpubox") && hashed.trimmed().endsWith(QByteArray(" " + keyFields)), hashed.constData());
+        QVERIFY2(hashed.startsWith("|1|") && !hashed.contains("gpubox")
+                        && hashed.trimmed().endsWith(QByteArray(" " + keyFields)),
+                hashed.constData());
         QVERIFY(sshFinds(QStringLiteral("gpubox-h"), hashedKnown));
         QVERIFY2(sshConnects(QStringLiteral("aliasedhashed"), &out), out.constData());
         h.acceptNewHostKey = false;
@@ -321,21 +337,25 @@ private Q_SLOTS:
         QString error;
         QVERIFY2(test::makeKey(otherKey, &error), qPrintable(error));
         const QList<QByteArray> other = test::readFile(otherKey + QStringLiteral(".pub")).trimmed().split(' ');
-        const QByteArray changedFile = "[127.0.0.2]:" + port + ' ' + keyFields + "\ngpubox " + other.value(0) + ' ' + other.value(1) + '\n';
+        const QByteArray changedFile
+                = "[127.0.0.2]:" + port + ' ' + keyFields + "\ngpubox " + other.value(0) + ' ' + other.value(1) + '\n';
         test::writeFile(changedKnown, changedFile);
         SshNodeOptions ch = options(QStringLiteral("aliasedchanged"), false, /*accept=*/true);
         ch.configFile = config;
         c = connectTo(ch);
         QVERIFY2(c.error.contains(QStringLiteral("CHANGED")), qPrintable(c.error));
-        QVERIFY2(c.error.contains(changedKnown + QStringLiteral(":2")) && c.error.contains(QStringLiteral("-R 'gpubox'")), qPrintable(c.error));
+        QVERIFY2(c.error.contains(changedKnown + QStringLiteral(":2"))
+                        && c.error.contains(QStringLiteral("-R 'gpubox'")),
+                qPrintable(c.error));
         QCOMPARE(test::readFile(changedKnown), changedFile);
         QVERIFY2(!sshConnects(QStringLiteral("aliasedchanged"), &out), out.constData()); // ssh refuses it too
 
         // The CLI's acceptance (node add --accept-new-host-key) writes the same.
         const QString wrapper = dir + QStringLiteral("/agent.sh");
-        test::writeFile(wrapper, QStringLiteral("#!/bin/sh\nexec env TRAINYARD_AGENT_STATE='%1' TRAINYARD_AGENT_NO_NVML=1 '%2' \"$@\"\n")
-                                     .arg(stateDir(QStringLiteral("aliasedcli")), test::agentPath())
-                                     .toUtf8());
+        test::writeFile(wrapper,
+                QStringLiteral("#!/bin/sh\nexec env TRAINYARD_AGENT_STATE='%1' TRAINYARD_AGENT_NO_NVML=1 '%2' \"$@\"\n")
+                        .arg(stateDir(QStringLiteral("aliasedcli")), test::agentPath())
+                        .toUtf8());
         QFile::setPermissions(wrapper, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
         QProcess ctl;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -344,9 +364,9 @@ private Q_SLOTS:
         test::withoutTerminal(ctl); // batch mode, also when the tests run from a terminal
         ctl.setProcessChannelMode(QProcess::MergedChannels);
         ctl.start(QStringLiteral(TRAINYARD_CTL_PATH),
-                  {QStringLiteral("--db"), dir + QStringLiteral("/cli.db"), QStringLiteral("node"), QStringLiteral("add"), QStringLiteral("gpu-alias"),
-                   QStringLiteral("--host"), QStringLiteral("aliasedcli"), QStringLiteral("--agent-path"), wrapper,
-                   QStringLiteral("--accept-new-host-key")});
+                {QStringLiteral("--db"), dir + QStringLiteral("/cli.db"), QStringLiteral("node"), QStringLiteral("add"),
+                        QStringLiteral("gpu-alias"), QStringLiteral("--host"), QStringLiteral("aliasedcli"),
+                        QStringLiteral("--agent-path"), wrapper, QStringLiteral("--accept-new-host-key")});
         QVERIFY(ctl.waitForFinished(60000));
         out = ctl.readAll();
         QVERIFY2(ctl.exitCode() == 0 && out.contains("added node gpu-alias"), out.constData());
@@ -366,11 +386,15 @@ private Q_SLOTS:
             QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
             QVERIFY(c.transport->lastDeploy());
             path = c.transport->lastDeploy()->remotePath;
-            const QString sha = QString::fromLatin1(QCryptographicHash::hash(local, QCryptographicHash::Sha256).toHex());
+            const QString sha
+                    = QString::fromLatin1(QCryptographicHash::hash(local, QCryptographicHash::Sha256).toHex());
             QCOMPARE(c.transport->lastDeploy()->sha256, sha);
-            QCOMPARE(path, m_tmp.filePath(QStringLiteral("remote-cache/%1-%2/trainyard-agent").arg(agentVersion(), sha.left(16))));
+            QCOMPARE(path,
+                    m_tmp.filePath(
+                            QStringLiteral("remote-cache/%1-%2/trainyard-agent").arg(agentVersion(), sha.left(16))));
             QCOMPARE(agentVersion(), QStringLiteral(TRAINYARD_VERSION)); // the cache is named by the real version
-            QVERIFY(c.transport->lastDeploy()->uploaded || QFileInfo::exists(path)); // an earlier test may not have deployed
+            QVERIFY(c.transport->lastDeploy()->uploaded
+                    || QFileInfo::exists(path)); // an earlier test may not have deployed
             QCOMPARE(test::readFile(path), local);
             QVERIFY(QFileInfo(path).isExecutable());
             first = fileId(path);
@@ -386,7 +410,7 @@ private Q_SLOTS:
             QVERIFY(c.transport->lastDeploy());
             QVERIFY(!c.transport->lastDeploy()->uploaded);
             QVERIFY(c.transport->lastDeploy()->summedOnNode); // checked by sha256sum there, not read back (14 MB)
-            QCOMPARE(fileId(path), first); // same inode, same mtime: not re-uploaded
+            QCOMPARE(fileId(path), first);                    // same inode, same mtime: not re-uploaded
         }
         {
             // Same name and size, other bytes: re-deployed. (Replaced through
@@ -420,21 +444,25 @@ private Q_SLOTS:
         auto engine = makeEngine(store->get(), {QStringLiteral("ws1")});
         QSignalSpy console(engine.get(), &RunEngine::consoleReceived);
         QSignalSpy nodeStatus(engine.get(), &RunEngine::nodeStatusChanged);
-        const auto id = engine->submit(spec(QStringLiteral(
-                                           "name: over-ssh\n"
-                                           "command: \"for i in $(seq 1 30); do printf 'bar %d%%\\r' $i; sleep 0.08; printf 'step=%d loss=%d.5\\n' $i $i; done\"\n")),
-                                       QStringLiteral("ws1"));
+        const auto id = engine->submit(
+                spec(QStringLiteral(
+                        "name: over-ssh\n"
+                        "command: \"for i in $(seq 1 30); do printf 'bar %d%%\\r' $i; sleep 0.08; printf 'step=%d loss=%d.5\\n' $i $i; done\"\n")),
+                QStringLiteral("ws1"));
         QVERIFY(id);
         QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Running, 20000);
         QTRY_VERIFY_WITH_TIMEOUT(console.size() >= 5, 10000);
         QCOMPARE((*store)->run(*id)->node, QStringLiteral("ws1"));
         QSignalSpy states(engine.get(), &RunEngine::runStateChanged);
         QVERIFY(m_sshd.killConnections() > 0);
-        QTRY_VERIFY_WITH_TIMEOUT(std::any_of(nodeStatus.cbegin(), nodeStatus.cend(), [](const QList<QVariant>& a) { return !a[1].toBool(); }), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(std::any_of(nodeStatus.cbegin(), nodeStatus.cend(),
+                                         [](const QList<QVariant>& a) { return !a[1].toBool(); }),
+                10000);
         // Lost node: the run is "unknown", not failed, then running again.
-        QTRY_VERIFY_WITH_TIMEOUT(std::any_of(states.cbegin(), states.cend(), [](const QList<QVariant>& a) {
-            return a[0].value<RunRecord>().state == RunState::Unknown;
-        }), 5000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+                std::any_of(states.cbegin(), states.cend(),
+                        [](const QList<QVariant>& a) { return a[0].value<RunRecord>().state == RunState::Unknown; }),
+                5000);
         QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Succeeded, 30000);
         QVERIFY(nodeStatus.last()[1].toBool()); // reconnected
         verifyConsole(**store, *id, QStringLiteral("ws1"));
@@ -458,21 +486,24 @@ private Q_SLOTS:
         auto store = ResultStore::open(dbPath());
         QVERIFY(store);
         auto engine = makeEngine(store->get(), {QStringLiteral("ws2")});
-        const auto id = engine->submit(spec(QStringLiteral("command: \"for i in 1 2 3 4 5; do echo step=$i loss=$i.5; done; "
-                                                           "while [ ! -e '%1' ]; do sleep 0.02; done; "
-                                                           "for i in 6 7 8; do echo step=$i loss=$i.5; sleep 0.05; done\"\n")
-                                                .arg(go)),
-                                       QStringLiteral("ws2"));
+        const auto id
+                = engine->submit(spec(QStringLiteral("command: \"for i in 1 2 3 4 5; do echo step=$i loss=$i.5; done; "
+                                                     "while [ ! -e '%1' ]; do sleep 0.02; done; "
+                                                     "for i in 6 7 8; do echo step=$i loss=$i.5; sleep 0.05; done\"\n")
+                                                 .arg(go)),
+                        QStringLiteral("ws2"));
         QVERIFY(id);
-        QTRY_VERIFY_WITH_TIMEOUT(!(*store)->run(*id)->consolePath.isEmpty()
-                                     && test::readFile((*store)->run(*id)->consolePath) == before,
-                                 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+                !(*store)->run(*id)->consolePath.isEmpty() && test::readFile((*store)->run(*id)->consolePath) == before,
+                20000);
         const RunRecord run = *(*store)->run(*id);
-        const QString nodeConsole = stateDir(QStringLiteral("ws2")) + QStringLiteral("/runs/") + run.agentRunId + QStringLiteral("/console.log");
-        QTest::ignoreMessage(QtWarningMsg, qPrintable(QStringLiteral("console of run %1 on node ws2 was truncated on the "
-                                                                     "node (at %2 bytes, now 0); following it from its new start")
-                                                          .arg(*id)
-                                                          .arg(before.size())));
+        const QString nodeConsole = stateDir(QStringLiteral("ws2")) + QStringLiteral("/runs/") + run.agentRunId
+                + QStringLiteral("/console.log");
+        QTest::ignoreMessage(QtWarningMsg,
+                qPrintable(QStringLiteral("console of run %1 on node ws2 was truncated on the "
+                                          "node (at %2 bytes, now 0); following it from its new start")
+                                   .arg(*id)
+                                   .arg(before.size())));
         QVERIFY(QFile::resize(nodeConsole, 0));
         QTRY_COMPARE_WITH_TIMEOUT((*store)->notices(*id).size(), qsizetype(1), 5000);
         {
@@ -491,9 +522,10 @@ private Q_SLOTS:
             QCOMPARE(loss[i].value, i + 1.5);
         const QList<RunNotice> notices = (*store)->notices(*id);
         QCOMPARE(notices.size(), qsizetype(1));
-        QVERIFY2(notices.front().text.startsWith(QStringLiteral("its console was truncated on node ws2 (at %1 bytes, now 0)")
-                                                     .arg(before.size())),
-                 qPrintable(notices.front().text));
+        QVERIFY2(notices.front().text.startsWith(
+                         QStringLiteral("its console was truncated on node ws2 (at %1 bytes, now 0)")
+                                 .arg(before.size())),
+                qPrintable(notices.front().text));
     }
 
     void runEndsWhileNodeUnreachable()
@@ -501,7 +533,8 @@ private Q_SLOTS:
         auto store = ResultStore::open(dbPath());
         QVERIFY(store);
         auto engine = makeEngine(store->get(), {QStringLiteral("ws1")});
-        const auto id = engine->submit(spec(QStringLiteral("command: \"sleep 1; echo acc=0.25; exit 3\"\n")), QStringLiteral("ws1"));
+        const auto id = engine->submit(
+                spec(QStringLiteral("command: \"sleep 1; echo acc=0.25; exit 3\"\n")), QStringLiteral("ws1"));
         QVERIFY(id);
         QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Running, 20000);
         m_sshd.stop(); // the node is unreachable: reconnection fails for a while
@@ -526,9 +559,11 @@ private Q_SLOTS:
         QVERIFY(store);
         RunEngine engine(store->get(), dbPath());
         engine.setReconnectDelays(20000, 20000);
-        engine.addNode(QStringLiteral("ws1"), std::make_unique<SshAgentTransport>(options(QStringLiteral("ws1"), true)));
+        engine.addNode(
+                QStringLiteral("ws1"), std::make_unique<SshAgentTransport>(options(QStringLiteral("ws1"), true)));
         QVERIFY(engine.acquireIngestion());
-        const auto id = engine.submit(spec(QStringLiteral("command: \"sleep 2; echo acc=0.5\"\n")), QStringLiteral("ws1"));
+        const auto id
+                = engine.submit(spec(QStringLiteral("command: \"sleep 2; echo acc=0.5\"\n")), QStringLiteral("ws1"));
         QVERIFY(id);
         QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Running, 20000);
         m_sshd.stop(); // its connections too
@@ -549,11 +584,16 @@ private Q_SLOTS:
         auto store = ResultStore::open(dbPath());
         QVERIFY(store);
         auto engine = makeEngine(store->get(), {QStringLiteral("ws1"), QStringLiteral("ws2")});
-        const auto a = engine->submit(spec(QStringLiteral("command: \"sleep 1.5; hostname; echo x=1\"\n")), QStringLiteral("ws1"));
-        const auto b = engine->submit(spec(QStringLiteral("command: \"sleep 1.5; hostname; echo x=2\"\n")), QStringLiteral("ws2"));
+        const auto a = engine->submit(
+                spec(QStringLiteral("command: \"sleep 1.5; hostname; echo x=1\"\n")), QStringLiteral("ws1"));
+        const auto b = engine->submit(
+                spec(QStringLiteral("command: \"sleep 1.5; hostname; echo x=2\"\n")), QStringLiteral("ws2"));
         QVERIFY(a && b);
-        QTRY_VERIFY_WITH_TIMEOUT((*store)->run(*a)->state == RunState::Running && (*store)->run(*b)->state == RunState::Running, 20000);
-        QTRY_VERIFY_WITH_TIMEOUT((*store)->run(*a)->state == RunState::Succeeded && (*store)->run(*b)->state == RunState::Succeeded, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+                (*store)->run(*a)->state == RunState::Running && (*store)->run(*b)->state == RunState::Running, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+                (*store)->run(*a)->state == RunState::Succeeded && (*store)->run(*b)->state == RunState::Succeeded,
+                20000);
         QCOMPARE((*store)->run(*a)->node, QStringLiteral("ws1"));
         QCOMPARE((*store)->run(*b)->node, QStringLiteral("ws2"));
         verifyConsole(**store, *a, QStringLiteral("ws1"));
@@ -568,7 +608,8 @@ private Q_SLOTS:
         NodeRecord big{QStringLiteral("ws2"), QStringLiteral("ws2"), {}, 0, {}, {}, {}, {QStringLiteral("big")}};
         QVERIFY((*store)->addNode(big));
         auto engine = makeEngine(store->get(), {QStringLiteral("ws1"), QStringLiteral("ws2")});
-        QTRY_VERIFY_WITH_TIMEOUT(engine->nodeReady(QStringLiteral("ws1")) && engine->nodeReady(QStringLiteral("ws2")), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+                engine->nodeReady(QStringLiteral("ws1")) && engine->nodeReady(QStringLiteral("ws2")), 20000);
         const auto prefer = engine->submit(spec(QStringLiteral("command: [true]\nprefer_labels: [big]\n")));
         const auto avoid = engine->submit(spec(QStringLiteral("command: [true]\navoid_labels: [big]\n")));
         QVERIFY(prefer && avoid);
@@ -586,11 +627,12 @@ private Q_SLOTS:
         auto store = ResultStore::open(dbPath());
         QVERIFY(store);
         auto engine = makeEngine(store->get(), {QStringLiteral("ws1"), QStringLiteral("ws2")});
-        QTRY_VERIFY_WITH_TIMEOUT(engine->nodeReady(QStringLiteral("ws1")) && engine->nodeReady(QStringLiteral("ws2")), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+                engine->nodeReady(QStringLiteral("ws1")) && engine->nodeReady(QStringLiteral("ws2")), 20000);
         const auto root = engine->submit(spec(QStringLiteral(
-            "name: gang\n"
-            "command: 'echo rank=$NODE_RANK world=$WORLD_SIZE nnodes=$NNODES nproc=$NPROC_PER_NODE master=$MASTER_ADDR:$MASTER_PORT'\n"
-            "resources: {nodes: 2}\n")));
+                "name: gang\n"
+                "command: 'echo rank=$NODE_RANK world=$WORLD_SIZE nnodes=$NNODES nproc=$NPROC_PER_NODE master=$MASTER_ADDR:$MASTER_PORT'\n"
+                "resources: {nodes: 2}\n")));
         QVERIFY(root);
         QTRY_VERIFY_WITH_TIMEOUT(isTerminal((*store)->run(*root)->state), 20000);
         QVERIFY2((*store)->run(*root)->state == RunState::Succeeded, qPrintable((*store)->run(*root)->failureReason));
@@ -614,7 +656,7 @@ private Q_SLOTS:
             QCOMPARE(r.env.value(QStringLiteral("MASTER_PORT")), port);
             const QByteArray console = test::readFile(r.consolePath);
             QVERIFY2(console.startsWith(QStringLiteral("rank=%1 world=2 nnodes=2 nproc=1 master=").arg(rank).toUtf8()),
-                     console.constData());
+                    console.constData());
             QVERIFY(console.trimmed().endsWith(QByteArray(':' + port.toUtf8())));
             verifyConsole(**store, r.id, r.node);
         }
@@ -625,11 +667,14 @@ private Q_SLOTS:
         auto store = ResultStore::open(dbPath());
         QVERIFY(store);
         auto engine = makeEngine(store->get(), {QStringLiteral("ws1")});
-        const auto id = engine->submit(spec(QStringLiteral("command: \"sleep 100 & sleep 100; wait\"\n")), QStringLiteral("ws1"));
+        const auto id = engine->submit(
+                spec(QStringLiteral("command: \"sleep 100 & sleep 100; wait\"\n")), QStringLiteral("ws1"));
         QVERIFY(id);
         QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*id)->state, RunState::Running, 20000);
-        const QString runJson = stateDir(QStringLiteral("ws1")) + QStringLiteral("/runs/") + (*store)->run(*id)->agentRunId + QStringLiteral("/run.json");
-        const qint64 pgid = QJsonDocument::fromJson(test::readFile(runJson)).object().value(QStringLiteral("pgid")).toInteger();
+        const QString runJson = stateDir(QStringLiteral("ws1")) + QStringLiteral("/runs/")
+                + (*store)->run(*id)->agentRunId + QStringLiteral("/run.json");
+        const qint64 pgid
+                = QJsonDocument::fromJson(test::readFile(runJson)).object().value(QStringLiteral("pgid")).toInteger();
         QVERIFY2(pgid > 1, qPrintable(runJson));
         QCOMPARE(::kill(pid_t(-pgid), 0), 0); // the group is alive
         engine->cancel(*id, 1000);
@@ -694,20 +739,20 @@ private Q_SLOTS:
             repliedDuringJob = !jobDone;
         });
         c.transport->runFileJob(
-            [](NodeFiles& files) -> Result<void> {
-                QElapsedTimer t;
-                t.start();
-                while (t.elapsed() < 1500) { // metadata calls only (a sync of many links)
-                    auto info = files.lstat(QStringLiteral("/"));
-                    if (!info)
-                        return std::unexpected(info.error());
-                }
-                return {};
-            },
-            [&](const Result<void>& r) {
-                jobOk = bool(r);
-                jobDone = true;
-            });
+                [](NodeFiles& files) -> Result<void> {
+                    QElapsedTimer t;
+                    t.start();
+                    while (t.elapsed() < 1500) { // metadata calls only (a sync of many links)
+                        auto info = files.lstat(QStringLiteral("/"));
+                        if (!info)
+                            return std::unexpected(info.error());
+                    }
+                    return {};
+                },
+                [&](const Result<void>& r) {
+                    jobOk = bool(r);
+                    jobDone = true;
+                });
         // Posted while the job runs, as the engine's heartbeats are: it must
         // go out between the job's calls, or a long sync loses the node.
         bool secondReplied = false;
@@ -736,8 +781,8 @@ private Q_SLOTS:
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write(QStringLiteral("#!/bin/sh\necho 'Welcome to the GPU box {maintenance: Friday}'\necho\n"
                                "printf 'Last login: never'\nexec '%1' \"$@\"\n")
-                    .arg(test::agentPath())
-                    .toUtf8());
+                        .arg(test::agentPath())
+                        .toUtf8());
         f.close();
         QVERIFY(f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner));
         SshNodeOptions o = options(QStringLiteral("ws1"), false);
@@ -781,7 +826,9 @@ private Q_SLOTS:
         const QString config = m_tmp.filePath(QStringLiteral("slow_config"));
         QFile f(config);
         QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(QStringLiteral("Host slow\n  HostName 127.0.0.2\n  Port %1\n  ConnectTimeout 2\n").arg(silent.serverPort()).toUtf8());
+        f.write(QStringLiteral("Host slow\n  HostName 127.0.0.2\n  Port %1\n  ConnectTimeout 2\n")
+                        .arg(silent.serverPort())
+                        .toUtf8());
         f.close();
         SshNodeOptions o = options(QStringLiteral("slow"), false);
         o.configFile = config;
@@ -801,15 +848,17 @@ private Q_SLOTS:
         const QString key = m_tmp.filePath(QStringLiteral("stranger_key"));
         QFile::remove(key);
         QCOMPARE(QProcess::execute(QStringLiteral("ssh-keygen"),
-                                   {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"),
-                                    QString(), QStringLiteral("-f"), key}),
-                 0);
+                         {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"),
+                                 QString(), QStringLiteral("-f"), key}),
+                0);
         const QString config = m_tmp.filePath(QStringLiteral("stranger_config"));
         QFile f(config);
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write(QStringLiteral("Host stranger\n  HostName 127.0.0.2\n  Port %1\n  User root\n  IdentityFile %2\n"
                                "  UserKnownHostsFile %3\n")
-                    .arg(m_sshd.port()).arg(key, m_sshd.knownHosts()).toUtf8());
+                        .arg(m_sshd.port())
+                        .arg(key, m_sshd.knownHosts())
+                        .toUtf8());
         f.close();
         qunsetenv("SSH_AUTH_SOCK");
         SshNodeOptions o = options(QStringLiteral("stranger"), false);
@@ -819,14 +868,19 @@ private Q_SLOTS:
         bool defaultKeys = false;
         if (const passwd* pw = ::getpwuid(::getuid()))
             for (const char* name : {"id_ed25519", "id_ecdsa", "id_rsa"})
-                defaultKeys = defaultKeys || QFileInfo::exists(QFile::decodeName(pw->pw_dir) + QStringLiteral("/.ssh/") + QLatin1String(name));
+                defaultKeys = defaultKeys
+                        || QFileInfo::exists(
+                                QFile::decodeName(pw->pw_dir) + QStringLiteral("/.ssh/") + QLatin1String(name));
         Connected c = connectTo(o);
-        QVERIFY2(c.error.contains(QStringLiteral("accepted none of the keys")) && c.error.contains(key), qPrintable(c.error));
+        QVERIFY2(c.error.contains(QStringLiteral("accepted none of the keys")) && c.error.contains(key),
+                qPrintable(c.error));
         if (!defaultKeys)
-            QVERIFY2(!c.error.contains(QStringLiteral("passphrase")) && !c.error.contains(QStringLiteral("encrypted")), qPrintable(c.error));
+            QVERIFY2(!c.error.contains(QStringLiteral("passphrase")) && !c.error.contains(QStringLiteral("encrypted")),
+                    qPrintable(c.error));
         o.identityFile = m_tmp.filePath(QStringLiteral("no_such_key"));
         c = connectTo(o);
-        QVERIFY2(c.error.contains(QStringLiteral("identity file %1 does not exist").arg(o.identityFile)), qPrintable(c.error));
+        QVERIFY2(c.error.contains(QStringLiteral("identity file %1 does not exist").arg(o.identityFile)),
+                qPrintable(c.error));
         if (!defaultKeys)
             QVERIFY2(!c.error.contains(QStringLiteral("passphrase")), qPrintable(c.error));
     }
@@ -858,14 +912,16 @@ private Q_SLOTS:
         const QString agentOnly = dir + QStringLiteral("/agent_only");
         QVERIFY(QFile::copy(rightKey + QStringLiteral(".pub"), agentOnly + QStringLiteral(".pub")));
         const QString config = dir + QStringLiteral("/ssh_config");
-        const QString block = QStringLiteral("  HostName 127.0.0.2\n  Port %1\n  User root\n  UserKnownHostsFile %2/known_hosts\n")
-                                  .arg(strict.port())
-                                  .arg(dir);
-        test::writeFile(config, QStringLiteral("Host agentkey\n%1  IdentityFile %2\n  IdentitiesOnly yes\n"
-                                               "Host filekey\n%1  IdentityFile %3\n  IdentitiesOnly yes\n"
-                                               "Host allkeys\n%1  IdentityFile %3\n")
-                                    .arg(block, agentOnly, rightKey)
-                                    .toUtf8());
+        const QString block
+                = QStringLiteral("  HostName 127.0.0.2\n  Port %1\n  User root\n  UserKnownHostsFile %2/known_hosts\n")
+                          .arg(strict.port())
+                          .arg(dir);
+        test::writeFile(config,
+                QStringLiteral("Host agentkey\n%1  IdentityFile %2\n  IdentitiesOnly yes\n"
+                               "Host filekey\n%1  IdentityFile %3\n  IdentitiesOnly yes\n"
+                               "Host allkeys\n%1  IdentityFile %3\n")
+                        .arg(block, agentOnly, rightKey)
+                        .toUtf8());
         const QByteArray savedSock = qgetenv("SSH_AUTH_SOCK");
         const auto restore = qScopeGuard([&] {
             if (savedSock.isEmpty())
@@ -888,9 +944,10 @@ private Q_SLOTS:
             ssh.setProcessEnvironment(env);
             ssh.setStandardInputFile(QProcess::nullDevice());
             ssh.setProcessChannelMode(QProcess::MergedChannels);
-            ssh.start(QStringLiteral("ssh"), {QStringLiteral("-F"), config, QStringLiteral("-o"), QStringLiteral("BatchMode=yes"),
-                                              QStringLiteral("-o"), QStringLiteral("StrictHostKeyChecking=no"),
-                                              QStringLiteral("agentkey"), QStringLiteral("echo"), QStringLiteral("openssh-in")});
+            ssh.start(QStringLiteral("ssh"),
+                    {QStringLiteral("-F"), config, QStringLiteral("-o"), QStringLiteral("BatchMode=yes"),
+                            QStringLiteral("-o"), QStringLiteral("StrictHostKeyChecking=no"),
+                            QStringLiteral("agentkey"), QStringLiteral("echo"), QStringLiteral("openssh-in")});
             QVERIFY(ssh.waitForFinished(30000));
             const QByteArray out = ssh.readAll();
             QVERIFY2(ssh.exitCode() == 0 && out.contains("openssh-in"), out.constData());
@@ -908,8 +965,9 @@ private Q_SLOTS:
         // The agent's key alone (agentkey) now has no way in: the failure
         // names the filtered agent and the file that is not there.
         Connected none = connectTo(optionsFor(QStringLiteral("agentkey")));
-        QVERIFY2(none.error.contains(QStringLiteral("accepted none of the keys tried (ssh-agent (IdentitiesOnly: 0 of its 7 key(s))")),
-                 qPrintable(none.error));
+        QVERIFY2(none.error.contains(QStringLiteral(
+                         "accepted none of the keys tried (ssh-agent (IdentitiesOnly: 0 of its 7 key(s))")),
+                qPrintable(none.error));
 
         // Without IdentitiesOnly every agent key goes first, the server hangs
         // up after three, and the key file is never offered: the failure
@@ -920,7 +978,8 @@ private Q_SLOTS:
         all.connectTimeoutSec = 3;
         Connected dropped = connectTo(all);
         QVERIFY2(dropped.error.contains(QStringLiteral("the server closed the connection")), qPrintable(dropped.error));
-        QVERIFY2(dropped.error.contains(QStringLiteral("before the key file %1 could be offered").arg(rightKey)), qPrintable(dropped.error));
+        QVERIFY2(dropped.error.contains(QStringLiteral("before the key file %1 could be offered").arg(rightKey)),
+                qPrintable(dropped.error));
         QVERIFY2(dropped.error.contains(QStringLiteral("IdentitiesOnly yes")), qPrintable(dropped.error));
         QVERIFY2(!dropped.error.contains(QStringLiteral("accepted none of the keys")), qPrintable(dropped.error));
         QVERIFY2(!dropped.error.contains(QStringLiteral("then ") + rightKey), qPrintable(dropped.error));
@@ -933,8 +992,10 @@ private Q_SLOTS:
         {
             QFile f(wrapper);
             QVERIFY(f.open(QIODevice::WriteOnly));
-            f.write(QStringLiteral("#!/bin/sh\nexec env TRAINYARD_AGENT_STATE='%1' TRAINYARD_AGENT_NO_NVML=1 '%2' \"$@\"\n")
-                        .arg(stateDir(QStringLiteral("ws2")), test::agentPath()).toUtf8());
+            f.write(QStringLiteral(
+                    "#!/bin/sh\nexec env TRAINYARD_AGENT_STATE='%1' TRAINYARD_AGENT_NO_NVML=1 '%2' \"$@\"\n")
+                            .arg(stateDir(QStringLiteral("ws2")), test::agentPath())
+                            .toUtf8());
             f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
         }
         const QString db = m_tmp.filePath(QStringLiteral("cli/trainyard.db"));
@@ -953,14 +1014,16 @@ private Q_SLOTS:
         int code = -1;
         // ws2's key is in known_hosts already (first test); a fresh known_hosts would need
         // --accept-new-host-key, which the first test covers through the same code.
-        QString out = ctl({QStringLiteral("node"), QStringLiteral("add"), QStringLiteral("gpu2"), QStringLiteral("--host"),
-                           QStringLiteral("ws2"), QStringLiteral("--agent-path"), wrapper},
-                          &code);
+        QString out
+                = ctl({QStringLiteral("node"), QStringLiteral("add"), QStringLiteral("gpu2"), QStringLiteral("--host"),
+                              QStringLiteral("ws2"), QStringLiteral("--agent-path"), wrapper},
+                        &code);
         QVERIFY2(code == 0, qPrintable(out));
         QVERIFY2(out.contains(QStringLiteral("GPUs: none (a CPU node)")), qPrintable(out));
         QVERIFY2(out.contains(QStringLiteral("added node gpu2")), qPrintable(out));
         out = ctl({QStringLiteral("node"), QStringLiteral("ls")}, &code);
-        QVERIFY2(code == 0 && out.contains(QStringLiteral("gpu2")) && out.contains(QStringLiteral("ws2")), qPrintable(out));
+        QVERIFY2(code == 0 && out.contains(QStringLiteral("gpu2")) && out.contains(QStringLiteral("ws2")),
+                qPrintable(out));
         // Its key removed from known_hosts (as after a changed key and
         // ssh-keygen -R): submit refuses it and names the way forward,
         // node trust accepts it again.
@@ -971,7 +1034,9 @@ private Q_SLOTS:
             const QByteArray before = f.readAll();
             f.close();
             const QString entry = QStringLiteral("[127.0.0.3]:%1").arg(m_sshd.port()); // ws2
-            QCOMPARE(QProcess::execute(QStringLiteral("ssh-keygen"), {QStringLiteral("-R"), entry, QStringLiteral("-f"), kh}), 0);
+            QCOMPARE(QProcess::execute(
+                             QStringLiteral("ssh-keygen"), {QStringLiteral("-R"), entry, QStringLiteral("-f"), kh}),
+                    0);
             out = ctl({QStringLiteral("node"), QStringLiteral("trust"), QStringLiteral("nope")}, &code);
             QVERIFY2(code == 4 && out.contains(QStringLiteral("no node named 'nope'")), qPrintable(out));
             const QString job0 = m_tmp.filePath(QStringLiteral("trust.yaml"));
@@ -993,13 +1058,15 @@ private Q_SLOTS:
         // A key file that does not exist is refused before connecting (the
         // config's key would log in and the bad path would be stored).
         out = ctl({QStringLiteral("node"), QStringLiteral("add"), QStringLiteral("gpu3"), QStringLiteral("--host"),
-                   QStringLiteral("ws2"), QStringLiteral("--identity"), m_tmp.filePath(QStringLiteral("no-such-key"))},
-                  &code);
+                          QStringLiteral("ws2"), QStringLiteral("--identity"),
+                          m_tmp.filePath(QStringLiteral("no-such-key"))},
+                &code);
         QVERIFY2(code == 2 && out.contains(QStringLiteral("no-such-key: no such file")), qPrintable(out));
         // A host that cannot be reached is not added.
         out = ctl({QStringLiteral("node"), QStringLiteral("add"), QStringLiteral("bad"), QStringLiteral("--host"),
-                   QStringLiteral("ws1"), QStringLiteral("--port"), QString::number(m_sshd.port() == 65535 ? 1 : m_sshd.port() + 1)},
-                  &code);
+                          QStringLiteral("ws1"), QStringLiteral("--port"),
+                          QString::number(m_sshd.port() == 65535 ? 1 : m_sshd.port() + 1)},
+                &code);
         QVERIFY2(code == 5 && out.contains(QStringLiteral("not added")), qPrintable(out));
         // submit --node runs there, and --follow passes its exit code through.
         const QString job = m_tmp.filePath(QStringLiteral("job.yaml"));
@@ -1008,7 +1075,9 @@ private Q_SLOTS:
             QVERIFY(f.open(QIODevice::WriteOnly));
             f.write("name: on-gpu2\nworkdir: /tmp\ncommand: \"echo from-node; exit 7\"\n");
         }
-        out = ctl({QStringLiteral("submit"), job, QStringLiteral("--node"), QStringLiteral("gpu2"), QStringLiteral("--follow")}, &code);
+        out = ctl({QStringLiteral("submit"), job, QStringLiteral("--node"), QStringLiteral("gpu2"),
+                          QStringLiteral("--follow")},
+                &code);
         QVERIFY2(code == 7 && out.contains(QStringLiteral("from-node")), qPrintable(out));
         out = ctl({QStringLiteral("ls")}, &code);
         QVERIFY2(out.contains(QStringLiteral("gpu2")), qPrintable(out));
@@ -1028,18 +1097,21 @@ private Q_SLOTS:
         {
             auto store = ResultStore::open(db);
             QVERIFY(store);
-            NodeRecord down{QStringLiteral("down"), QStringLiteral("ws1"), {}, dead, {}, wrapper, QDateTime::currentDateTimeUtc()};
+            NodeRecord down{QStringLiteral("down"), QStringLiteral("ws1"), {}, dead, {}, wrapper,
+                    QDateTime::currentDateTimeUtc()};
             QVERIFY((*store)->addNode(down).has_value());
-            const auto id = (*store)->createRun(
-                test::runningRecord(QStringLiteral("was-running"), QStringLiteral("down"), QStringLiteral("ty-gone-1")), {});
+            const auto id = (*store)->createRun(test::runningRecord(QStringLiteral("was-running"),
+                                                        QStringLiteral("down"), QStringLiteral("ty-gone-1")),
+                    {});
             QVERIFY(id);
             running = *id;
         }
         QElapsedTimer t;
         t.start();
         out = ctl({QStringLiteral("submit"), job, QStringLiteral("--node"), QStringLiteral("down")}, &code);
-        QVERIFY2(code == 5 && out.contains(QStringLiteral("node down cannot be reached")) && out.contains(QStringLiteral("stays queued")),
-                 qPrintable(out));
+        QVERIFY2(code == 5 && out.contains(QStringLiteral("node down cannot be reached"))
+                        && out.contains(QStringLiteral("stays queued")),
+                qPrintable(out));
         out = ctl({QStringLiteral("cancel"), QString::number(running)}, &code);
         QVERIFY2(code == 5 && out.contains(QStringLiteral("was not cancelled")), qPrintable(out));
         out = ctl({QStringLiteral("logs"), QString::number(running)}, &code);
@@ -1053,10 +1125,12 @@ private Q_SLOTS:
         {
             auto store = ResultStore::open(db);
             QVERIFY(store);
-            NodeRecord slow{QStringLiteral("slow"), QStringLiteral("ws1"), {}, silent.serverPort(), {}, wrapper, QDateTime::currentDateTimeUtc()};
+            NodeRecord slow{QStringLiteral("slow"), QStringLiteral("ws1"), {}, silent.serverPort(), {}, wrapper,
+                    QDateTime::currentDateTimeUtc()};
             QVERIFY((*store)->addNode(slow).has_value());
-            QVERIFY((*store)->createRun(
-                test::runningRecord(QStringLiteral("slow-running"), QStringLiteral("slow"), QStringLiteral("ty-slow-1")), {}));
+            QVERIFY((*store)->createRun(test::runningRecord(QStringLiteral("slow-running"), QStringLiteral("slow"),
+                                                QStringLiteral("ty-slow-1")),
+                    {}));
         }
         QElapsedTimer lsTime;
         lsTime.start();
@@ -1064,15 +1138,20 @@ private Q_SLOTS:
         QVERIFY2(code == 0 && out.contains(QStringLiteral("slow-running")), qPrintable(out));
         // ls waits 5 s, not the 30 s a connection may take elsewhere.
         QVERIFY2(lsTime.elapsed() < 15000, qPrintable(QString::number(lsTime.elapsed())));
-        QVERIFY2(out.contains(QStringLiteral("runs on node down are shown as last recorded (unreachable: ")), qPrintable(out));
-        QVERIFY2(out.contains(QStringLiteral("runs on node slow are shown as last recorded (still connecting after 5 s)")),
-                 qPrintable(out));
-        out = ctl({QStringLiteral("node"), QStringLiteral("rm"), QStringLiteral("slow"), QStringLiteral("--force")}, &code);
+        QVERIFY2(out.contains(QStringLiteral("runs on node down are shown as last recorded (unreachable: ")),
+                qPrintable(out));
+        QVERIFY2(out.contains(
+                         QStringLiteral("runs on node slow are shown as last recorded (still connecting after 5 s)")),
+                qPrintable(out));
+        out = ctl({QStringLiteral("node"), QStringLiteral("rm"), QStringLiteral("slow"), QStringLiteral("--force")},
+                &code);
         QVERIFY2(code == 0, qPrintable(out));
         out = ctl({QStringLiteral("node"), QStringLiteral("rm"), QStringLiteral("down")}, &code);
-        QVERIFY2(code == 5 && out.contains(QStringLiteral("%1 (running)").arg(running)) && out.contains(QStringLiteral("(queued)")),
-                 qPrintable(out));
-        out = ctl({QStringLiteral("node"), QStringLiteral("rm"), QStringLiteral("down"), QStringLiteral("--force")}, &code);
+        QVERIFY2(code == 5 && out.contains(QStringLiteral("%1 (running)").arg(running))
+                        && out.contains(QStringLiteral("(queued)")),
+                qPrintable(out));
+        out = ctl({QStringLiteral("node"), QStringLiteral("rm"), QStringLiteral("down"), QStringLiteral("--force")},
+                &code);
         QVERIFY2(code == 0 && out.contains(QStringLiteral("2 run(s) on it recorded as failed")), qPrintable(out));
         {
             auto store = ResultStore::open(db);
@@ -1095,8 +1174,10 @@ private Q_SLOTS:
         {
             QFile f(wrapper);
             QVERIFY(f.open(QIODevice::WriteOnly));
-            f.write(QStringLiteral("#!/bin/sh\nexec env TRAINYARD_AGENT_STATE='%1' TRAINYARD_AGENT_NO_NVML=1 '%2' \"$@\"\n")
-                        .arg(stateDir(QStringLiteral("cancel")), test::agentPath()).toUtf8());
+            f.write(QStringLiteral(
+                    "#!/bin/sh\nexec env TRAINYARD_AGENT_STATE='%1' TRAINYARD_AGENT_NO_NVML=1 '%2' \"$@\"\n")
+                            .arg(stateDir(QStringLiteral("cancel")), test::agentPath())
+                            .toUtf8());
             f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
         }
         const QString db = m_tmp.filePath(QStringLiteral("cancel-twice/trainyard.db"));
@@ -1110,10 +1191,12 @@ private Q_SLOTS:
             p->start(QStringLiteral(TRAINYARD_CTL_PATH), QStringList{QStringLiteral("--db"), db} + args);
             return p;
         };
-        const auto said = [](QProcess& p) { return QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError()); };
+        const auto said
+                = [](QProcess& p) { return QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError()); };
         {
-            auto add = startCtl({QStringLiteral("node"), QStringLiteral("add"), QStringLiteral("c1"), QStringLiteral("--host"),
-                                 QStringLiteral("ws1"), QStringLiteral("--agent-path"), wrapper, QStringLiteral("--accept-new-host-key")});
+            auto add = startCtl({QStringLiteral("node"), QStringLiteral("add"), QStringLiteral("c1"),
+                    QStringLiteral("--host"), QStringLiteral("ws1"), QStringLiteral("--agent-path"), wrapper,
+                    QStringLiteral("--accept-new-host-key")});
             QVERIFY(add->waitForFinished(60000));
             QVERIFY2(add->exitCode() == 0, qPrintable(said(*add)));
         }
@@ -1133,8 +1216,8 @@ private Q_SLOTS:
         took.start();
         std::vector<std::unique_ptr<QProcess>> cancels;
         for (int i = 0; i < 2; ++i)
-            cancels.push_back(startCtl({QStringLiteral("cancel"), QStringLiteral("cancel-twice"), QStringLiteral("--grace"),
-                                        QStringLiteral("0.5")}));
+            cancels.push_back(startCtl({QStringLiteral("cancel"), QStringLiteral("cancel-twice"),
+                    QStringLiteral("--grace"), QStringLiteral("0.5")}));
         for (auto& p : cancels)
             p->waitForFinished(int(std::max<qint64>(1, 45000 - took.elapsed())));
         for (auto& p : cancels) {
@@ -1176,7 +1259,7 @@ private Q_SLOTS:
         const QString dir = m_tmp.filePath(QStringLiteral("strict"));
         QVERIFY(QDir().mkpath(dir));
         const QStringList settings{QStringLiteral("yes"), QStringLiteral("accept-new"), QStringLiteral("no"),
-                                   QStringLiteral("ask"), QStringLiteral("default")};
+                QStringLiteral("ask"), QStringLiteral("default")};
         const QStringList cases{QStringLiteral("known"), QStringLiteral("unknown"), QStringLiteral("changed")};
         // One config per side, the same but for the known_hosts files.
         auto writeConfig = [&](const QString& side) {
@@ -1184,17 +1267,19 @@ private Q_SLOTS:
             for (const QString& setting : settings)
                 for (const QString& c : cases) {
                     const QString host = setting + u'-' + c;
-                    config += "Host " + host.toUtf8() + "\n  UserKnownHostsFile " + QFile::encodeName(dir) + '/' + host.toUtf8()
-                              + '.' + side.toUtf8() + "\n";
+                    config += "Host " + host.toUtf8() + "\n  UserKnownHostsFile " + QFile::encodeName(dir) + '/'
+                            + host.toUtf8() + '.' + side.toUtf8() + "\n";
                     if (setting != u"default")
                         config += "  StrictHostKeyChecking " + setting.toUtf8() + "\n";
                     const QByteArray seed = c == u"known" ? entry + newKey[0] + ' ' + newKey[1] + '\n'
-                                          : c == u"changed" ? entry + oldKey[0] + ' ' + oldKey[1] + '\n' : QByteArray();
+                            : c == u"changed"             ? entry + oldKey[0] + ' ' + oldKey[1] + '\n'
+                                                          : QByteArray();
                     if (!seed.isEmpty())
                         test::writeFile(dir + u'/' + host + u'.' + side, seed);
                 }
             config += "Host *\n  HostName 127.0.0.2\n  Port " + port + "\n  User root\n  IdentityFile "
-                      + QFile::encodeName(m_sshd.dir()) + "/id_ed25519\n  GlobalKnownHostsFile /dev/null\n  BatchMode yes\n";
+                    + QFile::encodeName(m_sshd.dir())
+                    + "/id_ed25519\n  GlobalKnownHostsFile /dev/null\n  BatchMode yes\n";
             const QString file = dir + QStringLiteral("/ssh_config.") + side;
             test::writeFile(file, config);
             return file;
@@ -1208,11 +1293,13 @@ private Q_SLOTS:
                 QProcess ssh;
                 ssh.setStandardInputFile(QProcess::nullDevice());
                 test::withoutTerminal(ssh);
-                ssh.start(QStringLiteral("ssh"), {QStringLiteral("-F"), sshConfig, host, QStringLiteral("echo"), QStringLiteral("ssh-ok")});
+                ssh.start(QStringLiteral("ssh"),
+                        {QStringLiteral("-F"), sshConfig, host, QStringLiteral("echo"), QStringLiteral("ssh-ok")});
                 QVERIFY(ssh.waitForFinished(30000));
                 const QByteArray sshOut = ssh.readAllStandardOutput();
                 const QString sshErr = QString::fromUtf8(ssh.readAllStandardError());
-                const bool sshConnected = ssh.exitStatus() == QProcess::NormalExit && ssh.exitCode() == 0 && sshOut.contains("ssh-ok");
+                const bool sshConnected
+                        = ssh.exitStatus() == QProcess::NormalExit && ssh.exitCode() == 0 && sshOut.contains("ssh-ok");
 
                 SshNodeOptions o = options(host, false, /*accept=*/false); // batch mode: nobody said yes
                 o.configFile = tyConfig;
@@ -1222,7 +1309,8 @@ private Q_SLOTS:
                     auto transport = std::make_unique<SshAgentTransport>(o);
                     t.transport = transport.get();
                     t.client = std::make_unique<AgentClient>(std::move(transport));
-                    connect(t.client.get(), &AgentClient::warning, this, [&warnings](const QString& m) { warnings << m; });
+                    connect(t.client.get(), &AgentClient::warning, this,
+                            [&warnings](const QString& m) { warnings << m; });
                     QSignalSpy ready(t.client.get(), &AgentClient::ready);
                     QSignalSpy lost(t.client.get(), &AgentClient::disconnected);
                     t.client->connectToAgent();
@@ -1234,19 +1322,25 @@ private Q_SLOTS:
                 const QString shown = t.error + warnings.join(u'\n');
                 const QByteArray sshKnown = test::readFile(dir + u'/' + host + QStringLiteral(".ssh"));
                 const QByteArray tyKnown = test::readFile(dir + u'/' + host + QStringLiteral(".ty"));
-                const QByteArray what = (host + QStringLiteral(": ssh said: ") + sshErr + QStringLiteral("\nTrainyard said: ") + shown).toUtf8();
+                const QByteArray what = (host + QStringLiteral(": ssh said: ") + sshErr
+                        + QStringLiteral("\nTrainyard said: ") + shown)
+                                                .toUtf8();
                 QVERIFY2(tyConnected == sshConnected, what.constData());
-                QVERIFY2(tyKnown == sshKnown, QByteArray(what + "\nssh's known_hosts:\n" + sshKnown + "Trainyard's:\n" + tyKnown).constData());
+                QVERIFY2(tyKnown == sshKnown,
+                        QByteArray(what + "\nssh's known_hosts:\n" + sshKnown + "Trainyard's:\n" + tyKnown)
+                                .constData());
                 QVERIFY2(shown.contains(warningText) == sshErr.contains(warningText), what.constData());
                 // The decision as a kind, not text.
                 const HostKeyDecision expected = c == u"known" ? HostKeyDecision::Accepted
-                    : c == u"unknown" ? (sshConnected ? HostKeyDecision::Added : HostKeyDecision::RefusedUnknown)
-                                      : (sshConnected ? HostKeyDecision::AcceptedChanged : HostKeyDecision::RefusedChanged);
+                        : c == u"unknown"
+                        ? (sshConnected ? HostKeyDecision::Added : HostKeyDecision::RefusedUnknown)
+                        : (sshConnected ? HostKeyDecision::AcceptedChanged : HostKeyDecision::RefusedChanged);
                 QVERIFY2(t.transport->lastHostKeyDecision() == expected, what.constData());
             }
         }
         // What the matrix comes to (OpenSSH 9.2): the three cases that differ.
-        QCOMPARE(test::readFile(dir + QStringLiteral("/accept-new-unknown.ty")), entry + newKey[0] + ' ' + newKey[1] + '\n');
+        QCOMPARE(test::readFile(dir + QStringLiteral("/accept-new-unknown.ty")),
+                entry + newKey[0] + ' ' + newKey[1] + '\n');
         QCOMPARE(test::readFile(dir + QStringLiteral("/no-unknown.ty")), entry + newKey[0] + ' ' + newKey[1] + '\n');
         QCOMPARE(test::readFile(dir + QStringLiteral("/no-changed.ty")), entry + oldKey[0] + ' ' + oldKey[1] + '\n');
     }
@@ -1266,7 +1360,9 @@ private Q_SLOTS:
         QVERIFY2(m_sshd.restart(&error), qPrintable(error));
         bool ok = false;
         const QString fingerprint = QString::fromLatin1(
-            test::runTool(QStringLiteral("ssh-keygen"), {QStringLiteral("-lf"), m_sshd.hostKeyPub()}, &ok).split(' ').value(1));
+                test::runTool(QStringLiteral("ssh-keygen"), {QStringLiteral("-lf"), m_sshd.hostKeyPub()}, &ok)
+                        .split(' ')
+                        .value(1));
         QVERIFY(ok);
         // Never accepted silently, not even when new keys would be.
         Connected c = connectTo(options(QStringLiteral("ws1"), false, /*accept=*/true));

@@ -39,14 +39,14 @@ namespace {
 
 ino_t inodeOf(const QString& path)
 {
-    struct stat st {};
+    struct stat st { };
     return ::stat(QFile::encodeName(path).constData(), &st) == 0 ? st.st_ino : 0;
 }
 
 // Of the link itself, not what it points to.
 ino_t linkInodeOf(const QString& path)
 {
-    struct stat st {};
+    struct stat st { };
     return ::lstat(QFile::encodeName(path).constData(), &st) == 0 ? st.st_ino : 0;
 }
 
@@ -60,13 +60,13 @@ QString linkText(const QString& path)
 
 bool isLink(const QString& path)
 {
-    struct stat st {};
+    struct stat st { };
     return ::lstat(QFile::encodeName(path).constData(), &st) == 0 && S_ISLNK(st.st_mode);
 }
 
 bool isRealDir(const QString& path)
 {
-    struct stat st {};
+    struct stat st { };
     return ::lstat(QFile::encodeName(path).constData(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
@@ -142,8 +142,10 @@ private Q_SLOTS:
         const QString w = m_tmp.filePath(QStringLiteral("proj"));
         test::writeFile(w + QStringLiteral("/.gitignore"), "*.log\n!keep.log\nbuild/\n/data\n**/cache/**\n");
         test::writeFile(w + QStringLiteral("/sub/.gitignore"), "*.tmp\n");
-        test::writeFile(w + QStringLiteral("/train.sh"), "#!/bin/sh\nfind . -type f ! -name .trainyard-sync.json | sort\n");
-        QFile::setPermissions(w + QStringLiteral("/train.sh"), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        test::writeFile(
+                w + QStringLiteral("/train.sh"), "#!/bin/sh\nfind . -type f ! -name .trainyard-sync.json | sort\n");
+        QFile::setPermissions(w + QStringLiteral("/train.sh"),
+                QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
         test::writeFile(w + QStringLiteral("/x.log"), "x");
         test::writeFile(w + QStringLiteral("/keep.log"), "k");
         test::writeFile(w + QStringLiteral("/build/o.bin"), "o");
@@ -156,22 +158,26 @@ private Q_SLOTS:
         for (qsizetype i = 0; i < blob.size(); ++i)
             blob[i] = char((i * 131) & 0xff);
         test::writeFile(w + QStringLiteral("/weights.bin"), blob);
-        QVERIFY(QFile::link(QStringLiteral("../shared_data"), w + QStringLiteral("/datasets"))); // made, leads nowhere: a warning names it
-        QVERIFY(QFile::link(QStringLiteral("/etc"), w + QStringLiteral("/y.log")));              // ignored (*.log): no word
+        QVERIFY(QFile::link(QStringLiteral("../shared_data"),
+                w + QStringLiteral("/datasets"))); // made, leads nowhere: a warning names it
+        QVERIFY(QFile::link(QStringLiteral("/etc"), w + QStringLiteral("/y.log"))); // ignored (*.log): no word
 
         auto store = ResultStore::open(dbPath());
         QVERIFY2(store, qPrintable(store ? QString() : store.error().message));
         auto engine = makeEngine(store->get(), QStringLiteral("ws1"));
-        const JobSpec s = spec(QStringLiteral("name: synced\nworkdir: %1\nsync: true\ncommand: [./train.sh]\n").arg(w), w);
+        const JobSpec s
+                = spec(QStringLiteral("name: synced\nworkdir: %1\nsync: true\ncommand: [./train.sh]\n").arg(w), w);
         const QRegularExpression dangling(QStringLiteral(
-            "^run \\d+: sync of .*proj to node ws1 made 1 symlink\\(s\\) that lead nowhere there .*: datasets -> \\.\\./shared_data$"));
+                "^run \\d+: sync of .*proj to node ws1 made 1 symlink\\(s\\) that lead nowhere there .*: datasets -> \\.\\./shared_data$"));
         QTest::ignoreMessage(QtWarningMsg, dangling);
         const auto id = engine->submit(s);
         QVERIFY2(id, qPrintable(id ? QString() : id.error().message));
         RunRecord run = waitEnded(**store, *id);
         QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
         const QByteArray console = test::readFile(run.consolePath);
-        QCOMPARE(console, QByteArray("./.gitignore\n./keep.log\n./sub/.gitignore\n./sub/data/k.txt\n./train.sh\n./weights.bin\n"));
+        QCOMPARE(console,
+                QByteArray(
+                        "./.gitignore\n./keep.log\n./sub/.gitignore\n./sub/data/k.txt\n./train.sh\n./weights.bin\n"));
         const QString remote = syncDirFor(stateDir(QStringLiteral("ws1")), w);
         QCOMPARE(test::readFile(remote + QStringLiteral("/weights.bin")), blob);
         QVERIFY(QFileInfo(remote + QStringLiteral("/train.sh")).isExecutable());
@@ -179,19 +185,24 @@ private Q_SLOTS:
         const ino_t trainBefore = inodeOf(remote + QStringLiteral("/train.sh"));
 
         // Second run: unchanged files stay (same inode), the changed one is replaced, a removed one goes.
-        test::writeFile(w + QStringLiteral("/train.sh"), "#!/bin/sh\necho v2\nfind . -type f ! -name .trainyard-sync.json | sort\n");
+        test::writeFile(w + QStringLiteral("/train.sh"),
+                "#!/bin/sh\necho v2\nfind . -type f ! -name .trainyard-sync.json | sort\n");
         QFile::remove(w + QStringLiteral("/keep.log"));
         QTest::ignoreMessage(QtWarningMsg, dangling);
         const auto id2 = engine->submit(s);
         QVERIFY(id2);
         run = waitEnded(**store, *id2);
         QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
-        QCOMPARE(test::readFile(run.consolePath), QByteArray("v2\n./.gitignore\n./sub/.gitignore\n./sub/data/k.txt\n./train.sh\n./weights.bin\n"));
+        QCOMPARE(test::readFile(run.consolePath),
+                QByteArray("v2\n./.gitignore\n./sub/.gitignore\n./sub/data/k.txt\n./train.sh\n./weights.bin\n"));
         QCOMPARE(inodeOf(remote + QStringLiteral("/weights.bin")), weightsBefore);
         QVERIFY(inodeOf(remote + QStringLiteral("/train.sh")) != trainBefore);
 
         // Over the limit: a clear error naming the total and the biggest file; nothing runs.
-        const JobSpec limited = spec(QStringLiteral("name: too-big\nworkdir: %1\nsync: true\nsync_limit: 1MiB\ncommand: [./train.sh]\n").arg(w), w);
+        const JobSpec limited = spec(
+                QStringLiteral("name: too-big\nworkdir: %1\nsync: true\nsync_limit: 1MiB\ncommand: [./train.sh]\n")
+                        .arg(w),
+                w);
         const auto id3 = engine->submit(limited);
         QVERIFY(id3);
         run = waitEnded(**store, *id3);
@@ -213,8 +224,9 @@ private Q_SLOTS:
         QVERIFY2(store, qPrintable(store ? QString() : store.error().message));
         auto engine = makeEngine(store->get(), QStringLiteral("ws1"));
         const QStringList yamls{
-            QStringLiteral("name: rel\nworkdir: wd\nsync: true\ncommand: [cat, data.txt]\n"),
-            QStringLiteral("name: relsweep\nworkdir: wd\nsync: true\ncommand: [cat, data.txt]\nsweep: {n: [1, 2]}\n"),
+                QStringLiteral("name: rel\nworkdir: wd\nsync: true\ncommand: [cat, data.txt]\n"),
+                QStringLiteral(
+                        "name: relsweep\nworkdir: wd\nsync: true\ncommand: [cat, data.txt]\nsweep: {n: [1, 2]}\n"),
         };
         for (const QString& yaml : yamls) {
             const JobSpec s = spec(yaml, base);
@@ -239,7 +251,8 @@ private Q_SLOTS:
         // tree, one to a sibling folder, one absolute, one to nothing, one ignored.
         const QString w = m_tmp.filePath(QStringLiteral("linkproj"));
         const QString remote = syncDirFor(stateDir(QStringLiteral("ws1")), w);
-        const QString shared = QFileInfo(remote).absolutePath() + QStringLiteral("/shared_data"); // ../shared_data from the copy
+        const QString shared
+                = QFileInfo(remote).absolutePath() + QStringLiteral("/shared_data"); // ../shared_data from the copy
         const QString outside = m_tmp.filePath(QStringLiteral("outside"));
         const QString victim = m_tmp.filePath(QStringLiteral("victim")); // where a run points a link of its own
         test::writeFile(shared + QStringLiteral("/hello.txt"), "shared-hello\n");
@@ -250,9 +263,10 @@ private Q_SLOTS:
         test::writeFile(w + QStringLiteral("/checkpoints/other.pt"), "weights-v2\n");
         test::writeFile(w + QStringLiteral("/sub/a.txt"), "a\n");
         test::writeFile(w + QStringLiteral("/train.sh"),
-            "#!/bin/sh\ncat model.pt data/hello.txt abs.txt\n[ -e run_made ] || ln -s '" + QFile::encodeName(victim)
-                + "' run_made\nfind . -type l | sort\n");
-        QFile::setPermissions(w + QStringLiteral("/train.sh"), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+                "#!/bin/sh\ncat model.pt data/hello.txt abs.txt\n[ -e run_made ] || ln -s '" + QFile::encodeName(victim)
+                        + "' run_made\nfind . -type l | sort\n");
+        QFile::setPermissions(w + QStringLiteral("/train.sh"),
+                QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
         QVERIFY(QFile::link(QStringLiteral("checkpoints/best.pt"), w + QStringLiteral("/model.pt")));
         QVERIFY(QFile::link(QStringLiteral("../shared_data"), w + QStringLiteral("/data")));
         QVERIFY(QFile::link(outside + QStringLiteral("/abs.txt"), w + QStringLiteral("/abs.txt")));
@@ -262,22 +276,27 @@ private Q_SLOTS:
         auto store = ResultStore::open(dbPath());
         QVERIFY2(store, qPrintable(store ? QString() : store.error().message));
         auto engine = makeEngine(store->get(), QStringLiteral("ws1"));
-        const JobSpec s = spec(QStringLiteral("name: links\nworkdir: %1\nsync: true\ncommand: [./train.sh]\n").arg(w), w);
-        QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral(
-            "^run \\d+: sync of .*linkproj to node ws1 made 1 symlink\\(s\\) that lead nowhere there .*: nowhere -> missing/file$")));
+        const JobSpec s
+                = spec(QStringLiteral("name: links\nworkdir: %1\nsync: true\ncommand: [./train.sh]\n").arg(w), w);
+        QTest::ignoreMessage(QtWarningMsg,
+                QRegularExpression(QStringLiteral(
+                        "^run \\d+: sync of .*linkproj to node ws1 made 1 symlink\\(s\\) that lead nowhere there .*: nowhere -> missing/file$")));
         const auto id = engine->submit(s);
         QVERIFY2(id, qPrintable(id ? QString() : id.error().message));
         RunRecord run = waitEnded(**store, *id);
-        QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason + QString::fromUtf8(test::readFile(run.consolePath))));
+        QVERIFY2(run.state == RunState::Succeeded,
+                qPrintable(run.failureReason + QString::fromUtf8(test::readFile(run.consolePath))));
         // The run read through the links; they are links on the node, with the same text.
         QCOMPARE(test::readFile(run.consolePath),
-                 QByteArray("weights-v1\nshared-hello\noutside\n./abs.txt\n./data\n./model.pt\n./nowhere\n./run_made\n"));
+                QByteArray(
+                        "weights-v1\nshared-hello\noutside\n./abs.txt\n./data\n./model.pt\n./nowhere\n./run_made\n"));
         QCOMPARE(linkText(remote + QStringLiteral("/model.pt")), QStringLiteral("checkpoints/best.pt"));
         QCOMPARE(linkText(remote + QStringLiteral("/data")), QStringLiteral("../shared_data"));
         QCOMPARE(linkText(remote + QStringLiteral("/abs.txt")), outside + QStringLiteral("/abs.txt"));
         QCOMPARE(linkText(remote + QStringLiteral("/nowhere")), QStringLiteral("missing/file"));
         QVERIFY(!isLink(remote + QStringLiteral("/y.log")) && !QFileInfo::exists(remote + QStringLiteral("/y.log")));
-        QCOMPARE(QDir(shared).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList{QStringLiteral("hello.txt")});
+        QCOMPARE(QDir(shared).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden),
+                QStringList{QStringLiteral("hello.txt")});
         QCOMPARE(linkText(remote + QStringLiteral("/run_made")), victim);
         const ino_t absBefore = linkInodeOf(remote + QStringLiteral("/abs.txt"));
 
@@ -297,8 +316,10 @@ private Q_SLOTS:
         const auto id2 = engine->submit(s);
         QVERIFY(id2);
         run = waitEnded(**store, *id2);
-        QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason + QString::fromUtf8(test::readFile(run.consolePath))));
-        QCOMPARE(test::readFile(run.consolePath), QByteArray("weights-v2\nlocal-hello\noutside\n./abs.txt\n./model.pt\n./sub\n"));
+        QVERIFY2(run.state == RunState::Succeeded,
+                qPrintable(run.failureReason + QString::fromUtf8(test::readFile(run.consolePath))));
+        QCOMPARE(test::readFile(run.consolePath),
+                QByteArray("weights-v2\nlocal-hello\noutside\n./abs.txt\n./model.pt\n./sub\n"));
         QCOMPARE(linkText(remote + QStringLiteral("/model.pt")), QStringLiteral("checkpoints/other.pt"));
         QCOMPARE(linkInodeOf(remote + QStringLiteral("/abs.txt")), absBefore);
         QVERIFY(!isLink(remote + QStringLiteral("/nowhere")));
@@ -307,7 +328,8 @@ private Q_SLOTS:
         QCOMPARE(test::readFile(remote + QStringLiteral("/run_made/x.txt")), QByteArray("mine\n"));
         QCOMPARE(linkText(remote + QStringLiteral("/sub")), QStringLiteral("checkpoints"));
         QCOMPARE(test::readFile(shared + QStringLiteral("/hello.txt")), QByteArray("shared-hello\n"));
-        QCOMPARE(QDir(shared).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList{QStringLiteral("hello.txt")});
+        QCOMPARE(QDir(shared).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden),
+                QStringList{QStringLiteral("hello.txt")});
         QCOMPARE(QDir(victim).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList{});
         QCOMPARE(test::readFile(outside + QStringLiteral("/abs.txt")), QByteArray("outside\n"));
     }
@@ -319,10 +341,13 @@ private Q_SLOTS:
         auto engine = makeEngine(store->get(), QStringLiteral("ws1"));
         const QString work = m_tmp.filePath(QStringLiteral("artwork"));
         QDir().mkpath(work);
-        const JobSpec s = spec(QStringLiteral("name: arts\nworkdir: %1\nartifacts: [\"out/*\", \"**/*.json\"]\n"
-                                              "command: \"mkdir -p out/deep && head -c 300000 /dev/urandom > out/model.pt && "
-                                              "echo '{\\\"a\\\":1}' > out/deep/m.json && echo x > 'out/a..b' && "
-                                              "ln -s /etc/passwd out/passwd && echo done\"\n").arg(work), work);
+        const JobSpec s
+                = spec(QStringLiteral("name: arts\nworkdir: %1\nartifacts: [\"out/*\", \"**/*.json\"]\n"
+                                      "command: \"mkdir -p out/deep && head -c 300000 /dev/urandom > out/model.pt && "
+                                      "echo '{\\\"a\\\":1}' > out/deep/m.json && echo x > 'out/a..b' && "
+                                      "ln -s /etc/passwd out/passwd && echo done\"\n")
+                                .arg(work),
+                        work);
         const auto id = engine->submit(s);
         QVERIFY(id);
         const RunRecord run = waitEnded(**store, *id);
@@ -340,12 +365,16 @@ private Q_SLOTS:
         QVERIFY2(result, qPrintable(result ? QString() : result.error().message));
         QStringList downloaded = result->downloaded;
         downloaded.sort();
-        QCOMPARE(downloaded, (QStringList{QStringLiteral("out/a..b"), QStringLiteral("out/deep/m.json"), QStringLiteral("out/model.pt")}));
+        QCOMPARE(downloaded,
+                (QStringList{QStringLiteral("out/a..b"), QStringLiteral("out/deep/m.json"),
+                        QStringLiteral("out/model.pt")}));
         QCOMPARE(result->refused.size(), 1);
-        QVERIFY2(result->refused.front().contains(QStringLiteral("out/passwd")) && result->refused.front().contains(QStringLiteral("symbolic link")),
-                 qPrintable(result->refused.front()));
+        QVERIFY2(result->refused.front().contains(QStringLiteral("out/passwd"))
+                        && result->refused.front().contains(QStringLiteral("symbolic link")),
+                qPrintable(result->refused.front()));
         QVERIFY(!QFileInfo::exists(dest + QStringLiteral("/out/passwd")));
-        QCOMPARE(test::readFile(dest + QStringLiteral("/out/model.pt")), test::readFile(work + QStringLiteral("/out/model.pt")));
+        QCOMPARE(test::readFile(dest + QStringLiteral("/out/model.pt")),
+                test::readFile(work + QStringLiteral("/out/model.pt")));
         QCOMPARE(test::readFile(dest + QStringLiteral("/out/model.pt")).size(), 300000);
         QCOMPARE(test::readFile(dest + QStringLiteral("/out/deep/m.json")), QByteArray("{\"a\":1}\n"));
 
@@ -359,7 +388,8 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(listed.has_value(), 10000);
         QVERIFY(!*listed);
         QVERIFY2(listed->error().message.contains(QStringLiteral("\"..\"")), qPrintable(listed->error().message));
-        const auto bad = parseJobSpec(QStringLiteral("command: [true]\nartifacts: [\"../../etc/passwd\"]\n"), QStringLiteral("bad.yaml"), work);
+        const auto bad = parseJobSpec(QStringLiteral("command: [true]\nartifacts: [\"../../etc/passwd\"]\n"),
+                QStringLiteral("bad.yaml"), work);
         QVERIFY(!bad);
         QVERIFY2(bad.error().message.contains(QStringLiteral("'..'")), qPrintable(bad.error().message));
     }
@@ -377,12 +407,17 @@ private Q_SLOTS:
         const QByteArray port = QByteArray::number(m_sshd.port());
         test::writeFile(known, "[127.0.0.2]:" + port + " " + hostKey + "\n[127.0.0.3]:" + port + " " + hostKey + "\n");
         const QByteArray key = QFile::encodeName(m_sshd.dir() + QStringLiteral("/id_ed25519"));
-        test::writeFile(sshConfig, "Host ws1\n  HostName 127.0.0.2\n  Port " + port + "\n  User root\n  IdentityFile " + key
-                           + "\n  UserKnownHostsFile " + QFile::encodeName(known) + "\n  BatchMode yes\n  StrictHostKeyChecking yes\n"
-                           "Host behind\n  HostName 127.0.0.3\n  Port " + port + "\n  User root\n  IdentityFile " + key
-                           + "\n  UserKnownHostsFile " + QFile::encodeName(known) + "\n  ProxyJump ws1\n");
-        test::writeFile(d + QStringLiteral("/bin/ssh"), "#!/bin/sh\nexec /usr/bin/ssh -F '" + QFile::encodeName(sshConfig) + "' \"$@\"\n");
-        QFile::setPermissions(d + QStringLiteral("/bin/ssh"), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        test::writeFile(sshConfig,
+                "Host ws1\n  HostName 127.0.0.2\n  Port " + port + "\n  User root\n  IdentityFile " + key
+                        + "\n  UserKnownHostsFile " + QFile::encodeName(known)
+                        + "\n  BatchMode yes\n  StrictHostKeyChecking yes\n"
+                          "Host behind\n  HostName 127.0.0.3\n  Port "
+                        + port + "\n  User root\n  IdentityFile " + key + "\n  UserKnownHostsFile "
+                        + QFile::encodeName(known) + "\n  ProxyJump ws1\n");
+        test::writeFile(d + QStringLiteral("/bin/ssh"),
+                "#!/bin/sh\nexec /usr/bin/ssh -F '" + QFile::encodeName(sshConfig) + "' \"$@\"\n");
+        QFile::setPermissions(d + QStringLiteral("/bin/ssh"),
+                QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
         const QByteArray oldPath = qgetenv("PATH");
         qputenv("PATH", QFile::encodeName(d + QStringLiteral("/bin")) + ":" + oldPath);
         auto restore = qScopeGuard([&] { qputenv("PATH", oldPath); });
@@ -390,8 +425,10 @@ private Q_SLOTS:
         auto store = ResultStore::open(dbPath());
         QVERIFY(store);
         auto engine = makeEngine(store->get(), QStringLiteral("behind"), sshConfig);
-        const auto id = engine->submit(spec(QStringLiteral("name: jumped\nworkdir: /tmp\ncommand: \"echo via-jump; hostname -I 2>/dev/null >/dev/null; echo $SSH_CONNECTION\"\n"),
-                                            QDir::tempPath()));
+        const auto id = engine->submit(spec(
+                QStringLiteral(
+                        "name: jumped\nworkdir: /tmp\ncommand: \"echo via-jump; hostname -I 2>/dev/null >/dev/null; echo $SSH_CONNECTION\"\n"),
+                QDir::tempPath()));
         QVERIFY(id);
         const RunRecord run = waitEnded(**store, *id);
         QVERIFY2(run.state == RunState::Succeeded, qPrintable(run.failureReason));
@@ -409,8 +446,10 @@ private Q_SLOTS:
         const QString key = d + QStringLiteral("/id_enc");
         const QString passphrase = QStringLiteral("correct horse 42 battery");
         bool ok = false;
-        test::runTool(QStringLiteral("ssh-keygen"), {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"),
-                                                     QStringLiteral("-N"), passphrase, QStringLiteral("-f"), key}, &ok);
+        test::runTool(QStringLiteral("ssh-keygen"),
+                {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"),
+                        passphrase, QStringLiteral("-f"), key},
+                &ok);
         QVERIFY(ok);
         {
             QFile auth(m_sshd.dir() + QStringLiteral("/authorized_keys"));
@@ -421,24 +460,31 @@ private Q_SLOTS:
         // not know (and without a .pub file): offered by its public half, it
         // is refused without a passphrase question.
         const QString decoy = d + QStringLiteral("/id_decoy");
-        test::runTool(QStringLiteral("ssh-keygen"), {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"),
-                                                     QStringLiteral("-N"), QStringLiteral("another secret"), QStringLiteral("-f"), decoy}, &ok);
+        test::runTool(QStringLiteral("ssh-keygen"),
+                {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"),
+                        QStringLiteral("another secret"), QStringLiteral("-f"), decoy},
+                &ok);
         QVERIFY(ok);
         QVERIFY(QFile::remove(decoy + QStringLiteral(".pub")));
         const QString cfgDir = d + QStringLiteral("/config");
         QDir().mkpath(cfgDir);
         const QString sshConfig = cfgDir + QStringLiteral("/ssh_config");
-        test::writeFile(sshConfig, "Host enc\n  HostName 127.0.0.2\n  Port " + QByteArray::number(m_sshd.port()) + "\n  User root\n  IdentityFile "
-                           + QFile::encodeName(decoy) + "\n  IdentityFile " + QFile::encodeName(key)
-                           + "\n  UserKnownHostsFile " + QFile::encodeName(cfgDir + QStringLiteral("/known_hosts")) + "\n");
+        test::writeFile(sshConfig,
+                "Host enc\n  HostName 127.0.0.2\n  Port " + QByteArray::number(m_sshd.port())
+                        + "\n  User root\n  IdentityFile " + QFile::encodeName(decoy) + "\n  IdentityFile "
+                        + QFile::encodeName(key) + "\n  UserKnownHostsFile "
+                        + QFile::encodeName(cfgDir + QStringLiteral("/known_hosts")) + "\n");
         // The askpass program notes each question it gets (its argument).
         const QString prompts = d + QStringLiteral("/prompts.txt");
         const QString askpass = d + QStringLiteral("/askpass.sh");
-        test::writeFile(askpass, "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '" + QFile::encodeName(prompts) + "'\nprintf '%s\\n' \"$TY_TEST_PASSPHRASE\"\n");
+        test::writeFile(askpass,
+                "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '" + QFile::encodeName(prompts)
+                        + "'\nprintf '%s\\n' \"$TY_TEST_PASSPHRASE\"\n");
         QFile::setPermissions(askpass, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
         const QString dbDir = d + QStringLiteral("/db");
         QString agentSocket; // SSH_AUTH_SOCK for trainyardctl, when set
-        auto ctl = [&](const QStringList& args, bool withPassphrase, int* code, const QString& askpassProgram = QString()) {
+        auto ctl = [&](const QStringList& args, bool withPassphrase, int* code,
+                           const QString& askpassProgram = QString()) {
             QProcess p;
             QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
             env.insert(QStringLiteral("TRAINYARD_SSH_CONFIG"), sshConfig);
@@ -453,52 +499,66 @@ private Q_SLOTS:
             }
             p.setProcessEnvironment(env);
             test::withoutTerminal(p); // batch mode
-            p.start(QStringLiteral(TRAINYARD_CTL_PATH), QStringList{QStringLiteral("--db"), dbDir + QStringLiteral("/trainyard.db")} + args);
+            p.start(QStringLiteral(TRAINYARD_CTL_PATH),
+                    QStringList{QStringLiteral("--db"), dbDir + QStringLiteral("/trainyard.db")} + args);
             p.waitForFinished(60000);
             *code = p.exitCode();
             return QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
         };
-        const QStringList add{QStringLiteral("node"), QStringLiteral("add"), QStringLiteral("encnode"), QStringLiteral("--host"),
-                              QStringLiteral("enc"), QStringLiteral("--agent-path"), test::agentPath(), QStringLiteral("--accept-new-host-key")};
+        const QStringList add{QStringLiteral("node"), QStringLiteral("add"), QStringLiteral("encnode"),
+                QStringLiteral("--host"), QStringLiteral("enc"), QStringLiteral("--agent-path"), test::agentPath(),
+                QStringLiteral("--accept-new-host-key")};
         int code = -1;
         QString out = ctl(add, false, &code);
         QVERIFY2(code != 0, qPrintable(out));
-        QVERIFY2(out.contains(QStringLiteral("It needs the encrypted private key %1, which").arg(key)) && out.contains(QStringLiteral("batch mode")),
-                 qPrintable(out));
+        QVERIFY2(out.contains(QStringLiteral("It needs the encrypted private key %1, which").arg(key))
+                        && out.contains(QStringLiteral("batch mode")),
+                qPrintable(out));
         QVERIFY(!QFileInfo::exists(prompts));
         // An askpass program that cannot run is named as such.
         out = ctl(add, true, &code, d + QStringLiteral("/no-such-askpass"));
-        QVERIFY2(code != 0 && out.contains(QStringLiteral("cannot run the askpass program ") + d + QStringLiteral("/no-such-askpass")),
-                 qPrintable(out));
+        QVERIFY2(code != 0
+                        && out.contains(QStringLiteral("cannot run the askpass program ") + d
+                                + QStringLiteral("/no-such-askpass")),
+                qPrintable(out));
         out = ctl(add, true, &code);
         QVERIFY2(code == 0 && out.contains(QStringLiteral("added node encnode")), qPrintable(out));
         // One question, naming the key it is for, as OpenSSH's does; none for the decoy.
-        QCOMPARE(QString::fromUtf8(test::readFile(prompts)), QStringLiteral("encnode: Enter passphrase for key '%1':\n").arg(key));
+        QCOMPARE(QString::fromUtf8(test::readFile(prompts)),
+                QStringLiteral("encnode: Enter passphrase for key '%1':\n").arg(key));
         // A wrong passphrase is asked for again, as OpenSSH does: a typo
         // costs one more question, not the connection. Three at most.
         const QString question = QStringLiteral("Enter passphrase for key '%1':\n").arg(key);
         const QString typoPrompts = d + QStringLiteral("/typo-prompts.txt");
         const QString typo = d + QStringLiteral("/askpass-typo.sh");
-        test::writeFile(typo, "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '" + QFile::encodeName(typoPrompts) + "'\n"
-                              "if [ -e '" + QFile::encodeName(typoPrompts) + ".once' ]; then printf '%s\\n' \"$TY_TEST_PASSPHRASE\"; "
-                              "else : > '" + QFile::encodeName(typoPrompts) + ".once'; echo wrong; fi\n");
+        test::writeFile(typo,
+                "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '" + QFile::encodeName(typoPrompts)
+                        + "'\n"
+                          "if [ -e '"
+                        + QFile::encodeName(typoPrompts)
+                        + ".once' ]; then printf '%s\\n' \"$TY_TEST_PASSPHRASE\"; "
+                          "else : > '"
+                        + QFile::encodeName(typoPrompts) + ".once'; echo wrong; fi\n");
         const QString wrongPrompts = d + QStringLiteral("/wrong-prompts.txt");
         const QString wrong = d + QStringLiteral("/askpass-wrong.sh");
-        test::writeFile(wrong, "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '" + QFile::encodeName(wrongPrompts) + "'\necho wrong\n");
+        test::writeFile(
+                wrong, "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '" + QFile::encodeName(wrongPrompts) + "'\necho wrong\n");
         for (const QString& script : {typo, wrong})
             QFile::setPermissions(script, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
         QStringList retry = add;
         retry[2] = QStringLiteral("encretry");
         out = ctl(retry, true, &code, typo);
         QVERIFY2(code == 0 && out.contains(QStringLiteral("added node encretry")), qPrintable(out));
-        QCOMPARE(QString::fromUtf8(test::readFile(typoPrompts)), QString(QStringLiteral("encretry: ") + question).repeated(2));
+        QCOMPARE(QString::fromUtf8(test::readFile(typoPrompts)),
+                QString(QStringLiteral("encretry: ") + question).repeated(2));
         retry[2] = QStringLiteral("encwrong");
         out = ctl(retry, true, &code, wrong);
         QVERIFY2(code != 0, qPrintable(out));
-        QCOMPARE(QString::fromUtf8(test::readFile(wrongPrompts)), QString(QStringLiteral("encwrong: ") + question).repeated(3));
+        QCOMPARE(QString::fromUtf8(test::readFile(wrongPrompts)),
+                QString(QStringLiteral("encwrong: ") + question).repeated(3));
         QVERIFY2(out.contains(QStringLiteral("the server accepts the key %1, but it could not be unlocked").arg(key))
-                     && out.contains(QStringLiteral("3 time(s)")) && !out.contains(QStringLiteral("accepted none")),
-                 qPrintable(out));
+                        && out.contains(QStringLiteral("3 time(s)")) && !out.contains(QStringLiteral("accepted none")),
+                qPrintable(out));
         // A pipe on stdin is not batch mode while there is a terminal: the
         // question goes to the terminal (here a pty that script(1) makes the
         // controlling one), as ssh's does, and is answered there.
@@ -515,13 +575,16 @@ private Q_SLOTS:
             term.setChildProcessModifier([] { ::setsid(); }); // script's pty is then the only terminal
             term.setProcessChannelMode(QProcess::MergedChannels);
             term.start(QStringLiteral("script"),
-                       {QStringLiteral("-qec"),
-                        QStringLiteral("echo piped | \"$TY_CTL\" --db \"$TY_DB\" node add encpty --host enc --agent-path \"$TRAINYARD_AGENT\""),
-                        QStringLiteral("/dev/null")});
+                    {QStringLiteral("-qec"),
+                            QStringLiteral(
+                                    "echo piped | \"$TY_CTL\" --db \"$TY_DB\" node add encpty --host enc --agent-path \"$TRAINYARD_AGENT\""),
+                            QStringLiteral("/dev/null")});
             QVERIFY(term.waitForStarted(5000));
             QByteArray seen;
             QTRY_VERIFY_WITH_TIMEOUT((seen += term.readAll()).contains("Enter passphrase for key"), 20000);
-            QVERIFY2(seen.contains(QFile::encodeName(QStringLiteral("encpty: Enter passphrase for key '%1':").arg(key))), seen.constData());
+            QVERIFY2(
+                    seen.contains(QFile::encodeName(QStringLiteral("encpty: Enter passphrase for key '%1':").arg(key))),
+                    seen.constData());
             term.write(passphrase.toUtf8() + "\r");
             const bool finished = term.waitForFinished(30000);
             seen += term.readAll();
@@ -534,7 +597,10 @@ private Q_SLOTS:
         QProcess agent;
         agentSocket = d + QStringLiteral("/agent.sock");
         agent.start(QStringLiteral("ssh-agent"), {QStringLiteral("-D"), QStringLiteral("-a"), agentSocket});
-        auto stopAgent = qScopeGuard([&] { agent.kill(); agent.waitForFinished(3000); });
+        auto stopAgent = qScopeGuard([&] {
+            agent.kill();
+            agent.waitForFinished(3000);
+        });
         QVERIFY(agent.waitForStarted(5000));
         QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(agentSocket), 5000);
         {
@@ -584,9 +650,11 @@ private Q_SLOTS:
         const QByteArray port = QByteArray::number(m_sshd.port());
         test::writeFile(known, "[127.0.0.2]:" + port + " " + test::readFile(m_sshd.hostKeyPub()).trimmed() + "\n");
         const QString key = m_sshd.dir() + QStringLiteral("/id_ed25519");
-        test::writeFile(sshConfig, "Host dying\n  HostName 127.0.0.2\n  Port " + port + "\n  User root\n  IdentityFile "
-                                       + QFile::encodeName(key) + "\n  UserKnownHostsFile " + QFile::encodeName(known) + "\n");
-        const QByteArray blob = QByteArray::fromBase64(test::readFile(key + QStringLiteral(".pub")).split(' ').value(1));
+        test::writeFile(sshConfig,
+                "Host dying\n  HostName 127.0.0.2\n  Port " + port + "\n  User root\n  IdentityFile "
+                        + QFile::encodeName(key) + "\n  UserKnownHostsFile " + QFile::encodeName(known) + "\n");
+        const QByteArray blob
+                = QByteArray::fromBase64(test::readFile(key + QStringLiteral(".pub")).split(' ').value(1));
         QVERIFY(!blob.isEmpty());
         const auto u32 = [](quint32 v) {
             const char bytes[4] = {char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
@@ -617,9 +685,10 @@ private Q_SLOTS:
         p.setProcessEnvironment(env);
         test::withoutTerminal(p);
         p.setProcessChannelMode(QProcess::MergedChannels);
-        p.start(QStringLiteral(TRAINYARD_CTL_PATH), {QStringLiteral("--db"), d + QStringLiteral("/db/trainyard.db"), QStringLiteral("node"),
-                                                     QStringLiteral("add"), QStringLiteral("dying"), QStringLiteral("--host"),
-                                                     QStringLiteral("dying"), QStringLiteral("--agent-path"), test::agentPath()});
+        p.start(QStringLiteral(TRAINYARD_CTL_PATH),
+                {QStringLiteral("--db"), d + QStringLiteral("/db/trainyard.db"), QStringLiteral("node"),
+                        QStringLiteral("add"), QStringLiteral("dying"), QStringLiteral("--host"),
+                        QStringLiteral("dying"), QStringLiteral("--agent-path"), test::agentPath()});
         QVERIFY(p.waitForStarted(5000));
         QTRY_COMPARE_WITH_TIMEOUT(p.state(), QProcess::NotRunning, 90000); // the event loop serves the agent meanwhile
         const QString out = QString::fromUtf8(p.readAll());

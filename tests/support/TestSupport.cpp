@@ -24,17 +24,17 @@ namespace ty::test {
 QList<std::pair<const char*, QByteArray>> strayStringIntroducers()
 {
     return {
-        {"DCS", QByteArray("\x1bP")},
-        {"DCS-params", QByteArray("\x1bP1;2q#0")},
-        {"DCS-data-with-ESC", QByteArray("\x1bPtmux;\x1b\x1b[31m")},
-        {"DCS-malformed", QByteArray("\x1bP1:2")},
-        {"OSC", QByteArray("\x1b]")},
-        {"OSC-hyperlink", QByteArray("\x1b]8;;http://example.com/")},
-        {"APC", QByteArray("\x1b_")},
-        {"APC-kitty", QByteArray("\x1b_Gf=100,a=T;iVBORw0KGgo")},
-        {"SOS", QByteArray("\x1bX")},
-        {"PM", QByteArray("\x1b^")},
-        {"rename", QByteArray("\x1bk")},
+            {"DCS", QByteArray("\x1bP")},
+            {"DCS-params", QByteArray("\x1bP1;2q#0")},
+            {"DCS-data-with-ESC", QByteArray("\x1bPtmux;\x1b\x1b[31m")},
+            {"DCS-malformed", QByteArray("\x1bP1:2")},
+            {"OSC", QByteArray("\x1b]")},
+            {"OSC-hyperlink", QByteArray("\x1b]8;;http://example.com/")},
+            {"APC", QByteArray("\x1b_")},
+            {"APC-kitty", QByteArray("\x1b_Gf=100,a=T;iVBORw0KGgo")},
+            {"SOS", QByteArray("\x1bX")},
+            {"PM", QByteArray("\x1b^")},
+            {"rename", QByteArray("\x1bk")},
     };
 }
 
@@ -42,8 +42,9 @@ QString fixturePath(const QString& relative)
 {
     const QString path = QStringLiteral(TRAINYARD_FIXTURES_DIR) + u'/' + relative;
     if (!QFileInfo::exists(path)) {
-        std::fprintf(stderr, "FAIL!  : missing test input %s (tests/data is part of the repository: is the clone complete?)\n",
-                     qPrintable(path));
+        std::fprintf(stderr,
+                "FAIL!  : missing test input %s (tests/data is part of the repository: is the clone complete?)\n",
+                qPrintable(path));
         std::fflush(stderr);
         std::exit(1);
     }
@@ -68,7 +69,8 @@ void writeFile(const QString& path, const QByteArray& bytes)
 {
     QVERIFY2(QDir().mkpath(QFileInfo(path).absolutePath()), qPrintable(path));
     QFile f(path);
-    QVERIFY2(f.open(QIODevice::WriteOnly | QIODevice::Truncate), qPrintable(path + QStringLiteral(": ") + f.errorString()));
+    QVERIFY2(f.open(QIODevice::WriteOnly | QIODevice::Truncate),
+            qPrintable(path + QStringLiteral(": ") + f.errorString()));
     QVERIFY2(f.write(bytes) == bytes.size(), qPrintable(path + QStringLiteral(": ") + f.errorString()));
 }
 
@@ -149,7 +151,7 @@ qint64 residentBytes(int fd, qint64 fileSize, qint64 from, qint64 to)
 
 bool onTmpfs(const QString& path)
 {
-    struct statfs fs{};
+    struct statfs fs { };
     return ::statfs(QFile::encodeName(path).constData(), &fs) == 0 && fs.f_type == 0x01021994; // TMPFS_MAGIC
 }
 

@@ -56,8 +56,7 @@ bool waitUntil(const std::function<bool()>& pred, int timeoutMs = 10000);
 
 // Calls `call(callback)` and runs the event loop until the callback gave a
 // result (nullopt: none within `timeoutMs`).
-template <typename T, typename Call>
-std::optional<Result<T>> await(Call call, int timeoutMs = 10000)
+template <typename T, typename Call> std::optional<Result<T>> await(Call call, int timeoutMs = 10000)
 {
     std::optional<Result<T>> res;
     call([&res](const Result<T>& r) { res = r; });

@@ -80,11 +80,14 @@ private Q_SLOTS:
         QVERIFY(writeFile(a, m_oom));
         QVERIFY(writeFile(b, m_mid));
         // oom: "allocating..." at 2000, traceback at 5000; midrun: steps at 3000, traceback at 4000.
-        QVERIFY(writeFile(ConsoleTimeIndex::pathFor(a), "0 2000\n" + QByteArray::number(m_oom.indexOf("Traceback")) + " 5000\n"));
-        QVERIFY(writeFile(ConsoleTimeIndex::pathFor(b), "0 3000\n" + QByteArray::number(m_mid.indexOf("Traceback")) + " 4000\n"));
+        QVERIFY(writeFile(
+                ConsoleTimeIndex::pathFor(a), "0 2000\n" + QByteArray::number(m_oom.indexOf("Traceback")) + " 5000\n"));
+        QVERIFY(writeFile(
+                ConsoleTimeIndex::pathFor(b), "0 3000\n" + QByteArray::number(m_mid.indexOf("Traceback")) + " 4000\n"));
         // oom's traceback went to stderr (as Python writes it): from "Traceback" to the end.
         const qint64 tb = m_oom.indexOf("Traceback");
-        QVERIFY(writeFile(StderrSidecar::pathFor(a), QByteArray::number(tb) + ' ' + QByteArray::number(m_oom.size() - tb) + '\n'));
+        QVERIFY(writeFile(StderrSidecar::pathFor(a),
+                QByteArray::number(tb) + ' ' + QByteArray::number(m_oom.size() - tb) + '\n'));
         m_runs = {finishedRun(1, QStringLiteral("oom"), a), finishedRun(2, QStringLiteral("midrun"), b)};
     }
 
@@ -131,14 +134,15 @@ private Q_SLOTS:
         // Plain text, case-insensitive.
         QTest::keyClicks(edit, QStringLiteral("ALLOCATED_GIB=1"));
         QTRY_VERIFY(view.isIdle());
-        QCOMPARE(shown(view.model()), (QStringList{
-                                           QStringLiteral("[#2 midrun] step 2 allocated_gib=16.0 loss=0.5000"),
-                                           QStringLiteral("[#2 midrun] step 13 allocated_gib=104.0 loss=0.0769"),
-                                           QStringLiteral("[#2 midrun] step 14 allocated_gib=112.0 loss=0.0714"),
-                                           QStringLiteral("[#2 midrun] step 15 allocated_gib=120.0 loss=0.0667"),
-                                           QStringLiteral("[#2 midrun] step 16 allocated_gib=128.0 loss=0.0625"),
-                                           QStringLiteral("[#2 midrun] step 17 allocated_gib=136.0 loss=0.0588"),
-                                       }));
+        QCOMPARE(shown(view.model()),
+                (QStringList{
+                        QStringLiteral("[#2 midrun] step 2 allocated_gib=16.0 loss=0.5000"),
+                        QStringLiteral("[#2 midrun] step 13 allocated_gib=104.0 loss=0.0769"),
+                        QStringLiteral("[#2 midrun] step 14 allocated_gib=112.0 loss=0.0714"),
+                        QStringLiteral("[#2 midrun] step 15 allocated_gib=120.0 loss=0.0667"),
+                        QStringLiteral("[#2 midrun] step 16 allocated_gib=128.0 loss=0.0625"),
+                        QStringLiteral("[#2 midrun] step 17 allocated_gib=136.0 loss=0.0588"),
+                }));
         // Regex.
         edit->clear();
         regex->setChecked(true);
@@ -177,7 +181,7 @@ private Q_SLOTS:
             QVERIFY(view.model()->index(r).data(AggregatedConsoleModel::StderrRole).toBool());
         }
         QCOMPARE(view.model()->index(0).data(AggregatedConsoleModel::TextRole).toString(),
-                 QStringLiteral("Traceback (most recent call last):"));
+                QStringLiteral("Traceback (most recent call last):"));
         level->setCurrentIndex(level->findData(int(AggregatedConsoleModel::LevelFilter::All)));
         edit->clear();
         QTRY_COMPARE(view.model()->rowCount(), 28);
@@ -196,7 +200,8 @@ private Q_SLOTS:
             view.saveFilter(QStringLiteral("errors"));
             QCOMPARE(view.savedFilters().size(), 2);
             QCOMPARE(view.savedFilters().value(QStringLiteral("late steps")),
-                     (AggregatedConsoleView::SavedFilter{QStringLiteral("step 1\\d"), true, AggregatedConsoleModel::LevelFilter::All}));
+                    (AggregatedConsoleView::SavedFilter{
+                            QStringLiteral("step 1\\d"), true, AggregatedConsoleModel::LevelFilter::All}));
         }
         // A new view (another session) sees them, in its combo, and applies one when picked.
         AggregatedConsoleView view;
@@ -276,7 +281,8 @@ private Q_SLOTS:
         live.finishedAt = QDateTime::currentDateTimeUtc();
         view.updateRun(live);
         QTRY_COMPARE(view.model()->rowCount(), 307);
-        QCOMPARE(view.model()->index(306).data(AggregatedConsoleModel::TextRole).toString(), QStringLiteral("tail without newline"));
+        QCOMPARE(view.model()->index(306).data(AggregatedConsoleModel::TextRole).toString(),
+                QStringLiteral("tail without newline"));
     }
 
     // Old runs without console.times: interpolated, and said so.
@@ -288,7 +294,9 @@ private Q_SLOTS:
         AggregatedConsoleView view;
         view.setRuns({finishedRun(3, QStringLiteral("old-run"), log)});
         QTRY_VERIFY(view.isIdle() && view.model()->rowCount() == 22);
-        QTRY_VERIFY(view.findChild<QLabel*>(QStringLiteral("infoLabel"))->text().contains(u"estimated from start/end for: #3 old-run"));
+        QTRY_VERIFY(view.findChild<QLabel*>(QStringLiteral("infoLabel"))
+                            ->text()
+                            .contains(u"estimated from start/end for: #3 old-run"));
         const qint64 t0 = view.model()->index(0).data(AggregatedConsoleModel::TimeRole).toLongLong();
         const qint64 t1 = view.model()->index(21).data(AggregatedConsoleModel::TimeRole).toLongLong();
         QVERIFY(t0 > 1000 && t0 < t1 && t1 <= 9000);
@@ -317,7 +325,8 @@ private Q_SLOTS:
         QVERIFY(view.model()->isFiltering());
         QTRY_VERIFY_WITH_TIMEOUT(view.isIdle(), 30000);
         QCOMPARE(view.model()->rowCount(), kLines / 1000);
-        QCOMPARE(view.model()->index(1).data(AggregatedConsoleModel::TextRole).toString(), QStringLiteral("it 1000 WARNING: slow"));
+        QCOMPARE(view.model()->index(1).data(AggregatedConsoleModel::TextRole).toString(),
+                QStringLiteral("it 1000 WARNING: slow"));
     }
 };
 

@@ -48,10 +48,10 @@ private Q_SLOTS:
         const QString work = dir.filePath(QStringLiteral("work"));
         QVERIFY(QDir().mkpath(work));
         const QString yaml = QStringLiteral(
-            "name: produce\n"
-            "command: [sh, -c, 'mkdir -p out && printf weights > out/model.pt && printf 1234567 > out/metrics.json "
-            "&& ln -s /etc/hostname out/link && printf no > other.txt']\n"
-            "artifacts: ['out/*']\n");
+                "name: produce\n"
+                "command: [sh, -c, 'mkdir -p out && printf weights > out/model.pt && printf 1234567 > out/metrics.json "
+                "&& ln -s /etc/hostname out/link && printf no > other.txt']\n"
+                "artifacts: ['out/*']\n");
         auto spec = parseJobSpec(yaml, QStringLiteral("produce.yaml"), work);
         QVERIFY2(spec, spec ? "" : qPrintable(spec.error().message));
 
@@ -78,8 +78,9 @@ private Q_SLOTS:
         for (const AgentFileEntry& f : list.files)
             names << f.path + u':' + f.type + u':' + QString::number(f.size);
         names.sort();
-        QCOMPARE(names, (QStringList{QStringLiteral("out/link:symlink:13"), QStringLiteral("out/metrics.json:file:7"),
-                                     QStringLiteral("out/model.pt:file:7")}));
+        QCOMPARE(names,
+                (QStringList{QStringLiteral("out/link:symlink:13"), QStringLiteral("out/metrics.json:file:7"),
+                        QStringLiteral("out/model.pt:file:7")}));
         auto* table = dialog->findChild<QTableWidget*>(QStringLiteral("artifactsTable"));
         QCOMPARE(table->rowCount(), 3);
         QVERIFY2(dialog->statusText().contains(QStringLiteral("3 file(s)")), qPrintable(dialog->statusText()));

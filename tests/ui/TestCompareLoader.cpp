@@ -74,8 +74,8 @@ void TestCompareLoader::columnsEqualStore()
         // acc resumed from a checkpoint at step 400: its points 400..499 are
         // superseded (not shown), 50 new ones follow (the last one -0.0).
         for (int i = 400; i < 450; ++i)
-            pts.append(MetricPoint{*id, QStringLiteral("acc"), i, std::nullopt, 1'700'000'100'000 + i,
-                                   i == 449 ? -0.0 : -1.0 * i});
+            pts.append(MetricPoint{
+                    *id, QStringLiteral("acc"), i, std::nullopt, 1'700'000'100'000 + i, i == 449 ? -0.0 : -1.0 * i});
         (*store)->appendMetrics(pts);
     }
     QVERIFY((*store)->flush());
@@ -107,7 +107,7 @@ void TestCompareLoader::columnsEqualStore()
                 QCOMPARE((*cx.step)[k], (*cy.step)[k]);
                 QCOMPARE((*cx.wallMs)[k], (*cy.wallMs)[k]);
                 QVERIFY2(sameBits((*cx.value)[k], (*cy.value)[k]),
-                         qPrintable(QStringLiteral("%1 point %2").arg(it.key()).arg(i)));
+                        qPrintable(QStringLiteral("%1 point %2").arg(it.key()).arg(i)));
             }
             // No slack: the columns are sized exactly.
             QCOMPARE(cx.value->capacity(), cx.value->size());
@@ -145,8 +145,10 @@ void TestCompareLoader::readOnlyStoreIsReadThroughIt()
     QVERIFY(dir.isValid());
     const QString share = dir.filePath(QStringLiteral("share"));
     QVERIFY(QDir().mkpath(share));
-    if (QProcess::execute(QStringLiteral("mount"), {QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"),
-                                                    QStringLiteral("size=16m"), QStringLiteral("tmpfs"), share}) != 0)
+    if (QProcess::execute(QStringLiteral("mount"),
+                {QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"), QStringLiteral("size=16m"),
+                        QStringLiteral("tmpfs"), share})
+            != 0)
         QSKIP("cannot mount a tmpfs");
     const auto unmount = qScopeGuard([&share] {
         if (QProcess::execute(QStringLiteral("umount"), {share}) != 0)
@@ -166,7 +168,8 @@ void TestCompareLoader::readOnlyStoreIsReadThroughIt()
         (*writer)->appendMetrics(pts);
         QVERIFY((*writer)->flush());
     }
-    QCOMPARE(QProcess::execute(QStringLiteral("mount"), {QStringLiteral("-o"), QStringLiteral("remount,ro"), share}), 0);
+    QCOMPARE(
+            QProcess::execute(QStringLiteral("mount"), {QStringLiteral("-o"), QStringLiteral("remount,ro"), share}), 0);
     auto store = ResultStore::open(db, StoreAccess::ReadOnlyIfNeeded);
     QVERIFY2(store, store ? "" : qPrintable(store.error().message));
     QTest::failOnWarning(QRegularExpression(QStringLiteral(".*")));
@@ -220,8 +223,10 @@ void TestCompareLoader::runSeriesRowOrderOrIndex()
     QList<MetricPoint> pts;
     for (int i = 0; i < 300; ++i) {
         for (int r = 0; r < 2; ++r) {
-            pts.append(MetricPoint{ids[r], QStringLiteral("loss"), i, std::nullopt, 1'700'000'000'000 + i, 1.0 / (i + 1 + r)});
-            pts.append(MetricPoint{ids[r], QStringLiteral("acc"), i, std::nullopt, 1'700'000'000'000 + i, 0.001 * i * (r + 1)});
+            pts.append(MetricPoint{
+                    ids[r], QStringLiteral("loss"), i, std::nullopt, 1'700'000'000'000 + i, 1.0 / (i + 1 + r)});
+            pts.append(MetricPoint{
+                    ids[r], QStringLiteral("acc"), i, std::nullopt, 1'700'000'000'000 + i, 0.001 * i * (r + 1)});
         }
         if (i % 10 == 9) {
             (*store)->appendMetrics(pts);
@@ -232,7 +237,8 @@ void TestCompareLoader::runSeriesRowOrderOrIndex()
     // Run 2 alone; each step logged twice: the second supersedes the first
     // (schema 4), so 200 current points, read in rowid order.
     for (int i = 0; i < 400; ++i)
-        pts.append(MetricPoint{ids[2], QStringLiteral("loss"), i / 2, std::nullopt, 1'700'000'000'000 + i, double(i % 7)});
+        pts.append(
+                MetricPoint{ids[2], QStringLiteral("loss"), i / 2, std::nullopt, 1'700'000'000'000 + i, double(i % 7)});
     (*store)->appendMetrics(pts);
     QVERIFY((*store)->flush());
 
@@ -273,8 +279,9 @@ void TestCompareLoader::columnReaderThroughTheInterface()
     QList<MetricPoint> pts;
     for (int i = 0; i < 120; ++i) {
         pts.append(MetricPoint{*id, QStringLiteral("val/loss"), i / 3, std::nullopt, 1'700'000'000'000 + i,
-                               i == 5 ? std::numeric_limits<double>::quiet_NaN() : 1.0 / (i + 1)});
-        pts.append(MetricPoint{*id, QStringLiteral("acc"), i, std::nullopt, 1'700'000'000'000 + i, i == 9 ? -0.0 : 0.01 * i});
+                i == 5 ? std::numeric_limits<double>::quiet_NaN() : 1.0 / (i + 1)});
+        pts.append(MetricPoint{
+                *id, QStringLiteral("acc"), i, std::nullopt, 1'700'000'000'000 + i, i == 9 ? -0.0 : 0.01 * i});
     }
     (*store)->appendMetrics(pts);
     QVERIFY((*store)->flush());

@@ -37,8 +37,8 @@ namespace {
 
 constexpr int kLossPoints = 300;
 
-RunId addRun(ResultStore& store, const QString& name, const QMap<QString, QString>& params, int accPoints,
-             double lossScale)
+RunId addRun(
+        ResultStore& store, const QString& name, const QMap<QString, QString>& params, int accPoints, double lossScale)
 {
     RunRecord r;
     r.name = name;
@@ -52,13 +52,14 @@ RunId addRun(ResultStore& store, const QString& name, const QMap<QString, QStrin
         qFatal("%s", qPrintable(id.error().message));
     QList<MetricPoint> points;
     for (int i = 0; i < kLossPoints; ++i) {
-        const double v = i == 150 ? std::numeric_limits<double>::quiet_NaN() : lossScale * 2.0 / (1.0 + i * 0.05) + 0.01 * (i % 7);
-        points.append(MetricPoint{*id, QStringLiteral("loss"), i * 10, std::nullopt,
-                                  1'700'000'000'000 + i * 1000 + (i % 3), v});
+        const double v = i == 150 ? std::numeric_limits<double>::quiet_NaN()
+                                  : lossScale * 2.0 / (1.0 + i * 0.05) + 0.01 * (i % 7);
+        points.append(MetricPoint{
+                *id, QStringLiteral("loss"), i * 10, std::nullopt, 1'700'000'000'000 + i * 1000 + (i % 3), v});
     }
     for (int i = 0; i < accPoints; ++i)
         points.append(MetricPoint{*id, QStringLiteral("val_acc"), i, std::nullopt, 1'700'000'000'000 + i * 100,
-                                  0.9 - 0.5 / (1.0 + i * 0.01) + 0.02 * std::sin(i * 0.7)});
+                0.9 - 0.5 / (1.0 + i * 0.01) + 0.02 * std::sin(i * 0.7)});
     store.appendMetrics(points);
     return *id;
 }
@@ -73,7 +74,7 @@ Col col(std::vector<double> v)
 // One run for setData: `loss` over `n` steps (step i, 1 s apart), an epoch
 // metric with `stepsPerEpoch` when > 0, params as given.
 CompareRun syntheticRun(RunId id, const QString& name, int n, int stepsPerEpoch, double lossScale,
-                        const QMap<QString, QString>& params, double acc)
+        const QMap<QString, QString>& params, double acc)
 {
     CompareRun r;
     r.run.id = id;
@@ -110,7 +111,7 @@ QStringList rowValues(CompareTableModel* model, CompareTableModel::RowKind kind,
 {
     for (int r = 0; r < model->rowCount(); ++r)
         if (model->headerData(r, Qt::Vertical, CompareTableModel::RowKindRole).toInt() == int(kind)
-            && model->headerData(r, Qt::Vertical, CompareTableModel::RowKeyRole).toString() == key) {
+                && model->headerData(r, Qt::Vertical, CompareTableModel::RowKeyRole).toString() == key) {
             QStringList out;
             for (int c = 0; c < model->columnCount(); ++c)
                 out << model->index(r, c).data().toString();
@@ -123,7 +124,7 @@ int rowOf(CompareTableModel* model, CompareTableModel::RowKind kind, const QStri
 {
     for (int r = 0; r < model->rowCount(); ++r)
         if (model->headerData(r, Qt::Vertical, CompareTableModel::RowKindRole).toInt() == int(kind)
-            && model->headerData(r, Qt::Vertical, CompareTableModel::RowKeyRole).toString() == key)
+                && model->headerData(r, Qt::Vertical, CompareTableModel::RowKeyRole).toString() == key)
             return r;
     return -1;
 }
@@ -140,10 +141,13 @@ std::shared_ptr<CompareData> threeRuns()
 {
     auto data = std::make_shared<CompareData>();
     data->runs << syntheticRun(11, QStringLiteral("lr-1e-3"), 400, 100, 2.0,
-                               {{QStringLiteral("lr"), QStringLiteral("1e-3")}, {QStringLiteral("opt"), QStringLiteral("run-10")}}, 0.91)
+            {{QStringLiteral("lr"), QStringLiteral("1e-3")}, {QStringLiteral("opt"), QStringLiteral("run-10")}}, 0.91)
                << syntheticRun(12, QStringLiteral("lr-1e-2"), 300, 0, 1.0,
-                               {{QStringLiteral("lr"), QStringLiteral("1e-2")}, {QStringLiteral("opt"), QStringLiteral("run-2")}}, 0.95)
-               << syntheticRun(13, QStringLiteral("lr-1e-4"), 200, 50, 3.0, {{QStringLiteral("lr"), QStringLiteral("1e-4")}}, 0.80);
+                          {{QStringLiteral("lr"), QStringLiteral("1e-2")},
+                                  {QStringLiteral("opt"), QStringLiteral("run-2")}},
+                          0.95)
+               << syntheticRun(13, QStringLiteral("lr-1e-4"), 200, 50, 3.0,
+                          {{QStringLiteral("lr"), QStringLiteral("1e-4")}}, 0.80);
     return data;
 }
 
@@ -165,13 +169,14 @@ private Q_SLOTS:
         QVERIFY2(store, store ? "" : qPrintable(store.error().message));
         m_store = std::move(*store);
         m_a = addRun(*m_store, QStringLiteral("lr-0.01"),
-                     {{QStringLiteral("lr"), QStringLiteral("0.01")}, {QStringLiteral("batch"), QStringLiteral("64")},
-                      {QStringLiteral("seed"), QStringLiteral("1")}},
-                     5000, 1.0);
+                {{QStringLiteral("lr"), QStringLiteral("0.01")}, {QStringLiteral("batch"), QStringLiteral("64")},
+                        {QStringLiteral("seed"), QStringLiteral("1")}},
+                5000, 1.0);
         m_b = addRun(*m_store, QStringLiteral("lr-0.1"),
-                     {{QStringLiteral("lr"), QStringLiteral("0.1")}, {QStringLiteral("batch"), QStringLiteral("64")},
-                      {QStringLiteral("seed"), QStringLiteral("1")}, {QStringLiteral("warmup"), QStringLiteral("100")}},
-                     3000, 1.5);
+                {{QStringLiteral("lr"), QStringLiteral("0.1")}, {QStringLiteral("batch"), QStringLiteral("64")},
+                        {QStringLiteral("seed"), QStringLiteral("1")},
+                        {QStringLiteral("warmup"), QStringLiteral("100")}},
+                3000, 1.5);
         QVERIFY(m_store->flush());
     }
 
@@ -226,7 +231,7 @@ private Q_SLOTS:
         QVERIFY(!notice->isVisible());
         QVERIFY(view.chart(QStringLiteral("loss"))->yScale() == DecimatedChart::YScale::Log);
         QVERIFY2(view.chart(QStringLiteral("loss"))->noticeText().contains(QStringLiteral("9 values")),
-                 qPrintable(view.chart(QStringLiteral("loss"))->noticeText()));
+                qPrintable(view.chart(QStringLiteral("loss"))->noticeText()));
         // Wall time: stored UTC, shown in local time.
         view.setXAxis(CompareView::XAxis::WallTime);
         QCOMPARE(view.chart(QStringLiteral("loss"))->fullXRange().first, 1'700'000'000'000.0);
@@ -274,7 +279,7 @@ private Q_SLOTS:
         view.sortRunsBy(rowOf(model, CompareTableModel::RowKind::Param, QStringLiteral("lr")), Qt::AscendingOrder);
         QCOMPARE(columnRuns(model), (QList<RunId>{13, 11, 12}));
         QCOMPARE(rowValues(model, CompareTableModel::RowKind::Param, QStringLiteral("lr")),
-                 (QStringList{QStringLiteral("1e-4"), QStringLiteral("1e-3"), QStringLiteral("1e-2")}));
+                (QStringList{QStringLiteral("1e-4"), QStringLiteral("1e-3"), QStringLiteral("1e-2")}));
         QCOMPARE(model->runAt(0), RunId(13));
         QVERIFY(model->headerData(model->sortRow(), Qt::Vertical).toString().endsWith(QStringLiteral("▲")));
         // Clicking the row header again: descending.
@@ -309,13 +314,13 @@ private Q_SLOTS:
         best = rowValues(model, CompareTableModel::RowKind::Best, QStringLiteral("loss"));
         QCOMPARE(best, (QStringList{QStringLiteral("2"), QStringLiteral("1"), QStringLiteral("3")}));
         QCOMPARE(rowValues(model, CompareTableModel::RowKind::BestStep, QStringLiteral("loss")),
-                 (QStringList{QStringLiteral("0"), QStringLiteral("0"), QStringLiteral("0")}));
+                (QStringList{QStringLiteral("0"), QStringLiteral("0"), QStringLiteral("0")}));
         const int bestRow = rowOf(model, CompareTableModel::RowKind::Best, QStringLiteral("loss"));
         QVERIFY(model->headerData(bestRow, Qt::Vertical).toString().contains(QStringLiteral("max")));
         QCOMPARE(QSettings(QStringLiteral("Trainyard"), QStringLiteral("trainyard"))
-                     .value(QStringLiteral("compare/bestRule/loss"))
-                     .toString(),
-                 QStringLiteral("max"));
+                         .value(QStringLiteral("compare/bestRule/loss"))
+                         .toString(),
+                QStringLiteral("max"));
         // A new table (another compare, another session) uses the stored rule.
         CompareTableModel other;
         other.setData(threeRuns());
@@ -323,15 +328,16 @@ private Q_SLOTS:
         // Accuracy-like keys can be turned round too; keys with odd characters are stored safely.
         model->setBestRule(QStringLiteral("val_acc"), CompareTableModel::BestRule::Min);
         QCOMPARE(rowValues(model, CompareTableModel::RowKind::Best, QStringLiteral("val_acc")),
-                 (QStringList{QStringLiteral("0.455"), QStringLiteral("0.475"), QStringLiteral("0.4")}));
+                (QStringList{QStringLiteral("0.455"), QStringLiteral("0.475"), QStringLiteral("0.4")}));
         model->setBestRule(QStringLiteral("train/loss x"), CompareTableModel::BestRule::Max);
         QCOMPARE(CompareTableModel::bestRule(QStringLiteral("train/loss x")), CompareTableModel::BestRule::Max);
         // Back to automatic: the override is gone.
         for (const QString& k : {QStringLiteral("loss"), QStringLiteral("val_acc"), QStringLiteral("train/loss x")})
             model->setBestRule(k, CompareTableModel::BestRule::Automatic);
-        QVERIFY(!QSettings(QStringLiteral("Trainyard"), QStringLiteral("trainyard")).contains(QStringLiteral("compare/bestRule/loss")));
+        QVERIFY(!QSettings(QStringLiteral("Trainyard"), QStringLiteral("trainyard"))
+                         .contains(QStringLiteral("compare/bestRule/loss")));
         QCOMPARE(rowValues(model, CompareTableModel::RowKind::Best, QStringLiteral("loss")),
-                 (QStringList{QStringLiteral("-1"), QStringLiteral("-1"), QStringLiteral("-1")}));
+                (QStringList{QStringLiteral("-1"), QStringLiteral("-1"), QStringLiteral("-1")}));
         // Sorting by best uses the rule in force: a sort survives the rule change.
         view.sortRunsBy(rowOf(model, CompareTableModel::RowKind::Best, QStringLiteral("val_acc")), Qt::AscendingOrder);
         QCOMPARE(columnRuns(model), (QList<RunId>{13, 11, 12}));
@@ -443,7 +449,7 @@ private Q_SLOTS:
         QStringList differing, params;
         for (int r = 0; r < model->rowCount(); ++r) {
             if (model->headerData(r, Qt::Vertical, CompareTableModel::RowKindRole).toInt()
-                != int(CompareTableModel::RowKind::Param))
+                    != int(CompareTableModel::RowKind::Param))
                 continue;
             const QString key = model->headerData(r, Qt::Vertical, CompareTableModel::RowKeyRole).toString();
             params << key;
@@ -452,15 +458,16 @@ private Q_SLOTS:
             if (differs)
                 differing << key;
         }
-        QCOMPARE(params, (QStringList{QStringLiteral("batch"), QStringLiteral("lr"), QStringLiteral("seed"),
-                                      QStringLiteral("warmup")}));
+        QCOMPARE(params,
+                (QStringList{QStringLiteral("batch"), QStringLiteral("lr"), QStringLiteral("seed"),
+                        QStringLiteral("warmup")}));
         QCOMPARE(differing, (QStringList{QStringLiteral("lr"), QStringLiteral("warmup")}));
         // Last / best / step of best: loss is lower-is-better.
         bool sawBest = false;
         for (int r = 0; r < model->rowCount(); ++r) {
             if (model->headerData(r, Qt::Vertical, CompareTableModel::RowKindRole).toInt()
-                    == int(CompareTableModel::RowKind::BestStep)
-                && model->headerData(r, Qt::Vertical, CompareTableModel::RowKeyRole).toString() == u"loss") {
+                            == int(CompareTableModel::RowKind::BestStep)
+                    && model->headerData(r, Qt::Vertical, CompareTableModel::RowKeyRole).toString() == u"loss") {
                 // min over finite values: the last step's value is smallest but for the i%7 ripple.
                 double best = 1e9;
                 qint64 bestStep = -1;
@@ -489,7 +496,8 @@ private Q_SLOTS:
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QList<QByteArray> lines = f.readAll().trimmed().split('\n');
         QCOMPARE(lines.first(), QByteArray("run_id,run_name,step,wall_time_utc,value"));
-        QList<MetricPoint> expected = m_store->metrics(m_b, QStringLiteral("loss")) + m_store->metrics(m_a, QStringLiteral("loss"));
+        QList<MetricPoint> expected
+                = m_store->metrics(m_b, QStringLiteral("loss")) + m_store->metrics(m_a, QStringLiteral("loss"));
         QCOMPARE(lines.size() - 1, expected.size());
         for (int i = 0; i < expected.size(); ++i) {
             const QList<QByteArray> f5 = lines.at(i + 1).split(',');
@@ -497,7 +505,8 @@ private Q_SLOTS:
             const MetricPoint& p = expected.at(i);
             QCOMPARE(f5.at(0).toLongLong(), p.run);
             QCOMPARE(f5.at(2).toLongLong(), p.step);
-            QCOMPARE(QDateTime::fromString(QString::fromUtf8(f5.at(3)), Qt::ISODateWithMs).toMSecsSinceEpoch(), p.wallTimeMs);
+            QCOMPARE(QDateTime::fromString(QString::fromUtf8(f5.at(3)), Qt::ISODateWithMs).toMSecsSinceEpoch(),
+                    p.wallTimeMs);
             if (std::isnan(p.value))
                 QCOMPARE(f5.at(4), QByteArray("nan"));
             else

@@ -56,10 +56,9 @@ private Q_SLOTS:
         // surrogate pair), then Latin-1 again; a span, a stderr row and a
         // truncated row among them.
         QList<ConsoleLine> rows{line(QStringLiteral("epoch 1 caf\u00e9")),
-                                line(QStringLiteral("plain"), {span(0, 5, 0xFF00FF00u, StyleSpan::Bold)}),
-                                line(QStringLiteral("Traceback"), {}, true),
-                                line(QStringLiteral("\u2502 bar \U0001F600 \u2502")),
-                                line(QString())};
+                line(QStringLiteral("plain"), {span(0, 5, 0xFF00FF00u, StyleSpan::Bold)}),
+                line(QStringLiteral("Traceback"), {}, true), line(QStringLiteral("\u2502 bar \U0001F600 \u2502")),
+                line(QString())};
         ConsoleLine cut = line(QStringLiteral("xxxx"));
         cut.truncated = true;
         cut.fullLength = 10'000'000;

@@ -90,17 +90,16 @@ private Q_SLOTS:
         ConsoleView view;
         QVERIFY(showAt(view, 800, 400));
         view.setRun(1, {}, true);
-        const QByteArray bytes = QByteArrayLiteral(
-            "\x1b[32mgreen\x1b[0m plain\n"
-            "  0%|          | 0/10 [00:00<?, ?it/s]\r"
-            " 50%|#####     | 5/10 [00:01<00:01, 4.9it/s]\r"
-            "100%|##########| 10/10 [00:02<00:00, 5.0it/s]\n"
-            "\x1b[1;31mdone\x1b[0m\n");
+        const QByteArray bytes = QByteArrayLiteral("\x1b[32mgreen\x1b[0m plain\n"
+                                                   "  0%|          | 0/10 [00:00<?, ?it/s]\r"
+                                                   " 50%|#####     | 5/10 [00:01<00:01, 4.9it/s]\r"
+                                                   "100%|##########| 10/10 [00:02<00:00, 5.0it/s]\n"
+                                                   "\x1b[1;31mdone\x1b[0m\n");
         feedInChunks(view, 1, bytes);
         QTRY_COMPARE_WITH_TIMEOUT(view.bytesShown(), qint64(bytes.size()), 2000);
-        QCOMPARE(lines(view), (QStringList{QStringLiteral("green plain"),
-                                           QStringLiteral("100%|##########| 10/10 [00:02<00:00, 5.0it/s]"),
-                                           QStringLiteral("done")}));
+        QCOMPARE(lines(view),
+                (QStringList{QStringLiteral("green plain"),
+                        QStringLiteral("100%|##########| 10/10 [00:02<00:00, 5.0it/s]"), QStringLiteral("done")}));
         const QString text = view.textView()->toPlainText();
         QVERIFY(!text.contains(QChar(0x1b)));
         QVERIFY(!text.contains(u'\r'));
@@ -144,8 +143,9 @@ private Q_SLOTS:
         QCOMPARE(ConsoleTextView::displayColour(0xFF0000EEu, false, Qt::white), QColor(0x3b, 0x78, 0xff));
         QCOMPARE(ConsoleTextView::displayColour(0xFFCD0000u, true, Qt::white), QColor(0xff, 0x00, 0x00));
         QCOMPARE(ConsoleTextView::displayColour(0xFFCD0000u, false, Qt::white), QColor(0xcd, 0x00, 0x00));
-        QCOMPARE(ConsoleTextView::displayColour(0xFF123456u, true, Qt::white), QColor(0x12, 0x34, 0x56)); // 256-colour / RGB: as is
-        QCOMPARE(ConsoleTextView::displayColour(0, true, Qt::white), QColor(Qt::white));                 // the default
+        QCOMPARE(ConsoleTextView::displayColour(0xFF123456u, true, Qt::white),
+                QColor(0x12, 0x34, 0x56));                                               // 256-colour / RGB: as is
+        QCOMPARE(ConsoleTextView::displayColour(0, true, Qt::white), QColor(Qt::white)); // the default
         ConsoleView view;
         QVERIFY(showAt(view, 800, 400));
         view.setRun(1, {}, true);
@@ -161,9 +161,13 @@ private Q_SLOTS:
                     n += is(shot.pixelColor(x, y));
             return n;
         };
-        const auto bright = [](const QColor& c) { return c.blue() > 200 && c.red() > 70 && c.red() < 110 && c.green() > 70 && c.green() < 110; };
+        const auto bright = [](const QColor& c) {
+            return c.blue() > 200 && c.red() > 70 && c.red() < 110 && c.green() > 70 && c.green() < 110;
+        };
         const auto dark = [](const QColor& c) { return c.blue() > 200 && c.red() < 30 && c.green() < 30; };
-        const auto light = [](const QColor& c) { return c.blue() > 200 && c.red() > 40 && c.red() < 80 && c.green() > 100 && c.green() < 140; };
+        const auto light = [](const QColor& c) {
+            return c.blue() > 200 && c.red() > 40 && c.red() < 80 && c.green() > 100 && c.green() < 140;
+        };
         QVERIFY2(count(0, bright) > 10, qPrintable(QString::number(count(0, bright))));
         QVERIFY2(count(1, light) > 10, qPrintable(QString::number(count(1, light))));
         QCOMPARE(count(0, dark) + count(1, dark), 0);
@@ -243,8 +247,9 @@ private Q_SLOTS:
         QCOMPARE(text->rowText(red), QStringLiteral("row %1").arg(total - 2));
         QCOMPARE(text->rowSpans(red).size(), 1);
         QVERIFY(QColor::fromRgb(text->rowSpans(red)[0].fg).red() > 150);
-        QVERIFY(view.findChild<QLabel*>(QStringLiteral("consoleInfo"))->text().contains(
-            QLocale().toString(back.droppedRows())));
+        QVERIFY(view.findChild<QLabel*>(QStringLiteral("consoleInfo"))
+                        ->text()
+                        .contains(QLocale().toString(back.droppedRows())));
         // Follow stayed on through every update that let rows go, and the
         // newest row is in sight.
         QVERIFY(view.followMode());
@@ -292,28 +297,33 @@ private Q_SLOTS:
         QVERIFY(showAt(view, 400, 300));
         view.setRun(13, {}, true);
         const QByteArray longRow(20000, 'y');
-        view.appendBytes(13, 0, "\xe4\xb8\xad\xe6\x96\x87" "ab\nabcdef\n" + longRow + "\n" + QByteArray(300, 'z')
-                                    + ":END\n");
+        view.appendBytes(13, 0,
+                "\xe4\xb8\xad\xe6\x96\x87"
+                "ab\nabcdef\n"
+                        + longRow + "\n" + QByteArray(300, 'z') + ":END\n");
         QTRY_COMPARE(view.textView()->rowCount(), 4);
         ConsoleTextView* text = view.textView();
         const int h = text->rowHeight();
         const qreal cw = charWidth(text);
         QCOMPARE(text->hitTest(QPoint(4 + int(4.3 * cw), h / 2)).col, 2);     // 'a' after two wide characters
         QCOMPARE(text->hitTest(QPoint(4 + int(4.3 * cw), h + h / 2)).col, 4); // 'e'
-        QCOMPARE(text->hitTest(QPoint(4 + int(0.7 * cw), h / 2)).col, 0);     // the left half of '中' (cells 0-1) is before it
-        QCOMPARE(text->hitTest(QPoint(4 + int(1.3 * cw), h / 2)).col, 1);     // its right half is after it
+        QCOMPARE(text->hitTest(QPoint(4 + int(0.7 * cw), h / 2)).col,
+                0); // the left half of '中' (cells 0-1) is before it
+        QCOMPARE(text->hitTest(QPoint(4 + int(1.3 * cw), h / 2)).col, 1); // its right half is after it
         // Paint, then the range reaches the marker's end.
         text->viewport()->repaint();
         QTRY_VERIFY(text->horizontalScrollBar()->maximum() + text->viewport()->width()
-                    >= int((16384 + text->rowMarker(2).size()) * cw));
-        QVERIFY2(text->rowMarker(2).contains(QStringLiteral("%1 of %2 columns").arg(QLocale().toString(16384), QLocale().toString(20000))),
-                 qPrintable(text->rowMarker(2)));
+                >= int((16384 + text->rowMarker(2).size()) * cw));
+        QVERIFY2(text->rowMarker(2).contains(
+                         QStringLiteral("%1 of %2 columns").arg(QLocale().toString(16384), QLocale().toString(20000))),
+                qPrintable(text->rowMarker(2)));
         // Find scrolls sideways to a match beyond the right edge.
         text->horizontalScrollBar()->setValue(0);
         QVERIFY(text->find(QStringLiteral(":END"), false));
         QCOMPARE(text->selectionStart().row, 3);
         const int value = text->horizontalScrollBar()->value();
-        QVERIFY2(300 * cw >= value && 304 * cw <= value + text->viewport()->width(), qPrintable(QString::number(value)));
+        QVERIFY2(
+                300 * cw >= value && 304 * cw <= value + text->viewport()->width(), qPrintable(QString::number(value)));
     }
 
     void millionsOfRowsFromFile()
@@ -333,7 +343,9 @@ private Q_SLOTS:
         QCOMPARE(text->scrollback().droppedRows(), 0);
         const qint64 textBytes = QFileInfo(path).size() - kRows; // without the newlines
         QVERIFY2(text->scrollback().memoryBytes() < textBytes + 6 * kRows,
-                 qPrintable(QStringLiteral("%1 bytes held for %2 of text").arg(text->scrollback().memoryBytes()).arg(textBytes)));
+                qPrintable(QStringLiteral("%1 bytes held for %2 of text")
+                                   .arg(text->scrollback().memoryBytes())
+                                   .arg(textBytes)));
         QVERIFY(view.followMode());
         QCOMPARE(text->firstVisibleRow() + text->rowsInSight(), qint64(kRows));
         QCOMPARE(text->rowText(kRows - 1), QStringLiteral("step %1").arg(kRows - 1));
@@ -413,7 +425,9 @@ private Q_SLOTS:
         QCOMPARE(text->selectedText(), QStringLiteral("alpha beta\ngamma delta\nlast"));
         // A character beyond U+FFFF is never split: no x lands between its
         // two UTF-16 code units (columns 1 and 2 of "a😀b").
-        view.appendBytes(6, 28, QByteArrayLiteral("a\xf0\x9f\x98\x80" "b\n"));
+        view.appendBytes(6, 28,
+                QByteArrayLiteral("a\xf0\x9f\x98\x80"
+                                  "b\n"));
         QTRY_COMPARE(text->rowCount(), 4);
         QCOMPARE(text->rowText(3).size(), 4);
         QSet<int> cols;
@@ -438,7 +452,8 @@ private Q_SLOTS:
         const int top = text->verticalScrollBar()->value();
         QTest::mousePress(vp, Qt::LeftButton, {}, QPoint(20, h / 2));
         const QPoint above(20, -3 * h);
-        QMouseEvent move(QEvent::MouseMove, QPointF(above), vp->mapToGlobal(QPointF(above)), Qt::NoButton, Qt::LeftButton, {});
+        QMouseEvent move(
+                QEvent::MouseMove, QPointF(above), vp->mapToGlobal(QPointF(above)), Qt::NoButton, Qt::LeftButton, {});
         QApplication::sendEvent(vp, &move); // one move out, then held still
         QTest::qWait(600);
         const int scrolled = top - text->verticalScrollBar()->value();
@@ -449,8 +464,11 @@ private Q_SLOTS:
         QCOMPARE(text->verticalScrollBar()->value(), afterRelease); // stops when let go
         // The selection runs from the pressed row up to the row at the top.
         const QString selected = text->selectedText();
-        QVERIFY2(selected.count(u'\n') >= 15, qPrintable(QStringLiteral("%1-%2: %3").arg(text->selectionStart().row)
-                                                            .arg(text->selectionEnd().row).arg(selected.left(80))));
+        QVERIFY2(selected.count(u'\n') >= 15,
+                qPrintable(QStringLiteral("%1-%2: %3")
+                                   .arg(text->selectionStart().row)
+                                   .arg(text->selectionEnd().row)
+                                   .arg(selected.left(80))));
         QCOMPARE(text->selectionEnd().row, qint64(top));
         QCOMPARE(text->selectionStart().row, qint64(afterRelease - 1)); // the row just above the view's top
     }
@@ -470,7 +488,7 @@ private Q_SLOTS:
         QVERIFY(showAt(view, 600, 300));
         view.setRun(8, path, true);
         QVERIFY2(view.textView()->placeholderText().startsWith(QStringLiteral("Reading 3")),
-                 qPrintable(view.textView()->placeholderText()));
+                qPrintable(view.textView()->placeholderText()));
         QTRY_COMPARE_WITH_TIMEOUT(view.textView()->rowCount(), qint64(1), 5000);
         QCOMPARE(view.textView()->placeholderText(), QStringLiteral("Waiting for output…"));
         // An empty file, or none yet: waiting.
@@ -526,8 +544,9 @@ private Q_SLOTS:
         view.appendBytes(3, 0, QByteArrayLiteral("line1\n"));
         view.appendBytes(3, 18, QByteArrayLiteral("line4\n"));
         QTRY_COMPARE(view.bytesShown(), qint64(24));
-        QCOMPARE(lines(view), (QStringList{QStringLiteral("line1"), QStringLiteral("line2"), QStringLiteral("line3"),
-                                           QStringLiteral("line4")}));
+        QCOMPARE(lines(view),
+                (QStringList{QStringLiteral("line1"), QStringLiteral("line2"), QStringLiteral("line3"),
+                        QStringLiteral("line4")}));
     }
 
     void invalidUtf8ShowsReplacementCharacter()
@@ -550,9 +569,7 @@ private Q_SLOTS:
         qint64 worstGap = 0;
         QTimer ticker;
         ticker.setInterval(10);
-        QObject::connect(&ticker, &QTimer::timeout, [&] {
-            worstGap = std::max(worstGap, sinceTick.restart());
-        });
+        QObject::connect(&ticker, &QTimer::timeout, [&] { worstGap = std::max(worstGap, sinceTick.restart()); });
         sinceTick.start();
         ticker.start();
         const QByteArray big(10 * 1024 * 1024, 'x');
@@ -595,7 +612,8 @@ private Q_SLOTS:
         const qsizetype redraws = raw.count('\r');
         const qsizetype barRows = text.count(QStringLiteral("it/s]"));
         QVERIFY2(redraws > 20, qPrintable(QString::number(redraws)));
-        QVERIFY2(barRows * 5 < redraws, qPrintable(QStringLiteral("%1 bar rows for %2 redraws").arg(barRows).arg(redraws)));
+        QVERIFY2(barRows * 5 < redraws,
+                qPrintable(QStringLiteral("%1 bar rows for %2 redraws").arg(barRows).arg(redraws)));
         QVERIFY(text.contains(QStringLiteral("val_accuracy")));
     }
 

@@ -50,7 +50,8 @@ class TestGuiCommandLine final : public QObject {
             p.kill();
             p.waitForFinished();
         }
-        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+                p.readAllStandardError()};
     }
 
 private Q_SLOTS:
@@ -77,10 +78,10 @@ private Q_SLOTS:
 
     void filesArePositional()
     {
-        const GuiCommandLine c = GuiCommandLine::parse(
-            {QStringLiteral("trainyard"), QStringLiteral("--db"), QStringLiteral("x.db"), QStringLiteral("a.trainyard.yaml"),
-             QStringLiteral("train.py")},
-            QStringLiteral("1.0"), QStringLiteral("/d.db"));
+        const GuiCommandLine c
+                = GuiCommandLine::parse({QStringLiteral("trainyard"), QStringLiteral("--db"), QStringLiteral("x.db"),
+                                                QStringLiteral("a.trainyard.yaml"), QStringLiteral("train.py")},
+                        QStringLiteral("1.0"), QStringLiteral("/d.db"));
         QCOMPARE(c.action, GuiCommandLine::Action::Run);
         QCOMPARE(c.databasePath, QStringLiteral("x.db"));
         QCOMPARE(c.files, (QStringList{QStringLiteral("a.trainyard.yaml"), QStringLiteral("train.py")}));
@@ -110,7 +111,8 @@ private Q_SLOTS:
         auto run = (*app)->store()->run(id);
         QVERIFY(run);
         QCOMPARE(run->name, QStringLiteral("from-argv"));
-        QCOMPARE(run->argv, (QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("echo from argv")}));
+        QCOMPARE(run->argv,
+                (QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("echo from argv")}));
     }
 
     void readOnlyDatabaseOpensReadOnly()
@@ -121,8 +123,10 @@ private Q_SLOTS:
             QSKIP("needs root to mount a tmpfs");
         const QString share = m_dir.filePath(QStringLiteral("share"));
         QVERIFY(QDir().mkpath(share));
-        if (QProcess::execute(QStringLiteral("mount"), {QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"),
-                                                        QStringLiteral("size=16m"), QStringLiteral("tmpfs"), share}) != 0)
+        if (QProcess::execute(QStringLiteral("mount"),
+                    {QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"), QStringLiteral("size=16m"),
+                            QStringLiteral("tmpfs"), share})
+                != 0)
             QSKIP("cannot mount a tmpfs");
         const auto unmount = qScopeGuard([&share] {
             if (QProcess::execute(QStringLiteral("umount"), {share}) != 0)
@@ -140,7 +144,9 @@ private Q_SLOTS:
             QVERIFY(created);
             id = *created;
         }
-        QCOMPARE(QProcess::execute(QStringLiteral("mount"), {QStringLiteral("-o"), QStringLiteral("remount,ro"), share}), 0);
+        QCOMPARE(
+                QProcess::execute(QStringLiteral("mount"), {QStringLiteral("-o"), QStringLiteral("remount,ro"), share}),
+                0);
         {
             auto app = Application::create(db, test::agentPath());
             QVERIFY2(app, app ? "" : qPrintable(app.error().message));
@@ -153,7 +159,8 @@ private Q_SLOTS:
             QCOMPARE(notice->text(), QStringLiteral("Read-only: results.db"));
             QTest::qWait(300); // the engine's start on its thread
         }
-        QCOMPARE(QDir(share).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot), QStringList{QStringLiteral("results.db")});
+        QCOMPARE(QDir(share).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
+                QStringList{QStringLiteral("results.db")});
     }
 
     void damagedDatabaseIsRefusedInWords()
@@ -169,8 +176,9 @@ private Q_SLOTS:
         QVERIFY(f.resize(f.size() / 2));
         auto app = Application::create(db, test::agentPath());
         QVERIFY(!app);
-        QVERIFY2(app.error().message.startsWith(db + QStringLiteral(" is damaged (SQLite: database disk image is malformed)")),
-                 qPrintable(app.error().message));
+        QVERIFY2(app.error().message.startsWith(
+                         db + QStringLiteral(" is damaged (SQLite: database disk image is malformed)")),
+                qPrintable(app.error().message));
         QVERIFY(app.error().message.contains(QStringLiteral("\".recover\"")));
     }
 };

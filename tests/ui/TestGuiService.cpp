@@ -54,16 +54,20 @@ private Q_SLOTS:
         // gone, and a new one waits to take over.
         QVERIFY(::kill(pid_t(first), 0) != 0);
         RunEngine* engine = (*app)->engine();
-        QTRY_VERIFY_WITH_TIMEOUT([engine] {
-            bool owns = false;
-            QMetaObject::invokeMethod(engine, [&] { owns = engine->ownsIngestion(); }, Qt::BlockingQueuedConnection);
-            return owns;
-        }(), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+                [engine] {
+                    bool owns = false;
+                    QMetaObject::invokeMethod(
+                            engine, [&] { owns = engine->ownsIngestion(); }, Qt::BlockingQueuedConnection);
+                    return owns;
+                }(),
+                10000);
         QTRY_VERIFY_WITH_TIMEOUT(servicePid() > 0, 10000);
         const qint64 second = servicePid();
         QVERIFY(second != first);
 
-        auto spec = parseJobSpec(QStringLiteral("name: outlives\ncommand: \"sleep 2; echo done; exit 4\"\n"), QStringLiteral("<test>"), m_dir.path());
+        auto spec = parseJobSpec(QStringLiteral("name: outlives\ncommand: \"sleep 2; echo done; exit 4\"\n"),
+                QStringLiteral("<test>"), m_dir.path());
         QVERIFY(spec);
         const auto id = engine->submit(*spec);
         QVERIFY(id);

@@ -288,7 +288,7 @@ private Q_SLOTS:
         std::vector<double> x, y, ly;
         for (int i = 0; i < 100000; ++i) {
             const double v = 1e3 * std::exp(-i / 8000.0) * (1.0 + 0.5 * rng.generateDouble())
-                + (rng.bounded(3000) == 0 ? 50.0 : 0.0);
+                    + (rng.bounded(3000) == 0 ? 50.0 : 0.0);
             x.push_back(i);
             y.push_back(v);
             ly.push_back(std::log10(v));
@@ -335,7 +335,7 @@ private Q_SLOTS:
             const int diff = differingPixels(full, sampled);
             const int inked = inkedPixels(full);
             qInfo("log axis, %s: %d of %d inked pixels differ; %lld of 100000 points drawn",
-                  mode == Draw::Lines ? "lines" : "polyline", diff, inked, qint64(r.pointCount()));
+                    mode == Draw::Lines ? "lines" : "polyline", diff, inked, qint64(r.pointCount()));
             QCOMPARE(farPixels(full, sampled), 0);
             if (mode == Draw::Lines)
                 QVERIFY2(diff * 50 < inked, qPrintable(QString::number(diff)));
@@ -494,10 +494,10 @@ private Q_SLOTS:
             double x = -20.0 + rng.generateDouble() * 30.0;
             for (int i = 0; i < n; ++i) {
                 switch (rng.bounded(6)) {
-                case 0: break;                                        // same x (vertical)
-                case 1: x = std::floor(x) + 1.0; break;               // onto a column edge
-                case 2: x += rng.generateDouble() * 0.3; break;       // same column, mostly
-                case 3: x += rng.generateDouble() * 200.0; break;     // far right
+                case 0: break;                                    // same x (vertical)
+                case 1: x = std::floor(x) + 1.0; break;           // onto a column edge
+                case 2: x += rng.generateDouble() * 0.3; break;   // same column, mostly
+                case 3: x += rng.generateDouble() * 200.0; break; // far right
                 default: x += rng.generateDouble() * 3.0; break;
                 }
                 const double y = rng.bounded(5) == 0 ? std::round(rng.generateDouble() * 4 * h - 2 * h)
@@ -519,7 +519,11 @@ private Q_SLOTS:
                 rb.drawLine(pts[std::size_t(i - 1)], pts[std::size_t(i)], red);
             if (a != b)
                 QFAIL(qPrintable(QStringLiteral("round %1: %2 differing pixels (w %3, h %4, %5 points)")
-                                     .arg(round).arg(differingPixels(a, b)).arg(w).arg(h).arg(n)));
+                                         .arg(round)
+                                         .arg(differingPixels(a, b))
+                                         .arg(w)
+                                         .arg(h)
+                                         .arg(n)));
         }
     }
 
@@ -564,7 +568,10 @@ private Q_SLOTS:
             QVERIFY(lit > 0); // lines crossed the image
             if (composed != expected)
                 QFAIL(qPrintable(QStringLiteral("round %1 (%2 x %3): %4 differing pixels")
-                                     .arg(round).arg(w).arg(h).arg(differingPixels(composed, expected))));
+                                         .arg(round)
+                                         .arg(w)
+                                         .arg(h)
+                                         .arg(differingPixels(composed, expected))));
         }
     }
 
@@ -638,8 +645,7 @@ private Q_SLOTS:
                 v += 0.2 * k;
             colours.append(QColor::fromHsv(k * 22, 200, 180));
             chart.addSeries(QStringLiteral("run %1").arg(k), colours.last(),
-                            std::make_shared<const std::vector<double>>(s.x),
-                            std::make_shared<const std::vector<double>>(s.y));
+                    std::make_shared<const std::vector<double>>(s.x), std::make_shared<const std::vector<double>>(s.y));
             all.append(std::move(s));
         }
         QRectF area;
@@ -656,7 +662,7 @@ private Q_SLOTS:
             std::vector<QPointF> pts;
             for (std::size_t i = 0; i < all[k].x.size(); ++i)
                 pts.emplace_back(area.left() + (all[k].x[i] - chart.xMin()) * sx,
-                                 area.bottom() - (all[k].y[i] - chart.yMin()) * sy);
+                        area.bottom() - (all[k].y[i] - chart.yMin()) * sy);
             raster.drawPolyline(pts.data(), qsizetype(pts.size()), colours[k].rgba());
         }
         // paintSeries clips to the plot area's device pixels.
@@ -684,7 +690,7 @@ private Q_SLOTS:
         faint.setAlpha(70);
         const auto near = [](QRgb a, QRgb b) {
             return std::abs(qRed(a) - qRed(b)) <= 2 && std::abs(qGreen(a) - qGreen(b)) <= 2
-                && std::abs(qBlue(a) - qBlue(b)) <= 2;
+                    && std::abs(qBlue(a) - qBlue(b)) <= 2;
         };
         QImage faintOverWhite(1, 1, QImage::Format_ARGB32_Premultiplied);
         faintOverWhite.fill(Qt::white);
@@ -697,7 +703,7 @@ private Q_SLOTS:
             DecimatedChart chart(QStringLiteral("loss"));
             const Series s = trainingCurve(points, 7u, false);
             chart.addSeries(QStringLiteral("run"), colour, std::make_shared<const std::vector<double>>(s.x),
-                            std::make_shared<const std::vector<double>>(s.y));
+                    std::make_shared<const std::vector<double>>(s.y));
             QRectF area;
             const QImage painted = paintShownChart(chart, area);
             if (painted.isNull())
@@ -732,8 +738,7 @@ private Q_SLOTS:
             const Series s = trainingCurve(5000, 300u + quint32(k), false);
             colours.append(QColor::fromHsv(k * 25, 255, 200));
             chart->addSeries(QStringLiteral("run %1").arg(k), colours.last(),
-                             std::make_shared<const std::vector<double>>(s.x),
-                             std::make_shared<const std::vector<double>>(s.y));
+                    std::make_shared<const std::vector<double>>(s.x), std::make_shared<const std::vector<double>>(s.y));
         }
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -818,8 +823,8 @@ private Q_SLOTS:
         const int diff = differingPixels(full, sampled);
         const int far = farPixels(full, sampled);
         const int inked = inkedPixels(full);
-        qInfo("polyline: %d of %d inked pixels differ, %d farther than 1 px; %lld of %d points drawn", diff, inked,
-              far, qint64(r.pointCount()), points);
+        qInfo("polyline: %d of %d inked pixels differ, %d farther than 1 px; %lld of %d points drawn", diff, inked, far,
+                qint64(r.pointCount()), points);
         QCOMPARE(far, 0);
         QVERIFY(inked > width);
     }

@@ -110,8 +110,9 @@ class TestMainWindow : public QObject {
             r.startedAt = QDateTime::currentDateTimeUtc().addSecs(-600 + i);
             r.finishedAt = r.startedAt.addSecs(120);
             r.exitCode = 0;
-            const auto id = store.createRun(r, {{QStringLiteral("lr"), lr}, {QStringLiteral("batch_size"), QStringLiteral("32")},
-                                                   {QStringLiteral("epochs"), QStringLiteral("15")}});
+            const auto id = store.createRun(r,
+                    {{QStringLiteral("lr"), lr}, {QStringLiteral("batch_size"), QStringLiteral("32")},
+                            {QStringLiteral("epochs"), QStringLiteral("15")}});
             if (!id)
                 return {};
             QList<MetricPoint> points;
@@ -121,7 +122,8 @@ class TestMainWindow : public QObject {
                 points << MetricPoint{*id, QStringLiteral("loss"), e, std::nullopt, wall, loss}
                        << MetricPoint{*id, QStringLiteral("train_loss"), e, std::nullopt, wall, loss * 1.01}
                        << MetricPoint{*id, QStringLiteral("val_loss"), e, std::nullopt, wall, loss * 1.1}
-                       << MetricPoint{*id, QStringLiteral("val_accuracy"), e, std::nullopt, wall, 0.9 - 0.5 / (1.0 + e + i * 0.1)};
+                       << MetricPoint{*id, QStringLiteral("val_accuracy"), e, std::nullopt, wall,
+                                  0.9 - 0.5 / (1.0 + e + i * 0.1)};
             }
             store.appendMetrics(points);
             ids << *id;
@@ -131,7 +133,10 @@ class TestMainWindow : public QObject {
 
     static QDockWidget* queueDock(MainWindow& w) { return w.findChild<QDockWidget*>(QStringLiteral("queueDock")); }
     static QDockWidget* nodesDock(MainWindow& w) { return w.findChild<QDockWidget*>(QStringLiteral("nodesDock")); }
-    static QAction* resetLayoutAction(MainWindow& w) { return w.findChild<QAction*>(QStringLiteral("resetLayoutAction")); }
+    static QAction* resetLayoutAction(MainWindow& w)
+    {
+        return w.findChild<QAction*>(QStringLiteral("resetLayoutAction"));
+    }
 
     // TRAINYARD_TEST_SCREENSHOTS=folder: what the test looked at, as PNG, for a person.
     static void screenshot(QWidget& window, const QString& name)
@@ -149,7 +154,9 @@ private Q_SLOTS:
         QVERIFY(m_settingsDir.isValid());
         QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_settingsDir.path());
         QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, m_settingsDir.path());
-        QVERIFY(QSettings(QStringLiteral("Trainyard"), QStringLiteral("trainyard")).fileName().startsWith(m_settingsDir.path()));
+        QVERIFY(QSettings(QStringLiteral("Trainyard"), QStringLiteral("trainyard"))
+                        .fileName()
+                        .startsWith(m_settingsDir.path()));
         auto store = ResultStore::open(m_dir.filePath(QStringLiteral("results.db")));
         QVERIFY2(store, store ? "" : qPrintable(store.error().message));
         m_store = std::move(*store);
@@ -183,9 +190,11 @@ private Q_SLOTS:
         QTest::qWait(300); // docks and tabs laid out with their contents
         const auto least = [&] { return window.minimumSizeHint().expandedTo(window.minimumSize()); };
         QVERIFY2(least().width() <= 1280 && least().height() <= 700,
-                 qPrintable(QStringLiteral("%1x%2; central %3x%4").arg(least().width()).arg(least().height())
-                                .arg(window.centralWidget()->minimumSizeHint().width())
-                                .arg(window.centralWidget()->minimumSizeHint().height())));
+                qPrintable(QStringLiteral("%1x%2; central %3x%4")
+                                   .arg(least().width())
+                                   .arg(least().height())
+                                   .arg(window.centralWidget()->minimumSizeHint().width())
+                                   .arg(window.centralWidget()->minimumSizeHint().height())));
         window.resize(1280, 700);
         QTRY_VERIFY(window.width() <= 1280 && window.height() <= 700);
         // What the header cannot show is in its tooltip.
@@ -199,8 +208,9 @@ private Q_SLOTS:
         // Cancel pressed on a run whose node is not connected: nothing can be
         // sent, and the status bar says so instead of "Cancelling…" for ever.
         RunEngine engine(m_store.get(), m_store->location());
-        const auto id = m_store->createRun(
-            test::runningRecord(QStringLiteral("on-gone-node"), QStringLiteral("gone"), QStringLiteral("ty-gone-7")), {});
+        const auto id = m_store->createRun(test::runningRecord(QStringLiteral("on-gone-node"), QStringLiteral("gone"),
+                                                   QStringLiteral("ty-gone-7")),
+                {});
         QVERIFY(id);
         QSignalSpy failed(&engine, &RunEngine::cancelFailed);
         MainWindow window(m_store.get(), &engine);
@@ -213,12 +223,14 @@ private Q_SLOTS:
         cancel->trigger();
         // A running run: asked first (TestRunActions checks the question itself).
         QMessageBox* confirm = nullptr;
-        QTRY_VERIFY((confirm = window.findChild<QMessageBox*>(QStringLiteral("cancelConfirmBox"))) && confirm->isVisible());
+        QTRY_VERIFY(
+                (confirm = window.findChild<QMessageBox*>(QStringLiteral("cancelConfirmBox"))) && confirm->isVisible());
         confirm->findChild<QAbstractButton*>(QStringLiteral("confirmCancelButton"))->click();
         QTRY_COMPARE(failed.size(), 1);
         QCOMPARE(failed.front().at(0).value<RunId>(), *id);
-        QTRY_VERIFY2(window.statusBar()->currentMessage().contains(QStringLiteral("was not cancelled: node gone is not connected")),
-                     qPrintable(window.statusBar()->currentMessage()));
+        QTRY_VERIFY2(window.statusBar()->currentMessage().contains(
+                             QStringLiteral("was not cancelled: node gone is not connected")),
+                qPrintable(window.statusBar()->currentMessage()));
         QCOMPARE(m_store->run(*id)->state, RunState::Running); // nothing changed
     }
 
@@ -237,7 +249,8 @@ private Q_SLOTS:
         QTRY_VERIFY(openDialog(window));
         SubmitDialog* d = openDialog(window);
         QCOMPARE(d->findChild<QLineEdit*>(QStringLiteral("nameEdit"))->text(), QStringLiteral("train_mnist"));
-        QCOMPARE(d->findChild<QLineEdit*>(QStringLiteral("commandEdit"))->text(), QStringLiteral("python3 train_mnist.py"));
+        QCOMPARE(d->findChild<QLineEdit*>(QStringLiteral("commandEdit"))->text(),
+                QStringLiteral("python3 train_mnist.py"));
         QCOMPARE(d->findChild<QLineEdit*>(QStringLiteral("workdirEdit"))->text(), QFileInfo(script).absolutePath());
         QVERIFY(d->mode() == SubmitDialog::Mode::Form);
         QVERIFY(d->validate());
@@ -286,10 +299,12 @@ private Q_SLOTS:
         window.show();
         QVERIFY(dropFiles(&window, {a, b}));
         QTRY_VERIFY(openDialog(window));
-        QCOMPARE(openDialog(window)->findChild<QLineEdit*>(QStringLiteral("commandEdit"))->text(), QStringLiteral("bash a.sh"));
+        QCOMPARE(openDialog(window)->findChild<QLineEdit*>(QStringLiteral("commandEdit"))->text(),
+                QStringLiteral("bash a.sh"));
         openDialog(window)->reject();
         QTRY_VERIFY(openDialog(window)
-                    && openDialog(window)->findChild<QLineEdit*>(QStringLiteral("nameEdit"))->text() == QStringLiteral("b"));
+                && openDialog(window)->findChild<QLineEdit*>(QStringLiteral("nameEdit"))->text()
+                        == QStringLiteral("b"));
         openDialog(window)->reject();
     }
 
@@ -304,10 +319,10 @@ private Q_SLOTS:
         SubmitDialog* d = openDialog(window);
         QVERIFY(d->mode() == SubmitDialog::Mode::Yaml);
         QCOMPARE(d->findChild<QPlainTextEdit*>(QStringLiteral("yamlEdit"))->toPlainText(),
-                 QStringLiteral("name: bad\ncommand: [python3, train.py]\nresources:\n  gpus: many\n"));
+                QStringLiteral("name: bad\ncommand: [python3, train.py]\nresources:\n  gpus: many\n"));
         auto* error = d->findChild<QLabel*>(QStringLiteral("errorLabel"));
         QVERIFY2(error->text().startsWith(QFileInfo(spec).absoluteFilePath() + QStringLiteral(":4:9:")),
-                 qPrintable(error->text()));
+                qPrintable(error->text()));
         QVERIFY(error->isVisible());
         d->reject();
     }
@@ -340,7 +355,7 @@ private Q_SLOTS:
         auto id = m_store->createRun(r, {});
         QVERIFY(id);
         m_store->appendMetrics({MetricPoint{*id, QStringLiteral("loss"), 0, std::nullopt, 1000, 1.0},
-                                MetricPoint{*id, QStringLiteral("loss"), 1, std::nullopt, 1001, 0.9}});
+                MetricPoint{*id, QStringLiteral("loss"), 1, std::nullopt, 1001, 0.9}});
         QVERIFY(m_store->flush());
         MainWindow window(m_store.get(), &engine);
         window.show();
@@ -359,7 +374,8 @@ private Q_SLOTS:
         QTRY_COMPARE(window.charts()->keys(), (QStringList{QStringLiteral("acc"), QStringLiteral("loss")}));
         QCOMPARE(window.charts()->chart(QStringLiteral("acc"))->segmentPointCounts(), QList<int>{3});
         // Points of another run never reach this run's charts.
-        Q_EMIT engine.metricsReceived(*id + 1000, {MetricPoint{*id + 1000, QStringLiteral("loss"), 99, std::nullopt, 3000, 0.1}});
+        Q_EMIT engine.metricsReceived(
+                *id + 1000, {MetricPoint{*id + 1000, QStringLiteral("loss"), 99, std::nullopt, 3000, 0.1}});
         QTest::qWait(300);
         QCOMPARE(window.charts()->chart(QStringLiteral("loss"))->segmentPointCounts(), QList<int>{13});
         m_store->deleteRun(*id);
@@ -383,7 +399,7 @@ private Q_SLOTS:
         const auto id = m_store->createRun(r, {});
         QVERIFY(id);
         const QStringList keys{QStringLiteral("loss"), QStringLiteral("train_loss"), QStringLiteral("val_loss"),
-                               QStringLiteral("val_accuracy")};
+                QStringLiteral("val_accuracy")};
         QList<MetricPoint> points;
         for (const QString& key : keys)
             points.append(MetricPoint{*id, key, 675, std::nullopt, 1000, 0.9667});
@@ -403,7 +419,9 @@ private Q_SLOTS:
         const int last = RunsModel::FirstMetricColumn + int(keys.size()) - 1;
         const int right = table->columnViewportPosition(last) + table->columnWidth(last);
         QVERIFY2(right <= table->viewport()->width(),
-                 qPrintable(QStringLiteral("last metric column ends at %1, table shows %2").arg(right).arg(table->viewport()->width())));
+                qPrintable(QStringLiteral("last metric column ends at %1, table shows %2")
+                                   .arg(right)
+                                   .arg(table->viewport()->width())));
         QVERIFY(table->columnWidth(RunsModel::Name) >= 120);
         // The Nodes dock is tabbed with the Queue (issue 21): its tab shown,
         // the GPU columns are all in view.
@@ -412,8 +430,11 @@ private Q_SLOTS:
         QVERIFY(nodes);
         QTRY_VERIFY(nodes->isVisible());
         QTRY_VERIFY2(nodes->header()->length() <= nodes->viewport()->width(),
-                 qPrintable(QStringLiteral("GPU columns need %1, shown %2").arg(nodes->header()->length()).arg(nodes->viewport()->width())));
-        QVERIFY2(nodes->columnWidth(NodesView::NameColumn) >= 80, qPrintable(QString::number(nodes->columnWidth(NodesView::NameColumn))));
+                qPrintable(QStringLiteral("GPU columns need %1, shown %2")
+                                   .arg(nodes->header()->length())
+                                   .arg(nodes->viewport()->width())));
+        QVERIFY2(nodes->columnWidth(NodesView::NameColumn) >= 80,
+                qPrintable(QString::number(nodes->columnWidth(NodesView::NameColumn))));
         m_store->deleteRun(*id);
         QVERIFY(m_store->flush());
     }
@@ -444,7 +465,8 @@ private Q_SLOTS:
         QCOMPARE(window.dockWidgetArea(nodesDock(window)), Qt::RightDockWidgetArea);
         QVERIFY(window.tabifiedDockWidgets(queueDock(window)).contains(nodesDock(window)));
         QTRY_VERIFY2(window.centralWidget()->width() >= window.width() * 65 / 100,
-                     qPrintable(QStringLiteral("central %1 of %2").arg(window.centralWidget()->width()).arg(window.width())));
+                qPrintable(
+                        QStringLiteral("central %1 of %2").arg(window.centralWidget()->width()).arg(window.width())));
 
         // Runs table: ten runs and more, whole.
         auto* table = window.findChild<QTableView*>(QStringLiteral("runsTable"));
@@ -452,13 +474,17 @@ private Q_SLOTS:
         const auto wholeRows = [&] {
             int n = 0;
             while (n < window.runsProxy()->rowCount()
-                   && table->viewport()->rect().contains(table->visualRect(window.runsProxy()->index(n, RunsModel::Name))))
+                    && table->viewport()->rect().contains(
+                            table->visualRect(window.runsProxy()->index(n, RunsModel::Name))))
                 ++n;
             return n;
         };
         QTRY_VERIFY(wholeRows() >= 10);
         const int whole = wholeRows();
-        QVERIFY2(whole >= 10, qPrintable(QStringLiteral("%1 runs in view, table %2 px high").arg(whole).arg(table->viewport()->height())));
+        QVERIFY2(whole >= 10,
+                qPrintable(QStringLiteral("%1 runs in view, table %2 px high")
+                                   .arg(whole)
+                                   .arg(table->viewport()->height())));
 
         // Metrics tab: the four charts of the selected run, none scrolled away.
         window.selectRun(ids.front());
@@ -471,15 +497,21 @@ private Q_SLOTS:
             MetricChartWidget* chart = window.charts()->chart(key);
             const QRect r(chart->mapTo(window.charts()->viewport(), QPoint(0, 0)), chart->size());
             QVERIFY2(window.charts()->viewport()->rect().contains(r),
-                     qPrintable(QStringLiteral("%1 at %2,%3 %4x%5, panel shows %6x%7").arg(key).arg(r.x()).arg(r.y())
-                                    .arg(r.width()).arg(r.height()).arg(window.charts()->viewport()->width())
-                                    .arg(window.charts()->viewport()->height())));
+                    qPrintable(QStringLiteral("%1 at %2,%3 %4x%5, panel shows %6x%7")
+                                       .arg(key)
+                                       .arg(r.x())
+                                       .arg(r.y())
+                                       .arg(r.width())
+                                       .arg(r.height())
+                                       .arg(window.charts()->viewport()->width())
+                                       .arg(window.charts()->viewport()->height())));
         }
         screenshot(window, QStringLiteral("default-layout-metrics"));
 
         // Compare three runs: two run columns side by side, every value whole and in view.
-        table->selectionModel()->select(QItemSelection(window.runsProxy()->index(0, 0), window.runsProxy()->index(2, 0)),
-                                        QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        table->selectionModel()->select(
+                QItemSelection(window.runsProxy()->index(0, 0), window.runsProxy()->index(2, 0)),
+                QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
         QSignalSpy loaded(window.compareView(), &CompareView::loaded);
         window.compareAction()->trigger();
         QTRY_COMPARE(loaded.count(), 1);
@@ -495,16 +527,21 @@ private Q_SLOTS:
         for (int c = 0; c < 2; ++c) {
             const QString runName = model->headerData(c, Qt::Horizontal).toString();
             for (int r = 0; r < model->rowCount(); ++r) {
-                const auto kind = CompareTableModel::RowKind(model->headerData(r, Qt::Vertical, CompareTableModel::RowKindRole).toInt());
+                const auto kind = CompareTableModel::RowKind(
+                        model->headerData(r, Qt::Vertical, CompareTableModel::RowKindRole).toInt());
                 if (kind == CompareTableModel::RowKind::Name || kind == CompareTableModel::RowKind::State)
                     continue;
                 const QModelIndex index = model->index(r, c);
                 const QString text = index.data().toString();
                 const QRect cell = compare->visualRect(index);
                 const QString where = QStringLiteral("%1 / %2 '%3': cell %4..%5 x %6..%7, viewport %8x%9")
-                                          .arg(runName, model->headerData(r, Qt::Vertical).toString(), text)
-                                          .arg(cell.left()).arg(cell.right()).arg(cell.top()).arg(cell.bottom())
-                                          .arg(viewport.width()).arg(viewport.height());
+                                              .arg(runName, model->headerData(r, Qt::Vertical).toString(), text)
+                                              .arg(cell.left())
+                                              .arg(cell.right())
+                                              .arg(cell.top())
+                                              .arg(cell.bottom())
+                                              .arg(viewport.width())
+                                              .arg(viewport.height());
                 if (!viewport.contains(cell.topLeft()) && cell.top() >= viewport.height())
                     break; // rows below the fold: reached by scrolling down, not sideways
                 QVERIFY2(viewport.left() <= cell.left() && cell.right() <= viewport.right(), qPrintable(where));
@@ -527,10 +564,10 @@ private Q_SLOTS:
         QSettings(QStringLiteral("Trainyard"), QStringLiteral("trainyard")).clear();
         const auto isDefault = [](MainWindow& w) {
             return w.dockWidgetArea(queueDock(w)) == Qt::RightDockWidgetArea
-                && w.dockWidgetArea(nodesDock(w)) == Qt::RightDockWidgetArea
-                && w.tabifiedDockWidgets(queueDock(w)).contains(nodesDock(w))
-                && queueDock(w)->toggleViewAction()->isChecked() && nodesDock(w)->toggleViewAction()->isChecked()
-                && !queueDock(w)->isFloating() && !nodesDock(w)->isFloating();
+                    && w.dockWidgetArea(nodesDock(w)) == Qt::RightDockWidgetArea
+                    && w.tabifiedDockWidgets(queueDock(w)).contains(nodesDock(w))
+                    && queueDock(w)->toggleViewAction()->isChecked() && nodesDock(w)->toggleViewAction()->isChecked()
+                    && !queueDock(w)->isFloating() && !nodesDock(w)->isFloating();
         };
         QList<int> sizes;
         {
@@ -607,7 +644,8 @@ private Q_SLOTS:
             r.node = QStringLiteral("local");
             r.argv = {QStringLiteral("python3"), QStringLiteral("train.py")};
             r.workdir = m_dir.path();
-            const auto id = m_store->createRun(r, {{QStringLiteral("lr"), lr}, {QStringLiteral("epochs"), QStringLiteral("5")}});
+            const auto id = m_store->createRun(
+                    r, {{QStringLiteral("lr"), lr}, {QStringLiteral("epochs"), QStringLiteral("5")}});
             QVERIFY(id);
             ids << *id;
         }
@@ -627,7 +665,8 @@ private Q_SLOTS:
         const QFontMetrics fm(table->font());
         const int width = fm.horizontalAdvance(QStringLiteral("digits-sweep[l"));
         const auto shown = [&](RunId id) {
-            return fm.elidedText(model->index(model->rowOf(id), RunsModel::Name).data().toString(), table->textElideMode(), width);
+            return fm.elidedText(
+                    model->index(model->rowOf(id), RunsModel::Name).data().toString(), table->textElideMode(), width);
         };
         QVERIFY2(shown(ids[0]) != shown(ids[1]), qPrintable(shown(ids[0]) + QStringLiteral(" / ") + shown(ids[1])));
 
@@ -680,13 +719,15 @@ private Q_SLOTS:
         QTRY_COMPARE(window.selectedRun(), *id);
         const RunsModel* model = window.runsModel();
         QCOMPARE(model->metricColumns(), (QStringList{QStringLiteral("loss"), QStringLiteral("val_accuracy")}));
-        QCOMPARE(model->index(model->rowOf(*id), RunsModel::FirstMetricColumn + 1).data().toString(), QStringLiteral("0.93"));
+        QCOMPARE(model->index(model->rowOf(*id), RunsModel::FirstMetricColumn + 1).data().toString(),
+                QStringLiteral("0.93"));
         // Metrics tab: one chart per key, the nan cut the loss line in two.
         QTRY_COMPARE(window.charts()->keys(), (QStringList{QStringLiteral("loss"), QStringLiteral("val_accuracy")}));
         QCOMPARE(window.charts()->chart(QStringLiteral("loss"))->segmentPointCounts(), (QList<int>{2, 2}));
         QCOMPARE(window.charts()->chart(QStringLiteral("loss"))->gapMarkerCount(), 1);
         // Console tab: the local copy, rendered.
-        QTRY_COMPARE(window.console()->textView()->toPlainText(), QStringLiteral("epoch 1 loss=0.5\nepoch 2 loss=0.25"));
+        QTRY_COMPARE(
+                window.console()->textView()->toPlainText(), QStringLiteral("epoch 1 loss=0.5\nepoch 2 loss=0.25"));
 
         // A run written by someone else shows up without restarting.
         RunRecord q;
@@ -772,8 +813,10 @@ private Q_SLOTS:
             QSKIP("needs root to mount a tmpfs");
         const QString share = m_dir.filePath(QStringLiteral("share"));
         QVERIFY(QDir().mkpath(share));
-        if (QProcess::execute(QStringLiteral("mount"), {QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"),
-                                                        QStringLiteral("size=16m"), QStringLiteral("tmpfs"), share}) != 0)
+        if (QProcess::execute(QStringLiteral("mount"),
+                    {QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"), QStringLiteral("size=16m"),
+                            QStringLiteral("tmpfs"), share})
+                != 0)
             QSKIP("cannot mount a tmpfs");
         const auto unmount = qScopeGuard([&share] {
             if (QProcess::execute(QStringLiteral("umount"), {share}) != 0)
@@ -791,7 +834,9 @@ private Q_SLOTS:
             QVERIFY(created);
             id = *created;
         }
-        QCOMPARE(QProcess::execute(QStringLiteral("mount"), {QStringLiteral("-o"), QStringLiteral("remount,ro"), share}), 0);
+        QCOMPARE(
+                QProcess::execute(QStringLiteral("mount"), {QStringLiteral("-o"), QStringLiteral("remount,ro"), share}),
+                0);
 
         auto store = ResultStore::open(db, StoreAccess::ReadOnlyIfNeeded);
         QVERIFY2(store, store ? "" : qPrintable(store.error().message));
@@ -806,11 +851,12 @@ private Q_SLOTS:
         QVERIFY(notice->isVisible());
         QCOMPARE(notice->text(), QStringLiteral("Read-only: trainyard.db"));
         QVERIFY2(notice->toolTip().contains(db) && notice->toolTip().contains(QStringLiteral("Read-only file system")),
-                 qPrintable(notice->toolTip()));
+                qPrintable(notice->toolTip()));
         QVERIFY2(window.windowTitle().contains(QStringLiteral("(read-only)")), qPrintable(window.windowTitle()));
         QVERIFY(!window.findChild<QAction*>(QStringLiteral("submitAction"))->isEnabled());
         QVERIFY(!window.findChild<QAction*>(QStringLiteral("deleteAction"))->isEnabled());
-        QCOMPARE(QDir(share).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot), QStringList{QStringLiteral("trainyard.db")});
+        QCOMPARE(QDir(share).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
+                QStringList{QStringLiteral("trainyard.db")});
     }
 
     void damagedDatabaseIsExplainedOnce()
@@ -853,14 +899,16 @@ private Q_SLOTS:
         QVERIFY(notice);
         QVERIFY(!notice->isVisible());
         window.selectRun(id); // reads its metrics
-        QTRY_VERIFY_WITH_TIMEOUT(!window.findChildren<QMessageBox*>(QStringLiteral("storeDamagedBox")).isEmpty(), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+                !window.findChildren<QMessageBox*>(QStringLiteral("storeDamagedBox")).isEmpty(), 10000);
         window.selectRun(0);
         window.selectRun(id); // read again: no second message
         QTest::qWait(500);
         const auto boxes = window.findChildren<QMessageBox*>(QStringLiteral("storeDamagedBox"));
         QCOMPARE(boxes.size(), 1);
-        QVERIFY2(boxes.front()->text().startsWith(db + QStringLiteral(" is damaged (SQLite: database disk image is malformed)")),
-                 qPrintable(boxes.front()->text()));
+        QVERIFY2(boxes.front()->text().startsWith(
+                         db + QStringLiteral(" is damaged (SQLite: database disk image is malformed)")),
+                qPrintable(boxes.front()->text()));
         QVERIFY(boxes.front()->text().contains(QStringLiteral("\".recover\"")));
         QCOMPARE(notice->text(), QStringLiteral("Damaged: trainyard.db"));
         QVERIFY(notice->isVisible());

@@ -54,13 +54,14 @@ QList<SeriesPoint> lossCurve(int from, int to, double t0 = 1.7e12)
 {
     QList<SeriesPoint> out;
     for (int i = from; i < to; ++i)
-        out.append(SeriesPoint{double(i), 2.0 / (1.0 + i * 0.01) + 0.05 * std::sin(i * 0.37) + ((i % 997) == 0 ? 1.5 : 0.0),
-                               t0 + i * 1000.0});
+        out.append(SeriesPoint{double(i),
+                2.0 / (1.0 + i * 0.01) + 0.05 * std::sin(i * 0.37) + ((i % 997) == 0 ? 1.5 : 0.0), t0 + i * 1000.0});
     return out;
 }
 
 // What decimateM4 gives for these points on the chart's current viewport.
-QList<QList<QPointF>> expectedSample(const DecimatedChart& c, const std::vector<double>& x, const std::vector<double>& y)
+QList<QList<QPointF>> expectedSample(
+        const DecimatedChart& c, const std::vector<double>& x, const std::vector<double>& y)
 {
     return decimateM4(x, y, c.viewport()).segments;
 }
@@ -75,7 +76,8 @@ int svgStrokesOf(const QString& svg, const QColor& colour, bool* valid)
         xml.readNext();
         if (xml.isStartElement()) {
             const bool inside = (!stroked.isEmpty() && stroked.last())
-                || xml.attributes().value(QStringLiteral("stroke")).compare(colour.name(), Qt::CaseInsensitive) == 0;
+                    || xml.attributes().value(QStringLiteral("stroke")).compare(colour.name(), Qt::CaseInsensitive)
+                            == 0;
             stroked.append(inside);
             if (inside && (xml.name() == u"path" || xml.name() == u"polyline"))
                 ++n;
@@ -99,7 +101,7 @@ void hoverAt(DecimatedChart& chart, double x)
     const QPoint pos = view->mapFromScene(chart.chart()->mapToScene(QPointF(px, area.center().y())));
     QWidget* viewport = view->viewport();
     QMouseEvent move(QEvent::MouseMove, QPointF(pos), QPointF(viewport->mapToGlobal(pos)), Qt::NoButton, Qt::NoButton,
-                     Qt::NoModifier);
+            Qt::NoModifier);
     QApplication::sendEvent(viewport, &move);
 }
 } // namespace
@@ -142,8 +144,8 @@ private Q_SLOTS:
         const std::vector<double> s2{99, 199, 349}, e2{1, 2, 3};
         const EpochMap ends = EpochMap::fromSeries(s2, e2);
         QCOMPARE(ends.epochAt(149), 1.5);
-        QCOMPARE(ends.epochAt(274), 2.5);  // a 150-step epoch
-        QCOMPARE(ends.epochAt(424), 3.5);  // extrapolated with the last epoch's length
+        QCOMPARE(ends.epochAt(274), 2.5); // a 150-step epoch
+        QCOMPARE(ends.epochAt(424), 3.5); // extrapolated with the last epoch's length
         // One knot: "epoch 2 ended at step 500", from (0, 0).
         const std::vector<double> s3{500}, e3{2};
         QCOMPARE(EpochMap::fromSeries(s3, e3).epochAt(125), 0.5);
@@ -153,7 +155,7 @@ private Q_SLOTS:
         QVERIFY(!EpochMap::fromSeries({}, {}).isValid());
         QVERIFY(isEpochKey(QStringLiteral("train/epoch")) && !isEpochKey(QStringLiteral("epochs_left")));
         QCOMPARE(pickEpochKey({QStringLiteral("train/epoch"), QStringLiteral("epoch"), QStringLiteral("loss")}),
-                 QStringLiteral("epoch"));
+                QStringLiteral("epoch"));
     }
 
     void nanSplitsTheLine()
@@ -296,8 +298,8 @@ private Q_SLOTS:
                         near = ink(other, col + dc, row + dr);
                 far += !near;
             }
-        qInfo("painted: %d of %d inked pixels differ, %d farther than 1 px; %lld of 100000 points drawn", differ,
-              inked, far, qint64(c.drawnPoints(0)));
+        qInfo("painted: %d of %d inked pixels differ, %d farther than 1 px; %lld of 100000 points drawn", differ, inked,
+                far, qint64(c.drawnPoints(0)));
         QVERIFY(inked > area.width());
         QCOMPARE(far, 0);
     }
@@ -545,7 +547,7 @@ private Q_SLOTS:
         for (const MetricChartWidget* w : {&a, &b}) {
             QCOMPARE(w->steps().size(), std::size_t(n));
             QVERIFY2(3 * w->steps().capacity() <= 8 * std::size_t(n),
-                     qPrintable(QStringLiteral("capacity %1 for %2 points").arg(w->steps().capacity()).arg(n)));
+                    qPrintable(QStringLiteral("capacity %1 for %2 points").arg(w->steps().capacity()).arg(n)));
             QCOMPARE(w->steps().back(), double(n - 1));
             QCOMPARE(w->values().size(), std::size_t(n));
         }
@@ -598,7 +600,6 @@ private Q_SLOTS:
         QCOMPARE(changes, 0);
     }
 
-
     // Issue 21: the readout followed only a held button (the viewport had no
     // mouse tracking). Hovering lists each visible series' value at the
     // nearest step at or before the cursor.
@@ -606,11 +607,12 @@ private Q_SLOTS:
     {
         DecimatedChart chart(QStringLiteral("loss"));
         chart.resize(700, 400);
-        const auto col = [](std::vector<double> v) { return std::make_shared<const std::vector<double>>(std::move(v)); };
+        const auto col
+                = [](std::vector<double> v) { return std::make_shared<const std::vector<double>>(std::move(v)); };
         chart.addSeries(QStringLiteral("digits-sweep[lr=0.001]"), QColor(0x1f77b4), col({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}),
-                        col({2.5, 2.25, 2.0, 1.75, 1.5, 1.25, 1.0, 0.75, 0.5, 0.25}));
+                col({2.5, 2.25, 2.0, 1.75, 1.5, 1.25, 1.0, 0.75, 0.5, 0.25}));
         chart.addSeries(QStringLiteral("digits-sweep[lr=0.0003]"), QColor(0xff7f0e), col({0, 3, 6, 9}),
-                        col({3.0, 2.875, 2.75, 2.625}));
+                col({3.0, 2.875, 2.75, 2.625}));
         chart.show();
         QVERIFY(QTest::qWaitForWindowExposed(&chart));
         QTRY_VERIFY(chart.chart()->plotArea().width() > 100);
@@ -634,7 +636,8 @@ private Q_SLOTS:
         const std::vector<double> sb = smoothEma(b, 0.5);
         lines = chart.hoverText().split(u'\n');
         QCOMPARE(lines.size(), 2);
-        QCOMPARE(lines[1], QStringLiteral("digits-sweep[lr=0.0003]: %1 (raw 2.75)").arg(QString::number(sb[2], 'g', 6)));
+        QCOMPARE(
+                lines[1], QStringLiteral("digits-sweep[lr=0.0003]: %1 (raw 2.75)").arg(QString::number(sb[2], 'g', 6)));
 
         // The cursor line is painted where the cursor is.
         QImage img(chart.chartView()->viewport()->size(), QImage::Format_ARGB32);
@@ -644,7 +647,8 @@ private Q_SLOTS:
             chart.paintHover(p, chart.chart()->plotArea());
         }
         const QRectF area = chart.chart()->plotArea();
-        const int px = int(area.left() + (chart.hoverX() - chart.xMin()) / (chart.xMax() - chart.xMin()) * area.width());
+        const int px
+                = int(area.left() + (chart.hoverX() - chart.xMin()) / (chart.xMax() - chart.xMin()) * area.width());
         const int midY = int(area.center().y());
         QVERIFY(img.pixelColor(px, midY) != QColor(Qt::white) || img.pixelColor(px + 1, midY) != QColor(Qt::white));
         QCOMPARE(img.pixelColor(px + 10, midY), QColor(Qt::white));
@@ -698,11 +702,13 @@ private Q_SLOTS:
         panel.setSeries(QStringLiteral("loss"), pts({2, 1, 0.5}));
         panel.appendPoints(QStringLiteral("loss"), pts({0.4}, 3));
         panel.appendPoints(QStringLiteral("acc"), pts({0.9}));
-        QCOMPARE(panel.keys(), (QStringList{QStringLiteral("acc"), QStringLiteral("loss"), QStringLiteral("val_loss")}));
+        QCOMPARE(
+                panel.keys(), (QStringList{QStringLiteral("acc"), QStringLiteral("loss"), QStringLiteral("val_loss")}));
         QVERIFY(panel.findChild<MetricChartWidget*>(QStringLiteral("metricChart:loss")));
         QCOMPARE(panel.chart(QStringLiteral("loss"))->pointCount(), 4);
         panel.setKeyRank([](const QString& key) { return key.startsWith(QStringLiteral("val_")) ? 0 : 1; });
-        QCOMPARE(panel.keys(), (QStringList{QStringLiteral("val_loss"), QStringLiteral("acc"), QStringLiteral("loss")}));
+        QCOMPARE(
+                panel.keys(), (QStringList{QStringLiteral("val_loss"), QStringLiteral("acc"), QStringLiteral("loss")}));
         // Zoom one chart: the others follow.
         panel.chart(QStringLiteral("loss"))->decimatedChart()->zoomX(0.5, 1.0);
         Q_EMIT panel.chart(QStringLiteral("loss"))->decimatedChart()->xRangeChanged(0.25, 1.75);
@@ -753,7 +759,7 @@ private Q_SLOTS:
             y.push_back(1.0 + 0.1 * i); // a line that never reaches the marker columns' middle
         }
         c.addSeries(QStringLiteral("run"), QColor(0x1f, 0x77, 0xb4), std::make_shared<const std::vector<double>>(x),
-                    std::make_shared<const std::vector<double>>(y));
+                std::make_shared<const std::vector<double>>(y));
         c.setMarkers({2.5, 7.5});
         QCOMPARE(c.markers(), (QList<double>{2.5, 7.5}));
         c.setXRange(0, 10);
@@ -785,7 +791,7 @@ private Q_SLOTS:
         int greyTotal = 0;
         for (int col = 0; col < img.width(); ++col)
             greyTotal += greyIn(col);
-        QVERIFY(greyTotal > 0);               // 7.5 still in view
+        QVERIFY(greyTotal > 0);                                // 7.5 still in view
         QCOMPARE(greyIn(int((7.5 - 3) / 7 * 200)), greyTotal); // and nothing else
         // The SVG export goes through the same paint: a grey stroke is in it.
         c.show();

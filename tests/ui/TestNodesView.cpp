@@ -114,7 +114,8 @@ private Q_SLOTS:
         QCOMPARE(gpu0.at(NodesView::HeldByColumn), QStringLiteral("resnet50 lr=0.1 (#7)"));
         QCOMPARE(gpu0.at(NodesView::StatusColumn), QStringLiteral("busy"));
         const QStringList gpu1 = rowTexts(node->child(1));
-        QVERIFY2(gpu1.at(NodesView::HeldByColumn).startsWith(QStringLiteral("other process")), qPrintable(gpu1.join(u'|')));
+        QVERIFY2(gpu1.at(NodesView::HeldByColumn).startsWith(QStringLiteral("other process")),
+                qPrintable(gpu1.join(u'|')));
         QVERIFY(gpu1.at(NodesView::HeldByColumn).contains(QStringLiteral("jupyter")));
         QCOMPARE(gpu1.at(NodesView::MemoryColumn), QStringLiteral("20480 / 143771 MiB"));
         const QStringList gpu2 = rowTexts(node->child(2));
@@ -164,7 +165,7 @@ private Q_SLOTS:
         const QList<RunId> many = view.consoleRuns(QStringLiteral("ws-03"));
         QCOMPARE(many.size(), NodesView::kConsoleRuns);
         QCOMPARE(many.first(), RunId(100 + NodesView::kConsoleRuns + 4)); // the newest
-        QVERIFY(!view.aggregatedConsoleAction()->isEnabled()); // nothing selected
+        QVERIFY(!view.aggregatedConsoleAction()->isEnabled());            // nothing selected
 
         // A GPU row selected counts as its node.
         view.setNodeGpus(QStringLiteral("ws-01"), {AgentGpu{}});
@@ -194,10 +195,12 @@ private Q_SLOTS:
         QTreeWidgetItem* local = view.nodeItem(QStringLiteral("local"));
         QTRY_COMPARE_WITH_TIMEOUT(local->text(NodesView::StatusColumn), QStringLiteral("reachable"), 15000);
         // The GPU status arrives (at ready, then every 2 s).
-        QTRY_VERIFY_WITH_TIMEOUT(local->childCount() > 0 && local->child(0)->text(0) != QStringLiteral("reading GPUs…"), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+                local->childCount() > 0 && local->child(0)->text(0) != QStringLiteral("reading GPUs…"), 10000);
         const bool hasNvidia = QFile::exists(QStringLiteral("/dev/nvidiactl"));
         if (hasNvidia) {
-            QVERIFY2(local->child(0)->text(0).startsWith(QStringLiteral("GPU 0")), qPrintable(local->child(0)->text(0)));
+            QVERIFY2(
+                    local->child(0)->text(0).startsWith(QStringLiteral("GPU 0")), qPrintable(local->child(0)->text(0)));
         } else {
             QCOMPARE(local->childCount(), 1);
             QCOMPARE(local->child(0)->text(0), QStringLiteral("no NVIDIA GPU (CPU node)"));
@@ -220,7 +223,8 @@ private Q_SLOTS:
         QCOMPARE(stored.size(), 1);
         QCOMPARE(stored.front().name, QStringLiteral("ws-test"));
         QCOMPARE(stored.front().port, 1);
-        QTRY_COMPARE_WITH_TIMEOUT(view.nodeItem(QStringLiteral("ws-test"))->text(NodesView::StatusColumn), QStringLiteral("unreachable"), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(view.nodeItem(QStringLiteral("ws-test"))->text(NodesView::StatusColumn),
+                QStringLiteral("unreachable"), 30000);
         auto acceptsNewKeys = [&] {
             bool accept = false;
             onEngine([&] {
@@ -247,7 +251,8 @@ private Q_SLOTS:
 
         // A changed key is reported, never offered: by its kind, whatever
         // the message's words.
-        view.askHostKey(QStringLiteral("ws-test"), fp, QStringLiteral("the host key of ws-test is different now"), true);
+        view.askHostKey(
+                QStringLiteral("ws-test"), fp, QStringLiteral("the host key of ws-test is different now"), true);
         QTRY_VERIFY(view.findChild<QMessageBox*>(QStringLiteral("nodesErrorBox")));
         QVERIFY(!view.findChild<QMessageBox*>(QStringLiteral("hostKeyBox")));
         QVERIFY(m_store->removeNode(QStringLiteral("ws-test")));
@@ -289,7 +294,9 @@ private Q_SLOTS:
                     auto* d = qobject_cast<PassphraseDialog*>(w);
                     if (!d || !d->isVisible())
                         continue;
-                    QVERIFY(d->findChild<QLabel*>(QStringLiteral("passphrasePrompt"))->text().contains(QStringLiteral("id_ed25519")));
+                    QVERIFY(d->findChild<QLabel*>(QStringLiteral("passphrasePrompt"))
+                                    ->text()
+                                    .contains(QStringLiteral("id_ed25519")));
                     if (text.isNull()) {
                         d->reject();
                     } else {
@@ -307,7 +314,8 @@ private Q_SLOTS:
             std::optional<QByteArray> answer;
             bool done = false;
             std::thread ssh([&] {
-                answer = provider->passphrase(QStringLiteral("ws-01"), QStringLiteral("Passphrase for /home/a/.ssh/id_ed25519: "));
+                answer = provider->passphrase(
+                        QStringLiteral("ws-01"), QStringLiteral("Passphrase for /home/a/.ssh/id_ed25519: "));
                 done = true;
             });
             QTRY_VERIFY_WITH_TIMEOUT(done, 10000);

@@ -69,7 +69,7 @@ private Q_SLOTS:
         if (qEnvironmentVariableIsEmpty("DBUS_SESSION_BUS_ADDRESS"))
             QFAIL("no D-Bus session: run this test through tests/ui/with-keyring.sh (ctest does)");
         QVERIFY2(QDir::homePath().startsWith(QStringLiteral("/tmp/ty-keyring-")),
-                 qPrintable(QStringLiteral("HOME is %1, not with-keyring.sh's throw-away one").arg(QDir::homePath())));
+                qPrintable(QStringLiteral("HOME is %1, not with-keyring.sh's throw-away one").arg(QDir::homePath())));
     }
 
     void roundTrip()

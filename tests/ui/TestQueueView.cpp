@@ -67,8 +67,9 @@ private Q_SLOTS:
         QueueModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(model.ordering(), sched::Ordering::Priority);
-        model.setRuns({row(1, RunState::Running, 9, 0), row(2, RunState::Queued, 0, 10, QStringLiteral("waiting: needs 2 CPUs")),
-                       row(3, RunState::Held, 5, 20), row(4, RunState::Queued, 5, 5), row(5, RunState::Succeeded, 0, 1)});
+        model.setRuns({row(1, RunState::Running, 9, 0),
+                row(2, RunState::Queued, 0, 10, QStringLiteral("waiting: needs 2 CPUs")), row(3, RunState::Held, 5, 20),
+                row(4, RunState::Queued, 5, 5), row(5, RunState::Succeeded, 0, 1)});
         // Running and finished runs are not in the queue; priority first, then submit time.
         QCOMPARE(order(model), (QList<RunId>{4, 3, 2}));
         QCOMPARE(model.headerData(0, Qt::Vertical).toInt(), 1); // position
@@ -138,7 +139,9 @@ private Q_SLOTS:
             // A holds every CPU of this machine; B and C need as many and wait.
             const int cpus = QThread::idealThreadCount();
             auto specNamed = [&](const QString& name) {
-                const QString yaml = QStringLiteral("name: %1\ncommand: [sleep, '60']\nresources: {cpus: %2}\n").arg(name).arg(cpus);
+                const QString yaml = QStringLiteral("name: %1\ncommand: [sleep, '60']\nresources: {cpus: %2}\n")
+                                             .arg(name)
+                                             .arg(cpus);
                 auto s = parseJobSpec(yaml, QStringLiteral("%1.yaml").arg(name), dir.path());
                 if (!s)
                     qFatal("%s", qPrintable(s.error().message));
@@ -149,8 +152,10 @@ private Q_SLOTS:
             QTRY_COMPARE(submitted.count(), 1);
             const RunId a = submitted.at(0).at(0).value<RunId>();
             QTRY_VERIFY2_WITH_TIMEOUT(store->run(a)->state == RunState::Running,
-                                      qPrintable(runStateName(store->run(a)->state) + u' ' + store->run(a)->failureReason), 15000);
-            QTRY_VERIFY_WITH_TIMEOUT(window.runsModel()->rowData(a) && window.runsModel()->rowData(a)->run.state == RunState::Running, 15000);
+                    qPrintable(runStateName(store->run(a)->state) + u' ' + store->run(a)->failureReason), 15000);
+            QTRY_VERIFY_WITH_TIMEOUT(
+                    window.runsModel()->rowData(a) && window.runsModel()->rowData(a)->run.state == RunState::Running,
+                    15000);
             window.submit(specNamed(QStringLiteral("second")));
             QTRY_COMPARE(submitted.count(), 2);
             const RunId b = submitted.at(1).at(0).value<RunId>();
@@ -166,7 +171,7 @@ private Q_SLOTS:
             // The scheduler's reason, as stored with the run.
             QTRY_VERIFY_WITH_TIMEOUT(model->run(b)->pendingReason.startsWith(QStringLiteral("waiting")), 10000);
             QVERIFY2(model->index(0, QueueModel::Reason).data().toString().contains(QStringLiteral("CPU")),
-                     qPrintable(model->index(0, QueueModel::Reason).data().toString()));
+                    qPrintable(model->index(0, QueueModel::Reason).data().toString()));
 
             // Hold B through the view's selection and its action.
             QSignalSpy finished(actions, &QueueActions::finished);
@@ -179,7 +184,8 @@ private Q_SLOTS:
             QVERIFY(finished.at(0).at(2).toStringList().isEmpty());
             QTRY_COMPARE(model->run(b)->state, RunState::Held);
             QCOMPARE(store->run(b)->state, RunState::Held);
-            QCOMPARE(model->index(model->rowOf(b), QueueModel::Reason).data().toString(), QStringLiteral("held by user"));
+            QCOMPARE(model->index(model->rowOf(b), QueueModel::Reason).data().toString(),
+                    QStringLiteral("held by user"));
             QTRY_VERIFY(actions->releaseAction()->isEnabled());
             QVERIFY(!actions->holdAction()->isEnabled());
 

@@ -38,8 +38,7 @@ using namespace ty;
 
 namespace {
 
-template <typename T>
-T* visible(QWidget& window, const QString& name)
+template <typename T> T* visible(QWidget& window, const QString& name)
 {
     for (T* w : window.findChildren<T*>(name))
         if (w->isVisible())
@@ -108,9 +107,11 @@ private Q_SLOTS:
         QCOMPARE(name->text(), r.name);
         name->setText(QStringLiteral("digits best lr"));
         dialog->findChild<QLineEdit*>(QStringLiteral("runTagsEdit"))->setText(QStringLiteral("digits, best baseline"));
-        dialog->findChild<QPlainTextEdit*>(QStringLiteral("runNotesEdit"))->setPlainText(QStringLiteral("lr 1e-3 wins"));
+        dialog->findChild<QPlainTextEdit*>(QStringLiteral("runNotesEdit"))
+                ->setPlainText(QStringLiteral("lr 1e-3 wins"));
         // An empty name cannot be saved.
-        auto* save = dialog->findChild<QDialogButtonBox*>(QStringLiteral("runEditButtons"))->button(QDialogButtonBox::Save);
+        auto* save = dialog->findChild<QDialogButtonBox*>(QStringLiteral("runEditButtons"))
+                             ->button(QDialogButtonBox::Save);
         name->setText(QStringLiteral("   "));
         QVERIFY(!save->isEnabled());
         name->setText(QStringLiteral("digits best lr"));
@@ -118,7 +119,8 @@ private Q_SLOTS:
         save->click();
         QTRY_COMPARE(m_store->run(*id)->name, QStringLiteral("digits best lr"));
         const RunRecord stored = *m_store->run(*id);
-        QCOMPARE(stored.tags, (QStringList{QStringLiteral("digits"), QStringLiteral("best"), QStringLiteral("baseline")}));
+        QCOMPARE(stored.tags,
+                (QStringList{QStringLiteral("digits"), QStringLiteral("best"), QStringLiteral("baseline")}));
         QCOMPARE(stored.notes, QStringLiteral("lr 1e-3 wins"));
         // The table and the header follow.
         QTRY_COMPARE(window.runsModel()->rowData(*id)->run.name, QStringLiteral("digits best lr"));
@@ -191,8 +193,9 @@ private Q_SLOTS:
         QVERIFY(dialog->mode() == SubmitDialog::Mode::Yaml);
         const auto spec = dialog->validate();
         QVERIFY2(spec, qPrintable(dialog->errorText()));
-        QCOMPARE(spec->argv, (QStringList{QStringLiteral("python3"), QStringLiteral("train.py"), QStringLiteral("--lr"),
-                                          QStringLiteral("0.01")}));
+        QCOMPARE(spec->argv,
+                (QStringList{QStringLiteral("python3"), QStringLiteral("train.py"), QStringLiteral("--lr"),
+                        QStringLiteral("0.01")}));
         QVERIFY(spec->sweep.isEmpty());
         QCOMPARE(spec->name, r.name);
         QCOMPARE(spec->workdir, QDir(r.workdir).absolutePath()); // where it ran
@@ -203,14 +206,15 @@ private Q_SLOTS:
         QCOMPARE(m_store->params(again).value(QStringLiteral("lr")), QStringLiteral("0.01"));
         QCOMPARE(m_store->run(again)->name, r.name);
         QTRY_VERIFY2(window.statusBar()->currentMessage().contains(QStringLiteral("as run #%1").arg(again)),
-                     qPrintable(window.statusBar()->currentMessage()));
+                qPrintable(window.statusBar()->currentMessage()));
     }
 
     void cancelAsksFirstForARunningRunOnly()
     {
         RunEngine engine(m_store.get(), m_store->location());
-        const auto running = m_store->createRun(
-            test::runningRecord(QStringLiteral("long-training"), QStringLiteral("gone"), QStringLiteral("ty-gone-9")), {});
+        const auto running = m_store->createRun(test::runningRecord(QStringLiteral("long-training"),
+                                                        QStringLiteral("gone"), QStringLiteral("ty-gone-9")),
+                {});
         RunRecord waiting;
         waiting.name = QStringLiteral("waiting-one");
         waiting.state = RunState::Queued;
@@ -253,8 +257,9 @@ private Q_SLOTS:
     void oneCancelInTheRunMenuAndTheQueuesOnlyForWaitingRuns()
     {
         RunEngine engine(m_store.get(), m_store->location());
-        const auto running = m_store->createRun(
-            test::runningRecord(QStringLiteral("menu-running"), QStringLiteral("gone"), QStringLiteral("ty-gone-10")), {});
+        const auto running = m_store->createRun(test::runningRecord(QStringLiteral("menu-running"),
+                                                        QStringLiteral("gone"), QStringLiteral("ty-gone-10")),
+                {});
         QVERIFY(running);
         MainWindow window(m_store.get(), &engine);
         window.show();
@@ -291,7 +296,8 @@ private Q_SLOTS:
         QVERIFY(!header->text().contains(QStringLiteral("cancelled: cancelled")));
         QVERIFY(!header->text().contains(QStringLiteral("signal 15")));
         window.selectRun(*early);
-        QTRY_VERIFY2(header->text().contains(QStringLiteral(">cancelled before it started<")), qPrintable(header->text()));
+        QTRY_VERIFY2(
+                header->text().contains(QStringLiteral(">cancelled before it started<")), qPrintable(header->text()));
     }
 
     // Issue #22: the runs table and the header say what kind of failure
@@ -313,17 +319,21 @@ private Q_SLOTS:
         window.show();
         QTRY_VERIFY(window.runsModel()->rowOf(*id) >= 0);
         RunsModel* model = window.runsModel();
-        QCOMPARE(model->index(model->rowOf(*id), RunsModel::State).data().toString(), QStringLiteral("failed (CUDA OOM)"));
-        QVERIFY2(model->index(model->rowOf(*id), RunsModel::State).data(Qt::ToolTipRole).toString().contains(
-                     QStringLiteral("[cuda_oom]: CUDA out of memory (torch.OutOfMemoryError)")),
-                 qPrintable(model->index(model->rowOf(*id), RunsModel::State).data(Qt::ToolTipRole).toString()));
+        QCOMPARE(model->index(model->rowOf(*id), RunsModel::State).data().toString(),
+                QStringLiteral("failed (CUDA OOM)"));
+        QVERIFY2(model->index(model->rowOf(*id), RunsModel::State)
+                         .data(Qt::ToolTipRole)
+                         .toString()
+                         .contains(QStringLiteral("[cuda_oom]: CUDA out of memory (torch.OutOfMemoryError)")),
+                qPrintable(model->index(model->rowOf(*id), RunsModel::State).data(Qt::ToolTipRole).toString()));
         window.selectRun(*id);
         auto* header = window.findChild<QLabel*>(QStringLiteral("runHeader"));
-        QTRY_VERIFY2(header->text().contains(QStringLiteral(">failed (CUDA OOM, exit 1): CUDA out of memory (torch.OutOfMemoryError)<")),
-                     qPrintable(header->text()));
+        QTRY_VERIFY2(header->text().contains(QStringLiteral(
+                             ">failed (CUDA OOM, exit 1): CUDA out of memory (torch.OutOfMemoryError)<")),
+                qPrintable(header->text()));
         window.selectRun(*waiting);
         QTRY_VERIFY2(header->text().contains(QStringLiteral(">queued: waiting: needs 2 GPUs; best node local has 1<")),
-                     qPrintable(header->text()));
+                qPrintable(header->text()));
     }
 
     void submittingASweepSaysHowManyRuns()
@@ -334,14 +344,14 @@ private Q_SLOTS:
         window.show();
         auto spec = parseJobSpec(QStringLiteral("name: digits-sweep\ncommand: [true, '{{lr}}']\n"
                                                 "sweep: {lr: [0.1, 0.01, 0.001]}\n"),
-                                 QStringLiteral("sweep.yaml"), QDir::tempPath());
+                QStringLiteral("sweep.yaml"), QDir::tempPath());
         QVERIFY2(spec, qPrintable(spec ? QString() : spec.error().message));
         window.submit(*spec);
         QTRY_COMPARE(submitted.size(), 1);
         const RunId first = submitted.front().front().value<RunId>();
         QTRY_VERIFY2(window.statusBar()->currentMessage()
-                         == QStringLiteral("Submitted digits-sweep: 3 runs, #%1 to #%2").arg(first).arg(first + 2),
-                     qPrintable(window.statusBar()->currentMessage()));
+                        == QStringLiteral("Submitted digits-sweep: 3 runs, #%1 to #%2").arg(first).arg(first + 2),
+                qPrintable(window.statusBar()->currentMessage()));
     }
 
     void helpListsTheShortcutsAndAbout()
@@ -359,10 +369,13 @@ private Q_SLOTS:
                     return e.keys;
             return QString();
         };
-        QCOMPARE(keysOf(QStringLiteral("Cancel run")), QKeySequence(Qt::CTRL | Qt::Key_K).toString(QKeySequence::NativeText));
-        QCOMPARE(keysOf(QStringLiteral("Compare")), QKeySequence(Qt::CTRL | Qt::Key_D).toString(QKeySequence::NativeText));
+        QCOMPARE(keysOf(QStringLiteral("Cancel run")),
+                QKeySequence(Qt::CTRL | Qt::Key_K).toString(QKeySequence::NativeText));
+        QCOMPARE(keysOf(QStringLiteral("Compare")),
+                QKeySequence(Qt::CTRL | Qt::Key_D).toString(QKeySequence::NativeText));
         QCOMPARE(keysOf(QStringLiteral("Rename")), QStringLiteral("F2"));
-        QCOMPARE(keysOf(QStringLiteral("Find in the console")), QKeySequence(QKeySequence::Find).toString(QKeySequence::NativeText));
+        QCOMPARE(keysOf(QStringLiteral("Find in the console")),
+                QKeySequence(QKeySequence::Find).toString(QKeySequence::NativeText));
         window.findChild<QAction*>(QStringLiteral("shortcutsAction"))->trigger();
         QTableWidget* table = nullptr;
         QTRY_VERIFY((table = window.findChild<QTableWidget*>(QStringLiteral("shortcutsTable"))) && table->isVisible());

@@ -50,7 +50,7 @@ private Q_SLOTS:
         QVERIFY(std::abs(lab(Qt::black)[0]) < 0.01);
         const auto red = lab(QColor(255, 0, 0));
         QVERIFY2(std::abs(red[0] - 53.24) < 0.05 && std::abs(red[1] - 80.09) < 0.1 && std::abs(red[2] - 67.20) < 0.1,
-                 qPrintable(QStringLiteral("%1 %2 %3").arg(red[0]).arg(red[1]).arg(red[2])));
+                qPrintable(QStringLiteral("%1 %2 %3").arg(red[0]).arg(red[1]).arg(red[2])));
     }
 
     void fortyRunsGetFortyDistinctColours()

@@ -44,13 +44,17 @@ struct RunSpec {
 QList<RunSpec> sweepRuns()
 {
     return {
-        {"mlp lr=1e-4 a", RunState::Succeeded, "gpu1", {s("baseline")}, {{s("lr"), s("1e-4")}, {s("bs"), s("32")}}, 0.30},
-        {"mlp lr=0.0005", RunState::Succeeded, "gpu1", {s("baseline"), s("sweep")}, {{s("lr"), s("0.0005")}, {s("bs"), s("64")}}, 0.25},
-        {"mlp lr=1e-3", RunState::Failed, "gpu2", {s("baseline")}, {{s("lr"), s("1e-3")}, {s("bs"), s("32")}}, 0.40},
-        {"mlp lr=.01", RunState::Succeeded, "gpu2", {s("sweep")}, {{s("lr"), s(".01")}, {s("bs"), s("64")}}, 0.90},
-        {"mlp lr=5e-4 b", RunState::Running, "gpu2", {s("sweep")}, {{s("lr"), s("5e-4")}, {s("bs"), s("32")}}, 0.27},
-        {"mlp lr=0.0001 c", RunState::Succeeded, "gpu1", {}, {{s("lr"), s("0.0001")}}, 0.31},
-        {"notebook", RunState::Queued, "local", {s("baseline")}, {}, 0.0},
+            {"mlp lr=1e-4 a", RunState::Succeeded, "gpu1", {s("baseline")}, {{s("lr"), s("1e-4")}, {s("bs"), s("32")}},
+                    0.30},
+            {"mlp lr=0.0005", RunState::Succeeded, "gpu1", {s("baseline"), s("sweep")},
+                    {{s("lr"), s("0.0005")}, {s("bs"), s("64")}}, 0.25},
+            {"mlp lr=1e-3", RunState::Failed, "gpu2", {s("baseline")}, {{s("lr"), s("1e-3")}, {s("bs"), s("32")}},
+                    0.40},
+            {"mlp lr=.01", RunState::Succeeded, "gpu2", {s("sweep")}, {{s("lr"), s(".01")}, {s("bs"), s("64")}}, 0.90},
+            {"mlp lr=5e-4 b", RunState::Running, "gpu2", {s("sweep")}, {{s("lr"), s("5e-4")}, {s("bs"), s("32")}},
+                    0.27},
+            {"mlp lr=0.0001 c", RunState::Succeeded, "gpu1", {}, {{s("lr"), s("0.0001")}}, 0.31},
+            {"notebook", RunState::Queued, "local", {s("baseline")}, {}, 0.0},
     };
 }
 
@@ -123,7 +127,8 @@ private Q_SLOTS:
                 r.startedAt = t0.addSecs(60 * i + 5);
             if (isTerminal(spec.state))
                 r.finishedAt = t0.addSecs(60 * i + 50);
-            r.specYaml = QStringLiteral("name: %1\ncommand: python3 train.py\n%2").arg(r.name, i == 3 ? s("queue: long\n") : QString());
+            r.specYaml = QStringLiteral("name: %1\ncommand: python3 train.py\n%2")
+                                 .arg(r.name, i == 3 ? s("queue: long\n") : QString());
             auto id = m_store->createRun(r, spec.params);
             QVERIFY2(id, id ? "" : qPrintable(id.error().message));
             m_ids << *id;
@@ -232,7 +237,7 @@ private Q_SLOTS:
         QCOMPARE(grouped.count(), 1);
         // 1e-4 == 0.0001 (one group, by name within it), 5e-4 == 0.0005, 1e-3, .01, then no lr.
         const QStringList byLr{s("mlp lr=0.0001 c"), s("mlp lr=1e-4 a"), s("mlp lr=0.0005"), s("mlp lr=5e-4 b"),
-                               s("mlp lr=1e-3"),     s("mlp lr=.01"),   s("notebook")};
+                s("mlp lr=1e-3"), s("mlp lr=.01"), s("notebook")};
         QCOMPARE(namesShown(proxy), byLr);
         QCOMPARE(proxy.groupCount(), 5);
         QCOMPARE(proxy.groupRows(1), (std::pair<int, int>{0, 2}));
@@ -251,8 +256,9 @@ private Q_SLOTS:
 
         // Descending by name: groups keep their order, names reverse inside.
         proxy.sort(RunsModel::Name, Qt::DescendingOrder);
-        QCOMPARE(namesShown(proxy), (QStringList{s("mlp lr=1e-4 a"), s("mlp lr=0.0001 c"), s("mlp lr=5e-4 b"), s("mlp lr=0.0005"),
-                                                 s("mlp lr=1e-3"), s("mlp lr=.01"), s("notebook")}));
+        QCOMPARE(namesShown(proxy),
+                (QStringList{s("mlp lr=1e-4 a"), s("mlp lr=0.0001 c"), s("mlp lr=5e-4 b"), s("mlp lr=0.0005"),
+                        s("mlp lr=1e-3"), s("mlp lr=.01"), s("notebook")}));
 
         // Filter and group together.
         QVERIFY(proxy.setQueryText(QStringLiteral("tag:sweep")));
@@ -280,8 +286,9 @@ private Q_SLOTS:
 
         proxy.setGroupBy(RunGroupBy{RunGroupBy::Kind::State, {}});
         // Lifecycle order: queued, running, succeeded, failed.
-        QCOMPARE(namesShown(proxy), (QStringList{s("notebook"), s("mlp lr=5e-4 b"), s("mlp lr=.01"), s("mlp lr=0.0001 c"),
-                                                 s("mlp lr=0.0005"), s("mlp lr=1e-4 a"), s("mlp lr=1e-3")}));
+        QCOMPARE(namesShown(proxy),
+                (QStringList{s("notebook"), s("mlp lr=5e-4 b"), s("mlp lr=.01"), s("mlp lr=0.0001 c"),
+                        s("mlp lr=0.0005"), s("mlp lr=1e-4 a"), s("mlp lr=1e-3")}));
         QCOMPARE(proxy.groupCount(), 4);
         QCOMPARE(proxy.groupRows(4), (std::pair<int, int>{2, 4}));
 
@@ -295,8 +302,9 @@ private Q_SLOTS:
         QCOMPARE(proxy.groupRows(6), (std::pair<int, int>{5, 2}));
 
         proxy.setGroupBy(RunGroupBy{RunGroupBy::Kind::Tag, {}});
-        QCOMPARE(namesShown(proxy), (QStringList{s("mlp lr=1e-3"), s("mlp lr=1e-4 a"), s("notebook"), s("mlp lr=0.0005"),
-                                                 s("mlp lr=.01"), s("mlp lr=5e-4 b"), s("mlp lr=0.0001 c")}));
+        QCOMPARE(namesShown(proxy),
+                (QStringList{s("mlp lr=1e-3"), s("mlp lr=1e-4 a"), s("notebook"), s("mlp lr=0.0005"), s("mlp lr=.01"),
+                        s("mlp lr=5e-4 b"), s("mlp lr=0.0001 c")}));
         QCOMPARE(proxy.groupLabel(0), s("tags: baseline"));
         QCOMPARE(proxy.groupLabel(3), s("tags: baseline, sweep"));
         QCOMPARE(proxy.groupLabel(6), s("no tags"));
@@ -391,7 +399,8 @@ private Q_SLOTS:
         RunsFilterBar restored(&proxy2);
         QCOMPARE(restored.queryEdit()->text(), s("node:gpu1"));
         QCOMPARE(proxy2.rowCount(), 3);
-        QCOMPARE(restored.savedQueries().value(QStringLiteral("small lr baselines")), s("lr < 1e-3 and (tag:baseline)"));
+        QCOMPARE(
+                restored.savedQueries().value(QStringLiteral("small lr baselines")), s("lr < 1e-3 and (tag:baseline)"));
         QCOMPARE(proxy2.groupBy().id(), s("param:lr"));
         QCOMPARE(restored.groupByCombo()->currentData().toString(), s("param:lr"));
         // An invalid query saved as typed is restored red, the table unfiltered.

@@ -34,7 +34,7 @@ MetricPoint point(RunId run, const QString& key, qint64 step, double value)
 }
 
 RunRow row(RunId id, const QString& name, RunState state, const QDateTime& started, qint64 durationS,
-           std::initializer_list<std::pair<const char*, double>> metrics = {})
+        std::initializer_list<std::pair<const char*, double>> metrics = {})
 {
     RunRow r;
     r.run.id = id;
@@ -113,7 +113,8 @@ private Q_SLOTS:
         const QDateTime t0 = QDateTime::fromString(QStringLiteral("2025-03-01T10:00:00.000Z"), Qt::ISODateWithMs);
         RunRows rows;
         for (RunId id = 5; id >= 1; --id) {
-            RunRow r = row(id, QStringLiteral("r%1").arg(id), RunState::Succeeded, t0, 10, {{"loss", 1.0 / double(id)}});
+            RunRow r
+                    = row(id, QStringLiteral("r%1").arg(id), RunState::Succeeded, t0, 10, {{"loss", 1.0 / double(id)}});
             r.run.createdAt = t0.addSecs(id);
             r.params.insert(QStringLiteral("lr"), QStringLiteral("0.%1").arg(id));
             rows.append(r);
@@ -188,8 +189,10 @@ private Q_SLOTS:
         QSettings(QStringLiteral("Trainyard"), QStringLiteral("trainyard")).remove(QStringLiteral("testRuns"));
         const QDateTime t0 = QDateTime::fromString(QStringLiteral("2025-03-01T10:00:00.000Z"), Qt::ISODateWithMs);
         RunRow a = row(1, QStringLiteral("digits-sweep[lr=0.001]"), RunState::Succeeded, t0, 60, {{"loss", 0.5}});
-        RunRow b = row(2, QStringLiteral("digits-sweep[lr=0.0003]"), RunState::Succeeded, t0.addSecs(5), 60, {{"loss", 0.25}});
-        RunRow c = row(3, QStringLiteral("digits-sweep[lr=0.01]"), RunState::Succeeded, t0.addSecs(9), 60, {{"loss", 0.75}});
+        RunRow b = row(
+                2, QStringLiteral("digits-sweep[lr=0.0003]"), RunState::Succeeded, t0.addSecs(5), 60, {{"loss", 0.25}});
+        RunRow c = row(
+                3, QStringLiteral("digits-sweep[lr=0.01]"), RunState::Succeeded, t0.addSecs(9), 60, {{"loss", 0.75}});
         a.params = {{QStringLiteral("lr"), QStringLiteral("0.001")}, {QStringLiteral("epochs"), QStringLiteral("5")}};
         b.params = {{QStringLiteral("lr"), QStringLiteral("0.0003")}, {QStringLiteral("epochs"), QStringLiteral("5")}};
         c.params = {{QStringLiteral("lr"), QStringLiteral("0.01")}, {QStringLiteral("epochs"), QStringLiteral("5")}};
@@ -210,7 +213,8 @@ private Q_SLOTS:
         const int epochsCol = model.firstParamColumn();
         const int lrCol = epochsCol + 1;
         QCOMPARE(model.headerData(lrCol, Qt::Horizontal).toString(), QStringLiteral("lr"));
-        QCOMPARE(columnOf(model, lrCol), (QStringList{QStringLiteral("0.01"), QStringLiteral("0.0003"), QStringLiteral("0.001")}));
+        QCOMPARE(columnOf(model, lrCol),
+                (QStringList{QStringLiteral("0.01"), QStringLiteral("0.0003"), QStringLiteral("0.001")}));
         // The swept param shows by default, the constant one does not.
         QVERIFY(!view.isColumnHidden(lrCol));
         QVERIFY(view.isColumnHidden(epochsCol));
@@ -218,8 +222,8 @@ private Q_SLOTS:
         // Sorted numerically: 0.0003 < 0.001 < 0.01.
         view.sortByColumn(lrCol, Qt::AscendingOrder);
         QCOMPARE(columnOf(proxy, RunsModel::Name),
-                 (QStringList{QStringLiteral("digits-sweep[lr=0.0003]"), QStringLiteral("digits-sweep[lr=0.001]"),
-                              QStringLiteral("digits-sweep[lr=0.01]")}));
+                (QStringList{QStringLiteral("digits-sweep[lr=0.0003]"), QStringLiteral("digits-sweep[lr=0.001]"),
+                        QStringLiteral("digits-sweep[lr=0.01]")}));
 
         // The chooser (the header's context menu) adds the other param.
         std::unique_ptr<QMenu> menu(chooser->menu(&view));
@@ -229,7 +233,8 @@ private Q_SLOTS:
         QVERIFY(menu->findChild<QAction*>(QStringLiteral("param:lr"))->isChecked());
         epochs->trigger();
         QVERIFY(!view.isColumnHidden(epochsCol));
-        QCOMPARE(columnOf(model, epochsCol), (QStringList{QStringLiteral("5"), QStringLiteral("5"), QStringLiteral("5")}));
+        QCOMPARE(columnOf(model, epochsCol),
+                (QStringList{QStringLiteral("5"), QStringLiteral("5"), QStringLiteral("5")}));
 
         // Remembered: a new table reads the choice back.
         QTableView view2;
@@ -253,13 +258,15 @@ private Q_SLOTS:
 
         const QDateTime t0 = QDateTime::fromString(QStringLiteral("2025-03-01T10:00:00.000Z"), Qt::ISODateWithMs);
         RunRows rows{row(3, QStringLiteral("c"), RunState::Running, t0.addSecs(300), 0, {{"loss", 0.5}}),
-                     row(2, QStringLiteral("b"), RunState::Succeeded, t0.addSecs(100), 50, {{"loss", 0.3}, {"val_acc", 0.91}}),
-                     row(1, QStringLiteral("a"), RunState::Failed, t0, 7)};
+                row(2, QStringLiteral("b"), RunState::Succeeded, t0.addSecs(100), 50,
+                        {{"loss", 0.3}, {"val_acc", 0.91}}),
+                row(1, QStringLiteral("a"), RunState::Failed, t0, 7)};
         model.setRuns(rows);
         QCOMPARE(model.rowCount(), 3);
         QCOMPARE(model.metricColumns(), (QStringList{QStringLiteral("loss"), QStringLiteral("val_acc")}));
         QCOMPARE(model.columnCount(), RunsModel::FirstMetricColumn + 2);
-        QCOMPARE(columnOf(proxy, RunsModel::Name), (QStringList{QStringLiteral("c"), QStringLiteral("b"), QStringLiteral("a")}));
+        QCOMPARE(columnOf(proxy, RunsModel::Name),
+                (QStringList{QStringLiteral("c"), QStringLiteral("b"), QStringLiteral("a")}));
 
         // Insert a new run at the top, drop "a", update "b": no reset.
         QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
@@ -287,8 +294,9 @@ private Q_SLOTS:
         started.startedAt = t0.addSecs(1000);
         model.updateRun(started);
         QCOMPARE(model.index(model.rowOf(4), RunsModel::State).data().toString(), QStringLiteral("running"));
-        model.updateLatestMetrics(4, {point(4, QStringLiteral("loss"), 0, 2.0), point(4, QStringLiteral("loss"), 1, 1.5),
-                                      point(4, QStringLiteral("accuracy"), 1, 0.4)});
+        model.updateLatestMetrics(4,
+                {point(4, QStringLiteral("loss"), 0, 2.0), point(4, QStringLiteral("loss"), 1, 1.5),
+                        point(4, QStringLiteral("accuracy"), 1, 0.4)});
         QVERIFY(model.metricColumns().contains(QStringLiteral("accuracy")));
         const int lossCol = RunsModel::FirstMetricColumn + int(model.metricColumns().indexOf(QStringLiteral("loss")));
         QCOMPARE(model.index(model.rowOf(4), lossCol).data().toString(), QStringLiteral("1.5"));
@@ -313,20 +321,20 @@ private Q_SLOTS:
         const QDateTime t0 = QDateTime::fromString(QStringLiteral("2025-03-01T09:00:00.000Z"), Qt::ISODateWithMs);
         // Durations 9 s, 70 s, 600 s: as text "9s" > "10m 00s" > "1m 10s"; as numbers the reverse order.
         model.setRuns({row(1, QStringLiteral("nine"), RunState::Succeeded, t0, 9, {{"loss", 10.0}}),
-                       row(2, QStringLiteral("seventy"), RunState::Succeeded, t0.addSecs(-3600 * 30), 70, {{"loss", 9.0}}),
-                       row(3, QStringLiteral("six-hundred"), RunState::Failed, t0.addSecs(86400 * 40), 600,
-                           {{"loss", std::numeric_limits<double>::quiet_NaN()}})});
+                row(2, QStringLiteral("seventy"), RunState::Succeeded, t0.addSecs(-3600 * 30), 70, {{"loss", 9.0}}),
+                row(3, QStringLiteral("six-hundred"), RunState::Failed, t0.addSecs(86400 * 40), 600,
+                        {{"loss", std::numeric_limits<double>::quiet_NaN()}})});
         proxy.sort(RunsModel::Duration, Qt::AscendingOrder);
         QCOMPARE(columnOf(proxy, RunsModel::Name),
-                 (QStringList{QStringLiteral("nine"), QStringLiteral("seventy"), QStringLiteral("six-hundred")}));
+                (QStringList{QStringLiteral("nine"), QStringLiteral("seventy"), QStringLiteral("six-hundred")}));
         QCOMPARE(columnOf(proxy, RunsModel::Duration),
-                 (QStringList{QStringLiteral("9s"), QStringLiteral("1m 10s"), QStringLiteral("10m 00s")}));
+                (QStringList{QStringLiteral("9s"), QStringLiteral("1m 10s"), QStringLiteral("10m 00s")}));
         proxy.sort(RunsModel::Started, Qt::AscendingOrder);
         QCOMPARE(columnOf(proxy, RunsModel::Name),
-                 (QStringList{QStringLiteral("seventy"), QStringLiteral("nine"), QStringLiteral("six-hundred")}));
+                (QStringList{QStringLiteral("seventy"), QStringLiteral("nine"), QStringLiteral("six-hundred")}));
         // Shown in local time.
         QCOMPARE(proxy.index(1, RunsModel::Started).data().toString(),
-                 t0.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
+                t0.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
         // "9" < "10" numerically (as text "10" < "9").
         const int lossCol = RunsModel::FirstMetricColumn;
         QCOMPARE(model.headerData(lossCol, Qt::Horizontal).toString(), QStringLiteral("loss"));
@@ -369,7 +377,10 @@ private Q_SLOTS:
         model.setRuns({away, endedThenAway});
         model.tick(t0.addSecs(3 * 3600));
         QCOMPARE(model.index(0, RunsModel::Duration).data().toString(), QStringLiteral("unknown"));
-        QVERIFY(model.index(0, RunsModel::Duration).data(Qt::ToolTipRole).toString().contains(QStringLiteral("may have ended")));
+        QVERIFY(model.index(0, RunsModel::Duration)
+                        .data(Qt::ToolTipRole)
+                        .toString()
+                        .contains(QStringLiteral("may have ended")));
         QCOMPARE(model.index(1, RunsModel::Duration).data().toString(), QStringLiteral("1m 15s"));
         QCOMPARE(model.index(1, RunsModel::Duration).data(RunsModel::SortRole).toLongLong(), 75000);
     }
@@ -377,17 +388,18 @@ private Q_SLOTS:
     void choosesMainMetrics()
     {
         RunRows rows{row(1, QStringLiteral("a"), RunState::Succeeded, {}, 0,
-                         {{"epoch", 3}, {"lr", 0.1}, {"train_loss", 0.2}, {"val_accuracy", 0.9}, {"grad_norm", 1.0},
-                          {"val_loss", 0.3}, {"throughput", 100}})};
+                {{"epoch", 3}, {"lr", 0.1}, {"train_loss", 0.2}, {"val_accuracy", 0.9}, {"grad_norm", 1.0},
+                        {"val_loss", 0.3}, {"throughput", 100}})};
         QCOMPARE(RunsModel::chooseMainMetrics(rows, 3),
-                 (QStringList{QStringLiteral("train_loss"), QStringLiteral("val_accuracy"), QStringLiteral("val_loss")}));
+                (QStringList{
+                        QStringLiteral("train_loss"), QStringLiteral("val_accuracy"), QStringLiteral("val_loss")}));
         // Only loss/accuracy-like keys get columns, however high the cap.
         QCOMPARE(RunsModel::chooseMainMetrics(rows, 10).size(), 3);
         QCOMPARE(RunsModel::chooseMainMetrics(rows, 2),
-                 (QStringList{QStringLiteral("train_loss"), QStringLiteral("val_accuracy")}));
+                (QStringList{QStringLiteral("train_loss"), QStringLiteral("val_accuracy")}));
         // No such key: a few of the others, never the bookkeeping ones.
         RunRows plain{row(2, QStringLiteral("b"), RunState::Succeeded, {}, 0,
-                          {{"epoch", 3}, {"lr", 0.1}, {"grad_norm", 1.0}, {"throughput", 100}, {"temp", 3}})};
+                {{"epoch", 3}, {"lr", 0.1}, {"grad_norm", 1.0}, {"throughput", 100}, {"temp", 3}})};
         const QStringList others = RunsModel::chooseMainMetrics(plain, 6);
         QCOMPARE(others, (QStringList{QStringLiteral("grad_norm"), QStringLiteral("lr"), QStringLiteral("temp")}));
     }

@@ -119,8 +119,11 @@ for y in ys:
         for (std::size_t i = 0; i < v.size(); ++i) {
             const double ref = out.at(qsizetype(i)).toDouble();
             const bool ok = out.at(qsizetype(i)) == "nan" ? std::isnan(s[i]) : same(s[i], ref);
-            QVERIFY2(ok, qPrintable(QStringLiteral("index %1: %2 vs python %3")
-                                        .arg(i).arg(s[i], 0, 'g', 17).arg(QString::fromLatin1(out.at(qsizetype(i))))));
+            QVERIFY2(ok,
+                    qPrintable(QStringLiteral("index %1: %2 vs python %3")
+                                       .arg(i)
+                                       .arg(s[i], 0, 'g', 17)
+                                       .arg(QString::fromLatin1(out.at(qsizetype(i))))));
             ++compared;
         }
         QCOMPARE(compared, 2000);

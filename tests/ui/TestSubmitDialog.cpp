@@ -19,8 +19,7 @@ class TestSubmitDialog : public QObject {
     Q_OBJECT
 
 private:
-    template <typename T>
-    static T* child(QWidget& w, const char* name)
+    template <typename T> static T* child(QWidget& w, const char* name)
     {
         T* c = w.findChild<T*>(QString::fromLatin1(name));
         if (!c)
@@ -35,12 +34,13 @@ private:
 private Q_SLOTS:
     void commandLineQuoting()
     {
-        QCOMPARE(*CommandLine::split(QStringLiteral("python3 train.py --name 'my run' --x \"a \\\"b\\\"\" c\\ d $HOME;")),
-                 (QStringList{QStringLiteral("python3"), QStringLiteral("train.py"), QStringLiteral("--name"),
-                              QStringLiteral("my run"), QStringLiteral("--x"), QStringLiteral("a \"b\""),
-                              QStringLiteral("c d"), QStringLiteral("$HOME;")}));
+        QCOMPARE(*CommandLine::split(
+                         QStringLiteral("python3 train.py --name 'my run' --x \"a \\\"b\\\"\" c\\ d $HOME;")),
+                (QStringList{QStringLiteral("python3"), QStringLiteral("train.py"), QStringLiteral("--name"),
+                        QStringLiteral("my run"), QStringLiteral("--x"), QStringLiteral("a \"b\""),
+                        QStringLiteral("c d"), QStringLiteral("$HOME;")}));
         const QStringList tricky{QStringLiteral("echo"), QStringLiteral("it's"), QStringLiteral("$VAR; ls"), QString(),
-                                 QStringLiteral("plain-word_1.0")};
+                QStringLiteral("plain-word_1.0")};
         QCOMPARE(CommandLine::join(tricky), QStringLiteral("echo 'it'\\''s' '$VAR; ls' '' plain-word_1.0"));
         QCOMPARE(*CommandLine::split(CommandLine::join(tricky)), tricky);
         const auto bad = CommandLine::split(QStringLiteral("echo 'open"));
@@ -67,8 +67,9 @@ private Q_SLOTS:
         QCOMPARE(d.result(), int(QDialog::Accepted));
         const JobSpec s = d.spec();
         QCOMPARE(s.name, QStringLiteral("lr sweep"));
-        QCOMPARE(s.argv, (QStringList{QStringLiteral("python3"), QStringLiteral("train.py"), QStringLiteral("--lr"),
-                                      QStringLiteral("0.01"), QStringLiteral("--tag"), QStringLiteral("a b")}));
+        QCOMPARE(s.argv,
+                (QStringList{QStringLiteral("python3"), QStringLiteral("train.py"), QStringLiteral("--lr"),
+                        QStringLiteral("0.01"), QStringLiteral("--tag"), QStringLiteral("a b")}));
         QVERIFY(!s.shellCommand);
         QCOMPARE(s.workdir, dir.path());
         QCOMPARE(s.env.value(QStringLiteral("CUDA_LAUNCH_BLOCKING")), QStringLiteral("1"));
@@ -82,7 +83,9 @@ private Q_SLOTS:
         child<QLineEdit>(d, "commandEdit")->setText(QStringLiteral("echo $HOME; ls | wc -l"));
         auto shell = d.validate();
         QVERIFY(shell);
-        QCOMPARE(shell->argv, (QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("echo $HOME; ls | wc -l")}));
+        QCOMPARE(shell->argv,
+                (QStringList{
+                        QStringLiteral("/bin/sh"), QStringLiteral("-c"), QStringLiteral("echo $HOME; ls | wc -l")}));
 
         // Errors disable Submit and say why.
         child<QPlainTextEdit>(d, "envEdit")->setPlainText(QStringLiteral("OK=1\nnot an assignment"));
@@ -141,8 +144,8 @@ private Q_SLOTS:
         auto* buttons = child<QDialogButtonBox>(d, "buttonBox");
         const auto where = [&] {
             QApplication::processEvents();
-            return QList<int>{command->mapTo(&d, QPoint()).y(), tags->mapTo(&d, QPoint()).y(),
-                              buttons->mapTo(&d, QPoint()).y()};
+            return QList<int>{
+                    command->mapTo(&d, QPoint()).y(), tags->mapTo(&d, QPoint()).y(), buttons->mapTo(&d, QPoint()).y()};
         };
         command->setText(QStringLiteral("python3"));
         child<QPlainTextEdit>(d, "envEdit")->setPlainText(QStringLiteral("bad line"));
@@ -166,8 +169,9 @@ private Q_SLOTS:
         const auto spec = d.validate();
         QVERIFY2(spec, qPrintable(d.errorText()));
         QCOMPARE(spec->name, QStringLiteral("my-run"));
-        QCOMPARE(spec->argv, (QStringList{QStringLiteral("python3"), QStringLiteral("train.py"), QStringLiteral("--lr"),
-                                          QStringLiteral("0.001")}));
+        QCOMPARE(spec->argv,
+                (QStringList{QStringLiteral("python3"), QStringLiteral("train.py"), QStringLiteral("--lr"),
+                        QStringLiteral("0.001")}));
     }
 
     void yamlModeShowsErrorWithLineAndColumn()
@@ -175,7 +179,8 @@ private Q_SLOTS:
         QTemporaryDir dir;
         SubmitDialog d;
         const QString origin = dir.filePath(QStringLiteral("job.yaml"));
-        d.setSpecText(QStringLiteral("name: x\ncommand: [python3, t.py]\nworkdir: .\ncomand: oops\n"), origin, dir.path());
+        d.setSpecText(
+                QStringLiteral("name: x\ncommand: [python3, t.py]\nworkdir: .\ncomand: oops\n"), origin, dir.path());
         QVERIFY(d.mode() == SubmitDialog::Mode::Yaml);
         QVERIFY(!okButton(d)->isEnabled());
         QVERIFY2(d.errorText().startsWith(origin + QStringLiteral(":4:1:")), qPrintable(d.errorText()));
@@ -183,7 +188,8 @@ private Q_SLOTS:
         QCOMPARE(child<QPlainTextEdit>(d, "yamlEdit")->extraSelections().size(), 1);
         QCOMPARE(child<QPlainTextEdit>(d, "yamlEdit")->extraSelections().first().cursor.blockNumber(), 3);
         // Fix it in place: Submit becomes possible.
-        child<QPlainTextEdit>(d, "yamlEdit")->setPlainText(QStringLiteral("name: x\ncommand: [python3, t.py]\nworkdir: .\n"));
+        child<QPlainTextEdit>(d, "yamlEdit")
+                ->setPlainText(QStringLiteral("name: x\ncommand: [python3, t.py]\nworkdir: .\n"));
         QVERIFY2(okButton(d)->isEnabled(), qPrintable(d.errorText()));
         QVERIFY(d.errorText().isEmpty());
         auto spec = d.validate();

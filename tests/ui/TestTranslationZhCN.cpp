@@ -60,8 +60,10 @@ QStringList clipped(QWidget* root)
         // The text plus the frame or indicator the style draws: what sizeHint asks for.
         if (advance > b->width() || b->sizeHint().width() > b->width())
             out << QStringLiteral("%1 '%2': text %3, hint %4 > %5")
-                       .arg(QString::fromLatin1(b->metaObject()->className()), b->text())
-                       .arg(advance).arg(b->sizeHint().width()).arg(b->width());
+                            .arg(QString::fromLatin1(b->metaObject()->className()), b->text())
+                            .arg(advance)
+                            .arg(b->sizeHint().width())
+                            .arg(b->width());
     }
     return out;
 }
@@ -91,7 +93,7 @@ private Q_SLOTS:
         QVERIFY2(installed.trainyard, "trainyard_zh_CN.qm is not embedded under :/i18n");
         QVERIFY2(installed.qt, "qtbase_zh_CN.qm not found (qt6-translations-l10n)");
         QVERIFY2(!QFontDatabase::families(QFontDatabase::SimplifiedChinese).isEmpty(),
-                 "no Simplified Chinese font (fonts-wqy-microhei): widths would be of boxes");
+                "no Simplified Chinese font (fonts-wqy-microhei): widths would be of boxes");
         auto store = ResultStore::open(m_dir.filePath(QStringLiteral("results.db")));
         QVERIFY2(store, store ? "" : qPrintable(store.error().message));
         m_store = std::move(*store);
@@ -128,7 +130,7 @@ private Q_SLOTS:
         for (QAction* a : window.menuBar()->actions())
             titles << a->text();
         for (const QString& expected : {QStringLiteral("文件(&F)"), QStringLiteral("运行(&R)"),
-                                        QStringLiteral("视图(&V)"), QStringLiteral("帮助(&H)")})
+                     QStringLiteral("视图(&V)"), QStringLiteral("帮助(&H)")})
             QVERIFY2(titles.contains(expected), qPrintable(titles.join(u'|')));
 
         QStringList actions;
@@ -142,9 +144,10 @@ private Q_SLOTS:
                     continue;
                 actions << a->text();
                 const int advance = menu->fontMetrics().horizontalAdvance(withoutAccelerator(a->text()));
-                QVERIFY2(advance < room, qPrintable(QStringLiteral("menu action '%1' %2 >= %3").arg(a->text()).arg(advance).arg(room)));
+                QVERIFY2(advance < room,
+                        qPrintable(QStringLiteral("menu action '%1' %2 >= %3").arg(a->text()).arg(advance).arg(room)));
                 QVERIFY2(!a->text().contains(QStringLiteral("Submit")) && !a->text().contains(QStringLiteral("Quit")),
-                         qPrintable(a->text()));
+                        qPrintable(a->text()));
             }
         }
         QVERIFY2(actions.contains(QStringLiteral("提交(&S)…")), qPrintable(actions.join(u'|')));
@@ -190,7 +193,8 @@ private Q_SLOTS:
         for (QCheckBox* c : dialog.findChildren<QCheckBox*>())
             texts << c->text();
         QVERIFY2(texts.contains(QStringLiteral("主机(&H)：")), qPrintable(texts.join(u'|')));
-        QVERIFY2(texts.contains(QStringLiteral("若主机尚不在 known_hosts 中，则接受其主机密钥")), qPrintable(texts.join(u'|')));
+        QVERIFY2(texts.contains(QStringLiteral("若主机尚不在 known_hosts 中，则接受其主机密钥")),
+                qPrintable(texts.join(u'|')));
         const QStringList bad = clipped(&dialog);
         QVERIFY2(bad.isEmpty(), qPrintable(bad.join(u'\n')));
     }

@@ -44,7 +44,7 @@ void ChartView::wheelEvent(QWheelEvent* event)
 void ChartView::mousePressEvent(QMouseEvent* event)
 {
     const bool pan = event->button() == Qt::MiddleButton
-        || (event->button() == Qt::LeftButton && (event->modifiers() & Qt::ShiftModifier));
+            || (event->button() == Qt::LeftButton && (event->modifiers() & Qt::ShiftModifier));
     if (pan) {
         m_panning = true;
         m_panLastX = event->position().x();

@@ -59,7 +59,8 @@ void setLogTicks(QCategoryAxis* axis, double lo, double hi)
             if (k % every == 0 && inside(std::pow(10.0, k)))
                 ticks.push_back(std::pow(10.0, k));
     } else {
-        for (const std::vector<double>& mult : {std::vector<double>{1, 2, 5}, std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
+        for (const std::vector<double>& mult :
+                {std::vector<double>{1, 2, 5}, std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
             ticks.clear();
             for (int k = k0; k <= k1; ++k)
                 for (double m : mult)
@@ -364,7 +365,7 @@ void DecimatedChart::appendPoints(int index, std::span<const double> x, std::spa
 }
 
 bool DecimatedChart::appendTail(Entry& e, Layer& layer, const Columns& c, std::size_t oldCount, const QPen& pen,
-                                const M4Viewport& vp, double& y0, double& y1, bool& haveY)
+        const M4Viewport& vp, double& y0, double& y1, bool& haveY)
 {
     Q_UNUSED(e);
     const std::size_t count = c.x.size();
@@ -655,7 +656,7 @@ void DecimatedChart::setXRange(double lo, double hi)
         const qint64 span = qint64(hi - lo);
         m_axisTime->setFormat(span < 86'400'000 ? QStringLiteral("HH:mm:ss") : QStringLiteral("MM-dd HH:mm"));
         m_axisTime->setRange(QDateTime::fromMSecsSinceEpoch(qint64(std::floor(lo))),
-                             QDateTime::fromMSecsSinceEpoch(qint64(std::ceil(hi))));
+                QDateTime::fromMSecsSinceEpoch(qint64(std::ceil(hi))));
     }
     m_settingRange = false;
     finishDecimation(std::move(pass));
@@ -872,7 +873,8 @@ void DecimatedChart::paintSeries(QPainter& painter, const QRectF& area) const
     const double sy = area.height() / (m_yHi - m_yLo);
     const double left = area.left(), bottom = area.bottom();
     const double farLeft = left - kFar, farRight = area.right() + kFar;
-    const auto map = [&](const QPointF& q) { return QPointF(left + (q.x() - m_lo) * sx, bottom - (q.y() - m_yLo) * sy); };
+    const auto map
+            = [&](const QPointF& q) { return QPointF(left + (q.x() - m_lo) * sx, bottom - (q.y() - m_yLo) * sy); };
     std::vector<QPointF>& pts = m_mapped;
     if (!m_markers.isEmpty()) {
         // Vertical markers (restarts) under every series.
@@ -892,8 +894,8 @@ void DecimatedChart::paintSeries(QPainter& painter, const QRectF& area) const
     // from painter coordinates to device pixels.
     const QTransform dt = painter.deviceTransform();
     const bool rasterDevice = painter.paintEngine() && painter.paintEngine()->type() == QPaintEngine::Raster
-        && dt.type() <= QTransform::TxTranslate && dt.dx() == std::floor(dt.dx()) && dt.dy() == std::floor(dt.dy())
-        && painter.device() && painter.device()->devicePixelRatioF() == 1.0;
+            && dt.type() <= QTransform::TxTranslate && dt.dx() == std::floor(dt.dx()) && dt.dy() == std::floor(dt.dy())
+            && painter.device() && painter.device()->devicePixelRatioF() == 1.0;
     // A polyline of one segment, mapped and with its far ends cut; false
     // for a single point (drawn as a dot).
     // Points [from, to] (inclusive) of a segment, mapped, with the segment's
@@ -1014,9 +1016,9 @@ void DecimatedChart::paintSeries(QPainter& painter, const QRectF& area) const
                         // The points in [c0, c1) and one on each side.
                         const auto before = [&](const QPointF& q, double c) { return deviceX(q) < c; };
                         const qsizetype first = qsizetype(
-                            std::lower_bound(seg.cbegin(), seg.cend(), double(c0), before) - seg.cbegin());
+                                std::lower_bound(seg.cbegin(), seg.cend(), double(c0), before) - seg.cbegin());
                         const qsizetype pastEnd = qsizetype(
-                            std::lower_bound(seg.cbegin() + first, seg.cend(), double(c1), before) - seg.cbegin());
+                                std::lower_bound(seg.cbegin() + first, seg.cend(), double(c1), before) - seg.cbegin());
                         const qsizetype from = std::max<qsizetype>(first - 1, 0);
                         const qsizetype to = std::min(pastEnd, n - 1); // inclusive
                         if (to <= from || !mapRange(seg, from, to, mapped))
@@ -1103,8 +1105,8 @@ QString DecimatedChart::hoverHeader() const
 {
     const QAbstractAxis* axis = m_chart->axes(Qt::Horizontal).value(0);
     const QString where = m_xKind == XAxisKind::DateTimeMs
-        ? QDateTime::fromMSecsSinceEpoch(qint64(m_hoverX)).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))
-        : formatHoverValue(m_hoverX);
+            ? QDateTime::fromMSecsSinceEpoch(qint64(m_hoverX)).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))
+            : formatHoverValue(m_hoverX);
     return (axis ? axis->titleText() + u' ' : QString()) + where;
 }
 
@@ -1142,7 +1144,7 @@ QString DecimatedChart::hoverHtml() const
     QStringList lines{hoverHeader().toHtmlEscaped()};
     for (const HoverValue& r : hoverValues())
         lines << QStringLiteral("<span style='color:%1'>&#9632; %2</span>: <b>%3</b>")
-                     .arg(r.colour.name(), r.name.toHtmlEscaped(), r.value.toHtmlEscaped());
+                         .arg(r.colour.name(), r.name.toHtmlEscaped(), r.value.toHtmlEscaped());
     return lines.join(QStringLiteral("<br>"));
 }
 

@@ -242,7 +242,7 @@ private:
     Columns columns(const Entry& e, bool mainLayer) const;
     M4Viewport drawViewport() const;
     bool appendTail(Entry& e, Layer& layer, const Columns& c, std::size_t oldCount, const QPen& pen,
-                    const M4Viewport& vp, double& y0, double& y1, bool& haveY);
+            const M4Viewport& vp, double& y0, double& y1, bool& haveY);
     QPen mainPen(const Entry& e) const;
     QPen rawPen(const Entry& e) const;
     void setYAxisRange(double y0, double y1);
@@ -263,8 +263,8 @@ private:
     QString hoverHtml() const;
 
     QString m_title;
-    QGraphicsItem* m_item = nullptr;   // the series, a child of m_chart
-    QLineSeries* m_anchor = nullptr;   // empty: keeps Qt Charts' zoom working
+    QGraphicsItem* m_item = nullptr; // the series, a child of m_chart
+    QLineSeries* m_anchor = nullptr; // empty: keeps Qt Charts' zoom working
     int m_updateDepth = 0;
     bool m_pendingRedecimate = false;
     mutable std::vector<QPointF> m_mapped; // paint scratch
@@ -278,7 +278,7 @@ private:
     ChartView* m_view = nullptr;
     QValueAxis* m_axisX = nullptr;
     QDateTimeAxis* m_axisTime = nullptr;
-    QValueAxis* m_axisY = nullptr;   // the one in the chart: m_axisLin or m_axisLog
+    QValueAxis* m_axisY = nullptr; // the one in the chart: m_axisLin or m_axisLog
     QValueAxis* m_axisLin = nullptr;
     QCategoryAxis* m_axisLog = nullptr;
     QLabel* m_notice = nullptr;

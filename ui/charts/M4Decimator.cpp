@@ -90,8 +90,8 @@ M4Index::M4Index(std::span<const double> x, std::span<const double> y)
     }
 }
 
-bool M4Index::minMax(std::span<const double> x, std::span<const double> y, qsizetype a, qsizetype b,
-                     qsizetype& iMin, qsizetype& iMax) const
+bool M4Index::minMax(std::span<const double> x, std::span<const double> y, qsizetype a, qsizetype b, qsizetype& iMin,
+        qsizetype& iMax) const
 {
     // [a, b) = loose points on the left [a, la), whole level-0 blocks
     // [la, rb), loose points on the right [rb, b). The blocks go first: left
@@ -221,8 +221,7 @@ bool M4Index::minMax(std::span<const double> x, std::span<const double> y, qsize
     return true;
 }
 
-M4Result decimateM4(std::span<const double> x, std::span<const double> y, const M4Viewport& vp,
-                    const M4Index* index)
+M4Result decimateM4(std::span<const double> x, std::span<const double> y, const M4Viewport& vp, const M4Index* index)
 {
     M4Result out;
     const qsizetype n = qsizetype(std::min(x.size(), y.size()));
@@ -300,9 +299,9 @@ M4Result decimateM4(std::span<const double> x, std::span<const double> y, const 
             flush();
             segmentOpen = false;
             if (inside) {
-                const auto kind = std::isnan(yv) ? SegmentedSeries::GapKind::NaN
-                                                 : (yv > 0 ? SegmentedSeries::GapKind::PosInf
-                                                           : SegmentedSeries::GapKind::NegInf);
+                const auto kind = std::isnan(yv)
+                        ? SegmentedSeries::GapKind::NaN
+                        : (yv > 0 ? SegmentedSeries::GapKind::PosInf : SegmentedSeries::GapKind::NegInf);
                 const qint64 col = columnOf(xv);
                 const unsigned bit = 1u << unsigned(kind);
                 if (col != lastGapColumn) {

@@ -74,7 +74,7 @@ public:
     // (0 <= a < b <= size(); y the data the index was built from). False
     // when [a, b) holds a non-finite x or y (iMin/iMax then undefined).
     bool minMax(std::span<const double> x, std::span<const double> y, qsizetype a, qsizetype b, qsizetype& iMin,
-                qsizetype& iMax) const;
+            qsizetype& iMax) const;
 
 private:
     static constexpr std::uint32_t kDirty = 0xffffffffu; // iMin of a block with a non-finite value
@@ -106,6 +106,6 @@ private:
 // `index` (built from exactly these x and y) O(columns x kFanout x log n),
 // the same result. A plain function: any thread.
 M4Result decimateM4(std::span<const double> x, std::span<const double> y, const M4Viewport& viewport,
-                    const M4Index* index = nullptr);
+        const M4Index* index = nullptr);
 
 } // namespace ty

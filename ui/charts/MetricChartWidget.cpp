@@ -60,7 +60,8 @@ MetricChartWidget::Line& MetricChartWidget::line(const QString& name)
     l.name = name;
     // Named lines after the key's own, by name (rank2 before rank10).
     auto at = m_lines.begin() + 1;
-    while (at != m_lines.end() && (at->name.size() < name.size() || (at->name.size() == name.size() && at->name < name)))
+    while (at != m_lines.end()
+            && (at->name.size() < name.size() || (at->name.size() == name.size() && at->name < name)))
         ++at;
     return *m_lines.insert(at, std::move(l));
 }
@@ -102,8 +103,8 @@ QColor MetricChartWidget::lineColour(std::size_t index) const
     // and turned a little, so the lines stay apart and read as one run.
     const int h = m_color.hslHue() < 0 ? 0 : m_color.hslHue();
     const int k = int(index);
-    return QColor::fromHsl((h + 40 * k) % 360, std::clamp(m_color.hslSaturation(), 120, 255),
-                           std::clamp(60 + 35 * (k % 4), 40, 200));
+    return QColor::fromHsl(
+            (h + 40 * k) % 360, std::clamp(m_color.hslSaturation(), 120, 255), std::clamp(60 + 35 * (k % 4), 40, 200));
 }
 
 void MetricChartWidget::setPoints(const QString& name, const QList<SeriesPoint>& points)
@@ -202,7 +203,7 @@ void MetricChartWidget::appendPoints(const QString& name, const QList<SeriesPoin
 void MetricChartWidget::setXAxis(XAxisMode mode, const EpochMap& epochs, double t0Ms)
 {
     bool same = mode == m_mode && (mode != XAxisMode::Epoch || epochs == m_epochs)
-        && (mode != XAxisMode::RelativeTime || t0Ms == m_t0);
+            && (mode != XAxisMode::RelativeTime || t0Ms == m_t0);
     const bool wasDrawable = drawable();
     const bool wasEpoch = m_mode == XAxisMode::Epoch;
     const EpochMap oldEpochs = m_epochs;
@@ -235,9 +236,9 @@ void MetricChartWidget::setYScale(DecimatedChart::YScale scale)
 void MetricChartWidget::rebuild()
 {
     m_chart->clearSeries();
-    m_chart->setXAxis(m_mode == XAxisMode::WallTime ? DecimatedChart::XAxisKind::DateTimeMs
-                                                    : DecimatedChart::XAxisKind::Value,
-                      xAxisTitle(m_mode));
+    m_chart->setXAxis(
+            m_mode == XAxisMode::WallTime ? DecimatedChart::XAxisKind::DateTimeMs : DecimatedChart::XAxisKind::Value,
+            xAxisTitle(m_mode));
     if (!drawable()) {
         m_chart->setNotice(tr("No 'epoch' metric logged: not drawn on the epoch axis."));
     } else {
@@ -251,7 +252,8 @@ void MetricChartWidget::rebuild()
         SharedColumn x = std::make_shared<const std::vector<double>>(mapped(l, 0));
         SharedColumn y = std::make_shared<const std::vector<double>>(l.values);
         sortByX(x, y);
-        l.series = m_chart->addSeries(l.name.isEmpty() ? m_key : m_key + QStringLiteral(" ") + l.name, lineColour(i), x, y);
+        l.series = m_chart->addSeries(
+                l.name.isEmpty() ? m_key : m_key + QStringLiteral(" ") + l.name, lineColour(i), x, y);
     }
     updateMarkers();
     updateTitle();
@@ -318,9 +320,9 @@ void MetricChartWidget::updateTitle()
 {
     QString title = m_key;
     const auto number = [](double last) {
-        return std::isnan(last) ? QStringLiteral("nan")
-            : std::isinf(last)  ? (last > 0 ? QStringLiteral("inf") : QStringLiteral("-inf"))
-                                : QString::number(last, 'g', 5);
+        return std::isnan(last)    ? QStringLiteral("nan")
+                : std::isinf(last) ? (last > 0 ? QStringLiteral("inf") : QStringLiteral("-inf"))
+                                   : QString::number(last, 'g', 5);
     };
     const Line& own = m_lines.front();
     if (!own.values.empty()) {

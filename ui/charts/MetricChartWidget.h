@@ -103,7 +103,7 @@ private:
     Line& line(const QString& name); // created on first use
     const Line* findLine(const QString& name) const;
     QColor lineColour(std::size_t index) const;
-    static void reserveFor(Line& l, std::size_t incoming); // grows the columns one at a time
+    static void reserveFor(Line& l, std::size_t incoming);         // grows the columns one at a time
     static bool addRaw(Line& l, const QList<SeriesPoint>& points); // false: not in step order any more
     static void sortRaw(Line& l);
     void rebuild();

@@ -45,9 +45,8 @@ MetricChartsPanel::MetricChartsPanel(QWidget* parent)
     m_logY = new QCheckBox(tr("Log Y"), m_content);
     m_logY->setObjectName(QStringLiteral("metricsLogY"));
     m_logY->setToolTip(tr("Logarithmic y axis; values <= 0 are skipped"));
-    connect(m_logY, &QCheckBox::toggled, this, [this](bool on) {
-        setYScale(on ? DecimatedChart::YScale::Log : DecimatedChart::YScale::Linear);
-    });
+    connect(m_logY, &QCheckBox::toggled, this,
+            [this](bool on) { setYScale(on ? DecimatedChart::YScale::Log : DecimatedChart::YScale::Linear); });
     bar->addWidget(m_logY);
     bar->addSpacing(12);
     bar->addWidget(new QLabel(tr("Smoothing:"), m_content));
@@ -113,8 +112,8 @@ QStringList MetricChartsPanel::keys() const
 {
     QStringList keys = m_charts.keys();
     if (m_rank)
-        std::stable_sort(keys.begin(), keys.end(),
-                         [this](const QString& a, const QString& b) { return m_rank(a) < m_rank(b); });
+        std::stable_sort(
+                keys.begin(), keys.end(), [this](const QString& a, const QString& b) { return m_rank(a) < m_rank(b); });
     return keys;
 }
 
@@ -260,9 +259,10 @@ void MetricChartsPanel::showChartMenu(MetricChartWidget* chart, const QPoint& gl
     QString safe = chart->key();
     safe.replace(u'/', u'_');
     const bool isSvg = chosen == svg;
-    const QString path = QFileDialog::getSaveFileName(this, isSvg ? tr("Export chart as SVG") : tr("Export chart as PNG"),
-                                                      safe + (isSvg ? QStringLiteral(".svg") : QStringLiteral(".png")),
-                                                      isSvg ? tr("SVG images (*.svg)") : tr("PNG images (*.png)"));
+    const QString path
+            = QFileDialog::getSaveFileName(this, isSvg ? tr("Export chart as SVG") : tr("Export chart as PNG"),
+                    safe + (isSvg ? QStringLiteral(".svg") : QStringLiteral(".png")),
+                    isSvg ? tr("SVG images (*.svg)") : tr("PNG images (*.png)"));
     if (path.isEmpty())
         return;
     const Result<void> r = isSvg ? c->exportSvg(path) : c->exportPng(path);

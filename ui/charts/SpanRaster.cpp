@@ -23,8 +23,7 @@ SpanRaster::SpanRaster(QImage& image)
     , m_width(image.width())
     , m_height(image.height())
     , m_clipTo(image.width())
-{
-}
+{ }
 
 SpanRaster::SpanRaster(QRgb* pixels, int width, int height)
     : m_bits(pixels)
@@ -33,20 +32,19 @@ SpanRaster::SpanRaster(QRgb* pixels, int width, int height)
     , m_width(width)
     , m_height(height)
     , m_clipTo(width)
-{
-}
+{ }
 
-void SpanRaster::composeColumnMajor(std::span<const QRgb* const> layers, int height, QImage& out, int firstColumn,
-                                    int endColumn)
+void SpanRaster::composeColumnMajor(
+        std::span<const QRgb* const> layers, int height, QImage& out, int firstColumn, int endColumn)
 {
     if (height != out.height())
         return;
     composeColumnMajor(layers, height, reinterpret_cast<QRgb*>(out.bits()),
-                       out.bytesPerLine() / qsizetype(sizeof(QRgb)), out.width(), firstColumn, endColumn);
+            out.bytesPerLine() / qsizetype(sizeof(QRgb)), out.width(), firstColumn, endColumn);
 }
 
 void SpanRaster::composeColumnMajor(std::span<const QRgb* const> layers, int height, QRgb* dst, qsizetype stride,
-                                    int width, int firstColumn, int endColumn)
+        int width, int firstColumn, int endColumn)
 {
     firstColumn = std::max(firstColumn, 0);
     endColumn = std::min(endColumn, width);

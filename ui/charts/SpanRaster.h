@@ -52,14 +52,14 @@ public:
     // layer's pixel that is not 0 (transparent), else 0. With opaque colours
     // that is painting the layers in order. Disjoint column ranges may be
     // composed by different threads at once.
-    static void composeColumnMajor(std::span<const QRgb* const> layers, int height, QImage& out, int firstColumn,
-                                   int endColumn);
+    static void composeColumnMajor(
+            std::span<const QRgb* const> layers, int height, QImage& out, int firstColumn, int endColumn);
     // The same into raw row-major pixels: out[r * stride + c], `width`
     // columns. For threads sharing one image: take its bits() once, on one
     // thread (QImage::bits() checks for a detach and writes the image's
     // header every time it is called).
     static void composeColumnMajor(std::span<const QRgb* const> layers, int height, QRgb* out, qsizetype stride,
-                                   int width, int firstColumn, int endColumn);
+            int width, int firstColumn, int endColumn);
 
     // Only columns [from, to) are drawn from now on (default: all); a
     // thread can draw its own columns of a shared buffer.

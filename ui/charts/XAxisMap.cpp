@@ -23,7 +23,7 @@ QString xAxisTitle(XAxisMode mode)
 bool isEpochKey(const QString& key)
 {
     return key.compare(QLatin1String("epoch"), Qt::CaseInsensitive) == 0
-        || key.endsWith(QLatin1String("/epoch"), Qt::CaseInsensitive);
+            || key.endsWith(QLatin1String("/epoch"), Qt::CaseInsensitive);
 }
 
 QString pickEpochKey(const QStringList& keys)
@@ -83,7 +83,7 @@ double EpochMap::epochAt(double step) const
 }
 
 std::vector<double> mapX(XAxisMode mode, std::span<const double> steps, std::span<const double> wallMs,
-                         const EpochMap& epochs, double t0Ms)
+        const EpochMap& epochs, double t0Ms)
 {
     std::vector<double> out;
     switch (mode) {

@@ -55,7 +55,7 @@ QString pickEpochKey(const QStringList& keys);
 // (wallMs - t0Ms) / 1000 seconds, or wallMs (ms since the epoch, UTC).
 // steps and wallMs have the points' count; `epochs` must be valid for Epoch.
 std::vector<double> mapX(XAxisMode mode, std::span<const double> steps, std::span<const double> wallMs,
-                         const EpochMap& epochs, double t0Ms);
+        const EpochMap& epochs, double t0Ms);
 
 // Sorts (x, y) by x (stable: ties keep step order) when x is not sorted
 // already; decimation needs x ascending. Returns whether it reordered.

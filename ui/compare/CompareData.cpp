@@ -21,8 +21,8 @@ QStringList CompareData::keys() const
 bool lowerIsBetter(const QString& key)
 {
     return key.contains(QLatin1String("loss"), Qt::CaseInsensitive)
-        || key.contains(QLatin1String("error"), Qt::CaseInsensitive)
-        || key.contains(QLatin1String("perplexity"), Qt::CaseInsensitive);
+            || key.contains(QLatin1String("error"), Qt::CaseInsensitive)
+            || key.contains(QLatin1String("perplexity"), Qt::CaseInsensitive);
 }
 
 MetricSummary summarise(const std::vector<double>& step, const std::vector<double>& value, bool lower)

@@ -24,11 +24,11 @@ struct MetricColumns {
 
 // Last and best value of a metric key (computed on the loader thread).
 struct MetricSummary {
-    double last = 0.0;      // value of the last point (may be NaN/inf)
+    double last = 0.0; // value of the last point (may be NaN/inf)
     qint64 lastStep = 0;
-    double best = 0.0;      // min or max over finite values (see lowerIsBetter)
-    qint64 bestStep = 0;    // step of the first point holding `best`
-    bool haveBest = false;  // false when the key has no finite value
+    double best = 0.0;     // min or max over finite values (see lowerIsBetter)
+    qint64 bestStep = 0;   // step of the first point holding `best`
+    bool haveBest = false; // false when the key has no finite value
     qsizetype count = 0;
 };
 

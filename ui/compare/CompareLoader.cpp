@@ -36,7 +36,8 @@ CompareLoader::~CompareLoader() = default;
 
 void CompareLoader::request(const QList<RunId>& runs, int ticket)
 {
-    QMetaObject::invokeMethod(this, [this, runs, ticket] { Q_EMIT loaded(ticket, load(runs)); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            this, [this, runs, ticket] { Q_EMIT loaded(ticket, load(runs)); }, Qt::QueuedConnection);
 }
 
 CompareDataPtr CompareLoader::load(const QList<RunId>& runs) const
@@ -57,13 +58,14 @@ CompareDataPtr CompareLoader::load(const QList<RunId>& runs) const
     // over them. A store may offer none (a read-only SQLite store: a second
     // connection fails where its -shm cannot be created, a read-only share).
     const int parts = m_path == ReadPath::ResultStore
-        ? 0
-        : int(std::min<qsizetype>(std::clamp(QThread::idealThreadCount(), 1, 4), loaded.size()));
+            ? 0
+            : int(std::min<qsizetype>(std::clamp(QThread::idealThreadCount(), 1, 4), loaded.size()));
     while (!m_columnsFailed && !m_columnsNone && int(m_columns.size()) < parts) {
         auto opened = m_store->openColumnReader();
         if (!opened) {
             m_columnsFailed = true;
-            qCWarning(lcCompare, "%s; reading metrics through the store instead", qUtf8Printable(opened.error().message));
+            qCWarning(
+                    lcCompare, "%s; reading metrics through the store instead", qUtf8Printable(opened.error().message));
             break;
         }
         if (!*opened) {
@@ -112,15 +114,17 @@ CompareDataPtr CompareLoader::load(const QList<RunId>& runs) const
 bool CompareLoader::loadMetricsViaColumns(MetricColumnReader& reader, CompareRun& r) const
 {
     // The run's rows in insertion order when they lie together, else per key by index.
-    auto all = reader.runMetrics(r.run.id, m_path == ReadPath::ColumnsByIndex ? MetricColumnReader::Plan::KeyByKey
-                                                                               : MetricColumnReader::Plan::Fastest);
+    auto all = reader.runMetrics(r.run.id,
+            m_path == ReadPath::ColumnsByIndex ? MetricColumnReader::Plan::KeyByKey
+                                               : MetricColumnReader::Plan::Fastest);
     if (!all) {
         qCWarning(lcCompare, "%s", qUtf8Printable(all.error().message));
         return false;
     }
     for (auto& [key, s] : *all) {
         r.summary.insert(key, summarise(s.step, s.value, lowerIsBetter(key)));
-        r.metrics.insert(key, MetricColumns{share(std::move(s.step)), share(std::move(s.wallMs)), share(std::move(s.value))});
+        r.metrics.insert(
+                key, MetricColumns{share(std::move(s.step)), share(std::move(s.wallMs)), share(std::move(s.value))});
     }
     return true;
 }

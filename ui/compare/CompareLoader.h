@@ -39,8 +39,8 @@ class CompareLoader final : public QObject {
 
 public:
     enum class ReadPath {
-        Auto,        // columns when the store offers a column reader (SQLite, not read-only), else ResultStore
-        ResultStore, // always ResultStore::metrics() (benchmark baseline)
+        Auto,           // columns when the store offers a column reader (SQLite, not read-only), else ResultStore
+        ResultStore,    // always ResultStore::metrics() (benchmark baseline)
         ColumnsByIndex, // columns, but each key on its own (MetricColumnReader::Plan::KeyByKey; benchmark baseline)
     };
 

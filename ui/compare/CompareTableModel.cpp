@@ -202,8 +202,7 @@ void CompareTableModel::applySort()
 
 CompareTableModel::CompareTableModel(QObject* parent)
     : QAbstractTableModel(parent)
-{
-}
+{ }
 
 void CompareTableModel::setData(const CompareDataPtr& data)
 {
@@ -240,7 +239,7 @@ void CompareTableModel::rebuild()
         return;
     const QList<CompareRun>& runs = m_data->runs;
     const auto add = [&](RowKind kind, const QString& key, const QString& label, const QStringList& display,
-                         const QStringList& exact) {
+                             const QStringList& exact) {
         Row row{kind, key, label, display, false, exact};
         for (const QString& e : exact)
             if (e != exact.value(0))
@@ -303,9 +302,10 @@ void CompareTableModel::rebuild()
         }
         add(RowKind::Last, key, tr("%1 · last").arg(key), lastD, lastE);
         add(RowKind::Best, key,
-            tr("%1 · best (%2%3)").arg(key, lower ? tr("min") : tr("max"),
-                                        bestRule(key) == BestRule::Automatic ? QString() : tr(", set")),
-            bestD, bestE);
+                tr("%1 · best (%2%3)")
+                        .arg(key, lower ? tr("min") : tr("max"),
+                                bestRule(key) == BestRule::Automatic ? QString() : tr(", set")),
+                bestD, bestE);
         add(RowKind::BestStep, key, tr("%1 · step of best").arg(key), stepD, stepD);
     }
     applyShown();
@@ -330,15 +330,17 @@ QVariant CompareTableModel::data(const QModelIndex& index, int role) const
     switch (role) {
     case Qt::DisplayRole:
     case Qt::ToolTipRole: return row.display.value(runIndex(index.column()));
-    case Qt::DecorationRole: // the run's colour beside its name (the cell's delegate leaves room for it when it cuts the name)
-        return row.kind == RowKind::Name ? QVariant(runColourIcon(m_data->runs.at(runIndex(index.column())).run.id)) : QVariant();
+    case Qt::
+            DecorationRole: // the run's colour beside its name (the cell's delegate leaves room for it when it cuts the name)
+        return row.kind == RowKind::Name ? QVariant(runColourIcon(m_data->runs.at(runIndex(index.column())).run.id))
+                                         : QVariant();
     case Qt::BackgroundRole:
         return row.differs && row.kind != RowKind::Name ? QBrush(QColor(0xff, 0xf0, 0xb3)) : QVariant();
     case DiffersRole: return row.differs;
     case Qt::TextAlignmentRole:
         return row.kind == RowKind::Name || row.kind == RowKind::State || row.kind == RowKind::Param
-            ? QVariant()
-            : QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
+                ? QVariant()
+                : QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
     default: return {};
     }
 }
@@ -362,7 +364,8 @@ QVariant CompareTableModel::headerData(int section, Qt::Orientation orientation,
     switch (role) {
     case Qt::DisplayRole:
         if (m_sorted && row.kind == m_sortKind && row.key == m_sortKey)
-            return QString(row.label + (m_sortOrder == Qt::AscendingOrder ? QStringLiteral("  ▲") : QStringLiteral("  ▼")));
+            return QString(
+                    row.label + (m_sortOrder == Qt::AscendingOrder ? QStringLiteral("  ▲") : QStringLiteral("  ▼")));
         return row.label;
     case Qt::FontRole: {
         if (!row.differs || row.kind == RowKind::Name)
@@ -376,8 +379,8 @@ QVariant CompareTableModel::headerData(int section, Qt::Orientation orientation,
     case RowKeyRole: return row.key;
     case Qt::ToolTipRole:
         return row.kind == RowKind::Best
-            ? tr("Click to sort the runs by this row; right click to choose whether the lowest or highest value is best")
-            : tr("Click to sort the runs by this row");
+                ? tr("Click to sort the runs by this row; right click to choose whether the lowest or highest value is best")
+                : tr("Click to sort the runs by this row");
     default: return {};
     }
 }

@@ -84,7 +84,7 @@ private:
         QString label;
         QStringList display; // per run (in compared order)
         bool differs = false;
-        QStringList exact;   // per run: what sorting and "differs" compare
+        QStringList exact; // per run: what sorting and "differs" compare
     };
     void rebuild();
     void applyShown();

@@ -72,7 +72,8 @@ protected:
         QHeaderView::initStyleOptionForIndex(option, logicalIndex);
         // option->rect is not the section's yet (paintSection sets it after this).
         const int margin = style()->pixelMetric(QStyle::PM_HeaderMargin, option, this);
-        option->text = option->fontMetrics.elidedText(option->text, Qt::ElideMiddle, sectionSize(logicalIndex) - 2 * margin - 4);
+        option->text = option->fontMetrics.elidedText(
+                option->text, Qt::ElideMiddle, sectionSize(logicalIndex) - 2 * margin - 4);
     }
 };
 
@@ -99,9 +100,8 @@ CompareView::CompareView(CompareLoader* loader, QWidget* parent)
     m_logY = new QCheckBox(tr("Log Y"));
     m_logY->setObjectName(QStringLiteral("compareLogY"));
     m_logY->setToolTip(tr("Logarithmic y axis; values <= 0 are skipped"));
-    connect(m_logY, &QCheckBox::toggled, this, [this](bool on) {
-        setYScale(on ? DecimatedChart::YScale::Log : DecimatedChart::YScale::Linear);
-    });
+    connect(m_logY, &QCheckBox::toggled, this,
+            [this](bool on) { setYScale(on ? DecimatedChart::YScale::Log : DecimatedChart::YScale::Linear); });
     bar->addWidget(m_logY);
     bar->addSpacing(12);
     bar->addWidget(new QLabel(tr("Smoothing:")));
@@ -120,8 +120,8 @@ CompareView::CompareView(CompareLoader* loader, QWidget* parent)
     auto* exportTable = new QPushButton(tr("Export table…"));
     exportTable->setObjectName(QStringLiteral("exportTableButton"));
     connect(exportTable, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, tr("Export table as CSV"), QStringLiteral("compare.csv"),
-                                                          tr("CSV files (*.csv)"));
+        const QString path = QFileDialog::getSaveFileName(
+                this, tr("Export table as CSV"), QStringLiteral("compare.csv"), tr("CSV files (*.csv)"));
         if (path.isEmpty())
             return;
         if (auto r = exportTableCsv(path); !r)
@@ -260,7 +260,8 @@ void CompareView::rebuildLegend()
     const QSignalBlocker block(m_legend);
     m_legend->clear();
     for (const CompareRun& r : m_data->runs) {
-        auto* item = new QListWidgetItem(runColourIcon(r.run.id), QStringLiteral("#%1 %2").arg(r.run.id).arg(r.run.name));
+        auto* item
+                = new QListWidgetItem(runColourIcon(r.run.id), QStringLiteral("#%1 %2").arg(r.run.id).arg(r.run.name));
         item->setData(Qt::UserRole, r.run.id);
         item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
         item->setCheckState(m_hidden.contains(r.run.id) ? Qt::Unchecked : Qt::Checked);
@@ -309,11 +310,12 @@ void CompareView::fillChart(DecimatedChart* chart, const QString& key)
     const auto done = qScopeGuard([chart] { chart->endUpdate(); });
     chart->clearSeries();
     const XAxisMode mode = m_xAxis == XAxis::Step ? XAxisMode::Step
-        : m_xAxis == XAxis::Epoch                 ? XAxisMode::Epoch
-        : m_xAxis == XAxis::RelativeTime          ? XAxisMode::RelativeTime
+            : m_xAxis == XAxis::Epoch             ? XAxisMode::Epoch
+            : m_xAxis == XAxis::RelativeTime      ? XAxisMode::RelativeTime
                                                   : XAxisMode::WallTime;
-    chart->setXAxis(mode == XAxisMode::WallTime ? DecimatedChart::XAxisKind::DateTimeMs : DecimatedChart::XAxisKind::Value,
-                    xAxisTitle(mode));
+    chart->setXAxis(
+            mode == XAxisMode::WallTime ? DecimatedChart::XAxisKind::DateTimeMs : DecimatedChart::XAxisKind::Value,
+            xAxisTitle(mode));
     chart->setSmoothing(m_smoothing);
     QList<RunId>& order = m_seriesRuns[key];
     order.clear();
@@ -339,7 +341,8 @@ void CompareView::fillChart(DecimatedChart* chart, const QString& key)
         }
         // Time and epoch axes: points are in step order; decimation needs x order.
         sortByX(x, y);
-        const int index = chart->addSeries(QStringLiteral("#%1 %2").arg(r.run.id).arg(r.run.name), runColour(r.run.id), x, y);
+        const int index
+                = chart->addSeries(QStringLiteral("#%1 %2").arg(r.run.id).arg(r.run.name), runColour(r.run.id), x, y);
         chart->setSeriesVisible(index, !m_hidden.contains(r.run.id));
         order.append(r.run.id);
     }
@@ -402,8 +405,8 @@ void CompareView::updateNotice()
             if (!m_epochs.contains(r.run.id))
                 missing << QStringLiteral("#%1 %2").arg(r.run.id).arg(r.run.name);
     const QString text = missing.isEmpty()
-        ? QString()
-        : tr("Not drawn on the epoch axis (no 'epoch' metric logged): %1").arg(missing.join(QStringLiteral(", ")));
+            ? QString()
+            : tr("Not drawn on the epoch axis (no 'epoch' metric logged): %1").arg(missing.join(QStringLiteral(", ")));
     m_notice->setText(text);
     m_notice->setVisible(!text.isEmpty());
 }
@@ -455,16 +458,18 @@ void CompareView::showRowMenu(const QPoint& pos)
     QAction* desc = menu.addAction(tr("Sort runs descending"));
     QAction* unsorted = menu.addAction(tr("Compared order"));
     unsorted->setEnabled(m_model->sortRow() >= 0);
-    const auto kind = CompareTableModel::RowKind(m_model->headerData(row, Qt::Vertical, CompareTableModel::RowKindRole).toInt());
+    const auto kind = CompareTableModel::RowKind(
+            m_model->headerData(row, Qt::Vertical, CompareTableModel::RowKindRole).toInt());
     const QString key = m_model->headerData(row, Qt::Vertical, CompareTableModel::RowKeyRole).toString();
     QAction* autoRule = nullptr;
     QAction* minRule = nullptr;
     QAction* maxRule = nullptr;
     if (kind == CompareTableModel::RowKind::Best || kind == CompareTableModel::RowKind::Last
-        || kind == CompareTableModel::RowKind::BestStep) {
+            || kind == CompareTableModel::RowKind::BestStep) {
         menu.addSeparator();
         const CompareTableModel::BestRule rule = CompareTableModel::bestRule(key);
-        autoRule = menu.addAction(tr("Best of %1: automatic (%2)").arg(key, lowerIsBetter(key) ? tr("lowest") : tr("highest")));
+        autoRule = menu.addAction(
+                tr("Best of %1: automatic (%2)").arg(key, lowerIsBetter(key) ? tr("lowest") : tr("highest")));
         minRule = menu.addAction(tr("Best of %1: lowest").arg(key));
         maxRule = menu.addAction(tr("Best of %1: highest").arg(key));
         for (QAction* a : {autoRule, minRule, maxRule})
@@ -598,16 +603,18 @@ void CompareView::showChartMenu(const QString& key, const QPoint& globalPos)
         return;
     QString safe = key;
     safe.replace(u'/', u'_');
-    const QString ext = chosen == csv ? QStringLiteral("csv") : chosen == png ? QStringLiteral("png") : QStringLiteral("svg");
+    const QString ext = chosen == csv ? QStringLiteral("csv")
+            : chosen == png           ? QStringLiteral("png")
+                                      : QStringLiteral("svg");
     const QString filter = chosen == csv ? tr("CSV files (*.csv)")
-        : chosen == png                  ? tr("PNG images (*.png)")
+            : chosen == png              ? tr("PNG images (*.png)")
                                          : tr("SVG images (*.svg)");
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export %1 as %2").arg(key, ext.toUpper()),
-                                                      safe + u'.' + ext, filter);
+    const QString path = QFileDialog::getSaveFileName(
+            this, tr("Export %1 as %2").arg(key, ext.toUpper()), safe + u'.' + ext, filter);
     if (path.isEmpty())
         return;
     const Result<void> r = chosen == csv ? exportChartCsv(key, path)
-        : chosen == png                  ? exportChartPng(key, path)
+            : chosen == png              ? exportChartPng(key, path)
                                          : exportChartSvg(key, path);
     if (!r)
         QMessageBox::warning(this, tr("Export failed"), r.error().message);

@@ -9,8 +9,7 @@ namespace ty {
 
 AggregatedConsoleModel::AggregatedConsoleModel(QObject* parent)
     : QAbstractListModel(parent)
-{
-}
+{ }
 
 AggregatedConsoleModel::~AggregatedConsoleModel() = default;
 
@@ -30,32 +29,24 @@ QVariant AggregatedConsoleModel::data(const QModelIndex& index, int role) const
         return {};
     const MergedConsoleLine& line = lineAt(index.row());
     switch (role) {
-    case Qt::DisplayRole:
-        return QStringLiteral("[%1] %2").arg(m_names.value(line.run), line.text);
+    case Qt::DisplayRole: return QStringLiteral("[%1] %2").arg(m_names.value(line.run), line.text);
     case Qt::ToolTipRole:
         return QStringLiteral("%1 · %2 (#%3) · byte %4")
-            .arg(QDateTime::fromMSecsSinceEpoch(line.timeMs).toLocalTime().toString(QStringLiteral("yyyy-MM-dd hh:mm:ss.zzz")),
-                 m_names.value(line.run))
-            .arg(line.run)
-            .arg(line.offset);
-    case TextRole:
-        return line.text;
-    case RunIdRole:
-        return line.run;
-    case RunNameRole:
-        return m_names.value(line.run);
-    case LevelRole:
-        return int(line.level);
-    case TimeRole:
-        return line.timeMs;
-    case TracebackRole:
-        return line.traceback;
-    case OffsetRole:
-        return line.offset;
-    case StderrRole:
-        return line.fromStderr;
-    default:
-        return {};
+                .arg(QDateTime::fromMSecsSinceEpoch(line.timeMs)
+                                .toLocalTime()
+                                .toString(QStringLiteral("yyyy-MM-dd hh:mm:ss.zzz")),
+                        m_names.value(line.run))
+                .arg(line.run)
+                .arg(line.offset);
+    case TextRole: return line.text;
+    case RunIdRole: return line.run;
+    case RunNameRole: return m_names.value(line.run);
+    case LevelRole: return int(line.level);
+    case TimeRole: return line.timeMs;
+    case TracebackRole: return line.traceback;
+    case OffsetRole: return line.offset;
+    case StderrRole: return line.fromStderr;
+    default: return {};
     }
 }
 
@@ -169,7 +160,7 @@ void AggregatedConsoleModel::appendLines(const QList<MergedConsoleLine>& lines)
     QList<MergedConsoleLine> merged;
     merged.reserve(m_lines.size() + lines.size());
     std::merge(std::make_move_iterator(m_lines.begin()), std::make_move_iterator(m_lines.end()), lines.begin(),
-               lines.end(), std::back_inserter(merged), mergedBefore);
+            lines.end(), std::back_inserter(merged), mergedBefore);
     m_lines.swap(merged);
     trim();
     restartFilter();

@@ -85,8 +85,8 @@ private:
 
     QList<MergedConsoleLine> m_lines; // m_lines[i] has sequence number m_firstSeq + i
     qint64 m_firstSeq = 0;
-    QList<qint64> m_rows;             // sequence numbers of the lines shown
-    qint64 m_scanned = 0;             // sequence numbers below this were filtered
+    QList<qint64> m_rows; // sequence numbers of the lines shown
+    qint64 m_scanned = 0; // sequence numbers below this were filtered
     bool m_scanScheduled = false;
     QHash<RunId, QString> m_names;
 

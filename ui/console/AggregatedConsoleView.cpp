@@ -63,7 +63,7 @@ public:
         p->setFont(option.font);
         p->setPen(faint);
         p->drawText(r, Qt::AlignLeft | Qt::AlignVCenter,
-                    QDateTime::fromMSecsSinceEpoch(line.timeMs).toLocalTime().toString(QStringLiteral("hh:mm:ss.zzz")));
+                QDateTime::fromMSecsSinceEpoch(line.timeMs).toLocalTime().toString(QStringLiteral("hh:mm:ss.zzz")));
         r.setLeft(r.left() + kTimeChars * cw);
         QFont bold = option.font;
         bold.setBold(true);
@@ -91,7 +91,8 @@ public:
 
 QVariantMap toVariant(const AggregatedConsoleView::SavedFilter& f)
 {
-    return {{QStringLiteral("text"), f.text}, {QStringLiteral("regex"), f.regex}, {QStringLiteral("level"), int(f.level)}};
+    return {{QStringLiteral("text"), f.text}, {QStringLiteral("regex"), f.regex},
+            {QStringLiteral("level"), int(f.level)}};
 }
 
 } // namespace
@@ -104,7 +105,8 @@ AggregatedConsoleView::AggregatedConsoleView(QWidget* parent)
     m_filterEdit->setObjectName(QStringLiteral("filterEdit"));
     m_filterEdit->setPlaceholderText(tr("Filter lines (text, or a regex)"));
     m_filterEdit->setClearButtonEnabled(true);
-    m_filterEdit->setToolTip(tr("Plain text matches case-insensitively; a regex as typed (start it with (?i) to ignore case)"));
+    m_filterEdit->setToolTip(
+            tr("Plain text matches case-insensitively; a regex as typed (start it with (?i) to ignore case)"));
     m_regexCheck = new QCheckBox(tr("Regex"));
     m_regexCheck->setObjectName(QStringLiteral("regexCheck"));
     m_levelCombo = new QComboBox;
@@ -165,7 +167,8 @@ AggregatedConsoleView::AggregatedConsoleView(QWidget* parent)
     m_list->addAction(copy);
     connect(copy, &QAction::triggered, this, [this] {
         QModelIndexList rows = m_list->selectionModel()->selectedRows();
-        std::sort(rows.begin(), rows.end(), [](const QModelIndex& a, const QModelIndex& b) { return a.row() < b.row(); });
+        std::sort(
+                rows.begin(), rows.end(), [](const QModelIndex& a, const QModelIndex& b) { return a.row() < b.row(); });
         QStringList text;
         for (const QModelIndex& i : std::as_const(rows))
             text << i.data().toString();
@@ -233,7 +236,8 @@ ConsoleMergeSource AggregatedConsoleView::sourceFor(const RunRecord& run)
     ConsoleMergeSource s;
     s.run = run.id;
     // "#12 digits-mlp": runs of a sweep or repeats often share a name.
-    s.name = run.name.isEmpty() ? QStringLiteral("#%1").arg(run.id) : QStringLiteral("#%1 %2").arg(run.id).arg(run.name);
+    s.name = run.name.isEmpty() ? QStringLiteral("#%1").arg(run.id)
+                                : QStringLiteral("#%1 %2").arg(run.id).arg(run.name);
     s.consolePath = run.consolePath;
     s.startMs = run.startedAt.isValid() ? run.startedAt.toMSecsSinceEpoch() : 0;
     s.endMs = run.finishedAt.isValid() ? run.finishedAt.toMSecsSinceEpoch() : 0;
@@ -327,7 +331,9 @@ void AggregatedConsoleView::updateInfo()
     QStringList parts;
     parts << tr("%1 of %2 lines · %3 runs").arg(m_model->rowCount()).arg(m_model->totalLines()).arg(m_runIds.size());
     if (m_loading)
-        parts << tr("loading %1 of %2 MB…").arg(double(m_loadDone) / 1e6, 0, 'f', 1).arg(double(m_loadTotal) / 1e6, 0, 'f', 1);
+        parts << tr("loading %1 of %2 MB…")
+                         .arg(double(m_loadDone) / 1e6, 0, 'f', 1)
+                         .arg(double(m_loadTotal) / 1e6, 0, 'f', 1);
     else if (m_model->isFiltering())
         parts << tr("filtering…");
     if (!m_estimated.isEmpty()) {
@@ -434,13 +440,12 @@ void AggregatedConsoleView::refreshSavedCombo(const QString& select)
     const QMap<QString, SavedFilter> filters = savedFilters();
     for (auto it = filters.cbegin(); it != filters.cend(); ++it) {
         const QString level = it->level == AggregatedConsoleModel::LevelFilter::Errors ? tr("errors")
-            : it->level == AggregatedConsoleModel::LevelFilter::WarningsAndErrors      ? tr("warnings and errors")
-            : it->level == AggregatedConsoleModel::LevelFilter::Stderr                 ? tr("stderr")
-                                                                                        : tr("all levels");
+                : it->level == AggregatedConsoleModel::LevelFilter::WarningsAndErrors  ? tr("warnings and errors")
+                : it->level == AggregatedConsoleModel::LevelFilter::Stderr             ? tr("stderr")
+                                                                                       : tr("all levels");
         m_savedCombo->addItem(it.key());
         m_savedCombo->setItemData(m_savedCombo->count() - 1,
-                                  tr("%1 “%2”, %3").arg(it->regex ? tr("regex") : tr("text"), it->text, level),
-                                  Qt::ToolTipRole);
+                tr("%1 “%2”, %3").arg(it->regex ? tr("regex") : tr("text"), it->text, level), Qt::ToolTipRole);
     }
     m_savedCombo->setCurrentIndex(select.isEmpty() ? 0 : std::max(0, m_savedCombo->findText(select)));
     m_deleteButton->setEnabled(m_savedCombo->count() > 1);

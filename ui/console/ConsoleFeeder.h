@@ -73,8 +73,7 @@ Q_SIGNALS:
     // read (a file bigger than the budget). `droppedBefore`: committed rows
     // before `committed` that were let go here (more rows than the budget).
     void updated(int ticket, bool reset, qint64 skippedBytes, qint64 droppedBefore,
-                 const QList<ty::ScrollbackChunkPtr>& committed,
-                 const QList<ty::ConsoleLine>& pending, qint64 bytes);
+            const QList<ty::ScrollbackChunkPtr>& committed, const QList<ty::ConsoleLine>& pending, qint64 bytes);
 
 private:
     void feed(const QByteArray& bytes);
@@ -90,19 +89,19 @@ private:
     // (ConsoleLine::fromStderr). RunIngest writes it before the copy's
     // bytes, so it is re-read whenever rows are marked.
     StderrSidecar m_stderr;
-    qint64 m_base = 0;              // stream offset of the renderer's first byte
-    qint64 m_skipped = 0;           // file bytes not read at open (before m_base)
+    qint64 m_base = 0;    // stream offset of the renderer's first byte
+    qint64 m_skipped = 0; // file bytes not read at open (before m_base)
     QTimer* m_flushTimer = nullptr;
     QTimer* m_pollTimer = nullptr;
     void commit(const ConsoleLine& line);
-    ScrollbackChunkPtr m_building;      // committed rows being packed
-    QList<ScrollbackChunkPtr> m_ready;  // full chunks, not sent yet
+    ScrollbackChunkPtr m_building;     // committed rows being packed
+    QList<ScrollbackChunkPtr> m_ready; // full chunks, not sent yet
     qsizetype m_readyBytes = 0;
     qint64 m_readyDropped = 0;
-    qsizetype m_budget = ConsoleScrollback::kDefaultBudgetBytes;          // rows let go from m_ready since the last update
+    qsizetype m_budget = ConsoleScrollback::kDefaultBudgetBytes; // rows let go from m_ready since the last update
     QString m_path;
     int m_ticket = 0;
-    qint64 m_next = 0;              // next stream offset expected
+    qint64 m_next = 0; // next stream offset expected
     bool m_reset = false;
     bool m_dirty = false;
 };

@@ -115,8 +115,8 @@ void ScrollbackChunk::squeeze()
 qsizetype ScrollbackChunk::memoryBytes() const
 {
     return m_latin1Text.capacity() + m_utf16Text.capacity() * 2 + qsizetype(m_ends.capacity() * sizeof(quint32))
-        + qsizetype(m_flags.capacity()) + qsizetype(m_spanEnds.capacity() * sizeof(quint32))
-        + qsizetype(m_spans.capacity() * sizeof(StyleSpan)) + m_fullLength.size() * 32 + qsizetype(sizeof(*this));
+            + qsizetype(m_flags.capacity()) + qsizetype(m_spanEnds.capacity() * sizeof(quint32))
+            + qsizetype(m_spans.capacity() * sizeof(StyleSpan)) + m_fullLength.size() * 32 + qsizetype(sizeof(*this));
 }
 
 QString ScrollbackChunk::text(int row) const
@@ -153,8 +153,8 @@ qint64 ScrollbackChunk::fullLength(int row) const
     return truncated(row) ? m_fullLength.value(row) : qint64(length(row));
 }
 
-qsizetype ScrollbackChunk::indexOf(int row, QStringView needle, qsizetype from, Qt::CaseSensitivity cs,
-                                   bool backward) const
+qsizetype ScrollbackChunk::indexOf(
+        int row, QStringView needle, qsizetype from, Qt::CaseSensitivity cs, bool backward) const
 {
     const quint32 b = begin(row);
     const qsizetype n = qsizetype(m_ends[size_t(row)] - b);
@@ -189,8 +189,7 @@ void ConsoleScrollback::clear()
     m_maxLength = 0;
 }
 
-qint64 ConsoleScrollback::append(ScrollbackChunkPtr chunk,
-                                 const std::function<void(const ScrollbackChunk&)>& dropping)
+qint64 ConsoleScrollback::append(ScrollbackChunkPtr chunk, const std::function<void(const ScrollbackChunk&)>& dropping)
 {
     if (!chunk || chunk->rowCount() == 0)
         return 0;
@@ -243,8 +242,8 @@ std::pair<const ScrollbackChunk*, int> ConsoleScrollback::locate(qint64 row) con
 {
     const qint64 absolute = row + m_dropped;
     // The last chunk whose first row is <= absolute.
-    auto it = std::upper_bound(m_chunks.begin(), m_chunks.end(), absolute,
-                               [](qint64 r, const Entry& e) { return r < e.first; });
+    auto it = std::upper_bound(
+            m_chunks.begin(), m_chunks.end(), absolute, [](qint64 r, const Entry& e) { return r < e.first; });
     Q_ASSERT(it != m_chunks.begin());
     --it;
     return {it->chunk.get(), int(absolute - it->first)};

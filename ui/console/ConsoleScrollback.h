@@ -16,8 +16,7 @@ namespace ty {
 
 // Occurrences of `needle` in `text`, not overlapping ("aa" twice in
 // "aaaa"), as find highlights them. `Text`: QStringView or QLatin1StringView.
-template <typename Text>
-qsizetype countMatches(Text text, QStringView needle, Qt::CaseSensitivity cs)
+template <typename Text> qsizetype countMatches(Text text, QStringView needle, Qt::CaseSensitivity cs)
 {
     if (needle.isEmpty())
         return 0;
@@ -79,15 +78,15 @@ private:
     void appendText(QStringView text);
 
     bool m_latin1 = true;
-    QByteArray m_latin1Text;          // while m_latin1
-    QString m_utf16Text;              // once a row needed it
-    std::vector<quint32> m_ends;      // end of row i in the text (code units)
+    QByteArray m_latin1Text;     // while m_latin1
+    QString m_utf16Text;         // once a row needed it
+    std::vector<quint32> m_ends; // end of row i in the text (code units)
     std::vector<quint8> m_flags;
     // Spans of row i are m_spans[m_spanEnds[i - 1] .. m_spanEnds[i]) (empty
     // while no row has a span: then every row is plain).
     std::vector<quint32> m_spanEnds;
     std::vector<StyleSpan> m_spans;
-    QHash<int, qint64> m_fullLength;  // truncated rows only
+    QHash<int, qint64> m_fullLength; // truncated rows only
     int m_maxLength = 0;
 };
 
@@ -103,7 +102,9 @@ class ConsoleScrollback final {
 public:
     static constexpr qsizetype kDefaultBudgetBytes = 64ll * 1024 * 1024;
 
-    explicit ConsoleScrollback(qsizetype budgetBytes = kDefaultBudgetBytes) : m_budget(budgetBytes) {}
+    explicit ConsoleScrollback(qsizetype budgetBytes = kDefaultBudgetBytes)
+        : m_budget(budgetBytes)
+    { }
 
     void clear();
     // Takes `chunk` (the caller lets go of it). Returns the rows dropped from

@@ -115,7 +115,8 @@ void ConsoleTextView::updateMetrics()
     // Whole pixels above and below the baseline, so a descender never
     // reaches into the next row's pixels.
     m_ascent = int(std::ceil(fm.ascent()));
-    m_rowHeight = std::max(1, m_ascent + int(std::ceil(fm.descent())) + int(std::max<qreal>(0, std::round(fm.leading()))));
+    m_rowHeight
+            = std::max(1, m_ascent + int(std::ceil(fm.descent())) + int(std::max<qreal>(0, std::round(fm.leading()))));
     m_charWidth = fm.horizontalAdvance(QLatin1Char('M')); // one terminal cell
     verticalScrollBar()->setSingleStep(1);
     horizontalScrollBar()->setSingleStep(int(std::ceil(m_charWidth)) * 4);
@@ -433,34 +434,36 @@ int ConsoleTextView::drawRow(QPainter& p, const ConsoleLine& r, qint64 index, qr
     // (their advance is the cell width in a fixed-pitch font), any other
     // character alone at its cell.
     const qreal baseline = y + m_ascent;
-    auto drawSegment = [&](QStringView segment, qsizetype startCol, int startCell, const QColor& colour,
-                           const QFont& font) {
-        if (segment.isEmpty())
-            return;
-        p.setFont(font);
-        p.setPen(colour);
-        const auto cellOf = [&](qsizetype k) { return startCol < 0 ? startCell + int(k) : cellAt(cells, startCol + k); };
-        qsizetype k = 0;
-        const qsizetype n = segment.size();
-        while (k < n) {
-            const qreal x = x0 + cellOf(k) * m_charWidth;
-            qsizetype e = k;
-            const char16_t* u = segment.utf16();
-            if (u[k] >= 0x20 && u[k] < 0x7F) {
-                while (e < n && u[e] >= 0x20 && u[e] < 0x7F)
-                    ++e;
-            } else {
-                e = k + ((QChar::isHighSurrogate(u[k]) && k + 1 < n) ? 2 : 1);
-                // Combining marks (no cell of their own) go with their base.
-                while (e < n && cellOf(e) == cellOf(k) && !(u[e] >= 0x20 && u[e] < 0x7F))
-                    ++e;
-            }
-            const qreal right = x0 + cellOf(e) * m_charWidth;
-            if (right > 0 && x < w)
-                p.drawText(QPointF(x, baseline), segment.mid(k, e - k).toString());
-            k = e;
-        }
-    };
+    auto drawSegment
+            = [&](QStringView segment, qsizetype startCol, int startCell, const QColor& colour, const QFont& font) {
+                  if (segment.isEmpty())
+                      return;
+                  p.setFont(font);
+                  p.setPen(colour);
+                  const auto cellOf = [&](qsizetype k) {
+                      return startCol < 0 ? startCell + int(k) : cellAt(cells, startCol + k);
+                  };
+                  qsizetype k = 0;
+                  const qsizetype n = segment.size();
+                  while (k < n) {
+                      const qreal x = x0 + cellOf(k) * m_charWidth;
+                      qsizetype e = k;
+                      const char16_t* u = segment.utf16();
+                      if (u[k] >= 0x20 && u[k] < 0x7F) {
+                          while (e < n && u[e] >= 0x20 && u[e] < 0x7F)
+                              ++e;
+                      } else {
+                          e = k + ((QChar::isHighSurrogate(u[k]) && k + 1 < n) ? 2 : 1);
+                          // Combining marks (no cell of their own) go with their base.
+                          while (e < n && cellOf(e) == cellOf(k) && !(u[e] >= 0x20 && u[e] < 0x7F))
+                              ++e;
+                      }
+                      const qreal right = x0 + cellOf(e) * m_charWidth;
+                      if (right > 0 && x < w)
+                          p.drawText(QPointF(x, baseline), segment.mid(k, e - k).toString());
+                      k = e;
+                  }
+              };
     qsizetype pos = 0;
     for (const StyleSpan& s : r.spans) {
         if (s.start < pos || s.length <= 0 || s.start >= text.size())
@@ -695,7 +698,8 @@ bool ConsoleTextView::find(const QString& needle, bool backward)
         return text.indexOf(needle, from, kFindCase);
     };
     // Start after the selection (forward) or before it (backward).
-    const Pos start = hasSelection() ? (backward ? selectionStart() : selectionEnd()) : (backward ? Pos{rows - 1, -1} : Pos{0, 0});
+    const Pos start = hasSelection() ? (backward ? selectionStart() : selectionEnd())
+                                     : (backward ? Pos{rows - 1, -1} : Pos{0, 0});
     for (qint64 step = 0; step <= rows; ++step) {
         const qint64 i = backward ? ((start.row - step) % rows + rows) % rows : (start.row + step) % rows;
         // The whole row, except in the first one: only after (before) the

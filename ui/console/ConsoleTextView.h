@@ -158,8 +158,8 @@ private:
     QFont m_font;
     int m_rowHeight = 16;
     int m_ascent = 12;
-    qreal m_charWidth = 8;   // one terminal cell (the fixed-pitch font's 'M')
-    int m_widestCells = 0;   // the widest row painted so far, in cells
+    qreal m_charWidth = 8;    // one terminal cell (the fixed-pitch font's 'M')
+    int m_widestCells = 0;    // the widest row painted so far, in cells
     std::vector<int> m_cells; // drawRow's cell map, kept to reuse its memory
 };
 

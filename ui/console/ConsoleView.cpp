@@ -160,19 +160,20 @@ void ConsoleView::setRun(RunId run, const QString& consolePath, bool live)
     // A console file with bytes in it is being read, not waiting for output
     // (a long run's tail takes a moment).
     const qint64 onDisk = consolePath.isEmpty() ? 0 : QFileInfo(consolePath).size();
-    m_text->setPlaceholderText(onDisk > 0 ? tr("Reading %1 of output…").arg(QLocale().formattedDataSize(onDisk))
-                                          : m_emptyText);
+    m_text->setPlaceholderText(
+            onDisk > 0 ? tr("Reading %1 of output…").arg(QLocale().formattedDataSize(onDisk)) : m_emptyText);
     setFollowMode(true);
-    QMetaObject::invokeMethod(m_feeder, [f = m_feeder, ticket, consolePath, live] { f->open(ticket, consolePath, live); },
-                              Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            m_feeder, [f = m_feeder, ticket, consolePath, live] { f->open(ticket, consolePath, live); },
+            Qt::QueuedConnection);
     updateInfo();
 }
 
 void ConsoleView::setLive(bool live)
 {
     const int ticket = m_ticket;
-    QMetaObject::invokeMethod(m_feeder, [f = m_feeder, ticket, live] { f->setPolling(ticket, live); },
-                              Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            m_feeder, [f = m_feeder, ticket, live] { f->setPolling(ticket, live); }, Qt::QueuedConnection);
 }
 
 void ConsoleView::clear(const QString& message)
@@ -180,7 +181,8 @@ void ConsoleView::clear(const QString& message)
     m_run = 0;
     ++m_ticket;
     const int ticket = m_ticket;
-    QMetaObject::invokeMethod(m_feeder, [f = m_feeder, ticket] { f->open(ticket, {}, false); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            m_feeder, [f = m_feeder, ticket] { f->open(ticket, {}, false); }, Qt::QueuedConnection);
     m_text->clear();
     m_bytes = 0;
     m_skippedBytes = 0;
@@ -194,8 +196,9 @@ void ConsoleView::appendBytes(RunId run, qint64 offset, const QByteArray& bytes)
     if (run != m_run || run == 0)
         return;
     const int ticket = m_ticket;
-    QMetaObject::invokeMethod(m_feeder, [f = m_feeder, ticket, offset, bytes] { f->append(ticket, offset, bytes); },
-                              Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            m_feeder, [f = m_feeder, ticket, offset, bytes] { f->append(ticket, offset, bytes); },
+            Qt::QueuedConnection);
 }
 
 bool ConsoleView::followMode() const
@@ -211,7 +214,8 @@ void ConsoleView::setFollowMode(bool on)
 void ConsoleView::setScrollbackBudget(qsizetype bytes)
 {
     m_text->setScrollbackBudget(bytes);
-    QMetaObject::invokeMethod(m_feeder, [f = m_feeder, bytes] { f->setBudget(bytes); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            m_feeder, [f = m_feeder, bytes] { f->setBudget(bytes); }, Qt::QueuedConnection);
 }
 
 qint64 ConsoleView::matchCount()
@@ -227,8 +231,7 @@ int ConsoleView::pendingRowCount() const
 }
 
 void ConsoleView::onUpdate(int ticket, bool reset, qint64 skippedBytes, qint64 droppedBefore,
-                           const QList<ScrollbackChunkPtr>& committed,
-                           const QList<ConsoleLine>& pending, qint64 bytes)
+        const QList<ScrollbackChunkPtr>& committed, const QList<ConsoleLine>& pending, qint64 bytes)
 {
     if (ticket != m_ticket)
         return; // for a run no longer shown
@@ -358,8 +361,8 @@ void ConsoleView::updateInfo()
     const double kib = double(m_bytes) / 1024.0;
     const QString swatch = QStringLiteral("<span style='color:%1'>&#9632;</span> ").arg(colour.name());
     QString text = swatch
-        + (kib < 1024 ? tr("Run #%1 · %2 KiB").arg(m_run).arg(kib, 0, 'f', 1)
-                      : tr("Run #%1 · %2 MiB").arg(m_run).arg(kib / 1024.0, 0, 'f', 1));
+            + (kib < 1024 ? tr("Run #%1 · %2 KiB").arg(m_run).arg(kib, 0, 'f', 1)
+                          : tr("Run #%1 · %2 MiB").arg(m_run).arg(kib / 1024.0, 0, 'f', 1));
     // What is not held: bytes never read (a file bigger than the budget),
     // then rows let go; the console file keeps everything.
     QStringList notHeld;

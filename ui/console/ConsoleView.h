@@ -91,8 +91,7 @@ protected:
 
 private:
     void onUpdate(int ticket, bool reset, qint64 skippedBytes, qint64 droppedBefore,
-                  const QList<ScrollbackChunkPtr>& committed,
-                  const QList<ConsoleLine>& pending, qint64 bytes);
+            const QList<ScrollbackChunkPtr>& committed, const QList<ConsoleLine>& pending, qint64 bytes);
     void scrollToEndIfFollowing();
     void onScrolled(int value);
     bool find(bool backward);

@@ -38,7 +38,8 @@ AddNodeDialog::AddNodeDialog(QWidget* parent)
     m_identity->setPlaceholderText(tr("ssh-agent, then ~/.ssh/config's IdentityFile"));
     auto* browse = new QPushButton(tr("Browse…"), this);
     connect(browse, &QPushButton::clicked, this, [this] {
-        const QString file = QFileDialog::getOpenFileName(this, tr("Private key"), QDir::homePath() + QStringLiteral("/.ssh"));
+        const QString file
+                = QFileDialog::getOpenFileName(this, tr("Private key"), QDir::homePath() + QStringLiteral("/.ssh"));
         if (!file.isEmpty())
             m_identity->setText(file);
     });

@@ -21,22 +21,21 @@ namespace ty {
 namespace {
 
 // Runs `fn` on the GUI thread later, if `dialog` still exists then.
-template <typename Fn>
-void backToDialog(const QPointer<ArtifactsDialog>& dialog, Fn fn)
+template <typename Fn> void backToDialog(const QPointer<ArtifactsDialog>& dialog, Fn fn)
 {
     QMetaObject::invokeMethod(
-        qApp,
-        [dialog, fn = std::move(fn)]() mutable {
-            if (dialog)
-                fn(dialog.data());
-        },
-        Qt::QueuedConnection);
+            qApp,
+            [dialog, fn = std::move(fn)]() mutable {
+                if (dialog)
+                    fn(dialog.data());
+            },
+            Qt::QueuedConnection);
 }
 
 } // namespace
 
-ArtifactsDialog::ArtifactsDialog(RunEngine* engine, RunId run, const QString& runName, const QString& resultsDir,
-                                 QWidget* parent)
+ArtifactsDialog::ArtifactsDialog(
+        RunEngine* engine, RunId run, const QString& runName, const QString& resultsDir, QWidget* parent)
     : QDialog(parent)
     , m_engine(engine)
     , m_run(run)
@@ -156,8 +155,8 @@ void ArtifactsDialog::showListing(const Result<AgentFileList>& list)
     for (const AgentFileEntry& f : std::as_const(m_list.files))
         bytes += f.size;
     QString status = m_list.files.isEmpty()
-        ? tr("No files match the run's artifacts globs (or the spec has none).")
-        : tr("%n file(s), %1 on the node.", nullptr, int(m_list.files.size())).arg(locale.formattedDataSize(bytes));
+            ? tr("No files match the run's artifacts globs (or the spec has none).")
+            : tr("%n file(s), %1 on the node.", nullptr, int(m_list.files.size())).arg(locale.formattedDataSize(bytes));
     if (m_list.truncated)
         status += u' ' + tr("The node stopped listing at its entry limit: not every match is shown.");
     setBusy(false, status);
@@ -192,7 +191,8 @@ void ArtifactsDialog::showDownload(const QString& dir, const Result<ArtifactDown
     m_refused = d->refused;
     m_lastDir = dir;
     m_openFolder->setEnabled(true);
-    QString status = tr("Downloaded %n file(s) to %1.", nullptr, int(m_downloaded.size())).arg(QDir::toNativeSeparators(dir));
+    QString status
+            = tr("Downloaded %n file(s) to %1.", nullptr, int(m_downloaded.size())).arg(QDir::toNativeSeparators(dir));
     if (!m_refused.isEmpty())
         status += u'\n' + tr("Refused (not written): %1").arg(m_refused.join(QStringLiteral("; ")));
     setBusy(false, status);

@@ -31,8 +31,8 @@ class ArtifactsDialog final : public QDialog {
 
 public:
     // `resultsDir`: the default download folder.
-    ArtifactsDialog(RunEngine* engine, RunId run, const QString& runName, const QString& resultsDir,
-                    QWidget* parent = nullptr);
+    ArtifactsDialog(
+            RunEngine* engine, RunId run, const QString& runName, const QString& resultsDir, QWidget* parent = nullptr);
 
     // Asks the node again (the dialog does once when created).
     void refresh();

@@ -66,7 +66,7 @@ QDialog* openShortcutsDialog(QWidget* window)
     auto* table = new QTableWidget(int(entries.size()), 2, dialog);
     table->setObjectName(QStringLiteral("shortcutsTable"));
     table->setHorizontalHeaderLabels({QCoreApplication::translate("HelpDialogs", "Action"),
-                                      QCoreApplication::translate("HelpDialogs", "Shortcut")});
+            QCoreApplication::translate("HelpDialogs", "Shortcut")});
     table->verticalHeader()->hide();
     table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -88,17 +88,16 @@ QDialog* openShortcutsDialog(QWidget* window)
 
 QMessageBox* openAboutBox(QWidget* parent)
 {
-    const QString text =
-        QCoreApplication::translate("HelpDialogs",
-                                    "<h3>Trainyard %1</h3>"
-                                    "<p>An experiment manager for machine-learning researchers: queue training "
-                                    "runs on your GPU workstations over SSH, watch their consoles and curves live, "
-                                    "and compare them.</p>"
-                                    "<p>Built with Qt %2 (running on Qt %3).</p>")
-            .arg(QCoreApplication::applicationVersion().toHtmlEscaped(), QStringLiteral(QT_VERSION_STR),
-                 QString::fromLatin1(qVersion()));
+    const QString text = QCoreApplication::translate("HelpDialogs",
+            "<h3>Trainyard %1</h3>"
+            "<p>An experiment manager for machine-learning researchers: queue training "
+            "runs on your GPU workstations over SSH, watch their consoles and curves live, "
+            "and compare them.</p>"
+            "<p>Built with Qt %2 (running on Qt %3).</p>")
+                                 .arg(QCoreApplication::applicationVersion().toHtmlEscaped(),
+                                         QStringLiteral(QT_VERSION_STR), QString::fromLatin1(qVersion()));
     auto* box = new QMessageBox(QMessageBox::Information, QCoreApplication::translate("HelpDialogs", "About Trainyard"),
-                                text, QMessageBox::Ok, parent);
+            text, QMessageBox::Ok, parent);
     box->setObjectName(QStringLiteral("aboutBox"));
     box->setTextFormat(Qt::RichText);
     box->setAttribute(Qt::WA_DeleteOnClose);

@@ -12,8 +12,8 @@ namespace ty {
 
 // One keyboard shortcut as Help > Keyboard shortcuts lists it.
 struct ShortcutEntry {
-    QString what;     // the action's text without '&' and '…', or a QShortcut's whatsThis
-    QString keys;     // QKeySequence::NativeText, several joined by ", "
+    QString what; // the action's text without '&' and '…', or a QShortcut's whatsThis
+    QString keys; // QKeySequence::NativeText, several joined by ", "
 };
 
 // Every shortcut reachable in `window`: its QActions that have one (text

@@ -32,7 +32,8 @@ Result<QByteArray> Keychain::read(const QString& key)
     QKeychain::ReadPasswordJob job(kService);
     const QString error = runJob(job, key);
     if (!error.isEmpty())
-        return job.error() == QKeychain::EntryNotFound ? fail(QStringLiteral("no entry: ") + error, ErrorKind::NotFound) : fail(error);
+        return job.error() == QKeychain::EntryNotFound ? fail(QStringLiteral("no entry: ") + error, ErrorKind::NotFound)
+                                                       : fail(error);
     return job.binaryData();
 }
 

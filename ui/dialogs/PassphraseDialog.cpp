@@ -21,13 +21,13 @@ PassphraseDialog::PassphraseDialog(const QString& node, const QString& prompt, Q
     setObjectName(QStringLiteral("passphraseDialog"));
     setWindowTitle(tr("SSH key passphrase for %1").arg(node));
     auto* text = new QLabel(tr("Connecting to node <b>%1</b> needs an encrypted private key.<br>%2")
-                                .arg(node.toHtmlEscaped(), prompt.toHtmlEscaped()),
-                            this);
+                                    .arg(node.toHtmlEscaped(), prompt.toHtmlEscaped()),
+            this);
     text->setObjectName(QStringLiteral("passphrasePrompt"));
     text->setWordWrap(true);
     auto* note = new QLabel(tr("<small>Trainyard hands the passphrase to libssh. It keeps it only in the "
                                "system keychain, and only if you ask; never in a file.</small>"),
-                            this);
+            this);
     note->setWordWrap(true);
     m_edit = new QLineEdit(this);
     m_edit->setObjectName(QStringLiteral("passphraseEdit"));
@@ -51,7 +51,8 @@ PassphraseDialog::~PassphraseDialog()
     m_edit->clear();
 }
 
-std::optional<PassphraseDialog::Answer> PassphraseDialog::ask(QWidget* parent, const QString& node, const QString& prompt)
+std::optional<PassphraseDialog::Answer> PassphraseDialog::ask(
+        QWidget* parent, const QString& node, const QString& prompt)
 {
     PassphraseDialog dialog(node, prompt, parent);
     if (dialog.exec() != QDialog::Accepted)
@@ -89,9 +90,8 @@ std::optional<QByteArray> GuiPassphraseProvider::passphrase(const QString& node,
     // Blocks this (SSH) thread until the user answered on the GUI thread. If
     // the context object is deleted first, Qt releases the wait and the
     // answer stays nullopt.
-    QMetaObject::invokeMethod(context, [this, &result, node, prompt] {
-        result = answer(node, prompt);
-    }, Qt::BlockingQueuedConnection);
+    QMetaObject::invokeMethod(
+            context, [this, &result, node, prompt] { result = answer(node, prompt); }, Qt::BlockingQueuedConnection);
     return result;
 }
 
@@ -122,9 +122,9 @@ std::optional<QByteArray> GuiPassphraseProvider::answer(const QString& node, con
         if (auto written = Keychain::write(key, asked->passphrase); !written) {
             m_keychainError = written.error().message;
             QMessageBox::warning(m_parent, QObject::tr("Passphrase not remembered"),
-                                 QObject::tr("The passphrase is used for this connection but could not be kept "
-                                             "in the system keychain, and is not stored anywhere else.\n\n%1")
-                                     .arg(m_keychainError));
+                    QObject::tr("The passphrase is used for this connection but could not be kept "
+                                "in the system keychain, and is not stored anywhere else.\n\n%1")
+                            .arg(m_keychainError));
         }
     }
     return std::move(asked->passphrase);

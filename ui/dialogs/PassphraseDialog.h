@@ -68,7 +68,7 @@ private:
     std::optional<QByteArray> answer(const QString& node, const QString& prompt); // GUI thread
 
     QPointer<QWidget> m_parent;
-    QPointer<QObject> m_context; // lives on the GUI thread
+    QPointer<QObject> m_context;             // lives on the GUI thread
     QHash<QString, qint64> m_fromKeychainAt; // key -> when (ms since epoch) the keychain answered; GUI thread
     QString m_keychainError;
 };

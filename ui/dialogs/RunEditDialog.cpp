@@ -67,12 +67,8 @@ RunEditDialog::RunEditDialog(const RunRecord& run, Focus focus, QWidget* parent)
         m_name->setFocus();
         m_name->selectAll();
         break;
-    case Focus::Tags:
-        m_tags->setFocus();
-        break;
-    case Focus::Notes:
-        m_notes->setFocus();
-        break;
+    case Focus::Tags: m_tags->setFocus(); break;
+    case Focus::Notes: m_notes->setFocus(); break;
     }
 }
 

@@ -101,7 +101,8 @@ SubmitDialog::SubmitDialog(QWidget* parent)
     workdirRow->addWidget(m_workdir, 1);
     workdirRow->addWidget(browse);
     m_env = smallTextEdit(form, QStringLiteral("envEdit"), tr("NAME=value, one per line"));
-    m_params = smallTextEdit(form, QStringLiteral("paramsEdit"), tr("lr=0.001, one per line; {{lr}} in the command is replaced"));
+    m_params = smallTextEdit(
+            form, QStringLiteral("paramsEdit"), tr("lr=0.001, one per line; {{lr}} in the command is replaced"));
     m_gpus = new QSpinBox(form);
     m_gpus->setObjectName(QStringLiteral("gpusSpin"));
     m_gpus->setRange(0, 64);
@@ -369,8 +370,8 @@ void SubmitDialog::onModeChanged(int index)
 
 void SubmitDialog::browseWorkdir()
 {
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Working directory"),
-                                                          m_workdir->text().isEmpty() ? m_baseDir : m_workdir->text());
+    const QString dir = QFileDialog::getExistingDirectory(
+            this, tr("Working directory"), m_workdir->text().isEmpty() ? m_baseDir : m_workdir->text());
     if (!dir.isEmpty())
         m_workdir->setText(dir);
 }

@@ -78,7 +78,7 @@ private:
     QLabel* m_error = nullptr;
     QDialogButtonBox* m_buttons = nullptr;
 
-    JobSpec m_base;       // the spec the form started from
+    JobSpec m_base; // the spec the form started from
     JobSpec m_result;
     QString m_origin;
     QString m_baseDir;

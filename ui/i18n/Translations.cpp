@@ -35,7 +35,7 @@ InstalledTranslations installTranslations(QCoreApplication* app, const QLocale& 
     }
     auto* qt = new QTranslator(app);
     if (qt->load(locale, QStringLiteral("qtbase"), QStringLiteral("_"),
-                 QLibraryInfo::path(QLibraryInfo::TranslationsPath))) {
+                QLibraryInfo::path(QLibraryInfo::TranslationsPath))) {
         QCoreApplication::installTranslator(qt);
         g_qt = qt;
         out.qt = true;

@@ -52,18 +52,24 @@ Result<std::unique_ptr<Application>> Application::create(const QString& database
     // The agent's QProcess and the SSH sessions must be created on the engine's thread.
     QPointer<Application> self = app.get();
     const bool readOnly = app->m_store->isReadOnly();
-    QMetaObject::invokeMethod(engine, [engine, agentPath, nodes, passphrases, self, databasePath, readOnly] {
-        // Read-only: nothing it ingests could be recorded, and no service can serve it.
-        const bool owner = !readOnly && engine->acquireIngestion();
-        if (owner)
-            QMetaObject::invokeMethod(qApp, [self, databasePath] {
-                if (self && !service::startServiceInBackground(databasePath))
-                    qWarning() << "cannot start the Trainyard service" << serviceExecutablePath();
-            }, Qt::QueuedConnection);
-        engine->addLocalNode(agentPath);
-        for (const NodeRecord& n : nodes)
-            engine->addNode(n.name, transportForNode(n, agentPath, passphrases));
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            engine,
+            [engine, agentPath, nodes, passphrases, self, databasePath, readOnly] {
+                // Read-only: nothing it ingests could be recorded, and no service can serve it.
+                const bool owner = !readOnly && engine->acquireIngestion();
+                if (owner)
+                    QMetaObject::invokeMethod(
+                            qApp,
+                            [self, databasePath] {
+                                if (self && !service::startServiceInBackground(databasePath))
+                                    qWarning() << "cannot start the Trainyard service" << serviceExecutablePath();
+                            },
+                            Qt::QueuedConnection);
+                engine->addLocalNode(agentPath);
+                for (const NodeRecord& n : nodes)
+                    engine->addNode(n.name, transportForNode(n, agentPath, passphrases));
+            },
+            Qt::QueuedConnection);
     return app;
 }
 
@@ -72,7 +78,8 @@ Application::~Application()
     m_window.reset();
     if (m_engine) {
         RunEngine* engine = m_engine;
-        QMetaObject::invokeMethod(engine, [engine] { delete engine; }, Qt::BlockingQueuedConnection);
+        QMetaObject::invokeMethod(
+                engine, [engine] { delete engine; }, Qt::BlockingQueuedConnection);
         m_engine = nullptr;
     }
     m_engineThread.quit();

@@ -4,24 +4,29 @@
 
 namespace ty {
 
-GuiCommandLine GuiCommandLine::parse(const QStringList& args, const QString& version, const QString& defaultDatabasePath)
+GuiCommandLine GuiCommandLine::parse(
+        const QStringList& args, const QString& version, const QString& defaultDatabasePath)
 {
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Trainyard: run, watch and compare training jobs."));
     // Not addHelpOption()/addVersionOption(): those print through the
     // application object, which does not exist yet.
-    const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")}, QStringLiteral("Displays help on commandline options."));
-    const QCommandLineOption versionOption({QStringLiteral("v"), QStringLiteral("version")}, QStringLiteral("Displays version information."));
-    const QCommandLineOption db(QStringLiteral("db"), QStringLiteral("Result database (default: $TRAINYARD_DB, else %1).").arg(defaultDatabasePath),
-                                QStringLiteral("PATH"));
-    const QCommandLineOption submit(QStringLiteral("submit"), QStringLiteral("Submit this job spec at start."), QStringLiteral("FILE"));
+    const QCommandLineOption help(
+            {QStringLiteral("h"), QStringLiteral("help")}, QStringLiteral("Displays help on commandline options."));
+    const QCommandLineOption versionOption(
+            {QStringLiteral("v"), QStringLiteral("version")}, QStringLiteral("Displays version information."));
+    const QCommandLineOption db(QStringLiteral("db"),
+            QStringLiteral("Result database (default: $TRAINYARD_DB, else %1).").arg(defaultDatabasePath),
+            QStringLiteral("PATH"));
+    const QCommandLineOption submit(
+            QStringLiteral("submit"), QStringLiteral("Submit this job spec at start."), QStringLiteral("FILE"));
     parser.addOption(help);
     parser.addOption(versionOption);
     parser.addOption(db);
     parser.addOption(submit);
     parser.addPositionalArgument(QStringLiteral("FILE"),
-                                 QStringLiteral("Job specs, scripts or folders to open, as if dropped on the window."),
-                                 QStringLiteral("[FILE...]"));
+            QStringLiteral("Job specs, scripts or folders to open, as if dropped on the window."),
+            QStringLiteral("[FILE...]"));
     GuiCommandLine out;
     if (!parser.parse(args)) {
         out.action = Action::Fail;

@@ -143,13 +143,15 @@ MainWindow::MainWindow(ResultStore* store, RunEngine* engine, QWidget* parent)
     connect(m_reader, &StoreReader::runsUpdated, this, &MainWindow::onRunsUpdated, Qt::QueuedConnection);
     connect(m_reader, &StoreReader::metricsLoaded, this, &MainWindow::onMetricsLoaded, Qt::QueuedConnection);
     // Resumed runs: a dashed marker where a series went back (after metricsLoaded made the charts).
-    connect(m_reader, &StoreReader::restartsLoaded, this,
+    connect(
+            m_reader, &StoreReader::restartsLoaded, this,
             [this](RunId run, int ticket, const QMap<QString, QList<qint64>>& stepsByKey) {
                 if (ticket != m_metricsTicket || run != m_selected)
                     return;
                 for (auto it = stepsByKey.cbegin(); it != stepsByKey.cend(); ++it)
                     m_charts->setRestarts(it.key(), it.value());
-            }, Qt::QueuedConnection);
+            },
+            Qt::QueuedConnection);
     connect(m_reader, &StoreReader::externalChange, this, &MainWindow::scheduleReload, Qt::QueuedConnection);
     m_compareLoader = new CompareLoader(store);
     m_compareLoader->moveToThread(&m_readerThread);
@@ -160,13 +162,15 @@ MainWindow::MainWindow(ResultStore* store, RunEngine* engine, QWidget* parent)
     createQueueAndNodes();
     connectEngine();
     connect(m_store, &ResultStore::runsChanged, this, &MainWindow::scheduleReload);
-    connect(m_store, &ResultStore::writeFailed, this,
-            [this](const QString& message) { statusBar()->showMessage(tr("Database write failed: %1").arg(message), 10000); });
+    connect(m_store, &ResultStore::writeFailed, this, [this](const QString& message) {
+        statusBar()->showMessage(tr("Database write failed: %1").arg(message), 10000);
+    });
     // A damaged file found by a read or a write: said once, in words, with what to do.
     connect(m_store, &ResultStore::damaged, this, [this](const QString& explanation) {
         updateStoreNotice();
         updateActions();
-        auto* box = new QMessageBox(QMessageBox::Warning, tr("Damaged result database"), explanation, QMessageBox::Ok, this);
+        auto* box = new QMessageBox(
+                QMessageBox::Warning, tr("Damaged result database"), explanation, QMessageBox::Ok, this);
         box->setObjectName(QStringLiteral("storeDamagedBox"));
         box->setTextInteractionFlags(Qt::TextSelectableByMouse); // the recovery command can be copied
         box->setAttribute(Qt::WA_DeleteOnClose);
@@ -226,9 +230,8 @@ void MainWindow::createActions()
     m_openAction->setObjectName(QStringLiteral("openAction"));
     m_openAction->setShortcut(QKeySequence::Open);
     connect(m_openAction, &QAction::triggered, this, [this] {
-        const QStringList files = QFileDialog::getOpenFileNames(
-            this, tr("Open job spec or script"), QDir::currentPath(),
-            tr("Job specs and scripts (*.yaml *.yml *.py *.sh);;All files (*)"));
+        const QStringList files = QFileDialog::getOpenFileNames(this, tr("Open job spec or script"),
+                QDir::currentPath(), tr("Job specs and scripts (*.yaml *.yml *.py *.sh);;All files (*)"));
         QList<QUrl> urls;
         for (const QString& f : files)
             urls << QUrl::fromLocalFile(f);
@@ -252,7 +255,8 @@ void MainWindow::createActions()
     m_compareAction = new QAction(tr("Co&mpare"), this);
     m_compareAction->setObjectName(QStringLiteral("compareAction"));
     m_compareAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
-    m_compareAction->setToolTip(tr("Compare the selected runs side by side (Ctrl+D; Ctrl/Shift+click to select several)"));
+    m_compareAction->setToolTip(
+            tr("Compare the selected runs side by side (Ctrl+D; Ctrl/Shift+click to select several)"));
     connect(m_compareAction, &QAction::triggered, this, &MainWindow::compareSelected);
 
     m_artifactsAction = new QAction(tr("&Artifacts…"), this);
@@ -275,8 +279,7 @@ void MainWindow::createActions()
     // Rename, tags and notes, re-run, archive. Edits are written on the
     // store reader's thread (RunActions), never the GUI thread's.
     m_runActions = new RunActions(
-        m_store, m_reader,
-        [this](RunId id) { return m_model ? m_model->rowData(id) : nullptr; }, this);
+            m_store, m_reader, [this](RunId id) { return m_model ? m_model->rowData(id) : nullptr; }, this);
     connect(m_runActions, &RunActions::rerunRequested, this, [this](const RerunSpec& rerun, RunId from) {
         SubmitDialog* dialog = openSubmitDialog();
         dialog->setSpecText(rerun.yaml, rerun.spec.sourcePath, rerun.baseDir);
@@ -429,7 +432,8 @@ void MainWindow::createLayout()
         const auto [first, count] = filterProxy->groupRows(row);
         if (!filterProxy->isGrouped() || count <= 0)
             return;
-        const QItemSelection group(m_proxy->index(first, 0), m_proxy->index(first + count - 1, m_proxy->columnCount() - 1));
+        const QItemSelection group(
+                m_proxy->index(first, 0), m_proxy->index(first + count - 1, m_proxy->columnCount() - 1));
         m_table->selectionModel()->select(group, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
     });
     m_splitter->addWidget(runsPane);
@@ -463,12 +467,18 @@ void MainWindow::connectEngine()
     connect(m_engine, &RunEngine::nodeStatusChanged, this, &MainWindow::onNodeStatus, Qt::QueuedConnection);
     // A connection that came up with a warning (a changed host key accepted
     // under StrictHostKeyChecking no): shown until another message replaces it.
-    connect(m_engine, &RunEngine::nodeWarning, this, [this](const QString& node, const QString& message) {
-        statusBar()->showMessage(tr("Node %1: %2").arg(node, message));
-    }, Qt::QueuedConnection);
-    connect(m_engine, &RunEngine::cancelFailed, this, [this](RunId run, const QString& reason) {
-        statusBar()->showMessage(tr("Run #%1 was not cancelled: %2").arg(run).arg(reason), 15000);
-    }, Qt::QueuedConnection);
+    connect(
+            m_engine, &RunEngine::nodeWarning, this,
+            [this](const QString& node, const QString& message) {
+                statusBar()->showMessage(tr("Node %1: %2").arg(node, message));
+            },
+            Qt::QueuedConnection);
+    connect(
+            m_engine, &RunEngine::cancelFailed, this,
+            [this](RunId run, const QString& reason) {
+                statusBar()->showMessage(tr("Run #%1 was not cancelled: %2").arg(run).arg(reason), 15000);
+            },
+            Qt::QueuedConnection);
 }
 
 void MainWindow::restoreSettings()
@@ -483,7 +493,7 @@ void MainWindow::restoreSettings()
     // A state of another layout version (the docks side by side, 40 % of the
     // width, before version 2) is not restored: the default layout instead.
     const bool layoutRestored = restoreState(s.value(QStringLiteral("mainWindow/state")).toByteArray(), kLayoutVersion)
-        && m_splitter->restoreState(s.value(QStringLiteral("mainWindow/splitter")).toByteArray());
+            && m_splitter->restoreState(s.value(QStringLiteral("mainWindow/splitter")).toByteArray());
     if (!layoutRestored)
         resetLayout();
     const int sortColumn = s.value(QStringLiteral("mainWindow/sortColumn"), int(RunsModel::Started)).toInt();
@@ -537,8 +547,8 @@ void MainWindow::applyDefaultSizes()
             need += tree->header()->sectionSize(c);
     const QMargins margins = m_nodesView->layout() ? m_nodesView->layout()->contentsMargins() : QMargins();
     need += margins.left() + margins.right() + 2 * tree->frameWidth()
-        + tree->style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, tree)
-        + 2 * style()->pixelMetric(QStyle::PM_DockWidgetFrameWidth, nullptr, m_nodesDock) + 4;
+            + tree->style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, tree)
+            + 2 * style()->pixelMetric(QStyle::PM_DockWidgetFrameWidth, nullptr, m_nodesDock) + 4;
     resizeDocks({m_queueDock}, {std::clamp(need, 280, std::max(280, width() / 3))}, Qt::Horizontal);
     // Runs table 2/5 of the height (ten runs and more at 900 px), the
     // Console / Metrics / Compare tabs the rest (four charts unscrolled).
@@ -678,29 +688,39 @@ void MainWindow::submit(const JobSpec& spec)
     QPointer<RunEngine> engine = m_engine;
     // submit() writes to the database: run it on the engine's thread and
     // come back with the answer.
-    QMetaObject::invokeMethod(m_engine, [self, engine, spec] {
-        if (!engine)
-            return;
-        const Result<QList<RunId>> ids = engine->submitAll(spec);
-        QMetaObject::invokeMethod(self, [self, ids, name = spec.name] {
-            if (!self)
-                return;
-            if (ids && !ids->isEmpty()) {
-                const RunId first = ids->front();
-                self->m_selectOnArrival = first;
-                self->statusBar()->showMessage(
-                    ids->size() == 1 ? tr("Submitted %1 as run #%2").arg(name).arg(first)
-                                     : tr("Submitted %1: %2 runs, #%3 to #%4").arg(name).arg(ids->size()).arg(first).arg(ids->back()),
-                    5000);
-                self->scheduleReload();
-                Q_EMIT self->runSubmitted(first);
-            } else {
-                const QString message = ids ? tr("'%1' made no runs").arg(name) : ids.error().message;
-                self->showError(tr("Submit failed"), message);
-                Q_EMIT self->submitFailed(message);
-            }
-        }, Qt::QueuedConnection);
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            m_engine,
+            [self, engine, spec] {
+                if (!engine)
+                    return;
+                const Result<QList<RunId>> ids = engine->submitAll(spec);
+                QMetaObject::invokeMethod(
+                        self,
+                        [self, ids, name = spec.name] {
+                            if (!self)
+                                return;
+                            if (ids && !ids->isEmpty()) {
+                                const RunId first = ids->front();
+                                self->m_selectOnArrival = first;
+                                self->statusBar()->showMessage(ids->size() == 1
+                                                ? tr("Submitted %1 as run #%2").arg(name).arg(first)
+                                                : tr("Submitted %1: %2 runs, #%3 to #%4")
+                                                          .arg(name)
+                                                          .arg(ids->size())
+                                                          .arg(first)
+                                                          .arg(ids->back()),
+                                        5000);
+                                self->scheduleReload();
+                                Q_EMIT self->runSubmitted(first);
+                            } else {
+                                const QString message = ids ? tr("'%1' made no runs").arg(name) : ids.error().message;
+                                self->showError(tr("Submit failed"), message);
+                                Q_EMIT self->submitFailed(message);
+                            }
+                        },
+                        Qt::QueuedConnection);
+            },
+            Qt::QueuedConnection);
 }
 
 void MainWindow::showError(const QString& title, const QString& message)
@@ -738,7 +758,7 @@ void MainWindow::onRunsUpdated(const RunRows& changed, const QList<RunId>& remov
     for (const RunRow& r : changed) {
         const RunRow* old = m_model->rowData(r.run.id);
         nodesMoved = nodesMoved || !old || old->run.node != r.run.node || old->run.startedAt != r.run.startedAt
-                     || old->run.agentRunId != r.run.agentRunId || old->run.name != r.run.name;
+                || old->run.agentRunId != r.run.agentRunId || old->run.name != r.run.name;
     }
     m_model->applyUpdates(changed, removed);
     m_queueView->updateRuns(changed, removed);
@@ -827,7 +847,8 @@ void MainWindow::updateHeader()
 {
     const RunRow* row = m_selected ? m_model->rowData(m_selected) : nullptr;
     if (!row) {
-        m_header->setText(tr("<i>No run selected — drop a training script, a folder or a job spec here, or press Ctrl+N.</i>"));
+        m_header->setText(
+                tr("<i>No run selected — drop a training script, a folder or a job spec here, or press Ctrl+N.</i>"));
         m_header->setToolTip({});
         m_notices->setVisible(false);
         return;
@@ -840,24 +861,25 @@ void MainWindow::updateHeader()
         QStringList items;
         for (const RunNotice& n : row->notices)
             items << QStringLiteral("<li>%1 &nbsp;%2</li>")
-                         .arg(n.at.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")), n.text.toHtmlEscaped());
+                             .arg(n.at.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")),
+                                     n.text.toHtmlEscaped());
         m_notices->setToolTip(QStringLiteral("<p>%1</p><ul style='margin:0'>%2</ul><p><i>%3</i></p>")
-                                  .arg(tr("Run #%1 has notices:").arg(row->run.id), items.join(QString()),
-                                       tr("Click to show them in a window (text can be copied).")));
+                                      .arg(tr("Run #%1 has notices:").arg(row->run.id), items.join(QString()),
+                                              tr("Click to show them in a window (text can be copied).")));
         m_notices->setVisible(true);
     }
     const RunRecord& r = row->run;
     const QString state = headerStateText(r);
     const QString command = r.argv.size() == 3 && r.argv.at(0) == u"/bin/sh" && r.argv.at(1) == u"-c"
-        ? r.argv.at(2)
-        : CommandLine::join(r.argv);
+            ? r.argv.at(2)
+            : CommandLine::join(r.argv);
     m_header->setText(QStringLiteral("<b>%1</b> &nbsp;#%2 &nbsp;<span style='color:%3'>%4</span> &nbsp;on %5"
                                      " &nbsp;·&nbsp; <code>%6</code> &nbsp;in <code>%7</code>")
-                          .arg(r.name.toHtmlEscaped())
-                          .arg(r.id)
-                          .arg(RunStateStyle::color(r.state).name(), state.toHtmlEscaped(),
-                               (r.node.isEmpty() ? tr("(not placed)") : r.node).toHtmlEscaped(),
-                               command.toHtmlEscaped(), r.workdir.toHtmlEscaped()));
+                              .arg(r.name.toHtmlEscaped())
+                              .arg(r.id)
+                              .arg(RunStateStyle::color(r.state).name(), state.toHtmlEscaped(),
+                                      (r.node.isEmpty() ? tr("(not placed)") : r.node).toHtmlEscaped(),
+                                      command.toHtmlEscaped(), r.workdir.toHtmlEscaped()));
     QString extra;
     QStringList tags;
     for (const QString& t : r.tags)
@@ -869,11 +891,12 @@ void MainWindow::updateHeader()
         extra += tr("\narchived");
     if (!r.notes.isEmpty())
         extra += tr("\nnotes: %1").arg(r.notes);
-    m_header->setToolTip(tr("<p style='white-space:pre-wrap'>%1 #%2 %3 on %4\n%5\nin %6%7</p>")
-                             .arg(r.name.toHtmlEscaped())
-                             .arg(r.id)
-                             .arg(state.toHtmlEscaped(), (r.node.isEmpty() ? tr("(not placed)") : r.node).toHtmlEscaped(),
-                                  command.toHtmlEscaped(), r.workdir.toHtmlEscaped(), extra.toHtmlEscaped()));
+    m_header->setToolTip(
+            tr("<p style='white-space:pre-wrap'>%1 #%2 %3 on %4\n%5\nin %6%7</p>")
+                    .arg(r.name.toHtmlEscaped())
+                    .arg(r.id)
+                    .arg(state.toHtmlEscaped(), (r.node.isEmpty() ? tr("(not placed)") : r.node).toHtmlEscaped(),
+                            command.toHtmlEscaped(), r.workdir.toHtmlEscaped(), extra.toHtmlEscaped()));
 }
 
 void MainWindow::showNotices()
@@ -883,10 +906,11 @@ void MainWindow::showNotices()
         return;
     QStringList lines;
     for (const RunNotice& n : row->notices)
-        lines << QStringLiteral("%1  %2").arg(n.at.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")), n.text);
+        lines << QStringLiteral("%1  %2").arg(
+                n.at.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")), n.text);
     // Non-blocking, like showError(): no nested event loop.
     auto* box = new QMessageBox(QMessageBox::Warning, tr("Notices of %1 #%2").arg(row->run.name).arg(row->run.id),
-                                lines.join(QStringLiteral("\n\n")), QMessageBox::Ok, this);
+            lines.join(QStringLiteral("\n\n")), QMessageBox::Ok, this);
     box->setObjectName(QStringLiteral("noticesBox"));
     box->setTextFormat(Qt::PlainText);
     box->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -898,8 +922,8 @@ void MainWindow::openArtifacts(RunId run)
 {
     const RunRow* row = m_model->rowData(run);
     const QString name = row ? row->run.name : QString();
-    auto* dialog = new ArtifactsDialog(m_engine, run, name,
-                                       runDataDir(m_store->location(), run) + QStringLiteral("/artifacts"), this);
+    auto* dialog = new ArtifactsDialog(
+            m_engine, run, name, runDataDir(m_store->location(), run) + QStringLiteral("/artifacts"), this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     dialog->show();
 }
@@ -914,7 +938,7 @@ void MainWindow::updateStoreNotice()
         m_storeNotice->setText(tr("Read-only: %1").arg(file));
         m_storeNotice->setToolTip(tr("%1 is open read-only: %2. Its runs are shown as last recorded in it; nothing "
                                      "can be submitted, cancelled, renamed or deleted here.")
-                                      .arg(m_store->location(), m_store->readOnlyReason()));
+                                          .arg(m_store->location(), m_store->readOnlyReason()));
     } else {
         m_storeNotice->clear();
         m_storeNotice->setToolTip(QString());
@@ -939,8 +963,8 @@ void MainWindow::updateActions()
     m_compareAction->setEnabled(!selectedRuns().isEmpty());
     m_artifactsAction->setEnabled(row && m_engine);
     m_deleteAction->setToolTip(row && !isTerminal(row->run.state)
-                                   ? tr("Cancel the run first: only finished runs can be deleted")
-                                   : tr("Delete the selected finished run with its metrics and console copy"));
+                    ? tr("Cancel the run first: only finished runs can be deleted")
+                    : tr("Delete the selected finished run with its metrics and console copy"));
 }
 
 QList<RunId> MainWindow::selectedRuns() const
@@ -1082,13 +1106,14 @@ void MainWindow::cancelSelected()
     // Like Delete, a running run's work is at stake: ask, without a nested
     // event loop (open(), not exec()).
     const QString text = running.size() == 1
-        ? tr("Cancel the running run %1?\nIts processes get SIGTERM, and SIGKILL after 10 s.").arg(running.front())
-        : tr("Cancel %1 running runs?\n%2\nTheir processes get SIGTERM, and SIGKILL after 10 s.")
-              .arg(running.size())
-              .arg(running.join(u'\n'));
+            ? tr("Cancel the running run %1?\nIts processes get SIGTERM, and SIGKILL after 10 s.").arg(running.front())
+            : tr("Cancel %1 running runs?\n%2\nTheir processes get SIGTERM, and SIGKILL after 10 s.")
+                      .arg(running.size())
+                      .arg(running.join(u'\n'));
     auto* box = new QMessageBox(QMessageBox::Question, tr("Cancel run"), text, QMessageBox::NoButton, this);
     box->setObjectName(QStringLiteral("cancelConfirmBox"));
-    box->addButton(tr("Cancel run"), QMessageBox::DestructiveRole)->setObjectName(QStringLiteral("confirmCancelButton"));
+    box->addButton(tr("Cancel run"), QMessageBox::DestructiveRole)
+            ->setObjectName(QStringLiteral("confirmCancelButton"));
     box->setDefaultButton(box->addButton(tr("Keep running"), QMessageBox::RejectRole));
     box->setAttribute(Qt::WA_DeleteOnClose);
     connect(box, &QMessageBox::buttonClicked, this, [this, box, runs](QAbstractButton* button) {
@@ -1103,14 +1128,17 @@ void MainWindow::cancelRuns(const QList<RunId>& runs)
     QPointer<RunEngine> engine = m_engine;
     if (!engine)
         return;
-    QMetaObject::invokeMethod(m_engine, [engine, runs] {
-        if (engine)
-            for (RunId id : runs)
-                engine->cancel(id);
-    }, Qt::QueuedConnection);
-    statusBar()->showMessage(runs.size() == 1 ? tr("Cancelling run #%1…").arg(runs.front())
-                                              : tr("Cancelling %1 runs…").arg(runs.size()),
-                             5000);
+    QMetaObject::invokeMethod(
+            m_engine,
+            [engine, runs] {
+                if (engine)
+                    for (RunId id : runs)
+                        engine->cancel(id);
+            },
+            Qt::QueuedConnection);
+    statusBar()->showMessage(
+            runs.size() == 1 ? tr("Cancelling run #%1…").arg(runs.front()) : tr("Cancelling %1 runs…").arg(runs.size()),
+            5000);
 }
 
 void MainWindow::deleteSelected()
@@ -1120,29 +1148,39 @@ void MainWindow::deleteSelected()
         return;
     const RunId id = row->run.id;
     const QString name = row->run.name;
-    const auto answer = QMessageBox::question(
-        this, tr("Delete run"),
-        tr("Delete run #%1 '%2' with its params, metrics and local console copy?\nThis cannot be undone.").arg(id).arg(name),
-        QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
+    const auto answer = QMessageBox::question(this, tr("Delete run"),
+            tr("Delete run #%1 '%2' with its params, metrics and local console copy?\nThis cannot be undone.")
+                    .arg(id)
+                    .arg(name),
+            QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
     if (answer != QMessageBox::Yes)
         return;
     // Off the GUI thread: it waits for the write (RunRemoval.h, as the service does).
     QPointer<MainWindow> self = this;
     ResultStore* store = m_store;
     const QString db = m_store->location();
-    QMetaObject::invokeMethod(m_reader, [self, store, db, id, name] {
-        const auto deleted = deleteEndedRun(*store, db, id);
-        QMetaObject::invokeMethod(qApp, [self, deleted, id, name] {
-            if (!self)
-                return;
-            if (!deleted) {
-                self->statusBar()->showMessage(tr("Run #%1 '%2' was not deleted: %3").arg(id).arg(name, deleted.error().message), 10000);
-                return;
-            }
-            self->m_model->removeRun(id);
-            self->statusBar()->showMessage(tr("Deleted run #%1 '%2'").arg(id).arg(name), 5000);
-        }, Qt::QueuedConnection);
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            m_reader,
+            [self, store, db, id, name] {
+                const auto deleted = deleteEndedRun(*store, db, id);
+                QMetaObject::invokeMethod(
+                        qApp,
+                        [self, deleted, id, name] {
+                            if (!self)
+                                return;
+                            if (!deleted) {
+                                self->statusBar()->showMessage(tr("Run #%1 '%2' was not deleted: %3")
+                                                                       .arg(id)
+                                                                       .arg(name, deleted.error().message),
+                                        10000);
+                                return;
+                            }
+                            self->m_model->removeRun(id);
+                            self->statusBar()->showMessage(tr("Deleted run #%1 '%2'").arg(id).arg(name), 5000);
+                        },
+                        Qt::QueuedConnection);
+            },
+            Qt::QueuedConnection);
 }
 
 // ---- queue and nodes --------------------------------------------------------
@@ -1163,12 +1201,14 @@ void MainWindow::createQueueAndNodes()
             [this, actions] { actions->setTargets(selectedRuns()); });
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             [this] { m_runActions->setSelection(selectedRuns()); });
-    connect(m_queueView, &QueueView::selectionChanged, this, [this, actions] { actions->setTargets(m_queueView->selectedRuns()); });
-    connect(actions, &QueueActions::finished, this, [this](const QString& op, const QList<RunId>& runs, const QStringList& errors) {
-        if (errors.isEmpty())
-            statusBar()->showMessage(tr("%1: %n run(s)", nullptr, int(runs.size())).arg(op), 4000);
-        scheduleReload();
-    });
+    connect(m_queueView, &QueueView::selectionChanged, this,
+            [this, actions] { actions->setTargets(m_queueView->selectedRuns()); });
+    connect(actions, &QueueActions::finished, this,
+            [this](const QString& op, const QList<RunId>& runs, const QStringList& errors) {
+                if (errors.isEmpty())
+                    statusBar()->showMessage(tr("%1: %n run(s)", nullptr, int(runs.size())).arg(op), 4000);
+                scheduleReload();
+            });
 
     m_table->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_table, &QWidget::customContextMenuRequested, this, [this, actions](const QPoint& pos) {
@@ -1230,7 +1270,8 @@ void MainWindow::createQueueAndNodes()
     view->addAction(m_nodesDock->toggleViewAction());
     m_resetLayoutAction = view->addAction(tr("&Reset layout"));
     m_resetLayoutAction->setObjectName(QStringLiteral("resetLayoutAction"));
-    m_resetLayoutAction->setToolTip(tr("Queue and Nodes tabbed on the right, the runs table and its tabs at their default sizes"));
+    m_resetLayoutAction->setToolTip(
+            tr("Queue and Nodes tabbed on the right, the runs table and its tabs at their default sizes"));
     connect(m_resetLayoutAction, &QAction::triggered, this, &MainWindow::resetLayout);
     view->addSeparator();
     view->addAction(m_runActions->showArchivedAction());

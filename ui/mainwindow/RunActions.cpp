@@ -26,18 +26,18 @@ RunActions::RunActions(ResultStore* store, QObject* worker, Lookup lookup, QWidg
         return a;
     };
     m_rename = make(tr("Re&name…"), QStringLiteral("renameRunAction"), tr("Give the selected run another name (F2)"),
-                    QKeySequence(Qt::Key_F2));
+            QKeySequence(Qt::Key_F2));
     m_edit = make(tr("Tags and &notes…"), QStringLiteral("editRunAction"),
-                  tr("Edit the selected run's tags and notes (Ctrl+E)"), QKeySequence(Qt::CTRL | Qt::Key_E));
+            tr("Edit the selected run's tags and notes (Ctrl+E)"), QKeySequence(Qt::CTRL | Qt::Key_E));
     m_rerun = make(tr("Re-r&un…"), QStringLiteral("rerunAction"),
-                   tr("Submit the selected run again with its params (Ctrl+R); the submit dialog opens to change them"),
-                   QKeySequence(Qt::CTRL | Qt::Key_R));
+            tr("Submit the selected run again with its params (Ctrl+R); the submit dialog opens to change them"),
+            QKeySequence(Qt::CTRL | Qt::Key_R));
     m_archive = make(tr("Arc&hive"), QStringLiteral("archiveRunAction"),
-                     tr("Hide the selected finished runs from the runs table (View > Show archived runs brings them "
-                        "back); nothing is deleted"),
-                     QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_A));
+            tr("Hide the selected finished runs from the runs table (View > Show archived runs brings them "
+               "back); nothing is deleted"),
+            QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_A));
     m_unarchive = make(tr("Unarc&hive"), QStringLiteral("unarchiveRunAction"),
-                       tr("Show the selected archived runs in the runs table again"), QKeySequence());
+            tr("Show the selected archived runs in the runs table again"), QKeySequence());
     m_showArchived = new QAction(tr("Show &archived runs"), this);
     m_showArchived->setObjectName(QStringLiteral("showArchivedAction"));
     m_showArchived->setCheckable(true);
@@ -59,7 +59,8 @@ RunActions::RunActions(ResultStore* store, QObject* worker, Lookup lookup, QWidg
                 runs << id;
         RunAnnotation a;
         a.archived = true;
-        annotate(runs, a, runs.size() == 1 ? tr("Archived run #%1").arg(runs.front()) : tr("Archived %1 runs").arg(runs.size()));
+        annotate(runs, a,
+                runs.size() == 1 ? tr("Archived run #%1").arg(runs.front()) : tr("Archived %1 runs").arg(runs.size()));
     });
     connect(m_unarchive, &QAction::triggered, this, [this] {
         QList<RunId> runs;
@@ -68,7 +69,9 @@ RunActions::RunActions(ResultStore* store, QObject* worker, Lookup lookup, QWidg
                 runs << id;
         RunAnnotation a;
         a.archived = false;
-        annotate(runs, a, runs.size() == 1 ? tr("Unarchived run #%1").arg(runs.front()) : tr("Unarchived %1 runs").arg(runs.size()));
+        annotate(runs, a,
+                runs.size() == 1 ? tr("Unarchived run #%1").arg(runs.front())
+                                 : tr("Unarchived %1 runs").arg(runs.size()));
     });
 }
 
@@ -99,9 +102,10 @@ void RunActions::refresh()
         running |= !isTerminal(row->run.state);
     }
     m_archive->setEnabled(archivable);
-    m_archive->setToolTip(!archivable && running ? tr("Only finished runs can be archived: cancel it first, or wait")
-                                                 : tr("Hide the selected finished runs from the runs table (View > Show "
-                                                      "archived runs brings them back); nothing is deleted"));
+    m_archive->setToolTip(!archivable && running
+                    ? tr("Only finished runs can be archived: cancel it first, or wait")
+                    : tr("Hide the selected finished runs from the runs table (View > Show "
+                         "archived runs brings them back); nothing is deleted"));
     m_unarchive->setEnabled(archived);
 }
 
@@ -110,14 +114,16 @@ void RunActions::openEditor(RunId run, bool focusName)
     const RunRow* row = m_lookup(run);
     if (!row)
         return;
-    auto* dialog = new RunEditDialog(row->run, focusName ? RunEditDialog::Focus::Name : RunEditDialog::Focus::Tags, m_parent);
+    auto* dialog = new RunEditDialog(
+            row->run, focusName ? RunEditDialog::Focus::Name : RunEditDialog::Focus::Tags, m_parent);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
         const RunAnnotation a = dialog->annotation();
         if (!a.name && !a.tags && !a.notes)
             return;
-        annotate({dialog->runId()}, a, a.name ? tr("Renamed run #%1 to '%2'").arg(dialog->runId()).arg(*a.name)
-                                              : tr("Saved the tags and notes of run #%1").arg(dialog->runId()));
+        annotate({dialog->runId()}, a,
+                a.name ? tr("Renamed run #%1 to '%2'").arg(dialog->runId()).arg(*a.name)
+                       : tr("Saved the tags and notes of run #%1").arg(dialog->runId()));
     });
     dialog->open();
 }
@@ -128,19 +134,25 @@ void RunActions::annotate(const QList<RunId>& runs, const RunAnnotation& a, cons
         return;
     QPointer<RunActions> self(this);
     ResultStore* store = m_store;
-    QMetaObject::invokeMethod(m_worker, [self, store, runs, a, what] {
-        QStringList errors;
-        for (RunId id : runs)
-            if (auto r = store->annotateRun(id, a); !r)
-                errors << r.error().message;
-        QMetaObject::invokeMethod(self, [self, what, errors] {
-            if (!self)
-                return;
-            if (!errors.isEmpty())
-                self->showError(tr("Cannot change the run"), errors.join(u'\n'));
-            Q_EMIT self->done(what, errors);
-        }, Qt::QueuedConnection);
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            m_worker,
+            [self, store, runs, a, what] {
+                QStringList errors;
+                for (RunId id : runs)
+                    if (auto r = store->annotateRun(id, a); !r)
+                        errors << r.error().message;
+                QMetaObject::invokeMethod(
+                        self,
+                        [self, what, errors] {
+                            if (!self)
+                                return;
+                            if (!errors.isEmpty())
+                                self->showError(tr("Cannot change the run"), errors.join(u'\n'));
+                            Q_EMIT self->done(what, errors);
+                        },
+                        Qt::QueuedConnection);
+            },
+            Qt::QueuedConnection);
 }
 
 void RunActions::rerunCurrent()

@@ -70,7 +70,8 @@ NodesView::NodesView(ResultStore* store, RunEngine* engine, QWidget* parent)
     m_tree = new QTreeWidget(this);
     m_tree->setObjectName(QStringLiteral("nodesTree"));
     m_tree->setColumnCount(ColumnCount);
-    m_tree->setHeaderLabels({tr("Node / GPU"), tr("Status"), tr("Memory"), tr("Util"), tr("Temp"), tr("Power"), tr("Held by")});
+    m_tree->setHeaderLabels(
+            {tr("Node / GPU"), tr("Status"), tr("Memory"), tr("Util"), tr("Temp"), tr("Power"), tr("Held by")});
     m_tree->setRootIsDecorated(true);
     m_tree->setUniformRowHeights(true);
     m_tree->setAlternatingRowColors(true);
@@ -96,9 +97,8 @@ NodesView::NodesView(ResultStore* store, RunEngine* engine, QWidget* parent)
         menu.addAction(m_addAction);
         menu.exec(m_tree->viewport()->mapToGlobal(pos));
     });
-    connect(m_tree, &QTreeWidget::currentItemChanged, this, [this] {
-        m_aggregatedAction->setEnabled(!consoleRuns(selectedNode()).isEmpty());
-    });
+    connect(m_tree, &QTreeWidget::currentItemChanged, this,
+            [this] { m_aggregatedAction->setEnabled(!consoleRuns(selectedNode()).isEmpty()); });
 
     m_summary = new QLabel(this);
     m_summary->setObjectName(QStringLiteral("nodesSummary"));
@@ -121,13 +121,19 @@ NodesView::NodesView(ResultStore* store, RunEngine* engine, QWidget* parent)
         // read on the GUI thread).
         QPointer<NodesView> self(this);
         ResultStore* s = m_store;
-        QMetaObject::invokeMethod(m_engine, [self, s] {
-            const QList<NodeRecord> nodes = s->nodes();
-            QMetaObject::invokeMethod(self, [self, nodes] {
-                if (self)
-                    self->setStoredNodes(nodes);
-            }, Qt::QueuedConnection);
-        }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+                m_engine,
+                [self, s] {
+                    const QList<NodeRecord> nodes = s->nodes();
+                    QMetaObject::invokeMethod(
+                            self,
+                            [self, nodes] {
+                                if (self)
+                                    self->setStoredNodes(nodes);
+                            },
+                            Qt::QueuedConnection);
+                },
+                Qt::QueuedConnection);
     }
 }
 
@@ -206,7 +212,7 @@ void NodesView::setStoredNodes(const QList<NodeRecord>& nodes)
         NodeInfo& info = m_nodes[n.name];
         info.stored = true;
         info.host = (n.user.isEmpty() ? QString() : n.user + QLatin1Char('@')) + n.host
-            + (n.port ? QStringLiteral(":%1").arg(n.port) : QString());
+                + (n.port ? QStringLiteral(":%1").arg(n.port) : QString());
         render(n.name);
     }
 }
@@ -231,7 +237,8 @@ void NodesView::setNodeGpus(const QString& node, const QList<AgentGpu>& gpus)
     info.gpus = gpus;
     info.gpusAt = QDateTime::currentDateTime();
     render(node);
-    m_summary->setText(tr("GPU status every 2 s · last update %1").arg(info.gpusAt.toString(QStringLiteral("HH:mm:ss"))));
+    m_summary->setText(
+            tr("GPU status every 2 s · last update %1").arg(info.gpusAt.toString(QStringLiteral("HH:mm:ss"))));
 }
 
 QString NodesView::cpuNodeText()
@@ -243,7 +250,9 @@ QString NodesView::memoryText(const AgentGpu& gpu)
 {
     if (!gpu.memoryTotalMib)
         return gpu.memoryUsedMib ? QStringLiteral("%1 MiB").arg(*gpu.memoryUsedMib, 0, 'f', 0) : QStringLiteral("–");
-    return QStringLiteral("%1 / %2 MiB").arg(gpu.memoryUsedMib.value_or(0), 0, 'f', 0).arg(*gpu.memoryTotalMib, 0, 'f', 0);
+    return QStringLiteral("%1 / %2 MiB")
+            .arg(gpu.memoryUsedMib.value_or(0), 0, 'f', 0)
+            .arg(*gpu.memoryTotalMib, 0, 'f', 0);
 }
 
 QString NodesView::heldByText(const AgentGpu& gpu, const QHash<QString, std::pair<RunId, QString>>& ours)
@@ -266,7 +275,8 @@ QString NodesView::heldByText(const AgentGpu& gpu, const QHash<QString, std::pai
             detail << QStringLiteral("%1 MiB").arg(*p.usedMemoryMib, 0, 'f', 0);
         if (!p.run.isEmpty())
             detail << tr("Trainyard run %1 of another database").arg(p.run);
-        parts << (detail.isEmpty() ? tr("other process") : tr("other process (%1)").arg(detail.join(QStringLiteral(", "))));
+        parts << (detail.isEmpty() ? tr("other process")
+                                   : tr("other process (%1)").arg(detail.join(QStringLiteral(", "))));
     }
     return parts.join(QStringLiteral("; "));
 }
@@ -329,13 +339,16 @@ void NodesView::render(const QString& node)
         child->setText(TemperatureColumn, number(g.temperatureC, QStringLiteral("°C")));
         child->setText(PowerColumn, number(g.powerW, QStringLiteral("W")));
         child->setText(HeldByColumn, held.isEmpty() ? QStringLiteral("–") : held);
-        const QString gpuTip = QStringLiteral("%1\n%2%3").arg(g.name, g.uuid,
-                                                              g.pciBusId.isEmpty() ? QString() : QStringLiteral("\nPCI ") + g.pciBusId);
+        const QString gpuTip
+                = QStringLiteral("%1\n%2%3")
+                          .arg(g.name, g.uuid,
+                                  g.pciBusId.isEmpty() ? QString() : QStringLiteral("\nPCI ") + g.pciBusId);
         child->setToolTip(NameColumn, gpuTip);
         child->setToolTip(HeldByColumn, held);
         for (int c = 0; c < ColumnCount; ++c) {
-            child->setTextAlignment(c, c >= MemoryColumn && c <= PowerColumn ? Qt::AlignRight | Qt::AlignVCenter
-                                                                             : Qt::AlignLeft | Qt::AlignVCenter);
+            child->setTextAlignment(c,
+                    c >= MemoryColumn && c <= PowerColumn ? Qt::AlignRight | Qt::AlignVCenter
+                                                          : Qt::AlignLeft | Qt::AlignVCenter);
             if (stale)
                 child->setForeground(c, kPending);
         }
@@ -372,33 +385,40 @@ void NodesView::addNode(const NodeRecord& node, bool acceptNewHostKey)
     std::shared_ptr<SshPassphraseProvider> passphrases = m_passphrases;
     // Storing waits for the commit and the transport must live on the
     // engine's thread: both happen there.
-    QMetaObject::invokeMethod(m_engine, [self, engine, store, node, acceptNewHostKey, agentPath, passphrases] {
-        if (!engine)
-            return;
-        QString error;
-        if (auto stored = store->addNode(node); !stored) {
-            error = stored.error().message;
-        } else {
-            NodeConnectOptions options;
-            options.acceptNewHostKey = acceptNewHostKey;
-            auto transport = transportForNode(node, agentPath, passphrases, options);
-            // Queued to the view (it lives on the GUI thread).
-            if (auto* ssh = qobject_cast<SshAgentTransport*>(transport.get()))
-                QObject::connect(ssh, &SshAgentTransport::hostKeyRejected, self,
-                                 [self, name = node.name](const QString& fingerprint, const QString& message, bool changed) {
-                                     if (self)
-                                         self->askHostKey(name, fingerprint, message, changed);
-                                 });
-            engine->addNode(node.name, std::move(transport));
-        }
-        QMetaObject::invokeMethod(self, [self, name = node.name, error] {
-            if (!self)
-                return;
-            if (!error.isEmpty())
-                self->showError(tr("Cannot add node"), error);
-            Q_EMIT self->nodeAdded(name, error);
-        }, Qt::QueuedConnection);
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            m_engine,
+            [self, engine, store, node, acceptNewHostKey, agentPath, passphrases] {
+                if (!engine)
+                    return;
+                QString error;
+                if (auto stored = store->addNode(node); !stored) {
+                    error = stored.error().message;
+                } else {
+                    NodeConnectOptions options;
+                    options.acceptNewHostKey = acceptNewHostKey;
+                    auto transport = transportForNode(node, agentPath, passphrases, options);
+                    // Queued to the view (it lives on the GUI thread).
+                    if (auto* ssh = qobject_cast<SshAgentTransport*>(transport.get()))
+                        QObject::connect(ssh, &SshAgentTransport::hostKeyRejected, self,
+                                [self, name = node.name](
+                                        const QString& fingerprint, const QString& message, bool changed) {
+                                    if (self)
+                                        self->askHostKey(name, fingerprint, message, changed);
+                                });
+                    engine->addNode(node.name, std::move(transport));
+                }
+                QMetaObject::invokeMethod(
+                        self,
+                        [self, name = node.name, error] {
+                            if (!self)
+                                return;
+                            if (!error.isEmpty())
+                                self->showError(tr("Cannot add node"), error);
+                            Q_EMIT self->nodeAdded(name, error);
+                        },
+                        Qt::QueuedConnection);
+            },
+            Qt::QueuedConnection);
 }
 
 void NodesView::checkHostKey(const QString& node, const QString& reason, bool changed)
@@ -409,15 +429,21 @@ void NodesView::checkHostKey(const QString& node, const QString& reason, bool ch
     // their transport (on the engine's thread) which key it refused.
     QPointer<NodesView> self(this);
     QPointer<RunEngine> engine = m_engine;
-    QMetaObject::invokeMethod(m_engine, [self, engine, node, reason, changed] {
-        const QString fingerprint = engine ? engine->rejectedHostKeyFingerprint(node) : QString();
-        if (fingerprint.isEmpty())
-            return;
-        QMetaObject::invokeMethod(self, [self, node, fingerprint, reason, changed] {
-            if (self)
-                self->askHostKey(node, fingerprint, reason, changed);
-        }, Qt::QueuedConnection);
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            m_engine,
+            [self, engine, node, reason, changed] {
+                const QString fingerprint = engine ? engine->rejectedHostKeyFingerprint(node) : QString();
+                if (fingerprint.isEmpty())
+                    return;
+                QMetaObject::invokeMethod(
+                        self,
+                        [self, node, fingerprint, reason, changed] {
+                            if (self)
+                                self->askHostKey(node, fingerprint, reason, changed);
+                        },
+                        Qt::QueuedConnection);
+            },
+            Qt::QueuedConnection);
 }
 
 void NodesView::askHostKey(const QString& node, const QString& fingerprint, const QString& message, bool changed)
@@ -433,11 +459,11 @@ void NodesView::askHostKey(const QString& node, const QString& fingerprint, cons
     }
     m_askingHostKey.insert(node);
     auto* box = new QMessageBox(QMessageBox::Question, tr("Unknown host key"),
-                                tr("The host key of node '%1' is not in known_hosts.\n\nSHA256 fingerprint:\n%2\n\n"
-                                   "Compare it with the host's own (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub on it). "
-                                   "Trust it and add it to known_hosts?")
-                                    .arg(node, fingerprint),
-                                QMessageBox::Yes | QMessageBox::No, this);
+            tr("The host key of node '%1' is not in known_hosts.\n\nSHA256 fingerprint:\n%2\n\n"
+               "Compare it with the host's own (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub on it). "
+               "Trust it and add it to known_hosts?")
+                    .arg(node, fingerprint),
+            QMessageBox::Yes | QMessageBox::No, this);
     box->setObjectName(QStringLiteral("hostKeyBox"));
     box->setDetailedText(message);
     box->setDefaultButton(QMessageBox::No);
@@ -452,14 +478,20 @@ void NodesView::askHostKey(const QString& node, const QString& fingerprint, cons
             return;
         QPointer<NodesView> self(this);
         QPointer<RunEngine> engine = m_engine;
-        QMetaObject::invokeMethod(m_engine, [self, engine, node] {
-            // The engine's next reconnection attempt records it.
-            const bool found = engine && engine->trustNewHostKey(node);
-            QMetaObject::invokeMethod(self, [self, node, found] {
-                if (self && found)
-                    Q_EMIT self->hostKeyAccepted(node);
-            }, Qt::QueuedConnection);
-        }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+                m_engine,
+                [self, engine, node] {
+                    // The engine's next reconnection attempt records it.
+                    const bool found = engine && engine->trustNewHostKey(node);
+                    QMetaObject::invokeMethod(
+                            self,
+                            [self, node, found] {
+                                if (self && found)
+                                    Q_EMIT self->hostKeyAccepted(node);
+                            },
+                            Qt::QueuedConnection);
+                },
+                Qt::QueuedConnection);
     });
     box->open();
 }

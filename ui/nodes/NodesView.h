@@ -56,7 +56,16 @@ class NodesView final : public QWidget {
     Q_DISABLE_COPY_MOVE(NodesView)
 
 public:
-    enum Column { NameColumn, StatusColumn, MemoryColumn, UtilizationColumn, TemperatureColumn, PowerColumn, HeldByColumn, ColumnCount };
+    enum Column {
+        NameColumn,
+        StatusColumn,
+        MemoryColumn,
+        UtilizationColumn,
+        TemperatureColumn,
+        PowerColumn,
+        HeldByColumn,
+        ColumnCount
+    };
 
     NodesView(ResultStore* store, RunEngine* engine, QWidget* parent = nullptr);
     ~NodesView() override;
@@ -79,7 +88,8 @@ public:
     QAction* aggregatedConsoleAction() const { return m_aggregatedAction; }
     QString selectedNode() const;
     void setStoredNodes(const QList<NodeRecord>& nodes);
-    void setNodeStatus(const QString& node, bool ready, const QString& reason, ty::ErrorKind kind = ty::ErrorKind::Unspecified);
+    void setNodeStatus(
+            const QString& node, bool ready, const QString& reason, ty::ErrorKind kind = ty::ErrorKind::Unspecified);
     void setNodeGpus(const QString& node, const QList<AgentGpu>& gpus);
 
     AddNodeDialog* openAddNodeDialog();
@@ -134,8 +144,8 @@ private:
     QHash<QString, NodeInfo> m_nodes;
     QHash<QString, QTreeWidgetItem*> m_items;
     QHash<QString, std::pair<RunId, QString>> m_ourRuns; // agent run id -> (run id, name)
-    QSet<QString> m_askingHostKey;       // nodes with a host-key question open
-    QSet<QString> m_declinedFingerprints; // "node fingerprint"
+    QSet<QString> m_askingHostKey;                       // nodes with a host-key question open
+    QSet<QString> m_declinedFingerprints;                // "node fingerprint"
 };
 
 } // namespace ty

@@ -24,15 +24,17 @@ QueueActions::QueueActions(RunEngine* engine, QWidget* dialogParent)
         a->setEnabled(false);
         return a;
     };
-    m_hold = make(tr("&Hold"), QStringLiteral("holdAction"), tr("Keep the selected queued runs from starting (they block no one)"));
+    m_hold = make(tr("&Hold"), QStringLiteral("holdAction"),
+            tr("Keep the selected queued runs from starting (they block no one)"));
     m_release = make(tr("&Release"), QStringLiteral("releaseAction"), tr("Let the selected held runs start again"));
     m_top = make(tr("Move to &top"), QStringLiteral("moveToTopAction"),
-                 tr("Give the selected waiting runs a priority above every other waiting run"));
-    m_priority = make(tr("Set &priority…"), QStringLiteral("priorityAction"), tr("Change the priority of the selected waiting runs"));
+            tr("Give the selected waiting runs a priority above every other waiting run"));
+    m_priority = make(tr("Set &priority…"), QStringLiteral("priorityAction"),
+            tr("Change the priority of the selected waiting runs"));
     // Waiting runs only: a running run is cancelled with Run > Cancel run…,
     // which asks first. So the queue's Cancel is off with nothing waiting.
     m_cancel = make(tr("Ca&ncel"), QStringLiteral("queueCancelAction"),
-                    tr("Take the selected waiting runs out of the queue (recorded as cancelled)"));
+            tr("Take the selected waiting runs out of the queue (recorded as cancelled)"));
     // Toolbar buttons show the short texts.
     m_top->setIconText(tr("Top"));
     m_priority->setIconText(tr("Priority…"));
@@ -44,7 +46,7 @@ QueueActions::QueueActions(RunEngine* engine, QWidget* dialogParent)
         QList<RunId> waiting;
         for (RunId id : std::as_const(m_targets))
             if (const RunRecord* r = m_lookup ? m_lookup(id) : nullptr;
-                r && (r->state == RunState::Queued || r->state == RunState::Held))
+                    r && (r->state == RunState::Queued || r->state == RunState::Held))
                 waiting << id;
         cancel(waiting);
     });
@@ -105,7 +107,8 @@ void QueueActions::moveToTop(const QList<RunId>& runs)
 
 void QueueActions::setPriority(const QList<RunId>& runs, int priority)
 {
-    apply(QStringLiteral("set priority"), runs, [priority](RunEngine& e, RunId id) { return e.setPriority(id, priority); });
+    apply(QStringLiteral("set priority"), runs,
+            [priority](RunEngine& e, RunId id) { return e.setPriority(id, priority); });
 }
 
 void QueueActions::cancel(const QList<RunId>& runs)
@@ -122,11 +125,12 @@ void QueueActions::askPriority()
         return;
     const RunRecord* first = m_lookup ? m_lookup(m_targets.front()) : nullptr;
     bool ok = false;
-    const int priority = QInputDialog::getInt(
-        m_parent, tr("Set priority"),
-        m_targets.size() == 1 ? tr("Priority of run #%1 (higher starts first under the priority policies):").arg(m_targets.front())
-                              : tr("Priority of the %1 selected runs (higher starts first):").arg(m_targets.size()),
-        first ? first->priority : 0, std::numeric_limits<int>::min() / 2, std::numeric_limits<int>::max() / 2, 1, &ok);
+    const int priority = QInputDialog::getInt(m_parent, tr("Set priority"),
+            m_targets.size() == 1 ? tr("Priority of run #%1 (higher starts first under the priority policies):")
+                                            .arg(m_targets.front())
+                                  : tr("Priority of the %1 selected runs (higher starts first):").arg(m_targets.size()),
+            first ? first->priority : 0, std::numeric_limits<int>::min() / 2, std::numeric_limits<int>::max() / 2, 1,
+            &ok);
     if (ok)
         setPriority(m_targets, priority);
 }
@@ -145,27 +149,33 @@ void QueueActions::apply(const QString& op, const QList<RunId>& runs, Op fn)
     QPointer<RunEngine> engine = m_engine;
     // The queue operations read and write the database: the engine's thread
     // does them, and posts the outcome back.
-    QMetaObject::invokeMethod(m_engine, [self, engine, op, runs, fn] {
-        if (!engine)
-            return;
-        QStringList errors;
-        for (RunId id : runs)
-            if (const Result<void> done = fn(*engine, id); !done)
-                errors << done.error().message;
-        QMetaObject::invokeMethod(self, [self, op, runs, errors] {
-            if (!self)
-                return;
-            if (!errors.isEmpty())
-                self->showErrors(op, errors);
-            Q_EMIT self->finished(op, runs, errors);
-        }, Qt::QueuedConnection);
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            m_engine,
+            [self, engine, op, runs, fn] {
+                if (!engine)
+                    return;
+                QStringList errors;
+                for (RunId id : runs)
+                    if (const Result<void> done = fn(*engine, id); !done)
+                        errors << done.error().message;
+                QMetaObject::invokeMethod(
+                        self,
+                        [self, op, runs, errors] {
+                            if (!self)
+                                return;
+                            if (!errors.isEmpty())
+                                self->showErrors(op, errors);
+                            Q_EMIT self->finished(op, runs, errors);
+                        },
+                        Qt::QueuedConnection);
+            },
+            Qt::QueuedConnection);
 }
 
 void QueueActions::showErrors(const QString& op, const QStringList& errors)
 {
-    auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot %1").arg(op), errors.join(QLatin1Char('\n')),
-                                QMessageBox::Ok, m_parent);
+    auto* box = new QMessageBox(
+            QMessageBox::Warning, tr("Cannot %1").arg(op), errors.join(QLatin1Char('\n')), QMessageBox::Ok, m_parent);
     box->setObjectName(QStringLiteral("queueErrorBox"));
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->open();

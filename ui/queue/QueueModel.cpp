@@ -10,8 +10,7 @@ namespace ty {
 
 QueueModel::QueueModel(QObject* parent)
     : RunTableModel(parent)
-{
-}
+{ }
 
 int QueueModel::rowCount(const QModelIndex& parent) const
 {
@@ -200,7 +199,8 @@ void QueueModel::apply(QList<RunRecord> runs)
                 added.append(it.value());
     }
     if (!added.isEmpty()) {
-        std::sort(added.begin(), added.end(), [this](const RunRecord& a, const RunRecord& b) { return lessThan(a, b); });
+        std::sort(
+                added.begin(), added.end(), [this](const RunRecord& a, const RunRecord& b) { return lessThan(a, b); });
         const int first = int(m_runs.size());
         beginInsertRows({}, first, first + int(added.size()) - 1);
         m_runs.append(added);
@@ -208,7 +208,8 @@ void QueueModel::apply(QList<RunRecord> runs)
     }
     // 3. Queue order, moving persistent indexes with their runs.
     QList<RunRecord> sorted = m_runs;
-    std::stable_sort(sorted.begin(), sorted.end(), [this](const RunRecord& a, const RunRecord& b) { return lessThan(a, b); });
+    std::stable_sort(
+            sorted.begin(), sorted.end(), [this](const RunRecord& a, const RunRecord& b) { return lessThan(a, b); });
     bool reordered = false;
     for (int i = 0; i < sorted.size() && !reordered; ++i)
         reordered = sorted.at(i).id != m_runs.at(i).id;
@@ -221,7 +222,8 @@ void QueueModel::apply(QList<RunRecord> runs)
         QModelIndexList to;
         to.reserve(from.size());
         for (const QModelIndex& index : from)
-            to.append(index.isValid() ? createIndex(newRow.value(m_runs.at(index.row()).id), index.column()) : QModelIndex());
+            to.append(index.isValid() ? createIndex(newRow.value(m_runs.at(index.row()).id), index.column())
+                                      : QModelIndex());
         m_runs = std::move(sorted);
         changePersistentIndexList(from, to);
         rebuildIndex();

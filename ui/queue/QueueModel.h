@@ -59,7 +59,7 @@ public:
 
     RunId runIdAt(int row) const override;
     int rowOf(RunId run) const override;
-    const RunRecord* run(RunId run) const;  // nullptr when absent
+    const RunRecord* run(RunId run) const; // nullptr when absent
 
 private:
     void apply(QList<RunRecord> runs);

@@ -37,7 +37,7 @@ QueueView::QueueView(RunEngine* engine, QString databasePath, QWidget* parent)
                             "fcfs: strict submission order · priority: higher first, with aging · "
                             "sjf: shortest estimated runtime first\nbackfill: EASY backfill over priority · "
                             "fair-share: Slurm's classic fair-share factor, with backfill")
-                             .arg(queuePolicyPath(m_databasePath)));
+                                 .arg(queuePolicyPath(m_databasePath)));
     // Which queue's policy the selector shows and sets: the default queue, a
     // queue the file names, or one typed in (a spec's `queue:`).
     m_queue = new QComboBox(bar);
@@ -104,8 +104,8 @@ QueueView::QueueView(RunEngine* engine, QString databasePath, QWidget* parent)
     connect(m_policy, &QComboBox::activated, this, [this](int index) {
         const QString name = m_policy->itemText(index);
         if (auto done = choosePolicy(name); !done) {
-            auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot change the policy"), done.error().message,
-                                        QMessageBox::Ok, this);
+            auto* box = new QMessageBox(
+                    QMessageBox::Warning, tr("Cannot change the policy"), done.error().message, QMessageBox::Ok, this);
             box->setObjectName(QStringLiteral("queueErrorBox"));
             box->setAttribute(Qt::WA_DeleteOnClose);
             box->open();
@@ -119,8 +119,9 @@ QueueView::QueueView(RunEngine* engine, QString databasePath, QWidget* parent)
 
 QString QueueView::selectedQueue() const
 {
-    return m_queue->currentIndex() == 0 && m_queue->currentText() == m_queue->itemText(0) ? QString()
-                                                                                         : m_queue->currentText().trimmed();
+    return m_queue->currentIndex() == 0 && m_queue->currentText() == m_queue->itemText(0)
+            ? QString()
+            : m_queue->currentText().trimmed();
 }
 
 void QueueView::setRuns(const RunRows& rows)
@@ -221,8 +222,9 @@ void QueueView::updateSummary()
         if (const RunRecord* r = m_model->run(m_model->runIdAt(row)); r && r->state == RunState::Held)
             ++held;
     const int waiting = m_model->rowCount();
-    m_summary->setText(waiting == 0 ? tr("No runs waiting.")
-                                    : tr("%1 waiting (%2 held) · order: %3").arg(waiting).arg(held).arg(m_policy->currentText()));
+    m_summary->setText(waiting == 0
+                    ? tr("No runs waiting.")
+                    : tr("%1 waiting (%2 held) · order: %3").arg(waiting).arg(held).arg(m_policy->currentText()));
 }
 
 } // namespace ty

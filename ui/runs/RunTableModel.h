@@ -41,7 +41,8 @@ public:
     // The runs of `rows` (a view's selected rows), top to bottom.
     static QList<RunId> runIds(QModelIndexList rows)
     {
-        std::sort(rows.begin(), rows.end(), [](const QModelIndex& a, const QModelIndex& b) { return a.row() < b.row(); });
+        std::sort(
+                rows.begin(), rows.end(), [](const QModelIndex& a, const QModelIndex& b) { return a.row() < b.row(); });
         QList<RunId> ids;
         ids.reserve(rows.size());
         for (const QModelIndex& i : std::as_const(rows))

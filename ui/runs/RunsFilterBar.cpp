@@ -35,8 +35,7 @@ public:
     GroupByCombo(RunsFilterBar* bar, QWidget* parent)
         : QComboBox(parent)
         , m_bar(bar)
-    {
-    }
+    { }
 
     void showPopup() override
     {
@@ -105,8 +104,8 @@ RunsFilterBar::RunsFilterBar(RunsFilterProxy* proxy, QWidget* parent)
     m_groupCombo->setObjectName(QStringLiteral("groupByCombo"));
     m_groupCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     groupLabel->setBuddy(m_groupCombo);
-    for (RunGroupBy::Kind k : {RunGroupBy::Kind::None, RunGroupBy::Kind::State, RunGroupBy::Kind::Node, RunGroupBy::Kind::Tag,
-                               RunGroupBy::Kind::Queue, RunGroupBy::Kind::User, RunGroupBy::Kind::Project}) {
+    for (RunGroupBy::Kind k : {RunGroupBy::Kind::None, RunGroupBy::Kind::State, RunGroupBy::Kind::Node,
+                 RunGroupBy::Kind::Tag, RunGroupBy::Kind::Queue, RunGroupBy::Kind::User, RunGroupBy::Kind::Project}) {
         const RunGroupBy by{k, {}};
         m_groupCombo->addItem(groupText(by), by.id());
     }
@@ -259,8 +258,8 @@ void RunsFilterBar::askAndSave()
         return; // the field says what is wrong
     const QString current = m_savedCombo->currentIndex() > 0 ? m_savedCombo->currentText() : QString();
     bool ok = false;
-    const QString name = QInputDialog::getText(this, tr("Save query"), tr("Name for “%1”:").arg(m_edit->text()),
-                                               QLineEdit::Normal, current, &ok);
+    const QString name = QInputDialog::getText(
+            this, tr("Save query"), tr("Name for “%1”:").arg(m_edit->text()), QLineEdit::Normal, current, &ok);
     if (ok)
         saveQuery(name);
 }

@@ -14,7 +14,8 @@ namespace {
 
 bool needsLabels(const RunGroupBy& by)
 {
-    return by.kind == RunGroupBy::Kind::Queue || by.kind == RunGroupBy::Kind::User || by.kind == RunGroupBy::Kind::Project;
+    return by.kind == RunGroupBy::Kind::Queue || by.kind == RunGroupBy::Kind::User
+            || by.kind == RunGroupBy::Kind::Project;
 }
 
 QString labelFor(const RunGroupBy& by, const RunGroupKey& key)
@@ -221,7 +222,7 @@ QVariant RunsFilterProxy::data(const QModelIndex& index, int role) const
 QVariant RunsFilterProxy::headerData(int section, Qt::Orientation orientation, int role) const
 {
     if (orientation == Qt::Vertical && isGrouped() && section >= 0 && section < rowCount()
-        && (role == Qt::DisplayRole || role == Qt::ToolTipRole)) {
+            && (role == Qt::DisplayRole || role == Qt::ToolTipRole)) {
         const auto [first, count] = groupRows(section);
         const QString runs = count == 1 ? tr("1 run") : tr("%1 runs").arg(count);
         if (role == Qt::ToolTipRole)

@@ -21,12 +21,12 @@ bool sameRow(const RunRow& a, const RunRow& b)
 {
     const RunRecord& x = a.run;
     const RunRecord& y = b.run;
-    if (x.state != y.state || x.name != y.name || x.node != y.node || x.gpus != y.gpus
-        || x.startedAt != y.startedAt || x.finishedAt != y.finishedAt || x.failureReason != y.failureReason
-        || x.failureKind != y.failureKind || x.pendingReason != y.pendingReason
-        || x.exitCode != y.exitCode || x.exitSignal != y.exitSignal || a.latest.size() != b.latest.size()
-        || a.params != b.params || a.notices != b.notices // notices: the run header marks them
-        || x.tags != y.tags || x.notes != y.notes || x.archived != y.archived) // the user's edits (RunActions)
+    if (x.state != y.state || x.name != y.name || x.node != y.node || x.gpus != y.gpus || x.startedAt != y.startedAt
+            || x.finishedAt != y.finishedAt || x.failureReason != y.failureReason || x.failureKind != y.failureKind
+            || x.pendingReason != y.pendingReason || x.exitCode != y.exitCode || x.exitSignal != y.exitSignal
+            || a.latest.size() != b.latest.size() || a.params != b.params
+            || a.notices != b.notices                                              // notices: the run header marks them
+            || x.tags != y.tags || x.notes != y.notes || x.archived != y.archived) // the user's edits (RunActions)
         return false;
     for (auto it = a.latest.cbegin(); it != a.latest.cend(); ++it) {
         auto o = b.latest.constFind(it.key());
@@ -41,17 +41,24 @@ bool sameRow(const RunRow& a, const RunRow& b)
 
 bool isMainLooking(const QString& key)
 {
-    static const QRegularExpression re(QStringLiteral(
-        "(^|[_/.\\-])(loss|acc|accuracy|err|error|f1|auc|ppl|perplexity|bleu|map|iou|top1|top5)$|^(val|valid|validation|test|eval)[_/.\\-]"),
-        QRegularExpression::CaseInsensitiveOption);
+    static const QRegularExpression re(
+            QStringLiteral(
+                    "(^|[_/.\\-])(loss|acc|accuracy|err|error|f1|auc|ppl|perplexity|bleu|map|iou|top1|top5)$|^(val|valid|validation|test|eval)[_/.\\-]"),
+            QRegularExpression::CaseInsensitiveOption);
     return re.match(key).hasMatch();
 }
 
 bool isBookkeeping(const QString& key)
 {
     static const QSet<QString> skip = {
-        QStringLiteral("epoch"), QStringLiteral("step"), QStringLiteral("global_step"), QStringLiteral("iteration"),
-        QStringLiteral("iter"), QStringLiteral("batch"), QStringLiteral("it"), QStringLiteral("time"),
+            QStringLiteral("epoch"),
+            QStringLiteral("step"),
+            QStringLiteral("global_step"),
+            QStringLiteral("iteration"),
+            QStringLiteral("iter"),
+            QStringLiteral("batch"),
+            QStringLiteral("it"),
+            QStringLiteral("time"),
     };
     return skip.contains(key.toLower());
 }
@@ -61,8 +68,7 @@ bool isBookkeeping(const QString& key)
 RunsModel::RunsModel(QObject* parent)
     : RunTableModel(parent)
     , m_now(QDateTime::currentDateTimeUtc())
-{
-}
+{ }
 
 int RunsModel::rowCount(const QModelIndex& parent) const
 {
@@ -145,7 +151,8 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const
         case Qt::DisplayRole: return formatValue(it->value);
         // NaN sorts below every number (a total order for the proxy).
         case SortRole: return std::isnan(it->value) ? -std::numeric_limits<double>::infinity() : it->value;
-        case Qt::ToolTipRole: return QStringLiteral("%1 = %2 at step %3").arg(key, formatValue(it->value)).arg(it->step);
+        case Qt::ToolTipRole:
+            return QStringLiteral("%1 = %2 at step %3").arg(key, formatValue(it->value)).arg(it->step);
         case Qt::TextAlignmentRole: return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
         default: return {};
         }
@@ -156,8 +163,8 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const
         switch (role) {
         case Qt::DisplayRole: // "failed (CUDA OOM)"
             return r.state == RunState::Failed && r.failureKind != FailureKind::None
-                ? QStringLiteral("%1 (%2)").arg(runStateName(r.state), failureKindLabel(r.failureKind))
-                : runStateName(r.state);
+                    ? QStringLiteral("%1 (%2)").arg(runStateName(r.state), failureKindLabel(r.failureKind))
+                    : runStateName(r.state);
         case Qt::DecorationRole: return RunStateStyle::icon(r.state);
         case Qt::ForegroundRole: return RunStateStyle::color(r.state);
         case SortRole: return RunStateStyle::sortOrder(r.state);
@@ -458,7 +465,7 @@ bool RunsModel::applyUpdates(const RunRows& changed, const QList<RunId>& removed
     };
     for (const RunRow& r : std::as_const(added)) {
         const auto at = std::lower_bound(m_rows.cbegin(), m_rows.cend(), r,
-                                         [&](const RunRow& x, const RunRow& y) { return before(x.run, y.run); });
+                [&](const RunRow& x, const RunRow& y) { return before(x.run, y.run); });
         const int row = int(at - m_rows.cbegin());
         count(r, +1);
         beginInsertRows({}, row, row);

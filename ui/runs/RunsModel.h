@@ -35,7 +35,7 @@ public:
     enum Column { State, Name, Node, Gpus, Started, Duration, FirstMetricColumn };
     // Besides RunTableModel::RunIdRole.
     enum Role {
-        SortRole = Qt::UserRole,   // numeric/time value for sorting
+        SortRole = Qt::UserRole, // numeric/time value for sorting
     };
     static constexpr int kDefaultMaxMetricColumns = 6;
 

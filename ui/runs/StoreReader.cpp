@@ -9,34 +9,40 @@ namespace ty {
 StoreReader::StoreReader(ResultStore* store, QObject* parent)
     : QObject(parent)
     , m_store(store)
-{
-}
+{ }
 
 void StoreReader::requestRuns()
 {
-    QMetaObject::invokeMethod(this, [this] {
-        if (m_runsQueued)
-            return;
-        m_runsQueued = true;
-        // Post the load behind whatever else is queued, so a burst of
-        // requests collapses into this one.
-        QMetaObject::invokeMethod(this, &StoreReader::loadRuns, Qt::QueuedConnection);
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            this,
+            [this] {
+                if (m_runsQueued)
+                    return;
+                m_runsQueued = true;
+                // Post the load behind whatever else is queued, so a burst of
+                // requests collapses into this one.
+                QMetaObject::invokeMethod(this, &StoreReader::loadRuns, Qt::QueuedConnection);
+            },
+            Qt::QueuedConnection);
 }
 
 void StoreReader::requestRunUpdates()
 {
-    QMetaObject::invokeMethod(this, [this] {
-        if (m_updatesQueued || m_runsQueued)
-            return; // a full load is coming anyway
-        m_updatesQueued = true;
-        QMetaObject::invokeMethod(this, &StoreReader::loadUpdates, Qt::QueuedConnection);
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            this,
+            [this] {
+                if (m_updatesQueued || m_runsQueued)
+                    return; // a full load is coming anyway
+                m_updatesQueued = true;
+                QMetaObject::invokeMethod(this, &StoreReader::loadUpdates, Qt::QueuedConnection);
+            },
+            Qt::QueuedConnection);
 }
 
 void StoreReader::requestMetrics(RunId run, int ticket)
 {
-    QMetaObject::invokeMethod(this, [this, run, ticket] { loadMetrics(run, ticket); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+            this, [this, run, ticket] { loadMetrics(run, ticket); }, Qt::QueuedConnection);
 }
 
 void StoreReader::requestVersionCheck()

@@ -69,9 +69,9 @@ private:
     // Touched on the reader thread only:
     bool m_runsQueued = false;
     bool m_updatesQueued = false;
-    bool m_loaded = false;       // a full load happened
-    bool m_incremental = false;  // the store records changes; m_seq is valid
-    qint64 m_seq = 0;            // the change number the rows shown are at
+    bool m_loaded = false;      // a full load happened
+    bool m_incremental = false; // the store records changes; m_seq is valid
+    qint64 m_seq = 0;           // the change number the rows shown are at
     qint64 m_lastVersion = -1;
 };
 

@@ -67,7 +67,8 @@ QList<QByteArray> splitRecord(QByteArrayView rec)
 } // namespace
 
 CsvMetricsReader::CsvMetricsReader(QString origin, qint64 startOffset, QStringList header, qint64 startRow)
-    : MetricStreamReader(std::move(origin), startOffset), m_rows(startRow)
+    : MetricStreamReader(std::move(origin), startOffset)
+    , m_rows(startRow)
 {
     if (!header.isEmpty())
         setHeader(header);
@@ -131,17 +132,19 @@ void CsvMetricsReader::parseRecords(bool atEnd)
         if (end < 0) {
             m_scan = m_buf.size();
             if (m_scan - start > kMaxRecordBytes) {
-                setError(m_consumed, QStringLiteral("row %1 at byte offset %2: record longer than %3 bytes")
-                                         .arg(m_rows + (m_header.isEmpty() ? 0 : 1))
-                                         .arg(m_consumed)
-                                         .arg(kMaxRecordBytes));
+                setError(m_consumed,
+                        QStringLiteral("row %1 at byte offset %2: record longer than %3 bytes")
+                                .arg(m_rows + (m_header.isEmpty() ? 0 : 1))
+                                .arg(m_consumed)
+                                .arg(kMaxRecordBytes));
                 break;
             }
             if (atEnd && m_scan > start) {
                 if (m_quote == Quote::Inside) {
-                    setError(m_consumed, QStringLiteral("row %1 at byte offset %2: unterminated quoted field at end of file")
-                                             .arg(m_rows + (m_header.isEmpty() ? 0 : 1))
-                                             .arg(m_consumed));
+                    setError(m_consumed,
+                            QStringLiteral("row %1 at byte offset %2: unterminated quoted field at end of file")
+                                    .arg(m_rows + (m_header.isEmpty() ? 0 : 1))
+                                    .arg(m_consumed));
                     break;
                 }
                 QByteArrayView rec = QByteArrayView(m_buf).sliced(start, m_scan - start);
@@ -180,10 +183,10 @@ void CsvMetricsReader::processRecord(QByteArrayView record, qint64 offset)
     const qint64 row = m_rows; // 1-based data row, for messages
     if (fields.size() > m_header.size()) {
         addWarning(QStringLiteral("row %1 at byte offset %2: %3 cells for %4 columns (extra cells ignored)")
-                       .arg(row)
-                       .arg(offset)
-                       .arg(fields.size())
-                       .arg(m_header.size()));
+                           .arg(row)
+                           .arg(offset)
+                           .arg(fields.size())
+                           .arg(m_header.size()));
     }
     auto cell = [&](int col) -> QByteArrayView {
         return col >= 0 && col < fields.size() ? QByteArrayView(fields[col]) : QByteArrayView();
@@ -197,9 +200,10 @@ void CsvMetricsReader::processRecord(QByteArrayView record, qint64 offset)
         const std::optional<double> s = parseMetricNumber(cell(m_stepCol));
         if (!s || !std::isfinite(*s) || *s != std::floor(*s) || std::abs(*s) > 9.0e18) {
             addWarning(QStringLiteral("row %1 at byte offset %2 skipped: step '%3' is not an integer")
-                           .arg(row)
-                           .arg(offset)
-                           .arg(QString::fromUtf8(cell(m_stepCol).first(qMin<qsizetype>(cell(m_stepCol).size(), 40)))));
+                               .arg(row)
+                               .arg(offset)
+                               .arg(QString::fromUtf8(
+                                       cell(m_stepCol).first(qMin<qsizetype>(cell(m_stepCol).size(), 40)))));
             return;
         }
         step = qint64(*s);
@@ -223,10 +227,10 @@ void CsvMetricsReader::processRecord(QByteArrayView record, qint64 offset)
         const std::optional<double> v = parseMetricNumber(c);
         if (!v) {
             addWarning(QStringLiteral("row %1 at byte offset %2, column '%3': '%4' is not a number")
-                           .arg(row)
-                           .arg(offset)
-                           .arg(m_header[col])
-                           .arg(QString::fromUtf8(c.first(qMin<qsizetype>(c.size(), 40)))));
+                               .arg(row)
+                               .arg(offset)
+                               .arg(m_header[col])
+                               .arg(QString::fromUtf8(c.first(qMin<qsizetype>(c.size(), 40)))));
             continue;
         }
         ImportedMetric m;

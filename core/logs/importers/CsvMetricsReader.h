@@ -35,12 +35,12 @@ namespace ty {
 // file's first line with headerLine() and re-import from scratch on change.
 //
 // Resuming: CsvMetricsReader(origin, consumedOffset(), header(), rowsRead()).
-class CsvMetricsReader final : public MetricStreamReader
-{
+class CsvMetricsReader final : public MetricStreamReader {
 public:
     static constexpr qsizetype kMaxRecordBytes = 16 * 1024 * 1024;
 
-    explicit CsvMetricsReader(QString origin = {}, qint64 startOffset = 0, QStringList header = {}, qint64 startRow = 0);
+    explicit CsvMetricsReader(
+            QString origin = {}, qint64 startOffset = 0, QStringList header = {}, qint64 startRow = 0);
 
     void feed(QByteArrayView bytes) override;
     void finish() override;
@@ -57,7 +57,7 @@ private:
     void setHeader(const QStringList& fields);
 
     QByteArray m_buf;
-    qsizetype m_scan = 0;  // where the search for the record end continues
+    qsizetype m_scan = 0; // where the search for the record end continues
     // Where the search for the record end stands (Python csv's states).
     enum class Quote { FieldStart, Unquoted, Inside, ClosedOrEscaped };
     Quote m_quote = Quote::FieldStart;

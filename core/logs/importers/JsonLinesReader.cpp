@@ -32,9 +32,9 @@ std::optional<qint64> integralStep(const QJsonValue& v)
 } // namespace
 
 JsonLinesReader::JsonLinesReader(QString origin, qint64 startOffset, qint64 startLine)
-    : MetricStreamReader(std::move(origin), startOffset), m_lines(startLine)
-{
-}
+    : MetricStreamReader(std::move(origin), startOffset)
+    , m_lines(startLine)
+{ }
 
 void JsonLinesReader::feed(QByteArrayView bytes)
 {
@@ -45,9 +45,9 @@ void JsonLinesReader::feed(QByteArrayView bytes)
         if (nl < 0) {
             if (!m_skipping && m_pendingBytes + bytes.size() > kMaxLineBytes) {
                 addWarning(QStringLiteral("line %1 at byte offset %2 skipped: longer than %3 bytes")
-                               .arg(m_lines + 1)
-                               .arg(m_consumed)
-                               .arg(kMaxLineBytes));
+                                   .arg(m_lines + 1)
+                                   .arg(m_consumed)
+                                   .arg(kMaxLineBytes));
                 m_skipping = true;
                 m_buf.clear();
             }
@@ -59,9 +59,9 @@ void JsonLinesReader::feed(QByteArrayView bytes)
         const QByteArrayView piece = bytes.first(nl);
         if (!m_skipping && m_pendingBytes + nl > kMaxLineBytes) {
             addWarning(QStringLiteral("line %1 at byte offset %2 skipped: longer than %3 bytes")
-                           .arg(m_lines + 1)
-                           .arg(m_consumed)
-                           .arg(kMaxLineBytes));
+                               .arg(m_lines + 1)
+                               .arg(m_consumed)
+                               .arg(kMaxLineBytes));
             m_skipping = true;
         }
         if (!m_skipping) {
@@ -89,7 +89,7 @@ void JsonLinesReader::finish()
         processLine(m_buf, m_consumed, true);
         if (hasError())
             return;
-        }
+    }
     m_buf.clear();
     m_skipping = false;
     ++m_lines;
@@ -109,10 +109,10 @@ void JsonLinesReader::processLine(QByteArrayView line, qint64 offset, bool atEnd
         why = QStringLiteral("not a JSON object");
     if (!why.isEmpty()) {
         const QString msg = QStringLiteral("line %1 at byte offset %2%3%4: %5")
-                                .arg(m_lines + 1)
-                                .arg(offset)
-                                .arg(atEnd ? QStringLiteral(" (unterminated, at end of file)") : QString(),
-                                     atEnd ? QString() : QStringLiteral(" skipped"), why);
+                                    .arg(m_lines + 1)
+                                    .arg(offset)
+                                    .arg(atEnd ? QStringLiteral(" (unterminated, at end of file)") : QString(),
+                                            atEnd ? QString() : QStringLiteral(" skipped"), why);
         if (atEnd)
             setError(offset, msg);
         else
@@ -130,9 +130,9 @@ void JsonLinesReader::processLine(QByteArrayView line, qint64 offset, bool atEnd
         step = integralStep(*it);
         if (!step) {
             addWarning(QStringLiteral("line %1 at byte offset %2 skipped: %3 is not an integer")
-                           .arg(m_lines + 1)
-                           .arg(offset)
-                           .arg(name));
+                               .arg(m_lines + 1)
+                               .arg(offset)
+                               .arg(name));
             return;
         }
         break;
@@ -149,8 +149,9 @@ void JsonLinesReader::processLine(QByteArrayView line, qint64 offset, bool atEnd
         }
     }
     for (const auto& [key, value] : flattenJsonNumbers(obj)) {
-        if (key == QLatin1StringView("step") || key == QLatin1StringView("global_step") || key == QLatin1StringView("epoch")
-            || key == QLatin1StringView("wall_time") || key == QLatin1StringView("timestamp"))
+        if (key == QLatin1StringView("step") || key == QLatin1StringView("global_step")
+                || key == QLatin1StringView("epoch") || key == QLatin1StringView("wall_time")
+                || key == QLatin1StringView("timestamp"))
             continue;
         ImportedMetric m;
         m.key = key;

@@ -27,8 +27,7 @@ namespace ty {
 //
 // Resuming: JsonLinesReader(origin, consumedOffset(), linesRead()), then
 // setLastStep() for the keys logged without steps (their counters).
-class JsonLinesReader final : public MetricStreamReader
-{
+class JsonLinesReader final : public MetricStreamReader {
 public:
     static constexpr qsizetype kMaxLineBytes = 16 * 1024 * 1024;
 

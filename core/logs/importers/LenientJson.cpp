@@ -68,10 +68,14 @@ std::optional<double> parseDecimal(std::string_view text)
 
 namespace {
 
-class Parser
-{
+class Parser {
 public:
-    Parser(QByteArrayView text, int maxDepth) : m_p(text.data()), m_begin(text.data()), m_end(text.data() + text.size()), m_maxDepth(maxDepth) {}
+    Parser(QByteArrayView text, int maxDepth)
+        : m_p(text.data())
+        , m_begin(text.data())
+        , m_end(text.data() + text.size())
+        , m_maxDepth(maxDepth)
+    { }
 
     Result<QJsonValue> parseDocument()
     {

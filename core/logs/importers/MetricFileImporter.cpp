@@ -31,7 +31,7 @@ MetricFileFormat detectMetricFileFormat(const QString& path, QByteArrayView head
     if (lower == QLatin1StringView("trainer_state.json"))
         return MetricFileFormat::TrainerState;
     if (lower.endsWith(QLatin1StringView(".jsonl")) || lower.endsWith(QLatin1StringView(".ndjson"))
-        || lower.endsWith(QLatin1StringView(".json")))
+            || lower.endsWith(QLatin1StringView(".json")))
         return MetricFileFormat::JsonLines;
     if (lower.endsWith(QLatin1StringView(".csv")))
         return MetricFileFormat::Csv;
@@ -81,7 +81,10 @@ Result<MetricFileImport> importMetricFile(const QString& path, MetricFileFormat 
         const QByteArray chunk = file.read(1 << 20);
         if (chunk.isEmpty()) {
             if (file.error() != QFileDevice::NoError)
-                return fail(QStringLiteral("%1: read error at byte %2: %3").arg(path).arg(out.bytesRead).arg(file.errorString()));
+                return fail(QStringLiteral("%1: read error at byte %2: %3")
+                                    .arg(path)
+                                    .arg(out.bytesRead)
+                                    .arg(file.errorString()));
             break;
         }
         out.bytesRead += chunk.size();
@@ -97,7 +100,9 @@ Result<MetricFileImport> importMetricFile(const QString& path, MetricFileFormat 
     out.warnings = reader->warnings();
     out.params = reader->params();
     if (reader->warningCount() > reader->warnings().size())
-        out.warnings.append(QStringLiteral("%1: %2 more warnings").arg(path).arg(reader->warningCount() - reader->warnings().size()));
+        out.warnings.append(QStringLiteral("%1: %2 more warnings")
+                                    .arg(path)
+                                    .arg(reader->warningCount() - reader->warnings().size()));
     return out;
 }
 

@@ -40,7 +40,7 @@ struct MetricFileImport {
     // are in `metrics`.
     QString error;
     qint64 errorOffset = -1;
-    QStringList warnings;  // units skipped without stopping
+    QStringList warnings;          // units skipped without stopping
     QMap<QString, QString> params; // hyperparameters the file holds (MetricStreamReader::params)
     qint64 bytesRead = 0;
 };

@@ -31,8 +31,7 @@ namespace ty {
 // kMaxWarnings are kept, warningCount() counts all.
 //
 // Not thread safe: one thread at a time. No event loop needed.
-class MetricStreamReader
-{
+class MetricStreamReader {
 public:
     static constexpr int kMaxWarnings = 100;
 
@@ -64,7 +63,10 @@ public:
     qint64 warningCount() const { return m_warningCount; }
 
 protected:
-    MetricStreamReader(QString origin, qint64 startOffset) : m_origin(std::move(origin)), m_consumed(startOffset) {}
+    MetricStreamReader(QString origin, qint64 startOffset)
+        : m_origin(std::move(origin))
+        , m_consumed(startOffset)
+    { }
 
     void setError(qint64 offset, const QString& message)
     {

@@ -11,8 +11,7 @@ TensorBoardEventReader::TensorBoardEventReader(QString origin, qint64 startOffse
     , m_records(startOffset, startRecord)
     , m_epochTag(std::move(epochTag))
     , m_resumeRecords(startRecord)
-{
-}
+{ }
 
 void TensorBoardEventReader::feed(QByteArrayView bytes)
 {
@@ -54,9 +53,9 @@ void TensorBoardEventReader::drain()
         Result<TfEvent> ev = decodeTfEvent(rec->data);
         if (!ev) {
             addWarning(QStringLiteral("record %1 at byte offset %2 skipped: not a valid Event (%3)")
-                           .arg(rec->index + 1)
-                           .arg(rec->offset)
-                           .arg(ev.error().message));
+                               .arg(rec->index + 1)
+                               .arg(rec->offset)
+                               .arg(ev.error().message));
             updateResumePoint();
             continue;
         }

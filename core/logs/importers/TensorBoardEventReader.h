@@ -33,11 +33,10 @@ namespace ty {
 // not a valid Event (CRCs fine) is skipped with a warning.
 //
 // Resuming: TensorBoardEventReader(origin, consumedOffset(), recordsRead()).
-class TensorBoardEventReader final : public MetricStreamReader
-{
+class TensorBoardEventReader final : public MetricStreamReader {
 public:
     explicit TensorBoardEventReader(QString origin = {}, qint64 startOffset = 0, qint64 startRecord = 0,
-                                    QString epochTag = QStringLiteral("epoch"));
+            QString epochTag = QStringLiteral("epoch"));
 
     void feed(QByteArrayView bytes) override;
     void finish() override;
@@ -58,9 +57,9 @@ private:
     QSet<QString> m_nonScalarTags;
     std::optional<qint64> m_epochStep;
     double m_epochValue = 0.0;
-    QList<ImportedMetric> m_held;       // samples of the newest step
-    std::optional<qint64> m_groupStep;  // step of the newest records
-    qint64 m_groupOffset = 0;           // first record of that step: offset and index
+    QList<ImportedMetric> m_held;      // samples of the newest step
+    std::optional<qint64> m_groupStep; // step of the newest records
+    qint64 m_groupOffset = 0;          // first record of that step: offset and index
     qint64 m_groupRecord = 0;
     qint64 m_resumeRecords = 0;
 };

@@ -170,7 +170,7 @@ std::optional<double> tensorScalar(Cursor c)
                         }
                     }
                     if (!sizeSeen)
-                        size = 0; // proto3 default
+                        size = 0;                                    // proto3 default
                     elements = (size == 1 && elements == 1) ? 1 : 2; // only "exactly one" matters
                 } else if (!shape.skip(w2)) {
                     return std::nullopt;
@@ -221,12 +221,15 @@ std::optional<double> tensorScalar(Cursor c)
         return std::nullopt;
     if (dtype == kDtFloat) {
         if (haveContent)
-            return content.size() == 4 ? std::optional<double>(double(asFloat(qFromLittleEndian<quint32>(content.data())))) : std::nullopt;
+            return content.size() == 4
+                    ? std::optional<double>(double(asFloat(qFromLittleEndian<quint32>(content.data()))))
+                    : std::nullopt;
         return vals.size() == 1 ? std::optional<double>(vals.first()) : std::nullopt;
     }
     if (dtype == kDtDouble) {
         if (haveContent)
-            return content.size() == 8 ? std::optional<double>(asDouble(qFromLittleEndian<quint64>(content.data()))) : std::nullopt;
+            return content.size() == 8 ? std::optional<double>(asDouble(qFromLittleEndian<quint64>(content.data())))
+                                       : std::nullopt;
         return vals.size() == 1 ? std::optional<double>(vals.first()) : std::nullopt;
     }
     return std::nullopt;

@@ -6,7 +6,10 @@
 
 namespace ty {
 
-TfRecordReader::TfRecordReader(qint64 startOffset, qint64 startRecord) : m_offset(startOffset), m_records(startRecord) {}
+TfRecordReader::TfRecordReader(qint64 startOffset, qint64 startRecord)
+    : m_offset(startOffset)
+    , m_records(startRecord)
+{ }
 
 void TfRecordReader::feed(QByteArrayView bytes)
 {
@@ -41,8 +44,8 @@ std::optional<TfRecord> TfRecordReader::next()
     const quint32 computedLengthCrc = maskCrc32c(crc32c(QByteArrayView(h, 8)));
     if (lengthCrc != computedLengthCrc) {
         fail(QStringLiteral("length CRC mismatch (stored 0x%1, computed 0x%2): corrupt data")
-                 .arg(lengthCrc, 8, 16, QLatin1Char('0'))
-                 .arg(computedLengthCrc, 8, 16, QLatin1Char('0')));
+                        .arg(lengthCrc, 8, 16, QLatin1Char('0'))
+                        .arg(computedLengthCrc, 8, 16, QLatin1Char('0')));
         return std::nullopt;
     }
     if (length > kMaxRecordBytes) {
@@ -52,7 +55,9 @@ std::optional<TfRecord> TfRecordReader::next()
     const qsizetype total = 12 + qsizetype(length) + 4;
     if (avail < total) {
         if (m_atEnd)
-            fail(QStringLiteral("truncated: record needs %1 bytes, only %2 present at end of file").arg(total).arg(avail));
+            fail(QStringLiteral("truncated: record needs %1 bytes, only %2 present at end of file")
+                            .arg(total)
+                            .arg(avail));
         return std::nullopt;
     }
     const QByteArrayView data(h + 12, qsizetype(length));
@@ -60,8 +65,8 @@ std::optional<TfRecord> TfRecordReader::next()
     const quint32 computedDataCrc = maskCrc32c(crc32c(data));
     if (dataCrc != computedDataCrc) {
         fail(QStringLiteral("data CRC mismatch (stored 0x%1, computed 0x%2): corrupt data")
-                 .arg(dataCrc, 8, 16, QLatin1Char('0'))
-                 .arg(computedDataCrc, 8, 16, QLatin1Char('0')));
+                        .arg(dataCrc, 8, 16, QLatin1Char('0'))
+                        .arg(computedDataCrc, 8, 16, QLatin1Char('0')));
         return std::nullopt;
     }
     TfRecord rec{m_offset, m_records, data.toByteArray()};

@@ -33,8 +33,7 @@ struct TfRecord {
 // Resuming: construct with the offset and record number of a record boundary
 // (a previous reader's offset() and recordsRead()), then feed the file from there.
 // Not thread safe.
-class TfRecordReader final
-{
+class TfRecordReader final {
 public:
     static constexpr quint64 kMaxRecordBytes = quint64(1) << 30; // 1 GiB
 

@@ -35,7 +35,8 @@ Result<TrainerStateImport> importTrainerState(QByteArrayView json, qsizetype ski
         if (!sv.isUndefined() && !sv.isNull()) {
             const double d = sv.toDouble(std::nan(""));
             if (!sv.isDouble() || !std::isfinite(d) || d != std::floor(d) || std::abs(d) > 9.0e18) {
-                out.warnings.append(QStringLiteral("%1: log_history[%2] skipped: step is not an integer").arg(where).arg(i));
+                out.warnings.append(
+                        QStringLiteral("%1: log_history[%2] skipped: step is not an integer").arg(where).arg(i));
                 continue;
             }
             step = sv.toInteger(qint64(d));

@@ -28,6 +28,7 @@ struct TrainerStateImport {
 // the new text with skipEntries = the previous import's `entries`, which
 // returns only the entries appended since.
 // Errors (nothing imported): not JSON (with byte offset), no `log_history` list.
-Result<TrainerStateImport> importTrainerState(QByteArrayView json, qsizetype skipEntries = 0, const QString& origin = {});
+Result<TrainerStateImport> importTrainerState(
+        QByteArrayView json, qsizetype skipEntries = 0, const QString& origin = {});
 
 } // namespace ty

@@ -39,7 +39,7 @@ class TestTerminalEchoGuard final : public QObject {
 
     static bool echoOn(int fd)
     {
-        termios t {};
+        termios t{};
         return ::tcgetattr(fd, &t) == 0 && (t.c_lflag & ECHO);
     }
 
@@ -102,7 +102,7 @@ private Q_SLOTS:
     {
         Pty p;
         QVERIFY(openPty(p));
-        struct sigaction before {};
+        struct sigaction before { };
         QCOMPARE(::sigaction(SIGINT, nullptr, &before), 0);
         {
             TerminalEchoGuard guard(p.slave);
@@ -110,7 +110,7 @@ private Q_SLOTS:
             QVERIFY(!echoOn(p.slave));
         }
         QVERIFY(echoOn(p.slave));
-        struct sigaction after {};
+        struct sigaction after { };
         QCOMPARE(::sigaction(SIGINT, nullptr, &after), 0);
         QCOMPARE(reinterpret_cast<void*>(after.sa_handler), reinterpret_cast<void*>(before.sa_handler));
     }

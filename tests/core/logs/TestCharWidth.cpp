@@ -7,20 +7,19 @@
 #include <clocale>
 #include <cwchar>
 
-class TestCharWidth : public QObject
-{
+class TestCharWidth : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
     void knownValues()
     {
         QCOMPARE(ty::charWidth(U'a'), 1);
-        QCOMPARE(ty::charWidth(U'\u2588'), 1);   // full block (tqdm)
-        QCOMPARE(ty::charWidth(U'\u2501'), 1);   // heavy horizontal (rich)
-        QCOMPARE(ty::charWidth(U'\u4e2d'), 2);   // CJK
+        QCOMPARE(ty::charWidth(U'\u2588'), 1);     // full block (tqdm)
+        QCOMPARE(ty::charWidth(U'\u2501'), 1);     // heavy horizontal (rich)
+        QCOMPARE(ty::charWidth(U'\u4e2d'), 2);     // CJK
         QCOMPARE(ty::charWidth(U'\U0001F4A1'), 2); // light bulb emoji (Lightning's tips)
-        QCOMPARE(ty::charWidth(U'\u0301'), 0);   // combining acute
-        QCOMPARE(ty::charWidth(U'\u200b'), 0);   // zero width space
+        QCOMPARE(ty::charWidth(U'\u0301'), 0);     // combining acute
+        QCOMPARE(ty::charWidth(U'\u200b'), 0);     // zero width space
         QCOMPARE(ty::charWidth(U'\x1b'), -1);
         QCOMPARE(ty::charWidth(U'\u0085'), -1);
     }
@@ -40,11 +39,12 @@ private Q_SLOTS:
             if (libc != ty::charWidth(c)) {
                 if (mismatches++ == 0)
                     first = QString::number(uint(c), 16) + QStringLiteral(": libc ") + QString::number(libc)
-                        + QStringLiteral(" table ") + QString::number(ty::charWidth(c));
+                            + QStringLiteral(" table ") + QString::number(ty::charWidth(c));
             }
         }
         std::setlocale(LC_CTYPE, "C");
-        QVERIFY2(mismatches == 0, qPrintable(QString::number(mismatches) + QStringLiteral(" mismatches, first ") + first));
+        QVERIFY2(mismatches == 0,
+                qPrintable(QString::number(mismatches) + QStringLiteral(" mismatches, first ") + first));
     }
 };
 

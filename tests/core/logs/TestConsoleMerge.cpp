@@ -38,7 +38,9 @@ QString levelString(const QList<MergedConsoleLine>& lines)
 {
     QString s;
     for (const MergedConsoleLine& l : lines)
-        s += l.level == ConsoleLevel::Error ? (l.traceback ? u'T' : u'E') : l.level == ConsoleLevel::Warning ? u'W' : u'.';
+        s += l.level == ConsoleLevel::Error        ? (l.traceback ? u'T' : u'E')
+                : l.level == ConsoleLevel::Warning ? u'W'
+                                                   : u'.';
     return s;
 }
 
@@ -134,7 +136,9 @@ private Q_SLOTS:
         QTest::newRow("WARNING") << "WARNING:root:low disk" << W;
         QTest::newRow("WARN") << "[WARN] slow dataloader" << W;
         QTest::newRow("warning:") << "x.cpp:1: warning: unused" << W;
-        QTest::newRow("py location") << "/opt/venv/lib/python3.12/site-packages/lightning/pytorch/utilities/_pytree.py:21: `isinstance` is deprecated" << W;
+        QTest::newRow("py location")
+                << "/opt/venv/lib/python3.12/site-packages/lightning/pytorch/utilities/_pytree.py:21: `isinstance` is deprecated"
+                << W;
         QTest::newRow("prewarning") << "prewarning: none" << I;
         QTest::newRow("plain") << "step 17 allocated_gib=136.0 loss=0.0588" << I;
     }
@@ -150,19 +154,19 @@ private Q_SLOTS:
     {
         // Chained exceptions: one block from the first header to the last exception line.
         const QStringList lines = {
-            QStringLiteral("starting"),
-            QStringLiteral("Traceback (most recent call last):"),
-            QStringLiteral("  File \"a.py\", line 1, in <module>"),
-            QStringLiteral("KeyError: 'x'"),
-            QString(),
-            QStringLiteral("During handling of the above exception, another exception occurred:"),
-            QString(),
-            QStringLiteral("Traceback (most recent call last):"),
-            QStringLiteral("  File \"a.py\", line 3, in <module>"),
-            QStringLiteral("\traise RuntimeError('y')"),
-            QStringLiteral("RuntimeError: y"),
-            QString(),
-            QStringLiteral("after"),
+                QStringLiteral("starting"),
+                QStringLiteral("Traceback (most recent call last):"),
+                QStringLiteral("  File \"a.py\", line 1, in <module>"),
+                QStringLiteral("KeyError: 'x'"),
+                QString(),
+                QStringLiteral("During handling of the above exception, another exception occurred:"),
+                QString(),
+                QStringLiteral("Traceback (most recent call last):"),
+                QStringLiteral("  File \"a.py\", line 3, in <module>"),
+                QStringLiteral("\traise RuntimeError('y')"),
+                QStringLiteral("RuntimeError: y"),
+                QString(),
+                QStringLiteral("after"),
         };
         ConsoleLevelClassifier c;
         QString got;
@@ -208,8 +212,9 @@ private Q_SLOTS:
             if (l.level == ConsoleLevel::Warning)
                 warnings << l.text.section(u':', 0, 1).section(u'/', -1);
         }
-        QCOMPARE(warnings, (QStringList{QStringLiteral("_pytree.py:21"), QStringLiteral("data_connector.py:434"),
-                                        QStringLiteral("data_connector.py:434")}));
+        QCOMPARE(warnings,
+                (QStringList{QStringLiteral("_pytree.py:21"), QStringLiteral("data_connector.py:434"),
+                        QStringLiteral("data_connector.py:434")}));
     }
 
     // Two real consoles with time indexes: exact merged order, ties by run id.
@@ -227,10 +232,10 @@ private Q_SLOTS:
         // Run 1 printed "allocating..." at t=1000 and its traceback at 3000;
         // run 2 printed steps 1-8 at 1500, steps 9-17 at 2000, its traceback at 3000 too.
         QVERIFY(writeFile(ConsoleTimeIndex::pathFor(oomLog),
-                          "0 1000\n" + QByteArray::number(offsetOf(oom, "Traceback")) + " 3000\n"));
+                "0 1000\n" + QByteArray::number(offsetOf(oom, "Traceback")) + " 3000\n"));
         QVERIFY(writeFile(ConsoleTimeIndex::pathFor(midLog),
-                          "0 1500\n" + QByteArray::number(offsetOf(mid, "step 9 ")) + " 2000\n"
-                              + QByteArray::number(offsetOf(mid, "Traceback")) + " 3000\n"));
+                "0 1500\n" + QByteArray::number(offsetOf(mid, "step 9 ")) + " 2000\n"
+                        + QByteArray::number(offsetOf(mid, "Traceback")) + " 3000\n"));
         ConsoleMergeSource a{1, QStringLiteral("oom"), oomLog, {}, 0, 0};
         ConsoleMergeSource b{2, QStringLiteral("midrun"), midLog, {}, 0, 0};
         // The order the sources are given in does not matter.
@@ -263,16 +268,17 @@ private Q_SLOTS:
         const QString bLog = dir.filePath(QStringLiteral("b.log"));
         const QByteArray a = "a1\nbar 1/3\rbar 2/3\rbar 3/3\na2\n";
         QVERIFY(writeFile(aLog, a));
-        QVERIFY(writeFile(ConsoleTimeIndex::pathFor(aLog), "0 100\n3 200\n" + QByteArray::number(a.indexOf("\rbar 3")) + " 300\n"
-                                                                + QByteArray::number(a.indexOf("a2")) + " 400\n"));
+        QVERIFY(writeFile(ConsoleTimeIndex::pathFor(aLog),
+                "0 100\n3 200\n" + QByteArray::number(a.indexOf("\rbar 3")) + " 300\n"
+                        + QByteArray::number(a.indexOf("a2")) + " 400\n"));
         QVERIFY(writeFile(bLog, "b1\nb2\n"));
         QVERIFY(writeFile(ConsoleTimeIndex::pathFor(bLog), "0 250\n3 400\n"));
-        const auto merged = ConsoleMerge::mergeFiles({{7, QStringLiteral("a"), aLog, {}, 0, 0},
-                                                      {5, QStringLiteral("b"), bLog, {}, 0, 0}});
+        const auto merged = ConsoleMerge::mergeFiles(
+                {{7, QStringLiteral("a"), aLog, {}, 0, 0}, {5, QStringLiteral("b"), bLog, {}, 0, 0}});
         QVERIFY(merged);
-        QCOMPARE(tagged(*merged), (QStringList{QStringLiteral("7@100 a1"), QStringLiteral("5@250 b1"),
-                                               QStringLiteral("7@300 bar 3/3"), QStringLiteral("5@400 b2"),
-                                               QStringLiteral("7@400 a2")}));
+        QCOMPARE(tagged(*merged),
+                (QStringList{QStringLiteral("7@100 a1"), QStringLiteral("5@250 b1"), QStringLiteral("7@300 bar 3/3"),
+                        QStringLiteral("5@400 b2"), QStringLiteral("7@400 a2")}));
     }
 
     // Incremental reading in any split gives the rows of a whole read, and
@@ -281,7 +287,7 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         const QByteArray bytes = test::readFixture(QStringLiteral("gpu-workstation/logs/nested_tqdm.log"))
-            + test::readFixture(QStringLiteral("gpu-workstation/logs/plain_torch.log"));
+                + test::readFixture(QStringLiteral("gpu-workstation/logs/plain_torch.log"));
         const QString log = dir.filePath(QStringLiteral("console.log"));
         QVERIFY(writeFile(log, bytes));
         QVERIFY(writeFile(ConsoleTimeIndex::pathFor(log), "0 5000\n"));
@@ -369,8 +375,9 @@ private Q_SLOTS:
         QStringList marked;
         for (const MergedConsoleLine& l : lines)
             marked << (l.fromStderr ? QStringLiteral("E ") : QStringLiteral("O ")) + l.text;
-        QCOMPARE(marked, (QStringList{QStringLiteral("O ok 1"), QStringLiteral("E Traceback"), QStringLiteral("O ok 2"),
-                                      QStringLiteral("E mix ERR")}));
+        QCOMPARE(marked,
+                (QStringList{QStringLiteral("O ok 1"), QStringLiteral("E Traceback"), QStringLiteral("O ok 2"),
+                        QStringLiteral("E mix ERR")}));
 
         // Live: the range is appended before its bytes.
         const QString live = dir.filePath(QStringLiteral("live/console.log"));
@@ -455,7 +462,8 @@ private Q_SLOTS:
         const auto n = merge.readSource(0, 100);
         QVERIFY(!n || *n == 0);
         if (!n)
-            QVERIFY2(n.error().message.contains(u"run 12") && n.error().message.contains(bogus), qPrintable(n.error().message));
+            QVERIFY2(n.error().message.contains(u"run 12") && n.error().message.contains(bogus),
+                    qPrintable(n.error().message));
     }
 
     // RunIngest writes console.times: one entry per fresh chunk, before the bytes.

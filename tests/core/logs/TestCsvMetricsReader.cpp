@@ -17,14 +17,14 @@ using namespace ty;
 
 using test::byKey;
 
-class TestCsvMetricsReader : public QObject
-{
+class TestCsvMetricsReader : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
     void lightningFixture()
     {
-        const QByteArray file = test::readFixture(QStringLiteral("gpu-workstation/frameworks/lightning-csv/metrics.csv"));
+        const QByteArray file
+                = test::readFixture(QStringLiteral("gpu-workstation/frameworks/lightning-csv/metrics.csv"));
         QVERIFY(!file.isEmpty());
         CsvMetricsReader r;
         const QList<ImportedMetric> ms = test::readInChunks(r, file, file.size());
@@ -75,17 +75,18 @@ private Q_SLOTS:
         if (!QFileInfo::exists(QStringLiteral("/usr/bin/python3")))
             QSKIP("/usr/bin/python3 is not installed (scripts/install-deps.sh installs it)");
         QByteArray file = test::readFixture(QStringLiteral("gpu-workstation/frameworks/lightning-csv/metrics.csv"));
-        QVERIFY(file.contains("\r\n0,9,2.209444046020508,,\r\n")); // Python's csv writer: CR LF
+        QVERIFY(file.contains("\r\n0,9,2.209444046020508,,\r\n"));            // Python's csv writer: CR LF
         file.replace("0,9,2.209444046020508,,", "0,9,2.2094\"44046020508,,"); // a stray quote mid-cell
-        file.replace("1,44,", "1,44\",");                                          // one at a cell's end
-        file.replace("\r\n2,", "\n2,");                                          // LF and CR LF mixed
-        file.append("5,200,\"0.25\"x,,\r6,201,0.125,,\n");                      // text after a closing quote; a lone CR
+        file.replace("1,44,", "1,44\",");                                     // one at a cell's end
+        file.replace("\r\n2,", "\n2,");                                       // LF and CR LF mixed
+        file.append("5,200,\"0.25\"x,,\r6,201,0.125,,\n");                    // text after a closing quote; a lone CR
 
         QProcess py;
         py.start(QStringLiteral("/usr/bin/python3"),
-                 {QStringLiteral("-c"), QStringLiteral("import csv, io, json, sys\n"
-                                                       "rows = list(csv.reader(io.TextIOWrapper(sys.stdin.buffer, newline='')))\n"
-                                                       "json.dump(rows, sys.stdout)\n")});
+                {QStringLiteral("-c"),
+                        QStringLiteral("import csv, io, json, sys\n"
+                                       "rows = list(csv.reader(io.TextIOWrapper(sys.stdin.buffer, newline='')))\n"
+                                       "json.dump(rows, sys.stdout)\n")});
         QVERIFY(py.waitForStarted());
         py.write(file);
         py.closeWriteChannel();
@@ -124,7 +125,8 @@ private Q_SLOTS:
         }
         QCOMPARE(notNumbers, 2); // `2.2094"44046020508` and `0.25x`
         QCOMPARE(badSteps, 1);
-        QCOMPARE(expected.size(), 27 + 6 + 6 - 1 - 1 + 1); // the fixture's 39, less the bad cell and row 10's, plus 0.125
+        QCOMPARE(expected.size(),
+                27 + 6 + 6 - 1 - 1 + 1); // the fixture's 39, less the bad cell and row 10's, plus 0.125
         for (qsizetype chunk : {qsizetype(1), qsizetype(7), file.size()}) {
             CsvMetricsReader r(QStringLiteral("metrics.csv"));
             const QList<ImportedMetric> ms = test::readInChunks(r, file, chunk);
@@ -186,7 +188,8 @@ private Q_SLOTS:
         QCOMPARE(ms2[0].step, 7);
         QCOMPARE(ms2[1].step, 8); // empty step cell: previous step + 1
         QCOMPARE(r2.warningCount(), 2);
-        QVERIFY(r2.warnings()[0].contains(QLatin1String("row 1 at byte offset 10 skipped: step '1.5' is not an integer")));
+        QVERIFY(r2.warnings()[0].contains(
+                QLatin1String("row 1 at byte offset 10 skipped: step '1.5' is not an integer")));
 
         // An unterminated quote at end of file is the error; rows before it count.
         const QByteArray openQuote = "step,loss\n1,2\n2,\"3\n";
@@ -195,7 +198,8 @@ private Q_SLOTS:
         QCOMPARE(ms3.size(), 1);
         QVERIFY(r3.hasError());
         QCOMPARE(r3.errorOffset(), 14);
-        QCOMPARE(r3.error(), QStringLiteral("o.csv: row 2 at byte offset 14: unterminated quoted field at end of file"));
+        QCOMPARE(
+                r3.error(), QStringLiteral("o.csv: row 2 at byte offset 14: unterminated quoted field at end of file"));
     }
 };
 

@@ -26,8 +26,7 @@ FailureDetector detectFixture(const QString& name)
 
 } // namespace
 
-class TestFailureDetector : public QObject
-{
+class TestFailureDetector : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
@@ -78,7 +77,8 @@ private Q_SLOTS:
 
     void unfinishedTraceback()
     {
-        const FailureDetector d = detectBytes("Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n");
+        const FailureDetector d
+                = detectBytes("Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n");
         QCOMPARE(d.kind(), FailureDetector::Kind::PythonException);
         QCOMPARE(d.reason(), QStringLiteral("Python traceback"));
         QVERIFY(d.inTraceback());
@@ -87,21 +87,23 @@ private Q_SLOTS:
     void nccl()
     {
         const FailureDetector d = detectBytes(
-            "step 5 loss=0.1\n"
-            "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled cuda error, NCCL version 2.21.5\n");
+                "step 5 loss=0.1\n"
+                "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled cuda error, NCCL version 2.21.5\n");
         QCOMPARE(d.kind(), FailureDetector::Kind::Nccl);
         QVERIFY(d.reason().startsWith(QStringLiteral("NCCL error: torch.distributed.DistBackendError")));
     }
 
     void killed()
     {
-        for (const QByteArray& line : {QByteArray("Killed\n"), QByteArray("bash: line 1:  4242 Killed                  python3 train.py\n")}) {
+        for (const QByteArray& line : {QByteArray("Killed\n"),
+                     QByteArray("bash: line 1:  4242 Killed                  python3 train.py\n")}) {
             const FailureDetector d = detectBytes("epoch 1 loss=0.5\n" + line);
             QCOMPARE(d.kind(), FailureDetector::Kind::Killed);
             QCOMPARE(d.reason(), QStringLiteral("Killed (SIGKILL, likely the kernel's out-of-memory killer)"));
         }
         // Mentions of the word in prose are not a kill.
-        QCOMPARE(detectBytes("Killed processes are restarted by the launcher? no\n").kind(), FailureDetector::Kind::None);
+        QCOMPARE(detectBytes("Killed processes are restarted by the launcher? no\n").kind(),
+                FailureDetector::Kind::None);
     }
 
     void everyPatternOutsideATraceback_data()
@@ -125,13 +127,14 @@ private Q_SLOTS:
         QTest::newRow("ncclRemoteError") << QStringLiteral("ncclRemoteError: peer gone") << nccl;
         QTest::newRow("NCCL WARN") << QStringLiteral("host:1:2 NCCL WARN net/ib : got completion") << nccl;
         QTest::newRow("ProcessGroupNCCL watchdog")
-            << QStringLiteral("ProcessGroupNCCL's watchdog caught collective operation timeout") << nccl;
+                << QStringLiteral("ProcessGroupNCCL's watchdog caught collective operation timeout") << nccl;
         QTest::newRow("DistBackendError") << QStringLiteral("torch.distributed.DistBackendError: x") << nccl;
         QTest::newRow("Killed") << QStringLiteral("Killed") << killed;
         QTest::newRow("pattern at the very end") << QStringLiteral("raise torch.distributed.DistBackendError") << nccl;
         QTest::newRow("anchor too near the start") << QStringLiteral("rError ncc oom") << none;
         QTest::newRow("no capitals") << QStringLiteral("out of memory? nccl is fine, killed nothing") << none;
-        QTest::newRow("capitals, no pattern") << QStringLiteral("Epoch 3: Memory 40 GB, NCCL_DEBUG=INFO, Kernel ok") << none;
+        QTest::newRow("capitals, no pattern")
+                << QStringLiteral("Epoch 3: Memory 40 GB, NCCL_DEBUG=INFO, Kernel ok") << none;
     }
 
     void everyPatternOutsideATraceback()
@@ -145,7 +148,8 @@ private Q_SLOTS:
             FailureDetector d;
             d.feed(u"step 1 loss=0.5");
             d.feed(QString(QString(pad, u' ') + line));
-            QVERIFY2(int(d.kind()) == kind, qPrintable(QStringLiteral("%1 blanks first: kind %2").arg(pad).arg(int(d.kind()))));
+            QVERIFY2(int(d.kind()) == kind,
+                    qPrintable(QStringLiteral("%1 blanks first: kind %2").arg(pad).arg(int(d.kind()))));
         }
     }
 

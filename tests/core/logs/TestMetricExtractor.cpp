@@ -24,7 +24,8 @@ struct Run {
 
 Run extractFixture(const QString& name, int width = 0, bool gpuWorkstationLog = true)
 {
-    const QByteArray bytes = test::readFixture(gpuWorkstationLog ? QStringLiteral("gpu-workstation/logs/%1").arg(name) : name);
+    const QByteArray bytes
+            = test::readFixture(gpuWorkstationLog ? QStringLiteral("gpu-workstation/logs/%1").arg(name) : name);
     TerminalRenderer renderer(width);
     MetricExtractor extractor;
     Run run;
@@ -119,8 +120,7 @@ QList<qint64> stepRange(qint64 from, qint64 to)
 
 } // namespace
 
-class TestMetricExtractor : public QObject
-{
+class TestMetricExtractor : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
@@ -129,9 +129,9 @@ private Q_SLOTS:
     {
         const Run run = extractFixture(QStringLiteral("plain_torch.log"));
         // Exactly the keys the file prints, with these counts.
-        QCOMPARE(run.byKey.keys(), (QStringList{QStringLiteral("Accuracy"), QStringLiteral("Loss"), QStringLiteral("loss"),
-                                                QStringLiteral("val_acc"), QStringLiteral("val_accuracy"),
-                                                QStringLiteral("val_loss")}));
+        QCOMPARE(run.byKey.keys(),
+                (QStringList{QStringLiteral("Accuracy"), QStringLiteral("Loss"), QStringLiteral("loss"),
+                        QStringLiteral("val_acc"), QStringLiteral("val_accuracy"), QStringLiteral("val_loss")}));
         QCOMPARE(run.byKey.value(QStringLiteral("val_accuracy")).size(), 15);
         QCOMPARE(run.byKey.value(QStringLiteral("val_loss")).size(), 15);
         QCOMPARE(run.byKey.value(QStringLiteral("val_acc")).size(), 15);
@@ -144,8 +144,9 @@ private Q_SLOTS:
         const QList<ExtractedMetric> va = run.byKey.value(QStringLiteral("val_accuracy"));
         QCOMPARE(va.first().value, 0.7639);
         QCOMPARE(va.last().value, 0.9528);
-        QCOMPARE(values(va), (QList<double>{0.7639, 0.8639, 0.8583, 0.8972, 0.9000, 0.9167, 0.9167, 0.9306, 0.9306, 0.9361,
-                                            0.9444, 0.9444, 0.9472, 0.9500, 0.9528}));
+        QCOMPARE(values(va),
+                (QList<double>{0.7639, 0.8639, 0.8583, 0.8972, 0.9000, 0.9167, 0.9167, 0.9306, 0.9306, 0.9361, 0.9444,
+                        0.9444, 0.9472, 0.9500, 0.9528}));
         // The Keras lines name no step: each sits at the console's step, the
         // last `step N` a bar row named before it.
         const QList<qint64> consoleSteps{20, 40, 60, 90, 110, 130, 160, 180, 200, 230, 250, 270, 290, 320, 340};
@@ -160,7 +161,8 @@ private Q_SLOTS:
         // The 15 JSON records, recovered value for value: parse the raw file's
         // JSON lines independently and compare.
         QList<QJsonObject> records;
-        for (const QByteArray& raw : test::readFixture(QStringLiteral("gpu-workstation/logs/plain_torch.log")).split('\n')) {
+        for (const QByteArray& raw :
+                test::readFixture(QStringLiteral("gpu-workstation/logs/plain_torch.log")).split('\n')) {
             if (raw.startsWith('{'))
                 records.append(QJsonDocument::fromJson(raw).object());
         }
@@ -201,7 +203,7 @@ private Q_SLOTS:
         // No key from timing noise, and every key looks like an identifier.
         for (const QString& key : run.byKey.keys()) {
             QVERIFY2(!key.contains(u"it/s") && !key.contains(u"s/it") && !key.contains(u'%') && !key.contains(u' '),
-                     qPrintable(key));
+                    qPrintable(key));
         }
         // Keys never given a step on their lines take the console's step, as
         // val_accuracy (`loss` mixes the bar's "step N" and JSON steps: the
@@ -220,12 +222,14 @@ private Q_SLOTS:
         const QByteArray raw = test::readFixture(QStringLiteral("debian-cpu/logs/digits_example.log"));
         QCOMPARE(raw.count("step="), 15);
         const Run run = extractFixture(QStringLiteral("debian-cpu/logs/digits_example.log"), 0, false);
-        QCOMPARE(run.byKey.keys(), (QStringList{QStringLiteral("loss"), QStringLiteral("train_loss"), QStringLiteral("val_accuracy"),
-                                                QStringLiteral("val_loss")}));
+        QCOMPARE(run.byKey.keys(),
+                (QStringList{QStringLiteral("loss"), QStringLiteral("train_loss"), QStringLiteral("val_accuracy"),
+                        QStringLiteral("val_loss")}));
         QList<qint64> epochSteps;
         for (qint64 e = 1; e <= 15; ++e)
             epochSteps.append(45 * e);
-        for (const QString& key : {QStringLiteral("train_loss"), QStringLiteral("val_loss"), QStringLiteral("val_accuracy")})
+        for (const QString& key :
+                {QStringLiteral("train_loss"), QStringLiteral("val_loss"), QStringLiteral("val_accuracy")})
             QCOMPARE(steps(run.byKey.value(key)), epochSteps);
         const QList<ExtractedMetric> loss = run.byKey.value(QStringLiteral("loss"));
         QCOMPARE(loss.size(), 15);
@@ -246,11 +250,11 @@ private Q_SLOTS:
         // two words make one key joined with `_`.
         QCOMPARE(one(u"step 10 loss 0.1160"), (QMap<QString, double>{{QStringLiteral("loss"), 0.1160}}));
         QCOMPARE(one(u"Epoch 3 | train loss 0.52 | val acc 0.81"),
-                 (QMap<QString, double>{{QStringLiteral("train_loss"), 0.52}, {QStringLiteral("val_acc"), 0.81}}));
+                (QMap<QString, double>{{QStringLiteral("train_loss"), 0.52}, {QStringLiteral("val_acc"), 0.81}}));
         QCOMPARE(one(u"Epoch 3: train loss 0.52, val acc 81.5%"),
-                 (QMap<QString, double>{{QStringLiteral("train_loss"), 0.52}, {QStringLiteral("val_acc"), 81.5}}));
+                (QMap<QString, double>{{QStringLiteral("train_loss"), 0.52}, {QStringLiteral("val_acc"), 81.5}}));
         QCOMPARE(one(u"step 20 loss 1.5e-3 lr 0.001"),
-                 (QMap<QString, double>{{QStringLiteral("loss"), 0.0015}, {QStringLiteral("lr"), 0.001}}));
+                (QMap<QString, double>{{QStringLiteral("loss"), 0.0015}, {QStringLiteral("lr"), 0.001}}));
         MetricExtractor x;
         const QList<ExtractedMetric> ms = x.extract(u"step 10 loss 0.1160");
         QCOMPARE(ms.size(), 1);
@@ -294,17 +298,19 @@ private Q_SLOTS:
         using KV = QMap<QString, QPair<qint64, double>>;
         QCOMPARE(keyed(u"[rank 1] step 5 loss 0.888"), (KV{{QStringLiteral("loss[rank1]"), {5, 0.888}}}));
         QCOMPARE(keyed(u"[rank1]:step 6 loss 0.777"), (KV{{QStringLiteral("loss[rank1]"), {6, 0.777}}})); // torch 2.x
-        QCOMPARE(keyed(u"[default0]:step=6 loss=0.5"), (KV{{QStringLiteral("loss[rank0]"), {6, 0.5}}})); // torchrun
+        QCOMPARE(keyed(u"[default0]:step=6 loss=0.5"), (KV{{QStringLiteral("loss[rank0]"), {6, 0.5}}}));  // torchrun
         // Each rank keeps its own step axis.
         QCOMPARE(keyed(u"[rank 0] acc=0.5"), (KV{{QStringLiteral("acc[rank0]"), {6, 0.5}}}));
         QCOMPARE(keyed(u"[rank 1]: acc=0.6"), (KV{{QStringLiteral("acc[rank1]"), {6, 0.6}}}));
         // Two ranks' writes on one line: each part is its rank's.
         QCOMPARE(keyed(u"[rank 0] step 9 loss 0.1808[rank 1] step 9 loss 0.1744"),
-                 (KV{{QStringLiteral("loss[rank0]"), {9, 0.1808}}, {QStringLiteral("loss[rank1]"), {9, 0.1744}}}));
-        QCOMPARE(keyed(u"[default1]:[default0]:loss=0.25"), (KV{{QStringLiteral("loss[rank0]"), {9, 0.25}}})); // rank 0 is at step 9 now
+                (KV{{QStringLiteral("loss[rank0]"), {9, 0.1808}}, {QStringLiteral("loss[rank1]"), {9, 0.1744}}}));
+        QCOMPARE(keyed(u"[default1]:[default0]:loss=0.25"),
+                (KV{{QStringLiteral("loss[rank0]"), {9, 0.25}}})); // rank 0 is at step 9 now
         // Not markers: a bar's times, a list, torchrun's role without ':'.
         QCOMPARE(keyed(u"[default0] loss=0.5"), (KV{{QStringLiteral("loss"), {0, 0.5}}}));
-        QCOMPARE(MetricExtractor::splitRankKey(QStringLiteral("loss[rank12]")), (std::optional<std::pair<QString, int>>{{QStringLiteral("loss"), 12}}));
+        QCOMPARE(MetricExtractor::splitRankKey(QStringLiteral("loss[rank12]")),
+                (std::optional<std::pair<QString, int>>{{QStringLiteral("loss"), 12}}));
         QCOMPARE(MetricExtractor::splitRankKey(QStringLiteral("loss")), (std::optional<std::pair<QString, int>>{}));
         QCOMPARE(MetricExtractor::splitRankKey(QStringLiteral("[rank1]")), (std::optional<std::pair<QString, int>>{}));
     }
@@ -314,17 +320,19 @@ private Q_SLOTS:
         // Real torchrun (torch 1.13, gloo on the CPU, two processes,
         // `--redirects 1 --tee 1`): every line prefixed `[default<R>]:`.
         const Run run = extractFixture(QStringLiteral("debian-cpu/logs/torchrun_gloo.log"), 0, false);
-        QCOMPARE(run.byKey.keys(), (QStringList{QStringLiteral("loss[rank0]"), QStringLiteral("loss[rank1]"),
-                                                QStringLiteral("train_loss[rank0]"), QStringLiteral("train_loss[rank1]"),
-                                                QStringLiteral("val_acc[rank0]"), QStringLiteral("val_acc[rank1]"),
-                                                QStringLiteral("val_accuracy[rank0]"), QStringLiteral("val_accuracy[rank1]")}));
+        QCOMPARE(run.byKey.keys(),
+                (QStringList{QStringLiteral("loss[rank0]"), QStringLiteral("loss[rank1]"),
+                        QStringLiteral("train_loss[rank0]"), QStringLiteral("train_loss[rank1]"),
+                        QStringLiteral("val_acc[rank0]"), QStringLiteral("val_acc[rank1]"),
+                        QStringLiteral("val_accuracy[rank0]"), QStringLiteral("val_accuracy[rank1]")}));
         const QList<qint64> tenSteps{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
         QCOMPARE(steps(run.byKey.value(QStringLiteral("loss[rank0]"))), tenSteps);
         QCOMPARE(steps(run.byKey.value(QStringLiteral("loss[rank1]"))), tenSteps);
         QCOMPARE(values(run.byKey.value(QStringLiteral("loss[rank0]"))).first(), 9.4586);
         QCOMPARE(values(run.byKey.value(QStringLiteral("loss[rank1]"))).first(), 8.1686);
         QCOMPARE(values(run.byKey.value(QStringLiteral("val_acc[rank1]"))), (QList<double>{0.61, 0.71}));
-        QCOMPARE(steps(run.byKey.value(QStringLiteral("val_acc[rank1]"))), (QList<qint64>{5, 10})); // "Epoch 1 | ..." after step 5
+        QCOMPARE(steps(run.byKey.value(QStringLiteral("val_acc[rank1]"))),
+                (QList<qint64>{5, 10})); // "Epoch 1 | ..." after step 5
         QCOMPARE(values(run.byKey.value(QStringLiteral("val_accuracy[rank0]"))), (QList<double>{0.70}));
     }
 
@@ -336,10 +344,11 @@ private Q_SLOTS:
         const QByteArray raw = test::readFixture(QStringLiteral("debian-cpu/logs/ddp_rank_prefix_shared_stdout.log"));
         QVERIFY(raw.contains("[rank 0] step 99 loss 0.1808[rank 1] step 99 loss 0.1744\n"));
         const Run run = extractFixture(QStringLiteral("debian-cpu/logs/ddp_rank_prefix_shared_stdout.log"), 0, false);
-        QCOMPARE(run.byKey.keys(), (QStringList{QStringLiteral("loss[rank0]"), QStringLiteral("loss[rank1]"),
-                                                QStringLiteral("train_loss[rank0]"), QStringLiteral("train_loss[rank1]"),
-                                                QStringLiteral("val_acc[rank0]"), QStringLiteral("val_acc[rank1]"),
-                                                QStringLiteral("val_accuracy[rank0]"), QStringLiteral("val_accuracy[rank1]")}));
+        QCOMPARE(run.byKey.keys(),
+                (QStringList{QStringLiteral("loss[rank0]"), QStringLiteral("loss[rank1]"),
+                        QStringLiteral("train_loss[rank0]"), QStringLiteral("train_loss[rank1]"),
+                        QStringLiteral("val_acc[rank0]"), QStringLiteral("val_acc[rank1]"),
+                        QStringLiteral("val_accuracy[rank0]"), QStringLiteral("val_accuracy[rank1]")}));
         for (const QString& key : {QStringLiteral("loss[rank0]"), QStringLiteral("loss[rank1]")}) {
             const QList<ExtractedMetric> loss = run.byKey.value(key);
             QCOMPARE(loss.size(), 300);
@@ -369,7 +378,8 @@ private Q_SLOTS:
         // Rich's progress bar: the file holds only its final state; the
         // metrics are the rows below "Epoch 5/5 ... v_num: 0".
         const Run run = extractFixture(QStringLiteral("lightning_run.log"));
-        QCOMPARE(run.byKey.keys(), (QStringList{QStringLiteral("train_loss"), QStringLiteral("val_acc"), QStringLiteral("val_loss")}));
+        QCOMPARE(run.byKey.keys(),
+                (QStringList{QStringLiteral("train_loss"), QStringLiteral("val_acc"), QStringLiteral("val_loss")}));
         QCOMPARE(values(run.byKey.value(QStringLiteral("train_loss"))), QList<double>{0.630});
         QCOMPARE(values(run.byKey.value(QStringLiteral("val_loss"))), QList<double>{0.557});
         QCOMPARE(values(run.byKey.value(QStringLiteral("val_acc"))), QList<double>{0.906});
@@ -430,12 +440,13 @@ private Q_SLOTS:
     void keyEqualsValue()
     {
         QCOMPARE(one(u"loss=0.5 acc=0.91 lr=1e-3"),
-                 (QMap<QString, double>{{QStringLiteral("loss"), 0.5}, {QStringLiteral("acc"), 0.91}, {QStringLiteral("lr"), 1e-3}}));
+                (QMap<QString, double>{
+                        {QStringLiteral("loss"), 0.5}, {QStringLiteral("acc"), 0.91}, {QStringLiteral("lr"), 1e-3}}));
         QCOMPARE(one(u"Epoch 1: Loss = 2.0545, Accuracy = 0.7639"),
-                 (QMap<QString, double>{{QStringLiteral("Loss"), 2.0545}, {QStringLiteral("Accuracy"), 0.7639}}));
+                (QMap<QString, double>{{QStringLiteral("Loss"), 2.0545}, {QStringLiteral("Accuracy"), 0.7639}}));
         QCOMPARE(one(u"train/loss=0.25, val.top-1=0.75; grad_norm=-.5"),
-                 (QMap<QString, double>{{QStringLiteral("train/loss"), 0.25}, {QStringLiteral("val.top-1"), 0.75},
-                                        {QStringLiteral("grad_norm"), -0.5}}));
+                (QMap<QString, double>{{QStringLiteral("train/loss"), 0.25}, {QStringLiteral("val.top-1"), 0.75},
+                        {QStringLiteral("grad_norm"), -0.5}}));
     }
 
     // A remark in parentheses after `key=value` does not make the value part
@@ -444,7 +455,7 @@ private Q_SLOTS:
     {
         QCOMPARE(one(u"step=4 loss=0.6 (12.3 it/s)"), (QMap<QString, double>{{QStringLiteral("loss"), 0.6}}));
         QCOMPARE(one(u"val_acc=0.75 (best) lr=0.01"),
-                 (QMap<QString, double>{{QStringLiteral("val_acc"), 0.75}, {QStringLiteral("lr"), 0.01}}));
+                (QMap<QString, double>{{QStringLiteral("val_acc"), 0.75}, {QStringLiteral("lr"), 0.01}}));
         QVERIFY(one(u"Using device: 0 (NVIDIA H200)").isEmpty());
         QVERIFY(one(u"loss=0.6(12.3)").isEmpty()); // glued: not a remark
     }
@@ -455,18 +466,20 @@ private Q_SLOTS:
     {
         for (int pad = 0; pad < 40; ++pad) {
             const QString lead(pad, u'x');
-            QCOMPARE(one(QString(lead + QStringLiteral(" loss=0.5"))), (QMap<QString, double>{{QStringLiteral("loss"), 0.5}}));
+            QCOMPARE(one(QString(lead + QStringLiteral(" loss=0.5"))),
+                    (QMap<QString, double>{{QStringLiteral("loss"), 0.5}}));
             QCOMPARE(one(QString(lead + QStringLiteral(" - loss: 0.5 - acc: 0.25"))),
-                     (QMap<QString, double>{{QStringLiteral("loss"), 0.5}, {QStringLiteral("acc"), 0.25}}));
+                    (QMap<QString, double>{{QStringLiteral("loss"), 0.5}, {QStringLiteral("acc"), 0.25}}));
             QVERIFY(one(QString(lead + QStringLiteral(" loss 0.5 ") + lead)).isEmpty());
         }
     }
 
     void keyColonValue()
     {
-        QCOMPARE(one(u"loss: 0.31 acc: 0.91"), (QMap<QString, double>{{QStringLiteral("loss"), 0.31}, {QStringLiteral("acc"), 0.91}}));
+        QCOMPARE(one(u"loss: 0.31 acc: 0.91"),
+                (QMap<QString, double>{{QStringLiteral("loss"), 0.31}, {QStringLiteral("acc"), 0.91}}));
         QCOMPARE(one(u"32/32 [==============================] - 1s 10ms/step - loss: 0.31 - acc: 0.91"),
-                 (QMap<QString, double>{{QStringLiteral("loss"), 0.31}, {QStringLiteral("acc"), 0.91}}));
+                (QMap<QString, double>{{QStringLiteral("loss"), 0.31}, {QStringLiteral("acc"), 0.91}}));
         MetricExtractor x;
         const QList<ExtractedMetric> ms = x.extract(u"Epoch 3/15 - loss: 0.31 - val_loss: 0.40");
         QCOMPARE(ms.size(), 2);
@@ -478,7 +491,8 @@ private Q_SLOTS:
     void jsonLines()
     {
         MetricExtractor x;
-        const QList<ExtractedMetric> ms = x.extract(u"{\"epoch\": 2, \"step\": 46, \"loss\": 1.64591, \"val\": {\"acc\": 0.86}, \"name\": \"mlp\", \"ok\": true}");
+        const QList<ExtractedMetric> ms = x.extract(
+                u"{\"epoch\": 2, \"step\": 46, \"loss\": 1.64591, \"val\": {\"acc\": 0.86}, \"name\": \"mlp\", \"ok\": true}");
         QCOMPARE(ms.size(), 2);
         QCOMPARE(ms.at(0).key, QStringLiteral("loss"));
         QCOMPARE(ms.at(0).step, 46);
@@ -493,7 +507,8 @@ private Q_SLOTS:
         QCOMPARE(nanInf.at(1).value, -std::numeric_limits<double>::infinity());
         QCOMPARE(nanInf.at(1).step, 7);
         // Hyperparameters printed as JSON are not metrics.
-        const QList<ExtractedMetric> cfg = x.extract(u"{\"params\": {\"lr\": 0.001, \"batch_size\": 32}, \"hparams\": {\"d\": 1}, \"score\": 3}");
+        const QList<ExtractedMetric> cfg = x.extract(
+                u"{\"params\": {\"lr\": 0.001, \"batch_size\": 32}, \"hparams\": {\"d\": 1}, \"score\": 3}");
         QCOMPARE(cfg.size(), 1);
         QCOMPARE(cfg.at(0).key, QStringLiteral("score"));
     }
@@ -501,7 +516,8 @@ private Q_SLOTS:
     void pythonDictLines()
     {
         MetricExtractor x;
-        const QList<ExtractedMetric> ms = x.extract(u"{'loss': '0.6926', 'grad_norm': 1.25, 'learning_rate': 4.9e-05, 'epoch': '0.16'}");
+        const QList<ExtractedMetric> ms
+                = x.extract(u"{'loss': '0.6926', 'grad_norm': 1.25, 'learning_rate': 4.9e-05, 'epoch': '0.16'}");
         QCOMPARE(ms.size(), 3);
         QCOMPARE(ms.at(0).key, QStringLiteral("loss"));
         QCOMPARE(ms.at(0).value, 0.6926);
@@ -511,7 +527,8 @@ private Q_SLOTS:
         for (const ExtractedMetric& m : ms)
             QCOMPARE(m.epoch, std::optional<double>(0.16));
         // after a tqdm bar on the same row (HF Trainer under a pty)
-        const QList<ExtractedMetric> ms2 = x.extract(u" 10%|\u2588         | 50/500 [00:05<00:45, 9.9it/s]{'loss': 0.5, 'epoch': 0.3}");
+        const QList<ExtractedMetric> ms2
+                = x.extract(u" 10%|\u2588         | 50/500 [00:05<00:45, 9.9it/s]{'loss': 0.5, 'epoch': 0.3}");
         QCOMPARE(ms2.size(), 1);
         QCOMPARE(ms2.at(0).value, 0.5);
         QCOMPARE(ms2.at(0).step, 1); // per-key counter continues
@@ -531,7 +548,8 @@ private Q_SLOTS:
         QTest::newRow("-inf") << QStringLiteral("-inf") << -std::numeric_limits<double>::infinity();
         QTest::newRow("Infinity") << QStringLiteral("Infinity") << std::numeric_limits<double>::infinity();
         QTest::newRow("tensor") << QStringLiteral("tensor(0.53)") << 0.53;
-        QTest::newRow("tensor-device") << QStringLiteral("tensor(0.5300, device='cuda:0', grad_fn=<NllLossBackward0>)") << 0.53;
+        QTest::newRow("tensor-device") << QStringLiteral("tensor(0.5300, device='cuda:0', grad_fn=<NllLossBackward0>)")
+                                       << 0.53;
         QTest::newRow("np.float32") << QStringLiteral("np.float32(0.1)") << 0.1;
         QTest::newRow("np.float64") << QStringLiteral("np.float64(-2.5e-4)") << -2.5e-4;
         QTest::newRow("percent") << QStringLiteral("95.3%") << 95.3;
@@ -545,7 +563,8 @@ private Q_SLOTS:
         QCOMPARE(MetricExtractor::parseValue(text), std::optional<double>(expected));
         // and inside a line
         MetricExtractor x;
-        const QList<ExtractedMetric> ms = x.extract(QString(QStringLiteral("metric=") + text + QStringLiteral(" other=1")));
+        const QList<ExtractedMetric> ms
+                = x.extract(QString(QStringLiteral("metric=") + text + QStringLiteral(" other=1")));
         QCOMPARE(ms.size(), 2);
         QCOMPARE(ms.at(0).value, expected);
     }
@@ -603,8 +622,10 @@ private Q_SLOTS:
 
     void customRules()
     {
-        MetricExtractor x({MetricRule{QStringLiteral("throughput"), QRegularExpression(QStringLiteral(R"(processed (?<value>[\d.]+) samples)"))},
-                           MetricRule{QString(), QRegularExpression(QStringLiteral(R"(\[(?<step>\d+)\] (?<key>\w+) is (?<value>\S+))"))}});
+        MetricExtractor x({MetricRule{QStringLiteral("throughput"),
+                                   QRegularExpression(QStringLiteral(R"(processed (?<value>[\d.]+) samples)"))},
+                MetricRule{QString(),
+                        QRegularExpression(QStringLiteral(R"(\[(?<step>\d+)\] (?<key>\w+) is (?<value>\S+))"))}});
         QList<ExtractedMetric> ms = x.extract(u"processed 1234.5 samples");
         QCOMPARE(ms.size(), 1);
         QCOMPARE(ms.at(0).key, QStringLiteral("throughput"));
@@ -621,11 +642,13 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("line");
         QTest::newRow("tqdm") << QStringLiteral("Epoch 1/15:   4%|\u258d         | 1/23 [00:00<00:07,  2.82it/s]");
-        QTest::newRow("tqdm-s/it") << QStringLiteral("train: 45%|\u2588\u2588\u2588\u2588      | 45/100 [01:02<01:10,  1.28s/it]");
+        QTest::newRow("tqdm-s/it") << QStringLiteral(
+                "train: 45%|\u2588\u2588\u2588\u2588      | 45/100 [01:02<01:10,  1.28s/it]");
         QTest::newRow("rate-key") << QStringLiteral("speed: 2.82it/s eta: 3s");
         QTest::newRow("timestamp") << QStringLiteral("2026-01-02 10:11:12,345 - INFO - starting");
         QTest::newRow("time=") << QStringLiteral("time=10:11:12 date=2026-01-02");
-        QTest::newRow("file:line") << QStringLiteral("/opt/x/lib/python3.12/site-packages/torch/utils.py:21: UserWarning: foo");
+        QTest::newRow("file:line") << QStringLiteral(
+                "/opt/x/lib/python3.12/site-packages/torch/utils.py:21: UserWarning: foo");
         QTest::newRow("file.py:line") << QStringLiteral("warn at utils.py:21 in module");
         QTest::newRow("version") << QStringLiteral("version: 2.11.0 torch==2.11.0 python=3.11 cuda_version: 13");
         QTest::newRow("log-level") << QStringLiteral("INFO:root:starting epoch");
@@ -633,10 +656,12 @@ private Q_SLOTS:
         QTest::newRow("phrase") << QStringLiteral("Modules in train mode: 4");
         QTest::newRow("unit-word") << QStringLiteral("TPU available: False, using: 0 TPU cores");
         QTest::newRow("params-K") << QStringLiteral("Trainable params: 9.6 K");
-        QTest::newRow("v_num") << QStringLiteral("Epoch 5/5 \u2501\u2501\u2501 23/23 0:00:00 \u2022 0:00:00 335.05it/s v_num: 0");
+        QTest::newRow("v_num") << QStringLiteral(
+                "Epoch 5/5 \u2501\u2501\u2501 23/23 0:00:00 \u2022 0:00:00 335.05it/s v_num: 0");
         QTest::newRow("local-rank") << QStringLiteral("LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0]");
         QTest::newRow("url") << QStringLiteral("see https://example.com:8080/path?x=1.5.6");
-        QTest::newRow("memory") << QStringLiteral("Tried to allocate 8.00 GiB. GPU 0 has a total capacity of 139.80 GiB");
+        QTest::newRow("memory") << QStringLiteral(
+                "Tried to allocate 8.00 GiB. GPU 0 has a total capacity of 139.80 GiB");
         QTest::newRow("long-key") << QString(QString(80, u'k') + QStringLiteral("=1"));
         QTest::newRow("digit-key") << QStringLiteral("3d=0.5 9:30");
         QTest::newRow("backquoted") << QStringLiteral("to `num_workers=15` in the `DataLoader`");
@@ -695,7 +720,8 @@ private Q_SLOTS:
             rng.fillRange(reinterpret_cast<quint32*>(noise.data()), noise.size() / 4);
             QStringList rows;
             const QList<qint64> got = lossSteps(noise + metricLines(), &rows);
-            const QString where = QStringLiteral("seed %1: %2 found, first %3").arg(seed).arg(got.size()).arg(got.value(0));
+            const QString where
+                    = QStringLiteral("seed %1: %2 found, first %3").arg(seed).arg(got.size()).arg(got.value(0));
             QVERIFY2(got.size() >= 136 && got.mid(got.size() - 136) == stepRange(65, 200), qPrintable(where));
             for (qsizetype i = 1; i < got.size(); ++i)
                 QVERIFY2(got.at(i) > got.at(i - 1), qPrintable(where));
@@ -709,7 +735,8 @@ private Q_SLOTS:
             minFound = std::min(minFound, int(got.size()));
             QCOMPARE(lossSteps(noise + "\x18\n\x1b[J" + metricLines()), stepRange(1, 200));
         }
-        qInfo("%d of 151 random streams cost some of the 200 lines after them; the fewest found: %d", damaged, minFound);
+        qInfo("%d of 151 random streams cost some of the 200 lines after them; the fewest found: %d", damaged,
+                minFound);
     }
 
     void barPostfixOncePerCommittedLine()
@@ -717,8 +744,8 @@ private Q_SLOTS:
         // 50 redraws of a bar whose postfix changes, then one newline: one sample.
         QByteArray bytes;
         for (int i = 0; i < 50; ++i)
-            bytes += "\rEpoch 0:  " + QByteArray::number(i * 2) + "%|   | " + QByteArray::number(i) + "/50 [00:01<00:02, 9.5it/s, loss=" +
-                QByteArray::number(2.0 - i * 0.01, 'f', 3) + "]";
+            bytes += "\rEpoch 0:  " + QByteArray::number(i * 2) + "%|   | " + QByteArray::number(i)
+                    + "/50 [00:01<00:02, 9.5it/s, loss=" + QByteArray::number(2.0 - i * 0.01, 'f', 3) + "]";
         bytes += "\n";
         TerminalRenderer r;
         r.feed(bytes);

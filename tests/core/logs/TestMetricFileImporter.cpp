@@ -28,14 +28,14 @@ QString tfeventsPath()
 
 } // namespace
 
-class TestMetricFileImporter : public QObject
-{
+class TestMetricFileImporter : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
     void csvAndTensorBoardAgree()
     {
-        const QString csvPath = test::fixturePath(QStringLiteral("gpu-workstation/frameworks/lightning-csv/metrics.csv"));
+        const QString csvPath
+                = test::fixturePath(QStringLiteral("gpu-workstation/frameworks/lightning-csv/metrics.csv"));
         const QString tbPath = tfeventsPath();
         QVERIFY(!tbPath.isEmpty());
         const Result<MetricFileImport> csv = importMetricFile(csvPath);
@@ -63,7 +63,11 @@ private Q_SLOTS:
                 QCOMPARE(ts[i].step, cs[i].step);
                 // TensorBoard stores float32; the CSV prints the same float32 widened to double.
                 QVERIFY2(std::abs(ts[i].value - cs[i].value) <= 1e-7 * std::abs(cs[i].value),
-                         qPrintable(QStringLiteral("%1[%2]: %3 vs %4").arg(it.key()).arg(i).arg(ts[i].value, 0, 'g', 17).arg(cs[i].value, 0, 'g', 17)));
+                        qPrintable(QStringLiteral("%1[%2]: %3 vs %4")
+                                           .arg(it.key())
+                                           .arg(i)
+                                           .arg(ts[i].value, 0, 'g', 17)
+                                           .arg(cs[i].value, 0, 'g', 17)));
                 QCOMPARE(ts[i].epoch, cs[i].epoch);
                 QVERIFY(ts[i].wallTimeMs.has_value());
                 QVERIFY(!cs[i].wallTimeMs.has_value());
@@ -80,8 +84,10 @@ private Q_SLOTS:
 
     void detection()
     {
-        QCOMPARE(detectMetricFileFormat(QStringLiteral("/r/events.out.tfevents.1795990854.vm.564.0")), MetricFileFormat::TensorBoard);
-        QCOMPARE(detectMetricFileFormat(QStringLiteral("out/checkpoint-20/trainer_state.json")), MetricFileFormat::TrainerState);
+        QCOMPARE(detectMetricFileFormat(QStringLiteral("/r/events.out.tfevents.1795990854.vm.564.0")),
+                MetricFileFormat::TensorBoard);
+        QCOMPARE(detectMetricFileFormat(QStringLiteral("out/checkpoint-20/trainer_state.json")),
+                MetricFileFormat::TrainerState);
         QCOMPARE(detectMetricFileFormat(QStringLiteral("metrics.jsonl")), MetricFileFormat::JsonLines);
         QCOMPARE(detectMetricFileFormat(QStringLiteral("lightning_logs/version_0/metrics.csv")), MetricFileFormat::Csv);
         QCOMPARE(detectMetricFileFormat(QStringLiteral("log.txt"), "  {\"a\": 1}"), MetricFileFormat::JsonLines);
@@ -105,7 +111,8 @@ private Q_SLOTS:
         QVERIFY(!importMetricFile(unknown));
 
         // A cut event file: the valid prefix, plus where it stopped.
-        const QByteArray tb = test::readFixture(QStringLiteral("gpu-workstation/frameworks/lightning-tensorboard/") + QFileInfo(tfeventsPath()).fileName());
+        const QByteArray tb = test::readFixture(QStringLiteral("gpu-workstation/frameworks/lightning-tensorboard/")
+                + QFileInfo(tfeventsPath()).fileName());
         const QString cut = dir.filePath(QStringLiteral("events.out.tfevents.cut"));
         QFile cf(cut);
         QVERIFY(cf.open(QIODevice::WriteOnly));

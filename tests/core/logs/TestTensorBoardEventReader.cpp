@@ -19,7 +19,8 @@ using namespace ty;
 
 namespace {
 
-const QString kFixture = QStringLiteral("gpu-workstation/frameworks/lightning-tensorboard/events.out.tfevents.1795990854.vm.564.0");
+const QString kFixture
+        = QStringLiteral("gpu-workstation/frameworks/lightning-tensorboard/events.out.tfevents.1795990854.vm.564.0");
 
 // ---- a minimal protobuf / TFRecord writer, independent of the reader ----
 QByteArray varint(quint64 v)
@@ -34,8 +35,14 @@ QByteArray varint(quint64 v)
     } while (v);
     return out;
 }
-QByteArray key(int field, int wire) { return varint(quint64(field) << 3 | quint64(wire)); }
-QByteArray lenField(int field, const QByteArray& payload) { return key(field, 2) + varint(quint64(payload.size())) + payload; }
+QByteArray key(int field, int wire)
+{
+    return varint(quint64(field) << 3 | quint64(wire));
+}
+QByteArray lenField(int field, const QByteArray& payload)
+{
+    return key(field, 2) + varint(quint64(payload.size())) + payload;
+}
 QByteArray f32(float f)
 {
     quint32 u;
@@ -62,8 +69,14 @@ QByteArray makeEvent(double wall, qint64 step, const QList<QByteArray>& values)
         ev += key(2, 0) + varint(quint64(step));
     return ev + lenField(5, summary);
 }
-QByteArray simpleValue(const QByteArray& tag, float v) { return lenField(1, tag) + key(2, 5) + f32(v); }
-QByteArray scalarsMetadata(const QByteArray& plugin) { return lenField(9, lenField(1, lenField(1, plugin))); }
+QByteArray simpleValue(const QByteArray& tag, float v)
+{
+    return lenField(1, tag) + key(2, 5) + f32(v);
+}
+QByteArray scalarsMetadata(const QByteArray& plugin)
+{
+    return lenField(9, lenField(1, lenField(1, plugin)));
+}
 QByteArray record(const QByteArray& data)
 {
     QByteArray len(8, 0);
@@ -90,8 +103,7 @@ using test::byKey;
 
 } // namespace
 
-class TestTensorBoardEventReader : public QObject
-{
+class TestTensorBoardEventReader : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
@@ -121,7 +133,7 @@ private Q_SLOTS:
         const QList<ImportedMetric> ms = test::readInChunks(r, file, file.size());
         QVERIFY2(!r.hasError(), qPrintable(r.error()));
         QCOMPARE(r.warningCount(), 0);
-        QCOMPARE(r.recordsRead(), 77);                 // 1 file_version + 1 hp_metric + 3 hparams + 72 scalar events
+        QCOMPARE(r.recordsRead(), 77); // 1 file_version + 1 hp_metric + 3 hparams + 72 scalar events
         QCOMPARE(r.consumedOffset(), qint64(file.size()));
         const auto keys = byKey(ms);
         // hparams plugin values (`_hparams_/...`) are not scalars; `epoch` became the epoch field.
@@ -136,7 +148,9 @@ private Q_SLOTS:
         // The hparams are the run's params: the names and values of the
         // hparams.yaml Lightning wrote beside the events file.
         QMap<QString, QString> yaml;
-        for (const QByteArray& line : test::readFixture(QStringLiteral("gpu-workstation/frameworks/lightning-tensorboard/hparams.yaml")).split('\n')) {
+        for (const QByteArray& line :
+                test::readFixture(QStringLiteral("gpu-workstation/frameworks/lightning-tensorboard/hparams.yaml"))
+                        .split('\n')) {
             const qsizetype colon = line.indexOf(": ");
             if (colon > 0)
                 yaml.insert(QString::fromUtf8(line.first(colon)), QString::fromUtf8(line.sliced(colon + 2)).trimmed());
@@ -265,8 +279,9 @@ private Q_SLOTS:
             const QList<ImportedMetric> ms = test::readInChunks(r, file.first(cut), 333);
             QVERIFY(r.hasError());
             QCOMPARE(r.errorOffset(), recStart);
-            QVERIFY2(r.error().contains(QStringLiteral("record %1 at byte offset %2: truncated").arg(recIndex).arg(recStart)),
-                     qPrintable(r.error()));
+            QVERIFY2(r.error().contains(
+                             QStringLiteral("record %1 at byte offset %2: truncated").arg(recIndex).arg(recStart)),
+                    qPrintable(r.error()));
             QCOMPARE(r.recordsRead(), recIndex - 1);
             QCOMPARE(r.consumedOffset(), recStart);
             QVERIFY(!ms.isEmpty());
@@ -283,12 +298,14 @@ private Q_SLOTS:
         const QByteArray floatType = key(1, 0) + varint(1);
         const QByteArray doubleType = key(1, 0) + varint(2);
         const QByteArray scalarShape = lenField(2, QByteArray()); // TensorShapeProto with no dims
-        const QByteArray oneByOne = lenField(2, lenField(2, key(1, 0) + varint(1)) + lenField(2, key(1, 0) + varint(1)));
+        const QByteArray oneByOne
+                = lenField(2, lenField(2, key(1, 0) + varint(1)) + lenField(2, key(1, 0) + varint(1)));
         const QByteArray threeElems = lenField(2, lenField(2, key(1, 0) + varint(3)));
 
         QList<QByteArray> values;
         // tf.summary.scalar (TF2): DT_FLOAT, tensor_content, with "scalars" metadata
-        values << lenField(1, "a/content") + lenField(8, floatType + scalarShape + lenField(4, f32(0.25f))) + scalarsMetadata("scalars");
+        values << lenField(1, "a/content") + lenField(8, floatType + scalarShape + lenField(4, f32(0.25f)))
+                        + scalarsMetadata("scalars");
         // float_val unpacked
         values << lenField(1, "b/float_unpacked") + lenField(8, floatType + scalarShape + key(5, 5) + f32(-1.5f));
         // float_val packed, shape [1,1]
@@ -302,14 +319,17 @@ private Q_SLOTS:
         // Not scalars: a 3-element tensor, an int tensor, a histogram-plugin value
         values << lenField(1, "x/vector") + lenField(8, floatType + threeElems + lenField(4, f32(1) + f32(2) + f32(3)));
         values << lenField(1, "x/int") + lenField(8, key(1, 0) + varint(3) + key(7, 0) + varint(5));
-        values << lenField(1, "x/hist") + lenField(8, floatType + scalarShape + lenField(4, f32(9))) + scalarsMetadata("histograms");
+        values << lenField(1, "x/hist") + lenField(8, floatType + scalarShape + lenField(4, f32(9)))
+                        + scalarsMetadata("histograms");
         // Unknown fields everywhere are skipped.
-        values << lenField(1, "h/unknown_fields") + key(15, 0) + varint(7) + key(2, 5) + f32(42.0f) + lenField(99, "junk");
+        values << lenField(1, "h/unknown_fields") + key(15, 0) + varint(7) + key(2, 5) + f32(42.0f)
+                        + lenField(99, "junk");
 
         QByteArray file = record(key(1, 1) + f64(1767225600.0) + lenField(3, "brain.Event:2"));
         file += record(makeEvent(1767225600.5, 7, values));
         // A later value of x/hist without metadata is still skipped.
-        file += record(makeEvent(1767225601.0, 8, {lenField(1, "x/hist") + key(2, 5) + f32(5.0f), simpleValue("a/content", 0.5f)}));
+        file += record(makeEvent(
+                1767225601.0, 8, {lenField(1, "x/hist") + key(2, 5) + f32(5.0f), simpleValue("a/content", 0.5f)}));
         // A record with valid CRCs but a garbage payload is skipped with a warning.
         file += record(QByteArray("\xFF\xFF\xFF", 3));
         file += record(makeEvent(1767225602.0, (qint64(1) << 40), {simpleValue("big_step", 1.0f)}));
@@ -318,14 +338,16 @@ private Q_SLOTS:
         const QList<ImportedMetric> ms = test::readInChunks(r, file, 5);
         QVERIFY2(!r.hasError(), qPrintable(r.error()));
         QCOMPARE(r.warningCount(), 1);
-        QVERIFY2(r.warnings().first().contains(QLatin1String("record 4 at byte offset")), qPrintable(r.warnings().first()));
+        QVERIFY2(r.warnings().first().contains(QLatin1String("record 4 at byte offset")),
+                qPrintable(r.warnings().first()));
         QVERIFY(r.warnings().first().contains(QLatin1String("not a valid Event")));
         QStringList keys;
         for (const ImportedMetric& m : ms)
             keys << m.key + u'@' + QString::number(m.step);
-        QCOMPARE(keys, (QStringList{"a/content@7", "b/float_unpacked@7", "c/float_packed@7", "d/double_content@7", "e/double_val@7",
-                                    "f/double_packed@7", "g/simple_inf@7", "h/unknown_fields@7", "a/content@8",
-                                    "big_step@1099511627776"}));
+        QCOMPARE(keys,
+                (QStringList{"a/content@7", "b/float_unpacked@7", "c/float_packed@7", "d/double_content@7",
+                        "e/double_val@7", "f/double_packed@7", "g/simple_inf@7", "h/unknown_fields@7", "a/content@8",
+                        "big_step@1099511627776"}));
         QCOMPARE(ms[0].value, 0.25);
         QCOMPARE(ms[1].value, -1.5);
         QCOMPARE(ms[2].value, 3.0);
@@ -361,8 +383,9 @@ private Q_SLOTS:
         r.feed(QByteArray(len + c));
         QVERIFY(!r.next());
         QVERIFY(r.hasError());
-        QVERIFY2(r.error().startsWith(QLatin1String("record 4 at byte offset 100: record length 1099511627776 exceeds")),
-                 qPrintable(r.error()));
+        QVERIFY2(
+                r.error().startsWith(QLatin1String("record 4 at byte offset 100: record length 1099511627776 exceeds")),
+                qPrintable(r.error()));
     }
 };
 

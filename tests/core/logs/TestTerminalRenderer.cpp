@@ -42,13 +42,41 @@ QList<QByteArray> mixedStreams(QRandomGenerator& rng, bool rare = false)
     for (const char* name : {"plain_torch", "lightning_run", "lightning_tqdm", "nested_tqdm", "oom_midrun"})
         streams.append(test::readFixture(QStringLiteral("gpu-workstation/logs/%1.log").arg(QLatin1String(name))));
     static const char* const kPieces[] = {
-        "\x1b[31m", "\x1b[0m", "\x1b[1;32m", "\r", "\r\x1b[K", "\x1b[A", "\x1b[3A", "\x1b[2;5H", "\x1b" "7", "\x1b" "8",
-        "\x1b[2P", "\x1b[3@", "\x1b[1K", "\x1b[J", "\x1b[1J", "\x1bM", "\t", "\b", "\xe2\x96\x88", "\xe4\xb8\xad",
-        "\xcc\x81", "\xff", "\x1b[5G", "\x1b[2J", "\n", "\n\n", "   ", "xyz",
-        "\x1b[A\r\x1b[2K", "\x1b[2A\r\x1b[J", // a progress bar's redraw: up, to column 0, erase
-        // ... onto a row that soft-wrapped (at width 80 or 120), then a line with trailing spaces
-        "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
-        "0123456789012345678901234567890123456789\n\x1b[2A\r\x1b[2Kab  \n",
+            "\x1b[31m",
+            "\x1b[0m",
+            "\x1b[1;32m",
+            "\r",
+            "\r\x1b[K",
+            "\x1b[A",
+            "\x1b[3A",
+            "\x1b[2;5H",
+            "\x1b"
+            "7",
+            "\x1b"
+            "8",
+            "\x1b[2P",
+            "\x1b[3@",
+            "\x1b[1K",
+            "\x1b[J",
+            "\x1b[1J",
+            "\x1bM",
+            "\t",
+            "\b",
+            "\xe2\x96\x88",
+            "\xe4\xb8\xad",
+            "\xcc\x81",
+            "\xff",
+            "\x1b[5G",
+            "\x1b[2J",
+            "\n",
+            "\n\n",
+            "   ",
+            "xyz",
+            "\x1b[A\r\x1b[2K",
+            "\x1b[2A\r\x1b[J", // a progress bar's redraw: up, to column 0, erase
+            // ... onto a row that soft-wrapped (at width 80 or 120), then a line with trailing spaces
+            "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
+            "0123456789012345678901234567890123456789\n\x1b[2A\r\x1b[2Kab  \n",
     };
     for (int s = 0; s < 6; ++s) {
         QByteArray b;
@@ -89,8 +117,7 @@ void compareLines(const QList<ConsoleLine>& got, const QList<ConsoleLine>& expec
 
 } // namespace
 
-class TestTerminalRenderer : public QObject
-{
+class TestTerminalRenderer : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
@@ -101,16 +128,18 @@ private Q_SLOTS:
         r.feed("\rEpoch 1:  33%|\xe2\x96\x88\xe2\x96\x88\xe2\x96\x88       | 1/3 [00:00<00:01, 2.00it/s, loss=0.9]");
         QCOMPARE(r.pendingLines().size(), 1);
         QCOMPARE(r.pendingLines().at(0).text,
-                 QStringLiteral("Epoch 1:  33%|\u2588\u2588\u2588       | 1/3 [00:00<00:01, 2.00it/s, loss=0.9]"));
+                QStringLiteral("Epoch 1:  33%|\u2588\u2588\u2588       | 1/3 [00:00<00:01, 2.00it/s, loss=0.9]"));
         r.feed("\rEpoch 1: 100%|\xe2\x96\x88\xe2\x96\x88\xe2\x96\x88\xe2\x96\x88\xe2\x96\x88\xe2\x96\x88\xe2\x96\x88\xe2\x96\x88"
                "\xe2\x96\x88\xe2\x96\x88| 3/3 [00:01<00:00, 2.50it/s, loss=0.5]\n");
         r.feed("next line\n");
         QVERIFY(r.takeCommitted().isEmpty()); // still reachable by cursor-up
         r.finish();
         const QStringList lines = texts(r.takeCommitted());
-        QCOMPARE(lines, (QStringList{QStringLiteral("Epoch 1: 100%|\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588| 3/3 "
-                                                    "[00:01<00:00, 2.50it/s, loss=0.5]"),
-                                     QStringLiteral("next line")}));
+        QCOMPARE(lines,
+                (QStringList{QStringLiteral(
+                                     "Epoch 1: 100%|\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588| 3/3 "
+                                     "[00:01<00:00, 2.50it/s, loss=0.5]"),
+                        QStringLiteral("next line")}));
     }
 
     void shorterRedrawLeavesTail()
@@ -122,8 +151,8 @@ private Q_SLOTS:
 
     void coloursBecomeSpans()
     {
-        const QList<ConsoleLine> lines =
-            renderAll("\x1b[1;31mred\x1b[0m plain \x1b[38;5;208mor\x1b[0m\x1b[38;2;1;2;3mtc\x1b[m \x1b[3;4;44mx\x1b[22;23;24;49m\n");
+        const QList<ConsoleLine> lines = renderAll(
+                "\x1b[1;31mred\x1b[0m plain \x1b[38;5;208mor\x1b[0m\x1b[38;2;1;2;3mtc\x1b[m \x1b[3;4;44mx\x1b[22;23;24;49m\n");
         QCOMPARE(lines.size(), 1);
         const ConsoleLine& l = lines.at(0);
         QCOMPARE(l.text, QStringLiteral("red plain ortc x"));
@@ -139,14 +168,14 @@ private Q_SLOTS:
     {
         // toLine's two paths: a row whose cells are all written, in one style
         // and below U+10000 (one copy), and anything else (cell by cell).
-        const QList<ConsoleLine> lines = renderAll("\x1b[32mall green\x1b[0m\n"    // one style: one span
-                                                   "plain\n"                          // one style, the default: none
-                                                   "a\x1b[3Cb\n"                      // an unwritten gap: spaces
-                                                   "\xf0\x9f\x98\x80 wide\n"          // astral (and wide): surrogates
-                                                   "x\x1b[31my\n");                    // two styles
-        QCOMPARE(texts(lines), (QStringList{QStringLiteral("all green"), QStringLiteral("plain"),
-                                            QStringLiteral("a   b"), QString::fromUtf8("\xf0\x9f\x98\x80 wide"),
-                                            QStringLiteral("xy")}));
+        const QList<ConsoleLine> lines = renderAll("\x1b[32mall green\x1b[0m\n" // one style: one span
+                                                   "plain\n"                    // one style, the default: none
+                                                   "a\x1b[3Cb\n"                // an unwritten gap: spaces
+                                                   "\xf0\x9f\x98\x80 wide\n"    // astral (and wide): surrogates
+                                                   "x\x1b[31my\n");             // two styles
+        QCOMPARE(texts(lines),
+                (QStringList{QStringLiteral("all green"), QStringLiteral("plain"), QStringLiteral("a   b"),
+                        QString::fromUtf8("\xf0\x9f\x98\x80 wide"), QStringLiteral("xy")}));
         QCOMPARE(lines.at(0).spans, (QList<StyleSpan>{StyleSpan{0, 9, 0xFF00cd00u, 0, 0}}));
         QVERIFY(lines.at(1).spans.isEmpty());
         QVERIFY(lines.at(2).spans.isEmpty());
@@ -161,7 +190,7 @@ private Q_SLOTS:
         // general path. Lengths across several blocks, the odd cell at every
         // position.
         const QString narrow[] = {QString(QChar(0xFF61)), QString(QChar(0xFFFD)), QString(QChar(0x00E9)),
-                                  QString(QChar(0x0416)), QString(QChar(0xFF9F))};
+                QString(QChar(0x0416)), QString(QChar(0xFF9F))};
         for (int len = 1; len <= 35; ++len) {
             for (int pos = 0; pos < len; ++pos) {
                 for (const QString& odd : narrow) {
@@ -205,22 +234,29 @@ private Q_SLOTS:
 
     void invalidUtf8BecomesReplacement()
     {
-        const QStringList lines = texts(renderAll("a\xff" "b\xe2\x82" "c\xed\xa0\x80" "d\xc0\xaf" "e\xf0\x9f\x92"));
+        const QStringList lines = texts(renderAll("a\xff"
+                                                  "b\xe2\x82"
+                                                  "c\xed\xa0\x80"
+                                                  "d\xc0\xaf"
+                                                  "e\xf0\x9f\x92"));
         // one U+FFFD per maximal invalid subsequence (WHATWG decoder)
         QCOMPARE(lines, QStringList{QStringLiteral("a\uFFFDb\uFFFDc\uFFFD\uFFFD\uFFFDd\uFFFD\uFFFDe\uFFFD")});
     }
 
     void escapesNeverShown()
     {
-        const QStringList lines = texts(renderAll("\x1b]0;my title\x07" "a\x1b]8;;https://x.org\x1b\\link\x1b]8;;\x1b\\b"
-                                                  "\x1b[?25l\x1b[?2004h\x1bPq#0;2;0;0;0\x1b\\c\x1b(0d\x1b[>4;1me\x1b[1;2;3;4;5 qf\x07\n"));
+        const QStringList lines = texts(
+                renderAll("\x1b]0;my title\x07"
+                          "a\x1b]8;;https://x.org\x1b\\link\x1b]8;;\x1b\\b"
+                          "\x1b[?25l\x1b[?2004h\x1bPq#0;2;0;0;0\x1b\\c\x1b(0d\x1b[>4;1me\x1b[1;2;3;4;5 qf\x07\n"));
         QCOMPARE(lines, QStringList{QStringLiteral("alinkbcdef")});
     }
 
     void splitAnywhereGivesSameResult()
     {
         for (const char* name : {"plain_torch", "lightning_run", "lightning_tqdm", "nested_tqdm"}) {
-            const QByteArray bytes = test::readFixture(QStringLiteral("gpu-workstation/logs/%1.log").arg(QLatin1String(name)));
+            const QByteArray bytes
+                    = test::readFixture(QStringLiteral("gpu-workstation/logs/%1.log").arg(QLatin1String(name)));
             QVERIFY(!bytes.isEmpty());
             TerminalRenderer whole(80);
             whole.feed(bytes);
@@ -259,7 +295,8 @@ private Q_SLOTS:
         qint64 linesCompared = 0;
         for (const QByteArray& bytes : streams) {
             QVERIFY(!bytes.isEmpty());
-            for (const auto& [width, maxChars] : {std::pair{0, 16384}, std::pair{0, 40}, std::pair{80, 16384}, std::pair{120, 50}}) {
+            for (const auto& [width, maxChars] :
+                    {std::pair{0, 16384}, std::pair{0, 40}, std::pair{80, 16384}, std::pair{120, 50}}) {
                 TerminalRenderer grid(width, maxChars, 16);
                 grid.setPlainRows(false);
                 TerminalRenderer plain(width, maxChars, 16);
@@ -309,7 +346,8 @@ private Q_SLOTS:
         qint64 linesCompared = 0, rareLines = 0, fastLines = 0, rareFastLines = 0;
         for (qsizetype s = 0; s < streams.size(); ++s) {
             const QByteArray& bytes = streams.at(s);
-            for (const auto& [width, maxChars] : {std::pair{0, 16384}, std::pair{0, 40}, std::pair{80, 16384}, std::pair{120, 50}}) {
+            for (const auto& [width, maxChars] :
+                    {std::pair{0, 16384}, std::pair{0, 40}, std::pair{80, 16384}, std::pair{120, 50}}) {
                 TerminalRenderer reference(width, maxChars, 16), settling(width, maxChars, 16);
                 settling.setSettleAfterFeed(true);
                 QList<ConsoleLine> settled;
@@ -346,7 +384,8 @@ private Q_SLOTS:
             }
         }
         qInfo("%lld lines compared, %lld of them through the fast path; of the %lld lines of streams with rare "
-              "escapes, %lld", linesCompared, fastLines, rareLines, rareFastLines);
+              "escapes, %lld",
+                linesCompared, fastLines, rareLines, rareFastLines);
         QVERIFY(linesCompared > 20000);
         // About 40 %: a colour left on, the narrow stored limits and lines
         // a piece does not settle keep the others on the usual path.
@@ -365,7 +404,8 @@ private Q_SLOTS:
         qint64 linesCompared = 0;
         int regrowths = 0;
         for (const QByteArray& bytes : streams) {
-            for (const auto& [width, maxChars] : {std::pair{0, 16384}, std::pair{0, 40}, std::pair{80, 16384}, std::pair{120, 50}}) {
+            for (const auto& [width, maxChars] :
+                    {std::pair{0, 16384}, std::pair{0, 40}, std::pair{80, 16384}, std::pair{120, 50}}) {
                 TerminalRenderer listed(width, maxChars, 16), deep(width, maxChars, 16), kept(width, maxChars, 16);
                 QList<ConsoleLine> deepLines, keptLines, listedLines;
                 const QChar* lastText = nullptr;
@@ -432,16 +472,17 @@ private Q_SLOTS:
             TerminalRenderer r(0, 16384, liveRows);
             r.feed("a\nb\nc\n");
             r.commitSettledRows(); // a, b, c leave: the head is at slot 3 of 8
-            QCOMPARE(texts(r.takeCommitted()), (QStringList{QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c")}));
+            QCOMPARE(texts(r.takeCommitted()),
+                    (QStringList{QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c")}));
             r.feed("r0\nr1\nr2\nr3\nr4\nr5\nr6\n"); // rows 0-7: the 8 slots are full
-            r.feed("\x1b[12dX");                        // row 11: the ring grows
-            r.feed("\x1b[3;2HZ");                       // row 2 ("r2"), column 2
+            r.feed("\x1b[12dX");                    // row 11: the ring grows
+            r.feed("\x1b[3;2HZ");                   // row 2 ("r2"), column 2
             r.finish();
             const QList<ConsoleLine> lines = r.takeCommitted();
-            QCOMPARE(texts(lines), (QStringList{QStringLiteral("r0"), QStringLiteral("r1"), QStringLiteral("rZ"),
-                                                QStringLiteral("r3"), QStringLiteral("r4"), QStringLiteral("r5"),
-                                                QStringLiteral("r6"), QString(), QString(), QString(), QString(),
-                                                QStringLiteral("X")}));
+            QCOMPARE(texts(lines),
+                    (QStringList{QStringLiteral("r0"), QStringLiteral("r1"), QStringLiteral("rZ"), QStringLiteral("r3"),
+                            QStringLiteral("r4"), QStringLiteral("r5"), QStringLiteral("r6"), QString(), QString(),
+                            QString(), QString(), QStringLiteral("X")}));
             for (int i = 0; i < 7; ++i)
                 QCOMPARE(lines.at(i).byteOffset, qint64(6 + 3 * i));
         }
@@ -472,7 +513,10 @@ private Q_SLOTS:
         // A wide character that does not fit wraps a 9-column row; erasing
         // it from the start (ESC[1K short of the last column) keeps the wrap
         // mark, as tmux does.
-        const QByteArray bytes("012345678\xe4\xb8\xad" "\x1b[A\x1b[9G\x1b[1K\r" "ab  \n" "next\n");
+        const QByteArray bytes("012345678\xe4\xb8\xad"
+                               "\x1b[A\x1b[9G\x1b[1K\r"
+                               "ab  \n"
+                               "next\n");
         for (const bool plainRows : {false, true}) {
             TerminalRenderer r(10);
             r.setPlainRows(plainRows);
@@ -505,7 +549,8 @@ private Q_SLOTS:
         // an invalid byte) at every offset of a 40-byte run, fed whole, must
         // render as when fed byte by byte (where no 8-byte test happens),
         // with and without wrapping inside the run.
-        const QByteArray specials[] = {"\x1f", "\x7f", "\x80", "\xff", "\t", "\r", "\x1b[31m", "\xc3\xa9", "\xe2\x96\x88"};
+        const QByteArray specials[]
+                = {"\x1f", "\x7f", "\x80", "\xff", "\t", "\r", "\x1b[31m", "\xc3\xa9", "\xe2\x96\x88"};
         for (const int width : {0, 16}) {
             for (const QByteArray& special : specials) {
                 for (int at = 0; at <= 40; ++at) {
@@ -530,7 +575,7 @@ private Q_SLOTS:
         }
         // And the run's text is the bytes themselves.
         QCOMPARE(texts(renderAll("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGH\x7fIJ\n")),
-                 QStringList{QStringLiteral("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ")});
+                QStringList{QStringLiteral("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ")});
     }
 
     void tenMegabyteLine()
@@ -602,22 +647,26 @@ private Q_SLOTS:
         TerminalRenderer r;
         r.feed("line0\nline1\nline2\n");
         r.commitSettledRows(); // the cursor never moved up: every row above it is final
-        QCOMPARE(texts(r.takeCommitted()), (QStringList{QStringLiteral("line0"), QStringLiteral("line1"), QStringLiteral("line2")}));
+        QCOMPARE(texts(r.takeCommitted()),
+                (QStringList{QStringLiteral("line0"), QStringLiteral("line1"), QStringLiteral("line2")}));
         r.feed("a\nb\n\rbar0\n\rinner\x1b[A"); // nested tqdm: one row up, cursor back on "bar0"
         r.commitSettledRows();
         // rows more than one above the cursor are final; "b" is still reachable
         QCOMPARE(texts(r.takeCommitted()), QStringList{QStringLiteral("a")});
-        QCOMPARE(texts(r.pendingLines()), (QStringList{QStringLiteral("b"), QStringLiteral("bar0"), QStringLiteral("inner")}));
+        QCOMPARE(texts(r.pendingLines()),
+                (QStringList{QStringLiteral("b"), QStringLiteral("bar0"), QStringLiteral("inner")}));
         r.feed("\x1b[A\rB");
         r.finish();
-        QCOMPARE(texts(r.takeCommitted()), (QStringList{QStringLiteral("B"), QStringLiteral("bar0"), QStringLiteral("inner")}));
+        QCOMPARE(texts(r.takeCommitted()),
+                (QStringList{QStringLiteral("B"), QStringLiteral("bar0"), QStringLiteral("inner")}));
     }
 
     void randomBytesStayClean()
     {
         // Random bytes rich in escapes and controls: no crash, no control
         // character in any row, rows never wider than the terminal.
-        static const char kAlphabet[] = "\x1b\x1b[[[;;:0123456789ABCDHJKmGfdsu78?]P\\\x07\r\n\b\t abc\xe2\x96\x88\xf0\x9f\x92\xa1\xff\xc3";
+        static const char kAlphabet[]
+                = "\x1b\x1b[[[;;:0123456789ABCDHJKmGfdsu78?]P\\\x07\r\n\b\t abc\xe2\x96\x88\xf0\x9f\x92\xa1\xff\xc3";
         QRandomGenerator rng(42);
         for (int width : {0, 1, 7, 80}) {
             TerminalRenderer r(width, 512, 16);
@@ -658,7 +707,7 @@ private Q_SLOTS:
     void tabsAndWideChars()
     {
         QCOMPARE(texts(renderAll("a\tb\t\tc\n\xe4\xb8\xad\tx\n")),
-                 (QStringList{QStringLiteral("a       b               c"), QStringLiteral("\u4e2d      x")}));
+                (QStringList{QStringLiteral("a       b               c"), QStringLiteral("\u4e2d      x")}));
         // width 4: a wide char that does not fit wraps whole
         const QList<ConsoleLine> lines = renderAll("abc\xe4\xb8\xad\n", 4);
         QCOMPARE(texts(lines), (QStringList{QStringLiteral("abc"), QStringLiteral("\u4e2d")}));
@@ -687,9 +736,11 @@ private Q_SLOTS:
         // the main screen's rows are still to come: a restart from here re-enters nothing it should not
         QCOMPARE(r.pendingStartOffset(), 0);
         r.feed("\x1b[?1049l!\n");
-        QCOMPARE(texts(r.pendingLines()), (QStringList{QStringLiteral("epoch 1"), QStringLiteral("epoch 2"), QStringLiteral("bar!")}));
+        QCOMPARE(texts(r.pendingLines()),
+                (QStringList{QStringLiteral("epoch 1"), QStringLiteral("epoch 2"), QStringLiteral("bar!")}));
         r.finish();
-        QCOMPARE(texts(r.takeCommitted()), (QStringList{QStringLiteral("epoch 1"), QStringLiteral("epoch 2"), QStringLiteral("bar!")}));
+        QCOMPARE(texts(r.takeCommitted()),
+                (QStringList{QStringLiteral("epoch 1"), QStringLiteral("epoch 2"), QStringLiteral("bar!")}));
 
         // A blank main screen: pending from the ESC that entered the alternate screen.
         TerminalRenderer blank(20, 16384, 5);
@@ -719,20 +770,25 @@ private Q_SLOTS:
         TerminalRenderer r(20, 16384, 10);
         r.feed("a\nb\n\x1b[?1049h\x1b[9;1Hx\x1b[H\x1b[?1049lc\nd\n");
         r.commitSettledRows();
-        QCOMPARE(texts(r.takeCommitted()), (QStringList{QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c"), QStringLiteral("d")}));
+        QCOMPARE(texts(r.takeCommitted()),
+                (QStringList{QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c"), QStringLiteral("d")}));
     }
 
     void saveCursorMode1048()
     {
         // xterm's ?1048 (tmux 3.3a ignores it): DECSC / DECRC, the slot ESC 7 uses.
-        QCOMPARE(texts(renderAll("ab\x1b[?1048h\ncd\x1b[?1048lX\n")), (QStringList{QStringLiteral("abX"), QStringLiteral("cd")}));
-        QCOMPARE(texts(renderAll("ab\x1b[?1048h\ncd\x1b" "8X\n")), (QStringList{QStringLiteral("abX"), QStringLiteral("cd")}));
+        QCOMPARE(texts(renderAll("ab\x1b[?1048h\ncd\x1b[?1048lX\n")),
+                (QStringList{QStringLiteral("abX"), QStringLiteral("cd")}));
+        QCOMPARE(texts(renderAll("ab\x1b[?1048h\ncd\x1b"
+                                 "8X\n")),
+                (QStringList{QStringLiteral("abX"), QStringLiteral("cd")}));
     }
 
     void eraseAndBackspace()
     {
         QCOMPARE(texts(renderAll("abcdef\b\b\x1b[K!\n12345\x1b[3G\x1b[1K\nxyz\x1b[2K\n")),
-                 (QStringList{QStringLiteral("abcd!"), QStringLiteral("   45")})); // a trailing blank row is dropped by finish()
+                (QStringList{QStringLiteral("abcd!"),
+                        QStringLiteral("   45")})); // a trailing blank row is dropped by finish()
     }
 };
 

@@ -139,8 +139,7 @@ QString escaped(const QByteArray& bytes)
         if (c == '\\' || c == '"') {
             out += u'\\';
             out += QChar(c);
-        }
-        else if (c == '\n')
+        } else if (c == '\n')
             out += QStringLiteral("\\n");
         else if (c == '\r')
             out += QStringLiteral("\\r");
@@ -148,8 +147,7 @@ QString escaped(const QByteArray& bytes)
             out += QStringLiteral("\\t");
         else if (c >= 0x20 && c < 0x7F)
             out += QChar(c);
-        else
-        {
+        else {
             out += QStringLiteral("\\x%1").arg(c, 2, 16, QChar(u'0'));
             if (i + 1 < bytes.size() && std::isxdigit(static_cast<unsigned char>(bytes.at(i + 1))))
                 out += QStringLiteral("\"\""); // the next character is not part of the escape
@@ -186,9 +184,10 @@ QByteArray randomStream(QRandomGenerator& rng)
 {
     static const char* const kWords[] = {"a", "bc", "def", "ghij", "klmno", "0123456789", "XY", " ", "  q"};
     static const char* const kNarrow[] = {"\xc3\xa9", "\xe2\x94\x81", "\xe2\x96\x88"};
-    static const char kCsi[] = {'A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'd', '`', 'J', 'K',
-                                '@', 'P', 'X', 'L', 'M', 'S', 'T', 'b', 'm', 's', 'u'};
-    static const char* const kAlt[] = {"\x1b[?1049h", "\x1b[?1049l", "\x1b[?47h", "\x1b[?47l", "\x1b[?1047h", "\x1b[?1047l"};
+    static const char kCsi[] = {'A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'd', '`', 'J', 'K', '@', 'P', 'X', 'L', 'M',
+            'S', 'T', 'b', 'm', 's', 'u'};
+    static const char* const kAlt[]
+            = {"\x1b[?1049h", "\x1b[?1049l", "\x1b[?47h", "\x1b[?47l", "\x1b[?1047h", "\x1b[?1047l"};
     auto number = [&]() -> QByteArray {
         const quint32 k = rng.bounded(20);
         if (k < 2)
@@ -219,7 +218,8 @@ QByteArray randomStream(QRandomGenerator& rng)
             if (final == 'H' && rng.bounded(2) == 0)
                 out += number() + ";" + number();
             else if (final == 'm')
-                out += QByteArrayList{"0", "1", "31", "4", "7", "38;5;208", "48;2;1;2;3", "39;49", ""}.at(rng.bounded(9));
+                out += QByteArrayList{"0", "1", "31", "4", "7", "38;5;208", "48;2;1;2;3", "39;49", ""}.at(
+                        rng.bounded(9));
             else if (final == '@')
                 out += QByteArrayList{"", "0", "1"}.at(rng.bounded(3)); // see above
             else if (final == 'J' || final == 'K')
@@ -230,14 +230,23 @@ QByteArray randomStream(QRandomGenerator& rng)
         } else if (kind < 94) {
             out += kAlt[rng.bounded(int(std::size(kAlt)))];
         } else {
-            out += QByteArrayList{"\x1b" "7", "\x1b" "8", "\x1b" "D", "\x1b" "E", "\x1b" "M"}.at(rng.bounded(5));
+            out += QByteArrayList{"\x1b"
+                                  "7",
+                    "\x1b"
+                    "8",
+                    "\x1b"
+                    "D",
+                    "\x1b"
+                    "E",
+                    "\x1b"
+                    "M"}
+                           .at(rng.bounded(5));
         }
     }
     return out;
 }
 
-class TmuxOracle
-{
+class TmuxOracle {
 public:
     bool available() const { return !m_tmux.isEmpty(); }
 
@@ -264,8 +273,8 @@ public:
         const QString socket = QStringLiteral("ty-test-%1-%2").arg(QCoreApplication::applicationPid()).arg(++m_counter);
         const QString shellCmd = QStringLiteral("cat '%1'; touch '%2'; exec sleep 600").arg(input, done);
         run({QStringLiteral("-f"), conf, QStringLiteral("new-session"), QStringLiteral("-d"), QStringLiteral("-x"),
-             QString::number(width), QStringLiteral("-y"), QString::number(height), shellCmd},
-            socket);
+                    QString::number(width), QStringLiteral("-y"), QString::number(height), shellCmd},
+                socket);
         QElapsedTimer t;
         t.start();
         while (!QFileInfo::exists(done) && t.elapsed() < 20000)
@@ -276,14 +285,14 @@ public:
         for (int stable = 0; stable < 2 && t.elapsed() < 30000;) {
             QThread::msleep(80);
             const QByteArray now = run({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-S"),
-                                        QStringLiteral("-"), QStringLiteral("-E"), QStringLiteral("-")},
-                                       socket);
+                                               QStringLiteral("-"), QStringLiteral("-E"), QStringLiteral("-")},
+                    socket);
             stable = (now == prev) ? stable + 1 : 0;
             prev = now;
         }
         joined = run({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-J"), QStringLiteral("-S"),
-                      QStringLiteral("-"), QStringLiteral("-E"), QStringLiteral("-")},
-                     socket);
+                             QStringLiteral("-"), QStringLiteral("-E"), QStringLiteral("-")},
+                socket);
         run({QStringLiteral("kill-server")}, socket);
         out.rows = normalise(QString::fromUtf8(prev).split(u'\n'));
         out.joined = normalise(QString::fromUtf8(joined).split(u'\n'));
@@ -305,8 +314,8 @@ public:
             c.write("set -g history-limit 1000000\nset -g base-index 0\nset -g default-size "
                     + QByteArray::number(width) + "x" + QByteArray::number(height) + "\n");
         }
-        QStringList args{QStringLiteral("-f"), conf, QStringLiteral("new-session"), QStringLiteral("-d"), QStringLiteral("-x"),
-                         QString::number(width), QStringLiteral("-y"), QString::number(height)};
+        QStringList args{QStringLiteral("-f"), conf, QStringLiteral("new-session"), QStringLiteral("-d"),
+                QStringLiteral("-x"), QString::number(width), QStringLiteral("-y"), QString::number(height)};
         for (qsizetype i = 0; i < streams.size(); ++i) {
             const QString input = dir.filePath(QStringLiteral("input%1").arg(i));
             QFile f(input);
@@ -315,7 +324,8 @@ public:
             f.close();
             if (i > 0)
                 args << QStringLiteral(";") << QStringLiteral("new-window") << QStringLiteral("-d");
-            args << QStringLiteral("cat '%1'; touch '%2'; exec sleep 600").arg(input, dir.filePath(QStringLiteral("done%1").arg(i)));
+            args << QStringLiteral("cat '%1'; touch '%2'; exec sleep 600")
+                            .arg(input, dir.filePath(QStringLiteral("done%1").arg(i)));
         }
         const QString socket = QStringLiteral("ty-test-%1-%2").arg(QCoreApplication::applicationPid()).arg(++m_counter);
         run(args, socket);
@@ -328,22 +338,25 @@ public:
         QThread::msleep(200); // cat has exited: let tmux parse the last bytes
         for (qsizetype i = 0; i < streams.size(); ++i) {
             const QString target = QStringLiteral(":%1").arg(i);
-            const QByteArray rows = run({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-t"), target,
-                                         QStringLiteral("-S"), QStringLiteral("-"), QStringLiteral("-E"), QStringLiteral("-")},
-                                        socket);
-            const int historySize = run({QStringLiteral("display-message"), QStringLiteral("-p"), QStringLiteral("-t"), target,
-                                         QStringLiteral("#{history_size}")},
-                                        socket)
-                                        .trimmed()
-                                        .toInt();
+            const QByteArray rows
+                    = run({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-t"), target,
+                                  QStringLiteral("-S"), QStringLiteral("-"), QStringLiteral("-E"), QStringLiteral("-")},
+                            socket);
+            const int historySize = run({QStringLiteral("display-message"), QStringLiteral("-p"), QStringLiteral("-t"),
+                                                target, QStringLiteral("#{history_size}")},
+                    socket)
+                                            .trimmed()
+                                            .toInt();
             const QByteArray history = historySize == 0
-                ? QByteArray()
-                : run({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-J"), QStringLiteral("-t"), target,
-                       QStringLiteral("-S"), QStringLiteral("-"), QStringLiteral("-E"), QStringLiteral("-1")},
-                      socket);
-            const QByteArray screen = run({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-J"), QStringLiteral("-t"),
-                                           target, QStringLiteral("-S"), QStringLiteral("0"), QStringLiteral("-E"), QStringLiteral("-")},
-                                          socket);
+                    ? QByteArray()
+                    : run({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-J"),
+                                  QStringLiteral("-t"), target, QStringLiteral("-S"), QStringLiteral("-"),
+                                  QStringLiteral("-E"), QStringLiteral("-1")},
+                            socket);
+            const QByteArray screen = run({QStringLiteral("capture-pane"), QStringLiteral("-p"), QStringLiteral("-J"),
+                                                  QStringLiteral("-t"), target, QStringLiteral("-S"),
+                                                  QStringLiteral("0"), QStringLiteral("-E"), QStringLiteral("-")},
+                    socket);
             out[i].rows = normalise(QString::fromUtf8(rows).split(u'\n'));
             out[i].joinedHistory = normalise(QString::fromUtf8(history).split(u'\n'));
             out[i].joinedScreen = normalise(QString::fromUtf8(screen).split(u'\n'));
@@ -381,10 +394,10 @@ QString firstDifference(const QStringList& mine, const QStringList& tmux)
         const QString b = i < tmux.size() ? tmux.at(i) : QStringLiteral("<none>");
         if (a != b)
             return QStringLiteral("row %1 of %2/%3\n renderer: [%4]\n tmux:     [%5]")
-                .arg(i)
-                .arg(mine.size())
-                .arg(tmux.size())
-                .arg(a, b);
+                    .arg(i)
+                    .arg(mine.size())
+                    .arg(tmux.size())
+                    .arg(a, b);
     }
     return {};
 }
@@ -399,8 +412,7 @@ QByteArray repeat(const QByteArray& s, int n)
 
 } // namespace
 
-class TestTerminalRendererTmux : public QObject
-{
+class TestTerminalRendererTmux : public QObject {
     Q_OBJECT
 
 private:
@@ -441,7 +453,7 @@ private Q_SLOTS:
         for (const char* f : {"plain_torch", "lightning_run", "lightning_tqdm", "nested_tqdm", "oom", "oom_midrun"}) {
             for (int w : {80, 132, 250}) {
                 QTest::newRow(qPrintable(QStringLiteral("%1@%2").arg(QLatin1String(f)).arg(w)))
-                    << QStringLiteral("gpu-workstation/logs/%1.log").arg(QLatin1String(f)) << w;
+                        << QStringLiteral("gpu-workstation/logs/%1.log").arg(QLatin1String(f)) << w;
             }
         }
     }
@@ -479,27 +491,37 @@ private Q_SLOTS:
 
         QTest::newRow("wrap-long") << repeat("abcdefghij", 25) + "\nnext\n" << 80 << false;
         QTest::newRow("wrap-exact") << repeat("0123456789", 8) + "\n" + repeat("0123456789", 8) + "X\n" << 80 << false;
-        QTest::newRow("wrap-wide-at-edge") << repeat("x", 79) + "\xf0\x9f\x92\xa1tail\n" + repeat("y", 78) + "\xe4\xb8\xad\xe6\x96\x87\n"
-                                           << 80 << false;
+        QTest::newRow("wrap-wide-at-edge")
+                << repeat("x", 79) + "\xf0\x9f\x92\xa1tail\n" + repeat("y", 78) + "\xe4\xb8\xad\xe6\x96\x87\n"
+                << 80 << false;
         QTest::newRow("wrap-then-cr") << repeat("a", 100) + "\rB\n" << 80 << false;
-        QTest::newRow("tabs") << QByteArray("a\tb\tc\n12345678\tX\n\t\t\t\t\t\t\t\t\t\t\t\tend\nab\tcd\t\bZ\n") << 80 << false;
-        QTest::newRow("invalid-utf8") << QByteArray("abc\xff\n\xe2\x82\nok\xc3\nx\xed\xa0\x80\nfin\xf0\x9f\x92\n") << 80 << true;
-        QTest::newRow("colours") << QByteArray("\x1b[1;31mred\x1b[0m plain \x1b[38;5;208morange\x1b[0m \x1b[38;2;1;2;3mtc\x1b[m "
-                                               "\x1b[48:2::10:20:30mbg\x1b[49m \x1b[4:3mcurly\x1b[4:0m \x1b[7minv\x1b[27m\n")
+        QTest::newRow("tabs") << QByteArray("a\tb\tc\n12345678\tX\n\t\t\t\t\t\t\t\t\t\t\t\tend\nab\tcd\t\bZ\n") << 80
+                              << false;
+        QTest::newRow("invalid-utf8") << QByteArray("abc\xff\n\xe2\x82\nok\xc3\nx\xed\xa0\x80\nfin\xf0\x9f\x92\n") << 80
+                                      << true;
+        QTest::newRow("colours") << QByteArray(
+                "\x1b[1;31mred\x1b[0m plain \x1b[38;5;208morange\x1b[0m \x1b[38;2;1;2;3mtc\x1b[m "
+                "\x1b[48:2::10:20:30mbg\x1b[49m \x1b[4:3mcurly\x1b[4:0m \x1b[7minv\x1b[27m\n")
                                  << 80 << false;
-        QTest::newRow("erase-line") << QByteArray("hello world\r\x1b[Kbye\nabcdef\x1b[3D\x1b[1Kx\n123456\x1b[2Kfoo\nabcdef\x1b[2D\x1b[0K!\n")
+        QTest::newRow("erase-line") << QByteArray(
+                "hello world\r\x1b[Kbye\nabcdef\x1b[3D\x1b[1Kx\n123456\x1b[2Kfoo\nabcdef\x1b[2D\x1b[0K!\n")
                                     << 80 << false;
-        QTest::newRow("backspace") << QByteArray("abc\b\bX\n") + repeat("0123456789", 8) + "\bY\n" + repeat("0123456789", 8) + "K\b\bW\n"
+        QTest::newRow("backspace") << QByteArray("abc\b\bX\n") + repeat("0123456789", 8) + "\bY\n"
+                        + repeat("0123456789", 8) + "K\b\bW\n"
                                    << 80 << false;
-        QTest::newRow("osc") << QByteArray("\x1b]0;title\x07visible\n\x1b]8;;http://example.com\x1b\\link\x1b]8;;\x1b\\ after\n"
-                                           "\x1bPqignored\x1b\\dcs-gone\n\x1b(Bcharset\x1b)0\n")
+        QTest::newRow("osc") << QByteArray(
+                "\x1b]0;title\x07visible\n\x1b]8;;http://example.com\x1b\\link\x1b]8;;\x1b\\ after\n"
+                "\x1bPqignored\x1b\\dcs-gone\n\x1b(Bcharset\x1b)0\n")
                              << 80 << false;
         // Where tmux's input.c ends strings: CAN and SUB are data inside a
         // DCS's data, and so is an ESC not followed by '\'; BEL ends only an OSC.
-        QTest::newRow("string-ends") << QByteArray("a\x1bPq\x18\x1a\x07hidden\x1b\x1b[1mstill\x1b\\b\n"
-                                                   "c\x1b_apc\x07hidden\x1b\\d\x1b^pm\x07x\x18" "e\x1bXsos\x1a" "f\n"
-                                                   "g\x1bP1;2|x\x18h\x1bP1:2q\x18i\x1bP1$;q\x1aj\x1bP?1q\x1b\\k\x1bktitle\x1b\\l\n"
-                                                   "m\x1b]0;t\x1b[31mn\x1b]0;t\x18o\x1bP\x1bMp\n")
+        QTest::newRow("string-ends") << QByteArray(
+                "a\x1bPq\x18\x1a\x07hidden\x1b\x1b[1mstill\x1b\\b\n"
+                "c\x1b_apc\x07hidden\x1b\\d\x1b^pm\x07x\x18"
+                "e\x1bXsos\x1a"
+                "f\n"
+                "g\x1bP1;2|x\x18h\x1bP1:2q\x18i\x1bP1$;q\x1aj\x1bP?1q\x1b\\k\x1bktitle\x1b\\l\n"
+                "m\x1b]0;t\x1b[31mn\x1b]0;t\x18o\x1bP\x1bMp\n")
                                      << 80 << false;
         QByteArray rows5;
         for (int i = 1; i <= 8; ++i)
@@ -508,32 +530,44 @@ private Q_SLOTS:
         QTest::newRow("delete-line") << rows5 + "\x1b[6A\x1b[3G\x1b[2MX\x1b[MY\x1b[B\x1b[99MZ\nafter\n" << 80 << false;
         QTest::newRow("scroll-up") << rows5 + "\x1b[3A\x1b[2SX\x1b[SY\nnext\n\x1b[60Send\n" << 80 << false;
         QTest::newRow("scroll-down") << rows5 + "\x1b[3A\x1b[2TX\x1b[TY\x1b[99B\x1b[60Tlast\n" << 80 << false;
-        QTest::newRow("repeat") << QByteArray("ab\x1b[3bc\x1b[b\x1b[2b|\n") + repeat("x", 77) + "y\x1b[5b|\n"
-                                       "\xe4\xb8\xad\x1b[3b|\nq\r\x1b[3b|\nr\x1b[31m\x1b[3b|\ns\x1b[0b|\n"
+        QTest::newRow("repeat") << QByteArray("ab\x1b[3bc\x1b[b\x1b[2b|\n") + repeat("x", 77)
+                        + "y\x1b[5b|\n"
+                          "\xe4\xb8\xad\x1b[3b|\nq\r\x1b[3b|\nr\x1b[31m\x1b[3b|\ns\x1b[0b|\n"
                                 << 80 << false;
-        QTest::newRow("cursor-moves") << QByteArray("line1\nline2\nline3\x1b[2AUP\x1b[1BDN\n\x1b[5Cx\x1b[3Gy\x1b[2Dz\nq\x1b[999Cr\n")
+        QTest::newRow("cursor-moves") << QByteArray(
+                "line1\nline2\nline3\x1b[2AUP\x1b[1BDN\n\x1b[5Cx\x1b[3Gy\x1b[2Dz\nq\x1b[999Cr\n")
                                       << 80 << false;
         QTest::newRow("cursor-up-clamped") << QByteArray("a\nb\x1b[10Ac\n") << 80 << false;
         QTest::newRow("erase-at-pending-wrap") << repeat("0123456789", 8) + "\x1b[KZ\n" << 80 << false;
-        QTest::newRow("save-restore") << QByteArray("abc\x1b" "7\ndef\x1b" "8X\n\x1b[sqq\nrr\x1b[uY\n") << 80 << false;
+        QTest::newRow("save-restore") << QByteArray("abc\x1b"
+                                                    "7\ndef\x1b"
+                                                    "8X\n\x1b[sqq\nrr\x1b[uY\n")
+                                      << 80 << false;
         QByteArray scroll;
         for (int i = 0; i < 100; ++i)
             scroll += "row " + QByteArray::number(i) + "\n";
         scroll += "\x1b[70AX\x1b[3;5HY\x1b[10BZ\n";
         QTest::newRow("cursor-up-beyond-screen") << scroll << 80 << false;
-        QTest::newRow("crlf") << QByteArray("a\r\nb\n\rc\r\r\nd\x0b" "e\n") << 80 << false;
+        QTest::newRow("crlf") << QByteArray("a\r\nb\n\rc\r\r\nd\x0b"
+                                            "e\n")
+                              << 80 << false;
         QTest::newRow("clear-screen") << QByteArray("a\nb\n\x1b[2Jc\nd\n") << 80 << false;
         QTest::newRow("combining") << QByteArray("e\xcc\x81x\n\xcc\x81start\n") << 80 << false;
         QByteArray rich = "\x1b[?25l";
         for (int f = 0; f < 6; ++f) {
             if (f > 0)
                 rich += "\r\x1b[2K\x1b[1A\x1b[2K\x1b[1A\x1b[2K";
-            rich += "\x1b[1mEpoch " + QByteArray::number(f) + "\x1b[0m \xe2\x94\x81\xe2\x94\x81 " + QByteArray::number(f * 20) + "%\n"
-                    "train_loss: 0." + QByteArray::number(9 - f) + "\nval_acc: 0." + QByteArray::number(f);
+            rich += "\x1b[1mEpoch " + QByteArray::number(f) + "\x1b[0m \xe2\x94\x81\xe2\x94\x81 "
+                    + QByteArray::number(f * 20)
+                    + "%\n"
+                      "train_loss: 0."
+                    + QByteArray::number(9 - f) + "\nval_acc: 0." + QByteArray::number(f);
         }
         rich += "\x1b[?25h\n";
         QTest::newRow("rich-live") << rich << 80 << false;
-        QTest::newRow("ech-dch-ich") << QByteArray("abcdefgh\x1b[3G\x1b[2X\nabcdefgh\x1b[3G\x1b[2P\nabcdefgh\x1b[3G\x1b[2@\n") << 80 << false;
+        QTest::newRow("ech-dch-ich") << QByteArray(
+                "abcdefgh\x1b[3G\x1b[2X\nabcdefgh\x1b[3G\x1b[2P\nabcdefgh\x1b[3G\x1b[2@\n")
+                                     << 80 << false;
         // The alternate screen, left again before the stream ends (what a
         // finished run shows; while on it, see randomStreams).
         QByteArray watch = "epoch 1 loss=0.9\nepoch 2 loss=0.8\n\rsaving";
@@ -545,27 +579,37 @@ private Q_SLOTS:
         }
         watch += "\x1b[?1049l done\nepoch 3 loss=0.7\n";
         QTest::newRow("alt-screen-1049") << watch << 80 << false;
-        QTest::newRow("alt-screen-47-1047") << QByteArray("main 1\nmain 2\x1b[?47h\x1b[3;5Halt\x1b[?47lX\n\x1b[?1047hgone\n\x1b[2J\x1b[?1047lY\n"
-                                                         "\x1b[?1049h\x1b[?1049h\x1b[5;5Hz\x1b[?1049lW\x1b[3;3H\x1b[?1049lV\n")
-                                            << 80 << false;
+        QTest::newRow("alt-screen-47-1047")
+                << QByteArray("main 1\nmain 2\x1b[?47h\x1b[3;5Halt\x1b[?47lX\n\x1b[?1047hgone\n\x1b[2J\x1b[?1047lY\n"
+                              "\x1b[?1049h\x1b[?1049h\x1b[5;5Hz\x1b[?1049lW\x1b[3;3H\x1b[?1049lV\n")
+                << 80 << false;
         QByteArray altTop;
         for (int i = 0; i < 70; ++i)
             altTop += "line " + QByteArray::number(i) + "\n";
-        altTop += "\x1b" "7\x1b[?1049h\x1b[Htop\x1b[L\x1bM\x1b[2Tx\x1b[?1049l\x1b" "8!\n";
+        altTop += "\x1b"
+                  "7\x1b[?1049h\x1b[Htop\x1b[L\x1bM\x1b[2Tx\x1b[?1049l\x1b"
+                  "8!\n";
         QTest::newRow("alt-screen-history-kept") << altTop << 80 << false;
         // What the random streams found, one case each (at 7 columns, 3 rows
         // where the screen's size matters: compare() uses 50 rows).
-        QTest::newRow("saved-cursor-keeps-screen-row") << QByteArray("1\n2\n3\x1b" "7") + repeat("\nx", 60) + "\x1b" "8X\n" << 80 << false;
+        QTest::newRow("saved-cursor-keeps-screen-row") << QByteArray("1\n2\n3\x1b"
+                                                                     "7")
+                        + repeat("\nx", 60)
+                        + "\x1b"
+                          "8X\n" << 80 << false;
         QTest::newRow("reverse-index-at-top") << QByteArray("a\nb\x1b[H\x1bM\x1bMtop\n") << 80 << false;
         QTest::newRow("vpa-keeps-pending-wrap") << QByteArray("abcdefg\x1b[1dk\n") << 7 << false;
         QTest::newRow("cuf-from-pending-wrap") << QByteArray("abcdefg\x1b[CX\n") << 7 << false;
         QTest::newRow("ed0-from-home-scrolls") << QByteArray("a\nb\x1b[H\x1b[Jc\n") << 80 << false;
-        QTest::newRow("ech-dch-ich-at-pending-wrap") << QByteArray("abcdefg\x1b[X\n1234567\x1b[P\nABCDEFG\x1b[@\n") << 7 << false;
+        QTest::newRow("ech-dch-ich-at-pending-wrap")
+                << QByteArray("abcdefg\x1b[X\n1234567\x1b[P\nABCDEFG\x1b[@\n") << 7 << false;
         QTest::newRow("erase-unwraps") << QByteArray("abcdefghi\x1b[A\x1b[2K\n\x08X\n") << 7 << false;
         QTest::newRow("scroll-down-unwraps") << QByteArray("abcdefghi\x1b[H\x1b[T\x1b[2B\r\x08X\n") << 7 << false;
         QTest::newRow("insert-line-unwraps") << QByteArray("abcdefghi\x1b[L\x1b[B\r\x08X\n") << 7 << false;
         QTest::newRow("clear-moves-used-blank-rows") << QByteArray("a\n\x1b[P\x1b[2Jc\n") << 80 << false;
-        QTest::newRow("narrow") << QByteArray("the quick brown fox\tjumps\x1b[A\x1b[Cover\n\xe4\xb8\xad\xe6\x96\x87\xe4\xb8\xad\n") << 7 << false;
+        QTest::newRow("narrow") << QByteArray(
+                "the quick brown fox\tjumps\x1b[A\x1b[Cover\n\xe4\xb8\xad\xe6\x96\x87\xe4\xb8\xad\n")
+                                << 7 << false;
     }
 
     void strayIntroducers_data()
@@ -648,9 +692,14 @@ private Q_SLOTS:
                     diff = QStringLiteral("screen joined (-J): ") + diff;
             }
             if (!diff.isEmpty())
-                QFAIL(qPrintable(QStringLiteral("seed %1 (for %2x%3), stream %4: %5\n stream: %6\n renderer:\n%7\n tmux:\n%8")
-                                     .arg(seed).arg(width).arg(height).arg(i)
-                                     .arg(diff, escaped(streams.at(i)), mine.rows.join(u'\n'), expected.at(i).rows.join(u'\n'))));
+                QFAIL(qPrintable(
+                        QStringLiteral("seed %1 (for %2x%3), stream %4: %5\n stream: %6\n renderer:\n%7\n tmux:\n%8")
+                                .arg(seed)
+                                .arg(width)
+                                .arg(height)
+                                .arg(i)
+                                .arg(diff, escaped(streams.at(i)), mine.rows.join(u'\n'),
+                                        expected.at(i).rows.join(u'\n'))));
         }
     }
 

@@ -72,8 +72,7 @@ const QByteArray kState = R"({
 
 } // namespace
 
-class TestTrainerStateImporter : public QObject
-{
+class TestTrainerStateImporter : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
@@ -86,9 +85,10 @@ private Q_SLOTS:
         QMap<QString, QList<ImportedMetric>> keys;
         for (const ImportedMetric& m : r->metrics)
             keys[m.key].append(m);
-        QCOMPARE(keys.keys(), (QStringList{"eval_accuracy", "eval_loss", "eval_runtime", "eval_samples_per_second",
-                                           "eval_steps_per_second", "grad_norm", "learning_rate", "loss", "total_flos",
-                                           "train_loss", "train_runtime", "train_samples_per_second", "train_steps_per_second"}));
+        QCOMPARE(keys.keys(),
+                (QStringList{"eval_accuracy", "eval_loss", "eval_runtime", "eval_samples_per_second",
+                        "eval_steps_per_second", "grad_norm", "learning_rate", "loss", "total_flos", "train_loss",
+                        "train_runtime", "train_samples_per_second", "train_steps_per_second"}));
         QCOMPARE(r->metrics.size(), 3 + 3 + 5 + 5);
         QCOMPARE(keys["loss"].size(), 2);
         QCOMPARE(keys["loss"][0], (ImportedMetric{"loss", 5, 0.3333333333333333, 0.6931, std::nullopt}));
@@ -104,7 +104,8 @@ private Q_SLOTS:
     {
         // The Trainer rewrote the file with one more entry: only that one comes back.
         QByteArray grown = kState;
-        grown.replace("\n  ],\n  \"logging_steps\"", ",\n    {\"epoch\": 2.0, \"loss\": 0.41, \"step\": 35}\n  ],\n  \"logging_steps\"");
+        grown.replace("\n  ],\n  \"logging_steps\"",
+                ",\n    {\"epoch\": 2.0, \"loss\": 0.41, \"step\": 35}\n  ],\n  \"logging_steps\"");
         QVERIFY(grown != kState);
         const Result<TrainerStateImport> r = importTrainerState(grown, 4);
         QVERIFY(r.has_value());
@@ -114,14 +115,16 @@ private Q_SLOTS:
 
     void badInput()
     {
-        const Result<TrainerStateImport> notJson = importTrainerState("{\"log_history\": [", 0, QStringLiteral("/x/trainer_state.json"));
+        const Result<TrainerStateImport> notJson
+                = importTrainerState("{\"log_history\": [", 0, QStringLiteral("/x/trainer_state.json"));
         QVERIFY(!notJson);
         QVERIFY2(notJson.error().message.startsWith(QLatin1String("/x/trainer_state.json: not valid JSON: byte 17")),
-                 qPrintable(notJson.error().message));
+                qPrintable(notJson.error().message));
         QVERIFY(!importTrainerState("{\"global_step\": 3}"));
         QVERIFY(!importTrainerState("[]"));
         // Entries that are not objects or have a bad step are skipped with a warning; no step -> index.
-        const Result<TrainerStateImport> r = importTrainerState(R"({"log_history": [1, {"step": "x", "loss": 1}, {"loss": 2}]})");
+        const Result<TrainerStateImport> r
+                = importTrainerState(R"({"log_history": [1, {"step": "x", "loss": 1}, {"loss": 2}]})");
         QVERIFY(r.has_value());
         QCOMPARE(r->warnings.size(), 2);
         QVERIFY(r->warnings[0].contains(QLatin1String("log_history[0] skipped: not an object")));

@@ -40,7 +40,8 @@ PyResult runPython(const QString& script, const QMap<QString, QString>& env)
     p.start(kPython, {QStringLiteral("-c"), script});
     if (!p.waitForFinished(30000))
         return {};
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+            p.readAllStandardError()};
 }
 
 // A training loop in miniature: steps, no steps, nested dicts, a tensor-like
@@ -73,8 +74,7 @@ except ValueError as e:
 
 } // namespace
 
-class TestTrainyardPy : public QObject
-{
+class TestTrainyardPy : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
@@ -99,8 +99,9 @@ private Q_SLOTS:
         QFile raw(path);
         QVERIFY(raw.open(QIODevice::ReadOnly));
         const QByteArray text = raw.readAll();
-        QVERIFY2(text.contains("\"loss\": NaN") && text.contains("\"grad_norm\": Infinity") && text.contains("\"min\": -Infinity"),
-                 text.constData());
+        QVERIFY2(text.contains("\"loss\": NaN") && text.contains("\"grad_norm\": Infinity")
+                        && text.contains("\"min\": -Infinity"),
+                text.constData());
 
         const Result<MetricFileImport> imp = importMetricFile(path);
         QVERIFY2(imp.has_value(), imp ? "" : qPrintable(imp.error().message));
@@ -114,9 +115,10 @@ private Q_SLOTS:
             QVERIFY(*m.wallTimeMs >= before - 1000 && *m.wallTimeMs <= after + 1000);
         }
         // JSON objects come back in key order within a line.
-        QCOMPARE(seen, (QStringList{"acc@0=0.5", "loss@0=1", "acc@10=0.6", "loss@10=0.5", "acc@20=0.7", "loss@20=0.333333",
-                                    "grad_norm@30=inf", "loss@30=nan", "min@30=-inf", "lr@0=0.0003", "ok@0=1", "val.loss@0=0.25",
-                                    "lr@1=0.0001", "proc@40=1", "proc@40=0"}));
+        QCOMPARE(seen,
+                (QStringList{"acc@0=0.5", "loss@0=1", "acc@10=0.6", "loss@10=0.5", "acc@20=0.7", "loss@20=0.333333",
+                        "grad_norm@30=inf", "loss@30=nan", "min@30=-inf", "lr@0=0.0003", "ok@0=1", "val.loss@0=0.25",
+                        "lr@1=0.0001", "proc@40=1", "proc@40=0"}));
         const ImportedMetric& acc1 = imp->metrics[2];
         QCOMPARE(acc1.value, 0.5 + 1 / 10.0); // exact: repr() round-trips doubles
         QCOMPARE(acc1.epoch, std::optional<double>(0.5));
@@ -131,7 +133,7 @@ private Q_SLOTS:
         const PyResult r = runPython(QStringLiteral("import trainyard\n"
                                                     "trainyard.log({'loss': 0.5, 'acc': float('nan')}, step=3)\n"
                                                     "print(trainyard.enabled(), trainyard.metrics_file())\n"),
-                                     {});
+                {});
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QList<QByteArray> lines = r.out.split('\n');
         QCOMPARE(lines.size(), 3);
@@ -154,7 +156,7 @@ private Q_SLOTS:
         const PyResult r = runPython(QStringLiteral("import trainyard\n"
                                                     "trainyard.log({'loss': 0.5}, step=3)\n"
                                                     "print(trainyard.enabled())\n"),
-                                     {{QStringLiteral("TRAINYARD_QUIET"), QStringLiteral("1")}});
+                {{QStringLiteral("TRAINYARD_QUIET"), QStringLiteral("1")}});
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QCOMPARE(r.out, QByteArray("False\n"));
     }

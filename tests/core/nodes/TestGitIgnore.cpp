@@ -30,7 +30,8 @@ private Q_SLOTS:
     void patterns()
     {
         GitIgnore g;
-        g.addFile(QString(), "# comment\n\n*.log\n!keep.log\nbuild/\n/data\n**/cache/**\ndocs/*.md\nfoo/**/bar\n\\#hash\n[ab].txt\n");
+        g.addFile(QString(),
+                "# comment\n\n*.log\n!keep.log\nbuild/\n/data\n**/cache/**\ndocs/*.md\nfoo/**/bar\n\\#hash\n[ab].txt\n");
         QVERIFY(g.ignored(QStringLiteral("x.log"), false));
         QVERIFY(g.ignored(QStringLiteral("deep/down/x.log"), false));
         QVERIFY(!g.ignored(QStringLiteral("keep.log"), false));
@@ -88,8 +89,10 @@ private Q_SLOTS:
         for (const SyncEntry& e : scan->files)
             names << e.rel;
         names.sort();
-        QCOMPARE(names, (QStringList{QStringLiteral(".gitignore"), QStringLiteral("big.bin"), QStringLiteral("keep.log"),
-                                     QStringLiteral("sub/.gitignore"), QStringLiteral("sub/data/k.txt"), QStringLiteral("train.py")}));
+        QCOMPARE(names,
+                (QStringList{QStringLiteral(".gitignore"), QStringLiteral("big.bin"), QStringLiteral("keep.log"),
+                        QStringLiteral("sub/.gitignore"), QStringLiteral("sub/data/k.txt"),
+                        QStringLiteral("train.py")}));
         // Links are kept as links with their exact text, never followed (not /etc/passwd's content).
         QCOMPARE(scan->links.size(), 1);
         QCOMPARE(scan->links.front().rel, QStringLiteral("link"));
@@ -97,8 +100,10 @@ private Q_SLOTS:
         QCOMPARE(scan->totalBytes, qint64(3 * 1024 * 1024 + 29 + 1 + 6 + 1 + 9)); // files only, not what links point to
         const auto limited = scanWorkdir(r, 1024 * 1024);
         QVERIFY(!limited);
-        QVERIFY2(limited.error().message.contains(QStringLiteral("big.bin (3.0 MiB)")), qPrintable(limited.error().message));
-        QVERIFY2(limited.error().message.contains(QStringLiteral("sync_limit 1.0 MiB")), qPrintable(limited.error().message));
+        QVERIFY2(limited.error().message.contains(QStringLiteral("big.bin (3.0 MiB)")),
+                qPrintable(limited.error().message));
+        QVERIFY2(limited.error().message.contains(QStringLiteral("sync_limit 1.0 MiB")),
+                qPrintable(limited.error().message));
     }
 
     void safeRelativePaths()
@@ -166,8 +171,10 @@ private Q_SLOTS:
         QVERIFY(scan);
         QCOMPARE(scan->files.size(), qsizetype(1));
         QCOMPARE(scan->skipped.size(), qsizetype(2));
-        QVERIFY2(scan->skipped.contains(QStringLiteral("pipe (not a file, folder or link)")), qPrintable(scan->skipped.join(u'|')));
-        QVERIFY2(scan->skipped.filter(QStringLiteral("(name not valid UTF-8)")).size() == 1, qPrintable(scan->skipped.join(u'|')));
+        QVERIFY2(scan->skipped.contains(QStringLiteral("pipe (not a file, folder or link)")),
+                qPrintable(scan->skipped.join(u'|')));
+        QVERIFY2(scan->skipped.filter(QStringLiteral("(name not valid UTF-8)")).size() == 1,
+                qPrintable(scan->skipped.join(u'|')));
     }
 
     void downloadRefusesEscapingNames()
@@ -176,7 +183,8 @@ private Q_SLOTS:
         put(src.path() + QStringLiteral("/ok.txt"), "fine");
         AgentFileList list;
         list.workdir = src.path();
-        for (const QString& p : {QStringLiteral("ok.txt"), QStringLiteral("../escape"), QStringLiteral("/etc/passwd")}) {
+        for (const QString& p :
+                {QStringLiteral("ok.txt"), QStringLiteral("../escape"), QStringLiteral("/etc/passwd")}) {
             AgentFileEntry e;
             e.root = QStringLiteral("workdir");
             e.path = p;

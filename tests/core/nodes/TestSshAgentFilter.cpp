@@ -82,7 +82,7 @@ int listenOn(const QByteArray& path)
     const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
     if (fd < 0)
         return -1;
-    sockaddr_un addr {};
+    sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::memcpy(addr.sun_path, path.constData(), std::min(size_t(path.size()), sizeof addr.sun_path - 1));
     if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 4) != 0) {
@@ -116,15 +116,15 @@ private Q_SLOTS:
     void malformedAnswersAreRefused()
     {
         const QByteArray good = identitiesAnswer({{"blob-a", "a"}});
-        QVERIFY(!filterAgentIdentities(good.left(good.size() - 1), {"blob-a"}));  // cut short
-        QVERIFY(!filterAgentIdentities(good + "x", {"blob-a"}));                  // trailing bytes
+        QVERIFY(!filterAgentIdentities(good.left(good.size() - 1), {"blob-a"})); // cut short
+        QVERIFY(!filterAgentIdentities(good + "x", {"blob-a"}));                 // trailing bytes
         QByteArray more = good;
-        more[4] = 2;                                                              // count 2, one entry
+        more[4] = 2; // count 2, one entry
         QVERIFY(!filterAgentIdentities(more, {"blob-a"}));
         QByteArray huge = good;
-        huge.replace(5, 4, u32(0xfffffff0u));                                     // a string past the end
+        huge.replace(5, 4, u32(0xfffffff0u)); // a string past the end
         QVERIFY(!filterAgentIdentities(huge, {"blob-a"}));
-        QVERIFY(!filterAgentIdentities(QByteArray(1, char(5)), {}));              // SSH_AGENT_FAILURE
+        QVERIFY(!filterAgentIdentities(QByteArray(1, char(5)), {})); // SSH_AGENT_FAILURE
         QVERIFY(!filterAgentIdentities(QByteArray(), {}));
     }
 
@@ -142,9 +142,10 @@ private Q_SLOTS:
         QStringList keys;
         for (const char* name : {"k1", "k2", "k3"}) {
             const QString key = m_tmp.filePath(QLatin1String(name));
-            QCOMPARE(QProcess::execute(QStringLiteral("ssh-keygen"), {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"),
-                                                                      QStringLiteral("-N"), QString(), QStringLiteral("-f"), key}),
-                     0);
+            QCOMPARE(QProcess::execute(QStringLiteral("ssh-keygen"),
+                             {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"),
+                                     QStringLiteral("-N"), QString(), QStringLiteral("-f"), key}),
+                    0);
             QProcess add;
             QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
             env.insert(QStringLiteral("SSH_AUTH_SOCK"), socket);

@@ -46,9 +46,10 @@ private Q_SLOTS:
             return;
         }
         const QString key = m_tmp.filePath(QStringLiteral("host_key"));
-        QCOMPARE(run(QStringLiteral("ssh-keygen"), {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"),
-                                                    QStringLiteral("-N"), QString(), QStringLiteral("-f"), key}),
-                 0);
+        QCOMPARE(run(QStringLiteral("ssh-keygen"),
+                         {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"),
+                                 QString(), QStringLiteral("-f"), key}),
+                0);
         const QList<QByteArray> fields = test::readFile(key + QStringLiteral(".pub")).trimmed().split(' ');
         QVERIFY(fields.size() >= 2);
         m_key = fields[0] + ' ' + fields[1];
@@ -73,7 +74,9 @@ private Q_SLOTS:
         const QString file = m_tmp.filePath(QStringLiteral("plain_%1").arg(port));
         const QByteArray name = knownHostsName(host, port).toUtf8();
         test::writeFile(file, name + ' ' + m_key + '\n');
-        QCOMPARE(run(QStringLiteral("ssh-keygen"), {QStringLiteral("-q"), QStringLiteral("-H"), QStringLiteral("-f"), file}), 0);
+        QCOMPARE(run(QStringLiteral("ssh-keygen"),
+                         {QStringLiteral("-q"), QStringLiteral("-H"), QStringLiteral("-f"), file}),
+                0);
         const QByteArray theirs = test::readFile(file).trimmed();
         QVERIFY2(theirs.startsWith("|1|"), theirs.constData());
         const QByteArray pattern = theirs.left(theirs.indexOf(' '));
@@ -103,9 +106,13 @@ private Q_SLOTS:
         if (QStandardPaths::findExecutable(QStringLiteral("ssh-keygen")).isEmpty())
             return;
         QByteArray out;
-        QCOMPARE(run(QStringLiteral("ssh-keygen"), {QStringLiteral("-F"), QStringLiteral("[127.0.0.2]:2222"), QStringLiteral("-f"), file}, &out), 0);
+        QCOMPARE(run(QStringLiteral("ssh-keygen"),
+                         {QStringLiteral("-F"), QStringLiteral("[127.0.0.2]:2222"), QStringLiteral("-f"), file}, &out),
+                0);
         QVERIFY2(out.contains("found: line 2"), out.constData());
-        QVERIFY(run(QStringLiteral("ssh-keygen"), {QStringLiteral("-F"), QStringLiteral("127.0.0.2"), QStringLiteral("-f"), file}) != 0);
+        QVERIFY(run(QStringLiteral("ssh-keygen"),
+                        {QStringLiteral("-F"), QStringLiteral("127.0.0.2"), QStringLiteral("-f"), file})
+                != 0);
     }
 
     void appendCreatesTheDirectoryAndKeepsLinesApart()
@@ -113,7 +120,9 @@ private Q_SLOTS:
         const QString dir = m_tmp.filePath(QStringLiteral("new/.ssh"));
         const QString file = dir + QStringLiteral("/known_hosts");
         QVERIFY(appendKnownHostsLine(file, "a " + m_key).has_value());
-        QCOMPARE(QFileInfo(dir).permissions() & (QFileDevice::ReadGroup | QFileDevice::ReadOther | QFileDevice::WriteOther), QFileDevice::Permissions());
+        QCOMPARE(QFileInfo(dir).permissions()
+                        & (QFileDevice::ReadGroup | QFileDevice::ReadOther | QFileDevice::WriteOther),
+                QFileDevice::Permissions());
         QCOMPARE(test::readFile(file), QByteArray("a " + m_key + '\n'));
         // A last line without its newline (edited by hand) is not run into.
         test::writeFile(file, "a " + m_key);
@@ -130,9 +139,9 @@ private Q_SLOTS:
         q.host = QStringLiteral("work");
         const OpenSshHostConfig c = parseSshG(out, q, QStringLiteral("/home/u"), QStringLiteral("u"));
         QVERIFY(c.hashKnownHosts);
-        QCOMPARE(c.identityFiles, (QStringList{QStringLiteral("/home/u/.ssh/id_work"),
-                                               QStringLiteral("/home/u/.ssh/k_10.0.0.7_2200_bob_work_u_%"),
-                                               QStringLiteral("/abs/key")}));
+        QCOMPARE(c.identityFiles,
+                (QStringList{QStringLiteral("/home/u/.ssh/id_work"),
+                        QStringLiteral("/home/u/.ssh/k_10.0.0.7_2200_bob_work_u_%"), QStringLiteral("/abs/key")}));
         QVERIFY(!parseSshG("hashknownhosts no\n", q, QStringLiteral("/h"), QStringLiteral("u")).hashKnownHosts);
         QVERIFY(!parseSshG("", q, QStringLiteral("/h"), QStringLiteral("u")).hashKnownHosts);
     }
@@ -141,14 +150,16 @@ private Q_SLOTS:
     {
         OpenSshQuery q;
         q.host = QStringLiteral("work");
-        const OpenSshHostConfig c = parseSshG("hostkeyalias gpubox\nstricthostkeychecking false\n", q, QStringLiteral("/h"), QStringLiteral("u"));
+        const OpenSshHostConfig c = parseSshG(
+                "hostkeyalias gpubox\nstricthostkeychecking false\n", q, QStringLiteral("/h"), QStringLiteral("u"));
         QCOMPARE(c.hostKeyAlias, QStringLiteral("gpubox"));
         QCOMPARE(c.strictHostKeyChecking, QStringLiteral("false"));
         QVERIFY(parseSshG("", q, QStringLiteral("/h"), QStringLiteral("u")).hostKeyAlias.isEmpty());
         // An alias stands as it is, without a port: plain and hashed lines found by it.
         const QString file = m_tmp.filePath(QStringLiteral("alias_known_hosts"));
-        test::writeFile(file, "[gpubox]:2222 " + m_key + "\ngpubox " + m_key + "\n" + hashedKnownHostsName("gpubox") + ' ' + m_key
-                                  + "\nother " + m_key + "\n");
+        test::writeFile(file,
+                "[gpubox]:2222 " + m_key + "\ngpubox " + m_key + "\n" + hashedKnownHostsName("gpubox") + ' ' + m_key
+                        + "\nother " + m_key + "\n");
         QCOMPARE(knownHostsLines(file, QStringLiteral("gpubox")), (QList<int>{2, 3}));
         QCOMPARE(knownHostsLines(file, QStringLiteral("gpubox"), 2222), (QList<int>{1}));
     }
@@ -157,11 +168,13 @@ private Q_SLOTS:
     {
         OpenSshQuery q;
         q.host = QStringLiteral("work");
-        const OpenSshHostConfig c = parseSshG("identitiesonly yes\nidentityagent /run/agent.sock\n"
-                                              "certificatefile ~/.ssh/id_work-cert.pub\ncertificatefile /abs/%n-cert.pub\n",
-                                              q, QStringLiteral("/home/u"), QStringLiteral("u"));
+        const OpenSshHostConfig c
+                = parseSshG("identitiesonly yes\nidentityagent /run/agent.sock\n"
+                            "certificatefile ~/.ssh/id_work-cert.pub\ncertificatefile /abs/%n-cert.pub\n",
+                        q, QStringLiteral("/home/u"), QStringLiteral("u"));
         QVERIFY(c.identitiesOnly);
-        QCOMPARE(c.certificateFiles, (QStringList{QStringLiteral("/home/u/.ssh/id_work-cert.pub"), QStringLiteral("/abs/work-cert.pub")}));
+        QCOMPARE(c.certificateFiles,
+                (QStringList{QStringLiteral("/home/u/.ssh/id_work-cert.pub"), QStringLiteral("/abs/work-cert.pub")}));
         QCOMPARE(c.agentSocket(), QStringLiteral("/run/agent.sock"));
         const OpenSshHostConfig plain = parseSshG("identitiesonly no\n", q, QStringLiteral("/h"), QStringLiteral("u"));
         QVERIFY(!plain.identitiesOnly);
@@ -171,8 +184,10 @@ private Q_SLOTS:
         qputenv("SSH_AUTH_SOCK", "/tmp/from-env.sock");
         qputenv("TY_TEST_AGENT", "/tmp/from-var.sock");
         QCOMPARE(plain.agentSocket(), QStringLiteral("/tmp/from-env.sock"));
-        QCOMPARE(parseSshG("identityagent SSH_AUTH_SOCK\n", q, {}, {}).agentSocket(), QStringLiteral("/tmp/from-env.sock"));
-        QCOMPARE(parseSshG("identityagent $TY_TEST_AGENT\n", q, {}, {}).agentSocket(), QStringLiteral("/tmp/from-var.sock"));
+        QCOMPARE(parseSshG("identityagent SSH_AUTH_SOCK\n", q, {}, {}).agentSocket(),
+                QStringLiteral("/tmp/from-env.sock"));
+        QCOMPARE(parseSshG("identityagent $TY_TEST_AGENT\n", q, {}, {}).agentSocket(),
+                QStringLiteral("/tmp/from-var.sock"));
         QCOMPARE(parseSshG("identityagent none\n", q, {}, {}).agentSocket(), QString());
         qunsetenv("TY_TEST_AGENT");
         if (saved.isEmpty())
@@ -189,14 +204,17 @@ private Q_SLOTS:
         const QString config = m_tmp.filePath(QStringLiteral("ssh_config"));
         const QString id = m_tmp.filePath(QStringLiteral("node_key"));
         test::writeFile(id, "not a key\n");
-        test::writeFile(config, "Host hashed\n  HashKnownHosts yes\n  IdentityFile /keys/first\n  IdentityFile /keys/second\n"
-                    "Host *\n  HashKnownHosts no\n  IdentityFile /keys/all\n");
+        test::writeFile(config,
+                "Host hashed\n  HashKnownHosts yes\n  IdentityFile /keys/first\n  IdentityFile /keys/second\n"
+                "Host *\n  HashKnownHosts no\n  IdentityFile /keys/all\n");
         QString why;
         OpenSshQuery q{QStringLiteral("hashed"), config, {}, 0, {}};
         auto c = resolveOpenSshConfig(q, &why);
         QVERIFY2(c, qPrintable(why));
         QVERIFY(c->hashKnownHosts);
-        QCOMPARE(c->identityFiles, (QStringList{QStringLiteral("/keys/first"), QStringLiteral("/keys/second"), QStringLiteral("/keys/all")}));
+        QCOMPARE(c->identityFiles,
+                (QStringList{
+                        QStringLiteral("/keys/first"), QStringLiteral("/keys/second"), QStringLiteral("/keys/all")}));
         q.host = QStringLiteral("plain");
         q.identityFile = id; // -i: tried first, as in OpenSSH
         c = resolveOpenSshConfig(q, &why);

@@ -20,7 +20,7 @@ struct Fixture {
 };
 
 Fixture makeRun(RunId id, const QString& name, RunState state, const QString& node, const QStringList& tags,
-                const QMap<QString, QString>& params, const QMap<QString, double>& metrics = {})
+        const QMap<QString, QString>& params, const QMap<QString, double>& metrics = {})
 {
     Fixture f;
     f.run.id = id;
@@ -50,16 +50,16 @@ QList<Fixture> sweep()
 {
     QList<Fixture> runs;
     runs << makeRun(1, s("digits-mlp[lr=0.0001]"), RunState::Succeeded, s("gpu1"), {s("baseline")},
-                    {{s("lr"), s("0.0001")}, {s("batch_size"), s("32")}, {s("optimizer"), s("adam")}},
-                    {{s("loss"), 0.21}, {s("val_acc"), 0.93}});
+            {{s("lr"), s("0.0001")}, {s("batch_size"), s("32")}, {s("optimizer"), s("adam")}},
+            {{s("loss"), 0.21}, {s("val_acc"), 0.93}});
     runs << makeRun(2, s("digits-mlp[lr=1e-3]"), RunState::Succeeded, s("gpu1"), {s("baseline"), s("sweep")},
-                    {{s("lr"), s("1e-3")}, {s("batch_size"), s("64")}, {s("optimizer"), s("Adam")}},
-                    {{s("loss"), 0.18}, {s("val_acc"), 0.95}});
+            {{s("lr"), s("1e-3")}, {s("batch_size"), s("64")}, {s("optimizer"), s("Adam")}},
+            {{s("loss"), 0.18}, {s("val_acc"), 0.95}});
     runs << makeRun(3, s("digits-mlp[lr=.01]"), RunState::Failed, s("gpu2"), {s("sweep")},
-                    {{s("lr"), s(".01")}, {s("batch_size"), s("64")}, {s("optimizer"), s("sgd")}},
-                    {{s("loss"), std::numeric_limits<double>::quiet_NaN()}});
-    runs << makeRun(4, s("ResNet50 debug"), RunState::Running, s("local"), {}, {{s("lr"), s("5e-4")}, {s("depth"), s("50")}},
-                    {{s("loss"), 1.5}});
+            {{s("lr"), s(".01")}, {s("batch_size"), s("64")}, {s("optimizer"), s("sgd")}},
+            {{s("loss"), std::numeric_limits<double>::quiet_NaN()}});
+    runs << makeRun(4, s("ResNet50 debug"), RunState::Running, s("local"), {},
+            {{s("lr"), s("5e-4")}, {s("depth"), s("50")}}, {{s("loss"), 1.5}});
     runs << makeRun(5, s("notes: (old) run"), RunState::Queued, s("gpu2"), {s("Baseline")}, {});
     runs.last().labels.queue = s("long");
     runs.last().labels.user = s("ana");
@@ -179,9 +179,12 @@ private Q_SLOTS:
         QTest::addColumn<QString>("error");
 
         QTest::newRow("no value") << s("lr <") << s("column 5: expected a value after '<'");
-        QTest::newRow("no value before and") << s("lr < and tag:x") << s("column 6: expected a value after '<', found 'and'");
+        QTest::newRow("no value before and")
+                << s("lr < and tag:x") << s("column 6: expected a value after '<', found 'and'");
         QTest::newRow("value is a paren") << s("(lr <=)") << s("column 7: expected a value after '<='");
-        QTest::newRow("value starts with op") << s("lr <= =3") << s("column 7: expected a value after '<=', found '=' (quote a value that starts with it)");
+        QTest::newRow("value starts with op")
+                << s("lr <= =3")
+                << s("column 7: expected a value after '<=', found '=' (quote a value that starts with it)");
         QTest::newRow("no name") << s("< 3") << s("column 1: expected a name before '<'");
         QTest::newRow("lone !") << s("lr ! 3") << s("column 4: unknown operator '!' (use !=, !~ or not)");
         QTest::newRow("missing )") << s("(lr < 1 or tag:a") << s("column 17: missing ')' for the '(' at column 1");
@@ -194,18 +197,25 @@ private Q_SLOTS:
         QTest::newRow("and or") << s("tag:a and or tag:b") << s("column 11: expected a term after 'and', found 'or'");
         QTest::newRow("unterminated") << s("name = \"abc") << s("column 8: unterminated quoted text (no closing \")");
         QTest::newRow("unterminated bare") << s("tag:a 'x") << s("column 7: unterminated quoted text (no closing ')");
-        QTest::newRow("unknown state") << s("state:runing")
-                                       << s("column 7: unknown state 'runing' (queued, held, starting, running, succeeded, "
-                                            "failed, cancelled, unknown, active, pending, finished)");
-        QTest::newRow("unknown field") << s("stat:running")
-                                       << s("column 1: unknown field 'stat' before ':' (fields: tag, state, node, queue, user, "
-                                            "project, name, has; compare a param with '=': stat = ...)");
-        QTest::newRow("ordering on state") << s("state < running") << s("column 7: '<' does not apply to state (use :, =, != or ~)");
-        QTest::newRow("ordering on tag") << s("tag >= a") << s("column 5: '>=' does not apply to tag (use :, =, != or ~)");
-        QTest::newRow("regex on metric") << s("metric.loss ~ 1") << s("column 13: '~' does not apply to metric.loss (compare it with a number)");
-        QTest::newRow("metric text") << s("metric.loss < low") << s("column 15: metric.loss compares with a number, not 'low'");
+        QTest::newRow("unknown state")
+                << s("state:runing")
+                << s("column 7: unknown state 'runing' (queued, held, starting, running, succeeded, "
+                     "failed, cancelled, unknown, active, pending, finished)");
+        QTest::newRow("unknown field")
+                << s("stat:running")
+                << s("column 1: unknown field 'stat' before ':' (fields: tag, state, node, queue, user, "
+                     "project, name, has; compare a param with '=': stat = ...)");
+        QTest::newRow("ordering on state")
+                << s("state < running") << s("column 7: '<' does not apply to state (use :, =, != or ~)");
+        QTest::newRow("ordering on tag") << s("tag >= a")
+                                         << s("column 5: '>=' does not apply to tag (use :, =, != or ~)");
+        QTest::newRow("regex on metric") << s(
+                "metric.loss ~ 1") << s("column 13: '~' does not apply to metric.loss (compare it with a number)");
+        QTest::newRow("metric text") << s("metric.loss < low")
+                                     << s("column 15: metric.loss compares with a number, not 'low'");
         QTest::newRow("id text") << s("id = abc") << s("column 6: id compares with a number, not 'abc'");
-        QTest::newRow("metric. without key") << s("metric. < 1") << s("column 1: expected a metric name after 'metric.'");
+        QTest::newRow("metric. without key")
+                << s("metric. < 1") << s("column 1: expected a metric name after 'metric.'");
         QTest::newRow("has with =") << s("has = lr") << s("column 5: 'has' takes ':' (has:lr), not '='");
         QTest::newRow("bad regex") << s("name ~ \"a(b\"")
                                    << s("column 12: invalid regular expression 'a(b': missing closing parenthesis");
@@ -226,10 +236,13 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("query");
         QTest::addColumn<QString>("tree");
-        QTest::newRow("issue example") << s("lr < 1e-3 and tag:baseline") << s("(and (param lr < 1e-3) (tag = baseline))");
-        QTest::newRow("and over or") << s("a or b c or not d")
-                                     << s("(or (name contains a) (and (name contains b) (name contains c)) (not (name contains d)))");
-        QTest::newRow("flattened and") << s("x=1 and y=2 and z=3") << s("(and (param x = 1) (param y = 2) (param z = 3))");
+        QTest::newRow("issue example") << s("lr < 1e-3 and tag:baseline")
+                                       << s("(and (param lr < 1e-3) (tag = baseline))");
+        QTest::newRow("and over or")
+                << s("a or b c or not d")
+                << s("(or (name contains a) (and (name contains b) (name contains c)) (not (name contains d)))");
+        QTest::newRow("flattened and") << s("x=1 and y=2 and z=3")
+                                       << s("(and (param x = 1) (param y = 2) (param z = 3))");
         QTest::newRow("parens") << s("not (x=1 or y:=2)") << QString(); // y:=2 is an error, checked below
         QTest::newRow("name forms") << s("name:a name=b name~c") << s("(and (name contains a) (name = b) (name ~ c))");
         QTest::newRow("quoted value kept") << s("opt = \"a b\"") << s("(param opt = \"a b\")");
@@ -267,7 +280,8 @@ private Q_SLOTS:
         RunRecord r;
         r.id = 9;
         r.name = s("x");
-        r.specYaml = s("name: x\ncommand: python3 train.py\nqueue: gpu-long\nuser: 'bob'\nproject: \"nlp\"\nparams:\n  queue: nope\n");
+        r.specYaml = s(
+                "name: x\ncommand: python3 train.py\nqueue: gpu-long\nuser: 'bob'\nproject: \"nlp\"\nparams:\n  queue: nope\n");
         QVERIFY(RunQuery::parse(u"queue:gpu-long and user:bob and project:nlp")->matches(r));
         QVERIFY(!RunQuery::parse(u"queue:default")->matches(r));
         const RunSpecLabels l = specLabelsOf(r.specYaml);
@@ -356,9 +370,12 @@ private Q_SLOTS:
 
         const RunGroupBy byState{RunGroupBy::Kind::State, {}};
         // Lifecycle order: queued before running before succeeded before failed.
-        QVERIFY(compareGroupKeys(runGroupKey(byState, runs.at(4).input()), runGroupKey(byState, runs.at(3).input())) < 0);
-        QVERIFY(compareGroupKeys(runGroupKey(byState, runs.at(3).input()), runGroupKey(byState, runs.at(0).input())) < 0);
-        QVERIFY(compareGroupKeys(runGroupKey(byState, runs.at(0).input()), runGroupKey(byState, runs.at(2).input())) < 0);
+        QVERIFY(compareGroupKeys(runGroupKey(byState, runs.at(4).input()), runGroupKey(byState, runs.at(3).input()))
+                < 0);
+        QVERIFY(compareGroupKeys(runGroupKey(byState, runs.at(3).input()), runGroupKey(byState, runs.at(0).input()))
+                < 0);
+        QVERIFY(compareGroupKeys(runGroupKey(byState, runs.at(0).input()), runGroupKey(byState, runs.at(2).input()))
+                < 0);
         QCOMPARE(runGroupKey(byState, runs.at(3).input()).label, s("running"));
 
         const RunGroupBy byQueue{RunGroupBy::Kind::Queue, {}};
@@ -370,7 +387,7 @@ private Q_SLOTS:
     void groupByIds()
     {
         for (const QString& id : {s("none"), s("param:lr"), s("param:model.depth"), s("tag"), s("state"), s("node"),
-                                  s("queue"), s("user"), s("project")}) {
+                     s("queue"), s("user"), s("project")}) {
             auto by = RunGroupBy::fromId(id);
             QVERIFY2(by, qPrintable(id));
             QCOMPARE(by->id(), id);

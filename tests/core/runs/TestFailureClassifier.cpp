@@ -32,8 +32,7 @@ RunEnd endWithConsole(const QString& relative)
 
 } // namespace
 
-class TestFailureClassifier : public QObject
-{
+class TestFailureClassifier : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
@@ -58,8 +57,9 @@ private Q_SLOTS:
         for (const char* name : {"gpu-workstation/logs/oom.log", "gpu-workstation/logs/oom_midrun.log"}) {
             RunEnd end = endWithConsole(QLatin1String(name));
             end.exitCode = 1;
-            QCOMPARE(classifyRunEnd(end), (FailureVerdict{FailureKind::CudaOutOfMemory,
-                                                          QStringLiteral("CUDA out of memory (torch.OutOfMemoryError)")}));
+            QCOMPARE(classifyRunEnd(end),
+                    (FailureVerdict{FailureKind::CudaOutOfMemory,
+                            QStringLiteral("CUDA out of memory (torch.OutOfMemoryError)")}));
         }
     }
 
@@ -67,8 +67,9 @@ private Q_SLOTS:
     {
         RunEnd end = endWithConsole(QStringLiteral("debian-cpu/logs/python_traceback.log"));
         end.exitCode = 1;
-        QCOMPARE(classifyRunEnd(end), (FailureVerdict{FailureKind::PythonTraceback,
-                                                      QStringLiteral("ValueError: shapes (3,) and (4,) not aligned")}));
+        QCOMPARE(classifyRunEnd(end),
+                (FailureVerdict{
+                        FailureKind::PythonTraceback, QStringLiteral("ValueError: shapes (3,) and (4,) not aligned")}));
     }
 
     void shellKilledFixtureIsOnlyAGuessOfTheOomKiller()
@@ -77,7 +78,9 @@ private Q_SLOTS:
         end.exitCode = 137;
         const FailureVerdict v = classifyRunEnd(end);
         QCOMPARE(v.kind, FailureKind::Signal);
-        QCOMPARE(v.detail, QStringLiteral("a process of the run was killed by SIGKILL (its console says \"Killed\"; the OOM killer?)"));
+        QCOMPARE(v.detail,
+                QStringLiteral(
+                        "a process of the run was killed by SIGKILL (its console says \"Killed\"; the OOM killer?)"));
     }
 
     void healthyConsolesFollowTheExitStatus()
@@ -89,8 +92,9 @@ private Q_SLOTS:
             end.exitCode = 3;
             QCOMPARE(classifyRunEnd(end), (FailureVerdict{FailureKind::ExitCode, QStringLiteral("exit code 3")}));
             end.exitCode = 130; // a shell's child interrupted
-            QCOMPARE(classifyRunEnd(end), (FailureVerdict{FailureKind::ExitCode,
-                                                          QStringLiteral("exit code 130 (128 + SIGINT: a shell's child killed by it?)")}));
+            QCOMPARE(classifyRunEnd(end),
+                    (FailureVerdict{FailureKind::ExitCode,
+                            QStringLiteral("exit code 130 (128 + SIGINT: a shell's child killed by it?)")}));
         }
     }
 
@@ -112,19 +116,22 @@ private Q_SLOTS:
         const FailureVerdict v = classifyRunEnd(end);
         QCOMPARE(v.kind, FailureKind::NcclError);
         QVERIFY2(v.detail.startsWith(QStringLiteral("NCCL error: torch.distributed.DistBackendError: NCCL error in:")),
-                 qPrintable(v.detail));
+                qPrintable(v.detail));
     }
 
     void killedBySignals()
     {
         RunEnd end;
         end.signal = SIGSEGV;
-        QCOMPARE(classifyRunEnd(end), (FailureVerdict{FailureKind::Signal, QStringLiteral("killed by SIGSEGV (signal 11)")}));
+        QCOMPARE(classifyRunEnd(end),
+                (FailureVerdict{FailureKind::Signal, QStringLiteral("killed by SIGSEGV (signal 11)")}));
         end.signal = SIGKILL;
-        QCOMPARE(classifyRunEnd(end), (FailureVerdict{FailureKind::Signal, QStringLiteral("killed by SIGKILL (signal 9; the OOM killer?)")}));
+        QCOMPARE(classifyRunEnd(end),
+                (FailureVerdict{FailureKind::Signal, QStringLiteral("killed by SIGKILL (signal 9; the OOM killer?)")}));
         end.oomKillEvidence = true;
-        QCOMPARE(classifyRunEnd(end), (FailureVerdict{FailureKind::OomKilled,
-                                                      QStringLiteral("killed by the kernel's out-of-memory killer (SIGKILL)")}));
+        QCOMPARE(classifyRunEnd(end),
+                (FailureVerdict{FailureKind::OomKilled,
+                        QStringLiteral("killed by the kernel's out-of-memory killer (SIGKILL)")}));
         // What the console says explains a kill better than the signal alone.
         RunEnd oom = endWithConsole(QStringLiteral("gpu-workstation/logs/oom.log"));
         oom.signal = SIGABRT;
@@ -139,12 +146,15 @@ private Q_SLOTS:
         QCOMPARE(classifyRunEnd(end), (FailureVerdict{FailureKind::Cancelled, QStringLiteral("cancelled")}));
         end.timeLimitHit = true; // the engine stops a run at its limit through a cancel
         end.timeLimitSec = 5400;
-        QCOMPARE(classifyRunEnd(end), (FailureVerdict{FailureKind::TimeLimit, QStringLiteral("stopped at its time limit of 1h30m")}));
+        QCOMPARE(classifyRunEnd(end),
+                (FailureVerdict{FailureKind::TimeLimit, QStringLiteral("stopped at its time limit of 1h30m")}));
         RunEnd lost;
         lost.lost = true;
         lost.lostError = QStringLiteral("supervisor gone (node rebooted?)");
-        QCOMPARE(classifyRunEnd(lost), (FailureVerdict{FailureKind::NodeLost, QStringLiteral("lost: supervisor gone (node rebooted?)")}));
-        QCOMPARE(classifyRunEnd(RunEnd{}), (FailureVerdict{FailureKind::Other, QStringLiteral("ended without an exit status")}));
+        QCOMPARE(classifyRunEnd(lost),
+                (FailureVerdict{FailureKind::NodeLost, QStringLiteral("lost: supervisor gone (node rebooted?)")}));
+        QCOMPARE(classifyRunEnd(RunEnd{}),
+                (FailureVerdict{FailureKind::Other, QStringLiteral("ended without an exit status")}));
     }
 };
 

@@ -66,7 +66,8 @@ private Q_SLOTS:
         write(R"({"queues": {"x": {"queues": {}}}})");
         const auto nested = loadQueuePolicies(db());
         QVERIFY(!nested);
-        QVERIFY2(nested.error().message.contains(QStringLiteral("(queue 'x'): unknown key 'queues'")), qPrintable(nested.error().message));
+        QVERIFY2(nested.error().message.contains(QStringLiteral("(queue 'x'): unknown key 'queues'")),
+                qPrintable(nested.error().message));
         QFile::remove(queuePolicyPath(db()));
     }
 
@@ -76,11 +77,15 @@ private Q_SLOTS:
         QTest::addColumn<QString>("message");
         QTest::newRow("not json") << QByteArray("{ordering") << QStringLiteral(": offset 2: unterminated object");
         QTest::newRow("array") << QByteArray("[1]") << QStringLiteral(": must be a JSON object");
-        QTest::newRow("unknown key") << QByteArray(R"({"odering": "fcfs"})") << QStringLiteral(": unknown key 'odering'");
-        QTest::newRow("bad ordering") << QByteArray(R"({"ordering": "lottery"})")
-                                      << QStringLiteral(": 'ordering' must be fcfs, priority, sjf or fair-share, not 'lottery'");
-        QTest::newRow("negative aging") << QByteArray(R"({"aging_per_hour": -1})") << QStringLiteral(": 'aging_per_hour' must be a number >= 0");
-        QTest::newRow("bad share") << QByteArray(R"({"shares": {"a": "x"}})") << QStringLiteral(": share of 'a' must be a number >= 0");
+        QTest::newRow("unknown key") << QByteArray(R"({"odering": "fcfs"})")
+                                     << QStringLiteral(": unknown key 'odering'");
+        QTest::newRow("bad ordering")
+                << QByteArray(R"({"ordering": "lottery"})")
+                << QStringLiteral(": 'ordering' must be fcfs, priority, sjf or fair-share, not 'lottery'");
+        QTest::newRow("negative aging") << QByteArray(R"({"aging_per_hour": -1})")
+                                        << QStringLiteral(": 'aging_per_hour' must be a number >= 0");
+        QTest::newRow("bad share") << QByteArray(R"({"shares": {"a": "x"}})")
+                                   << QStringLiteral(": share of 'a' must be a number >= 0");
     }
 
     void badFiles()
@@ -128,17 +133,18 @@ private Q_SLOTS:
         const qint64 now = 1'800'000'000'000;
         FairShareLedger ledger;
         QList<RunRecord> runs;
-        const auto add = [&](RunId id, int gpus, qint64 startAgo, qint64 endAgo, const QString& user, const QString& project) {
-            RunRecord r;
-            r.id = id;
-            for (int g = 0; g < gpus; ++g)
-                r.gpus << g;
-            r.startedAt = QDateTime::fromMSecsSinceEpoch(now - startAgo, Qt::UTC);
-            r.finishedAt = QDateTime::fromMSecsSinceEpoch(now - endAgo, Qt::UTC);
-            r.name = user + u'/' + project;
-            runs << r;
-            ledger.record(id, {now - startAgo, now - endAgo, gpus, user, project});
-        };
+        const auto add
+                = [&](RunId id, int gpus, qint64 startAgo, qint64 endAgo, const QString& user, const QString& project) {
+                      RunRecord r;
+                      r.id = id;
+                      for (int g = 0; g < gpus; ++g)
+                          r.gpus << g;
+                      r.startedAt = QDateTime::fromMSecsSinceEpoch(now - startAgo, Qt::UTC);
+                      r.finishedAt = QDateTime::fromMSecsSinceEpoch(now - endAgo, Qt::UTC);
+                      r.name = user + u'/' + project;
+                      runs << r;
+                      ledger.record(id, {now - startAgo, now - endAgo, gpus, user, project});
+                  };
         add(1, 2, 2 * hour, hour, QStringLiteral("alice"), QStringLiteral("vision"));  // 2 GPU-h, halved
         add(2, 1, 5 * hour, 3 * hour, QStringLiteral("alice"), QStringLiteral("nlp")); // 2 GPU-h, an eighth
         add(3, 4, hour / 2, 0, QStringLiteral("bob"), QStringLiteral("vision"));       // 2 GPU-h, whole
@@ -148,7 +154,8 @@ private Q_SLOTS:
             sched::FairShareState fromLedger;
             ledger.chargeTo(fromLedger, now, p.usageHalfLifeMs, by);
             const auto fromRuns = fairShareUsage(runs, p, now, [by](const RunRecord& r) {
-                return r.name.section(u'/', by == sched::FairShareBy::User ? 0 : 1, by == sched::FairShareBy::User ? 0 : 1);
+                return r.name.section(
+                        u'/', by == sched::FairShareBy::User ? 0 : 1, by == sched::FairShareBy::User ? 0 : 1);
             });
             QCOMPARE(fromLedger.usageGpuHours.keys(), fromRuns.usageGpuHours.keys());
             for (auto it = fromRuns.usageGpuHours.cbegin(); it != fromRuns.usageGpuHours.cend(); ++it)

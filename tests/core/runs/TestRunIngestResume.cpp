@@ -35,12 +35,12 @@ private Q_SLOTS:
         // step-5 checkpoint and logs 5..12 (nan at 7).
         QByteArray console;
         for (int s = 1; s <= 10; ++s)
-            console += QByteArray("step=") + QByteArray::number(s) + " loss="
-                + (s == 9 ? QByteArray("inf") : QByteArray::number(s)) + "\n";
+            console += QByteArray("step=") + QByteArray::number(s)
+                    + " loss=" + (s == 9 ? QByteArray("inf") : QByteArray::number(s)) + "\n";
         console += "Resuming from checkpoint\n";
         for (int s = 5; s <= 12; ++s)
-            console += QByteArray("step=") + QByteArray::number(s) + " loss="
-                + (s == 7 ? QByteArray("nan") : QByteArray::number(100 + s)) + "\n";
+            console += QByteArray("step=") + QByteArray::number(s)
+                    + " loss=" + (s == 7 ? QByteArray("nan") : QByteArray::number(100 + s)) + "\n";
         // In two pieces split mid-line, as the agent may send it.
         const qsizetype half = console.size() / 2 + 3;
         QVERIFY(ingest.ingest(0, QByteArrayView(console).first(half)));

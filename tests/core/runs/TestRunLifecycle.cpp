@@ -17,12 +17,13 @@ private Q_SLOTS:
         QTest::addColumn<RunState>("to");
         QTest::addColumn<bool>("allowed");
         using S = RunState;
-        const auto row = [](const char* name, S from, S to, bool allowed) { QTest::newRow(name) << from << to << allowed; };
+        const auto row
+                = [](const char* name, S from, S to, bool allowed) { QTest::newRow(name) << from << to << allowed; };
         row("queued-held", S::Queued, S::Held, true);
         row("queued-starting", S::Queued, S::Starting, true);
         row("queued-running", S::Queued, S::Running, false); // always through starting
         row("held-queued", S::Held, S::Queued, true);
-        row("held-starting", S::Held, S::Starting, false);   // a held run never starts
+        row("held-starting", S::Held, S::Starting, false); // a held run never starts
         row("starting-running", S::Starting, S::Running, true);
         row("starting-unknown", S::Starting, S::Unknown, true);
         row("starting-queued", S::Starting, S::Queued, true); // a GPU claimed by another instance
@@ -31,7 +32,7 @@ private Q_SLOTS:
         row("unknown-running", S::Unknown, S::Running, true);
         row("unknown-succeeded", S::Unknown, S::Succeeded, true);
         row("succeeded-running", S::Succeeded, S::Running, false);
-        row("failed-queued", S::Failed, S::Queued, false);    // a rerun is a new run
+        row("failed-queued", S::Failed, S::Queued, false); // a rerun is a new run
         row("cancelled-failed", S::Cancelled, S::Failed, false);
         row("running-running", S::Running, S::Running, true);
     }
@@ -53,7 +54,9 @@ private Q_SLOTS:
         QCOMPARE(r.state, RunState::Running);
         // Outside the table: applied (no run is left stale), and warned.
         r.state = RunState::Succeeded;
-        QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("run 7: unexpected transition succeeded -> running \\(node_back\\)")));
+        QTest::ignoreMessage(QtWarningMsg,
+                QRegularExpression(
+                        QStringLiteral("run 7: unexpected transition succeeded -> running \\(node_back\\)")));
         QVERIFY(!transition(r, RunState::Running, TransitionCause::NodeBack));
         QCOMPARE(r.state, RunState::Running);
         // A new record enters wherever it is made.

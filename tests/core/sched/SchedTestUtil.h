@@ -18,8 +18,7 @@ inline constexpr qint64 kHour = 60 * kMin;
 inline constexpr qint64 kGiB = 1024; // MiB
 
 inline NodeState makeNode(const QString& name, int gpus, qint64 gpuMemMiB = 80 * kGiB,
-                          const QString& gpuName = QStringLiteral("NVIDIA A100-SXM4-80GB"), int cpus = 64,
-                          qint64 memMiB = 512 * kGiB)
+        const QString& gpuName = QStringLiteral("NVIDIA A100-SXM4-80GB"), int cpus = 64, qint64 memMiB = 512 * kGiB)
 {
     NodeState n;
     n.name = name;
@@ -53,7 +52,7 @@ inline PendingRun makeRun(RunId id, qint64 submitMs, int gpus, qint64 estMs = kH
 }
 
 inline RunningAllocation makeRunning(RunId id, const QString& node, QList<int> gpus, qint64 startMs, qint64 endMs,
-                                     int cpus = 1, qint64 memMiB = kGiB)
+        int cpus = 1, qint64 memMiB = kGiB)
 {
     RunningAllocation a;
     a.run = id;
@@ -74,7 +73,11 @@ inline QString dump(const SchedulerDecision& d)
             QStringList g;
             for (int i : a.gpuIndices)
                 g << QString::number(i);
-            s += QStringLiteral(" %1[%2] c%3 m%4 port%5").arg(a.node, g.join(QLatin1Char(','))).arg(a.cpus).arg(a.memoryMiB).arg(a.port);
+            s += QStringLiteral(" %1[%2] c%3 m%4 port%5")
+                         .arg(a.node, g.join(QLatin1Char(',')))
+                         .arg(a.cpus)
+                         .arg(a.memoryMiB)
+                         .arg(a.port);
             for (auto it = a.env.constBegin(); it != a.env.constEnd(); ++it)
                 s += QStringLiteral(" ") + it.key() + QStringLiteral("=") + it.value();
         }
@@ -82,10 +85,10 @@ inline QString dump(const SchedulerDecision& d)
     }
     for (const PendingInfo& p : d.pending) {
         out << QStringLiteral("W%1 #%2 est=%3 %4")
-                   .arg(p.run)
-                   .arg(p.position)
-                   .arg(p.estimatedStartMs ? QString::number(*p.estimatedStartMs) : u"-"_qs,
-                        renderPendingReason(p.reason, [](qint64 ms) { return QString::number(ms); }));
+                        .arg(p.run)
+                        .arg(p.position)
+                        .arg(p.estimatedStartMs ? QString::number(*p.estimatedStartMs) : u"-"_qs,
+                                renderPendingReason(p.reason, [](qint64 ms) { return QString::number(ms); }));
     }
     if (d.reservation)
         out << QStringLiteral("R%1 at %2").arg(d.reservation->run).arg(d.reservation->startMs);
@@ -119,7 +122,8 @@ inline RandomCase randomCase(std::mt19937_64& rng, const GenOptions& o = {})
 {
     auto uni = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
     auto chance = [&rng](double p) { return std::bernoulli_distribution(p)(rng); };
-    static const QStringList gpuNames{u"NVIDIA A100-SXM4-80GB"_qs, u"NVIDIA H100 80GB HBM3"_qs, u"Tesla V100-SXM2-32GB"_qs};
+    static const QStringList gpuNames{
+            u"NVIDIA A100-SXM4-80GB"_qs, u"NVIDIA H100 80GB HBM3"_qs, u"Tesla V100-SXM2-32GB"_qs};
     static const QList<qint64> gpuMem{80 * kGiB, 80 * kGiB, 32 * kGiB};
 
     RandomCase c;
@@ -129,7 +133,7 @@ inline RandomCase randomCase(std::mt19937_64& rng, const GenOptions& o = {})
     for (int n = 0; n < nNodes; ++n) {
         const int type = uni(0, 2);
         NodeState node = makeNode(QStringLiteral("n%1").arg(n, 2, 10, QLatin1Char('0')), uni(0, 8), gpuMem[type],
-                                  gpuNames[type], uni(4, 64), qint64(uni(16, 512)) * kGiB);
+                gpuNames[type], uni(4, 64), qint64(uni(16, 512)) * kGiB);
         node.address = node.name + u".lab"_qs;
         node.reachable = !o.allowUnreachable || !chance(0.1);
         if (chance(0.5))
@@ -164,7 +168,7 @@ inline RandomCase randomCase(std::mt19937_64& rng, const GenOptions& o = {})
             cpusLeft -= cpus;
             memLeft -= mem;
             RunningAllocation a = makeRunning(nextId++, node.name, take, c.now - uni(1, 100) * kMin,
-                                              c.now + qint64(uni(1, 600)) * kMin, cpus, mem);
+                    c.now + qint64(uni(1, 600)) * kMin, cpus, mem);
             a.user = chance(0.5) ? u"alice"_qs : u"bob"_qs;
             a.nodes[0].port = chance(0.3) ? 29500 + uni(0, 20) : 0;
             for (GpuState& g : node.gpus)

@@ -87,7 +87,8 @@ void TestScheduler::reasonWaitingForGpus()
     r.memoryMiB = 0;
     const SchedulerDecision d = schedule(s, {r}, Policy::fcfs(), kNoon);
     QCOMPARE(d.placements.size(), 0);
-    QCOMPARE(reasonOf(d, 9), u"waiting: needs 2 GPUs with >= 40 GiB free; best node ws-02 has 1 (ws-01 unreachable)"_qs);
+    QCOMPARE(
+            reasonOf(d, 9), u"waiting: needs 2 GPUs with >= 40 GiB free; best node ws-02 has 1 (ws-01 unreachable)"_qs);
     const PendingInfo* p = pendingOf(d, 9);
     QCOMPARE(p->reason.kind, PendingKind::WaitingForResources);
     QCOMPARE(p->reason.bestNode, u"ws-02"_qs);
@@ -119,7 +120,7 @@ void TestScheduler::reasonWhileANodeConnects()
     QCOMPARE(p->reason.connectingNodes, QStringList{u"wj"_qs});
     QCOMPARE(p->reason.unreachableNodes, QStringList{u"ws-09"_qs});
     QCOMPARE(reasonOf(d, 3),
-             u"waiting: needs 1 GPU; no node that can be reached now could hold it (wj still connecting; ws-09 unreachable)"_qs);
+            u"waiting: needs 1 GPU; no node that can be reached now could hold it (wj still connecting; ws-09 unreachable)"_qs);
     // Connected: it is placed there.
     s.nodes[0].reachable = true;
     s.nodes[0].connecting = false;
@@ -137,7 +138,7 @@ void TestScheduler::reasonHeldForBackfill()
     s.nodes << makeNode(u"ws-01"_qs, 8);
     s.running << makeRunning(3, u"ws-01"_qs, {0, 1, 2, 3}, kNoon - kHour, at1405);
     const QList<PendingRun> q{makeRun(17, kNoon - 3 * kMin, 8), makeRun(18, kNoon - 2 * kMin, 1, 3 * kHour),
-                              makeRun(19, kNoon - kMin, 1, 10 * kMin)};
+            makeRun(19, kNoon - kMin, 1, 10 * kMin)};
     const SchedulerDecision d = schedule(s, q, Policy::easyBackfill(), kNoon);
     QCOMPARE(reasonOf(d, 18), u"held for backfill reservation of run 17 at ~14:05"_qs);
     QCOMPARE(pendingOf(d, 18)->reason.kind, PendingKind::BackfillHeld);
@@ -193,8 +194,9 @@ void TestScheduler::reasonUnsatisfiableAndCpu()
     s.running << makeRunning(7, u"ws-01"_qs, {0}, kNoon - kHour, kNoon + kHour, 8, kGiB);
     const SchedulerDecision d = schedule(s, {big, cpu}, Policy::easyBackfill(), kNoon);
     QCOMPARE(reasonOf(d, 1),
-             u"cannot start: needs 1 GPU matching 'A100|H100', 1 CPU, 1 GiB memory; no reachable node could ever hold it (best node ws-01 has 0 usable GPUs)"_qs);
-    QCOMPARE(reasonOf(d, 2), u"waiting: needs 1 GPU, 12 CPUs, 1 GiB memory; best node ws-01 has 1 GPU, 8 of 16 CPUs free"_qs);
+            u"cannot start: needs 1 GPU matching 'A100|H100', 1 CPU, 1 GiB memory; no reachable node could ever hold it (best node ws-01 has 0 usable GPUs)"_qs);
+    QCOMPARE(reasonOf(d, 2),
+            u"waiting: needs 1 GPU, 12 CPUs, 1 GiB memory; best node ws-01 has 1 GPU, 8 of 16 CPUs free"_qs);
 }
 
 void TestScheduler::reasonGang()
@@ -205,7 +207,7 @@ void TestScheduler::reasonGang()
     s.running << makeRunning(2, u"c"_qs, {0, 1, 2, 3, 4, 5}, kNoon - kHour, kNoon + 2 * kHour);
     const SchedulerDecision d = schedule(s, {makeRun(9, kNoon, 8, kHour, 2)}, Policy::fcfs(), kNoon);
     QCOMPARE(reasonOf(d, 9),
-             u"waiting: needs 8 GPUs, 1 CPU, 1 GiB memory on each of 2 nodes; 1 node fits; best other node b has 4"_qs);
+            u"waiting: needs 8 GPUs, 1 CPU, 1 GiB memory on each of 2 nodes; 1 node fits; best other node b has 4"_qs);
     QCOMPARE(*pendingOf(d, 9)->estimatedStartMs, kNoon + kHour);
     QCOMPARE(d.reservation->nodes.size(), 2);
 }
@@ -434,9 +436,9 @@ void TestScheduler::fairShareFactorFormula()
 {
     // F = 2^(-U/S) (Slurm classic fair share).
     QCOMPARE(fairShareFactor(0, 0, 1, 2), 1.0);
-    QCOMPARE(fairShareFactor(5, 10, 1, 2), 0.5);            // used exactly its share
-    QCOMPARE(fairShareFactor(10, 10, 1, 2), 0.25);          // used everything with half the shares
-    QCOMPARE(fairShareFactor(10, 10, 1, 1), 0.5);           // lone user
+    QCOMPARE(fairShareFactor(5, 10, 1, 2), 0.5);   // used exactly its share
+    QCOMPARE(fairShareFactor(10, 10, 1, 2), 0.25); // used everything with half the shares
+    QCOMPARE(fairShareFactor(10, 10, 1, 1), 0.5);  // lone user
     QVERIFY(qAbs(fairShareFactor(2, 10, 3, 4) - std::exp2(-0.2 / 0.75)) < 1e-12);
     FairShareState fs;
     fs.usageGpuHours.insert(u"x"_qs, 8.0);
@@ -501,7 +503,7 @@ void TestScheduler::reasonsSayWhatPeopleKnow()
     head = pendingOf(d, 2);
     QVERIFY(head && head->estimatedStartMs);
     QCOMPARE(renderEstimatedStart(*head->estimatedStartMs, head->reason, hhmm),
-             u"estimated start ~12:59 (assumes 1 h per run without estimated_runtime)"_qs);
+            u"estimated start ~12:59 (assumes 1 h per run without estimated_runtime)"_qs);
     // So does a backfill hold that rests on it.
     ClusterState gpus;
     gpus.nodes << makeNode(u"ws-01"_qs, 8);
@@ -511,7 +513,7 @@ void TestScheduler::reasonsSayWhatPeopleKnow()
     const PendingInfo* held = pendingOf(d, 18);
     QVERIFY(held);
     QCOMPARE(renderPendingReason(held->reason, hhmm),
-             u"held for backfill reservation of run 17 at ~12:59 (assumes 1 h per run without estimated_runtime)"_qs);
+            u"held for backfill reservation of run 17 at ~12:59 (assumes 1 h per run without estimated_runtime)"_qs);
 }
 
 void TestScheduler::firstFitBaseline()

@@ -86,7 +86,10 @@ QString checkInvariants(const RandomCase& c, const SchedulerDecision& d)
         if (r.held)
             return QStringLiteral("held run %1 started").arg(r.id);
         if (p.nodes.size() != std::max(1, r.nodes))
-            return QStringLiteral("run %1 wants %2 nodes, got %3 (gang not all-or-nothing)").arg(r.id).arg(r.nodes).arg(p.nodes.size());
+            return QStringLiteral("run %1 wants %2 nodes, got %3 (gang not all-or-nothing)")
+                    .arg(r.id)
+                    .arg(r.nodes)
+                    .arg(p.nodes.size());
         QSet<QString> distinct;
         const QRegularExpression re(r.gpuTypeRegex);
         for (int rank = 0; rank < p.nodes.size(); ++rank) {
@@ -106,7 +109,8 @@ QString checkInvariants(const RandomCase& c, const SchedulerDecision& d)
                 if (usedGpus.contains(key))
                     return QStringLiteral("GPU %1 given twice (run %2)").arg(key).arg(r.id);
                 usedGpus.insert(key);
-                const auto gs = std::find_if(n.gpus.begin(), n.gpus.end(), [g](const GpuState& x) { return x.index == g; });
+                const auto gs
+                        = std::find_if(n.gpus.begin(), n.gpus.end(), [g](const GpuState& x) { return x.index == g; });
                 if (gs == n.gpus.end())
                     return QStringLiteral("run %1 got nonexistent GPU %2").arg(r.id).arg(key);
                 if (gs->foreignBusy)
@@ -121,16 +125,19 @@ QString checkInvariants(const RandomCase& c, const SchedulerDecision& d)
             const bool rendezvous = p.nodes.size() > 1 || r.distributed != DistributedKind::None;
             if (rendezvous) {
                 if (a.env.value(u"NODE_RANK"_qs) != QString::number(rank)
-                    || a.env.value(u"NNODES"_qs) != QString::number(p.nodes.size())
-                    || a.env.value(u"WORLD_SIZE"_qs) != QString::number(p.nodes.size() * std::max(1, r.gpus)))
+                        || a.env.value(u"NNODES"_qs) != QString::number(p.nodes.size())
+                        || a.env.value(u"WORLD_SIZE"_qs) != QString::number(p.nodes.size() * std::max(1, r.gpus)))
                     return QStringLiteral("run %1 rank %2 has wrong env").arg(r.id).arg(rank);
                 if (a.env.value(u"MASTER_PORT"_qs) != QString::number(p.nodes[0].port)
-                    || a.env.value(u"MASTER_ADDR"_qs) != nodes[p.nodes[0].node].address)
+                        || a.env.value(u"MASTER_ADDR"_qs) != nodes[p.nodes[0].node].address)
                     return QStringLiteral("run %1 rank %2 has wrong master").arg(r.id).arg(rank);
             }
             if (a.port) {
                 if (a.port < c.policy.portMin || a.port > c.policy.portMax || portsOnNode[a.node].contains(a.port))
-                    return QStringLiteral("run %1 got busy or out-of-range port %2 on %3").arg(r.id).arg(a.port).arg(a.node);
+                    return QStringLiteral("run %1 got busy or out-of-range port %2 on %3")
+                            .arg(r.id)
+                            .arg(a.port)
+                            .arg(a.node);
                 portsOnNode[a.node].insert(a.port);
             }
         }
@@ -140,7 +147,11 @@ QString checkInvariants(const RandomCase& c, const SchedulerDecision& d)
     for (const NodeState& n : c.state.nodes) {
         if (cpus.value(n.name) > n.cpus || mem.value(n.name) > n.memoryMiB)
             return QStringLiteral("node %1 over-committed: %2/%3 CPUs, %4/%5 MiB")
-                .arg(n.name).arg(cpus.value(n.name)).arg(n.cpus).arg(mem.value(n.name)).arg(n.memoryMiB);
+                    .arg(n.name)
+                    .arg(cpus.value(n.name))
+                    .arg(n.cpus)
+                    .arg(mem.value(n.name))
+                    .arg(n.memoryMiB);
     }
     for (const RunPlacement& p : d.placements) {
         const PendingRun& r = runs[p.run];
@@ -153,7 +164,10 @@ QString checkInvariants(const RandomCase& c, const SchedulerDecision& d)
     for (const PendingInfo& p : d.pending) {
         const PendingRun& r = runs[p.run];
         if (r.held != (p.reason.kind == PendingKind::Held))
-            return QStringLiteral("run %1: held=%2 but reason %3").arg(r.id).arg(r.held).arg(renderPendingReason(p.reason));
+            return QStringLiteral("run %1: held=%2 but reason %3")
+                    .arg(r.id)
+                    .arg(r.held)
+                    .arg(renderPendingReason(p.reason));
         if (c.policy.backfill && p.reason.kind == PendingKind::BlockedByHead)
             return QStringLiteral("BlockedByHead under backfill");
         if (!c.policy.backfill && p.reason.kind == PendingKind::BackfillHeld)
@@ -173,14 +187,15 @@ QString checkInvariants(const RandomCase& c, const SchedulerDecision& d)
                 continue;
             for (const RunPlacement& p : d.placements)
                 if (before(runs[w.run], runs[p.run]))
-                    return QStringLiteral("FCFS violated: run %1 started while earlier run %2 waits").arg(p.run).arg(w.run);
+                    return QStringLiteral("FCFS violated: run %1 started while earlier run %2 waits")
+                            .arg(p.run)
+                            .arg(w.run);
         }
     }
     return {};
 }
 
-template <typename T>
-void shuffle(QList<T>& list, std::mt19937_64& rng)
+template <typename T> void shuffle(QList<T>& list, std::mt19937_64& rng)
 {
     std::shuffle(list.begin(), list.end(), rng);
 }
@@ -216,7 +231,7 @@ void TestSchedulerProperties::invariants()
     }
     qInfo("base seed %llu: %d cases, %d placements, %d gang placements", base, cases, placed, gangs);
     if (cases >= 1000) {
-        QVERIFY(placed > cases);  // the generator must exercise placement, not only waiting
+        QVERIFY(placed > cases); // the generator must exercise placement, not only waiting
         QVERIFY(gangs > 50);
     }
 }
@@ -237,8 +252,10 @@ void TestSchedulerProperties::determinism()
         shuffle(c.state.nodes, rng);
         shuffle(c.state.running, rng);
         const QString s = dump(schedule(c.state, c.queue, c.policy, c.now, c.fairShare));
-        QVERIFY2(a == s, qPrintable(QStringLiteral("seed %1: shuffled containers changed the decision:\n%2\n---\n%3")
-                                        .arg(seed).arg(a, s)));
+        QVERIFY2(a == s,
+                qPrintable(QStringLiteral("seed %1: shuffled containers changed the decision:\n%2\n---\n%3")
+                                   .arg(seed)
+                                   .arg(a, s)));
     }
 }
 
@@ -272,7 +289,7 @@ void TestSchedulerProperties::backfillNeverDelaysHead()
     const quint64 base = baseSeed() + 3'000'000;
     const int cases = caseCount(3000);
     GenOptions go;
-    go.allowSweeps = false; // a capped sweep run ahead of the head may become startable later
+    go.allowSweeps = false;        // a capped sweep run ahead of the head may become startable later
     go.allowLowFreeMemory = false; // see GenOptions
     int checked = 0;
     int backfilled = 0;
@@ -297,8 +314,12 @@ void TestSchedulerProperties::backfillNeverDelaysHead()
             for (const RunPlacement& p : d.placements) {
                 backfilled += p.backfilled;
                 if (p.run == head) {
-                    QVERIFY2(t <= reservedAt, qPrintable(QStringLiteral("seed %1: head %2 reserved for %3 started at %4")
-                                                             .arg(seed).arg(head).arg(reservedAt).arg(t)));
+                    QVERIFY2(t <= reservedAt,
+                            qPrintable(QStringLiteral("seed %1: head %2 reserved for %3 started at %4")
+                                               .arg(seed)
+                                               .arg(head)
+                                               .arg(reservedAt)
+                                               .arg(t)));
                     headStarted = true;
                 }
                 for (const NodeAssignment& a : p.nodes)
@@ -315,16 +336,21 @@ void TestSchedulerProperties::backfillNeverDelaysHead()
             st = applyDecision(st, d, queue, t);
             queue.removeIf([&d](const PendingRun& r) {
                 return std::any_of(d.placements.begin(), d.placements.end(),
-                                   [&r](const RunPlacement& p) { return p.run == r.id; });
+                        [&r](const RunPlacement& p) { return p.run == r.id; });
             });
             // Next end (runtimes equal estimates).
             qint64 next = std::numeric_limits<qint64>::max();
             for (const RunningAllocation& a : st.running)
                 next = std::min(next, a.estimatedEndMs);
             QVERIFY2(next != std::numeric_limits<qint64>::max(),
-                     qPrintable(QStringLiteral("seed %1: nothing running but head %2 never started").arg(seed).arg(head)));
-            QVERIFY2(next <= reservedAt, qPrintable(QStringLiteral("seed %1: head %2 reserved for %3 still waits at %4")
-                                                        .arg(seed).arg(head).arg(reservedAt).arg(next)));
+                    qPrintable(
+                            QStringLiteral("seed %1: nothing running but head %2 never started").arg(seed).arg(head)));
+            QVERIFY2(next <= reservedAt,
+                    qPrintable(QStringLiteral("seed %1: head %2 reserved for %3 still waits at %4")
+                                       .arg(seed)
+                                       .arg(head)
+                                       .arg(reservedAt)
+                                       .arg(next)));
             t = next;
             for (const RunningAllocation& a : st.running) {
                 if (a.estimatedEndMs != t)
@@ -336,8 +362,8 @@ void TestSchedulerProperties::backfillNeverDelaysHead()
                                 if (s.gpuIndices.contains(g.index))
                                     // Back to what it was before we took it (a foreign process's
                                     // memory stays taken); runs of the initial state free it all.
-                                    g.memoryFreeMiB = freeBefore.value(n.name + u'/' + QString::number(g.index),
-                                                                       g.memoryTotalMiB);
+                                    g.memoryFreeMiB = freeBefore.value(
+                                            n.name + u'/' + QString::number(g.index), g.memoryTotalMiB);
             }
             st.running.removeIf([t](const RunningAllocation& a) { return a.estimatedEndMs == t; });
             d = schedule(st, queue, c.policy, t);

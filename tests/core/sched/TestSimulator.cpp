@@ -14,7 +14,7 @@ using namespace ty::sched::test;
 namespace {
 
 SimJob job(ty::RunId id, qint64 submit, int gpus, qint64 runtime, int nodes = 1, int priority = 0,
-           const QString& user = u"alice"_qs)
+        const QString& user = u"alice"_qs)
 {
     SimJob j;
     j.run = makeRun(id, submit, gpus, runtime, nodes);
@@ -114,17 +114,17 @@ void TestSimulator::starvationUnderPriorityAging()
 void TestSimulator::twoLargeGangsDoNotDeadlock()
 {
     // 4 nodes x 8 GPUs, busy with small runs; two gangs each need 3 whole nodes.
-    const QList<NodeState> nodes{makeNode(u"n1"_qs, 8), makeNode(u"n2"_qs, 8), makeNode(u"n3"_qs, 8),
-                                 makeNode(u"n4"_qs, 8)};
+    const QList<NodeState> nodes{
+            makeNode(u"n1"_qs, 8), makeNode(u"n2"_qs, 8), makeNode(u"n3"_qs, 8), makeNode(u"n4"_qs, 8)};
     const Policy policies[] = {Policy::fcfs(), Policy::easyBackfill(), Policy::priorityAging(1.0),
-                               Policy::fairShare({}), Policy::shortestJobFirst(kHour)};
+            Policy::fairShare({}), Policy::shortestJobFirst(kHour)};
     for (const Policy& p : policies) {
         std::mt19937_64 rng(7);
         QList<SimJob> jobs;
         ty::RunId id = 1;
         for (int i = 0; i < 40; ++i)
             jobs << job(id++, qint64(i) * kMin, 1 + int(rng() % 4), qint64(20 + rng() % 100) * kMin, 1, 0,
-                        i % 2 ? u"alice"_qs : u"bob"_qs);
+                    i % 2 ? u"alice"_qs : u"bob"_qs);
         jobs << job(501, 5 * kMin, 8, 2 * kHour, 3, 0, u"alice"_qs);
         jobs << job(502, 6 * kMin, 8, 2 * kHour, 3, 0, u"bob"_qs);
         SimOptions o;
@@ -172,8 +172,8 @@ void TestSimulator::fairShareConvergesWithinADay()
     const double bob = r.gpuHoursByAccount.value(u"bob"_qs);
     const double fa = alice / (alice + bob);
     const double want = aliceShare / (aliceShare + bobShare);
-    qInfo("alice %.1f GPU-h, bob %.1f GPU-h: alice's fraction %.3f, share %.3f, utilisation %.3f", alice, bob, fa,
-          want, r.gpuUtilisation);
+    qInfo("alice %.1f GPU-h, bob %.1f GPU-h: alice's fraction %.3f, share %.3f, utilisation %.3f", alice, bob, fa, want,
+            r.gpuUtilisation);
     QVERIFY2(qAbs(fa - want) <= 0.05, qPrintable(QStringLiteral("fraction %1 vs share %2").arg(fa).arg(want)));
     QVERIFY(r.gpuUtilisation > 0.9); // fair share orders; it must not idle GPUs
 }

@@ -19,9 +19,10 @@ private Q_SLOTS:
         const auto spec = parseJobSpecFile(path);
         QVERIFY2(spec, qPrintable(spec ? QString() : spec.error().message));
         QCOMPARE(spec->name, QStringLiteral("digits-mlp"));
-        QCOMPARE(spec->argv, (QStringList{QStringLiteral("/usr/bin/python3"), QStringLiteral("train.py"), QStringLiteral("--epochs"),
-                                          QStringLiteral("15"), QStringLiteral("--lr"), QStringLiteral("0.001"),
-                                          QStringLiteral("--batch-size"), QStringLiteral("32")}));
+        QCOMPARE(spec->argv,
+                (QStringList{QStringLiteral("/usr/bin/python3"), QStringLiteral("train.py"), QStringLiteral("--epochs"),
+                        QStringLiteral("15"), QStringLiteral("--lr"), QStringLiteral("0.001"),
+                        QStringLiteral("--batch-size"), QStringLiteral("32")}));
         QVERIFY(!spec->shellCommand);
         QCOMPARE(spec->workdir, QDir::cleanPath(test::sourcePath(QStringLiteral("resources/examples/digits"))));
         QCOMPARE(spec->params.value(QStringLiteral("lr")), QStringLiteral("0.001"));
@@ -35,23 +36,24 @@ private Q_SLOTS:
     void fullSpec()
     {
         const QString yaml = QStringLiteral(
-            "name: sweep-a\n"
-            "command: python3 train.py --msg \"a b; $HOME\"\n"
-            "workdir: /tmp\n"
-            "resources: {gpus: 2, gpu_memory: 40GiB, gpu_type: 'A100|H100', cpus: 8, memory: 64G}\n"
-            "priority: 5\n"
-            "tags: baseline\n"
-            "estimated_runtime: 1h30m\n"
-            "time_limit: 2h\n"
-            "metrics:\n"
-            "  - key: top5\n"
-            "    regex: 'top-5 accuracy (?<value>[0-9.]+)'\n"
-            "  - regex: '(?<key>\\w+) is (?<value>[0-9.]+)'\n");
+                "name: sweep-a\n"
+                "command: python3 train.py --msg \"a b; $HOME\"\n"
+                "workdir: /tmp\n"
+                "resources: {gpus: 2, gpu_memory: 40GiB, gpu_type: 'A100|H100', cpus: 8, memory: 64G}\n"
+                "priority: 5\n"
+                "tags: baseline\n"
+                "estimated_runtime: 1h30m\n"
+                "time_limit: 2h\n"
+                "metrics:\n"
+                "  - key: top5\n"
+                "    regex: 'top-5 accuracy (?<value>[0-9.]+)'\n"
+                "  - regex: '(?<key>\\w+) is (?<value>[0-9.]+)'\n");
         const auto spec = parseJobSpec(yaml, QStringLiteral("s.yaml"), QStringLiteral("/"));
         QVERIFY2(spec, qPrintable(spec ? QString() : spec.error().message));
         QVERIFY(spec->shellCommand);
-        QCOMPARE(spec->argv, (QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"),
-                                          QStringLiteral("python3 train.py --msg \"a b; $HOME\"")}));
+        QCOMPARE(spec->argv,
+                (QStringList{QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                        QStringLiteral("python3 train.py --msg \"a b; $HOME\"")}));
         QCOMPARE(spec->resources.gpus, 2);
         QCOMPARE(spec->resources.gpuMemoryMiB, 40 * 1024);
         QCOMPARE(spec->resources.gpuType, QStringLiteral("A100|H100"));
@@ -65,8 +67,9 @@ private Q_SLOTS:
         QCOMPARE(spec->metricRules[0].key, QStringLiteral("top5"));
         QCOMPARE(spec->metricRules[0].line, 10);
         QCOMPARE(spec->metricRules[1].key, QString());
-        const auto nodes = parseJobSpec(QStringLiteral("command: [ls]\nprefer_nodes: [ws-02]\navoid_nodes: [ws-01, ws-03]\n"),
-                                        QStringLiteral("n.yaml"), QStringLiteral("/"));
+        const auto nodes
+                = parseJobSpec(QStringLiteral("command: [ls]\nprefer_nodes: [ws-02]\navoid_nodes: [ws-01, ws-03]\n"),
+                        QStringLiteral("n.yaml"), QStringLiteral("/"));
         QVERIFY(nodes);
         QCOMPARE(nodes->preferNodes, QStringList{QStringLiteral("ws-02")});
         QCOMPARE(nodes->avoidNodes, (QStringList{QStringLiteral("ws-01"), QStringLiteral("ws-03")}));
@@ -77,11 +80,13 @@ private Q_SLOTS:
 
     void defaultsFromCommand()
     {
-        const auto spec = parseJobSpec(QStringLiteral("command: [python3, /x/train_big.py]\n"), QStringLiteral("j.yaml"), QStringLiteral("/srv/job"));
+        const auto spec = parseJobSpec(QStringLiteral("command: [python3, /x/train_big.py]\n"),
+                QStringLiteral("j.yaml"), QStringLiteral("/srv/job"));
         QVERIFY(spec);
         QCOMPARE(spec->name, QStringLiteral("train_big"));
         QCOMPARE(spec->workdir, QStringLiteral("/srv/job"));
-        const auto rel = parseJobSpec(QStringLiteral("command: [ls]\nworkdir: ../data\n"), QStringLiteral("j.yaml"), QStringLiteral("/srv/job"));
+        const auto rel = parseJobSpec(QStringLiteral("command: [ls]\nworkdir: ../data\n"), QStringLiteral("j.yaml"),
+                QStringLiteral("/srv/job"));
         QVERIFY(rel);
         QCOMPARE(rel->workdir, QStringLiteral("/srv/data"));
     }
@@ -92,43 +97,66 @@ private Q_SLOTS:
         QTest::addColumn<QString>("message");
         QTest::newRow("unknown key") << QStringLiteral("name: a\ncomand: [ls]\n")
                                      << QStringLiteral("bad.yaml:2:1: unknown key 'comand' (did you mean 'command'?)");
-        QTest::newRow("missing command") << QStringLiteral("name: a\ntags: [x]\n")
-                                         << QStringLiteral("bad.yaml:1:1: missing required key 'command' (a list of arguments or a shell string)");
-        QTest::newRow("wrong type priority") << QStringLiteral("command: [ls]\npriority: high\n")
-                                             << QStringLiteral("bad.yaml:2:11: 'priority' must be an integer, got 'high'");
+        QTest::newRow("missing command")
+                << QStringLiteral("name: a\ntags: [x]\n")
+                << QStringLiteral(
+                           "bad.yaml:1:1: missing required key 'command' (a list of arguments or a shell string)");
+        QTest::newRow("wrong type priority")
+                << QStringLiteral("command: [ls]\npriority: high\n")
+                << QStringLiteral("bad.yaml:2:11: 'priority' must be an integer, got 'high'");
         QTest::newRow("wrong type gpus") << QStringLiteral("command: [ls]\nresources:\n  gpus: [1]\n")
-                                         << QStringLiteral("bad.yaml:3:9: 'resources.gpus' must be an integer, not a list");
-        QTest::newRow("unknown resource") << QStringLiteral("command: [ls]\nresources:\n  gpu: 1\n")
-                                          << QStringLiteral("bad.yaml:3:3: unknown key 'gpu' in 'resources' (did you mean 'gpus'?)");
-        QTest::newRow("command map") << QStringLiteral("command: {a: b}\n")
-                                     << QStringLiteral("bad.yaml:1:10: 'command' must be a list of arguments or a shell string, not a mapping");
-        QTest::newRow("empty command list") << QStringLiteral("command: []\n")
-                                            << QStringLiteral("bad.yaml:1:10: 'command' needs at least the program to run");
+                                         << QStringLiteral(
+                                                    "bad.yaml:3:9: 'resources.gpus' must be an integer, not a list");
+        QTest::newRow("unknown resource")
+                << QStringLiteral("command: [ls]\nresources:\n  gpu: 1\n")
+                << QStringLiteral("bad.yaml:3:3: unknown key 'gpu' in 'resources' (did you mean 'gpus'?)");
+        QTest::newRow("command map")
+                << QStringLiteral("command: {a: b}\n")
+                << QStringLiteral(
+                           "bad.yaml:1:10: 'command' must be a list of arguments or a shell string, not a mapping");
+        QTest::newRow("empty command list") << QStringLiteral(
+                "command: []\n") << QStringLiteral("bad.yaml:1:10: 'command' needs at least the program to run");
         QTest::newRow("env not map") << QStringLiteral("command: [ls]\nenv: [A=1]\n")
-                                     << QStringLiteral("bad.yaml:2:6: 'env' must be a mapping of names to values, not a list");
-        QTest::newRow("bad size") << QStringLiteral("command: [ls]\nresources: {gpu_memory: lots}\n")
-                                  << QStringLiteral("bad.yaml:2:25: 'resources.gpu_memory' must be a size such as 40GiB, 512M or a number of MiB, got 'lots'");
-        QTest::newRow("regex without value") << QStringLiteral("command: [ls]\nmetrics:\n  - {key: a, regex: 'a=(\\d+)'}\n")
-                                             << QStringLiteral("bad.yaml:3:21: 'metrics[0].regex' needs a named group (?<value>...) for the number");
+                                     << QStringLiteral(
+                                                "bad.yaml:2:6: 'env' must be a mapping of names to values, not a list");
+        QTest::newRow("bad size")
+                << QStringLiteral("command: [ls]\nresources: {gpu_memory: lots}\n")
+                << QStringLiteral(
+                           "bad.yaml:2:25: 'resources.gpu_memory' must be a size such as 40GiB, 512M or a number of MiB, got 'lots'");
+        QTest::newRow("regex without value")
+                << QStringLiteral("command: [ls]\nmetrics:\n  - {key: a, regex: 'a=(\\d+)'}\n")
+                << QStringLiteral("bad.yaml:3:21: 'metrics[0].regex' needs a named group (?<value>...) for the number");
         QTest::newRow("unknown param") << QStringLiteral("command: [run, '{{lr}}']\n")
-                                       << QStringLiteral("bad.yaml:1:17: 'command' uses {{lr}} but 'params' has no 'lr'");
+                                       << QStringLiteral(
+                                                  "bad.yaml:1:17: 'command' uses {{lr}} but 'params' has no 'lr'");
         QTest::newRow("syntax") << QStringLiteral("command: [ls\nname: x\n")
                                 << QStringLiteral("bad.yaml:2:5: YAML syntax error: end of sequence flow not found");
         QTest::newRow("duplicate") << QStringLiteral("command: [ls]\ncommand: [pwd]\n")
                                    << QStringLiteral("bad.yaml:2:1: duplicate key 'command'");
-        QTest::newRow("not a map") << QStringLiteral("- ls\n")
-                                   << QStringLiteral("bad.yaml:1:1: a job spec must be a mapping of keys (name, command, ...), not a list");
-        QTest::newRow("empty") << QString() << QStringLiteral("bad.yaml: the job spec is empty: it needs at least a 'command'");
-        QTest::newRow("metric_files absolute") << QStringLiteral("command: [ls]\nmetric_files:\n  - logs/m.csv\n  - /etc/passwd\n")
-                                               << QStringLiteral("bad.yaml:4:5: metric file glob '/etc/passwd' must be relative to the run's workdir, not absolute");
-        QTest::newRow("metric_files dotdot") << QStringLiteral("command: [ls]\nmetric_files: [a/../../b.jsonl]\n")
-                                             << QStringLiteral("bad.yaml:2:16: metric file glob 'a/../../b.jsonl' must not contain '..': metric files come from inside the run's workdir");
-        QTest::newRow("metric_files map") << QStringLiteral("command: [ls]\nmetric_files: {a: b}\n")
-                                          << QStringLiteral("bad.yaml:2:15: 'metric_files' must be a list of globs like [lightning_logs/*/metrics.csv], not a mapping");
-        QTest::newRow("metric_files nested") << QStringLiteral("command: [ls]\nmetric_files: [[a]]\n")
-                                             << QStringLiteral("bad.yaml:2:16: every item of 'metric_files' must be a glob string, not a list");
-        QTest::newRow("metric_files typo") << QStringLiteral("command: [ls]\nmetric_file: [a]\n")
-                                           << QStringLiteral("bad.yaml:2:1: unknown key 'metric_file' (did you mean 'metric_files'?)");
+        QTest::newRow("not a map")
+                << QStringLiteral("- ls\n")
+                << QStringLiteral(
+                           "bad.yaml:1:1: a job spec must be a mapping of keys (name, command, ...), not a list");
+        QTest::newRow("empty") << QString()
+                               << QStringLiteral("bad.yaml: the job spec is empty: it needs at least a 'command'");
+        QTest::newRow("metric_files absolute")
+                << QStringLiteral("command: [ls]\nmetric_files:\n  - logs/m.csv\n  - /etc/passwd\n")
+                << QStringLiteral(
+                           "bad.yaml:4:5: metric file glob '/etc/passwd' must be relative to the run's workdir, not absolute");
+        QTest::newRow("metric_files dotdot")
+                << QStringLiteral("command: [ls]\nmetric_files: [a/../../b.jsonl]\n")
+                << QStringLiteral(
+                           "bad.yaml:2:16: metric file glob 'a/../../b.jsonl' must not contain '..': metric files come from inside the run's workdir");
+        QTest::newRow("metric_files map")
+                << QStringLiteral("command: [ls]\nmetric_files: {a: b}\n")
+                << QStringLiteral(
+                           "bad.yaml:2:15: 'metric_files' must be a list of globs like [lightning_logs/*/metrics.csv], not a mapping");
+        QTest::newRow("metric_files nested")
+                << QStringLiteral("command: [ls]\nmetric_files: [[a]]\n")
+                << QStringLiteral("bad.yaml:2:16: every item of 'metric_files' must be a glob string, not a list");
+        QTest::newRow("metric_files typo")
+                << QStringLiteral("command: [ls]\nmetric_file: [a]\n")
+                << QStringLiteral("bad.yaml:2:1: unknown key 'metric_file' (did you mean 'metric_files'?)");
     }
 
     void badSpecs()
@@ -198,17 +226,19 @@ private Q_SLOTS:
                                             "  - out/trainer_state.json\n");
         const auto spec = parseJobSpec(yaml, QStringLiteral("job.yaml"), QStringLiteral("/tmp"));
         QVERIFY2(spec, qPrintable(spec ? QString() : spec.error().message));
-        const QStringList want{QStringLiteral("lightning_logs/*/metrics.csv"), QStringLiteral("runs/**/events.out.tfevents.*"),
-                               QStringLiteral("out/trainer_state.json")};
+        const QStringList want{QStringLiteral("lightning_logs/*/metrics.csv"),
+                QStringLiteral("runs/**/events.out.tfevents.*"), QStringLiteral("out/trainer_state.json")};
         QCOMPARE(spec->metricFiles, want);
         const auto again = parseJobSpec(toYaml(*spec), QStringLiteral("<roundtrip>"), QStringLiteral("/"));
         QVERIFY2(again, qPrintable(again ? QString() : again.error().message));
         QCOMPARE(again->metricFiles, want);
         // One glob as a plain string; none by default.
-        const auto one = parseJobSpec(QStringLiteral("command: [ls]\nmetric_files: m.jsonl\n"), QStringLiteral("j.yaml"), QStringLiteral("/"));
+        const auto one = parseJobSpec(QStringLiteral("command: [ls]\nmetric_files: m.jsonl\n"),
+                QStringLiteral("j.yaml"), QStringLiteral("/"));
         QVERIFY(one);
         QCOMPARE(one->metricFiles, QStringList{QStringLiteral("m.jsonl")});
-        const auto none = parseJobSpec(QStringLiteral("command: [ls]\n"), QStringLiteral("j.yaml"), QStringLiteral("/"));
+        const auto none
+                = parseJobSpec(QStringLiteral("command: [ls]\n"), QStringLiteral("j.yaml"), QStringLiteral("/"));
         QVERIFY(none);
         QVERIFY(none->metricFiles.isEmpty());
     }
@@ -223,22 +253,23 @@ private Q_SLOTS:
         QCOMPARE(spec->env.value(QStringLiteral("TRAINYARD_PARAM_LR")), QStringLiteral("0.01"));
         const auto bad = parseJobSpecFile(path, {{QStringLiteral("momentum"), QStringLiteral("0.9")}});
         QVERIFY(!bad);
-        QCOMPARE(bad.error().message, path + QStringLiteral(": cannot set param 'momentum': the job spec has no such param"));
+        QCOMPARE(bad.error().message,
+                path + QStringLiteral(": cannot set param 'momentum': the job spec has no such param"));
     }
 
     void sweeps()
     {
-        const QString yaml = QStringLiteral(
-            "name: s\n"
-            "command: [train, --lr, '{{lr}}', --bs, '{{batch_size}}']\n"
-            "params: {lr: 0.1, epochs: 3}\n"
-            "sweep:\n"
-            "  lr: [0.001, 0.01]\n"
-            "  batch_size: [32, 64, 128]\n"
-            "max_concurrent: 2\n");
+        const QString yaml = QStringLiteral("name: s\n"
+                                            "command: [train, --lr, '{{lr}}', --bs, '{{batch_size}}']\n"
+                                            "params: {lr: 0.1, epochs: 3}\n"
+                                            "sweep:\n"
+                                            "  lr: [0.001, 0.01]\n"
+                                            "  batch_size: [32, 64, 128]\n"
+                                            "max_concurrent: 2\n");
         const auto spec = parseJobSpec(yaml, QStringLiteral("s.yaml"), QStringLiteral("/"));
         QVERIFY2(spec, qPrintable(spec ? QString() : spec.error().message));
-        QCOMPARE(spec->sweep.value(QStringLiteral("batch_size")), (QStringList{QStringLiteral("32"), QStringLiteral("64"), QStringLiteral("128")}));
+        QCOMPARE(spec->sweep.value(QStringLiteral("batch_size")),
+                (QStringList{QStringLiteral("32"), QStringLiteral("64"), QStringLiteral("128")}));
         QCOMPARE(spec->maxConcurrent, 2);
         QCOMPARE(spec->params.value(QStringLiteral("batch_size")), QStringLiteral("32")); // first value as the default
         const auto runs = expandSweep(*spec);
@@ -248,8 +279,9 @@ private Q_SLOTS:
         QCOMPARE(runs->at(0).name, QStringLiteral("s[batch_size=32,lr=0.001]"));
         QCOMPARE(runs->at(1).name, QStringLiteral("s[batch_size=32,lr=0.01]"));
         QCOMPARE(runs->at(5).name, QStringLiteral("s[batch_size=128,lr=0.01]"));
-        QCOMPARE(runs->at(5).argv, (QStringList{QStringLiteral("train"), QStringLiteral("--lr"), QStringLiteral("0.01"),
-                                                QStringLiteral("--bs"), QStringLiteral("128")}));
+        QCOMPARE(runs->at(5).argv,
+                (QStringList{QStringLiteral("train"), QStringLiteral("--lr"), QStringLiteral("0.01"),
+                        QStringLiteral("--bs"), QStringLiteral("128")}));
         QCOMPARE(runs->at(5).params.value(QStringLiteral("epochs")), QStringLiteral("3"));
         QCOMPARE(runs->at(5).env.value(QStringLiteral("TRAINYARD_PARAM_BATCH_SIZE")), QStringLiteral("128"));
         for (const JobSpec& r : *runs)
@@ -260,32 +292,36 @@ private Q_SLOTS:
         QCOMPARE(again->sweep, spec->sweep);
         QCOMPARE(again->maxConcurrent, 2);
 
-        const auto noSweep = parseJobSpec(QStringLiteral("command: [ls]\n"), QStringLiteral("n.yaml"), QStringLiteral("/"));
+        const auto noSweep
+                = parseJobSpec(QStringLiteral("command: [ls]\n"), QStringLiteral("n.yaml"), QStringLiteral("/"));
         QCOMPARE(expandSweep(*noSweep)->size(), 1);
 
-        auto bad = parseJobSpec(QStringLiteral("command: [ls]\nsweep: {lr: []}\n"), QStringLiteral("b.yaml"), QStringLiteral("/"));
+        auto bad = parseJobSpec(
+                QStringLiteral("command: [ls]\nsweep: {lr: []}\n"), QStringLiteral("b.yaml"), QStringLiteral("/"));
         QVERIFY(!bad);
         QCOMPARE(bad.error().message, QStringLiteral("b.yaml:2:13: 'sweep.lr' needs at least one value"));
-        bad = parseJobSpec(QStringLiteral("command: [ls]\nsweep: [0.1, 0.2]\n"), QStringLiteral("b.yaml"), QStringLiteral("/"));
+        bad = parseJobSpec(
+                QStringLiteral("command: [ls]\nsweep: [0.1, 0.2]\n"), QStringLiteral("b.yaml"), QStringLiteral("/"));
         QVERIFY(!bad);
         QVERIFY(bad.error().message.startsWith(QStringLiteral("b.yaml:2:8: 'sweep' must be a mapping")));
-        bad = parseJobSpec(QStringLiteral("command: [ls]\nmax_concurrent: 2\n"), QStringLiteral("b.yaml"), QStringLiteral("/"));
+        bad = parseJobSpec(
+                QStringLiteral("command: [ls]\nmax_concurrent: 2\n"), QStringLiteral("b.yaml"), QStringLiteral("/"));
         QVERIFY(!bad);
-        QCOMPARE(bad.error().message, QStringLiteral("b.yaml:2:17: 'max_concurrent' limits the runs of a 'sweep', and this spec has none"));
+        QCOMPARE(bad.error().message,
+                QStringLiteral("b.yaml:2:17: 'max_concurrent' limits the runs of a 'sweep', and this spec has none"));
     }
 
     void sweepOfThreeNamesKeepsWrittenValueOrder()
     {
         // Names sorted (batch, lr, seed), the last varying fastest across two
         // carries; each name's values in the order written, not sorted.
-        const QString yaml = QStringLiteral(
-            "name: t\n"
-            "command: [train, '{{seed}}']\n"
-            "params: {lr: 0.1, epochs: 3}\n"
-            "sweep:\n"
-            "  seed: [2, 1]\n"
-            "  lr: [0.01, 0.001]\n"
-            "  batch: [64, 32, 128]\n");
+        const QString yaml = QStringLiteral("name: t\n"
+                                            "command: [train, '{{seed}}']\n"
+                                            "params: {lr: 0.1, epochs: 3}\n"
+                                            "sweep:\n"
+                                            "  seed: [2, 1]\n"
+                                            "  lr: [0.01, 0.001]\n"
+                                            "  batch: [64, 32, 128]\n");
         const auto spec = parseJobSpec(yaml, QStringLiteral("t.yaml"), QStringLiteral("/"));
         QVERIFY2(spec, qPrintable(spec ? QString() : spec.error().message));
         const auto runs = expandSweep(*spec);
@@ -294,9 +330,10 @@ private Q_SLOTS:
         QStringList names;
         for (const JobSpec& r : *runs)
             names << r.name;
-        QCOMPARE(names.mid(0, 5), (QStringList{QStringLiteral("t[batch=64,lr=0.01,seed=2]"), QStringLiteral("t[batch=64,lr=0.01,seed=1]"),
-                                              QStringLiteral("t[batch=64,lr=0.001,seed=2]"), QStringLiteral("t[batch=64,lr=0.001,seed=1]"),
-                                              QStringLiteral("t[batch=32,lr=0.01,seed=2]")}));
+        QCOMPARE(names.mid(0, 5),
+                (QStringList{QStringLiteral("t[batch=64,lr=0.01,seed=2]"), QStringLiteral("t[batch=64,lr=0.01,seed=1]"),
+                        QStringLiteral("t[batch=64,lr=0.001,seed=2]"), QStringLiteral("t[batch=64,lr=0.001,seed=1]"),
+                        QStringLiteral("t[batch=32,lr=0.01,seed=2]")}));
         QCOMPARE(names.last(), QStringLiteral("t[batch=128,lr=0.001,seed=1]"));
         QCOMPARE(QSet<QString>(names.cbegin(), names.cend()).size(), 12);
         // The swept values are each run's params (the base lr replaced), the others kept.
@@ -314,8 +351,8 @@ private Q_SLOTS:
             QCOMPARE(again->at(i).params, runs->at(i).params);
         }
         // One name with one value: one run, named by it.
-        const auto single = parseJobSpec(QStringLiteral("name: u\ncommand: [ls]\nsweep: {lr: [0.5]}\n"), QStringLiteral("u.yaml"),
-                                         QStringLiteral("/"));
+        const auto single = parseJobSpec(QStringLiteral("name: u\ncommand: [ls]\nsweep: {lr: [0.5]}\n"),
+                QStringLiteral("u.yaml"), QStringLiteral("/"));
         QVERIFY(single);
         const auto one = expandSweep(*single);
         QVERIFY(one);
@@ -325,28 +362,35 @@ private Q_SLOTS:
 
     void shellStringParamsAreQuoted()
     {
-        const QString yaml = QStringLiteral("command: \"echo lr={{lr}} n={{n}}\"\nparams: {lr: '1; echo INJECTED', n: 5}\n");
+        const QString yaml
+                = QStringLiteral("command: \"echo lr={{lr}} n={{n}}\"\nparams: {lr: '1; echo INJECTED', n: 5}\n");
         const auto spec = parseJobSpec(yaml, QStringLiteral("q.yaml"), QStringLiteral("/"));
         QVERIFY(spec);
         QCOMPARE(spec->argv.last(), QStringLiteral("echo lr='1; echo INJECTED' n='5'"));
-        const auto quote = parseJobSpec(QStringLiteral("command: \"echo {{s}}\"\nparams: {s: \"it's\"}\n"), QStringLiteral("q.yaml"), QStringLiteral("/"));
+        const auto quote = parseJobSpec(QStringLiteral("command: \"echo {{s}}\"\nparams: {s: \"it's\"}\n"),
+                QStringLiteral("q.yaml"), QStringLiteral("/"));
         QVERIFY(quote);
         QCOMPARE(quote->argv.last(), QStringLiteral("echo 'it'\\''s'"));
         // A list command gets the value as one argument, as is.
-        const auto list = parseJobSpec(QStringLiteral("command: [echo, '{{lr}}']\nparams: {lr: '1; x'}\n"), QStringLiteral("q.yaml"), QStringLiteral("/"));
+        const auto list = parseJobSpec(QStringLiteral("command: [echo, '{{lr}}']\nparams: {lr: '1; x'}\n"),
+                QStringLiteral("q.yaml"), QStringLiteral("/"));
         QVERIFY(list);
         QCOMPARE(list->argv.last(), QStringLiteral("1; x"));
     }
 
     void paramEnvNames()
     {
-        const auto ok = parseJobSpec(QStringLiteral("command: [ls]\nparams: {model.depth: 3, warm-up: 2}\n"), QStringLiteral("p.yaml"), QStringLiteral("/"));
+        const auto ok = parseJobSpec(QStringLiteral("command: [ls]\nparams: {model.depth: 3, warm-up: 2}\n"),
+                QStringLiteral("p.yaml"), QStringLiteral("/"));
         QVERIFY(ok);
         QCOMPARE(ok->env.value(QStringLiteral("TRAINYARD_PARAM_MODEL_DEPTH")), QStringLiteral("3"));
         QCOMPARE(ok->env.value(QStringLiteral("TRAINYARD_PARAM_WARM_UP")), QStringLiteral("2"));
-        const auto clash = parseJobSpec(QStringLiteral("command: [ls]\nparams: {lr: 1, LR: 2}\n"), QStringLiteral("p.yaml"), QStringLiteral("/"));
+        const auto clash = parseJobSpec(QStringLiteral("command: [ls]\nparams: {lr: 1, LR: 2}\n"),
+                QStringLiteral("p.yaml"), QStringLiteral("/"));
         QVERIFY(!clash);
-        QCOMPARE(clash.error().message, QStringLiteral("p.yaml:2:9: params 'LR' and 'lr' would both be exported as TRAINYARD_PARAM_LR: rename one"));
+        QCOMPARE(clash.error().message,
+                QStringLiteral(
+                        "p.yaml:2:9: params 'LR' and 'lr' would both be exported as TRAINYARD_PARAM_LR: rename one"));
     }
 
     void badFiles()
@@ -366,7 +410,8 @@ private Q_SLOTS:
         tabs.close();
         spec = parseJobSpecFile(tabs.fileName());
         QVERIFY(!spec);
-        QVERIFY2(spec.error().message.contains(QStringLiteral("indented with a tab")), qPrintable(spec.error().message));
+        QVERIFY2(
+                spec.error().message.contains(QStringLiteral("indented with a tab")), qPrintable(spec.error().message));
 
         // A device that never ends is refused by size, without reading it all.
         spec = parseJobSpecFile(QStringLiteral("/dev/zero"));

@@ -33,8 +33,7 @@ private Q_SLOTS:
         run.tags = {QStringLiteral("digits"), QStringLiteral("sweep:1796186905410"), QStringLiteral("mine")};
         // `imported` came from a TensorBoard file: not the spec's, left out.
         const QMap<QString, QString> params{{QStringLiteral("lr"), QStringLiteral("0.01")},
-                                            {QStringLiteral("bs"), QStringLiteral("64")},
-                                            {QStringLiteral("imported"), QStringLiteral("x")}};
+                {QStringLiteral("bs"), QStringLiteral("64")}, {QStringLiteral("imported"), QStringLiteral("x")}};
         const auto rerun = specForRerun(run, params);
         QVERIFY2(rerun, qPrintable(rerun ? QString() : rerun.error().message));
         QCOMPARE(rerun->baseDir, dir.path());
@@ -42,19 +41,21 @@ private Q_SLOTS:
         QCOMPARE(s.name, run.name);
         QVERIFY(s.sweep.isEmpty());
         QCOMPARE(s.maxConcurrent, 0);
-        QCOMPARE(s.argv, (QStringList{QStringLiteral("python3"), QStringLiteral("train.py"), QStringLiteral("--lr"),
-                                      QStringLiteral("0.01"), QStringLiteral("--bs"), QStringLiteral("64")}));
-        QCOMPARE(s.params, (QMap<QString, QString>{{QStringLiteral("lr"), QStringLiteral("0.01")},
-                                                   {QStringLiteral("bs"), QStringLiteral("64")}}));
+        QCOMPARE(s.argv,
+                (QStringList{QStringLiteral("python3"), QStringLiteral("train.py"), QStringLiteral("--lr"),
+                        QStringLiteral("0.01"), QStringLiteral("--bs"), QStringLiteral("64")}));
+        QCOMPARE(s.params,
+                (QMap<QString, QString>{
+                        {QStringLiteral("lr"), QStringLiteral("0.01")}, {QStringLiteral("bs"), QStringLiteral("64")}}));
         QCOMPARE(s.tags, (QStringList{QStringLiteral("digits"), QStringLiteral("mine")}));
         QCOMPARE(s.workdir, QDir::cleanPath(dir.filePath(QStringLiteral("wd"))));
         // The placeholders stay in the text, so an edited param takes effect.
         QVERIFY2(rerun->yaml.contains(QStringLiteral("{{lr}}")), qPrintable(rerun->yaml));
-        QVERIFY2(!rerun->yaml.contains(QRegularExpression(QStringLiteral("^(sweep|max_concurrent):"),
-                                                          QRegularExpression::MultilineOption)),
-                 qPrintable(rerun->yaml));
+        QVERIFY2(!rerun->yaml.contains(QRegularExpression(
+                         QStringLiteral("^(sweep|max_concurrent):"), QRegularExpression::MultilineOption)),
+                qPrintable(rerun->yaml));
         auto edited = parseJobSpec(QString(rerun->yaml).replace(QStringLiteral("0.01"), QStringLiteral("0.5")),
-                                   QStringLiteral("edited"), rerun->baseDir);
+                QStringLiteral("edited"), rerun->baseDir);
         QVERIFY2(edited, qPrintable(edited ? QString() : edited.error().message));
         QCOMPARE(edited->argv.at(3), QStringLiteral("0.5"));
 
@@ -76,7 +77,8 @@ private Q_SLOTS:
         run.specYaml = QStringLiteral("name: old\ncomand: [true]\n");
         const auto rerun = specForRerun(run, {});
         QVERIFY(!rerun);
-        QVERIFY2(rerun.error().message.startsWith(QStringLiteral("run 7 spec:2:1:")), qPrintable(rerun.error().message));
+        QVERIFY2(
+                rerun.error().message.startsWith(QStringLiteral("run 7 spec:2:1:")), qPrintable(rerun.error().message));
     }
 };
 

@@ -48,25 +48,53 @@ class TestShellTemplate : public QObject {
     {
         const QString s = sentinel();
         QStringList v{
-            QStringLiteral("$(touch %1)").arg(s),
-            QStringLiteral("`touch %1`").arg(s),
-            QStringLiteral("'; touch %1; '").arg(s),
-            QStringLiteral("\"; touch %1; \"").arg(s),
-            QStringLiteral("'\"$(touch %1)\"'").arg(s),
-            QStringLiteral("\\'$(touch %1)").arg(s),
-            QStringLiteral("\\\"$(touch %1)\\").arg(s),
-            QStringLiteral("${x:-$(touch %1)}").arg(s),
-            QStringLiteral("a\ntouch %1\n").arg(s),
-            QStringLiteral(")\ntouch %1\n#").arg(s),
-            QStringLiteral("EOF\ntouch %1\nEOF").arg(s),
-            QStringLiteral("'"), QStringLiteral("\""), QStringLiteral("\\"), QStringLiteral("\\\\"), QStringLiteral("'\\''"),
-            QStringLiteral("$HOME"), QStringLiteral("$(id)"), QStringLiteral("`id`"), QStringLiteral("$((1+2))"),
-            QStringLiteral(";"), QStringLiteral("&&"), QStringLiteral("|"), QStringLiteral("a b  c"), QStringLiteral("\t"),
-            QStringLiteral("*"), QStringLiteral("?"), QStringLiteral("[a-z]*"), QStringLiteral("~"), QStringLiteral("~root"),
-            QStringLiteral("#"), QStringLiteral("{a,b}"), QStringLiteral("}}"), QStringLiteral("{{x}}"), QStringLiteral("!"),
-            QStringLiteral("-n"), QStringLiteral("--"), QStringLiteral("A=1"), QStringLiteral("if"), QStringLiteral("\n"),
-            QStringLiteral("trailing\n\n"), QString(), QStringLiteral(" "), QStringLiteral("ünïcødé ✓ 😀"),
-            QStringLiteral("0.001"), QStringLiteral("%s%d%%"), QStringLiteral("\x01\x7f"),
+                QStringLiteral("$(touch %1)").arg(s),
+                QStringLiteral("`touch %1`").arg(s),
+                QStringLiteral("'; touch %1; '").arg(s),
+                QStringLiteral("\"; touch %1; \"").arg(s),
+                QStringLiteral("'\"$(touch %1)\"'").arg(s),
+                QStringLiteral("\\'$(touch %1)").arg(s),
+                QStringLiteral("\\\"$(touch %1)\\").arg(s),
+                QStringLiteral("${x:-$(touch %1)}").arg(s),
+                QStringLiteral("a\ntouch %1\n").arg(s),
+                QStringLiteral(")\ntouch %1\n#").arg(s),
+                QStringLiteral("EOF\ntouch %1\nEOF").arg(s),
+                QStringLiteral("'"),
+                QStringLiteral("\""),
+                QStringLiteral("\\"),
+                QStringLiteral("\\\\"),
+                QStringLiteral("'\\''"),
+                QStringLiteral("$HOME"),
+                QStringLiteral("$(id)"),
+                QStringLiteral("`id`"),
+                QStringLiteral("$((1+2))"),
+                QStringLiteral(";"),
+                QStringLiteral("&&"),
+                QStringLiteral("|"),
+                QStringLiteral("a b  c"),
+                QStringLiteral("\t"),
+                QStringLiteral("*"),
+                QStringLiteral("?"),
+                QStringLiteral("[a-z]*"),
+                QStringLiteral("~"),
+                QStringLiteral("~root"),
+                QStringLiteral("#"),
+                QStringLiteral("{a,b}"),
+                QStringLiteral("}}"),
+                QStringLiteral("{{x}}"),
+                QStringLiteral("!"),
+                QStringLiteral("-n"),
+                QStringLiteral("--"),
+                QStringLiteral("A=1"),
+                QStringLiteral("if"),
+                QStringLiteral("\n"),
+                QStringLiteral("trailing\n\n"),
+                QString(),
+                QStringLiteral(" "),
+                QStringLiteral("ünïcødé ✓ 😀"),
+                QStringLiteral("0.001"),
+                QStringLiteral("%s%d%%"),
+                QStringLiteral("\x01\x7f"),
         };
         // NUL-free random strings over ASCII and some non-ASCII, fixed seed.
         QRandomGenerator rng(20);
@@ -93,21 +121,22 @@ class TestShellTemplate : public QObject {
     static QList<Context> contexts()
     {
         return {
-            {QStringLiteral("printf %s {{x}} > %1"), {}, {}},
-            {QStringLiteral("printf %s \"{{x}}\" > %1"), {}, {}},
-            {QStringLiteral("printf %s '{{x}}' > %1"), {}, {}},
-            {QStringLiteral("printf %s \"pre {{x}} post\" > %1"), QStringLiteral("pre "), QStringLiteral(" post")},
-            {QStringLiteral("printf %s 'pre {{x}} post' > %1"), QStringLiteral("pre "), QStringLiteral(" post")},
-            {QStringLiteral("printf %s a{{x}}b > %1"), QStringLiteral("a"), QStringLiteral("b")},
-            {QStringLiteral("printf %s \"a\"{{x}}'b' > %1"), QStringLiteral("a"), QStringLiteral("b")},
-            {QStringLiteral("printf %s {{ x }}{{x}} > %1"), {}, {}}, // doubled: see check()
-            {QStringLiteral("v={{x}}; printf %s \"$v\" > %1"), {}, {}},
-            {QStringLiteral("printf %s \"$(printf %s {{x}}.)\" > %1"), {}, QStringLiteral(".")},
-            {QStringLiteral("printf %s \"$(printf %s \"{{x}}\".)\" > %1"), {}, QStringLiteral(".")},
-            {QStringLiteral("printf %s $(printf %s '{{x}}.' | od -An -tx1 | tr -d ' \\n') | xxd -r -p > %1"), {}, QStringLiteral(".")},
-            {QStringLiteral("cat <<'EOF' >/dev/null\nx{{\nEOF\n# a comment\nprintf %s \"{{x}}\" > %1"), {}, {}},
-            {QStringLiteral("( printf %s \"{{x}}\" ) > %1 # done"), {}, {}},
-            {QStringLiteral("printf %s \"\\$\"{{x}}\"\\\\\" > %1"), QStringLiteral("$"), QStringLiteral("\\")},
+                {QStringLiteral("printf %s {{x}} > %1"), {}, {}},
+                {QStringLiteral("printf %s \"{{x}}\" > %1"), {}, {}},
+                {QStringLiteral("printf %s '{{x}}' > %1"), {}, {}},
+                {QStringLiteral("printf %s \"pre {{x}} post\" > %1"), QStringLiteral("pre "), QStringLiteral(" post")},
+                {QStringLiteral("printf %s 'pre {{x}} post' > %1"), QStringLiteral("pre "), QStringLiteral(" post")},
+                {QStringLiteral("printf %s a{{x}}b > %1"), QStringLiteral("a"), QStringLiteral("b")},
+                {QStringLiteral("printf %s \"a\"{{x}}'b' > %1"), QStringLiteral("a"), QStringLiteral("b")},
+                {QStringLiteral("printf %s {{ x }}{{x}} > %1"), {}, {}}, // doubled: see check()
+                {QStringLiteral("v={{x}}; printf %s \"$v\" > %1"), {}, {}},
+                {QStringLiteral("printf %s \"$(printf %s {{x}}.)\" > %1"), {}, QStringLiteral(".")},
+                {QStringLiteral("printf %s \"$(printf %s \"{{x}}\".)\" > %1"), {}, QStringLiteral(".")},
+                {QStringLiteral("printf %s $(printf %s '{{x}}.' | od -An -tx1 | tr -d ' \\n') | xxd -r -p > %1"), {},
+                        QStringLiteral(".")},
+                {QStringLiteral("cat <<'EOF' >/dev/null\nx{{\nEOF\n# a comment\nprintf %s \"{{x}}\" > %1"), {}, {}},
+                {QStringLiteral("( printf %s \"{{x}}\" ) > %1 # done"), {}, {}},
+                {QStringLiteral("printf %s \"\\$\"{{x}}\"\\\\\" > %1"), QStringLiteral("$"), QStringLiteral("\\")},
         };
     }
 
@@ -129,7 +158,8 @@ private Q_SLOTS:
                     continue;
                 const QString out = m_dir.filePath(QStringLiteral("out-%1-%2").arg(vi).arg(ci));
                 QFile::remove(out);
-                const auto filled = fillShellTemplate(ctx[ci].command.arg(singleQuoted(out)), {{QStringLiteral("x"), value}});
+                const auto filled
+                        = fillShellTemplate(ctx[ci].command.arg(singleQuoted(out)), {{QStringLiteral("x"), value}});
                 QVERIFY2(!filled.error, qPrintable(filled.error ? filled.error->message : QString()));
                 script.append(filled.command);
                 files.append(out);
@@ -145,9 +175,10 @@ private Q_SLOTS:
                     expected = (value + value).toUtf8();
                 const QByteArray got = readAll(files.at(fi++));
                 if (got != expected)
-                    QFAIL(qPrintable(QStringLiteral("context %1 value %2: got %3, expected %4")
-                                         .arg(ctx[ci].command, QString::fromLatin1(value.toUtf8().toHex()),
-                                              QString::fromLatin1(got.toHex()), QString::fromLatin1(expected.toHex()))));
+                    QFAIL(qPrintable(
+                            QStringLiteral("context %1 value %2: got %3, expected %4")
+                                    .arg(ctx[ci].command, QString::fromLatin1(value.toUtf8().toHex()),
+                                            QString::fromLatin1(got.toHex()), QString::fromLatin1(expected.toHex()))));
                 ++checked;
             }
             QVERIFY2(!QFile::exists(sentinel()), qPrintable(QStringLiteral("value %1 ran code").arg(value)));
@@ -160,20 +191,30 @@ private Q_SLOTS:
         QTest::addColumn<QString>("command");
         QTest::addColumn<qsizetype>("offset");
         QTest::addColumn<QString>("message");
-        QTest::newRow("backticks") << QStringLiteral("echo `echo {{x}}`") << qsizetype(11) << QStringLiteral("{{x}} is inside `...`");
-        QTest::newRow("param expansion") << QStringLiteral("echo ${v:-{{x}}}") << qsizetype(10) << QStringLiteral("{{x}} is inside ${...}");
-        QTest::newRow("arithmetic") << QStringLiteral("echo $(( {{x}} + 1 ))") << qsizetype(9) << QStringLiteral("{{x}} is inside $((...))");
-        QTest::newRow("comment") << QStringLiteral("echo a # {{x}}") << qsizetype(9) << QStringLiteral("{{x}} is inside a comment");
-        QTest::newRow("heredoc") << QStringLiteral("cat <<EOF\n{{x}}\nEOF") << qsizetype(10) << QStringLiteral("{{x}} is inside a here-document");
-        QTest::newRow("heredoc tabs") << QStringLiteral("cat <<-E; echo\n\ta\n\tE\necho '{{x}}") << qsizetype(25) << QString();
-        QTest::newRow("backslash") << QStringLiteral("echo \\{{x}}") << qsizetype(6) << QStringLiteral("{{x}} comes right after a backslash");
-        QTest::newRow("backslash in dq") << QStringLiteral("echo \"\\{{x}}\"") << qsizetype(7) << QStringLiteral("{{x}} comes right after a backslash");
-        QTest::newRow("dollar-quote") << QStringLiteral("echo $'a\\'' {{x}}") << qsizetype(12) << QStringLiteral("{{x}} comes after a $'...' string");
-        QTest::newRow("case in cmdsub") << QStringLiteral("echo \"$(case a in a) echo \"{{x}}\";; esac)\"") << qsizetype(27)
-                                        << QStringLiteral("{{x}} comes after a case statement");
+        QTest::newRow("backticks") << QStringLiteral("echo `echo {{x}}`") << qsizetype(11)
+                                   << QStringLiteral("{{x}} is inside `...`");
+        QTest::newRow("param expansion") << QStringLiteral("echo ${v:-{{x}}}") << qsizetype(10)
+                                         << QStringLiteral("{{x}} is inside ${...}");
+        QTest::newRow("arithmetic") << QStringLiteral("echo $(( {{x}} + 1 ))") << qsizetype(9)
+                                    << QStringLiteral("{{x}} is inside $((...))");
+        QTest::newRow("comment") << QStringLiteral("echo a # {{x}}") << qsizetype(9)
+                                 << QStringLiteral("{{x}} is inside a comment");
+        QTest::newRow("heredoc") << QStringLiteral("cat <<EOF\n{{x}}\nEOF") << qsizetype(10)
+                                 << QStringLiteral("{{x}} is inside a here-document");
+        QTest::newRow("heredoc tabs") << QStringLiteral("cat <<-E; echo\n\ta\n\tE\necho '{{x}}") << qsizetype(25)
+                                      << QString();
+        QTest::newRow("backslash") << QStringLiteral("echo \\{{x}}") << qsizetype(6)
+                                   << QStringLiteral("{{x}} comes right after a backslash");
+        QTest::newRow("backslash in dq") << QStringLiteral("echo \"\\{{x}}\"") << qsizetype(7)
+                                         << QStringLiteral("{{x}} comes right after a backslash");
+        QTest::newRow("dollar-quote") << QStringLiteral("echo $'a\\'' {{x}}") << qsizetype(12)
+                                      << QStringLiteral("{{x}} comes after a $'...' string");
+        QTest::newRow("case in cmdsub") << QStringLiteral("echo \"$(case a in a) echo \"{{x}}\";; esac)\"")
+                                        << qsizetype(27) << QStringLiteral("{{x}} comes after a case statement");
         QTest::newRow("quotes in backticks") << QStringLiteral("echo `echo \")\"` {{x}}") << qsizetype(16)
                                              << QStringLiteral("{{x}} comes after quotes inside `...`");
-        QTest::newRow("unknown") << QStringLiteral("echo {{x}} {{y}}") << qsizetype(11) << QStringLiteral("{{y}} is an unknown param");
+        QTest::newRow("unknown") << QStringLiteral("echo {{x}} {{y}}") << qsizetype(11)
+                                 << QStringLiteral("{{y}} is an unknown param");
     }
 
     void refusedContexts()
@@ -200,11 +241,11 @@ private Q_SLOTS:
         const QString out = m_dir.filePath(QStringLiteral("spec-out"));
         const QString yamlOut = QString(out).replace(u'\'', QStringLiteral("''"));
         const QStringList commands{
-            QStringLiteral("command: 'printf %s \"x={{x}}\" > %1'\n").arg(yamlOut),
-            QStringLiteral("command: 'printf %s ''x={{x}}'' > %1'\n").arg(yamlOut),
-            QStringLiteral("command: [sh, -c, 'printf %s \"x={{x}}\" > \"$0\"', '%1']\n").arg(yamlOut),
-            QStringLiteral("command: [env, A=1, bash, -ec, 'printf %s x={{x}} > %1']\n").arg(yamlOut),
-            QStringLiteral("command: [/usr/bin/printf, '%s', 'x={{x}}']\n"),
+                QStringLiteral("command: 'printf %s \"x={{x}}\" > %1'\n").arg(yamlOut),
+                QStringLiteral("command: 'printf %s ''x={{x}}'' > %1'\n").arg(yamlOut),
+                QStringLiteral("command: [sh, -c, 'printf %s \"x={{x}}\" > \"$0\"', '%1']\n").arg(yamlOut),
+                QStringLiteral("command: [env, A=1, bash, -ec, 'printf %s x={{x}} > %1']\n").arg(yamlOut),
+                QStringLiteral("command: [/usr/bin/printf, '%s', 'x={{x}}']\n"),
         };
         for (const QString& command : commands) {
             for (int how = 0; how < 3; ++how) { // 0: params, 1: --param, 2: sweep
@@ -212,12 +253,18 @@ private Q_SLOTS:
                 QString yaml = command;
                 QMap<QString, QString> overrides;
                 if (how == 0)
-                    yaml += QStringLiteral("params:\n  x: \"%1\"\n").arg(QString(value).replace(u'"', QStringLiteral("\\\"")).replace(u'\n', QStringLiteral("\\n")));
+                    yaml += QStringLiteral("params:\n  x: \"%1\"\n")
+                                    .arg(QString(value)
+                                                    .replace(u'"', QStringLiteral("\\\""))
+                                                    .replace(u'\n', QStringLiteral("\\n")));
                 else if (how == 1) {
                     yaml += QStringLiteral("params: {x: harmless}\n");
                     overrides.insert(QStringLiteral("x"), value);
                 } else {
-                    yaml += QStringLiteral("sweep:\n  x: [harmless, \"%1\"]\n").arg(QString(value).replace(u'"', QStringLiteral("\\\"")).replace(u'\n', QStringLiteral("\\n")));
+                    yaml += QStringLiteral("sweep:\n  x: [harmless, \"%1\"]\n")
+                                    .arg(QString(value)
+                                                    .replace(u'"', QStringLiteral("\\\""))
+                                                    .replace(u'\n', QStringLiteral("\\n")));
                 }
                 auto spec = parseJobSpec(yaml, QStringLiteral("j.yaml"), m_dir.path(), overrides);
                 QVERIFY2(spec, qPrintable(spec ? QString() : spec.error().message));
@@ -241,18 +288,23 @@ private Q_SLOTS:
 
     void jobSpecRefusalsSayWhere()
     {
-        const auto bad = parseJobSpec(QStringLiteral("name: t\ncommand: |\n  echo ok\n  echo `date {{x}}`\nparams: {x: 1}\n"),
-                                      QStringLiteral("j.yaml"), QStringLiteral("/"));
+        const auto bad
+                = parseJobSpec(QStringLiteral("name: t\ncommand: |\n  echo ok\n  echo `date {{x}}`\nparams: {x: 1}\n"),
+                        QStringLiteral("j.yaml"), QStringLiteral("/"));
         QVERIFY(!bad);
-        QCOMPARE(bad.error().message, QStringLiteral("j.yaml:4:14: 'command': {{x}} is inside `...`, where no quoting is sure (write $( ) instead)"));
-        const auto list = parseJobSpec(QStringLiteral("command: [bash, -c, 'echo {{y}} # {{x}}']\nparams: {x: 1, y: 2}\n"),
-                                       QStringLiteral("j.yaml"), QStringLiteral("/"));
+        QCOMPARE(bad.error().message,
+                QStringLiteral(
+                        "j.yaml:4:14: 'command': {{x}} is inside `...`, where no quoting is sure (write $( ) instead)"));
+        const auto list
+                = parseJobSpec(QStringLiteral("command: [bash, -c, 'echo {{y}} # {{x}}']\nparams: {x: 1, y: 2}\n"),
+                        QStringLiteral("j.yaml"), QStringLiteral("/"));
         QVERIFY(!list);
         QCOMPARE(list.error().message, QStringLiteral("j.yaml:1:35: 'command': {{x}} is inside a comment"));
         const auto nul = parseJobSpec(QStringLiteral("command: [echo, '{{x}}']\nparams: {x: \"a\\0b\"}\n"),
-                                      QStringLiteral("j.yaml"), QStringLiteral("/"));
+                QStringLiteral("j.yaml"), QStringLiteral("/"));
         QVERIFY(!nul);
-        QCOMPARE(nul.error().message, QStringLiteral("j.yaml:2:9: param 'x' holds a NUL character, which no argument can carry"));
+        QCOMPARE(nul.error().message,
+                QStringLiteral("j.yaml:2:9: param 'x' holds a NUL character, which no argument can carry"));
     }
 };
 

@@ -79,18 +79,29 @@ QStringList schemaFingerprint(const QString& path)
 {
     RawDb raw(path, /*readOnly=*/true);
     QStringList out;
-    const QStringList tables =
-        raw.rows(QStringLiteral("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"));
+    const QStringList tables
+            = raw.rows(QStringLiteral("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"));
     for (const QString& t : tables) {
-        const QString sql = raw.scalar(QStringLiteral("SELECT sql FROM sqlite_master WHERE name = '%1'").arg(t)).toString();
-        out << QStringLiteral("table %1%2").arg(t, sql.contains(QLatin1String("WITHOUT ROWID")) ? QStringLiteral(" without-rowid") : QString());
-        for (const QString& c : raw.rows(QStringLiteral("SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info('%1')").arg(t)))
+        const QString sql
+                = raw.scalar(QStringLiteral("SELECT sql FROM sqlite_master WHERE name = '%1'").arg(t)).toString();
+        out << QStringLiteral("table %1%2")
+                        .arg(t,
+                                sql.contains(QLatin1String("WITHOUT ROWID")) ? QStringLiteral(" without-rowid")
+                                                                             : QString());
+        for (const QString& c :
+                raw.rows(QStringLiteral("SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info('%1')")
+                                 .arg(t)))
             out << QStringLiteral("column %1 %2").arg(t, c);
-        for (const QString& f : raw.rows(QStringLiteral("SELECT \"table\", \"from\", \"to\", on_update, on_delete FROM pragma_foreign_key_list('%1')").arg(t)))
+        for (const QString& f : raw.rows(QStringLiteral(
+                     "SELECT \"table\", \"from\", \"to\", on_update, on_delete FROM pragma_foreign_key_list('%1')")
+                                                 .arg(t)))
             out << QStringLiteral("fk %1 %2").arg(t, f);
-        for (const QString& i : raw.rows(QStringLiteral("SELECT name, \"unique\", origin, partial FROM pragma_index_list('%1')").arg(t))) {
+        for (const QString& i : raw.rows(
+                     QStringLiteral("SELECT name, \"unique\", origin, partial FROM pragma_index_list('%1')").arg(t))) {
             const QString name = i.section(QLatin1Char('|'), 0, 0);
-            const QString cols = raw.rows(QStringLiteral("SELECT name FROM pragma_index_info('%1') ORDER BY seqno").arg(name)).join(QLatin1Char(','));
+            const QString cols
+                    = raw.rows(QStringLiteral("SELECT name FROM pragma_index_info('%1') ORDER BY seqno").arg(name))
+                              .join(QLatin1Char(','));
             // Auto-index names (sqlite_autoindex_t_N) depend on creation order only.
             out << QStringLiteral("index %1 %2 (%3)").arg(t, i, cols);
         }

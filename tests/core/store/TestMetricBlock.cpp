@@ -114,12 +114,14 @@ void TestMetricBlock::roundTrip()
 void TestMetricBlock::specialValuesKeptBitForBit()
 {
     const double nanPayload = std::bit_cast<double>(quint64(0x7ff8'0000'dead'beefULL));
-    const double values[] = {std::numeric_limits<double>::quiet_NaN(), nanPayload, -std::numeric_limits<double>::quiet_NaN(),
-                             std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(), -0.0, 0.0,
-                             std::numeric_limits<double>::denorm_min(), std::numeric_limits<double>::max(), 1e-300};
+    const double values[]
+            = {std::numeric_limits<double>::quiet_NaN(), nanPayload, -std::numeric_limits<double>::quiet_NaN(),
+                    std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(), -0.0, 0.0,
+                    std::numeric_limits<double>::denorm_min(), std::numeric_limits<double>::max(), 1e-300};
     std::vector<MetricBlockPoint> pts;
     for (std::size_t i = 0; i < std::size(values); ++i)
-        pts.push_back({qint64(i + 1), qint64(i), qint64(i), values[i], i == 2 ? std::optional<double>(-0.0) : std::nullopt});
+        pts.push_back(
+                {qint64(i + 1), qint64(i), qint64(i), values[i], i == 2 ? std::optional<double>(-0.0) : std::nullopt});
     pts[4].epoch = std::numeric_limits<double>::infinity();
     const QByteArray b = encodeMetricBlock(pts.data(), int(pts.size()));
     const auto v = MetricBlockView::parse(b.constData(), std::size_t(b.size()));
@@ -211,9 +213,10 @@ void TestMetricBlock::countBelow()
     const auto v = MetricBlockView::parse(b.constData(), std::size_t(b.size()));
     QVERIFY(v);
     const std::pair<qint64, int> cases[] = {{std::numeric_limits<qint64>::min(), 0}, {-10, 0}, {-5, 0}, {-4, 1}, {0, 1},
-                                            {1, 2}, {3, 2}, {4, 3}, {10, 3}, {11, 4}, {std::numeric_limits<qint64>::max(), 4}};
+            {1, 2}, {3, 2}, {4, 3}, {10, 3}, {11, 4}, {std::numeric_limits<qint64>::max(), 4}};
     for (const auto& [s, expected] : cases)
-        QVERIFY2(v->countBelow(s) == expected, qPrintable(QStringLiteral("countBelow(%1) = %2").arg(s).arg(v->countBelow(s))));
+        QVERIFY2(v->countBelow(s) == expected,
+                qPrintable(QStringLiteral("countBelow(%1) = %2").arg(s).arg(v->countBelow(s))));
     // One point.
     const QByteArray one = encodeMetricBlock(pts.data() + 2, 1);
     const auto w = MetricBlockView::parse(one.constData(), std::size_t(one.size()));

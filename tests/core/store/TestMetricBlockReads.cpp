@@ -73,20 +73,20 @@ struct BlockSpec {
 QString describe(const MetricPoint& p)
 {
     return QStringLiteral("%1/%2@%3=%4 epoch %5 wall %6%7")
-        .arg(p.key)
-        .arg(int(p.source))
-        .arg(p.step)
-        .arg(p.value)
-        .arg(p.epoch ? QString::number(*p.epoch) : QStringLiteral("-"))
-        .arg(p.wallTimeMs)
-        .arg(p.superseded ? QStringLiteral(" (superseded)") : QString());
+            .arg(p.key)
+            .arg(int(p.source))
+            .arg(p.step)
+            .arg(p.value)
+            .arg(p.epoch ? QString::number(*p.epoch) : QStringLiteral("-"))
+            .arg(p.wallTimeMs)
+            .arg(p.superseded ? QStringLiteral(" (superseded)") : QString());
 }
 
 bool samePoint(const MetricPoint& a, const MetricPoint& b)
 {
     return a.run == b.run && a.key == b.key && a.step == b.step && sameEpoch(a.epoch, b.epoch)
-        && a.wallTimeMs == b.wallTimeMs && sameBits(a.value, b.value) && a.source == b.source
-        && a.superseded == b.superseded;
+            && a.wallTimeMs == b.wallTimeMs && sameBits(a.value, b.value) && a.source == b.source
+            && a.superseded == b.superseded;
 }
 
 // Compares every field, naming the first difference.
@@ -97,10 +97,10 @@ bool samePoints(const QList<MetricPoint>& got, const QList<MetricPoint>& want, Q
         const QString w = i < want.size() ? describe(want[i]) : QStringLiteral("(none)");
         if (i >= got.size() || i >= want.size() || !samePoint(got[i], want[i])) {
             *why = QStringLiteral("point %1: got %2, want %3 (%4 vs %5 points)")
-                       .arg(i)
-                       .arg(g, w)
-                       .arg(got.size())
-                       .arg(want.size());
+                           .arg(i)
+                           .arg(g, w)
+                           .arg(got.size())
+                           .arg(want.size());
             return false;
         }
     }
@@ -110,24 +110,24 @@ bool samePoints(const QList<MetricPoint>& got, const QList<MetricPoint>& want, Q
 bool sameColumns(const MetricSeriesColumns& got, const QList<MetricPoint>& want, QString* why)
 {
     if (got.step.size() != std::size_t(want.size()) || got.wallMs.size() != got.step.size()
-        || got.value.size() != got.step.size()) {
+            || got.value.size() != got.step.size()) {
         *why = QStringLiteral("%1/%2/%3 points, want %4")
-                   .arg(got.step.size())
-                   .arg(got.wallMs.size())
-                   .arg(got.value.size())
-                   .arg(want.size());
+                       .arg(got.step.size())
+                       .arg(got.wallMs.size())
+                       .arg(got.value.size())
+                       .arg(want.size());
         return false;
     }
     for (qsizetype i = 0; i < want.size(); ++i) {
         const std::size_t j = std::size_t(i);
         if (got.step[j] != double(want[i].step) || got.wallMs[j] != double(want[i].wallTimeMs)
-            || !sameBits(got.value[j], want[i].value)) {
+                || !sameBits(got.value[j], want[i].value)) {
             *why = QStringLiteral("point %1: got step %2 wall %3 value %4, want %5")
-                       .arg(i)
-                       .arg(got.step[j])
-                       .arg(got.wallMs[j])
-                       .arg(got.value[j])
-                       .arg(describe(want[i]));
+                           .arg(i)
+                           .arg(got.step[j])
+                           .arg(got.wallMs[j])
+                           .arg(got.value[j])
+                           .arg(describe(want[i]));
             return false;
         }
     }
@@ -251,8 +251,8 @@ RunId TestMetricBlockReads::writeLayout(std::vector<Planned>& plan, const std::m
             b.ids.push_back(p.id);
         }
         if (!append.isEmpty()
-            && (append.back().run != m.run || append.back().key != m.key || append.back().source != m.source)
-            && !commit())
+                && (append.back().run != m.run || append.back().key != m.key || append.back().source != m.source)
+                && !commit())
             return 0;
         append.append(m);
     }
@@ -269,13 +269,13 @@ RunId TestMetricBlockReads::writeLayout(std::vector<Planned>& plan, const std::m
             wantRows << QStringLiteral("%1|%2|%3").arg(p.id).arg(p.step).arg(int(p.source));
     gotRows = raw.rows(QStringLiteral("SELECT id, step, source FROM metrics WHERE key_id IN"
                                       " (SELECT id FROM metric_keys WHERE run_id = %1) ORDER BY id")
-                           .arg(*run));
+                               .arg(*run));
     if (gotRows != wantRows) {
         qWarning("rows got ids %s, want %s", qPrintable(gotRows.join(u' ')), qPrintable(wantRows.join(u' ')));
         return 0;
     }
     if (!raw.exec(QStringLiteral("DELETE FROM metrics WHERE key_id IN (SELECT id FROM metric_keys WHERE run_id = %1)")
-                      .arg(*other))) {
+                          .arg(*other))) {
         qWarning("%s", qPrintable(raw.error()));
         return 0;
     }
@@ -292,33 +292,33 @@ void TestMetricBlockReads::rowsAndBlocksReadAsOneSeries()
                   acc = QStringLiteral("acc");
     // Arrival order (id = position + 1).
     std::vector<Planned> plan = {
-        {loss, File, 10, 1.10, 0.1, 0, false},      // 1: ties with block id 2 at step 10: row first
-        {loss, Console, 10, kNaN, 0.5, 1, false},   // 2  block 1
-        {loss, File, 20, 1.20, {}, 0, false},       // 3
-        {loss, Console, 30, -0.0, {}, 1, false},    // 4  block 1; ties with row id 5: block first
-        {loss, File, 30, 1.30, 0.3, 0, false},      // 5
-        {loss, Console, 45, kInf, 1.5, 1, false},   // 6  block 1
-        {loss, File, 40, 1.40, {}, 0, true},        // 7: superseded by id 13 (the writer's restart)
-        {loss, Console, 50, 5.0, {}, 2, false},     // 8  block 2 (live 2)
-        {loss, Console, 60, -kInf, {}, 2, false},   // 9  block 2
-        {loss, Console, 70, 7.0, {}, 2, true},      // 10 block 2, beyond live
-        {loss, Console, 80, 8.0, {}, 2, true},      // 11 block 2, beyond live
-        {loss, Console, 70, 70.5, 3.5, 0, false},   // 12: the restart's point; ties with superseded id 10
-        {loss, File, 35, 1.35, {}, 0, false},       // 13
-        {loss, Console, 75, 75.5, {}, 0, false},    // 14: the key's latest (a row)
-        {acc, Console, 1, 0.1, {}, 0, false},       // 15
-        {lr, Console, 0, 1e-3, 0.0, 3, false},      // 16 block 3: a key with blocks only
-        {lr, File, 2, 2e-3, {}, 4, false},          // 17 block 4
-        {lr, Console, 1, 1e-3, 0.25, 3, false},     // 18
-        {lr, Console, 2, 3e-3, {}, 3, false},       // 19 ties with 17 (block vs block)
-        {lr, File, 4, 4e-3, {}, 4, false},          // 20
-        {lr, Console, 3, -0.0, 0.75, 3, false},     // 21
-        {lr, Console, 4, kNaN, 1.0, 3, false},      // 22 ties with 20; the key's latest (a block)
-        {val, Console, 100, 0.91, 1.0, 5, false},   // 23 block 5 (live 2)
-        {val, Console, 200, 0.92, 2.0, 5, false},   // 24: the key's latest (block 5 at live - 1)
-        {val, Console, 300, 0.93, 3.0, 5, true},    // 25
-        {val, Console, 400, 0.94, 4.0, 5, true},    // 26
-        {val, File, 150, 0.5, {}, 0, false},        // 27: a row below the block's live end
+            {loss, File, 10, 1.10, 0.1, 0, false},    // 1: ties with block id 2 at step 10: row first
+            {loss, Console, 10, kNaN, 0.5, 1, false}, // 2  block 1
+            {loss, File, 20, 1.20, {}, 0, false},     // 3
+            {loss, Console, 30, -0.0, {}, 1, false},  // 4  block 1; ties with row id 5: block first
+            {loss, File, 30, 1.30, 0.3, 0, false},    // 5
+            {loss, Console, 45, kInf, 1.5, 1, false}, // 6  block 1
+            {loss, File, 40, 1.40, {}, 0, true},      // 7: superseded by id 13 (the writer's restart)
+            {loss, Console, 50, 5.0, {}, 2, false},   // 8  block 2 (live 2)
+            {loss, Console, 60, -kInf, {}, 2, false}, // 9  block 2
+            {loss, Console, 70, 7.0, {}, 2, true},    // 10 block 2, beyond live
+            {loss, Console, 80, 8.0, {}, 2, true},    // 11 block 2, beyond live
+            {loss, Console, 70, 70.5, 3.5, 0, false}, // 12: the restart's point; ties with superseded id 10
+            {loss, File, 35, 1.35, {}, 0, false},     // 13
+            {loss, Console, 75, 75.5, {}, 0, false},  // 14: the key's latest (a row)
+            {acc, Console, 1, 0.1, {}, 0, false},     // 15
+            {lr, Console, 0, 1e-3, 0.0, 3, false},    // 16 block 3: a key with blocks only
+            {lr, File, 2, 2e-3, {}, 4, false},        // 17 block 4
+            {lr, Console, 1, 1e-3, 0.25, 3, false},   // 18
+            {lr, Console, 2, 3e-3, {}, 3, false},     // 19 ties with 17 (block vs block)
+            {lr, File, 4, 4e-3, {}, 4, false},        // 20
+            {lr, Console, 3, -0.0, 0.75, 3, false},   // 21
+            {lr, Console, 4, kNaN, 1.0, 3, false},    // 22 ties with 20; the key's latest (a block)
+            {val, Console, 100, 0.91, 1.0, 5, false}, // 23 block 5 (live 2)
+            {val, Console, 200, 0.92, 2.0, 5, false}, // 24: the key's latest (block 5 at live - 1)
+            {val, Console, 300, 0.93, 3.0, 5, true},  // 25
+            {val, Console, 400, 0.94, 4.0, 5, true},  // 26
+            {val, File, 150, 0.5, {}, 0, false},      // 27: a row below the block's live end
     };
     // acc: enough rows that the run's rows lie together (runSeries' rowid path).
     for (int s = 2; s <= 101; ++s)
@@ -332,8 +332,9 @@ void TestMetricBlockReads::rowsAndBlocksReadAsOneSeries()
         for (const Planned& p : plan)
             if (p.key == key && (withSuperseded || !p.superseded))
                 sel.push_back(&p);
-        std::sort(sel.begin(), sel.end(),
-                  [](const Planned* a, const Planned* b) { return std::pair(a->step, a->id) < std::pair(b->step, b->id); });
+        std::sort(sel.begin(), sel.end(), [](const Planned* a, const Planned* b) {
+            return std::pair(a->step, a->id) < std::pair(b->step, b->id);
+        });
         QList<MetricPoint> out;
         for (const Planned* p : sel) {
             MetricPoint m;
@@ -379,7 +380,7 @@ void TestMetricBlockReads::rowsAndBlocksReadAsOneSeries()
     for (const QString& k : keys) {
         const MetricPoint want = expected(k, false).back();
         QVERIFY2(samePoint(latest.value(k), want),
-                 qPrintable(QStringLiteral("%1: got %2, want %3").arg(k, describe(latest.value(k)), describe(want))));
+                qPrintable(QStringLiteral("%1: got %2, want %3").arg(k, describe(latest.value(k)), describe(want))));
     }
     QCOMPARE(latest.value(lr).step, qint64(4)); // from block 3, not the file's block 4 (same step, earlier id)
     QVERIFY(std::isnan(latest.value(lr).value));
@@ -429,11 +430,11 @@ void TestMetricBlockReads::malformedBlock()
     using enum MetricSource;
     const QString key = QStringLiteral("bad/key");
     std::vector<Planned> plan = {
-        {key, Console, 1, 1.0, {}, 1, false},  // 1 block 1 (good)
-        {key, Console, 2, 2.0, {}, 1, false},  // 2
-        {key, Console, 3, 3.0, {}, 2, false},  // 3 block 2 (damaged below)
-        {key, Console, 4, 4.0, {}, 2, false},  // 4
-        {key, File, 2, 5.0, {}, 0, false},     // 5 row (the other source; ties with id 2)
+            {key, Console, 1, 1.0, {}, 1, false}, // 1 block 1 (good)
+            {key, Console, 2, 2.0, {}, 1, false}, // 2
+            {key, Console, 3, 3.0, {}, 2, false}, // 3 block 2 (damaged below)
+            {key, Console, 4, 4.0, {}, 2, false}, // 4
+            {key, File, 2, 5.0, {}, 0, false},    // 5 row (the other source; ties with id 2)
     };
     const RunId run = writeLayout(plan, {{1, 2}, {2, 2}});
     QVERIFY(run != 0);
@@ -443,10 +444,10 @@ void TestMetricBlockReads::malformedBlock()
                                         " WHERE first_id = 3")));
     }
     const QRegularExpression warning(
-        QStringLiteral("^%1: run %2: metric bad/key: block \\d+ is malformed \\(72 bytes, count 2, live 2, not a "
-                       "version-1 metric block\\); its points are left out$")
-            .arg(QRegularExpression::escape(m_path))
-            .arg(run));
+            QStringLiteral("^%1: run %2: metric bad/key: block \\d+ is malformed \\(72 bytes, count 2, live 2, not a "
+                           "version-1 metric block\\); its points are left out$")
+                    .arg(QRegularExpression::escape(m_path))
+                    .arg(run));
     QTest::ignoreMessage(QtWarningMsg, warning);
     const auto pts = m_store->metrics(run, key);
     QCOMPARE(pts.size(), 3);
@@ -466,8 +467,9 @@ void TestMetricBlockReads::malformedBlock()
         RawDb raw(m_path);
         QVERIFY(raw.exec(QStringLiteral("UPDATE metric_blocks SET live = 3 WHERE first_id = 1")));
     }
-    QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("metric bad/key: block \\d+ is malformed "
-                                                                         "\\(80 bytes, count 2, live 3\\)")));
+    QTest::ignoreMessage(QtWarningMsg,
+            QRegularExpression(QStringLiteral("metric bad/key: block \\d+ is malformed "
+                                              "\\(80 bytes, count 2, live 3\\)")));
     QTest::ignoreMessage(QtWarningMsg, warning);
     QCOMPARE(m_store->metrics(run, key).size(), 1);
 
@@ -478,12 +480,13 @@ void TestMetricBlockReads::malformedBlock()
     const auto s = (*cols)->series(keyIds->at(0).first);
     QVERIFY(!s);
     const QString msg = s.error().message;
-    QVERIFY2(msg.startsWith(m_path + QStringLiteral(": run %1: metric bad/key: metric block ").arg(run)), qPrintable(msg));
+    QVERIFY2(msg.startsWith(m_path + QStringLiteral(": run %1: metric bad/key: metric block ").arg(run)),
+            qPrintable(msg));
     QVERIFY2(msg.contains(QStringLiteral("is malformed")), qPrintable(msg));
     const auto all = (*cols)->runSeries(*keyIds);
     QVERIFY(!all);
     QVERIFY2(all.error().message.contains(QStringLiteral("run %1: metric bad/key: metric block").arg(run)),
-             qPrintable(all.error().message));
+            qPrintable(all.error().message));
 }
 
 // A file from before schema 5 (no metric_blocks table), opened read-only by
@@ -493,10 +496,10 @@ void TestMetricBlockReads::schema4FileWithoutBlocks()
     using enum MetricSource;
     const QString key = QStringLiteral("loss");
     std::vector<Planned> plan = {
-        {key, Console, 3, 3.0, {}, 0, true}, // superseded by the restart at step 1
-        {key, File, 1, -0.0, {}, 0, false},
-        {key, Console, 1, kNaN, {}, 0, false},
-        {key, Console, 2, kInf, {}, 0, false},
+            {key, Console, 3, 3.0, {}, 0, true}, // superseded by the restart at step 1
+            {key, File, 1, -0.0, {}, 0, false},
+            {key, Console, 1, kNaN, {}, 0, false},
+            {key, Console, 2, kInf, {}, 0, false},
     };
     const RunId run = writeLayout(plan, {});
     QVERIFY(run != 0);
@@ -514,7 +517,7 @@ void TestMetricBlockReads::schema4FileWithoutBlocks()
     QVERIFY2(s, s ? "" : qPrintable(s.error().message));
     QCOMPARE(s->step, (std::vector<double>{1, 1, 2}));
     QVERIFY(sameBits(s->value[0], -0.0)); // the file's, id 2
-    QVERIFY(std::isnan(s->value[1]));      // the console's, id 3
+    QVERIFY(std::isnan(s->value[1]));     // the console's, id 3
     QCOMPARE(s->value[2], kInf);
     const auto all = (*cols)->runSeries(*keyIds);
     QVERIFY2(all, all ? "" : qPrintable(all.error().message));
@@ -584,9 +587,11 @@ void TestMetricBlockReads::packedReadsLikeRowsOnly()
     {
         RawDb raw(packedPath, true);
         const qint64 blocks = raw.scalar(QStringLiteral("SELECT count(*) FROM metric_blocks")).toLongLong();
-        const qint64 cut = raw.scalar(QStringLiteral("SELECT count(*) FROM metric_blocks WHERE live < count")).toLongLong();
+        const qint64 cut
+                = raw.scalar(QStringLiteral("SELECT count(*) FROM metric_blocks WHERE live < count")).toLongLong();
         qInfo("packed file: %lld blocks (%lld with superseded points), %lld rows", static_cast<long long>(blocks),
-              static_cast<long long>(cut), static_cast<long long>(raw.scalar(QStringLiteral("SELECT count(*) FROM metrics")).toLongLong()));
+                static_cast<long long>(cut),
+                static_cast<long long>(raw.scalar(QStringLiteral("SELECT count(*) FROM metrics")).toLongLong()));
         QVERIFY(blocks >= 10);
         QVERIFY(cut >= 1);
     }
@@ -599,7 +604,8 @@ void TestMetricBlockReads::packedReadsLikeRowsOnly()
         QCOMPARE(latestA.keys(), latestB.keys());
         for (const QString& k : latestB.keys())
             QVERIFY2(samePoint(latestA.value(k), latestB.value(k)),
-                     qPrintable(QStringLiteral("%1: %2 vs %3").arg(k, describe(latestA.value(k)), describe(latestB.value(k)))));
+                    qPrintable(QStringLiteral("%1: %2 vs %3")
+                                       .arg(k, describe(latestA.value(k)), describe(latestB.value(k)))));
     }
     stores[0].reset();
     stores[1].reset();
@@ -632,11 +638,11 @@ void TestMetricBlockReads::blocksOutOfStepOrderStillSorted()
     using enum MetricSource;
     const QString key = QStringLiteral("odd");
     std::vector<Planned> plan = {
-        {key, Console, 10, 1.0, {}, 1, false}, // 1 block 1
-        {key, Console, 20, 2.0, {}, 1, false}, // 2
-        {key, Console, 5, 3.0, {}, 2, false},  // 3 block 2, below block 1
-        {key, Console, 15, 4.0, 1.5, 2, false}, // 4
-        {key, Console, 20, 5.0, {}, 2, false}, // 5 same step as id 2
+            {key, Console, 10, 1.0, {}, 1, false},  // 1 block 1
+            {key, Console, 20, 2.0, {}, 1, false},  // 2
+            {key, Console, 5, 3.0, {}, 2, false},   // 3 block 2, below block 1
+            {key, Console, 15, 4.0, 1.5, 2, false}, // 4
+            {key, Console, 20, 5.0, {}, 2, false},  // 5 same step as id 2
     };
     const RunId run = writeLayout(plan, {{1, 2}, {2, 3}});
     QVERIFY(run != 0);

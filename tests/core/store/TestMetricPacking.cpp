@@ -111,8 +111,8 @@ MetricPoint point(RunId run, const QString& key, qint64 step, MetricSource sourc
     return p;
 }
 
-QList<MetricPoint> series(RunId run, const QString& key, qint64 from, qint64 to,
-                          MetricSource source = MetricSource::Console)
+QList<MetricPoint> series(
+        RunId run, const QString& key, qint64 from, qint64 to, MetricSource source = MetricSource::Console)
 {
     QList<MetricPoint> out;
     for (qint64 s = from; s < to; ++s)
@@ -131,15 +131,16 @@ bool samePoints(const QList<MetricPoint>& got, const QList<MetricPoint>& want, Q
         const MetricPoint& g = got[i];
         const MetricPoint& w = want[i];
         if (g.key != w.key || g.step != w.step || g.wallTimeMs != w.wallTimeMs || !sameBits(g.value, w.value)
-            || g.epoch != w.epoch || g.source != w.source || g.superseded != w.superseded) {
-            *why = QStringLiteral("point %1: got step %2 value %3 superseded %4, expected step %5 value %6 superseded %7")
-                       .arg(i)
-                       .arg(g.step)
-                       .arg(g.value)
-                       .arg(g.superseded)
-                       .arg(w.step)
-                       .arg(w.value)
-                       .arg(w.superseded);
+                || g.epoch != w.epoch || g.source != w.source || g.superseded != w.superseded) {
+            *why = QStringLiteral(
+                    "point %1: got step %2 value %3 superseded %4, expected step %5 value %6 superseded %7")
+                           .arg(i)
+                           .arg(g.step)
+                           .arg(g.value)
+                           .arg(g.superseded)
+                           .arg(w.step)
+                           .arg(w.value)
+                           .arg(w.superseded);
             return false;
         }
     }
@@ -296,8 +297,9 @@ void TestMetricPacking::idsAreUniqueAcrossRowsAndBlocks()
     QCOMPARE(total, qint64(mixed.size() + 10));
     QCOMPARE(qint64(ids.size()), total);
     // Rows written after the blocks have larger ids than every packed point.
-    QVERIFY(scalar(raw, QStringLiteral("SELECT min(m.id) FROM metrics m JOIN metric_keys k ON k.id = m.key_id"
-                                       " WHERE k.key = 'loss'"))
+    QVERIFY(scalar(raw,
+                    QStringLiteral("SELECT min(m.id) FROM metrics m JOIN metric_keys k ON k.id = m.key_id"
+                                   " WHERE k.key = 'loss'"))
             > scalar(raw, QStringLiteral("SELECT max(last_id) FROM metric_blocks")));
 
     // Both sources of a's loss, read back in (step, arrival) order.

@@ -45,12 +45,11 @@ RunRecord fullRecord()
     r.specPath = QStringLiteral("/home/u/exp/job.yaml");
     r.node = QStringLiteral("gpu-box-2");
     r.gpus = {3, 1, 2};
-    r.argv = {QStringLiteral("python3"), QStringLiteral("train file.py"), QStringLiteral("--msg=it's \"quoted\" $HOME; ls"),
-              QString(), QStringLiteral("ünï")};
+    r.argv = {QStringLiteral("python3"), QStringLiteral("train file.py"),
+            QStringLiteral("--msg=it's \"quoted\" $HOME; ls"), QString(), QStringLiteral("ünï")};
     r.workdir = QStringLiteral("/home/u/my exp");
-    r.env = {{QStringLiteral("CUDA_VISIBLE_DEVICES"), QStringLiteral("3,1")},
-             {QStringLiteral("EMPTY"), QString()},
-             {QStringLiteral("WEIRD"), QStringLiteral("a=b c\nd\"e")}};
+    r.env = {{QStringLiteral("CUDA_VISIBLE_DEVICES"), QStringLiteral("3,1")}, {QStringLiteral("EMPTY"), QString()},
+            {QStringLiteral("WEIRD"), QStringLiteral("a=b c\nd\"e")}};
     r.tags = {QStringLiteral("z-last"), QStringLiteral("a-first"), QStringLiteral("z-last"), QStringLiteral("mid")};
     r.priority = -7;
     // Given in a +05:30 zone: stored and returned as the same instant, in UTC.
@@ -72,7 +71,7 @@ bool sameBits(double a, double b)
 }
 
 MetricPoint point(RunId run, const QString& key, qint64 step, double value, std::optional<double> epoch = {},
-                  qint64 wall = 1'700'000'000'000)
+        qint64 wall = 1'700'000'000'000)
 {
     MetricPoint p;
     p.run = run;
@@ -166,7 +165,7 @@ void TestSqliteResultStore::runRoundTripEveryField()
     QCOMPARE(out->priority, -7);
 
     for (const auto& [got, want] : {std::pair{out->createdAt, in.createdAt}, std::pair{out->startedAt, in.startedAt},
-                                    std::pair{out->finishedAt, in.finishedAt}}) {
+                 std::pair{out->finishedAt, in.finishedAt}}) {
         QVERIFY(got.isValid());
         QCOMPARE(got.timeSpec(), Qt::UTC);
         QCOMPARE(got.toMSecsSinceEpoch(), want.toMSecsSinceEpoch());
@@ -338,7 +337,8 @@ void TestSqliteResultStore::annotateRunChangesWhatItNamesOnly()
     QVERIFY2(refused.error().message.contains(QStringLiteral("'a b'")), qPrintable(refused.error().message));
     const auto missing = store->annotateRun(*id + 1000, a);
     QVERIFY(!missing);
-    QVERIFY2(missing.error().message.contains(QStringLiteral("no run %1").arg(*id + 1000)), qPrintable(missing.error().message));
+    QVERIFY2(missing.error().message.contains(QStringLiteral("no run %1").arg(*id + 1000)),
+            qPrintable(missing.error().message));
     QCOMPARE(store->run(*id)->name, QStringLiteral("digits-lr-0.01"));
 }
 
@@ -380,17 +380,17 @@ void TestSqliteResultStore::unfinishedRunsAndRecentlyEndedOnes()
         qint64 finishedOffset; // ms after t0; 0: not finished
     };
     const Row rows[] = {
-        {"queued", RunState::Queued, {}, 0},
-        {"held", RunState::Held, {}, 0},
-        {"starting", RunState::Starting, {0}, 0},
-        {"running", RunState::Running, {1}, 0},
-        {"unknown", RunState::Unknown, {2}, 0},
-        {"ok-recent-gpu", RunState::Succeeded, {0}, 5'000},
-        {"failed-recent-gpu", RunState::Failed, {0, 1}, 6'000},
-        {"cancelled-at-window", RunState::Cancelled, {3}, 1'000},
-        {"ok-recent-cpu", RunState::Succeeded, {}, 7'000},
-        {"ok-old-gpu", RunState::Succeeded, {0}, 999},
-        {"failed-old-cpu", RunState::Failed, {}, 10},
+            {"queued", RunState::Queued, {}, 0},
+            {"held", RunState::Held, {}, 0},
+            {"starting", RunState::Starting, {0}, 0},
+            {"running", RunState::Running, {1}, 0},
+            {"unknown", RunState::Unknown, {2}, 0},
+            {"ok-recent-gpu", RunState::Succeeded, {0}, 5'000},
+            {"failed-recent-gpu", RunState::Failed, {0, 1}, 6'000},
+            {"cancelled-at-window", RunState::Cancelled, {3}, 1'000},
+            {"ok-recent-cpu", RunState::Succeeded, {}, 7'000},
+            {"ok-old-gpu", RunState::Succeeded, {0}, 999},
+            {"failed-old-cpu", RunState::Failed, {}, 10},
     };
     int i = 0;
     for (const Row& row : rows) {
@@ -399,7 +399,8 @@ void TestSqliteResultStore::unfinishedRunsAndRecentlyEndedOnes()
         r.state = row.state;
         r.gpus = row.gpus;
         r.tags = {r.name, QStringLiteral("t")};
-        r.createdAt = QDateTime::fromMSecsSinceEpoch(t0 - 100'000 + 1'000 * (i++ % 4), Qt::UTC); // ties: higher id first
+        r.createdAt
+                = QDateTime::fromMSecsSinceEpoch(t0 - 100'000 + 1'000 * (i++ % 4), Qt::UTC); // ties: higher id first
         if (row.finishedOffset)
             r.finishedAt = QDateTime::fromMSecsSinceEpoch(t0 + row.finishedOffset, Qt::UTC);
         QVERIFY(store->createRun(r, {}).has_value());
@@ -416,7 +417,7 @@ void TestSqliteResultStore::unfinishedRunsAndRecentlyEndedOnes()
     // Expected orders: runs() order (created_at, then id, descending).
     const QStringList all = names(store->runs());
     const QStringList unfinished{QStringLiteral("unknown"), QStringLiteral("running"), QStringLiteral("starting"),
-                                 QStringLiteral("held"), QStringLiteral("queued")};
+            QStringLiteral("held"), QStringLiteral("queued")};
     QStringList expected;
     for (const QString& n : std::as_const(all))
         if (unfinished.contains(n))
@@ -427,7 +428,7 @@ void TestSqliteResultStore::unfinishedRunsAndRecentlyEndedOnes()
     // With fair share's window from t0 + 1000: the ended runs that held GPUs
     // and ended at or after it, merged in runs() order.
     const QStringList windowed{QStringLiteral("ok-recent-gpu"), QStringLiteral("failed-recent-gpu"),
-                               QStringLiteral("cancelled-at-window")};
+            QStringLiteral("cancelled-at-window")};
     expected.clear();
     for (const QString& n : std::as_const(all))
         if (unfinished.contains(n) || windowed.contains(n))
@@ -437,7 +438,8 @@ void TestSqliteResultStore::unfinishedRunsAndRecentlyEndedOnes()
 
     // A run that ends leaves the unfinished set once committed.
     const QList<RunRecord> now = store->unfinishedRuns();
-    const auto it = std::find_if(now.cbegin(), now.cend(), [](const RunRecord& r) { return r.name == QStringLiteral("running"); });
+    const auto it = std::find_if(
+            now.cbegin(), now.cend(), [](const RunRecord& r) { return r.name == QStringLiteral("running"); });
     QVERIFY(it != now.cend());
     RunRecord running = *it;
     running.state = RunState::Succeeded;
@@ -445,8 +447,10 @@ void TestSqliteResultStore::unfinishedRunsAndRecentlyEndedOnes()
     store->updateRun(running);
     QVERIFY(store->flush().has_value());
     QVERIFY(!names(store->unfinishedRuns()).contains(QStringLiteral("running")));
-    QVERIFY(names(store->unfinishedRuns(QDateTime::fromMSecsSinceEpoch(t0 + 7'999, Qt::UTC))).contains(QStringLiteral("running")));
-    QVERIFY(!names(store->unfinishedRuns(QDateTime::fromMSecsSinceEpoch(t0 + 8'001, Qt::UTC))).contains(QStringLiteral("running")));
+    QVERIFY(names(store->unfinishedRuns(QDateTime::fromMSecsSinceEpoch(t0 + 7'999, Qt::UTC)))
+                    .contains(QStringLiteral("running")));
+    QVERIFY(!names(store->unfinishedRuns(QDateTime::fromMSecsSinceEpoch(t0 + 8'001, Qt::UTC)))
+                     .contains(QStringLiteral("running")));
 }
 
 void TestSqliteResultStore::unfinishedRunsUseTheirIndexes()
@@ -482,8 +486,10 @@ void TestSqliteResultStore::unfinishedRunsUseTheirIndexes()
                 QVERIFY2(!step.endsWith(QStringLiteral("SCAN runs")), qPrintable(text));
         }
         // And the statements return what unfinishedRuns() does.
-        QCOMPARE(store->unfinishedRuns(window ? QDateTime::fromMSecsSinceEpoch(1'700'000'000'250, Qt::UTC) : QDateTime()).size(),
-                 window ? 6 + 49 : 6);
+        QCOMPARE(
+                store->unfinishedRuns(window ? QDateTime::fromMSecsSinceEpoch(1'700'000'000'250, Qt::UTC) : QDateTime())
+                        .size(),
+                window ? 6 + 49 : 6);
     }
 }
 
@@ -492,9 +498,8 @@ void TestSqliteResultStore::paramsRoundTrip()
     auto store = openOrFail(m_path);
     QVERIFY(store);
     const QMap<QString, QString> params{{QStringLiteral("lr"), QStringLiteral("0.001")},
-                                        {QStringLiteral("model"), QStringLiteral("resnet 50 «x»")},
-                                        {QStringLiteral("empty"), QString()},
-                                        {QStringLiteral("layers"), QStringLiteral("[64, 64]")}};
+            {QStringLiteral("model"), QStringLiteral("resnet 50 «x»")}, {QStringLiteral("empty"), QString()},
+            {QStringLiteral("layers"), QStringLiteral("[64, 64]")}};
     auto id = store->createRun(RunRecord{}, params);
     QVERIFY(id.has_value());
     const auto out = store->params(*id);
@@ -525,30 +530,17 @@ void TestSqliteResultStore::metricValuesRoundTripExactly()
     QVERIFY(id.has_value());
 
     const double inf = std::numeric_limits<double>::infinity();
-    const QList<double> values{std::numeric_limits<double>::quiet_NaN(),
-                               inf,
-                               -inf,
-                               -0.0,
-                               0.0,
-                               1e-308,
-                               DBL_MAX,
-                               -DBL_MAX,
-                               DBL_MIN,
-                               std::numeric_limits<double>::denorm_min(),
-                               0.1,
-                               1.0 / 3.0,
-                               -2.5,
-                               3.0,
-                               9007199254740993.0, // 2^53 + 1 rounds to 2^53: integral, stored as integer by SQLite
-                               1e300,
-                               -std::numeric_limits<double>::quiet_NaN()};
+    const QList<double> values{std::numeric_limits<double>::quiet_NaN(), inf, -inf, -0.0, 0.0, 1e-308, DBL_MAX,
+            -DBL_MAX, DBL_MIN, std::numeric_limits<double>::denorm_min(), 0.1, 1.0 / 3.0, -2.5, 3.0,
+            9007199254740993.0, // 2^53 + 1 rounds to 2^53: integral, stored as integer by SQLite
+            1e300, -std::numeric_limits<double>::quiet_NaN()};
     // Repeated so the raw path's 64-row statements are exercised as well as
     // its single-row tail.
     constexpr int kRepeats = 9;
     QList<MetricPoint> points;
     for (int i = 0; i < values.size() * kRepeats; ++i)
         points << point(*id, QStringLiteral("v"), i, values[i % values.size()],
-                        i % 2 ? std::optional<double>(i * 0.1 + 1e-17) : std::nullopt, 1'700'000'000'000 + i);
+                i % 2 ? std::optional<double>(i * 0.1 + 1e-17) : std::nullopt, 1'700'000'000'000 + i);
     // Epoch values SQLite could mangle too.
     points << point(*id, QStringLiteral("e"), 0, 1.0, -0.0) << point(*id, QStringLiteral("e"), 1, 1.0, DBL_MAX)
            << point(*id, QStringLiteral("e"), 2, 1.0, 0.5);
@@ -568,12 +560,12 @@ void TestSqliteResultStore::metricValuesRoundTripExactly()
             QVERIFY2(std::isnan(p.value), qPrintable(QString::number(i)));
         else
             QVERIFY2(sameBits(p.value, want),
-                     qPrintable(QStringLiteral("#%1: %2 (bits %3) came back as %4 (bits %5)")
-                                   .arg(i)
-                                   .arg(want, 0, 'g', 17)
-                                   .arg(std::bit_cast<quint64>(want), 16, 16, QLatin1Char('0'))
-                                   .arg(p.value, 0, 'g', 17)
-                                   .arg(std::bit_cast<quint64>(p.value), 16, 16, QLatin1Char('0'))));
+                    qPrintable(QStringLiteral("#%1: %2 (bits %3) came back as %4 (bits %5)")
+                                       .arg(i)
+                                       .arg(want, 0, 'g', 17)
+                                       .arg(std::bit_cast<quint64>(want), 16, 16, QLatin1Char('0'))
+                                       .arg(p.value, 0, 'g', 17)
+                                       .arg(std::bit_cast<quint64>(p.value), 16, 16, QLatin1Char('0'))));
         QCOMPARE(p.epoch.has_value(), i % 2 == 1);
         if (p.epoch)
             QVERIFY(sameBits(*p.epoch, i * 0.1 + 1e-17));
@@ -587,8 +579,8 @@ void TestSqliteResultStore::metricValuesRoundTripExactly()
     RawDb raw(m_path, true);
     QCOMPARE(raw.rows(QStringLiteral("SELECT quote(value), kind FROM metrics WHERE step < 4 AND key_id ="
                                      " (SELECT id FROM metric_keys WHERE key = 'v') ORDER BY step")),
-             (QStringList{QStringLiteral("NULL|1"), QStringLiteral("NULL|2"), QStringLiteral("NULL|3"),
-                          QStringLiteral("0.0|4")}));
+            (QStringList{QStringLiteral("NULL|1"), QStringLiteral("NULL|2"), QStringLiteral("NULL|3"),
+                    QStringLiteral("0.0|4")}));
 }
 
 void TestSqliteResultStore::metricsOrderingAndLatest()
@@ -601,9 +593,9 @@ void TestSqliteResultStore::metricsOrderingAndLatest()
     // Arrival order: steps out of order, a repeated step, keys interleaved,
     // and another run's points in between.
     store->appendMetrics({point(*id, QStringLiteral("val/acc"), 2, 0.8), point(*id, QStringLiteral("loss"), 5, 0.5),
-                          point(*other, QStringLiteral("loss"), 0, 99.0), point(*id, QStringLiteral("loss"), 1, 0.9)});
+            point(*other, QStringLiteral("loss"), 0, 99.0), point(*id, QStringLiteral("loss"), 1, 0.9)});
     store->appendMetrics({point(*id, QStringLiteral("loss"), 5, 0.45), point(*id, QStringLiteral("acc"), 0, 0.1),
-                          point(*id, QStringLiteral("val/acc"), 1, 0.7), point(*id, QStringLiteral("loss"), 3, 0.6)});
+            point(*id, QStringLiteral("val/acc"), 1, 0.7), point(*id, QStringLiteral("loss"), 3, 0.6)});
     QVERIFY(store->flush().has_value());
 
     // Every point is kept; a step that goes back (loss 5 -> 1, 5 -> 3,
@@ -611,21 +603,27 @@ void TestSqliteResultStore::metricsOrderingAndLatest()
     const auto all = store->allMetrics(*id);
     QStringList seen;
     for (const auto& p : all)
-        seen << QStringLiteral("%1@%2=%3%4").arg(p.key).arg(p.step).arg(p.value).arg(p.superseded ? QStringLiteral(" (superseded)") : QString());
-    QCOMPARE(seen, (QStringList{QStringLiteral("acc@0=0.1"), QStringLiteral("loss@1=0.9"), QStringLiteral("loss@3=0.6"),
-                                QStringLiteral("loss@5=0.5 (superseded)"), QStringLiteral("loss@5=0.45 (superseded)"),
-                                QStringLiteral("val/acc@1=0.7"), QStringLiteral("val/acc@2=0.8 (superseded)")}));
+        seen << QStringLiteral("%1@%2=%3%4")
+                        .arg(p.key)
+                        .arg(p.step)
+                        .arg(p.value)
+                        .arg(p.superseded ? QStringLiteral(" (superseded)") : QString());
+    QCOMPARE(seen,
+            (QStringList{QStringLiteral("acc@0=0.1"), QStringLiteral("loss@1=0.9"), QStringLiteral("loss@3=0.6"),
+                    QStringLiteral("loss@5=0.5 (superseded)"), QStringLiteral("loss@5=0.45 (superseded)"),
+                    QStringLiteral("val/acc@1=0.7"), QStringLiteral("val/acc@2=0.8 (superseded)")}));
     // What charts read: the current points only.
     QStringList current;
     for (const auto& p : store->metrics(*id))
         current << QStringLiteral("%1@%2=%3").arg(p.key).arg(p.step).arg(p.value);
-    QCOMPARE(current, (QStringList{QStringLiteral("acc@0=0.1"), QStringLiteral("loss@1=0.9"), QStringLiteral("loss@3=0.6"),
-                                   QStringLiteral("val/acc@1=0.7")}));
+    QCOMPARE(current,
+            (QStringList{QStringLiteral("acc@0=0.1"), QStringLiteral("loss@1=0.9"), QStringLiteral("loss@3=0.6"),
+                    QStringLiteral("val/acc@1=0.7")}));
     QCOMPARE(store->metrics(*id, QStringLiteral("val/acc")).size(), 1);
     QCOMPARE(store->metrics(*id, QStringLiteral("nope")).size(), 0);
     QCOMPARE(store->metrics(*other).size(), 1);
     QCOMPARE(store->metricKeys(*id),
-             (QStringList{QStringLiteral("acc"), QStringLiteral("loss"), QStringLiteral("val/acc")}));
+            (QStringList{QStringLiteral("acc"), QStringLiteral("loss"), QStringLiteral("val/acc")}));
 
     const auto latest = store->latestMetrics(*id);
     QCOMPARE(latest.size(), 3);
@@ -643,9 +641,12 @@ void TestSqliteResultStore::resumedRunSupersedesOverlap_data()
     QTest::addColumn<bool>("oneAppend");
     for (bool one : {false, true}) {
         const char* suffix = one ? "-one-append" : "-two-appends";
-        QTest::newRow(QByteArray("raw-sqlite").append(suffix).constData()) << SqliteStoreOptions::MetricInsert::RawSqlite << one;
-        QTest::newRow(QByteArray("qtsql-loop").append(suffix).constData()) << SqliteStoreOptions::MetricInsert::QtSqlLoop << one;
-        QTest::newRow(QByteArray("qtsql-batch").append(suffix).constData()) << SqliteStoreOptions::MetricInsert::QtSqlBatch << one;
+        QTest::newRow(QByteArray("raw-sqlite").append(suffix).constData())
+                << SqliteStoreOptions::MetricInsert::RawSqlite << one;
+        QTest::newRow(QByteArray("qtsql-loop").append(suffix).constData())
+                << SqliteStoreOptions::MetricInsert::QtSqlLoop << one;
+        QTest::newRow(QByteArray("qtsql-batch").append(suffix).constData())
+                << SqliteStoreOptions::MetricInsert::QtSqlBatch << one;
     }
 }
 
@@ -748,7 +749,8 @@ void TestSqliteResultStore::supersededSurvivesReopenAndSourcesAreSeparate()
         QVERIFY(store);
         QCOMPARE(store->metrics(*id).size(), 13);
         QVERIFY(store->metricRestarts(*id).isEmpty());
-        store->appendMetrics({point(*id, QStringLiteral("loss"), 11, 11.0), point(*id, QStringLiteral("loss"), 4, 40.0)});
+        store->appendMetrics(
+                {point(*id, QStringLiteral("loss"), 11, 11.0), point(*id, QStringLiteral("loss"), 4, 40.0)});
         QVERIFY(store->flush().has_value());
         const auto restarts = store->metricRestarts(*id, QStringLiteral("loss"));
         QCOMPARE(restarts.size(), 1);
@@ -772,7 +774,7 @@ void TestSqliteResultStore::sameStepReplacesWithoutRestart()
     QVERIFY(id.has_value());
     const QString key = QStringLiteral("epoch");
     store->appendMetrics({point(*id, key, 49, 0.0), point(*id, key, 49, 0.5), point(*id, key, 99, 1.0),
-                          point(*id, key, 99, 1.5), point(*id, key, 149, 2.0)});
+            point(*id, key, 99, 1.5), point(*id, key, 149, 2.0)});
     QVERIFY(store->flush().has_value());
     const QList<MetricPoint> current = store->metrics(*id, key);
     QCOMPARE(current.size(), 3);
@@ -963,7 +965,12 @@ void TestSqliteResultStore::twoStoresShareOneFile()
     auto id2 = b->createRun(RunRecord{}, {});
     QVERIFY(id2.has_value());
     a->appendMetrics({point(*id, QStringLiteral("loss"), 3, 0.1), point(*id2, QStringLiteral("acc"), 0, 0.9)});
-    a->updateRun([&] { RunRecord u; u.id = *id2; u.failureReason = QStringLiteral("updated-by-a"); return u; }());
+    a->updateRun([&] {
+        RunRecord u;
+        u.id = *id2;
+        u.failureReason = QStringLiteral("updated-by-a");
+        return u;
+    }());
     QVERIFY(a->flush().has_value());
     QCoreApplication::processEvents();
     QCOMPARE(failures.size(), 0);
@@ -1019,7 +1026,11 @@ void TestSqliteResultStore::deleteRunCascades()
     QVERIFY(store->metricKeys(*doomed).isEmpty());
     QVERIFY(store->artifacts(*doomed).isEmpty());
     for (const char* table : {"tags", "params", "metric_keys", "artifacts"})
-        QCOMPARE(countRows(m_path, QStringLiteral("SELECT count(*) FROM %1 WHERE run_id = %2").arg(QLatin1String(table)).arg(*doomed)), 0);
+        QCOMPARE(countRows(m_path,
+                         QStringLiteral("SELECT count(*) FROM %1 WHERE run_id = %2")
+                                 .arg(QLatin1String(table))
+                                 .arg(*doomed)),
+                0);
     QCOMPARE(countRows(m_path, QStringLiteral("SELECT count(*) FROM metrics")), 2); // the kept run's
     QCOMPARE(store->metrics(*kept).size(), 2);
     QCOMPARE(store->run(*kept)->tags.size(), 2);
@@ -1065,9 +1076,14 @@ void TestSqliteResultStore::changesNameTheRunsEachWriteTouched()
     };
     QCOMPARE(changedBy([&] { store->appendMetrics({point(*b, QStringLiteral("loss"), 1, 0.5)}); }), QList<RunId>{*b});
     QCOMPARE(changedBy([&] { store->setConsoleOffset(*c, 100); }), QList<RunId>{*c});
-    QCOMPARE(changedBy([&] { store->setParams(*a, {{QStringLiteral("lr"), QStringLiteral("0.1")}}); }), QList<RunId>{*a});
-    QCOMPARE(changedBy([&] { store->addNotice(RunNotice{*c, QDateTime::currentDateTimeUtc(), QStringLiteral("n")}); }),
-             QList<RunId>{*c});
+    QCOMPARE(changedBy([&] {
+        store->setParams(*a, {{QStringLiteral("lr"), QStringLiteral("0.1")}});
+    }),
+            QList<RunId>{*a});
+    QCOMPARE(changedBy([&] {
+        store->addNotice(RunNotice{*c, QDateTime::currentDateTimeUtc(), QStringLiteral("n")});
+    }),
+            QList<RunId>{*c});
     RunAnnotation note;
     note.notes = QStringLiteral("best so far");
     QCOMPARE(changedBy([&] { QVERIFY(store->annotateRun(*b, note).has_value()); }), QList<RunId>{*b});
@@ -1132,8 +1148,9 @@ void TestSqliteResultStore::noticesRoundTrip()
     QTRY_COMPARE(changed.size(), 3); // the creates' own signals
     changed.clear();
     const QDateTime t = QDateTime(QDate(2024, 3, 5), QTime(7, 14, 16, 123), Qt::UTC);
-    const QString dangling = QStringLiteral("sync of /home/u/job to node ws1 made 1 symlink(s) that lead nowhere there: "
-                                            "data -> ../shared_data");
+    const QString dangling
+            = QStringLiteral("sync of /home/u/job to node ws1 made 1 symlink(s) that lead nowhere there: "
+                             "data -> ../shared_data");
     // Added out of time order; the same millisecond twice (kept in the order added).
     store->addNotice({*a, t.addSecs(60), QStringLiteral("second: artifacts could not be listed")});
     store->addNotice({*a, t, dangling});
@@ -1245,7 +1262,7 @@ void TestSqliteResultStore::signalsAfterCommitWithIds()
     store->updateRun(ub);
     store->updateRun(ua);
     store->appendMetrics({point(*a, QStringLiteral("l"), 0, 1), point(*b, QStringLiteral("l"), 0, 1),
-                          point(*a, QStringLiteral("l"), 1, 1)});
+            point(*a, QStringLiteral("l"), 1, 1)});
     store->deleteRun(*b);
     QVERIFY(store->flush().has_value());
     QTRY_VERIFY(!changed.isEmpty());

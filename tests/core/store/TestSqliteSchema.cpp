@@ -38,7 +38,8 @@ Snapshot nextSnapshot(const Snapshot& previous, const QStringList& added)
     const QString oldRow = QStringLiteral("'schema_version', '%1'").arg(previous.version);
     for (const QString& sql : previous.statements) {
         if (sql.contains(oldRow))
-            next.statements << QStringLiteral("INSERT INTO meta (key, value) VALUES ('schema_version', '%1')").arg(version);
+            next.statements
+                    << QStringLiteral("INSERT INTO meta (key, value) VALUES ('schema_version', '%1')").arg(version);
         else
             next.statements << sql;
     }
@@ -49,112 +50,122 @@ Snapshot nextSnapshot(const Snapshot& previous, const QStringList& added)
 QList<Snapshot> historicalSnapshots()
 {
     QList<Snapshot> out;
-    out.append(Snapshot{1, {
-        // --- schema v1, verbatim ---
-        QStringLiteral("CREATE TABLE meta ( key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID"),
-        QStringLiteral("CREATE TABLE runs ( id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL DEFAULT '',"
-                       " state TEXT NOT NULL, spec_yaml TEXT NOT NULL DEFAULT '', spec_path TEXT NOT NULL DEFAULT '',"
-                       " node TEXT NOT NULL DEFAULT '', gpus TEXT NOT NULL DEFAULT '[]', argv TEXT NOT NULL DEFAULT '[]',"
-                       " workdir TEXT NOT NULL DEFAULT '', env TEXT NOT NULL DEFAULT '{}', priority INTEGER NOT NULL DEFAULT 0,"
-                       " created_at INTEGER NOT NULL, started_at INTEGER, finished_at INTEGER, exit_code INTEGER,"
-                       " exit_signal INTEGER, failure_reason TEXT NOT NULL DEFAULT '', agent_run_id TEXT NOT NULL DEFAULT '',"
-                       " console_path TEXT NOT NULL DEFAULT '', console_offset INTEGER NOT NULL DEFAULT 0)"),
-        QStringLiteral("CREATE INDEX runs_created_at ON runs(created_at)"),
-        QStringLiteral("CREATE TABLE tags ( run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-                       " tag TEXT NOT NULL, position INTEGER NOT NULL, PRIMARY KEY (run_id, tag)) WITHOUT ROWID"),
-        QStringLiteral("CREATE INDEX tags_tag ON tags(tag)"),
-        QStringLiteral("CREATE TABLE params ( run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-                       " key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (run_id, key)) WITHOUT ROWID"),
-        QStringLiteral("CREATE TABLE metric_keys ( id INTEGER PRIMARY KEY AUTOINCREMENT,"
-                       " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, key TEXT NOT NULL,"
-                       " UNIQUE (run_id, key))"),
-        QStringLiteral("CREATE TABLE metrics ( id INTEGER PRIMARY KEY,"
-                       " key_id INTEGER NOT NULL REFERENCES metric_keys(id) ON DELETE CASCADE, step INTEGER NOT NULL,"
-                       " epoch REAL, wall_ms INTEGER NOT NULL, value REAL, kind INTEGER NOT NULL DEFAULT 0)"),
-        QStringLiteral("CREATE INDEX metrics_series ON metrics(key_id, step)"),
-        QStringLiteral("CREATE TABLE artifacts ( run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-                       " path TEXT NOT NULL, size INTEGER NOT NULL, sha256 TEXT NOT NULL DEFAULT '',"
-                       " created_at INTEGER NOT NULL, PRIMARY KEY (run_id, path)) WITHOUT ROWID"),
-        QStringLiteral("INSERT INTO meta (key, value) VALUES ('schema_version', '1')"),
-        // --- sample data, v1 columns ---
-        QStringLiteral("INSERT INTO runs VALUES (1, 'digits-mlp', 'succeeded', 'name: digits\ncommand: python3 train.py\n',"
-                       " '/home/u/digits/job.yaml', 'local', '[0,1]', '[\"python3\",\"train.py\",\"--lr\",\"0.01\"]',"
-                       " '/home/u/digits', '{\"CUDA_VISIBLE_DEVICES\":\"0,1\",\"SEED\":\"7\"}', 5, 1709644455678,"
-                       " 1709644456001, 1709644512345, 0, NULL, '', 'r-0001', '/data/runs/1/console.log', 4096)"),
-        QStringLiteral("INSERT INTO tags VALUES (1, 'mlp', 1), (1, 'baseline', 0)"),
-        QStringLiteral("INSERT INTO params VALUES (1, 'lr', '0.01'), (1, 'epochs', '15')"),
-        QStringLiteral("INSERT INTO metric_keys VALUES (1, 1, 'val_accuracy'), (2, 1, 'train_loss')"),
-        QStringLiteral("INSERT INTO metrics (key_id, step, epoch, wall_ms, value, kind) VALUES"
-                       " (2, 0, 0.0, 1709644457000, 2.3025, 0), (2, 1, NULL, 1709644458000, NULL, 1),"
-                       " (1, 0, 1.0, 1709644459000, 0.9528, 0), (1, 1, NULL, 1709644460000, NULL, 2),"
-                       " (1, 2, NULL, 1709644461000, 0.0, 4)"),
-        QStringLiteral("INSERT INTO artifacts VALUES (1, 'model.pt', 123456, 'ab12', 1709644512999)"),
-    }});
+    out.append(Snapshot{1,
+            {
+                    // --- schema v1, verbatim ---
+                    QStringLiteral(
+                            "CREATE TABLE meta ( key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID"),
+                    QStringLiteral(
+                            "CREATE TABLE runs ( id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL DEFAULT '',"
+                            " state TEXT NOT NULL, spec_yaml TEXT NOT NULL DEFAULT '', spec_path TEXT NOT NULL DEFAULT '',"
+                            " node TEXT NOT NULL DEFAULT '', gpus TEXT NOT NULL DEFAULT '[]', argv TEXT NOT NULL DEFAULT '[]',"
+                            " workdir TEXT NOT NULL DEFAULT '', env TEXT NOT NULL DEFAULT '{}', priority INTEGER NOT NULL DEFAULT 0,"
+                            " created_at INTEGER NOT NULL, started_at INTEGER, finished_at INTEGER, exit_code INTEGER,"
+                            " exit_signal INTEGER, failure_reason TEXT NOT NULL DEFAULT '', agent_run_id TEXT NOT NULL DEFAULT '',"
+                            " console_path TEXT NOT NULL DEFAULT '', console_offset INTEGER NOT NULL DEFAULT 0)"),
+                    QStringLiteral("CREATE INDEX runs_created_at ON runs(created_at)"),
+                    QStringLiteral(
+                            "CREATE TABLE tags ( run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+                            " tag TEXT NOT NULL, position INTEGER NOT NULL, PRIMARY KEY (run_id, tag)) WITHOUT ROWID"),
+                    QStringLiteral("CREATE INDEX tags_tag ON tags(tag)"),
+                    QStringLiteral(
+                            "CREATE TABLE params ( run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+                            " key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (run_id, key)) WITHOUT ROWID"),
+                    QStringLiteral("CREATE TABLE metric_keys ( id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                                   " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, key TEXT NOT NULL,"
+                                   " UNIQUE (run_id, key))"),
+                    QStringLiteral(
+                            "CREATE TABLE metrics ( id INTEGER PRIMARY KEY,"
+                            " key_id INTEGER NOT NULL REFERENCES metric_keys(id) ON DELETE CASCADE, step INTEGER NOT NULL,"
+                            " epoch REAL, wall_ms INTEGER NOT NULL, value REAL, kind INTEGER NOT NULL DEFAULT 0)"),
+                    QStringLiteral("CREATE INDEX metrics_series ON metrics(key_id, step)"),
+                    QStringLiteral(
+                            "CREATE TABLE artifacts ( run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+                            " path TEXT NOT NULL, size INTEGER NOT NULL, sha256 TEXT NOT NULL DEFAULT '',"
+                            " created_at INTEGER NOT NULL, PRIMARY KEY (run_id, path)) WITHOUT ROWID"),
+                    QStringLiteral("INSERT INTO meta (key, value) VALUES ('schema_version', '1')"),
+                    // --- sample data, v1 columns ---
+                    QStringLiteral(
+                            "INSERT INTO runs VALUES (1, 'digits-mlp', 'succeeded', 'name: digits\ncommand: python3 train.py\n',"
+                            " '/home/u/digits/job.yaml', 'local', '[0,1]', '[\"python3\",\"train.py\",\"--lr\",\"0.01\"]',"
+                            " '/home/u/digits', '{\"CUDA_VISIBLE_DEVICES\":\"0,1\",\"SEED\":\"7\"}', 5, 1709644455678,"
+                            " 1709644456001, 1709644512345, 0, NULL, '', 'r-0001', '/data/runs/1/console.log', 4096)"),
+                    QStringLiteral("INSERT INTO tags VALUES (1, 'mlp', 1), (1, 'baseline', 0)"),
+                    QStringLiteral("INSERT INTO params VALUES (1, 'lr', '0.01'), (1, 'epochs', '15')"),
+                    QStringLiteral("INSERT INTO metric_keys VALUES (1, 1, 'val_accuracy'), (2, 1, 'train_loss')"),
+                    QStringLiteral("INSERT INTO metrics (key_id, step, epoch, wall_ms, value, kind) VALUES"
+                                   " (2, 0, 0.0, 1709644457000, 2.3025, 0), (2, 1, NULL, 1709644458000, NULL, 1),"
+                                   " (1, 0, 1.0, 1709644459000, 0.9528, 0), (1, 1, NULL, 1709644460000, NULL, 2),"
+                                   " (1, 2, NULL, 1709644461000, 0.0, 4)"),
+                    QStringLiteral("INSERT INTO artifacts VALUES (1, 'model.pt', 123456, 'ab12', 1709644512999)"),
+            }});
     // Version 2 = version 1 plus the `nodes` table (SSH workstations).
-    const Snapshot v2 = nextSnapshot(out.front(), {
-        QStringLiteral("CREATE TABLE nodes ( name TEXT NOT NULL PRIMARY KEY, host TEXT NOT NULL,"
-                       " user TEXT NOT NULL DEFAULT '', port INTEGER NOT NULL DEFAULT 0,"
-                       " identity_file TEXT NOT NULL DEFAULT '', agent_path TEXT NOT NULL DEFAULT '',"
-                       " added_at INTEGER NOT NULL) WITHOUT ROWID"),
-        QStringLiteral("INSERT INTO nodes VALUES ('ws1', 'gpu-box', 'alice', 2222, '/home/u/.ssh/id_ed25519',"
-                       " '', 1709644400000)")});
+    const Snapshot v2 = nextSnapshot(out.front(),
+            {QStringLiteral("CREATE TABLE nodes ( name TEXT NOT NULL PRIMARY KEY, host TEXT NOT NULL,"
+                            " user TEXT NOT NULL DEFAULT '', port INTEGER NOT NULL DEFAULT 0,"
+                            " identity_file TEXT NOT NULL DEFAULT '', agent_path TEXT NOT NULL DEFAULT '',"
+                            " added_at INTEGER NOT NULL) WITHOUT ROWID"),
+                    QStringLiteral(
+                            "INSERT INTO nodes VALUES ('ws1', 'gpu-box', 'alice', 2222, '/home/u/.ssh/id_ed25519',"
+                            " '', 1709644400000)")});
     out.append(v2);
     // Version 3 = version 2 plus node labels.
-    const Snapshot v3 = nextSnapshot(v2, {
-        QStringLiteral("ALTER TABLE nodes ADD COLUMN labels TEXT NOT NULL DEFAULT '[]'"),
-        QStringLiteral("UPDATE nodes SET labels = '[\"a100\",\"nvlink\"]' WHERE name = 'ws1'")});
+    const Snapshot v3 = nextSnapshot(v2,
+            {QStringLiteral("ALTER TABLE nodes ADD COLUMN labels TEXT NOT NULL DEFAULT '[]'"),
+                    QStringLiteral("UPDATE nodes SET labels = '[\"a100\",\"nvlink\"]' WHERE name = 'ws1'")});
     out.append(v3);
     // Version 4 = version 3 plus superseded points, metric sources and restarts.
-    const Snapshot v4 = nextSnapshot(v3, {
-        QStringLiteral("ALTER TABLE metrics ADD COLUMN superseded INTEGER NOT NULL DEFAULT 0"),
-        QStringLiteral("ALTER TABLE metrics ADD COLUMN source INTEGER NOT NULL DEFAULT 0"),
-        QStringLiteral("CREATE TABLE metric_restarts ( id INTEGER PRIMARY KEY,"
-                       " key_id INTEGER NOT NULL REFERENCES metric_keys(id) ON DELETE CASCADE,"
-                       " source INTEGER NOT NULL DEFAULT 0, step INTEGER NOT NULL,"
-                       " wall_ms INTEGER NOT NULL, superseded INTEGER NOT NULL)"),
-        QStringLiteral("CREATE INDEX metric_restarts_key ON metric_restarts(key_id)")});
+    const Snapshot v4 = nextSnapshot(v3,
+            {QStringLiteral("ALTER TABLE metrics ADD COLUMN superseded INTEGER NOT NULL DEFAULT 0"),
+                    QStringLiteral("ALTER TABLE metrics ADD COLUMN source INTEGER NOT NULL DEFAULT 0"),
+                    QStringLiteral("CREATE TABLE metric_restarts ( id INTEGER PRIMARY KEY,"
+                                   " key_id INTEGER NOT NULL REFERENCES metric_keys(id) ON DELETE CASCADE,"
+                                   " source INTEGER NOT NULL DEFAULT 0, step INTEGER NOT NULL,"
+                                   " wall_ms INTEGER NOT NULL, superseded INTEGER NOT NULL)"),
+                    QStringLiteral("CREATE INDEX metric_restarts_key ON metric_restarts(key_id)")});
     out.append(v4);
     // Version 5 = version 4 plus packed metric blocks.
-    const Snapshot v5 = nextSnapshot(v4, {
-        QStringLiteral("CREATE TABLE metric_blocks ( id INTEGER PRIMARY KEY,"
-                       " key_id INTEGER NOT NULL REFERENCES metric_keys(id) ON DELETE CASCADE,"
-                       " source INTEGER NOT NULL DEFAULT 0, first_id INTEGER NOT NULL,"
-                       " last_id INTEGER NOT NULL, count INTEGER NOT NULL, live INTEGER NOT NULL,"
-                       " first_step INTEGER NOT NULL, last_step INTEGER NOT NULL, points BLOB NOT NULL)"),
-        QStringLiteral("CREATE INDEX metric_blocks_series ON metric_blocks(key_id, source, first_id)"),
-        QStringLiteral("CREATE INDEX metric_blocks_last_id ON metric_blocks(last_id)")});
+    const Snapshot v5 = nextSnapshot(v4,
+            {QStringLiteral("CREATE TABLE metric_blocks ( id INTEGER PRIMARY KEY,"
+                            " key_id INTEGER NOT NULL REFERENCES metric_keys(id) ON DELETE CASCADE,"
+                            " source INTEGER NOT NULL DEFAULT 0, first_id INTEGER NOT NULL,"
+                            " last_id INTEGER NOT NULL, count INTEGER NOT NULL, live INTEGER NOT NULL,"
+                            " first_step INTEGER NOT NULL, last_step INTEGER NOT NULL, points BLOB NOT NULL)"),
+                    QStringLiteral("CREATE INDEX metric_blocks_series ON metric_blocks(key_id, source, first_id)"),
+                    QStringLiteral("CREATE INDEX metric_blocks_last_id ON metric_blocks(last_id)")});
     out.append(v5);
     // Version 6 = version 5 plus the indexes of unfinished and recently ended runs.
-    const Snapshot v6 = nextSnapshot(v5, {
-        QStringLiteral("CREATE INDEX runs_unfinished ON runs(created_at)"
-                       " WHERE state NOT IN ('succeeded', 'failed', 'cancelled')"),
-        QStringLiteral("CREATE INDEX runs_finished_at ON runs(finished_at)")});
+    const Snapshot v6 = nextSnapshot(v5,
+            {QStringLiteral("CREATE INDEX runs_unfinished ON runs(created_at)"
+                            " WHERE state NOT IN ('succeeded', 'failed', 'cancelled')"),
+                    QStringLiteral("CREATE INDEX runs_finished_at ON runs(finished_at)")});
     out.append(v6);
     // Version 7 = version 6 plus run notices, with one on the sample run.
-    const Snapshot v7 = nextSnapshot(v6, {
-        QStringLiteral("CREATE TABLE run_notices ( id INTEGER PRIMARY KEY,"
-                       " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-                       " at INTEGER NOT NULL, text TEXT NOT NULL)"),
-        QStringLiteral("CREATE INDEX run_notices_run ON run_notices(run_id, at)"),
-        QStringLiteral("INSERT INTO run_notices (run_id, at, text) VALUES (1, 1709644456500,"
-                       " 'sync of /home/u/digits to node local made 1 symlink(s) that lead nowhere there')")});
+    const Snapshot v7 = nextSnapshot(v6,
+            {QStringLiteral("CREATE TABLE run_notices ( id INTEGER PRIMARY KEY,"
+                            " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+                            " at INTEGER NOT NULL, text TEXT NOT NULL)"),
+                    QStringLiteral("CREATE INDEX run_notices_run ON run_notices(run_id, at)"),
+                    QStringLiteral(
+                            "INSERT INTO run_notices (run_id, at, text) VALUES (1, 1709644456500,"
+                            " 'sync of /home/u/digits to node local made 1 symlink(s) that lead nowhere there')")});
     out.append(v7);
     // Version 8 = version 7 plus a run's notes and archived flag, set on the sample run.
-    const Snapshot v8 = nextSnapshot(v7, {
-        QStringLiteral("ALTER TABLE runs ADD COLUMN notes TEXT NOT NULL DEFAULT ''"),
-        QStringLiteral("ALTER TABLE runs ADD COLUMN archived INTEGER NOT NULL DEFAULT 0"),
-        QStringLiteral("UPDATE runs SET notes = 'best lr so far', archived = 1 WHERE id = 1")});
+    const Snapshot v8 = nextSnapshot(v7,
+            {QStringLiteral("ALTER TABLE runs ADD COLUMN notes TEXT NOT NULL DEFAULT ''"),
+                    QStringLiteral("ALTER TABLE runs ADD COLUMN archived INTEGER NOT NULL DEFAULT 0"),
+                    QStringLiteral("UPDATE runs SET notes = 'best lr so far', archived = 1 WHERE id = 1")});
     out.append(v8);
     // Version 9 = version 8 plus a run's failure kind and pending reason.
-    const Snapshot v9 = nextSnapshot(v8, {
-        QStringLiteral("ALTER TABLE runs ADD COLUMN failure_kind TEXT NOT NULL DEFAULT ''"),
-        QStringLiteral("ALTER TABLE runs ADD COLUMN pending_reason TEXT NOT NULL DEFAULT ''")});
+    const Snapshot v9 = nextSnapshot(v8,
+            {QStringLiteral("ALTER TABLE runs ADD COLUMN failure_kind TEXT NOT NULL DEFAULT ''"),
+                    QStringLiteral("ALTER TABLE runs ADD COLUMN pending_reason TEXT NOT NULL DEFAULT ''")});
     out.append(v9);
     // Version 10 = version 9 plus the change sequence of each run.
-    const Snapshot v10 = nextSnapshot(v9, {
-        QStringLiteral("CREATE TABLE run_changes ( run_id INTEGER NOT NULL PRIMARY KEY, seq INTEGER NOT NULL)"),
-        QStringLiteral("CREATE INDEX run_changes_seq ON run_changes(seq)"),
-        QStringLiteral("INSERT INTO run_changes (run_id, seq) VALUES (1, 3)")});
+    const Snapshot v10 = nextSnapshot(v9,
+            {QStringLiteral("CREATE TABLE run_changes ( run_id INTEGER NOT NULL PRIMARY KEY, seq INTEGER NOT NULL)"),
+                    QStringLiteral("CREATE INDEX run_changes_seq ON run_changes(seq)"),
+                    QStringLiteral("INSERT INTO run_changes (run_id, seq) VALUES (1, 3)")});
     out.append(v10);
     return out;
 }
@@ -175,8 +186,9 @@ void verifySample(ResultStore& store)
     QCOMPARE(run->specPath, QStringLiteral("/home/u/digits/job.yaml"));
     QCOMPARE(run->node, QStringLiteral("local"));
     QCOMPARE(run->gpus, (QList<int>{0, 1}));
-    QCOMPARE(run->argv, (QStringList{QStringLiteral("python3"), QStringLiteral("train.py"), QStringLiteral("--lr"),
-                                     QStringLiteral("0.01")}));
+    QCOMPARE(run->argv,
+            (QStringList{QStringLiteral("python3"), QStringLiteral("train.py"), QStringLiteral("--lr"),
+                    QStringLiteral("0.01")}));
     QCOMPARE(run->workdir, QStringLiteral("/home/u/digits"));
     QCOMPARE(run->env.value(QStringLiteral("CUDA_VISIBLE_DEVICES")), QStringLiteral("0,1"));
     QCOMPARE(run->env.value(QStringLiteral("SEED")), QStringLiteral("7"));
@@ -288,13 +300,15 @@ void TestSqliteSchema::createsMissingFileAndDirectories()
     RawDb raw(path, true);
     QCOMPARE(raw.scalar(QStringLiteral("PRAGMA journal_mode")).toString(), QStringLiteral("wal"));
     QCOMPARE(raw.scalar(QStringLiteral("SELECT value FROM meta WHERE key = 'schema_version'")).toString(),
-             QString::number(SqliteSchema::kCurrentVersion));
+            QString::number(SqliteSchema::kCurrentVersion));
     const QStringList fp = ty::test::schemaFingerprint(path);
-    for (const char* table : {"meta", "runs", "tags", "params", "metric_keys", "metrics", "artifacts", "nodes", "run_notices"})
+    for (const char* table :
+            {"meta", "runs", "tags", "params", "metric_keys", "metrics", "artifacts", "nodes", "run_notices"})
         QVERIFY2(fp.filter(QStringLiteral("table %1").arg(QLatin1String(table))).size() >= 1, table);
     QVERIFY(fp.contains(QStringLiteral("index metrics metrics_series|0|c|0 (key_id,step)")));
     QVERIFY(fp.contains(QStringLiteral("fk metrics metric_keys|key_id|id|NO ACTION|CASCADE")));
-    QVERIFY(fp.contains(QStringLiteral("fk run_notices runs|run_id|id|NO ACTION|CASCADE"))); // notices go with their run
+    QVERIFY(fp.contains(
+            QStringLiteral("fk run_notices runs|run_id|id|NO ACTION|CASCADE"))); // notices go with their run
 }
 
 void TestSqliteSchema::migratesEmptyFile()
@@ -343,7 +357,7 @@ void TestSqliteSchema::migratesHistoricalVersions()
     const QString path = m_tmp.filePath(QStringLiteral("old-%1-%2.db").arg(snapshot.version).arg(wal));
     QString error;
     QVERIFY2(writeSnapshot(path, snapshot, wal ? QStringLiteral("WAL") : QStringLiteral("DELETE"), &error),
-             qPrintable(error));
+            qPrintable(error));
 
     // The reference: what a brand-new database looks like.
     const QString fresh = m_tmp.filePath(QStringLiteral("fresh-%1-%2.db").arg(snapshot.version).arg(wal));
@@ -383,7 +397,9 @@ void TestSqliteSchema::migratesHistoricalVersions()
             QCOMPARE(nodes[0].port, 2222);
             QCOMPARE(nodes[0].identityFile, QStringLiteral("/home/u/.ssh/id_ed25519"));
             QCOMPARE(nodes[0].agentPath, QString());
-            const QStringList expectedLabels = snapshot.version >= 3 ? QStringList{QStringLiteral("a100"), QStringLiteral("nvlink")} : QStringList();
+            const QStringList expectedLabels = snapshot.version >= 3
+                    ? QStringList{QStringLiteral("a100"), QStringLiteral("nvlink")}
+                    : QStringList();
             QCOMPARE(nodes[0].labels, expectedLabels);
             QCOMPARE(nodes[0].addedAt, utcMs(1709644400000));
         }
@@ -409,7 +425,7 @@ void TestSqliteSchema::migratesHistoricalVersions()
             QCOMPARE(notices[0].run, RunId(1));
             QCOMPARE(notices[0].at, utcMs(1709644456500));
             QCOMPARE(notices[0].text,
-                     QStringLiteral("sync of /home/u/digits to node local made 1 symlink(s) that lead nowhere there"));
+                    QStringLiteral("sync of /home/u/digits to node local made 1 symlink(s) that lead nowhere there"));
         }
         // Notes and archived: empty and off before version 8, as stored from it on.
         QCOMPARE((*store)->run(1)->notes, snapshot.version < 8 ? QString() : QStringLiteral("best lr so far"));
@@ -431,7 +447,7 @@ void TestSqliteSchema::migratesHistoricalVersions()
     QCOMPARE(ty::test::schemaFingerprint(path), ty::test::schemaFingerprint(fresh));
     RawDb raw(path, true);
     QCOMPARE(raw.scalar(QStringLiteral("SELECT value FROM meta WHERE key = 'schema_version'")).toString(),
-             QString::number(SqliteSchema::kCurrentVersion));
+            QString::number(SqliteSchema::kCurrentVersion));
     QCOMPARE(raw.scalar(QStringLiteral("PRAGMA journal_mode")).toString(), QStringLiteral("wal"));
     QCOMPARE(raw.rows(QStringLiteral("PRAGMA foreign_key_check")), QStringList());
     QCOMPARE(raw.scalar(QStringLiteral("PRAGMA integrity_check")).toString(), QStringLiteral("ok"));
@@ -494,7 +510,8 @@ void TestSqliteSchema::refusesNonSqliteFile()
     auto store = ResultStore::open(path);
     QVERIFY(!store.has_value());
     QVERIFY2(store.error().message.contains(path), qPrintable(store.error().message));
-    QVERIFY2(store.error().message.contains(QStringLiteral("not an SQLite 3 database")), qPrintable(store.error().message));
+    QVERIFY2(store.error().message.contains(QStringLiteral("not an SQLite 3 database")),
+            qPrintable(store.error().message));
     QVERIFY(fileState(path) == before);
 }
 
@@ -530,7 +547,7 @@ void TestSqliteSchema::refusesForeignSqliteDatabase()
     QVERIFY(!store.has_value());
     QVERIFY2(store.error().message.contains(path), qPrintable(store.error().message));
     QVERIFY2(store.error().message.contains(QStringLiteral("not a Trainyard result database")),
-             qPrintable(store.error().message));
+            qPrintable(store.error().message));
     QVERIFY(fileState(path) == before);
 }
 
@@ -564,11 +581,16 @@ void TestSqliteSchema::v8ReasonsAreSplitIntoKindDetailAndPending()
         if (s.version == 8)
             v8 = s;
     QCOMPARE(v8.version, 8);
-    const QString cols = QStringLiteral("INSERT INTO runs (id, name, state, created_at, exit_code, exit_signal, failure_reason) VALUES ");
-    v8.statements << cols + QStringLiteral("(2, 'waits', 'queued', 1709644455000, NULL, NULL, 'waiting: needs 2 GPUs; best node local has 1')")
+    const QString cols = QStringLiteral(
+            "INSERT INTO runs (id, name, state, created_at, exit_code, exit_signal, failure_reason) VALUES ");
+    v8.statements << cols
+                    + QStringLiteral(
+                            "(2, 'waits', 'queued', 1709644455000, NULL, NULL, 'waiting: needs 2 GPUs; best node local has 1')")
                   << cols + QStringLiteral("(3, 'paused', 'held', 1709644455000, NULL, NULL, 'held by user')")
                   << cols + QStringLiteral("(4, 'exits', 'failed', 1709644455000, 3, NULL, 'exit code 3')")
-                  << cols + QStringLiteral("(5, 'oom', 'failed', 1709644455000, 1, NULL, 'CUDA out of memory (torch.OutOfMemoryError)')")
+                  << cols
+                    + QStringLiteral(
+                            "(5, 'oom', 'failed', 1709644455000, 1, NULL, 'CUDA out of memory (torch.OutOfMemoryError)')")
                   << cols + QStringLiteral("(6, 'stopped', 'cancelled', 1709644455000, NULL, 15, 'cancelled')")
                   << cols + QStringLiteral("(7, 'killed', 'failed', 1709644455000, NULL, 9, 'killed by signal 9')");
     const QString path = m_tmp.filePath(QStringLiteral("v8-reasons.db"));
@@ -602,8 +624,10 @@ void TestSqliteSchema::v8ReasonsAreSplitIntoKindDetailAndPending()
         QCOMPARE(run(5).failureKind, FailureKind::CudaOutOfMemory);
     }
     RawDb raw(path, true);
-    QCOMPARE(raw.scalar(QStringLiteral("SELECT failure_kind FROM runs WHERE id = 5")).toString(), QStringLiteral("cuda_oom"));
-    QCOMPARE(raw.scalar(QStringLiteral("SELECT pending_reason FROM runs WHERE id = 3")).toString(), QStringLiteral("held by user"));
+    QCOMPARE(raw.scalar(QStringLiteral("SELECT failure_kind FROM runs WHERE id = 5")).toString(),
+            QStringLiteral("cuda_oom"));
+    QCOMPARE(raw.scalar(QStringLiteral("SELECT pending_reason FROM runs WHERE id = 3")).toString(),
+            QStringLiteral("held by user"));
     QCOMPARE(raw.scalar(QStringLiteral("SELECT failure_reason FROM runs WHERE id = 3")).toString(), QString());
 }
 

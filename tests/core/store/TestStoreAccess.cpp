@@ -100,8 +100,8 @@ class TestStoreAccess final : public QObject {
     {
         QString why;
         const bool ok = runCommand(QStringLiteral("mount"),
-                                   {QStringLiteral("-o"), readOnly ? QStringLiteral("remount,ro") : QStringLiteral("remount,rw"), m_mount},
-                                   &why);
+                {QStringLiteral("-o"), readOnly ? QStringLiteral("remount,ro") : QStringLiteral("remount,rw"), m_mount},
+                &why);
         if (!ok)
             qWarning("remount of %s failed: %s", qPrintable(m_mount), qPrintable(why));
         return ok;
@@ -151,9 +151,10 @@ private Q_SLOTS:
             m_mount = m_dir.filePath(QStringLiteral("mnt-%1").arg(QString::fromLatin1(QTest::currentTestFunction())));
             QVERIFY(QDir().mkpath(m_mount));
             QString why;
-            if (!runCommand(QStringLiteral("mount"), {QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"),
-                                                      QStringLiteral("size=16m"), QStringLiteral("tmpfs"), m_mount},
-                            &why))
+            if (!runCommand(QStringLiteral("mount"),
+                        {QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"),
+                                QStringLiteral("size=16m"), QStringLiteral("tmpfs"), m_mount},
+                        &why))
                 QSKIP(qPrintable(QStringLiteral("cannot mount a tmpfs on %1: %2").arg(m_mount, why)));
         }
     }
@@ -174,14 +175,22 @@ private Q_SLOTS:
     void driverRunningAnotherSqliteIsRefused()
     {
         const QString file = QStringLiteral("/data/trainyard.db");
-        const QString a = QStringLiteral("2022-12-28 14:03:47 df5c253c0b3dd24916e4ec7cf77d3db5294cc9fd45ae7b9c5e82ad8197f38a24");
-        const QString b = QStringLiteral("2024-05-23 13:25:27 96c92aba00c8375bc32fafcdf12429c58bd8aabfcadab6683e35bbb9cdebf19e");
-        QCOMPARE(sqlitefile::libraryMismatch(file, QStringLiteral("3.40.1"), a, QStringLiteral("3.40.1"), a), QString());
-        const QString versions = sqlitefile::libraryMismatch(file, QStringLiteral("3.46.0"), b, QStringLiteral("3.40.1"), a);
-        QVERIFY2(versions.startsWith(file + QStringLiteral(": not opened: Qt's SQLite driver (QSQLITE plugin) runs SQLite "
-                                                           "3.46.0 (source ") + b + QStringLiteral(") but Trainyard is "
-                                                           "linked against SQLite 3.40.1 (source ") + a + u')'),
-                 qPrintable(versions));
+        const QString a = QStringLiteral(
+                "2022-12-28 14:03:47 df5c253c0b3dd24916e4ec7cf77d3db5294cc9fd45ae7b9c5e82ad8197f38a24");
+        const QString b = QStringLiteral(
+                "2024-05-23 13:25:27 96c92aba00c8375bc32fafcdf12429c58bd8aabfcadab6683e35bbb9cdebf19e");
+        QCOMPARE(
+                sqlitefile::libraryMismatch(file, QStringLiteral("3.40.1"), a, QStringLiteral("3.40.1"), a), QString());
+        const QString versions
+                = sqlitefile::libraryMismatch(file, QStringLiteral("3.46.0"), b, QStringLiteral("3.40.1"), a);
+        QVERIFY2(versions.startsWith(file
+                         + QStringLiteral(": not opened: Qt's SQLite driver (QSQLITE plugin) runs SQLite "
+                                          "3.46.0 (source ")
+                         + b
+                         + QStringLiteral(") but Trainyard is "
+                                          "linked against SQLite 3.40.1 (source ")
+                         + a + u')'),
+                qPrintable(versions));
         QVERIFY2(versions.contains(QStringLiteral("libqt6sql6-sqlite")), qPrintable(versions));
         // One version, two builds of it: still two libraries.
         QVERIFY(!sqlitefile::libraryMismatch(file, QStringLiteral("3.40.1"), b, QStringLiteral("3.40.1"), a).isEmpty());
@@ -195,9 +204,8 @@ private Q_SLOTS:
             QSqlQuery q(db);
             QVERIFY(q.exec(QStringLiteral("SELECT sqlite_version(), sqlite_source_id()")) && q.next());
             QCOMPARE(sqlitefile::libraryMismatch(file, q.value(0).toString(), q.value(1).toString(),
-                                                 QString::fromUtf8(sqlite3_libversion()),
-                                                 QString::fromUtf8(sqlite3_sourceid())),
-                     QString());
+                             QString::fromUtf8(sqlite3_libversion()), QString::fromUtf8(sqlite3_sourceid())),
+                    QString());
         }
         QSqlDatabase::removeDatabase(QStringLiteral("version-probe"));
     }
@@ -217,13 +225,14 @@ private Q_SLOTS:
         QVERIFY(!refused);
         QVERIFY2(refused.error().message.contains(path), qPrintable(refused.error().message));
         QVERIFY2(refused.error().message.contains(QStringLiteral("not writable (Read-only file system)")),
-                 qPrintable(refused.error().message));
+                qPrintable(refused.error().message));
 
         auto opened = ResultStore::open(path, StoreAccess::ReadOnlyIfNeeded);
         QVERIFY2(opened, opened ? "" : qPrintable(opened.error().message));
         ResultStore& store = **opened;
         QVERIFY(store.isReadOnly());
-        QVERIFY2(store.readOnlyReason().contains(QStringLiteral("Read-only file system")), qPrintable(store.readOnlyReason()));
+        QVERIFY2(store.readOnlyReason().contains(QStringLiteral("Read-only file system")),
+                qPrintable(store.readOnlyReason()));
         QCOMPARE(store.schemaVersion(), SqliteSchema::kCurrentVersion);
         const QList<RunRecord> runs = store.runs();
         QCOMPARE(runs.size(), 1);
@@ -240,13 +249,15 @@ private Q_SLOTS:
         QSignalSpy failed(&store, &ResultStore::writeFailed);
         auto created = store.createRun(RunRecord{}, {});
         QVERIFY(!created);
-        QVERIFY2(created.error().message.contains(path) && created.error().message.contains(QStringLiteral("read-only")),
-                 qPrintable(created.error().message));
+        QVERIFY2(
+                created.error().message.contains(path) && created.error().message.contains(QStringLiteral("read-only")),
+                qPrintable(created.error().message));
         RunAnnotation rename;
         rename.name = QStringLiteral("mine");
         auto annotated = store.annotateRun(id, rename);
         QVERIFY(!annotated);
-        QVERIFY2(annotated.error().message.contains(QStringLiteral("Read-only file system")), qPrintable(annotated.error().message));
+        QVERIFY2(annotated.error().message.contains(QStringLiteral("Read-only file system")),
+                qPrintable(annotated.error().message));
         QVERIFY(!store.addNode(NodeRecord{QStringLiteral("gpu1"), QStringLiteral("gpu1.lan")}));
         store.appendMetrics({point(id, QStringLiteral("loss"), 11, 0.05)});
         store.updateRun(runs.front());
@@ -298,7 +309,7 @@ private Q_SLOTS:
         {
             RawDb raw(path);
             QVERIFY(raw.exec(QStringLiteral("UPDATE meta SET value = '%1' WHERE key = 'schema_version'")
-                                 .arg(SqliteSchema::kCurrentVersion - 1)));
+                                     .arg(SqliteSchema::kCurrentVersion - 1)));
             QVERIFY(raw.exec(QStringLiteral("PRAGMA wal_checkpoint(TRUNCATE)")));
         }
         QVERIFY(QFile::remove(path + QStringLiteral("-wal")) || !QFile::exists(path + QStringLiteral("-wal")));
@@ -310,9 +321,9 @@ private Q_SLOTS:
         const QString message = opened.error().message;
         QVERIFY2(message.contains(path), qPrintable(message));
         QVERIFY2(message.contains(QStringLiteral("schema version %1, older than this Trainyard's %2")
-                                      .arg(SqliteSchema::kCurrentVersion - 1)
-                                      .arg(SqliteSchema::kCurrentVersion)),
-                 qPrintable(message));
+                                          .arg(SqliteSchema::kCurrentVersion - 1)
+                                          .arg(SqliteSchema::kCurrentVersion)),
+                qPrintable(message));
         QVERIFY2(message.contains(QStringLiteral("read-only (its folder")), qPrintable(message));
         QCOMPARE(sha256Of(path), hash);
     }
@@ -341,12 +352,14 @@ private Q_SLOTS:
             auto opened = ResultStore::open(path, access);
             QVERIFY(!opened);
             const QString message = opened.error().message;
-            QVERIFY2(message.startsWith(path + QStringLiteral(" is damaged (SQLite: database disk image is malformed)")),
-                     qPrintable(message));
+            QVERIFY2(
+                    message.startsWith(path + QStringLiteral(" is damaged (SQLite: database disk image is malformed)")),
+                    qPrintable(message));
             QVERIFY2(message.contains(QStringLiteral("keeps no backup copy")), qPrintable(message));
-            QVERIFY2(message.contains(QStringLiteral("sqlite3 '%1' \".recover\" | sqlite3 '%2'")
-                                          .arg(path, m_dir.filePath(QStringLiteral("truncated/trainyard-recovered.db")))),
-                     qPrintable(message));
+            QVERIFY2(message.contains(
+                             QStringLiteral("sqlite3 '%1' \".recover\" | sqlite3 '%2'")
+                                     .arg(path, m_dir.filePath(QStringLiteral("truncated/trainyard-recovered.db")))),
+                    qPrintable(message));
         }
         QCOMPARE(sha256Of(path), hash);
     }
@@ -362,8 +375,9 @@ private Q_SLOTS:
         f.close();
         auto opened = ResultStore::open(path);
         QVERIFY(!opened);
-        QVERIFY2(opened.error().message.startsWith(path + QStringLiteral(" is damaged (SQLite: file is not a database)")),
-                 qPrintable(opened.error().message));
+        QVERIFY2(opened.error().message.startsWith(
+                         path + QStringLiteral(" is damaged (SQLite: file is not a database)")),
+                qPrintable(opened.error().message));
         QVERIFY(opened.error().message.contains(QStringLiteral(".recover")));
 
         const QString text = m_dir.filePath(QStringLiteral("garbage/notes.txt"));
@@ -371,7 +385,7 @@ private Q_SLOTS:
         auto notDb = ResultStore::open(text);
         QVERIFY(!notDb);
         QVERIFY2(notDb.error().message.contains(text + QStringLiteral(": not a Trainyard result database")),
-                 qPrintable(notDb.error().message));
+                qPrintable(notDb.error().message));
     }
 
     void damageFoundMidSessionIsReportedOnce()
@@ -418,8 +432,9 @@ private Q_SLOTS:
         QCoreApplication::processEvents();
         QCOMPARE(damaged.size(), 1);
         const QString explanation = store.damage();
-        QVERIFY2(explanation.startsWith(path + QStringLiteral(" is damaged (SQLite: database disk image is malformed)")),
-                 qPrintable(explanation));
+        QVERIFY2(
+                explanation.startsWith(path + QStringLiteral(" is damaged (SQLite: database disk image is malformed)")),
+                qPrintable(explanation));
         QCOMPARE(damaged.front().front().toString(), explanation);
         QCOMPARE(messagesContaining(QStringLiteral("is damaged")), 1);
         QCOMPARE(messagesContaining(QStringLiteral("malformed")), 1); // no per-read warnings besides it
@@ -468,8 +483,9 @@ private Q_SLOTS:
         QVERIFY(!store.flush());
         QCoreApplication::processEvents();
         QCOMPARE(damaged.size(), 1);
-        QVERIFY2(store.damage().startsWith(path + QStringLiteral(" is damaged (SQLite: database disk image is malformed)")),
-                 qPrintable(store.damage()));
+        QVERIFY2(store.damage().startsWith(
+                         path + QStringLiteral(" is damaged (SQLite: database disk image is malformed)")),
+                qPrintable(store.damage()));
         // From then on nothing is sent to the writer.
         const qint64 committed = store.transactionsCommitted();
         RunRecord r;

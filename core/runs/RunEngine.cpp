@@ -802,7 +802,7 @@ void RunEngine::schedulePass()
             });
             m_ledger.chargeTo(usage, now, policy.usageHalfLifeMs, policy.fairShareBy);
         }
-        const sched::SchedulerDecision part = sched::schedule(state, q.value(), policy, now, usage);
+        const sched::SchedulerDecision part = m_scheduler.schedule(state, q.value(), policy, now, usage);
         state = sched::applyDecision(state, part, q.value(), now);
         decision.placements += part.placements;
         decision.pending += part.pending;

@@ -7,6 +7,7 @@
 #include "core/nodes/WorkdirSync.h"
 #include "core/runs/FairShareLedger.h"
 #include "core/sched/Policy.h"
+#include "core/sched/Scheduler.h"
 #include "core/sched/SchedulerDecision.h"
 #include "core/spec/JobSpec.h"
 
@@ -334,6 +335,7 @@ private:
     FairShareLedger::Entry ledgerEntryOf(const RunRecord& r);
     sched::Policy m_policy;                       // the default queue's
     QMap<QString, sched::Policy> m_queuePolicies; // other queues' (scheduler.json "queues")
+    sched::Scheduler m_scheduler;                 // keeps the nodes' layout between passes
     bool m_policyFixed = false;
     bool m_policyLoaded = false;
     QDateTime m_policyModified;

@@ -119,6 +119,46 @@ class TestEngineLogic final : public QObject {
     };
 
 private Q_SLOTS:
+    void testClockFiresTimersInDueOrderEachAtItsTime()
+    {
+        // The clock the other tests stand on: due order, ties in arming
+        // order, each callback seeing its own due time, repeating timers,
+        // timers armed by a callback, a destroyed context.
+        TestClock clock;
+        const qint64 t0 = clock.nowMs();
+        QObject context;
+        QList<std::pair<QString, qint64>> fired; // what, ms after t0
+        const auto note = [&](const QString& what) { fired.append({what, clock.nowMs() - t0}); };
+        clock.singleShot(30, &context, [&] { note(QStringLiteral("c30")); });
+        clock.singleShot(10, &context, [&] {
+            note(QStringLiteral("a10"));
+            clock.singleShot(5, &context, [&] { note(QStringLiteral("armed-at-10")); });
+        });
+        clock.singleShot(10, &context, [&] { note(QStringLiteral("b10")); });
+        auto gone = std::make_unique<QObject>();
+        clock.singleShot(20, gone.get(), [&] { note(QStringLiteral("gone")); });
+        ClockTimer* timer = clock.createTimer(&context, [&] { note(QStringLiteral("tick")); });
+        timer->setInterval(15);
+        timer->start();
+        QCOMPARE(clock.armedTimers(), 5);
+        QCOMPARE(clock.nextDueInMs(), std::optional<qint64>(10));
+        gone.reset();
+        clock.advance(9);
+        QVERIFY(fired.isEmpty());
+        clock.advance(21);
+        QCOMPARE(fired,
+                (QList<std::pair<QString, qint64>>{{QStringLiteral("a10"), 10}, {QStringLiteral("b10"), 10},
+                        {QStringLiteral("tick"), 15}, {QStringLiteral("armed-at-10"), 15}, {QStringLiteral("c30"), 30},
+                        {QStringLiteral("tick"), 30}}));
+        QCOMPARE(clock.nowMs() - t0, qint64(30));
+        QCOMPARE(clock.monotonicMs(), qint64(30));
+        timer->stop();
+        QCOMPARE(clock.armedTimers(), 0);
+        QCOMPARE(clock.nextDueInMs(), std::nullopt);
+        clock.advance(100);
+        QCOMPARE(fired.size(), qsizetype(6));
+    }
+
     void silentNodeIsUnreachableAfterTheHeartbeatTimeoutAndNotBefore()
     {
         // NodeHealth pings every 500 ms; 3000 ms without a sign of life is a
@@ -392,6 +432,60 @@ private Q_SLOTS:
         QCOMPARE(run.state, RunState::Succeeded);
         QCOMPARE(test::readFile(run.consolePath), first + second);
         QCOMPARE(h.store->metrics(*id, QStringLiteral("loss")).size(), qsizetype(2));
+    }
+
+    void runThatEndedWhileItsNodeWasLostIsRecordedWhenItAnswers()
+    {
+        // The run exits (code 3) while its node is unreachable. When the
+        // node answers, its agent lists the run as exited: the console is
+        // fetched from where it stopped and the run is recorded failed with
+        // its exit code, not as lost.
+        Harness h;
+        QVERIFY(h.open([](RunEngine& e) {
+            e.setReconnectDelays(2000, 2000);
+            e.setReconnectProbeInterval(0);
+        }));
+        FakeAgentTransport* node = h.addNode(QStringLiteral("ws1"));
+        const auto id = h.engine->submit(spec(QStringLiteral("name: short\ncommand: train\n")));
+        QVERIFY(id);
+        h.clock.advance(0);
+        const qint64 startedMs = h.clock.nowMs();
+        const QString agentRun = h.start(node);
+        QVERIFY(!agentRun.isEmpty());
+        const QByteArray first("acc=0.25\n"), second("acc=0.5\n");
+        node->sendOutput(agentRun, 0, first);
+        h.clock.advance(0);
+        node->setOpenFailure(QStringLiteral("no route to host"));
+        node->drop();
+        h.clock.advance(2000); // one attempt fails
+        QCOMPARE(node->openCount(), 2);
+        QCOMPARE(h.stored(*id).state, RunState::Unknown);
+
+        const qint64 size = first.size() + second.size();
+        FakeAgentTransport::RunEnd how;
+        how.finishedMs = h.clock.nowMs() - 500;
+        how.exitCode = 3;
+        node->setOpenFailure({});
+        node->setAutoReply(QStringLiteral("list"), [&](const AgentRequest&) {
+            return QJsonObject{{QStringLiteral("runs"),
+                    QJsonArray{FakeAgentTransport::runStatus(agentRun, startedMs, size, how)}}};
+        });
+        h.clock.advance(2000); // the next attempt: 2 s later (the delay is at its maximum)
+        QCOMPARE(node->openCount(), 3);
+        QCOMPARE(node->openTimesMs().at(2) - node->openTimesMs().at(1), qint64(2000));
+        const auto tail = node->takePending(QStringLiteral("tail"));
+        QVERIFY(tail);
+        QCOMPARE(tail->message.value(QStringLiteral("offset")).toInteger(), qint64(first.size()));
+        node->reply(*tail, QJsonObject{{QStringLiteral("size"), size}});
+        node->sendOutput(agentRun, first.size(), second);
+        h.end(node, agentRun, size, how, startedMs);
+        const RunRecord run = h.stored(*id);
+        QCOMPARE(run.state, RunState::Failed);
+        QCOMPARE(run.exitCode, std::optional<int>(3));
+        QCOMPARE(run.failureKind, FailureKind::ExitCode);
+        QCOMPARE(run.failureReason, QStringLiteral("exit code 3"));
+        QCOMPARE(run.finishedAt.toMSecsSinceEpoch(), how.finishedMs);
+        QCOMPARE(test::readFile(run.consolePath), first + second);
     }
 };
 

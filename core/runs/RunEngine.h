@@ -26,6 +26,7 @@ namespace ty {
 
 class AgentClient;
 class AgentTransport;
+class Clock;
 struct AgentRunStatus;
 class ResultStore;
 class RunIngest;
@@ -60,6 +61,13 @@ public:
     // `store` must outlive the engine. `databasePath` locates the local console
     // copies (<db dir>/runs/<id>/console.log) and the ingestion lock.
     RunEngine(ResultStore* store, QString databasePath, QObject* parent = nullptr);
+    // The same with the clock its logic reads and waits on (core/common/
+    // Clock.h): heartbeat timeouts, reconnection backoff and probes,
+    // time_limit, submission and end times of runs, notice times, the
+    // scheduler's "now". The constructor above uses systemClock(); tests pass
+    // a manual one (tests/support/TestClock.h). `clock` must outlive the
+    // engine; its timers fire on the engine's thread.
+    RunEngine(ResultStore* store, QString databasePath, Clock& clock, QObject* parent = nullptr);
     ~RunEngine() override;
 
     // Adds the local node, served by `agentPath` (a trainyard-agent) started as
@@ -289,6 +297,7 @@ private:
     QString agentRunIdFor(const RunRecord& run) const;
 
     ResultStore* m_store;
+    Clock& m_clock;
     QString m_databasePath;
     QString m_clientId;                      // this Trainyard instance, for GPU claims (instanceIdFor)
     QHash<QString, QSet<int>> m_refusedGpus; // node -> GPUs another instance holds, until its next GPU report

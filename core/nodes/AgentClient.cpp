@@ -57,11 +57,11 @@ void AgentClient::connectToAgent()
     m_transport->open();
 }
 
-void AgentClient::disconnectFromAgent()
+void AgentClient::disconnectFromAgent(const QString& reason)
 {
     if (m_state == State::Idle || m_state == State::Disconnected)
         return;
-    fail(QStringLiteral("disconnected by the client"));
+    fail(reason);
 }
 
 void AgentClient::onOpened()

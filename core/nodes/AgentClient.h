@@ -44,8 +44,9 @@ public:
     // or disconnected() on failure or a protocol mismatch. Requests made
     // before ready() are sent once it arrives.
     void connectToAgent();
-    // Closes the connection; pending requests fail. Runs on the node go on.
-    void disconnectFromAgent();
+    // Closes the connection; pending requests fail with `reason`, which
+    // disconnected() carries too. Runs on the node go on.
+    void disconnectFromAgent(const QString& reason = QStringLiteral("disconnected by the client"));
 
     State state() const { return m_state; }
     bool isReady() const { return m_state == State::Ready; }

@@ -73,14 +73,15 @@ void NodeHealth::tick()
     const qint64 now = m_clock.monotonicMs();
     if (m_reachable && now - m_lastAliveMs > m_timeoutMs) {
         m_reachable = false;
-        const QString reason = QStringLiteral("node %1: no heartbeat for %2 s (timeout %3 s)")
-                                       .arg(m_client->nodeName())
-                                       .arg((now - m_lastAliveMs) / 1000.0, 0, 'f', 1)
-                                       .arg(m_timeoutMs / 1000.0, 0, 'f', 1);
+        const QString silence = QStringLiteral("no heartbeat for %1 s (timeout %2 s)")
+                                        .arg((now - m_lastAliveMs) / 1000.0, 0, 'f', 1)
+                                        .arg(m_timeoutMs / 1000.0, 0, 'f', 1);
+        const QString reason = QStringLiteral("node %1: %2").arg(m_client->nodeName(), silence);
         qCWarning(lcNodes).noquote() << reason;
         Q_EMIT unreachable(reason);
+        // The node's status says why it was let go, not "disconnected by the client".
         if (m_disconnectOnTimeout && m_client)
-            m_client->disconnectFromAgent();
+            m_client->disconnectFromAgent(silence);
         return;
     }
     const qint64 sent = now;

@@ -197,8 +197,8 @@ private Q_SLOTS:
         QVERIFY(h.engine->nodeReady(QStringLiteral("ws1")));
         QVERIFY(node->isOpen());
         QCOMPARE(status.size(), 1);
-        // The tick at 3500 ms of silence: NodeHealth says why; the engine
-        // (today) reports the disconnection that follows as the reason.
+        // The tick at 3500 ms of silence: NodeHealth says why, and the
+        // node's status carries that reason.
         QTest::ignoreMessage(QtWarningMsg, "node ws1: no heartbeat for 3.5 s (timeout 3.0 s)");
         h.clock.advance(1);
         QVERIFY(!h.engine->nodeReady(QStringLiteral("ws1")));
@@ -206,7 +206,7 @@ private Q_SLOTS:
         QVERIFY(!node->isOpen()); // disconnected, to be reconnected with backoff
         QCOMPARE(status.size(), 2);
         QCOMPARE(status.at(1).first, false);
-        QCOMPARE(status.at(1).second, QStringLiteral("disconnected by the client"));
+        QCOMPARE(status.at(1).second, QStringLiteral("no heartbeat for 3.5 s (timeout 3.0 s)"));
         QCOMPARE(node->count(QStringLiteral("ping")), 60 + 6); // 500 .. 3000 ms of silence, unanswered
         QCOMPARE(node->openCount(), 1);
     }

@@ -9,8 +9,11 @@
 // run and on the same schema, pragmas and transaction size, baselines written
 // here against a plain SQLite file through QtSql: a prepared QSqlQuery with
 // bindValue() + exec() per row, and QSqlQuery::execBatch() over column
-// lists. The ceiling: the sqlite3 shell inserting the same rows via one
-// INSERT ... SELECT FROM generate_series (no per-row API at all). Also times
+// lists. The ceilings: the sqlite3 shell inserting via one INSERT ... SELECT
+// FROM generate_series (no per-row API at all) the same rows (for rows only)
+// and as many BLOB rows of the same bytes as the blocks came to (for
+// blocks: about 2,400 rows for 10M points, so the rows' ceiling is no ceiling
+// for them). Each product row prints its share of its own ceiling. Also times
 // reading one key back (metrics(run, key)). Ends with the product's figures
 // as ratios to each baseline.
 //
@@ -55,6 +58,8 @@ struct Measured {
     qint64 points = 0;
     qint64 transactions = 0;
     double readPerSecond = 0;
+    qint64 blockRows = 0;  // metric_blocks rows the run left (blocks only)
+    qint64 blockBytes = 0; // their points BLOBs, bytes in all
 };
 
 // The N points, in appendMetrics() chunks, made before any clock starts:
@@ -135,6 +140,21 @@ std::optional<Measured> benchStore(const QString& dir, bool packBlocks, const QS
                 static_cast<long long>(back.size()), qPrintable(kKeys[0]), static_cast<long long>((n + 3) / 4));
     m.readPerSecond = back.size() / readSeconds;
     store->reset();
+    {
+        // What the blocks came to: the shell's blob ceiling writes as many rows of as many bytes.
+        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("bench-blocks"));
+        db.setDatabaseName(file);
+        if (db.open()) {
+            QSqlQuery q(db);
+            if (q.exec(QStringLiteral("SELECT count(*), coalesce(sum(length(points)), 0) FROM metric_blocks"))
+                    && q.next()) {
+                m.blockRows = q.value(0).toLongLong();
+                m.blockBytes = q.value(1).toLongLong();
+            }
+        }
+        db = {};
+        QSqlDatabase::removeDatabase(QStringLiteral("bench-blocks"));
+    }
     removeDatabase(file);
     return m;
 }
@@ -277,8 +297,12 @@ std::optional<Measured> benchQtSql(const QString& dir, bool batch, const QString
     return m;
 }
 
-// The same rows through the sqlite3 shell: INSERT ... SELECT, one transaction.
-std::optional<Measured> benchShell(const QString& dir, qint64 n)
+// The sqlite3 shell writing, in one transaction of INSERT ... SELECT, either
+// the same rows as the store (rows: the ceiling for rows only) or as many
+// metric_blocks rows of the same total BLOB bytes as the store's blocks came
+// to (blobRows > 0: the ceiling for blocks; zeroblob(), so no time goes to
+// making the bytes). `n`: the points either carries.
+std::optional<Measured> benchShell(const QString& dir, qint64 n, qint64 blobRows = 0, qint64 blobBytes = 0)
 {
     const QString shell = QStandardPaths::findExecutable(QStringLiteral("sqlite3"));
     if (shell.isEmpty()) {
@@ -289,14 +313,21 @@ std::optional<Measured> benchShell(const QString& dir, qint64 n)
     if (!seedDatabase(file))
         return std::nullopt;
     // metric_keys ids 1..4 are the four keys (created in order above).
+    const qint64 bytesPerBlob = blobRows > 0 ? (blobBytes + blobRows - 1) / blobRows : 0;
+    const QString insert = blobRows > 0
+            ? QStringLiteral(" INSERT INTO metric_blocks (key_id, source, first_id, last_id, count, live, first_step,"
+                             " last_step, points) SELECT 1 + value % 4, 0, value * 4096, value * 4096 + 4095, 4096,"
+                             " 4096, value * 1024, value * 1024 + 1023, zeroblob(%2) FROM generate_series(0, %1);")
+                      .arg(blobRows - 1)
+                      .arg(bytesPerBlob)
+            : QStringLiteral(" INSERT INTO metrics (key_id, step, epoch, wall_ms, value, kind)"
+                             " SELECT 1 + value % 4, value / 4, CASE WHEN value % 8 = 0 THEN (value / 4) / 1000.0 END,"
+                             " 1700000000000 + value, value * 0.001, 0 FROM generate_series(0, %1);")
+                      .arg(n - 1);
     const QString sql = QStringLiteral(
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-%2;"
-            " BEGIN IMMEDIATE;"
-            " INSERT INTO metrics (key_id, step, epoch, wall_ms, value, kind)"
-            " SELECT 1 + value % 4, value / 4, CASE WHEN value % 8 = 0 THEN (value / 4) / 1000.0 END,"
-            " 1700000000000 + value, value * 0.001, 0 FROM generate_series(0, %1);"
-            " COMMIT;")
-                                .arg(n - 1)
+            " BEGIN IMMEDIATE;%1 COMMIT;")
+                                .arg(insert)
                                 .arg(SqliteStoreOptions{}.writerCacheKiB);
     QProcess p;
     p.setProgram(shell);
@@ -309,7 +340,7 @@ std::optional<Measured> benchShell(const QString& dir, qint64 n)
     p.closeWriteChannel();
     p.waitForFinished(-1);
     Measured m;
-    m.name = QStringLiteral("sqlite3 shell INSERT..SELECT");
+    m.name = blobRows > 0 ? QStringLiteral("sqlite3 shell, same BLOBs") : QStringLiteral("sqlite3 shell, same rows");
     m.seconds = timer.nsecsElapsed() / 1e9;
     m.cpu = cpuSeconds(RUSAGE_CHILDREN) - cpu0;
     m.points = n;
@@ -350,8 +381,8 @@ int main(int argc, char** argv)
 
     std::printf("bench_store: %lld points, 4 keys, chunks of 10000, database in %s\n", static_cast<long long>(n),
             qPrintable(dir));
-    std::printf(
-            "%-30s %8s %12s %8s %12s %s\n", "", "wall s", "points/s", "CPU s", "points/CPU-s", "vs shell (wall, CPU)");
+    std::printf("%-30s %8s %12s %8s %12s %s\n", "", "wall s", "points/s", "CPU s", "points/CPU-s",
+            "of its ceiling (wall, CPU)");
     std::optional<Measured> ceiling;
     if (shell) {
         ceiling = benchShell(dir, n);
@@ -386,10 +417,20 @@ int main(int argc, char** argv)
                 = isProduct ? QStringLiteral("store (%1)").arg(name) : QStringLiteral("baseline %1").arg(name);
         std::printf("%-30s %8.2f %12.0f %8.2f %12.0f", qPrintable(label), m->seconds, m->points / m->seconds, m->cpu,
                 m->points / m->cpu);
-        if (ceiling)
-            std::printf("  %5.1f%%, %5.1f%%", 100.0 * ceiling->seconds / m->seconds, 100.0 * ceiling->cpu / m->cpu);
+        // Rows against the shell writing the same rows; blocks against the
+        // shell writing the same BLOB bytes (measured right after).
+        std::optional<Measured> own = kind == Kind::Blocks ? std::nullopt : ceiling;
+        if (kind == Kind::Blocks && shell && m->blockRows > 0)
+            own = benchShell(dir, n, m->blockRows, m->blockBytes);
+        if (own)
+            std::printf("  %5.1f%%, %5.1f%%", 100.0 * own->seconds / m->seconds, 100.0 * own->cpu / m->cpu);
         std::printf("  [%lld transactions; one key read back at %.0f points/s]\n",
                 static_cast<long long>(m->transactions), m->readPerSecond);
+        if (kind == Kind::Blocks && own)
+            std::printf("%-30s %8.2f %12.0f %8.2f %12.0f  [%lld rows, %lld bytes each: the ceiling for blocks]\n",
+                    qPrintable(own->name), own->seconds, own->points / own->seconds, own->cpu, own->points / own->cpu,
+                    static_cast<long long>(m->blockRows),
+                    static_cast<long long>((m->blockBytes + m->blockRows - 1) / m->blockRows));
         std::fflush(stdout);
     }
     // The product beside each baseline, from this run: > 1 means the store

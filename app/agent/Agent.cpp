@@ -869,7 +869,7 @@ void Agent::pumpTails(bool tick)
             // (sendfile: no copy here). The sidecar is written before the
             // console bytes: read after the size, it covers every stderr
             // byte of this chunk.
-            std::int64_t end = t.offset
+            long long end = t.offset
                     + std::min<std::int64_t>(size - t.offset, std::int64_t(kChunk)); // take() may end it sooner
             t.stderrRanges->refresh(t.offset);
             if (t.followTruncation && t.stderrRanges->truncations() > t.generation) {

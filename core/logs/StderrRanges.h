@@ -31,7 +31,7 @@ public:
 
 // The sidecar `console.stderr` of a console file: text, one line per range,
 // "<offset> <length>\n" in decimal bytes of the console (the agent's format,
-// app/agent/StderrRanges.h). Writers append a range before the bytes it
+// core/agentproto/StderrRanges.h, which parses and formats it here too). Writers append a range before the bytes it
 // covers, so a reader that reads the console and then refresh()es knows
 // every stderr byte it read. Thread affinity: one thread at a time.
 class StderrSidecar {

@@ -64,7 +64,7 @@ CORE_SOURCES=(
   core/logs/importers/TfEventDecoder.cpp core/logs/importers/TensorBoardEventReader.cpp
   core/logs/importers/LenientJson.cpp core/logs/importers/JsonLinesReader.cpp core/logs/importers/CsvMetricsReader.cpp
   core/logs/importers/TrainerStateImporter.cpp core/logs/importers/MetricFileImporter.cpp
-  core/spec/JobSpec.cpp core/nodes/AgentFrameDecoder.cpp core/agentproto/FrameSplitter.cpp)
+  core/spec/JobSpec.cpp core/spec/ShellTemplate.cpp core/nodes/AgentFrameDecoder.cpp core/agentproto/FrameSplitter.cpp)
 
 mkdir -p "$OUT/obj" "$OUT/bin" "$OUT/logs"
 

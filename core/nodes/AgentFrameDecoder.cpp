@@ -15,14 +15,20 @@ void AgentFrameDecoder::feed(const QByteArray& bytes)
 {
     if (hasError())
         return;
-    if (m_pos > 0 && (m_pos >= m_buf.size() || m_pos > 1024 * 1024)) {
-        m_buf.remove(0, m_pos);
+    if (m_pos >= m_buf.size()) {
+        // Everything before was taken (a payload's bytes always are): hold
+        // the new bytes by implicit sharing, no copy. Not remove(): on a
+        // buffer still shared with the caller that copies it.
+        m_buf = bytes;
+        m_pos = 0;
+        return;
+    }
+    // The start of a line waits for its end: keep only it, then append.
+    if (m_pos > 0) {
+        m_buf = QByteArrayView(m_buf).sliced(m_pos).toByteArray();
         m_pos = 0;
     }
-    if (m_buf.isEmpty())
-        m_buf = bytes; // implicit sharing: no copy for the common case (all taken before)
-    else
-        m_buf.append(bytes); // the start of a line waits for its end
+    m_buf.append(bytes);
 }
 
 void AgentFrameDecoder::reset()

@@ -34,9 +34,9 @@ std::string field(const Json& j, const char* key)
 
 std::string Agent::runFileRoot(const std::string& run, const std::string& root, std::string& error) const
 {
-    if (root == "run_dir")
+    if (root == agentproto::kRootRunDir)
         return m_registry.paths(run).dir;
-    if (root == "workdir" || root.empty()) {
+    if (root == agentproto::kRootWorkdir || root.empty()) {
         auto rj = m_registry.runJson(run);
         const std::string wd = rj ? rj->value("workdir", std::string()) : std::string();
         if (wd.empty())

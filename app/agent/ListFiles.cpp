@@ -143,7 +143,7 @@ struct Lister {
             struct stat st { };
             if (::lstat(childAbs.c_str(), &st) != 0)
                 continue;
-            if (rootName == "workdir" && name == ".trainyard-sync.json" && rel.empty())
+            if (rootName == agentproto::kRootWorkdir && name == ".trainyard-sync.json" && rel.empty())
                 continue;
             if (isAgentFile(childAbs))
                 continue;
@@ -210,11 +210,11 @@ Json listRunFiles(const std::string& workdir, const std::string& runDir, const s
     Lister l{globs, Json::array(), 0, false, {}, agentFiles};
     if (!workdir.empty()) {
         l.skipDir = runDir;
-        l.walk("workdir", workdir, "");
+        l.walk(agentproto::kRootWorkdir, workdir, "");
     }
     if (!runDir.empty() && runDir != workdir) {
         l.skipDir.clear();
-        l.walk("run_dir", runDir, "");
+        l.walk(agentproto::kRootRunDir, runDir, "");
     }
     return Json{{fields::kWorkdir, workdir}, {fields::kRunDir, runDir}, {fields::kFiles, std::move(l.files)},
             {fields::kTruncated, l.truncated}};

@@ -48,7 +48,7 @@ inline AgentFileList agentFileListFromJson(const QJsonObject& o)
         e.linkTarget = f.value(QLatin1StringView(agentproto::fields::kTarget)).toString();
         e.mtimeMs = qint64(f.value(QLatin1StringView(agentproto::fields::kMtimeMs)).toDouble());
         e.nameNotUtf8 = f.value(QLatin1StringView(agentproto::fields::kNameNotUtf8)).toBool();
-        const QString base = e.root == u"run_dir" ? l.runDir : l.workdir;
+        const QString base = e.root == QLatin1StringView(agentproto::kRootRunDir) ? l.runDir : l.workdir;
         e.absolutePath = base + u'/' + e.path;
         l.files.append(e);
     }

@@ -25,6 +25,8 @@ packages=(
   # packaging: man pages from --help, the .deb's computed dependencies (file, dpkg-dev),
   # AppStream metainfo validation, zsh to check the zsh completion parses
   help2man file dpkg-dev appstream zsh
+  # tests: the tree stays formatted by .clang-format (clang-format 14)
+  clang-format
 )
 
 missing=()

@@ -19,12 +19,12 @@
         <translation>快捷键</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/HelpDialogs.cpp" line="92"/>
+        <location filename="../ui/dialogs/HelpDialogs.cpp" line="91"/>
         <source>&lt;h3&gt;Trainyard %1&lt;/h3&gt;&lt;p&gt;An experiment manager for machine-learning researchers: queue training runs on your GPU workstations over SSH, watch their consoles and curves live, and compare them.&lt;/p&gt;&lt;p&gt;Built with Qt %2 (running on Qt %3).&lt;/p&gt;</source>
         <translation>&lt;h3&gt;Trainyard %1&lt;/h3&gt;&lt;p&gt;面向机器学习研究者的实验管理器：通过 SSH 在你的 GPU 工作站上排队训练运行，实时查看其控制台与曲线，并进行对比。&lt;/p&gt;&lt;p&gt;基于 Qt %2 构建（运行于 Qt %3）。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/HelpDialogs.cpp" line="100"/>
+        <location filename="../ui/dialogs/HelpDialogs.cpp" line="99"/>
         <source>About Trainyard</source>
         <translation>关于 Trainyard</translation>
     </message>
@@ -47,9 +47,108 @@
     </message>
 </context>
 <context>
+    <name>RunTexts</name>
+    <message>
+        <location filename="../ui/i18n/RunTexts.cpp" line="13"/>
+        <source>queued</source>
+        <translation>排队中</translation>
+    </message>
+    <message>
+        <location filename="../ui/i18n/RunTexts.cpp" line="14"/>
+        <source>held</source>
+        <translation>已挂起</translation>
+    </message>
+    <message>
+        <location filename="../ui/i18n/RunTexts.cpp" line="15"/>
+        <source>starting</source>
+        <translation>启动中</translation>
+    </message>
+    <message>
+        <location filename="../ui/i18n/RunTexts.cpp" line="16"/>
+        <source>running</source>
+        <translation>运行中</translation>
+    </message>
+    <message>
+        <location filename="../ui/i18n/RunTexts.cpp" line="17"/>
+        <source>succeeded</source>
+        <translation>已成功</translation>
+    </message>
+    <message>
+        <location filename="../ui/i18n/RunTexts.cpp" line="18"/>
+        <source>failed</source>
+        <translation>已失败</translation>
+    </message>
+    <message>
+        <location filename="../ui/i18n/RunTexts.cpp" line="19"/>
+        <location filename="../ui/i18n/RunTexts.cpp" line="32"/>
+        <source>cancelled</source>
+        <translation>已取消</translation>
+    </message>
+    <message>
+        <location filename="../ui/i18n/RunTexts.cpp" line="20"/>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <location filename="../ui/i18n/RunTexts.cpp" line="24"/>
+        <source>exit code</source>
+        <translation>退出码</translation>
+    </message>
+    <message>
+        <location filename="../ui/i18n/RunTexts.cpp" line="25"/>
+        <source>signal</source>
+        <translation>信号</translation>
+    </message>
+    <message>
+        <location filename="../ui/i18n/RunTexts.cpp" line="26"/>
+        <source>OOM killer</source>
+        <translation>OOM killer 终止</translation>
+    </message>
+    <message>
+        <location filename="../ui/i18n/RunTexts.cpp" line="27"/>
+        <source>CUDA OOM</source>
+        <translation>CUDA 显存不足</translation>
+    </message>
+    <message>
+        <location filename="../ui/i18n/RunTexts.cpp" line="28"/>
+        <source>traceback</source>
+        <translation>Python 异常</translation>
+    </message>
+    <message>
+        <location filename="../ui/i18n/RunTexts.cpp" line="29"/>
+        <source>NCCL</source>
+        <translation>NCCL 错误</translation>
+    </message>
+    <message>
+        <location filename="../ui/i18n/RunTexts.cpp" line="30"/>
+        <source>time limit</source>
+        <translation>超出时限</translation>
+    </message>
+    <message>
+        <location filename="../ui/i18n/RunTexts.cpp" line="31"/>
+        <source>node lost</source>
+        <translation>节点丢失</translation>
+    </message>
+    <message>
+        <location filename="../ui/i18n/RunTexts.cpp" line="33"/>
+        <source>start failed</source>
+        <translation>启动失败</translation>
+    </message>
+    <message>
+        <location filename="../ui/i18n/RunTexts.cpp" line="34"/>
+        <source>unschedulable</source>
+        <translation>无法调度</translation>
+    </message>
+    <message>
+        <location filename="../ui/i18n/RunTexts.cpp" line="35"/>
+        <source>other</source>
+        <translation>其他</translation>
+    </message>
+</context>
+<context>
     <name>main</name>
     <message>
-        <location filename="../app/gui/main.cpp" line="39"/>
+        <location filename="../app/gui/main.cpp" line="41"/>
         <source>Trainyard</source>
         <translation>Trainyard</translation>
     </message>
@@ -92,72 +191,72 @@
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="41"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="42"/>
         <source>Private key</source>
         <translation>私钥</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="48"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="49"/>
         <source>Accept the host key if the host is not in known_hosts yet</source>
         <translation>若主机尚不在 known_hosts 中，则接受其主机密钥</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="50"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="51"/>
         <source>Unchecked: an unknown host key is shown with its SHA256 fingerprint and you are asked. A changed host key is always refused.</source>
         <translation>不勾选：未知的主机密钥会显示其 SHA256 指纹并询问你。已变更的主机密钥总是被拒绝。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="54"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="55"/>
         <source>&amp;Name:</source>
         <translation>名称(&amp;N)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="55"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="56"/>
         <source>&amp;Host:</source>
         <translation>主机(&amp;H)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="56"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="57"/>
         <source>&amp;User:</source>
         <translation>用户(&amp;U)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="57"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="58"/>
         <source>&amp;Port:</source>
         <translation>端口(&amp;P)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="58"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="59"/>
         <source>&amp;Identity file:</source>
         <translation>身份文件(&amp;I)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="66"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="67"/>
         <source>Add</source>
         <translation>添加</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="126"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="127"/>
         <source>Give the node a name.</source>
         <translation>请为节点命名。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="128"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="129"/>
         <source>The name &apos;%1&apos; may only hold letters, digits, &apos;.&apos;, &apos;_&apos; and &apos;-&apos; (at most 64).</source>
         <translation>名称“%1”只能包含字母、数字、“.”、“_”和“-”（最多 64 个字符）。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="130"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="131"/>
         <source>There is a node named &apos;%1&apos; already.</source>
         <translation>已存在名为“%1”的节点。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="132"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="133"/>
         <source>Give the host: an alias from ~/.ssh/config or a host name.</source>
         <translation>请填写主机：~/.ssh/config 中的别名或主机名。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="134"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="135"/>
         <source>The host &apos;%1&apos; contains a space.</source>
         <translation>主机“%1”包含空格。</translation>
     </message>
@@ -165,7 +264,7 @@
 <context>
     <name>ty::AggregatedConsoleModel</name>
     <message>
-        <location filename="../ui/console/AggregatedConsoleModel.cpp" line="100"/>
+        <location filename="../ui/console/AggregatedConsoleModel.cpp" line="91"/>
         <source>%1 at offset %2</source>
         <translation>%1，位于偏移 %2</translation>
     </message>
@@ -173,147 +272,147 @@
 <context>
     <name>ty::AggregatedConsoleView</name>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="105"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="106"/>
         <source>Filter lines (text, or a regex)</source>
         <translation>过滤行（文本或正则表达式）</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="107"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="109"/>
         <source>Plain text matches case-insensitively; a regex as typed (start it with (?i) to ignore case)</source>
         <translation>纯文本匹配不区分大小写；正则表达式按输入匹配（以 (?i) 开头可忽略大小写）</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="108"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="110"/>
         <source>Regex</source>
         <translation>正则</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="112"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="114"/>
         <source>All levels</source>
         <translation>所有级别</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="113"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="115"/>
         <source>Warnings and errors</source>
         <translation>警告与错误</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="114"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="116"/>
         <source>Errors and tracebacks</source>
         <translation>错误与回溯</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="115"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="117"/>
         <source>Written to stderr</source>
         <translation>仅 stderr 输出</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="125"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="127"/>
         <source>Save…</source>
         <translation>保存…</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="126"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="128"/>
         <source>Save the current filter under a name</source>
         <translation>以名称保存当前过滤器</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="129"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="131"/>
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="130"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="132"/>
         <source>Delete the saved filter picked on the left</source>
         <translation>删除左侧选中的已保存过滤器</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="133"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="135"/>
         <source>Follow</source>
         <translation>跟随</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="136"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="138"/>
         <source>Keep the newest line in view</source>
         <translation>保持最新一行可见</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="162"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="164"/>
         <source>Copy lines</source>
         <translation>复制行</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="328"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="332"/>
         <source>%1 of %2 lines · %3 runs</source>
         <translation>%1 / %2 行 · %3 个运行</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="330"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="334"/>
         <source>loading %1 of %2 MB…</source>
         <translation>正在加载 %1 / %2 MB…</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="332"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="338"/>
         <source>filtering…</source>
         <translation>正在过滤…</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="337"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="343"/>
         <source>times estimated from start/end for: %1</source>
         <translation>根据开始/结束时间估计时间戳：%1</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="347"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="353"/>
         <source>Invalid regex: %1</source>
         <translation>无效的正则表达式：%1</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="433"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="439"/>
         <source>Saved filters…</source>
         <translation>已保存的过滤器…</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="436"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="442"/>
         <source>errors</source>
         <translation>错误</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="437"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="443"/>
         <source>warnings and errors</source>
         <translation>警告与错误</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="438"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="444"/>
         <source>stderr</source>
         <translation>stderr</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="439"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="445"/>
         <source>all levels</source>
         <translation>所有级别</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="442"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="448"/>
         <source>%1 “%2”, %3</source>
         <translation>%1“%2”，%3</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="442"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="448"/>
         <source>regex</source>
         <translation>正则</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="442"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="448"/>
         <source>text</source>
         <translation>文本</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="453"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="458"/>
         <source>Save filter</source>
         <translation>保存过滤器</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="453"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="458"/>
         <source>Name:</source>
         <translation>名称：</translation>
     </message>
@@ -321,84 +420,84 @@
 <context>
     <name>ty::ArtifactsDialog</name>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="46"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="45"/>
         <source>Artifacts of run %1 (%2)</source>
         <translation>运行 %1（%2）的产物</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="51"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="50"/>
         <source>File on the node</source>
         <translation>节点上的文件</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="51"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="50"/>
         <source>Size</source>
         <translation>大小</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="51"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="50"/>
         <source>Type</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="64"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="63"/>
         <source>&amp;Refresh</source>
         <translation>刷新(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="65"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="64"/>
         <source>&amp;Download to results folder</source>
         <translation>下载到结果文件夹(&amp;D)</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="68"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="67"/>
         <source>Download &amp;to…</source>
         <translation>下载到(&amp;T)…</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="69"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="68"/>
         <source>&amp;Open folder</source>
         <translation>打开文件夹(&amp;O)</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="76"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="75"/>
         <source>Download artifacts to</source>
         <translation>将产物下载到</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="118"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="117"/>
         <source>No engine: artifacts are listed by the run&apos;s node.</source>
         <translation>无引擎：产物由运行所在节点列出。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="121"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="120"/>
         <source>Asking the node…</source>
         <translation>正在询问节点…</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="147"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="146"/>
         <source>link to %1</source>
         <translation>链接到 %1</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="159"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="158"/>
         <source>No files match the run&apos;s artifacts globs (or the spec has none).</source>
         <translation>没有与该运行的产物通配模式匹配的文件（或任务规格中未设置）。</translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="160"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="159"/>
         <source>%n file(s), %1 on the node.</source>
         <translation>
             <numerusform>%n 个文件，节点上共 %1。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="162"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="161"/>
         <source>The node stopped listing at its entry limit: not every match is shown.</source>
         <translation>节点在达到条目上限时停止列出：并非所有匹配项都已显示。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="173"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="172"/>
         <source>Downloading to %1…</source>
         <translation>正在下载到 %1…</translation>
     </message>
@@ -438,32 +537,32 @@
         <translation>%1 · 最佳（%2%3）</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareTableModel.cpp" line="306"/>
+        <location filename="../ui/compare/CompareTableModel.cpp" line="307"/>
         <source>min</source>
         <translation>最小</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareTableModel.cpp" line="306"/>
+        <location filename="../ui/compare/CompareTableModel.cpp" line="307"/>
         <source>max</source>
         <translation>最大</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareTableModel.cpp" line="307"/>
+        <location filename="../ui/compare/CompareTableModel.cpp" line="308"/>
         <source>, set</source>
         <translation>，手动设置</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareTableModel.cpp" line="309"/>
+        <location filename="../ui/compare/CompareTableModel.cpp" line="310"/>
         <source>%1 · step of best</source>
         <translation>%1 · 最佳值所在步</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareTableModel.cpp" line="379"/>
+        <location filename="../ui/compare/CompareTableModel.cpp" line="383"/>
         <source>Click to sort the runs by this row; right click to choose whether the lowest or highest value is best</source>
         <translation>点击按此行对运行排序；右键选择最低值还是最高值为最佳</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareTableModel.cpp" line="380"/>
+        <location filename="../ui/compare/CompareTableModel.cpp" line="384"/>
         <source>Click to sort the runs by this row</source>
         <translation>点击按此行对运行排序</translation>
     </message>
@@ -471,37 +570,37 @@
 <context>
     <name>ty::CompareView</name>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="92"/>
+        <location filename="../ui/compare/CompareView.cpp" line="93"/>
         <source>X axis:</source>
         <translation>X 轴：</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="95"/>
+        <location filename="../ui/compare/CompareView.cpp" line="96"/>
         <source>Step</source>
         <translation>步</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="95"/>
+        <location filename="../ui/compare/CompareView.cpp" line="96"/>
         <source>Epoch</source>
         <translation>轮次</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="95"/>
+        <location filename="../ui/compare/CompareView.cpp" line="96"/>
         <source>Relative time</source>
         <translation>相对时间</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="95"/>
+        <location filename="../ui/compare/CompareView.cpp" line="96"/>
         <source>Wall time</source>
         <translation>墙钟时间</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="99"/>
+        <location filename="../ui/compare/CompareView.cpp" line="100"/>
         <source>Log Y</source>
         <translation>对数 Y</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="101"/>
+        <location filename="../ui/compare/CompareView.cpp" line="102"/>
         <source>Logarithmic y axis; values &lt;= 0 are skipped</source>
         <translation>对数 y 轴；跳过 &lt;= 0 的值</translation>
     </message>
@@ -521,19 +620,19 @@
         <translation>导出表格…</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="123"/>
+        <location filename="../ui/compare/CompareView.cpp" line="124"/>
         <source>Export table as CSV</source>
         <translation>将表格导出为 CSV</translation>
     </message>
     <message>
         <location filename="../ui/compare/CompareView.cpp" line="124"/>
-        <location filename="../ui/compare/CompareView.cpp" line="602"/>
+        <location filename="../ui/compare/CompareView.cpp" line="609"/>
         <source>CSV files (*.csv)</source>
         <translation>CSV 文件 (*.csv)</translation>
     </message>
     <message>
         <location filename="../ui/compare/CompareView.cpp" line="128"/>
-        <location filename="../ui/compare/CompareView.cpp" line="613"/>
+        <location filename="../ui/compare/CompareView.cpp" line="620"/>
         <source>Export failed</source>
         <translation>导出失败</translation>
     </message>
@@ -555,82 +654,82 @@
         <translation>%1 个运行 · %2 个键 · %3 个点</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="406"/>
+        <location filename="../ui/compare/CompareView.cpp" line="409"/>
         <source>Not drawn on the epoch axis (no &apos;epoch&apos; metric logged): %1</source>
         <translation>未在轮次轴上绘制（未记录 “epoch” 指标）：%1</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="454"/>
+        <location filename="../ui/compare/CompareView.cpp" line="457"/>
         <source>Sort runs ascending</source>
         <translation>运行升序排列</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="455"/>
+        <location filename="../ui/compare/CompareView.cpp" line="458"/>
         <source>Sort runs descending</source>
         <translation>运行降序排列</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="456"/>
+        <location filename="../ui/compare/CompareView.cpp" line="459"/>
         <source>Compared order</source>
         <translation>对比顺序</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="467"/>
+        <location filename="../ui/compare/CompareView.cpp" line="472"/>
         <source>Best of %1: automatic (%2)</source>
         <translation>%1 的最佳值：自动（%2）</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="467"/>
+        <location filename="../ui/compare/CompareView.cpp" line="472"/>
         <source>lowest</source>
         <translation>最低</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="467"/>
+        <location filename="../ui/compare/CompareView.cpp" line="472"/>
         <source>highest</source>
         <translation>最高</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="468"/>
+        <location filename="../ui/compare/CompareView.cpp" line="473"/>
         <source>Best of %1: lowest</source>
         <translation>%1 的最佳值：最低</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="469"/>
+        <location filename="../ui/compare/CompareView.cpp" line="474"/>
         <source>Best of %1: highest</source>
         <translation>%1 的最佳值：最高</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="584"/>
+        <location filename="../ui/compare/CompareView.cpp" line="589"/>
         <source>Reset zoom</source>
         <translation>重置缩放</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="585"/>
+        <location filename="../ui/compare/CompareView.cpp" line="590"/>
         <source>Export data as CSV…</source>
         <translation>将数据导出为 CSV…</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="586"/>
+        <location filename="../ui/compare/CompareView.cpp" line="591"/>
         <source>Export chart as PNG…</source>
         <translation>将图表导出为 PNG…</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="587"/>
+        <location filename="../ui/compare/CompareView.cpp" line="592"/>
         <source>Export chart as SVG…</source>
         <translation>将图表导出为 SVG…</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="603"/>
+        <location filename="../ui/compare/CompareView.cpp" line="610"/>
         <source>PNG images (*.png)</source>
         <translation>PNG 图像 (*.png)</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="604"/>
+        <location filename="../ui/compare/CompareView.cpp" line="611"/>
         <source>SVG images (*.svg)</source>
         <translation>SVG 图像 (*.svg)</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="605"/>
+        <location filename="../ui/compare/CompareView.cpp" line="613"/>
         <source>Export %1 as %2</source>
         <translation>将 %1 导出为 %2</translation>
     </message>
@@ -638,17 +737,17 @@
 <context>
     <name>ty::ConsoleTextView</name>
     <message>
-        <location filename="../ui/console/ConsoleTextView.cpp" line="256"/>
+        <location filename="../ui/console/ConsoleTextView.cpp" line="257"/>
         <source>  … [line truncated: %L1 of %L2 columns shown]</source>
         <translation>  … [行已截断：显示 %L2 列中的 %L1 列]</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleTextView.cpp" line="670"/>
+        <location filename="../ui/console/ConsoleTextView.cpp" line="673"/>
         <source>&amp;Copy</source>
         <translation>复制(&amp;C)</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleTextView.cpp" line="673"/>
+        <location filename="../ui/console/ConsoleTextView.cpp" line="676"/>
         <source>Select &amp;All</source>
         <translation>全选(&amp;A)</translation>
     </message>
@@ -736,48 +835,48 @@
         <translation>无输出。</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="163"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="164"/>
         <source>Reading %1 of output…</source>
         <translation>正在读取 %1 的输出…</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="324"/>
-        <location filename="../ui/console/ConsoleView.cpp" line="338"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="327"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="341"/>
         <source>not found</source>
         <translation>未找到</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="338"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="341"/>
         <source>%L1 match(es)</source>
         <translation>%L1 个匹配</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="361"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="364"/>
         <source>Run #%1 · %2 KiB</source>
         <translation>运行 #%1 · %2 KiB</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="362"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="365"/>
         <source>Run #%1 · %2 MiB</source>
         <translation>运行 #%1 · %2 MiB</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="367"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="370"/>
         <source>the first %1 MB</source>
         <translation>前 %1 MB</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="369"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="372"/>
         <source>%L1 rows</source>
         <translation>%L1 行</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="371"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="374"/>
         <source> · not held here: %1 (the console file has everything)</source>
         <translation> · 此处未保留：%1（控制台文件包含全部内容）</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="371"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="374"/>
         <source> and then </source>
         <translation>，然后 </translation>
     </message>
@@ -785,22 +884,22 @@
 <context>
     <name>ty::DecimatedChart</name>
     <message>
-        <location filename="../ui/charts/DecimatedChart.cpp" line="152"/>
+        <location filename="../ui/charts/DecimatedChart.cpp" line="153"/>
         <source>step</source>
         <translation>步</translation>
     </message>
     <message>
-        <location filename="../ui/charts/DecimatedChart.cpp" line="567"/>
+        <location filename="../ui/charts/DecimatedChart.cpp" line="568"/>
         <source>Log scale: 1 value &lt;= 0 skipped</source>
         <translation>对数刻度：跳过 1 个 &lt;= 0 的值</translation>
     </message>
     <message>
-        <location filename="../ui/charts/DecimatedChart.cpp" line="568"/>
+        <location filename="../ui/charts/DecimatedChart.cpp" line="569"/>
         <source>Log scale: %1 values &lt;= 0 skipped</source>
         <translation>对数刻度：跳过 %1 个 &lt;= 0 的值</translation>
     </message>
     <message>
-        <location filename="../ui/charts/DecimatedChart.cpp" line="593"/>
+        <location filename="../ui/charts/DecimatedChart.cpp" line="594"/>
         <source>Trainyard chart</source>
         <translation>Trainyard 图表</translation>
     </message>
@@ -808,316 +907,316 @@
 <context>
     <name>ty::MainWindow</name>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="101"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="102"/>
         <source>signal %1</source>
         <translation>信号 %1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="103"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="104"/>
         <source>exit %1</source>
         <translation>退出码 %1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="163"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="167"/>
         <source>Database write failed: %1</source>
         <translation>数据库写入失败：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="168"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="174"/>
         <source>Damaged result database</source>
         <translation>结果数据库已损坏</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="206"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="224"/>
         <source>&amp;Submit…</source>
         <translation>提交(&amp;S)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="209"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="227"/>
         <source>Submit a run (Ctrl+N); or drop a script, folder or job spec on the window</source>
         <translation>提交一个运行 (Ctrl+N)；或将脚本、文件夹或任务规格拖放到窗口上</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="212"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="230"/>
         <source>&amp;Open spec or script…</source>
         <translation>打开任务规格或脚本(&amp;O)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="217"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="234"/>
         <source>Open job spec or script</source>
         <translation>打开任务规格或脚本</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="218"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="235"/>
         <source>Job specs and scripts (*.yaml *.yml *.py *.sh);;All files (*)</source>
         <translation>任务规格与脚本 (*.yaml *.yml *.py *.sh);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="226"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="243"/>
         <source>&amp;Cancel run…</source>
         <translation>取消运行(&amp;C)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="229"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="246"/>
         <source>Stop the selected runs (Ctrl+K; asks first for a running run): SIGTERM to its processes, SIGKILL after 10 s; a waiting run leaves the queue</source>
         <translation>停止选中的运行（Ctrl+K；正在运行的运行会先询问）：向其进程发送 SIGTERM，10 秒后发送 SIGKILL；等待中的运行将离开队列</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="233"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="250"/>
         <source>&amp;Delete run…</source>
         <translation>删除运行(&amp;D)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="236"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="906"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="253"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="968"/>
         <source>Delete the selected finished run with its metrics and console copy</source>
         <translation>删除选中的已结束运行及其指标和控制台副本</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="239"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="256"/>
         <source>Co&amp;mpare</source>
         <translation>对比(&amp;M)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="242"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="260"/>
         <source>Compare the selected runs side by side (Ctrl+D; Ctrl/Shift+click to select several)</source>
         <translation>并排对比选中的运行（Ctrl+D；按住 Ctrl/Shift 点击可多选）</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="245"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="263"/>
         <source>&amp;Artifacts…</source>
         <translation>产物(&amp;A)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="247"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="265"/>
         <source>List the selected run&apos;s artifacts on its node and download them</source>
         <translation>在节点上列出选中运行的产物并下载</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="253"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="271"/>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="257"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="275"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="270"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="287"/>
         <source>Re-run #%1 %2</source>
         <translation>重新运行 #%1 %2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="277"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1181"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="294"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1254"/>
         <source>&amp;Run</source>
         <translation>运行(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="290"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="307"/>
         <source>&amp;Aggregated console</source>
         <translation>聚合控制台(&amp;A)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="293"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="310"/>
         <source>The selected runs&apos; consoles merged by arrival time, filterable (Ctrl+L)</source>
         <translation>选中运行的控制台按到达时间合并，可过滤 (Ctrl+L)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="297"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="314"/>
         <source>Main</source>
         <translation>主工具栏</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="378"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="395"/>
         <source>Console</source>
         <translation>控制台</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="379"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="396"/>
         <source>Metrics</source>
         <translation>指标</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="381"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="398"/>
         <source>Compare</source>
         <translation>对比</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="439"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="457"/>
         <source>local: connecting…</source>
         <translation>本地：正在连接…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="439"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="457"/>
         <source>no engine</source>
         <translation>无引擎</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="454"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="474"/>
         <source>Node %1: %2</source>
         <translation>节点 %1：%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="457"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="480"/>
         <source>Run #%1 was not cancelled: %2</source>
         <translation>运行 #%1 未被取消：%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="566"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="590"/>
         <source>Nothing to open</source>
         <translation>没有可打开的内容</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="566"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="590"/>
         <source>Drop job specs (.yaml), scripts (.py, .sh) or folders here.</source>
         <translation>将任务规格（.yaml）、脚本（.py、.sh）或文件夹拖放到此处。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="581"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="605"/>
         <source>%1: only local files and folders can be opened</source>
         <translation>%1：只能打开本地文件和文件夹</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="587"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="611"/>
         <source>%1: no such file or folder</source>
         <translation>%1：没有该文件或文件夹</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="597"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="621"/>
         <source>%1: only .py and .sh scripts, folders and .yaml job specs can be submitted</source>
         <translation>%1：只能提交 .py 和 .sh 脚本、文件夹以及 .yaml 任务规格</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="601"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="641"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="645"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="625"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="665"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="669"/>
         <source>Cannot open</source>
         <translation>无法打开</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="641"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="665"/>
         <source>%1: cannot read job spec: %2</source>
         <translation>%1：无法读取任务规格：%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="645"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="669"/>
         <source>%1: a job spec larger than 1 MiB is not a job spec</source>
         <translation>%1：大于 1 MiB 的任务规格不是任务规格</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="651"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="675"/>
         <source>Submit %1</source>
         <translation>提交 %1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="658"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="682"/>
         <source>Cannot submit &apos;%1&apos;: no run engine.</source>
         <translation>无法提交“%1”：没有运行引擎。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="659"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="686"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="683"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="718"/>
         <source>Submit failed</source>
         <translation>提交失败</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="663"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="687"/>
         <source>Submitting %1…</source>
         <translation>正在提交 %1…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="679"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="707"/>
         <source>Submitted %1 as run #%2</source>
         <translation>已将 %1 提交为运行 #%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="680"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="708"/>
         <source>Submitted %1: %2 runs, #%3 to #%4</source>
         <translation>已提交 %1：%2 个运行，#%3 至 #%4</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="685"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="717"/>
         <source>&apos;%1&apos; made no runs</source>
         <translation>“%1”未生成任何运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="724"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="782"/>
         <source>%1 runs · %2 running · %3 queued</source>
         <translation>%1 个运行 · %2 个运行中 · %3 个排队中</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="730"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="777"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="788"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="835"/>
         <source>Select a run to see its console.</source>
         <translation>选择一个运行以查看其控制台。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="731"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="778"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="789"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="836"/>
         <source>Select a run to see its metrics.</source>
         <translation>选择一个运行以查看其指标。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="784"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="842"/>
         <source>Loading metrics…</source>
         <translation>正在加载指标…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="793"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="852"/>
         <source>&lt;i&gt;No run selected — drop a training script, a folder or a job spec here, or press Ctrl+N.&lt;/i&gt;</source>
         <translation>&lt;i&gt;未选择运行——将训练脚本、文件夹或任务规格拖放到此处，或按 Ctrl+N。&lt;/i&gt;</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="802"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="861"/>
         <source>⚠ 1 notice</source>
         <translation>⚠ 1 条提示</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="802"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="861"/>
         <source>⚠ %1 notices</source>
         <translation>⚠ %1 条提示</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="808"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="868"/>
         <source>Run #%1 has notices:</source>
         <translation>运行 #%1 有提示：</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="809"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="869"/>
         <source>Click to show them in a window (text can be copied).</source>
         <translation>点击在窗口中显示（文本可复制）。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="822"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="838"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="882"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="899"/>
         <source>(not placed)</source>
         <translation>（未放置）</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="830"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="890"/>
         <source>
 tags: %1</source>
         <translation>
 标签：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="832"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="892"/>
         <source>
 archived</source>
         <translation>
 已归档</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="834"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="894"/>
         <source>
 notes: %1</source>
         <translation>
 备注：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="835"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="896"/>
         <source>&lt;p style=&apos;white-space:pre-wrap&apos;&gt;%1 #%2 %3 on %4
 %5
 in %6%7&lt;/p&gt;</source>
@@ -1126,64 +1225,64 @@ in %6%7&lt;/p&gt;</source>
 工作目录 %6%7&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="851"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="913"/>
         <source>Notices of %1 #%2</source>
         <translation>%1 #%2 的提示</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="874"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="936"/>
         <source>Damaged: %1</source>
         <translation>已损坏：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="877"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="939"/>
         <source>Read-only: %1</source>
         <translation>只读：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="878"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="940"/>
         <source>%1 is open read-only: %2. Its runs are shown as last recorded in it; nothing can be submitted, cancelled, renamed or deleted here.</source>
         <translation>%1 以只读方式打开：%2。其中的运行按最后记录的状态显示；此处无法提交、取消、重命名或删除任何内容。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="886"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="948"/>
         <source>Trainyard — %1 (read-only)</source>
         <translation>Trainyard — %1（只读）</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="905"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="967"/>
         <source>Cancel the run first: only finished runs can be deleted</source>
         <translation>请先取消该运行：只有已结束的运行才能删除</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="940"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="997"/>
         <source>Aggregated console</source>
         <translation>聚合控制台</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1007"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1064"/>
         <source>No metrics yet. Lines like &apos;loss=0.31&apos;, &apos;val_acc: 0.9&apos; or JSON records become curves here.</source>
         <translation>暂无指标。形如 “loss=0.31”、“val_acc: 0.9” 的行或 JSON 记录会在此处成为曲线。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1021"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1078"/>
         <source>ready</source>
         <translation>就绪</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1021"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1078"/>
         <source>not ready</source>
         <translation>未就绪</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1053"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1110"/>
         <source>Cancel the running run %1?
 Its processes get SIGTERM, and SIGKILL after 10 s.</source>
         <translation>取消正在运行的运行 %1？
 其进程将收到 SIGTERM，10 秒后收到 SIGKILL。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1054"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1111"/>
         <source>Cancel %1 running runs?
 %2
 Their processes get SIGTERM, and SIGKILL after 10 s.</source>
@@ -1192,92 +1291,92 @@ Their processes get SIGTERM, and SIGKILL after 10 s.</source>
 其进程将收到 SIGTERM，10 秒后收到 SIGKILL。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1057"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1059"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1114"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1116"/>
         <source>Cancel run</source>
         <translation>取消运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1060"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1118"/>
         <source>Keep running</source>
         <translation>继续运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1079"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1141"/>
         <source>Cancelling run #%1…</source>
         <translation>正在取消运行 #%1…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1080"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1141"/>
         <source>Cancelling %1 runs…</source>
         <translation>正在取消 %1 个运行…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1092"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1152"/>
         <source>Delete run</source>
         <translation>删除运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1093"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1153"/>
         <source>Delete run #%1 &apos;%2&apos; with its params, metrics and local console copy?
 This cannot be undone.</source>
         <translation>删除运行 #%1“%2”及其参数、指标和本地控制台副本？
 此操作无法撤销。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1107"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1173"/>
         <source>Run #%1 &apos;%2&apos; was not deleted: %3</source>
         <translation>运行 #%1“%2”未被删除：%3</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1111"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1180"/>
         <source>Deleted run #%1 &apos;%2&apos;</source>
         <translation>已删除运行 #%1“%2”</translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1137"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1210"/>
         <source>%1: %n run(s)</source>
         <translation>
             <numerusform>%1：%n 个运行</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1167"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1240"/>
         <source>Queue</source>
         <translation>队列</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1170"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1243"/>
         <source>Nodes</source>
         <translation>节点</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1194"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1267"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1199"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1272"/>
         <source>&amp;Reset layout</source>
         <translation>重置布局(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1201"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1275"/>
         <source>Queue and Nodes tabbed on the right, the runs table and its tabs at their default sizes</source>
         <translation>队列与节点以标签页形式位于右侧，运行表格及其标签页恢复默认大小</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1209"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1283"/>
         <source>&amp;Help</source>
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1210"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1284"/>
         <source>&amp;Keyboard shortcuts</source>
         <translation>键盘快捷键(&amp;K)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1215"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1289"/>
         <source>&amp;About Trainyard</source>
         <translation>关于 Trainyard(&amp;A)</translation>
     </message>
@@ -1285,7 +1384,7 @@ This cannot be undone.</source>
 <context>
     <name>ty::MetricChartWidget</name>
     <message>
-        <location filename="../ui/charts/MetricChartWidget.cpp" line="242"/>
+        <location filename="../ui/charts/MetricChartWidget.cpp" line="243"/>
         <source>No &apos;epoch&apos; metric logged: not drawn on the epoch axis.</source>
         <translation>未记录 “epoch” 指标：未在轮次轴上绘制。</translation>
     </message>
@@ -1308,27 +1407,27 @@ This cannot be undone.</source>
         <translation>对数 y 轴；跳过 &lt;= 0 的值</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="53"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="52"/>
         <source>Smoothing:</source>
         <translation>平滑：</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="69"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="68"/>
         <source>Select a run to see its metrics.</source>
         <translation>选择一个运行以查看其指标。</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="248"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="247"/>
         <source>Reset zoom</source>
         <translation>重置缩放</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="249"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="248"/>
         <source>Export chart as PNG…</source>
         <translation>将图表导出为 PNG…</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="250"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="249"/>
         <source>Export chart as SVG…</source>
         <translation>将图表导出为 SVG…</translation>
     </message>
@@ -1361,165 +1460,165 @@ This cannot be undone.</source>
 <context>
     <name>ty::NodesView</name>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="59"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="48"/>
         <source>&amp;Add node…</source>
         <translation>添加节点(&amp;A)…</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="61"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="50"/>
         <source>Add a GPU workstation reached over SSH (a host alias from ~/.ssh/config)</source>
         <translation>添加一台通过 SSH 访问的 GPU 工作站（~/.ssh/config 中的主机别名）</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="65"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="54"/>
         <source>Aggregated &amp;console</source>
         <translation>聚合控制台(&amp;C)</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="67"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="56"/>
         <source>The consoles of the selected node&apos;s latest runs, merged by arrival time</source>
         <translation>选中节点最近运行的控制台，按到达时间合并</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="84"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="74"/>
         <source>Node / GPU</source>
         <translation>节点 / GPU</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="84"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="74"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="84"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="74"/>
         <source>Memory</source>
         <translation>显存</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="84"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="74"/>
         <source>Util</source>
         <translation>利用率</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="84"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="74"/>
         <source>Temp</source>
         <translation>温度</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="84"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="74"/>
         <source>Power</source>
         <translation>功耗</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="84"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="74"/>
         <source>Held by</source>
         <translation>占用者</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="117"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="106"/>
         <source>GPU status every 2 s.</source>
         <translation>每 2 秒更新 GPU 状态。</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="245"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="241"/>
         <source>GPU status every 2 s · last update %1</source>
         <translation>每 2 秒更新 GPU 状态 · 最近更新 %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="250"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="246"/>
         <source>no NVIDIA GPU (CPU node)</source>
         <translation>无 NVIDIA GPU（CPU 节点）</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="273"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="271"/>
         <source>pid %1</source>
         <translation>pid %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="279"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="277"/>
         <source>Trainyard run %1 of another database</source>
         <translation>另一个数据库的 Trainyard 运行 %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="280"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="278"/>
         <source>other process</source>
         <translation>其他进程</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="280"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="279"/>
         <source>other process (%1)</source>
         <translation>其他进程（%1）</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="292"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="291"/>
         <source>connecting…</source>
         <translation>正在连接…</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="294"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="293"/>
         <source>reachable</source>
         <translation>可达</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="297"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="296"/>
         <source>unreachable</source>
         <translation>不可达</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="302"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="301"/>
         <source>this machine</source>
         <translation>本机</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="307"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="306"/>
         <source>
 GPUs as of %1</source>
         <translation>
 GPU 状态截至 %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="319"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="318"/>
         <source>reading GPUs…</source>
         <translation>正在读取 GPU…</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="337"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="336"/>
         <source>free</source>
         <translation>空闲</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="337"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="336"/>
         <source>busy</source>
         <translation>忙碌</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="371"/>
-        <location filename="../ui/nodes/NodesView.cpp" line="409"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="373"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="416"/>
         <source>Cannot add node</source>
         <translation>无法添加节点</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="371"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="373"/>
         <source>Cannot add node &apos;%1&apos;: no run engine.</source>
         <translation>无法添加节点“%1”：没有运行引擎。</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="372"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="374"/>
         <source>no run engine</source>
         <translation>没有运行引擎</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="443"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="457"/>
         <source>Host key of %1 refused</source>
         <translation>已拒绝 %1 的主机密钥</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="447"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="461"/>
         <source>Unknown host key</source>
         <translation>未知的主机密钥</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="448"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="462"/>
         <source>The host key of node &apos;%1&apos; is not in known_hosts.
 
 SHA256 fingerprint:
@@ -1560,89 +1659,114 @@ SHA256 指纹：
 <context>
     <name>ty::QueueActions</name>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="27"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="28"/>
         <source>&amp;Hold</source>
         <translation>挂起(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="27"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="29"/>
         <source>Keep the selected queued runs from starting (they block no one)</source>
         <translation>阻止选中的排队运行启动（它们不会阻塞其他运行）</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="28"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="30"/>
         <source>&amp;Release</source>
         <translation>释放(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="28"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="30"/>
         <source>Let the selected held runs start again</source>
         <translation>让选中的已挂起运行重新可以启动</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="29"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="31"/>
         <source>Move to &amp;top</source>
         <translation>移到顶部(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="30"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="32"/>
         <source>Give the selected waiting runs a priority above every other waiting run</source>
         <translation>赋予选中的等待运行高于其他所有等待运行的优先级</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="31"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="33"/>
         <source>Set &amp;priority…</source>
         <translation>设置优先级(&amp;P)…</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="31"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="34"/>
         <source>Change the priority of the selected waiting runs</source>
         <translation>更改选中的等待运行的优先级</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="34"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="37"/>
         <source>Ca&amp;ncel</source>
         <translation>取消(&amp;N)</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="35"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="38"/>
         <source>Take the selected waiting runs out of the queue (recorded as cancelled)</source>
         <translation>将选中的等待运行移出队列（记录为已取消）</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="37"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="40"/>
         <source>Top</source>
         <translation>置顶</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="38"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="41"/>
         <source>Priority…</source>
         <translation>优先级…</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="126"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="129"/>
         <source>Set priority</source>
         <translation>设置优先级</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="127"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="130"/>
         <source>Priority of run #%1 (higher starts first under the priority policies):</source>
         <translation>运行 #%1 的优先级（在优先级类策略下，数值越高越先启动）：</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="128"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="132"/>
         <source>Priority of the %1 selected runs (higher starts first):</source>
         <translation>选中的 %1 个运行的优先级（数值越高越先启动）：</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="139"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="144"/>
         <source>cannot %1: no run engine</source>
         <translation>无法%1：没有运行引擎</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="167"/>
-        <source>Cannot %1</source>
-        <translation>无法%1</translation>
+        <location filename="../ui/queue/QueueActions.cpp" line="180"/>
+        <source>Cannot hold</source>
+        <translation>无法挂起</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/QueueActions.cpp" line="181"/>
+        <source>Cannot release</source>
+        <translation>无法释放</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/QueueActions.cpp" line="182"/>
+        <source>Cannot move to top</source>
+        <translation>无法移到顶部</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/QueueActions.cpp" line="183"/>
+        <source>Cannot set priority</source>
+        <translation>无法设置优先级</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/QueueActions.cpp" line="184"/>
+        <source>Cannot cancel</source>
+        <translation>无法取消</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/QueueActions.cpp" line="186"/>
+        <source>Queue action failed</source>
+        <translation>队列操作失败</translation>
     </message>
 </context>
 <context>
@@ -1715,17 +1839,17 @@ backfill：基于优先级的 EASY 回填 · fair-share：Slurm 经典公平共�
         <translation>显示其策略的队列：（默认），或任务规格中 queue: 指定的队列</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueView.cpp" line="107"/>
+        <location filename="../ui/queue/QueueView.cpp" line="108"/>
         <source>Cannot change the policy</source>
         <translation>无法更改策略</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueView.cpp" line="220"/>
+        <location filename="../ui/queue/QueueView.cpp" line="226"/>
         <source>No runs waiting.</source>
         <translation>没有等待中的运行。</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueView.cpp" line="221"/>
+        <location filename="../ui/queue/QueueView.cpp" line="227"/>
         <source>%1 waiting (%2 held) · order: %3</source>
         <translation>%1 个等待中（%2 个已挂起）· 顺序：%3</translation>
     </message>
@@ -1769,7 +1893,7 @@ backfill：基于优先级的 EASY 回填 · fair-share：Slurm 经典公平共�
     </message>
     <message>
         <location filename="../ui/mainwindow/RunActions.cpp" line="36"/>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="103"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="107"/>
         <source>Hide the selected finished runs from the runs table (View &gt; Show archived runs brings them back); nothing is deleted</source>
         <translation>从运行表格中隐藏选中的已结束运行（“视图 &gt; 显示已归档运行”可恢复显示）；不会删除任何内容</translation>
     </message>
@@ -1789,47 +1913,47 @@ backfill：基于优先级的 EASY 回填 · fair-share：Slurm 经典公平共�
         <translation>显示已归档运行(&amp;A)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="62"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="63"/>
         <source>Archived run #%1</source>
         <translation>已归档运行 #%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="62"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="63"/>
         <source>Archived %1 runs</source>
         <translation>已归档 %1 个运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="71"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="73"/>
         <source>Unarchived run #%1</source>
         <translation>已取消归档运行 #%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="71"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="74"/>
         <source>Unarchived %1 runs</source>
         <translation>已取消归档 %1 个运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="102"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="106"/>
         <source>Only finished runs can be archived: cancel it first, or wait</source>
         <translation>只有已结束的运行才能归档：请先取消，或等待其结束</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="119"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="125"/>
         <source>Renamed run #%1 to &apos;%2&apos;</source>
         <translation>已将运行 #%1 重命名为“%2”</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="120"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="126"/>
         <source>Saved the tags and notes of run #%1</source>
         <translation>已保存运行 #%1 的标签与备注</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="140"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="150"/>
         <source>Cannot change the run</source>
         <translation>无法更改该运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="153"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="165"/>
         <source>Cannot re-run</source>
         <translation>无法重新运行</translation>
     </message>
@@ -1867,7 +1991,7 @@ backfill：基于优先级的 EASY 回填 · fair-share：Slurm 经典公平共�
         <translation>备注(&amp;O)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/RunEditDialog.cpp" line="107"/>
+        <location filename="../ui/dialogs/RunEditDialog.cpp" line="103"/>
         <source>A run needs a name.</source>
         <translation>运行需要一个名称。</translation>
     </message>
@@ -1875,12 +1999,12 @@ backfill：基于优先级的 EASY 回填 · fair-share：Slurm 经典公平共�
 <context>
     <name>ty::RunsColumnChooser</name>
     <message>
-        <location filename="../ui/runs/RunsColumnChooser.cpp" line="70"/>
+        <location filename="../ui/runs/RunsColumnChooser.cpp" line="67"/>
         <source>No parameters</source>
         <translation>无参数</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsColumnChooser.cpp" line="73"/>
+        <location filename="../ui/runs/RunsColumnChooser.cpp" line="70"/>
         <source>Parameters</source>
         <translation>参数</translation>
     </message>
@@ -1888,7 +2012,7 @@ backfill：基于优先级的 EASY 回填 · fair-share：Slurm 经典公平共�
 <context>
     <name>ty::RunsFilterBar</name>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="53"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="52"/>
         <source>Params: lr &lt; 1e-3, optimizer = adam, optimizer ~ regex; metric.loss &lt; 0.5
 tag:NAME  state:running|finished|active  node:NAME  queue:Q  user:U  project:P
 name~regex; a bare word matches run names; and, or, not, ( )</source>
@@ -1897,107 +2021,107 @@ tag:名称  state:running|finished|active  node:名称  queue:Q  user:U  project
 name~正则；单个词匹配运行名称；and、or、not、( )</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="61"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="60"/>
         <source>none</source>
         <translation>无</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="62"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="61"/>
         <source>param %1</source>
         <translation>参数 %1</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="63"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="62"/>
         <source>tag</source>
         <translation>标签</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="64"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="63"/>
         <source>state</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="65"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="64"/>
         <source>node</source>
         <translation>节点</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="66"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="65"/>
         <source>queue</source>
         <translation>队列</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="67"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="66"/>
         <source>user</source>
         <translation>用户</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="68"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="67"/>
         <source>project</source>
         <translation>项目</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="87"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="86"/>
         <source>Filter runs, e.g. lr &lt; 1e-3 and tag:baseline</source>
         <translation>过滤运行，例如 lr &lt; 1e-3 and tag:baseline</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="93"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="92"/>
         <source>Saved queries</source>
         <translation>已保存的查询</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="96"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="95"/>
         <source>Save…</source>
         <translation>保存…</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="97"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="96"/>
         <source>Save this query under a name</source>
         <translation>以名称保存此查询</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="100"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="99"/>
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="101"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="100"/>
         <source>Delete the selected saved query</source>
         <translation>删除选中的已保存查询</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="103"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="102"/>
         <source>Group by:</source>
         <translation>分组依据：</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="215"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="214"/>
         <source>%1 of 1 run</source>
         <translation>%1 / 1 个运行</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="215"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="214"/>
         <source>%1 of %2 runs</source>
         <translation>%1 / %2 个运行</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="218"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="217"/>
         <source>1 group</source>
         <translation>1 个分组</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="218"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="217"/>
         <source>%1 groups</source>
         <translation>%1 个分组</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="227"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="226"/>
         <source>No saved queries</source>
         <translation>没有已保存的查询</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="227"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="226"/>
         <source>Saved queries…</source>
         <translation>已保存的查询…</translation>
     </message>
@@ -2015,22 +2139,22 @@ name~正则；单个词匹配运行名称；and、or、not、( )</translation>
 <context>
     <name>ty::RunsFilterProxy</name>
     <message>
-        <location filename="../ui/runs/RunsFilterProxy.cpp" line="226"/>
+        <location filename="../ui/runs/RunsFilterProxy.cpp" line="227"/>
         <source>1 run</source>
         <translation>1 个运行</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterProxy.cpp" line="226"/>
+        <location filename="../ui/runs/RunsFilterProxy.cpp" line="227"/>
         <source>%1 runs</source>
         <translation>%1 个运行</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterProxy.cpp" line="228"/>
+        <location filename="../ui/runs/RunsFilterProxy.cpp" line="229"/>
         <source>%1: %2; click to select the group</source>
         <translation>%1：%2；点击选择该分组</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterProxy.cpp" line="231"/>
+        <location filename="../ui/runs/RunsFilterProxy.cpp" line="232"/>
         <source>%1 · %2</source>
         <translation>%1 · %2</translation>
     </message>
@@ -2038,62 +2162,62 @@ name~正则；单个词匹配运行名称；and、or、not、( )</translation>
 <context>
     <name>ty::RunsModel</name>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="167"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="175"/>
         <source>, exit code %1</source>
         <translation>，退出码 %1</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="169"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="177"/>
         <source>, signal %1</source>
         <translation>，信号 %1</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="219"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="227"/>
         <source>unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="221"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="229"/>
         <source>Its node has not answered since; it may have ended there</source>
         <translation>其节点此后未再应答；该运行可能已在节点上结束</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="246"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="254"/>
         <source>State</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="247"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="255"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="248"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="256"/>
         <source>Node</source>
         <translation>节点</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="249"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="257"/>
         <source>GPUs</source>
         <translation>GPU</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="250"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="258"/>
         <source>Started</source>
         <translation>开始时间</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="251"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="259"/>
         <source>Duration</source>
         <translation>时长</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="255"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="263"/>
         <source>Parameter %1</source>
         <translation>参数 %1</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="258"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="266"/>
         <source>Latest value of %1</source>
         <translation>%1 的最新值</translation>
     </message>
@@ -2146,92 +2270,92 @@ Shell 命令：用 /bin/sh -c 运行该行（支持管道、$VARS、;）。</tra
         <translation>NAME=value，每行一个</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="104"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="105"/>
         <source>lr=0.001, one per line; {{lr}} in the command is replaced</source>
         <translation>lr=0.001，每行一个；命令中的 {{lr}} 会被替换</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="113"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="114"/>
         <source>baseline, digits</source>
         <translation>baseline, digits</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="121"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="122"/>
         <source>&amp;Name:</source>
         <translation>名称(&amp;N)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="122"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="123"/>
         <source>&amp;Command:</source>
         <translation>命令(&amp;C)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="123"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="124"/>
         <source>&amp;Working directory:</source>
         <translation>工作目录(&amp;W)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="124"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="125"/>
         <source>&amp;Environment:</source>
         <translation>环境变量(&amp;E)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="125"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="126"/>
         <source>&amp;Params:</source>
         <translation>参数(&amp;P)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="126"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="127"/>
         <source>&amp;GPUs:</source>
         <translation>GPU(&amp;G)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="127"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="128"/>
         <source>P&amp;riority:</source>
         <translation>优先级(&amp;R)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="128"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="129"/>
         <source>&amp;Tags:</source>
         <translation>标签(&amp;T)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="129"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="130"/>
         <source>Form</source>
         <translation>表单</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="136"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="137"/>
         <source>YAML spec</source>
         <translation>YAML 任务规格</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="153"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="154"/>
         <source>&amp;Submit</source>
         <translation>提交(&amp;S)</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="266"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="267"/>
         <source>Command: enter the command to run, e.g. python3 train.py</source>
         <translation>命令：请输入要运行的命令，例如 python3 train.py</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="273"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="274"/>
         <source>Command: %1</source>
         <translation>命令：%1</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="278"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="279"/>
         <source>Environment</source>
         <translation>环境变量</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="282"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="283"/>
         <source>Params</source>
         <translation>参数</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="309"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="310"/>
         <source># A Trainyard job spec (README, &quot;Job spec&quot;, has every key). Lines starting with # are comments.
 name: my-run
 command: [python3, train.py, --lr, &quot;{{lr}}&quot;]   # a list runs as is; a string runs through /bin/sh -c
@@ -2258,7 +2382,7 @@ params: {lr: 0.001}       # 即上面的 {{lr}}；同时导出为 TRAINYARD_PARA
 </translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="372"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="374"/>
         <source>Working directory</source>
         <translation>工作目录</translation>
     </message>

@@ -3,31 +3,21 @@
 #include "core/nodes/AgentClient.h"
 #include "core/nodes/NodesLog.h"
 
-#include <QElapsedTimer>
-#include <QTimer>
+#include "core/common/Clock.h"
 
 namespace ty {
-namespace {
-
-qint64 nowMs()
-{
-    static QElapsedTimer clock = [] {
-        QElapsedTimer t;
-        t.start();
-        return t;
-    }();
-    return clock.elapsed();
-}
-
-} // namespace
 
 NodeHealth::NodeHealth(AgentClient* client, QObject* parent)
+    : NodeHealth(client, systemClock(), parent)
+{ }
+
+NodeHealth::NodeHealth(AgentClient* client, Clock& clock, QObject* parent)
     : QObject(parent)
     , m_client(client)
-    , m_timer(new QTimer(this))
+    , m_clock(clock)
+    , m_timer(clock.createTimer(this, [this] { tick(); }))
 {
     m_timer->setInterval(m_intervalMs);
-    connect(m_timer, &QTimer::timeout, this, &NodeHealth::tick);
     connect(client, &AgentClient::ready, this, &NodeHealth::onReady);
     connect(client, &AgentClient::output, this, &NodeHealth::alive);
     connect(client, &AgentClient::disconnected, this, [this] {
@@ -54,12 +44,12 @@ void NodeHealth::setTimeout(int ms)
 
 bool NodeHealth::isReachable() const
 {
-    return m_reachable && m_client && m_client->isReady() && nowMs() - m_lastAliveMs <= m_timeoutMs;
+    return m_reachable && m_client && m_client->isReady() && m_clock.monotonicMs() - m_lastAliveMs <= m_timeoutMs;
 }
 
 void NodeHealth::onReady()
 {
-    m_lastAliveMs = nowMs();
+    m_lastAliveMs = m_clock.monotonicMs();
     m_reachable = true;
     m_timer->start();
     Q_EMIT reachable();
@@ -67,7 +57,7 @@ void NodeHealth::onReady()
 
 void NodeHealth::alive()
 {
-    m_lastAliveMs = nowMs();
+    m_lastAliveMs = m_clock.monotonicMs();
     if (!m_reachable && m_client && m_client->isReady()) {
         m_reachable = true;
         Q_EMIT reachable();
@@ -80,7 +70,7 @@ void NodeHealth::tick()
         m_timer->stop();
         return;
     }
-    const qint64 now = nowMs();
+    const qint64 now = m_clock.monotonicMs();
     if (m_reachable && now - m_lastAliveMs > m_timeoutMs) {
         m_reachable = false;
         const QString reason = QStringLiteral("node %1: no heartbeat for %2 s (timeout %3 s)")
@@ -103,7 +93,7 @@ void NodeHealth::tick()
     m_client->ping([self, sent](const Result<qint64>& r) {
         if (!self || !r)
             return;
-        self->m_lastRttMs = nowMs() - sent;
+        self->m_lastRttMs = self->m_clock.monotonicMs() - sent;
         self->alive();
     });
 }

@@ -13,22 +13,27 @@
 // (replies after several seconds) is not a failure as long as something
 // arrives within the timeout.
 //
+// Time: `clock` (core/common/Clock.h; default the system clock) gives the
+// monotonic time the silence is measured in and the timer that checks it.
+//
 // Thread affinity: the client's thread.
 
 #include <QObject>
 #include <QPointer>
 
-class QTimer;
-
 namespace ty {
 
 class AgentClient;
+class Clock;
+class ClockTimer;
 
 class NodeHealth final : public QObject {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(NodeHealth)
 public:
     explicit NodeHealth(AgentClient* client, QObject* parent = nullptr);
+    // `clock` must outlive this object.
+    NodeHealth(AgentClient* client, Clock& clock, QObject* parent = nullptr);
     ~NodeHealth() override;
 
     void setInterval(int ms); // between pings, default 5000
@@ -52,7 +57,8 @@ private:
     void alive();
 
     QPointer<AgentClient> m_client;
-    QTimer* m_timer = nullptr;
+    Clock& m_clock;
+    ClockTimer* m_timer = nullptr;
     int m_intervalMs = 5000;
     int m_timeoutMs = 15000;
     bool m_disconnectOnTimeout = true;

@@ -7,6 +7,7 @@
 #include "RunIngest.h"
 #include "RunLifecycle.h"
 #include "WriteRetry.h"
+#include "core/common/Clock.h"
 #include "core/common/Paths.h"
 #include "core/logs/ConsoleNodeOffsets.h"
 #include "core/nodes/AgentClient.h"
@@ -153,8 +154,13 @@ QString instanceIdFor(const QString& databasePath)
 } // namespace
 
 RunEngine::RunEngine(ResultStore* store, QString databasePath, QObject* parent)
+    : RunEngine(store, std::move(databasePath), systemClock(), parent)
+{ }
+
+RunEngine::RunEngine(ResultStore* store, QString databasePath, Clock& clock, QObject* parent)
     : QObject(parent)
     , m_store(store)
+    , m_clock(clock)
     , m_databasePath(QFileInfo(databasePath).absoluteFilePath())
 {
     qRegisterMetaType<ty::RunId>("ty::RunId");
@@ -164,7 +170,7 @@ RunEngine::RunEngine(ResultStore* store, QString databasePath, QObject* parent)
     qRegisterMetaType<QHash<ty::RunId, QString>>();
     qRegisterMetaType<QList<ty::AgentGpu>>();
     m_policy = defaultQueuePolicy();
-    m_createdMs = QDateTime::currentMSecsSinceEpoch();
+    m_createdMs = m_clock.nowMs();
     m_clientId = instanceIdFor(m_databasePath);
     m_pollTimer = new QTimer(this);
     m_pollTimer->setInterval(kPollIntervalMs);
@@ -207,7 +213,7 @@ void RunEngine::addNode(const QString& name, std::unique_ptr<AgentTransport> tra
     node->name = name;
     node->client = new AgentClient(std::move(transport), this);
     node->client->setNodeName(node->name);
-    node->health = new NodeHealth(node->client, this);
+    node->health = new NodeHealth(node->client, m_clock, this);
     node->health->setInterval(m_heartbeatIntervalMs);
     node->health->setTimeout(m_heartbeatTimeoutMs);
     Node* n = node.get();
@@ -296,7 +302,7 @@ Result<QList<RunId>> RunEngine::submitAll(const JobSpec& spec, const QString& no
         if (!sweepTag.isEmpty())
             r.tags.append(sweepTag);
         r.priority = one.priority;
-        r.createdAt = QDateTime::currentDateTimeUtc();
+        r.createdAt = m_clock.nowUtc();
         auto id = m_store->createRun(r, one.params);
         if (!id)
             return std::unexpected(id.error());
@@ -325,7 +331,7 @@ void RunEngine::cancel(RunId id, int graceMs)
                 const QString gang = gangTagOf(*run);
                 if (run->state == RunState::Queued || run->state == RunState::Held) {
                     transition(*run, RunState::Cancelled, TransitionCause::Cancelled);
-                    run->finishedAt = QDateTime::currentDateTimeUtc();
+                    run->finishedAt = m_clock.nowUtc();
                     run->failureKind = FailureKind::Cancelled;
                     run->failureReason = QStringLiteral("cancelled before it started");
                     run->pendingReason.clear();
@@ -612,15 +618,15 @@ void RunEngine::schedulePass()
         return; // only one process starts queued runs (and not one about to end)
     // Until every node has answered or failed once, a pass would call the
     // ones still connecting unreachable (a few seconds at most).
-    const qint64 sinceStart = QDateTime::currentMSecsSinceEpoch() - m_createdMs;
+    const qint64 sinceStart = m_clock.nowMs() - m_createdMs;
     for (const auto& n : std::as_const(m_nodes)) {
         if (!n->attempted && sinceStart < kFirstConnectGraceMs) {
-            QTimer::singleShot(200, this, [this] { scheduleSoon(); });
+            m_clock.singleShot(200, this, [this] { scheduleSoon(); });
             return;
         }
     }
     reloadPolicy();
-    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    const qint64 now = m_clock.nowMs();
     m_lastPassMs = now;
     sched::ClusterState state;
     QHash<QString, QStringList> labels; // stored nodes' labels (trainyardctl node add --label)
@@ -802,7 +808,7 @@ void RunEngine::schedulePass()
             });
             m_ledger.chargeTo(usage, now, policy.usageHalfLifeMs, policy.fairShareBy);
         }
-        const sched::SchedulerDecision part = sched::schedule(state, q.value(), policy, now, usage);
+        const sched::SchedulerDecision part = m_scheduler.schedule(state, q.value(), policy, now, usage);
         state = sched::applyDecision(state, part, q.value(), now);
         decision.placements += part.placements;
         decision.pending += part.pending;
@@ -907,7 +913,7 @@ void RunEngine::startGang(RunRecord root, const QList<sched::NodeAssignment>& ra
             r.name = root.name + QStringLiteral("#rank%1").arg(rank);
             transition(r, RunState::Starting, TransitionCause::Submitted);
             r.node = a.node;
-            r.createdAt = QDateTime::currentDateTimeUtc();
+            r.createdAt = m_clock.nowUtc();
             const auto id = m_store->createRun(r, params);
             if (!id) {
                 failRun(root, QStringLiteral("could not record rank %1: %2").arg(rank).arg(id.error().message));
@@ -1065,7 +1071,7 @@ void RunEngine::whenNodeReady(const QString& name, int timeoutMs, std::function<
         then(node && node->ready ? node.get() : nullptr);
         return;
     }
-    QTimer::singleShot(100, this, [this, name, timeoutMs, then = std::move(then)]() mutable {
+    m_clock.singleShot(100, this, [this, name, timeoutMs, then = std::move(then)]() mutable {
         whenNodeReady(name, timeoutMs - 100, std::move(then));
     });
 }
@@ -1278,11 +1284,10 @@ void RunEngine::stopAtTimeLimit(const std::shared_ptr<Active>& active)
     const Result<JobSpec>& spec = cachedSpec(active->run);
     if (!spec || !spec->timeLimitSec || *spec->timeLimitSec <= 0)
         return;
-    const qint64 startMs = active->run.startedAt.isValid() ? active->run.startedAt.toMSecsSinceEpoch()
-                                                           : QDateTime::currentMSecsSinceEpoch();
-    const qint64 leftMs
-            = std::max<qint64>(0, startMs + *spec->timeLimitSec * 1000 - QDateTime::currentMSecsSinceEpoch());
-    QTimer::singleShot(std::chrono::milliseconds(leftMs), this, [this, active] {
+    const qint64 startMs
+            = active->run.startedAt.isValid() ? active->run.startedAt.toMSecsSinceEpoch() : m_clock.nowMs();
+    const qint64 leftMs = std::max<qint64>(0, startMs + *spec->timeLimitSec * 1000 - m_clock.nowMs());
+    m_clock.singleShot(leftMs, this, [this, active] {
         if (m_shuttingDown || m_active.value(active->run.id) != active || active->cancelRequested)
             return;
         qCInfo(lcRuns) << "run" << active->run.id << "reached its time limit: cancelling it";
@@ -1449,8 +1454,7 @@ void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunS
     if (!last.isEmpty())
         Q_EMIT metricsReceived(active->run.id, last);
     RunRecord run = ingest.run();
-    run.finishedAt = QDateTime::fromMSecsSinceEpoch(
-            status.finishedMs ? status.finishedMs : QDateTime::currentMSecsSinceEpoch(), Qt::UTC);
+    run.finishedAt = QDateTime::fromMSecsSinceEpoch(status.finishedMs ? status.finishedMs : m_clock.nowMs(), Qt::UTC);
     run.exitCode = status.exitCode;
     run.exitSignal = status.signal;
     RunEnd end;
@@ -1506,7 +1510,7 @@ void RunEngine::failRun(RunRecord run, const QString& reason, FailureKind kind)
     run.failureKind = kind;
     run.failureReason = reason;
     run.pendingReason.clear();
-    run.finishedAt = QDateTime::currentDateTimeUtc();
+    run.finishedAt = m_clock.nowUtc();
     commit(run);
 }
 
@@ -1524,7 +1528,7 @@ void RunEngine::stallIngestion(const std::shared_ptr<Active>& active, const QStr
     active->stallReason = why;
     qCWarning(lcRuns).noquote() << QStringLiteral("run %1: ingestion stopped: %2").arg(active->run.id).arg(why);
     Q_EMIT ingestionStalled(active->run.id, why);
-    QTimer::singleShot(active->retry.nextDelayMs(), this, [this, active] { retryIngestion(active); });
+    m_clock.singleShot(active->retry.nextDelayMs(), this, [this, active] { retryIngestion(active); });
 }
 
 void RunEngine::retryIngestion(const std::shared_ptr<Active>& active)
@@ -1533,7 +1537,7 @@ void RunEngine::retryIngestion(const std::shared_ptr<Active>& active)
     if (m_shuttingDown || m_active.value(id) != active || !active->stalled)
         return;
     const auto again = [this, active] {
-        QTimer::singleShot(active->retry.nextDelayMs(), this, [this, active] { retryIngestion(active); });
+        m_clock.singleShot(active->retry.nextDelayMs(), this, [this, active] { retryIngestion(active); });
     };
     // The notice is the probe: written, it says writes succeed again (and
     // the store drops it as a repeat where an earlier stall wrote it).
@@ -1578,7 +1582,7 @@ void RunEngine::retryIngestion(const std::shared_ptr<Active>& active)
 
 void RunEngine::addNotice(RunId run, const QString& text)
 {
-    m_store->addNotice(RunNotice{run, QDateTime::currentDateTimeUtc(), text});
+    m_store->addNotice(RunNotice{run, m_clock.nowUtc(), text});
     Q_EMIT noticeAdded(run, text);
 }
 
@@ -1727,7 +1731,7 @@ void RunEngine::onNodeLost(Node& node, const QString& reason, ErrorKind kind)
     node.reconnectDelayMs
             = node.reconnectDelayMs == 0 ? m_reconnectFirstMs : std::min(node.reconnectDelayMs * 2, m_reconnectMaxMs);
     const int generation = ++node.reconnectGeneration;
-    QTimer::singleShot(node.reconnectDelayMs, this, [this, name = node.name, generation] {
+    m_clock.singleShot(node.reconnectDelayMs, this, [this, name = node.name, generation] {
         const auto n = m_nodes.value(name);
         if (n && !m_shuttingDown && n->reconnectGeneration == generation
                 && n->client->state() == AgentClient::State::Disconnected)
@@ -1736,7 +1740,7 @@ void RunEngine::onNodeLost(Node& node, const QString& reason, ErrorKind kind)
     if (!node.probing && m_reconnectProbeMs > 0) {
         node.probing = true;
         node.probeFoundSilent = false;
-        QTimer::singleShot(m_reconnectProbeMs, this, [this, name = node.name] { probeLostNode(name); });
+        m_clock.singleShot(m_reconnectProbeMs, this, [this, name = node.name] { probeLostNode(name); });
     }
 }
 
@@ -1759,7 +1763,7 @@ void RunEngine::probeLostNode(const QString& name)
         }
         if (!*answers) {
             n->probeFoundSilent = true;
-            QTimer::singleShot(m_reconnectProbeMs, this, [this, name] { probeLostNode(name); });
+            m_clock.singleShot(m_reconnectProbeMs, this, [this, name] { probeLostNode(name); });
             return;
         }
         n->probing = false;
@@ -1790,7 +1794,7 @@ void RunEngine::pollDatabase()
     // The owner went away (its trainyardctl ended, its GUI closed): one that
     // wanted to ingest takes over, or runs queued by others would wait with
     // nobody to start them and runs going on would not be recorded.
-    const qint64 nowMs = QDateTime::currentMSecsSinceEpoch();
+    const qint64 nowMs = m_clock.nowMs();
     if (m_wantsIngestion && !m_ownsIngestion && nowMs - m_lastIngestTryMs >= kIngestRetryMs) {
         m_lastIngestTryMs = nowMs;
         if (acquireIngestion()) {
@@ -1803,7 +1807,7 @@ void RunEngine::pollDatabase()
         // runs wait: priority aging and backfill reservations move with time.
         const QFileInfo policyFile(queuePolicyPath(m_databasePath));
         const QDateTime policyModified = policyFile.exists() ? policyFile.lastModified() : QDateTime();
-        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        const qint64 now = m_clock.nowMs();
         if ((!m_policyFixed && policyModified != m_policyModified)
                 || (!m_pendingReasons.isEmpty() && now - m_lastPassMs >= kPeriodicPassMs))
             scheduleSoon();

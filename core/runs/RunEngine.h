@@ -8,6 +8,7 @@
 #include "core/nodes/WorkdirSync.h"
 #include "core/runs/FairShareLedger.h"
 #include "core/sched/Policy.h"
+#include "core/sched/Scheduler.h"
 #include "core/sched/SchedulerDecision.h"
 #include "core/spec/JobSpec.h"
 
@@ -26,6 +27,7 @@ namespace ty {
 
 class AgentClient;
 class AgentTransport;
+class Clock;
 struct AgentRunStatus;
 class ResultStore;
 class RunIngest;
@@ -60,6 +62,13 @@ public:
     // `store` must outlive the engine. `databasePath` locates the local console
     // copies (<db dir>/runs/<id>/console.log) and the ingestion lock.
     RunEngine(ResultStore* store, QString databasePath, QObject* parent = nullptr);
+    // The same with the clock its logic reads and waits on (core/common/
+    // Clock.h): heartbeat timeouts, reconnection backoff and probes,
+    // time_limit, submission and end times of runs, notice times, the
+    // scheduler's "now". The constructor above uses systemClock(); tests pass
+    // a manual one (tests/support/TestClock.h). `clock` must outlive the
+    // engine; its timers fire on the engine's thread.
+    RunEngine(ResultStore* store, QString databasePath, Clock& clock, QObject* parent = nullptr);
     ~RunEngine() override;
 
     // Adds the local node, served by `agentPath` (a trainyard-agent) started as
@@ -289,6 +298,7 @@ private:
     QString agentRunIdFor(const RunRecord& run) const;
 
     ResultStore* m_store;
+    Clock& m_clock;
     QString m_databasePath;
     QString m_clientId;                      // this Trainyard instance, for GPU claims (instanceIdFor)
     QHash<QString, QSet<int>> m_refusedGpus; // node -> GPUs another instance holds, until its next GPU report
@@ -335,6 +345,7 @@ private:
     FairShareLedger::Entry ledgerEntryOf(const RunRecord& r);
     sched::Policy m_policy;                       // the default queue's
     QMap<QString, sched::Policy> m_queuePolicies; // other queues' (scheduler.json "queues")
+    sched::Scheduler m_scheduler;                 // keeps the nodes' layout between passes
     bool m_policyFixed = false;
     bool m_policyLoaded = false;
     QDateTime m_policyModified;

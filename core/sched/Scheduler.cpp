@@ -13,6 +13,7 @@
 #include <limits>
 #include <map>
 #include <queue>
+#include <span>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -48,6 +49,51 @@ constexpr auto kPop8 = [] {
     return t;
 }();
 
+// Equal strings, by identity first: copies of one QString share their data,
+// and comparing a few characters is far cheaper than hashing them.
+inline bool sameText(const QString& a, const QString& b)
+{
+    return (a.constData() == b.constData() && a.size() == b.size()) || a == b;
+}
+
+// Names to dense ids in order of first sight. A few names (a lab's users,
+// projects, sweeps) are found by comparing, which is several times cheaper
+// than hashing a QString; past kScan names, by a hash.
+class NameIds {
+public:
+    int idOf(const QString& name, bool* added = nullptr)
+    {
+        if (added)
+            *added = false;
+        if (m_names.size() <= kScan) {
+            for (size_t i = 0; i < m_names.size(); ++i)
+                if (sameText(m_names[i], name))
+                    return int(i);
+        } else if (const auto it = m_ids.constFind(name); it != m_ids.constEnd()) {
+            return it.value();
+        }
+        const int id = int(m_names.size());
+        m_names.push_back(name);
+        if (m_names.size() > kScan) {
+            if (m_ids.isEmpty())
+                for (size_t i = 0; i < m_names.size(); ++i)
+                    m_ids.insert(m_names[i], int(i));
+            else
+                m_ids.insert(name, id);
+        }
+        if (added)
+            *added = true;
+        return id;
+    }
+    int size() const { return int(m_names.size()); }
+    const QString& name(int id) const { return m_names[size_t(id)]; }
+
+private:
+    static constexpr size_t kScan = 16;
+    std::vector<QString> m_names;
+    QHash<QString, int> m_ids; // once there are more than kScan names
+};
+
 inline int bits(std::uint64_t m)
 {
     return m < 256 ? kPop8[size_t(m)] : std::popcount(m);
@@ -69,8 +115,8 @@ struct NodeRt {
     int cpuCap = 0;
     qint64 memCap = 0;
     bool reachable = true;
-    Mask usable = 0;             // not foreign-busy
-    std::vector<Mask> pciGroups; // one mask per PCI root; empty = unknown
+    Mask usable = 0;                 // not foreign-busy
+    std::span<const Mask> pciGroups; // one mask per PCI root (the layout's); empty = unknown
 };
 
 struct SigKey {
@@ -139,6 +185,119 @@ struct Filter {
     std::vector<std::uint8_t> preferred;
 };
 
+} // namespace
+
+// What a pass derives from the nodes' names and GPU inventories alone; see
+// Scheduler in Scheduler.h. Indices: "pos" is a node's place in name order,
+// "orig" its index in ClusterState::nodes.
+struct detail::NodeLayout {
+    struct GpuKey {
+        QString name;
+        QString pciRoot;
+        int index = 0;
+    };
+    struct NodeKey {
+        QString name;
+        std::vector<GpuKey> gpus; // in ClusterState order
+    };
+    std::vector<NodeKey> keys; // by orig: what matches() compares
+
+    std::vector<int> order;     // pos -> orig
+    QHash<QString, int> byName; // name -> pos (of duplicates, the last in name order)
+    std::vector<int> gpuBase;   // pos -> first slot in gpuOf/gpuNameId
+    std::vector<int> gpuCount;  // pos -> GPUs used (at most kMaxGpus)
+    std::vector<int> gpuOf;     // slot -> index into that node's NodeState::gpus, by ascending GPU index
+    std::vector<int> gpuNameId; // slot -> index into gpuNames
+    std::vector<QString> gpuNames;
+    std::vector<std::vector<Mask>> pciGroups; // pos -> one mask per PCI root; empty = unknown
+
+    // O(nodes + GPUs), by string identity first (a caller that copies its
+    // NodeStates shares their strings).
+    bool matches(const QList<NodeState>& nodes) const
+    {
+        if (qsizetype(keys.size()) != nodes.size())
+            return false;
+        for (qsizetype i = 0; i < nodes.size(); ++i) {
+            const NodeKey& k = keys[size_t(i)];
+            const NodeState& ns = nodes[i];
+            if (!sameText(k.name, ns.name) || qsizetype(k.gpus.size()) != ns.gpus.size())
+                return false;
+            for (qsizetype g = 0; g < ns.gpus.size(); ++g) {
+                const GpuKey& gk = k.gpus[size_t(g)];
+                const GpuState& gs = ns.gpus[g];
+                if (gk.index != gs.index || !sameText(gk.name, gs.name) || !sameText(gk.pciRoot, gs.pciRoot))
+                    return false;
+            }
+        }
+        return true;
+    }
+
+    explicit NodeLayout(const QList<NodeState>& nodes)
+    {
+        const int n = int(nodes.size());
+        keys.resize(size_t(n));
+        for (int i = 0; i < n; ++i) {
+            NodeKey& k = keys[size_t(i)];
+            k.name = nodes[i].name;
+            for (const GpuState& gs : nodes[i].gpus)
+                k.gpus.push_back(GpuKey{gs.name, gs.pciRoot, gs.index});
+        }
+        order.resize(size_t(n));
+        for (int i = 0; i < n; ++i)
+            order[size_t(i)] = i;
+        std::sort(order.begin(), order.end(), [&nodes](int a, int b) {
+            const int cmp = nodes[a].name.compare(nodes[b].name);
+            return cmp != 0 ? cmp < 0 : a < b;
+        });
+        byName.reserve(n);
+        gpuBase.resize(size_t(n));
+        gpuCount.resize(size_t(n));
+        pciGroups.resize(size_t(n));
+        QHash<QString, int> nameIds;
+        std::vector<int> gorder;
+        for (int pos = 0; pos < n; ++pos) {
+            const NodeState& ns = nodes[order[size_t(pos)]];
+            byName.insert(ns.name, pos);
+            const int ng = std::min<int>(int(ns.gpus.size()), kMaxGpus);
+            gorder.resize(size_t(ns.gpus.size()));
+            for (int g = 0; g < int(ns.gpus.size()); ++g)
+                gorder[size_t(g)] = g;
+            std::sort(
+                    gorder.begin(), gorder.end(), [&ns](int a, int b) { return ns.gpus[a].index < ns.gpus[b].index; });
+            gpuBase[size_t(pos)] = int(gpuOf.size());
+            gpuCount[size_t(pos)] = ng;
+            bool topology = false;
+            for (int g = 0; g < ng; ++g) {
+                const GpuState& gs = ns.gpus[gorder[size_t(g)]];
+                gpuOf.push_back(gorder[size_t(g)]);
+                auto it = nameIds.constFind(gs.name);
+                if (it == nameIds.constEnd()) {
+                    it = nameIds.insert(gs.name, int(gpuNames.size()));
+                    gpuNames.push_back(gs.name);
+                }
+                gpuNameId.push_back(it.value());
+                topology = topology || !gs.pciRoot.isEmpty();
+            }
+            if (topology) {
+                std::vector<QString> roots;
+                std::vector<Mask>& groups = pciGroups[size_t(pos)];
+                for (int g = 0; g < ng; ++g) {
+                    const QString& root = ns.gpus[gorder[size_t(g)]].pciRoot;
+                    auto at = std::find(roots.begin(), roots.end(), root);
+                    if (at == roots.end()) {
+                        roots.push_back(root);
+                        groups.push_back(0);
+                        at = roots.end() - 1;
+                    }
+                    groups[size_t(at - roots.begin())] |= Mask(1) << g;
+                }
+            }
+        }
+    }
+};
+
+namespace {
+
 struct GpuClass {
     std::vector<Mask> now;    // eligible now (type, memory free, not foreign)
     std::vector<Mask> future; // eligible once Trainyard's runs release them
@@ -176,8 +335,10 @@ struct PendingOut {
 
 class Pass {
 public:
-    Pass(const ClusterState& c, const QList<PendingRun>& q, const Policy& p, qint64 now, const FairShareState& fs)
-        : c_(c)
+    Pass(const detail::NodeLayout& l, const ClusterState& c, const QList<PendingRun>& q, const Policy& p, qint64 now,
+            const FairShareState& fs)
+        : l_(l)
+        , c_(c)
         , q_(q)
         , p_(p)
         , now_(now)
@@ -203,6 +364,7 @@ private:
     void buildReason(Sig& s, PendingReason& out);
     void emitPlacements(SchedulerDecision& d);
 
+    const detail::NodeLayout& l_; // matches c_.nodes
     const ClusterState& c_;
     const QList<PendingRun>& q_;
     const Policy& p_;
@@ -213,7 +375,6 @@ private:
     int n_ = 0;
     std::vector<NodeRt> nodes_;
     std::vector<GpuRt> gpus_;
-    QHash<QString, int> nodeByName_;
     std::vector<int> cpuFree_;
     std::vector<qint64> memFree_;
     std::vector<Mask> gpuFree_;
@@ -225,12 +386,10 @@ private:
     std::vector<Alloc> allocs_;
     std::vector<Part> parts_;
     std::vector<std::vector<int>> portsUsed_; // per node
-    QHash<QString, int> sweepIds_;
+    NameIds sweepIds_;
     std::vector<int> sweepRunning_;
 
     // Interning.
-    QHash<QString, int> gpuNames_;
-    std::vector<QString> gpuNameList_;
     QHash<QString, int> regexIds_;
     std::vector<QRegularExpression> regexes_;
     std::vector<std::vector<std::int8_t>> regexMatch_; // [regex][gpu name]
@@ -275,7 +434,7 @@ private:
     }
 
     // Fair share.
-    QHash<QString, int> accountIds_;
+    NameIds accountIds_;
     std::vector<double> accountKey_; // usage / share: smaller = higher factor
     std::vector<double> accountShare_;
 
@@ -309,70 +468,39 @@ private:
 void Pass::prepareNodes()
 {
     n_ = int(c_.nodes.size());
-    std::vector<int> order(static_cast<size_t>(n_));
-    for (int i = 0; i < n_; ++i)
-        order[size_t(i)] = i;
-    std::sort(order.begin(), order.end(), [this](int a, int b) {
-        const int cmp = c_.nodes[a].name.compare(c_.nodes[b].name);
-        return cmp != 0 ? cmp < 0 : a < b;
-    });
     nodes_.resize(size_t(n_));
     cpuFree_.resize(size_t(n_));
     memFree_.resize(size_t(n_));
     gpuFree_.resize(size_t(n_));
-    nodeByName_.reserve(n_);
-    std::vector<int> gorder;
+    gpus_.reserve(l_.gpuOf.size());
     for (int n = 0; n < n_; ++n) {
-        const NodeState& ns = c_.nodes[order[size_t(n)]];
+        const int orig = l_.order[size_t(n)];
+        const NodeState& ns = c_.nodes[orig];
         NodeRt& rt = nodes_[size_t(n)];
-        rt.orig = order[size_t(n)];
+        rt.orig = orig;
         rt.cpuCap = ns.cpus;
         rt.memCap = ns.memoryMiB;
         rt.reachable = ns.reachable;
         rt.gpuBase = int(gpus_.size());
-        nodeByName_.insert(ns.name, n);
         if (!ns.reachable)
             (ns.connecting ? connecting_ : unreachable_) << ns.name;
-
-        const int ng = std::min<int>(int(ns.gpus.size()), kMaxGpus);
-        gorder.resize(size_t(ns.gpus.size()));
-        for (int g = 0; g < int(ns.gpus.size()); ++g)
-            gorder[size_t(g)] = g;
-        std::sort(gorder.begin(), gorder.end(), [&ns](int a, int b) { return ns.gpus[a].index < ns.gpus[b].index; });
+        const int ng = l_.gpuCount[size_t(n)];
+        const int base = l_.gpuBase[size_t(n)];
         rt.nGpu = ng;
-        bool topology = false;
         for (int g = 0; g < ng; ++g) {
-            const GpuState& gs = ns.gpus[gorder[size_t(g)]];
+            const GpuState& gs = ns.gpus[l_.gpuOf[size_t(base + g)]];
             GpuRt gr;
             gr.index = gs.index;
             gr.memFree = gs.memoryFreeMiB;
             gr.memTotal = gs.memoryTotalMiB;
             gr.memFuture = gs.memoryFreeMiB;
             gr.foreign = gs.foreignBusy;
-            auto it = gpuNames_.constFind(gs.name);
-            if (it == gpuNames_.constEnd()) {
-                it = gpuNames_.insert(gs.name, int(gpuNameList_.size()));
-                gpuNameList_.push_back(gs.name);
-            }
-            gr.nameId = it.value();
+            gr.nameId = l_.gpuNameId[size_t(base + g)];
             gpus_.push_back(gr);
             if (!gs.foreignBusy)
                 rt.usable |= Mask(1) << g;
-            topology = topology || !gs.pciRoot.isEmpty();
         }
-        if (topology) {
-            std::vector<QString> roots;
-            for (int g = 0; g < ng; ++g) {
-                const QString& root = ns.gpus[gorder[size_t(g)]].pciRoot;
-                auto pos = std::find(roots.begin(), roots.end(), root);
-                if (pos == roots.end()) {
-                    roots.push_back(root);
-                    rt.pciGroups.push_back(0);
-                    pos = roots.end() - 1;
-                }
-                rt.pciGroups[size_t(pos - roots.begin())] |= Mask(1) << g;
-            }
-        }
+        rt.pciGroups = l_.pciGroups[size_t(n)];
         cpuFree_[size_t(n)] = rt.cpuCap;
         memFree_[size_t(n)] = rt.memCap;
         gpuFree_[size_t(n)] = rt.reachable ? rt.usable : 0;
@@ -397,8 +525,8 @@ void Pass::prepareRunning()
         al.end = end;
         al.first = int(parts_.size());
         for (const NodeShare& s : a.nodes) {
-            const auto it = nodeByName_.constFind(s.node);
-            if (it == nodeByName_.constEnd())
+            const auto it = l_.byName.constFind(s.node);
+            if (it == l_.byName.constEnd())
                 continue; // node gone from the state: nothing to free there
             const int n = it.value();
             const NodeRt& rt = nodes_[size_t(n)];
@@ -426,17 +554,14 @@ void Pass::prepareRunning()
         al.count = int(parts_.size()) - al.first;
         allocs_.push_back(al);
         if (!a.sweepId.isEmpty()) {
-            auto it = sweepIds_.constFind(a.sweepId);
-            if (it == sweepIds_.constEnd()) {
-                it = sweepIds_.insert(a.sweepId, int(sweepRunning_.size()));
+            bool added = false;
+            const int id = sweepIds_.idOf(a.sweepId, &added);
+            if (added)
                 sweepRunning_.push_back(0);
-            }
-            ++sweepRunning_[size_t(it.value())];
+            ++sweepRunning_[size_t(id)];
         }
         if (p_.ordering == Ordering::FairShare) {
-            const QString acc = p_.fairShareBy == FairShareBy::User ? a.user : a.project;
-            if (!accountIds_.contains(acc))
-                accountIds_.insert(acc, int(accountIds_.size()));
+            accountIds_.idOf(p_.fairShareBy == FairShareBy::User ? a.user : a.project);
         }
     }
 }
@@ -444,12 +569,12 @@ void Pass::prepareRunning()
 bool Pass::regexMatches(int regexId, int nameId)
 {
     auto& row = regexMatch_[size_t(regexId)];
-    if (row.size() < gpuNameList_.size())
-        row.resize(gpuNameList_.size(), -1);
+    if (row.size() < l_.gpuNames.size())
+        row.resize(l_.gpuNames.size(), -1);
     std::int8_t& m = row[size_t(nameId)];
     if (m < 0) {
         const QRegularExpression& re = regexes_[size_t(regexId)];
-        m = re.isValid() && re.match(gpuNameList_[size_t(nameId)]).hasMatch() ? 1 : 0;
+        m = re.isValid() && re.match(l_.gpuNames[size_t(nameId)]).hasMatch() ? 1 : 0;
     }
     return m == 1;
 }
@@ -544,6 +669,7 @@ void Pass::prepareRuns()
     int lastClass = -1;
     QString lastRegex;
     qint64 lastMem = -1;
+    const bool byUser = p_.fairShareBy == FairShareBy::User;
     for (int i = 0; i < q; ++i) {
         const PendingRun& r = q_[i];
         RunRt& rt = runs_[size_t(i)];
@@ -573,12 +699,10 @@ void Pass::prepareRuns()
         }
         rt.sig = it->second;
         if (!r.sweepId.isEmpty() && r.sweepMaxConcurrent > 0) {
-            auto sit = sweepIds_.constFind(r.sweepId);
-            if (sit == sweepIds_.constEnd()) {
-                sit = sweepIds_.insert(r.sweepId, int(sweepRunning_.size()));
+            bool added = false;
+            rt.sweep = sweepIds_.idOf(r.sweepId, &added);
+            if (added)
                 sweepRunning_.push_back(0);
-            }
-            rt.sweep = sit.value();
             rt.cap = r.sweepMaxConcurrent;
         }
         switch (p_.ordering) {
@@ -588,11 +712,8 @@ void Pass::prepareRuns()
             break;
         case Ordering::ShortestJobFirst: rt.key = double(rt.est); break;
         case Ordering::FairShare: {
-            const QString acc = fairShareAccount(r, p_);
-            auto ait = accountIds_.constFind(acc);
-            if (ait == accountIds_.constEnd())
-                ait = accountIds_.insert(acc, int(accountIds_.size()));
-            rt.account = ait.value();
+            const QString& acc = byUser ? r.user : r.project; // fairShareAccount(), without the copy
+            rt.account = accountIds_.idOf(acc);
             rt.key = -double(r.priority);
             rt.charge = double(k.gpus) * double(k.nodes) * double(rt.est) / 3.6e6;
             break;
@@ -601,19 +722,19 @@ void Pass::prepareRuns()
     }
     if (p_.ordering == Ordering::FairShare) {
         for (auto it = fs_.usageGpuHours.constBegin(); it != fs_.usageGpuHours.constEnd(); ++it)
-            if (!accountIds_.contains(it.key()))
-                accountIds_.insert(it.key(), int(accountIds_.size()));
+            accountIds_.idOf(it.key());
         // Ordering by F = 2^(-(u/U)/(s/S)) is ordering by u/s (U and S are common to all accounts).
         accountKey_.assign(size_t(accountIds_.size()), 0.0);
         accountShare_.assign(size_t(accountIds_.size()), 0.0);
-        for (auto it = accountIds_.constBegin(); it != accountIds_.constEnd(); ++it) {
-            const double usage = fs_.usageGpuHours.value(it.key(), 0.0);
-            const double share = p_.shares.value(it.key(), p_.defaultShare);
+        for (int id = 0; id < accountIds_.size(); ++id) {
+            const QString& account = accountIds_.name(id);
+            const double usage = fs_.usageGpuHours.value(account, 0.0);
+            const double share = p_.shares.value(account, p_.defaultShare);
             double key = 0.0;
             if (usage > 0.0)
                 key = share > 0.0 ? usage / share : std::numeric_limits<double>::infinity();
-            accountKey_[size_t(it.value())] = key;
-            accountShare_[size_t(it.value())] = share;
+            accountKey_[size_t(id)] = key;
+            accountShare_[size_t(id)] = share;
         }
     }
 }
@@ -1219,7 +1340,24 @@ SchedulerDecision Pass::run()
 SchedulerDecision schedule(const ClusterState& state, const QList<PendingRun>& queue, const Policy& policy,
         qint64 nowMs, const FairShareState& fairShare)
 {
-    Pass pass(state, queue, policy, nowMs, fairShare);
+    const detail::NodeLayout layout(state.nodes);
+    Pass pass(layout, state, queue, policy, nowMs, fairShare);
+    return pass.run();
+}
+
+Scheduler::Scheduler() = default;
+Scheduler::~Scheduler() = default;
+Scheduler::Scheduler(Scheduler&&) noexcept = default;
+Scheduler& Scheduler::operator=(Scheduler&&) noexcept = default;
+
+SchedulerDecision Scheduler::schedule(const ClusterState& state, const QList<PendingRun>& queue, const Policy& policy,
+        qint64 nowMs, const FairShareState& fairShare)
+{
+    if (!m_layout || !m_layout->matches(state.nodes)) {
+        m_layout = std::make_unique<detail::NodeLayout>(state.nodes);
+        ++m_layoutBuilds;
+    }
+    Pass pass(*m_layout, state, queue, policy, nowMs, fairShare);
     return pass.run();
 }
 

@@ -7,6 +7,8 @@
 
 #include <QList>
 
+#include <memory>
+
 namespace ty::sched {
 
 // One scheduling pass: which pending runs start now, where, on which GPUs, and
@@ -58,6 +60,41 @@ namespace ty::sched {
 // pass (free resources only shrink during a pass). Memory O(Q + N * GPUs).
 SchedulerDecision schedule(const ClusterState& state, const QList<PendingRun>& queue, const Policy& policy,
         qint64 nowMs, const FairShareState& fairShare = {});
+
+namespace detail {
+struct NodeLayout;
+}
+
+// schedule() pass after pass over one cluster, keeping what a pass derives
+// from the nodes' names and GPU inventories alone (the nodes in name order,
+// the index by name, each node's GPUs by index, GPU name ids, PCI groups)
+// while those stay the same; free resources, reachability, ports and running
+// allocations are read anew from every state. Decides exactly as schedule():
+// each call checks the kept layout against state.nodes in O(nodes + GPUs) --
+// names, GPU indices, GPU names and PCI roots, by string identity first, so a
+// caller whose NodeStates share their strings pays a pointer compare each --
+// and rebuilds it (O(N log N + GPUs)) when anything differs. On the 1,213-node
+// trace cluster this is most of a pass (tests/bench/bench_scheduler).
+//
+// Not thread-safe: one instance per thread (the engine's); movable, cheap to
+// construct. Holds copies of the node names and GPU keys, nothing else.
+class Scheduler {
+public:
+    Scheduler();
+    ~Scheduler();
+    Scheduler(Scheduler&&) noexcept;
+    Scheduler& operator=(Scheduler&&) noexcept;
+
+    SchedulerDecision schedule(const ClusterState& state, const QList<PendingRun>& queue, const Policy& policy,
+            qint64 nowMs, const FairShareState& fairShare = {});
+
+    // How many times the layout was built (the first call counts one).
+    int layoutBuilds() const { return m_layoutBuilds; }
+
+private:
+    std::unique_ptr<detail::NodeLayout> m_layout;
+    int m_layoutBuilds = 0;
+};
 
 // Runtime the scheduler assumes for `run` (see above), ms.
 qint64 expectedRuntimeMs(const PendingRun& run, const Policy& policy);

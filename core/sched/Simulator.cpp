@@ -56,6 +56,7 @@ SimReport simulate(const QList<NodeState>& nodes, const QList<SimJob>& jobs, con
     qint64 nextTick = kNever;
     qint64 simEnd = last;
     QElapsedTimer timer;
+    Scheduler scheduler; // the nodes never change during a replay: one layout for all passes
 
     while (true) {
         qint64 t = kNever;
@@ -98,7 +99,7 @@ SimReport simulate(const QList<NodeState>& nodes, const QList<SimJob>& jobs, con
 
         if (opt.measurePasses)
             timer.start();
-        const SchedulerDecision d = schedule(state, queue, policy, t, fs);
+        const SchedulerDecision d = scheduler.schedule(state, queue, policy, t, fs);
         if (opt.measurePasses) {
             rep.passMicros.push_back(double(timer.nsecsElapsed()) / 1000.0);
             rep.passQueue.push_back(int(queue.size()));

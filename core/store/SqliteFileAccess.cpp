@@ -30,6 +30,15 @@ QString shellQuoted(const QString& text)
     return u'\'' + out + u'\'';
 }
 
+// The primary SQLite result code of a QSQLITE error (its nativeErrorCode()
+// is SQLite's extended code), or -1 when it carries none.
+int primaryCode(const QSqlError& error)
+{
+    bool ok = false;
+    const int code = error.nativeErrorCode().toInt(&ok);
+    return ok ? code & 0xff : -1;
+}
+
 } // namespace
 
 QString whyNotWritable(const QString& file)
@@ -64,16 +73,19 @@ bool isDamageCode(int sqliteCode)
 
 bool isDamage(const QSqlError& error)
 {
-    bool ok = false;
-    const int code = error.nativeErrorCode().toInt(&ok);
-    return ok && isDamageCode(code);
+    const int code = primaryCode(error);
+    return code == SQLITE_CORRUPT || code == SQLITE_NOTADB;
+}
+
+bool isConstraint(const QSqlError& error)
+{
+    return primaryCode(error) == SQLITE_CONSTRAINT;
 }
 
 bool needsImmutable(const QSqlError& error)
 {
-    bool ok = false;
-    const int code = error.nativeErrorCode().toInt(&ok);
-    return ok && ((code & 0xff) == SQLITE_CANTOPEN || (code & 0xff) == SQLITE_READONLY);
+    const int code = primaryCode(error);
+    return code == SQLITE_CANTOPEN || code == SQLITE_READONLY;
 }
 
 QString damagedMessage(const QString& file, const QString& sqliteText)

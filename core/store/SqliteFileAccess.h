@@ -32,6 +32,10 @@ QString readOnlyUri(const QString& file, bool immutable);
 bool isDamageCode(int sqliteCode);
 // The same for a QSQLITE error (its nativeErrorCode() is SQLite's code).
 bool isDamage(const QSqlError& error);
+// Whether a QSQLITE error is a constraint failure (SQLITE_CONSTRAINT and its
+// extended codes): for the writer, a foreign key of a run that does not
+// exist (or that another process deleted meanwhile).
+bool isConstraint(const QSqlError& error);
 // Whether a read-only (mode=ro) connection failed because the -wal/-shm of
 // a WAL database cannot be created beside it: SQLITE_CANTOPEN (a read-only
 // file system) or SQLITE_READONLY (SQLITE_READONLY_DIRECTORY and friends: a

@@ -3,18 +3,10 @@
 namespace ty {
 
 // Tuning knobs of SqliteResultStore; the defaults are what the application
-// uses. The benchmark (tests/bench/bench_store.cpp) compares the insert paths.
+// uses. Metric rows have one insert path (MetricSeriesWriter: libsqlite3 on
+// the writer connection's own handle); tests/bench/bench_store measures it
+// beside QtSql baselines and the sqlite3 shell.
 struct SqliteStoreOptions {
-    // How the writer inserts metric rows. tests/bench/bench_store compares
-    // them; on the 2-core dev machine RawSqlite reached ~0.95M points/s
-    // (~1.0M per CPU-second, ~70% of the sqlite3 shell's INSERT ... SELECT),
-    // QtSqlBatch ~0.57M and QtSqlLoop ~0.46M points per CPU-second.
-    enum class MetricInsert {
-        RawSqlite,  // sqlite3_bind_*/sqlite3_step on the QSQLITE driver's own handle
-        QtSqlLoop,  // one prepared QSqlQuery, bindValue() + exec() per row
-        QtSqlBatch, // QSqlQuery::execBatch() over column QVariantLists per batch
-    };
-    MetricInsert metricInsert = MetricInsert::RawSqlite;
     // Pack metric points into metric_blocks (MetricBlock.h): a bulk write
     // (>= 1,024 points of a series in one transaction) and a series' rows
     // once they make a block of 4,096. false: rows only (older behaviour;

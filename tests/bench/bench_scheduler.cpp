@@ -7,7 +7,10 @@
 //     per policy beside plain FCFS first-fit: mean/p95 wait, GPU utilisation,
 //     makespan, runs starved past 24 h, and pass times at the peak queue.
 //
-// Usage: bench_scheduler [--trace DIR] [--reps N] [--skip-trace] [--only POLICY-SUBSTRING]
+//  3. --gate (a CI test, bench_gate_scheduler): pass costs as ratios to work
+//     measured in the same run, failing past fixed bounds (see gate()).
+//
+// Usage: bench_scheduler [--trace DIR] [--reps N] [--skip-trace] [--only POLICY-SUBSTRING] [--gate]
 
 #include "tests/core/sched/SchedTestUtil.h"
 #include "core/sched/Scheduler.h"
@@ -309,6 +312,105 @@ void traceReplay(const QString& dir, int keepEvery, int compress, bool allAtOnce
     }
 }
 
+// The CI gate (issue #27): the scheduling pass regressed 6x once, unseen,
+// when its per-pass preparation grew. Wall-clock bounds fail on a slow or busy
+// machine, so each figure here is a ratio to a baseline measured in the same
+// run, on the same data, in thread CPU time:
+//  - the trace cluster (1,213 nodes, 6,212 GPUs; 4 pending runs, the replay's
+//    peak queue) with a kept Scheduler, against reading every node's and
+//    GPU's fields once (what any pass must do) and against a pass that
+//    rebuilds the layout (schedule());
+//  - fair share over 10,000 pending runs on 100 x 8 GPUs, against sorting
+//    10,000 (key, submit, id) triples (what any ordering must do).
+// The bounds are 2.3x, 6x and 1.7x the ratios measured on the development
+// machine (11, 0.06 and 4.1; tests/bench/RESULTS.md, "Scheduler gate"); the
+// old per-pass preparation was 8x over the first bound and 2.6x the second.
+int gate(const QString& traceDir)
+{
+    const auto cpuMedian = [](int reps, const auto& fn) {
+        std::vector<double> v;
+        for (int i = 0; i < reps; ++i) {
+            const double c0 = threadCpuMs();
+            fn();
+            v.push_back(threadCpuMs() - c0);
+        }
+        return percentile(v, 0.5);
+    };
+    struct Row {
+        const char* what;
+        double ms;
+        const char* baseline;
+        double baseMs;
+        double bound;
+    };
+    std::vector<Row> rows;
+
+    Trace t = loadTrace(traceDir);
+    if (t.nodes.isEmpty()) {
+        std::fprintf(stderr, "no trace nodes in %s\n", qPrintable(traceDir));
+        return 2;
+    }
+    ClusterState st;
+    st.nodes = t.nodes;
+    QList<PendingRun> four;
+    for (int i = 0; i < 4 && i < t.jobs.size(); ++i)
+        four << t.jobs[i].run;
+    const Policy fcfs = Policy::fcfs();
+    const qint64 now = four.isEmpty() ? 0 : four.last().submitMs;
+    Scheduler kept;
+    volatile qint64 sink = 0;
+    const double keptMs = cpuMedian(400, [&] { sink = sink + kept.schedule(st, four, fcfs, now).placements.size(); });
+    const double readMs = cpuMedian(400, [&] {
+        const ClusterState copy = st;
+        qint64 sum = 0;
+        for (const NodeState& n : copy.nodes) {
+            sum += n.cpus + n.memoryMiB + (n.reachable ? 1 : 0) + n.name.size();
+            for (const GpuState& g : n.gpus)
+                sum += g.memoryFreeMiB + g.memoryTotalMiB + g.index + (g.foreignBusy ? 1 : 0) + g.name.size();
+        }
+        sink = sink + sum;
+    });
+    const double freshMs = cpuMedian(60, [&] { sink = sink + schedule(st, four, fcfs, now).placements.size(); });
+    rows.push_back({"trace cluster pass, kept Scheduler", keptMs, "read every node and GPU once", readMs, 25.0});
+    rows.push_back({"trace cluster pass, kept Scheduler", keptMs, "pass rebuilding the layout", freshMs, 0.4});
+
+    const Synthetic s = synthetic(100, 10000, 2023);
+    const Policy fair = Policy::fairShare({});
+    Scheduler keptFair;
+    const double fairMs = cpuMedian(
+            40, [&] { sink = sink + keptFair.schedule(s.state, s.queue, fair, s.now, s.fs).placements.size(); });
+    struct Key {
+        double key;
+        qint64 submit;
+        ty::RunId id;
+    };
+    std::vector<Key> keys;
+    for (const PendingRun& r : s.queue)
+        keys.push_back(Key{-double(r.priority), r.submitMs, r.id});
+    const double sortMs = cpuMedian(40, [&] {
+        std::vector<Key> k = keys;
+        std::sort(k.begin(), k.end(), [](const Key& a, const Key& b) {
+            return a.key != b.key ? a.key < b.key : a.submit != b.submit ? a.submit < b.submit : a.id < b.id;
+        });
+        sink = sink + k.front().id;
+    });
+    rows.push_back(
+            {"fair share, 10,000 pending, kept Scheduler", fairMs, "sort 10,000 (key, submit, id)", sortMs, 7.0});
+
+    std::printf("| pass | CPU ms | baseline | baseline CPU ms | ratio | bound |\n|---|---:|---|---:|---:|---:|\n");
+    int failed = 0;
+    for (const Row& r : rows) {
+        const double ratio = r.baseMs > 0 ? r.ms / r.baseMs : 0.0;
+        const bool ok = r.baseMs > 0 && ratio <= r.bound;
+        failed += ok ? 0 : 1;
+        std::printf("| %s | %.3f | %s | %.3f | %.2f | %.2f%s |\n", r.what, r.ms, r.baseline, r.baseMs, ratio, r.bound,
+                ok ? "" : " **OVER**");
+    }
+    if (failed)
+        std::fprintf(stderr, "%d scheduler figure(s) over their bound: a pass does more work than it did\n", failed);
+    return failed ? 1 : 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -317,6 +419,7 @@ int main(int argc, char** argv)
     QString trace = QStringLiteral(TRAINYARD_FIXTURES_DIR "/cluster-traces/alibaba-openb-2023");
     int reps = 200;
     bool skipTrace = false;
+    bool runGate = false;
     QString only;
     const QStringList args = app.arguments();
     for (qsizetype i = 1; i < args.size(); ++i) {
@@ -328,7 +431,11 @@ int main(int argc, char** argv)
             only = args[++i];
         else if (args[i] == u"--skip-trace"_qs)
             skipTrace = true;
+        else if (args[i] == u"--gate"_qs)
+            runGate = true;
     }
+    if (runGate)
+        return gate(trace);
     decisionSpeed(std::max(1, reps), only);
     if (!skipTrace) {
         traceReplay(trace, 1, 1, true);

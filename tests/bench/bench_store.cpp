@@ -2,15 +2,19 @@
 //
 // Inserts N points (default 10,000,000; 4 interleaved keys, like loss / acc /
 // lr / grad_norm, in appendMetrics() chunks of 10,000, made before timing)
-// through SqliteResultStore with each metric insert path, and measures from
-// the first append until flush() returns. Beside it, the ceiling on this
-// machine: the sqlite3 shell inserting the same rows into the same schema with
-// the same pragmas via one INSERT ... SELECT FROM generate_series (no per-row
-// API at all). Also times reading one key back (metrics(run, key)).
+// through SqliteResultStore -- packed into blocks (the default) and as rows
+// only (packBlocks = false) -- and measures from the first append until
+// flush() returns. The store has one metric insert path (MetricSeriesWriter:
+// libsqlite3 on the writer connection's own handle); beside it, in the same
+// run and on the same schema, pragmas and transaction size, baselines written
+// here against a plain SQLite file through QtSql: a prepared QSqlQuery with
+// bindValue() + exec() per row, and QSqlQuery::execBatch() over column
+// lists. The ceiling: the sqlite3 shell inserting the same rows via one
+// INSERT ... SELECT FROM generate_series (no per-row API at all). Also times
+// reading one key back (metrics(run, key)). Ends with the product's figures
+// as ratios to each baseline.
 //
-// Usage: bench_store [N] [--dir DIR] [--paths blocks,raw,loop,batch] [--no-shell]
-// (blocks: the default store, points packed into metric_blocks; raw, loop,
-// batch: rows only, through each row insert path.)
+// Usage: bench_store [N] [--dir DIR] [--paths blocks,rows,qtsql-loop,qtsql-batch] [--no-shell]
 #include "core/store/SqliteResultStore.h"
 
 #include <QCoreApplication>
@@ -18,6 +22,9 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QProcess>
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 
@@ -50,13 +57,44 @@ struct Measured {
     double readPerSecond = 0;
 };
 
-std::optional<Measured> benchStore(
-        const QString& dir, SqliteStoreOptions::MetricInsert path, bool packBlocks, const QString& name, qint64 n)
+// The N points, in appendMetrics() chunks, made before any clock starts:
+// this measures the writer, not the producer (which would share the CPUs).
+QList<QList<MetricPoint>> makeChunks(RunId run, qint64 n)
+{
+    constexpr qint64 kChunk = 10'000;
+    const qint64 t0 = 1'700'000'000'000;
+    QList<QList<MetricPoint>> chunks;
+    for (qint64 base = 0; base < n; base += kChunk) {
+        QList<MetricPoint> chunk;
+        chunk.reserve(kChunk);
+        for (qint64 i = base; i < std::min(n, base + kChunk); ++i) {
+            MetricPoint p;
+            p.run = run;
+            p.key = kKeys[i % 4];
+            p.step = i / 4;
+            if (i % 8 == 0)
+                p.epoch = double(i / 4) / 1000.0;
+            p.wallTimeMs = t0 + i;
+            p.value = double(i) * 0.001;
+            chunk.append(std::move(p));
+        }
+        chunks.append(std::move(chunk));
+    }
+    return chunks;
+}
+
+void removeDatabase(const QString& file)
+{
+    for (const QString& suffix : {QString(), QStringLiteral("-wal"), QStringLiteral("-shm")})
+        QFile::remove(file + suffix);
+}
+
+// The product: SqliteResultStore, blocks or rows only.
+std::optional<Measured> benchStore(const QString& dir, bool packBlocks, const QString& name, qint64 n)
 {
     const QString file = dir + QStringLiteral("/bench-") + name + QStringLiteral(".db");
-    QFile::remove(file);
+    removeDatabase(file);
     SqliteStoreOptions options;
-    options.metricInsert = path;
     options.packBlocks = packBlocks;
     auto store = SqliteResultStore::open(file, options);
     if (!store) {
@@ -70,27 +108,7 @@ std::optional<Measured> benchStore(
         std::fprintf(stderr, "%s\n", qPrintable(id.error().message));
         return std::nullopt;
     }
-    // The points are made before the clock starts: this measures the store,
-    // not the producer (which would share the CPUs with the writer thread).
-    constexpr qint64 kChunk = 10'000;
-    const qint64 t0 = 1'700'000'000'000;
-    QList<QList<MetricPoint>> chunks;
-    for (qint64 base = 0; base < n; base += kChunk) {
-        QList<MetricPoint> chunk;
-        chunk.reserve(kChunk);
-        for (qint64 i = base; i < std::min(n, base + kChunk); ++i) {
-            MetricPoint p;
-            p.run = *id;
-            p.key = kKeys[i % 4];
-            p.step = i / 4;
-            if (i % 8 == 0)
-                p.epoch = double(i / 4) / 1000.0;
-            p.wallTimeMs = t0 + i;
-            p.value = double(i) * 0.001;
-            chunk.append(std::move(p));
-        }
-        chunks.append(std::move(chunk));
-    }
+    QList<QList<MetricPoint>> chunks = makeChunks(*id, n);
     const qint64 transactionsBefore = (*store)->transactionsCommitted();
     QElapsedTimer timer;
     timer.start();
@@ -117,9 +135,145 @@ std::optional<Measured> benchStore(
                 static_cast<long long>(back.size()), qPrintable(kKeys[0]), static_cast<long long>((n + 3) / 4));
     m.readPerSecond = back.size() / readSeconds;
     store->reset();
-    QFile::remove(file);
-    QFile::remove(file + QStringLiteral("-wal"));
-    QFile::remove(file + QStringLiteral("-shm"));
+    removeDatabase(file);
+    return m;
+}
+
+// A file with the store's schema, one run and the four keys (metric_keys ids
+// 1..4, in kKeys order), made by the store and closed again: the baselines'
+// and the shell's starting point.
+bool seedDatabase(const QString& file)
+{
+    removeDatabase(file);
+    auto store = SqliteResultStore::open(file);
+    if (!store) {
+        std::fprintf(stderr, "%s\n", qPrintable(store.error().message));
+        return false;
+    }
+    auto id = (*store)->createRun(RunRecord{}, {});
+    if (!id)
+        return false;
+    QList<MetricPoint> seed;
+    for (const QString& k : kKeys)
+        seed.append(MetricPoint{*id, k, -1, std::nullopt, 0, 0.0});
+    (*store)->appendMetrics(seed);
+    return (*store)->flush().has_value();
+}
+
+// A baseline: the same rows into the same schema through plain QtSql on its
+// own connection, with the writer's pragmas and transaction size, no store
+// code: `batch` false binds and executes one prepared INSERT per row, true
+// fills column lists and calls execBatch() once per transaction.
+std::optional<Measured> benchQtSql(const QString& dir, bool batch, const QString& name, qint64 n)
+{
+    const QString file = dir + QStringLiteral("/bench-") + name + QStringLiteral(".db");
+    if (!seedDatabase(file))
+        return std::nullopt;
+    const SqliteStoreOptions defaults;
+    QList<QList<MetricPoint>> chunks = makeChunks(1, n);
+    QHash<QString, qint64> keyIds;
+    for (int k = 0; k < kKeys.size(); ++k)
+        keyIds.insert(kKeys[k], k + 1);
+    std::optional<Measured> m;
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("bench-baseline"));
+        db.setDatabaseName(file);
+        if (!db.open()) {
+            std::fprintf(stderr, "%s: %s\n", qPrintable(file), qPrintable(db.lastError().text()));
+            return std::nullopt;
+        }
+        QSqlQuery q(db);
+        const auto exec = [&q](const QString& sql) {
+            if (!q.exec(sql))
+                std::fprintf(stderr, "%s: %s\n", qPrintable(sql), qPrintable(q.lastError().text()));
+            return q.lastError().type() == QSqlError::NoError;
+        };
+        bool ok = exec(QStringLiteral("PRAGMA journal_mode=WAL")) && exec(QStringLiteral("PRAGMA synchronous=NORMAL"))
+                && exec(QStringLiteral("PRAGMA foreign_keys=ON"))
+                && exec(QStringLiteral("PRAGMA cache_size=-%1").arg(defaults.writerCacheKiB))
+                && exec(QStringLiteral("PRAGMA wal_autocheckpoint=%1").arg(defaults.walAutocheckpointPages));
+        ok = ok
+                && q.prepare(
+                        QStringLiteral("INSERT INTO metrics (id, key_id, step, epoch, wall_ms, value, kind, source)"
+                                       " VALUES (?,?,?,?,?,?,?,?)"));
+        QSqlQuery control(db);
+        const QVariant noDouble(QMetaType::fromType<double>());
+        QVariantList id, key, step, epoch, wall, value, kind, source;
+        qint64 nextId = 10; // above the seed's four rows
+        qint64 inTransaction = 0;
+        qint64 transactions = 0;
+        const auto commit = [&] {
+            if (batch) {
+                QVariantList* const columns[] = {&id, &key, &step, &epoch, &wall, &value, &kind, &source};
+                for (int i = 0; i < 8; ++i) {
+                    q.bindValue(i, *columns[i]);
+                    columns[i]->clear();
+                }
+                ok = ok && q.execBatch();
+            }
+            ok = ok && control.exec(QStringLiteral("COMMIT"));
+            inTransaction = 0;
+            ++transactions;
+        };
+        QElapsedTimer timer;
+        timer.start();
+        const double cpu0 = cpuSeconds(RUSAGE_SELF);
+        for (const auto& chunk : std::as_const(chunks)) {
+            for (const MetricPoint& p : chunk) {
+                if (!ok)
+                    break;
+                if (inTransaction == 0)
+                    ok = control.exec(QStringLiteral("BEGIN IMMEDIATE"));
+                // Finite values only (kind 0): the store's codec is not needed.
+                const QVariant e = p.epoch ? QVariant(*p.epoch) : noDouble;
+                if (batch) {
+                    id.append(nextId++);
+                    key.append(keyIds.value(p.key));
+                    step.append(p.step);
+                    epoch.append(e);
+                    wall.append(p.wallTimeMs);
+                    value.append(p.value);
+                    kind.append(0);
+                    source.append(static_cast<int>(p.source));
+                } else {
+                    q.bindValue(0, nextId++);
+                    q.bindValue(1, keyIds.value(p.key));
+                    q.bindValue(2, p.step);
+                    q.bindValue(3, e);
+                    q.bindValue(4, p.wallTimeMs);
+                    q.bindValue(5, p.value);
+                    q.bindValue(6, 0);
+                    q.bindValue(7, static_cast<int>(p.source));
+                    ok = q.exec();
+                }
+                if (++inTransaction >= defaults.maxBatchPoints)
+                    commit();
+            }
+        }
+        if (ok && inTransaction > 0)
+            commit();
+        if (ok) {
+            m.emplace();
+            m->name = name;
+            m->seconds = timer.nsecsElapsed() / 1e9;
+            m->cpu = cpuSeconds(RUSAGE_SELF) - cpu0;
+            m->points = n;
+            m->transactions = transactions;
+            QElapsedTimer readTimer;
+            readTimer.start();
+            qint64 back = 0;
+            if (control.exec(
+                        QStringLiteral("SELECT step, value FROM metrics WHERE key_id = 1 AND step >= 0 ORDER BY step")))
+                while (control.next())
+                    ++back;
+            m->readPerSecond = back / (readTimer.nsecsElapsed() / 1e9);
+        } else {
+            std::fprintf(stderr, "%s: %s %s\n", qPrintable(name), qPrintable(q.lastError().text()),
+                    qPrintable(control.lastError().text()));
+        }
+    }
+    QSqlDatabase::removeDatabase(QStringLiteral("bench-baseline"));
+    removeDatabase(file);
     return m;
 }
 
@@ -132,19 +286,8 @@ std::optional<Measured> benchShell(const QString& dir, qint64 n)
         return std::nullopt;
     }
     const QString file = dir + QStringLiteral("/bench-shell.db");
-    QFile::remove(file);
-    {
-        // Same schema and keys, created by the store itself.
-        auto store = SqliteResultStore::open(file);
-        if (!store)
-            return std::nullopt;
-        auto id = (*store)->createRun(RunRecord{}, {});
-        QList<MetricPoint> seed;
-        for (const QString& k : kKeys)
-            seed.append(MetricPoint{*id, k, -1, std::nullopt, 0, 0.0});
-        (*store)->appendMetrics(seed);
-        (void)(*store)->flush();
-    }
+    if (!seedDatabase(file))
+        return std::nullopt;
     // metric_keys ids 1..4 are the four keys (created in order above).
     const QString sql = QStringLiteral(
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-%2;"
@@ -175,9 +318,7 @@ std::optional<Measured> benchShell(const QString& dir, qint64 n)
         std::fprintf(stderr, "sqlite3 failed: %s\n", p.readAllStandardError().constData());
         return std::nullopt;
     }
-    QFile::remove(file);
-    QFile::remove(file + QStringLiteral("-wal"));
-    QFile::remove(file + QStringLiteral("-shm"));
+    removeDatabase(file);
     return m;
 }
 
@@ -188,7 +329,8 @@ int main(int argc, char** argv)
     QCoreApplication app(argc, argv);
     qint64 n = 10'000'000;
     QString dir;
-    QStringList paths{QStringLiteral("blocks"), QStringLiteral("raw"), QStringLiteral("loop"), QStringLiteral("batch")};
+    QStringList paths{QStringLiteral("blocks"), QStringLiteral("rows"), QStringLiteral("qtsql-loop"),
+            QStringLiteral("qtsql-batch")};
     bool shell = true;
     const QStringList args = app.arguments().mid(1);
     for (int i = 0; i < args.size(); ++i) {
@@ -218,31 +360,46 @@ int main(int argc, char** argv)
                     ceiling->points / ceiling->seconds, ceiling->cpu, ceiling->points / ceiling->cpu);
         std::fflush(stdout);
     }
-    // blocks: the default (packed metric blocks, MetricBlock.h); the others
-    // write rows only (packBlocks = false), through each row insert path.
-    const std::tuple<QString, SqliteStoreOptions::MetricInsert, bool> all[] = {
-            {QStringLiteral("blocks"), SqliteStoreOptions::MetricInsert::RawSqlite, true},
-            {QStringLiteral("raw"), SqliteStoreOptions::MetricInsert::RawSqlite, false},
-            {QStringLiteral("loop"), SqliteStoreOptions::MetricInsert::QtSqlLoop, false},
-            {QStringLiteral("batch"), SqliteStoreOptions::MetricInsert::QtSqlBatch, false},
+    // blocks, rows: the product (packed metric blocks, MetricBlock.h, or rows
+    // only); qtsql-*: the baselines above, rows only.
+    enum class Kind { Blocks, Rows, QtSqlLoop, QtSqlBatch };
+    const std::pair<QString, Kind> all[] = {
+            {QStringLiteral("blocks"), Kind::Blocks},
+            {QStringLiteral("rows"), Kind::Rows},
+            {QStringLiteral("qtsql-loop"), Kind::QtSqlLoop},
+            {QStringLiteral("qtsql-batch"), Kind::QtSqlBatch},
     };
     int status = 0;
-    for (const auto& [name, path, packBlocks] : all) {
+    QList<Measured> product, baselines;
+    for (const auto& [name, kind] : all) {
         if (!paths.contains(name))
             continue;
-        const auto m = benchStore(dir, path, packBlocks, name, n);
+        const bool isProduct = kind == Kind::Blocks || kind == Kind::Rows;
+        const auto m = isProduct ? benchStore(dir, kind == Kind::Blocks, name, n)
+                                 : benchQtSql(dir, kind == Kind::QtSqlBatch, name, n);
         if (!m) {
             status = 1;
             continue;
         }
-        std::printf("%-30s %8.2f %12.0f %8.2f %12.0f",
-                qPrintable(QStringLiteral("store (") + name + QStringLiteral(")")), m->seconds, m->points / m->seconds,
-                m->cpu, m->points / m->cpu);
+        (isProduct ? product : baselines).append(*m);
+        const QString label
+                = isProduct ? QStringLiteral("store (%1)").arg(name) : QStringLiteral("baseline %1").arg(name);
+        std::printf("%-30s %8.2f %12.0f %8.2f %12.0f", qPrintable(label), m->seconds, m->points / m->seconds, m->cpu,
+                m->points / m->cpu);
         if (ceiling)
             std::printf("  %5.1f%%, %5.1f%%", 100.0 * ceiling->seconds / m->seconds, 100.0 * ceiling->cpu / m->cpu);
         std::printf("  [%lld transactions; one key read back at %.0f points/s]\n",
                 static_cast<long long>(m->transactions), m->readPerSecond);
         std::fflush(stdout);
+    }
+    // The product beside each baseline, from this run: > 1 means the store
+    // wrote the points faster (wall) or with less CPU than the baseline.
+    if (!product.isEmpty() && !baselines.isEmpty()) {
+        std::printf("\nproduct / baseline, same run (points/s wall, points per CPU-second):\n");
+        for (const Measured& p : std::as_const(product))
+            for (const Measured& b : std::as_const(baselines))
+                std::printf("  store (%s) / %-12s %6.2fx wall, %6.2fx CPU\n", qPrintable(p.name),
+                        qPrintable(b.name + QLatin1Char(':')), b.seconds / p.seconds, b.cpu / p.cpu);
     }
     return status;
 }

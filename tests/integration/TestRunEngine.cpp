@@ -1,3 +1,4 @@
+#include "tests/support/TestClock.h"
 #include "tests/support/TestSupport.h"
 #include "core/common/Paths.h"
 #include "core/logs/StderrRanges.h"
@@ -510,7 +511,12 @@ private Q_SLOTS:
         past.exitCode = 0;
         QVERIFY((*store)->createRun(past, {}).has_value());
 
-        RunEngine engine(store->get(), db);
+        // The engine's time is a test clock from now on, so that Bob's
+        // submission is exactly 20 ms after Alice's without sleeping; the
+        // run takes a few seconds of real time meanwhile, which the clock
+        // does not see (no heartbeat or time limit matters here).
+        test::TestClock clock(now.toMSecsSinceEpoch());
+        RunEngine engine(store->get(), db, clock);
         engine.addLocalNode(test::agentPath(), m_dir.filePath(QStringLiteral("fair-state")));
         sched::Policy policy;
         policy.ordering = sched::Ordering::FairShare;
@@ -523,7 +529,7 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT((*store)->run(*holder)->state, RunState::Running, 15000);
         auto alice = engine.submit(
                 spec(QStringLiteral("name: alice\ncommand: sleep 0.2\nuser: alice\nresources: {gpus: 1}\n")));
-        QTest::qWait(20); // a later submission time for Bob: FCFS would start Alice first
+        clock.advance(20); // a later submission time for Bob: FCFS would start Alice first
         auto bob = engine.submit(
                 spec(QStringLiteral("name: bob\ncommand: sleep 0.2\nuser: bob\nresources: {gpus: 1}\n")));
         QVERIFY(alice && bob);
@@ -576,7 +582,8 @@ private Q_SLOTS:
         QVERIFY(daveId);
         QVERIFY((*other)->flush().has_value());
 
-        RunEngine engine(store->get(), db);
+        test::TestClock clock(now.toMSecsSinceEpoch()); // as in fairShareCountsRecentlyEndedRuns
+        RunEngine engine(store->get(), db, clock);
         engine.addLocalNode(test::agentPath(), m_dir.filePath(QStringLiteral("fair2-state")));
         sched::Policy policy;
         policy.ordering = sched::Ordering::FairShare;
@@ -598,10 +605,10 @@ private Q_SLOTS:
 
         auto alice = engine.submit(
                 spec(QStringLiteral("name: alice\ncommand: sleep 0.2\nuser: alice\nresources: {gpus: 1}\n")));
-        QTest::qWait(20); // later submission times: FCFS would start Alice, then Dave, then Bob
+        clock.advance(20); // later submission times: FCFS would start Alice, then Dave, then Bob
         auto dave2 = engine.submit(
                 spec(QStringLiteral("name: dave\ncommand: sleep 0.2\nuser: dave\nresources: {gpus: 1}\n")));
-        QTest::qWait(20);
+        clock.advance(20);
         auto bob = engine.submit(
                 spec(QStringLiteral("name: bob\ncommand: sleep 0.2\nuser: bob\nresources: {gpus: 1}\n")));
         QVERIFY(alice && dave2 && bob);

@@ -113,8 +113,8 @@ bool waitUntil(const std::function<bool()>& pred, int timeoutMs)
     return true;
 }
 
-EngineThread::EngineThread(ResultStore* store, const QString& databasePath)
-    : m_engine(new RunEngine(store, databasePath))
+EngineThread::EngineThread(ResultStore* store, const QString& databasePath, Clock* clock)
+    : m_engine(clock ? new RunEngine(store, databasePath, *clock) : new RunEngine(store, databasePath))
 {
     m_engine->moveToThread(&m_thread);
     m_thread.start();

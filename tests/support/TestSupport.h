@@ -15,6 +15,7 @@ class QProcess;
 #include "core/common/Run.h"
 
 namespace ty {
+class Clock;
 class ResultStore;
 class RunEngine;
 } // namespace ty
@@ -72,10 +73,11 @@ bool onTmpfs(const QString& path);
 
 // A RunEngine on its own thread, as the application runs it (created here,
 // moved there, deleted there when this goes out of scope, also when a check
-// failed).
+// failed). `clock`: the engine's (null: the system clock); a TestClock is
+// then advanced on that thread, through run().
 class EngineThread {
 public:
-    EngineThread(ResultStore* store, const QString& databasePath);
+    EngineThread(ResultStore* store, const QString& databasePath, Clock* clock = nullptr);
     ~EngineThread();
     EngineThread(const EngineThread&) = delete;
     EngineThread& operator=(const EngineThread&) = delete;

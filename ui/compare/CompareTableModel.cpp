@@ -1,4 +1,5 @@
 #include "CompareTableModel.h"
+#include "ui/i18n/RunTexts.h"
 
 #include "ui/charts/RunColour.h"
 
@@ -250,7 +251,7 @@ void CompareTableModel::rebuild()
         QStringList names, states;
         for (const CompareRun& r : runs) {
             names << r.run.name;
-            states << runStateName(r.run.state);
+            states << runStateText(r.run.state);
         }
         add(RowKind::Name, {}, tr("name"), names, names);
         add(RowKind::State, {}, tr("state"), states, states);

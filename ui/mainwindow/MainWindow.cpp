@@ -1,4 +1,5 @@
 #include "MainWindow.h"
+#include "ui/i18n/RunTexts.h"
 
 #include "ui/charts/MetricChartWidget.h"
 #include "ui/charts/MetricChartsPanel.h"
@@ -91,10 +92,10 @@ QList<SeriesPoint> toSeries(const QList<MetricPoint>& points)
 // for ...": the state with what ended it (or why it waits), each fact once.
 QString headerStateText(const RunRecord& r)
 {
-    QString state = runStateName(r.state);
+    QString state = runStateText(r.state);
     QStringList facts;
     if (r.state == RunState::Failed && r.failureKind != FailureKind::None)
-        facts << failureKindLabel(r.failureKind);
+        facts << failureKindText(r.failureKind);
     if (r.exitSignal) {
         const char* abbrev = sigabbrev_np(*r.exitSignal);
         facts << (abbrev ? QStringLiteral("SIG%1").arg(QString::fromLatin1(abbrev))

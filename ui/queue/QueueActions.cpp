@@ -8,6 +8,7 @@
 #include <QWidget>
 
 #include <limits>
+#include <utility>
 
 namespace ty {
 
@@ -174,8 +175,19 @@ void QueueActions::apply(const QString& op, const QList<RunId>& runs, Op fn)
 
 void QueueActions::showErrors(const QString& op, const QStringList& errors)
 {
-    auto* box = new QMessageBox(
-            QMessageBox::Warning, tr("Cannot %1").arg(op), errors.join(QLatin1Char('\n')), QMessageBox::Ok, m_parent);
+    // Whole titles, not "Cannot %1" with an English verb inside a translation.
+    static const std::pair<const char16_t*, const char*> kTitles[] = {
+            {u"hold", QT_TR_NOOP("Cannot hold")},
+            {u"release", QT_TR_NOOP("Cannot release")},
+            {u"move to top", QT_TR_NOOP("Cannot move to top")},
+            {u"set priority", QT_TR_NOOP("Cannot set priority")},
+            {u"cancel", QT_TR_NOOP("Cannot cancel")},
+    };
+    QString title = tr("Queue action failed");
+    for (const auto& [name, text] : kTitles)
+        if (op == QStringView(name))
+            title = tr(text);
+    auto* box = new QMessageBox(QMessageBox::Warning, title, errors.join(QLatin1Char('\n')), QMessageBox::Ok, m_parent);
     box->setObjectName(QStringLiteral("queueErrorBox"));
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->open();

@@ -1,4 +1,5 @@
 #include "QueueModel.h"
+#include "ui/i18n/RunTexts.h"
 
 #include "ui/runs/RunStateStyle.h"
 
@@ -44,7 +45,7 @@ QVariant QueueModel::data(const QModelIndex& index, int role) const
         case Id: return r.id;
         case Name: return r.name;
         case Priority: return r.priority;
-        case State: return runStateName(r.state);
+        case State: return runStateText(r.state);
         case Reason: return reasonText(r);
         }
         return {};

@@ -1,4 +1,5 @@
 #include "RunsModel.h"
+#include "ui/i18n/RunTexts.h"
 
 #include "RunStateStyle.h"
 #include "core/common/RunDuration.h"
@@ -163,13 +164,13 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const
         switch (role) {
         case Qt::DisplayRole: // "failed (CUDA OOM)"
             return r.state == RunState::Failed && r.failureKind != FailureKind::None
-                    ? QStringLiteral("%1 (%2)").arg(runStateName(r.state), failureKindLabel(r.failureKind))
-                    : runStateName(r.state);
+                    ? QStringLiteral("%1 (%2)").arg(runStateText(r.state), failureKindText(r.failureKind))
+                    : runStateText(r.state);
         case Qt::DecorationRole: return RunStateStyle::icon(r.state);
         case Qt::ForegroundRole: return RunStateStyle::color(r.state);
         case SortRole: return RunStateStyle::sortOrder(r.state);
         case Qt::ToolTipRole: {
-            QString tip = runStateName(r.state);
+            QString tip = runStateText(r.state);
             if (r.exitCode)
                 tip += tr(", exit code %1").arg(*r.exitCode);
             if (r.exitSignal)

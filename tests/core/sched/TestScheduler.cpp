@@ -66,6 +66,8 @@ private Q_SLOTS:
     void orderings();
     void fairShareOrdering();
     void fairShareFactorFormula();
+    void fairShareManyAccounts();
+    void reusedSchedulerKeepsLayoutOnlyWhileItHolds();
     void sweepCap();
     void reasonsSayWhatPeopleKnow();
     void firstFitBaseline();
@@ -567,3 +569,94 @@ void TestScheduler::manyRunsSameShapeAreFast()
 
 QTEST_GUILESS_MAIN(TestScheduler)
 #include "TestScheduler.moc"
+
+// Past 16 accounts the pass finds them by hash rather than by comparing: the
+// ordering must not change with how many there are. 40 users, one run each,
+// usage 40 - i GPU-hours: the 5 least-used (users 35..39) get the 5 GPUs.
+void TestScheduler::fairShareManyAccounts()
+{
+    ClusterState s;
+    s.nodes << makeNode(u"a"_qs, 5) << makeNode(u"r"_qs, 0);
+    // Each user also has a running run holding one CPU on "r": their accounts
+    // are named there first, so the queued runs find them again.
+    for (int i = 0; i < 40; ++i) {
+        RunningAllocation a = makeRunning(10 + i, u"r"_qs, {}, kNoon - kHour, kNoon + kHour);
+        a.user = QStringLiteral("user%1").arg(i);
+        s.running << a;
+    }
+    QList<PendingRun> q;
+    FairShareState fs;
+    for (int i = 0; i < 40; ++i) {
+        PendingRun r = makeRun(100 + i, kNoon - 100 * kMin + i, 1); // user 0 submitted first
+        r.user = QStringLiteral("user%1").arg(i);
+        fs.usageGpuHours.insert(QStringLiteral("user%1").arg(i), double(40 - i));
+        q << r;
+    }
+    const SchedulerDecision d = schedule(s, q, Policy::fairShare({}), kNoon, fs);
+    QList<ty::RunId> ids;
+    for (const RunPlacement& p : d.placements)
+        ids << p.run;
+    QCOMPARE(ids, (QList<ty::RunId>{139, 138, 137, 136, 135}));
+    // And the same through a kept Scheduler, twice (its layout reused).
+    Scheduler sched;
+    QCOMPARE(dump(sched.schedule(s, q, Policy::fairShare({}), kNoon, fs)), dump(d));
+    QCOMPARE(dump(sched.schedule(s, q, Policy::fairShare({}), kNoon, fs)), dump(d));
+    QCOMPARE(sched.layoutBuilds(), 1);
+}
+
+// A kept Scheduler rebuilds its node layout exactly when a node's name, a
+// GPU's index, name or PCI root changes, or nodes come or go, and decides as
+// schedule() does before and after; free memory, reachability and equal
+// strings in new QString instances keep the layout.
+void TestScheduler::reusedSchedulerKeepsLayoutOnlyWhileItHolds()
+{
+    ClusterState s;
+    s.nodes << makeNode(u"b"_qs, 2) << makeNode(u"a"_qs, 4, 40 * kGiB, u"NVIDIA A100-SXM4-40GB"_qs);
+    s.running << makeRunning(5, u"b"_qs, {0}, kNoon - kHour, kNoon + kHour);
+    QList<PendingRun> q;
+    for (int i = 0; i < 4; ++i)
+        q << makeRun(10 + i, kNoon - 10 * kMin + i, 2);
+    q[1].gpuTypeRegex = u"A100"_qs;
+    Scheduler sched;
+    const auto same = [&](const char* what) {
+        const QString fresh = dump(schedule(s, q, Policy::fcfs(), kNoon));
+        const QString kept = dump(sched.schedule(s, q, Policy::fcfs(), kNoon));
+        if (fresh != kept)
+            qWarning("%s:\nfresh:\n%s\nkept:\n%s", what, qPrintable(fresh), qPrintable(kept));
+        return fresh == kept;
+    };
+    QVERIFY(same("first"));
+    QCOMPARE(sched.layoutBuilds(), 1);
+
+    s.nodes[1].gpus[0].memoryFreeMiB = 0; // dynamic: kept
+    s.nodes[0].reachable = false;
+    QVERIFY(same("free memory and reachability changed"));
+    s.nodes[0].reachable = true;
+    s.nodes[0].name = QString::fromUtf8("b"); // equal text, another QString: kept
+    QVERIFY(same("equal names"));
+    QCOMPARE(sched.layoutBuilds(), 1);
+
+    // Renamed, and now first by name; its running run is found under the new
+    // name (a stale layout would miss it and give its GPU away).
+    s.nodes[0].name = u"0"_qs;
+    s.running[0].nodes[0].node = u"0"_qs;
+    QVERIFY(same("renamed node"));
+    QCOMPARE(sched.layoutBuilds(), 2);
+    s.nodes[1].gpus[3].name = u"NVIDIA H100 80GB HBM3"_qs;
+    QVERIFY(same("GPU name"));
+    QCOMPARE(sched.layoutBuilds(), 3);
+    s.nodes[1].gpus[0].index = 7; // now the last by index
+    QVERIFY(same("GPU index"));
+    QCOMPARE(sched.layoutBuilds(), 4);
+    s.nodes[1].gpus[0].pciRoot = u"0000:40"_qs;
+    QVERIFY(same("PCI root"));
+    QCOMPARE(sched.layoutBuilds(), 5);
+    s.nodes << makeNode(u"00"_qs, 8);
+    QVERIFY(same("node added"));
+    QCOMPARE(sched.layoutBuilds(), 6);
+    s.nodes.removeFirst();
+    QVERIFY(same("node removed"));
+    QCOMPARE(sched.layoutBuilds(), 7);
+    QVERIFY(same("unchanged again"));
+    QCOMPARE(sched.layoutBuilds(), 7);
+}

@@ -208,6 +208,7 @@ class TestSchedulerProperties final : public QObject {
 private Q_SLOTS:
     void invariants();
     void determinism();
+    void keptSchedulerDecidesAsAFreshOne();
     void fcfsNeverOvertaken();
     void backfillNeverDelaysHead();
 };
@@ -257,6 +258,40 @@ void TestSchedulerProperties::determinism()
                                    .arg(seed)
                                    .arg(a, s)));
     }
+}
+
+// One Scheduler kept across many random clusters (each a new layout) and
+// across changes of their free resources (the same layout): every decision is
+// schedule()'s.
+void TestSchedulerProperties::keptSchedulerDecidesAsAFreshOne()
+{
+    const quint64 base = baseSeed() + 5'000'000;
+    const int cases = caseCount(800);
+    Scheduler kept;
+    int expectedBuilds = 0;
+    for (int i = 0; i < cases; ++i) {
+        const quint64 seed = base + quint64(i);
+        std::mt19937_64 rng(seed);
+        RandomCase c = randomCase(rng);
+        for (int round = 0; round < 3; ++round) {
+            const QString fresh = dump(schedule(c.state, c.queue, c.policy, c.now, c.fairShare));
+            const QString reused = dump(kept.schedule(c.state, c.queue, c.policy, c.now, c.fairShare));
+            QVERIFY2(fresh == reused,
+                    qPrintable(QStringLiteral("seed %1 round %2: kept scheduler decided otherwise:\n%3\n---\n%4")
+                                       .arg(seed)
+                                       .arg(round)
+                                       .arg(fresh, reused)));
+            // Next round: the same nodes with other free memory and reachability.
+            for (NodeState& n : c.state.nodes) {
+                n.reachable = std::bernoulli_distribution(0.8)(rng);
+                for (GpuState& g : n.gpus)
+                    g.memoryFreeMiB = std::uniform_int_distribution<qint64>(0, g.memoryTotalMiB)(rng);
+            }
+        }
+        ++expectedBuilds; // a new random cluster: names n00.. repeat, but GPUs differ (almost always)
+        QVERIFY(kept.layoutBuilds() <= expectedBuilds);
+    }
+    QVERIFY2(kept.layoutBuilds() < cases * 3, "the layout is kept across rounds of one cluster");
 }
 
 void TestSchedulerProperties::fcfsNeverOvertaken()

@@ -22,8 +22,6 @@
 using namespace ty;
 using ty::test::RawDb;
 
-Q_DECLARE_METATYPE(ty::SqliteStoreOptions::MetricInsert)
-
 namespace {
 
 std::unique_ptr<ResultStore> openOrFail(const QString& path, const SqliteStoreOptions& options = {})
@@ -104,7 +102,6 @@ private Q_SLOTS:
     void unfinishedRunsAndRecentlyEndedOnes();
     void unfinishedRunsUseTheirIndexes();
     void paramsRoundTrip();
-    void metricValuesRoundTripExactly_data();
     void metricValuesRoundTripExactly();
     void metricsOrderingAndLatest();
     void resumedRunSupersedesOverlap_data();
@@ -511,20 +508,9 @@ void TestSqliteResultStore::paramsRoundTrip()
     QVERIFY(store->params(*id + 1).isEmpty());
 }
 
-void TestSqliteResultStore::metricValuesRoundTripExactly_data()
-{
-    QTest::addColumn<SqliteStoreOptions::MetricInsert>("path");
-    QTest::newRow("raw-sqlite") << SqliteStoreOptions::MetricInsert::RawSqlite;
-    QTest::newRow("qtsql-loop") << SqliteStoreOptions::MetricInsert::QtSqlLoop;
-    QTest::newRow("qtsql-batch") << SqliteStoreOptions::MetricInsert::QtSqlBatch;
-}
-
 void TestSqliteResultStore::metricValuesRoundTripExactly()
 {
-    QFETCH(SqliteStoreOptions::MetricInsert, path);
-    SqliteStoreOptions options;
-    options.metricInsert = path;
-    auto store = openOrFail(m_path, options);
+    auto store = openOrFail(m_path);
     QVERIFY(store);
     auto id = store->createRun(RunRecord{}, {});
     QVERIFY(id.has_value());
@@ -534,7 +520,7 @@ void TestSqliteResultStore::metricValuesRoundTripExactly()
             -DBL_MAX, DBL_MIN, std::numeric_limits<double>::denorm_min(), 0.1, 1.0 / 3.0, -2.5, 3.0,
             9007199254740993.0, // 2^53 + 1 rounds to 2^53: integral, stored as integer by SQLite
             1e300, -std::numeric_limits<double>::quiet_NaN()};
-    // Repeated so the raw path's 64-row statements are exercised as well as
+    // Repeated so the writer's 64-row statements are exercised as well as
     // its single-row tail.
     constexpr int kRepeats = 9;
     QList<MetricPoint> points;
@@ -637,17 +623,9 @@ void TestSqliteResultStore::metricsOrderingAndLatest()
 
 void TestSqliteResultStore::resumedRunSupersedesOverlap_data()
 {
-    QTest::addColumn<SqliteStoreOptions::MetricInsert>("path");
     QTest::addColumn<bool>("oneAppend");
-    for (bool one : {false, true}) {
-        const char* suffix = one ? "-one-append" : "-two-appends";
-        QTest::newRow(QByteArray("raw-sqlite").append(suffix).constData())
-                << SqliteStoreOptions::MetricInsert::RawSqlite << one;
-        QTest::newRow(QByteArray("qtsql-loop").append(suffix).constData())
-                << SqliteStoreOptions::MetricInsert::QtSqlLoop << one;
-        QTest::newRow(QByteArray("qtsql-batch").append(suffix).constData())
-                << SqliteStoreOptions::MetricInsert::QtSqlBatch << one;
-    }
+    QTest::newRow("two-appends") << false;
+    QTest::newRow("one-append") << true;
 }
 
 // A run logs steps 1..100, is resumed from its step-50 checkpoint and logs
@@ -655,11 +633,8 @@ void TestSqliteResultStore::resumedRunSupersedesOverlap_data()
 // from the second; the 51 overlapping points stay in the database, marked.
 void TestSqliteResultStore::resumedRunSupersedesOverlap()
 {
-    QFETCH(SqliteStoreOptions::MetricInsert, path);
     QFETCH(bool, oneAppend);
-    SqliteStoreOptions options;
-    options.metricInsert = path;
-    auto store = openOrFail(m_path, options);
+    auto store = openOrFail(m_path);
     QVERIFY(store);
     auto id = store->createRun(RunRecord{}, {});
     QVERIFY(id.has_value());

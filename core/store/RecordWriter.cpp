@@ -1,0 +1,337 @@
+#include "RecordWriter.h"
+
+#include "SqlCodec.h"
+#include "SqliteFileAccess.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLoggingCategory>
+#include <QSqlError>
+
+namespace ty {
+
+Q_DECLARE_LOGGING_CATEGORY(lcStoreWriter) // SqliteWriter.cpp: "trainyard.store.writer"
+
+namespace {
+
+// Binds the run fields updateRun() may change -- the first 16 placeholders of
+// both the run INSERT and the run UPDATE -- and returns the next index.
+int bindMutableRunFields(QSqlQuery& q, const RunRecord& r)
+{
+    using namespace sqlcodec;
+    int i = 0;
+    q.bindValue(i++, runStateName(r.state));
+    q.bindValue(i++, textToSql(r.node));
+    q.bindValue(i++, intListToJson(r.gpus));
+    q.bindValue(i++, stringListToJson(r.argv));
+    q.bindValue(i++, textToSql(r.workdir));
+    q.bindValue(i++, stringMapToJson(r.env));
+    q.bindValue(i++, r.priority);
+    q.bindValue(i++, timeToSql(r.startedAt));
+    q.bindValue(i++, timeToSql(r.finishedAt));
+    q.bindValue(i++, optionalIntToSql(r.exitCode));
+    q.bindValue(i++, optionalIntToSql(r.exitSignal));
+    q.bindValue(i++, textToSql(r.failureReason));
+    q.bindValue(i++, textToSql(r.agentRunId));
+    q.bindValue(i++, textToSql(r.consolePath));
+    q.bindValue(i++, textToSql(failureKindName(r.failureKind)));
+    q.bindValue(i++, textToSql(r.pendingReason));
+    return i;
+}
+
+std::optional<RunId> changedIf(bool changed, RunId run)
+{
+    return changed ? std::optional<RunId>(run) : std::nullopt;
+}
+
+} // namespace
+
+RecordWriter::RecordWriter(QString path)
+    : m_path(std::move(path))
+{ }
+
+std::unexpected<Error> RecordWriter::runFailure(RunId run, const QString& what, const QSqlQuery& failed) const
+{
+    return fail(QStringLiteral("%1: run %2: %3: %4").arg(m_path).arg(run).arg(what, failed.lastError().text()));
+}
+
+Result<void> RecordWriter::prepare(const QSqlDatabase& db)
+{
+    m_db = db;
+    const std::pair<std::optional<QSqlQuery>*, const char*> statements[] = {
+            // Both start with the mutable columns, in bindMutableRunFields() order.
+            {&m_insertRun,
+                    "INSERT INTO runs (state, node, gpus, argv, workdir, env, priority, started_at, finished_at,"
+                    " exit_code, exit_signal, failure_reason, agent_run_id, console_path, failure_kind, pending_reason,"
+                    " name, spec_yaml, spec_path, created_at, console_offset) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+            {&m_updateRun,
+                    "UPDATE runs SET state = ?, node = ?, gpus = ?, argv = ?, workdir = ?, env = ?, priority = ?,"
+                    " started_at = ?, finished_at = ?, exit_code = ?, exit_signal = ?, failure_reason = ?,"
+                    " agent_run_id = ?, console_path = ?, failure_kind = ?, pending_reason = ? WHERE id = ?"},
+            {&m_deleteTags, "DELETE FROM tags WHERE run_id = ?"},
+            {&m_insertTag, "INSERT INTO tags (run_id, tag, position) VALUES (?,?,?)"},
+            {&m_insertParam,
+                    "INSERT INTO params (run_id, key, value) VALUES (?,?,?)"
+                    " ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value"},
+            {&m_setOffset, "UPDATE runs SET console_offset = ? WHERE id = ?"},
+            {&m_markChange,
+                    "INSERT INTO run_changes (run_id, seq) VALUES (?, ?) ON CONFLICT (run_id) DO UPDATE SET seq = excluded.seq"},
+            {&m_maxChangeSeq, "SELECT COALESCE(MAX(seq), 0) FROM run_changes"},
+            {&m_deleteRun, "DELETE FROM runs WHERE id = ?"},
+            {&m_upsertArtifact,
+                    "INSERT INTO artifacts (run_id, path, size, sha256, created_at) VALUES (?,?,?,?,?)"
+                    " ON CONFLICT (run_id, path) DO UPDATE SET size = excluded.size, sha256 = excluded.sha256,"
+                    " created_at = excluded.created_at"},
+            // A notice the run already has (same text) is not repeated: whoever
+            // notices something again (a re-attached run's metric file, a second
+            // download) adds nothing new, and the first time stays.
+            {&m_insertNotice,
+                    "INSERT INTO run_notices (run_id, at, text) SELECT ?, ?, ?"
+                    " WHERE NOT EXISTS (SELECT 1 FROM run_notices WHERE run_id = ? AND text = ?)"},
+            {&m_putNode,
+                    "INSERT OR REPLACE INTO nodes (name, host, user, port, identity_file, agent_path, added_at, labels)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"},
+            {&m_removeNode, "DELETE FROM nodes WHERE name = ?"},
+    };
+    for (const auto& [q, sql] : statements) {
+        q->emplace(m_db);
+        if (!(*q)->prepare(QString::fromLatin1(sql)))
+            return fail(QStringLiteral("%1: cannot prepare \"%2\": %3")
+                                .arg(m_path, QString::fromLatin1(sql), (*q)->lastError().text()));
+    }
+    return {};
+}
+
+void RecordWriter::release()
+{
+    for (auto* q :
+            {&m_markChange, &m_maxChangeSeq, &m_insertRun, &m_updateRun, &m_deleteTags, &m_insertTag, &m_insertParam,
+                    &m_setOffset, &m_deleteRun, &m_upsertArtifact, &m_insertNotice, &m_putNode, &m_removeNode})
+        q->reset();
+    m_db = QSqlDatabase();
+}
+
+Result<void> RecordWriter::recordChanges(const QList<RunId>& runs)
+{
+    if (runs.isEmpty())
+        return {};
+    if (!m_maxChangeSeq->exec() || !m_maxChangeSeq->next())
+        return fail(QStringLiteral("%1: cannot read the change sequence: %2")
+                            .arg(m_path, m_maxChangeSeq->lastError().text()));
+    const qint64 seq = m_maxChangeSeq->value(0).toLongLong() + 1;
+    m_maxChangeSeq->finish();
+    for (RunId id : runs) {
+        m_markChange->bindValue(0, id);
+        m_markChange->bindValue(1, seq);
+        if (!m_markChange->exec())
+            return runFailure(id, QStringLiteral("cannot record its change"), *m_markChange);
+    }
+    return {};
+}
+
+Result<RunId> RecordWriter::apply(const storeop::CreateRun& op)
+{
+    using namespace sqlcodec;
+    const RunRecord& r = op.run;
+    QSqlQuery& q = *m_insertRun;
+    int i = bindMutableRunFields(q, r);
+    q.bindValue(i++, textToSql(r.name));
+    q.bindValue(i++, textToSql(r.specYaml));
+    q.bindValue(i++, textToSql(r.specPath));
+    q.bindValue(i++, timeToSql(r.createdAt.isValid() ? r.createdAt : QDateTime::currentDateTimeUtc()));
+    q.bindValue(i++, QVariant::fromValue<qint64>(r.consoleOffset));
+    if (!q.exec())
+        return fail(QStringLiteral("%1: cannot create run \"%2\": %3").arg(m_path, r.name, q.lastError().text()));
+    const RunId id = q.lastInsertId().toLongLong();
+    q.finish();
+    if (id <= 0)
+        return fail(QStringLiteral("%1: cannot create run \"%2\": no id assigned").arg(m_path, r.name));
+
+    if (auto t = replaceTags(id, r.tags); !t)
+        return std::unexpected(t.error());
+    auto stored = storeParams(id, op.params);
+    if (!stored)
+        return std::unexpected(stored.error());
+    if (!*stored) // cannot happen inside the transaction that created it
+        return fail(QStringLiteral("%1: run %2: cannot store its params: the run is gone").arg(m_path).arg(id));
+    return id;
+}
+
+Result<void> RecordWriter::replaceTags(RunId run, const QStringList& tags)
+{
+    QSqlQuery& d = *m_deleteTags;
+    d.bindValue(0, QVariant::fromValue<qint64>(run));
+    if (!d.exec())
+        return runFailure(run, QStringLiteral("cannot replace tags"), d);
+    QSqlQuery& q = *m_insertTag;
+    int position = 0;
+    for (const QString& tag : sqlcodec::normalizedTags(tags)) {
+        q.bindValue(0, QVariant::fromValue<qint64>(run));
+        q.bindValue(1, sqlcodec::textToSql(tag));
+        q.bindValue(2, position++);
+        if (!q.exec())
+            return runFailure(run, QStringLiteral("cannot store tag %1").arg(tag), q);
+    }
+    return {};
+}
+
+Result<bool> RecordWriter::storeParams(RunId run, const QMap<QString, QString>& params)
+{
+    QSqlQuery& p = *m_insertParam;
+    for (auto it = params.cbegin(); it != params.cend(); ++it) {
+        p.bindValue(0, QVariant::fromValue<qint64>(run));
+        p.bindValue(1, sqlcodec::textToSql(it.key()));
+        p.bindValue(2, sqlcodec::textToSql(it.value()));
+        if (!p.exec()) {
+            if (sqlitefile::isConstraint(p.lastError())) {
+                qCDebug(lcStoreWriter, "params of unknown run %lld dropped", static_cast<long long>(run));
+                return false;
+            }
+            return runFailure(run, QStringLiteral("cannot store param %1").arg(it.key()), p);
+        }
+    }
+    return true;
+}
+
+Result<std::optional<RunId>> RecordWriter::apply(const storeop::UpdateRun& op)
+{
+    const RunRecord& r = op.run;
+    QSqlQuery& q = *m_updateRun;
+    const int i = bindMutableRunFields(q, r);
+    q.bindValue(i, QVariant::fromValue<qint64>(r.id));
+    if (!q.exec())
+        return fail(QStringLiteral("%1: cannot update run %2: %3").arg(m_path).arg(r.id).arg(q.lastError().text()));
+    if (q.numRowsAffected() <= 0)
+        qCDebug(lcStoreWriter, "update of unknown run %lld ignored", static_cast<long long>(r.id));
+    return changedIf(q.numRowsAffected() > 0, r.id);
+}
+
+Result<std::optional<RunId>> RecordWriter::apply(const storeop::AnnotateRun& op)
+{
+    using namespace sqlcodec;
+    const RunAnnotation& a = op.annotation;
+    QStringList sets;
+    QVariantList binds;
+    if (a.name) {
+        sets << QStringLiteral("name = ?");
+        binds << textToSql(*a.name);
+    }
+    if (a.notes) {
+        sets << QStringLiteral("notes = ?");
+        binds << textToSql(*a.notes);
+    }
+    if (a.archived) {
+        sets << QStringLiteral("archived = ?");
+        binds << QVariant(*a.archived ? 1 : 0);
+    }
+    // A no-op UPDATE when only the tags change: it says whether the run exists.
+    if (sets.isEmpty())
+        sets << QStringLiteral("id = id");
+    QSqlQuery q(m_db);
+    q.prepare(QStringLiteral("UPDATE runs SET %1 WHERE id = ?").arg(sets.join(QStringLiteral(", "))));
+    for (const QVariant& b : std::as_const(binds))
+        q.addBindValue(b);
+    q.addBindValue(QVariant::fromValue<qint64>(op.run));
+    if (!q.exec())
+        return fail(QStringLiteral("%1: cannot change run %2: %3").arg(m_path).arg(op.run).arg(q.lastError().text()));
+    if (q.numRowsAffected() <= 0)
+        return std::nullopt;
+    if (a.tags)
+        if (auto t = replaceTags(op.run, *a.tags); !t)
+            return std::unexpected(t.error());
+    return op.run;
+}
+
+Result<std::optional<RunId>> RecordWriter::apply(const storeop::SetConsoleOffset& op)
+{
+    QSqlQuery& q = *m_setOffset;
+    q.bindValue(0, QVariant::fromValue<qint64>(op.offset));
+    q.bindValue(1, QVariant::fromValue<qint64>(op.run));
+    if (!q.exec())
+        return runFailure(op.run, QStringLiteral("cannot store the console offset"), q);
+    return changedIf(q.numRowsAffected() > 0, op.run);
+}
+
+Result<std::optional<RunId>> RecordWriter::apply(const storeop::DeleteRun& op)
+{
+    QSqlQuery& q = *m_deleteRun;
+    q.bindValue(0, QVariant::fromValue<qint64>(op.run));
+    if (!q.exec())
+        return fail(QStringLiteral("%1: cannot delete run %2: %3").arg(m_path).arg(op.run).arg(q.lastError().text()));
+    return op.run;
+}
+
+Result<std::optional<RunId>> RecordWriter::apply(const storeop::AddArtifact& op)
+{
+    const ArtifactRecord& a = op.artifact;
+    QSqlQuery& q = *m_upsertArtifact;
+    q.bindValue(0, QVariant::fromValue<qint64>(a.run));
+    q.bindValue(1, sqlcodec::textToSql(a.path));
+    q.bindValue(2, QVariant::fromValue<qint64>(a.size));
+    q.bindValue(3, sqlcodec::textToSql(a.sha256));
+    q.bindValue(4, sqlcodec::timeToSql(a.createdAt.isValid() ? a.createdAt : QDateTime::currentDateTimeUtc()));
+    if (!q.exec()) {
+        if (sqlitefile::isConstraint(q.lastError())) {
+            qCDebug(lcStoreWriter, "artifact of unknown run %lld dropped", static_cast<long long>(a.run));
+            return std::nullopt;
+        }
+        return runFailure(a.run, QStringLiteral("cannot record artifact %1").arg(a.path), q);
+    }
+    return a.run;
+}
+
+Result<std::optional<RunId>> RecordWriter::apply(const storeop::AddNotice& op)
+{
+    const RunNotice& n = op.notice;
+    QSqlQuery& q = *m_insertNotice;
+    q.bindValue(0, QVariant::fromValue<qint64>(n.run));
+    q.bindValue(1, sqlcodec::timeToSql(n.at.isValid() ? n.at : QDateTime::currentDateTimeUtc()));
+    q.bindValue(2, sqlcodec::textToSql(n.text));
+    q.bindValue(3, QVariant::fromValue<qint64>(n.run));
+    q.bindValue(4, sqlcodec::textToSql(n.text));
+    if (!q.exec()) {
+        if (sqlitefile::isConstraint(q.lastError())) {
+            qCDebug(lcStoreWriter, "notice of unknown run %lld dropped", static_cast<long long>(n.run));
+            return std::nullopt;
+        }
+        return runFailure(n.run, QStringLiteral("cannot record a notice"), q);
+    }
+    return changedIf(q.numRowsAffected() > 0, n.run);
+}
+
+Result<std::optional<RunId>> RecordWriter::apply(const storeop::SetParams& op)
+{
+    auto stored = storeParams(op.run, op.params);
+    if (!stored)
+        return std::unexpected(stored.error());
+    return changedIf(*stored, op.run);
+}
+
+Result<std::optional<RunId>> RecordWriter::apply(const storeop::PutNode& op)
+{
+    const NodeRecord& n = op.node;
+    QSqlQuery& q = *m_putNode;
+    q.bindValue(0, sqlcodec::textToSql(n.name));
+    q.bindValue(1, sqlcodec::textToSql(n.host));
+    q.bindValue(2, sqlcodec::textToSql(n.user));
+    q.bindValue(3, n.port);
+    q.bindValue(4, sqlcodec::textToSql(n.identityFile));
+    q.bindValue(5, sqlcodec::textToSql(n.agentPath));
+    q.bindValue(6, sqlcodec::timeToSql(n.addedAt.isValid() ? n.addedAt : QDateTime::currentDateTimeUtc()));
+    q.bindValue(
+            7, QString::fromUtf8(QJsonDocument(QJsonArray::fromStringList(n.labels)).toJson(QJsonDocument::Compact)));
+    if (!q.exec())
+        return fail(QStringLiteral("%1: cannot store node %2: %3").arg(m_path, n.name, q.lastError().text()));
+    return std::nullopt;
+}
+
+Result<std::optional<RunId>> RecordWriter::apply(const storeop::RemoveNode& op)
+{
+    QSqlQuery& q = *m_removeNode;
+    q.bindValue(0, sqlcodec::textToSql(op.name));
+    if (!q.exec())
+        return fail(QStringLiteral("%1: cannot remove node %2: %3").arg(m_path, op.name, q.lastError().text()));
+    return std::nullopt;
+}
+
+} // namespace ty

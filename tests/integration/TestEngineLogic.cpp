@@ -1,0 +1,493 @@
+// RunEngine's logic that depends on time, on a TestClock against nodes the
+// test plays (FakeAgentTransport): heartbeat timeouts, reconnection backoff
+// and probes, time_limit, FCFS order by submission time, a node lost while
+// its run goes on. No agent process and no sleep: each test moves the clock
+// to the millisecond before and after what it asserts. The result database
+// is a real one, in a temporary folder.
+
+#include "tests/support/FakeAgentTransport.h"
+#include "tests/support/TestClock.h"
+#include "tests/support/TestSupport.h"
+
+#include "core/runs/RunEngine.h"
+#include "core/sched/Policy.h"
+#include "core/spec/JobSpec.h"
+#include "core/store/ResultStore.h"
+
+#include <QDir>
+#include <QFile>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <csignal>
+
+using namespace ty;
+using ty::test::AgentRequest;
+using ty::test::FakeAgentTransport;
+using ty::test::TestClock;
+
+namespace {
+
+JobSpec spec(const QString& yaml)
+{
+    auto s = parseJobSpec(yaml, QStringLiteral("test.yaml"), QDir::tempPath());
+    if (!s)
+        qFatal("%s", qPrintable(s.error().message));
+    return *s;
+}
+
+// The run id in an agent run id "ty-<hash>-<run id>-<created, base 36>".
+RunId runIdOf(const QString& agentRun)
+{
+    return agentRun.section(u'-', 2, 2).toLongLong();
+}
+
+} // namespace
+
+class TestEngineLogic final : public QObject {
+    Q_OBJECT
+
+    // One engine on a test clock with a fresh database; destroyed in reverse
+    // order (the engine before the store and the clock).
+    struct Harness {
+        QTemporaryDir dir;
+        TestClock clock;
+        std::unique_ptr<ResultStore> store;
+        std::unique_ptr<RunEngine> engine;
+
+        QString dbPath() const { return dir.filePath(QStringLiteral("db/trainyard.db")); }
+        // The engine, its heartbeats and backoff as `configure` sets them,
+        // owning ingestion.
+        bool open(const std::function<void(RunEngine&)>& configure = {})
+        {
+            auto s = ResultStore::open(dbPath());
+            if (!s)
+                return false;
+            store = std::move(*s);
+            engine = std::make_unique<RunEngine>(store.get(), dbPath(), clock);
+            engine->setPolicy(sched::Policy::fcfs());
+            engine->setGpuStatusInterval(0); // GPU reports on request only
+            if (configure)
+                configure(*engine);
+            return engine->acquireIngestion();
+        }
+        // Adds node `name` served by a fake agent, which answers `list` with
+        // `runs` (the runs it has) and whose hello comes at once.
+        FakeAgentTransport* addNode(const QString& name, const QJsonArray& gpus = {}, const QJsonArray& runs = {})
+        {
+            auto owned = std::make_unique<FakeAgentTransport>(clock, name);
+            FakeAgentTransport* node = owned.get();
+            node->setGpus(gpus);
+            node->setAutoReply(QStringLiteral("list"), [runs](const AgentRequest&) {
+                return QJsonObject{{QStringLiteral("runs"), runs}};
+            });
+            engine->addNode(name, std::move(owned));
+            clock.advance(0); // opened, hello, gpus, list
+            return node;
+        }
+        RunRecord stored(RunId id) const
+        {
+            store->flush();
+            auto r = store->run(id);
+            return r ? *r : RunRecord{};
+        }
+        // Answers the pending start of run `id` (started now) and its tail
+        // (console size `size`); returns the agent run id ("" if none pending).
+        QString start(FakeAgentTransport* node, qint64 size = 0)
+        {
+            const auto start = node->takePending(QStringLiteral("start"));
+            if (!start)
+                return {};
+            node->replyStart(*start, clock.nowMs());
+            clock.advance(0); // running, attached: its tail request
+            if (const auto tail = node->takePending(QStringLiteral("tail")))
+                node->reply(*tail, QJsonObject{{QStringLiteral("size"), size}});
+            clock.advance(0);
+            return start->run;
+        }
+        // The run ends on the node (its tail's eof, then its status).
+        void end(FakeAgentTransport* node, const QString& agentRun, qint64 consoleSize,
+                const FakeAgentTransport::RunEnd& how, qint64 startedMs)
+        {
+            node->sendEof(agentRun, consoleSize);
+            clock.advance(0);
+            if (const auto status = node->takePending(QStringLiteral("status")))
+                node->reply(*status, FakeAgentTransport::runStatus(agentRun, startedMs, consoleSize, how));
+            clock.advance(0);
+        }
+    };
+
+private Q_SLOTS:
+    void testClockFiresTimersInDueOrderEachAtItsTime()
+    {
+        // The clock the other tests stand on: due order, ties in arming
+        // order, each callback seeing its own due time, repeating timers,
+        // timers armed by a callback, a destroyed context.
+        TestClock clock;
+        const qint64 t0 = clock.nowMs();
+        QObject context;
+        QList<std::pair<QString, qint64>> fired; // what, ms after t0
+        const auto note = [&](const QString& what) { fired.append({what, clock.nowMs() - t0}); };
+        clock.singleShot(30, &context, [&] { note(QStringLiteral("c30")); });
+        clock.singleShot(10, &context, [&] {
+            note(QStringLiteral("a10"));
+            clock.singleShot(5, &context, [&] { note(QStringLiteral("armed-at-10")); });
+        });
+        clock.singleShot(10, &context, [&] { note(QStringLiteral("b10")); });
+        auto gone = std::make_unique<QObject>();
+        clock.singleShot(20, gone.get(), [&] { note(QStringLiteral("gone")); });
+        ClockTimer* timer = clock.createTimer(&context, [&] { note(QStringLiteral("tick")); });
+        timer->setInterval(15);
+        timer->start();
+        QCOMPARE(clock.armedTimers(), 5);
+        QCOMPARE(clock.nextDueInMs(), std::optional<qint64>(10));
+        gone.reset();
+        clock.advance(9);
+        QVERIFY(fired.isEmpty());
+        clock.advance(21);
+        QCOMPARE(fired,
+                (QList<std::pair<QString, qint64>>{{QStringLiteral("a10"), 10}, {QStringLiteral("b10"), 10},
+                        {QStringLiteral("tick"), 15}, {QStringLiteral("armed-at-10"), 15}, {QStringLiteral("c30"), 30},
+                        {QStringLiteral("tick"), 30}}));
+        QCOMPARE(clock.nowMs() - t0, qint64(30));
+        QCOMPARE(clock.monotonicMs(), qint64(30));
+        timer->stop();
+        QCOMPARE(clock.armedTimers(), 0);
+        QCOMPARE(clock.nextDueInMs(), std::nullopt);
+        clock.advance(100);
+        QCOMPARE(fired.size(), qsizetype(6));
+    }
+
+    void silentNodeIsUnreachableAfterTheHeartbeatTimeoutAndNotBefore()
+    {
+        // NodeHealth pings every 500 ms; 3000 ms without a sign of life is a
+        // lost node. Its timer ticks at the ping interval, so the silence is
+        // found at the first tick after more than 3000 ms: 3500 ms after the
+        // last answer.
+        Harness h;
+        QVERIFY(h.open([](RunEngine& e) {
+            e.setHeartbeat(500, 3000);
+            e.setReconnectDelays(600000, 600000); // no reconnection within the test
+            e.setReconnectProbeInterval(0);
+        }));
+        QList<std::pair<bool, QString>> status; // nodeStatusChanged: ready, reason
+        connect(h.engine.get(), &RunEngine::nodeStatusChanged, this,
+                [&status](const QString&, bool ready, const QString& reason) {
+                    status.append({ready, reason});
+                });
+        FakeAgentTransport* node = h.addNode(QStringLiteral("ws1"));
+        QVERIFY(h.engine->nodeReady(QStringLiteral("ws1")));
+        QCOMPARE(status.size(), 1);
+
+        // Answering: never unreachable, however long (ten timeouts).
+        h.clock.advance(30000);
+        QVERIFY(h.engine->nodeReady(QStringLiteral("ws1")));
+        QCOMPARE(node->count(QStringLiteral("ping")), 60); // one per 500 ms
+        QVERIFY(node->pending(QStringLiteral("ping")).isEmpty());
+        QCOMPARE(status.size(), 1);
+
+        // Silent from now on (the ping of this instant was answered).
+        node->setSilent(true);
+        h.clock.advance(2999);
+        QVERIFY(h.engine->nodeReady(QStringLiteral("ws1")));
+        h.clock.advance(1); // exactly the timeout: not longer than it
+        QVERIFY(h.engine->nodeReady(QStringLiteral("ws1")));
+        h.clock.advance(499);
+        QVERIFY(h.engine->nodeReady(QStringLiteral("ws1")));
+        QVERIFY(node->isOpen());
+        QCOMPARE(status.size(), 1);
+        // The tick at 3500 ms of silence: NodeHealth says why; the engine
+        // (today) reports the disconnection that follows as the reason.
+        QTest::ignoreMessage(QtWarningMsg, "node ws1: no heartbeat for 3.5 s (timeout 3.0 s)");
+        h.clock.advance(1);
+        QVERIFY(!h.engine->nodeReady(QStringLiteral("ws1")));
+        QVERIFY(h.engine->nodeUnreachable(QStringLiteral("ws1")));
+        QVERIFY(!node->isOpen()); // disconnected, to be reconnected with backoff
+        QCOMPARE(status.size(), 2);
+        QCOMPARE(status.at(1).first, false);
+        QCOMPARE(status.at(1).second, QStringLiteral("disconnected by the client"));
+        QCOMPARE(node->count(QStringLiteral("ping")), 60 + 6); // 500 .. 3000 ms of silence, unanswered
+        QCOMPARE(node->openCount(), 1);
+    }
+
+    void reconnectionDelaysDoubleUpToTheMaximum()
+    {
+        // A lost node is reconnected after 1 s, then after doubling delays up
+        // to the maximum (8 s here) while it stays unreachable; once it
+        // answers, the next loss starts at 1 s again.
+        Harness h;
+        QVERIFY(h.open([](RunEngine& e) {
+            e.setReconnectDelays(1000, 8000);
+            e.setReconnectProbeInterval(0);
+        }));
+        FakeAgentTransport* node = h.addNode(QStringLiteral("ws1"));
+        QVERIFY(h.engine->nodeReady(QStringLiteral("ws1")));
+        const qint64 t0 = h.clock.nowMs();
+        node->setOpenFailure(QStringLiteral("connection refused"));
+        node->drop();
+        QVERIFY(!h.engine->nodeReady(QStringLiteral("ws1")));
+
+        h.clock.advance(999);
+        QCOMPARE(node->openCount(), 1); // not before the first delay
+        h.clock.advance(1);
+        QCOMPARE(node->openCount(), 2);
+        h.clock.advance(30000 - 1000);
+        QList<qint64> attempts;
+        for (qsizetype i = 1; i < node->openTimesMs().size(); ++i)
+            attempts.append(node->openTimesMs().at(i) - t0);
+        // Delays 1, 2, 4, 8, 8 s: attempts at 1, 3, 7, 15, 23 s after the loss.
+        QCOMPARE(attempts, (QList<qint64>{1000, 3000, 7000, 15000, 23000}));
+        QVERIFY(h.engine->nodeUnreachable(QStringLiteral("ws1")));
+
+        // It answers again at the next attempt (31 s), and is lost once more.
+        node->setOpenFailure({});
+        h.clock.advance(1000);
+        QCOMPARE(node->openTimesMs().last() - t0, qint64(31000));
+        QVERIFY(h.engine->nodeReady(QStringLiteral("ws1")));
+        const qint64 t1 = h.clock.nowMs();
+        node->drop();
+        h.clock.advance(999);
+        QCOMPARE(node->openCount(), 7);
+        h.clock.advance(1);
+        QCOMPARE(node->openCount(), 8);
+        QCOMPARE(node->openTimesMs().last() - t1, qint64(1000)); // the backoff was reset
+        QVERIFY(h.engine->nodeReady(QStringLiteral("ws1")));
+    }
+
+    void probeThatFindsTheNodeBackReconnectsAtOnce()
+    {
+        // Between attempts (20 s apart here) a lost node is probed every
+        // second. Once a probe that found it silent is followed by one that
+        // finds it answering, it is reconnected at once, not at 20 s.
+        Harness h;
+        QVERIFY(h.open([](RunEngine& e) {
+            e.setReconnectDelays(20000, 20000);
+            e.setReconnectProbeInterval(1000);
+        }));
+        FakeAgentTransport* node = h.addNode(QStringLiteral("ws1"));
+        const qint64 t0 = h.clock.nowMs();
+        node->setProbeAnswer(false);
+        node->drop();
+        h.clock.advance(999);
+        QCOMPARE(node->probeCount(), 0);
+        h.clock.advance(1);
+        QCOMPARE(node->probeCount(), 1);
+        h.clock.advance(2000);
+        QCOMPARE(node->probeCount(), 3);
+        QCOMPARE(node->openCount(), 1); // still waiting out the delay
+        node->setProbeAnswer(true);
+        h.clock.advance(999);
+        QCOMPARE(node->openCount(), 1);
+        h.clock.advance(1); // the probe at 4 s answers: reconnected now
+        QCOMPARE(node->probeCount(), 4);
+        QCOMPARE(node->openCount(), 2);
+        QCOMPARE(node->openTimesMs().last() - t0, qint64(4000));
+        QVERIFY(h.engine->nodeReady(QStringLiteral("ws1")));
+        // The reconnection planned for 20 s is void: no third connection.
+        h.clock.advance(30000);
+        QCOMPARE(node->openCount(), 2);
+    }
+
+    void runPastItsTimeLimitIsCancelledExactlyThen()
+    {
+        Harness h;
+        QVERIFY(h.open());
+        FakeAgentTransport* node = h.addNode(QStringLiteral("ws1"));
+        const auto id = h.engine->submit(spec(QStringLiteral("name: limited\ncommand: train\ntime_limit: 90s\n")));
+        QVERIFY(id);
+        h.clock.advance(0);
+        const qint64 startedMs = h.clock.nowMs();
+        const QString agentRun = h.start(node);
+        QVERIFY(!agentRun.isEmpty());
+        QCOMPARE(h.stored(*id).state, RunState::Running);
+
+        h.clock.advance(90000 - 1);
+        QCOMPARE(node->count(QStringLiteral("cancel")), 0);
+        h.clock.advance(1);
+        QCOMPARE(node->count(QStringLiteral("cancel")), 1);
+        const AgentRequest cancel = *node->takePending(QStringLiteral("cancel"));
+        QCOMPARE(cancel.run, agentRun);
+        QCOMPARE(cancel.atMs - startedMs, qint64(90000));
+        QCOMPARE(cancel.message.value(QStringLiteral("grace_ms")).toInt(), 10000);
+        node->reply(cancel);
+        // SIGTERM ended it 2 s later.
+        h.clock.advance(2000);
+        FakeAgentTransport::RunEnd how;
+        how.finishedMs = h.clock.nowMs();
+        how.signal = SIGTERM;
+        how.cancelled = true;
+        h.end(node, agentRun, 0, how, startedMs);
+        const RunRecord run = h.stored(*id);
+        QCOMPARE(run.state, RunState::Failed);
+        QCOMPARE(run.failureKind, FailureKind::TimeLimit);
+        QCOMPARE(run.failureReason, QStringLiteral("stopped at its time limit of 1m30s"));
+        QCOMPARE(run.startedAt.toMSecsSinceEpoch(), startedMs);
+        QCOMPARE(run.finishedAt.toMSecsSinceEpoch(), startedMs + 92000);
+    }
+
+    void fcfsStartsRunsInOrderOfSubmissionTime()
+    {
+        // One GPU, three runs that each need it. Alice and Bob are submitted
+        // 5 s apart (their submission times are the clock's); a third run,
+        // recorded after them by another process, was submitted a minute
+        // before them: FCFS starts it first despite its higher id, then
+        // Alice, then Bob, each once the one before has ended.
+        Harness h;
+        QVERIFY(h.open());
+        const qint64 t0 = h.clock.nowMs();
+        const auto alice
+                = h.engine->submit(spec(QStringLiteral("name: alice\ncommand: train\nresources: {gpus: 1}\n")));
+        h.clock.advance(5000);
+        const auto bob = h.engine->submit(spec(QStringLiteral("name: bob\ncommand: train\nresources: {gpus: 1}\n")));
+        QVERIFY(alice && bob);
+        RunRecord early;
+        early.name = QStringLiteral("early");
+        early.state = RunState::Queued;
+        early.specYaml = QStringLiteral("name: early\ncommand: train\nresources: {gpus: 1}\n");
+        early.argv = {QStringLiteral("train")};
+        early.workdir = QDir::tempPath();
+        early.createdAt = QDateTime::fromMSecsSinceEpoch(t0 - 60000, Qt::UTC);
+        const auto earlyId = h.store->createRun(early, {});
+        QVERIFY(earlyId);
+        QVERIFY(*earlyId > *bob);
+        QCOMPARE(h.stored(*alice).createdAt.toMSecsSinceEpoch(), t0);
+        QCOMPARE(h.stored(*bob).createdAt.toMSecsSinceEpoch(), t0 + 5000);
+
+        // The node comes up with its GPU only now: every run is queued.
+        FakeAgentTransport* node = h.addNode(
+                QStringLiteral("ws1"), QJsonArray{FakeAgentTransport::gpu(0, QStringLiteral("H200"), 143771)});
+        QList<RunId> order;
+        for (int i = 0; i < 3; ++i) {
+            h.clock.advance(0);
+            QCOMPARE(node->pending(QStringLiteral("start")).size(), qsizetype(1)); // one GPU: one at a time
+            const qint64 startedMs = h.clock.nowMs();
+            const QString agentRun = h.start(node);
+            order.append(runIdOf(agentRun));
+            h.clock.advance(1000);
+            FakeAgentTransport::RunEnd how;
+            how.finishedMs = h.clock.nowMs();
+            how.exitCode = 0;
+            h.end(node, agentRun, 0, how, startedMs);
+            QCOMPARE(h.stored(order.last()).state, RunState::Succeeded);
+        }
+        QCOMPARE(order, (QList<RunId>{*earlyId, *alice, *bob}));
+    }
+
+    void nodeLostMidRunLeavesItsRunUnknownUntilItAnswers()
+    {
+        // The connection to a node drops while its run goes on. The run is
+        // not failed: it is unknown (it may well be going) until the node's
+        // agent answers again; then its list says it is running, the run is
+        // running again and its console is resumed at the byte it stopped at.
+        Harness h;
+        QVERIFY(h.open([](RunEngine& e) {
+            e.setReconnectDelays(5000, 5000);
+            e.setReconnectProbeInterval(0);
+        }));
+        FakeAgentTransport* node = h.addNode(QStringLiteral("ws1"));
+        const auto id = h.engine->submit(spec(QStringLiteral("name: long\ncommand: train\n")));
+        QVERIFY(id);
+        h.clock.advance(0);
+        const qint64 startedMs = h.clock.nowMs();
+        const QString agentRun = h.start(node);
+        QVERIFY(!agentRun.isEmpty());
+        const QByteArray first("step 1 loss=0.50\n");
+        node->sendOutput(agentRun, 0, first);
+        h.clock.advance(1000);
+
+        node->drop(QStringLiteral("connection reset by peer"));
+        h.clock.advance(0);
+        RunRecord run = h.stored(*id);
+        QCOMPARE(run.state, RunState::Unknown);
+        QCOMPARE(run.failureKind, FailureKind::None);
+        QVERIFY(!run.finishedAt.isValid());
+        QCOMPARE(run.consoleOffset, qint64(first.size()));
+        QVERIFY(h.engine->nodeUnreachable(QStringLiteral("ws1")));
+        h.clock.advance(4999);
+        QCOMPARE(h.stored(*id).state, RunState::Unknown);
+        QCOMPARE(node->openCount(), 1);
+
+        // Back: its agent lists the run as running, with more console.
+        const QByteArray second("step 2 loss=0.25\n");
+        node->setAutoReply(QStringLiteral("list"), [&](const AgentRequest&) {
+            return QJsonObject{{QStringLiteral("runs"),
+                    QJsonArray{FakeAgentTransport::runStatus(agentRun, startedMs, first.size() + second.size())}}};
+        });
+        h.clock.advance(1);
+        QCOMPARE(node->openCount(), 2);
+        const auto tail = node->takePending(QStringLiteral("tail"));
+        QVERIFY(tail);
+        QCOMPARE(tail->run, agentRun);
+        QCOMPARE(tail->message.value(QStringLiteral("offset")).toInteger(), qint64(first.size()));
+        QCOMPARE(h.stored(*id).state, RunState::Running);
+        node->reply(*tail, QJsonObject{{QStringLiteral("size"), qint64(first.size() + second.size())}});
+        node->sendOutput(agentRun, first.size(), second);
+        h.clock.advance(1000);
+        FakeAgentTransport::RunEnd how;
+        how.finishedMs = h.clock.nowMs();
+        how.exitCode = 0;
+        h.end(node, agentRun, first.size() + second.size(), how, startedMs);
+        run = h.stored(*id);
+        QCOMPARE(run.state, RunState::Succeeded);
+        QCOMPARE(test::readFile(run.consolePath), first + second);
+        QCOMPARE(h.store->metrics(*id, QStringLiteral("loss")).size(), qsizetype(2));
+    }
+
+    void runThatEndedWhileItsNodeWasLostIsRecordedWhenItAnswers()
+    {
+        // The run exits (code 3) while its node is unreachable. When the
+        // node answers, its agent lists the run as exited: the console is
+        // fetched from where it stopped and the run is recorded failed with
+        // its exit code, not as lost.
+        Harness h;
+        QVERIFY(h.open([](RunEngine& e) {
+            e.setReconnectDelays(2000, 2000);
+            e.setReconnectProbeInterval(0);
+        }));
+        FakeAgentTransport* node = h.addNode(QStringLiteral("ws1"));
+        const auto id = h.engine->submit(spec(QStringLiteral("name: short\ncommand: train\n")));
+        QVERIFY(id);
+        h.clock.advance(0);
+        const qint64 startedMs = h.clock.nowMs();
+        const QString agentRun = h.start(node);
+        QVERIFY(!agentRun.isEmpty());
+        const QByteArray first("acc=0.25\n"), second("acc=0.5\n");
+        node->sendOutput(agentRun, 0, first);
+        h.clock.advance(0);
+        node->setOpenFailure(QStringLiteral("no route to host"));
+        node->drop();
+        h.clock.advance(2000); // one attempt fails
+        QCOMPARE(node->openCount(), 2);
+        QCOMPARE(h.stored(*id).state, RunState::Unknown);
+
+        const qint64 size = first.size() + second.size();
+        FakeAgentTransport::RunEnd how;
+        how.finishedMs = h.clock.nowMs() - 500;
+        how.exitCode = 3;
+        node->setOpenFailure({});
+        node->setAutoReply(QStringLiteral("list"), [&](const AgentRequest&) {
+            return QJsonObject{{QStringLiteral("runs"),
+                    QJsonArray{FakeAgentTransport::runStatus(agentRun, startedMs, size, how)}}};
+        });
+        h.clock.advance(2000); // the next attempt: 2 s later (the delay is at its maximum)
+        QCOMPARE(node->openCount(), 3);
+        QCOMPARE(node->openTimesMs().at(2) - node->openTimesMs().at(1), qint64(2000));
+        const auto tail = node->takePending(QStringLiteral("tail"));
+        QVERIFY(tail);
+        QCOMPARE(tail->message.value(QStringLiteral("offset")).toInteger(), qint64(first.size()));
+        node->reply(*tail, QJsonObject{{QStringLiteral("size"), size}});
+        node->sendOutput(agentRun, first.size(), second);
+        h.end(node, agentRun, size, how, startedMs);
+        const RunRecord run = h.stored(*id);
+        QCOMPARE(run.state, RunState::Failed);
+        QCOMPARE(run.exitCode, std::optional<int>(3));
+        QCOMPARE(run.failureKind, FailureKind::ExitCode);
+        QCOMPARE(run.failureReason, QStringLiteral("exit code 3"));
+        QCOMPARE(run.finishedAt.toMSecsSinceEpoch(), how.finishedMs);
+        QCOMPARE(test::readFile(run.consolePath), first + second);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestEngineLogic)
+#include "TestEngineLogic.moc"

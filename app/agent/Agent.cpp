@@ -3,6 +3,8 @@
 #include "Posix.h"
 #include "Supervisor.h"
 
+#include "core/agentproto/Fields.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
@@ -20,6 +22,10 @@
 extern char** environ;
 
 namespace ty::agent {
+
+namespace fields = agentproto::fields;
+namespace messages = agentproto::messages;
+namespace ops = agentproto::ops;
 
 namespace {
 
@@ -92,26 +98,28 @@ Agent::~Agent()
 
 void Agent::sendHello()
 {
-    m_out.pushMessage(Json{{"type", "hello"}, {"protocol", kProtocolVersion}, {"revision", kProtocolRevision},
-            {"agent", "trainyard-agent"}, {"version", kAgentVersion}, {"hostname", hostName()}, {"user", userName()},
-            {"pid", ::getpid()}, {"state_dir", m_registry.stateDir()}, {"cpus", ::sysconf(_SC_NPROCESSORS_ONLN)},
-            {"memory_mib",
+    m_out.pushMessage(Json{{fields::kType, messages::kHello}, {fields::kProtocol, kProtocolVersion},
+            {fields::kRevision, kProtocolRevision}, {fields::kAgent, "trainyard-agent"},
+            {fields::kVersion, kAgentVersion}, {fields::kHostname, hostName()}, {fields::kUser, userName()},
+            {fields::kPid, ::getpid()}, {fields::kStateDir, m_registry.stateDir()},
+            {fields::kCpus, ::sysconf(_SC_NPROCESSORS_ONLN)},
+            {fields::kMemoryMib,
                     static_cast<long long>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE) / (1024 * 1024)}});
 }
 
-void Agent::reply(const Json& id, Json fields)
+void Agent::reply(const Json& id, Json body)
 {
-    fields["type"] = "reply";
-    fields["id"] = id;
-    fields["ok"] = true;
-    m_out.pushMessage(fields);
+    body[fields::kType] = messages::kReply;
+    body[fields::kId] = id;
+    body[fields::kOk] = true;
+    m_out.pushMessage(body);
 }
 
 void Agent::replyError(const Json& id, const std::string& error, const std::string& code)
 {
-    Json reply{{"type", "reply"}, {"id", id}, {"ok", false}, {"error", error}};
+    Json reply{{fields::kType, messages::kReply}, {fields::kId, id}, {fields::kOk, false}, {fields::kError, error}};
     if (!code.empty())
-        reply["code"] = code; // what a client acts on (PROTOCOL.md); the text is for people
+        reply[fields::kCode] = code; // what a client acts on (PROTOCOL.md); the text is for people
     m_out.pushMessage(reply);
 }
 
@@ -144,7 +152,8 @@ int Agent::run()
 #endif
     sendHello();
     if (!stateOk) {
-        m_out.pushMessage(Json{{"type", "error"}, {"error", "cannot use state directory " + m_registry.stateDir()}});
+        m_out.pushMessage(Json{{fields::kType, messages::kError},
+                {fields::kError, "cannot use state directory " + m_registry.stateDir()}});
         m_inputClosed = true;
     }
 
@@ -226,7 +235,7 @@ int Agent::run()
                 handleFrame(*frame);
             if (!m_reader.error().empty() && !m_fatal) {
                 std::cerr << "trainyard-agent: " << m_reader.error() << "\n";
-                m_out.pushMessage(Json{{"type", "error"}, {"error", m_reader.error()}});
+                m_out.pushMessage(Json{{fields::kType, messages::kError}, {fields::kError, m_reader.error()}});
                 m_fatal = true;
             }
         }
@@ -292,15 +301,15 @@ int Agent::run()
 void Agent::handleFrame(FrameReader::Frame& frame)
 {
     const Json& req = frame.header;
-    const Json id = req.contains("id") ? req["id"] : Json(nullptr);
-    const std::string op = str(req, "op");
+    const Json id = req.contains(fields::kId) ? req[fields::kId] : Json(nullptr);
+    const std::string op = str(req, fields::kOp);
     if (!id.is_number_integer()) {
         replyError(id, "request without an integer \"id\" (op \"" + op + "\")");
         return;
     }
-    if (op == "cancel" || op == "tail" || op == "untail" || op == "status") {
+    if (op == ops::kCancel || op == ops::kTail || op == ops::kUntail || op == ops::kStatus) {
         // A request about a run still starting waits for the start's reply.
-        const std::string run = str(req, "run");
+        const std::string run = str(req, fields::kRun);
         for (auto& st : m_starts) {
             if (st->run == run) {
                 st->deferred.push_back(std::move(frame));
@@ -309,25 +318,25 @@ void Agent::handleFrame(FrameReader::Frame& frame)
         }
     }
     try {
-        if (op == "ping")
-            reply(id, Json{{"time_ms", nowMs()}});
-        else if (op == "start")
+        if (op == ops::kPing)
+            reply(id, Json{{fields::kTimeMs, nowMs()}});
+        else if (op == ops::kStart)
             opStart(id, req);
-        else if (op == "tail")
+        else if (op == ops::kTail)
             opTail(id, req);
-        else if (op == "untail")
+        else if (op == ops::kUntail)
             opUntail(id, req);
-        else if (op == "cancel")
+        else if (op == ops::kCancel)
             opCancel(id, req);
-        else if (op == "list")
+        else if (op == ops::kList)
             opList(id);
-        else if (op == "status")
+        else if (op == ops::kStatus)
             opStatus(id, req);
-        else if (op == "gpus")
+        else if (op == ops::kGpus)
             opGpus(id);
-        else if (op == "list_files")
+        else if (op == ops::kListFiles)
             opListFiles(id, req);
-        else if (op == "read_file")
+        else if (op == ops::kReadFile)
             opReadFile(id, req);
         else
             replyError(id, "unknown op \"" + op + "\"");
@@ -338,12 +347,12 @@ void Agent::handleFrame(FrameReader::Frame& frame)
 
 void Agent::opStart(const Json& id, const Json& req)
 {
-    const std::string run = str(req, "run");
+    const std::string run = str(req, fields::kRun);
     if (!RunRegistry::validRunId(run)) {
         replyError(id, "start: invalid run id \"" + run + "\" (expected [A-Za-z0-9._-]{1,64})");
         return;
     }
-    auto argvIt = req.find("argv");
+    auto argvIt = req.find(fields::kArgv);
     if (argvIt == req.end() || !argvIt->is_array() || argvIt->empty()) {
         replyError(id, "run " + run + ": \"argv\" must be a non-empty array of strings");
         return;
@@ -360,7 +369,7 @@ void Agent::opStart(const Json& id, const Json& req)
         replyError(id, "run " + run + ": argv[0] is empty");
         return;
     }
-    const std::string workdir = str(req, "workdir");
+    const std::string workdir = str(req, fields::kWorkdir);
     if (workdir.empty() || workdir.front() != '/') {
         replyError(id, "run " + run + ": workdir \"" + workdir + "\" is not an absolute path");
         return;
@@ -370,7 +379,7 @@ void Agent::opStart(const Json& id, const Json& req)
         return;
     }
     std::vector<std::pair<std::string, std::string>> extraEnv;
-    if (auto envIt = req.find("env"); envIt != req.end() && !envIt->is_null()) {
+    if (auto envIt = req.find(fields::kEnv); envIt != req.end() && !envIt->is_null()) {
         if (!envIt->is_object()) {
             replyError(id, "run " + run + ": \"env\" must be an object of strings");
             return;
@@ -384,13 +393,13 @@ void Agent::opStart(const Json& id, const Json& req)
         }
     }
     std::vector<int> gpus;
-    const bool hasGpus = req.contains("gpus") && !req["gpus"].is_null();
+    const bool hasGpus = req.contains(fields::kGpus) && !req[fields::kGpus].is_null();
     if (hasGpus) {
-        if (!req["gpus"].is_array()) {
+        if (!req[fields::kGpus].is_array()) {
             replyError(id, "run " + run + ": \"gpus\" must be an array of GPU indices");
             return;
         }
-        for (const auto& g : req["gpus"]) {
+        for (const auto& g : req[fields::kGpus]) {
             if (!g.is_number_integer() || g.get<int>() < 0) {
                 replyError(id, "run " + run + ": \"gpus\" must be an array of GPU indices");
                 return;
@@ -398,7 +407,7 @@ void Agent::opStart(const Json& id, const Json& req)
             gpus.push_back(g.get<int>());
         }
     }
-    const std::string client = str(req, "client");
+    const std::string client = str(req, fields::kClient);
 
     const auto p = m_registry.paths(run);
     const int lockFd = gpus.empty() ? -1 : m_registry.lockClaims();
@@ -421,7 +430,7 @@ void Agent::opStart(const Json& id, const Json& req)
         claims = m_registry.claimGpus(run, client, gpus);
         if (!claims.error.empty()) {
             cleanup();
-            replyError(id, claims.error, claims.heldByOther ? "gpu_claimed" : "");
+            replyError(id, claims.error, claims.heldByOther ? agentproto::kCodeGpuClaimed : "");
             return;
         }
     }
@@ -438,12 +447,12 @@ void Agent::opStart(const Json& id, const Json& req)
     plan.argv = argv;
     plan.env = runEnvironment(environ, extraEnv, run, p.dir, hasGpus ? &gpus : nullptr);
     plan.claimFiles = claims.files;
-    Json rj{{"run", run}, {"argv", argv}, {"workdir", workdir}, {"env", req.value("env", Json::object())},
-            {"agent_version", kAgentVersion}};
+    Json rj{{fields::kRun, run}, {fields::kArgv, argv}, {fields::kWorkdir, workdir},
+            {fields::kEnv, req.value(fields::kEnv, Json::object())}, {"agent_version", kAgentVersion}};
     if (hasGpus)
-        rj["gpus"] = gpus;
+        rj[fields::kGpus] = gpus;
     if (!client.empty())
-        rj["client"] = client;
+        rj[fields::kClient] = client;
     plan.runJson = std::move(rj);
 
     auto launched = launchSupervised(plan);
@@ -509,8 +518,9 @@ void Agent::finishStart(std::size_t index)
         const auto p = m_registry.paths(st->run);
         m_running[st->run] = Tracked{long(started->supervisorPid), 0};
         reply(st->id,
-                Json{{"pid", started->pid}, {"pgid", started->pgid}, {"supervisor_pid", started->supervisorPid},
-                        {"run_dir", p.dir}, {"console", p.console}, {"started_ms", started->startedMs}});
+                Json{{fields::kPid, started->pid}, {fields::kPgid, started->pgid},
+                        {fields::kSupervisorPid, started->supervisorPid}, {fields::kRunDir, p.dir},
+                        {fields::kConsole, p.console}, {fields::kStartedMs, started->startedMs}});
     }
     for (auto& frame : st->deferred)
         handleFrame(frame);
@@ -518,24 +528,24 @@ void Agent::finishStart(std::size_t index)
 
 void Agent::opTail(const Json& id, const Json& req)
 {
-    const std::string run = str(req, "run");
+    const std::string run = str(req, fields::kRun);
     if (!m_registry.exists(run)) {
         replyError(id, "tail: no run \"" + run + "\" on this node");
         return;
     }
     const auto p = m_registry.paths(run);
     std::int64_t offset = 0;
-    if (auto it = req.find("offset"); it != req.end() && !it->is_null()) {
+    if (auto it = req.find(fields::kOffset); it != req.end() && !it->is_null()) {
         if (!it->is_number_integer() || it->get<std::int64_t>() < 0) {
             replyError(id, "run " + run + ": tail offset must be an integer >= 0");
             return;
         }
         offset = it->get<std::int64_t>();
     }
-    const bool follow = req.value("follow", false);
-    const bool followTruncation = req.value("follow_truncation", false);
+    const bool follow = req.value(fields::kFollow, false);
+    const bool followTruncation = req.value(fields::kFollowTruncation, false);
     std::int64_t generation = -1; // the client's, if it says
-    if (auto it = req.find("generation"); it != req.end() && !it->is_null()) {
+    if (auto it = req.find(fields::kGeneration); it != req.end() && !it->is_null()) {
         if (!it->is_number_integer() || it->get<std::int64_t>() < 0) {
             replyError(id, "run " + run + ": tail generation must be an integer >= 0");
             return;
@@ -563,7 +573,7 @@ void Agent::opTail(const Json& id, const Json& req)
     Tail& t = m_tails[run] = Tail{std::make_shared<const SharedFd>(fd), offset, follow, p.exitJson, p.stderrRanges,
             std::make_shared<StderrRangeReader>(p.stderrRanges), followTruncation};
     t.sent.reset(std::min(offset, std::int64_t(st.st_size)));
-    reply(id, Json{{"size", std::int64_t(st.st_size)}});
+    reply(id, Json{{fields::kSize, std::int64_t(st.st_size)}});
     t.stderrRanges->refresh(offset);
     const std::int64_t recorded = t.stderrRanges->truncations();
     t.generation = generation >= 0 ? generation : recorded;
@@ -577,8 +587,8 @@ void Agent::opTail(const Json& id, const Json& req)
 
 void Agent::restartTail(const std::string& run, Tail& t, std::int64_t size, std::int64_t generation)
 {
-    m_out.pushMessage(Json{
-            {"type", "truncated"}, {"run", run}, {"offset", t.offset}, {"size", size}, {"generation", generation}});
+    m_out.pushMessage(Json{{fields::kType, messages::kTruncated}, {fields::kRun, run}, {fields::kOffset, t.offset},
+            {fields::kSize, size}, {fields::kGeneration, generation}});
     t.offset = 0;
     t.generation = generation;
     // The ranges read so far described the old content: read them again.
@@ -593,24 +603,24 @@ void Agent::closeTail(const std::string& run)
 
 void Agent::opUntail(const Json& id, const Json& req)
 {
-    closeTail(str(req, "run"));
+    closeTail(str(req, fields::kRun));
     reply(id, Json::object());
 }
 
 void Agent::opCancel(const Json& id, const Json& req)
 {
-    const std::string run = str(req, "run");
+    const std::string run = str(req, fields::kRun);
     auto st = m_registry.status(run);
     if (!st) {
         replyError(id, "cancel: no run \"" + run + "\" on this node");
         return;
     }
-    if ((*st)["state"] != "running") {
+    if ((*st)[fields::kState] != agentproto::kStateRunning) {
         replyError(id, "cancel: run " + run + " has already exited");
         return;
     }
     std::int64_t grace = 10000;
-    if (auto it = req.find("grace_ms"); it != req.end() && !it->is_null()) {
+    if (auto it = req.find(fields::kGraceMs); it != req.end() && !it->is_null()) {
         if (!it->is_number_integer() || it->get<std::int64_t>() < 0) {
             replyError(id, "run " + run + ": grace_ms must be an integer >= 0");
             return;
@@ -623,7 +633,7 @@ void Agent::opCancel(const Json& id, const Json& req)
         replyError(id, "run " + run + ": " + e);
         return;
     }
-    const long sup = (*st)["supervisor_pid"].get<long>();
+    const long sup = (*st)[fields::kSupervisorPid].get<long>();
     if (!RunRegistry::supervisorAlive(sup) || ::kill(pid_t(sup), SIGUSR1) != 0) {
         replyError(id, "cancel: the supervisor of run " + run + " (pid " + std::to_string(sup) + ") is gone");
         return;
@@ -637,12 +647,12 @@ void Agent::opList(const Json& id)
     for (const auto& run : m_registry.runIds())
         if (auto s = m_registry.status(run))
             runs.push_back(std::move(*s));
-    reply(id, Json{{"runs", std::move(runs)}});
+    reply(id, Json{{fields::kRuns, std::move(runs)}});
 }
 
 void Agent::opStatus(const Json& id, const Json& req)
 {
-    const std::string run = str(req, "run");
+    const std::string run = str(req, fields::kRun);
     auto s = m_registry.status(run);
     if (!s) {
         replyError(id, "status: no run \"" + run + "\" on this node");
@@ -667,8 +677,8 @@ Json Agent::withClaims(Json gpus) const
         Json list = Json::array();
         if (const auto it = claims.find(g.value("index", -1)); it != claims.end())
             for (const auto& [run, client] : it->second)
-                list.push_back(Json{{"run", run}, {"client", client}});
-        g["claims"] = std::move(list);
+                list.push_back(Json{{fields::kRun, run}, {fields::kClient, client}});
+        g[fields::kClaims] = std::move(list);
     }
     return gpus;
 }
@@ -678,7 +688,8 @@ void Agent::opGpus(const Json& id)
     if (m_nvml.available()) {
         auto gpus = m_nvml.read();
         if (gpus) {
-            reply(id, Json{{"gpus", withClaims(gpusToJson(*gpus, liveRunsByPgid()))}, {"source", "nvml"}});
+            reply(id,
+                    Json{{fields::kGpus, withClaims(gpusToJson(*gpus, liveRunsByPgid()))}, {fields::kSource, "nvml"}});
             return;
         }
         std::cerr << "trainyard-agent: NVML: " << gpus.error() << "; trying nvidia-smi\n";
@@ -689,7 +700,7 @@ void Agent::opGpus(const Json& id)
         if (--q->pending > 0)
             return;
         if (!q->gpuRan || (WIFEXITED(q->gpuStatus) && WEXITSTATUS(q->gpuStatus) == 127)) {
-            reply(q->id, Json{{"gpus", Json::array()}, {"source", "none"}});
+            reply(q->id, Json{{fields::kGpus, Json::array()}, {fields::kSource, "none"}});
             return;
         }
         if (!WIFEXITED(q->gpuStatus) || WEXITSTATUS(q->gpuStatus) != 0) {
@@ -698,8 +709,8 @@ void Agent::opGpus(const Json& id)
             while (!msg.empty() && (msg.back() == '\n' || msg.back() == '\r'))
                 msg.pop_back();
             reply(q->id,
-                    Json{{"gpus", Json::array()}, {"source", "nvidia-smi"},
-                            {"warning", "nvidia-smi failed (" + describe(q->gpuStatus) + "): " + msg}});
+                    Json{{fields::kGpus, Json::array()}, {fields::kSource, "nvidia-smi"},
+                            {fields::kWarning, "nvidia-smi failed (" + describe(q->gpuStatus) + "): " + msg}});
             return;
         }
         auto gpus = parseQueryGpuCsv(q->gpuCsv);
@@ -709,7 +720,9 @@ void Agent::opGpus(const Json& id)
         }
         if (auto procs = parseComputeAppsCsv(q->appsCsv))
             attachProcesses(*gpus, *procs);
-        reply(q->id, Json{{"gpus", withClaims(gpusToJson(*gpus, liveRunsByPgid()))}, {"source", "nvidia-smi"}});
+        reply(q->id,
+                Json{{fields::kGpus, withClaims(gpusToJson(*gpus, liveRunsByPgid()))},
+                        {fields::kSource, "nvidia-smi"}});
     };
     const bool ok1 = spawnCapture(nvidiaSmiGpuArgv(), [q, finish](Capture& c) {
         q->gpuCsv = std::move(c.out);
@@ -718,7 +731,7 @@ void Agent::opGpus(const Json& id)
         finish();
     });
     if (!ok1) {
-        reply(id, Json{{"gpus", Json::array()}, {"source", "none"}});
+        reply(id, Json{{fields::kGpus, Json::array()}, {fields::kSource, "none"}});
         return;
     }
     const bool ok2 = spawnCapture(nvidiaSmiAppsArgv(), [q, finish](Capture& c) {
@@ -832,7 +845,7 @@ void Agent::checkRuns(std::int64_t now)
         }
         if (auto s = m_registry.status(run)) {
             Json ev = std::move(*s);
-            ev["type"] = "exited";
+            ev[fields::kType] = messages::kExited;
             m_out.pushMessage(ev);
         }
         it = m_running.erase(it);
@@ -869,7 +882,7 @@ void Agent::pumpTails(bool tick)
             // (sendfile: no copy here). The sidecar is written before the
             // console bytes: read after the size, it covers every stderr
             // byte of this chunk.
-            std::int64_t end = t.offset
+            long long end = t.offset
                     + std::min<std::int64_t>(size - t.offset, std::int64_t(kChunk)); // take() may end it sooner
             t.stderrRanges->refresh(t.offset);
             if (t.followTruncation && t.stderrRanges->truncations() > t.generation) {
@@ -880,12 +893,12 @@ void Agent::pumpTails(bool tick)
                 continue;
             }
             const auto ranges = t.stderrRanges->take(t.offset, end, kMaxStderrRanges);
-            Json header{{"type", "output"}, {"run", run}, {"offset", t.offset}};
+            Json header{{fields::kType, messages::kOutput}, {fields::kRun, run}, {fields::kOffset, t.offset}};
             if (!ranges.empty()) {
                 Json a = Json::array();
                 for (const ByteRange& br : ranges)
                     a.push_back(Json::array({br.offset, br.length}));
-                header["stderr"] = std::move(a);
+                header[fields::kStderr] = std::move(a);
             }
             m_out.pushFileFrame(std::move(header), t.console, t.offset, std::size_t(end - t.offset));
             t.offset = end;
@@ -917,7 +930,8 @@ void Agent::pumpTails(bool tick)
         }
     }
     for (const auto& run : finished) {
-        m_out.pushMessage(Json{{"type", "eof"}, {"run", run}, {"offset", m_tails[run].offset}});
+        m_out.pushMessage(
+                Json{{fields::kType, messages::kEof}, {fields::kRun, run}, {fields::kOffset, m_tails[run].offset}});
         closeTail(run);
     }
 }

@@ -101,7 +101,7 @@ private:
 
     void sendHello();
     void handleFrame(FrameReader::Frame& frame);
-    void reply(const Json& id, Json fields);
+    void reply(const Json& id, Json body);
     void replyError(const Json& id, const std::string& error, const std::string& code = {});
 
     void opStart(const Json& id, const Json& req);

@@ -7,12 +7,18 @@
 #include "Posix.h"
 #include "RunFiles.h"
 
+#include "core/agentproto/Fields.h"
+
 #include <algorithm>
 #include <cerrno>
 
 #include <unistd.h>
 
 namespace ty::agent {
+
+namespace fields = agentproto::fields;
+namespace messages = agentproto::messages;
+namespace ops = agentproto::ops;
 
 namespace {
 
@@ -28,9 +34,9 @@ std::string field(const Json& j, const char* key)
 
 std::string Agent::runFileRoot(const std::string& run, const std::string& root, std::string& error) const
 {
-    if (root == "run_dir")
+    if (root == agentproto::kRootRunDir)
         return m_registry.paths(run).dir;
-    if (root == "workdir" || root.empty()) {
+    if (root == agentproto::kRootWorkdir || root.empty()) {
         auto rj = m_registry.runJson(run);
         const std::string wd = rj ? rj->value("workdir", std::string()) : std::string();
         if (wd.empty())
@@ -43,19 +49,19 @@ std::string Agent::runFileRoot(const std::string& run, const std::string& root, 
 
 void Agent::opReadFile(const Json& id, const Json& req)
 {
-    const std::string run = field(req, "run");
+    const std::string run = field(req, fields::kRun);
     if (!RunRegistry::validRunId(run) || !m_registry.exists(run)) {
         replyError(id, "read_file: no run \"" + run + "\" on this node");
         return;
     }
     std::string error;
-    const std::string dir = runFileRoot(run, field(req, "root"), error);
+    const std::string dir = runFileRoot(run, field(req, fields::kRoot), error);
     if (!error.empty()) {
         replyError(id, error);
         return;
     }
     std::int64_t offset = 0;
-    if (auto it = req.find("offset"); it != req.end() && !it->is_null()) {
+    if (auto it = req.find(fields::kOffset); it != req.end() && !it->is_null()) {
         if (!it->is_number_integer() || it->get<std::int64_t>() < 0) {
             replyError(id, "run " + run + ": read_file offset must be an integer >= 0");
             return;
@@ -63,9 +69,9 @@ void Agent::opReadFile(const Json& id, const Json& req)
         offset = it->get<std::int64_t>();
     }
     std::int64_t max = kMaxReadBytes;
-    if (auto it = req.find("max"); it != req.end() && it->is_number_integer())
+    if (auto it = req.find(fields::kMax); it != req.end() && it->is_number_integer())
         max = std::clamp<std::int64_t>(it->get<std::int64_t>(), 0, kMaxReadBytes);
-    const std::string path = field(req, "path");
+    const std::string path = field(req, fields::kPath);
     RunFile info;
     const int fd = openConfined(dir, path, info, error);
     if (fd < 0) {
@@ -89,9 +95,10 @@ void Agent::opReadFile(const Json& id, const Json& req)
     ::close(fd);
     // `size` lets the client notice a file that shrank (rewritten): offset > size.
     reply(id,
-            Json{{"path", info.path}, {"size", info.size}, {"mtime_ms", info.mtimeMs}, {"offset", offset},
-                    {"bytes", std::int64_t(buf.size())}, // not "len": that would announce a raw payload
-                    {"data", base64Encode(buf.data(), buf.size())}});
+            Json{{fields::kPath, info.path}, {fields::kSize, info.size}, {fields::kMtimeMs, info.mtimeMs},
+                    {fields::kOffset, offset},
+                    {fields::kBytes, std::int64_t(buf.size())}, // not "len": that would announce a raw payload
+                    {fields::kData, base64Encode(buf.data(), buf.size())}});
 }
 
 } // namespace ty::agent

@@ -1,6 +1,10 @@
 #include "Framing.h"
 
+#include "core/agentproto/Fields.h"
+
+#include <algorithm>
 #include <cerrno>
+#include <utility>
 
 #include <sys/sendfile.h>
 #include <sys/uio.h>
@@ -15,7 +19,7 @@ std::string dumpJson(const Json& j)
 
 void FrameReader::append(const char* data, std::size_t size)
 {
-    if (!m_error.empty())
+    if (m_splitter.hasError())
         return;
     // Compact lazily so a stream of small frames stays O(n).
     if (m_pos > 0 && (m_pos >= m_buf.size() || m_pos > 65536)) {
@@ -27,52 +31,43 @@ void FrameReader::append(const char* data, std::size_t size)
 
 std::optional<FrameReader::Frame> FrameReader::next()
 {
-    if (!m_error.empty())
-        return std::nullopt;
-    if (m_pendingHeader) {
-        if (m_buf.size() - m_pos < m_pendingLen)
-            return std::nullopt;
-        Frame f{std::move(*m_pendingHeader), m_buf.substr(m_pos, m_pendingLen)};
-        m_pos += m_pendingLen;
-        m_pendingHeader.reset();
-        m_pendingLen = 0;
-        return f;
-    }
-    const std::size_t nl = m_buf.find('\n', m_pos);
-    if (nl == std::string::npos) {
-        if (m_buf.size() - m_pos > kMaxLineBytes) {
-            ++m_lineNo;
-            m_error = "protocol error: line " + std::to_string(m_lineNo)
-                    + " is longer than 1 MiB: " + m_buf.substr(m_pos, 200);
+    using agentproto::FrameSplitter;
+    for (;;) {
+        const FrameSplitter::Piece piece = m_splitter.next(std::string_view(m_buf).substr(m_pos));
+        switch (piece.kind) {
+        case FrameSplitter::Kind::NeedMore:
+        case FrameSplitter::Kind::Error: return std::nullopt;
+        case FrameSplitter::Kind::Payload:
+            m_pos += piece.taken;
+            m_payload.append(piece.bytes);
+            if (piece.payloadDone) {
+                Frame f{std::move(*m_pendingHeader), std::exchange(m_payload, std::string())};
+                m_pendingHeader.reset();
+                return f;
+            }
+            continue;
+        case FrameSplitter::Kind::Header: break;
         }
-        return std::nullopt;
-    }
-    ++m_lineNo;
-    std::string_view line(m_buf.data() + m_pos, nl - m_pos);
-    if (line.size() > kMaxLineBytes) {
-        m_error = "protocol error: line " + std::to_string(m_lineNo)
-                + " is longer than 1 MiB: " + std::string(line.substr(0, 200));
-        return std::nullopt;
-    }
-    Json j = Json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-        m_error = "protocol error: line " + std::to_string(m_lineNo)
-                + " is not a JSON object: " + std::string(line.substr(0, 200));
-        return std::nullopt;
-    }
-    m_pos = nl + 1;
-    if (auto it = j.find("len"); it != j.end()) {
+        Json j = Json::parse(piece.bytes, nullptr, false);
+        if (j.is_discarded() || !j.is_object()) {
+            m_splitter.fail("is not a JSON object");
+            return std::nullopt;
+        }
+        m_pos += piece.taken; // taken once accepted, as it always was
+        const auto it = j.find(agentproto::fields::kLen);
+        if (it == j.end())
+            return Frame{std::move(j), {}};
         if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<std::int64_t>() >= 0)) {
-            m_error = "protocol error: line " + std::to_string(m_lineNo)
-                    + " has an invalid \"len\": " + std::string(line.substr(0, 200));
+            m_splitter.fail("has an invalid \"len\"");
             return std::nullopt;
         }
         const auto len = it->get<std::uint64_t>();
+        if (len == 0)
+            return Frame{std::move(j), {}};
+        m_payload.reserve(std::size_t(std::min<std::uint64_t>(len, 4 * 1024 * 1024)));
         m_pendingHeader = std::move(j);
-        m_pendingLen = std::size_t(len);
-        return next();
+        m_splitter.expectPayload(len);
     }
-    return Frame{std::move(j), {}};
 }
 
 SharedFd::~SharedFd()

@@ -2,6 +2,11 @@
 
 // Wire framing of PROTOCOL.md: one JSON object per '\n'-terminated line; an
 // object with "len": N is followed by N raw bytes. Lines are limited to 1 MiB.
+// The splitting into lines and payloads is core/agentproto/FrameSplitter.h
+// (shared with the core); here: nlohmann::json on top of it, and the agent's
+// outgoing queue.
+
+#include "core/agentproto/FrameSplitter.h"
 
 #include <nlohmann/json.hpp>
 
@@ -17,12 +22,13 @@ namespace ty::agent {
 
 using Json = nlohmann::json;
 
-inline constexpr std::size_t kMaxLineBytes = 1024 * 1024;
+using agentproto::kMaxLineBytes;
 
 // Incremental decoder of incoming frames. Feed bytes with append(), then call
 // next() until it returns nullopt. After a protocol error, error() is
 // non-empty (it names the line number and quotes the line's first 200 bytes)
-// and next() returns nothing more.
+// and next() returns nothing more. Bytes are copied once into the buffer
+// here, and a payload's once more into its Frame.
 class FrameReader {
 public:
     struct Frame {
@@ -32,16 +38,15 @@ public:
 
     void append(const char* data, std::size_t size);
     std::optional<Frame> next();
-    const std::string& error() const { return m_error; }
-    std::uint64_t linesRead() const { return m_lineNo; }
+    const std::string& error() const { return m_splitter.error(); }
+    std::uint64_t linesRead() const { return m_splitter.lines(); }
 
 private:
     std::string m_buf;
-    std::size_t m_pos = 0;
-    std::optional<Json> m_pendingHeader;
-    std::size_t m_pendingLen = 0;
-    std::uint64_t m_lineNo = 0;
-    std::string m_error;
+    std::size_t m_pos = 0; // m_buf's bytes before it were taken by m_splitter
+    agentproto::FrameSplitter m_splitter;
+    std::optional<Json> m_pendingHeader; // its payload is being read
+    std::string m_payload;               // that payload so far
 };
 
 // An open file descriptor with shared ownership: closed when its last owner

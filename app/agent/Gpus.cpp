@@ -2,6 +2,8 @@
 
 #include "Posix.h"
 
+#include "core/agentproto/Fields.h"
+
 #include <cstdlib>
 #include <cstring>
 
@@ -9,6 +11,8 @@
 #include <unistd.h>
 
 namespace ty::agent {
+
+namespace fields = agentproto::fields;
 
 namespace {
 
@@ -235,16 +239,17 @@ Json gpusToJson(const std::vector<GpuInfo>& gpus, const std::map<long, std::stri
     for (const auto& g : gpus) {
         Json procs = Json::array();
         for (const auto& p : g.processes) {
-            Json pj{{"pid", p.pid}, {"name", p.name}, {"used_memory_mib", opt(p.usedMemoryMib)}};
+            Json pj{{fields::kPid, p.pid}, {fields::kName, p.name}, {fields::kUsedMemoryMib, opt(p.usedMemoryMib)}};
             const pid_t pg = ::getpgid(pid_t(p.pid));
             if (auto it = pg > 0 ? runByPgid.find(long(pg)) : runByPgid.end(); it != runByPgid.end())
-                pj["run"] = it->second;
+                pj[fields::kRun] = it->second;
             procs.push_back(std::move(pj));
         }
-        arr.push_back(Json{{"index", g.index}, {"uuid", g.uuid}, {"name", g.name}, {"pci_bus_id", g.pciBusId},
-                {"memory_total_mib", opt(g.memoryTotalMib)}, {"memory_used_mib", opt(g.memoryUsedMib)},
-                {"utilization_pct", opt(g.utilizationPct)}, {"temperature_c", opt(g.temperatureC)},
-                {"power_w", opt(g.powerW)}, {"processes", std::move(procs)}});
+        arr.push_back(Json{{fields::kIndex, g.index}, {fields::kUuid, g.uuid}, {fields::kName, g.name},
+                {fields::kPciBusId, g.pciBusId}, {fields::kMemoryTotalMib, opt(g.memoryTotalMib)},
+                {fields::kMemoryUsedMib, opt(g.memoryUsedMib)}, {fields::kUtilizationPct, opt(g.utilizationPct)},
+                {fields::kTemperatureC, opt(g.temperatureC)}, {fields::kPowerW, opt(g.powerW)},
+                {fields::kProcesses, std::move(procs)}});
     }
     return arr;
 }

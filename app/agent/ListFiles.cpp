@@ -1,5 +1,7 @@
 #include "ListFiles.h"
 
+#include "core/agentproto/Fields.h"
+
 #include <cerrno>
 #include <cstring>
 
@@ -9,6 +11,11 @@
 #include <unistd.h>
 
 namespace ty::agent {
+
+namespace fields = agentproto::fields;
+namespace messages = agentproto::messages;
+namespace ops = agentproto::ops;
+
 namespace {
 
 // Well-formed UTF-8 as the Unicode Standard's Table 3-7 defines it (no
@@ -136,7 +143,7 @@ struct Lister {
             struct stat st { };
             if (::lstat(childAbs.c_str(), &st) != 0)
                 continue;
-            if (rootName == "workdir" && name == ".trainyard-sync.json" && rel.empty())
+            if (rootName == agentproto::kRootWorkdir && name == ".trainyard-sync.json" && rel.empty())
                 continue;
             if (isAgentFile(childAbs))
                 continue;
@@ -149,20 +156,20 @@ struct Lister {
             }
             if (!matches(childRel))
                 continue;
-            Json f{{"root", rootName}, {"path", childRel}, {"size", std::int64_t(st.st_size)},
-                    {"mtime_ms", std::int64_t(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000}};
+            Json f{{fields::kRoot, rootName}, {fields::kPath, childRel}, {fields::kSize, std::int64_t(st.st_size)},
+                    {fields::kMtimeMs, std::int64_t(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000}};
             if (S_ISREG(st.st_mode)) {
-                f["type"] = "file";
+                f[fields::kType] = "file";
             } else if (S_ISLNK(st.st_mode)) {
-                f["type"] = "symlink";
+                f[fields::kType] = "symlink";
                 char buf[4096];
                 const ssize_t n = ::readlink(childAbs.c_str(), buf, sizeof buf - 1);
-                f["target"] = n >= 0 ? std::string(buf, std::size_t(n)) : std::string();
+                f[fields::kTarget] = n >= 0 ? std::string(buf, std::size_t(n)) : std::string();
             } else {
-                f["type"] = "other";
+                f[fields::kType] = "other";
             }
             if (!isUtf8(childRel))
-                f["name_not_utf8"] = true;
+                f[fields::kNameNotUtf8] = true;
             files.push_back(std::move(f));
         }
         ::closedir(d);
@@ -203,13 +210,14 @@ Json listRunFiles(const std::string& workdir, const std::string& runDir, const s
     Lister l{globs, Json::array(), 0, false, {}, agentFiles};
     if (!workdir.empty()) {
         l.skipDir = runDir;
-        l.walk("workdir", workdir, "");
+        l.walk(agentproto::kRootWorkdir, workdir, "");
     }
     if (!runDir.empty() && runDir != workdir) {
         l.skipDir.clear();
-        l.walk("run_dir", runDir, "");
+        l.walk(agentproto::kRootRunDir, runDir, "");
     }
-    return Json{{"workdir", workdir}, {"run_dir", runDir}, {"files", std::move(l.files)}, {"truncated", l.truncated}};
+    return Json{{fields::kWorkdir, workdir}, {fields::kRunDir, runDir}, {fields::kFiles, std::move(l.files)},
+            {fields::kTruncated, l.truncated}};
 }
 
 } // namespace ty::agent
@@ -222,14 +230,14 @@ namespace ty::agent {
 
 void Agent::opListFiles(const Json& id, const Json& req)
 {
-    const std::string run = req.value("run", std::string());
+    const std::string run = req.value(fields::kRun, std::string());
     const auto rj = m_registry.runJson(run);
     if (!rj) {
         replyError(id, "list_files: no run \"" + run + "\" on this node");
         return;
     }
     std::vector<std::string> globs;
-    if (auto it = req.find("globs"); it != req.end() && it->is_array()) {
+    if (auto it = req.find(fields::kGlobs); it != req.end() && it->is_array()) {
         for (const auto& g : *it) {
             if (!g.is_string()) {
                 replyError(id, "run " + run + ": \"globs\" must be an array of strings");

@@ -2,6 +2,8 @@
 
 #include "Posix.h"
 
+#include "core/agentproto/Fields.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
@@ -14,6 +16,8 @@
 #include <unistd.h>
 
 namespace ty::agent {
+
+namespace fields = agentproto::fields;
 
 static std::string absolute(std::string path)
 {
@@ -137,37 +141,37 @@ std::optional<Json> RunRegistry::status(const std::string& run) const
         return std::nullopt;
     const auto p = paths(run);
     Json s;
-    s["run"] = run;
-    s["pid"] = rj->value("pid", 0L);
-    s["pgid"] = rj->value("pgid", 0L);
-    s["supervisor_pid"] = rj->value("supervisor_pid", 0L);
-    s["argv"] = rj->value("argv", Json::array());
-    s["workdir"] = rj->value("workdir", std::string());
+    s[fields::kRun] = run;
+    s[fields::kPid] = rj->value("pid", 0L);
+    s[fields::kPgid] = rj->value("pgid", 0L);
+    s[fields::kSupervisorPid] = rj->value("supervisor_pid", 0L);
+    s[fields::kArgv] = rj->value("argv", Json::array());
+    s[fields::kWorkdir] = rj->value("workdir", std::string());
     if (rj->contains("gpus"))
-        s["gpus"] = (*rj)["gpus"];
-    s["started_ms"] = rj->value("started_ms", 0L);
-    s["run_dir"] = p.dir;
-    s["console"] = p.console;
+        s[fields::kGpus] = (*rj)["gpus"];
+    s[fields::kStartedMs] = rj->value("started_ms", 0L);
+    s[fields::kRunDir] = p.dir;
+    s[fields::kConsole] = p.console;
     auto ej = exitJson(run);
     if (ej) {
-        s["state"] = "exited";
-        s["finished_ms"] = ej->value("finished_ms", 0L);
+        s[fields::kState] = agentproto::kStateExited;
+        s[fields::kFinishedMs] = ej->value("finished_ms", 0L);
         if (ej->contains("exit_code"))
-            s["exit_code"] = (*ej)["exit_code"];
+            s[fields::kExitCode] = (*ej)["exit_code"];
         if (ej->contains("signal"))
-            s["signal"] = (*ej)["signal"];
-        s["cancelled"] = ej->value("cancelled", false);
+            s[fields::kSignal] = (*ej)["signal"];
+        s[fields::kCancelled] = ej->value("cancelled", false);
     } else if (isLost(*rj, run)) {
-        s["state"] = "exited";
-        s["lost"] = true;
-        s["cancelled"] = fileExists(p.cancelJson);
-        s["error"] = "the supervisor of run " + run + " ended without recording an exit status";
+        s[fields::kState] = agentproto::kStateExited;
+        s[fields::kLost] = true;
+        s[fields::kCancelled] = fileExists(p.cancelJson);
+        s[fields::kError] = "the supervisor of run " + run + " ended without recording an exit status";
     } else {
-        s["state"] = "running";
-        s["cancelled"] = fileExists(p.cancelJson);
+        s[fields::kState] = agentproto::kStateRunning;
+        s[fields::kCancelled] = fileExists(p.cancelJson);
     }
     const auto size = fileSize(p.console);
-    s["console_size"] = size < 0 ? 0 : size;
+    s[fields::kConsoleSize] = size < 0 ? 0 : size;
     return s;
 }
 

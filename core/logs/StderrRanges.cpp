@@ -4,50 +4,9 @@
 #include <QFileInfo>
 
 #include <algorithm>
+#include <string_view>
 
 namespace ty {
-
-void StderrRanges::add(qint64 offset, qint64 length)
-{
-    if (length <= 0 || offset < 0)
-        return;
-    ByteRange r{offset, length};
-    if (m_ranges.empty() || m_ranges.back().end() < r.offset) {
-        m_ranges.push_back(r);
-        return;
-    }
-    if (m_ranges.back().end() == r.offset) {
-        m_ranges.back().length += r.length;
-        return;
-    }
-    // Overlapping or out of order (a re-fetched copy): merge into place.
-    auto first = std::partition_point(
-            m_ranges.begin(), m_ranges.end(), [&](const ByteRange& x) { return x.end() < r.offset; });
-    auto last = first;
-    qint64 b = r.offset, e = r.end();
-    while (last != m_ranges.end() && last->offset <= e) {
-        b = std::min(b, last->offset);
-        e = std::max(e, last->end());
-        ++last;
-    }
-    first = m_ranges.erase(first, last);
-    m_ranges.insert(first, ByteRange{b, e - b});
-}
-
-bool StderrRanges::intersects(qint64 from, qint64 to) const
-{
-    if (from >= to)
-        return false;
-    auto it = std::partition_point(
-            m_ranges.begin(), m_ranges.end(), [&](const ByteRange& x) { return x.end() <= from; });
-    return it != m_ranges.end() && it->offset < to;
-}
-
-void StderrRanges::dropBefore(qint64 offset)
-{
-    while (!m_ranges.empty() && m_ranges.front().end() <= offset)
-        m_ranges.pop_front();
-}
 
 QString StderrSidecar::pathFor(const QString& consolePath)
 {
@@ -68,24 +27,7 @@ void StderrSidecar::refresh(qint64 keepFrom)
         return;
     const QByteArray fresh = f.readAll();
     m_readPos += fresh.size();
-    m_partial += fresh;
-    qsizetype pos = 0;
-    for (;;) {
-        const qsizetype nl = m_partial.indexOf('\n', pos);
-        if (nl < 0)
-            break;
-        const QByteArrayView line = QByteArrayView(m_partial).sliced(pos, nl - pos);
-        pos = nl + 1;
-        const qsizetype sp = line.indexOf(' ');
-        if (sp <= 0)
-            continue;
-        bool ok1 = false, ok2 = false;
-        const qint64 off = line.first(sp).toLongLong(&ok1);
-        const qint64 len = line.sliced(sp + 1).toLongLong(&ok2);
-        if (ok1 && ok2 && off + len > keepFrom)
-            m_ranges.add(off, len);
-    }
-    m_partial.remove(0, pos);
+    m_reader.consume(std::string_view(fresh.constData(), std::size_t(fresh.size())), keepFrom, m_ranges);
 }
 
 Result<void> StderrSidecar::append(const ByteRanges& ranges)
@@ -96,7 +38,7 @@ Result<void> StderrSidecar::append(const ByteRanges& ranges)
     for (const ByteRange& r : ranges) {
         if (r.length <= 0)
             continue;
-        text += QByteArray::number(r.offset) + ' ' + QByteArray::number(r.length) + '\n';
+        text += QByteArray::fromStdString(agentproto::formatStderrRange(r.offset, r.length));
     }
     if (text.isEmpty())
         return {};

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "ConsoleLine.h"
+#include "core/agentproto/StderrRanges.h"
 #include "core/common/Result.h"
 
 #include <QByteArray>
@@ -10,41 +11,27 @@
 #include <QMetaType>
 #include <QString>
 
-#include <deque>
-
 namespace ty {
 
-// A byte range [offset, offset + length) of a run's console stream.
-struct ByteRange {
-    qint64 offset = 0;
-    qint64 length = 0;
-    qint64 end() const { return offset + length; }
-    friend bool operator==(const ByteRange&, const ByteRange&) = default;
-};
+// A byte range [offset, offset + length) of a run's console stream: the
+// protocol's own (core/agentproto/StderrRanges.h, shared with the agent).
+using ByteRange = agentproto::ByteRange;
 using ByteRanges = QList<ByteRange>;
 
 // Which bytes of a console came from the run's stderr: a sorted set of
 // disjoint, non-adjacent ranges (adjacent and overlapping ones are merged).
 // Source: the agent's `output` events (PROTOCOL.md, revision 2) and the
 // sidecar file console.stderr beside a console copy (StderrSidecar).
-class StderrRanges {
+// agentproto::StderrRangeSet, with the Qt spellings the core uses.
+class StderrRanges : public agentproto::StderrRangeSet {
 public:
-    void add(qint64 offset, qint64 length);
-    // Whether any stderr byte lies in [from, to).
-    bool intersects(qint64 from, qint64 to) const;
-    // Forgets ranges that end at or before `offset` (bounded memory).
-    void dropBefore(qint64 offset);
-    void clear() { m_ranges.clear(); }
-    bool isEmpty() const { return m_ranges.empty(); }
-    ByteRanges toList() const { return ByteRanges(m_ranges.begin(), m_ranges.end()); }
-
-private:
-    std::deque<ByteRange> m_ranges;
+    bool isEmpty() const { return empty(); }
+    ByteRanges toList() const { return ByteRanges(begin(), end()); }
 };
 
 // The sidecar `console.stderr` of a console file: text, one line per range,
 // "<offset> <length>\n" in decimal bytes of the console (the agent's format,
-// app/agent/StderrRanges.h). Writers append a range before the bytes it
+// core/agentproto/StderrRanges.h, which parses and formats it here too). Writers append a range before the bytes it
 // covers, so a reader that reads the console and then refresh()es knows
 // every stderr byte it read. Thread affinity: one thread at a time.
 class StderrSidecar {
@@ -57,7 +44,7 @@ public:
 
     // Reads the lines appended since the last call (a missing file is
     // empty); ranges ending at or before `keepFrom` are not kept. Malformed
-    // lines are skipped.
+    // lines are skipped (agentproto::StderrSidecarReader parses them).
     void refresh(qint64 keepFrom = 0);
     // Appends ranges to the file (created when needed); ranges() holds what
     // refresh() read (a writer, RunIngest, needs no copy in memory). Errors
@@ -70,7 +57,7 @@ public:
 private:
     QString m_path;
     qint64 m_readPos = 0;
-    QByteArray m_partial;
+    agentproto::StderrSidecarReader m_reader;
     StderrRanges m_ranges;
 };
 

@@ -1,5 +1,7 @@
 #include "AgentClient.h"
 
+#include "core/agentproto/Fields.h"
+
 #include "core/nodes/AgentTransport.h"
 #include "core/nodes/NodesLog.h"
 
@@ -13,6 +15,10 @@
 namespace ty {
 
 namespace {
+
+namespace fields = agentproto::fields;
+namespace messages = agentproto::messages;
+namespace ops = agentproto::ops;
 
 QLatin1StringView key(const char* k)
 {
@@ -109,7 +115,7 @@ bool AgentClient::skipPreamble(const QByteArray& bytes)
         }
         for (qsizetype brace = line.indexOf('{'); brace >= 0 && agentAt < 0; brace = line.indexOf('{', brace + 1)) {
             const QJsonObject o = QJsonDocument::fromJson(line.sliced(brace).toByteArray()).object();
-            if (o.value(key("type")).toString() == QLatin1StringView("hello"))
+            if (o.value(key(fields::kType)).toString() == QLatin1StringView(messages::kHello))
                 agentAt = start + brace;
         }
     }
@@ -141,7 +147,7 @@ void AgentClient::onClosed(const QString& reason, ErrorKind kind)
 void AgentClient::handleFrame(const AgentFrame& frame)
 {
     const QJsonObject& h = frame.header;
-    const QString type = h.value(key("type")).toString();
+    const QString type = h.value(key(fields::kType)).toString();
     if (m_state == State::Connecting) {
         auto hello = agentHelloFromJson(h);
         if (!hello) {
@@ -163,22 +169,22 @@ void AgentClient::handleFrame(const AgentFrame& frame)
         Q_EMIT ready(m_hello);
         return;
     }
-    if (type == QLatin1StringView("output")) {
-        const qint64 offset = h.value(key("offset")).toInteger();
+    if (type == QLatin1StringView(messages::kOutput)) {
+        const qint64 offset = h.value(key(fields::kOffset)).toInteger();
         // Revision 2: [[offset, length], ...] of stderr bytes in this frame.
         // Entries outside the frame or malformed are dropped, not trusted.
         ByteRanges stderrRanges;
         const qint64 end = offset + frame.payload.size();
-        for (const QJsonValue& v : h.value(key("stderr")).toArray()) {
+        for (const QJsonValue& v : h.value(key(fields::kStderr)).toArray()) {
             const QJsonArray pair = v.toArray();
             const qint64 b = pair.at(0).toInteger(-1);
             const qint64 len = pair.at(1).toInteger(-1);
             if (pair.size() == 2 && b >= offset && len > 0 && b + len <= end)
                 stderrRanges.append(ByteRange{b, len});
         }
-        Q_EMIT output(h.value(key("run")).toString(), offset, frame.payload, stderrRanges);
-    } else if (type == QLatin1StringView("reply")) {
-        const quint64 id = quint64(h.value(key("id")).toInteger());
+        Q_EMIT output(h.value(key(fields::kRun)).toString(), offset, frame.payload, stderrRanges);
+    } else if (type == QLatin1StringView(messages::kReply)) {
+        const quint64 id = quint64(h.value(key(fields::kId)).toInteger());
         auto it = m_pending.find(id);
         if (it == m_pending.end()) {
             qCWarning(lcNodes) << "agent on node" << nodeName() << "replied to unknown request id" << id;
@@ -188,23 +194,24 @@ void AgentClient::handleFrame(const AgentFrame& frame)
         m_pending.erase(it);
         if (!p.callback)
             return;
-        if (h.value(key("ok")).toBool())
+        if (h.value(key(fields::kOk)).toBool())
             p.callback(h);
         else
-            p.callback(ty::fail(QStringLiteral("node %1: %2").arg(nodeName(), h.value(key("error")).toString()),
-                    h.value(key("code")).toString() == QLatin1StringView("gpu_claimed") ? ErrorKind::GpuClaimed
-                                                                                        : ErrorKind::Refused));
-    } else if (type == QLatin1StringView("eof")) {
-        Q_EMIT tailEnded(h.value(key("run")).toString(), h.value(key("offset")).toInteger());
-    } else if (type == QLatin1StringView("truncated")) {
-        Q_EMIT consoleTruncated(h.value(key("run")).toString(), h.value(key("offset")).toInteger(),
-                h.value(key("size")).toInteger(), h.value(key("generation")).toInteger(-1));
-    } else if (type == QLatin1StringView("exited")) {
+            p.callback(ty::fail(QStringLiteral("node %1: %2").arg(nodeName(), h.value(key(fields::kError)).toString()),
+                    h.value(key(fields::kCode)).toString() == QLatin1StringView(agentproto::kCodeGpuClaimed)
+                            ? ErrorKind::GpuClaimed
+                            : ErrorKind::Refused));
+    } else if (type == QLatin1StringView(messages::kEof)) {
+        Q_EMIT tailEnded(h.value(key(fields::kRun)).toString(), h.value(key(fields::kOffset)).toInteger());
+    } else if (type == QLatin1StringView(messages::kTruncated)) {
+        Q_EMIT consoleTruncated(h.value(key(fields::kRun)).toString(), h.value(key(fields::kOffset)).toInteger(),
+                h.value(key(fields::kSize)).toInteger(), h.value(key(fields::kGeneration)).toInteger(-1));
+    } else if (type == QLatin1StringView(messages::kExited)) {
         AgentRunStatus s = agentRunStatusFromJson(h);
         s.running = false;
         Q_EMIT runExited(s);
-    } else if (type == QLatin1StringView("error")) {
-        fail(QStringLiteral("agent on node %1 reported: %2").arg(nodeName(), h.value(key("error")).toString()));
+    } else if (type == QLatin1StringView(messages::kError)) {
+        fail(QStringLiteral("agent on node %1 reported: %2").arg(nodeName(), h.value(key(fields::kError)).toString()));
     } else {
         qCWarning(lcNodes) << "agent on node" << nodeName() << "sent an unknown message type" << type;
     }
@@ -262,9 +269,9 @@ quint64 AgentClient::request(const QString& op, QJsonObject args, ReplyCallback 
                 ty::fail(QStringLiteral("node %1: not connected to the agent (%2 request)").arg(nodeName(), op)));
         return id;
     }
-    args.insert(key("id"), qint64(id));
-    args.insert(key("op"), op);
-    m_pending.insert(id, Pending{op, args.value(key("run")).toString(), std::move(onReply)});
+    args.insert(key(fields::kId), qint64(id));
+    args.insert(key(fields::kOp), op);
+    m_pending.insert(id, Pending{op, args.value(key(fields::kRun)).toString(), std::move(onReply)});
     send(args);
     return id;
 }
@@ -291,44 +298,45 @@ constexpr auto kNoPayload = [](const QJsonObject&) {};
 
 quint64 AgentClient::ping(std::function<void(const Result<qint64>&)> cb)
 {
-    return request(QStringLiteral("ping"), {},
-            typedReply(std::move(cb), [](const QJsonObject& o) { return o.value(key("time_ms")).toInteger(); }));
+    return request(QLatin1StringView(ops::kPing), {},
+            typedReply(std::move(cb), [](const QJsonObject& o) { return o.value(key(fields::kTimeMs)).toInteger(); }));
 }
 
 quint64 AgentClient::start(const AgentStartRequest& req, std::function<void(const Result<AgentStartReply>&)> cb)
 {
-    return request(
-            QStringLiteral("start"), agentStartRequestToJson(req), typedReply(std::move(cb), agentStartReplyFromJson));
+    return request(QLatin1StringView(ops::kStart), agentStartRequestToJson(req),
+            typedReply(std::move(cb), agentStartReplyFromJson));
 }
 
 quint64 AgentClient::tail(const QString& run, qint64 offset, bool follow, std::function<void(const Result<qint64>&)> cb,
         bool followTruncation, qint64 generation)
 {
-    QJsonObject args{{key("run"), run}, {key("offset"), offset}, {key("follow"), follow}};
+    QJsonObject args{{key(fields::kRun), run}, {key(fields::kOffset), offset}, {key(fields::kFollow), follow}};
     if (followTruncation)
-        args.insert(key("follow_truncation"), true);
+        args.insert(key(fields::kFollowTruncation), true);
     if (followTruncation && generation >= 0)
-        args.insert(key("generation"), generation);
-    return request(QStringLiteral("tail"), args,
-            typedReply(std::move(cb), [](const QJsonObject& o) { return o.value(key("size")).toInteger(); }));
+        args.insert(key(fields::kGeneration), generation);
+    return request(QLatin1StringView(ops::kTail), args,
+            typedReply(std::move(cb), [](const QJsonObject& o) { return o.value(key(fields::kSize)).toInteger(); }));
 }
 
 quint64 AgentClient::untail(const QString& run, std::function<void(const Result<void>&)> cb)
 {
-    return request(QStringLiteral("untail"), QJsonObject{{key("run"), run}}, typedReply(std::move(cb), kNoPayload));
+    return request(QLatin1StringView(ops::kUntail), QJsonObject{{key(fields::kRun), run}},
+            typedReply(std::move(cb), kNoPayload));
 }
 
 quint64 AgentClient::cancel(const QString& run, int graceMs, std::function<void(const Result<void>&)> cb)
 {
-    QJsonObject args{{key("run"), run}, {key("grace_ms"), graceMs}};
-    return request(QStringLiteral("cancel"), args, typedReply(std::move(cb), kNoPayload));
+    QJsonObject args{{key(fields::kRun), run}, {key(fields::kGraceMs), graceMs}};
+    return request(QLatin1StringView(ops::kCancel), args, typedReply(std::move(cb), kNoPayload));
 }
 
 quint64 AgentClient::list(std::function<void(const Result<QList<AgentRunStatus>>&)> cb)
 {
-    return request(QStringLiteral("list"), {}, typedReply(std::move(cb), [](const QJsonObject& o) {
+    return request(QLatin1StringView(ops::kList), {}, typedReply(std::move(cb), [](const QJsonObject& o) {
         QList<AgentRunStatus> runs;
-        const QJsonArray a = o.value(key("runs")).toArray();
+        const QJsonArray a = o.value(key(fields::kRuns)).toArray();
         for (const QJsonValue& v : a)
             runs.append(agentRunStatusFromJson(v.toObject()));
         return runs;
@@ -337,30 +345,31 @@ quint64 AgentClient::list(std::function<void(const Result<QList<AgentRunStatus>>
 
 quint64 AgentClient::status(const QString& run, std::function<void(const Result<AgentRunStatus>&)> cb)
 {
-    return request(QStringLiteral("status"), QJsonObject{{key("run"), run}},
+    return request(QLatin1StringView(ops::kStatus), QJsonObject{{key(fields::kRun), run}},
             typedReply(std::move(cb), agentRunStatusFromJson));
 }
 
 quint64 AgentClient::readFile(const QString& run, const QString& root, const QString& path, qint64 offset,
         qint64 maxBytes, std::function<void(const Result<AgentFileChunk>&)> cb)
 {
-    QJsonObject args{{key("run"), run}, {key("root"), root}, {key("path"), path}, {key("offset"), offset},
-            {key("max"), maxBytes}};
-    return request(QStringLiteral("read_file"), std::move(args), typedReply(std::move(cb), agentFileChunkFromJson));
+    QJsonObject args{{key(fields::kRun), run}, {key(fields::kRoot), root}, {key(fields::kPath), path},
+            {key(fields::kOffset), offset}, {key(fields::kMax), maxBytes}};
+    return request(
+            QLatin1StringView(ops::kReadFile), std::move(args), typedReply(std::move(cb), agentFileChunkFromJson));
 }
 
 quint64 AgentClient::gpus(std::function<void(const Result<QList<AgentGpu>>&)> cb)
 {
-    return request(QStringLiteral("gpus"), {}, typedReply(std::move(cb), [](const QJsonObject& o) {
-        return agentGpusFromJson(o.value(key("gpus")).toArray());
+    return request(QLatin1StringView(ops::kGpus), {}, typedReply(std::move(cb), [](const QJsonObject& o) {
+        return agentGpusFromJson(o.value(key(fields::kGpus)).toArray());
     }));
 }
 
 quint64 AgentClient::listFiles(
         const QString& run, const QStringList& globs, std::function<void(const Result<AgentFileList>&)> cb)
 {
-    QJsonObject args{{key("run"), run}, {key("globs"), QJsonArray::fromStringList(globs)}};
-    return request(QStringLiteral("list_files"), std::move(args),
+    QJsonObject args{{key(fields::kRun), run}, {key(fields::kGlobs), QJsonArray::fromStringList(globs)}};
+    return request(QLatin1StringView(ops::kListFiles), std::move(args),
             typedReply(std::move(cb), [](const QJsonObject& o) { return agentFileListFromJson(o); }));
 }
 

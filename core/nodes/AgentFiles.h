@@ -4,6 +4,7 @@
 // the files of a run matching its `artifacts` globs, under the run's workdir
 // and its run directory on the node. Sizes in bytes, times ms since the epoch.
 
+#include "core/agentproto/Fields.h"
 #include "core/common/Result.h"
 
 #include <QJsonArray>
@@ -34,20 +35,20 @@ struct AgentFileList {
 inline AgentFileList agentFileListFromJson(const QJsonObject& o)
 {
     AgentFileList l;
-    l.workdir = o.value(QStringLiteral("workdir")).toString();
-    l.runDir = o.value(QStringLiteral("run_dir")).toString();
-    l.truncated = o.value(QStringLiteral("truncated")).toBool();
-    for (const auto& v : o.value(QStringLiteral("files")).toArray()) {
+    l.workdir = o.value(QLatin1StringView(agentproto::fields::kWorkdir)).toString();
+    l.runDir = o.value(QLatin1StringView(agentproto::fields::kRunDir)).toString();
+    l.truncated = o.value(QLatin1StringView(agentproto::fields::kTruncated)).toBool();
+    for (const auto& v : o.value(QLatin1StringView(agentproto::fields::kFiles)).toArray()) {
         const QJsonObject f = v.toObject();
         AgentFileEntry e;
-        e.root = f.value(QStringLiteral("root")).toString();
-        e.path = f.value(QStringLiteral("path")).toString();
-        e.size = qint64(f.value(QStringLiteral("size")).toDouble());
-        e.type = f.value(QStringLiteral("type")).toString();
-        e.linkTarget = f.value(QStringLiteral("target")).toString();
-        e.mtimeMs = qint64(f.value(QStringLiteral("mtime_ms")).toDouble());
-        e.nameNotUtf8 = f.value(QStringLiteral("name_not_utf8")).toBool();
-        const QString base = e.root == u"run_dir" ? l.runDir : l.workdir;
+        e.root = f.value(QLatin1StringView(agentproto::fields::kRoot)).toString();
+        e.path = f.value(QLatin1StringView(agentproto::fields::kPath)).toString();
+        e.size = qint64(f.value(QLatin1StringView(agentproto::fields::kSize)).toDouble());
+        e.type = f.value(QLatin1StringView(agentproto::fields::kType)).toString();
+        e.linkTarget = f.value(QLatin1StringView(agentproto::fields::kTarget)).toString();
+        e.mtimeMs = qint64(f.value(QLatin1StringView(agentproto::fields::kMtimeMs)).toDouble());
+        e.nameNotUtf8 = f.value(QLatin1StringView(agentproto::fields::kNameNotUtf8)).toBool();
+        const QString base = e.root == QLatin1StringView(agentproto::kRootRunDir) ? l.runDir : l.workdir;
         e.absolutePath = base + u'/' + e.path;
         l.files.append(e);
     }

@@ -1,118 +1,111 @@
 #include "AgentFrameDecoder.h"
 
+#include "core/agentproto/Fields.h"
+
 #include <QJsonDocument>
 #include <QJsonParseError>
 
 #include <algorithm>
+#include <string_view>
 #include <utility>
 
 namespace ty {
-
-namespace {
-
-QString quoteLine(QByteArrayView line)
-{
-    return QString::fromUtf8(line.first(qMin<qsizetype>(line.size(), 200)));
-}
-
-} // namespace
 
 void AgentFrameDecoder::feed(const QByteArray& bytes)
 {
     if (hasError())
         return;
-    QByteArrayView in(bytes);
-    if (m_pendingHeader && m_pos >= m_buf.size()) {
-        // The middle of a payload (a console frame spans many reads): its
-        // bytes go straight to the payload, copied once, not to m_buf first.
-        const qsizetype take = std::min<qint64>(in.size(), m_pendingLen - m_payload.size());
-        m_payload.append(in.first(take));
-        in = in.sliced(take);
-        if (in.isEmpty())
-            return;
+    if (m_pos >= m_buf.size()) {
+        // Everything before was taken (a payload's bytes always are): hold
+        // the new bytes by implicit sharing, no copy. Not remove(): on a
+        // buffer still shared with the caller that copies it.
+        m_buf = bytes;
+        m_pos = 0;
+        return;
     }
-    if (m_pos > 0 && (m_pos >= m_buf.size() || m_pos > 1024 * 1024)) {
-        m_buf.remove(0, m_pos);
+    // The start of a line waits for its end: keep only it, then append.
+    if (m_pos > 0) {
+        m_buf = QByteArrayView(m_buf).sliced(m_pos).toByteArray();
         m_pos = 0;
     }
-    if (m_buf.isEmpty() && in.size() == bytes.size())
-        m_buf = bytes; // implicit sharing: no copy for the common case
-    else
-        m_buf.append(in);
+    m_buf.append(bytes);
 }
 
 void AgentFrameDecoder::reset()
 {
     m_buf.clear();
     m_pos = 0;
+    m_splitter.reset();
     m_pendingHeader.reset();
-    m_pendingLen = 0;
     m_payload = QByteArray();
-    m_lineNo = 0;
     m_error.clear();
+}
+
+void AgentFrameDecoder::takeError()
+{
+    // The quoted line is raw bytes, decoded on its own (as UTF-8, invalid
+    // sequences replaced); the text before it is the splitter's.
+    const std::string& e = m_splitter.error();
+    const std::string_view quote = m_splitter.errorQuote();
+    m_error = QString::fromUtf8(e.data(), qsizetype(e.size() - quote.size()))
+            + QString::fromUtf8(quote.data(), qsizetype(quote.size()));
 }
 
 std::optional<AgentFrame> AgentFrameDecoder::next()
 {
+    using agentproto::FrameSplitter;
     if (hasError())
         return std::nullopt;
-    if (m_pendingHeader) {
-        const qsizetype take = std::min<qint64>(m_buf.size() - m_pos, m_pendingLen - m_payload.size());
-        m_payload.append(QByteArrayView(m_buf).sliced(m_pos, take));
-        m_pos += take;
-        if (m_payload.size() < m_pendingLen)
-            return std::nullopt;
-        AgentFrame f{std::move(*m_pendingHeader), std::exchange(m_payload, QByteArray())};
-        m_pendingHeader.reset();
-        m_pendingLen = 0;
-        return f;
-    }
-    const qsizetype nl = m_buf.indexOf('\n', m_pos);
-    if (nl < 0) {
-        if (m_buf.size() - m_pos > kMaxLineBytes) {
-            m_error = QStringLiteral("protocol error: line %1 is longer than 1 MiB: %2")
-                              .arg(m_lineNo + 1)
-                              .arg(quoteLine(QByteArrayView(m_buf).sliced(m_pos)));
+    for (;;) {
+        const FrameSplitter::Piece piece
+                = m_splitter.next(std::string_view(m_buf.constData() + m_pos, std::size_t(m_buf.size() - m_pos)));
+        switch (piece.kind) {
+        case FrameSplitter::Kind::NeedMore: return std::nullopt;
+        case FrameSplitter::Kind::Error: takeError(); return std::nullopt;
+        case FrameSplitter::Kind::Payload:
+            m_pos += qsizetype(piece.taken);
+            m_payload.append(piece.bytes.data(), qsizetype(piece.bytes.size()));
+            if (piece.payloadDone) {
+                AgentFrame f{std::move(*m_pendingHeader), std::exchange(m_payload, QByteArray())};
+                m_pendingHeader.reset();
+                return f;
+            }
+            continue;
+        case FrameSplitter::Kind::Header: break;
         }
-        return std::nullopt;
-    }
-    ++m_lineNo;
-    const QByteArrayView line = QByteArrayView(m_buf).sliced(m_pos, nl - m_pos);
-    if (line.size() > kMaxLineBytes) {
-        m_error = QStringLiteral("protocol error: line %1 is longer than 1 MiB: %2").arg(m_lineNo).arg(quoteLine(line));
-        return std::nullopt;
-    }
-    QJsonParseError perr{};
-    const QJsonDocument doc = QJsonDocument::fromJson(line.toByteArray(), &perr);
-    if (perr.error != QJsonParseError::NoError || !doc.isObject()) {
-        const QString why = perr.error != QJsonParseError::NoError
-                ? QStringLiteral("%1 at column %2").arg(perr.errorString()).arg(perr.offset + 1)
-                : QStringLiteral("not a JSON object");
-        m_error = QStringLiteral("protocol error: line %1 is not a JSON object (%2): %3")
-                          .arg(m_lineNo)
-                          .arg(why, quoteLine(line));
-        return std::nullopt;
-    }
-    m_pos = nl + 1;
-    QJsonObject header = doc.object();
-    const QJsonValue len = header.value(QLatin1StringView("len"));
-    if (!len.isUndefined()) {
+        QJsonParseError perr{};
+        const QJsonDocument doc
+                = QJsonDocument::fromJson(QByteArray(piece.bytes.data(), qsizetype(piece.bytes.size())), &perr);
+        if (perr.error != QJsonParseError::NoError || !doc.isObject()) {
+            const QString why = perr.error != QJsonParseError::NoError
+                    ? QStringLiteral("%1 at column %2").arg(perr.errorString()).arg(perr.offset + 1)
+                    : QStringLiteral("not a JSON object");
+            m_splitter.fail(QStringLiteral("is not a JSON object (%1)").arg(why).toStdString());
+            takeError();
+            return std::nullopt;
+        }
+        // Taken only once accepted: a refused line stays buffered, as it always did.
+        m_pos += qsizetype(piece.taken);
+        QJsonObject header = doc.object();
+        const QJsonValue len = header.value(QLatin1StringView(agentproto::fields::kLen));
+        if (len.isUndefined())
+            return AgentFrame{std::move(header), {}};
         const double d = len.toDouble(-1);
         if (!len.isDouble() || d < 0 || d >= 9223372036854775808.0
                 || d != double(qint64(d))) { // 2^63: qint64(d) would be UB
-            m_error = QStringLiteral("protocol error: line %1 has an invalid \"len\": %2")
-                              .arg(m_lineNo)
-                              .arg(quoteLine(line));
+            m_splitter.fail("has an invalid \"len\"");
+            takeError();
             return std::nullopt;
         }
+        const qint64 length = qint64(d);
+        if (length == 0)
+            return AgentFrame{std::move(header), {}};
         m_pendingHeader = std::move(header);
-        m_pendingLen = qint64(d);
         // Room for the whole payload at once (a console frame: 256 KiB); a
         // huge "len" from a broken peer reserves no more than this.
-        m_payload.reserve(qsizetype(std::min<qint64>(m_pendingLen, 4 * 1024 * 1024)));
-        return next();
+        m_payload.reserve(qsizetype(std::min<qint64>(length, 4 * 1024 * 1024)));
+        m_splitter.expectPayload(std::uint64_t(length));
     }
-    return AgentFrame{std::move(header), {}};
 }
 
 } // namespace ty

@@ -7,6 +7,13 @@
 // protocol error: error() then names the line number and quotes the line's
 // first 200 bytes, and the decoder yields nothing more. Not thread-safe; cost
 // is linear in the bytes fed.
+//
+// The Qt side of core/agentproto/FrameSplitter.h (which the agent shares):
+// here the header lines are parsed with QJsonDocument. Fed buffers are held
+// by implicit sharing, not copied; a payload byte is copied once, into its
+// frame.
+
+#include "core/agentproto/FrameSplitter.h"
 
 #include <QByteArray>
 #include <QJsonObject>
@@ -23,7 +30,7 @@ struct AgentFrame {
 
 class AgentFrameDecoder final {
 public:
-    static constexpr qsizetype kMaxLineBytes = 1024 * 1024;
+    static constexpr qsizetype kMaxLineBytes = qsizetype(agentproto::kMaxLineBytes);
 
     void feed(const QByteArray& bytes);
     // The next complete frame, or nullopt when more bytes are needed (or
@@ -32,17 +39,18 @@ public:
 
     bool hasError() const { return !m_error.isEmpty(); }
     const QString& error() const { return m_error; }
-    qint64 linesDecoded() const { return m_lineNo; }
+    qint64 linesDecoded() const { return qint64(m_splitter.lines()); }
     qsizetype bufferedBytes() const { return m_buf.size() - m_pos + m_payload.size(); }
     void reset();
 
 private:
-    QByteArray m_buf;
+    void takeError();
+
+    QByteArray m_buf; // bytes fed; those before m_pos were taken by m_splitter
     qsizetype m_pos = 0;
-    std::optional<QJsonObject> m_pendingHeader;
-    qint64 m_pendingLen = 0;
-    QByteArray m_payload; // the pending frame's payload so far
-    qint64 m_lineNo = 0;
+    agentproto::FrameSplitter m_splitter;
+    std::optional<QJsonObject> m_pendingHeader; // its payload is being read
+    QByteArray m_payload;                       // that payload so far
     QString m_error;
 };
 

@@ -4,6 +4,8 @@
 // of a file a run wrote into its workdir or run directory (metric files), from
 // an offset. Sizes and offsets in bytes, times ms since the Unix epoch (UTC).
 
+#include "core/agentproto/Fields.h"
+
 #include <QByteArray>
 #include <QJsonObject>
 #include <QString>
@@ -21,11 +23,11 @@ struct AgentFileChunk {
 inline AgentFileChunk agentFileChunkFromJson(const QJsonObject& o)
 {
     AgentFileChunk c;
-    c.path = o.value(QStringLiteral("path")).toString();
-    c.size = o.value(QStringLiteral("size")).toInteger();
-    c.mtimeMs = o.value(QStringLiteral("mtime_ms")).toInteger();
-    c.offset = o.value(QStringLiteral("offset")).toInteger();
-    c.data = QByteArray::fromBase64(o.value(QStringLiteral("data")).toString().toLatin1());
+    c.path = o.value(QLatin1StringView(agentproto::fields::kPath)).toString();
+    c.size = o.value(QLatin1StringView(agentproto::fields::kSize)).toInteger();
+    c.mtimeMs = o.value(QLatin1StringView(agentproto::fields::kMtimeMs)).toInteger();
+    c.offset = o.value(QLatin1StringView(agentproto::fields::kOffset)).toInteger();
+    c.data = QByteArray::fromBase64(o.value(QLatin1StringView(agentproto::fields::kData)).toString().toLatin1());
     return c;
 }
 

@@ -1,8 +1,13 @@
 #include "AgentTypes.h"
 
+#include "core/agentproto/Fields.h"
+
 namespace ty {
 
 namespace {
+
+namespace fields = agentproto::fields;
+namespace messages = agentproto::messages;
 
 std::optional<double> optDouble(const QJsonValue& v)
 {
@@ -32,80 +37,80 @@ QList<int> intList(const QJsonValue& v)
 
 Result<AgentHello> agentHelloFromJson(const QJsonObject& o)
 {
-    if (o.value(QLatin1StringView("type")).toString() != QLatin1StringView("hello"))
+    if (o.value(QLatin1StringView(fields::kType)).toString() != QLatin1StringView(messages::kHello))
         return fail(QStringLiteral("expected the agent's hello, got type \"%1\"")
-                            .arg(o.value(QLatin1StringView("type")).toString()));
-    if (!o.value(QLatin1StringView("protocol")).isDouble())
+                            .arg(o.value(QLatin1StringView(fields::kType)).toString()));
+    if (!o.value(QLatin1StringView(fields::kProtocol)).isDouble())
         return fail(QStringLiteral("the agent's hello has no protocol version"));
     AgentHello h;
-    h.protocol = o.value(QLatin1StringView("protocol")).toInt();
-    h.revision = o.value(QLatin1StringView("revision")).toInt(1);
-    h.agent = o.value(QLatin1StringView("agent")).toString();
-    h.version = o.value(QLatin1StringView("version")).toString();
-    h.hostname = o.value(QLatin1StringView("hostname")).toString();
-    h.user = o.value(QLatin1StringView("user")).toString();
-    h.pid = o.value(QLatin1StringView("pid")).toInteger();
-    h.stateDir = o.value(QLatin1StringView("state_dir")).toString();
-    h.cpus = o.value(QLatin1StringView("cpus")).toInt();
-    h.memoryMiB = o.value(QLatin1StringView("memory_mib")).toInteger();
+    h.protocol = o.value(QLatin1StringView(fields::kProtocol)).toInt();
+    h.revision = o.value(QLatin1StringView(fields::kRevision)).toInt(1);
+    h.agent = o.value(QLatin1StringView(fields::kAgent)).toString();
+    h.version = o.value(QLatin1StringView(fields::kVersion)).toString();
+    h.hostname = o.value(QLatin1StringView(fields::kHostname)).toString();
+    h.user = o.value(QLatin1StringView(fields::kUser)).toString();
+    h.pid = o.value(QLatin1StringView(fields::kPid)).toInteger();
+    h.stateDir = o.value(QLatin1StringView(fields::kStateDir)).toString();
+    h.cpus = o.value(QLatin1StringView(fields::kCpus)).toInt();
+    h.memoryMiB = o.value(QLatin1StringView(fields::kMemoryMib)).toInteger();
     return h;
 }
 
 QJsonObject agentStartRequestToJson(const AgentStartRequest& r)
 {
     QJsonObject o;
-    o.insert(QLatin1StringView("run"), r.run);
-    o.insert(QLatin1StringView("argv"), QJsonArray::fromStringList(r.argv));
-    o.insert(QLatin1StringView("workdir"), r.workdir);
+    o.insert(QLatin1StringView(fields::kRun), r.run);
+    o.insert(QLatin1StringView(fields::kArgv), QJsonArray::fromStringList(r.argv));
+    o.insert(QLatin1StringView(fields::kWorkdir), r.workdir);
     QJsonObject env;
     for (auto it = r.env.cbegin(); it != r.env.cend(); ++it)
         env.insert(it.key(), it.value());
-    o.insert(QLatin1StringView("env"), env);
+    o.insert(QLatin1StringView(fields::kEnv), env);
     if (!r.gpus.isEmpty()) {
         QJsonArray g;
         for (int i : r.gpus)
             g.append(i);
-        o.insert(QLatin1StringView("gpus"), g);
+        o.insert(QLatin1StringView(fields::kGpus), g);
     }
     if (!r.client.isEmpty())
-        o.insert(QLatin1StringView("client"), r.client);
+        o.insert(QLatin1StringView(fields::kClient), r.client);
     return o;
 }
 
 AgentStartReply agentStartReplyFromJson(const QJsonObject& o)
 {
     AgentStartReply r;
-    r.pid = o.value(QLatin1StringView("pid")).toInteger();
-    r.pgid = o.value(QLatin1StringView("pgid")).toInteger();
-    r.supervisorPid = o.value(QLatin1StringView("supervisor_pid")).toInteger();
-    r.runDir = o.value(QLatin1StringView("run_dir")).toString();
-    r.console = o.value(QLatin1StringView("console")).toString();
-    r.startedMs = o.value(QLatin1StringView("started_ms")).toInteger();
+    r.pid = o.value(QLatin1StringView(fields::kPid)).toInteger();
+    r.pgid = o.value(QLatin1StringView(fields::kPgid)).toInteger();
+    r.supervisorPid = o.value(QLatin1StringView(fields::kSupervisorPid)).toInteger();
+    r.runDir = o.value(QLatin1StringView(fields::kRunDir)).toString();
+    r.console = o.value(QLatin1StringView(fields::kConsole)).toString();
+    r.startedMs = o.value(QLatin1StringView(fields::kStartedMs)).toInteger();
     return r;
 }
 
 AgentRunStatus agentRunStatusFromJson(const QJsonObject& o)
 {
     AgentRunStatus s;
-    s.run = o.value(QLatin1StringView("run")).toString();
-    const QString state = o.value(QLatin1StringView("state")).toString();
+    s.run = o.value(QLatin1StringView(fields::kRun)).toString();
+    const QString state = o.value(QLatin1StringView(fields::kState)).toString();
     // An `exited` event may come without "state".
-    s.running = state == QLatin1StringView("running");
-    s.pid = o.value(QLatin1StringView("pid")).toInteger();
-    s.pgid = o.value(QLatin1StringView("pgid")).toInteger();
-    s.startedMs = o.value(QLatin1StringView("started_ms")).toInteger();
-    s.finishedMs = o.value(QLatin1StringView("finished_ms")).toInteger();
-    s.exitCode = optInt(o, QLatin1StringView("exit_code"));
-    s.signal = optInt(o, QLatin1StringView("signal"));
-    s.cancelled = o.value(QLatin1StringView("cancelled")).toBool();
-    s.consoleSize = o.value(QLatin1StringView("console_size")).toInteger();
-    const QJsonArray argv = o.value(QLatin1StringView("argv")).toArray();
+    s.running = state == QLatin1StringView(agentproto::kStateRunning);
+    s.pid = o.value(QLatin1StringView(fields::kPid)).toInteger();
+    s.pgid = o.value(QLatin1StringView(fields::kPgid)).toInteger();
+    s.startedMs = o.value(QLatin1StringView(fields::kStartedMs)).toInteger();
+    s.finishedMs = o.value(QLatin1StringView(fields::kFinishedMs)).toInteger();
+    s.exitCode = optInt(o, QLatin1StringView(fields::kExitCode));
+    s.signal = optInt(o, QLatin1StringView(fields::kSignal));
+    s.cancelled = o.value(QLatin1StringView(fields::kCancelled)).toBool();
+    s.consoleSize = o.value(QLatin1StringView(fields::kConsoleSize)).toInteger();
+    const QJsonArray argv = o.value(QLatin1StringView(fields::kArgv)).toArray();
     for (const QJsonValue& a : argv)
         s.argv.append(a.toString());
-    s.workdir = o.value(QLatin1StringView("workdir")).toString();
-    s.gpus = intList(o.value(QLatin1StringView("gpus")));
-    s.lost = o.value(QLatin1StringView("lost")).toBool();
-    s.error = o.value(QLatin1StringView("error")).toString();
+    s.workdir = o.value(QLatin1StringView(fields::kWorkdir)).toString();
+    s.gpus = intList(o.value(QLatin1StringView(fields::kGpus)));
+    s.lost = o.value(QLatin1StringView(fields::kLost)).toBool();
+    s.error = o.value(QLatin1StringView(fields::kError)).toString();
     return s;
 }
 
@@ -115,29 +120,29 @@ QList<AgentGpu> agentGpusFromJson(const QJsonArray& a)
     for (const QJsonValue& v : a) {
         const QJsonObject o = v.toObject();
         AgentGpu g;
-        g.index = o.value(QLatin1StringView("index")).toInt(-1);
-        g.uuid = o.value(QLatin1StringView("uuid")).toString();
-        g.name = o.value(QLatin1StringView("name")).toString();
-        g.pciBusId = o.value(QLatin1StringView("pci_bus_id")).toString();
-        g.memoryTotalMib = optDouble(o.value(QLatin1StringView("memory_total_mib")));
-        g.memoryUsedMib = optDouble(o.value(QLatin1StringView("memory_used_mib")));
-        g.utilizationPct = optDouble(o.value(QLatin1StringView("utilization_pct")));
-        g.temperatureC = optDouble(o.value(QLatin1StringView("temperature_c")));
-        g.powerW = optDouble(o.value(QLatin1StringView("power_w")));
-        const QJsonArray procs = o.value(QLatin1StringView("processes")).toArray();
+        g.index = o.value(QLatin1StringView(fields::kIndex)).toInt(-1);
+        g.uuid = o.value(QLatin1StringView(fields::kUuid)).toString();
+        g.name = o.value(QLatin1StringView(fields::kName)).toString();
+        g.pciBusId = o.value(QLatin1StringView(fields::kPciBusId)).toString();
+        g.memoryTotalMib = optDouble(o.value(QLatin1StringView(fields::kMemoryTotalMib)));
+        g.memoryUsedMib = optDouble(o.value(QLatin1StringView(fields::kMemoryUsedMib)));
+        g.utilizationPct = optDouble(o.value(QLatin1StringView(fields::kUtilizationPct)));
+        g.temperatureC = optDouble(o.value(QLatin1StringView(fields::kTemperatureC)));
+        g.powerW = optDouble(o.value(QLatin1StringView(fields::kPowerW)));
+        const QJsonArray procs = o.value(QLatin1StringView(fields::kProcesses)).toArray();
         for (const QJsonValue& pv : procs) {
             const QJsonObject po = pv.toObject();
             AgentGpuProcess p;
-            p.pid = po.value(QLatin1StringView("pid")).toInteger();
-            p.name = po.value(QLatin1StringView("name")).toString();
-            p.usedMemoryMib = optDouble(po.value(QLatin1StringView("used_memory_mib")));
-            p.run = po.value(QLatin1StringView("run")).toString();
+            p.pid = po.value(QLatin1StringView(fields::kPid)).toInteger();
+            p.name = po.value(QLatin1StringView(fields::kName)).toString();
+            p.usedMemoryMib = optDouble(po.value(QLatin1StringView(fields::kUsedMemoryMib)));
+            p.run = po.value(QLatin1StringView(fields::kRun)).toString();
             g.processes.append(p);
         }
-        for (const QJsonValue& cv : o.value(QLatin1StringView("claims")).toArray()) {
+        for (const QJsonValue& cv : o.value(QLatin1StringView(fields::kClaims)).toArray()) {
             const QJsonObject co = cv.toObject();
-            g.claims.append(
-                    {co.value(QLatin1StringView("run")).toString(), co.value(QLatin1StringView("client")).toString()});
+            g.claims.append({co.value(QLatin1StringView(fields::kRun)).toString(),
+                    co.value(QLatin1StringView(fields::kClient)).toString()});
         }
         out.append(g);
     }

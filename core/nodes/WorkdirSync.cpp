@@ -1,5 +1,6 @@
 #include "WorkdirSync.h"
 
+#include "core/agentproto/Fields.h"
 #include "core/nodes/GitIgnore.h"
 #include "core/nodes/NodesLog.h"
 
@@ -447,9 +448,10 @@ Result<ArtifactDownload> downloadArtifacts(const AgentFileList& list, const QStr
             continue;
         }
         // Checked again right before the copy: it may have become a link since the listing.
-        const QString remote = (e.root == u"run_dir" ? list.runDir : list.workdir) + u'/' + e.path;
+        const QString remote
+                = (e.root == QLatin1StringView(agentproto::kRootRunDir) ? list.runDir : list.workdir) + u'/' + e.path;
         bool linked = false;
-        QString walk = e.root == u"run_dir" ? list.runDir : list.workdir;
+        QString walk = e.root == QLatin1StringView(agentproto::kRootRunDir) ? list.runDir : list.workdir;
         for (const QString& part : e.path.split(u'/')) {
             walk += u'/' + part;
             const auto info = files.lstat(walk);

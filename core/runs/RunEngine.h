@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/agentproto/StderrRanges.h"
 #include "core/common/Result.h"
 #include "core/common/Run.h"
 #include "core/nodes/AgentFiles.h"
@@ -30,7 +31,7 @@ class Clock;
 struct AgentRunStatus;
 class ResultStore;
 class RunIngest;
-struct ByteRange;
+using ByteRange = agentproto::ByteRange; // core/logs/StderrRanges.h
 
 // The engine that turns submitted job specs into runs on nodes and keeps the
 // result database in step with them:

@@ -56,7 +56,7 @@ CXXFLAGS=(-std=c++2b "${COMPAT[@]}" -g -O1 -fPIC -fno-omit-frame-pointer
   -fsanitize=address,undefined -fno-sanitize-recover=undefined
   -DQT_NO_KEYWORDS -DQT_NO_CAST_TO_ASCII -DQT_NO_FOREACH -DQT_USE_QSTRINGBUILDER -DQT_NO_URL_CAST_FROM_STRING
   -DQT_DISABLE_DEPRECATED_UP_TO=0x060000 -DQT_NO_DEBUG
-  -I"$ROOT/core" $QT_FLAGS -Wno-deprecated-declarations)
+  -I"$ROOT" -I"$ROOT/core" $QT_FLAGS -Wno-deprecated-declarations)
 
 CORE_SOURCES=(
   core/logs/CharWidth.cpp core/logs/TerminalRenderer.cpp core/logs/MetricExtractor.cpp
@@ -64,7 +64,7 @@ CORE_SOURCES=(
   core/logs/importers/TfEventDecoder.cpp core/logs/importers/TensorBoardEventReader.cpp
   core/logs/importers/LenientJson.cpp core/logs/importers/JsonLinesReader.cpp core/logs/importers/CsvMetricsReader.cpp
   core/logs/importers/TrainerStateImporter.cpp core/logs/importers/MetricFileImporter.cpp
-  core/spec/JobSpec.cpp core/nodes/AgentFrameDecoder.cpp)
+  core/spec/JobSpec.cpp core/spec/ShellTemplate.cpp core/nodes/AgentFrameDecoder.cpp core/agentproto/FrameSplitter.cpp)
 
 mkdir -p "$OUT/obj" "$OUT/bin" "$OUT/logs"
 

@@ -1,0 +1,127 @@
+#pragma once
+
+// The names of the trainyard-agent protocol's messages, written once for both
+// sides (app/agent/PROTOCOL.md is their meaning): the agent builds and reads
+// them with nlohmann::json, the core's AgentClient and AgentTypes with
+// QJsonObject. Plain NUL-terminated character arrays, so either JSON library
+// takes them as it takes a string literal (`j[fields::kRun]`,
+// `QLatin1StringView(fields::kRun)`). Header-only constants: no state, no
+// errors, usable from any thread.
+
+namespace ty::agentproto {
+
+// Values of "type": what a message is.
+namespace messages {
+inline constexpr char kHello[] = "hello";
+inline constexpr char kReply[] = "reply";
+inline constexpr char kOutput[] = "output";
+inline constexpr char kEof[] = "eof";
+inline constexpr char kTruncated[] = "truncated";
+inline constexpr char kExited[] = "exited";
+inline constexpr char kError[] = "error";
+} // namespace messages
+
+// Values of "op": what a request asks.
+namespace ops {
+inline constexpr char kPing[] = "ping";
+inline constexpr char kStart[] = "start";
+inline constexpr char kTail[] = "tail";
+inline constexpr char kUntail[] = "untail";
+inline constexpr char kCancel[] = "cancel";
+inline constexpr char kList[] = "list";
+inline constexpr char kStatus[] = "status";
+inline constexpr char kReadFile[] = "read_file";
+inline constexpr char kGpus[] = "gpus";
+inline constexpr char kListFiles[] = "list_files";
+} // namespace ops
+
+// Field names.
+namespace fields {
+// Framing: every message.
+inline constexpr char kType[] = "type";
+inline constexpr char kLen[] = "len"; // payload bytes after the line
+// hello
+inline constexpr char kProtocol[] = "protocol";
+inline constexpr char kRevision[] = "revision";
+inline constexpr char kAgent[] = "agent";
+inline constexpr char kVersion[] = "version";
+inline constexpr char kHostname[] = "hostname";
+inline constexpr char kUser[] = "user";
+inline constexpr char kPid[] = "pid";
+inline constexpr char kStateDir[] = "state_dir";
+inline constexpr char kCpus[] = "cpus";
+inline constexpr char kMemoryMib[] = "memory_mib";
+// Requests and replies
+inline constexpr char kId[] = "id";
+inline constexpr char kOp[] = "op";
+inline constexpr char kOk[] = "ok";
+inline constexpr char kError[] = "error";
+inline constexpr char kCode[] = "code"; // with kError: what a client acts on
+inline constexpr char kTimeMs[] = "time_ms";
+// start
+inline constexpr char kRun[] = "run";
+inline constexpr char kArgv[] = "argv";
+inline constexpr char kWorkdir[] = "workdir";
+inline constexpr char kEnv[] = "env";
+inline constexpr char kGpus[] = "gpus";
+inline constexpr char kClient[] = "client";
+inline constexpr char kPgid[] = "pgid";
+inline constexpr char kSupervisorPid[] = "supervisor_pid";
+inline constexpr char kRunDir[] = "run_dir";
+inline constexpr char kConsole[] = "console";
+inline constexpr char kStartedMs[] = "started_ms";
+// tail, output, eof, truncated
+inline constexpr char kOffset[] = "offset";
+inline constexpr char kFollow[] = "follow";
+inline constexpr char kFollowTruncation[] = "follow_truncation";
+inline constexpr char kGeneration[] = "generation";
+inline constexpr char kSize[] = "size";
+inline constexpr char kStderr[] = "stderr";
+// cancel
+inline constexpr char kGraceMs[] = "grace_ms";
+// list, status, exited: a run status object
+inline constexpr char kRuns[] = "runs";
+inline constexpr char kState[] = "state";
+inline constexpr char kFinishedMs[] = "finished_ms";
+inline constexpr char kExitCode[] = "exit_code";
+inline constexpr char kSignal[] = "signal";
+inline constexpr char kCancelled[] = "cancelled";
+inline constexpr char kConsoleSize[] = "console_size";
+inline constexpr char kLost[] = "lost";
+// read_file, list_files
+inline constexpr char kRoot[] = "root";
+inline constexpr char kPath[] = "path";
+inline constexpr char kMax[] = "max";
+inline constexpr char kMtimeMs[] = "mtime_ms";
+inline constexpr char kBytes[] = "bytes";
+inline constexpr char kData[] = "data";
+inline constexpr char kGlobs[] = "globs";
+inline constexpr char kFiles[] = "files";
+inline constexpr char kTruncated[] = "truncated";
+inline constexpr char kTarget[] = "target";
+inline constexpr char kNameNotUtf8[] = "name_not_utf8";
+// gpus
+inline constexpr char kSource[] = "source";
+inline constexpr char kWarning[] = "warning";
+inline constexpr char kIndex[] = "index";
+inline constexpr char kUuid[] = "uuid";
+inline constexpr char kName[] = "name";
+inline constexpr char kPciBusId[] = "pci_bus_id";
+inline constexpr char kMemoryTotalMib[] = "memory_total_mib";
+inline constexpr char kMemoryUsedMib[] = "memory_used_mib";
+inline constexpr char kUtilizationPct[] = "utilization_pct";
+inline constexpr char kTemperatureC[] = "temperature_c";
+inline constexpr char kPowerW[] = "power_w";
+inline constexpr char kProcesses[] = "processes";
+inline constexpr char kUsedMemoryMib[] = "used_memory_mib";
+inline constexpr char kClaims[] = "claims";
+} // namespace fields
+
+// Values of fields.
+inline constexpr char kStateRunning[] = "running";
+inline constexpr char kStateExited[] = "exited";
+inline constexpr char kCodeGpuClaimed[] = "gpu_claimed";
+inline constexpr char kRootWorkdir[] = "workdir";
+inline constexpr char kRootRunDir[] = "run_dir";
+
+} // namespace ty::agentproto

@@ -263,7 +263,12 @@ int cmdRm(Context& ctx, const QStringList& args)
         return Unavailable;
     if (auto deleted = svc->call(QStringLiteral("delete_run"), {{QStringLiteral("run"), run->id}}); !deleted) {
         err() << "trainyardctl: " << escapedName(deleted.error().message) << '\n';
-        return Unavailable;
+        // Gone in between (another rm), started again in between, or the service could not.
+        switch (deleted.error().kind) {
+        case ErrorKind::NotFound: return NoSuchRun;
+        case ErrorKind::InvalidInput: return Usage;
+        default: return Unavailable;
+        }
     }
     out() << "deleted run " << run->id << '\n';
     return Ok;

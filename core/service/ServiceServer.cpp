@@ -249,7 +249,8 @@ void ServiceServer::handle(Client& c, const QJsonObject& req)
     } else if (op == u"delete_run") {
         const RunId run = req.value(QStringLiteral("run")).toInteger();
         if (auto deleted = deleteEndedRun(*m_store, m_databasePath, run); !deleted)
-            replyError(c, id, QStringLiteral("invalid_input"), deleted.error().message);
+            replyError(c, id, replyKind(deleted.error(), QStringLiteral("no_such_run"), QStringLiteral("storage")),
+                    deleted.error().message);
         else
             reply(c, id, {});
     } else if (op == u"queue") {

@@ -648,7 +648,7 @@ Result<RunRecord> SqliteResultStore::run(RunId id) const
         return fail(QStringLiteral("%1: cannot read run %2: %3").arg(m_path).arg(id).arg(q.lastError().text()));
     }
     if (!q.isValid())
-        return fail(QStringLiteral("%1: no run %2").arg(m_path).arg(id));
+        return fail(QStringLiteral("%1: no run %2").arg(m_path).arg(id), ErrorKind::NotFound);
     RunRecord r = runFromRow(q);
     q.finish();
     QSqlQuery t = prepared(db, failed, QStringLiteral("SELECT tag FROM tags WHERE run_id = ? ORDER BY position"));

@@ -257,6 +257,12 @@ private Q_SLOTS:
         QVERIFY(!noRun);
         QCOMPARE(noRun.error().kind, ErrorKind::NotFound);
         QCOMPARE(noRun.error().message, QStringLiteral("no run 4242"));
+        // delete_run names the kind too: a run that is not there (another
+        // client's rm got there first) is NotFound, not invalid input.
+        const auto noRunToDelete = (*svc)->call(QStringLiteral("delete_run"), {{QStringLiteral("run"), 4242}});
+        QVERIFY(!noRunToDelete);
+        QCOMPARE(noRunToDelete.error().kind, ErrorKind::NotFound);
+        QCOMPARE(noRunToDelete.error().message, QStringLiteral("no run 4242"));
         const auto empty = (*svc)->call(QStringLiteral("annotate"),
                 {{QStringLiteral("run"), 1}, {QStringLiteral("name"), QStringLiteral("  ")}});
         QVERIFY(!empty);

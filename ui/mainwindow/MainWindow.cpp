@@ -48,6 +48,7 @@
 #include <QMimeData>
 #include <QScreen>
 #include <QSettings>
+#include <QFontMetrics>
 #include <QStyle>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
@@ -60,6 +61,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cstring>
 
 namespace ty {
@@ -354,7 +356,24 @@ void MainWindow::createLayout()
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     m_table->horizontalHeader()->setSectionResizeMode(RunsModel::Name, QHeaderView::Stretch);
     m_table->horizontalHeader()->setHighlightSections(false);
-    m_table->setColumnWidth(RunsModel::State, 100);
+    {
+        // Wide enough for the longest state as shown ("failed (CUDA OOM)",
+        // "已失败 (无法调度)"), in this language and font, icon included.
+        const QFontMetrics fm = m_table->fontMetrics();
+        int widest = 0;
+        for (RunState st : {RunState::Queued, RunState::Held, RunState::Starting, RunState::Running,
+                     RunState::Succeeded, RunState::Cancelled, RunState::Unknown})
+            widest = std::max(widest, fm.horizontalAdvance(runStateText(st)));
+        for (FailureKind k : {FailureKind::ExitCode, FailureKind::Signal, FailureKind::OomKilled,
+                     FailureKind::CudaOutOfMemory, FailureKind::PythonTraceback, FailureKind::NcclError,
+                     FailureKind::TimeLimit, FailureKind::NodeLost, FailureKind::StartFailed,
+                     FailureKind::Unschedulable, FailureKind::Other})
+            widest = std::max(widest,
+                    fm.horizontalAdvance(
+                            QStringLiteral("%1 (%2)").arg(runStateText(RunState::Failed), failureKindText(k))));
+        const int icon = m_table->style()->pixelMetric(QStyle::PM_SmallIconSize, nullptr, m_table);
+        m_table->setColumnWidth(RunsModel::State, std::clamp(widest + icon + 24, 100, 240));
+    }
     m_table->setColumnWidth(RunsModel::Name, 220);
     m_table->setColumnWidth(RunsModel::Node, 80);
     m_table->setColumnWidth(RunsModel::Gpus, 60);

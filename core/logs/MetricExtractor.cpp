@@ -901,9 +901,12 @@ QList<ExtractedMetric> MetricExtractor::extractPart(QStringView line, int rank)
             m.step = last == m_lastStep.end() ? 0 : last.value() + 1;
         }
         if (last == m_lastStep.end())
-            m_lastStep.insert(m.key, m.step);
+            last = m_lastStep.insert(m.key, m.step);
         else
             *last = m.step;
+        // The table's copy of the key: one QString per series for every
+        // point, so the store's writer finds its key id by identity.
+        m.key = last.key();
         result.append(std::move(m));
     }
     return result;

@@ -19,7 +19,7 @@ struct MetricRule {
 };
 
 struct ExtractedMetric {
-    QString key;
+    QString key; // one shared QString per key for the extractor's life (until reset()): compare by identity downstream
     qint64 step = 0;             // from the line, else the per-key counter (see MetricExtractor)
     bool stepFromLine = false;   // true when the line itself named the step
     std::optional<double> epoch; // the line's epoch, when it names one

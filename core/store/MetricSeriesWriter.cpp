@@ -148,25 +148,46 @@ void MetricSeriesWriter::beginBatch()
 
 void MetricSeriesWriter::forgetRun(RunId run)
 {
-    m_keyIds.remove(run);
+    forgetKeys(run);
 }
 
 void MetricSeriesWriter::rolledBack()
 {
-    m_keyIds.clear();    // may hold ids of metric_keys rows that were rolled back
+    forgetAllKeys();     // may hold ids of metric_keys rows that were rolled back
     m_lastSteps.clear(); // may hold steps of rows that were rolled back
     m_tailRows.clear();
     m_pending.clear();
     m_pendingIndex.clear();
 }
 
+void MetricSeriesWriter::forgetKeys(RunId run)
+{
+    m_keyIds.remove(run);
+    for (KeyCacheEntry& e : m_keyCache)
+        if (e.run == run)
+            e = {};
+}
+
+void MetricSeriesWriter::forgetAllKeys()
+{
+    m_keyIds.clear();
+    m_keyCache.fill({});
+}
+
 Result<std::optional<qint64>> MetricSeriesWriter::keyId(RunId run, const QString& key)
 {
+    // The slot is the string's alone: one string used by two runs shares a
+    // slot, and the run decides.
+    KeyCacheEntry& cached = m_keyCache[(quintptr(key.constData()) >> 4) % m_keyCache.size()];
+    if (cached.run == run && cached.key.constData() == key.constData() && cached.key.size() == key.size())
+        return std::optional<qint64>(cached.id);
     auto runIt = m_keyIds.find(run);
     if (runIt != m_keyIds.end()) {
         auto it = runIt->constFind(key);
-        if (it != runIt->cend())
+        if (it != runIt->cend()) {
+            cached = {run, key, *it};
             return std::optional<qint64>(*it);
+        }
     }
     if (m_missingRuns.contains(run))
         return std::optional<qint64>();
@@ -190,6 +211,7 @@ Result<std::optional<qint64>> MetricSeriesWriter::keyId(RunId run, const QString
     const qint64 id = sel.value(0).toLongLong();
     sel.finish();
     m_keyIds[run].insert(key, id);
+    cached = {run, key, id};
     return std::optional<qint64>(id);
 }
 
@@ -221,7 +243,7 @@ Result<void> MetricSeriesWriter::insertPoint(const MetricPoint& p, qint64 id, QH
         return std::unexpected(inserted.error());
     if (!*inserted) {
         // The cached key row is gone: another process deleted the run.
-        m_keyIds.remove(p.run);
+        forgetKeys(p.run);
         key = keyId(p.run, p.key);
         if (!key)
             return std::unexpected(key.error());
@@ -430,7 +452,7 @@ Result<void> MetricSeriesWriter::flushSeries(
         if (!*written) {
             // The run was deleted by another process since its key was
             // cached: each new point re-resolves its key (and is dropped).
-            m_keyIds.remove(series.run);
+            forgetKeys(series.run);
             for (std::size_t i = std::max(at, fromRows); i < at + std::size_t(n); ++i)
                 if (auto r = insertPoint(*series.points[i - fromRows], all[i].id, counts); !r)
                     return r;
@@ -586,7 +608,7 @@ Result<void> MetricSeriesWriter::restartSeries(qint64 keyId, const MetricPoint& 
         if (sqlitefile::isConstraint(r.lastError())) {
             // The cached key row is gone (another process deleted the run):
             // the point's insert re-resolves its key or drops it.
-            m_keyIds.remove(p.run);
+            forgetKeys(p.run);
             m_lastSteps.remove(slot);
             m_tailRows.remove(slot);
             return {};

@@ -5,6 +5,8 @@
 #include "core/common/Run.h"
 
 #include <QHash>
+
+#include <array>
 #include <QList>
 #include <QSet>
 #include <QSqlQuery>
@@ -155,7 +157,20 @@ private:
     QHash<qint64, int> m_tailRows;                 // seriesSlot -> tailRows(); valid within committed state
     qint64 m_nextMetricId = 0;                     // 0: not read yet in this batch
     QHash<RunId, QHash<QString, qint64>> m_keyIds; // cache of metric_keys, valid within committed state
-    QSet<RunId> m_missingRuns;                     // runs found absent in this batch
+    // In front of m_keyIds: (run, key) by the key's string data, so a
+    // producer that hands the same QString for every point of a series (the
+    // console's MetricExtractor does) costs a pointer compare per point, not
+    // two hash lookups. An entry holds its QString, so its data cannot be
+    // freed and reused by another string while cached.
+    struct KeyCacheEntry {
+        RunId run = 0;
+        QString key;
+        qint64 id = 0;
+    };
+    std::array<KeyCacheEntry, 64> m_keyCache;
+    void forgetKeys(RunId run); // from m_keyIds and m_keyCache
+    void forgetAllKeys();
+    QSet<RunId> m_missingRuns; // runs found absent in this batch
     // Last current step per series (seriesSlot(key id, source)); nullopt: no
     // point yet. Loaded on first use, valid within committed state like m_keyIds.
     QHash<qint64, std::optional<qint64>> m_lastSteps;

@@ -103,6 +103,7 @@ private Q_SLOTS:
     void unfinishedRunsUseTheirIndexes();
     void paramsRoundTrip();
     void metricValuesRoundTripExactly();
+    void oneKeyStringForManyRunsAndADeletedRun();
     void metricsOrderingAndLatest();
     void resumedRunSupersedesOverlap_data();
     void resumedRunSupersedesOverlap();
@@ -506,6 +507,37 @@ void TestSqliteResultStore::paramsRoundTrip()
     QCOMPARE(out.value(QStringLiteral("layers")), QStringLiteral("[64, 64]"));
     QVERIFY(out.contains(QStringLiteral("empty")));
     QVERIFY(store->params(*id + 1).isEmpty());
+}
+
+// The writer finds key ids by the key's QString data first (a producer
+// hands one QString per series): the same QString for two runs must still
+// give each run its own key, and a run deleted and its key string reused
+// must not reach the deleted run's key.
+void TestSqliteResultStore::oneKeyStringForManyRunsAndADeletedRun()
+{
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    auto a = store->createRun(RunRecord{}, {});
+    auto b = store->createRun(RunRecord{}, {});
+    QVERIFY(a && b);
+    const QString loss = QStringLiteral("loss"); // one instance for every point
+    QList<MetricPoint> points;
+    for (int i = 0; i < 300; ++i)
+        points << point(i % 3 == 0 ? *a : *b, loss, i, double(i));
+    store->appendMetrics(points);
+    QVERIFY(store->flush().has_value());
+    QCOMPARE(store->metrics(*a, loss).size(), 100);
+    QCOMPARE(store->metrics(*b, loss).size(), 200);
+    QCOMPARE(store->metrics(*a, loss).first().value, 0.0);
+    QCOMPARE(store->metrics(*b, loss).first().value, 1.0);
+
+    store->deleteRun(*a);
+    QVERIFY(store->flush().has_value());
+    store->appendMetrics({point(*a, loss, 1000, 1.0), point(*b, loss, 1000, 2.0)});
+    QVERIFY(store->flush().has_value());
+    QVERIFY(store->metrics(*a, loss).isEmpty()); // gone with its run, not written to a dead key
+    QCOMPARE(store->metrics(*b, loss).size(), 201);
+    QCOMPARE(store->metrics(*b, loss).last().value, 2.0);
 }
 
 void TestSqliteResultStore::metricValuesRoundTripExactly()

@@ -128,7 +128,7 @@ void QueueView::setRuns(const RunRows& rows)
 {
     reloadPolicy();
     m_model->setRuns(rows);
-    m_actions->refresh();
+    syncTargets();
     updateSummary();
     fitRows();
 }
@@ -137,7 +137,7 @@ void QueueView::updateRuns(const RunRows& changed, const QList<RunId>& removed)
 {
     if (!m_model->applyUpdates(changed, removed))
         return;
-    m_actions->refresh();
+    syncTargets();
     updateSummary();
     fitRows();
 }
@@ -145,7 +145,7 @@ void QueueView::updateRuns(const RunRows& changed, const QList<RunId>& removed)
 void QueueView::updateRun(const RunRecord& run)
 {
     m_model->updateRun(run);
-    m_actions->refresh();
+    syncTargets();
     updateSummary();
     fitRows();
 }
@@ -156,6 +156,14 @@ void QueueView::fitRows()
     // default height (measuring every row would cost more than it shows).
     if (m_model->rowCount() <= kMaxFittedRows)
         m_table->resizeRowsToContents();
+}
+
+// The actions act on what is selected now: a model update can move rows
+// under the selection without a selectionChanged (a layout change), so the
+// targets are read from the selection again after every update.
+void QueueView::syncTargets()
+{
+    m_actions->setTargets(selectedRuns());
 }
 
 QList<RunId> QueueView::selectedRuns() const

@@ -55,6 +55,7 @@ public:
     void updateRun(const RunRecord& run);
     // The runs selected in the queue, in queue order.
     QList<RunId> selectedRuns() const;
+    void syncTargets();
 
     // Re-reads scheduler.json when it changed since the last read; updates the
     // selector and the queue order. Errors go to the status label.

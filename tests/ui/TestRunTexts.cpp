@@ -30,6 +30,16 @@ private Q_SLOTS:
         for (FailureKind k : kKinds)
             QCOMPARE(failureKindText(k), failureKindLabel(k));
         QCOMPARE(failureKindText(FailureKind::None), QString());
+        // The state cell: the kind only for a failure that has one.
+        QCOMPARE(runStateCellText(RunState::Failed, FailureKind::CudaOutOfMemory), QStringLiteral("failed (CUDA OOM)"));
+        QCOMPARE(runStateCellText(RunState::Failed, FailureKind::None), QStringLiteral("failed"));
+        QCOMPARE(runStateCellText(RunState::Cancelled, FailureKind::Cancelled), QStringLiteral("cancelled"));
+        // Every text the cell can show, once each: 8 states and "failed (K)" for 12 kinds.
+        const QStringList cells = runStateCellTexts();
+        QCOMPARE(cells.size(), kStates.size() + kKinds.size());
+        QCOMPARE(QSet<QString>(cells.begin(), cells.end()).size(), cells.size());
+        QVERIFY(cells.contains(QStringLiteral("failed (unschedulable)")));
+        QVERIFY(cells.contains(QStringLiteral("unknown")));
     }
 
     void chineseForEveryStateAndKind()

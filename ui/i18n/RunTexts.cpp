@@ -53,4 +53,21 @@ QString failureKindText(FailureKind kind)
     return failureKindLabel(kind);
 }
 
+QString runStateCellText(RunState state, FailureKind kind)
+{
+    return state == RunState::Failed && kind != FailureKind::None
+            ? QStringLiteral("%1 (%2)").arg(runStateText(state), failureKindText(kind))
+            : runStateText(state);
+}
+
+QStringList runStateCellTexts()
+{
+    QStringList texts;
+    for (const auto& [s, text] : kStates)
+        texts << runStateCellText(s, FailureKind::None);
+    for (const auto& [k, text] : kKinds)
+        texts << runStateCellText(RunState::Failed, k);
+    return texts;
+}
+
 } // namespace ty

@@ -14,6 +14,7 @@
 #include "core/common/Run.h"
 
 #include <QString>
+#include <QStringList>
 
 namespace ty {
 
@@ -21,5 +22,9 @@ namespace ty {
 QString runStateText(RunState state);
 // As failureKindLabel(): "exit code", "OOM killer", "CUDA OOM", ...; "" for None.
 QString failureKindText(FailureKind kind);
+// A run's state cell: "failed (CUDA OOM)" for a failure of a known kind, else the state.
+QString runStateCellText(RunState state, FailureKind kind);
+// Every text runStateCellText() can give, for sizing the column that shows it.
+QStringList runStateCellTexts();
 
 } // namespace ty

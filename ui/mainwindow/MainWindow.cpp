@@ -361,16 +361,8 @@ void MainWindow::createLayout()
         // "已失败 (无法调度)"), in this language and font, icon included.
         const QFontMetrics fm = m_table->fontMetrics();
         int widest = 0;
-        for (RunState st : {RunState::Queued, RunState::Held, RunState::Starting, RunState::Running,
-                     RunState::Succeeded, RunState::Cancelled, RunState::Unknown})
-            widest = std::max(widest, fm.horizontalAdvance(runStateText(st)));
-        for (FailureKind k : {FailureKind::ExitCode, FailureKind::Signal, FailureKind::OomKilled,
-                     FailureKind::CudaOutOfMemory, FailureKind::PythonTraceback, FailureKind::NcclError,
-                     FailureKind::TimeLimit, FailureKind::NodeLost, FailureKind::StartFailed,
-                     FailureKind::Unschedulable, FailureKind::Other})
-            widest = std::max(widest,
-                    fm.horizontalAdvance(
-                            QStringLiteral("%1 (%2)").arg(runStateText(RunState::Failed), failureKindText(k))));
+        for (const QString& text : runStateCellTexts())
+            widest = std::max(widest, fm.horizontalAdvance(text));
         const int icon = m_table->style()->pixelMetric(QStyle::PM_SmallIconSize, nullptr, m_table);
         m_table->setColumnWidth(RunsModel::State, std::clamp(widest + icon + 24, 100, 240));
     }

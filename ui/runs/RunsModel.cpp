@@ -163,9 +163,7 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const
     case State:
         switch (role) {
         case Qt::DisplayRole: // "failed (CUDA OOM)"
-            return r.state == RunState::Failed && r.failureKind != FailureKind::None
-                    ? QStringLiteral("%1 (%2)").arg(runStateText(r.state), failureKindText(r.failureKind))
-                    : runStateText(r.state);
+            return runStateCellText(r.state, r.failureKind);
         case Qt::DecorationRole: return RunStateStyle::icon(r.state);
         case Qt::ForegroundRole: return RunStateStyle::color(r.state);
         case SortRole: return RunStateStyle::sortOrder(r.state);

@@ -8,6 +8,7 @@
 #include "core/nodes/NodeTransports.h"
 #include "core/runs/RunLifecycle.h"
 #include "core/service/ServiceClient.h"
+#include "core/service/ServiceProtocol.h"
 #include "core/nodes/SshAgentTransport.h"
 
 #include <QCommandLineParser>
@@ -128,10 +129,15 @@ int cmdNodeAdd(Context& ctx, const QStringList& args)
         err() << "trainyardctl: node " << rec.name << " not added: " << failure << '\n';
         return Unavailable;
     }
-    rec.addedAt = QDateTime::currentDateTimeUtc();
-    if (auto stored = ctx.store->addNode(rec); !stored) {
-        err() << "trainyardctl: " << stored.error().message << '\n';
+    // Stored and connected by the service, the database's one writer (its
+    // host key is known_hosts' now, if it was to be accepted).
+    auto svc = connectService(ctx);
+    if (!svc)
         return Unavailable;
+    if (auto stored = svc->call(QStringLiteral("node_add"), {{QStringLiteral("node"), service::nodeToJson(rec)}});
+            !stored) {
+        err() << "trainyardctl: node " << rec.name << " not added: " << escapedName(stored.error().message) << '\n';
+        return stored.error().kind == ErrorKind::InvalidInput ? Usage : Unavailable;
     }
     out() << "added node " << rec.name << '\n';
     return Ok;

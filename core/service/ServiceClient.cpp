@@ -204,8 +204,12 @@ void ServiceClient::dispatch(const QJsonObject& m)
 {
     const QString event = m.value(QStringLiteral("event")).toString();
     if (event.isEmpty()) {
-        m_replies.insert(m.value(QStringLiteral("id")).toInteger(), m);
-        return;
+        const qint64 id = m.value(QStringLiteral("id")).toInteger();
+        if (!m_callbacks.contains(id)) {
+            m_replies.insert(id, m); // call() waits for it
+            return;
+        }
+        // A request()'s reply: in order with the events (below).
     }
     if (event == u"hello" || event == u"refused") {
         emitEvent(m);
@@ -224,9 +228,44 @@ void ServiceClient::emitDeferred()
         emitEvent(m_deferred.takeFirst());
 }
 
+namespace {
+
+Result<QJsonObject> replyResult(const QJsonObject& reply)
+{
+    if (!reply.value(QStringLiteral("ok")).toBool()) {
+        // The reply's kind (PROTOCOL.md "Requests and replies") as the error's.
+        return fail(reply.value(QStringLiteral("error")).toString(),
+                errorKindOfReply(reply.value(QStringLiteral("kind")).toString()));
+    }
+    return reply;
+}
+
+} // namespace
+
+void ServiceClient::request(const QString& op, QJsonObject args, std::function<void(const Result<QJsonObject>&)> done)
+{
+    if (!connected()) {
+        const Error e{QStringLiteral("the Trainyard service at %1 is not connected").arg(m_paths.socket),
+                ErrorKind::Unreachable};
+        QMetaObject::invokeMethod(
+                this, [done, e] { done(std::unexpected(e)); }, Qt::QueuedConnection);
+        return;
+    }
+    const qint64 id = m_nextId++;
+    args.insert(QStringLiteral("id"), id);
+    args.insert(QStringLiteral("op"), op);
+    m_callbacks.insert(id, std::move(done));
+    m_socket->write(encode(args));
+}
+
 void ServiceClient::emitEvent(const QJsonObject& m)
 {
     const QString event = m.value(QStringLiteral("event")).toString();
+    if (event.isEmpty()) {
+        if (auto done = m_callbacks.take(m.value(QStringLiteral("id")).toInteger()))
+            done(replyResult(m));
+        return;
+    }
     if (event == u"hello") {
         m_helloSeen = true;
         m_pid = m.value(QStringLiteral("pid")).toInteger();
@@ -255,7 +294,20 @@ void ServiceClient::emitEvent(const QJsonObject& m)
         Q_EMIT cancelFailed(m.value(QStringLiteral("run")).toInteger(), m.value(QStringLiteral("reason")).toString());
     } else if (event == u"notice") {
         Q_EMIT noticeAdded(m.value(QStringLiteral("run")).toInteger(), m.value(QStringLiteral("text")).toString());
+    } else if (event == u"metrics") {
+        const RunId run = m.value(QStringLiteral("run")).toInteger();
+        Q_EMIT metricsReceived(run, metricPointsFromJson(run, m.value(QStringLiteral("points")).toArray()));
+    } else if (event == u"gpus") {
+        Q_EMIT nodeGpusUpdated(m.value(QStringLiteral("node")).toString(),
+                agentGpusFromJson(m.value(QStringLiteral("gpus")).toArray()));
+    } else if (event == u"node_warning") {
+        Q_EMIT nodeWarning(m.value(QStringLiteral("node")).toString(), m.value(QStringLiteral("message")).toString());
     } else if (event == u"_closed") {
+        const auto waiting = std::exchange(m_callbacks, {});
+        const Error gone{QStringLiteral("the Trainyard service (pid %1) went away before answering").arg(m_pid),
+                ErrorKind::Unreachable};
+        for (const auto& done : waiting)
+            done(std::unexpected(gone));
         Q_EMIT disconnected();
     } else if (event == u"watch_ended") {
         Q_EMIT watchEnded(m.value(QStringLiteral("run")).toInteger());
@@ -296,13 +348,7 @@ Result<QJsonObject> ServiceClient::call(const QString& op, QJsonObject args, int
                             .arg(op)
                             .arg(timeoutMs / 1000));
     }
-    const QJsonObject reply = m_replies.take(id);
-    if (!reply.value(QStringLiteral("ok")).toBool()) {
-        // The reply's kind (PROTOCOL.md "Requests and replies") as the error's.
-        return fail(reply.value(QStringLiteral("error")).toString(),
-                errorKindOfReply(reply.value(QStringLiteral("kind")).toString()));
-    }
-    return reply;
+    return replyResult(m_replies.take(id));
 }
 
 } // namespace ty::service

@@ -3,12 +3,14 @@
 #include "ServicePaths.h"
 #include "core/common/Result.h"
 #include "core/common/Run.h"
+#include "core/nodes/AgentTypes.h"
 
 #include <QHash>
 #include <QJsonObject>
 #include <QObject>
 #include <QProcessEnvironment>
 
+#include <functional>
 #include <memory>
 
 class QLocalSocket;
@@ -55,6 +57,11 @@ public:
     // kind in brackets where it is not generic), the connection closed, or
     // no reply in time.
     Result<QJsonObject> call(const QString& op, QJsonObject args = {}, int timeoutMs = 30000);
+    // Sends one request and returns at once; `done` gets its reply (or the
+    // error, as call()'s) later from the event loop, in order with the
+    // events, never from inside this call. A connection that closes first
+    // fails it (ErrorKind::Unreachable). No timeout: artifacts wait for nodes.
+    void request(const QString& op, QJsonObject args, std::function<void(const Result<QJsonObject>&)> done);
 
     // The service's process id and protocol revision, from its hello.
     qint64 servicePid() const { return m_pid; }
@@ -80,6 +87,11 @@ Q_SIGNALS:
     void cancelFailed(ty::RunId run, const QString& reason);
     // A notice recorded for a watched run (RunEngine::noticeAdded).
     void noticeAdded(ty::RunId run, const QString& text);
+    // Metric points of any run, with `subscribe {metrics: true}`.
+    void metricsReceived(ty::RunId run, const QList<ty::MetricPoint>& points);
+    // A node's GPUs, with `subscribe {gpus: true}`.
+    void nodeGpusUpdated(const QString& node, const QList<ty::AgentGpu>& gpus);
+    void nodeWarning(const QString& node, const QString& message);
     // A watched run ended and everything of its console was delivered.
     void watchEnded(ty::RunId run);
     // The service closed the connection (it stopped or was killed).
@@ -98,6 +110,7 @@ private:
     std::unique_ptr<LineBuffer> m_lines;
     qint64 m_nextId = 1;
     QHash<qint64, QJsonObject> m_replies;
+    QHash<qint64, std::function<void(const Result<QJsonObject>&)>> m_callbacks; // request()s waiting
     qint64 m_pid = 0;
     int m_protocol = 0;
     QString m_refused;

@@ -73,6 +73,14 @@ Result<void> ServiceHost::start(StartError* why)
     m_server->setNodeResolver([this](const QString&) { connectNewNodes(); });
     connect(m_server.get(), &ServiceServer::stopRequested, this, &ServiceHost::stopRequested);
     connect(m_server.get(), &ServiceServer::nodeRemoved, this, [this](const QString& node) { m_nodes.remove(node); });
+    connect(m_server.get(), &ServiceServer::nodeAdded, this, [this](const NodeRecord& node, bool acceptNewHostKey) {
+        if (m_nodes.contains(node.name))
+            return;
+        m_nodes.insert(node.name);
+        NodeConnectOptions options;
+        options.acceptNewHostKey = acceptNewHostKey;
+        m_engine->addNode(node.name, transportForNode(node, localAgentPath(), nullptr, options));
+    });
     if (auto listening = m_server->listen(m_paths.socket); !listening)
         return listening;
     m_idleTimer = new QTimer(this);

@@ -1,8 +1,13 @@
 #include "ServiceProtocol.h"
 
+#include "core/agentproto/Fields.h"
+#include "core/spec/JobSpec.h"
+
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonParseError>
+#include <QRegularExpression>
 #include <QTimeZone>
 
 namespace ty::service {
@@ -80,8 +85,35 @@ QJsonObject runToJson(const RunRecord& run)
     if (run.finishedAt.isValid())
         o.insert(QStringLiteral("finished_at"), isoUtc(run.finishedAt));
     o.insert(QStringLiteral("console_offset"), run.consoleOffset);
+    // The rest of the record, so a client's copy of a run is whole (the GUI
+    // replaces its row with it): what ran, where, and the user's words.
+    o.insert(QStringLiteral("spec_yaml"), run.specYaml);
+    o.insert(QStringLiteral("spec_path"), run.specPath);
+    o.insert(QStringLiteral("argv"), QJsonArray::fromStringList(run.argv));
+    o.insert(QStringLiteral("workdir"), run.workdir);
+    QJsonObject env;
+    for (auto it = run.env.cbegin(); it != run.env.cend(); ++it)
+        env.insert(it.key(), it.value());
+    o.insert(QStringLiteral("env"), env);
+    o.insert(QStringLiteral("tags"), QJsonArray::fromStringList(run.tags));
+    o.insert(QStringLiteral("agent_run_id"), run.agentRunId);
+    o.insert(QStringLiteral("console_path"), run.consolePath);
+    o.insert(QStringLiteral("notes"), run.notes);
+    o.insert(QStringLiteral("archived"), run.archived);
     return o;
 }
+
+namespace {
+
+QStringList stringList(const QJsonValue& v)
+{
+    QStringList out;
+    for (const QJsonValue& s : v.toArray())
+        out << s.toString();
+    return out;
+}
+
+} // namespace
 
 RunRecord runFromJson(const QJsonObject& o)
 {
@@ -105,7 +137,150 @@ RunRecord runFromJson(const QJsonObject& o)
     r.startedAt = fromIso(o.value(QStringLiteral("started_at")));
     r.finishedAt = fromIso(o.value(QStringLiteral("finished_at")));
     r.consoleOffset = o.value(QStringLiteral("console_offset")).toInteger();
+    r.specYaml = o.value(QStringLiteral("spec_yaml")).toString();
+    r.specPath = o.value(QStringLiteral("spec_path")).toString();
+    r.argv = stringList(o.value(QStringLiteral("argv")));
+    r.workdir = o.value(QStringLiteral("workdir")).toString();
+    const QJsonObject env = o.value(QStringLiteral("env")).toObject();
+    for (auto it = env.begin(); it != env.end(); ++it)
+        r.env.insert(it.key(), it.value().toString());
+    r.tags = stringList(o.value(QStringLiteral("tags")));
+    r.agentRunId = o.value(QStringLiteral("agent_run_id")).toString();
+    r.consolePath = o.value(QStringLiteral("console_path")).toString();
+    r.notes = o.value(QStringLiteral("notes")).toString();
+    r.archived = o.value(QStringLiteral("archived")).toBool();
     return r;
+}
+
+QJsonObject submitSpecToJson(const JobSpec& spec)
+{
+    // As expandSweep() parses a spec's text again.
+    const bool file = !spec.sourcePath.isEmpty() && QFileInfo(spec.sourcePath).isAbsolute();
+    return {{QStringLiteral("yaml"), spec.yaml},
+            {QStringLiteral("origin"), file ? spec.sourcePath : QStringLiteral("<job spec>")},
+            {QStringLiteral("base_dir"), file ? QFileInfo(spec.sourcePath).absolutePath() : spec.workdir},
+            {QStringLiteral("source_path"), spec.sourcePath}, {QStringLiteral("workdir"), spec.workdir}};
+}
+
+QJsonArray metricPointsToJson(const QList<MetricPoint>& points)
+{
+    QJsonArray out;
+    for (const MetricPoint& p : points) {
+        QJsonArray a{p.key, p.step, p.value, p.wallTimeMs};
+        if (p.epoch)
+            a.append(*p.epoch);
+        out.append(a);
+    }
+    return out;
+}
+
+QList<MetricPoint> metricPointsFromJson(RunId run, const QJsonArray& a)
+{
+    QList<MetricPoint> out;
+    out.reserve(a.size());
+    for (const QJsonValue& v : a) {
+        const QJsonArray p = v.toArray();
+        if (p.size() < 4 || !p.at(0).isString() || !p.at(2).isDouble())
+            continue;
+        MetricPoint m;
+        m.run = run;
+        m.key = p.at(0).toString();
+        m.step = p.at(1).toInteger();
+        m.value = p.at(2).toDouble();
+        m.wallTimeMs = p.at(3).toInteger();
+        if (p.size() > 4 && p.at(4).isDouble())
+            m.epoch = p.at(4).toDouble();
+        out.append(m);
+    }
+    return out;
+}
+
+QJsonArray gpusToJson(const QList<AgentGpu>& gpus)
+{
+    namespace f = agentproto::fields;
+    const auto key = [](const char* k) { return QString::fromLatin1(k); };
+    const auto put = [](QJsonObject& o, const QString& k, const std::optional<double>& v) {
+        if (v)
+            o.insert(k, *v);
+    };
+    QJsonArray out;
+    for (const AgentGpu& g : gpus) {
+        QJsonObject o{{key(f::kIndex), g.index}, {key(f::kUuid), g.uuid}, {key(f::kName), g.name},
+                {key(f::kPciBusId), g.pciBusId}};
+        put(o, key(f::kMemoryTotalMib), g.memoryTotalMib);
+        put(o, key(f::kMemoryUsedMib), g.memoryUsedMib);
+        put(o, key(f::kUtilizationPct), g.utilizationPct);
+        put(o, key(f::kTemperatureC), g.temperatureC);
+        put(o, key(f::kPowerW), g.powerW);
+        QJsonArray procs;
+        for (const AgentGpuProcess& p : g.processes) {
+            QJsonObject po{{key(f::kPid), p.pid}, {key(f::kName), p.name}, {key(f::kRun), p.run}};
+            put(po, key(f::kUsedMemoryMib), p.usedMemoryMib);
+            procs.append(po);
+        }
+        o.insert(key(f::kProcesses), procs);
+        QJsonArray claims;
+        for (const AgentGpuClaim& c : g.claims)
+            claims.append(QJsonObject{{key(f::kRun), c.run}, {key(f::kClient), c.client}});
+        o.insert(key(f::kClaims), claims);
+        out.append(o);
+    }
+    return out;
+}
+
+QJsonObject fileListToJson(const AgentFileList& list)
+{
+    namespace f = agentproto::fields;
+    const auto key = [](const char* k) { return QString::fromLatin1(k); };
+    QJsonArray files;
+    for (const AgentFileEntry& e : list.files)
+        files.append(QJsonObject{{key(f::kRoot), e.root}, {key(f::kPath), e.path}, {key(f::kSize), e.size},
+                {key(f::kType), e.type}, {key(f::kTarget), e.linkTarget}, {key(f::kMtimeMs), e.mtimeMs},
+                {key(f::kNameNotUtf8), e.nameNotUtf8}});
+    return {{key(f::kWorkdir), list.workdir}, {key(f::kRunDir), list.runDir}, {key(f::kTruncated), list.truncated},
+            {key(f::kFiles), files}};
+}
+
+QJsonObject nodeToJson(const NodeRecord& n)
+{
+    return {{QStringLiteral("name"), n.name}, {QStringLiteral("host"), n.host}, {QStringLiteral("user"), n.user},
+            {QStringLiteral("port"), n.port}, {QStringLiteral("identity_file"), n.identityFile},
+            {QStringLiteral("agent_path"), n.agentPath},
+            {QStringLiteral("labels"), QJsonArray::fromStringList(n.labels)}};
+}
+
+Result<NodeRecord> nodeFromJson(const QJsonObject& o)
+{
+    NodeRecord n;
+    for (const char* k : {"name", "host", "user", "identity_file", "agent_path"})
+        if (o.contains(QLatin1String(k)) && !o.value(QLatin1String(k)).isString())
+            return fail(
+                    QStringLiteral("node field '%1' must be a string").arg(QLatin1String(k)), ErrorKind::InvalidInput);
+    n.name = o.value(QStringLiteral("name")).toString();
+    n.host = o.value(QStringLiteral("host")).toString();
+    n.user = o.value(QStringLiteral("user")).toString();
+    n.identityFile = o.value(QStringLiteral("identity_file")).toString();
+    n.agentPath = o.value(QStringLiteral("agent_path")).toString();
+    const QJsonValue port = o.value(QStringLiteral("port"));
+    if (!port.isUndefined() && !port.isNull()) {
+        const double d = port.toDouble(-1);
+        if (!port.isDouble() || d != double(int(d)) || d < 0 || d > 65535)
+            return fail(QStringLiteral("node %1: port must be a number from 1 to 65535").arg(n.name),
+                    ErrorKind::InvalidInput);
+        n.port = int(d);
+    }
+    for (const QJsonValue& l : o.value(QStringLiteral("labels")).toArray()) {
+        if (!l.isString())
+            return fail(QStringLiteral("node %1: labels must be strings").arg(n.name), ErrorKind::InvalidInput);
+        n.labels << l.toString();
+    }
+    static const QRegularExpression validName(QStringLiteral("^[A-Za-z0-9._-]{1,64}$"));
+    if (!validName.match(n.name).hasMatch() || n.name == u"local")
+        return fail(QStringLiteral("'%1' is not a valid node name (letters, digits, . _ -; not \"local\")").arg(n.name),
+                ErrorKind::InvalidInput);
+    if (n.host.isEmpty())
+        return fail(QStringLiteral("node %1 needs a host").arg(n.name), ErrorKind::InvalidInput);
+    return n;
 }
 
 QJsonObject annotationToJson(const RunAnnotation& a)

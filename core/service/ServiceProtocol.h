@@ -2,10 +2,17 @@
 
 #include "core/common/Result.h"
 #include "core/common/Run.h"
+#include "core/nodes/AgentFiles.h"
+#include "core/nodes/AgentTypes.h"
+#include "core/store/NodeRecord.h"
 
 #include <QByteArray>
 #include <QJsonObject>
 #include <QList>
+
+namespace ty {
+struct JobSpec;
+}
 
 namespace ty::service {
 
@@ -16,7 +23,10 @@ namespace ty::service {
 // Revision history (kProtocol):
 //   1  hello, status, submit, cancel, watch, caught_up, stop; events state,
 //      console, pending, node, cancel_failed, watch_ended
-inline constexpr int kProtocol = 1;
+//   2  the GUI as a client: subscribe `metrics` and `gpus`; events metrics,
+//      gpus, node_warning; ops node_add, host_key, trust_host_key, artifacts,
+//      download_artifacts; a run's whole record in `state`
+inline constexpr int kProtocol = 2;
 
 // A line longer than this (a job spec is a few KiB; console chunks are cut
 // to 64 KiB before base64) is refused and the connection closed.
@@ -45,6 +55,29 @@ Result<QJsonObject> decode(const QByteArray& line);
 // UTC with milliseconds; absent optionals are absent keys).
 QJsonObject runToJson(const RunRecord& run);
 RunRecord runFromJson(const QJsonObject& o);
+
+// A `submit` op's `spec` for a spec in hand (the GUI's): its text, where it
+// came from, and the workdir it resolved to, so the service's parse gives
+// the same spec.
+QJsonObject submitSpecToJson(const JobSpec& spec);
+
+// A `metrics` event's points: [key, step, value, wall_ms(, epoch)] each.
+// Malformed entries are skipped on reading.
+QJsonArray metricPointsToJson(const QList<MetricPoint>& points);
+QList<MetricPoint> metricPointsFromJson(RunId run, const QJsonArray& points);
+
+// A `gpus` event's GPUs and an `artifacts` reply's listing, with the agent
+// protocol's field names (app/agent/PROTOCOL.md), so a client reads them with
+// agentGpusFromJson() and agentFileListFromJson() (core/nodes).
+QJsonArray gpusToJson(const QList<AgentGpu>& gpus);
+QJsonObject fileListToJson(const AgentFileList& list);
+
+// A node as `node_add` carries it (name, host, user, port, identity_file,
+// agent_path, labels). Reading checks what `trainyardctl node add` checks:
+// a valid name that is not "local", a host, a port of 1..65535 (InvalidInput,
+// naming the node and the field).
+QJsonObject nodeToJson(const NodeRecord& node);
+Result<NodeRecord> nodeFromJson(const QJsonObject& o);
 
 // The `annotate` op's fields (PROTOCOL.md): each of `name`, `tags` (array of
 // strings), `notes`, `archived` (bool) present when it is to change. A field

@@ -9,6 +9,8 @@
 
 #include <QCoreApplication>
 #include <QFile>
+#include <QDir>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QLocalServer>
 #include <QLocalSocket>
@@ -61,6 +63,8 @@ struct ServiceServer::Client {
     LineBuffer lines;
     QHash<RunId, Watch> watches;
     bool allStates = false; // `subscribe {runs: true}`: every run's state changes
+    bool metrics = false;   // `subscribe {metrics: true}`: every run's metric points
+    bool gpus = false;      // `subscribe {gpus: true}`: the nodes' GPU reports
 };
 
 ServiceServer::ServiceServer(RunEngine* engine, ResultStore* store, QString databasePath, QObject* parent)
@@ -88,10 +92,19 @@ ServiceServer::ServiceServer(RunEngine* engine, ResultStore* store, QString data
     });
     connect(m_engine, &RunEngine::nodeStatusChanged, this,
             [this](const QString& node, bool ready, const QString& reason, ErrorKind kind) {
-                broadcast({{QStringLiteral("event"), QStringLiteral("node")}, {QStringLiteral("node"), node},
-                        {QStringLiteral("ready"), ready}, {QStringLiteral("reason"), reason},
-                        {QStringLiteral("kind"), errorKindName(kind)}});
+                const QJsonObject event{{QStringLiteral("event"), QStringLiteral("node")},
+                        {QStringLiteral("node"), node}, {QStringLiteral("ready"), ready},
+                        {QStringLiteral("reason"), reason}, {QStringLiteral("kind"), errorKindName(kind)}};
+                m_nodeStatus.insert(node, event);
+                broadcast(event);
             });
+    connect(m_engine, &RunEngine::metricsReceived, this, &ServiceServer::onMetrics);
+    // The scheduling engine asks its nodes for their GPUs every 2 s anyway.
+    connect(m_engine, &RunEngine::nodeGpusUpdated, this, &ServiceServer::onGpus);
+    connect(m_engine, &RunEngine::nodeWarning, this, [this](const QString& node, const QString& message) {
+        broadcast({{QStringLiteral("event"), QStringLiteral("node_warning")}, {QStringLiteral("node"), node},
+                {QStringLiteral("message"), message}});
+    });
     connect(m_engine, &RunEngine::cancelFailed, this, [this](RunId run, const QString& reason) {
         broadcast({{QStringLiteral("event"), QStringLiteral("cancel_failed")}, {QStringLiteral("run"), run},
                 {QStringLiteral("reason"), reason}});
@@ -242,8 +255,7 @@ void ServiceServer::handle(Client& c, const QJsonObject& req)
         c.watches.remove(req.value(QStringLiteral("run")).toInteger());
         reply(c, id, {});
     } else if (op == u"subscribe") {
-        c.allStates = req.value(QStringLiteral("runs")).toBool();
-        reply(c, id, {});
+        opSubscribe(c, id, req);
     } else if (op == u"caught_up") {
         opCaughtUp(c, id);
     } else if (op == u"delete_run") {
@@ -259,6 +271,16 @@ void ServiceServer::handle(Client& c, const QJsonObject& req)
         opAnnotate(c, id, req);
     } else if (op == u"node_rm") {
         opNodeRm(c, id, req);
+    } else if (op == u"node_add") {
+        opNodeAdd(c, id, req);
+    } else if (op == u"host_key") {
+        reply(c, id, {{QStringLiteral("fingerprint"), m_engine->rejectedHostKeyFingerprint(str(req, "node"))}});
+    } else if (op == u"trust_host_key") {
+        reply(c, id, {{QStringLiteral("trusted"), m_engine->trustNewHostKey(str(req, "node"))}});
+    } else if (op == u"artifacts") {
+        opArtifacts(c, id, req, false);
+    } else if (op == u"download_artifacts") {
+        opArtifacts(c, id, req, true);
     } else if (op == u"behind") {
         reply(c, id, {{QStringLiteral("behind"), nodesBehind()}});
     } else if (op == u"stop") {
@@ -308,6 +330,16 @@ void ServiceServer::opSubmit(Client& c, const QJsonValue& id, const QJsonObject&
         return;
     }
     spec->sourcePath = str(s, "source_path");
+    // The folder the client resolved a relative workdir against once already
+    // (a spec typed in the submit dialog has no file to resolve it from).
+    if (const QString workdir = str(s, "workdir"); !workdir.isEmpty()) {
+        if (!QFileInfo(workdir).isAbsolute() || QDir::cleanPath(workdir) != workdir) {
+            replyError(c, id, QStringLiteral("invalid_input"),
+                    QStringLiteral("submit: `workdir` must be an absolute, clean path (got '%1')").arg(workdir));
+            return;
+        }
+        spec->workdir = workdir;
+    }
     const QString node = str(req, "node");
     if (!node.isEmpty() && m_nodeResolver)
         m_nodeResolver(node);
@@ -426,8 +458,131 @@ void ServiceServer::opNodeRm(Client& c, const QJsonValue& id, const QJsonObject&
         return;
     }
     m_engine->removeNode(name);
+    m_nodeStatus.remove(name);
+    m_lastGpus.remove(name);
     Q_EMIT nodeRemoved(name);
     reply(c, id, {{QStringLiteral("failed_runs"), *removed}});
+}
+
+void ServiceServer::opSubscribe(Client& c, const QJsonValue& id, const QJsonObject& req)
+{
+    c.allStates = req.value(QStringLiteral("runs")).toBool();
+    c.metrics = req.value(QStringLiteral("metrics")).toBool();
+    const bool gpus = req.value(QStringLiteral("gpus")).toBool();
+    reply(c, id, {});
+    // Where every node stands now; changes follow as they happen.
+    for (const QJsonObject& status : std::as_const(m_nodeStatus))
+        send(c, status);
+    if (gpus && !c.gpus)
+        for (auto it = m_lastGpus.cbegin(); it != m_lastGpus.cend(); ++it)
+            send(c,
+                    {{QStringLiteral("event"), QStringLiteral("gpus")}, {QStringLiteral("node"), it.key()},
+                            {QStringLiteral("gpus"), it.value()}});
+    c.gpus = gpus;
+}
+
+void ServiceServer::onGpus(const QString& node, const QList<AgentGpu>& gpus)
+{
+    const QJsonArray json = gpusToJson(gpus);
+    m_lastGpus.insert(node, json);
+    const QByteArray line = encode({{QStringLiteral("event"), QStringLiteral("gpus")}, {QStringLiteral("node"), node},
+            {QStringLiteral("gpus"), json}});
+    for (const auto& c : std::as_const(m_clients))
+        if (c->gpus)
+            c->socket->write(line);
+}
+
+void ServiceServer::onMetrics(RunId run, const QList<MetricPoint>& points)
+{
+    if (points.isEmpty())
+        return;
+    QByteArray line;
+    for (const auto& c : std::as_const(m_clients)) {
+        if (!c->metrics)
+            continue;
+        if (line.isEmpty())
+            line = encode({{QStringLiteral("event"), QStringLiteral("metrics")}, {QStringLiteral("run"), run},
+                    {QStringLiteral("points"), metricPointsToJson(points)}});
+        c->socket->write(line);
+    }
+}
+
+// The Nodes view's "Add node": stored, then connected by the host at once.
+void ServiceServer::opNodeAdd(Client& c, const QJsonValue& id, const QJsonObject& req)
+{
+    auto node = nodeFromJson(req.value(QStringLiteral("node")).toObject());
+    if (!node) {
+        replyError(c, id, QStringLiteral("invalid_input"), node.error().message);
+        return;
+    }
+    for (const NodeRecord& n : m_store->nodes())
+        if (n.name == node->name) {
+            replyError(c, id, QStringLiteral("invalid_input"),
+                    QStringLiteral("a node named '%1' exists already (remove it first)").arg(n.name));
+            return;
+        }
+    node->addedAt = QDateTime::currentDateTimeUtc();
+    if (auto stored = m_store->addNode(*node); !stored) {
+        replyError(c, id, QStringLiteral("storage"), stored.error().message);
+        return;
+    }
+    Q_EMIT nodeAdded(*node, req.value(QStringLiteral("accept_new_host_key")).toBool());
+    reply(c, id, {{QStringLiteral("node"), nodeToJson(*node)}});
+}
+
+std::function<void(QJsonObject, const Error*)> ServiceServer::laterReply(Client& c, const QJsonValue& id)
+{
+    QPointer<QLocalSocket> socket = c.socket;
+    return [this, socket, id](QJsonObject body, const Error* error) {
+        if (!socket)
+            return;
+        const auto client = m_clients.value(socket.data());
+        if (!client)
+            return;
+        if (error)
+            replyError(*client, id, replyKind(*error, QStringLiteral("no_such_run")), error->message);
+        else
+            reply(*client, id, std::move(body));
+    };
+}
+
+// Artifacts of a run, listed (and copied into `dest`, a folder of the
+// client's user, who is this service's) by the run's node: answered when the
+// node has, so other replies may come first.
+void ServiceServer::opArtifacts(Client& c, const QJsonValue& id, const QJsonObject& req, bool download)
+{
+    const RunId run = req.value(QStringLiteral("run")).toInteger();
+    const auto r = latest(run);
+    if (!r) {
+        replyError(c, id, QStringLiteral("no_such_run"), QStringLiteral("no run %1").arg(run));
+        return;
+    }
+    if (m_nodeResolver && !r->node.isEmpty())
+        m_nodeResolver(r->node);
+    auto answer = laterReply(c, id);
+    if (!download) {
+        m_engine->listArtifacts(run, [answer](const Result<AgentFileList>& list) {
+            if (list)
+                answer({{QStringLiteral("list"), fileListToJson(*list)}}, nullptr);
+            else
+                answer({}, &list.error());
+        });
+        return;
+    }
+    const QString dest = str(req, "dest");
+    if (dest.isEmpty() || !QFileInfo(dest).isAbsolute()) {
+        replyError(c, id, QStringLiteral("invalid_input"),
+                QStringLiteral("download_artifacts needs `dest`, an absolute folder (got '%1')").arg(dest));
+        return;
+    }
+    m_engine->downloadArtifacts(run, dest, [answer](const Result<ArtifactDownload>& d) {
+        if (d)
+            answer({{QStringLiteral("downloaded"), QJsonArray::fromStringList(d->downloaded)},
+                           {QStringLiteral("refused"), QJsonArray::fromStringList(d->refused)}},
+                    nullptr);
+        else
+            answer({}, &d.error());
+    });
 }
 
 void ServiceServer::opWatch(Client& c, const QJsonValue& id, const QJsonObject& req)

@@ -2,6 +2,8 @@
 
 #include "core/common/Result.h"
 #include "core/common/Run.h"
+#include "core/nodes/AgentTypes.h"
+#include "core/store/NodeRecord.h"
 
 #include <QDateTime>
 #include <QHash>
@@ -63,6 +65,9 @@ Q_SIGNALS:
     // A node was removed (node_rm): the host connects a node of that name
     // again if one is added later.
     void nodeRemoved(const QString& node);
+    // A node was stored by `node_add`: the host connects it at once, adding
+    // a host key not known yet when `acceptNewHostKey` (a changed one never).
+    void nodeAdded(const ty::NodeRecord& node, bool acceptNewHostKey);
     // A client connected or went away.
     void clientsChanged(int count);
 
@@ -83,6 +88,12 @@ private:
     void opQueue(Client& c, const QJsonValue& id, const QJsonObject& req);
     void opAnnotate(Client& c, const QJsonValue& id, const QJsonObject& req);
     void opNodeRm(Client& c, const QJsonValue& id, const QJsonObject& req);
+    void opNodeAdd(Client& c, const QJsonValue& id, const QJsonObject& req);
+    void opSubscribe(Client& c, const QJsonValue& id, const QJsonObject& req);
+    void opArtifacts(Client& c, const QJsonValue& id, const QJsonObject& req, bool download);
+    // Answers a request later (artifacts wait for the node): to the client
+    // that asked, if it is still connected.
+    std::function<void(QJsonObject body, const Error* error)> laterReply(Client& c, const QJsonValue& id);
     void opStatus(Client& c, const QJsonValue& id);
     void opCaughtUp(Client& c, const QJsonValue& id);
     bool caughtUpNow() const;
@@ -102,6 +113,8 @@ private:
     // signals (ahead of the database's write-behind), else the database.
     std::optional<RunRecord> latest(RunId run) const;
     void broadcast(const QJsonObject& event);
+    void onMetrics(RunId run, const QList<MetricPoint>& points);
+    void onGpus(const QString& node, const QList<AgentGpu>& gpus);
 
     RunEngine* m_engine;
     ResultStore* m_store;
@@ -120,6 +133,8 @@ private:
     QDateTime m_started;
     QDateTime m_lastClientLeft;
     std::function<void(const QString&)> m_nodeResolver;
+    QHash<QString, QJsonArray> m_lastGpus;    // a new `gpus` subscriber gets these at once
+    QHash<QString, QJsonObject> m_nodeStatus; // the last `node` event of each node, for a new subscriber
 };
 
 } // namespace service

@@ -3,6 +3,9 @@
 #include "tests/support/TestSupport.h"
 #include "core/service/ServiceClient.h"
 #include "core/service/ServicePaths.h"
+#include "core/service/ServiceProtocol.h"
+#include "core/spec/JobSpec.h"
+#include "core/nodes/AgentFiles.h"
 #include "core/store/ResultStore.h"
 
 #include <QDir>
@@ -15,6 +18,7 @@
 #include <QLocalSocket>
 #include <QProcess>
 #include <QRandomGenerator>
+#include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
@@ -360,6 +364,116 @@ private Q_SLOTS:
         QCOMPARE(r->state, RunState::Failed);
         QCOMPARE(r->failureKind, FailureKind::NodeLost);
         QVERIFY(!behindNodes().contains(QStringLiteral("busy")));
+    }
+
+    // What the GUI asks of the service (protocol revision 2): metric points
+    // and node status by subscription, artifacts listed and copied by the
+    // run's node, a node added and connected, its host key asked about, and
+    // a run's whole record in its state events.
+    void guiOpsGoThroughTheService()
+    {
+        qputenv("TRAINYARD_AGENT", test::agentPath().toUtf8());
+        qputenv("TRAINYARD_AGENT_STATE", QFile::encodeName(stateDir()));
+        QCOMPARE(ctl({QStringLiteral("daemon"), QStringLiteral("start")}).exitCode, 0);
+        auto svc = service::ServiceClient::connectTo(dbPath(), service::ServiceClient::Start::Never);
+        QVERIFY(svc);
+        service::ServiceClient* c = svc->get();
+        QSignalSpy nodes(c, &service::ServiceClient::nodeStatusChanged);
+        QSignalSpy metrics(c, &service::ServiceClient::metricsReceived);
+        QSignalSpy states(c, &service::ServiceClient::runStateChanged);
+        QVERIFY((*svc)->call(QStringLiteral("subscribe"),
+                {{QStringLiteral("runs"), true}, {QStringLiteral("metrics"), true}, {QStringLiteral("gpus"), true}}));
+        // The local node connected before this client came: its status is told at once.
+        QTRY_VERIFY_WITH_TIMEOUT(
+                std::any_of(nodes.cbegin(), nodes.cend(),
+                        [](const QList<QVariant>& a) { return a.at(0).toString() == u"local" && a.at(1).toBool(); }),
+                10000);
+
+        const QString workdir = m_dir->filePath(QStringLiteral("work"));
+        QVERIFY(QDir().mkpath(workdir));
+        auto spec = parseJobSpec(QStringLiteral("name: arts\nartifacts: ['out/*.txt']\n"
+                                                "command: \"mkdir -p out; echo kept > out/a.txt; "
+                                                "echo acc=0.25; echo acc=0.75\"\n"),
+                QStringLiteral("<test>"), workdir);
+        QVERIFY(spec);
+        const auto submitted
+                = (*svc)->call(QStringLiteral("submit"), {{QStringLiteral("spec"), service::submitSpecToJson(*spec)}});
+        QVERIFY2(submitted, submitted ? "" : qPrintable(submitted.error().message));
+        const RunId id = submitted->value(QStringLiteral("runs")).toArray().at(0).toInteger();
+        QTRY_VERIFY_WITH_TIMEOUT(std::any_of(states.cbegin(), states.cend(),
+                                         [id](const QList<QVariant>& a) {
+                                             const auto r = a.at(0).value<RunRecord>();
+                                             return r.id == id && r.state == RunState::Succeeded;
+                                         }),
+                20000);
+        const RunRecord ended = std::find_if(states.cbegin(), states.cend(),
+                [id](const QList<QVariant>& a) {
+                    const auto r = a.at(0).value<RunRecord>();
+                    return r.id == id && r.state == RunState::Succeeded;
+                })
+                                        ->at(0)
+                                        .value<RunRecord>();
+        QCOMPARE(ended.workdir, workdir);
+        QCOMPARE(ended.specYaml, spec->yaml);
+        QCOMPARE(test::readFile(ended.consolePath), QByteArray("acc=0.25\nacc=0.75\n"));
+        QList<double> acc;
+        for (const QList<QVariant>& a : std::as_const(metrics))
+            for (const MetricPoint& p : a.at(1).value<QList<MetricPoint>>())
+                if (a.at(0).value<RunId>() == id && p.key == u"acc")
+                    acc << p.value;
+        QCOMPARE(acc, (QList<double>{0.25, 0.75}));
+
+        // Artifacts: listed by the node, copied into a folder of the client's.
+        const auto listed = (*svc)->call(QStringLiteral("artifacts"), {{QStringLiteral("run"), id}});
+        QVERIFY2(listed, listed ? "" : qPrintable(listed.error().message));
+        const AgentFileList list = agentFileListFromJson(listed->value(QStringLiteral("list")).toObject());
+        QCOMPARE(list.files.size(), 1);
+        QCOMPARE(list.files.front().path, QStringLiteral("out/a.txt"));
+        QCOMPARE(list.files.front().absolutePath, workdir + QStringLiteral("/out/a.txt"));
+        const QString dest = m_dir->filePath(QStringLiteral("downloads"));
+        const auto copied = (*svc)->call(
+                QStringLiteral("download_artifacts"), {{QStringLiteral("run"), id}, {QStringLiteral("dest"), dest}});
+        QVERIFY2(copied, copied ? "" : qPrintable(copied.error().message));
+        QCOMPARE(copied->value(QStringLiteral("downloaded")).toArray().size(), 1);
+        QCOMPARE(test::readFile(dest + QStringLiteral("/out/a.txt")), QByteArray("kept\n"));
+        const auto relative = (*svc)->call(QStringLiteral("download_artifacts"),
+                {{QStringLiteral("run"), id}, {QStringLiteral("dest"), QStringLiteral("here")}});
+        QVERIFY(!relative);
+        QCOMPARE(relative.error().kind, ErrorKind::InvalidInput);
+        const auto noRun = (*svc)->call(QStringLiteral("artifacts"), {{QStringLiteral("run"), 9999}});
+        QVERIFY(!noRun);
+        QCOMPARE(noRun.error().kind, ErrorKind::NotFound);
+
+        // A node added through the service: stored, connected (nothing
+        // listens on port 1), and refused twice or with a bad name.
+        const QJsonObject far{{QStringLiteral("name"), QStringLiteral("far")},
+                {QStringLiteral("host"), QStringLiteral("127.0.0.1")}, {QStringLiteral("port"), 1},
+                {QStringLiteral("agent_path"), QStringLiteral("/nonexistent/trainyard-agent")}};
+        const auto added = (*svc)->call(QStringLiteral("node_add"), {{QStringLiteral("node"), far}});
+        QVERIFY2(added, added ? "" : qPrintable(added.error().message));
+        {
+            auto s = store();
+            QVERIFY(s);
+            QCOMPARE(s->nodes().size(), 1);
+            QCOMPARE(s->nodes().front().port, 1);
+        }
+        QTRY_VERIFY_WITH_TIMEOUT(std::any_of(nodes.cbegin(), nodes.cend(),
+                                         [](const QList<QVariant>& a) {
+                                             return a.at(0).toString() == u"far" && !a.at(1).toBool()
+                                                     && a.at(3).value<ErrorKind>() == ErrorKind::Unreachable;
+                                         }),
+                20000);
+        const auto twice = (*svc)->call(QStringLiteral("node_add"), {{QStringLiteral("node"), far}});
+        QVERIFY(!twice);
+        QCOMPARE(twice.error().message, QStringLiteral("a node named 'far' exists already (remove it first)"));
+        QJsonObject bad = far;
+        bad.insert(QStringLiteral("name"), QStringLiteral("../x"));
+        const auto badName = (*svc)->call(QStringLiteral("node_add"), {{QStringLiteral("node"), bad}});
+        QVERIFY(!badName);
+        QCOMPARE(badName.error().kind, ErrorKind::InvalidInput);
+        const auto key = (*svc)->call(QStringLiteral("host_key"), {{QStringLiteral("node"), QStringLiteral("far")}});
+        QVERIFY(key);
+        QCOMPARE(key->value(QStringLiteral("fingerprint")).toString(), QString()); // refused before any key
     }
 
     // The issue's first scene: runs that must queue, every client gone; the

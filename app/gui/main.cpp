@@ -36,7 +36,7 @@ int main(int argc, char* argv[])
     ty::installTranslations(&app, QLocale::system()); // Trainyard's strings and Qt's own
 
     const QString dbPath = cmd.databasePath.isEmpty() ? ty::defaultDatabasePath() : cmd.databasePath;
-    auto trainyard = ty::Application::create(dbPath, ty::localAgentPath());
+    auto trainyard = ty::Application::create(dbPath);
     if (!trainyard) {
         QMessageBox::critical(nullptr, QCoreApplication::translate("main", "Trainyard"), trainyard.error().message);
         return 1;

@@ -33,16 +33,4 @@ Result<qint64> stopService(const QString& databasePath, int timeoutMs)
     return pid;
 }
 
-bool startServiceInBackground(const QString& databasePath)
-{
-    QProcess p;
-    p.setProgram(serviceExecutablePath());
-    p.setArguments({QStringLiteral("--db"), QFileInfo(databasePath).absoluteFilePath(), QStringLiteral("--detach")});
-    p.setProcessEnvironment(serviceEnvironment());
-    p.setStandardInputFile(QProcess::nullDevice());
-    p.setStandardOutputFile(QProcess::nullDevice());
-    p.setStandardErrorFile(QProcess::nullDevice());
-    return p.startDetached();
-}
-
 } // namespace ty::service

@@ -1,5 +1,7 @@
 #include "TestSupport.h"
 
+#include "core/runs/LocalRunControl.h"
+
 #include "core/runs/RunEngine.h"
 
 #include <QCoreApplication>
@@ -118,13 +120,20 @@ EngineThread::EngineThread(ResultStore* store, const QString& databasePath, Cloc
 {
     m_engine->moveToThread(&m_thread);
     m_thread.start();
+    m_control = std::make_unique<LocalRunControl>(m_engine, store, agentPath());
 }
 
 EngineThread::~EngineThread()
 {
+    m_control.reset();
     run([this] { delete m_engine; });
     m_thread.quit();
     m_thread.wait();
+}
+
+RunControl* EngineThread::control() const
+{
+    return m_control.get();
 }
 
 void EngineThread::run(const std::function<void()>& fn) const

@@ -6,6 +6,7 @@
 #include <QThread>
 
 #include <functional>
+#include <memory>
 #include <utility>
 
 class QProcess;
@@ -18,6 +19,8 @@ namespace ty {
 class Clock;
 class ResultStore;
 class RunEngine;
+class RunControl;
+class LocalRunControl;
 } // namespace ty
 
 // Small helpers shared by the QtTest executables.
@@ -82,12 +85,16 @@ public:
     EngineThread(const EngineThread&) = delete;
     EngineThread& operator=(const EngineThread&) = delete;
     RunEngine* engine() const { return m_engine; }
+    // The engine as the views reach it (LocalRunControl, on the creating
+    // thread; new nodes get agentPath()'s agent).
+    RunControl* control() const;
     // Runs `fn` on the engine's thread and waits for it.
     void run(const std::function<void()>& fn) const;
 
 private:
     QThread m_thread;
     RunEngine* m_engine = nullptr;
+    std::unique_ptr<LocalRunControl> m_control;
 };
 
 } // namespace ty::test

@@ -55,7 +55,7 @@ private Q_SLOTS:
         auto spec = parseJobSpec(yaml, QStringLiteral("produce.yaml"), work);
         QVERIFY2(spec, spec ? "" : qPrintable(spec.error().message));
 
-        MainWindow window(store.get(), engine);
+        MainWindow window(store.get(), thread.control());
         window.show();
         QSignalSpy submitted(&window, &MainWindow::runSubmitted);
         window.submit(*spec);

@@ -1,6 +1,6 @@
 // The `trainyard` command line: --version/--help without a display (the real
 // binary, no DISPLAY, no QT_QPA_PLATFORM), and files given as arguments
-// opened like a drop (the real Application, engine and local agent).
+// opened like a drop (the real Application, its trainyardd and local agent).
 #include "trainyard/Version.h"
 #include "ui/dialogs/SubmitDialog.h"
 #include "ui/mainwindow/Application.h"
@@ -58,6 +58,10 @@ private Q_SLOTS:
     void initTestCase()
     {
         QStandardPaths::setTestModeEnabled(true);
+        // The window's engine is a trainyardd it starts, with this build's agent.
+        qputenv("TRAINYARD_DAEMON", TRAINYARDD_PATH);
+        qputenv("TRAINYARD_AGENT", test::agentPath().toUtf8());
+        qputenv("TRAINYARD_AGENT_STATE", m_dir.filePath(QStringLiteral("agent-state")).toUtf8());
         QVERIFY(m_dir.isValid());
     }
 
@@ -96,7 +100,7 @@ private Q_SLOTS:
             QVERIFY(f.open(QIODevice::WriteOnly));
             f.write("name: from-argv\ncommand: 'echo from argv'\n");
         }
-        auto app = Application::create(m_dir.filePath(QStringLiteral("results.db")), test::agentPath());
+        auto app = Application::create(m_dir.filePath(QStringLiteral("results.db")));
         QVERIFY2(app, app ? "" : qPrintable(app.error().message));
         MainWindow* window = (*app)->window();
         window->show();
@@ -148,7 +152,7 @@ private Q_SLOTS:
                 QProcess::execute(QStringLiteral("mount"), {QStringLiteral("-o"), QStringLiteral("remount,ro"), share}),
                 0);
         {
-            auto app = Application::create(db, test::agentPath());
+            auto app = Application::create(db);
             QVERIFY2(app, app ? "" : qPrintable(app.error().message));
             QVERIFY((*app)->store()->isReadOnly());
             MainWindow* window = (*app)->window();
@@ -157,7 +161,7 @@ private Q_SLOTS:
             const auto* notice = window->findChild<QLabel*>(QStringLiteral("storeNotice"));
             QVERIFY(notice && notice->isVisible());
             QCOMPARE(notice->text(), QStringLiteral("Read-only: results.db"));
-            QTest::qWait(300); // the engine's start on its thread
+            QVERIFY((*app)->control() == nullptr); // no service for what it could not record
         }
         QCOMPARE(QDir(share).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
                 QStringList{QStringLiteral("results.db")});
@@ -174,7 +178,7 @@ private Q_SLOTS:
         }
         QFile f(db);
         QVERIFY(f.resize(f.size() / 2));
-        auto app = Application::create(db, test::agentPath());
+        auto app = Application::create(db);
         QVERIFY(!app);
         QVERIFY2(app.error().message.startsWith(
                          db + QStringLiteral(" is damaged (SQLite: database disk image is malformed)")),

@@ -8,6 +8,7 @@
 #include "ui/mainwindow/MainWindow.h"
 #include "ui/nodes/NodesView.h"
 #include "ui/runs/RunsModel.h"
+#include "core/runs/LocalRunControl.h"
 #include "core/runs/RunEngine.h"
 #include "core/store/ResultStore.h"
 #include "core/store/SqliteResultStore.h"
@@ -182,7 +183,8 @@ private Q_SLOTS:
         r.workdir = m_dir.path();
         const auto id = m_store->createRun(r, {});
         QVERIFY(id);
-        MainWindow window(m_store.get(), &engine);
+        LocalRunControl control(&engine, m_store.get());
+        MainWindow window(m_store.get(), &control);
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
         QTRY_VERIFY(window.runsModel()->rowOf(*id) >= 0);
@@ -213,7 +215,8 @@ private Q_SLOTS:
                 {});
         QVERIFY(id);
         QSignalSpy failed(&engine, &RunEngine::cancelFailed);
-        MainWindow window(m_store.get(), &engine);
+        LocalRunControl control(&engine, m_store.get());
+        MainWindow window(m_store.get(), &control);
         window.show();
         QTRY_VERIFY(window.runsModel()->rowOf(*id) >= 0);
         window.selectRun(*id);
@@ -264,7 +267,8 @@ private Q_SLOTS:
         RunEngine engine(m_store.get(), m_store->location());
         const QString script = m_dir.filePath(QStringLiteral("sweep.py"));
         writeFile(script, "print('x')\n");
-        MainWindow window(m_store.get(), &engine);
+        LocalRunControl control(&engine, m_store.get());
+        MainWindow window(m_store.get(), &control);
         window.show();
         QSignalSpy submitted(&window, &MainWindow::runSubmitted);
         QVERIFY(dropFiles(&window, {script}));
@@ -357,7 +361,8 @@ private Q_SLOTS:
         m_store->appendMetrics({MetricPoint{*id, QStringLiteral("loss"), 0, std::nullopt, 1000, 1.0},
                 MetricPoint{*id, QStringLiteral("loss"), 1, std::nullopt, 1001, 0.9}});
         QVERIFY(m_store->flush());
-        MainWindow window(m_store.get(), &engine);
+        LocalRunControl control(&engine, m_store.get());
+        MainWindow window(m_store.get(), &control);
         window.show();
         QTRY_VERIFY(window.runsModel()->rowOf(*id) >= 0);
         window.selectRun(*id);
@@ -841,7 +846,8 @@ private Q_SLOTS:
         auto store = ResultStore::open(db, StoreAccess::ReadOnlyIfNeeded);
         QVERIFY2(store, store ? "" : qPrintable(store.error().message));
         RunEngine engine(store->get(), db);
-        MainWindow window(store->get(), &engine);
+        LocalRunControl control(&engine, store->get());
+        MainWindow window(store->get(), &control);
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
         QTRY_VERIFY(window.runsModel()->rowOf(id) >= 0);

@@ -185,7 +185,7 @@ private Q_SLOTS:
         const test::EngineThread thread(m_store.get(), m_store->location());
         RunEngine* engine = thread.engine();
         const auto onEngine = [&thread](const std::function<void()>& fn) { thread.run(fn); };
-        NodesView view(m_store.get(), engine);
+        NodesView view(m_store.get(), thread.control());
         view.show();
         QVERIFY(view.nodeItem(QStringLiteral("local")));
         QCOMPARE(view.nodeItem(QStringLiteral("local"))->text(NodesView::StatusColumn), QStringLiteral("connecting…"));

@@ -125,7 +125,7 @@ private Q_SLOTS:
         bool owner = false;
         const QString agentState = dir.filePath(QStringLiteral("agent-state"));
         {
-            MainWindow window(store.get(), engine);
+            MainWindow window(store.get(), thread.control());
             onEngine([&] {
                 owner = engine->acquireIngestion();
                 engine->addLocalNode(test::agentPath(), agentState);

@@ -10,6 +10,7 @@
 #include "ui/mainwindow/RunActions.h"
 #include "ui/queue/QueueActions.h"
 #include "ui/queue/QueueView.h"
+#include "core/runs/LocalRunControl.h"
 #include "core/runs/RunEngine.h"
 #include "ui/runs/RunsModel.h"
 #include "core/store/ResultStore.h"
@@ -181,7 +182,8 @@ private Q_SLOTS:
         const auto id = m_store->createRun(r, {{QStringLiteral("lr"), QStringLiteral("0.01")}});
         QVERIFY(id);
         RunEngine engine(m_store.get(), m_store->location());
-        MainWindow window(m_store.get(), &engine);
+        LocalRunControl control(&engine, m_store.get());
+        MainWindow window(m_store.get(), &control);
         QSignalSpy submitted(&window, &MainWindow::runSubmitted);
         window.show();
         QTRY_VERIFY(window.runsModel()->rowOf(*id) >= 0);
@@ -224,7 +226,8 @@ private Q_SLOTS:
         const auto queued = m_store->createRun(waiting, {});
         QVERIFY(running && queued);
         QSignalSpy failed(&engine, &RunEngine::cancelFailed);
-        MainWindow window(m_store.get(), &engine);
+        LocalRunControl control(&engine, m_store.get());
+        MainWindow window(m_store.get(), &control);
         window.show();
         QTRY_VERIFY(window.runsModel()->rowOf(*running) >= 0 && window.runsModel()->rowOf(*queued) >= 0);
         auto* cancel = window.findChild<QAction*>(QStringLiteral("cancelAction"));
@@ -261,7 +264,8 @@ private Q_SLOTS:
                                                         QStringLiteral("gone"), QStringLiteral("ty-gone-10")),
                 {});
         QVERIFY(running);
-        MainWindow window(m_store.get(), &engine);
+        LocalRunControl control(&engine, m_store.get());
+        MainWindow window(m_store.get(), &control);
         window.show();
         QTRY_VERIFY(window.runsModel()->rowOf(*running) >= 0);
         QMenu* run = menuNamed(window, QStringLiteral("&Run"));
@@ -339,7 +343,8 @@ private Q_SLOTS:
     void submittingASweepSaysHowManyRuns()
     {
         RunEngine engine(m_store.get(), m_store->location());
-        MainWindow window(m_store.get(), &engine);
+        LocalRunControl control(&engine, m_store.get());
+        MainWindow window(m_store.get(), &control);
         QSignalSpy submitted(&window, &MainWindow::runSubmitted);
         window.show();
         auto spec = parseJobSpec(QStringLiteral("name: digits-sweep\ncommand: [true, '{{lr}}']\n"

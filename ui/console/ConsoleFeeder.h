@@ -26,7 +26,7 @@ class TerminalRenderer;
 //
 // Byte offsets are those of the raw console stream (== offsets in the local
 // copy). Bytes that were already fed (offset < next expected offset) are
-// dropped, so the file read and the live RunEngine::consoleReceived bytes can
+// dropped, so the file read and the live RunControl::consoleReceived bytes can
 // overlap without showing anything twice; a gap is filled from the file when
 // the file has it.
 //

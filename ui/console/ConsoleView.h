@@ -24,7 +24,7 @@ class ConsoleTextView;
 // bar redrawn with \r as one updating row, a truncated row marked as such.
 //
 // Data path: setRun() makes the worker-thread ConsoleFeeder read the local
-// console copy; appendBytes() passes live RunEngine::consoleReceived bytes
+// console copy; appendBytes() passes live RunControl::consoleReceived bytes
 // (offsets de-duplicate the two). The feeder renders and packs rows into
 // ScrollbackChunks and sends them (~every 60 ms); the view links them into
 // its ConsoleTextView, which draws only the rows in sight. So an update costs

@@ -1,6 +1,6 @@
 #include "ArtifactsDialog.h"
 
-#include "core/runs/RunEngine.h"
+#include "core/runs/RunControl.h"
 
 #include <QApplication>
 #include <QDesktopServices>
@@ -18,24 +18,8 @@
 
 namespace ty {
 
-namespace {
-
-// Runs `fn` on the GUI thread later, if `dialog` still exists then.
-template <typename Fn> void backToDialog(const QPointer<ArtifactsDialog>& dialog, Fn fn)
-{
-    QMetaObject::invokeMethod(
-            qApp,
-            [dialog, fn = std::move(fn)]() mutable {
-                if (dialog)
-                    fn(dialog.data());
-            },
-            Qt::QueuedConnection);
-}
-
-} // namespace
-
 ArtifactsDialog::ArtifactsDialog(
-        RunEngine* engine, RunId run, const QString& runName, const QString& resultsDir, QWidget* parent)
+        RunControl* engine, RunId run, const QString& runName, const QString& resultsDir, QWidget* parent)
     : QDialog(parent)
     , m_engine(engine)
     , m_run(run)
@@ -119,12 +103,9 @@ void ArtifactsDialog::refresh()
     }
     setBusy(true, tr("Asking the node…"));
     QPointer<ArtifactsDialog> self(this);
-    RunEngine* engine = m_engine;
-    const RunId run = m_run;
-    QMetaObject::invokeMethod(engine, [engine, run, self] {
-        engine->listArtifacts(run, [self](const Result<AgentFileList>& list) {
-            backToDialog(self, [list](ArtifactsDialog* d) { d->showListing(list); });
-        });
+    m_engine->listArtifacts(m_run, [self](const Result<AgentFileList>& list) {
+        if (self)
+            self->showListing(list);
     });
 }
 
@@ -171,12 +152,9 @@ void ArtifactsDialog::downloadTo(const QString& dir)
     m_refused.clear();
     setBusy(true, tr("Downloading to %1…").arg(QDir::toNativeSeparators(dir)));
     QPointer<ArtifactsDialog> self(this);
-    RunEngine* engine = m_engine;
-    const RunId run = m_run;
-    QMetaObject::invokeMethod(engine, [engine, run, dir, self] {
-        engine->downloadArtifacts(run, dir, [self, dir](const Result<ArtifactDownload>& d) {
-            backToDialog(self, [dir, d](ArtifactsDialog* dialog) { dialog->showDownload(dir, d); });
-        });
+    m_engine->downloadArtifacts(m_run, dir, [self, dir](const Result<ArtifactDownload>& d) {
+        if (self)
+            self->showDownload(dir, d);
     });
 }
 

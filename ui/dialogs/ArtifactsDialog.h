@@ -13,26 +13,25 @@ class QTableWidget;
 
 namespace ty {
 
-class RunEngine;
+class RunControl;
 
 // A run's artifacts (the job spec's `artifacts:` globs) as its node lists
 // them now, and downloading them: into the run's local results folder
 // (<db>.runs/<id>/artifacts, the default) or a folder the user picks. The
-// same engine calls as `trainyardctl artifacts` (RunEngine::listArtifacts,
+// same engine calls as `trainyardctl artifacts` (RunControl::listArtifacts,
 // downloadArtifacts: SFTP for SSH nodes; names that would land outside the
 // folder and symlinks are refused and listed, never written).
 //
-// Thread: GUI. The engine may live on another thread: its calls are posted
-// there and the answers come back queued; closing the dialog meanwhile is
-// safe (answers to a closed dialog are dropped).
+// Thread: GUI. The engine's answers come later (RunControl); closing the
+// dialog meanwhile is safe (answers to a closed dialog are dropped).
 class ArtifactsDialog final : public QDialog {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(ArtifactsDialog)
 
 public:
     // `resultsDir`: the default download folder.
-    ArtifactsDialog(
-            RunEngine* engine, RunId run, const QString& runName, const QString& resultsDir, QWidget* parent = nullptr);
+    ArtifactsDialog(RunControl* engine, RunId run, const QString& runName, const QString& resultsDir,
+            QWidget* parent = nullptr);
 
     // Asks the node again (the dialog does once when created).
     void refresh();
@@ -55,7 +54,7 @@ private:
     void showListing(const Result<AgentFileList>& list);
     void showDownload(const QString& dir, const Result<ArtifactDownload>& d);
 
-    QPointer<RunEngine> m_engine;
+    QPointer<RunControl> m_engine;
     RunId m_run;
     QString m_resultsDir;
     AgentFileList m_list;

@@ -3,7 +3,6 @@
 #include "core/common/Result.h"
 
 #include <QObject>
-#include <QThread>
 
 #include <memory>
 
@@ -11,29 +10,36 @@ namespace ty {
 
 class MainWindow;
 class ResultStore;
-class RunEngine;
+
+namespace service {
+class ServiceRunControl;
+}
 
 // Everything the `trainyard` executable wires together, in one place so
-// tests can build the real thing: the result store, the RunEngine on its own
-// worker thread with the local node (a trainyard-agent child process) and
-// the ingestion lock, and the main window.
+// tests can build the real thing: the result store (read here), the
+// connection to trainyardd (the engine: queue, nodes, ingestion; started when
+// none serves the database), and the main window.
 //
-// Destruction order: window (stops its reader thread), engine (deleted on its
-// thread, then the thread stops), store.
+// Destruction order: window (stops its reader thread), the service
+// connection (the service and its runs go on), store.
 class Application final : public QObject {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(Application)
 
 public:
-    // Opens the database at `databasePath` (created when missing) and starts
-    // the engine with the local node served by `agentPath`. Errors: the store
-    // could not be opened (message names the file).
-    static Result<std::unique_ptr<Application>> create(const QString& databasePath, const QString& agentPath);
+    // Opens the database at `databasePath` (created when missing) and
+    // connects to its service, starting trainyardd when none runs (found by
+    // serviceExecutablePath(); its nodes' agent by localAgentPath()). Errors:
+    // the store could not be opened (message names the file). A service that
+    // cannot be started is no error: the window shows the runs without an
+    // engine and says why (serviceError()).
+    static Result<std::unique_ptr<Application>> create(const QString& databasePath);
     ~Application() override;
 
     MainWindow* window() const { return m_window.get(); }
     ResultStore* store() const { return m_store.get(); }
-    RunEngine* engine() const { return m_engine; }
+    service::ServiceRunControl* control() const { return m_control.get(); }
+    QString serviceError() const { return m_serviceError; }
 
     // Parses the job spec at `path` and submits it; a bad spec opens the
     // submit dialog showing it with its error instead.
@@ -48,8 +54,8 @@ private:
     Application() = default;
 
     std::unique_ptr<ResultStore> m_store;
-    QThread m_engineThread;
-    RunEngine* m_engine = nullptr;
+    std::unique_ptr<service::ServiceRunControl> m_control;
+    QString m_serviceError;
     std::unique_ptr<MainWindow> m_window;
 };
 

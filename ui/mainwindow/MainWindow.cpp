@@ -23,7 +23,7 @@
 #include "ui/runs/RunsFilterProxy.h"
 #include "ui/runs/RunsModel.h"
 #include "ui/runs/StoreReader.h"
-#include "core/runs/RunEngine.h"
+#include "core/runs/RunControl.h"
 #include "core/runs/RunRemoval.h"
 #include "core/store/ResultStore.h"
 
@@ -124,10 +124,10 @@ QSettings settings()
 
 } // namespace
 
-MainWindow::MainWindow(ResultStore* store, RunEngine* engine, QWidget* parent)
+MainWindow::MainWindow(ResultStore* store, RunControl* control, QWidget* parent)
     : QMainWindow(parent)
     , m_store(store)
-    , m_engine(engine)
+    , m_engine(control)
 {
     setObjectName(QStringLiteral("mainWindow"));
     setWindowTitle(QStringLiteral("Trainyard"));
@@ -469,28 +469,35 @@ void MainWindow::createLayout()
     updateHeader();
 }
 
+void MainWindow::setNoEngineReason(const QString& why)
+{
+    m_nodeLabel->setText(tr("no engine"));
+    m_nodeLabel->setToolTip(why);
+    m_nodeLabel->setStyleSheet(QStringLiteral("color: #c62828;"));
+    statusBar()->showMessage(why);
+}
+
 void MainWindow::connectEngine()
 {
     if (!m_engine)
         return;
-    connect(m_engine, &RunEngine::runStateChanged, this, &MainWindow::onRunStateChanged, Qt::QueuedConnection);
-    connect(m_engine, &RunEngine::consoleReceived, this, &MainWindow::onConsoleReceived, Qt::QueuedConnection);
-    connect(m_engine, &RunEngine::metricsReceived, this, &MainWindow::onMetricsReceived, Qt::QueuedConnection);
-    connect(m_engine, &RunEngine::nodeStatusChanged, this, &MainWindow::onNodeStatus, Qt::QueuedConnection);
+    connect(m_engine, &RunControl::runStateChanged, this, &MainWindow::onRunStateChanged);
+    connect(m_engine, &RunControl::consoleReceived, this, &MainWindow::onConsoleReceived);
+    connect(m_engine, &RunControl::metricsReceived, this, &MainWindow::onMetricsReceived);
+    connect(m_engine, &RunControl::nodeStatusChanged, this, &MainWindow::onNodeStatus);
     // A connection that came up with a warning (a changed host key accepted
     // under StrictHostKeyChecking no): shown until another message replaces it.
-    connect(
-            m_engine, &RunEngine::nodeWarning, this,
-            [this](const QString& node, const QString& message) {
-                statusBar()->showMessage(tr("Node %1: %2").arg(node, message));
-            },
-            Qt::QueuedConnection);
-    connect(
-            m_engine, &RunEngine::cancelFailed, this,
-            [this](RunId run, const QString& reason) {
-                statusBar()->showMessage(tr("Run #%1 was not cancelled: %2").arg(run).arg(reason), 15000);
-            },
-            Qt::QueuedConnection);
+    connect(m_engine, &RunControl::nodeWarning, this, [this](const QString& node, const QString& message) {
+        statusBar()->showMessage(tr("Node %1: %2").arg(node, message));
+    });
+    connect(m_engine, &RunControl::cancelFailed, this, [this](RunId run, const QString& reason) {
+        statusBar()->showMessage(tr("Run #%1 was not cancelled: %2").arg(run).arg(reason), 15000);
+    });
+    // The service came back (restarted): runs went on meanwhile.
+    connect(m_engine, &RunControl::reconnected, this, [this] {
+        statusBar()->showMessage(tr("Reconnected to the Trainyard service"), 5000);
+        scheduleReload();
+    });
 }
 
 void MainWindow::restoreSettings()
@@ -697,42 +704,27 @@ void MainWindow::submit(const JobSpec& spec)
     }
     statusBar()->showMessage(tr("Submitting %1…").arg(spec.name), 3000);
     QPointer<MainWindow> self(this);
-    QPointer<RunEngine> engine = m_engine;
-    // submit() writes to the database: run it on the engine's thread and
-    // come back with the answer.
-    QMetaObject::invokeMethod(
-            m_engine,
-            [self, engine, spec] {
-                if (!engine)
-                    return;
-                const Result<QList<RunId>> ids = engine->submitAll(spec);
-                QMetaObject::invokeMethod(
-                        self,
-                        [self, ids, name = spec.name] {
-                            if (!self)
-                                return;
-                            if (ids && !ids->isEmpty()) {
-                                const RunId first = ids->front();
-                                self->m_selectOnArrival = first;
-                                self->statusBar()->showMessage(ids->size() == 1
-                                                ? tr("Submitted %1 as run #%2").arg(name).arg(first)
-                                                : tr("Submitted %1: %2 runs, #%3 to #%4")
-                                                          .arg(name)
-                                                          .arg(ids->size())
-                                                          .arg(first)
-                                                          .arg(ids->back()),
-                                        5000);
-                                self->scheduleReload();
-                                Q_EMIT self->runSubmitted(first);
-                            } else {
-                                const QString message = ids ? tr("'%1' made no runs").arg(name) : ids.error().message;
-                                self->showError(tr("Submit failed"), message);
-                                Q_EMIT self->submitFailed(message);
-                            }
-                        },
-                        Qt::QueuedConnection);
-            },
-            Qt::QueuedConnection);
+    m_engine->submit(spec, QString(), [self, name = spec.name](const Result<QList<RunId>>& ids) {
+        if (!self)
+            return;
+        if (ids && !ids->isEmpty()) {
+            const RunId first = ids->front();
+            self->m_selectOnArrival = first;
+            self->statusBar()->showMessage(ids->size() == 1 ? tr("Submitted %1 as run #%2").arg(name).arg(first)
+                                                            : tr("Submitted %1: %2 runs, #%3 to #%4")
+                                                                      .arg(name)
+                                                                      .arg(ids->size())
+                                                                      .arg(first)
+                                                                      .arg(ids->back()),
+                    5000);
+            self->scheduleReload();
+            Q_EMIT self->runSubmitted(first);
+        } else {
+            const QString message = ids ? tr("'%1' made no runs").arg(name) : ids.error().message;
+            self->showError(tr("Submit failed"), message);
+            Q_EMIT self->submitFailed(message);
+        }
+    });
 }
 
 void MainWindow::showError(const QString& title, const QString& message)
@@ -835,6 +827,7 @@ void MainWindow::onCurrentRowChanged()
 void MainWindow::showRun(RunId id)
 {
     m_selected = id;
+    followConsole(RunRecord{});
     m_liveBuffer.clear();
     m_liveQueue.clear();
     m_liveTimer->stop();
@@ -850,6 +843,7 @@ void MainWindow::showRun(RunId id)
     }
     m_consolePathShown = row->run.consolePath;
     m_console->setRun(id, row->run.consolePath, !isTerminal(row->run.state));
+    followConsole(row->run);
     m_charts->clear(tr("Loading metrics…"));
     m_reader->requestMetrics(id, ++m_metricsTicket);
     updateHeader();
@@ -1023,12 +1017,28 @@ void MainWindow::onRunStateChanged(const RunRecord& run)
             // Started: the console copy exists now.
             m_consolePathShown = run.consolePath;
             m_console->setRun(run.id, run.consolePath, !isTerminal(run.state));
+            followConsole(run);
         } else if (isTerminal(run.state)) {
             m_console->setLive(false);
+            followConsole(RunRecord{});
         }
         updateHeader();
         updateActions();
     }
+}
+
+void MainWindow::followConsole(const RunRecord& run)
+{
+    // The live bytes of the run shown (the console view reads what its file
+    // holds and drops what it has twice); none for a run that ended.
+    const RunId wanted = run.id != 0 && !isTerminal(run.state) && !run.consolePath.isEmpty() ? run.id : 0;
+    if (!m_engine || wanted == m_followedConsole)
+        return;
+    if (m_followedConsole != 0)
+        m_engine->unfollowConsole(m_followedConsole);
+    m_followedConsole = wanted;
+    if (wanted != 0)
+        m_engine->followConsole(wanted, QFileInfo(run.consolePath).size());
 }
 
 void MainWindow::onConsoleReceived(RunId run, qint64 offset, const QByteArray& bytes)
@@ -1137,17 +1147,9 @@ void MainWindow::cancelSelected()
 
 void MainWindow::cancelRuns(const QList<RunId>& runs)
 {
-    QPointer<RunEngine> engine = m_engine;
-    if (!engine)
+    if (!m_engine)
         return;
-    QMetaObject::invokeMethod(
-            m_engine,
-            [engine, runs] {
-                if (engine)
-                    for (RunId id : runs)
-                        engine->cancel(id);
-            },
-            Qt::QueuedConnection);
+    m_engine->cancel(runs);
     statusBar()->showMessage(
             runs.size() == 1 ? tr("Cancelling run #%1…").arg(runs.front()) : tr("Cancelling %1 runs…").arg(runs.size()),
             5000);

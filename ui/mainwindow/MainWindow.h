@@ -33,7 +33,7 @@ class NodesView;
 class QueueView;
 class ResultStore;
 class RunActions;
-class RunEngine;
+class RunControl;
 class RunsFilterBar;
 class RunsModel;
 class StoreReader;
@@ -72,7 +72,7 @@ class MainWindow final : public QMainWindow {
     Q_DISABLE_COPY_MOVE(MainWindow)
 
 public:
-    MainWindow(ResultStore* store, RunEngine* engine, QWidget* parent = nullptr);
+    MainWindow(ResultStore* store, RunControl* control, QWidget* parent = nullptr);
     ~MainWindow() override;
 
     // What a drop of these URLs does (also the "Open spec…" action).
@@ -126,6 +126,10 @@ public:
     // every run, as before issue #22, to measure beside the row updates.
     void setFullReloads(bool on) { m_fullReloads = on; }
 
+    // Why there is no engine (the service could not be started): shown in
+    // the status bar where the nodes' status would be.
+    void setNoEngineReason(const QString& why);
+
 Q_SIGNALS:
     void runSubmitted(ty::RunId run);
     void submitFailed(const QString& message);
@@ -163,6 +167,9 @@ private:
     // was found damaged (its tooltip says why and what to do); hidden otherwise.
     void updateStoreNotice();
     void onRunStateChanged(const RunRecord& run);
+    // Asks the engine for the live console of `run` (none: an empty record,
+    // or a run that ended), in place of the one followed before.
+    void followConsole(const RunRecord& run);
     void onConsoleReceived(RunId run, qint64 offset, const QByteArray& bytes);
     void onMetricsReceived(RunId run, const QList<MetricPoint>& points);
     void onMetricsLoaded(RunId run, int ticket, const QMap<QString, QList<MetricPoint>>& series);
@@ -180,7 +187,8 @@ private:
     void applyDefaultSizes();
 
     ResultStore* m_store;
-    QPointer<RunEngine> m_engine;
+    QPointer<RunControl> m_engine; // the engine, in trainyardd (ServiceRunControl) or here
+    RunId m_followedConsole = 0;   // the run whose live console the engine sends (followConsole)
     QThread m_readerThread;
     StoreReader* m_reader = nullptr;
 

@@ -2,11 +2,8 @@
 
 #include "core/common/Paths.h"
 #include "ui/dialogs/AddNodeDialog.h"
-#include "ui/dialogs/PassphraseDialog.h"
-#include "core/nodes/NodeTransports.h"
-#include "core/nodes/SshAgentTransport.h"
 #include "core/nodes/SshNodeOptions.h"
-#include "core/runs/RunEngine.h"
+#include "core/runs/RunControl.h"
 #include "core/store/ResultStore.h"
 
 #include <QAction>
@@ -35,12 +32,10 @@ QString number(const std::optional<double>& v, const QString& unit, int decimals
 
 } // namespace
 
-NodesView::NodesView(ResultStore* store, RunEngine* engine, QWidget* parent)
+NodesView::NodesView(ResultStore* store, RunControl* engine, QWidget* parent)
     : QWidget(parent)
     , m_store(store)
     , m_engine(engine)
-    , m_agentPath(localAgentPath())
-    , m_passphrases(std::make_shared<GuiPassphraseProvider>(this))
 {
     setObjectName(QStringLiteral("nodesView"));
     qRegisterMetaType<QList<ty::AgentGpu>>();
@@ -113,27 +108,12 @@ NodesView::NodesView(ResultStore* store, RunEngine* engine, QWidget* parent)
     layout->addWidget(m_summary);
 
     if (m_engine) {
-        connect(m_engine, &RunEngine::nodeStatusChanged, this, &NodesView::setNodeStatus, Qt::QueuedConnection);
-        connect(m_engine, &RunEngine::nodeGpusUpdated, this, &NodesView::setNodeGpus, Qt::QueuedConnection);
+        connect(m_engine, &RunControl::nodeStatusChanged, this, &NodesView::setNodeStatus);
+        connect(m_engine, &RunControl::nodeGpusUpdated, this, &NodesView::setNodeGpus);
         ensureNode(QStringLiteral("local"));
         render(QStringLiteral("local"));
-        // The stored nodes, read on the engine's thread (the database is not
-        // read on the GUI thread).
-        QPointer<NodesView> self(this);
-        ResultStore* s = m_store;
-        QMetaObject::invokeMethod(
-                m_engine,
-                [self, s] {
-                    const QList<NodeRecord> nodes = s->nodes();
-                    QMetaObject::invokeMethod(
-                            self,
-                            [self, nodes] {
-                                if (self)
-                                    self->setStoredNodes(nodes);
-                            },
-                            Qt::QueuedConnection);
-                },
-                Qt::QueuedConnection);
+        // The stored nodes: a few rows, read straight from the database.
+        setStoredNodes(m_store->nodes());
     }
 }
 
@@ -379,71 +359,26 @@ void NodesView::addNode(const NodeRecord& node, bool acceptNewHostKey)
     m_nodes[node.name].host = node.host;
     render(node.name);
     QPointer<NodesView> self(this);
-    QPointer<RunEngine> engine = m_engine;
-    ResultStore* store = m_store;
-    const QString agentPath = m_agentPath;
-    std::shared_ptr<SshPassphraseProvider> passphrases = m_passphrases;
-    // Storing waits for the commit and the transport must live on the
-    // engine's thread: both happen there.
-    QMetaObject::invokeMethod(
-            m_engine,
-            [self, engine, store, node, acceptNewHostKey, agentPath, passphrases] {
-                if (!engine)
-                    return;
-                QString error;
-                if (auto stored = store->addNode(node); !stored) {
-                    error = stored.error().message;
-                } else {
-                    NodeConnectOptions options;
-                    options.acceptNewHostKey = acceptNewHostKey;
-                    auto transport = transportForNode(node, agentPath, passphrases, options);
-                    // Queued to the view (it lives on the GUI thread).
-                    if (auto* ssh = qobject_cast<SshAgentTransport*>(transport.get()))
-                        QObject::connect(ssh, &SshAgentTransport::hostKeyRejected, self,
-                                [self, name = node.name](
-                                        const QString& fingerprint, const QString& message, bool changed) {
-                                    if (self)
-                                        self->askHostKey(name, fingerprint, message, changed);
-                                });
-                    engine->addNode(node.name, std::move(transport));
-                }
-                QMetaObject::invokeMethod(
-                        self,
-                        [self, name = node.name, error] {
-                            if (!self)
-                                return;
-                            if (!error.isEmpty())
-                                self->showError(tr("Cannot add node"), error);
-                            Q_EMIT self->nodeAdded(name, error);
-                        },
-                        Qt::QueuedConnection);
-            },
-            Qt::QueuedConnection);
+    m_engine->addNode(node, acceptNewHostKey, [self, name = node.name](const Result<void>& added) {
+        if (!self)
+            return;
+        const QString error = added ? QString() : added.error().message;
+        if (!error.isEmpty())
+            self->showError(tr("Cannot add node"), error);
+        Q_EMIT self->nodeAdded(name, error);
+    });
 }
 
 void NodesView::checkHostKey(const QString& node, const QString& reason, bool changed)
 {
     if (!m_engine || node == u"local" || m_askingHostKey.contains(node))
         return;
-    // Nodes added at start-up were not connected to hostKeyRejected: ask
-    // their transport (on the engine's thread) which key it refused.
+    // Which key the node's last connection refused.
     QPointer<NodesView> self(this);
-    QPointer<RunEngine> engine = m_engine;
-    QMetaObject::invokeMethod(
-            m_engine,
-            [self, engine, node, reason, changed] {
-                const QString fingerprint = engine ? engine->rejectedHostKeyFingerprint(node) : QString();
-                if (fingerprint.isEmpty())
-                    return;
-                QMetaObject::invokeMethod(
-                        self,
-                        [self, node, fingerprint, reason, changed] {
-                            if (self)
-                                self->askHostKey(node, fingerprint, reason, changed);
-                        },
-                        Qt::QueuedConnection);
-            },
-            Qt::QueuedConnection);
+    m_engine->rejectedHostKey(node, [self, node, reason, changed](const Result<QString>& fingerprint) {
+        if (self && fingerprint && !fingerprint->isEmpty())
+            self->askHostKey(node, *fingerprint, reason, changed);
+    });
 }
 
 void NodesView::askHostKey(const QString& node, const QString& fingerprint, const QString& message, bool changed)
@@ -477,21 +412,11 @@ void NodesView::askHostKey(const QString& node, const QString& fingerprint, cons
         if (!m_engine)
             return;
         QPointer<NodesView> self(this);
-        QPointer<RunEngine> engine = m_engine;
-        QMetaObject::invokeMethod(
-                m_engine,
-                [self, engine, node] {
-                    // The engine's next reconnection attempt records it.
-                    const bool found = engine && engine->trustNewHostKey(node);
-                    QMetaObject::invokeMethod(
-                            self,
-                            [self, node, found] {
-                                if (self && found)
-                                    Q_EMIT self->hostKeyAccepted(node);
-                            },
-                            Qt::QueuedConnection);
-                },
-                Qt::QueuedConnection);
+        // The engine's next reconnection attempt records it.
+        m_engine->trustHostKey(node, [self, node](const Result<bool>& found) {
+            if (self && found && *found)
+                Q_EMIT self->hostKeyAccepted(node);
+        });
     });
     box->open();
 }

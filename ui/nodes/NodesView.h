@@ -19,9 +19,8 @@ class QTreeWidgetItem;
 namespace ty {
 
 class AddNodeDialog;
-class GuiPassphraseProvider;
 class ResultStore;
-class RunEngine;
+class RunControl;
 
 // The Nodes view: one row per node (this machine as "local", plus every SSH
 // node stored in the result database) with its reachability, and under it
@@ -32,19 +31,17 @@ class RunEngine;
 // anything else. A node whose agent reports no GPU says
 // "no NVIDIA GPU (CPU node)".
 //
-// Data: RunEngine::nodeStatusChanged and RunEngine::nodeGpusUpdated (the
-// engine asks every ready node for its GPUs every 2 s), both received queued;
+// Data: RunControl::nodeStatusChanged and RunControl::nodeGpusUpdated (the
+// engine asks every ready node for its GPUs every 2 s);
 // setRuns() with the runs table's StoreReader snapshots for the run names.
 //
-// Add node… (addNodeAction): AddNodeDialog, then addNode(): the NodeRecord is
-// stored and handed to the engine with an SshAgentTransport, both on the
-// engine's thread. An unknown host key (the transport's hostKeyRejected, or,
-// for nodes added at start-up, a lost node whose transport has a
-// rejectedFingerprint()) is shown with its SHA256 fingerprint in a question
-// box (objectName "hostKeyBox"); on Yes the transport accepts it at its next
-// connection attempt (the engine reconnects with backoff). A changed key is
-// only reported, never offered. Encrypted keys ask through a
-// GuiPassphraseProvider (PassphraseDialog).
+// Add node… (addNodeAction): AddNodeDialog, then addNode(): the engine
+// (RunControl::addNode) stores the NodeRecord and connects it. An unknown
+// host key (a node lost with ErrorKind::HostKeyUnknown, whose refused key
+// RunControl::rejectedHostKey gives) is shown with its SHA256 fingerprint in
+// a question box (objectName "hostKeyBox"); on Yes the engine accepts it at
+// its next connection attempt (it reconnects with backoff). A changed key is
+// only reported, never offered.
 //
 // Aggregated console (aggregatedConsoleAction, context menu): asks the main
 // window to merge the consoles of the node's latest runs
@@ -67,7 +64,7 @@ public:
         ColumnCount
     };
 
-    NodesView(ResultStore* store, RunEngine* engine, QWidget* parent = nullptr);
+    NodesView(ResultStore* store, RunControl* engine, QWidget* parent = nullptr);
     ~NodesView() override;
 
     QSize sizeHint() const override { return {720, 300}; } // room for the columns beside the runs table
@@ -75,8 +72,6 @@ public:
     QAction* addNodeAction() const { return m_addAction; }
     // The top-level row of `node`, nullptr when it is not shown.
     QTreeWidgetItem* nodeItem(const QString& node) const;
-    // The local trainyard-agent deployed to new nodes (default localAgentPath()).
-    void setAgentPath(const QString& path) { m_agentPath = path; }
 
     void setRuns(const RunRows& rows);
     // The runs started on `node` (those with a console), newest first, at
@@ -133,9 +128,7 @@ private:
     void showError(const QString& title, const QString& message);
 
     ResultStore* m_store;
-    QPointer<RunEngine> m_engine;
-    QString m_agentPath;
-    std::shared_ptr<GuiPassphraseProvider> m_passphrases;
+    QPointer<RunControl> m_engine;
     QTreeWidget* m_tree = nullptr;
     QLabel* m_summary = nullptr;
     QAction* m_addAction = nullptr;

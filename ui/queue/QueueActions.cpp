@@ -1,6 +1,6 @@
 #include "QueueActions.h"
 
-#include "core/runs/RunEngine.h"
+#include "core/runs/RunControl.h"
 
 #include <QAction>
 #include <QInputDialog>
@@ -8,11 +8,12 @@
 #include <QWidget>
 
 #include <limits>
+#include <memory>
 #include <utility>
 
 namespace ty {
 
-QueueActions::QueueActions(RunEngine* engine, QWidget* dialogParent)
+QueueActions::QueueActions(RunControl* engine, QWidget* dialogParent)
     : QObject(dialogParent)
     , m_engine(engine)
     , m_parent(dialogParent)
@@ -88,35 +89,48 @@ void QueueActions::refresh()
     m_cancel->setEnabled(engine && (queued || held));
 }
 
+namespace {
+
+// An Op that asks the engine for one queue action on a run.
+auto queueOp(RunControl::QueueAction action, int priority = 0)
+{
+    return [action, priority](RunControl& e, RunId id, std::function<void(const Result<void>&)> done) {
+        e.queue(id, action, priority, std::move(done));
+    };
+}
+
+} // namespace
+
 void QueueActions::hold(const QList<RunId>& runs)
 {
-    apply(QStringLiteral("hold"), runs, [](RunEngine& e, RunId id) { return e.hold(id); });
+    apply(QStringLiteral("hold"), runs, queueOp(RunControl::QueueAction::Hold));
 }
 
 void QueueActions::release(const QList<RunId>& runs)
 {
-    apply(QStringLiteral("release"), runs, [](RunEngine& e, RunId id) { return e.release(id); });
+    apply(QStringLiteral("release"), runs, queueOp(RunControl::QueueAction::Release));
 }
 
 void QueueActions::moveToTop(const QList<RunId>& runs)
 {
     // Several runs: the last one ends on top, so apply them bottom-up to keep
-    // their relative order.
+    // their relative order (the engine takes the requests in order).
     QList<RunId> reversed(runs.crbegin(), runs.crend());
-    apply(QStringLiteral("move to top"), reversed, [](RunEngine& e, RunId id) { return e.moveToTop(id); });
+    apply(QStringLiteral("move to top"), reversed, queueOp(RunControl::QueueAction::Top));
 }
 
 void QueueActions::setPriority(const QList<RunId>& runs, int priority)
 {
-    apply(QStringLiteral("set priority"), runs,
-            [priority](RunEngine& e, RunId id) { return e.setPriority(id, priority); });
+    apply(QStringLiteral("set priority"), runs, queueOp(RunControl::QueueAction::Priority, priority));
 }
 
 void QueueActions::cancel(const QList<RunId>& runs)
 {
-    apply(QStringLiteral("cancel"), runs, [](RunEngine& e, RunId id) -> Result<void> {
-        e.cancel(id);
-        return {};
+    // A cancel that cannot reach its run is told as cancelFailed.
+    apply(QStringLiteral("cancel"), runs, [](RunControl& e, RunId id, std::function<void(const Result<void>&)> done) {
+        e.cancel({id});
+        QMetaObject::invokeMethod(
+                &e, [done] { done({}); }, Qt::QueuedConnection); // answered later, like the rest
     });
 }
 
@@ -146,31 +160,24 @@ void QueueActions::apply(const QString& op, const QList<RunId>& runs, Op fn)
         Q_EMIT finished(op, runs, errors);
         return;
     }
+    // One request per run; finished() once every one is answered.
+    struct Pending {
+        qsizetype left = 0;
+        QStringList errors;
+    };
+    auto pending = std::make_shared<Pending>();
+    pending->left = runs.size();
     QPointer<QueueActions> self(this);
-    QPointer<RunEngine> engine = m_engine;
-    // The queue operations read and write the database: the engine's thread
-    // does them, and posts the outcome back.
-    QMetaObject::invokeMethod(
-            m_engine,
-            [self, engine, op, runs, fn] {
-                if (!engine)
-                    return;
-                QStringList errors;
-                for (RunId id : runs)
-                    if (const Result<void> done = fn(*engine, id); !done)
-                        errors << done.error().message;
-                QMetaObject::invokeMethod(
-                        self,
-                        [self, op, runs, errors] {
-                            if (!self)
-                                return;
-                            if (!errors.isEmpty())
-                                self->showErrors(op, errors);
-                            Q_EMIT self->finished(op, runs, errors);
-                        },
-                        Qt::QueuedConnection);
-            },
-            Qt::QueuedConnection);
+    for (RunId id : runs)
+        fn(*m_engine, id, [self, pending, op, runs](const Result<void>& done) {
+            if (!done)
+                pending->errors << done.error().message;
+            if (--pending->left > 0 || !self)
+                return;
+            if (!pending->errors.isEmpty())
+                self->showErrors(op, pending->errors);
+            Q_EMIT self->finished(op, runs, pending->errors);
+        });
 }
 
 void QueueActions::showErrors(const QString& op, const QStringList& errors)

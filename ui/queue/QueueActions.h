@@ -14,7 +14,7 @@ class QWidget;
 
 namespace ty {
 
-class RunEngine;
+class RunControl;
 
 // The queue operations as actions for menus and toolbars: Hold, Release,
 // Move to top, Set priority… (asks with QInputDialog) and Cancel. They apply
@@ -24,11 +24,10 @@ class RunEngine;
 // cancel: a waiting run; a running run is cancelled from the Run menu, which
 // asks first).
 //
-// The RunEngine lives on its own thread and its queue operations write the
-// database, so every operation is posted to the engine's thread
-// (QMetaObject::invokeMethod, queued); the results come back queued as
-// finished(), and errors are shown in a message box (objectName
-// "queueErrorBox", non-modal).
+// Every operation goes to the engine through RunControl (trainyardd's, in the
+// GUI), one request per run in order; once all are answered, finished()
+// comes, and errors are shown in a message box (objectName "queueErrorBox",
+// non-modal).
 //
 // GUI thread only. `engine` may be null (the actions stay disabled).
 class QueueActions final : public QObject {
@@ -39,7 +38,7 @@ public:
     // Current record of a run by id (nullptr when unknown), for enabling.
     using Lookup = std::function<const RunRecord*(RunId)>;
 
-    QueueActions(RunEngine* engine, QWidget* dialogParent);
+    QueueActions(RunControl* engine, QWidget* dialogParent);
 
     QAction* holdAction() const { return m_hold; }
     QAction* releaseAction() const { return m_release; }
@@ -66,16 +65,16 @@ public:
     void askPriority();
 
 Q_SIGNALS:
-    // An operation on `runs` was carried out on the engine's thread; `errors`
+    // An operation on `runs` was carried out by the engine; `errors`
     // holds one message per run that failed (empty: all done).
     void finished(const QString& op, const QList<ty::RunId>& runs, const QStringList& errors);
 
 private:
-    using Op = std::function<Result<void>(RunEngine&, RunId)>;
+    using Op = std::function<void(RunControl&, RunId, std::function<void(const Result<void>&)>)>;
     void apply(const QString& op, const QList<RunId>& runs, Op fn);
     void showErrors(const QString& op, const QStringList& errors);
 
-    QPointer<RunEngine> m_engine;
+    QPointer<RunControl> m_engine;
     QPointer<QWidget> m_parent;
     Lookup m_lookup;
     QList<RunId> m_targets;

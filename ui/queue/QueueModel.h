@@ -25,7 +25,7 @@ namespace ty {
 // moved, then dataChanged for every row. Never a reset.
 //
 // GUI thread only. Fed with the same StoreReader snapshots as the runs table
-// (setRuns) and with RunEngine::runStateChanged (updateRun).
+// (setRuns) and with RunControl::runStateChanged (updateRun).
 class QueueModel final : public RunTableModel {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(QueueModel)

@@ -16,7 +16,7 @@
 
 namespace ty {
 
-QueueView::QueueView(RunEngine* engine, QString databasePath, QWidget* parent)
+QueueView::QueueView(RunControl* engine, QString databasePath, QWidget* parent)
     : QWidget(parent)
     , m_databasePath(std::move(databasePath))
 {

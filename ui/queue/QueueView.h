@@ -16,7 +16,7 @@ namespace ty {
 
 class QueueActions;
 class QueueModel;
-class RunEngine;
+class RunControl;
 
 // The queue view: waiting runs in scheduling order (QueueModel) under a
 // toolbar with the scheduling policy selector and the queue operations
@@ -36,7 +36,7 @@ class QueueView final : public QWidget {
     Q_DISABLE_COPY_MOVE(QueueView)
 
 public:
-    QueueView(RunEngine* engine, QString databasePath, QWidget* parent = nullptr);
+    QueueView(RunControl* engine, QString databasePath, QWidget* parent = nullptr);
 
     QSize sizeHint() const override { return {720, 360}; } // room for the toolbar and the reasons
     QueueModel* model() const { return m_model; }
@@ -51,7 +51,7 @@ public:
     void setRuns(const RunRows& rows);
     // Runs that changed or went (StoreReader::runsUpdated).
     void updateRuns(const RunRows& changed, const QList<RunId>& removed);
-    // RunEngine::runStateChanged.
+    // RunControl::runStateChanged.
     void updateRun(const RunRecord& run);
     // The runs selected in the queue, in queue order.
     QList<RunId> selectedRuns() const;

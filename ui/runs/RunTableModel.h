@@ -12,7 +12,7 @@ namespace ty {
 
 // What the runs table (RunsModel) and the queue (QueueModel) share: a table
 // with a row per run, fed from the same StoreReader snapshots and updates and
-// from RunEngine::runStateChanged, and asked which run a row holds. Each
+// from RunControl::runStateChanged, and asked which run a row holds. Each
 // model chooses which runs it shows and in what order; updates never reset
 // the model, so a view's selection stays. GUI thread only.
 class RunTableModel : public QAbstractTableModel {
@@ -29,7 +29,7 @@ public:
     // A full snapshot (StoreReader::runsLoaded), newest first; rows of runs in
     // both keep their place in a view.
     virtual void setRuns(const RunRows& rows) = 0;
-    // One run changed (RunEngine::runStateChanged).
+    // One run changed (RunControl::runStateChanged).
     virtual void updateRun(const RunRecord& run) = 0;
     // Runs that changed or went (StoreReader::runsUpdated). Returns whether
     // this model's rows changed; costs what the changed runs cost.

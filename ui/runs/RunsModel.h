@@ -49,10 +49,10 @@ public:
     // Replaces the content with `rows` (newest first), keeping rows whose run
     // id is in both.
     void setRuns(const RunRows& rows) override;
-    // A run changed (RunEngine::runStateChanged): updates its row, or inserts
+    // A run changed (RunControl::runStateChanged): updates its row, or inserts
     // it at the top when unknown. Keeps the row's latest metrics.
     void updateRun(const RunRecord& run) override;
-    // New points of a run (RunEngine::metricsReceived): a key's latest value
+    // New points of a run (RunControl::metricsReceived): a key's latest value
     // moves when a point's step is >= the one shown. May add metric columns.
     void updateLatestMetrics(RunId run, const QList<MetricPoint>& points);
     void removeRun(RunId run);

@@ -1,0 +1,101 @@
+#pragma once
+
+#include "core/common/Result.h"
+#include "core/common/Run.h"
+#include "core/nodes/AgentFiles.h"
+#include "core/nodes/AgentTypes.h"
+#include "core/nodes/WorkdirSync.h"
+#include "core/store/NodeRecord.h"
+
+#include <QHash>
+#include <QList>
+#include <QObject>
+#include <QString>
+
+#include <functional>
+
+namespace ty {
+
+struct JobSpec;
+
+// The run engine as a client sees it: what the GUI's views ask of it and the
+// live events they hear, whichever process runs the engine. The GUI talks to
+// trainyardd through service::ServiceRunControl (core/service); an engine in
+// the same process (tests of a view) is reached through LocalRunControl.
+// Stored data (runs, metrics, consoles, nodes) is read from the database,
+// not through here.
+//
+// Thread affinity: the thread that created it (the GUI thread). Every call
+// returns at once; its callback, and every signal, comes later on that
+// thread, never from inside the call. A callback is not called once the
+// control is destroyed.
+//
+// Errors carry the engine's ErrorKind where it had one (NotFound for an
+// unknown run or node, InvalidInput, Storage ...); a lost connection to the
+// service is an error of kind Unreachable.
+class RunControl : public QObject {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(RunControl)
+
+public:
+    template <typename T> using Reply = std::function<void(const Result<T>&)>;
+    enum class QueueAction { Hold, Release, Top, Priority };
+
+    explicit RunControl(QObject* parent = nullptr);
+    ~RunControl() override;
+
+    // Records the spec's runs (a sweep gives several, in expansion order) and
+    // has them scheduled; `node` pins them (empty: anywhere).
+    virtual void submit(const JobSpec& spec, const QString& node, Reply<QList<RunId>> done) = 0;
+    // SIGTERM to each run's process group, SIGKILL after `graceMs`; a queued
+    // run is cancelled at once. A run that cannot be reached is told as
+    // cancelFailed.
+    virtual void cancel(const QList<RunId>& runs, int graceMs = 10000) = 0;
+    // hold, release, move to top, or set the priority (`priority`, for
+    // Priority only) of a waiting run (RunEngine::hold and the rest).
+    virtual void queue(RunId run, QueueAction action, int priority, Reply<void> done) = 0;
+    // The run's artifacts as its node lists them, and a copy of them into
+    // `destDir` (RunEngine::listArtifacts, downloadArtifacts).
+    virtual void listArtifacts(RunId run, Reply<AgentFileList> done) = 0;
+    virtual void downloadArtifacts(RunId run, const QString& destDir, Reply<ArtifactDownload> done) = 0;
+    // Stores the node and connects it; `acceptNewHostKey`: a host key not in
+    // known_hosts yet is added (a changed one is still refused). Its status
+    // comes as nodeStatusChanged. Errors: a stored node of that name, the write.
+    virtual void addNode(const NodeRecord& node, bool acceptNewHostKey, Reply<void> done) = 0;
+    // The SHA-256 fingerprint of the unknown host key the node's last
+    // connection refused (empty: none), and trusting it: the next
+    // reconnection records it in known_hosts (false: no such node or key).
+    virtual void rejectedHostKey(const QString& node, Reply<QString> done) = 0;
+    virtual void trustHostKey(const QString& node, Reply<bool> done) = 0;
+    // consoleReceived for `run` from byte `fromOffset` of its local copy on,
+    // live, until unfollowConsole(); bytes before what was asked may come
+    // too (ConsoleView drops what it holds).
+    virtual void followConsole(RunId run, qint64 fromOffset) = 0;
+    virtual void unfollowConsole(RunId run) = 0;
+
+Q_SIGNALS:
+    // A run changed state (any run).
+    void runStateChanged(const ty::RunRecord& run);
+    // Console bytes [offset, offset + bytes.size()) of a run's local copy:
+    // at least those of the runs followed.
+    void consoleReceived(ty::RunId run, qint64 offset, const QByteArray& bytes);
+    // Metric points just extracted from any run (already on their way into
+    // the database).
+    void metricsReceived(ty::RunId run, const QList<ty::MetricPoint>& points);
+    // Why each waiting run waits, after a scheduling pass.
+    void pendingReasonsChanged(const QHash<ty::RunId, QString>& reasons);
+    // A node connected, or was lost (`reason`, `kind` as RunEngine's).
+    void nodeStatusChanged(
+            const QString& node, bool ready, const QString& reason, ty::ErrorKind kind = ty::ErrorKind::Unspecified);
+    // A node's connection came up with a warning (a changed host key accepted).
+    void nodeWarning(const QString& node, const QString& message);
+    void cancelFailed(ty::RunId run, const QString& reason);
+    // The GPUs a ready node reports, every couple of seconds.
+    void nodeGpusUpdated(const QString& node, const QList<ty::AgentGpu>& gpus);
+    void noticeAdded(ty::RunId run, const QString& text);
+    // The engine is reachable again after it was not (the service was
+    // restarted): runs may have changed meanwhile, so a view reloads.
+    void reconnected();
+};
+
+} // namespace ty

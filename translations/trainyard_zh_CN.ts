@@ -420,96 +420,96 @@
 <context>
     <name>ty::ArtifactsDialog</name>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="45"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="29"/>
         <source>Artifacts of run %1 (%2)</source>
         <translation>运行 %1（%2）的产物</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="50"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="34"/>
         <source>File on the node</source>
         <translation>节点上的文件</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="50"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="34"/>
         <source>Size</source>
         <translation>大小</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="50"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="34"/>
         <source>Type</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="63"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="47"/>
         <source>&amp;Refresh</source>
         <translation>刷新(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="64"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="48"/>
         <source>&amp;Download to results folder</source>
         <translation>下载到结果文件夹(&amp;D)</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="67"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="51"/>
         <source>Download &amp;to…</source>
         <translation>下载到(&amp;T)…</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="68"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="52"/>
         <source>&amp;Open folder</source>
         <translation>打开文件夹(&amp;O)</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="75"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="59"/>
         <source>Download artifacts to</source>
         <translation>将产物下载到</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="117"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="101"/>
         <source>No engine: artifacts are listed by the run&apos;s node.</source>
         <translation>无引擎：产物由运行所在节点列出。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="120"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="104"/>
         <source>Asking the node…</source>
         <translation>正在询问节点…</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="146"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="127"/>
         <source>link to %1</source>
         <translation>链接到 %1</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="158"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="139"/>
         <source>No files match the run&apos;s artifacts globs (or the spec has none).</source>
         <translation>没有与该运行的产物通配模式匹配的文件（或任务规格中未设置）。</translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="159"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="140"/>
         <source>%n file(s), %1 on the node.</source>
         <translation>
             <numerusform>%n 个文件，节点上共 %1。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="161"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="142"/>
         <source>The node stopped listing at its entry limit: not every match is shown.</source>
         <translation>节点在达到条目上限时停止列出：并非所有匹配项都已显示。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="172"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="153"/>
         <source>Downloading to %1…</source>
         <translation>正在下载到 %1…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="195"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="173"/>
         <source>Downloaded %n file(s) to %1.</source>
         <translation>
             <numerusform>已下载 %n 个文件到 %1。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="197"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="175"/>
         <source>Refused (not written): %1</source>
         <translation>已拒绝（未写入）：%1</translation>
     </message>
@@ -907,316 +907,322 @@
 <context>
     <name>ty::MainWindow</name>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="102"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="103"/>
         <source>signal %1</source>
         <translation>信号 %1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="104"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="105"/>
         <source>exit %1</source>
         <translation>退出码 %1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="167"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="168"/>
         <source>Database write failed: %1</source>
         <translation>数据库写入失败：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="174"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="175"/>
         <source>Damaged result database</source>
         <translation>结果数据库已损坏</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="224"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="225"/>
         <source>&amp;Submit…</source>
         <translation>提交(&amp;S)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="227"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="228"/>
         <source>Submit a run (Ctrl+N); or drop a script, folder or job spec on the window</source>
         <translation>提交一个运行 (Ctrl+N)；或将脚本、文件夹或任务规格拖放到窗口上</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="230"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="231"/>
         <source>&amp;Open spec or script…</source>
         <translation>打开任务规格或脚本(&amp;O)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="234"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="235"/>
         <source>Open job spec or script</source>
         <translation>打开任务规格或脚本</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="235"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="236"/>
         <source>Job specs and scripts (*.yaml *.yml *.py *.sh);;All files (*)</source>
         <translation>任务规格与脚本 (*.yaml *.yml *.py *.sh);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="243"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="244"/>
         <source>&amp;Cancel run…</source>
         <translation>取消运行(&amp;C)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="246"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="247"/>
         <source>Stop the selected runs (Ctrl+K; asks first for a running run): SIGTERM to its processes, SIGKILL after 10 s; a waiting run leaves the queue</source>
         <translation>停止选中的运行（Ctrl+K；正在运行的运行会先询问）：向其进程发送 SIGTERM，10 秒后发送 SIGKILL；等待中的运行将离开队列</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="250"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="251"/>
         <source>&amp;Delete run…</source>
         <translation>删除运行(&amp;D)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="253"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="968"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="254"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="972"/>
         <source>Delete the selected finished run with its metrics and console copy</source>
         <translation>删除选中的已结束运行及其指标和控制台副本</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="256"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="257"/>
         <source>Co&amp;mpare</source>
         <translation>对比(&amp;M)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="260"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="261"/>
         <source>Compare the selected runs side by side (Ctrl+D; Ctrl/Shift+click to select several)</source>
         <translation>并排对比选中的运行（Ctrl+D；按住 Ctrl/Shift 点击可多选）</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="263"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="264"/>
         <source>&amp;Artifacts…</source>
         <translation>产物(&amp;A)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="265"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="266"/>
         <source>List the selected run&apos;s artifacts on its node and download them</source>
         <translation>在节点上列出选中运行的产物并下载</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="271"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="272"/>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="275"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="276"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="287"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="288"/>
         <source>Re-run #%1 %2</source>
         <translation>重新运行 #%1 %2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="294"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1254"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="295"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1255"/>
         <source>&amp;Run</source>
         <translation>运行(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="307"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="308"/>
         <source>&amp;Aggregated console</source>
         <translation>聚合控制台(&amp;A)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="310"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="311"/>
         <source>The selected runs&apos; consoles merged by arrival time, filterable (Ctrl+L)</source>
         <translation>选中运行的控制台按到达时间合并，可过滤 (Ctrl+L)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="314"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="315"/>
         <source>Main</source>
         <translation>主工具栏</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="395"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="405"/>
         <source>Console</source>
         <translation>控制台</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="396"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="406"/>
         <source>Metrics</source>
         <translation>指标</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="398"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="408"/>
         <source>Compare</source>
         <translation>对比</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="457"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="467"/>
         <source>local: connecting…</source>
         <translation>本地：正在连接…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="457"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="467"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="473"/>
         <source>no engine</source>
         <translation>无引擎</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="474"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="490"/>
         <source>Node %1: %2</source>
         <translation>节点 %1：%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="480"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="493"/>
         <source>Run #%1 was not cancelled: %2</source>
         <translation>运行 #%1 未被取消：%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="590"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="497"/>
+        <source>Reconnected to the Trainyard service</source>
+        <translation>已重新连接到 Trainyard 服务</translation>
+    </message>
+    <message>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="607"/>
         <source>Nothing to open</source>
         <translation>没有可打开的内容</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="590"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="607"/>
         <source>Drop job specs (.yaml), scripts (.py, .sh) or folders here.</source>
         <translation>将任务规格（.yaml）、脚本（.py、.sh）或文件夹拖放到此处。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="605"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="622"/>
         <source>%1: only local files and folders can be opened</source>
         <translation>%1：只能打开本地文件和文件夹</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="611"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="628"/>
         <source>%1: no such file or folder</source>
         <translation>%1：没有该文件或文件夹</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="621"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="638"/>
         <source>%1: only .py and .sh scripts, folders and .yaml job specs can be submitted</source>
         <translation>%1：只能提交 .py 和 .sh 脚本、文件夹以及 .yaml 任务规格</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="625"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="665"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="669"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="642"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="682"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="686"/>
         <source>Cannot open</source>
         <translation>无法打开</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="665"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="682"/>
         <source>%1: cannot read job spec: %2</source>
         <translation>%1：无法读取任务规格：%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="669"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="686"/>
         <source>%1: a job spec larger than 1 MiB is not a job spec</source>
         <translation>%1：大于 1 MiB 的任务规格不是任务规格</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="675"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="692"/>
         <source>Submit %1</source>
         <translation>提交 %1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="682"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="699"/>
         <source>Cannot submit &apos;%1&apos;: no run engine.</source>
         <translation>无法提交“%1”：没有运行引擎。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="683"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="718"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="700"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="723"/>
         <source>Submit failed</source>
         <translation>提交失败</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="687"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="704"/>
         <source>Submitting %1…</source>
         <translation>正在提交 %1…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="707"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="712"/>
         <source>Submitted %1 as run #%2</source>
         <translation>已将 %1 提交为运行 #%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="708"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="713"/>
         <source>Submitted %1: %2 runs, #%3 to #%4</source>
         <translation>已提交 %1：%2 个运行，#%3 至 #%4</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="717"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="722"/>
         <source>&apos;%1&apos; made no runs</source>
         <translation>“%1”未生成任何运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="782"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="784"/>
         <source>%1 runs · %2 running · %3 queued</source>
         <translation>%1 个运行 · %2 个运行中 · %3 个排队中</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="788"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="835"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="790"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="838"/>
         <source>Select a run to see its console.</source>
         <translation>选择一个运行以查看其控制台。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="789"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="836"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="791"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="839"/>
         <source>Select a run to see its metrics.</source>
         <translation>选择一个运行以查看其指标。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="842"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="846"/>
         <source>Loading metrics…</source>
         <translation>正在加载指标…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="852"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="856"/>
         <source>&lt;i&gt;No run selected — drop a training script, a folder or a job spec here, or press Ctrl+N.&lt;/i&gt;</source>
         <translation>&lt;i&gt;未选择运行——将训练脚本、文件夹或任务规格拖放到此处，或按 Ctrl+N。&lt;/i&gt;</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="861"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="865"/>
         <source>⚠ 1 notice</source>
         <translation>⚠ 1 条提示</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="861"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="865"/>
         <source>⚠ %1 notices</source>
         <translation>⚠ %1 条提示</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="868"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="872"/>
         <source>Run #%1 has notices:</source>
         <translation>运行 #%1 有提示：</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="869"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="873"/>
         <source>Click to show them in a window (text can be copied).</source>
         <translation>点击在窗口中显示（文本可复制）。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="882"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="899"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="886"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="903"/>
         <source>(not placed)</source>
         <translation>（未放置）</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="890"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="894"/>
         <source>
 tags: %1</source>
         <translation>
 标签：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="892"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="896"/>
         <source>
 archived</source>
         <translation>
 已归档</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="894"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="898"/>
         <source>
 notes: %1</source>
         <translation>
 备注：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="896"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="900"/>
         <source>&lt;p style=&apos;white-space:pre-wrap&apos;&gt;%1 #%2 %3 on %4
 %5
 in %6%7&lt;/p&gt;</source>
@@ -1225,64 +1231,64 @@ in %6%7&lt;/p&gt;</source>
 工作目录 %6%7&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="913"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="917"/>
         <source>Notices of %1 #%2</source>
         <translation>%1 #%2 的提示</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="936"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="940"/>
         <source>Damaged: %1</source>
         <translation>已损坏：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="939"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="943"/>
         <source>Read-only: %1</source>
         <translation>只读：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="940"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="944"/>
         <source>%1 is open read-only: %2. Its runs are shown as last recorded in it; nothing can be submitted, cancelled, renamed or deleted here.</source>
         <translation>%1 以只读方式打开：%2。其中的运行按最后记录的状态显示；此处无法提交、取消、重命名或删除任何内容。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="948"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="952"/>
         <source>Trainyard — %1 (read-only)</source>
         <translation>Trainyard — %1（只读）</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="967"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="971"/>
         <source>Cancel the run first: only finished runs can be deleted</source>
         <translation>请先取消该运行：只有已结束的运行才能删除</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="997"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1001"/>
         <source>Aggregated console</source>
         <translation>聚合控制台</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1064"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1084"/>
         <source>No metrics yet. Lines like &apos;loss=0.31&apos;, &apos;val_acc: 0.9&apos; or JSON records become curves here.</source>
         <translation>暂无指标。形如 “loss=0.31”、“val_acc: 0.9” 的行或 JSON 记录会在此处成为曲线。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1078"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1098"/>
         <source>ready</source>
         <translation>就绪</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1078"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1098"/>
         <source>not ready</source>
         <translation>未就绪</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1110"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1130"/>
         <source>Cancel the running run %1?
 Its processes get SIGTERM, and SIGKILL after 10 s.</source>
         <translation>取消正在运行的运行 %1？
 其进程将收到 SIGTERM，10 秒后收到 SIGKILL。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1111"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1131"/>
         <source>Cancel %1 running runs?
 %2
 Their processes get SIGTERM, and SIGKILL after 10 s.</source>
@@ -1291,92 +1297,92 @@ Their processes get SIGTERM, and SIGKILL after 10 s.</source>
 其进程将收到 SIGTERM，10 秒后收到 SIGKILL。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1114"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1116"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1134"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1136"/>
         <source>Cancel run</source>
         <translation>取消运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1118"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1138"/>
         <source>Keep running</source>
         <translation>继续运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1141"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1153"/>
         <source>Cancelling run #%1…</source>
         <translation>正在取消运行 #%1…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1141"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1153"/>
         <source>Cancelling %1 runs…</source>
         <translation>正在取消 %1 个运行…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1152"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1164"/>
         <source>Delete run</source>
         <translation>删除运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1153"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1165"/>
         <source>Delete run #%1 &apos;%2&apos; with its params, metrics and local console copy?
 This cannot be undone.</source>
         <translation>删除运行 #%1“%2”及其参数、指标和本地控制台副本？
 此操作无法撤销。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1173"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1180"/>
         <source>Run #%1 &apos;%2&apos; was not deleted: %3</source>
         <translation>运行 #%1“%2”未被删除：%3</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1180"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1184"/>
         <source>Deleted run #%1 &apos;%2&apos;</source>
         <translation>已删除运行 #%1“%2”</translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1210"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1211"/>
         <source>%1: %n run(s)</source>
         <translation>
             <numerusform>%1：%n 个运行</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1240"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1241"/>
         <source>Queue</source>
         <translation>队列</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1243"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1244"/>
         <source>Nodes</source>
         <translation>节点</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1267"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1268"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1272"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1273"/>
         <source>&amp;Reset layout</source>
         <translation>重置布局(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1275"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1276"/>
         <source>Queue and Nodes tabbed on the right, the runs table and its tabs at their default sizes</source>
         <translation>队列与节点以标签页形式位于右侧，运行表格及其标签页恢复默认大小</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1283"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1284"/>
         <source>&amp;Help</source>
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1284"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1285"/>
         <source>&amp;Keyboard shortcuts</source>
         <translation>键盘快捷键(&amp;K)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1289"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1290"/>
         <source>&amp;About Trainyard</source>
         <translation>关于 Trainyard(&amp;A)</translation>
     </message>
@@ -1460,165 +1466,165 @@ This cannot be undone.</source>
 <context>
     <name>ty::NodesView</name>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="48"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="43"/>
         <source>&amp;Add node…</source>
         <translation>添加节点(&amp;A)…</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="50"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="45"/>
         <source>Add a GPU workstation reached over SSH (a host alias from ~/.ssh/config)</source>
         <translation>添加一台通过 SSH 访问的 GPU 工作站（~/.ssh/config 中的主机别名）</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="54"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="49"/>
         <source>Aggregated &amp;console</source>
         <translation>聚合控制台(&amp;C)</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="56"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="51"/>
         <source>The consoles of the selected node&apos;s latest runs, merged by arrival time</source>
         <translation>选中节点最近运行的控制台，按到达时间合并</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="74"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="69"/>
         <source>Node / GPU</source>
         <translation>节点 / GPU</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="74"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="69"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="74"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="69"/>
         <source>Memory</source>
         <translation>显存</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="74"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="69"/>
         <source>Util</source>
         <translation>利用率</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="74"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="69"/>
         <source>Temp</source>
         <translation>温度</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="74"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="69"/>
         <source>Power</source>
         <translation>功耗</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="74"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="69"/>
         <source>Held by</source>
         <translation>占用者</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="106"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="101"/>
         <source>GPU status every 2 s.</source>
         <translation>每 2 秒更新 GPU 状态。</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="241"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="221"/>
         <source>GPU status every 2 s · last update %1</source>
         <translation>每 2 秒更新 GPU 状态 · 最近更新 %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="246"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="226"/>
         <source>no NVIDIA GPU (CPU node)</source>
         <translation>无 NVIDIA GPU（CPU 节点）</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="271"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="251"/>
         <source>pid %1</source>
         <translation>pid %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="277"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="257"/>
         <source>Trainyard run %1 of another database</source>
         <translation>另一个数据库的 Trainyard 运行 %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="278"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="258"/>
         <source>other process</source>
         <translation>其他进程</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="279"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="259"/>
         <source>other process (%1)</source>
         <translation>其他进程（%1）</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="291"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="271"/>
         <source>connecting…</source>
         <translation>正在连接…</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="293"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="273"/>
         <source>reachable</source>
         <translation>可达</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="296"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="276"/>
         <source>unreachable</source>
         <translation>不可达</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="301"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="281"/>
         <source>this machine</source>
         <translation>本机</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="306"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="286"/>
         <source>
 GPUs as of %1</source>
         <translation>
 GPU 状态截至 %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="318"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="298"/>
         <source>reading GPUs…</source>
         <translation>正在读取 GPU…</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="336"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="316"/>
         <source>free</source>
         <translation>空闲</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="336"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="316"/>
         <source>busy</source>
         <translation>忙碌</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="373"/>
-        <location filename="../ui/nodes/NodesView.cpp" line="416"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="353"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="367"/>
         <source>Cannot add node</source>
         <translation>无法添加节点</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="373"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="353"/>
         <source>Cannot add node &apos;%1&apos;: no run engine.</source>
         <translation>无法添加节点“%1”：没有运行引擎。</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="374"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="354"/>
         <source>no run engine</source>
         <translation>没有运行引擎</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="457"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="392"/>
         <source>Host key of %1 refused</source>
         <translation>已拒绝 %1 的主机密钥</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="461"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="396"/>
         <source>Unknown host key</source>
         <translation>未知的主机密钥</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="462"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="397"/>
         <source>The host key of node &apos;%1&apos; is not in known_hosts.
 
 SHA256 fingerprint:
@@ -1659,112 +1665,112 @@ SHA256 指纹：
 <context>
     <name>ty::QueueActions</name>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="28"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="29"/>
         <source>&amp;Hold</source>
         <translation>挂起(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="29"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="30"/>
         <source>Keep the selected queued runs from starting (they block no one)</source>
         <translation>阻止选中的排队运行启动（它们不会阻塞其他运行）</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="30"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="31"/>
         <source>&amp;Release</source>
         <translation>释放(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="30"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="31"/>
         <source>Let the selected held runs start again</source>
         <translation>让选中的已挂起运行重新可以启动</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="31"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="32"/>
         <source>Move to &amp;top</source>
         <translation>移到顶部(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="32"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="33"/>
         <source>Give the selected waiting runs a priority above every other waiting run</source>
         <translation>赋予选中的等待运行高于其他所有等待运行的优先级</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="33"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="34"/>
         <source>Set &amp;priority…</source>
         <translation>设置优先级(&amp;P)…</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="34"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="35"/>
         <source>Change the priority of the selected waiting runs</source>
         <translation>更改选中的等待运行的优先级</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="37"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="38"/>
         <source>Ca&amp;ncel</source>
         <translation>取消(&amp;N)</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="38"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="39"/>
         <source>Take the selected waiting runs out of the queue (recorded as cancelled)</source>
         <translation>将选中的等待运行移出队列（记录为已取消）</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="40"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="41"/>
         <source>Top</source>
         <translation>置顶</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="41"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="42"/>
         <source>Priority…</source>
         <translation>优先级…</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="129"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="143"/>
         <source>Set priority</source>
         <translation>设置优先级</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="130"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="144"/>
         <source>Priority of run #%1 (higher starts first under the priority policies):</source>
         <translation>运行 #%1 的优先级（在优先级类策略下，数值越高越先启动）：</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="132"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="146"/>
         <source>Priority of the %1 selected runs (higher starts first):</source>
         <translation>选中的 %1 个运行的优先级（数值越高越先启动）：</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="144"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="158"/>
         <source>cannot %1: no run engine</source>
         <translation>无法%1：没有运行引擎</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="180"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="187"/>
         <source>Cannot hold</source>
         <translation>无法挂起</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="181"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="188"/>
         <source>Cannot release</source>
         <translation>无法释放</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="182"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="189"/>
         <source>Cannot move to top</source>
         <translation>无法移到顶部</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="183"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="190"/>
         <source>Cannot set priority</source>
         <translation>无法设置优先级</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="184"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="191"/>
         <source>Cannot cancel</source>
         <translation>无法取消</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueActions.cpp" line="186"/>
+        <location filename="../ui/queue/QueueActions.cpp" line="193"/>
         <source>Queue action failed</source>
         <translation>队列操作失败</translation>
     </message>
@@ -1844,12 +1850,12 @@ backfill：基于优先级的 EASY 回填 · fair-share：Slurm 经典公平共�
         <translation>无法更改策略</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueView.cpp" line="226"/>
+        <location filename="../ui/queue/QueueView.cpp" line="234"/>
         <source>No runs waiting.</source>
         <translation>没有等待中的运行。</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueView.cpp" line="227"/>
+        <location filename="../ui/queue/QueueView.cpp" line="235"/>
         <source>%1 waiting (%2 held) · order: %3</source>
         <translation>%1 个等待中（%2 个已挂起）· 顺序：%3</translation>
     </message>
@@ -1857,103 +1863,103 @@ backfill：基于优先级的 EASY 回填 · fair-share：Slurm 经典公平共�
 <context>
     <name>ty::RunActions</name>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="28"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="29"/>
         <source>Re&amp;name…</source>
         <translation>重命名(&amp;N)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="28"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="29"/>
         <source>Give the selected run another name (F2)</source>
         <translation>为选中的运行另起名称 (F2)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="30"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="31"/>
         <source>Tags and &amp;notes…</source>
         <translation>标签与备注(&amp;N)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="31"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="32"/>
         <source>Edit the selected run&apos;s tags and notes (Ctrl+E)</source>
         <translation>编辑选中运行的标签与备注 (Ctrl+E)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="32"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="33"/>
         <source>Re-r&amp;un…</source>
         <translation>重新运行(&amp;U)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="33"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="34"/>
         <source>Submit the selected run again with its params (Ctrl+R); the submit dialog opens to change them</source>
         <translation>使用相同参数再次提交选中的运行 (Ctrl+R)；提交对话框会打开以便修改</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="35"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="36"/>
         <source>Arc&amp;hive</source>
         <translation>归档(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="36"/>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="107"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="37"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="109"/>
         <source>Hide the selected finished runs from the runs table (View &gt; Show archived runs brings them back); nothing is deleted</source>
         <translation>从运行表格中隐藏选中的已结束运行（“视图 &gt; 显示已归档运行”可恢复显示）；不会删除任何内容</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="39"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="40"/>
         <source>Unarc&amp;hive</source>
         <translation>取消归档(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="40"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="41"/>
         <source>Show the selected archived runs in the runs table again</source>
         <translation>在运行表格中重新显示选中的已归档运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="41"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="42"/>
         <source>Show &amp;archived runs</source>
         <translation>显示已归档运行(&amp;A)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="63"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="64"/>
         <source>Archived run #%1</source>
         <translation>已归档运行 #%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="63"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="64"/>
         <source>Archived %1 runs</source>
         <translation>已归档 %1 个运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="73"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="74"/>
         <source>Unarchived run #%1</source>
         <translation>已取消归档运行 #%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="74"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="75"/>
         <source>Unarchived %1 runs</source>
         <translation>已取消归档 %1 个运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="106"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="108"/>
         <source>Only finished runs can be archived: cancel it first, or wait</source>
         <translation>只有已结束的运行才能归档：请先取消，或等待其结束</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="125"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="127"/>
         <source>Renamed run #%1 to &apos;%2&apos;</source>
         <translation>已将运行 #%1 重命名为“%2”</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="126"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="128"/>
         <source>Saved the tags and notes of run #%1</source>
         <translation>已保存运行 #%1 的标签与备注</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="150"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="152"/>
         <source>Cannot change the run</source>
         <translation>无法更改该运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/RunActions.cpp" line="165"/>
+        <location filename="../ui/mainwindow/RunActions.cpp" line="164"/>
         <source>Cannot re-run</source>
         <translation>无法重新运行</translation>
     </message>
@@ -2162,62 +2168,62 @@ name~正则；单个词匹配运行名称；and、or、not、( )</translation>
 <context>
     <name>ty::RunsModel</name>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="175"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="173"/>
         <source>, exit code %1</source>
         <translation>，退出码 %1</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="177"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="175"/>
         <source>, signal %1</source>
         <translation>，信号 %1</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="227"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="225"/>
         <source>unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="229"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="227"/>
         <source>Its node has not answered since; it may have ended there</source>
         <translation>其节点此后未再应答；该运行可能已在节点上结束</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="254"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="252"/>
         <source>State</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="255"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="253"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="256"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="254"/>
         <source>Node</source>
         <translation>节点</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="257"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="255"/>
         <source>GPUs</source>
         <translation>GPU</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="258"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="256"/>
         <source>Started</source>
         <translation>开始时间</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="259"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="257"/>
         <source>Duration</source>
         <translation>时长</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="263"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="261"/>
         <source>Parameter %1</source>
         <translation>参数 %1</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsModel.cpp" line="266"/>
+        <location filename="../ui/runs/RunsModel.cpp" line="264"/>
         <source>Latest value of %1</source>
         <translation>%1 的最新值</translation>
     </message>

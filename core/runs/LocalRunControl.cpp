@@ -1,6 +1,7 @@
 #include "LocalRunControl.h"
 
 #include "RunEngine.h"
+#include "RunRemoval.h"
 #include "core/nodes/AgentTransport.h"
 #include "core/nodes/NodeTransports.h"
 #include "core/nodes/SshPassphraseProvider.h"
@@ -144,6 +145,20 @@ void LocalRunControl::addNode(const NodeRecord& node, bool acceptNewHostKey, Rep
                 answer({});
             },
             done);
+}
+
+void LocalRunControl::annotate(RunId run, const RunAnnotation& a, Reply<void> done)
+{
+    ResultStore* store = m_store;
+    // annotateRun waits for the commit: on the engine's thread, not the caller's.
+    onEngine<void>([store, run, a](RunEngine&, auto answer) { answer(store->annotateRun(run, a)); }, done);
+}
+
+void LocalRunControl::deleteRun(RunId run, Reply<void> done)
+{
+    ResultStore* store = m_store;
+    onEngine<void>(
+            [store, run](RunEngine&, auto answer) { answer(deleteEndedRun(*store, store->location(), run)); }, done);
 }
 
 void LocalRunControl::rejectedHostKey(const QString& node, Reply<QString> done)

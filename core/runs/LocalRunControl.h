@@ -40,8 +40,12 @@ public:
     void addNode(const NodeRecord& node, bool acceptNewHostKey, Reply<void> done) override;
     void rejectedHostKey(const QString& node, Reply<QString> done) override;
     void trustHostKey(const QString& node, Reply<bool> done) override;
+    void annotate(RunId run, const RunAnnotation& a, Reply<void> done) override;
+    void deleteRun(RunId run, Reply<void> done) override;
     void followConsole(RunId, qint64) override { }
     void unfollowConsole(RunId) override { }
+    // Never asked: the engine's sessions ask `passphrases` themselves.
+    void answerPassphrase(qint64, const std::optional<QByteArray>&) override { }
 
 private:
     // Runs `work` on the engine's thread; what it hands to its `answer` is

@@ -13,6 +13,7 @@
 #include <QString>
 
 #include <functional>
+#include <optional>
 
 namespace ty {
 
@@ -67,11 +68,21 @@ public:
     // reconnection records it in known_hosts (false: no such node or key).
     virtual void rejectedHostKey(const QString& node, Reply<QString> done) = 0;
     virtual void trustHostKey(const QString& node, Reply<bool> done) = 0;
+    // The user's words about a run (rename, tags, notes, archive: each field
+    // of `a` that is set), once committed (ResultStore::annotateRun's checks:
+    // an empty name, a tag with a space, archiving a run not ended).
+    virtual void annotate(RunId run, const RunAnnotation& a, Reply<void> done) = 0;
+    // Deletes an ended run: its record, metrics and local folder
+    // (core/runs/RunRemoval.h); nothing on its node. Errors: NotFound, a
+    // run not ended (InvalidInput), the write.
+    virtual void deleteRun(RunId run, Reply<void> done) = 0;
     // consoleReceived for `run` from byte `fromOffset` of its local copy on,
     // live, until unfollowConsole(); bytes before what was asked may come
     // too (ConsoleView drops what it holds).
     virtual void followConsole(RunId run, qint64 fromOffset) = 0;
     virtual void unfollowConsole(RunId run) = 0;
+    // The answer to passphraseRequested `prompt` (nullopt: declined).
+    virtual void answerPassphrase(qint64 prompt, const std::optional<QByteArray>& passphrase) = 0;
 
 Q_SIGNALS:
     // A run changed state (any run).
@@ -93,6 +104,10 @@ Q_SIGNALS:
     // The GPUs a ready node reports, every couple of seconds.
     void nodeGpusUpdated(const QString& node, const QList<ty::AgentGpu>& gpus);
     void noticeAdded(ty::RunId run, const QString& text);
+    // The engine's SSH session for `node` needs the passphrase of an
+    // encrypted key (`text` names the key file, as OpenSSH's prompt does);
+    // answer with answerPassphrase(), or the session gives up after 2 min.
+    void passphraseRequested(qint64 prompt, const QString& node, const QString& text);
     // The engine is reachable again after it was not (the service was
     // restarted): runs may have changed meanwhile, so a view reloads.
     void reconnected();

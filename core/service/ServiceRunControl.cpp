@@ -73,9 +73,11 @@ void ServiceRunControl::attach(std::unique_ptr<ServiceClient> client)
     connect(c, &ServiceClient::cancelFailed, this, &RunControl::cancelFailed);
     connect(c, &ServiceClient::nodeGpusUpdated, this, &RunControl::nodeGpusUpdated);
     connect(c, &ServiceClient::noticeAdded, this, &RunControl::noticeAdded);
+    connect(c, &ServiceClient::promptReceived, this, &RunControl::passphraseRequested);
     connect(c, &ServiceClient::disconnected, this, &ServiceRunControl::onDisconnected);
     c->request(QStringLiteral("subscribe"),
-            {{QStringLiteral("runs"), true}, {QStringLiteral("metrics"), true}, {QStringLiteral("gpus"), true}},
+            {{QStringLiteral("runs"), true}, {QStringLiteral("metrics"), true}, {QStringLiteral("gpus"), true},
+                    {QStringLiteral("prompts"), true}},
             [](const Result<QJsonObject>& r) {
                 if (!r)
                     qCWarning(lcService).noquote() << "subscribing to the service failed:" << r.error().message;
@@ -207,6 +209,18 @@ void ServiceRunControl::trustHostKey(const QString& node, Reply<bool> done)
             [](const QJsonObject& r) -> Result<bool> { return r.value(QStringLiteral("trusted")).toBool(); });
 }
 
+void ServiceRunControl::annotate(RunId run, const RunAnnotation& a, Reply<void> done)
+{
+    QJsonObject args = annotationToJson(a);
+    args.insert(QStringLiteral("run"), run);
+    ask<void>(QStringLiteral("annotate"), args, done, noReply);
+}
+
+void ServiceRunControl::deleteRun(RunId run, Reply<void> done)
+{
+    ask<void>(QStringLiteral("delete_run"), {{QStringLiteral("run"), run}}, done, noReply);
+}
+
 void ServiceRunControl::followConsole(RunId run, qint64 fromOffset)
 {
     if (m_followed.contains(run))
@@ -225,6 +239,12 @@ void ServiceRunControl::watchConsole(RunId run, qint64 fromOffset)
                 if (!r)
                     qCInfo(lcService).noquote() << "watching run" << run << "failed:" << r.error().message;
             });
+}
+
+void ServiceRunControl::answerPassphrase(qint64 prompt, const std::optional<QByteArray>& passphrase)
+{
+    if (m_client)
+        m_client->answerPrompt(prompt, passphrase);
 }
 
 void ServiceRunControl::unfollowConsole(RunId run)

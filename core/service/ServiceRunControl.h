@@ -14,7 +14,8 @@ class ServiceClient;
 
 // RunControl through trainyardd (PROTOCOL.md): how the GUI reaches the engine.
 // It subscribes to every run's state and metric points, to the nodes' status
-// and GPUs, and watches the console of each followed run.
+// and GPUs and to the service's passphrase questions (passphraseRequested),
+// and watches the console of each followed run.
 //
 // When the service goes away (killed, replaced by a newer version) it is
 // started again and reconnected to after 0.25 s, then after doubling delays
@@ -46,8 +47,11 @@ public:
     void addNode(const NodeRecord& node, bool acceptNewHostKey, Reply<void> done) override;
     void rejectedHostKey(const QString& node, Reply<QString> done) override;
     void trustHostKey(const QString& node, Reply<bool> done) override;
+    void annotate(RunId run, const RunAnnotation& a, Reply<void> done) override;
+    void deleteRun(RunId run, Reply<void> done) override;
     void followConsole(RunId run, qint64 fromOffset) override;
     void unfollowConsole(RunId run) override;
+    void answerPassphrase(qint64 prompt, const std::optional<QByteArray>& passphrase) override;
 
 private:
     explicit ServiceRunControl(QString databasePath);

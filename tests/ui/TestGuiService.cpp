@@ -14,6 +14,7 @@
 #include "core/store/ResultStore.h"
 
 #include <QDir>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QMap>
 #include <QProcess>
@@ -184,6 +185,23 @@ private Q_SLOTS:
         QCOMPARE(r.argv.value(0), QStringLiteral("/bin/sh"));
         QVERIFY(!r.consolePath.isEmpty());
         QCOMPARE(r.specYaml, (*app)->store()->run(id)->specYaml);
+
+        // The window's edits and deletes are the service's writes too.
+        RunAnnotation rename;
+        rename.name = QStringLiteral("renamed");
+        std::optional<Result<void>> renamed, deleted;
+        control->annotate(id, rename, [&](const Result<void>& r) { renamed = r; });
+        QTRY_VERIFY(renamed);
+        QVERIFY2(*renamed, renamed->has_value() ? "" : qPrintable(renamed->error().message));
+        QCOMPARE((*app)->store()->run(id)->name, QStringLiteral("renamed"));
+        const QString folder = QFileInfo(r.consolePath).absolutePath();
+        QVERIFY(QFileInfo::exists(folder));
+        control->deleteRun(id, [&](const Result<void>& r) { deleted = r; });
+        QTRY_VERIFY(deleted);
+        QVERIFY(deleted->has_value());
+        QVERIFY(!(*app)->store()->run(id));
+        QVERIFY(!QFileInfo::exists(folder));
+        QTRY_VERIFY(window->runsModel()->rowOf(id) < 0);
     }
 
     void serviceKilledUnderTheWindowIsStartedAgain()

@@ -897,7 +897,9 @@ private Q_SLOTS:
         }
         auto store = ResultStore::open(db);
         QVERIFY2(store, store ? "" : qPrintable(store.error().message));
-        MainWindow window(store->get(), nullptr);
+        RunEngine engine(store->get(), db); // with an engine, delete would be offered on a sound database
+        LocalRunControl control(&engine, store->get());
+        MainWindow window(store->get(), &control);
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
         QTRY_VERIFY(window.runsModel()->rowOf(id) >= 0);

@@ -94,7 +94,10 @@ private Q_SLOTS:
         r.tags = {QStringLiteral("digits")};
         const auto id = m_store->createRun(r, {});
         QVERIFY(id);
-        MainWindow window(m_store.get(), nullptr);
+        // Edits are written by the engine (RunControl::annotate).
+        RunEngine engine(m_store.get(), m_store->location());
+        LocalRunControl control(&engine, m_store.get());
+        MainWindow window(m_store.get(), &control);
         window.show();
         QTRY_VERIFY(window.runsModel()->rowOf(*id) >= 0);
         window.selectRun(*id);
@@ -139,7 +142,10 @@ private Q_SLOTS:
         live.finishedAt = {};
         const auto running = m_store->createRun(live, {});
         QVERIFY(keep && old && running);
-        MainWindow window(m_store.get(), nullptr);
+        // Edits are written by the engine (RunControl::annotate).
+        RunEngine engine(m_store.get(), m_store->location());
+        LocalRunControl control(&engine, m_store.get());
+        MainWindow window(m_store.get(), &control);
         window.show();
         QTRY_VERIFY(window.runsModel()->rowOf(*old) >= 0);
         const auto shown = [&](RunId id) {

@@ -24,7 +24,6 @@
 #include "ui/runs/RunsModel.h"
 #include "ui/runs/StoreReader.h"
 #include "core/runs/RunControl.h"
-#include "core/runs/RunRemoval.h"
 #include "core/store/ResultStore.h"
 
 #include <QAction>
@@ -279,10 +278,10 @@ void MainWindow::createActions()
     file->addAction(m_openAction);
     file->addSeparator();
     file->addAction(quit);
-    // Rename, tags and notes, re-run, archive. Edits are written on the
-    // store reader's thread (RunActions), never the GUI thread's.
+    // Rename, tags and notes, re-run, archive. Edits are written by the
+    // engine (RunActions), never on the GUI thread.
     m_runActions = new RunActions(
-            m_store, m_reader, [this](RunId id) { return m_model ? m_model->rowData(id) : nullptr; }, this);
+            m_engine, [this](RunId id) { return m_model ? m_model->rowData(id) : nullptr; }, this);
     connect(m_runActions, &RunActions::rerunRequested, this, [this](const RerunSpec& rerun, RunId from) {
         SubmitDialog* dialog = openSubmitDialog();
         dialog->setSpecText(rerun.yaml, rerun.spec.sourcePath, rerun.baseDir);
@@ -965,7 +964,7 @@ void MainWindow::updateActions()
         if (const RunRow* r = m_model->rowData(id); r && !isTerminal(r->run.state))
             anyUnfinished = true;
     m_cancelAction->setEnabled(m_engine && anyUnfinished && writable);
-    m_deleteAction->setEnabled(row && isTerminal(row->run.state) && writable);
+    m_deleteAction->setEnabled(m_engine && row && isTerminal(row->run.state) && writable);
     m_compareAction->setEnabled(!selectedRuns().isEmpty());
     m_artifactsAction->setEnabled(row && m_engine);
     m_deleteAction->setToolTip(row && !isTerminal(row->run.state)
@@ -1169,32 +1168,21 @@ void MainWindow::deleteSelected()
             QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
     if (answer != QMessageBox::Yes)
         return;
-    // Off the GUI thread: it waits for the write (RunRemoval.h, as the service does).
+    if (!m_engine)
+        return;
+    // The engine deletes it (RunRemoval.h); the GUI thread never waits for the write.
     QPointer<MainWindow> self = this;
-    ResultStore* store = m_store;
-    const QString db = m_store->location();
-    QMetaObject::invokeMethod(
-            m_reader,
-            [self, store, db, id, name] {
-                const auto deleted = deleteEndedRun(*store, db, id);
-                QMetaObject::invokeMethod(
-                        qApp,
-                        [self, deleted, id, name] {
-                            if (!self)
-                                return;
-                            if (!deleted) {
-                                self->statusBar()->showMessage(tr("Run #%1 '%2' was not deleted: %3")
-                                                                       .arg(id)
-                                                                       .arg(name, deleted.error().message),
-                                        10000);
-                                return;
-                            }
-                            self->m_model->removeRun(id);
-                            self->statusBar()->showMessage(tr("Deleted run #%1 '%2'").arg(id).arg(name), 5000);
-                        },
-                        Qt::QueuedConnection);
-            },
-            Qt::QueuedConnection);
+    m_engine->deleteRun(id, [self, id, name](const Result<void>& deleted) {
+        if (!self)
+            return;
+        if (!deleted) {
+            self->statusBar()->showMessage(
+                    tr("Run #%1 '%2' was not deleted: %3").arg(id).arg(name, deleted.error().message), 10000);
+            return;
+        }
+        self->m_model->removeRun(id);
+        self->statusBar()->showMessage(tr("Deleted run #%1 '%2'").arg(id).arg(name), 5000);
+    });
 }
 
 // ---- queue and nodes --------------------------------------------------------

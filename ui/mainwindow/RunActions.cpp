@@ -2,18 +2,19 @@
 
 #include "ui/dialogs/RunEditDialog.h"
 #include "core/spec/Rerun.h"
-#include "core/store/ResultStore.h"
+#include "core/runs/RunControl.h"
 
 #include <QAction>
 #include <QMessageBox>
 #include <QWidget>
 
+#include <memory>
+
 namespace ty {
 
-RunActions::RunActions(ResultStore* store, QObject* worker, Lookup lookup, QWidget* dialogParent)
+RunActions::RunActions(RunControl* engine, Lookup lookup, QWidget* dialogParent)
     : QObject(dialogParent)
-    , m_store(store)
-    , m_worker(worker)
+    , m_engine(engine)
     , m_lookup(std::move(lookup))
     , m_parent(dialogParent)
 {
@@ -89,8 +90,9 @@ void RunActions::setSelection(const QList<RunId>& runs)
 void RunActions::refresh()
 {
     const RunRow* current = m_selection.isEmpty() ? nullptr : m_lookup(m_selection.front());
-    m_rename->setEnabled(current != nullptr);
-    m_edit->setEnabled(current != nullptr);
+    const bool editable = current != nullptr && m_engine; // the engine writes the edits
+    m_rename->setEnabled(editable);
+    m_edit->setEnabled(editable);
     m_rerun->setEnabled(current != nullptr && !current->run.specYaml.isEmpty());
     bool archivable = false, archived = false, running = false;
     for (RunId id : std::as_const(m_selection)) {
@@ -101,12 +103,12 @@ void RunActions::refresh()
         archivable |= isTerminal(row->run.state) && !row->run.archived;
         running |= !isTerminal(row->run.state);
     }
-    m_archive->setEnabled(archivable);
+    m_archive->setEnabled(archivable && m_engine);
     m_archive->setToolTip(!archivable && running
                     ? tr("Only finished runs can be archived: cancel it first, or wait")
                     : tr("Hide the selected finished runs from the runs table (View > Show "
                          "archived runs brings them back); nothing is deleted"));
-    m_unarchive->setEnabled(archived);
+    m_unarchive->setEnabled(archived && m_engine);
 }
 
 void RunActions::openEditor(RunId run, bool focusName)
@@ -130,29 +132,26 @@ void RunActions::openEditor(RunId run, bool focusName)
 
 void RunActions::annotate(const QList<RunId>& runs, const RunAnnotation& a, const QString& what)
 {
-    if (runs.isEmpty() || !m_worker)
+    if (runs.isEmpty() || !m_engine)
         return;
+    // One request per run; done() once every one is answered.
+    struct Pending {
+        qsizetype left = 0;
+        QStringList errors;
+    };
+    auto pending = std::make_shared<Pending>();
+    pending->left = runs.size();
     QPointer<RunActions> self(this);
-    ResultStore* store = m_store;
-    QMetaObject::invokeMethod(
-            m_worker,
-            [self, store, runs, a, what] {
-                QStringList errors;
-                for (RunId id : runs)
-                    if (auto r = store->annotateRun(id, a); !r)
-                        errors << r.error().message;
-                QMetaObject::invokeMethod(
-                        self,
-                        [self, what, errors] {
-                            if (!self)
-                                return;
-                            if (!errors.isEmpty())
-                                self->showError(tr("Cannot change the run"), errors.join(u'\n'));
-                            Q_EMIT self->done(what, errors);
-                        },
-                        Qt::QueuedConnection);
-            },
-            Qt::QueuedConnection);
+    for (RunId id : runs)
+        m_engine->annotate(id, a, [self, pending, what](const Result<void>& r) {
+            if (!r)
+                pending->errors << r.error().message;
+            if (--pending->left > 0 || !self)
+                return;
+            if (!pending->errors.isEmpty())
+                self->showError(tr("Cannot change the run"), pending->errors.join(u'\n'));
+            Q_EMIT self->done(what, pending->errors);
+        });
 }
 
 void RunActions::rerunCurrent()

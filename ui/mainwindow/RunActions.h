@@ -13,7 +13,7 @@ class QWidget;
 
 namespace ty {
 
-class ResultStore;
+class RunControl;
 struct RerunSpec;
 
 // What every experiment tracker lets a user do to a run besides running it:
@@ -22,12 +22,13 @@ struct RerunSpec;
 // Unarchive (Ctrl+Shift+A: hidden from the runs table unless View > Show
 // archived runs is on). They apply to the current selection (setSelection).
 //
-// Edits go through ResultStore::annotateRun on `worker`'s thread (it blocks
-// until committed, which may wait behind a large batch of metric points), so
-// the GUI thread never waits for the database; the outcome comes back as
-// done() (the store's runsChanged reloads the table).
+// Edits go to the engine (RunControl::annotate: trainyardd, the database's
+// one writer), so the GUI thread never waits for the database; the outcome
+// comes back as done() once committed (the table reloads the changed rows).
+// Without an engine (`engine` null: a database opened read-only) the edits
+// are disabled.
 //
-// GUI thread only. `store` and `worker` outlive this object.
+// GUI thread only.
 class RunActions final : public QObject {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(RunActions)
@@ -36,7 +37,7 @@ public:
     // Current row of a run (nullptr when unknown).
     using Lookup = std::function<const RunRow*(RunId)>;
 
-    RunActions(ResultStore* store, QObject* worker, Lookup lookup, QWidget* dialogParent);
+    RunActions(RunControl* engine, Lookup lookup, QWidget* dialogParent);
 
     QAction* renameAction() const { return m_rename; }
     QAction* editAction() const { return m_edit; }
@@ -67,8 +68,7 @@ private:
     void rerunCurrent();
     void showError(const QString& title, const QString& message);
 
-    ResultStore* m_store;
-    QPointer<QObject> m_worker;
+    QPointer<RunControl> m_engine;
     Lookup m_lookup;
     QPointer<QWidget> m_parent;
     QList<RunId> m_selection;

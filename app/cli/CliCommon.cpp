@@ -1,6 +1,7 @@
 #include "CliCommon.h"
 
 #include "Cli.h"
+#include "CliPassphrase.h"
 
 #include "core/common/RunDuration.h"
 #include "core/common/TerminalEscape.h"
@@ -15,13 +16,19 @@
 
 namespace ty::cli {
 
-std::unique_ptr<service::ServiceClient> connectService(const Context& ctx)
+std::unique_ptr<service::ServiceClient> connectService(const Context& ctx, bool answerPrompts)
 {
     auto svc = service::ServiceClient::connectTo(ctx.dbPath, service::ServiceClient::Start::IfNeeded);
     if (!svc) {
         err() << "trainyardctl: " << escapedName(svc.error().message) << '\n';
         return nullptr;
     }
+    // A node the service connects for this command may need a key's
+    // passphrase: asked here, on the terminal or through the askpass program
+    // (none in batch mode: the service is told so at once).
+    if (auto provider = answerPrompts ? passphraseProvider() : nullptr)
+        if (auto asked = (*svc)->answerPromptsWith(std::move(provider)); !asked)
+            err() << "trainyardctl: " << escapedName(asked.error().message) << '\n';
     return std::move(*svc);
 }
 

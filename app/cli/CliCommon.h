@@ -65,7 +65,10 @@ struct Context {
 
 // Connects to the service of the database, starting it when it is not
 // running; says why on stderr when that fails (nullptr then).
-std::unique_ptr<service::ServiceClient> connectService(const Context& ctx);
+// `answerPrompts`: the service's passphrase questions for the nodes it
+// connects meanwhile are asked on this terminal (or askpass program);
+// `node add`, which has just asked for its own login, leaves them to others.
+std::unique_ptr<service::ServiceClient> connectService(const Context& ctx, bool answerPrompts = true);
 
 // The stored node called `name`, if any.
 std::optional<NodeRecord> storedNode(const Context& ctx, const QString& name);

@@ -131,7 +131,7 @@ int cmdNodeAdd(Context& ctx, const QStringList& args)
     }
     // Stored and connected by the service, the database's one writer (its
     // host key is known_hosts' now, if it was to be accepted).
-    auto svc = connectService(ctx);
+    auto svc = connectService(ctx, false);
     if (!svc)
         return Unavailable;
     if (auto stored = svc->call(QStringLiteral("node_add"), {{QStringLiteral("node"), service::nodeToJson(rec)}});

@@ -2,6 +2,7 @@
 
 #include "ServiceProtocol.h"
 #include "core/common/PrivateFiles.h"
+#include "core/nodes/SshPassphraseProvider.h"
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>
@@ -215,6 +216,14 @@ void ServiceClient::dispatch(const QJsonObject& m)
         emitEvent(m);
         return;
     }
+    if (event == u"prompt" && m_promptProvider) {
+        // Answered now, even inside call(): the service's session waits.
+        const qint64 prompt = m.value(QStringLiteral("prompt")).toInteger();
+        answerPrompt(prompt,
+                m_promptProvider->passphrase(
+                        m.value(QStringLiteral("node")).toString(), m.value(QStringLiteral("text")).toString()));
+        return;
+    }
     // Inside call()'s wait, a handler that ends the caller's event loop
     // would end that wait instead: events wait for the caller's loop.
     m_deferred.append(m);
@@ -300,6 +309,9 @@ void ServiceClient::emitEvent(const QJsonObject& m)
     } else if (event == u"gpus") {
         Q_EMIT nodeGpusUpdated(m.value(QStringLiteral("node")).toString(),
                 agentGpusFromJson(m.value(QStringLiteral("gpus")).toArray()));
+    } else if (event == u"prompt") {
+        Q_EMIT promptReceived(m.value(QStringLiteral("prompt")).toInteger(), m.value(QStringLiteral("node")).toString(),
+                m.value(QStringLiteral("text")).toString());
     } else if (event == u"node_warning") {
         Q_EMIT nodeWarning(m.value(QStringLiteral("node")).toString(), m.value(QStringLiteral("message")).toString());
     } else if (event == u"_closed") {
@@ -312,6 +324,25 @@ void ServiceClient::emitEvent(const QJsonObject& m)
     } else if (event == u"watch_ended") {
         Q_EMIT watchEnded(m.value(QStringLiteral("run")).toInteger());
     }
+}
+
+Result<void> ServiceClient::answerPromptsWith(std::shared_ptr<SshPassphraseProvider> provider)
+{
+    m_promptProvider = std::move(provider);
+    if (auto r = call(QStringLiteral("subscribe"), {{QStringLiteral("prompts"), m_promptProvider != nullptr}}); !r)
+        return std::unexpected(r.error());
+    return {};
+}
+
+void ServiceClient::answerPrompt(qint64 prompt, const std::optional<QByteArray>& passphrase)
+{
+    QJsonObject args{{QStringLiteral("prompt"), prompt}};
+    if (passphrase)
+        args.insert(QStringLiteral("passphrase"), QString::fromUtf8(*passphrase));
+    request(QStringLiteral("answer_prompt"), args, [prompt](const Result<QJsonObject>& r) {
+        if (!r)
+            qWarning().noquote() << "answering the service's question" << prompt << "failed:" << r.error().message;
+    });
 }
 
 Result<QJsonObject> ServiceClient::call(const QString& op, QJsonObject args, int timeoutMs)

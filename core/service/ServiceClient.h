@@ -12,8 +12,13 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 class QLocalSocket;
+
+namespace ty {
+class SshPassphraseProvider;
+}
 
 namespace ty::service {
 
@@ -63,6 +68,15 @@ public:
     // fails it (ErrorKind::Unreachable). No timeout: artifacts wait for nodes.
     void request(const QString& op, QJsonObject args, std::function<void(const Result<QJsonObject>&)> done);
 
+    // Passphrase questions of the service's SSH sessions (PROTOCOL.md
+    // `prompt`: a node's encrypted key) are answered with `provider`, called
+    // on this thread as each arrives, inside call()'s wait too (trainyardctl:
+    // its terminal or askpass program). Subscribes to them (blocking, as
+    // call()). Without one, questions come as promptReceived.
+    Result<void> answerPromptsWith(std::shared_ptr<SshPassphraseProvider> provider);
+    // The answer to question `prompt` (nullopt: declined); returns at once.
+    void answerPrompt(qint64 prompt, const std::optional<QByteArray>& passphrase);
+
     // The service's process id and protocol revision, from its hello.
     qint64 servicePid() const { return m_pid; }
     int protocol() const { return m_protocol; }
@@ -92,6 +106,9 @@ Q_SIGNALS:
     // A node's GPUs, with `subscribe {gpus: true}`.
     void nodeGpusUpdated(const QString& node, const QList<ty::AgentGpu>& gpus);
     void nodeWarning(const QString& node, const QString& message);
+    // The service asks for the passphrase of a node's key (`text` names the
+    // key file, as OpenSSH's prompt does); answer with answerPrompt().
+    void promptReceived(qint64 prompt, const QString& node, const QString& text);
     // A watched run ended and everything of its console was delivered.
     void watchEnded(ty::RunId run);
     // The service closed the connection (it stopped or was killed).
@@ -119,6 +136,7 @@ private:
     QString m_serviceVersion;
     int m_inCall = 0;              // call()s waiting for their reply
     QList<QJsonObject> m_deferred; // events received meanwhile, in order
+    std::shared_ptr<SshPassphraseProvider> m_promptProvider;
 };
 
 } // namespace ty::service

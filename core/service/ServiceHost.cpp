@@ -1,5 +1,6 @@
 #include "ServiceHost.h"
 
+#include "ServicePrompts.h"
 #include "ServiceServer.h"
 #include "core/common/Paths.h"
 #include "core/nodes/AgentTransport.h"
@@ -62,6 +63,7 @@ Result<void> ServiceHost::start(StartError* why)
     if (!store)
         return std::unexpected(store.error());
     m_store = std::move(*store);
+    m_prompts = std::make_shared<ServicePrompts>(this);
     m_engine = std::make_unique<RunEngine>(m_store.get(), m_paths.databasePath);
     m_engine->addLocalNode(localAgentPath());
     m_nodes.insert(QStringLiteral("local"));
@@ -70,6 +72,7 @@ Result<void> ServiceHost::start(StartError* why)
         qCInfo(lcService)
                 << "another process (a GUI of an older version?) ingests this database; taking over when it ends";
     m_server = std::make_unique<ServiceServer>(m_engine.get(), m_store.get(), m_paths.databasePath);
+    m_server->setPrompts(m_prompts);
     m_server->setNodeResolver([this](const QString&) { connectNewNodes(); });
     connect(m_server.get(), &ServiceServer::stopRequested, this, &ServiceHost::stopRequested);
     connect(m_server.get(), &ServiceServer::nodeRemoved, this, [this](const QString& node) { m_nodes.remove(node); });
@@ -79,7 +82,7 @@ Result<void> ServiceHost::start(StartError* why)
         m_nodes.insert(node.name);
         NodeConnectOptions options;
         options.acceptNewHostKey = acceptNewHostKey;
-        m_engine->addNode(node.name, transportForNode(node, localAgentPath(), nullptr, options));
+        m_engine->addNode(node.name, transportForNode(node, localAgentPath(), m_prompts, options));
     });
     if (auto listening = m_server->listen(m_paths.socket); !listening)
         return listening;
@@ -96,13 +99,13 @@ Result<void> ServiceHost::start(StartError* why)
 void ServiceHost::connectNewNodes()
 {
     // Nodes added with `trainyardctl node add` or the Nodes view since the
-    // service started; an encrypted key with no agent fails authentication
-    // with its reason (a service has no terminal to ask on).
+    // service started; an encrypted key with no agent asks a client for its
+    // passphrase (ServicePrompts), or fails authentication with its reason.
     for (const NodeRecord& n : m_store->nodes()) {
         if (m_nodes.contains(n.name))
             continue;
         m_nodes.insert(n.name);
-        m_engine->addNode(n.name, transportForNode(n, localAgentPath(), nullptr));
+        m_engine->addNode(n.name, transportForNode(n, localAgentPath(), m_prompts));
     }
 }
 
@@ -139,6 +142,10 @@ void ServiceHost::shutDown()
 {
     if (m_idleTimer)
         m_idleTimer->stop();
+    if (m_prompts) {
+        m_prompts->close(); // a session waiting for a passphrase gives up now
+        m_prompts->setAsker({});
+    }
     m_server.reset(); // no new requests
     if (m_engine) {
         m_engine->stopStarting();

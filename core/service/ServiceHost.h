@@ -18,6 +18,7 @@ class RunEngine;
 
 namespace service {
 
+class ServicePrompts;
 class ServiceServer;
 
 // trainyardd's insides: the service lock, the result database, the run
@@ -71,7 +72,8 @@ private:
     std::unique_ptr<ResultStore> m_store;
     std::unique_ptr<RunEngine> m_engine;
     std::unique_ptr<ServiceServer> m_server;
-    QSet<QString> m_nodes; // connected (or connecting) by name
+    std::shared_ptr<ServicePrompts> m_prompts; // passphrases of the nodes' keys, asked of a client
+    QSet<QString> m_nodes;                     // connected (or connecting) by name
     QTimer* m_idleTimer = nullptr;
     qint64 m_idleSinceMs = -1;
 };

@@ -1,5 +1,6 @@
 #include "ServiceServer.h"
 
+#include "ServicePrompts.h"
 #include "ServiceProtocol.h"
 #include "core/runs/NodeRemoval.h"
 #include "core/runs/RunEngine.h"
@@ -66,6 +67,27 @@ struct ServiceServer::Client {
     bool metrics = false;   // `subscribe {metrics: true}`: every run's metric points
     bool gpus = false;      // `subscribe {gpus: true}`: the nodes' GPU reports
 };
+
+void ServiceServer::setPrompts(std::shared_ptr<ServicePrompts> prompts)
+{
+    m_prompts = std::move(prompts);
+    m_prompts->setAsker([this](qint64 id, const QString& node, const QString& prompt) {
+        for (auto it = m_promptClients.crbegin(); it != m_promptClients.crend(); ++it) {
+            QLocalSocket* socket = it->data();
+            const auto client = socket ? m_clients.value(socket) : nullptr;
+            if (!client)
+                continue;
+            m_promptOwner.insert(id, socket);
+            send(*client,
+                    {{QStringLiteral("event"), QStringLiteral("prompt")}, {QStringLiteral("prompt"), id},
+                            {QStringLiteral("kind"), QStringLiteral("passphrase")}, {QStringLiteral("node"), node},
+                            {QStringLiteral("text"), prompt}});
+            qCInfo(lcService).noquote() << "asked a client for a passphrase for node" << node;
+            return true;
+        }
+        return false;
+    });
+}
 
 ServiceServer::ServiceServer(RunEngine* engine, ResultStore* store, QString databasePath, QObject* parent)
     : QObject(parent)
@@ -173,6 +195,16 @@ void ServiceServer::drop(QLocalSocket* socket)
 {
     if (!m_clients.remove(socket))
         return;
+    m_promptClients.removeAll(socket);
+    for (auto it = m_promptOwner.begin(); it != m_promptOwner.end();) {
+        if (it.value() == socket) {
+            if (m_prompts)
+                m_prompts->answer(it.key(), std::nullopt); // the one asked is gone: declined
+            it = m_promptOwner.erase(it);
+        } else {
+            ++it;
+        }
+    }
     socket->deleteLater();
     if (m_clients.isEmpty())
         m_lastClientLeft = QDateTime::currentDateTimeUtc();
@@ -277,6 +309,20 @@ void ServiceServer::handle(Client& c, const QJsonObject& req)
         reply(c, id, {{QStringLiteral("fingerprint"), m_engine->rejectedHostKeyFingerprint(str(req, "node"))}});
     } else if (op == u"trust_host_key") {
         reply(c, id, {{QStringLiteral("trusted"), m_engine->trustNewHostKey(str(req, "node"))}});
+    } else if (op == u"answer_prompt") {
+        // Only the client asked may answer; no passphrase: declined.
+        const qint64 prompt = req.value(QStringLiteral("prompt")).toInteger();
+        if (m_promptOwner.value(prompt) != c.socket) {
+            replyError(c, id, QStringLiteral("invalid_input"),
+                    QStringLiteral("no open question %1 for this client").arg(prompt));
+            return;
+        }
+        m_promptOwner.remove(prompt);
+        const QJsonValue answer = req.value(QStringLiteral("passphrase"));
+        if (m_prompts)
+            m_prompts->answer(
+                    prompt, answer.isString() ? std::optional<QByteArray>(answer.toString().toUtf8()) : std::nullopt);
+        reply(c, id, {});
     } else if (op == u"artifacts") {
         opArtifacts(c, id, req, false);
     } else if (op == u"download_artifacts") {
@@ -466,9 +512,18 @@ void ServiceServer::opNodeRm(Client& c, const QJsonValue& id, const QJsonObject&
 
 void ServiceServer::opSubscribe(Client& c, const QJsonValue& id, const QJsonObject& req)
 {
-    c.allStates = req.value(QStringLiteral("runs")).toBool();
-    c.metrics = req.value(QStringLiteral("metrics")).toBool();
-    const bool gpus = req.value(QStringLiteral("gpus")).toBool();
+    // Each flag the request names is set; the others stay as they were.
+    const auto flag = [&req](const char* name, bool current) {
+        const QJsonValue v = req.value(QLatin1String(name));
+        return v.isBool() ? v.toBool() : current;
+    };
+    c.allStates = flag("runs", c.allStates);
+    c.metrics = flag("metrics", c.metrics);
+    const bool prompts = flag("prompts", m_promptClients.contains(c.socket));
+    m_promptClients.removeAll(c.socket);
+    if (prompts)
+        m_promptClients.append(c.socket);
+    const bool gpus = flag("gpus", c.gpus);
     reply(c, id, {});
     // Where every node stands now; changes follow as they happen.
     for (const QJsonObject& status : std::as_const(m_nodeStatus))

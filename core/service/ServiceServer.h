@@ -26,6 +26,8 @@ class RunEngine;
 
 namespace service {
 
+class ServicePrompts;
+
 // The socket side of trainyardd: accepts clients on a Unix-domain socket,
 // answers their requests with the service's RunEngine and streams them the
 // engine's live events (PROTOCOL.md).
@@ -54,6 +56,10 @@ public:
     int clientCount() const { return int(m_clients.size()); }
     // When the last client went away, or the server started (invalid while one is connected).
     QDateTime lastClientLeft() const { return m_lastClientLeft; }
+
+    // Passphrase questions of the service's SSH sessions go to the client
+    // that subscribed to `prompts` last (PROTOCOL.md `prompt`).
+    void setPrompts(std::shared_ptr<ServicePrompts> prompts);
 
     // Called before a node-bound request (submit with --node, cancel) so that a
     // node added to the database since the service started is connected.
@@ -133,8 +139,12 @@ private:
     QDateTime m_started;
     QDateTime m_lastClientLeft;
     std::function<void(const QString&)> m_nodeResolver;
-    QHash<QString, QJsonArray> m_lastGpus;    // a new `gpus` subscriber gets these at once
-    QHash<QString, QJsonObject> m_nodeStatus; // the last `node` event of each node, for a new subscriber
+    QHash<QString, QJsonArray> m_lastGpus; // a new `gpus` subscriber gets these at once
+    QHash<QString, QJsonObject> m_nodeStatus;
+    std::shared_ptr<ServicePrompts> m_prompts;
+    QList<QPointer<QLocalSocket>> m_promptClients; // in the order they subscribed
+    QHash<qint64, QLocalSocket*>
+            m_promptOwner; // open question -> the client asked // the last `node` event of each node, for a new subscriber
 };
 
 } // namespace service

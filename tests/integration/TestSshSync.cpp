@@ -14,6 +14,8 @@
 #include "core/nodes/SshAgentTransport.h"
 #include "core/nodes/WorkdirSync.h"
 #include "core/runs/RunEngine.h"
+#include "core/nodes/SshPassphraseProvider.h"
+#include "core/service/ServiceClient.h"
 #include "core/spec/JobSpec.h"
 #include "core/store/ResultStore.h"
 
@@ -24,7 +26,9 @@
 #include <QFileInfo>
 #include <QLocalServer>
 #include <QLocalSocket>
+#include <QJsonObject>
 #include <QProcess>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QRegularExpression>
@@ -635,6 +639,105 @@ private Q_SLOTS:
             }
             QVERIFY(files > 0);
         }
+    }
+
+    // The service has no terminal: its SSH session's passphrase question goes
+    // to the client that takes questions (the GUI's dialog, trainyardctl's
+    // terminal), naming the node and the key; its answer logs in. Declined,
+    // or with no client to ask, the login fails at once as in batch mode.
+    void serviceAsksAClientForAPassphrase()
+    {
+        const QString d = m_tmp.filePath(QStringLiteral("svcpass"));
+        QDir().mkpath(d + QStringLiteral("/db"));
+        const QString key = d + QStringLiteral("/id_enc");
+        const QString passphrase = QStringLiteral("svc horse 7");
+        bool ok = false;
+        test::runTool(QStringLiteral("ssh-keygen"),
+                {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"),
+                        passphrase, QStringLiteral("-f"), key},
+                &ok);
+        QVERIFY(ok);
+        {
+            QFile auth(m_sshd.dir() + QStringLiteral("/authorized_keys"));
+            QVERIFY(auth.open(QIODevice::Append));
+            auth.write(test::readFile(key + QStringLiteral(".pub")));
+        }
+        const QString sshConfig = d + QStringLiteral("/ssh_config");
+        test::writeFile(sshConfig,
+                "Host enc\n  HostName 127.0.0.2\n  Port " + QByteArray::number(m_sshd.port())
+                        + "\n  User root\n  IdentitiesOnly yes\n  IdentityFile " + QFile::encodeName(key)
+                        + "\n  UserKnownHostsFile " + QFile::encodeName(m_sshd.knownHosts()) + "\n");
+        // The service started below gets this process's environment.
+        const QByteArray home = qgetenv("HOME"), sock = qgetenv("SSH_AUTH_SOCK");
+        const auto restore = qScopeGuard([&] {
+            qputenv("HOME", home);
+            if (!sock.isEmpty())
+                qputenv("SSH_AUTH_SOCK", sock);
+            qunsetenv("TRAINYARD_SSH_CONFIG");
+            qunsetenv("TRAINYARD_DAEMON");
+        });
+        qputenv("HOME", QFile::encodeName(d));
+        qunsetenv("SSH_AUTH_SOCK");
+        qputenv("TRAINYARD_SSH_CONFIG", QFile::encodeName(sshConfig));
+        qputenv("TRAINYARD_AGENT", test::agentPath().toUtf8());
+        qputenv("TRAINYARD_DAEMON", TRAINYARDD_PATH);
+        const QString db = d + QStringLiteral("/db/trainyard.db");
+        auto svc = service::ServiceClient::connectTo(db, service::ServiceClient::Start::IfNeeded);
+        QVERIFY2(svc, svc ? "" : qPrintable(svc.error().message));
+        const auto stopService = qScopeGuard([&] { (void)(*svc)->call(QStringLiteral("stop")); });
+
+        // A client that takes questions, answering as a user would.
+        struct Answering final : SshPassphraseProvider {
+            QStringList asked;
+            std::optional<QByteArray> reply;
+            std::optional<QByteArray> passphrase(const QString& node, const QString& prompt) override
+            {
+                asked << node + QStringLiteral(": ") + prompt;
+                return reply;
+            }
+        };
+        auto user = std::make_shared<Answering>();
+        user->reply = passphrase.toUtf8();
+        QVERIFY((*svc)->answerPromptsWith(user));
+        QSignalSpy nodes(svc->get(), &service::ServiceClient::nodeStatusChanged);
+        const auto status = [&](const QString& node) -> std::optional<std::pair<bool, ErrorKind>> {
+            std::optional<std::pair<bool, ErrorKind>> last;
+            for (const QList<QVariant>& a : std::as_const(nodes))
+                if (a.at(0).toString() == node)
+                    last = std::pair(a.at(1).toBool(), a.at(3).value<ErrorKind>());
+            return last;
+        };
+        const auto add = [&](const QString& name) {
+            return (*svc)->call(QStringLiteral("node_add"),
+                    {{QStringLiteral("node"),
+                             QJsonObject{{QStringLiteral("name"), name},
+                                     {QStringLiteral("host"), QStringLiteral("enc")},
+                                     {QStringLiteral("agent_path"), test::agentPath()}}},
+                            {QStringLiteral("accept_new_host_key"), true}});
+        };
+        QVERIFY(add(QStringLiteral("encsvc")));
+        QTRY_VERIFY_WITH_TIMEOUT(status(QStringLiteral("encsvc")) && status(QStringLiteral("encsvc"))->first, 30000);
+        QCOMPARE(user->asked, QStringList{QStringLiteral("encsvc: Enter passphrase for key '%1':").arg(key)});
+
+        // Declined: refused, with the kind a login failure has.
+        user->reply.reset();
+        QVERIFY(add(QStringLiteral("encno")));
+        QTRY_VERIFY_WITH_TIMEOUT(status(QStringLiteral("encno")).has_value(), 30000);
+        QCOMPARE(*status(QStringLiteral("encno")), std::pair(false, ErrorKind::Authentication));
+        QVERIFY(user->asked.size() >= 2); // its reconnections ask again
+        for (qsizetype i = 1; i < user->asked.size(); ++i)
+            QVERIFY2(user->asked.at(i).startsWith(QStringLiteral("encno: ")), qPrintable(user->asked.at(i)));
+
+        // Nobody takes questions: declined at once, never a 2-minute wait.
+        QVERIFY((*svc)->answerPromptsWith(nullptr));
+        const qsizetype askedBefore = user->asked.size();
+        QElapsedTimer t;
+        t.start();
+        QVERIFY(add(QStringLiteral("encnobody")));
+        QTRY_VERIFY_WITH_TIMEOUT(status(QStringLiteral("encnobody")).has_value(), 30000);
+        QCOMPARE(*status(QStringLiteral("encnobody")), std::pair(false, ErrorKind::Authentication));
+        QVERIFY2(t.elapsed() < 20000, qPrintable(QString::number(t.elapsed())));
+        QCOMPARE(user->asked.size(), askedBefore);
     }
 
     void agentThatHangsUpMidLoginIsNotFatal()

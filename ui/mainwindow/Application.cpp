@@ -5,6 +5,7 @@
 #include <QUrl>
 
 #include "MainWindow.h"
+#include "ui/dialogs/PassphraseDialog.h"
 #include "core/service/ServiceRunControl.h"
 #include "core/spec/JobSpec.h"
 #include "core/store/ResultStore.h"
@@ -31,6 +32,22 @@ Result<std::unique_ptr<Application>> Application::create(const QString& database
             app->m_serviceError = control.error().message;
     }
     app->m_window = std::make_unique<MainWindow>(app->m_store.get(), app->m_control.get());
+    if (app->m_control) {
+        // The service's SSH sessions ask this window for a key's passphrase
+        // (the dialog, or the keychain's remembered one); asked once the
+        // signal has returned, as the dialog waits in its own loop.
+        auto passphrases = std::make_shared<GuiPassphraseProvider>(app->m_window.get());
+        service::ServiceRunControl* control = app->m_control.get();
+        QObject::connect(control, &RunControl::passphraseRequested, control,
+                [control, passphrases](qint64 prompt, const QString& node, const QString& text) {
+                    QMetaObject::invokeMethod(
+                            control,
+                            [control, passphrases, prompt, node, text] {
+                                control->answerPassphrase(prompt, passphrases->passphrase(node, text));
+                            },
+                            Qt::QueuedConnection);
+                });
+    }
     if (!app->m_serviceError.isEmpty()) {
         qWarning().noquote() << "no Trainyard service:" << app->m_serviceError;
         app->m_window->setNoEngineReason(app->m_serviceError);

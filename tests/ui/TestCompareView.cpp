@@ -8,6 +8,8 @@
 #include "ui/console/ConsoleView.h"
 #include "ui/mainwindow/MainWindow.h"
 #include "ui/runs/RunsModel.h"
+#include "core/runs/LocalRunControl.h"
+#include "core/runs/RunEngine.h"
 #include "core/store/ResultStore.h"
 
 #include <QAbstractItemModelTester>
@@ -548,6 +550,71 @@ private Q_SLOTS:
 
         QImage img(window.size(), QImage::Format_ARGB32);
         window.render(&img); // paints without crashing
+    }
+
+    // A comparison with a live run follows it: the points the engine sends
+    // are read again from the database within a second, and what the user
+    // set stays (a hidden run hidden, a zoomed chart's range).
+    void liveRunsFollowInTheComparison()
+    {
+        RunRecord r;
+        r.name = QStringLiteral("live");
+        r.state = RunState::Running;
+        r.node = QStringLiteral("local");
+        r.startedAt = QDateTime::fromMSecsSinceEpoch(1'700'000'000'000, Qt::UTC);
+        const auto live = m_store->createRun(r, {});
+        QVERIFY(live);
+        const auto points = [&](int from, int to) {
+            QList<MetricPoint> out;
+            for (int i = from; i < to; ++i)
+                out.append(MetricPoint{*live, QStringLiteral("loss"), i * 10, std::nullopt,
+                        1'700'000'000'000 + i * 1000, 1.0 / (1 + i)});
+            return out;
+        };
+        m_store->appendMetrics(points(0, 10));
+        QVERIFY(m_store->flush());
+
+        RunEngine engine(m_store.get(), m_store->location()); // no nodes: it only passes signals on
+        LocalRunControl control(&engine, m_store.get());
+        MainWindow window(m_store.get(), &control);
+        window.resize(1600, 900);
+        window.show();
+        QTRY_VERIFY(window.runsModel()->rowOf(*live) >= 0);
+        auto* table = window.findChild<QTableView*>(QStringLiteral("runsTable"));
+        table->clearSelection();
+        for (RunId id : {*live, m_a})
+            table->selectionModel()->select(window.runsModel()->index(window.runsModel()->rowOf(id), 0),
+                    QItemSelectionModel::Select | QItemSelectionModel::Rows);
+        CompareView* view = window.compareView();
+        QSignalSpy loaded(view, &CompareView::loaded);
+        window.compareAction()->trigger();
+        QTRY_COMPARE(loaded.count(), 1);
+        const auto liveLoss = [&] {
+            for (const CompareRun& c : view->data()->runs)
+                if (c.run.id == *live)
+                    return c.metrics.value(QStringLiteral("loss")).size();
+            return qsizetype(-1);
+        };
+        QCOMPARE(liveLoss(), 10);
+        view->setRunVisible(m_a, false);
+        DecimatedChart* loss = view->chart(QStringLiteral("loss"));
+        loss->setXRange(0, 50); // the user zoomed in
+
+        m_store->appendMetrics(points(10, 25));
+        QVERIFY(m_store->flush());
+        Q_EMIT engine.metricsReceived(*live, points(10, 25));
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 2, 5000);
+        QCOMPARE(liveLoss(), 25);
+        QVERIFY(!view->isRunVisible(m_a));
+        QCOMPARE(view->chart(QStringLiteral("loss")), loss); // the same chart, refilled
+        QCOMPARE(loss->xMin(), 0.0);
+        QCOMPARE(loss->xMax(), 50.0);
+        // A run not in the comparison changes nothing.
+        Q_EMIT engine.metricsReceived(m_b, {});
+        QTest::qWait(1500);
+        QCOMPARE(loaded.count(), 2);
+        m_store->deleteRun(*live);
+        QVERIFY(m_store->flush());
     }
 };
 

@@ -218,24 +218,55 @@ void CompareView::setRuns(const QList<RunId>& runs)
         m_loader->request(runs, ++m_ticket);
 }
 
+void CompareView::refresh()
+{
+    if (!m_loader || m_runs.isEmpty())
+        return;
+    m_refreshTicket = ++m_ticket;
+    m_loader->request(m_runs, m_refreshTicket);
+}
+
 void CompareView::onLoaded(int ticket, const CompareDataPtr& data)
 {
     if (ticket != m_ticket)
         return;
-    setData(data);
+    if (ticket == m_refreshTicket && m_data && data)
+        applyRefresh(data);
+    else
+        setData(data);
 }
 
-void CompareView::setData(const CompareDataPtr& data)
+void CompareView::applyRefresh(const CompareDataPtr& data)
 {
-    m_data = data ? data : std::make_shared<const CompareData>();
-    m_runs.clear();
-    qsizetype points = 0;
-    for (const CompareRun& r : m_data->runs) {
-        m_runs << r.run.id;
-        for (const MetricColumns& c : r.metrics)
-            points += c.size();
+    // Each chart's range, and whether it showed all of its data.
+    QMap<QString, std::pair<double, double>> zoomed;
+    for (auto it = m_charts.cbegin(); it != m_charts.cend(); ++it) {
+        const auto [fullLo, fullHi] = (*it)->fullXRange();
+        if ((*it)->xMin() > fullLo || (*it)->xMax() < fullHi)
+            zoomed.insert(it.key(), {(*it)->xMin(), (*it)->xMax()});
     }
-    m_hidden.clear();
+    const QStringList keysBefore = m_data->keys();
+    m_data = data;
+    rebuildEpochs();
+    m_model->setData(m_data);
+    fitColumns(); // keeps widths set by hand
+    if (m_data->keys() != keysBefore) {
+        rebuildCharts();
+    } else {
+        for (auto it = m_charts.cbegin(); it != m_charts.cend(); ++it)
+            fillChart(*it, it.key()); // fitted to all of its data again
+    }
+    for (auto it = zoomed.cbegin(); it != zoomed.cend(); ++it)
+        if (DecimatedChart* c = m_charts.value(it.key()))
+            c->setXRange(it->first, it->second);
+    rebuildLegend(); // names may have changed; hidden runs stay unchecked
+    updateNotice();
+    updateStatus();
+    Q_EMIT loaded();
+}
+
+void CompareView::rebuildEpochs()
+{
     m_epochs.clear();
     for (const CompareRun& r : m_data->runs) {
         const auto it = r.metrics.constFind(pickEpochKey(r.metrics.keys()));
@@ -245,14 +276,33 @@ void CompareView::setData(const CompareDataPtr& data)
         if (map.isValid())
             m_epochs.insert(r.run.id, map);
     }
+}
+
+void CompareView::setData(const CompareDataPtr& data)
+{
+    m_data = data ? data : std::make_shared<const CompareData>();
+    m_runs.clear();
+    for (const CompareRun& r : m_data->runs)
+        m_runs << r.run.id;
+    m_hidden.clear();
+    rebuildEpochs();
     m_model->setData(m_data);
     m_userColumnWidths = false;
     fitColumns();
     rebuildLegend();
     rebuildCharts();
     updateNotice();
-    m_status->setText(tr("%1 runs · %2 keys · %3 points").arg(m_data->runs.size()).arg(m_keys.size()).arg(points));
+    updateStatus();
     Q_EMIT loaded();
+}
+
+void CompareView::updateStatus()
+{
+    qsizetype points = 0;
+    for (const CompareRun& r : m_data->runs)
+        for (const MetricColumns& c : r.metrics)
+            points += c.size();
+    m_status->setText(tr("%1 runs · %2 keys · %3 points").arg(m_data->runs.size()).arg(m_keys.size()).arg(points));
 }
 
 void CompareView::rebuildLegend()

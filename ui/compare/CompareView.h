@@ -57,6 +57,11 @@ public:
 
     // Asks the loader for these runs; loaded() follows.
     void setRuns(const QList<RunId>& runs);
+    // Loads the same runs again (their live points and ends since), keeping
+    // what the user set: hidden runs, each chart's zoom (a chart that shows
+    // everything grows with the data) and hand-set column widths. New keys
+    // get charts. loaded() follows.
+    void refresh();
     QList<RunId> runs() const { return m_runs; }
     void setData(const CompareDataPtr& data);
     CompareDataPtr data() const { return m_data; }
@@ -110,6 +115,12 @@ private:
     // resized one by hand since the last data (kept then).
     void fitColumns();
     void onLoaded(int ticket, const CompareDataPtr& data);
+    // setData() for refresh(): the same runs, the user's settings kept.
+    void applyRefresh(const CompareDataPtr& data);
+    // The epoch map of every run that has a usable epoch metric.
+    void rebuildEpochs();
+    // "N runs · K keys · P points" under the charts.
+    void updateStatus();
     void rebuildCharts();
     void fillChart(DecimatedChart* chart, const QString& key);
     void syncRange(DecimatedChart* from, double lo, double hi);
@@ -122,6 +133,7 @@ private:
     CompareDataPtr m_data;
     QList<RunId> m_runs;
     int m_ticket = 0;
+    int m_refreshTicket = -1; // the request refresh() made
     XAxis m_xAxis = XAxis::Step;
     DecimatedChart::YScale m_yScale = DecimatedChart::YScale::Linear;
     QMap<RunId, EpochMap> m_epochs; // runs with a usable epoch metric

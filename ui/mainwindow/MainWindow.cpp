@@ -405,6 +405,12 @@ void MainWindow::createLayout()
     m_tabs->addTab(m_console, tr("Console"));
     m_tabs->addTab(m_charts, tr("Metrics"));
     m_compare = new CompareView(m_compareLoader);
+    // Live runs in the comparison: their new points and ends are read again
+    // from the database, a second after the first change at most.
+    m_compareRefresh = new QTimer(this);
+    m_compareRefresh->setSingleShot(true);
+    m_compareRefresh->setInterval(1000);
+    connect(m_compareRefresh, &QTimer::timeout, m_compare, &CompareView::refresh);
     m_tabs->addTab(m_compare, tr("Compare"));
     // A run's notices (RunNotice.h): what the engine only logged before, where
     // a GUI user never looks. Marked beside the header, listed on a click.
@@ -1006,6 +1012,7 @@ void MainWindow::openAggregatedConsole(const QList<RunId>& runs)
 
 void MainWindow::onRunStateChanged(const RunRecord& run)
 {
+    compareRunChanged(run.id);
     if (m_aggregated)
         m_aggregated->updateRun(run);
     m_model->updateRun(run);
@@ -1045,9 +1052,16 @@ void MainWindow::onConsoleReceived(RunId run, qint64 offset, const QByteArray& b
     m_console->appendBytes(run, offset, bytes);
 }
 
+void MainWindow::compareRunChanged(RunId run)
+{
+    if (m_compare->runs().contains(run) && !m_compareRefresh->isActive())
+        m_compareRefresh->start();
+}
+
 void MainWindow::onMetricsReceived(RunId run, const QList<MetricPoint>& points)
 {
     m_model->updateLatestMetrics(run, points);
+    compareRunChanged(run);
     if (run != m_selected)
         return;
     if (!m_metricsLoaded) {

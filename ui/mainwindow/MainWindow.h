@@ -214,6 +214,8 @@ private:
     RunActions* m_runActions = nullptr;
     CompareLoader* m_compareLoader = nullptr; // lives on m_readerThread
     CompareView* m_compare = nullptr;
+    QTimer* m_compareRefresh = nullptr; // a compared run changed: refresh the comparison (at most once a second)
+    void compareRunChanged(RunId run);
     AggregatedConsoleView* m_aggregated = nullptr; // created on first use
     QTimer* m_reloadTimer = nullptr;
     QTimer* m_tickTimer = nullptr;

@@ -2,10 +2,12 @@
 
 #include "Cli.h"
 
-#include "core/logs/importers/MetricFileImporter.h"
+#include "core/service/ServiceClient.h"
 #include "core/store/ResultStore.h"
 
-#include <QDateTime>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QTextStream>
 
 namespace ty::cli {
@@ -21,43 +23,41 @@ int cmdImport(Context& ctx, const QStringList& args)
         err() << run.error().message << '\n';
         return NoSuchRun;
     }
+    // The service reads each file and writes its points (the database's one writer).
+    auto svc = connectService(ctx);
+    if (!svc)
+        return Unavailable;
     int status = Ok;
     for (const QString& file : args.mid(1)) {
-        const auto imported = importMetricFile(file);
+        const auto imported = svc->call(QStringLiteral("import_metrics"),
+                {{QStringLiteral("run"), run->id}, {QStringLiteral("file"), QFileInfo(file).absoluteFilePath()}});
         if (!imported) {
             err() << imported.error().message << '\n';
+            if (imported.error().kind != ErrorKind::InvalidInput)
+                return Unavailable;
             status = InvalidSpec;
             continue;
         }
-        const QList<MetricPoint> points
-                = toMetricPoints(imported->metrics, run->id, QDateTime::currentMSecsSinceEpoch());
-        ctx.store->appendMetrics(points);
         QStringList keys;
-        for (const MetricPoint& p : points)
-            if (!keys.contains(p.key))
-                keys.append(p.key);
-        out() << file << ": " << points.size() << " points of " << keys.size() << " metric(s) ("
-              << escapedJoin(keys, QStringLiteral(", ")) << ") from " << metricFileFormatName(imported->format)
-              << " into run " << run->id << '\n';
-        if (!imported->params.isEmpty()) { // TensorBoard hparams: the run's params
-            ctx.store->setParams(run->id, imported->params);
+        for (const QJsonValue& k : imported->value(QStringLiteral("keys")).toArray())
+            keys << k.toString();
+        out() << file << ": " << imported->value(QStringLiteral("points")).toInteger() << " points of " << keys.size()
+              << " metric(s) (" << escapedJoin(keys, QStringLiteral(", ")) << ") from "
+              << imported->value(QStringLiteral("format")).toString() << " into run " << run->id << '\n';
+        if (const QJsonObject params = imported->value(QStringLiteral("params")).toObject(); !params.isEmpty()) {
             QStringList pairs;
-            for (auto it = imported->params.cbegin(); it != imported->params.cend(); ++it)
-                pairs.append(it.key() + u'=' + it.value());
-            out() << file << ": " << imported->params.size() << " param(s) (" << pairs.join(QStringLiteral(", "))
-                  << ") into run " << run->id << '\n';
+            for (auto it = params.begin(); it != params.end(); ++it)
+                pairs.append(it.key() + u'=' + it.value().toString());
+            out() << file << ": " << params.size() << " param(s) (" << pairs.join(QStringLiteral(", ")) << ") into run "
+                  << run->id << '\n';
         }
-        for (const QString& w : imported->warnings)
-            err() << escapedName(w) << '\n'; // each names the file and what was skipped
-        if (!imported->error.isEmpty()) {
-            err() << file << ": stopped at byte " << imported->errorOffset << ": " << imported->error
-                  << " (the points before it were imported)\n";
+        for (const QJsonValue& w : imported->value(QStringLiteral("warnings")).toArray())
+            err() << escapedName(w.toString()) << '\n'; // each names the file and what was skipped
+        if (imported->contains(QStringLiteral("error"))) {
+            err() << file << ": stopped at byte " << imported->value(QStringLiteral("error_offset")).toInteger() << ": "
+                  << imported->value(QStringLiteral("error")).toString() << " (the points before it were imported)\n";
             status = RunFailed;
         }
-    }
-    if (auto flushed = ctx.store->flush(); !flushed) {
-        err() << "trainyardctl: " << flushed.error().message << '\n';
-        return Unavailable;
     }
     return status;
 }

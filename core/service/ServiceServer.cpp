@@ -2,6 +2,7 @@
 
 #include "ServicePrompts.h"
 #include "ServiceProtocol.h"
+#include "core/logs/importers/MetricFileImporter.h"
 #include "core/runs/NodeRemoval.h"
 #include "core/runs/RunEngine.h"
 #include "core/runs/RunRemoval.h"
@@ -323,6 +324,8 @@ void ServiceServer::handle(Client& c, const QJsonObject& req)
             m_prompts->answer(
                     prompt, answer.isString() ? std::optional<QByteArray>(answer.toString().toUtf8()) : std::nullopt);
         reply(c, id, {});
+    } else if (op == u"import_metrics") {
+        opImportMetrics(c, id, req);
     } else if (op == u"artifacts") {
         opArtifacts(c, id, req, false);
     } else if (op == u"download_artifacts") {
@@ -599,6 +602,53 @@ std::function<void(QJsonObject, const Error*)> ServiceServer::laterReply(Client&
         else
             reply(*client, id, std::move(body));
     };
+}
+
+// trainyardctl import: a framework's metric file read by the service (the
+// client's user is the service's) into a run, its points and hparams
+// written here, the database's one writer.
+void ServiceServer::opImportMetrics(Client& c, const QJsonValue& id, const QJsonObject& req)
+{
+    const RunId run = req.value(QStringLiteral("run")).toInteger();
+    if (!latest(run)) {
+        replyError(c, id, QStringLiteral("no_such_run"), QStringLiteral("no run %1").arg(run));
+        return;
+    }
+    const QString file = str(req, "file");
+    if (!QFileInfo(file).isAbsolute()) {
+        replyError(c, id, QStringLiteral("invalid_input"),
+                QStringLiteral("import_metrics needs `file`, an absolute path (got '%1')").arg(file));
+        return;
+    }
+    const auto imported = importMetricFile(file);
+    if (!imported) {
+        replyError(c, id, QStringLiteral("invalid_input"), imported.error().message);
+        return;
+    }
+    const QList<MetricPoint> points = toMetricPoints(imported->metrics, run, QDateTime::currentMSecsSinceEpoch());
+    m_store->appendMetrics(points);
+    if (!imported->params.isEmpty())
+        m_store->setParams(run, imported->params);
+    if (auto flushed = m_store->flush(); !flushed) {
+        replyError(c, id, QStringLiteral("storage"), flushed.error().message);
+        return;
+    }
+    QStringList keys;
+    for (const MetricPoint& p : points)
+        if (!keys.contains(p.key))
+            keys.append(p.key);
+    QJsonObject params;
+    for (auto it = imported->params.cbegin(); it != imported->params.cend(); ++it)
+        params.insert(it.key(), it.value());
+    QJsonObject body{{QStringLiteral("points"), qint64(points.size())},
+            {QStringLiteral("keys"), QJsonArray::fromStringList(keys)},
+            {QStringLiteral("format"), metricFileFormatName(imported->format)}, {QStringLiteral("params"), params},
+            {QStringLiteral("warnings"), QJsonArray::fromStringList(imported->warnings)}};
+    if (!imported->error.isEmpty()) {
+        body.insert(QStringLiteral("error"), imported->error);
+        body.insert(QStringLiteral("error_offset"), imported->errorOffset);
+    }
+    reply(c, id, body);
 }
 
 // Artifacts of a run, listed (and copied into `dest`, a folder of the

@@ -96,6 +96,7 @@ private:
     void opNodeRm(Client& c, const QJsonValue& id, const QJsonObject& req);
     void opNodeAdd(Client& c, const QJsonValue& id, const QJsonObject& req);
     void opSubscribe(Client& c, const QJsonValue& id, const QJsonObject& req);
+    void opImportMetrics(Client& c, const QJsonValue& id, const QJsonObject& req);
     void opArtifacts(Client& c, const QJsonValue& id, const QJsonObject& req, bool download);
     // Answers a request later (artifacts wait for the node): to the client
     // that asked, if it is still connected.

@@ -3,9 +3,12 @@
 // stays responsive, event-loop latency under 50 ms).
 //
 // Builds what `trainyard` builds (ui/mainwindow/Application.cpp): a real
-// result store (SQLite file), the RunEngine on its own thread with the local
-// node (a real trainyard-agent child process) and the ingestion lock, and
-// the MainWindow, shown. Submits a run whose command (python3) prints
+// result store (SQLite file), the engine, and the MainWindow, shown. With
+// --engine service (the default, as the GUI runs) the engine is a real
+// trainyardd started for the database and the window reaches it over its
+// socket (ServiceRunControl); with --engine local it is a RunEngine on a
+// thread of this process with the local node and the ingestion lock (how the
+// GUI ran before the service), through LocalRunControl. Submits a run whose command (python3) prints
 // --rate lines per second for --seconds seconds, every 10th a metric line
 // (`step=N loss=X lr=Y`), selects it, and flips the bottom tabs between
 // Console and Metrics every 2 s so both are painted while they follow it.
@@ -14,10 +17,15 @@
 //    two timeouts minus 10 ms (max, p99, p50);
 //  - memory: VmRSS sampled every 100 ms from /proc/self/status, and VmHWM
 //    (peak RSS) at the end (the agent and python are separate processes);
-//  - lines ingested per second: the engine's consoleReceived bytes (newlines
-//    counted), and the run's metric points stored.
+//  - lines ingested per second: the console bytes the window's RunControl
+//    delivers (newlines counted), and the run's metric points stored;
+//  - line latency: every non-metric line carries the CLOCK_MONOTONIC time it
+//    was written at; for each console delivery on the GUI thread, now minus
+//    the stamp of its last whole line (p50, p99, max). That is written ->
+//    on the GUI thread, before the console view's feeder and paint.
 //
 // Usage: bench_follow [--seconds N (60)] [--rate LINES_PER_S (100000)]
+//                     [--engine service|local (service)]
 //                     [--stalls MS (0: none): list every lateness >= MS, with
 //                      its CLOCK_MONOTONIC time for `perf record -k CLOCK_MONOTONIC`]
 //   Runs offscreen unless QT_QPA_PLATFORM is set (e.g. under xvfb-run with
@@ -25,7 +33,9 @@
 #include "ui/console/ConsoleTextView.h"
 #include "ui/console/ConsoleView.h"
 #include "ui/mainwindow/MainWindow.h"
+#include "core/runs/LocalRunControl.h"
 #include "core/runs/RunEngine.h"
+#include "core/service/ServiceRunControl.h"
 #include "core/spec/JobSpec.h"
 #include "core/store/ResultStore.h"
 
@@ -98,7 +108,7 @@ while True:
             out.append("step=%d loss=%.5f lr=%.3e\n" % (step, 2.0 / (1.0 + step * 1e-4), 3e-4 * 0.99999 ** step))
             step += 1
         else:
-            out.append("[%9.3f] INFO worker %d: processed batch %d of shard %d (ok)\n" % (now, n % 8, n, n // 1000))
+            out.append("[%.6f] INFO worker %d: processed batch %d of shard %d (ok)\n" % (time.monotonic(), n % 8, n, n // 1000))
         n += 1
     if out:
         os.write(1, "".join(out).encode())
@@ -129,16 +139,20 @@ int main(int argc, char** argv)
     double seconds = 60;
     int rate = 100000;
     double stallMs = 0;
+    bool viaService = true;
     const QStringList args = app.arguments().mid(1);
     for (qsizetype i = 0; i < args.size(); ++i) {
         if (args[i] == QLatin1String("--seconds") && i + 1 < args.size())
             seconds = args[++i].toDouble();
+        else if (args[i] == QLatin1String("--engine") && i + 1 < args.size())
+            viaService = args[++i] != QLatin1String("local");
         else if (args[i] == QLatin1String("--stalls") && i + 1 < args.size())
             stallMs = args[++i].toDouble();
         else if (args[i] == QLatin1String("--rate") && i + 1 < args.size())
             rate = args[++i].toInt();
         else {
-            std::fprintf(stderr, "usage: bench_follow [--seconds N] [--rate LINES_PER_S] [--stalls MS]\n");
+            std::fprintf(stderr,
+                    "usage: bench_follow [--seconds N] [--rate LINES_PER_S] [--engine service|local] [--stalls MS]\n");
             return 2;
         }
     }
@@ -163,45 +177,77 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "%s\n", qPrintable(store.error().message));
         return 1;
     }
-    QThread engineThread;
-    auto* engine = new RunEngine(store->get(), dbPath);
-    engine->moveToThread(&engineThread);
-    engineThread.start();
-    auto window = std::make_unique<MainWindow>(store->get(), engine);
     const QString stateDir = dir.filePath(QStringLiteral("state"));
-    QMetaObject::invokeMethod(
-            engine,
-            [engine, stateDir] {
-                engine->acquireIngestion();
-                engine->addLocalNode(QStringLiteral(TRAINYARD_AGENT_PATH), stateDir);
-            },
-            Qt::QueuedConnection);
+    QThread engineThread;
+    RunEngine* engine = nullptr;
+    std::unique_ptr<RunControl> control;
+    if (viaService) {
+        // This build's service and agent, whatever is on PATH.
+        if (qEnvironmentVariableIsEmpty("TRAINYARD_DAEMON"))
+            qputenv("TRAINYARD_DAEMON", TRAINYARDD_PATH);
+        qputenv("TRAINYARD_AGENT", TRAINYARD_AGENT_PATH);
+        qputenv("TRAINYARD_AGENT_STATE", stateDir.toUtf8());
+        auto service = service::ServiceRunControl::connectTo(dbPath);
+        if (!service) {
+            std::fprintf(stderr, "%s\n", qPrintable(service.error().message));
+            return 1;
+        }
+        control = std::move(*service);
+    } else {
+        engine = new RunEngine(store->get(), dbPath);
+        engine->moveToThread(&engineThread);
+        engineThread.start();
+        control = std::make_unique<LocalRunControl>(engine, store->get());
+        QMetaObject::invokeMethod(
+                engine,
+                [engine, stateDir] {
+                    engine->acquireIngestion();
+                    engine->addLocalNode(QStringLiteral(TRAINYARD_AGENT_PATH), stateDir);
+                },
+                Qt::QueuedConnection);
+    }
+    auto window = std::make_unique<MainWindow>(store->get(), control.get());
     window->resize(1400, 900);
     window->show();
 
-    // Counters fed by the engine's signals (queued to the GUI thread).
+    // Counters fed by the window's RunControl (on the GUI thread).
     RunId runId = 0;
     qint64 bytesIn = 0;
     qint64 linesIn = 0;
     qint64 pointsIn = 0;
     qint64 consoleSignals = 0;
+    std::vector<double> lineLatencyMs;
     QObject::connect(
-            engine, &RunEngine::consoleReceived, window.get(),
-            [&](RunId run, qint64, const QByteArray& bytes) {
+            control.get(), &RunControl::consoleReceived, window.get(), [&](RunId run, qint64, const QByteArray& bytes) {
                 if (run != runId)
                     return;
                 ++consoleSignals;
                 bytesIn += bytes.size();
                 linesIn += bytes.count('\n');
-            },
-            Qt::QueuedConnection);
-    QObject::connect(
-            engine, &RunEngine::metricsReceived, window.get(),
+                // The last whole stamped line of the delivery: "[<monotonic s>] INFO ...".
+                const qsizetype end = bytes.lastIndexOf('\n');
+                qsizetype from = end;
+                while (from > 0) {
+                    const qsizetype start = bytes.lastIndexOf('\n', from - 1) + 1;
+                    if (bytes.mid(start, 1) == "[") {
+                        const qsizetype close = bytes.indexOf(']', start);
+                        bool ok = false;
+                        const double stamp = bytes.mid(start + 1, close - start - 1).toDouble(&ok);
+                        if (ok) {
+                            timespec ts{};
+                            clock_gettime(CLOCK_MONOTONIC, &ts);
+                            lineLatencyMs.push_back((double(ts.tv_sec) + double(ts.tv_nsec) / 1e9 - stamp) * 1000.0);
+                        }
+                        break;
+                    }
+                    from = start - 1;
+                }
+            });
+    QObject::connect(control.get(), &RunControl::metricsReceived, window.get(),
             [&](RunId run, const QList<MetricPoint>& points) {
                 if (run == runId)
                     pointsIn += points.size();
-            },
-            Qt::QueuedConnection);
+            });
 
     const QString yaml = QStringLiteral("name: chatty\ncommand: [\"%1\", \"-u\", \"%2\", \"%3\", \"%4\"]\n")
                                  .arg(python, genPath)
@@ -338,6 +384,11 @@ int main(int argc, char** argv)
             double(bytesIn) / 1e6);
     std::printf("metric points received live: %lld; `loss` points in the store: %lld (expected %lld)\n",
             static_cast<long long>(pointsIn), static_cast<long long>(stored), static_cast<long long>(expected / 10));
+    std::printf(
+            "line written -> on the GUI thread (%s engine, %zu deliveries): p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+            viaService ? "service" : "in-process", lineLatencyMs.size(), percentile(lineLatencyMs, 0.5),
+            percentile(lineLatencyMs, 0.99),
+            lineLatencyMs.empty() ? 0.0 : *std::max_element(lineLatencyMs.begin(), lineLatencyMs.end()));
     std::printf("event-loop lateness (10 ms timer, %zu ticks): p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", lateMs.size(),
             percentile(lateMs, 0.5), percentile(lateMs, 0.99),
             lateMs.empty() ? 0.0 : *std::max_element(lateMs.begin(), lateMs.end()));
@@ -371,9 +422,12 @@ int main(int argc, char** argv)
         std::printf("load average at the end: %s", loadavg.readAll().constData());
 
     window.reset();
-    QMetaObject::invokeMethod(
-            engine, [engine] { delete engine; }, Qt::BlockingQueuedConnection);
-    engineThread.quit();
-    engineThread.wait();
+    control.reset(); // a service stops by itself once idle
+    if (engine) {
+        QMetaObject::invokeMethod(
+                engine, [engine] { delete engine; }, Qt::BlockingQueuedConnection);
+        engineThread.quit();
+        engineThread.wait();
+    }
     return rc;
 }

@@ -1050,7 +1050,6 @@ void RunEngine::removeNode(const QString& name)
     m_pool->remove(name);
     m_refusedGpus.remove(name);
     m_listedNodes.remove(name);
-    qCInfo(lcRuns).noquote() << "node" << name << "removed";
     Q_EMIT nodeStatusChanged(name, false, QStringLiteral("removed"));
 }
 

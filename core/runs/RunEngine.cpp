@@ -12,7 +12,7 @@
 #include "core/logs/ConsoleNodeOffsets.h"
 #include "core/nodes/AgentClient.h"
 #include "core/nodes/LocalAgentTransport.h"
-#include "core/nodes/NodeHealth.h"
+#include "core/nodes/NodePool.h"
 #include "core/nodes/WorkdirSync.h"
 #include "core/sched/Scheduler.h"
 #include "core/store/ResultStore.h"
@@ -37,23 +37,6 @@ Q_LOGGING_CATEGORY(lcRuns, "trainyard.runs", QtWarningMsg)
 
 namespace ty {
 
-struct RunEngine::Node {
-    QString name;
-    AgentClient* client = nullptr;
-    NodeHealth* health = nullptr;  // heartbeats; disconnects the client when the node goes silent
-    int reconnectDelayMs = 0;      // the last reconnection delay (0: connected, or never lost)
-    int reconnectGeneration = 0;   // a scheduled reconnection is void once this moved on
-    bool probing = false;          // probeLostNode() is under way
-    bool probeFoundSilent = false; // a probe since the loss found it not answering
-    bool ready = false;
-    bool attempted = false; // its first connection attempt ended (ready or lost)
-    bool listed = false;    // its runs were re-attached after connecting
-    AgentHello hello;
-    QList<AgentGpu> gpus; // as the agent last reported them
-    QString lastError;
-    QString connectionWarning; // the transport's warning() for the current connection (a changed host key accepted)
-};
-
 struct RunEngine::Active {
     std::unique_ptr<RunIngest> ingest; // null for display-only watches
     RunRecord run;
@@ -76,6 +59,9 @@ struct RunEngine::Active {
     // watchShift (ConsoleNodeOffsets), and how far consoleReceived got.
     qint64 watchShift = 0;
     qint64 watchEnd = 0;
+    // Its node was removed (removeNode): nothing more is written for the run
+    // by this entry, whatever callback of the old connection still comes.
+    bool dropped = false;
 };
 
 namespace {
@@ -172,6 +158,24 @@ RunEngine::RunEngine(ResultStore* store, QString databasePath, Clock& clock, QOb
     m_policy = defaultQueuePolicy();
     m_createdMs = m_clock.nowMs();
     m_clientId = instanceIdFor(m_databasePath);
+    m_pool = new NodePool(m_clock, this);
+    connect(m_pool, &NodePool::nodeConnected, this,
+            [this](const QString& node) { Q_EMIT nodeStatusChanged(node, true, QString()); });
+    connect(m_pool, &NodePool::nodeReady, this, [this](const QString& node) {
+        if (m_ownsIngestion)
+            reattachRuns(node);
+    });
+    connect(m_pool, &NodePool::nodeLost, this, &RunEngine::onNodeLost);
+    connect(m_pool, &NodePool::gpusReported, this, [this](const QString& node, const QList<AgentGpu>& gpus) {
+        m_refusedGpus.remove(node); // the report has the claims now
+        if (m_listedNodes.contains(node))
+            scheduleSoon(); // a GPU may have come free (or been taken)
+        Q_EMIT nodeGpusUpdated(node, gpus);
+    });
+    connect(m_pool, &NodePool::nodeWarning, this, &RunEngine::nodeWarning);
+    connect(m_pool, &NodePool::output, this, &RunEngine::onOutput);
+    connect(m_pool, &NodePool::tailEnded, this, &RunEngine::onTailEnded);
+    connect(m_pool, &NodePool::consoleTruncated, this, &RunEngine::onConsoleTruncated);
     m_pollTimer = new QTimer(this);
     m_pollTimer->setInterval(kPollIntervalMs);
     connect(m_pollTimer, &QTimer::timeout, this, &RunEngine::pollDatabase);
@@ -196,9 +200,8 @@ RunEngine::~RunEngine()
     m_shuttingDown = true;
     // Disconnecting answers requests still pending (a start whose reply has
     // not come: its run is recorded unknown), so flush after it.
-    for (const auto& node : std::as_const(m_nodes))
-        if (node->client)
-            node->client->disconnectFromAgent();
+    m_pool->shutDown();
+    m_pool->disconnect(this); // the pool (a child) outlives this body: nothing more from it
     m_store->flush();
 }
 
@@ -209,34 +212,7 @@ void RunEngine::addLocalNode(const QString& agentPath, const QString& stateDir)
 
 void RunEngine::addNode(const QString& name, std::unique_ptr<AgentTransport> transport)
 {
-    auto node = std::make_shared<Node>();
-    node->name = name;
-    node->client = new AgentClient(std::move(transport), this);
-    node->client->setNodeName(node->name);
-    node->health = new NodeHealth(node->client, m_clock, this);
-    node->health->setInterval(m_heartbeatIntervalMs);
-    node->health->setTimeout(m_heartbeatTimeoutMs);
-    Node* n = node.get();
-    connect(node->client, &AgentClient::ready, this, [this, n](const AgentHello&) { onNodeReady(*n); });
-    connect(node->client, &AgentClient::disconnected, this,
-            [this, n](const QString& reason, ErrorKind kind) { onNodeLost(*n, reason, kind); });
-    connect(node->client, &AgentClient::warning, this, [this, n](const QString& message) {
-        n->connectionWarning = message;
-        qCWarning(lcRuns).noquote() << "node" << n->name << ":" << message;
-        Q_EMIT nodeWarning(n->name, message);
-    });
-    connect(node->client, &AgentClient::output, this,
-            [this, n](const QString& run, qint64 offset, const QByteArray& bytes, const ByteRanges& stderrRanges) {
-                onOutput(*n, run, offset, bytes, stderrRanges);
-            });
-    connect(node->client, &AgentClient::tailEnded, this,
-            [this, n](const QString& run, qint64 offset) { onTailEnded(*n, run, offset); });
-    connect(node->client, &AgentClient::consoleTruncated, this,
-            [this, n](const QString& run, qint64 offset, qint64 size, qint64 generation) {
-                onConsoleTruncated(*n, run, offset, size, generation);
-            });
-    m_nodes.insert(node->name, node);
-    node->client->connectToAgent();
+    m_pool->add(name, std::move(transport));
 }
 
 bool RunEngine::acquireIngestion()
@@ -258,16 +234,16 @@ bool RunEngine::acquireIngestion()
         m_ingestLock.reset();
     }
     // Runs of this database that are still going are picked up once their node is ready.
-    for (const auto& node : std::as_const(m_nodes))
-        if (node->ready && m_ownsIngestion)
-            onNodeReady(*node);
+    if (m_ownsIngestion)
+        for (const QString& node : m_pool->names())
+            if (m_pool->isReady(node))
+                reattachRuns(node);
     return m_ownsIngestion;
 }
 
 bool RunEngine::nodeReady(const QString& node) const
 {
-    const auto it = m_nodes.constFind(node);
-    return it != m_nodes.cend() && (*it)->ready;
+    return m_pool->isReady(node);
 }
 
 Result<RunId> RunEngine::submit(const JobSpec& spec, const QString& node)
@@ -338,9 +314,10 @@ void RunEngine::cancel(RunId id, int graceMs)
                     commit(*run);
                     return;
                 }
-                const auto node = m_nodes.value(run->node);
+                const NodePool::NodeState* node = m_pool->node(run->node);
+                AgentClient* client = m_pool->client(run->node);
                 // A client still connecting queues the request until the agent's hello.
-                if (!node || node->client->state() == AgentClient::State::Disconnected) {
+                if (!node || client->state() == AgentClient::State::Disconnected) {
                     const QString reason = QStringLiteral("node %1 is not connected%2")
                                                    .arg(run->node,
                                                            node && !node->lastError.isEmpty()
@@ -359,13 +336,13 @@ void RunEngine::cancel(RunId id, int graceMs)
                         if (r.id != id && !isTerminal(r.state) && r.tags.contains(gang) && !m_cancelling.contains(r.id))
                             cancel(r.id, graceMs);
                 }
-                node->client->cancel(run->agentRunId, graceMs,
-                        [this, id, nodeName = node->name, agentRun = run->agentRunId](const Result<void>& r) {
+                client->cancel(run->agentRunId, graceMs,
+                        [this, id, nodeName = run->node, agentRun = run->agentRunId](const Result<void>& r) {
                             if (r)
                                 return;
                             const QString why = r.error().message; // names the node already
-                            const auto n = m_nodes.value(nodeName);
-                            if (!n || !n->client->isReady()) {
+                            AgentClient* n = m_pool->client(nodeName);
+                            if (!n || !n->isReady()) {
                                 qCWarning(lcRuns).noquote() << "cancel of run" << id << "failed:" << why;
                                 Q_EMIT cancelFailed(id, why);
                                 return;
@@ -373,7 +350,7 @@ void RunEngine::cancel(RunId id, int graceMs)
                             // The agent refuses a run that is no longer running: another
                             // process cancelled it a moment ago, or it just ended. Nothing
                             // failed; the ingestion owner records how it ended.
-                            n->client->status(agentRun, [this, id, why](const Result<AgentRunStatus>& status) {
+                            n->status(agentRun, [this, id, why](const Result<AgentRunStatus>& status) {
                                 if (status && !status->running) {
                                     qCInfo(lcRuns).noquote() << "run" << id << "had already ended on its node:" << why;
                                     return;
@@ -451,8 +428,8 @@ void RunEngine::watch(RunId id, qint64 fromOffset, bool follow)
     if (m_ownsIngestion && m_active.contains(id))
         return; // already streaming, and the ingest resumes at the local copy's end
     m_watched.insert(id, run->state);
-    const auto node = m_nodes.value(run->node);
-    if (!node || run->agentRunId.isEmpty() || run->state == RunState::Starting) {
+    AgentClient* client = m_pool->client(run->node);
+    if (!client || run->agentRunId.isEmpty() || run->state == RunState::Starting) {
         // Not started yet (another process schedules it): tail once the
         // database says where it runs (pollDatabase).
         m_pendingWatch.insert(id, {fromOffset, follow});
@@ -460,7 +437,7 @@ void RunEngine::watch(RunId id, qint64 fromOffset, bool follow)
     }
     auto active = std::make_shared<Active>();
     active->run = *run;
-    active->node = node->name;
+    active->node = run->node;
     // `fromOffset` counts bytes of the local copy (what the caller printed
     // of it); the node's file may have been truncated and followed since.
     // Bytes of the old content the copy lacks are on no node any more.
@@ -479,7 +456,7 @@ void RunEngine::watch(RunId id, qint64 fromOffset, bool follow)
     m_active.insert(id, active);
     const QString agentRun = run->agentRunId;
     // Queued by the client until the agent's hello if not ready yet.
-    node->client->tail(
+    client->tail(
             agentRun, nodeFrom, follow,
             [this, id, agentRun](const Result<qint64>& r) {
                 if (r || m_shuttingDown)
@@ -619,8 +596,9 @@ void RunEngine::schedulePass()
     // Until every node has answered or failed once, a pass would call the
     // ones still connecting unreachable (a few seconds at most).
     const qint64 sinceStart = m_clock.nowMs() - m_createdMs;
-    for (const auto& n : std::as_const(m_nodes)) {
-        if (!n->attempted && sinceStart < kFirstConnectGraceMs) {
+    QStringList names = m_pool->names();
+    for (const QString& name : std::as_const(names)) {
+        if (!m_pool->node(name)->attempted && sinceStart < kFirstConnectGraceMs) {
             m_clock.singleShot(200, this, [this] { scheduleSoon(); });
             return;
         }
@@ -632,10 +610,9 @@ void RunEngine::schedulePass()
     QHash<QString, QStringList> labels; // stored nodes' labels (trainyardctl node add --label)
     for (const NodeRecord& n : m_store->nodes())
         labels.insert(n.name, n.labels);
-    QStringList names = m_nodes.keys();
     names.sort();
     for (const QString& name : std::as_const(names)) {
-        const Node& n = *m_nodes.value(name);
+        const NodePool::NodeState& n = *m_pool->node(name);
         sched::NodeState ns;
         ns.name = n.name;
         ns.address = n.hello.hostname;
@@ -743,7 +720,7 @@ void RunEngine::schedulePass()
                 for (const QString& other : std::as_const(names))
                     if (other != r.node)
                         p.avoidNodes.append(other); // the user chose the node
-                if (!m_nodes.contains(r.node) && !pinnedElsewhere.contains(r.node)) {
+                if (!m_pool->contains(r.node) && !pinnedElsewhere.contains(r.node)) {
                     // A node this process does not connect to (trainyardctl
                     // only adds the nodes it needs): it is unreachable from
                     // here, so the run waits instead of failing.
@@ -848,14 +825,13 @@ void RunEngine::schedulePass()
             continue;
         }
         const sched::NodeAssignment& a = placement.nodes.front();
-        const auto node = m_nodes.value(a.node);
-        if (!node || !node->ready)
+        if (!m_pool->isReady(a.node))
             continue;
         r.gpus = a.gpuIndices;
         r.pendingReason.clear();
         for (auto it = a.env.cbegin(); it != a.env.cend(); ++it)
             r.env.insert(it.key(), it.value());
-        startRun(r, *node);
+        startRun(r, a.node);
     }
     if (reasons != m_pendingReasons) {
         m_pendingReasons = reasons;
@@ -886,11 +862,9 @@ QString RunEngine::agentRunIdFor(const RunRecord& run) const
 // rendezvous that never comes.
 void RunEngine::startGang(RunRecord root, const QList<sched::NodeAssignment>& ranks)
 {
-    for (const sched::NodeAssignment& a : ranks) {
-        const auto node = m_nodes.value(a.node);
-        if (!node || !node->ready)
+    for (const sched::NodeAssignment& a : ranks)
+        if (!m_pool->isReady(a.node))
             return; // placed on a node that just went away: next pass
-    }
     const QString gangTag = QStringLiteral("gang:%1").arg(root.id);
     root.tags.append(gangTag);
     // Tags are the user's (updateRun leaves them): the root's own, as they
@@ -929,7 +903,7 @@ void RunEngine::startGang(RunRecord root, const QList<sched::NodeAssignment>& ra
         starts.append({r, a.node});
     }
     for (const auto& [r, nodeName] : starts)
-        startRun(r, *m_nodes.value(nodeName));
+        startRun(r, nodeName);
 }
 
 QString RunEngine::gangTagOf(const RunRecord& run)
@@ -950,10 +924,10 @@ void RunEngine::cancelGang(const QString& gangTag, RunId except, int graceMs)
             cancel(r.id, graceMs);
 }
 
-void RunEngine::startRun(RunRecord run, Node& node)
+void RunEngine::startRun(RunRecord run, const QString& nodeName)
 {
     transition(run, RunState::Starting, TransitionCause::Placed);
-    run.node = node.name;
+    run.node = nodeName;
     run.agentRunId = agentRunIdFor(run);
     commit(run);
     m_starting.insert(run.id, run);
@@ -968,15 +942,15 @@ void RunEngine::startRun(RunRecord run, Node& node)
     req.client = m_clientId;
     if (const Result<JobSpec>& spec = cachedSpec(run); spec && spec->sync) {
         // `sync: true`: the workdir goes to the node first (WorkdirSync.h), the run works in that copy.
-        req.workdir = syncDirFor(node.client->hello().stateDir, spec->workdir);
+        req.workdir = syncDirFor(m_pool->node(nodeName)->hello.stateDir, spec->workdir);
         const QString localDir = spec->workdir;
         const qint64 limit = spec->syncLimitMiB * 1024 * 1024;
         const QString remoteDir = req.workdir;
-        const QString nodeName = node.name;
         // The notices, set on the file job's thread, read after it.
         auto dangling = std::make_shared<QString>();
         auto skipped = std::make_shared<QString>();
-        node.client->runFileJob(
+        m_pool->runFileJob(
+                nodeName,
                 [localDir, limit, remoteDir, id = run.id, nodeName, dangling, skipped](
                         NodeFiles& files) -> Result<void> {
                     const auto scan = scanWorkdir(localDir, limit);
@@ -1012,12 +986,15 @@ void RunEngine::startRun(RunRecord run, Node& node)
                     return {};
                 },
                 [this, run, nodeName, req, dangling, skipped](const Result<void>& synced) mutable {
+                    if (m_abandonedStarts.remove(run.id)) {
+                        startSettled(); // its node was removed: its record is the removal's
+                        return;
+                    }
                     for (const QString* notice : {skipped.get(), dangling.get()})
                         if (!notice->isEmpty())
                             addNotice(run.id, *notice);
-                    const auto n = m_nodes.value(nodeName);
-                    if (synced && n && n->ready) {
-                        sendStart(run, *n, req);
+                    if (synced && m_pool->isReady(nodeName)) {
+                        sendStart(run, nodeName, req);
                         return;
                     }
                     transition(run, RunState::Failed, TransitionCause::StartFailed);
@@ -1031,44 +1008,55 @@ void RunEngine::startRun(RunRecord run, Node& node)
                 });
         return;
     }
-    sendStart(run, node, req);
+    sendStart(run, nodeName, req);
 }
 
 QString RunEngine::rejectedHostKeyFingerprint(const QString& name) const
 {
-    const auto node = m_nodes.value(name);
-    return node ? node->client->rejectedHostKeyFingerprint() : QString();
+    return m_pool->rejectedHostKeyFingerprint(name);
 }
 
 bool RunEngine::trustNewHostKey(const QString& name)
 {
-    const auto node = m_nodes.value(name);
-    return node && node->client->trustNewHostKey();
+    return m_pool->trustNewHostKey(name);
 }
 
 void RunEngine::removeNode(const QString& name)
 {
-    if (name == u"local")
+    if (name == u"local" || !m_pool->contains(name))
         return;
-    const auto node = m_nodes.take(name);
-    if (!node)
-        return;
-    ++node->reconnectGeneration; // a scheduled reconnection finds no node by that name anyway
-    node->ready = false;
-    QObject::disconnect(node->health, nullptr, this, nullptr);
-    QObject::disconnect(node->client, nullptr, this, nullptr);
-    node->client->disconnectFromAgent();
+    // Its runs' records are the caller's (NodeRemoval: failed with --force):
+    // what this engine was doing for them stops here, writing nothing, so no
+    // ingest, metric file follower or start reply of the old connection
+    // writes for them later. Before the pool closes the connection: that
+    // answers its pending requests at once, with errors.
+    for (auto it = m_active.begin(); it != m_active.end();) {
+        if ((*it)->node == name) {
+            (*it)->dropped = true;
+            it = m_active.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    for (auto it = m_starting.begin(); it != m_starting.end();) {
+        if (it->node == name) {
+            if (it->state == RunState::Starting)
+                m_abandonedStarts.insert(it.key()); // its start's callback is still to come
+            it = m_starting.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    m_pool->remove(name);
     m_refusedGpus.remove(name);
-    m_removedNodes.append(node);
-    qCInfo(lcRuns).noquote() << "node" << name << "removed";
+    m_listedNodes.remove(name);
     Q_EMIT nodeStatusChanged(name, false, QStringLiteral("removed"));
 }
 
-void RunEngine::whenNodeReady(const QString& name, int timeoutMs, std::function<void(Node*)> then)
+void RunEngine::whenNodeReady(const QString& name, int timeoutMs, std::function<void(AgentClient*)> then)
 {
-    const auto node = m_nodes.value(name);
-    if (!node || node->ready || timeoutMs <= 0) {
-        then(node && node->ready ? node.get() : nullptr);
+    if (!m_pool->contains(name) || m_pool->isReady(name) || timeoutMs <= 0) {
+        then(m_pool->isReady(name) ? m_pool->client(name) : nullptr);
         return;
     }
     m_clock.singleShot(100, this, [this, name, timeoutMs, then = std::move(then)]() mutable {
@@ -1102,13 +1090,13 @@ void RunEngine::listArtifacts(RunId id, std::function<void(const Result<AgentFil
 void RunEngine::listArtifactsOf(
         const RunRecord& r, const QStringList& globs, std::function<void(const Result<AgentFileList>&)> cb)
 {
-    whenNodeReady(r.node, 30000, [this, r, globs, cb](Node* node) {
-        if (!node) {
+    whenNodeReady(r.node, 30000, [this, r, globs, cb](AgentClient* client) {
+        if (!client) {
             if (cb)
                 cb(fail(QStringLiteral("run %1: its node %2 is not connected").arg(r.id).arg(r.node)));
             return;
         }
-        node->client->listFiles(r.agentRunId, globs, [this, r, cb](const Result<AgentFileList>& list) {
+        client->listFiles(r.agentRunId, globs, [this, r, cb](const Result<AgentFileList>& list) {
             if (!list) {
                 if (cb)
                     cb(fail(QStringLiteral("run %1 on node %2: %3").arg(r.id).arg(r.node, list.error().message)));
@@ -1138,15 +1126,15 @@ void RunEngine::downloadArtifacts(
             return;
         }
         const auto run = m_store->run(id);
-        const auto node = run ? m_nodes.value(run->node) : nullptr;
-        if (!node || !node->ready) {
+        if (!run || !m_pool->isReady(run->node)) {
             if (cb)
                 cb(fail(QStringLiteral("run %1: its node is not connected").arg(id)));
             return;
         }
         auto result = std::make_shared<ArtifactDownload>();
         const AgentFileList files = *list;
-        node->client->runFileJob(
+        m_pool->runFileJob(
+                run->node,
                 [files, destDir, result](NodeFiles& nf) -> Result<void> {
                     auto d = ty::downloadArtifacts(files, destDir, nf);
                     if (!d)
@@ -1175,11 +1163,12 @@ void RunEngine::downloadArtifacts(
     });
 }
 
-void RunEngine::sendStart(RunRecord run, Node& node, const AgentStartRequest& req)
+void RunEngine::sendStart(RunRecord run, const QString& nodeName, const AgentStartRequest& req)
 {
-    const QString nodeName = node.name;
-    node.client->start(req, [this, run, nodeName](const Result<AgentStartReply>& reply) mutable {
+    m_pool->client(nodeName)->start(req, [this, run, nodeName](const Result<AgentStartReply>& reply) mutable {
         const auto settled = qScopeGuard([this] { startSettled(); });
+        if (m_abandonedStarts.remove(run.id))
+            return; // its node was removed meanwhile: its record is the removal's
         if (!reply && AgentClient::replyLost(reply.error())) {
             // The request went out, the reply did not come back (the
             // connection ended: this process is ending, or the node went
@@ -1224,11 +1213,11 @@ void RunEngine::sendStart(RunRecord run, Node& node, const AgentStartRequest& re
         run.startedAt = QDateTime::fromMSecsSinceEpoch(reply->startedMs, Qt::UTC);
         commit(run);
         m_starting.insert(run.id, run); // until the database says so too
-        const auto node = m_nodes.value(nodeName);
+        const NodePool::NodeState* node = m_pool->node(nodeName);
         if (node && !node->connectionWarning.isEmpty()) // started over a connection the user was warned about
             addNotice(run.id, QStringLiteral("node %1: %2").arg(nodeName, node->connectionWarning));
         if (node)
-            attach(run, *node);
+            attach(run, nodeName);
     });
 }
 
@@ -1238,13 +1227,13 @@ void RunEngine::startSettled()
         Q_EMIT startsSettled();
 }
 
-void RunEngine::attach(RunRecord run, Node& node)
+void RunEngine::attach(RunRecord run, const QString& nodeName)
 {
     if (m_active.contains(run.id))
         return;
     auto active = std::make_shared<Active>();
     active->run = run;
-    active->node = node.name;
+    active->node = nodeName;
     active->ingest = std::make_unique<RunIngest>(run, m_store);
     active->ingest->setRules(rulesFromSpec(cachedSpec(run)));
     const auto resumeAt = active->ingest->open(runDataDir(m_databasePath, run.id));
@@ -1268,12 +1257,12 @@ void RunEngine::attach(RunRecord run, Node& node)
         const Result<JobSpec>& runSpec = cachedSpec(run);
         active->files = std::shared_ptr<MetricFileFollower>(
                 new MetricFileFollower(run.id, run.agentRunId, runSpec ? runSpec->metricFiles : QStringList(),
-                        runDataDir(m_databasePath, run.id), m_store, node.client, this),
+                        runDataDir(m_databasePath, run.id), m_store, m_pool->client(nodeName), this),
                 [](MetricFileFollower* f) { f->deleteLater(); }); // may be dropped from inside its own callback
         connect(active->files.get(), &MetricFileFollower::pointsStored, this, &RunEngine::metricsReceived);
         active->files->start(m_metricFilePollMs);
     }
-    tailActive(active, node);
+    tailActive(active);
 }
 
 // A spec's time_limit: counted from the run's start (also across a restart
@@ -1296,52 +1285,61 @@ void RunEngine::stopAtTimeLimit(const std::shared_ptr<Active>& active)
     });
 }
 
-void RunEngine::tailActive(const std::shared_ptr<Active>& active, Node& node)
+void RunEngine::tailActive(const std::shared_ptr<Active>& active)
 {
     const RunId id = active->run.id;
-    Node* n = &node;
     const qint64 nodeFrom = active->ingest->fetchedNodeOffset();
-    node.client->tail(
-            active->run.agentRunId, nodeFrom, true,
-            [this, id, n, active, nodeFrom](const Result<qint64>& r) {
-                if (r) {
-                    // Shorter than what we have: truncated on the node. Caught up
-                    // once its new content is fetched (onConsoleTruncated).
-                    if (*r >= nodeFrom)
-                        active->catchUpTo = *r;
-                    checkCaughtUp();
-                    return;
-                }
-                if (m_shuttingDown)
-                    return;
-                qCWarning(lcRuns) << "tail of run" << id << "failed:" << r.error().message;
-                addNotice(id,
-                        QStringLiteral("its console could not be followed on node %1 (%2); the console and metrics "
-                                       "stored are what was read until then")
-                                .arg(n->name, r.error().message));
-                // The console cannot be followed (e.g. the local copy is longer than
-                // the node's file, and its agent predates revision 3, which reports
-                // that as a truncation): still record how the run ended, with what we have.
-                n->client->status(active->run.agentRunId, [this, id, active](const Result<AgentRunStatus>& status) {
-                    if (status && !status->running && m_active.value(id) == active)
-                        finishRun(active, *status);
-                    else
-                        m_active.remove(id);
-                });
-            },
-            /*followTruncation=*/true, active->ingest->nodeGeneration());
+    m_pool->client(active->node)
+            ->tail(
+                    active->run.agentRunId, nodeFrom, true,
+                    [this, id, active, nodeFrom](const Result<qint64>& r) {
+                        if (active->dropped)
+                            return; // its node was removed
+                        if (r) {
+                            // Shorter than what we have: truncated on the node. Caught up
+                            // once its new content is fetched (onConsoleTruncated).
+                            if (*r >= nodeFrom)
+                                active->catchUpTo = *r;
+                            checkCaughtUp();
+                            return;
+                        }
+                        if (m_shuttingDown)
+                            return;
+                        qCWarning(lcRuns) << "tail of run" << id << "failed:" << r.error().message;
+                        addNotice(id,
+                                QStringLiteral(
+                                        "its console could not be followed on node %1 (%2); the console and metrics "
+                                        "stored are what was read until then")
+                                        .arg(active->node, r.error().message));
+                        // The console cannot be followed (e.g. the local copy is longer than
+                        // the node's file, and its agent predates revision 3, which reports
+                        // that as a truncation): still record how the run ended, with what we have.
+                        AgentClient* client = m_pool->client(active->node);
+                        if (!client) {
+                            m_active.remove(id);
+                            return;
+                        }
+                        client->status(
+                                active->run.agentRunId, [this, id, active](const Result<AgentRunStatus>& status) {
+                                    if (status && !status->running && m_active.value(id) == active)
+                                        finishRun(active, *status);
+                                    else
+                                        m_active.remove(id);
+                                });
+                    },
+                    /*followTruncation=*/true, active->ingest->nodeGeneration());
 }
 
-std::shared_ptr<RunEngine::Active> RunEngine::findActive(const Node& node, const QString& agentRun) const
+std::shared_ptr<RunEngine::Active> RunEngine::findActive(const QString& node, const QString& agentRun) const
 {
     for (const auto& a : m_active)
-        if (a->node == node.name && a->run.agentRunId == agentRun)
+        if (a->node == node && a->run.agentRunId == agentRun)
             return a;
     return nullptr;
 }
 
-void RunEngine::onOutput(
-        Node& node, const QString& agentRun, qint64 offset, const QByteArray& bytes, const ByteRanges& stderrRanges)
+void RunEngine::onOutput(const QString& node, const QString& agentRun, qint64 offset, const QByteArray& bytes,
+        const ByteRanges& stderrRanges)
 {
     const auto active = findActive(node, agentRun);
     if (!active)
@@ -1377,7 +1375,8 @@ void RunEngine::onOutput(
         checkCaughtUp();
 }
 
-void RunEngine::onConsoleTruncated(Node& node, const QString& agentRun, qint64 offset, qint64 size, qint64 generation)
+void RunEngine::onConsoleTruncated(
+        const QString& node, const QString& agentRun, qint64 offset, qint64 size, qint64 generation)
 {
     const auto active = findActive(node, agentRun);
     if (!active)
@@ -1399,20 +1398,20 @@ void RunEngine::onConsoleTruncated(Node& node, const QString& agentRun, qint64 o
             "console of run %1 on node %2 was truncated on the node (at %3 bytes, now %4); "
             "following it from its new start")
                                            .arg(id)
-                                           .arg(node.name)
+                                           .arg(node)
                                            .arg(offset)
                                            .arg(size);
     addNotice(id,
             QStringLiteral("its console was truncated on node %1 (at %2 bytes, now %3); it is followed from its new "
                            "start, whose output is recorded after the %4 bytes kept here")
-                    .arg(node.name)
+                    .arg(node)
                     .arg(offset)
                     .arg(size)
                     .arg(kept));
     checkCaughtUp();
 }
 
-void RunEngine::onTailEnded(Node& node, const QString& agentRun, qint64 offset)
+void RunEngine::onTailEnded(const QString& node, const QString& agentRun, qint64 offset)
 {
     const auto active = findActive(node, agentRun);
     if (!active)
@@ -1426,7 +1425,9 @@ void RunEngine::onTailEnded(Node& node, const QString& agentRun, qint64 offset)
         pollDatabase();
         return;
     }
-    node.client->status(agentRun, [this, active](const Result<AgentRunStatus>& status) {
+    m_pool->client(node)->status(agentRun, [this, active](const Result<AgentRunStatus>& status) {
+        if (active->dropped)
+            return; // its node was removed
         if (!status) {
             qCWarning(lcRuns) << "status of run" << active->run.id << "failed:" << status.error().message;
             if (!m_shuttingDown) // the connection closing under it says nothing about the run
@@ -1554,10 +1555,9 @@ void RunEngine::retryIngestion(const std::shared_ptr<Active>& active)
     // What is stored now is what the batches before the failure committed;
     // the writer drops the run's later console writes until open() (ResultStore::beginIngestion).
     const auto stored = m_store->run(id);
-    const auto node = m_nodes.value(active->node);
-    if (!stored || !node || !node->ready) {
+    if (!stored || !m_pool->isReady(active->node)) {
         // A lost node's runs are attached again when it is back.
-        if (stored && node)
+        if (stored && m_pool->contains(active->node))
             again();
         return;
     }
@@ -1577,7 +1577,7 @@ void RunEngine::retryIngestion(const std::shared_ptr<Active>& active)
     active->retry.reset();
     qCWarning(lcRuns).noquote()
             << QStringLiteral("run %1: ingestion resumes at byte %2").arg(id).arg(run.consoleOffset);
-    tailActive(active, *node);
+    tailActive(active);
 }
 
 void RunEngine::addNotice(RunId run, const QString& text)
@@ -1586,71 +1586,57 @@ void RunEngine::addNotice(RunId run, const QString& text)
     Q_EMIT noticeAdded(run, text);
 }
 
-void RunEngine::onNodeReady(Node& node)
+void RunEngine::reattachRuns(const QString& nodeName)
 {
-    node.attempted = true;
-    node.ready = true;
-    node.reconnectDelayMs = 0;
-    node.lastError.clear();
-    Q_EMIT nodeStatusChanged(node.name, true, QString());
-    node.hello = node.client->hello();
-    Node* n = &node;
-    node.client->gpus([this, n](const Result<QList<AgentGpu>>& gpus) {
-        n->gpus = gpus ? *gpus : QList<AgentGpu>{};
-        if (gpus) {
-            m_refusedGpus.remove(n->name); // the report has the claims now
-            Q_EMIT nodeGpusUpdated(n->name, *gpus);
-        }
-        if (!m_ownsIngestion)
+    // Re-attach every run of this node that was going when we last looked.
+    m_pool->client(nodeName)->list([this, nodeName](const Result<QList<AgentRunStatus>>& list) {
+        if (!list) {
+            qCWarning(lcRuns) << "list on" << nodeName << "failed:" << list.error().message;
             return;
-        // Re-attach every run of this node that was going when we last looked.
-        n->client->list([this, n](const Result<QList<AgentRunStatus>>& list) {
-            if (!list) {
-                qCWarning(lcRuns) << "list on" << n->name << "failed:" << list.error().message;
-                return;
-            }
-            QHash<QString, AgentRunStatus> byId;
-            for (const AgentRunStatus& s : *list)
-                byId.insert(s.run, s);
-            const QList<RunRecord> all = m_store->unfinishedRuns();
-            for (const RunRecord& r : all) {
-                if (r.node != n->name || isTerminal(r.state) || r.state == RunState::Queued || r.state == RunState::Held
-                        || m_active.contains(r.id))
-                    continue;
-                // Being started by this engine right now (its workdir sync or
-                // its start request is under way on this connection, placed
-                // after the node came up): not in the agent's list yet, and
-                // its own callback settles it (a lost connection fails it).
-                if (const auto s = m_starting.constFind(r.id); s != m_starting.cend() && s->state == RunState::Starting)
-                    continue;
-                // A start whose reply was lost (sendStart) is unknown, with no start time.
-                const bool startUnanswered
-                        = r.state == RunState::Starting || (r.state == RunState::Unknown && !r.startedAt.isValid());
-                if (const auto s = byId.constFind(r.agentRunId); s != byId.cend()) {
-                    RunRecord going = r;
-                    if (!going.startedAt.isValid() && s->startedMs > 0)
-                        going.startedAt = QDateTime::fromMSecsSinceEpoch(s->startedMs, Qt::UTC);
-                    if (startUnanswered)
-                        going.failureReason.clear();
-                    attach(going, *n);
-                    if (const auto a = m_active.value(r.id))
-                        a->endedOnNode = !s->running;
-                } else if (startUnanswered)
-                    failRun(r,
-                            QStringLiteral("the start on node %1 was interrupted before its agent recorded the run")
-                                    .arg(n->name));
-                else
-                    failRun(r,
-                            QStringLiteral("node %1's agent has no record of run %2 (%3)")
-                                    .arg(n->name)
-                                    .arg(r.id)
-                                    .arg(r.agentRunId),
-                            FailureKind::NodeLost);
-            }
-            n->listed = true;
-            scheduleSoon();
-            checkCaughtUp();
-        });
+        }
+        if (!m_pool->contains(nodeName))
+            return; // removed meanwhile
+        QHash<QString, AgentRunStatus> byId;
+        for (const AgentRunStatus& s : *list)
+            byId.insert(s.run, s);
+        const QList<RunRecord> all = m_store->unfinishedRuns();
+        for (const RunRecord& r : all) {
+            if (r.node != nodeName || isTerminal(r.state) || r.state == RunState::Queued || r.state == RunState::Held
+                    || m_active.contains(r.id))
+                continue;
+            // Being started by this engine right now (its workdir sync or
+            // its start request is under way on this connection, placed
+            // after the node came up): not in the agent's list yet, and
+            // its own callback settles it (a lost connection fails it).
+            if (const auto s = m_starting.constFind(r.id); s != m_starting.cend() && s->state == RunState::Starting)
+                continue;
+            // A start whose reply was lost (sendStart) is unknown, with no start time.
+            const bool startUnanswered
+                    = r.state == RunState::Starting || (r.state == RunState::Unknown && !r.startedAt.isValid());
+            if (const auto s = byId.constFind(r.agentRunId); s != byId.cend()) {
+                RunRecord going = r;
+                if (!going.startedAt.isValid() && s->startedMs > 0)
+                    going.startedAt = QDateTime::fromMSecsSinceEpoch(s->startedMs, Qt::UTC);
+                if (startUnanswered)
+                    going.failureReason.clear();
+                attach(going, nodeName);
+                if (const auto a = m_active.value(r.id))
+                    a->endedOnNode = !s->running;
+            } else if (startUnanswered)
+                failRun(r,
+                        QStringLiteral("the start on node %1 was interrupted before its agent recorded the run")
+                                .arg(nodeName));
+            else
+                failRun(r,
+                        QStringLiteral("node %1's agent has no record of run %2 (%3)")
+                                .arg(nodeName)
+                                .arg(r.id)
+                                .arg(r.agentRunId),
+                        FailureKind::NodeLost);
+        }
+        m_listedNodes.insert(nodeName);
+        scheduleSoon();
+        checkCaughtUp();
     });
 }
 
@@ -1658,9 +1644,11 @@ void RunEngine::checkCaughtUp()
 {
     if (!m_ownsIngestion || m_caughtUpEmitted)
         return;
-    for (const auto& n : std::as_const(m_nodes))
-        if (!n->attempted || (n->ready && !n->listed))
+    for (const QString& name : m_pool->names()) {
+        const NodePool::NodeState* n = m_pool->node(name);
+        if (!n->attempted || (n->ready && !m_listedNodes.contains(name)))
             return;
+    }
     for (const auto& a : std::as_const(m_active))
         if (a->ingest && (a->endedOnNode || a->catchUpTo < 0 || a->ingest->fetchedNodeOffset() < a->catchUpTo))
             return;
@@ -1670,20 +1658,21 @@ void RunEngine::checkCaughtUp()
 
 bool RunEngine::nodeUnreachable(const QString& node) const
 {
-    const auto n = m_nodes.value(node);
+    const NodePool::NodeState* n = m_pool->node(node);
     return n && n->attempted && !n->ready;
 }
 
 QList<std::pair<QString, QString>> RunEngine::nodesBehind() const
 {
     QList<std::pair<QString, QString>> behind;
-    for (const auto& n : std::as_const(m_nodes)) {
+    for (const QString& name : m_pool->names()) {
+        const NodePool::NodeState* n = m_pool->node(name);
         QString why;
         if (!n->attempted)
             why = QStringLiteral("still connecting");
         else if (!n->ready)
             why = QStringLiteral("unreachable: %1").arg(n->lastError);
-        else if (!n->listed)
+        else if (!m_listedNodes.contains(name))
             why = QStringLiteral("listing its runs");
         else {
             for (const auto& a : std::as_const(m_active)) {
@@ -1701,20 +1690,17 @@ QList<std::pair<QString, QString>> RunEngine::nodesBehind() const
     return behind;
 }
 
-void RunEngine::onNodeLost(Node& node, const QString& reason, ErrorKind kind)
+void RunEngine::onNodeLost(const QString& node, const QString& reason, ErrorKind kind)
 {
-    node.attempted = true;
     QMetaObject::invokeMethod(
             this, [this] { checkCaughtUp(); }, Qt::QueuedConnection);
-    node.ready = false;
-    node.lastError = reason;
-    node.connectionWarning.clear();
-    Q_EMIT nodeStatusChanged(node.name, false, reason, kind);
+    Q_EMIT nodeStatusChanged(node, false, reason, kind);
     // Runs on it may well be going: they are not failed, just not watched --
     // "unknown" until the node answers again (the engine ending is not a
-    // node loss: its runs stay as they were).
+    // node loss: its runs stay as they were). The pool reconnects it with
+    // backoff; reattachRuns() then resumes them at their stored offsets.
     for (auto it = m_active.begin(); it != m_active.end();) {
-        if ((*it)->node == node.name) {
+        if ((*it)->node == node) {
             if ((*it)->ingest && !m_shuttingDown) {
                 RunRecord r = (*it)->ingest->run();
                 transition(r, RunState::Unknown, TransitionCause::NodeLost);
@@ -1725,68 +1711,21 @@ void RunEngine::onNodeLost(Node& node, const QString& reason, ErrorKind kind)
             ++it;
         }
     }
-    if (m_shuttingDown)
-        return;
-    // Reconnect with backoff; onNodeReady re-attaches its runs at their stored offsets.
-    node.reconnectDelayMs
-            = node.reconnectDelayMs == 0 ? m_reconnectFirstMs : std::min(node.reconnectDelayMs * 2, m_reconnectMaxMs);
-    const int generation = ++node.reconnectGeneration;
-    m_clock.singleShot(node.reconnectDelayMs, this, [this, name = node.name, generation] {
-        const auto n = m_nodes.value(name);
-        if (n && !m_shuttingDown && n->reconnectGeneration == generation
-                && n->client->state() == AgentClient::State::Disconnected)
-            n->client->connectToAgent();
-    });
-    if (!node.probing && m_reconnectProbeMs > 0) {
-        node.probing = true;
-        node.probeFoundSilent = false;
-        m_clock.singleShot(m_reconnectProbeMs, this, [this, name = node.name] { probeLostNode(name); });
-    }
-}
-
-void RunEngine::probeLostNode(const QString& name)
-{
-    const auto node = m_nodes.value(name);
-    if (!node)
-        return;
-    if (m_shuttingDown || node->client->state() != AgentClient::State::Disconnected) {
-        node->probing = false; // connected (or connecting) again
-        return;
-    }
-    node->client->probe([this, name](std::optional<bool> answers) {
-        const auto n = m_nodes.value(name);
-        if (!n)
-            return;
-        if (m_shuttingDown || !answers || n->client->state() != AgentClient::State::Disconnected) {
-            n->probing = false; // this transport cannot tell, or it is connecting already
-            return;
-        }
-        if (!*answers) {
-            n->probeFoundSilent = true;
-            m_clock.singleShot(m_reconnectProbeMs, this, [this, name] { probeLostNode(name); });
-            return;
-        }
-        n->probing = false;
-        if (!n->probeFoundSilent)
-            return; // it answered all along: what fails is not the network; the backoff stands
-        // It answers again: at once, with the backoff reset.
-        qCInfo(lcRuns).noquote() << "node" << name << "answers again; reconnecting now";
-        n->reconnectDelayMs = 0;
-        ++n->reconnectGeneration;
-        n->client->connectToAgent();
-    });
 }
 
 void RunEngine::setReconnectDelays(int firstMs, int maxMs)
 {
-    m_reconnectFirstMs = std::max(1, firstMs);
-    m_reconnectMaxMs = std::max(m_reconnectFirstMs, maxMs);
+    m_pool->setReconnectDelays(firstMs, maxMs);
+}
+
+void RunEngine::setReconnectProbeInterval(int probeMs)
+{
+    m_pool->setReconnectProbeInterval(probeMs);
 }
 
 void RunEngine::setHeartbeat(int intervalMs, int timeoutMs)
 {
-    m_heartbeatIntervalMs = intervalMs;
-    m_heartbeatTimeoutMs = timeoutMs;
+    m_pool->setHeartbeat(intervalMs, timeoutMs);
 }
 
 void RunEngine::pollDatabase()
@@ -1849,24 +1788,7 @@ void RunEngine::pollGpus()
     // only while someone shows them.
     if (!m_ownsIngestion && !isSignalConnected(QMetaMethod::fromSignal(&RunEngine::nodeGpusUpdated)))
         return;
-    for (const auto& node : std::as_const(m_nodes)) {
-        if (!node->ready || m_gpuRequests.contains(node->name))
-            continue;
-        m_gpuRequests.insert(node->name);
-        node->client->gpus([this, name = node->name](const Result<QList<AgentGpu>>& gpus) {
-            m_gpuRequests.remove(name);
-            if (!gpus) {
-                qCDebug(lcRuns) << "gpus on" << name << "failed:" << gpus.error().message;
-                return;
-            }
-            if (const auto node = m_nodes.value(name)) {
-                node->gpus = *gpus;
-                m_refusedGpus.remove(name); // the report has the claims now
-                scheduleSoon();             // a GPU may have come free (or been taken)
-            }
-            Q_EMIT nodeGpusUpdated(name, *gpus);
-        });
-    }
+    m_pool->pollGpus();
 }
 
 } // namespace ty

@@ -28,6 +28,7 @@ namespace ty {
 class AgentClient;
 class AgentTransport;
 class Clock;
+class NodePool;
 struct AgentRunStatus;
 class ResultStore;
 class RunIngest;
@@ -54,6 +55,11 @@ using ByteRange = agentproto::ByteRange; // core/logs/StderrRanges.h
 // cancel runs and read the database. The owner picks up runs that others
 // started (it polls the database) and, on start, re-attaches every run that
 // was running, resuming each console at the byte offset stored for it.
+//
+// Nodes: their connections (heartbeats, reconnection with backoff, probes,
+// GPU reports, removal, host keys) are a NodePool's (core/nodes/NodePool.h),
+// on the engine's clock; the node methods below forward to it. What happens
+// to a node's runs when it comes up or is lost is the engine's.
 class RunEngine final : public QObject {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(RunEngine)
@@ -80,8 +86,11 @@ public:
     // Drops node `name` (trainyardctl node rm, through the service): its
     // connection is closed, its heartbeats and reconnections stop, and no run
     // is scheduled on it again (a run pinned to it waits as for an unknown
-    // node). Its runs' records are the caller's (core/runs/NodeRemoval.h).
-    // "local" and unknown names: nothing. Thread: the engine's.
+    // node). Its runs' records are the caller's (core/runs/NodeRemoval.h):
+    // the engine stops following them (tails, metric files) and starting
+    // them, and writes nothing more for them, not even when a reply of the
+    // old connection comes. "local" and unknown names: nothing. Thread: the
+    // engine's.
     void removeNode(const QString& name);
     // Host keys of node `name` (AgentTransport.h): the fingerprint of the
     // unknown key its last connection attempt refused (empty: none, or no
@@ -99,7 +108,7 @@ public:
     // is reset and it is reconnected at once, its runs asked for straight
     // after, instead of waiting out the delay.
     void setReconnectDelays(int firstMs, int maxMs);
-    void setReconnectProbeInterval(int probeMs) { m_reconnectProbeMs = probeMs; }
+    void setReconnectProbeInterval(int probeMs);
     // Heartbeats (NodeHealth pings) of nodes added after the call: interval
     // and the silence after which a node counts as lost (default 5 s / 15 s).
     void setHeartbeat(int intervalMs, int timeoutMs);
@@ -255,22 +264,28 @@ private:
     void reloadPolicy();
     void checkCaughtUp();
     void schedulePass();
-    void startRun(RunRecord run, Node& node);
-    void sendStart(RunRecord run, Node& node, const AgentStartRequest& req);
-    void whenNodeReady(const QString& node, int timeoutMs, std::function<void(Node*)> then);
+    void startRun(RunRecord run, const QString& node);
+    void sendStart(RunRecord run, const QString& node, const AgentStartRequest& req);
+    // `then` gets the node's client once it is ready, null after `timeoutMs` or for an unknown node.
+    void whenNodeReady(const QString& node, int timeoutMs, std::function<void(AgentClient*)> then);
     void startGang(RunRecord root, const QList<sched::NodeAssignment>& ranks);
     void cancelGang(const QString& gangTag, RunId except, int graceMs = 10000);
     static QString gangTagOf(const RunRecord& run);
-    void attach(RunRecord run, Node& node);
-    void onOutput(Node& node, const QString& agentRun, qint64 offset, const QByteArray& bytes,
+    void attach(RunRecord run, const QString& node);
+    void onOutput(const QString& node, const QString& agentRun, qint64 offset, const QByteArray& bytes,
             const QList<ByteRange>& stderrRanges);
-    void onTailEnded(Node& node, const QString& agentRun, qint64 offset);
+    void onTailEnded(const QString& node, const QString& agentRun, qint64 offset);
     // The node's console of a run was truncated there (AgentClient::
     // consoleTruncated): its new content is recorded after what the local
     // copy holds, with a notice and a warning.
-    void onConsoleTruncated(Node& node, const QString& agentRun, qint64 offset, qint64 size, qint64 generation);
-    void onNodeReady(Node& node);
-    void onNodeLost(Node& node, const QString& reason, ErrorKind kind = ErrorKind::Unspecified);
+    void onConsoleTruncated(
+            const QString& node, const QString& agentRun, qint64 offset, qint64 size, qint64 generation);
+    // The node is ready (NodePool::nodeReady) and this engine owns ingestion:
+    // its agent's list says which of its runs go on (attached again) and
+    // which it has no record of (failed).
+    void reattachRuns(const QString& node);
+    // NodePool::nodeLost: its runs being followed become unknown.
+    void onNodeLost(const QString& node, const QString& reason, ErrorKind kind);
     void finishRun(const std::shared_ptr<Active>& active, const AgentRunStatus& status);
     // listArtifacts() for a run record in hand (its agent run id set).
     void listArtifactsOf(
@@ -287,14 +302,14 @@ private:
     // caller logs it too, as before.
     void addNotice(RunId run, const QString& text);
     // Tails the run from what its ingest holds.
-    void tailActive(const std::shared_ptr<Active>& active, Node& node);
+    void tailActive(const std::shared_ptr<Active>& active);
     // A write of the run's ingestion failed: drop its output and retry.
     void stallIngestion(const std::shared_ptr<Active>& active, const QString& why);
     // Probes with the notice; once it is written, starts the ingest again at
     // the stored offset and tails from what is held; otherwise backs off.
     void retryIngestion(const std::shared_ptr<Active>& active);
     Result<void> changeWaiting(RunId id, const std::function<void(RunRecord&)>& change);
-    std::shared_ptr<Active> findActive(const Node& node, const QString& agentRun) const;
+    std::shared_ptr<Active> findActive(const QString& node, const QString& agentRun) const;
     QString agentRunIdFor(const RunRecord& run) const;
 
     ResultStore* m_store;
@@ -306,8 +321,9 @@ private:
     bool m_ownsIngestion = false;
     bool m_wantsIngestion = false; // acquireIngestion() was called: take over when the owner goes
     qint64 m_lastIngestTryMs = 0;
-    QHash<QString, std::shared_ptr<Node>> m_nodes;
-    QList<std::shared_ptr<Node>> m_removedNodes;          // kept: a callback under way may still refer to one
+    NodePool* m_pool = nullptr;                           // the nodes and their connections (a child)
+    QSet<QString> m_listedNodes;                          // nodes whose runs were re-attached after connecting
+    QSet<RunId> m_abandonedStarts;                        // starts under way on a node removed since (removeNode)
     QHash<RunId, std::shared_ptr<Active>> m_active;       // runs being tailed, by run id
     QHash<RunId, RunRecord> m_starting;                   // start requests in flight (see schedulePass)
     QSet<RunId> m_cancelling;                             // gang ranks being cancelled (no cancel loops)
@@ -354,19 +370,12 @@ private:
     bool m_caughtUpEmitted = false;
     QTimer* m_pollTimer = nullptr;
     QTimer* m_gpuTimer = nullptr; // nodeGpusUpdated
-    QSet<QString> m_gpuRequests;  // nodes with a `gpus` request outstanding
     bool m_schedulePending = false;
     bool m_shuttingDown = false; // destructor: lost nodes are not reconnected
     int m_postRunWork = 0;       // artifact listings of ended runs not answered yet
     int m_startRequests = 0;     // startsPending()
     bool m_stopStarting = false; // stopStarting(): no scheduling passes any more
     void startSettled();         // one of m_startRequests was answered
-    int m_reconnectFirstMs = 1000;
-    int m_reconnectMaxMs = 30000;
-    int m_reconnectProbeMs = 1000;
-    void probeLostNode(const QString& name);
-    int m_heartbeatIntervalMs = 5000;
-    int m_heartbeatTimeoutMs = 15000;
     qint64 m_lastDataVersion = -1;
     int m_metricFilePollMs = 2000;
 };

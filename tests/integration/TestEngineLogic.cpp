@@ -1,14 +1,15 @@
 // RunEngine's logic that depends on time, on a TestClock against nodes the
 // test plays (FakeAgentTransport): heartbeat timeouts, reconnection backoff
 // and probes, time_limit, FCFS order by submission time, a node lost while
-// its run goes on. No agent process and no sleep: each test moves the clock
-// to the millisecond before and after what it asserts. The result database
-// is a real one, in a temporary folder.
+// its run goes on, a node removed under its runs. No agent process and no
+// sleep: each test moves the clock to the millisecond before and after what
+// it asserts. The result database is a real one, in a temporary folder.
 
 #include "tests/support/FakeAgentTransport.h"
 #include "tests/support/TestClock.h"
 #include "tests/support/TestSupport.h"
 
+#include "core/runs/NodeRemoval.h"
 #include "core/runs/RunEngine.h"
 #include "core/sched/Policy.h"
 #include "core/spec/JobSpec.h"
@@ -486,6 +487,63 @@ private Q_SLOTS:
         QCOMPARE(run.failureReason, QStringLiteral("exit code 3"));
         QCOMPARE(run.finishedAt.toMSecsSinceEpoch(), how.finishedMs);
         QCOMPARE(test::readFile(run.consolePath), first + second);
+    }
+
+    void removedNodesRunsGetNoLaterWritesFromTheEngine()
+    {
+        // trainyardctl node rm --force: NodeRemoval records the node's runs
+        // failed, then the engine drops the node. One run was being
+        // followed (its tail's reply still to come), another was starting
+        // (its start's reply still to come). The old connection's failed
+        // replies must not write anything for them: no notice that the
+        // console could not be followed, no "unknown" over the failure, and
+        // the engine is not still starting or following them.
+        Harness h;
+        QVERIFY(h.open([](RunEngine& e) {
+            e.setReconnectDelays(1000, 1000);
+            e.setReconnectProbeInterval(0);
+        }));
+        QVERIFY(h.store->addNode(NodeRecord{.name = QStringLiteral("ws1"), .host = QStringLiteral("ws1")}));
+        FakeAgentTransport* node = h.addNode(QStringLiteral("ws1"));
+        const auto followed = h.engine->submit(spec(QStringLiteral("name: followed\ncommand: train\n")));
+        QVERIFY(followed);
+        h.clock.advance(0);
+        const auto start = node->takePending(QStringLiteral("start"));
+        QVERIFY(start);
+        node->replyStart(*start, h.clock.nowMs());
+        h.clock.advance(0);
+        QVERIFY(!node->pending(QStringLiteral("tail")).isEmpty()); // followed: its tail not answered yet
+        const auto starting = h.engine->submit(spec(QStringLiteral("name: starting\ncommand: train\n")));
+        QVERIFY(starting);
+        h.clock.advance(0);
+        QVERIFY(!node->pending(QStringLiteral("start")).isEmpty()); // starting: its start not answered yet
+        QVERIFY(h.engine->startsInFlight() > 0);
+        QVERIFY(h.engine->startsPending());
+
+        QSignalSpy settled(h.engine.get(), &RunEngine::startsSettled);
+        h.store->flush();
+        const auto removed = removeNodeRecords(*h.store, QStringLiteral("ws1"), /*force=*/true);
+        QVERIFY(removed);
+        QCOMPARE(*removed, 2);
+        h.store->flush();
+        h.engine->removeNode(QStringLiteral("ws1"));
+        QVERIFY(!node->isOpen());
+        QCOMPARE(h.engine->startsInFlight(), qsizetype(0));
+        h.clock.advance(0); // the old connection's pending replies fail now
+        h.clock.advance(5000);
+        QCOMPARE(node->openCount(), 1); // not reconnected
+
+        for (const RunId id : {*followed, *starting}) {
+            const RunRecord run = h.stored(id);
+            QCOMPARE(run.state, RunState::Failed);
+            QCOMPARE(run.failureKind, FailureKind::NodeLost);
+            QVERIFY2(run.failureReason.contains(QStringLiteral("was removed")), qPrintable(run.failureReason));
+            QVERIFY2(h.store->notices(id).isEmpty(), qPrintable(h.store->notices(id).value(0).text));
+        }
+        QCOMPARE(h.engine->startsInFlight(), qsizetype(0));
+        QVERIFY(!h.engine->startsPending());
+        QCOMPARE(settled.size(), 1);
+        QVERIFY(h.engine->nodesBehind().isEmpty());
     }
 };
 

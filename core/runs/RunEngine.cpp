@@ -6,6 +6,7 @@
 #include "QueuePolicy.h"
 #include "RunIngest.h"
 #include "RunLifecycle.h"
+#include "SchedulingPass.h"
 #include "WriteRetry.h"
 #include "core/common/Clock.h"
 #include "core/common/Paths.h"
@@ -84,22 +85,6 @@ Result<JobSpec> specOf(const RunRecord& run)
     if (spec && !run.workdir.isEmpty())
         spec->workdir = run.workdir;
     return spec;
-}
-
-QString sweepIdOf(const RunRecord& run)
-{
-    for (const QString& tag : run.tags)
-        if (tag.startsWith(QStringLiteral("sweep:")))
-            return tag;
-    return {};
-}
-
-// The sweep's own name, as people know it: a swept run is named
-// "<spec name>[k=v,...]" (expandSweep); without that suffix, the run's name.
-QString sweepNameOf(const RunRecord& run)
-{
-    const qsizetype open = run.name.lastIndexOf(u'[');
-    return open > 0 && run.name.endsWith(u']') ? run.name.left(open) : run.name;
 }
 
 QList<MetricRule> rulesFromSpec(const Result<JobSpec>& spec)
@@ -606,43 +591,16 @@ void RunEngine::schedulePass()
     reloadPolicy();
     const qint64 now = m_clock.nowMs();
     m_lastPassMs = now;
+    // Snapshot: the nodes and the runs not ended, as the scheduler's types
+    // (core/runs/SchedulingPass.h).
     sched::ClusterState state;
     QHash<QString, QStringList> labels; // stored nodes' labels (trainyardctl node add --label)
     for (const NodeRecord& n : m_store->nodes())
         labels.insert(n.name, n.labels);
     names.sort();
-    for (const QString& name : std::as_const(names)) {
-        const NodePool::NodeState& n = *m_pool->node(name);
-        sched::NodeState ns;
-        ns.name = n.name;
-        ns.address = n.hello.hostname;
-        ns.reachable = n.ready;
-        ns.connecting = !n.ready && !n.attempted;
-        ns.cpus = n.hello.cpus;
-        ns.memoryMiB = n.hello.memoryMiB;
-        ns.labels = labels.value(n.name);
-        for (const AgentGpu& g : n.gpus) {
-            sched::GpuState gs;
-            gs.index = g.index;
-            gs.uuid = g.uuid;
-            gs.name = g.name;
-            gs.memoryTotalMiB = qint64(g.memoryTotalMib.value_or(0));
-            gs.memoryFreeMiB = gs.memoryTotalMiB - qint64(g.memoryUsedMib.value_or(0));
-            for (const AgentGpuProcess& p : g.processes)
-                if (p.run.isEmpty())
-                    gs.foreignBusy = true;
-            // Held by a run of another Trainyard instance (its claim on the
-            // node), or refused to us since the last GPU report.
-            for (const AgentGpuClaim& c : g.claims)
-                if (c.client != m_clientId)
-                    gs.foreignBusy = true;
-            if (m_refusedGpus.value(n.name).contains(g.index))
-                gs.foreignBusy = true;
-            ns.gpus.append(gs);
-        }
-        state.nodes.append(ns);
-    }
-
+    for (const QString& name : std::as_const(names))
+        state.nodes.append(
+                pass::nodeSnapshot(*m_pool->node(name), labels.value(name), m_clientId, m_refusedGpus.value(name)));
     QList<sched::PendingRun> queue;
     QHash<RunId, RunRecord> queued;
     QSet<QString> pinnedElsewhere;
@@ -686,75 +644,20 @@ void RunEngine::schedulePass()
     m_starting.removeIf([&present](const auto& it) { return !present.contains(it.key()); });
     for (const RunRecord& r : std::as_const(all)) {
         if (r.state == RunState::Queued || r.state == RunState::Held) {
-            const Result<JobSpec>& spec = cachedSpec(r);
-            sched::PendingRun p;
-            p.id = r.id;
-            p.submitMs = r.createdAt.toMSecsSinceEpoch();
-            p.priority = r.priority;
-            p.user = osUser();
-            if (spec) {
-                const ResourceRequest& res = spec->resources;
-                p.gpus = res.gpus;
-                p.gpuMemoryMiB = res.gpuMemoryMiB;
-                p.gpuTypeRegex = res.gpuType;
-                p.cpus = res.cpus;
-                p.memoryMiB = res.memoryMiB;
-                p.nodes = res.nodes;
-                p.estimatedRuntimeMs = spec->estimatedRuntimeSec.value_or(0) * 1000;
-                p.timeLimitMs = spec->timeLimitSec.value_or(0) * 1000;
-                if (!spec->user.isEmpty())
-                    p.user = spec->user;
-                p.project = spec->project;
-                p.queue = spec->queue;
-                p.sweepMaxConcurrent = spec->maxConcurrent;
-                p.preferNodes = spec->preferNodes;
-                p.avoidNodes = spec->avoidNodes;
-                p.preferLabels = spec->preferLabels;
-                p.avoidLabels = spec->avoidLabels;
-            }
-            p.sweepId = sweepIdOf(r);
-            if (!p.sweepId.isEmpty())
-                p.sweepName = sweepNameOf(r);
-            p.held = r.state == RunState::Held;
-            if (!r.node.isEmpty()) {
-                for (const QString& other : std::as_const(names))
-                    if (other != r.node)
-                        p.avoidNodes.append(other); // the user chose the node
-                if (!m_pool->contains(r.node) && !pinnedElsewhere.contains(r.node)) {
-                    // A node this process does not connect to (trainyardctl
-                    // only adds the nodes it needs): it is unreachable from
-                    // here, so the run waits instead of failing.
-                    sched::NodeState unknown;
-                    unknown.name = r.node;
-                    unknown.reachable = false;
-                    state.nodes.append(unknown);
-                    pinnedElsewhere.insert(r.node);
-                }
-            }
-            queue.append(p);
+            queue.append(pass::pendingRunOf(r, cachedSpec(r), osUser(), names));
             queued.insert(r.id, r);
-        } else if (!isTerminal(r.state) && !r.node.isEmpty()) {
-            sched::RunningAllocation a;
-            a.run = r.id;
-            sched::NodeShare share;
-            share.node = r.node;
-            share.gpuIndices = r.gpus;
-            a.startMs = r.startedAt.isValid() ? r.startedAt.toMSecsSinceEpoch() : now;
-            a.user = osUser();
-            // What it holds besides its GPUs, and how long it will hold it.
-            if (const Result<JobSpec>& spec = cachedSpec(r)) {
-                share.cpus = spec->resources.cpus;
-                share.memoryMiB = spec->resources.memoryMiB;
-                a.timeLimitMs = spec->timeLimitSec.value_or(0) * 1000;
-                if (spec->estimatedRuntimeSec)
-                    a.estimatedEndMs = a.startMs + *spec->estimatedRuntimeSec * 1000;
-                if (!spec->user.isEmpty())
-                    a.user = spec->user;
-                a.project = spec->project;
+            if (!r.node.isEmpty() && !m_pool->contains(r.node) && !pinnedElsewhere.contains(r.node)) {
+                // A node this process does not connect to (trainyardctl only
+                // adds the nodes it needs): it is unreachable from here, so
+                // the run waits instead of failing.
+                sched::NodeState unknown;
+                unknown.name = r.node;
+                unknown.reachable = false;
+                state.nodes.append(unknown);
+                pinnedElsewhere.insert(r.node);
             }
-            a.sweepId = sweepIdOf(r);
-            a.nodes.append(share);
-            state.running.append(a);
+        } else if (!isTerminal(r.state) && !r.node.isEmpty()) {
+            state.running.append(pass::allocationOf(r, cachedSpec(r), osUser(), now));
         }
     }
     if (m_specCache.size() > all.size()) // runs that ended (outside fair share's window) or were deleted
@@ -767,43 +670,27 @@ void RunEngine::schedulePass()
         return;
     }
 
-    // One pass per queue (a spec's `queue:`), each with its own policy, the
-    // default queue first, then by name; later queues see what earlier ones
-    // placed (applyDecision), so nothing is double-booked across queues.
-    QMap<QString, QList<sched::PendingRun>> byQueue;
-    for (const sched::PendingRun& p : std::as_const(queue))
-        byQueue[p.queue].append(p);
-    sched::SchedulerDecision decision;
-    for (auto q = byQueue.cbegin(); q != byQueue.cend(); ++q) {
-        const sched::Policy& policy = m_queuePolicies.contains(q.key()) ? m_queuePolicies[q.key()] : m_policy;
-        sched::FairShareState usage;
-        if (policy.ordering == sched::Ordering::FairShare) {
-            const bool byProject = policy.fairShareBy == sched::FairShareBy::Project;
-            usage = fairShareUsage(all, policy, now, [this, byProject](const RunRecord& r) {
-                const FairShareLedger::Entry e = ledgerEntryOf(r);
-                return byProject ? e.project : e.user;
-            });
-            m_ledger.chargeTo(usage, now, policy.usageHalfLifeMs, policy.fairShareBy);
-        }
-        const sched::SchedulerDecision part = m_scheduler.schedule(state, q.value(), policy, now, usage);
-        state = sched::applyDecision(state, part, q.value(), now);
-        decision.placements += part.placements;
-        decision.pending += part.pending;
-    }
+    // The pure scheduler, one pass per queue, each with its own policy.
+    const sched::SchedulerDecision decision = pass::decideByQueue(
+            m_scheduler, state, queue,
+            [this](const QString& q) -> const sched::Policy& {
+                return m_queuePolicies.contains(q) ? m_queuePolicies[q] : m_policy;
+            },
+            [this, &all, now](const sched::Policy& policy) {
+                const bool byProject = policy.fairShareBy == sched::FairShareBy::Project;
+                sched::FairShareState usage = fairShareUsage(all, policy, now, [this, byProject](const RunRecord& r) {
+                    const FairShareLedger::Entry e = ledgerEntryOf(r);
+                    return byProject ? e.project : e.user;
+                });
+                m_ledger.chargeTo(usage, now, policy.usageHalfLifeMs, policy.fairShareBy);
+                return usage;
+            },
+            now);
+    // What each waiting run shows, and the starts.
     QHash<RunId, QString> reasons;
     for (const sched::PendingInfo& info : decision.pending) {
-        QString text = sched::renderPendingReason(info.reason);
-        // The head's reservation (backfill profile) is its estimated start.
-        if (info.estimatedStartMs && info.reason.kind != sched::PendingKind::BackfillHeld)
-            text += QStringLiteral("; ")
-                    + sched::renderEstimatedStart(*info.estimatedStartMs, info.reason, [](qint64 ms) {
-                          return QDateTime::fromMSecsSinceEpoch(ms).toLocalTime().toString(
-                                  QStringLiteral("yyyy-MM-dd HH:mm"));
-                      });
-        const bool noNodeCanEver = info.reason.kind == sched::PendingKind::Unsatisfiable
-                && info.reason.unreachableNodes.isEmpty() && info.reason.connectingNodes.isEmpty()
-                && !state.nodes.isEmpty();
-        if (noNodeCanEver) {
+        const QString text = pass::pendingText(info);
+        if (pass::neverPlaceable(info, state)) {
             // No node this engine knows could ever hold it: say so now rather
             // than leave it queued for ever.
             failRun(queued.value(info.run), text, FailureKind::Unschedulable);

@@ -404,16 +404,28 @@ void ServiceServer::opSubmit(Client& c, const QJsonValue& id, const QJsonObject&
     reply(c, id, {{QStringLiteral("runs"), runs}});
 }
 
-void ServiceServer::opCancel(Client& c, const QJsonValue& id, const QJsonObject& req)
+std::optional<RunRecord> ServiceServer::requestedRun(Client& c, const QJsonValue& id, const QJsonObject& req)
 {
     const RunId run = req.value(QStringLiteral("run")).toInteger();
-    const auto r = latest(run);
-    if (!r) {
+    auto r = latest(run);
+    if (!r)
         replyError(c, id, QStringLiteral("no_such_run"), QStringLiteral("no run %1").arg(run));
+    return r;
+}
+
+void ServiceServer::connectNodeOf(const RunRecord& run)
+{
+    if (m_nodeResolver && !run.node.isEmpty())
+        m_nodeResolver(run.node);
+}
+
+void ServiceServer::opCancel(Client& c, const QJsonValue& id, const QJsonObject& req)
+{
+    const auto r = requestedRun(c, id, req);
+    if (!r)
         return;
-    }
-    if (m_nodeResolver && !r->node.isEmpty())
-        m_nodeResolver(r->node);
+    const RunId run = r->id;
+    connectNodeOf(*r);
     const int graceMs
             = req.contains(QStringLiteral("grace_ms")) ? req.value(QStringLiteral("grace_ms")).toInt() : 10000;
     m_engine->cancel(run, graceMs);
@@ -424,12 +436,11 @@ void ServiceServer::opCancel(Client& c, const QJsonValue& id, const QJsonObject&
 // service's engine (the one that schedules), so its next pass sees it.
 void ServiceServer::opQueue(Client& c, const QJsonValue& id, const QJsonObject& req)
 {
-    const RunId run = req.value(QStringLiteral("run")).toInteger();
     const QString action = str(req, "action");
-    if (!latest(run)) {
-        replyError(c, id, QStringLiteral("no_such_run"), QStringLiteral("no run %1").arg(run));
+    const auto found = requestedRun(c, id, req);
+    if (!found)
         return;
-    }
+    const RunId run = found->id;
     Result<void> done;
     if (action == u"hold") {
         done = m_engine->hold(run);
@@ -462,11 +473,10 @@ void ServiceServer::opQueue(Client& c, const QJsonValue& id, const QJsonObject& 
 // by the service (annotateRun waits until it is committed).
 void ServiceServer::opAnnotate(Client& c, const QJsonValue& id, const QJsonObject& req)
 {
-    const RunId run = req.value(QStringLiteral("run")).toInteger();
-    if (!latest(run)) {
-        replyError(c, id, QStringLiteral("no_such_run"), QStringLiteral("no run %1").arg(run));
+    const auto found = requestedRun(c, id, req);
+    if (!found)
         return;
-    }
+    const RunId run = found->id;
     const auto a = annotationFromJson(req);
     if (!a) {
         replyError(c, id, QStringLiteral("invalid_input"), a.error().message);
@@ -609,11 +619,10 @@ std::function<void(QJsonObject, const Error*)> ServiceServer::laterReply(Client&
 // written here, the database's one writer.
 void ServiceServer::opImportMetrics(Client& c, const QJsonValue& id, const QJsonObject& req)
 {
-    const RunId run = req.value(QStringLiteral("run")).toInteger();
-    if (!latest(run)) {
-        replyError(c, id, QStringLiteral("no_such_run"), QStringLiteral("no run %1").arg(run));
+    const auto found = requestedRun(c, id, req);
+    if (!found)
         return;
-    }
+    const RunId run = found->id;
     const QString file = str(req, "file");
     if (!QFileInfo(file).isAbsolute()) {
         replyError(c, id, QStringLiteral("invalid_input"),
@@ -656,14 +665,11 @@ void ServiceServer::opImportMetrics(Client& c, const QJsonValue& id, const QJson
 // node has, so other replies may come first.
 void ServiceServer::opArtifacts(Client& c, const QJsonValue& id, const QJsonObject& req, bool download)
 {
-    const RunId run = req.value(QStringLiteral("run")).toInteger();
-    const auto r = latest(run);
-    if (!r) {
-        replyError(c, id, QStringLiteral("no_such_run"), QStringLiteral("no run %1").arg(run));
+    const auto r = requestedRun(c, id, req);
+    if (!r)
         return;
-    }
-    if (m_nodeResolver && !r->node.isEmpty())
-        m_nodeResolver(r->node);
+    const RunId run = r->id;
+    connectNodeOf(*r);
     auto answer = laterReply(c, id);
     if (!download) {
         m_engine->listArtifacts(run, [answer](const Result<AgentFileList>& list) {
@@ -692,12 +698,10 @@ void ServiceServer::opArtifacts(Client& c, const QJsonValue& id, const QJsonObje
 
 void ServiceServer::opWatch(Client& c, const QJsonValue& id, const QJsonObject& req)
 {
-    const RunId run = req.value(QStringLiteral("run")).toInteger();
-    const auto r = latest(run);
-    if (!r) {
-        replyError(c, id, QStringLiteral("no_such_run"), QStringLiteral("no run %1").arg(run));
+    const auto r = requestedRun(c, id, req);
+    if (!r)
         return;
-    }
+    const RunId run = r->id;
     Watch w;
     w.console = req.value(QStringLiteral("console")).toBool();
     w.follow = req.value(QStringLiteral("follow")).toBool(true);

@@ -89,6 +89,12 @@ private:
     void drop(QLocalSocket* socket);
 
     void opSubmit(Client& c, const QJsonValue& id, const QJsonObject& req);
+    // The run a request names (`run`), as latest() has it; without one, the
+    // request is answered `no_such_run` and nullopt returned.
+    std::optional<RunRecord> requestedRun(Client& c, const QJsonValue& id, const QJsonObject& req);
+    // A node stored since the service started is connected (m_nodeResolver)
+    // before a request that needs the run's node.
+    void connectNodeOf(const RunRecord& run);
     void opCancel(Client& c, const QJsonValue& id, const QJsonObject& req);
     void opWatch(Client& c, const QJsonValue& id, const QJsonObject& req);
     void opQueue(Client& c, const QJsonValue& id, const QJsonObject& req);

@@ -130,6 +130,19 @@ class TestSshSync final : public QObject {
         return store.run(id).value_or(RunRecord{});
     }
 
+    // An ed25519 key encrypted with `passphrase` at `key` (and key.pub),
+    // accepted by the test sshd.
+    bool authorizeEncryptedKey(const QString& key, const QString& passphrase)
+    {
+        bool ok = false;
+        test::runTool(QStringLiteral("ssh-keygen"),
+                {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"),
+                        passphrase, QStringLiteral("-f"), key},
+                &ok);
+        QFile auth(m_sshd.dir() + QStringLiteral("/authorized_keys"));
+        return ok && auth.open(QIODevice::Append) && auth.write(test::readFile(key + QStringLiteral(".pub"))) > 0;
+    }
+
 private Q_SLOTS:
     void initTestCase()
     {
@@ -449,17 +462,8 @@ private Q_SLOTS:
         QDir().mkpath(d);
         const QString key = d + QStringLiteral("/id_enc");
         const QString passphrase = QStringLiteral("correct horse 42 battery");
+        QVERIFY(authorizeEncryptedKey(key, passphrase));
         bool ok = false;
-        test::runTool(QStringLiteral("ssh-keygen"),
-                {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"),
-                        passphrase, QStringLiteral("-f"), key},
-                &ok);
-        QVERIFY(ok);
-        {
-            QFile auth(m_sshd.dir() + QStringLiteral("/authorized_keys"));
-            QVERIFY(auth.open(QIODevice::Append));
-            auth.write(test::readFile(key + QStringLiteral(".pub")));
-        }
         // A second encrypted key, first in the config, that the server does
         // not know (and without a .pub file): offered by its public half, it
         // is refused without a passphrase question.
@@ -651,17 +655,7 @@ private Q_SLOTS:
         QDir().mkpath(d + QStringLiteral("/db"));
         const QString key = d + QStringLiteral("/id_enc");
         const QString passphrase = QStringLiteral("svc horse 7");
-        bool ok = false;
-        test::runTool(QStringLiteral("ssh-keygen"),
-                {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"),
-                        passphrase, QStringLiteral("-f"), key},
-                &ok);
-        QVERIFY(ok);
-        {
-            QFile auth(m_sshd.dir() + QStringLiteral("/authorized_keys"));
-            QVERIFY(auth.open(QIODevice::Append));
-            auth.write(test::readFile(key + QStringLiteral(".pub")));
-        }
+        QVERIFY(authorizeEncryptedKey(key, passphrase));
         const QString sshConfig = d + QStringLiteral("/ssh_config");
         test::writeFile(sshConfig,
                 "Host enc\n  HostName 127.0.0.2\n  Port " + QByteArray::number(m_sshd.port())

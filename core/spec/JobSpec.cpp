@@ -1,5 +1,6 @@
 #include "JobSpec.h"
 
+#include "JobSpecYaml.h"
 #include "ShellTemplate.h"
 
 #include <QDir>
@@ -45,10 +46,11 @@ QString qs(const std::string& s)
 
 class Parser {
 public:
-    Parser(QString origin, QString baseDir, QMap<QString, QString> overrides)
+    Parser(QString origin, QString baseDir, QMap<QString, QString> overrides, QMap<QString, QString> references = {})
         : m_origin(std::move(origin))
         , m_baseDir(std::move(baseDir))
         , m_overrides(std::move(overrides))
+        , m_references(std::move(references))
     { }
 
     JobSpec parse(const QString& text)
@@ -67,6 +69,12 @@ public:
             }
             throw SpecError{message, e.mark};
         }
+        return parseRoot(root, text);
+    }
+
+    // `text`: the document the command's marks point into (placeholder errors).
+    JobSpec parseRoot(const YAML::Node& root, const QString& text)
+    {
         if (!root.IsDefined() || root.IsNull())
             throw SpecError{
                     QStringLiteral("the job spec is empty: it needs at least a 'command'"), YAML::Mark::null_mark()};
@@ -574,6 +582,11 @@ private:
                 throw SpecError{
                         QStringLiteral("param '%1' holds a NUL character, which no argument can carry").arg(it.key()),
                         m_paramsMark};
+        // Names a placeholder may use: the params, and the caller's references
+        // (values filled the same way, neither recorded nor exported).
+        QMap<QString, QString> values = m_references;
+        for (auto it = spec.params.cbegin(); it != spec.params.cend(); ++it)
+            values.insert(it.key(), it.value());
         const qsizetype shellIndex = spec.shellCommand ? spec.argv.size() - 1 : shellStringIndex(spec.argv);
         int seen = 0; // placeholders before this argument, to locate errors
         for (qsizetype a = 0; a < spec.argv.size(); ++a) {
@@ -592,14 +605,14 @@ private:
             };
             for (auto m = placeholderPattern().globalMatch(arg); m.hasNext();) {
                 const auto match = m.next();
-                if (!spec.params.contains(match.captured(1)))
+                if (!values.contains(match.captured(1)))
                     throw errorAt(match.capturedStart(),
                             QStringLiteral("'command' uses {{%1}} but 'params' has no '%1'").arg(match.captured(1)));
             }
             if (a == shellIndex) {
                 // A shell string: each value arrives as its literal bytes,
                 // whatever quotes the placeholder stands in (ShellTemplate.h).
-                const ShellTemplateResult filled = fillShellTemplate(arg, spec.params);
+                const ShellTemplateResult filled = fillShellTemplate(arg, values);
                 if (filled.error)
                     throw errorAt(filled.error->offset, QStringLiteral("'command': ") + filled.error->message);
                 arg = filled.command;
@@ -610,7 +623,7 @@ private:
                 for (auto m = placeholderPattern().globalMatch(arg); m.hasNext();) {
                     const auto match = m.next();
                     out += QStringView(arg).mid(last, match.capturedStart() - last);
-                    out += spec.params.value(match.captured(1));
+                    out += values.value(match.captured(1));
                     last = match.capturedEnd();
                 }
                 if (last > 0)
@@ -647,6 +660,7 @@ private:
     QString m_origin;
     QString m_baseDir;
     QMap<QString, QString> m_overrides;
+    QMap<QString, QString> m_references;
     QStringList m_seen;
     YAML::Mark m_commandMark;
     YAML::Mark m_workdirMark;
@@ -654,14 +668,10 @@ private:
     YAML::Mark m_paramsMark = YAML::Mark::null_mark();
 };
 
-} // namespace
-
-Result<JobSpec> parseJobSpec(const QString& yamlText, const QString& origin, const QString& baseDir,
-        const QMap<QString, QString>& paramOverrides)
+template <typename ParseFn> Result<JobSpec> parseReportingErrors(const QString& origin, ParseFn parse)
 {
-    Parser parser(origin, baseDir, paramOverrides);
     try {
-        return parser.parse(yamlText);
+        return parse();
     } catch (const SpecError& e) {
         if (e.mark.is_null())
             return fail(QStringLiteral("%1: %2").arg(origin, e.message));
@@ -673,19 +683,35 @@ Result<JobSpec> parseJobSpec(const QString& yamlText, const QString& origin, con
     }
 }
 
-Result<JobSpec> parseJobSpecFile(const QString& path, const QMap<QString, QString>& paramOverrides)
+} // namespace
+
+Result<JobSpec> parseJobSpec(const QString& yamlText, const QString& origin, const QString& baseDir,
+        const QMap<QString, QString>& paramOverrides)
+{
+    Parser parser(origin, baseDir, paramOverrides);
+    return parseReportingErrors(origin, [&] { return parser.parse(yamlText); });
+}
+
+Result<JobSpec> parseJobSpecNode(const YAML::Node& root, const QString& text, const QString& origin,
+        const QString& baseDir, const QMap<QString, QString>& references)
+{
+    Parser parser(origin, baseDir, {}, references);
+    return parseReportingErrors(origin, [&] { return parser.parseRoot(root, text); });
+}
+
+Result<QString> readSpecText(const QString& path, const QString& what)
 {
     QFile f(path);
     if (QFileInfo(path).isDir())
-        return fail(QStringLiteral("%1: is a folder, not a job spec").arg(path));
+        return fail(QStringLiteral("%1: is a folder, not a %2").arg(path, what));
     if (!f.open(QIODevice::ReadOnly))
-        return fail(QStringLiteral("%1: cannot read job spec: %2").arg(path, f.errorString()));
+        return fail(QStringLiteral("%1: cannot read %2: %3").arg(path, what, f.errorString()));
     constexpr qint64 kMaxSpec = 1024 * 1024;
     // Read at most one byte past the limit: /dev/zero or a FIFO must not
     // exhaust memory before the size check.
     const QByteArray bytes = f.read(kMaxSpec + 1);
     if (bytes.size() > kMaxSpec)
-        return fail(QStringLiteral("%1: a job spec larger than 1 MiB is not a job spec").arg(path));
+        return fail(QStringLiteral("%1: a %2 larger than 1 MiB is not a %2").arg(path, what));
     // Invalid UTF-8 would silently become U+FFFD and the run would get other
     // bytes than the file holds: refuse it, saying where.
     QStringDecoder decoder(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
@@ -714,7 +740,15 @@ Result<JobSpec> parseJobSpecFile(const QString& path, const QMap<QString, QStrin
                             .arg(quint8(bytes.at(std::min<qsizetype>(valid.size(), bytes.size() - 1))), 2, 16,
                                     QLatin1Char('0')));
     }
-    auto spec = parseJobSpec(text, path, QFileInfo(path).absolutePath(), paramOverrides);
+    return text;
+}
+
+Result<JobSpec> parseJobSpecFile(const QString& path, const QMap<QString, QString>& paramOverrides)
+{
+    const auto text = readSpecText(path, QStringLiteral("job spec"));
+    if (!text)
+        return std::unexpected(text.error());
+    auto spec = parseJobSpec(*text, path, QFileInfo(path).absolutePath(), paramOverrides);
     if (spec)
         spec->sourcePath = QFileInfo(path).absoluteFilePath();
     return spec;

@@ -89,6 +89,11 @@ Result<JobSpec> parseJobSpec(const QString& yamlText, const QString& origin, con
         const QMap<QString, QString>& paramOverrides = {});
 Result<JobSpec> parseJobSpecFile(const QString& path, const QMap<QString, QString>& paramOverrides = {});
 
+// The text of a spec file (a job spec, a pipeline: `what` names it in
+// errors): at most 1 MiB, valid UTF-8 (an error names the line and column
+// of the first bad byte), not a folder.
+Result<QString> readSpecText(const QString& path, const QString& what);
+
 // One spec per combination of `spec.sweep` (the Cartesian product, the last
 // name in sorted order varying fastest, values in the order written), each
 // with its params set, {{placeholders}} filled and sweep cleared; the name

@@ -14,6 +14,7 @@
 #include "DaemonCommands.h"
 #include "MetricsCommand.h"
 #include "NodeCommands.h"
+#include "PipelineCommands.h"
 #include "PolicyCommand.h"
 #include "QueueCommand.h"
 #include "RunLabelCommands.h"
@@ -222,6 +223,16 @@ DatabaseUse nodeUse(const QStringList& args)
     return args.front() == u"ls" ? DatabaseUse::Reads : DatabaseUse::Creates;
 }
 
+// pipeline ls / show only read; submit may start a database, cancel changes it.
+DatabaseUse pipelineUse(const QStringList& args)
+{
+    if (args.isEmpty())
+        return DatabaseUse::Changes;
+    if (args.front() == u"ls" || args.front() == u"show")
+        return DatabaseUse::Reads;
+    return args.front() == u"submit" ? DatabaseUse::Creates : DatabaseUse::Changes;
+}
+
 template <int (*F)(Context&, const QStringList&)> int plain(Context& ctx, const QString&, const QStringList& args)
 {
     return F(ctx, args);
@@ -257,6 +268,7 @@ const Command kCommands[] = {
         {u"top", changes, cmdQueueOp},
         {u"policy", creates, plain<cmdPolicy>},
         {u"node", nodeUse, plain<cmdNode>},
+        {u"pipeline", pipelineUse, plain<cmdPipeline>},
 };
 
 } // namespace

@@ -79,6 +79,16 @@ const CommandEntry kCommands[] = {
                         {"--accept-new-host-key", "add: accept a host key not yet known"},
                         {"--json", "ls: one JSON document on stdout"},
                         {"--force", "rm: also while runs on it have not ended (they are recorded failed)"}}},
+        {"pipeline",
+                "pipeline submit FILE [--param K=V]... [--node N] [--follow] [--json] | pipeline ls [--json] | "
+                "pipeline show ID [--json] | pipeline cancel ID",
+                "Pipelines of steps (prepare -> train -> evaluate) run by the service: each step is a run, started "
+                "when the steps it depends on have ended; steps marked memoize are reused when nothing they depend "
+                "on changed.",
+                {{"--param K=V", "submit: override pipeline param K (repeatable)"},
+                        {"--node N", "submit: run every step on node N"},
+                        {"--follow", "submit: print each step's changes and exit with the pipeline's status"},
+                        {"--json", "the pipeline (or the list) as JSON"}}},
 };
 
 const char* aliasOf(const QString& command)

@@ -285,6 +285,8 @@ void ServiceClient::emitEvent(const QJsonObject& m)
                             .arg(m_paths.socket, m.value(QStringLiteral("error")).toString());
     } else if (event == u"state") {
         Q_EMIT runStateChanged(runFromJson(m.value(QStringLiteral("run")).toObject()));
+    } else if (event == u"pipeline") {
+        Q_EMIT pipelineChanged(m.value(QStringLiteral("pipeline")).toObject());
     } else if (event == u"console") {
         Q_EMIT consoleReceived(m.value(QStringLiteral("run")).toInteger(),
                 m.value(QStringLiteral("offset")).toInteger(),

@@ -109,6 +109,8 @@ Q_SIGNALS:
     // The service asks for the passphrase of a node's key (`text` names the
     // key file, as OpenSSH's prompt does); answer with answerPrompt().
     void promptReceived(qint64 prompt, const QString& node, const QString& text);
+    // A pipeline changed (PROTOCOL.md `pipeline`), with `subscribe {pipelines: true}`.
+    void pipelineChanged(const QJsonObject& pipeline);
     // A watched run ended and everything of its console was delivered.
     void watchEnded(ty::RunId run);
     // The service closed the connection (it stopped or was killed).

@@ -3,6 +3,7 @@
 #include "ServicePrompts.h"
 #include "ServiceServer.h"
 #include "core/common/Paths.h"
+#include "core/pipeline/PipelineRunner.h"
 #include "core/nodes/AgentTransport.h"
 #include "core/nodes/NodeTransports.h"
 #include "core/runs/RunEngine.h"
@@ -73,6 +74,8 @@ Result<void> ServiceHost::start(StartError* why)
                 << "another process (a GUI of an older version?) ingests this database; taking over when it ends";
     m_server = std::make_unique<ServiceServer>(m_engine.get(), m_store.get(), m_paths.databasePath);
     m_server->setPrompts(m_prompts);
+    m_pipelines = std::make_unique<pipeline::PipelineRunner>(m_engine.get(), m_store.get(), m_paths.databasePath);
+    m_server->setPipelines(m_pipelines.get());
     m_server->setNodeResolver([this](const QString&) { connectNewNodes(); });
     connect(m_server.get(), &ServiceServer::stopRequested, this, &ServiceHost::stopRequested);
     connect(m_server.get(), &ServiceServer::nodeRemoved, this, [this](const QString& node) { m_nodes.remove(node); });
@@ -111,7 +114,7 @@ void ServiceHost::connectNewNodes()
 
 bool ServiceHost::hasWork() const
 {
-    if (m_engine->startsPending() || m_engine->postRunWorkPending())
+    if (m_engine->startsPending() || m_engine->postRunWorkPending() || m_pipelines->busy())
         return true;
     for (const RunRecord& r : m_store->unfinishedRuns())
         if (r.state != RunState::Held)
@@ -147,6 +150,7 @@ void ServiceHost::shutDown()
         m_prompts->setAsker({});
     }
     m_server.reset(); // no new requests
+    m_pipelines.reset();
     if (m_engine) {
         m_engine->stopStarting();
         if (m_engine->postRunWorkPending() || m_engine->startsPending()) {

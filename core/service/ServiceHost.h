@@ -16,6 +16,10 @@ namespace ty {
 class ResultStore;
 class RunEngine;
 
+namespace pipeline {
+class PipelineRunner;
+}
+
 namespace service {
 
 class ServicePrompts;
@@ -71,6 +75,7 @@ private:
     std::unique_ptr<QLockFile> m_lock;
     std::unique_ptr<ResultStore> m_store;
     std::unique_ptr<RunEngine> m_engine;
+    std::unique_ptr<pipeline::PipelineRunner> m_pipelines;
     std::unique_ptr<ServiceServer> m_server;
     std::shared_ptr<ServicePrompts> m_prompts; // passphrases of the nodes' keys, asked of a client
     QSet<QString> m_nodes;                     // connected (or connecting) by name

@@ -348,7 +348,7 @@ QString replyKind(const Error& error, const QString& notFound, const QString& un
 
 ErrorKind errorKindOfReply(const QString& kind)
 {
-    if (kind == u"no_such_run" || kind == u"no_such_node")
+    if (kind == u"no_such_run" || kind == u"no_such_node" || kind == u"no_such_pipeline")
         return ErrorKind::NotFound;
     return errorKindFromName(kind); // invalid_input, storage, version
 }

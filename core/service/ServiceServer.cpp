@@ -1,6 +1,8 @@
 #include "ServiceServer.h"
 
+#include "PipelineOps.h"
 #include "ServicePrompts.h"
+#include "core/pipeline/PipelineRunner.h"
 #include "ServiceProtocol.h"
 #include "core/logs/importers/MetricFileImporter.h"
 #include "core/runs/NodeRemoval.h"
@@ -67,7 +69,27 @@ struct ServiceServer::Client {
     bool allStates = false; // `subscribe {runs: true}`: every run's state changes
     bool metrics = false;   // `subscribe {metrics: true}`: every run's metric points
     bool gpus = false;      // `subscribe {gpus: true}`: the nodes' GPU reports
+    bool pipelines = false; // `subscribe {pipelines: true}`: every pipeline's changes
 };
+
+void ServiceServer::setPipelines(pipeline::PipelineRunner* runner)
+{
+    m_pipelineOps = std::make_unique<PipelineOps>(runner, [this](const QString& node) {
+        if (m_nodeResolver)
+            m_nodeResolver(node);
+    });
+    connect(runner, &pipeline::PipelineRunner::pipelineChanged, this,
+            [this](qint64, const QJsonObject& pipeline) { onPipeline(pipeline); });
+}
+
+void ServiceServer::onPipeline(const QJsonObject& pipeline)
+{
+    const QByteArray line
+            = encode({{QStringLiteral("event"), QStringLiteral("pipeline")}, {QStringLiteral("pipeline"), pipeline}});
+    for (const auto& c : std::as_const(m_clients))
+        if (c->pipelines)
+            c->socket->write(line);
+}
 
 void ServiceServer::setPrompts(std::shared_ptr<ServicePrompts> prompts)
 {
@@ -337,6 +359,11 @@ void ServiceServer::handle(Client& c, const QJsonObject& req)
         c.socket->flush();
         qCInfo(lcService) << "stop requested by a client";
         QTimer::singleShot(0, this, &ServiceServer::stopRequested);
+    } else if (const auto answer = m_pipelineOps ? m_pipelineOps->handle(op, req) : std::nullopt) {
+        if (answer->errorKind.isEmpty())
+            reply(c, id, answer->body);
+        else
+            replyError(c, id, answer->errorKind, answer->error);
     } else {
         replyError(c, id, QStringLiteral("invalid_input"), QStringLiteral("unknown op '%1'").arg(op));
     }
@@ -532,6 +559,7 @@ void ServiceServer::opSubscribe(Client& c, const QJsonValue& id, const QJsonObje
     };
     c.allStates = flag("runs", c.allStates);
     c.metrics = flag("metrics", c.metrics);
+    c.pipelines = flag("pipelines", c.pipelines);
     const bool prompts = flag("prompts", m_promptClients.contains(c.socket));
     m_promptClients.removeAll(c.socket);
     if (prompts)

@@ -24,9 +24,14 @@ namespace ty {
 class ResultStore;
 class RunEngine;
 
+namespace pipeline {
+class PipelineRunner;
+}
+
 namespace service {
 
 class ServicePrompts;
+class PipelineOps;
 
 // The socket side of trainyardd: accepts clients on a Unix-domain socket,
 // answers their requests with the service's RunEngine and streams them the
@@ -64,6 +69,10 @@ public:
     // Called before a node-bound request (submit with --node, cancel) so that a
     // node added to the database since the service started is connected.
     void setNodeResolver(std::function<void(const QString& node)> resolver) { m_nodeResolver = std::move(resolver); }
+
+    // Pipeline requests go to `runner` (PipelineOps); its changes are sent
+    // as `pipeline` events to clients subscribed to `pipelines`.
+    void setPipelines(pipeline::PipelineRunner* runner);
 
 Q_SIGNALS:
     // A client asked the service to stop (`trainyardctl daemon stop`).
@@ -128,6 +137,7 @@ private:
     void broadcast(const QJsonObject& event);
     void onMetrics(RunId run, const QList<MetricPoint>& points);
     void onGpus(const QString& node, const QList<AgentGpu>& gpus);
+    void onPipeline(const QJsonObject& pipeline);
 
     RunEngine* m_engine;
     ResultStore* m_store;
@@ -146,6 +156,7 @@ private:
     QDateTime m_started;
     QDateTime m_lastClientLeft;
     std::function<void(const QString&)> m_nodeResolver;
+    std::unique_ptr<PipelineOps> m_pipelineOps;
     QHash<QString, QJsonArray> m_lastGpus; // a new `gpus` subscriber gets these at once
     QHash<QString, QJsonObject> m_nodeStatus;
     std::shared_ptr<ServicePrompts> m_prompts;

@@ -1,0 +1,229 @@
+#include "PipelineCommands.h"
+
+#include "Cli.h"
+#include "EventWait.h"
+
+#include "core/pipeline/PipelineSpec.h"
+#include "core/service/ServiceClient.h"
+
+#include <QCommandLineParser>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+namespace ty::cli {
+
+namespace {
+
+// One line per step instance: "  train        succeeded  run 12  (reason)".
+void printSteps(const QJsonObject& pipeline)
+{
+    for (const QJsonValue& v : pipeline.value(QStringLiteral("steps")).toArray()) {
+        const QJsonObject s = v.toObject();
+        const qint64 run = s.value(QStringLiteral("run")).toInteger();
+        out() << "  " << escapedName(s.value(QStringLiteral("name")).toString()).leftJustified(20) << ' '
+              << s.value(QStringLiteral("state")).toString().leftJustified(10)
+              << (run ? QStringLiteral("  run %1").arg(run) : QString());
+        const QString reason = s.value(QStringLiteral("reason")).toString();
+        if (!reason.isEmpty())
+            out() << "  (" << escapedName(reason) << ')';
+        out() << '\n';
+    }
+}
+
+void printPipeline(const QJsonObject& p)
+{
+    out() << "pipeline " << p.value(QStringLiteral("id")).toInteger() << ' '
+          << escapedName(p.value(QStringLiteral("name")).toString()) << ": "
+          << p.value(QStringLiteral("state")).toString() << '\n';
+    printSteps(p);
+}
+
+int exitCodeOf(const QJsonObject& p)
+{
+    return p.value(QStringLiteral("state")).toString() == u"succeeded" ? Ok : RunFailed;
+}
+
+int submit(Context& ctx, const QStringList& args)
+{
+    QCommandLineParser p;
+    p.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("pipeline spec (.yaml)"));
+    p.addOption(
+            {QStringLiteral("follow"), QStringLiteral("print each step's changes; exit with the pipeline's status")});
+    p.addOption({QStringLiteral("param"), QStringLiteral("override a pipeline param (name=value)"),
+            QStringLiteral("name=value")});
+    p.addOption({QStringLiteral("node"), QStringLiteral("run every step on this node"), QStringLiteral("NAME")});
+    p.addOption({QStringLiteral("json"), QStringLiteral("print the pipeline as JSON (when it ends, with --follow)")});
+    if (!p.parse(QStringList{QStringLiteral("pipeline submit")} + args))
+        return usageError(p.errorText());
+    if (p.positionalArguments().size() != 1)
+        return usageError(QStringLiteral("pipeline submit needs exactly one FILE"));
+    QMap<QString, QString> overrides;
+    for (const QString& kv : p.values(QStringLiteral("param"))) {
+        const qsizetype eq = kv.indexOf(u'=');
+        if (eq <= 0)
+            return usageError(QStringLiteral("--param needs name=value, got '%1'").arg(kv));
+        overrides.insert(kv.left(eq), kv.mid(eq + 1));
+    }
+    const QString file = p.positionalArguments().front();
+    // Checked here first, so a bad file is reported without a service.
+    const auto spec = pipeline::parsePipelineFile(file, overrides);
+    if (!spec) {
+        err() << escapedName(spec.error().message) << '\n';
+        return InvalidSpec;
+    }
+    auto svc = connectService(ctx);
+    if (!svc)
+        return Unavailable;
+    const bool follow = p.isSet(QStringLiteral("follow"));
+    const bool json = p.isSet(QStringLiteral("json"));
+    EventWait wait;
+    qint64 id = 0;
+    QHash<QString, QString> lastState; // instance name -> state printed
+    QJsonObject last;
+    const auto onChange = [&](const QJsonObject& pipeline) {
+        if (pipeline.value(QStringLiteral("id")).toInteger() != id)
+            return;
+        last = pipeline;
+        // Progress goes to stderr, so stdout stays the JSON document with --json.
+        for (const QJsonValue& v : pipeline.value(QStringLiteral("steps")).toArray()) {
+            const QJsonObject s = v.toObject();
+            const QString name = s.value(QStringLiteral("name")).toString();
+            const QString state = s.value(QStringLiteral("state")).toString();
+            if (lastState.value(name) == state || state == u"waiting")
+                continue;
+            lastState.insert(name, state);
+            const qint64 run = s.value(QStringLiteral("run")).toInteger();
+            const QString reason = s.value(QStringLiteral("reason")).toString();
+            err() << escapedName(name) << ": " << state << (run ? QStringLiteral(" (run %1)").arg(run) : QString())
+                  << (reason.isEmpty() ? QString() : QStringLiteral(": ") + escapedName(reason)) << '\n';
+        }
+        err().flush();
+        if (pipeline.value(QStringLiteral("state")).toString() != u"running")
+            wait.done(exitCodeOf(pipeline));
+    };
+    if (follow) {
+        QObject::connect(svc.get(), &service::ServiceClient::pipelineChanged, svc.get(),
+                [&](const QJsonObject& pipeline) { onChange(pipeline); });
+        QObject::connect(svc.get(), &service::ServiceClient::disconnected, svc.get(), [&] {
+            err() << "trainyardctl: the service went away; the pipeline's state is unknown\n";
+            wait.done(Unavailable);
+        });
+        if (auto s = svc->call(QStringLiteral("subscribe"), {{QStringLiteral("pipelines"), true}}); !s) {
+            err() << escapedName(s.error().message) << '\n';
+            return Unavailable;
+        }
+    }
+    QJsonObject params;
+    for (auto it = overrides.cbegin(); it != overrides.cend(); ++it)
+        params.insert(it.key(), it.value());
+    const QJsonObject specJson{{QStringLiteral("yaml"), spec->yaml}, {QStringLiteral("origin"), file},
+            {QStringLiteral("base_dir"), QFileInfo(file).absolutePath()},
+            {QStringLiteral("source_path"), spec->sourcePath}, {QStringLiteral("params"), params}};
+    const auto submitted = svc->call(QStringLiteral("pipeline_submit"),
+            {{QStringLiteral("spec"), specJson}, {QStringLiteral("node"), p.value(QStringLiteral("node"))}});
+    if (!submitted) {
+        err() << escapedName(submitted.error().message) << '\n';
+        return submitted.error().kind == ErrorKind::InvalidInput ? InvalidSpec : Unavailable;
+    }
+    const QJsonObject pipeline = submitted->value(QStringLiteral("pipeline")).toObject();
+    id = pipeline.value(QStringLiteral("id")).toInteger();
+    err() << "submitted pipeline " << id << " (" << escapedName(spec->name) << "): " << spec->steps.size()
+          << " steps\n";
+    err().flush();
+    if (!follow) {
+        if (json)
+            out() << QJsonDocument(pipeline).toJson(QJsonDocument::Compact) << '\n';
+        return Ok;
+    }
+    onChange(pipeline); // steps that started, were cached or skipped at once
+    const int code = wait.exec();
+    if (json)
+        out() << QJsonDocument(last).toJson(QJsonDocument::Compact) << '\n';
+    else
+        printPipeline(last);
+    return code;
+}
+
+int list(Context& ctx, const QStringList& args, bool one)
+{
+    QCommandLineParser p;
+    if (one)
+        p.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("the pipeline"));
+    p.addOption({QStringLiteral("json"), QStringLiteral("one JSON document on stdout")});
+    if (!p.parse(QStringList{QStringLiteral("pipeline")} + args))
+        return usageError(p.errorText());
+    if (p.positionalArguments().size() != (one ? 1 : 0))
+        return usageError(one ? QStringLiteral("pipeline show needs one pipeline id")
+                              : QStringLiteral("pipeline ls takes no argument"));
+    auto svc = connectService(ctx);
+    if (!svc)
+        return Unavailable;
+    QJsonObject req;
+    if (one) {
+        bool ok = false;
+        const qint64 id = p.positionalArguments().front().toLongLong(&ok);
+        if (!ok || id <= 0)
+            return usageError(QStringLiteral("'%1' is not a pipeline id").arg(p.positionalArguments().front()));
+        req.insert(QStringLiteral("pipeline"), id);
+    }
+    const auto r = svc->call(QStringLiteral("pipelines"), req);
+    if (!r) {
+        err() << escapedName(r.error().message) << '\n';
+        return r.error().kind == ErrorKind::NotFound ? NoSuchRun : Unavailable;
+    }
+    const QJsonArray pipelines = r->value(QStringLiteral("pipelines")).toArray();
+    if (p.isSet(QStringLiteral("json"))) {
+        out() << QJsonDocument(one ? QJsonDocument(pipelines.first().toObject()) : QJsonDocument(pipelines))
+                         .toJson(QJsonDocument::Compact)
+              << '\n';
+        return Ok;
+    }
+    for (const QJsonValue& v : pipelines) {
+        if (one)
+            printPipeline(v.toObject());
+        else
+            out() << v.toObject().value(QStringLiteral("id")).toInteger() << '\t'
+                  << escapedName(v.toObject().value(QStringLiteral("name")).toString()) << '\t'
+                  << v.toObject().value(QStringLiteral("state")).toString() << '\n';
+    }
+    return Ok;
+}
+
+int cancel(Context& ctx, const QStringList& args)
+{
+    bool ok = false;
+    const qint64 id = args.size() == 1 ? args.front().toLongLong(&ok) : 0;
+    if (!ok || id <= 0)
+        return usageError(QStringLiteral("pipeline cancel needs one pipeline id"));
+    auto svc = connectService(ctx);
+    if (!svc)
+        return Unavailable;
+    const auto r = svc->call(QStringLiteral("pipeline_cancel"), {{QStringLiteral("pipeline"), id}});
+    if (!r) {
+        err() << escapedName(r.error().message) << '\n';
+        return r.error().kind == ErrorKind::NotFound ? NoSuchRun : Usage;
+    }
+    printPipeline(r->value(QStringLiteral("pipeline")).toObject());
+    return Ok;
+}
+
+} // namespace
+
+int cmdPipeline(Context& ctx, const QStringList& args)
+{
+    const QString sub = args.value(0);
+    const QStringList rest = args.mid(1);
+    if (sub == u"submit")
+        return submit(ctx, rest);
+    if (sub == u"ls")
+        return list(ctx, rest, false);
+    if (sub == u"show")
+        return list(ctx, rest, true);
+    if (sub == u"cancel")
+        return cancel(ctx, rest);
+    return usageError(QStringLiteral("pipeline needs submit, ls, show or cancel"));
+}
+
+} // namespace ty::cli

@@ -1,0 +1,80 @@
+#pragma once
+
+#include "core/common/Result.h"
+#include "core/common/Run.h"
+#include "core/pipeline/PipelineProgress.h"
+
+#include <QHash>
+#include <QJsonObject>
+#include <QObject>
+
+#include <memory>
+
+namespace ty {
+class RunEngine;
+class ResultStore;
+} // namespace ty
+
+namespace ty::pipeline {
+
+// Runs pipelines inside the service (trainyardd), so they advance with every
+// window closed: each step instance becomes a run of the engine, named
+// "<pipeline>/<instance>" and tagged "pipeline:<id>" and "step:<step>"; its
+// ending (RunEngine::runStateChanged) is collected and the pipeline moves on
+// (PipelineProgress).
+//
+// Outputs: when a step succeeds, its `artifacts` (and the files its output
+// params are read from) are copied from its node into
+// `<db>.runs/<id>/outputs/` (Paths.h runDataDir; RunEngine::downloadArtifacts), output params
+// are read from there (text trimmed, at most 64 KiB) or aggregated from the
+// run's metrics in the result database, and metrics later steps reference
+// are computed the same way. A run ending as `unknown` (node unreachable)
+// is not an ending: the step waits for the run's real one.
+//
+// Thread: the engine's (every call and signal).
+class PipelineRunner : public QObject {
+    Q_OBJECT
+
+public:
+    PipelineRunner(RunEngine* engine, ResultStore* store, QString databasePath, QObject* parent = nullptr);
+    ~PipelineRunner() override;
+
+    // Starts a validated pipeline; its steps are submitted as it allows,
+    // on `node` when given (else wherever the scheduler places them).
+    // Returns the pipeline's id (> 0, unique within this service's life).
+    qint64 submit(const PipelineSpec& spec, const QString& node = {});
+    // Cancels waiting steps and the runs of running ones. NotFound for an
+    // unknown id; InvalidInput when it already ended.
+    Result<void> cancel(qint64 id);
+
+    // {id, name, state, created_ms, ended_ms, params{}, steps: [{name, item,
+    // state, run, reason, outputs{}}]}: PROTOCOL.md's pipeline object.
+    std::optional<QJsonObject> describe(qint64 id) const;
+    QList<qint64> ids() const;
+    // A pipeline has not ended (the service stays up for it).
+    bool busy() const;
+
+Q_SIGNALS:
+    // A step of the pipeline changed state, or the pipeline did.
+    void pipelineChanged(qint64 id, const QJsonObject& pipeline);
+
+private:
+    struct Active;
+    void advance(Active& p);
+    void launch(Active& p, int instance);
+    void onRunState(const RunRecord& run);
+    void collect(qint64 id, int instance, const RunRecord& run);
+    void finishStep(
+            qint64 id, int instance, StepState state, const QString& reason, const QMap<QString, QString>& outputs);
+    QString aggregate(RunId run, const QString& key, const QString& how) const;
+    void announce(const Active& p);
+
+    RunEngine* m_engine;
+    ResultStore* m_store;
+    QString m_databasePath;
+    qint64 m_nextId = 1;
+    std::map<qint64, std::unique_ptr<Active>> m_pipelines;
+    QHash<RunId, std::pair<qint64, int>> m_byRun; // run -> pipeline, instance
+};
+
+} // namespace ty::pipeline

@@ -1,0 +1,254 @@
+// Pipelines (issue #24) through real processes: the built trainyardctl and
+// trainyardd, the real agent, and steps that are real runs.
+#include "tests/support/TestSupport.h"
+#include "core/store/ResultStore.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace ty;
+
+class TestPipelines final : public QObject {
+    Q_OBJECT
+
+    std::unique_ptr<QTemporaryDir> m_dir;
+
+    struct Outcome {
+        int exitCode = -1;
+        QByteArray out;
+        QByteArray err;
+    };
+
+    QString dbPath() const { return m_dir->filePath(QStringLiteral("db/trainyard.db")); }
+
+    QProcessEnvironment env() const
+    {
+        QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+        e.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
+        e.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), m_dir->filePath(QStringLiteral("agent-state")));
+        e.insert(QStringLiteral("TRAINYARD_DAEMON"), QStringLiteral(TRAINYARDD_PATH));
+        e.insert(QStringLiteral("TRAINYARD_DAEMON_IDLE"), QStringLiteral("2"));
+        e.insert(QStringLiteral("XDG_RUNTIME_DIR"), m_dir->filePath(QStringLiteral("runtime")));
+        e.remove(QStringLiteral("TRAINYARD_DB"));
+        return e;
+    }
+
+    Outcome ctl(const QStringList& args, int timeoutMs = 120000)
+    {
+        QProcess p;
+        p.setProcessEnvironment(env());
+        p.start(QStringLiteral(TRAINYARD_CTL_PATH), QStringList{QStringLiteral("--db"), dbPath()} + args);
+        if (!p.waitForFinished(timeoutMs)) {
+            p.kill();
+            p.waitForFinished();
+        }
+        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+                p.readAllStandardError()};
+    }
+
+    QString writeFile(const QString& name, const QByteArray& content)
+    {
+        const QString path = m_dir->filePath(name);
+        QDir().mkpath(QFileInfo(path).absolutePath());
+        test::writeFile(path, content);
+        return path;
+    }
+
+    static QJsonObject stepNamed(const QJsonObject& pipeline, const QString& name)
+    {
+        for (const QJsonValue& v : pipeline.value(QStringLiteral("steps")).toArray())
+            if (v.toObject().value(QStringLiteral("name")).toString() == name)
+                return v.toObject();
+        return {};
+    }
+
+    QByteArray consoleOf(qint64 run)
+    {
+        const Outcome logs = ctl({QStringLiteral("logs"), QString::number(run)});
+        return logs.out;
+    }
+
+private Q_SLOTS:
+    void init()
+    {
+        m_dir = std::make_unique<QTemporaryDir>();
+        QVERIFY(m_dir->isValid());
+        QDir().mkpath(m_dir->filePath(QStringLiteral("db")));
+        QDir().mkpath(m_dir->filePath(QStringLiteral("runtime")));
+        QFile::setPermissions(
+                m_dir->filePath(QStringLiteral("runtime")), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    }
+
+    void cleanup()
+    {
+        ctl({QStringLiteral("daemon"), QStringLiteral("stop")}, 30000);
+        m_dir.reset();
+    }
+
+    void outputsFanOutAndGatherThroughTheService()
+    {
+        writeFile(QStringLiteral("p/pipe.yaml"),
+                "name: shards\n"
+                "params: {base: '42', evaluate: 'false'}\n"
+                "steps:\n"
+                "  - name: prep\n"
+                "    command: mkdir -p out && echo {{params.base}} > out/rows.txt && echo prepared\n"
+                "    workdir: w\n"
+                "    outputs: {params: {rows: out/rows.txt}}\n"
+                "  - name: shard\n"
+                "    depends: [prep]\n"
+                "    for_each: {shard: ['1', '2']}\n"
+                "    command: s={{item.shard}}; echo \"score=$((s * 10)) rows={{steps.prep.outputs.rows}}\"\n"
+                "    workdir: w\n"
+                "    outputs: {params: {score: {metric: score, aggregate: max}}}\n"
+                "  - name: gather\n"
+                "    command: [/bin/echo, 'scores:', '{{steps.shard.outputs.score}}']\n"
+                "    workdir: w\n"
+                "  - name: evaluate\n"
+                "    depends: 'gather.succeeded'\n"
+                "    when: params.evaluate\n"
+                "    command: echo never\n"
+                "    workdir: w\n");
+        QDir().mkpath(m_dir->filePath(QStringLiteral("p/w")));
+        const Outcome r = ctl({QStringLiteral("pipeline"), QStringLiteral("submit"),
+                m_dir->filePath(QStringLiteral("p/pipe.yaml")), QStringLiteral("--follow"), QStringLiteral("--json")});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject p = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(p.value(QStringLiteral("state")).toString(), QStringLiteral("succeeded"));
+        QCOMPARE(p.value(QStringLiteral("steps")).toArray().size(), 5);
+        const QJsonObject prep = stepNamed(p, QStringLiteral("prep"));
+        QCOMPARE(prep.value(QStringLiteral("state")).toString(), QStringLiteral("succeeded"));
+        QCOMPARE(prep.value(QStringLiteral("outputs")).toObject().value(QStringLiteral("outputs.rows")).toString(),
+                QStringLiteral("42"));
+        // Each shard got its item and prep's output, and its metric became its output.
+        const QJsonObject s2 = stepNamed(p, QStringLiteral("shard[shard=2]"));
+        QCOMPARE(s2.value(QStringLiteral("outputs")).toObject().value(QStringLiteral("outputs.score")).toString(),
+                QStringLiteral("20"));
+        QVERIFY(consoleOf(s2.value(QStringLiteral("run")).toInteger()).contains("score=20 rows=42"));
+        // gather received the fan-out's outputs as a list, in item order.
+        const QJsonObject gather = stepNamed(p, QStringLiteral("gather"));
+        QCOMPARE(gather.value(QStringLiteral("state")).toString(), QStringLiteral("succeeded"));
+        QVERIFY2(consoleOf(gather.value(QStringLiteral("run")).toInteger()).contains("scores: [\"10\",\"20\"]"),
+                consoleOf(gather.value(QStringLiteral("run")).toInteger()).constData());
+        const QJsonObject eval = stepNamed(p, QStringLiteral("evaluate"));
+        QCOMPARE(eval.value(QStringLiteral("state")).toString(), QStringLiteral("skipped"));
+        QCOMPARE(eval.value(QStringLiteral("run")).toInteger(), 0);
+        QCOMPARE(eval.value(QStringLiteral("reason")).toString(),
+                QStringLiteral("not run: when 'params.evaluate' is false"));
+
+        // The runs are ordinary runs, named and tagged by their pipeline.
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        const auto run = (*store)->run(gather.value(QStringLiteral("run")).toInteger());
+        QVERIFY(run);
+        QCOMPARE(run->name, QStringLiteral("shards/gather"));
+        QVERIFY(run->tags.contains(QStringLiteral("step:gather")));
+        QCOMPARE((*store)->runs().size(), 4);
+        // prep ran before the shards started (depends), which ran before gather.
+        const auto prepRun = (*store)->run(prep.value(QStringLiteral("run")).toInteger());
+        const auto shardRun = (*store)->run(s2.value(QStringLiteral("run")).toInteger());
+        QVERIFY(prepRun->finishedAt <= shardRun->startedAt);
+        QVERIFY(shardRun->finishedAt <= run->startedAt);
+
+        // ls and show ask the same service.
+        const Outcome ls = ctl({QStringLiteral("pipeline"), QStringLiteral("ls")});
+        QCOMPARE(ls.exitCode, 0);
+        QVERIFY2(ls.out.contains("shards\tsucceeded"), ls.out.constData());
+        const Outcome show = ctl({QStringLiteral("pipeline"), QStringLiteral("show"), QStringLiteral("1")});
+        QVERIFY2(show.out.contains("evaluate") && show.out.contains("skipped"), show.out.constData());
+        QCOMPARE(ctl({QStringLiteral("pipeline"), QStringLiteral("show"), QStringLiteral("9")}).exitCode, 4);
+    }
+
+    void failFastSkipsDependentsAndEndsFailed()
+    {
+        writeFile(QStringLiteral("p/fail.yaml"),
+                "steps:\n"
+                "  - {name: a, command: 'echo boom; exit 3'}\n"
+                "  - {name: slow, command: 'sleep 1; echo slow done'}\n"
+                "  - {name: b, command: 'echo never', depends: [a]}\n"
+                "  - {name: after-slow, command: 'echo never either', depends: [slow]}\n");
+        const Outcome r = ctl({QStringLiteral("pipeline"), QStringLiteral("submit"),
+                m_dir->filePath(QStringLiteral("p/fail.yaml")), QStringLiteral("--follow"), QStringLiteral("--json")});
+        QCOMPARE(r.exitCode, 1);
+        const QJsonObject p = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(p.value(QStringLiteral("state")).toString(), QStringLiteral("failed"));
+        QCOMPARE(stepNamed(p, QStringLiteral("a")).value(QStringLiteral("state")).toString(), QStringLiteral("failed"));
+        QVERIFY(stepNamed(p, QStringLiteral("a"))
+                        .value(QStringLiteral("reason"))
+                        .toString()
+                        .contains(QStringLiteral("exit")));
+        QCOMPARE(stepNamed(p, QStringLiteral("slow")).value(QStringLiteral("state")).toString(),
+                QStringLiteral("succeeded"));
+        QCOMPARE(stepNamed(p, QStringLiteral("b")).value(QStringLiteral("reason")).toString(),
+                QStringLiteral("not run: step 'a' failed"));
+        QCOMPARE(stepNamed(p, QStringLiteral("after-slow")).value(QStringLiteral("reason")).toString(),
+                QStringLiteral("not run: step 'a' failed and fail_fast is on"));
+        QVERIFY2(r.err.contains("a: failed"), r.err.constData());
+    }
+
+    void badPipelineIsRefusedSayingWhere()
+    {
+        const QString path = writeFile(QStringLiteral("p/bad.yaml"),
+                "steps:\n"
+                "  - {name: a, command: x, depends: [c]}\n"
+                "  - {name: c, command: x, depends: [a]}\n");
+        const Outcome r = ctl({QStringLiteral("pipeline"), QStringLiteral("submit"), path});
+        QCOMPARE(r.exitCode, 3);
+        QVERIFY2(r.err.contains(QByteArray(path.toUtf8() + ":2:5: the steps form a cycle: a -> c -> a")),
+                r.err.constData());
+        // Nothing was submitted.
+        if (QFile::exists(dbPath())) {
+            auto store = ResultStore::open(dbPath());
+            QVERIFY(store);
+            QCOMPARE((*store)->runs().size(), 0);
+        }
+    }
+
+    void digitsPipelineTrainsAndEvaluates()
+    {
+        const QString example = test::sourcePath(QStringLiteral("resources/examples/digits"));
+        // A copy, so the source tree stays clean.
+        const QString copy = m_dir->filePath(QStringLiteral("digits"));
+        QDir().mkpath(copy);
+        for (const QString& f : {QStringLiteral("pipeline.yaml"), QStringLiteral("job.yaml"),
+                     QStringLiteral("train.py"), QStringLiteral("prepare.py"), QStringLiteral("evaluate.py")})
+            QVERIFY(QFile::copy(QDir(example).filePath(f), QDir(copy).filePath(f)));
+        const Outcome r
+                = ctl({QStringLiteral("pipeline"), QStringLiteral("submit"), copy + QStringLiteral("/pipeline.yaml"),
+                              QStringLiteral("--param"), QStringLiteral("epochs=4"), QStringLiteral("--param"),
+                              QStringLiteral("min_accuracy=0.5"), QStringLiteral("--follow"), QStringLiteral("--json")},
+                        300000);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject p = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(stepNamed(p, QStringLiteral("prepare"))
+                         .value(QStringLiteral("outputs"))
+                         .toObject()
+                         .value(QStringLiteral("outputs.rows")),
+                QJsonValue(QStringLiteral("1437")));
+        const double accuracy = stepNamed(p, QStringLiteral("train"))
+                                        .value(QStringLiteral("outputs"))
+                                        .toObject()
+                                        .value(QStringLiteral("outputs.accuracy"))
+                                        .toString()
+                                        .toDouble();
+        QVERIFY2(accuracy > 0.5 && accuracy <= 1.0, qPrintable(QString::number(accuracy)));
+        const QJsonObject eval = stepNamed(p, QStringLiteral("evaluate"));
+        QCOMPARE(eval.value(QStringLiteral("state")).toString(), QStringLiteral("succeeded"));
+        QVERIFY(consoleOf(eval.value(QStringLiteral("run")).toInteger()).contains("test_accuracy="));
+        // train's model is kept in the result store with the run.
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        const qint64 trainRun = stepNamed(p, QStringLiteral("train")).value(QStringLiteral("run")).toInteger();
+        QVERIFY(QFileInfo(dbPath() + QStringLiteral(".runs/%1/outputs/out/model.pt").arg(trainRun)).size() > 10000);
+        QCOMPARE((*store)->params(trainRun).value(QStringLiteral("epochs")), QStringLiteral("4"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPipelines)
+#include "TestPipelines.moc"

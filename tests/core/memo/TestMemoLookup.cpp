@@ -109,6 +109,11 @@ void TestMemoLookup::missingOrChangedOutputsEvict()
     QVERIFY(d.evict);
     QCOMPARE(d.reasons,
             (QStringList{QStringLiteral("output model.pt changed"), QStringLiteral("output plot.png missing")}));
+    // Missing alone evicts too.
+    w.files.insert(QStringLiteral("model.pt"), "weights");
+    const MemoDecision missing = decideMemo(r);
+    QCOMPARE(missing.reasons, QStringList{QStringLiteral("output plot.png missing")});
+    QVERIFY(missing.evict);
     // Same size, other bytes: changed too.
     w.files = {{QStringLiteral("a"), "xy"}};
     r.outputs = {output(QStringLiteral("a"), "xz")};

@@ -1,7 +1,6 @@
 #include "WorkdirSync.h"
 
 #include "core/agentproto/Fields.h"
-#include "core/nodes/GitIgnore.h"
 #include "core/nodes/NodesLog.h"
 
 #include <QBuffer>
@@ -18,7 +17,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,83 +27,6 @@ QString mib(qint64 bytes)
 {
     return QStringLiteral("%1 MiB").arg(double(bytes) / (1024.0 * 1024.0), 0, 'f', 1);
 }
-
-Result<QString> readLinkText(const QString& path)
-{
-    const QByteArray p = QFile::encodeName(path);
-    QByteArray buf(256, Qt::Uninitialized);
-    for (;;) {
-        const ssize_t n = ::readlink(p.constData(), buf.data(), size_t(buf.size()));
-        if (n < 0)
-            return fail(QStringLiteral("sync: cannot read the symbolic link %1: %2")
-                                .arg(path, QString::fromLocal8Bit(std::strerror(errno))));
-        if (n < buf.size())
-            return QFile::decodeName(buf.left(n));
-        buf.resize(buf.size() * 2);
-    }
-}
-
-struct Walker {
-    QString root;
-    GitIgnore ignore;
-    SyncScan scan;
-    QString error; // the first one; the walk goes on, the scan fails
-
-    void walk(const QString& rel)
-    {
-        const QString abs = rel.isEmpty() ? root : root + u'/' + rel;
-        QFile gi(abs + QStringLiteral("/.gitignore"));
-        if (gi.open(QIODevice::ReadOnly))
-            ignore.addFile(rel, gi.readAll());
-        QDir dir(abs);
-        const QFileInfoList entries
-                = dir.entryInfoList(QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot, QDir::Name);
-        for (const QFileInfo& fi : entries) {
-            const QString childRel = rel.isEmpty() ? fi.fileName() : rel + u'/' + fi.fileName();
-            const bool isLink = fi.isSymLink();
-            const bool isDir = !isLink && fi.isDir();
-            if ((isDir && fi.fileName() == QStringLiteral(".git")) || ignore.ignored(childRel, isDir)) {
-                ++scan.ignored;
-                continue;
-            }
-            if (isLink) {
-                // The link itself, as git stores it: its text, not what it points to.
-                const auto target = readLinkText(abs + u'/' + fi.fileName());
-                if (!target) {
-                    if (error.isEmpty())
-                        error = target.error().message;
-                    continue;
-                }
-                scan.links.append(SyncLink{childRel, *target});
-                continue;
-            }
-            if (isDir) {
-                walk(childRel);
-            } else if (fi.isFile()) {
-                struct stat st { };
-                int mode = 0644;
-                if (::stat(QFile::encodeName(fi.absoluteFilePath()).constData(), &st) == 0)
-                    mode = int(st.st_mode & 0777);
-                scan.files.append(SyncEntry{childRel, fi.size(), mode});
-                scan.totalBytes += fi.size();
-            } else {
-                scan.skipped << childRel + QStringLiteral(" (not a file, folder or link)");
-            }
-        }
-        // QDir leaves out names whose bytes are not valid UTF-8 (they would
-        // not name the file again once decoded): read the folder for them.
-        if (DIR* d = ::opendir(QFile::encodeName(abs).constData())) {
-            while (const dirent* e = ::readdir(d)) {
-                const QByteArray raw(e->d_name);
-                const QString name = QFile::decodeName(raw);
-                if (QFile::encodeName(name) != raw)
-                    scan.skipped << (rel.isEmpty() ? name : rel + u'/' + name)
-                                    + QStringLiteral(" (name not valid UTF-8)");
-            }
-            ::closedir(d);
-        }
-    }
-};
 
 Result<QByteArray> sha256Of(const QString& path)
 {
@@ -122,17 +43,14 @@ Result<QByteArray> sha256Of(const QString& path)
 
 Result<SyncScan> scanWorkdir(const QString& rootIn, qint64 limitBytes)
 {
-    const QFileInfo rootInfo(rootIn);
-    if (!rootInfo.isDir())
+    if (!QFileInfo(rootIn).isDir())
         return fail(QStringLiteral("sync: the workdir %1 is not a directory").arg(rootIn));
-    Walker w;
-    w.root = rootInfo.absoluteFilePath();
-    w.scan.root = w.root;
-    w.walk(QString());
-    if (!w.error.isEmpty())
-        return fail(w.error);
-    if (limitBytes > 0 && w.scan.totalBytes > limitBytes) {
-        QList<SyncEntry> biggest = w.scan.files;
+    auto scanned = scanWorkdirTree(rootIn);
+    if (!scanned)
+        return fail(QStringLiteral("sync: %1").arg(scanned.error().message));
+    const SyncScan& scan = *scanned;
+    if (limitBytes > 0 && scan.totalBytes > limitBytes) {
+        QList<SyncEntry> biggest = scan.files;
         std::sort(
                 biggest.begin(), biggest.end(), [](const SyncEntry& a, const SyncEntry& b) { return a.size > b.size; });
         QStringList names;
@@ -140,11 +58,11 @@ Result<SyncScan> scanWorkdir(const QString& rootIn, qint64 limitBytes)
             names << QStringLiteral("%1 (%2)").arg(biggest[i].rel, mib(biggest[i].size));
         return fail(QStringLiteral("sync: %1 holds %2 in %3 files after .gitignore, more than sync_limit %4. "
                                    "Biggest: %5. Add them to .gitignore or raise sync_limit in the job spec.")
-                            .arg(w.root, mib(w.scan.totalBytes))
-                            .arg(w.scan.files.size())
+                            .arg(scan.root, mib(scan.totalBytes))
+                            .arg(scan.files.size())
                             .arg(mib(limitBytes), names.join(QStringLiteral(", "))));
     }
-    return w.scan;
+    return scanned;
 }
 
 QString syncDirFor(const QString& agentStateDir, const QString& localWorkdir)

@@ -6,13 +6,12 @@
 // session) share one code path.
 //
 // Sync:
-//   - scanWorkdir() walks the local workdir, skipping `.git/` always and
-//     whatever the .gitignore files exclude (GitIgnore.h; nested files
-//     honoured). Symlinks are kept as git keeps them: the link itself with
-//     its target text (readlink(2)), never followed, whatever it points to
-//     (inside the workdir, outside it, absolute, nowhere). More than
-//     `limitBytes` of files in all is an error naming the total and the
-//     biggest files.
+//   - scanWorkdir() selects the local workdir's files and links as
+//     core/workdir/WorkdirScan.h does (the selection memoization hashes too):
+//     `.git/` and what the .gitignore files exclude are skipped; symlinks are
+//     kept as git keeps them, the link itself with its target text, never
+//     followed. More than `limitBytes` of files in all is an error naming the
+//     total and the biggest files.
 //   - syncToNode() mirrors the scan into a directory on the node
 //     (syncDirFor(): <agent state dir>/sync/<name>-<hash of the local path>,
 //     kept between runs of the same workdir) and works there. A manifest in
@@ -46,6 +45,7 @@
 #include "core/common/Result.h"
 #include "core/nodes/AgentFiles.h"
 #include "core/nodes/NodeFiles.h"
+#include "core/workdir/WorkdirScan.h"
 
 #include <QList>
 #include <QString>
@@ -53,25 +53,10 @@
 
 namespace ty {
 
-struct SyncEntry {
-    QString rel; // relative to the workdir, '/'-separated
-    qint64 size = 0;
-    int mode = 0644;
-};
-
-struct SyncLink {
-    QString rel;    // relative to the workdir, '/'-separated
-    QString target; // the link's text, exactly as readlink(2) gives it
-};
-
-struct SyncScan {
-    QString root; // absolute local workdir
-    QList<SyncEntry> files;
-    QList<SyncLink> links; // symlinks not excluded by .gitignore (not followed)
-    QStringList skipped;   // "rel (why)": FIFOs, sockets, devices, names that are not valid UTF-8 (not synced)
-    qint64 totalBytes = 0; // of `files`
-    int ignored = 0;       // entries excluded by .gitignore or .git/
-};
+// The scan's shapes (WorkdirScan.h), by the names sync has always used.
+using SyncEntry = WorkdirFile;
+using SyncLink = WorkdirLink;
+using SyncScan = WorkdirScan;
 
 struct SyncReport {
     int uploaded = 0;
@@ -82,6 +67,7 @@ struct SyncReport {
     QStringList danglingLinks; // "rel -> target" for synced links that lead nowhere on the node
 };
 
+// scanWorkdirTree() with the size limit; errors start with "sync: ".
 // `limitBytes` <= 0: no limit.
 Result<SyncScan> scanWorkdir(const QString& root, qint64 limitBytes);
 Result<SyncReport> syncToNode(const SyncScan& scan, const QString& remoteDir, NodeFiles& files);

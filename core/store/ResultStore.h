@@ -1,6 +1,7 @@
 #pragma once
 
 #include "ArtifactRecord.h"
+#include "MemoRecord.h"
 #include "MetricColumnReader.h"
 #include "NodeRecord.h"
 #include "RunNotice.h"
@@ -126,6 +127,18 @@ public:
     // metrics that are not stored. The owner starts again from the stored
     // offset (RunIngest::open()), which calls this before anything else.
     virtual void beginIngestion(RunId run) = 0;
+    // Memoized steps (schema 11; core/memo/MemoStore.h is the way in, which
+    // checks what an entry holds): each waits until committed and returns
+    // the write's error, if any. putMemoEntry() inserts e, or replaces the
+    // entry of e.key whole (its earlier hits go); an invalid e.createdAt
+    // becomes now. Errors: an empty key or step. recordMemoHit() adds one to
+    // the entry's hit count, sets its last hit (an invalid h.at: now) and
+    // records the hit; an unknown key changes nothing (no error: the entry may
+    // have been evicted meanwhile). removeMemoEntries() removes those entries
+    // with their hits; unknown keys are skipped.
+    virtual Result<void> putMemoEntry(const MemoEntryRecord& e) = 0;
+    virtual Result<void> recordMemoHit(const MemoHitRecord& h) = 0;
+    virtual Result<void> removeMemoEntries(const QStringList& keys) = 0;
     // Blocks until everything queued (by any thread) before the call is
     // committed (or has failed). Returns the error of the first batch that
     // failed since the previous flush() call, if any; each failure is
@@ -181,6 +194,13 @@ public:
 
     // Every stored node, ordered by name.
     virtual QList<NodeRecord> nodes() const = 0;
+
+    // The memo entry of `key`, nullopt when there is none (or it cannot be read).
+    virtual std::optional<MemoEntryRecord> memoEntry(const QString& key) const = 0;
+    // Entries matching `filter`, newest first (created_at, then key, descending).
+    virtual QList<MemoEntryRecord> memoEntries(const MemoEntryFilter& filter = {}) const = 0;
+    // The hits of `key`, oldest first (time, then the order recorded).
+    virtual QList<MemoHitRecord> memoHits(const QString& key) const = 0;
 
     // The runs whose stored data (record, tags, params, notices, artifacts,
     // console offset, metrics) changed in a write transaction committed

@@ -614,6 +614,36 @@ Result<void> SqliteResultStore::removeNode(const QString& name)
     return flush();
 }
 
+Result<void> SqliteResultStore::putMemoEntry(const MemoEntryRecord& e)
+{
+    if (auto why = writeRefusal())
+        return fail(*why);
+    if (e.key.isEmpty())
+        return fail(QStringLiteral("%1: a memo entry needs a key").arg(m_path));
+    if (e.step.isEmpty())
+        return fail(QStringLiteral("%1: memo entry %2 needs a step").arg(m_path, e.key));
+    m_writer->enqueue(storeop::PutMemoEntry{e}, /*urgent=*/true);
+    return flush();
+}
+
+Result<void> SqliteResultStore::recordMemoHit(const MemoHitRecord& h)
+{
+    if (auto why = writeRefusal())
+        return fail(*why);
+    m_writer->enqueue(storeop::RecordMemoHit{h}, /*urgent=*/true);
+    return flush();
+}
+
+Result<void> SqliteResultStore::removeMemoEntries(const QStringList& keys)
+{
+    if (auto why = writeRefusal())
+        return fail(*why);
+    if (keys.isEmpty())
+        return {};
+    m_writer->enqueue(storeop::RemoveMemoEntries{keys}, /*urgent=*/true);
+    return flush();
+}
+
 Result<void> SqliteResultStore::flush()
 {
     if (m_writer) {
@@ -1085,6 +1115,100 @@ Result<RunChanges> SqliteResultStore::runChangesSince(qint64 afterSeq) const
         failed(QStringLiteral("cannot read run changes"), q.lastError());
         return fail(QStringLiteral("%1: cannot read run changes: %2").arg(m_path, q.lastError().text()));
     }
+    return out;
+}
+
+namespace {
+
+constexpr const char* kMemoColumns = "key, pipeline, step, %1, created_at, last_hit_at, hit_count, run_id, outputs,"
+                                     " output_params, output_bytes";
+
+MemoEntryRecord memoEntryFromRow(const QSqlQuery& q)
+{
+    MemoEntryRecord e;
+    e.key = q.value(0).toString();
+    e.pipeline = q.value(1).toString();
+    e.step = q.value(2).toString();
+    e.components = q.value(3).toString();
+    e.createdAt = sqlcodec::timeFromSql(q.value(4));
+    e.lastHitAt = sqlcodec::timeFromSql(q.value(5));
+    e.hitCount = q.value(6).toLongLong();
+    e.run = q.value(7).toLongLong();
+    e.outputs = q.value(8).toString();
+    e.outputParams = q.value(9).toString();
+    e.outputBytes = q.value(10).toLongLong();
+    return e;
+}
+
+} // namespace
+
+std::optional<MemoEntryRecord> SqliteResultStore::memoEntry(const QString& key) const
+{
+    QSqlDatabase db = readConnection();
+    const ReadFailed failed = readErrorSink();
+    QSqlQuery q = prepared(db, failed,
+            QStringLiteral("SELECT %1 FROM memo_entries WHERE key = ?")
+                    .arg(QString::fromLatin1(kMemoColumns).arg(QStringLiteral("components"))));
+    q.addBindValue(key);
+    if (!q.exec()) {
+        failed(QStringLiteral("cannot read memo entry %1").arg(key), q.lastError());
+        return std::nullopt;
+    }
+    if (!q.next()) {
+        checkSteps(q, failed, QStringLiteral("cannot read memo entry %1").arg(key));
+        return std::nullopt;
+    }
+    return memoEntryFromRow(q);
+}
+
+QList<MemoEntryRecord> SqliteResultStore::memoEntries(const MemoEntryFilter& filter) const
+{
+    QList<MemoEntryRecord> out;
+    QSqlDatabase db = readConnection();
+    const ReadFailed failed = readErrorSink();
+    QStringList where;
+    if (filter.pipeline)
+        where << QStringLiteral("pipeline = ?");
+    if (filter.step)
+        where << QStringLiteral("step = ?");
+    const QString sql
+            = QStringLiteral("SELECT %1 FROM memo_entries%2 ORDER BY created_at DESC, key DESC%3")
+                      .arg(QString::fromLatin1(kMemoColumns)
+                                      .arg(filter.withComponents ? QStringLiteral("components") : QStringLiteral("''")),
+                              where.isEmpty() ? QString()
+                                              : QStringLiteral(" WHERE ") + where.join(QStringLiteral(" AND ")),
+                              filter.limit >= 0 ? QStringLiteral(" LIMIT %1").arg(filter.limit) : QString());
+    QSqlQuery q = prepared(db, failed, sql);
+    if (filter.pipeline)
+        q.addBindValue(sqlcodec::textToSql(*filter.pipeline));
+    if (filter.step)
+        q.addBindValue(sqlcodec::textToSql(*filter.step));
+    if (!q.exec()) {
+        failed(QStringLiteral("cannot read memo entries"), q.lastError());
+        return out;
+    }
+    while (q.next())
+        out.append(memoEntryFromRow(q));
+    checkSteps(q, failed, QStringLiteral("cannot read memo entries"));
+    return out;
+}
+
+QList<MemoHitRecord> SqliteResultStore::memoHits(const QString& key) const
+{
+    QList<MemoHitRecord> out;
+    QSqlDatabase db = readConnection();
+    const ReadFailed failed = readErrorSink();
+    QSqlQuery q = prepared(db, failed,
+            QStringLiteral("SELECT key, at, run_id, pipeline FROM memo_hits WHERE key = ? ORDER BY at, id"));
+    q.addBindValue(key);
+    if (!q.exec()) {
+        failed(QStringLiteral("cannot read the hits of memo entry %1").arg(key), q.lastError());
+        return out;
+    }
+    while (q.next())
+        out.append(MemoHitRecord{q.value(0).toString(), sqlcodec::timeFromSql(q.value(1)), q.value(2).toLongLong(),
+                q.value(3).toString()});
+    checkSteps(q, failed, QStringLiteral("cannot read the hits of memo entry %1").arg(key));
     return out;
 }
 

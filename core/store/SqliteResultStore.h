@@ -64,6 +64,9 @@ public:
     void setParams(RunId run, const QMap<QString, QString>& params) override;
     Result<void> addNode(const NodeRecord& n) override;
     Result<void> removeNode(const QString& name) override;
+    Result<void> putMemoEntry(const MemoEntryRecord& e) override;
+    Result<void> recordMemoHit(const MemoHitRecord& h) override;
+    Result<void> removeMemoEntries(const QStringList& keys) override;
     Result<void> flush() override;
 
     Result<RunRecord> run(RunId id) const override;
@@ -85,6 +88,9 @@ public:
     QMap<RunId, QList<RunNotice>> allNotices() const override;
     Result<RunChanges> runChangesSince(qint64 afterSeq) const override;
     QList<NodeRecord> nodes() const override;
+    std::optional<MemoEntryRecord> memoEntry(const QString& key) const override;
+    QList<MemoEntryRecord> memoEntries(const MemoEntryFilter& filter = {}) const override;
+    QList<MemoHitRecord> memoHits(const QString& key) const override;
 
     int schemaVersion() const override { return m_schemaVersion; }
     qint64 dataVersion() const override;

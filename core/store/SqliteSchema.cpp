@@ -228,6 +228,41 @@ const char* const kVersion10[] = {
         "CREATE INDEX run_changes_seq ON run_changes(seq)",
 };
 
+// Version 11: memoized pipeline steps (issue #24; core/memo). One entry per
+// cache key: the pipeline and step that produced it, the key's components
+// (JSON, core/memo/MemoKey.h), when it was created (max_age counts from it),
+// its last hit and hit count, the run that produced it (no foreign key: an
+// entry may outlive its run), its outputs (JSON [{path, size, sha256}]), the
+// params it output (JSON object) and their total bytes (size-budget
+// eviction, oldest first by created_at). A rowid table, not WITHOUT ROWID:
+// components hold the code tree's file list (~100 bytes a file). memo_hits:
+// each use of an entry instead of running its step, gone with the entry.
+const char* const kVersion11[] = {
+        "CREATE TABLE memo_entries ("
+        " key TEXT NOT NULL UNIQUE,"
+        " pipeline TEXT NOT NULL DEFAULT '',"
+        " step TEXT NOT NULL,"
+        " components TEXT NOT NULL,"
+        " created_at INTEGER NOT NULL,"
+        " last_hit_at INTEGER,"
+        " hit_count INTEGER NOT NULL DEFAULT 0,"
+        " run_id INTEGER NOT NULL DEFAULT 0,"
+        " outputs TEXT NOT NULL DEFAULT '[]',"
+        " output_params TEXT NOT NULL DEFAULT '{}',"
+        " output_bytes INTEGER NOT NULL DEFAULT 0"
+        ")",
+        "CREATE INDEX memo_entries_step ON memo_entries(pipeline, step, created_at)",
+        "CREATE INDEX memo_entries_created ON memo_entries(created_at)",
+        "CREATE TABLE memo_hits ("
+        " id INTEGER PRIMARY KEY,"
+        " key TEXT NOT NULL REFERENCES memo_entries(key) ON DELETE CASCADE,"
+        " at INTEGER NOT NULL,"
+        " run_id INTEGER NOT NULL DEFAULT 0,"
+        " pipeline TEXT NOT NULL DEFAULT ''"
+        ")",
+        "CREATE INDEX memo_hits_key ON memo_hits(key, at)",
+};
+
 QString dbError(const QSqlQuery& q)
 {
     return q.lastError().text();
@@ -286,6 +321,10 @@ QStringList SqliteSchema::migrationStep(int fromVersion)
         break;
     case 9:
         for (const char* s : kVersion10)
+            out << QString::fromLatin1(s);
+        break;
+    case 10:
+        for (const char* s : kVersion11)
             out << QString::fromLatin1(s);
         break;
     default: break;

@@ -43,6 +43,7 @@ SqliteWriter::SqliteWriter(QString path, QString connectionName, SqliteStoreOpti
     , m_onBatch(std::move(onBatch))
     , m_records(m_path)
     , m_metrics(m_path, m_options.packBlocks)
+    , m_memo(m_path)
 {
     setObjectName(QStringLiteral("ty-store-writer"));
 }
@@ -392,6 +393,8 @@ Result<void> SqliteWriter::prepareStatements()
 {
     if (auto r = m_records.prepare(m_db); !r)
         return r;
+    if (auto r = m_memo.prepare(m_db); !r)
+        return r;
     return m_metrics.prepare(m_db, m_handle);
 }
 
@@ -399,6 +402,7 @@ void SqliteWriter::releaseStatements()
 {
     m_records.release();
     m_metrics.release();
+    m_memo.release();
 }
 
 SqliteWriter::BatchOutcome SqliteWriter::applyBatch(std::deque<storeop::WriteOp>& ops,
@@ -495,6 +499,12 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(std::deque<storeop::WriteOp>
                     } else if constexpr (std::is_same_v<T, storeop::BeginIngestion>) {
                         m_ingesting.insert(o.run);
                         m_fenced.remove(o.run);
+                    } else if constexpr (
+                            std::is_same_v<T,
+                                    storeop::
+                                            PutMemoEntry> || std::is_same_v<T, storeop::RecordMemoHit> || std::is_same_v<T, storeop::RemoveMemoEntries>) {
+                        if (auto r = m_memo.apply(o); !r)
+                            error = r.error().message;
                     } else {
                         note(m_records.apply(o));
                     }

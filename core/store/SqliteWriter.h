@@ -1,5 +1,6 @@
 #pragma once
 
+#include "MemoWriter.h"
 #include "MetricSeriesWriter.h"
 #include "RecordWriter.h"
 #include "SqliteStoreOptions.h"
@@ -35,7 +36,8 @@ namespace ty {
 // idle period, SqliteStoreOptions::coalesceMs; at most maxBatchPoints metric
 // points) goes into one BEGIN IMMEDIATE ... COMMIT, all or nothing. The SQL
 // of each write is elsewhere: metric points in MetricSeriesWriter (blocks,
-// rows, resumed runs), every other write in RecordWriter. Metric rows and
+// rows, resumed runs), memoized steps' entries and hits in MemoWriter, every
+// other write in RecordWriter. Metric rows and
 // blocks go through libsqlite3 on the connection's own sqlite3*, so start()
 // refuses a QSQLITE plugin that carries its own SQLite (a version or source
 // id other than the linked library's).
@@ -133,6 +135,7 @@ private:
     sqlite3* m_handle = nullptr;
     RecordWriter m_records;
     MetricSeriesWriter m_metrics;
+    MemoWriter m_memo;
     // ResultStore::beginIngestion(): runs whose ingestion owner restarts from
     // the stored offset after a failure, and those of them whose console
     // metrics and offsets are dropped until it has (a failed batch held some).

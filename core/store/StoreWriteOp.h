@@ -1,6 +1,7 @@
 #pragma once
 
 #include "ArtifactRecord.h"
+#include "MemoRecord.h"
 #include "NodeRecord.h"
 #include "RunNotice.h"
 #include "core/common/Result.h"
@@ -9,6 +10,7 @@
 #include <QList>
 #include <QMap>
 #include <QString>
+#include <QStringList>
 
 #include <future>
 #include <memory>
@@ -76,7 +78,24 @@ struct BeginIngestion {
     RunId run = 0;
 };
 
+// Inserts the memo entry, or replaces the one of that key whole (its earlier
+// hits go with it).
+struct PutMemoEntry {
+    MemoEntryRecord entry;
+};
+
+// Counts a hit on an existing entry (hit_count + 1, last_hit_at) and records
+// it in memo_hits; nothing for an unknown key.
+struct RecordMemoHit {
+    MemoHitRecord hit;
+};
+
+// Removes the entries of these keys, with their hits; unknown keys are skipped.
+struct RemoveMemoEntries {
+    QStringList keys;
+};
+
 using WriteOp = std::variant<CreateRun, UpdateRun, AnnotateRun, AppendMetrics, SetConsoleOffset, DeleteRun, AddArtifact,
-        AddNotice, SetParams, PutNode, RemoveNode, BeginIngestion>;
+        AddNotice, SetParams, PutNode, RemoveNode, BeginIngestion, PutMemoEntry, RecordMemoHit, RemoveMemoEntries>;
 
 } // namespace ty::storeop

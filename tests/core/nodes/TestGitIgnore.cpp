@@ -1,7 +1,7 @@
 // gitignore(5) semantics of GitIgnore (workdir sync), and the scan built on
 // it against a real temporary directory tree.
 #include "tests/support/TestSupport.h"
-#include "core/nodes/GitIgnore.h"
+#include "core/workdir/GitIgnore.h"
 #include "core/nodes/WorkdirSync.h"
 
 #include <QDir>

@@ -167,6 +167,28 @@ QList<Snapshot> historicalSnapshots()
                     QStringLiteral("CREATE INDEX run_changes_seq ON run_changes(seq)"),
                     QStringLiteral("INSERT INTO run_changes (run_id, seq) VALUES (1, 3)")});
     out.append(v10);
+    // Version 11 = version 10 plus memoized steps' entries and hits, with one
+    // entry (hit once) on the sample run.
+    const Snapshot v11 = nextSnapshot(v10,
+            {QStringLiteral("CREATE TABLE memo_entries ( key TEXT NOT NULL UNIQUE, pipeline TEXT NOT NULL DEFAULT '',"
+                            " step TEXT NOT NULL, components TEXT NOT NULL, created_at INTEGER NOT NULL,"
+                            " last_hit_at INTEGER, hit_count INTEGER NOT NULL DEFAULT 0,"
+                            " run_id INTEGER NOT NULL DEFAULT 0, outputs TEXT NOT NULL DEFAULT '[]',"
+                            " output_params TEXT NOT NULL DEFAULT '{}', output_bytes INTEGER NOT NULL DEFAULT 0)"),
+                    QStringLiteral("CREATE INDEX memo_entries_step ON memo_entries(pipeline, step, created_at)"),
+                    QStringLiteral("CREATE INDEX memo_entries_created ON memo_entries(created_at)"),
+                    QStringLiteral("CREATE TABLE memo_hits ( id INTEGER PRIMARY KEY,"
+                                   " key TEXT NOT NULL REFERENCES memo_entries(key) ON DELETE CASCADE,"
+                                   " at INTEGER NOT NULL, run_id INTEGER NOT NULL DEFAULT 0,"
+                                   " pipeline TEXT NOT NULL DEFAULT '')"),
+                    QStringLiteral("CREATE INDEX memo_hits_key ON memo_hits(key, at)"),
+                    QStringLiteral("INSERT INTO memo_entries VALUES ('k11', 'digits', 'train',"
+                                   " '{\"format\":\"trainyard-memo-1\",\"step\":\"train\"}', 1709644512000,"
+                                   " 1709644600000, 1, 1, '[{\"path\":\"model.pt\",\"size\":123456,"
+                                   "\"sha256\":\"ab12\"}]', '{}', 123456)"),
+                    QStringLiteral("INSERT INTO memo_hits (key, at, run_id, pipeline) VALUES"
+                                   " ('k11', 1709644600000, 0, 'digits')")});
+    out.append(v11);
     return out;
 }
 
@@ -302,13 +324,15 @@ void TestSqliteSchema::createsMissingFileAndDirectories()
     QCOMPARE(raw.scalar(QStringLiteral("SELECT value FROM meta WHERE key = 'schema_version'")).toString(),
             QString::number(SqliteSchema::kCurrentVersion));
     const QStringList fp = ty::test::schemaFingerprint(path);
-    for (const char* table :
-            {"meta", "runs", "tags", "params", "metric_keys", "metrics", "artifacts", "nodes", "run_notices"})
+    for (const char* table : {"meta", "runs", "tags", "params", "metric_keys", "metrics", "artifacts", "nodes",
+                 "run_notices", "memo_entries", "memo_hits"})
         QVERIFY2(fp.filter(QStringLiteral("table %1").arg(QLatin1String(table))).size() >= 1, table);
     QVERIFY(fp.contains(QStringLiteral("index metrics metrics_series|0|c|0 (key_id,step)")));
     QVERIFY(fp.contains(QStringLiteral("fk metrics metric_keys|key_id|id|NO ACTION|CASCADE")));
     QVERIFY(fp.contains(
             QStringLiteral("fk run_notices runs|run_id|id|NO ACTION|CASCADE"))); // notices go with their run
+    QVERIFY(fp.contains(
+            QStringLiteral("fk memo_hits memo_entries|key|key|NO ACTION|CASCADE"))); // hits go with their entry
 }
 
 void TestSqliteSchema::migratesEmptyFile()
@@ -434,6 +458,34 @@ void TestSqliteSchema::migratesHistoricalVersions()
         QVERIFY((*store)->flush().has_value());
         QCOMPARE((*store)->notices(1).size(), snapshot.version < 7 ? 1 : 2);
         QCOMPARE((*store)->notices(1).constLast().text, QStringLiteral("after the migration"));
+        // Memo entries: none before version 11, the stored one (with its hit)
+        // from version 11 on; either way entries can be stored, hit and removed.
+        const QList<MemoEntryRecord> memo = (*store)->memoEntries();
+        if (snapshot.version < 11) {
+            QVERIFY(memo.isEmpty());
+        } else {
+            QCOMPARE(memo.size(), 1);
+            QCOMPARE(memo[0].key, QStringLiteral("k11"));
+            QCOMPARE(memo[0].pipeline, QStringLiteral("digits"));
+            QCOMPARE(memo[0].step, QStringLiteral("train"));
+            QCOMPARE(memo[0].createdAt, utcMs(1709644512000));
+            QCOMPARE(memo[0].lastHitAt, utcMs(1709644600000));
+            QCOMPARE(memo[0].hitCount, qint64(1));
+            QCOMPARE(memo[0].run, RunId(1));
+            QCOMPARE(memo[0].outputBytes, qint64(123456));
+            QCOMPARE((*store)->memoHits(QStringLiteral("k11")).size(), 1);
+        }
+        MemoEntryRecord entry;
+        entry.key = QStringLiteral("after");
+        entry.step = QStringLiteral("eval");
+        entry.components = QStringLiteral("{}");
+        entry.createdAt = utcMs(1709644700000);
+        QVERIFY((*store)->putMemoEntry(entry).has_value());
+        QVERIFY((*store)->recordMemoHit(MemoHitRecord{QStringLiteral("after"), utcMs(1709644800000), 1, {}})
+                        .has_value());
+        QCOMPARE((*store)->memoEntry(QStringLiteral("after"))->hitCount, qint64(1));
+        QVERIFY((*store)->removeMemoEntries({QStringLiteral("after")}).has_value());
+        QCOMPARE((*store)->memoEntries().size(), snapshot.version < 11 ? 0 : 1);
         // Writable after the migration; ids continue after the old ones.
         RunRecord r;
         r.name = QStringLiteral("after-migration");

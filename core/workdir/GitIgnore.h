@@ -1,6 +1,6 @@
 #pragma once
 
-// .gitignore matching for workdir sync (WorkdirSync.h), following
+// .gitignore matching for the workdir scan (WorkdirScan.h: sync and memo), following
 // gitignore(5) for the common cases:
 //   - blank lines and `#` comments are skipped; `\#`, `\!` and `\ ` escape;
 //     trailing unescaped spaces are dropped;

@@ -1,0 +1,3 @@
+#include "MemoLog.h"
+
+Q_LOGGING_CATEGORY(lcMemo, "trainyard.memo", QtWarningMsg)

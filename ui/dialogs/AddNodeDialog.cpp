@@ -1,4 +1,5 @@
 #include "AddNodeDialog.h"
+#include "ui/settings/DialogGeometry.h"
 
 #include <QCheckBox>
 #include <QDialogButtonBox>
@@ -19,6 +20,7 @@ AddNodeDialog::AddNodeDialog(QWidget* parent)
     : QDialog(parent)
 {
     setObjectName(QStringLiteral("addNodeDialog"));
+    rememberGeometry(this, QStringLiteral("addNode"));
     setWindowTitle(tr("Add node"));
     m_name = new QLineEdit(this);
     m_name->setObjectName(QStringLiteral("nodeNameEdit"));

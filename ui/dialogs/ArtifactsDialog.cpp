@@ -1,4 +1,5 @@
 #include "ArtifactsDialog.h"
+#include "ui/settings/DialogGeometry.h"
 
 #include "core/runs/RunControl.h"
 
@@ -26,6 +27,7 @@ ArtifactsDialog::ArtifactsDialog(
     , m_resultsDir(resultsDir)
 {
     setObjectName(QStringLiteral("artifactsDialog"));
+    rememberGeometry(this, QStringLiteral("artifacts"));
     setWindowTitle(tr("Artifacts of run %1 (%2)").arg(run).arg(runName));
     resize(760, 420);
 

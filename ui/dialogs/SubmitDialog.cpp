@@ -1,4 +1,5 @@
 #include "SubmitDialog.h"
+#include "ui/settings/DialogGeometry.h"
 
 #include "CommandLine.h"
 
@@ -69,6 +70,7 @@ SubmitDialog::SubmitDialog(QWidget* parent)
     , m_baseDir(QDir::homePath())
 {
     setObjectName(QStringLiteral("submitDialog"));
+    rememberGeometry(this, QStringLiteral("submit"));
     setWindowTitle(tr("Submit run"));
     resize(640, 520);
 

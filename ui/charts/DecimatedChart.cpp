@@ -174,6 +174,7 @@ DecimatedChart::DecimatedChart(const QString& title, QWidget* parent)
 
     m_view = new ChartView(m_chart, this);
     m_view->setObjectName(QStringLiteral("chartView"));
+    m_view->setAccessibleName(tr("Chart of %1").arg(title));
     m_view->setRenderHint(QPainter::Antialiasing);
     m_view->setMinimumHeight(180);
     connect(m_view, &ChartView::wheelZoom, this, [this](double factor, double chartX) {

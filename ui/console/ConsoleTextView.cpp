@@ -102,6 +102,7 @@ ConsoleTextView::ConsoleTextView(QWidget* parent)
     : QAbstractScrollArea(parent)
 {
     setObjectName(QStringLiteral("consoleText"));
+    setAccessibleName(tr("Console output"));
     setFocusPolicy(Qt::StrongFocus);
     setAttribute(Qt::WA_OpaquePaintEvent);
     viewport()->setAttribute(Qt::WA_OpaquePaintEvent);

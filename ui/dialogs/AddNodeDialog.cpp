@@ -37,6 +37,7 @@ AddNodeDialog::AddNodeDialog(QWidget* parent)
     m_port->setSpecialValueText(tr("from ~/.ssh/config, else 22"));
     m_identity = new QLineEdit(this);
     m_identity->setObjectName(QStringLiteral("nodeIdentityEdit"));
+    m_identity->setAccessibleName(tr("Identity file"));
     m_identity->setPlaceholderText(tr("ssh-agent, then ~/.ssh/config's IdentityFile"));
     auto* browse = new QPushButton(tr("Browse…"), this);
     connect(browse, &QPushButton::clicked, this, [this] {

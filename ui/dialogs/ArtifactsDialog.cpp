@@ -33,6 +33,7 @@ ArtifactsDialog::ArtifactsDialog(
 
     m_table = new QTableWidget(0, 3, this);
     m_table->setObjectName(QStringLiteral("artifactsTable"));
+    m_table->setAccessibleName(tr("Artifacts"));
     m_table->setHorizontalHeaderLabels({tr("File on the node"), tr("Size"), tr("Type")});
     m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
     m_table->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);

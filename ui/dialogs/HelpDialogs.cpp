@@ -67,6 +67,7 @@ QDialog* openShortcutsDialog(QWidget* window)
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     auto* table = new QTableWidget(int(entries.size()), 2, dialog);
     table->setObjectName(QStringLiteral("shortcutsTable"));
+    table->setAccessibleName(QCoreApplication::translate("HelpDialogs", "Keyboard shortcuts"));
     table->setHorizontalHeaderLabels({QCoreApplication::translate("HelpDialogs", "Action"),
             QCoreApplication::translate("HelpDialogs", "Shortcut")});
     table->verticalHeader()->hide();

@@ -33,6 +33,7 @@ PassphraseDialog::PassphraseDialog(const QString& node, const QString& prompt, Q
     note->setWordWrap(true);
     m_edit = new QLineEdit(this);
     m_edit->setObjectName(QStringLiteral("passphraseEdit"));
+    m_edit->setAccessibleName(tr("Passphrase"));
     m_edit->setEchoMode(QLineEdit::Password);
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);

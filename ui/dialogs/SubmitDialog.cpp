@@ -76,6 +76,7 @@ SubmitDialog::SubmitDialog(QWidget* parent)
 
     m_tabs = new QTabWidget(this);
     m_tabs->setObjectName(QStringLiteral("modeTabs"));
+    m_tabs->setAccessibleName(tr("Form or YAML"));
 
     auto* form = new QWidget;
     auto* fl = new QFormLayout(form);
@@ -87,6 +88,7 @@ SubmitDialog::SubmitDialog(QWidget* parent)
     m_command->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     m_commandMode = new QComboBox(form);
     m_commandMode->setObjectName(QStringLiteral("commandModeCombo"));
+    m_commandMode->setAccessibleName(tr("Command kind"));
     m_commandMode->addItem(tr("Argument list"));
     m_commandMode->addItem(tr("Shell command"));
     m_commandMode->setToolTip(tr("Argument list: run exactly these words, quoted like a shell, no expansion.\n"
@@ -133,6 +135,7 @@ SubmitDialog::SubmitDialog(QWidget* parent)
 
     m_yaml = new QPlainTextEdit;
     m_yaml->setObjectName(QStringLiteral("yamlEdit"));
+    m_yaml->setAccessibleName(tr("Job spec YAML"));
     m_yaml->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     m_yaml->setLineWrapMode(QPlainTextEdit::NoWrap);
     m_yaml->setPlainText(specTemplate());

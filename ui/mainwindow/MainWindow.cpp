@@ -341,6 +341,7 @@ void MainWindow::createLayout()
 
     m_table = new QTableView;
     m_table->setObjectName(QStringLiteral("runsTable"));
+    m_table->setAccessibleName(tr("Runs"));
     m_table->setModel(m_proxy);
     m_table->setSortingEnabled(true);
     m_table->sortByColumn(RunsModel::Started, Qt::DescendingOrder);
@@ -401,6 +402,7 @@ void MainWindow::createLayout()
     m_header->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     m_tabs = new QTabWidget(bottom);
     m_tabs->setObjectName(QStringLiteral("runTabs"));
+    m_tabs->setAccessibleName(tr("Run details"));
     m_console = new ConsoleView;
     m_charts = new MetricChartsPanel;
     // Losses and accuracies first, then the rest.
@@ -419,6 +421,7 @@ void MainWindow::createLayout()
     // a GUI user never looks. Marked beside the header, listed on a click.
     m_notices = new QToolButton(bottom);
     m_notices->setObjectName(QStringLiteral("runNotices"));
+    m_notices->setAccessibleName(tr("Notices of the run"));
     m_notices->setAutoRaise(true);
     m_notices->setToolButtonStyle(Qt::ToolButtonTextOnly);
     m_notices->setVisible(false);

@@ -32,6 +32,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
+#include <QDir>
 #include <QDoubleSpinBox>
 #include <QFile>
 #include <QPushButton>
@@ -56,6 +57,14 @@ class TestSettings : public QObject {
     template <typename T> static T* child(QWidget* w, const char* name)
     {
         return w->findChild<T*>(QString::fromLatin1(name));
+    }
+
+    // TRAINYARD_TEST_SCREENSHOTS=folder: what the test looked at, as PNG, for a person.
+    static void screenshot(QWidget& window, const QString& name)
+    {
+        const QString dir = qEnvironmentVariable("TRAINYARD_TEST_SCREENSHOTS");
+        if (!dir.isEmpty())
+            QVERIFY(window.grab().save(QDir(dir).filePath(name + QStringLiteral(".png"))));
     }
 
 private Q_SLOTS:
@@ -172,6 +181,11 @@ private Q_SLOTS:
             for (QAbstractAxis* axis : v->chart()->axes())
                 QCOMPARE(axis->labelsBrush().color(), darkPalette().color(QPalette::Text));
         }
+        screenshot(window, QStringLiteral("dark-main-window"));
+        SettingsDialog* settings = window.openSettingsDialog();
+        QVERIFY(QTest::qWaitForWindowExposed(settings));
+        screenshot(*settings, QStringLiteral("dark-settings-dialog"));
+        settings->close();
         applyTheme(ThemeMode::Light);
         const QColor lightBase = QApplication::style()->standardPalette().color(QPalette::Base);
         for (QChartView* v : chartViews())

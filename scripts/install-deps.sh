@@ -23,8 +23,8 @@ packages=(
   # tests: the .desktop file and the job spec MIME type (desktop-file-validate, update-mime-database)
   desktop-file-utils shared-mime-info
   # packaging: man pages from --help, the .deb's computed dependencies (file, dpkg-dev),
-  # AppStream metainfo validation, zsh to check the zsh completion parses
-  help2man file dpkg-dev appstream zsh
+  # AppStream metainfo validation, zsh to check the zsh completion parses, lintian on the .deb
+  help2man file dpkg-dev appstream zsh lintian
   # tests: the tree stays formatted by .clang-format (clang-format 14)
   clang-format
 )

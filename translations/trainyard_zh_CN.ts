@@ -4,27 +4,28 @@
 <context>
     <name>HelpDialogs</name>
     <message>
-        <location filename="../ui/dialogs/HelpDialogs.cpp" line="64"/>
+        <location filename="../ui/dialogs/HelpDialogs.cpp" line="66"/>
+        <location filename="../ui/dialogs/HelpDialogs.cpp" line="70"/>
         <source>Keyboard shortcuts</source>
         <translation>键盘快捷键</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/HelpDialogs.cpp" line="68"/>
+        <location filename="../ui/dialogs/HelpDialogs.cpp" line="71"/>
         <source>Action</source>
         <translation>操作</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/HelpDialogs.cpp" line="69"/>
+        <location filename="../ui/dialogs/HelpDialogs.cpp" line="72"/>
         <source>Shortcut</source>
         <translation>快捷键</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/HelpDialogs.cpp" line="91"/>
+        <location filename="../ui/dialogs/HelpDialogs.cpp" line="94"/>
         <source>&lt;h3&gt;Trainyard %1&lt;/h3&gt;&lt;p&gt;An experiment manager for machine-learning researchers: queue training runs on your GPU workstations over SSH, watch their consoles and curves live, and compare them.&lt;/p&gt;&lt;p&gt;Built with Qt %2 (running on Qt %3).&lt;/p&gt;</source>
         <translation>&lt;h3&gt;Trainyard %1&lt;/h3&gt;&lt;p&gt;面向机器学习研究者的实验管理器：通过 SSH 在你的 GPU 工作站上排队训练运行，实时查看其控制台与曲线，并进行对比。&lt;/p&gt;&lt;p&gt;基于 Qt %2 构建（运行于 Qt %3）。&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/HelpDialogs.cpp" line="99"/>
+        <location filename="../ui/dialogs/HelpDialogs.cpp" line="102"/>
         <source>About Trainyard</source>
         <translation>关于 Trainyard</translation>
     </message>
@@ -32,12 +33,12 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="124"/>
+        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="127"/>
         <source>Passphrase not remembered</source>
         <translation>未记住口令</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="125"/>
+        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="128"/>
         <source>The passphrase is used for this connection but could not be kept in the system keychain, and is not stored anywhere else.
 
 %1</source>
@@ -156,107 +157,112 @@
 <context>
     <name>ty::AddNodeDialog</name>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="22"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="24"/>
         <source>Add node</source>
         <translation>添加节点</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="25"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="27"/>
         <source>ws-01</source>
         <translation>ws-01</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="28"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="30"/>
         <source>host alias from ~/.ssh/config, or a host name</source>
         <translation>~/.ssh/config 中的主机别名，或主机名</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="31"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="33"/>
         <source>from ~/.ssh/config, else your user name</source>
         <translation>取自 ~/.ssh/config，否则为你的用户名</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="35"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="37"/>
         <source>from ~/.ssh/config, else 22</source>
         <translation>取自 ~/.ssh/config，否则为 22</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="38"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="40"/>
+        <source>Identity file</source>
+        <translation>身份密钥文件</translation>
+    </message>
+    <message>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="41"/>
         <source>ssh-agent, then ~/.ssh/config&apos;s IdentityFile</source>
         <translation>ssh-agent，然后是 ~/.ssh/config 中的 IdentityFile</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="39"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="42"/>
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="42"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="45"/>
         <source>Private key</source>
         <translation>私钥</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="49"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="52"/>
         <source>Accept the host key if the host is not in known_hosts yet</source>
         <translation>若主机尚不在 known_hosts 中，则接受其主机密钥</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="51"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="54"/>
         <source>Unchecked: an unknown host key is shown with its SHA256 fingerprint and you are asked. A changed host key is always refused.</source>
         <translation>不勾选：未知的主机密钥会显示其 SHA256 指纹并询问你。已变更的主机密钥总是被拒绝。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="55"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="58"/>
         <source>&amp;Name:</source>
         <translation>名称(&amp;N)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="56"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="59"/>
         <source>&amp;Host:</source>
         <translation>主机(&amp;H)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="57"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="60"/>
         <source>&amp;User:</source>
         <translation>用户(&amp;U)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="58"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="61"/>
         <source>&amp;Port:</source>
         <translation>端口(&amp;P)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="59"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="62"/>
         <source>&amp;Identity file:</source>
         <translation>身份文件(&amp;I)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="67"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="70"/>
         <source>Add</source>
         <translation>添加</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="127"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="130"/>
         <source>Give the node a name.</source>
         <translation>请为节点命名。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="129"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="132"/>
         <source>The name &apos;%1&apos; may only hold letters, digits, &apos;.&apos;, &apos;_&apos; and &apos;-&apos; (at most 64).</source>
         <translation>名称“%1”只能包含字母、数字、“.”、“_”和“-”（最多 64 个字符）。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="131"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="134"/>
         <source>There is a node named &apos;%1&apos; already.</source>
         <translation>已存在名为“%1”的节点。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="133"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="136"/>
         <source>Give the host: an alias from ~/.ssh/config or a host name.</source>
         <translation>请填写主机：~/.ssh/config 中的别名或主机名。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="135"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="138"/>
         <source>The host &apos;%1&apos; contains a space.</source>
         <translation>主机“%1”包含空格。</translation>
     </message>
@@ -273,146 +279,166 @@
     <name>ty::AggregatedConsoleView</name>
     <message>
         <location filename="../ui/console/AggregatedConsoleView.cpp" line="106"/>
+        <source>Filter lines</source>
+        <translation>筛选行</translation>
+    </message>
+    <message>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="107"/>
         <source>Filter lines (text, or a regex)</source>
         <translation>过滤行（文本或正则表达式）</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="109"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="110"/>
         <source>Plain text matches case-insensitively; a regex as typed (start it with (?i) to ignore case)</source>
         <translation>纯文本匹配不区分大小写；正则表达式按输入匹配（以 (?i) 开头可忽略大小写）</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="110"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="111"/>
         <source>Regex</source>
         <translation>正则</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="114"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="115"/>
+        <source>Level</source>
+        <translation>级别</translation>
+    </message>
+    <message>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="116"/>
         <source>All levels</source>
         <translation>所有级别</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="115"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="117"/>
         <source>Warnings and errors</source>
         <translation>警告与错误</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="116"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="118"/>
         <source>Errors and tracebacks</source>
         <translation>错误与回溯</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="117"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="119"/>
         <source>Written to stderr</source>
         <translation>仅 stderr 输出</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="127"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="126"/>
+        <source>Saved filters</source>
+        <translation>已保存的筛选</translation>
+    </message>
+    <message>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="130"/>
         <source>Save…</source>
         <translation>保存…</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="128"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="131"/>
         <source>Save the current filter under a name</source>
         <translation>以名称保存当前过滤器</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="131"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="134"/>
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="132"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="135"/>
         <source>Delete the saved filter picked on the left</source>
         <translation>删除左侧选中的已保存过滤器</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="135"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="138"/>
         <source>Follow</source>
         <translation>跟随</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="138"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="141"/>
         <source>Keep the newest line in view</source>
         <translation>保持最新一行可见</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="164"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="157"/>
+        <source>Merged console lines</source>
+        <translation>合并的控制台行</translation>
+    </message>
+    <message>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="168"/>
         <source>Copy lines</source>
         <translation>复制行</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="332"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="336"/>
         <source>%1 of %2 lines · %3 runs</source>
         <translation>%1 / %2 行 · %3 个运行</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="334"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="338"/>
         <source>loading %1 of %2 MB…</source>
         <translation>正在加载 %1 / %2 MB…</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="338"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="342"/>
         <source>filtering…</source>
         <translation>正在过滤…</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="343"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="347"/>
         <source>times estimated from start/end for: %1</source>
         <translation>根据开始/结束时间估计时间戳：%1</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="353"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="357"/>
         <source>Invalid regex: %1</source>
         <translation>无效的正则表达式：%1</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="439"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="443"/>
         <source>Saved filters…</source>
         <translation>已保存的过滤器…</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="442"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="446"/>
         <source>errors</source>
         <translation>错误</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="443"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="447"/>
         <source>warnings and errors</source>
         <translation>警告与错误</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="444"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="448"/>
         <source>stderr</source>
         <translation>stderr</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="445"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="449"/>
         <source>all levels</source>
         <translation>所有级别</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="448"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="452"/>
         <source>%1 “%2”, %3</source>
         <translation>%1“%2”，%3</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="448"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="452"/>
         <source>regex</source>
         <translation>正则</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="448"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="452"/>
         <source>text</source>
         <translation>文本</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="458"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="462"/>
         <source>Save filter</source>
         <translation>保存过滤器</translation>
     </message>
     <message>
-        <location filename="../ui/console/AggregatedConsoleView.cpp" line="458"/>
+        <location filename="../ui/console/AggregatedConsoleView.cpp" line="462"/>
         <source>Name:</source>
         <translation>名称：</translation>
     </message>
@@ -420,96 +446,101 @@
 <context>
     <name>ty::ArtifactsDialog</name>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="29"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="31"/>
         <source>Artifacts of run %1 (%2)</source>
         <translation>运行 %1（%2）的产物</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="34"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="36"/>
+        <source>Artifacts</source>
+        <translation>产物</translation>
+    </message>
+    <message>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="37"/>
         <source>File on the node</source>
         <translation>节点上的文件</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="34"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="37"/>
         <source>Size</source>
         <translation>大小</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="34"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="37"/>
         <source>Type</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="47"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="50"/>
         <source>&amp;Refresh</source>
         <translation>刷新(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="48"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="51"/>
         <source>&amp;Download to results folder</source>
         <translation>下载到结果文件夹(&amp;D)</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="51"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="54"/>
         <source>Download &amp;to…</source>
         <translation>下载到(&amp;T)…</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="52"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="55"/>
         <source>&amp;Open folder</source>
         <translation>打开文件夹(&amp;O)</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="59"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="62"/>
         <source>Download artifacts to</source>
         <translation>将产物下载到</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="101"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="104"/>
         <source>No engine: artifacts are listed by the run&apos;s node.</source>
         <translation>无引擎：产物由运行所在节点列出。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="104"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="107"/>
         <source>Asking the node…</source>
         <translation>正在询问节点…</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="127"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="130"/>
         <source>link to %1</source>
         <translation>链接到 %1</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="139"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="142"/>
         <source>No files match the run&apos;s artifacts globs (or the spec has none).</source>
         <translation>没有与该运行的产物通配模式匹配的文件（或任务规格中未设置）。</translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="140"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="143"/>
         <source>%n file(s), %1 on the node.</source>
         <translation>
             <numerusform>%n 个文件，节点上共 %1。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="142"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="145"/>
         <source>The node stopped listing at its entry limit: not every match is shown.</source>
         <translation>节点在达到条目上限时停止列出：并非所有匹配项都已显示。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="153"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="156"/>
         <source>Downloading to %1…</source>
         <translation>正在下载到 %1…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="173"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="176"/>
         <source>Downloaded %n file(s) to %1.</source>
         <translation>
             <numerusform>已下载 %n 个文件到 %1。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="175"/>
+        <location filename="../ui/dialogs/ArtifactsDialog.cpp" line="178"/>
         <source>Refused (not written): %1</source>
         <translation>已拒绝（未写入）：%1</translation>
     </message>
@@ -576,160 +607,175 @@
     </message>
     <message>
         <location filename="../ui/compare/CompareView.cpp" line="96"/>
+        <source>X axis</source>
+        <translation>X 轴</translation>
+    </message>
+    <message>
+        <location filename="../ui/compare/CompareView.cpp" line="97"/>
         <source>Step</source>
         <translation>步</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="96"/>
+        <location filename="../ui/compare/CompareView.cpp" line="97"/>
         <source>Epoch</source>
         <translation>轮次</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="96"/>
+        <location filename="../ui/compare/CompareView.cpp" line="97"/>
         <source>Relative time</source>
         <translation>相对时间</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="96"/>
+        <location filename="../ui/compare/CompareView.cpp" line="97"/>
         <source>Wall time</source>
         <translation>墙钟时间</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="100"/>
+        <location filename="../ui/compare/CompareView.cpp" line="101"/>
         <source>Log Y</source>
         <translation>对数 Y</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="102"/>
+        <location filename="../ui/compare/CompareView.cpp" line="103"/>
         <source>Logarithmic y axis; values &lt;= 0 are skipped</source>
         <translation>对数 y 轴；跳过 &lt;= 0 的值</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="107"/>
+        <location filename="../ui/compare/CompareView.cpp" line="108"/>
         <source>Smoothing:</source>
         <translation>平滑：</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="116"/>
+        <location filename="../ui/compare/CompareView.cpp" line="117"/>
         <source>Only differences</source>
         <translation>仅显示差异</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="120"/>
+        <location filename="../ui/compare/CompareView.cpp" line="121"/>
         <source>Export table…</source>
         <translation>导出表格…</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="124"/>
+        <location filename="../ui/compare/CompareView.cpp" line="125"/>
         <source>Export table as CSV</source>
         <translation>将表格导出为 CSV</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="124"/>
-        <location filename="../ui/compare/CompareView.cpp" line="609"/>
+        <location filename="../ui/compare/CompareView.cpp" line="125"/>
+        <location filename="../ui/compare/CompareView.cpp" line="662"/>
         <source>CSV files (*.csv)</source>
         <translation>CSV 文件 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="128"/>
-        <location filename="../ui/compare/CompareView.cpp" line="620"/>
+        <location filename="../ui/compare/CompareView.cpp" line="129"/>
+        <location filename="../ui/compare/CompareView.cpp" line="673"/>
         <source>Export failed</source>
         <translation>导出失败</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="208"/>
+        <location filename="../ui/compare/CompareView.cpp" line="151"/>
+        <source>Compared runs</source>
+        <translation>参与对比的运行</translation>
+    </message>
+    <message>
+        <location filename="../ui/compare/CompareView.cpp" line="159"/>
+        <source>Comparison table</source>
+        <translation>对比表</translation>
+    </message>
+    <message>
+        <location filename="../ui/compare/CompareView.cpp" line="211"/>
         <source>Select runs in the table and press Ctrl+D to compare them.</source>
         <translation>在表格中选择运行并按 Ctrl+D 进行对比。</translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/compare/CompareView.cpp" line="216"/>
+        <location filename="../ui/compare/CompareView.cpp" line="219"/>
         <source>Loading %n run(s)…</source>
         <translation>
             <numerusform>正在加载 %n 个运行…</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="254"/>
+        <location filename="../ui/compare/CompareView.cpp" line="308"/>
         <source>%1 runs · %2 keys · %3 points</source>
         <translation>%1 个运行 · %2 个键 · %3 个点</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="409"/>
+        <location filename="../ui/compare/CompareView.cpp" line="462"/>
         <source>Not drawn on the epoch axis (no &apos;epoch&apos; metric logged): %1</source>
         <translation>未在轮次轴上绘制（未记录 “epoch” 指标）：%1</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="457"/>
+        <location filename="../ui/compare/CompareView.cpp" line="510"/>
         <source>Sort runs ascending</source>
         <translation>运行升序排列</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="458"/>
+        <location filename="../ui/compare/CompareView.cpp" line="511"/>
         <source>Sort runs descending</source>
         <translation>运行降序排列</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="459"/>
+        <location filename="../ui/compare/CompareView.cpp" line="512"/>
         <source>Compared order</source>
         <translation>对比顺序</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="472"/>
+        <location filename="../ui/compare/CompareView.cpp" line="525"/>
         <source>Best of %1: automatic (%2)</source>
         <translation>%1 的最佳值：自动（%2）</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="472"/>
+        <location filename="../ui/compare/CompareView.cpp" line="525"/>
         <source>lowest</source>
         <translation>最低</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="472"/>
+        <location filename="../ui/compare/CompareView.cpp" line="525"/>
         <source>highest</source>
         <translation>最高</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="473"/>
+        <location filename="../ui/compare/CompareView.cpp" line="526"/>
         <source>Best of %1: lowest</source>
         <translation>%1 的最佳值：最低</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="474"/>
+        <location filename="../ui/compare/CompareView.cpp" line="527"/>
         <source>Best of %1: highest</source>
         <translation>%1 的最佳值：最高</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="589"/>
+        <location filename="../ui/compare/CompareView.cpp" line="642"/>
         <source>Reset zoom</source>
         <translation>重置缩放</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="590"/>
+        <location filename="../ui/compare/CompareView.cpp" line="643"/>
         <source>Export data as CSV…</source>
         <translation>将数据导出为 CSV…</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="591"/>
+        <location filename="../ui/compare/CompareView.cpp" line="644"/>
         <source>Export chart as PNG…</source>
         <translation>将图表导出为 PNG…</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="592"/>
+        <location filename="../ui/compare/CompareView.cpp" line="645"/>
         <source>Export chart as SVG…</source>
         <translation>将图表导出为 SVG…</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="610"/>
+        <location filename="../ui/compare/CompareView.cpp" line="663"/>
         <source>PNG images (*.png)</source>
         <translation>PNG 图像 (*.png)</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="611"/>
+        <location filename="../ui/compare/CompareView.cpp" line="664"/>
         <source>SVG images (*.svg)</source>
         <translation>SVG 图像 (*.svg)</translation>
     </message>
     <message>
-        <location filename="../ui/compare/CompareView.cpp" line="613"/>
+        <location filename="../ui/compare/CompareView.cpp" line="666"/>
         <source>Export %1 as %2</source>
         <translation>将 %1 导出为 %2</translation>
     </message>
@@ -737,17 +783,22 @@
 <context>
     <name>ty::ConsoleTextView</name>
     <message>
-        <location filename="../ui/console/ConsoleTextView.cpp" line="257"/>
+        <location filename="../ui/console/ConsoleTextView.cpp" line="105"/>
+        <source>Console output</source>
+        <translation>控制台输出</translation>
+    </message>
+    <message>
+        <location filename="../ui/console/ConsoleTextView.cpp" line="264"/>
         <source>  … [line truncated: %L1 of %L2 columns shown]</source>
         <translation>  … [行已截断：显示 %L2 列中的 %L1 列]</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleTextView.cpp" line="673"/>
+        <location filename="../ui/console/ConsoleTextView.cpp" line="687"/>
         <source>&amp;Copy</source>
         <translation>复制(&amp;C)</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleTextView.cpp" line="676"/>
+        <location filename="../ui/console/ConsoleTextView.cpp" line="690"/>
         <source>Select &amp;All</source>
         <translation>全选(&amp;A)</translation>
     </message>
@@ -776,107 +827,108 @@
     </message>
     <message>
         <location filename="../ui/console/ConsoleView.cpp" line="62"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="63"/>
         <source>Find in console</source>
         <translation>在控制台中查找</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="66"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="67"/>
         <source>Previous</source>
         <translation>上一个</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="69"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="70"/>
         <source>Next</source>
         <translation>下一个</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="74"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="75"/>
         <source>Close (Esc)</source>
         <translation>关闭 (Esc)</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="75"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="76"/>
         <source>Find:</source>
         <translation>查找：</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="87"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="88"/>
         <source>The run&apos;s colour, as in the runs table and the charts</source>
         <translation>该运行的颜色，与运行表格和图表中一致</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="100"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="101"/>
         <source>Find in the console</source>
         <translation>在控制台中查找</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="104"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="105"/>
         <source>Find the next match in the console</source>
         <translation>查找控制台中的下一个匹配</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="108"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="109"/>
         <source>Find the previous match in the console</source>
         <translation>查找控制台中的上一个匹配</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="141"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="142"/>
         <source>Select a run to see its console.</source>
         <translation>选择一个运行以查看其控制台。</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="159"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="160"/>
         <source>Waiting for output…</source>
         <translation>正在等待输出…</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="159"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="160"/>
         <source>No output.</source>
         <translation>无输出。</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="164"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="165"/>
         <source>Reading %1 of output…</source>
         <translation>正在读取 %1 的输出…</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="327"/>
-        <location filename="../ui/console/ConsoleView.cpp" line="341"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="328"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="342"/>
         <source>not found</source>
         <translation>未找到</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="341"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="342"/>
         <source>%L1 match(es)</source>
         <translation>%L1 个匹配</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="364"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="365"/>
         <source>Run #%1 · %2 KiB</source>
         <translation>运行 #%1 · %2 KiB</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="365"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="366"/>
         <source>Run #%1 · %2 MiB</source>
         <translation>运行 #%1 · %2 MiB</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="370"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="371"/>
         <source>the first %1 MB</source>
         <translation>前 %1 MB</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="372"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="373"/>
         <source>%L1 rows</source>
         <translation>%L1 行</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="374"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="375"/>
         <source> · not held here: %1 (the console file has everything)</source>
         <translation> · 此处未保留：%1（控制台文件包含全部内容）</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleView.cpp" line="374"/>
+        <location filename="../ui/console/ConsoleView.cpp" line="375"/>
         <source> and then </source>
         <translation>，然后 </translation>
     </message>
@@ -889,17 +941,22 @@
         <translation>步</translation>
     </message>
     <message>
-        <location filename="../ui/charts/DecimatedChart.cpp" line="568"/>
+        <location filename="../ui/charts/DecimatedChart.cpp" line="177"/>
+        <source>Chart of %1</source>
+        <translation>%1 的图表</translation>
+    </message>
+    <message>
+        <location filename="../ui/charts/DecimatedChart.cpp" line="570"/>
         <source>Log scale: 1 value &lt;= 0 skipped</source>
         <translation>对数刻度：跳过 1 个 &lt;= 0 的值</translation>
     </message>
     <message>
-        <location filename="../ui/charts/DecimatedChart.cpp" line="569"/>
+        <location filename="../ui/charts/DecimatedChart.cpp" line="571"/>
         <source>Log scale: %1 values &lt;= 0 skipped</source>
         <translation>对数刻度：跳过 %1 个 &lt;= 0 的值</translation>
     </message>
     <message>
-        <location filename="../ui/charts/DecimatedChart.cpp" line="594"/>
+        <location filename="../ui/charts/DecimatedChart.cpp" line="596"/>
         <source>Trainyard chart</source>
         <translation>Trainyard 图表</translation>
     </message>
@@ -907,322 +964,337 @@
 <context>
     <name>ty::MainWindow</name>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="103"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="105"/>
         <source>signal %1</source>
         <translation>信号 %1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="105"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="107"/>
         <source>exit %1</source>
         <translation>退出码 %1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="168"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="171"/>
         <source>Database write failed: %1</source>
         <translation>数据库写入失败：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="175"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="178"/>
         <source>Damaged result database</source>
         <translation>结果数据库已损坏</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="225"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="228"/>
         <source>&amp;Submit…</source>
         <translation>提交(&amp;S)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="228"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="231"/>
         <source>Submit a run (Ctrl+N); or drop a script, folder or job spec on the window</source>
         <translation>提交一个运行 (Ctrl+N)；或将脚本、文件夹或任务规格拖放到窗口上</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="231"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="234"/>
         <source>&amp;Open spec or script…</source>
         <translation>打开任务规格或脚本(&amp;O)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="235"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="238"/>
         <source>Open job spec or script</source>
         <translation>打开任务规格或脚本</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="236"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="239"/>
         <source>Job specs and scripts (*.yaml *.yml *.py *.sh);;All files (*)</source>
         <translation>任务规格与脚本 (*.yaml *.yml *.py *.sh);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="244"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="247"/>
         <source>&amp;Cancel run…</source>
         <translation>取消运行(&amp;C)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="247"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="250"/>
         <source>Stop the selected runs (Ctrl+K; asks first for a running run): SIGTERM to its processes, SIGKILL after 10 s; a waiting run leaves the queue</source>
         <translation>停止选中的运行（Ctrl+K；正在运行的运行会先询问）：向其进程发送 SIGTERM，10 秒后发送 SIGKILL；等待中的运行将离开队列</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="251"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="254"/>
         <source>&amp;Delete run…</source>
         <translation>删除运行(&amp;D)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="254"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="972"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="257"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1004"/>
         <source>Delete the selected finished run with its metrics and console copy</source>
         <translation>删除选中的已结束运行及其指标和控制台副本</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="257"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="260"/>
         <source>Co&amp;mpare</source>
         <translation>对比(&amp;M)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="261"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="264"/>
         <source>Compare the selected runs side by side (Ctrl+D; Ctrl/Shift+click to select several)</source>
         <translation>并排对比选中的运行（Ctrl+D；按住 Ctrl/Shift 点击可多选）</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="264"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="267"/>
         <source>&amp;Artifacts…</source>
         <translation>产物(&amp;A)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="266"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="269"/>
         <source>List the selected run&apos;s artifacts on its node and download them</source>
         <translation>在节点上列出选中运行的产物并下载</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="272"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="275"/>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="276"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="279"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="288"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="291"/>
         <source>Re-run #%1 %2</source>
         <translation>重新运行 #%1 %2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="295"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1255"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="298"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1296"/>
         <source>&amp;Run</source>
         <translation>运行(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="308"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="311"/>
         <source>&amp;Aggregated console</source>
         <translation>聚合控制台(&amp;A)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="311"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="314"/>
         <source>The selected runs&apos; consoles merged by arrival time, filterable (Ctrl+L)</source>
         <translation>选中运行的控制台按到达时间合并，可过滤 (Ctrl+L)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="315"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="318"/>
         <source>Main</source>
         <translation>主工具栏</translation>
     </message>
     <message>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="344"/>
+        <source>Runs</source>
+        <translation>运行列表</translation>
+    </message>
+    <message>
         <location filename="../ui/mainwindow/MainWindow.cpp" line="405"/>
+        <source>Run details</source>
+        <translation>运行详情</translation>
+    </message>
+    <message>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="410"/>
         <source>Console</source>
         <translation>控制台</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="406"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="411"/>
         <source>Metrics</source>
         <translation>指标</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="408"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="419"/>
         <source>Compare</source>
         <translation>对比</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="467"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="424"/>
+        <source>Notices of the run</source>
+        <translation>运行的提示</translation>
+    </message>
+    <message>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="479"/>
         <source>local: connecting…</source>
         <translation>本地：正在连接…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="467"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="473"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="479"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="485"/>
         <source>no engine</source>
         <translation>无引擎</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="490"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="502"/>
         <source>Node %1: %2</source>
         <translation>节点 %1：%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="493"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="505"/>
         <source>Run #%1 was not cancelled: %2</source>
         <translation>运行 #%1 未被取消：%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="497"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="509"/>
         <source>Reconnected to the Trainyard service</source>
         <translation>已重新连接到 Trainyard 服务</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="607"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="619"/>
         <source>Nothing to open</source>
         <translation>没有可打开的内容</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="607"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="619"/>
         <source>Drop job specs (.yaml), scripts (.py, .sh) or folders here.</source>
         <translation>将任务规格（.yaml）、脚本（.py、.sh）或文件夹拖放到此处。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="622"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="634"/>
         <source>%1: only local files and folders can be opened</source>
         <translation>%1：只能打开本地文件和文件夹</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="628"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="640"/>
         <source>%1: no such file or folder</source>
         <translation>%1：没有该文件或文件夹</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="638"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="650"/>
         <source>%1: only .py and .sh scripts, folders and .yaml job specs can be submitted</source>
         <translation>%1：只能提交 .py 和 .sh 脚本、文件夹以及 .yaml 任务规格</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="642"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="682"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="686"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="654"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="694"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="698"/>
         <source>Cannot open</source>
         <translation>无法打开</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="682"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="694"/>
         <source>%1: cannot read job spec: %2</source>
         <translation>%1：无法读取任务规格：%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="686"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="698"/>
         <source>%1: a job spec larger than 1 MiB is not a job spec</source>
         <translation>%1：大于 1 MiB 的任务规格不是任务规格</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="692"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="704"/>
         <source>Submit %1</source>
         <translation>提交 %1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="699"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="711"/>
         <source>Cannot submit &apos;%1&apos;: no run engine.</source>
         <translation>无法提交“%1”：没有运行引擎。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="700"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="723"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="712"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="735"/>
         <source>Submit failed</source>
         <translation>提交失败</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="704"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="716"/>
         <source>Submitting %1…</source>
         <translation>正在提交 %1…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="712"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="724"/>
         <source>Submitted %1 as run #%2</source>
         <translation>已将 %1 提交为运行 #%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="713"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="725"/>
         <source>Submitted %1: %2 runs, #%3 to #%4</source>
         <translation>已提交 %1：%2 个运行，#%3 至 #%4</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="722"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="734"/>
         <source>&apos;%1&apos; made no runs</source>
         <translation>“%1”未生成任何运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="784"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="802"/>
         <source>%1 runs · %2 running · %3 queued</source>
         <translation>%1 个运行 · %2 个运行中 · %3 个排队中</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="790"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="838"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="808"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="856"/>
         <source>Select a run to see its console.</source>
         <translation>选择一个运行以查看其控制台。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="791"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="839"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="809"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="857"/>
         <source>Select a run to see its metrics.</source>
         <translation>选择一个运行以查看其指标。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="846"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="864"/>
         <source>Loading metrics…</source>
         <translation>正在加载指标…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="856"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="874"/>
         <source>&lt;i&gt;No run selected — drop a training script, a folder or a job spec here, or press Ctrl+N.&lt;/i&gt;</source>
         <translation>&lt;i&gt;未选择运行——将训练脚本、文件夹或任务规格拖放到此处，或按 Ctrl+N。&lt;/i&gt;</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="865"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="883"/>
         <source>⚠ 1 notice</source>
         <translation>⚠ 1 条提示</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="865"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="883"/>
         <source>⚠ %1 notices</source>
         <translation>⚠ %1 条提示</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="872"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="890"/>
         <source>Run #%1 has notices:</source>
         <translation>运行 #%1 有提示：</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="873"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="891"/>
         <source>Click to show them in a window (text can be copied).</source>
         <translation>点击在窗口中显示（文本可复制）。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="886"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="903"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="904"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="921"/>
         <source>(not placed)</source>
         <translation>（未放置）</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="894"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="912"/>
         <source>
 tags: %1</source>
         <translation>
 标签：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="896"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="914"/>
         <source>
 archived</source>
         <translation>
 已归档</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="898"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="916"/>
         <source>
 notes: %1</source>
         <translation>
 备注：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="900"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="918"/>
         <source>&lt;p style=&apos;white-space:pre-wrap&apos;&gt;%1 #%2 %3 on %4
 %5
 in %6%7&lt;/p&gt;</source>
@@ -1231,64 +1303,64 @@ in %6%7&lt;/p&gt;</source>
 工作目录 %6%7&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="917"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="935"/>
         <source>Notices of %1 #%2</source>
         <translation>%1 #%2 的提示</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="940"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="972"/>
         <source>Damaged: %1</source>
         <translation>已损坏：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="943"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="975"/>
         <source>Read-only: %1</source>
         <translation>只读：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="944"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="976"/>
         <source>%1 is open read-only: %2. Its runs are shown as last recorded in it; nothing can be submitted, cancelled, renamed or deleted here.</source>
         <translation>%1 以只读方式打开：%2。其中的运行按最后记录的状态显示；此处无法提交、取消、重命名或删除任何内容。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="952"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="984"/>
         <source>Trainyard — %1 (read-only)</source>
         <translation>Trainyard — %1（只读）</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="971"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1003"/>
         <source>Cancel the run first: only finished runs can be deleted</source>
         <translation>请先取消该运行：只有已结束的运行才能删除</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1001"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1033"/>
         <source>Aggregated console</source>
         <translation>聚合控制台</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1084"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1125"/>
         <source>No metrics yet. Lines like &apos;loss=0.31&apos;, &apos;val_acc: 0.9&apos; or JSON records become curves here.</source>
         <translation>暂无指标。形如 “loss=0.31”、“val_acc: 0.9” 的行或 JSON 记录会在此处成为曲线。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1098"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1139"/>
         <source>ready</source>
         <translation>就绪</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1098"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1139"/>
         <source>not ready</source>
         <translation>未就绪</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1130"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1171"/>
         <source>Cancel the running run %1?
 Its processes get SIGTERM, and SIGKILL after 10 s.</source>
         <translation>取消正在运行的运行 %1？
 其进程将收到 SIGTERM，10 秒后收到 SIGKILL。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1131"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1172"/>
         <source>Cancel %1 running runs?
 %2
 Their processes get SIGTERM, and SIGKILL after 10 s.</source>
@@ -1297,92 +1369,107 @@ Their processes get SIGTERM, and SIGKILL after 10 s.</source>
 其进程将收到 SIGTERM，10 秒后收到 SIGKILL。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1134"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1136"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1175"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1177"/>
         <source>Cancel run</source>
         <translation>取消运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1138"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1179"/>
         <source>Keep running</source>
         <translation>继续运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1153"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1194"/>
         <source>Cancelling run #%1…</source>
         <translation>正在取消运行 #%1…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1153"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1194"/>
         <source>Cancelling %1 runs…</source>
         <translation>正在取消 %1 个运行…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1164"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1205"/>
         <source>Delete run</source>
         <translation>删除运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1165"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1206"/>
         <source>Delete run #%1 &apos;%2&apos; with its params, metrics and local console copy?
 This cannot be undone.</source>
         <translation>删除运行 #%1“%2”及其参数、指标和本地控制台副本？
 此操作无法撤销。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1180"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1221"/>
         <source>Run #%1 &apos;%2&apos; was not deleted: %3</source>
         <translation>运行 #%1“%2”未被删除：%3</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1184"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1225"/>
         <source>Deleted run #%1 &apos;%2&apos;</source>
         <translation>已删除运行 #%1“%2”</translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1211"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1252"/>
         <source>%1: %n run(s)</source>
         <translation>
             <numerusform>%1：%n 个运行</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1241"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1282"/>
         <source>Queue</source>
         <translation>队列</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1244"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1285"/>
         <source>Nodes</source>
         <translation>节点</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1268"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1309"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1273"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1314"/>
         <source>&amp;Reset layout</source>
         <translation>重置布局(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1276"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1317"/>
         <source>Queue and Nodes tabbed on the right, the runs table and its tabs at their default sizes</source>
         <translation>队列与节点以标签页形式位于右侧，运行表格及其标签页恢复默认大小</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1284"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1325"/>
+        <source>&amp;Tools</source>
+        <translation>工具(&amp;T)</translation>
+    </message>
+    <message>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1326"/>
+        <source>&amp;Settings…</source>
+        <translation>设置(&amp;S)…</translation>
+    </message>
+    <message>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1330"/>
+        <source>Theme, notifications and this database&apos;s scheduling policy (Ctrl+,)</source>
+        <translation>主题、通知与此数据库的调度策略（Ctrl+,）</translation>
+    </message>
+    <message>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1335"/>
         <source>&amp;Help</source>
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1285"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1336"/>
         <source>&amp;Keyboard shortcuts</source>
         <translation>键盘快捷键(&amp;K)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1290"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1341"/>
         <source>&amp;About Trainyard</source>
         <translation>关于 Trainyard(&amp;A)</translation>
     </message>
@@ -1403,62 +1490,67 @@ This cannot be undone.</source>
         <translation>X 轴：</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="45"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="39"/>
+        <source>X axis</source>
+        <translation>X 轴</translation>
+    </message>
+    <message>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="46"/>
         <source>Log Y</source>
         <translation>对数 Y</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="47"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="48"/>
         <source>Logarithmic y axis; values &lt;= 0 are skipped</source>
         <translation>对数 y 轴；跳过 &lt;= 0 的值</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="52"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="53"/>
         <source>Smoothing:</source>
         <translation>平滑：</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="68"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="69"/>
         <source>Select a run to see its metrics.</source>
         <translation>选择一个运行以查看其指标。</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="247"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="248"/>
         <source>Reset zoom</source>
         <translation>重置缩放</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="248"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="249"/>
         <source>Export chart as PNG…</source>
         <translation>将图表导出为 PNG…</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="249"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="250"/>
         <source>Export chart as SVG…</source>
         <translation>将图表导出为 SVG…</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="263"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="264"/>
         <source>Export chart as SVG</source>
         <translation>将图表导出为 SVG</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="263"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="264"/>
         <source>Export chart as PNG</source>
         <translation>将图表导出为 PNG</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="265"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="266"/>
         <source>SVG images (*.svg)</source>
         <translation>SVG 图像 (*.svg)</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="265"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="266"/>
         <source>PNG images (*.png)</source>
         <translation>PNG 图像 (*.png)</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="270"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="271"/>
         <source>Export failed</source>
         <translation>导出失败</translation>
     </message>
@@ -1486,145 +1578,150 @@ This cannot be undone.</source>
         <translation>选中节点最近运行的控制台，按到达时间合并</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="69"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="67"/>
+        <source>Nodes and their GPUs</source>
+        <translation>节点及其 GPU</translation>
+    </message>
+    <message>
+        <location filename="../ui/nodes/NodesView.cpp" line="70"/>
         <source>Node / GPU</source>
         <translation>节点 / GPU</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="69"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="70"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="69"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="70"/>
         <source>Memory</source>
         <translation>显存</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="69"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="70"/>
         <source>Util</source>
         <translation>利用率</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="69"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="70"/>
         <source>Temp</source>
         <translation>温度</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="69"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="70"/>
         <source>Power</source>
         <translation>功耗</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="69"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="70"/>
         <source>Held by</source>
         <translation>占用者</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="101"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="102"/>
         <source>GPU status every 2 s.</source>
         <translation>每 2 秒更新 GPU 状态。</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="221"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="222"/>
         <source>GPU status every 2 s · last update %1</source>
         <translation>每 2 秒更新 GPU 状态 · 最近更新 %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="226"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="227"/>
         <source>no NVIDIA GPU (CPU node)</source>
         <translation>无 NVIDIA GPU（CPU 节点）</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="251"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="252"/>
         <source>pid %1</source>
         <translation>pid %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="257"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="258"/>
         <source>Trainyard run %1 of another database</source>
         <translation>另一个数据库的 Trainyard 运行 %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="258"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="259"/>
         <source>other process</source>
         <translation>其他进程</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="259"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="260"/>
         <source>other process (%1)</source>
         <translation>其他进程（%1）</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="271"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="272"/>
         <source>connecting…</source>
         <translation>正在连接…</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="273"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="274"/>
         <source>reachable</source>
         <translation>可达</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="276"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="277"/>
         <source>unreachable</source>
         <translation>不可达</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="281"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="282"/>
         <source>this machine</source>
         <translation>本机</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="286"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="287"/>
         <source>
 GPUs as of %1</source>
         <translation>
 GPU 状态截至 %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="298"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="299"/>
         <source>reading GPUs…</source>
         <translation>正在读取 GPU…</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="316"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="317"/>
         <source>free</source>
         <translation>空闲</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="316"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="317"/>
         <source>busy</source>
         <translation>忙碌</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="353"/>
-        <location filename="../ui/nodes/NodesView.cpp" line="367"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="354"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="368"/>
         <source>Cannot add node</source>
         <translation>无法添加节点</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="353"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="354"/>
         <source>Cannot add node &apos;%1&apos;: no run engine.</source>
         <translation>无法添加节点“%1”：没有运行引擎。</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="354"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="355"/>
         <source>no run engine</source>
         <translation>没有运行引擎</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="392"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="393"/>
         <source>Host key of %1 refused</source>
         <translation>已拒绝 %1 的主机密钥</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="396"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="397"/>
         <source>Unknown host key</source>
         <translation>未知的主机密钥</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="397"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="398"/>
         <source>The host key of node &apos;%1&apos; is not in known_hosts.
 
 SHA256 fingerprint:
@@ -1642,22 +1739,27 @@ SHA256 指纹：
 <context>
     <name>ty::PassphraseDialog</name>
     <message>
-        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="22"/>
+        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="24"/>
         <source>SSH key passphrase for %1</source>
         <translation>%1 的 SSH 密钥口令</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="23"/>
+        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="25"/>
         <source>Connecting to node &lt;b&gt;%1&lt;/b&gt; needs an encrypted private key.&lt;br&gt;%2</source>
         <translation>连接节点 &lt;b&gt;%1&lt;/b&gt; 需要一个加密的私钥。&lt;br&gt;%2</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="28"/>
+        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="30"/>
         <source>&lt;small&gt;Trainyard hands the passphrase to libssh. It keeps it only in the system keychain, and only if you ask; never in a file.&lt;/small&gt;</source>
         <translation>&lt;small&gt;Trainyard 将口令交给 libssh。仅在你要求时才将其保存在系统密钥环中；绝不写入文件。&lt;/small&gt;</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="41"/>
+        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="36"/>
+        <source>Passphrase</source>
+        <translation>密码短语</translation>
+    </message>
+    <message>
+        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="44"/>
         <source>Remember in the system keychain</source>
         <translation>记住到系统密钥环</translation>
     </message>
@@ -1826,7 +1928,12 @@ SHA256 指纹：
         <translation>策略 </translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueView.cpp" line="36"/>
+        <location filename="../ui/queue/QueueView.cpp" line="35"/>
+        <source>Scheduling policy</source>
+        <translation>调度策略</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/QueueView.cpp" line="37"/>
         <source>Scheduling policy of this database&apos;s queue (%1).
 fcfs: strict submission order · priority: higher first, with aging · sjf: shortest estimated runtime first
 backfill: EASY backfill over priority · fair-share: Slurm&apos;s classic fair-share factor, with backfill</source>
@@ -1836,26 +1943,36 @@ backfill：基于优先级的 EASY 回填 · fair-share：Slurm 经典公平共�
     </message>
     <message>
         <location filename="../ui/queue/QueueView.cpp" line="46"/>
+        <source>Queue</source>
+        <translation>队列</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/QueueView.cpp" line="48"/>
         <source>(default)</source>
         <translation>（默认）</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueView.cpp" line="47"/>
+        <location filename="../ui/queue/QueueView.cpp" line="49"/>
         <source>The queue whose policy is shown: (default), or a job spec&apos;s queue: name</source>
         <translation>显示其策略的队列：（默认），或任务规格中 queue: 指定的队列</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueView.cpp" line="108"/>
+        <location filename="../ui/queue/QueueView.cpp" line="63"/>
+        <source>Waiting runs</source>
+        <translation>等待中的运行</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/QueueView.cpp" line="111"/>
         <source>Cannot change the policy</source>
         <translation>无法更改策略</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueView.cpp" line="234"/>
+        <location filename="../ui/queue/QueueView.cpp" line="237"/>
         <source>No runs waiting.</source>
         <translation>没有等待中的运行。</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueView.cpp" line="235"/>
+        <location filename="../ui/queue/QueueView.cpp" line="238"/>
         <source>%1 waiting (%2 held) · order: %3</source>
         <translation>%1 个等待中（%2 个已挂起）· 顺序：%3</translation>
     </message>
@@ -1967,39 +2084,57 @@ backfill：基于优先级的 EASY 回填 · fair-share：Slurm 经典公平共�
 <context>
     <name>ty::RunEditDialog</name>
     <message>
-        <location filename="../ui/dialogs/RunEditDialog.cpp" line="19"/>
+        <location filename="../ui/dialogs/RunEditDialog.cpp" line="21"/>
         <source>Run #%1</source>
         <translation>运行 #%1</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/RunEditDialog.cpp" line="29"/>
+        <location filename="../ui/dialogs/RunEditDialog.cpp" line="31"/>
         <source>baseline, digits</source>
         <translation>baseline, digits</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/RunEditDialog.cpp" line="32"/>
+        <location filename="../ui/dialogs/RunEditDialog.cpp" line="34"/>
         <source>What this run tried, what you saw, what to do next…</source>
         <translation>这个运行尝试了什么、你观察到了什么、下一步做什么…</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/RunEditDialog.cpp" line="36"/>
+        <location filename="../ui/dialogs/RunEditDialog.cpp" line="38"/>
         <source>&amp;Name:</source>
         <translation>名称(&amp;N)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/RunEditDialog.cpp" line="38"/>
+        <location filename="../ui/dialogs/RunEditDialog.cpp" line="40"/>
         <source>&amp;Tags:</source>
         <translation>标签(&amp;T)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/RunEditDialog.cpp" line="40"/>
+        <location filename="../ui/dialogs/RunEditDialog.cpp" line="42"/>
         <source>N&amp;otes:</source>
         <translation>备注(&amp;O)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/RunEditDialog.cpp" line="103"/>
+        <location filename="../ui/dialogs/RunEditDialog.cpp" line="105"/>
         <source>A run needs a name.</source>
         <translation>运行需要一个名称。</translation>
+    </message>
+</context>
+<context>
+    <name>ty::RunEndNotifier</name>
+    <message>
+        <location filename="../ui/notify/RunEndNotifier.cpp" line="42"/>
+        <source>%1 #%2 %3</source>
+        <translation>%1 #%2 %3</translation>
+    </message>
+    <message>
+        <location filename="../ui/notify/RunEndNotifier.cpp" line="50"/>
+        <source>Exit status %1 on %2</source>
+        <translation>在 %2 上退出，状态码 %1</translation>
+    </message>
+    <message>
+        <location filename="../ui/notify/RunEndNotifier.cpp" line="51"/>
+        <source>On %1</source>
+        <translation>在 %1 上</translation>
     </message>
 </context>
 <context>
@@ -2067,77 +2202,83 @@ name~正则；单个词匹配运行名称；and、or、not、( )</translation>
         <translation>项目</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="86"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="85"/>
+        <source>Filter runs</source>
+        <translation>筛选运行</translation>
+    </message>
+    <message>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="87"/>
         <source>Filter runs, e.g. lr &lt; 1e-3 and tag:baseline</source>
         <translation>过滤运行，例如 lr &lt; 1e-3 and tag:baseline</translation>
     </message>
     <message>
         <location filename="../ui/runs/RunsFilterBar.cpp" line="92"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="94"/>
         <source>Saved queries</source>
         <translation>已保存的查询</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="95"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="97"/>
         <source>Save…</source>
         <translation>保存…</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="96"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="98"/>
         <source>Save this query under a name</source>
         <translation>以名称保存此查询</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="99"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="101"/>
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="100"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="102"/>
         <source>Delete the selected saved query</source>
         <translation>删除选中的已保存查询</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="102"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="104"/>
         <source>Group by:</source>
         <translation>分组依据：</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="214"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="216"/>
         <source>%1 of 1 run</source>
         <translation>%1 / 1 个运行</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="214"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="216"/>
         <source>%1 of %2 runs</source>
         <translation>%1 / %2 个运行</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="217"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="219"/>
         <source>1 group</source>
         <translation>1 个分组</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="217"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="219"/>
         <source>%1 groups</source>
         <translation>%1 个分组</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="226"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="228"/>
         <source>No saved queries</source>
         <translation>没有已保存的查询</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="226"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="228"/>
         <source>Saved queries…</source>
         <translation>已保存的查询…</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="262"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="264"/>
         <source>Save query</source>
         <translation>保存查询</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="262"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="264"/>
         <source>Name for “%1”:</source>
         <translation>“%1”的名称：</translation>
     </message>
@@ -2229,9 +2370,194 @@ name~正则；单个词匹配运行名称；and、or、not、( )</translation>
     </message>
 </context>
 <context>
+    <name>ty::SettingsDialog</name>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="37"/>
+        <source>Settings</source>
+        <translation>设置</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="39"/>
+        <source>Appearance</source>
+        <translation>外观</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="43"/>
+        <source>Theme</source>
+        <translation>主题</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="45"/>
+        <source>System (dark)</source>
+        <translation>跟随系统（深色）</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="45"/>
+        <source>System (light)</source>
+        <translation>跟随系统（浅色）</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="46"/>
+        <source>Light</source>
+        <translation>浅色</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="47"/>
+        <source>Dark</source>
+        <translation>深色</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="49"/>
+        <source>System follows the desktop&apos;s colours; Light and Dark use Qt&apos;s Fusion style</source>
+        <translation>“跟随系统”使用桌面的配色；浅色与深色使用 Qt 的 Fusion 风格</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="50"/>
+        <source>&amp;Theme:</source>
+        <translation>主题(&amp;T)：</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="52"/>
+        <source>Notifications</source>
+        <translation>通知</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="54"/>
+        <source>&amp;Notify me when a run ends</source>
+        <translation>运行结束时通知我(&amp;N)</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="56"/>
+        <source>Notify me when a run ends</source>
+        <translation>运行结束时通知我</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="57"/>
+        <source>A desktop notification when a run succeeds, fails or is cancelled</source>
+        <translation>运行成功、失败或被取消时发送桌面通知</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="61"/>
+        <source>Scheduling of this database</source>
+        <translation>此数据库的调度</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="63"/>
+        <source>Kept in %1, shared with trainyardctl policy and the Queue view; per-queue policies and fair-share shares in that file are kept</source>
+        <translation>保存在 %1 中，与 trainyardctl policy 及队列视图共用；该文件中各队列的策略与公平份额配额会被保留</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="69"/>
+        <source>Queue policy</source>
+        <translation>队列策略</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="71"/>
+        <source>fcfs: strict submission order · priority: higher first, with aging · sjf: shortest estimated runtime first
+backfill: EASY backfill over priority · fair-share: Slurm&apos;s classic fair-share factor, with backfill</source>
+        <translation>fcfs：严格按提交顺序 · priority：优先级高者先，随等待时间提升 · sjf：预计运行时间最短者先
+backfill：在优先级之上做 EASY 回填 · fair-share：Slurm 经典公平份额因子，含回填</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="74"/>
+        <source>&amp;Policy:</source>
+        <translation>策略(&amp;P)：</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="77"/>
+        <source>Priority aging per hour</source>
+        <translation>每小时优先级老化</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="80"/>
+        <source> points/hour</source>
+        <translation> 点/小时</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="81"/>
+        <source>Priority points a waiting run gains per hour (priority and backfill policies)</source>
+        <translation>等待中的运行每小时增加的优先级点数（priority 与 backfill 策略）</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="82"/>
+        <source>Priority &amp;aging:</source>
+        <translation>优先级老化(&amp;A)：</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="85"/>
+        <source>Assumed runtime</source>
+        <translation>假定运行时间</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="88"/>
+        <source> h</source>
+        <translation> 小时</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="89"/>
+        <source>The runtime assumed for a run with neither an estimate nor a time limit (shortest-job-first order and backfill reservations)</source>
+        <translation>既无预估也无时间限制的运行所假定的运行时间（用于最短作业优先排序与回填预留）</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="91"/>
+        <source>Assumed &amp;runtime:</source>
+        <translation>假定运行时间(&amp;R)：</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="94"/>
+        <source>Fair share accounts</source>
+        <translation>公平份额账户</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="95"/>
+        <source>user</source>
+        <translation>用户</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="96"/>
+        <source>project</source>
+        <translation>项目</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="97"/>
+        <source>Fair share &amp;by:</source>
+        <translation>公平份额依据(&amp;B)：</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="100"/>
+        <source>Usage half-life</source>
+        <translation>用量半衰期</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="103"/>
+        <source> days</source>
+        <translation> 天</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="104"/>
+        <source>How fast past GPU usage is forgotten in the fair-share factor</source>
+        <translation>公平份额因子中过往 GPU 用量被遗忘的快慢</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="105"/>
+        <source>Usage &amp;half-life:</source>
+        <translation>用量半衰期(&amp;H)：</translation>
+    </message>
+    <message>
+        <location filename="../ui/settings/SettingsDialog.cpp" line="186"/>
+        <source>The scheduling settings were not saved: %1</source>
+        <translation>调度设置未保存：%1</translation>
+    </message>
+</context>
+<context>
     <name>ty::SmoothingControl</name>
     <message>
-        <location filename="../ui/charts/SmoothingControl.cpp" line="19"/>
+        <location filename="../ui/charts/SmoothingControl.cpp" line="17"/>
+        <source>Smoothing</source>
+        <translation>平滑</translation>
+    </message>
+    <message>
+        <location filename="../ui/charts/SmoothingControl.cpp" line="20"/>
         <source>TensorBoard&apos;s debiased exponential moving average; raw values drawn faintly behind</source>
         <translation>TensorBoard 的去偏指数滑动平均；原始值以浅色绘制于其后</translation>
     </message>
@@ -2239,129 +2565,144 @@ name~正则；单个词匹配运行名称；and、or、not、( )</translation>
 <context>
     <name>ty::SubmitDialog</name>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="72"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="74"/>
         <source>Submit run</source>
         <translation>提交运行</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="84"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="79"/>
+        <source>Form or YAML</source>
+        <translation>表单或 YAML</translation>
+    </message>
+    <message>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="87"/>
         <source>python3 train.py --lr 0.001</source>
         <translation>python3 train.py --lr 0.001</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="88"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="91"/>
+        <source>Command kind</source>
+        <translation>命令类型</translation>
+    </message>
+    <message>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="92"/>
         <source>Argument list</source>
         <translation>参数列表</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="89"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="93"/>
         <source>Shell command</source>
         <translation>Shell 命令</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="90"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="94"/>
         <source>Argument list: run exactly these words, quoted like a shell, no expansion.
 Shell command: run the line with /bin/sh -c (pipes, $VARS, ;).</source>
         <translation>参数列表：按 shell 方式加引号，原样运行这些词，不做展开。
 Shell 命令：用 /bin/sh -c 运行该行（支持管道、$VARS、;）。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="99"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="103"/>
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="103"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="107"/>
         <source>NAME=value, one per line</source>
         <translation>NAME=value，每行一个</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="105"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="109"/>
         <source>lr=0.001, one per line; {{lr}} in the command is replaced</source>
         <translation>lr=0.001，每行一个；命令中的 {{lr}} 会被替换</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="114"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="118"/>
         <source>baseline, digits</source>
         <translation>baseline, digits</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="122"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="126"/>
         <source>&amp;Name:</source>
         <translation>名称(&amp;N)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="123"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="127"/>
         <source>&amp;Command:</source>
         <translation>命令(&amp;C)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="124"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="128"/>
         <source>&amp;Working directory:</source>
         <translation>工作目录(&amp;W)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="125"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="129"/>
         <source>&amp;Environment:</source>
         <translation>环境变量(&amp;E)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="126"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="130"/>
         <source>&amp;Params:</source>
         <translation>参数(&amp;P)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="127"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="131"/>
         <source>&amp;GPUs:</source>
         <translation>GPU(&amp;G)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="128"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="132"/>
         <source>P&amp;riority:</source>
         <translation>优先级(&amp;R)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="129"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="133"/>
         <source>&amp;Tags:</source>
         <translation>标签(&amp;T)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="130"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="134"/>
         <source>Form</source>
         <translation>表单</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="137"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="138"/>
+        <source>Job spec YAML</source>
+        <translation>作业规格 YAML</translation>
+    </message>
+    <message>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="142"/>
         <source>YAML spec</source>
         <translation>YAML 任务规格</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="154"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="159"/>
         <source>&amp;Submit</source>
         <translation>提交(&amp;S)</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="267"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="272"/>
         <source>Command: enter the command to run, e.g. python3 train.py</source>
         <translation>命令：请输入要运行的命令，例如 python3 train.py</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="274"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="279"/>
         <source>Command: %1</source>
         <translation>命令：%1</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="279"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="284"/>
         <source>Environment</source>
         <translation>环境变量</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="283"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="288"/>
         <source>Params</source>
         <translation>参数</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="310"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="315"/>
         <source># A Trainyard job spec (README, &quot;Job spec&quot;, has every key). Lines starting with # are comments.
 name: my-run
 command: [python3, train.py, --lr, &quot;{{lr}}&quot;]   # a list runs as is; a string runs through /bin/sh -c
@@ -2388,7 +2729,7 @@ params: {lr: 0.001}       # 即上面的 {{lr}}；同时导出为 TRAINYARD_PARA
 </translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/SubmitDialog.cpp" line="374"/>
+        <location filename="../ui/dialogs/SubmitDialog.cpp" line="379"/>
         <source>Working directory</source>
         <translation>工作目录</translation>
     </message>

@@ -30,16 +30,30 @@ for f in usr/bin/trainyard usr/bin/trainyardctl usr/bin/trainyardd usr/bin/train
          usr/share/applications/trainyard.desktop usr/share/icons/hicolor/scalable/apps/io.trainyard.Trainyard.svg \
          usr/share/metainfo/io.trainyard.Trainyard.metainfo.xml usr/share/mime/packages/trainyard.xml \
          usr/share/systemd/user/trainyardd.service usr/share/doc/trainyard/copyright \
-         usr/share/man/man1/trainyard.1 usr/share/man/man1/trainyardctl.1 usr/share/man/man1/trainyardd.1 \
-         usr/share/man/man1/trainyard-agent.1 usr/share/bash-completion/completions/trainyardctl \
+         usr/share/man/man1/trainyard.1.gz usr/share/man/man1/trainyardctl.1.gz usr/share/man/man1/trainyardd.1.gz \
+         usr/share/man/man1/trainyard-agent.1.gz usr/share/bash-completion/completions/trainyardctl \
          usr/share/zsh/vendor-completions/_trainyardctl usr/share/trainyard/examples/digits/job.yaml; do
     printf '%s\n' "$contents" | grep -qx "\./$f" || fail "the .deb lacks /$f"
 done
 
+# Man pages and the changelog compressed as Debian wants them: gzip -9n
+# (header: deflate, no file name, no time stamp, maximum compression).
+for f in usr/share/man/man1/trainyard.1.gz usr/share/man/man1/trainyardctl.1.gz usr/share/man/man1/trainyardd.1.gz \
+         usr/share/man/man1/trainyard-agent.1.gz usr/share/doc/trainyard/changelog.gz; do
+    header=$(dpkg-deb --fsys-tarfile "$deb" | tar -xOf - "./$f" | head -c 9 | od -An -tx1 | tr -d ' \n')
+    [ "$header" = 1f8b08000000000002 ] || fail "/$f is not compressed with gzip -9n (header $header)"
+done
+printf '%s\n' "$contents" | grep -q '^\./usr/share/man/man1/[^/]*\.1$' && fail "an uncompressed man page in the .deb"
+# lintian: no error and no warning (what the package overrides is in
+# packaging/lintian-overrides, each with its reason).
+lintian --fail-on error,warning "$deb" >"$tmp/lintian.log" 2>&1 || { cat "$tmp/lintian.log" >&2; fail "lintian found errors or warnings"; }
+echo "check-deb: lintian clean"
+
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$deb" >"$tmp/apt.log" 2>&1 || { cat "$tmp/apt.log" >&2; fail "apt-get install failed"; }
 grep -qx 'ExecStart=/usr/bin/trainyardd --persist' /usr/share/systemd/user/trainyardd.service \
     || fail "the user unit does not start /usr/bin/trainyardd"
-man -w trainyardctl >/dev/null 2>&1 || [ -f /usr/share/man/man1/trainyardctl.1.gz ] || [ -f /usr/share/man/man1/trainyardctl.1 ]
+[ -f /usr/share/man/man1/trainyardctl.1.gz ] || fail "no /usr/share/man/man1/trainyardctl.1.gz installed"
+zcat /usr/share/man/man1/trainyardctl.1.gz | grep -q "^\.SH COMMANDS" || fail "trainyardctl.1.gz lacks its COMMANDS section"
 
 # From here on only what the package installed: a bare PATH, nothing from the build.
 unset TRAINYARD_AGENT TRAINYARD_DAEMON TRAINYARD_DB

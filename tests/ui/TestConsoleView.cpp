@@ -1,6 +1,7 @@
 #include "ui/console/ConsoleScrollback.h"
 #include "ui/console/ConsoleTextView.h"
 #include "ui/console/ConsoleView.h"
+#include "core/logs/TerminalRenderer.h"
 
 #include "tests/support/TestSupport.h"
 
@@ -20,6 +21,7 @@
 #include <QTimer>
 #include <QToolButton>
 
+#include <cmath>
 #include <functional>
 
 using namespace ty;
@@ -161,16 +163,70 @@ private Q_SLOTS:
                     n += is(shot.pixelColor(x, y));
             return n;
         };
+        // Drawn readable on the console's background (textColour): bold blue
+        // #7575FF, blue #467FFF.
         const auto bright = [](const QColor& c) {
-            return c.blue() > 200 && c.red() > 70 && c.red() < 110 && c.green() > 70 && c.green() < 110;
+            return c.blue() > 200 && c.red() > 105 && c.red() < 130 && c.green() > 105 && c.green() < 130;
         };
         const auto dark = [](const QColor& c) { return c.blue() > 200 && c.red() < 30 && c.green() < 30; };
         const auto light = [](const QColor& c) {
-            return c.blue() > 200 && c.red() > 40 && c.red() < 80 && c.green() > 100 && c.green() < 140;
+            return c.blue() > 200 && c.red() > 55 && c.red() < 80 && c.green() > 110 && c.green() < 140;
         };
         QVERIFY2(count(0, bright) > 10, qPrintable(QString::number(count(0, bright))));
         QVERIFY2(count(1, light) > 10, qPrintable(QString::number(count(1, light))));
         QCOMPARE(count(0, dark) + count(1, dark), 0);
+    }
+
+    void textIsReadableOnTheDarkBackground()
+    {
+        // WCAG 2 contrast, computed here (not by the code under test).
+        const auto luminance = [](const QColor& c) {
+            const auto lin = [](int v) {
+                const double x = v / 255.0;
+                return x <= 0.04045 ? x / 12.92 : std::pow((x + 0.055) / 1.055, 2.4);
+            };
+            return 0.2126 * lin(c.red()) + 0.7152 * lin(c.green()) + 0.0722 * lin(c.blue());
+        };
+        const auto contrast = [&](const QColor& a, const QColor& b) {
+            const double la = luminance(a), lb = luminance(b);
+            return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+        };
+        const QColor bg = ConsoleTextView::kBackground;
+        // xterm's bright blue, which bold blue becomes, is too dark here...
+        QVERIFY(contrast(QColor(0x5c, 0x5c, 0xff), bg) < 3.5);
+        // ...so bold blue (`ls` directories) is drawn a lighter bright blue, at AA.
+        const QColor boldBlue = ConsoleTextView::textColour(0xFF0000EEu, true, Qt::white, bg);
+        QCOMPARE(boldBlue, QColor(0x75, 0x75, 0xff));
+        QVERIFY2(contrast(boldBlue, bg) >= 4.5, qPrintable(QString::number(contrast(boldBlue, bg))));
+        QCOMPARE(boldBlue.hue(), 240); // still blue
+        const QColor blue = ConsoleTextView::textColour(0xFF0000EEu, false, Qt::white, bg);
+        QCOMPARE(blue, QColor(0x46, 0x7f, 0xff));
+        QVERIFY(contrast(blue, bg) >= 4.5);
+        // On the dark theme's base colour too.
+        const QColor darkBase(0x1f, 0x1f, 0x1f);
+        QVERIFY(contrast(ConsoleTextView::textColour(0xFF0000EEu, true, Qt::white, darkBase), darkBase) >= 4.5);
+        // Every basic and bright colour, bold or not, on the console and on a stderr row.
+        for (int i = 0; i < 16; ++i) {
+            for (const bool bold : {false, true}) {
+                for (const QColor& behind : {bg, ConsoleTextView::kStderrBackground}) {
+                    const QColor c = ConsoleTextView::textColour(paletteColour(i), bold, Qt::white, behind);
+                    QVERIFY2(contrast(c, behind) >= 4.5,
+                            qPrintable(QStringLiteral("colour %1 bold %2 -> %3: %4:1")
+                                               .arg(i)
+                                               .arg(bold)
+                                               .arg(c.name())
+                                               .arg(contrast(c, behind))));
+                }
+            }
+        }
+        // Enough contrast already: kept as the program asked.
+        QCOMPARE(ConsoleTextView::textColour(0xFF00CD00u, false, Qt::white, bg), QColor(0x00, 0xcd, 0x00));
+        QCOMPARE(ConsoleTextView::textColour(0xFFFFFF00u, true, Qt::white, bg), QColor(0xff, 0xff, 0x00));
+        // Black on the dark background turns grey instead of vanishing; on a
+        // light span background it stays black.
+        QVERIFY(contrast(ConsoleTextView::textColour(0xFF000000u, false, Qt::white, bg), bg) >= 4.5);
+        QCOMPARE(ConsoleTextView::textColour(0xFF000000u, false, Qt::white, QColor(0xe5, 0xe5, 0xe5)),
+                QColor(Qt::black));
     }
 
     void stderrRowsAreMarkedFromTheSidecar()

@@ -1,6 +1,9 @@
 #include "ChartStyle.h"
 
+#include <QAbstractAxis>
 #include <QChart>
+#include <QPalette>
+#include <QPen>
 #include <QValueAxis>
 
 #include <cmath>
@@ -17,6 +20,27 @@ QChart* newPlainChart(int margin)
     titleFont.setBold(true);
     chart->setTitleFont(titleFont);
     return chart;
+}
+
+void applyChartPalette(QChart* chart, const QList<QAbstractAxis*>& axes, const QPalette& palette)
+{
+    const QColor base = palette.color(QPalette::Base);
+    const QColor text = palette.color(QPalette::Text);
+    const auto between = [&](double t) {
+        return QColor::fromRgbF(float(base.redF() + (text.redF() - base.redF()) * t),
+                float(base.greenF() + (text.greenF() - base.greenF()) * t),
+                float(base.blueF() + (text.blueF() - base.blueF()) * t));
+    };
+    chart->setBackgroundBrush(base);
+    chart->setPlotAreaBackgroundVisible(false);
+    chart->setTitleBrush(text);
+    for (QAbstractAxis* axis : axes) {
+        axis->setLabelsBrush(text);
+        axis->setTitleBrush(text);
+        axis->setLinePen(QPen(between(0.45), 1));
+        axis->setGridLinePen(QPen(between(0.15), 1));
+        axis->setMinorGridLinePen(QPen(between(0.08), 1));
+    }
 }
 
 double niceStep(double raw)

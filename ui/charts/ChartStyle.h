@@ -2,7 +2,11 @@
 
 // What every Trainyard chart shares: the plain look, and round axis ticks.
 
+#include <QList>
+
+class QAbstractAxis;
 class QChart;
+class QPalette;
 class QValueAxis;
 
 namespace ty {
@@ -10,6 +14,12 @@ namespace ty {
 // A new QChart with the house style: no legend, square corners, `margin`
 // pixels around the plot, a bold title. The caller owns it (or a QChartView).
 QChart* newPlainChart(int margin);
+
+// The chart's colours from a widget palette, so that charts follow the
+// theme (ui/theme): background and plot area the palette's Base, titles and
+// labels its Text, axis lines and grid between the two. `axes` are every
+// axis the chart may show (attached or not). Call again on a PaletteChange.
+void applyChartPalette(QChart* chart, const QList<QAbstractAxis*>& axes, const QPalette& palette);
 
 // 1, 2 or 5 times a power of ten, close to `raw` (> 0); 1 for nonsense input.
 double niceStep(double raw);

@@ -151,6 +151,7 @@ DecimatedChart::DecimatedChart(const QString& title, QWidget* parent)
     m_chart->addAxis(m_axisX, Qt::AlignBottom);
     m_chart->addAxis(m_axisY, Qt::AlignLeft);
     m_axisX->setTitleText(tr("step"));
+    applyChartPalette(m_chart, {m_axisX, m_axisTime, m_axisLin, m_axisLog}, palette());
 
     connect(m_axisX, &QValueAxis::rangeChanged, this, &DecimatedChart::onAxisRangeChanged);
     connect(m_axisTime, &QDateTimeAxis::rangeChanged, this, [this](const QDateTime& lo, const QDateTime& hi) {
@@ -173,6 +174,7 @@ DecimatedChart::DecimatedChart(const QString& title, QWidget* parent)
 
     m_view = new ChartView(m_chart, this);
     m_view->setObjectName(QStringLiteral("chartView"));
+    m_view->setAccessibleName(tr("Chart of %1").arg(title));
     m_view->setRenderHint(QPainter::Antialiasing);
     m_view->setMinimumHeight(180);
     connect(m_view, &ChartView::wheelZoom, this, [this](double factor, double chartX) {
@@ -1146,6 +1148,13 @@ QString DecimatedChart::hoverHtml() const
         lines << QStringLiteral("<span style='color:%1'>&#9632; %2</span>: <b>%3</b>")
                          .arg(r.colour.name(), r.name.toHtmlEscaped(), r.value.toHtmlEscaped());
     return lines.join(QStringLiteral("<br>"));
+}
+
+void DecimatedChart::changeEvent(QEvent* event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange)
+        applyChartPalette(m_chart, {m_axisX, m_axisTime, m_axisLin, m_axisLog}, palette());
 }
 
 void DecimatedChart::paintHover(QPainter& painter, const QRectF& area) const

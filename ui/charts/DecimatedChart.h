@@ -205,6 +205,10 @@ Q_SIGNALS:
     // After the chart view painted.
     void painted();
 
+protected:
+    // A new palette (the theme changed): the chart's colours follow.
+    void changeEvent(QEvent* event) override;
+
 private:
     struct Layer {
         QList<QList<QPointF>> segments; // the M4 sample, axis units

@@ -36,6 +36,7 @@ MetricChartsPanel::MetricChartsPanel(QWidget* parent)
     bar->addWidget(new QLabel(tr("X axis:"), m_content));
     m_axisCombo = new QComboBox(m_content);
     m_axisCombo->setObjectName(QStringLiteral("metricsXAxis"));
+    m_axisCombo->setAccessibleName(tr("X axis"));
     for (XAxisMode m : {XAxisMode::Step, XAxisMode::Epoch, XAxisMode::RelativeTime, XAxisMode::WallTime})
         m_axisCombo->addItem(xAxisTitle(m), int(m));
     connect(m_axisCombo, &QComboBox::currentIndexChanged, this,

@@ -14,6 +14,7 @@ SmoothingControl::SmoothingControl(const QString& sliderName, QWidget* parent)
 {
     m_slider = new QSlider(Qt::Horizontal, this);
     m_slider->setObjectName(sliderName);
+    m_slider->setAccessibleName(tr("Smoothing"));
     m_slider->setRange(0, 999);
     m_slider->setFixedWidth(160);
     m_slider->setToolTip(tr("TensorBoard's debiased exponential moving average; raw values drawn faintly behind"));

@@ -93,6 +93,7 @@ CompareView::CompareView(CompareLoader* loader, QWidget* parent)
     bar->addWidget(new QLabel(tr("X axis:")));
     m_axisCombo = new QComboBox;
     m_axisCombo->setObjectName(QStringLiteral("xAxisCombo"));
+    m_axisCombo->setAccessibleName(tr("X axis"));
     m_axisCombo->addItems({tr("Step"), tr("Epoch"), tr("Relative time"), tr("Wall time")});
     connect(m_axisCombo, &QComboBox::currentIndexChanged, this, [this](int i) { setXAxis(XAxis(i)); });
     bar->addWidget(m_axisCombo);
@@ -147,6 +148,7 @@ CompareView::CompareView(CompareLoader* loader, QWidget* parent)
 
     m_legend = new QListWidget;
     m_legend->setObjectName(QStringLiteral("compareLegend"));
+    m_legend->setAccessibleName(tr("Compared runs"));
     m_legend->setMaximumHeight(140);
     connect(m_legend, &QListWidget::itemChanged, this, [this](QListWidgetItem* item) {
         setRunVisible(item->data(Qt::UserRole).toLongLong(), item->checkState() == Qt::Checked);
@@ -154,6 +156,7 @@ CompareView::CompareView(CompareLoader* loader, QWidget* parent)
     m_model = new CompareTableModel(this);
     m_table = new QTableView;
     m_table->setObjectName(QStringLiteral("compareTable"));
+    m_table->setAccessibleName(tr("Comparison table"));
     m_table->setHorizontalHeader(new ElidingHeader(Qt::Horizontal, m_table));
     m_table->setModel(m_model);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);

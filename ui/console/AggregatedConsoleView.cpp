@@ -103,6 +103,7 @@ AggregatedConsoleView::AggregatedConsoleView(QWidget* parent)
 {
     m_filterEdit = new QLineEdit;
     m_filterEdit->setObjectName(QStringLiteral("filterEdit"));
+    m_filterEdit->setAccessibleName(tr("Filter lines"));
     m_filterEdit->setPlaceholderText(tr("Filter lines (text, or a regex)"));
     m_filterEdit->setClearButtonEnabled(true);
     m_filterEdit->setToolTip(
@@ -111,6 +112,7 @@ AggregatedConsoleView::AggregatedConsoleView(QWidget* parent)
     m_regexCheck->setObjectName(QStringLiteral("regexCheck"));
     m_levelCombo = new QComboBox;
     m_levelCombo->setObjectName(QStringLiteral("levelCombo"));
+    m_levelCombo->setAccessibleName(tr("Level"));
     m_levelCombo->addItem(tr("All levels"), int(AggregatedConsoleModel::LevelFilter::All));
     m_levelCombo->addItem(tr("Warnings and errors"), int(AggregatedConsoleModel::LevelFilter::WarningsAndErrors));
     m_levelCombo->addItem(tr("Errors and tracebacks"), int(AggregatedConsoleModel::LevelFilter::Errors));
@@ -121,6 +123,7 @@ AggregatedConsoleView::AggregatedConsoleView(QWidget* parent)
     m_filterError->hide();
     m_savedCombo = new QComboBox;
     m_savedCombo->setObjectName(QStringLiteral("savedFilterCombo"));
+    m_savedCombo->setAccessibleName(tr("Saved filters"));
     m_savedCombo->setMinimumContentsLength(14);
     m_saveButton = new QToolButton;
     m_saveButton->setObjectName(QStringLiteral("saveFilterButton"));
@@ -151,6 +154,7 @@ AggregatedConsoleView::AggregatedConsoleView(QWidget* parent)
 
     m_list = new QListView;
     m_list->setObjectName(QStringLiteral("lineView"));
+    m_list->setAccessibleName(tr("Merged console lines"));
     m_list->setUniformItemSizes(true);
     m_list->setLayoutMode(QListView::Batched);
     m_list->setBatchSize(5000);

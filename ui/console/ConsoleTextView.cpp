@@ -14,6 +14,7 @@
 
 #include "core/logs/CharWidth.h"
 #include "core/logs/TerminalRenderer.h"
+#include "ui/theme/Theme.h"
 
 #include <algorithm>
 #include <cmath>
@@ -38,6 +39,11 @@ QColor ConsoleTextView::displayColour(quint32 argb, bool bold, const QColor& fal
     if (argb == paletteColour(4)) // blue
         return QColor(0x3b, 0x78, 0xff);
     return QColor::fromRgb(argb & 0xFFFFFFu);
+}
+
+QColor ConsoleTextView::textColour(quint32 argb, bool bold, const QColor& fallback, const QColor& background)
+{
+    return readableOn(displayColour(argb, bold, fallback), background, kMinContrast);
 }
 
 namespace {
@@ -96,6 +102,7 @@ ConsoleTextView::ConsoleTextView(QWidget* parent)
     : QAbstractScrollArea(parent)
 {
     setObjectName(QStringLiteral("consoleText"));
+    setAccessibleName(tr("Console output"));
     setFocusPolicy(Qt::StrongFocus);
     setAttribute(Qt::WA_OpaquePaintEvent);
     viewport()->setAttribute(Qt::WA_OpaquePaintEvent);
@@ -390,6 +397,7 @@ int ConsoleTextView::drawRow(QPainter& p, const ConsoleLine& r, qint64 index, qr
     // and emoji take two cells, combining marks none).
     const qreal x0 = kMargin - horizontalScrollBar()->value();
     const qreal w = viewport()->width();
+    const QColor rowBackground = r.fromStderr ? kStderrBackground : kBackground;
     if (r.fromStderr)
         p.fillRect(QRectF(0, y, w, m_rowHeight), kStderrBackground);
     const QString& text = r.text;
@@ -469,9 +477,15 @@ int ConsoleTextView::drawRow(QPainter& p, const ConsoleLine& r, qint64 index, qr
         if (s.start < pos || s.length <= 0 || s.start >= text.size())
             continue;
         drawSegment(QStringView(text).mid(pos, s.start - pos), pos, 0, kForeground, m_font);
-        QColor fg = displayColour(s.fg, s.flags & StyleSpan::Bold, kForeground);
-        if (s.flags & StyleSpan::Inverse)
-            fg = displayColour(s.bg, false, kBackground);
+        // Readable on what is behind it: the span's own background, else the row's.
+        const bool bold = s.flags & StyleSpan::Bold;
+        QColor fg;
+        if (s.flags & StyleSpan::Inverse) {
+            fg = textColour(s.bg, false, kBackground, displayColour(s.fg, bold, kForeground));
+        } else {
+            const QColor behind = s.bg != 0 ? displayColour(s.bg, false, rowBackground) : rowBackground;
+            fg = textColour(s.fg, bold, kForeground, behind);
+        }
         if (s.flags & StyleSpan::Faint)
             fg.setAlphaF(0.6f);
         drawSegment(QStringView(text).mid(s.start, s.length), s.start, 0, fg, fontFor(s.flags));

@@ -56,6 +56,16 @@ public:
     // and the basic blue, xterm's #0000EE, which is barely legible on a dark
     // background, as #3B78FF. Every other colour as it is.
     static QColor displayColour(quint32 argb, bool bold, const QColor& fallback);
+    // The least contrast of text against what is behind it: WCAG AA for
+    // body text (VS Code's terminal.integrated.minimumContrastRatio default).
+    static constexpr double kMinContrast = 4.5;
+    // The colour text in span colour `argb` is drawn in over `background`:
+    // displayColour(), lightened (on a dark background; darkened on a light
+    // one) by the least amount that gives kMinContrast (ui/theme readableOn).
+    // xterm's bright blue #5C5CFF, which bold blue becomes, has 3.5:1 on
+    // kBackground: drawn #7575FF, 4.5:1. Black on the dark background turns
+    // grey instead of vanishing. Colours with enough contrast are kept.
+    static QColor textColour(quint32 argb, bool bold, const QColor& fallback, const QColor& background);
 
     explicit ConsoleTextView(QWidget* parent = nullptr);
 

@@ -59,6 +59,7 @@ ConsoleView::ConsoleView(QWidget* parent)
     findLayout->setContentsMargins(4, 2, 4, 2);
     m_findEdit = new QLineEdit(m_findBar);
     m_findEdit->setObjectName(QStringLiteral("findEdit"));
+    m_findEdit->setAccessibleName(tr("Find in console"));
     m_findEdit->setPlaceholderText(tr("Find in console"));
     m_findEdit->setClearButtonEnabled(true);
     auto* prev = new QToolButton(m_findBar);

@@ -1,4 +1,5 @@
 #include "AddNodeDialog.h"
+#include "ui/settings/DialogGeometry.h"
 
 #include <QCheckBox>
 #include <QDialogButtonBox>
@@ -19,6 +20,7 @@ AddNodeDialog::AddNodeDialog(QWidget* parent)
     : QDialog(parent)
 {
     setObjectName(QStringLiteral("addNodeDialog"));
+    rememberGeometry(this, QStringLiteral("addNode"));
     setWindowTitle(tr("Add node"));
     m_name = new QLineEdit(this);
     m_name->setObjectName(QStringLiteral("nodeNameEdit"));
@@ -35,6 +37,7 @@ AddNodeDialog::AddNodeDialog(QWidget* parent)
     m_port->setSpecialValueText(tr("from ~/.ssh/config, else 22"));
     m_identity = new QLineEdit(this);
     m_identity->setObjectName(QStringLiteral("nodeIdentityEdit"));
+    m_identity->setAccessibleName(tr("Identity file"));
     m_identity->setPlaceholderText(tr("ssh-agent, then ~/.ssh/config's IdentityFile"));
     auto* browse = new QPushButton(tr("Browse…"), this);
     connect(browse, &QPushButton::clicked, this, [this] {

@@ -1,4 +1,5 @@
 #include "ArtifactsDialog.h"
+#include "ui/settings/DialogGeometry.h"
 
 #include "core/runs/RunControl.h"
 
@@ -26,11 +27,13 @@ ArtifactsDialog::ArtifactsDialog(
     , m_resultsDir(resultsDir)
 {
     setObjectName(QStringLiteral("artifactsDialog"));
+    rememberGeometry(this, QStringLiteral("artifacts"));
     setWindowTitle(tr("Artifacts of run %1 (%2)").arg(run).arg(runName));
     resize(760, 420);
 
     m_table = new QTableWidget(0, 3, this);
     m_table->setObjectName(QStringLiteral("artifactsTable"));
+    m_table->setAccessibleName(tr("Artifacts"));
     m_table->setHorizontalHeaderLabels({tr("File on the node"), tr("Size"), tr("Type")});
     m_table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
     m_table->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);

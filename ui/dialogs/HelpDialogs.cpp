@@ -1,4 +1,5 @@
 #include "HelpDialogs.h"
+#include "ui/settings/DialogGeometry.h"
 
 #include <QAction>
 #include <QCoreApplication>
@@ -61,10 +62,12 @@ QDialog* openShortcutsDialog(QWidget* window)
     const QList<ShortcutEntry> entries = collectShortcuts(window);
     auto* dialog = new QDialog(window);
     dialog->setObjectName(QStringLiteral("shortcutsDialog"));
+    rememberGeometry(dialog, QStringLiteral("shortcuts"));
     dialog->setWindowTitle(QCoreApplication::translate("HelpDialogs", "Keyboard shortcuts"));
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     auto* table = new QTableWidget(int(entries.size()), 2, dialog);
     table->setObjectName(QStringLiteral("shortcutsTable"));
+    table->setAccessibleName(QCoreApplication::translate("HelpDialogs", "Keyboard shortcuts"));
     table->setHorizontalHeaderLabels({QCoreApplication::translate("HelpDialogs", "Action"),
             QCoreApplication::translate("HelpDialogs", "Shortcut")});
     table->verticalHeader()->hide();

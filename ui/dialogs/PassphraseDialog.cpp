@@ -1,4 +1,5 @@
 #include "PassphraseDialog.h"
+#include "ui/settings/DialogGeometry.h"
 
 #include "Keychain.h"
 
@@ -19,6 +20,7 @@ PassphraseDialog::PassphraseDialog(const QString& node, const QString& prompt, Q
     : QDialog(parent)
 {
     setObjectName(QStringLiteral("passphraseDialog"));
+    rememberGeometry(this, QStringLiteral("passphrase"));
     setWindowTitle(tr("SSH key passphrase for %1").arg(node));
     auto* text = new QLabel(tr("Connecting to node <b>%1</b> needs an encrypted private key.<br>%2")
                                     .arg(node.toHtmlEscaped(), prompt.toHtmlEscaped()),
@@ -31,6 +33,7 @@ PassphraseDialog::PassphraseDialog(const QString& node, const QString& prompt, Q
     note->setWordWrap(true);
     m_edit = new QLineEdit(this);
     m_edit->setObjectName(QStringLiteral("passphraseEdit"));
+    m_edit->setAccessibleName(tr("Passphrase"));
     m_edit->setEchoMode(QLineEdit::Password);
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);

@@ -1,4 +1,5 @@
 #include "RunEditDialog.h"
+#include "ui/settings/DialogGeometry.h"
 
 #include <QDialogButtonBox>
 #include <QFormLayout>
@@ -16,6 +17,7 @@ RunEditDialog::RunEditDialog(const RunRecord& run, Focus focus, QWidget* parent)
     , m_run(run)
 {
     setObjectName(QStringLiteral("runEditDialog"));
+    rememberGeometry(this, QStringLiteral("runEdit"));
     setWindowTitle(tr("Run #%1").arg(run.id));
     resize(520, 380);
 

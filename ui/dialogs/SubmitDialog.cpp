@@ -1,4 +1,5 @@
 #include "SubmitDialog.h"
+#include "ui/settings/DialogGeometry.h"
 
 #include "CommandLine.h"
 
@@ -69,11 +70,13 @@ SubmitDialog::SubmitDialog(QWidget* parent)
     , m_baseDir(QDir::homePath())
 {
     setObjectName(QStringLiteral("submitDialog"));
+    rememberGeometry(this, QStringLiteral("submit"));
     setWindowTitle(tr("Submit run"));
     resize(640, 520);
 
     m_tabs = new QTabWidget(this);
     m_tabs->setObjectName(QStringLiteral("modeTabs"));
+    m_tabs->setAccessibleName(tr("Form or YAML"));
 
     auto* form = new QWidget;
     auto* fl = new QFormLayout(form);
@@ -85,6 +88,7 @@ SubmitDialog::SubmitDialog(QWidget* parent)
     m_command->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     m_commandMode = new QComboBox(form);
     m_commandMode->setObjectName(QStringLiteral("commandModeCombo"));
+    m_commandMode->setAccessibleName(tr("Command kind"));
     m_commandMode->addItem(tr("Argument list"));
     m_commandMode->addItem(tr("Shell command"));
     m_commandMode->setToolTip(tr("Argument list: run exactly these words, quoted like a shell, no expansion.\n"
@@ -131,6 +135,7 @@ SubmitDialog::SubmitDialog(QWidget* parent)
 
     m_yaml = new QPlainTextEdit;
     m_yaml->setObjectName(QStringLiteral("yamlEdit"));
+    m_yaml->setAccessibleName(tr("Job spec YAML"));
     m_yaml->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     m_yaml->setLineWrapMode(QPlainTextEdit::NoWrap);
     m_yaml->setPlainText(specTemplate());

@@ -6,6 +6,7 @@
 
 #include "MainWindow.h"
 #include "ui/dialogs/PassphraseDialog.h"
+#include "ui/settings/GuiSettings.h"
 #include "core/service/ServiceRunControl.h"
 #include "core/spec/JobSpec.h"
 #include "core/store/ResultStore.h"
@@ -14,6 +15,8 @@ namespace ty {
 
 Result<std::unique_ptr<Application>> Application::create(const QString& databasePath)
 {
+    // The colour theme of Settings (system, light, dark) before any window.
+    applyTheme(themeSetting());
     // A database this user cannot write (a colleague's, on a read-only share)
     // is shown read-only; the window says so (MainWindow::updateStoreNotice).
     auto store = ResultStore::open(databasePath, StoreAccess::ReadOnlyIfNeeded);

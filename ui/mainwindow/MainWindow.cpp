@@ -15,6 +15,7 @@
 #include "ui/mainwindow/RunActions.h"
 #include "core/spec/Rerun.h"
 #include "ui/nodes/NodesView.h"
+#include "ui/notify/RunEndNotifier.h"
 #include "ui/queue/QueueActions.h"
 #include "ui/queue/QueueView.h"
 #include "ui/runs/RunStateStyle.h"
@@ -23,6 +24,7 @@
 #include "ui/runs/RunsFilterProxy.h"
 #include "ui/runs/RunsModel.h"
 #include "ui/runs/StoreReader.h"
+#include "ui/settings/SettingsDialog.h"
 #include "core/runs/RunControl.h"
 #include "core/store/ResultStore.h"
 
@@ -159,6 +161,7 @@ MainWindow::MainWindow(ResultStore* store, RunControl* control, QWidget* parent)
     m_compareLoader->moveToThread(&m_readerThread);
     m_readerThread.start();
 
+    m_notifier = new RunEndNotifier(this);
     createActions();
     createLayout();
     createQueueAndNodes();
@@ -338,6 +341,7 @@ void MainWindow::createLayout()
 
     m_table = new QTableView;
     m_table->setObjectName(QStringLiteral("runsTable"));
+    m_table->setAccessibleName(tr("Runs"));
     m_table->setModel(m_proxy);
     m_table->setSortingEnabled(true);
     m_table->sortByColumn(RunsModel::Started, Qt::DescendingOrder);
@@ -398,6 +402,7 @@ void MainWindow::createLayout()
     m_header->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     m_tabs = new QTabWidget(bottom);
     m_tabs->setObjectName(QStringLiteral("runTabs"));
+    m_tabs->setAccessibleName(tr("Run details"));
     m_console = new ConsoleView;
     m_charts = new MetricChartsPanel;
     // Losses and accuracies first, then the rest.
@@ -416,6 +421,7 @@ void MainWindow::createLayout()
     // a GUI user never looks. Marked beside the header, listed on a click.
     m_notices = new QToolButton(bottom);
     m_notices->setObjectName(QStringLiteral("runNotices"));
+    m_notices->setAccessibleName(tr("Notices of the run"));
     m_notices->setAutoRaise(true);
     m_notices->setToolButtonStyle(Qt::ToolButtonTextOnly);
     m_notices->setVisible(false);
@@ -752,6 +758,8 @@ void MainWindow::scheduleReload()
 
 void MainWindow::onRunsLoaded(const RunRows& rows)
 {
+    for (const RunRow& r : rows)
+        m_notifier->observe(r.run);
     m_model->setRuns(rows);
     m_queueView->setRuns(rows);
     m_nodesView->setRuns(rows);
@@ -764,6 +772,10 @@ void MainWindow::onRunsUpdated(const RunRows& changed, const QList<RunId>& remov
     // node's latest runs) moves with a run's start, node or name, not with
     // each chunk of a live run's metrics.
     bool nodesMoved = !removed.isEmpty();
+    for (const RunRow& r : changed)
+        m_notifier->observe(r.run);
+    for (const RunId id : removed)
+        m_notifier->forget(id);
     for (const RunRow& r : changed) {
         const RunRow* old = m_model->rowData(r.run.id);
         nodesMoved = nodesMoved || !old || old->run.node != r.run.node || old->run.startedAt != r.run.startedAt
@@ -939,6 +951,20 @@ void MainWindow::openArtifacts(RunId run)
     dialog->show();
 }
 
+SettingsDialog* MainWindow::openSettingsDialog()
+{
+    if (!m_settingsDialog) {
+        m_settingsDialog = new SettingsDialog(m_store->location(), !m_store->isReadOnly(), this);
+        m_settingsDialog->setAttribute(Qt::WA_DeleteOnClose);
+        // A policy chosen there shows in the Queue view at once.
+        connect(m_settingsDialog, &SettingsDialog::applied, this, [this] { m_queueView->reloadPolicy(true); });
+    }
+    m_settingsDialog->show();
+    m_settingsDialog->raise();
+    m_settingsDialog->activateWindow();
+    return m_settingsDialog;
+}
+
 void MainWindow::updateStoreNotice()
 {
     const QString file = QFileInfo(m_store->location()).fileName();
@@ -1012,6 +1038,7 @@ void MainWindow::openAggregatedConsole(const QList<RunId>& runs)
 
 void MainWindow::onRunStateChanged(const RunRecord& run)
 {
+    m_notifier->observe(run);
     compareRunChanged(run.id);
     if (m_aggregated)
         m_aggregated->updateRun(run);
@@ -1293,6 +1320,16 @@ void MainWindow::createQueueAndNodes()
     view->addAction(m_runActions->showArchivedAction());
     view->addSeparator();
     view->addAction(m_nodesView->addNodeAction());
+
+    // Tools: the settings that otherwise live in files.
+    QMenu* tools = menuBar()->addMenu(tr("&Tools"));
+    m_settingsAction = new QAction(tr("&Settings…"), this);
+    m_settingsAction->setObjectName(QStringLiteral("settingsAction"));
+    m_settingsAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma));
+    m_settingsAction->setMenuRole(QAction::PreferencesRole);
+    m_settingsAction->setToolTip(tr("Theme, notifications and this database's scheduling policy (Ctrl+,)"));
+    connect(m_settingsAction, &QAction::triggered, this, [this] { openSettingsDialog(); });
+    tools->addAction(m_settingsAction);
 
     // Help last, as on every desktop.
     QMenu* help = menuBar()->addMenu(tr("&Help"));

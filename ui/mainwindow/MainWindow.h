@@ -34,8 +34,10 @@ class QueueView;
 class ResultStore;
 class RunActions;
 class RunControl;
+class RunEndNotifier;
 class RunsFilterBar;
 class RunsModel;
+class SettingsDialog;
 class StoreReader;
 class SubmitDialog;
 
@@ -125,6 +127,13 @@ public:
     // Benchmarks only (tests/bench/bench_gui_rows): every change reloads
     // every run, as before issue #22, to measure beside the row updates.
     void setFullReloads(bool on) { m_fullReloads = on; }
+
+    // Tools > Settings… (Ctrl+,): theme, notifications, this database's
+    // scheduling (SettingsDialog); one at a time, non-modal.
+    SettingsDialog* openSettingsDialog();
+    QAction* settingsAction() const { return m_settingsAction; }
+    // Tells when a run ends (Settings > Notifications).
+    RunEndNotifier* runEndNotifier() const { return m_notifier; }
 
     // Why there is no engine (the service could not be started): shown in
     // the status bar where the nodes' status would be.
@@ -233,6 +242,9 @@ private:
     QDockWidget* m_queueDock = nullptr;
     QDockWidget* m_nodesDock = nullptr;
     QAction* m_resetLayoutAction = nullptr;
+    QAction* m_settingsAction = nullptr;
+    QPointer<SettingsDialog> m_settingsDialog;
+    RunEndNotifier* m_notifier = nullptr;
     bool m_defaultSizesPending = false; // applyDefaultSizes() once shown and laid out
 
     struct QueuedOpen {

@@ -64,6 +64,7 @@ NodesView::NodesView(ResultStore* store, RunControl* engine, QWidget* parent)
 
     m_tree = new QTreeWidget(this);
     m_tree->setObjectName(QStringLiteral("nodesTree"));
+    m_tree->setAccessibleName(tr("Nodes and their GPUs"));
     m_tree->setColumnCount(ColumnCount);
     m_tree->setHeaderLabels(
             {tr("Node / GPU"), tr("Status"), tr("Memory"), tr("Util"), tr("Temp"), tr("Power"), tr("Held by")});

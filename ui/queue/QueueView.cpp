@@ -32,6 +32,7 @@ QueueView::QueueView(RunControl* engine, QString databasePath, QWidget* parent)
     auto* policyLabel = new QLabel(tr("Policy "), bar);
     m_policy = new QComboBox(bar);
     m_policy->setObjectName(QStringLiteral("policyCombo"));
+    m_policy->setAccessibleName(tr("Scheduling policy"));
     m_policy->addItems(queuePolicyNames());
     m_policy->setToolTip(tr("Scheduling policy of this database's queue (%1).\n"
                             "fcfs: strict submission order · priority: higher first, with aging · "
@@ -42,6 +43,7 @@ QueueView::QueueView(RunControl* engine, QString databasePath, QWidget* parent)
     // queue the file names, or one typed in (a spec's `queue:`).
     m_queue = new QComboBox(bar);
     m_queue->setObjectName(QStringLiteral("queueCombo"));
+    m_queue->setAccessibleName(tr("Queue"));
     m_queue->setEditable(true);
     m_queue->addItem(tr("(default)"));
     m_queue->setToolTip(tr("The queue whose policy is shown: (default), or a job spec's queue: name"));
@@ -58,6 +60,7 @@ QueueView::QueueView(RunControl* engine, QString databasePath, QWidget* parent)
 
     m_table = new QTableView(this);
     m_table->setObjectName(QStringLiteral("queueTable"));
+    m_table->setAccessibleName(tr("Waiting runs"));
     m_table->setModel(m_model);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::ExtendedSelection);

@@ -82,12 +82,14 @@ RunsFilterBar::RunsFilterBar(RunsFilterProxy* proxy, QWidget* parent)
 
     m_edit = new QLineEdit(this);
     m_edit->setObjectName(QStringLiteral("runsFilterEdit"));
+    m_edit->setAccessibleName(tr("Filter runs"));
     m_edit->setClearButtonEnabled(true);
     m_edit->setPlaceholderText(tr("Filter runs, e.g. lr < 1e-3 and tag:baseline"));
     m_edit->setToolTip(syntaxHelp());
 
     m_savedCombo = new QComboBox(this);
     m_savedCombo->setObjectName(QStringLiteral("savedQueriesCombo"));
+    m_savedCombo->setAccessibleName(tr("Saved queries"));
     m_savedCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     m_savedCombo->setToolTip(tr("Saved queries"));
     m_saveButton = new QToolButton(this);

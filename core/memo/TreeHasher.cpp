@@ -250,7 +250,8 @@ Result<QString> TreeHasher::readAndHash(const QString& abs, Stat* statAtOpen, bo
     return QString::fromLatin1(h.result().toHex());
 }
 
-Result<TreeHash> TreeHasher::hashTree(const QString& root, bool honourGitIgnore)
+Result<TreeHash> TreeHasher::hashTree(
+        const QString& root, bool honourGitIgnore, const std::function<bool(const QString& rel)>& leaveOut)
 {
     const auto scan = scanWorkdirTree(root, honourGitIgnore);
     if (!scan)
@@ -266,6 +267,8 @@ Result<TreeHash> TreeHasher::hashTree(const QString& root, bool honourGitIgnore)
     QList<Fresh> fresh;
     QStringList touched;
     for (const WorkdirFile& f : scan->files) {
+        if (leaveOut && leaveOut(f.rel))
+            continue;
         const QString abs = scan->root + u'/' + f.rel;
         const Stat seen{f.size, f.mtimeNs, f.ctimeNs, f.inode, f.device};
         FileDigest d{f.rel, (f.mode & 0111) ? FileDigest::Kind::Executable : FileDigest::Kind::File, f.size, {}};
@@ -290,6 +293,8 @@ Result<TreeHash> TreeHasher::hashTree(const QString& root, bool honourGitIgnore)
         out.files.append(d);
     }
     for (const WorkdirLink& l : scan->links) {
+        if (leaveOut && leaveOut(l.rel))
+            continue;
         const QByteArray text = QFile::encodeName(l.target);
         out.files.append(FileDigest{l.rel, FileDigest::Kind::Link, text.size(),
                 QString::fromLatin1(QCryptographicHash::hash(text, QCryptographicHash::Sha256).toHex())});

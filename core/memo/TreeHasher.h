@@ -87,7 +87,13 @@ public:
 
     // The files of the tree at `root` as workdir sync selects them (or, with
     // `honourGitIgnore` false, every file but .git/: an input folder).
-    Result<TreeHash> hashTree(const QString& root, bool honourGitIgnore = true);
+    // `leaveOut(rel)` true: that file or link is neither opened nor listed
+    // (the caller's own files in the tree: an SQLite database this process
+    // holds open must never be opened and closed again here, as closing any
+    // descriptor of it drops the process's POSIX locks on it; sqlite.org
+    // "How To Corrupt An SQLite Database File", 2.2.1).
+    Result<TreeHash> hashTree(const QString& root, bool honourGitIgnore = true,
+            const std::function<bool(const QString& rel)>& leaveOut = {});
     // One file or folder given as a step's input: a file (or a link, by its
     // text) as hashTree() hashes one, with `path` as given; a folder as
     // Kind::Directory, sha256 = the digest of hashTree(path, false), size its

@@ -1,15 +1,22 @@
 #include "PipelineRunner.h"
 
 #include "core/common/Paths.h"
+#include "core/memo/MemoExplain.h"
+#include "core/memo/MemoStore.h"
+#include "core/memo/TreeHasher.h"
+#include "core/store/RunNotice.h"
 #include "core/runs/RunEngine.h"
 #include "core/store/ResultStore.h"
 
 #include <QDateTime>
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QLoggingCategory>
 #include <QPointer>
+#include <QRegularExpression>
+#include <QSet>
 
 #include <cmath>
 
@@ -17,12 +24,37 @@ Q_LOGGING_CATEGORY(lcPipeline, "trainyard.pipeline")
 
 namespace ty::pipeline {
 
+namespace {
+// A workdir-relative glob as artifacts are written: `**` any folders, `*`
+// and `?` within one name.
+QRegularExpression globPattern(const QString& glob)
+{
+    QString re;
+    for (qsizetype i = 0; i < glob.size(); ++i) {
+        const QChar ch = glob.at(i);
+        if (ch == u'*' && i + 1 < glob.size() && glob.at(i + 1) == u'*') {
+            re += QStringLiteral(".*");
+            ++i;
+        } else if (ch == u'*') {
+            re += QStringLiteral("[^/]*");
+        } else if (ch == u'?') {
+            re += QStringLiteral("[^/]");
+        } else {
+            re += QRegularExpression::escape(QString(ch));
+        }
+    }
+    return QRegularExpression(QRegularExpression::anchoredPattern(re));
+}
+} // namespace
+
 struct PipelineRunner::Active {
     qint64 id = 0;
     PipelineProgress progress;
     QString node;
     qint64 createdMs = 0;
     qint64 endedMs = 0;
+    QHash<int, MemoComponents> memo; // instance -> the key's components, for a memoized step's run
+    QHash<int, QString> digests;     // instance -> what later steps' keys take of it (its key, or its outputs' digest)
 };
 
 PipelineRunner::PipelineRunner(RunEngine* engine, ResultStore* store, QString databasePath, QObject* parent)
@@ -30,6 +62,7 @@ PipelineRunner::PipelineRunner(RunEngine* engine, ResultStore* store, QString da
     , m_engine(engine)
     , m_store(store)
     , m_databasePath(std::move(databasePath))
+    , m_hasher(std::make_unique<TreeHasher>())
 {
     connect(m_engine, &RunEngine::runStateChanged, this, &PipelineRunner::onRunState);
 }
@@ -109,6 +142,17 @@ void PipelineRunner::launch(Active& p, int instance)
         if (!o.file.isEmpty() && !job->artifacts.contains(o.file))
             job->artifacts << o.file;
     job->yaml = toYaml(*job); // what the run records (and its artifacts are listed from)
+    QString whyRun;
+    if (step.memoize.enabled) {
+        auto c = memoComponents(p, instance, *job);
+        if (!c) {
+            whyRun = QStringLiteral("memoization: no key (%1); the step runs").arg(c.error().message);
+        } else {
+            if (tryMemoHit(p, instance, *c, &whyRun))
+                return;
+            p.memo.insert(instance, *c);
+        }
+    }
     const auto run = m_engine->submit(*job, p.node);
     if (!run) {
         p.progress.setEnded(instance, StepState::Failed, QStringLiteral("cannot submit: ") + run.error().message);
@@ -116,6 +160,8 @@ void PipelineRunner::launch(Active& p, int instance)
     }
     p.progress.setRunning(instance, *run);
     m_byRun.insert(*run, {p.id, instance});
+    if (!whyRun.isEmpty())
+        m_store->addNotice(RunNotice{*run, {}, whyRun});
     qCInfo(lcPipeline).noquote()
             << QStringLiteral("pipeline %1: %2 is run %3").arg(p.id).arg(p.progress.instanceName(instance)).arg(*run);
 }
@@ -198,6 +244,8 @@ void PipelineRunner::collect(qint64 id, int instance, const RunRecord& run)
             if (!v.isEmpty())
                 outputs.insert(QStringLiteral("metrics.%1.%2").arg(key, how), v);
         }
+        if (const auto it = m_pipelines.find(id); it != m_pipelines.end())
+            writeMemoEntry(*it->second, instance, run.id, dir, outputs);
         finishStep(id, instance, StepState::Succeeded, {}, outputs);
     };
     bool needsFiles = false;
@@ -228,11 +276,168 @@ void PipelineRunner::finishStep(
         return;
     Active& p = *it->second;
     p.progress.setEnded(instance, state, reason, outputs);
+    // What later steps' keys take of this one: its own key when memoized,
+    // else a digest of its output params.
+    if (state == StepState::Succeeded) {
+        QString digest = p.memo.contains(instance) ? memoKey(p.memo.value(instance)) : QString();
+        if (digest.isEmpty()) {
+            QStringList parts;
+            for (auto o = outputs.cbegin(); o != outputs.cend(); ++o)
+                parts << o.key() + u'=' + o.value();
+            digest = QStringLiteral("outputs:") + parts.join(u'\n');
+        }
+        p.digests.insert(instance, digest);
+    }
     qCInfo(lcPipeline).noquote() << QStringLiteral("pipeline %1: %2 %3%4")
                                             .arg(id)
                                             .arg(p.progress.instanceName(instance), stepStateName(state),
                                                     reason.isEmpty() ? QString() : QStringLiteral(": ") + reason);
     advance(p);
+}
+
+Result<MemoComponents> PipelineRunner::memoComponents(const Active& p, int instance, const JobSpec& job)
+{
+    const StepInstance& inst = p.progress.instances().at(instance);
+    const StepSpec& step = p.progress.spec().steps.at(inst.step);
+    MemoComponents c;
+    c.step = step.name;
+    c.command = job.shellCommand ? job.argv.last() : QString();
+    c.argv = job.argv;
+    c.env = job.env;
+    c.params = job.params;
+    c.gpuType = job.resources.gpuType;
+    c.gpuCount = job.resources.gpus;
+    c.keyExtra = step.memoize.keyExtra;
+    // The step's code: its workdir as this machine sees it (the local node's,
+    // or the one a sync would upload).
+    if (QFileInfo(job.workdir).isDir()) {
+        // What the pipeline's steps write there (outputs of earlier runs) is
+        // not code: it is keyed through the upstream steps instead. Nor is
+        // the result database when it lies in the workdir (it must not even
+        // be opened: TreeHasher::hashTree), nor the pipeline file.
+        QList<QRegularExpression> outputs;
+        for (const StepSpec& s : p.progress.spec().steps)
+            for (const QString& glob : s.outputGlobs)
+                outputs << globPattern(glob);
+        const QString root = QDir(job.workdir).canonicalPath() + u'/';
+        const QString db = QFileInfo(m_databasePath).absoluteFilePath();
+        const QString dbCanonical = QFileInfo(QFileInfo(m_databasePath).absolutePath()).canonicalFilePath() + u'/'
+                + QFileInfo(m_databasePath).fileName();
+        // The pipeline's own files: what they say of a step is in its
+        // resolved command, env and params already.
+        QSet<QString> specFiles;
+        for (const QString& f : QStringList{p.progress.spec().sourcePath} + p.progress.spec().usedFiles.keys())
+            if (!f.isEmpty())
+                specFiles << QFileInfo(f).canonicalFilePath();
+        auto tree = m_hasher->hashTree(job.workdir, true, [&](const QString& rel) {
+            const QString abs = root + rel;
+            if (abs.startsWith(db) || abs.startsWith(dbCanonical))
+                return true; // the database, its -wal/-shm/-journal, <db>.runs/, its locks
+            if (specFiles.contains(abs))
+                return true;
+            return std::any_of(outputs.cbegin(), outputs.cend(),
+                    [&](const QRegularExpression& re) { return re.match(rel).hasMatch(); });
+        });
+        if (!tree)
+            return std::unexpected(tree.error());
+        c.codeFiles = tree->files;
+    }
+    for (int i = 0; i < p.progress.instances().size(); ++i) {
+        const StepInstance& up = p.progress.instances().at(i);
+        const QString name = p.progress.spec().steps.at(up.step).name;
+        if (!step.upstream.contains(name))
+            continue;
+        QString& d = c.upstream[name];
+        d += p.digests.value(i, stepStateName(up.state)); // fan-out: every instance's, in item order
+    }
+    return applyIgnore(c, step.memoize.ignore);
+}
+
+bool PipelineRunner::tryMemoHit(Active& p, int instance, const MemoComponents& c, QString* why)
+{
+    const StepSpec& step = p.progress.spec().steps.at(p.progress.instances().at(instance).step);
+    const QString key = memoKey(c);
+    MemoStore memo(*m_store);
+    const auto entry = memo.get(key);
+    if (!entry) {
+        *why = QStringLiteral("memoization: cannot read the cache (%1); the step runs").arg(entry.error().message);
+        return false;
+    }
+    if (!*entry) {
+        // A miss: say what differs from the newest entry of this step.
+        const auto newest = memo.newest(p.progress.spec().name, step.name);
+        const QStringList reasons = explainMiss(
+                newest && *newest ? std::optional<MemoComponents>((*newest)->components) : std::nullopt, c);
+        *why = QStringLiteral("ran because: %1")
+                       .arg(reasons.isEmpty() ? QStringLiteral("no entry") : reasons.join(u"; "));
+        return false;
+    }
+    const MemoEntry& e = **entry;
+    const QString outputsDir = runDataDir(m_databasePath, e.run) + QStringLiteral("/outputs");
+    MemoLookupRequest req;
+    req.createdMs = e.created.toMSecsSinceEpoch();
+    req.outputs = e.outputs;
+    req.nowMs = QDateTime::currentMSecsSinceEpoch();
+    if (step.memoize.maxAgeSec)
+        req.maxAgeMs = *step.memoize.maxAgeSec * 1000;
+    req.alwaysRun = step.alwaysRun;
+    req.currentOutput = [&](const MemoOutput& o) -> Result<std::optional<FileDigest>> {
+        const QString path = QDir(outputsDir).filePath(o.path);
+        if (!QFileInfo::exists(path))
+            return std::optional<FileDigest>();
+        auto d = m_hasher->hashInput(path);
+        if (!d)
+            return std::unexpected(d.error());
+        return std::optional<FileDigest>(*d);
+    };
+    const MemoDecision decision = decideMemo(req);
+    if (!decision.hit) {
+        if (decision.evict)
+            (void)memo.remove(key);
+        *why = QStringLiteral("ran because: %1").arg(decision.reasons.join(u"; "));
+        return false;
+    }
+    (void)memo.recordHit(key, 0, p.progress.spec().name);
+    p.digests.insert(instance, key);
+    p.progress.setEnded(instance, StepState::Cached,
+            QStringLiteral("reused run %1 (key %2, made %3)")
+                    .arg(e.run)
+                    .arg(key.left(12), e.created.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm"))),
+            e.outputParams);
+    qCInfo(lcPipeline).noquote() << QStringLiteral("pipeline %1: %2 cached (run %3)")
+                                            .arg(p.id)
+                                            .arg(p.progress.instanceName(instance))
+                                            .arg(e.run);
+    return true;
+}
+
+void PipelineRunner::writeMemoEntry(
+        const Active& p, int instance, RunId run, const QString& outputsDir, const QMap<QString, QString>& outputs)
+{
+    if (!p.memo.contains(instance))
+        return;
+    const StepSpec& step = p.progress.spec().steps.at(p.progress.instances().at(instance).step);
+    MemoEntry e;
+    e.pipeline = p.progress.spec().name;
+    e.step = step.name;
+    e.components = p.memo.value(instance);
+    e.run = run;
+    e.outputParams = outputs;
+    // The outputs as copied into the result store, each with its content hash.
+    if (QFileInfo(outputsDir).isDir()) {
+        auto tree = m_hasher->hashTree(outputsDir, false);
+        if (!tree) {
+            m_store->addNotice(RunNotice{run, {},
+                    QStringLiteral("memoization: the outputs could not be hashed (%1); nothing was cached")
+                            .arg(tree.error().message)});
+            return;
+        }
+        for (const FileDigest& f : tree->files)
+            if (f.kind == FileDigest::Kind::File || f.kind == FileDigest::Kind::Executable)
+                e.outputs << MemoOutput{f.path, f.size, f.sha256};
+    }
+    if (auto put = MemoStore(*m_store).put(e); !put)
+        m_store->addNotice(RunNotice{run, {}, QStringLiteral("memoization: not cached: %1").arg(put.error().message)});
 }
 
 QString PipelineRunner::aggregate(RunId run, const QString& key, const QString& how) const

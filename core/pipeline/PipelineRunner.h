@@ -2,6 +2,7 @@
 
 #include "core/common/Result.h"
 #include "core/common/Run.h"
+#include "core/memo/MemoKey.h"
 #include "core/pipeline/PipelineProgress.h"
 
 #include <QHash>
@@ -11,6 +12,8 @@
 #include <memory>
 
 namespace ty {
+class TreeHasher;
+struct JobSpec;
 class RunEngine;
 class ResultStore;
 } // namespace ty
@@ -30,6 +33,18 @@ namespace ty::pipeline {
 // run's metrics in the result database, and metrics later steps reference
 // are computed the same way. A run ending as `unknown` (node unreachable)
 // is not an ending: the step waits for the run's real one.
+//
+// Memoization (a step with `memoize`, core/memo): before a step is
+// submitted its key is computed (its resolved command, env, params, GPU
+// type and count, the content of its workdir, its upstream steps' digests,
+// key_extra, minus `ignore`). An entry of that key whose recorded outputs
+// still exist in the result store with their hashes, and younger than
+// max_age, is a hit: the step ends `cached` with the entry's output params,
+// no run is made, and the hit is recorded. Otherwise the run is made with a
+// notice saying why (MemoExplain: "train.py changed; param lr 0.01 ->
+// 0.001"), and when it succeeds an entry is written with its outputs'
+// content hashes. An expired entry, or one whose outputs are gone or
+// changed, is evicted.
 //
 // Thread: the engine's (every call and signal).
 class PipelineRunner : public QObject {
@@ -68,6 +83,13 @@ private:
             qint64 id, int instance, StepState state, const QString& reason, const QMap<QString, QString>& outputs);
     QString aggregate(RunId run, const QString& key, const QString& how) const;
     void announce(const Active& p);
+    // The memo key's components of a step about to run, or an error (its
+    // workdir cannot be hashed).
+    Result<MemoComponents> memoComponents(const Active& p, int instance, const JobSpec& job);
+    // Tries a memoized result: true when the instance ended cached.
+    bool tryMemoHit(Active& p, int instance, const MemoComponents& c, QString* why);
+    void writeMemoEntry(
+            const Active& p, int instance, RunId run, const QString& outputsDir, const QMap<QString, QString>& outputs);
 
     RunEngine* m_engine;
     ResultStore* m_store;
@@ -75,6 +97,7 @@ private:
     qint64 m_nextId = 1;
     std::map<qint64, std::unique_ptr<Active>> m_pipelines;
     QHash<RunId, std::pair<qint64, int>> m_byRun; // run -> pipeline, instance
+    std::unique_ptr<TreeHasher> m_hasher;         // workdirs and outputs (its cache is per user)
 };
 
 } // namespace ty::pipeline

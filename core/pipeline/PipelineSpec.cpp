@@ -181,7 +181,7 @@ public:
         checkReferences(spec);
         checkCycles(spec);
         for (int i = 0; i < spec.steps.size(); ++i)
-            tryInstantiate(spec, spec.steps.at(i), m_stepNodes.at(i));
+            tryInstantiate(spec, spec.steps[i], m_stepNodes.at(i));
         spec.usedFiles = m_usedFiles;
         return spec;
     }
@@ -559,7 +559,7 @@ private:
     }
 
     // Each step's job spec with stand-in values: errors in it surface at submit.
-    void tryInstantiate(const PipelineSpec& spec, const StepSpec& step, const YAML::Node& node)
+    void tryInstantiate(const PipelineSpec& spec, StepSpec& step, const YAML::Node& node)
     {
         QMap<QString, QString> values, params;
         for (const Reference& r : step.references) {
@@ -588,6 +588,10 @@ private:
                         node.Mark()};
             throw SpecError{job.error().message, YAML::Mark::null_mark()};
         }
+        step.outputGlobs = job->artifacts;
+        for (const OutputParamSpec& o : step.outputParams)
+            if (!o.file.isEmpty() && !step.outputGlobs.contains(o.file))
+                step.outputGlobs << o.file;
     }
 
     QString m_origin;

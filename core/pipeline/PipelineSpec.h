@@ -74,6 +74,10 @@ struct StepSpec {
     QList<OutputParamSpec> outputParams;
     QStringList upstream;        // every step this one waits for: depends, conditions' and placeholders' steps
     QList<Reference> references; // every reference of command and `when`, once each
+    // What the step writes for others: its job spec's `artifacts` globs and
+    // its output params' files (relative to its workdir). Memoization leaves
+    // them out of a workdir's code hash: they are outputs, not code.
+    QStringList outputGlobs;
     StepJob job;
 };
 

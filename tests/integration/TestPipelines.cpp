@@ -2,6 +2,7 @@
 // trainyardd, the real agent, and steps that are real runs.
 #include "tests/support/TestSupport.h"
 #include "core/store/ResultStore.h"
+#include "core/store/RunNotice.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -208,6 +209,106 @@ private Q_SLOTS:
             QVERIFY(store);
             QCOMPARE((*store)->runs().size(), 0);
         }
+    }
+
+    void memoizedStepsAreReusedExplainedAndChecked()
+    {
+        const QString dir = m_dir->filePath(QStringLiteral("m"));
+        writeFile(QStringLiteral("m/make.sh"), "mkdir -p out && echo \"$1\" > out/result.txt && echo made\n");
+        writeFile(QStringLiteral("m/pipe.yaml"),
+                "name: memo\n"
+                "params: {lr: '0.01'}\n"
+                "memoize: {max_age: 1h}\n"
+                "steps:\n"
+                "  - name: make\n"
+                "    command: [/bin/sh, make.sh, '{{params.lr}}']\n"
+                "    artifacts: [out/result.txt]\n"
+                "    outputs: {params: {result: out/result.txt}}\n"
+                "  - name: use\n"
+                "    depends: [make]\n"
+                "    command: 'echo using {{steps.make.outputs.result}}'\n"
+                "    env: {LOG_LEVEL: info}\n"
+                "    memoize: {ignore: [LOG_LEVEL]}\n");
+        const QString pipe = dir + QStringLiteral("/pipe.yaml");
+        const auto submit = [&](const QStringList& extra) {
+            const Outcome r = ctl(QStringList{QStringLiteral("pipeline"), QStringLiteral("submit"), pipe,
+                                          QStringLiteral("--follow"), QStringLiteral("--json")}
+                    + extra);
+            if (r.exitCode != 0)
+                qWarning("%s", r.err.constData());
+            return QJsonDocument::fromJson(r.out).object();
+        };
+        const auto state = [&](const QJsonObject& p, const char* step) {
+            return stepNamed(p, QLatin1String(step)).value(QStringLiteral("state")).toString();
+        };
+        const auto noticesOf = [&](const QJsonObject& p, const char* step) {
+            auto store = ResultStore::open(dbPath());
+            QStringList texts;
+            for (const RunNotice& n :
+                    (*store)->notices(stepNamed(p, QLatin1String(step)).value(QStringLiteral("run")).toInteger()))
+                texts << n.text;
+            return texts.join(u'|');
+        };
+
+        QJsonObject p = submit({});
+        QCOMPARE(state(p, "make"), QStringLiteral("succeeded"));
+        QCOMPARE(state(p, "use"), QStringLiteral("succeeded"));
+        QVERIFY2(noticesOf(p, "make").contains(QStringLiteral("ran because: no earlier entry for step make")),
+                qPrintable(noticesOf(p, "make")));
+        const qint64 makeRun = stepNamed(p, "make").value(QStringLiteral("run")).toInteger();
+
+        // Unchanged: both reused, no run made, the output param as recorded.
+        p = submit({});
+        QCOMPARE(state(p, "make"), QStringLiteral("cached"));
+        QVERIFY2(state(p, "use") == QStringLiteral("cached"), qPrintable(noticesOf(p, "use")));
+        QCOMPARE(stepNamed(p, "make")
+                         .value(QStringLiteral("outputs"))
+                         .toObject()
+                         .value(QStringLiteral("outputs.result")),
+                QJsonValue(QStringLiteral("0.01")));
+        QVERIFY(stepNamed(p, "make")
+                        .value(QStringLiteral("reason"))
+                        .toString()
+                        .startsWith(QStringLiteral("reused run %1").arg(makeRun)));
+        {
+            auto store = ResultStore::open(dbPath());
+            QCOMPARE((*store)->runs().size(), 2);
+        }
+
+        // An ignored variable changes nothing; a param reruns make and, through
+        // make's key, use; each run says why.
+        QFile f(pipe);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray text = f.readAll();
+        f.close();
+        writeFile(QStringLiteral("m/pipe.yaml"), QByteArray(text).replace("LOG_LEVEL: info", "LOG_LEVEL: debug"));
+        p = submit({});
+        QVERIFY2(state(p, "use") == QStringLiteral("cached"), qPrintable(noticesOf(p, "use")));
+        p = submit({QStringLiteral("--param"), QStringLiteral("lr=0.02")});
+        QCOMPARE(state(p, "make"), QStringLiteral("succeeded"));
+        QVERIFY2(noticesOf(p, "make").contains(QStringLiteral("param lr 0.01 -> 0.02")),
+                qPrintable(noticesOf(p, "make")));
+        QCOMPARE(state(p, "use"), QStringLiteral("succeeded"));
+        QVERIFY2(
+                noticesOf(p, "use").contains(QStringLiteral("upstream make changed")), qPrintable(noticesOf(p, "use")));
+
+        // The code changed: the step's workdir content is in its key.
+        writeFile(QStringLiteral("m/make.sh"), "mkdir -p out && echo \"$1\" > out/result.txt && echo made again\n");
+        p = submit({});
+        QCOMPARE(state(p, "make"), QStringLiteral("succeeded"));
+        QVERIFY2(noticesOf(p, "make").contains(QStringLiteral("make.sh changed")), qPrintable(noticesOf(p, "make")));
+        const qint64 newMakeRun = stepNamed(p, "make").value(QStringLiteral("run")).toInteger();
+
+        // A cached output changed in the result store: not trusted, evicted, run again (kfp#7939).
+        test::writeFile(dbPath() + QStringLiteral(".runs/%1/outputs/out/result.txt").arg(newMakeRun), "tampered\n");
+        p = submit({});
+        QCOMPARE(state(p, "make"), QStringLiteral("succeeded"));
+        QVERIFY2(noticesOf(p, "make").contains(QStringLiteral("out/result.txt")), qPrintable(noticesOf(p, "make")));
+        QCOMPARE(stepNamed(p, "make")
+                         .value(QStringLiteral("outputs"))
+                         .toObject()
+                         .value(QStringLiteral("outputs.result")),
+                QJsonValue(QStringLiteral("0.01")));
     }
 
     void digitsPipelineTrainsAndEvaluates()

@@ -5,7 +5,7 @@ set(include_args)
 if(NAME STREQUAL "trainyardctl")
   set(inc "[COMMANDS]\n")
   foreach(c validate submit ls show artifacts logs cancel metrics rm rename tag note archive rerun import
-            queue hold priority policy daemon node)
+            queue hold priority policy daemon node pipeline cache)
     execute_process(COMMAND ${BINARY} help ${c} OUTPUT_VARIABLE h RESULT_VARIABLE rc)
     if(NOT rc EQUAL 0)
       message(FATAL_ERROR "${BINARY} help ${c} failed")

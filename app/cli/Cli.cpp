@@ -11,6 +11,7 @@
 #include "SubmitCommands.h"
 #include "ValidateCommand.h"
 #include "ArtifactsCommand.h"
+#include "CacheCommand.h"
 #include "DaemonCommands.h"
 #include "MetricsCommand.h"
 #include "NodeCommands.h"
@@ -233,6 +234,12 @@ DatabaseUse pipelineUse(const QStringList& args)
     return args.front() == u"submit" ? DatabaseUse::Creates : DatabaseUse::Changes;
 }
 
+// cache ls / explain only read; rm changes the database (through the service).
+DatabaseUse cacheUse(const QStringList& args)
+{
+    return !args.isEmpty() && args.front() == u"rm" ? DatabaseUse::Changes : DatabaseUse::Reads;
+}
+
 template <int (*F)(Context&, const QStringList&)> int plain(Context& ctx, const QString&, const QStringList& args)
 {
     return F(ctx, args);
@@ -269,6 +276,7 @@ const Command kCommands[] = {
         {u"policy", creates, plain<cmdPolicy>},
         {u"node", nodeUse, plain<cmdNode>},
         {u"pipeline", pipelineUse, plain<cmdPipeline>},
+        {u"cache", cacheUse, plain<cmdCache>},
 };
 
 } // namespace

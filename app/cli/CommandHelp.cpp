@@ -89,6 +89,15 @@ const CommandEntry kCommands[] = {
                         {"--node N", "submit: run every step on node N"},
                         {"--follow", "submit: print each step's changes and exit with the pipeline's status"},
                         {"--json", "the pipeline (or the list) as JSON"}}},
+        {"cache",
+                "cache ls [--pipeline P] [--step S] [--json] | cache explain STEP [--pipeline P] [--json] | "
+                "cache rm KEY | --step S [--pipeline P] | --all | --older-than DURATION | --max-size SIZE",
+                "Memoized pipeline steps: list the entries, explain a step (its newest entry and why its last run "
+                "ran), remove entries or evict them by age or total output size.",
+                {{"--pipeline P", "only pipeline P's entries"}, {"--step S", "only step S's entries"},
+                        {"--older-than DURATION", "rm: entries made at least DURATION ago (30m, 7d)"},
+                        {"--max-size SIZE", "rm: the oldest entries until the rest's outputs total at most SIZE"},
+                        {"--all", "rm: every entry"}, {"--json", "one JSON document on stdout"}}},
 };
 
 const char* aliasOf(const QString& command)

@@ -1,7 +1,9 @@
 #include "PipelineOps.h"
 
+#include "core/memo/MemoStore.h"
 #include "core/pipeline/PipelineRunner.h"
 
+#include <QDateTime>
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -15,8 +17,10 @@ QString str(const QJsonObject& o, const char* key)
 }
 } // namespace
 
-PipelineOps::PipelineOps(pipeline::PipelineRunner* runner, std::function<void(const QString&)> connectNode)
+PipelineOps::PipelineOps(
+        pipeline::PipelineRunner* runner, ResultStore* store, std::function<void(const QString&)> connectNode)
     : m_runner(runner)
+    , m_store(store)
     , m_connectNode(std::move(connectNode))
 { }
 
@@ -28,6 +32,8 @@ std::optional<PipelineOps::Answer> PipelineOps::handle(const QString& op, const 
         return cancel(request);
     if (op == u"pipelines")
         return list(request);
+    if (op == u"memo_rm")
+        return removeMemo(request);
     return std::nullopt;
 }
 
@@ -76,6 +82,47 @@ PipelineOps::Answer PipelineOps::list(const QJsonObject& request)
     if (!one.isUndefined() && out.isEmpty())
         return {{}, QStringLiteral("no_such_pipeline"), QStringLiteral("no pipeline %1").arg(one.toInteger())};
     return {{{QStringLiteral("pipelines"), out}}, {}, {}};
+}
+
+PipelineOps::Answer PipelineOps::removeMemo(const QJsonObject& request)
+{
+    MemoStore memo(*m_store);
+    Result<QStringList> removed;
+    if (request.contains(QStringLiteral("key"))) {
+        const QString key = str(request, "key");
+        // A prefix of at least 8 hex digits names one entry, as git's short ids do.
+        QStringList matches;
+        if (key.size() >= 8)
+            for (const MemoEntry& e : memo.list({std::nullopt, std::nullopt, -1, false}))
+                if (e.key.startsWith(key))
+                    matches << e.key;
+        if (matches.size() > 1)
+            return {{}, QStringLiteral("invalid_input"),
+                    QStringLiteral("'%1' names %2 cache entries: give more of the key").arg(key).arg(matches.size())};
+        if (matches.isEmpty())
+            return {{}, QStringLiteral("no_such_memo"), QStringLiteral("no cache entry with key '%1'").arg(key)};
+        removed = memo.remove(matches.front());
+    } else if (request.contains(QStringLiteral("step"))) {
+        removed = memo.removeStep(str(request, "pipeline"), str(request, "step"));
+    } else if (request.value(QStringLiteral("all")).toBool()) {
+        removed = memo.removeAll();
+    } else if (request.contains(QStringLiteral("older_than_s"))) {
+        const qint64 s = request.value(QStringLiteral("older_than_s")).toInteger();
+        if (s <= 0)
+            return {{}, QStringLiteral("invalid_input"), QStringLiteral("older_than_s must be more than 0")};
+        removed = memo.evictOlderThan(s * 1000, QDateTime::currentDateTimeUtc());
+    } else if (request.contains(QStringLiteral("max_bytes"))) {
+        const qint64 bytes = request.value(QStringLiteral("max_bytes")).toInteger();
+        if (bytes < 0)
+            return {{}, QStringLiteral("invalid_input"), QStringLiteral("max_bytes must be 0 or more")};
+        removed = memo.evictToSize(bytes);
+    } else {
+        return {{}, QStringLiteral("invalid_input"),
+                QStringLiteral("memo_rm needs key, step, all, older_than_s or max_bytes")};
+    }
+    if (!removed)
+        return {{}, QStringLiteral("storage"), removed.error().message};
+    return {{{QStringLiteral("removed"), QJsonArray::fromStringList(*removed)}}, {}, {}};
 }
 
 } // namespace ty::service

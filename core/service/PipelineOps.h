@@ -6,6 +6,10 @@
 #include <functional>
 #include <optional>
 
+namespace ty {
+class ResultStore;
+}
+
 namespace ty::pipeline {
 class PipelineRunner;
 }
@@ -13,7 +17,8 @@ class PipelineRunner;
 namespace ty::service {
 
 // The service's pipeline requests (PROTOCOL.md: pipeline_submit,
-// pipeline_cancel, pipelines), answered from the PipelineRunner. Kept out of
+// pipeline_cancel, pipelines, memo_rm), answered from the PipelineRunner and
+// the memoization entries of the result database (core/memo MemoStore). Kept out of
 // ServiceServer, which only routes them here. Thread: the engine's.
 class PipelineOps {
 public:
@@ -24,7 +29,8 @@ public:
     };
 
     // `connectNode` is called with a node a request names before it is used.
-    PipelineOps(pipeline::PipelineRunner* runner, std::function<void(const QString& node)> connectNode);
+    PipelineOps(
+            pipeline::PipelineRunner* runner, ResultStore* store, std::function<void(const QString& node)> connectNode);
 
     // The answer to a pipeline request; nullopt for any other op.
     std::optional<Answer> handle(const QString& op, const QJsonObject& request);
@@ -33,8 +39,10 @@ private:
     Answer submit(const QJsonObject& request);
     Answer cancel(const QJsonObject& request);
     Answer list(const QJsonObject& request);
+    Answer removeMemo(const QJsonObject& request);
 
     pipeline::PipelineRunner* m_runner;
+    ResultStore* m_store;
     std::function<void(const QString&)> m_connectNode;
 };
 

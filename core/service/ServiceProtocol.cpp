@@ -348,7 +348,7 @@ QString replyKind(const Error& error, const QString& notFound, const QString& un
 
 ErrorKind errorKindOfReply(const QString& kind)
 {
-    if (kind == u"no_such_run" || kind == u"no_such_node" || kind == u"no_such_pipeline")
+    if (kind == u"no_such_run" || kind == u"no_such_node" || kind == u"no_such_pipeline" || kind == u"no_such_memo")
         return ErrorKind::NotFound;
     return errorKindFromName(kind); // invalid_input, storage, version
 }

@@ -74,7 +74,7 @@ struct ServiceServer::Client {
 
 void ServiceServer::setPipelines(pipeline::PipelineRunner* runner)
 {
-    m_pipelineOps = std::make_unique<PipelineOps>(runner, [this](const QString& node) {
+    m_pipelineOps = std::make_unique<PipelineOps>(runner, m_store, [this](const QString& node) {
         if (m_nodeResolver)
             m_nodeResolver(node);
     });

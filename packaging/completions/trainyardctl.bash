@@ -15,7 +15,7 @@ _trainyardctl()
     local cur=${COMP_WORDS[COMP_CWORD]} prev=""
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
     local commands="validate submit ls show artifacts logs cancel metrics rm rename tag note archive unarchive
-                    rerun import queue hold release priority top policy daemon node help"
+                    rerun import queue hold release priority top policy daemon node pipeline cache help"
     # --db PATH (anywhere) is passed on to the look-ups below.
     local db=() cmd="" sub="" i
     for ((i = 1; i < COMP_CWORD; i++)); do
@@ -32,7 +32,7 @@ _trainyardctl()
         --node)
             COMPREPLY=($(compgen -W "$(trainyardctl "${db[@]}" node ls --json 2>/dev/null | _trainyardctl_json_field name)" -- "$cur"))
             return ;;
-        --grace|--lines|--key|--param|--queue|--host|--user|--port|--label) return ;;
+        --grace|--lines|--key|--param|--queue|--host|--user|--port|--label|--pipeline|--step|--older-than|--max-size) return ;;
     esac
     if [[ -z $cmd ]]; then
         if [[ $cur == -* ]]; then
@@ -55,6 +55,8 @@ _trainyardctl()
         policy) opts="--queue --json" ;;
         daemon) opts="--json --persist --lines" ;;
         node) opts="--host --user --port --identity --agent-path --label --accept-new-host-key --json --force" ;;
+        pipeline) opts="--param --node --follow --json" ;;
+        cache) opts="--pipeline --step --json --all --older-than --max-size" ;;
     esac
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$opts --help --db" -- "$cur"))
@@ -85,6 +87,17 @@ _trainyardctl()
                 COMPREPLY=($(compgen -f -- "$cur"))
             fi
             ;;
+        pipeline)
+            if [[ -z $sub ]]; then
+                COMPREPLY=($(compgen -W "submit ls show cancel" -- "$cur"))
+            elif [[ $sub == submit ]]; then
+                local IFS=$'\n'
+                COMPREPLY=($(compgen -d -S / -- "$cur") $(compgen -f -- "$cur" | grep -E '\.(yaml|yml)$'))
+                compopt -o nospace 2>/dev/null
+                [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} != */ ]] && compopt +o nospace 2>/dev/null
+            fi
+            ;;
+        cache) [[ -z $sub ]] && COMPREPLY=($(compgen -W "ls explain rm" -- "$cur")) ;;
         ls) ;;
         *)
             # The commands taking RUN: ids and names of the stored runs

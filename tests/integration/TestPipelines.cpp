@@ -309,6 +309,32 @@ private Q_SLOTS:
                          .toObject()
                          .value(QStringLiteral("outputs.result")),
                 QJsonValue(QStringLiteral("0.01")));
+
+        // The cache as the CLI shows it: one entry per step (the tampered one evicted).
+        Outcome ls = ctl({QStringLiteral("cache"), QStringLiteral("ls"), QStringLiteral("--json")});
+        QCOMPARE(ls.exitCode, 0);
+        QJsonArray entries = QJsonDocument::fromJson(ls.out).array();
+        QStringList steps;
+        for (const QJsonValue& e : entries)
+            steps << e.toObject().value(QStringLiteral("step")).toString();
+        steps.sort();
+        // make: lr 0.01, lr 0.02, the new make.sh (its tampered entry evicted and made again); use: one per make key
+        QCOMPARE(steps, (QStringList{"make", "make", "make", "use", "use", "use"}));
+        const Outcome explain = ctl({QStringLiteral("cache"), QStringLiteral("explain"), QStringLiteral("make")});
+        QCOMPARE(explain.exitCode, 0);
+        QVERIFY2(explain.out.contains("ran because: ") && explain.out.contains("out/result.txt"),
+                explain.out.constData());
+        QVERIFY2(explain.out.contains("param     lr = 0.01"), explain.out.constData());
+        // Invalidated: the next submit runs make again and says there was no entry.
+        const Outcome rm = ctl({QStringLiteral("cache"), QStringLiteral("rm"), QStringLiteral("--step"),
+                QStringLiteral("make"), QStringLiteral("--pipeline"), QStringLiteral("memo")});
+        QVERIFY2(rm.exitCode == 0, rm.err.constData());
+        QCOMPARE(rm.out.trimmed().split('\n').size(), 3);
+        QCOMPARE(ctl({QStringLiteral("cache"), QStringLiteral("rm"), QStringLiteral("deadbeef00")}).exitCode, 4);
+        p = submit({});
+        QCOMPARE(state(p, "make"), QStringLiteral("succeeded"));
+        QVERIFY2(noticesOf(p, "make").contains(QStringLiteral("no earlier entry for step make")),
+                qPrintable(noticesOf(p, "make")));
     }
 
     void digitsPipelineTrainsAndEvaluates()

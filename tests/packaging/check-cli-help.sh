@@ -34,6 +34,8 @@ priority --db
 policy --queue
 daemon --lines
 node --accept-new-host-key
+pipeline --param
+cache --older-than
 LIST
 # Aliases get their command's help; the helps differ from one another.
 $ctl release --help | grep -q '^Usage: trainyardctl \[--db PATH\] hold RUN | release RUN$'

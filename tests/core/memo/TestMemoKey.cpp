@@ -182,7 +182,7 @@ void TestMemoKey::componentsRoundTripThroughJson()
 {
     MemoComponents c = applyIgnore(trainComponents(), {QStringLiteral("SEED")});
     c.inputs << FileDigest{QStringLiteral("data/images"), FileDigest::Kind::Directory, 12345, ty::test::sha("tree")};
-    c.codeFiles << file(QStringLiteral("data"), "../shared/data", FileDigest::Kind::Link);
+    c.codeFiles << file(QStringLiteral("data"), "../datasets/data", FileDigest::Kind::Link);
     const auto back = componentsFromJson(componentsToJson(c));
     QVERIFY2(back.has_value(), back ? "" : qPrintable(back.error().message));
     QCOMPARE(*back, c);

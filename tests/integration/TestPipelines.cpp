@@ -20,37 +20,15 @@ class TestPipelines final : public QObject {
 
     std::unique_ptr<QTemporaryDir> m_dir;
 
-    struct Outcome {
-        int exitCode = -1;
-        QByteArray out;
-        QByteArray err;
-    };
+    using Outcome = test::ProcessOutcome;
 
     QString dbPath() const { return m_dir->filePath(QStringLiteral("db/trainyard.db")); }
 
-    QProcessEnvironment env() const
-    {
-        QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
-        e.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
-        e.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), m_dir->filePath(QStringLiteral("agent-state")));
-        e.insert(QStringLiteral("TRAINYARD_DAEMON"), QStringLiteral(TRAINYARDD_PATH));
-        e.insert(QStringLiteral("TRAINYARD_DAEMON_IDLE"), QStringLiteral("2"));
-        e.insert(QStringLiteral("XDG_RUNTIME_DIR"), m_dir->filePath(QStringLiteral("runtime")));
-        e.remove(QStringLiteral("TRAINYARD_DB"));
-        return e;
-    }
-
     Outcome ctl(const QStringList& args, int timeoutMs = 120000)
     {
-        QProcess p;
-        p.setProcessEnvironment(env());
-        p.start(QStringLiteral(TRAINYARD_CTL_PATH), QStringList{QStringLiteral("--db"), dbPath()} + args);
-        if (!p.waitForFinished(timeoutMs)) {
-            p.kill();
-            p.waitForFinished();
-        }
-        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
-                p.readAllStandardError()};
+        return test::runProcess(QStringLiteral(TRAINYARD_CTL_PATH),
+                QStringList{QStringLiteral("--db"), dbPath()} + args,
+                test::serviceEnvironment(m_dir->path(), QStringLiteral(TRAINYARDD_PATH)), timeoutMs);
     }
 
     QString writeFile(const QString& name, const QByteArray& content)

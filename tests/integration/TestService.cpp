@@ -35,13 +35,7 @@
 
 using namespace ty;
 
-namespace {
-struct Outcome {
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-};
-} // namespace
+using Outcome = test::ProcessOutcome;
 
 class TestService final : public QObject {
     Q_OBJECT
@@ -52,29 +46,12 @@ class TestService final : public QObject {
     QString stateDir() const { return m_dir->filePath(QStringLiteral("agent-state")); }
     QString runtimeDir() const { return m_dir->filePath(QStringLiteral("runtime")); }
 
-    QProcessEnvironment env() const
-    {
-        QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
-        e.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
-        e.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), stateDir());
-        e.insert(QStringLiteral("TRAINYARD_DAEMON"), QStringLiteral(TRAINYARDD_PATH));
-        e.insert(QStringLiteral("TRAINYARD_DAEMON_IDLE"), QStringLiteral("2"));
-        e.insert(QStringLiteral("XDG_RUNTIME_DIR"), runtimeDir());
-        e.remove(QStringLiteral("TRAINYARD_DB"));
-        return e;
-    }
+    QProcessEnvironment env() const { return test::serviceEnvironment(m_dir->path(), QStringLiteral(TRAINYARDD_PATH)); }
 
     Outcome ctl(const QStringList& args, int timeoutMs = 60000)
     {
-        QProcess p;
-        p.setProcessEnvironment(env());
-        p.start(QStringLiteral(TRAINYARD_CTL_PATH), QStringList{QStringLiteral("--db"), dbPath()} + args);
-        if (!p.waitForFinished(timeoutMs)) {
-            p.kill();
-            p.waitForFinished();
-        }
-        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
-                p.readAllStandardError()};
+        return test::runProcess(QStringLiteral(TRAINYARD_CTL_PATH),
+                QStringList{QStringLiteral("--db"), dbPath()} + args, env(), timeoutMs);
     }
 
     QString writeFile(const QString& name, const QByteArray& content)

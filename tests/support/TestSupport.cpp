@@ -86,6 +86,32 @@ QString agentPath()
     return QStringLiteral(TRAINYARD_AGENT_PATH);
 }
 
+ProcessOutcome runProcess(
+        const QString& program, const QStringList& args, const QProcessEnvironment& env, int timeoutMs)
+{
+    QProcess p;
+    p.setProcessEnvironment(env);
+    p.start(program, args);
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+            p.readAllStandardError()};
+}
+
+QProcessEnvironment serviceEnvironment(const QString& dir, const QString& daemonPath)
+{
+    QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+    e.insert(QStringLiteral("TRAINYARD_AGENT"), agentPath());
+    e.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), dir + QStringLiteral("/agent-state"));
+    e.insert(QStringLiteral("TRAINYARD_DAEMON"), daemonPath);
+    e.insert(QStringLiteral("TRAINYARD_DAEMON_IDLE"), QStringLiteral("2"));
+    e.insert(QStringLiteral("XDG_RUNTIME_DIR"), dir + QStringLiteral("/runtime"));
+    e.remove(QStringLiteral("TRAINYARD_DB"));
+    return e;
+}
+
 void withoutTerminal(QProcess& process)
 {
     process.setStandardInputFile(QProcess::nullDevice());

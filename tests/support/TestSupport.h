@@ -10,6 +10,7 @@
 #include <utility>
 
 class QProcess;
+class QProcessEnvironment;
 #include <optional>
 
 #include "core/common/Result.h"
@@ -45,6 +46,22 @@ QString agentPath();
 // no controlling terminal, which is batch mode for trainyardctl, also when
 // the tests run from one.
 void withoutTerminal(QProcess& process);
+
+// What a finished process printed, and its exit code (-1: it crashed, or
+// was killed at its timeout).
+struct ProcessOutcome {
+    int exitCode = -1;
+    QByteArray out;
+    QByteArray err;
+};
+// Runs `program` with `args` and `env`, `timeoutMs` at most (then kills it).
+ProcessOutcome runProcess(
+        const QString& program, const QStringList& args, const QProcessEnvironment& env, int timeoutMs = 60000);
+// The environment of the built trainyardctl and trainyardd (`daemonPath`)
+// in a test's own folder `dir`: this build's agent with its state in
+// dir/agent-state, the service's socket under dir/runtime, 2 s idle exit,
+// no $TRAINYARD_DB.
+QProcessEnvironment serviceEnvironment(const QString& dir, const QString& daemonPath);
 
 // Unterminated string introducers (DCS, OSC, APC, SOS, PM, tmux's rename)
 // with and without their usual first bytes, by name: the stray escapes of

@@ -41,13 +41,37 @@ Result<QByteArray> sha256Of(const QString& path)
 
 } // namespace
 
-Result<SyncScan> scanWorkdir(const QString& rootIn, qint64 limitBytes)
+Result<SyncScan> scanWorkdir(const QString& rootIn, qint64 limitBytes, const QString& databasePath)
 {
     if (!QFileInfo(rootIn).isDir())
         return fail(QStringLiteral("sync: the workdir %1 is not a directory").arg(rootIn));
     auto scanned = scanWorkdirTree(rootIn);
     if (!scanned)
         return fail(QStringLiteral("sync: %1").arg(scanned.error().message));
+    if (!databasePath.isEmpty()) {
+        const QFileInfo db(databasePath);
+        const QString dir = QFileInfo(db.absolutePath()).canonicalFilePath();
+        const QString name = db.fileName();
+        const auto isDatabase = [&](const QString& rel) {
+            const QFileInfo f(scanned->root + u'/' + rel);
+            if (QFileInfo(f.absolutePath()).canonicalFilePath() != dir && !rel.contains(name + u'.'))
+                return false;
+            const QString abs = QFileInfo(f.absolutePath()).canonicalFilePath() + u'/' + f.fileName();
+            const QString base = dir + u'/' + name;
+            return abs == base || abs.startsWith(base + u'-') || abs.startsWith(base + u'.');
+        };
+        const auto leave = [&](const QString& rel) {
+            scanned->skipped << QStringLiteral("%1 (the result database: never copied)").arg(rel);
+        };
+        for (qsizetype i = scanned->files.size() - 1; i >= 0; --i)
+            if (isDatabase(scanned->files.at(i).rel)) {
+                scanned->totalBytes -= scanned->files.at(i).size;
+                leave(scanned->files.takeAt(i).rel);
+            }
+        for (qsizetype i = scanned->links.size() - 1; i >= 0; --i)
+            if (isDatabase(scanned->links.at(i).rel))
+                leave(scanned->links.takeAt(i).rel);
+    }
     const SyncScan& scan = *scanned;
     if (limitBytes > 0 && scan.totalBytes > limitBytes) {
         QList<SyncEntry> biggest = scan.files;

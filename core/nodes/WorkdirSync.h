@@ -68,8 +68,14 @@ struct SyncReport {
 };
 
 // scanWorkdirTree() with the size limit; errors start with "sync: ".
-// `limitBytes` <= 0: no limit.
-Result<SyncScan> scanWorkdir(const QString& root, qint64 limitBytes);
+// `limitBytes` <= 0: no limit. `databasePath`: the result database of the
+// process that syncs, left out when it lies in the workdir with its
+// companions (-wal, -shm, -journal, .runs/, .service.lock, ...) and listed in
+// `skipped`: copying it would open and close the file in the process that
+// holds it, which drops that process's POSIX locks on it (sqlite.org "How To
+// Corrupt An SQLite Database File", 2.2.1), and a live database copied file
+// by file is no copy.
+Result<SyncScan> scanWorkdir(const QString& root, qint64 limitBytes, const QString& databasePath = {});
 Result<SyncReport> syncToNode(const SyncScan& scan, const QString& remoteDir, NodeFiles& files);
 QString syncDirFor(const QString& agentStateDir, const QString& localWorkdir);
 inline constexpr const char* kSyncManifestName = ".trainyard-sync.json";

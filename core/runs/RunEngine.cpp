@@ -838,9 +838,9 @@ void RunEngine::startRun(RunRecord run, const QString& nodeName)
         auto skipped = std::make_shared<QString>();
         m_pool->runFileJob(
                 nodeName,
-                [localDir, limit, remoteDir, id = run.id, nodeName, dangling, skipped](
+                [localDir, limit, remoteDir, id = run.id, nodeName, dangling, skipped, db = m_databasePath](
                         NodeFiles& files) -> Result<void> {
-                    const auto scan = scanWorkdir(localDir, limit);
+                    const auto scan = scanWorkdir(localDir, limit, db);
                     if (!scan)
                         return std::unexpected(scan.error());
                     if (!scan->skipped.isEmpty()) {

@@ -118,6 +118,33 @@ private Q_SLOTS:
         QVERIFY(!isSafeRelativePath(QString()));
     }
 
+    // A result database kept in the workdir is never read by sync (the
+    // service that holds it would lose its locks), nor its companions; a
+    // file that only starts with its name is synced.
+    void resultDatabaseInTheWorkdirIsLeftOut()
+    {
+        QTemporaryDir src;
+        const QString db = src.path() + QStringLiteral("/trainyard.db");
+        for (const char* name : {"trainyard.db", "trainyard.db-wal", "trainyard.db-shm",
+                     "trainyard.db.runs/7/console.log", "trainyard.db.scheduler.json", "trainyard.dbx", "train.py"})
+            test::writeFile(src.path() + u'/' + QLatin1StringView(name), "12345");
+        QVERIFY(QFile::link(QStringLiteral("trainyard.db"), src.path() + QStringLiteral("/trainyard.db.link")));
+        const auto scan = scanWorkdir(src.path(), 0, db);
+        QVERIFY2(scan, qPrintable(scan ? QString() : scan.error().message));
+        QStringList files;
+        for (const SyncEntry& f : scan->files)
+            files << f.rel;
+        files.sort();
+        QCOMPARE(files, (QStringList{QStringLiteral("train.py"), QStringLiteral("trainyard.dbx")}));
+        QCOMPARE(scan->links.size(), 0);
+        QCOMPARE(scan->totalBytes, 10);
+        QCOMPARE(scan->skipped.size(), 6);
+        QVERIFY2(scan->skipped.contains(QStringLiteral("trainyard.db-wal (the result database: never copied)")),
+                qPrintable(scan->skipped.join(u'|')));
+        // Without a database named, everything is synced as before.
+        QCOMPARE(scanWorkdir(src.path(), 0)->files.size(), 7);
+    }
+
     // A folder on the node where sync had put a link, left by a sync that
     // failed half-way (its manifest still says link) or made by a run, must
     // not stop later syncs: the wanted folder is used, the run's left alone.

@@ -2,6 +2,7 @@
 // dialog has a name for screen readers (issue #28): an accessibleName, a
 // button's own text, or a label whose buddy it is -- what QAccessible
 // reads out. The walk lists each control without one.
+#include "tests/ui/UiTestSupport.h"
 #include "ui/charts/MetricChartsPanel.h"
 #include "ui/compare/CompareView.h"
 #include "ui/console/AggregatedConsoleView.h"
@@ -135,8 +136,7 @@ private Q_SLOTS:
         QStandardPaths::setTestModeEnabled(true);
         QVERIFY(m_dir.isValid());
         QVERIFY(m_settingsDir.isValid());
-        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_settingsDir.path());
-        QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, m_settingsDir.path());
+        test::keepSettingsIn(m_settingsDir.path());
         auto store = ResultStore::open(m_dir.filePath(QStringLiteral("results.db")));
         QVERIFY2(store, store ? "" : qPrintable(store.error().message));
         m_store = std::move(*store);

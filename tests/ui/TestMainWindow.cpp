@@ -1,3 +1,4 @@
+#include "tests/ui/UiTestSupport.h"
 #include "ui/charts/MetricChartWidget.h"
 #include "ui/charts/MetricChartsPanel.h"
 #include "ui/compare/CompareTableModel.h"
@@ -139,22 +140,13 @@ class TestMainWindow : public QObject {
         return w.findChild<QAction*>(QStringLiteral("resetLayoutAction"));
     }
 
-    // TRAINYARD_TEST_SCREENSHOTS=folder: what the test looked at, as PNG, for a person.
-    static void screenshot(QWidget& window, const QString& name)
-    {
-        const QString dir = qEnvironmentVariable("TRAINYARD_TEST_SCREENSHOTS");
-        if (!dir.isEmpty())
-            QVERIFY(window.grab().save(QDir(dir).filePath(name + QStringLiteral(".png"))));
-    }
-
 private Q_SLOTS:
     void initTestCase()
     {
         QStandardPaths::setTestModeEnabled(true);
         QVERIFY(m_dir.isValid());
         QVERIFY(m_settingsDir.isValid());
-        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_settingsDir.path());
-        QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, m_settingsDir.path());
+        test::keepSettingsIn(m_settingsDir.path());
         QVERIFY(QSettings(QStringLiteral("Trainyard"), QStringLiteral("trainyard"))
                         .fileName()
                         .startsWith(m_settingsDir.path()));
@@ -511,7 +503,7 @@ private Q_SLOTS:
                                        .arg(window.charts()->viewport()->width())
                                        .arg(window.charts()->viewport()->height())));
         }
-        screenshot(window, QStringLiteral("default-layout-metrics"));
+        test::saveScreenshot(window, QStringLiteral("default-layout-metrics"));
 
         // Compare three runs: two run columns side by side, every value whole and in view.
         table->selectionModel()->select(
@@ -558,7 +550,7 @@ private Q_SLOTS:
             }
         }
         QVERIFY2(values >= 2 * 3, qPrintable(QString::number(values))); // the params at least, in both runs
-        screenshot(window, QStringLiteral("default-layout-compare"));
+        test::saveScreenshot(window, QStringLiteral("default-layout-compare"));
     }
 
     // The layout is remembered (a moved dock, a hidden one, the splitter)

@@ -1,3 +1,4 @@
+#include "tests/ui/UiTestSupport.h"
 #include "ui/mainwindow/MainWindow.h"
 #include "ui/runs/RunsFilterBar.h"
 #include "ui/runs/RunsFilterProxy.h"
@@ -108,8 +109,7 @@ private Q_SLOTS:
         QVERIFY(m_dir.isValid());
         // Our own settings file: other GUI tests running at the same time
         // must not restore the queries written here.
-        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_dir.filePath(QStringLiteral("config")));
-        QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, m_dir.filePath(QStringLiteral("config")));
+        test::keepSettingsIn(m_dir.filePath(QStringLiteral("config")));
         clearFilterSettings();
         auto store = ResultStore::open(m_dir.filePath(QStringLiteral("results.db")));
         QVERIFY2(store, store ? "" : qPrintable(store.error().message));

@@ -2,6 +2,7 @@
 // application's palette, run-end notifications on the notifier, the
 // scheduling policy in the database's scheduler.json (and the Queue view) --
 // and every dialog comes back where it was left.
+#include "tests/ui/UiTestSupport.h"
 #include "ui/dialogs/AddNodeDialog.h"
 #include "ui/dialogs/ArtifactsDialog.h"
 #include "ui/dialogs/HelpDialogs.h"
@@ -59,22 +60,13 @@ class TestSettings : public QObject {
         return w->findChild<T*>(QString::fromLatin1(name));
     }
 
-    // TRAINYARD_TEST_SCREENSHOTS=folder: what the test looked at, as PNG, for a person.
-    static void screenshot(QWidget& window, const QString& name)
-    {
-        const QString dir = qEnvironmentVariable("TRAINYARD_TEST_SCREENSHOTS");
-        if (!dir.isEmpty())
-            QVERIFY(window.grab().save(QDir(dir).filePath(name + QStringLiteral(".png"))));
-    }
-
 private Q_SLOTS:
     void initTestCase()
     {
         QStandardPaths::setTestModeEnabled(true);
         QVERIFY(m_dir.isValid());
         QVERIFY(m_settingsDir.isValid());
-        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_settingsDir.path());
-        QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, m_settingsDir.path());
+        test::keepSettingsIn(m_settingsDir.path());
         QVERIFY(guiSettings().fileName().startsWith(m_settingsDir.path()));
         auto store = ResultStore::open(m_dir.filePath(QStringLiteral("results.db")));
         QVERIFY2(store, store ? "" : qPrintable(store.error().message));
@@ -181,10 +173,10 @@ private Q_SLOTS:
             for (QAbstractAxis* axis : v->chart()->axes())
                 QCOMPARE(axis->labelsBrush().color(), darkPalette().color(QPalette::Text));
         }
-        screenshot(window, QStringLiteral("dark-main-window"));
+        test::saveScreenshot(window, QStringLiteral("dark-main-window"));
         SettingsDialog* settings = window.openSettingsDialog();
         QVERIFY(QTest::qWaitForWindowExposed(settings));
-        screenshot(*settings, QStringLiteral("dark-settings-dialog"));
+        test::saveScreenshot(*settings, QStringLiteral("dark-settings-dialog"));
         settings->close();
         applyTheme(ThemeMode::Light);
         const QColor lightBase = QApplication::style()->standardPalette().color(QPalette::Base);

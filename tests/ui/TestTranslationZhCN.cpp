@@ -3,6 +3,7 @@
 // strings and Qt's standard buttons), and no visible label, button, check box
 // or menu action clips its translated text. Runs with LANG=zh_CN.UTF-8 and a
 // real CJK font (fonts-wqy-microhei), so the widths are the glyphs' widths.
+#include "tests/ui/UiTestSupport.h"
 #include "ui/dialogs/AddNodeDialog.h"
 #include "ui/dialogs/SubmitDialog.h"
 #include "ui/i18n/Translations.h"
@@ -82,8 +83,7 @@ private Q_SLOTS:
     {
         QStandardPaths::setTestModeEnabled(true);
         QVERIFY(m_dir.isValid());
-        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_settingsDir.path());
-        QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, m_settingsDir.path());
+        test::keepSettingsIn(m_settingsDir.path());
         // ctest sets LANG=zh_CN.UTF-8; the default locale is set too, so the
         // test means the same when started by hand.
         QCOMPARE(qEnvironmentVariable("LANG"), QStringLiteral("zh_CN.UTF-8"));

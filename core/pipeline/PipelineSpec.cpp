@@ -1,5 +1,6 @@
 #include "PipelineSpec.h"
 
+#include "core/spec/ClosestName.h"
 #include "core/spec/JobSpecYaml.h"
 #include "core/spec/ShellTemplate.h"
 
@@ -94,20 +95,10 @@ YAML::Mark markInside(const YAML::Node& v, const QString& text, int offset)
     return m;
 }
 
+// " (did you mean 'X'?)" for a mistyped name, or nothing.
 QString nearest(const QString& word, const QStringList& candidates)
 {
-    QString best;
-    int bestScore = 3;
-    for (const QString& c : candidates) {
-        // A cheap distance: differing characters plus the length difference.
-        int d = int(qAbs(c.size() - word.size()));
-        for (qsizetype i = 0; i < qMin(c.size(), word.size()); ++i)
-            d += c.at(i) != word.at(i);
-        if (d < bestScore) {
-            bestScore = d;
-            best = c;
-        }
-    }
+    const QString best = closestName(word, candidates);
     return best.isEmpty() ? QString() : QStringLiteral(" (did you mean '%1'?)").arg(best);
 }
 

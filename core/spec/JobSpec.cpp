@@ -1,5 +1,6 @@
 #include "JobSpec.h"
 
+#include "ClosestName.h"
 #include "JobSpecYaml.h"
 #include "ShellTemplate.h"
 
@@ -22,22 +23,6 @@ struct SpecError {
     QString message;
     YAML::Mark mark;
 };
-
-int editDistance(QStringView a, QStringView b)
-{
-    std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
-    for (qsizetype j = 0; j <= b.size(); ++j)
-        prev[j] = int(j);
-    for (qsizetype i = 1; i <= a.size(); ++i) {
-        cur[0] = int(i);
-        for (qsizetype j = 1; j <= b.size(); ++j) {
-            const int sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-        }
-        std::swap(prev, cur);
-    }
-    return prev[b.size()];
-}
 
 QString qs(const std::string& s)
 {
@@ -229,15 +214,7 @@ private:
             m_seen.append(section + u'.' + key);
             return key;
         }
-        QString best;
-        int bestDistance = 3;
-        for (const QString& candidate : allowed) {
-            const int d = editDistance(key, candidate);
-            if (d < bestDistance) {
-                bestDistance = d;
-                best = candidate;
-            }
-        }
+        const QString best = closestName(key, allowed);
         QString where = section.isEmpty() ? QString() : QStringLiteral(" in '%1'").arg(section);
         QString msg = QStringLiteral("unknown key '%1'%2").arg(key, where);
         if (!best.isEmpty())

@@ -178,6 +178,7 @@ void NodePool::onConnected(const QString& name)
         return;
     node->state.attempted = true;
     node->state.ready = true;
+    node->state.gpusKnown = false;
     node->reconnectDelayMs = 0;
     node->state.lastError.clear();
     node->state.hello = node->client->hello();
@@ -188,6 +189,7 @@ void NodePool::onConnected(const QString& name)
         if (!n || n->removed)
             return;
         n->state.gpus = gpus ? *gpus : QList<AgentGpu>{};
+        n->state.gpusKnown = true;
         if (gpus)
             Q_EMIT gpusReported(name, *gpus);
         Q_EMIT nodeReady(name);

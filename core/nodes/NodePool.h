@@ -56,6 +56,8 @@ public:
         bool attempted = false;    // its first connection attempt ended (ready or lost)
         AgentHello hello;          // the current (or last) connection's
         QList<AgentGpu> gpus;      // as the agent last reported them (empty: none, or no report yet)
+        bool gpusKnown = false;    // the current connection's first GPU report (or its failure) is in; until
+                                   // then an empty `gpus` says nothing and the node cannot be placed on
         QString lastError;         // why it was last lost (empty while ready)
         QString connectionWarning; // the transport's warning() for the current connection (a changed host key accepted)
     };

@@ -692,8 +692,12 @@ void RunEngine::schedulePass()
         const QString text = pass::pendingText(info);
         if (pass::neverPlaceable(info, state)) {
             // No node this engine knows could ever hold it: say so now rather
-            // than leave it queued for ever.
-            failRun(queued.value(info.run), text, FailureKind::Unschedulable);
+            // than leave it queued for ever. Until the database has the
+            // write, the next pass must not read it as queued and start it.
+            RunRecord unplaceable = queued.value(info.run);
+            failRun(unplaceable, text, FailureKind::Unschedulable);
+            unplaceable.state = RunState::Failed;
+            m_starting.insert(unplaceable.id, unplaceable); // until the database says so too
             continue;
         }
         reasons.insert(info.run, text);

@@ -180,9 +180,10 @@ public:
     // Whether connecting to the node was tried and failed (it is not ready and
     // not still on its first attempt).
     bool nodeUnreachable(const QString& node) const;
-    // Runs this engine sent a start for whose outcome its scheduling passes
-    // have not yet seen in the database (diagnostics and tests: it returns to
-    // 0 once every start has settled, however the runs ended). Engine thread.
+    // Runs this engine sent a start for (or failed as unschedulable) whose
+    // outcome its scheduling passes have not yet seen in the database
+    // (diagnostics and tests: it returns to 0 once every start has settled,
+    // however the runs ended). Engine thread.
     qsizetype startsInFlight() const { return m_starting.size(); }
 
     // GPU status for the Nodes view: every `intervalMs` (default 2000; 0 or
@@ -325,7 +326,8 @@ private:
     QSet<QString> m_listedNodes;                          // nodes whose runs were re-attached after connecting
     QSet<RunId> m_abandonedStarts;                        // starts under way on a node removed since (removeNode)
     QHash<RunId, std::shared_ptr<Active>> m_active;       // runs being tailed, by run id
-    QHash<RunId, RunRecord> m_starting;                   // start requests in flight (see schedulePass)
+    QHash<RunId, RunRecord> m_starting;                   // start requests in flight, unschedulable runs failed:
+                                                          // our view until the database has it (schedulePass)
     QSet<RunId> m_cancelling;                             // gang ranks being cancelled (no cancel loops)
     QHash<RunId, RunState> m_watched;                     // display-only watches (non-owner): last state seen
     QHash<RunId, std::pair<qint64, bool>> m_pendingWatch; // watch() of runs not started yet: offset, follow

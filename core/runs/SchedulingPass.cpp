@@ -28,8 +28,11 @@ sched::NodeState nodeSnapshot(
     sched::NodeState ns;
     ns.name = n.name;
     ns.address = n.hello.hostname;
-    ns.reachable = n.ready;
-    ns.connecting = !n.ready && !n.attempted;
+    // Connected but its GPUs not reported yet (the few ms between the agent's
+    // hello and its `gpus` reply): still connecting. Taken as reachable with
+    // no GPUs, a pass in that window failed GPU runs as unschedulable.
+    ns.reachable = n.ready && n.gpusKnown;
+    ns.connecting = (!n.ready && !n.attempted) || (n.ready && !n.gpusKnown);
     ns.cpus = n.hello.cpus;
     ns.memoryMiB = n.hello.memoryMiB;
     ns.labels = labels;

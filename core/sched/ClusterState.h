@@ -33,8 +33,8 @@ struct NodeState {
     qint64 memoryMiB = 0;    // allocatable host memory
     QStringList labels;      // free-form, matched by PendingRun prefer/avoid labels
     bool reachable = true;   // false: excluded from placement and named in pending reasons
-    bool connecting = false; // with reachable false: its first connection is still being made
-                             // (named as connecting, and a run it could hold is not unsatisfiable)
+    bool connecting = false; // with reachable false: its connection is still being made, or its GPUs are
+                             // not reported yet (named as connecting; a run it could hold is not unsatisfiable)
     QList<GpuState> gpus;    // at most 64 per node (a bitmask in the hot path); more are ignored
     QList<int> portsInUse;   // TCP ports known busy on the node (never chosen as MASTER_PORT)
 };

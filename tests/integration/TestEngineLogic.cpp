@@ -18,6 +18,9 @@
 #include <QDir>
 #include <QFile>
 #include <QSignalSpy>
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -373,6 +376,79 @@ private Q_SLOTS:
             QCOMPARE(h.stored(order.last()).state, RunState::Succeeded);
         }
         QCOMPARE(order, (QList<RunId>{*earlyId, *alice, *bob}));
+    }
+
+    void gpuRunWaitsForTheNodesGpuReportInsteadOfFailing()
+    {
+        // The agent's hello is in, its reply to `gpus` is not (over SSH, a
+        // few ms). A pass in that window once took the node for one with no
+        // GPU and failed the run as unschedulable, and a pass before that
+        // write was committed could start the failed run all the same.
+        Harness h;
+        QVERIFY(h.open());
+        auto owned = std::make_unique<FakeAgentTransport>(h.clock, QStringLiteral("ws1"));
+        FakeAgentTransport* node = owned.get();
+        node->setGpus(QJsonArray{FakeAgentTransport::gpu(0, QStringLiteral("H200"), 143771)});
+        node->setAutoReply(QStringLiteral("gpus"), {}); // answered by hand below
+        node->setAutoReply(QStringLiteral("list"), [](const AgentRequest&) {
+            return QJsonObject{{QStringLiteral("runs"), QJsonArray()}};
+        });
+        h.engine->addNode(QStringLiteral("ws1"), std::move(owned));
+        h.clock.advance(0);
+        QCOMPARE(node->count(QStringLiteral("gpus")), 1);
+        const auto id = h.engine->submit(spec(QStringLiteral("name: a\ncommand: train\nresources: {gpus: 1}\n")));
+        QVERIFY(id);
+        h.clock.advance(1000); // passes run: the submit's, the poll's
+        QCOMPARE(h.stored(*id).state, RunState::Queued);
+        QVERIFY2(h.stored(*id).pendingReason.contains(QStringLiteral("ws1 still connecting")),
+                qPrintable(h.stored(*id).pendingReason));
+        QCOMPARE(node->pending(QStringLiteral("start")).size(), qsizetype(0));
+        // The report comes: the run starts on the GPU.
+        const auto gpus = node->takePending(QStringLiteral("gpus"));
+        QVERIFY(gpus);
+        node->reply(*gpus,
+                QJsonObject{{QStringLiteral("gpus"),
+                                    QJsonArray{FakeAgentTransport::gpu(0, QStringLiteral("H200"), 143771)}},
+                        {QStringLiteral("source"), QStringLiteral("nvml")}});
+        h.clock.advance(0);
+        const QString agentRun = h.start(node);
+        QCOMPARE(runIdOf(agentRun), *id);
+        QCOMPARE(h.stored(*id).state, RunState::Running);
+        QCOMPARE(h.stored(*id).gpus, (QList<int>{0}));
+    }
+
+    void unschedulableRunIsNotStartedByAPassBeforeItsFailureIsStored()
+    {
+        // The only node has no GPU: a GPU run is failed as unschedulable.
+        // Another process holds the database's write lock, so that failure
+        // is not committed yet when a node with a GPU is added; the pass
+        // that follows reads the stale 'queued' row and must not start the
+        // failed run there.
+        Harness h;
+        QVERIFY(h.open());
+        h.addNode(QStringLiteral("cpu1"));
+        const auto id = h.engine->submit(spec(QStringLiteral("name: a\ncommand: train\nresources: {gpus: 1}\n")));
+        QVERIFY(id);
+        {
+            QSqlDatabase other = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("other-writer"));
+            other.setDatabaseName(h.dbPath());
+            QVERIFY(other.open());
+            QSqlQuery lock(other);
+            QVERIFY2(lock.exec(QStringLiteral("BEGIN IMMEDIATE")), qPrintable(lock.lastError().text()));
+            h.clock.advance(0); // the pass fails it; the write waits for the lock
+            FakeAgentTransport* gpuNode = h.addNode(
+                    QStringLiteral("ws1"), QJsonArray{FakeAgentTransport::gpu(0, QStringLiteral("H200"), 143771)});
+            h.clock.advance(0);
+            QCOMPARE(gpuNode->count(QStringLiteral("start")), 0);
+            QVERIFY(lock.exec(QStringLiteral("ROLLBACK")));
+            lock.finish();
+            other.close();
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("other-writer"));
+        const RunRecord run = h.stored(*id);
+        QCOMPARE(run.state, RunState::Failed);
+        QCOMPARE(run.failureKind, FailureKind::Unschedulable);
+        QVERIFY2(run.failureReason.contains(QStringLiteral("GPU")), qPrintable(run.failureReason));
     }
 
     void nodeLostMidRunLeavesItsRunUnknownUntilItAnswers()

@@ -839,7 +839,14 @@ private Q_SLOTS:
         const qint64 worstPing = *std::max_element(pingMs.begin(), pingMs.end());
         qInfo("200 MiB console tailed in %.2f s (%.0f MiB/s incl. writing it); %lld pings during it, worst %lld ms",
                 secs, 200 / secs, qlonglong(pingMs.size()), qlonglong(worstPing));
-        QVERIFY2(worstPing < 1000, qPrintable(QString::number(worstPing)));
+        // Not blocked: pings interleave with the stream, each answered in a
+        // part of its time. Relative, not a fixed number of ms, so a
+        // loaded CI machine (2 cores, tests in parallel: one ping took 1035
+        // ms there) slows both alike; an agent that answered only once the
+        // tail is sent would give one ping lasting about the whole stream.
+        QVERIFY2(pingMs.size() >= 5, qPrintable(QString::number(pingMs.size())));
+        QVERIFY2(worstPing * 2 < qint64(secs * 1000),
+                qPrintable(QStringLiteral("%1 ms of %2 s").arg(worstPing).arg(secs)));
     }
 
     // A console written much faster than anyone reads it (nobody tails this

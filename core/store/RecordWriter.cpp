@@ -92,6 +92,10 @@ Result<void> RecordWriter::prepare(const QSqlDatabase& db)
                     "INSERT OR REPLACE INTO nodes (name, host, user, port, identity_file, agent_path, added_at, labels)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"},
             {&m_removeNode, "DELETE FROM nodes WHERE name = ?"},
+            {&m_putPipeline,
+                    "INSERT INTO pipelines (id, name, state, created_at, ended_at, document) VALUES (?,?,?,?,?,?)"
+                    " ON CONFLICT (id) DO UPDATE SET name = excluded.name, state = excluded.state,"
+                    " created_at = excluded.created_at, ended_at = excluded.ended_at, document = excluded.document"},
     };
     for (const auto& [q, sql] : statements) {
         q->emplace(m_db);
@@ -104,9 +108,9 @@ Result<void> RecordWriter::prepare(const QSqlDatabase& db)
 
 void RecordWriter::release()
 {
-    for (auto* q :
-            {&m_markChange, &m_maxChangeSeq, &m_insertRun, &m_updateRun, &m_deleteTags, &m_insertTag, &m_insertParam,
-                    &m_setOffset, &m_deleteRun, &m_upsertArtifact, &m_insertNotice, &m_putNode, &m_removeNode})
+    for (auto* q : {&m_markChange, &m_maxChangeSeq, &m_insertRun, &m_updateRun, &m_deleteTags, &m_insertTag,
+                 &m_insertParam, &m_setOffset, &m_deleteRun, &m_upsertArtifact, &m_insertNotice, &m_putNode,
+                 &m_removeNode, &m_putPipeline})
         q->reset();
     m_db = QSqlDatabase();
 }
@@ -331,6 +335,21 @@ Result<std::optional<RunId>> RecordWriter::apply(const storeop::RemoveNode& op)
     q.bindValue(0, sqlcodec::textToSql(op.name));
     if (!q.exec())
         return fail(QStringLiteral("%1: cannot remove node %2: %3").arg(m_path, op.name, q.lastError().text()));
+    return std::nullopt;
+}
+
+Result<std::optional<RunId>> RecordWriter::apply(const storeop::PutPipeline& op)
+{
+    const PipelineRecord& p = op.pipeline;
+    QSqlQuery& q = *m_putPipeline;
+    q.bindValue(0, p.id);
+    q.bindValue(1, sqlcodec::textToSql(p.name));
+    q.bindValue(2, sqlcodec::textToSql(p.state));
+    q.bindValue(3, sqlcodec::timeToSql(p.createdAt.isValid() ? p.createdAt : QDateTime::currentDateTimeUtc()));
+    q.bindValue(4, p.endedAt.isValid() ? sqlcodec::timeToSql(p.endedAt) : QVariant());
+    q.bindValue(5, sqlcodec::textToSql(p.document));
+    if (!q.exec())
+        return fail(QStringLiteral("%1: cannot store pipeline %2: %3").arg(m_path).arg(p.id).arg(q.lastError().text()));
     return std::nullopt;
 }
 

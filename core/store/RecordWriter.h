@@ -17,7 +17,7 @@ namespace ty {
 // The record half of SqliteWriter: the SQL of every queued write except
 // metric points (MetricSeriesWriter) and ingestion fencing (SqliteWriter):
 // runs with their tags and params (create, update, annotate, delete), console
-// offsets, artifacts, notices, nodes, and the run_changes marks (schema 10)
+// offsets, artifacts, notices, nodes, pipelines, and the run_changes marks (schema 10)
 // the GUI's row updates read. One statement per write, prepared once. It never
 // begins or ends a transaction: SqliteWriter opens one per batch and commits
 // or rolls it back.
@@ -64,6 +64,8 @@ public:
     // Nodes belong to no run: nullopt.
     Result<std::optional<RunId>> apply(const storeop::PutNode& op);
     Result<std::optional<RunId>> apply(const storeop::RemoveNode& op);
+    // Pipelines belong to no run either (their steps' runs are written on their own).
+    Result<std::optional<RunId>> apply(const storeop::PutPipeline& op);
 
 private:
     // "<path>: run <run>: <what>: <SQLite's words for `failed`>".
@@ -75,7 +77,8 @@ private:
     const QString m_path;
     QSqlDatabase m_db; // the writer connection, between prepare() and release()
     std::optional<QSqlQuery> m_markChange, m_maxChangeSeq, m_insertRun, m_updateRun, m_deleteTags, m_insertTag,
-            m_insertParam, m_setOffset, m_deleteRun, m_upsertArtifact, m_insertNotice, m_putNode, m_removeNode;
+            m_insertParam, m_setOffset, m_deleteRun, m_upsertArtifact, m_insertNotice, m_putNode, m_removeNode,
+            m_putPipeline;
 };
 
 } // namespace ty

@@ -4,6 +4,7 @@
 #include "MemoRecord.h"
 #include "MetricColumnReader.h"
 #include "NodeRecord.h"
+#include "PipelineRecord.h"
 #include "RunNotice.h"
 #include "core/common/Result.h"
 #include "core/common/Run.h"
@@ -139,6 +140,10 @@ public:
     virtual Result<void> putMemoEntry(const MemoEntryRecord& e) = 0;
     virtual Result<void> recordMemoHit(const MemoHitRecord& h) = 0;
     virtual Result<void> removeMemoEntries(const QStringList& keys) = 0;
+    // Async. Inserts the pipeline, or replaces the one of p.id whole
+    // (schema 12; core/pipeline/PipelineRunner.h writes them). An invalid
+    // p.createdAt becomes now. p.id must be > 0 (else refused, with a warning).
+    virtual void putPipeline(const PipelineRecord& p) = 0;
     // Blocks until everything queued (by any thread) before the call is
     // committed (or has failed). Returns the error of the first batch that
     // failed since the previous flush() call, if any; each failure is
@@ -201,6 +206,10 @@ public:
     virtual QList<MemoEntryRecord> memoEntries(const MemoEntryFilter& filter = {}) const = 0;
     // The hits of `key`, oldest first (time, then the order recorded).
     virtual QList<MemoHitRecord> memoHits(const QString& key) const = 0;
+    // Pipelines by id, ascending; with `runningOnly`, those whose state is
+    // "running". pipeline(): nullopt when there is none (or it cannot be read).
+    virtual QList<PipelineRecord> pipelines(bool runningOnly = false) const = 0;
+    virtual std::optional<PipelineRecord> pipeline(qint64 id) const = 0;
 
     // The runs whose stored data (record, tags, params, notices, artifacts,
     // console offset, metrics) changed in a write transaction committed

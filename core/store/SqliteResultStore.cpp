@@ -626,6 +626,17 @@ Result<void> SqliteResultStore::putMemoEntry(const MemoEntryRecord& e)
     return flush();
 }
 
+void SqliteResultStore::putPipeline(const PipelineRecord& p)
+{
+    if (p.id <= 0) {
+        qWarning("%s: a pipeline needs an id > 0 (got %lld); not stored", qPrintable(m_path), qlonglong(p.id));
+        return;
+    }
+    if (refuseAsyncWrite())
+        return;
+    m_writer->enqueue(storeop::PutPipeline{p});
+}
+
 Result<void> SqliteResultStore::recordMemoHit(const MemoHitRecord& h)
 {
     if (auto why = writeRefusal())
@@ -1210,6 +1221,44 @@ QList<MemoHitRecord> SqliteResultStore::memoHits(const QString& key) const
                 q.value(3).toString()});
     checkSteps(q, failed, QStringLiteral("cannot read the hits of memo entry %1").arg(key));
     return out;
+}
+
+QList<PipelineRecord> SqliteResultStore::pipelines(bool runningOnly) const
+{
+    QList<PipelineRecord> out;
+    QSqlDatabase db = readConnection();
+    const ReadFailed failed = readErrorSink();
+    QSqlQuery q = prepared(db, failed,
+            QStringLiteral("SELECT id, name, state, created_at, ended_at, document FROM pipelines%1 ORDER BY id")
+                    .arg(runningOnly ? QStringLiteral(" WHERE state = 'running'") : QString()));
+    if (!q.exec()) {
+        failed(QStringLiteral("cannot read the pipelines"), q.lastError());
+        return out;
+    }
+    while (q.next())
+        out.append(PipelineRecord{q.value(0).toLongLong(), q.value(1).toString(), q.value(2).toString(),
+                sqlcodec::timeFromSql(q.value(3)), sqlcodec::timeFromSql(q.value(4)), q.value(5).toString()});
+    checkSteps(q, failed, QStringLiteral("cannot read the pipelines"));
+    return out;
+}
+
+std::optional<PipelineRecord> SqliteResultStore::pipeline(qint64 id) const
+{
+    QSqlDatabase db = readConnection();
+    const ReadFailed failed = readErrorSink();
+    QSqlQuery q = prepared(db, failed,
+            QStringLiteral("SELECT id, name, state, created_at, ended_at, document FROM pipelines WHERE id = ?"));
+    q.addBindValue(id);
+    if (!q.exec()) {
+        failed(QStringLiteral("cannot read pipeline %1").arg(id), q.lastError());
+        return std::nullopt;
+    }
+    if (!q.next()) {
+        checkSteps(q, failed, QStringLiteral("cannot read pipeline %1").arg(id));
+        return std::nullopt;
+    }
+    return PipelineRecord{q.value(0).toLongLong(), q.value(1).toString(), q.value(2).toString(),
+            sqlcodec::timeFromSql(q.value(3)), sqlcodec::timeFromSql(q.value(4)), q.value(5).toString()};
 }
 
 QList<NodeRecord> SqliteResultStore::nodes() const

@@ -67,6 +67,7 @@ public:
     Result<void> putMemoEntry(const MemoEntryRecord& e) override;
     Result<void> recordMemoHit(const MemoHitRecord& h) override;
     Result<void> removeMemoEntries(const QStringList& keys) override;
+    void putPipeline(const PipelineRecord& p) override;
     Result<void> flush() override;
 
     Result<RunRecord> run(RunId id) const override;
@@ -91,6 +92,8 @@ public:
     std::optional<MemoEntryRecord> memoEntry(const QString& key) const override;
     QList<MemoEntryRecord> memoEntries(const MemoEntryFilter& filter = {}) const override;
     QList<MemoHitRecord> memoHits(const QString& key) const override;
+    QList<PipelineRecord> pipelines(bool runningOnly = false) const override;
+    std::optional<PipelineRecord> pipeline(qint64 id) const override;
 
     int schemaVersion() const override { return m_schemaVersion; }
     qint64 dataVersion() const override;

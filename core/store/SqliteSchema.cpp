@@ -263,6 +263,23 @@ const char* const kVersion11[] = {
         "CREATE INDEX memo_hits_key ON memo_hits(key, at)",
 };
 
+// Version 12: pipelines (issue #24; core/pipeline/PipelineRunner.h), so a
+// restarted service takes up the running ones and the ended ones stay
+// listed: the id the runner chose, name and state (queried without opening
+// the document), created and ended (UTC ms, ended NULL while running), and
+// the runner's JSON document (source, steps' states, runs, outputs, keys).
+const char* const kVersion12[] = {
+        "CREATE TABLE pipelines ("
+        " id INTEGER PRIMARY KEY,"
+        " name TEXT NOT NULL,"
+        " state TEXT NOT NULL,"
+        " created_at INTEGER NOT NULL,"
+        " ended_at INTEGER,"
+        " document TEXT NOT NULL"
+        ")",
+        "CREATE INDEX pipelines_state ON pipelines(state)",
+};
+
 QString dbError(const QSqlQuery& q)
 {
     return q.lastError().text();
@@ -325,6 +342,10 @@ QStringList SqliteSchema::migrationStep(int fromVersion)
         break;
     case 10:
         for (const char* s : kVersion11)
+            out << QString::fromLatin1(s);
+        break;
+    case 11:
+        for (const char* s : kVersion12)
             out << QString::fromLatin1(s);
         break;
     default: break;

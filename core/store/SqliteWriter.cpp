@@ -506,7 +506,7 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(std::deque<storeop::WriteOp>
                         if (auto r = m_memo.apply(o); !r)
                             error = r.error().message;
                     } else {
-                        note(m_records.apply(o));
+                        note(m_records.apply(o)); // PutPipeline too: it changes no run
                     }
                 },
                 op);

@@ -3,6 +3,7 @@
 #include "ArtifactRecord.h"
 #include "MemoRecord.h"
 #include "NodeRecord.h"
+#include "PipelineRecord.h"
 #include "RunNotice.h"
 #include "core/common/Result.h"
 #include "core/common/Run.h"
@@ -95,7 +96,13 @@ struct RemoveMemoEntries {
     QStringList keys;
 };
 
+// Inserts the pipeline, or replaces the one of that id whole.
+struct PutPipeline {
+    PipelineRecord pipeline;
+};
+
 using WriteOp = std::variant<CreateRun, UpdateRun, AnnotateRun, AppendMetrics, SetConsoleOffset, DeleteRun, AddArtifact,
-        AddNotice, SetParams, PutNode, RemoveNode, BeginIngestion, PutMemoEntry, RecordMemoHit, RemoveMemoEntries>;
+        AddNotice, SetParams, PutNode, RemoveNode, BeginIngestion, PutMemoEntry, RecordMemoHit, RemoveMemoEntries,
+        PutPipeline>;
 
 } // namespace ty::storeop

@@ -189,6 +189,14 @@ QList<Snapshot> historicalSnapshots()
                     QStringLiteral("INSERT INTO memo_hits (key, at, run_id, pipeline) VALUES"
                                    " ('k11', 1709644600000, 0, 'digits')")});
     out.append(v11);
+    // Version 12 = version 11 plus pipelines, with one that ended.
+    const Snapshot v12 = nextSnapshot(v11,
+            {QStringLiteral("CREATE TABLE pipelines ( id INTEGER PRIMARY KEY, name TEXT NOT NULL, state TEXT NOT NULL,"
+                            " created_at INTEGER NOT NULL, ended_at INTEGER, document TEXT NOT NULL)"),
+                    QStringLiteral("CREATE INDEX pipelines_state ON pipelines(state)"),
+                    QStringLiteral("INSERT INTO pipelines VALUES (3, 'digits', 'succeeded', 1709644512000,"
+                                   " 1709644600000, '{\"steps\":[]}')")});
+    out.append(v12);
     return out;
 }
 
@@ -486,6 +494,30 @@ void TestSqliteSchema::migratesHistoricalVersions()
         QCOMPARE((*store)->memoEntry(QStringLiteral("after"))->hitCount, qint64(1));
         QVERIFY((*store)->removeMemoEntries({QStringLiteral("after")}).has_value());
         QCOMPARE((*store)->memoEntries().size(), snapshot.version < 11 ? 0 : 1);
+        // Pipelines: none before version 12, the ended one from it on; either
+        // way one can be stored, and read back running and then ended.
+        const QList<PipelineRecord> pipelines = (*store)->pipelines();
+        if (snapshot.version < 12) {
+            QVERIFY(pipelines.isEmpty());
+        } else {
+            QCOMPARE(pipelines.size(), 1);
+            QCOMPARE(pipelines[0],
+                    (PipelineRecord{3, QStringLiteral("digits"), QStringLiteral("succeeded"), utcMs(1709644512000),
+                            utcMs(1709644600000), QStringLiteral("{\"steps\":[]}")}));
+        }
+        PipelineRecord running{
+                7, QStringLiteral("p"), QStringLiteral("running"), utcMs(1709644700000), {}, QStringLiteral("{}")};
+        (*store)->putPipeline(running);
+        QVERIFY((*store)->flush().has_value());
+        QCOMPARE((*store)->pipelines(/*runningOnly=*/true), QList<PipelineRecord>{running});
+        running.state = QStringLiteral("failed");
+        running.endedAt = utcMs(1709644800000);
+        (*store)->putPipeline(running);
+        QVERIFY((*store)->flush().has_value());
+        QVERIFY((*store)->pipelines(true).isEmpty());
+        QCOMPARE((*store)->pipeline(7), std::optional<PipelineRecord>(running));
+        QCOMPARE((*store)->pipelines().size(), snapshot.version < 12 ? 1 : 2);
+        QVERIFY(!(*store)->pipeline(99));
         // Writable after the migration; ids continue after the old ones.
         RunRecord r;
         r.name = QStringLiteral("after-migration");

@@ -81,13 +81,14 @@ const CommandEntry kCommands[] = {
                         {"--force", "rm: also while runs on it have not ended (they are recorded failed)"}}},
         {"pipeline",
                 "pipeline submit FILE [--param K=V]... [--node N] [--follow] [--json] | pipeline ls [--json] | "
-                "pipeline show ID [--json] | pipeline cancel ID",
+                "pipeline show ID [--json] | pipeline cancel ID | pipeline resume ID [--follow] [--json]",
                 "Pipelines of steps (prepare -> train -> evaluate) run by the service: each step is a run, started "
                 "when the steps it depends on have ended; steps marked memoize are reused when nothing they depend "
-                "on changed.",
+                "on changed. Pipelines are kept in the result database and outlive the service. resume starts a "
+                "failed or cancelled pipeline again, reusing the steps that succeeded.",
                 {{"--param K=V", "submit: override pipeline param K (repeatable)"},
                         {"--node N", "submit: run every step on node N"},
-                        {"--follow", "submit: print each step's changes and exit with the pipeline's status"},
+                        {"--follow", "submit, resume: print each step's changes and exit with the pipeline's status"},
                         {"--json", "the pipeline (or the list) as JSON"}}},
         {"cache",
                 "cache ls [--pipeline P] [--step S] [--json] | cache explain STEP [--pipeline P] [--json] | "

@@ -45,6 +45,85 @@ int exitCodeOf(const QJsonObject& p)
     return p.value(QStringLiteral("state")).toString() == u"succeeded" ? Ok : RunFailed;
 }
 
+// Sends `op` (pipeline_submit, pipeline_resume) and, with `follow`, prints
+// each step's changes to stderr until the pipeline ends: the exit code is
+// its status. stdout holds the pipeline (JSON with `json`) as it ended, or
+// as it started without `follow`.
+int startPipeline(Context& ctx, const QString& op, const QJsonObject& request, bool follow, bool json)
+{
+    auto svc = connectService(ctx);
+    if (!svc)
+        return Unavailable;
+    EventWait wait;
+    qint64 id = 0;
+    QHash<QString, QString> lastState; // instance name -> state and reason printed
+    QJsonObject last;
+    const auto onChange = [&](const QJsonObject& pipeline) {
+        if (pipeline.value(QStringLiteral("id")).toInteger() != id)
+            return;
+        last = pipeline;
+        // Progress goes to stderr, so stdout stays the JSON document with --json.
+        for (const QJsonValue& v : pipeline.value(QStringLiteral("steps")).toArray()) {
+            const QJsonObject s = v.toObject();
+            const QString name = s.value(QStringLiteral("name")).toString();
+            const QString state = s.value(QStringLiteral("state")).toString();
+            const QString reason = s.value(QStringLiteral("reason")).toString();
+            // A waiting step is shown once it says why (another run computes its key).
+            if (lastState.value(name) == state + reason || (state == u"waiting" && reason.isEmpty()))
+                continue;
+            lastState.insert(name, state + reason);
+            const qint64 run = s.value(QStringLiteral("run")).toInteger();
+            err() << escapedName(name) << ": " << state << (run ? QStringLiteral(" (run %1)").arg(run) : QString())
+                  << (reason.isEmpty() ? QString() : QStringLiteral(": ") + escapedName(reason)) << '\n';
+        }
+        err().flush();
+        if (pipeline.value(QStringLiteral("state")).toString() != u"running")
+            wait.done(exitCodeOf(pipeline));
+    };
+    if (follow) {
+        // Subscribed before the request, so no change is missed.
+        QObject::connect(svc.get(), &service::ServiceClient::pipelineChanged, svc.get(),
+                [&](const QJsonObject& pipeline) { onChange(pipeline); });
+        QObject::connect(svc.get(), &service::ServiceClient::disconnected, svc.get(), [&] {
+            err() << "trainyardctl: the service went away; the pipeline's state is unknown\n";
+            wait.done(Unavailable);
+        });
+        if (auto s = svc->call(QStringLiteral("subscribe"), {{QStringLiteral("pipelines"), true}}); !s) {
+            err() << escapedName(s.error().message) << '\n';
+            return Unavailable;
+        }
+    }
+    const auto started = svc->call(op, request);
+    if (!started) {
+        err() << escapedName(started.error().message) << '\n';
+        if (started.error().kind == ErrorKind::NotFound)
+            return NoSuchRun;
+        if (started.error().kind != ErrorKind::InvalidInput)
+            return Unavailable;
+        return op == u"pipeline_submit" ? InvalidSpec : Usage; // a bad spec; a pipeline that cannot be resumed
+    }
+    const QJsonObject pipeline = started->value(QStringLiteral("pipeline")).toObject();
+    id = pipeline.value(QStringLiteral("id")).toInteger();
+    const qint64 from = pipeline.value(QStringLiteral("resumed_from")).toInteger();
+    err() << (from ? QStringLiteral("pipeline %1 resumes pipeline %2").arg(id).arg(from)
+                   : QStringLiteral("submitted pipeline %1").arg(id))
+          << " (" << escapedName(pipeline.value(QStringLiteral("name")).toString())
+          << "): " << pipeline.value(QStringLiteral("steps")).toArray().size() << " step instances\n";
+    err().flush();
+    if (!follow) {
+        if (json)
+            out() << QJsonDocument(pipeline).toJson(QJsonDocument::Compact) << '\n';
+        return Ok;
+    }
+    onChange(pipeline); // steps that started, were cached or skipped at once
+    const int code = wait.exec();
+    if (json)
+        out() << QJsonDocument(last).toJson(QJsonDocument::Compact) << '\n';
+    else
+        printPipeline(last);
+    return code;
+}
+
 int submit(Context& ctx, const QStringList& args)
 {
     QCommandLineParser p;
@@ -73,77 +152,32 @@ int submit(Context& ctx, const QStringList& args)
         err() << escapedName(spec.error().message) << '\n';
         return InvalidSpec;
     }
-    auto svc = connectService(ctx);
-    if (!svc)
-        return Unavailable;
-    const bool follow = p.isSet(QStringLiteral("follow"));
-    const bool json = p.isSet(QStringLiteral("json"));
-    EventWait wait;
-    qint64 id = 0;
-    QHash<QString, QString> lastState; // instance name -> state printed
-    QJsonObject last;
-    const auto onChange = [&](const QJsonObject& pipeline) {
-        if (pipeline.value(QStringLiteral("id")).toInteger() != id)
-            return;
-        last = pipeline;
-        // Progress goes to stderr, so stdout stays the JSON document with --json.
-        for (const QJsonValue& v : pipeline.value(QStringLiteral("steps")).toArray()) {
-            const QJsonObject s = v.toObject();
-            const QString name = s.value(QStringLiteral("name")).toString();
-            const QString state = s.value(QStringLiteral("state")).toString();
-            if (lastState.value(name) == state || state == u"waiting")
-                continue;
-            lastState.insert(name, state);
-            const qint64 run = s.value(QStringLiteral("run")).toInteger();
-            const QString reason = s.value(QStringLiteral("reason")).toString();
-            err() << escapedName(name) << ": " << state << (run ? QStringLiteral(" (run %1)").arg(run) : QString())
-                  << (reason.isEmpty() ? QString() : QStringLiteral(": ") + escapedName(reason)) << '\n';
-        }
-        err().flush();
-        if (pipeline.value(QStringLiteral("state")).toString() != u"running")
-            wait.done(exitCodeOf(pipeline));
-    };
-    if (follow) {
-        QObject::connect(svc.get(), &service::ServiceClient::pipelineChanged, svc.get(),
-                [&](const QJsonObject& pipeline) { onChange(pipeline); });
-        QObject::connect(svc.get(), &service::ServiceClient::disconnected, svc.get(), [&] {
-            err() << "trainyardctl: the service went away; the pipeline's state is unknown\n";
-            wait.done(Unavailable);
-        });
-        if (auto s = svc->call(QStringLiteral("subscribe"), {{QStringLiteral("pipelines"), true}}); !s) {
-            err() << escapedName(s.error().message) << '\n';
-            return Unavailable;
-        }
-    }
     QJsonObject params;
     for (auto it = overrides.cbegin(); it != overrides.cend(); ++it)
         params.insert(it.key(), it.value());
     const QJsonObject specJson{{QStringLiteral("yaml"), spec->yaml}, {QStringLiteral("origin"), file},
             {QStringLiteral("base_dir"), QFileInfo(file).absolutePath()},
             {QStringLiteral("source_path"), spec->sourcePath}, {QStringLiteral("params"), params}};
-    const auto submitted = svc->call(QStringLiteral("pipeline_submit"),
-            {{QStringLiteral("spec"), specJson}, {QStringLiteral("node"), p.value(QStringLiteral("node"))}});
-    if (!submitted) {
-        err() << escapedName(submitted.error().message) << '\n';
-        return submitted.error().kind == ErrorKind::InvalidInput ? InvalidSpec : Unavailable;
-    }
-    const QJsonObject pipeline = submitted->value(QStringLiteral("pipeline")).toObject();
-    id = pipeline.value(QStringLiteral("id")).toInteger();
-    err() << "submitted pipeline " << id << " (" << escapedName(spec->name) << "): " << spec->steps.size()
-          << " steps\n";
-    err().flush();
-    if (!follow) {
-        if (json)
-            out() << QJsonDocument(pipeline).toJson(QJsonDocument::Compact) << '\n';
-        return Ok;
-    }
-    onChange(pipeline); // steps that started, were cached or skipped at once
-    const int code = wait.exec();
-    if (json)
-        out() << QJsonDocument(last).toJson(QJsonDocument::Compact) << '\n';
-    else
-        printPipeline(last);
-    return code;
+    return startPipeline(ctx, QStringLiteral("pipeline_submit"),
+            {{QStringLiteral("spec"), specJson}, {QStringLiteral("node"), p.value(QStringLiteral("node"))}},
+            p.isSet(QStringLiteral("follow")), p.isSet(QStringLiteral("json")));
+}
+
+int resume(Context& ctx, const QStringList& args)
+{
+    QCommandLineParser p;
+    p.addPositionalArgument(QStringLiteral("ID"), QStringLiteral("a failed or cancelled pipeline"));
+    p.addOption(
+            {QStringLiteral("follow"), QStringLiteral("print each step's changes; exit with the pipeline's status")});
+    p.addOption({QStringLiteral("json"), QStringLiteral("print the pipeline as JSON (when it ends, with --follow)")});
+    if (!p.parse(QStringList{QStringLiteral("pipeline resume")} + args))
+        return usageError(p.errorText());
+    bool ok = false;
+    const qint64 id = p.positionalArguments().size() == 1 ? p.positionalArguments().front().toLongLong(&ok) : 0;
+    if (!ok || id <= 0)
+        return usageError(QStringLiteral("pipeline resume needs one pipeline id"));
+    return startPipeline(ctx, QStringLiteral("pipeline_resume"), {{QStringLiteral("pipeline"), id}},
+            p.isSet(QStringLiteral("follow")), p.isSet(QStringLiteral("json")));
 }
 
 int list(Context& ctx, const QStringList& args, bool one)
@@ -223,7 +257,9 @@ int cmdPipeline(Context& ctx, const QStringList& args)
         return list(ctx, rest, true);
     if (sub == u"cancel")
         return cancel(ctx, rest);
-    return usageError(QStringLiteral("pipeline needs submit, ls, show or cancel"));
+    if (sub == u"resume")
+        return resume(ctx, rest);
+    return usageError(QStringLiteral("pipeline needs submit, ls, show, cancel or resume"));
 }
 
 } // namespace ty::cli

@@ -320,6 +320,12 @@ void PipelineProgress::setRunning(int instance, RunId run)
     m_instances[instance].run = run;
 }
 
+void PipelineProgress::setWaitingReason(int instance, const QString& reason)
+{
+    m_offered.insert(instance);
+    m_instances[instance].reason = reason;
+}
+
 void PipelineProgress::setEnded(
         int instance, StepState state, const QString& reason, const QMap<QString, QString>& outputs)
 {

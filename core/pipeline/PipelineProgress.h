@@ -72,6 +72,9 @@ public:
     Decision advance();
 
     void setRunning(int instance, RunId run);
+    // Says why a waiting instance that was offered still waits (its state
+    // stays Waiting; it is not offered again).
+    void setWaitingReason(int instance, const QString& reason);
     void setEnded(int instance, StepState state, const QString& reason, const QMap<QString, QString>& outputs = {});
     // Stops the pipeline: waiting instances become Cancelled. Returns the
     // instances still running (the caller cancels their runs).
@@ -80,6 +83,9 @@ public:
     // A step's state over its instances (Waiting while none has started).
     StepState stepState(int step) const;
     PipelineState state() const;
+    // fail_fast tripped: nothing new may start (stopReason() says why).
+    bool stopped() const { return m_stopped; }
+    const QString& stopReason() const { return m_stopReason; }
 
     // The values of the instance's references (PipelineSpec.h Reference),
     // for StepJob::instantiate, and the params it receives (the pipeline's

@@ -13,6 +13,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QLoggingCategory>
 #include <QPointer>
 #include <QRegularExpression>
@@ -55,7 +56,29 @@ struct PipelineRunner::Active {
     qint64 endedMs = 0;
     QHash<int, MemoComponents> memo; // instance -> the key's components, for a memoized step's run
     QHash<int, QString> digests;     // instance -> what later steps' keys take of it (its key, or its outputs' digest)
+    bool cancelled = false;
+    qint64 resumedFrom = 0; // the pipeline this one resumed (pipeline resume), 0 none
 };
+
+namespace {
+constexpr auto kDocumentFormat = "trainyard-pipeline-1";
+
+QJsonObject mapToJson(const QMap<QString, QString>& map)
+{
+    QJsonObject o;
+    for (auto it = map.cbegin(); it != map.cend(); ++it)
+        o.insert(it.key(), it.value());
+    return o;
+}
+
+QMap<QString, QString> mapFromJson(const QJsonObject& o)
+{
+    QMap<QString, QString> map;
+    for (auto it = o.begin(); it != o.end(); ++it)
+        map.insert(it.key(), it.value().toString());
+    return map;
+}
+} // namespace
 
 PipelineRunner::PipelineRunner(RunEngine* engine, ResultStore* store, QString databasePath, QObject* parent)
     : QObject(parent)
@@ -65,6 +88,15 @@ PipelineRunner::PipelineRunner(RunEngine* engine, ResultStore* store, QString da
     , m_hasher(std::make_unique<TreeHasher>())
 {
     connect(m_engine, &RunEngine::runStateChanged, this, &PipelineRunner::onRunState);
+    // Outputs are copied from a step's node: a step that succeeded while its
+    // node is not connected (a restarted service, a dropped link) is
+    // collected once the node is back.
+    connect(m_engine, &RunEngine::nodeStatusChanged, this, [this](const QString& node, bool ready) {
+        if (!ready)
+            return;
+        for (const auto& [id, instance, run] : m_awaitingNode.take(node))
+            collect(id, instance, run);
+    });
 }
 
 PipelineRunner::~PipelineRunner() = default;
@@ -73,13 +105,177 @@ qint64 PipelineRunner::submit(const PipelineSpec& spec, const QString& node)
 {
     auto p = std::unique_ptr<Active>(
             new Active{m_nextId++, PipelineProgress(spec), node, QDateTime::currentMSecsSinceEpoch(), 0});
+    qCInfo(lcPipeline).noquote()
+            << QStringLiteral("pipeline %1 (%2): %3 steps").arg(p->id).arg(spec.name).arg(spec.steps.size());
+    return adopt(std::move(p));
+}
+
+qint64 PipelineRunner::adopt(std::unique_ptr<Active> p)
+{
     const qint64 id = p->id;
     Active& ref = *p;
     m_pipelines.emplace(id, std::move(p));
-    qCInfo(lcPipeline).noquote()
-            << QStringLiteral("pipeline %1 (%2): %3 steps").arg(id).arg(spec.name).arg(spec.steps.size());
     advance(ref);
     return id;
+}
+
+int PipelineRunner::restore()
+{
+    int taken = 0;
+    for (const PipelineRecord& r : m_store->pipelines())
+        m_nextId = std::max(m_nextId, r.id + 1);
+    for (const PipelineRecord& r : m_store->pipelines(/*runningOnly=*/true)) {
+        const QJsonObject doc = QJsonDocument::fromJson(r.document.toUtf8()).object();
+        auto p = rebuild(r.id, doc, /*forResume=*/false);
+        if (!p) {
+            // Kept, ended: what it showed, and why it stopped here.
+            qCWarning(lcPipeline).noquote()
+                    << QStringLiteral("pipeline %1 cannot be taken up: %2").arg(r.id).arg(p.error().message);
+            QJsonObject view = doc.value(QStringLiteral("view")).toObject();
+            view.insert(QStringLiteral("state"), QStringLiteral("failed"));
+            view.insert(QStringLiteral("reason"),
+                    QString(QStringLiteral("not taken up after the service restarted: ") + p.error().message));
+            PipelineRecord ended = r;
+            ended.state = QStringLiteral("failed");
+            ended.endedAt = QDateTime::currentDateTimeUtc();
+            view.insert(QStringLiteral("ended_ms"), ended.endedAt.toMSecsSinceEpoch());
+            QJsonObject kept = doc;
+            kept.insert(QStringLiteral("view"), view);
+            ended.document = QString::fromUtf8(QJsonDocument(kept).toJson(QJsonDocument::Compact));
+            m_store->putPipeline(ended);
+            continue;
+        }
+        Active& a = **p;
+        const qint64 id = a.id;
+        m_pipelines.emplace(id, std::move(*p));
+        QList<std::pair<int, RunId>> running;
+        for (int i = 0; i < a.progress.instances().size(); ++i)
+            if (a.progress.instances().at(i).state == StepState::Running) {
+                running.append({i, a.progress.instances().at(i).run});
+                m_byRun.insert(a.progress.instances().at(i).run, {id, i});
+                if (a.memo.contains(i))
+                    m_keyInFlight.insert(memoKey(a.memo.value(i)), a.progress.instances().at(i).run);
+            }
+        qCInfo(lcPipeline).noquote() << QStringLiteral("pipeline %1 (%2) taken up: %3 step(s) running")
+                                                .arg(id)
+                                                .arg(a.progress.spec().name)
+                                                .arg(running.size());
+        ++taken;
+        // A run that ended while nobody followed it is collected now; the
+        // others' endings come from the engine.
+        for (const auto& [instance, run] : running) {
+            const auto record = m_store->run(run);
+            if (!record)
+                finishStep(id, instance, StepState::Failed,
+                        QStringLiteral("run %1 is no longer in the result database").arg(run), {});
+            else if (isTerminal(record->state))
+                onRunState(*record);
+        }
+        if (const auto it = m_pipelines.find(id); it != m_pipelines.end())
+            advance(*it->second);
+    }
+    return taken;
+}
+
+Result<qint64> PipelineRunner::resume(qint64 id)
+{
+    QJsonObject doc;
+    if (const auto it = m_pipelines.find(id); it != m_pipelines.end()) {
+        doc = documentOf(*it->second);
+    } else if (const auto r = m_store->pipeline(id)) {
+        doc = QJsonDocument::fromJson(r->document.toUtf8()).object();
+    } else {
+        return fail(QStringLiteral("no pipeline %1").arg(id), ErrorKind::NotFound);
+    }
+    const QString state = doc.value(QStringLiteral("view")).toObject().value(QStringLiteral("state")).toString();
+    if (state == u"running" || state == u"succeeded")
+        return fail(QStringLiteral("pipeline %1 %2: only a failed or cancelled pipeline is resumed")
+                            .arg(id)
+                            .arg(state == u"running" ? QStringLiteral("is running") : QStringLiteral("succeeded")),
+                ErrorKind::InvalidInput);
+    auto p = rebuild(m_nextId, doc, /*forResume=*/true);
+    if (!p)
+        return std::unexpected(p.error());
+    ++m_nextId;
+    (*p)->resumedFrom = id;
+    (*p)->createdMs = QDateTime::currentMSecsSinceEpoch();
+    qCInfo(lcPipeline).noquote() << QStringLiteral("pipeline %1 resumes pipeline %2").arg((*p)->id).arg(id);
+    return adopt(std::move(*p));
+}
+
+Result<std::unique_ptr<PipelineRunner::Active>> PipelineRunner::rebuild(
+        qint64 id, const QJsonObject& doc, bool forResume) const
+{
+    if (doc.value(QStringLiteral("format")).toString() != QLatin1String(kDocumentFormat))
+        return fail(QStringLiteral("pipeline %1: its stored document is not one this version reads").arg(id),
+                ErrorKind::InvalidInput);
+    const QJsonObject source = doc.value(QStringLiteral("source")).toObject();
+    PipelineSpec written;
+    written.yaml = source.value(QStringLiteral("yaml")).toString();
+    written.origin = source.value(QStringLiteral("origin")).toString();
+    written.baseDir = source.value(QStringLiteral("base_dir")).toString();
+    written.sourcePath = source.value(QStringLiteral("source_path")).toString();
+    written.params = mapFromJson(source.value(QStringLiteral("params")).toObject());
+    written.usedFiles = mapFromJson(source.value(QStringLiteral("used_files")).toObject());
+    auto spec = reparsePipeline(written);
+    if (!spec)
+        return std::unexpected(spec.error());
+    auto p = std::unique_ptr<Active>(new Active{id, PipelineProgress(*spec),
+            doc.value(QStringLiteral("node")).toString(), doc.value(QStringLiteral("created_ms")).toInteger(), 0});
+    const QJsonArray instances = doc.value(QStringLiteral("instances")).toArray();
+    if (instances.size() != p->progress.instances().size())
+        return fail(QStringLiteral("pipeline %1: %2 step instances stored, %3 parsed")
+                            .arg(id)
+                            .arg(instances.size())
+                            .arg(p->progress.instances().size()),
+                ErrorKind::InvalidInput);
+    const qint64 from = doc.value(QStringLiteral("id")).toInteger();
+    for (int i = 0; i < instances.size(); ++i) {
+        const QJsonObject o = instances.at(i).toObject();
+        const auto state = stepStateFromName(o.value(QStringLiteral("state")).toString());
+        if (!state)
+            return fail(QStringLiteral("pipeline %1: step instance %2 has no valid state").arg(id).arg(i),
+                    ErrorKind::InvalidInput);
+        const RunId run = o.value(QStringLiteral("run")).toInteger();
+        const QString reason = o.value(QStringLiteral("reason")).toString();
+        const auto outputs = mapFromJson(o.value(QStringLiteral("outputs")).toObject());
+        const QString digest = o.value(QStringLiteral("digest")).toString();
+        if (forResume) {
+            // What succeeded (or was reused) is reused; the rest runs again.
+            if (*state != StepState::Succeeded && *state != StepState::Cached)
+                continue;
+            p->progress.setRunning(i, run);
+            p->progress.setEnded(i, StepState::Cached,
+                    run ? QStringLiteral("reused from pipeline %1 (run %2)").arg(from).arg(run)
+                        : QStringLiteral("reused from pipeline %1 (%2)").arg(from).arg(reason),
+                    outputs);
+            if (!digest.isEmpty())
+                p->digests.insert(i, digest);
+            continue;
+        }
+        if (*state == StepState::Running)
+            p->progress.setRunning(i, run);
+        else if (*state != StepState::Waiting) {
+            if (run)
+                p->progress.setRunning(i, run);
+            p->progress.setEnded(i, *state, reason, outputs);
+        }
+        if (!digest.isEmpty())
+            p->digests.insert(i, digest);
+        if (o.contains(QStringLiteral("memo"))) {
+            auto c = componentsFromJson(o.value(QStringLiteral("memo")).toObject());
+            if (c)
+                p->memo.insert(i, *c);
+        }
+    }
+    if (!forResume) {
+        p->resumedFrom = doc.value(QStringLiteral("resumed_from")).toInteger();
+        if (doc.value(QStringLiteral("cancelled")).toBool()) {
+            p->cancelled = true;
+            (void)p->progress.cancel(); // its runs were cancelled before
+        }
+    }
+    return p;
 }
 
 Result<void> PipelineRunner::cancel(qint64 id)
@@ -92,6 +288,7 @@ Result<void> PipelineRunner::cancel(qint64 id)
         return fail(
                 QStringLiteral("pipeline %1 has already ended (%2)").arg(id).arg(pipelineStateName(p.progress.state())),
                 ErrorKind::InvalidInput);
+    p.cancelled = true;
     for (int i : p.progress.cancel())
         m_engine->cancel(p.progress.instances().at(i).run);
     advance(p);
@@ -150,6 +347,19 @@ void PipelineRunner::launch(Active& p, int instance)
         } else {
             if (tryMemoHit(p, instance, *c, &whyRun))
                 return;
+            const QString key = memoKey(*c);
+            if (const auto busy = m_keyInFlight.constFind(key); busy != m_keyInFlight.cend()) {
+                m_keyWaiters[key].append({p.id, instance});
+                p.progress.setWaitingReason(instance,
+                        QStringLiteral("waiting for run %1, which computes the same key %2")
+                                .arg(*busy)
+                                .arg(key.left(12)));
+                qCInfo(lcPipeline).noquote() << QStringLiteral("pipeline %1: %2 waits for run %3 (same key)")
+                                                        .arg(p.id)
+                                                        .arg(p.progress.instanceName(instance))
+                                                        .arg(*busy);
+                return;
+            }
             p.memo.insert(instance, *c);
         }
     }
@@ -160,6 +370,8 @@ void PipelineRunner::launch(Active& p, int instance)
     }
     p.progress.setRunning(instance, *run);
     m_byRun.insert(*run, {p.id, instance});
+    if (p.memo.contains(instance))
+        m_keyInFlight.insert(memoKey(p.memo.value(instance)), *run);
     if (!whyRun.isEmpty())
         m_store->addNotice(RunNotice{*run, {}, whyRun});
     qCInfo(lcPipeline).noquote()
@@ -174,7 +386,12 @@ void PipelineRunner::onRunState(const RunRecord& run)
     const auto [id, instance] = *where;
     m_byRun.erase(where);
     switch (run.state) {
-    case RunState::Succeeded: collect(id, instance, run); break;
+    case RunState::Succeeded:
+        if (!run.node.isEmpty() && !m_engine->nodeReady(run.node))
+            m_awaitingNode[run.node].append({id, instance, run});
+        else
+            collect(id, instance, run);
+        break;
     case RunState::Cancelled: finishStep(id, instance, StepState::Cancelled, run.failureReason, {}); break;
     default:
         finishStep(id, instance, StepState::Failed,
@@ -292,7 +509,33 @@ void PipelineRunner::finishStep(
                                             .arg(id)
                                             .arg(p.progress.instanceName(instance), stepStateName(state),
                                                     reason.isEmpty() ? QString() : QStringLiteral(": ") + reason);
+    if (p.memo.contains(instance))
+        releaseKey(memoKey(p.memo.value(instance))); // its entry (if it succeeded) is written: collect()
     advance(p);
+}
+
+void PipelineRunner::releaseKey(const QString& key)
+{
+    m_keyInFlight.remove(key);
+    QList<qint64> touched;
+    for (const auto& [id, instance] : m_keyWaiters.take(key)) {
+        const auto it = m_pipelines.find(id);
+        if (it == m_pipelines.end())
+            continue;
+        Active& w = *it->second;
+        if (w.progress.state() != PipelineState::Running
+                || w.progress.instances().at(instance).state != StepState::Waiting)
+            continue; // cancelled meanwhile
+        if (w.progress.stopped())
+            w.progress.setEnded(instance, StepState::Skipped, w.progress.stopReason()); // fail_fast meanwhile
+        else
+            launch(w, instance); // a hit now, or it runs (or waits for the next one computing the key)
+        if (!touched.contains(id))
+            touched << id;
+    }
+    for (qint64 id : touched)
+        if (const auto it = m_pipelines.find(id); it != m_pipelines.end())
+            advance(*it->second);
 }
 
 Result<MemoComponents> PipelineRunner::memoComponents(const Active& p, int instance, const JobSpec& job)
@@ -341,6 +584,15 @@ Result<MemoComponents> PipelineRunner::memoComponents(const Active& p, int insta
         if (!tree)
             return std::unexpected(tree.error());
         c.codeFiles = tree->files;
+    }
+    for (const QString& in : step.inputs) {
+        const QString path = QDir::cleanPath(QDir(job.workdir).absoluteFilePath(in));
+        auto d = m_hasher->hashInput(path);
+        if (!d)
+            return std::unexpected(d.error());
+        FileDigest digest = *d;
+        digest.path = in; // as written: the key does not change with the workdir's location
+        c.inputs << digest;
     }
     for (int i = 0; i < p.progress.instances().size(); ++i) {
         const StepInstance& up = p.progress.instances().at(i);
@@ -455,8 +707,13 @@ QString PipelineRunner::aggregate(RunId run, const QString& key, const QString& 
 std::optional<QJsonObject> PipelineRunner::describe(qint64 id) const
 {
     const auto it = m_pipelines.find(id);
-    if (it == m_pipelines.end())
-        return std::nullopt;
+    if (it == m_pipelines.end()) {
+        // One of an earlier life of the service: as it was last written.
+        const auto r = m_store->pipeline(id);
+        if (!r)
+            return std::nullopt;
+        return QJsonDocument::fromJson(r->document.toUtf8()).object().value(QStringLiteral("view")).toObject();
+    }
     const Active& p = *it->second;
     QJsonArray steps;
     for (int i = 0; i < p.progress.instances().size(); ++i) {
@@ -472,18 +729,58 @@ std::optional<QJsonObject> PipelineRunner::describe(qint64 id) const
     QJsonObject params;
     for (auto it2 = p.progress.spec().params.cbegin(); it2 != p.progress.spec().params.cend(); ++it2)
         params.insert(it2.key(), it2.value());
-    return QJsonObject{{QStringLiteral("id"), p.id}, {QStringLiteral("name"), p.progress.spec().name},
+    QJsonObject view{{QStringLiteral("id"), p.id}, {QStringLiteral("name"), p.progress.spec().name},
             {QStringLiteral("state"), pipelineStateName(p.progress.state())},
             {QStringLiteral("created_ms"), p.createdMs}, {QStringLiteral("ended_ms"), p.endedMs},
             {QStringLiteral("params"), params}, {QStringLiteral("steps"), steps}};
+    if (p.resumedFrom)
+        view.insert(QStringLiteral("resumed_from"), p.resumedFrom);
+    return view;
 }
 
 QList<qint64> PipelineRunner::ids() const
 {
+    QSet<qint64> seen;
     QList<qint64> out;
+    for (const PipelineRecord& r : m_store->pipelines())
+        if (!seen.contains(r.id)) {
+            seen.insert(r.id);
+            out << r.id;
+        }
     for (const auto& [id, p] : m_pipelines)
-        out << id;
+        if (!seen.contains(id))
+            out << id; // its first write not committed yet
+    std::sort(out.begin(), out.end());
     return out;
+}
+
+QJsonObject PipelineRunner::documentOf(const Active& p) const
+{
+    const PipelineSpec& spec = p.progress.spec();
+    QJsonArray instances;
+    for (int i = 0; i < p.progress.instances().size(); ++i) {
+        const StepInstance& inst = p.progress.instances().at(i);
+        QJsonObject o{{QStringLiteral("state"), stepStateName(inst.state)}, {QStringLiteral("run"), inst.run},
+                {QStringLiteral("reason"), inst.reason}, {QStringLiteral("outputs"), mapToJson(inst.outputs)}};
+        if (p.digests.contains(i))
+            o.insert(QStringLiteral("digest"), p.digests.value(i));
+        if (p.memo.contains(i))
+            o.insert(QStringLiteral("memo"), componentsToJson(p.memo.value(i)));
+        instances.append(o);
+    }
+    QJsonObject doc{{QStringLiteral("format"), QLatin1String(kDocumentFormat)}, {QStringLiteral("id"), p.id},
+            {QStringLiteral("source"),
+                    QJsonObject{{QStringLiteral("yaml"), spec.yaml}, {QStringLiteral("origin"), spec.origin},
+                            {QStringLiteral("base_dir"), spec.baseDir},
+                            {QStringLiteral("source_path"), spec.sourcePath},
+                            {QStringLiteral("params"), mapToJson(spec.params)},
+                            {QStringLiteral("used_files"), mapToJson(spec.usedFiles)}}},
+            {QStringLiteral("node"), p.node}, {QStringLiteral("created_ms"), p.createdMs},
+            {QStringLiteral("cancelled"), p.cancelled}, {QStringLiteral("instances"), instances},
+            {QStringLiteral("view"), describe(p.id).value_or(QJsonObject{})}};
+    if (p.resumedFrom)
+        doc.insert(QStringLiteral("resumed_from"), p.resumedFrom);
+    return doc;
 }
 
 bool PipelineRunner::busy() const
@@ -496,8 +793,17 @@ bool PipelineRunner::busy() const
 
 void PipelineRunner::announce(const Active& p)
 {
-    if (const auto d = describe(p.id))
-        Q_EMIT pipelineChanged(p.id, *d);
+    const QJsonObject doc = documentOf(p);
+    PipelineRecord r;
+    r.id = p.id;
+    r.name = p.progress.spec().name;
+    r.state = pipelineStateName(p.progress.state());
+    r.createdAt = QDateTime::fromMSecsSinceEpoch(p.createdMs, Qt::UTC);
+    if (p.endedMs)
+        r.endedAt = QDateTime::fromMSecsSinceEpoch(p.endedMs, Qt::UTC);
+    r.document = QString::fromUtf8(QJsonDocument(doc).toJson(QJsonDocument::Compact));
+    m_store->putPipeline(r);
+    Q_EMIT pipelineChanged(p.id, doc.value(QStringLiteral("view")).toObject());
 }
 
 } // namespace ty::pipeline

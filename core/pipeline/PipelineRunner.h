@@ -46,6 +46,26 @@ namespace ty::pipeline {
 // content hashes. An expired entry, or one whose outputs are gone or
 // changed, is evicted.
 //
+// Persistence (schema 12, ResultStore::putPipeline): every change of a
+// pipeline is written to the result database as one document, so a
+// restarted service takes up the pipelines still running (restore()): their
+// steps' runs are followed again (a run that ended meanwhile is collected),
+// and what was due starts. The pipeline is rebuilt from the text it was
+// submitted with (reparsePipeline: the `uses:` files as they were then).
+// Ended pipelines stay listed (describe(), ids()) from the database.
+//
+// Document (JSON, "format": "trainyard-pipeline-1"): {source: {yaml,
+// origin, base_dir, source_path, params{}, used_files{path: text}}, node,
+// cancelled, resumed_from, instances: [{state, run, reason, outputs{},
+// digest, memo (MemoKey.h componentsToJson)}] in PipelineProgress's
+// instance order, view: describe()'s object}.
+//
+// Identical steps at the same time (Flyte's cache_serialize): a memoized
+// step whose key is being computed by a running step (of this pipeline or
+// another) does not run; it waits, saying for which run, and when that run
+// succeeded it is a hit like any other; when it failed or was cancelled the
+// first waiter runs itself.
+//
 // Thread: the engine's (every call and signal).
 class PipelineRunner : public QObject {
     Q_OBJECT
@@ -58,14 +78,26 @@ public:
     // on `node` when given (else wherever the scheduler places them).
     // Returns the pipeline's id (> 0, unique within this service's life).
     qint64 submit(const PipelineSpec& spec, const QString& node = {});
+    // Takes up the pipelines the database says are running (call once,
+    // before the event loop runs: the engine's endings then find them). Ids
+    // continue after the highest stored one. A pipeline that cannot be
+    // rebuilt is ended failed, saying why. Returns how many were taken up.
+    int restore();
+    // A new pipeline from pipeline `id`, which ended failed or cancelled:
+    // its succeeded and cached step instances are reused (state cached,
+    // their outputs and runs kept; Metaflow's resume), the others run again.
+    // Same spec, params and node. NotFound for an unknown id; InvalidInput
+    // while it runs or when it succeeded (nothing to resume).
+    Result<qint64> resume(qint64 id);
     // Cancels waiting steps and the runs of running ones. NotFound for an
     // unknown id; InvalidInput when it already ended.
     Result<void> cancel(qint64 id);
 
-    // {id, name, state, created_ms, ended_ms, params{}, steps: [{name, item,
-    // state, run, reason, outputs{}}]}: PROTOCOL.md's pipeline object.
+    // {id, name, state, created_ms, ended_ms, params{}, resumed_from, steps:
+    // [{name, step, state, run, reason, outputs{}}]}: PROTOCOL.md's pipeline
+    // object. Pipelines of earlier service lives are read from the database.
     std::optional<QJsonObject> describe(qint64 id) const;
-    QList<qint64> ids() const;
+    QList<qint64> ids() const; // ascending
     // A pipeline has not ended (the service stays up for it).
     bool busy() const;
 
@@ -83,6 +115,13 @@ private:
             qint64 id, int instance, StepState state, const QString& reason, const QMap<QString, QString>& outputs);
     QString aggregate(RunId run, const QString& key, const QString& how) const;
     void announce(const Active& p);
+    // The document of the header's comment; announce() stores it.
+    QJsonObject documentOf(const Active& p) const;
+    // The pipeline rebuilt from its document, as pipeline `id`: every
+    // instance's state (restore), or only what succeeded, as cached (resume).
+    Result<std::unique_ptr<Active>> rebuild(qint64 id, const QJsonObject& document, bool forResume) const;
+    // Registers a pipeline and moves it on.
+    qint64 adopt(std::unique_ptr<Active> p);
     // The memo key's components of a step about to run, or an error (its
     // workdir cannot be hashed).
     Result<MemoComponents> memoComponents(const Active& p, int instance, const JobSpec& job);
@@ -97,7 +136,18 @@ private:
     qint64 m_nextId = 1;
     std::map<qint64, std::unique_ptr<Active>> m_pipelines;
     QHash<RunId, std::pair<qint64, int>> m_byRun; // run -> pipeline, instance
-    std::unique_ptr<TreeHasher> m_hasher;         // workdirs and outputs (its cache is per user)
+    struct Ended {
+        qint64 pipeline = 0;
+        int instance = 0;
+        RunRecord run;
+    };
+    QHash<QString, QList<Ended>> m_awaitingNode; // succeeded steps to collect once their node is connected
+    QHash<QString, RunId> m_keyInFlight;         // memo key -> the run computing it
+    QHash<QString, QList<std::pair<qint64, int>>> m_keyWaiters; // memo key -> instances waiting for that run
+    // The run computing `key` ended: its waiters are launched again (a hit
+    // when it succeeded), and their pipelines moved on.
+    void releaseKey(const QString& key);
+    std::unique_ptr<TreeHasher> m_hasher; // workdirs and outputs (its cache is per user)
 };
 
 } // namespace ty::pipeline

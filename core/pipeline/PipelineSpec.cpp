@@ -35,7 +35,8 @@ const QStringList& stepOnlyKeys()
 {
     static const QStringList keys{QStringLiteral("name"), QStringLiteral("uses"), QStringLiteral("depends"),
             QStringLiteral("when"), QStringLiteral("for_each"), QStringLiteral("continue_on"),
-            QStringLiteral("always_run"), QStringLiteral("memoize"), QStringLiteral("outputs")};
+            QStringLiteral("always_run"), QStringLiteral("memoize"), QStringLiteral("outputs"),
+            QStringLiteral("inputs")};
     return keys;
 }
 
@@ -174,6 +175,8 @@ public:
         for (int i = 0; i < spec.steps.size(); ++i)
             tryInstantiate(spec, spec.steps[i], m_stepNodes.at(i));
         spec.usedFiles = m_usedFiles;
+        spec.origin = m_origin;
+        spec.baseDir = m_baseDir;
         return spec;
     }
 
@@ -286,6 +289,11 @@ private:
                 step.alwaysRun = boolValue(v, key);
             } else if (key == u"memoize") {
                 step.memoize = parseMemoize(v);
+            } else if (key == u"inputs") {
+                step.inputs = scalarList(v, key);
+                for (const QString& in : std::as_const(step.inputs))
+                    if (in.isEmpty())
+                        throw SpecError{QStringLiteral("'inputs' has an empty path"), v.Mark()};
             } else if (key == u"outputs") {
                 parseOutputs(v, step, job);
             }
@@ -681,6 +689,22 @@ Result<PipelineSpec> parsePipeline(const QString& yamlText, const QString& origi
                 QStringLiteral("%1:%2:%3: %4").arg(origin).arg(e.mark.line + 1).arg(e.mark.column + 1).arg(qs(e.msg)),
                 ErrorKind::InvalidInput);
     }
+}
+
+Result<PipelineSpec> reparsePipeline(const PipelineSpec& spec)
+{
+    const QMap<QString, QString> used = spec.usedFiles;
+    auto again = parsePipeline(
+            spec.yaml, spec.origin, spec.baseDir, spec.params, [used](const QString& path) -> Result<QString> {
+                const auto it = used.constFind(path);
+                if (it == used.cend())
+                    return fail(QStringLiteral("%1: not among the files the pipeline used when submitted").arg(path),
+                            ErrorKind::InvalidInput);
+                return *it;
+            });
+    if (again)
+        again->sourcePath = spec.sourcePath;
+    return again;
 }
 
 Result<PipelineSpec> parsePipelineFile(const QString& path, const QMap<QString, QString>& paramOverrides)

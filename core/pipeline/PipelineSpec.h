@@ -70,6 +70,11 @@ struct StepSpec {
     QList<std::pair<QString, QStringList>> forEach; // `for_each: {shard: [0, 1]}`: one instance per combination
     bool continueOnFailed = false; // `continue_on: failed`: its failure fails neither dependents nor the pipeline
     bool alwaysRun = false;        // `always_run: true`: never memoized
+    // `inputs: [data/digits.npz, /srv/datasets/imagenet]`: files or folders
+    // whose content is part of the memo key (relative to the step's workdir,
+    // or absolute: a dataset outside it). A missing one makes the key fail:
+    // the step runs, saying why.
+    QStringList inputs;
     MemoizeSpec memoize;
     QList<OutputParamSpec> outputParams;
     QStringList upstream;        // every step this one waits for: depends, conditions' and placeholders' steps
@@ -87,6 +92,8 @@ struct PipelineSpec {
     QString name;
     QString sourcePath;            // the file, empty for text
     QString yaml;                  // the text it was parsed from
+    QString origin;                // how errors name it ("pipe.yaml")
+    QString baseDir;               // what its relative paths (uses:, workdir) are relative to
     QMap<QString, QString> params; // after --param overrides
     bool failFast = true;
     QList<StepSpec> steps;
@@ -107,6 +114,10 @@ using FileReader = std::function<Result<QString>(const QString& absolutePath)>;
 // `paramOverrides` replace `params` values (trainyardctl pipeline submit --param).
 Result<PipelineSpec> parsePipeline(const QString& yamlText, const QString& origin, const QString& baseDir,
         const QMap<QString, QString>& paramOverrides = {}, const FileReader& readFile = {});
+// The same pipeline parsed again from what `spec` kept (its text, origin,
+// base folder, params, and the `uses:` files' texts as they were, never
+// read again): how a restarted service or `pipeline resume` rebuilds one.
+Result<PipelineSpec> reparsePipeline(const PipelineSpec& spec);
 Result<PipelineSpec> parsePipelineFile(const QString& path, const QMap<QString, QString>& paramOverrides = {});
 
 } // namespace ty::pipeline

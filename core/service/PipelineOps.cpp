@@ -30,6 +30,8 @@ std::optional<PipelineOps::Answer> PipelineOps::handle(const QString& op, const 
         return submit(request);
     if (op == u"pipeline_cancel")
         return cancel(request);
+    if (op == u"pipeline_resume")
+        return resume(request);
     if (op == u"pipelines")
         return list(request);
     if (op == u"memo_rm")
@@ -70,6 +72,18 @@ PipelineOps::Answer PipelineOps::cancel(const QJsonObject& request)
                                                       : QStringLiteral("invalid_input"),
                 r.error().message};
     return {{{QStringLiteral("pipeline"), m_runner->describe(id).value_or(QJsonObject{})}}, {}, {}};
+}
+
+PipelineOps::Answer PipelineOps::resume(const QJsonObject& request)
+{
+    const qint64 id = request.value(QStringLiteral("pipeline")).toInteger();
+    const auto resumed = m_runner->resume(id);
+    if (!resumed)
+        return {{},
+                resumed.error().kind == ErrorKind::NotFound ? QStringLiteral("no_such_pipeline")
+                                                            : QStringLiteral("invalid_input"),
+                resumed.error().message};
+    return {{{QStringLiteral("pipeline"), m_runner->describe(*resumed).value_or(QJsonObject{})}}, {}, {}};
 }
 
 PipelineOps::Answer PipelineOps::list(const QJsonObject& request)

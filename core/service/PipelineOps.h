@@ -16,7 +16,7 @@ class PipelineRunner;
 
 namespace ty::service {
 
-// The service's pipeline requests (PROTOCOL.md: pipeline_submit,
+// The service's pipeline requests (PROTOCOL.md: pipeline_submit, pipeline_resume,
 // pipeline_cancel, pipelines, memo_rm), answered from the PipelineRunner and
 // the memoization entries of the result database (core/memo MemoStore). Kept out of
 // ServiceServer, which only routes them here. Thread: the engine's.
@@ -38,6 +38,7 @@ public:
 private:
     Answer submit(const QJsonObject& request);
     Answer cancel(const QJsonObject& request);
+    Answer resume(const QJsonObject& request);
     Answer list(const QJsonObject& request);
     Answer removeMemo(const QJsonObject& request);
 

@@ -76,6 +76,8 @@ Result<void> ServiceHost::start(StartError* why)
     m_server->setPrompts(m_prompts);
     m_pipelines = std::make_unique<pipeline::PipelineRunner>(m_engine.get(), m_store.get(), m_paths.databasePath);
     m_server->setPipelines(m_pipelines.get());
+    if (const int taken = m_pipelines->restore())
+        qCInfo(lcService) << "took up" << taken << "running pipeline(s) of the last service";
     m_server->setNodeResolver([this](const QString&) { connectNewNodes(); });
     connect(m_server.get(), &ServiceServer::stopRequested, this, &ServiceHost::stopRequested);
     connect(m_server.get(), &ServiceServer::nodeRemoved, this, [this](const QString& node) { m_nodes.remove(node); });

@@ -89,7 +89,7 @@ _trainyardctl()
             ;;
         pipeline)
             if [[ -z $sub ]]; then
-                COMPREPLY=($(compgen -W "submit ls show cancel" -- "$cur"))
+                COMPREPLY=($(compgen -W "submit ls show cancel resume" -- "$cur"))
             elif [[ $sub == submit ]]; then
                 local IFS=$'\n'
                 COMPREPLY=($(compgen -d -S / -- "$cur") $(compgen -f -- "$cur" | grep -E '\.(yaml|yml)$'))

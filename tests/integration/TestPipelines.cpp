@@ -13,6 +13,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <csignal>
+
 using namespace ty;
 
 class TestPipelines final : public QObject {
@@ -45,6 +47,27 @@ class TestPipelines final : public QObject {
             if (v.toObject().value(QStringLiteral("name")).toString() == name)
                 return v.toObject();
         return {};
+    }
+
+    // The running service's pid (0: none answers).
+    qint64 servicePid()
+    {
+        const Outcome s = ctl({QStringLiteral("daemon"), QStringLiteral("status"), QStringLiteral("--json")});
+        if (s.exitCode != 0)
+            return 0;
+        return QJsonDocument::fromJson(s.out).object().value(QStringLiteral("pid")).toInteger();
+    }
+
+    QJsonObject show(qint64 id)
+    {
+        const Outcome r = ctl(
+                {QStringLiteral("pipeline"), QStringLiteral("show"), QString::number(id), QStringLiteral("--json")});
+        return r.exitCode == 0 ? QJsonDocument::fromJson(r.out).object() : QJsonObject{};
+    }
+
+    static QString stateOf(const QJsonObject& pipeline, const QString& step)
+    {
+        return stepNamed(pipeline, step).value(QStringLiteral("state")).toString();
     }
 
     QByteArray consoleOf(qint64 run)
@@ -169,6 +192,214 @@ private Q_SLOTS:
         QCOMPARE(stepNamed(p, QStringLiteral("after-slow")).value(QStringLiteral("reason")).toString(),
                 QStringLiteral("not run: step 'a' failed and fail_fast is on"));
         QVERIFY2(r.err.contains("a: failed"), r.err.constData());
+    }
+
+    void pipelineOutlivesItsService()
+    {
+        // `wait` runs until a file appears. The service is SIGKILLed while
+        // it runs; the file appears with no service (the run ends on its
+        // node, followed by nobody); a new service takes the pipeline up,
+        // collects wait's output and runs `after`.
+        const QString go = m_dir->filePath(QStringLiteral("go"));
+        writeFile(QStringLiteral("p/pipe.yaml"),
+                QStringLiteral("name: outlives\n"
+                               "steps:\n"
+                               "  - {name: first, command: 'mkdir -p out && echo 7 > out/n.txt', workdir: w,\n"
+                               "     outputs: {params: {n: out/n.txt}}}\n"
+                               "  - name: wait\n"
+                               "    depends: [first]\n"
+                               "    command: 'n={{steps.first.outputs.n}}; while [ ! -e %1 ]; do sleep 0.1; done; "
+                               "echo $(( n * 6 )) > out/m.txt'\n"
+                               "    workdir: w\n"
+                               "    outputs: {params: {m: out/m.txt}}\n"
+                               "  - {name: after, command: 'echo got {{steps.wait.outputs.m}}', workdir: w}\n")
+                        .arg(go)
+                        .toUtf8());
+        QDir().mkpath(m_dir->filePath(QStringLiteral("p/w")));
+        const Outcome r = ctl({QStringLiteral("pipeline"), QStringLiteral("submit"),
+                m_dir->filePath(QStringLiteral("p/pipe.yaml")), QStringLiteral("--json")});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const qint64 id = QJsonDocument::fromJson(r.out).object().value(QStringLiteral("id")).toInteger();
+        QCOMPARE(id, 1);
+        QTRY_COMPARE_WITH_TIMEOUT(stateOf(show(id), QStringLiteral("wait")), QStringLiteral("running"), 30000);
+        const qint64 waitRun = stepNamed(show(id), QStringLiteral("wait")).value(QStringLiteral("run")).toInteger();
+        QVERIFY(waitRun > 0);
+        const qint64 pid = servicePid();
+        QVERIFY(pid > 0);
+        QCOMPARE(::kill(pid_t(pid), SIGKILL), 0);
+        QTRY_VERIFY_WITH_TIMEOUT(::kill(pid_t(pid), 0) != 0, 10000);
+        test::writeFile(go, "");
+        QTest::qWait(1500); // `wait` ends with nobody following it
+
+        // The next command starts a new service, which takes the pipeline up.
+        const Outcome follow = ctl({QStringLiteral("pipeline"), QStringLiteral("ls"), QStringLiteral("--json")});
+        QVERIFY2(follow.exitCode == 0, follow.err.constData());
+        QVERIFY(servicePid() != pid);
+        QTRY_COMPARE_WITH_TIMEOUT(
+                show(id).value(QStringLiteral("state")).toString(), QStringLiteral("succeeded"), 60000);
+        const QJsonObject p = show(id);
+        QCOMPARE(stepNamed(p, QStringLiteral("wait")).value(QStringLiteral("run")).toInteger(), waitRun);
+        QCOMPARE(stepNamed(p, QStringLiteral("wait"))
+                         .value(QStringLiteral("outputs"))
+                         .toObject()
+                         .value(QStringLiteral("outputs.m"))
+                         .toString(),
+                QStringLiteral("42"));
+        QVERIFY(consoleOf(stepNamed(p, QStringLiteral("after")).value(QStringLiteral("run")).toInteger())
+                        .contains("got 42"));
+        // Ids go on after the stored ones.
+        writeFile(QStringLiteral("p/one.yaml"), "steps:\n  - {name: x, command: 'true'}\n");
+        const Outcome next = ctl({QStringLiteral("pipeline"), QStringLiteral("submit"),
+                m_dir->filePath(QStringLiteral("p/one.yaml")), QStringLiteral("--follow"), QStringLiteral("--json")});
+        QVERIFY2(next.exitCode == 0, next.err.constData());
+        QCOMPARE(QJsonDocument::fromJson(next.out).object().value(QStringLiteral("id")).toInteger(), 2);
+        const Outcome ls = ctl({QStringLiteral("pipeline"), QStringLiteral("ls"), QStringLiteral("--json")});
+        QCOMPARE(QJsonDocument::fromJson(ls.out).array().size(), 2);
+    }
+
+    void resumeReusesWhatSucceeded()
+    {
+        // prepare counts its runs in a file; train fails while `broken`
+        // exists. The resumed pipeline reuses prepare (and its output) and
+        // runs train and evaluate again.
+        const QString broken = writeFile(QStringLiteral("broken"), "");
+        const QString count = m_dir->filePath(QStringLiteral("prepare-runs"));
+        writeFile(QStringLiteral("p/pipe.yaml"),
+                QStringLiteral(
+                        "name: resumable\n"
+                        "steps:\n"
+                        "  - {name: prepare, command: 'echo x >> %1; mkdir -p out && echo 5 > out/rows.txt',\n"
+                        "     workdir: w, outputs: {params: {rows: out/rows.txt}}}\n"
+                        "  - {name: train, command: 'test ! -e %2 && echo rows={{steps.prepare.outputs.rows}}',\n"
+                        "     workdir: w}\n"
+                        "  - {name: evaluate, depends: [train], command: 'echo evaluated', workdir: w}\n")
+                        .arg(count, broken)
+                        .toUtf8());
+        QDir().mkpath(m_dir->filePath(QStringLiteral("p/w")));
+        const Outcome first = ctl({QStringLiteral("pipeline"), QStringLiteral("submit"),
+                m_dir->filePath(QStringLiteral("p/pipe.yaml")), QStringLiteral("--follow"), QStringLiteral("--json")});
+        QCOMPARE(first.exitCode, 1);
+        const QJsonObject failed = QJsonDocument::fromJson(first.out).object();
+        QCOMPARE(failed.value(QStringLiteral("state")).toString(), QStringLiteral("failed"));
+        QCOMPARE(stateOf(failed, QStringLiteral("evaluate")), QStringLiteral("skipped"));
+        const qint64 prepareRun = stepNamed(failed, QStringLiteral("prepare")).value(QStringLiteral("run")).toInteger();
+
+        QFile::remove(broken);
+        const Outcome again = ctl({QStringLiteral("pipeline"), QStringLiteral("resume"), QStringLiteral("1"),
+                QStringLiteral("--follow"), QStringLiteral("--json")});
+        QVERIFY2(again.exitCode == 0, again.err.constData());
+        const QJsonObject p = QJsonDocument::fromJson(again.out).object();
+        QCOMPARE(p.value(QStringLiteral("id")).toInteger(), 2);
+        QCOMPARE(p.value(QStringLiteral("resumed_from")).toInteger(), 1);
+        QCOMPARE(p.value(QStringLiteral("state")).toString(), QStringLiteral("succeeded"));
+        const QJsonObject prepare = stepNamed(p, QStringLiteral("prepare"));
+        QCOMPARE(prepare.value(QStringLiteral("state")).toString(), QStringLiteral("cached"));
+        QCOMPARE(prepare.value(QStringLiteral("run")).toInteger(), prepareRun);
+        QCOMPARE(prepare.value(QStringLiteral("reason")).toString(),
+                QStringLiteral("reused from pipeline 1 (run %1)").arg(prepareRun));
+        QCOMPARE(stateOf(p, QStringLiteral("train")), QStringLiteral("succeeded"));
+        QVERIFY(consoleOf(stepNamed(p, QStringLiteral("train")).value(QStringLiteral("run")).toInteger())
+                        .contains("rows=5"));
+        QCOMPARE(stateOf(p, QStringLiteral("evaluate")), QStringLiteral("succeeded"));
+        QCOMPARE(test::readFile(count), QByteArray("x\n")); // prepare ran once
+        QVERIFY2(again.err.contains("pipeline 2 resumes pipeline 1"), again.err.constData());
+
+        // Only a failed or cancelled pipeline is resumed.
+        const Outcome succeeded = ctl({QStringLiteral("pipeline"), QStringLiteral("resume"), QStringLiteral("2")});
+        QCOMPARE(succeeded.exitCode, 2);
+        QVERIFY2(succeeded.err.contains("pipeline 2 succeeded: only a failed or cancelled pipeline is resumed"),
+                succeeded.err.constData());
+        const Outcome unknown = ctl({QStringLiteral("pipeline"), QStringLiteral("resume"), QStringLiteral("9")});
+        QVERIFY2(unknown.err.contains("no pipeline 9"), unknown.err.constData());
+        QVERIFY(unknown.exitCode != 0 && unknown.exitCode != succeeded.exitCode);
+    }
+
+    void identicalStepsAtOnceRunOnce()
+    {
+        // Two pipelines whose memoized `slow` step has the same key, the
+        // second submitted while the first's runs: it runs once, and the
+        // second waits for it and reuses its result (cache_serialize).
+        const QString count = m_dir->filePath(QStringLiteral("slow-runs"));
+        writeFile(QStringLiteral("p/pipe.yaml"),
+                QStringLiteral(
+                        "name: serial\n"
+                        "memoize: {max_age: 1h}\n"
+                        "steps:\n"
+                        "  - {name: slow, command: 'echo x >> %1; sleep 2; mkdir -p out && echo 9 > out/v.txt',\n"
+                        "     workdir: w, outputs: {params: {v: out/v.txt}}}\n"
+                        "  - {name: use, command: 'echo v={{steps.slow.outputs.v}}', workdir: w, always_run: true}\n")
+                        .arg(count)
+                        .toUtf8());
+        QDir().mkpath(m_dir->filePath(QStringLiteral("p/w")));
+        const Outcome a = ctl({QStringLiteral("pipeline"), QStringLiteral("submit"),
+                m_dir->filePath(QStringLiteral("p/pipe.yaml")), QStringLiteral("--json")});
+        QVERIFY2(a.exitCode == 0, a.err.constData());
+        QTRY_COMPARE_WITH_TIMEOUT(stateOf(show(1), QStringLiteral("slow")), QStringLiteral("running"), 30000);
+        const Outcome b = ctl({QStringLiteral("pipeline"), QStringLiteral("submit"),
+                m_dir->filePath(QStringLiteral("p/pipe.yaml")), QStringLiteral("--follow"), QStringLiteral("--json")});
+        QVERIFY2(b.exitCode == 0, b.err.constData());
+        QVERIFY2(b.err.contains("waiting for run"), b.err.constData());
+        const QJsonObject second = QJsonDocument::fromJson(b.out).object();
+        QCOMPARE(second.value(QStringLiteral("id")).toInteger(), 2);
+        QCOMPARE(stateOf(second, QStringLiteral("slow")), QStringLiteral("cached"));
+        QCOMPARE(stateOf(second, QStringLiteral("use")), QStringLiteral("succeeded"));
+        QVERIFY(consoleOf(stepNamed(second, QStringLiteral("use")).value(QStringLiteral("run")).toInteger())
+                        .contains("v=9"));
+        QTRY_COMPARE_WITH_TIMEOUT(
+                show(1).value(QStringLiteral("state")).toString(), QStringLiteral("succeeded"), 30000);
+        QCOMPARE(test::readFile(count), QByteArray("x\n")); // slow ran once
+        const qint64 slowRun = stepNamed(show(1), QStringLiteral("slow")).value(QStringLiteral("run")).toInteger();
+        QVERIFY2(stepNamed(second, QStringLiteral("slow"))
+                         .value(QStringLiteral("reason"))
+                         .toString()
+                         .startsWith(QStringLiteral("reused run %1").arg(slowRun)),
+                qPrintable(stepNamed(second, QStringLiteral("slow")).value(QStringLiteral("reason")).toString()));
+    }
+
+    void declaredInputOutsideTheWorkdirIsInTheKey()
+    {
+        // A dataset outside the step's workdir, declared in `inputs`: one
+        // changed byte under the same name and size is a miss naming it
+        // (kfp PR#12751 keyed on the name); a missing one runs the step.
+        const QString data = writeFile(QStringLiteral("data/d.bin"), QByteArray(4096, 'a'));
+        writeFile(QStringLiteral("p/pipe.yaml"),
+                "name: inputs\n"
+                "steps:\n"
+                "  - {name: train, command: 'echo trained', workdir: w, inputs: [../../data/d.bin],\n"
+                "     memoize: {max_age: 1h}}\n");
+        QDir().mkpath(m_dir->filePath(QStringLiteral("p/w")));
+        const auto submit = [&] {
+            const Outcome r = ctl({QStringLiteral("pipeline"), QStringLiteral("submit"),
+                    m_dir->filePath(QStringLiteral("p/pipe.yaml")), QStringLiteral("--follow"),
+                    QStringLiteral("--json")});
+            if (r.exitCode != 0)
+                qWarning("%s", r.err.constData());
+            return QJsonDocument::fromJson(r.out).object();
+        };
+        const auto noticesOf = [&](const QJsonObject& p) {
+            auto store = ResultStore::open(dbPath());
+            QStringList texts;
+            for (const RunNotice& n :
+                    (*store)->notices(stepNamed(p, QStringLiteral("train")).value(QStringLiteral("run")).toInteger()))
+                texts << n.text;
+            return texts.join(u'|');
+        };
+        QCOMPARE(stateOf(submit(), QStringLiteral("train")), QStringLiteral("succeeded"));
+        QCOMPARE(stateOf(submit(), QStringLiteral("train")), QStringLiteral("cached"));
+        QByteArray bytes(4096, 'a');
+        bytes[2048] = 'b';
+        test::writeFile(data, bytes);
+        const QJsonObject changed = submit();
+        QCOMPARE(stateOf(changed, QStringLiteral("train")), QStringLiteral("succeeded"));
+        QVERIFY2(noticesOf(changed).contains(QStringLiteral("ran because: input ../../data/d.bin changed")),
+                qPrintable(noticesOf(changed)));
+        QCOMPARE(stateOf(submit(), QStringLiteral("train")), QStringLiteral("cached"));
+        QFile::remove(data);
+        const QJsonObject missing = submit();
+        QCOMPARE(stateOf(missing, QStringLiteral("train")), QStringLiteral("succeeded"));
+        QVERIFY2(noticesOf(missing).contains(QStringLiteral("memoization: no key")), qPrintable(noticesOf(missing)));
+        QVERIFY2(noticesOf(missing).contains(QStringLiteral("d.bin: no such file or folder")),
+                qPrintable(noticesOf(missing)));
     }
 
     void badPipelineIsRefusedSayingWhere()

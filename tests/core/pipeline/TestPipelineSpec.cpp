@@ -220,6 +220,8 @@ private Q_SLOTS:
                                         << "must be relative to the step's workdir";
         QTest::newRow("continue_on") << "steps:\n  - {name: a, command: x, continue_on: error}\n"
                                      << "'continue_on' takes 'failed'";
+        QTest::newRow("empty input") << "steps:\n  - {name: a, command: x, inputs: ['']}\n"
+                                     << "pipe.yaml:2:35: 'inputs' has an empty path";
     }
     void errorsSayWhatAndWhere()
     {
@@ -229,6 +231,40 @@ private Q_SLOTS:
         QVERIFY(!spec);
         QVERIFY2(spec.error().message.contains(expected), qPrintable(spec.error().message));
         QCOMPARE(spec.error().kind, ErrorKind::InvalidInput);
+    }
+
+    void reparseUsesTheTextsKeptAtSubmit()
+    {
+        // What a restarted service (or `pipeline resume`) rebuilds: the
+        // `uses:` file as it was read at submit, never read again.
+        int reads = 0;
+        const FileReader reader = [&reads](const QString& path) -> Result<QString> {
+            ++reads;
+            if (path != u"/w/job.yaml")
+                return fail(QStringLiteral("unexpected read of ") + path);
+            return QStringLiteral("command: echo v1\n");
+        };
+        auto spec = parsePipeline(QStringLiteral("name: p\nparams: {lr: '1'}\nsteps:\n  - {name: a, uses: job.yaml}\n"),
+                QStringLiteral("pipe.yaml"), QStringLiteral("/w"), {{QStringLiteral("lr"), QStringLiteral("2")}},
+                reader);
+        QVERIFY2(spec, spec ? "" : qPrintable(spec.error().message));
+        QCOMPARE(reads, 1);
+        QCOMPARE(spec->origin, QStringLiteral("pipe.yaml"));
+        QCOMPARE(spec->baseDir, QStringLiteral("/w"));
+        const auto again = reparsePipeline(*spec);
+        QVERIFY2(again, again ? "" : qPrintable(again.error().message));
+        QCOMPARE(reads, 1);
+        QCOMPARE(again->params.value(QStringLiteral("lr")), QStringLiteral("2"));
+        const auto job = again->steps.front().job.instantiate({}, {});
+        QVERIFY(job);
+        QCOMPARE(job->argv.last(), QStringLiteral("echo v1"));
+        // A stored pipeline whose used file was not kept is refused, naming it.
+        PipelineSpec lost = *spec;
+        lost.usedFiles.clear();
+        const auto refused = reparsePipeline(lost);
+        QVERIFY(!refused);
+        QVERIFY2(refused.error().message.contains(QStringLiteral("/w/job.yaml: not among the files")),
+                qPrintable(refused.error().message));
     }
 
     void paramOverrideMustExist()

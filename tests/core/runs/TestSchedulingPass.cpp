@@ -23,6 +23,7 @@ NodePool::NodeState nodeWithGpus(const QString& name, int gpus)
     NodePool::NodeState n;
     n.name = name;
     n.ready = true;
+    n.gpusKnown = true; // its first GPU report is in
     n.attempted = true;
     n.hello.hostname = name + QStringLiteral(".lab");
     n.hello.cpus = 16;

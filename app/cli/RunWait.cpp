@@ -62,8 +62,12 @@ int waitForRun(Context& ctx, service::ServiceClient& svc, RunId id, bool follow)
     // While it waits in the queue, say why (once per change).
     auto lastReason = std::make_shared<QString>();
     // A service this command started may still be connecting its nodes: a
-    // reason then is given a moment to go away (the run is placed).
-    const int queuedGraceMs = svc.startedService() ? 1500 : 0;
+    // reason then is given a moment to go away (the run is placed). So is a
+    // run pinned to a node: the node's own report (why it cannot be reached,
+    // NodeWatch below) may come just after the pass's reason.
+    const auto pinned = ctx.store->run(id);
+    const bool pinnedElsewhere = pinned && !pinned->node.isEmpty() && pinned->node != u"local";
+    const int queuedGraceMs = svc.startedService() || pinnedElsewhere ? 1500 : 0;
     QObject::connect(&svc, &service::ServiceClient::pendingReasonsChanged, &follower,
             [&follower, id, lastReason, follow, queuedGraceMs](const QHash<RunId, QString>& reasons) {
                 const QString reason = reasons.value(id);
@@ -88,7 +92,6 @@ int waitForRun(Context& ctx, service::ServiceClient& svc, RunId id, bool follow)
             &svc, &service::ServiceClient::disconnected, &follower, [] { QCoreApplication::exit(kServiceGone); });
     // The node it must run on cannot be reached: say why; without --follow
     // leave it queued rather than wait for ever (with it, keep trying).
-    const auto pinned = ctx.store->run(id);
     NodeWatch nodeWatch(
             svc, pinned && pinned->node != u"local" ? pinned->node : QString(), [&follower, follow](const QString&) {
                 if (follow)

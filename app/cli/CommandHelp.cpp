@@ -20,7 +20,9 @@ struct CommandEntry {
 // One entry per command (aliases such as hold/release share one).
 const CommandEntry kCommands[] = {
         {"validate", "validate FILE", "Check a job spec; errors name file:line:column.", {}},
-        {"submit", "submit FILE [--follow] [--node NAME]", "Submit a job spec (or a .py/.sh script) as a run.",
+        {"submit", "submit FILE [--follow] [--node NAME]",
+                "Submit a job spec (or a .py/.sh script) as a run; a pipeline file (one with steps:) is submitted as "
+                "pipeline submit does.",
                 {{"--follow",
                          "print the run's console as it comes and exit with the run's exit status (Ctrl+C detaches)"},
                         {"--node NAME", "run only on that node (\"local\" = this machine)"}}},

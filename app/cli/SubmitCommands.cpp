@@ -1,5 +1,8 @@
 #include "SubmitCommands.h"
 
+#include "PipelineCommands.h"
+#include "core/pipeline/PipelineSpec.h"
+
 #include "Cli.h"
 #include "RunWait.h"
 #include "SweepConsole.h"
@@ -90,6 +93,12 @@ int cmdSubmit(Context& ctx, const QStringList& args)
             = file.endsWith(QStringLiteral(".py")) || file.endsWith(QStringLiteral(".sh")) || QFileInfo(file).isDir();
     if (script && !overrides.isEmpty())
         return usageError(QStringLiteral("--param needs a job spec with params, not a script"));
+    // A pipeline (top-level `steps:`) is submitted as one: trainyardctl pipeline submit.
+    if (!script && QFileInfo(file).isFile() && QFileInfo(file).size() <= 1024 * 1024) {
+        QFile f(file);
+        if (f.open(QIODevice::ReadOnly) && pipeline::looksLikePipeline(QString::fromUtf8(f.readAll())))
+            return cmdPipeline(ctx, QStringList{QStringLiteral("submit")} + args);
+    }
     const Result<JobSpec> spec = script ? jobSpecForScript(file) : parseJobSpecFile(file, overrides);
     if (!spec) {
         err() << spec.error().message << '\n';

@@ -691,6 +691,16 @@ Result<PipelineSpec> parsePipeline(const QString& yamlText, const QString& origi
     }
 }
 
+bool looksLikePipeline(const QString& yamlText)
+{
+    try {
+        const YAML::Node root = YAML::Load(yamlText.toStdString());
+        return root.IsMap() && root["steps"];
+    } catch (const YAML::Exception&) {
+        return false;
+    }
+}
+
 Result<PipelineSpec> reparsePipeline(const PipelineSpec& spec)
 {
     const QMap<QString, QString> used = spec.usedFiles;

@@ -114,6 +114,11 @@ using FileReader = std::function<Result<QString>(const QString& absolutePath)>;
 // `paramOverrides` replace `params` values (trainyardctl pipeline submit --param).
 Result<PipelineSpec> parsePipeline(const QString& yamlText, const QString& origin, const QString& baseDir,
         const QMap<QString, QString>& paramOverrides = {}, const FileReader& readFile = {});
+// Whether a YAML text is a pipeline rather than a job spec: a mapping with a
+// top-level `steps` key (a job spec has none). Text that is not YAML, or not
+// a mapping, is not a pipeline (its parse as a job spec says what is wrong).
+bool looksLikePipeline(const QString& yamlText);
+
 // The same pipeline parsed again from what `spec` kept (its text, origin,
 // base folder, params, and the `uses:` files' texts as they were, never
 // read again): how a restarted service or `pipeline resume` rebuilds one.

@@ -192,6 +192,13 @@ private Q_SLOTS:
         QCOMPARE(stepNamed(p, QStringLiteral("after-slow")).value(QStringLiteral("reason")).toString(),
                 QStringLiteral("not run: step 'a' failed and fail_fast is on"));
         QVERIFY2(r.err.contains("a: failed"), r.err.constData());
+
+        // `trainyardctl submit` knows a pipeline from a job spec (its top-level steps:).
+        const Outcome plain = ctl(
+                {QStringLiteral("submit"), m_dir->filePath(QStringLiteral("p/fail.yaml")), QStringLiteral("--follow")});
+        QCOMPARE(plain.exitCode, 1);
+        QVERIFY2(plain.err.contains("submitted pipeline 2") && plain.err.contains("a: failed"), plain.err.constData());
+        QVERIFY2(plain.out.contains("pipeline 2 pipeline: failed"), plain.out.constData());
     }
 
     void pipelineOutlivesItsService()

@@ -964,337 +964,337 @@
 <context>
     <name>ty::MainWindow</name>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="105"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="116"/>
         <source>signal %1</source>
         <translation>信号 %1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="107"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="118"/>
         <source>exit %1</source>
         <translation>退出码 %1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="171"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="183"/>
         <source>Database write failed: %1</source>
         <translation>数据库写入失败：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="178"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="190"/>
         <source>Damaged result database</source>
         <translation>结果数据库已损坏</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="228"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="240"/>
         <source>&amp;Submit…</source>
         <translation>提交(&amp;S)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="231"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="243"/>
         <source>Submit a run (Ctrl+N); or drop a script, folder or job spec on the window</source>
         <translation>提交一个运行 (Ctrl+N)；或将脚本、文件夹或任务规格拖放到窗口上</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="234"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="246"/>
         <source>&amp;Open spec or script…</source>
         <translation>打开任务规格或脚本(&amp;O)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="238"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="250"/>
         <source>Open job spec or script</source>
         <translation>打开任务规格或脚本</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="239"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="251"/>
         <source>Job specs and scripts (*.yaml *.yml *.py *.sh);;All files (*)</source>
         <translation>任务规格与脚本 (*.yaml *.yml *.py *.sh);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="247"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="259"/>
         <source>&amp;Cancel run…</source>
         <translation>取消运行(&amp;C)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="250"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="262"/>
         <source>Stop the selected runs (Ctrl+K; asks first for a running run): SIGTERM to its processes, SIGKILL after 10 s; a waiting run leaves the queue</source>
         <translation>停止选中的运行（Ctrl+K；正在运行的运行会先询问）：向其进程发送 SIGTERM，10 秒后发送 SIGKILL；等待中的运行将离开队列</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="254"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="266"/>
         <source>&amp;Delete run…</source>
         <translation>删除运行(&amp;D)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="257"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1004"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="269"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1022"/>
         <source>Delete the selected finished run with its metrics and console copy</source>
         <translation>删除选中的已结束运行及其指标和控制台副本</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="260"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="272"/>
         <source>Co&amp;mpare</source>
         <translation>对比(&amp;M)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="264"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="276"/>
         <source>Compare the selected runs side by side (Ctrl+D; Ctrl/Shift+click to select several)</source>
         <translation>并排对比选中的运行（Ctrl+D；按住 Ctrl/Shift 点击可多选）</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="267"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="279"/>
         <source>&amp;Artifacts…</source>
         <translation>产物(&amp;A)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="269"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="281"/>
         <source>List the selected run&apos;s artifacts on its node and download them</source>
         <translation>在节点上列出选中运行的产物并下载</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="275"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="287"/>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="279"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="291"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="291"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="303"/>
         <source>Re-run #%1 %2</source>
         <translation>重新运行 #%1 %2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="298"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1296"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="310"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1328"/>
         <source>&amp;Run</source>
         <translation>运行(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="311"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="323"/>
         <source>&amp;Aggregated console</source>
         <translation>聚合控制台(&amp;A)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="314"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="326"/>
         <source>The selected runs&apos; consoles merged by arrival time, filterable (Ctrl+L)</source>
         <translation>选中运行的控制台按到达时间合并，可过滤 (Ctrl+L)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="318"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="330"/>
         <source>Main</source>
         <translation>主工具栏</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="344"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="356"/>
         <source>Runs</source>
         <translation>运行列表</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="405"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="417"/>
         <source>Run details</source>
         <translation>运行详情</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="410"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="422"/>
         <source>Console</source>
         <translation>控制台</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="411"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="423"/>
         <source>Metrics</source>
         <translation>指标</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="419"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="431"/>
         <source>Compare</source>
         <translation>对比</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="424"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="436"/>
         <source>Notices of the run</source>
         <translation>运行的提示</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="479"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="491"/>
         <source>local: connecting…</source>
         <translation>本地：正在连接…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="479"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="485"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="491"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="497"/>
         <source>no engine</source>
         <translation>无引擎</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="502"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="514"/>
         <source>Node %1: %2</source>
         <translation>节点 %1：%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="505"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="517"/>
         <source>Run #%1 was not cancelled: %2</source>
         <translation>运行 #%1 未被取消：%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="509"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="521"/>
         <source>Reconnected to the Trainyard service</source>
         <translation>已重新连接到 Trainyard 服务</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="619"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="631"/>
         <source>Nothing to open</source>
         <translation>没有可打开的内容</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="619"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="631"/>
         <source>Drop job specs (.yaml), scripts (.py, .sh) or folders here.</source>
         <translation>将任务规格（.yaml）、脚本（.py、.sh）或文件夹拖放到此处。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="634"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="646"/>
         <source>%1: only local files and folders can be opened</source>
         <translation>%1：只能打开本地文件和文件夹</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="640"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="652"/>
         <source>%1: no such file or folder</source>
         <translation>%1：没有该文件或文件夹</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="650"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="668"/>
         <source>%1: only .py and .sh scripts, folders and .yaml job specs can be submitted</source>
         <translation>%1：只能提交 .py 和 .sh 脚本、文件夹以及 .yaml 任务规格</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="654"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="694"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="698"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="672"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="712"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="716"/>
         <source>Cannot open</source>
         <translation>无法打开</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="694"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="712"/>
         <source>%1: cannot read job spec: %2</source>
         <translation>%1：无法读取任务规格：%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="698"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="716"/>
         <source>%1: a job spec larger than 1 MiB is not a job spec</source>
         <translation>%1：大于 1 MiB 的任务规格不是任务规格</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="704"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="722"/>
         <source>Submit %1</source>
         <translation>提交 %1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="711"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="729"/>
         <source>Cannot submit &apos;%1&apos;: no run engine.</source>
         <translation>无法提交“%1”：没有运行引擎。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="712"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="735"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="730"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="753"/>
         <source>Submit failed</source>
         <translation>提交失败</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="716"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="734"/>
         <source>Submitting %1…</source>
         <translation>正在提交 %1…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="724"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="742"/>
         <source>Submitted %1 as run #%2</source>
         <translation>已将 %1 提交为运行 #%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="725"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="743"/>
         <source>Submitted %1: %2 runs, #%3 to #%4</source>
         <translation>已提交 %1：%2 个运行，#%3 至 #%4</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="734"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="752"/>
         <source>&apos;%1&apos; made no runs</source>
         <translation>“%1”未生成任何运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="802"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="820"/>
         <source>%1 runs · %2 running · %3 queued</source>
         <translation>%1 个运行 · %2 个运行中 · %3 个排队中</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="808"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="856"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="826"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="874"/>
         <source>Select a run to see its console.</source>
         <translation>选择一个运行以查看其控制台。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="809"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="857"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="827"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="875"/>
         <source>Select a run to see its metrics.</source>
         <translation>选择一个运行以查看其指标。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="864"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="882"/>
         <source>Loading metrics…</source>
         <translation>正在加载指标…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="874"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="892"/>
         <source>&lt;i&gt;No run selected — drop a training script, a folder or a job spec here, or press Ctrl+N.&lt;/i&gt;</source>
         <translation>&lt;i&gt;未选择运行——将训练脚本、文件夹或任务规格拖放到此处，或按 Ctrl+N。&lt;/i&gt;</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="883"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="901"/>
         <source>⚠ 1 notice</source>
         <translation>⚠ 1 条提示</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="883"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="901"/>
         <source>⚠ %1 notices</source>
         <translation>⚠ %1 条提示</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="890"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="908"/>
         <source>Run #%1 has notices:</source>
         <translation>运行 #%1 有提示：</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="891"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="909"/>
         <source>Click to show them in a window (text can be copied).</source>
         <translation>点击在窗口中显示（文本可复制）。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="904"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="921"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="922"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="939"/>
         <source>(not placed)</source>
         <translation>（未放置）</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="912"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="930"/>
         <source>
 tags: %1</source>
         <translation>
 标签：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="914"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="932"/>
         <source>
 archived</source>
         <translation>
 已归档</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="916"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="934"/>
         <source>
 notes: %1</source>
         <translation>
 备注：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="918"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="936"/>
         <source>&lt;p style=&apos;white-space:pre-wrap&apos;&gt;%1 #%2 %3 on %4
 %5
 in %6%7&lt;/p&gt;</source>
@@ -1303,64 +1303,64 @@ in %6%7&lt;/p&gt;</source>
 工作目录 %6%7&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="935"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="953"/>
         <source>Notices of %1 #%2</source>
         <translation>%1 #%2 的提示</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="972"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="990"/>
         <source>Damaged: %1</source>
         <translation>已损坏：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="975"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="993"/>
         <source>Read-only: %1</source>
         <translation>只读：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="976"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="994"/>
         <source>%1 is open read-only: %2. Its runs are shown as last recorded in it; nothing can be submitted, cancelled, renamed or deleted here.</source>
         <translation>%1 以只读方式打开：%2。其中的运行按最后记录的状态显示；此处无法提交、取消、重命名或删除任何内容。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="984"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1002"/>
         <source>Trainyard — %1 (read-only)</source>
         <translation>Trainyard — %1（只读）</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1003"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1021"/>
         <source>Cancel the run first: only finished runs can be deleted</source>
         <translation>请先取消该运行：只有已结束的运行才能删除</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1033"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1051"/>
         <source>Aggregated console</source>
         <translation>聚合控制台</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1125"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1143"/>
         <source>No metrics yet. Lines like &apos;loss=0.31&apos;, &apos;val_acc: 0.9&apos; or JSON records become curves here.</source>
         <translation>暂无指标。形如 “loss=0.31”、“val_acc: 0.9” 的行或 JSON 记录会在此处成为曲线。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1139"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1157"/>
         <source>ready</source>
         <translation>就绪</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1139"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1157"/>
         <source>not ready</source>
         <translation>未就绪</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1171"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1189"/>
         <source>Cancel the running run %1?
 Its processes get SIGTERM, and SIGKILL after 10 s.</source>
         <translation>取消正在运行的运行 %1？
 其进程将收到 SIGTERM，10 秒后收到 SIGKILL。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1172"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1190"/>
         <source>Cancel %1 running runs?
 %2
 Their processes get SIGTERM, and SIGKILL after 10 s.</source>
@@ -1369,107 +1369,112 @@ Their processes get SIGTERM, and SIGKILL after 10 s.</source>
 其进程将收到 SIGTERM，10 秒后收到 SIGKILL。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1175"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1177"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1193"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1195"/>
         <source>Cancel run</source>
         <translation>取消运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1179"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1197"/>
         <source>Keep running</source>
         <translation>继续运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1194"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1212"/>
         <source>Cancelling run #%1…</source>
         <translation>正在取消运行 #%1…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1194"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1212"/>
         <source>Cancelling %1 runs…</source>
         <translation>正在取消 %1 个运行…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1205"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1223"/>
         <source>Delete run</source>
         <translation>删除运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1206"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1224"/>
         <source>Delete run #%1 &apos;%2&apos; with its params, metrics and local console copy?
 This cannot be undone.</source>
         <translation>删除运行 #%1“%2”及其参数、指标和本地控制台副本？
 此操作无法撤销。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1221"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1239"/>
         <source>Run #%1 &apos;%2&apos; was not deleted: %3</source>
         <translation>运行 #%1“%2”未被删除：%3</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1225"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1243"/>
         <source>Deleted run #%1 &apos;%2&apos;</source>
         <translation>已删除运行 #%1“%2”</translation>
     </message>
-    <message numerus="yes">
+    <message>
         <location filename="../ui/mainwindow/MainWindow.cpp" line="1252"/>
+        <source>Pipelines</source>
+        <translation>流水线</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1284"/>
         <source>%1: %n run(s)</source>
         <translation>
             <numerusform>%1：%n 个运行</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1282"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1314"/>
         <source>Queue</source>
         <translation>队列</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1285"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1317"/>
         <source>Nodes</source>
         <translation>节点</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1309"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1341"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1314"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1346"/>
         <source>&amp;Reset layout</source>
         <translation>重置布局(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1317"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1349"/>
         <source>Queue and Nodes tabbed on the right, the runs table and its tabs at their default sizes</source>
         <translation>队列与节点以标签页形式位于右侧，运行表格及其标签页恢复默认大小</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1325"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1357"/>
         <source>&amp;Tools</source>
         <translation>工具(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1326"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1358"/>
         <source>&amp;Settings…</source>
         <translation>设置(&amp;S)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1330"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1362"/>
         <source>Theme, notifications and this database&apos;s scheduling policy (Ctrl+,)</source>
         <translation>主题、通知与此数据库的调度策略（Ctrl+,）</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1335"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1367"/>
         <source>&amp;Help</source>
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1336"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1368"/>
         <source>&amp;Keyboard shortcuts</source>
         <translation>键盘快捷键(&amp;K)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1341"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1373"/>
         <source>&amp;About Trainyard</source>
         <translation>关于 Trainyard(&amp;A)</translation>
     </message>
@@ -1762,6 +1767,152 @@ SHA256 指纹：
         <location filename="../ui/dialogs/PassphraseDialog.cpp" line="44"/>
         <source>Remember in the system keychain</source>
         <translation>记住到系统密钥环</translation>
+    </message>
+</context>
+<context>
+    <name>ty::PipelineGraph</name>
+    <message>
+        <location filename="../ui/pipelines/PipelineGraph.cpp" line="30"/>
+        <source>Pipeline graph</source>
+        <translation>流水线图</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelineGraph.cpp" line="72"/>
+        <source>state: %1</source>
+        <translation>状态：%1</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelineGraph.cpp" line="74"/>
+        <source>run: #%1</source>
+        <translation>运行：#%1</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelineGraph.cpp" line="76"/>
+        <source>duration: %1</source>
+        <translation>耗时：%1</translation>
+    </message>
+</context>
+<context>
+    <name>ty::PipelinesView</name>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="31"/>
+        <source>%1 s</source>
+        <translation>%1 秒</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="33"/>
+        <source>%1 min %2 s</source>
+        <translation>%1 分 %2 秒</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="34"/>
+        <source>%1 h %2 min</source>
+        <translation>%1 小时 %2 分</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="44"/>
+        <source>Cancel pipeline</source>
+        <translation>取消流水线</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="46"/>
+        <source>Cancel its waiting steps and stop its running ones</source>
+        <translation>取消其等待中的步骤，并停止正在运行的步骤</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="47"/>
+        <source>Resume</source>
+        <translation>恢复</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="49"/>
+        <source>Run a failed or cancelled pipeline again, reusing the steps that succeeded</source>
+        <translation>重新运行失败或已取消的流水线，复用已成功的步骤</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="53"/>
+        <source>Pipelines</source>
+        <translation>流水线</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="55"/>
+        <source>#</source>
+        <translation>#</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="55"/>
+        <source>Pipeline</source>
+        <translation>流水线</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="55"/>
+        <source>State</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="55"/>
+        <source>Submitted</source>
+        <translation>提交时间</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="67"/>
+        <source>Pipeline graph</source>
+        <translation>流水线图</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="93"/>
+        <source>Pipeline %1: cancelling</source>
+        <translation>流水线 %1：正在取消</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="94"/>
+        <source>Cannot cancel pipeline %1: %2</source>
+        <translation>无法取消流水线 %1：%2</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="103"/>
+        <source>Cannot resume pipeline %1: %2</source>
+        <translation>无法恢复流水线 %1：%2</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="106"/>
+        <source>Pipeline %1 resumes pipeline %2</source>
+        <translation>流水线 %1 恢复了流水线 %2</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="199"/>
+        <source>No pipelines yet: drop a pipeline file (steps: ...) on the window, or trainyardctl pipeline submit FILE</source>
+        <translation>还没有流水线：把流水线文件（steps: ...）拖到窗口上，或运行 trainyardctl pipeline submit FILE</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="201"/>
+        <source>Select a pipeline</source>
+        <translation>请选择一条流水线</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="204"/>
+        <source>Pipeline %1 %2: %3</source>
+        <translation>流水线 %1 %2：%3</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="208"/>
+        <source> (resumes pipeline %1)</source>
+        <translation>（恢复自流水线 %1）</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="255"/>
+        <source>not connected to the Trainyard service</source>
+        <translation>未连接到 Trainyard 服务</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="262"/>
+        <source>Cannot submit pipeline %1: %2</source>
+        <translation>无法提交流水线 %1：%2</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="265"/>
+        <source>Submitted pipeline %1 (%2)</source>
+        <translation>已提交流水线 %1（%2）</translation>
     </message>
 </context>
 <context>

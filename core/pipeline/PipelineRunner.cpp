@@ -724,7 +724,9 @@ std::optional<QJsonObject> PipelineRunner::describe(qint64 id) const
         steps.append(QJsonObject{{QStringLiteral("name"), p.progress.instanceName(i)},
                 {QStringLiteral("step"), p.progress.spec().steps.at(inst.step).name},
                 {QStringLiteral("state"), stepStateName(inst.state)}, {QStringLiteral("run"), inst.run},
-                {QStringLiteral("reason"), inst.reason}, {QStringLiteral("outputs"), outputs}});
+                {QStringLiteral("reason"), inst.reason}, {QStringLiteral("outputs"), outputs},
+                {QStringLiteral("upstream"),
+                        QJsonArray::fromStringList(p.progress.spec().steps.at(inst.step).upstream)}});
     }
     QJsonObject params;
     for (auto it2 = p.progress.spec().params.cbegin(); it2 != p.progress.spec().params.cend(); ++it2)

@@ -154,6 +154,29 @@ void LocalRunControl::annotate(RunId run, const RunAnnotation& a, Reply<void> do
     onEngine<void>([store, run, a](RunEngine&, auto answer) { answer(store->annotateRun(run, a)); }, done);
 }
 
+namespace {
+Error noPipelinesHere()
+{
+    return Error{
+            QStringLiteral("pipelines run in trainyardd, not in an engine of this process"), ErrorKind::InvalidInput};
+}
+} // namespace
+
+void LocalRunControl::submitPipeline(const QJsonObject&, const QString&, Reply<qint64> done)
+{
+    onEngine<qint64>([](RunEngine&, auto answer) { answer(std::unexpected(noPipelinesHere())); }, done);
+}
+
+void LocalRunControl::cancelPipeline(qint64, Reply<void> done)
+{
+    onEngine<void>([](RunEngine&, auto answer) { answer(std::unexpected(noPipelinesHere())); }, done);
+}
+
+void LocalRunControl::resumePipeline(qint64, Reply<qint64> done)
+{
+    onEngine<qint64>([](RunEngine&, auto answer) { answer(std::unexpected(noPipelinesHere())); }, done);
+}
+
 void LocalRunControl::deleteRun(RunId run, Reply<void> done)
 {
     ResultStore* store = m_store;

@@ -8,6 +8,7 @@
 #include "core/store/NodeRecord.h"
 
 #include <QHash>
+#include <QJsonObject>
 #include <QList>
 #include <QObject>
 #include <QString>
@@ -84,6 +85,17 @@ public:
     // The answer to passphraseRequested `prompt` (nullopt: declined).
     virtual void answerPassphrase(qint64 prompt, const std::optional<QByteArray>& passphrase) = 0;
 
+    // Pipelines (core/pipeline), which only the service runs: a pipeline
+    // spec as PROTOCOL.md's pipeline_submit carries it ({yaml, origin,
+    // base_dir, source_path, params}), answered with the pipeline's id;
+    // cancel; resume a failed or cancelled one (answered with the new id).
+    // Errors: the spec's (InvalidInput, file:line:column), NotFound for an
+    // unknown pipeline, InvalidInput for one in the wrong state; an engine
+    // in this process answers InvalidInput ("pipelines run in trainyardd").
+    virtual void submitPipeline(const QJsonObject& spec, const QString& node, Reply<qint64> done) = 0;
+    virtual void cancelPipeline(qint64 pipeline, Reply<void> done) = 0;
+    virtual void resumePipeline(qint64 pipeline, Reply<qint64> done) = 0;
+
 Q_SIGNALS:
     // A run changed state (any run).
     void runStateChanged(const ty::RunRecord& run);
@@ -111,6 +123,8 @@ Q_SIGNALS:
     // The engine is reachable again after it was not (the service was
     // restarted): runs may have changed meanwhile, so a view reloads.
     void reconnected();
+    // A pipeline or one of its steps changed: PROTOCOL.md's Pipeline object.
+    void pipelineChanged(const QJsonObject& pipeline);
 };
 
 } // namespace ty

@@ -74,10 +74,11 @@ void ServiceRunControl::attach(std::unique_ptr<ServiceClient> client)
     connect(c, &ServiceClient::nodeGpusUpdated, this, &RunControl::nodeGpusUpdated);
     connect(c, &ServiceClient::noticeAdded, this, &RunControl::noticeAdded);
     connect(c, &ServiceClient::promptReceived, this, &RunControl::passphraseRequested);
+    connect(c, &ServiceClient::pipelineChanged, this, &RunControl::pipelineChanged);
     connect(c, &ServiceClient::disconnected, this, &ServiceRunControl::onDisconnected);
     c->request(QStringLiteral("subscribe"),
             {{QStringLiteral("runs"), true}, {QStringLiteral("metrics"), true}, {QStringLiteral("gpus"), true},
-                    {QStringLiteral("prompts"), true}},
+                    {QStringLiteral("prompts"), true}, {QStringLiteral("pipelines"), true}},
             [](const Result<QJsonObject>& r) {
                 if (!r)
                     qCWarning(lcService).noquote() << "subscribing to the service failed:" << r.error().message;
@@ -214,6 +215,29 @@ void ServiceRunControl::annotate(RunId run, const RunAnnotation& a, Reply<void> 
     QJsonObject args = annotationToJson(a);
     args.insert(QStringLiteral("run"), run);
     ask<void>(QStringLiteral("annotate"), args, done, noReply);
+}
+
+namespace {
+Result<qint64> pipelineIdOf(const QJsonObject& r)
+{
+    return r.value(QStringLiteral("pipeline")).toObject().value(QStringLiteral("id")).toInteger();
+}
+} // namespace
+
+void ServiceRunControl::submitPipeline(const QJsonObject& spec, const QString& node, Reply<qint64> done)
+{
+    ask<qint64>(QStringLiteral("pipeline_submit"), {{QStringLiteral("spec"), spec}, {QStringLiteral("node"), node}},
+            done, pipelineIdOf);
+}
+
+void ServiceRunControl::cancelPipeline(qint64 pipeline, Reply<void> done)
+{
+    ask<void>(QStringLiteral("pipeline_cancel"), {{QStringLiteral("pipeline"), pipeline}}, done, noReply);
+}
+
+void ServiceRunControl::resumePipeline(qint64 pipeline, Reply<qint64> done)
+{
+    ask<qint64>(QStringLiteral("pipeline_resume"), {{QStringLiteral("pipeline"), pipeline}}, done, pipelineIdOf);
 }
 
 void ServiceRunControl::deleteRun(RunId run, Reply<void> done)

@@ -52,6 +52,9 @@ public:
     void followConsole(RunId run, qint64 fromOffset) override;
     void unfollowConsole(RunId run) override;
     void answerPassphrase(qint64 prompt, const std::optional<QByteArray>& passphrase) override;
+    void submitPipeline(const QJsonObject& spec, const QString& node, Reply<qint64> done) override;
+    void cancelPipeline(qint64 pipeline, Reply<void> done) override;
+    void resumePipeline(qint64 pipeline, Reply<qint64> done) override;
 
 private:
     explicit ServiceRunControl(QString databasePath);

@@ -17,6 +17,8 @@
 #include "ui/nodes/NodesView.h"
 #include "ui/notify/RunEndNotifier.h"
 #include "ui/queue/QueueActions.h"
+#include "core/pipeline/PipelineSpec.h"
+#include "ui/pipelines/PipelinesView.h"
 #include "ui/queue/QueueView.h"
 #include "ui/runs/RunStateStyle.h"
 #include "ui/runs/RunsColumnChooser.h"
@@ -73,6 +75,15 @@ bool isSpecFile(const QFileInfo& info)
 {
     const QString s = info.suffix().toLower();
     return info.isFile() && (s == u"yaml" || s == u"yml");
+}
+
+// A .yaml whose top level has `steps:` (read only when under 1 MiB, as a job spec is).
+bool isPipelineFile(const QFileInfo& info)
+{
+    QFile f(info.absoluteFilePath());
+    if (info.size() > 1024 * 1024 || !f.open(QIODevice::ReadOnly))
+        return false;
+    return pipeline::looksLikePipeline(QString::fromUtf8(f.readAll()));
 }
 
 bool isScript(const QFileInfo& info)
@@ -165,6 +176,7 @@ MainWindow::MainWindow(ResultStore* store, RunControl* control, QWidget* parent)
     createActions();
     createLayout();
     createQueueAndNodes();
+    createPipelines();
     connectEngine();
     connect(m_store, &ResultStore::runsChanged, this, &MainWindow::scheduleReload);
     connect(m_store, &ResultStore::writeFailed, this, [this](const QString& message) {
@@ -638,6 +650,12 @@ bool MainWindow::openPaths(const QList<QUrl>& urls)
         const QFileInfo info(path);
         if (!info.exists()) {
             errors << tr("%1: no such file or folder").arg(path);
+        } else if (isSpecFile(info) && isPipelineFile(info)) {
+            // A pipeline goes to the service as it is: its steps are job specs of their own.
+            if (auto submitted = m_pipelinesView->submitFile(info.absoluteFilePath()); !submitted)
+                errors << submitted.error().message;
+            else
+                m_tabs->setCurrentWidget(m_pipelinesView);
         } else if (isSpecFile(info)) {
             items.append(QueuedOpen{true, info.absoluteFilePath(), {}});
         } else if (isScript(info)) {
@@ -1224,6 +1242,20 @@ void MainWindow::deleteSelected()
         self->m_model->removeRun(id);
         self->statusBar()->showMessage(tr("Deleted run #%1 '%2'").arg(id).arg(name), 5000);
     });
+}
+
+// ---- pipelines ----------------------------------------------------------------
+
+void MainWindow::createPipelines()
+{
+    m_pipelinesView = new PipelinesView(m_store, m_engine);
+    m_tabs->addTab(m_pipelinesView, tr("Pipelines"));
+    connect(m_pipelinesView, &PipelinesView::runActivated, this, [this](RunId run) {
+        selectRun(run);
+        m_tabs->setCurrentWidget(m_console);
+    });
+    connect(m_pipelinesView, &PipelinesView::message, this,
+            [this](const QString& text) { statusBar()->showMessage(text, 6000); });
 }
 
 // ---- queue and nodes --------------------------------------------------------

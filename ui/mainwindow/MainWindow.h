@@ -30,6 +30,7 @@ class CompareView;
 class ConsoleView;
 class MetricChartsPanel;
 class NodesView;
+class PipelinesView;
 class QueueView;
 class ResultStore;
 class RunActions;
@@ -103,6 +104,7 @@ public:
     NodesView* nodesView() const { return m_nodesView; }
     QDockWidget* queueDock() const { return m_queueDock; }
     QDockWidget* nodesDock() const { return m_nodesDock; }
+    PipelinesView* pipelinesView() const { return m_pipelinesView; }
     // The version saveState() is tagged with in QSettings ("mainWindow/state");
     // bump it when the default layout changes.
     static constexpr int kLayoutVersion = 2;
@@ -241,6 +243,8 @@ private:
     NodesView* m_nodesView = nullptr;
     QDockWidget* m_queueDock = nullptr;
     QDockWidget* m_nodesDock = nullptr;
+    PipelinesView* m_pipelinesView = nullptr; // a tab beside Compare
+    void createPipelines();
     QAction* m_resetLayoutAction = nullptr;
     QAction* m_settingsAction = nullptr;
     QPointer<SettingsDialog> m_settingsDialog;

@@ -581,15 +581,41 @@ private Q_SLOTS:
                                         .toString()
                                         .toDouble();
         QVERIFY2(accuracy > 0.5 && accuracy <= 1.0, qPrintable(QString::number(accuracy)));
+        // train ran as two ranks (DDP over gloo on this CPU machine), rank 0 reporting.
+        const QByteArray trainConsole
+                = consoleOf(stepNamed(p, QStringLiteral("train")).value(QStringLiteral("run")).toInteger());
+        QVERIFY2(trainConsole.contains("2 ranks (gloo)"), trainConsole.constData());
         const QJsonObject eval = stepNamed(p, QStringLiteral("evaluate"));
         QCOMPARE(eval.value(QStringLiteral("state")).toString(), QStringLiteral("succeeded"));
         QVERIFY(consoleOf(eval.value(QStringLiteral("run")).toInteger()).contains("test_accuracy="));
+        const QString testAccuracy
+                = eval.value(QStringLiteral("outputs")).toObject().value(QStringLiteral("outputs.accuracy")).toString();
+        QVERIFY2(testAccuracy.toDouble() > 0.5, qPrintable(testAccuracy));
+        // The gate compared it with min_accuracy.
+        const QJsonObject gate = stepNamed(p, QStringLiteral("gate"));
+        QCOMPARE(gate.value(QStringLiteral("state")).toString(), QStringLiteral("succeeded"));
+        QVERIFY(consoleOf(gate.value(QStringLiteral("run")).toInteger()).contains(", needed 0.5"));
         // train's model is kept in the result store with the run.
         auto store = ResultStore::open(dbPath());
         QVERIFY(store);
         const qint64 trainRun = stepNamed(p, QStringLiteral("train")).value(QStringLiteral("run")).toInteger();
         QVERIFY(QFileInfo(dbPath() + QStringLiteral(".runs/%1/outputs/out/model.pt").arg(trainRun)).size() > 10000);
         QCOMPARE((*store)->params(trainRun).value(QStringLiteral("epochs")), QStringLiteral("4"));
+
+        // An accuracy no model reaches: prepare and train are reused (min_accuracy
+        // is not in their keys), evaluate runs again, and the gate fails the pipeline.
+        const Outcome strict = ctl(
+                {QStringLiteral("pipeline"), QStringLiteral("submit"), copy + QStringLiteral("/pipeline.yaml"),
+                        QStringLiteral("--param"), QStringLiteral("epochs=4"), QStringLiteral("--param"),
+                        QStringLiteral("min_accuracy=1.01"), QStringLiteral("--follow"), QStringLiteral("--json")},
+                300000);
+        QCOMPARE(strict.exitCode, 1);
+        const QJsonObject failed = QJsonDocument::fromJson(strict.out).object();
+        QCOMPARE(failed.value(QStringLiteral("state")).toString(), QStringLiteral("failed"));
+        QCOMPARE(stateOf(failed, QStringLiteral("prepare")), QStringLiteral("cached"));
+        QCOMPARE(stateOf(failed, QStringLiteral("train")), QStringLiteral("cached"));
+        QCOMPARE(stateOf(failed, QStringLiteral("evaluate")), QStringLiteral("succeeded"));
+        QCOMPARE(stateOf(failed, QStringLiteral("gate")), QStringLiteral("failed"));
     }
 };
 

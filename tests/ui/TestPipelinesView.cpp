@@ -125,8 +125,8 @@ private Q_SLOTS:
         QCOMPARE(list->topLevelItem(0)->text(0), QStringLiteral("2")); // newest first
         QCOMPARE(list->topLevelItem(0)->text(1), QStringLiteral("fan"));
         QCOMPARE(list->topLevelItem(1)->text(2), QStringLiteral("failed"));
-        QCOMPARE(view.selectedPipeline(), 0);
-        QVERIFY(view.graph()->graphLayout().boxes.isEmpty());
+        QCOMPARE(view.selectedPipeline(), 2); // the newest, at first
+        QCOMPARE(view.graph()->graphLayout().boxes.size(), 4);
 
         view.selectPipeline(1);
         QCOMPARE(view.selectedPipeline(), 1);

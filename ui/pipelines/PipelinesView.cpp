@@ -141,6 +141,8 @@ void PipelinesView::reload()
         if (!view.isEmpty())
             refreshRow(view);
     }
+    if (!selectedPipeline() && m_list->topLevelItemCount() > 0)
+        m_list->setCurrentItem(m_list->topLevelItem(0)); // the newest
     showSelected();
 }
 

@@ -20,7 +20,8 @@ class ResultStore;
 class RunControl;
 
 // The Pipelines view: the pipelines of the result database (newest first:
-// id, name, state, when submitted) and, for the one selected, its graph of
+// id, name, state, when submitted; the newest selected at first) and, for
+// the one selected, its graph of
 // steps (PipelineGraph) with live states and each step run's duration.
 //
 // Data: the stored pipelines (ResultStore::pipelines(), the documents'

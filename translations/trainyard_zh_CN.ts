@@ -1880,37 +1880,37 @@ SHA256 指纹：
         <translation>流水线 %1 恢复了流水线 %2</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="199"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="201"/>
         <source>No pipelines yet: drop a pipeline file (steps: ...) on the window, or trainyardctl pipeline submit FILE</source>
         <translation>还没有流水线：把流水线文件（steps: ...）拖到窗口上，或运行 trainyardctl pipeline submit FILE</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="201"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="203"/>
         <source>Select a pipeline</source>
         <translation>请选择一条流水线</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="204"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="206"/>
         <source>Pipeline %1 %2: %3</source>
         <translation>流水线 %1 %2：%3</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="208"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="210"/>
         <source> (resumes pipeline %1)</source>
         <translation>（恢复自流水线 %1）</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="255"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="257"/>
         <source>not connected to the Trainyard service</source>
         <translation>未连接到 Trainyard 服务</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="262"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="264"/>
         <source>Cannot submit pipeline %1: %2</source>
         <translation>无法提交流水线 %1：%2</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="265"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="267"/>
         <source>Submitted pipeline %1 (%2)</source>
         <translation>已提交流水线 %1（%2）</translation>
     </message>
@@ -2353,83 +2353,88 @@ name~正则；单个词匹配运行名称；and、or、not、( )</translation>
         <translation>项目</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="85"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="68"/>
+        <source>pipeline, sweep or gang</source>
+        <translation>流水线、超参数扫描或组调度</translation>
+    </message>
+    <message>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="86"/>
         <source>Filter runs</source>
         <translation>筛选运行</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="87"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="88"/>
         <source>Filter runs, e.g. lr &lt; 1e-3 and tag:baseline</source>
         <translation>过滤运行，例如 lr &lt; 1e-3 and tag:baseline</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="92"/>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="94"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="93"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="95"/>
         <source>Saved queries</source>
         <translation>已保存的查询</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="97"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="98"/>
         <source>Save…</source>
         <translation>保存…</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="98"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="99"/>
         <source>Save this query under a name</source>
         <translation>以名称保存此查询</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="101"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="102"/>
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="102"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="103"/>
         <source>Delete the selected saved query</source>
         <translation>删除选中的已保存查询</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="104"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="105"/>
         <source>Group by:</source>
         <translation>分组依据：</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="216"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="218"/>
         <source>%1 of 1 run</source>
         <translation>%1 / 1 个运行</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="216"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="218"/>
         <source>%1 of %2 runs</source>
         <translation>%1 / %2 个运行</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="219"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="221"/>
         <source>1 group</source>
         <translation>1 个分组</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="219"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="221"/>
         <source>%1 groups</source>
         <translation>%1 个分组</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="228"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="230"/>
         <source>No saved queries</source>
         <translation>没有已保存的查询</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="228"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="230"/>
         <source>Saved queries…</source>
         <translation>已保存的查询…</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="264"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="266"/>
         <source>Save query</source>
         <translation>保存查询</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterBar.cpp" line="264"/>
+        <location filename="../ui/runs/RunsFilterBar.cpp" line="266"/>
         <source>Name for “%1”:</source>
         <translation>“%1”的名称：</translation>
     </message>
@@ -2437,22 +2442,22 @@ name~正则；单个词匹配运行名称；and、or、not、( )</translation>
 <context>
     <name>ty::RunsFilterProxy</name>
     <message>
-        <location filename="../ui/runs/RunsFilterProxy.cpp" line="227"/>
+        <location filename="../ui/runs/RunsFilterProxy.cpp" line="228"/>
         <source>1 run</source>
         <translation>1 个运行</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterProxy.cpp" line="227"/>
+        <location filename="../ui/runs/RunsFilterProxy.cpp" line="228"/>
         <source>%1 runs</source>
         <translation>%1 个运行</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterProxy.cpp" line="229"/>
+        <location filename="../ui/runs/RunsFilterProxy.cpp" line="230"/>
         <source>%1: %2; click to select the group</source>
         <translation>%1：%2；点击选择该分组</translation>
     </message>
     <message>
-        <location filename="../ui/runs/RunsFilterProxy.cpp" line="232"/>
+        <location filename="../ui/runs/RunsFilterProxy.cpp" line="233"/>
         <source>%1 · %2</source>
         <translation>%1 · %2</translation>
     </message>

@@ -800,6 +800,7 @@ QString RunGroupBy::id() const
     case Kind::Queue: return QStringLiteral("queue");
     case Kind::User: return QStringLiteral("user");
     case Kind::Project: return QStringLiteral("project");
+    case Kind::Group: return QStringLiteral("group");
     }
     return {};
 }
@@ -812,11 +813,44 @@ std::optional<RunGroupBy> RunGroupBy::fromId(QStringView id)
             return std::nullopt;
         return RunGroupBy{Kind::Param, name.toString()};
     }
-    for (Kind k : {Kind::None, Kind::Tag, Kind::State, Kind::Node, Kind::Queue, Kind::User, Kind::Project})
+    for (Kind k : {Kind::None, Kind::Tag, Kind::State, Kind::Node, Kind::Queue, Kind::User, Kind::Project, Kind::Group})
         if (RunGroupBy{k, {}}.id() == id)
             return RunGroupBy{k, {}};
     return std::nullopt;
 }
+
+namespace {
+// RunGroupBy::Kind::Group (see runGroupKey).
+RunGroupKey runGroupOf(const RunRecord& r)
+{
+    for (const QString& tag : r.tags) {
+        const qsizetype colon = tag.indexOf(u':');
+        if (colon <= 0)
+            continue;
+        const QStringView kind = QStringView(tag).left(colon);
+        bool ok = false;
+        const qint64 id = QStringView(tag).mid(colon + 1).toLongLong(&ok);
+        if (!ok)
+            continue;
+        if (kind == u"pipeline") {
+            const qsizetype slash = r.name.lastIndexOf(u'/');
+            return RunGroupKey{QStringLiteral("pipeline %1 %2").arg(id).arg(slash > 0 ? r.name.left(slash) : r.name),
+                    double(id), false};
+        }
+        if (kind == u"sweep") {
+            const qsizetype bracket = r.name.indexOf(u'[');
+            return RunGroupKey{
+                    QStringLiteral("sweep ") + (bracket > 0 ? r.name.left(bracket) : r.name), double(id), false};
+        }
+        if (kind == u"gang") {
+            const qsizetype hash = r.name.lastIndexOf(QStringLiteral("#rank"));
+            return RunGroupKey{
+                    QStringLiteral("gang %1 %2").arg(id).arg(hash > 0 ? r.name.left(hash) : r.name), double(id), false};
+        }
+    }
+    return RunGroupKey{QStringLiteral("no group"), std::nullopt, true};
+}
+} // namespace
 
 RunGroupKey runGroupKey(const RunGroupBy& by, const RunQueryInput& in)
 {
@@ -852,6 +886,7 @@ RunGroupKey runGroupKey(const RunGroupBy& by, const RunQueryInput& in)
         return by.kind == RunGroupBy::Kind::User ? text(labels.user, QStringLiteral("user"))
                                                  : text(labels.project, QStringLiteral("project"));
     }
+    case RunGroupBy::Kind::Group: return runGroupOf(r);
     }
     return {};
 }

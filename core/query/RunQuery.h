@@ -109,12 +109,13 @@ private:
 
 // What the runs table can be grouped by.
 struct RunGroupBy {
-    enum class Kind { None, Param, Tag, State, Node, Queue, User, Project };
+    enum class Kind { None, Param, Tag, State, Node, Queue, User, Project, Group };
     Kind kind = Kind::None;
     QString param; // Kind::Param only
 
     // A stable text form for settings: "none", "param:lr", "tag", "state",
-    // "node", "queue", "user", "project". fromId() of anything else: nullopt.
+    // "node", "queue", "user", "project", "group". fromId() of anything
+    // else: nullopt.
     QString id() const;
     static std::optional<RunGroupBy> fromId(QStringView id);
     bool operator==(const RunGroupBy&) const = default;
@@ -131,7 +132,11 @@ struct RunGroupKey {
 // Param: the param's value (a number when it is one). Tag: the run's tags,
 // sorted and joined with ", " (a run with two tags is in the group of that
 // pair). State: in lifecycle order. Node, queue, user, project: the text
-// (the empty queue is "default").
+// (the empty queue is "default"). Group: the run group the run belongs to,
+// from its tags: a pipeline's steps ("pipeline:N": "pipeline N digits" from
+// the runs' "<pipeline>/<step>" names), a sweep's runs ("sweep:ID": "sweep
+// digits-mlp", the name before its "[lr=...]"), a gang's ranks ("gang:N":
+// "gang N <name>"), each numbered by its id; a run of none is "no group".
 RunGroupKey runGroupKey(const RunGroupBy& by, const RunQueryInput& in);
 // <0, 0, >0. Present before missing; numbers before text, in numeric order;
 // text case-insensitively.

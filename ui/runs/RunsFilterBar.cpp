@@ -65,6 +65,7 @@ QString groupText(const RunGroupBy& by)
     case RunGroupBy::Kind::Queue: return RunsFilterBar::tr("queue");
     case RunGroupBy::Kind::User: return RunsFilterBar::tr("user");
     case RunGroupBy::Kind::Project: return RunsFilterBar::tr("project");
+    case RunGroupBy::Kind::Group: return RunsFilterBar::tr("pipeline, sweep or gang");
     }
     return {};
 }
@@ -107,7 +108,8 @@ RunsFilterBar::RunsFilterBar(RunsFilterProxy* proxy, QWidget* parent)
     m_groupCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     groupLabel->setBuddy(m_groupCombo);
     for (RunGroupBy::Kind k : {RunGroupBy::Kind::None, RunGroupBy::Kind::State, RunGroupBy::Kind::Node,
-                 RunGroupBy::Kind::Tag, RunGroupBy::Kind::Queue, RunGroupBy::Kind::User, RunGroupBy::Kind::Project}) {
+                 RunGroupBy::Kind::Group, RunGroupBy::Kind::Tag, RunGroupBy::Kind::Queue, RunGroupBy::Kind::User,
+                 RunGroupBy::Kind::Project}) {
         const RunGroupBy by{k, {}};
         m_groupCombo->addItem(groupText(by), by.id());
     }

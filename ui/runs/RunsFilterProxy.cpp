@@ -30,6 +30,7 @@ QString labelFor(const RunGroupBy& by, const RunGroupKey& key)
     case RunGroupBy::Kind::Queue: return QStringLiteral("queue %1").arg(key.label);
     case RunGroupBy::Kind::User: return QStringLiteral("user %1").arg(key.label);
     case RunGroupBy::Kind::Project: return QStringLiteral("project %1").arg(key.label);
+    case RunGroupBy::Kind::Group: return key.label; // "pipeline 3 digits-pipeline"
     case RunGroupBy::Kind::None: break;
     }
     return {};

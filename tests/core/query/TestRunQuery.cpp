@@ -384,10 +384,34 @@ private Q_SLOTS:
         QCOMPARE(runGroupKey(RunGroupBy{RunGroupBy::Kind::Node, {}}, runs.at(3).input()).label, s("local"));
     }
 
+    void groupByRunGroup()
+    {
+        // Pipelines, sweeps and gangs are the run groups; their runs are
+        // found by their tags, labelled from their names.
+        const auto keyOf = [](const QString& name, const QStringList& tags) {
+            RunRecord r;
+            r.name = name;
+            r.tags = tags;
+            return runGroupKey(RunGroupBy{RunGroupBy::Kind::Group, {}}, RunQueryInput{&r});
+        };
+        const RunGroupKey step = keyOf(s("digits-pipeline/train"), {s("baseline"), s("pipeline:12"), s("step:train")});
+        QCOMPARE(step.label, s("pipeline 12 digits-pipeline"));
+        QCOMPARE(step.number, std::optional<double>(12));
+        QCOMPARE(keyOf(s("digits-pipeline/shard[shard=2]"), {s("pipeline:12"), s("step:shard")}).label,
+                s("pipeline 12 digits-pipeline"));
+        QCOMPARE(keyOf(s("digits-mlp[lr=0.01]"), {s("sweep:1764800000000")}).label, s("sweep digits-mlp"));
+        QCOMPARE(keyOf(s("ddp#rank1"), {s("gang:40")}).label, s("gang 40 ddp"));
+        QCOMPARE(keyOf(s("ddp"), {s("gang:40")}).label, s("gang 40 ddp"));
+        const RunGroupKey none = keyOf(s("alone"), {s("pipeline:x"), s("baseline")});
+        QCOMPARE(none.label, s("no group"));
+        QVERIFY(none.missing);
+        QVERIFY(compareGroupKeys(keyOf(s("a/b"), {s("pipeline:2")}), keyOf(s("a/b"), {s("pipeline:10")})) < 0);
+    }
+
     void groupByIds()
     {
         for (const QString& id : {s("none"), s("param:lr"), s("param:model.depth"), s("tag"), s("state"), s("node"),
-                     s("queue"), s("user"), s("project")}) {
+                     s("queue"), s("user"), s("project"), s("group")}) {
             auto by = RunGroupBy::fromId(id);
             QVERIFY2(by, qPrintable(id));
             QCOMPARE(by->id(), id);

@@ -1,5 +1,7 @@
 #include "PipelineRunner.h"
 
+#include "HashWorker.h"
+
 #include "core/common/Paths.h"
 #include "core/memo/MemoExplain.h"
 #include "core/memo/MemoStore.h"
@@ -85,7 +87,7 @@ PipelineRunner::PipelineRunner(RunEngine* engine, ResultStore* store, QString da
     , m_engine(engine)
     , m_store(store)
     , m_databasePath(std::move(databasePath))
-    , m_hasher(std::make_unique<TreeHasher>())
+    , m_hashWorker(std::make_unique<HashWorker>())
 {
     connect(m_engine, &RunEngine::runStateChanged, this, &PipelineRunner::onRunState);
     // Outputs are copied from a step's node: a step that succeeded while its
@@ -339,13 +341,60 @@ void PipelineRunner::launch(Active& p, int instance)
         if (!o.file.isEmpty() && !job->artifacts.contains(o.file))
             job->artifacts << o.file;
     job->yaml = toYaml(*job); // what the run records (and its artifacts are listed from)
+    if (!step.memoize.enabled) {
+        submitStep(p, instance, *job, {});
+        return;
+    }
+    // The key is hashed on the hashing thread; the step waits meanwhile.
+    p.progress.setWaitingReason(instance, QStringLiteral("computing its memo key"));
+    auto lookup = std::make_shared<MemoLookup>();
+    const MemoJob m = memoJob(p, instance, *job);
+    ResultStore* store = m_store;
+    const QString db = m_databasePath;
+    const qint64 id = p.id;
+    m_hashWorker->run([store, db, m, lookup](TreeHasher& h) { computeMemo(h, *store, db, m, *lookup); }, this,
+            [this, id, instance, job = *job, lookup] {
+                const auto it = m_pipelines.find(id);
+                if (it == m_pipelines.end())
+                    return;
+                Active& w = *it->second;
+                if (w.progress.state() != PipelineState::Running
+                        || w.progress.instances().at(instance).state != StepState::Waiting)
+                    return; // cancelled meanwhile
+                if (w.progress.stopped())
+                    w.progress.setEnded(instance, StepState::Skipped, w.progress.stopReason()); // fail_fast meanwhile
+                else
+                    launchMemoized(w, instance, job, *lookup);
+                advanceSoon(id);
+            });
+}
+
+void PipelineRunner::advanceSoon(qint64 id)
+{
+    // Once for all the lookups that came back together (a fan-out's):
+    // each advance() writes the pipeline's whole document.
+    if (m_advancePending.contains(id))
+        return;
+    m_advancePending.insert(id);
+    QMetaObject::invokeMethod(
+            this,
+            [this, id] {
+                m_advancePending.remove(id);
+                if (const auto it = m_pipelines.find(id); it != m_pipelines.end())
+                    advance(*it->second);
+            },
+            Qt::QueuedConnection);
+}
+
+void PipelineRunner::launchMemoized(Active& p, int instance, const JobSpec& job, const MemoLookup& lookup)
+{
     QString whyRun;
-    if (step.memoize.enabled) {
-        auto c = memoComponents(p, instance, *job);
+    {
+        const auto& c = lookup.components;
         if (!c) {
             whyRun = QStringLiteral("memoization: no key (%1); the step runs").arg(c.error().message);
         } else {
-            if (tryMemoHit(p, instance, *c, &whyRun))
+            if (tryMemoHit(p, instance, lookup, &whyRun))
                 return;
             const QString key = memoKey(*c);
             if (const auto busy = m_keyInFlight.constFind(key); busy != m_keyInFlight.cend()) {
@@ -363,7 +412,12 @@ void PipelineRunner::launch(Active& p, int instance)
             p.memo.insert(instance, *c);
         }
     }
-    const auto run = m_engine->submit(*job, p.node);
+    submitStep(p, instance, job, whyRun);
+}
+
+void PipelineRunner::submitStep(Active& p, int instance, const JobSpec& job, const QString& whyRun)
+{
+    const auto run = m_engine->submit(job, p.node);
     if (!run) {
         p.progress.setEnded(instance, StepState::Failed, QStringLiteral("cannot submit: ") + run.error().message);
         return;
@@ -461,9 +515,25 @@ void PipelineRunner::collect(qint64 id, int instance, const RunRecord& run)
             if (!v.isEmpty())
                 outputs.insert(QStringLiteral("metrics.%1.%2").arg(key, how), v);
         }
-        if (const auto it = m_pipelines.find(id); it != m_pipelines.end())
-            writeMemoEntry(*it->second, instance, run.id, dir, outputs);
-        finishStep(id, instance, StepState::Succeeded, {}, outputs);
+        const auto it = m_pipelines.find(id);
+        if (it == m_pipelines.end() || !it->second->memo.contains(instance)) {
+            finishStep(id, instance, StepState::Succeeded, {}, outputs);
+            return;
+        }
+        // Its entry, with the outputs' hashes (on the hashing thread: a model
+        // may be gigabytes), before the step ends: waiters on its key then hit.
+        auto tree = std::make_shared<Result<TreeHash>>(TreeHash{});
+        m_hashWorker->run(
+                [dir, tree](TreeHasher& h) {
+                    if (QFileInfo(dir).isDir())
+                        *tree = h.hashTree(dir, false);
+                },
+                this,
+                [this, id, instance, runId = run.id, outputs, tree] {
+                    if (const auto p = m_pipelines.find(id); p != m_pipelines.end())
+                        writeMemoEntry(*p->second, instance, runId, *tree, outputs);
+                    finishStep(id, instance, StepState::Succeeded, {}, outputs);
+                });
     };
     bool needsFiles = false;
     for (const OutputParamSpec& o : step.outputParams)
@@ -538,11 +608,12 @@ void PipelineRunner::releaseKey(const QString& key)
             advance(*it->second);
 }
 
-Result<MemoComponents> PipelineRunner::memoComponents(const Active& p, int instance, const JobSpec& job)
+PipelineRunner::MemoJob PipelineRunner::memoJob(const Active& p, int instance, const JobSpec& job) const
 {
     const StepInstance& inst = p.progress.instances().at(instance);
     const StepSpec& step = p.progress.spec().steps.at(inst.step);
-    MemoComponents c;
+    MemoJob m;
+    MemoComponents& c = m.components;
     c.step = step.name;
     c.command = job.shellCommand ? job.argv.last() : QString();
     c.argv = job.argv;
@@ -551,49 +622,6 @@ Result<MemoComponents> PipelineRunner::memoComponents(const Active& p, int insta
     c.gpuType = job.resources.gpuType;
     c.gpuCount = job.resources.gpus;
     c.keyExtra = step.memoize.keyExtra;
-    // The step's code: its workdir as this machine sees it (the local node's,
-    // or the one a sync would upload).
-    if (QFileInfo(job.workdir).isDir()) {
-        // What the pipeline's steps write there (outputs of earlier runs) is
-        // not code: it is keyed through the upstream steps instead. Nor is
-        // the result database when it lies in the workdir (it must not even
-        // be opened: TreeHasher::hashTree), nor the pipeline file.
-        QList<QRegularExpression> outputs;
-        for (const StepSpec& s : p.progress.spec().steps)
-            for (const QString& glob : s.outputGlobs)
-                outputs << globPattern(glob);
-        const QString root = QDir(job.workdir).canonicalPath() + u'/';
-        const QString db = QFileInfo(m_databasePath).absoluteFilePath();
-        const QString dbCanonical = QFileInfo(QFileInfo(m_databasePath).absolutePath()).canonicalFilePath() + u'/'
-                + QFileInfo(m_databasePath).fileName();
-        // The pipeline's own files: what they say of a step is in its
-        // resolved command, env and params already.
-        QSet<QString> specFiles;
-        for (const QString& f : QStringList{p.progress.spec().sourcePath} + p.progress.spec().usedFiles.keys())
-            if (!f.isEmpty())
-                specFiles << QFileInfo(f).canonicalFilePath();
-        auto tree = m_hasher->hashTree(job.workdir, true, [&](const QString& rel) {
-            const QString abs = root + rel;
-            if (abs.startsWith(db) || abs.startsWith(dbCanonical))
-                return true; // the database, its -wal/-shm/-journal, <db>.runs/, its locks
-            if (specFiles.contains(abs))
-                return true;
-            return std::any_of(outputs.cbegin(), outputs.cend(),
-                    [&](const QRegularExpression& re) { return re.match(rel).hasMatch(); });
-        });
-        if (!tree)
-            return std::unexpected(tree.error());
-        c.codeFiles = tree->files;
-    }
-    for (const QString& in : step.inputs) {
-        const QString path = QDir::cleanPath(QDir(job.workdir).absoluteFilePath(in));
-        auto d = m_hasher->hashInput(path);
-        if (!d)
-            return std::unexpected(d.error());
-        FileDigest digest = *d;
-        digest.path = in; // as written: the key does not change with the workdir's location
-        c.inputs << digest;
-    }
     for (int i = 0; i < p.progress.instances().size(); ++i) {
         const StepInstance& up = p.progress.instances().at(i);
         const QString name = p.progress.spec().steps.at(up.step).name;
@@ -602,15 +630,89 @@ Result<MemoComponents> PipelineRunner::memoComponents(const Active& p, int insta
         QString& d = c.upstream[name];
         d += p.digests.value(i, stepStateName(up.state)); // fan-out: every instance's, in item order
     }
-    return applyIgnore(c, step.memoize.ignore);
+    m.ignore = step.memoize.ignore;
+    // The step's code: its workdir as this machine sees it (the local node's,
+    // or the one a sync would upload).
+    if (QFileInfo(job.workdir).isDir()) {
+        m.workdir = job.workdir;
+        // What the pipeline's steps write there (outputs of earlier runs) is
+        // not code: it is keyed through the upstream steps instead. Nor is
+        // the result database when it lies in the workdir (it must not even
+        // be opened: TreeHasher::hashTree), nor the pipeline file.
+        for (const StepSpec& s : p.progress.spec().steps)
+            for (const QString& glob : s.outputGlobs)
+                m.outputGlobs << globPattern(glob);
+        m.root = QDir(job.workdir).canonicalPath() + u'/';
+        m.db = QFileInfo(m_databasePath).absoluteFilePath();
+        m.dbCanonical = QFileInfo(QFileInfo(m_databasePath).absolutePath()).canonicalFilePath() + u'/'
+                + QFileInfo(m_databasePath).fileName();
+        // The pipeline's own files: what they say of a step is in its
+        // resolved command, env and params already.
+        for (const QString& f : QStringList{p.progress.spec().sourcePath} + p.progress.spec().usedFiles.keys())
+            if (!f.isEmpty())
+                m.specFiles << QFileInfo(f).canonicalFilePath();
+    }
+    for (const QString& in : step.inputs)
+        m.inputs.append({in, QDir::cleanPath(QDir(job.workdir).absoluteFilePath(in))});
+    return m;
 }
 
-bool PipelineRunner::tryMemoHit(Active& p, int instance, const MemoComponents& c, QString* why)
+void PipelineRunner::computeMemo(
+        TreeHasher& hasher, ResultStore& store, const QString& databasePath, const MemoJob& m, MemoLookup& out)
+{
+    MemoComponents c = m.components;
+    if (!m.workdir.isEmpty()) {
+        auto tree = hasher.hashTree(m.workdir, true, [&](const QString& rel) {
+            const QString abs = m.root + rel;
+            if (abs.startsWith(m.db) || abs.startsWith(m.dbCanonical))
+                return true; // the database, its -wal/-shm/-journal, <db>.runs/, its locks
+            if (m.specFiles.contains(abs))
+                return true;
+            return std::any_of(m.outputGlobs.cbegin(), m.outputGlobs.cend(),
+                    [&](const QRegularExpression& re) { return re.match(rel).hasMatch(); });
+        });
+        if (!tree) {
+            out.components = std::unexpected(tree.error());
+            return;
+        }
+        c.codeFiles = tree->files;
+    }
+    for (const auto& [written, path] : m.inputs) {
+        auto d = hasher.hashInput(path);
+        if (!d) {
+            out.components = std::unexpected(d.error());
+            return;
+        }
+        FileDigest digest = *d;
+        digest.path = written; // as written: the key does not change with the workdir's location
+        c.inputs << digest;
+    }
+    out.components = applyIgnore(c, m.ignore);
+    // The entry of that key, and what its outputs hold now.
+    out.entry = MemoStore(store).get(memoKey(*out.components));
+    if (!out.entry || !*out.entry)
+        return;
+    const QString outputsDir = runDataDir(databasePath, (*out.entry)->run) + QStringLiteral("/outputs");
+    for (const MemoOutput& o : (*out.entry)->outputs) {
+        const QString path = QDir(outputsDir).filePath(o.path);
+        if (!QFileInfo::exists(path)) {
+            out.outputs.insert(o.path, std::optional<FileDigest>());
+            continue;
+        }
+        auto d = hasher.hashInput(path);
+        out.outputs.insert(o.path,
+                d ? Result<std::optional<FileDigest>>(std::optional<FileDigest>(*d))
+                  : Result<std::optional<FileDigest>>(std::unexpected(d.error())));
+    }
+}
+
+bool PipelineRunner::tryMemoHit(Active& p, int instance, const MemoLookup& lookup, QString* why)
 {
     const StepSpec& step = p.progress.spec().steps.at(p.progress.instances().at(instance).step);
+    const MemoComponents& c = *lookup.components;
     const QString key = memoKey(c);
     MemoStore memo(*m_store);
-    const auto entry = memo.get(key);
+    const auto& entry = lookup.entry;
     if (!entry) {
         *why = QStringLiteral("memoization: cannot read the cache (%1); the step runs").arg(entry.error().message);
         return false;
@@ -625,7 +727,6 @@ bool PipelineRunner::tryMemoHit(Active& p, int instance, const MemoComponents& c
         return false;
     }
     const MemoEntry& e = **entry;
-    const QString outputsDir = runDataDir(m_databasePath, e.run) + QStringLiteral("/outputs");
     MemoLookupRequest req;
     req.createdMs = e.created.toMSecsSinceEpoch();
     req.outputs = e.outputs;
@@ -634,13 +735,7 @@ bool PipelineRunner::tryMemoHit(Active& p, int instance, const MemoComponents& c
         req.maxAgeMs = *step.memoize.maxAgeSec * 1000;
     req.alwaysRun = step.alwaysRun;
     req.currentOutput = [&](const MemoOutput& o) -> Result<std::optional<FileDigest>> {
-        const QString path = QDir(outputsDir).filePath(o.path);
-        if (!QFileInfo::exists(path))
-            return std::optional<FileDigest>();
-        auto d = m_hasher->hashInput(path);
-        if (!d)
-            return std::unexpected(d.error());
-        return std::optional<FileDigest>(*d);
+        return lookup.outputs.value(o.path, std::optional<FileDigest>()); // hashed on the hashing thread
     };
     const MemoDecision decision = decideMemo(req);
     if (!decision.hit) {
@@ -664,7 +759,7 @@ bool PipelineRunner::tryMemoHit(Active& p, int instance, const MemoComponents& c
 }
 
 void PipelineRunner::writeMemoEntry(
-        const Active& p, int instance, RunId run, const QString& outputsDir, const QMap<QString, QString>& outputs)
+        const Active& p, int instance, RunId run, const Result<TreeHash>& tree, const QMap<QString, QString>& outputs)
 {
     if (!p.memo.contains(instance))
         return;
@@ -676,8 +771,7 @@ void PipelineRunner::writeMemoEntry(
     e.run = run;
     e.outputParams = outputs;
     // The outputs as copied into the result store, each with its content hash.
-    if (QFileInfo(outputsDir).isDir()) {
-        auto tree = m_hasher->hashTree(outputsDir, false);
+    {
         if (!tree) {
             m_store->addNotice(RunNotice{run, {},
                     QStringLiteral("memoization: the outputs could not be hashed (%1); nothing was cached")

@@ -3,22 +3,27 @@
 #include "core/common/Result.h"
 #include "core/common/Run.h"
 #include "core/memo/MemoKey.h"
+#include "core/memo/MemoStore.h"
+#include "core/memo/TreeHasher.h"
 #include "core/pipeline/PipelineProgress.h"
 
 #include <QHash>
 #include <QJsonObject>
 #include <QObject>
+#include <QRegularExpression>
+#include <QSet>
 
 #include <memory>
 
 namespace ty {
-class TreeHasher;
 struct JobSpec;
 class RunEngine;
 class ResultStore;
 } // namespace ty
 
 namespace ty::pipeline {
+
+class HashWorker;
 
 // Runs pipelines inside the service (trainyardd), so they advance with every
 // window closed: each step instance becomes a run of the engine, named
@@ -122,13 +127,37 @@ private:
     Result<std::unique_ptr<Active>> rebuild(qint64 id, const QJsonObject& document, bool forResume) const;
     // Registers a pipeline and moves it on.
     qint64 adopt(std::unique_ptr<Active> p);
-    // The memo key's components of a step about to run, or an error (its
-    // workdir cannot be hashed).
-    Result<MemoComponents> memoComponents(const Active& p, int instance, const JobSpec& job);
+    // A memoized step's key, in two halves: what the main thread knows (the
+    // resolved command, env, params, GPUs, upstream digests; which files to
+    // hash and which to leave out), and what the hashing thread computes
+    // (the workdir's and inputs' hashes, the entry of the key, its outputs'
+    // current hashes).
+    struct MemoJob {
+        MemoComponents components; // without codeFiles and inputs
+        QStringList ignore;
+        QString workdir; // empty: not a folder here (nothing hashed)
+        QString root, db, dbCanonical;
+        QSet<QString> specFiles;
+        QList<QRegularExpression> outputGlobs;
+        QList<std::pair<QString, QString>> inputs; // as written, absolute
+    };
+    struct MemoLookup {
+        Result<MemoComponents> components = MemoComponents{}; // an error: the key could not be computed
+        Result<std::optional<MemoEntry>> entry = std::optional<MemoEntry>();
+        QHash<QString, Result<std::optional<FileDigest>>> outputs; // the entry's outputs now, by path
+    };
+    MemoJob memoJob(const Active& p, int instance, const JobSpec& job) const;
+    // On the hashing thread.
+    static void computeMemo(
+            TreeHasher& hasher, ResultStore& store, const QString& databasePath, const MemoJob& m, MemoLookup& out);
+    // After the lookup: a hit (cached), a wait for the run computing the same
+    // key, or the run submitted.
+    void launchMemoized(Active& p, int instance, const JobSpec& job, const MemoLookup& lookup);
+    void submitStep(Active& p, int instance, const JobSpec& job, const QString& whyRun);
     // Tries a memoized result: true when the instance ended cached.
-    bool tryMemoHit(Active& p, int instance, const MemoComponents& c, QString* why);
-    void writeMemoEntry(
-            const Active& p, int instance, RunId run, const QString& outputsDir, const QMap<QString, QString>& outputs);
+    bool tryMemoHit(Active& p, int instance, const MemoLookup& lookup, QString* why);
+    void writeMemoEntry(const Active& p, int instance, RunId run, const Result<TreeHash>& outputsTree,
+            const QMap<QString, QString>& outputs);
 
     RunEngine* m_engine;
     ResultStore* m_store;
@@ -147,7 +176,11 @@ private:
     // The run computing `key` ended: its waiters are launched again (a hit
     // when it succeeded), and their pipelines moved on.
     void releaseKey(const QString& key);
-    std::unique_ptr<TreeHasher> m_hasher; // workdirs and outputs (its cache is per user)
+    // advance() of pipeline `id` from the event loop, once however often asked before it runs.
+    void advanceSoon(qint64 id);
+    QSet<qint64> m_advancePending;
+    // Last: destroyed first, so no hashing job outlives what it reports to.
+    std::unique_ptr<HashWorker> m_hashWorker; // workdirs and outputs are hashed on its thread
 };
 
 } // namespace ty::pipeline

@@ -409,6 +409,47 @@ private Q_SLOTS:
                 qPrintable(noticesOf(missing)));
     }
 
+    void memoKeysAreHashedOffTheServiceThread()
+    {
+        // A memoized step's workdir is hashed on the service's hashing
+        // thread: pipeline_submit is answered at once, the step waiting
+        // ("computing its memo key"), where the service used to hash the
+        // whole tree before it answered anyone (seconds for 10,000 files).
+        QDir().mkpath(m_dir->filePath(QStringLiteral("p/big/src")));
+        const QByteArray block(64 * 1024, 'x');
+        for (int i = 0; i < 400; ++i)
+            test::writeFile(m_dir->filePath(QStringLiteral("p/big/src/f%1.bin").arg(i)), block + QByteArray::number(i));
+        writeFile(QStringLiteral("p/pipe.yaml"),
+                "name: hashing\n"
+                "steps:\n"
+                "  - {name: s, command: 'echo done', workdir: big, memoize: {max_age: 1h}}\n");
+        const Outcome r = ctl({QStringLiteral("pipeline"), QStringLiteral("submit"),
+                m_dir->filePath(QStringLiteral("p/pipe.yaml")), QStringLiteral("--json")});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject submitted = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(stateOf(submitted, QStringLiteral("s")), QStringLiteral("waiting"));
+        QCOMPARE(stepNamed(submitted, QStringLiteral("s")).value(QStringLiteral("reason")).toString(),
+                QStringLiteral("computing its memo key"));
+        QTRY_COMPARE_WITH_TIMEOUT(
+                show(1).value(QStringLiteral("state")).toString(), QStringLiteral("succeeded"), 60000);
+        // The key was computed all the same: the same step again is a hit,
+        // and one changed file a miss that names it.
+        const Outcome again = ctl({QStringLiteral("pipeline"), QStringLiteral("submit"),
+                m_dir->filePath(QStringLiteral("p/pipe.yaml")), QStringLiteral("--follow"), QStringLiteral("--json")});
+        QCOMPARE(stateOf(QJsonDocument::fromJson(again.out).object(), QStringLiteral("s")), QStringLiteral("cached"));
+        test::writeFile(m_dir->filePath(QStringLiteral("p/big/src/f7.bin")), block + "changed");
+        const Outcome changed = ctl({QStringLiteral("pipeline"), QStringLiteral("submit"),
+                m_dir->filePath(QStringLiteral("p/pipe.yaml")), QStringLiteral("--follow"), QStringLiteral("--json")});
+        const QJsonObject p3 = QJsonDocument::fromJson(changed.out).object();
+        QCOMPARE(stateOf(p3, QStringLiteral("s")), QStringLiteral("succeeded"));
+        auto store = ResultStore::open(dbPath());
+        QStringList notices;
+        for (const RunNotice& n :
+                (*store)->notices(stepNamed(p3, QStringLiteral("s")).value(QStringLiteral("run")).toInteger()))
+            notices << n.text;
+        QVERIFY2(notices.join(u'|').contains(QStringLiteral("src/f7.bin changed")), qPrintable(notices.join(u'|')));
+    }
+
     void badPipelineIsRefusedSayingWhere()
     {
         const QString path = writeFile(QStringLiteral("p/bad.yaml"),

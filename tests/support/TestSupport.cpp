@@ -108,6 +108,7 @@ QProcessEnvironment serviceEnvironment(const QString& dir, const QString& daemon
     e.insert(QStringLiteral("TRAINYARD_DAEMON"), daemonPath);
     e.insert(QStringLiteral("TRAINYARD_DAEMON_IDLE"), QStringLiteral("2"));
     e.insert(QStringLiteral("XDG_RUNTIME_DIR"), dir + QStringLiteral("/runtime"));
+    e.insert(QStringLiteral("XDG_CACHE_HOME"), dir + QStringLiteral("/cache")); // memoization's hash cache: the test's
     e.remove(QStringLiteral("TRAINYARD_DB"));
     return e;
 }

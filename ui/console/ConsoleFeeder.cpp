@@ -192,8 +192,12 @@ void ConsoleFeeder::poll()
 
 void ConsoleFeeder::scheduleFlush()
 {
-    if (!m_flushTimer->isActive())
-        m_flushTimer->start();
+    if (m_flushTimer->isActive())
+        return; // an update is due already
+    // Quiet for kFlushMs: now (after this pass's other bytes); else at the
+    // end of the kFlushMs since the last update.
+    const qint64 since = m_sinceFlush.isValid() ? m_sinceFlush.elapsed() : kFlushMs;
+    m_flushTimer->start(int(std::max<qint64>(0, kFlushMs - since)));
 }
 
 void ConsoleFeeder::flush()
@@ -201,6 +205,7 @@ void ConsoleFeeder::flush()
     if (!m_dirty)
         return;
     m_dirty = false;
+    m_sinceFlush.start();
     if (m_building && m_building->rowCount() > 0) {
         m_building->squeeze();
         m_ready.append(std::move(m_building));

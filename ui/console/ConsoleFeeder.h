@@ -5,6 +5,7 @@
 #include "core/logs/StderrRanges.h"
 
 #include <QByteArray>
+#include <QElapsedTimer>
 #include <QList>
 #include <QObject>
 #include <QString>
@@ -20,7 +21,10 @@ class TerminalRenderer;
 // The console's worker half: lives on ConsoleView's worker thread, reads a
 // run's local console copy, feeds the bytes through a TerminalRenderer and
 // sends the rendered rows to the GUI in batches (at most one update every
-// kFlushMs), committed rows already packed into ScrollbackChunks, so neither
+// kFlushMs; a line that comes after a quiet kFlushMs is sent at once, with
+// whatever the same event-loop pass brought, rather than after a full
+// kFlushMs: an isolated line waited the whole 60 ms before, most of its
+// write -> painted latency), committed rows already packed into ScrollbackChunks, so neither
 // a big file nor a 10 MB line without newline ever runs on the GUI thread and
 // the GUI only links chunks in.
 //
@@ -92,6 +96,7 @@ private:
     qint64 m_base = 0;    // stream offset of the renderer's first byte
     qint64 m_skipped = 0; // file bytes not read at open (before m_base)
     QTimer* m_flushTimer = nullptr;
+    QElapsedTimer m_sinceFlush; // since the last update (invalid: none yet)
     QTimer* m_pollTimer = nullptr;
     void commit(const ConsoleLine& line);
     ScrollbackChunkPtr m_building;     // committed rows being packed

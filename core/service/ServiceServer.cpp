@@ -492,7 +492,10 @@ void ServiceServer::opQueue(Client& c, const QJsonValue& id, const QJsonObject& 
         replyError(c, id, replyKind(done.error(), QStringLiteral("no_such_run")), done.error().message);
         return;
     }
-    const auto after = latest(run);
+    // From the database, where the change is committed: the engine's
+    // runStateChanged for it is still queued, so latest() may hold the run
+    // as a pass last saw it (priority 0 after `priority 5`, seen under load).
+    const auto after = m_store->run(run);
     reply(c, id, {{QStringLiteral("run"), after ? runToJson(*after) : QJsonValue()}});
 }
 

@@ -11,6 +11,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSet>
 
 namespace ty::cli {
 
@@ -55,30 +56,39 @@ int startPipeline(Context& ctx, const QString& op, const QJsonObject& request, b
     if (!svc)
         return Unavailable;
     EventWait wait;
-    qint64 id = 0;
-    QHash<QString, QString> lastState; // instance name -> state and reason printed
-    QJsonObject last;
+    QSet<qint64> ids;                  // the pipelines made (a sweep makes several)
+    QMap<qint64, QJsonObject> last;    // each as it stands
+    QHash<QString, QString> lastState; // "id/instance" -> state and reason printed
     const auto onChange = [&](const QJsonObject& pipeline) {
-        if (pipeline.value(QStringLiteral("id")).toInteger() != id)
+        const qint64 id = pipeline.value(QStringLiteral("id")).toInteger();
+        if (!ids.contains(id))
             return;
-        last = pipeline;
+        last.insert(id, pipeline);
         // Progress goes to stderr, so stdout stays the JSON document with --json.
+        const QString prefix = ids.size() > 1 ? QStringLiteral("%1 ").arg(id) : QString();
         for (const QJsonValue& v : pipeline.value(QStringLiteral("steps")).toArray()) {
             const QJsonObject s = v.toObject();
             const QString name = s.value(QStringLiteral("name")).toString();
             const QString state = s.value(QStringLiteral("state")).toString();
             const QString reason = s.value(QStringLiteral("reason")).toString();
             // A waiting step is shown once it says why (another run computes its key).
-            if (lastState.value(name) == state + reason || (state == u"waiting" && reason.isEmpty()))
+            const QString key = prefix + name;
+            if (lastState.value(key) == state + reason || (state == u"waiting" && reason.isEmpty()))
                 continue;
-            lastState.insert(name, state + reason);
+            lastState.insert(key, state + reason);
             const qint64 run = s.value(QStringLiteral("run")).toInteger();
-            err() << escapedName(name) << ": " << state << (run ? QStringLiteral(" (run %1)").arg(run) : QString())
+            err() << prefix << escapedName(name) << ": " << state
+                  << (run ? QStringLiteral(" (run %1)").arg(run) : QString())
                   << (reason.isEmpty() ? QString() : QStringLiteral(": ") + escapedName(reason)) << '\n';
         }
         err().flush();
-        if (pipeline.value(QStringLiteral("state")).toString() != u"running")
-            wait.done(exitCodeOf(pipeline));
+        int worst = Ok;
+        for (qint64 i : std::as_const(ids)) {
+            if (!last.contains(i) || last.value(i).value(QStringLiteral("state")).toString() == u"running")
+                return;
+            worst = std::max(worst, exitCodeOf(last.value(i)));
+        }
+        wait.done(worst);
     };
     if (follow) {
         // Subscribed before the request, so no change is missed.
@@ -102,25 +112,48 @@ int startPipeline(Context& ctx, const QString& op, const QJsonObject& request, b
             return Unavailable;
         return op == u"pipeline_submit" ? InvalidSpec : Usage; // a bad spec; a pipeline that cannot be resumed
     }
-    const QJsonObject pipeline = started->value(QStringLiteral("pipeline")).toObject();
-    id = pipeline.value(QStringLiteral("id")).toInteger();
-    const qint64 from = pipeline.value(QStringLiteral("resumed_from")).toInteger();
-    err() << (from ? QStringLiteral("pipeline %1 resumes pipeline %2").arg(id).arg(from)
-                   : QStringLiteral("submitted pipeline %1").arg(id))
-          << " (" << escapedName(pipeline.value(QStringLiteral("name")).toString())
-          << "): " << pipeline.value(QStringLiteral("steps")).toArray().size() << " step instances\n";
+    QJsonArray made = started->value(QStringLiteral("pipelines")).toArray();
+    if (made.isEmpty())
+        made.append(started->value(QStringLiteral("pipeline")).toObject());
+    for (const QJsonValue& v : std::as_const(made)) {
+        const QJsonObject pipeline = v.toObject();
+        const qint64 id = pipeline.value(QStringLiteral("id")).toInteger();
+        ids.insert(id);
+        const qint64 from = pipeline.value(QStringLiteral("resumed_from")).toInteger();
+        err() << (from ? QStringLiteral("pipeline %1 resumes pipeline %2").arg(id).arg(from)
+                       : QStringLiteral("submitted pipeline %1").arg(id))
+              << " (" << escapedName(pipeline.value(QStringLiteral("name")).toString())
+              << "): " << pipeline.value(QStringLiteral("steps")).toArray().size() << " step instances\n";
+    }
     err().flush();
+    const auto print = [&](const QList<QJsonObject>& pipelines) {
+        if (json) {
+            if (pipelines.size() == 1) {
+                out() << QJsonDocument(pipelines.front()).toJson(QJsonDocument::Compact) << '\n';
+            } else {
+                QJsonArray all;
+                for (const QJsonObject& p : pipelines)
+                    all.append(p);
+                out() << QJsonDocument(all).toJson(QJsonDocument::Compact) << '\n';
+            }
+            return;
+        }
+        for (const QJsonObject& p : pipelines)
+            printPipeline(p);
+    };
     if (!follow) {
-        if (json)
-            out() << QJsonDocument(pipeline).toJson(QJsonDocument::Compact) << '\n';
+        if (json) {
+            QList<QJsonObject> now;
+            for (const QJsonValue& v : std::as_const(made))
+                now << v.toObject();
+            print(now);
+        }
         return Ok;
     }
-    onChange(pipeline); // steps that started, were cached or skipped at once
+    for (const QJsonValue& v : std::as_const(made))
+        onChange(v.toObject()); // steps that started, were cached or skipped at once
     const int code = wait.exec();
-    if (json)
-        out() << QJsonDocument(last).toJson(QJsonDocument::Compact) << '\n';
-    else
-        printPipeline(last);
+    print(last.values());
     return code;
 }
 

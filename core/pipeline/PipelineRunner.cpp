@@ -222,6 +222,8 @@ Result<std::unique_ptr<PipelineRunner::Active>> PipelineRunner::rebuild(
     auto spec = reparsePipeline(written);
     if (!spec)
         return std::unexpected(spec.error());
+    if (const QString name = source.value(QStringLiteral("name")).toString(); !name.isEmpty())
+        spec->name = name; // a sweep's "digits[lr=0.01]"
     auto p = std::unique_ptr<Active>(new Active{id, PipelineProgress(*spec),
             doc.value(QStringLiteral("node")).toString(), doc.value(QStringLiteral("created_ms")).toInteger(), 0});
     const QJsonArray instances = doc.value(QStringLiteral("instances")).toArray();
@@ -354,19 +356,24 @@ void PipelineRunner::launch(Active& p, int instance)
     const qint64 id = p.id;
     m_hashWorker->run([store, db, m, lookup](TreeHasher& h) { computeMemo(h, *store, db, m, *lookup); }, this,
             [this, id, instance, job = *job, lookup] {
-                const auto it = m_pipelines.find(id);
-                if (it == m_pipelines.end())
-                    return;
-                Active& w = *it->second;
-                if (w.progress.state() != PipelineState::Running
-                        || w.progress.instances().at(instance).state != StepState::Waiting)
-                    return; // cancelled meanwhile
-                if (w.progress.stopped())
-                    w.progress.setEnded(instance, StepState::Skipped, w.progress.stopReason()); // fail_fast meanwhile
-                else
-                    launchMemoized(w, instance, job, *lookup);
-                advanceSoon(id);
+                if (goOn(id, instance, [&](Active& w) { launchMemoized(w, instance, job, *lookup); }))
+                    advanceSoon(id);
             });
+}
+
+bool PipelineRunner::goOn(qint64 id, int instance, const std::function<void(Active&)>& next)
+{
+    const auto it = m_pipelines.find(id);
+    if (it == m_pipelines.end())
+        return false;
+    Active& w = *it->second;
+    if (w.progress.state() != PipelineState::Running || w.progress.instances().at(instance).state != StepState::Waiting)
+        return false; // cancelled meanwhile
+    if (w.progress.stopped())
+        w.progress.setEnded(instance, StepState::Skipped, w.progress.stopReason()); // fail_fast meanwhile
+    else
+        next(w);
+    return true;
 }
 
 void PipelineRunner::advanceSoon(qint64 id)
@@ -589,17 +596,9 @@ void PipelineRunner::releaseKey(const QString& key)
     m_keyInFlight.remove(key);
     QList<qint64> touched;
     for (const auto& [id, instance] : m_keyWaiters.take(key)) {
-        const auto it = m_pipelines.find(id);
-        if (it == m_pipelines.end())
+        // A hit now, or it runs (or waits for the next one computing the key).
+        if (!goOn(id, instance, [&](Active& w) { launch(w, instance); }))
             continue;
-        Active& w = *it->second;
-        if (w.progress.state() != PipelineState::Running
-                || w.progress.instances().at(instance).state != StepState::Waiting)
-            continue; // cancelled meanwhile
-        if (w.progress.stopped())
-            w.progress.setEnded(instance, StepState::Skipped, w.progress.stopReason()); // fail_fast meanwhile
-        else
-            launch(w, instance); // a hit now, or it runs (or waits for the next one computing the key)
         if (!touched.contains(id))
             touched << id;
     }
@@ -866,8 +865,8 @@ QJsonObject PipelineRunner::documentOf(const Active& p) const
     }
     QJsonObject doc{{QStringLiteral("format"), QLatin1String(kDocumentFormat)}, {QStringLiteral("id"), p.id},
             {QStringLiteral("source"),
-                    QJsonObject{{QStringLiteral("yaml"), spec.yaml}, {QStringLiteral("origin"), spec.origin},
-                            {QStringLiteral("base_dir"), spec.baseDir},
+                    QJsonObject{{QStringLiteral("yaml"), spec.yaml}, {QStringLiteral("name"), spec.name},
+                            {QStringLiteral("origin"), spec.origin}, {QStringLiteral("base_dir"), spec.baseDir},
                             {QStringLiteral("source_path"), spec.sourcePath},
                             {QStringLiteral("params"), mapToJson(spec.params)},
                             {QStringLiteral("used_files"), mapToJson(spec.usedFiles)}}},

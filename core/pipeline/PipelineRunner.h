@@ -13,6 +13,7 @@
 #include <QRegularExpression>
 #include <QSet>
 
+#include <functional>
 #include <memory>
 
 namespace ty {
@@ -176,6 +177,11 @@ private:
     // The run computing `key` ended: its waiters are launched again (a hit
     // when it succeeded), and their pipelines moved on.
     void releaseKey(const QString& key);
+    // A waiting instance goes on (its key computed, the run it waited for
+    // ended): `next` is called unless its pipeline ended or it no longer
+    // waits (false, nothing done), or fail_fast stopped the pipeline
+    // meanwhile (it is ended skipped). True: the pipeline is to advance.
+    bool goOn(qint64 id, int instance, const std::function<void(Active&)>& next);
     // advance() of pipeline `id` from the event loop, once however often asked before it runs.
     void advanceSoon(qint64 id);
     QSet<qint64> m_advancePending;

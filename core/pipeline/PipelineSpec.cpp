@@ -128,7 +128,8 @@ public:
         std::optional<YAML::Node> steps;
         MemoizeSpec memoize;
         static const QStringList topKeys{QStringLiteral("name"), QStringLiteral("params"), QStringLiteral("fail_fast"),
-                QStringLiteral("memoize"), QStringLiteral("steps")};
+                QStringLiteral("memoize"), QStringLiteral("steps"), QStringLiteral("sweep")};
+        std::optional<YAML::Node> sweep;
         for (auto it = root.begin(); it != root.end(); ++it) {
             const QString key = qs(it->first.Scalar());
             const YAML::Node v = it->second;
@@ -154,6 +155,26 @@ public:
                 memoize = parseMemoize(v);
             } else if (key == u"steps") {
                 steps = v;
+            } else if (key == u"sweep") {
+                sweep = v;
+            }
+        }
+        if (sweep) {
+            // Over the pipeline's params; a param set with --param is not swept.
+            if (!sweep->IsMap() || sweep->size() == 0)
+                throw SpecError{QStringLiteral("'sweep' must be a mapping of params to lists: {lr: [0.001, 0.01]}"),
+                        sweep->Mark()};
+            for (auto f = sweep->begin(); f != sweep->end(); ++f) {
+                const QString name = qs(f->first.Scalar());
+                if (!spec.params.contains(name))
+                    throw SpecError{QStringLiteral("'sweep' names '%1', which is not a param of the pipeline%2")
+                                            .arg(name, nearest(name, spec.params.keys())),
+                            f->first.Mark()};
+                const QStringList values = scalarList(f->second, name);
+                if (values.isEmpty())
+                    throw SpecError{QStringLiteral("'sweep' list '%1' is empty").arg(name), f->second.Mark()};
+                if (!m_overrides.contains(name))
+                    spec.sweep.append({name, values});
             }
         }
         for (auto it = m_overrides.cbegin(); it != m_overrides.cend(); ++it) {
@@ -699,6 +720,43 @@ bool looksLikePipeline(const QString& yamlText)
     } catch (const YAML::Exception&) {
         return false;
     }
+}
+
+Result<QList<PipelineSpec>> expandPipelineSweep(const PipelineSpec& spec)
+{
+    if (spec.sweep.isEmpty())
+        return QList<PipelineSpec>{spec};
+    qsizetype total = 1;
+    for (const auto& [name, values] : spec.sweep)
+        total *= values.size();
+    if (total > 1000)
+        return fail(QStringLiteral("%1: the sweep makes %2 pipelines; at most 1000").arg(spec.origin).arg(total),
+                ErrorKind::InvalidInput);
+    QList<PipelineSpec> out;
+    for (qsizetype n = 0; n < total; ++n) {
+        // The last name varies fastest, values in the order written (as job sweeps do).
+        PipelineSpec one = spec;
+        QStringList label;
+        qsizetype rest = n;
+        QList<std::pair<QString, QString>> picked;
+        for (qsizetype d = spec.sweep.size() - 1; d >= 0; --d) {
+            const auto& [name, values] = spec.sweep.at(d);
+            picked.prepend({name, values.at(rest % values.size())});
+            rest /= values.size();
+        }
+        for (const auto& [name, value] : picked) {
+            one.params.insert(name, value);
+            label << name + u'=' + value;
+        }
+        auto parsed = reparsePipeline(one); // references take the combination's values
+        if (!parsed)
+            return std::unexpected(parsed.error());
+        parsed->name = spec.name + u'[' + label.join(u',') + u']';
+        parsed->sweep.clear();
+        parsed->sweptParams = picked;
+        out.append(*parsed);
+    }
+    return out;
 }
 
 Result<PipelineSpec> reparsePipeline(const PipelineSpec& spec)

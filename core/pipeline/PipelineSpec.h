@@ -95,6 +95,12 @@ struct PipelineSpec {
     QString origin;                // how errors name it ("pipe.yaml")
     QString baseDir;               // what its relative paths (uses:, workdir) are relative to
     QMap<QString, QString> params; // after --param overrides
+    // `sweep: {lr: [0.001, 0.01]}`: one pipeline per combination of these
+    // params' values (expandPipelineSweep); a param set with --param is
+    // not swept. Empty in each expanded pipeline.
+    QList<std::pair<QString, QStringList>> sweep;
+    // In an expanded pipeline: the combination it runs ("lr" -> "0.01").
+    QList<std::pair<QString, QString>> sweptParams;
     bool failFast = true;
     QList<StepSpec> steps;
     // The `uses:` files as read when parsed, by the path written: a
@@ -118,6 +124,12 @@ Result<PipelineSpec> parsePipeline(const QString& yamlText, const QString& origi
 // top-level `steps` key (a job spec has none). Text that is not YAML, or not
 // a mapping, is not a pipeline (its parse as a job spec says what is wrong).
 bool looksLikePipeline(const QString& yamlText);
+
+// One pipeline per combination of `spec.sweep` (the last name varying
+// fastest), each parsed again with its values as params and named
+// "NAME[lr=0.01,bs=64]"; `spec` alone when it has no sweep. Error: more
+// than 1000 combinations, or a combination the references refuse.
+Result<QList<PipelineSpec>> expandPipelineSweep(const PipelineSpec& spec);
 
 // The same pipeline parsed again from what `spec` kept (its text, origin,
 // base folder, params, and the `uses:` files' texts as they were, never

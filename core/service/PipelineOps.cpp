@@ -59,8 +59,13 @@ PipelineOps::Answer PipelineOps::submit(const QJsonObject& request)
     const QString node = str(request, "node");
     if (!node.isEmpty() && m_connectNode)
         m_connectNode(node);
-    const qint64 id = m_runner->submit(*spec, node);
-    return {{{QStringLiteral("pipeline"), m_runner->describe(id).value_or(QJsonObject{})}}, {}, {}};
+    const auto expanded = pipeline::expandPipelineSweep(*spec);
+    if (!expanded)
+        return {{}, QStringLiteral("invalid_input"), expanded.error().message};
+    QJsonArray submitted;
+    for (const pipeline::PipelineSpec& one : *expanded)
+        submitted.append(m_runner->describe(m_runner->submit(one, node)).value_or(QJsonObject{}));
+    return {{{QStringLiteral("pipeline"), submitted.first()}, {QStringLiteral("pipelines"), submitted}}, {}, {}};
 }
 
 PipelineOps::Answer PipelineOps::cancel(const QJsonObject& request)

@@ -58,6 +58,30 @@ class TestPipelines final : public QObject {
         return QJsonDocument::fromJson(s.out).object().value(QStringLiteral("pid")).toInteger();
     }
 
+    // `pipeline submit FILE --follow --json ARGS`: the pipeline as it ended
+    // (its errors printed as a warning when it did not succeed).
+    QJsonObject submitFollowed(const QString& file, const QStringList& extra = {})
+    {
+        const Outcome r = ctl(QStringList{QStringLiteral("pipeline"), QStringLiteral("submit"), file,
+                                      QStringLiteral("--follow"), QStringLiteral("--json")}
+                + extra);
+        if (r.exitCode != 0)
+            qWarning("%s", r.err.constData());
+        return QJsonDocument::fromJson(r.out).object();
+    }
+
+    // The notices of the run of `step` in `pipeline`, joined with '|'.
+    QString noticesOf(const QJsonObject& pipeline, const QString& step)
+    {
+        auto store = ResultStore::open(dbPath());
+        QStringList texts;
+        if (store)
+            for (const RunNotice& n :
+                    (*store)->notices(stepNamed(pipeline, step).value(QStringLiteral("run")).toInteger()))
+                texts << n.text;
+        return texts.join(u'|');
+    }
+
     QJsonObject show(qint64 id)
     {
         const Outcome r = ctl(
@@ -375,22 +399,8 @@ private Q_SLOTS:
                 "  - {name: train, command: 'echo trained', workdir: w, inputs: [../../data/d.bin],\n"
                 "     memoize: {max_age: 1h}}\n");
         QDir().mkpath(m_dir->filePath(QStringLiteral("p/w")));
-        const auto submit = [&] {
-            const Outcome r = ctl({QStringLiteral("pipeline"), QStringLiteral("submit"),
-                    m_dir->filePath(QStringLiteral("p/pipe.yaml")), QStringLiteral("--follow"),
-                    QStringLiteral("--json")});
-            if (r.exitCode != 0)
-                qWarning("%s", r.err.constData());
-            return QJsonDocument::fromJson(r.out).object();
-        };
-        const auto noticesOf = [&](const QJsonObject& p) {
-            auto store = ResultStore::open(dbPath());
-            QStringList texts;
-            for (const RunNotice& n :
-                    (*store)->notices(stepNamed(p, QStringLiteral("train")).value(QStringLiteral("run")).toInteger()))
-                texts << n.text;
-            return texts.join(u'|');
-        };
+        const auto submit = [&] { return submitFollowed(m_dir->filePath(QStringLiteral("p/pipe.yaml"))); };
+        const auto noticesOf = [&](const QJsonObject& p) { return this->noticesOf(p, QStringLiteral("train")); };
         QCOMPARE(stateOf(submit(), QStringLiteral("train")), QStringLiteral("succeeded"));
         QCOMPARE(stateOf(submit(), QStringLiteral("train")), QStringLiteral("cached"));
         QByteArray bytes(4096, 'a');
@@ -442,12 +452,44 @@ private Q_SLOTS:
                 m_dir->filePath(QStringLiteral("p/pipe.yaml")), QStringLiteral("--follow"), QStringLiteral("--json")});
         const QJsonObject p3 = QJsonDocument::fromJson(changed.out).object();
         QCOMPARE(stateOf(p3, QStringLiteral("s")), QStringLiteral("succeeded"));
-        auto store = ResultStore::open(dbPath());
-        QStringList notices;
-        for (const RunNotice& n :
-                (*store)->notices(stepNamed(p3, QStringLiteral("s")).value(QStringLiteral("run")).toInteger()))
-            notices << n.text;
-        QVERIFY2(notices.join(u'|').contains(QStringLiteral("src/f7.bin changed")), qPrintable(notices.join(u'|')));
+        QVERIFY2(noticesOf(p3, QStringLiteral("s")).contains(QStringLiteral("src/f7.bin changed")),
+                qPrintable(noticesOf(p3, QStringLiteral("s"))));
+    }
+
+    void sweepMakesOnePipelinePerValueSharingWhatDoesNotChange()
+    {
+        // A sweep over lr: two pipelines; `prep` does not use lr, so its key
+        // is the same in both and it runs once (the other waits, then hits).
+        const QString count = m_dir->filePath(QStringLiteral("prep-runs"));
+        writeFile(QStringLiteral("p/pipe.yaml"),
+                QStringLiteral("name: sw\n"
+                               "params: {lr: '0.1'}\n"
+                               "sweep: {lr: ['0.1', '0.01']}\n"
+                               "memoize: {max_age: 1h}\n"
+                               "steps:\n"
+                               "  - {name: prep, command: 'echo x >> %1; sleep 1', workdir: w}\n"
+                               "  - {name: train, depends: [prep], command: 'echo lr={{params.lr}}', workdir: w}\n")
+                        .arg(count)
+                        .toUtf8());
+        QDir().mkpath(m_dir->filePath(QStringLiteral("p/w")));
+        const Outcome r = ctl({QStringLiteral("pipeline"), QStringLiteral("submit"),
+                m_dir->filePath(QStringLiteral("p/pipe.yaml")), QStringLiteral("--follow"), QStringLiteral("--json")});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonArray all = QJsonDocument::fromJson(r.out).array();
+        QCOMPARE(all.size(), 2);
+        QCOMPARE(all.at(0).toObject().value(QStringLiteral("name")).toString(), QStringLiteral("sw[lr=0.1]"));
+        QCOMPARE(all.at(1).toObject().value(QStringLiteral("name")).toString(), QStringLiteral("sw[lr=0.01]"));
+        QStringList trained;
+        for (const QJsonValue& v : all) {
+            QCOMPARE(v.toObject().value(QStringLiteral("state")).toString(), QStringLiteral("succeeded"));
+            trained << QString::fromUtf8(
+                    consoleOf(stepNamed(v.toObject(), QStringLiteral("train")).value(QStringLiteral("run")).toInteger())
+                            .trimmed());
+        }
+        QCOMPARE(trained, (QStringList{QStringLiteral("lr=0.1"), QStringLiteral("lr=0.01")}));
+        QCOMPARE(test::readFile(count), QByteArray("x\n")); // prep ran once for both
+        QVERIFY2(r.err.contains("submitted pipeline 1 (sw[lr=0.1])") && r.err.contains("submitted pipeline 2"),
+                r.err.constData());
     }
 
     void badPipelineIsRefusedSayingWhere()
@@ -487,25 +529,12 @@ private Q_SLOTS:
                 "    env: {LOG_LEVEL: info}\n"
                 "    memoize: {ignore: [LOG_LEVEL]}\n");
         const QString pipe = dir + QStringLiteral("/pipe.yaml");
-        const auto submit = [&](const QStringList& extra) {
-            const Outcome r = ctl(QStringList{QStringLiteral("pipeline"), QStringLiteral("submit"), pipe,
-                                          QStringLiteral("--follow"), QStringLiteral("--json")}
-                    + extra);
-            if (r.exitCode != 0)
-                qWarning("%s", r.err.constData());
-            return QJsonDocument::fromJson(r.out).object();
-        };
+        const auto submit = [&](const QStringList& extra) { return submitFollowed(pipe, extra); };
         const auto state = [&](const QJsonObject& p, const char* step) {
             return stepNamed(p, QLatin1String(step)).value(QStringLiteral("state")).toString();
         };
-        const auto noticesOf = [&](const QJsonObject& p, const char* step) {
-            auto store = ResultStore::open(dbPath());
-            QStringList texts;
-            for (const RunNotice& n :
-                    (*store)->notices(stepNamed(p, QLatin1String(step)).value(QStringLiteral("run")).toInteger()))
-                texts << n.text;
-            return texts.join(u'|');
-        };
+        const auto noticesOf
+                = [&](const QJsonObject& p, const char* step) { return this->noticesOf(p, QLatin1String(step)); };
 
         QJsonObject p = submit({});
         QCOMPARE(state(p, "make"), QStringLiteral("succeeded"));

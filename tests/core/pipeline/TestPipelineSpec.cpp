@@ -220,6 +220,10 @@ private Q_SLOTS:
                                         << "must be relative to the step's workdir";
         QTest::newRow("continue_on") << "steps:\n  - {name: a, command: x, continue_on: error}\n"
                                      << "'continue_on' takes 'failed'";
+        QTest::newRow("sweep of no param")
+                << "params: {lr: 1}\nsweep: {lt: [1, 2]}\nsteps:\n  - {name: a, command: x}\n"
+                << "pipe.yaml:2:9: 'sweep' names 'lt', which is not a param of the pipeline "
+                   "(did you mean 'lr'?)";
         QTest::newRow("empty input") << "steps:\n  - {name: a, command: x, inputs: ['']}\n"
                                      << "pipe.yaml:2:35: 'inputs' has an empty path";
     }
@@ -265,6 +269,43 @@ private Q_SLOTS:
         QVERIFY(!refused);
         QVERIFY2(refused.error().message.contains(QStringLiteral("/w/job.yaml: not among the files")),
                 qPrintable(refused.error().message));
+    }
+
+    void sweepExpandsIntoOnePipelinePerCombination()
+    {
+        const QString yaml = QStringLiteral("name: sw\nparams: {lr: '1', bs: '8', seed: '0'}\n"
+                                            "sweep: {lr: ['0.1', '0.01'], bs: [8, 16]}\n"
+                                            "steps:\n  - {name: a, command: 'echo {{params.lr}} {{params.bs}}'}\n");
+        auto spec = parsePipeline(yaml, QStringLiteral("pipe.yaml"), QStringLiteral("/w"));
+        QVERIFY2(spec, spec ? "" : qPrintable(spec.error().message));
+        QCOMPARE(spec->sweep.size(), 2);
+        const auto all = expandPipelineSweep(*spec);
+        QVERIFY(all);
+        QCOMPARE(all->size(), 4);
+        QStringList names;
+        for (const PipelineSpec& p : *all)
+            names << p.name;
+        // The last name varies fastest.
+        QCOMPARE(names,
+                (QStringList{QStringLiteral("sw[lr=0.1,bs=8]"), QStringLiteral("sw[lr=0.1,bs=16]"),
+                        QStringLiteral("sw[lr=0.01,bs=8]"), QStringLiteral("sw[lr=0.01,bs=16]")}));
+        const auto job
+                = all->at(2).steps.front().job.instantiate({{QStringLiteral("params.lr"), QStringLiteral("0.01")},
+                                                                   {QStringLiteral("params.bs"), QStringLiteral("8")}},
+                        {});
+        QVERIFY2(job, job ? "" : qPrintable(job.error().message));
+        QCOMPARE(job->argv.last(), QStringLiteral("echo '0.01' '8'"));
+        QCOMPARE(all->at(2).params.value(QStringLiteral("lr")), QStringLiteral("0.01"));
+        QVERIFY(all->at(2).sweep.isEmpty());
+        // A param set with --param is not swept.
+        auto fixed = parsePipeline(yaml, QStringLiteral("pipe.yaml"), QStringLiteral("/w"),
+                {{QStringLiteral("lr"), QStringLiteral("0.5")}});
+        QVERIFY(fixed);
+        const auto two = expandPipelineSweep(*fixed);
+        QVERIFY(two);
+        QCOMPARE(two->size(), 2);
+        QCOMPARE(two->at(1).name, QStringLiteral("sw[bs=16]"));
+        QCOMPARE(two->at(1).params.value(QStringLiteral("lr")), QStringLiteral("0.5"));
     }
 
     void paramOverrideMustExist()

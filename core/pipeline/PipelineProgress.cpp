@@ -1,5 +1,7 @@
 #include "PipelineProgress.h"
 
+#include "core/common/Combinations.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSet>
@@ -53,18 +55,17 @@ PipelineProgress::PipelineProgress(const PipelineSpec& spec)
             m_instances.append(StepInstance{s});
             continue;
         }
-        QList<qsizetype> index(forEach.size(), 0);
-        for (int item = 0;; ++item) {
-            StepInstance inst{s, item};
+        QList<qsizetype> sizes;
+        for (const auto& [name, items] : forEach)
+            sizes << items.size();
+        int item = 0;
+        forEachCombination(sizes, [&](const QList<qsizetype>& index) {
+            StepInstance inst{s, item++};
             for (qsizetype k = 0; k < forEach.size(); ++k)
                 inst.itemValues.insert(forEach.at(k).first, forEach.at(k).second.at(index.at(k)));
             m_instances.append(inst);
-            qsizetype k = forEach.size() - 1;
-            while (k >= 0 && ++index[k] == forEach.at(k).second.size())
-                index[k--] = 0;
-            if (k < 0)
-                break;
-        }
+            return true;
+        });
     }
 }
 

@@ -1,5 +1,7 @@
 #include "PipelineSpec.h"
 
+#include "core/common/Combinations.h"
+
 #include "core/spec/ClosestName.h"
 #include "core/spec/JobSpecYaml.h"
 #include "core/spec/ShellTemplate.h"
@@ -727,35 +729,40 @@ Result<QList<PipelineSpec>> expandPipelineSweep(const PipelineSpec& spec)
     if (spec.sweep.isEmpty())
         return QList<PipelineSpec>{spec};
     qsizetype total = 1;
-    for (const auto& [name, values] : spec.sweep)
+    QList<qsizetype> sizes;
+    for (const auto& [name, values] : spec.sweep) {
+        sizes << values.size();
         total *= values.size();
+    }
     if (total > 1000)
         return fail(QStringLiteral("%1: the sweep makes %2 pipelines; at most 1000").arg(spec.origin).arg(total),
                 ErrorKind::InvalidInput);
     QList<PipelineSpec> out;
-    for (qsizetype n = 0; n < total; ++n) {
-        // The last name varies fastest, values in the order written (as job sweeps do).
+    std::optional<Error> error;
+    // The last name varies fastest, values in the order written.
+    forEachCombination(sizes, [&](const QList<qsizetype>& index) {
         PipelineSpec one = spec;
         QStringList label;
-        qsizetype rest = n;
         QList<std::pair<QString, QString>> picked;
-        for (qsizetype d = spec.sweep.size() - 1; d >= 0; --d) {
+        for (qsizetype d = 0; d < spec.sweep.size(); ++d) {
             const auto& [name, values] = spec.sweep.at(d);
-            picked.prepend({name, values.at(rest % values.size())});
-            rest /= values.size();
-        }
-        for (const auto& [name, value] : picked) {
-            one.params.insert(name, value);
-            label << name + u'=' + value;
+            picked.append({name, values.at(index.at(d))});
+            one.params.insert(name, values.at(index.at(d)));
+            label << name + u'=' + values.at(index.at(d));
         }
         auto parsed = reparsePipeline(one); // references take the combination's values
-        if (!parsed)
-            return std::unexpected(parsed.error());
+        if (!parsed) {
+            error = parsed.error();
+            return false;
+        }
         parsed->name = spec.name + u'[' + label.join(u',') + u']';
         parsed->sweep.clear();
         parsed->sweptParams = picked;
         out.append(*parsed);
-    }
+        return true;
+    });
+    if (error)
+        return std::unexpected(*error);
     return out;
 }
 
@@ -777,13 +784,10 @@ Result<PipelineSpec> reparsePipeline(const PipelineSpec& spec)
 
 Result<PipelineSpec> parsePipelineFile(const QString& path, const QMap<QString, QString>& paramOverrides)
 {
-    const auto text = readSpecText(path, QStringLiteral("pipeline"));
-    if (!text)
-        return std::unexpected(text.error());
-    auto spec = parsePipeline(*text, path, QFileInfo(path).absolutePath(), paramOverrides);
-    if (spec)
-        spec->sourcePath = QFileInfo(path).absoluteFilePath();
-    return spec;
+    return parseSpecFile<PipelineSpec>(
+            path, QStringLiteral("pipeline"), [&](const QString& text, const QString& baseDir) {
+                return parsePipeline(text, path, baseDir, paramOverrides);
+            });
 }
 
 } // namespace ty::pipeline

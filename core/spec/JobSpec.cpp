@@ -1,5 +1,7 @@
 #include "JobSpec.h"
 
+#include "core/common/Combinations.h"
+
 #include "ClosestName.h"
 #include "JobSpecYaml.h"
 #include "ShellTemplate.h"
@@ -722,26 +724,25 @@ Result<QString> readSpecText(const QString& path, const QString& what)
 
 Result<JobSpec> parseJobSpecFile(const QString& path, const QMap<QString, QString>& paramOverrides)
 {
-    const auto text = readSpecText(path, QStringLiteral("job spec"));
-    if (!text)
-        return std::unexpected(text.error());
-    auto spec = parseJobSpec(*text, path, QFileInfo(path).absolutePath(), paramOverrides);
-    if (spec)
-        spec->sourcePath = QFileInfo(path).absoluteFilePath();
-    return spec;
+    return parseSpecFile<JobSpec>(path, QStringLiteral("job spec"), [&](const QString& text, const QString& baseDir) {
+        return parseJobSpec(text, path, baseDir, paramOverrides);
+    });
 }
 
 Result<QList<JobSpec>> expandSweep(const JobSpec& spec)
 {
     if (spec.sweep.isEmpty())
         return QList<JobSpec>{spec};
-    // Nested loops over the sorted names, the last varying fastest.
+    // Over the sorted names, the last varying fastest.
     const QStringList names = spec.sweep.keys();
-    QList<qsizetype> index(names.size(), 0);
+    QList<qsizetype> sizes;
+    for (const QString& name : names)
+        sizes << spec.sweep.value(name).size();
     QList<JobSpec> out;
     const QString origin = spec.sourcePath.isEmpty() ? QStringLiteral("<job spec>") : spec.sourcePath;
     const QString baseDir = spec.sourcePath.isEmpty() ? spec.workdir : QFileInfo(spec.sourcePath).absolutePath();
-    while (true) {
+    std::optional<Error> error;
+    forEachCombination(sizes, [&](const QList<qsizetype>& index) {
         QMap<QString, QString> combination;
         QStringList label;
         for (qsizetype i = 0; i < names.size(); ++i) {
@@ -750,21 +751,19 @@ Result<QList<JobSpec>> expandSweep(const JobSpec& spec)
             label.append(names[i] + u'=' + value);
         }
         auto one = parseJobSpec(spec.yaml, origin, baseDir, combination);
-        if (!one)
-            return std::unexpected(one.error());
+        if (!one) {
+            error = one.error();
+            return false;
+        }
         one->sourcePath = spec.sourcePath;
         one->workdir = spec.workdir; // resolved once, by the parse that made `spec`: not against itself again
         one->sweep.clear();
         one->name = spec.name + u'[' + label.join(u',') + u']';
         out.append(*one);
-        qsizetype i = names.size() - 1;
-        while (i >= 0 && ++index[i] == spec.sweep.value(names[i]).size()) {
-            index[i] = 0;
-            --i;
-        }
-        if (i < 0)
-            break;
-    }
+        return true;
+    });
+    if (error)
+        return std::unexpected(*error);
     return out;
 }
 

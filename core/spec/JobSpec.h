@@ -2,6 +2,7 @@
 
 #include "core/common/Result.h"
 
+#include <QFileInfo>
 #include <QMap>
 #include <QString>
 #include <QStringList>
@@ -93,6 +94,19 @@ Result<JobSpec> parseJobSpecFile(const QString& path, const QMap<QString, QStrin
 // errors): at most 1 MiB, valid UTF-8 (an error names the line and column
 // of the first bad byte), not a folder.
 Result<QString> readSpecText(const QString& path, const QString& what);
+
+// A spec file read (readSpecText) and parsed by parse(text, its folder),
+// errors naming `path`; the spec's sourcePath is the file's absolute path.
+template <class Spec, class Parse> Result<Spec> parseSpecFile(const QString& path, const QString& what, Parse&& parse)
+{
+    const auto text = readSpecText(path, what);
+    if (!text)
+        return std::unexpected(text.error());
+    Result<Spec> spec = parse(*text, QFileInfo(path).absolutePath());
+    if (spec)
+        spec->sourcePath = QFileInfo(path).absoluteFilePath();
+    return spec;
+}
 
 // One spec per combination of `spec.sweep` (the Cartesian product, the last
 // name in sorted order varying fastest, values in the order written), each

@@ -1223,6 +1223,15 @@ QList<MemoHitRecord> SqliteResultStore::memoHits(const QString& key) const
     return out;
 }
 
+namespace {
+// A row of "SELECT id, name, state, created_at, ended_at, document FROM pipelines".
+PipelineRecord pipelineFromRow(const QSqlQuery& q)
+{
+    return PipelineRecord{q.value(0).toLongLong(), q.value(1).toString(), q.value(2).toString(),
+            sqlcodec::timeFromSql(q.value(3)), sqlcodec::timeFromSql(q.value(4)), q.value(5).toString()};
+}
+} // namespace
+
 QList<PipelineRecord> SqliteResultStore::pipelines(bool runningOnly) const
 {
     QList<PipelineRecord> out;
@@ -1236,8 +1245,7 @@ QList<PipelineRecord> SqliteResultStore::pipelines(bool runningOnly) const
         return out;
     }
     while (q.next())
-        out.append(PipelineRecord{q.value(0).toLongLong(), q.value(1).toString(), q.value(2).toString(),
-                sqlcodec::timeFromSql(q.value(3)), sqlcodec::timeFromSql(q.value(4)), q.value(5).toString()});
+        out.append(pipelineFromRow(q));
     checkSteps(q, failed, QStringLiteral("cannot read the pipelines"));
     return out;
 }
@@ -1257,8 +1265,7 @@ std::optional<PipelineRecord> SqliteResultStore::pipeline(qint64 id) const
         checkSteps(q, failed, QStringLiteral("cannot read pipeline %1").arg(id));
         return std::nullopt;
     }
-    return PipelineRecord{q.value(0).toLongLong(), q.value(1).toString(), q.value(2).toString(),
-            sqlcodec::timeFromSql(q.value(3)), sqlcodec::timeFromSql(q.value(4)), q.value(5).toString()};
+    return pipelineFromRow(q);
 }
 
 QList<NodeRecord> SqliteResultStore::nodes() const

@@ -152,6 +152,17 @@ private Q_SLOTS:
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         test::saveScreenshot(view, QStringLiteral("pipelines-view"));
 
+        // With the runs table's lookup (the main window's), durations come from it.
+        RunRecord looked;
+        looked.id = m_prepRun;
+        looked.startedAt = QDateTime::fromMSecsSinceEpoch(1764800000000, Qt::UTC);
+        looked.finishedAt = looked.startedAt.addSecs(3 * 3600 + 120);
+        view.setRunLookup([&](RunId id) { return id == m_prepRun ? &looked : nullptr; });
+        view.selectPipeline(1);
+        view.selectPipeline(2);
+        QVERIFY2(g->toolTipFor(0).contains(QStringLiteral("duration: 3 h 2 min")), qPrintable(g->toolTipFor(0)));
+        view.setRunLookup({});
+
         // Double-clicking a box with a run opens that run.
         QSignalSpy opened(&view, &PipelinesView::runActivated);
         QTest::mouseDClick(g, Qt::LeftButton, {}, g->boxRect(0).center());

@@ -1249,6 +1249,10 @@ void MainWindow::deleteSelected()
 void MainWindow::createPipelines()
 {
     m_pipelinesView = new PipelinesView(m_store, m_engine);
+    m_pipelinesView->setRunLookup([this](RunId id) -> const RunRecord* {
+        const RunRow* row = m_model->rowData(id);
+        return row ? &row->run : nullptr;
+    });
     m_tabs->addTab(m_pipelinesView, tr("Pipelines"));
     connect(m_pipelinesView, &PipelinesView::runActivated, this, [this](RunId run) {
         selectRun(run);

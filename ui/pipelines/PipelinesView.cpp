@@ -226,7 +226,13 @@ void PipelinesView::updateDurations()
         const RunId run = v.toObject().value(QStringLiteral("run")).toInteger();
         if (!run)
             continue;
-        const auto r = m_store->run(run);
+        std::optional<RunRecord> stored;
+        const RunRecord* r = m_runLookup ? m_runLookup(run) : nullptr;
+        if (!m_runLookup) {
+            if (auto s = m_store->run(run))
+                stored = *s;
+            r = stored ? &*stored : nullptr;
+        }
         if (!r || !r->startedAt.isValid())
             continue;
         const bool ended = r->finishedAt.isValid();

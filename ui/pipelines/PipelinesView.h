@@ -8,6 +8,8 @@
 #include <QPointer>
 #include <QWidget>
 
+#include <functional>
+
 class QAction;
 class QLabel;
 class QTimer;
@@ -27,8 +29,9 @@ class RunControl;
 // Data: the stored pipelines (ResultStore::pipelines(), the documents'
 // `view`, read at construction and on RunControl::reconnected), then
 // RunControl::pipelineChanged as the service moves them on; durations from
-// the steps' run records (re-read every second while the selected pipeline
-// runs).
+// the steps' run records (every second while the selected pipeline runs),
+// through setRunLookup() (the main window's runs table: no database read on
+// the GUI thread), else from the store.
 //
 // Actions: Cancel (waiting steps cancelled, running runs stopped) and
 // Resume (a failed or cancelled pipeline again, reusing what succeeded), by
@@ -50,6 +53,10 @@ public:
     QAction* resumeAction() const { return m_resume; }
     qint64 selectedPipeline() const; // 0: none
     void selectPipeline(qint64 id);
+
+    // Where a step's run record is found (nullptr: not known there).
+    using RunLookup = std::function<const RunRecord*(RunId)>;
+    void setRunLookup(RunLookup lookup) { m_runLookup = std::move(lookup); }
 
     // Re-reads the stored pipelines (keeps the selection).
     void reload();
@@ -80,6 +87,7 @@ private:
     QAction* m_resume = nullptr;
     QTimer* m_clock = nullptr;
     qint64 m_selectWhenSeen = 0;
+    RunLookup m_runLookup;
 };
 
 } // namespace ty

@@ -1066,7 +1066,7 @@
     </message>
     <message>
         <location filename="../ui/mainwindow/MainWindow.cpp" line="310"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1328"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1332"/>
         <source>&amp;Run</source>
         <translation>运行(&amp;R)</translation>
     </message>
@@ -1412,69 +1412,69 @@ This cannot be undone.</source>
         <translation>已删除运行 #%1“%2”</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1252"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1256"/>
         <source>Pipelines</source>
         <translation>流水线</translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1284"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1288"/>
         <source>%1: %n run(s)</source>
         <translation>
             <numerusform>%1：%n 个运行</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1314"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1318"/>
         <source>Queue</source>
         <translation>队列</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1317"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1321"/>
         <source>Nodes</source>
         <translation>节点</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1341"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1345"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1346"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1350"/>
         <source>&amp;Reset layout</source>
         <translation>重置布局(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1349"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1353"/>
         <source>Queue and Nodes tabbed on the right, the runs table and its tabs at their default sizes</source>
         <translation>队列与节点以标签页形式位于右侧，运行表格及其标签页恢复默认大小</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1357"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1361"/>
         <source>&amp;Tools</source>
         <translation>工具(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1358"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1362"/>
         <source>&amp;Settings…</source>
         <translation>设置(&amp;S)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1362"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1366"/>
         <source>Theme, notifications and this database&apos;s scheduling policy (Ctrl+,)</source>
         <translation>主题、通知与此数据库的调度策略（Ctrl+,）</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1367"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1371"/>
         <source>&amp;Help</source>
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1368"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1372"/>
         <source>&amp;Keyboard shortcuts</source>
         <translation>键盘快捷键(&amp;K)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1373"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1377"/>
         <source>&amp;About Trainyard</source>
         <translation>关于 Trainyard(&amp;A)</translation>
     </message>
@@ -1795,107 +1795,92 @@ SHA256 指纹：
 <context>
     <name>ty::PipelinesView</name>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="31"/>
-        <source>%1 s</source>
-        <translation>%1 秒</translation>
-    </message>
-    <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="33"/>
-        <source>%1 min %2 s</source>
-        <translation>%1 分 %2 秒</translation>
-    </message>
-    <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="34"/>
-        <source>%1 h %2 min</source>
-        <translation>%1 小时 %2 分</translation>
-    </message>
-    <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="44"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="37"/>
         <source>Cancel pipeline</source>
         <translation>取消流水线</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="46"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="39"/>
         <source>Cancel its waiting steps and stop its running ones</source>
         <translation>取消其等待中的步骤，并停止正在运行的步骤</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="47"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="40"/>
         <source>Resume</source>
         <translation>恢复</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="49"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="42"/>
         <source>Run a failed or cancelled pipeline again, reusing the steps that succeeded</source>
         <translation>重新运行失败或已取消的流水线，复用已成功的步骤</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="53"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="46"/>
         <source>Pipelines</source>
         <translation>流水线</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="55"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="48"/>
         <source>#</source>
         <translation>#</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="55"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="48"/>
         <source>Pipeline</source>
         <translation>流水线</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="55"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="48"/>
         <source>State</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="55"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="48"/>
         <source>Submitted</source>
         <translation>提交时间</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="67"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="60"/>
         <source>Pipeline graph</source>
         <translation>流水线图</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="93"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="86"/>
         <source>Pipeline %1: cancelling</source>
         <translation>流水线 %1：正在取消</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="94"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="87"/>
         <source>Cannot cancel pipeline %1: %2</source>
         <translation>无法取消流水线 %1：%2</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="103"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="96"/>
         <source>Cannot resume pipeline %1: %2</source>
         <translation>无法恢复流水线 %1：%2</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="106"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="99"/>
         <source>Pipeline %1 resumes pipeline %2</source>
         <translation>流水线 %1 恢复了流水线 %2</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="201"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="194"/>
         <source>No pipelines yet: drop a pipeline file (steps: ...) on the window, or trainyardctl pipeline submit FILE</source>
         <translation>还没有流水线：把流水线文件（steps: ...）拖到窗口上，或运行 trainyardctl pipeline submit FILE</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="203"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="196"/>
         <source>Select a pipeline</source>
         <translation>请选择一条流水线</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="206"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="199"/>
         <source>Pipeline %1 %2: %3</source>
         <translation>流水线 %1 %2：%3</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="210"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="203"/>
         <source> (resumes pipeline %1)</source>
         <translation>（恢复自流水线 %1）</translation>
     </message>

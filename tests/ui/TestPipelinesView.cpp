@@ -143,7 +143,7 @@ private Q_SLOTS:
         QCOMPARE(g->graphLayout().boxes.size(), 4);
         QCOMPARE(g->graphLayout().boxes.at(3).column, 2);
         // A step's run: its duration from the run record, in the box and its tooltip.
-        QVERIFY2(g->toolTipFor(0).contains(QStringLiteral("duration: 1 min 15 s")), qPrintable(g->toolTipFor(0)));
+        QVERIFY2(g->toolTipFor(0).contains(QStringLiteral("duration: 1m 15s")), qPrintable(g->toolTipFor(0)));
         QVERIFY(g->toolTipFor(2).contains(QStringLiteral("reused run 7")));
         // Every box fits in the graph's size, the graph grows with the pipeline.
         for (int i = 0; i < g->graphLayout().boxes.size(); ++i)
@@ -160,7 +160,7 @@ private Q_SLOTS:
         view.setRunLookup([&](RunId id) { return id == m_prepRun ? &looked : nullptr; });
         view.selectPipeline(1);
         view.selectPipeline(2);
-        QVERIFY2(g->toolTipFor(0).contains(QStringLiteral("duration: 3 h 2 min")), qPrintable(g->toolTipFor(0)));
+        QVERIFY2(g->toolTipFor(0).contains(QStringLiteral("duration: 3h 02m")), qPrintable(g->toolTipFor(0)));
         view.setRunLookup({});
 
         // Double-clicking a box with a run opens that run.

@@ -31,7 +31,7 @@ public:
     // PROTOCOL.md's Pipeline object; an empty object clears the drawing.
     void setPipeline(const QJsonObject& pipeline);
     const QJsonObject& pipeline() const { return m_pipeline; }
-    // run -> "12 s", "3 min 4 s" (running: so far), shown in the boxes.
+    // run -> "12s", "3m 04s" (running: so far; RunsModel::formatDuration), shown in the boxes.
     void setDurations(const QHash<RunId, QString>& durations);
     const PipelineGraphLayout& graphLayout() const { return m_layout; }
 

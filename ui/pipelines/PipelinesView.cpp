@@ -1,9 +1,11 @@
 #include "PipelinesView.h"
 
+#include "core/common/RunDuration.h"
 #include "core/pipeline/PipelineSpec.h"
 #include "core/runs/RunControl.h"
 #include "core/store/ResultStore.h"
 #include "ui/pipelines/PipelineGraph.h"
+#include "ui/runs/RunsModel.h"
 
 #include <QAction>
 #include <QDateTime>
@@ -24,15 +26,6 @@ namespace ty {
 namespace {
 enum Column { IdColumn, NameColumn, StateColumn, CreatedColumn, ColumnCount };
 
-QString durationText(qint64 ms)
-{
-    const qint64 s = std::max<qint64>(0, ms / 1000);
-    if (s < 60)
-        return PipelinesView::tr("%1 s").arg(s);
-    if (s < 3600)
-        return PipelinesView::tr("%1 min %2 s").arg(s / 60).arg(s % 60);
-    return PipelinesView::tr("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60);
-}
 } // namespace
 
 PipelinesView::PipelinesView(ResultStore* store, RunControl* engine, QWidget* parent)
@@ -221,7 +214,7 @@ void PipelinesView::updateDurations()
     const QJsonObject p = m_pipelines.value(selectedPipeline());
     QHash<RunId, QString> durations;
     bool live = false;
-    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    const QDateTime now = QDateTime::currentDateTimeUtc();
     for (const QJsonValue& v : p.value(QStringLiteral("steps")).toArray()) {
         const RunId run = v.toObject().value(QStringLiteral("run")).toInteger();
         if (!run)
@@ -233,12 +226,13 @@ void PipelinesView::updateDurations()
                 stored = *s;
             r = stored ? &*stored : nullptr;
         }
-        if (!r || !r->startedAt.isValid())
+        if (!r)
             continue;
-        const bool ended = r->finishedAt.isValid();
-        live |= !ended;
-        durations.insert(run,
-                durationText((ended ? r->finishedAt.toMSecsSinceEpoch() : now) - r->startedAt.toMSecsSinceEpoch()));
+        // As the runs table shows it (an unknown end: none).
+        const RunDuration d = runDuration(*r, now);
+        live |= d.kind == RunDuration::Kind::Running;
+        if (d.ms >= 0)
+            durations.insert(run, RunsModel::formatDuration(d.ms));
     }
     m_graph->setDurations(durations);
     if (live && !m_clock->isActive())

@@ -30,11 +30,7 @@
 using namespace ty;
 
 namespace {
-struct Outcome {
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-};
+using Outcome = test::ProcessOutcome;
 std::optional<RunRecord> findRunByName(ResultStore& store, const QString& name)
 {
     for (const RunRecord& r : store.runs())
@@ -59,19 +55,12 @@ class TestCliEndToEnd final : public QObject {
     // trainyardctl --db `db` ARGS...
     Outcome ctlAt(const QString& db, const QStringList& args, int timeoutMs = 240000)
     {
-        QProcess p;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
         env.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), stateDir());
         env.remove(QStringLiteral("TRAINYARD_DB"));
-        p.setProcessEnvironment(env);
-        p.start(QStringLiteral(TRAINYARD_CTL_PATH), QStringList{QStringLiteral("--db"), db} + args);
-        if (!p.waitForFinished(timeoutMs)) {
-            p.kill();
-            p.waitForFinished();
-        }
-        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
-                p.readAllStandardError()};
+        return test::runProcess(
+                QStringLiteral(TRAINYARD_CTL_PATH), QStringList{QStringLiteral("--db"), db} + args, env, timeoutMs);
     }
 
     // `name` under the test's folder (its own folder made first); its path.

@@ -342,6 +342,113 @@ Result<SyncReport> syncToNode(const SyncScan& scan, const QString& remoteDir, No
     return report;
 }
 
+namespace {
+
+// A file read through, counting what was read (stage-in's progress).
+class CountingReader final : public QIODevice {
+public:
+    CountingReader(QFile& file, std::function<void(qint64)> onRead)
+        : m_file(file)
+        , m_onRead(std::move(onRead))
+    { }
+    // Not sequential, with the file's size: readers that stop at atEnd() see its end, not an empty buffer.
+    qint64 size() const override { return m_file.size(); }
+
+protected:
+    qint64 readData(char* data, qint64 maxSize) override
+    {
+        const qint64 n = m_file.read(data, std::min<qint64>(maxSize, 64 * 1024));
+        if (n > 0 && m_onRead)
+            m_onRead(n);
+        return n;
+    }
+    qint64 writeData(const char*, qint64) override { return -1; }
+
+private:
+    QFile& m_file;
+    std::function<void(qint64)> m_onRead;
+};
+
+} // namespace
+
+Result<StageReport> stageToNode(const QList<StageFile>& stage, const QString& remoteDir, NodeFiles& files,
+        const std::function<void(qint64 done, qint64 total)>& progress)
+{
+    StageReport report;
+    const QString where = QStringLiteral("stage-in to %1").arg(files.describe());
+    if (const auto root = files.lstat(remoteDir); !root) {
+        return std::unexpected(root.error());
+    } else if (root->type != NodeFileInfo::Type::Missing && root->type != NodeFileInfo::Type::Directory) {
+        return fail(QStringLiteral("%1: the workdir %2 is not a directory").arg(where, remoteDir));
+    }
+    if (auto made = files.makeDirs(remoteDir); !made)
+        return std::unexpected(made.error());
+    NodeTree tree{files, remoteDir, {}};
+    // What is in place already is decided first, so the total is what gets copied.
+    QList<const StageFile*> toCopy;
+    qint64 total = 0;
+    for (const StageFile& f : stage) {
+        if (!isSafeRelativePath(f.rel))
+            return fail(QStringLiteral("%1: refused the name '%2' (absolute, empty or with a '..' component)")
+                                .arg(where, f.rel));
+        if (f.inPlaceIfSameSize) {
+            const auto real = tree.parentsAreRealDirs(f.rel);
+            if (!real)
+                return std::unexpected(real.error());
+            if (*real) {
+                const auto info = files.lstat(remoteDir + u'/' + f.rel);
+                if (!info)
+                    return std::unexpected(info.error());
+                if (info->type == NodeFileInfo::Type::File && info->size == f.size) {
+                    ++report.inPlace;
+                    continue;
+                }
+            }
+        }
+        toCopy << &f;
+        total += f.size;
+    }
+    qint64 done = 0;
+    if (progress && total > 0)
+        progress(0, total);
+    for (const StageFile* f : std::as_const(toCopy)) {
+        if (auto ready = tree.prepareParents(f->rel); !ready)
+            return std::unexpected(ready.error());
+        QFile in(f->local);
+        if (!in.open(QIODevice::ReadOnly))
+            return fail(QStringLiteral("%1: cannot read %2: %3").arg(where, f->local, in.errorString()));
+        CountingReader counted(in, [&](qint64 n) {
+            done += n;
+            if (progress)
+                progress(done, total);
+        });
+        counted.open(QIODevice::ReadOnly);
+        const int mode = int(in.permissions() & (QFileDevice::ExeOwner | QFileDevice::ExeGroup | QFileDevice::ExeOther))
+                ? 0755
+                : 0644;
+        const qint64 before = done;
+        const QString target = remoteDir + u'/' + f->rel;
+        if (auto w = files.writeFile(target, counted, mode); !w)
+            return fail(QStringLiteral("%1: %2").arg(where, w.error().message));
+        // What arrived is what was read (a file that shrank or grew meanwhile is no copy).
+        const auto written = files.lstat(target);
+        if (!written)
+            return std::unexpected(written.error());
+        if (written->size != done - before || done - before != f->size)
+            return fail(QStringLiteral("%1: %2 has %3 bytes there, %4 read of %5 expected (%6 changed meanwhile?)")
+                                .arg(where, target)
+                                .arg(written->size)
+                                .arg(done - before)
+                                .arg(f->size)
+                                .arg(f->local));
+        ++report.copied;
+        report.bytesCopied += written->size;
+    }
+    qCInfo(lcNodes).noquote() << where << remoteDir << ":" << report.copied << "copied (" << report.bytesCopied
+                              << "bytes)," << report.inPlace << "in place";
+    return report;
+}
+
 bool isSafeRelativePath(const QString& rel)
 {
     // A backslash is an ordinary character in a POSIX name (node and client).

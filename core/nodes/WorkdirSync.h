@@ -51,6 +51,8 @@
 #include <QString>
 #include <QStringList>
 
+#include <functional>
+
 namespace ty {
 
 // The scan's shapes (WorkdirScan.h), by the names sync has always used.
@@ -83,6 +85,37 @@ inline constexpr const char* kSyncManifestName = ".trainyard-sync.json";
 // Whether `rel` is a relative path that stays inside its folder: not empty,
 // not absolute, no empty, `.` or `..` component, no NUL or backslash.
 bool isSafeRelativePath(const QString& rel);
+
+// Stage-in: files that earlier runs made (their copies on this machine, in
+// the result store) put into a run's workdir on its node before the run
+// starts: a pipeline step's upstream artifacts (core/pipeline). Each file is
+// written as sync writes (a temporary name, then a rename; every folder on
+// its way below `remoteDir` checked to be a real directory, a symlink there
+// replaced by one, a file there an error), so nothing is written outside
+// `remoteDir` nor through a link, whatever the run made there.
+struct StageFile {
+    QString local; // absolute path on this machine
+    QString rel;   // where it goes below the run's workdir (isSafeRelativePath; else an error naming it)
+    qint64 size = 0;
+    // Made in this very workdir on this node (the producing run's node and
+    // workdir are the run's own): a regular file of `size` bytes there is
+    // that file, left in place; anything else there (missing, another size,
+    // a link) is replaced by the copy.
+    bool inPlaceIfSameSize = false;
+};
+
+struct StageReport {
+    int copied = 0;
+    int inPlace = 0;
+    qint64 bytesCopied = 0;
+};
+
+// Copies `stage` into `remoteDir` (made when missing). `progress(done,
+// total)` (bytes of the files that are copied; optional) is called on the
+// calling thread between chunks, at most every 64 KiB read. Errors start
+// with "stage-in to <node>: ".
+Result<StageReport> stageToNode(const QList<StageFile>& stage, const QString& remoteDir, NodeFiles& files,
+        const std::function<void(qint64 done, qint64 total)>& progress = {});
 
 struct ArtifactDownload {
     QStringList downloaded; // relative names, copied

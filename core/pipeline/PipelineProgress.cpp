@@ -319,6 +319,13 @@ void PipelineProgress::setRunning(int instance, RunId run)
     m_offered.insert(instance);
     m_instances[instance].state = StepState::Running;
     m_instances[instance].run = run;
+    m_instances[instance].reason.clear(); // why it waited
+}
+
+void PipelineProgress::setNote(int instance, const QString& note)
+{
+    if (!isEnded(m_instances[instance].state))
+        m_instances[instance].reason = note;
 }
 
 void PipelineProgress::setWaitingReason(int instance, const QString& reason)

@@ -28,7 +28,7 @@ struct StepInstance {
     QMap<QString, QString> itemValues; // "shard" -> "2"
     StepState state = StepState::Waiting;
     RunId run = 0;                  // the run that ran it (0: none, or not yet)
-    QString reason;                 // why it was skipped, failed, cached
+    QString reason;                 // why it was skipped, failed, cached; what a waiting or running one does
     QMap<QString, QString> outputs; // "outputs.rows" -> "1797", "metrics.val_accuracy.max" -> "0.97"
 };
 
@@ -76,6 +76,10 @@ public:
     // stays Waiting; it is not offered again).
     void setWaitingReason(int instance, const QString& reason);
     void setEnded(int instance, StepState state, const QString& reason, const QMap<QString, QString>& outputs = {});
+    // What a waiting or running instance is doing ("copying its inputs to
+    // its node: 40 % of 120.0 MiB"; empty: nothing to say). Ended ones keep
+    // their reason.
+    void setNote(int instance, const QString& note);
     // Stops the pipeline: waiting instances become Cancelled. Returns the
     // instances still running (the caller cancels their runs).
     QList<int> cancel();

@@ -12,6 +12,7 @@
 
 #include <QDateTime>
 #include <QDir>
+#include <QDirIterator>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -93,6 +94,8 @@ PipelineRunner::PipelineRunner(RunEngine* engine, ResultStore* store, QString da
     // Outputs are copied from a step's node: a step that succeeded while its
     // node is not connected (a restarted service, a dropped link) is
     // collected once the node is back.
+    m_engine->setStageProvider([this](const RunRecord& run) { return stageSources(run); });
+    connect(m_engine, &RunEngine::runStaging, this, &PipelineRunner::onStaging);
     connect(m_engine, &RunEngine::nodeStatusChanged, this, [this](const QString& node, bool ready) {
         if (!ready)
             return;
@@ -101,7 +104,92 @@ PipelineRunner::PipelineRunner(RunEngine* engine, ResultStore* store, QString da
     });
 }
 
-PipelineRunner::~PipelineRunner() = default;
+PipelineRunner::~PipelineRunner()
+{
+    m_engine->setStageProvider({});
+}
+
+std::optional<std::pair<qint64, int>> PipelineRunner::instanceOf(const RunRecord& run) const
+{
+    if (const auto it = m_byRun.constFind(run.id); it != m_byRun.cend())
+        return *it;
+    // A gang's other ranks are runs of their own, tagged with rank 0's id.
+    const QString gang = RunEngine::gangTagOf(run);
+    if (const auto it = m_byRun.constFind(gang.mid(5).toLongLong()); !gang.isEmpty() && it != m_byRun.cend())
+        return *it;
+    return std::nullopt;
+}
+
+QList<RunEngine::StageSource> PipelineRunner::stageSources(const RunRecord& run) const
+{
+    QList<RunEngine::StageSource> out;
+    const auto where = instanceOf(run);
+    if (!where)
+        return out;
+    const auto it = m_pipelines.find(where->first);
+    if (it == m_pipelines.end())
+        return out;
+    const PipelineProgress& progress = it->second->progress;
+    const PipelineSpec& spec = progress.spec();
+    QHash<QString, int> stepIndex;
+    for (int s = 0; s < spec.steps.size(); ++s)
+        stepIndex.insert(spec.steps.at(s).name, s);
+    // Every step upstream of this one, nearest first (breadth first): a file
+    // two of them made comes from the nearer.
+    QList<int> order;
+    QSet<int> seen{progress.instances().at(where->second).step};
+    for (qsizetype k = -1; k < order.size(); ++k) {
+        const int from = k < 0 ? progress.instances().at(where->second).step : order.at(k);
+        for (const QString& up : spec.steps.at(from).upstream)
+            if (const int s = stepIndex.value(up, -1); s >= 0 && !seen.contains(s)) {
+                seen.insert(s);
+                order << s;
+            }
+    }
+    QSet<QString> taken;
+    for (int s : std::as_const(order)) {
+        for (const StepInstance& inst : progress.instances()) {
+            if (inst.step != s || !inst.run || (inst.state != StepState::Succeeded && inst.state != StepState::Cached))
+                continue;
+            RunEngine::StageSource src;
+            src.producer = inst.run;
+            src.localRoot = runDataDir(m_databasePath, inst.run) + QStringLiteral("/outputs");
+            QDirIterator files(
+                    src.localRoot, QDir::Files | QDir::Hidden | QDir::NoSymLinks, QDirIterator::Subdirectories);
+            while (files.hasNext()) {
+                const QString rel = QDir(src.localRoot).relativeFilePath(files.next());
+                if (!taken.contains(rel)) {
+                    taken.insert(rel);
+                    src.files << rel;
+                }
+            }
+            src.files.sort();
+            if (!src.files.isEmpty())
+                out << src;
+        }
+    }
+    return out;
+}
+
+void PipelineRunner::onStaging(RunId run, qint64 done, qint64 total)
+{
+    const auto where = m_byRun.constFind(run); // rank 0's copy stands for the gang's
+    if (where == m_byRun.cend())
+        return;
+    const auto it = m_pipelines.find(where->first);
+    if (it == m_pipelines.end())
+        return;
+    Active& p = *it->second;
+    const StepInstance& inst = p.progress.instances().at(where->second);
+    if (inst.state != StepState::Running || inst.run != run)
+        return;
+    p.progress.setNote(where->second,
+            done < total ? QStringLiteral("copying its inputs to its node: %1 % of %2 MiB")
+                                   .arg(total ? done * 100 / total : 100)
+                                   .arg(double(total) / (1024.0 * 1024.0), 0, 'f', 1)
+                         : QString());
+    announce(p);
+}
 
 qint64 PipelineRunner::submit(const PipelineSpec& spec, const QString& node)
 {
@@ -745,6 +833,7 @@ bool PipelineRunner::tryMemoHit(Active& p, int instance, const MemoLookup& looku
     }
     (void)memo.recordHit(key, 0, p.progress.spec().name);
     p.digests.insert(instance, key);
+    p.progress.setRunning(instance, e.run); // the run whose outputs it reuses (stage-in copies them from there)
     p.progress.setEnded(instance, StepState::Cached,
             QStringLiteral("reused run %1 (key %2, made %3)")
                     .arg(e.run)

@@ -6,6 +6,7 @@
 #include "core/memo/MemoStore.h"
 #include "core/memo/TreeHasher.h"
 #include "core/pipeline/PipelineProgress.h"
+#include "core/runs/RunEngine.h"
 
 #include <QHash>
 #include <QJsonObject>
@@ -18,7 +19,6 @@
 
 namespace ty {
 struct JobSpec;
-class RunEngine;
 class ResultStore;
 } // namespace ty
 
@@ -116,6 +116,12 @@ private:
     void advance(Active& p);
     void launch(Active& p, int instance);
     void onRunState(const RunRecord& run);
+    // The pipeline and instance a run is (rank 0 of a gang, or another rank).
+    std::optional<std::pair<qint64, int>> instanceOf(const RunRecord& run) const;
+    // Stage-in (RunEngine::setStageProvider): the outputs of every step
+    // upstream of the run's (transitively), as copied into the result store.
+    QList<RunEngine::StageSource> stageSources(const RunRecord& run) const;
+    void onStaging(RunId run, qint64 done, qint64 total);
     void collect(qint64 id, int instance, const RunRecord& run);
     void finishStep(
             qint64 id, int instance, StepState state, const QString& reason, const QMap<QString, QString>& outputs);

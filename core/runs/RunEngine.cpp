@@ -20,6 +20,7 @@
 
 #include <QCryptographicHash>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QLockFile>
 #include <QLoggingCategory>
@@ -831,19 +832,38 @@ void RunEngine::startRun(RunRecord run, const QString& nodeName)
     req.env = run.env;
     req.gpus = run.gpus;
     req.client = m_clientId;
-    if (const Result<JobSpec>& spec = cachedSpec(run); spec && spec->sync) {
-        // `sync: true`: the workdir goes to the node first (WorkdirSync.h), the run works in that copy.
+    const Result<JobSpec>& spec = cachedSpec(run);
+    const bool sync = spec && spec->sync;
+    // `sync: true`: the workdir goes to the node first (WorkdirSync.h), the run works in that copy.
+    if (sync)
         req.workdir = syncDirFor(m_pool->node(nodeName)->hello.stateDir, spec->workdir);
-        const QString localDir = spec->workdir;
-        const qint64 limit = spec->syncLimitMiB * 1024 * 1024;
-        const QString remoteDir = req.workdir;
-        // The notices, set on the file job's thread, read after it.
-        auto dangling = std::make_shared<QString>();
-        auto skipped = std::make_shared<QString>();
-        m_pool->runFileJob(
-                nodeName,
-                [localDir, limit, remoteDir, id = run.id, nodeName, dangling, skipped, db = m_databasePath](
-                        NodeFiles& files) -> Result<void> {
+    QStringList producers;
+    const QList<StageFile> stage = stageFor(run, nodeName, sync, &producers);
+    if (!sync && stage.isEmpty()) {
+        sendStart(run, nodeName, req);
+        return;
+    }
+    const QString localDir = sync ? spec->workdir : QString();
+    const qint64 limit = sync ? spec->syncLimitMiB * 1024 * 1024 : 0;
+    const QString remoteDir = req.workdir;
+    // The notices and what failed, set on the file job's thread, read after it.
+    auto dangling = std::make_shared<QString>();
+    auto skipped = std::make_shared<QString>();
+    auto staged = std::make_shared<QString>();
+    auto failedTo = std::make_shared<QString>(QStringLiteral("sync its workdir"));
+    // Stage-in progress, at most every 200 ms, to the engine's thread.
+    auto report = [this, id = run.id, clock = std::make_shared<QElapsedTimer>()](qint64 done, qint64 total) {
+        if (done != 0 && done != total && clock->isValid() && clock->elapsed() < 200)
+            return;
+        clock->start();
+        QMetaObject::invokeMethod(
+                this, [this, id, done, total] { Q_EMIT runStaging(id, done, total); }, Qt::QueuedConnection);
+    };
+    m_pool->runFileJob(
+            nodeName,
+            [localDir, limit, remoteDir, id = run.id, nodeName, dangling, skipped, staged, failedTo, stage, report,
+                    producers, db = m_databasePath](NodeFiles& files) -> Result<void> {
+                if (!localDir.isEmpty()) {
                     const auto scan = scanWorkdir(localDir, limit, db);
                     if (!scan)
                         return std::unexpected(scan.error());
@@ -857,49 +877,93 @@ void RunEngine::startRun(RunRecord run, const QString& nodeName)
                                                                                        : QString());
                         qCWarning(lcRuns).noquote() << QStringLiteral("run %1: %2").arg(id).arg(*skipped);
                     }
-                    const auto report = syncToNode(*scan, remoteDir, files);
-                    if (!report)
-                        return std::unexpected(report.error());
+                    const auto synced = syncToNode(*scan, remoteDir, files);
+                    if (!synced)
+                        return std::unexpected(synced.error());
                     // Links are synced as they are (WorkdirSync.h); one whose target is not
                     // on the node too (`data -> ../shared_data`) fails the run when used.
-                    if (!report->danglingLinks.isEmpty()) {
-                        const QStringList shown = report->danglingLinks.mid(0, 5);
+                    if (!synced->danglingLinks.isEmpty()) {
+                        const QStringList shown = synced->danglingLinks.mid(0, 5);
                         *dangling
                                 = QStringLiteral("sync of %1 to node %2 made %3 symlink(s) that lead nowhere there "
                                                  "(their targets are not on the node, relative to %4): %5%6")
                                           .arg(localDir, nodeName)
-                                          .arg(report->danglingLinks.size())
+                                          .arg(synced->danglingLinks.size())
                                           .arg(remoteDir, shown.join(QStringLiteral(", ")),
-                                                  report->danglingLinks.size() > shown.size() ? QStringLiteral(", ...")
+                                                  synced->danglingLinks.size() > shown.size() ? QStringLiteral(", ...")
                                                                                               : QString());
                         qCWarning(lcRuns).noquote() << QStringLiteral("run %1: %2").arg(id).arg(*dangling);
                     }
+                }
+                if (stage.isEmpty())
                     return {};
-                },
-                [this, run, nodeName, req, dangling, skipped](const Result<void>& synced) mutable {
-                    if (m_abandonedStarts.remove(run.id)) {
-                        startSettled(); // its node was removed: its record is the removal's
-                        return;
-                    }
-                    for (const QString* notice : {skipped.get(), dangling.get()})
-                        if (!notice->isEmpty())
-                            addNotice(run.id, *notice);
-                    if (synced && m_pool->isReady(nodeName)) {
-                        sendStart(run, nodeName, req);
-                        return;
-                    }
-                    transition(run, RunState::Failed, TransitionCause::StartFailed);
-                    m_starting.insert(run.id, run); // until the database says so too
-                    failRun(run,
-                            QStringLiteral("could not sync its workdir to node %1: %2")
-                                    .arg(nodeName,
-                                            synced ? QStringLiteral("the node was lost") : synced.error().message));
-                    cancelGang(gangTagOf(run), run.id);
-                    startSettled();
-                });
-        return;
+                *failedTo = QStringLiteral("copy its inputs (made by run %1)").arg(producers.join(u", "));
+                QElapsedTimer took;
+                took.start();
+                const auto copied = stageToNode(stage, remoteDir, files, report);
+                if (!copied)
+                    return std::unexpected(copied.error());
+                *staged = copied->copied
+                        ? QStringLiteral("inputs made by run %1: %2 file(s), %3 MiB, copied into its workdir on "
+                                         "node %4 in %5 s")
+                                  .arg(producers.join(u", "))
+                                  .arg(copied->copied)
+                                  .arg(double(copied->bytesCopied) / (1024.0 * 1024.0), 0, 'f', 1)
+                                  .arg(nodeName)
+                                  .arg(double(took.elapsed()) / 1000.0, 0, 'f', 1)
+                        : QStringLiteral("inputs made by run %1: all %2 file(s) already in its workdir on node %3 "
+                                         "(made there): nothing copied")
+                                  .arg(producers.join(u", "))
+                                  .arg(copied->inPlace)
+                                  .arg(nodeName);
+                if (copied->copied && copied->inPlace)
+                    *staged += QStringLiteral("; %1 file(s) already there (made there)").arg(copied->inPlace);
+                qCInfo(lcRuns).noquote() << QStringLiteral("run %1: %2").arg(id).arg(*staged);
+                return {};
+            },
+            [this, run, nodeName, req, dangling, skipped, staged, failedTo](const Result<void>& done) mutable {
+                if (m_abandonedStarts.remove(run.id)) {
+                    startSettled(); // its node was removed: its record is the removal's
+                    return;
+                }
+                for (const QString* notice : {skipped.get(), dangling.get(), staged.get()})
+                    if (!notice->isEmpty())
+                        addNotice(run.id, *notice);
+                if (done && m_pool->isReady(nodeName)) {
+                    sendStart(run, nodeName, req);
+                    return;
+                }
+                transition(run, RunState::Failed, TransitionCause::StartFailed);
+                m_starting.insert(run.id, run); // until the database says so too
+                failRun(run,
+                        QStringLiteral("could not %1 to node %2: %3")
+                                .arg(*failedTo, nodeName,
+                                        done ? QStringLiteral("the node was lost") : done.error().message));
+                cancelGang(gangTagOf(run), run.id);
+                startSettled();
+            });
+}
+
+QList<StageFile> RunEngine::stageFor(const RunRecord& run, const QString& nodeName, bool sync, QStringList* producers)
+{
+    QList<StageFile> out;
+    if (!m_stageProvider)
+        return out;
+    for (const StageSource& s : m_stageProvider(run)) {
+        // Made on this node in this very workdir: what is there is that run's.
+        bool inPlace = false;
+        if (const auto made = m_store->run(s.producer)) {
+            const Result<JobSpec> madeSpec = specOf(*made);
+            inPlace = made->node == nodeName && made->workdir == run.workdir && (madeSpec && madeSpec->sync) == sync;
+        }
+        if (!s.files.isEmpty())
+            *producers << QString::number(s.producer);
+        for (const QString& rel : s.files) {
+            const QFileInfo local(s.localRoot + u'/' + rel);
+            out << StageFile{local.absoluteFilePath(), rel, local.size(), inPlace};
+        }
     }
-    sendStart(run, nodeName, req);
+    return out;
 }
 
 QString RunEngine::rejectedHostKeyFingerprint(const QString& name) const

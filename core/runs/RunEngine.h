@@ -31,6 +31,7 @@ class Clock;
 class NodePool;
 struct AgentRunStatus;
 class ResultStore;
+struct StageFile;
 class RunIngest;
 using ByteRange = agentproto::ByteRange; // core/logs/StderrRanges.h
 
@@ -175,6 +176,26 @@ public:
     // refused ones are also recorded as a notice of the run.
     void downloadArtifacts(RunId id, const QString& destDir, std::function<void(const Result<ArtifactDownload>&)> cb);
 
+    // Stage-in: files made by earlier runs that a run needs in its workdir
+    // before it starts (a pipeline step's upstream artifacts: core/pipeline
+    // sets the provider). At each start (every rank of a gang: each is a run)
+    // the provider is asked, on the engine thread, and the files it names go
+    // to the run's workdir on its node (after its workdir sync, when it has
+    // one) through the node's file transport (WorkdirSync.h stageToNode),
+    // with runStaging() reporting progress. Files made by a run on the same
+    // node in the same workdir (same path, same `sync`) are left in place
+    // when they are still there with their size: nothing is copied. A
+    // failed copy fails the run ("could not copy its inputs ...").
+    struct StageSource {
+        RunId producer = 0; // the run that made them
+        QString localRoot;  // their copies on this machine (the result store's outputs folder of `producer`)
+        QStringList files;  // relative to localRoot, and where they go below the run's workdir
+    };
+    using StageProvider = std::function<QList<StageSource>(const RunRecord& run)>;
+    // "gang:<rank 0's id>" for a rank of a gang (startGang), else empty.
+    static QString gangTagOf(const RunRecord& run);
+    void setStageProvider(StageProvider provider) { m_stageProvider = std::move(provider); }
+
     // Whether the node's agent answered its handshake.
     bool nodeReady(const QString& node) const;
     // Whether connecting to the node was tried and failed (it is not ready and
@@ -233,6 +254,9 @@ Q_SIGNALS:
     void caughtUp();
     // A display-only watch (see watch()) delivered everything it will.
     void watchEnded(ty::RunId run);
+    // Stage-in progress of a starting run (setStageProvider): bytes copied of
+    // the bytes to copy, first with done = 0, at most every 200 ms after.
+    void runStaging(ty::RunId run, qint64 doneBytes, qint64 totalBytes);
     // A node connected, or was lost (reason non-empty; `kind` says why where
     // the transport could tell: unreachable, host key unknown or changed,
     // authentication).
@@ -270,8 +294,11 @@ private:
     // `then` gets the node's client once it is ready, null after `timeoutMs` or for an unknown node.
     void whenNodeReady(const QString& node, int timeoutMs, std::function<void(AgentClient*)> then);
     void startGang(RunRecord root, const QList<sched::NodeAssignment>& ranks);
+    // The provider's files for a start of `run` on `nodeName` (`sync`: its
+    // workdir is synced there), each marked in place when its producer ran
+    // there in the same workdir; `producers` gets their run ids.
+    QList<StageFile> stageFor(const RunRecord& run, const QString& nodeName, bool sync, QStringList* producers);
     void cancelGang(const QString& gangTag, RunId except, int graceMs = 10000);
-    static QString gangTagOf(const RunRecord& run);
     void attach(RunRecord run, const QString& node);
     void onOutput(const QString& node, const QString& agentRun, qint64 offset, const QByteArray& bytes,
             const QList<ByteRange>& stderrRanges);
@@ -322,12 +349,13 @@ private:
     bool m_ownsIngestion = false;
     bool m_wantsIngestion = false; // acquireIngestion() was called: take over when the owner goes
     qint64 m_lastIngestTryMs = 0;
-    NodePool* m_pool = nullptr;                           // the nodes and their connections (a child)
-    QSet<QString> m_listedNodes;                          // nodes whose runs were re-attached after connecting
-    QSet<RunId> m_abandonedStarts;                        // starts under way on a node removed since (removeNode)
-    QHash<RunId, std::shared_ptr<Active>> m_active;       // runs being tailed, by run id
-    QHash<RunId, RunRecord> m_starting;                   // start requests in flight, unschedulable runs failed:
-                                                          // our view until the database has it (schedulePass)
+    NodePool* m_pool = nullptr;                     // the nodes and their connections (a child)
+    QSet<QString> m_listedNodes;                    // nodes whose runs were re-attached after connecting
+    QSet<RunId> m_abandonedStarts;                  // starts under way on a node removed since (removeNode)
+    QHash<RunId, std::shared_ptr<Active>> m_active; // runs being tailed, by run id
+    QHash<RunId, RunRecord> m_starting;             // start requests in flight, unschedulable runs failed:
+                                                    // our view until the database has it (schedulePass)
+    StageProvider m_stageProvider;
     QSet<RunId> m_cancelling;                             // gang ranks being cancelled (no cancel loops)
     QHash<RunId, RunState> m_watched;                     // display-only watches (non-owner): last state seen
     QHash<RunId, std::pair<qint64, bool>> m_pendingWatch; // watch() of runs not started yet: offset, follow

@@ -217,7 +217,8 @@ void PipelinesView::updateDurations()
     const QDateTime now = QDateTime::currentDateTimeUtc();
     for (const QJsonValue& v : p.value(QStringLiteral("steps")).toArray()) {
         const RunId run = v.toObject().value(QStringLiteral("run")).toInteger();
-        if (!run)
+        // A cached step names the run whose results it reuses: that run's time is not this pipeline's.
+        if (!run || v.toObject().value(QStringLiteral("state")).toString() == u"cached")
             continue;
         std::optional<RunRecord> stored;
         const RunRecord* r = m_runLookup ? m_runLookup(run) : nullptr;

@@ -13,7 +13,8 @@ params there); --seed makes a run reproducible.
 
 Distributed: with --ranks N (N > 1) it starts N processes on this machine,
 or it joins a group that a launcher set up (WORLD_SIZE, RANK, MASTER_ADDR,
-MASTER_PORT in the environment: torchrun, or Trainyard's gang of nodes).
+MASTER_PORT in the environment: torchrun; or Trainyard's gang of nodes, one
+process per node, its rank from NODE_RANK).
 Each rank trains on its shard of the data (DistributedDataParallel: NCCL
 on GPUs, one per rank; gloo on the CPU); rank 0 evaluates, prints the
 metric lines and saves the model.
@@ -64,7 +65,11 @@ def free_port():
 def main():
     args = parse_args()
     if "WORLD_SIZE" in os.environ and int(os.environ["WORLD_SIZE"]) > 1:  # a launcher made the group
-        return train(int(os.environ.get("RANK", "0")), int(os.environ["WORLD_SIZE"]), args)
+        # torchrun sets RANK per process; Trainyard's gang starts one process
+        # per node and says which node it is (NODE_RANK, NPROC_PER_NODE).
+        rank = os.environ.get("RANK") or (int(os.environ.get("NODE_RANK", "0")) * int(os.environ.get("NPROC_PER_NODE", "1"))
+                                          + int(os.environ.get("LOCAL_RANK", "0")))
+        return train(int(rank), int(os.environ["WORLD_SIZE"]), args)
     if args.ranks <= 1:
         return train(0, 1, args)
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")

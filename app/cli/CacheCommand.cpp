@@ -2,6 +2,7 @@
 
 #include "Cli.h"
 
+#include "core/memo/CachePolicy.h"
 #include "core/memo/MemoStore.h"
 #include "core/service/ServiceClient.h"
 #include "core/spec/JobSpec.h"
@@ -9,6 +10,7 @@
 #include "core/store/RunNotice.h"
 
 #include <QCommandLineParser>
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -228,6 +230,65 @@ int remove(Context& ctx, const QStringList& args)
     return Ok;
 }
 
+// `cache policy [--max-age D|off] [--max-size S|off]`: shows the database's
+// cache limits (CachePolicy.h), or sets them; the service applies them after
+// each new entry, hourly and at its start.
+int policy(Context& ctx, const QStringList& args)
+{
+    QCommandLineParser p;
+    p.addOption({QStringLiteral("max-age"), QStringLiteral("evict entries made this long ago (30d; off)"),
+            QStringLiteral("DURATION")});
+    p.addOption({QStringLiteral("max-size"),
+            QStringLiteral("evict the oldest entries while their outputs total more (20G; off)"),
+            QStringLiteral("SIZE")});
+    p.addOption({QStringLiteral("json"), QStringLiteral("as JSON")});
+    if (!p.parse(QStringList{QStringLiteral("cache policy")} + args))
+        return usageError(p.errorText());
+    if (!p.positionalArguments().isEmpty())
+        return usageError(QStringLiteral("cache policy takes no arguments"));
+    auto current = loadCachePolicy(ctx.dbPath);
+    if (!current) {
+        err() << escapedName(current.error().message) << '\n';
+        return Usage;
+    }
+    CachePolicy next = *current;
+    if (p.isSet(QStringLiteral("max-age"))) {
+        const QString v = p.value(QStringLiteral("max-age"));
+        const auto s = parseDurationSec(v);
+        if (v != u"off" && (!s || *s <= 0))
+            return usageError(QStringLiteral("--max-age needs a duration such as 30d, or off"));
+        next.maxAgeSec = v == u"off" ? std::nullopt : s;
+    }
+    if (p.isSet(QStringLiteral("max-size"))) {
+        const QString v = p.value(QStringLiteral("max-size"));
+        const auto mib = parseSizeMiB(v);
+        if (v != u"off" && (!mib || *mib < 0))
+            return usageError(QStringLiteral("--max-size needs a size such as 20G, or off"));
+        next.maxBytes = v == u"off" ? std::nullopt : std::optional<qint64>(*mib * 1024 * 1024);
+    }
+    if (!(next == *current) || !QFile::exists(cachePolicyPath(ctx.dbPath))) {
+        if (p.isSet(QStringLiteral("max-age")) || p.isSet(QStringLiteral("max-size"))) {
+            if (auto saved = saveCachePolicy(ctx.dbPath, next); !saved) {
+                err() << escapedName(saved.error().message) << '\n';
+                return Usage;
+            }
+            err() << "saved " << escapedName(cachePolicyPath(ctx.dbPath))
+                  << "; the service applies it after its next cache entry, hourly and when it starts\n";
+        }
+    }
+    if (p.isSet(QStringLiteral("json"))) {
+        out() << QJsonDocument(QJsonObject{{QStringLiteral("max_age"), formatCacheAge(next.maxAgeSec)},
+                                       {QStringLiteral("max_size"), formatCacheSize(next.maxBytes)},
+                                       {QStringLiteral("file"), cachePolicyPath(ctx.dbPath)}})
+                         .toJson(QJsonDocument::Compact)
+              << '\n';
+        return Ok;
+    }
+    out() << "max_age  " << formatCacheAge(next.maxAgeSec) << '\n'
+          << "max_size " << formatCacheSize(next.maxBytes) << '\n';
+    return Ok;
+}
+
 } // namespace
 
 int cmdCache(Context& ctx, const QStringList& args)
@@ -239,7 +300,9 @@ int cmdCache(Context& ctx, const QStringList& args)
         return explain(ctx, args.mid(1));
     if (sub == u"rm")
         return remove(ctx, args.mid(1));
-    return usageError(QStringLiteral("cache needs ls, explain or rm"));
+    if (sub == u"policy")
+        return policy(ctx, args.mid(1));
+    return usageError(QStringLiteral("cache needs ls, explain, rm or policy"));
 }
 
 } // namespace ty::cli

@@ -234,9 +234,12 @@ DatabaseUse pipelineUse(const QStringList& args)
     return args.front() == u"submit" ? DatabaseUse::Creates : DatabaseUse::Changes;
 }
 
-// cache ls / explain only read; rm changes the database (through the service).
+// cache ls / explain only read; rm changes the database (through the service);
+// policy writes the file beside it, before anything was submitted too.
 DatabaseUse cacheUse(const QStringList& args)
 {
+    if (!args.isEmpty() && args.front() == u"policy")
+        return DatabaseUse::Creates;
     return !args.isEmpty() && args.front() == u"rm" ? DatabaseUse::Changes : DatabaseUse::Reads;
 }
 

@@ -94,12 +94,17 @@ const CommandEntry kCommands[] = {
                         {"--json", "the pipeline (or the list) as JSON"}}},
         {"cache",
                 "cache ls [--pipeline P] [--step S] [--json] | cache explain STEP [--pipeline P] [--json] | "
-                "cache rm KEY | --step S [--pipeline P] | --all | --older-than DURATION | --max-size SIZE",
+                "cache rm KEY | --step S [--pipeline P] | --all | --older-than DURATION | --max-size SIZE | "
+                "cache policy [--max-age DURATION|off] [--max-size SIZE|off] [--json]",
                 "Memoized pipeline steps: list the entries, explain a step (its newest entry and why its last run "
-                "ran), remove entries or evict them by age or total output size.",
+                "ran), remove entries or evict them by age or total output size. policy shows or sets the limits "
+                "the service keeps the cache within (default 90d and 50G; <db>.cache.json).",
                 {{"--pipeline P", "only pipeline P's entries"}, {"--step S", "only step S's entries"},
                         {"--older-than DURATION", "rm: entries made at least DURATION ago (30m, 7d)"},
-                        {"--max-size SIZE", "rm: the oldest entries until the rest's outputs total at most SIZE"},
+                        {"--max-size SIZE",
+                                "rm: the oldest entries until the rest's outputs total at most SIZE; "
+                                "policy: the limit kept"},
+                        {"--max-age DURATION", "policy: entries made longer ago are evicted"},
                         {"--all", "rm: every entry"}, {"--json", "one JSON document on stdout"}}},
 };
 

@@ -3,6 +3,7 @@
 #include "HashWorker.h"
 
 #include "core/common/Paths.h"
+#include "core/memo/CachePolicy.h"
 #include "core/memo/MemoExplain.h"
 #include "core/memo/MemoStore.h"
 #include "core/memo/TreeHasher.h"
@@ -94,6 +95,10 @@ PipelineRunner::PipelineRunner(RunEngine* engine, ResultStore* store, QString da
     // Outputs are copied from a step's node: a step that succeeded while its
     // node is not connected (a restarted service, a dropped link) is
     // collected once the node is back.
+    // The cache's age and size limits (CachePolicy.h): after each new entry, and hourly.
+    m_evictTimer.setInterval(3600 * 1000);
+    connect(&m_evictTimer, &QTimer::timeout, this, &PipelineRunner::evictCache);
+    m_evictTimer.start();
     m_engine->setStageProvider([this](const RunRecord& run) { return stageSources(run); });
     connect(m_engine, &RunEngine::runStaging, this, &PipelineRunner::onStaging);
     connect(m_engine, &RunEngine::nodeStatusChanged, this, [this](const QString& node, bool ready) {
@@ -872,6 +877,8 @@ void PipelineRunner::writeMemoEntry(
     }
     if (auto put = MemoStore(*m_store).put(e); !put)
         m_store->addNotice(RunNotice{run, {}, QStringLiteral("memoization: not cached: %1").arg(put.error().message)});
+    else
+        evictCache(); // a new entry may take the cache over its size
 }
 
 QString PipelineRunner::aggregate(RunId run, const QString& key, const QString& how) const
@@ -988,6 +995,33 @@ void PipelineRunner::announce(const Active& p)
     r.document = QString::fromUtf8(QJsonDocument(doc).toJson(QJsonDocument::Compact));
     m_store->putPipeline(r);
     Q_EMIT pipelineChanged(p.id, doc.value(QStringLiteral("view")).toObject());
+}
+
+} // namespace ty::pipeline
+
+namespace ty::pipeline {
+
+void PipelineRunner::evictCache()
+{
+    const auto policy = loadCachePolicy(m_databasePath);
+    if (!policy) {
+        qCWarning(lcPipeline).noquote() << QStringLiteral("memoization: no eviction: %1").arg(policy.error().message);
+        return;
+    }
+    MemoStore memo(*m_store);
+    const auto removed = applyCachePolicy(memo, *policy, QDateTime::currentDateTimeUtc());
+    if (!removed)
+        qCWarning(lcPipeline).noquote()
+                << QStringLiteral("memoization: eviction failed: %1").arg(removed.error().message);
+    else if (!removed->isEmpty())
+        qCInfo(lcPipeline).noquote() << QStringLiteral(
+                "memoization: evicted %1 entr%2 (max_age %3, max_size %4; %5): %6")
+                                                .arg(removed->size())
+                                                .arg(removed->size() == 1 ? QStringLiteral("y") : QStringLiteral("ies"))
+                                                .arg(formatCacheAge(policy->maxAgeSec),
+                                                        formatCacheSize(policy->maxBytes),
+                                                        cachePolicyPath(m_databasePath))
+                                                .arg(removed->mid(0, 5).join(u", "));
 }
 
 } // namespace ty::pipeline

@@ -13,6 +13,7 @@
 #include <QObject>
 #include <QRegularExpression>
 #include <QSet>
+#include <QTimer>
 
 #include <functional>
 #include <memory>
@@ -106,6 +107,11 @@ public:
     QList<qint64> ids() const; // ascending
     // A pipeline has not ended (the service stays up for it).
     bool busy() const;
+    // Evicts memoization's entries past the database's cache policy
+    // (core/memo/CachePolicy.h: `<db>.cache.json`, max_age and max_size),
+    // saying what went in the log. Done after each entry written and hourly;
+    // the service also calls it once at start.
+    void evictCache();
 
 Q_SIGNALS:
     // A step of the pipeline changed state, or the pipeline did.
@@ -191,6 +197,7 @@ private:
     // advance() of pipeline `id` from the event loop, once however often asked before it runs.
     void advanceSoon(qint64 id);
     QSet<qint64> m_advancePending;
+    QTimer m_evictTimer;
     // Last: destroyed first, so no hashing job outlives what it reports to.
     std::unique_ptr<HashWorker> m_hashWorker; // workdirs and outputs are hashed on its thread
 };

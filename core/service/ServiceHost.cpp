@@ -78,6 +78,7 @@ Result<void> ServiceHost::start(StartError* why)
     m_server->setPipelines(m_pipelines.get());
     if (const int taken = m_pipelines->restore())
         qCInfo(lcService) << "took up" << taken << "running pipeline(s) of the last service";
+    m_pipelines->evictCache();
     m_server->setNodeResolver([this](const QString&) { connectNewNodes(); });
     connect(m_server.get(), &ServiceServer::stopRequested, this, &ServiceHost::stopRequested);
     connect(m_server.get(), &ServiceServer::nodeRemoved, this, [this](const QString& node) { m_nodes.remove(node); });

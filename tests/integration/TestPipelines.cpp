@@ -510,6 +510,60 @@ private Q_SLOTS:
         }
     }
 
+    void cacheIsKeptWithinItsPolicy()
+    {
+        // The policy: defaults shown, bad values refused, a bad file named.
+        Outcome o = ctl({QStringLiteral("cache"), QStringLiteral("policy")});
+        QCOMPARE(o.exitCode, 0);
+        QCOMPARE(o.out, QByteArray("max_age  90d\nmax_size 50G\n"));
+        o = ctl({QStringLiteral("cache"), QStringLiteral("policy"), QStringLiteral("--max-size"),
+                QStringLiteral("lots")});
+        QVERIFY2(o.exitCode != 0 && o.err.contains("--max-size needs a size"), o.err.constData());
+        test::writeFile(dbPath() + QStringLiteral(".cache.json"), "{\"max_age\": \"soon\"}");
+        o = ctl({QStringLiteral("cache"), QStringLiteral("policy")});
+        QVERIFY2(o.exitCode != 0 && o.err.contains(".cache.json: 'max_age' must be a duration"), o.err.constData());
+        o = ctl({QStringLiteral("cache"), QStringLiteral("policy"), QStringLiteral("--max-age"), QStringLiteral("off"),
+                QStringLiteral("--max-size"), QStringLiteral("1M")});
+        QVERIFY2(o.exitCode != 0, o.out.constData()); // the file stays as it is until it is readable
+        QFile::remove(dbPath() + QStringLiteral(".cache.json"));
+        o = ctl({QStringLiteral("cache"), QStringLiteral("policy"), QStringLiteral("--max-age"), QStringLiteral("off"),
+                QStringLiteral("--max-size"), QStringLiteral("1M")});
+        QCOMPARE(o.exitCode, 0);
+        QCOMPARE(o.out, QByteArray("max_age  off\nmax_size 1M\n"));
+
+        // Two memoized steps of 600,000 bytes each: over 1 MiB together, so the
+        // service evicts the older entry as soon as the newer is written.
+        writeFile(QStringLiteral("c/pipe.yaml"),
+                "name: sized\n"
+                "memoize: {max_age: 1d}\n"
+                "steps:\n"
+                "  - name: a\n"
+                "    command: [/bin/sh, -c, 'head -c 600000 /dev/zero > a.bin']\n"
+                "    artifacts: [a.bin]\n"
+                "  - name: b\n"
+                "    depends: [a]\n"
+                "    command: [/bin/sh, -c, 'head -c 600000 /dev/zero > b.bin']\n"
+                "    artifacts: [b.bin]\n");
+        const QJsonObject p = submitFollowed(m_dir->filePath(QStringLiteral("c/pipe.yaml")));
+        QCOMPARE(p.value(QStringLiteral("state")).toString(), QStringLiteral("succeeded"));
+        const auto entries = [&] {
+            const Outcome ls = ctl({QStringLiteral("cache"), QStringLiteral("ls"), QStringLiteral("--json")});
+            QStringList steps;
+            for (const QJsonValue& e : QJsonDocument::fromJson(ls.out).array())
+                steps << e.toObject().value(QStringLiteral("step")).toString();
+            return steps;
+        };
+        QCOMPARE(entries(), QStringList{QStringLiteral("b")});
+
+        // By age, at the service's start: entries made over a second ago go.
+        o = ctl({QStringLiteral("cache"), QStringLiteral("policy"), QStringLiteral("--max-age"), QStringLiteral("1s")});
+        QCOMPARE(o.exitCode, 0);
+        QTest::qWait(1100);
+        QCOMPARE(ctl({QStringLiteral("daemon"), QStringLiteral("stop")}).exitCode, 0);
+        QCOMPARE(ctl({QStringLiteral("daemon"), QStringLiteral("start")}).exitCode, 0);
+        QTRY_COMPARE_WITH_TIMEOUT(entries(), QStringList(), 10000);
+    }
+
     void memoizedStepsAreReusedExplainedAndChecked()
     {
         const QString dir = m_dir->filePath(QStringLiteral("m"));

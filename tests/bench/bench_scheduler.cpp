@@ -401,8 +401,9 @@ void traceReplay(const QString& dir, int keepEvery, int compress, bool allAtOnce
 //  - fair share over 10,000 pending runs on 100 x 8 GPUs, against sorting
 //    10,000 (key, submit, id) triples (what any ordering must do).
 // The bounds are 2.3x, 6x and 1.7x the ratios measured on the development
-// machine (11, 0.06 and 4.1; tests/bench/RESULTS.md, "Scheduler gate"); the
-// old per-pass preparation was 8x over the first bound and 2.6x the second.
+// machine (11, 0.06 and 4.1; tests/bench/RESULTS.md, "Scheduler gate"). The
+// pre-#27 code (a fresh layout per pass) reads 21-31, 0.97-1.05 and 3.6-4.2
+// (Release, RESULTS.md 2026-12-04): the second row is what fails it.
 int gate(const QString& traceDir)
 {
     const auto cpuMedian = [](int reps, const auto& fn) {

@@ -102,6 +102,15 @@ struct MetricPoint {
     double value = 0.0;
     MetricSource source = MetricSource::Console;
     bool superseded = false; // read back only: replaced by a later segment (ResultStore::allMetrics)
+    // Optional, write only, this process only: the producer's interned
+    // number for `key` (MetricExtractor's ExtractedMetric::keyHandle), 0 for
+    // none. The store's writer keeps the key id of each (run, handle) it has
+    // resolved in a flat table, so the points of a series cost no string
+    // hashing; `key` stays the truth: a handle that last named another text
+    // (another producer's numbering, a new extractor) is resolved again by
+    // the text, never used as it is. Not stored, not read back (0), not sent
+    // between processes.
+    quint32 keyHandle = 0;
 };
 
 // A series (run, key, source) went back to `step`: the run was resumed from a

@@ -802,6 +802,21 @@ void MetricExtractor::extractWords(QStringView line, QList<Raw>& out, LineInfo& 
     }
 }
 
+void MetricExtractor::setLastStep(const QString& key, qint64 step)
+{
+    if (auto it = m_keys.find(key); it != m_keys.end())
+        it->lastStep = step;
+    else
+        internKey(key, step);
+}
+
+QHash<QString, MetricExtractor::KeyState>::iterator MetricExtractor::internKey(const QString& key, qint64 step)
+{
+    if (m_nextHandle == 0) // wrapped after 2^32 - 1 keys: handles are hints, 0 is "none"
+        ++m_nextHandle;
+    return m_keys.insert(key, KeyState{step, m_nextHandle++});
+}
+
 QList<ExtractedMetric> MetricExtractor::extract(QStringView line)
 {
     // Per-rank prefixes: each rank's part of the line is read on its own,
@@ -891,22 +906,24 @@ QList<ExtractedMetric> MetricExtractor::extractPart(QStringView line, int rank)
         m.value = r.value;
         m.percent = r.percent;
         m.epoch = info.epoch;
-        auto last = m_lastStep.find(m.key);
+        auto last = m_keys.find(m.key);
         if (info.step) {
             m.step = *info.step;
             m.stepFromLine = true;
         } else if (stepNow) {
             m.step = *stepNow;
         } else {
-            m.step = last == m_lastStep.end() ? 0 : last.value() + 1;
+            m.step = last == m_keys.end() ? 0 : last->lastStep + 1;
         }
-        if (last == m_lastStep.end())
-            last = m_lastStep.insert(m.key, m.step);
+        if (last == m_keys.end())
+            last = internKey(m.key, m.step);
         else
-            *last = m.step;
-        // The table's copy of the key: one QString per series for every
-        // point, so the store's writer finds its key id by identity.
+            last->lastStep = m.step;
+        // The table's copy of the key and its handle: one QString and one
+        // number per series for every point, so the store's writer finds
+        // its key id without hashing the text (MetricPoint::keyHandle).
         m.key = last.key();
+        m.keyHandle = last->handle;
         result.append(std::move(m));
     }
     return result;

@@ -25,8 +25,20 @@ struct ExtractedMetric {
     std::optional<double> epoch; // the line's epoch, when it names one
     double value = 0;            // nan and +-inf are kept as such
     bool percent = false;        // the value was written as `95.3%` (value is 95.3)
+    // The key interned by this extractor: 1, 2, ... in order of each key's
+    // first appearance (setLastStep() counts), the same number for every
+    // sample of the key and never another key's, also across reset(), for
+    // the extractor's life. Another extractor numbers its keys from 1 too:
+    // a handle means nothing without its extractor, and `key` stays the
+    // truth (MetricPoint::keyHandle says how the store uses it).
+    quint32 keyHandle = 0;
 
-    friend bool operator==(const ExtractedMetric&, const ExtractedMetric&) = default;
+    // What was extracted; keyHandle, an interning detail, is not compared.
+    friend bool operator==(const ExtractedMetric& a, const ExtractedMetric& b)
+    {
+        return a.key == b.key && a.step == b.step && a.stepFromLine == b.stepFromLine && a.epoch == b.epoch
+                && a.value == b.value && a.percent == b.percent;
+    }
 };
 
 // Recognises metric values in committed console lines (plain text, as
@@ -106,15 +118,16 @@ public:
     QList<ExtractedMetric> extract(QStringView line);
 
     // Forgets the per-key step counters and the console's step (a new run).
+    // Key handles given out so far are not given to other keys afterwards.
     void reset()
     {
-        m_lastStep.clear();
+        m_keys.clear();
         m_consoleStep.reset();
         m_rankStep.clear();
     }
     // Continues a key's counter after `step` (a run resumed in a later
     // session: its stored points already end at `step`).
-    void setLastStep(const QString& key, qint64 step) { m_lastStep.insert(key, step); }
+    void setLastStep(const QString& key, qint64 step);
 
     // Parses one value in any accepted syntax; nullopt if it is not a number.
     static std::optional<double> parseValue(QStringView text);
@@ -152,7 +165,16 @@ private:
     static void accept(const QString& key, double value, bool percent, QList<Raw>& out, LineInfo& info);
 
     QList<MetricRule> m_rules;
-    QHash<QString, qint64> m_lastStep;
+    // Every key seen (or set) since reset(): its step counter and handle.
+    // The one string lookup per sample; the key's QString and handle then
+    // travel with the sample, so nothing downstream hashes the text again.
+    struct KeyState {
+        qint64 lastStep = 0;
+        quint32 handle = 0;
+    };
+    QHash<QString, KeyState>::iterator internKey(const QString& key, qint64 step);
+    QHash<QString, KeyState> m_keys;
+    quint32 m_nextHandle = 1;                     // not reset(): a handle names one key for the extractor's life
     std::optional<qint64> m_consoleStep;          // the last step a line named
     QHash<int, std::optional<qint64>> m_rankStep; // the same per rank prefix
 };

@@ -205,6 +205,7 @@ void RunIngest::takeLine(const ConsoleLine& line)
         MetricPoint p;
         p.run = m_run.id;
         p.key = m.key;
+        p.keyHandle = m.keyHandle;
         p.step = m.step;
         p.epoch = m.epoch;
         p.wallTimeMs = m_feedTimeMs;

@@ -166,12 +166,46 @@ void MetricSeriesWriter::forgetKeys(RunId run)
     for (KeyCacheEntry& e : m_keyCache)
         if (e.run == run)
             e = {};
+    m_handleIds.erase(run);
+    if (m_handleRun == run)
+        m_handleSlots = nullptr;
 }
 
 void MetricSeriesWriter::forgetAllKeys()
 {
     m_keyIds.clear();
     m_keyCache.fill({});
+    m_handleIds.clear();
+    m_handleSlots = nullptr;
+}
+
+Result<std::optional<qint64>> MetricSeriesWriter::keyIdOf(const MetricPoint& p)
+{
+    if (p.keyHandle == 0)
+        return keyId(p.run, p.key);
+    if (!m_handleSlots || m_handleRun != p.run) {
+        m_handleSlots = &m_handleIds[p.run]; // node-based: stays valid until that run's entry is erased
+        m_handleRun = p.run;
+    }
+    std::vector<HandleSlot>& slots = *m_handleSlots;
+    if (p.keyHandle < slots.size()) {
+        HandleSlot& slot = slots[p.keyHandle];
+        if (slot.id != 0) {
+            if (slot.key.constData() == p.key.constData() && slot.key.size() == p.key.size())
+                return std::optional<qint64>(slot.id);
+            if (slot.key == p.key) { // the same text in another string: hold this one
+                slot.key = p.key;
+                return std::optional<qint64>(slot.id);
+            }
+        }
+    }
+    auto id = keyId(p.run, p.key);
+    if (!id || !*id || p.keyHandle > kMaxKeyHandle)
+        return id;
+    if (p.keyHandle >= slots.size())
+        slots.resize(std::size_t(p.keyHandle) + 1);
+    slots[p.keyHandle] = {p.key, **id};
+    return id;
 }
 
 Result<std::optional<qint64>> MetricSeriesWriter::keyId(RunId run, const QString& key)
@@ -233,7 +267,7 @@ Result<bool> MetricSeriesWriter::insertMetricRow(qint64 keyId, qint64 id, const 
 
 Result<void> MetricSeriesWriter::insertPoint(const MetricPoint& p, qint64 id, QHash<RunId, int>& counts)
 {
-    auto key = keyId(p.run, p.key);
+    auto key = keyIdOf(p);
     if (!key)
         return std::unexpected(key.error());
     if (!*key)
@@ -244,7 +278,7 @@ Result<void> MetricSeriesWriter::insertPoint(const MetricPoint& p, qint64 id, QH
     if (!*inserted) {
         // The cached key row is gone: another process deleted the run.
         forgetKeys(p.run);
-        key = keyId(p.run, p.key);
+        key = keyIdOf(p);
         if (!key)
             return std::unexpected(key.error());
         if (!*key)
@@ -626,7 +660,7 @@ Result<void> MetricSeriesWriter::restartSeries(qint64 keyId, const MetricPoint& 
 Result<void> MetricSeriesWriter::append(const QList<MetricPoint>& points, QHash<RunId, int>& counts)
 {
     for (const MetricPoint& p : points) {
-        auto key = keyId(p.run, p.key);
+        auto key = keyIdOf(p);
         if (!key)
             return std::unexpected(key.error());
         if (!*key)
@@ -657,7 +691,7 @@ Result<void> MetricSeriesWriter::append(const QList<MetricPoint>& points, QHash<
             if (auto r = restartSeries(**key, p); !r)
                 return r;
             // The restart may have found the key gone (another process).
-            auto again = keyId(p.run, p.key);
+            auto again = keyIdOf(p);
             if (!again)
                 return std::unexpected(again.error());
             if (!*again || **again != series.keyId) {

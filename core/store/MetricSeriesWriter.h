@@ -13,6 +13,7 @@
 #include <QString>
 
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 class QSqlDatabase;
@@ -28,7 +29,10 @@ namespace ty {
 // recorded in metric_restarts, schema 4). It never begins or ends a
 // transaction: SqliteWriter opens one per batch and commits or rolls it back.
 //
-// Series: (run, key, source), stored under its metric_keys id. Points are
+// Series: (run, key, source), stored under its metric_keys id, which a
+// point's key resolves to once per series: by MetricPoint::keyHandle where the
+// producer interned its keys (the console's MetricExtractor), else by the
+// key's QString identity or text (keyId()). Points are
 // held back per series within a batch and written at flush(): at least
 // kMinBulkBlockPoints new points of a series go into blocks at once (a bulk
 // write); fewer become rows until the series' current rows make a full block
@@ -110,6 +114,10 @@ private:
     // The metric_keys id of (run, key), inserting it if needed; nullopt when
     // the run does not exist.
     Result<std::optional<qint64>> keyId(RunId run, const QString& key);
+    // keyId(p.run, p.key), through the (run, p.keyHandle) table first when
+    // the point carries a handle: a pointer compare (or, for a string of
+    // another producer, a text compare) instead of hashing the text.
+    Result<std::optional<qint64>> keyIdOf(const MetricPoint& p);
     // Packs `series`' held-back points (and its current rows, when a block
     // is due) into blocks, or appends them to `rows` for writeRows().
     Result<void> flushSeries(PendingSeries& series, std::vector<RowPoint>& rows, QHash<RunId, int>& counts);
@@ -158,17 +166,33 @@ private:
     qint64 m_nextMetricId = 0;                     // 0: not read yet in this batch
     QHash<RunId, QHash<QString, qint64>> m_keyIds; // cache of metric_keys, valid within committed state
     // In front of m_keyIds: (run, key) by the key's string data, so a
-    // producer that hands the same QString for every point of a series (the
-    // console's MetricExtractor does) costs a pointer compare per point, not
-    // two hash lookups. An entry holds its QString, so its data cannot be
-    // freed and reused by another string while cached.
+    // producer without handles that hands the same QString for every point
+    // of a series costs a pointer compare per point, not two hash lookups.
+    // An entry holds its QString, so its data cannot be freed and reused by
+    // another string while cached.
     struct KeyCacheEntry {
         RunId run = 0;
         QString key;
         qint64 id = 0;
     };
     std::array<KeyCacheEntry, 64> m_keyCache;
-    void forgetKeys(RunId run); // from m_keyIds and m_keyCache
+    // In front of both, for points that carry MetricPoint::keyHandle (the
+    // console's): per run, a flat table indexed by the handle. A slot holds
+    // the key text it was resolved for, and is used only for that text:
+    // handles are the producer's numbering (each MetricExtractor counts from
+    // 1), so a run fed by a second producer, or by a new extractor after a
+    // restart, may bring a known handle with another key; it is resolved by
+    // its text and the slot taken over. Handles above kMaxKeyHandle are not
+    // tabled (the text path). Valid within committed state, like m_keyIds.
+    struct HandleSlot {
+        QString key;
+        qint64 id = 0; // 0: empty
+    };
+    static constexpr quint32 kMaxKeyHandle = 1u << 14;
+    std::unordered_map<RunId, std::vector<HandleSlot>> m_handleIds;
+    RunId m_handleRun = 0;                            // the run of m_handleSlots
+    std::vector<HandleSlot>* m_handleSlots = nullptr; // m_handleIds[m_handleRun], or null
+    void forgetKeys(RunId run);                       // from m_keyIds, m_keyCache and m_handleIds
     void forgetAllKeys();
     QSet<RunId> m_missingRuns; // runs found absent in this batch
     // Last current step per series (seriesSlot(key id, source)); nullopt: no

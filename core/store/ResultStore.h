@@ -94,6 +94,8 @@ public:
     // empty name, a tag with a comma or white space, the write failed.
     virtual Result<void> annotateRun(RunId run, const RunAnnotation& annotation) = 0;
     // Async, batched. Points of an unknown (e.g. deleted) run are dropped.
+    // A point's keyHandle (MetricPoint) only speeds up finding its key; the
+    // key text decides where it is stored.
     virtual void appendMetrics(QList<MetricPoint> points) = 0;
     // Async. Committed in the same or a later transaction than every
     // appendMetrics() called before it, so after a crash the stored offset

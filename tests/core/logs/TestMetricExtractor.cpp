@@ -6,8 +6,10 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QHash>
 #include <QMap>
 #include <QRandomGenerator>
+#include <QSet>
 #include <QTest>
 
 #include <cmath>
@@ -737,6 +739,55 @@ private Q_SLOTS:
         }
         qInfo("%d of 151 random streams cost some of the 200 lines after them; the fewest found: %d", damaged,
                 minFound);
+    }
+
+    // One handle per key: the same for every sample of the key, whatever
+    // recogniser found it or which rank; never another key's, also after
+    // reset(); keys set by setLastStep() are numbered too.
+    void keyHandles()
+    {
+        MetricExtractor x;
+        x.setLastStep(QStringLiteral("val_loss"), 41);
+        QHash<QString, quint32> handleOf;
+        QSet<quint32> handles;
+        const auto check = [&](QStringView line) {
+            for (const ExtractedMetric& m : x.extract(line)) {
+                QVERIFY2(m.keyHandle != 0, qPrintable(m.key));
+                const auto it = handleOf.constFind(m.key);
+                if (it != handleOf.cend()) {
+                    QCOMPARE(m.keyHandle, *it);
+                } else {
+                    QVERIFY2(!handles.contains(m.keyHandle), qPrintable(m.key)); // another key's
+                    handleOf.insert(m.key, m.keyHandle);
+                    handles.insert(m.keyHandle);
+                }
+            }
+        };
+        check(u"loss=0.5 acc=0.9");
+        check(u"{\"loss\": 0.4, \"lr\": 0.001, \"step\": 3}");
+        check(u"[rank1]: loss=0.3");
+        check(u"Epoch 2 - loss: 0.31 - val_loss: 0.35");
+        check(u"step 10 loss 0.1160");
+        check(u"[rank1]: loss=0.2 grad_norm=1.5");
+        QCOMPARE(handleOf.size(), 6); // loss, acc, lr, loss[rank1], val_loss, grad_norm
+        QVERIFY(handleOf.contains(QStringLiteral("loss[rank1]")));
+        QVERIFY(handleOf.value(QStringLiteral("val_loss")) < handleOf.value(QStringLiteral("loss")));
+        // A new run: counters start again, handles do not come back.
+        x.reset();
+        handleOf.clear();
+        check(u"acc=0.7 loss=0.6");
+        QCOMPARE(handleOf.size(), 2);
+        // Equal samples compare equal, whatever their handles.
+        MetricExtractor y;
+        (void)y.extract(u"acc=0.1");
+        const QList<ExtractedMetric> fromX = x.extract(u"loss=0.5");
+        const QList<ExtractedMetric> fromY = y.extract(u"loss=0.5");
+        QCOMPARE(fromX.size(), 1);
+        QCOMPARE(fromY.size(), 1);
+        QVERIFY(fromX.first().keyHandle != fromY.first().keyHandle);
+        ExtractedMetric sameAsX = fromY.first();
+        sameAsX.step = fromX.first().step;
+        QVERIFY(sameAsX == fromX.first());
     }
 
     void barPostfixOncePerCommittedLine()

@@ -81,6 +81,15 @@ MetricPoint point(RunId run, const QString& key, qint64 step, double value, std:
     return p;
 }
 
+// A point whose key carries a producer's handle (MetricPoint::keyHandle), in
+// a QString of its own: no help from string identity.
+MetricPoint handled(RunId run, const char* key, quint32 handle, qint64 step, double value)
+{
+    MetricPoint p = point(run, QString::fromLatin1(key), step, value);
+    p.keyHandle = handle;
+    return p;
+}
+
 qint64 countRows(const QString& path, const QString& sql)
 {
     RawDb raw(path, true);
@@ -104,6 +113,9 @@ private Q_SLOTS:
     void paramsRoundTrip();
     void metricValuesRoundTripExactly();
     void oneKeyStringForManyRunsAndADeletedRun();
+    void keyHandlesArePerRunAndGoByTheText();
+    void keyHandlesInAReopenedAndAnotherDatabase();
+    void keyHandleForgottenWithARolledBackBatch();
     void metricsOrderingAndLatest();
     void resumedRunSupersedesOverlap_data();
     void resumedRunSupersedesOverlap();
@@ -538,6 +550,147 @@ void TestSqliteResultStore::oneKeyStringForManyRunsAndADeletedRun()
     QVERIFY(store->metrics(*a, loss).isEmpty()); // gone with its run, not written to a dead key
     QCOMPARE(store->metrics(*b, loss).size(), 201);
     QCOMPARE(store->metrics(*b, loss).last().value, 2.0);
+}
+
+// A key handle is its producer's numbering: the same handle in two runs is
+// two keys, and a handle that comes back with another text (a second
+// producer, a new extractor after a restart) names that text's key.
+void TestSqliteResultStore::keyHandlesArePerRunAndGoByTheText()
+{
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    auto a = store->createRun(RunRecord{}, {});
+    auto b = store->createRun(RunRecord{}, {});
+    QVERIFY(a && b);
+    // One batch: "loss" under handle 1 in both runs, enough points for
+    // blocks and rows; "acc" under handle 2 in run a only.
+    QList<MetricPoint> points;
+    for (int i = 0; i < 3000; ++i) {
+        points << handled(*a, "loss", 1, i, i) << handled(*b, "loss", 1, i, -i);
+        if (i % 2 == 0)
+            points << handled(*a, "acc", 2, i, 0.5);
+    }
+    store->appendMetrics(points);
+    QVERIFY(store->flush().has_value());
+    // A new key mid-stream (handle 3), handle 1 of run a now "val", and
+    // run b's handle 2, which is "acc" in run a, now "lr".
+    points.clear();
+    for (int i = 3000; i < 3050; ++i)
+        points << handled(*a, "grad_norm", 3, i, 7.0) << handled(*a, "val", 1, i, 8.0) << handled(*b, "lr", 2, i, 9.0)
+               << handled(*b, "loss", 1, i, -i);
+    store->appendMetrics(points);
+    QVERIFY(store->flush().has_value());
+    // Handle 1 of run a is "loss" again; "val" comes back under handle 4.
+    points.clear();
+    for (int i = 3050; i < 3060; ++i)
+        points << handled(*a, "loss", 1, i, i) << handled(*a, "val", 4, i, 8.0);
+    store->appendMetrics(points);
+    QVERIFY(store->flush().has_value());
+
+    const auto expect = [&](RunId run, const QString& key, int count, double lo, double hi) {
+        const QList<MetricPoint> got = store->metrics(run, key);
+        QCOMPARE(got.size(), count);
+        for (const MetricPoint& p : got)
+            QVERIFY2(p.value >= lo && p.value <= hi, qPrintable(QStringLiteral("%1: %2").arg(key).arg(p.value)));
+    };
+    expect(*a, QStringLiteral("loss"), 3010, 0, 3059);
+    expect(*a, QStringLiteral("acc"), 1500, 0.5, 0.5);
+    expect(*a, QStringLiteral("grad_norm"), 50, 7, 7);
+    expect(*a, QStringLiteral("val"), 60, 8, 8);
+    expect(*b, QStringLiteral("loss"), 3050, -3049, 0);
+    expect(*b, QStringLiteral("lr"), 50, 9, 9);
+    QVERIFY(store->metrics(*b, QStringLiteral("acc")).isEmpty());
+    QVERIFY(store->metrics(*a, QStringLiteral("lr")).isEmpty());
+    store.reset();
+    QCOMPARE(countRows(m_path, QStringLiteral("SELECT count(*) FROM metric_keys WHERE run_id = %1").arg(*a)), 4);
+    QCOMPARE(countRows(m_path, QStringLiteral("SELECT count(*) FROM metric_keys WHERE run_id = %1").arg(*b)), 2);
+}
+
+// A producer keeps its handles across the store's writer: one writer's key
+// ids must not reach another's, be it the same file reopened or another
+// file whose run has the same id and whose keys came in another order.
+void TestSqliteResultStore::keyHandlesInAReopenedAndAnotherDatabase()
+{
+    const QString other = m_tmp.filePath(QStringLiteral("other-%1.db").arg(m_serial));
+    RunId run = 0;
+    {
+        auto store = openOrFail(m_path);
+        QVERIFY(store);
+        auto id = store->createRun(RunRecord{}, {});
+        QVERIFY(id);
+        run = *id;
+        QList<MetricPoint> points;
+        for (int i = 0; i < 10; ++i)
+            points << handled(run, "loss", 1, i, 1.0) << handled(run, "acc", 2, i, 2.0);
+        store->appendMetrics(points);
+        QVERIFY(store->flush().has_value());
+    }
+    {
+        auto store = openOrFail(other);
+        QVERIFY(store);
+        auto id = store->createRun(RunRecord{}, {});
+        QVERIFY(id);
+        QCOMPARE(*id, run);
+        store->appendMetrics({point(run, QStringLiteral("acc"), 0, 2.0)}); // "acc" takes the first key id here
+        QVERIFY(store->flush().has_value());
+        QList<MetricPoint> points;
+        for (int i = 1; i < 11; ++i)
+            points << handled(run, "loss", 1, i, 1.0) << handled(run, "acc", 2, i, 2.0);
+        store->appendMetrics(points);
+        QVERIFY(store->flush().has_value());
+        QCOMPARE(store->metrics(run, QStringLiteral("loss")).size(), 10);
+        QCOMPARE(store->metrics(run, QStringLiteral("acc")).size(), 11);
+        for (const MetricPoint& p : store->metrics(run, QStringLiteral("acc")))
+            QCOMPARE(p.value, 2.0);
+    }
+    {
+        auto store = openOrFail(m_path);
+        QVERIFY(store);
+        QList<MetricPoint> points;
+        for (int i = 10; i < 20; ++i)
+            points << handled(run, "loss", 1, i, 1.0) << handled(run, "acc", 2, i, 2.0);
+        store->appendMetrics(points);
+        QVERIFY(store->flush().has_value());
+        for (const QString& key : {QStringLiteral("loss"), QStringLiteral("acc")}) {
+            const QList<MetricPoint> got = store->metrics(run, key);
+            QCOMPARE(got.size(), 20);
+            for (const MetricPoint& p : got)
+                QCOMPARE(p.value, key == QLatin1String("loss") ? 1.0 : 2.0);
+        }
+    }
+    QCOMPARE(countRows(m_path, QStringLiteral("SELECT count(*) FROM metric_keys")), 2);
+}
+
+// A batch that made a key row and was rolled back took the row with it, and
+// SQLite gives its id to the next key made: the handle's slot must not keep it.
+void TestSqliteResultStore::keyHandleForgottenWithARolledBackBatch()
+{
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    auto run = store->createRun(RunRecord{}, {});
+    QVERIFY(run);
+    {
+        // Every metrics row insert fails (not a constraint: the batch is rolled back).
+        RawDb raw(m_path);
+        QVERIFY(raw.exec(QStringLiteral(
+                "CREATE TRIGGER test_fail AFTER INSERT ON metrics BEGIN INSERT INTO no_such_table VALUES (1); END")));
+    }
+    store->appendMetrics({handled(*run, "loss", 1, 0, 1.0)});
+    QVERIFY(!store->flush().has_value());
+    {
+        RawDb raw(m_path);
+        QVERIFY(raw.exec(QStringLiteral("DROP TRIGGER test_fail")));
+    }
+    store->appendMetrics({handled(*run, "acc", 2, 0, 2.0)}); // the id "loss" had in the rolled-back batch
+    QVERIFY(store->flush().has_value());
+    store->appendMetrics({handled(*run, "loss", 1, 1, 3.0)});
+    QVERIFY(store->flush().has_value());
+    const QList<MetricPoint> acc = store->metrics(*run, QStringLiteral("acc"));
+    const QList<MetricPoint> loss = store->metrics(*run, QStringLiteral("loss"));
+    QCOMPARE(acc.size(), 1);
+    QCOMPARE(acc.first().value, 2.0);
+    QCOMPARE(loss.size(), 1);
+    QCOMPARE(loss.first().value, 3.0);
 }
 
 void TestSqliteResultStore::metricValuesRoundTripExactly()

@@ -546,6 +546,160 @@
     </message>
 </context>
 <context>
+    <name>ty::CacheDialog</name>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="38"/>
+        <source>Memoization cache</source>
+        <translation>记忆化缓存</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="41"/>
+        <source>Cache entries</source>
+        <translation>缓存条目</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="44"/>
+        <source>Pipeline</source>
+        <translation>流水线</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="44"/>
+        <source>Step</source>
+        <translation>步骤</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="44"/>
+        <source>Key</source>
+        <translation>键</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="44"/>
+        <source>Made</source>
+        <translation>创建于</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="44"/>
+        <source>Hits</source>
+        <translation>命中</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="44"/>
+        <source>Last hit</source>
+        <translation>最近命中</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="44"/>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="44"/>
+        <source>Outputs</source>
+        <translation>输出</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="51"/>
+        <source>Cache entry details</source>
+        <translation>缓存条目详情</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="59"/>
+        <source>Invalidate entry</source>
+        <translation>使条目失效</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="61"/>
+        <source>Forget this result: the step runs again the next time</source>
+        <translation>忘记此结果：下次该步骤将重新运行</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="62"/>
+        <source>Invalidate step</source>
+        <translation>使步骤失效</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="64"/>
+        <source>Forget every result of this step of this pipeline</source>
+        <translation>忘记此流水线中该步骤的所有结果</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="65"/>
+        <source>Refresh</source>
+        <translation>刷新</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="91"/>
+        <source>entry %1</source>
+        <translation>条目 %1</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="100"/>
+        <source>every entry of step %1 of %2</source>
+        <translation>%2 中步骤 %1 的所有条目</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="130"/>
+        <source>%n file(s), %1</source>
+        <translation>
+            <numerusform>%n 个文件，%1</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="136"/>
+        <source>%n entr(ies), their outputs %1 in all</source>
+        <translation>
+            <numerusform>%n 个条目，其输出共 %1</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="149"/>
+        <source>Select an entry to see what its key is made of.</source>
+        <translation>选择一个条目以查看其键的构成。</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="154"/>
+        <source>The entry %1 is gone.</source>
+        <translation>条目 %1 已不存在。</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="155"/>
+        <source>Cannot read the entry %1: %2</source>
+        <translation>无法读取条目 %1：%2</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="159"/>
+        <source>Key %1</source>
+        <translation>键 %1</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="164"/>
+        <source>Latest run of step %1: run %2</source>
+        <translation>步骤 %1 的最近一次运行：运行 %2</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="166"/>
+        <source>(not memoized, or run before memoization)</source>
+        <translation>（未记忆化，或运行于启用记忆化之前）</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="174"/>
+        <source>Invalidating %1…</source>
+        <translation>正在使 %1 失效…</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="182"/>
+        <source>Invalidated %1: %n entr(ies) removed; the step runs again the next time.</source>
+        <translation>
+            <numerusform>已使 %1 失效：移除了 %n 个条目；下次该步骤将重新运行。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="186"/>
+        <source>Could not invalidate %1: %2</source>
+        <translation>无法使 %1 失效：%2</translation>
+    </message>
+</context>
+<context>
     <name>ty::CompareTableModel</name>
     <message>
         <location filename="../ui/compare/CompareTableModel.cpp" line="256"/>
@@ -1795,107 +1949,117 @@ SHA256 指纹：
 <context>
     <name>ty::PipelinesView</name>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="37"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="39"/>
         <source>Cancel pipeline</source>
         <translation>取消流水线</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="39"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="41"/>
         <source>Cancel its waiting steps and stop its running ones</source>
         <translation>取消其等待中的步骤，并停止正在运行的步骤</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="40"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="42"/>
         <source>Resume</source>
         <translation>恢复</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="42"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="44"/>
         <source>Run a failed or cancelled pipeline again, reusing the steps that succeeded</source>
         <translation>重新运行失败或已取消的流水线，复用已成功的步骤</translation>
     </message>
     <message>
         <location filename="../ui/pipelines/PipelinesView.cpp" line="46"/>
+        <source>Cache…</source>
+        <translation>缓存…</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="48"/>
+        <source>Memoized steps: what is kept, why a step ran, and invalidating results</source>
+        <translation>记忆化的步骤：保留了什么、步骤为何运行，以及使结果失效</translation>
+    </message>
+    <message>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="53"/>
         <source>Pipelines</source>
         <translation>流水线</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="48"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="55"/>
         <source>#</source>
         <translation>#</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="48"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="55"/>
         <source>Pipeline</source>
         <translation>流水线</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="48"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="55"/>
         <source>State</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="48"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="55"/>
         <source>Submitted</source>
         <translation>提交时间</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="60"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="67"/>
         <source>Pipeline graph</source>
         <translation>流水线图</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="86"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="93"/>
         <source>Pipeline %1: cancelling</source>
         <translation>流水线 %1：正在取消</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="87"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="94"/>
         <source>Cannot cancel pipeline %1: %2</source>
         <translation>无法取消流水线 %1：%2</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="96"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="103"/>
         <source>Cannot resume pipeline %1: %2</source>
         <translation>无法恢复流水线 %1：%2</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="99"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="106"/>
         <source>Pipeline %1 resumes pipeline %2</source>
         <translation>流水线 %1 恢复了流水线 %2</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="194"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="201"/>
         <source>No pipelines yet: drop a pipeline file (steps: ...) on the window, or trainyardctl pipeline submit FILE</source>
         <translation>还没有流水线：把流水线文件（steps: ...）拖到窗口上，或运行 trainyardctl pipeline submit FILE</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="196"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="203"/>
         <source>Select a pipeline</source>
         <translation>请选择一条流水线</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="199"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="206"/>
         <source>Pipeline %1 %2: %3</source>
         <translation>流水线 %1 %2：%3</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="203"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="210"/>
         <source> (resumes pipeline %1)</source>
         <translation>（恢复自流水线 %1）</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="257"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="265"/>
         <source>not connected to the Trainyard service</source>
         <translation>未连接到 Trainyard 服务</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="264"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="272"/>
         <source>Cannot submit pipeline %1: %2</source>
         <translation>无法提交流水线 %1：%2</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/PipelinesView.cpp" line="267"/>
+        <location filename="../ui/pipelines/PipelinesView.cpp" line="275"/>
         <source>Submitted pipeline %1 (%2)</source>
         <translation>已提交流水线 %1（%2）</translation>
     </message>

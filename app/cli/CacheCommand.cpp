@@ -3,6 +3,7 @@
 #include "Cli.h"
 
 #include "core/memo/CachePolicy.h"
+#include "core/memo/CacheReport.h"
 #include "core/memo/MemoStore.h"
 #include "core/service/ServiceClient.h"
 #include "core/spec/JobSpec.h"
@@ -108,20 +109,9 @@ int explain(Context& ctx, const QStringList& args)
     filter.limit = 1;
     const QList<MemoEntry> newest = MemoStore(*ctx.store).list(filter);
     // Why the step's newest run ran: the notice its pipeline recorded.
-    QString whyRan;
-    RunId lastRun = 0;
-    const QList<RunRecord> runs = ctx.store->runs();
-    for (const RunRecord& r : runs) {
-        if (!r.tags.contains(QStringLiteral("step:") + step) || r.id < lastRun)
-            continue;
-        if (filter.pipeline && !r.name.startsWith(*filter.pipeline + u'/'))
-            continue;
-        lastRun = r.id;
-        whyRan.clear();
-        for (const RunNotice& n : ctx.store->notices(r.id))
-            if (n.text.startsWith(QStringLiteral("ran because: ")) || n.text.startsWith(QStringLiteral("memoization:")))
-                whyRan = n.text;
-    }
+    const StepRunWhy last = lastRunOf(*ctx.store, step, filter.pipeline);
+    const RunId lastRun = last.run;
+    const QString& whyRan = last.why;
     if (newest.isEmpty() && !lastRun) {
         err() << "trainyardctl: no cache entry and no run of step '" << escapedName(step) << "'\n";
         return NoSuchRun;
@@ -143,27 +133,9 @@ int explain(Context& ctx, const QStringList& args)
         return Ok;
     }
     const MemoEntry& e = newest.front();
-    const MemoComponents& c = e.components;
-    out() << "newest entry: " << e.key << "\n"
-          << "  pipeline " << escapedName(e.pipeline) << ", made by run " << e.run << " at " << when(e.created)
-          << ", hit " << e.hitCount << " times" << (e.lastHit.isValid() ? ", last at " + when(e.lastHit) : QString())
-          << '\n'
-          << "  command   " << escapedName(c.command.isEmpty() ? c.argv.join(u' ') : c.command) << '\n';
-    for (auto it = c.params.cbegin(); it != c.params.cend(); ++it)
-        out() << "  param     " << escapedName(it.key()) << " = " << escapedName(it.value()) << '\n';
-    for (auto it = c.upstream.cbegin(); it != c.upstream.cend(); ++it)
-        out() << "  upstream  " << escapedName(it.key()) << ' ' << it.value().left(12) << '\n';
-    if (!c.gpuType.isEmpty() || c.gpuCount)
-        out() << "  gpus      " << c.gpuCount << ' ' << escapedName(c.gpuType) << '\n';
-    out() << "  code      " << c.codeFiles.size() << " files, " << treeDigest(c.codeFiles).left(12) << '\n';
-    if (!c.keyExtra.isEmpty())
-        out() << "  key_extra " << escapedName(c.keyExtra) << '\n';
-    if (!c.ignored.isEmpty())
-        out() << "  ignored   " << escapedName(c.ignored.join(QStringLiteral(", "))) << '\n';
-    for (const MemoOutput& o : e.outputs)
-        out() << "  output    " << escapedName(o.path) << ' ' << bytes(o.size) << ' ' << o.sha256.left(12) << '\n';
-    for (auto it = e.outputParams.cbegin(); it != e.outputParams.cend(); ++it)
-        out() << "  value     " << escapedName(it.key()) << " = " << escapedName(it.value()) << '\n';
+    out() << "newest entry: " << e.key << '\n';
+    for (const QString& line : describeEntry(e))
+        out() << "  " << escapedName(line) << '\n';
     return Ok;
 }
 

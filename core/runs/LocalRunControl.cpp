@@ -177,6 +177,11 @@ void LocalRunControl::resumePipeline(qint64, Reply<qint64> done)
     onEngine<qint64>([](RunEngine&, auto answer) { answer(std::unexpected(noPipelinesHere())); }, done);
 }
 
+void LocalRunControl::removeMemoEntries(const QJsonObject&, Reply<QStringList> done)
+{
+    onEngine<QStringList>([](RunEngine&, auto answer) { answer(std::unexpected(noPipelinesHere())); }, done);
+}
+
 void LocalRunControl::deleteRun(RunId run, Reply<void> done)
 {
     ResultStore* store = m_store;

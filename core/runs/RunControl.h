@@ -95,6 +95,11 @@ public:
     virtual void submitPipeline(const QJsonObject& spec, const QString& node, Reply<qint64> done) = 0;
     virtual void cancelPipeline(qint64 pipeline, Reply<void> done) = 0;
     virtual void resumePipeline(qint64 pipeline, Reply<qint64> done) = 0;
+    // Memoization's entries removed (PROTOCOL.md memo_rm: {key} | {step,
+    // pipeline} | {all} | {older_than_s} | {max_bytes}), answered with the
+    // keys removed. NotFound for an unknown key; an engine in this process
+    // answers InvalidInput, as for pipelines.
+    virtual void removeMemoEntries(const QJsonObject& selector, Reply<QStringList> done) = 0;
 
 Q_SIGNALS:
     // A run changed state (any run).

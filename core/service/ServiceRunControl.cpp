@@ -240,6 +240,16 @@ void ServiceRunControl::resumePipeline(qint64 pipeline, Reply<qint64> done)
     ask<qint64>(QStringLiteral("pipeline_resume"), {{QStringLiteral("pipeline"), pipeline}}, done, pipelineIdOf);
 }
 
+void ServiceRunControl::removeMemoEntries(const QJsonObject& selector, Reply<QStringList> done)
+{
+    ask<QStringList>(QStringLiteral("memo_rm"), selector, done, [](const QJsonObject& r) -> Result<QStringList> {
+        QStringList keys;
+        for (const QJsonValue& k : r.value(QStringLiteral("removed")).toArray())
+            keys << k.toString();
+        return keys;
+    });
+}
+
 void ServiceRunControl::deleteRun(RunId run, Reply<void> done)
 {
     ask<void>(QStringLiteral("delete_run"), {{QStringLiteral("run"), run}}, done, noReply);

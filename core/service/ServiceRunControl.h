@@ -55,6 +55,7 @@ public:
     void submitPipeline(const QJsonObject& spec, const QString& node, Reply<qint64> done) override;
     void cancelPipeline(qint64 pipeline, Reply<void> done) override;
     void resumePipeline(qint64 pipeline, Reply<qint64> done) override;
+    void removeMemoEntries(const QJsonObject& selector, Reply<QStringList> done) override;
 
 private:
     explicit ServiceRunControl(QString databasePath);

@@ -1,5 +1,7 @@
 #include "PipelinesView.h"
 
+#include "CacheDialog.h"
+
 #include "core/common/RunDuration.h"
 #include "core/pipeline/PipelineSpec.h"
 #include "core/runs/RunControl.h"
@@ -40,6 +42,11 @@ PipelinesView::PipelinesView(ResultStore* store, RunControl* engine, QWidget* pa
     m_resume = toolbar->addAction(tr("Resume"));
     m_resume->setObjectName(QStringLiteral("resumePipelineAction"));
     m_resume->setToolTip(tr("Run a failed or cancelled pipeline again, reusing the steps that succeeded"));
+    toolbar->addSeparator();
+    QAction* cache = toolbar->addAction(tr("Cache…"));
+    cache->setObjectName(QStringLiteral("memoCacheAction"));
+    cache->setToolTip(tr("Memoized steps: what is kept, why a step ran, and invalidating results"));
+    connect(cache, &QAction::triggered, this, &PipelinesView::showCache);
 
     m_list = new QTreeWidget(this);
     m_list->setObjectName(QStringLiteral("pipelinesList"));
@@ -269,6 +276,26 @@ Result<void> PipelinesView::submitFile(const QString& path)
         selectPipeline(*r);
     });
     return {};
+}
+
+void PipelinesView::showCache()
+{
+    if (!m_cacheDialog) {
+        m_cacheDialog = new CacheDialog(
+                m_store,
+                [engine = m_engine](const QJsonObject& selector, std::function<void(const Result<QStringList>&)> done) {
+                    if (!engine)
+                        done(std::unexpected(Error{QStringLiteral("no engine to ask")}));
+                    else
+                        engine->removeMemoEntries(selector, std::move(done));
+                },
+                this);
+    } else {
+        m_cacheDialog->reload();
+    }
+    m_cacheDialog->show();
+    m_cacheDialog->raise();
+    m_cacheDialog->activateWindow();
 }
 
 } // namespace ty

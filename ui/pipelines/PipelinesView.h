@@ -17,6 +17,8 @@ class QTreeWidget;
 
 namespace ty {
 
+class CacheDialog;
+
 class PipelineGraph;
 class ResultStore;
 class RunControl;
@@ -76,6 +78,8 @@ private:
     void showSelected();
     void updateDurations();
     void updateActions();
+    // Pipelines tab > Cache…: the memoization cache (CacheDialog), one window.
+    void showCache();
 
     ResultStore* m_store;
     QPointer<RunControl> m_engine;
@@ -88,6 +92,7 @@ private:
     QTimer* m_clock = nullptr;
     qint64 m_selectWhenSeen = 0;
     RunLookup m_runLookup;
+    QPointer<CacheDialog> m_cacheDialog;
 };
 
 } // namespace ty

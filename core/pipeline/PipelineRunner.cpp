@@ -18,6 +18,7 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QLocale>
 #include <QLoggingCategory>
 #include <QPointer>
 #include <QRegularExpression>
@@ -890,7 +891,9 @@ QString PipelineRunner::aggregate(RunId run, const QString& key, const QString& 
     if (how == u"max" || how == u"min")
         for (const MetricPoint& m : points)
             v = how == u"max" ? std::max(v, m.value) : std::min(v, m.value);
-    return QString::number(v, 'g', 17);
+    // The shortest text that reads back as the same double: "0.9528" as the
+    // console printed it, not "0.95279999999999998".
+    return QString::number(v, 'g', QLocale::FloatingPointShortest);
 }
 
 std::optional<QJsonObject> PipelineRunner::describe(qint64 id) const

@@ -22,6 +22,7 @@
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -284,6 +285,15 @@ private Q_SLOTS:
                                     .toString()
                                     .toDouble();
         QVERIFY2(val > 0.8 && test > 0.8, qPrintable(QStringLiteral("val %1, test %2").arg(val).arg(test)));
+        // As the console printed them (4 decimals), not a double's 17 digits.
+        for (const char* s : {"train", "evaluate"}) {
+            const QString text = step(p, QLatin1String(s))
+                                         .value(QStringLiteral("outputs"))
+                                         .toObject()
+                                         .value(QStringLiteral("outputs.accuracy"))
+                                         .toString();
+            QVERIFY2(QRegularExpression(QStringLiteral("^(0\\.\\d{1,4}|1)$")).match(text).hasMatch(), qPrintable(text));
+        }
         // evaluate ran on ws2 with the model trained by the gang (made on ws1).
         const RunId evaluate = step(p, QStringLiteral("evaluate")).value(QStringLiteral("run")).toInteger();
         QCOMPARE(r.store->run(evaluate)->node, QStringLiteral("ws2"));

@@ -51,17 +51,14 @@ StepRunWhy lastRunOf(const ResultStore& store, const QString& step, const std::o
 {
     StepRunWhy out;
     const QString tag = QStringLiteral("step:") + step;
-    for (const RunRecord& r : store.runs()) {
-        if (!r.tags.contains(tag) || r.id < out.run)
-            continue;
-        if (pipeline && !r.name.startsWith(*pipeline + u'/'))
-            continue;
-        out.run = r.id;
-        out.why.clear();
-        for (const RunNotice& n : store.notices(r.id))
+    for (const RunRecord& r : store.runs())
+        if (r.id > out.run && r.tags.contains(tag) && (!pipeline || r.name.startsWith(*pipeline + u'/')))
+            out.run = r.id;
+    // The newest one's notices only (read once, not for every run of the step).
+    if (out.run)
+        for (const RunNotice& n : store.notices(out.run))
             if (n.text.startsWith(QStringLiteral("ran because: ")) || n.text.startsWith(QStringLiteral("memoization:")))
                 out.why = n.text;
-    }
     return out;
 }
 

@@ -1,4 +1,5 @@
 #include "SshdFixture.h"
+#include "tests/support/TestSupport.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -250,6 +251,20 @@ void SshdFixture::stop()
         m_sshd->waitForFinished(3000);
     }
     m_sshd.reset();
+}
+
+SshNodeOptions SshdFixture::nodeOptions(const QString& alias, const QString& agentStateDir) const
+{
+    SshNodeOptions o;
+    o.name = alias;
+    o.host = alias;
+    o.configFile = clientConfig();
+    o.connectTimeoutSec = 10;
+    o.acceptNewHostKey = true;
+    o.agentEnv.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), agentStateDir);
+    o.agentEnv.insert(QStringLiteral("TRAINYARD_AGENT_NO_NVML"), QStringLiteral("1"));
+    o.remoteAgentPath = agentPath();
+    return o;
 }
 
 qint64 SshdFixture::sshdPid() const

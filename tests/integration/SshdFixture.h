@@ -10,6 +10,8 @@
 // Needs root (sshd's privilege separation) and /usr/sbin/sshd: skipReason()
 // says why not when they are missing.
 
+#include "core/nodes/SshNodeOptions.h"
+
 #include <QProcess>
 #include <QString>
 #include <QTemporaryDir>
@@ -43,6 +45,11 @@ public:
     QString knownHosts() const { return m_dir.filePath(QStringLiteral("known_hosts")); }
     QString hostKeyPub() const { return m_dir.filePath(QStringLiteral("host_ed25519_key.pub")); }
     qint64 sshdPid() const;
+    // A node on this sshd as the tests add it: `alias` (ws1, ws2, ...) from
+    // clientConfig(), a new host key accepted, a 10 s connect timeout, and
+    // the built agent run in place with its state in `agentStateDir` and no
+    // NVML (so each "host" is a node of its own on this one machine).
+    SshNodeOptions nodeOptions(const QString& alias, const QString& agentStateDir) const;
 
 private:
     bool writeFile(const QString& name, const QByteArray& bytes, QString* error);

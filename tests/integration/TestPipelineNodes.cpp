@@ -38,20 +38,6 @@ class TestPipelineNodes final : public QObject {
     QString stateDir(const QString& node) const { return m_tmp.filePath(QStringLiteral("state-") + node); }
     QString dbPath() const { return m_tmp.filePath(QStringLiteral("db/trainyard.db")); }
 
-    SshNodeOptions options(const QString& alias) const
-    {
-        SshNodeOptions o;
-        o.name = alias;
-        o.host = alias;
-        o.configFile = m_sshd.clientConfig();
-        o.connectTimeoutSec = 10;
-        o.acceptNewHostKey = true;
-        o.agentEnv.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), stateDir(alias));
-        o.agentEnv.insert(QStringLiteral("TRAINYARD_AGENT_NO_NVML"), QStringLiteral("1"));
-        o.remoteAgentPath = test::agentPath();
-        return o;
-    }
-
     // A result database, an engine with ws1 and ws2 (both connected), and a pipeline runner.
     struct Rig {
         std::unique_ptr<ResultStore> store;
@@ -70,7 +56,7 @@ class TestPipelineNodes final : public QObject {
         r.engine = std::make_unique<RunEngine>(r.store.get(), dbPath());
         r.engine->setReconnectDelays(200, 800);
         for (const QString& node : {QStringLiteral("ws1"), QStringLiteral("ws2")})
-            r.engine->addNode(node, std::make_unique<SshAgentTransport>(options(node)));
+            r.engine->addNode(node, std::make_unique<SshAgentTransport>(m_sshd.nodeOptions(node, stateDir(node))));
         r.engine->acquireIngestion();
         r.runner = std::make_unique<pipeline::PipelineRunner>(r.engine.get(), r.store.get(), dbPath());
         QElapsedTimer t;

@@ -77,19 +77,12 @@ class TestSshNodes final : public QObject {
 
     SshNodeOptions options(const QString& alias, bool deploy, bool accept = true) const
     {
-        SshNodeOptions o;
-        o.name = alias;
-        o.host = alias;
-        o.configFile = m_sshd.clientConfig();
-        o.connectTimeoutSec = 10;
+        SshNodeOptions o = m_sshd.nodeOptions(alias, stateDir(alias));
         o.acceptNewHostKey = accept;
-        o.agentEnv.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), stateDir(alias));
-        o.agentEnv.insert(QStringLiteral("TRAINYARD_AGENT_NO_NVML"), QStringLiteral("1"));
         if (deploy) {
+            o.remoteAgentPath.clear();
             o.deployAgentFrom = test::agentPath();
             o.remoteCacheDir = m_tmp.filePath(QStringLiteral("remote-cache"));
-        } else {
-            o.remoteAgentPath = test::agentPath();
         }
         return o;
     }

@@ -88,15 +88,9 @@ class TestSshSync final : public QObject {
 
     SshNodeOptions options(const QString& alias, const QString& config = {}) const
     {
-        SshNodeOptions o;
-        o.name = alias;
-        o.host = alias;
-        o.configFile = config.isEmpty() ? m_sshd.clientConfig() : config;
-        o.connectTimeoutSec = 10;
-        o.acceptNewHostKey = true;
-        o.agentEnv.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), stateDir(alias));
-        o.agentEnv.insert(QStringLiteral("TRAINYARD_AGENT_NO_NVML"), QStringLiteral("1"));
-        o.remoteAgentPath = test::agentPath();
+        SshNodeOptions o = m_sshd.nodeOptions(alias, stateDir(alias));
+        if (!config.isEmpty())
+            o.configFile = config;
         return o;
     }
 

@@ -38,4 +38,18 @@ bool isTerminal(RunState s)
     return s == RunState::Succeeded || s == RunState::Failed || s == RunState::Cancelled;
 }
 
+std::optional<RunGroupMembership> membershipOf(const RunRecord& run, RunGroupKind kind)
+{
+    for (const RunGroupMembership& m : run.groups)
+        if (m.kind == kind)
+            return m;
+    return std::nullopt;
+}
+
+RunGroupId groupIdOf(const RunRecord& run, RunGroupKind kind)
+{
+    const auto m = membershipOf(run, kind);
+    return m ? m->group : 0;
+}
+
 } // namespace ty

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/common/FailureKind.h"
+#include "core/common/RunGroup.h"
 
 #include <QDateTime>
 #include <QList>
@@ -66,7 +67,18 @@ struct RunRecord {
     // engine holding an older record cannot undo an edit.
     QString notes;
     bool archived = false;
+    // The groups the run is in (RunGroup.h): its sweep, gang, pipeline,
+    // attempts. Set when the run is created (ResultStore::createRun) or
+    // joins one (ResultStore::joinGroup); updateRun never changes them.
+    // Ordered by group id.
+    QList<RunGroupMembership> groups;
 };
+
+// The run's place in its group of `kind` (the first, when a run is in two of
+// one kind), nullopt when it is in none.
+std::optional<RunGroupMembership> membershipOf(const RunRecord& run, RunGroupKind kind);
+// That group's id, 0 for none.
+RunGroupId groupIdOf(const RunRecord& run, RunGroupKind kind);
 
 // What the user changes about a run besides its execution (ResultStore::
 // annotateRun): each field that is set replaces the stored one.

@@ -96,6 +96,22 @@ Result<void> RecordWriter::prepare(const QSqlDatabase& db)
                     "INSERT INTO pipelines (id, name, state, created_at, ended_at, document) VALUES (?,?,?,?,?,?)"
                     " ON CONFLICT (id) DO UPDATE SET name = excluded.name, state = excluded.state,"
                     " created_at = excluded.created_at, ended_at = excluded.ended_at, document = excluded.document"},
+            // A pipeline's group has the pipeline's id; it is never turned
+            // into a pipeline's when it is a group of another kind.
+            {&m_putPipelineGroup,
+                    "INSERT INTO run_groups (id, kind, name, created_at) VALUES (?, 'pipeline', ?, ?)"
+                    " ON CONFLICT (id) DO UPDATE SET name = excluded.name WHERE run_groups.kind = 'pipeline'"},
+            {&m_insertGroup, "INSERT INTO run_groups (kind, name, created_at, parent) VALUES (?,?,?,?)"},
+            {&m_insertMember,
+                    "INSERT INTO run_group_members (group_id, run_id, position, role) VALUES (?,?,?,?)"
+                    " ON CONFLICT (group_id, run_id) DO UPDATE SET position = excluded.position, role = excluded.role"},
+            {&m_groupsOfRun, "SELECT group_id FROM run_group_members WHERE run_id = ?"},
+            // A sweep, gang or attempts group goes with its last run; a
+            // pipeline's stays with the pipeline.
+            {&m_dropEmptyGroup,
+                    "DELETE FROM run_groups WHERE id = ? AND kind <> 'pipeline'"
+                    " AND NOT EXISTS (SELECT 1 FROM run_group_members WHERE group_id = ?)"
+                    " AND NOT EXISTS (SELECT 1 FROM run_groups c WHERE c.parent = ?)"},
     };
     for (const auto& [q, sql] : statements) {
         q->emplace(m_db);
@@ -110,7 +126,8 @@ void RecordWriter::release()
 {
     for (auto* q : {&m_markChange, &m_maxChangeSeq, &m_insertRun, &m_updateRun, &m_deleteTags, &m_insertTag,
                  &m_insertParam, &m_setOffset, &m_deleteRun, &m_upsertArtifact, &m_insertNotice, &m_putNode,
-                 &m_removeNode, &m_putPipeline})
+                 &m_removeNode, &m_putPipeline, &m_putPipelineGroup, &m_insertGroup, &m_insertMember, &m_groupsOfRun,
+                 &m_dropEmptyGroup})
         q->reset();
     m_db = QSqlDatabase();
 }
@@ -153,6 +170,9 @@ Result<RunId> RecordWriter::apply(const storeop::CreateRun& op)
 
     if (auto t = replaceTags(id, r.tags); !t)
         return std::unexpected(t.error());
+    for (const RunGroupMembership& m : r.groups)
+        if (auto joined = storeMembership(id, m); !joined)
+            return std::unexpected(joined.error());
     auto stored = storeParams(id, op.params);
     if (!stored)
         return std::unexpected(stored.error());
@@ -195,6 +215,68 @@ Result<bool> RecordWriter::storeParams(RunId run, const QMap<QString, QString>& 
         }
     }
     return true;
+}
+
+Result<bool> RecordWriter::storeMembership(RunId run, const RunGroupMembership& m)
+{
+    QSqlQuery& q = *m_insertMember;
+    q.bindValue(0, QVariant::fromValue<qint64>(m.group));
+    q.bindValue(1, QVariant::fromValue<qint64>(run));
+    q.bindValue(2, m.position);
+    q.bindValue(3, sqlcodec::textToSql(m.role));
+    if (q.exec())
+        return true;
+    if (sqlitefile::isConstraint(q.lastError())) {
+        // Which of the two is missing decides: an unknown run is dropped
+        // like its params, an unknown group is the caller's mistake.
+        QSqlQuery exists(m_db);
+        exists.prepare(QStringLiteral("SELECT (SELECT COUNT(*) FROM runs WHERE id = ?),"
+                                      " (SELECT COUNT(*) FROM run_groups WHERE id = ?)"));
+        exists.addBindValue(QVariant::fromValue<qint64>(run));
+        exists.addBindValue(QVariant::fromValue<qint64>(m.group));
+        if (exists.exec() && exists.next()) {
+            if (exists.value(1).toInt() == 0)
+                return fail(QStringLiteral("%1: run %2: cannot add it to group %3: there is no such group")
+                                    .arg(m_path)
+                                    .arg(run)
+                                    .arg(m.group));
+            if (exists.value(0).toInt() == 0)
+                return false;
+        }
+    }
+    return runFailure(run, QStringLiteral("cannot add it to group %1").arg(m.group), q);
+}
+
+Result<RunId> RecordWriter::apply(const storeop::CreateGroup& op)
+{
+    const RunGroupRecord& g = op.group;
+    QSqlQuery& q = *m_insertGroup;
+    q.bindValue(0, runGroupKindName(g.kind));
+    q.bindValue(1, sqlcodec::textToSql(g.name));
+    q.bindValue(2, sqlcodec::timeToSql(g.createdAt.isValid() ? g.createdAt : QDateTime::currentDateTimeUtc()));
+    q.bindValue(3, g.parent > 0 ? QVariant::fromValue<qint64>(g.parent) : QVariant());
+    if (!q.exec()) {
+        if (sqlitefile::isConstraint(q.lastError()))
+            return fail(QStringLiteral("%1: cannot create %2 group \"%3\": there is no group %4 to be part of")
+                                .arg(m_path, runGroupKindName(g.kind), g.name)
+                                .arg(g.parent));
+        return fail(QStringLiteral("%1: cannot create %2 group \"%3\": %4")
+                            .arg(m_path, runGroupKindName(g.kind), g.name, q.lastError().text()));
+    }
+    const RunId id = q.lastInsertId().toLongLong();
+    q.finish();
+    if (id <= 0)
+        return fail(QStringLiteral("%1: cannot create %2 group \"%3\": no id assigned")
+                            .arg(m_path, runGroupKindName(g.kind), g.name));
+    return id;
+}
+
+Result<std::optional<RunId>> RecordWriter::apply(const storeop::JoinGroup& op)
+{
+    auto joined = storeMembership(op.run, op.membership);
+    if (!joined)
+        return std::unexpected(joined.error());
+    return changedIf(*joined, op.run);
 }
 
 Result<std::optional<RunId>> RecordWriter::apply(const storeop::UpdateRun& op)
@@ -258,10 +340,25 @@ Result<std::optional<RunId>> RecordWriter::apply(const storeop::SetConsoleOffset
 
 Result<std::optional<RunId>> RecordWriter::apply(const storeop::DeleteRun& op)
 {
+    QList<qint64> groups;
+    QSqlQuery& g = *m_groupsOfRun;
+    g.bindValue(0, QVariant::fromValue<qint64>(op.run));
+    if (!g.exec())
+        return runFailure(op.run, QStringLiteral("cannot read its groups"), g);
+    while (g.next())
+        groups.append(g.value(0).toLongLong());
+    g.finish();
     QSqlQuery& q = *m_deleteRun;
     q.bindValue(0, QVariant::fromValue<qint64>(op.run));
     if (!q.exec())
         return fail(QStringLiteral("%1: cannot delete run %2: %3").arg(m_path).arg(op.run).arg(q.lastError().text()));
+    for (qint64 group : std::as_const(groups)) {
+        QSqlQuery& d = *m_dropEmptyGroup;
+        for (int i = 0; i < 3; ++i)
+            d.bindValue(i, QVariant::fromValue<qint64>(group));
+        if (!d.exec())
+            return runFailure(op.run, QStringLiteral("cannot remove its empty group %1").arg(group), d);
+    }
     return op.run;
 }
 
@@ -350,6 +447,15 @@ Result<std::optional<RunId>> RecordWriter::apply(const storeop::PutPipeline& op)
     q.bindValue(5, sqlcodec::textToSql(p.document));
     if (!q.exec())
         return fail(QStringLiteral("%1: cannot store pipeline %2: %3").arg(m_path).arg(p.id).arg(q.lastError().text()));
+    QSqlQuery& g = *m_putPipelineGroup;
+    g.bindValue(0, p.id);
+    g.bindValue(1, sqlcodec::textToSql(p.name));
+    g.bindValue(2, sqlcodec::timeToSql(p.createdAt.isValid() ? p.createdAt : QDateTime::currentDateTimeUtc()));
+    if (!g.exec())
+        return fail(QStringLiteral("%1: cannot store the group of pipeline %2: %3")
+                            .arg(m_path)
+                            .arg(p.id)
+                            .arg(g.lastError().text()));
     return std::nullopt;
 }
 

@@ -65,7 +65,13 @@ public:
     Result<std::optional<RunId>> apply(const storeop::PutNode& op);
     Result<std::optional<RunId>> apply(const storeop::RemoveNode& op);
     // Pipelines belong to no run either (their steps' runs are written on their own).
+    // Also makes sure the pipeline's run group (of the same id) exists.
     Result<std::optional<RunId>> apply(const storeop::PutPipeline& op);
+    // The new group's id (> 0). Errors: an unknown parent, the write failed.
+    Result<RunId> apply(const storeop::CreateGroup& op);
+    // The run, when it exists; an unknown run is nullopt (dropped), an
+    // unknown group an error.
+    Result<std::optional<RunId>> apply(const storeop::JoinGroup& op);
 
 private:
     // "<path>: run <run>: <what>: <SQLite's words for `failed`>".
@@ -73,12 +79,14 @@ private:
     Result<void> replaceTags(RunId run, const QStringList& tags);
     // Inserts or replaces `params` of `run`; false: the run does not exist.
     Result<bool> storeParams(RunId run, const QMap<QString, QString>& params);
+    // Inserts or replaces the run's membership; false: the run does not exist.
+    Result<bool> storeMembership(RunId run, const RunGroupMembership& m);
 
     const QString m_path;
     QSqlDatabase m_db; // the writer connection, between prepare() and release()
     std::optional<QSqlQuery> m_markChange, m_maxChangeSeq, m_insertRun, m_updateRun, m_deleteTags, m_insertTag,
             m_insertParam, m_setOffset, m_deleteRun, m_upsertArtifact, m_insertNotice, m_putNode, m_removeNode,
-            m_putPipeline;
+            m_putPipeline, m_putPipelineGroup, m_insertGroup, m_insertMember, m_groupsOfRun, m_dropEmptyGroup;
 };
 
 } // namespace ty

@@ -75,7 +75,9 @@ public:
     // ---- writes -----------------------------------------------------------
     // Inserts a run with its tags and params and waits until it is committed.
     // r.id is ignored (the database assigns it, never reusing a deleted one);
-    // an invalid r.createdAt becomes the current time. Returns the new id.
+    // an invalid r.createdAt becomes the current time. The run joins the
+    // groups of r.groups (each must exist: else InvalidInput, nothing
+    // stored). Returns the new id.
     virtual Result<RunId> createRun(const RunRecord& r, const QMap<QString, QString>& params) = 0;
     // Async. Replaces the execution fields of run r.id: state, node, gpus,
     // argv, workdir, env, priority, startedAt, finishedAt, exitCode,
@@ -145,7 +147,22 @@ public:
     // Async. Inserts the pipeline, or replaces the one of p.id whole
     // (schema 12; core/pipeline/PipelineRunner.h writes them). An invalid
     // p.createdAt becomes now. p.id must be > 0 (else refused, with a warning).
+    // Its run group (RunGroupKind::Pipeline, of the same id and name) is made
+    // with it when missing; an id that is a group of another kind is stored
+    // without one.
     virtual void putPipeline(const PipelineRecord& p) = 0;
+    // Run groups (schema 13; core/common/RunGroup.h). createGroup() inserts g
+    // (g.id and g.runs are ignored; an invalid g.createdAt becomes now) and
+    // waits until it is committed; returns its id, never one used before.
+    // Errors: g.parent > 0 names no group, the write failed. Runs join a
+    // group when they are created (RunRecord::groups, createRun) or later by
+    // joinGroup(), which waits until committed and counts the run as changed;
+    // joining again changes the run's position and role there. Errors: no
+    // such run, no such group, the write failed. A group of a sweep, gang or
+    // attempts is removed with its last run (deleteRun); a pipeline's stays
+    // with the pipeline.
+    virtual Result<RunGroupId> createGroup(const RunGroupRecord& g) = 0;
+    virtual Result<void> joinGroup(RunId run, const RunGroupMembership& m) = 0;
     // Blocks until everything queued (by any thread) before the call is
     // committed (or has failed). Returns the error of the first batch that
     // failed since the previous flush() call, if any; each failure is
@@ -212,6 +229,14 @@ public:
     // "running". pipeline(): nullopt when there is none (or it cannot be read).
     virtual QList<PipelineRecord> pipelines(bool runningOnly = false) const = 0;
     virtual std::optional<PipelineRecord> pipeline(qint64 id) const = 0;
+    // Run groups by id, ascending, with their member counts (RunGroupRecord::
+    // runs); only those of `kind` when it is given. group(): nullopt when
+    // there is none (or it cannot be read). groupMembers(): the group's runs
+    // with their place in it, in position order (then by run id): a sweep's
+    // combinations, a gang's ranks, a pipeline's step instances, the attempts.
+    virtual QList<RunGroupRecord> groups(std::optional<RunGroupKind> kind = std::nullopt) const = 0;
+    virtual std::optional<RunGroupRecord> group(RunGroupId id) const = 0;
+    virtual QList<std::pair<RunId, RunGroupMembership>> groupMembers(RunGroupId id) const = 0;
 
     // The runs whose stored data (record, tags, params, notices, artifacts,
     // console offset, metrics) changed in a write transaction committed

@@ -498,6 +498,13 @@ Result<RunId> SqliteResultStore::createRun(const RunRecord& r, const QMap<QStrin
 {
     if (auto why = writeRefusal())
         return fail(*why);
+    // Refused before anything is queued, so that no batch fails for it.
+    for (const RunGroupMembership& m : r.groups)
+        if (!group(m.group))
+            return fail(QStringLiteral("%1: cannot create run \"%2\": there is no run group %3")
+                                .arg(m_path, r.name)
+                                .arg(m.group),
+                    ErrorKind::InvalidInput);
     auto done = std::make_shared<std::promise<Result<RunId>>>();
     auto future = done->get_future();
     m_writer->enqueue(storeop::CreateRun{r, params, std::move(done)}, /*urgent=*/true);
@@ -637,6 +644,37 @@ void SqliteResultStore::putPipeline(const PipelineRecord& p)
     m_writer->enqueue(storeop::PutPipeline{p});
 }
 
+Result<RunGroupId> SqliteResultStore::createGroup(const RunGroupRecord& g)
+{
+    if (auto why = writeRefusal())
+        return fail(*why);
+    if (g.parent > 0 && !group(g.parent))
+        return fail(QStringLiteral("%1: cannot create %2 group \"%3\": there is no group %4 to be part of")
+                            .arg(m_path, runGroupKindName(g.kind), g.name)
+                            .arg(g.parent),
+                ErrorKind::InvalidInput);
+    auto done = std::make_shared<std::promise<Result<RunId>>>();
+    auto future = done->get_future();
+    m_writer->enqueue(storeop::CreateGroup{g, std::move(done)}, /*urgent=*/true);
+    return future.get();
+}
+
+Result<void> SqliteResultStore::joinGroup(RunId run, const RunGroupMembership& m)
+{
+    if (auto why = writeRefusal())
+        return fail(*why);
+    if (auto existing = this->run(run); !existing)
+        return std::unexpected(existing.error());
+    if (!group(m.group))
+        return fail(QStringLiteral("%1: run %2: cannot add it to group %3: there is no such group")
+                            .arg(m_path)
+                            .arg(run)
+                            .arg(m.group),
+                ErrorKind::InvalidInput);
+    m_writer->enqueue(storeop::JoinGroup{run, m}, /*urgent=*/true);
+    return flush();
+}
+
 Result<void> SqliteResultStore::recordMemoHit(const MemoHitRecord& h)
 {
     if (auto why = writeRefusal())
@@ -675,6 +713,22 @@ qint64 SqliteResultStore::transactionsCommitted() const
 
 // ---- reads -----------------------------------------------------------------
 
+namespace {
+// A run's memberships: run id, then what membershipFromRow() reads.
+const QString kMembershipSelect = QStringLiteral("SELECT m.run_id, m.group_id, g.kind, m.position, m.role"
+                                                 " FROM run_group_members m JOIN run_groups g ON g.id = m.group_id");
+
+// Columns 1..4 of kMembershipSelect; nullopt for a kind this version does
+// not know (a newer Trainyard's), which is left out.
+std::optional<RunGroupMembership> membershipFromRow(const QSqlQuery& q)
+{
+    const auto kind = runGroupKindFromName(q.value(2).toString());
+    if (!kind)
+        return std::nullopt;
+    return RunGroupMembership{q.value(1).toLongLong(), *kind, q.value(3).toInt(), q.value(4).toString()};
+}
+} // namespace
+
 Result<RunRecord> SqliteResultStore::run(RunId id) const
 {
     QSqlDatabase db = readConnection();
@@ -704,6 +758,23 @@ Result<RunRecord> SqliteResultStore::run(RunId id) const
         return fail(
                 QStringLiteral("%1: cannot read the tags of run %2: %3").arg(m_path).arg(id).arg(t.lastError().text()));
     }
+    t.finish();
+    QSqlQuery g
+            = prepared(db, failed, QStringLiteral("%1 WHERE m.run_id = ? ORDER BY m.group_id").arg(kMembershipSelect));
+    g.addBindValue(QVariant::fromValue<qint64>(id));
+    if (g.exec())
+        while (g.next())
+            if (auto m = membershipFromRow(g))
+                r.groups.append(*m);
+    if (g.lastError().isValid()) {
+        failed(QStringLiteral("cannot read the groups of run %1").arg(id), g.lastError());
+        if (!damage().isEmpty())
+            return fail(damage());
+        return fail(QStringLiteral("%1: cannot read the groups of run %2: %3")
+                            .arg(m_path)
+                            .arg(id)
+                            .arg(g.lastError().text()));
+    }
     return r;
 }
 
@@ -717,13 +788,15 @@ const QString kUnfinished = QStringLiteral("state NOT IN ('succeeded', 'failed',
 struct RunsSql {
     QString runs;
     QString tags;
+    QString groups; // kMembershipSelect's columns
 };
 
 RunsSql runsSql(const QStringList& selections)
 {
     if (selections.size() == 1 && selections.front().isEmpty())
         return {QStringLiteral("SELECT %1 FROM runs ORDER BY created_at DESC, id DESC").arg(kRunColumns),
-                QStringLiteral("SELECT run_id, tag FROM tags ORDER BY run_id, position")};
+                QStringLiteral("SELECT run_id, tag FROM tags ORDER BY run_id, position"),
+                QStringLiteral("%1 ORDER BY m.run_id, m.group_id").arg(kMembershipSelect)};
     QStringList rowSelects;
     QStringList idSelects;
     for (const QString& from : selections) {
@@ -732,9 +805,10 @@ RunsSql runsSql(const QStringList& selections)
     }
     // No ORDER BY over the compound: it would make SQLite walk an index in
     // created_at order instead of the selections' own (sorted afterwards).
+    const QString ids = idSelects.join(QStringLiteral(" UNION ALL "));
     return {rowSelects.join(QStringLiteral(" UNION ALL ")),
-            QStringLiteral("SELECT run_id, tag FROM tags WHERE run_id IN (%1) ORDER BY run_id, position")
-                    .arg(idSelects.join(QStringLiteral(" UNION ALL ")))};
+            QStringLiteral("SELECT run_id, tag FROM tags WHERE run_id IN (%1) ORDER BY run_id, position").arg(ids),
+            QStringLiteral("%1 WHERE m.run_id IN (%2) ORDER BY m.run_id, m.group_id").arg(kMembershipSelect, ids)};
 }
 
 QStringList unfinishedSelections(bool endedWindow)
@@ -787,6 +861,22 @@ QList<RunRecord> readRuns(
             out[*it].tags.append(t.value(1).toString());
     }
     checkSteps(t, failed, QStringLiteral("cannot read tags"));
+    t.finish();
+    QSqlQuery g = prepared(db, failed, sql.groups);
+    if (!everyRun)
+        for (const QVariant& b : binds)
+            g.addBindValue(b);
+    if (!g.exec()) {
+        failed(QStringLiteral("cannot read run groups"), g.lastError());
+        return out;
+    }
+    while (g.next()) {
+        const auto it = index.constFind(g.value(0).toLongLong());
+        if (it != index.cend())
+            if (auto m = membershipFromRow(g))
+                out[*it].groups.append(*m);
+    }
+    checkSteps(g, failed, QStringLiteral("cannot read run groups"));
     return out;
 }
 } // namespace
@@ -820,7 +910,7 @@ QList<RunRecord> SqliteResultStore::endedRunsAfter(RunId afterId) const
 QStringList SqliteResultStore::unfinishedRunsSql(bool endedWindow)
 {
     const RunsSql sql = runsSql(unfinishedSelections(endedWindow));
-    return {sql.runs, sql.tags};
+    return {sql.runs, sql.tags, sql.groups};
 }
 
 QMap<QString, QString> SqliteResultStore::params(RunId run) const
@@ -1266,6 +1356,85 @@ std::optional<PipelineRecord> SqliteResultStore::pipeline(qint64 id) const
         return std::nullopt;
     }
     return pipelineFromRow(q);
+}
+
+namespace {
+const QString kGroupSelect
+        = QStringLiteral("SELECT g.id, g.kind, g.name, g.created_at, COALESCE(g.parent, 0),"
+                         " (SELECT COUNT(*) FROM run_group_members m WHERE m.group_id = g.id) FROM run_groups g");
+
+// kGroupSelect's columns; nullopt for a kind this version does not know.
+std::optional<RunGroupRecord> groupFromRow(const QSqlQuery& q)
+{
+    const auto kind = runGroupKindFromName(q.value(1).toString());
+    if (!kind)
+        return std::nullopt;
+    RunGroupRecord g;
+    g.id = q.value(0).toLongLong();
+    g.kind = *kind;
+    g.name = q.value(2).toString();
+    g.createdAt = sqlcodec::timeFromSql(q.value(3));
+    g.parent = q.value(4).toLongLong();
+    g.runs = q.value(5).toInt();
+    return g;
+}
+} // namespace
+
+QList<RunGroupRecord> SqliteResultStore::groups(std::optional<RunGroupKind> kind) const
+{
+    QList<RunGroupRecord> out;
+    QSqlDatabase db = readConnection();
+    const ReadFailed failed = readErrorSink();
+    QSqlQuery q = prepared(db, failed,
+            QStringLiteral("%1%2 ORDER BY g.id")
+                    .arg(kGroupSelect, kind ? QStringLiteral(" WHERE g.kind = ?") : QString()));
+    if (kind)
+        q.addBindValue(runGroupKindName(*kind));
+    if (!q.exec()) {
+        failed(QStringLiteral("cannot read the run groups"), q.lastError());
+        return out;
+    }
+    while (q.next())
+        if (auto g = groupFromRow(q))
+            out.append(*g);
+    checkSteps(q, failed, QStringLiteral("cannot read the run groups"));
+    return out;
+}
+
+std::optional<RunGroupRecord> SqliteResultStore::group(RunGroupId id) const
+{
+    QSqlDatabase db = readConnection();
+    const ReadFailed failed = readErrorSink();
+    QSqlQuery q = prepared(db, failed, QStringLiteral("%1 WHERE g.id = ?").arg(kGroupSelect));
+    q.addBindValue(QVariant::fromValue<qint64>(id));
+    if (!q.exec()) {
+        failed(QStringLiteral("cannot read run group %1").arg(id), q.lastError());
+        return std::nullopt;
+    }
+    if (!q.next()) {
+        checkSteps(q, failed, QStringLiteral("cannot read run group %1").arg(id));
+        return std::nullopt;
+    }
+    return groupFromRow(q);
+}
+
+QList<std::pair<RunId, RunGroupMembership>> SqliteResultStore::groupMembers(RunGroupId id) const
+{
+    QList<std::pair<RunId, RunGroupMembership>> out;
+    QSqlDatabase db = readConnection();
+    const ReadFailed failed = readErrorSink();
+    QSqlQuery q = prepared(
+            db, failed, QStringLiteral("%1 WHERE m.group_id = ? ORDER BY m.position, m.run_id").arg(kMembershipSelect));
+    q.addBindValue(QVariant::fromValue<qint64>(id));
+    if (!q.exec()) {
+        failed(QStringLiteral("cannot read the runs of group %1").arg(id), q.lastError());
+        return out;
+    }
+    while (q.next())
+        if (auto m = membershipFromRow(q))
+            out.append({q.value(0).toLongLong(), *m});
+    checkSteps(q, failed, QStringLiteral("cannot read the runs of group %1").arg(id));
+    return out;
 }
 
 QList<NodeRecord> SqliteResultStore::nodes() const

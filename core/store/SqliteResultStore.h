@@ -68,6 +68,8 @@ public:
     Result<void> recordMemoHit(const MemoHitRecord& h) override;
     Result<void> removeMemoEntries(const QStringList& keys) override;
     void putPipeline(const PipelineRecord& p) override;
+    Result<RunGroupId> createGroup(const RunGroupRecord& g) override;
+    Result<void> joinGroup(RunId run, const RunGroupMembership& m) override;
     Result<void> flush() override;
 
     Result<RunRecord> run(RunId id) const override;
@@ -94,6 +96,9 @@ public:
     QList<MemoHitRecord> memoHits(const QString& key) const override;
     QList<PipelineRecord> pipelines(bool runningOnly = false) const override;
     std::optional<PipelineRecord> pipeline(qint64 id) const override;
+    QList<RunGroupRecord> groups(std::optional<RunGroupKind> kind = std::nullopt) const override;
+    std::optional<RunGroupRecord> group(RunGroupId id) const override;
+    QList<std::pair<RunId, RunGroupMembership>> groupMembers(RunGroupId id) const override;
 
     int schemaVersion() const override { return m_schemaVersion; }
     qint64 dataVersion() const override;

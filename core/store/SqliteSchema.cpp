@@ -280,6 +280,73 @@ const char* const kVersion12[] = {
         "CREATE INDEX pipelines_state ON pipelines(state)",
 };
 
+// Version 13: run groups (issue #24; core/common/RunGroup.h): sweeps, gangs,
+// pipelines and attempts as one model, where until v12 a sweep and a gang
+// were a tag each ("sweep:<ms>", "gang:<rank 0's id>") and a pipeline's runs
+// were tagged "pipeline:<id>" and "step:<step>". A group: its kind (a
+// RunGroupKind name), what people call it, when it was made, and the group
+// it is part of (a pipeline of a sweep over a pipeline). A member: its
+// position (sweep: combination index, gang: rank, pipeline: order made,
+// attempts: attempt) and role (sweep: "lr=0.1", pipeline: step instance).
+// A pipeline's group has the pipeline's id. The migration turns each such
+// tag into its group and removes it: pipelines keep their ids; sweeps and
+// gangs are numbered after them, oldest first; positions and roles come from
+// the runs' names ("digits[lr=0.1]", "digits#rank1", "pipe/train") and
+// their order of creation.
+const char* const kVersion13[] = {
+        "CREATE TABLE run_groups ("
+        " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+        " kind TEXT NOT NULL,"
+        " name TEXT NOT NULL DEFAULT '',"
+        " created_at INTEGER NOT NULL,"
+        " parent INTEGER REFERENCES run_groups(id) ON DELETE SET NULL"
+        ")",
+        "CREATE INDEX run_groups_kind ON run_groups(kind, id)",
+        "CREATE TABLE run_group_members ("
+        " group_id INTEGER NOT NULL REFERENCES run_groups(id) ON DELETE CASCADE,"
+        " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+        " position INTEGER NOT NULL DEFAULT 0,"
+        " role TEXT NOT NULL DEFAULT '',"
+        " PRIMARY KEY (group_id, run_id)"
+        ") WITHOUT ROWID",
+        "CREATE INDEX run_group_members_run ON run_group_members(run_id)",
+        // Pipelines keep their ids.
+        "INSERT INTO run_groups (id, kind, name, created_at) SELECT id, 'pipeline', name, created_at FROM pipelines",
+        "INSERT INTO run_group_members (group_id, run_id, position, role)"
+        " SELECT p.id, t.run_id, (SELECT COUNT(*) FROM tags o WHERE o.tag = t.tag AND o.run_id < t.run_id),"
+        " CASE WHEN substr(r.name, 1, length(p.name) + 1) = p.name || '/' THEN substr(r.name, length(p.name) + 2)"
+        " ELSE r.name END"
+        " FROM tags t JOIN pipelines p ON t.tag = 'pipeline:' || p.id JOIN runs r ON r.id = t.run_id",
+        // Sweeps and gangs: one group per tag, numbered after the pipelines.
+        "CREATE TEMP TABLE v13_groups (tag TEXT NOT NULL PRIMARY KEY, kind TEXT NOT NULL, name TEXT NOT NULL DEFAULT '',"
+        " created_at INTEGER NOT NULL, first_run INTEGER NOT NULL, gid INTEGER NOT NULL DEFAULT 0)",
+        "INSERT INTO v13_groups (tag, kind, created_at, first_run)"
+        " SELECT t.tag, CASE WHEN substr(t.tag, 1, 6) = 'sweep:' THEN 'sweep' ELSE 'gang' END,"
+        " MIN(r.created_at), MIN(r.id) FROM tags t JOIN runs r ON r.id = t.run_id"
+        " WHERE (substr(t.tag, 1, 6) = 'sweep:' AND substr(t.tag, 7) <> '' AND substr(t.tag, 7) NOT GLOB '*[^0-9]*')"
+        " OR (substr(t.tag, 1, 5) = 'gang:' AND substr(t.tag, 6) <> '' AND substr(t.tag, 6) NOT GLOB '*[^0-9]*')"
+        " GROUP BY t.tag",
+        "UPDATE v13_groups SET name = (SELECT CASE WHEN v13_groups.kind = 'sweep' AND instr(r.name, '[') > 1"
+        " THEN substr(r.name, 1, instr(r.name, '[') - 1) ELSE r.name END FROM runs r WHERE r.id = v13_groups.first_run),"
+        " gid = (SELECT COALESCE(MAX(id), 0) FROM run_groups) + (SELECT COUNT(*) FROM v13_groups o"
+        " WHERE o.created_at < v13_groups.created_at OR (o.created_at = v13_groups.created_at"
+        " AND (o.first_run < v13_groups.first_run OR (o.first_run = v13_groups.first_run AND o.tag <= v13_groups.tag))))",
+        "INSERT INTO run_groups (id, kind, name, created_at) SELECT gid, kind, name, created_at FROM v13_groups",
+        "INSERT INTO run_group_members (group_id, run_id, position, role)"
+        " SELECT g.gid, t.run_id,"
+        " CASE WHEN g.kind = 'gang' THEN (CASE WHEN instr(r.name, '#rank') > 0"
+        " THEN CAST(substr(r.name, instr(r.name, '#rank') + 5) AS INTEGER) ELSE 0 END)"
+        " ELSE (SELECT COUNT(*) FROM tags o WHERE o.tag = t.tag AND o.run_id < t.run_id) END,"
+        " CASE WHEN g.kind = 'sweep' AND instr(r.name, '[') > 1 AND substr(r.name, -1) = ']'"
+        " THEN substr(r.name, instr(r.name, '[') + 1, length(r.name) - instr(r.name, '[') - 1) ELSE '' END"
+        " FROM tags t JOIN v13_groups g ON g.tag = t.tag JOIN runs r ON r.id = t.run_id",
+        // The tags the groups replace.
+        "DELETE FROM tags WHERE substr(tag, 1, 5) = 'step:' AND run_id IN (SELECT m.run_id FROM run_group_members m"
+        " JOIN run_groups g ON g.id = m.group_id WHERE g.kind = 'pipeline')",
+        "DELETE FROM tags WHERE tag IN (SELECT tag FROM v13_groups) OR tag IN (SELECT 'pipeline:' || id FROM pipelines)",
+        "DROP TABLE v13_groups",
+};
+
 QString dbError(const QSqlQuery& q)
 {
     return q.lastError().text();
@@ -346,6 +413,10 @@ QStringList SqliteSchema::migrationStep(int fromVersion)
         break;
     case 11:
         for (const char* s : kVersion12)
+            out << QString::fromLatin1(s);
+        break;
+    case 12:
+        for (const char* s : kVersion13)
             out << QString::fromLatin1(s);
         break;
     default: break;

@@ -28,13 +28,14 @@ namespace ty {
 class SqliteSchema final {
 public:
     static constexpr int kCurrentVersion
-            = 12; // 2: `nodes` table, 3: node labels, 4: superseded points, sources, 5: metric blocks,
+            = 13; // 2: `nodes` table, 3: node labels, 4: superseded points, sources, 5: metric blocks,
                   // 6: indexes of unfinished and recently ended runs, 7: run notices,
                   // 8: a run's notes and archived flag,
                   // 9: failure kind, pending reason apart from failure reason,
                   // 10: the change sequence of each run (run_changes),
                   // 11: memoized steps' entries and hits (memo_entries, memo_hits),
-                  // 12: pipelines (so they outlive the service)
+                  // 12: pipelines (so they outlive the service),
+                  // 13: run groups (sweeps, gangs, pipelines, attempts; run_groups, run_group_members)
 
     // Statements taking a database from `fromVersion` to `fromVersion + 1`
     // (0 <= fromVersion < kCurrentVersion). Empty list for an unknown version.

@@ -34,6 +34,16 @@ qint64 pointsOf(const storeop::WriteOp& op)
     return 0;
 }
 
+// What waits for the id an op creates (createRun, createGroup), else null.
+std::shared_ptr<std::promise<Result<RunId>>> creationPromiseOf(const storeop::WriteOp& op)
+{
+    if (const auto* c = std::get_if<storeop::CreateRun>(&op))
+        return c->done;
+    if (const auto* g = std::get_if<storeop::CreateGroup>(&op))
+        return g->done;
+    return nullptr;
+}
+
 } // namespace
 
 SqliteWriter::SqliteWriter(QString path, QString connectionName, SqliteStoreOptions options, Callback onBatch)
@@ -89,8 +99,8 @@ quint64 SqliteWriter::enqueue(storeop::WriteOp op, bool urgent)
     QMutexLocker lock(&m_mutex);
     if (m_stopping || !m_started) {
         qCWarning(lcStoreWriter, "%s: write after the store was closed, dropped", qUtf8Printable(m_path));
-        if (auto* c = std::get_if<storeop::CreateRun>(&op))
-            c->done->set_value(fail(QStringLiteral("%1: the result store is closed").arg(m_path)));
+        if (auto done = creationPromiseOf(op))
+            done->set_value(fail(QStringLiteral("%1: the result store is closed").arg(m_path)));
         return m_queuedSeq;
     }
     // Back-pressure: let the writer catch up before queueing more points.
@@ -224,8 +234,8 @@ void SqliteWriter::run()
     // defensive) must not leave createRun() callers waiting.
     QMutexLocker lock(&m_mutex);
     for (auto& op : m_queue)
-        if (auto* c = std::get_if<storeop::CreateRun>(&op))
-            c->done->set_value(fail(QStringLiteral("%1: the result store is closed").arg(m_path)));
+        if (auto done = creationPromiseOf(op))
+            done->set_value(fail(QStringLiteral("%1: the result store is closed").arg(m_path)));
     m_queue.clear();
     m_committedSeq = m_queuedSeq;
     m_doneCond.wakeAll();
@@ -435,8 +445,8 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(std::deque<storeop::WriteOp>
                                           : QStringLiteral("%1 (%2)").arg(begun.error().message, reason));
         fenceFailedBatch(ops);
         for (auto& op : ops)
-            if (auto* c = std::get_if<storeop::CreateRun>(&op))
-                created.append({c->done, fail(out.error)});
+            if (auto done = creationPromiseOf(op))
+                created.append({done, fail(out.error)});
         return out;
     }
     m_metrics.beginBatch();
@@ -474,6 +484,11 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(std::deque<storeop::WriteOp>
                         if (id)
                             touch(*id);
                         else
+                            error = id.error().message;
+                        created.append({o.done, id});
+                    } else if constexpr (std::is_same_v<T, storeop::CreateGroup>) {
+                        auto id = m_records.apply(o);
+                        if (!id)
                             error = id.error().message;
                         created.append({o.done, id});
                     } else if constexpr (std::is_same_v<T, storeop::AppendMetrics>) {
@@ -544,12 +559,12 @@ SqliteWriter::BatchOutcome SqliteWriter::applyBatch(std::deque<storeop::WriteOp>
             result = fail(out.error);
         // Creates after the failing op never ran: fail them too.
         for (auto& op : ops) {
-            if (auto* c = std::get_if<storeop::CreateRun>(&op)) {
+            if (auto done = creationPromiseOf(op)) {
                 bool listed = false;
                 for (const auto& pr : created)
-                    listed = listed || pr.first == c->done;
+                    listed = listed || pr.first == done;
                 if (!listed)
-                    created.append({c->done, fail(out.error)});
+                    created.append({done, fail(out.error)});
             }
         }
         return out;

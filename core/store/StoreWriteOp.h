@@ -101,8 +101,21 @@ struct PutPipeline {
     PipelineRecord pipeline;
 };
 
+// Inserts a run group; `done` gets its id (a RunGroupId, the same integer
+// type as a RunId) after the commit, or the failure.
+struct CreateGroup {
+    RunGroupRecord group;
+    std::shared_ptr<std::promise<Result<RunId>>> done;
+};
+
+// Makes the run a member of the group (or changes its position and role there).
+struct JoinGroup {
+    RunId run = 0;
+    RunGroupMembership membership;
+};
+
 using WriteOp = std::variant<CreateRun, UpdateRun, AnnotateRun, AppendMetrics, SetConsoleOffset, DeleteRun, AddArtifact,
         AddNotice, SetParams, PutNode, RemoveNode, BeginIngestion, PutMemoEntry, RecordMemoHit, RemoveMemoEntries,
-        PutPipeline>;
+        PutPipeline, CreateGroup, JoinGroup>;
 
 } // namespace ty::storeop

@@ -127,6 +127,7 @@ private Q_SLOTS:
     void closingCommitsQueuedWrites();
     void twoStoresShareOneFile();
     void deleteRunCascades();
+    void runGroupsHoldTheirRunsInOrder();
     void changesNameTheRunsEachWriteTouched();
     void artifactsRoundTrip();
     void noticesRoundTrip();
@@ -483,7 +484,7 @@ void TestSqliteResultStore::unfinishedRunsUseTheirIndexes()
     RawDb raw(m_path, true);
     for (bool window : {false, true}) {
         const QStringList sql = SqliteResultStore::unfinishedRunsSql(window);
-        QCOMPARE(sql.size(), 2);
+        QCOMPARE(sql.size(), 3);
         for (const QString& statement : sql) {
             QString literal = statement;
             literal.replace(QLatin1Char('?'), QStringLiteral("1700000000250"));
@@ -1201,6 +1202,101 @@ void TestSqliteResultStore::deleteRunCascades()
     auto next = store->createRun(RunRecord{}, {});
     QVERIFY(next.has_value());
     QVERIFY(*next > *kept);
+}
+
+// Issue #24: sweeps, gangs, pipelines and attempts are one model of run
+// groups: a run joins its groups as it is created or later, reads of runs
+// carry their places, a group lists its runs in order, and a group of a
+// sweep, gang or attempts goes with its last run (a pipeline's stays).
+void TestSqliteResultStore::runGroupsHoldTheirRunsInOrder()
+{
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    const QDateTime made = QDateTime::fromMSecsSinceEpoch(1'700'000'000'123, Qt::UTC);
+    auto pipeline = store->createGroup(RunGroupRecord{0, RunGroupKind::Pipeline, QStringLiteral("digits"), made});
+    auto sweep
+            = store->createGroup(RunGroupRecord{0, RunGroupKind::Sweep, QStringLiteral("lr-sweep"), made, *pipeline});
+    QVERIFY2(pipeline && sweep, pipeline ? "" : qPrintable(pipeline.error().message));
+    QCOMPARE(*sweep, *pipeline + 1);
+
+    // Made in the other order than their positions: read back by position.
+    QList<RunId> runs;
+    for (int position : {1, 0}) {
+        RunRecord r;
+        r.name = QStringLiteral("lr-sweep[lr=%1]").arg(position);
+        r.groups = {RunGroupMembership{*sweep, RunGroupKind::Sweep, position, QStringLiteral("lr=%1").arg(position)}};
+        auto id = store->createRun(r, {});
+        QVERIFY2(id, id ? "" : qPrintable(id.error().message));
+        runs.append(*id);
+    }
+    const auto members = store->groupMembers(*sweep);
+    QCOMPARE(members.size(), 2);
+    QCOMPARE(members[0].first, runs[1]);
+    QCOMPARE(members[0].second, (RunGroupMembership{*sweep, RunGroupKind::Sweep, 0, QStringLiteral("lr=0")}));
+    QCOMPARE(members[1].first, runs[0]);
+
+    // Joining later (a gang's rank 0, a pipeline's step) counts as a change of the run.
+    const qint64 seq = store->runChangesSince(0)->seq;
+    QVERIFY(store->joinGroup(runs[0], RunGroupMembership{*pipeline, RunGroupKind::Pipeline, 3, QStringLiteral("train")})
+                    .has_value());
+    QCOMPARE(store->runChangesSince(seq)->changed, QList<RunId>{runs[0]});
+    const RunRecord joined = *store->run(runs[0]);
+    QCOMPARE(joined.groups,
+            (QList<RunGroupMembership>{
+                    RunGroupMembership{*pipeline, RunGroupKind::Pipeline, 3, QStringLiteral("train")},
+                    RunGroupMembership{*sweep, RunGroupKind::Sweep, 1, QStringLiteral("lr=1")}}));
+    QCOMPARE(groupIdOf(joined, RunGroupKind::Sweep), *sweep);
+    QCOMPARE(groupIdOf(joined, RunGroupKind::Gang), RunGroupId(0));
+    // runs() and unfinishedRuns() carry them too.
+    for (const QList<RunRecord>& all : {store->runs(), store->unfinishedRuns()})
+        for (const RunRecord& r : all)
+            QCOMPARE(r.groups.size(), r.id == runs[0] ? 2 : 1);
+    // updateRun leaves them alone.
+    RunRecord stale = joined;
+    stale.groups.clear();
+    stale.state = RunState::Running;
+    store->updateRun(stale);
+    QVERIFY(store->flush().has_value());
+    QCOMPARE(store->run(runs[0])->groups.size(), 2);
+
+    const auto groups = store->groups();
+    QCOMPARE(groups.size(), 2);
+    QCOMPARE(groups[0].kind, RunGroupKind::Pipeline);
+    QCOMPARE(groups[0].runs, 1);
+    QCOMPARE(groups[1], (RunGroupRecord{*sweep, RunGroupKind::Sweep, QStringLiteral("lr-sweep"), made, *pipeline, 2}));
+    QCOMPARE(store->groups(RunGroupKind::Gang).size(), 0);
+    QCOMPARE(store->group(*sweep)->runs, 2);
+    QVERIFY(!store->group(*sweep + 100));
+
+    // Unknown groups and runs are errors naming them; nothing is made.
+    RunRecord lost;
+    lost.groups = {RunGroupMembership{9999, RunGroupKind::Gang, 0, {}}};
+    auto refused = store->createRun(lost, {});
+    QVERIFY(!refused);
+    QVERIFY2(refused.error().message.contains(QStringLiteral("group 9999")), qPrintable(refused.error().message));
+    QCOMPARE(store->runs().size(), 2);
+    auto noRun = store->joinGroup(424242, RunGroupMembership{*sweep, RunGroupKind::Sweep, 0, {}});
+    QVERIFY(!noRun);
+    QVERIFY2(noRun.error().message.contains(QStringLiteral("424242")), qPrintable(noRun.error().message));
+    QVERIFY(!store->createGroup(RunGroupRecord{0, RunGroupKind::Sweep, QStringLiteral("x"), made, 777}));
+
+    // A gang and a sweep go with their last run; the pipeline's group stays.
+    auto gang = store->createGroup(RunGroupRecord{0, RunGroupKind::Gang, QStringLiteral("g"), made});
+    QVERIFY(gang);
+    QVERIFY(store->joinGroup(runs[1], RunGroupMembership{*gang, RunGroupKind::Gang, 0, {}}).has_value());
+    store->deleteRun(runs[1]);
+    QVERIFY(store->flush().has_value());
+    QVERIFY(!store->group(*gang));
+    QCOMPARE(store->group(*sweep)->runs, 1);
+    store->deleteRun(runs[0]);
+    QVERIFY(store->flush().has_value());
+    QVERIFY(!store->group(*sweep));
+    QVERIFY(store->group(*pipeline));
+    QCOMPARE(store->group(*pipeline)->runs, 0);
+    // Ids are never reused.
+    auto next = store->createGroup(RunGroupRecord{0, RunGroupKind::Attempts, QStringLiteral("a"), {}});
+    QVERIFY(next && *next > *gang);
+    QVERIFY(store->group(*next)->createdAt.isValid());
 }
 
 // Issue #22: a reader in another process (the GUI beside the service) asks

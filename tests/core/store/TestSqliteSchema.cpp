@@ -197,6 +197,20 @@ QList<Snapshot> historicalSnapshots()
                     QStringLiteral("INSERT INTO pipelines VALUES (3, 'digits', 'succeeded', 1709644512000,"
                                    " 1709644600000, '{\"steps\":[]}')")});
     out.append(v12);
+    // Version 13 = version 12 plus run groups; the ended pipeline has its group.
+    const Snapshot v13 = nextSnapshot(v12,
+            {QStringLiteral("CREATE TABLE run_groups ( id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL,"
+                            " name TEXT NOT NULL DEFAULT '', created_at INTEGER NOT NULL,"
+                            " parent INTEGER REFERENCES run_groups(id) ON DELETE SET NULL)"),
+                    QStringLiteral("CREATE INDEX run_groups_kind ON run_groups(kind, id)"),
+                    QStringLiteral("CREATE TABLE run_group_members ("
+                                   " group_id INTEGER NOT NULL REFERENCES run_groups(id) ON DELETE CASCADE,"
+                                   " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+                                   " position INTEGER NOT NULL DEFAULT 0, role TEXT NOT NULL DEFAULT '',"
+                                   " PRIMARY KEY (group_id, run_id)) WITHOUT ROWID"),
+                    QStringLiteral("CREATE INDEX run_group_members_run ON run_group_members(run_id)"),
+                    QStringLiteral("INSERT INTO run_groups VALUES (3, 'pipeline', 'digits', 1709644512000, NULL)")});
+    out.append(v13);
     return out;
 }
 
@@ -312,6 +326,7 @@ private Q_SLOTS:
     void refusesDirectory();
     void historicalSnapshotsCoverEveryVersion();
     void v8ReasonsAreSplitIntoKindDetailAndPending();
+    void v12TagsBecomeRunGroups();
 
 private:
     QTemporaryDir m_tmp;
@@ -517,6 +532,12 @@ void TestSqliteSchema::migratesHistoricalVersions()
         QVERIFY((*store)->pipelines(true).isEmpty());
         QCOMPARE((*store)->pipeline(7), std::optional<PipelineRecord>(running));
         QCOMPARE((*store)->pipelines().size(), snapshot.version < 12 ? 1 : 2);
+        // Every pipeline has its run group of the same id (v13).
+        QCOMPARE((*store)->group(7)->kind, RunGroupKind::Pipeline);
+        QCOMPARE((*store)->group(7)->name, QStringLiteral("p"));
+        if (snapshot.version >= 12)
+            QCOMPARE(*(*store)->group(3),
+                    (RunGroupRecord{3, RunGroupKind::Pipeline, QStringLiteral("digits"), utcMs(1709644512000), 0, 0}));
         QVERIFY(!(*store)->pipeline(99));
         // Writable after the migration; ids continue after the old ones.
         RunRecord r;
@@ -713,6 +734,63 @@ void TestSqliteSchema::v8ReasonsAreSplitIntoKindDetailAndPending()
     QCOMPARE(raw.scalar(QStringLiteral("SELECT pending_reason FROM runs WHERE id = 3")).toString(),
             QStringLiteral("held by user"));
     QCOMPARE(raw.scalar(QStringLiteral("SELECT failure_reason FROM runs WHERE id = 3")).toString(), QString());
+}
+
+// Issue #24: until v12 a sweep and a gang were a tag each and a pipeline's
+// runs were tagged with it and their step. Migrated, each is a run group
+// with its runs in order, and those tags are gone; the user's own stay.
+void TestSqliteSchema::v12TagsBecomeRunGroups()
+{
+    Snapshot v12{0, {}};
+    for (const Snapshot& s : historicalSnapshots())
+        if (s.version == 12)
+            v12 = s;
+    QCOMPARE(v12.version, 12);
+    const QString runs = QStringLiteral("INSERT INTO runs (id, name, state, created_at) VALUES ");
+    v12.statements << runs + QStringLiteral("(2, 'mlp[lr=0.1]', 'succeeded', 1709644460000)")
+                   << runs + QStringLiteral("(3, 'mlp[lr=0.01]', 'failed', 1709644460000)")
+                   << runs + QStringLiteral("(4, 'ddp', 'succeeded', 1709644470000)")
+                   << runs + QStringLiteral("(5, 'ddp#rank1', 'succeeded', 1709644471000)")
+                   << runs + QStringLiteral("(6, 'digits/train', 'succeeded', 1709644480000)")
+                   << runs + QStringLiteral("(7, 'digits/eval[ds=a]', 'succeeded', 1709644490000)")
+                   << runs + QStringLiteral("(8, 'mine', 'succeeded', 1709644400000)")
+                   << QStringLiteral("INSERT INTO tags VALUES (2, 'baseline', 0), (2, 'sweep:1709644459000', 1),"
+                                     " (3, 'sweep:1709644459000', 0), (4, 'gang:4', 0), (5, 'gang:4', 0),"
+                                     " (6, 'pipeline:3', 0), (6, 'step:train', 1), (7, 'pipeline:3', 0),"
+                                     " (7, 'step:eval', 1), (8, 'sweep:later', 0), (8, 'step:x', 1)");
+    const QString path = m_tmp.filePath(QStringLiteral("v12-tags.db"));
+    QString error;
+    QVERIFY2(writeSnapshot(path, v12, QStringLiteral("WAL"), &error), qPrintable(error));
+    auto store = ResultStore::open(path);
+    QVERIFY2(store.has_value(), store ? "" : qPrintable(store.error().message));
+    ResultStore& s = **store;
+    // The pipeline keeps its id; the sweep and the gang follow, oldest first.
+    const QList<RunGroupRecord> groups = s.groups();
+    QCOMPARE(groups,
+            (QList<RunGroupRecord>{
+                    {3, RunGroupKind::Pipeline, QStringLiteral("digits"), utcMs(1709644512000), 0, 2},
+                    {4, RunGroupKind::Sweep, QStringLiteral("mlp"), utcMs(1709644460000), 0, 2},
+                    {5, RunGroupKind::Gang, QStringLiteral("ddp"), utcMs(1709644470000), 0, 2},
+            }));
+    using Members = QList<std::pair<RunId, RunGroupMembership>>;
+    QCOMPARE(s.groupMembers(3),
+            (Members{{6, {3, RunGroupKind::Pipeline, 0, QStringLiteral("train")}},
+                    {7, {3, RunGroupKind::Pipeline, 1, QStringLiteral("eval[ds=a]")}}}));
+    QCOMPARE(s.groupMembers(4),
+            (Members{{2, {4, RunGroupKind::Sweep, 0, QStringLiteral("lr=0.1")}},
+                    {3, {4, RunGroupKind::Sweep, 1, QStringLiteral("lr=0.01")}}}));
+    QCOMPARE(s.groupMembers(5), (Members{{4, {5, RunGroupKind::Gang, 0, {}}}, {5, {5, RunGroupKind::Gang, 1, {}}}}));
+    // The tags the groups replace are gone; the user's stay, even ones that
+    // look like the engine's.
+    QCOMPARE(s.run(2)->tags, QStringList{QStringLiteral("baseline")});
+    QCOMPARE(s.run(6)->tags, QStringList());
+    QCOMPARE(s.run(8)->tags, (QStringList{QStringLiteral("sweep:later"), QStringLiteral("step:x")}));
+    QCOMPARE(s.run(8)->groups, QList<RunGroupMembership>());
+    QCOMPARE(s.run(5)->groups, (QList<RunGroupMembership>{{5, RunGroupKind::Gang, 1, {}}}));
+    // New groups are numbered after them.
+    auto next = s.createGroup(RunGroupRecord{0, RunGroupKind::Sweep, QStringLiteral("new"), {}});
+    QVERIFY(next);
+    QCOMPARE(*next, RunGroupId(6));
 }
 
 QTEST_GUILESS_MAIN(TestSqliteSchema)

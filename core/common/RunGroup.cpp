@@ -1,0 +1,49 @@
+#include "RunGroup.h"
+
+#include <array>
+
+namespace ty {
+namespace {
+struct KindName {
+    RunGroupKind kind;
+    const char16_t* name;
+};
+constexpr std::array<KindName, 4> kKindNames{{
+        {RunGroupKind::Sweep, u"sweep"},
+        {RunGroupKind::Gang, u"gang"},
+        {RunGroupKind::Pipeline, u"pipeline"},
+        {RunGroupKind::Attempts, u"attempts"},
+}};
+} // namespace
+
+QString runGroupKindName(RunGroupKind kind)
+{
+    for (const KindName& k : kKindNames)
+        if (k.kind == kind)
+            return QString::fromUtf16(k.name);
+    return {};
+}
+
+QString membershipText(const RunGroupMembership& m)
+{
+    const QString head = QStringLiteral("%1 %2").arg(runGroupKindName(m.kind)).arg(m.group);
+    switch (m.kind) {
+    case RunGroupKind::Sweep:
+        return m.role.isEmpty() ? QStringLiteral("%1: combination %2").arg(head).arg(m.position + 1)
+                                : QStringLiteral("%1: %2").arg(head, m.role);
+    case RunGroupKind::Gang: return QStringLiteral("%1: rank %2").arg(head).arg(m.position);
+    case RunGroupKind::Pipeline: return QStringLiteral("%1: step %2").arg(head, m.role);
+    case RunGroupKind::Attempts: return QStringLiteral("%1: attempt %2").arg(head).arg(m.position);
+    }
+    return head;
+}
+
+std::optional<RunGroupKind> runGroupKindFromName(QStringView name)
+{
+    for (const KindName& k : kKindNames)
+        if (name == QStringView(k.name))
+            return k.kind;
+    return std::nullopt;
+}
+
+} // namespace ty

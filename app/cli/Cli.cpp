@@ -12,6 +12,7 @@
 #include "ValidateCommand.h"
 #include "ArtifactsCommand.h"
 #include "CacheCommand.h"
+#include "GroupCommand.h"
 #include "DaemonCommands.h"
 #include "MetricsCommand.h"
 #include "NodeCommands.h"
@@ -280,6 +281,7 @@ const Command kCommands[] = {
         {u"node", nodeUse, plain<cmdNode>},
         {u"pipeline", pipelineUse, plain<cmdPipeline>},
         {u"cache", cacheUse, plain<cmdCache>},
+        {u"group", reads, plain<cmdGroup>},
 };
 
 } // namespace

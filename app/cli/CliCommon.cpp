@@ -6,6 +6,7 @@
 #include "core/common/RunDuration.h"
 #include "core/common/TerminalEscape.h"
 #include "core/service/ServiceClient.h"
+#include "core/service/ServiceProtocol.h"
 
 #include <QDateTime>
 #include <QJsonArray>
@@ -196,6 +197,7 @@ QJsonObject runJson(const ResultStore& store, const RunRecord& r, const QList<Ru
     o[QStringLiteral("argv")] = QJsonArray::fromStringList(r.argv);
     o[QStringLiteral("workdir")] = r.workdir;
     o[QStringLiteral("tags")] = QJsonArray::fromStringList(r.tags);
+    o[QStringLiteral("groups")] = service::membershipsToJson(r.groups);
     o[QStringLiteral("notes")] = r.notes;
     o[QStringLiteral("archived")] = r.archived;
     QJsonObject params;

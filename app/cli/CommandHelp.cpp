@@ -106,6 +106,11 @@ const CommandEntry kCommands[] = {
                                 "policy: the limit kept"},
                         {"--max-age DURATION", "policy: entries made longer ago are evicted"},
                         {"--all", "rm: every entry"}, {"--json", "one JSON document on stdout"}}},
+        {"group", "group ls [--kind sweep|gang|pipeline|attempts] [--json] | group show ID [--json]",
+                "Run groups: a sweep's runs, a gang's ranks, a pipeline's step runs, a retried run's attempts. "
+                "ls lists them with their sizes; show lists a group's runs in order (combination, rank, step, "
+                "attempt). `ls group:ID` and `ls group:sweep` filter runs by group.",
+                {{"--kind KIND", "ls: only groups of this kind"}, {"--json", "one JSON document on stdout"}}},
 };
 
 const char* aliasOf(const QString& command)

@@ -62,6 +62,8 @@ int cmdShow(Context& ctx, const QStringList& argsIn)
     line("workdir", escapedName(r.workdir));
     if (!r.tags.isEmpty())
         line("tags", escapedJoin(r.tags, QStringLiteral(", ")));
+    for (const RunGroupMembership& m : r.groups)
+        line("group", escapedName(membershipText(m)));
     if (r.archived)
         line("archived", QStringLiteral("yes (trainyardctl unarchive %1 brings it back to ls)").arg(r.id));
     for (const QString& n : r.notes.split(u'\n', Qt::SkipEmptyParts))

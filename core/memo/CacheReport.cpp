@@ -50,10 +50,18 @@ QStringList describeEntry(const MemoEntry& e)
 StepRunWhy lastRunOf(const ResultStore& store, const QString& step, const std::optional<QString>& pipeline)
 {
     StepRunWhy out;
-    const QString tag = QStringLiteral("step:") + step;
-    for (const RunRecord& r : store.runs())
-        if (r.id > out.run && r.tags.contains(tag) && (!pipeline || r.name.startsWith(*pipeline + u'/')))
-            out.run = r.id;
+    // The newest pipeline (of that name) that ran the step: its groups
+    // newest first, the first one holding a run of the step.
+    const QList<RunGroupRecord> pipelines = store.groups(RunGroupKind::Pipeline);
+    for (auto g = pipelines.crbegin(); g != pipelines.crend() && !out.run; ++g) {
+        if (pipeline && g->name != *pipeline)
+            continue;
+        for (const auto& [run, m] : store.groupMembers(g->id)) {
+            const qsizetype bracket = m.role.indexOf(u'[');
+            if ((bracket > 0 ? m.role.left(bracket) : m.role) == step)
+                out.run = std::max(out.run, run);
+        }
+    }
     // The newest one's notices only (read once, not for every run of the step).
     if (out.run)
         for (const RunNotice& n : store.notices(out.run))

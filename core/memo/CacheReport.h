@@ -27,8 +27,9 @@ class ResultStore;
 // Times in local time; names as stored (a caller that prints to a terminal escapes them).
 QStringList describeEntry(const MemoEntry& e);
 
-// The newest run of `step` (tagged step:<step>; of `pipeline` when given:
-// its name starts with "<pipeline>/"), and the notice its pipeline recorded
+// The newest run of `step` in the newest pipeline that ran it (of the
+// pipeline named `pipeline` when given; read from the pipelines' run groups,
+// one small read per pipeline, newest first), and the notice its pipeline recorded
 // on why it ran ("ran because: train.py changed; ...", or a memoization
 // notice). run 0 when there is none; why empty when it says nothing.
 struct StepRunWhy {

@@ -119,10 +119,11 @@ std::optional<std::pair<qint64, int>> PipelineRunner::instanceOf(const RunRecord
 {
     if (const auto it = m_byRun.constFind(run.id); it != m_byRun.cend())
         return *it;
-    // A gang's other ranks are runs of their own, tagged with rank 0's id.
-    const QString gang = RunEngine::gangTagOf(run);
-    if (const auto it = m_byRun.constFind(gang.mid(5).toLongLong()); !gang.isEmpty() && it != m_byRun.cend())
-        return *it;
+    // A gang's other ranks are runs of their own, in rank 0's groups: its
+    // pipeline's, at the instance's index.
+    if (const auto m = membershipOf(run, RunGroupKind::Pipeline); m && m_pipelines.count(m->group) > 0
+            && m->position >= 0 && m->position < m_pipelines.at(m->group)->progress.instances().size())
+        return std::pair<qint64, int>{m->group, m->position};
     return std::nullopt;
 }
 
@@ -197,10 +198,51 @@ void PipelineRunner::onStaging(RunId run, qint64 done, qint64 total)
     announce(p);
 }
 
-qint64 PipelineRunner::submit(const PipelineSpec& spec, const QString& node)
+Result<qint64> PipelineRunner::newPipelineId(const QString& name, RunGroupId parent)
 {
+    RunGroupRecord g;
+    g.kind = RunGroupKind::Pipeline;
+    g.name = name;
+    g.parent = parent;
+    auto id = m_store->createGroup(g);
+    if (!id)
+        return fail(QStringLiteral("cannot record pipeline %1: %2").arg(name, id.error().message));
+    return *id;
+}
+
+Result<QList<qint64>> PipelineRunner::submitAll(const PipelineSpec& spec, const QString& node)
+{
+    const auto expanded = expandPipelineSweep(spec);
+    if (!expanded)
+        return std::unexpected(expanded.error());
+    RunGroupId sweep = 0;
+    if (!spec.sweep.isEmpty()) {
+        RunGroupRecord g;
+        g.kind = RunGroupKind::Sweep;
+        g.name = spec.name;
+        auto id = m_store->createGroup(g);
+        if (!id)
+            return fail(
+                    QStringLiteral("cannot record the sweep of pipeline %1: %2").arg(spec.name, id.error().message));
+        sweep = *id;
+    }
+    QList<qint64> ids;
+    for (const PipelineSpec& one : *expanded) {
+        auto id = submit(one, node, sweep);
+        if (!id)
+            return std::unexpected(id.error());
+        ids.append(*id);
+    }
+    return ids;
+}
+
+Result<qint64> PipelineRunner::submit(const PipelineSpec& spec, const QString& node, RunGroupId parent)
+{
+    const auto id = newPipelineId(spec.name, parent);
+    if (!id)
+        return std::unexpected(id.error());
     auto p = std::unique_ptr<Active>(
-            new Active{m_nextId++, PipelineProgress(spec), node, QDateTime::currentMSecsSinceEpoch(), 0});
+            new Active{*id, PipelineProgress(spec), node, QDateTime::currentMSecsSinceEpoch(), 0});
     qCInfo(lcPipeline).noquote()
             << QStringLiteral("pipeline %1 (%2): %3 steps").arg(p->id).arg(spec.name).arg(spec.steps.size());
     return adopt(std::move(p));
@@ -218,8 +260,6 @@ qint64 PipelineRunner::adopt(std::unique_ptr<Active> p)
 int PipelineRunner::restore()
 {
     int taken = 0;
-    for (const PipelineRecord& r : m_store->pipelines())
-        m_nextId = std::max(m_nextId, r.id + 1);
     for (const PipelineRecord& r : m_store->pipelines(/*runningOnly=*/true)) {
         const QJsonObject doc = QJsonDocument::fromJson(r.document.toUtf8()).object();
         auto p = rebuild(r.id, doc, /*forResume=*/false);
@@ -289,10 +329,13 @@ Result<qint64> PipelineRunner::resume(qint64 id)
                             .arg(id)
                             .arg(state == u"running" ? QStringLiteral("is running") : QStringLiteral("succeeded")),
                 ErrorKind::InvalidInput);
-    auto p = rebuild(m_nextId, doc, /*forResume=*/true);
+    const auto newId
+            = newPipelineId(doc.value(QStringLiteral("view")).toObject().value(QStringLiteral("name")).toString(), 0);
+    if (!newId)
+        return std::unexpected(newId.error());
+    auto p = rebuild(*newId, doc, /*forResume=*/true);
     if (!p)
         return std::unexpected(p.error());
-    ++m_nextId;
     (*p)->resumedFrom = id;
     (*p)->createdMs = QDateTime::currentMSecsSinceEpoch();
     qCInfo(lcPipeline).noquote() << QStringLiteral("pipeline %1 resumes pipeline %2").arg((*p)->id).arg(id);
@@ -431,7 +474,6 @@ void PipelineRunner::launch(Active& p, int instance)
         return;
     }
     job->name = p.progress.spec().name + u'/' + p.progress.instanceName(instance);
-    job->tags << QStringLiteral("pipeline:%1").arg(p.id) << QStringLiteral("step:") + step.name;
     // The files output params are read from travel with the artifacts.
     for (const OutputParamSpec& o : step.outputParams)
         if (!o.file.isEmpty() && !job->artifacts.contains(o.file))
@@ -518,7 +560,8 @@ void PipelineRunner::launchMemoized(Active& p, int instance, const JobSpec& job,
 
 void PipelineRunner::submitStep(Active& p, int instance, const JobSpec& job, const QString& whyRun)
 {
-    const auto run = m_engine->submit(job, p.node);
+    const auto run = m_engine->submit(job, p.node,
+            {RunGroupMembership{p.id, RunGroupKind::Pipeline, instance, p.progress.instanceName(instance)}});
     if (!run) {
         p.progress.setEnded(instance, StepState::Failed, QStringLiteral("cannot submit: ") + run.error().message);
         return;

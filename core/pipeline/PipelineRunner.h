@@ -29,7 +29,9 @@ class HashWorker;
 
 // Runs pipelines inside the service (trainyardd), so they advance with every
 // window closed: each step instance becomes a run of the engine, named
-// "<pipeline>/<instance>" and tagged "pipeline:<id>" and "step:<step>"; its
+// "<pipeline>/<instance>", a member of the pipeline's run group (RunGroupKind::
+// Pipeline, whose id is the pipeline's: position the instance's index, role
+// its name); its
 // ending (RunEngine::runStateChanged) is collected and the pipeline moves on
 // (PipelineProgress).
 //
@@ -83,11 +85,17 @@ public:
 
     // Starts a validated pipeline; its steps are submitted as it allows,
     // on `node` when given (else wherever the scheduler places them).
-    // Returns the pipeline's id (> 0, unique within this service's life).
-    qint64 submit(const PipelineSpec& spec, const QString& node = {});
+    // Returns the pipeline's id: the id of its new run group (> 0, never
+    // used before in the database), part of group `parent` when > 0.
+    // Errors: the group could not be stored.
+    Result<qint64> submit(const PipelineSpec& spec, const QString& node = {}, RunGroupId parent = 0);
+    // submit() for each pipeline of spec's sweep (expandPipelineSweep), in
+    // order, all parts of one new sweep group; spec alone, in no sweep group,
+    // when it has no sweep. Errors: the sweep's (nothing is submitted), a
+    // group that could not be stored (those submitted before stay).
+    Result<QList<qint64>> submitAll(const PipelineSpec& spec, const QString& node = {});
     // Takes up the pipelines the database says are running (call once,
-    // before the event loop runs: the engine's endings then find them). Ids
-    // continue after the highest stored one. A pipeline that cannot be
+    // before the event loop runs: the engine's endings then find them). A pipeline that cannot be
     // rebuilt is ended failed, saying why. Returns how many were taken up.
     int restore();
     // A new pipeline from pipeline `id`, which ended failed or cancelled:
@@ -119,6 +127,8 @@ Q_SIGNALS:
 
 private:
     struct Active;
+    // A new pipeline's id: its new run group's.
+    Result<qint64> newPipelineId(const QString& name, RunGroupId parent);
     void advance(Active& p);
     void launch(Active& p, int instance);
     void onRunState(const RunRecord& run);
@@ -175,7 +185,6 @@ private:
     RunEngine* m_engine;
     ResultStore* m_store;
     QString m_databasePath;
-    qint64 m_nextId = 1;
     std::map<qint64, std::unique_ptr<Active>> m_pipelines;
     QHash<RunId, std::pair<qint64, int>> m_byRun; // run -> pipeline, instance
     struct Ended {

@@ -16,7 +16,7 @@ namespace ty {
 
 struct RunQuery::Node {
     enum class Kind { And, Or, Not, Compare, NameContains, Has };
-    enum class Field { Param, Metric, Tag, State, NodeName, Queue, User, Project, Name, Id };
+    enum class Field { Param, Metric, Tag, State, NodeName, Queue, User, Project, Name, Id, Group, Step };
     enum class Op { Lt, Le, Gt, Ge, Eq, Ne, Match, NoMatch, Contains };
 
     Kind kind = Kind::Compare;
@@ -26,9 +26,10 @@ struct RunQuery::Node {
     QString key;   // param or metric name; Has: the name
     QString value; // as written (quotes removed)
     bool quoted = false;
-    std::optional<double> number; // value as a number, when it is one
-    QRegularExpression re;        // Match, NoMatch
-    QList<RunState> states;       // State with Eq, Ne
+    std::optional<double> number;          // value as a number, when it is one
+    QRegularExpression re;                 // Match, NoMatch
+    QList<RunState> states;                // State with Eq, Ne
+    std::optional<RunGroupKind> groupKind; // Group: by kind (else `number` is the group's id)
 };
 
 namespace {
@@ -68,6 +69,8 @@ QString fieldName(Field f)
     case Field::Project: return QStringLiteral("project");
     case Field::Name: return QStringLiteral("name");
     case Field::Id: return QStringLiteral("id");
+    case Field::Group: return QStringLiteral("group");
+    case Field::Step: return QStringLiteral("step");
     }
     return {};
 }
@@ -454,6 +457,10 @@ private:
             n->field = Field::Name;
         else if (lower == u"id")
             n->field = Field::Id;
+        else if (lower == u"group")
+            n->field = Field::Group;
+        else if (lower == u"step")
+            n->field = Field::Step;
         else if (lower == u"has") {
             if (!colon)
                 return error(opPos, QStringLiteral("'has' takes ':' (has:lr), not '%1'").arg(opText));
@@ -484,7 +491,7 @@ private:
         if (colon && !isField)
             return error(wordPos,
                     QStringLiteral("unknown field '%1' before ':' (fields: tag, state, node, queue, user, "
-                                   "project, name, has; compare a param with '=': %1 = ...)")
+                                   "project, name, group, step, has; compare a param with '=': %1 = ...)")
                             .arg(word));
         if (n->field == Field::Queue || n->field == Field::User || n->field == Field::Project)
             m_usesLabels = true;
@@ -498,10 +505,13 @@ private:
         const bool regex = n->op == Op::Match || n->op == Op::NoMatch;
         const bool textField = n->field == Field::Tag || n->field == Field::State || n->field == Field::NodeName
                 || n->field == Field::Queue || n->field == Field::User || n->field == Field::Project
-                || n->field == Field::Name;
+                || n->field == Field::Name || n->field == Field::Step;
         if (textField && ordering)
             return error(opPos,
                     QStringLiteral("'%1' does not apply to %2 (use :, =, != or ~)").arg(opText, fieldName(n->field)));
+        if (n->field == Field::Group && (ordering || regex))
+            return error(opPos,
+                    QStringLiteral("'%1' does not apply to group (use group:ID or group:KIND, = or !=)").arg(opText));
         if ((n->field == Field::Metric || n->field == Field::Id) && regex)
             return error(opPos,
                     QStringLiteral("'%1' does not apply to %2 (compare it with a number)")
@@ -526,6 +536,14 @@ private:
             if (!n->re.isValid())
                 return error(v->pos + (v->quoted ? 1 : 0) + std::max<qsizetype>(0, n->re.patternErrorOffset()),
                         QStringLiteral("invalid regular expression '%1': %2").arg(v->text, n->re.errorString()));
+        }
+        if (n->field == Field::Group) {
+            const auto kind = runGroupKindFromName(v->text.toLower());
+            if (!kind && !(n->number && *n->number >= 1 && *n->number == std::floor(*n->number)))
+                return error(v->pos,
+                        QStringLiteral("group takes a group's id or a kind (sweep, gang, pipeline, attempts), not '%1'")
+                                .arg(v->text));
+            n->groupKind = kind;
         }
         if (n->field == Field::State && (n->op == Op::Eq || n->op == Op::Ne)) {
             auto states = statesNamed(v->text);
@@ -660,6 +678,20 @@ struct Evaluator {
         }
         case Field::User: return matchText(n, labels().user);
         case Field::Project: return matchText(n, labels().project);
+        case Field::Group: {
+            const bool member = std::any_of(r.groups.begin(), r.groups.end(), [&](const RunGroupMembership& m) {
+                return n.groupKind ? m.kind == *n.groupKind : double(m.group) == *n.number;
+            });
+            return n.op == Op::Ne ? !member : member;
+        }
+        case Field::Step: {
+            // The step a pipeline's run is of: its instance without the
+            // for_each values ("eval[ds=a]" is of step eval).
+            const auto m = membershipOf(r, RunGroupKind::Pipeline);
+            const QString instance = m ? m->role : QString();
+            const qsizetype bracket = instance.indexOf(u'[');
+            return matchText(n, bracket > 0 ? instance.left(bracket) : instance);
+        }
         }
         return false;
     }
@@ -823,30 +855,25 @@ namespace {
 // RunGroupBy::Kind::Group (see runGroupKey).
 RunGroupKey runGroupOf(const RunRecord& r)
 {
-    for (const QString& tag : r.tags) {
-        const qsizetype colon = tag.indexOf(u':');
-        if (colon <= 0)
-            continue;
-        const QStringView kind = QStringView(tag).left(colon);
-        bool ok = false;
-        const qint64 id = QStringView(tag).mid(colon + 1).toLongLong(&ok);
-        if (!ok)
-            continue;
-        if (kind == u"pipeline") {
-            const qsizetype slash = r.name.lastIndexOf(u'/');
-            return RunGroupKey{QStringLiteral("pipeline %1 %2").arg(id).arg(slash > 0 ? r.name.left(slash) : r.name),
-                    double(id), false};
-        }
-        if (kind == u"sweep") {
-            const qsizetype bracket = r.name.indexOf(u'[');
-            return RunGroupKey{
-                    QStringLiteral("sweep ") + (bracket > 0 ? r.name.left(bracket) : r.name), double(id), false};
-        }
-        if (kind == u"gang") {
-            const qsizetype hash = r.name.lastIndexOf(QStringLiteral("#rank"));
-            return RunGroupKey{
-                    QStringLiteral("gang %1 %2").arg(id).arg(hash > 0 ? r.name.left(hash) : r.name), double(id), false};
-        }
+    // The widest group first: a gang's rank 1 that is a pipeline's step goes
+    // with the pipeline; a pipeline's runs with their pipeline, not its sweep.
+    if (const auto m = membershipOf(r, RunGroupKind::Pipeline)) {
+        const qsizetype slash = r.name.lastIndexOf(u'/');
+        return RunGroupKey{QStringLiteral("pipeline %1 %2").arg(m->group).arg(slash > 0 ? r.name.left(slash) : r.name),
+                double(m->group), false};
+    }
+    if (const auto m = membershipOf(r, RunGroupKind::Sweep)) {
+        const qsizetype bracket = r.name.indexOf(u'[');
+        return RunGroupKey{QStringLiteral("sweep %1 %2").arg(m->group).arg(bracket > 0 ? r.name.left(bracket) : r.name),
+                double(m->group), false};
+    }
+    if (const auto m = membershipOf(r, RunGroupKind::Attempts)) {
+        return RunGroupKey{QStringLiteral("attempts %1 %2").arg(m->group).arg(r.name), double(m->group), false};
+    }
+    if (const auto m = membershipOf(r, RunGroupKind::Gang)) {
+        const qsizetype hash = r.name.lastIndexOf(QStringLiteral("#rank"));
+        return RunGroupKey{QStringLiteral("gang %1 %2").arg(m->group).arg(hash > 0 ? r.name.left(hash) : r.name),
+                double(m->group), false};
     }
     return RunGroupKey{QStringLiteral("no group"), std::nullopt, true};
 }

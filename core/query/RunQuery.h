@@ -64,6 +64,11 @@ struct RunQueryInput {
 //   name:TEXT        the name contains TEXT; name = TEXT is the whole name;
 //                    name ~ RE.
 //   id OP NUMBER     the run's database id.
+//   group:G          the run is in run group G (its id: group:12) or in a
+//                    group of kind G (group:sweep, gang, pipeline,
+//                    attempts); group != G, none is. core/common/RunGroup.h.
+//   step:S           the run is of pipeline step S (a for_each instance
+//                    "eval[ds=a]" is of step eval); = != ~ too.
 //   has:NAME         the run has a param or a metric NAME.
 //   WORD, "TEXT"     a bare word or quoted text alone: the name contains it
 //                    (case-insensitive).
@@ -132,11 +137,12 @@ struct RunGroupKey {
 // Param: the param's value (a number when it is one). Tag: the run's tags,
 // sorted and joined with ", " (a run with two tags is in the group of that
 // pair). State: in lifecycle order. Node, queue, user, project: the text
-// (the empty queue is "default"). Group: the run group the run belongs to,
-// from its tags: a pipeline's steps ("pipeline:N": "pipeline N digits" from
-// the runs' "<pipeline>/<step>" names), a sweep's runs ("sweep:ID": "sweep
-// digits-mlp", the name before its "[lr=...]"), a gang's ranks ("gang:N":
-// "gang N <name>"), each numbered by its id; a run of none is "no group".
+// (the empty queue is "default"). Group: the run group the run belongs to
+// (RunRecord::groups), the widest when it is in several: a pipeline's runs
+// ("pipeline N digits" from the runs' "<pipeline>/<step>" names), a sweep's
+// ("sweep N digits-mlp", the name before its "[lr=...]"), a run's attempts
+// ("attempts N <name>"), a gang's ranks ("gang N <name>"), each ordered by
+// its group id; a run of none is "no group".
 RunGroupKey runGroupKey(const RunGroupBy& by, const RunQueryInput& in);
 // <0, 0, >0. Present before missing; numbers before text, in numeric order;
 // text case-insensitively.

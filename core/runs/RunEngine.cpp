@@ -232,23 +232,33 @@ bool RunEngine::nodeReady(const QString& node) const
     return m_pool->isReady(node);
 }
 
-Result<RunId> RunEngine::submit(const JobSpec& spec, const QString& node)
+Result<RunId> RunEngine::submit(const JobSpec& spec, const QString& node, const QList<RunGroupMembership>& groups)
 {
-    auto ids = submitAll(spec, node);
+    auto ids = submitAll(spec, node, groups);
     if (!ids)
         return std::unexpected(ids.error());
     return ids->front();
 }
 
-Result<QList<RunId>> RunEngine::submitAll(const JobSpec& spec, const QString& node)
+Result<QList<RunId>> RunEngine::submitAll(
+        const JobSpec& spec, const QString& node, const QList<RunGroupMembership>& groups)
 {
     const auto expanded = expandSweep(spec);
     if (!expanded)
         return std::unexpected(expanded.error());
-    // One id for the runs of a sweep: the scheduler caps them together and
-    // the runs table can group them.
-    const QString sweepTag
-            = spec.sweep.isEmpty() ? QString() : QStringLiteral("sweep:%1").arg(QDateTime::currentMSecsSinceEpoch());
+    // One group for the runs of a sweep: the scheduler caps them together and
+    // the runs table groups them.
+    RunGroupId sweep = 0;
+    if (!spec.sweep.isEmpty()) {
+        RunGroupRecord g;
+        g.kind = RunGroupKind::Sweep;
+        g.name = spec.name;
+        g.createdAt = m_clock.nowUtc();
+        auto id = m_store->createGroup(g);
+        if (!id)
+            return std::unexpected(id.error());
+        sweep = *id;
+    }
     QList<RunId> ids;
     for (const JobSpec& one : *expanded) {
         RunRecord r;
@@ -261,8 +271,14 @@ Result<QList<RunId>> RunEngine::submitAll(const JobSpec& spec, const QString& no
         r.workdir = one.workdir;
         r.env = one.env;
         r.tags = one.tags;
-        if (!sweepTag.isEmpty())
-            r.tags.append(sweepTag);
+        r.groups = groups;
+        if (sweep > 0) {
+            // expandSweep names a combination "<name>[lr=0.1,bs=32]".
+            const QString suffix = one.name.mid(spec.name.size());
+            const QString role
+                    = suffix.startsWith(u'[') && suffix.endsWith(u']') ? suffix.mid(1, suffix.size() - 2) : QString();
+            r.groups.append(RunGroupMembership{sweep, RunGroupKind::Sweep, int(ids.size()), role});
+        }
         r.priority = one.priority;
         r.createdAt = m_clock.nowUtc();
         auto id = m_store->createRun(r, one.params);
@@ -290,7 +306,7 @@ void RunEngine::cancel(RunId id, int graceMs)
                     return;
                 }
                 // Cancelling one rank of a gang cancels them all (isTerminal stops the recursion).
-                const QString gang = gangTagOf(*run);
+                const RunGroupId gang = gangOf(*run);
                 if (run->state == RunState::Queued || run->state == RunState::Held) {
                     transition(*run, RunState::Cancelled, TransitionCause::Cancelled);
                     run->finishedAt = m_clock.nowUtc();
@@ -315,11 +331,11 @@ void RunEngine::cancel(RunId id, int graceMs)
                 }
                 if (auto active = m_active.value(id))
                     active->cancelRequested = true;
-                if (!gang.isEmpty()) {
+                if (gang > 0) {
                     m_cancelling.insert(id);
                     const QList<RunRecord> all = m_store->unfinishedRuns();
                     for (const RunRecord& r : all)
-                        if (r.id != id && !isTerminal(r.state) && r.tags.contains(gang) && !m_cancelling.contains(r.id))
+                        if (r.id != id && !isTerminal(r.state) && gangOf(r) == gang && !m_cancelling.contains(r.id))
                             cancel(r.id, graceMs);
                 }
                 client->cancel(run->agentRunId, graceMs,
@@ -747,8 +763,10 @@ QString RunEngine::agentRunIdFor(const RunRecord& run) const
 }
 
 // A gang run: rank 0 is the submitted run; every other rank becomes a run
-// of its own ("name#rank1", ...) on its node, all tagged gang:<rank-0 id>, so
-// each has its own console, metrics and exit status. All ranks are started
+// of its own ("name#rank1", ...) on its node, all members of one gang group
+// (position: the rank), so each has its own console, metrics and exit
+// status; each rank is also in the groups rank 0 is in (its sweep, its
+// pipeline). All ranks are started
 // in the same pass (the scheduler placed them all or none); if one cannot
 // start, the others are cancelled, so nothing waits half-started for a
 // rendezvous that never comes.
@@ -757,18 +775,23 @@ void RunEngine::startGang(RunRecord root, const QList<sched::NodeAssignment>& ra
     for (const sched::NodeAssignment& a : ranks)
         if (!m_pool->isReady(a.node))
             return; // placed on a node that just went away: next pass
-    const QString gangTag = QStringLiteral("gang:%1").arg(root.id);
-    root.tags.append(gangTag);
-    // Tags are the user's (updateRun leaves them): the root's own, as they
-    // are now, plus the gang's. The other ranks get them at creation.
-    if (auto fresh = m_store->run(root.id)) {
-        RunAnnotation tags;
-        tags.tags = fresh->tags + QStringList{gangTag};
-        if (auto tagged = m_store->annotateRun(root.id, tags); !tagged) {
-            failRun(root, QStringLiteral("could not record its gang: %1").arg(tagged.error().message));
-            return;
-        }
+    RunGroupRecord group;
+    group.kind = RunGroupKind::Gang;
+    group.name = root.name;
+    group.createdAt = m_clock.nowUtc();
+    auto gang = m_store->createGroup(group);
+    const RunGroupMembership rank0{gang.value_or(0), RunGroupKind::Gang, 0, {}};
+    if (auto joined = gang ? m_store->joinGroup(root.id, rank0) : Result<void>(std::unexpected(gang.error()));
+            !joined) {
+        failRun(root, QStringLiteral("could not record its gang: %1").arg(joined.error().message));
+        return;
     }
+    // The other ranks are in the groups rank 0 is in now (as stored: the
+    // engine's record may predate them), at their own position in the gang.
+    if (auto fresh = m_store->run(root.id))
+        root.groups = fresh->groups;
+    else
+        root.groups.append(rank0);
     const QMap<QString, QString> params = m_store->params(root.id);
     QList<std::pair<RunRecord, QString>> starts;
     for (qsizetype rank = 0; rank < ranks.size(); ++rank) {
@@ -780,10 +803,13 @@ void RunEngine::startGang(RunRecord root, const QList<sched::NodeAssignment>& ra
             transition(r, RunState::Starting, TransitionCause::Submitted);
             r.node = a.node;
             r.createdAt = m_clock.nowUtc();
+            for (RunGroupMembership& m : r.groups)
+                if (m.group == *gang)
+                    m.position = int(rank);
             const auto id = m_store->createRun(r, params);
             if (!id) {
                 failRun(root, QStringLiteral("could not record rank %1: %2").arg(rank).arg(id.error().message));
-                cancelGang(gangTag, root.id);
+                cancelGang(*gang, root.id);
                 return;
             }
             r.id = *id;
@@ -798,21 +824,18 @@ void RunEngine::startGang(RunRecord root, const QList<sched::NodeAssignment>& ra
         startRun(r, nodeName);
 }
 
-QString RunEngine::gangTagOf(const RunRecord& run)
+RunGroupId RunEngine::gangOf(const RunRecord& run)
 {
-    for (const QString& tag : run.tags)
-        if (tag.startsWith(QStringLiteral("gang:")))
-            return tag;
-    return {};
+    return groupIdOf(run, RunGroupKind::Gang);
 }
 
-void RunEngine::cancelGang(const QString& gangTag, RunId except, int graceMs)
+void RunEngine::cancelGang(RunGroupId gang, RunId except, int graceMs)
 {
-    if (gangTag.isEmpty())
+    if (gang <= 0)
         return;
     const QList<RunRecord> all = m_store->unfinishedRuns();
     for (const RunRecord& r : all)
-        if (r.id != except && !isTerminal(r.state) && r.tags.contains(gangTag))
+        if (r.id != except && !isTerminal(r.state) && gangOf(r) == gang)
             cancel(r.id, graceMs);
 }
 
@@ -939,7 +962,7 @@ void RunEngine::startRun(RunRecord run, const QString& nodeName)
                         QStringLiteral("could not %1 to node %2: %3")
                                 .arg(*failedTo, nodeName,
                                         done ? QStringLiteral("the node was lost") : done.error().message));
-                cancelGang(gangTagOf(run), run.id);
+                cancelGang(gangOf(run), run.id);
                 startSettled();
             });
 }
@@ -1139,7 +1162,7 @@ void RunEngine::sendStart(RunRecord run, const QString& nodeName, const AgentSta
             commit(run);
             return;
         }
-        if (!reply && reply.error().kind == ErrorKind::GpuClaimed && gangTagOf(run).isEmpty()) {
+        if (!reply && reply.error().kind == ErrorKind::GpuClaimed && gangOf(run) == 0) {
             // The node's agent refused a GPU that another researcher's
             // Trainyard holds: not this run's fault. Back to the queue; that
             // GPU counts as busy until the node reports its claims.
@@ -1161,7 +1184,7 @@ void RunEngine::sendStart(RunRecord run, const QString& nodeName, const AgentSta
             transition(run, RunState::Failed, TransitionCause::StartFailed);
             m_starting.insert(run.id, run); // until the database says so too
             failRun(run, QStringLiteral("could not start on node %1: %2").arg(nodeName, reply.error().message));
-            cancelGang(gangTagOf(run), run.id);
+            cancelGang(gangOf(run), run.id);
             return;
         }
         transition(run, RunState::Running, TransitionCause::StartAcknowledged);

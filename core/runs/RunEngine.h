@@ -127,12 +127,16 @@ public:
     // `node` (optional): the run may only be placed on that node (trainyardctl
     // submit --node NAME); empty: wherever the scheduler places it.
     // A spec with a `sweep` becomes one run per combination (expandSweep),
-    // tagged "sweep:<id>" and capped together at its max_concurrent; submit()
-    // then returns the first run's id, submitAll() every id in expansion order.
+    // the members of a new sweep group (RunGroupKind::Sweep: position the
+    // combination's index, role "lr=0.1,bs=32"), capped together at its
+    // max_concurrent; submit() then returns the first run's id, submitAll()
+    // every id in expansion order. Every run is also made a member of
+    // `groups` (a pipeline's step: its pipeline's group), as it is created.
     // Thread-safe. Errors: a sweep value that breaks the spec, or the
     // database write failed.
-    Result<RunId> submit(const JobSpec& spec, const QString& node = {});
-    Result<QList<RunId>> submitAll(const JobSpec& spec, const QString& node = {});
+    Result<RunId> submit(const JobSpec& spec, const QString& node = {}, const QList<RunGroupMembership>& groups = {});
+    Result<QList<RunId>> submitAll(
+            const JobSpec& spec, const QString& node = {}, const QList<RunGroupMembership>& groups = {});
     // Cancel: SIGTERM to the run's process group, SIGKILL after `graceMs`.
     // A queued run is cancelled at once. Thread-safe.
     void cancel(RunId id, int graceMs = 10000);
@@ -192,8 +196,8 @@ public:
         QStringList files;  // relative to localRoot, and where they go below the run's workdir
     };
     using StageProvider = std::function<QList<StageSource>(const RunRecord& run)>;
-    // "gang:<rank 0's id>" for a rank of a gang (startGang), else empty.
-    static QString gangTagOf(const RunRecord& run);
+    // The run group of the gang the run is a rank of (startGang), 0 for none.
+    static RunGroupId gangOf(const RunRecord& run);
     void setStageProvider(StageProvider provider) { m_stageProvider = std::move(provider); }
 
     // Whether the node's agent answered its handshake.
@@ -298,7 +302,7 @@ private:
     // workdir is synced there), each marked in place when its producer ran
     // there in the same workdir; `producers` gets their run ids.
     QList<StageFile> stageFor(const RunRecord& run, const QString& nodeName, bool sync, QStringList* producers);
-    void cancelGang(const QString& gangTag, RunId except, int graceMs = 10000);
+    void cancelGang(RunGroupId gang, RunId except, int graceMs = 10000);
     void attach(RunRecord run, const QString& node);
     void onOutput(const QString& node, const QString& agentRun, qint64 offset, const QByteArray& bytes,
             const QList<ByteRange>& stderrRanges);

@@ -9,10 +9,8 @@ namespace ty::pass {
 
 QString sweepIdOf(const RunRecord& run)
 {
-    for (const QString& tag : run.tags)
-        if (tag.startsWith(QStringLiteral("sweep:")))
-            return tag;
-    return {};
+    const RunGroupId sweep = groupIdOf(run, RunGroupKind::Sweep);
+    return sweep > 0 ? QStringLiteral("sweep:%1").arg(sweep) : QString();
 }
 
 QString sweepNameOf(const RunRecord& run)

@@ -26,8 +26,8 @@ namespace ty::pass {
 // parsed specs) and acts on the decision (starts, records). No I/O, no
 // clock: time comes in as `nowMs` (ms since the Unix epoch, UTC).
 
-// The fair-share account of a run: its sweep tag ("sweep:<id>", empty for
-// none), and the sweep's name as people know it ("digits[lr=0.1]" -> "digits").
+// The fair-share account of a run: its sweep group ("sweep:<group id>", empty
+// for none), and the sweep's name as people know it ("digits[lr=0.1]" -> "digits").
 QString sweepIdOf(const RunRecord& run);
 QString sweepNameOf(const RunRecord& run);
 

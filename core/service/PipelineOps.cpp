@@ -59,12 +59,14 @@ PipelineOps::Answer PipelineOps::submit(const QJsonObject& request)
     const QString node = str(request, "node");
     if (!node.isEmpty() && m_connectNode)
         m_connectNode(node);
-    const auto expanded = pipeline::expandPipelineSweep(*spec);
-    if (!expanded)
+    if (const auto expanded = pipeline::expandPipelineSweep(*spec); !expanded)
         return {{}, QStringLiteral("invalid_input"), expanded.error().message};
+    const auto ids = m_runner->submitAll(*spec, node);
+    if (!ids)
+        return {{}, QStringLiteral("storage"), ids.error().message};
     QJsonArray submitted;
-    for (const pipeline::PipelineSpec& one : *expanded)
-        submitted.append(m_runner->describe(m_runner->submit(one, node)).value_or(QJsonObject{}));
+    for (qint64 id : *ids)
+        submitted.append(m_runner->describe(id).value_or(QJsonObject{}));
     return {{{QStringLiteral("pipeline"), submitted.first()}, {QStringLiteral("pipelines"), submitted}}, {}, {}};
 }
 

@@ -100,7 +100,31 @@ QJsonObject runToJson(const RunRecord& run)
     o.insert(QStringLiteral("console_path"), run.consolePath);
     o.insert(QStringLiteral("notes"), run.notes);
     o.insert(QStringLiteral("archived"), run.archived);
+    o.insert(QStringLiteral("groups"), membershipsToJson(run.groups));
     return o;
+}
+
+QJsonArray membershipsToJson(const QList<RunGroupMembership>& groups)
+{
+    QJsonArray out;
+    for (const RunGroupMembership& m : groups)
+        out.append(QJsonObject{{QStringLiteral("group"), m.group}, {QStringLiteral("kind"), runGroupKindName(m.kind)},
+                {QStringLiteral("position"), m.position}, {QStringLiteral("role"), m.role}});
+    return out;
+}
+
+QList<RunGroupMembership> membershipsFromJson(const QJsonValue& v)
+{
+    QList<RunGroupMembership> out;
+    for (const QJsonValue& e : v.toArray()) {
+        const QJsonObject o = e.toObject();
+        const auto kind = runGroupKindFromName(o.value(QStringLiteral("kind")).toString());
+        if (!kind)
+            continue;
+        out.append(RunGroupMembership{o.value(QStringLiteral("group")).toInteger(), *kind,
+                o.value(QStringLiteral("position")).toInt(), o.value(QStringLiteral("role")).toString()});
+    }
+    return out;
 }
 
 namespace {
@@ -149,6 +173,7 @@ RunRecord runFromJson(const QJsonObject& o)
     r.consolePath = o.value(QStringLiteral("console_path")).toString();
     r.notes = o.value(QStringLiteral("notes")).toString();
     r.archived = o.value(QStringLiteral("archived")).toBool();
+    r.groups = membershipsFromJson(o.value(QStringLiteral("groups")));
     return r;
 }
 

@@ -7,6 +7,7 @@
 #include "core/store/NodeRecord.h"
 
 #include <QByteArray>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
 
@@ -55,6 +56,11 @@ Result<QJsonObject> decode(const QByteArray& line);
 // UTC with milliseconds; absent optionals are absent keys).
 QJsonObject runToJson(const RunRecord& run);
 RunRecord runFromJson(const QJsonObject& o);
+// RunRecord::groups as JSON: [{"group": 12, "kind": "sweep", "position": 0,
+// "role": "lr=0.1"}, ...] (runToJson's "groups", trainyardctl's --json);
+// back again, leaving out an entry of a kind this version does not know.
+QJsonArray membershipsToJson(const QList<RunGroupMembership>& groups);
+QList<RunGroupMembership> membershipsFromJson(const QJsonValue& v);
 
 // A `submit` op's `spec` for a spec in hand (the GUI's): its text, where it
 // came from, and the workdir it resolved to, so the service's parse gives

@@ -40,8 +40,7 @@ Result<RerunSpec> specForRerun(const RunRecord& run, const QMap<QString, QString
             root["workdir"] = run.workdir.toStdString();
         YAML::Node tags(YAML::NodeType::Sequence);
         for (const QString& t : run.tags)
-            if (!t.startsWith(QStringLiteral("sweep:")))
-                tags.push_back(t.toStdString());
+            tags.push_back(t.toStdString());
         if (tags.size() > 0)
             root["tags"] = tags;
         else

@@ -15,7 +15,7 @@ _trainyardctl()
     local cur=${COMP_WORDS[COMP_CWORD]} prev=""
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
     local commands="validate submit ls show artifacts logs cancel metrics rm rename tag note archive unarchive
-                    rerun import queue hold release priority top policy daemon node pipeline cache help"
+                    rerun import queue hold release priority top policy daemon node pipeline cache group help"
     # --db PATH (anywhere) is passed on to the look-ups below.
     local db=() cmd="" sub="" i
     for ((i = 1; i < COMP_CWORD; i++)); do
@@ -57,6 +57,7 @@ _trainyardctl()
         node) opts="--host --user --port --identity --agent-path --label --accept-new-host-key --json --force" ;;
         pipeline) opts="--param --node --follow --json" ;;
         cache) opts="--pipeline --step --json --all --older-than --max-size" ;;
+        group) opts="--kind --json" ;;
     esac
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$opts --help --db" -- "$cur"))
@@ -98,6 +99,13 @@ _trainyardctl()
             fi
             ;;
         cache) [[ -z $sub ]] && COMPREPLY=($(compgen -W "ls explain rm" -- "$cur")) ;;
+        group)
+            if [[ $prev == --kind ]]; then
+                COMPREPLY=($(compgen -W "sweep gang pipeline attempts" -- "$cur"))
+            elif [[ -z $sub ]]; then
+                COMPREPLY=($(compgen -W "ls show" -- "$cur"))
+            fi
+            ;;
         ls) ;;
         *)
             # The commands taking RUN: ids and names of the stored runs

@@ -111,7 +111,7 @@ int main(int argc, char** argv)
     // 1. For real, so every instance has an entry.
     QElapsedTimer real;
     real.start();
-    const qint64 first = runner.submit(*spec);
+    const qint64 first = runner.submit(*spec).value_or(0);
     if (!waitEnded(runner, first, 600000) || stateOf(runner, first) != u"succeeded") {
         std::fprintf(stderr, "the first pipeline ended %s\n", qPrintable(stateOf(runner, first)));
         return 1;
@@ -149,7 +149,7 @@ int main(int argc, char** argv)
     for (int rep = 0; rep < 3; ++rep) {
         QElapsedTimer t;
         t.start();
-        const qint64 id = runner.submit(*spec);
+        const qint64 id = runner.submit(*spec).value_or(0);
         if (!waitEnded(runner, id, 60000))
             return 1;
         (void)(*store)->flush();

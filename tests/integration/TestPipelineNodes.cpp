@@ -75,7 +75,7 @@ class TestPipelineNodes final : public QObject {
             qWarning("%s", qPrintable(spec.error().message));
             return {};
         }
-        const qint64 id = r.runner->submit(*spec);
+        const qint64 id = r.runner->submit(*spec).value_or(0);
         QElapsedTimer t;
         t.start();
         QJsonObject p;
@@ -242,10 +242,19 @@ private Q_SLOTS:
         // Two ranks, one per node, in one group of two (gloo over the hosts' addresses).
         const RunId train = step(p, QStringLiteral("train")).value(QStringLiteral("run")).toInteger();
         QList<RunRecord> ranks;
-        for (const RunRecord& run : r.store->runs())
-            if (run.tags.contains(QStringLiteral("gang:%1").arg(train)))
-                ranks << run;
+        const RunGroupId gang = RunEngine::gangOf(*r.store->run(train));
+        QVERIFY(gang > 0);
+        for (const auto& [run, m] : r.store->groupMembers(gang)) {
+            QCOMPARE(m.position, int(ranks.size()));
+            ranks << *r.store->run(run);
+            // Each rank is in the pipeline's group too, as the train step.
+            const auto step = membershipOf(ranks.back(), RunGroupKind::Pipeline);
+            QVERIFY(step);
+            QCOMPARE(step->group, p.value(QStringLiteral("id")).toInteger());
+            QCOMPARE(step->role, QStringLiteral("train"));
+        }
         QCOMPARE(ranks.size(), 2);
+        QCOMPARE(ranks[0].id, train);
         QCOMPARE(QSet<QString>({ranks[0].node, ranks[1].node}),
                 QSet<QString>({QStringLiteral("ws1"), QStringLiteral("ws2")}));
         for (const RunRecord& rank : std::as_const(ranks))

@@ -10,6 +10,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -168,13 +169,20 @@ private Q_SLOTS:
         QCOMPARE(eval.value(QStringLiteral("reason")).toString(),
                 QStringLiteral("not run: when 'params.evaluate' is false"));
 
-        // The runs are ordinary runs, named and tagged by their pipeline.
+        // The runs are ordinary runs, named by their pipeline and members of its group.
         auto store = ResultStore::open(dbPath());
         QVERIFY(store);
         const auto run = (*store)->run(gather.value(QStringLiteral("run")).toInteger());
         QVERIFY(run);
         QCOMPARE(run->name, QStringLiteral("shards/gather"));
-        QVERIFY(run->tags.contains(QStringLiteral("step:gather")));
+        QCOMPARE(run->tags, QStringList());
+        const auto member = membershipOf(*run, RunGroupKind::Pipeline);
+        QVERIFY(member);
+        QCOMPARE(member->role, QStringLiteral("gather"));
+        const auto group = (*store)->group(member->group);
+        QVERIFY(group);
+        QCOMPARE(group->name, QStringLiteral("shards"));
+        QCOMPARE(group->runs, 4);
         QCOMPARE((*store)->runs().size(), 4);
         // prep ran before the shards started (depends), which ran before gather.
         const auto prepRun = (*store)->run(prep.value(QStringLiteral("run")).toInteger());
@@ -488,8 +496,39 @@ private Q_SLOTS:
         }
         QCOMPARE(trained, (QStringList{QStringLiteral("lr=0.1"), QStringLiteral("lr=0.01")}));
         QCOMPARE(test::readFile(count), QByteArray("x\n")); // prep ran once for both
-        QVERIFY2(r.err.contains("submitted pipeline 1 (sw[lr=0.1])") && r.err.contains("submitted pipeline 2"),
+        // The sweep is a run group (1) of which the two pipelines (2, 3) are parts.
+        QVERIFY2(r.err.contains("submitted pipeline 2 (sw[lr=0.1])") && r.err.contains("submitted pipeline 3"),
                 r.err.constData());
+        const Outcome sweep
+                = ctl({QStringLiteral("group"), QStringLiteral("show"), QStringLiteral("1"), QStringLiteral("--json")});
+        QVERIFY2(sweep.exitCode == 0, sweep.err.constData());
+        const QJsonObject g = QJsonDocument::fromJson(sweep.out).object();
+        QCOMPARE(g.value(QStringLiteral("kind")).toString(), QStringLiteral("sweep"));
+        QCOMPARE(g.value(QStringLiteral("name")).toString(), QStringLiteral("sw"));
+        QCOMPARE(g.value(QStringLiteral("runs")).toInt(), 0);
+        const QJsonArray parts = g.value(QStringLiteral("groups")).toArray();
+        QCOMPARE(parts.size(), 2);
+        QCOMPARE(parts.at(0).toObject().value(QStringLiteral("id")).toInteger(),
+                all.at(0).toObject().value(QStringLiteral("id")).toInteger());
+        QCOMPARE(parts.at(1).toObject().value(QStringLiteral("name")).toString(), QStringLiteral("sw[lr=0.01]"));
+        QCOMPARE(parts.at(1).toObject().value(QStringLiteral("kind")).toString(), QStringLiteral("pipeline"));
+        QCOMPARE(parts.at(1).toObject().value(QStringLiteral("parent")).toInteger(), 1);
+        // A pipeline's group holds the runs it made, in step order: the
+        // first both, the second only train (its prep was a cache hit).
+        const auto show = [&](const QJsonValue& part) {
+            const Outcome o = ctl({QStringLiteral("group"), QStringLiteral("show"),
+                    QString::number(part.toObject().value(QStringLiteral("id")).toInteger())});
+            return QString::fromUtf8(o.out);
+        };
+        const QString first = show(parts.at(0));
+        QVERIFY2(QRegularExpression(QStringLiteral("\\n\\s*\\d+  prep\\s+succeeded  sw\\[lr=0\\.1\\]/prep\\n"
+                                                   "\\s*\\d+  train\\s+succeeded  sw\\[lr=0\\.1\\]/train\\n$"))
+                         .match(first)
+                         .hasMatch(),
+                qPrintable(first));
+        const QString second = show(parts.at(1));
+        QVERIFY2(!second.contains(QStringLiteral("prep")) && second.contains(QStringLiteral("sw[lr=0.01]/train")),
+                qPrintable(second));
     }
 
     void badPipelineIsRefusedSayingWhere()

@@ -948,10 +948,15 @@ private Q_SLOTS:
             runs.append(*(*store)->run(id));
         QCOMPARE(runs[0].name, QStringLiteral("sw[x=1]"));
         QCOMPARE(runs[2].name, QStringLiteral("sw[x=3]"));
-        const QString sweepTag = runs[0].tags.value(0);
-        QVERIFY(sweepTag.startsWith(QStringLiteral("sweep:")));
+        // One sweep group, its runs at their combination's position.
+        const RunGroupId sweep = groupIdOf(runs[0], RunGroupKind::Sweep);
+        QVERIFY(sweep > 0);
+        QCOMPARE((*store)->group(sweep)->name, QStringLiteral("sw"));
+        QCOMPARE((*store)->group(sweep)->runs, 3);
         for (int i = 0; i < 3; ++i) {
-            QCOMPARE(runs[i].tags, QStringList{sweepTag});
+            QCOMPARE(runs[i].tags, QStringList());
+            QCOMPARE(runs[i].groups,
+                    (QList<RunGroupMembership>{{sweep, RunGroupKind::Sweep, i, QStringLiteral("x=%1").arg(i + 1)}}));
             QCOMPARE((*store)->params(runs[i].id).value(QStringLiteral("x")), QString::number(i + 1));
             const auto v = (*store)->metrics(runs[i].id, QStringLiteral("v"));
             QCOMPARE(v.size(), 1);

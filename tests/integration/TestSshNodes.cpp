@@ -630,10 +630,12 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(isTerminal((*store)->run(*root)->state), 20000);
         QVERIFY2((*store)->run(*root)->state == RunState::Succeeded, qPrintable((*store)->run(*root)->failureReason));
         QList<RunRecord> ranks;
-        for (const RunRecord& r : (*store)->runs())
-            if (r.tags.contains(QStringLiteral("gang:%1").arg(*root)))
-                ranks.append(r);
+        const RunGroupId gang = RunEngine::gangOf(*(*store)->run(*root));
+        QVERIFY(gang > 0);
+        for (const auto& [run, m] : (*store)->groupMembers(gang))
+            ranks.append(*(*store)->run(run));
         QCOMPARE(ranks.size(), 2);
+        QCOMPARE((*store)->group(gang)->name, QStringLiteral("gang"));
         std::sort(ranks.begin(), ranks.end(), [](const RunRecord& a, const RunRecord& b) { return a.id < b.id; });
         QCOMPARE(ranks[0].id, *root);
         QCOMPARE(ranks[1].name, QStringLiteral("gang#rank1"));

@@ -81,7 +81,10 @@ private Q_SLOTS:
         r.specYaml = QStringLiteral("command: true\n");
         r.argv = {QStringLiteral("true")};
         r.workdir = m_dir.path();
-        r.tags = {QStringLiteral("pipeline:4"), QStringLiteral("step:train")};
+        const auto pipeline
+                = m_store->createGroup(RunGroupRecord{0, RunGroupKind::Pipeline, QStringLiteral("digits"), {}});
+        QVERIFY(pipeline);
+        r.groups = {RunGroupMembership{*pipeline, RunGroupKind::Pipeline, 1, QStringLiteral("train")}};
         r.createdAt = QDateTime::currentDateTimeUtc();
         const auto id = m_store->createRun(r, {});
         QVERIFY(id);

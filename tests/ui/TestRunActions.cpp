@@ -184,7 +184,10 @@ private Q_SLOTS:
         r.specPath = specPath;
         r.specYaml = QStringLiteral("name: digits-sweep\ncommand: [python3, train.py, --lr, '{{lr}}']\nworkdir: .\n"
                                     "sweep: {lr: [0.001, 0.01]}\n");
-        r.tags = {QStringLiteral("sweep:42")};
+        const auto sweep
+                = m_store->createGroup(RunGroupRecord{0, RunGroupKind::Sweep, QStringLiteral("digits-sweep"), {}});
+        QVERIFY(sweep);
+        r.groups = {RunGroupMembership{*sweep, RunGroupKind::Sweep, 1, QStringLiteral("lr=0.01")}};
         const auto id = m_store->createRun(r, {{QStringLiteral("lr"), QStringLiteral("0.01")}});
         QVERIFY(id);
         RunEngine engine(m_store.get(), m_store->location());

@@ -922,12 +922,10 @@ void MainWindow::updateHeader()
                                       (r.node.isEmpty() ? tr("(not placed)") : r.node).toHtmlEscaped(),
                                       command.toHtmlEscaped(), r.workdir.toHtmlEscaped()));
     QString extra;
-    QStringList tags;
-    for (const QString& t : r.tags)
-        if (!t.startsWith(QStringLiteral("sweep:")))
-            tags << t;
-    if (!tags.isEmpty())
-        extra += tr("\ntags: %1").arg(tags.join(QStringLiteral(", ")));
+    if (!r.tags.isEmpty())
+        extra += tr("\ntags: %1").arg(r.tags.join(QStringLiteral(", ")));
+    for (const RunGroupMembership& m : r.groups)
+        extra += u'\n' + membershipText(m);
     if (r.archived)
         extra += tr("\narchived");
     if (!r.notes.isEmpty())

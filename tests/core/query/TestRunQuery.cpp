@@ -204,7 +204,7 @@ private Q_SLOTS:
         QTest::newRow("unknown field")
                 << s("stat:running")
                 << s("column 1: unknown field 'stat' before ':' (fields: tag, state, node, queue, user, "
-                     "project, name, has; compare a param with '=': stat = ...)");
+                     "project, name, group, step, has; compare a param with '=': stat = ...)");
         QTest::newRow("ordering on state")
                 << s("state < running") << s("column 7: '<' does not apply to state (use :, =, != or ~)");
         QTest::newRow("ordering on tag") << s("tag >= a")
@@ -386,26 +386,77 @@ private Q_SLOTS:
 
     void groupByRunGroup()
     {
-        // Pipelines, sweeps and gangs are the run groups; their runs are
-        // found by their tags, labelled from their names.
-        const auto keyOf = [](const QString& name, const QStringList& tags) {
-            RunRecord r;
-            r.name = name;
-            r.tags = tags;
-            return runGroupKey(RunGroupBy{RunGroupBy::Kind::Group, {}}, RunQueryInput{&r});
-        };
-        const RunGroupKey step = keyOf(s("digits-pipeline/train"), {s("baseline"), s("pipeline:12"), s("step:train")});
+        // Pipelines, sweeps, attempts and gangs are the run groups
+        // (RunRecord::groups), labelled from their runs' names; tags that
+        // look like the old ones are only tags.
+        using K = RunGroupKind;
+        const auto keyOf
+                = [](const QString& name, const QList<RunGroupMembership>& groups, const QStringList& tags = {}) {
+                      RunRecord r;
+                      r.name = name;
+                      r.groups = groups;
+                      r.tags = tags;
+                      return runGroupKey(RunGroupBy{RunGroupBy::Kind::Group, {}}, RunQueryInput{&r});
+                  };
+        const RunGroupKey step = keyOf(s("digits-pipeline/train"), {{12, K::Pipeline, 0, s("train")}}, {s("baseline")});
         QCOMPARE(step.label, s("pipeline 12 digits-pipeline"));
         QCOMPARE(step.number, std::optional<double>(12));
-        QCOMPARE(keyOf(s("digits-pipeline/shard[shard=2]"), {s("pipeline:12"), s("step:shard")}).label,
+        QCOMPARE(keyOf(s("digits-pipeline/shard[shard=2]"), {{12, K::Pipeline, 1, s("shard[shard=2]")}}).label,
                 s("pipeline 12 digits-pipeline"));
-        QCOMPARE(keyOf(s("digits-mlp[lr=0.01]"), {s("sweep:1764800000000")}).label, s("sweep digits-mlp"));
-        QCOMPARE(keyOf(s("ddp#rank1"), {s("gang:40")}).label, s("gang 40 ddp"));
-        QCOMPARE(keyOf(s("ddp"), {s("gang:40")}).label, s("gang 40 ddp"));
-        const RunGroupKey none = keyOf(s("alone"), {s("pipeline:x"), s("baseline")});
+        QCOMPARE(keyOf(s("digits-mlp[lr=0.01]"), {{7, K::Sweep, 1, s("lr=0.01")}}).label, s("sweep 7 digits-mlp"));
+        QCOMPARE(keyOf(s("ddp#rank1"), {{40, K::Gang, 1, {}}}).label, s("gang 40 ddp"));
+        QCOMPARE(keyOf(s("ddp"), {{40, K::Gang, 0, {}}}).label, s("gang 40 ddp"));
+        QCOMPARE(keyOf(s("flaky"), {{41, K::Attempts, 2, {}}}).label, s("attempts 41 flaky"));
+        // A gang's rank that is a pipeline's step goes with the pipeline.
+        QCOMPARE(keyOf(s("p/train#rank1"), {{12, K::Pipeline, 0, s("train")}, {40, K::Gang, 1, {}}}).label,
+                s("pipeline 12 p"));
+        const RunGroupKey none = keyOf(s("alone"), {}, {s("pipeline:3"), s("sweep:4"), s("baseline")});
         QCOMPARE(none.label, s("no group"));
         QVERIFY(none.missing);
-        QVERIFY(compareGroupKeys(keyOf(s("a/b"), {s("pipeline:2")}), keyOf(s("a/b"), {s("pipeline:10")})) < 0);
+        QVERIFY(compareGroupKeys(
+                        keyOf(s("a/b"), {{2, K::Pipeline, 0, s("b")}}), keyOf(s("a/b"), {{10, K::Pipeline, 0, s("b")}}))
+                < 0);
+    }
+
+    void filterByGroupAndStep()
+    {
+        using K = RunGroupKind;
+        RunRecord train;
+        train.name = s("p/train#rank1");
+        train.groups = {{12, K::Pipeline, 1, s("train")}, {40, K::Gang, 1, {}}};
+        RunRecord eval;
+        eval.name = s("p/eval[ds=a]");
+        eval.groups = {{12, K::Pipeline, 2, s("eval[ds=a]")}};
+        RunRecord alone;
+        alone.name = s("alone");
+        alone.tags = {s("step:train")};
+        const auto matching = [&](const QString& text) {
+            auto q = RunQuery::parse(text);
+            if (!q) {
+                qWarning("%s", qPrintable(q.error().message));
+                return s("error");
+            }
+            QStringList names;
+            for (const RunRecord* r : {&train, &eval, &alone})
+                if (q->matches(RunQueryInput{r}))
+                    names << r->name;
+            return names.join(u',');
+        };
+        QCOMPARE(matching(s("group:12")), s("p/train#rank1,p/eval[ds=a]"));
+        QCOMPARE(matching(s("group:40")), s("p/train#rank1"));
+        QCOMPARE(matching(s("group = gang")), s("p/train#rank1"));
+        QCOMPARE(matching(s("group:Pipeline")), s("p/train#rank1,p/eval[ds=a]"));
+        QCOMPARE(matching(s("group != pipeline")), s("alone"));
+        QCOMPARE(matching(s("group:13")), QString());
+        QCOMPARE(matching(s("step:train")), s("p/train#rank1"));
+        QCOMPARE(matching(s("step:eval")), s("p/eval[ds=a]"));
+        QCOMPARE(matching(s("step ~ ^ev")), s("p/eval[ds=a]"));
+        QCOMPARE(matching(s("step != eval")), s("p/train#rank1,alone"));
+        QCOMPARE(RunQuery::parse(s("group:sweeps")).error().message,
+                s("column 7: group takes a group's id or a kind (sweep, gang, pipeline, attempts), not 'sweeps'"));
+        QCOMPARE(RunQuery::parse(s("group > 3")).error().message,
+                s("column 7: '>' does not apply to group (use group:ID or group:KIND, = or !=)"));
+        QVERIFY(!RunQuery::parse(s("group:1.5")));
     }
 
     void groupByIds()

@@ -91,7 +91,10 @@ private Q_SLOTS:
         RunRecord r = waiting(5, yaml, RunState::Held);
         r.priority = 7;
         r.node = QStringLiteral("ws2"); // submit --node ws2
+        // A tag that looks like a sweep's is only a tag: the run's sweep group decides.
         r.tags = {QStringLiteral("sweep:1700"), QStringLiteral("x")};
+        r.groups = {RunGroupMembership{31, RunGroupKind::Gang, 0, {}},
+                RunGroupMembership{32, RunGroupKind::Sweep, 1, QStringLiteral("lr=0.1")}};
         r.name = QStringLiteral("digits[lr=0.1]");
         const sched::PendingRun p = pass::pendingRunOf(r, specOf(yaml), QStringLiteral("osuser"),
                 {QStringLiteral("local"), QStringLiteral("ws1"), QStringLiteral("ws2")});
@@ -106,7 +109,7 @@ private Q_SLOTS:
         QCOMPARE(p.user, QStringLiteral("alice"));
         QCOMPARE(p.project, QStringLiteral("vision"));
         QCOMPARE(p.queue, QStringLiteral("big"));
-        QCOMPARE(p.sweepId, QStringLiteral("sweep:1700"));
+        QCOMPARE(p.sweepId, QStringLiteral("sweep:32"));
         QCOMPARE(p.sweepName, QStringLiteral("digits"));
         // Its own avoid list, then every node but the one it is pinned to.
         QCOMPARE(p.avoidNodes, (QStringList{QStringLiteral("ws9"), QStringLiteral("local"), QStringLiteral("ws1")}));

@@ -30,7 +30,8 @@ private Q_SLOTS:
                                       "sweep: {lr: [0.001, 0.01, 0.1]}\n"
                                       "max_concurrent: 2\n"
                                       "tags: [digits]\n");
-        run.tags = {QStringLiteral("digits"), QStringLiteral("sweep:1796186905410"), QStringLiteral("mine")};
+        run.tags = {QStringLiteral("digits"), QStringLiteral("mine")};
+        run.groups = {RunGroupMembership{4, RunGroupKind::Sweep, 1, QStringLiteral("lr=0.01")}};
         // `imported` came from a TensorBoard file: not the spec's, left out.
         const QMap<QString, QString> params{{QStringLiteral("lr"), QStringLiteral("0.01")},
                 {QStringLiteral("bs"), QStringLiteral("64")}, {QStringLiteral("imported"), QStringLiteral("x")}};

@@ -9,7 +9,7 @@ struct Names {
     const char16_t* name;
     const char16_t* label;
 };
-constexpr std::array<Names, 13> kNames{{
+constexpr std::array<Names, 14> kNames{{
         {FailureKind::None, u"", u""},
         {FailureKind::ExitCode, u"exit_code", u"exit code"},
         {FailureKind::Signal, u"signal", u"signal"},
@@ -19,6 +19,7 @@ constexpr std::array<Names, 13> kNames{{
         {FailureKind::NcclError, u"nccl_error", u"NCCL"},
         {FailureKind::TimeLimit, u"time_limit", u"time limit"},
         {FailureKind::NodeLost, u"node_lost", u"node lost"},
+        {FailureKind::Preempted, u"preempted", u"preempted"},
         {FailureKind::Cancelled, u"cancelled", u"cancelled"},
         {FailureKind::StartFailed, u"start_failed", u"start failed"},
         {FailureKind::Unschedulable, u"unschedulable", u"unschedulable"},

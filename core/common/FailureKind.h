@@ -11,7 +11,8 @@ namespace ty {
 // GUI agree on (RunRecord::failureKind; the one-line detail is
 // RunRecord::failureReason). Decided once, when the run's end is recorded
 // (core/runs/FailureClassifier.h). Stored by name (failureKindName), so the
-// names below are a storage format: never rename one, only add.
+// names below are a storage format: never rename one, only add. The order
+// of the enumerators is not stored (an added one may go where it reads best).
 enum class FailureKind {
     None,            // ""                  not failed (running, queued, succeeded), or recorded before schema v9
     ExitCode,        // "exit_code"         exited with a non-zero code and nothing more specific is known
@@ -22,6 +23,8 @@ enum class FailureKind {
     NcclError,       // "nccl_error"        its console holds an NCCL error (distributed training)
     TimeLimit,       // "time_limit"        stopped at its job spec's time_limit
     NodeLost,        // "node_lost"         its node lost the run (rebooted, removed, agent without a record of it)
+    Preempted,       // "preempted"         stopped to give its resources to another run, to be retried (issue #25;
+                     //                     nothing records it yet: the engine's preemption comes later)
     Cancelled,       // "cancelled"         cancelled by the user (or with its gang)
     StartFailed,     // "start_failed"      could not be started on its node
     Unschedulable,   // "unschedulable"     no node this engine knows could ever hold it
@@ -34,7 +37,7 @@ QString failureKindName(FailureKind kind);
 // for a name this version does not know (a newer Trainyard's).
 std::optional<FailureKind> failureKindFromName(QStringView name);
 // A short label for narrow columns: "exit code", "signal", "OOM killer",
-// "CUDA OOM", "traceback", "NCCL", "time limit", "node lost", "cancelled",
+// "CUDA OOM", "traceback", "NCCL", "time limit", "node lost", "preempted", "cancelled",
 // "start failed", "unschedulable", "other"; "" for None.
 QString failureKindLabel(FailureKind kind);
 

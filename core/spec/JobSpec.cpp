@@ -9,12 +9,14 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QLocale>
 #include <QRegularExpression>
 #include <QStringDecoder>
 
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <initializer_list>
 
 namespace ty {
@@ -80,7 +82,8 @@ public:
                 QStringLiteral("user"), QStringLiteral("project"), QStringLiteral("sweep"),
                 QStringLiteral("prefer_nodes"), QStringLiteral("avoid_nodes"), QStringLiteral("prefer_labels"),
                 QStringLiteral("avoid_labels"), QStringLiteral("max_concurrent"), QStringLiteral("sync"),
-                QStringLiteral("sync_limit"), QStringLiteral("artifacts"), QStringLiteral("metric_files")};
+                QStringLiteral("sync_limit"), QStringLiteral("artifacts"), QStringLiteral("metric_files"),
+                QStringLiteral("retry"), QStringLiteral("deadline"), QStringLiteral("max_run_time")};
         for (auto it = root.begin(); it != root.end(); ++it) {
             const QString key = checkKey(it->first, topKeys, QString());
             const YAML::Node v = it->second; // a copy: `it->` is a temporary proxy (yaml-cpp), a reference would dangle
@@ -109,6 +112,13 @@ public:
                 spec.estimatedRuntimeSec = duration(v, key);
             } else if (key == u"time_limit") {
                 spec.timeLimitSec = duration(v, key);
+            } else if (key == u"retry") {
+                spec.retry = parseRetry(v);
+            } else if (key == u"deadline" || key == u"max_run_time") {
+                const qint64 sec = duration(v, key);
+                if (sec <= 0)
+                    throw SpecError{QStringLiteral("'%1' must be longer than 0s").arg(key), v.Mark()};
+                (key == u"deadline" ? spec.deadlineSec : spec.maxRunTimeSec) = sec;
             } else if (key == u"queue") {
                 spec.queue = scalar(v, key);
             } else if (key == u"user") {
@@ -309,6 +319,185 @@ private:
             out.insert(name, qs(it->second.Scalar()));
         }
         return out;
+    }
+
+    static double number(const YAML::Node& v, const QString& key)
+    {
+        if (!v.IsScalar())
+            throw SpecError{QStringLiteral("'%1' must be a number, not a %2").arg(key, kindName(v)), v.Mark()};
+        bool ok = false;
+        const double x = qs(v.Scalar()).toDouble(&ok);
+        if (!ok || !std::isfinite(x))
+            throw SpecError{QStringLiteral("'%1' must be a number, got '%2'").arg(key, qs(v.Scalar())), v.Mark()};
+        return x;
+    }
+
+    // `retry: 3`, or `retry: {limit, on, backoff: {duration, factor, max},
+    // jitter, infra_limit}` (core/retry/RetryPolicy.h: rules and defaults).
+    RetryPolicy parseRetry(const YAML::Node& v)
+    {
+        RetryPolicy policy;
+        if (v.IsNull())
+            return policy;
+        const QString shape = QStringLiteral(
+                "'retry' must be a number of retries (retry: 3) or a mapping (limit, on, backoff, jitter, infra_limit)");
+        if (v.IsScalar()) {
+            bool ok = false;
+            qs(v.Scalar()).toLongLong(&ok);
+            if (!ok)
+                throw SpecError{QStringLiteral("%1, got '%2'").arg(shape, qs(v.Scalar())), v.Mark()};
+            policy.limit = int(integer(v, QStringLiteral("retry"), 0, RetryPolicy::kMaxLimit));
+            return policy;
+        }
+        if (!v.IsMap())
+            throw SpecError{QStringLiteral("%1, not a %2").arg(shape, kindName(v)), v.Mark()};
+        static const QStringList keys{QStringLiteral("limit"), QStringLiteral("on"), QStringLiteral("backoff"),
+                QStringLiteral("jitter"), QStringLiteral("infra_limit")};
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            const QString key = checkKey(it->first, keys, QStringLiteral("retry"));
+            const YAML::Node value = it->second; // a copy: `it->` is a temporary proxy
+            const QString full = QStringLiteral("retry.") + key;
+            if (key == u"limit") {
+                policy.limit = int(integer(value, full, 0, RetryPolicy::kMaxLimit));
+            } else if (key == u"on") {
+                // A null's mark is the next token's: name the key instead.
+                policy.on = parseRetryOn(value, value.IsNull() ? it->first.Mark() : value.Mark());
+            } else if (key == u"backoff") {
+                policy.backoff = parseBackoff(value);
+            } else if (key == u"jitter") {
+                policy.jitter = number(value, full);
+                if (policy.jitter < 0 || policy.jitter > 1)
+                    throw SpecError{
+                            QStringLiteral("'retry.jitter' must be between 0 and 1 (a fraction of each wait), got %1")
+                                    .arg(qs(value.Scalar())),
+                            value.Mark()};
+            } else if (key == u"infra_limit") {
+                bool isNumber = false;
+                if (value.IsScalar())
+                    qs(value.Scalar()).toLongLong(&isNumber);
+                if (value.IsScalar() && value.Scalar() == "unlimited")
+                    policy.infraLimit.reset();
+                else if (value.IsScalar() && !isNumber)
+                    throw SpecError{
+                            QStringLiteral("'retry.infra_limit' must be a number of retries or 'unlimited', got '%1'")
+                                    .arg(qs(value.Scalar())),
+                            value.Mark()};
+                else
+                    policy.infraLimit = int(integer(value, full, 0, RetryPolicy::kMaxLimit));
+            }
+        }
+        return policy;
+    }
+
+    QList<RetryClass> parseRetryOn(const YAML::Node& v, const YAML::Mark& mark)
+    {
+        if (!v.IsScalar() && !v.IsSequence())
+            throw SpecError{
+                    QStringLiteral("'retry.on' must be a list of classes like [failed, oom] ([] for none), not a %1")
+                            .arg(kindName(v)),
+                    mark};
+        QList<RetryClass> out;
+        const auto add = [&out](const YAML::Node& item) {
+            if (!item.IsScalar())
+                throw SpecError{
+                        QStringLiteral("every item of 'retry.on' must be a class name, not a %1").arg(kindName(item)),
+                        item.Mark()};
+            const QString name = qs(item.Scalar());
+            const RetryClass cls = retryOnClass(name, item.Mark());
+            if (out.contains(cls))
+                throw SpecError{QStringLiteral("'%1' is listed twice in 'retry.on'").arg(name), item.Mark()};
+            out << cls;
+        };
+        if (v.IsScalar())
+            add(v);
+        else
+            for (const auto& item : v)
+                add(item);
+        return out;
+    }
+
+    // A name of `retry.on`; spec errors for the names that cannot stand there.
+    static RetryClass retryOnClass(const QString& name, const YAML::Mark& mark)
+    {
+        if (const auto cls = retryClassFromName(name)) {
+            switch (*cls) {
+            case RetryClass::Succeeded:
+                throw SpecError{
+                        QStringLiteral("'succeeded' cannot be in 'retry.on': a run that succeeded is not retried"),
+                        mark};
+            case RetryClass::Cancelled:
+                throw SpecError{
+                        QStringLiteral("'cancelled' cannot be in 'retry.on': a cancel is the user's, never retried"),
+                        mark};
+            case RetryClass::Unschedulable:
+                throw SpecError{QStringLiteral("'unschedulable' cannot be in 'retry.on': no node could ever hold the "
+                                               "run, nor a retry of it"),
+                        mark};
+            default: return *cls;
+            }
+        }
+        // The name `ls`, `show` and --json give a run's failure kind, where
+        // `retry.on` names its class.
+        if (const auto kind = failureKindFromName(name); kind && *kind != FailureKind::None) {
+            const RetryClass cls = retryClassOf(*kind);
+            throw SpecError{QStringLiteral("'%1' is a failure kind; 'retry.on' names its class, '%2'%3")
+                                    .arg(name, retryClassName(cls),
+                                            cls == RetryClass::Failed
+                                                    ? QStringLiteral(" (exit code, traceback, failed start, other)")
+                                                    : QString()),
+                    mark};
+        }
+        QStringList retryable;
+        for (const QString& n : retryClassNames())
+            if (!isNeverRetried(*retryClassFromName(n)))
+                retryable << n;
+        const QString best = closestName(name, retryable);
+        throw SpecError{
+                QStringLiteral("unknown class '%1' in 'retry.on' %2")
+                        .arg(name,
+                                best.isEmpty() ? QStringLiteral("(known: %1)").arg(retryable.join(QStringLiteral(", ")))
+                                               : QStringLiteral("(did you mean '%1'?)").arg(best)),
+                mark};
+    }
+
+    RetryBackoff parseBackoff(const YAML::Node& v)
+    {
+        if (!v.IsMap())
+            throw SpecError{QStringLiteral("'retry.backoff' must be a mapping (duration, factor, max), not a %1")
+                                    .arg(kindName(v)),
+                    v.Mark()};
+        RetryBackoff b;
+        std::optional<YAML::Mark> durationMark, maxMark;
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            const QString key
+                    = checkKey(it->first, {QStringLiteral("duration"), QStringLiteral("factor"), QStringLiteral("max")},
+                            QStringLiteral("retry.backoff"));
+            const YAML::Node value = it->second; // a copy: `it->` is a temporary proxy
+            const QString full = QStringLiteral("retry.backoff.") + key;
+            if (key == u"duration") {
+                b.durationMs = duration(value, full) * 1000;
+                durationMark = value.Mark();
+            } else if (key == u"factor") {
+                b.factor = number(value, full);
+                if (b.factor < 1)
+                    throw SpecError{QStringLiteral("'retry.backoff.factor' must be at least 1 (1: the same wait each "
+                                                   "time), got %1")
+                                            .arg(qs(value.Scalar())),
+                            value.Mark()};
+            } else if (key == u"max") {
+                b.maxMs = duration(value, full) * 1000;
+                maxMark = value.Mark();
+            }
+        }
+        if (!maxMark)
+            b.maxMs = std::max(b.maxMs, b.durationMs); // a longer duration alone is a constant wait, not an error
+        else if (b.maxMs < b.durationMs)
+            throw SpecError{QStringLiteral("'retry.backoff.max' (%1) is shorter than 'retry.backoff.duration' (%2%3): "
+                                           "the first wait would pass the cap")
+                                    .arg(retryDurationText(b.maxMs), retryDurationText(b.durationMs),
+                                            durationMark ? QString() : QStringLiteral(", its default")),
+                    *maxMark};
+        return b;
     }
 
     void parseCommand(const YAML::Node& v, JobSpec& spec)
@@ -889,6 +1078,37 @@ QString toYaml(const JobSpec& spec)
         out << YAML::Key << "estimated_runtime" << YAML::Value << (std::to_string(*spec.estimatedRuntimeSec) + "s");
     if (spec.timeLimitSec)
         out << YAML::Key << "time_limit" << YAML::Value << (std::to_string(*spec.timeLimitSec) + "s");
+    if (spec.retry) {
+        // Every key, defaults too: the text records what applied to the run,
+        // whatever a later version's defaults are. Whole seconds, as parsed.
+        const RetryPolicy& p = *spec.retry;
+        const auto seconds = [](qint64 ms) { return std::to_string((ms + 999) / 1000) + "s"; };
+        const auto number = [](double x) { return QString::number(x, 'g', QLocale::FloatingPointShortest); };
+        out << YAML::Key << "retry" << YAML::Value << YAML::BeginMap;
+        out << YAML::Key << "limit" << YAML::Value << p.limit;
+        out << YAML::Key << "on" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+        for (RetryClass c : p.on)
+            emitScalar(out, retryClassName(c));
+        out << YAML::EndSeq;
+        out << YAML::Key << "backoff" << YAML::Value << YAML::Flow << YAML::BeginMap;
+        out << YAML::Key << "duration" << YAML::Value << seconds(p.backoff.durationMs);
+        out << YAML::Key << "factor" << YAML::Value;
+        emitScalar(out, number(p.backoff.factor));
+        out << YAML::Key << "max" << YAML::Value << seconds(p.backoff.maxMs);
+        out << YAML::EndMap;
+        out << YAML::Key << "jitter" << YAML::Value;
+        emitScalar(out, number(p.jitter));
+        out << YAML::Key << "infra_limit" << YAML::Value;
+        if (p.infraLimit)
+            out << *p.infraLimit;
+        else
+            out << "unlimited";
+        out << YAML::EndMap;
+    }
+    if (spec.deadlineSec)
+        out << YAML::Key << "deadline" << YAML::Value << (std::to_string(*spec.deadlineSec) + "s");
+    if (spec.maxRunTimeSec)
+        out << YAML::Key << "max_run_time" << YAML::Value << (std::to_string(*spec.maxRunTimeSec) + "s");
     if (!spec.queue.isEmpty()) {
         out << YAML::Key << "queue" << YAML::Value;
         emitScalar(out, spec.queue);

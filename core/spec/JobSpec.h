@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/common/Result.h"
+#include "core/retry/RetryPolicy.h"
 
 #include <QFileInfo>
 #include <QMap>
@@ -49,6 +50,15 @@ struct JobSpec {
     QList<MetricRuleSpec> metricRules;
     std::optional<qint64> estimatedRuntimeSec;
     std::optional<qint64> timeLimitSec;
+    // `retry: {limit, on, backoff, jitter, infra_limit}` or `retry: 3`
+    // (core/retry/RetryPolicy.h: the rules and the defaults of missing
+    // keys); nullopt without `retry:` (nothing is retried).
+    std::optional<RetryPolicy> retry;
+    // `deadline: 6h`: wall clock from the first submit, the time in the
+    // queue included; `max_run_time: 2h`: execution only, summed over the
+    // run's attempts (core/retry/RetryDecision.h). Seconds, > 0.
+    std::optional<qint64> deadlineSec;
+    std::optional<qint64> maxRunTimeSec;
     QStringList preferNodes;  // `prefer_nodes`: placed there first when they fit
     QStringList avoidNodes;   // `avoid_nodes`: never placed there
     QStringList preferLabels; // `prefer_labels`: nodes with one of these labels first

@@ -64,6 +64,23 @@ int cmdShow(Context& ctx, const QStringList& argsIn)
         line("tags", escapedJoin(r.tags, QStringLiteral(", ")));
     for (const RunGroupMembership& m : r.groups)
         line("group", escapedName(membershipText(m)));
+    // A retried run: every attempt, this one marked.
+    if (const auto attempts = membershipOf(r, RunGroupKind::Attempts))
+        for (const auto& [id, m] : ctx.store->groupMembers(attempts->group)) {
+            const auto a = id == r.id ? Result<RunRecord>(r) : ctx.store->run(id);
+            if (!a)
+                continue;
+            QString text = QStringLiteral("%1: run %2 %3").arg(m.position).arg(id).arg(runStateName(a->state));
+            if (a->failureKind != FailureKind::None)
+                text += QStringLiteral(" (%1)").arg(escapedName(a->failureReason));
+            if (!a->node.isEmpty())
+                text += QStringLiteral(" on ") + escapedName(a->node);
+            if (a->startedAt.isValid())
+                text += QStringLiteral(", ") + duration(*a);
+            if (id == r.id)
+                text += QStringLiteral("  <- this run");
+            line("attempt", text);
+        }
     if (r.archived)
         line("archived", QStringLiteral("yes (trainyardctl unarchive %1 brings it back to ls)").arg(r.id));
     for (const QString& n : r.notes.split(u'\n', Qt::SkipEmptyParts))

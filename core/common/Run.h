@@ -57,7 +57,11 @@ struct RunRecord {
     // its one-line detail ("exit code 3", "ValueError: x", "cancelled").
     FailureKind failureKind = FailureKind::None;
     QString failureReason;
-    QString pendingReason;    // queued or held: why it waits ("held by user", the scheduler's reason); else empty
+    QString pendingReason; // queued or held: why it waits ("held by user", the scheduler's reason); else empty
+    // Queued: not started before this time (a retry waiting out its
+    // backoff, core/retry); invalid: as soon as it fits. Changed by
+    // updateRun like the fields above.
+    QDateTime notBefore;
     QString agentRunId;       // the agent's id for the run (its directory name on the node)
     QString consolePath;      // local copy of the console (raw bytes)
     qint64 consoleOffset = 0; // bytes of the node's console already copied and ingested

@@ -15,6 +15,7 @@
 #include "core/nodes/LocalAgentTransport.h"
 #include "core/nodes/NodePool.h"
 #include "core/nodes/WorkdirSync.h"
+#include "core/retry/Checkpoints.h"
 #include "core/sched/Scheduler.h"
 #include "core/store/ResultStore.h"
 
@@ -25,6 +26,7 @@
 #include <QLockFile>
 #include <QLoggingCategory>
 #include <QMetaMethod>
+#include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QSaveFile>
 #include <QScopeGuard>
@@ -73,11 +75,12 @@ constexpr qint64 kPeriodicPassMs = 30000;
 constexpr qint64 kFirstConnectGraceMs = 5000;
 constexpr int kGpuStatusIntervalMs = 2000; // the Nodes view's refresh (issue 3: "every 2 s by default")
 
-// The job spec a run was submitted with. It was validated at submission, so
-// this only fails for a database edited by hand; callers then use defaults.
-// Its workdir is the run's, resolved once at submission: parsed again against
-// that folder, a relative `workdir: wd` would become .../wd/wd.
-Result<JobSpec> specOf(const RunRecord& run)
+} // namespace
+
+// Callers use defaults when it fails. Its workdir is the run's, resolved
+// once at submission: parsed again against that folder, a relative
+// `workdir: wd` would become .../wd/wd.
+Result<JobSpec> runSpecOf(const RunRecord& run)
 {
     const QString baseDir = !run.specPath.isEmpty() ? QFileInfo(run.specPath).absolutePath()
             : !run.workdir.isEmpty()                ? run.workdir
@@ -87,6 +90,8 @@ Result<JobSpec> specOf(const RunRecord& run)
         spec->workdir = run.workdir;
     return spec;
 }
+
+namespace {
 
 QList<MetricRule> rulesFromSpec(const Result<JobSpec>& spec)
 {
@@ -270,6 +275,12 @@ Result<QList<RunId>> RunEngine::submitAll(
         r.argv = one.argv;
         r.workdir = one.workdir;
         r.env = one.env;
+        if (spec.retry) // attempt 1 of a run that may be retried (core/retry/Checkpoints.h)
+            setAttemptEnvironment(r.env, 1,
+                    checkpointDirFor(QStringLiteral("%1-%2")
+                                             .arg(QString::number(m_clock.nowMs(), 36))
+                                             .arg(QRandomGenerator::global()->generate(), 8, 16, QLatin1Char('0'))),
+                    {});
         r.tags = one.tags;
         r.groups = groups;
         if (sweep > 0) {
@@ -523,7 +534,7 @@ const Result<JobSpec>& RunEngine::cachedSpec(const RunRecord& run)
     CachedSpec& c = m_specCache[run.id];
     if (!c.spec || c.yamlHash != h) {
         c.yamlHash = h;
-        c.spec = std::make_shared<const Result<JobSpec>>(specOf(run));
+        c.spec = std::make_shared<const Result<JobSpec>>(runSpecOf(run));
     }
     return *c.spec;
 }
@@ -659,7 +670,17 @@ void RunEngine::schedulePass()
     // Started runs that ended before this pass (the database caught up, and
     // the pass no longer reads them): their start is settled too.
     m_starting.removeIf([&present](const auto& it) { return !present.contains(it.key()); });
+    qint64 wakeAt = 0; // the earliest start of a run waiting for its notBefore
+    QHash<RunId, QString> waitingOutBackoff;
     for (const RunRecord& r : std::as_const(all)) {
+        if (r.state == RunState::Queued && r.notBefore.isValid() && r.notBefore.toMSecsSinceEpoch() > now) {
+            // A retry waiting out its backoff (core/retry): not offered to
+            // the scheduler before then; its reason (set with it) says so.
+            const qint64 at = r.notBefore.toMSecsSinceEpoch();
+            wakeAt = wakeAt == 0 ? at : std::min(wakeAt, at);
+            waitingOutBackoff.insert(r.id, r.pendingReason);
+            continue;
+        }
         if (r.state == RunState::Queued || r.state == RunState::Held) {
             queue.append(pass::pendingRunOf(r, cachedSpec(r), osUser(), names));
             queued.insert(r.id, r);
@@ -679,9 +700,16 @@ void RunEngine::schedulePass()
     }
     if (m_specCache.size() > all.size()) // runs that ended (outside fair share's window) or were deleted
         m_specCache.removeIf([&present](const auto& it) { return !present.contains(it.key()); });
+    if (wakeAt > 0 && (m_notBeforeWakeMs <= now || wakeAt < m_notBeforeWakeMs)) {
+        m_notBeforeWakeMs = wakeAt;
+        m_clock.singleShot(wakeAt - now, this, [this] {
+            m_notBeforeWakeMs = 0;
+            scheduleSoon();
+        });
+    }
     if (queue.isEmpty()) {
-        if (!m_pendingReasons.isEmpty()) {
-            m_pendingReasons.clear();
+        if (m_pendingReasons != waitingOutBackoff) {
+            m_pendingReasons = waitingOutBackoff;
             Q_EMIT pendingReasonsChanged(m_pendingReasons);
         }
         return;
@@ -704,7 +732,7 @@ void RunEngine::schedulePass()
             },
             now);
     // What each waiting run shows, and the starts.
-    QHash<RunId, QString> reasons;
+    QHash<RunId, QString> reasons = waitingOutBackoff;
     for (const sched::PendingInfo& info : decision.pending) {
         const QString text = pass::pendingText(info);
         if (pass::neverPlaceable(info, state)) {
@@ -976,7 +1004,7 @@ QList<StageFile> RunEngine::stageFor(const RunRecord& run, const QString& nodeNa
         // Made on this node in this very workdir: what is there is that run's.
         bool inPlace = false;
         if (const auto made = m_store->run(s.producer)) {
-            const Result<JobSpec> madeSpec = specOf(*made);
+            const Result<JobSpec> madeSpec = runSpecOf(*made);
             inPlace = made->node == nodeName && made->workdir == run.workdir && (madeSpec && madeSpec->sync) == sync;
         }
         if (!s.files.isEmpty())
@@ -1052,7 +1080,7 @@ void RunEngine::listArtifacts(RunId id, std::function<void(const Result<AgentFil
     }
     // Parsed here, not cached: only scheduling passes (which a GUI that does
     // not own ingestion never runs) empty the cache.
-    const Result<JobSpec> spec = specOf(*run);
+    const Result<JobSpec> spec = runSpecOf(*run);
     const QStringList globs = spec ? spec->artifacts : QStringList();
     if (globs.isEmpty() || run->agentRunId.isEmpty()) {
         if (cb)
@@ -1065,32 +1093,43 @@ void RunEngine::listArtifacts(RunId id, std::function<void(const Result<AgentFil
     listArtifactsOf(*run, globs, std::move(cb));
 }
 
+void RunEngine::listRunFiles(
+        const RunRecord& r, const QStringList& globs, std::function<void(const Result<AgentFileList>&)> cb)
+{
+    whenNodeReady(r.node, 30000, [r, globs, cb](AgentClient* client) {
+        if (!client) {
+            cb(fail(QStringLiteral("run %1: its node %2 is not connected").arg(r.id).arg(r.node)));
+            return;
+        }
+        client->listFiles(r.agentRunId, globs, [r, cb](const Result<AgentFileList>& list) {
+            if (!list) {
+                cb(fail(QStringLiteral("run %1 on node %2: %3").arg(r.id).arg(r.node, list.error().message)));
+                return;
+            }
+            cb(list);
+        });
+    });
+}
+
 void RunEngine::listArtifactsOf(
         const RunRecord& r, const QStringList& globs, std::function<void(const Result<AgentFileList>&)> cb)
 {
-    whenNodeReady(r.node, 30000, [this, r, globs, cb](AgentClient* client) {
-        if (!client) {
+    listRunFiles(r, globs, [this, r, cb](const Result<AgentFileList>& list) {
+        if (!list) {
             if (cb)
-                cb(fail(QStringLiteral("run %1: its node %2 is not connected").arg(r.id).arg(r.node)));
+                cb(list);
             return;
         }
-        client->listFiles(r.agentRunId, globs, [this, r, cb](const Result<AgentFileList>& list) {
-            if (!list) {
-                if (cb)
-                    cb(fail(QStringLiteral("run %1 on node %2: %3").arg(r.id).arg(r.node, list.error().message)));
-                return;
-            }
-            for (const AgentFileEntry& f : list->files) {
-                ArtifactRecord a;
-                a.run = r.id;
-                a.path = f.absolutePath;
-                a.size = f.size;
-                a.createdAt = QDateTime::fromMSecsSinceEpoch(f.mtimeMs, Qt::UTC);
-                m_store->addArtifact(a);
-            }
-            if (cb)
-                cb(*list);
-        });
+        for (const AgentFileEntry& f : list->files) {
+            ArtifactRecord a;
+            a.run = r.id;
+            a.path = f.absolutePath;
+            a.size = f.size;
+            a.createdAt = QDateTime::fromMSecsSinceEpoch(f.mtimeMs, Qt::UTC);
+            m_store->addArtifact(a);
+        }
+        if (cb)
+            cb(*list);
     });
 }
 

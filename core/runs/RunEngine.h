@@ -25,6 +25,11 @@ class QTimer;
 
 namespace ty {
 
+// The job spec a run was submitted with (its stored text, parsed against
+// the folder it came from; its workdir the run's, resolved at submission).
+// It was validated then, so this only fails for a database edited by hand.
+Result<JobSpec> runSpecOf(const RunRecord& run);
+
 class AgentClient;
 class AgentTransport;
 class Clock;
@@ -161,6 +166,16 @@ public:
     // when a run ends, and on demand. Waits up to 30 s for the node to connect.
     // `cb` runs on the engine thread. Errors name the run and the node.
     void listArtifacts(RunId id, std::function<void(const Result<AgentFileList>&)> cb);
+    // A scheduling pass on the engine thread's next turn (coalesced): for
+    // whoever queued a run in the store directly (core/retry's next attempt).
+    void scheduleSoon();
+    // The files of a run on its node (agent `list_files`) matching `globs`,
+    // relative to its workdir or run directory, without recording anything.
+    // Waits up to 30 s for the node to connect. `cb` on the engine thread;
+    // errors name the run and the node.
+    void listRunFiles(
+            const RunRecord& run, const QStringList& globs, std::function<void(const Result<AgentFileList>&)> cb);
+
     // Work still under way for runs that ended (the listing of their
     // artifacts): a short-lived process (trainyardctl) waits for
     // postRunWorkDone() before it destroys the engine, or that work is lost.
@@ -289,7 +304,6 @@ Q_SIGNALS:
 private:
     struct Node;
     struct Active;
-    void scheduleSoon();
     void reloadPolicy();
     void checkCaughtUp();
     void schedulePass();
@@ -400,6 +414,7 @@ private:
     bool m_policyLoaded = false;
     QDateTime m_policyModified;
     qint64 m_lastPassMs = 0;
+    qint64 m_notBeforeWakeMs = 0; // a pass is armed for then (a queued run's notBefore); 0: none
     qint64 m_createdMs = 0;
     bool m_caughtUpEmitted = false;
     QTimer* m_pollTimer = nullptr;

@@ -4,6 +4,7 @@
 #include "ServiceServer.h"
 #include "core/common/Paths.h"
 #include "core/pipeline/PipelineRunner.h"
+#include "core/retry/RetryRunner.h"
 #include "core/nodes/AgentTransport.h"
 #include "core/nodes/NodeTransports.h"
 #include "core/runs/RunEngine.h"
@@ -79,6 +80,9 @@ Result<void> ServiceHost::start(StartError* why)
     if (const int taken = m_pipelines->restore())
         qCInfo(lcService) << "took up" << taken << "running pipeline(s) of the last service";
     m_pipelines->evictCache();
+    m_retries = std::make_unique<RetryRunner>(m_engine.get(), m_store.get());
+    if (const int retried = m_retries->restore())
+        qCInfo(lcService) << "retried" << retried << "run(s) that ended while no service ran";
     m_server->setNodeResolver([this](const QString&) { connectNewNodes(); });
     connect(m_server.get(), &ServiceServer::stopRequested, this, &ServiceHost::stopRequested);
     connect(m_server.get(), &ServiceServer::nodeRemoved, this, [this](const QString& node) { m_nodes.remove(node); });
@@ -117,7 +121,7 @@ void ServiceHost::connectNewNodes()
 
 bool ServiceHost::hasWork() const
 {
-    if (m_engine->startsPending() || m_engine->postRunWorkPending() || m_pipelines->busy())
+    if (m_engine->startsPending() || m_engine->postRunWorkPending() || m_pipelines->busy() || m_retries->busy())
         return true;
     for (const RunRecord& r : m_store->unfinishedRuns())
         if (r.state != RunState::Held)

@@ -84,6 +84,8 @@ QJsonObject runToJson(const RunRecord& run)
         o.insert(QStringLiteral("started_at"), isoUtc(run.startedAt));
     if (run.finishedAt.isValid())
         o.insert(QStringLiteral("finished_at"), isoUtc(run.finishedAt));
+    if (run.notBefore.isValid())
+        o.insert(QStringLiteral("not_before"), isoUtc(run.notBefore));
     o.insert(QStringLiteral("console_offset"), run.consoleOffset);
     // The rest of the record, so a client's copy of a run is whole (the GUI
     // replaces its row with it): what ran, where, and the user's words.
@@ -160,6 +162,7 @@ RunRecord runFromJson(const QJsonObject& o)
     r.createdAt = fromIso(o.value(QStringLiteral("created_at")));
     r.startedAt = fromIso(o.value(QStringLiteral("started_at")));
     r.finishedAt = fromIso(o.value(QStringLiteral("finished_at")));
+    r.notBefore = fromIso(o.value(QStringLiteral("not_before")));
     r.consoleOffset = o.value(QStringLiteral("console_offset")).toInteger();
     r.specYaml = o.value(QStringLiteral("spec_yaml")).toString();
     r.specPath = o.value(QStringLiteral("spec_path")).toString();

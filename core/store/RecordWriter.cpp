@@ -14,7 +14,7 @@ Q_DECLARE_LOGGING_CATEGORY(lcStoreWriter) // SqliteWriter.cpp: "trainyard.store.
 
 namespace {
 
-// Binds the run fields updateRun() may change -- the first 16 placeholders of
+// Binds the run fields updateRun() may change -- the first 17 placeholders of
 // both the run INSERT and the run UPDATE -- and returns the next index.
 int bindMutableRunFields(QSqlQuery& q, const RunRecord& r)
 {
@@ -36,6 +36,7 @@ int bindMutableRunFields(QSqlQuery& q, const RunRecord& r)
     q.bindValue(i++, textToSql(r.consolePath));
     q.bindValue(i++, textToSql(failureKindName(r.failureKind)));
     q.bindValue(i++, textToSql(r.pendingReason));
+    q.bindValue(i++, r.notBefore.isValid() ? timeToSql(r.notBefore) : QVariant());
     return i;
 }
 
@@ -63,11 +64,13 @@ Result<void> RecordWriter::prepare(const QSqlDatabase& db)
             {&m_insertRun,
                     "INSERT INTO runs (state, node, gpus, argv, workdir, env, priority, started_at, finished_at,"
                     " exit_code, exit_signal, failure_reason, agent_run_id, console_path, failure_kind, pending_reason,"
-                    " name, spec_yaml, spec_path, created_at, console_offset) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+                    " not_before, name, spec_yaml, spec_path, created_at, console_offset)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
             {&m_updateRun,
                     "UPDATE runs SET state = ?, node = ?, gpus = ?, argv = ?, workdir = ?, env = ?, priority = ?,"
                     " started_at = ?, finished_at = ?, exit_code = ?, exit_signal = ?, failure_reason = ?,"
-                    " agent_run_id = ?, console_path = ?, failure_kind = ?, pending_reason = ? WHERE id = ?"},
+                    " agent_run_id = ?, console_path = ?, failure_kind = ?, pending_reason = ?, not_before = ?"
+                    " WHERE id = ?"},
             {&m_deleteTags, "DELETE FROM tags WHERE run_id = ?"},
             {&m_insertTag, "INSERT INTO tags (run_id, tag, position) VALUES (?,?,?)"},
             {&m_insertParam,

@@ -81,8 +81,8 @@ public:
     virtual Result<RunId> createRun(const RunRecord& r, const QMap<QString, QString>& params) = 0;
     // Async. Replaces the execution fields of run r.id: state, node, gpus,
     // argv, workdir, env, priority, startedAt, finishedAt, exitCode,
-    // exitSignal, failureKind, failureReason, pendingReason, agentRunId,
-    // consolePath. Not changed:
+    // exitSignal, failureKind, failureReason, pendingReason, notBefore,
+    // agentRunId, consolePath. Not changed:
     // specYaml, specPath, createdAt (fixed at creation), consoleOffset (only
     // setConsoleOffset() moves it, so a stale record cannot move it back), and
     // the user's name, tags, notes and archived flag (only annotateRun()

@@ -42,7 +42,7 @@ quint64 threadSerial()
 const QString kRunColumns = QStringLiteral(
         "id, name, state, spec_yaml, spec_path, node, gpus, argv, workdir, env, priority, created_at, started_at,"
         " finished_at, exit_code, exit_signal, failure_reason, agent_run_id, console_path, console_offset, notes, archived,"
-        " failure_kind, pending_reason");
+        " failure_kind, pending_reason, not_before");
 
 RunRecord runFromRow(const QSqlQuery& q)
 {
@@ -74,6 +74,7 @@ RunRecord runFromRow(const QSqlQuery& q)
     r.failureKind
             = failureKindFromName(q.value(i++).toString()).value_or(FailureKind::Other); // a newer Trainyard's kind
     r.pendingReason = q.value(i++).toString();
+    r.notBefore = timeFromSql(q.value(i++));
     return r;
 }
 

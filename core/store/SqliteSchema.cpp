@@ -280,7 +280,8 @@ const char* const kVersion12[] = {
         "CREATE INDEX pipelines_state ON pipelines(state)",
 };
 
-// Version 13: run groups (issue #24; core/common/RunGroup.h): sweeps, gangs,
+// Version 13: a run's earliest start (not_before; issue #25's retries) and
+// run groups (issue #24; core/common/RunGroup.h): sweeps, gangs,
 // pipelines and attempts as one model, where until v12 a sweep and a gang
 // were a tag each ("sweep:<ms>", "gang:<rank 0's id>") and a pipeline's runs
 // were tagged "pipeline:<id>" and "step:<step>". A group: its kind (a
@@ -294,6 +295,9 @@ const char* const kVersion12[] = {
 // the runs' names ("digits[lr=0.1]", "digits#rank1", "pipe/train") and
 // their order of creation.
 const char* const kVersion13[] = {
+        // A queued run is not started before this time (UTC ms; NULL: as
+        // soon as it fits): a retry waiting out its backoff.
+        "ALTER TABLE runs ADD COLUMN not_before INTEGER",
         "CREATE TABLE run_groups ("
         " id INTEGER PRIMARY KEY AUTOINCREMENT,"
         " kind TEXT NOT NULL,"

@@ -35,7 +35,8 @@ public:
                   // 10: the change sequence of each run (run_changes),
                   // 11: memoized steps' entries and hits (memo_entries, memo_hits),
                   // 12: pipelines (so they outlive the service),
-                  // 13: run groups (sweeps, gangs, pipelines, attempts; run_groups, run_group_members)
+                  // 13: run groups (sweeps, gangs, pipelines, attempts; run_groups, run_group_members),
+                  //     a queued run's earliest start (runs.not_before)
 
     // Statements taking a database from `fromVersion` to `fromVersion + 1`
     // (0 <= fromVersion < kCurrentVersion). Empty list for an unknown version.

@@ -54,6 +54,7 @@ RunRecord fullRecord()
     r.createdAt = QDateTime(QDate(2024, 3, 5), QTime(13, 14, 15, 678), Qt::OffsetFromUTC, 5 * 3600 + 1800);
     r.startedAt = QDateTime(QDate(2024, 3, 5), QTime(7, 44, 16, 1), Qt::UTC);
     r.finishedAt = QDateTime(QDate(2024, 3, 5), QTime(9, 0, 0, 999), Qt::UTC);
+    r.notBefore = QDateTime(QDate(2024, 3, 5), QTime(7, 44, 15, 999), Qt::UTC);
     r.exitCode = std::nullopt;
     r.exitSignal = 9;
     r.failureReason = QStringLiteral("killed by SIGKILL (out of memory?)");
@@ -176,7 +177,7 @@ void TestSqliteResultStore::runRoundTripEveryField()
     QCOMPARE(out->priority, -7);
 
     for (const auto& [got, want] : {std::pair{out->createdAt, in.createdAt}, std::pair{out->startedAt, in.startedAt},
-                 std::pair{out->finishedAt, in.finishedAt}}) {
+                 std::pair{out->finishedAt, in.finishedAt}, std::pair{out->notBefore, in.notBefore}}) {
         QVERIFY(got.isValid());
         QCOMPARE(got.timeSpec(), Qt::UTC);
         QCOMPARE(got.toMSecsSinceEpoch(), want.toMSecsSinceEpoch());

@@ -199,9 +199,10 @@ QList<Snapshot> historicalSnapshots()
     out.append(v12);
     // Version 13 = version 12 plus run groups; the ended pipeline has its group.
     const Snapshot v13 = nextSnapshot(v12,
-            {QStringLiteral("CREATE TABLE run_groups ( id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL,"
-                            " name TEXT NOT NULL DEFAULT '', created_at INTEGER NOT NULL,"
-                            " parent INTEGER REFERENCES run_groups(id) ON DELETE SET NULL)"),
+            {QStringLiteral("ALTER TABLE runs ADD COLUMN not_before INTEGER"),
+                    QStringLiteral("CREATE TABLE run_groups ( id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL,"
+                                   " name TEXT NOT NULL DEFAULT '', created_at INTEGER NOT NULL,"
+                                   " parent INTEGER REFERENCES run_groups(id) ON DELETE SET NULL)"),
                     QStringLiteral("CREATE INDEX run_groups_kind ON run_groups(kind, id)"),
                     QStringLiteral("CREATE TABLE run_group_members ("
                                    " group_id INTEGER NOT NULL REFERENCES run_groups(id) ON DELETE CASCADE,"

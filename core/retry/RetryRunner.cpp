@@ -1,0 +1,231 @@
+#include "RetryRunner.h"
+
+#include "core/retry/Checkpoints.h"
+#include "core/runs/RunEngine.h"
+#include "core/store/ResultStore.h"
+
+#include <QLoggingCategory>
+#include <QRandomGenerator>
+
+namespace ty {
+
+Q_LOGGING_CATEGORY(lcRetry, "trainyard.retry", QtInfoMsg)
+
+const QString kRetriedNotice = QStringLiteral("retried as run ");
+const QString kNotRetriedNotice = QStringLiteral("not retried: ");
+
+namespace {
+
+// An ended run as its attempt: what kind of end (a failed run recorded
+// without a kind counts as `failed`, never as a success).
+AttemptOutcome outcomeOf(const RunRecord& r)
+{
+    FailureKind kind = r.failureKind;
+    if (kind == FailureKind::None && r.state == RunState::Failed)
+        kind = FailureKind::Other;
+    if (kind == FailureKind::None && r.state == RunState::Cancelled)
+        kind = FailureKind::Cancelled;
+    const std::optional<qint64> started
+            = r.startedAt.isValid() ? std::optional<qint64>(r.startedAt.toMSecsSinceEpoch()) : std::nullopt;
+    const qint64 ended = r.finishedAt.isValid() ? r.finishedAt.toMSecsSinceEpoch() : started.value_or(0);
+    return AttemptOutcome::of(kind, started, ended);
+}
+
+bool decided(const QList<RunNotice>& notices)
+{
+    for (const RunNotice& n : notices)
+        if (n.text.startsWith(kRetriedNotice) || n.text.startsWith(kNotRetriedNotice))
+            return true;
+    return false;
+}
+
+QString localTime(qint64 ms)
+{
+    return QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC).toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+}
+
+} // namespace
+
+RetryRunner::RetryRunner(RunEngine* engine, ResultStore* store, Clock& clock, QObject* parent)
+    : QObject(parent)
+    , m_engine(engine)
+    , m_store(store)
+    , m_clock(clock)
+    , m_jitter([] { return QRandomGenerator::global()->generateDouble() * 2.0 - 1.0; })
+{
+    connect(m_engine, &RunEngine::runStateChanged, this, &RetryRunner::onRunState);
+}
+
+int RetryRunner::restore(qint64 withinMs)
+{
+    const qint64 since = m_clock.nowMs() - withinMs;
+    int retried = 0;
+    QList<RunRecord> ended;
+    for (const RunRecord& r : m_store->runs())
+        if (isTerminal(r.state) && r.state != RunState::Succeeded && r.finishedAt.isValid()
+                && r.finishedAt.toMSecsSinceEpoch() >= since)
+            ended.append(r);
+    // Oldest first, so an attempt is decided before a later one could be.
+    std::sort(ended.begin(), ended.end(), [](const RunRecord& a, const RunRecord& b) { return a.id < b.id; });
+    for (const RunRecord& r : std::as_const(ended))
+        if (decide(r))
+            ++retried;
+    return retried;
+}
+
+void RetryRunner::onRunState(const RunRecord& run)
+{
+    if (isTerminal(run.state) && run.state != RunState::Succeeded)
+        decide(run);
+}
+
+bool RetryRunner::decide(const RunRecord& run)
+{
+    if (m_deciding.contains(run.id))
+        return false;
+    if (const auto gang = membershipOf(run, RunGroupKind::Gang); gang && gang->position > 0)
+        return false; // rank 0's end decides for the gang
+    if (membershipOf(run, RunGroupKind::Pipeline))
+        return false; // its pipeline decides what a step's end means
+    const Result<JobSpec> spec = runSpecOf(run);
+    if (!spec || !spec->retry)
+        return false;
+    if (decided(m_store->notices(run.id)))
+        return false;
+
+    // Its attempts so far, oldest first; only the newest is decided.
+    QList<RunRecord> attempts;
+    if (const auto group = membershipOf(run, RunGroupKind::Attempts)) {
+        const auto members = m_store->groupMembers(group->group);
+        if (members.isEmpty() || members.back().first != run.id)
+            return false;
+        for (const auto& [id, m] : members) {
+            auto r = id == run.id ? Result<RunRecord>(run) : m_store->run(id);
+            if (r && isTerminal(r->state))
+                attempts.append(*r);
+        }
+    } else {
+        attempts.append(run);
+    }
+    QList<AttemptOutcome> outcomes;
+    for (const RunRecord& r : std::as_const(attempts))
+        outcomes.append(outcomeOf(r));
+    RunLimits limits;
+    if (spec->deadlineSec)
+        limits.deadlineMs = *spec->deadlineSec * 1000;
+    if (spec->maxRunTimeSec)
+        limits.maxRunTimeMs = *spec->maxRunTimeSec * 1000;
+    const qint64 now = m_clock.nowMs();
+    const RetryDecision decision = decideRetry(*spec->retry, outcomes, attempts.front().createdAt.toMSecsSinceEpoch(),
+            now, std::clamp(m_jitter(), -1.0, 1.0), limits);
+    if (!decision.retry()) {
+        if (decision.verdict != RetryVerdict::Succeeded && decision.verdict != RetryVerdict::Cancelled
+                && decision.verdict != RetryVerdict::NothingEnded) {
+            m_store->addNotice(RunNotice{run.id, {}, kNotRetriedNotice + decision.reason});
+            qCInfo(lcRetry).noquote() << QStringLiteral("run %1 not retried: %2").arg(run.id).arg(decision.reason);
+            Q_EMIT notRetried(run.id, decision.reason);
+        }
+        return false;
+    }
+
+    // The newest complete checkpoint, looked up on the node the attempt ran on.
+    const QString checkpointDir = run.env.value(kCheckpointDirVar);
+    if (checkpointDir.isEmpty() || run.node.isEmpty() || run.agentRunId.isEmpty()) {
+        queueNext(run, attempts, decision, {}, {});
+        return true;
+    }
+    m_deciding.insert(run.id);
+    m_engine->listRunFiles(run, checkpointGlobs(checkpointDir),
+            [this, run, attempts, decision, checkpointDir](const Result<AgentFileList>& list) {
+                QString resumeFrom;
+                QString note;
+                if (!list) {
+                    note = QStringLiteral("its checkpoints could not be listed (%1): it starts from the beginning")
+                                   .arg(list.error().message);
+                } else {
+                    const CheckpointChoice choice = newestCompleteCheckpoint(*list, checkpointDir);
+                    resumeFrom = choice.path;
+                    if (!choice.skipped.isEmpty())
+                        note = QStringLiteral("incomplete checkpoint(s) skipped (no %1 marker: the save did not "
+                                              "finish): %2")
+                                       .arg(kCheckpointDoneSuffix, choice.skipped.join(QStringLiteral(", ")));
+                }
+                m_deciding.remove(run.id);
+                queueNext(run, attempts, decision, resumeFrom, note);
+            });
+    return true;
+}
+
+void RetryRunner::queueNext(const RunRecord& last, const QList<RunRecord>& attempts, const RetryDecision& decision,
+        const QString& resumeFrom, const QString& resumeNote)
+{
+    const auto fail = [&](const QString& why) {
+        const QString text = kNotRetriedNotice + QStringLiteral("its retry could not be recorded: ") + why;
+        m_store->addNotice(RunNotice{last.id, {}, text});
+        qCWarning(lcRetry).noquote() << QStringLiteral("run %1: %2").arg(last.id).arg(text);
+        Q_EMIT notRetried(last.id, text);
+    };
+    RunGroupId group = groupIdOf(last, RunGroupKind::Attempts);
+    if (group == 0) {
+        RunGroupRecord g;
+        g.kind = RunGroupKind::Attempts;
+        g.name = last.name;
+        g.createdAt = m_clock.nowUtc();
+        auto made = m_store->createGroup(g);
+        if (!made)
+            return fail(made.error().message);
+        group = *made;
+        if (auto joined = m_store->joinGroup(last.id, RunGroupMembership{group, RunGroupKind::Attempts, 1, {}});
+                !joined)
+            return fail(joined.error().message);
+    }
+    const int attempt = int(attempts.size()) + 1;
+
+    RunRecord next;
+    next.name = last.name;
+    next.state = RunState::Queued;
+    next.specYaml = last.specYaml;
+    next.specPath = last.specPath;
+    next.argv = last.argv;
+    next.workdir = last.workdir;
+    next.env = last.env;
+    setAttemptEnvironment(next.env, attempt,
+            last.env.value(kCheckpointDirVar, checkpointDirFor(QString::number(attempts.front().id))), resumeFrom);
+    next.tags = last.tags;
+    next.priority = last.priority;
+    next.createdAt = m_clock.nowUtc();
+    if (decision.atMs > m_clock.nowMs())
+        next.notBefore = QDateTime::fromMSecsSinceEpoch(decision.atMs, Qt::UTC);
+    next.pendingReason = QStringLiteral("attempt %1, not before %2: %3")
+                                 .arg(attempt)
+                                 .arg(localTime(decision.atMs), decision.reason);
+    for (const RunGroupMembership& m : last.groups)
+        if (m.kind == RunGroupKind::Sweep)
+            next.groups.append(m); // its place in its sweep; a gang forms again at its start
+    next.groups.append(RunGroupMembership{group, RunGroupKind::Attempts, attempt, {}});
+    auto id = m_store->createRun(next, m_store->params(last.id));
+    if (!id)
+        return fail(id.error().message);
+
+    m_store->addNotice(RunNotice{last.id, {},
+            kRetriedNotice
+                    + QStringLiteral("%1 (attempt %2), not before %3: %4")
+                              .arg(*id)
+                              .arg(attempt)
+                              .arg(localTime(decision.atMs), decision.reason)});
+    QString about = QStringLiteral("attempt %1 of run %2").arg(attempt).arg(attempts.front().id);
+    about += resumeFrom.isEmpty() ? QStringLiteral(": no complete checkpoint, it starts from the beginning")
+                                  : QStringLiteral(": resumes from %1 (TRAINYARD_RESUME_FROM)").arg(resumeFrom);
+    m_store->addNotice(RunNotice{*id, {}, about});
+    if (!resumeNote.isEmpty())
+        m_store->addNotice(RunNotice{*id, {}, resumeNote});
+    qCInfo(lcRetry).noquote() << QStringLiteral("run %1 retried as run %2 (attempt %3) at %4")
+                                         .arg(last.id)
+                                         .arg(*id)
+                                         .arg(attempt)
+                                         .arg(localTime(decision.atMs));
+    m_engine->scheduleSoon();
+    Q_EMIT retried(last.id, *id, decision.atMs);
+}
+
+} // namespace ty

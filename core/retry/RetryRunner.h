@@ -1,0 +1,79 @@
+#pragma once
+
+#include "core/common/Clock.h"
+#include "core/common/Run.h"
+#include "core/retry/RetryDecision.h"
+
+#include <QObject>
+#include <QSet>
+
+#include <functional>
+
+namespace ty {
+
+class RunEngine;
+class ResultStore;
+
+// Retries the runs whose job spec has `retry:` (issue #25), inside the
+// service (trainyardd), so a retry at 3 am has a process awake for it.
+//
+// When a run ends (RunEngine::runStateChanged) other than succeeded, its
+// attempts so far -- the runs of its attempts group (RunGroupKind::Attempts;
+// made at the first retry, the first run at position 1), or the run alone --
+// go to decideRetry (RetryDecision.h) with the spec's policy, `deadline`
+// and `max_run_time`. A retry is the next attempt: a new queued run with the
+// same spec, params, workdir, tags and groups (its sweep's place; not the
+// gang: rank 0's retry forms it again), in the attempts group at the next
+// position, not started before the backoff's end (RunRecord::notBefore,
+// waited out by the engine's scheduler), with the attempt's environment
+// (Checkpoints.h: TRAINYARD_ATTEMPT, ..., TRAINYARD_RESUME_FROM the newest
+// complete checkpoint, found on the ended attempt's node first). Both runs
+// get a notice ("retried as run 15 at 10:42:30: retry 1 of 3 after exit
+// code 1" / "attempt 2 of run 12 ..."); a run not retried gets one saying
+// why ("not retried: failed 4 times (exit code); its retry limit is 3").
+// Only the newest attempt of a group is decided; a gang's other ranks and a
+// pipeline's step runs (their pipeline decides) are left alone.
+//
+// Once per ended run: a run that already has a retry notice is not decided
+// again; restore() decides the runs that ended while no service ran.
+//
+// Thread: the engine's (its signals, its store); the clock's timers there.
+class RetryRunner : public QObject {
+    Q_OBJECT
+
+public:
+    RetryRunner(RunEngine* engine, ResultStore* store, Clock& clock = systemClock(), QObject* parent = nullptr);
+
+    // Decides the runs that ended within the last `withinMs` (default a
+    // week) without a decision recorded (a service that stopped between a
+    // run's end and its retry). Returns how many were retried.
+    int restore(qint64 withinMs = 7LL * 24 * 3600 * 1000);
+    // The jitter's sample in [-1, 1] (default: uniform random); tests fix it.
+    void setJitterSource(std::function<double()> sample) { m_jitter = std::move(sample); }
+    // Retries whose checkpoint lookup is still under way.
+    bool busy() const { return !m_deciding.isEmpty(); }
+
+Q_SIGNALS:
+    // `next` is the attempt queued for the ended run `ended`, not before `atMs`.
+    void retried(ty::RunId ended, ty::RunId next, qint64 atMs);
+    // `ended` is not retried, for `reason`.
+    void notRetried(ty::RunId ended, const QString& reason);
+
+private:
+    bool decide(const RunRecord& run);
+    void onRunState(const RunRecord& run);
+    void queueNext(const RunRecord& last, const QList<RunRecord>& attempts, const RetryDecision& decision,
+            const QString& resumeFrom, const QString& resumeNote);
+
+    RunEngine* m_engine;
+    ResultStore* m_store;
+    Clock& m_clock;
+    std::function<double()> m_jitter;
+    QSet<RunId> m_deciding; // ended runs whose next attempt is being made
+};
+
+// The notices a decision leaves on the ended run begin with one of these.
+extern const QString kRetriedNotice;    // "retried as run "
+extern const QString kNotRetriedNotice; // "not retried: "
+
+} // namespace ty

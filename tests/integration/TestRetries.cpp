@@ -1,0 +1,224 @@
+// Issue #25: a run whose job spec has `retry:` is tried again by the
+// RetryRunner, through the run engine and the real agent on the local node:
+// attempts are one run group, each waits out its backoff (notBefore), gets
+// its attempt's environment and resumes from the newest complete checkpoint;
+// a run not retried says why.
+#include "tests/support/TestSupport.h"
+
+#include "core/retry/Checkpoints.h"
+#include "core/retry/RetryRunner.h"
+#include "core/runs/RunEngine.h"
+#include "core/spec/JobSpec.h"
+#include "core/store/ResultStore.h"
+
+#include <QDir>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace ty;
+
+class TestRetries final : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    QString m_db;
+    std::unique_ptr<ResultStore> m_store;
+    std::unique_ptr<RunEngine> m_engine;
+    std::unique_ptr<RetryRunner> m_retries;
+
+    JobSpec spec(const QString& yaml)
+    {
+        auto s = parseJobSpec(yaml, QStringLiteral("retry.yaml"), m_dir.filePath(QStringLiteral("wd")));
+        if (!s)
+            qFatal("%s", qPrintable(s.error().message));
+        return *s;
+    }
+
+    QList<RunRecord> attemptsOf(RunId first)
+    {
+        QList<RunRecord> out;
+        const RunGroupId group = groupIdOf(*m_store->run(first), RunGroupKind::Attempts);
+        if (group == 0)
+            return {*m_store->run(first)};
+        for (const auto& [run, m] : m_store->groupMembers(group))
+            out.append(*m_store->run(run));
+        return out;
+    }
+
+    QString noticesOf(RunId run)
+    {
+        QStringList out;
+        for (const RunNotice& n : m_store->notices(run))
+            out << n.text;
+        return out.join(u'\n');
+    }
+
+    QByteArray consoleOf(RunId run) { return test::readFile(m_store->run(run)->consolePath); }
+
+private Q_SLOTS:
+    void init()
+    {
+        QVERIFY(m_dir.isValid());
+        QDir(m_dir.path()).mkpath(QStringLiteral("wd"));
+        m_db = m_dir.filePath(QStringLiteral("db-%1.db").arg(QTest::currentTestFunction()));
+        auto store = ResultStore::open(m_db);
+        QVERIFY(store);
+        m_store = std::move(*store);
+        m_engine = std::make_unique<RunEngine>(m_store.get(), m_db);
+        m_engine->addLocalNode(test::agentPath(), m_dir.filePath(QStringLiteral("state")));
+        QVERIFY(m_engine->acquireIngestion());
+        m_retries = std::make_unique<RetryRunner>(m_engine.get(), m_store.get());
+        m_retries->setJitterSource([] { return 0.0; });
+    }
+
+    void cleanup()
+    {
+        m_retries.reset();
+        m_engine.reset();
+        m_store.reset();
+    }
+
+    // Three attempts, then its limit: each an attempt of one group, each
+    // started no earlier than its backoff after the previous one's end.
+    void failingRunIsRetriedUpToItsLimitWithBackoff()
+    {
+        QSignalSpy retried(m_retries.get(), &RetryRunner::retried);
+        QSignalSpy gaveUp(m_retries.get(), &RetryRunner::notRetried);
+        const auto first = m_engine->submit(spec(QStringLiteral(
+                "name: flaky\ncommand: 'echo attempt=$TRAINYARD_ATTEMPT restarts=$TRAINYARD_RESTART_COUNT; exit 3'\n"
+                "retry: {limit: 2, backoff: {duration: 1s, factor: 2, max: 10s}}\n")));
+        QVERIFY(first);
+        QTRY_COMPARE_WITH_TIMEOUT(gaveUp.size(), 1, 30000);
+        QCOMPARE(retried.size(), 2);
+        const QList<RunRecord> attempts = attemptsOf(*first);
+        QCOMPARE(attempts.size(), 3);
+        for (int i = 0; i < 3; ++i) {
+            const RunRecord& a = attempts[i];
+            QCOMPARE(a.state, RunState::Failed);
+            QCOMPARE(a.failureKind, FailureKind::ExitCode);
+            QCOMPARE(a.name, QStringLiteral("flaky"));
+            QCOMPARE(membershipOf(a, RunGroupKind::Attempts)->position, i + 1);
+            QCOMPARE(a.env.value(kAttemptVar), QString::number(i + 1));
+            QCOMPARE(QString::fromUtf8(consoleOf(a.id)).trimmed(),
+                    QStringLiteral("attempt=%1 restarts=%2").arg(i + 1).arg(i));
+            // The same checkpoint folder for every attempt.
+            QCOMPARE(a.env.value(kCheckpointDirVar), attempts[0].env.value(kCheckpointDirVar));
+        }
+        QVERIFY(attempts[0].env.value(kCheckpointDirVar).startsWith(QStringLiteral(".trainyard/checkpoints/")));
+        // Backoff: 1 s after the first end, 2 s after the second (factor 2),
+        // and the scheduler did not start them before.
+        for (int i = 1; i < 3; ++i) {
+            const qint64 wait
+                    = attempts[i].notBefore.toMSecsSinceEpoch() - attempts[i - 1].finishedAt.toMSecsSinceEpoch();
+            QCOMPARE(wait, qint64(1000) << (i - 1));
+            QVERIFY2(attempts[i].startedAt >= attempts[i].notBefore,
+                    qPrintable(attempts[i].startedAt.toString(Qt::ISODateWithMs)));
+        }
+        QVERIFY2(noticesOf(attempts[0].id).startsWith(kRetriedNotice + QString::number(attempts[1].id)),
+                qPrintable(noticesOf(attempts[0].id)));
+        QVERIFY2(noticesOf(attempts[2].id).contains(kNotRetriedNotice)
+                        && noticesOf(attempts[2].id).contains(QStringLiteral("limit is 2")),
+                qPrintable(noticesOf(attempts[2].id)));
+        const auto group = m_store->group(groupIdOf(attempts[0], RunGroupKind::Attempts));
+        QCOMPARE(group->kind, RunGroupKind::Attempts);
+        QCOMPARE(group->runs, 3);
+        QCOMPARE(group->name, QStringLiteral("flaky"));
+    }
+
+    // The second attempt succeeds: nothing more; and a spec without `retry:`
+    // is never retried, nor is a cancelled run.
+    void retryStopsAtSuccessAndOnlyWithAPolicy()
+    {
+        const QString marker = m_dir.filePath(QStringLiteral("once"));
+        const auto flaky = m_engine->submit(spec(QStringLiteral(
+                "name: once\ncommand: 'test -f %1 || { touch %1; exit 1; }'\nretry: {backoff: {duration: 1s}}\n")
+                                                         .arg(marker)));
+        const auto plain = m_engine->submit(spec(QStringLiteral("name: plain\ncommand: 'exit 1'\n")));
+        QVERIFY(flaky && plain);
+        QTRY_VERIFY_WITH_TIMEOUT(attemptsOf(*flaky).size() == 2 && isTerminal(attemptsOf(*flaky).back().state), 20000);
+        QCOMPARE(attemptsOf(*flaky).back().state, RunState::Succeeded);
+        QTRY_VERIFY_WITH_TIMEOUT(isTerminal(m_store->run(*plain)->state), 10000);
+        QTest::qWait(300);
+        QCOMPARE(attemptsOf(*plain).size(), 1);
+        QCOMPARE(noticesOf(*plain), QString());
+        QCOMPARE(m_store->groups(RunGroupKind::Attempts).size(), 1);
+
+        const auto cancelled = m_engine->submit(
+                spec(QStringLiteral("name: stop\ncommand: 'sleep 30'\nretry: {backoff: {duration: 1s}}\n")));
+        QVERIFY(cancelled);
+        QTRY_COMPARE_WITH_TIMEOUT(m_store->run(*cancelled)->state, RunState::Running, 10000);
+        m_engine->cancel(*cancelled, 1000);
+        QTRY_COMPARE_WITH_TIMEOUT(m_store->run(*cancelled)->state, RunState::Cancelled, 10000);
+        QTest::qWait(300);
+        QCOMPARE(attemptsOf(*cancelled).size(), 1);
+    }
+
+    // The next attempt gets the newest checkpoint that has its marker; one
+    // written after it without a marker (a save cut short) is skipped, said.
+    void nextAttemptResumesFromTheNewestCompleteCheckpoint()
+    {
+        const auto first = m_engine->submit(spec(QStringLiteral(
+                "name: ckpt\n"
+                "command: |\n"
+                "  d=$TRAINYARD_CHECKPOINT_DIR\n"
+                "  if [ \"$TRAINYARD_ATTEMPT\" = 1 ]; then\n"
+                "    mkdir -p $d/epoch-2 && echo one > $d/epoch-1.pt && touch $d/epoch-1.pt.trainyard-done\n"
+                "    sleep 0.05; echo two > $d/epoch-2/model.bin && touch $d/epoch-2.trainyard-done\n"
+                "    sleep 0.05; echo three > $d/epoch-3.pt\n"
+                "    exit 1\n"
+                "  fi\n"
+                "  echo resume=$TRAINYARD_RESUME_FROM\n"
+                "retry: {limit: 1, backoff: {duration: 1s}}\n")));
+        QVERIFY(first);
+        QTRY_VERIFY_WITH_TIMEOUT(attemptsOf(*first).size() == 2 && isTerminal(attemptsOf(*first).back().state), 20000);
+        const QList<RunRecord> attempts = attemptsOf(*first);
+        QCOMPARE(attempts[1].state, RunState::Succeeded);
+        const QString expected
+                = QDir(m_dir.filePath(QStringLiteral("wd")))
+                          .filePath(attempts[0].env.value(kCheckpointDirVar) + QStringLiteral("/epoch-2"));
+        QCOMPARE(attempts[1].env.value(kResumeFromVar), expected);
+        QCOMPARE(QString::fromUtf8(consoleOf(attempts[1].id)).trimmed(), QStringLiteral("resume=") + expected);
+        const QString notices = noticesOf(attempts[1].id);
+        QVERIFY2(notices.contains(QStringLiteral("resumes from ") + expected), qPrintable(notices));
+        QVERIFY2(notices.contains(QStringLiteral("incomplete checkpoint(s) skipped"))
+                        && notices.contains(QStringLiteral("epoch-3.pt")),
+                qPrintable(notices));
+        QVERIFY2(attempts[0].env.value(kResumeFromVar).isEmpty(), "the first attempt resumes from nothing");
+    }
+
+    // A deadline the backoff would pass: not retried, saying so.
+    void deadlineStopsRetries()
+    {
+        QSignalSpy gaveUp(m_retries.get(), &RetryRunner::notRetried);
+        const auto first = m_engine->submit(spec(
+                QStringLiteral("name: late\ncommand: 'exit 2'\ndeadline: 2s\nretry: {backoff: {duration: 10s}}\n")));
+        QVERIFY(first);
+        QTRY_COMPARE_WITH_TIMEOUT(gaveUp.size(), 1, 10000);
+        QCOMPARE(attemptsOf(*first).size(), 1);
+        QVERIFY2(gaveUp.front().at(1).toString().contains(QStringLiteral("deadline")),
+                qPrintable(gaveUp.front().at(1).toString()));
+    }
+
+    // A run that ended while no service ran is decided at the next start;
+    // once decided, never again.
+    void restoreDecidesRunsEndedWithoutAService()
+    {
+        m_retries.reset(); // no retry runner while it ends
+        const auto first = m_engine->submit(
+                spec(QStringLiteral("name: orphan\ncommand: 'exit 5'\nretry: {limit: 1, backoff: {duration: 1s}}\n")));
+        QVERIFY(first);
+        QTRY_VERIFY_WITH_TIMEOUT(isTerminal(m_store->run(*first)->state), 10000);
+        QTest::qWait(200);
+        QCOMPARE(attemptsOf(*first).size(), 1);
+        m_retries = std::make_unique<RetryRunner>(m_engine.get(), m_store.get());
+        QCOMPARE(m_retries->restore(), 1);
+        QTRY_VERIFY_WITH_TIMEOUT(attemptsOf(*first).size() == 2 && isTerminal(attemptsOf(*first).back().state), 20000);
+        QCOMPARE(m_retries->restore(), 0);
+        QTest::qWait(300);
+        QCOMPARE(attemptsOf(*first).size(), 2);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRetries)
+#include "TestRetries.moc"

@@ -5,7 +5,7 @@
 // (issue #25): the `<name>.trainyard-done` marker written after fsyncs and by
 // rename, the newest complete checkpoint, the resume variables, the Hugging
 // Face callback and the Lightning wrapper against stand-ins of those
-// frameworks.
+// frameworks; and the digits example checkpointing and resuming for real.
 #include "tests/support/TestSupport.h"
 #include "core/logs/MetricExtractor.h"
 #include "core/logs/importers/MetricFileImporter.h"
@@ -86,6 +86,16 @@ QStringList entries(const QString& dir)
 QJsonObject jsonLine(const QByteArray& line)
 {
     return QJsonDocument::fromJson(line).object();
+}
+
+// The digits example's epoch lines ("epoch=3 step=135 ...") in order.
+QList<QByteArray> epochLines(const QByteArray& console)
+{
+    QList<QByteArray> lines;
+    for (const QByteArray& line : console.split('\n'))
+        if (line.startsWith("epoch="))
+            lines << line;
+    return lines;
 }
 
 // A training loop in miniature: steps, no steps, nested dicts, a tensor-like
@@ -368,6 +378,81 @@ private Q_SLOTS:
                                "rank 1 marks: False\n"
                                "TypeError: trainyard.lightning_checkpoint: object has no _save_checkpoint(trainer, "
                                "filepath): not a Lightning 2.x ModelCheckpoint\n"));
+    }
+
+    // resources/examples/digits/train.py as Trainyard runs its attempts: the
+    // first writes epoch-N.pt and its marker after each epoch, the next one
+    // resumes from the newest and goes on exactly as an uninterrupted run.
+    // trainyard.py is not on PYTHONPATH: train.py finds it two folders up.
+    void digitsResumesFromItsNewestCheckpoint()
+    {
+        const PyResult deps = runPythonArgs({QStringLiteral("-c"), QStringLiteral("import torch, sklearn")}, {});
+        if (deps.exitCode != 0)
+            QSKIP("/usr/bin/python3 lacks torch or sklearn (python3-torch, python3-sklearn)");
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const QString work = tmp.filePath(QStringLiteral("work"));
+        const QString ck = tmp.filePath(QStringLiteral("ck"));
+        QVERIFY(QDir().mkpath(work));
+        const QString train = test::sourcePath(QStringLiteral("resources/examples/digits/train.py"));
+        const auto digits = [&](int epochs, const QMap<QString, QString>& env) {
+            QMap<QString, QString> e = env;
+            e.insert(QStringLiteral("PYTHONPATH"), QString());
+            return runPythonArgs({train, QStringLiteral("--epochs"), QString::number(epochs),
+                                         QStringLiteral("--min-accuracy"), QStringLiteral("0")},
+                    e, work, 120000);
+        };
+
+        // Without the variables: as ever, nothing written.
+        const PyResult straight = digits(4, {});
+        QVERIFY2(straight.exitCode == 0, straight.err.constData());
+        QVERIFY(!straight.out.contains("resumed"));
+        QCOMPARE(entries(work), QStringList());
+        const QList<QByteArray> all = epochLines(straight.out);
+        QCOMPARE(all.size(), 4);
+
+        const PyResult first = digits(2,
+                {{QStringLiteral("TRAINYARD_CHECKPOINT_DIR"), ck},
+                        {QStringLiteral("TRAINYARD_ATTEMPT"), QStringLiteral("1")}});
+        QVERIFY2(first.exitCode == 0, first.err.constData());
+        QCOMPARE(epochLines(first.out), all.mid(0, 2)); // checkpointing changes nothing of the training
+        QCOMPARE(entries(ck),
+                (QStringList{"epoch-1.pt", "epoch-1.pt.trainyard-done", "epoch-2.pt", "epoch-2.pt.trainyard-done"}));
+        for (const QString& name : {QStringLiteral("epoch-1.pt"), QStringLiteral("epoch-2.pt")}) {
+            const QJsonObject o = jsonLine(test::readFile(QDir(ck).filePath(name + QStringLiteral(".trainyard-done"))));
+            QCOMPARE(o.value(QStringLiteral("checkpoint")).toString(), name);
+            QCOMPARE(o.value(QStringLiteral("bytes")).toInteger(), QFileInfo(QDir(ck).filePath(name)).size());
+        }
+        const PyResult found = runPythonArgs(
+                {QStringLiteral("-c"),
+                        QStringLiteral("import sys, trainyard; print(trainyard.newest_checkpoint(sys.argv[1]))"), ck},
+                {});
+        QVERIFY2(found.exitCode == 0, found.err.constData());
+        const QString resumeFrom = QString::fromUtf8(found.out.trimmed());
+        QCOMPARE(resumeFrom, QDir(ck).filePath(QStringLiteral("epoch-2.pt")));
+
+        const PyResult second = digits(4,
+                {{QStringLiteral("TRAINYARD_CHECKPOINT_DIR"), ck},
+                        {QStringLiteral("TRAINYARD_ATTEMPT"), QStringLiteral("2")},
+                        {QStringLiteral("TRAINYARD_RESTART_COUNT"), QStringLiteral("1")},
+                        {QStringLiteral("TRAINYARD_RESUME_FROM"), resumeFrom}});
+        QVERIFY2(second.exitCode == 0, second.err.constData());
+        const QByteArray resumed = QStringLiteral("\nresumed from %1 at epoch 3\n").arg(resumeFrom).toUtf8();
+        const qsizetype at = second.out.indexOf(resumed);
+        QVERIFY2(at >= 0, second.out.constData());
+        QVERIFY2(at < second.out.indexOf("\nepoch="), second.out.constData()); // before training
+        QCOMPARE(second.out.count("resumed from"), 1);
+        // Epochs 3 and 4, steps 135 and 180: the same lines as the run that was never interrupted.
+        QCOMPARE(epochLines(second.out), all.mid(2));
+        QVERIFY2(second.out.contains("done: validation accuracy ")
+                        && straight.out.contains(second.out.mid(second.out.indexOf("done: "))),
+                second.out.constData());
+        // The resumed line is prose to the console recogniser, not a metric.
+        QVERIFY(MetricExtractor().extract(QString::fromUtf8(resumed.trimmed())).isEmpty());
+        // The newest two are kept; older ones went with their markers.
+        QCOMPARE(entries(ck),
+                (QStringList{"epoch-3.pt", "epoch-3.pt.trainyard-done", "epoch-4.pt", "epoch-4.pt.trainyard-done"}));
+        QCOMPARE(entries(work), QStringList());
     }
 };
 

@@ -18,10 +18,24 @@ process per node, its rank from NODE_RANK).
 Each rank trains on its shard of the data (DistributedDataParallel: NCCL
 on GPUs, one per rank; gloo on the CPU); rank 0 evaluates, prints the
 metric lines and saves the model.
+
+Checkpoints and resume (Trainyard sets these for every attempt of a run whose
+job spec has `retry:`; see trainyard.py): with TRAINYARD_CHECKPOINT_DIR set,
+rank 0 writes `epoch-<n>.pt` there after every epoch (model, optimiser, epoch,
+step, every rank's RNG states), fsyncs it and marks it complete with
+trainyard.checkpoint_done(); the newest two are kept. With
+TRAINYARD_RESUME_FROM set, it loads that checkpoint, prints
+`resumed from <path> at epoch <n+1>` and goes on with epoch n+1 and the step
+after the checkpoint's, so the metric lines continue where they stopped and a
+resumed run ends as an uninterrupted one would. trainyard.py is imported only
+then: from PYTHONPATH, beside this script, or two folders up (resources/ in
+the source tree, share/trainyard/ when installed). Without these variables
+nothing of this happens.
 """
 import argparse
 import json
 import os
+import re
 import sys
 import time
 
@@ -54,6 +68,53 @@ def parse_args():
     p.add_argument("--save", default="", help="write the trained model (torch.save) to this file")
     p.add_argument("--ranks", type=int, default=1, help="processes to train with on this machine (DDP)")
     return p.parse_args()
+
+
+def load_trainyard():
+    """resources/trainyard.py, found on sys.path, beside this script or two
+    folders up (the source tree and the installed layout); None if nowhere."""
+    try:
+        import trainyard
+        return trainyard
+    except ImportError:
+        pass
+    here = os.path.dirname(os.path.abspath(__file__))
+    for folder in (here, os.path.dirname(os.path.dirname(here))):
+        if os.path.isfile(os.path.join(folder, "trainyard.py")):
+            sys.path.append(folder)
+            import trainyard
+            return trainyard
+    return None
+
+
+def rng_states(generator, device):
+    """What decides the rest of the run besides the weights: dropout (torch's
+    global generator, CUDA's on a GPU) and the batch order (`generator`)."""
+    return {"torch": torch.get_rng_state(), "generator": generator.get_state(),
+            "cuda": torch.cuda.get_rng_state(device) if device.type == "cuda" else None}
+
+
+def set_rng_states(states, generator, device):
+    torch.set_rng_state(states["torch"])
+    generator.set_state(states["generator"])
+    if device.type == "cuda" and states.get("cuda") is not None:
+        torch.cuda.set_rng_state(states["cuda"], device)
+
+
+def save_checkpoint(trainyard, folder, epoch, state):
+    """Writes `folder`/epoch-<epoch>.pt, marks it complete and deletes those
+    before the previous one (each with its marker, the marker first)."""
+    path = os.path.join(folder, f"epoch-{epoch}.pt")
+    trainyard.remove_checkpoint(path)  # one an earlier attempt left under this name, marker first
+    with open(path, "wb") as f:
+        torch.save(state, f)
+        f.flush()
+        os.fsync(f.fileno())
+    trainyard.checkpoint_done(path)
+    for name in os.listdir(folder):
+        m = re.fullmatch(r"epoch-(\d+)\.pt(\.trainyard-done)?", name)
+        if m and int(m.group(1)) < epoch - 1:
+            trainyard.remove_checkpoint(os.path.join(folder, f"epoch-{m.group(1)}.pt"))
 
 
 def free_port():
@@ -116,8 +177,32 @@ def train(rank, world, args):
                                  "val_samples": len(x_val)}}),
               flush=True)
 
+    # Trainyard's checkpoint convention (see the docstring): every rank takes
+    # part in the collectives below, rank 0 alone reads and writes the files.
+    checkpoints = os.environ.get("TRAINYARD_CHECKPOINT_DIR") or None
+    resuming = bool(os.environ.get("TRAINYARD_RESUME_FROM"))
+    trainyard = load_trainyard() if lead and (checkpoints or resuming) else None
+    if lead and checkpoints and trainyard is None:
+        print("trainyard.py not found (PYTHONPATH, beside train.py, ../..): no checkpoints are written",
+              file=sys.stderr, flush=True)
+    if world > 1 and device.type == "cuda" and (checkpoints or resuming):
+        torch.cuda.set_device(device)  # the object collectives of NCCL use the current device
+    checkpoint = resume_path = None
+    if resuming:
+        if lead:
+            resume_path = trainyard.resume_from() if trainyard else os.environ["TRAINYARD_RESUME_FROM"]
+            checkpoint = torch.load(resume_path, map_location="cpu")
+            if checkpoint.get("hidden") != args.hidden:
+                sys.exit(f"{resume_path} was trained with --hidden {checkpoint.get('hidden')}, not {args.hidden}")
+        if world > 1:
+            box = [checkpoint]
+            dist.broadcast_object_list(box, src=0)
+            checkpoint = box[0]
+
     model = nn.Sequential(nn.Linear(64, args.hidden), nn.ReLU(), nn.Dropout(0.1),
                           nn.Linear(args.hidden, args.hidden), nn.ReLU(), nn.Linear(args.hidden, 10)).to(device)
+    if checkpoint is not None:
+        model.load_state_dict(checkpoint["model"])
     net = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None) \
         if world > 1 else model
     optimiser = torch.optim.Adam(net.parameters(), lr=args.lr)
@@ -125,8 +210,19 @@ def train(rank, world, args):
     generator = torch.Generator().manual_seed(args.seed)
     batches = (len(x_train) + args.batch_size - 1) // args.batch_size
     step = 0
+    first = 1
+    if checkpoint is not None:
+        optimiser.load_state_dict(checkpoint["optimiser"])
+        first, step = checkpoint["epoch"] + 1, checkpoint["step"]
+        val_loss, val_acc = checkpoint["val_loss"], checkpoint["val_accuracy"]
+        states = checkpoint["rng"]
+        set_rng_states(states[rank] if rank < len(states) else states[0], generator, device)
+        if lead:
+            print(f"resumed from {resume_path} at epoch {first}", flush=True)
+    if lead and checkpoints and trainyard:
+        os.makedirs(checkpoints, exist_ok=True)
 
-    for epoch in range(1, args.epochs + 1):
+    for epoch in range(first, args.epochs + 1):
         model.train()
         order = torch.randperm(len(x_train), generator=generator).to(device)
         bar = tqdm(total=batches, desc=f"epoch {epoch}/{args.epochs}", file=sys.stdout, dynamic_ncols=False,
@@ -154,6 +250,15 @@ def train(rank, world, args):
         if lead:
             print(f"epoch={epoch} step={step} train_loss={total_loss / len(x_train):.4f} "
                   f"val_loss={val_loss:.4f} val_accuracy={val_acc:.4f}", flush=True)
+        if checkpoints:
+            states = [rng_states(generator, device)]
+            if world > 1:
+                states = [None] * world
+                dist.all_gather_object(states, rng_states(generator, device))
+            if lead and trainyard:
+                save_checkpoint(trainyard, checkpoints, epoch, {
+                    "epoch": epoch, "step": step, "model": model.state_dict(), "optimiser": optimiser.state_dict(),
+                    "rng": states, "val_loss": val_loss, "val_accuracy": val_acc, "hidden": args.hidden})
 
     if world > 1:
         dist.barrier()

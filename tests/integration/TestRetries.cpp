@@ -12,6 +12,9 @@
 #include "core/store/ResultStore.h"
 
 #include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -198,6 +201,62 @@ private Q_SLOTS:
         QCOMPARE(attemptsOf(*first).size(), 1);
         QVERIFY2(gaveUp.front().at(1).toString().contains(QStringLiteral("deadline")),
                 qPrintable(gaveUp.front().at(1).toString()));
+    }
+
+    // The end-to-end case: the digits example, killed with SIGKILL in
+    // its fifth epoch, is retried and resumes after its newest complete
+    // checkpoint; its epochs and steps go on where they were.
+    void digitsKilledMidEpochResumesFromItsCheckpoint()
+    {
+        QProcess probe;
+        probe.start(
+                QStringLiteral("/usr/bin/python3"), {QStringLiteral("-c"), QStringLiteral("import torch, sklearn")});
+        if (!probe.waitForFinished(60000) || probe.exitCode() != 0)
+            QSKIP("/usr/bin/python3 has no torch and scikit-learn");
+        const QString wd = m_dir.filePath(QStringLiteral("digits"));
+        QVERIFY(QDir().mkpath(wd));
+        for (const QString& f : {QStringLiteral("examples/digits/train.py"), QStringLiteral("trainyard.py")})
+            QVERIFY(QFile::copy(QStringLiteral(TRAINYARD_SOURCE_DIR "/resources/") + f,
+                    QDir(wd).filePath(QFileInfo(f).fileName())));
+        auto s = parseJobSpec(
+                QStringLiteral(
+                        "name: digits\n"
+                        "env: {PYTHONUNBUFFERED: '1'}\n"
+                        "command: |\n"
+                        "  /usr/bin/python3 train.py --epochs 7 --min-accuracy 0 & p=$!\n"
+                        "  if [ \"$TRAINYARD_ATTEMPT\" = 1 ]; then\n"
+                        "    until [ -e \"$TRAINYARD_CHECKPOINT_DIR/epoch-4.pt.trainyard-done\" ]; do sleep 0.02; done\n"
+                        "    kill -9 $p\n"
+                        "  fi\n"
+                        "  wait $p\n"
+                        "retry: {limit: 1, backoff: {duration: 1s}}\n"),
+                QStringLiteral("digits.yaml"), wd);
+        QVERIFY2(s, s ? "" : qPrintable(s.error().message));
+        const auto first = m_engine->submit(*s);
+        QVERIFY(first);
+        QTRY_VERIFY_WITH_TIMEOUT(attemptsOf(*first).size() == 2 && isTerminal(attemptsOf(*first).back().state), 120000);
+        const QList<RunRecord> attempts = attemptsOf(*first);
+        QCOMPARE(attempts[0].state, RunState::Failed);
+        QCOMPARE(attempts[0].exitCode, std::optional<int>(137)); // the shell's child killed by SIGKILL
+        QVERIFY2(attempts[1].state == RunState::Succeeded, qPrintable(attempts[1].failureReason));
+        // Killed before epoch 5's checkpoint was marked: attempt 2 starts at epoch 5.
+        const QString console = QString::fromUtf8(consoleOf(attempts[1].id));
+        const QString from = attempts[1].env.value(kResumeFromVar);
+        QVERIFY2(from.endsWith(QStringLiteral("/epoch-4.pt")) || from.endsWith(QStringLiteral("/epoch-5.pt")),
+                qPrintable(from));
+        const int next = from.endsWith(QStringLiteral("/epoch-4.pt")) ? 5 : 6;
+        QVERIFY2(console.contains(QStringLiteral("resumed from %1 at epoch %2").arg(from).arg(next)),
+                qPrintable(console));
+        QVERIFY2(!console.contains(QStringLiteral("epoch=1 ")), qPrintable(console));
+        // The metrics go on where they were: attempt 2's first val_accuracy
+        // is at the step after attempt 1's epochs up to the checkpoint.
+        const auto before = m_store->metrics(attempts[0].id, QStringLiteral("val_accuracy"));
+        const auto after = m_store->metrics(attempts[1].id, QStringLiteral("val_accuracy"));
+        QVERIFY(before.size() >= next - 1);
+        QCOMPARE(after.size(), 7 - next + 1);
+        const qint64 perEpoch = before[1].step - before[0].step;
+        QCOMPARE(after.front().step, before[next - 2].step + perEpoch);
+        QCOMPARE(after.back().step, before[0].step + 6 * perEpoch);
     }
 
     // A run that ended while no service ran is decided at the next start;

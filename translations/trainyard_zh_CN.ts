@@ -145,6 +145,11 @@
         <source>other</source>
         <translation>其他</translation>
     </message>
+    <message>
+        <location filename="../ui/i18n/RunTexts.cpp" line="36"/>
+        <source>preempted</source>
+        <translation>被抢占</translation>
+    </message>
 </context>
 <context>
     <name>main</name>
@@ -546,155 +551,173 @@
     </message>
 </context>
 <context>
+    <name>ty::AttemptsStrip</name>
+    <message>
+        <location filename="../ui/runs/AttemptsStrip.cpp" line="46"/>
+        <source> on %1</source>
+        <translation>，在 %1 上</translation>
+    </message>
+    <message>
+        <location filename="../ui/runs/AttemptsStrip.cpp" line="51"/>
+        <source>, not before %1</source>
+        <translation>，不早于 %1</translation>
+    </message>
+    <message>
+        <location filename="../ui/runs/AttemptsStrip.cpp" line="58"/>
+        <source>Attempt %1 of %2:</source>
+        <translation>第 %1 次尝试（共 %2 次）：</translation>
+    </message>
+</context>
+<context>
     <name>ty::CacheDialog</name>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="38"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="48"/>
         <source>Memoization cache</source>
         <translation>记忆化缓存</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="41"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="51"/>
         <source>Cache entries</source>
         <translation>缓存条目</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="44"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="54"/>
         <source>Pipeline</source>
         <translation>流水线</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="44"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="54"/>
         <source>Step</source>
         <translation>步骤</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="44"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="54"/>
         <source>Key</source>
         <translation>键</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="44"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="54"/>
         <source>Made</source>
         <translation>创建于</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="44"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="54"/>
         <source>Hits</source>
         <translation>命中</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="44"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="54"/>
         <source>Last hit</source>
         <translation>最近命中</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="44"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="54"/>
         <source>Run</source>
         <translation>运行</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="44"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="54"/>
         <source>Outputs</source>
         <translation>输出</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="51"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="61"/>
         <source>Cache entry details</source>
         <translation>缓存条目详情</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="59"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="69"/>
         <source>Invalidate entry</source>
         <translation>使条目失效</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="61"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="71"/>
         <source>Forget this result: the step runs again the next time</source>
         <translation>忘记此结果：下次该步骤将重新运行</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="62"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="72"/>
         <source>Invalidate step</source>
         <translation>使步骤失效</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="64"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="74"/>
         <source>Forget every result of this step of this pipeline</source>
         <translation>忘记此流水线中该步骤的所有结果</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="65"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="75"/>
         <source>Refresh</source>
         <translation>刷新</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="91"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="101"/>
         <source>entry %1</source>
         <translation>条目 %1</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="100"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="110"/>
         <source>every entry of step %1 of %2</source>
         <translation>%2 中步骤 %1 的所有条目</translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="130"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="140"/>
         <source>%n file(s), %1</source>
         <translation>
             <numerusform>%n 个文件，%1</numerusform>
         </translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="136"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="146"/>
         <source>%n entr(ies), their outputs %1 in all</source>
         <translation>
             <numerusform>%n 个条目，其输出共 %1</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="149"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="159"/>
         <source>Select an entry to see what its key is made of.</source>
         <translation>选择一个条目以查看其键的构成。</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="154"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="164"/>
         <source>The entry %1 is gone.</source>
         <translation>条目 %1 已不存在。</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="155"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="165"/>
         <source>Cannot read the entry %1: %2</source>
         <translation>无法读取条目 %1：%2</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="159"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="169"/>
         <source>Key %1</source>
         <translation>键 %1</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="164"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="174"/>
         <source>Latest run of step %1: run %2</source>
         <translation>步骤 %1 的最近一次运行：运行 %2</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="166"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="176"/>
         <source>(not memoized, or run before memoization)</source>
         <translation>（未记忆化，或运行于启用记忆化之前）</translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="174"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="184"/>
         <source>Invalidating %1…</source>
         <translation>正在使 %1 失效…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="182"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="192"/>
         <source>Invalidated %1: %n entr(ies) removed; the step runs again the next time.</source>
         <translation>
             <numerusform>已使 %1 失效：移除了 %n 个条目；下次该步骤将重新运行。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../ui/pipelines/CacheDialog.cpp" line="186"/>
+        <location filename="../ui/pipelines/CacheDialog.cpp" line="196"/>
         <source>Could not invalidate %1: %2</source>
         <translation>无法使 %1 失效：%2</translation>
     </message>
@@ -1118,337 +1141,337 @@
 <context>
     <name>ty::MainWindow</name>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="116"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="117"/>
         <source>signal %1</source>
         <translation>信号 %1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="118"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="119"/>
         <source>exit %1</source>
         <translation>退出码 %1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="183"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="184"/>
         <source>Database write failed: %1</source>
         <translation>数据库写入失败：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="190"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="191"/>
         <source>Damaged result database</source>
         <translation>结果数据库已损坏</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="240"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="241"/>
         <source>&amp;Submit…</source>
         <translation>提交(&amp;S)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="243"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="244"/>
         <source>Submit a run (Ctrl+N); or drop a script, folder or job spec on the window</source>
         <translation>提交一个运行 (Ctrl+N)；或将脚本、文件夹或任务规格拖放到窗口上</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="246"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="247"/>
         <source>&amp;Open spec or script…</source>
         <translation>打开任务规格或脚本(&amp;O)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="250"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="251"/>
         <source>Open job spec or script</source>
         <translation>打开任务规格或脚本</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="251"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="252"/>
         <source>Job specs and scripts (*.yaml *.yml *.py *.sh);;All files (*)</source>
         <translation>任务规格与脚本 (*.yaml *.yml *.py *.sh);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="259"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="260"/>
         <source>&amp;Cancel run…</source>
         <translation>取消运行(&amp;C)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="262"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="263"/>
         <source>Stop the selected runs (Ctrl+K; asks first for a running run): SIGTERM to its processes, SIGKILL after 10 s; a waiting run leaves the queue</source>
         <translation>停止选中的运行（Ctrl+K；正在运行的运行会先询问）：向其进程发送 SIGTERM，10 秒后发送 SIGKILL；等待中的运行将离开队列</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="266"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="267"/>
         <source>&amp;Delete run…</source>
         <translation>删除运行(&amp;D)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="269"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1022"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="270"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1046"/>
         <source>Delete the selected finished run with its metrics and console copy</source>
         <translation>删除选中的已结束运行及其指标和控制台副本</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="272"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="273"/>
         <source>Co&amp;mpare</source>
         <translation>对比(&amp;M)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="276"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="277"/>
         <source>Compare the selected runs side by side (Ctrl+D; Ctrl/Shift+click to select several)</source>
         <translation>并排对比选中的运行（Ctrl+D；按住 Ctrl/Shift 点击可多选）</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="279"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="280"/>
         <source>&amp;Artifacts…</source>
         <translation>产物(&amp;A)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="281"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="282"/>
         <source>List the selected run&apos;s artifacts on its node and download them</source>
         <translation>在节点上列出选中运行的产物并下载</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="287"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="288"/>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="291"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="292"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="303"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="304"/>
         <source>Re-run #%1 %2</source>
         <translation>重新运行 #%1 %2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="310"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1332"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="311"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1356"/>
         <source>&amp;Run</source>
         <translation>运行(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="323"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="324"/>
         <source>&amp;Aggregated console</source>
         <translation>聚合控制台(&amp;A)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="326"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="327"/>
         <source>The selected runs&apos; consoles merged by arrival time, filterable (Ctrl+L)</source>
         <translation>选中运行的控制台按到达时间合并，可过滤 (Ctrl+L)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="330"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="331"/>
         <source>Main</source>
         <translation>主工具栏</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="356"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="357"/>
         <source>Runs</source>
         <translation>运行列表</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="417"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="418"/>
         <source>Run details</source>
         <translation>运行详情</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="422"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="423"/>
         <source>Console</source>
         <translation>控制台</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="423"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="424"/>
         <source>Metrics</source>
         <translation>指标</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="431"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="432"/>
         <source>Compare</source>
         <translation>对比</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="436"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="437"/>
         <source>Notices of the run</source>
         <translation>运行的提示</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="491"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="496"/>
         <source>local: connecting…</source>
         <translation>本地：正在连接…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="491"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="497"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="496"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="502"/>
         <source>no engine</source>
         <translation>无引擎</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="514"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="519"/>
         <source>Node %1: %2</source>
         <translation>节点 %1：%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="517"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="522"/>
         <source>Run #%1 was not cancelled: %2</source>
         <translation>运行 #%1 未被取消：%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="521"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="526"/>
         <source>Reconnected to the Trainyard service</source>
         <translation>已重新连接到 Trainyard 服务</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="631"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="636"/>
         <source>Nothing to open</source>
         <translation>没有可打开的内容</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="631"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="636"/>
         <source>Drop job specs (.yaml), scripts (.py, .sh) or folders here.</source>
         <translation>将任务规格（.yaml）、脚本（.py、.sh）或文件夹拖放到此处。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="646"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="651"/>
         <source>%1: only local files and folders can be opened</source>
         <translation>%1：只能打开本地文件和文件夹</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="652"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="657"/>
         <source>%1: no such file or folder</source>
         <translation>%1：没有该文件或文件夹</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="668"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="673"/>
         <source>%1: only .py and .sh scripts, folders and .yaml job specs can be submitted</source>
         <translation>%1：只能提交 .py 和 .sh 脚本、文件夹以及 .yaml 任务规格</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="672"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="712"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="716"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="677"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="717"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="721"/>
         <source>Cannot open</source>
         <translation>无法打开</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="712"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="717"/>
         <source>%1: cannot read job spec: %2</source>
         <translation>%1：无法读取任务规格：%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="716"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="721"/>
         <source>%1: a job spec larger than 1 MiB is not a job spec</source>
         <translation>%1：大于 1 MiB 的任务规格不是任务规格</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="722"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="727"/>
         <source>Submit %1</source>
         <translation>提交 %1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="729"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="734"/>
         <source>Cannot submit &apos;%1&apos;: no run engine.</source>
         <translation>无法提交“%1”：没有运行引擎。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="730"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="753"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="735"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="758"/>
         <source>Submit failed</source>
         <translation>提交失败</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="734"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="739"/>
         <source>Submitting %1…</source>
         <translation>正在提交 %1…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="742"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="747"/>
         <source>Submitted %1 as run #%2</source>
         <translation>已将 %1 提交为运行 #%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="743"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="748"/>
         <source>Submitted %1: %2 runs, #%3 to #%4</source>
         <translation>已提交 %1：%2 个运行，#%3 至 #%4</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="752"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="757"/>
         <source>&apos;%1&apos; made no runs</source>
         <translation>“%1”未生成任何运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="820"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="825"/>
         <source>%1 runs · %2 running · %3 queued</source>
         <translation>%1 个运行 · %2 个运行中 · %3 个排队中</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="826"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="874"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="831"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="879"/>
         <source>Select a run to see its console.</source>
         <translation>选择一个运行以查看其控制台。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="827"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="875"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="832"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="880"/>
         <source>Select a run to see its metrics.</source>
         <translation>选择一个运行以查看其指标。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="882"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="887"/>
         <source>Loading metrics…</source>
         <translation>正在加载指标…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="892"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="916"/>
         <source>&lt;i&gt;No run selected — drop a training script, a folder or a job spec here, or press Ctrl+N.&lt;/i&gt;</source>
         <translation>&lt;i&gt;未选择运行——将训练脚本、文件夹或任务规格拖放到此处，或按 Ctrl+N。&lt;/i&gt;</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="901"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="927"/>
         <source>⚠ 1 notice</source>
         <translation>⚠ 1 条提示</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="901"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="927"/>
         <source>⚠ %1 notices</source>
         <translation>⚠ %1 条提示</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="908"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="934"/>
         <source>Run #%1 has notices:</source>
         <translation>运行 #%1 有提示：</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="909"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="935"/>
         <source>Click to show them in a window (text can be copied).</source>
         <translation>点击在窗口中显示（文本可复制）。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="922"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="939"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="948"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="963"/>
         <source>(not placed)</source>
         <translation>（未放置）</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="930"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="952"/>
         <source>
 tags: %1</source>
         <translation>
 标签：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="932"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="956"/>
         <source>
 archived</source>
         <translation>
 已归档</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="934"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="958"/>
         <source>
 notes: %1</source>
         <translation>
 备注：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="936"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="960"/>
         <source>&lt;p style=&apos;white-space:pre-wrap&apos;&gt;%1 #%2 %3 on %4
 %5
 in %6%7&lt;/p&gt;</source>
@@ -1457,64 +1480,64 @@ in %6%7&lt;/p&gt;</source>
 工作目录 %6%7&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="953"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="977"/>
         <source>Notices of %1 #%2</source>
         <translation>%1 #%2 的提示</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="990"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1014"/>
         <source>Damaged: %1</source>
         <translation>已损坏：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="993"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1017"/>
         <source>Read-only: %1</source>
         <translation>只读：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="994"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1018"/>
         <source>%1 is open read-only: %2. Its runs are shown as last recorded in it; nothing can be submitted, cancelled, renamed or deleted here.</source>
         <translation>%1 以只读方式打开：%2。其中的运行按最后记录的状态显示；此处无法提交、取消、重命名或删除任何内容。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1002"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1026"/>
         <source>Trainyard — %1 (read-only)</source>
         <translation>Trainyard — %1（只读）</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1021"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1045"/>
         <source>Cancel the run first: only finished runs can be deleted</source>
         <translation>请先取消该运行：只有已结束的运行才能删除</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1051"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1075"/>
         <source>Aggregated console</source>
         <translation>聚合控制台</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1143"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1167"/>
         <source>No metrics yet. Lines like &apos;loss=0.31&apos;, &apos;val_acc: 0.9&apos; or JSON records become curves here.</source>
         <translation>暂无指标。形如 “loss=0.31”、“val_acc: 0.9” 的行或 JSON 记录会在此处成为曲线。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1157"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1181"/>
         <source>ready</source>
         <translation>就绪</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1157"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1181"/>
         <source>not ready</source>
         <translation>未就绪</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1189"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1213"/>
         <source>Cancel the running run %1?
 Its processes get SIGTERM, and SIGKILL after 10 s.</source>
         <translation>取消正在运行的运行 %1？
 其进程将收到 SIGTERM，10 秒后收到 SIGKILL。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1190"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1214"/>
         <source>Cancel %1 running runs?
 %2
 Their processes get SIGTERM, and SIGKILL after 10 s.</source>
@@ -1523,112 +1546,112 @@ Their processes get SIGTERM, and SIGKILL after 10 s.</source>
 其进程将收到 SIGTERM，10 秒后收到 SIGKILL。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1193"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1195"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1217"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1219"/>
         <source>Cancel run</source>
         <translation>取消运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1197"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1221"/>
         <source>Keep running</source>
         <translation>继续运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1212"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1236"/>
         <source>Cancelling run #%1…</source>
         <translation>正在取消运行 #%1…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1212"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1236"/>
         <source>Cancelling %1 runs…</source>
         <translation>正在取消 %1 个运行…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1223"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1247"/>
         <source>Delete run</source>
         <translation>删除运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1224"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1248"/>
         <source>Delete run #%1 &apos;%2&apos; with its params, metrics and local console copy?
 This cannot be undone.</source>
         <translation>删除运行 #%1“%2”及其参数、指标和本地控制台副本？
 此操作无法撤销。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1239"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1263"/>
         <source>Run #%1 &apos;%2&apos; was not deleted: %3</source>
         <translation>运行 #%1“%2”未被删除：%3</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1243"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1267"/>
         <source>Deleted run #%1 &apos;%2&apos;</source>
         <translation>已删除运行 #%1“%2”</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1256"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1280"/>
         <source>Pipelines</source>
         <translation>流水线</translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1288"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1312"/>
         <source>%1: %n run(s)</source>
         <translation>
             <numerusform>%1：%n 个运行</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1318"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1342"/>
         <source>Queue</source>
         <translation>队列</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1321"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1345"/>
         <source>Nodes</source>
         <translation>节点</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1345"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1369"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1350"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1374"/>
         <source>&amp;Reset layout</source>
         <translation>重置布局(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1353"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1377"/>
         <source>Queue and Nodes tabbed on the right, the runs table and its tabs at their default sizes</source>
         <translation>队列与节点以标签页形式位于右侧，运行表格及其标签页恢复默认大小</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1361"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1385"/>
         <source>&amp;Tools</source>
         <translation>工具(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1362"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1386"/>
         <source>&amp;Settings…</source>
         <translation>设置(&amp;S)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1366"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1390"/>
         <source>Theme, notifications and this database&apos;s scheduling policy (Ctrl+,)</source>
         <translation>主题、通知与此数据库的调度策略（Ctrl+,）</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1371"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1395"/>
         <source>&amp;Help</source>
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1372"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1396"/>
         <source>&amp;Keyboard shortcuts</source>
         <translation>键盘快捷键(&amp;K)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1377"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1401"/>
         <source>&amp;About Trainyard</source>
         <translation>关于 Trainyard(&amp;A)</translation>
     </message>

@@ -191,6 +191,10 @@ void RetryRunner::queueNext(const RunRecord& last, const QList<RunRecord>& attem
     next.env = last.env;
     setAttemptEnvironment(next.env, attempt,
             last.env.value(kCheckpointDirVar, checkpointDirFor(QString::number(attempts.front().id))), resumeFrom);
+    // Where its checkpoint is: kept on that node (a checkpoint is not
+    // copied to another one yet), unless the node was lost.
+    if (!resumeFrom.isEmpty() && last.failureKind != FailureKind::NodeLost)
+        next.node = last.node;
     next.tags = last.tags;
     next.priority = last.priority;
     next.createdAt = m_clock.nowUtc();

@@ -27,7 +27,9 @@ class ResultStore;
 // position, not started before the backoff's end (RunRecord::notBefore,
 // waited out by the engine's scheduler), with the attempt's environment
 // (Checkpoints.h: TRAINYARD_ATTEMPT, ..., TRAINYARD_RESUME_FROM the newest
-// complete checkpoint, found on the ended attempt's node first). Both runs
+// complete checkpoint, found on the ended attempt's node first; an attempt
+// that resumes from one is placed on that node, as a checkpoint is not
+// copied to another node yet). Both runs
 // get a notice ("retried as run 15 at 10:42:30: retry 1 of 3 after exit
 // code 1" / "attempt 2 of run 12 ..."); a run not retried gets one saying
 // why ("not retried: failed 4 times (exit code); its retry limit is 3").

@@ -12,10 +12,12 @@
 #include "ui/queue/QueueView.h"
 #include "core/runs/LocalRunControl.h"
 #include "core/runs/RunEngine.h"
+#include "ui/runs/AttemptsStrip.h"
 #include "ui/runs/RunsModel.h"
 #include "core/store/ResultStore.h"
 
 #include "tests/support/TestSupport.h"
+#include "tests/ui/UiTestSupport.h"
 
 #include <QAbstractButton>
 #include <QAction>
@@ -87,6 +89,61 @@ private Q_SLOTS:
     }
 
     void cleanupTestCase() { m_store.reset(); }
+
+    // Issue #25: a retried run's attempts, under its header, each a link to
+    // its run; the one shown is bold, the queued one says when it may start.
+    void attemptsOfARetriedRunAreListedUnderItsHeader()
+    {
+        const auto group = m_store->createGroup(RunGroupRecord{0, RunGroupKind::Attempts, QStringLiteral("flaky"), {}});
+        QVERIFY(group);
+        QList<RunId> ids;
+        for (int attempt = 1; attempt <= 3; ++attempt) {
+            RunRecord r = finished(QStringLiteral("flaky"), attempt == 3 ? RunState::Queued : RunState::Failed);
+            if (attempt == 3) {
+                r.node.clear();
+                r.startedAt = {};
+                r.finishedAt = {};
+                r.notBefore = QDateTime::currentDateTimeUtc().addSecs(600);
+            } else {
+                r.failureKind = attempt == 1 ? FailureKind::Signal : FailureKind::ExitCode;
+                r.exitCode = attempt == 1 ? std::nullopt : std::optional<int>(3);
+                r.startedAt = r.finishedAt.addSecs(-72);
+            }
+            r.groups = {RunGroupMembership{*group, RunGroupKind::Attempts, attempt, {}}};
+            const auto id = m_store->createRun(r, {});
+            QVERIFY(id);
+            ids.append(*id);
+        }
+        RunRecord alone = finished(QStringLiteral("alone"), RunState::Failed);
+        const auto single = m_store->createRun(alone, {});
+        QVERIFY(single);
+        RunEngine engine(m_store.get(), m_store->location());
+        LocalRunControl control(&engine, m_store.get());
+        MainWindow window(m_store.get(), &control);
+        window.resize(1400, 800);
+        window.show();
+        QTRY_VERIFY(window.runsModel()->rowOf(ids[2]) >= 0);
+        window.selectRun(ids[1]);
+        auto* strip = window.findChild<AttemptsStrip*>(QStringLiteral("runAttempts"));
+        QVERIFY(strip);
+        QTRY_VERIFY(strip->isVisible());
+        const QString notBefore
+                = QDateTime::currentDateTimeUtc().addSecs(600).toLocalTime().toString(QStringLiteral("HH:mm"));
+        QVERIFY2(strip->plainText().startsWith(
+                         QStringLiteral("Attempt 2 of 3:  1 failed (signal) on local, 1m 12s  ·  "
+                                        "2 failed (exit code) on local, 1m 12s  ·  3 queued, not before ")),
+                qPrintable(strip->plainText()));
+        QVERIFY2(strip->plainText().contains(notBefore), qPrintable(strip->plainText()));
+        QVERIFY(strip->text().contains(QStringLiteral("<b>2</b>")));
+        QVERIFY(strip->text().contains(QStringLiteral("<a href='%1'>1</a>").arg(ids[0])));
+        test::saveScreenshot(window, QStringLiteral("attempts-strip"));
+        // A click on attempt 1 shows that run.
+        Q_EMIT strip->linkActivated(QString::number(ids[0]));
+        QTRY_VERIFY(strip->plainText().startsWith(QStringLiteral("Attempt 1 of 3:")));
+        // A run without attempts shows none.
+        window.selectRun(*single);
+        QTRY_VERIFY(!strip->isVisible());
+    }
 
     void renameTagsAndNotesReachTheDatabase()
     {

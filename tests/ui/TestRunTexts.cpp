@@ -17,7 +17,7 @@ const QList<RunState> kStates{RunState::Queued, RunState::Held, RunState::Starti
 const QList<FailureKind> kKinds{FailureKind::ExitCode, FailureKind::Signal, FailureKind::OomKilled,
         FailureKind::CudaOutOfMemory, FailureKind::PythonTraceback, FailureKind::NcclError, FailureKind::TimeLimit,
         FailureKind::NodeLost, FailureKind::Cancelled, FailureKind::StartFailed, FailureKind::Unschedulable,
-        FailureKind::Other};
+        FailureKind::Other, FailureKind::Preempted};
 } // namespace
 
 class TestRunTexts : public QObject {

@@ -20,7 +20,7 @@ constexpr std::array<std::pair<RunState, const char*>, 8> kStates{{
         {RunState::Unknown, QT_TRANSLATE_NOOP("RunTexts", "unknown")},
 }};
 
-constexpr std::array<std::pair<FailureKind, const char*>, 12> kKinds{{
+constexpr std::array<std::pair<FailureKind, const char*>, 13> kKinds{{
         {FailureKind::ExitCode, QT_TRANSLATE_NOOP("RunTexts", "exit code")},
         {FailureKind::Signal, QT_TRANSLATE_NOOP("RunTexts", "signal")},
         {FailureKind::OomKilled, QT_TRANSLATE_NOOP("RunTexts", "OOM killer")},
@@ -33,6 +33,7 @@ constexpr std::array<std::pair<FailureKind, const char*>, 12> kKinds{{
         {FailureKind::StartFailed, QT_TRANSLATE_NOOP("RunTexts", "start failed")},
         {FailureKind::Unschedulable, QT_TRANSLATE_NOOP("RunTexts", "unschedulable")},
         {FailureKind::Other, QT_TRANSLATE_NOOP("RunTexts", "other")},
+        {FailureKind::Preempted, QT_TRANSLATE_NOOP("RunTexts", "preempted")},
 }};
 
 } // namespace

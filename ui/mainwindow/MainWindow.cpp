@@ -20,6 +20,7 @@
 #include "core/pipeline/PipelineSpec.h"
 #include "ui/pipelines/PipelinesView.h"
 #include "ui/queue/QueueView.h"
+#include "ui/runs/AttemptsStrip.h"
 #include "ui/runs/RunStateStyle.h"
 #include "ui/runs/RunsColumnChooser.h"
 #include "ui/runs/RunsFilterBar.h"
@@ -444,6 +445,10 @@ void MainWindow::createLayout()
     headerRow->addWidget(m_header, 1);
     headerRow->addWidget(m_notices);
     bl->addLayout(headerRow);
+    // A retried run's attempts, each a link to its run (issue #25).
+    m_attempts = new AttemptsStrip(bottom);
+    connect(m_attempts, &AttemptsStrip::attemptActivated, this, &MainWindow::selectRun);
+    bl->addWidget(m_attempts);
     bl->addWidget(m_tabs, 1);
 
     m_splitter = new QSplitter(Qt::Vertical);
@@ -884,6 +889,25 @@ void MainWindow::showRun(RunId id)
     updateHeader();
 }
 
+QList<RunRecord> MainWindow::attemptsOf(const RunRecord& run) const
+{
+    const auto group = membershipOf(run, RunGroupKind::Attempts);
+    if (!group)
+        return {};
+    QList<std::pair<int, RunRecord>> found;
+    for (int i = 0; i < m_model->rowCount(); ++i) {
+        const RunRecord& r = m_model->rowAt(i).run;
+        for (const RunGroupMembership& m : r.groups)
+            if (m.group == group->group)
+                found.append({m.position, r});
+    }
+    std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    QList<RunRecord> out;
+    for (const auto& [position, r] : std::as_const(found))
+        out.append(r);
+    return out;
+}
+
 void MainWindow::updateHeader()
 {
     const RunRow* row = m_selected ? m_model->rowData(m_selected) : nullptr;
@@ -892,8 +916,10 @@ void MainWindow::updateHeader()
                 tr("<i>No run selected — drop a training script, a folder or a job spec here, or press Ctrl+N.</i>"));
         m_header->setToolTip({});
         m_notices->setVisible(false);
+        m_attempts->setAttempts({}, 0, {});
         return;
     }
+    m_attempts->setAttempts(attemptsOf(row->run), row->run.id, QDateTime::currentDateTimeUtc());
     if (row->notices.isEmpty()) {
         m_notices->setVisible(false);
     } else {

@@ -24,6 +24,8 @@ class QToolButton;
 
 namespace ty {
 
+class AttemptsStrip;
+
 class AggregatedConsoleView;
 class CompareLoader;
 class CompareView;
@@ -171,6 +173,8 @@ private:
     void afterRunsChanged();
     void onCurrentRowChanged();
     void showRun(RunId run);
+    // The runs of `run`'s attempts group among the loaded rows, in attempt order.
+    QList<RunRecord> attemptsOf(const RunRecord& run) const;
     void updateHeader();
     void showNotices();
     void updateActions();
@@ -210,6 +214,7 @@ private:
     QSplitter* m_splitter = nullptr;
     QTabWidget* m_tabs = nullptr;
     QLabel* m_header = nullptr;
+    AttemptsStrip* m_attempts = nullptr;
     QToolButton* m_notices = nullptr; // "⚠ N notices" right of the header; hidden when the run has none
     ConsoleView* m_console = nullptr;
     MetricChartsPanel* m_charts = nullptr;

@@ -248,6 +248,33 @@ private Q_SLOTS:
         QVERIFY(o.err.contains("failed, exit code 7"));
     }
 
+    // Issue #25 through the service: it retries a run with `retry:` after
+    // `submit --follow` has returned, and `show` lists the attempts.
+    void retriedByTheService()
+    {
+        const QString spec = writeFile(QStringLiteral("again.yaml"),
+                "name: again\ncommand: \"echo attempt=$TRAINYARD_ATTEMPT; exit 4\"\n"
+                "retry: {limit: 1, backoff: {duration: 1s}}\n");
+        const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
+        QCOMPARE(o.exitCode, 4);
+        QVERIFY2(o.out.contains("attempt=1"), o.out.constData());
+        QString shown;
+        const QRegularExpression both(QStringLiteral("attempt    1: run (\\d+) failed \\(exit code 4\\) on local, [^\\n]*\\n"
+                                                     "attempt    2: run (\\d+) failed \\(exit code 4\\) on local, "
+                                                     "[^\\n]*  <- this run\\n"));
+        QVERIFY2(test::waitUntil(
+                         [&] {
+                             shown = QString::fromUtf8(ctl({QStringLiteral("show"), QStringLiteral("again")}).out);
+                             return both.match(shown).hasMatch();
+                         },
+                         30000),
+                qPrintable(shown));
+        QVERIFY2(shown.contains(QStringLiteral("not retried: ")) && shown.contains(QStringLiteral("retry limit is 1")),
+                qPrintable(shown));
+        const Outcome logs = ctl({QStringLiteral("logs"), QStringLiteral("again")});
+        QCOMPARE(logs.out.trimmed(), QByteArray("attempt=2"));
+    }
+
     // The artifacts of a run that ends under `submit --follow` are listed
     // before trainyardctl exits (it used to exit first: "connection to the
     // agent lost before the reply to the list_files request ...").

@@ -130,7 +130,8 @@ bool RetryRunner::decide(const RunRecord& run)
 
     // The newest complete checkpoint, looked up on the node the attempt ran on.
     const QString checkpointDir = run.env.value(kCheckpointDirVar);
-    if (checkpointDir.isEmpty() || run.node.isEmpty() || run.agentRunId.isEmpty()) {
+    if (checkpointDir.isEmpty() || run.node.isEmpty() || run.agentRunId.isEmpty()
+            || run.failureKind == FailureKind::NodeLost) { // its node does not answer: nothing to list there
         queueNext(run, attempts, decision, {}, {});
         return true;
     }

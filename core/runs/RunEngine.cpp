@@ -1673,6 +1673,24 @@ void RunEngine::checkCaughtUp()
     Q_EMIT caughtUp();
 }
 
+QStringList RunEngine::nodeNames() const
+{
+    QStringList names = m_pool->names();
+    names.sort();
+    return names;
+}
+
+void RunEngine::declareLost(RunId id, const QString& reason)
+{
+    auto run = m_store->run(id);
+    if (!run || run->state != RunState::Unknown)
+        return;
+    m_active.remove(id);
+    failRun(*run, reason, FailureKind::NodeLost);
+    m_store->flush();
+    scheduleSoon();
+}
+
 bool RunEngine::nodeUnreachable(const QString& node) const
 {
     const NodePool::NodeState* n = m_pool->node(node);

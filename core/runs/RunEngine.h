@@ -220,6 +220,13 @@ public:
     // Whether connecting to the node was tried and failed (it is not ready and
     // not still on its first attempt).
     bool nodeUnreachable(const QString& node) const;
+    // The nodes this engine connects to (sorted by name).
+    QStringList nodeNames() const;
+    // A run of a node that stopped answering is `unknown`; when that node
+    // has been silent too long (core/retry/NodeLossWatch.h) its run is
+    // lost: failed as FailureKind::NodeLost with `reason`. Only a run still
+    // unknown is changed. Engine thread.
+    void declareLost(RunId id, const QString& reason);
     // Runs this engine sent a start for (or failed as unschedulable) whose
     // outcome its scheduling passes have not yet seen in the database
     // (diagnostics and tests: it returns to 0 once every start has settled,

@@ -4,6 +4,7 @@
 #include "ServiceServer.h"
 #include "core/common/Paths.h"
 #include "core/pipeline/PipelineRunner.h"
+#include "core/retry/NodeLossWatch.h"
 #include "core/retry/RetryRunner.h"
 #include "core/nodes/AgentTransport.h"
 #include "core/nodes/NodeTransports.h"
@@ -81,6 +82,8 @@ Result<void> ServiceHost::start(StartError* why)
         qCInfo(lcService) << "took up" << taken << "running pipeline(s) of the last service";
     m_pipelines->evictCache();
     m_retries = std::make_unique<RetryRunner>(m_engine.get(), m_store.get());
+    m_nodeLoss = std::make_unique<NodeLossWatch>(
+            m_engine.get(), m_store.get(), systemClock(), NodeLossWatch::lostAfterFromEnvironment());
     if (const int retried = m_retries->restore())
         qCInfo(lcService) << "retried" << retried << "run(s) that ended while no service ran";
     m_server->setNodeResolver([this](const QString&) { connectNewNodes(); });

@@ -16,6 +16,7 @@ namespace ty {
 class ResultStore;
 class RunEngine;
 class RetryRunner;
+class NodeLossWatch;
 
 namespace pipeline {
 class PipelineRunner;
@@ -78,6 +79,7 @@ private:
     std::unique_ptr<RunEngine> m_engine;
     std::unique_ptr<pipeline::PipelineRunner> m_pipelines;
     std::unique_ptr<RetryRunner> m_retries; // after m_pipelines: destroyed before the engine
+    std::unique_ptr<NodeLossWatch> m_nodeLoss;
     std::unique_ptr<ServiceServer> m_server;
     std::shared_ptr<ServicePrompts> m_prompts; // passphrases of the nodes' keys, asked of a client
     QSet<QString> m_nodes;                     // connected (or connecting) by name

@@ -10,6 +10,8 @@
 #include "tests/support/TestSupport.h"
 
 #include "core/runs/NodeRemoval.h"
+#include "core/retry/NodeLossWatch.h"
+#include "core/retry/RetryRunner.h"
 #include "core/runs/RunEngine.h"
 #include "core/sched/Policy.h"
 #include "core/spec/JobSpec.h"
@@ -563,6 +565,76 @@ private Q_SLOTS:
         QCOMPARE(run.failureReason, QStringLiteral("exit code 3"));
         QCOMPARE(run.finishedAt.toMSecsSinceEpoch(), how.finishedMs);
         QCOMPARE(test::readFile(run.consolePath), first + second);
+    }
+
+    // Issue #25: node loss is not run failure. A node silent for less than
+    // node_lost_after gets its runs back; one silent for it loses them
+    // (failed node_lost, to the millisecond), and their retry is queued
+    // elsewhere at once, within the infrastructure budget (limit 0 counts
+    // only the code's failures).
+    void nodeSilentPastNodeLostAfterLosesItsRunsWhichAreRetried()
+    {
+        Harness h;
+        QVERIFY(h.open([](RunEngine& e) {
+            e.setReconnectDelays(5000, 5000);
+            e.setReconnectProbeInterval(0);
+        }));
+        NodeLossWatch watch(h.engine.get(), h.store.get(), h.clock, 60000);
+        RetryRunner retries(h.engine.get(), h.store.get(), h.clock);
+        retries.setJitterSource([] { return 0.0; });
+        QSignalSpy lost(&watch, &NodeLossWatch::nodeLost);
+        FakeAgentTransport* node = h.addNode(QStringLiteral("ws1"));
+        const auto id = h.engine->submit(
+                spec(QStringLiteral("name: long\ncommand: train\nretry: {limit: 0, backoff: {duration: 2s}}\n")));
+        QVERIFY(id);
+        h.clock.advance(0);
+        const qint64 startedMs = h.clock.nowMs();
+        const QString agentRun = h.start(node);
+        QVERIFY(!agentRun.isEmpty());
+
+        // Silent for 30 s, then back with the run still going: never lost.
+        node->setOpenFailure(QStringLiteral("no route to host"));
+        node->drop();
+        h.clock.advance(30000);
+        QCOMPARE(h.stored(*id).state, RunState::Unknown);
+        node->setOpenFailure({});
+        node->setAutoReply(QStringLiteral("list"), [&](const AgentRequest&) {
+            return QJsonObject{
+                    {QStringLiteral("runs"), QJsonArray{FakeAgentTransport::runStatus(agentRun, startedMs, 0)}}};
+        });
+        h.clock.advance(5000);
+        if (const auto tail = node->takePending(QStringLiteral("tail")))
+            node->reply(*tail, QJsonObject{{QStringLiteral("size"), 0}});
+        h.clock.advance(0);
+        QCOMPARE(h.stored(*id).state, RunState::Running);
+        h.clock.advance(60000);
+        QCOMPARE(h.stored(*id).state, RunState::Running);
+        QCOMPARE(lost.size(), 0);
+
+        // Silent for good: unknown until 60 s have passed, then lost.
+        node->setOpenFailure(QStringLiteral("no route to host"));
+        node->drop();
+        const qint64 silentAt = h.clock.nowMs();
+        h.clock.advance(59999);
+        QCOMPARE(h.stored(*id).state, RunState::Unknown);
+        h.clock.advance(1);
+        const RunRecord gone = h.stored(*id);
+        QCOMPARE(gone.state, RunState::Failed);
+        QCOMPARE(gone.failureKind, FailureKind::NodeLost);
+        QCOMPARE(gone.failureReason,
+                QStringLiteral("node ws1 has not answered for 1m (node_lost_after): its runs there are lost"));
+        QCOMPARE(gone.finishedAt.toMSecsSinceEpoch(), silentAt + 60000);
+        QCOMPARE(lost.size(), 1);
+        // Retried: the next attempt waits its 2 s, placed anew (not pinned to ws1).
+        const RunGroupId attempts = groupIdOf(h.stored(*id), RunGroupKind::Attempts);
+        QVERIFY(attempts > 0);
+        const auto members = h.store->groupMembers(attempts);
+        QCOMPARE(members.size(), 2);
+        const RunRecord next = h.stored(members[1].first);
+        QCOMPARE(next.state, RunState::Queued);
+        QCOMPARE(next.node, QString());
+        QCOMPARE(next.notBefore.toMSecsSinceEpoch(), silentAt + 60000 + 2000);
+        QCOMPARE(next.env.value(QStringLiteral("TRAINYARD_ATTEMPT")), QStringLiteral("2"));
     }
 
     void removedNodesRunsGetNoLaterWritesFromTheEngine()

@@ -1,0 +1,60 @@
+#pragma once
+
+#include "core/common/Clock.h"
+
+#include <QHash>
+#include <QObject>
+#include <QString>
+
+namespace ty {
+
+class RunEngine;
+class ResultStore;
+
+// Node loss is not run failure (issue #25). A node that stops answering
+// makes its runs `unknown` (RunEngine: they may well be going, and when the
+// node answers its agent's record gives their real endings). Only a node
+// silent for `node_lost_after` (default 10 min) has lost them: each run of
+// it still unknown then is failed with FailureKind::NodeLost ("node ws2 has
+// not answered for 10m: ..."), which RetryRunner retries elsewhere within
+// the run's infrastructure budget. A node that answers before is never
+// counted against its runs, however slow its connects (dstack#2346). Since
+// when a node is silent is measured from the engine's nodeStatusChanged (or
+// from this watch's start, for a node already down then).
+//
+// Not yet: a run declared lost that is still going on a node that comes
+// back is left running there (its agent lists it; nothing stops it).
+//
+// Thread: the engine's; the clock's timers there.
+class NodeLossWatch : public QObject {
+    Q_OBJECT
+
+public:
+    static constexpr qint64 kDefaultLostAfterMs = 10 * 60 * 1000;
+
+    // `lostAfterMs` > 0. The nodes the engine knows as unreachable now count
+    // from now.
+    NodeLossWatch(RunEngine* engine, ResultStore* store, Clock& clock = systemClock(),
+            qint64 lostAfterMs = kDefaultLostAfterMs, QObject* parent = nullptr);
+
+    qint64 lostAfterMs() const { return m_lostAfterMs; }
+    // From TRAINYARD_NODE_LOST_AFTER ("10m", "90s", "2h"; a spec duration),
+    // else the default; a bad value is the default, with a warning.
+    static qint64 lostAfterFromEnvironment();
+
+Q_SIGNALS:
+    // `node` has been silent for lostAfterMs(): its unknown runs were failed.
+    void nodeLost(const QString& node, int runs);
+
+private:
+    void onNodeStatus(const QString& node, bool ready);
+    void check(const QString& node);
+
+    RunEngine* m_engine;
+    ResultStore* m_store;
+    Clock& m_clock;
+    qint64 m_lostAfterMs;
+    QHash<QString, qint64> m_silentSince; // node -> ms since the epoch
+};
+
+} // namespace ty

@@ -7,6 +7,7 @@
 #include "core/memo/MemoExplain.h"
 #include "core/memo/MemoStore.h"
 #include "core/memo/TreeHasher.h"
+#include "core/retry/RetryRunner.h"
 #include "core/store/RunNotice.h"
 #include "core/runs/RunEngine.h"
 #include "core/store/ResultStore.h"
@@ -592,6 +593,15 @@ void PipelineRunner::onRunState(const RunRecord& run)
         break;
     case RunState::Cancelled: finishStep(id, instance, StepState::Cancelled, run.failureReason, {}); break;
     default:
+        if (m_retries && m_retries->decide(run) == RetryRunner::Outcome::Retrying) {
+            m_awaitingRetry.insert(run.id, {id, instance});
+            if (const auto it = m_pipelines.find(id); it != m_pipelines.end()) {
+                it->second->progress.setNote(instance,
+                        QStringLiteral("run %1 failed (%2); being retried").arg(run.id).arg(run.failureReason));
+                announce(*it->second);
+            }
+            break;
+        }
         finishStep(id, instance, StepState::Failed,
                 run.failureReason.isEmpty() ? QStringLiteral("run %1 failed").arg(run.id)
                                             : QStringLiteral("run %1: %2").arg(run.id).arg(run.failureReason),
@@ -1020,8 +1030,53 @@ QJsonObject PipelineRunner::documentOf(const Active& p) const
     return doc;
 }
 
+void PipelineRunner::setRetries(RetryRunner* retries)
+{
+    m_retries = retries;
+    if (!retries)
+        return;
+    connect(retries, &RetryRunner::retried, this, [this](RunId ended, RunId next, qint64 atMs) {
+        const auto where = m_awaitingRetry.constFind(ended);
+        if (where == m_awaitingRetry.cend())
+            return;
+        const auto [id, instance] = *where;
+        m_awaitingRetry.erase(where);
+        const auto it = m_pipelines.find(id);
+        if (it == m_pipelines.end())
+            return;
+        Active& p = *it->second;
+        p.progress.setRunning(instance, next);
+        p.progress.setNote(instance,
+                QStringLiteral("run %1 failed; retried as run %2, not before %3")
+                        .arg(ended)
+                        .arg(next)
+                        .arg(QDateTime::fromMSecsSinceEpoch(atMs).toString(QStringLiteral("HH:mm:ss"))));
+        m_byRun.insert(next, {id, instance});
+        for (auto k = m_keyInFlight.begin(); k != m_keyInFlight.end(); ++k)
+            if (k.value() == ended)
+                k.value() = next;
+        qCInfo(lcPipeline).noquote() << QStringLiteral("pipeline %1: %2 is run %3 (a retry of run %4)")
+                                                .arg(id)
+                                                .arg(p.progress.instanceName(instance))
+                                                .arg(next)
+                                                .arg(ended);
+        announce(p);
+    });
+    connect(retries, &RetryRunner::notRetried, this, [this](RunId ended, const QString& reason) {
+        const auto where = m_awaitingRetry.constFind(ended);
+        if (where == m_awaitingRetry.cend())
+            return;
+        const auto [id, instance] = *where;
+        m_awaitingRetry.erase(where);
+        finishStep(
+                id, instance, StepState::Failed, QStringLiteral("run %1: not retried: %2").arg(ended).arg(reason), {});
+    });
+}
+
 bool PipelineRunner::busy() const
 {
+    if (!m_awaitingRetry.isEmpty())
+        return true;
     for (const auto& [id, p] : m_pipelines)
         if (p->progress.state() == PipelineState::Running || !p->endedMs)
             return true;

@@ -19,6 +19,7 @@
 #include <memory>
 
 namespace ty {
+class RetryRunner;
 struct JobSpec;
 class ResultStore;
 } // namespace ty
@@ -115,6 +116,11 @@ public:
     QList<qint64> ids() const; // ascending
     // A pipeline has not ended (the service stays up for it).
     bool busy() const;
+    // Steps whose spec has `retry:` are retried in place (issue #25): a
+    // failed run of one is asked of `retries` before the step fails; while
+    // its next attempt is queued the step stays running ("attempt 2, not
+    // before ..."), on that attempt's run. Null: every failure fails its step.
+    void setRetries(RetryRunner* retries);
     // Evicts memoization's entries past the database's cache policy
     // (core/memo/CachePolicy.h: `<db>.cache.json`, max_age and max_size),
     // saying what went in the log. Done after each entry written and hourly;
@@ -193,7 +199,9 @@ private:
         RunRecord run;
     };
     QHash<QString, QList<Ended>> m_awaitingNode; // succeeded steps to collect once their node is connected
-    QHash<QString, RunId> m_keyInFlight;         // memo key -> the run computing it
+    RetryRunner* m_retries = nullptr;
+    QHash<RunId, std::pair<qint64, int>> m_awaitingRetry;       // failed step runs being retried -> pipeline, instance
+    QHash<QString, RunId> m_keyInFlight;                        // memo key -> the run computing it
     QHash<QString, QList<std::pair<qint64, int>>> m_keyWaiters; // memo key -> instances waiting for that run
     // The run computing `key` ended: its waiters are launched again (a hit
     // when it succeeded), and their pipelines moved on.

@@ -68,7 +68,7 @@ int RetryRunner::restore(qint64 withinMs)
     // Oldest first, so an attempt is decided before a later one could be.
     std::sort(ended.begin(), ended.end(), [](const RunRecord& a, const RunRecord& b) { return a.id < b.id; });
     for (const RunRecord& r : std::as_const(ended))
-        if (decide(r))
+        if (decide(r) == Outcome::Retrying)
             ++retried;
     return retried;
 }
@@ -79,26 +79,33 @@ void RetryRunner::onRunState(const RunRecord& run)
         decide(run);
 }
 
-bool RetryRunner::decide(const RunRecord& run)
+RetryRunner::Outcome RetryRunner::decide(const RunRecord& run)
 {
-    if (m_deciding.contains(run.id))
-        return false;
+    if (!isTerminal(run.state) || run.state == RunState::Succeeded)
+        return Outcome::NotApplicable;
+    if (const auto it = m_outcomes.constFind(run.id); it != m_outcomes.cend())
+        return *it;
+    const Outcome outcome = decideOnce(run);
+    m_outcomes.insert(run.id, outcome);
+    return outcome;
+}
+
+RetryRunner::Outcome RetryRunner::decideOnce(const RunRecord& run)
+{
     if (const auto gang = membershipOf(run, RunGroupKind::Gang); gang && gang->position > 0)
-        return false; // rank 0's end decides for the gang
-    if (membershipOf(run, RunGroupKind::Pipeline))
-        return false; // its pipeline decides what a step's end means
+        return Outcome::NotApplicable; // rank 0's end decides for the gang
     const Result<JobSpec> spec = runSpecOf(run);
     if (!spec || !spec->retry)
-        return false;
+        return Outcome::NotApplicable;
     if (decided(m_store->notices(run.id)))
-        return false;
+        return Outcome::NotApplicable;
 
     // Its attempts so far, oldest first; only the newest is decided.
     QList<RunRecord> attempts;
     if (const auto group = membershipOf(run, RunGroupKind::Attempts)) {
         const auto members = m_store->groupMembers(group->group);
         if (members.isEmpty() || members.back().first != run.id)
-            return false;
+            return Outcome::NotApplicable;
         for (const auto& [id, m] : members) {
             auto r = id == run.id ? Result<RunRecord>(run) : m_store->run(id);
             if (r && isTerminal(r->state))
@@ -124,8 +131,9 @@ bool RetryRunner::decide(const RunRecord& run)
             m_store->addNotice(RunNotice{run.id, {}, kNotRetriedNotice + decision.reason});
             qCInfo(lcRetry).noquote() << QStringLiteral("run %1 not retried: %2").arg(run.id).arg(decision.reason);
             Q_EMIT notRetried(run.id, decision.reason);
+            return Outcome::NotRetried;
         }
-        return false;
+        return Outcome::NotApplicable;
     }
 
     // The newest complete checkpoint, looked up on the node the attempt ran on.
@@ -133,7 +141,7 @@ bool RetryRunner::decide(const RunRecord& run)
     if (checkpointDir.isEmpty() || run.node.isEmpty() || run.agentRunId.isEmpty()
             || run.failureKind == FailureKind::NodeLost) { // its node does not answer: nothing to list there
         queueNext(run, attempts, decision, {}, {});
-        return true;
+        return Outcome::Retrying;
     }
     m_deciding.insert(run.id);
     m_engine->listRunFiles(run, checkpointGlobs(checkpointDir),
@@ -154,7 +162,7 @@ bool RetryRunner::decide(const RunRecord& run)
                 m_deciding.remove(run.id);
                 queueNext(run, attempts, decision, resumeFrom, note);
             });
-    return true;
+    return Outcome::Retrying;
 }
 
 void RetryRunner::queueNext(const RunRecord& last, const QList<RunRecord>& attempts, const RetryDecision& decision,
@@ -205,8 +213,8 @@ void RetryRunner::queueNext(const RunRecord& last, const QList<RunRecord>& attem
                                  .arg(attempt)
                                  .arg(localTime(decision.atMs), decision.reason);
     for (const RunGroupMembership& m : last.groups)
-        if (m.kind == RunGroupKind::Sweep)
-            next.groups.append(m); // its place in its sweep; a gang forms again at its start
+        if (m.kind == RunGroupKind::Sweep || m.kind == RunGroupKind::Pipeline)
+            next.groups.append(m); // its place in its sweep or pipeline; a gang forms again at its start
     next.groups.append(RunGroupMembership{group, RunGroupKind::Attempts, attempt, {}});
     auto id = m_store->createRun(next, m_store->params(last.id));
     if (!id)

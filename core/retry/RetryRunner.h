@@ -5,6 +5,7 @@
 #include "core/retry/RetryDecision.h"
 
 #include <QObject>
+#include <QHash>
 #include <QSet>
 
 #include <functional>
@@ -33,8 +34,10 @@ class ResultStore;
 // get a notice ("retried as run 15 at 10:42:30: retry 1 of 3 after exit
 // code 1" / "attempt 2 of run 12 ..."); a run not retried gets one saying
 // why ("not retried: failed 4 times (exit code); its retry limit is 3").
-// Only the newest attempt of a group is decided; a gang's other ranks and a
-// pipeline's step runs (their pipeline decides) are left alone.
+// Only the newest attempt of a group is decided; a gang's other ranks are
+// left alone (rank 0 decides). A pipeline's step run is retried in place:
+// the next attempt is in the pipeline's group as the same step, and the
+// pipeline (PipelineRunner::setRetries) follows it instead of failing.
 //
 // Once per ended run: a run that already has a retry notice is not decided
 // again; restore() decides the runs that ended while no service ran.
@@ -55,6 +58,17 @@ public:
     // Retries whose checkpoint lookup is still under way.
     bool busy() const { return !m_deciding.isEmpty(); }
 
+    enum class Outcome {
+        NotApplicable, // not ended failed, no `retry:`, an older attempt, a gang's rank > 0
+        NotRetried,    // decided against (notRetried() emitted; a notice says why)
+        Retrying,      // the next attempt is (being) queued: retried() follows
+    };
+    // Decides `run` (ended) now, once: a later call for the same run (the
+    // runStateChanged slot after a pipeline asked) gives the same outcome.
+    // A pipeline's step run is decided when its pipeline asks (before the
+    // pipeline fails the step) or when its end arrives here, whichever first.
+    Outcome decide(const RunRecord& run);
+
 Q_SIGNALS:
     // `next` is the attempt queued for the ended run `ended`, not before `atMs`.
     void retried(ty::RunId ended, ty::RunId next, qint64 atMs);
@@ -62,7 +76,7 @@ Q_SIGNALS:
     void notRetried(ty::RunId ended, const QString& reason);
 
 private:
-    bool decide(const RunRecord& run);
+    Outcome decideOnce(const RunRecord& run);
     void onRunState(const RunRecord& run);
     void queueNext(const RunRecord& last, const QList<RunRecord>& attempts, const RetryDecision& decision,
             const QString& resumeFrom, const QString& resumeNote);
@@ -71,7 +85,8 @@ private:
     ResultStore* m_store;
     Clock& m_clock;
     std::function<double()> m_jitter;
-    QSet<RunId> m_deciding; // ended runs whose next attempt is being made
+    QSet<RunId> m_deciding;           // ended runs whose next attempt is being made
+    QHash<RunId, Outcome> m_outcomes; // decided in this process
 };
 
 // The notices a decision leaves on the ended run begin with one of these.

@@ -82,6 +82,7 @@ Result<void> ServiceHost::start(StartError* why)
         qCInfo(lcService) << "took up" << taken << "running pipeline(s) of the last service";
     m_pipelines->evictCache();
     m_retries = std::make_unique<RetryRunner>(m_engine.get(), m_store.get());
+    m_pipelines->setRetries(m_retries.get());
     m_nodeLoss = std::make_unique<NodeLossWatch>(
             m_engine.get(), m_store.get(), systemClock(), NodeLossWatch::lostAfterFromEnvironment());
     if (const int retried = m_retries->restore())

@@ -531,6 +531,41 @@ private Q_SLOTS:
                 qPrintable(second));
     }
 
+    // Issue #25: a step with `retry:` that fails is retried in place; the
+    // pipeline follows its next attempt instead of failing, and the step's
+    // run is the attempt that succeeded (both in the pipeline's group).
+    void stepWithRetryIsRetriedInPlace()
+    {
+        const QString marker = m_dir->filePath(QStringLiteral("flaky-once"));
+        writeFile(QStringLiteral("p/retry.yaml"),
+                QStringLiteral("name: rp\n"
+                               "steps:\n"
+                               "  - {name: flaky, command: 'test -f %1 || { touch %1; exit 9; }', workdir: w,\n"
+                               "     retry: {limit: 1, backoff: {duration: 1s}}}\n"
+                               "  - {name: after, depends: [flaky], command: 'echo ok', workdir: w}\n")
+                        .arg(marker)
+                        .toUtf8());
+        QDir().mkpath(m_dir->filePath(QStringLiteral("p/w")));
+        const Outcome r = ctl({QStringLiteral("pipeline"), QStringLiteral("submit"),
+                m_dir->filePath(QStringLiteral("p/retry.yaml")), QStringLiteral("--follow"), QStringLiteral("--json")});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject p = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(p.value(QStringLiteral("state")).toString(), QStringLiteral("succeeded"));
+        QCOMPARE(stateOf(p, QStringLiteral("flaky")), QStringLiteral("succeeded"));
+        QCOMPARE(stateOf(p, QStringLiteral("after")), QStringLiteral("succeeded"));
+        const RunId second = stepNamed(p, QStringLiteral("flaky")).value(QStringLiteral("run")).toInteger();
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        const RunRecord attempt = *(*store)->run(second);
+        QCOMPARE(membershipOf(attempt, RunGroupKind::Attempts)->position, 2);
+        QCOMPARE(membershipOf(attempt, RunGroupKind::Pipeline)->role, QStringLiteral("flaky"));
+        const auto attempts = (*store)->groupMembers(groupIdOf(attempt, RunGroupKind::Attempts));
+        QCOMPARE(attempts.size(), 2);
+        const RunRecord first = *(*store)->run(attempts[0].first);
+        QCOMPARE(first.exitCode, std::optional<int>(9));
+        QCOMPARE(membershipOf(first, RunGroupKind::Pipeline)->group, p.value(QStringLiteral("id")).toInteger());
+    }
+
     void badPipelineIsRefusedSayingWhere()
     {
         const QString path = writeFile(QStringLiteral("p/bad.yaml"),

@@ -54,6 +54,48 @@ RetryRunner::RetryRunner(RunEngine* engine, ResultStore* store, Clock& clock, QO
     , m_jitter([] { return QRandomGenerator::global()->generateDouble() * 2.0 - 1.0; })
 {
     connect(m_engine, &RunEngine::runStateChanged, this, &RetryRunner::onRunState);
+    m_engine->setStopProvider([this](const RunRecord& run) { return stopOf(run); });
+}
+
+RetryRunner::~RetryRunner()
+{
+    m_engine->setStopProvider({});
+}
+
+std::optional<std::pair<qint64, QString>> RetryRunner::stopOf(const RunRecord& run) const
+{
+    const Result<JobSpec> spec = runSpecOf(run);
+    if (!spec || (!spec->deadlineSec && !spec->maxRunTimeSec))
+        return std::nullopt;
+    // The earlier attempts: the first one's submit, their execution.
+    qint64 firstSubmitMs = run.createdAt.toMSecsSinceEpoch();
+    QList<AttemptOutcome> earlier;
+    if (const auto group = membershipOf(run, RunGroupKind::Attempts))
+        for (const auto& [id, m] : m_store->groupMembers(group->group)) {
+            if (id == run.id)
+                continue;
+            if (const auto r = m_store->run(id); r && isTerminal(r->state)) {
+                firstSubmitMs = std::min(firstSubmitMs, r->createdAt.toMSecsSinceEpoch());
+                earlier.append(outcomeOf(*r));
+            }
+        }
+    std::optional<std::pair<qint64, QString>> out;
+    const auto consider = [&out](qint64 at, const QString& why) {
+        if (!out || at < out->first)
+            out = std::pair<qint64, QString>{at, why};
+    };
+    if (spec->deadlineSec)
+        consider(firstSubmitMs + *spec->deadlineSec * 1000,
+                QStringLiteral("stopped at its deadline of %1 (from its first submit)")
+                        .arg(retryDurationText(*spec->deadlineSec * 1000)));
+    if (spec->maxRunTimeSec) {
+        const qint64 started = run.startedAt.isValid() ? run.startedAt.toMSecsSinceEpoch() : m_clock.nowMs();
+        const qint64 left = std::max<qint64>(0, *spec->maxRunTimeSec * 1000 - executionMs(earlier));
+        consider(started + left,
+                QStringLiteral("stopped at its max_run_time of %1 (execution over its attempts)")
+                        .arg(retryDurationText(*spec->maxRunTimeSec * 1000)));
+    }
+    return out;
 }
 
 int RetryRunner::restore(qint64 withinMs)
@@ -68,7 +110,7 @@ int RetryRunner::restore(qint64 withinMs)
     // Oldest first, so an attempt is decided before a later one could be.
     std::sort(ended.begin(), ended.end(), [](const RunRecord& a, const RunRecord& b) { return a.id < b.id; });
     for (const RunRecord& r : std::as_const(ended))
-        if (decide(r) == Outcome::Retrying)
+        if (!m_outcomes.contains(r.id) && decide(r) == Outcome::Retrying) // decided before: not again
             ++retried;
     return retried;
 }

@@ -47,7 +47,15 @@ class RetryRunner : public QObject {
     Q_OBJECT
 
 public:
+    // Also bounds running runs (RunEngine::setStopProvider) by their spec's
+    // `deadline` (from the first attempt's submit) and what `max_run_time`
+    // leaves them after the earlier attempts' execution.
     RetryRunner(RunEngine* engine, ResultStore* store, Clock& clock = systemClock(), QObject* parent = nullptr);
+    ~RetryRunner() override;
+
+    // When `run` (running) must stop for its deadline or max_run_time, and
+    // the words its ending gets; nullopt when its spec sets neither.
+    std::optional<std::pair<qint64, QString>> stopOf(const RunRecord& run) const;
 
     // Decides the runs that ended within the last `withinMs` (default a
     // week) without a decision recorded (a service that stopped between a

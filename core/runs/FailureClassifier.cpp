@@ -35,7 +35,8 @@ FailureVerdict classifyRunEnd(const RunEnd& end)
     using CK = FailureDetector::Kind;
     if (end.timeLimitHit)
         return {FailureKind::TimeLimit,
-                end.timeLimitSec > 0
+                !end.stopDetail.isEmpty() ? end.stopDetail
+                        : end.timeLimitSec > 0
                         ? QStringLiteral("stopped at its time limit of %1").arg(durationText(end.timeLimitSec))
                         : QStringLiteral("stopped at its time limit")};
     if (end.cancelled)

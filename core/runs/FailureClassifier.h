@@ -17,6 +17,7 @@ struct RunEnd {
     bool cancelled = false;      // the agent says it was cancelled, or this engine asked it to be
     bool timeLimitHit = false;   // this engine stopped it because its time_limit passed
     qint64 timeLimitSec = 0;     // the spec's time_limit, for the detail (0: not given)
+    QString stopDetail;          // stopped at another bound (its deadline, max_run_time): the detail instead
     bool lost = false;           // the agent's supervisor vanished without an exit status (node rebooted...)
     QString lostError;           // the agent's words for that
     // Evidence that the kernel's OOM killer sent the SIGKILL (the agent

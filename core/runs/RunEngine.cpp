@@ -46,7 +46,8 @@ struct RunEngine::Active {
     RunRecord run;
     QString node;
     bool cancelRequested = false;
-    bool timeLimitHit = false;  // this engine cancelled it because its time_limit passed
+    bool timeLimitHit = false;  // this engine cancelled it because its time_limit (or a StopProvider's bound) passed
+    QString stopDetail;         // the StopProvider's words when its bound was the one hit
     qint64 catchUpTo = -1;      // the node's console size when the tail began (-1: not yet known); node offsets
     bool endedOnNode = false;   // the agent's list said it had exited: caught up only once recorded
     bool ingestNoticed = false; // an ingestion error was recorded as a notice (one per attach, not per chunk)
@@ -1288,16 +1289,32 @@ void RunEngine::attach(RunRecord run, const QString& nodeName)
 void RunEngine::stopAtTimeLimit(const std::shared_ptr<Active>& active)
 {
     const Result<JobSpec>& spec = cachedSpec(active->run);
-    if (!spec || !spec->timeLimitSec || *spec->timeLimitSec <= 0)
-        return;
     const qint64 startMs
             = active->run.startedAt.isValid() ? active->run.startedAt.toMSecsSinceEpoch() : m_clock.nowMs();
-    const qint64 leftMs = std::max<qint64>(0, startMs + *spec->timeLimitSec * 1000 - m_clock.nowMs());
-    m_clock.singleShot(leftMs, this, [this, active] {
-        if (m_shuttingDown || m_active.value(active->run.id) != active || active->cancelRequested)
+    std::optional<qint64> stopAt;
+    QString detail;
+    if (spec && spec->timeLimitSec && *spec->timeLimitSec > 0)
+        stopAt = startMs + *spec->timeLimitSec * 1000;
+    if (m_stopProvider)
+        if (const auto bound = m_stopProvider(active->run); bound && (!stopAt || bound->first < *stopAt)) {
+            stopAt = bound->first;
+            detail = bound->second;
+        }
+    if (!stopAt)
+        return;
+    const qint64 leftMs = std::max<qint64>(0, *stopAt - m_clock.nowMs());
+    // Weak: a timer outliving the engine (destroyed before it fires) must
+    // not be the last owner of the run's state, whose destruction needs the
+    // engine.
+    m_clock.singleShot(leftMs, this, [this, weak = std::weak_ptr<Active>(active), detail] {
+        const std::shared_ptr<Active> active = weak.lock();
+        if (!active || m_shuttingDown || m_active.value(active->run.id) != active || active->cancelRequested)
             return;
-        qCInfo(lcRuns) << "run" << active->run.id << "reached its time limit: cancelling it";
+        qCInfo(lcRuns).noquote() << QStringLiteral("run %1 reached %2: cancelling it")
+                                            .arg(active->run.id)
+                                            .arg(detail.isEmpty() ? QStringLiteral("its time limit") : detail);
         active->timeLimitHit = true;
+        active->stopDetail = detail;
         cancel(active->run.id);
     });
 }
@@ -1480,6 +1497,7 @@ void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunS
     end.signal = status.signal;
     end.cancelled = status.cancelled || active->cancelRequested;
     end.timeLimitHit = active->timeLimitHit;
+    end.stopDetail = active->stopDetail;
     if (const Result<JobSpec>& spec = cachedSpec(run); spec)
         end.timeLimitSec = spec->timeLimitSec.value_or(0);
     end.lost = status.lost;

@@ -214,6 +214,13 @@ public:
     // The run group of the gang the run is a rank of (startGang), 0 for none.
     static RunGroupId gangOf(const RunRecord& run);
     void setStageProvider(StageProvider provider) { m_stageProvider = std::move(provider); }
+    // A bound on a running run besides its spec's time_limit (core/retry:
+    // its `deadline`, what its `max_run_time` leaves it): when (UTC ms) and
+    // in words ("stopped at its deadline of 6h"); nullopt for none. Asked
+    // when the run starts or is attached; the earlier of the two stops it,
+    // as failed `time_limit` with those words. Engine thread.
+    using StopProvider = std::function<std::optional<std::pair<qint64, QString>>(const RunRecord& run)>;
+    void setStopProvider(StopProvider provider) { m_stopProvider = std::move(provider); }
 
     // Whether the node's agent answered its handshake.
     bool nodeReady(const QString& node) const;
@@ -421,6 +428,7 @@ private:
     bool m_policyLoaded = false;
     QDateTime m_policyModified;
     qint64 m_lastPassMs = 0;
+    StopProvider m_stopProvider;
     qint64 m_notBeforeWakeMs = 0; // a pass is armed for then (a queued run's notBefore); 0: none
     qint64 m_createdMs = 0;
     bool m_caughtUpEmitted = false;

@@ -203,6 +203,41 @@ private Q_SLOTS:
                 qPrintable(gaveUp.front().at(1).toString()));
     }
 
+    // A running run is stopped at its deadline; max_run_time counts the
+    // execution of every attempt, so the second gets what the first left.
+    void deadlineAndMaxRunTimeStopRunningAttempts()
+    {
+        const auto late = m_engine->submit(spec(QStringLiteral("name: late\ncommand: 'sleep 30'\ndeadline: 2s\n")));
+        QVERIFY(late);
+        QTRY_VERIFY_WITH_TIMEOUT(isTerminal(m_store->run(*late)->state), 15000);
+        const RunRecord stopped = *m_store->run(*late);
+        QCOMPARE(stopped.failureKind, FailureKind::TimeLimit);
+        QCOMPARE(stopped.failureReason, QStringLiteral("stopped at its deadline of 2s (from its first submit)"));
+        QVERIFY(stopped.finishedAt.toMSecsSinceEpoch() - stopped.createdAt.toMSecsSinceEpoch() < 6000);
+
+        QSignalSpy gaveUp(m_retries.get(), &RetryRunner::notRetried);
+        const auto first = m_engine->submit(
+                spec(QStringLiteral("name: budget\n"
+                                    "command: 'if [ \"$TRAINYARD_ATTEMPT\" = 1 ]; then sleep 1; exit 1; fi; sleep 30'\n"
+                                    "max_run_time: 3s\n"
+                                    "retry: {limit: 2, backoff: {duration: 1s}}\n")));
+        QVERIFY(first);
+        QTRY_COMPARE_WITH_TIMEOUT(gaveUp.size(), 1, 20000);
+        const QList<RunRecord> attempts = attemptsOf(*first);
+        QCOMPARE(attempts.size(), 2);
+        QCOMPARE(attempts[0].failureKind, FailureKind::ExitCode);
+        QCOMPARE(attempts[1].failureKind, FailureKind::TimeLimit);
+        QCOMPARE(attempts[1].failureReason,
+                QStringLiteral("stopped at its max_run_time of 3s (execution over its attempts)"));
+        const auto ran
+                = [](const RunRecord& r) { return r.finishedAt.toMSecsSinceEpoch() - r.startedAt.toMSecsSinceEpoch(); };
+        // 3 s in all, give or take the stop's own time (SIGTERM, exit).
+        QVERIFY2(std::abs(ran(attempts[0]) + ran(attempts[1]) - 3000) < 700,
+                qPrintable(QStringLiteral("%1 + %2 ms").arg(ran(attempts[0])).arg(ran(attempts[1]))));
+        QVERIFY2(gaveUp.front().at(1).toString().contains(QStringLiteral("max_run_time")),
+                qPrintable(gaveUp.front().at(1).toString()));
+    }
+
     // The end-to-end case: the digits example, killed with SIGKILL in
     // its fifth epoch, is retried and resumes after its newest complete
     // checkpoint; its epochs and steps go on where they were.

@@ -259,9 +259,10 @@ private Q_SLOTS:
         QCOMPARE(o.exitCode, 4);
         QVERIFY2(o.out.contains("attempt=1"), o.out.constData());
         QString shown;
-        const QRegularExpression both(QStringLiteral("attempt    1: run (\\d+) failed \\(exit code 4\\) on local, [^\\n]*\\n"
-                                                     "attempt    2: run (\\d+) failed \\(exit code 4\\) on local, "
-                                                     "[^\\n]*  <- this run\\n"));
+        const QRegularExpression both(
+                QStringLiteral("attempt    1: run (\\d+) failed \\(exit code 4\\) on local, [^\\n]*\\n"
+                               "attempt    2: run (\\d+) failed \\(exit code 4\\) on local, "
+                               "[^\\n]*  <- this run\\n"));
         QVERIFY2(test::waitUntil(
                          [&] {
                              shown = QString::fromUtf8(ctl({QStringLiteral("show"), QStringLiteral("again")}).out);

@@ -201,11 +201,7 @@ void PipelineRunner::onStaging(RunId run, qint64 done, qint64 total)
 
 Result<qint64> PipelineRunner::newPipelineId(const QString& name, RunGroupId parent)
 {
-    RunGroupRecord g;
-    g.kind = RunGroupKind::Pipeline;
-    g.name = name;
-    g.parent = parent;
-    auto id = m_store->createGroup(g);
+    auto id = m_store->createGroup(RunGroupKind::Pipeline, name, {}, parent);
     if (!id)
         return fail(QStringLiteral("cannot record pipeline %1: %2").arg(name, id.error().message));
     return *id;
@@ -218,10 +214,7 @@ Result<QList<qint64>> PipelineRunner::submitAll(const PipelineSpec& spec, const 
         return std::unexpected(expanded.error());
     RunGroupId sweep = 0;
     if (!spec.sweep.isEmpty()) {
-        RunGroupRecord g;
-        g.kind = RunGroupKind::Sweep;
-        g.name = spec.name;
-        auto id = m_store->createGroup(g);
+        auto id = m_store->createGroup(RunGroupKind::Sweep, spec.name);
         if (!id)
             return fail(
                     QStringLiteral("cannot record the sweep of pipeline %1: %2").arg(spec.name, id.error().message));

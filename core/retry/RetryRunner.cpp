@@ -218,11 +218,7 @@ void RetryRunner::queueNext(const RunRecord& last, const QList<RunRecord>& attem
     };
     RunGroupId group = groupIdOf(last, RunGroupKind::Attempts);
     if (group == 0) {
-        RunGroupRecord g;
-        g.kind = RunGroupKind::Attempts;
-        g.name = last.name;
-        g.createdAt = m_clock.nowUtc();
-        auto made = m_store->createGroup(g);
+        auto made = m_store->createGroup(RunGroupKind::Attempts, last.name, m_clock.nowUtc());
         if (!made)
             return fail(made.error().message);
         group = *made;

@@ -256,11 +256,7 @@ Result<QList<RunId>> RunEngine::submitAll(
     // the runs table groups them.
     RunGroupId sweep = 0;
     if (!spec.sweep.isEmpty()) {
-        RunGroupRecord g;
-        g.kind = RunGroupKind::Sweep;
-        g.name = spec.name;
-        g.createdAt = m_clock.nowUtc();
-        auto id = m_store->createGroup(g);
+        auto id = m_store->createGroup(RunGroupKind::Sweep, spec.name, m_clock.nowUtc());
         if (!id)
             return std::unexpected(id.error());
         sweep = *id;
@@ -804,11 +800,7 @@ void RunEngine::startGang(RunRecord root, const QList<sched::NodeAssignment>& ra
     for (const sched::NodeAssignment& a : ranks)
         if (!m_pool->isReady(a.node))
             return; // placed on a node that just went away: next pass
-    RunGroupRecord group;
-    group.kind = RunGroupKind::Gang;
-    group.name = root.name;
-    group.createdAt = m_clock.nowUtc();
-    auto gang = m_store->createGroup(group);
+    auto gang = m_store->createGroup(RunGroupKind::Gang, root.name, m_clock.nowUtc());
     const RunGroupMembership rank0{gang.value_or(0), RunGroupKind::Gang, 0, {}};
     if (auto joined = gang ? m_store->joinGroup(root.id, rank0) : Result<void>(std::unexpected(gang.error()));
             !joined) {

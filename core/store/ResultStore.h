@@ -162,6 +162,12 @@ public:
     // attempts is removed with its last run (deleteRun); a pipeline's stays
     // with the pipeline.
     virtual Result<RunGroupId> createGroup(const RunGroupRecord& g) = 0;
+    // The same for a group of `kind` named `name`.
+    Result<RunGroupId> createGroup(
+            RunGroupKind kind, const QString& name, const QDateTime& createdAt = {}, RunGroupId parent = 0)
+    {
+        return createGroup(RunGroupRecord{0, kind, name, createdAt, parent});
+    }
     virtual Result<void> joinGroup(RunId run, const RunGroupMembership& m) = 0;
     // Blocks until everything queued (by any thread) before the call is
     // committed (or has failed). Returns the error of the first batch that

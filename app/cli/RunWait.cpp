@@ -7,6 +7,7 @@
 #include "core/nodes/AgentClient.h"
 #include "core/nodes/NodeTransports.h"
 #include "core/nodes/SshAgentTransport.h"
+#include "core/retry/RetryRunner.h"
 #include "core/runs/RunEngine.h"
 #include "core/runs/StoredRunWait.h"
 #include "core/service/ServiceClient.h"
@@ -27,6 +28,7 @@
 #include <QJsonObject>
 #include <QSocketNotifier>
 #include <QTextStream>
+#include <QThread>
 #include <QTimer>
 
 #include <algorithm>
@@ -43,6 +45,10 @@ extern "C" void onSigint(int)
 {
     g_interrupted = 1;
 }
+
+namespace {
+void sayRetry(const ResultStore& store, const RunRecord& run);
+} // namespace
 
 int exitStatusOf(const RunRecord& r)
 {
@@ -163,8 +169,38 @@ int waitForRun(Context& ctx, service::ServiceClient& svc, RunId id, bool follow)
             && !(r->exitCode && r->failureReason == QStringLiteral("exit code %1").arg(*r->exitCode)))
         err() << ": " << escapedName(r->failureReason);
     err() << '\n';
+    if (r->state == RunState::Failed)
+        sayRetry(*ctx.store, *r);
     return exitStatusOf(*r);
 }
+
+namespace {
+// A failed run with `retry:` followed to its end: what the service decided,
+// once its notice is there (5 s at most).
+void sayRetry(const ResultStore& store, const RunRecord& run)
+{
+    const Result<JobSpec> spec = runSpecOf(run);
+    if (!spec || !spec->retry)
+        return;
+    // The service decides right after the end it recorded (core/retry):
+    // its notice comes within a moment.
+    for (int i = 0; i < 50; ++i) {
+        for (const RunNotice& n : store.notices(run.id))
+            if (n.text.startsWith(kRetriedNotice) || n.text.startsWith(kNotRetriedNotice)) {
+                err() << "trainyardctl: run " << run.id << ' ' << escapedName(n.text);
+                if (n.text.startsWith(kRetriedNotice)) {
+                    bool ok = false;
+                    const RunId next = n.text.mid(kRetriedNotice.size()).section(u' ', 0, 0).toLongLong(&ok);
+                    if (ok)
+                        err() << "; follow it with: trainyardctl logs " << next << " --follow";
+                }
+                err() << '\n';
+                return;
+            }
+        QThread::msleep(100);
+    }
+}
+} // namespace
 
 Result<void> addStoredNode(Context& ctx, RunEngine& engine, const QString& name, int connectTimeoutSec)
 {

@@ -258,6 +258,13 @@ private Q_SLOTS:
         const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
         QCOMPARE(o.exitCode, 4);
         QVERIFY2(o.out.contains("attempt=1"), o.out.constData());
+        // It says what comes next.
+        QVERIFY2(QRegularExpression(
+                         QStringLiteral("run (\\d+) retried as run (\\d+) \\(attempt 2\\), not before [^\\n]*; "
+                                        "follow it with: trainyardctl logs \\2 --follow\\n"))
+                         .match(QString::fromUtf8(o.err))
+                         .hasMatch(),
+                o.err.constData());
         QString shown;
         const QRegularExpression both(
                 QStringLiteral("attempt    1: run (\\d+) failed \\(exit code 4\\) on local, [^\\n]*\\n"

@@ -1,15 +1,12 @@
 #include "FailureKind.h"
 
+#include "EnumNames.h"
+
 #include <array>
 
 namespace ty {
 namespace {
-struct Names {
-    FailureKind kind;
-    const char16_t* name;
-    const char16_t* label;
-};
-constexpr std::array<Names, 14> kNames{{
+constexpr std::array<EnumName<FailureKind>, 14> kNames{{
         {FailureKind::None, u"", u""},
         {FailureKind::ExitCode, u"exit_code", u"exit code"},
         {FailureKind::Signal, u"signal", u"signal"},
@@ -29,26 +26,17 @@ constexpr std::array<Names, 14> kNames{{
 
 QString failureKindName(FailureKind kind)
 {
-    for (const Names& n : kNames)
-        if (n.kind == kind)
-            return QString::fromUtf16(n.name);
-    return {};
+    return enumName(kNames, kind);
 }
 
 std::optional<FailureKind> failureKindFromName(QStringView name)
 {
-    for (const Names& n : kNames)
-        if (name == QStringView(n.name))
-            return n.kind;
-    return std::nullopt;
+    return enumFromName(kNames, name);
 }
 
 QString failureKindLabel(FailureKind kind)
 {
-    for (const Names& n : kNames)
-        if (n.kind == kind)
-            return QString::fromUtf16(n.label);
-    return {};
+    return enumLabel(kNames, kind);
 }
 
 } // namespace ty

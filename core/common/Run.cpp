@@ -1,11 +1,12 @@
 #include "Run.h"
 
+#include "EnumNames.h"
+
 #include <array>
-#include <utility>
 
 namespace ty {
 namespace {
-constexpr std::array<std::pair<RunState, const char16_t*>, 8> kNames{{
+constexpr std::array<EnumName<RunState>, 8> kNames{{
         {RunState::Queued, u"queued"},
         {RunState::Held, u"held"},
         {RunState::Starting, u"starting"},
@@ -19,18 +20,12 @@ constexpr std::array<std::pair<RunState, const char16_t*>, 8> kNames{{
 
 QString runStateName(RunState s)
 {
-    for (const auto& [state, name] : kNames)
-        if (state == s)
-            return QString::fromUtf16(name);
-    return QStringLiteral("unknown");
+    return enumName(kNames, s, QStringLiteral("unknown"));
 }
 
 std::optional<RunState> runStateFromName(QStringView name)
 {
-    for (const auto& [state, n] : kNames)
-        if (name == QStringView(n))
-            return state;
-    return std::nullopt;
+    return enumFromName(kNames, name);
 }
 
 bool isTerminal(RunState s)

@@ -1,14 +1,12 @@
 #include "RunGroup.h"
 
+#include "EnumNames.h"
+
 #include <array>
 
 namespace ty {
 namespace {
-struct KindName {
-    RunGroupKind kind;
-    const char16_t* name;
-};
-constexpr std::array<KindName, 4> kKindNames{{
+constexpr std::array<EnumName<RunGroupKind>, 4> kKindNames{{
         {RunGroupKind::Sweep, u"sweep"},
         {RunGroupKind::Gang, u"gang"},
         {RunGroupKind::Pipeline, u"pipeline"},
@@ -18,10 +16,7 @@ constexpr std::array<KindName, 4> kKindNames{{
 
 QString runGroupKindName(RunGroupKind kind)
 {
-    for (const KindName& k : kKindNames)
-        if (k.kind == kind)
-            return QString::fromUtf16(k.name);
-    return {};
+    return enumName(kKindNames, kind);
 }
 
 QString membershipText(const RunGroupMembership& m)
@@ -40,10 +35,7 @@ QString membershipText(const RunGroupMembership& m)
 
 std::optional<RunGroupKind> runGroupKindFromName(QStringView name)
 {
-    for (const KindName& k : kKindNames)
-        if (name == QStringView(k.name))
-            return k.kind;
-    return std::nullopt;
+    return enumFromName(kKindNames, name);
 }
 
 } // namespace ty

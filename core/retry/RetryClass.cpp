@@ -1,15 +1,12 @@
 #include "RetryClass.h"
 
+#include "core/common/EnumNames.h"
+
 #include <array>
 
 namespace ty {
 namespace {
-struct Names {
-    RetryClass cls;
-    const char16_t* name;
-    const char16_t* label;
-};
-constexpr std::array<Names, 11> kNames{{
+constexpr std::array<EnumName<RetryClass>, 11> kNames{{
         {RetryClass::Succeeded, u"succeeded", u"succeeded"},
         {RetryClass::Failed, u"failed", u"failed"},
         {RetryClass::Signal, u"signal", u"killed by a signal"},
@@ -57,34 +54,25 @@ bool isNeverRetried(RetryClass cls)
 
 QString retryClassName(RetryClass cls)
 {
-    for (const Names& n : kNames)
-        if (n.cls == cls)
-            return QString::fromUtf16(n.name);
-    return {};
+    return enumName(kNames, cls);
 }
 
 std::optional<RetryClass> retryClassFromName(QStringView name)
 {
-    for (const Names& n : kNames)
-        if (name == QStringView(n.name))
-            return n.cls;
-    return std::nullopt;
+    return enumFromName(kNames, name);
 }
 
 QStringList retryClassNames()
 {
     QStringList out;
-    for (const Names& n : kNames)
+    for (const EnumName<RetryClass>& n : kNames)
         out << QString::fromUtf16(n.name);
     return out;
 }
 
 QString retryClassLabel(RetryClass cls)
 {
-    for (const Names& n : kNames)
-        if (n.cls == cls)
-            return QString::fromUtf16(n.label);
-    return {};
+    return enumLabel(kNames, cls);
 }
 
 } // namespace ty

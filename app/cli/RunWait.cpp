@@ -188,12 +188,13 @@ void sayRetry(const ResultStore& store, const RunRecord& run)
         for (const RunNotice& n : store.notices(run.id))
             if (n.text.startsWith(kRetriedNotice) || n.text.startsWith(kNotRetriedNotice)) {
                 err() << "trainyardctl: run " << run.id << ' ' << escapedName(n.text);
-                if (n.text.startsWith(kRetriedNotice)) {
-                    bool ok = false;
-                    const RunId next = n.text.mid(kRetriedNotice.size()).section(u' ', 0, 0).toLongLong(&ok);
-                    if (ok)
-                        err() << "; follow it with: trainyardctl logs " << next << " --follow";
-                }
+                // Its next attempt: the one after it in its attempts group.
+                const auto stored = store.run(run.id);
+                const auto attempts = stored ? membershipOf(*stored, RunGroupKind::Attempts) : std::nullopt;
+                if (n.text.startsWith(kRetriedNotice) && attempts)
+                    for (const auto& [next, m] : store.groupMembers(attempts->group))
+                        if (m.position == attempts->position + 1)
+                            err() << "; follow it with: trainyardctl logs " << next << " --follow";
                 err() << '\n';
                 return;
             }

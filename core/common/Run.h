@@ -62,8 +62,9 @@ struct RunRecord {
     // backoff, core/retry); invalid: as soon as it fits. Changed by
     // updateRun like the fields above.
     QDateTime notBefore;
-    QString agentRunId;       // the agent's id for the run (its directory name on the node)
-    QString consolePath;      // local copy of the console (raw bytes)
+    QString agentRunId;  // the agent's id for the run (its directory name on the node)
+    QString slurmJob;    // Slurm's job id ("1234", "1234_7") of a run on a Slurm node once sbatch took it; else empty
+    QString consolePath; // local copy of the console (raw bytes)
     qint64 consoleOffset = 0; // bytes of the node's console already copied and ingested
     // The user's own words about the run, and whether it is archived (hidden
     // from the runs table and `trainyardctl ls` unless asked for). Written

@@ -3,8 +3,20 @@
 #include <QDateTime>
 #include <QString>
 #include <QStringList>
+#include <QStringView>
+
+#include <optional>
 
 namespace ty {
+
+// What a node is (schema 14, issue #26).
+enum class NodeKind {
+    Ssh,   // "ssh": a workstation; Trainyard's scheduler places runs on its GPUs
+    Slurm, // "slurm": a Slurm cluster's login node; runs go to Slurm through sbatch and Slurm places them
+};
+// "ssh", "slurm": the stored and typed names (`node add --kind`).
+QString nodeKindName(NodeKind kind);
+std::optional<NodeKind> nodeKindFromName(QStringView name);
 
 // A remote node (an SSH workstation) as stored in the result database's
 // `nodes` table (schema version 2). Empty strings / 0 mean "not set": the
@@ -19,6 +31,12 @@ struct NodeRecord {
     QString agentPath;    // absolute remote path of a trainyard-agent to use instead of deploying one
     QDateTime addedAt;    // UTC, ms precision; invalid on input means "now"
     QStringList labels;   // free-form ("a100", "big-memory"): job specs prefer or avoid them (schema 3)
+    NodeKind kind = NodeKind::Ssh;
+    // What the node last reported of itself, as JSON (schema 14; '' before
+    // the first report): for a Slurm node the agent's slurm_info reply
+    // (version, partitions) plus "reported_at" (ms UTC). Written by the
+    // engine when it connects (ResultStore::setNodeFacts), never by `node add`.
+    QString facts;
 
     bool operator==(const NodeRecord&) const = default;
 };

@@ -37,6 +37,7 @@ int bindMutableRunFields(QSqlQuery& q, const RunRecord& r)
     q.bindValue(i++, textToSql(failureKindName(r.failureKind)));
     q.bindValue(i++, textToSql(r.pendingReason));
     q.bindValue(i++, r.notBefore.isValid() ? timeToSql(r.notBefore) : QVariant());
+    q.bindValue(i++, textToSql(r.slurmJob));
     return i;
 }
 
@@ -64,13 +65,13 @@ Result<void> RecordWriter::prepare(const QSqlDatabase& db)
             {&m_insertRun,
                     "INSERT INTO runs (state, node, gpus, argv, workdir, env, priority, started_at, finished_at,"
                     " exit_code, exit_signal, failure_reason, agent_run_id, console_path, failure_kind, pending_reason,"
-                    " not_before, name, spec_yaml, spec_path, created_at, console_offset)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+                    " not_before, slurm_job, name, spec_yaml, spec_path, created_at, console_offset)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
             {&m_updateRun,
                     "UPDATE runs SET state = ?, node = ?, gpus = ?, argv = ?, workdir = ?, env = ?, priority = ?,"
                     " started_at = ?, finished_at = ?, exit_code = ?, exit_signal = ?, failure_reason = ?,"
-                    " agent_run_id = ?, console_path = ?, failure_kind = ?, pending_reason = ?, not_before = ?"
-                    " WHERE id = ?"},
+                    " agent_run_id = ?, console_path = ?, failure_kind = ?, pending_reason = ?, not_before = ?,"
+                    " slurm_job = ? WHERE id = ?"},
             {&m_deleteTags, "DELETE FROM tags WHERE run_id = ?"},
             {&m_insertTag, "INSERT INTO tags (run_id, tag, position) VALUES (?,?,?)"},
             {&m_insertParam,
@@ -92,9 +93,10 @@ Result<void> RecordWriter::prepare(const QSqlDatabase& db)
                     "INSERT INTO run_notices (run_id, at, text) SELECT ?, ?, ?"
                     " WHERE NOT EXISTS (SELECT 1 FROM run_notices WHERE run_id = ? AND text = ?)"},
             {&m_putNode,
-                    "INSERT OR REPLACE INTO nodes (name, host, user, port, identity_file, agent_path, added_at, labels)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"},
+                    "INSERT OR REPLACE INTO nodes (name, host, user, port, identity_file, agent_path, added_at, labels,"
+                    " kind, facts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"},
             {&m_removeNode, "DELETE FROM nodes WHERE name = ?"},
+            {&m_setNodeFacts, "UPDATE nodes SET facts = ? WHERE name = ?"},
             {&m_putPipeline,
                     "INSERT INTO pipelines (id, name, state, created_at, ended_at, document) VALUES (?,?,?,?,?,?)"
                     " ON CONFLICT (id) DO UPDATE SET name = excluded.name, state = excluded.state,"
@@ -129,8 +131,8 @@ void RecordWriter::release()
 {
     for (auto* q : {&m_markChange, &m_maxChangeSeq, &m_insertRun, &m_updateRun, &m_deleteTags, &m_insertTag,
                  &m_insertParam, &m_setOffset, &m_deleteRun, &m_upsertArtifact, &m_insertNotice, &m_putNode,
-                 &m_removeNode, &m_putPipeline, &m_putPipelineGroup, &m_insertGroup, &m_insertMember, &m_groupsOfRun,
-                 &m_dropEmptyGroup})
+                 &m_removeNode, &m_setNodeFacts, &m_putPipeline, &m_putPipelineGroup, &m_insertGroup, &m_insertMember,
+                 &m_groupsOfRun, &m_dropEmptyGroup})
         q->reset();
     m_db = QSqlDatabase();
 }
@@ -424,6 +426,8 @@ Result<std::optional<RunId>> RecordWriter::apply(const storeop::PutNode& op)
     q.bindValue(6, sqlcodec::timeToSql(n.addedAt.isValid() ? n.addedAt : QDateTime::currentDateTimeUtc()));
     q.bindValue(
             7, QString::fromUtf8(QJsonDocument(QJsonArray::fromStringList(n.labels)).toJson(QJsonDocument::Compact)));
+    q.bindValue(8, nodeKindName(n.kind));
+    q.bindValue(9, sqlcodec::textToSql(n.facts));
     if (!q.exec())
         return fail(QStringLiteral("%1: cannot store node %2: %3").arg(m_path, n.name, q.lastError().text()));
     return std::nullopt;
@@ -435,6 +439,17 @@ Result<std::optional<RunId>> RecordWriter::apply(const storeop::RemoveNode& op)
     q.bindValue(0, sqlcodec::textToSql(op.name));
     if (!q.exec())
         return fail(QStringLiteral("%1: cannot remove node %2: %3").arg(m_path, op.name, q.lastError().text()));
+    return std::nullopt;
+}
+
+Result<std::optional<RunId>> RecordWriter::apply(const storeop::SetNodeFacts& op)
+{
+    QSqlQuery& q = *m_setNodeFacts;
+    q.bindValue(0, sqlcodec::textToSql(op.facts));
+    q.bindValue(1, sqlcodec::textToSql(op.name));
+    if (!q.exec())
+        return fail(
+                QStringLiteral("%1: cannot store the facts of node %2: %3").arg(m_path, op.name, q.lastError().text()));
     return std::nullopt;
 }
 

@@ -64,6 +64,7 @@ public:
     // Nodes belong to no run: nullopt.
     Result<std::optional<RunId>> apply(const storeop::PutNode& op);
     Result<std::optional<RunId>> apply(const storeop::RemoveNode& op);
+    Result<std::optional<RunId>> apply(const storeop::SetNodeFacts& op);
     // Pipelines belong to no run either (their steps' runs are written on their own).
     // Also makes sure the pipeline's run group (of the same id) exists.
     Result<std::optional<RunId>> apply(const storeop::PutPipeline& op);
@@ -85,7 +86,7 @@ private:
     const QString m_path;
     QSqlDatabase m_db; // the writer connection, between prepare() and release()
     std::optional<QSqlQuery> m_markChange, m_maxChangeSeq, m_insertRun, m_updateRun, m_deleteTags, m_insertTag,
-            m_insertParam, m_setOffset, m_deleteRun, m_upsertArtifact, m_insertNotice, m_putNode, m_removeNode,
+            m_insertParam, m_setOffset, m_deleteRun, m_upsertArtifact, m_insertNotice, m_putNode, m_removeNode, m_setNodeFacts,
             m_putPipeline, m_putPipelineGroup, m_insertGroup, m_insertMember, m_groupsOfRun, m_dropEmptyGroup;
 };
 

@@ -123,6 +123,9 @@ public:
     // Removes the node and waits until it is committed. Its runs stay (they
     // keep the node's name). Errors: no node of that name, the write failed.
     virtual Result<void> removeNode(const QString& name) = 0;
+    // Async. Replaces the stored facts (NodeRecord::facts) of node `name`;
+    // nothing for a node not (or no longer) stored.
+    virtual void setNodeFacts(const QString& name, const QString& facts) = 0;
     // Async. The run's ingestion owner (re)starts from the run's stored
     // console offset. From then on, when a batch holding the run's console
     // metrics (MetricSource::Console) or console offset fails (writeFailed),

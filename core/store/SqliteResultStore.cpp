@@ -42,7 +42,7 @@ quint64 threadSerial()
 const QString kRunColumns = QStringLiteral(
         "id, name, state, spec_yaml, spec_path, node, gpus, argv, workdir, env, priority, created_at, started_at,"
         " finished_at, exit_code, exit_signal, failure_reason, agent_run_id, console_path, console_offset, notes, archived,"
-        " failure_kind, pending_reason, not_before");
+        " failure_kind, pending_reason, not_before, slurm_job");
 
 RunRecord runFromRow(const QSqlQuery& q)
 {
@@ -75,6 +75,7 @@ RunRecord runFromRow(const QSqlQuery& q)
             = failureKindFromName(q.value(i++).toString()).value_or(FailureKind::Other); // a newer Trainyard's kind
     r.pendingReason = q.value(i++).toString();
     r.notBefore = timeFromSql(q.value(i++));
+    r.slurmJob = q.value(i++).toString();
     return r;
 }
 
@@ -620,6 +621,13 @@ Result<void> SqliteResultStore::removeNode(const QString& name)
         return fail(QStringLiteral("%1: no node named '%2'").arg(m_path, name));
     m_writer->enqueue(storeop::RemoveNode{name}, /*urgent=*/true);
     return flush();
+}
+
+void SqliteResultStore::setNodeFacts(const QString& name, const QString& facts)
+{
+    if (writeRefusal())
+        return;
+    m_writer->enqueue(storeop::SetNodeFacts{name, facts});
 }
 
 Result<void> SqliteResultStore::putMemoEntry(const MemoEntryRecord& e)
@@ -1444,7 +1452,7 @@ QList<NodeRecord> SqliteResultStore::nodes() const
     QSqlDatabase db = readConnection();
     const ReadFailed failed = readErrorSink();
     QSqlQuery q = prepared(db, failed,
-            QStringLiteral("SELECT name, host, user, port, identity_file, agent_path, added_at, labels"
+            QStringLiteral("SELECT name, host, user, port, identity_file, agent_path, added_at, labels, kind, facts"
                            " FROM nodes ORDER BY name"));
     if (!q.exec()) {
         failed(QStringLiteral("cannot read nodes"), q.lastError());
@@ -1462,6 +1470,8 @@ QList<NodeRecord> SqliteResultStore::nodes() const
         const QJsonArray labels = QJsonDocument::fromJson(q.value(7).toString().toUtf8()).array();
         for (const QJsonValue& l : labels)
             n.labels.append(l.toString());
+        n.kind = nodeKindFromName(q.value(8).toString()).value_or(NodeKind::Ssh);
+        n.facts = q.value(9).toString();
         out.append(n);
     }
     checkSteps(q, failed, QStringLiteral("cannot read nodes"));

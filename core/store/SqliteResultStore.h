@@ -64,6 +64,7 @@ public:
     void setParams(RunId run, const QMap<QString, QString>& params) override;
     Result<void> addNode(const NodeRecord& n) override;
     Result<void> removeNode(const QString& name) override;
+    void setNodeFacts(const QString& name, const QString& facts) override;
     Result<void> putMemoEntry(const MemoEntryRecord& e) override;
     Result<void> recordMemoHit(const MemoHitRecord& h) override;
     Result<void> removeMemoEntries(const QStringList& keys) override;

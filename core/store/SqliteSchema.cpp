@@ -351,6 +351,17 @@ const char* const kVersion13[] = {
         "DROP TABLE v13_groups",
 };
 
+// Version 14: Slurm (issue #26). A node's kind ('ssh': a workstation whose
+// runs Trainyard's scheduler places; 'slurm': a cluster's login node whose
+// runs Slurm places) and its facts as last reported (JSON: the agent's
+// slurm_info reply and when it came; '' before the first). A run's Slurm job
+// id ('' for a run Slurm did not place).
+const char* const kVersion14[] = {
+        "ALTER TABLE nodes ADD COLUMN kind TEXT NOT NULL DEFAULT 'ssh'",
+        "ALTER TABLE nodes ADD COLUMN facts TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE runs ADD COLUMN slurm_job TEXT NOT NULL DEFAULT ''",
+};
+
 QString dbError(const QSqlQuery& q)
 {
     return q.lastError().text();
@@ -421,6 +432,10 @@ QStringList SqliteSchema::migrationStep(int fromVersion)
         break;
     case 12:
         for (const char* s : kVersion13)
+            out << QString::fromLatin1(s);
+        break;
+    case 13:
+        for (const char* s : kVersion14)
             out << QString::fromLatin1(s);
         break;
     default: break;

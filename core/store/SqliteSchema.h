@@ -28,7 +28,7 @@ namespace ty {
 class SqliteSchema final {
 public:
     static constexpr int kCurrentVersion
-            = 13; // 2: `nodes` table, 3: node labels, 4: superseded points, sources, 5: metric blocks,
+            = 14; // 2: `nodes` table, 3: node labels, 4: superseded points, sources, 5: metric blocks,
                   // 6: indexes of unfinished and recently ended runs, 7: run notices,
                   // 8: a run's notes and archived flag,
                   // 9: failure kind, pending reason apart from failure reason,
@@ -36,7 +36,8 @@ public:
                   // 11: memoized steps' entries and hits (memo_entries, memo_hits),
                   // 12: pipelines (so they outlive the service),
                   // 13: run groups (sweeps, gangs, pipelines, attempts; run_groups, run_group_members),
-                  //     a queued run's earliest start (runs.not_before)
+                  //     a queued run's earliest start (runs.not_before),
+                  // 14: node kinds and facts (nodes.kind, nodes.facts), a run's Slurm job (runs.slurm_job)
 
     // Statements taking a database from `fromVersion` to `fromVersion + 1`
     // (0 <= fromVersion < kCurrentVersion). Empty list for an unknown version.

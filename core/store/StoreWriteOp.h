@@ -73,6 +73,12 @@ struct RemoveNode {
     QString name;
 };
 
+// Replaces an existing node's facts (NodeRecord::facts); nothing for an unknown name.
+struct SetNodeFacts {
+    QString name;
+    QString facts;
+};
+
 // The run's ingestion (re)starts from its stored offset
 // (ResultStore::beginIngestion).
 struct BeginIngestion {
@@ -115,7 +121,7 @@ struct JoinGroup {
 };
 
 using WriteOp = std::variant<CreateRun, UpdateRun, AnnotateRun, AppendMetrics, SetConsoleOffset, DeleteRun, AddArtifact,
-        AddNotice, SetParams, PutNode, RemoveNode, BeginIngestion, PutMemoEntry, RecordMemoHit, RemoveMemoEntries,
-        PutPipeline, CreateGroup, JoinGroup>;
+        AddNotice, SetParams, PutNode, RemoveNode, SetNodeFacts, BeginIngestion, PutMemoEntry, RecordMemoHit,
+        RemoveMemoEntries, PutPipeline, CreateGroup, JoinGroup>;
 
 } // namespace ty::storeop

@@ -212,6 +212,12 @@ QList<Snapshot> historicalSnapshots()
                     QStringLiteral("CREATE INDEX run_group_members_run ON run_group_members(run_id)"),
                     QStringLiteral("INSERT INTO run_groups VALUES (3, 'pipeline', 'digits', 1709644512000, NULL)")});
     out.append(v13);
+    // Version 14 = version 13 plus node kinds and facts and a run's Slurm job (issue #26).
+    const Snapshot v14 = nextSnapshot(v13,
+            {QStringLiteral("ALTER TABLE nodes ADD COLUMN kind TEXT NOT NULL DEFAULT 'ssh'"),
+                    QStringLiteral("ALTER TABLE nodes ADD COLUMN facts TEXT NOT NULL DEFAULT ''"),
+                    QStringLiteral("ALTER TABLE runs ADD COLUMN slurm_job TEXT NOT NULL DEFAULT ''")});
+    out.append(v14);
     return out;
 }
 
@@ -450,6 +456,8 @@ void TestSqliteSchema::migratesHistoricalVersions()
                     : QStringList();
             QCOMPARE(nodes[0].labels, expectedLabels);
             QCOMPARE(nodes[0].addedAt, utcMs(1709644400000));
+            QCOMPARE(nodes[0].kind, NodeKind::Ssh); // every node before schema 14 was a workstation
+            QCOMPARE(nodes[0].facts, QString());
         }
         // Writable: add, replace and remove nodes.
         NodeRecord n{QStringLiteral("ws9"), QStringLiteral("host9"), {}, 0, {}, {}, utcMs(1709644500000)};
@@ -459,6 +467,15 @@ void TestSqliteSchema::migratesHistoricalVersions()
         n.labels = {QStringLiteral("a100"), QStringLiteral("big memory")};
         QVERIFY((*store)->addNode(n).has_value());
         QCOMPARE((*store)->nodes().back(), n);
+        // A Slurm node keeps its kind; its facts are the engine's to set.
+        n.kind = NodeKind::Slurm;
+        QVERIFY((*store)->addNode(n).has_value());
+        (*store)->setNodeFacts(QStringLiteral("ws9"), QStringLiteral("{\"version\":\"22.05.8\"}"));
+        (*store)->setNodeFacts(QStringLiteral("no-such-node"), QStringLiteral("{}"));
+        QVERIFY((*store)->flush().has_value());
+        QCOMPARE((*store)->nodes().back().kind, NodeKind::Slurm);
+        QCOMPARE((*store)->nodes().back().facts, QStringLiteral("{\"version\":\"22.05.8\"}"));
+        QCOMPARE((*store)->nodes().size(), snapshot.version < 2 ? 1 : 2);
         QVERIFY((*store)->removeNode(QStringLiteral("ws9")).has_value());
         QVERIFY(!(*store)->removeNode(QStringLiteral("ws9")).has_value());
         QCOMPARE((*store)->nodes().size(), snapshot.version < 2 ? 0 : 1);

@@ -70,15 +70,6 @@ std::string str(const Json& j, const char* key)
     return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-std::string describe(int status)
-{
-    if (WIFEXITED(status))
-        return "exit code " + std::to_string(WEXITSTATUS(status));
-    if (WIFSIGNALED(status))
-        return "signal " + std::to_string(WTERMSIG(status));
-    return "status " + std::to_string(status);
-}
-
 } // namespace
 
 Agent::Agent(AgentOptions options)
@@ -86,15 +77,7 @@ Agent::Agent(AgentOptions options)
     , m_registry(m_opt.stateDir)
 { }
 
-Agent::~Agent()
-{
-    for (auto& c : m_captures) {
-        if (c->fd >= 0)
-            ::close(c->fd);
-        if (!c->reaped)
-            ::kill(c->pid, SIGKILL);
-    }
-}
+Agent::~Agent() = default;
 
 void Agent::sendHello()
 {
@@ -187,9 +170,7 @@ int Agent::run()
         const std::size_t outIdx = fds.size();
         if (!m_out.empty())
             fds.push_back({m_opt.outFd, POLLOUT, 0});
-        const std::size_t capIdx = fds.size();
-        for (auto& c : m_captures)
-            fds.push_back({c->fd, short(c->fd >= 0 ? POLLIN : 0), 0});
+        m_commands.addPollFds(fds);
         const std::size_t startIdx = fds.size();
         for (auto& st : m_starts)
             fds.push_back({st->fd, POLLIN, 0});
@@ -197,7 +178,7 @@ int Agent::run()
         int timeout = -1;
         if (m_tailsHaveData && m_out.bytes() < kHighWater)
             timeout = 0;
-        else if (!m_tails.empty() || !m_running.empty() || !m_captures.empty())
+        else if (!m_tails.empty() || !m_running.empty() || !m_commands.empty())
             timeout = int(std::max<std::int64_t>(0, m_nextTick - now));
         if (exitDeadline >= 0)
             timeout = timeout < 0 ? int(std::max<std::int64_t>(0, exitDeadline - now))
@@ -239,27 +220,7 @@ int Agent::run()
                 m_fatal = true;
             }
         }
-        for (std::size_t i = 0; i < m_captures.size(); ++i) {
-            auto& c = *m_captures[i];
-            if (c.fd >= 0 && (fds[capIdx + i].revents & (POLLIN | POLLHUP | POLLERR))) {
-                char buf[65536];
-                for (;;) {
-                    const ssize_t r = ::read(c.fd, buf, sizeof buf);
-                    if (r > 0) {
-                        c.out.append(buf, std::size_t(r));
-                        continue;
-                    }
-                    if (r < 0 && errno == EINTR)
-                        continue;
-                    if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
-                        ::close(c.fd);
-                        c.fd = -1;
-                        c.eof = true;
-                    }
-                    break;
-                }
-            }
-        }
+        m_commands.readReady(fds);
 
         // Start reports, newest first: finishing one removes it from m_starts
         // (and may re-run deferred requests, which never add a start).
@@ -269,7 +230,7 @@ int Agent::run()
         }
 
         const std::int64_t t = monotonicMs();
-        pollCaptures(t);
+        m_commands.finish(t);
         const bool tick = t >= m_nextTick;
         if (tick) {
             checkRuns(t);
@@ -699,21 +660,21 @@ void Agent::opGpus(const Json& id)
     auto finish = [this, q] {
         if (--q->pending > 0)
             return;
-        if (!q->gpuRan || (WIFEXITED(q->gpuStatus) && WEXITSTATUS(q->gpuStatus) == 127)) {
+        if (!q->gpuRan || !q->gpu.started || (WIFEXITED(q->gpu.status) && WEXITSTATUS(q->gpu.status) == 127)) {
             reply(q->id, Json{{fields::kGpus, Json::array()}, {fields::kSource, "none"}});
             return;
         }
-        if (!WIFEXITED(q->gpuStatus) || WEXITSTATUS(q->gpuStatus) != 0) {
+        if (!q->gpu.succeeded()) {
             // Driver not loaded, no devices: a CPU node.
-            std::string msg = q->gpuCsv.substr(0, 300);
+            std::string msg = q->gpu.out.substr(0, 300);
             while (!msg.empty() && (msg.back() == '\n' || msg.back() == '\r'))
                 msg.pop_back();
             reply(q->id,
                     Json{{fields::kGpus, Json::array()}, {fields::kSource, "nvidia-smi"},
-                            {fields::kWarning, "nvidia-smi failed (" + describe(q->gpuStatus) + "): " + msg}});
+                            {fields::kWarning, "nvidia-smi failed (" + q->gpu.describe() + "): " + msg}});
             return;
         }
-        auto gpus = parseQueryGpuCsv(q->gpuCsv);
+        auto gpus = parseQueryGpuCsv(q->gpu.out);
         if (!gpus) {
             replyError(q->id, "gpus: " + gpus.error());
             return;
@@ -724,9 +685,10 @@ void Agent::opGpus(const Json& id)
                 Json{{fields::kGpus, withClaims(gpusToJson(*gpus, liveRunsByPgid()))},
                         {fields::kSource, "nvidia-smi"}});
     };
-    const bool ok1 = spawnCapture(nvidiaSmiGpuArgv(), [q, finish](Capture& c) {
-        q->gpuCsv = std::move(c.out);
-        q->gpuStatus = c.status;
+    Commands::Options options;
+    options.timeoutMs = kCaptureTimeoutMs;
+    const bool ok1 = m_commands.spawn(nvidiaSmiGpuArgv(), options, [q, finish](CommandResult& c) {
+        q->gpu = std::move(c);
         q->gpuRan = true;
         finish();
     });
@@ -734,75 +696,12 @@ void Agent::opGpus(const Json& id)
         reply(id, Json{{fields::kGpus, Json::array()}, {fields::kSource, "none"}});
         return;
     }
-    const bool ok2 = spawnCapture(nvidiaSmiAppsArgv(), [q, finish](Capture& c) {
+    const bool ok2 = m_commands.spawn(nvidiaSmiAppsArgv(), options, [q, finish](CommandResult& c) {
         q->appsCsv = std::move(c.out);
         finish();
     });
     if (!ok2) {
         --q->pending;
-    }
-}
-
-bool Agent::spawnCapture(const std::vector<std::string>& argv, std::function<void(Capture&)> done)
-{
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0)
-        return false;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], STDERR_FILENO);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t all, none;
-    sigfillset(&all);
-    sigemptyset(&none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-    std::vector<char*> args;
-    for (const auto& a : argv)
-        args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = -1;
-    const int rc = ::posix_spawnp(&pid, args[0], &fa, &attr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    ::close(fds[1]);
-    auto c = std::make_unique<Capture>();
-    c->done = std::move(done);
-    c->deadline = monotonicMs() + kCaptureTimeoutMs;
-    if (rc != 0) {
-        // Not installed: report as exit 127, like a shell would.
-        ::close(fds[0]);
-        c->eof = true;
-        c->reaped = true;
-        c->status = 127 << 8;
-    } else {
-        c->pid = pid;
-        c->fd = fds[0];
-        setNonBlocking(c->fd, true);
-    }
-    m_captures.push_back(std::move(c));
-    return true;
-}
-
-void Agent::pollCaptures(std::int64_t now)
-{
-    for (std::size_t i = 0; i < m_captures.size();) {
-        auto& c = *m_captures[i];
-        if (!c.reaped && now >= c.deadline) {
-            ::kill(c.pid, SIGKILL);
-            c.deadline = now + 1000000;
-        }
-        if (c.eof && c.reaped) {
-            auto owned = std::move(m_captures[i]);
-            m_captures.erase(m_captures.begin() + std::ptrdiff_t(i));
-            owned->done(*owned);
-            continue;
-        }
-        ++i;
     }
 }
 
@@ -813,15 +712,7 @@ void Agent::reapChildren()
         const pid_t pid = ::waitpid(-1, &st, WNOHANG);
         if (pid <= 0)
             break;
-        bool capture = false;
-        for (auto& c : m_captures) {
-            if (c->pid == pid) {
-                c->reaped = true;
-                c->status = st;
-                capture = true;
-            }
-        }
-        if (!capture) {
+        if (!m_commands.reaped(pid, st)) {
             // A supervisor of ours ended: its run has exited. Check at once.
             m_nextTick = 0;
         }

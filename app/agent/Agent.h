@@ -2,11 +2,12 @@
 
 // The agent's event loop: one poll() over stdin (requests), stdout (a
 // non-blocking output queue), a self-pipe for SIGCHLD and the pipes of
-// running nvidia-smi queries. Every request is answered without waiting for
+// running commands (nvidia-smi: Commands.h). Every request is answered without waiting for
 // another; console tails are pumped in fair 256 KiB chunks while the output
 // queue is below its high-water mark; followed consoles and running runs are
 // checked every 20 ms. The loop ends when stdin reaches EOF (runs go on).
 
+#include "Commands.h"
 #include "Framing.h"
 #include "Gpus.h"
 #include "RunRegistry.h"
@@ -69,16 +70,6 @@ private:
         long supervisorPid = 0;
         std::int64_t nextLostCheck = 0;
     };
-    struct Capture {
-        pid_t pid = -1;
-        int fd = -1;
-        std::string out;
-        bool eof = false;
-        bool reaped = false;
-        int status = 0;
-        std::int64_t deadline = 0;
-        std::function<void(Capture&)> done;
-    };
     // A start whose supervisor has not reported yet: the agent goes on with
     // other requests (a cancel, a tail, more starts) meanwhile and replies
     // when the report arrives. Requests naming the run wait in `deferred`.
@@ -94,8 +85,8 @@ private:
     struct GpuQuery {
         Json id;
         int pending = 2;
-        std::string gpuCsv, appsCsv;
-        int gpuStatus = 0;
+        CommandResult gpu;
+        std::string appsCsv;
         bool gpuRan = false;
     };
 
@@ -128,8 +119,6 @@ private:
     void closeTail(const std::string& run);
     // The console of a followed tail was truncated: `truncated`, then from 0.
     void restartTail(const std::string& run, Tail& t, std::int64_t size, std::int64_t generation);
-    bool spawnCapture(const std::vector<std::string>& argv, std::function<void(Capture&)> done);
-    void pollCaptures(std::int64_t now);
     std::map<long, std::string> liveRunsByPgid() const;
     // Adds each GPU's live claims ({"run","client"}) to a `gpus` array.
     Json withClaims(Json gpus) const;
@@ -141,7 +130,7 @@ private:
     Nvml m_nvml;
     std::map<std::string, Tail> m_tails;
     std::map<std::string, Tracked> m_running;
-    std::vector<std::unique_ptr<Capture>> m_captures;
+    Commands m_commands; // nvidia-smi
     std::vector<std::unique_ptr<PendingStart>> m_starts;
     bool m_tailsHaveData = false;
     bool m_inputClosed = false;

@@ -75,6 +75,15 @@ std::string str(const Json& j, const char* key)
 Agent::Agent(AgentOptions options)
     : m_opt(std::move(options))
     , m_registry(m_opt.stateDir)
+    , m_slurm(m_registry, m_commands,
+              SlurmHost{[this](const Json& id, Json body) { reply(id, std::move(body)); },
+                      [this](const Json& id, const std::string& error, const std::string& code) {
+                          replyError(id, error, code);
+                      },
+                      [this](const Json& event) { m_out.pushMessage(event); },
+                      [this](const std::string& run) { m_running.try_emplace(run); },
+                      [this](FrameReader::Frame& frame) { handleFrame(frame); }},
+              m_opt.slurmPollMs)
 { }
 
 Agent::~Agent() = default;
@@ -158,7 +167,9 @@ int Agent::run()
         if (m_inputClosed || m_fatal) {
             if (exitDeadline < 0)
                 exitDeadline = now + kExitFlushMs;
-            if ((m_out.empty() && m_starts.empty()) || now >= exitDeadline)
+            // A submission in flight is waited for (its own timeout ends
+            // it): killed, it could leave a job queued that no run records.
+            if (((m_out.empty() && m_starts.empty()) || now >= exitDeadline) && !m_slurm.submitting())
                 break;
         }
 
@@ -233,6 +244,7 @@ int Agent::run()
         m_commands.finish(t);
         const bool tick = t >= m_nextTick;
         if (tick) {
+            m_slurm.tick(t);
             checkRuns(t);
             m_nextTick = t + kTickMs;
         }
@@ -271,6 +283,8 @@ void Agent::handleFrame(FrameReader::Frame& frame)
     if (op == ops::kCancel || op == ops::kTail || op == ops::kUntail || op == ops::kStatus) {
         // A request about a run still starting waits for the start's reply.
         const std::string run = str(req, fields::kRun);
+        if (m_slurm.defer(run, frame))
+            return;
         for (auto& st : m_starts) {
             if (st->run == run) {
                 st->deferred.push_back(std::move(frame));
@@ -299,6 +313,8 @@ void Agent::handleFrame(FrameReader::Frame& frame)
             opListFiles(id, req);
         else if (op == ops::kReadFile)
             opReadFile(id, req);
+        else if (op == ops::kSlurmInfo)
+            m_slurm.opInfo(id);
         else
             replyError(id, "unknown op \"" + op + "\"");
     } catch (const std::exception& e) {
@@ -313,22 +329,25 @@ void Agent::opStart(const Json& id, const Json& req)
         replyError(id, "start: invalid run id \"" + run + "\" (expected [A-Za-z0-9._-]{1,64})");
         return;
     }
-    auto argvIt = req.find(fields::kArgv);
-    if (argvIt == req.end() || !argvIt->is_array() || argvIt->empty()) {
-        replyError(id, "run " + run + ": \"argv\" must be a non-empty array of strings");
-        return;
-    }
+    const bool slurm = req.contains(fields::kSlurm); // a batch job (SlurmJobs.h): argv is ignored
     std::vector<std::string> argv;
-    for (const auto& a : *argvIt) {
-        if (!a.is_string()) {
+    auto argvIt = req.find(fields::kArgv);
+    if (!slurm) {
+        if (argvIt == req.end() || !argvIt->is_array() || argvIt->empty()) {
             replyError(id, "run " + run + ": \"argv\" must be a non-empty array of strings");
             return;
         }
-        argv.push_back(a.get<std::string>());
-    }
-    if (argv[0].empty()) {
-        replyError(id, "run " + run + ": argv[0] is empty");
-        return;
+        for (const auto& a : *argvIt) {
+            if (!a.is_string()) {
+                replyError(id, "run " + run + ": \"argv\" must be a non-empty array of strings");
+                return;
+            }
+            argv.push_back(a.get<std::string>());
+        }
+        if (argv[0].empty()) {
+            replyError(id, "run " + run + ": argv[0] is empty");
+            return;
+        }
     }
     const std::string workdir = str(req, fields::kWorkdir);
     if (workdir.empty() || workdir.front() != '/') {
@@ -352,6 +371,10 @@ void Agent::opStart(const Json& id, const Json& req)
             }
             extraEnv.emplace_back(it.key(), it.value().get<std::string>());
         }
+    }
+    if (slurm) {
+        m_slurm.opStart(id, req, run, workdir, extraEnv);
+        return;
     }
     std::vector<int> gpus;
     const bool hasGpus = req.contains(fields::kGpus) && !req[fields::kGpus].is_null();
@@ -513,9 +536,16 @@ void Agent::opTail(const Json& id, const Json& req)
         }
         generation = it->get<std::int64_t>();
     }
-    const int fd = ::open(p.console.c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = ::open(p.console.c_str(), O_RDONLY | O_CLOEXEC);
+    int openError = errno;
+    if (fd < 0 && openError == ENOENT && !fileExists(p.exitJson))
+        if (const auto rj = m_registry.runJson(run); rj && RunRegistry::isSlurmRun(*rj)) {
+            // Slurm creates it when the job starts: until then the tail waits at 0.
+            fd = ::open(p.console.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
+            openError = errno;
+        }
     if (fd < 0) {
-        replyError(id, "run " + run + ": cannot open " + p.console + ": " + errnoText(errno));
+        replyError(id, "run " + run + ": cannot open " + p.console + ": " + errnoText(openError));
         return;
     }
     struct stat st { };
@@ -576,6 +606,10 @@ void Agent::opCancel(const Json& id, const Json& req)
         replyError(id, "cancel: no run \"" + run + "\" on this node");
         return;
     }
+    if (st->contains(fields::kSlurmJob)) {
+        m_slurm.opCancel(id, run, *st); // scancel
+        return;
+    }
     if ((*st)[fields::kState] != agentproto::kStateRunning) {
         replyError(id, "cancel: run " + run + " has already exited");
         return;
@@ -626,7 +660,7 @@ std::map<long, std::string> Agent::liveRunsByPgid() const
 {
     std::map<long, std::string> m;
     for (const auto& [run, t] : m_running)
-        if (auto rj = m_registry.runJson(run))
+        if (auto rj = m_registry.runJson(run); rj && rj->value("pgid", 0L) > 0) // a Slurm run has none here
             m[rj->value("pgid", 0L)] = run;
     return m;
 }

@@ -2,7 +2,7 @@
 
 // The agent's event loop: one poll() over stdin (requests), stdout (a
 // non-blocking output queue), a self-pipe for SIGCHLD and the pipes of
-// running commands (nvidia-smi: Commands.h). Every request is answered without waiting for
+// running commands (nvidia-smi, Slurm's: Commands.h). Every request is answered without waiting for
 // another; console tails are pumped in fair 256 KiB chunks while the output
 // queue is below its high-water mark; followed consoles and running runs are
 // checked every 20 ms. The loop ends when stdin reaches EOF (runs go on).
@@ -11,6 +11,7 @@
 #include "Framing.h"
 #include "Gpus.h"
 #include "RunRegistry.h"
+#include "SlurmJobs.h"
 #include "StderrRanges.h"
 #include "core/common/WriteBehind.h"
 #include "core/agentproto/Protocol.h"
@@ -35,6 +36,7 @@ struct AgentOptions {
     std::string stateDir; // resolved already
     int inFd = 0;
     int outFd = 1;
+    std::int64_t slurmPollMs = 0; // --slurm-poll-ms; 0: $TRAINYARD_AGENT_SLURM_POLL_MS or 5000
 };
 
 class Agent {
@@ -130,7 +132,8 @@ private:
     Nvml m_nvml;
     std::map<std::string, Tail> m_tails;
     std::map<std::string, Tracked> m_running;
-    Commands m_commands; // nvidia-smi
+    Commands m_commands; // nvidia-smi, Slurm's commands
+    SlurmJobs m_slurm;   // Slurm runs (revision 4)
     std::vector<std::unique_ptr<PendingStart>> m_starts;
     bool m_tailsHaveData = false;
     bool m_inputClosed = false;

@@ -196,7 +196,8 @@ private Q_SLOTS:
                 qPrintable(metrics.out));
         // The notices say where it went.
         const Outcome text = ctl({QStringLiteral("show"), QString::number(run)});
-        QVERIFY2(text.out.contains(QStringLiteral("submitted to Slurm on hpc as job %1").arg(job)), qPrintable(text.out));
+        QVERIFY2(text.out.contains(QStringLiteral("submitted to Slurm on hpc as job %1").arg(job)),
+                qPrintable(text.out));
         QVERIFY2(text.out.contains(QStringLiteral("Slurm started job %1 on ").arg(job)), qPrintable(text.out));
         // The service asked the login node about its cluster when it connected.
         const Outcome nodes = ctl({QStringLiteral("node"), QStringLiteral("ls")});
@@ -208,8 +209,8 @@ private Q_SLOTS:
     // through Trainyard is gone from Slurm.
     void exitCodeAndCancel()
     {
-        const QString failing = writeSpec(
-                QStringLiteral("fail.yaml"), "name: fails\nworkdir: /tmp\ncommand: \"echo bad; exit 3\"\n");
+        const QString failing
+                = writeSpec(QStringLiteral("fail.yaml"), "name: fails\nworkdir: /tmp\ncommand: \"echo bad; exit 3\"\n");
         const Outcome f = ctl({QStringLiteral("submit"), failing, QStringLiteral("--node"), QStringLiteral("hpc"),
                                       QStringLiteral("--follow")},
                 120000);
@@ -227,17 +228,17 @@ private Q_SLOTS:
                 run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")) == u"running"; }, 60000);
         QVERIFY2(running.value(QStringLiteral("state")) == u"running", QJsonDocument(running).toJson().constData());
         const QString job = running.value(QStringLiteral("slurm_job")).toString();
-        QCOMPARE(slurm(QStringLiteral("squeue"), {QStringLiteral("-h"), QStringLiteral("-j"), job,
-                                                         QStringLiteral("-o"), QStringLiteral("%T")}),
+        QCOMPARE(slurm(QStringLiteral("squeue"),
+                         {QStringLiteral("-h"), QStringLiteral("-j"), job, QStringLiteral("-o"), QStringLiteral("%T")}),
                 QStringLiteral("RUNNING"));
         QCOMPARE(ctl({QStringLiteral("cancel"), QString::number(run)}).exitCode, 0);
         const QJsonObject cancelled = waitFor(
                 run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")) == u"cancelled"; }, 90000);
         QVERIFY2(cancelled.value(QStringLiteral("state")) == u"cancelled",
                 QJsonDocument(cancelled).toJson().constData());
-        const QString acct = slurm(QStringLiteral("sacct"), {QStringLiteral("-n"), QStringLiteral("-P"),
-                                                                    QStringLiteral("-X"), QStringLiteral("-j"), job,
-                                                                    QStringLiteral("-o"), QStringLiteral("State")});
+        const QString acct = slurm(QStringLiteral("sacct"),
+                {QStringLiteral("-n"), QStringLiteral("-P"), QStringLiteral("-X"), QStringLiteral("-j"), job,
+                        QStringLiteral("-o"), QStringLiteral("State")});
         QVERIFY2(acct.startsWith(QStringLiteral("CANCELLED")), qPrintable(acct));
     }
 
@@ -251,12 +252,13 @@ private Q_SLOTS:
                         QStringLiteral("sleep 300")});
         QVERIFY2(blocker.contains(QRegularExpression(QStringLiteral("^\\d+$"))), qPrintable(blocker));
         const auto scancel = qScopeGuard([&] { slurm(QStringLiteral("scancel"), {blocker}); });
-        const QString spec = writeSpec(
-                QStringLiteral("waits.yaml"), "name: waits\nworkdir: /tmp\ncommand: [echo, done]\nresources: {cpus: 1}\n");
+        const QString spec = writeSpec(QStringLiteral("waits.yaml"),
+                "name: waits\nworkdir: /tmp\ncommand: [echo, done]\nresources: {cpus: 1}\n");
         const Outcome s = ctl({QStringLiteral("submit"), spec, QStringLiteral("--node"), QStringLiteral("hpc")});
         const qint64 run = submittedRun(s.out);
         QVERIFY2(run > 0, qPrintable(s.out));
-        const QJsonObject waiting = waitFor(run,
+        const QJsonObject waiting = waitFor(
+                run,
                 [](const QJsonObject& o) {
                     return o.value(QStringLiteral("pending_reason")).toString().contains(QStringLiteral("Slurm says"));
                 },

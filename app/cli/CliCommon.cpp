@@ -190,6 +190,8 @@ QJsonObject runJson(const ResultStore& store, const RunRecord& r, const QList<Ru
     o[QStringLiteral("name")] = r.name;
     o[QStringLiteral("state")] = runStateName(r.state);
     o[QStringLiteral("node")] = r.node;
+    o[QStringLiteral("agent_run_id")] = r.agentRunId;
+    o[QStringLiteral("slurm_job")] = r.slurmJob.isEmpty() ? QJsonValue() : QJsonValue(r.slurmJob);
     QJsonArray gpus;
     for (int g : r.gpus)
         gpus.append(g);

@@ -15,6 +15,7 @@
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRegularExpression>
@@ -25,6 +26,44 @@
 namespace ty::cli {
 
 namespace {
+
+// "Slurm 22.05.8, 1 partition:\n  debug (default, up): 2 nodes (vm), 2 CPUs, 7 GiB, gpu:2, no time limit\n"
+QString slurmFactsText(const QJsonObject& info)
+{
+    const QJsonArray parts = info.value(QStringLiteral("partitions")).toArray();
+    QString text = QStringLiteral("Slurm %1, %2 partition(s):\n")
+                           .arg(escapedName(info.value(QStringLiteral("version")).toString()))
+                           .arg(parts.size());
+    for (const QJsonValue& v : parts) {
+        const QJsonObject p = v.toObject();
+        QStringList gres;
+        for (const QJsonValue& g : p.value(QStringLiteral("gres")).toArray()) {
+            const QJsonObject o = g.toObject();
+            const QString type = o.value(QStringLiteral("type")).toString();
+            gres << QStringLiteral("%1%2:%3")
+                            .arg(escapedName(o.value(QStringLiteral("name")).toString()),
+                                    type.isEmpty() ? QString() : u':' + escapedName(type))
+                            .arg(o.value(QStringLiteral("count")).toInt());
+        }
+        QStringList nodeNames;
+        for (const QJsonValue& n : p.value(QStringLiteral("nodes")).toArray())
+            nodeNames << escapedName(n.toString());
+        const QJsonValue maxTime = p.value(QStringLiteral("max_time_s"));
+        text += QStringLiteral("  %1 (%2%3): %4 node(s) %5, %6 CPUs and %7 MiB per node, %8, %9\n")
+                        .arg(escapedName(p.value(QStringLiteral("name")).toString()),
+                                p.value(QStringLiteral("default")).toBool() ? QStringLiteral("default, ") : QString(),
+                                escapedName(p.value(QStringLiteral("state")).toString()))
+                        .arg(p.value(QStringLiteral("node_count")).toInt(nodeNames.size()))
+                        .arg(nodeNames.join(u','))
+                        .arg(p.value(QStringLiteral("cpus")).toInt())
+                        .arg(p.value(QStringLiteral("memory_mib")).toInteger())
+                        .arg(gres.isEmpty() ? QStringLiteral("no GPUs") : gres.join(u','),
+                                maxTime.isNull() || maxTime.isUndefined()
+                                        ? QStringLiteral("no time limit")
+                                        : QStringLiteral("time limit %1 s").arg(maxTime.toInteger()));
+    }
+    return text;
+}
 
 // Connects to the node of `rec` once, as every command will (host key,
 // login, agent deployed if needed), and prints who and what it is: user@host,
@@ -43,7 +82,21 @@ QString probeNode(const NodeRecord& rec, bool acceptNewHostKey)
         failure = reason;
         QCoreApplication::exit(1);
     });
-    QObject::connect(&client, &AgentClient::ready, &client, [&client, &failure] {
+    const bool slurm = rec.kind == NodeKind::Slurm;
+    QObject::connect(&client, &AgentClient::ready, &client, [&client, &failure, slurm] {
+        if (slurm) {
+            // A login node: its cluster's partitions, not its own GPUs.
+            client.slurmInfo([&failure](const Result<QJsonObject>& info) {
+                if (!info) {
+                    failure = info.error().message;
+                    QCoreApplication::exit(1);
+                    return;
+                }
+                out() << slurmFactsText(*info);
+                QCoreApplication::exit(0);
+            });
+            return;
+        }
         client.gpus([&failure](const Result<QList<AgentGpu>>& gpus) {
             if (!gpus) {
                 failure = gpus.error().message;
@@ -95,6 +148,10 @@ int cmdNodeAdd(Context& ctx, const QStringList& args)
             QStringLiteral("add the host's key to known_hosts if it is not known yet")});
     p.addOption({QStringLiteral("label"), QStringLiteral("a label job specs can prefer or avoid (repeatable)"),
             QStringLiteral("LABEL")});
+    p.addOption({QStringLiteral("kind"),
+            QStringLiteral("ssh (a workstation, the default) or slurm (a Slurm cluster's login node: Slurm places its "
+                           "runs)"),
+            QStringLiteral("KIND")});
     if (!p.parse(QStringList{QStringLiteral("node add")} + args))
         return usageError(p.errorText());
     if (p.positionalArguments().size() != 1)
@@ -106,6 +163,13 @@ int cmdNodeAdd(Context& ctx, const QStringList& args)
     rec.identityFile = p.value(QStringLiteral("identity"));
     rec.labels = p.values(QStringLiteral("label"));
     rec.agentPath = p.value(QStringLiteral("agent-path"));
+    if (p.isSet(QStringLiteral("kind"))) {
+        const auto kind = nodeKindFromName(p.value(QStringLiteral("kind")));
+        if (!kind)
+            return usageError(QStringLiteral("node add: --kind must be ssh or slurm, not '%1'")
+                                      .arg(escapedName(p.value(QStringLiteral("kind")))));
+        rec.kind = *kind;
+    }
     if (!rec.name.contains(QRegularExpression(QStringLiteral("^[A-Za-z0-9._-]{1,64}$"))) || rec.name == u"local")
         return usageError(
                 QStringLiteral("node add: '%1' is not a valid node name (letters, digits, . _ -; not \"local\")")
@@ -160,6 +224,8 @@ QJsonArray nodesJson(const QList<NodeRecord>& stored)
             {QStringLiteral("agent_deployed"), false},
             {QStringLiteral("added_at"), QJsonValue()},
             {QStringLiteral("labels"), QJsonArray()},
+            {QStringLiteral("kind"), QStringLiteral("ssh")},
+            {QStringLiteral("slurm"), QJsonValue()},
     });
     for (const NodeRecord& n : stored)
         nodes.append(QJsonObject{
@@ -173,6 +239,11 @@ QJsonArray nodesJson(const QList<NodeRecord>& stored)
                 {QStringLiteral("agent_deployed"), n.agentPath.isEmpty()},
                 {QStringLiteral("added_at"), jsonTime(n.addedAt)},
                 {QStringLiteral("labels"), QJsonArray::fromStringList(n.labels)},
+                {QStringLiteral("kind"), nodeKindName(n.kind)},
+                {QStringLiteral("slurm"),
+                        n.kind == NodeKind::Slurm && !n.facts.isEmpty()
+                                ? QJsonValue(QJsonDocument::fromJson(n.facts.toUtf8()).object())
+                                : QJsonValue()},
         });
     return nodes;
 }
@@ -234,7 +305,19 @@ int cmdNode(Context& ctx, const QStringList& args)
                              .arg((n.agentPath.isEmpty() ? QStringLiteral("(deployed)") : escapedName(n.agentPath))
                                      + (n.labels.isEmpty() ? QString()
                                                            : QStringLiteral("  labels: ")
-                                                             + escapedJoin(n.labels, QStringLiteral(","))));
+                                                             + escapedJoin(n.labels, QStringLiteral(",")))
+                                     + (n.kind == NodeKind::Slurm ? QStringLiteral("  (Slurm login node)")
+                                                                  : QString()));
+        // What each Slurm login node last said of its cluster.
+        for (const NodeRecord& n : ctx.store->nodes()) {
+            if (n.kind != NodeKind::Slurm)
+                continue;
+            out() << '\n' << "node " << escapedName(n.name) << ": ";
+            if (n.facts.isEmpty())
+                out() << "Slurm, not reported yet (the service asks when it connects)\n";
+            else
+                out() << slurmFactsText(QJsonDocument::fromJson(n.facts.toUtf8()).object());
+        }
         return Ok;
     }
     if (sub == u"rm") {

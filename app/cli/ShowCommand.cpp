@@ -57,6 +57,8 @@ int cmdShow(Context& ctx, const QStringList& argsIn)
     else if (!r.failureReason.isEmpty()) // recorded before schema v9, or why it is unknown
         line("reason", escapedName(r.failureReason));
     line("node", r.node.isEmpty() ? QStringLiteral("-") : escapedName(r.node));
+    if (!r.slurmJob.isEmpty())
+        line("slurm job", escapedName(r.slurmJob));
     line("gpus", gpuList(r.gpus));
     line("command", escapedJoin(r.argv, QStringLiteral(" ")));
     line("workdir", escapedName(r.workdir));

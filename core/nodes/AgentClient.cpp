@@ -210,6 +210,8 @@ void AgentClient::handleFrame(const AgentFrame& frame)
         AgentRunStatus s = agentRunStatusFromJson(h);
         s.running = false;
         Q_EMIT runExited(s);
+    } else if (type == u"slurm") {
+        Q_EMIT slurmChanged(agentRunStatusFromJson(h));
     } else if (type == QLatin1StringView(messages::kError)) {
         fail(QStringLiteral("agent on node %1 reported: %2").arg(nodeName(), h.value(key(fields::kError)).toString()));
     } else {
@@ -330,6 +332,17 @@ quint64 AgentClient::cancel(const QString& run, int graceMs, std::function<void(
 {
     QJsonObject args{{key(fields::kRun), run}, {key(fields::kGraceMs), graceMs}};
     return request(QLatin1StringView(ops::kCancel), args, typedReply(std::move(cb), kNoPayload));
+}
+
+quint64 AgentClient::slurmInfo(std::function<void(const Result<QJsonObject>&)> cb)
+{
+    return request(QStringLiteral("slurm_info"), {}, typedReply(std::move(cb), [](const QJsonObject& o) {
+        QJsonObject out = o;
+        out.remove(key(fields::kType));
+        out.remove(key(fields::kId));
+        out.remove(key(fields::kOk));
+        return out;
+    }));
 }
 
 quint64 AgentClient::list(std::function<void(const Result<QList<AgentRunStatus>>&)> cb)

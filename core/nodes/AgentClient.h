@@ -96,6 +96,10 @@ public:
     // and run directory; see AgentFiles.h). Symlinks are reported, not followed.
     quint64 listFiles(
             const QString& run, const QStringList& globs, std::function<void(const Result<AgentFileList>&)> cb);
+    // Revision 4, `slurm_info`: the Slurm version and partitions the login
+    // node's agent reports (PROTOCOL.md "Slurm"), as the reply's object
+    // (`version`, `partitions`); an error naming why (no sinfo there).
+    quint64 slurmInfo(std::function<void(const Result<QJsonObject>&)> cb);
     // Runs `job` on the node's files through the transport (SFTP for SSH nodes,
     // this machine's files for the local node); `done` runs on this thread.
     void runFileJob(NodeFileJob job, std::function<void(const Result<void>&)> done);
@@ -121,6 +125,8 @@ Q_SIGNALS:
     // tail() for this run from now on.
     void consoleTruncated(const QString& run, qint64 offset, qint64 size, qint64 generation);
     void runExited(const ty::AgentRunStatus& status);
+    // Revision 4: a Slurm batch job's state, reason or place in the queue changed (PROTOCOL.md "Slurm").
+    void slurmChanged(const ty::AgentRunStatus& status);
     void disconnected(const QString& reason, ty::ErrorKind kind = ty::ErrorKind::Unspecified);
     // The transport's warning() (AgentTransport.h), before ready().
     void warning(const QString& message);

@@ -74,6 +74,10 @@ QJsonObject agentStartRequestToJson(const AgentStartRequest& r)
     }
     if (!r.client.isEmpty())
         o.insert(QLatin1StringView(fields::kClient), r.client);
+    if (r.slurm)
+        o.insert(QStringLiteral("slurm"),
+                QJsonObject{{QStringLiteral("script"), r.slurmScript},
+                        {QStringLiteral("sbatch"), QJsonArray::fromStringList(r.slurmSbatch)}});
     return o;
 }
 
@@ -86,6 +90,7 @@ AgentStartReply agentStartReplyFromJson(const QJsonObject& o)
     r.runDir = o.value(QLatin1StringView(fields::kRunDir)).toString();
     r.console = o.value(QLatin1StringView(fields::kConsole)).toString();
     r.startedMs = o.value(QLatin1StringView(fields::kStartedMs)).toInteger();
+    r.slurmJob = o.value(QStringLiteral("slurm_job")).toString();
     return r;
 }
 
@@ -111,6 +116,18 @@ AgentRunStatus agentRunStatusFromJson(const QJsonObject& o)
     s.gpus = intList(o.value(QLatin1StringView(fields::kGpus)));
     s.lost = o.value(QLatin1StringView(fields::kLost)).toBool();
     s.error = o.value(QLatin1StringView(fields::kError)).toString();
+    s.slurmJob = o.value(QStringLiteral("slurm_job")).toString();
+    if (!s.slurmJob.isEmpty()) {
+        s.slurmState = o.value(QStringLiteral("slurm_state")).toString();
+        s.pending = state == u"pending";
+        s.ending = state == u"ending";
+        s.reason = o.value(QStringLiteral("reason")).toString();
+        s.jobsAhead = o.value(QStringLiteral("jobs_ahead")).toInt();
+        s.partition = o.value(QStringLiteral("partition")).toString();
+        s.startEstimateMs = o.value(QStringLiteral("start_estimate_ms")).toInteger();
+        s.slurmNodes = o.value(QStringLiteral("slurm_nodes")).toString();
+        s.runningMs = o.value(QStringLiteral("running_ms")).toInteger();
+    }
     return s;
 }
 

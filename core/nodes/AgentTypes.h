@@ -43,6 +43,11 @@ struct AgentStartRequest {
     QMap<QString, QString> env; // added to the agent's environment
     QList<int> gpus;            // empty: no CUDA_* variables set, no claim
     QString client;             // optional id of this Trainyard instance (GPU claims)
+    // Revision 4, a Slurm login node's agent: submit this batch job instead
+    // of starting `argv` (PROTOCOL.md "Slurm"; core/slurm/SlurmBatch.h).
+    bool slurm = false;
+    QString slurmScript;     // the batch script's text
+    QStringList slurmSbatch; // sbatch options, each one argument
 };
 
 struct AgentStartReply {
@@ -52,6 +57,7 @@ struct AgentStartReply {
     QString runDir;
     QString console;
     qint64 startedMs = 0;
+    QString slurmJob; // revision 4: the Slurm job id sbatch gave a batch job; else empty
 };
 
 // PROTOCOL.md's run status object (also the payload of `exited` events).
@@ -71,6 +77,17 @@ struct AgentRunStatus {
     QList<int> gpus;
     bool lost = false; // supervisor gone without an exit status (node rebooted...)
     QString error;     // why, when lost
+    // Revision 4, a Slurm batch job (PROTOCOL.md "Slurm"); empty slurmJob otherwise.
+    QString slurmJob;
+    QString slurmState;         // Slurm's word: PENDING, RUNNING, COMPLETED, TIMEOUT, ... (final: without "by N")
+    bool pending = false;       // in Slurm's queue, not started yet (`running` is false then)
+    bool ending = false;        // gone from squeue, no final record yet (`running` is false then)
+    QString reason;             // pending: Slurm's Reason ("Priority", "Resources")
+    int jobsAhead = 0;          // pending: jobs of a higher priority in its partition
+    QString partition;          // pending: its partition
+    qint64 startEstimateMs = 0; // pending: Slurm's estimated start (0: none given)
+    QString slurmNodes;         // running: Slurm's node list
+    qint64 runningMs = 0;       // when Slurm started it (0: not yet)
 };
 
 struct AgentGpuProcess {

@@ -62,6 +62,8 @@ void NodePool::add(const QString& name, std::unique_ptr<AgentTransport> transpor
             });
     connect(c, &AgentClient::tailEnded, this,
             [this, name](const QString& run, qint64 offset) { Q_EMIT tailEnded(name, run, offset); });
+    connect(c, &AgentClient::slurmChanged, this,
+            [this, name](const AgentRunStatus& status) { Q_EMIT slurmChanged(name, status); });
     connect(c, &AgentClient::consoleTruncated, this,
             [this, name](const QString& run, qint64 offset, qint64 size, qint64 generation) {
                 Q_EMIT consoleTruncated(name, run, offset, size, generation);

@@ -141,6 +141,7 @@ Q_SIGNALS:
             const ty::ByteRanges& stderrRanges);
     void tailEnded(const QString& node, const QString& run, qint64 offset);
     void consoleTruncated(const QString& node, const QString& run, qint64 offset, qint64 size, qint64 generation);
+    void slurmChanged(const QString& node, const ty::AgentRunStatus& status);
 
 private:
     struct Node;

@@ -33,6 +33,17 @@ QString durationText(qint64 sec)
 FailureVerdict classifyRunEnd(const RunEnd& end)
 {
     using CK = FailureDetector::Kind;
+    if (!end.slurmState.isEmpty()) {
+        const QString& st = end.slurmState;
+        if (st == u"TIMEOUT" || st == u"DEADLINE")
+            return {FailureKind::TimeLimit, QStringLiteral("Slurm stopped it at its time limit (%1)").arg(st)};
+        if (st == u"OUT_OF_MEMORY")
+            return {FailureKind::OomKilled, QStringLiteral("Slurm says it ran out of memory (OUT_OF_MEMORY)")};
+        if (st == u"NODE_FAIL" || st == u"BOOT_FAIL")
+            return {FailureKind::NodeLost, QStringLiteral("its Slurm node failed (%1)").arg(st)};
+        if (st == u"PREEMPTED")
+            return {FailureKind::Preempted, QStringLiteral("preempted by Slurm (PREEMPTED)")};
+    }
     if (end.timeLimitHit)
         return {FailureKind::TimeLimit,
                 !end.stopDetail.isEmpty() ? end.stopDetail

@@ -20,6 +20,9 @@ struct RunEnd {
     QString stopDetail;          // stopped at another bound (its deadline, max_run_time): the detail instead
     bool lost = false;           // the agent's supervisor vanished without an exit status (node rebooted...)
     QString lostError;           // the agent's words for that
+    // A Slurm batch job's final state word (COMPLETED, TIMEOUT,
+    // OUT_OF_MEMORY, ...; core/slurm/SlurmText.h); empty for other runs.
+    QString slurmState;
     // Evidence that the kernel's OOM killer sent the SIGKILL (the agent
     // reading the run's cgroup memory.events `oom_kill`, or the kernel log).
     // No agent reports it yet: false, and a SIGKILL is then only *guessed*
@@ -37,6 +40,12 @@ struct FailureVerdict {
 };
 
 // Decides why a run ended. Pure. The first rule that applies wins:
+//  0. Slurm's final state, for a batch job, where it says more than an exit status:
+//     TIMEOUT, DEADLINE -> TimeLimit "Slurm stopped it at its time limit (TIMEOUT)"
+//     OUT_OF_MEMORY     -> OomKilled "Slurm says it ran out of memory (OUT_OF_MEMORY)"
+//     NODE_FAIL, BOOT_FAIL -> NodeLost "its Slurm node failed (NODE_FAIL)"
+//     PREEMPTED         -> Preempted "preempted by Slurm (PREEMPTED)"
+//     (CANCELLED comes as `cancelled` from the agent: rule 2)
 //  1. timeLimitHit                     -> TimeLimit  "stopped at its time limit of 1h30m"
 //     (checked before cancelled: the engine stops it through a cancel)
 //  2. cancelled                        -> Cancelled  "cancelled"

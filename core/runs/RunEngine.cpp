@@ -17,12 +17,16 @@
 #include "core/nodes/WorkdirSync.h"
 #include "core/retry/Checkpoints.h"
 #include "core/sched/Scheduler.h"
+#include "core/slurm/SlurmBatch.h"
+#include "core/slurm/SlurmRuns.h"
 #include "core/store/ResultStore.h"
 
 #include <QCryptographicHash>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLockFile>
 #include <QLoggingCategory>
 #include <QMetaMethod>
@@ -154,9 +158,12 @@ RunEngine::RunEngine(ResultStore* store, QString databasePath, Clock& clock, QOb
     connect(m_pool, &NodePool::nodeConnected, this,
             [this](const QString& node) { Q_EMIT nodeStatusChanged(node, true, QString()); });
     connect(m_pool, &NodePool::nodeReady, this, [this](const QString& node) {
+        if (m_ownsIngestion && m_slurmNodes.contains(node))
+            recordSlurmFacts(node);
         if (m_ownsIngestion)
             reattachRuns(node);
     });
+    connect(m_pool, &NodePool::slurmChanged, this, &RunEngine::onSlurmChanged);
     connect(m_pool, &NodePool::nodeLost, this, &RunEngine::onNodeLost);
     connect(m_pool, &NodePool::gpusReported, this, [this](const QString& node, const QList<AgentGpu>& gpus) {
         m_refusedGpus.remove(node); // the report has the claims now
@@ -204,6 +211,10 @@ void RunEngine::addLocalNode(const QString& agentPath, const QString& stateDir)
 
 void RunEngine::addNode(const QString& name, std::unique_ptr<AgentTransport> transport)
 {
+    m_slurmNodes.remove(name);
+    for (const NodeRecord& n : m_store->nodes())
+        if (n.name == name && n.kind == NodeKind::Slurm)
+            m_slurmNodes.insert(name);
     m_pool->add(name, std::move(transport));
 }
 
@@ -678,6 +689,20 @@ void RunEngine::schedulePass()
             waitingOutBackoff.insert(r.id, r.pendingReason);
             continue;
         }
+        if (m_slurmNodes.contains(r.node)) {
+            // Slurm places it, not this scheduler (issue #26): a queued run
+            // goes to its login node as soon as that answers.
+            if (r.state != RunState::Queued)
+                continue;
+            if (m_pool->isReady(r.node)) {
+                RunRecord submit = r;
+                submit.pendingReason.clear();
+                startRun(submit, r.node);
+            } else {
+                waitingOutBackoff.insert(r.id, QStringLiteral("waiting for Slurm login node %1 to answer").arg(r.node));
+            }
+            continue;
+        }
         if (r.state == RunState::Queued || r.state == RunState::Held) {
             queue.append(pass::pendingRunOf(r, cachedSpec(r), osUser(), names));
             queued.insert(r.id, r);
@@ -877,6 +902,14 @@ void RunEngine::startRun(RunRecord run, const QString& nodeName)
     req.gpus = run.gpus;
     req.client = m_clientId;
     const Result<JobSpec>& spec = cachedSpec(run);
+    if (m_slurmNodes.contains(nodeName)) {
+        // A batch job: Slurm gives it its node and GPUs (core/slurm/SlurmBatch.h).
+        const slurm::Submission job = slurm::submissionFor(spec ? *spec : JobSpec{}, run);
+        req.slurm = true;
+        req.slurmScript = job.script;
+        req.slurmSbatch = job.sbatch;
+        req.gpus.clear();
+    }
     const bool sync = spec && spec->sync;
     // `sync: true`: the workdir goes to the node first (WorkdirSync.h), the run works in that copy.
     if (sync)
@@ -1219,8 +1252,15 @@ void RunEngine::sendStart(RunRecord run, const QString& nodeName, const AgentSta
             cancelGang(gangOf(run), run.id);
             return;
         }
-        transition(run, RunState::Running, TransitionCause::StartAcknowledged);
-        run.startedAt = QDateTime::fromMSecsSinceEpoch(reply->startedMs, Qt::UTC);
+        if (!reply->slurmJob.isEmpty()) {
+            // In Slurm's queue: starting until Slurm says it runs (onSlurmChanged).
+            run.slurmJob = reply->slurmJob;
+            run.pendingReason = QStringLiteral("waiting: submitted to Slurm as job %1").arg(run.slurmJob);
+            addNotice(run.id, QStringLiteral("submitted to Slurm on %1 as job %2").arg(nodeName, run.slurmJob));
+        } else {
+            transition(run, RunState::Running, TransitionCause::StartAcknowledged);
+            run.startedAt = QDateTime::fromMSecsSinceEpoch(reply->startedMs, Qt::UTC);
+        }
         commit(run);
         m_starting.insert(run.id, run); // until the database says so too
         const NodePool::NodeState* node = m_pool->node(nodeName);
@@ -1253,15 +1293,21 @@ void RunEngine::attach(RunRecord run, const QString& nodeName)
                 QStringLiteral("its console and metrics are not being recorded: %1").arg(resumeAt.error().message));
         return;
     }
-    if (active->ingest->run().consolePath != run.consolePath || run.state == RunState::Unknown) {
+    const bool inSlurmQueue = !run.slurmJob.isEmpty() && run.state == RunState::Starting;
+    if (!inSlurmQueue && (active->ingest->run().consolePath != run.consolePath || run.state == RunState::Unknown)) {
         active->run.consolePath = active->ingest->run().consolePath;
         transition(active->run, RunState::Running, TransitionCause::NodeBack); // its node answers again
         active->ingest->run().state = RunState::Running;
         active->ingest->run().consolePath = active->run.consolePath;
         commit(active->run);
     }
+    if (inSlurmQueue && active->ingest->run().consolePath != run.consolePath) {
+        active->run.consolePath = active->ingest->run().consolePath;
+        commit(active->run);
+    }
     m_active.insert(run.id, active);
-    stopAtTimeLimit(active);
+    if (run.slurmJob.isEmpty()) // Slurm enforces a batch job's --time itself
+        stopAtTimeLimit(active);
     {
         // Metric files the run writes, followed beside its console.
         const Result<JobSpec>& runSpec = cachedSpec(run);
@@ -1494,6 +1540,7 @@ void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunS
         end.timeLimitSec = spec->timeLimitSec.value_or(0);
     end.lost = status.lost;
     end.lostError = status.error;
+    end.slurmState = status.slurmState;
     if (const FailureDetector* console = ingest.failureDetector()) {
         end.consoleKind = console->kind();
         end.consoleReason = console->reason();
@@ -1642,13 +1689,13 @@ void RunEngine::reattachRuns(const QString& nodeName)
                     = r.state == RunState::Starting || (r.state == RunState::Unknown && !r.startedAt.isValid());
             if (const auto s = byId.constFind(r.agentRunId); s != byId.cend()) {
                 RunRecord going = r;
-                if (!going.startedAt.isValid() && s->startedMs > 0)
+                if (!going.startedAt.isValid() && s->startedMs > 0 && !s->pending && s->slurmJob.isEmpty())
                     going.startedAt = QDateTime::fromMSecsSinceEpoch(s->startedMs, Qt::UTC);
                 if (startUnanswered)
                     going.failureReason.clear();
                 attach(going, nodeName);
                 if (const auto a = m_active.value(r.id))
-                    a->endedOnNode = !s->running;
+                    a->endedOnNode = !s->running && !s->pending && !s->ending;
             } else if (startUnanswered)
                 failRun(r,
                         QStringLiteral("the start on node %1 was interrupted before its agent recorded the run")
@@ -1664,6 +1711,55 @@ void RunEngine::reattachRuns(const QString& nodeName)
         m_listedNodes.insert(nodeName);
         scheduleSoon();
         checkCaughtUp();
+    });
+}
+
+// A Slurm batch job's state from its login node's agent (PROTOCOL.md
+// "Slurm"): its pending reason while Slurm holds it in the queue, and its
+// start once Slurm runs it. Its end comes as any run's (onTailEnded).
+void RunEngine::onSlurmChanged(const QString& node, const AgentRunStatus& status)
+{
+    const auto active = findActive(node, status.run);
+    if (!active || !active->ingest)
+        return;
+    // Both copies: the engine's and the ingest's, from which the end is recorded.
+    const auto apply = [this, &active](const std::function<void(RunRecord&)>& change) {
+        change(active->run);
+        change(active->ingest->run());
+        commit(active->ingest->run());
+    };
+    if (status.pending) {
+        const QString why = slurm::pendingReasonOf(status, m_clock.nowMs());
+        if (active->run.state == RunState::Running)
+            addNotice(active->run.id,
+                    QStringLiteral("Slurm put job %1 back in its queue (%2)").arg(status.slurmJob, status.slurmState));
+        if (why != active->run.pendingReason)
+            apply([&why](RunRecord& r) { r.pendingReason = why; });
+        return;
+    }
+    if (status.running && active->run.state == RunState::Starting) {
+        const qint64 at = status.runningMs > 0 ? status.runningMs : m_clock.nowMs();
+        apply([at](RunRecord& r) {
+            transition(r, RunState::Running, TransitionCause::StartAcknowledged);
+            r.startedAt = QDateTime::fromMSecsSinceEpoch(at, Qt::UTC);
+            r.pendingReason.clear();
+        });
+        addNotice(active->run.id, QStringLiteral("Slurm started job %1 on %2").arg(status.slurmJob, status.slurmNodes));
+    }
+}
+
+// What the login node says of its cluster, kept with the node (NodeRecord::facts).
+void RunEngine::recordSlurmFacts(const QString& node)
+{
+    m_pool->client(node)->slurmInfo([this, node](const Result<QJsonObject>& info) {
+        if (!info) {
+            qCWarning(lcRuns).noquote() << "Slurm on node" << node << ":" << info.error().message;
+            Q_EMIT nodeWarning(node, info.error().message);
+            return;
+        }
+        QJsonObject facts = *info;
+        facts.insert(QStringLiteral("reported_at"), m_clock.nowMs());
+        m_store->setNodeFacts(node, QString::fromUtf8(QJsonDocument(facts).toJson(QJsonDocument::Compact)));
     });
 }
 

@@ -377,6 +377,11 @@ private:
     QString m_databasePath;
     QString m_clientId;                      // this Trainyard instance, for GPU claims (instanceIdFor)
     QHash<QString, QSet<int>> m_refusedGpus; // node -> GPUs another instance holds, until its next GPU report
+    // Slurm login nodes (NodeKind::Slurm, as stored when added): their runs
+    // skip Trainyard's scheduler and go to Slurm as batch jobs (issue #26).
+    QSet<QString> m_slurmNodes;
+    void onSlurmChanged(const QString& node, const AgentRunStatus& status);
+    void recordSlurmFacts(const QString& node);
     std::unique_ptr<QLockFile> m_ingestLock;
     bool m_ownsIngestion = false;
     bool m_wantsIngestion = false; // acquireIngestion() was called: take over when the owner goes

@@ -274,7 +274,8 @@ QJsonObject nodeToJson(const NodeRecord& n)
     return {{QStringLiteral("name"), n.name}, {QStringLiteral("host"), n.host}, {QStringLiteral("user"), n.user},
             {QStringLiteral("port"), n.port}, {QStringLiteral("identity_file"), n.identityFile},
             {QStringLiteral("agent_path"), n.agentPath},
-            {QStringLiteral("labels"), QJsonArray::fromStringList(n.labels)}};
+            {QStringLiteral("labels"), QJsonArray::fromStringList(n.labels)},
+            {QStringLiteral("kind"), nodeKindName(n.kind)}};
 }
 
 Result<NodeRecord> nodeFromJson(const QJsonObject& o)
@@ -289,6 +290,14 @@ Result<NodeRecord> nodeFromJson(const QJsonObject& o)
     n.user = o.value(QStringLiteral("user")).toString();
     n.identityFile = o.value(QStringLiteral("identity_file")).toString();
     n.agentPath = o.value(QStringLiteral("agent_path")).toString();
+    if (const QJsonValue kind = o.value(QStringLiteral("kind")); !kind.isUndefined()) {
+        const auto k = nodeKindFromName(kind.toString());
+        if (!k)
+            return fail(QStringLiteral("node %1: kind must be 'ssh' or 'slurm', not '%2'")
+                                .arg(n.name, kind.toVariant().toString()),
+                    ErrorKind::InvalidInput);
+        n.kind = *k;
+    }
     const QJsonValue port = o.value(QStringLiteral("port"));
     if (!port.isUndefined() && !port.isNull()) {
         const double d = port.toDouble(-1);

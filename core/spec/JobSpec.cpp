@@ -83,7 +83,8 @@ public:
                 QStringLiteral("prefer_nodes"), QStringLiteral("avoid_nodes"), QStringLiteral("prefer_labels"),
                 QStringLiteral("avoid_labels"), QStringLiteral("max_concurrent"), QStringLiteral("sync"),
                 QStringLiteral("sync_limit"), QStringLiteral("artifacts"), QStringLiteral("metric_files"),
-                QStringLiteral("retry"), QStringLiteral("deadline"), QStringLiteral("max_run_time")};
+                QStringLiteral("retry"), QStringLiteral("deadline"), QStringLiteral("max_run_time"),
+                QStringLiteral("slurm")};
         for (auto it = root.begin(); it != root.end(); ++it) {
             const QString key = checkKey(it->first, topKeys, QString());
             const YAML::Node v = it->second; // a copy: `it->` is a temporary proxy (yaml-cpp), a reference would dangle
@@ -114,6 +115,8 @@ public:
                 spec.timeLimitSec = duration(v, key);
             } else if (key == u"retry") {
                 spec.retry = parseRetry(v);
+            } else if (key == u"slurm") {
+                parseSlurm(v, spec.slurm);
             } else if (key == u"deadline" || key == u"max_run_time") {
                 const qint64 sec = duration(v, key);
                 if (sec <= 0)
@@ -414,6 +417,74 @@ private:
             for (const auto& item : v)
                 add(item);
         return out;
+    }
+
+    // `slurm: {partition, account, qos, constraint, gpu_type, signal_grace, sbatch}`.
+    void parseSlurm(const YAML::Node& v, JobSpec::SlurmOptions& out)
+    {
+        if (!v.IsMap())
+            throw SpecError{QStringLiteral("'slurm' must be a mapping (partition, account, qos, constraint, gpu_type, "
+                                           "signal_grace, sbatch), not a %1")
+                                    .arg(kindName(v)),
+                    v.Mark()};
+        static const QStringList keys{QStringLiteral("partition"), QStringLiteral("account"), QStringLiteral("qos"),
+                QStringLiteral("constraint"), QStringLiteral("gpu_type"), QStringLiteral("signal_grace"),
+                QStringLiteral("sbatch")};
+        static const QRegularExpression slurmWord(QStringLiteral("^[A-Za-z0-9._+:-]{1,128}$"));
+        // What Trainyard sets itself: the run's console, name, directory and
+        // allocation come from the job spec, never from extra options.
+        static const QStringList reserved{QStringLiteral("--output"), QStringLiteral("--error"),
+                QStringLiteral("--open-mode"), QStringLiteral("--job-name"), QStringLiteral("--chdir"),
+                QStringLiteral("--parsable"), QStringLiteral("--wrap"), QStringLiteral("--export"),
+                QStringLiteral("--partition"), QStringLiteral("--account"), QStringLiteral("--qos"),
+                QStringLiteral("--gres"), QStringLiteral("--gpus"), QStringLiteral("--cpus-per-task"),
+                QStringLiteral("--mem"), QStringLiteral("--time"), QStringLiteral("--nodes"), QStringLiteral("--array"),
+                QStringLiteral("--dependency"), QStringLiteral("--signal"), QStringLiteral("--input")};
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            const QString key = checkKey(it->first, keys, QStringLiteral("slurm"));
+            const YAML::Node value = it->second;
+            const QString full = QStringLiteral("slurm.") + key;
+            if (key == u"signal_grace") {
+                out.signalGraceSec = duration(value, full);
+                if (out.signalGraceSec <= 0 || out.signalGraceSec > 65535)
+                    throw SpecError{QStringLiteral("'slurm.signal_grace' must be between 1s and 65535s"), value.Mark()};
+                continue;
+            }
+            if (key == u"sbatch") {
+                out.sbatch = stringList(value, full);
+                for (const QString& arg : std::as_const(out.sbatch)) {
+                    if (!arg.startsWith(QStringLiteral("--")) || arg.size() < 3 || arg.contains(u'\n'))
+                        throw SpecError{QStringLiteral("'slurm.sbatch' takes long options (\"--exclusive\", "
+                                                       "\"--reservation=x\"), one per item, not '%1'")
+                                                .arg(arg),
+                                value.Mark()};
+                    const QString name = arg.section(u'=', 0, 0);
+                    if (reserved.contains(name))
+                        throw SpecError{
+                                QStringLiteral("'slurm.sbatch' cannot set %1: Trainyard sets it from the job "
+                                               "spec%2")
+                                        .arg(name,
+                                                name == u"--partition" || name == u"--account" || name == u"--qos"
+                                                        ? QStringLiteral(" (slurm.%1)").arg(name.mid(2))
+                                                        : QString()),
+                                value.Mark()};
+                }
+                continue;
+            }
+            // A constraint is an expression of node features ("a100&ib", "[rack1|rack2]").
+            static const QRegularExpression constraintExpr(QStringLiteral("^[A-Za-z0-9._+:&|*()\\[\\]-]{1,256}$"));
+            const QString word = scalar(value, full);
+            if (!(key == u"constraint" ? constraintExpr : slurmWord).match(word).hasMatch())
+                throw SpecError{QStringLiteral("'%1' must be a Slurm name (letters, digits, . _ + : -), got '%2'")
+                                        .arg(full, word),
+                        value.Mark()};
+            (key == u"partition"                 ? out.partition
+                            : key == u"account"  ? out.account
+                            : key == u"qos"      ? out.qos
+                            : key == u"gpu_type" ? out.gpuType
+                                                 : out.constraint)
+                    = word;
+        }
     }
 
     // A name of `retry.on`; spec errors for the names that cannot stand there.
@@ -1103,6 +1174,27 @@ QString toYaml(const JobSpec& spec)
             out << *p.infraLimit;
         else
             out << "unlimited";
+        out << YAML::EndMap;
+    }
+    if (spec.slurm != JobSpec::SlurmOptions{}) {
+        const JobSpec::SlurmOptions& s = spec.slurm;
+        out << YAML::Key << "slurm" << YAML::Value << YAML::BeginMap;
+        for (const auto& [key, value] :
+                {std::pair{"partition", &s.partition}, std::pair{"account", &s.account}, std::pair{"qos", &s.qos},
+                        std::pair{"constraint", &s.constraint}, std::pair{"gpu_type", &s.gpuType}}) {
+            if (value->isEmpty())
+                continue;
+            out << YAML::Key << key << YAML::Value;
+            emitScalar(out, *value);
+        }
+        if (s.signalGraceSec > 0)
+            out << YAML::Key << "signal_grace" << YAML::Value << (std::to_string(s.signalGraceSec) + "s");
+        if (!s.sbatch.isEmpty()) {
+            out << YAML::Key << "sbatch" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+            for (const QString& a : s.sbatch)
+                emitScalar(out, a);
+            out << YAML::EndSeq;
+        }
         out << YAML::EndMap;
     }
     if (spec.deadlineSec)

@@ -85,6 +85,20 @@ struct JobSpec {
     // followed while the run is live and imported once more after it ends,
     // besides `$TRAINYARD_METRICS_FILE`. Never absolute, never with `..`.
     QStringList metricFiles;
+    // `slurm: {partition, account, qos, constraint, gpu_type, signal_grace,
+    // sbatch}`: how a run on a Slurm node (NodeKind::Slurm) asks Slurm for
+    // its allocation (core/slurm/SlurmBatch.h turns it and `resources` into
+    // sbatch options). Ignored on other nodes. Names are Slurm's words
+    // ([A-Za-z0-9._+:-], at most 128 characters); `sbatch` adds options
+    // Trainyard has no key for ("--exclusive", "--reservation=x"), each one
+    // argument starting with "--", never one Trainyard sets itself.
+    struct SlurmOptions {
+        QString partition, account, qos, constraint;
+        QString gpuType;           // GRES type: --gres=gpu:<gpu_type>:<gpus>; empty: any GPU
+        qint64 signalGraceSec = 0; // > 0: --signal=B:USR1@<grace> (a checkpoint's warning before the time limit)
+        QStringList sbatch;
+        bool operator==(const SlurmOptions&) const = default;
+    } slurm;
     QString sourcePath; // the file it was read from, empty for text
     QString yaml;       // the text it was parsed from
 };

@@ -2,6 +2,7 @@
 #include "ui/settings/DialogGeometry.h"
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QFileDialog>
@@ -54,7 +55,15 @@ AddNodeDialog::AddNodeDialog(QWidget* parent)
     m_accept->setToolTip(tr("Unchecked: an unknown host key is shown with its SHA256 fingerprint and you are asked. "
                             "A changed host key is always refused."));
 
+    m_kind = new QComboBox(this);
+    m_kind->setObjectName(QStringLiteral("nodeKindCombo"));
+    m_kind->addItem(tr("Workstation (Trainyard places runs on its GPUs)"), int(NodeKind::Ssh));
+    m_kind->addItem(tr("Slurm cluster login node (Slurm places runs)"), int(NodeKind::Slurm));
+    m_kind->setToolTip(tr("A Slurm login node: runs go to Slurm as batch jobs (sbatch); Slurm picks their nodes "
+                          "and GPUs, and Trainyard follows them."));
+
     auto* form = new QFormLayout;
+    form->addRow(tr("&Kind:"), m_kind);
     form->addRow(tr("&Name:"), m_name);
     form->addRow(tr("&Host:"), m_host);
     form->addRow(tr("&User:"), m_user);
@@ -100,6 +109,7 @@ void AddNodeDialog::setNode(const NodeRecord& node, bool acceptNewHostKey)
     m_user->setText(node.user);
     m_port->setValue(node.port);
     m_identity->setText(node.identityFile);
+    m_kind->setCurrentIndex(m_kind->findData(int(node.kind)));
     m_accept->setChecked(acceptNewHostKey);
     validate();
 }
@@ -112,6 +122,7 @@ NodeRecord AddNodeDialog::node() const
     n.user = m_user->text().trimmed();
     n.port = m_port->value();
     n.identityFile = m_identity->text().trimmed();
+    n.kind = NodeKind(m_kind->currentData().toInt());
     if (n.identityFile.startsWith(QStringLiteral("~/")))
         n.identityFile = QDir::homePath() + n.identityFile.mid(1);
     return n;

@@ -6,6 +6,7 @@
 #include <QStringList>
 
 class QCheckBox;
+class QComboBox;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -47,6 +48,7 @@ private:
     QLineEdit* m_user = nullptr;
     QSpinBox* m_port = nullptr;
     QLineEdit* m_identity = nullptr;
+    QComboBox* m_kind = nullptr;
     QCheckBox* m_accept = nullptr;
     QLabel* m_error = nullptr;
     QPushButton* m_ok = nullptr;

@@ -8,6 +8,9 @@
 
 #include <QAction>
 #include <QHeaderView>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QMenu>
 #include <QMessageBox>
@@ -194,6 +197,8 @@ void NodesView::setStoredNodes(const QList<NodeRecord>& nodes)
         info.stored = true;
         info.host = (n.user.isEmpty() ? QString() : n.user + QLatin1Char('@')) + n.host
                 + (n.port ? QStringLiteral(":%1").arg(n.port) : QString());
+        info.slurm = n.kind == NodeKind::Slurm;
+        info.slurmFacts = n.facts;
         render(n.name);
     }
 }
@@ -262,6 +267,52 @@ QString NodesView::heldByText(const AgentGpu& gpu, const QHash<QString, std::pai
     return parts.join(QStringLiteral("; "));
 }
 
+void NodesView::renderSlurm(QTreeWidgetItem* item, const NodeInfo& info)
+{
+    const QJsonObject facts = QJsonDocument::fromJson(info.slurmFacts.toUtf8()).object();
+    const QJsonArray partitions = facts.value(QStringLiteral("partitions")).toArray();
+    item->setText(MemoryColumn,
+            facts.isEmpty() ? QString() : tr("Slurm %1").arg(facts.value(QStringLiteral("version")).toString()));
+    if (facts.isEmpty()) {
+        auto* child = new QTreeWidgetItem(item);
+        child->setText(NameColumn, tr("Slurm cluster: partitions not reported yet"));
+        child->setForeground(NameColumn, kPending);
+        child->setFirstColumnSpanned(true);
+        return;
+    }
+    for (const QJsonValue& v : partitions) {
+        const QJsonObject p = v.toObject();
+        auto* child = new QTreeWidgetItem(item);
+        const QString name = p.value(QStringLiteral("name")).toString();
+        child->setText(NameColumn,
+                p.value(QStringLiteral("default")).toBool() ? tr("partition %1 (default)").arg(name)
+                                                            : tr("partition %1").arg(name));
+        child->setText(StatusColumn, p.value(QStringLiteral("state")).toString());
+        QStringList gres;
+        for (const QJsonValue& g : p.value(QStringLiteral("gres")).toArray()) {
+            const QJsonObject o = g.toObject();
+            const QString type = o.value(QStringLiteral("type")).toString();
+            gres << QStringLiteral("%1%2:%3")
+                            .arg(o.value(QStringLiteral("name")).toString(), type.isEmpty() ? QString() : u':' + type)
+                            .arg(o.value(QStringLiteral("count")).toInt());
+        }
+        QStringList nodes;
+        for (const QJsonValue& n : p.value(QStringLiteral("nodes")).toArray())
+            nodes << n.toString();
+        child->setText(MemoryColumn,
+                tr("%1 CPUs, %2 MiB per node")
+                        .arg(p.value(QStringLiteral("cpus")).toInt())
+                        .arg(p.value(QStringLiteral("memory_mib")).toInteger()));
+        const QJsonValue maxTime = p.value(QStringLiteral("max_time_s"));
+        child->setText(HeldByColumn,
+                tr("nodes %1 · %2 · %3")
+                        .arg(nodes.join(u','), gres.isEmpty() ? tr("no GPUs") : gres.join(u','),
+                                maxTime.isNull() || maxTime.isUndefined()
+                                        ? tr("no time limit")
+                                        : tr("time limit %1 min").arg(maxTime.toInteger() / 60)));
+    }
+}
+
 void NodesView::render(const QString& node)
 {
     QTreeWidgetItem* item = ensureNode(node);
@@ -292,6 +343,10 @@ void NodesView::render(const QString& node)
 
     // GPU rows, rebuilt (a node has a handful).
     qDeleteAll(item->takeChildren());
+    if (info.slurm) {
+        renderSlurm(item, info);
+        return;
+    }
     const bool stale = info.statusKnown && !info.ready;
     if (!info.gpusKnown) {
         if (info.ready) {

@@ -120,7 +120,11 @@ private:
         bool gpusKnown = false;
         QList<AgentGpu> gpus;
         QDateTime gpusAt;
+        bool slurm = false; // a Slurm login node (NodeKind::Slurm): its partitions, not its GPUs
+        QString slurmFacts; // NodeRecord::facts: the cluster as the login node's agent last reported it
     };
+    // A Slurm login node's partitions as rows under it.
+    void renderSlurm(QTreeWidgetItem* item, const NodeInfo& info);
 
     QTreeWidgetItem* ensureNode(const QString& node);
     void render(const QString& node);

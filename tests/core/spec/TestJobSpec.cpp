@@ -78,6 +78,35 @@ private Q_SLOTS:
         QCOMPARE(back->avoidNodes, nodes->avoidNodes);
     }
 
+    // `slurm:` (issue #26): Slurm's words, kept as written, and written back by toYaml.
+    void slurmOptions()
+    {
+        const auto spec = parseJobSpec(QStringLiteral("command: [ls]\n"
+                                                      "slurm:\n"
+                                                      "  partition: gpu\n"
+                                                      "  account: lab-42\n"
+                                                      "  qos: normal\n"
+                                                      "  constraint: \"a100&ib\"\n"
+                                                      "  gpu_type: a100\n"
+                                                      "  signal_grace: 2m\n"
+                                                      "  sbatch: [--exclusive, --reservation=maint]\n"),
+                QStringLiteral("s.yaml"), QStringLiteral("/"));
+        QVERIFY2(spec, qPrintable(spec ? QString() : spec.error().message));
+        QCOMPARE(spec->slurm.partition, QStringLiteral("gpu"));
+        QCOMPARE(spec->slurm.account, QStringLiteral("lab-42"));
+        QCOMPARE(spec->slurm.qos, QStringLiteral("normal"));
+        QCOMPARE(spec->slurm.constraint, QStringLiteral("a100&ib"));
+        QCOMPARE(spec->slurm.gpuType, QStringLiteral("a100"));
+        QCOMPARE(spec->slurm.signalGraceSec, 120);
+        QCOMPARE(spec->slurm.sbatch,
+                (QStringList{QStringLiteral("--exclusive"), QStringLiteral("--reservation=maint")}));
+        const auto back = parseJobSpec(toYaml(*spec), QStringLiteral("<dialog>"), QStringLiteral("/"));
+        QVERIFY2(back, qPrintable(back ? QString() : back.error().message));
+        QVERIFY(back->slurm == spec->slurm);
+        QVERIFY(!toYaml(*parseJobSpec(QStringLiteral("command: [ls]\n"), QStringLiteral("p.yaml"), QStringLiteral("/")))
+                         .contains(QStringLiteral("slurm")));
+    }
+
     void defaultsFromCommand()
     {
         const auto spec = parseJobSpec(QStringLiteral("command: [python3, /x/train_big.py]\n"),
@@ -107,6 +136,32 @@ private Q_SLOTS:
         QTest::newRow("wrong type gpus") << QStringLiteral("command: [ls]\nresources:\n  gpus: [1]\n")
                                          << QStringLiteral(
                                                     "bad.yaml:3:9: 'resources.gpus' must be an integer, not a list");
+        QTest::newRow("slurm not a mapping")
+                << QStringLiteral("command: [ls]\nslurm: gpu\n")
+                << QStringLiteral("bad.yaml:2:8: 'slurm' must be a mapping (partition, account, qos, constraint, "
+                                  "gpu_type, signal_grace, sbatch), not a scalar");
+        QTest::newRow("slurm unknown key")
+                << QStringLiteral("command: [ls]\nslurm:\n  partiton: gpu\n")
+                << QStringLiteral("bad.yaml:3:3: unknown key 'partiton' in 'slurm' (did you mean 'partition'?)");
+        QTest::newRow("slurm partition with a space")
+                << QStringLiteral("command: [ls]\nslurm: {partition: \"gpu; rm -rf /\"}\n")
+                << QStringLiteral("bad.yaml:2:20: 'slurm.partition' must be a Slurm name (letters, digits, . _ + : -), "
+                                  "got 'gpu; rm -rf /'");
+        QTest::newRow("slurm sbatch sets the output")
+                << QStringLiteral("command: [ls]\nslurm: {sbatch: [--output=/etc/passwd]}\n")
+                << QStringLiteral("bad.yaml:2:17: 'slurm.sbatch' cannot set --output: Trainyard sets it from the job "
+                                  "spec");
+        QTest::newRow("slurm sbatch sets the partition")
+                << QStringLiteral("command: [ls]\nslurm: {sbatch: [--partition=x]}\n")
+                << QStringLiteral("bad.yaml:2:17: 'slurm.sbatch' cannot set --partition: Trainyard sets it from the "
+                                  "job spec (slurm.partition)");
+        QTest::newRow("slurm sbatch short option")
+                << QStringLiteral("command: [ls]\nslurm: {sbatch: [-p, gpu]}\n")
+                << QStringLiteral("bad.yaml:2:17: 'slurm.sbatch' takes long options (\"--exclusive\", "
+                                  "\"--reservation=x\"), one per item, not '-p'");
+        QTest::newRow("slurm signal grace zero")
+                << QStringLiteral("command: [ls]\nslurm: {signal_grace: 0s}\n")
+                << QStringLiteral("bad.yaml:2:23: 'slurm.signal_grace' must be between 1s and 65535s");
         QTest::newRow("unknown resource")
                 << QStringLiteral("command: [ls]\nresources:\n  gpu: 1\n")
                 << QStringLiteral("bad.yaml:3:3: unknown key 'gpu' in 'resources' (did you mean 'gpus'?)");

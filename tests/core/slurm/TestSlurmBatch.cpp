@@ -1,0 +1,132 @@
+// core/slurm/SlurmBatch.h: a run as an sbatch job, exact options and script.
+// The script is also run by a real bash (without Slurm: srun and scontrol
+// are stand-ins on PATH) to check what the command receives.
+#include "core/slurm/SlurmBatch.h"
+
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace ty;
+
+namespace {
+JobSpec parsed(const QString& yaml)
+{
+    auto s = parseJobSpec(yaml, QStringLiteral("job.yaml"), QStringLiteral("/tmp"));
+    if (!s)
+        qFatal("%s", qPrintable(s.error().message));
+    return *s;
+}
+
+RunRecord runOf(const JobSpec& spec, RunId id)
+{
+    RunRecord r;
+    r.id = id;
+    r.name = spec.name;
+    r.argv = spec.argv;
+    return r;
+}
+} // namespace
+
+class TestSlurmBatch final : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void optionsFromTheSpec()
+    {
+        const JobSpec spec = parsed(QStringLiteral("name: big\ncommand: [python3, train.py]\n"
+                                                   "resources: {gpus: 2, cpus: 8, memory: 64G}\n"
+                                                   "time_limit: 1h30m\n"
+                                                   "slurm: {partition: gpu, account: lab, qos: high, constraint: ib,"
+                                                   " gpu_type: a100, sbatch: [--exclusive]}\n"));
+        const slurm::Submission s = slurm::submissionFor(spec, runOf(spec, 7));
+        QCOMPARE(s.sbatch,
+                (QStringList{QStringLiteral("--partition=gpu"), QStringLiteral("--account=lab"),
+                        QStringLiteral("--qos=high"), QStringLiteral("--constraint=ib"),
+                        QStringLiteral("--gres=gpu:a100:2"), QStringLiteral("--cpus-per-task=8"),
+                        QStringLiteral("--mem=65536M"), QStringLiteral("--time=0-01:30:00"),
+                        QStringLiteral("--exclusive")}));
+        QCOMPARE(s.script,
+                QStringLiteral("#!/bin/bash\n"
+                               "# Trainyard run 7 \"big\", submitted by Trainyard: its output is the "
+                               "run's console.\n"
+                               "exec python3 train.py\n"));
+    }
+
+    void retriesAskForRequeueAndAWarning()
+    {
+        const JobSpec spec = parsed(QStringLiteral("command: [ls]\nretry: 2\nresources: {gpus: 1}\n"));
+        QCOMPARE(slurm::submissionFor(spec, runOf(spec, 1)).sbatch,
+                (QStringList{QStringLiteral("--gres=gpu:1"), QStringLiteral("--requeue"),
+                        QStringLiteral("--signal=B:USR1@120")}));
+        const JobSpec own = parsed(QStringLiteral("command: [ls]\nslurm: {signal_grace: 5m}\n"));
+        QCOMPARE(slurm::submissionFor(own, runOf(own, 1)).sbatch, QStringList{QStringLiteral("--signal=B:USR1@300")});
+        const JobSpec none = parsed(QStringLiteral("command: [ls]\n"));
+        QCOMPARE(slurm::submissionFor(none, runOf(none, 1)).sbatch, QStringList());
+    }
+
+    // Hostile names and arguments stay words: nothing in them runs.
+    void argumentsAreQuoted()
+    {
+        const JobSpec spec
+                = parsed(QStringLiteral("name: \"x\\ny; rm -rf /\"\ncommand: [echo, \"$(id)\", \"a'b\", \"\"]\n"));
+        const slurm::Submission s = slurm::submissionFor(spec, runOf(spec, 3));
+        QCOMPARE(s.script,
+                QStringLiteral("#!/bin/bash\n"
+                               "# Trainyard run 3 \"x y; rm -rf /\", submitted by Trainyard: its output is "
+                               "the run's console.\n"
+                               "exec echo '$(id)' 'a'\\''b' ''\n"));
+        QTemporaryDir dir;
+        const QString script = dir.filePath(QStringLiteral("job.sbatch"));
+        QFile f(script);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(s.script.toUtf8());
+        f.close();
+        QProcess bash;
+        bash.start(QStringLiteral("/bin/bash"), {script});
+        QVERIFY(bash.waitForFinished());
+        QCOMPARE(bash.readAllStandardOutput(), QByteArray("$(id) a'b \n"));
+    }
+
+    // A gang: one srun, NODE_RANK from SLURM_NODEID, the rendezvous from the allocation.
+    void gangLaunchesOneTaskPerNode()
+    {
+        const JobSpec spec = parsed(QStringLiteral("command: [env]\nresources: {nodes: 2, gpus: 4}\n"));
+        const slurm::Submission s = slurm::submissionFor(spec, runOf(spec, 9));
+        QCOMPARE(s.sbatch,
+                (QStringList{QStringLiteral("--gres=gpu:4"), QStringLiteral("--nodes=2"),
+                        QStringLiteral("--ntasks-per-node=1")}));
+        // Run it as Slurm would on the second node, with stand-ins for srun
+        // (runs its command once, as node 1) and scontrol (the host list).
+        QTemporaryDir dir;
+        const auto write = [&dir](const QString& name, const QByteArray& text) {
+            QFile f(dir.filePath(name));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(text);
+            f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        };
+        write(QStringLiteral("srun"),
+                "#!/bin/bash\nwhile [[ $1 == -* ]]; do shift; done\nSLURM_NODEID=1 exec \"$@\"\n");
+        write(QStringLiteral("scontrol"), "#!/bin/bash\nprintf 'n17\\nn18\\n'\n");
+        write(QStringLiteral("job.sbatch"), s.script.toUtf8());
+        QProcess bash;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("PATH"), dir.path() + u':' + env.value(QStringLiteral("PATH")));
+        env.insert(QStringLiteral("SLURM_JOB_ID"), QStringLiteral("123456"));
+        env.insert(QStringLiteral("SLURM_NNODES"), QStringLiteral("2"));
+        env.insert(QStringLiteral("SLURM_JOB_NODELIST"), QStringLiteral("n[17-18]"));
+        bash.setProcessEnvironment(env);
+        bash.start(QStringLiteral("/bin/bash"), {dir.filePath(QStringLiteral("job.sbatch"))});
+        QVERIFY(bash.waitForFinished());
+        const QStringList vars = QString::fromUtf8(bash.readAllStandardOutput()).split(u'\n');
+        for (const QString& expected : {QStringLiteral("MASTER_ADDR=n17"), QStringLiteral("MASTER_PORT=23456"),
+                     QStringLiteral("NNODES=2"), QStringLiteral("NPROC_PER_NODE=4"), QStringLiteral("WORLD_SIZE=8"),
+                     QStringLiteral("NODE_RANK=1")})
+            QVERIFY2(vars.contains(expected), qPrintable(expected + QStringLiteral(" in:\n") + vars.join(u'\n')));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSlurmBatch)
+#include "TestSlurmBatch.moc"

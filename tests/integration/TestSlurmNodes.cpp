@@ -1,0 +1,304 @@
+// A Slurm cluster as a node kind (issue #26), end to end and real: the
+// cluster the CTest fixture `slurm_cluster` starts (slurmctld, slurmd,
+// munge, slurmdbd on MariaDB: tests/support/slurm), its login node reached
+// through a real sshd (SshdFixture, host ws1), the real agent there, the
+// real trainyardctl and trainyardd. Skipped (QSKIP) without root, sshd or
+// the cluster.
+#include "SshdFixture.h"
+#include "tests/support/TestSupport.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace ty;
+
+namespace {
+
+struct Outcome {
+    int exitCode = -1;
+    QString out;
+};
+
+// SLURM_CONF from the fixture's env file (`SLURM_CONF=...` or `export SLURM_CONF=...`).
+QString slurmConfFromEnvFile(const QString& path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    const QRegularExpression re(QStringLiteral("^(?:export\\s+)?SLURM_CONF=['\"]?([^'\"\\s]+)"));
+    for (const QByteArray& line : f.readAll().split('\n'))
+        if (const auto m = re.match(QString::fromUtf8(line)); m.hasMatch())
+            return m.captured(1);
+    return {};
+}
+
+} // namespace
+
+class TestSlurmNodes final : public QObject {
+    Q_OBJECT
+    test::SshdFixture m_sshd;
+    QTemporaryDir m_tmp;
+    QString m_slurmConf;
+    QString m_db;
+    QString m_stateDir;
+    bool m_up = false;
+
+    QProcessEnvironment environment() const
+    {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("TRAINYARD_SSH_CONFIG"), m_sshd.clientConfig());
+        env.insert(QStringLiteral("TRAINYARD_AGENT"), test::agentPath());
+        env.insert(QStringLiteral("SLURM_CONF"), m_slurmConf);
+        return env;
+    }
+
+    Outcome ctl(const QStringList& args, int timeoutMs = 120000) const
+    {
+        QProcess p;
+        p.setProcessEnvironment(environment());
+        test::withoutTerminal(p);
+        p.start(QStringLiteral(TRAINYARD_CTL_PATH), QStringList{QStringLiteral("--db"), m_db} + args);
+        if (!p.waitForFinished(timeoutMs)) {
+            p.kill();
+            p.waitForFinished();
+        }
+        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+                QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError())};
+    }
+
+    // Plain Slurm commands, as the cluster's users run them.
+    QString slurm(const QString& program, const QStringList& args) const
+    {
+        QProcess p;
+        p.setProcessEnvironment(environment());
+        p.start(program, args);
+        p.waitForFinished(30000);
+        return QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError()).trimmed();
+    }
+
+    QString writeSpec(const QString& name, const QByteArray& yaml) const
+    {
+        const QString path = m_tmp.filePath(name);
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly))
+            qFatal("cannot write %s", qPrintable(path));
+        f.write(yaml);
+        return path;
+    }
+
+    QJsonObject show(qint64 run) const
+    {
+        const Outcome o = ctl({QStringLiteral("show"), QString::number(run), QStringLiteral("--json")});
+        return QJsonDocument::fromJson(o.out.toUtf8()).object();
+    }
+
+    // Waits until `pred` holds for the run's `show --json` (or the time is up); returns the last one.
+    QJsonObject waitFor(qint64 run, const std::function<bool(const QJsonObject&)>& pred, int timeoutMs) const
+    {
+        QElapsedTimer t;
+        t.start();
+        QJsonObject last;
+        while (t.elapsed() < timeoutMs) {
+            last = show(run);
+            if (pred(last))
+                return last;
+            QTest::qWait(300);
+        }
+        return last;
+    }
+
+    static qint64 submittedRun(const QString& out)
+    {
+        const auto m = QRegularExpression(QStringLiteral("run (\\d+)")).match(out);
+        return m.hasMatch() ? m.captured(1).toLongLong() : 0;
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        if (const QString why = test::SshdFixture::skipReason(); !why.isEmpty())
+            QSKIP(qPrintable(why));
+        m_slurmConf = slurmConfFromEnvFile(QStringLiteral(TRAINYARD_SLURM_ENV));
+        if (m_slurmConf.isEmpty() || !QFile::exists(m_slurmConf))
+            QSKIP("no Slurm cluster (the slurm_cluster fixture did not start one)");
+        QVERIFY(m_tmp.isValid());
+        QString error;
+        QVERIFY2(m_sshd.start(&error), qPrintable(error));
+        m_up = true;
+        m_db = m_tmp.filePath(QStringLiteral("db/trainyard.db"));
+        // The agent on the login node: the built one, its state on the
+        // shared file system (this host's), Slurm polled every 300 ms.
+        m_stateDir = m_tmp.filePath(QStringLiteral("login-state"));
+        const QString wrapper = m_tmp.filePath(QStringLiteral("agent-login.sh"));
+        QFile f(wrapper);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QStringLiteral("#!/bin/sh\nexec env SLURM_CONF='%1' TRAINYARD_AGENT_STATE='%2' "
+                               "TRAINYARD_AGENT_NO_NVML=1 TRAINYARD_AGENT_SLURM_POLL_MS=300 '%3' \"$@\"\n")
+                        .arg(m_slurmConf, m_stateDir, test::agentPath())
+                        .toUtf8());
+        f.close();
+        f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        const Outcome added = ctl({QStringLiteral("node"), QStringLiteral("add"), QStringLiteral("hpc"),
+                QStringLiteral("--host"), QStringLiteral("ws1"), QStringLiteral("--kind"), QStringLiteral("slurm"),
+                QStringLiteral("--agent-path"), wrapper, QStringLiteral("--accept-new-host-key")});
+        QVERIFY2(added.exitCode == 0, qPrintable(added.out));
+        // What the login node's agent says of the cluster: the fixture's partition.
+        QVERIFY2(added.out.contains(QRegularExpression(QStringLiteral("Slurm 2\\d\\.\\d+\\.\\d+, 1 partition"))),
+                qPrintable(added.out));
+        QVERIFY2(added.out.contains(QStringLiteral("debug (default, up)")), qPrintable(added.out));
+        QVERIFY2(added.out.contains(QStringLiteral("added node hpc")), qPrintable(added.out));
+    }
+
+    // A job spec's run, submitted to the Slurm node: an sbatch job that
+    // Slurm runs, followed to its end; its console is the job's output,
+    // byte for byte; the node's facts are stored.
+    void runGoesThroughSbatch()
+    {
+        const QString spec = writeSpec(QStringLiteral("hello.yaml"),
+                "name: hello-slurm\nworkdir: /tmp\n"
+                "command: \"echo start $SLURM_JOB_ID; for i in 1 2 3; do echo loss=0.$i; sleep 0.2; done\"\n"
+                "resources: {cpus: 1, memory: 100M}\n"
+                "time_limit: 5m\n"
+                "metrics: [{key: loss, regex: 'loss=([0-9.]+)'}]\n");
+        const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--node"), QStringLiteral("hpc"),
+                                      QStringLiteral("--follow")},
+                180000);
+        QVERIFY2(o.exitCode == 0, qPrintable(o.out));
+        const qint64 run = submittedRun(o.out);
+        QVERIFY2(run > 0, qPrintable(o.out));
+        const QJsonObject s = show(run);
+        QCOMPARE(s.value(QStringLiteral("state")).toString(), QStringLiteral("succeeded"));
+        const QString job = s.value(QStringLiteral("slurm_job")).toString();
+        QVERIFY2(job.contains(QRegularExpression(QStringLiteral("^\\d+$"))), qPrintable(o.out));
+        // Slurm knew it by the agent's run id, and accounting has its end.
+        const QString acct = slurm(QStringLiteral("sacct"),
+                {QStringLiteral("-n"), QStringLiteral("-P"), QStringLiteral("-X"), QStringLiteral("-j"), job,
+                        QStringLiteral("-o"), QStringLiteral("JobName,State,ExitCode,ReqMem")});
+        QVERIFY2(acct.startsWith(s.value(QStringLiteral("agent_run_id")).toString() + QStringLiteral("|COMPLETED|0:0")),
+                qPrintable(acct));
+        // The console: what the job wrote, whole; its metrics parsed from it.
+        const Outcome logs = ctl({QStringLiteral("logs"), QString::number(run)});
+        QCOMPARE(logs.out, QStringLiteral("start %1\nloss=0.1\nloss=0.2\nloss=0.3\n").arg(job));
+        QFile console(QStringLiteral("%1/runs/%2/console.log")
+                              .arg(m_stateDir, s.value(QStringLiteral("agent_run_id")).toString()));
+        QVERIFY(console.open(QIODevice::ReadOnly));
+        QCOMPARE(QString::fromUtf8(console.readAll()), logs.out);
+        const Outcome metrics = ctl({QStringLiteral("metrics"), QString::number(run), QStringLiteral("--csv")});
+        QVERIFY2(metrics.out.contains(QStringLiteral("loss,")) && metrics.out.count(QStringLiteral("loss,")) == 3,
+                qPrintable(metrics.out));
+        // The notices say where it went.
+        const Outcome text = ctl({QStringLiteral("show"), QString::number(run)});
+        QVERIFY2(text.out.contains(QStringLiteral("submitted to Slurm on hpc as job %1").arg(job)),
+                qPrintable(text.out));
+        QVERIFY2(text.out.contains(QStringLiteral("Slurm started job %1 on ").arg(job)), qPrintable(text.out));
+        // The service asked the login node about its cluster when it connected.
+        const Outcome nodes = ctl({QStringLiteral("node"), QStringLiteral("ls")});
+        QVERIFY2(nodes.out.contains(QStringLiteral("(Slurm login node)")), qPrintable(nodes.out));
+        QVERIFY2(nodes.out.contains(QStringLiteral("node hpc: Slurm 2")), qPrintable(nodes.out));
+    }
+
+    // A failing job is failed with its exit code; a running job cancelled
+    // through Trainyard is gone from Slurm.
+    void exitCodeAndCancel()
+    {
+        const QString failing
+                = writeSpec(QStringLiteral("fail.yaml"), "name: fails\nworkdir: /tmp\ncommand: \"echo bad; exit 3\"\n");
+        const Outcome f = ctl({QStringLiteral("submit"), failing, QStringLiteral("--node"), QStringLiteral("hpc"),
+                                      QStringLiteral("--follow")},
+                120000);
+        QCOMPARE(f.exitCode, 3);
+        const QJsonObject failed = show(submittedRun(f.out));
+        QCOMPARE(failed.value(QStringLiteral("state")).toString(), QStringLiteral("failed"));
+        QCOMPARE(failed.value(QStringLiteral("failure_kind")).toString(), QStringLiteral("exit_code"));
+
+        const QString sleeper
+                = writeSpec(QStringLiteral("sleep.yaml"), "name: sleeper\nworkdir: /tmp\ncommand: [sleep, \"600\"]\n");
+        const Outcome s = ctl({QStringLiteral("submit"), sleeper, QStringLiteral("--node"), QStringLiteral("hpc")});
+        QVERIFY2(s.exitCode == 0, qPrintable(s.out));
+        const qint64 run = submittedRun(s.out);
+        const QJsonObject running = waitFor(
+                run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")) == u"running"; }, 60000);
+        QVERIFY2(running.value(QStringLiteral("state")) == u"running", QJsonDocument(running).toJson().constData());
+        const QString job = running.value(QStringLiteral("slurm_job")).toString();
+        QCOMPARE(slurm(QStringLiteral("squeue"),
+                         {QStringLiteral("-h"), QStringLiteral("-j"), job, QStringLiteral("-o"), QStringLiteral("%T")}),
+                QStringLiteral("RUNNING"));
+        QCOMPARE(ctl({QStringLiteral("cancel"), QString::number(run)}).exitCode, 0);
+        const QJsonObject cancelled = waitFor(
+                run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")) == u"cancelled"; }, 90000);
+        QVERIFY2(cancelled.value(QStringLiteral("state")) == u"cancelled",
+                QJsonDocument(cancelled).toJson().constData());
+        const QString acct = slurm(QStringLiteral("sacct"),
+                {QStringLiteral("-n"), QStringLiteral("-P"), QStringLiteral("-X"), QStringLiteral("-j"), job,
+                        QStringLiteral("-o"), QStringLiteral("State")});
+        QVERIFY2(acct.startsWith(QStringLiteral("CANCELLED")), qPrintable(acct));
+    }
+
+    // While Slurm keeps a job waiting, the run says why in Slurm's words;
+    // once the cluster frees up it runs.
+    void pendingReasonFromSlurm()
+    {
+        // Every CPU of the cluster taken by someone else's job.
+        const QString blocker = slurm(QStringLiteral("sbatch"),
+                {QStringLiteral("--parsable"), QStringLiteral("--exclusive"), QStringLiteral("--wrap"),
+                        QStringLiteral("sleep 300")});
+        QVERIFY2(blocker.contains(QRegularExpression(QStringLiteral("^\\d+$"))), qPrintable(blocker));
+        const auto scancel = qScopeGuard([&] { slurm(QStringLiteral("scancel"), {blocker}); });
+        const QString spec = writeSpec(QStringLiteral("waits.yaml"),
+                "name: waits\nworkdir: /tmp\ncommand: [echo, done]\nresources: {cpus: 1}\n");
+        const Outcome s = ctl({QStringLiteral("submit"), spec, QStringLiteral("--node"), QStringLiteral("hpc")});
+        const qint64 run = submittedRun(s.out);
+        QVERIFY2(run > 0, qPrintable(s.out));
+        const QJsonObject waiting = waitFor(
+                run,
+                [](const QJsonObject& o) {
+                    return o.value(QStringLiteral("pending_reason")).toString().contains(QStringLiteral("Slurm says"));
+                },
+                60000);
+        QCOMPARE(waiting.value(QStringLiteral("state")).toString(), QStringLiteral("starting"));
+        QVERIFY2(waiting.value(QStringLiteral("pending_reason"))
+                         .toString()
+                         .startsWith(QStringLiteral("waiting: Slurm says Resources")),
+                QJsonDocument(waiting).toJson().constData());
+        slurm(QStringLiteral("scancel"), {blocker});
+        const QJsonObject done = waitFor(
+                run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")) == u"succeeded"; }, 90000);
+        QCOMPARE(done.value(QStringLiteral("state")).toString(), QStringLiteral("succeeded"));
+        QCOMPARE(done.value(QStringLiteral("pending_reason")).toString(), QString());
+    }
+
+    // Slurm's time limit (the spec's time_limit as --time) ends the job:
+    // recorded as a time limit, in Slurm's words.
+    void timeLimitBySlurm()
+    {
+        const QString spec = writeSpec(QStringLiteral("limit.yaml"),
+                "name: limited\nworkdir: /tmp\ncommand: [sleep, \"600\"]\ntime_limit: 1m\n");
+        const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--node"), QStringLiteral("hpc"),
+                                      QStringLiteral("--follow")},
+                240000);
+        const QJsonObject s = show(submittedRun(o.out));
+        QCOMPARE(s.value(QStringLiteral("state")).toString(), QStringLiteral("failed"));
+        QCOMPARE(s.value(QStringLiteral("failure_kind")).toString(), QStringLiteral("time_limit"));
+        QCOMPARE(s.value(QStringLiteral("failure_reason")).toString(),
+                QStringLiteral("Slurm stopped it at its time limit (TIMEOUT)"));
+    }
+
+    void cleanupTestCase()
+    {
+        if (!m_db.isEmpty())
+            ctl({QStringLiteral("daemon"), QStringLiteral("stop")});
+        if (m_up)
+            m_sshd.stop();
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSlurmNodes)
+#include "TestSlurmNodes.moc"

@@ -552,7 +552,7 @@ void SlurmJobs::refreshJobs()
         Json seen = Json::parse(readFile(p.slurmJson).value_or("{}"), nullptr, false);
         if (!seen.is_object())
             seen = Json::object();
-        m_jobs[run] = Job{run, rj->value(fields::kSlurmJob, std::string()), std::move(seen)};
+        m_jobs[run] = Job{run, rj->value(fields::kSlurmJob, std::string()), std::move(seen), false};
         m_host.track(run);
     }
 }
@@ -774,13 +774,14 @@ void SlurmJobs::endPoll(const std::shared_ptr<Poll>& poll)
                 continue;
             }
         }
-        if (next == job.seen)
-            continue;
-        const bool announce = significantChange(job.seen, next);
-        if (auto e = writeFileAtomic(p.slurmJson, dumpJson(next) + "\n"); !e.empty())
-            std::cerr << "trainyard-agent: run " << run << ": " << e << "\n";
-        job.seen = std::move(next);
+        const bool announce = !job.announced || significantChange(job.seen, next);
+        if (next != job.seen) {
+            if (auto e = writeFileAtomic(p.slurmJson, dumpJson(next) + "\n"); !e.empty())
+                std::cerr << "trainyard-agent: run " << run << ": " << e << "\n";
+            job.seen = std::move(next);
+        }
         if (announce) {
+            job.announced = true;
             if (auto s = m_registry.status(run)) {
                 Json ev = std::move(*s);
                 ev[fields::kType] = messages::kSlurm;

@@ -78,6 +78,11 @@ private:
     struct Job {
         std::string run, jobId;
         Json seen; // slurm.json's content: what the last poll found
+        // Announced to this agent's client: a job this agent did not submit
+        // (an earlier or another agent did) gets one `slurm` event after the
+        // first poll, changed or not, so a client that reconnects learns
+        // what happened while it was away.
+        bool announced = true;
     };
     struct Submission {
         std::vector<FrameReader::Frame> deferred;

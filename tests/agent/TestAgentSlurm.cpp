@@ -513,6 +513,13 @@ private Q_SLOTS:
                         qPrintable(QStringLiteral("%1 %2: %3 vs %4")
                                            .arg(r, QLatin1StringView(key), text(mine[r]), text(theirs[r]))));
         QCOMPARE(status(second, run).value(QStringLiteral("reason")).toString(), QStringLiteral("JobHeldUser"));
+        // Nothing changed, but the second agent's client hears of the job once
+        // (a client that reconnects learns what happened while it was away).
+        const QJsonObject told = second.waitFor([&](const QJsonObject& m) {
+            return m.value(QStringLiteral("type")) == QStringLiteral("slurm") && m.value(QStringLiteral("run")) == run;
+        });
+        QCOMPARE(told.value(QStringLiteral("state")).toString(), QStringLiteral("pending"));
+        QCOMPARE(told.value(QStringLiteral("reason")).toString(), QStringLiteral("JobHeldUser"));
 
         // Cancelled through the first: both announce its end, from the one exit.json.
         const QJsonObject cancel

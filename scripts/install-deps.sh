@@ -27,6 +27,10 @@ packages=(
   help2man file dpkg-dev appstream zsh lintian
   # tests: the tree stays formatted by .clang-format (clang-format 14)
   clang-format
+  # tests: a real Slurm cluster for the Slurm node kind (issue #26; tests/support/slurm/slurm-up.sh):
+  # slurmctld and slurmd, the client commands (sbatch, squeue, sacct, ...), munge for their
+  # authentication, and slurmdbd on a MariaDB server it starts itself, so sacct reports finished jobs
+  slurm-wlm slurm-client munge slurmdbd mariadb-server
 )
 
 missing=()

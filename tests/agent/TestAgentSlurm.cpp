@@ -6,11 +6,12 @@
 // CANCELLED), a refused submission, a held job's reason, and a second agent
 // on the same state directory agreeing with the first.
 //
-// The cluster: $TRAINYARD_TEST_SLURM_CONF (set where the cluster is part of
-// the test run, e.g. by a CTest fixture: then an unreachable cluster fails
-// the test), else $SLURM_CONF (a developer's cluster: skipped when it does
-// not answer). Skipped without sbatch on PATH. Every job submitted is
-// scancel'ed at the end.
+// The cluster: $TRAINYARD_TEST_SLURM_CONF, else the slurm_cluster CTest
+// fixture's (SLURM_CONF of its env.sh, TRAINYARD_SLURM_ENV; tests/slurm):
+// then a cluster that does not answer fails the test. Else $SLURM_CONF (a
+// developer's cluster: skipped when it does not answer). Skipped without
+// sbatch on PATH, or with none of them. Every job submitted is scancel'ed
+// at the end.
 
 #include "tests/support/TestSupport.h"
 
@@ -36,6 +37,22 @@ using namespace ty;
 namespace {
 
 using test::waitUntil;
+
+// SLURM_CONF of the slurm_cluster fixture's env.sh ("export SLURM_CONF=..."),
+// empty when the fixture did not start a cluster (the file is missing).
+QString fixtureSlurmConf()
+{
+#ifdef TRAINYARD_SLURM_ENV
+    QFile f(QStringLiteral(TRAINYARD_SLURM_ENV));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    const QRegularExpression re(QStringLiteral("^(?:export\\s+)?SLURM_CONF=['\"]?([^'\"\\s]+)"));
+    for (const QByteArray& line : f.readAll().split('\n'))
+        if (const auto m = re.match(QString::fromUtf8(line)); m.hasMatch())
+            return m.captured(1);
+#endif
+    return {};
+}
 
 constexpr int kJobStartMs = 120000; // a busy shared cluster may keep a job waiting a while
 constexpr int kReplyMs = 30000;
@@ -240,12 +257,15 @@ class TestAgentSlurm final : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        const QString fromFixture = qEnvironmentVariable("TRAINYARD_TEST_SLURM_CONF");
+        QString fromFixture = qEnvironmentVariable("TRAINYARD_TEST_SLURM_CONF");
+        if (fromFixture.isEmpty())
+            fromFixture = fixtureSlurmConf();
         m_conf = fromFixture.isEmpty() ? qEnvironmentVariable("SLURM_CONF") : fromFixture;
         if (QStandardPaths::findExecutable(QStringLiteral("sbatch")).isEmpty())
             QSKIP("sbatch is not on PATH (no Slurm client here)");
         if (m_conf.isEmpty() || !QFileInfo::exists(m_conf))
-            QSKIP("no Slurm cluster: set TRAINYARD_TEST_SLURM_CONF or SLURM_CONF to its slurm.conf");
+            QSKIP("no Slurm cluster (the slurm_cluster fixture started none; TRAINYARD_TEST_SLURM_CONF or SLURM_CONF "
+                  "names none)");
         m_env = QProcessEnvironment::systemEnvironment();
         m_env.insert(QStringLiteral("SLURM_CONF"), m_conf);
         m_env.insert(QStringLiteral("TRAINYARD_AGENT_SLURM_POLL_MS"), QStringLiteral("200"));

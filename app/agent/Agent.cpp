@@ -70,31 +70,23 @@ std::string str(const Json& j, const char* key)
     return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-std::string describe(int status)
-{
-    if (WIFEXITED(status))
-        return "exit code " + std::to_string(WEXITSTATUS(status));
-    if (WIFSIGNALED(status))
-        return "signal " + std::to_string(WTERMSIG(status));
-    return "status " + std::to_string(status);
-}
-
 } // namespace
 
 Agent::Agent(AgentOptions options)
     : m_opt(std::move(options))
     , m_registry(m_opt.stateDir)
+    , m_slurm(m_registry, m_commands,
+              SlurmHost{[this](const Json& id, Json body) { reply(id, std::move(body)); },
+                      [this](const Json& id, const std::string& error, const std::string& code) {
+                          replyError(id, error, code);
+                      },
+                      [this](const Json& event) { m_out.pushMessage(event); },
+                      [this](const std::string& run) { m_running.try_emplace(run); },
+                      [this](FrameReader::Frame& frame) { handleFrame(frame); }},
+              m_opt.slurmPollMs)
 { }
 
-Agent::~Agent()
-{
-    for (auto& c : m_captures) {
-        if (c->fd >= 0)
-            ::close(c->fd);
-        if (!c->reaped)
-            ::kill(c->pid, SIGKILL);
-    }
-}
+Agent::~Agent() = default;
 
 void Agent::sendHello()
 {
@@ -175,7 +167,9 @@ int Agent::run()
         if (m_inputClosed || m_fatal) {
             if (exitDeadline < 0)
                 exitDeadline = now + kExitFlushMs;
-            if ((m_out.empty() && m_starts.empty()) || now >= exitDeadline)
+            // A submission in flight is waited for (its own timeout ends
+            // it): killed, it could leave a job queued that no run records.
+            if (((m_out.empty() && m_starts.empty()) || now >= exitDeadline) && !m_slurm.submitting())
                 break;
         }
 
@@ -187,9 +181,7 @@ int Agent::run()
         const std::size_t outIdx = fds.size();
         if (!m_out.empty())
             fds.push_back({m_opt.outFd, POLLOUT, 0});
-        const std::size_t capIdx = fds.size();
-        for (auto& c : m_captures)
-            fds.push_back({c->fd, short(c->fd >= 0 ? POLLIN : 0), 0});
+        m_commands.addPollFds(fds);
         const std::size_t startIdx = fds.size();
         for (auto& st : m_starts)
             fds.push_back({st->fd, POLLIN, 0});
@@ -197,7 +189,7 @@ int Agent::run()
         int timeout = -1;
         if (m_tailsHaveData && m_out.bytes() < kHighWater)
             timeout = 0;
-        else if (!m_tails.empty() || !m_running.empty() || !m_captures.empty())
+        else if (!m_tails.empty() || !m_running.empty() || !m_commands.empty())
             timeout = int(std::max<std::int64_t>(0, m_nextTick - now));
         if (exitDeadline >= 0)
             timeout = timeout < 0 ? int(std::max<std::int64_t>(0, exitDeadline - now))
@@ -239,27 +231,7 @@ int Agent::run()
                 m_fatal = true;
             }
         }
-        for (std::size_t i = 0; i < m_captures.size(); ++i) {
-            auto& c = *m_captures[i];
-            if (c.fd >= 0 && (fds[capIdx + i].revents & (POLLIN | POLLHUP | POLLERR))) {
-                char buf[65536];
-                for (;;) {
-                    const ssize_t r = ::read(c.fd, buf, sizeof buf);
-                    if (r > 0) {
-                        c.out.append(buf, std::size_t(r));
-                        continue;
-                    }
-                    if (r < 0 && errno == EINTR)
-                        continue;
-                    if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
-                        ::close(c.fd);
-                        c.fd = -1;
-                        c.eof = true;
-                    }
-                    break;
-                }
-            }
-        }
+        m_commands.readReady(fds);
 
         // Start reports, newest first: finishing one removes it from m_starts
         // (and may re-run deferred requests, which never add a start).
@@ -269,9 +241,10 @@ int Agent::run()
         }
 
         const std::int64_t t = monotonicMs();
-        pollCaptures(t);
+        m_commands.finish(t);
         const bool tick = t >= m_nextTick;
         if (tick) {
+            m_slurm.tick(t);
             checkRuns(t);
             m_nextTick = t + kTickMs;
         }
@@ -310,6 +283,8 @@ void Agent::handleFrame(FrameReader::Frame& frame)
     if (op == ops::kCancel || op == ops::kTail || op == ops::kUntail || op == ops::kStatus) {
         // A request about a run still starting waits for the start's reply.
         const std::string run = str(req, fields::kRun);
+        if (m_slurm.defer(run, frame))
+            return;
         for (auto& st : m_starts) {
             if (st->run == run) {
                 st->deferred.push_back(std::move(frame));
@@ -338,6 +313,8 @@ void Agent::handleFrame(FrameReader::Frame& frame)
             opListFiles(id, req);
         else if (op == ops::kReadFile)
             opReadFile(id, req);
+        else if (op == ops::kSlurmInfo)
+            m_slurm.opInfo(id);
         else
             replyError(id, "unknown op \"" + op + "\"");
     } catch (const std::exception& e) {
@@ -352,22 +329,25 @@ void Agent::opStart(const Json& id, const Json& req)
         replyError(id, "start: invalid run id \"" + run + "\" (expected [A-Za-z0-9._-]{1,64})");
         return;
     }
-    auto argvIt = req.find(fields::kArgv);
-    if (argvIt == req.end() || !argvIt->is_array() || argvIt->empty()) {
-        replyError(id, "run " + run + ": \"argv\" must be a non-empty array of strings");
-        return;
-    }
+    const bool slurm = req.contains(fields::kSlurm); // a batch job (SlurmJobs.h): argv is ignored
     std::vector<std::string> argv;
-    for (const auto& a : *argvIt) {
-        if (!a.is_string()) {
+    auto argvIt = req.find(fields::kArgv);
+    if (!slurm) {
+        if (argvIt == req.end() || !argvIt->is_array() || argvIt->empty()) {
             replyError(id, "run " + run + ": \"argv\" must be a non-empty array of strings");
             return;
         }
-        argv.push_back(a.get<std::string>());
-    }
-    if (argv[0].empty()) {
-        replyError(id, "run " + run + ": argv[0] is empty");
-        return;
+        for (const auto& a : *argvIt) {
+            if (!a.is_string()) {
+                replyError(id, "run " + run + ": \"argv\" must be a non-empty array of strings");
+                return;
+            }
+            argv.push_back(a.get<std::string>());
+        }
+        if (argv[0].empty()) {
+            replyError(id, "run " + run + ": argv[0] is empty");
+            return;
+        }
     }
     const std::string workdir = str(req, fields::kWorkdir);
     if (workdir.empty() || workdir.front() != '/') {
@@ -391,6 +371,10 @@ void Agent::opStart(const Json& id, const Json& req)
             }
             extraEnv.emplace_back(it.key(), it.value().get<std::string>());
         }
+    }
+    if (slurm) {
+        m_slurm.opStart(id, req, run, workdir, extraEnv);
+        return;
     }
     std::vector<int> gpus;
     const bool hasGpus = req.contains(fields::kGpus) && !req[fields::kGpus].is_null();
@@ -552,9 +536,16 @@ void Agent::opTail(const Json& id, const Json& req)
         }
         generation = it->get<std::int64_t>();
     }
-    const int fd = ::open(p.console.c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = ::open(p.console.c_str(), O_RDONLY | O_CLOEXEC);
+    int openError = errno;
+    if (fd < 0 && openError == ENOENT && !fileExists(p.exitJson))
+        if (const auto rj = m_registry.runJson(run); rj && RunRegistry::isSlurmRun(*rj)) {
+            // Slurm creates it when the job starts: until then the tail waits at 0.
+            fd = ::open(p.console.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
+            openError = errno;
+        }
     if (fd < 0) {
-        replyError(id, "run " + run + ": cannot open " + p.console + ": " + errnoText(errno));
+        replyError(id, "run " + run + ": cannot open " + p.console + ": " + errnoText(openError));
         return;
     }
     struct stat st { };
@@ -615,6 +606,10 @@ void Agent::opCancel(const Json& id, const Json& req)
         replyError(id, "cancel: no run \"" + run + "\" on this node");
         return;
     }
+    if (st->contains(fields::kSlurmJob)) {
+        m_slurm.opCancel(id, run, *st); // scancel
+        return;
+    }
     if ((*st)[fields::kState] != agentproto::kStateRunning) {
         replyError(id, "cancel: run " + run + " has already exited");
         return;
@@ -665,7 +660,7 @@ std::map<long, std::string> Agent::liveRunsByPgid() const
 {
     std::map<long, std::string> m;
     for (const auto& [run, t] : m_running)
-        if (auto rj = m_registry.runJson(run))
+        if (auto rj = m_registry.runJson(run); rj && rj->value("pgid", 0L) > 0) // a Slurm run has none here
             m[rj->value("pgid", 0L)] = run;
     return m;
 }
@@ -699,21 +694,21 @@ void Agent::opGpus(const Json& id)
     auto finish = [this, q] {
         if (--q->pending > 0)
             return;
-        if (!q->gpuRan || (WIFEXITED(q->gpuStatus) && WEXITSTATUS(q->gpuStatus) == 127)) {
+        if (!q->gpuRan || !q->gpu.started || (WIFEXITED(q->gpu.status) && WEXITSTATUS(q->gpu.status) == 127)) {
             reply(q->id, Json{{fields::kGpus, Json::array()}, {fields::kSource, "none"}});
             return;
         }
-        if (!WIFEXITED(q->gpuStatus) || WEXITSTATUS(q->gpuStatus) != 0) {
+        if (!q->gpu.succeeded()) {
             // Driver not loaded, no devices: a CPU node.
-            std::string msg = q->gpuCsv.substr(0, 300);
+            std::string msg = q->gpu.out.substr(0, 300);
             while (!msg.empty() && (msg.back() == '\n' || msg.back() == '\r'))
                 msg.pop_back();
             reply(q->id,
                     Json{{fields::kGpus, Json::array()}, {fields::kSource, "nvidia-smi"},
-                            {fields::kWarning, "nvidia-smi failed (" + describe(q->gpuStatus) + "): " + msg}});
+                            {fields::kWarning, "nvidia-smi failed (" + q->gpu.describe() + "): " + msg}});
             return;
         }
-        auto gpus = parseQueryGpuCsv(q->gpuCsv);
+        auto gpus = parseQueryGpuCsv(q->gpu.out);
         if (!gpus) {
             replyError(q->id, "gpus: " + gpus.error());
             return;
@@ -724,9 +719,10 @@ void Agent::opGpus(const Json& id)
                 Json{{fields::kGpus, withClaims(gpusToJson(*gpus, liveRunsByPgid()))},
                         {fields::kSource, "nvidia-smi"}});
     };
-    const bool ok1 = spawnCapture(nvidiaSmiGpuArgv(), [q, finish](Capture& c) {
-        q->gpuCsv = std::move(c.out);
-        q->gpuStatus = c.status;
+    Commands::Options options;
+    options.timeoutMs = kCaptureTimeoutMs;
+    const bool ok1 = m_commands.spawn(nvidiaSmiGpuArgv(), options, [q, finish](CommandResult& c) {
+        q->gpu = std::move(c);
         q->gpuRan = true;
         finish();
     });
@@ -734,75 +730,12 @@ void Agent::opGpus(const Json& id)
         reply(id, Json{{fields::kGpus, Json::array()}, {fields::kSource, "none"}});
         return;
     }
-    const bool ok2 = spawnCapture(nvidiaSmiAppsArgv(), [q, finish](Capture& c) {
+    const bool ok2 = m_commands.spawn(nvidiaSmiAppsArgv(), options, [q, finish](CommandResult& c) {
         q->appsCsv = std::move(c.out);
         finish();
     });
     if (!ok2) {
         --q->pending;
-    }
-}
-
-bool Agent::spawnCapture(const std::vector<std::string>& argv, std::function<void(Capture&)> done)
-{
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0)
-        return false;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], STDERR_FILENO);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t all, none;
-    sigfillset(&all);
-    sigemptyset(&none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-    std::vector<char*> args;
-    for (const auto& a : argv)
-        args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = -1;
-    const int rc = ::posix_spawnp(&pid, args[0], &fa, &attr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    ::close(fds[1]);
-    auto c = std::make_unique<Capture>();
-    c->done = std::move(done);
-    c->deadline = monotonicMs() + kCaptureTimeoutMs;
-    if (rc != 0) {
-        // Not installed: report as exit 127, like a shell would.
-        ::close(fds[0]);
-        c->eof = true;
-        c->reaped = true;
-        c->status = 127 << 8;
-    } else {
-        c->pid = pid;
-        c->fd = fds[0];
-        setNonBlocking(c->fd, true);
-    }
-    m_captures.push_back(std::move(c));
-    return true;
-}
-
-void Agent::pollCaptures(std::int64_t now)
-{
-    for (std::size_t i = 0; i < m_captures.size();) {
-        auto& c = *m_captures[i];
-        if (!c.reaped && now >= c.deadline) {
-            ::kill(c.pid, SIGKILL);
-            c.deadline = now + 1000000;
-        }
-        if (c.eof && c.reaped) {
-            auto owned = std::move(m_captures[i]);
-            m_captures.erase(m_captures.begin() + std::ptrdiff_t(i));
-            owned->done(*owned);
-            continue;
-        }
-        ++i;
     }
 }
 
@@ -813,15 +746,7 @@ void Agent::reapChildren()
         const pid_t pid = ::waitpid(-1, &st, WNOHANG);
         if (pid <= 0)
             break;
-        bool capture = false;
-        for (auto& c : m_captures) {
-            if (c->pid == pid) {
-                c->reaped = true;
-                c->status = st;
-                capture = true;
-            }
-        }
-        if (!capture) {
+        if (!m_commands.reaped(pid, st)) {
             // A supervisor of ours ended: its run has exited. Check at once.
             m_nextTick = 0;
         }

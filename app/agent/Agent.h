@@ -2,14 +2,16 @@
 
 // The agent's event loop: one poll() over stdin (requests), stdout (a
 // non-blocking output queue), a self-pipe for SIGCHLD and the pipes of
-// running nvidia-smi queries. Every request is answered without waiting for
+// running commands (nvidia-smi, Slurm's: Commands.h). Every request is answered without waiting for
 // another; console tails are pumped in fair 256 KiB chunks while the output
 // queue is below its high-water mark; followed consoles and running runs are
 // checked every 20 ms. The loop ends when stdin reaches EOF (runs go on).
 
+#include "Commands.h"
 #include "Framing.h"
 #include "Gpus.h"
 #include "RunRegistry.h"
+#include "SlurmJobs.h"
 #include "StderrRanges.h"
 #include "core/common/WriteBehind.h"
 #include "core/agentproto/Protocol.h"
@@ -34,6 +36,7 @@ struct AgentOptions {
     std::string stateDir; // resolved already
     int inFd = 0;
     int outFd = 1;
+    std::int64_t slurmPollMs = 0; // --slurm-poll-ms; 0: $TRAINYARD_AGENT_SLURM_POLL_MS or 5000
 };
 
 class Agent {
@@ -69,16 +72,6 @@ private:
         long supervisorPid = 0;
         std::int64_t nextLostCheck = 0;
     };
-    struct Capture {
-        pid_t pid = -1;
-        int fd = -1;
-        std::string out;
-        bool eof = false;
-        bool reaped = false;
-        int status = 0;
-        std::int64_t deadline = 0;
-        std::function<void(Capture&)> done;
-    };
     // A start whose supervisor has not reported yet: the agent goes on with
     // other requests (a cancel, a tail, more starts) meanwhile and replies
     // when the report arrives. Requests naming the run wait in `deferred`.
@@ -94,8 +87,8 @@ private:
     struct GpuQuery {
         Json id;
         int pending = 2;
-        std::string gpuCsv, appsCsv;
-        int gpuStatus = 0;
+        CommandResult gpu;
+        std::string appsCsv;
         bool gpuRan = false;
     };
 
@@ -128,8 +121,6 @@ private:
     void closeTail(const std::string& run);
     // The console of a followed tail was truncated: `truncated`, then from 0.
     void restartTail(const std::string& run, Tail& t, std::int64_t size, std::int64_t generation);
-    bool spawnCapture(const std::vector<std::string>& argv, std::function<void(Capture&)> done);
-    void pollCaptures(std::int64_t now);
     std::map<long, std::string> liveRunsByPgid() const;
     // Adds each GPU's live claims ({"run","client"}) to a `gpus` array.
     Json withClaims(Json gpus) const;
@@ -141,7 +132,8 @@ private:
     Nvml m_nvml;
     std::map<std::string, Tail> m_tails;
     std::map<std::string, Tracked> m_running;
-    std::vector<std::unique_ptr<Capture>> m_captures;
+    Commands m_commands; // nvidia-smi, Slurm's commands
+    SlurmJobs m_slurm;   // Slurm runs (revision 4)
     std::vector<std::unique_ptr<PendingStart>> m_starts;
     bool m_tailsHaveData = false;
     bool m_inputClosed = false;

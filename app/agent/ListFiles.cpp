@@ -255,7 +255,7 @@ void Agent::opListFiles(const Json& id, const Json& req)
     const RunPaths p = m_registry.paths(run);
     reply(id,
             listRunFiles(rj->value("workdir", std::string()), p.dir, globs,
-                    {p.console, p.stderrRanges, p.runJson, p.exitJson, p.cancelJson}));
+                    {p.console, p.stderrRanges, p.runJson, p.exitJson, p.cancelJson, p.jobScript, p.slurmJson}));
 }
 
 } // namespace ty::agent

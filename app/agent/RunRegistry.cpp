@@ -70,6 +70,8 @@ RunPaths RunRegistry::paths(const std::string& run) const
     p.runJson = p.dir + "/run.json";
     p.exitJson = p.dir + "/exit.json";
     p.cancelJson = p.dir + "/cancel.json";
+    p.jobScript = p.dir + "/job.sbatch";
+    p.slurmJson = p.dir + "/slurm.json";
     return p;
 }
 
@@ -121,8 +123,15 @@ bool RunRegistry::supervisorAlive(long pid)
     return true; // no /proc: trust kill()
 }
 
+bool RunRegistry::isSlurmRun(const Json& rj)
+{
+    return rj.contains(fields::kSlurmJob);
+}
+
 bool RunRegistry::isLost(const Json& rj, const std::string& run) const
 {
+    if (isSlurmRun(rj))
+        return false; // Slurm says when it ended, or that it forgot the job (SlurmJobs.h)
     const auto sup = rj.value("supervisor_pid", 0L);
     if (sup <= 0)
         return false;
@@ -130,6 +139,30 @@ bool RunRegistry::isLost(const Json& rj, const std::string& run) const
         return false;
     // The supervisor writes exit.json before it exits: look again.
     return !fileExists(paths(run).exitJson);
+}
+
+// A Slurm run's fields (PROTOCOL.md "Slurm"): its final record (exit.json)
+// once exited, else what the last poll saw (slurm.json; just submitted:
+// pending).
+static void addSlurmFields(Json& s, const Json& rj, const std::optional<Json>& ej, const std::optional<Json>& sj)
+{
+    s[fields::kSlurmJob] = rj.value(fields::kSlurmJob, std::string());
+    const Json seen = sj.value_or(Json::object());
+    const Json& last = ej ? *ej : seen;
+    if (!ej) {
+        s[fields::kState] = seen.value(fields::kState, std::string(agentproto::kStatePending));
+        s[fields::kSlurmState] = seen.value(fields::kSlurmState, std::string("PENDING"));
+    } else {
+        s[fields::kSlurmState] = ej->value(fields::kSlurmState, seen.value(fields::kSlurmState, std::string()));
+    }
+    const bool pending = s[fields::kState] == agentproto::kStatePending;
+    for (const char* key : {fields::kPartition, fields::kSlurmNodes, fields::kRunningMs})
+        if (const auto it = last.find(key); it != last.end() && !it->is_null())
+            s[key] = *it;
+    if (pending)
+        for (const char* key : {fields::kReason, fields::kJobsAhead, fields::kStartEstimateMs})
+            if (const auto it = seen.find(key); it != seen.end() && !it->is_null())
+                s[key] = *it;
 }
 
 std::optional<Json> RunRegistry::status(const std::string& run) const
@@ -161,6 +194,10 @@ std::optional<Json> RunRegistry::status(const std::string& run) const
         if (ej->contains("signal"))
             s[fields::kSignal] = (*ej)["signal"];
         s[fields::kCancelled] = ej->value("cancelled", false);
+        if (ej->value(fields::kLost, false)) { // a Slurm job that Slurm forgot (SlurmJobs.cpp)
+            s[fields::kLost] = true;
+            s[fields::kError] = ej->value(fields::kError, std::string());
+        }
     } else if (isLost(*rj, run)) {
         s[fields::kState] = agentproto::kStateExited;
         s[fields::kLost] = true;
@@ -170,6 +207,8 @@ std::optional<Json> RunRegistry::status(const std::string& run) const
         s[fields::kState] = agentproto::kStateRunning;
         s[fields::kCancelled] = fileExists(p.cancelJson);
     }
+    if (isSlurmRun(*rj))
+        addSlurmFields(s, *rj, ej, readJsonFile(p.slurmJson));
     const auto size = fileSize(p.console);
     s[fields::kConsoleSize] = size < 0 ? 0 : size;
     return s;

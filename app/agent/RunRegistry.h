@@ -6,6 +6,8 @@
 //   <state>/runs/<run>/run.json     start request + pid, pgid, supervisor_pid, started_ms
 //   <state>/runs/<run>/exit.json    exit_code | signal, finished_ms, cancelled (supervisor)
 //   <state>/runs/<run>/cancel.json  grace_ms, requested_ms (agent -> supervisor)
+//   <state>/runs/<run>/job.sbatch   a Slurm run's batch script (SlurmJobs.h)
+//   <state>/runs/<run>/slurm.json   a Slurm run's last observed state (SlurmJobs.h)
 //   <state>/gpu-claims/<index>/<run> one file per GPU held by a live run; its
 //                                    content is the claiming client's id
 //   <state>/gpu-claims/lock          flock()ed while claims are checked and made
@@ -24,7 +26,8 @@ namespace ty::agent {
 
 struct RunPaths {
     std::string dir, console, runJson, exitJson, cancelJson;
-    std::string stderrRanges; // console.stderr (StderrRanges.h)
+    std::string stderrRanges;         // console.stderr (StderrRanges.h)
+    std::string jobScript, slurmJson; // Slurm runs: job.sbatch, slurm.json
 };
 
 // --state-dir, else $TRAINYARD_AGENT_STATE, else $XDG_STATE_HOME/trainyard-agent,
@@ -49,13 +52,17 @@ public:
     bool exists(const std::string& run) const;
     std::optional<Json> runJson(const std::string& run) const;
     std::optional<Json> exitJson(const std::string& run) const;
-    // True when the supervisor is gone without writing exit.json (killed, reboot).
+    // True when the supervisor is gone without writing exit.json (killed,
+    // reboot). Never for a Slurm run (it has no supervisor: SlurmJobs.h).
     bool isLost(const Json& runJson, const std::string& run) const;
+    // A run submitted to Slurm (run.json has slurm_job).
+    static bool isSlurmRun(const Json& runJson);
 
     // The supervisor with this pid still exists (and is ours, not a reused pid).
     static bool supervisorAlive(long pid);
 
     // PROTOCOL.md's run status object; nullopt when the run has no run.json.
+    // A Slurm run's state comes from its exit.json, else its slurm.json.
     std::optional<Json> status(const std::string& run) const;
     // Ids of all run directories, sorted.
     std::vector<std::string> runIds() const;

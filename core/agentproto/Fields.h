@@ -19,6 +19,7 @@ inline constexpr char kEof[] = "eof";
 inline constexpr char kTruncated[] = "truncated";
 inline constexpr char kExited[] = "exited";
 inline constexpr char kError[] = "error";
+inline constexpr char kSlurm[] = "slurm"; // revision 4: a Slurm run's state changed
 } // namespace messages
 
 // Values of "op": what a request asks.
@@ -33,6 +34,7 @@ inline constexpr char kStatus[] = "status";
 inline constexpr char kReadFile[] = "read_file";
 inline constexpr char kGpus[] = "gpus";
 inline constexpr char kListFiles[] = "list_files";
+inline constexpr char kSlurmInfo[] = "slurm_info"; // revision 4
 } // namespace ops
 
 // Field names.
@@ -115,12 +117,34 @@ inline constexpr char kPowerW[] = "power_w";
 inline constexpr char kProcesses[] = "processes";
 inline constexpr char kUsedMemoryMib[] = "used_memory_mib";
 inline constexpr char kClaims[] = "claims";
+// Slurm (revision 4): start's `slurm` object, slurm_info, a Slurm run's status
+inline constexpr char kSlurm[] = "slurm";
+inline constexpr char kScript[] = "script";
+inline constexpr char kSbatch[] = "sbatch";
+inline constexpr char kSlurmJob[] = "slurm_job";
+inline constexpr char kSlurmState[] = "slurm_state";
+inline constexpr char kReason[] = "reason";
+inline constexpr char kJobsAhead[] = "jobs_ahead";
+inline constexpr char kPartition[] = "partition";
+inline constexpr char kStartEstimateMs[] = "start_estimate_ms";
+inline constexpr char kSlurmNodes[] = "slurm_nodes";
+inline constexpr char kRunningMs[] = "running_ms";
+inline constexpr char kPartitions[] = "partitions";
+inline constexpr char kDefault[] = "default";
+inline constexpr char kNodes[] = "nodes";
+inline constexpr char kNodeCount[] = "node_count";
+inline constexpr char kGres[] = "gres";
+inline constexpr char kCount[] = "count";
+inline constexpr char kMaxTimeS[] = "max_time_s";
 } // namespace fields
 
 // Values of fields.
 inline constexpr char kStateRunning[] = "running";
 inline constexpr char kStateExited[] = "exited";
+inline constexpr char kStatePending[] = "pending"; // Slurm runs (revision 4): in Slurm's queue
+inline constexpr char kStateEnding[] = "ending";   // Slurm runs: gone from squeue, no final record yet
 inline constexpr char kCodeGpuClaimed[] = "gpu_claimed";
+inline constexpr char kCodeNoSlurm[] = "no_slurm"; // slurm_info: sinfo missing or failing
 inline constexpr char kRootWorkdir[] = "workdir";
 inline constexpr char kRootRunDir[] = "run_dir";
 

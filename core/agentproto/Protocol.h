@@ -13,7 +13,8 @@ namespace ty::agentproto {
 inline constexpr int kProtocolVersion = 1;
 
 // Additions within protocol 1 that clients may ignore (PROTOCOL.md "Revisions"):
-// 2: `output` carries `stderr` ranges; 3: `truncated` events.
-inline constexpr int kProtocolRevision = 3;
+// 2: `output` carries `stderr` ranges; 3: `truncated` events; 4: Slurm runs
+// (`slurm_info`, `start` with `slurm`, `slurm` events).
+inline constexpr int kProtocolRevision = 4;
 
 } // namespace ty::agentproto

@@ -162,112 +162,132 @@
 <context>
     <name>ty::AddNodeDialog</name>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="24"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="25"/>
         <source>Add node</source>
         <translation>添加节点</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="27"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="28"/>
         <source>ws-01</source>
         <translation>ws-01</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="30"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="31"/>
         <source>host alias from ~/.ssh/config, or a host name</source>
         <translation>~/.ssh/config 中的主机别名，或主机名</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="33"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="34"/>
         <source>from ~/.ssh/config, else your user name</source>
         <translation>取自 ~/.ssh/config，否则为你的用户名</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="37"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="38"/>
         <source>from ~/.ssh/config, else 22</source>
         <translation>取自 ~/.ssh/config，否则为 22</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="40"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="41"/>
         <source>Identity file</source>
         <translation>身份密钥文件</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="41"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="42"/>
         <source>ssh-agent, then ~/.ssh/config&apos;s IdentityFile</source>
         <translation>ssh-agent，然后是 ~/.ssh/config 中的 IdentityFile</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="42"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="43"/>
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="45"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="46"/>
         <source>Private key</source>
         <translation>私钥</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="52"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="53"/>
         <source>Accept the host key if the host is not in known_hosts yet</source>
         <translation>若主机尚不在 known_hosts 中，则接受其主机密钥</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="54"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="55"/>
         <source>Unchecked: an unknown host key is shown with its SHA256 fingerprint and you are asked. A changed host key is always refused.</source>
         <translation>不勾选：未知的主机密钥会显示其 SHA256 指纹并询问你。已变更的主机密钥总是被拒绝。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="58"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="60"/>
+        <source>Workstation (Trainyard places runs on its GPUs)</source>
+        <translation>工作站（由 Trainyard 把运行放到它的 GPU 上）</translation>
+    </message>
+    <message>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="61"/>
+        <source>Slurm cluster login node (Slurm places runs)</source>
+        <translation>Slurm 集群登录节点（由 Slurm 安排运行）</translation>
+    </message>
+    <message>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="62"/>
+        <source>A Slurm login node: runs go to Slurm as batch jobs (sbatch); Slurm picks their nodes and GPUs, and Trainyard follows them.</source>
+        <translation>Slurm 登录节点：运行以批处理作业（sbatch）交给 Slurm；由 Slurm 选择节点和 GPU，Trainyard 跟踪它们。</translation>
+    </message>
+    <message>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="66"/>
+        <source>&amp;Kind:</source>
+        <translation>类型(&amp;K)：</translation>
+    </message>
+    <message>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="67"/>
         <source>&amp;Name:</source>
         <translation>名称(&amp;N)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="59"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="68"/>
         <source>&amp;Host:</source>
         <translation>主机(&amp;H)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="60"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="69"/>
         <source>&amp;User:</source>
         <translation>用户(&amp;U)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="61"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="70"/>
         <source>&amp;Port:</source>
         <translation>端口(&amp;P)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="62"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="71"/>
         <source>&amp;Identity file:</source>
         <translation>身份文件(&amp;I)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="70"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="79"/>
         <source>Add</source>
         <translation>添加</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="130"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="141"/>
         <source>Give the node a name.</source>
         <translation>请为节点命名。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="132"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="143"/>
         <source>The name &apos;%1&apos; may only hold letters, digits, &apos;.&apos;, &apos;_&apos; and &apos;-&apos; (at most 64).</source>
         <translation>名称“%1”只能包含字母、数字、“.”、“_”和“-”（最多 64 个字符）。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="134"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="145"/>
         <source>There is a node named &apos;%1&apos; already.</source>
         <translation>已存在名为“%1”的节点。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="136"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="147"/>
         <source>Give the host: an alias from ~/.ssh/config or a host name.</source>
         <translation>请填写主机：~/.ssh/config 中的别名或主机名。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="138"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="149"/>
         <source>The host &apos;%1&apos; contains a space.</source>
         <translation>主机“%1”包含空格。</translation>
     </message>
@@ -1740,170 +1760,215 @@ This cannot be undone.</source>
 <context>
     <name>ty::NodesView</name>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="43"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="46"/>
         <source>&amp;Add node…</source>
         <translation>添加节点(&amp;A)…</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="45"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="48"/>
         <source>Add a GPU workstation reached over SSH (a host alias from ~/.ssh/config)</source>
         <translation>添加一台通过 SSH 访问的 GPU 工作站（~/.ssh/config 中的主机别名）</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="49"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="52"/>
         <source>Aggregated &amp;console</source>
         <translation>聚合控制台(&amp;C)</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="51"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="54"/>
         <source>The consoles of the selected node&apos;s latest runs, merged by arrival time</source>
         <translation>选中节点最近运行的控制台，按到达时间合并</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="67"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="70"/>
         <source>Nodes and their GPUs</source>
         <translation>节点及其 GPU</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="70"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="73"/>
         <source>Node / GPU</source>
         <translation>节点 / GPU</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="70"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="73"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="70"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="73"/>
         <source>Memory</source>
         <translation>显存</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="70"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="73"/>
         <source>Util</source>
         <translation>利用率</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="70"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="73"/>
         <source>Temp</source>
         <translation>温度</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="70"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="73"/>
         <source>Power</source>
         <translation>功耗</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="70"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="73"/>
         <source>Held by</source>
         <translation>占用者</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="102"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="105"/>
         <source>GPU status every 2 s.</source>
         <translation>每 2 秒更新 GPU 状态。</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="222"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="227"/>
         <source>GPU status every 2 s · last update %1</source>
         <translation>每 2 秒更新 GPU 状态 · 最近更新 %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="227"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="232"/>
         <source>no NVIDIA GPU (CPU node)</source>
         <translation>无 NVIDIA GPU（CPU 节点）</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="252"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="257"/>
         <source>pid %1</source>
         <translation>pid %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="258"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="263"/>
         <source>Trainyard run %1 of another database</source>
         <translation>另一个数据库的 Trainyard 运行 %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="259"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="264"/>
         <source>other process</source>
         <translation>其他进程</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="260"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="265"/>
         <source>other process (%1)</source>
         <translation>其他进程（%1）</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="272"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="275"/>
+        <source>Slurm %1</source>
+        <translation>Slurm %1</translation>
+    </message>
+    <message>
+        <location filename="../ui/nodes/NodesView.cpp" line="278"/>
+        <source>Slurm cluster: partitions not reported yet</source>
+        <translation>Slurm 集群：尚未报告分区</translation>
+    </message>
+    <message>
+        <location filename="../ui/nodes/NodesView.cpp" line="288"/>
+        <source>partition %1 (default)</source>
+        <translation>分区 %1（默认）</translation>
+    </message>
+    <message>
+        <location filename="../ui/nodes/NodesView.cpp" line="289"/>
+        <source>partition %1</source>
+        <translation>分区 %1</translation>
+    </message>
+    <message>
+        <location filename="../ui/nodes/NodesView.cpp" line="303"/>
+        <source>%1 CPUs, %2 MiB per node</source>
+        <translation>每节点 %1 个 CPU、%2 MiB</translation>
+    </message>
+    <message>
+        <location filename="../ui/nodes/NodesView.cpp" line="308"/>
+        <source>nodes %1 · %2 · %3</source>
+        <translation>节点 %1 · %2 · %3</translation>
+    </message>
+    <message>
+        <location filename="../ui/nodes/NodesView.cpp" line="309"/>
+        <source>no GPUs</source>
+        <translation>无 GPU</translation>
+    </message>
+    <message>
+        <location filename="../ui/nodes/NodesView.cpp" line="311"/>
+        <source>no time limit</source>
+        <translation>无时间限制</translation>
+    </message>
+    <message>
+        <location filename="../ui/nodes/NodesView.cpp" line="312"/>
+        <source>time limit %1 min</source>
+        <translation>时间限制 %1 分钟</translation>
+    </message>
+    <message>
+        <location filename="../ui/nodes/NodesView.cpp" line="323"/>
         <source>connecting…</source>
         <translation>正在连接…</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="274"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="325"/>
         <source>reachable</source>
         <translation>可达</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="277"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="328"/>
         <source>unreachable</source>
         <translation>不可达</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="282"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="333"/>
         <source>this machine</source>
         <translation>本机</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="287"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="338"/>
         <source>
 GPUs as of %1</source>
         <translation>
 GPU 状态截至 %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="299"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="354"/>
         <source>reading GPUs…</source>
         <translation>正在读取 GPU…</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="317"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="372"/>
         <source>free</source>
         <translation>空闲</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="317"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="372"/>
         <source>busy</source>
         <translation>忙碌</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="354"/>
-        <location filename="../ui/nodes/NodesView.cpp" line="368"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="409"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="423"/>
         <source>Cannot add node</source>
         <translation>无法添加节点</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="354"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="409"/>
         <source>Cannot add node &apos;%1&apos;: no run engine.</source>
         <translation>无法添加节点“%1”：没有运行引擎。</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="355"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="410"/>
         <source>no run engine</source>
         <translation>没有运行引擎</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="393"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="448"/>
         <source>Host key of %1 refused</source>
         <translation>已拒绝 %1 的主机密钥</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="397"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="452"/>
         <source>Unknown host key</source>
         <translation>未知的主机密钥</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="398"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="453"/>
         <source>The host key of node &apos;%1&apos; is not in known_hosts.
 
 SHA256 fingerprint:

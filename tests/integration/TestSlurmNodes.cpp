@@ -15,6 +15,7 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -151,7 +152,7 @@ private Q_SLOTS:
                 QStringLiteral("--agent-path"), wrapper, QStringLiteral("--accept-new-host-key")});
         QVERIFY2(added.exitCode == 0, qPrintable(added.out));
         // What the login node's agent says of the cluster: the fixture's partition.
-        QVERIFY2(added.out.contains(QRegularExpression(QStringLiteral("Slurm 2\\d\\.\\d+\\.\\d+, 1 partition"))),
+        QVERIFY2(added.out.contains(QRegularExpression(QStringLiteral("Slurm 2\\d\\.\\d+\\.\\d+, 2 partition"))),
                 qPrintable(added.out));
         QVERIFY2(added.out.contains(QStringLiteral("debug (default, up)")), qPrintable(added.out));
         QVERIFY2(added.out.contains(QStringLiteral("added node hpc")), qPrintable(added.out));
@@ -225,16 +226,19 @@ private Q_SLOTS:
         QVERIFY2(s.exitCode == 0, qPrintable(s.out));
         const qint64 run = submittedRun(s.out);
         const QJsonObject running = waitFor(
-                run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")) == u"running"; }, 60000);
-        QVERIFY2(running.value(QStringLiteral("state")) == u"running", QJsonDocument(running).toJson().constData());
+                run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")).toString() == u"running"; },
+                60000);
+        QVERIFY2(running.value(QStringLiteral("state")).toString() == u"running",
+                QJsonDocument(running).toJson().constData());
         const QString job = running.value(QStringLiteral("slurm_job")).toString();
         QCOMPARE(slurm(QStringLiteral("squeue"),
                          {QStringLiteral("-h"), QStringLiteral("-j"), job, QStringLiteral("-o"), QStringLiteral("%T")}),
                 QStringLiteral("RUNNING"));
         QCOMPARE(ctl({QStringLiteral("cancel"), QString::number(run)}).exitCode, 0);
         const QJsonObject cancelled = waitFor(
-                run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")) == u"cancelled"; }, 90000);
-        QVERIFY2(cancelled.value(QStringLiteral("state")) == u"cancelled",
+                run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")).toString() == u"cancelled"; },
+                90000);
+        QVERIFY2(cancelled.value(QStringLiteral("state")).toString() == u"cancelled",
                 QJsonDocument(cancelled).toJson().constData());
         const QString acct = slurm(QStringLiteral("sacct"),
                 {QStringLiteral("-n"), QStringLiteral("-P"), QStringLiteral("-X"), QStringLiteral("-j"), job,
@@ -246,10 +250,10 @@ private Q_SLOTS:
     // once the cluster frees up it runs.
     void pendingReasonFromSlurm()
     {
-        // Every CPU of the cluster taken by someone else's job.
+        // Every node of the cluster taken by someone else's job.
         const QString blocker = slurm(QStringLiteral("sbatch"),
-                {QStringLiteral("--parsable"), QStringLiteral("--exclusive"), QStringLiteral("--wrap"),
-                        QStringLiteral("sleep 300")});
+                {QStringLiteral("--parsable"), QStringLiteral("--exclusive"), QStringLiteral("--nodes=2"),
+                        QStringLiteral("--wrap"), QStringLiteral("sleep 300")});
         QVERIFY2(blocker.contains(QRegularExpression(QStringLiteral("^\\d+$"))), qPrintable(blocker));
         const auto scancel = qScopeGuard([&] { slurm(QStringLiteral("scancel"), {blocker}); });
         const QString spec = writeSpec(QStringLiteral("waits.yaml"),
@@ -270,9 +274,40 @@ private Q_SLOTS:
                 QJsonDocument(waiting).toJson().constData());
         slurm(QStringLiteral("scancel"), {blocker});
         const QJsonObject done = waitFor(
-                run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")) == u"succeeded"; }, 90000);
+                run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")).toString() == u"succeeded"; },
+                90000);
         QCOMPARE(done.value(QStringLiteral("state")).toString(), QStringLiteral("succeeded"));
         QCOMPARE(done.value(QStringLiteral("pending_reason")).toString(), QString());
+    }
+
+    // The login node's sshd restarted mid-run (every connection dropped):
+    // the service reconnects, the tail goes on from its byte offset, and
+    // the console is the job's output file byte for byte, nothing twice.
+    void loginNodeRestartedMidRun()
+    {
+        const QString spec = writeSpec(QStringLiteral("ticks.yaml"),
+                "name: ticks\nworkdir: /tmp\n"
+                "command: \"for i in $(seq 1 40); do echo tick $i; sleep 0.1; done\"\n");
+        const Outcome s = ctl({QStringLiteral("submit"), spec, QStringLiteral("--node"), QStringLiteral("hpc")});
+        const qint64 run = submittedRun(s.out);
+        QVERIFY2(run > 0, qPrintable(s.out));
+        const QJsonObject running = waitFor(
+                run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")).toString() == u"running"; },
+                60000);
+        QVERIFY2(running.value(QStringLiteral("state")).toString() == u"running",
+                QJsonDocument(running).toJson().constData());
+        QString error;
+        QVERIFY2(m_sshd.restart(&error), qPrintable(error));
+        QVERIFY(m_sshd.killConnections() >= 0);
+        const QJsonObject done = waitFor(
+                run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")).toString() == u"succeeded"; },
+                120000);
+        QVERIFY2(done.value(QStringLiteral("state")).toString() == u"succeeded",
+                QJsonDocument(done).toJson().constData());
+        QString expected;
+        for (int i = 1; i <= 40; ++i)
+            expected += QStringLiteral("tick %1\n").arg(i);
+        QCOMPARE(ctl({QStringLiteral("logs"), QString::number(run)}).out, expected);
     }
 
     // Slurm's time limit (the spec's time_limit as --time) ends the job:

@@ -1,0 +1,488 @@
+// Keyboard-interactive login (issue #26: login nodes that ask for a one-time
+// code after the key) against a real SSH server, no mocks: SSH on 127.0.0.4
+// to trainyard_test_kbdint_sshd (KbdintSshd.cpp), a server built on libssh's
+// server API that wants a public key and then a one-time code, as OpenSSH's
+// `AuthenticationMethods publickey,keyboard-interactive` does.
+//
+// Why not OpenSSH's sshd with SshdFixture: sshd asks keyboard-interactive
+// questions only through PAM, and under the fixed PAM service name "sshd"
+// (its PAM stack is /etc/pam.d/sshd, and Linux-PAM reads no other folder):
+// asking a question of our own would mean changing or adding a file in
+// /etc/pam.d, which changes the machine's real logins. Our server needs no
+// such file, and no root either; its questions and its counters are ours.
+//
+// What goes over it is real: the agent (this build's trainyard-agent) is run
+// by the server's exec request and its handshake goes over the channel; file
+// jobs use OpenSSH's own sftp-server as the sftp subsystem.
+//
+// Covered: the right code logs in (the provider asked exactly once, with the
+// server's name, instruction, prompts and echo flags), and file jobs and the
+// agent share that login (no second question while it is up; a new
+// connection asks again); a wrong code fails once, naming the node, with no
+// retry; batch mode (no provider) fails saying the login asks questions,
+// without starting them; a declined question; rounds without prompts ask
+// nobody; a slow second factor (a Duo push) is waited for past the connect
+// timeout; keyboard-interactive alone when the server takes no key; the
+// same login through trainyardd (the GUI's and trainyardctl's service path)
+// and trainyardctl's askpass program and terminal.
+#include "tests/support/TestSupport.h"
+
+#include "core/nodes/AgentClient.h"
+#include "core/nodes/SshAgentTransport.h"
+#include "core/nodes/SshPassphraseProvider.h"
+#include "core/service/ServiceClient.h"
+
+#include <QBuffer>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonObject>
+#include <QMutex>
+#include <QProcess>
+#include <QScopeGuard>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <functional>
+#include <memory>
+
+using namespace ty;
+
+namespace {
+
+constexpr const char* kCode = "493817";
+
+QByteArray runTool(const QString& program, const QStringList& args, bool* ok)
+{
+    QProcess p;
+    p.start(program, args);
+    const bool finished = p.waitForFinished(30000);
+    *ok = finished && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
+    return p.readAllStandardOutput() + p.readAllStandardError();
+}
+
+// The test's server process: its port and what it reported (stderr lines
+// "kbdint-sshd: EVENT").
+class KbdintServer {
+public:
+    ~KbdintServer() { stop(); }
+
+    bool start(const QString& dir, const QStringList& extra, QString* error)
+    {
+        m_process = std::make_unique<QProcess>();
+        connect();
+        m_process->start(QStringLiteral(TRAINYARD_KBDINT_SSHD_PATH),
+                QStringList{QStringLiteral("--listen"), QStringLiteral("127.0.0.4"), QStringLiteral("--host-key"),
+                        dir + QStringLiteral("/host_key"), QStringLiteral("--authorized-key"),
+                        dir + QStringLiteral("/id_ed25519.pub"), QStringLiteral("--code"), QLatin1String(kCode)}
+                        + extra);
+        if (!m_process->waitForStarted(5000)) {
+            *error = m_process->errorString();
+            return false;
+        }
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < 10000 && !m_out.contains('\n') && m_process->state() == QProcess::Running)
+            QTest::qWait(10);
+        const QList<QByteArray> words = m_out.trimmed().split(' ');
+        if (words.size() != 2 || words[0] != "listening") {
+            *error = QStringLiteral("the server did not listen: %1").arg(QString::fromUtf8(m_out + m_log));
+            return false;
+        }
+        m_port = words[1].toInt();
+        return true;
+    }
+    void stop()
+    {
+        if (!m_process)
+            return;
+        m_process->terminate();
+        if (!m_process->waitForFinished(3000))
+            m_process->kill();
+        m_process->waitForFinished(3000);
+        m_process.reset();
+    }
+    int port() const { return m_port; }
+    // How many times the server reported `event` so far.
+    int count(const QByteArray& event) const
+    {
+        int n = 0;
+        for (const QByteArray& line : m_log.split('\n'))
+            if (line == "kbdint-sshd: " + event)
+                ++n;
+        return n;
+    }
+    QByteArray log() const { return m_log; }
+
+private:
+    void connect()
+    {
+        QObject::connect(m_process.get(), &QProcess::readyReadStandardOutput, m_process.get(),
+                [this] { m_out += m_process->readAllStandardOutput(); });
+        QObject::connect(m_process.get(), &QProcess::readyReadStandardError, m_process.get(),
+                [this] { m_log += m_process->readAllStandardError(); });
+    }
+
+    std::unique_ptr<QProcess> m_process;
+    QByteArray m_out;
+    QByteArray m_log;
+    int m_port = 0;
+};
+
+// Answers as a user would, and counts every question.
+struct Answering final : SshPassphraseProvider {
+    QMutex mutex;
+    QList<SshLoginQuestions> asked; // keyboard-interactive rounds
+    QStringList nodes;
+    int passphrases = 0;
+    std::function<std::optional<QList<QByteArray>>(const SshLoginQuestions&)> reply;
+
+    std::optional<QByteArray> passphrase(const QString&, const QString&) override
+    {
+        QMutexLocker lock(&mutex);
+        ++passphrases;
+        return std::nullopt;
+    }
+    std::optional<QList<QByteArray>> answers(const QString& node, const SshLoginQuestions& questions) override
+    {
+        QMutexLocker lock(&mutex);
+        asked << questions;
+        nodes << node;
+        return reply ? reply(questions) : std::nullopt;
+    }
+    qsizetype count()
+    {
+        QMutexLocker lock(&mutex);
+        return asked.size();
+    }
+};
+
+std::shared_ptr<Answering> answering(QList<QByteArray> answers)
+{
+    auto a = std::make_shared<Answering>();
+    a->reply = [answers](const SshLoginQuestions&) { return std::optional<QList<QByteArray>>(answers); };
+    return a;
+}
+
+// Every message logged meanwhile (none may hold an answer).
+QStringList g_messages;
+QMutex g_messagesMutex;
+QtMessageHandler g_previousHandler = nullptr;
+
+void keepMessage(QtMsgType type, const QMessageLogContext& context, const QString& message)
+{
+    {
+        QMutexLocker lock(&g_messagesMutex);
+        g_messages << message;
+    }
+    if (g_previousHandler)
+        g_previousHandler(type, context, message);
+}
+
+} // namespace
+
+class TestSshKbdint final : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_tmp;
+    QString m_skip;
+
+    QString dir() const { return m_tmp.path(); }
+    QString sshConfig(int port, const QString& alias = QStringLiteral("kb")) const
+    {
+        const QString file = m_tmp.filePath(QStringLiteral("ssh_config-%1").arg(port));
+        const QByteArray d = QFile::encodeName(dir());
+        test::writeFile(file,
+                "Host " + alias.toUtf8() + "\n  HostName 127.0.0.4\n  Port " + QByteArray::number(port)
+                        + "\n  User tester\n  IdentitiesOnly yes\n  IdentityFile " + d + "/id_ed25519\n"
+                        + "  UserKnownHostsFile " + d + "/known_hosts\n");
+        return file;
+    }
+    SshNodeOptions options(int port, const QString& name = QStringLiteral("hpc")) const
+    {
+        SshNodeOptions o;
+        o.name = name;
+        o.host = QStringLiteral("kb");
+        o.configFile = sshConfig(port);
+        o.connectTimeoutSec = 10;
+        o.acceptNewHostKey = true;
+        o.agentEnv.insert(QStringLiteral("TRAINYARD_AGENT_STATE"), m_tmp.filePath(QStringLiteral("state-") + name));
+        o.agentEnv.insert(QStringLiteral("TRAINYARD_AGENT_NO_NVML"), QStringLiteral("1"));
+        o.remoteAgentPath = test::agentPath();
+        return o;
+    }
+
+    bool startServer(KbdintServer& server, const QStringList& extra = {})
+    {
+        QString error;
+        const bool ok = server.start(dir(), extra, &error);
+        if (!ok)
+            qWarning().noquote() << error;
+        return ok;
+    }
+
+    // The transport's open() until opened() or closed(): empty, or closed()'s reason and kind.
+    static std::optional<std::pair<QString, ErrorKind>> open(SshAgentTransport& t, int timeoutMs = 30000)
+    {
+        QSignalSpy opened(&t, &AgentTransport::opened);
+        QSignalSpy closed(&t, &AgentTransport::closed);
+        t.open();
+        QElapsedTimer timer;
+        timer.start();
+        while (opened.isEmpty() && closed.isEmpty() && timer.elapsed() < timeoutMs)
+            QTest::qWait(10);
+        if (!opened.isEmpty())
+            return std::nullopt;
+        if (closed.isEmpty())
+            return std::pair(QStringLiteral("timeout"), ErrorKind::Unspecified);
+        return std::pair(closed.front().at(0).toString(), closed.front().at(1).value<ErrorKind>());
+    }
+
+    static void verifyNoAnswerLogged(const QByteArray& answer)
+    {
+        QMutexLocker lock(&g_messagesMutex);
+        for (const QString& m : std::as_const(g_messages))
+            QVERIFY2(!m.contains(QString::fromUtf8(answer)), qPrintable(m));
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        if (!QFileInfo(QStringLiteral("/usr/lib/openssh/sftp-server")).isExecutable())
+            m_skip = QStringLiteral("/usr/lib/openssh/sftp-server is missing (Debian: openssh-sftp-server)");
+        for (const char* tool : {"ssh-keygen", "ssh"})
+            if (QStandardPaths::findExecutable(QLatin1String(tool)).isEmpty())
+                m_skip = QStringLiteral("%1 is missing (Debian: openssh-client)").arg(QLatin1String(tool));
+        if (!m_skip.isEmpty())
+            QSKIP(qPrintable(m_skip));
+        QVERIFY(m_tmp.isValid());
+        qunsetenv("SSH_AUTH_SOCK"); // only the key of the config, never the user's agent
+        bool ok = false;
+        for (const char* key : {"host_key", "id_ed25519"}) {
+            const QByteArray out = runTool(QStringLiteral("ssh-keygen"),
+                    {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"),
+                            QString(), QStringLiteral("-f"), m_tmp.filePath(QLatin1String(key))},
+                    &ok);
+            QVERIFY2(ok, out.constData());
+        }
+        g_previousHandler = qInstallMessageHandler(keepMessage);
+    }
+
+    void cleanupTestCase() { qInstallMessageHandler(g_previousHandler); }
+
+    // The right code: logged in after the key, the agent's handshake over
+    // that login, file jobs over its SFTP without a second question; a new
+    // connection is a new login and asks again.
+    void rightCodeLogsInOnceForEveryRequest()
+    {
+        KbdintServer server;
+        QVERIFY(startServer(server));
+        auto user = answering({kCode});
+        auto t = std::make_unique<SshAgentTransport>(options(server.port()), user);
+        QSignalSpy transportClosed(t.get(), &AgentTransport::closed);
+        AgentClient client(std::move(t));
+        QSignalSpy ready(&client, &AgentClient::ready);
+        QSignalSpy lost(&client, &AgentClient::disconnected);
+        client.connectToAgent();
+        QTRY_VERIFY_WITH_TIMEOUT(!ready.isEmpty() || !lost.isEmpty(), 30000);
+        QVERIFY2(lost.isEmpty(), lost.isEmpty() ? "" : qPrintable(lost.front().front().toString()));
+        QCOMPARE(user->count(), 1);
+        QCOMPARE(user->nodes, QStringList{QStringLiteral("hpc")});
+        const SshLoginQuestions expected{QStringLiteral("Two-factor login"),
+                QStringLiteral("A one-time code was sent to your phone."),
+                {SshLoginPrompt{QStringLiteral("Verification code: "), false}}};
+        QCOMPARE(user->asked.front(), expected);
+        QCOMPARE(user->passphrases, 0);
+        QCOMPARE(server.count("publickey accepted"), 1);
+        QCOMPARE(server.count("kbdint start"), 1);
+        QCOMPARE(server.count("kbdint answers received"), 1);
+        QCOMPARE(server.count("authenticated"), 1);
+        QCOMPARE(server.count("exec"), 1);
+
+        // File jobs (SFTP on the same session): no new login, no question.
+        const QString remote = m_tmp.filePath(QStringLiteral("remote-file.txt"));
+        for (int i = 0; i < 3; ++i) {
+            const QByteArray content = "job " + QByteArray::number(i) + "\n";
+            QByteArray readBack;
+            auto r = test::await<void>([&](auto done) {
+                client.runFileJob(
+                        [&, content](NodeFiles& files) -> Result<void> {
+                            QBuffer source;
+                            source.setData(content);
+                            source.open(QIODevice::ReadOnly);
+                            if (auto w = files.writeFile(remote, source, 0644); !w)
+                                return w;
+                            QBuffer sink(&readBack);
+                            sink.open(QIODevice::WriteOnly);
+                            return files.readFile(remote, sink);
+                        },
+                        done);
+            });
+            QVERIFY(r.has_value());
+            QVERIFY2(*r, *r ? "" : qPrintable(r->error().message));
+            QCOMPARE(readBack, content);
+        }
+        QCOMPARE(test::readFile(remote), QByteArray("job 2\n"));
+        QCOMPARE(server.count("subsystem sftp"), 1);
+        QCOMPARE(server.count("authenticated"), 1);
+        QCOMPARE(user->count(), 1);
+
+        // A new connection is a new login: asked again (SshSession.h).
+        client.disconnectFromAgent();
+        QTRY_VERIFY_WITH_TIMEOUT(!transportClosed.isEmpty(), 10000);
+        ready.clear();
+        client.connectToAgent();
+        QTRY_VERIFY_WITH_TIMEOUT(ready.size() == 1, 30000);
+        QCOMPARE(user->count(), 2);
+        QCOMPARE(server.count("authenticated"), 2);
+        verifyNoAnswerLogged(kCode);
+    }
+
+    // A wrong code: one answer, refused; the login ends naming the node and
+    // the question, without the answer, and without a second try.
+    void wrongCodeFailsOnceNamingTheNode()
+    {
+        KbdintServer server;
+        QVERIFY(startServer(server));
+        auto user = answering({"000111"});
+        SshAgentTransport t(options(server.port()), user);
+        const auto closed = open(t);
+        QVERIFY(closed);
+        QCOMPARE(closed->second, ErrorKind::Authentication);
+        const QString& why = closed->first;
+        QVERIFY2(why.startsWith(QStringLiteral("node hpc (kb = tester@127.0.0.4:")), qPrintable(why));
+        QVERIFY2(why.contains(QStringLiteral("refused the answers to its keyboard-interactive questions "
+                                             "(\"Verification code:\")")),
+                qPrintable(why));
+        QVERIFY2(!why.contains(QStringLiteral("000111")), qPrintable(why));
+        QTest::qWait(500); // nothing more comes
+        QCOMPARE(user->count(), 1);
+        QCOMPARE(server.count("kbdint start"), 1);
+        QCOMPARE(server.count("kbdint answers received"), 1);
+        QCOMPARE(server.count("kbdint code refused"), 1);
+        QCOMPARE(server.count("authenticated"), 0);
+        verifyNoAnswerLogged("000111");
+    }
+
+    // Batch mode (no provider): a clear failure, and the questions are never
+    // started (starting them can already send a push to the user's phone).
+    void batchModeSaysTheLoginAsksQuestions()
+    {
+        KbdintServer server;
+        QVERIFY(startServer(server));
+        SshAgentTransport t(options(server.port()));
+        const auto closed = open(t);
+        QVERIFY(closed);
+        QCOMPARE(closed->second, ErrorKind::Authentication);
+        const QString& why = closed->first;
+        QVERIFY2(why.startsWith(QStringLiteral("node hpc (")), qPrintable(why));
+        QVERIFY2(why.contains(QStringLiteral("the server asks questions interactively (keyboard-interactive: a "
+                                             "one-time code, a Duo prompt)"))
+                        && why.contains(QStringLiteral("batch mode"))
+                        && why.endsWith(QStringLiteral("run trainyardctl in a terminal or use the GUI")),
+                qPrintable(why));
+        QCOMPARE(server.count("publickey accepted"), 1);
+        QCOMPARE(server.count("kbdint start"), 0);
+    }
+
+    // The user cancelled: the login ends at once, no answer is sent.
+    void declinedQuestionEndsTheLogin()
+    {
+        KbdintServer server;
+        QVERIFY(startServer(server));
+        auto user = std::make_shared<Answering>(); // declines
+        SshAgentTransport t(options(server.port()), user);
+        const auto closed = open(t);
+        QVERIFY(closed);
+        QCOMPARE(closed->second, ErrorKind::Authentication);
+        QVERIFY2(closed->first.contains(QStringLiteral("were not answered")), qPrintable(closed->first));
+        QCOMPARE(user->count(), 1);
+        QCOMPARE(server.count("kbdint answers received"), 0);
+    }
+
+    // Rounds without prompts (before the question and after the answer, as
+    // OpenSSH's PAM sends them) are answered without asking anybody.
+    void roundsWithoutPromptsAskNobody()
+    {
+        KbdintServer server;
+        QVERIFY(startServer(server, {QStringLiteral("--zero-rounds")}));
+        auto user = answering({kCode});
+        SshAgentTransport t(options(server.port()), user);
+        const auto closed = open(t);
+        QVERIFY2(!closed, closed ? qPrintable(closed->first) : "");
+        QCOMPARE(user->count(), 1);
+        QCOMPARE(server.count("kbdint empty round answered (0 answers)"), 2);
+        QCOMPARE(server.count("authenticated"), 1);
+    }
+
+    // Several prompts in one round: one question to the user with all of
+    // them and their echo flags; the answers go back in order.
+    void promptsCarryTheirEchoFlags()
+    {
+        KbdintServer server;
+        QVERIFY(startServer(server, {QStringLiteral("--two-prompts")}));
+        auto user = answering({kCode, "alice"});
+        SshAgentTransport t(options(server.port()), user);
+        const auto closed = open(t);
+        QVERIFY2(!closed, closed ? qPrintable(closed->first) : "");
+        QCOMPARE(user->count(), 1);
+        const QList<SshLoginPrompt> prompts{
+                {QStringLiteral("Verification code: "), false}, {QStringLiteral("Account: "), true}};
+        QCOMPARE(user->asked.front().prompts, prompts);
+        // Too few answers count as declined, never sent.
+        KbdintServer other;
+        QVERIFY(startServer(other, {QStringLiteral("--two-prompts")}));
+        auto shortUser = answering({kCode});
+        SshAgentTransport t2(options(other.port()), shortUser);
+        const auto refused = open(t2);
+        QVERIFY(refused);
+        QVERIFY2(refused->first.contains(QStringLiteral("were not answered")), qPrintable(refused->first));
+        QCOMPARE(other.count("kbdint answers received"), 0);
+    }
+
+    // A second factor that takes its time (a Duo push approved on the
+    // phone) is waited for past the session's connect timeout.
+    void slowSecondFactorIsWaitedFor()
+    {
+        KbdintServer server;
+        QVERIFY(startServer(server, {QStringLiteral("--reply-delay-ms"), QStringLiteral("2500")}));
+        auto user = answering({kCode});
+        SshNodeOptions o = options(server.port());
+        o.connectTimeoutSec = 1;
+        SshAgentTransport t(o, user);
+        const auto closed = open(t);
+        QVERIFY2(!closed, closed ? qPrintable(closed->first) : "");
+        QCOMPARE(user->count(), 1);
+        QCOMPARE(server.count("kbdint answers received"), 1);
+    }
+
+    // A server that takes no key at all but keyboard-interactive: the keys
+    // are refused, then the questions log in (OpenSSH's order).
+    void keyboardInteractiveAloneAfterTheKeys()
+    {
+        KbdintServer server;
+        QVERIFY(startServer(server, {QStringLiteral("--methods"), QStringLiteral("keyboard-interactive")}));
+        auto user = answering({kCode});
+        SshAgentTransport t(options(server.port()), user);
+        const auto closed = open(t);
+        QVERIFY2(!closed, closed ? qPrintable(closed->first) : "");
+        QCOMPARE(user->count(), 1);
+        QCOMPARE(server.count("publickey accepted"), 0);
+        QCOMPARE(server.count("authenticated"), 1);
+        // Batch mode there: the keys' failure, and that the questions need someone.
+        SshAgentTransport batch(options(server.port(), QStringLiteral("hpc2")));
+        const auto refused = open(batch);
+        QVERIFY(refused);
+        QVERIFY2(refused->first.contains(QStringLiteral("the server accepted none of the keys tried"))
+                        && refused->first.contains(QStringLiteral("the server also offers keyboard-interactive login"))
+                        && refused->first.contains(QStringLiteral("run trainyardctl in a terminal or use the GUI")),
+                qPrintable(refused->first));
+        QCOMPARE(server.count("kbdint start"), 1);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSshKbdint)
+#include "TestSshKbdint.moc"

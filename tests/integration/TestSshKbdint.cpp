@@ -31,6 +31,7 @@
 #include "core/nodes/SshAgentTransport.h"
 #include "core/nodes/SshPassphraseProvider.h"
 #include "core/service/ServiceClient.h"
+#include "core/service/ServiceProtocol.h"
 
 #include <QBuffer>
 #include <QDir>
@@ -106,9 +107,11 @@ public:
         m_process.reset();
     }
     int port() const { return m_port; }
-    // How many times the server reported `event` so far.
-    int count(const QByteArray& event) const
+    // How many times the server reported `event` so far (it reports before
+    // it answers the client; a moment of the event loop takes in the lines).
+    int count(const QByteArray& event)
     {
+        QTest::qWait(20);
         int n = 0;
         for (const QByteArray& line : m_log.split('\n'))
             if (line == "kbdint-sshd: " + event)
@@ -481,6 +484,118 @@ private Q_SLOTS:
                         && refused->first.contains(QStringLiteral("run trainyardctl in a terminal or use the GUI")),
                 qPrintable(refused->first));
         QCOMPARE(server.count("kbdint start"), 1);
+    }
+
+    // trainyardd's sessions (the GUI's and trainyardctl's nodes) have no
+    // terminal: the questions go to the client that takes questions, once
+    // per login, as a `prompt` event of kind keyboard_interactive; answered
+    // by a provider (trainyardctl) or by answerLoginPrompt() (the GUI's
+    // RunControl::loginQuestionsRequested). Wrong answers fail the node as a
+    // login failure; nobody to ask fails it at once.
+    void serviceAsksAClientTheQuestions()
+    {
+        KbdintServer server;
+        QVERIFY(startServer(server));
+        const QString d = m_tmp.filePath(QStringLiteral("svc"));
+        QDir().mkpath(d + QStringLiteral("/db"));
+        QDir().mkpath(d + QStringLiteral("/runtime"));
+        // The service started below gets this process's environment.
+        const QList<QByteArray> names{"HOME", "TRAINYARD_SSH_CONFIG", "TRAINYARD_AGENT", "TRAINYARD_AGENT_STATE",
+                "TRAINYARD_DAEMON", "XDG_RUNTIME_DIR"};
+        QList<std::optional<QByteArray>> saved;
+        for (const QByteArray& n : names)
+            saved << (qEnvironmentVariableIsSet(n.constData()) ? std::optional(qgetenv(n.constData())) : std::nullopt);
+        const auto restore = qScopeGuard([&] {
+            for (qsizetype i = 0; i < names.size(); ++i)
+                saved[i] ? qputenv(names[i].constData(), *saved[i]) : qunsetenv(names[i].constData());
+        });
+        qputenv("HOME", QFile::encodeName(d));
+        qputenv("TRAINYARD_SSH_CONFIG", QFile::encodeName(sshConfig(server.port())));
+        qputenv("TRAINYARD_AGENT", test::agentPath().toUtf8());
+        qputenv("TRAINYARD_AGENT_STATE", QFile::encodeName(d + QStringLiteral("/agent-state")));
+        qputenv("TRAINYARD_DAEMON", TRAINYARDD_PATH);
+        qputenv("XDG_RUNTIME_DIR", QFile::encodeName(d + QStringLiteral("/runtime")));
+        const QString db = d + QStringLiteral("/db/trainyard.db");
+        auto svc = service::ServiceClient::connectTo(db, service::ServiceClient::Start::IfNeeded);
+        QVERIFY2(svc, svc ? "" : qPrintable(svc.error().message));
+        const auto stopService = qScopeGuard([&] { (void)(*svc)->call(QStringLiteral("stop")); });
+        QSignalSpy nodes(svc->get(), &service::ServiceClient::nodeStatusChanged);
+        const auto status = [&](const QString& node) -> std::optional<std::tuple<bool, QString, ErrorKind>> {
+            std::optional<std::tuple<bool, QString, ErrorKind>> last;
+            for (const QList<QVariant>& a : std::as_const(nodes))
+                if (a.at(0).toString() == node)
+                    last = std::tuple(a.at(1).toBool(), a.at(2).toString(), a.at(3).value<ErrorKind>());
+            return last;
+        };
+        const auto add = [&](const QString& name) {
+            return (*svc)->call(QStringLiteral("node_add"),
+                    {{QStringLiteral("node"),
+                             QJsonObject{{QStringLiteral("name"), name}, {QStringLiteral("host"), QStringLiteral("kb")},
+                                     {QStringLiteral("agent_path"), test::agentPath()}}},
+                            {QStringLiteral("accept_new_host_key"), true}});
+        };
+        const SshLoginQuestions expected{QStringLiteral("Two-factor login"),
+                QStringLiteral("A one-time code was sent to your phone."),
+                {SshLoginPrompt{QStringLiteral("Verification code: "), false}}};
+
+        // trainyardctl's way: a provider.
+        auto user = answering({kCode});
+        QVERIFY((*svc)->answerPromptsWith(user));
+        QVERIFY(add(QStringLiteral("otp1")));
+        QTRY_VERIFY_WITH_TIMEOUT(status(QStringLiteral("otp1")).has_value(), 30000);
+        QVERIFY2(
+                std::get<0>(*status(QStringLiteral("otp1"))), qPrintable(std::get<1>(*status(QStringLiteral("otp1")))));
+        QCOMPARE(user->count(), 1);
+        QCOMPARE(user->nodes, QStringList{QStringLiteral("otp1")});
+        QCOMPARE(user->asked.front(), expected);
+        QTest::qWait(1000); // the node's requests meanwhile ask nothing more
+        QCOMPARE(user->count(), 1);
+        QCOMPARE(server.count("authenticated"), 1);
+
+        // The GUI's way: the question as a signal, answered by id.
+        QVERIFY((*svc)->answerPromptsWith(nullptr));
+        auto gui = service::ServiceClient::connectTo(db, service::ServiceClient::Start::Never);
+        QVERIFY2(gui, gui ? "" : qPrintable(gui.error().message));
+        QVERIFY((*gui)->call(QStringLiteral("subscribe"), {{QStringLiteral("prompts"), true}}));
+        QList<SshLoginQuestions> shown;
+        QByteArray typed = kCode;
+        service::ServiceClient* guiClient = gui->get();
+        connect(guiClient, &service::ServiceClient::loginPromptReceived, guiClient,
+                [&](qint64 prompt, const QString& node, const SshLoginQuestions& questions) {
+                    QCOMPARE(node.left(3), QStringLiteral("otp"));
+                    shown << questions;
+                    guiClient->answerLoginPrompt(prompt, QList<QByteArray>{typed});
+                });
+        QVERIFY(add(QStringLiteral("otp2")));
+        QTRY_VERIFY_WITH_TIMEOUT(status(QStringLiteral("otp2")).has_value(), 30000);
+        QVERIFY2(
+                std::get<0>(*status(QStringLiteral("otp2"))), qPrintable(std::get<1>(*status(QStringLiteral("otp2")))));
+        QCOMPARE(shown, QList<SshLoginQuestions>{expected});
+
+        // A wrong code: a login failure naming the node and the question.
+        typed = "000222";
+        QVERIFY(add(QStringLiteral("otp3")));
+        QTRY_VERIFY_WITH_TIMEOUT(status(QStringLiteral("otp3")).has_value(), 30000);
+        const auto [ready3, why3, kind3] = *status(QStringLiteral("otp3"));
+        QVERIFY(!ready3);
+        QCOMPARE(kind3, ErrorKind::Authentication);
+        QVERIFY2(why3.contains(QStringLiteral("node otp3 (kb = tester@127.0.0.4:"))
+                        && why3.contains(QStringLiteral("refused the answers to its keyboard-interactive questions"))
+                        && !why3.contains(QStringLiteral("000222")),
+                qPrintable(why3));
+
+        // Nobody takes questions: declined at once, never a 2-minute wait.
+        gui->reset();
+        QElapsedTimer t;
+        t.start();
+        QVERIFY(add(QStringLiteral("otp4")));
+        QTRY_VERIFY_WITH_TIMEOUT(status(QStringLiteral("otp4")).has_value(), 30000);
+        const auto [ready4, why4, kind4] = *status(QStringLiteral("otp4"));
+        QVERIFY(!ready4);
+        QCOMPARE(kind4, ErrorKind::Authentication);
+        QVERIFY2(why4.contains(QStringLiteral("were not answered")), qPrintable(why4));
+        QVERIFY2(t.elapsed() < 20000, qPrintable(QString::number(t.elapsed())));
+        QCOMPARE(user->count(), 1);
     }
 };
 

@@ -49,6 +49,13 @@
 
 #include <functional>
 #include <memory>
+#include <string>
+#include <vector>
+
+#include <poll.h>
+#include <pty.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace ty;
 
@@ -596,6 +603,121 @@ private Q_SLOTS:
         QVERIFY2(why4.contains(QStringLiteral("were not answered")), qPrintable(why4));
         QVERIFY2(t.elapsed() < 20000, qPrintable(QString::number(t.elapsed())));
         QCOMPARE(user->count(), 1);
+    }
+
+    // trainyardctl's own login (node add's probe): the askpass program is
+    // asked once, with the server's name and instruction and the prompt;
+    // with neither askpass nor a terminal (batch mode) it fails saying why.
+    void trainyardctlAsksTheAskpassProgram()
+    {
+        KbdintServer server;
+        QVERIFY(startServer(server));
+        const QString d = m_tmp.filePath(QStringLiteral("ctl-askpass"));
+        QDir().mkpath(d + QStringLiteral("/db"));
+        const QString asked = d + QStringLiteral("/asked.txt");
+        const QString askpass = d + QStringLiteral("/askpass.sh");
+        test::writeFile(askpass,
+                "#!/bin/sh\nprintf '%s\\n--\\n' \"$1\" >> '" + QFile::encodeName(asked) + "'\necho " + kCode + "\n");
+        QFile::setPermissions(askpass, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        QProcessEnvironment env = test::serviceEnvironment(d, QStringLiteral(TRAINYARDD_PATH));
+        env.insert(QStringLiteral("HOME"), d);
+        env.insert(QStringLiteral("TRAINYARD_SSH_CONFIG"), sshConfig(server.port()));
+        env.remove(QStringLiteral("SSH_AUTH_SOCK"));
+        env.remove(QStringLiteral("SSH_ASKPASS"));
+        const auto add = [&](const QString& name, bool withAskpass) {
+            QProcessEnvironment e = env;
+            if (withAskpass)
+                e.insert(QStringLiteral("TRAINYARD_ASKPASS"), askpass);
+            QProcess p;
+            p.setProcessEnvironment(e);
+            test::withoutTerminal(p); // batch mode but for the askpass program
+            p.start(QStringLiteral(TRAINYARD_CTL_PATH),
+                    {QStringLiteral("--db"), d + QStringLiteral("/db/trainyard.db"), QStringLiteral("node"),
+                            QStringLiteral("add"), name, QStringLiteral("--host"), QStringLiteral("kb"),
+                            QStringLiteral("--agent-path"), test::agentPath(),
+                            QStringLiteral("--accept-new-host-key")});
+            p.waitForFinished(60000);
+            return std::pair(p.exitCode(), QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError()));
+        };
+        const auto [batchCode, batchOut] = add(QStringLiteral("otpbatch"), false);
+        QVERIFY2(batchCode != 0, qPrintable(batchOut));
+        QVERIFY2(batchOut.contains(QStringLiteral("node otpbatch not added: node otpbatch (kb = tester@127.0.0.4:"))
+                        && batchOut.contains(QStringLiteral("run trainyardctl in a terminal or use the GUI")),
+                qPrintable(batchOut));
+        QCOMPARE(server.count("kbdint start"), 0);
+
+        const auto [code, out] = add(QStringLiteral("otpctl"), true);
+        QVERIFY2(code == 0 && out.contains(QStringLiteral("added node otpctl")), qPrintable(out));
+        QCOMPARE(QString::fromUtf8(test::readFile(asked)),
+                QStringLiteral("otpctl: Two-factor login\nA one-time code was sent to your phone.\n"
+                               "Verification code:\n--\n"));
+        QCOMPARE(server.count("kbdint answers received"), 1);
+    }
+
+    // On the terminal: the server's name and instruction, then the prompt
+    // with echo off (the code typed is not shown); one question per login.
+    void trainyardctlAsksOnTheTerminal()
+    {
+        KbdintServer server;
+        QVERIFY(startServer(server));
+        const QString d = m_tmp.filePath(QStringLiteral("ctl-tty"));
+        QDir().mkpath(d + QStringLiteral("/db"));
+        QProcessEnvironment env = test::serviceEnvironment(d, QStringLiteral(TRAINYARDD_PATH));
+        env.insert(QStringLiteral("HOME"), d);
+        env.insert(QStringLiteral("TRAINYARD_SSH_CONFIG"), sshConfig(server.port()));
+        for (const char* name : {"SSH_AUTH_SOCK", "SSH_ASKPASS", "TRAINYARD_ASKPASS"})
+            env.remove(QLatin1String(name));
+        std::vector<std::string> args{TRAINYARD_CTL_PATH, "--db",
+                QString(d + QStringLiteral("/db/trainyard.db")).toStdString(), "node", "add", "otptty", "--host", "kb",
+                "--agent-path", test::agentPath().toStdString(), "--accept-new-host-key"};
+        std::vector<std::string> vars;
+        for (const QString& v : env.toStringList())
+            vars.push_back(v.toStdString());
+        std::vector<char*> argv, envp;
+        for (std::string& a : args)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        for (std::string& v : vars)
+            envp.push_back(v.data());
+        envp.push_back(nullptr);
+        int master = -1;
+        const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+        QVERIFY(pid >= 0);
+        if (pid == 0) {
+            ::execve(argv[0], argv.data(), envp.data());
+            ::_exit(127);
+        }
+        QByteArray screen;
+        bool typed = false;
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < 60000) {
+            pollfd p{master, POLLIN, 0};
+            if (::poll(&p, 1, 100) <= 0)
+                continue;
+            char buf[4096];
+            const ssize_t n = ::read(master, buf, sizeof buf);
+            if (n <= 0)
+                break; // EIO: the program ended
+            screen.append(buf, qsizetype(n));
+            if (!typed && screen.contains("otptty: Verification code: ")) {
+                typed = true;
+                const QByteArray line = QByteArray(kCode) + "\r";
+                QCOMPARE(::write(master, line.constData(), size_t(line.size())), ssize_t(line.size()));
+            }
+        }
+        int status = -1;
+        ::waitpid(pid, &status, 0);
+        ::close(master);
+        QVERIFY2(typed, screen.constData());
+        QVERIFY2(WIFEXITED(status) && WEXITSTATUS(status) == 0, screen.constData());
+        QVERIFY2(screen.contains("otptty: Two-factor login\r\nA one-time code was sent to your phone.\r\n"
+                                 "otptty: Verification code: \r\n"),
+                screen.constData());
+        QVERIFY2(!screen.contains(kCode), screen.constData()); // echo was off
+        QVERIFY2(screen.contains("added node otptty"), screen.constData());
+        QCOMPARE(server.count("kbdint answers received"), 1);
+        QCOMPARE(server.count("kbdint code accepted"), 1);
     }
 };
 

@@ -465,6 +465,7 @@ Result<void> SshSession::verifyHostKey()
                         "is left as it is (only public-key login is used, nothing is forwarded). If you know the "
                         "key was replaced, remove that entry (ssh-keygen -R '%1' -f %2) so the new key is recorded.")
                           .arg(name, file);
+        m_hostKeyChangedAccepted = true; // and so no keyboard-interactive login (authenticate())
         qCWarning(lcNodes).noquote() << message;
         Q_EMIT hostKeyDecided(decision, fingerprint, message);
         return {};
@@ -750,7 +751,21 @@ Result<void> SshSession::authenticate()
     if (!dropped && (rc == SSH_AUTH_PARTIAL || rc == SSH_AUTH_DENIED)
             && (ssh_userauth_list(m_session, nullptr) & SSH_AUTH_METHOD_INTERACTIVE)) {
         const bool afterKey = rc == SSH_AUTH_PARTIAL;
-        if (!m_passphrases) {
+        if (m_hostKeyChangedAccepted) {
+            // As OpenSSH: answers (a password, a code) never go to a host
+            // whose key changed; only the key's signature, bound to this
+            // session, is given.
+            const QString disabled
+                    = QStringLiteral("keyboard-interactive authentication, which the server %1, is disabled to avoid "
+                                     "man-in-the-middle attacks: the host key changed and was accepted only because "
+                                     "StrictHostKeyChecking is no for this host")
+                              .arg(afterKey ? QStringLiteral("wants after the key") : QStringLiteral("offers"));
+            if (afterKey)
+                return fail(QStringLiteral("%1: authentication failed: the server accepted the key (%2), but %3")
+                                    .arg(where(), keys, disabled),
+                        ErrorKind::Authentication);
+            kbdintNote = QStringLiteral("; ") + disabled;
+        } else if (!m_passphrases) {
             // Never started without someone to answer: starting it can already
             // send a push to the user's phone (Duo's autopush).
             if (afterKey)

@@ -47,7 +47,10 @@
 //      Authentication error naming the node and the prompts (never the
 //      answers); answers are wiped once libssh has them. Batch mode (no
 //      provider) never starts it: the error says the login asks questions
-//      and to run trainyardctl in a terminal or use the GUI.
+//      and to run trainyardctl in a terminal or use the GUI. Nor does a
+//      connection whose changed host key was let through under
+//      StrictHostKeyChecking no (as OpenSSH: no answers to a possible
+//      man in the middle); its error says so.
 //   4. Optional agent deployment over SFTP (AgentDeploy), still blocking.
 //   5. Opens a session channel with callbacks (data on stdout and stderr, eof,
 //      close, exit status, exit signal) registered for its whole life, execs
@@ -205,8 +208,9 @@ private:
     bool m_inService = false;
     bool m_remoteEof = false;
     bool m_channelClosed = false;
-    QString m_configIdentity; // libssh's first identity after the config, before the explicit one
-    QString m_hostKeyAlias;   // OpenSSH's HostKeyAlias for the host (verifyHostKey()); empty: none
+    QString m_configIdentity;              // libssh's first identity after the config, before the explicit one
+    QString m_hostKeyAlias;                // OpenSSH's HostKeyAlias for the host (verifyHostKey()); empty: none
+    bool m_hostKeyChangedAccepted = false; // a changed host key let through (StrictHostKeyChecking no)
     std::optional<OpenSshHostConfig> m_openSsh;
     bool m_openSshQueried = false;
     QString m_openSshProblem;

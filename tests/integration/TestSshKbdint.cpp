@@ -201,14 +201,16 @@ class TestSshKbdint final : public QObject {
     QString m_skip;
 
     QString dir() const { return m_tmp.path(); }
-    QString sshConfig(int port, const QString& alias = QStringLiteral("kb")) const
+    // Host kb -> the server; `knownHosts` empty: the test's shared one.
+    QString sshConfig(int port, const QString& knownHosts = {}, const QByteArray& extra = {}) const
     {
         const QString file = m_tmp.filePath(QStringLiteral("ssh_config-%1").arg(port));
         const QByteArray d = QFile::encodeName(dir());
         test::writeFile(file,
-                "Host " + alias.toUtf8() + "\n  HostName 127.0.0.4\n  Port " + QByteArray::number(port)
+                "Host kb\n  HostName 127.0.0.4\n  Port " + QByteArray::number(port)
                         + "\n  User tester\n  IdentitiesOnly yes\n  IdentityFile " + d + "/id_ed25519\n"
-                        + "  UserKnownHostsFile " + d + "/known_hosts\n");
+                        + "  UserKnownHostsFile "
+                        + (knownHosts.isEmpty() ? d + "/known_hosts" : QFile::encodeName(knownHosts)) + "\n" + extra);
         return file;
     }
     SshNodeOptions options(int port, const QString& name = QStringLiteral("hpc")) const
@@ -491,6 +493,41 @@ private Q_SLOTS:
                         && refused->first.contains(QStringLiteral("run trainyardctl in a terminal or use the GUI")),
                 qPrintable(refused->first));
         QCOMPARE(server.count("kbdint start"), 1);
+    }
+
+    // A changed host key let through by `StrictHostKeyChecking no` gets no
+    // answers, as with OpenSSH (a man in the middle would read them): the
+    // provider is not asked, the questions are not started, the error says why.
+    void changedHostKeyGetsNoAnswers()
+    {
+        KbdintServer server;
+        QVERIFY(startServer(server));
+        bool ok = false;
+        const QString other = m_tmp.filePath(QStringLiteral("other_host_key"));
+        const QByteArray out = runTool(QStringLiteral("ssh-keygen"),
+                {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"), QString(),
+                        QStringLiteral("-f"), other},
+                &ok);
+        QVERIFY2(ok, out.constData());
+        const QString known = m_tmp.filePath(QStringLiteral("known_hosts-changed"));
+        const QList<QByteArray> pub = test::readFile(other + QStringLiteral(".pub")).split(' ');
+        test::writeFile(known,
+                "[127.0.0.4]:" + QByteArray::number(server.port()) + ' ' + pub.value(0) + ' ' + pub.value(1) + '\n');
+        auto user = answering({kCode});
+        SshNodeOptions o = options(server.port());
+        o.configFile = sshConfig(server.port(), known, "  StrictHostKeyChecking no\n");
+        SshAgentTransport t(o, user);
+        const auto closed = open(t);
+        QVERIFY(closed);
+        QCOMPARE(closed->second, ErrorKind::Authentication);
+        QVERIFY2(closed->first.contains(QStringLiteral("the server accepted the key"))
+                        && closed->first.contains(
+                                QStringLiteral("is disabled to avoid man-in-the-middle attacks: the host key changed")),
+                qPrintable(closed->first));
+        QCOMPARE(t.lastHostKeyDecision(), HostKeyDecision::AcceptedChanged);
+        QCOMPARE(user->count(), 0);
+        QCOMPARE(server.count("publickey accepted"), 1);
+        QCOMPARE(server.count("kbdint start"), 0);
     }
 
     // trainyardd's sessions (the GUI's and trainyardctl's nodes) have no

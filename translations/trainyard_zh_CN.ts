@@ -33,12 +33,12 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="127"/>
+        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="144"/>
         <source>Passphrase not remembered</source>
         <translation>未记住口令</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="128"/>
+        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="145"/>
         <source>The passphrase is used for this connection but could not be kept in the system keychain, and is not stored anywhere else.
 
 %1</source>
@@ -1159,6 +1159,29 @@
     </message>
 </context>
 <context>
+    <name>ty::LoginQuestionsDialog</name>
+    <message>
+        <location filename="../ui/dialogs/LoginQuestionsDialog.cpp" line="31"/>
+        <source>SSH login to %1</source>
+        <translation>SSH 登录 %1</translation>
+    </message>
+    <message>
+        <location filename="../ui/dialogs/LoginQuestionsDialog.cpp" line="33"/>
+        <source>The login to node %1 asks for more than a key (keyboard-interactive authentication, e.g. a one-time code):</source>
+        <translation>登录节点 %1 除密钥外还需回答问题（键盘交互式认证，例如一次性验证码）：</translation>
+    </message>
+    <message>
+        <location filename="../ui/dialogs/LoginQuestionsDialog.cpp" line="61"/>
+        <source>Answer %1</source>
+        <translation>回答 %1</translation>
+    </message>
+    <message>
+        <location filename="../ui/dialogs/LoginQuestionsDialog.cpp" line="68"/>
+        <source>&lt;small&gt;Trainyard hands the answers to libssh for this login and keeps them nowhere. A connection made later asks again.&lt;/small&gt;</source>
+        <translation>&lt;small&gt;Trainyard 仅将这些回答交给 libssh 用于本次登录，不会保存在任何地方。之后建立的连接会再次询问。&lt;/small&gt;</translation>
+    </message>
+</context>
+<context>
     <name>ty::MainWindow</name>
     <message>
         <location filename="../ui/mainwindow/MainWindow.cpp" line="117"/>
@@ -1986,27 +2009,27 @@ SHA256 指纹：
 <context>
     <name>ty::PassphraseDialog</name>
     <message>
-        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="24"/>
+        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="25"/>
         <source>SSH key passphrase for %1</source>
         <translation>%1 的 SSH 密钥口令</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="25"/>
+        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="26"/>
         <source>Connecting to node &lt;b&gt;%1&lt;/b&gt; needs an encrypted private key.&lt;br&gt;%2</source>
         <translation>连接节点 &lt;b&gt;%1&lt;/b&gt; 需要一个加密的私钥。&lt;br&gt;%2</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="30"/>
+        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="31"/>
         <source>&lt;small&gt;Trainyard hands the passphrase to libssh. It keeps it only in the system keychain, and only if you ask; never in a file.&lt;/small&gt;</source>
         <translation>&lt;small&gt;Trainyard 将口令交给 libssh。仅在你要求时才将其保存在系统密钥环中；绝不写入文件。&lt;/small&gt;</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="36"/>
+        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="37"/>
         <source>Passphrase</source>
         <translation>密码短语</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="44"/>
+        <location filename="../ui/dialogs/PassphraseDialog.cpp" line="45"/>
         <source>Remember in the system keychain</source>
         <translation>记住到系统密钥环</translation>
     </message>

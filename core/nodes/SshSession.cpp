@@ -8,6 +8,7 @@
 #include "core/nodes/SshPassphraseProvider.h"
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QRegularExpression>
@@ -166,6 +167,27 @@ std::optional<QByteArray> certificateBlob(const QString& file)
         return std::nullopt;
     return decoded.decoded;
 }
+
+// The names of libssh's SSH_AUTH_METHOD_* bits, as servers list them.
+QString authMethodNames(int methods)
+{
+    QStringList names;
+    const std::pair<int, const char*> known[] = {{SSH_AUTH_METHOD_PUBLICKEY, "publickey"},
+            {SSH_AUTH_METHOD_GSSAPI_MIC, "gssapi-with-mic"}, {SSH_AUTH_METHOD_INTERACTIVE, "keyboard-interactive"},
+            {SSH_AUTH_METHOD_PASSWORD, "password"}, {SSH_AUTH_METHOD_HOSTBASED, "hostbased"}};
+    for (const auto& [bit, name] : known)
+        if (methods & bit)
+            names << QLatin1String(name);
+    return names.isEmpty() ? QStringLiteral("none named") : names.join(QStringLiteral(", "));
+}
+
+// Keyboard-interactive limits: rounds in all (those without prompts
+// included), rounds with prompts (each asks the user), and how long the
+// server may take to reply to answers (a Duo push waits for the phone),
+// beyond the session's own timeout.
+constexpr int kMaxKbdintRounds = 16;
+constexpr int kMaxKbdintQuestionRounds = 4;
+constexpr qint64 kKbdintReplyMs = 120000;
 
 // ssh_session_is_known_server's verdict for the entries under `name` (a
 // HostKeyAlias) rather than libssh's own `[host]:port`, with libssh's own
@@ -443,6 +465,7 @@ Result<void> SshSession::verifyHostKey()
                         "is left as it is (only public-key login is used, nothing is forwarded). If you know the "
                         "key was replaced, remove that entry (ssh-keygen -R '%1' -f %2) so the new key is recorded.")
                           .arg(name, file);
+        m_hostKeyChangedAccepted = true; // and so no keyboard-interactive login (authenticate())
         qCWarning(lcNodes).noquote() << message;
         Q_EMIT hostKeyDecided(decision, fingerprint, message);
         return {};
@@ -720,6 +743,52 @@ Result<void> SshSession::authenticate()
         keys += then + QStringLiteral("no key file: none of %1 exists").arg(missing.join(QStringLiteral(", ")));
     if (keys.isEmpty())
         keys = QStringLiteral("none");
+    // Keyboard-interactive (RFC 4256) after the keys, as OpenSSH's default
+    // PreferredAuthentications: a second factor once a key was accepted
+    // (PARTIAL: the server's AuthenticationMethods publickey,keyboard-interactive),
+    // or the login itself when no key was (a PAM password and code).
+    QString kbdintNote; // keyboard-interactive's part of the failure below
+    if (!dropped && (rc == SSH_AUTH_PARTIAL || rc == SSH_AUTH_DENIED)
+            && (ssh_userauth_list(m_session, nullptr) & SSH_AUTH_METHOD_INTERACTIVE)) {
+        const bool afterKey = rc == SSH_AUTH_PARTIAL;
+        if (m_hostKeyChangedAccepted) {
+            // As OpenSSH: answers (a password, a code) never go to a host
+            // whose key changed; only the key's signature, bound to this
+            // session, is given.
+            const QString disabled
+                    = QStringLiteral("keyboard-interactive authentication, which the server %1, is disabled to avoid "
+                                     "man-in-the-middle attacks: the host key changed and was accepted only because "
+                                     "StrictHostKeyChecking is no for this host")
+                              .arg(afterKey ? QStringLiteral("wants after the key") : QStringLiteral("offers"));
+            if (afterKey)
+                return fail(QStringLiteral("%1: authentication failed: the server accepted the key (%2), but %3")
+                                    .arg(where(), keys, disabled),
+                        ErrorKind::Authentication);
+            kbdintNote = QStringLiteral("; ") + disabled;
+        } else if (!m_passphrases) {
+            // Never started without someone to answer: starting it can already
+            // send a push to the user's phone (Duo's autopush).
+            if (afterKey)
+                return fail(QStringLiteral("%1: the login asks for more than a key: after accepting it (%2) the "
+                                           "server asks questions interactively (keyboard-interactive: a one-time "
+                                           "code, a Duo prompt), and there is no one to answer them here (batch "
+                                           "mode): run trainyardctl in a terminal or use the GUI")
+                                    .arg(where(), keys),
+                        ErrorKind::Authentication);
+            kbdintNote = QStringLiteral(
+                    "; the server also offers keyboard-interactive login (a password or a one-time code), "
+                    "which needs someone to answer (batch mode here): run trainyardctl in a terminal or use the GUI");
+        } else {
+            const KbdintOutcome k = keyboardInteractive();
+            if (k.rc == SSH_AUTH_SUCCESS)
+                return {};
+            if (afterKey)
+                return fail(QStringLiteral("%1: authentication failed: the server accepted the key (%2), then %3")
+                                    .arg(where(), keys, k.problem),
+                        ErrorKind::Authentication);
+            kbdintNote = QStringLiteral("; then ") + k.problem;
+        }
+    }
     if (dropped) {
         // Not "refused": the server never saw these keys.
         QString message
@@ -740,7 +809,12 @@ Result<void> SshSession::authenticate()
         return fail(message, ErrorKind::Authentication);
     }
     // A key the server accepts but that stayed locked is the whole story.
-    QString message = locked.isEmpty()
+    QString message = rc == SSH_AUTH_PARTIAL
+            ? QStringLiteral("%1: authentication failed: the server accepted the key (%2), but also wants another "
+                             "authentication method (%3), which Trainyard does not support (it supports "
+                             "keyboard-interactive after a key)")
+                      .arg(where(), keys, authMethodNames(ssh_userauth_list(m_session, nullptr)))
+            : locked.isEmpty()
             ? QStringLiteral("%1: authentication failed: the server accepted none of the keys tried (%2)")
                       .arg(where(), keys)
             : QStringLiteral(
@@ -752,9 +826,7 @@ Result<void> SshSession::authenticate()
         message += QStringLiteral("; the node's identity file %1 does not exist").arg(m_options.identityFile);
     if (rc == SSH_AUTH_ERROR)
         message += QStringLiteral(": ") + QString::fromUtf8(ssh_get_error(m_session));
-    if (rc == SSH_AUTH_PARTIAL)
-        message += QStringLiteral(
-                "; the server wants a further authentication method, which Trainyard does not support");
+    message += kbdintNote;
     if (!unreadable.isEmpty())
         message += QStringLiteral("; cannot read the private key %1").arg(unreadable.join(QStringLiteral(", ")));
     if (!encrypted.isEmpty()) {
@@ -771,6 +843,122 @@ Result<void> SshSession::authenticate()
                                .arg(asked);
     }
     return fail(message, ErrorKind::Authentication);
+}
+
+SshSession::KbdintOutcome SshSession::keyboardInteractive()
+{
+    const QString node = m_options.name.isEmpty() ? m_options.host : m_options.name;
+    const auto connected = [this] {
+        return ssh_is_connected(m_session) && !(ssh_get_status(m_session) & (SSH_CLOSED | SSH_CLOSED_ERROR));
+    };
+    // Blocking calls: past the session's timeout libssh returns
+    // SSH_AUTH_AGAIN, and the same call goes on waiting where it was.
+    const auto call = [&] {
+        QElapsedTimer waited;
+        waited.start();
+        int rc = ssh_userauth_kbdint(m_session, nullptr, nullptr);
+        while (rc == SSH_AUTH_AGAIN && waited.elapsed() < kKbdintReplyMs && connected())
+            rc = ssh_userauth_kbdint(m_session, nullptr, nullptr);
+        return rc;
+    };
+    QStringList asked; // the prompts' texts, for a failure (never the answers)
+    const auto quoted = [&asked] {
+        QStringList q;
+        for (const QString& t : std::as_const(asked))
+            q << u'"' + t.trimmed() + u'"';
+        return q.join(QStringLiteral(", "));
+    };
+    int rounds = 0;
+    int questionRounds = 0;
+    int rc = call();
+    while (rc == SSH_AUTH_INFO) {
+        if (++rounds > kMaxKbdintRounds)
+            return {SSH_AUTH_DENIED,
+                    QStringLiteral("the server kept sending keyboard-interactive rounds (more than %1); gave up")
+                            .arg(kMaxKbdintRounds)};
+        SshLoginQuestions questions;
+        questions.name = QString::fromUtf8(ssh_userauth_kbdint_getname(m_session));
+        questions.instruction = QString::fromUtf8(ssh_userauth_kbdint_getinstruction(m_session));
+        const int n = std::max(0, ssh_userauth_kbdint_getnprompts(m_session));
+        for (int i = 0; i < n; ++i) {
+            char echo = 0;
+            const char* text = ssh_userauth_kbdint_getprompt(m_session, unsigned(i), &echo);
+            questions.prompts.append({QString::fromUtf8(text ? text : ""), echo != 0});
+        }
+        if (n == 0) {
+            // A round without questions (OpenSSH's PAM sends one to pass on
+            // its messages): answered with nothing, nobody is asked.
+            if (!questions.name.isEmpty() || !questions.instruction.isEmpty())
+                qCInfo(lcNodes).noquote()
+                        << where()
+                        << ": the login says:" << QString(questions.name + u' ' + questions.instruction).trimmed();
+            rc = call();
+            continue;
+        }
+        for (const SshLoginPrompt& p : std::as_const(questions.prompts))
+            asked << p.text;
+        if (++questionRounds > kMaxKbdintQuestionRounds)
+            return {SSH_AUTH_DENIED,
+                    QStringLiteral("the server kept asking questions (%1; more than %2 rounds); gave up")
+                            .arg(quoted())
+                            .arg(kMaxKbdintQuestionRounds)};
+        std::optional<QList<QByteArray>> answers = m_passphrases->answers(node, questions);
+        const auto wipe = [&answers] {
+            if (answers)
+                for (QByteArray& a : *answers)
+                    a.fill('\0');
+            answers.reset();
+        };
+        if (!answers || answers->size() != n) {
+            wipe();
+            return {SSH_AUTH_DENIED,
+                    QStringLiteral("the server asked questions interactively (keyboard-interactive: %1), and they "
+                                   "were not answered (cancelled, or nobody to ask: run trainyardctl in a terminal "
+                                   "or use the GUI)")
+                            .arg(quoted())};
+        }
+        for (int i = 0; i < n; ++i) {
+            QByteArray& a = (*answers)[i];
+            // A C string for libssh, which copies it (and wipes its copy once sent).
+            if (a.contains('\0') || ssh_userauth_kbdint_setanswer(m_session, unsigned(i), a.constData()) < 0) {
+                wipe();
+                return {SSH_AUTH_ERROR,
+                        QStringLiteral("an answer to the keyboard-interactive questions (%1) could not be sent%2")
+                                .arg(quoted(),
+                                        connected()
+                                                ? QString()
+                                                : QStringLiteral(": ") + QString::fromUtf8(ssh_get_error(m_session)))};
+            }
+        }
+        wipe();
+        qCInfo(lcNodes).noquote() << where() << ": answered" << n << "keyboard-interactive question(s)";
+        rc = call();
+    }
+    switch (rc) {
+    case SSH_AUTH_SUCCESS: return {rc, {}};
+    case SSH_AUTH_PARTIAL:
+        return {rc,
+                QStringLiteral("the server accepted the keyboard-interactive answers (%1) but also wants another "
+                               "authentication method (%2), which Trainyard does not support")
+                        .arg(asked.isEmpty() ? QStringLiteral("no questions") : quoted(),
+                                authMethodNames(ssh_userauth_list(m_session, nullptr)))};
+    case SSH_AUTH_DENIED:
+        if (asked.isEmpty())
+            return {rc, QStringLiteral("the server refused keyboard-interactive login without asking anything")};
+        return {rc,
+                QStringLiteral("the server refused the answers to its keyboard-interactive questions (%1). They are "
+                               "not asked again in this login: connect again to answer anew (a new one-time code)")
+                        .arg(quoted())};
+    case SSH_AUTH_AGAIN:
+        return {rc,
+                QStringLiteral("the server did not answer the keyboard-interactive login within %1 s%2")
+                        .arg(kKbdintReplyMs / 1000)
+                        .arg(asked.isEmpty() ? QString() : QStringLiteral(" (questions: %1)").arg(quoted()))};
+    default:
+        return {SSH_AUTH_ERROR,
+                QStringLiteral("keyboard-interactive login failed: %1")
+                        .arg(QString::fromUtf8(ssh_get_error(m_session)))};
+    }
 }
 
 Result<void> SshSession::openAgentChannel()

@@ -35,6 +35,22 @@
 //      files (SshAgentFilter.h), so other agent keys do not use up the
 //      server's MaxAuthTries. A failure names the keys the server refused
 //      and, when it closed the connection first, those never offered.
+//      Then keyboard-interactive (RFC 4256: one-time codes, Duo prompts, a
+//      PAM password), when the server offers it: after a key it accepted
+//      but that is not enough (SSH_AUTH_PARTIAL: AuthenticationMethods
+//      publickey,keyboard-interactive), or when it accepted none. Each round
+//      with prompts goes to SshPassphraseProvider::answers() (name,
+//      instruction, each prompt with its echo flag); rounds without prompts
+//      are answered with nothing and ask nobody; a reply to answers is
+//      waited for up to 120 s (a Duo push waits for the phone). One attempt
+//      per login: refused or declined answers end the login with an
+//      Authentication error naming the node and the prompts (never the
+//      answers); answers are wiped once libssh has them. Batch mode (no
+//      provider) never starts it: the error says the login asks questions
+//      and to run trainyardctl in a terminal or use the GUI. Nor does a
+//      connection whose changed host key was let through under
+//      StrictHostKeyChecking no (as OpenSSH: no answers to a possible
+//      man in the middle); its error says so.
 //   4. Optional agent deployment over SFTP (AgentDeploy), still blocking.
 //   5. Opens a session channel with callbacks (data on stdout and stderr, eof,
 //      close, exit status, exit signal) registered for its whole life, execs
@@ -48,6 +64,14 @@
 // (category trainyard.nodes) as "agent on <node>: ...". finished(reason) is
 // emitted exactly once when the connection ends for any reason (including
 // stop()), after which the object holds no libssh resources.
+//
+// One login serves every request of the connection: the agent channel, the
+// deployment and every file job (SFTP, opened on this session on first use)
+// share the session authenticated in start(), so nothing asks the user again
+// while it is up. A reconnection (SshAgentTransport::open() after closed(),
+// e.g. NodePool's after a lost link) is a new SshSession and a new login:
+// a passphrase or keyboard-interactive question is asked again then (a
+// one-time code cannot be reused anyway).
 //
 // TCP keepalive is enabled on a direct socket; dead links behind a
 // ProxyCommand are found by NodeHealth's application-level pings.
@@ -83,7 +107,8 @@ class SshSession final : public QObject {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(SshSession)
 public:
-    // `passphrases` may be null (batch mode). It must be thread-safe.
+    // `passphrases` (key passphrases and keyboard-interactive questions) may
+    // be null (batch mode). It must be thread-safe.
     SshSession(SshNodeOptions options, std::shared_ptr<SshPassphraseProvider> passphrases, QObject* parent = nullptr);
     ~SshSession() override; // frees every libssh resource (call on the session thread)
 
@@ -128,6 +153,15 @@ private:
     Result<void> verifyHostKey();
     Result<void> addHostKey(const QString& file);
     Result<void> authenticate();
+    // Keyboard-interactive login (after the keys): libssh's result (SSH_AUTH_*)
+    // and, unless it is SSH_AUTH_SUCCESS, what went wrong as a clause that
+    // follows "then" in the failure (the prompts' texts, never an answer).
+    // Needs m_passphrases.
+    struct KbdintOutcome {
+        int rc = 0;
+        QString problem;
+    };
+    KbdintOutcome keyboardInteractive();
     // `ssh -G` for this host, asked once per session; null without it (m_openSshProblem says why).
     const OpenSshHostConfig* openSshConfig();
     QStringList identityFiles(); // in the order they are tried
@@ -174,8 +208,9 @@ private:
     bool m_inService = false;
     bool m_remoteEof = false;
     bool m_channelClosed = false;
-    QString m_configIdentity; // libssh's first identity after the config, before the explicit one
-    QString m_hostKeyAlias;   // OpenSSH's HostKeyAlias for the host (verifyHostKey()); empty: none
+    QString m_configIdentity;              // libssh's first identity after the config, before the explicit one
+    QString m_hostKeyAlias;                // OpenSSH's HostKeyAlias for the host (verifyHostKey()); empty: none
+    bool m_hostKeyChangedAccepted = false; // a changed host key let through (StrictHostKeyChecking no)
     std::optional<OpenSshHostConfig> m_openSsh;
     bool m_openSshQueried = false;
     QString m_openSshProblem;

@@ -46,6 +46,7 @@ public:
     void unfollowConsole(RunId) override { }
     // Never asked: the engine's sessions ask `passphrases` themselves.
     void answerPassphrase(qint64, const std::optional<QByteArray>&) override { }
+    void answerLoginQuestions(qint64, const std::optional<QList<QByteArray>>&) override { }
     // Pipelines run only in trainyardd: each answers InvalidInput, saying so.
     void submitPipeline(const QJsonObject& spec, const QString& node, Reply<qint64> done) override;
     void cancelPipeline(qint64 pipeline, Reply<void> done) override;

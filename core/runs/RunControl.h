@@ -4,6 +4,7 @@
 #include "core/common/Run.h"
 #include "core/nodes/AgentFiles.h"
 #include "core/nodes/AgentTypes.h"
+#include "core/nodes/SshPassphraseProvider.h"
 #include "core/nodes/WorkdirSync.h"
 #include "core/store/NodeRecord.h"
 
@@ -84,6 +85,9 @@ public:
     virtual void unfollowConsole(RunId run) = 0;
     // The answer to passphraseRequested `prompt` (nullopt: declined).
     virtual void answerPassphrase(qint64 prompt, const std::optional<QByteArray>& passphrase) = 0;
+    // The answers to loginQuestionsRequested `prompt`, one per prompt
+    // (nullopt: declined).
+    virtual void answerLoginQuestions(qint64 prompt, const std::optional<QList<QByteArray>>& answers) = 0;
 
     // Pipelines (core/pipeline), which only the service runs: a pipeline
     // spec as PROTOCOL.md's pipeline_submit carries it ({yaml, origin,
@@ -125,6 +129,10 @@ Q_SIGNALS:
     // encrypted key (`text` names the key file, as OpenSSH's prompt does);
     // answer with answerPassphrase(), or the session gives up after 2 min.
     void passphraseRequested(qint64 prompt, const QString& node, const QString& text);
+    // The engine's SSH session for `node` asks keyboard-interactive questions
+    // (a one-time code, a Duo prompt: SshPassphraseProvider::answers());
+    // answer with answerLoginQuestions(), or the session gives up after 2 min.
+    void loginQuestionsRequested(qint64 prompt, const QString& node, const ty::SshLoginQuestions& questions);
     // The engine is reachable again after it was not (the service was
     // restarted): runs may have changed meanwhile, so a view reloads.
     void reconnected();

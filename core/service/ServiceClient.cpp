@@ -219,9 +219,11 @@ void ServiceClient::dispatch(const QJsonObject& m)
     if (event == u"prompt" && m_promptProvider) {
         // Answered now, even inside call(): the service's session waits.
         const qint64 prompt = m.value(QStringLiteral("prompt")).toInteger();
-        answerPrompt(prompt,
-                m_promptProvider->passphrase(
-                        m.value(QStringLiteral("node")).toString(), m.value(QStringLiteral("text")).toString()));
+        const QString node = m.value(QStringLiteral("node")).toString();
+        if (m.value(QStringLiteral("kind")).toString() == u"keyboard_interactive")
+            answerLoginPrompt(prompt, m_promptProvider->answers(node, loginQuestionsFromJson(m)));
+        else
+            answerPrompt(prompt, m_promptProvider->passphrase(node, m.value(QStringLiteral("text")).toString()));
         return;
     }
     // Inside call()'s wait, a handler that ends the caller's event loop
@@ -311,6 +313,9 @@ void ServiceClient::emitEvent(const QJsonObject& m)
     } else if (event == u"gpus") {
         Q_EMIT nodeGpusUpdated(m.value(QStringLiteral("node")).toString(),
                 agentGpusFromJson(m.value(QStringLiteral("gpus")).toArray()));
+    } else if (event == u"prompt" && m.value(QStringLiteral("kind")).toString() == u"keyboard_interactive") {
+        Q_EMIT loginPromptReceived(m.value(QStringLiteral("prompt")).toInteger(),
+                m.value(QStringLiteral("node")).toString(), loginQuestionsFromJson(m));
     } else if (event == u"prompt") {
         Q_EMIT promptReceived(m.value(QStringLiteral("prompt")).toInteger(), m.value(QStringLiteral("node")).toString(),
                 m.value(QStringLiteral("text")).toString());
@@ -341,6 +346,21 @@ void ServiceClient::answerPrompt(qint64 prompt, const std::optional<QByteArray>&
     QJsonObject args{{QStringLiteral("prompt"), prompt}};
     if (passphrase)
         args.insert(QStringLiteral("passphrase"), QString::fromUtf8(*passphrase));
+    request(QStringLiteral("answer_prompt"), args, [prompt](const Result<QJsonObject>& r) {
+        if (!r)
+            qWarning().noquote() << "answering the service's question" << prompt << "failed:" << r.error().message;
+    });
+}
+
+void ServiceClient::answerLoginPrompt(qint64 prompt, const std::optional<QList<QByteArray>>& answers)
+{
+    QJsonObject args{{QStringLiteral("prompt"), prompt}};
+    if (answers) {
+        QJsonArray list;
+        for (const QByteArray& a : *answers)
+            list.append(QString::fromUtf8(a));
+        args.insert(QStringLiteral("answers"), list);
+    }
     request(QStringLiteral("answer_prompt"), args, [prompt](const Result<QJsonObject>& r) {
         if (!r)
             qWarning().noquote() << "answering the service's question" << prompt << "failed:" << r.error().message;

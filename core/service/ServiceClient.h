@@ -4,6 +4,7 @@
 #include "core/common/Result.h"
 #include "core/common/Run.h"
 #include "core/nodes/AgentTypes.h"
+#include "core/nodes/SshPassphraseProvider.h"
 
 #include <QHash>
 #include <QJsonObject>
@@ -15,10 +16,6 @@
 #include <optional>
 
 class QLocalSocket;
-
-namespace ty {
-class SshPassphraseProvider;
-}
 
 namespace ty::service {
 
@@ -68,14 +65,19 @@ public:
     // fails it (ErrorKind::Unreachable). No timeout: artifacts wait for nodes.
     void request(const QString& op, QJsonObject args, std::function<void(const Result<QJsonObject>&)> done);
 
-    // Passphrase questions of the service's SSH sessions (PROTOCOL.md
-    // `prompt`: a node's encrypted key) are answered with `provider`, called
-    // on this thread as each arrives, inside call()'s wait too (trainyardctl:
-    // its terminal or askpass program). Subscribes to them (blocking, as
-    // call()). Without one, questions come as promptReceived.
+    // The questions of the service's SSH sessions (PROTOCOL.md `prompt`: a
+    // node's encrypted key, a keyboard-interactive login's round) are
+    // answered with `provider` (passphrase(), answers()), called on this
+    // thread as each arrives, inside call()'s wait too (trainyardctl: its
+    // terminal or askpass program). Subscribes to them (blocking, as
+    // call()). Without one, questions come as promptReceived and
+    // loginPromptReceived.
     Result<void> answerPromptsWith(std::shared_ptr<SshPassphraseProvider> provider);
     // The answer to question `prompt` (nullopt: declined); returns at once.
     void answerPrompt(qint64 prompt, const std::optional<QByteArray>& passphrase);
+    // The answers to keyboard-interactive question `prompt`, one per prompt
+    // (nullopt: declined); returns at once.
+    void answerLoginPrompt(qint64 prompt, const std::optional<QList<QByteArray>>& answers);
 
     // The service's process id and protocol revision, from its hello.
     qint64 servicePid() const { return m_pid; }
@@ -109,6 +111,9 @@ Q_SIGNALS:
     // The service asks for the passphrase of a node's key (`text` names the
     // key file, as OpenSSH's prompt does); answer with answerPrompt().
     void promptReceived(qint64 prompt, const QString& node, const QString& text);
+    // The service's SSH session for `node` asks keyboard-interactive
+    // questions (a one-time code); answer with answerLoginPrompt().
+    void loginPromptReceived(qint64 prompt, const QString& node, const ty::SshLoginQuestions& questions);
     // A pipeline changed (PROTOCOL.md `pipeline`), with `subscribe {pipelines: true}`.
     void pipelineChanged(const QJsonObject& pipeline);
     // A watched run ended and everything of its console was delivered.

@@ -157,8 +157,9 @@ void ServiceHost::shutDown()
     if (m_idleTimer)
         m_idleTimer->stop();
     if (m_prompts) {
-        m_prompts->close(); // a session waiting for a passphrase gives up now
+        m_prompts->close(); // a session waiting for a passphrase or a code gives up now
         m_prompts->setAsker({});
+        m_prompts->setLoginAsker({});
     }
     m_server.reset(); // no new requests
     m_pipelines.reset();

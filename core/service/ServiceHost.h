@@ -81,7 +81,7 @@ private:
     std::unique_ptr<RetryRunner> m_retries; // after m_pipelines: destroyed before the engine
     std::unique_ptr<NodeLossWatch> m_nodeLoss;
     std::unique_ptr<ServiceServer> m_server;
-    std::shared_ptr<ServicePrompts> m_prompts; // passphrases of the nodes' keys, asked of a client
+    std::shared_ptr<ServicePrompts> m_prompts; // the nodes' login questions (passphrases, codes), asked of a client
     QSet<QString> m_nodes;                     // connected (or connecting) by name
     QTimer* m_idleTimer = nullptr;
     qint64 m_idleSinceMs = -1;

@@ -256,6 +256,28 @@ QJsonArray gpusToJson(const QList<AgentGpu>& gpus)
     return out;
 }
 
+QJsonObject loginQuestionsToJson(const SshLoginQuestions& questions)
+{
+    QJsonArray prompts;
+    for (const SshLoginPrompt& p : questions.prompts)
+        prompts.append(QJsonObject{{QStringLiteral("text"), p.text}, {QStringLiteral("echo"), p.echo}});
+    return {{QStringLiteral("name"), questions.name}, {QStringLiteral("instruction"), questions.instruction},
+            {QStringLiteral("prompts"), prompts}};
+}
+
+SshLoginQuestions loginQuestionsFromJson(const QJsonObject& o)
+{
+    SshLoginQuestions questions;
+    questions.name = o.value(QStringLiteral("name")).toString();
+    questions.instruction = o.value(QStringLiteral("instruction")).toString();
+    for (const QJsonValue& v : o.value(QStringLiteral("prompts")).toArray()) {
+        const QJsonObject p = v.toObject();
+        questions.prompts.append(
+                {p.value(QStringLiteral("text")).toString(), p.value(QStringLiteral("echo")).toBool()});
+    }
+    return questions;
+}
+
 QJsonObject fileListToJson(const AgentFileList& list)
 {
     namespace f = agentproto::fields;

@@ -4,6 +4,7 @@
 #include "core/common/Run.h"
 #include "core/nodes/AgentFiles.h"
 #include "core/nodes/AgentTypes.h"
+#include "core/nodes/SshPassphraseProvider.h"
 #include "core/store/NodeRecord.h"
 
 #include <QByteArray>
@@ -77,6 +78,12 @@ QList<MetricPoint> metricPointsFromJson(RunId run, const QJsonArray& points);
 // agentGpusFromJson() and agentFileListFromJson() (core/nodes).
 QJsonArray gpusToJson(const QList<AgentGpu>& gpus);
 QJsonObject fileListToJson(const AgentFileList& list);
+
+// A keyboard-interactive round in a `prompt` event (kind
+// keyboard_interactive): `name`, `instruction`, `prompts` ([{`text`,
+// `echo`}]); back again (missing fields empty, false).
+QJsonObject loginQuestionsToJson(const SshLoginQuestions& questions);
+SshLoginQuestions loginQuestionsFromJson(const QJsonObject& o);
 
 // A node as `node_add` carries it (name, host, user, port, identity_file,
 // agent_path, labels). Reading checks what `trainyardctl node add` checks:

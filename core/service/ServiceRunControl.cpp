@@ -74,6 +74,7 @@ void ServiceRunControl::attach(std::unique_ptr<ServiceClient> client)
     connect(c, &ServiceClient::nodeGpusUpdated, this, &RunControl::nodeGpusUpdated);
     connect(c, &ServiceClient::noticeAdded, this, &RunControl::noticeAdded);
     connect(c, &ServiceClient::promptReceived, this, &RunControl::passphraseRequested);
+    connect(c, &ServiceClient::loginPromptReceived, this, &RunControl::loginQuestionsRequested);
     connect(c, &ServiceClient::pipelineChanged, this, &RunControl::pipelineChanged);
     connect(c, &ServiceClient::disconnected, this, &ServiceRunControl::onDisconnected);
     c->request(QStringLiteral("subscribe"),
@@ -279,6 +280,12 @@ void ServiceRunControl::answerPassphrase(qint64 prompt, const std::optional<QByt
 {
     if (m_client)
         m_client->answerPrompt(prompt, passphrase);
+}
+
+void ServiceRunControl::answerLoginQuestions(qint64 prompt, const std::optional<QList<QByteArray>>& answers)
+{
+    if (m_client)
+        m_client->answerLoginPrompt(prompt, answers);
 }
 
 void ServiceRunControl::unfollowConsole(RunId run)

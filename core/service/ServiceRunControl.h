@@ -52,6 +52,7 @@ public:
     void followConsole(RunId run, qint64 fromOffset) override;
     void unfollowConsole(RunId run) override;
     void answerPassphrase(qint64 prompt, const std::optional<QByteArray>& passphrase) override;
+    void answerLoginQuestions(qint64 prompt, const std::optional<QList<QByteArray>>& answers) override;
     void submitPipeline(const QJsonObject& spec, const QString& node, Reply<qint64> done) override;
     void cancelPipeline(qint64 pipeline, Reply<void> done) override;
     void resumePipeline(qint64 pipeline, Reply<qint64> done) override;

@@ -110,6 +110,27 @@ void ServiceServer::setPrompts(std::shared_ptr<ServicePrompts> prompts)
         }
         return false;
     });
+    m_prompts->setLoginAsker([this](qint64 id, const QString& node, const SshLoginQuestions& questions) {
+        for (auto it = m_promptClients.crbegin(); it != m_promptClients.crend(); ++it) {
+            QLocalSocket* socket = it->data();
+            const auto client = socket ? m_clients.value(socket) : nullptr;
+            if (!client)
+                continue;
+            m_promptOwner.insert(id, socket);
+            QJsonObject event = loginQuestionsToJson(questions);
+            event.insert(QStringLiteral("event"), QStringLiteral("prompt"));
+            event.insert(QStringLiteral("prompt"), id);
+            event.insert(QStringLiteral("kind"), QStringLiteral("keyboard_interactive"));
+            event.insert(QStringLiteral("node"), node);
+            // What a client that knows only passphrase questions shows (its
+            // answer then answers a question of one prompt).
+            event.insert(QStringLiteral("text"), questions.prompts.value(0).text);
+            send(*client, event);
+            qCInfo(lcService).noquote() << "asked a client the keyboard-interactive questions of node" << node;
+            return true;
+        }
+        return false;
+    });
 }
 
 ServiceServer::ServiceServer(RunEngine* engine, ResultStore* store, QString databasePath, QObject* parent)
@@ -342,9 +363,16 @@ void ServiceServer::handle(Client& c, const QJsonObject& req)
         }
         m_promptOwner.remove(prompt);
         const QJsonValue answer = req.value(QStringLiteral("passphrase"));
-        if (m_prompts)
+        const QJsonValue answers = req.value(QStringLiteral("answers"));
+        if (m_prompts && answers.isArray()) {
+            QList<QByteArray> list;
+            for (const QJsonValue& a : answers.toArray())
+                list << a.toString().toUtf8();
+            m_prompts->answerLogin(prompt, std::move(list));
+        } else if (m_prompts) {
             m_prompts->answer(
                     prompt, answer.isString() ? std::optional<QByteArray>(answer.toString().toUtf8()) : std::nullopt);
+        }
         reply(c, id, {});
     } else if (op == u"import_metrics") {
         opImportMetrics(c, id, req);

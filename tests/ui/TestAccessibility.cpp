@@ -9,6 +9,7 @@
 #include "ui/dialogs/AddNodeDialog.h"
 #include "ui/dialogs/ArtifactsDialog.h"
 #include "ui/dialogs/HelpDialogs.h"
+#include "ui/dialogs/LoginQuestionsDialog.h"
 #include "ui/dialogs/PassphraseDialog.h"
 #include "ui/dialogs/RunEditDialog.h"
 #include "ui/dialogs/SubmitDialog.h"
@@ -192,6 +193,10 @@ private Q_SLOTS:
                 new ArtifactsDialog(&control, run.id, run.name, m_dir.filePath(QStringLiteral("artifacts")), &window),
                 new PassphraseDialog(
                         QStringLiteral("ws1"), QStringLiteral("Passphrase for ~/.ssh/id_ed25519:"), &window),
+                new LoginQuestionsDialog(QStringLiteral("hpc"),
+                        {QStringLiteral("Duo"), QStringLiteral("A code was sent."),
+                                {SshLoginPrompt{QStringLiteral("Passcode: "), false}, SshLoginPrompt{QString(), true}}},
+                        &window),
                 new AddNodeDialog(&window), new RunEditDialog(run, RunEditDialog::Focus::Name, &window),
                 openShortcutsDialog(&window), new SettingsDialog(m_store->location(), true, &window)};
         for (QDialog* d : dialogs) {

@@ -1,4 +1,5 @@
 #include "PassphraseDialog.h"
+#include "LoginQuestionsDialog.h"
 #include "ui/settings/DialogGeometry.h"
 
 #include "Keychain.h"
@@ -95,6 +96,22 @@ std::optional<QByteArray> GuiPassphraseProvider::passphrase(const QString& node,
     // answer stays nullopt.
     QMetaObject::invokeMethod(
             context, [this, &result, node, prompt] { result = answer(node, prompt); }, Qt::BlockingQueuedConnection);
+    return result;
+}
+
+std::optional<QList<QByteArray>> GuiPassphraseProvider::answers(const QString& node, const SshLoginQuestions& questions)
+{
+    QPointer<QObject> context = m_context;
+    if (!context)
+        return std::nullopt;
+    if (QThread::currentThread() == context->thread())
+        return LoginQuestionsDialog::ask(m_parent, node, questions);
+    std::optional<QList<QByteArray>> result;
+    // As passphrase(): this (SSH) thread waits for the user's answers.
+    QMetaObject::invokeMethod(
+            context,
+            [this, &result, node, questions] { result = LoginQuestionsDialog::ask(m_parent, node, questions); },
+            Qt::BlockingQueuedConnection);
     return result;
 }
 

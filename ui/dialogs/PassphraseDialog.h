@@ -38,11 +38,14 @@ private:
     QCheckBox* m_remember = nullptr;
 };
 
-// SshPassphraseProvider for the GUI: passphrase() is called on an SSH
-// session's thread and blocks that thread while the question is asked on the
-// GUI thread (QMetaObject::invokeMethod with Qt::BlockingQueuedConnection;
-// called on the GUI thread itself, it asks directly). The answer is handed
-// to libssh and never kept here.
+// SshPassphraseProvider for the GUI: passphrase() and answers() are called
+// on an SSH session's thread (or, for trainyardd's questions, on the GUI
+// thread by Application) and block that thread while the question is asked
+// on the GUI thread (QMetaObject::invokeMethod with
+// Qt::BlockingQueuedConnection; called on the GUI thread itself, it asks
+// directly). The answer is handed to libssh and never kept here.
+// answers(): a keyboard-interactive login's round in LoginQuestionsDialog;
+// never remembered (one-time codes), never read from the keychain.
 //
 // Remembered passphrases (Keychain, never plain text): a question is first
 // answered from the keychain entry Keychain::passphraseKey(node, prompt).
@@ -60,6 +63,7 @@ public:
     ~GuiPassphraseProvider() override;
 
     std::optional<QByteArray> passphrase(const QString& node, const QString& prompt) override;
+    std::optional<QList<QByteArray>> answers(const QString& node, const SshLoginQuestions& questions) override;
 
     // The last keychain problem (read or write), empty if none. GUI thread.
     QString lastKeychainError() const { return m_keychainError; }

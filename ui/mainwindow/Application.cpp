@@ -50,6 +50,16 @@ Result<std::unique_ptr<Application>> Application::create(const QString& database
                             },
                             Qt::QueuedConnection);
                 });
+        // And its keyboard-interactive questions (a one-time code), in LoginQuestionsDialog.
+        QObject::connect(control, &RunControl::loginQuestionsRequested, control,
+                [control, passphrases](qint64 prompt, const QString& node, const SshLoginQuestions& questions) {
+                    QMetaObject::invokeMethod(
+                            control,
+                            [control, passphrases, prompt, node, questions] {
+                                control->answerLoginQuestions(prompt, passphrases->answers(node, questions));
+                            },
+                            Qt::QueuedConnection);
+                });
     }
     if (!app->m_serviceError.isEmpty()) {
         qWarning().noquote() << "no Trainyard service:" << app->m_serviceError;

@@ -1696,6 +1696,10 @@ void RunEngine::reattachRuns(const QString& nodeName)
                 attach(going, nodeName);
                 if (const auto a = m_active.value(r.id))
                     a->endedOnNode = !s->running && !s->pending && !s->ending;
+                // A batch job's state as listed: its start (or its reason) while
+                // no agent event told this engine of it (it was away).
+                if (!s->slurmJob.isEmpty() && (s->pending || s->running))
+                    onSlurmChanged(nodeName, *s);
             } else if (startUnanswered)
                 failRun(r,
                         QStringLiteral("the start on node %1 was interrupted before its agent recorded the run")

@@ -439,7 +439,8 @@ private:
                 QStringLiteral("--partition"), QStringLiteral("--account"), QStringLiteral("--qos"),
                 QStringLiteral("--gres"), QStringLiteral("--gpus"), QStringLiteral("--cpus-per-task"),
                 QStringLiteral("--mem"), QStringLiteral("--time"), QStringLiteral("--nodes"), QStringLiteral("--array"),
-                QStringLiteral("--dependency"), QStringLiteral("--signal"), QStringLiteral("--input")};
+                QStringLiteral("--dependency"), QStringLiteral("--signal"), QStringLiteral("--input"),
+                QStringLiteral("--wait"), QStringLiteral("--test-only")};
         for (auto it = v.begin(); it != v.end(); ++it) {
             const QString key = checkKey(it->first, keys, QStringLiteral("slurm"));
             const YAML::Node value = it->second;
@@ -458,7 +459,11 @@ private:
                                                        "\"--reservation=x\"), one per item, not '%1'")
                                                 .arg(arg),
                                 value.Mark()};
-                    const QString name = arg.section(u'=', 0, 0);
+                    QString name = arg.section(u'=', 0, 0);
+                    // sbatch takes an unambiguous prefix of an option too ("--out").
+                    for (const QString& r : reserved)
+                        if (r.startsWith(name) && name.size() >= 4)
+                            name = r;
                     if (reserved.contains(name))
                         throw SpecError{
                                 QStringLiteral("'slurm.sbatch' cannot set %1: Trainyard sets it from the job "

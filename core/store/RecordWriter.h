@@ -86,8 +86,9 @@ private:
     const QString m_path;
     QSqlDatabase m_db; // the writer connection, between prepare() and release()
     std::optional<QSqlQuery> m_markChange, m_maxChangeSeq, m_insertRun, m_updateRun, m_deleteTags, m_insertTag,
-            m_insertParam, m_setOffset, m_deleteRun, m_upsertArtifact, m_insertNotice, m_putNode, m_removeNode, m_setNodeFacts,
-            m_putPipeline, m_putPipelineGroup, m_insertGroup, m_insertMember, m_groupsOfRun, m_dropEmptyGroup;
+            m_insertParam, m_setOffset, m_deleteRun, m_upsertArtifact, m_insertNotice, m_putNode, m_removeNode,
+            m_setNodeFacts, m_putPipeline, m_putPipelineGroup, m_insertGroup, m_insertMember, m_groupsOfRun,
+            m_dropEmptyGroup;
 };
 
 } // namespace ty

@@ -155,6 +155,10 @@ private Q_SLOTS:
                 << QStringLiteral("command: [ls]\nslurm: {sbatch: [--partition=x]}\n")
                 << QStringLiteral("bad.yaml:2:17: 'slurm.sbatch' cannot set --partition: Trainyard sets it from the "
                                   "job spec (slurm.partition)");
+        QTest::newRow("slurm sbatch abbreviates the output")
+                << QStringLiteral("command: [ls]\nslurm: {sbatch: [--out=x]}\n")
+                << QStringLiteral("bad.yaml:2:17: 'slurm.sbatch' cannot set --output: Trainyard sets it from the job "
+                                  "spec");
         QTest::newRow("slurm sbatch short option")
                 << QStringLiteral("command: [ls]\nslurm: {sbatch: [-p, gpu]}\n")
                 << QStringLiteral("bad.yaml:2:17: 'slurm.sbatch' takes long options (\"--exclusive\", "

@@ -71,7 +71,7 @@ Submission submissionFor(const JobSpec& spec, const RunRecord& run)
         return out;
     }
     const int nprocPerNode = std::max(1, res.gpus);
-    sh += QStringLiteral("export MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"\n"
+    sh += QStringLiteral("export MASTER_ADDR=\"$(hostname)\"\n"
                          "export MASTER_PORT=$((20000 + SLURM_JOB_ID % 20000))\n"
                          "export NNODES=\"$SLURM_NNODES\" NPROC_PER_NODE=%1\n"
                          "export WORLD_SIZE=$((SLURM_NNODES * NPROC_PER_NODE))\n"

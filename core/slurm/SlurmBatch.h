@@ -20,8 +20,9 @@
 //
 // The script: a comment naming the run, then the command. One node: `exec`
 // of the run's argv, so Slurm's signals (USR1, TERM at the time limit,
-// scancel) reach the program itself. A gang: MASTER_ADDR (the allocation's
-// first host), MASTER_PORT (from the job id), NNODES, NPROC_PER_NODE and
+// scancel) reach the program itself. A gang: MASTER_ADDR (the host the
+// batch script runs on: Slurm runs it on the allocation's first node, whose
+// Slurm node name need not be a host name), MASTER_PORT (from the job id), NNODES, NPROC_PER_NODE and
 // WORLD_SIZE are exported, and one `srun` starts the command once per node
 // with NODE_RANK set from that node's SLURM_NODEID (never from its address:
 // skypilot#10333), as torchrun expects.

@@ -205,6 +205,40 @@ private Q_SLOTS:
         QVERIFY2(nodes.out.contains(QStringLiteral("node hpc: Slurm 2")), qPrintable(nodes.out));
     }
 
+    // The bundled digits example as a 2-node gang on Slurm: one batch job
+    // (--nodes=2), one srun task per node, the ranks meeting by gloo at the
+    // batch host; its curves come from the console as from any run.
+    void digitsExampleAsTwoNodeGang()
+    {
+        const QString spec = writeSpec(QStringLiteral("digits-gang.yaml"),
+                QStringLiteral("name: digits-slurm-gang\nworkdir: %1\n"
+                               "command: [/usr/bin/python3, train.py, --epochs, \"3\", --min-accuracy, \"0.5\"]\n"
+                               "env: {PYTHONUNBUFFERED: \"1\"}\n"
+                               "resources: {nodes: 2, cpus: 1}\ntime_limit: 10m\n")
+                        .arg(test::sourcePath(QStringLiteral("resources/examples/digits")))
+                        .toUtf8());
+        const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--node"), QStringLiteral("hpc"),
+                                      QStringLiteral("--follow")},
+                400000);
+        QVERIFY2(o.exitCode == 0, qPrintable(o.out));
+        const qint64 run = submittedRun(o.out);
+        const QJsonObject s = show(run);
+        QCOMPARE(s.value(QStringLiteral("state")).toString(), QStringLiteral("succeeded"));
+        const double acc
+                = s.value(QStringLiteral("latest_metrics")).toObject().value(QStringLiteral("val_accuracy")).toDouble();
+        QVERIFY2(acc > 0.8, QJsonDocument(s).toJson().constData());
+        // One allocation over both nodes, its step .0 on both.
+        const QString job = s.value(QStringLiteral("slurm_job")).toString();
+        const QString steps = slurm(QStringLiteral("sacct"),
+                {QStringLiteral("-n"), QStringLiteral("-P"), QStringLiteral("-j"), job, QStringLiteral("-o"),
+                        QStringLiteral("JobID,State,NNodes,NodeList")});
+        QVERIFY2(steps.contains(QStringLiteral("%1|COMPLETED|2|n[1-2]").arg(job)), qPrintable(steps));
+        QVERIFY2(steps.contains(QStringLiteral("%1.0|COMPLETED|2|n[1-2]").arg(job)), qPrintable(steps));
+        const Outcome logs = ctl({QStringLiteral("logs"), QString::number(run)});
+        QCOMPARE(logs.out.count(QStringLiteral("val_accuracy=")), 3); // rank 0's epochs, once each
+        QVERIFY2(logs.out.contains(QStringLiteral("done: validation accuracy")), qPrintable(logs.out));
+    }
+
     // A failing job is failed with its exit code; a running job cancelled
     // through Trainyard is gone from Slurm.
     void exitCodeAndCancel()

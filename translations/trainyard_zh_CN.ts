@@ -1888,24 +1888,24 @@ This cannot be undone.</source>
         <translation>Slurm 集群：尚未报告分区</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="288"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="303"/>
+        <source>%1 CPUs, %2 GiB per node</source>
+        <translation>每节点 %1 个 CPU、%2 GiB</translation>
+    </message>
+    <message>
+        <location filename="../ui/nodes/NodesView.cpp" line="308"/>
+        <source>%1 · nodes %2 · %3</source>
+        <translation>%1 · 节点 %2 · %3</translation>
+    </message>
+    <message>
+        <location filename="../ui/nodes/NodesView.cpp" line="313"/>
         <source>partition %1 (default)</source>
         <translation>分区 %1（默认）</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="289"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="313"/>
         <source>partition %1</source>
         <translation>分区 %1</translation>
-    </message>
-    <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="303"/>
-        <source>%1 CPUs, %2 MiB per node</source>
-        <translation>每节点 %1 个 CPU、%2 MiB</translation>
-    </message>
-    <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="308"/>
-        <source>nodes %1 · %2 · %3</source>
-        <translation>节点 %1 · %2 · %3</translation>
     </message>
     <message>
         <location filename="../ui/nodes/NodesView.cpp" line="309"/>
@@ -1923,75 +1923,75 @@ This cannot be undone.</source>
         <translation>时间限制 %1 分钟</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="323"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="327"/>
         <source>connecting…</source>
         <translation>正在连接…</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="325"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="329"/>
         <source>reachable</source>
         <translation>可达</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="328"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="332"/>
         <source>unreachable</source>
         <translation>不可达</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="333"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="337"/>
         <source>this machine</source>
         <translation>本机</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="338"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="342"/>
         <source>
 GPUs as of %1</source>
         <translation>
 GPU 状态截至 %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="354"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="358"/>
         <source>reading GPUs…</source>
         <translation>正在读取 GPU…</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="372"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="376"/>
         <source>free</source>
         <translation>空闲</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="372"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="376"/>
         <source>busy</source>
         <translation>忙碌</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="409"/>
-        <location filename="../ui/nodes/NodesView.cpp" line="423"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="413"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="427"/>
         <source>Cannot add node</source>
         <translation>无法添加节点</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="409"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="413"/>
         <source>Cannot add node &apos;%1&apos;: no run engine.</source>
         <translation>无法添加节点“%1”：没有运行引擎。</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="410"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="414"/>
         <source>no run engine</source>
         <translation>没有运行引擎</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="448"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="452"/>
         <source>Host key of %1 refused</source>
         <translation>已拒绝 %1 的主机密钥</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="452"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="456"/>
         <source>Unknown host key</source>
         <translation>未知的主机密钥</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="453"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="457"/>
         <source>The host key of node &apos;%1&apos; is not in known_hosts.
 
 SHA256 fingerprint:

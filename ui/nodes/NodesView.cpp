@@ -284,9 +284,9 @@ void NodesView::renderSlurm(QTreeWidgetItem* item, const NodeInfo& info)
         const QJsonObject p = v.toObject();
         auto* child = new QTreeWidgetItem(item);
         const QString name = p.value(QStringLiteral("name")).toString();
-        child->setText(NameColumn,
-                p.value(QStringLiteral("default")).toBool() ? tr("partition %1 (default)").arg(name)
-                                                            : tr("partition %1").arg(name));
+        // The name as sinfo marks it ("debug*": the default), said in full in the tooltip.
+        const bool isDefault = p.value(QStringLiteral("default")).toBool();
+        child->setText(NameColumn, isDefault ? name + u'*' : name);
         child->setText(StatusColumn, p.value(QStringLiteral("state")).toString());
         QStringList gres;
         for (const QJsonValue& g : p.value(QStringLiteral("gres")).toArray()) {
@@ -300,16 +300,20 @@ void NodesView::renderSlurm(QTreeWidgetItem* item, const NodeInfo& info)
         for (const QJsonValue& n : p.value(QStringLiteral("nodes")).toArray())
             nodes << n.toString();
         child->setText(MemoryColumn,
-                tr("%1 CPUs, %2 MiB per node")
+                tr("%1 CPUs, %2 GiB per node")
                         .arg(p.value(QStringLiteral("cpus")).toInt())
-                        .arg(p.value(QStringLiteral("memory_mib")).toInteger()));
+                        .arg(double(p.value(QStringLiteral("memory_mib")).toInteger()) / 1024.0, 0, 'f', 0));
         const QJsonValue maxTime = p.value(QStringLiteral("max_time_s"));
         child->setText(HeldByColumn,
-                tr("nodes %1 · %2 · %3")
-                        .arg(nodes.join(u','), gres.isEmpty() ? tr("no GPUs") : gres.join(u','),
+                tr("%1 · nodes %2 · %3")
+                        .arg(gres.isEmpty() ? tr("no GPUs") : gres.join(u','), nodes.join(u','),
                                 maxTime.isNull() || maxTime.isUndefined()
                                         ? tr("no time limit")
                                         : tr("time limit %1 min").arg(maxTime.toInteger() / 60)));
+        const QString tip = (isDefault ? tr("partition %1 (default)").arg(name) : tr("partition %1").arg(name)) + u'\n'
+                + child->text(MemoryColumn) + u'\n' + child->text(HeldByColumn);
+        for (int c = 0; c < ColumnCount; ++c)
+            child->setToolTip(c, tip);
     }
 }
 

@@ -95,42 +95,39 @@ void ServiceServer::setPrompts(std::shared_ptr<ServicePrompts> prompts)
 {
     m_prompts = std::move(prompts);
     m_prompts->setAsker([this](qint64 id, const QString& node, const QString& prompt) {
-        for (auto it = m_promptClients.crbegin(); it != m_promptClients.crend(); ++it) {
-            QLocalSocket* socket = it->data();
-            const auto client = socket ? m_clients.value(socket) : nullptr;
-            if (!client)
-                continue;
-            m_promptOwner.insert(id, socket);
-            send(*client,
-                    {{QStringLiteral("event"), QStringLiteral("prompt")}, {QStringLiteral("prompt"), id},
-                            {QStringLiteral("kind"), QStringLiteral("passphrase")}, {QStringLiteral("node"), node},
-                            {QStringLiteral("text"), prompt}});
-            qCInfo(lcService).noquote() << "asked a client for a passphrase for node" << node;
-            return true;
-        }
-        return false;
+        return askPromptClient(id,
+                {{QStringLiteral("kind"), QStringLiteral("passphrase")}, {QStringLiteral("node"), node},
+                        {QStringLiteral("text"), prompt}},
+                QStringLiteral("a passphrase for node %1").arg(node));
     });
     m_prompts->setLoginAsker([this](qint64 id, const QString& node, const SshLoginQuestions& questions) {
-        for (auto it = m_promptClients.crbegin(); it != m_promptClients.crend(); ++it) {
-            QLocalSocket* socket = it->data();
-            const auto client = socket ? m_clients.value(socket) : nullptr;
-            if (!client)
-                continue;
-            m_promptOwner.insert(id, socket);
-            QJsonObject event = loginQuestionsToJson(questions);
-            event.insert(QStringLiteral("event"), QStringLiteral("prompt"));
-            event.insert(QStringLiteral("prompt"), id);
-            event.insert(QStringLiteral("kind"), QStringLiteral("keyboard_interactive"));
-            event.insert(QStringLiteral("node"), node);
-            // What a client that knows only passphrase questions shows (its
-            // answer then answers a question of one prompt).
-            event.insert(QStringLiteral("text"), questions.prompts.value(0).text);
-            send(*client, event);
-            qCInfo(lcService).noquote() << "asked a client the keyboard-interactive questions of node" << node;
-            return true;
-        }
-        return false;
+        QJsonObject event = loginQuestionsToJson(questions);
+        event.insert(QStringLiteral("kind"), QStringLiteral("keyboard_interactive"));
+        event.insert(QStringLiteral("node"), node);
+        // What a client that knows only passphrase questions shows (its
+        // answer then answers a question of one prompt).
+        event.insert(QStringLiteral("text"), questions.prompts.value(0).text);
+        return askPromptClient(id, event, QStringLiteral("the keyboard-interactive questions of node %1").arg(node));
     });
+}
+
+// The newest client that takes questions gets prompt `id` (`event` plus its
+// "event" and "prompt" fields) and alone may answer it; false when none does.
+bool ServiceServer::askPromptClient(qint64 id, QJsonObject event, const QString& what)
+{
+    for (auto it = m_promptClients.crbegin(); it != m_promptClients.crend(); ++it) {
+        QLocalSocket* socket = it->data();
+        const auto client = socket ? m_clients.value(socket) : nullptr;
+        if (!client)
+            continue;
+        m_promptOwner.insert(id, socket);
+        event.insert(QStringLiteral("event"), QStringLiteral("prompt"));
+        event.insert(QStringLiteral("prompt"), id);
+        send(*client, event);
+        qCInfo(lcService).noquote() << "asked a client for" << what;
+        return true;
+    }
+    return false;
 }
 
 ServiceServer::ServiceServer(RunEngine* engine, ResultStore* store, QString databasePath, QObject* parent)

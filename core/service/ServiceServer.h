@@ -95,6 +95,7 @@ private:
     void reply(Client& c, const QJsonValue& id, QJsonObject body);
     void replyError(Client& c, const QJsonValue& id, const QString& kind, const QString& message);
     void send(Client& c, const QJsonObject& message);
+    bool askPromptClient(qint64 id, QJsonObject event, const QString& what);
     void drop(QLocalSocket* socket);
 
     void opSubmit(Client& c, const QJsonValue& id, const QJsonObject& req);

@@ -38,20 +38,15 @@ namespace {
 
 using test::waitUntil;
 
-// SLURM_CONF of the slurm_cluster fixture's env.sh ("export SLURM_CONF=..."),
-// empty when the fixture did not start a cluster (the file is missing).
+// SLURM_CONF of the slurm_cluster fixture's env.sh, empty when the fixture
+// did not start a cluster.
 QString fixtureSlurmConf()
 {
 #ifdef TRAINYARD_SLURM_ENV
-    QFile f(QStringLiteral(TRAINYARD_SLURM_ENV));
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
-    const QRegularExpression re(QStringLiteral("^(?:export\\s+)?SLURM_CONF=['\"]?([^'\"\\s]+)"));
-    for (const QByteArray& line : f.readAll().split('\n'))
-        if (const auto m = re.match(QString::fromUtf8(line)); m.hasMatch())
-            return m.captured(1);
-#endif
+    return test::slurmConfOf(QStringLiteral(TRAINYARD_SLURM_ENV));
+#else
     return {};
+#endif
 }
 
 constexpr int kJobStartMs = 120000; // a busy shared cluster may keep a job waiting a while

@@ -28,19 +28,6 @@ struct Outcome {
     QString out;
 };
 
-// SLURM_CONF from the fixture's env file (`SLURM_CONF=...` or `export SLURM_CONF=...`).
-QString slurmConfFromEnvFile(const QString& path)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
-    const QRegularExpression re(QStringLiteral("^(?:export\\s+)?SLURM_CONF=['\"]?([^'\"\\s]+)"));
-    for (const QByteArray& line : f.readAll().split('\n'))
-        if (const auto m = re.match(QString::fromUtf8(line)); m.hasMatch())
-            return m.captured(1);
-    return {};
-}
-
 } // namespace
 
 class TestSlurmNodes final : public QObject {
@@ -127,7 +114,7 @@ private Q_SLOTS:
     {
         if (const QString why = test::SshdFixture::skipReason(); !why.isEmpty())
             QSKIP(qPrintable(why));
-        m_slurmConf = slurmConfFromEnvFile(QStringLiteral(TRAINYARD_SLURM_ENV));
+        m_slurmConf = test::slurmConfOf(QStringLiteral(TRAINYARD_SLURM_ENV));
         if (m_slurmConf.isEmpty() || !QFile::exists(m_slurmConf))
             QSKIP("no Slurm cluster (the slurm_cluster fixture did not start one)");
         QVERIFY(m_tmp.isValid());

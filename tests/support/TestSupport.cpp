@@ -9,6 +9,7 @@
 #include <QDeadlineTimer>
 #include <QDir>
 #include <QFile>
+#include <QRegularExpression>
 #include <QFileInfo>
 #include <QProcess>
 #include <QTest>
@@ -189,6 +190,18 @@ bool onTmpfs(const QString& path)
 {
     struct statfs fs { };
     return ::statfs(QFile::encodeName(path).constData(), &fs) == 0 && fs.f_type == 0x01021994; // TMPFS_MAGIC
+}
+
+QString slurmConfOf(const QString& envFile)
+{
+    QFile f(envFile);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    const QRegularExpression re(QStringLiteral("^(?:export\\s+)?SLURM_CONF=['\"]?([^'\"\\s]+)"));
+    for (const QByteArray& line : f.readAll().split('\n'))
+        if (const auto m = re.match(QString::fromUtf8(line)); m.hasMatch())
+            return m.captured(1);
+    return {};
 }
 
 } // namespace ty::test

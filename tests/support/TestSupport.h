@@ -47,6 +47,11 @@ QString agentPath();
 // the tests run from one.
 void withoutTerminal(QProcess& process);
 
+// SLURM_CONF as the slurm_cluster fixture's env.sh sets it
+// ("export SLURM_CONF=..."; tests/support/slurm/README.md), empty when the
+// file is missing (the fixture did not start a cluster) or has no such line.
+QString slurmConfOf(const QString& envFile);
+
 // What a finished process printed, and its exit code (-1: it crashed, or
 // was killed at its timeout).
 struct ProcessOutcome {

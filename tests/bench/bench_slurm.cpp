@@ -14,7 +14,8 @@
 //      after sbatch answered, as the agent's).
 //    - Trainyard: AgentClient over SshAgentTransport (its own SSH
 //      connection, the agent run in place), `start` with a `slurm` object
-//      (script `sleep 1`), timed from the request to the `slurm` event whose
+//      (script `sleep 1`; both sides' jobs first write `date +%s%N`, which
+//      splits Slurm's start from the client's lag), timed from the request to the `slurm` event whose
 //      state is running. The agent runs with TRAINYARD_AGENT_SLURM_POLL_MS =
 //      --poll-ms, so both sides look at Slurm equally often.
 // 2. Polling cost with --queue pending jobs: one job holding both nodes
@@ -181,8 +182,11 @@ public:
         }
         QByteArray out, errText;
         char buf[65536];
+        int idle = 0;
         for (;;) {
-            const int n = ssh_channel_read(ch, buf, sizeof buf, 0);
+            const int n = ssh_channel_read_timeout(ch, buf, sizeof buf, 0, 30000);
+            if (n == 0 && !ssh_channel_is_eof(ch) && ++idle > 3) // 90 s and nothing: give up
+                break;
             if (n > 0) {
                 out.append(buf, n);
                 continue;
@@ -708,6 +712,7 @@ int Bench::run()
     if (!jobs.trimmed().isEmpty())
         return fail(QStringLiteral("the cluster's queue is not empty: the bench needs a cluster of its own")), 1;
     m_up = true;
+    QDir().mkpath(m_tmp.filePath(QStringLiteral("work"))); // the jobs' --chdir
     bool ok = true;
     if (m_opt.latency)
         ok = latency();
@@ -722,6 +727,7 @@ int Bench::run()
 int main(int argc, char** argv)
 {
     QCoreApplication app(argc, argv);
+    std::setvbuf(stdout, nullptr, _IOLBF, 0); // progress shows when piped to a file
     Options o;
     const QStringList args = app.arguments();
     for (int i = 1; i < args.size(); ++i) {

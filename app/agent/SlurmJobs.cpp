@@ -643,8 +643,9 @@ void SlurmJobs::runPendingQuery(const std::shared_ptr<Poll>& poll)
                     const auto queue = slurm::parsePendingPriorities(r.out, &error);
                     if (!error.empty())
                         std::cerr << "trainyard-agent: squeue -t PD: " << error << "\n";
+                    const slurm::PendingQueue ordered(queue); // read and sorted once per poll
                     for (const auto& [run, priority] : poll->pending)
-                        poll->alive[run][fields::kJobsAhead] = slurm::jobsAhead(queue, poll->jobIds[run], priority);
+                        poll->alive[run][fields::kJobsAhead] = ordered.ahead(poll->jobIds[run], priority);
                 } else {
                     std::cerr << "trainyard-agent: " << failure("squeue -t PD", r) << "\n";
                     for (const auto& [run, priority] : poll->pending)

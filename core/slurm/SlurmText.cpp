@@ -470,30 +470,71 @@ std::vector<std::pair<std::string, std::int64_t>> parsePendingPriorities(std::st
 int jobsAhead(
         const std::vector<std::pair<std::string, std::int64_t>>& pending, std::string_view jobId, std::int64_t priority)
 {
-    const std::optional<IdKey> me = idKey(jobId);
-    // How many of the tasks first..last of array `job` come before us at our priority.
-    const auto tiedBefore = [&](std::int64_t job, std::int64_t first, std::int64_t last) -> std::int64_t {
-        if (!me || job > me->job)
-            return 0;
-        if (job < me->job)
-            return last - first + 1;
-        return me->task < 0 ? 0 : std::max<std::int64_t>(0, std::min(last, me->task - 1) - first + 1);
-    };
-    std::int64_t ahead = 0;
+    return PendingQueue(pending).ahead(jobId, priority);
+}
+
+PendingQueue::PendingQueue(const std::vector<std::pair<std::string, std::int64_t>>& pending)
+{
+    m_entries.reserve(pending.size());
     for (const auto& [id, prio] : pending) {
-        if (id == jobId || prio < priority)
+        Entry e;
+        e.priority = prio;
+        e.id = id;
+        if (const auto base = idKey(std::string_view(id).substr(0, id.find('_'))))
+            e.job = base->job;
+        const bool isRange = forEachTaskRange(
+                id, [&e](std::int64_t first, std::int64_t last) { e.ranges.emplace_back(first, last); });
+        if (isRange) {
+            e.count = 0;
+            for (const auto& [first, last] : e.ranges)
+                e.count += last - first + 1;
+        } else if (const auto key = idKey(id)) {
+            e.task = key->task;
+        } else {
+            e.job = -1; // unreadable: counted when above, never when tied
+        }
+        m_entries.push_back(std::move(e));
+    }
+    std::stable_sort(
+            m_entries.begin(), m_entries.end(), [](const Entry& a, const Entry& b) { return a.priority > b.priority; });
+    m_above.resize(m_entries.size() + 1, 0);
+    m_index.reserve(m_entries.size());
+    for (std::size_t i = 0; i < m_entries.size(); ++i) {
+        m_above[i + 1] = m_above[i] + m_entries[i].count;
+        m_index.emplace(m_entries[i].id, i); // views of strings that stay in place (no reallocation after this)
+    }
+}
+
+int PendingQueue::ahead(std::string_view jobId, std::int64_t priority) const
+{
+    // Entries of a higher priority: all ahead, but jobId itself.
+    const auto firstTied = std::partition_point(
+            m_entries.begin(), m_entries.end(), [priority](const Entry& e) { return e.priority > priority; });
+    const auto firstBelow = std::partition_point(
+            firstTied, m_entries.end(), [priority](const Entry& e) { return e.priority >= priority; });
+    std::int64_t ahead = m_above[std::size_t(firstTied - m_entries.begin())];
+    const std::optional<IdKey> me = idKey(jobId);
+    // jobId's own entry is never ahead of it (squeue lists a job once).
+    if (const auto own = m_index.find(jobId);
+            own != m_index.end() && own->second < std::size_t(firstTied - m_entries.begin()))
+        ahead -= m_entries[own->second].count;
+    // Tied: a smaller job id (then array index) is ahead.
+    for (auto it = firstTied; it != firstBelow; ++it) {
+        if (it->id == jobId || !me || it->job < 0 || it->job > me->job)
             continue;
-        const bool higher = prio > priority;
-        // A pending array's tasks are jobs each: "12_[3-5]" is 3.
-        const std::optional<IdKey> base = idKey(std::string_view(id).substr(0, id.find('_')));
-        const bool isRange = forEachTaskRange(id, [&](std::int64_t first, std::int64_t last) {
-            ahead += higher ? last - first + 1 : base ? tiedBefore(base->job, first, last) : 0;
-        });
-        if (isRange)
+        if (it->job < me->job) {
+            ahead += it->count;
             continue;
-        const std::optional<IdKey> other = idKey(id);
-        if (higher || (me && other && *other < *me))
-            ++ahead;
+        }
+        if (it->ranges.empty()) {
+            if (it->task < me->task)
+                ++ahead;
+            continue;
+        }
+        if (me->task < 0)
+            continue;
+        for (const auto& [first, last] : it->ranges)
+            ahead += std::max<std::int64_t>(0, std::min(last, me->task - 1) - first + 1);
     }
     return static_cast<int>(std::min<std::int64_t>(ahead, INT_MAX));
 }

@@ -38,6 +38,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace ty::slurm {
@@ -88,6 +89,30 @@ std::vector<std::pair<std::string, std::int64_t>> parsePendingPriorities(
         std::string_view text, std::string* error = nullptr);
 int jobsAhead(const std::vector<std::pair<std::string, std::int64_t>>& pending, std::string_view jobId,
         std::int64_t priority);
+
+// jobsAhead for many jobs of one poll: the queue's ids are read and sorted
+// by priority once (O(Q log Q)); each ahead() is then a binary search plus
+// the jobs tied at its priority, not a walk of the whole queue (a poll
+// tracking K runs in a queue of Q costs O((Q + K) log Q), not O(K * Q)).
+// Same counts as jobsAhead.
+class PendingQueue {
+public:
+    explicit PendingQueue(const std::vector<std::pair<std::string, std::int64_t>>& pending);
+    int ahead(std::string_view jobId, std::int64_t priority) const;
+
+private:
+    struct Entry {
+        std::int64_t priority = 0;
+        std::string id;                                            // as squeue printed it
+        std::int64_t job = -1;                                     // the (array) job id, -1 when unreadable
+        std::int64_t task = -1;                                    // the array index of "12_7", -1 otherwise
+        std::vector<std::pair<std::int64_t, std::int64_t>> ranges; // "12_[3-5]": {3, 5}; empty otherwise
+        std::int64_t count = 1;                                    // jobs it stands for (a pending array's tasks)
+    };
+    std::vector<Entry> m_entries;                              // by priority, highest first
+    std::vector<std::int64_t> m_above;                         // m_above[i]: jobs in m_entries[0, i)
+    std::unordered_map<std::string_view, std::size_t> m_index; // id -> its entry (the first of that id)
+};
 
 // One line of `sacct -n -P -o kSacctFields`.
 struct AcctRow {

@@ -478,6 +478,24 @@ private Q_SLOTS:
         QCOMPARE(task->exitCode, 1);
     }
 
+    // PendingQueue (the agent's, once per poll) counts as jobsAhead does,
+    // also where a job's own entry stands at another priority than it is
+    // asked with (the two squeue calls of a poll are moments apart).
+    void pendingQueueCountsAsJobsAhead()
+    {
+        const std::vector<std::pair<std::string, std::int64_t>> q{
+                {"10", 100}, {"11", 50}, {"12", 50}, {"13_[0-3]", 50}, {"9", 50}, {"14", 10}};
+        const PendingQueue ordered(q);
+        QCOMPARE(ordered.ahead("12", 50), 3);   // 10 (higher), then 9 and 11 (tied, smaller ids)
+        QCOMPARE(ordered.ahead("13_2", 50), 6); // 10; 9, 11, 12; tasks 0 and 1 of its own array
+        QCOMPARE(ordered.ahead("10", 50), 1);   // its own entry at 100 is not ahead of it; 9 is
+        QCOMPARE(ordered.ahead("14", 10), 8);   // everything else: 10, 11, 12, 9 and the four tasks of 13
+        QCOMPARE(ordered.ahead("12", 200), 0);
+        QCOMPARE(ordered.ahead("99", 50), 8); // not in the queue: tied with all, every id smaller
+        for (const auto& [id, prio] : q)
+            QCOMPARE(ordered.ahead(id, prio), jobsAhead(q, id, prio));
+    }
+
     void combineAllocationDecides()
     {
         const std::vector<AcctRow> rows = parseSacct(fixture("sacct-jobs.txt"));

@@ -330,6 +330,30 @@ private Q_SLOTS:
         QCOMPARE(ctl({QStringLiteral("logs"), QString::number(run)}).out, expected);
     }
 
+    // A job over its memory (the spec's memory as --mem): Slurm's cgroup
+    // ends it OUT_OF_MEMORY, recorded as the OOM killer in Slurm's words.
+    // Where the cluster cannot use cgroups (SLURM_UP_MEMORY=jobacct) Slurm
+    // kills it without saying so: skipped there.
+    void outOfMemoryBySlurm()
+    {
+        QFile env(QStringLiteral(TRAINYARD_SLURM_ENV));
+        QVERIFY(env.open(QIODevice::ReadOnly));
+        if (!env.readAll().contains("SLURM_UP_MEMORY=cgroup"))
+            QSKIP("the cluster enforces memory without cgroups: Slurm records no OUT_OF_MEMORY");
+        const QString spec = writeSpec(QStringLiteral("oom.yaml"),
+                "name: greedy\nworkdir: /tmp\n"
+                "command: [/usr/bin/python3, -c, \"import time; x = bytearray(400 << 20); time.sleep(5)\"]\n"
+                "resources: {memory: 50M}\n");
+        const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--node"), QStringLiteral("hpc"),
+                                      QStringLiteral("--follow")},
+                180000);
+        const QJsonObject s = show(submittedRun(o.out));
+        QCOMPARE(s.value(QStringLiteral("state")).toString(), QStringLiteral("failed"));
+        QCOMPARE(s.value(QStringLiteral("failure_kind")).toString(), QStringLiteral("oom_killed"));
+        QCOMPARE(s.value(QStringLiteral("failure_reason")).toString(),
+                QStringLiteral("Slurm says it ran out of memory (OUT_OF_MEMORY)"));
+    }
+
     // Slurm's time limit (the spec's time_limit as --time) ends the job:
     // recorded as a time limit, in Slurm's words.
     void timeLimitBySlurm()

@@ -88,6 +88,14 @@ stop slurmdbd mariadbd munged
 # MariaDB's datadir is ~150 MB and of no use once slurmdbd is gone.
 alive mariadbd || rm -rf "$DIR/mysql"
 rm -f "$DIR"/run/*.pid
+# The job cgroups the cluster's slurmstepds leave behind (empty, but kept by
+# the kernel: /sys/fs/cgroup/<controller>/slurm_n1/uid_0/job_1/...). The next
+# cluster numbers its jobs from 1 again, and job 1's setup fails on a
+# leftover job_1 (task_p_pre_setuid: the job is requeued and held). rmdir
+# takes only empty ones, so a cgroup still in use is left alone.
+for d in /sys/fs/cgroup/*/slurm_n1 /sys/fs/cgroup/*/slurm_n2; do
+  [ -d "$d" ] && find "$d" -mindepth 1 -depth -type d -exec rmdir {} \; 2>/dev/null || true
+done
 # env.sh is there exactly while a cluster is: a test that finds it may use it.
 rm -f "$DIR/env.sh"
 exit 0

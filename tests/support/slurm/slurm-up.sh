@@ -116,11 +116,21 @@ if [ -z "${SLURM_UP_OWN_MUNGE:-}" ] && munge -n 2>/dev/null | unmunge >/dev/null
 else
   [ -s /etc/munge/munge.key ] || fail "no /etc/munge/munge.key (the munge package creates it)"
   install -d -o munge -g munge -m 0755 "$DIR/munge" # munged wants o+x on its socket directory
-  SOCK=$DIR/munge/munge.socket
+  # On munge's default socket where none answers there (a new machine: the
+  # package's postinst starts no daemon without an init system): sacctmgr's
+  # connection to slurmdbd ignores slurm.conf's AuthInfo and always uses the
+  # default socket. A socket under DIR only with SLURM_UP_OWN_MUNGE (then
+  # sacctmgr cannot reach slurmdbd).
+  if [ -n "${SLURM_UP_OWN_MUNGE:-}" ]; then
+    SOCK=$DIR/munge/munge.socket
+    AUTHINFO="AuthInfo=socket=$SOCK"
+  else
+    install -d -o munge -g munge -m 0755 /run/munge
+    SOCK=/run/munge/munge.socket.2
+  fi
   start munged setpriv --reuid=munge --regid=munge --init-groups munged -F --socket="$SOCK" \
     --pid-file="$DIR/munge/munged.pid" --seed-file="$DIR/munge/munged.seed" --log-file="$DIR/log/munged.log"
   waitfor 10 munged sh -c "munge -S '$SOCK' -n | unmunge -S '$SOCK'"
-  AUTHINFO="AuthInfo=socket=$SOCK"
   say "munge: started munged on $SOCK"
 fi
 

@@ -10,8 +10,8 @@
 # Ports are not Slurm's defaults (6817-6819) so the cluster never meets a
 # developer's own one: SLURM_UP_PORT_BASE (default 16817) is slurmctld,
 # +1 slurmd n1, +2 slurmdbd, +3 slurmd n2, +4 MariaDB (127.0.0.1 only).
-# A munged that already answers is used; else one is started on a socket
-# under DIR (slurm.conf's AuthInfo names it) and slurm-down.sh stops it.
+# A munged that already answers is used; else one is started on munge's
+# default socket (below: why) and slurm-down.sh stops it.
 #
 # Running it again stops the cluster in DIR and starts a clean one (job ids
 # from 1, an empty accounting database). Needs root. On failure it prints

@@ -5,6 +5,7 @@
 // the GUI thread for an SSH session's thread, answered as a user would.
 #include "ui/dialogs/LoginQuestionsDialog.h"
 #include "ui/dialogs/PassphraseDialog.h"
+#include "tests/support/DialogAnswerer.h"
 
 #include <QApplication>
 #include <QLabel>
@@ -25,27 +26,17 @@ const SshLoginQuestions kQuestions{QStringLiteral("<b>Duo</b> two-factor"),
 
 // Answers the next LoginQuestionsDialog that opens: types `typed` into its
 // fields in order and accepts (or cancels). Counts the dialogs it answered.
-struct DialogAnswerer {
+struct DialogAnswerer : test::DialogAnswerer<LoginQuestionsDialog> {
     QStringList typed;
     bool cancel = false;
-    int answered = 0;
-    QTimer timer;
 
     DialogAnswerer()
     {
-        timer.setInterval(20);
-        QObject::connect(&timer, &QTimer::timeout, [this] {
-            for (QWidget* w : QApplication::topLevelWidgets()) {
-                auto* dialog = qobject_cast<LoginQuestionsDialog*>(w);
-                if (!dialog || !dialog->isVisible())
-                    continue;
-                for (qsizetype i = 0; i < typed.size(); ++i)
-                    dialog->findChild<QLineEdit*>(QStringLiteral("loginAnswer%1").arg(i))->setText(typed.at(i));
-                ++answered;
-                cancel ? dialog->reject() : dialog->accept();
-            }
-        });
-        timer.start();
+        answer = [this](LoginQuestionsDialog& dialog) {
+            for (qsizetype i = 0; i < typed.size(); ++i)
+                dialog.findChild<QLineEdit*>(QStringLiteral("loginAnswer%1").arg(i))->setText(typed.at(i));
+            cancel ? dialog.reject() : dialog.accept();
+        };
     }
 };
 

@@ -4,6 +4,7 @@
 // HOME for the passphrase in plain text.
 #include "ui/dialogs/Keychain.h"
 #include "ui/dialogs/PassphraseDialog.h"
+#include "tests/support/DialogAnswerer.h"
 
 #include <QApplication>
 #include <QCheckBox>
@@ -21,27 +22,17 @@ namespace {
 
 // Answers the next PassphraseDialog that opens: types `text`, ticks
 // "remember" as asked, accepts. Counts the dialogs it answered.
-struct DialogAnswerer {
+struct DialogAnswerer : test::DialogAnswerer<PassphraseDialog> {
     QByteArray text;
     bool remember = false;
-    int answered = 0;
-    QTimer timer;
 
     DialogAnswerer()
     {
-        timer.setInterval(20);
-        QObject::connect(&timer, &QTimer::timeout, [this] {
-            for (QWidget* w : QApplication::topLevelWidgets()) {
-                auto* dialog = qobject_cast<PassphraseDialog*>(w);
-                if (!dialog || !dialog->isVisible())
-                    continue;
-                dialog->findChild<QLineEdit*>(QStringLiteral("passphraseEdit"))->setText(QString::fromUtf8(text));
-                dialog->findChild<QCheckBox*>(QStringLiteral("rememberPassphrase"))->setChecked(remember);
-                ++answered;
-                dialog->accept();
-            }
-        });
-        timer.start();
+        answer = [this](PassphraseDialog& dialog) {
+            dialog.findChild<QLineEdit*>(QStringLiteral("passphraseEdit"))->setText(QString::fromUtf8(text));
+            dialog.findChild<QCheckBox*>(QStringLiteral("rememberPassphrase"))->setChecked(remember);
+            dialog.accept();
+        };
     }
 };
 

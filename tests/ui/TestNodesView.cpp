@@ -137,6 +137,41 @@ private Q_SLOTS:
         QCOMPARE(view.nodeItem(QStringLiteral("cpu-box"))->child(0)->text(0), NodesView::cpuNodeText());
     }
 
+    // A Slurm login node lists its partitions, each on one line over the
+    // whole row (the GPU columns are too narrow for it), every fact in it.
+    void slurmPartitionsOneLineEach()
+    {
+        NodesView view(m_store.get(), nullptr);
+        NodeRecord hpc;
+        hpc.name = QStringLiteral("hpc");
+        hpc.host = QStringLiteral("login1");
+        hpc.kind = NodeKind::Slurm;
+        hpc.facts = QStringLiteral(
+                R"({"version":"22.05.8","partitions":[)"
+                R"({"name":"debug","default":true,"state":"up","nodes":["n1","n2"],"node_count":2,"cpus":2,)"
+                R"("memory_mib":7000,"gres":[{"name":"gpu","type":"","count":2}],"max_time_s":null},)"
+                R"({"name":"a100","default":false,"state":"drain","nodes":["g1"],"node_count":1,"cpus":64,)"
+                R"("memory_mib":524288,"gres":[{"name":"gpu","type":"a100","count":8}],"max_time_s":86400}]})");
+        view.setStoredNodes({hpc});
+        QTreeWidgetItem* node = view.nodeItem(QStringLiteral("hpc"));
+        QVERIFY(node);
+        QCOMPARE(node->text(NodesView::MemoryColumn), QStringLiteral("Slurm 22.05.8"));
+        QCOMPARE(node->childCount(), 2);
+        QCOMPARE(node->child(0)->text(NodesView::NameColumn),
+                QStringLiteral("debug* up · 2 node(s) n1,n2 · 2 CPUs, 7 GiB, gpu:2 per node · no time limit"));
+        QCOMPARE(node->child(1)->text(NodesView::NameColumn),
+                QStringLiteral(
+                        "a100 drain · 1 node(s) g1 · 64 CPUs, 512 GiB, gpu:a100:8 per node · time limit 1440 min"));
+        for (int i = 0; i < 2; ++i) {
+            QVERIFY(node->child(i)->isFirstColumnSpanned());
+            for (int c = 1; c < NodesView::ColumnCount; ++c)
+                QCOMPARE(node->child(i)->text(c), QString());
+        }
+        QVERIFY(node->child(0)
+                        ->toolTip(NodesView::NameColumn)
+                        .startsWith(QStringLiteral("partition debug (default)\n")));
+    }
+
     void aggregatedConsoleOfANode()
     {
         NodesView view(m_store.get(), nullptr);

@@ -286,8 +286,6 @@ void NodesView::renderSlurm(QTreeWidgetItem* item, const NodeInfo& info)
         const QString name = p.value(QStringLiteral("name")).toString();
         // The name as sinfo marks it ("debug*": the default), said in full in the tooltip.
         const bool isDefault = p.value(QStringLiteral("default")).toBool();
-        child->setText(NameColumn, isDefault ? name + u'*' : name);
-        child->setText(StatusColumn, p.value(QStringLiteral("state")).toString());
         QStringList gres;
         for (const QJsonValue& g : p.value(QStringLiteral("gres")).toArray()) {
             const QJsonObject o = g.toObject();
@@ -299,21 +297,25 @@ void NodesView::renderSlurm(QTreeWidgetItem* item, const NodeInfo& info)
         QStringList nodes;
         for (const QJsonValue& n : p.value(QStringLiteral("nodes")).toArray())
             nodes << n.toString();
-        child->setText(MemoryColumn,
-                tr("%1 CPUs, %2 GiB per node")
-                        .arg(p.value(QStringLiteral("cpus")).toInt())
-                        .arg(double(p.value(QStringLiteral("memory_mib")).toInteger()) / 1024.0, 0, 'f', 0));
         const QJsonValue maxTime = p.value(QStringLiteral("max_time_s"));
-        child->setText(HeldByColumn,
-                tr("%1 · nodes %2 · %3")
-                        .arg(gres.isEmpty() ? tr("no GPUs") : gres.join(u','), nodes.join(u','),
-                                maxTime.isNull() || maxTime.isUndefined()
-                                        ? tr("no time limit")
-                                        : tr("time limit %1 min").arg(maxTime.toInteger() / 60)));
-        const QString tip = (isDefault ? tr("partition %1 (default)").arg(name) : tr("partition %1").arg(name)) + u'\n'
-                + child->text(MemoryColumn) + u'\n' + child->text(HeldByColumn);
-        for (int c = 0; c < ColumnCount; ++c)
-            child->setToolTip(c, tip);
+        // One line over the whole row (the GPU columns are too narrow for
+        // it): "debug* up · 2 nodes n1,n2 · 2 CPUs, 7 GiB, gpu:2 per node · no time limit".
+        const QString perNode
+                = tr("%1 CPUs, %2 GiB, %3 per node")
+                          .arg(p.value(QStringLiteral("cpus")).toInt())
+                          .arg(double(p.value(QStringLiteral("memory_mib")).toInteger()) / 1024.0, 0, 'f', 0)
+                          .arg(gres.isEmpty() ? tr("no GPUs") : gres.join(u','));
+        const QString limit = maxTime.isNull() || maxTime.isUndefined()
+                ? tr("no time limit")
+                : tr("time limit %1 min").arg(maxTime.toInteger() / 60);
+        child->setText(NameColumn,
+                tr("%1 %2 · %n node(s) %3 · %4 · %5", nullptr, int(nodes.size()))
+                        .arg(isDefault ? name + u'*' : name, p.value(QStringLiteral("state")).toString(),
+                                nodes.join(u','), perNode, limit));
+        child->setFirstColumnSpanned(true);
+        child->setToolTip(NameColumn,
+                (isDefault ? tr("partition %1 (default)").arg(name) : tr("partition %1").arg(name)) + u'\n'
+                        + child->text(NameColumn));
     }
 }
 

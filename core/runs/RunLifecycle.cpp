@@ -23,6 +23,7 @@ QString transitionCauseName(TransitionCause cause)
     case TransitionCause::NodeBack: return QStringLiteral("node_back");
     case TransitionCause::NodeRemoved: return QStringLiteral("node_removed");
     case TransitionCause::Cancelled: return QStringLiteral("cancelled");
+    case TransitionCause::Requeued: return QStringLiteral("requeued");
     }
     return QStringLiteral("?");
 }
@@ -38,7 +39,8 @@ bool transitionAllowed(RunState from, RunState to)
     case S::Starting:
         return to == S::Running || to == S::Failed || to == S::Unknown || to == S::Queued || to == S::Cancelled
                 || to == S::Succeeded;
-    case S::Running: return to == S::Succeeded || to == S::Failed || to == S::Cancelled || to == S::Unknown;
+    case S::Running:
+        return to == S::Succeeded || to == S::Failed || to == S::Cancelled || to == S::Unknown || to == S::Starting;
     case S::Unknown: return to == S::Running || to == S::Succeeded || to == S::Failed || to == S::Cancelled;
     case S::Succeeded:
     case S::Failed:

@@ -14,7 +14,8 @@ namespace ty {
 //   starting-> running, failed, unknown (start reply lost), queued (a GPU
 //              another Trainyard holds), cancelled, succeeded (ended before
 //              its start was seen)
-//   running -> succeeded, failed, cancelled, unknown (node lost)
+//   running -> succeeded, failed, cancelled, unknown (node lost), starting
+//              (Slurm requeued its batch job: waiting in Slurm's queue again)
 //   unknown -> running (node back), succeeded, failed, cancelled
 //   succeeded, failed, cancelled: final
 // plus a new run entering queued (submitted) or starting (a gang's rank).
@@ -36,6 +37,7 @@ enum class TransitionCause {
     NodeBack,          // its node answers again and lists it running
     NodeRemoved,       // node rm --force
     Cancelled,         // cancelled before it started
+    Requeued,          // Slurm put its running batch job back in its queue (node failure, preemption, scontrol requeue)
 };
 
 QString transitionCauseName(TransitionCause cause);

@@ -29,6 +29,8 @@ private Q_SLOTS:
         row("starting-queued", S::Starting, S::Queued, true); // a GPU claimed by another instance
         row("running-unknown", S::Running, S::Unknown, true);
         row("running-queued", S::Running, S::Queued, false);
+        row("running-starting", S::Running, S::Starting, true); // a requeued Slurm job
+        row("unknown-starting", S::Unknown, S::Starting, false);
         row("unknown-running", S::Unknown, S::Running, true);
         row("unknown-succeeded", S::Unknown, S::Succeeded, true);
         row("succeeded-running", S::Succeeded, S::Running, false);

@@ -484,8 +484,8 @@ int main(int argc, char** argv)
     if (!anchored.isEmpty()) {
         std::printf("\nstore / sqlite3 shell, same run (shell time / store time):\n");
         for (const auto& [p, a] : std::as_const(anchored))
-            std::printf("  store (%s) / %-28s %6.3fx wall, %6.3fx CPU\n", qPrintable(p.name),
-                    qPrintable(a.name.mid(QStringLiteral("sqlite3 ").size()) + QLatin1Char(':')), a.seconds / p.seconds,
+            std::printf("  %-40s %6.3fx wall, %6.3fx CPU\n",
+                    qPrintable(QStringLiteral("store (%1) / %2:").arg(p.name, a.name.mid(8))), a.seconds / p.seconds,
                     a.cpu / p.cpu);
     }
     // The product beside each baseline, from this run: > 1 means the store

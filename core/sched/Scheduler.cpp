@@ -59,7 +59,7 @@ inline bool sameText(const QString& a, const QString& b)
 // FNV-1a over a string's UTF-16 units and its length: cheap for the short
 // names NameIds holds, and lets a scan compare integers where it called out
 // to compare strings for every entry (most of a fair-share pass's account
-// lookups: tests/bench/RESULTS.md, "Scheduler, 2026-12-07").
+// lookups: tests/bench/RESULTS.md, "Scheduler, 2026-12-06").
 inline std::uint64_t textHash(const QString& s)
 {
     std::uint64_t h = 1469598103934665603ULL ^ std::uint64_t(s.size());

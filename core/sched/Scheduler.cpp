@@ -56,25 +56,45 @@ inline bool sameText(const QString& a, const QString& b)
     return (a.constData() == b.constData() && a.size() == b.size()) || a == b;
 }
 
+// FNV-1a over a string's UTF-16 units and its length: cheap for the short
+// names NameIds holds, and lets a scan compare integers where it called out
+// to compare strings for every entry (most of a fair-share pass's account
+// lookups: tests/bench/RESULTS.md, "Scheduler, 2026-12-06").
+inline std::uint64_t textHash(const QString& s)
+{
+    std::uint64_t h = 1469598103934665603ULL ^ std::uint64_t(s.size());
+    const QChar* p = s.constData();
+    for (qsizetype i = 0; i < s.size(); ++i) {
+        h ^= p[i].unicode();
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
 // Names to dense ids in order of first sight. A few names (a lab's users,
-// projects, sweeps) are found by comparing, which is several times cheaper
-// than hashing a QString; past kScan names, by a hash.
+// projects, sweeps) are found by scanning their hashes (textHash, then one
+// string compare to confirm), cheaper than a QHash lookup; past kScan names,
+// by a QHash.
 class NameIds {
 public:
     int idOf(const QString& name, bool* added = nullptr)
     {
         if (added)
             *added = false;
+        std::uint64_t h = 0;
         if (m_names.size() <= kScan) {
-            for (size_t i = 0; i < m_names.size(); ++i)
-                if (sameText(m_names[i], name))
+            h = textHash(name);
+            for (size_t i = 0; i < m_hashes.size(); ++i)
+                if (m_hashes[i] == h && sameText(m_names[i], name))
                     return int(i);
         } else if (const auto it = m_ids.constFind(name); it != m_ids.constEnd()) {
             return it.value();
         }
         const int id = int(m_names.size());
         m_names.push_back(name);
-        if (m_names.size() > kScan) {
+        if (m_names.size() <= kScan) {
+            m_hashes.push_back(h);
+        } else {
             if (m_ids.isEmpty())
                 for (size_t i = 0; i < m_names.size(); ++i)
                     m_ids.insert(m_names[i], int(i));
@@ -91,7 +111,8 @@ public:
 private:
     static constexpr size_t kScan = 16;
     std::vector<QString> m_names;
-    QHash<QString, int> m_ids; // once there are more than kScan names
+    std::vector<std::uint64_t> m_hashes; // textHash of each name, while there are at most kScan
+    QHash<QString, int> m_ids;           // once there are more than kScan names
 };
 
 inline int bits(std::uint64_t m)

@@ -125,6 +125,10 @@ void benchAgent(const char* name, const QByteArray& s, int rounds)
 
 int main(int argc, char** argv)
 {
+    // The version this benchmark measures by: bumped whenever what it measures
+    // changes (tests/bench/RESULTS.md marks each figure with it).
+    std::printf("bench_agent_frames v1\n");
+    std::fflush(stdout);
     qint64 mb = 256;
     int rounds = 5;
     for (int i = 1; i + 1 < argc; i += 2) {

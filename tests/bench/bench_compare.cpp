@@ -62,6 +62,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <random>
 
@@ -606,6 +607,11 @@ void printTable(const QList<Row>& rows)
 
 int main(int argc, char** argv)
 {
+    // The version this benchmark measures by: bumped whenever what it measures
+    // changes (tests/bench/RESULTS.md marks each figure with it). Not in the
+    // children's output (--mode), which the parent reads.
+    if (std::none_of(argv + 1, argv + argc, [](const char* a) { return std::strcmp(a, "--mode") == 0; }))
+        std::printf("bench_compare v1\n");
     Options o;
     QStringList args;
     for (int i = 1; i < argc; ++i)

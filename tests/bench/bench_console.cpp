@@ -64,6 +64,10 @@ Result run(const QByteArray& data, int width, bool extract, qsizetype chunk)
 
 int main(int argc, char** argv)
 {
+    // The version this benchmark measures by: bumped whenever what it measures
+    // changes (tests/bench/RESULTS.md marks each figure with it).
+    std::printf("bench_console v1\n");
+    std::fflush(stdout);
     QCoreApplication app(argc, argv);
     QStringList args = app.arguments().mid(1);
     qint64 targetMb = 256;

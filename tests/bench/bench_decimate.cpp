@@ -66,6 +66,10 @@ double median(std::vector<double> v)
 
 int main(int argc, char** argv)
 {
+    // The version this benchmark measures by: bumped whenever what it measures
+    // changes (tests/bench/RESULTS.md marks each figure with it).
+    std::printf("bench_decimate v2\n");
+    std::fflush(stdout);
     QCoreApplication app(argc, argv);
     int seriesCount = 100, width = 700, height = 400, repeat = 5;
     bool perFrame = false;

@@ -131,6 +131,10 @@ double percentile(std::vector<double> v, double p)
 
 int main(int argc, char** argv)
 {
+    // The version this benchmark measures by: bumped whenever what it measures
+    // changes (tests/bench/RESULTS.md marks each figure with it).
+    std::printf("bench_follow v2\n");
+    std::fflush(stdout);
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication app(argc, argv);

@@ -99,6 +99,10 @@ bool populate(const QString& path, int runs, RunId* live)
 
 int main(int argc, char** argv)
 {
+    // The version this benchmark measures by: bumped whenever what it measures
+    // changes (tests/bench/RESULTS.md marks each figure with it).
+    std::printf("bench_gui_rows v1\n");
+    std::fflush(stdout);
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("trainyard-bench-gui-rows"));
     QCommandLineParser parser;

@@ -282,6 +282,10 @@ StageResult renderStage(const uchar* data, qint64 size, qint64 chunk, bool extra
 
 int main(int argc, char** argv)
 {
+    // The version this benchmark measures by: bumped whenever what it measures
+    // changes (tests/bench/RESULTS.md marks each figure with it).
+    std::printf("bench_ingest v1\n");
+    std::fflush(stdout);
     QCoreApplication app(argc, argv);
     qint64 mb = 1024;
     qint64 chunkKiB = 256;

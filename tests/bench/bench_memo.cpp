@@ -50,6 +50,10 @@ double runSha256sum(const QString& dir)
 
 int main(int argc, char** argv)
 {
+    // The version this benchmark measures by: bumped whenever what it measures
+    // changes (tests/bench/RESULTS.md marks each figure with it).
+    std::printf("bench_memo v1\n");
+    std::fflush(stdout);
     QCoreApplication app(argc, argv);
     int files = 10'000;
     QString dirArg;

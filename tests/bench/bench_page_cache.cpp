@@ -38,6 +38,10 @@ double cpuSeconds(const timeval& tv)
 
 int main(int argc, char** argv)
 {
+    // The version this benchmark measures by: bumped whenever what it measures
+    // changes (tests/bench/RESULTS.md marks each figure with it).
+    std::printf("bench_page_cache v1\n");
+    std::fflush(stdout);
     std::string dir = "/tmp";
     std::string mode = "plain";
     long long mb = 1024;

@@ -70,6 +70,10 @@ int countState(pipeline::PipelineRunner& runner, qint64 id, const QString& state
 
 int main(int argc, char** argv)
 {
+    // The version this benchmark measures by: bumped whenever what it measures
+    // changes (tests/bench/RESULTS.md marks each figure with it).
+    std::printf("bench_pipeline v1\n");
+    std::fflush(stdout);
     QCoreApplication app(argc, argv);
     QLoggingCategory::setFilterRules(QStringLiteral("trainyard.*.info=false")); // a line per step otherwise
     int steps = 100;

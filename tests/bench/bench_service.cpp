@@ -152,6 +152,10 @@ double runProcesses(const QString& program, const QList<QStringList>& argsPerPro
 
 int main(int argc, char* argv[])
 {
+    // The version this benchmark measures by: bumped whenever what it measures
+    // changes (tests/bench/RESULTS.md marks each figure with it).
+    std::printf("bench_service v1\n");
+    std::fflush(stdout);
     std::setvbuf(stdout, nullptr, _IOLBF, 0); // each figure as it is measured
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationVersion(QStringLiteral(TRAINYARD_VERSION));

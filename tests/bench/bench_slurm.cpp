@@ -735,6 +735,10 @@ int Bench::run()
 
 int main(int argc, char** argv)
 {
+    // The version this benchmark measures by: bumped whenever what it measures
+    // changes (tests/bench/RESULTS.md marks each figure with it).
+    std::printf("bench_slurm v3\n");
+    std::fflush(stdout);
     QCoreApplication app(argc, argv);
     std::setvbuf(stdout, nullptr, _IOLBF, 0); // progress shows when piped to a file
     Options o;

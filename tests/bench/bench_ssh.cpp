@@ -1020,6 +1020,10 @@ int Bench::run()
 
 int main(int argc, char** argv)
 {
+    // The version this benchmark measures by: bumped whenever what it measures
+    // changes (tests/bench/RESULTS.md marks each figure with it).
+    std::printf("bench_ssh v2\n");
+    std::fflush(stdout);
     QCoreApplication app(argc, argv);
     Options o;
     const QStringList args = app.arguments();

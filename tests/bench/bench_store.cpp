@@ -9,13 +9,15 @@
 // run and on the same schema, pragmas and transaction size, baselines written
 // here against a plain SQLite file through QtSql: a prepared QSqlQuery with
 // bindValue() + exec() per row, and QSqlQuery::execBatch() over column
-// lists. The ceilings: the sqlite3 shell inserting via one INSERT ... SELECT
-// FROM generate_series (no per-row API at all) the same rows (for rows only)
-// and as many BLOB rows of the same bytes as the blocks came to (for
-// blocks: about 2,400 rows for 10M points, so the rows' ceiling is no ceiling
-// for them). Each product row prints its share of its own ceiling. Also times
-// reading one key back (metrics(run, key)). Ends with the product's figures
-// as ratios to each baseline.
+// lists. The anchors, the sqlite3 shell (no per-row API at all), each in one
+// transaction: the same points as single rows via one INSERT ... SELECT FROM
+// generate_series (the ceiling for rows only), and exactly the metric_blocks
+// rows the blocks came to -- each row's columns as the store wrote them and a
+// BLOB of that block's own length (the ceiling for blocks: about 2,400 rows
+// for 10M points, of 34-168 KB here, so the rows' ceiling is no ceiling for
+// them). Each store path ends as ratios to its anchors from the same run
+// (blocks to both). Also times reading one key back (metrics(run, key)), and
+// ends with the product's figures as ratios to each baseline.
 //
 // Usage: bench_store [N] [--dir DIR] [--paths blocks,rows,qtsql-loop,qtsql-batch] [--no-shell]
 #include "core/store/SqliteResultStore.h"
@@ -31,6 +33,7 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 
+#include <array>
 #include <cstdio>
 #include <tuple>
 
@@ -39,6 +42,10 @@
 using namespace ty;
 
 namespace {
+
+// Printed in the header; bumped whenever what the benchmark measures changes
+// (tests/bench/RESULTS.md marks each figure with the version that made it).
+constexpr int kBenchVersion = 5;
 
 const QStringList kKeys{
         QStringLiteral("train/loss"), QStringLiteral("train/acc"), QStringLiteral("lr"), QStringLiteral("grad_norm")};
@@ -58,8 +65,10 @@ struct Measured {
     qint64 points = 0;
     qint64 transactions = 0;
     double readPerSecond = 0;
-    qint64 blockRows = 0;  // metric_blocks rows the run left (blocks only)
-    qint64 blockBytes = 0; // their points BLOBs, bytes in all
+    // The metric_blocks rows the run left (blocks only), each as the store
+    // wrote it but for the BLOB's bytes: the shell's blob ceiling writes
+    // exactly these rows, each BLOB of its block's length.
+    QList<std::array<qint64, 9>> blocks; // key_id, source, first_id, last_id, count, live, first_step, last_step, bytes
 };
 
 // The N points, in appendMetrics() chunks, made before any clock starts:
@@ -141,16 +150,19 @@ std::optional<Measured> benchStore(const QString& dir, bool packBlocks, const QS
     m.readPerSecond = back.size() / readSeconds;
     store->reset();
     {
-        // What the blocks came to: the shell's blob ceiling writes as many rows of as many bytes.
+        // What the blocks came to, row by row: the shell's blob ceiling writes the same rows.
         QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("bench-blocks"));
         db.setDatabaseName(file);
         if (db.open()) {
             QSqlQuery q(db);
-            if (q.exec(QStringLiteral("SELECT count(*), coalesce(sum(length(points)), 0) FROM metric_blocks"))
-                    && q.next()) {
-                m.blockRows = q.value(0).toLongLong();
-                m.blockBytes = q.value(1).toLongLong();
-            }
+            if (q.exec(QStringLiteral("SELECT key_id, source, first_id, last_id, count, live, first_step, last_step,"
+                                      " length(points) FROM metric_blocks ORDER BY id")))
+                while (q.next()) {
+                    std::array<qint64, 9> row{};
+                    for (int i = 0; i < 9; ++i)
+                        row[i] = q.value(i).toLongLong();
+                    m.blocks.append(row);
+                }
         }
         db = {};
         QSqlDatabase::removeDatabase(QStringLiteral("bench-blocks"));
@@ -297,12 +309,15 @@ std::optional<Measured> benchQtSql(const QString& dir, bool batch, const QString
     return m;
 }
 
-// The sqlite3 shell writing, in one transaction of INSERT ... SELECT, either
-// the same rows as the store (rows: the ceiling for rows only) or as many
-// metric_blocks rows of the same total BLOB bytes as the store's blocks came
-// to (blobRows > 0: the ceiling for blocks; zeroblob(), so no time goes to
-// making the bytes). `n`: the points either carries.
-std::optional<Measured> benchShell(const QString& dir, qint64 n, qint64 blobRows = 0, qint64 blobBytes = 0)
+// The sqlite3 shell writing, in one transaction, either the same rows as the
+// store (`blocks` empty: one INSERT ... SELECT FROM generate_series, the
+// ceiling for rows only, and the single-row anchor for blocks) or exactly the
+// metric_blocks rows the store's blocks came to (the ceiling for blocks): each
+// row's columns as the store wrote them and a BLOB of that block's length, in
+// one multi-row INSERT (zeroblob(), so no time goes to making the bytes;
+// SQLite still writes every byte to the pages and the WAL). `n`: the points
+// either carries.
+std::optional<Measured> benchShell(const QString& dir, qint64 n, const QList<std::array<qint64, 9>>& blocks = {})
 {
     const QString shell = QStandardPaths::findExecutable(QStringLiteral("sqlite3"));
     if (shell.isEmpty()) {
@@ -312,18 +327,34 @@ std::optional<Measured> benchShell(const QString& dir, qint64 n, qint64 blobRows
     const QString file = dir + QStringLiteral("/bench-shell.db");
     if (!seedDatabase(file))
         return std::nullopt;
-    // metric_keys ids 1..4 are the four keys (created in order above).
-    const qint64 bytesPerBlob = blobRows > 0 ? (blobBytes + blobRows - 1) / blobRows : 0;
-    const QString insert = blobRows > 0
-            ? QStringLiteral(" INSERT INTO metric_blocks (key_id, source, first_id, last_id, count, live, first_step,"
-                             " last_step, points) SELECT 1 + value % 4, 0, value * 4096, value * 4096 + 4095, 4096,"
-                             " 4096, value * 1024, value * 1024 + 1023, zeroblob(%2) FROM generate_series(0, %1);")
-                      .arg(blobRows - 1)
-                      .arg(bytesPerBlob)
-            : QStringLiteral(" INSERT INTO metrics (key_id, step, epoch, wall_ms, value, kind)"
-                             " SELECT 1 + value % 4, value / 4, CASE WHEN value % 8 = 0 THEN (value / 4) / 1000.0 END,"
-                             " 1700000000000 + value, value * 0.001, 0 FROM generate_series(0, %1);")
-                      .arg(n - 1);
+    // metric_keys ids 1..4 are the four keys (created in order above, as the store's run created them).
+    QString insert;
+    if (!blocks.isEmpty()) {
+        insert = QStringLiteral(" INSERT INTO metric_blocks (key_id, source, first_id, last_id, count, live,"
+                                " first_step, last_step, points) VALUES ");
+        insert.reserve(insert.size() + blocks.size() * 80);
+        for (qsizetype i = 0; i < blocks.size(); ++i) {
+            const auto& b = blocks[i];
+            insert += QStringLiteral("%1(%2,%3,%4,%5,%6,%7,%8,%9,")
+                              .arg(i ? QStringLiteral(",") : QString())
+                              .arg(b[0])
+                              .arg(b[1])
+                              .arg(b[2])
+                              .arg(b[3])
+                              .arg(b[4])
+                              .arg(b[5])
+                              .arg(b[6])
+                              .arg(b[7]);
+            insert += QStringLiteral("zeroblob(%1))").arg(b[8]);
+        }
+        insert += QLatin1Char(';');
+    } else {
+        insert = QStringLiteral(
+                " INSERT INTO metrics (key_id, step, epoch, wall_ms, value, kind)"
+                " SELECT 1 + value % 4, value / 4, CASE WHEN value % 8 = 0 THEN (value / 4) / 1000.0 END,"
+                " 1700000000000 + value, value * 0.001, 0 FROM generate_series(0, %1);")
+                         .arg(n - 1);
+    }
     const QString sql = QStringLiteral(
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-%2;"
             " BEGIN IMMEDIATE;%1 COMMIT;")
@@ -340,7 +371,8 @@ std::optional<Measured> benchShell(const QString& dir, qint64 n, qint64 blobRows
     p.closeWriteChannel();
     p.waitForFinished(-1);
     Measured m;
-    m.name = blobRows > 0 ? QStringLiteral("sqlite3 shell, same BLOBs") : QStringLiteral("sqlite3 shell, same rows");
+    m.name = blocks.isEmpty() ? QStringLiteral("sqlite3 shell, same rows")
+                              : QStringLiteral("sqlite3 shell, same blobs");
     m.seconds = timer.nsecsElapsed() / 1e9;
     m.cpu = cpuSeconds(RUSAGE_CHILDREN) - cpu0;
     m.points = n;
@@ -379,16 +411,20 @@ int main(int argc, char** argv)
         dir = tmp.path();
     QDir().mkpath(dir);
 
-    std::printf("bench_store: %lld points, 4 keys, chunks of 10000, database in %s\n", static_cast<long long>(n),
-            qPrintable(dir));
-    std::printf("%-30s %8s %12s %8s %12s %s\n", "", "wall s", "points/s", "CPU s", "points/CPU-s",
-            "of its ceiling (wall, CPU)");
-    std::optional<Measured> ceiling;
+    std::printf("bench_store v%d: %lld points, 4 keys, chunks of 10000, database in %s\n", kBenchVersion,
+            static_cast<long long>(n), qPrintable(dir));
+    std::printf("%-30s %8s %12s %8s %12s\n", "", "wall s", "points/s", "CPU s", "points/CPU-s");
+    const auto printRow = [](const QString& label, const Measured& m) {
+        std::printf("%-30s %8.2f %12.0f %8.2f %12.0f", qPrintable(label), m.seconds, m.points / m.seconds, m.cpu,
+                m.points / m.cpu);
+    };
+    std::optional<Measured> sameRows;
     if (shell) {
-        ceiling = benchShell(dir, n);
-        if (ceiling)
-            std::printf("%-30s %8.2f %12.0f %8.2f %12.0f\n", qPrintable(ceiling->name), ceiling->seconds,
-                    ceiling->points / ceiling->seconds, ceiling->cpu, ceiling->points / ceiling->cpu);
+        sameRows = benchShell(dir, n);
+        if (sameRows) {
+            printRow(sameRows->name, *sameRows);
+            std::printf("  [one INSERT ... SELECT, one transaction]\n");
+        }
         std::fflush(stdout);
     }
     // blocks, rows: the product (packed metric blocks, MetricBlock.h, or rows
@@ -402,6 +438,8 @@ int main(int argc, char** argv)
     };
     int status = 0;
     QList<Measured> product, baselines;
+    // The store against the shell, same run: (store path, anchor).
+    QList<std::pair<Measured, Measured>> anchored;
     for (const auto& [name, kind] : all) {
         if (!paths.contains(name))
             continue;
@@ -415,23 +453,40 @@ int main(int argc, char** argv)
         (isProduct ? product : baselines).append(*m);
         const QString label
                 = isProduct ? QStringLiteral("store (%1)").arg(name) : QStringLiteral("baseline %1").arg(name);
-        std::printf("%-30s %8.2f %12.0f %8.2f %12.0f", qPrintable(label), m->seconds, m->points / m->seconds, m->cpu,
-                m->points / m->cpu);
-        // Rows against the shell writing the same rows; blocks against the
-        // shell writing the same BLOB bytes (measured right after).
-        std::optional<Measured> own = kind == Kind::Blocks ? std::nullopt : ceiling;
-        if (kind == Kind::Blocks && shell && m->blockRows > 0)
-            own = benchShell(dir, n, m->blockRows, m->blockBytes);
-        if (own)
-            std::printf("  %5.1f%%, %5.1f%%", 100.0 * own->seconds / m->seconds, 100.0 * own->cpu / m->cpu);
+        printRow(label, *m);
         std::printf("  [%lld transactions; one key read back at %.0f points/s]\n",
                 static_cast<long long>(m->transactions), m->readPerSecond);
-        if (kind == Kind::Blocks && own)
-            std::printf("%-30s %8.2f %12.0f %8.2f %12.0f  [%lld rows, %lld bytes each: the ceiling for blocks]\n",
-                    qPrintable(own->name), own->seconds, own->points / own->seconds, own->cpu, own->points / own->cpu,
-                    static_cast<long long>(m->blockRows),
-                    static_cast<long long>((m->blockBytes + m->blockRows - 1) / m->blockRows));
         std::fflush(stdout);
+        // Rows and blocks against the shell writing the same points as single
+        // rows; blocks also against the shell writing the very blocks they
+        // came to (measured right after).
+        if (isProduct && sameRows)
+            anchored.append({*m, *sameRows});
+        if (kind == Kind::Blocks && shell && !m->blocks.isEmpty()) {
+            if (const auto blobs = benchShell(dir, n, m->blocks)) {
+                qint64 least = m->blocks.front()[8], most = least, bytes = 0;
+                for (const auto& b : m->blocks) {
+                    least = std::min(least, b[8]);
+                    most = std::max(most, b[8]);
+                    bytes += b[8];
+                }
+                printRow(blobs->name, *blobs);
+                std::printf("  [the store's %lld rows: BLOBs of %lld-%lld bytes, %lld in all; one transaction]\n",
+                        static_cast<long long>(m->blocks.size()), static_cast<long long>(least),
+                        static_cast<long long>(most), static_cast<long long>(bytes));
+                anchored.append({*m, *blobs});
+            }
+            std::fflush(stdout);
+        }
+    }
+    // Each store path as a ratio to the shell writing the same points, from
+    // this run: 1 = as fast as SQLite's own shell, < 1 slower.
+    if (!anchored.isEmpty()) {
+        std::printf("\nstore / sqlite3 shell, same run (shell time / store time):\n");
+        for (const auto& [p, a] : std::as_const(anchored))
+            std::printf("  %-40s %6.3fx wall, %6.3fx CPU\n",
+                    qPrintable(QStringLiteral("store (%1) / %2:").arg(p.name, a.name.mid(8))), a.seconds / p.seconds,
+                    a.cpu / p.cpu);
     }
     // The product beside each baseline, from this run: > 1 means the store
     // wrote the points faster (wall) or with less CPU than the baseline.

@@ -315,6 +315,8 @@ void Agent::handleFrame(FrameReader::Frame& frame)
             opReadFile(id, req);
         else if (op == ops::kSlurmInfo)
             m_slurm.opInfo(id);
+        else if (op == ops::kStartArray)
+            m_slurm.opStartArray(id, req); // revision 5: a job array (SlurmJobs.h)
         else
             replyError(id, "unknown op \"" + op + "\"");
     } catch (const std::exception& e) {

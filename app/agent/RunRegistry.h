@@ -8,6 +8,8 @@
 //   <state>/runs/<run>/cancel.json  grace_ms, requested_ms (agent -> supervisor)
 //   <state>/runs/<run>/job.sbatch   a Slurm run's batch script (SlurmJobs.h)
 //   <state>/runs/<run>/slurm.json   a Slurm run's last observed state (SlurmJobs.h)
+//   <state>/slurm-arrays/<run>/     a Slurm job array's array.sbatch and <task>.log links
+//                                    (SlurmJobs.h), <run> its first run's id
 //   <state>/gpu-claims/<index>/<run> one file per GPU held by a live run; its
 //                                    content is the claiming client's id
 //   <state>/gpu-claims/lock          flock()ed while claims are checked and made

@@ -12,7 +12,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <iterator>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -137,6 +139,45 @@ std::string refusedSbatchOption(const std::string& arg)
     if (arg.size() >= 2 && arg[0] == '-' && shorts.find(arg[1]) != std::string::npos)
         return arg.substr(0, 2);
     return {};
+}
+
+// A request's `sbatch` options (null: none), checked: "" or what is wrong.
+std::string readSbatchOptions(const Json& sbatch, std::vector<std::string>& options)
+{
+    if (sbatch.is_null())
+        return {};
+    if (!sbatch.is_array())
+        return "\"sbatch\" must be an array of strings";
+    for (const auto& a : sbatch) {
+        if (!a.is_string())
+            return "\"sbatch\" must be an array of strings";
+        options.push_back(a.get<std::string>());
+        if (const auto refused = refusedSbatchOption(options.back()); !refused.empty())
+            return "sbatch option \"" + options.back() + "\" (" + refused
+                    + ") is the agent's: it sets the run's console, workdir and job name, and one run is one job";
+    }
+    return {};
+}
+
+// A word for bash, single-quoted: nothing in it is expanded.
+std::string shellQuoted(const std::string& s)
+{
+    std::string q = "'";
+    for (const char c : s) {
+        if (c == '\'')
+            q += "'\\''";
+        else
+            q += c;
+    }
+    return q + "'";
+}
+
+// A name the shell can export: [A-Za-z_][A-Za-z0-9_]*.
+bool isShellName(const std::string& name)
+{
+    const auto word = [](char c) { return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); };
+    return !name.empty() && word(name[0])
+            && std::all_of(name.begin(), name.end(), [&](char c) { return word(c) || (c >= '0' && c <= '9'); });
 }
 
 // An exit.json written by whichever agent finds the end first: tmp, then
@@ -343,26 +384,9 @@ void SlurmJobs::opStart(const Json& id, const Json& req, const std::string& run,
         return;
     }
     std::vector<std::string> options;
-    if (auto it = slurmReq.find(fields::kSbatch); it != slurmReq.end() && !it->is_null()) {
-        if (!it->is_array()) {
-            m_host.replyError(id, "run " + run + ": \"sbatch\" must be an array of strings", {});
-            return;
-        }
-        for (const auto& a : *it) {
-            if (!a.is_string()) {
-                m_host.replyError(id, "run " + run + ": \"sbatch\" must be an array of strings", {});
-                return;
-            }
-            options.push_back(a.get<std::string>());
-            if (const auto refused = refusedSbatchOption(options.back()); !refused.empty()) {
-                m_host.replyError(id,
-                        "run " + run + ": sbatch option \"" + options.back() + "\" (" + refused
-                                + ") is the agent's: it sets the run's console, workdir and job name, and one run "
-                                  "is one job",
-                        {});
-                return;
-            }
-        }
+    if (auto e = readSbatchOptions(slurmReq.value(fields::kSbatch, Json()), options); !e.empty()) {
+        m_host.replyError(id, "run " + run + ": " + e, {});
+        return;
     }
     const auto p = m_registry.paths(run);
     if (p.console.find('%') != std::string::npos) {
@@ -485,6 +509,394 @@ bool SlurmJobs::defer(const std::string& run, FrameReader::Frame& frame)
     return true;
 }
 
+// ---- start_array (revision 5) -------------------------------------------------
+
+struct SlurmJobs::ArraySubmission {
+    struct Task {
+        std::string run, workdir, script;
+        Json env;                                              // as requested
+        std::vector<std::pair<std::string, std::string>> vars; // env, then TRAINYARD_*
+    };
+    Json id;
+    std::string name; // runs[0].run: the job name and the array directory's
+    std::string dir;  // <state>/slurm-arrays/<name>
+    std::vector<Task> tasks;
+    std::vector<std::string> options; // the request's sbatch options
+    int maxConcurrent = 0;
+    Json client;
+    std::int64_t startedMs = 0;
+    std::size_t created = 0; // run directories created (the first ones of tasks)
+    bool dirCreated = false;
+};
+
+std::string SlurmJobs::arraysDir() const
+{
+    return m_registry.stateDir() + "/slurm-arrays";
+}
+
+namespace {
+
+constexpr std::size_t kMaxArrayTasks = 1000;
+
+// array.sbatch: the task's run by $SLURM_ARRAY_TASK_ID (sbatch's --chdir
+// and --export are the whole array's): its workdir, its env and
+// TRAINYARD_*, then its own script. Every name and value single-quoted.
+std::string arrayScript(const std::string& name, const std::vector<std::string>& workdirs,
+        const std::vector<std::vector<std::pair<std::string, std::string>>>& vars,
+        const std::vector<std::string>& scripts)
+{
+    std::string s = "#!/bin/bash\n"
+                    "# trainyard-agent: job array "
+            + name + " of " + std::to_string(workdirs.size())
+            + " runs (PROTOCOL.md \"Job arrays\"): task i runs runs[i]'s job.sbatch in its workdir\n"
+              "case \"${SLURM_ARRAY_TASK_ID-}\" in\n";
+    for (std::size_t i = 0; i < workdirs.size(); ++i) {
+        s += std::to_string(i) + ")\n";
+        s += "    cd -- " + shellQuoted(workdirs[i]) + " || exit 1\n";
+        for (const auto& [k, v] : vars[i])
+            s += "    export " + shellQuoted(k) + "=" + shellQuoted(v) + "\n";
+        s += "    exec /bin/bash " + shellQuoted(scripts[i]) + "\n    ;;\n";
+    }
+    s += "*)\n"
+         "    echo \"trainyard-agent: array.sbatch: no run for array task '${SLURM_ARRAY_TASK_ID-}' (tasks are 0-"
+            + std::to_string(workdirs.size() - 1)
+            + ")\" >&2\n"
+              "    exit 2\n"
+              "    ;;\n"
+              "esac\n";
+    return s;
+}
+
+std::vector<std::string> agentEnvironment()
+{
+    std::vector<std::string> env;
+    for (char** e = environ; e && *e; ++e)
+        env.emplace_back(*e);
+    return env;
+}
+
+} // namespace
+
+void SlurmJobs::opStartArray(const Json& id, const Json& req)
+{
+    const auto refuse = [&](const std::string& e) { m_host.replyError(id, e, {}); };
+    const auto runsIt = req.find(fields::kRuns);
+    if (runsIt == req.end() || !runsIt->is_array() || runsIt->empty() || runsIt->size() > kMaxArrayTasks) {
+        refuse("start_array: \"runs\" must be an array of 1 to " + std::to_string(kMaxArrayTasks)
+                + " objects {\"run\", \"workdir\", \"env\", \"script\"}");
+        return;
+    }
+    auto a = std::make_shared<ArraySubmission>();
+    a->id = id;
+    if (auto e = readSbatchOptions(req.value(fields::kSbatch, Json()), a->options); !e.empty()) {
+        refuse("start_array: " + e);
+        return;
+    }
+    if (auto it = req.find(fields::kMaxConcurrent); it != req.end() && !it->is_null()) {
+        if (!it->is_number_integer() || it->get<std::int64_t>() <= 0 || it->get<std::int64_t>() > 1000000) {
+            refuse("start_array: \"max_concurrent\" must be an integer > 0");
+            return;
+        }
+        a->maxConcurrent = it->get<int>();
+    }
+    if (auto it = req.find(fields::kClient); it != req.end() && !it->is_null()) {
+        if (!it->is_string()) {
+            refuse("start_array: \"client\" must be a string");
+            return;
+        }
+        a->client = *it;
+    }
+    if (m_registry.stateDir().find('%') != std::string::npos) {
+        // sbatch would expand %a & co in --output.
+        refuse("start_array: the state directory's path has a '%' (" + m_registry.stateDir()
+                + "): sbatch would expand it");
+        return;
+    }
+    std::map<std::string, std::size_t> index; // run -> its place in `runs`
+    for (std::size_t i = 0; i < runsIt->size(); ++i) {
+        const Json& r = (*runsIt)[i];
+        const std::string at = "runs[" + std::to_string(i) + "]";
+        if (!r.is_object()) {
+            refuse(at + ": must be an object {\"run\", \"workdir\", \"env\", \"script\"}");
+            return;
+        }
+        const std::string run = r.value(fields::kRun, Json()).is_string() ? r[fields::kRun].get<std::string>() : "";
+        if (!RunRegistry::validRunId(run)) {
+            refuse(at + ": invalid run id \"" + run + "\" (expected [A-Za-z0-9._-]{1,64})");
+            return;
+        }
+        const std::string who = at + " (run " + run + ")";
+        if (const auto [it, added] = index.emplace(run, i); !added) {
+            refuse(who + ": the run is runs[" + std::to_string(it->second) + "] too: each run once");
+            return;
+        }
+        ArraySubmission::Task t;
+        t.run = run;
+        t.workdir = r.value(fields::kWorkdir, Json()).is_string() ? r[fields::kWorkdir].get<std::string>() : "";
+        if (t.workdir.empty() || t.workdir.front() != '/') {
+            refuse(who + ": workdir \"" + t.workdir + "\" is not an absolute path");
+            return;
+        }
+        if (!isDirectory(t.workdir)) {
+            refuse(who + ": workdir " + t.workdir + " does not exist or is not a directory");
+            return;
+        }
+        t.env = r.value(fields::kEnv, Json());
+        if (t.env.is_null())
+            t.env = Json::object();
+        if (!t.env.is_object()) {
+            refuse(who + ": \"env\" must be an object of strings");
+            return;
+        }
+        for (auto it = t.env.begin(); it != t.env.end(); ++it) {
+            if (!isShellName(it.key())) {
+                refuse(who + ": env name \"" + it.key() + "\" is not a shell variable name ([A-Za-z_][A-Za-z0-9_]*)");
+                return;
+            }
+            if (!it.value().is_string()) {
+                refuse(who + ": env entry \"" + it.key() + "\" must be a string");
+                return;
+            }
+            t.vars.emplace_back(it.key(), it.value().get<std::string>());
+        }
+        const auto p = m_registry.paths(run);
+        t.vars.emplace_back("TRAINYARD_RUN_ID", run);
+        t.vars.emplace_back("TRAINYARD_RUN_DIR", p.dir);
+        t.vars.emplace_back("TRAINYARD_METRICS_FILE", p.dir + "/metrics.jsonl");
+        const auto scriptIt = r.find(fields::kScript);
+        if (scriptIt == r.end() || !scriptIt->is_string() || scriptIt->get<std::string>().empty()) {
+            refuse(who + ": \"script\" is missing (the batch script's text)");
+            return;
+        }
+        t.script = scriptIt->get<std::string>();
+        if (m_submissions.contains(run) || isDirectory(p.dir)) {
+            refuse(who + ": run " + run + " already exists on this node (" + p.dir + ")");
+            return;
+        }
+        a->tasks.push_back(std::move(t));
+    }
+    a->name = a->tasks.front().run;
+    a->dir = arraysDir() + "/" + a->name;
+    if (fileExists(a->dir)) {
+        refuse("runs[0] (run " + a->name + "): the array directory " + a->dir
+                + " exists: an earlier array of that name has tasks that have not ended");
+        return;
+    }
+
+    // Every run's directory, job.sbatch and empty console, as for `start`;
+    // then the array's directory. Any failure removes all of it.
+    std::string error;
+    for (std::size_t i = 0; i < a->tasks.size() && error.empty(); ++i) {
+        const auto& t = a->tasks[i];
+        const auto p = m_registry.paths(t.run);
+        const std::string who = "runs[" + std::to_string(i) + "] (run " + t.run + "): ";
+        if (::mkdir(p.dir.c_str(), 0755) != 0) {
+            error = who
+                    + (errno == EEXIST ? "run " + t.run + " already exists on this node (" + p.dir + ")"
+                                       : "cannot create " + p.dir + ": " + errnoText(errno));
+            break;
+        }
+        ++a->created;
+        error = writeFileAtomic(p.jobScript, t.script);
+        if (error.empty() && ::chmod(p.jobScript.c_str(), 0700) != 0)
+            error = "cannot chmod " + p.jobScript + ": " + errnoText(errno);
+        if (error.empty()) {
+            const int fd = ::open(p.console.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+            if (fd < 0)
+                error = "cannot create " + p.console + ": " + errnoText(errno);
+            else
+                ::close(fd);
+        }
+        if (!error.empty())
+            error = who + error;
+    }
+    const std::string arrayWho = "array " + a->name + ": ";
+    if (error.empty())
+        if (auto e = makeDirs(arraysDir(), 0755); !e.empty())
+            error = arrayWho + e;
+    if (error.empty()) {
+        if (::mkdir(a->dir.c_str(), 0755) != 0)
+            error = arrayWho + "cannot create " + a->dir + ": " + errnoText(errno);
+        else
+            a->dirCreated = true;
+    }
+    std::vector<std::string> workdirs, scripts;
+    std::vector<std::vector<std::pair<std::string, std::string>>> vars;
+    for (std::size_t i = 0; i < a->tasks.size() && error.empty(); ++i) {
+        const auto p = m_registry.paths(a->tasks[i].run);
+        const std::string link = a->dir + "/" + std::to_string(i) + ".log";
+        if (::symlink(p.console.c_str(), link.c_str()) != 0)
+            error = arrayWho + "cannot create " + link + ": " + errnoText(errno);
+        workdirs.push_back(a->tasks[i].workdir);
+        scripts.push_back(p.jobScript);
+        vars.push_back(a->tasks[i].vars);
+    }
+    const std::string script = a->dir + "/array.sbatch";
+    if (error.empty()) {
+        if (auto e = writeFileAtomic(script, arrayScript(a->name, workdirs, vars, scripts)); !e.empty())
+            error = arrayWho + e;
+        else if (::chmod(script.c_str(), 0700) != 0)
+            error = arrayWho + "cannot chmod " + script + ": " + errnoText(errno);
+    }
+    if (!error.empty()) {
+        removeArrayFiles(*a);
+        refuse(error);
+        return;
+    }
+
+    const std::string range = "0-" + std::to_string(a->tasks.size() - 1)
+            + (a->maxConcurrent > 0 ? "%" + std::to_string(a->maxConcurrent) : std::string());
+    std::vector<std::string> argv{"sbatch", "--parsable", "--array=" + range, "--job-name=" + a->name,
+            "--output=" + a->dir + "/%a.log", "--error=" + a->dir + "/%a.log", "--open-mode=append", "--export=ALL"};
+    argv.insert(argv.end(), a->options.begin(), a->options.end());
+    argv.push_back(script);
+    // The agent's environment: each task's own is set by array.sbatch.
+    const auto env = agentEnvironment();
+    a->startedMs = nowMs();
+    for (const auto& t : a->tasks)
+        m_submissions[t.run];
+    const bool spawned = spawnSlurm(
+            argv, [this, a](CommandResult& r) { arraySubmitted(a, r); }, true, &env);
+    if (!spawned) {
+        for (const auto& t : a->tasks)
+            m_submissions.erase(t.run);
+        removeArrayFiles(*a);
+        refuse(arrayWho + "cannot start sbatch: " + errnoText(errno));
+    }
+}
+
+void SlurmJobs::arraySubmitted(const std::shared_ptr<ArraySubmission>& a, CommandResult& r)
+{
+    const std::string arrayWho = "array " + a->name + " (" + std::to_string(a->tasks.size()) + " runs): ";
+    std::string error;
+    std::string jobId;
+    if (!r.succeeded()) {
+        error = arrayWho + failure("sbatch", r);
+        if (r.timedOut) {
+            // It may have queued the array before it was killed: nothing must stay queued.
+            spawnSlurm({"scancel", "--name=" + a->name, "--user=" + m_user}, [](CommandResult&) {});
+            error += " (cancelled any job named " + a->name + ")";
+        }
+    } else {
+        // "1234" or "1234;cluster"
+        jobId = trimmed(r.out.substr(0, r.out.find_first_of(";\n")));
+        if (jobId.empty() || jobId.find_first_not_of("0123456789") != std::string::npos)
+            error = arrayWho + "sbatch printed no job id: \"" + trimmed(r.out) + "\"";
+    }
+    const Json seen{{fields::kState, agentproto::kStatePending}, {fields::kSlurmState, "PENDING"}};
+    Json replyRuns = Json::array();
+    for (std::size_t i = 0; i < a->tasks.size() && error.empty(); ++i) {
+        const auto& t = a->tasks[i];
+        const auto p = m_registry.paths(t.run);
+        const std::string task = jobId + "_" + std::to_string(i);
+        Json rj{{fields::kRun, t.run}, {fields::kArgv, Json::array()}, {fields::kWorkdir, t.workdir},
+                {fields::kEnv, t.env}, {"agent_version", TRAINYARD_VERSION},
+                {fields::kSlurm, Json{{fields::kSbatch, a->options}}}, {fields::kStartedMs, a->startedMs},
+                {fields::kPid, 0}, {fields::kPgid, 0}, {fields::kSupervisorPid, 0}, {fields::kSlurmJob, task},
+                {fields::kArrayJob, jobId}, {fields::kArrayTask, i}};
+        if (a->maxConcurrent > 0)
+            rj[fields::kSlurm][fields::kMaxConcurrent] = a->maxConcurrent;
+        if (a->client.is_string())
+            rj[fields::kClient] = a->client;
+        error = writeFileAtomic(p.slurmJson, dumpJson(seen) + "\n");
+        if (error.empty())
+            error = writeFileAtomic(p.runJson, dumpJson(rj) + "\n");
+        if (!error.empty()) {
+            spawnSlurm({"scancel", jobId}, [](CommandResult&) {});
+            error = "runs[" + std::to_string(i) + "] (run " + t.run + "): " + error + " (array job " + jobId
+                    + " cancelled)";
+            break;
+        }
+        replyRuns.push_back(Json{{fields::kRun, t.run}, {fields::kSlurmJob, task}, {fields::kRunDir, p.dir},
+                {fields::kConsole, p.console}, {fields::kStartedMs, a->startedMs}, {fields::kPid, 0},
+                {fields::kPgid, 0}, {fields::kSupervisorPid, 0}});
+    }
+    std::vector<FrameReader::Frame> deferred;
+    for (const auto& t : a->tasks) {
+        auto& d = m_submissions[t.run].deferred;
+        std::move(d.begin(), d.end(), std::back_inserter(deferred));
+        m_submissions.erase(t.run);
+    }
+    if (!error.empty()) {
+        removeArrayFiles(*a);
+        m_host.replyError(a->id, error, {});
+    } else {
+        for (std::size_t i = 0; i < a->tasks.size(); ++i) {
+            const std::string& run = a->tasks[i].run;
+            m_jobs[run] = Job{run, jobId + "_" + std::to_string(i), seen};
+            m_host.track(run);
+        }
+        m_nextPoll = 0; // look at them at once
+        m_host.reply(a->id, Json{{fields::kSlurmJob, jobId}, {fields::kRuns, std::move(replyRuns)}});
+    }
+    for (auto& frame : deferred)
+        m_host.handleFrame(frame);
+}
+
+void SlurmJobs::removeArrayFiles(const ArraySubmission& a) const
+{
+    for (std::size_t i = 0; i < a.created; ++i) {
+        const auto p = m_registry.paths(a.tasks[i].run);
+        for (const auto* f : {&p.jobScript, &p.console, &p.slurmJson, &p.runJson})
+            ::unlink(f->c_str());
+        ::rmdir(p.dir.c_str());
+    }
+    if (a.dirCreated) {
+        for (std::size_t i = 0; i < a.tasks.size(); ++i)
+            ::unlink((a.dir + "/" + std::to_string(i) + ".log").c_str());
+        ::unlink((a.dir + "/array.sbatch").c_str());
+        ::rmdir(a.dir.c_str());
+    }
+}
+
+void SlurmJobs::removeFinishedArrays() const
+{
+    // An array's directory is needed while a task may still write through
+    // its <i>.log link: until every task has exit.json (or its run
+    // directory is gone). One without array.sbatch is still being made.
+    const std::string root = arraysDir();
+    DIR* top = ::opendir(root.c_str());
+    if (!top)
+        return;
+    std::vector<std::string> names;
+    while (dirent* e = ::readdir(top))
+        if (RunRegistry::validRunId(e->d_name))
+            names.emplace_back(e->d_name);
+    ::closedir(top);
+    for (const auto& name : names) {
+        const std::string dir = root + "/" + name;
+        if (!fileExists(dir + "/array.sbatch"))
+            continue;
+        DIR* d = ::opendir(dir.c_str());
+        if (!d)
+            continue;
+        std::vector<std::string> entries;
+        bool done = true;
+        while (dirent* e = ::readdir(d)) {
+            const std::string entry = e->d_name;
+            if (entry == "." || entry == "..")
+                continue;
+            entries.push_back(entry);
+            if (!entry.ends_with(".log"))
+                continue;
+            char target[4096];
+            const ssize_t n = ::readlink((dir + "/" + entry).c_str(), target, sizeof target - 1);
+            if (n <= 0)
+                continue;
+            std::string runDir(target, std::size_t(n));
+            runDir = runDir.substr(0, runDir.rfind('/'));
+            if (isDirectory(runDir) && !fileExists(runDir + "/exit.json"))
+                done = false;
+        }
+        ::closedir(d);
+        if (!done)
+            continue;
+        for (const auto& entry : entries)
+            ::unlink((dir + "/" + entry).c_str());
+        ::rmdir(dir.c_str());
+    }
+}
+
 // ---- cancel ----------------------------------------------------------------
 
 void SlurmJobs::opCancel(const Json& id, const std::string& run, const Json& status)
@@ -560,6 +972,7 @@ void SlurmJobs::refreshJobs()
 void SlurmJobs::startPoll()
 {
     refreshJobs();
+    removeFinishedArrays();
     if (m_jobs.empty())
         return;
     auto poll = std::make_shared<Poll>();
@@ -579,7 +992,9 @@ void SlurmJobs::runSqueue(const std::shared_ptr<Poll>& poll, bool byUser)
     // `squeue -j <one id Slurm forgot>` fails ("Invalid job id specified",
     // exit 1) where a list of ids just leaves it out: then all of the
     // user's jobs are asked for instead.
-    std::vector<std::string> argv{"squeue", "-h", "-o", slurm::kSqueueFormat};
+    // -r: one line per array task, also for the pending tasks Slurm keeps
+    // as one record ("1234_[2-5%2]" without it): each task is a run.
+    std::vector<std::string> argv{"squeue", "-h", "-r", "-o", slurm::kSqueueFormat};
     if (byUser) {
         argv.insert(argv.end(), {"-u", m_user});
     } else {
@@ -755,6 +1170,17 @@ void SlurmJobs::endPoll(const std::shared_ptr<Poll>& poll)
         if (const auto a = poll->alive.find(run); a != poll->alive.end()) {
             next = a->second;
         } else if (poll->unknown.contains(run)) {
+            continue;
+        } else if (job.jobId.find('_') != std::string::npos
+                && job.seen.value(fields::kState, std::string()) == agentproto::kStatePending
+                && fileExists(p.cancelJson)) {
+            // An array task cancelled (by this run's `cancel`) while it was
+            // pending: Slurm keeps no record of it at all (Slurm 22.05: not
+            // in sacct, and scontrol forgets it at once), so this is its end.
+            Json ej{{"exit_code", 0}, {"finished_ms", now}, {"cancelled", true}, {fields::kSlurmState, "CANCELLED"}};
+            if (job.seen.contains(fields::kPartition))
+                ej[fields::kPartition] = job.seen[fields::kPartition];
+            finish(run, ej);
             continue;
         } else {
             // In none of squeue, sacct and scontrol: one such answer is no

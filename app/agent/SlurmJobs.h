@@ -15,6 +15,15 @@
 // Polls run every pollMs while any Slurm run of the state directory has not
 // exited, whichever agent submitted it.
 //
+// Job arrays (revision 5, PROTOCOL.md "Job arrays"): `start_array` submits
+// several runs as one `sbatch --array`; each task is then a Slurm run like
+// any other, with the job id "<array>_<task>" (squeue -r shows each task on
+// a line of its own). The array's directory <state>/slurm-arrays/<first run>/
+// holds array.sbatch (which picks the task's run by $SLURM_ARRAY_TASK_ID)
+// and the links <task>.log -> that run's console.log that Slurm writes to;
+// a poll removes it once every task has its exit.json (or its run
+// directory is gone).
+//
 // Text of Slurm's commands is read by core/slurm/SlurmText.h (pure functions).
 
 #include "Commands.h"
@@ -61,6 +70,9 @@ public:
     // and `env` (given here as `extraEnv`) already.
     void opStart(const Json& id, const Json& req, const std::string& run, const std::string& workdir,
             const std::vector<std::pair<std::string, std::string>>& extraEnv);
+    // `start_array` (revision 5): every run is checked before anything is
+    // created; a bad request creates and submits nothing.
+    void opStartArray(const Json& id, const Json& req);
     // `cancel` of a Slurm run whose status object is `status`.
     void opCancel(const Json& id, const std::string& run, const Json& status);
 
@@ -101,6 +113,13 @@ private:
     // Writes exit.json (unless another agent did) and forgets the job.
     void finish(const std::string& run, const Json& exitJson);
     void submitted(const Json& id, const std::string& run, const Json& runJson, CommandResult& r);
+    struct ArraySubmission;
+    void arraySubmitted(const std::shared_ptr<ArraySubmission>& a, CommandResult& r);
+    // Removes the files of an array that was not submitted (or was cancelled at once).
+    void removeArrayFiles(const ArraySubmission& a) const;
+    // Removes the directories of arrays whose every task has exited.
+    void removeFinishedArrays() const;
+    std::string arraysDir() const;
     bool spawnSlurm(const std::vector<std::string>& argv, Commands::Done done, bool separateStderr = true,
             const std::vector<std::string>* env = nullptr);
 

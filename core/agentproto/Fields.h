@@ -34,7 +34,8 @@ inline constexpr char kStatus[] = "status";
 inline constexpr char kReadFile[] = "read_file";
 inline constexpr char kGpus[] = "gpus";
 inline constexpr char kListFiles[] = "list_files";
-inline constexpr char kSlurmInfo[] = "slurm_info"; // revision 4
+inline constexpr char kSlurmInfo[] = "slurm_info";   // revision 4
+inline constexpr char kStartArray[] = "start_array"; // revision 5: several Slurm runs as one job array
 } // namespace ops
 
 // Field names.
@@ -136,6 +137,10 @@ inline constexpr char kNodeCount[] = "node_count";
 inline constexpr char kGres[] = "gres";
 inline constexpr char kCount[] = "count";
 inline constexpr char kMaxTimeS[] = "max_time_s";
+// Job arrays (revision 5): start_array's request, run.json of a task
+inline constexpr char kMaxConcurrent[] = "max_concurrent";
+inline constexpr char kArrayJob[] = "array_job";   // the array's job id, "1234"
+inline constexpr char kArrayTask[] = "array_task"; // the task's index, 7 (its slurm_job is "1234_7")
 } // namespace fields
 
 // Values of fields.

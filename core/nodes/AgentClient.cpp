@@ -310,6 +310,12 @@ quint64 AgentClient::start(const AgentStartRequest& req, std::function<void(cons
             typedReply(std::move(cb), agentStartReplyFromJson));
 }
 
+quint64 AgentClient::startArray(const AgentArrayRequest& req, std::function<void(const Result<AgentArrayReply>&)> cb)
+{
+    return request(QLatin1StringView(ops::kStartArray), agentArrayRequestToJson(req),
+            typedReply(std::move(cb), agentArrayReplyFromJson));
+}
+
 quint64 AgentClient::tail(const QString& run, qint64 offset, bool follow, std::function<void(const Result<qint64>&)> cb,
         bool followTruncation, qint64 generation)
 {

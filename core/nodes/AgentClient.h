@@ -100,6 +100,18 @@ public:
     // node's agent reports (PROTOCOL.md "Slurm"), as the reply's object
     // (`version`, `partitions`); an error naming why (no sinfo there).
     quint64 slurmInfo(std::function<void(const Result<QJsonObject>&)> cb);
+    // Revision 5, `start_array` (PROTOCOL.md "Job arrays"): submits the Slurm
+    // runs `req.runs` as one job array; task i is runs[i], a Slurm run of its
+    // own from then on (its `slurm` and `exited` events, status, tail and
+    // cancel as for a run of start()). `cb` gets the array's job id and one
+    // reply per run, in the request's order, on the client's thread (from the
+    // event loop, never from inside startArray()). Errors: the agent's refusal,
+    // naming the run at fault ("runs[1] (run r2): workdir /x does not exist",
+    // an id twice, a refused sbatch option, an env name that is no shell
+    // name), or sbatch's own; then none of the runs exists on the node. An
+    // agent before revision 5 answers "unknown op". Like start(), a lost
+    // reply (replyLost()) leaves the runs' fate to `list`/`status`.
+    quint64 startArray(const AgentArrayRequest& req, std::function<void(const Result<AgentArrayReply>&)> cb);
     // Runs `job` on the node's files through the transport (SFTP for SSH nodes,
     // this machine's files for the local node); `done` runs on this thread.
     void runFileJob(NodeFileJob job, std::function<void(const Result<void>&)> done);

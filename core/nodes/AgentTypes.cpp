@@ -94,6 +94,35 @@ AgentStartReply agentStartReplyFromJson(const QJsonObject& o)
     return r;
 }
 
+QJsonObject agentArrayRequestToJson(const AgentArrayRequest& r)
+{
+    QJsonArray runs;
+    for (const AgentStartRequest& run : r.runs) {
+        QJsonObject env;
+        for (auto it = run.env.cbegin(); it != run.env.cend(); ++it)
+            env.insert(it.key(), it.value());
+        runs.append(QJsonObject{{QLatin1StringView(fields::kRun), run.run},
+                {QLatin1StringView(fields::kWorkdir), run.workdir}, {QLatin1StringView(fields::kEnv), env},
+                {QLatin1StringView(fields::kScript), run.slurmScript}});
+    }
+    QJsonObject o{{QLatin1StringView(fields::kRuns), runs},
+            {QLatin1StringView(fields::kSbatch), QJsonArray::fromStringList(r.sbatch)}};
+    if (r.maxConcurrent > 0)
+        o.insert(QLatin1StringView(fields::kMaxConcurrent), r.maxConcurrent);
+    if (!r.client.isEmpty())
+        o.insert(QLatin1StringView(fields::kClient), r.client);
+    return o;
+}
+
+AgentArrayReply agentArrayReplyFromJson(const QJsonObject& o)
+{
+    AgentArrayReply r;
+    r.slurmJob = o.value(QLatin1StringView(fields::kSlurmJob)).toString();
+    for (const QJsonValue& v : o.value(QLatin1StringView(fields::kRuns)).toArray())
+        r.runs.append(agentStartReplyFromJson(v.toObject()));
+    return r;
+}
+
 AgentRunStatus agentRunStatusFromJson(const QJsonObject& o)
 {
     AgentRunStatus s;

@@ -25,7 +25,8 @@ inline constexpr int kAgentProtocolVersion = agentproto::kProtocolVersion;
 // The agent's first message.
 struct AgentHello {
     int protocol = 0;
-    int revision = 1; // additions within the protocol; 2: `output` carries `stderr` ranges; 3: `truncated` events
+    int revision = 1; // additions within the protocol; 2: `output` carries `stderr` ranges; 3: `truncated` events;
+                      // 4: Slurm runs; 5: Slurm job arrays (`start_array`)
     QString agent;    // "trainyard-agent"
     QString version;  // "0.1.0"
     QString hostname;
@@ -58,6 +59,19 @@ struct AgentStartReply {
     QString console;
     qint64 startedMs = 0;
     QString slurmJob; // revision 4: the Slurm job id sbatch gave a batch job; else empty
+};
+
+// Revision 5 (PROTOCOL.md "Job arrays"): a sweep's Slurm runs as one job array.
+struct AgentArrayRequest {
+    // Task i = runs[i]: its run, workdir, env and slurmScript (argv, gpus, slurmSbatch, client unused).
+    QList<AgentStartRequest> runs;
+    QStringList sbatch;    // options every task shares
+    int maxConcurrent = 0; // > 0: --array=0-<n-1>%maxConcurrent
+    QString client;
+};
+struct AgentArrayReply {
+    QString slurmJob;            // the array's job id, "1234"
+    QList<AgentStartReply> runs; // in the request's order; each slurmJob is "1234_<i>"
 };
 
 // PROTOCOL.md's run status object (also the payload of `exited` events).
@@ -122,6 +136,10 @@ struct AgentGpu {
 Result<AgentHello> agentHelloFromJson(const QJsonObject& o);
 QJsonObject agentStartRequestToJson(const AgentStartRequest& r);
 AgentStartReply agentStartReplyFromJson(const QJsonObject& o);
+// `start_array`'s request: {"runs": [{"run","workdir","env","script"}], "sbatch",
+// "max_concurrent" (when > 0), "client" (when set)}; and its reply.
+QJsonObject agentArrayRequestToJson(const AgentArrayRequest& r);
+AgentArrayReply agentArrayReplyFromJson(const QJsonObject& o);
 AgentRunStatus agentRunStatusFromJson(const QJsonObject& o);
 QList<AgentGpu> agentGpusFromJson(const QJsonArray& a);
 

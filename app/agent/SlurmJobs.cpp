@@ -1002,7 +1002,7 @@ void SlurmJobs::runSqueue(const std::shared_ptr<Poll>& poll, bool byUser)
     }
     const bool spawned = spawnSlurm(argv, [this, poll, byUser](CommandResult& r) {
         if (!r.succeeded()) {
-            if (!byUser && r.err.find("Invalid job id") != std::string::npos) {
+            if (!byUser && slurm::saysUnknownJob(said(r))) {
                 runSqueue(poll, true);
                 return;
             }
@@ -1130,7 +1130,7 @@ void SlurmJobs::runScontrol(const std::shared_ptr<Poll>& poll)
                               poll->ended[run] = ending(run, *end);
                           else
                               poll->alive[run] = observed(fields); // squeue missed it
-                      } else if (r.err.find("Invalid job id") == std::string::npos) {
+                      } else if (!slurm::saysUnknownJob(said(r))) {
                           // scontrol could not ask (controller down, ...): no news.
                           std::cerr << "trainyard-agent: " << failure("scontrol show job", r) << "\n";
                           poll->unknown.insert(run);
@@ -1216,6 +1216,10 @@ void SlurmJobs::endPoll(const std::shared_ptr<Poll>& poll)
             }
         }
     }
+    // The last task of an array may have ended just now, and an idle agent
+    // polls no more: its array's directory goes at once.
+    if (std::exchange(m_finishedAny, false))
+        removeFinishedArrays();
 }
 
 Json SlurmJobs::ending(const std::string& run, const slurm::JobEnd& end) const
@@ -1231,6 +1235,7 @@ void SlurmJobs::finish(const std::string& run, const Json& exitJson)
     if (auto e = writeExitJson(p.exitJson, exitJson); !e.empty())
         std::cerr << "trainyard-agent: run " << run << ": " << e << "\n";
     // The agent's run check announces `exited` once exit.json is there.
+    m_finishedAny = true;
     m_jobs.erase(run);
     m_settled.insert(run);
 }

@@ -134,6 +134,7 @@ private:
     std::set<std::string> m_settled;                 // runs that are not Slurm runs, or have exited
     std::map<std::string, Submission> m_submissions; // sbatch running, by run
     bool m_polling = false;
+    bool m_finishedAny = false; // a run ended in this poll: maybe its array's directory can go
     std::int64_t m_nextPoll = 0;
 };
 

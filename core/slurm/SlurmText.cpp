@@ -874,6 +874,21 @@ std::vector<Partition> parseSinfo(std::string_view text, std::string* error)
     return parts;
 }
 
+bool saysUnknownJob(std::string_view text)
+{
+    if (text.find("Invalid job id") != std::string_view::npos)
+        return true;
+    // "Job 1234_1 not found"
+    for (std::size_t at = text.find("Job "); at != std::string_view::npos; at = text.find("Job ", at + 1)) {
+        std::size_t e = at + 4;
+        while (e < text.size() && (isDigit(text[e]) || text[e] == '_'))
+            ++e;
+        if (e > at + 4 && text.substr(e).starts_with(" not found"))
+            return true;
+    }
+    return false;
+}
+
 std::string parseVersion(std::string_view text)
 {
     text = trim(text.substr(0, text.find('\n')));

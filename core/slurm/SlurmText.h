@@ -206,6 +206,14 @@ std::optional<std::int64_t> parseTimeLimit(std::string_view text, bool* ok = nul
 // for no time limit at all.
 std::string formatTimeLimit(std::int64_t seconds);
 
+// Whether a failed squeue/scontrol's text says Slurm does not know the job
+// (rather than that it could not ask): "slurm_load_jobs error: Invalid job
+// id specified" (a job forgotten MinJobAge after its end, or never known),
+// and for an array task whose array Slurm still knows but not the task (a
+// pending task cancelled alone, a task ended and purged before the rest)
+// scontrol's "Job 1234_1 not found" (Slurm 22.05; on stdout, exit 1).
+bool saysUnknownJob(std::string_view text);
+
 // "22.05.8" from `sinfo --version` ("slurm 22.05.8\n"; Debian's package
 // prints "slurm-wlm 22.05.8\n"); "" when the text is not that.
 std::string parseVersion(std::string_view text);

@@ -714,6 +714,88 @@ private Q_SLOTS:
         QVERIFY(st->error().message.contains(QStringLiteral("never-started")));
     }
 
+    // Revision 5, start_array (PROTOCOL.md "Job arrays"): what startArray
+    // sends, and the agent's refusals naming the run at fault; the job
+    // arrays themselves run in test_agent_slurm.
+    void startArrayRequestAndRefusals()
+    {
+        AgentArrayRequest req;
+        for (int i = 0; i < 3; ++i) {
+            AgentStartRequest run;
+            run.run = newRunId("array");
+            run.workdir = workDir_.path();
+            run.env = {{QStringLiteral("GREETING"), QStringLiteral("hi %1").arg(i)}};
+            run.slurmScript = QStringLiteral("#!/bin/bash\necho %1\n").arg(i);
+            run.argv = {QStringLiteral("ignored")};
+            run.gpus = {0};
+            req.runs.append(run);
+        }
+        req.sbatch = {QStringLiteral("--time=5")};
+        req.maxConcurrent = 2;
+        req.client = QStringLiteral("laptop-a");
+        const QJsonObject sent = agentArrayRequestToJson(req);
+        QJsonArray runs;
+        for (int i = 0; i < 3; ++i)
+            runs.append(QJsonObject{{QStringLiteral("run"), req.runs[i].run},
+                    {QStringLiteral("workdir"), workDir_.path()},
+                    {QStringLiteral("env"), QJsonObject{{QStringLiteral("GREETING"), QStringLiteral("hi %1").arg(i)}}},
+                    {QStringLiteral("script"), req.runs[i].slurmScript}});
+        QCOMPARE(sent,
+                (QJsonObject{{QStringLiteral("runs"), runs},
+                        {QStringLiteral("sbatch"), QJsonArray{QStringLiteral("--time=5")}},
+                        {QStringLiteral("max_concurrent"), 2},
+                        {QStringLiteral("client"), QStringLiteral("laptop-a")}}));
+        const AgentArrayReply reply
+                = agentArrayReplyFromJson(QJsonObject{{QStringLiteral("slurm_job"), QStringLiteral("77")},
+                        {QStringLiteral("runs"),
+                                QJsonArray{QJsonObject{{QStringLiteral("run"), QStringLiteral("a")},
+                                        {QStringLiteral("slurm_job"), QStringLiteral("77_0")},
+                                        {QStringLiteral("console"), QStringLiteral("/s/runs/a/console.log")},
+                                        {QStringLiteral("started_ms"), 5}}}}});
+        QCOMPARE(reply.slurmJob, QStringLiteral("77"));
+        QCOMPARE(reply.runs.size(), 1);
+        QCOMPARE(reply.runs[0].slurmJob, QStringLiteral("77_0"));
+        QCOMPARE(reply.runs[0].console, QStringLiteral("/s/runs/a/console.log"));
+        QCOMPARE(reply.runs[0].startedMs, 5);
+
+        // The real agent reads what was sent: each refusal names the run.
+        const auto refusal = [&](const AgentArrayRequest& r) {
+            auto res = await<AgentArrayReply>([&](auto cb) { s_->client->startArray(r, cb); });
+            return res && !*res ? res->error().message : QStringLiteral("not refused");
+        };
+        const QString missing = workDir_.path() + QStringLiteral("/missing");
+        AgentArrayRequest bad = req;
+        bad.runs[1].workdir = missing;
+        QString error = refusal(bad);
+        QVERIFY2(error.contains(QStringLiteral("runs[1] (run %1): workdir %2").arg(req.runs[1].run, missing)),
+                qPrintable(error));
+        bad = req;
+        bad.runs[2].env.insert(QStringLiteral("NOT-A-NAME"), QStringLiteral("x"));
+        error = refusal(bad);
+        QVERIFY2(error.contains(QStringLiteral("runs[2] (run %1)").arg(req.runs[2].run))
+                        && error.contains(QStringLiteral("NOT-A-NAME")),
+                qPrintable(error));
+        bad = req;
+        bad.runs[0].slurmScript.clear();
+        error = refusal(bad);
+        QVERIFY2(error.contains(QStringLiteral("runs[0] (run %1)").arg(req.runs[0].run))
+                        && error.contains(QStringLiteral("script")),
+                qPrintable(error));
+        bad = req;
+        bad.sbatch.append(QStringLiteral("--output=/tmp/x"));
+        error = refusal(bad);
+        QVERIFY2(error.contains(QStringLiteral("--output=/tmp/x")), qPrintable(error));
+        bad = req;
+        bad.runs[2].run = bad.runs[0].run;
+        error = refusal(bad);
+        QVERIFY2(error.contains(QStringLiteral("runs[2] (run %1)").arg(req.runs[0].run))
+                        && error.contains(QStringLiteral("runs[0]")),
+                qPrintable(error));
+        for (const AgentStartRequest& run : req.runs)
+            QVERIFY(!QFileInfo::exists(stateDir_.path() + QStringLiteral("/runs/") + run.run));
+        QVERIFY(!QFileInfo::exists(stateDir_.path() + QStringLiteral("/slurm-arrays")));
+    }
+
     void gpuClaims()
     {
         QString error;

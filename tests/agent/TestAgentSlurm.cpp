@@ -1,10 +1,12 @@
-// Slurm runs (PROTOCOL.md "Slurm", revision 4; issue #26): the real
+// Slurm runs (PROTOCOL.md "Slurm", revisions 4 and 5; issue #26): the real
 // trainyard-agent on a real Slurm cluster, spoken to over stdio in the
 // protocol's own bytes (not through AgentClient): slurm_info, a batch job's
 // console tailed while Slurm writes it, `slurm` events as it goes from
 // pending to running, its end as Slurm records it (COMPLETED, FAILED,
-// CANCELLED), a refused submission, a held job's reason, and a second agent
-// on the same state directory agreeing with the first.
+// CANCELLED), a refused submission, a held job's reason, a second agent
+// on the same state directory agreeing with the first; and job arrays
+// (`start_array`): each task its own run, pending per task, cancelled alone,
+// bad requests creating nothing.
 //
 // The cluster: $TRAINYARD_TEST_SLURM_CONF, else the slurm_cluster CTest
 // fixture's (SLURM_CONF of its env.sh, TRAINYARD_SLURM_ENV; tests/slurm):
@@ -216,6 +218,25 @@ class TestAgentSlurm final : public QObject {
                 {QStringLiteral("slurm"),
                         obj({{QStringLiteral("script"), script},
                                 {QStringLiteral("sbatch"), QJsonArray::fromStringList(sbatch)}})}}));
+        if (const QString job = reply.value(QStringLiteral("slurm_job")).toString(); !job.isEmpty())
+            m_jobs << job;
+        return reply;
+    }
+    // One entry of start_array's `runs`.
+    static QJsonObject arrayRun(
+            const QString& run, const QString& workdir, const QJsonObject& env, const QString& script)
+    {
+        return obj({{QStringLiteral("run"), run}, {QStringLiteral("workdir"), workdir}, {QStringLiteral("env"), env},
+                {QStringLiteral("script"), script}});
+    }
+    // Submits `runs` as one job array; the reply.
+    QJsonObject submitArray(RawAgent& agent, const QJsonArray& runs, const QStringList& sbatch, int maxConcurrent = 0)
+    {
+        QJsonObject request = obj({{QStringLiteral("op"), QStringLiteral("start_array")},
+                {QStringLiteral("runs"), runs}, {QStringLiteral("sbatch"), QJsonArray::fromStringList(sbatch)}});
+        if (maxConcurrent > 0)
+            request.insert(QStringLiteral("max_concurrent"), maxConcurrent);
+        const QJsonObject reply = agent.call(request);
         if (const QString job = reply.value(QStringLiteral("slurm_job")).toString(); !job.isEmpty())
             m_jobs << job;
         return reply;
@@ -556,6 +577,271 @@ private Q_SLOTS:
                          .isEmpty());
         QCOMPARE(slurm(QStringLiteral("squeue"), {QStringLiteral("-h"), QStringLiteral("-j"), job}).out.trimmed(),
                 QByteArray());
+    }
+
+    // ---- Job arrays (revision 5) --------------------------------------------
+
+    void arrayTasksRunTheirOwnRunsInTheirOwnWorkdirs()
+    {
+        // Three runs, one at a time (max_concurrent 1): each its own
+        // command, workdir and environment; task 1 fails with 3.
+        const QString base = newRun("sweep");
+        QStringList runs, workdirs;
+        const QStringList greetings
+                = {QStringLiteral("hello 0"), QStringLiteral("it's \"1\""), QStringLiteral("$HOME `2` \\n")};
+        QJsonArray request;
+        for (int i = 0; i < 3; ++i) {
+            runs << QStringLiteral("%1-t%2").arg(base).arg(i);
+            workdirs << m_work.path() + QStringLiteral("/") + runs[i] + QStringLiteral(" dir");
+            QVERIFY(QDir().mkpath(workdirs[i]));
+            const QString script = QStringLiteral("#!/bin/bash\n"
+                                                  "echo \"task %1 run $TRAINYARD_RUN_ID greeting $GREETING\"\n"
+                                                  "echo \"pwd $PWD\"\n"
+                                                  "%2\n")
+                                           .arg(i)
+                                           .arg(i == 0 ? QStringLiteral("sleep 6") // the others wait meanwhile
+                                                           : i == 1 ? QStringLiteral("exit 3")
+                                                                    : QStringLiteral("true"));
+            request.append(arrayRun(runs[i], workdirs[i], obj({{QStringLiteral("GREETING"), greetings[i]}}), script));
+        }
+        const QJsonObject started = submitArray(*m_agent, request, {QStringLiteral("--time=5")}, 1);
+        QVERIFY2(started.value(QStringLiteral("ok")).toBool(), qPrintable(text(started)));
+        const QString job = started.value(QStringLiteral("slurm_job")).toString();
+        QVERIFY2(QRegularExpression(QStringLiteral("^\\d+$")).match(job).hasMatch(), qPrintable(text(started)));
+        const QJsonArray replies = started.value(QStringLiteral("runs")).toArray();
+        QCOMPARE(replies.size(), 3);
+        for (int i = 0; i < 3; ++i) {
+            const QJsonObject r = replies[i].toObject();
+            QCOMPARE(r.value(QStringLiteral("run")).toString(), runs[i]);
+            QCOMPARE(r.value(QStringLiteral("slurm_job")).toString(), QStringLiteral("%1_%2").arg(job).arg(i));
+            QCOMPARE(r.value(QStringLiteral("console")).toString(),
+                    m_state.path() + QStringLiteral("/runs/") + runs[i] + QStringLiteral("/console.log"));
+            QCOMPARE(r.value(QStringLiteral("pid")).toInt(-1), 0);
+            QVERIFY(r.value(QStringLiteral("started_ms")).toInteger() > 0);
+            // run.json names the task.
+            QFile rj(m_state.path() + QStringLiteral("/runs/") + runs[i] + QStringLiteral("/run.json"));
+            QVERIFY(rj.open(QIODevice::ReadOnly));
+            const QJsonObject record = QJsonDocument::fromJson(rj.readAll()).object();
+            QCOMPARE(record.value(QStringLiteral("slurm_job")).toString(), QStringLiteral("%1_%2").arg(job).arg(i));
+            QCOMPARE(record.value(QStringLiteral("array_job")).toString(), job);
+            QCOMPARE(record.value(QStringLiteral("array_task")).toInt(-1), i);
+        }
+        // The array's directory: its script and the links Slurm writes through.
+        const QString arrayDir = m_state.path() + QStringLiteral("/slurm-arrays/") + runs[0];
+        QVERIFY(QFileInfo(arrayDir + QStringLiteral("/array.sbatch")).isExecutable());
+        for (int i = 0; i < 3; ++i)
+            QCOMPARE(QFileInfo(arrayDir + QStringLiteral("/%1.log").arg(i)).symLinkTarget(),
+                    replies[i].toObject().value(QStringLiteral("console")).toString());
+        for (const QString& run : runs) {
+            const QJsonObject tail = m_agent->call(obj({{QStringLiteral("op"), QStringLiteral("tail")},
+                    {QStringLiteral("run"), run}, {QStringLiteral("offset"), 0}, {QStringLiteral("follow"), true}}));
+            QVERIFY2(tail.value(QStringLiteral("ok")).toBool(), qPrintable(text(tail)));
+        }
+
+        // While task 0 runs, the others wait for it: each pending, with its reason.
+        const QJsonObject running = waitForState(*m_agent, runs[0], QStringLiteral("running"));
+        QVERIFY2(running.value(QStringLiteral("state")) == QStringLiteral("running"), qPrintable(text(running)));
+        for (int i = 1; i < 3; ++i) {
+            // (Slurm gives the reason once it has scheduled task 0.)
+            QJsonObject st;
+            waitUntil([&] {
+                st = status(*m_agent, runs[i]);
+                return st.value(QStringLiteral("reason")) == QStringLiteral("JobArrayTaskLimit");
+            });
+            QCOMPARE(st.value(QStringLiteral("slurm_job")).toString(), QStringLiteral("%1_%2").arg(job).arg(i));
+            QVERIFY2(st.value(QStringLiteral("state")) == QStringLiteral("pending")
+                            && st.value(QStringLiteral("reason")) == QStringLiteral("JobArrayTaskLimit"),
+                    qPrintable(text(st)));
+            QCOMPARE(st.value(QStringLiteral("partition")).toString(), QStringLiteral("debug"));
+            // squeue's row of the task (-r), not scontrol's record: its place in the queue is known.
+            QVERIFY2(st.value(QStringLiteral("jobs_ahead")).isDouble(), qPrintable(text(st)));
+        }
+        QCOMPARE(status(*m_agent, runs[0]).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+        QVERIFY(!m_agent->events(QStringLiteral("slurm"), runs[2]).isEmpty());
+
+        const int codes[] = {0, 3, 0};
+        const char* states[] = {"COMPLETED", "FAILED", "COMPLETED"};
+        for (int i = 0; i < 3; ++i) {
+            const QJsonObject end = exited(*m_agent, runs[i]);
+            QVERIFY2(!end.isEmpty(), qPrintable(text(status(*m_agent, runs[i]))));
+            QCOMPARE(end.value(QStringLiteral("exit_code")).toInt(-1), codes[i]);
+            QCOMPARE(end.value(QStringLiteral("slurm_state")).toString(), QLatin1StringView(states[i]));
+            QVERIFY(!end.value(QStringLiteral("slurm_nodes")).toString().isEmpty());
+            QVERIFY(!m_agent->waitFor([&](const QJsonObject& m) {
+                                return m.value(QStringLiteral("type")) == QStringLiteral("eof")
+                                        && m.value(QStringLiteral("run")) == runs[i];
+                            })
+                             .isEmpty());
+            const QByteArray expected = QStringLiteral("task %1 run %2 greeting %3\npwd %4\n")
+                                                .arg(i)
+                                                .arg(runs[i], greetings[i], workdirs[i])
+                                                .toUtf8();
+            QCOMPARE(m_agent->output(runs[i]), expected);
+        }
+        // One at a time: task 1 started when task 0 had ended.
+        QVERIFY(status(*m_agent, runs[1]).value(QStringLiteral("running_ms")).toInteger()
+                >= status(*m_agent, runs[0]).value(QStringLiteral("finished_ms")).toInteger());
+        QVERIFY(m_agent->offsetErrors().isEmpty());
+        // Every task has ended: the array's directory goes.
+        QVERIFY2(waitUntil([&] { return !QFileInfo::exists(arrayDir); }, 30000), qPrintable(arrayDir));
+    }
+
+    void arrayTaskCancelledLeavesTheOthers()
+    {
+        const QString base = newRun("cancels");
+        QStringList runs;
+        QJsonArray request;
+        for (int i = 0; i < 3; ++i) {
+            runs << QStringLiteral("%1-t%2").arg(base).arg(i);
+            request.append(arrayRun(runs[i], m_work.path(), {},
+                    QStringLiteral("#!/bin/bash\necho \"started $TRAINYARD_RUN_ID\"\nexec sleep 300\n")));
+        }
+        const QJsonObject started = submitArray(*m_agent, request, {}, 1);
+        QVERIFY2(started.value(QStringLiteral("ok")).toBool(), qPrintable(text(started)));
+        const QString job = started.value(QStringLiteral("slurm_job")).toString();
+        const auto queued = [&] {
+            QStringList ids
+                    = QString::fromUtf8(slurm(QStringLiteral("squeue"),
+                                                {QStringLiteral("-h"), QStringLiteral("-r"), QStringLiteral("-j"), job,
+                                                        QStringLiteral("-o"), QStringLiteral("%i")})
+                                                .out)
+                              .split(u'\n', Qt::SkipEmptyParts);
+            ids.sort();
+            return ids;
+        };
+        QCOMPARE(waitForState(*m_agent, runs[0], QStringLiteral("running")).value(QStringLiteral("state")).toString(),
+                QStringLiteral("running"));
+        QCOMPARE(status(*m_agent, runs[1]).value(QStringLiteral("state")).toString(), QStringLiteral("pending"));
+
+        // Task 1, pending: it alone goes (Slurm keeps no record of it).
+        const QJsonObject cancel = m_agent->call(
+                obj({{QStringLiteral("op"), QStringLiteral("cancel")}, {QStringLiteral("run"), runs[1]}}));
+        QVERIFY2(cancel.value(QStringLiteral("ok")).toBool(), qPrintable(text(cancel)));
+        const QJsonObject end1 = exited(*m_agent, runs[1], 30000);
+        QVERIFY2(!end1.isEmpty(), qPrintable(text(status(*m_agent, runs[1]))));
+        QCOMPARE(end1.value(QStringLiteral("cancelled")).toBool(), true);
+        QCOMPARE(end1.value(QStringLiteral("slurm_state")).toString(), QStringLiteral("CANCELLED"));
+        QVERIFY(!end1.value(QStringLiteral("lost")).toBool());
+        QVERIFY(!end1.contains(QStringLiteral("slurm_nodes"))); // it never ran
+        QCOMPARE(queued(), QStringList({job + QStringLiteral("_0"), job + QStringLiteral("_2")}));
+        QCOMPARE(status(*m_agent, runs[0]).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+        QCOMPARE(status(*m_agent, runs[2]).value(QStringLiteral("state")).toString(), QStringLiteral("pending"));
+        QVERIFY(m_agent->events(QStringLiteral("exited"), runs[0]).isEmpty());
+
+        // Task 0, running: task 2 then runs.
+        QVERIFY(m_agent->call(obj({{QStringLiteral("op"), QStringLiteral("cancel")}, {QStringLiteral("run"), runs[0]}}))
+                        .value(QStringLiteral("ok"))
+                        .toBool());
+        const QJsonObject end0 = exited(*m_agent, runs[0], 60000);
+        QVERIFY2(!end0.isEmpty(), qPrintable(text(status(*m_agent, runs[0]))));
+        QCOMPARE(end0.value(QStringLiteral("slurm_state")).toString(), QStringLiteral("CANCELLED"));
+        QVERIFY(!end0.value(QStringLiteral("slurm_nodes")).toString().isEmpty());
+        QCOMPARE(waitForState(*m_agent, runs[2], QStringLiteral("running")).value(QStringLiteral("state")).toString(),
+                QStringLiteral("running"));
+        const QString arrayDir = m_state.path() + QStringLiteral("/slurm-arrays/") + runs[0];
+        QVERIFY(QFileInfo::exists(arrayDir)); // task 2 still writes through it
+        QVERIFY(waitUntil([&] {
+            return status(*m_agent, runs[2]).value(QStringLiteral("console_size")).toInt()
+                    == QStringLiteral("started %1\n").arg(runs[2]).size();
+        }));
+        QVERIFY(m_agent->call(obj({{QStringLiteral("op"), QStringLiteral("cancel")}, {QStringLiteral("run"), runs[2]}}))
+                        .value(QStringLiteral("ok"))
+                        .toBool());
+        QCOMPARE(exited(*m_agent, runs[2], 60000).value(QStringLiteral("slurm_state")).toString(),
+                QStringLiteral("CANCELLED"));
+        QVERIFY(waitUntil([&] { return !QFileInfo::exists(arrayDir); }, 30000));
+        QCOMPARE(queued(), QStringList());
+    }
+
+    void badArrayRequestsCreateNothing()
+    {
+        const auto refused
+                = [&](const QJsonArray& runs, const QStringList& sbatch, const QStringList& says) -> QString {
+            const QJsonObject r = submitArray(*m_agent, runs, sbatch);
+            if (!isReply(r) || r.value(QStringLiteral("ok")).toBool())
+                return QString(QStringLiteral("not refused: ") + text(r));
+            const QString error = r.value(QStringLiteral("error")).toString();
+            for (const QString& s : says)
+                if (!error.contains(s))
+                    return QStringLiteral("error without \"%1\": %2").arg(s, error);
+            for (const QJsonValue& v : runs) {
+                const QString run = v.toObject().value(QStringLiteral("run")).toString();
+                if (run != QStringLiteral("exists")
+                        && QFileInfo::exists(m_state.path() + QStringLiteral("/runs/") + run))
+                    return QStringLiteral("run directory of %1 created: %2").arg(run, error);
+            }
+            const QString first = runs[0].toObject().value(QStringLiteral("run")).toString();
+            if (QFileInfo::exists(m_state.path() + QStringLiteral("/slurm-arrays/") + first))
+                return QString(QStringLiteral("array directory created: ") + error);
+            if (!slurm(QStringLiteral("squeue"), {QStringLiteral("-h"), QStringLiteral("-n"), first}).out.isEmpty())
+                return QString(QStringLiteral("job queued: ") + error);
+            return QString();
+        };
+        const QString script = QStringLiteral("#!/bin/bash\necho never\n");
+        const auto three = [&](const char* stem) {
+            const QString base = newRun(stem);
+            QJsonArray runs;
+            for (int i = 0; i < 3; ++i)
+                runs.append(arrayRun(QStringLiteral("%1-t%2").arg(base).arg(i), m_work.path(), {}, script));
+            return runs;
+        };
+        const auto with = [](QJsonArray runs, int i, const QString& key, const QJsonValue& value) {
+            QJsonObject o = runs[i].toObject();
+            o.insert(key, value);
+            runs[i] = o;
+            return runs;
+        };
+        const auto name = [](const QJsonArray& runs, int i) {
+            return QStringLiteral("runs[%1] (run %2)")
+                    .arg(i)
+                    .arg(runs[i].toObject().value(QStringLiteral("run")).toString());
+        };
+        QString e;
+
+        QJsonArray runs = with(
+                three("badenv"), 1, QStringLiteral("env"), obj({{QStringLiteral("BAD-NAME"), QStringLiteral("x")}}));
+        e = refused(runs, {}, {name(runs, 1), QStringLiteral("BAD-NAME")});
+        QVERIFY2(e.isEmpty(), qPrintable(e));
+
+        const QString missing = m_work.path() + QStringLiteral("/missing");
+        runs = with(three("noworkdir"), 1, QStringLiteral("workdir"), missing);
+        e = refused(runs, {}, {QString(name(runs, 1) + QStringLiteral(": workdir ") + missing)});
+        QVERIFY2(e.isEmpty(), qPrintable(e));
+
+        runs = with(three("noscript"), 2, QStringLiteral("script"), QString());
+        e = refused(runs, {}, {name(runs, 2), QStringLiteral("script")});
+        QVERIFY2(e.isEmpty(), qPrintable(e));
+
+        for (const QString& option : {QStringLiteral("--chdir=/tmp"), QStringLiteral("--array=0-1"),
+                     QStringLiteral("-o"), QStringLiteral("--job-name=x")}) {
+            e = refused(three("option"), {QStringLiteral("--time=5"), option}, {option});
+            QVERIFY2(e.isEmpty(), qPrintable(e));
+        }
+
+        runs = three("twice");
+        runs = with(runs, 2, QStringLiteral("run"), runs[0].toObject().value(QStringLiteral("run")));
+        e = refused(runs, {}, {name(runs, 2), QStringLiteral("runs[0]")});
+        QVERIFY2(e.isEmpty(), qPrintable(e));
+
+        // A run that exists on the node is left as it is.
+        QVERIFY(QDir().mkpath(m_state.path() + QStringLiteral("/runs/exists")));
+        QVERIFY(QFile(m_state.path() + QStringLiteral("/runs/exists/keep")).open(QIODevice::WriteOnly));
+        runs = with(three("existing"), 1, QStringLiteral("run"), QStringLiteral("exists"));
+        e = refused(runs, {}, {name(runs, 1), QStringLiteral("already exists")});
+        QVERIFY2(e.isEmpty(), qPrintable(e));
+        QVERIFY(QFileInfo::exists(m_state.path() + QStringLiteral("/runs/exists/keep")));
+        QVERIFY(QDir(m_state.path() + QStringLiteral("/runs/exists")).removeRecursively());
+
+        const QJsonObject none = submitArray(*m_agent, QJsonArray(), {});
+        QVERIFY2(isReply(none) && !none.value(QStringLiteral("ok")).toBool()
+                        && none.value(QStringLiteral("error")).toString().contains(QStringLiteral("runs")),
+                qPrintable(text(none)));
+
+        // sbatch refuses: its files are removed again, nothing is queued.
+        runs = three("badpartition");
+        e = refused(runs, {QStringLiteral("--partition=no-such-partition")},
+                {QStringLiteral("sbatch"), QStringLiteral("invalid partition")});
+        QVERIFY2(e.isEmpty(), qPrintable(e));
     }
 
     void jobThatEndedUnwatchedIsSettledByTheNextAgent()

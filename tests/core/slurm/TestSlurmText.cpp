@@ -862,6 +862,24 @@ private Q_SLOTS:
 
     // ---- Trainyard's words ----
 
+    void unknownJobs()
+    {
+        // squeue and scontrol of a job Slurm forgot (tests/data/slurm), and
+        // scontrol of an array task whose array it still knows (Slurm 22.05:
+        // a pending task cancelled alone).
+        const auto captured = [](const char* name) {
+            return ty::test::readFixture(QStringLiteral("slurm/") + QLatin1String(name)).toStdString();
+        };
+        QVERIFY(saysUnknownJob(captured("squeue-forgotten-job.txt.stderr")));
+        QVERIFY(saysUnknownJob(captured("scontrol-unknown-job.txt.stderr")));
+        QVERIFY(saysUnknownJob("scontrol: error: Job 4_1 not found\n"));
+        QVERIFY(saysUnknownJob("Job 12 not found"));
+        QVERIFY(!saysUnknownJob(captured("squeue-controller-down.txt.stderr")));
+        QVERIFY(!saysUnknownJob("scontrol: command not found"));
+        QVERIFY(!saysUnknownJob("Job not found"));
+        QVERIFY(!saysUnknownJob(""));
+    }
+
     void pendingTexts()
     {
         QCOMPARE(qs(pendingText("Priority", 14, "gpu", 1796565959000)), // 14:05:59 UTC

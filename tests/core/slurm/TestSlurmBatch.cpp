@@ -1,6 +1,8 @@
 // core/slurm/SlurmBatch.h: a run as an sbatch job, exact options and script.
+// core/slurm/SlurmArrays.h: which runs of a pass go together as job arrays.
 // The script is also run by a real bash (without Slurm: srun and scontrol
 // are stand-ins on PATH) to check what the command receives.
+#include "core/slurm/SlurmArrays.h"
 #include "core/slurm/SlurmBatch.h"
 
 #include <QDir>
@@ -125,6 +127,40 @@ private Q_SLOTS:
                      QStringLiteral("MASTER_PORT=23456"), QStringLiteral("NNODES=2"),
                      QStringLiteral("NPROC_PER_NODE=4"), QStringLiteral("WORLD_SIZE=8"), QStringLiteral("NODE_RANK=1")})
             QVERIFY2(vars.contains(expected), qPrintable(expected + QStringLiteral(" in:\n") + vars.join(u'\n')));
+    }
+
+    // A sweep's runs for one login node with the same options are one array,
+    // in their order; another node, another sweep, other options, a run that
+    // cannot be a task, or no sweep: apart. Full arrays continue in a new one.
+    void sweepsForOneNodeBecomeArrays()
+    {
+        const QStringList gpu1{QStringLiteral("--gres=gpu:1")};
+        const QStringList gpu2{QStringLiteral("--gres=gpu:2")};
+        const auto c = [](const char* node, RunGroupId sweep, const QStringList& sbatch, bool eligible = true) {
+            return slurm::ArrayCandidate{QString::fromLatin1(node), sweep, sbatch, eligible};
+        };
+        const QList<slurm::ArrayCandidate> runs{
+                c("hpc", 4, gpu1),        // 0: array A
+                c("hpc", 0, gpu1),        // 1: no sweep
+                c("hpc", 4, gpu1),        // 2: array A
+                c("other", 4, gpu1),      // 3: another node, alone in its group
+                c("hpc", 4, gpu2),        // 4: other options: array B
+                c("hpc", 5, gpu1),        // 5: another sweep, alone
+                c("hpc", 4, gpu1, false), // 6: needs a sync
+                c("hpc", 4, gpu2),        // 7: array B
+                c("hpc", 4, gpu1),        // 8: array A
+        };
+        const slurm::SubmissionPlan plan = slurm::planSubmissions(runs);
+        QCOMPARE(plan.arrays, (QList<QList<qsizetype>>{{0, 2, 8}, {4, 7}}));
+        QCOMPARE(plan.single, (QList<qsizetype>{1, 3, 5, 6}));
+
+        const slurm::SubmissionPlan chunked = slurm::planSubmissions(runs, 2);
+        QCOMPARE(chunked.arrays, (QList<QList<qsizetype>>{{0, 2}, {4, 7}}));
+        QCOMPARE(chunked.single, (QList<qsizetype>{1, 3, 5, 6, 8}));
+
+        const slurm::SubmissionPlan none = slurm::planSubmissions(runs, 1);
+        QVERIFY(none.arrays.isEmpty());
+        QCOMPARE(none.single.size(), runs.size());
     }
 };
 

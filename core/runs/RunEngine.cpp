@@ -680,6 +680,7 @@ void RunEngine::schedulePass()
     m_starting.removeIf([&present](const auto& it) { return !present.contains(it.key()); });
     qint64 wakeAt = 0; // the earliest start of a run waiting for its notBefore
     QHash<RunId, QString> waitingOutBackoff;
+    QList<RunRecord> toSlurm; // queued runs for Slurm login nodes that answer
     for (const RunRecord& r : std::as_const(all)) {
         if (r.state == RunState::Queued && r.notBefore.isValid() && r.notBefore.toMSecsSinceEpoch() > now) {
             // A retry waiting out its backoff (core/retry): not offered to
@@ -695,9 +696,8 @@ void RunEngine::schedulePass()
             if (r.state != RunState::Queued)
                 continue;
             if (m_pool->isReady(r.node)) {
-                RunRecord submit = r;
-                submit.pendingReason.clear();
-                startRun(submit, r.node);
+                toSlurm.append(r);
+                toSlurm.last().pendingReason.clear();
             } else {
                 waitingOutBackoff.insert(r.id, QStringLiteral("waiting for Slurm login node %1 to answer").arg(r.node));
             }
@@ -720,6 +720,8 @@ void RunEngine::schedulePass()
             state.running.append(pass::allocationOf(r, cachedSpec(r), osUser(), now));
         }
     }
+    if (!toSlurm.isEmpty())
+        submitToSlurm(toSlurm);          // RunEngineSlurm.cpp
     if (m_specCache.size() > all.size()) // runs that ended (outside fair share's window) or were deleted
         m_specCache.removeIf([&present](const auto& it) { return !present.contains(it.key()); });
     if (wakeAt > 0 && (m_notBeforeWakeMs <= now || wakeAt < m_notBeforeWakeMs)) {
@@ -1208,67 +1210,70 @@ void RunEngine::downloadArtifacts(
 
 void RunEngine::sendStart(RunRecord run, const QString& nodeName, const AgentStartRequest& req)
 {
-    m_pool->client(nodeName)->start(req, [this, run, nodeName](const Result<AgentStartReply>& reply) mutable {
-        const auto settled = qScopeGuard([this] { startSettled(); });
-        if (m_abandonedStarts.remove(run.id))
-            return; // its node was removed meanwhile: its record is the removal's
-        if (!reply && AgentClient::replyLost(reply.error())) {
-            // The request went out, the reply did not come back (the
-            // connection ended: this process is ending, or the node went
-            // away). The agent may well have started it: unknown, until the
-            // agent's list says (onNodeReady, here or in the next owner).
-            qCWarning(lcRuns).noquote() << "run" << run.id << "is unknown:" << reply.error().message;
-            transition(run, RunState::Unknown, TransitionCause::StartReplyLost);
-            run.failureReason
-                    = QStringLiteral("the reply to its start on node %1 was lost (%2); its state is read from "
-                                     "the node's agent when it answers again")
-                              .arg(nodeName, reply.error().message);
-            m_starting.insert(run.id, run); // until the database says so too
-            commit(run);
-            return;
-        }
-        if (!reply && reply.error().kind == ErrorKind::GpuClaimed && gangOf(run) == 0) {
-            // The node's agent refused a GPU that another researcher's
-            // Trainyard holds: not this run's fault. Back to the queue; that
-            // GPU counts as busy until the node reports its claims.
-            for (int g : std::as_const(run.gpus))
-                m_refusedGpus[nodeName].insert(g);
-            qCInfo(lcRuns).noquote() << "run" << run.id << "back in the queue:" << reply.error().message;
-            m_starting.remove(run.id);
-            transition(run, RunState::Queued, TransitionCause::GpuClaimed);
-            run.node.clear();
-            run.gpus.clear();
-            run.agentRunId.clear();
-            run.failureReason.clear();
-            commit(run);
-            pollGpus();
-            scheduleSoon();
-            return;
-        }
-        if (!reply) {
-            transition(run, RunState::Failed, TransitionCause::StartFailed);
-            m_starting.insert(run.id, run); // until the database says so too
-            failRun(run, QStringLiteral("could not start on node %1: %2").arg(nodeName, reply.error().message));
-            cancelGang(gangOf(run), run.id);
-            return;
-        }
-        if (!reply->slurmJob.isEmpty()) {
-            // In Slurm's queue: starting until Slurm says it runs (onSlurmChanged).
-            run.slurmJob = reply->slurmJob;
-            run.pendingReason = QStringLiteral("waiting: submitted to Slurm as job %1").arg(run.slurmJob);
-            addNotice(run.id, QStringLiteral("submitted to Slurm on %1 as job %2").arg(nodeName, run.slurmJob));
-        } else {
-            transition(run, RunState::Running, TransitionCause::StartAcknowledged);
-            run.startedAt = QDateTime::fromMSecsSinceEpoch(reply->startedMs, Qt::UTC);
-        }
-        commit(run);
+    m_pool->client(nodeName)->start(
+            req, [this, run, nodeName](const Result<AgentStartReply>& reply) { onStartReply(run, nodeName, reply); });
+}
+
+void RunEngine::onStartReply(RunRecord run, const QString& nodeName, const Result<AgentStartReply>& reply)
+{
+    const auto settled = qScopeGuard([this] { startSettled(); });
+    if (m_abandonedStarts.remove(run.id))
+        return; // its node was removed meanwhile: its record is the removal's
+    if (!reply && AgentClient::replyLost(reply.error())) {
+        // The request went out, the reply did not come back (the
+        // connection ended: this process is ending, or the node went
+        // away). The agent may well have started it: unknown, until the
+        // agent's list says (onNodeReady, here or in the next owner).
+        qCWarning(lcRuns).noquote() << "run" << run.id << "is unknown:" << reply.error().message;
+        transition(run, RunState::Unknown, TransitionCause::StartReplyLost);
+        run.failureReason = QStringLiteral("the reply to its start on node %1 was lost (%2); its state is read from "
+                                           "the node's agent when it answers again")
+                                    .arg(nodeName, reply.error().message);
         m_starting.insert(run.id, run); // until the database says so too
-        const NodePool::NodeState* node = m_pool->node(nodeName);
-        if (node && !node->connectionWarning.isEmpty()) // started over a connection the user was warned about
-            addNotice(run.id, QStringLiteral("node %1: %2").arg(nodeName, node->connectionWarning));
-        if (node)
-            attach(run, nodeName);
-    });
+        commit(run);
+        return;
+    }
+    if (!reply && reply.error().kind == ErrorKind::GpuClaimed && gangOf(run) == 0) {
+        // The node's agent refused a GPU that another researcher's
+        // Trainyard holds: not this run's fault. Back to the queue; that
+        // GPU counts as busy until the node reports its claims.
+        for (int g : std::as_const(run.gpus))
+            m_refusedGpus[nodeName].insert(g);
+        qCInfo(lcRuns).noquote() << "run" << run.id << "back in the queue:" << reply.error().message;
+        m_starting.remove(run.id);
+        transition(run, RunState::Queued, TransitionCause::GpuClaimed);
+        run.node.clear();
+        run.gpus.clear();
+        run.agentRunId.clear();
+        run.failureReason.clear();
+        commit(run);
+        pollGpus();
+        scheduleSoon();
+        return;
+    }
+    if (!reply) {
+        transition(run, RunState::Failed, TransitionCause::StartFailed);
+        m_starting.insert(run.id, run); // until the database says so too
+        failRun(run, QStringLiteral("could not start on node %1: %2").arg(nodeName, reply.error().message));
+        cancelGang(gangOf(run), run.id);
+        return;
+    }
+    if (!reply->slurmJob.isEmpty()) {
+        // In Slurm's queue: starting until Slurm says it runs (onSlurmChanged).
+        run.slurmJob = reply->slurmJob;
+        run.pendingReason = QStringLiteral("waiting: submitted to Slurm as job %1").arg(run.slurmJob);
+        addNotice(run.id, QStringLiteral("submitted to Slurm on %1 as job %2").arg(nodeName, run.slurmJob));
+    } else {
+        transition(run, RunState::Running, TransitionCause::StartAcknowledged);
+        run.startedAt = QDateTime::fromMSecsSinceEpoch(reply->startedMs, Qt::UTC);
+    }
+    commit(run);
+    m_starting.insert(run.id, run); // until the database says so too
+    const NodePool::NodeState* node = m_pool->node(nodeName);
+    if (node && !node->connectionWarning.isEmpty()) // started over a connection the user was warned about
+        addNotice(run.id, QStringLiteral("node %1: %2").arg(nodeName, node->connectionWarning));
+    if (node)
+        attach(run, nodeName);
 }
 
 void RunEngine::startSettled()
@@ -1734,9 +1739,19 @@ void RunEngine::onSlurmChanged(const QString& node, const AgentRunStatus& status
     };
     if (status.pending) {
         const QString why = slurm::pendingReasonOf(status, m_clock.nowMs());
-        if (active->run.state == RunState::Running)
+        if (active->run.state == RunState::Running) {
+            // Requeued (a node failed, a preemption, `scontrol requeue`):
+            // it waits in Slurm's queue again, and runs again from its start
+            // (its console goes on after what the first start wrote).
             addNotice(active->run.id,
-                    QStringLiteral("Slurm put job %1 back in its queue (%2)").arg(status.slurmJob, status.slurmState));
+                    QStringLiteral("Slurm put job %1 back in its queue (%2): it is starting again")
+                            .arg(status.slurmJob, status.slurmState));
+            apply([&why](RunRecord& r) {
+                transition(r, RunState::Starting, TransitionCause::Requeued);
+                r.pendingReason = why;
+            });
+            return;
+        }
         if (why != active->run.pendingReason)
             apply([&why](RunRecord& r) { r.pendingReason = why; });
         return;

@@ -323,6 +323,16 @@ private:
     void schedulePass();
     void startRun(RunRecord run, const QString& node);
     void sendStart(RunRecord run, const QString& node, const AgentStartRequest& req);
+    // The agent's answer to a start of `run` (one run, or one task of an
+    // array): running, in Slurm's queue, unknown (reply lost), back in the
+    // queue (a GPU claimed) or failed. Settles one start request.
+    void onStartReply(RunRecord run, const QString& node, const Result<AgentStartReply>& reply);
+    // Queued runs for Slurm login nodes that answer, submitted: a sweep's
+    // runs for one node together as one job array (core/slurm/SlurmArrays.h)
+    // where the node's agent has revision 5, the others one by one.
+    // RunEngineSlurm.cpp.
+    void submitToSlurm(const QList<RunRecord>& runs);
+    void startArray(QList<RunRecord> runs, const QString& node);
     // `then` gets the node's client once it is ready, null after `timeoutMs` or for an unknown node.
     void whenNodeReady(const QString& node, int timeoutMs, std::function<void(AgentClient*)> then);
     void startGang(RunRecord root, const QList<sched::NodeAssignment>& ranks);

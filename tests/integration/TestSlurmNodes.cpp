@@ -7,6 +7,7 @@
 #include "SshdFixture.h"
 #include "tests/support/TestSupport.h"
 
+#include <QDateTime>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -368,6 +369,157 @@ private Q_SLOTS:
         QCOMPARE(s.value(QStringLiteral("failure_kind")).toString(), QStringLiteral("time_limit"));
         QCOMPARE(s.value(QStringLiteral("failure_reason")).toString(),
                 QStringLiteral("Slurm stopped it at its time limit (TIMEOUT)"));
+    }
+
+    // A sweep on the Slurm node is one job array: task i is the sweep's
+    // i-th run, each with its own params, console, metrics file, exit code
+    // and artifacts; `max_concurrent: 1` is Slurm's throttle (`%1`), so the
+    // tasks ran one after another.
+    void sweepIsOneJobArray()
+    {
+        const QString workdir = m_tmp.filePath(QStringLiteral("sweep-work"));
+        QVERIFY(QDir().mkpath(workdir));
+        const QString spec = writeSpec(QStringLiteral("array.yaml"),
+                QStringLiteral("name: arr\nworkdir: %1\n"
+                               "sweep: {x: [\"1\", \"2\", \"3\"]}\nmax_concurrent: 1\n"
+                               "command: \"echo x={{x}} task=$SLURM_ARRAY_TASK_ID job=$SLURM_ARRAY_JOB_ID; "
+                               "echo '{\\\"step\\\": 1, \\\"score\\\": {{x}}}' >> \\\"$TRAINYARD_METRICS_FILE\\\"; "
+                               "echo made-by-{{x}} > \\\"$TRAINYARD_RUN_DIR/out.txt\\\"; test {{x}} != 2 || exit 4\"\n"
+                               "artifacts: ['out.txt']\n"
+                               "resources: {cpus: 1, memory: 100M}\n")
+                        .arg(workdir)
+                        .toUtf8());
+        const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--node"), QStringLiteral("hpc"),
+                                      QStringLiteral("--follow")},
+                240000);
+        QVERIFY2(o.exitCode == 1, qPrintable(o.out)); // x=2 failed
+        const auto ids = QRegularExpression(QStringLiteral("3 runs, (\\d+) to (\\d+)")).match(o.out);
+        QVERIFY2(ids.hasMatch(), qPrintable(o.out));
+        const qint64 first = ids.captured(1).toLongLong();
+        QCOMPARE(ids.captured(2).toLongLong(), first + 2);
+        QString arrayJob;
+        QList<QPair<qint64, qint64>> spans; // each task's start and end, as Slurm recorded them
+        for (int i = 0; i < 3; ++i) {
+            const qint64 run = first + i;
+            const QJsonObject s = show(run);
+            const QString job = s.value(QStringLiteral("slurm_job")).toString();
+            const auto m = QRegularExpression(QStringLiteral("^(\\d+)_(\\d+)$")).match(job);
+            QVERIFY2(m.hasMatch(), QJsonDocument(s).toJson().constData());
+            if (i == 0)
+                arrayJob = m.captured(1);
+            QCOMPARE(m.captured(1), arrayJob); // one array for the three
+            QCOMPARE(m.captured(2), QString::number(i));
+            QCOMPARE(s.value(QStringLiteral("state")).toString(),
+                    i == 1 ? QStringLiteral("failed") : QStringLiteral("succeeded"));
+            if (i == 1)
+                QCOMPARE(s.value(QStringLiteral("exit_code")).toInt(), 4);
+            QCOMPARE(ctl({QStringLiteral("logs"), QString::number(run)}).out,
+                    QStringLiteral("x=%1 task=%2 job=%3\n").arg(i + 1).arg(i).arg(arrayJob));
+            // Its metrics file, on the shared file system, read by the login node's agent.
+            const Outcome metrics = ctl({QStringLiteral("metrics"), QString::number(run), QStringLiteral("--csv")});
+            QVERIFY2(metrics.out.contains(
+                             QRegularExpression(QStringLiteral("^%1,score,1,[^,]*,[^,]*,%2$").arg(run).arg(i + 1),
+                                     QRegularExpression::MultilineOption)),
+                    qPrintable(metrics.out));
+            // Its artifact, listed in its own run directory, downloaded whole.
+            const QString agentRun = s.value(QStringLiteral("agent_run_id")).toString();
+            const Outcome artifacts = ctl({QStringLiteral("artifacts"), QString::number(run)});
+            QVERIFY2(artifacts.out.startsWith(QStringLiteral("%1/runs/%2/out.txt\t").arg(m_stateDir, agentRun)),
+                    qPrintable(artifacts.out));
+            const QString into = m_tmp.filePath(QStringLiteral("artifacts-%1").arg(run));
+            QCOMPARE(ctl({QStringLiteral("artifacts"), QString::number(run), QStringLiteral("--download"), into})
+                             .exitCode,
+                    0);
+            QFile artifact(into + QStringLiteral("/out.txt"));
+            QVERIFY2(artifact.open(QIODevice::ReadOnly), qPrintable(QDir(into).entryList().join(u' ')));
+            QCOMPARE(artifact.readAll(), QByteArray("made-by-") + QByteArray::number(i + 1) + '\n');
+            const Outcome text = ctl({QStringLiteral("show"), QString::number(run)});
+            QVERIFY2(text.out.contains(QStringLiteral("task %1 of Slurm job array %2 (an array of 3 runs of its "
+                                                      "sweep, at most 1 at once)")
+                                               .arg(i)
+                                               .arg(arrayJob)),
+                    qPrintable(text.out));
+            const QStringList times = slurm(QStringLiteral("sacct"),
+                    {QStringLiteral("-n"), QStringLiteral("-P"), QStringLiteral("-X"), QStringLiteral("-j"), job,
+                            QStringLiteral("-o"), QStringLiteral("Start,End")})
+                                              .split(u'|');
+            QCOMPARE(times.size(), 2);
+            spans.append({QDateTime::fromString(times[0], Qt::ISODate).toSecsSinceEpoch(),
+                    QDateTime::fromString(times[1], Qt::ISODate).toSecsSinceEpoch()});
+        }
+        // One at a time: each task started once the one before had ended.
+        QVERIFY2(spans[1].first >= spans[0].second && spans[2].first >= spans[1].second,
+                qPrintable(QStringLiteral("%1-%2, %3-%4, %5-%6")
+                                   .arg(spans[0].first)
+                                   .arg(spans[0].second)
+                                   .arg(spans[1].first)
+                                   .arg(spans[1].second)
+                                   .arg(spans[2].first)
+                                   .arg(spans[2].second)));
+        // One submission: Slurm's accounting has one array job with three tasks.
+        const QString tasks = slurm(QStringLiteral("sacct"),
+                {QStringLiteral("-n"), QStringLiteral("-P"), QStringLiteral("-X"), QStringLiteral("-j"), arrayJob,
+                        QStringLiteral("-o"), QStringLiteral("JobID,State")});
+        QStringList rows = tasks.split(u'\n');
+        rows.sort();
+        QCOMPARE(rows,
+                (QStringList{QStringLiteral("%1_0|COMPLETED").arg(arrayJob),
+                        QStringLiteral("%1_1|FAILED").arg(arrayJob), QStringLiteral("%1_2|COMPLETED").arg(arrayJob)}));
+    }
+
+    // A running job that Slurm requeues (here `scontrol requeue`; a failed
+    // node or a preemption does the same) is starting again, with Slurm's
+    // reason, then runs again; its console keeps both starts' output.
+    void requeuedJobStartsAgain()
+    {
+        const QString spec = writeSpec(QStringLiteral("requeue.yaml"),
+                "name: requeued\nworkdir: /tmp\n"
+                "command: \"echo start ${SLURM_RESTART_COUNT:-0}; "
+                "if [ ${SLURM_RESTART_COUNT:-0} = 0 ]; then sleep 600; fi; echo done\"\n"
+                "slurm: {sbatch: [--requeue]}\n");
+        const Outcome s = ctl({QStringLiteral("submit"), spec, QStringLiteral("--node"), QStringLiteral("hpc")});
+        const qint64 run = submittedRun(s.out);
+        QVERIFY2(run > 0, qPrintable(s.out));
+        const QJsonObject running = waitFor(
+                run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")).toString() == u"running"; },
+                60000);
+        QVERIFY2(running.value(QStringLiteral("state")).toString() == u"running",
+                QJsonDocument(running).toJson().constData());
+        const QString job = running.value(QStringLiteral("slurm_job")).toString();
+        // Slurm says RUNNING before the batch script has run its first line.
+        QElapsedTimer wait;
+        wait.start();
+        while (!ctl({QStringLiteral("logs"), QString::number(run)}).out.startsWith(QStringLiteral("start 0\n"))
+                && wait.elapsed() < 30000)
+            QTest::qWait(200);
+        QCOMPARE(slurm(QStringLiteral("scontrol"), {QStringLiteral("requeue"), job}), QString());
+        const QJsonObject again = waitFor(
+                run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")).toString() == u"starting"; },
+                60000);
+        QVERIFY2(again.value(QStringLiteral("state")).toString() == u"starting",
+                QJsonDocument(again).toJson().constData());
+        QVERIFY2(again.value(QStringLiteral("pending_reason"))
+                         .toString()
+                         .startsWith(QStringLiteral("waiting: Slurm says")),
+                QJsonDocument(again).toJson().constData());
+        // Slurm holds a requeued job back for a while (its BeginTime); not this test.
+        slurm(QStringLiteral("scontrol"),
+                {QStringLiteral("update"), QStringLiteral("JobId=") + job, QStringLiteral("StartTime=now")});
+        const QJsonObject done = waitFor(
+                run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")).toString() == u"succeeded"; },
+                240000);
+        QVERIFY2(done.value(QStringLiteral("state")).toString() == u"succeeded",
+                QJsonDocument(done).toJson().constData());
+        // Both starts, and slurmstepd's word on the first one's end between them.
+        const QString console = ctl({QStringLiteral("logs"), QString::number(run)}).out;
+        QVERIFY2(console.contains(QRegularExpression(
+                         QStringLiteral("^start 0\n[^\n]*JOB %1 ON n\\d CANCELLED AT [^\n]* DUE TO JOB REQUEUE "
+                                        "\\*\\*\\*\nstart 1\ndone\n$")
+                                 .arg(job))),
+                qPrintable(console));
+        const Outcome text = ctl({QStringLiteral("show"), QString::number(run)});
+        QVERIFY2(
+                text.out.contains(QStringLiteral("Slurm put job %1 back in its queue").arg(job)), qPrintable(text.out));
     }
 
     void cleanupTestCase()

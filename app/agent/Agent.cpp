@@ -33,6 +33,11 @@ constexpr std::size_t kChunk = 256 * 1024;          // console bytes per output 
 constexpr std::size_t kHighWater = 2 * 1024 * 1024; // stop reading consoles above this
 constexpr std::size_t kMaxStderrRanges = 4096;      // per output frame: keeps its line far below 1 MiB
 constexpr std::int64_t kTickMs = 20;                // console growth / exit checks
+// A Slurm run's exit.json is written by a Slurm poll (every --slurm-poll-ms,
+// default 5 s; this agent's or another's on the state directory), not by a
+// supervisor: looked for twice a second, not every tick (a login node may
+// follow a thousand queued jobs).
+constexpr std::int64_t kSlurmExitCheckMs = 500;
 constexpr std::int64_t kLostCheckMs = 1000;
 constexpr std::int64_t kCaptureTimeoutMs = 15000; // nvidia-smi
 constexpr std::int64_t kExitFlushMs = 2000;
@@ -759,6 +764,13 @@ void Agent::checkRuns(std::int64_t now)
 {
     for (auto it = m_running.begin(); it != m_running.end();) {
         const std::string& run = it->first;
+        if (it->second.supervisorPid == 0) { // a Slurm run (SlurmJobs.h)
+            if (now < it->second.nextExitCheck) {
+                ++it;
+                continue;
+            }
+            it->second.nextExitCheck = now + kSlurmExitCheckMs;
+        }
         const auto p = m_registry.paths(run);
         bool ended = fileExists(p.exitJson);
         if (!ended && now >= it->second.nextLostCheck) {

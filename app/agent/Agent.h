@@ -69,8 +69,9 @@ private:
         WriteBehind sent{WriteBehind::Drop}; // bytes sent leave the page cache a window later
     };
     struct Tracked {
-        long supervisorPid = 0;
+        long supervisorPid = 0; // 0: a Slurm run (no supervisor; SlurmJobs writes its exit.json)
         std::int64_t nextLostCheck = 0;
+        std::int64_t nextExitCheck = 0; // Slurm runs: when exit.json is looked for next (monotonic ms)
     };
     // A start whose supervisor has not reported yet: the agent goes on with
     // other requests (a cancel, a tail, more starts) meanwhile and replies

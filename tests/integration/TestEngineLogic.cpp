@@ -748,6 +748,63 @@ private Q_SLOTS:
         QCOMPARE(h.store->unfinishedRuns().size(), qsizetype(1)); // b alone
     }
 
+    // node_lost_after per node: ws1 stored with its own 30 s, ws2 with none
+    // (the service's 1 m here). Both fall silent at the same moment: ws1's
+    // run is lost 30 s later, ws2's only at 1 m.
+    void eachNodeIsLostAfterItsOwnNodeLostAfter()
+    {
+        Harness h;
+        QVERIFY(h.open([](RunEngine& e) {
+            e.setReconnectDelays(5000, 5000);
+            e.setReconnectProbeInterval(0);
+        }));
+        QVERIFY(h.store->addNode(
+                NodeRecord{.name = QStringLiteral("ws1"), .host = QStringLiteral("ws1"), .nodeLostAfterSec = 30}));
+        QVERIFY(h.store->addNode(NodeRecord{.name = QStringLiteral("ws2"), .host = QStringLiteral("ws2")}));
+        h.store->flush();
+        NodeLossWatch watch(h.engine.get(), h.store.get(), h.clock, 60000);
+        QCOMPARE(watch.lostAfterMsFor(QStringLiteral("ws1")), qint64(30000));
+        QCOMPARE(watch.lostAfterMsFor(QStringLiteral("ws2")), qint64(60000));
+        QSignalSpy lost(&watch, &NodeLossWatch::nodeLost);
+        QHash<QString, RunId> runs;
+        QList<FakeAgentTransport*> nodes;
+        for (const QString& name : {QStringLiteral("ws1"), QStringLiteral("ws2")}) {
+            FakeAgentTransport* node = h.addNode(name);
+            const auto id = h.engine->submit(spec(QStringLiteral("name: long\ncommand: train\n")), name);
+            QVERIFY(id);
+            h.clock.advance(0);
+            QVERIFY(!h.start(node).isEmpty());
+            QCOMPARE(h.stored(*id).node, name);
+            runs.insert(name, *id);
+            nodes.append(node);
+            node->setOpenFailure(QStringLiteral("no route to host"));
+        }
+        const qint64 silentAt = h.clock.nowMs();
+        for (FakeAgentTransport* node : std::as_const(nodes))
+            node->drop();
+        h.clock.advance(30000 - 1);
+        QCOMPARE(h.stored(runs[QStringLiteral("ws1")]).state, RunState::Unknown);
+        QCOMPARE(h.stored(runs[QStringLiteral("ws2")]).state, RunState::Unknown);
+        h.clock.advance(1);
+        RunRecord ws1 = h.stored(runs[QStringLiteral("ws1")]);
+        QCOMPARE(ws1.state, RunState::Failed);
+        QCOMPARE(ws1.failureKind, FailureKind::NodeLost);
+        QCOMPARE(ws1.failureReason,
+                QStringLiteral("node ws1 has not answered for 30s (node_lost_after): its runs there are lost"));
+        QCOMPARE(ws1.finishedAt.toMSecsSinceEpoch(), silentAt + 30000);
+        QCOMPARE(h.stored(runs[QStringLiteral("ws2")]).state, RunState::Unknown);
+        QCOMPARE(lost.size(), 1);
+        h.clock.advance(30000 - 1);
+        QCOMPARE(h.stored(runs[QStringLiteral("ws2")]).state, RunState::Unknown);
+        h.clock.advance(1);
+        const RunRecord ws2 = h.stored(runs[QStringLiteral("ws2")]);
+        QCOMPARE(ws2.state, RunState::Failed);
+        QCOMPARE(ws2.failureReason,
+                QStringLiteral("node ws2 has not answered for 1m (node_lost_after): its runs there are lost"));
+        QCOMPARE(ws2.finishedAt.toMSecsSinceEpoch(), silentAt + 60000);
+        QCOMPARE(lost.size(), 2);
+    }
+
     void removedNodesRunsGetNoLaterWritesFromTheEngine()
     {
         // trainyardctl node rm --force: NodeRemoval records the node's runs

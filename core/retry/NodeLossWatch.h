@@ -26,8 +26,9 @@ class ResultStore;
 // value is read from the store when it falls silent, so a node added while
 // the service runs has its own too.
 //
-// Not yet: a run declared lost that is still going on a node that comes
-// back is left running there (its agent lists it; nothing stops it).
+// A run declared lost that is still going on a node that comes back is
+// stopped there by the engine (RunEngine::reattachRuns: its agent lists it
+// running), with a notice; its recorded ending is kept.
 //
 // Thread: the engine's; the clock's timers there.
 class NodeLossWatch : public QObject {

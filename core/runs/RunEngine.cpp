@@ -1749,9 +1749,57 @@ void RunEngine::reattachRuns(const QString& nodeName)
                                 .arg(r.agentRunId),
                         FailureKind::NodeLost);
         }
+        // What the agent still runs that this database recorded as ended:
+        // a run declared lost while its node was silent (NodeLossWatch).
+        QSet<QString> followed;
+        for (const RunRecord& r : all)
+            followed.insert(r.agentRunId);
+        for (const AgentRunStatus& s : *list)
+            if ((s.running || s.pending) && !s.ending && !followed.contains(s.run))
+                stopOrphan(nodeName, s.run);
         m_listedNodes.insert(nodeName);
         scheduleSoon();
         checkCaughtUp();
+    });
+}
+
+// A run recorded failed as node_lost (its node was silent past
+// node_lost_after) that its node, back, lists as still running: an orphan,
+// as its retry (if any) owns the work now. Stopped there (cancel, the usual
+// grace), with a notice; its recorded ending stays as it is. Only runs of
+// this database (the agent run id as recorded) and of this node; others'
+// runs on a shared agent are left alone.
+void RunEngine::stopOrphan(const QString& nodeName, const QString& agentRun)
+{
+    bool ok = false;
+    const RunId id = agentRun.section(u'-', 2, 2).toLongLong(&ok); // agentRunIdFor()
+    if (!ok || id <= 0)
+        return;
+    const auto run = m_store->run(id);
+    if (!run || run->agentRunId != agentRun || run->node != nodeName || run->state != RunState::Failed
+            || run->failureKind != FailureKind::NodeLost)
+        return;
+    AgentClient* client = m_pool->client(nodeName);
+    if (!client)
+        return;
+    // Who owns the work now: the newest attempt of its attempts group.
+    QString owner;
+    if (const auto attempts = membershipOf(*run, RunGroupKind::Attempts)) {
+        const auto members = m_store->groupMembers(attempts->group);
+        if (!members.isEmpty() && members.back().first != run->id)
+            owner = QStringLiteral("attempt %1 (run %2) owns its work now")
+                            .arg(members.back().second.position)
+                            .arg(members.back().first);
+    }
+    const QString text = QStringLiteral("still running on %1 when the node came back after it was declared lost: "
+                                        "stopped there; %2")
+                                 .arg(nodeName, owner.isEmpty() ? QStringLiteral("its recorded ending stays") : owner);
+    qCInfo(lcRuns).noquote() << QStringLiteral("run %1: %2").arg(id).arg(text);
+    addNotice(id, text);
+    client->cancel(agentRun, 10000, [id, nodeName](const Result<void>& r) {
+        if (!r)
+            qCWarning(lcRuns).noquote()
+                    << QStringLiteral("run %1: could not stop it on %2: %3").arg(id).arg(nodeName, r.error().message);
     });
 }
 

@@ -354,9 +354,14 @@ private:
     void onConsoleTruncated(
             const QString& node, const QString& agentRun, qint64 offset, qint64 size, qint64 generation);
     // The node is ready (NodePool::nodeReady) and this engine owns ingestion:
-    // its agent's list says which of its runs go on (attached again) and
-    // which it has no record of (failed).
+    // its agent's list says which of its runs go on (attached again),
+    // which it has no record of (failed), and which still run though they
+    // were declared lost meanwhile (stopped: stopOrphan).
     void reattachRuns(const QString& node);
+    // A run of this database the node's agent lists as still running though
+    // it was recorded failed node_lost (declared lost while the node was
+    // silent): cancelled there, with a notice; its record is not changed.
+    void stopOrphan(const QString& node, const QString& agentRun);
     // NodePool::nodeLost: its runs being followed become unknown.
     void onNodeLost(const QString& node, const QString& reason, ErrorKind kind);
     void finishRun(const std::shared_ptr<Active>& active, const AgentRunStatus& status);

@@ -748,6 +748,77 @@ private Q_SLOTS:
         QCOMPARE(h.store->unfinishedRuns().size(), qsizetype(1)); // b alone
     }
 
+    // A run declared lost (its node silent past node_lost_after) and
+    // retried, whose node comes back with the run still going there: an
+    // orphan, as attempt 2 owns its work now. The engine stops it on the
+    // node (a cancel), with a notice; its recorded ending stays node_lost.
+    void lostRunStillGoingOnANodeThatComesBackIsStopped()
+    {
+        Harness h;
+        QVERIFY(h.open([](RunEngine& e) {
+            e.setReconnectDelays(5000, 5000);
+            e.setReconnectProbeInterval(0);
+        }));
+        NodeLossWatch watch(h.engine.get(), h.store.get(), h.clock, 60000);
+        RetryRunner retries(h.engine.get(), h.store.get(), h.clock);
+        retries.setJitterSource([] { return 0.0; });
+        FakeAgentTransport* node = h.addNode(QStringLiteral("ws1"));
+        const auto id = h.engine->submit(
+                spec(QStringLiteral("name: long\ncommand: train\nretry: {limit: 0, backoff: {duration: 2s}}\n")));
+        QVERIFY(id);
+        h.clock.advance(0);
+        const qint64 startedMs = h.clock.nowMs();
+        const QString agentRun = h.start(node);
+        QVERIFY(!agentRun.isEmpty());
+        node->setOpenFailure(QStringLiteral("no route to host"));
+        node->drop();
+        h.clock.advance(0);
+        QCOMPARE(h.stored(*id).state, RunState::Unknown);
+        h.clock.advance(60000);
+        const RunRecord lost = h.stored(*id);
+        QCOMPARE(lost.state, RunState::Failed);
+        QCOMPARE(lost.failureKind, FailureKind::NodeLost);
+        const RunGroupId attempts = groupIdOf(lost, RunGroupKind::Attempts);
+        QVERIFY(attempts > 0);
+        const RunId retry = h.store->groupMembers(attempts).at(1).first;
+        QCOMPARE(node->count(QStringLiteral("cancel")), 0);
+
+        // Back (the next reconnection, 5 s later), the run still going there.
+        node->setOpenFailure({});
+        node->setAutoReply(QStringLiteral("list"), [&](const AgentRequest&) {
+            return QJsonObject{
+                    {QStringLiteral("runs"), QJsonArray{FakeAgentTransport::runStatus(agentRun, startedMs, 0)}}};
+        });
+        const int opens = node->openCount();
+        h.clock.advance(5000);
+        QCOMPARE(node->openCount(), opens + 1);
+        QCOMPARE(node->count(QStringLiteral("cancel")), 1);
+        const AgentRequest cancel = *node->takePending(QStringLiteral("cancel"));
+        QCOMPARE(cancel.run, agentRun);
+        QCOMPARE(cancel.message.value(QStringLiteral("grace_ms")).toInt(), 10000);
+        node->reply(cancel);
+        h.clock.advance(0);
+        // Its record is as it was; a notice says what happened.
+        const RunRecord after = h.stored(*id);
+        QCOMPARE(after.state, RunState::Failed);
+        QCOMPARE(after.failureKind, FailureKind::NodeLost);
+        QCOMPARE(after.failureReason, lost.failureReason);
+        QCOMPARE(after.finishedAt, lost.finishedAt);
+        QStringList notices;
+        for (const RunNotice& n : h.store->notices(*id))
+            notices << n.text;
+        QVERIFY2(notices.contains(QStringLiteral("still running on ws1 when the node came back after it was declared "
+                                                 "lost: stopped there; attempt 2 (run %1) owns its work now")
+                                          .arg(retry)),
+                qPrintable(notices.join(u'\n')));
+        // Nothing of the old run is followed again; the retry starts there as any run.
+        for (const AgentRequest& tail : node->pending(QStringLiteral("tail")))
+            QVERIFY(tail.run != agentRun);
+        QCOMPARE(runIdOf(h.start(node)), retry);
+        QCOMPARE(h.stored(retry).state, RunState::Running);
+        QCOMPARE(node->count(QStringLiteral("cancel")), 1);
+    }
+
     // node_lost_after per node: ws1 stored with its own 30 s, ws2 with none
     // (the service's 1 m here). Both fall silent at the same moment: ws1's
     // run is lost 30 s later, ws2's only at 1 m.

@@ -85,7 +85,7 @@ const char* kHelp
           "                                the Trainyard service (trainyardd) of the database: it owns the queue,\n"
           "                                the nodes and recording; started on demand, it stops when idle (5 min)\n"
           "  node add NAME --host ALIAS [--user U] [--port P] [--identity FILE] [--agent-path PATH]\n"
-          "           [--label L]... [--accept-new-host-key]\n"
+          "           [--label L]... [--node-lost-after DURATION] [--accept-new-host-key]\n"
           "                                add an SSH node (ALIAS as in ~/.ssh/config): checks its host key,\n"
           "                                logs in, deploys the agent and lists its GPUs, then stores it\n"
           "  node ls [--json]              list the stored nodes\n"

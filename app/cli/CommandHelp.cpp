@@ -78,6 +78,7 @@ const CommandEntry kCommands[] = {
                         {"--port P", "add: SSH port"}, {"--identity FILE", "add: private key file"},
                         {"--agent-path PATH", "add: where the agent is deployed on the node"},
                         {"--label L", "add: a label for placement (repeatable)"},
+                        {"--node-lost-after D", "add: how long it may be silent before its runs are lost (30m)"},
                         {"--accept-new-host-key", "add: accept a host key not yet known"},
                         {"--json", "ls: one JSON document on stdout"},
                         {"--force", "rm: also while runs on it have not ended (they are recorded failed)"}}},

@@ -10,6 +10,8 @@
 #include "core/service/ServiceClient.h"
 #include "core/service/ServiceProtocol.h"
 #include "core/nodes/SshAgentTransport.h"
+#include "core/retry/RetryPolicy.h"
+#include "core/spec/JobSpec.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -152,6 +154,10 @@ int cmdNodeAdd(Context& ctx, const QStringList& args)
             QStringLiteral("ssh (a workstation, the default) or slurm (a Slurm cluster's login node: Slurm places its "
                            "runs)"),
             QStringLiteral("KIND")});
+    p.addOption({QStringLiteral("node-lost-after"),
+            QStringLiteral("how long it may be silent before its runs are lost and retried elsewhere (90s, 30m, "
+                           "2h; default: the service's, 10m)"),
+            QStringLiteral("DURATION")});
     if (!p.parse(QStringList{QStringLiteral("node add")} + args))
         return usageError(p.errorText());
     if (p.positionalArguments().size() != 1)
@@ -169,6 +175,14 @@ int cmdNodeAdd(Context& ctx, const QStringList& args)
             return usageError(QStringLiteral("node add: --kind must be ssh or slurm, not '%1'")
                                       .arg(escapedName(p.value(QStringLiteral("kind")))));
         rec.kind = *kind;
+    }
+    if (p.isSet(QStringLiteral("node-lost-after"))) {
+        const QString text = p.value(QStringLiteral("node-lost-after"));
+        const auto sec = parseDurationSec(text);
+        if (!sec || *sec <= 0)
+            return usageError(QStringLiteral("node add: --node-lost-after must be a duration (90s, 30m, 2h), not '%1'")
+                                      .arg(escapedName(text)));
+        rec.nodeLostAfterSec = *sec;
     }
     if (!rec.name.contains(QRegularExpression(QStringLiteral("^[A-Za-z0-9._-]{1,64}$"))) || rec.name == u"local")
         return usageError(
@@ -225,6 +239,7 @@ QJsonArray nodesJson(const QList<NodeRecord>& stored)
             {QStringLiteral("added_at"), QJsonValue()},
             {QStringLiteral("labels"), QJsonArray()},
             {QStringLiteral("kind"), QStringLiteral("ssh")},
+            {QStringLiteral("node_lost_after_sec"), QJsonValue()},
             {QStringLiteral("slurm"), QJsonValue()},
     });
     for (const NodeRecord& n : stored)
@@ -240,6 +255,8 @@ QJsonArray nodesJson(const QList<NodeRecord>& stored)
                 {QStringLiteral("added_at"), jsonTime(n.addedAt)},
                 {QStringLiteral("labels"), QJsonArray::fromStringList(n.labels)},
                 {QStringLiteral("kind"), nodeKindName(n.kind)},
+                {QStringLiteral("node_lost_after_sec"),
+                        n.nodeLostAfterSec ? QJsonValue(*n.nodeLostAfterSec) : QJsonValue()},
                 {QStringLiteral("slurm"),
                         n.kind == NodeKind::Slurm && !n.facts.isEmpty()
                                 ? QJsonValue(QJsonDocument::fromJson(n.facts.toUtf8()).object())
@@ -306,8 +323,10 @@ int cmdNode(Context& ctx, const QStringList& args)
                                      + (n.labels.isEmpty() ? QString()
                                                            : QStringLiteral("  labels: ")
                                                              + escapedJoin(n.labels, QStringLiteral(",")))
-                                     + (n.kind == NodeKind::Slurm ? QStringLiteral("  (Slurm login node)")
-                                                                  : QString()));
+                                     + (n.kind == NodeKind::Slurm ? QStringLiteral("  (Slurm login node)") : QString())
+                                     + (n.nodeLostAfterSec ? QStringLiteral("  node_lost_after: %1")
+                                                                     .arg(retryDurationText(*n.nodeLostAfterSec * 1000))
+                                                           : QString()));
         // What each Slurm login node last said of its cluster.
         for (const NodeRecord& n : ctx.store->nodes()) {
             if (n.kind != NodeKind::Slurm)

@@ -40,6 +40,14 @@ qint64 NodeLossWatch::lostAfterFromEnvironment()
     return *sec * 1000;
 }
 
+qint64 NodeLossWatch::lostAfterMsFor(const QString& node) const
+{
+    for (const NodeRecord& n : m_store->nodes())
+        if (n.name == node)
+            return n.nodeLostAfterSec && *n.nodeLostAfterSec > 0 ? *n.nodeLostAfterSec * 1000 : m_lostAfterMs;
+    return m_lostAfterMs;
+}
+
 void NodeLossWatch::onNodeStatus(const QString& node, bool ready)
 {
     if (ready) {
@@ -50,7 +58,7 @@ void NodeLossWatch::onNodeStatus(const QString& node, bool ready)
         return; // silent already: counted from its first loss, not from each failed reconnect
     const qint64 since = m_clock.nowMs();
     m_silentSince.insert(node, since);
-    m_clock.singleShot(m_lostAfterMs, this, [this, node, since] {
+    m_clock.singleShot(lostAfterMsFor(node), this, [this, node, since] {
         if (m_silentSince.value(node, -1) == since)
             check(node);
     });

@@ -55,11 +55,30 @@ RetryRunner::RetryRunner(RunEngine* engine, ResultStore* store, Clock& clock, QO
 {
     connect(m_engine, &RunEngine::runStateChanged, this, &RetryRunner::onRunState);
     m_engine->setStopProvider([this](const RunRecord& run) { return stopOf(run); });
+    m_engine->setWaitDeadlineProvider([this](const RunRecord& run) { return waitDeadlineOf(run); });
 }
 
 RetryRunner::~RetryRunner()
 {
     m_engine->setStopProvider({});
+    m_engine->setWaitDeadlineProvider({});
+}
+
+std::optional<std::pair<qint64, QString>> RetryRunner::waitDeadlineOf(const RunRecord& run) const
+{
+    const Result<JobSpec> spec = runSpecOf(run);
+    if (!spec || !spec->deadlineSec)
+        return std::nullopt;
+    // The first attempt's submit: the earliest of its attempts group (the
+    // run alone before its first retry).
+    qint64 firstSubmitMs = run.createdAt.toMSecsSinceEpoch();
+    if (const auto group = membershipOf(run, RunGroupKind::Attempts))
+        for (const auto& [id, m] : m_store->groupMembers(group->group))
+            if (const auto r = id == run.id ? Result<RunRecord>(run) : m_store->run(id))
+                firstSubmitMs = std::min(firstSubmitMs, r->createdAt.toMSecsSinceEpoch());
+    return std::pair<qint64, QString>{firstSubmitMs + *spec->deadlineSec * 1000,
+            QStringLiteral("stopped at its deadline of %1 (from its first submit) while still queued")
+                    .arg(retryDurationText(*spec->deadlineSec * 1000))};
 }
 
 std::optional<std::pair<qint64, QString>> RetryRunner::stopOf(const RunRecord& run) const

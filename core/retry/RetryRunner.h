@@ -49,13 +49,21 @@ class RetryRunner : public QObject {
 public:
     // Also bounds running runs (RunEngine::setStopProvider) by their spec's
     // `deadline` (from the first attempt's submit) and what `max_run_time`
-    // leaves them after the earlier attempts' execution.
+    // leaves them after the earlier attempts' execution, and queued ones,
+    // a retry waiting out its backoff included (RunEngine::
+    // setWaitDeadlineProvider), by that `deadline`: the engine fails them
+    // `time_limit` then, never starting them after it.
     RetryRunner(RunEngine* engine, ResultStore* store, Clock& clock = systemClock(), QObject* parent = nullptr);
     ~RetryRunner() override;
 
     // When `run` (running) must stop for its deadline or max_run_time, and
     // the words its ending gets; nullopt when its spec sets neither.
     std::optional<std::pair<qint64, QString>> stopOf(const RunRecord& run) const;
+    // When `run` (not started) must end unstarted for its deadline (UTC ms:
+    // the first attempt's submit plus `deadline`), and the words: "stopped at
+    // its deadline of 6h (from its first submit) while still queued";
+    // nullopt when its spec sets none.
+    std::optional<std::pair<qint64, QString>> waitDeadlineOf(const RunRecord& run) const;
 
     // Decides the runs that ended within the last `withinMs` (default a
     // week) without a decision recorded (a service that stopped between a

@@ -547,6 +547,26 @@ const Result<JobSpec>& RunEngine::cachedSpec(const RunRecord& run)
     return *c.spec;
 }
 
+void RunEngine::setWaitDeadlineProvider(StopProvider provider)
+{
+    m_waitDeadlineProvider = std::move(provider);
+    m_waitDeadlines.clear();
+    scheduleSoon(); // the queued runs' deadlines are armed by the next pass
+}
+
+std::optional<std::pair<qint64, QString>> RunEngine::waitDeadlineOf(const RunRecord& run)
+{
+    if (const auto it = m_waitDeadlines.constFind(run.id); it != m_waitDeadlines.cend())
+        return *it;
+    std::optional<std::pair<qint64, QString>> deadline;
+    // Only a spec with a deadline has one: the provider's lookups (the
+    // run's attempts) are not paid for every queued run at every pass.
+    if (const Result<JobSpec>& spec = cachedSpec(run); spec && spec->deadlineSec)
+        deadline = m_waitDeadlineProvider(run);
+    m_waitDeadlines.insert(run.id, deadline);
+    return deadline;
+}
+
 FairShareLedger::Entry RunEngine::ledgerEntryOf(const RunRecord& r)
 {
     FairShareLedger::Entry e;
@@ -678,15 +698,29 @@ void RunEngine::schedulePass()
     // Started runs that ended before this pass (the database caught up, and
     // the pass no longer reads them): their start is settled too.
     m_starting.removeIf([&present](const auto& it) { return !present.contains(it.key()); });
-    qint64 wakeAt = 0; // the earliest start of a run waiting for its notBefore
+    qint64 wakeAt = 0; // the earliest notBefore or deadline of a queued run still ahead
+    const auto wakeFor = [&wakeAt](qint64 at) { wakeAt = wakeAt == 0 ? at : std::min(wakeAt, at); };
     QHash<RunId, QString> waitingOutBackoff;
     QList<RunRecord> toSlurm; // queued runs for Slurm login nodes that answer
     for (const RunRecord& r : std::as_const(all)) {
+        if (r.state == RunState::Queued && m_waitDeadlineProvider) {
+            // Its deadline (core/retry), the time in the queue included:
+            // failed at it, never started after it.
+            if (const auto deadline = waitDeadlineOf(r)) {
+                if (deadline->first <= now) {
+                    RunRecord ended = r;
+                    failRun(ended, deadline->second, FailureKind::TimeLimit);
+                    ended.state = RunState::Failed;
+                    m_starting.insert(ended.id, ended); // until the database says so too
+                    continue;
+                }
+                wakeFor(deadline->first);
+            }
+        }
         if (r.state == RunState::Queued && r.notBefore.isValid() && r.notBefore.toMSecsSinceEpoch() > now) {
             // A retry waiting out its backoff (core/retry): not offered to
             // the scheduler before then; its reason (set with it) says so.
-            const qint64 at = r.notBefore.toMSecsSinceEpoch();
-            wakeAt = wakeAt == 0 ? at : std::min(wakeAt, at);
+            wakeFor(r.notBefore.toMSecsSinceEpoch());
             waitingOutBackoff.insert(r.id, r.pendingReason);
             continue;
         }
@@ -724,6 +758,8 @@ void RunEngine::schedulePass()
         submitToSlurm(toSlurm);          // RunEngineSlurm.cpp
     if (m_specCache.size() > all.size()) // runs that ended (outside fair share's window) or were deleted
         m_specCache.removeIf([&present](const auto& it) { return !present.contains(it.key()); });
+    if (m_waitDeadlines.size() > all.size())
+        m_waitDeadlines.removeIf([&present](const auto& it) { return !present.contains(it.key()); });
     if (wakeAt > 0 && (m_notBeforeWakeMs <= now || wakeAt < m_notBeforeWakeMs)) {
         m_notBeforeWakeMs = wakeAt;
         m_clock.singleShot(wakeAt - now, this, [this] {
@@ -1584,9 +1620,10 @@ void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunS
 void RunEngine::failRun(RunRecord run, const QString& reason, FailureKind kind)
 {
     transition(run, RunState::Failed,
-            kind == FailureKind::Unschedulable      ? TransitionCause::Unschedulable
-                    : kind == FailureKind::NodeLost ? TransitionCause::NodeLost
-                                                    : TransitionCause::StartFailed);
+            kind == FailureKind::Unschedulable       ? TransitionCause::Unschedulable
+                    : kind == FailureKind::NodeLost  ? TransitionCause::NodeLost
+                    : kind == FailureKind::TimeLimit ? TransitionCause::DeadlinePassed
+                                                     : TransitionCause::StartFailed);
     run.failureKind = kind;
     run.failureReason = reason;
     run.pendingReason.clear();
@@ -1717,9 +1754,57 @@ void RunEngine::reattachRuns(const QString& nodeName)
                                 .arg(r.agentRunId),
                         FailureKind::NodeLost);
         }
+        // What the agent still runs that this database recorded as ended:
+        // a run declared lost while its node was silent (NodeLossWatch).
+        QSet<QString> followed;
+        for (const RunRecord& r : all)
+            followed.insert(r.agentRunId);
+        for (const AgentRunStatus& s : *list)
+            if ((s.running || s.pending) && !s.ending && !followed.contains(s.run))
+                stopOrphan(nodeName, s.run);
         m_listedNodes.insert(nodeName);
         scheduleSoon();
         checkCaughtUp();
+    });
+}
+
+// A run recorded failed as node_lost (its node was silent past
+// node_lost_after) that its node, back, lists as still running: an orphan,
+// as its retry (if any) owns the work now. Stopped there (cancel, the usual
+// grace), with a notice; its recorded ending stays as it is. Only runs of
+// this database (the agent run id as recorded) and of this node; others'
+// runs on a shared agent are left alone.
+void RunEngine::stopOrphan(const QString& nodeName, const QString& agentRun)
+{
+    bool ok = false;
+    const RunId id = agentRun.section(u'-', 2, 2).toLongLong(&ok); // agentRunIdFor()
+    if (!ok || id <= 0)
+        return;
+    const auto run = m_store->run(id);
+    if (!run || run->agentRunId != agentRun || run->node != nodeName || run->state != RunState::Failed
+            || run->failureKind != FailureKind::NodeLost)
+        return;
+    AgentClient* client = m_pool->client(nodeName);
+    if (!client)
+        return;
+    // Who owns the work now: the newest attempt of its attempts group.
+    QString owner;
+    if (const auto attempts = membershipOf(*run, RunGroupKind::Attempts)) {
+        const auto members = m_store->groupMembers(attempts->group);
+        if (!members.isEmpty() && members.back().first != run->id)
+            owner = QStringLiteral("attempt %1 (run %2) owns its work now")
+                            .arg(members.back().second.position)
+                            .arg(members.back().first);
+    }
+    const QString text = QStringLiteral("still running on %1 when the node came back after it was declared lost: "
+                                        "stopped there; %2")
+                                 .arg(nodeName, owner.isEmpty() ? QStringLiteral("its recorded ending stays") : owner);
+    qCInfo(lcRuns).noquote() << QStringLiteral("run %1: %2").arg(id).arg(text);
+    addNotice(id, text);
+    client->cancel(agentRun, 10000, [id, nodeName](const Result<void>& r) {
+        if (!r)
+            qCWarning(lcRuns).noquote()
+                    << QStringLiteral("run %1: could not stop it on %2: %3").arg(id).arg(nodeName, r.error().message);
     });
 }
 

@@ -221,6 +221,19 @@ public:
     // as failed `time_limit` with those words. Engine thread.
     using StopProvider = std::function<std::optional<std::pair<qint64, QString>>(const RunRecord& run)>;
     void setStopProvider(StopProvider provider) { m_stopProvider = std::move(provider); }
+    // A bound on a run that has not started yet (core/retry: its attempt
+    // group's `deadline`, wall clock from the first submit, the time in the
+    // queue included): when (UTC ms) it must end without starting, and in
+    // words ("stopped at its deadline of 6h (from its first submit) while
+    // still queued"); nullopt for none. Asked at the scheduling passes, only
+    // for queued runs whose spec sets a `deadline`, and once per run (kept
+    // while it waits). A queued run, or a retry waiting out its backoff
+    // (RunRecord::notBefore), is failed `time_limit` with those words at that
+    // moment and never started after it: a pass is armed for then on the
+    // engine's clock (no polling). A held run is left held (its user holds
+    // it); released after its deadline, it fails at the next pass. Engine
+    // thread.
+    void setWaitDeadlineProvider(StopProvider provider);
 
     // Whether the node's agent answered its handshake.
     bool nodeReady(const QString& node) const;
@@ -351,9 +364,14 @@ private:
     void onConsoleTruncated(
             const QString& node, const QString& agentRun, qint64 offset, qint64 size, qint64 generation);
     // The node is ready (NodePool::nodeReady) and this engine owns ingestion:
-    // its agent's list says which of its runs go on (attached again) and
-    // which it has no record of (failed).
+    // its agent's list says which of its runs go on (attached again),
+    // which it has no record of (failed), and which still run though they
+    // were declared lost meanwhile (stopped: stopOrphan).
     void reattachRuns(const QString& node);
+    // A run of this database the node's agent lists as still running though
+    // it was recorded failed node_lost (declared lost while the node was
+    // silent): cancelled there, with a notice; its record is not changed.
+    void stopOrphan(const QString& node, const QString& agentRun);
     // NodePool::nodeLost: its runs being followed become unknown.
     void onNodeLost(const QString& node, const QString& reason, ErrorKind kind);
     void finishRun(const std::shared_ptr<Active>& active, const AgentRunStatus& status);
@@ -420,6 +438,8 @@ private:
     };
     QHash<RunId, CachedSpec> m_specCache;
     const Result<JobSpec>& cachedSpec(const RunRecord& run);
+    // m_waitDeadlineProvider's answer for a queued run, asked once.
+    std::optional<std::pair<qint64, QString>> waitDeadlineOf(const RunRecord& run);
     // Fair share's usage of ended runs (see FairShareLedger), while a policy
     // uses fair share. A pass adds the runs created and ended since the last
     // one (ids above m_ledgerMaxId) and those the last pass saw unfinished
@@ -444,7 +464,11 @@ private:
     QDateTime m_policyModified;
     qint64 m_lastPassMs = 0;
     StopProvider m_stopProvider;
-    qint64 m_notBeforeWakeMs = 0; // a pass is armed for then (a queued run's notBefore); 0: none
+    StopProvider m_waitDeadlineProvider;
+    // Its answers by queued run (setWaitDeadlineProvider), dropped with the run's spec cache entry.
+    QHash<RunId, std::optional<std::pair<qint64, QString>>> m_waitDeadlines;
+    // A pass is armed for then (a queued run's notBefore or deadline); 0: none.
+    qint64 m_notBeforeWakeMs = 0;
     qint64 m_createdMs = 0;
     bool m_caughtUpEmitted = false;
     QTimer* m_pollTimer = nullptr;

@@ -24,6 +24,7 @@ QString transitionCauseName(TransitionCause cause)
     case TransitionCause::NodeRemoved: return QStringLiteral("node_removed");
     case TransitionCause::Cancelled: return QStringLiteral("cancelled");
     case TransitionCause::Requeued: return QStringLiteral("requeued");
+    case TransitionCause::DeadlinePassed: return QStringLiteral("deadline_passed");
     }
     return QStringLiteral("?");
 }

@@ -9,7 +9,8 @@ namespace ty {
 // A run's lifecycle: the states of Run.h and the one function through which
 // the engine changes a run's state, with the cause of each change.
 //
-//   queued  -> held, starting, failed (unschedulable, start failed), cancelled
+//   queued  -> held, starting, failed (unschedulable, start failed, deadline passed),
+//              cancelled
 //   held    -> queued, cancelled
 //   starting-> running, failed, unknown (start reply lost), queued (a GPU
 //              another Trainyard holds), cancelled, succeeded (ended before
@@ -38,6 +39,7 @@ enum class TransitionCause {
     NodeRemoved,       // node rm --force
     Cancelled,         // cancelled before it started
     Requeued,          // Slurm put its running batch job back in its queue (node failure, preemption, scontrol requeue)
+    DeadlinePassed,    // still queued when its spec's deadline passed (core/retry)
 };
 
 QString transitionCauseName(TransitionCause cause);

@@ -297,7 +297,9 @@ QJsonObject nodeToJson(const NodeRecord& n)
             {QStringLiteral("port"), n.port}, {QStringLiteral("identity_file"), n.identityFile},
             {QStringLiteral("agent_path"), n.agentPath},
             {QStringLiteral("labels"), QJsonArray::fromStringList(n.labels)},
-            {QStringLiteral("kind"), nodeKindName(n.kind)}};
+            {QStringLiteral("kind"), nodeKindName(n.kind)},
+            {QStringLiteral("node_lost_after_sec"),
+                    n.nodeLostAfterSec ? QJsonValue(*n.nodeLostAfterSec) : QJsonValue()}};
 }
 
 Result<NodeRecord> nodeFromJson(const QJsonObject& o)
@@ -332,6 +334,15 @@ Result<NodeRecord> nodeFromJson(const QJsonObject& o)
         if (!l.isString())
             return fail(QStringLiteral("node %1: labels must be strings").arg(n.name), ErrorKind::InvalidInput);
         n.labels << l.toString();
+    }
+    const QJsonValue lostAfter = o.value(QStringLiteral("node_lost_after_sec"));
+    if (!lostAfter.isUndefined() && !lostAfter.isNull()) {
+        const double d = lostAfter.toDouble(-1);
+        if (!lostAfter.isDouble() || d != double(qint64(d)) || d < 1)
+            return fail(
+                    QStringLiteral("node %1: node_lost_after_sec must be a whole number of seconds > 0").arg(n.name),
+                    ErrorKind::InvalidInput);
+        n.nodeLostAfterSec = qint64(d);
     }
     static const QRegularExpression validName(QStringLiteral("^[A-Za-z0-9._-]{1,64}$"));
     if (!validName.match(n.name).hasMatch() || n.name == u"local")

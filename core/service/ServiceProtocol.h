@@ -86,9 +86,10 @@ QJsonObject loginQuestionsToJson(const SshLoginQuestions& questions);
 SshLoginQuestions loginQuestionsFromJson(const QJsonObject& o);
 
 // A node as `node_add` carries it (name, host, user, port, identity_file,
-// agent_path, labels). Reading checks what `trainyardctl node add` checks:
-// a valid name that is not "local", a host, a port of 1..65535 (InvalidInput,
-// naming the node and the field).
+// agent_path, labels, kind, node_lost_after_sec). Reading checks what
+// `trainyardctl node add` checks: a valid name that is not "local", a host, a
+// port of 1..65535, a node_lost_after_sec (seconds) of at least 1 or null
+// (InvalidInput, naming the node and the field).
 QJsonObject nodeToJson(const NodeRecord& node);
 Result<NodeRecord> nodeFromJson(const QJsonObject& o);
 

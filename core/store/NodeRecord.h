@@ -37,6 +37,11 @@ struct NodeRecord {
     // (version, partitions) plus "reported_at" (ms UTC). Written by the
     // engine when it connects (ResultStore::setNodeFacts), never by `node add`.
     QString facts;
+    // How long the node may be silent before its runs are lost (issue #25,
+    // core/retry/NodeLossWatch.h), in seconds (> 0); nullopt: the service's
+    // value (TRAINYARD_NODE_LOST_AFTER, default 10 min). Schema 15
+    // (nodes.node_lost_after, NULL when not set); `node add --node-lost-after`.
+    std::optional<qint64> nodeLostAfterSec;
 
     bool operator==(const NodeRecord&) const = default;
 };

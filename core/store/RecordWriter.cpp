@@ -94,7 +94,7 @@ Result<void> RecordWriter::prepare(const QSqlDatabase& db)
                     " WHERE NOT EXISTS (SELECT 1 FROM run_notices WHERE run_id = ? AND text = ?)"},
             {&m_putNode,
                     "INSERT OR REPLACE INTO nodes (name, host, user, port, identity_file, agent_path, added_at, labels,"
-                    " kind, facts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"},
+                    " kind, facts, node_lost_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"},
             {&m_removeNode, "DELETE FROM nodes WHERE name = ?"},
             {&m_setNodeFacts, "UPDATE nodes SET facts = ? WHERE name = ?"},
             {&m_putPipeline,
@@ -428,6 +428,7 @@ Result<std::optional<RunId>> RecordWriter::apply(const storeop::PutNode& op)
             7, QString::fromUtf8(QJsonDocument(QJsonArray::fromStringList(n.labels)).toJson(QJsonDocument::Compact)));
     q.bindValue(8, nodeKindName(n.kind));
     q.bindValue(9, sqlcodec::textToSql(n.facts));
+    q.bindValue(10, n.nodeLostAfterSec ? QVariant::fromValue<qint64>(*n.nodeLostAfterSec) : QVariant());
     if (!q.exec())
         return fail(QStringLiteral("%1: cannot store node %2: %3").arg(m_path, n.name, q.lastError().text()));
     return std::nullopt;

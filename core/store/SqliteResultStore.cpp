@@ -1452,8 +1452,8 @@ QList<NodeRecord> SqliteResultStore::nodes() const
     QSqlDatabase db = readConnection();
     const ReadFailed failed = readErrorSink();
     QSqlQuery q = prepared(db, failed,
-            QStringLiteral("SELECT name, host, user, port, identity_file, agent_path, added_at, labels, kind, facts"
-                           " FROM nodes ORDER BY name"));
+            QStringLiteral("SELECT name, host, user, port, identity_file, agent_path, added_at, labels, kind, facts,"
+                           " node_lost_after FROM nodes ORDER BY name"));
     if (!q.exec()) {
         failed(QStringLiteral("cannot read nodes"), q.lastError());
         return out;
@@ -1472,6 +1472,8 @@ QList<NodeRecord> SqliteResultStore::nodes() const
             n.labels.append(l.toString());
         n.kind = nodeKindFromName(q.value(8).toString()).value_or(NodeKind::Ssh);
         n.facts = q.value(9).toString();
+        if (!q.value(10).isNull() && q.value(10).toLongLong() > 0)
+            n.nodeLostAfterSec = q.value(10).toLongLong();
         out.append(n);
     }
     checkSteps(q, failed, QStringLiteral("cannot read nodes"));

@@ -362,6 +362,12 @@ const char* const kVersion14[] = {
         "ALTER TABLE runs ADD COLUMN slurm_job TEXT NOT NULL DEFAULT ''",
 };
 
+// Version 15: node_lost_after per node (issue #25), in seconds; NULL: the
+// service's value.
+const char* const kVersion15[] = {
+        "ALTER TABLE nodes ADD COLUMN node_lost_after INTEGER",
+};
+
 QString dbError(const QSqlQuery& q)
 {
     return q.lastError().text();
@@ -436,6 +442,10 @@ QStringList SqliteSchema::migrationStep(int fromVersion)
         break;
     case 13:
         for (const char* s : kVersion14)
+            out << QString::fromLatin1(s);
+        break;
+    case 14:
+        for (const char* s : kVersion15)
             out << QString::fromLatin1(s);
         break;
     default: break;

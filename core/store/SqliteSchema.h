@@ -28,7 +28,7 @@ namespace ty {
 class SqliteSchema final {
 public:
     static constexpr int kCurrentVersion
-            = 14; // 2: `nodes` table, 3: node labels, 4: superseded points, sources, 5: metric blocks,
+            = 15; // 2: `nodes` table, 3: node labels, 4: superseded points, sources, 5: metric blocks,
                   // 6: indexes of unfinished and recently ended runs, 7: run notices,
                   // 8: a run's notes and archived flag,
                   // 9: failure kind, pending reason apart from failure reason,
@@ -37,7 +37,8 @@ public:
                   // 12: pipelines (so they outlive the service),
                   // 13: run groups (sweeps, gangs, pipelines, attempts; run_groups, run_group_members),
                   //     a queued run's earliest start (runs.not_before),
-                  // 14: node kinds and facts (nodes.kind, nodes.facts), a run's Slurm job (runs.slurm_job)
+                  // 14: node kinds and facts (nodes.kind, nodes.facts), a run's Slurm job (runs.slurm_job),
+                  // 15: node_lost_after per node (nodes.node_lost_after, seconds)
 
     // Statements taking a database from `fromVersion` to `fromVersion + 1`
     // (0 <= fromVersion < kCurrentVersion). Empty list for an unknown version.

@@ -54,7 +54,7 @@ _trainyardctl()
         rerun) opts="--param --node --follow" ;;
         policy) opts="--queue --json" ;;
         daemon) opts="--json --persist --lines" ;;
-        node) opts="--host --user --port --identity --agent-path --label --accept-new-host-key --json --force" ;;
+        node) opts="--host --user --port --identity --agent-path --label --kind --node-lost-after --accept-new-host-key --json --force" ;;
         pipeline) opts="--param --node --follow --json" ;;
         cache) opts="--pipeline --step --json --all --older-than --max-size" ;;
         group) opts="--kind --json" ;;

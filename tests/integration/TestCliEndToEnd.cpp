@@ -1490,6 +1490,45 @@ private Q_SLOTS:
         run({QStringLiteral("daemon"), QStringLiteral("stop")});
     }
 
+    // Issue #25: node_lost_after per node. node add checks the duration
+    // before it connects; node ls shows a node's own value (and --json its
+    // seconds), nothing for a node that keeps the service's.
+    void nodeLostAfterPerNode()
+    {
+        const QString db = m_dir.filePath(QStringLiteral("lostafter/trainyard.db"));
+        const Outcome bad = ctlAt(db,
+                {QStringLiteral("node"), QStringLiteral("add"), QStringLiteral("ws1"), QStringLiteral("--host"),
+                        QStringLiteral("ws1.example"), QStringLiteral("--node-lost-after"), QStringLiteral("soon")});
+        QCOMPARE(bad.exitCode, 2);
+        QVERIFY2(bad.err.contains("--node-lost-after must be a duration (90s, 30m, 2h), not 'soon'"),
+                bad.err.constData());
+        {
+            auto store = ResultStore::open(db);
+            QVERIFY(store);
+            QVERIFY((*store)->nodes().isEmpty());
+            QVERIFY((*store)->addNode(NodeRecord{.name = QStringLiteral("ws1"),
+                    .host = QStringLiteral("ws1.example"),
+                    .addedAt = QDateTime::currentDateTimeUtc(),
+                    .nodeLostAfterSec = 1800}));
+            QVERIFY((*store)->addNode(NodeRecord{.name = QStringLiteral("ws2"),
+                    .host = QStringLiteral("ws2.example"),
+                    .addedAt = QDateTime::currentDateTimeUtc()}));
+        }
+        const Outcome ls = ctlAt(db, {QStringLiteral("node"), QStringLiteral("ls")});
+        QVERIFY2(ls.exitCode == 0, ls.err.constData());
+        const QList<QByteArray> lines = ls.out.split('\n');
+        QCOMPARE(lines.size(), 5); // header, local, ws1, ws2, ""
+        QVERIFY2(lines[2].startsWith("ws1 ") && lines[2].endsWith("  node_lost_after: 30m"), ls.out.constData());
+        QVERIFY2(lines[3].startsWith("ws2 ") && !lines[3].contains("node_lost_after"), ls.out.constData());
+        const Outcome json = ctlAt(db, {QStringLiteral("node"), QStringLiteral("ls"), QStringLiteral("--json")});
+        QVERIFY2(json.exitCode == 0, json.err.constData());
+        const QJsonArray n = QJsonDocument::fromJson(json.out).array();
+        QCOMPARE(n.size(), 3);
+        QCOMPARE(n[1][QStringLiteral("node_lost_after_sec")].toInteger(), qint64(1800));
+        QVERIFY(n[2][QStringLiteral("node_lost_after_sec")].isNull());
+        QVERIFY(n[0][QStringLiteral("node_lost_after_sec")].isNull());
+    }
+
     void noSuchRunAndUsage()
     {
         QCOMPARE(ctl({QStringLiteral("logs"), QStringLiteral("999999")}).exitCode, 4);

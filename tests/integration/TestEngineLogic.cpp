@@ -1,9 +1,10 @@
 // RunEngine's logic that depends on time, on a TestClock against nodes the
 // test plays (FakeAgentTransport): heartbeat timeouts, reconnection backoff
-// and probes, time_limit, FCFS order by submission time, a node lost while
-// its run goes on, a node removed under its runs. No agent process and no
-// sleep: each test moves the clock to the millisecond before and after what
-// it asserts. The result database is a real one, in a temporary folder.
+// and probes, time_limit, a queued run's deadline, FCFS order by submission
+// time, a node lost while its run goes on, a node removed under its runs. No
+// agent process and no sleep: each test moves the clock to the millisecond
+// before and after what it asserts. The result database is a real one, in a
+// temporary folder.
 
 #include "tests/support/FakeAgentTransport.h"
 #include "tests/support/TestClock.h"
@@ -635,6 +636,244 @@ private Q_SLOTS:
         QCOMPARE(next.node, QString());
         QCOMPARE(next.notBefore.toMSecsSinceEpoch(), silentAt + 60000 + 2000);
         QCOMPARE(next.env.value(QStringLiteral("TRAINYARD_ATTEMPT")), QStringLiteral("2"));
+    }
+
+    // Issue #25: `deadline` counts from the first submit, the time in the
+    // queue included. A run still queued then is failed time_limit at that
+    // millisecond (the engine wakes for it on its clock) and is never
+    // started; its retry policy does not retry it.
+    void queuedRunIsFailedAtItsDeadlineAndNeverStarted()
+    {
+        Harness h;
+        QVERIFY(h.open());
+        RetryRunner retries(h.engine.get(), h.store.get(), h.clock);
+        retries.setJitterSource([] { return 0.0; });
+        FakeAgentTransport* node = h.addNode(QStringLiteral("ws1"));
+        const qint64 submitMs = h.clock.nowMs();
+        // Pinned to a node this engine does not connect to: it waits.
+        const auto id = h.engine->submit(
+                spec(QStringLiteral("name: late\ncommand: train\ndeadline: 1m\nretry: {limit: 2}\n")),
+                QStringLiteral("ws2"));
+        QVERIFY(id);
+        h.clock.advance(60000 - 1);
+        QCOMPARE(h.stored(*id).state, RunState::Queued);
+        h.clock.advance(1);
+        const RunRecord run = h.stored(*id);
+        QCOMPARE(run.state, RunState::Failed);
+        QCOMPARE(run.failureKind, FailureKind::TimeLimit);
+        QCOMPARE(run.failureReason,
+                QStringLiteral("stopped at its deadline of 1m (from its first submit) while still queued"));
+        QCOMPARE(run.finishedAt.toMSecsSinceEpoch(), submitMs + 60000);
+        QVERIFY(!run.startedAt.isValid());
+        QVERIFY(run.pendingReason.isEmpty());
+        // Not retried: its deadline has passed.
+        const QList<RunNotice> notices = h.store->notices(*id);
+        QCOMPARE(notices.size(), qsizetype(1));
+        QVERIFY2(notices[0].text.startsWith(QStringLiteral("not retried: its deadline of 1m passed at")),
+                qPrintable(notices[0].text));
+        QCOMPARE(groupIdOf(run, RunGroupKind::Attempts), RunGroupId(0));
+        h.clock.advance(60000);
+        QCOMPARE(node->count(QStringLiteral("start")), 0);
+        QCOMPARE(h.stored(*id).state, RunState::Failed);
+    }
+
+    // A retry waits out its backoff, then for the only GPU, which another
+    // run took meanwhile: its deadline (from the first attempt's submit)
+    // fails it then, and it is never started. A retry whose backoff would
+    // end after the deadline is not queued at all.
+    void retryStillQueuedAtTheFirstSubmitsDeadlineIsFailedThen()
+    {
+        Harness h;
+        QVERIFY(h.open());
+        RetryRunner retries(h.engine.get(), h.store.get(), h.clock);
+        retries.setJitterSource([] { return 0.0; });
+        FakeAgentTransport* node = h.addNode(
+                QStringLiteral("ws1"), QJsonArray{FakeAgentTransport::gpu(0, QStringLiteral("H200"), 143771)});
+        const qint64 submitMs = h.clock.nowMs();
+        const auto id = h.engine->submit(
+                spec(QStringLiteral("name: a\ncommand: train\nresources: {gpus: 1}\n"
+                                    "deadline: 50s\nretry: {limit: 2, backoff: {duration: 30s}}\n")));
+        QVERIFY(id);
+        h.clock.advance(0);
+        const qint64 startedMs = h.clock.nowMs();
+        const QString agentRun = h.start(node);
+        QCOMPARE(runIdOf(agentRun), *id);
+        h.clock.advance(10000);
+        FakeAgentTransport::RunEnd how;
+        how.finishedMs = h.clock.nowMs();
+        how.exitCode = 1;
+        h.end(node, agentRun, 0, how, startedMs);
+        QCOMPARE(h.stored(*id).state, RunState::Failed);
+        // Its retry waits until 40 s; another run takes the GPU now.
+        const RunGroupId attempts = groupIdOf(h.stored(*id), RunGroupKind::Attempts);
+        QVERIFY(attempts > 0);
+        const auto members = h.store->groupMembers(attempts);
+        QCOMPARE(members.size(), 2);
+        const RunId retry = members[1].first;
+        QCOMPARE(h.stored(retry).notBefore.toMSecsSinceEpoch(), submitMs + 40000);
+        const auto other = h.engine->submit(spec(QStringLiteral("name: b\ncommand: train\nresources: {gpus: 1}\n")));
+        QVERIFY(other);
+        h.clock.advance(0);
+        QCOMPARE(runIdOf(h.start(node)), *other);
+
+        h.clock.advance(submitMs + 50000 - 1 - h.clock.nowMs());
+        QCOMPARE(h.stored(retry).state, RunState::Queued);
+        h.clock.advance(1);
+        const RunRecord ended = h.stored(retry);
+        QCOMPARE(ended.state, RunState::Failed);
+        QCOMPARE(ended.failureKind, FailureKind::TimeLimit);
+        QCOMPARE(ended.failureReason,
+                QStringLiteral("stopped at its deadline of 50s (from its first submit) while still queued"));
+        QCOMPARE(ended.finishedAt.toMSecsSinceEpoch(), submitMs + 50000);
+        QCOMPARE(h.store->groupMembers(attempts).size(), 2); // no third attempt
+        QCOMPARE(node->count(QStringLiteral("start")), 2);   // a's first attempt and b
+
+        // A run whose backoff (30 s) would end after its deadline (20 s):
+        // not retried, nothing queued.
+        const auto short_ = h.engine->submit(spec(QStringLiteral("name: c\ncommand: train\ndeadline: 20s\n"
+                                                                 "retry: {limit: 2, backoff: {duration: 30s}}\n")));
+        QVERIFY(short_);
+        h.clock.advance(0);
+        const qint64 cStartedMs = h.clock.nowMs();
+        const QString cRun = h.start(node);
+        QCOMPARE(runIdOf(cRun), *short_);
+        h.clock.advance(1000);
+        how.finishedMs = h.clock.nowMs();
+        h.end(node, cRun, 0, how, cStartedMs);
+        QCOMPARE(groupIdOf(h.stored(*short_), RunGroupKind::Attempts), RunGroupId(0));
+        const QList<RunNotice> notices = h.store->notices(*short_);
+        QCOMPARE(notices.size(), qsizetype(1));
+        QVERIFY2(notices[0].text.startsWith(QStringLiteral("not retried: its deadline of 20s passes at")),
+                qPrintable(notices[0].text));
+        QCOMPARE(h.store->unfinishedRuns().size(), qsizetype(1)); // b alone
+    }
+
+    // A run declared lost (its node silent past node_lost_after) and
+    // retried, whose node comes back with the run still going there: an
+    // orphan, as attempt 2 owns its work now. The engine stops it on the
+    // node (a cancel), with a notice; its recorded ending stays node_lost.
+    void lostRunStillGoingOnANodeThatComesBackIsStopped()
+    {
+        Harness h;
+        QVERIFY(h.open([](RunEngine& e) {
+            e.setReconnectDelays(5000, 5000);
+            e.setReconnectProbeInterval(0);
+        }));
+        NodeLossWatch watch(h.engine.get(), h.store.get(), h.clock, 60000);
+        RetryRunner retries(h.engine.get(), h.store.get(), h.clock);
+        retries.setJitterSource([] { return 0.0; });
+        FakeAgentTransport* node = h.addNode(QStringLiteral("ws1"));
+        const auto id = h.engine->submit(
+                spec(QStringLiteral("name: long\ncommand: train\nretry: {limit: 0, backoff: {duration: 2s}}\n")));
+        QVERIFY(id);
+        h.clock.advance(0);
+        const qint64 startedMs = h.clock.nowMs();
+        const QString agentRun = h.start(node);
+        QVERIFY(!agentRun.isEmpty());
+        node->setOpenFailure(QStringLiteral("no route to host"));
+        node->drop();
+        h.clock.advance(0);
+        QCOMPARE(h.stored(*id).state, RunState::Unknown);
+        h.clock.advance(60000);
+        const RunRecord lost = h.stored(*id);
+        QCOMPARE(lost.state, RunState::Failed);
+        QCOMPARE(lost.failureKind, FailureKind::NodeLost);
+        const RunGroupId attempts = groupIdOf(lost, RunGroupKind::Attempts);
+        QVERIFY(attempts > 0);
+        const RunId retry = h.store->groupMembers(attempts).at(1).first;
+        QCOMPARE(node->count(QStringLiteral("cancel")), 0);
+
+        // Back (the next reconnection, 5 s later), the run still going there.
+        node->setOpenFailure({});
+        node->setAutoReply(QStringLiteral("list"), [&](const AgentRequest&) {
+            return QJsonObject{
+                    {QStringLiteral("runs"), QJsonArray{FakeAgentTransport::runStatus(agentRun, startedMs, 0)}}};
+        });
+        const int opens = node->openCount();
+        h.clock.advance(5000);
+        QCOMPARE(node->openCount(), opens + 1);
+        QCOMPARE(node->count(QStringLiteral("cancel")), 1);
+        const AgentRequest cancel = *node->takePending(QStringLiteral("cancel"));
+        QCOMPARE(cancel.run, agentRun);
+        QCOMPARE(cancel.message.value(QStringLiteral("grace_ms")).toInt(), 10000);
+        node->reply(cancel);
+        h.clock.advance(0);
+        // Its record is as it was; a notice says what happened.
+        const RunRecord after = h.stored(*id);
+        QCOMPARE(after.state, RunState::Failed);
+        QCOMPARE(after.failureKind, FailureKind::NodeLost);
+        QCOMPARE(after.failureReason, lost.failureReason);
+        QCOMPARE(after.finishedAt, lost.finishedAt);
+        QStringList notices;
+        for (const RunNotice& n : h.store->notices(*id))
+            notices << n.text;
+        QVERIFY2(notices.contains(QStringLiteral("still running on ws1 when the node came back after it was declared "
+                                                 "lost: stopped there; attempt 2 (run %1) owns its work now")
+                                          .arg(retry)),
+                qPrintable(notices.join(u'\n')));
+        // Nothing of the old run is followed again; the retry starts there as any run.
+        for (const AgentRequest& tail : node->pending(QStringLiteral("tail")))
+            QVERIFY(tail.run != agentRun);
+        QCOMPARE(runIdOf(h.start(node)), retry);
+        QCOMPARE(h.stored(retry).state, RunState::Running);
+        QCOMPARE(node->count(QStringLiteral("cancel")), 1);
+    }
+
+    // node_lost_after per node: ws1 stored with its own 30 s, ws2 with none
+    // (the service's 1 m here). Both fall silent at the same moment: ws1's
+    // run is lost 30 s later, ws2's only at 1 m.
+    void eachNodeIsLostAfterItsOwnNodeLostAfter()
+    {
+        Harness h;
+        QVERIFY(h.open([](RunEngine& e) {
+            e.setReconnectDelays(5000, 5000);
+            e.setReconnectProbeInterval(0);
+        }));
+        QVERIFY(h.store->addNode(
+                NodeRecord{.name = QStringLiteral("ws1"), .host = QStringLiteral("ws1"), .nodeLostAfterSec = 30}));
+        QVERIFY(h.store->addNode(NodeRecord{.name = QStringLiteral("ws2"), .host = QStringLiteral("ws2")}));
+        h.store->flush();
+        NodeLossWatch watch(h.engine.get(), h.store.get(), h.clock, 60000);
+        QCOMPARE(watch.lostAfterMsFor(QStringLiteral("ws1")), qint64(30000));
+        QCOMPARE(watch.lostAfterMsFor(QStringLiteral("ws2")), qint64(60000));
+        QSignalSpy lost(&watch, &NodeLossWatch::nodeLost);
+        QHash<QString, RunId> runs;
+        QList<FakeAgentTransport*> nodes;
+        for (const QString& name : {QStringLiteral("ws1"), QStringLiteral("ws2")}) {
+            FakeAgentTransport* node = h.addNode(name);
+            const auto id = h.engine->submit(spec(QStringLiteral("name: long\ncommand: train\n")), name);
+            QVERIFY(id);
+            h.clock.advance(0);
+            QVERIFY(!h.start(node).isEmpty());
+            QCOMPARE(h.stored(*id).node, name);
+            runs.insert(name, *id);
+            nodes.append(node);
+            node->setOpenFailure(QStringLiteral("no route to host"));
+        }
+        const qint64 silentAt = h.clock.nowMs();
+        for (FakeAgentTransport* node : std::as_const(nodes))
+            node->drop();
+        h.clock.advance(30000 - 1);
+        QCOMPARE(h.stored(runs[QStringLiteral("ws1")]).state, RunState::Unknown);
+        QCOMPARE(h.stored(runs[QStringLiteral("ws2")]).state, RunState::Unknown);
+        h.clock.advance(1);
+        RunRecord ws1 = h.stored(runs[QStringLiteral("ws1")]);
+        QCOMPARE(ws1.state, RunState::Failed);
+        QCOMPARE(ws1.failureKind, FailureKind::NodeLost);
+        QCOMPARE(ws1.failureReason,
+                QStringLiteral("node ws1 has not answered for 30s (node_lost_after): its runs there are lost"));
+        QCOMPARE(ws1.finishedAt.toMSecsSinceEpoch(), silentAt + 30000);
+        QCOMPARE(h.stored(runs[QStringLiteral("ws2")]).state, RunState::Unknown);
+        QCOMPARE(lost.size(), 1);
+        h.clock.advance(30000 - 1);
+        QCOMPARE(h.stored(runs[QStringLiteral("ws2")]).state, RunState::Unknown);
+        h.clock.advance(1);
+        const RunRecord ws2 = h.stored(runs[QStringLiteral("ws2")]);
+        QCOMPARE(ws2.state, RunState::Failed);
+        QCOMPARE(ws2.failureReason,
+                QStringLiteral("node ws2 has not answered for 1m (node_lost_after): its runs there are lost"));
+        QCOMPARE(ws2.finishedAt.toMSecsSinceEpoch(), silentAt + 60000);
+        QCOMPARE(lost.size(), 2);
     }
 
     void removedNodesRunsGetNoLaterWritesFromTheEngine()

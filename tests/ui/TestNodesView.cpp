@@ -315,6 +315,15 @@ private Q_SLOTS:
         QCOMPARE(d.validationError(), QString());
         QCOMPARE(d.node(), n);
         QVERIFY(d.acceptNewHostKey());
+        // Its own node_lost_after (issue #25): a duration, or empty for the service's.
+        n.nodeLostAfterSec = 1800;
+        d.setNode(n);
+        QCOMPARE(d.findChild<QLineEdit*>(QStringLiteral("nodeLostAfterEdit"))->text(), QStringLiteral("30m"));
+        QCOMPARE(d.node(), n);
+        d.findChild<QLineEdit*>(QStringLiteral("nodeLostAfterEdit"))->setText(QStringLiteral("soon"));
+        QVERIFY2(d.validationError().contains(QStringLiteral("not a duration")), qPrintable(d.validationError()));
+        d.findChild<QLineEdit*>(QStringLiteral("nodeLostAfterEdit"))->setText(QStringLiteral("90s"));
+        QCOMPARE(d.node().nodeLostAfterSec, std::optional<qint64>(90));
     }
 
     void passphraseAskedOnGuiThreadFromSshThread()

@@ -1,4 +1,6 @@
 #include "AddNodeDialog.h"
+#include "core/retry/RetryPolicy.h"
+#include "core/spec/JobSpec.h"
 #include "ui/settings/DialogGeometry.h"
 
 #include <QCheckBox>
@@ -50,6 +52,13 @@ AddNodeDialog::AddNodeDialog(QWidget* parent)
     auto* identityRow = new QHBoxLayout;
     identityRow->addWidget(m_identity, 1);
     identityRow->addWidget(browse);
+    m_lostAfter = new QLineEdit(this);
+    m_lostAfter->setObjectName(QStringLiteral("nodeLostAfterEdit"));
+    m_lostAfter->setAccessibleName(tr("Node lost after"));
+    m_lostAfter->setPlaceholderText(tr("the service's (10m unless set)"));
+    m_lostAfter->setToolTip(tr("How long the node may be silent before its runs count as lost and are retried "
+                               "elsewhere (90s, 30m, 2h). Until then they are unknown: a node that answers again "
+                               "gives their real endings."));
     m_accept = new QCheckBox(tr("Accept the host key if the host is not in known_hosts yet"), this);
     m_accept->setObjectName(QStringLiteral("acceptHostKeyCheck"));
     m_accept->setToolTip(tr("Unchecked: an unknown host key is shown with its SHA256 fingerprint and you are asked. "
@@ -69,6 +78,7 @@ AddNodeDialog::AddNodeDialog(QWidget* parent)
     form->addRow(tr("&User:"), m_user);
     form->addRow(tr("&Port:"), m_port);
     form->addRow(tr("&Identity file:"), identityRow);
+    form->addRow(tr("Node &lost after:"), m_lostAfter);
     form->addRow(QString(), m_accept);
 
     m_error = new QLabel(this);
@@ -85,7 +95,7 @@ AddNodeDialog::AddNodeDialog(QWidget* parent)
     layout->addWidget(m_error);
     layout->addWidget(buttons);
 
-    for (QLineEdit* e : {m_name, m_host, m_user, m_identity})
+    for (QLineEdit* e : {m_name, m_host, m_user, m_identity, m_lostAfter})
         connect(e, &QLineEdit::textChanged, this, &AddNodeDialog::validate);
     // The host alias is the usual name too.
     connect(m_host, &QLineEdit::textEdited, this, [this](const QString& host) {
@@ -110,6 +120,7 @@ void AddNodeDialog::setNode(const NodeRecord& node, bool acceptNewHostKey)
     m_port->setValue(node.port);
     m_identity->setText(node.identityFile);
     m_kind->setCurrentIndex(m_kind->findData(int(node.kind)));
+    m_lostAfter->setText(node.nodeLostAfterSec ? retryDurationText(*node.nodeLostAfterSec * 1000) : QString());
     m_accept->setChecked(acceptNewHostKey);
     validate();
 }
@@ -123,6 +134,8 @@ NodeRecord AddNodeDialog::node() const
     n.port = m_port->value();
     n.identityFile = m_identity->text().trimmed();
     n.kind = NodeKind(m_kind->currentData().toInt());
+    if (const auto sec = parseDurationSec(m_lostAfter->text().trimmed()); sec && *sec > 0)
+        n.nodeLostAfterSec = *sec;
     if (n.identityFile.startsWith(QStringLiteral("~/")))
         n.identityFile = QDir::homePath() + n.identityFile.mid(1);
     return n;
@@ -147,6 +160,8 @@ QString AddNodeDialog::validationError() const
         return tr("Give the host: an alias from ~/.ssh/config or a host name.");
     if (n.host.contains(QLatin1Char(' ')))
         return tr("The host '%1' contains a space.").arg(n.host);
+    if (const QString lostAfter = m_lostAfter->text().trimmed(); !lostAfter.isEmpty() && !n.nodeLostAfterSec)
+        return tr("'%1' is not a duration: write it as 90s, 30m or 2h.").arg(lostAfter);
     return {};
 }
 

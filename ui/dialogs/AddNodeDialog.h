@@ -17,7 +17,10 @@ namespace ty {
 // "Add node": a workstation reached over SSH, by the name used in
 // ~/.ssh/config. Fields: name (Trainyard's, objectName "nodeNameEdit"), host
 // alias ("nodeHostEdit"), user ("nodeUserEdit"), port ("nodePortSpin", 0 =
-// from the config / 22), identity file ("nodeIdentityEdit", Browse…), and
+// from the config / 22), identity file ("nodeIdentityEdit", Browse…), how
+// long it may be silent before its runs are lost ("nodeLostAfterEdit": a
+// duration as in job specs, "30m"; empty: the service's node_lost_after,
+// NodeRecord::nodeLostAfterSec) and
 // "accept a new host key" ("acceptHostKeyCheck"). Empty fields come from
 // ~/.ssh/config (explicit ones win). OK stays disabled while the input is not
 // valid; the reason is shown under the form.
@@ -48,6 +51,7 @@ private:
     QLineEdit* m_user = nullptr;
     QSpinBox* m_port = nullptr;
     QLineEdit* m_identity = nullptr;
+    QLineEdit* m_lostAfter = nullptr;
     QComboBox* m_kind = nullptr;
     QCheckBox* m_accept = nullptr;
     QLabel* m_error = nullptr;

@@ -218,6 +218,9 @@ QList<Snapshot> historicalSnapshots()
                     QStringLiteral("ALTER TABLE nodes ADD COLUMN facts TEXT NOT NULL DEFAULT ''"),
                     QStringLiteral("ALTER TABLE runs ADD COLUMN slurm_job TEXT NOT NULL DEFAULT ''")});
     out.append(v14);
+    // Version 15 = version 14 plus node_lost_after per node (issue #25).
+    const Snapshot v15 = nextSnapshot(v14, {QStringLiteral("ALTER TABLE nodes ADD COLUMN node_lost_after INTEGER")});
+    out.append(v15);
     return out;
 }
 
@@ -458,6 +461,7 @@ void TestSqliteSchema::migratesHistoricalVersions()
             QCOMPARE(nodes[0].addedAt, utcMs(1709644400000));
             QCOMPARE(nodes[0].kind, NodeKind::Ssh); // every node before schema 14 was a workstation
             QCOMPARE(nodes[0].facts, QString());
+            QCOMPARE(nodes[0].nodeLostAfterSec, std::optional<qint64>()); // the service's, before schema 15
         }
         // Writable: add, replace and remove nodes.
         NodeRecord n{QStringLiteral("ws9"), QStringLiteral("host9"), {}, 0, {}, {}, utcMs(1709644500000)};
@@ -475,6 +479,14 @@ void TestSqliteSchema::migratesHistoricalVersions()
         QVERIFY((*store)->flush().has_value());
         QCOMPARE((*store)->nodes().back().kind, NodeKind::Slurm);
         QCOMPARE((*store)->nodes().back().facts, QStringLiteral("{\"version\":\"22.05.8\"}"));
+        // Its own node_lost_after (schema 15), kept as set and cleared again.
+        n.facts = (*store)->nodes().back().facts;
+        n.nodeLostAfterSec = 1800;
+        QVERIFY((*store)->addNode(n).has_value());
+        QCOMPARE((*store)->nodes().back(), n);
+        n.nodeLostAfterSec.reset();
+        QVERIFY((*store)->addNode(n).has_value());
+        QCOMPARE((*store)->nodes().back().nodeLostAfterSec, std::optional<qint64>());
         QCOMPARE((*store)->nodes().size(), snapshot.version < 2 ? 1 : 2);
         QVERIFY((*store)->removeNode(QStringLiteral("ws9")).has_value());
         QVERIFY(!(*store)->removeNode(QStringLiteral("ws9")).has_value());

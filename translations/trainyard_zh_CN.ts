@@ -162,134 +162,159 @@
 <context>
     <name>ty::AddNodeDialog</name>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="25"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="27"/>
         <source>Add node</source>
         <translation>添加节点</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="28"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="30"/>
         <source>ws-01</source>
         <translation>ws-01</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="31"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="33"/>
         <source>host alias from ~/.ssh/config, or a host name</source>
         <translation>~/.ssh/config 中的主机别名，或主机名</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="34"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="36"/>
         <source>from ~/.ssh/config, else your user name</source>
         <translation>取自 ~/.ssh/config，否则为你的用户名</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="38"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="40"/>
         <source>from ~/.ssh/config, else 22</source>
         <translation>取自 ~/.ssh/config，否则为 22</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="41"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="43"/>
         <source>Identity file</source>
         <translation>身份密钥文件</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="42"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="44"/>
         <source>ssh-agent, then ~/.ssh/config&apos;s IdentityFile</source>
         <translation>ssh-agent，然后是 ~/.ssh/config 中的 IdentityFile</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="43"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="45"/>
         <source>Browse…</source>
         <translation>浏览…</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="46"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="48"/>
         <source>Private key</source>
         <translation>私钥</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="53"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="57"/>
+        <source>Node lost after</source>
+        <translation>节点失联判定时间</translation>
+    </message>
+    <message>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="58"/>
+        <source>the service&apos;s (10m unless set)</source>
+        <translation>服务的设置（未设置时为 10m）</translation>
+    </message>
+    <message>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="59"/>
+        <source>How long the node may be silent before its runs count as lost and are retried elsewhere (90s, 30m, 2h). Until then they are unknown: a node that answers again gives their real endings.</source>
+        <translation>节点无响应多久后，其上的运行才算丢失并在别处重试（如 90s、30m、2h）。在此之前它们的状态为未知：节点再次响应时会给出它们真实的结束情况。</translation>
+    </message>
+    <message>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="62"/>
         <source>Accept the host key if the host is not in known_hosts yet</source>
         <translation>若主机尚不在 known_hosts 中，则接受其主机密钥</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="55"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="64"/>
         <source>Unchecked: an unknown host key is shown with its SHA256 fingerprint and you are asked. A changed host key is always refused.</source>
         <translation>不勾选：未知的主机密钥会显示其 SHA256 指纹并询问你。已变更的主机密钥总是被拒绝。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="60"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="69"/>
         <source>Workstation (Trainyard places runs on its GPUs)</source>
         <translation>工作站（由 Trainyard 把运行放到它的 GPU 上）</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="61"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="70"/>
         <source>Slurm cluster login node (Slurm places runs)</source>
         <translation>Slurm 集群登录节点（由 Slurm 安排运行）</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="62"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="71"/>
         <source>A Slurm login node: runs go to Slurm as batch jobs (sbatch); Slurm picks their nodes and GPUs, and Trainyard follows them.</source>
         <translation>Slurm 登录节点：运行以批处理作业（sbatch）交给 Slurm；由 Slurm 选择节点和 GPU，Trainyard 跟踪它们。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="66"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="75"/>
         <source>&amp;Kind:</source>
         <translation>类型(&amp;K)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="67"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="76"/>
         <source>&amp;Name:</source>
         <translation>名称(&amp;N)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="68"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="77"/>
         <source>&amp;Host:</source>
         <translation>主机(&amp;H)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="69"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="78"/>
         <source>&amp;User:</source>
         <translation>用户(&amp;U)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="70"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="79"/>
         <source>&amp;Port:</source>
         <translation>端口(&amp;P)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="71"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="80"/>
         <source>&amp;Identity file:</source>
         <translation>身份文件(&amp;I)：</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="79"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="81"/>
+        <source>Node &amp;lost after:</source>
+        <translation>节点失联判定时间(&amp;L)：</translation>
+    </message>
+    <message>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="89"/>
         <source>Add</source>
         <translation>添加</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="141"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="154"/>
         <source>Give the node a name.</source>
         <translation>请为节点命名。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="143"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="156"/>
         <source>The name &apos;%1&apos; may only hold letters, digits, &apos;.&apos;, &apos;_&apos; and &apos;-&apos; (at most 64).</source>
         <translation>名称“%1”只能包含字母、数字、“.”、“_”和“-”（最多 64 个字符）。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="145"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="158"/>
         <source>There is a node named &apos;%1&apos; already.</source>
         <translation>已存在名为“%1”的节点。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="147"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="160"/>
         <source>Give the host: an alias from ~/.ssh/config or a host name.</source>
         <translation>请填写主机：~/.ssh/config 中的别名或主机名。</translation>
     </message>
     <message>
-        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="149"/>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="162"/>
         <source>The host &apos;%1&apos; contains a space.</source>
         <translation>主机“%1”包含空格。</translation>
+    </message>
+    <message>
+        <location filename="../ui/dialogs/AddNodeDialog.cpp" line="164"/>
+        <source>&apos;%1&apos; is not a duration: write it as 90s, 30m or 2h.</source>
+        <translation>“%1”不是时长：请写成 90s、30m 或 2h。</translation>
     </message>
 </context>
 <context>
@@ -1888,110 +1913,112 @@ This cannot be undone.</source>
         <translation>Slurm 集群：尚未报告分区</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="303"/>
-        <source>%1 CPUs, %2 GiB per node</source>
-        <translation>每节点 %1 个 CPU、%2 GiB</translation>
-    </message>
-    <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="308"/>
-        <source>%1 · nodes %2 · %3</source>
-        <translation>%1 · 节点 %2 · %3</translation>
-    </message>
-    <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="313"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="317"/>
         <source>partition %1 (default)</source>
         <translation>分区 %1（默认）</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="313"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="317"/>
         <source>partition %1</source>
         <translation>分区 %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="309"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="307"/>
         <source>no GPUs</source>
         <translation>无 GPU</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="311"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="304"/>
+        <source>%1 CPUs, %2 GiB, %3 per node</source>
+        <translation>每节点 %1 个 CPU、%2 GiB、%3</translation>
+    </message>
+    <message>
+        <location filename="../ui/nodes/NodesView.cpp" line="309"/>
         <source>no time limit</source>
         <translation>无时间限制</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="312"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="310"/>
         <source>time limit %1 min</source>
         <translation>时间限制 %1 分钟</translation>
     </message>
+    <message numerus="yes">
+        <location filename="../ui/nodes/NodesView.cpp" line="312"/>
+        <source>%1 %2 · %n node(s) %3 · %4 · %5</source>
+        <translation>
+            <numerusform>%1 %2 · %n 个节点 %3 · %4 · %5</numerusform>
+        </translation>
+    </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="327"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="329"/>
         <source>connecting…</source>
         <translation>正在连接…</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="329"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="331"/>
         <source>reachable</source>
         <translation>可达</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="332"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="334"/>
         <source>unreachable</source>
         <translation>不可达</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="337"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="339"/>
         <source>this machine</source>
         <translation>本机</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="342"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="344"/>
         <source>
 GPUs as of %1</source>
         <translation>
 GPU 状态截至 %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="358"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="360"/>
         <source>reading GPUs…</source>
         <translation>正在读取 GPU…</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="376"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="378"/>
         <source>free</source>
         <translation>空闲</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="376"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="378"/>
         <source>busy</source>
         <translation>忙碌</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="413"/>
-        <location filename="../ui/nodes/NodesView.cpp" line="427"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="415"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="429"/>
         <source>Cannot add node</source>
         <translation>无法添加节点</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="413"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="415"/>
         <source>Cannot add node &apos;%1&apos;: no run engine.</source>
         <translation>无法添加节点“%1”：没有运行引擎。</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="414"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="416"/>
         <source>no run engine</source>
         <translation>没有运行引擎</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="452"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="454"/>
         <source>Host key of %1 refused</source>
         <translation>已拒绝 %1 的主机密钥</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="456"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="458"/>
         <source>Unknown host key</source>
         <translation>未知的主机密钥</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="457"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="459"/>
         <source>The host key of node &apos;%1&apos; is not in known_hosts.
 
 SHA256 fingerprint:

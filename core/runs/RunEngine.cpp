@@ -1136,7 +1136,13 @@ void RunEngine::whenNodeReady(const QString& name, int timeoutMs, std::function<
 
 void RunEngine::listArtifacts(RunId id, std::function<void(const Result<AgentFileList>&)> cb)
 {
-    const auto run = m_store->run(id);
+    auto run = m_store->run(id);
+    if (run && run->agentRunId.isEmpty()) {
+        // A run that ended a moment ago (a pipeline collecting a step that
+        // took milliseconds) may have its start still in the writer's queue.
+        m_store->flush();
+        run = m_store->run(id);
+    }
     if (!run) {
         if (cb)
             cb(fail(QStringLiteral("no run %1").arg(id)));

@@ -34,13 +34,21 @@
 //    agent's two commands with their exact arguments; and the parse of the
 //    captured output (parseSqueue, parsePendingPriorities, jobsAhead for
 //    each tracked job, the agent's job lookup), --parse-iters iterations.
+// 3. A sweep of --sweep N runs submitted to the cluster (one job holding
+//    both nodes, so none starts): N `start`s, one at a time, against one
+//    `start_array` of N (PROTOCOL.md "Job arrays", revision 5), each by the
+//    same agent over one SSH connection, interleaved --sweep-reps times;
+//    time from the first request to the last reply, and the records Slurm's
+//    queue holds for them (`squeue -h` without -r: an array's pending tasks
+//    are one record).
 // Every job is cancelled at the end (scancel -u root: the cluster is the
 // bench's own).
 //
 // Usage: bench_slurm --slurm DIR/env.sh|slurm.conf [--jobs N (20)]
 //        [--poll-ms P (500)] [--queue N (1000)] [--tracked K (100)]
 //        [--poll2-ms P (1000)] [--polls N (20)] [--reps N (20)]
-//        [--parse-iters N (200)] [--no-latency] [--no-queue]
+//        [--parse-iters N (200)] [--sweep N (100)] [--sweep-reps N (3)]
+//        [--no-latency] [--no-queue] [--no-sweep]
 // Needs root, /usr/sbin/sshd, and a cluster of its own (slurm-up.sh DIR).
 #include "tests/integration/SshdFixture.h"
 
@@ -90,6 +98,9 @@ struct Options {
     int parseIters = 200;
     bool latency = true;
     bool queueCost = true;
+    int sweep = 100;
+    int sweepReps = 3;
+    bool sweepCost = true;
 };
 
 double msSince(const std::chrono::steady_clock::time_point& t0)
@@ -301,6 +312,7 @@ private:
     bool waitQueueEmpty(int timeoutMs);
     bool latency();
     bool queueCost();
+    bool sweepCost();
     void cleanup();
 
     Options m_opt;
@@ -689,6 +701,81 @@ bool Bench::queueCost()
     return true;
 }
 
+bool Bench::sweepCost()
+{
+    std::printf("\n3. a sweep of %d runs submitted with nothing running: %d starts vs one start_array, %d times each, "
+                "interleaved\n",
+            m_opt.sweep, m_opt.sweep, m_opt.sweepReps);
+    const QByteArray holder = slurmCmd("sbatch --parsable -N2 --exclusive --wrap 'sleep 3600'").trimmed();
+    if (holder.isEmpty())
+        return fail(QStringLiteral("could not submit the job holding the nodes"));
+    auto client = connectAgent(nodeOptions(m_tmp.filePath(QStringLiteral("state3")), 5000));
+    if (!client)
+        return false;
+    if (client->hello().revision < 5)
+        return fail(QStringLiteral("the agent has revision %1: no start_array").arg(client->hello().revision));
+    const QString work = m_tmp.filePath(QStringLiteral("work"));
+    std::vector<double> singles, arrays;
+    int singleRecords = 0, arrayRecords = 0;
+    for (int rep = 0; rep < m_opt.sweepReps; ++rep) {
+        for (int kind = 0; kind < 2; ++kind) {
+            const bool array = (kind + rep) % 2 == 1; // ABBA...
+            QList<AgentStartRequest> runs;
+            for (int i = 0; i < m_opt.sweep; ++i) {
+                AgentStartRequest req;
+                req.run = QStringLiteral("sw%1-%2-%3").arg(rep).arg(array ? u'a' : u's').arg(i);
+                req.workdir = work;
+                req.slurm = true;
+                req.slurmScript = QStringLiteral("#!/bin/bash\necho %1\n").arg(i);
+                runs.append(req);
+            }
+            QString error;
+            int replies = 0;
+            const auto t0 = std::chrono::steady_clock::now();
+            if (array) {
+                AgentArrayRequest a;
+                a.runs = runs;
+                a.sbatch = {QStringLiteral("--time=1")};
+                client->startArray(a, [&](const Result<AgentArrayReply>& r) {
+                    replies = m_opt.sweep;
+                    if (!r)
+                        error = r.error().message;
+                });
+            } else {
+                for (AgentStartRequest& req : runs) {
+                    req.slurmSbatch = {QStringLiteral("--time=1")};
+                    bool done = false;
+                    client->start(req, [&](const Result<AgentStartReply>& r) {
+                        done = true;
+                        ++replies;
+                        if (!r)
+                            error = r.error().message;
+                    });
+                    if (!waitFor([&] { return done; }, 60000))
+                        break;
+                }
+            }
+            if (!waitFor([&] { return replies == m_opt.sweep || !error.isEmpty(); }, 300000) || !error.isEmpty())
+                return fail(QStringLiteral("sweep submission: %1")
+                                    .arg(error.isEmpty() ? QStringLiteral("timeout") : error));
+            (array ? arrays : singles).push_back(msSince(t0));
+            const int records = int(slurmCmd("squeue -h -t PD -o %i").count('\n'));
+            (array ? arrayRecords : singleRecords) = records;
+            slurmCmd("scancel -u root -t PD");
+            if (!waitFor([&] { return slurmCmd("squeue -h -t PD -o %i").trimmed().isEmpty(); }, 60000))
+                return fail(QStringLiteral("the sweep's jobs did not leave the queue"));
+        }
+    }
+    const Stats s = stats(singles), a = stats(arrays);
+    std::printf("  %d starts, one at a time: median %.0f ms (%.1f ms a run); Slurm's queue: %d records\n", m_opt.sweep,
+            s.p50, s.p50 / m_opt.sweep, singleRecords);
+    std::printf("  one start_array of %d:    median %.0f ms (%.1f ms a run); Slurm's queue: %d record(s)\n",
+            m_opt.sweep, a.p50, a.p50 / m_opt.sweep, arrayRecords);
+    std::printf("  ratio (array / starts): %.3f\n", a.p50 / s.p50);
+    slurmCmd("scancel " + holder);
+    return true;
+}
+
 int Bench::run()
 {
     QString conf = m_opt.slurm;
@@ -727,6 +814,8 @@ int Bench::run()
         ok = latency();
     if (ok && m_opt.queueCost)
         ok = queueCost();
+    if (ok && m_opt.sweepCost)
+        ok = sweepCost();
     cleanup();
     return ok ? 0 : 1;
 }
@@ -737,7 +826,7 @@ int main(int argc, char** argv)
 {
     // The version this benchmark measures by: bumped whenever what it measures
     // changes (tests/bench/RESULTS.md marks each figure with it).
-    std::printf("bench_slurm v3\n");
+    std::printf("bench_slurm v4\n");
     std::fflush(stdout);
     QCoreApplication app(argc, argv);
     std::setvbuf(stdout, nullptr, _IOLBF, 0); // progress shows when piped to a file
@@ -768,6 +857,12 @@ int main(int argc, char** argv)
             o.latency = false;
         else if (a == QLatin1String("--no-queue"))
             o.queueCost = false;
+        else if (a == QLatin1String("--sweep"))
+            o.sweep = next().toInt();
+        else if (a == QLatin1String("--sweep-reps"))
+            o.sweepReps = next().toInt();
+        else if (a == QLatin1String("--no-sweep"))
+            o.sweepCost = false;
         else {
             std::fprintf(
                     stderr, "bench_slurm: unknown argument %s (see the header of bench_slurm.cpp)\n", qPrintable(a));
@@ -777,7 +872,8 @@ int main(int argc, char** argv)
     if (o.slurm.isEmpty() || o.jobs < 1 || o.pollMs < 1 || o.tracked < 1 || o.queue < o.tracked || o.polls < 1) {
         std::fprintf(stderr,
                 "usage: bench_slurm --slurm DIR/env.sh [--jobs N] [--poll-ms P] [--queue N] "
-                "[--tracked K] [--poll2-ms P] [--polls N] [--reps N] [--parse-iters N]\n");
+                "[--tracked K] [--poll2-ms P] [--polls N] [--reps N] [--parse-iters N] [--sweep N] [--sweep-reps N] "
+                "[--no-latency] [--no-queue] [--no-sweep]\n");
         return 2;
     }
     Bench b(o);

@@ -314,6 +314,88 @@ PipelineProgress::Decision PipelineProgress::advance()
     return d;
 }
 
+QString earlyStartObstacle(const PipelineSpec& spec, int step)
+{
+    const StepSpec& s = spec.steps.at(step);
+    if (s.upstream.isEmpty())
+        return QStringLiteral("it has no upstream step");
+    if (s.memoize.enabled)
+        return QStringLiteral("it is memoized (its key takes its upstream steps' results)");
+    for (const Reference& r : s.references)
+        if (r.kind == Reference::Kind::StepOutput || r.kind == Reference::Kind::StepMetric)
+            return QStringLiteral("it takes %1 from step '%2'").arg(r.text, r.step);
+    if (s.dependsIf)
+        return QStringLiteral("its depends is a condition");
+    for (const QString& u : s.upstream) {
+        const StepSpec* up = spec.step(u);
+        if (!up)
+            return QStringLiteral("step '%1' is unknown").arg(u);
+        if (up->continueOnFailed)
+            return QStringLiteral("upstream step '%1' has continue_on: failed").arg(u);
+        if (up->retries)
+            return QStringLiteral("upstream step '%1' has retry:").arg(u);
+    }
+    return {};
+}
+
+QList<int> PipelineProgress::startEarly(const std::function<bool(int instance)>& queued)
+{
+    QList<int> out;
+    if (m_stopped || m_cancelled)
+        return out;
+    QHash<QString, int> stepIndex;
+    for (int s = 0; s < m_spec.steps.size(); ++s)
+        stepIndex.insert(m_spec.steps.at(s).name, s);
+    for (int s = 0; s < m_spec.steps.size(); ++s) {
+        const StepSpec& step = m_spec.steps.at(s);
+        const QList<int> mine = instancesOf(s);
+        if (std::none_of(mine.cbegin(), mine.cend(),
+                    [&](int i) { return m_instances.at(i).state == StepState::Waiting && !m_offered.contains(i); }))
+            continue;
+        if (!earlyStartObstacle(m_spec, s).isEmpty())
+            continue;
+        // Every direct upstream instance ended well or queued in Slurm.
+        bool ok = true, anyRunning = false;
+        for (const QString& u : step.upstream)
+            for (int i : instancesOf(stepIndex.value(u))) {
+                const StepState st = m_instances.at(i).state;
+                if (st == StepState::Running && m_instances.at(i).run && queued(i))
+                    anyRunning = true;
+                else if (st != StepState::Succeeded && st != StepState::Cached)
+                    ok = false;
+            }
+        if (!ok || !anyRunning)
+            continue;
+        // No step upstream (transitively) with outputs to stage still to end.
+        QList<int> order;
+        QSet<int> seen{s};
+        for (qsizetype k = -1; k < order.size() && ok; ++k)
+            for (const QString& u : m_spec.steps.at(k < 0 ? s : order.at(k)).upstream)
+                if (const int us = stepIndex.value(u, -1); us >= 0 && !seen.contains(us)) {
+                    seen.insert(us);
+                    order << us;
+                    const StepState st = stepState(us);
+                    if (!m_spec.steps.at(us).outputGlobs.isEmpty() && st != StepState::Succeeded
+                            && st != StepState::Cached)
+                        ok = false;
+                }
+        if (!ok)
+            continue;
+        for (int i : mine) {
+            if (m_instances.at(i).state != StepState::Waiting || m_offered.contains(i))
+                continue;
+            if (step.when) {
+                const auto holds = step.when->evaluate([&](const QString& name) { return lookup(i, name); });
+                if (!holds || !*holds)
+                    continue; // advance() says what it is once the upstream steps ended
+            }
+            m_offered.insert(i);
+            out << i;
+        }
+    }
+    return out;
+}
+
 void PipelineProgress::setRunning(int instance, RunId run)
 {
     m_offered.insert(instance);

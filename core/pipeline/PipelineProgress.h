@@ -8,6 +8,8 @@
 #include <QMap>
 #include <QString>
 
+#include <functional>
+
 namespace ty::pipeline {
 
 // One step's state. Cached: not run, a memoized result reused (core/memo).
@@ -55,6 +57,17 @@ struct StepInstance {
 // - A fan-out step's output as seen downstream is the JSON list of its
 //   instances' values (gather), in item order, skipped instances left out.
 // Not thread-safe; one owner.
+// Why step `step` of `spec` may never go to Slurm before its upstream steps
+// ended (empty: it may, when startEarly() finds its upstream queued): it
+// has no upstream step; it is memoized (its key takes its upstream's
+// results); it takes a value from an upstream step's outputs or metrics
+// (command, env, params, `when:`); its `depends:` is a condition (it may run
+// after a failure); an upstream step has `continue_on: failed` (the same)
+// or `retry:` (a retried attempt is a new Slurm job, and afterok on the
+// failed one would cancel this one). Conservative: what Slurm's afterok
+// would do differently from the rules above is never asked of it.
+QString earlyStartObstacle(const PipelineSpec& spec, int step);
+
 class PipelineProgress {
 public:
     explicit PipelineProgress(const PipelineSpec& spec);
@@ -70,6 +83,20 @@ public:
     // Moves the pipeline on as far as the ended steps allow. Call after each
     // change; an instance is offered in `start` once (until it is set).
     Decision advance();
+
+    // Instances that may be submitted now, before their upstream steps have
+    // ended, to wait in Slurm's queue behind their upstream runs' jobs
+    // (--dependency=afterok; the runner asks only on a Slurm node): waiting
+    // and not yet offered, their step passing earlyStartObstacle(), every
+    // instance of every upstream step succeeded, cached, or running with
+    // `queued(instance)` true (its run is a Slurm job the dependency can
+    // name), at least one of them running; no upstream step (transitively)
+    // that writes outputs (artifacts, output params' files: staged into the
+    // step's workdir before it starts) still to end; a `when:` that holds
+    // now (over params and items: it has no step reference). Nothing while
+    // fail_fast has stopped the pipeline or it was cancelled. They are
+    // offered once, as advance()'s `start`.
+    QList<int> startEarly(const std::function<bool(int instance)>& queued);
 
     void setRunning(int instance, RunId run);
     // Says why a waiting instance that was offered still waits (its state

@@ -64,6 +64,16 @@ struct PipelineRunner::Active {
     QHash<int, QString> digests;     // instance -> what later steps' keys take of it (its key, or its outputs' digest)
     bool cancelled = false;
     qint64 resumedFrom = 0; // the pipeline this one resumed (pipeline resume), 0 none
+    // Instances submitted before their upstream steps ended, queued in
+    // Slurm behind these jobs (--dependency=afterok: the header's comment).
+    QHash<int, QStringList> afterOk;
+    // Such an instance whose run is to end skipped, and why, when it does not
+    // succeed: its upstream failed, or fail_fast stopped the pipeline, and
+    // its job was cancelled.
+    QHash<int, QString> skipWhy;
+    // Such an instance's run that ended without succeeding before its
+    // upstream steps' endings came: its ending waits for theirs.
+    QHash<int, RunRecord> heldEnds;
 };
 
 namespace {
@@ -295,6 +305,8 @@ int PipelineRunner::restore()
         // others' endings come from the engine.
         for (const auto& [instance, run] : running) {
             const auto record = m_store->run(run);
+            if (record && record->state == RunState::Queued && a.afterOk.contains(instance))
+                m_engine->setSlurmAfterOk(run, a.afterOk.value(instance)); // not yet sent to Slurm
             if (!record)
                 finishStep(id, instance, StepState::Failed,
                         QStringLiteral("run %1 is no longer in the result database").arg(run), {});
@@ -397,6 +409,12 @@ Result<std::unique_ptr<PipelineRunner::Active>> PipelineRunner::rebuild(
         }
         if (!digest.isEmpty())
             p->digests.insert(i, digest);
+        if (o.contains(QStringLiteral("after_ok"))) {
+            QStringList jobs;
+            for (const QJsonValue& j : o.value(QStringLiteral("after_ok")).toArray())
+                jobs << j.toString();
+            p->afterOk.insert(i, jobs);
+        }
         if (o.contains(QStringLiteral("memo"))) {
             auto c = componentsFromJson(o.value(QStringLiteral("memo")).toObject());
             if (c)
@@ -433,7 +451,7 @@ Result<void> PipelineRunner::cancel(qint64 id)
 void PipelineRunner::advance(Active& p)
 {
     for (;;) {
-        const auto d = p.progress.advance();
+        auto d = p.progress.advance();
         for (int i : d.skipped)
             qCInfo(lcPipeline).noquote() << QStringLiteral("pipeline %1: %2 %3")
                                                     .arg(p.id)
@@ -441,6 +459,19 @@ void PipelineRunner::advance(Active& p)
                                                             p.progress.instances().at(i).reason);
         for (int i : d.start)
             launch(p, i);
+        if (m_engine->isSlurmNode(p.node)) {
+            // On a Slurm node, what may wait in Slurm's queue behind its
+            // upstream jobs goes now (the header's comment).
+            const QList<int> early = p.progress.startEarly(
+                    [&](int up) { return !slurmJobOf(p, p.progress.instances().at(up).run).isEmpty(); });
+            for (int i : early) {
+                p.afterOk.insert(i, upstreamJobs(p, i));
+                launch(p, i);
+                if (p.progress.instances().at(i).state != StepState::Running)
+                    p.afterOk.remove(i);
+            }
+            d.start << early;
+        }
         // A launch that failed at once (or ended cached) may let more move.
         if (d.start.isEmpty() && d.skipped.isEmpty() && d.failed.isEmpty())
             break;
@@ -562,6 +593,13 @@ void PipelineRunner::submitStep(Active& p, int instance, const JobSpec& job, con
     }
     p.progress.setRunning(instance, *run);
     m_byRun.insert(*run, {p.id, instance});
+    if (p.afterOk.contains(instance)) {
+        m_engine->setSlurmAfterOk(*run, p.afterOk.value(instance));
+        qCInfo(lcPipeline).noquote() << QStringLiteral("pipeline %1: %2 queued behind Slurm job(s) %3")
+                                                .arg(p.id)
+                                                .arg(p.progress.instanceName(instance))
+                                                .arg(p.afterOk.value(instance).join(QStringLiteral(", ")));
+    }
     if (p.memo.contains(instance))
         m_keyInFlight.insert(memoKey(p.memo.value(instance)), *run);
     if (!whyRun.isEmpty())
@@ -570,13 +608,96 @@ void PipelineRunner::submitStep(Active& p, int instance, const JobSpec& job, con
             << QStringLiteral("pipeline %1: %2 is run %3").arg(p.id).arg(p.progress.instanceName(instance)).arg(*run);
 }
 
+QString PipelineRunner::slurmJobOf(const Active& p, RunId run)
+{
+    if (!run)
+        return {};
+    if (const auto it = m_slurmJobs.constFind(run); it != m_slurmJobs.cend())
+        return *it;
+    const auto r = m_store->run(run); // a pipeline taken up: its runs' records
+    if (!r || r->slurmJob.isEmpty() || isTerminal(r->state) || r->node != p.node)
+        return {};
+    m_slurmJobs.insert(run, r->slurmJob);
+    return r->slurmJob;
+}
+
+QStringList PipelineRunner::upstreamJobs(const Active& p, int instance)
+{
+    const PipelineProgress& progress = p.progress;
+    const StepSpec& step = progress.spec().steps.at(progress.instances().at(instance).step);
+    QStringList jobs;
+    for (const StepInstance& up : progress.instances())
+        if (up.state == StepState::Running && step.upstream.contains(progress.spec().steps.at(up.step).name))
+            if (const QString job = slurmJobOf(p, up.run); !job.isEmpty() && !jobs.contains(job))
+                jobs << job;
+    return jobs;
+}
+
+QString PipelineRunner::failedUpstream(const Active& p, int instance, bool* pending, int* which) const
+{
+    const PipelineProgress& progress = p.progress;
+    const StepSpec& step = progress.spec().steps.at(progress.instances().at(instance).step);
+    *pending = false;
+    for (int i = 0; i < progress.instances().size(); ++i) {
+        const StepInstance& up = progress.instances().at(i);
+        if (!step.upstream.contains(progress.spec().steps.at(up.step).name))
+            continue;
+        if (!isEnded(up.state))
+            *pending = true;
+        else if (up.state != StepState::Succeeded && up.state != StepState::Cached) {
+            if (which)
+                *which = i;
+            return QStringLiteral("not run: step '%1' %2").arg(progress.instanceName(i), stepStateName(up.state));
+        }
+    }
+    return {};
+}
+
 void PipelineRunner::onRunState(const RunRecord& run)
 {
     const auto where = m_byRun.constFind(run.id);
-    if (where == m_byRun.cend() || !isTerminal(run.state))
-        return; // not ours, or not ended (unknown: the node may answer again)
+    if (where == m_byRun.cend())
+        return; // not ours
     const auto [id, instance] = *where;
+    if (!isTerminal(run.state)) {
+        // Unknown: the node may answer again. A run now in Slurm's queue
+        // may let a later step queue behind it.
+        if (!run.slurmJob.isEmpty() && m_engine->isSlurmNode(run.node) && m_slurmJobs.value(run.id) != run.slurmJob) {
+            m_slurmJobs.insert(run.id, run.slurmJob);
+            advanceSoon(id);
+        }
+        return;
+    }
     m_byRun.erase(where);
+    m_slurmJobs.remove(run.id);
+    if (const auto it = m_pipelines.find(id);
+            run.state != RunState::Succeeded && it != m_pipelines.end() && !it->second->cancelled) {
+        // Queued behind its upstream jobs: Slurm cancelled it because one
+        // of them failed (kill-on-invalid-dep), or this service did. It did
+        // not run: skipped, as after a failure upstream in any pipeline.
+        Active& p = *it->second;
+        if (p.skipWhy.contains(instance)) {
+            finishStep(id, instance, StepState::Skipped, p.skipWhy.value(instance), {});
+            return;
+        }
+        if (p.afterOk.contains(instance)) {
+            bool pending = false;
+            const QString failed = failedUpstream(p, instance, &pending);
+            if (!failed.isEmpty()) {
+                finishStep(id, instance, StepState::Skipped, failed, {});
+                return;
+            }
+            if (pending) { // the upstream's failure has not come yet
+                p.heldEnds.insert(instance, run);
+                return;
+            }
+        }
+    }
+    ended(id, instance, run);
+}
+
+void PipelineRunner::ended(qint64 id, int instance, const RunRecord& run)
+{
     switch (run.state) {
     case RunState::Succeeded:
         if (!run.node.isEmpty() && !m_engine->nodeReady(run.node))
@@ -728,7 +849,65 @@ void PipelineRunner::finishStep(
                                                     reason.isEmpty() ? QString() : QStringLiteral(": ") + reason);
     if (p.memo.contains(instance))
         releaseKey(memoKey(p.memo.value(instance))); // its entry (if it succeeded) is written: collect()
+    if (!p.afterOk.isEmpty())
+        settleQueuedBehind(p);
     advance(p);
+}
+
+void PipelineRunner::settleQueuedBehind(Active& p)
+{
+    const PipelineProgress& progress = p.progress;
+    // Steps queued behind upstream jobs that Slurm would still start: an
+    // upstream step failed though its run succeeded (its outputs could not
+    // be collected), or fail_fast stopped the pipeline (they would have been
+    // skipped, not started). Their jobs are cancelled; they end skipped. An
+    // upstream run that failed is Slurm's to act on (kill-on-invalid-dep).
+    for (auto it = p.afterOk.cbegin(); it != p.afterOk.cend(); ++it) {
+        const int i = it.key();
+        const StepInstance& inst = progress.instances().at(i);
+        if (inst.state != StepState::Running || p.skipWhy.contains(i) || p.heldEnds.contains(i))
+            continue;
+        bool pending = false;
+        int which = -1;
+        QString why = failedUpstream(p, i, &pending, &which);
+        if (!why.isEmpty()) {
+            const auto up = m_store->run(progress.instances().at(which).run);
+            if (!up || up->state != RunState::Succeeded)
+                continue;
+        } else if (progress.stopped()) {
+            const auto r = m_store->run(inst.run);
+            if (r && (r->state == RunState::Queued || r->state == RunState::Starting))
+                why = progress.stopReason();
+        }
+        if (why.isEmpty())
+            continue;
+        p.skipWhy.insert(i, why);
+        qCInfo(lcPipeline).noquote() << QStringLiteral("pipeline %1: %2, queued in Slurm, is cancelled: %3")
+                                                .arg(p.id)
+                                                .arg(progress.instanceName(i), why);
+        m_engine->cancel(inst.run);
+    }
+    // Endings that waited for their upstream steps'.
+    QList<std::pair<int, RunRecord>> due;
+    for (auto it = p.heldEnds.cbegin(); it != p.heldEnds.cend(); ++it) {
+        bool pending = false;
+        const QString why = failedUpstream(p, it.key(), &pending);
+        if (!why.isEmpty())
+            p.progress.setEnded(it.key(), StepState::Skipped, why);
+        if (!why.isEmpty() || !pending)
+            due.append({it.key(), it.value()});
+    }
+    const qint64 id = p.id;
+    for (const auto& [i, run] : due) {
+        p.heldEnds.remove(i);
+        if (p.progress.instances().at(i).state == StepState::Skipped)
+            qCInfo(lcPipeline).noquote() << QStringLiteral("pipeline %1: %2 skipped: %3")
+                                                    .arg(id)
+                                                    .arg(p.progress.instanceName(i),
+                                                            p.progress.instances().at(i).reason);
+        else
+            ended(id, i, run); // its upstream succeeded: its own ending
+    }
 }
 
 void PipelineRunner::releaseKey(const QString& key)
@@ -1006,6 +1185,8 @@ QJsonObject PipelineRunner::documentOf(const Active& p) const
             o.insert(QStringLiteral("digest"), p.digests.value(i));
         if (p.memo.contains(i))
             o.insert(QStringLiteral("memo"), componentsToJson(p.memo.value(i)));
+        if (p.afterOk.contains(i))
+            o.insert(QStringLiteral("after_ok"), QJsonArray::fromStringList(p.afterOk.value(i)));
         instances.append(o);
     }
     QJsonObject doc{{QStringLiteral("format"), QLatin1String(kDocumentFormat)}, {QStringLiteral("id"), p.id},

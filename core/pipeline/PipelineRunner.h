@@ -67,7 +67,7 @@ class HashWorker;
 // Document (JSON, "format": "trainyard-pipeline-1"): {source: {yaml,
 // origin, base_dir, source_path, params{}, used_files{path: text}}, node,
 // cancelled, resumed_from, instances: [{state, run, reason, outputs{},
-// digest, memo (MemoKey.h componentsToJson)}] in PipelineProgress's
+// digest, memo (MemoKey.h componentsToJson), after_ok [Slurm job ids]}] in PipelineProgress's
 // instance order, view: describe()'s object}.
 //
 // Identical steps at the same time (Flyte's cache_serialize): a memoized
@@ -75,6 +75,29 @@ class HashWorker;
 // another) does not run; it waits, saying for which run, and when that run
 // succeeded it is a hit like any other; when it failed or was cancelled the
 // first waiter runs itself.
+//
+// Slurm (issue #26): on a Slurm node (RunEngine::isSlurmNode) a step
+// instance that needs nothing known only at its upstream's end is submitted
+// as soon as its upstream steps are in Slurm's queue, behind their jobs
+// (`--dependency=afterok:<job>[:<job>...] --kill-on-invalid-dep=yes`,
+// RunEngine::setSlurmAfterOk, never in the run's job spec), so it waits in
+// Slurm's queue, accruing age priority, and Slurm starts it the moment they
+// succeeded. Eligible (PipelineProgress::startEarly, earlyStartObstacle):
+// not memoized; no value from an upstream output or metric (command, env,
+// params, `when:`); a list `depends:`, not a condition; no upstream step
+// with `retry:` (a retry is a new job) or `continue_on: failed`; no step
+// upstream of it (transitively) that writes outputs to stage into its
+// workdir still to end; every upstream instance succeeded, cached, or
+// running as a Slurm job on the pipeline's node, one at least. Its run's
+// notices say which jobs it is behind. When an upstream run fails, Slurm
+// cancels it (it never ran): the step ends skipped naming that upstream
+// step, as any step after a failure, however the endings come in (one that
+// comes first waits for the other). Where Slurm would still start it but
+// the rules say not (an upstream step failed though its run succeeded: its
+// outputs could not be collected; fail_fast stopped the pipeline while it
+// waits in Slurm's queue), its job is cancelled and it ends skipped. The
+// jobs it waits for are kept in the document (`after_ok`), so a restarted
+// service that had not sent it to Slurm yet still sends it behind them.
 //
 // Thread: the engine's (every call and signal).
 class PipelineRunner : public QObject {
@@ -138,6 +161,22 @@ private:
     void advance(Active& p);
     void launch(Active& p, int instance);
     void onRunState(const RunRecord& run);
+    // The step's run ended (not an early-queued one's cancellation by Slurm): collected, failed, retried.
+    void ended(qint64 id, int instance, const RunRecord& run);
+    // Slurm's job id of a pipeline's run now in Slurm's queue or running on
+    // its node (empty: none, or it ended).
+    QString slurmJobOf(const Active& p, RunId run);
+    // The jobs of the running upstream instances of `instance`.
+    QStringList upstreamJobs(const Active& p, int instance);
+    // For an instance queued behind its upstream: "not run: step 'a' failed"
+    // for the first upstream instance that ended other than succeeded or
+    // cached; `pending`: one has not ended.
+    // `which`: that instance.
+    QString failedUpstream(const Active& p, int instance, bool* pending, int* which = nullptr) const;
+    // After a step instance ended: what is queued in Slurm behind upstream
+    // jobs and is not to start is cancelled, and the endings held for their
+    // upstream's are settled.
+    void settleQueuedBehind(Active& p);
     // The pipeline and instance a run is (rank 0 of a gang, or another rank).
     std::optional<std::pair<qint64, int>> instanceOf(const RunRecord& run) const;
     // Stage-in (RunEngine::setStageProvider): the outputs of every step
@@ -199,6 +238,7 @@ private:
         RunRecord run;
     };
     QHash<QString, QList<Ended>> m_awaitingNode; // succeeded steps to collect once their node is connected
+    QHash<RunId, QString> m_slurmJobs;           // running runs of pipelines on Slurm nodes -> their Slurm job
     RetryRunner* m_retries = nullptr;
     QHash<RunId, std::pair<qint64, int>> m_awaitingRetry;       // failed step runs being retried -> pipeline, instance
     QHash<QString, RunId> m_keyInFlight;                        // memo key -> the run computing it

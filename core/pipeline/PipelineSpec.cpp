@@ -611,6 +611,7 @@ private:
             throw SpecError{job.error().message, YAML::Mark::null_mark()};
         }
         step.outputGlobs = job->artifacts;
+        step.retries = job->retry.has_value();
         for (const OutputParamSpec& o : step.outputParams)
             if (!o.file.isEmpty() && !step.outputGlobs.contains(o.file))
                 step.outputGlobs << o.file;

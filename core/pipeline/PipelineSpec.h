@@ -83,6 +83,7 @@ struct StepSpec {
     // its output params' files (relative to its workdir). Memoization leaves
     // them out of a workdir's code hash: they are outputs, not code.
     QStringList outputGlobs;
+    bool retries = false; // its job spec has `retry:` (a retried attempt is a new run, a new Slurm job)
     StepJob job;
 };
 

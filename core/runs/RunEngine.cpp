@@ -923,6 +923,14 @@ void RunEngine::cancelGang(RunGroupId gang, RunId except, int graceMs)
             cancel(r.id, graceMs);
 }
 
+void RunEngine::setSlurmAfterOk(RunId run, const QStringList& jobs)
+{
+    if (jobs.isEmpty())
+        m_slurmAfterOk.remove(run);
+    else
+        m_slurmAfterOk.insert(run, jobs);
+}
+
 void RunEngine::startRun(RunRecord run, const QString& nodeName)
 {
     transition(run, RunState::Starting, TransitionCause::Placed);
@@ -947,6 +955,14 @@ void RunEngine::startRun(RunRecord run, const QString& nodeName)
         req.slurmScript = job.script;
         req.slurmSbatch = job.sbatch;
         req.gpus.clear();
+        if (const QStringList after = m_slurmAfterOk.take(run.id); !after.isEmpty()) {
+            req.slurmSbatch << QStringLiteral("--dependency=afterok:") + after.join(u':')
+                            << QStringLiteral("--kill-on-invalid-dep=yes");
+            addNotice(run.id,
+                    QStringLiteral("submitted behind Slurm job(s) %1 (afterok): Slurm starts it when they succeeded, "
+                                   "and cancels it when one fails")
+                            .arg(after.join(QStringLiteral(", "))));
+        }
     }
     const bool sync = spec && spec->sync;
     // `sync: true`: the workdir goes to the node first (WorkdirSync.h), the run works in that copy.

@@ -235,6 +235,19 @@ public:
     // thread.
     void setWaitDeadlineProvider(StopProvider provider);
 
+    // Whether `node` is a Slurm login node (NodeKind::Slurm): its runs go
+    // to Slurm as batch jobs. Engine thread.
+    bool isSlurmNode(const QString& node) const { return m_slurmNodes.contains(node); }
+    // A queued run for a Slurm node is to wait in Slurm's queue until these
+    // jobs (Slurm job ids) have succeeded: its sbatch gets
+    // `--dependency=afterok:<job>[:<job>...] --kill-on-invalid-dep=yes`
+    // (Slurm cancels it when one of them fails), and its notices say so. Not
+    // part of its job spec (which refuses --dependency: a rerun of the
+    // stored spec must not wait for those jobs again): held for the run's
+    // next start only, never in a job array. A pipeline's step queued behind
+    // its upstream steps (core/pipeline PipelineRunner). Engine thread.
+    void setSlurmAfterOk(RunId run, const QStringList& jobs);
+
     // Whether the node's agent answered its handshake.
     bool nodeReady(const QString& node) const;
     // Whether connecting to the node was tried and failed (it is not ready and
@@ -408,6 +421,7 @@ private:
     // Slurm login nodes (NodeKind::Slurm, as stored when added): their runs
     // skip Trainyard's scheduler and go to Slurm as batch jobs (issue #26).
     QSet<QString> m_slurmNodes;
+    QHash<RunId, QStringList> m_slurmAfterOk; // setSlurmAfterOk(), until the run's start
     void onSlurmChanged(const QString& node, const AgentRunStatus& status);
     void recordSlurmFacts(const QString& node);
     std::unique_ptr<QLockFile> m_ingestLock;

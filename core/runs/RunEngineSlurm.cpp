@@ -32,8 +32,8 @@ void RunEngine::submitToSlurm(const QList<RunRecord>& runs)
         const NodePool::NodeState* node = m_pool->node(r.node);
         const Result<JobSpec>& spec = cachedSpec(r);
         QStringList producers;
-        c.eligible = c.sweep > 0 && spec && !spec->sync && node && node->hello.revision >= kFirstArrayRevision
-                && stageFor(r, r.node, false, &producers).isEmpty();
+        c.eligible = c.sweep > 0 && !m_slurmAfterOk.contains(r.id) && spec && !spec->sync && node
+                && node->hello.revision >= kFirstArrayRevision && stageFor(r, r.node, false, &producers).isEmpty();
         if (c.eligible)
             c.sbatch = slurm::submissionFor(*spec, r).sbatch;
         candidates.append(c);

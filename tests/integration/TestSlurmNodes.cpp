@@ -110,6 +110,78 @@ class TestSlurmNodes final : public QObject {
         return m.hasMatch() ? m.captured(1).toLongLong() : 0;
     }
 
+    // `pipeline submit FILE --node hpc`: the pipeline's id (0: refused).
+    qint64 submitPipeline(const QString& name, const QString& yaml) const
+    {
+        const QString file = writeSpec(name, yaml.toUtf8());
+        const Outcome o = ctl({QStringLiteral("pipeline"), QStringLiteral("submit"), file, QStringLiteral("--node"),
+                QStringLiteral("hpc")});
+        const auto m = QRegularExpression(QStringLiteral("submitted pipeline (\\d+)")).match(o.out);
+        if (o.exitCode != 0 || !m.hasMatch())
+            qWarning("%s", qPrintable(o.out));
+        return m.hasMatch() ? m.captured(1).toLongLong() : 0;
+    }
+
+    QJsonObject showPipeline(qint64 id) const
+    {
+        const Outcome o = ctl(
+                {QStringLiteral("pipeline"), QStringLiteral("show"), QString::number(id), QStringLiteral("--json")});
+        return QJsonDocument::fromJson(o.out.toUtf8()).object();
+    }
+
+    static QJsonObject stepOf(const QJsonObject& pipeline, const QString& name)
+    {
+        for (const QJsonValue& v : pipeline.value(QStringLiteral("steps")).toArray())
+            if (v.toObject().value(QStringLiteral("name")).toString() == name)
+                return v.toObject();
+        return {};
+    }
+
+    // Polls the pipeline until it ended, calling `each` with it and its
+    // steps' runs (`show --json`) every time; returns it as it ended.
+    QJsonObject followPipeline(qint64 id, const std::function<void(const QJsonObject&)>& each, int timeoutMs) const
+    {
+        QElapsedTimer t;
+        t.start();
+        QJsonObject p;
+        while (t.elapsed() < timeoutMs) {
+            p = showPipeline(id);
+            if (each)
+                each(p);
+            if (!p.isEmpty() && p.value(QStringLiteral("state")).toString() != u"running")
+                return p;
+            QTest::qWait(200);
+        }
+        return p;
+    }
+
+    // sacct's fields of a job's allocation ("Submit" -> "2026-...").
+    QHash<QString, QString> sacctOf(const QString& job) const
+    {
+        const QStringList fields{QStringLiteral("State"), QStringLiteral("Submit"), QStringLiteral("Start"),
+                QStringLiteral("End"), QStringLiteral("ElapsedRaw")};
+        QHash<QString, QString> out;
+        // slurmdbd has the end a moment after the job ended.
+        for (int tries = 0; tries < 50; ++tries) {
+            const QStringList values = slurm(QStringLiteral("sacct"),
+                    {QStringLiteral("-n"), QStringLiteral("-P"), QStringLiteral("-X"), QStringLiteral("-j"), job,
+                            QStringLiteral("-o"), fields.join(u',')})
+                                               .split(u'|');
+            if (values.size() == fields.size() && values.at(3) != u"Unknown") {
+                for (int i = 0; i < fields.size(); ++i)
+                    out.insert(fields.at(i), values.at(i));
+                return out;
+            }
+            QTest::qWait(200);
+        }
+        return out;
+    }
+
+    static qint64 secs(const QString& sacctTime)
+    {
+        return QDateTime::fromString(sacctTime, Qt::ISODate).toSecsSinceEpoch();
+    }
+
 private Q_SLOTS:
     void initTestCase()
     {
@@ -520,6 +592,139 @@ private Q_SLOTS:
         const Outcome text = ctl({QStringLiteral("show"), QString::number(run)});
         QVERIFY2(
                 text.out.contains(QStringLiteral("Slurm put job %1 back in its queue").arg(job)), qPrintable(text.out));
+    }
+
+    // A pipeline's step that needs nothing known only at its upstream's end
+    // goes to Slurm as soon as its upstream is in Slurm's queue, with
+    // --dependency=afterok: it waits there (Slurm's reason Dependency) and
+    // Slurm starts it when its upstream succeeded.
+    void pipelineStepQueuedBehindItsUpstream()
+    {
+        const QString shared = m_tmp.filePath(QStringLiteral("dep-shared"));
+        QVERIFY(QDir().mkpath(shared));
+        const qint64 id = submitPipeline(QStringLiteral("dep.yaml"),
+                QStringLiteral("name: dep\nsteps:\n"
+                               "  - name: a\n    workdir: /tmp\n    command: \"sleep 4; echo from-a > %1/f\"\n"
+                               "  - name: b\n    depends: [a]\n    workdir: /tmp\n    command: \"cat %1/f\"\n")
+                        .arg(shared));
+        QVERIFY(id > 0);
+        QString reasonSeen, aStateThen;
+        const QJsonObject ended = followPipeline(
+                id,
+                [&](const QJsonObject& p) {
+                    const qint64 b = stepOf(p, QStringLiteral("b")).value(QStringLiteral("run")).toInteger();
+                    if (b <= 0 || !reasonSeen.isEmpty())
+                        return;
+                    const QString reason = show(b).value(QStringLiteral("pending_reason")).toString();
+                    if (!reason.contains(QStringLiteral("Dependency")))
+                        return;
+                    reasonSeen = reason;
+                    aStateThen = show(stepOf(p, QStringLiteral("a")).value(QStringLiteral("run")).toInteger())
+                                         .value(QStringLiteral("state"))
+                                         .toString();
+                },
+                180000);
+        QCOMPARE(ended.value(QStringLiteral("state")).toString(), QStringLiteral("succeeded"));
+        // b waited in Slurm's queue for a, which was still going.
+        QVERIFY2(reasonSeen.startsWith(QStringLiteral("waiting: Slurm says Dependency")), qPrintable(reasonSeen));
+        QVERIFY2(aStateThen == u"running" || aStateThen == u"starting", qPrintable(aStateThen));
+        const qint64 a = stepOf(ended, QStringLiteral("a")).value(QStringLiteral("run")).toInteger();
+        const qint64 b = stepOf(ended, QStringLiteral("b")).value(QStringLiteral("run")).toInteger();
+        const QString jobA = show(a).value(QStringLiteral("slurm_job")).toString();
+        const QString jobB = show(b).value(QStringLiteral("slurm_job")).toString();
+        QVERIFY(!jobA.isEmpty() && !jobB.isEmpty());
+        const auto acctA = sacctOf(jobA), acctB = sacctOf(jobB);
+        QCOMPARE(acctB.value(QStringLiteral("State")), QStringLiteral("COMPLETED"));
+        QVERIFY2(secs(acctB.value(QStringLiteral("Submit"))) < secs(acctA.value(QStringLiteral("End"))),
+                qPrintable(acctB.value(QStringLiteral("Submit")) + u' ' + acctA.value(QStringLiteral("End"))));
+        QVERIFY(secs(acctB.value(QStringLiteral("Start"))) >= secs(acctA.value(QStringLiteral("End"))));
+        qInfo("afterok: b submitted %llds before a ended, started %llds after a ended",
+                secs(acctA.value(QStringLiteral("End"))) - secs(acctB.value(QStringLiteral("Submit"))),
+                secs(acctB.value(QStringLiteral("Start"))) - secs(acctA.value(QStringLiteral("End"))));
+        QCOMPARE(ctl({QStringLiteral("logs"), QString::number(b)}).out, QStringLiteral("from-a\n"));
+        const Outcome text = ctl({QStringLiteral("show"), QString::number(b)});
+        QVERIFY2(text.out.contains(QStringLiteral("submitted behind Slurm job(s) %1 (afterok)").arg(jobA)),
+                qPrintable(text.out));
+    }
+
+    // Its upstream failing: Slurm cancels the queued step (kill-on-invalid-
+    // dep), which never ran; the step is skipped naming it, the pipeline failed.
+    void pipelineStepBehindAFailedUpstreamIsSkipped()
+    {
+        const qint64 id = submitPipeline(QStringLiteral("dep-fail.yaml"),
+                QStringLiteral("name: dep-fail\nsteps:\n"
+                               "  - name: a\n    workdir: /tmp\n    command: \"sleep 3; exit 3\"\n"
+                               "  - name: b\n    depends: [a]\n    workdir: /tmp\n    command: \"echo never\"\n"));
+        QVERIFY(id > 0);
+        bool queuedBehind = false;
+        const QJsonObject ended = followPipeline(
+                id,
+                [&](const QJsonObject& p) {
+                    const qint64 b = stepOf(p, QStringLiteral("b")).value(QStringLiteral("run")).toInteger();
+                    queuedBehind |= b > 0
+                            && show(b).value(QStringLiteral("pending_reason"))
+                                       .toString()
+                                       .contains(QStringLiteral("Dependency"));
+                },
+                180000);
+        QCOMPARE(ended.value(QStringLiteral("state")).toString(), QStringLiteral("failed"));
+        QVERIFY(queuedBehind);
+        QCOMPARE(
+                stepOf(ended, QStringLiteral("a")).value(QStringLiteral("state")).toString(), QStringLiteral("failed"));
+        const QJsonObject stepB = stepOf(ended, QStringLiteral("b"));
+        QCOMPARE(stepB.value(QStringLiteral("state")).toString(), QStringLiteral("skipped"));
+        QCOMPARE(stepB.value(QStringLiteral("reason")).toString(), QStringLiteral("not run: step 'a' failed"));
+        const qint64 b = stepB.value(QStringLiteral("run")).toInteger();
+        const QString jobB = show(b).value(QStringLiteral("slurm_job")).toString();
+        QVERIFY(!jobB.isEmpty());
+        const auto acct = sacctOf(jobB);
+        QVERIFY2(acct.value(QStringLiteral("State")).startsWith(QStringLiteral("CANCELLED")),
+                qPrintable(acct.value(QStringLiteral("State"))));
+        QCOMPARE(acct.value(QStringLiteral("ElapsedRaw")), QStringLiteral("0")); // never ran
+        QCOMPARE(ctl({QStringLiteral("logs"), QString::number(b)}).out, QString());
+    }
+
+    // A step that takes its upstream's output param is submitted only once
+    // its upstream ended, as on any node: never behind a Slurm dependency.
+    void pipelineStepTakingAnOutputWaitsForTheEnd()
+    {
+        const QString work = m_tmp.filePath(QStringLiteral("dep-out"));
+        QVERIFY(QDir().mkpath(work));
+        const qint64 id = submitPipeline(QStringLiteral("dep-out.yaml"),
+                QStringLiteral("name: dep-out\nsteps:\n"
+                               "  - name: a\n    workdir: %1\n    command: \"sleep 3; echo 7 > v.txt\"\n"
+                               "    outputs: {params: {v: v.txt}}\n"
+                               "  - name: b\n    workdir: %1\n    command: \"echo got {{steps.a.outputs.v}}\"\n")
+                        .arg(work));
+        QVERIFY(id > 0);
+        QStringList seen; // b's pending reasons, and whether a had ended when b had a run
+        bool bBeforeAEnded = false;
+        const QJsonObject ended = followPipeline(
+                id,
+                [&](const QJsonObject& p) {
+                    const qint64 b = stepOf(p, QStringLiteral("b")).value(QStringLiteral("run")).toInteger();
+                    if (b <= 0)
+                        return;
+                    bBeforeAEnded
+                            |= stepOf(p, QStringLiteral("a")).value(QStringLiteral("state")).toString() == u"running";
+                    seen << show(b).value(QStringLiteral("pending_reason")).toString();
+                },
+                180000);
+        QCOMPARE(ended.value(QStringLiteral("state")).toString(), QStringLiteral("succeeded"));
+        QVERIFY(!bBeforeAEnded);
+        QVERIFY2(!seen.join(u'|').contains(QStringLiteral("Dependency")), qPrintable(seen.join(u'|')));
+        const qint64 a = stepOf(ended, QStringLiteral("a")).value(QStringLiteral("run")).toInteger();
+        const qint64 b = stepOf(ended, QStringLiteral("b")).value(QStringLiteral("run")).toInteger();
+        QCOMPARE(ctl({QStringLiteral("logs"), QString::number(b)}).out, QStringLiteral("got 7\n"));
+        const auto acctA = sacctOf(show(a).value(QStringLiteral("slurm_job")).toString());
+        const auto acctB = sacctOf(show(b).value(QStringLiteral("slurm_job")).toString());
+        QVERIFY2(secs(acctB.value(QStringLiteral("Submit"))) >= secs(acctA.value(QStringLiteral("End"))),
+                qPrintable(acctB.value(QStringLiteral("Submit")) + u' ' + acctA.value(QStringLiteral("End"))));
+        qInfo("after a's end: b submitted %llds after a ended, started %llds after a ended",
+                secs(acctB.value(QStringLiteral("Submit"))) - secs(acctA.value(QStringLiteral("End"))),
+                secs(acctB.value(QStringLiteral("Start"))) - secs(acctA.value(QStringLiteral("End"))));
+        const Outcome text = ctl({QStringLiteral("show"), QString::number(b)});
+        QVERIFY2(!text.out.contains(QStringLiteral("afterok")), qPrintable(text.out));
     }
 
     void cleanupTestCase()

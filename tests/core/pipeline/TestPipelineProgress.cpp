@@ -40,6 +40,91 @@ class TestPipelineProgress final : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    // Which steps may wait in Slurm's queue behind their upstream jobs
+    // (--dependency=afterok, issue #26): only those Slurm's afterok runs
+    // exactly when the rules would.
+    void earlyStartRule()
+    {
+        const PipelineSpec spec = parse(QStringLiteral("params: {go: 'true'}\n"
+                                                       "steps:\n"
+                                                       "  - {name: a, command: x}\n"
+                                                       "  - {name: b, command: x, depends: [a]}\n"
+                                                       "  - {name: memo, command: x, depends: [a], memoize: {}}\n"
+                                                       "  - {name: out, command: 'echo {{steps.a.metrics.loss.max}}'}\n"
+                                                       "  - {name: cond, command: x, depends: 'a.failed'}\n"
+                                                       "  - {name: r, command: x, retry: 2}\n"
+                                                       "  - {name: afterR, command: x, depends: [r]}\n"
+                                                       "  - {name: c, command: x, continue_on: failed}\n"
+                                                       "  - {name: afterC, command: x, depends: [c]}\n"
+                                                       "  - {name: w, command: x, depends: [a], when: 'params.go'}\n"));
+        const auto obstacle = [&](const char* name) {
+            for (int s = 0; s < spec.steps.size(); ++s)
+                if (spec.steps.at(s).name == QLatin1String(name))
+                    return earlyStartObstacle(spec, s);
+            return QStringLiteral("?");
+        };
+        QCOMPARE(obstacle("a"), QStringLiteral("it has no upstream step"));
+        QCOMPARE(obstacle("b"), QString());
+        QVERIFY(obstacle("memo").startsWith(QStringLiteral("it is memoized")));
+        QCOMPARE(obstacle("out"), QStringLiteral("it takes steps.a.metrics.loss.max from step 'a'"));
+        QCOMPARE(obstacle("cond"), QStringLiteral("its depends is a condition"));
+        QCOMPARE(obstacle("afterR"), QStringLiteral("upstream step 'r' has retry:"));
+        QCOMPARE(obstacle("afterC"), QStringLiteral("upstream step 'c' has continue_on: failed"));
+        QCOMPARE(obstacle("w"), QString()); // a `when` over params only
+
+        PipelineProgress p(spec);
+        QSet<int> queued; // upstream instances whose runs are Slurm jobs
+        const auto early = [&] { return names(p, p.startEarly([&](int i) { return queued.contains(i); })); };
+        auto d = p.advance();
+        QCOMPARE(names(p, d.start), (QStringList{"a", "r", "c"}));
+        QCOMPARE(early(), QStringList{}); // nothing upstream runs yet
+        p.setRunning(0, 10);
+        QCOMPARE(early(), QStringList{}); // a's job id not known yet
+        queued.insert(0);
+        QCOMPARE(early(), (QStringList{"b", "w"}));
+        QCOMPARE(early(), QStringList{}); // offered once
+        p.setRunning(5, 11);
+        queued.insert(5);
+        p.setRunning(7, 12);
+        queued.insert(7);
+        QCOMPARE(early(), QStringList{});
+        // a's end offers the others the ordinary way, not b and w again.
+        p.setEnded(0, StepState::Succeeded, {}, {{QStringLiteral("metrics.loss.max"), QStringLiteral("1")}});
+        QCOMPARE(names(p, p.advance().start), (QStringList{"memo", "out"}));
+    }
+
+    void earlyStartWaitsForStagedOutputsAndStopsAfterFailure()
+    {
+        PipelineProgress p(parse(QStringLiteral("steps:\n"
+                                                "  - {name: a, command: x, artifacts: [m.bin]}\n"
+                                                "  - {name: b, command: x, depends: [a]}\n"
+                                                "  - {name: c, command: x, depends: [b]}\n"
+                                                "  - {name: d, command: x}\n"
+                                                "  - {name: e, command: x, depends: [d]}\n")));
+        QSet<int> queued;
+        const auto early = [&] { return names(p, p.startEarly([&](int i) { return queued.contains(i); })); };
+        QCOMPARE(names(p, p.advance().start), (QStringList{"a", "d"}));
+        p.setRunning(0, 1);
+        p.setRunning(3, 2);
+        queued << 0 << 3;
+        QCOMPARE(early(), QStringList{"e"}); // b takes a's artifacts: only after a
+        p.setEnded(0, StepState::Succeeded, {});
+        QCOMPARE(names(p, p.advance().start), QStringList{"b"});
+        p.setRunning(1, 3);
+        queued << 1;
+        QCOMPARE(early(), QStringList{"c"}); // a's outputs are there now
+        // After a failure under fail_fast nothing more goes early.
+        PipelineProgress q(parse(QStringLiteral("steps:\n"
+                                                "  - {name: a, command: x}\n"
+                                                "  - {name: f, command: x}\n"
+                                                "  - {name: b, command: x, depends: [a]}\n")));
+        QCOMPARE(names(q, q.advance().start), (QStringList{"a", "f"}));
+        q.setRunning(0, 1);
+        q.setRunning(1, 2);
+        q.setEnded(1, StepState::Failed, {});
+        QCOMPARE(q.startEarly([](int) { return true; }), QList<int>{});
+    }
+
     void chainRunsInOrder()
     {
         PipelineProgress p(parse(QStringLiteral("steps:\n"

@@ -511,11 +511,21 @@ private Q_SLOTS:
                                                .arg(i)
                                                .arg(arrayJob)),
                     qPrintable(text.out));
-            const QStringList times = slurm(QStringLiteral("sacct"),
-                    {QStringLiteral("-n"), QStringLiteral("-P"), QStringLiteral("-X"), QStringLiteral("-j"), job,
-                            QStringLiteral("-o"), QStringLiteral("Start,End")})
-                                              .split(u'|');
-            QCOMPARE(times.size(), 2);
+            // slurmdbd records a task's end a moment after Slurm ended it.
+            const auto startEnd = [&] {
+                return slurm(QStringLiteral("sacct"),
+                        {QStringLiteral("-n"), QStringLiteral("-P"), QStringLiteral("-X"), QStringLiteral("-j"), job,
+                                QStringLiteral("-o"), QStringLiteral("Start,End")})
+                        .split(u'|');
+            };
+            QStringList times = startEnd();
+            QElapsedTimer recorded;
+            recorded.start();
+            while ((times.size() != 2 || times[1] == u"Unknown") && recorded.elapsed() < 30000) {
+                QTest::qWait(500);
+                times = startEnd();
+            }
+            QVERIFY2(times.size() == 2, qPrintable(times.join(u'|')));
             spans.append({QDateTime::fromString(times[0], Qt::ISODate).toSecsSinceEpoch(),
                     QDateTime::fromString(times[1], Qt::ISODate).toSecsSinceEpoch()});
         }

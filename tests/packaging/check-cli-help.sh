@@ -34,6 +34,7 @@ priority --db
 policy --queue
 daemon --lines
 node --accept-new-host-key
+node --kind
 pipeline --param
 cache --older-than
 LIST

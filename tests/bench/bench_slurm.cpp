@@ -703,12 +703,18 @@ bool Bench::queueCost()
 
 bool Bench::sweepCost()
 {
-    std::printf("\n3. a sweep of %d runs submitted with nothing running: %d starts vs one start_array, %d times each, "
-                "interleaved\n",
+    std::printf(
+            "\n3. a sweep of %d runs submitted while a job holds both nodes: %d starts vs one start_array, %d times each, "
+            "interleaved\n",
             m_opt.sweep, m_opt.sweep, m_opt.sweepReps);
+    slurmCmd("scancel -u root"); // what phase 2 left queued
+    if (!waitQueueEmpty(120000))
+        return fail(QStringLiteral("the queue did not empty"));
     const QByteArray holder = slurmCmd("sbatch --parsable -N2 --exclusive --wrap 'sleep 3600'").trimmed();
     if (holder.isEmpty())
         return fail(QStringLiteral("could not submit the job holding the nodes"));
+    if (!waitFor([&] { return slurmCmd("squeue -h -o %T -j " + holder).trimmed() == "RUNNING"; }, 60000))
+        return fail(QStringLiteral("the job holding the nodes did not start"));
     auto client = connectAgent(nodeOptions(m_tmp.filePath(QStringLiteral("state3")), 5000));
     if (!client)
         return false;

@@ -222,6 +222,25 @@ Json observed(const slurm::QueueRow& row)
     return withoutNulls(std::move(o));
 }
 
+// A Slurm run's job.sbatch (0700) and its empty console.log, in its run
+// directory (made already): "" or what failed. The console exists from the
+// start (Slurm appends to it once the job runs), so a tail of a pending job
+// waits at size 0.
+std::string writeJobFiles(const RunPaths& p, const std::string& script)
+{
+    std::string error = writeFileAtomic(p.jobScript, script);
+    if (error.empty() && ::chmod(p.jobScript.c_str(), 0700) != 0)
+        error = "cannot chmod " + p.jobScript + ": " + errnoText(errno);
+    if (error.empty()) {
+        const int fd = ::open(p.console.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0)
+            error = "cannot create " + p.console + ": " + errnoText(errno);
+        else
+            ::close(fd);
+    }
+    return error;
+}
+
 // slurm.json of a live job from `scontrol -o show job` (squeue missed it).
 Json observed(const std::map<std::string, std::string>& f)
 {
@@ -407,19 +426,7 @@ void SlurmJobs::opStart(const Json& id, const Json& req, const std::string& run,
         ::unlink(p.console.c_str());
         ::rmdir(p.dir.c_str());
     };
-    // The console exists from the start (Slurm appends to it once the job
-    // runs), so a tail of a pending job waits at size 0.
-    std::string error = writeFileAtomic(p.jobScript, scriptIt->get<std::string>());
-    if (error.empty() && ::chmod(p.jobScript.c_str(), 0700) != 0)
-        error = "cannot chmod " + p.jobScript + ": " + errnoText(errno);
-    if (error.empty()) {
-        const int fd = ::open(p.console.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (fd < 0)
-            error = "cannot create " + p.console + ": " + errnoText(errno);
-        else
-            ::close(fd);
-    }
-    if (!error.empty()) {
+    if (const std::string error = writeJobFiles(p, scriptIt->get<std::string>()); !error.empty()) {
         removeFiles();
         m_host.replyError(id, "run " + run + ": " + error, {});
         return;
@@ -697,16 +704,7 @@ void SlurmJobs::opStartArray(const Json& id, const Json& req)
             break;
         }
         ++a->created;
-        error = writeFileAtomic(p.jobScript, t.script);
-        if (error.empty() && ::chmod(p.jobScript.c_str(), 0700) != 0)
-            error = "cannot chmod " + p.jobScript + ": " + errnoText(errno);
-        if (error.empty()) {
-            const int fd = ::open(p.console.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-            if (fd < 0)
-                error = "cannot create " + p.console + ": " + errnoText(errno);
-            else
-                ::close(fd);
-        }
+        error = writeJobFiles(p, t.script);
         if (!error.empty())
             error = who + error;
     }

@@ -104,6 +104,14 @@ class TestSlurmNodes final : public QObject {
         return last;
     }
 
+    // waitFor() until the run's state is `state`.
+    QJsonObject waitForState(qint64 run, const QString& state, int timeoutMs) const
+    {
+        return waitFor(
+                run, [&state](const QJsonObject& o) { return o.value(QStringLiteral("state")).toString() == state; },
+                timeoutMs);
+    }
+
     static qint64 submittedRun(const QString& out)
     {
         const auto m = QRegularExpression(QStringLiteral("run (\\d+)")).match(out);
@@ -318,9 +326,7 @@ private Q_SLOTS:
         const Outcome s = ctl({QStringLiteral("submit"), sleeper, QStringLiteral("--node"), QStringLiteral("hpc")});
         QVERIFY2(s.exitCode == 0, qPrintable(s.out));
         const qint64 run = submittedRun(s.out);
-        const QJsonObject running = waitFor(
-                run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")).toString() == u"running"; },
-                60000);
+        const QJsonObject running = waitForState(run, QStringLiteral("running"), 60000);
         QVERIFY2(running.value(QStringLiteral("state")).toString() == u"running",
                 QJsonDocument(running).toJson().constData());
         const QString job = running.value(QStringLiteral("slurm_job")).toString();
@@ -328,9 +334,7 @@ private Q_SLOTS:
                          {QStringLiteral("-h"), QStringLiteral("-j"), job, QStringLiteral("-o"), QStringLiteral("%T")}),
                 QStringLiteral("RUNNING"));
         QCOMPARE(ctl({QStringLiteral("cancel"), QString::number(run)}).exitCode, 0);
-        const QJsonObject cancelled = waitFor(
-                run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")).toString() == u"cancelled"; },
-                90000);
+        const QJsonObject cancelled = waitForState(run, QStringLiteral("cancelled"), 90000);
         QVERIFY2(cancelled.value(QStringLiteral("state")).toString() == u"cancelled",
                 QJsonDocument(cancelled).toJson().constData());
         const QString acct = slurm(QStringLiteral("sacct"),
@@ -366,9 +370,7 @@ private Q_SLOTS:
                          .startsWith(QStringLiteral("waiting: Slurm says Resources")),
                 QJsonDocument(waiting).toJson().constData());
         slurm(QStringLiteral("scancel"), {blocker});
-        const QJsonObject done = waitFor(
-                run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")).toString() == u"succeeded"; },
-                90000);
+        const QJsonObject done = waitForState(run, QStringLiteral("succeeded"), 90000);
         QCOMPARE(done.value(QStringLiteral("state")).toString(), QStringLiteral("succeeded"));
         QCOMPARE(done.value(QStringLiteral("pending_reason")).toString(), QString());
     }
@@ -384,17 +386,13 @@ private Q_SLOTS:
         const Outcome s = ctl({QStringLiteral("submit"), spec, QStringLiteral("--node"), QStringLiteral("hpc")});
         const qint64 run = submittedRun(s.out);
         QVERIFY2(run > 0, qPrintable(s.out));
-        const QJsonObject running = waitFor(
-                run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")).toString() == u"running"; },
-                60000);
+        const QJsonObject running = waitForState(run, QStringLiteral("running"), 60000);
         QVERIFY2(running.value(QStringLiteral("state")).toString() == u"running",
                 QJsonDocument(running).toJson().constData());
         QString error;
         QVERIFY2(m_sshd.restart(&error), qPrintable(error));
         QVERIFY(m_sshd.killConnections() >= 0);
-        const QJsonObject done = waitFor(
-                run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")).toString() == u"succeeded"; },
-                120000);
+        const QJsonObject done = waitForState(run, QStringLiteral("succeeded"), 120000);
         QVERIFY2(done.value(QStringLiteral("state")).toString() == u"succeeded",
                 QJsonDocument(done).toJson().constData());
         QString expected;
@@ -562,9 +560,7 @@ private Q_SLOTS:
         const Outcome s = ctl({QStringLiteral("submit"), spec, QStringLiteral("--node"), QStringLiteral("hpc")});
         const qint64 run = submittedRun(s.out);
         QVERIFY2(run > 0, qPrintable(s.out));
-        const QJsonObject running = waitFor(
-                run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")).toString() == u"running"; },
-                60000);
+        const QJsonObject running = waitForState(run, QStringLiteral("running"), 60000);
         QVERIFY2(running.value(QStringLiteral("state")).toString() == u"running",
                 QJsonDocument(running).toJson().constData());
         const QString job = running.value(QStringLiteral("slurm_job")).toString();
@@ -575,9 +571,7 @@ private Q_SLOTS:
                 && wait.elapsed() < 30000)
             QTest::qWait(200);
         QCOMPARE(slurm(QStringLiteral("scontrol"), {QStringLiteral("requeue"), job}), QString());
-        const QJsonObject again = waitFor(
-                run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")).toString() == u"starting"; },
-                60000);
+        const QJsonObject again = waitForState(run, QStringLiteral("starting"), 60000);
         QVERIFY2(again.value(QStringLiteral("state")).toString() == u"starting",
                 QJsonDocument(again).toJson().constData());
         QVERIFY2(again.value(QStringLiteral("pending_reason"))
@@ -587,9 +581,7 @@ private Q_SLOTS:
         // Slurm holds a requeued job back for a while (its BeginTime); not this test.
         slurm(QStringLiteral("scontrol"),
                 {QStringLiteral("update"), QStringLiteral("JobId=") + job, QStringLiteral("StartTime=now")});
-        const QJsonObject done = waitFor(
-                run, [](const QJsonObject& o) { return o.value(QStringLiteral("state")).toString() == u"succeeded"; },
-                240000);
+        const QJsonObject done = waitForState(run, QStringLiteral("succeeded"), 240000);
         QVERIFY2(done.value(QStringLiteral("state")).toString() == u"succeeded",
                 QJsonDocument(done).toJson().constData());
         // Both starts, and slurmstepd's word on the first one's end between them.

@@ -10,8 +10,9 @@
 // thread of this process with the local node and the ingestion lock (how the
 // GUI ran before the service), through LocalRunControl. Submits a run whose command (python3) prints
 // --rate lines per second for --seconds seconds, every 10th a metric line
-// (`step=N loss=X lr=Y`), selects it, and flips the bottom tabs between
-// Console and Metrics every 2 s so both are painted while they follow it.
+// (`step=N loss=X lr=Y`), selects it, and shows its Console tab (with
+// --flip, flips the bottom tabs between Console and Metrics every 2 s so both
+// are painted while they follow it, as v1 and v2 always did).
 // Measured on the GUI thread:
 //  - event-loop lateness: a 10 ms Qt::PreciseTimer; lateness = time between
 //    two timeouts minus 10 ms (max, p99, p50);
@@ -20,12 +21,22 @@
 //  - lines ingested per second: the console bytes the window's RunControl
 //    delivers (newlines counted), and the run's metric points stored;
 //  - line latency: every non-metric line carries the CLOCK_MONOTONIC time it
-//    was written at; for each console delivery on the GUI thread, now minus
-//    the stamp of its last whole line (p50, p99, max). That is written ->
-//    on the GUI thread, before the console view's feeder and paint.
+//    was written at (Python's time.monotonic()).
+//     * written -> painted (v3): after each paint of the console's viewport
+//       (ConsoleTextView::painted), now minus the stamp of every row newly in
+//       sight (a stamp newer than any measured before); rows that scrolled
+//       past between two paints were never in sight and are not counted.
+//     * `tail -F -n 0` of the run's console file on the node (the agent's
+//       <state>/runs/<id>/console.log), started once the run has its agent
+//       id, read on a thread of its own: now minus the stamp of each line it
+//       prints. The anchor, in the same run.
+//     * written -> on the GUI thread: for each console delivery from the
+//       RunControl, now minus the stamp of its last whole line (v2's figure;
+//       before the console view's feeder and paint).
+//    Only lines stamped after the tail started (+ 0.3 s) count, for all three.
 //
 // Usage: bench_follow [--seconds N (60)] [--rate LINES_PER_S (100000)]
-//                     [--engine service|local (service)]
+//                     [--engine service|local (service)] [--flip]
 //                     [--stalls MS (0: none): list every lateness >= MS, with
 //                      its CLOCK_MONOTONIC time for `perf record -k CLOCK_MONOTONIC`]
 //   Runs offscreen unless QT_QPA_PLATFORM is set (e.g. under xvfb-run with
@@ -51,12 +62,21 @@
 #include <QTimer>
 
 #include <malloc.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <thread>
 #include <vector>
+
+extern char** environ;
 
 using namespace ty;
 
@@ -127,13 +147,131 @@ double percentile(std::vector<double> v, double p)
     return v[std::min(v.size() - 1, size_t(p * double(v.size())))];
 }
 
+double monotonicS()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
+}
+
+char asciiOf(char c)
+{
+    return c;
+}
+char asciiOf(QChar c)
+{
+    return c.toLatin1();
+}
+
+// The stamp of a generator line "[<monotonic s>] INFO ...", or -1.
+template <typename Text> double stampOf(const Text& line)
+{
+    if (qsizetype(line.size()) < 3 || asciiOf(line[0]) != '[')
+        return -1;
+    char buf[32];
+    qsizetype n = 0;
+    for (qsizetype i = 1; i < qsizetype(line.size()) && n < qsizetype(sizeof buf) - 1; ++i) {
+        const char c = asciiOf(line[i]);
+        if (c == ']') {
+            buf[n] = 0;
+            char* end = nullptr;
+            const double v = std::strtod(buf, &end);
+            return end == buf ? -1 : v;
+        }
+        buf[n++] = c;
+    }
+    return -1;
+}
+
+// `tail -F -n 0 FILE` on a thread of its own: the latency of every stamped
+// line it prints (stamped at or after `from`, CLOCK_MONOTONIC seconds).
+class TailAnchor {
+public:
+    bool start(const QString& path, double from)
+    {
+        m_from = from;
+        int fds[2];
+        if (::pipe(fds) != 0)
+            return false;
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+        posix_spawn_file_actions_addclose(&fa, fds[0]);
+        posix_spawn_file_actions_addclose(&fa, fds[1]);
+        const QByteArray file = path.toLocal8Bit();
+        char arg0[] = "tail", arg1[] = "-F", arg2[] = "-n", arg3[] = "0";
+        char* argv[] = {arg0, arg1, arg2, arg3, const_cast<char*>(file.constData()), nullptr};
+        const int rc = posix_spawnp(&m_pid, "tail", &fa, nullptr, argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+        ::close(fds[1]);
+        if (rc != 0) {
+            ::close(fds[0]);
+            return false;
+        }
+        m_fd = fds[0];
+        m_thread = std::thread([this] { read(); });
+        return true;
+    }
+    // Stops tail and returns the latencies (ms).
+    std::vector<double> stop()
+    {
+        if (m_pid > 0) {
+            ::kill(m_pid, SIGTERM);
+            ::waitpid(m_pid, nullptr, 0);
+            m_pid = -1;
+        }
+        if (m_thread.joinable())
+            m_thread.join();
+        if (m_fd >= 0)
+            ::close(m_fd);
+        m_fd = -1;
+        return std::move(m_latencyMs);
+    }
+    ~TailAnchor() { stop(); }
+
+private:
+    void read()
+    {
+        std::vector<char> buf(1 << 20);
+        std::string line;
+        for (;;) {
+            const ssize_t n = ::read(m_fd, buf.data(), buf.size());
+            if (n <= 0)
+                return;
+            const double now = monotonicS();
+            for (ssize_t i = 0; i < n; ++i) {
+                if (buf[size_t(i)] != '\n') {
+                    if (line.size() < 64)
+                        line.push_back(buf[size_t(i)]);
+                    continue;
+                }
+                const double stamp = stampOf(line);
+                if (stamp >= m_from)
+                    m_latencyMs.push_back((now - stamp) * 1000.0);
+                line.clear();
+            }
+        }
+    }
+    pid_t m_pid = -1;
+    int m_fd = -1;
+    double m_from = 0;
+    std::thread m_thread;
+    std::vector<double> m_latencyMs;
+};
+
+void printLatency(const char* what, const std::vector<double>& ms, const char* unit)
+{
+    std::printf("%s (%zu %s): p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", what, ms.size(), unit, percentile(ms, 0.5),
+            percentile(ms, 0.99), ms.empty() ? 0.0 : *std::max_element(ms.begin(), ms.end()));
+}
+
 } // namespace
 
 int main(int argc, char** argv)
 {
     // The version this benchmark measures by: bumped whenever what it measures
     // changes (tests/bench/RESULTS.md marks each figure with it).
-    std::printf("bench_follow v2\n");
+    std::printf("bench_follow v3\n");
     std::fflush(stdout);
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
@@ -144,6 +282,7 @@ int main(int argc, char** argv)
     int rate = 100000;
     double stallMs = 0;
     bool viaService = true;
+    bool flip = false;
     const QStringList args = app.arguments().mid(1);
     for (qsizetype i = 0; i < args.size(); ++i) {
         if (args[i] == QLatin1String("--seconds") && i + 1 < args.size())
@@ -154,9 +293,12 @@ int main(int argc, char** argv)
             stallMs = args[++i].toDouble();
         else if (args[i] == QLatin1String("--rate") && i + 1 < args.size())
             rate = args[++i].toInt();
+        else if (args[i] == QLatin1String("--flip"))
+            flip = true;
         else {
             std::fprintf(stderr,
-                    "usage: bench_follow [--seconds N] [--rate LINES_PER_S] [--engine service|local] [--stalls MS]\n");
+                    "usage: bench_follow [--seconds N] [--rate LINES_PER_S] [--engine service|local] [--stalls MS] "
+                    "[--flip]\n");
             return 2;
         }
     }
@@ -221,6 +363,9 @@ int main(int argc, char** argv)
     qint64 pointsIn = 0;
     qint64 consoleSignals = 0;
     std::vector<double> lineLatencyMs;
+    std::vector<double> paintedLatencyMs;
+    double measureFrom = 1e300; // CLOCK_MONOTONIC s: lines stamped before it are not measured
+    double newestPainted = 0;
     QObject::connect(
             control.get(), &RunControl::consoleReceived, window.get(), [&](RunId run, qint64, const QByteArray& bytes) {
                 if (run != runId)
@@ -237,11 +382,8 @@ int main(int argc, char** argv)
                         const qsizetype close = bytes.indexOf(']', start);
                         bool ok = false;
                         const double stamp = bytes.mid(start + 1, close - start - 1).toDouble(&ok);
-                        if (ok) {
-                            timespec ts{};
-                            clock_gettime(CLOCK_MONOTONIC, &ts);
-                            lineLatencyMs.push_back((double(ts.tv_sec) + double(ts.tv_nsec) / 1e9 - stamp) * 1000.0);
-                        }
+                        if (ok && stamp >= measureFrom)
+                            lineLatencyMs.push_back((monotonicS() - stamp) * 1000.0);
                         break;
                     }
                     from = start - 1;
@@ -321,6 +463,20 @@ int main(int argc, char** argv)
 
     auto* tabs = window->findChild<QTabWidget*>(QStringLiteral("runTabs"));
     auto* console = window->findChild<ConsoleView*>();
+    if (console)
+        QObject::connect(console->textView(), &ConsoleTextView::painted, window.get(), [&](qint64 first, int rows) {
+            const double now = monotonicS();
+            for (qint64 r = first; r < first + rows; ++r) {
+                const double stamp = stampOf(console->textView()->rowText(r));
+                if (stamp > newestPainted) {
+                    newestPainted = stamp;
+                    if (stamp >= measureFrom)
+                        paintedLatencyMs.push_back((now - stamp) * 1000.0);
+                }
+            }
+        });
+    TailAnchor tail;
+    bool tailStarted = false;
     QTimer flipper;
     flipper.setInterval(2000);
     QObject::connect(&flipper, &QTimer::timeout, [&] {
@@ -342,8 +498,23 @@ int main(int argc, char** argv)
             measuring = true;
             runStart = now;
             lastReport = now;
-            flipper.start();
+            if (flip)
+                flipper.start();
+            else if (tabs)
+                tabs->setCurrentIndex(0); // Console
             std::printf("run %lld started: measuring\n", static_cast<long long>(runId));
+        }
+        if (measuring && !tailStarted) {
+            auto r = (*store)->run(runId);
+            if (r && !r->agentRunId.isEmpty()) {
+                tailStarted = true;
+                const QString path
+                        = stateDir + QStringLiteral("/runs/") + r->agentRunId + QStringLiteral("/console.log");
+                const double from = monotonicS() + 0.3;
+                if (!tail.start(path, from))
+                    std::fprintf(stderr, "could not start tail -F %s\n", qPrintable(path));
+                measureFrom = from;
+            }
         }
         if (measuring && now - lastReport >= 5) {
             const auto [rss, hwm] = rssKiB();
@@ -372,6 +543,7 @@ int main(int argc, char** argv)
     watch.start();
     const int rc = app.exec();
     tick.stop();
+    const std::vector<double> tailLatencyMs = tail.stop();
     const auto [rssEnd, hwm] = rssKiB();
 
     const double wall = runEnd - runStart;
@@ -388,11 +560,15 @@ int main(int argc, char** argv)
             double(bytesIn) / 1e6);
     std::printf("metric points received live: %lld; `loss` points in the store: %lld (expected %lld)\n",
             static_cast<long long>(pointsIn), static_cast<long long>(stored), static_cast<long long>(expected / 10));
-    std::printf(
-            "line written -> on the GUI thread (%s engine, %zu deliveries): p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
-            viaService ? "service" : "in-process", lineLatencyMs.size(), percentile(lineLatencyMs, 0.5),
-            percentile(lineLatencyMs, 0.99),
-            lineLatencyMs.empty() ? 0.0 : *std::max_element(lineLatencyMs.begin(), lineLatencyMs.end()));
+    std::printf("line latency, %s engine, %s:\n", viaService ? "service" : "in-process",
+            flip ? "tabs flipped every 2 s (rows not in sight while Metrics is shown)" : "Console tab shown");
+    printLatency("  written -> painted row", paintedLatencyMs, "rows newly in sight");
+    printLatency("  tail -F of the node's console file", tailLatencyMs, "lines");
+    printLatency("  written -> on the GUI thread", lineLatencyMs, "deliveries");
+    if (!tailLatencyMs.empty() && !paintedLatencyMs.empty())
+        std::printf("  painted / tail -F: p50 %.1fx, p99 %.1fx\n",
+                percentile(paintedLatencyMs, 0.5) / std::max(1e-3, percentile(tailLatencyMs, 0.5)),
+                percentile(paintedLatencyMs, 0.99) / std::max(1e-3, percentile(tailLatencyMs, 0.99)));
     std::printf("event-loop lateness (10 ms timer, %zu ticks): p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", lateMs.size(),
             percentile(lateMs, 0.5), percentile(lateMs, 0.99),
             lateMs.empty() ? 0.0 : *std::max_element(lateMs.begin(), lateMs.end()));

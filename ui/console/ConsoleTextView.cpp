@@ -388,6 +388,7 @@ void ConsoleTextView::paintEvent(QPaintEvent*)
         m_widestCells = widest;
         QTimer::singleShot(0, this, &ConsoleTextView::updateScrollBars);
     }
+    Q_EMIT painted(first, int(last - first));
 }
 
 int ConsoleTextView::drawRow(QPainter& p, const ConsoleLine& r, qint64 index, qreal y)

@@ -125,6 +125,14 @@ public:
     // Occurrences of the highlight (case-insensitive) in every row held.
     qint64 highlightCount() const { return m_committedMatches + m_pendingMatches; }
 
+Q_SIGNALS:
+    // After each paint of the viewport: rows [firstRow, firstRow + rows) were
+    // drawn (row numbers as rowText() takes them, valid until the next
+    // append or trim). For measurement (tests/bench/bench_follow: a line
+    // written on the node -> its row painted) and tests; costs nothing
+    // unconnected.
+    void painted(qint64 firstRow, int rows);
+
 protected:
     void paintEvent(QPaintEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;

@@ -190,6 +190,9 @@ int Agent::run()
         const std::size_t startIdx = fds.size();
         for (auto& st : m_starts)
             fds.push_back({st->fd, POLLIN, 0});
+        const std::size_t watchIdx = fds.size();
+        if (m_consoleWatch.fd() >= 0 && !m_tails.empty())
+            fds.push_back({m_consoleWatch.fd(), POLLIN, 0});
 
         int timeout = -1;
         if (m_tailsHaveData && m_out.bytes() < kHighWater)
@@ -241,9 +244,12 @@ int Agent::run()
         // Start reports, newest first: finishing one removes it from m_starts
         // (and may re-run deferred requests, which never add a start).
         for (std::size_t i = m_starts.size(); i-- > 0;) {
-            if (startIdx + i < fds.size() && (fds[startIdx + i].revents & (POLLIN | POLLHUP | POLLERR)))
+            if (startIdx + i < watchIdx && (fds[startIdx + i].revents & (POLLIN | POLLHUP | POLLERR)))
                 readStartReport(i);
         }
+        // A followed console grew: pumpTails() below reads it now.
+        if (watchIdx < fds.size() && (fds[watchIdx].revents & POLLIN))
+            m_consoleWatch.drain();
 
         const std::int64_t t = monotonicMs();
         m_commands.finish(t);
@@ -570,6 +576,8 @@ void Agent::opTail(const Json& id, const Json& req)
     closeTail(run); // a new tail of the same run replaces the old one
     Tail& t = m_tails[run] = Tail{std::make_shared<const SharedFd>(fd), offset, follow, p.exitJson, p.stderrRanges,
             std::make_shared<StderrRangeReader>(p.stderrRanges), followTruncation};
+    if (follow)
+        m_consoleWatch.watch(run, p.console);
     t.sent.reset(std::min(offset, std::int64_t(st.st_size)));
     reply(id, Json{{fields::kSize, std::int64_t(st.st_size)}});
     t.stderrRanges->refresh(offset);
@@ -597,6 +605,7 @@ void Agent::restartTail(const std::string& run, Tail& t, std::int64_t size, std:
 void Agent::closeTail(const std::string& run)
 {
     m_tails.erase(run); // the console's fd closes once no queued frame needs it
+    m_consoleWatch.unwatch(run);
 }
 
 void Agent::opUntail(const Json& id, const Json& req)

@@ -4,10 +4,12 @@
 // non-blocking output queue), a self-pipe for SIGCHLD and the pipes of
 // running commands (nvidia-smi, Slurm's: Commands.h). Every request is answered without waiting for
 // another; console tails are pumped in fair 256 KiB chunks while the output
-// queue is below its high-water mark; followed consoles and running runs are
-// checked every 20 ms. The loop ends when stdin reaches EOF (runs go on).
+// queue is below its high-water mark; followed consoles are read as soon as
+// they grow (inotify: ConsoleWatch.h) and, with running runs, checked every
+// 20 ms. The loop ends when stdin reaches EOF (runs go on).
 
 #include "Commands.h"
+#include "ConsoleWatch.h"
 #include "Framing.h"
 #include "Gpus.h"
 #include "RunRegistry.h"
@@ -132,6 +134,7 @@ private:
     OutputQueue m_out;
     Nvml m_nvml;
     std::map<std::string, Tail> m_tails;
+    ConsoleWatch m_consoleWatch; // wakes the loop when a tail's console grows
     std::map<std::string, Tracked> m_running;
     Commands m_commands; // nvidia-smi, Slurm's commands
     SlurmJobs m_slurm;   // Slurm runs (revision 4)

@@ -16,6 +16,7 @@ ConsoleFeeder::ConsoleFeeder(QObject* parent)
     , m_pollTimer(new QTimer(this))
 {
     m_flushTimer->setSingleShot(true);
+    m_flushTimer->setTimerType(Qt::PreciseTimer);
     m_flushTimer->setInterval(kFlushMs);
     connect(m_flushTimer, &QTimer::timeout, this, &ConsoleFeeder::flush);
     m_pollTimer->setInterval(kPollMs);

@@ -1,5 +1,6 @@
 // ty::sched::simulate() and the scenarios that need simulated time:
-// starvation, two large gangs, fair-share convergence over a day.
+// starvation, two large gangs, fair-share convergence over a day, node
+// outages with and without checkpoint resume (#25).
 
 #include "SchedTestUtil.h"
 #include "core/sched/Simulator.h"
@@ -57,7 +58,68 @@ private Q_SLOTS:
     void fairShareConvergesWithinADay_data();
     void fairShareConvergesWithinADay();
     void loneUserGetsWholeCluster();
+    void outageRestartsARunWithoutCheckpoints();
+    void outageResumesFromTheNewestCheckpoint();
+    void outageRequeuesOnAnotherNodeAndKeepsTheDownNodeEmpty();
 };
+
+// One 1-GPU node down from 3.5 h to 4 h under a 10 h run: without
+// checkpoints all 3.5 h are lost and it runs 10 h again from 4 h.
+void TestSimulator::outageRestartsARunWithoutCheckpoints()
+{
+    SimOptions o;
+    o.outages = {SimNodeOutage{u"a"_qs, 3 * kHour + 30 * kMin, 4 * kHour}};
+    const SimReport r = simulate({makeNode(u"a"_qs, 1)}, {job(1, 0, 1, 10 * kHour)}, o);
+    const SimJobOutcome& j = outcome(r, 1);
+    QCOMPARE(j.startMs, 0);
+    QCOMPARE(j.attempts, 2);
+    QCOMPARE(j.endMs, 14 * kHour);
+    QCOMPARE(j.usedMs, 13 * kHour + 30 * kMin);
+    QCOMPARE(r.interruptions, 1);
+    QCOMPARE(r.lostGpuHours, 3.5);
+    QCOMPARE(r.usedGpuHours, 13.5);
+    QCOMPARE(r.makespanMs, 14 * kHour);
+}
+
+// The same outage with a checkpoint every hour and 6 min to resume: 3 h are
+// kept, 0.5 h lost; a second outage inside the resume's 6 min loses only
+// those minutes (nothing new was checkpointed), and the third attempt pays
+// the overhead again.
+void TestSimulator::outageResumesFromTheNewestCheckpoint()
+{
+    SimOptions o;
+    o.checkpointIntervalMs = kHour;
+    o.restartOverheadMs = 6 * kMin;
+    o.outages = {SimNodeOutage{u"a"_qs, 3 * kHour + 30 * kMin, 4 * kHour}};
+    SimReport r = simulate({makeNode(u"a"_qs, 1)}, {job(1, 0, 1, 10 * kHour)}, o);
+    QCOMPARE(outcome(r, 1).attempts, 2);
+    QCOMPARE(outcome(r, 1).endMs, 4 * kHour + 6 * kMin + 7 * kHour);
+    QCOMPARE(r.lostGpuHours, 0.5);
+    QCOMPARE(r.usedGpuHours, 3.5 + 7.1);
+
+    o.outages << SimNodeOutage{u"a"_qs, 4 * kHour + 3 * kMin, 5 * kHour};
+    r = simulate({makeNode(u"a"_qs, 1)}, {job(1, 0, 1, 10 * kHour)}, o);
+    QCOMPARE(outcome(r, 1).attempts, 3);
+    QCOMPARE(r.interruptions, 2);
+    QCOMPARE(outcome(r, 1).endMs, 5 * kHour + 6 * kMin + 7 * kHour);
+    QCOMPARE(r.lostGpuHours, 0.55); // 0.5 h + 3 min
+}
+
+// Two nodes: the run lost on `a` starts on `b` in the same pass, and a run
+// arriving while `a` is down waits for `b` rather than land on `a`.
+void TestSimulator::outageRequeuesOnAnotherNodeAndKeepsTheDownNodeEmpty()
+{
+    SimOptions o;
+    o.outages = {SimNodeOutage{u"a"_qs, kHour, 10 * kHour}};
+    const QList<SimJob> jobs{job(1, 0, 1, 2 * kHour), job(2, 90 * kMin, 1, kHour)};
+    const SimReport r = simulate({makeNode(u"a"_qs, 1), makeNode(u"b"_qs, 1)}, jobs, o);
+    QCOMPARE(outcome(r, 1).startMs, 0);
+    QCOMPARE(outcome(r, 1).endMs, 3 * kHour); // restarted on b at 1 h
+    QCOMPARE(outcome(r, 2).startMs, 3 * kHour);
+    QCOMPARE(outcome(r, 2).endMs, 4 * kHour);
+    QCOMPARE(r.lostGpuHours, 1.0);
+    QCOMPARE(r.interruptions, 1);
+}
 
 void TestSimulator::metricsOnAHandComputedWorkload()
 {

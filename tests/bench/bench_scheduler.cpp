@@ -7,11 +7,17 @@
 //     per policy beside plain FCFS first-fit: mean/p95 wait, GPU utilisation,
 //     makespan, runs starved past 24 h, and pass times at the peak queue.
 //
+//  4. node failures (v6, issue #25): the same replay with random node
+//     outages (1 % of nodes per day, each down 2 h): runs lost on a failed
+//     node are requeued, starting over without checkpoints or resuming from
+//     the newest one (every 60 / 30 / 10 min of progress, 2 min to resume);
+//     lost GPU-hours, interruptions, waits.
+//
 //  3. --gate (a CI test, bench_gate_scheduler): pass costs as ratios to work
 //     measured in the same run, failing past fixed bounds (see gate()).
 //
 // Usage: bench_scheduler [--trace DIR] [--reps N] [--skip-trace] [--only POLICY-SUBSTRING]
-//                        [--gate [--gate-quantile Q]]
+//                        [--failures-only] [--gate [--gate-quantile Q]]
 
 #include "tests/core/sched/SchedTestUtil.h"
 #include "core/sched/Scheduler.h"
@@ -24,6 +30,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <random>
 
@@ -40,7 +47,8 @@ namespace {
 // Printed in the headers; bumped whenever what the benchmark measures changes
 // (tests/bench/RESULTS.md marks each figure with the version that made it).
 // v5: --gate rows paired and reshaped; decision speed and replays as in v4.
-constexpr int kBenchVersion = 5;
+// v6: node failures replayed (failureReplay); the rest as in v5.
+constexpr int kBenchVersion = 6;
 
 constexpr qint64 kMin = 60'000;
 constexpr qint64 kHour = 60 * kMin;
@@ -396,6 +404,82 @@ void traceReplay(const QString& dir, int keepEvery, int compress, bool allAtOnce
     }
 }
 
+// Random outages: each node fails on a given day with probability
+// `perDay`, at a uniform time of that day, and is down for `downMs`, from
+// `fromMs` to `toMs`. Deterministic (seeded).
+QList<SimNodeOutage> randomOutages(
+        const QList<NodeState>& nodes, qint64 fromMs, qint64 toMs, double perDay, qint64 downMs, quint64 seed)
+{
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    QList<SimNodeOutage> out;
+    for (qint64 day = fromMs; day < toMs; day += 24 * kHour)
+        for (const NodeState& n : nodes)
+            if (u(rng) < perDay) {
+                const qint64 at = day + qint64(u(rng) * double(24 * kHour));
+                out << SimNodeOutage{n.name, at, at + downMs};
+            }
+    return out;
+}
+
+// Issue #25's simulator: the trace with random node failures (1 % of nodes
+// a day, each down 2 h), EASY backfill (FCFS): GPU-hours lost with the runs
+// started over, and with resume from checkpoints every 60, 30 and 10 min
+// of progress (2 min to load one). Runtimes are the trace's; lost time
+// includes the resume overhead.
+void failureReplay(const QString& dir, int keepEvery, int compress)
+{
+    Trace t = loadTrace(dir);
+    if (keepEvery > 1) {
+        QList<NodeState> kept;
+        for (qsizetype i = 0; i < t.nodes.size(); i += keepEvery)
+            kept << t.nodes[i];
+        t.nodes = kept;
+    }
+    if (compress > 1)
+        for (SimJob& j : t.jobs)
+            j.run.submitMs /= compress;
+    int gpus = 0;
+    for (const NodeState& n : t.nodes)
+        gpus += int(n.gpus.size());
+    SimOptions base;
+    base.policy = Policy::easyBackfill();
+    base.starvationBoundMs = 24 * kHour;
+    const SimReport clean = simulate(t.nodes, t.jobs, base);
+    qint64 first = std::numeric_limits<qint64>::max();
+    for (const SimJob& j : t.jobs)
+        first = std::min(first, j.run.submitMs);
+    constexpr double kPerDay = 0.01;
+    constexpr qint64 kDown = 2 * kHour;
+    const QList<SimNodeOutage> outages
+            = randomOutages(t.nodes, first, first + clean.makespanMs + 30 * 24 * kHour, kPerDay, kDown, 25);
+    std::printf("\n## Node failures: Alibaba openb, every %d. node (%lld nodes, %d GPUs), arrivals compressed %dx, "
+                "EASY backfill (FCFS)\n\n%lld outages (%.0f %% of nodes a day, %lld h each) over %.0f days\n\n",
+            keepEvery, qint64(t.nodes.size()), gpus, compress, qint64(outages.size()), kPerDay * 100, kDown / kHour,
+            double(clean.makespanMs) / (24.0 * kHour) + 30);
+    std::printf("| resume | interruptions | GPU-h lost | lost / used | GPU-h used | mean wait | p95 wait | makespan |\n"
+                "|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    const auto row = [&](const char* what, const SimReport& r) {
+        std::printf("| %s | %d | %.1f | %.2f %% | %.1f | %.1f min | %.1f min | %.1f d |\n", what, r.interruptions,
+                r.lostGpuHours, r.usedGpuHours > 0 ? 100.0 * r.lostGpuHours / r.usedGpuHours : 0.0, r.usedGpuHours,
+                r.meanWaitMs / kMin, r.p95WaitMs / kMin, double(r.makespanMs) / (24.0 * kHour));
+        std::fflush(stdout);
+    };
+    row("no failures (baseline)", clean);
+    SimOptions o = base;
+    o.outages = outages;
+    const SimReport over = simulate(t.nodes, t.jobs, o);
+    row("none: started over", over);
+    o.restartOverheadMs = 2 * kMin;
+    for (const qint64 every : {60 * kMin, 30 * kMin, 10 * kMin}) {
+        o.checkpointIntervalMs = every;
+        const SimReport r = simulate(t.nodes, t.jobs, o);
+        const QByteArray what
+                = QByteArrayLiteral("checkpoint every ") + QByteArray::number(every / kMin) + QByteArrayLiteral(" min");
+        row(what.constData(), r);
+    }
+}
+
 // The CI gate (issue #27): the scheduling pass regressed once, unseen, when
 // its per-pass preparation grew. Wall-clock bounds fail on a slow or busy
 // machine, so each row is a ratio of thread CPU times measured in the same
@@ -518,6 +602,7 @@ int main(int argc, char** argv)
     int reps = 200;
     bool skipTrace = false;
     bool runGate = false;
+    bool failuresOnly = false;
     double quantile = 0.2;
     QString only;
     const QStringList args = app.arguments();
@@ -532,12 +617,19 @@ int main(int argc, char** argv)
             skipTrace = true;
         else if (args[i] == u"--gate"_qs)
             runGate = true;
+        else if (args[i] == u"--failures-only"_qs)
+            failuresOnly = true;
         else if (args[i] == u"--gate-quantile"_qs && i + 1 < args.size())
             quantile = std::clamp(args[++i].toDouble(), 0.0, 1.0);
     }
     if (runGate)
         return gate(trace, quantile);
     std::printf("bench_scheduler v%d\n", kBenchVersion);
+    if (failuresOnly) {
+        failureReplay(trace, 1, 1);
+        failureReplay(trace, 32, 10);
+        return 0;
+    }
     decisionSpeed(std::max(1, reps), only);
     if (!skipTrace) {
         traceReplay(trace, 1, 1, true, Estimates::Exact);
@@ -545,6 +637,8 @@ int main(int argc, char** argv)
         // GPUs busy on average), so policies only differ under contention:
         traceReplay(trace, 32, 10, false, Estimates::Exact);
         traceReplay(trace, 32, 10, false, Estimates::User);
+        failureReplay(trace, 1, 1);
+        failureReplay(trace, 32, 10);
     }
     return 0;
 }

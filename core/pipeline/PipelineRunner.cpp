@@ -707,14 +707,23 @@ void PipelineRunner::ended(qint64 id, int instance, const RunRecord& run)
         break;
     case RunState::Cancelled: finishStep(id, instance, StepState::Cancelled, run.failureReason, {}); break;
     default:
-        if (m_retries && m_retries->decide(run) == RetryRunner::Outcome::Retrying) {
+        if (m_retries) {
+            // Waited for before asking: the answer (retried / notRetried)
+            // may come during decide() itself.
             m_awaitingRetry.insert(run.id, {id, instance});
-            if (const auto it = m_pipelines.find(id); it != m_pipelines.end()) {
-                it->second->progress.setNote(instance,
-                        QStringLiteral("run %1 failed (%2); being retried").arg(run.id).arg(run.failureReason));
-                announce(*it->second);
+            const RetryRunner::Outcome outcome = m_retries->decide(run);
+            const bool answered = !m_awaitingRetry.contains(run.id);
+            if (outcome == RetryRunner::Outcome::Retrying) {
+                if (const auto it = m_pipelines.find(id); !answered && it != m_pipelines.end()) {
+                    it->second->progress.setNote(instance,
+                            QStringLiteral("run %1 failed (%2); being retried").arg(run.id).arg(run.failureReason));
+                    announce(*it->second);
+                }
+                break;
             }
-            break;
+            m_awaitingRetry.remove(run.id);
+            if (answered)
+                break; // notRetried() failed the step
         }
         finishStep(id, instance, StepState::Failed,
                 run.failureReason.isEmpty() ? QStringLiteral("run %1 failed").arg(run.id)

@@ -129,7 +129,8 @@ int RetryRunner::restore(qint64 withinMs)
     // Oldest first, so an attempt is decided before a later one could be.
     std::sort(ended.begin(), ended.end(), [](const RunRecord& a, const RunRecord& b) { return a.id < b.id; });
     for (const RunRecord& r : std::as_const(ended))
-        if (!m_outcomes.contains(r.id) && decide(r) == Outcome::Retrying) // decided before: not again
+        if (!m_outcomes.contains(r.id) && !decided(m_store->notices(r.id)) // decided before: not again
+                && decide(r) == Outcome::Retrying)
             ++retried;
     return retried;
 }
@@ -144,11 +145,55 @@ RetryRunner::Outcome RetryRunner::decide(const RunRecord& run)
 {
     if (!isTerminal(run.state) || run.state == RunState::Succeeded)
         return Outcome::NotApplicable;
-    if (const auto it = m_outcomes.constFind(run.id); it != m_outcomes.cend())
+    if (const auto it = m_outcomes.constFind(run.id); it != m_outcomes.cend()) {
+        retell(run.id);
         return *it;
+    }
     const Outcome outcome = decideOnce(run);
     m_outcomes.insert(run.id, outcome);
     return outcome;
+}
+
+void RetryRunner::retell(RunId run)
+{
+    const auto it = m_told.constFind(run);
+    if (it == m_told.cend())
+        return; // not decided yet (its checkpoints are being listed: the signal follows) or nothing to tell
+    const Told told = *it;
+    QMetaObject::invokeMethod(
+            this,
+            [this, run, told] {
+                if (told.next != 0)
+                    Q_EMIT retried(run, told.next, told.atMs);
+                else
+                    Q_EMIT notRetried(run, told.reason);
+            },
+            Qt::QueuedConnection);
+}
+
+std::optional<RetryRunner::Outcome> RetryRunner::earlierDecision(const RunRecord& run)
+{
+    for (const RunNotice& n : m_store->notices(run.id)) {
+        if (n.text.startsWith(kNotRetriedNotice)) {
+            m_told.insert(run.id, Told{0, 0, n.text.mid(kNotRetriedNotice.size())});
+            return Outcome::NotRetried;
+        }
+        if (n.text.startsWith(kRetriedNotice)) {
+            // "retried as run 15 (attempt 2), ...": written by queueNext.
+            const QString rest = n.text.mid(kRetriedNotice.size());
+            qsizetype digits = 0;
+            while (digits < rest.size() && rest.at(digits).isDigit())
+                ++digits;
+            const auto next = m_store->run(rest.left(digits).toLongLong());
+            if (!next)
+                return Outcome::NotApplicable; // its retry is gone (removed by hand): nothing to follow
+            const qint64 at = next->notBefore.isValid() ? next->notBefore.toMSecsSinceEpoch()
+                                                        : next->createdAt.toMSecsSinceEpoch();
+            m_told.insert(run.id, Told{next->id, at, {}});
+            return Outcome::Retrying;
+        }
+    }
+    return std::nullopt;
 }
 
 RetryRunner::Outcome RetryRunner::decideOnce(const RunRecord& run)
@@ -158,8 +203,12 @@ RetryRunner::Outcome RetryRunner::decideOnce(const RunRecord& run)
     const Result<JobSpec> spec = runSpecOf(run);
     if (!spec || !spec->retry)
         return Outcome::NotApplicable;
-    if (decided(m_store->notices(run.id)))
-        return Outcome::NotApplicable;
+    // Decided by an earlier service (which stopped before its pipeline
+    // followed the decision): the same decision, told again.
+    if (const auto earlier = earlierDecision(run)) {
+        retell(run.id);
+        return *earlier;
+    }
 
     // Its attempts so far, oldest first; only the newest is decided.
     QList<RunRecord> attempts;
@@ -190,6 +239,7 @@ RetryRunner::Outcome RetryRunner::decideOnce(const RunRecord& run)
         if (decision.verdict != RetryVerdict::Succeeded && decision.verdict != RetryVerdict::Cancelled
                 && decision.verdict != RetryVerdict::NothingEnded) {
             m_store->addNotice(RunNotice{run.id, {}, kNotRetriedNotice + decision.reason});
+            m_told.insert(run.id, Told{0, 0, decision.reason});
             qCInfo(lcRetry).noquote() << QStringLiteral("run %1 not retried: %2").arg(run.id).arg(decision.reason);
             Q_EMIT notRetried(run.id, decision.reason);
             return Outcome::NotRetried;
@@ -295,6 +345,7 @@ void RetryRunner::queueNext(const RunRecord& last, const QList<RunRecord>& attem
                                          .arg(attempt)
                                          .arg(localTime(decision.atMs));
     m_engine->scheduleSoon();
+    m_told.insert(last.id, Told{*id, decision.atMs, {}});
     Q_EMIT retried(last.id, *id, decision.atMs);
 }
 

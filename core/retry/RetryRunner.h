@@ -9,6 +9,7 @@
 #include <QSet>
 
 #include <functional>
+#include <optional>
 
 namespace ty {
 
@@ -83,6 +84,13 @@ public:
     // runStateChanged slot after a pipeline asked) gives the same outcome.
     // A pipeline's step run is decided when its pipeline asks (before the
     // pipeline fails the step) or when its end arrives here, whichever first.
+    // retried() / notRetried() come once the decision is made: during this
+    // call (nothing to look up), later (its checkpoints listed first), and
+    // again, queued, for each later call, so a caller that waits for them
+    // only after this returns still hears them. A run decided by an earlier
+    // service (its notice) keeps that decision, told again the same way
+    // (a service stopped between a pipeline step's end and its pipeline
+    // following the retry: the next service's pipeline follows it).
     Outcome decide(const RunRecord& run);
 
 Q_SIGNALS:
@@ -93,6 +101,11 @@ Q_SIGNALS:
 
 private:
     Outcome decideOnce(const RunRecord& run);
+    // Emits the decision told for `run` again, queued (nothing when none is).
+    void retell(RunId run);
+    // The decision an earlier process recorded for `run` (its notice), or
+    // nullopt; remembered for retell().
+    std::optional<Outcome> earlierDecision(const RunRecord& run);
     void onRunState(const RunRecord& run);
     void queueNext(const RunRecord& last, const QList<RunRecord>& attempts, const RetryDecision& decision,
             const QString& resumeFrom, const QString& resumeNote);
@@ -103,6 +116,12 @@ private:
     std::function<double()> m_jitter;
     QSet<RunId> m_deciding;           // ended runs whose next attempt is being made
     QHash<RunId, Outcome> m_outcomes; // decided in this process
+    struct Told {
+        RunId next = 0; // 0: not retried, for `reason`
+        qint64 atMs = 0;
+        QString reason;
+    };
+    QHash<RunId, Told> m_told; // what retried()/notRetried() said for each decided run
 };
 
 // The notices a decision leaves on the ended run begin with one of these.

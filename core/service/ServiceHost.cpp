@@ -78,11 +78,13 @@ Result<void> ServiceHost::start(StartError* why)
     m_server->setPrompts(m_prompts);
     m_pipelines = std::make_unique<pipeline::PipelineRunner>(m_engine.get(), m_store.get(), m_paths.databasePath);
     m_server->setPipelines(m_pipelines.get());
+    // Retries before the pipelines are taken up: a step run that failed
+    // while no service ran is retried (and followed), not failed.
+    m_retries = std::make_unique<RetryRunner>(m_engine.get(), m_store.get());
+    m_pipelines->setRetries(m_retries.get());
     if (const int taken = m_pipelines->restore())
         qCInfo(lcService) << "took up" << taken << "running pipeline(s) of the last service";
     m_pipelines->evictCache();
-    m_retries = std::make_unique<RetryRunner>(m_engine.get(), m_store.get());
-    m_pipelines->setRetries(m_retries.get());
     m_nodeLoss = std::make_unique<NodeLossWatch>(
             m_engine.get(), m_store.get(), systemClock(), NodeLossWatch::lostAfterFromEnvironment());
     if (const int retried = m_retries->restore())

@@ -566,6 +566,78 @@ private Q_SLOTS:
         QCOMPARE(membershipOf(first, RunGroupKind::Pipeline)->group, p.value(QStringLiteral("id")).toInteger());
     }
 
+    // Issue #25: a service dies between recording a step run's failure and
+    // queuing its retry. The next service's pipeline follows the retry the
+    // next service makes (before, it took the pipeline up with no
+    // RetryRunner yet: the step failed, and the attempt queued a moment later
+    // ran with nobody following it).
+    void stepThatFailedWithNoServiceIsRetriedAndFollowed()
+    {
+        const QString go = m_dir->filePath(QStringLiteral("go"));
+        const QString marker = m_dir->filePath(QStringLiteral("failed-once"));
+        writeFile(QStringLiteral("p/retry-restart.yaml"),
+                QStringLiteral(
+                        "name: rr\n"
+                        "steps:\n"
+                        "  - name: flaky\n"
+                        "    command: 'while [ ! -e %1 ]; do sleep 0.1; done; test -f %2 || { touch %2; exit 9; }'\n"
+                        "    workdir: w\n"
+                        "    retry: {limit: 1, backoff: {duration: 1s}}\n"
+                        "  - {name: after, depends: [flaky], command: 'echo ok', workdir: w}\n")
+                        .arg(go, marker)
+                        .toUtf8());
+        QDir().mkpath(m_dir->filePath(QStringLiteral("p/w")));
+        const Outcome r = ctl({QStringLiteral("pipeline"), QStringLiteral("submit"),
+                m_dir->filePath(QStringLiteral("p/retry-restart.yaml")), QStringLiteral("--json")});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const qint64 id = QJsonDocument::fromJson(r.out).object().value(QStringLiteral("id")).toInteger();
+        QTRY_COMPARE_WITH_TIMEOUT(stateOf(show(id), QStringLiteral("flaky")), QStringLiteral("running"), 30000);
+        const qint64 firstRun = stepNamed(show(id), QStringLiteral("flaky")).value(QStringLiteral("run")).toInteger();
+        const qint64 pid = servicePid();
+        QVERIFY(pid > 0);
+        QCOMPARE(::kill(pid_t(pid), SIGKILL), 0);
+        QTRY_VERIFY_WITH_TIMEOUT(::kill(pid_t(pid), 0) != 0, 10000);
+        test::writeFile(go, "");
+        QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(marker), 10000);
+        QTest::qWait(1500); // flaky's first attempt ends (exit 9) with nobody following it
+        {
+            // What a service that died right after recording the end (before
+            // its retry was queued: milliseconds, or while the node's
+            // checkpoints were listed) leaves in the database.
+            auto died = ResultStore::open(dbPath());
+            QVERIFY(died);
+            RunRecord ended = *(*died)->run(firstRun);
+            QCOMPARE(ended.state, RunState::Running);
+            ended.state = RunState::Failed;
+            ended.exitCode = 9;
+            ended.failureKind = FailureKind::ExitCode;
+            ended.failureReason = QStringLiteral("exit code 9");
+            ended.finishedAt = QDateTime::currentDateTimeUtc();
+            (*died)->updateRun(ended);
+            QVERIFY((*died)->flush());
+        }
+
+        const Outcome ls = ctl({QStringLiteral("pipeline"), QStringLiteral("ls"), QStringLiteral("--json")});
+        QVERIFY2(ls.exitCode == 0, ls.err.constData());
+        QTRY_COMPARE_WITH_TIMEOUT(
+                show(id).value(QStringLiteral("state")).toString(), QStringLiteral("succeeded"), 60000);
+        const QJsonObject p = show(id);
+        QCOMPARE(stateOf(p, QStringLiteral("after")), QStringLiteral("succeeded"));
+        const RunId second = stepNamed(p, QStringLiteral("flaky")).value(QStringLiteral("run")).toInteger();
+        QVERIFY(second != firstRun);
+        auto store = ResultStore::open(dbPath());
+        QVERIFY(store);
+        const RunRecord attempt = *(*store)->run(second);
+        QCOMPARE(attempt.state, RunState::Succeeded);
+        const auto attempts = (*store)->groupMembers(groupIdOf(attempt, RunGroupKind::Attempts));
+        QCOMPARE(attempts.size(), 2); // one retry, the one the pipeline followed
+        QCOMPARE(attempts[0].first, firstRun);
+        QCOMPARE((*store)->run(firstRun)->exitCode, std::optional<int>(9));
+        for (const RunRecord& run : (*store)->runs())
+            QVERIFY2(isTerminal(run.state),
+                    qPrintable(QStringLiteral("run %1 is %2").arg(run.id).arg(runStateName(run.state))));
+    }
+
     void badPipelineIsRefusedSayingWhere()
     {
         const QString path = writeFile(QStringLiteral("p/bad.yaml"),

@@ -58,54 +58,69 @@ class TestCheckpointMigration final : public QObject {
         return out;
     }
 
-private Q_SLOTS:
-    void initTestCase()
-    {
-        const QString skip = test::SshdFixture::skipReason();
-        if (!skip.isEmpty())
-            QSKIP(qPrintable(skip));
-        QString error;
-        QVERIFY2(m_sshd1.start(&error), qPrintable(error));
-        QVERIFY2(m_sshd2.start(&error), qPrintable(error));
-    }
+    // The engine with ws1 and ws2 (both connected), retries, the mirror
+    // (a listing every 300 ms) and node loss after 2 s; and the run, on ws1,
+    // once its checkpoints are copied to this machine.
+    struct Rig {
+        std::unique_ptr<ResultStore> store;
+        std::unique_ptr<RunEngine> engine;
+        std::unique_ptr<RetryRunner> retries;
+        std::unique_ptr<CheckpointMirror> mirror;
+        std::unique_ptr<NodeLossWatch> loss;
+        RunId first = 0;
+        QString work;
+        QString dir; // TRAINYARD_CHECKPOINT_DIR
+        QString stop;
 
-    // A run on ws1 writes two complete checkpoints and one incomplete, then
-    // ws1 is gone (its sshd stopped): past node_lost_after the run is lost,
-    // its retry runs on ws2 and finds the newest complete checkpoint,
-    // copied there before it started, at TRAINYARD_RESUME_FROM.
-    void lostNodesRunResumesOnTheOtherHostFromTheCopiedCheckpoint()
+        ~Rig()
+        {
+            if (!stop.isEmpty())
+                test::writeFile(stop, "stop\n"); // the first attempt's script, still going where ws1's agent left it
+            loss.reset();
+            retries.reset();
+            mirror.reset();
+            engine.reset();
+        }
+    };
+
+    // `name`'s run writes epoch-1 and epoch-2 (each with its marker) and
+    // epoch-3 (none) on ws1 and waits; retried with `retry`. Returns once
+    // epoch-2 is copied to this machine (rig.first 0 on failure).
+    void startOnWs1(Rig& rig, const QString& name, const QString& retry)
     {
-        const QString work = m_tmp.filePath(QStringLiteral("work"));
-        test::writeFile(work + QStringLiteral("/README"), "the run's workdir\n");
-        const QString stop = m_tmp.filePath(QStringLiteral("stop-attempt-1"));
+        rig.work = m_tmp.filePath(name);
+        test::writeFile(rig.work + QStringLiteral("/README"), "the run's workdir\n");
+        rig.stop = m_tmp.filePath(QStringLiteral("stop-") + name);
         QDir().mkpath(QFileInfo(dbPath()).absolutePath());
         auto opened = ResultStore::open(dbPath());
         QVERIFY(opened);
-        std::unique_ptr<ResultStore> store = std::move(*opened);
-        auto engine = std::make_unique<RunEngine>(store.get(), dbPath());
-        engine->setReconnectDelays(200, 800);
-        engine->setHeartbeat(300, 1500);
-        engine->addNode(QStringLiteral("ws1"),
+        rig.store = std::move(*opened);
+        rig.engine = std::make_unique<RunEngine>(rig.store.get(), dbPath());
+        rig.engine->setReconnectDelays(200, 800);
+        rig.engine->setHeartbeat(300, 1500);
+        rig.engine->addNode(QStringLiteral("ws1"),
                 std::make_unique<SshAgentTransport>(
                         m_sshd1.nodeOptions(QStringLiteral("ws1"), stateDir(QStringLiteral("ws1")))));
-        engine->addNode(QStringLiteral("ws2"),
+        rig.engine->addNode(QStringLiteral("ws2"),
                 std::make_unique<SshAgentTransport>(
                         m_sshd2.nodeOptions(QStringLiteral("ws2"), stateDir(QStringLiteral("ws2")))));
-        QVERIFY(engine->acquireIngestion());
-        auto retries = std::make_unique<RetryRunner>(engine.get(), store.get());
-        retries->setJitterSource([] { return 0.0; });
-        auto mirror = std::make_unique<CheckpointMirror>(engine.get(), store.get(), dbPath(), systemClock(), 300);
-        retries->setCheckpointMirror(mirror.get());
-        auto loss = std::make_unique<NodeLossWatch>(engine.get(), store.get(), systemClock(), 2000);
+        QVERIFY(rig.engine->acquireIngestion());
+        rig.retries = std::make_unique<RetryRunner>(rig.engine.get(), rig.store.get());
+        rig.retries->setJitterSource([] { return 0.0; });
+        rig.mirror
+                = std::make_unique<CheckpointMirror>(rig.engine.get(), rig.store.get(), dbPath(), systemClock(), 300);
+        rig.retries->setCheckpointMirror(rig.mirror.get());
+        rig.loss = std::make_unique<NodeLossWatch>(rig.engine.get(), rig.store.get(), systemClock(), 2000);
+        RunEngine* engine = rig.engine.get();
         QVERIFY(test::waitUntil(
                 [&] { return engine->nodeReady(QStringLiteral("ws1")) && engine->nodeReady(QStringLiteral("ws2")); },
                 30000));
 
         const auto spec
-                = parseJobSpec(QStringLiteral("name: migrate\n"
-                                              "workdir: work\n"
+                = parseJobSpec(QStringLiteral("name: %2\n"
+                                              "workdir: %2\n"
                                               "sync: true\n"
-                                              "retry: {limit: 1, backoff: {duration: 1s}}\n"
+                                              "retry: %3\n"
                                               "command: |\n"
                                               "  d=$TRAINYARD_CHECKPOINT_DIR\n"
                                               "  if [ \"$TRAINYARD_ATTEMPT\" = 1 ]; then\n"
@@ -122,50 +137,91 @@ private Q_SLOTS:
                                               "  echo \"resume=$TRAINYARD_RESUME_FROM\"\n"
                                               "  echo \"bytes=$(cat \"$TRAINYARD_RESUME_FROM\")\"\n"
                                               "  echo \"folder=$(ls $d | tr '\\n' ' ')\"\n")
-                                       .arg(stop),
+                                       .arg(rig.stop, name, retry),
                         QStringLiteral("job.yaml"), m_tmp.path());
         QVERIFY2(spec, spec ? "" : qPrintable(spec.error().message));
-        const auto first = engine->submit(*spec, QStringLiteral("ws1"));
+        const auto first = rig.engine->submit(*spec, QStringLiteral("ws1"));
         QVERIFY(first);
 
         // Its checkpoints copied to this machine while it runs: epoch-2, the
         // newest complete one (epoch-3 has no marker).
+        ResultStore& store = *rig.store;
+        CheckpointMirror& mirror = *rig.mirror;
         QVERIFY2(test::waitUntil(
                          [&] {
-                             const auto r = store->run(*first);
-                             const auto copy = r ? mirror->copyOf(*r) : std::nullopt;
+                             const auto r = store.run(*first);
+                             const auto copy = r ? mirror.copyOf(*r) : std::nullopt;
                              return copy && copy->name == u"epoch-2.ckpt";
                          },
                          60000),
-                qPrintable(noticesOf(*store, *first)));
-        const RunRecord running = *store->run(*first);
+                qPrintable(noticesOf(store, *first)));
+        const RunRecord running = *store.run(*first);
         QCOMPARE(running.state, RunState::Running);
         QCOMPARE(running.node, QStringLiteral("ws1"));
-        const QString dir = running.env.value(kCheckpointDirVar);
-        const QString on1 = syncDirFor(stateDir(QStringLiteral("ws1")), work) + u'/' + dir;
-        QCOMPARE(test::readFile(on1 + QStringLiteral("/epoch-3.ckpt")), QByteArray("half-of-epoch-3"));
+        rig.dir = running.env.value(kCheckpointDirVar);
+        const QString incomplete = syncDirFor(stateDir(QStringLiteral("ws1")), rig.work) + u'/' + rig.dir
+                + QStringLiteral("/epoch-3.ckpt");
+        QVERIFY(test::waitUntil([&] { return test::readFile(incomplete) == "half-of-epoch-3"; }, 10000));
+        rig.first = *first;
+    }
 
-        // ws1 is gone: its sshd stopped, its connections with it.
+    // ws1 gone for good (its sshd stopped, its connections with it); waits
+    // for the run's second attempt to end and returns its attempts.
+    QList<RunRecord> loseWs1(Rig& rig)
+    {
         m_sshd1.stop();
-        QVERIFY2(test::waitUntil(
-                         [&] {
-                             const QList<RunRecord> a = attemptsOf(*store, *first);
-                             return a.size() == 2 && isTerminal(a[1].state);
-                         },
-                         90000),
-                qPrintable(noticesOf(*store, *first)));
-        store->flush();
-        const QList<RunRecord> attempts = attemptsOf(*store, *first);
+        ResultStore& store = *rig.store;
+        const RunId first = rig.first;
+        if (!test::waitUntil(
+                    [&] {
+                        const QList<RunRecord> a = attemptsOf(store, first);
+                        return a.size() >= 2 && isTerminal(a[1].state);
+                    },
+                    90000))
+            qWarning("%s", qPrintable(noticesOf(store, first)));
+        store.flush();
+        return attemptsOf(store, first);
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        const QString skip = test::SshdFixture::skipReason();
+        if (!skip.isEmpty())
+            QSKIP(qPrintable(skip));
+        QString error;
+        QVERIFY2(m_sshd1.start(&error), qPrintable(error));
+        QVERIFY2(m_sshd2.start(&error), qPrintable(error));
+    }
+
+    void init()
+    {
+        QString error;
+        if (!m_sshd1.sshdPid())
+            QVERIFY2(m_sshd1.restart(&error), qPrintable(error));
+    }
+
+    // A run on ws1 writes two complete checkpoints and one incomplete, then
+    // ws1 is gone: past node_lost_after the run is lost, its retry runs on
+    // ws2 and finds the newest complete checkpoint, copied there before it
+    // started, at TRAINYARD_RESUME_FROM.
+    void lostNodesRunResumesOnTheOtherHostFromTheCopiedCheckpoint()
+    {
+        Rig rig;
+        startOnWs1(rig, QStringLiteral("migrate"), QStringLiteral("{limit: 1, backoff: {duration: 1s}}"));
+        QVERIFY(rig.first);
+        const QList<RunRecord> attempts = loseWs1(rig);
+        QCOMPARE(attempts.size(), 2);
         QCOMPARE(attempts[0].state, RunState::Failed);
         QCOMPARE(attempts[0].failureKind, FailureKind::NodeLost);
         const RunRecord& second = attempts[1];
         QVERIFY2(second.state == RunState::Succeeded,
-                qPrintable(second.failureReason + u'\n' + noticesOf(*store, second.id)));
+                qPrintable(second.failureReason + u'\n' + noticesOf(*rig.store, second.id)));
         QCOMPARE(second.node, QStringLiteral("ws2"));
 
         // On ws2: the newest complete checkpoint and its marker, byte for
         // byte, and nothing else; TRAINYARD_RESUME_FROM names it there.
-        const QString on2 = syncDirFor(stateDir(QStringLiteral("ws2")), work) + u'/' + dir;
+        const QString on2 = syncDirFor(stateDir(QStringLiteral("ws2")), rig.work) + u'/' + rig.dir;
         QCOMPARE(QDir(on2).entryList(QDir::Files | QDir::Hidden, QDir::Name),
                 (QStringList{QStringLiteral("epoch-2.ckpt"), QStringLiteral("epoch-2.ckpt.trainyard-done")}));
         QCOMPARE(test::readFile(on2 + QStringLiteral("/epoch-2.ckpt")), QByteArray("weights-of-epoch-2"));
@@ -177,17 +233,43 @@ private Q_SLOTS:
         QVERIFY2(console.contains("folder=epoch-2.ckpt epoch-2.ckpt.trainyard-done \n"), console.constData());
 
         // Said: where the checkpoint came from and went, how big.
-        const QString notices = noticesOf(*store, second.id);
+        const QString notices = noticesOf(*rig.store, second.id);
         QVERIFY2(notices.contains(QStringLiteral("checkpoint epoch-2.ckpt copied from ws1 (21 bytes) to ws2 before "
                                                  "attempt 2")),
                 qPrintable(notices));
+        const QString on1 = syncDirFor(stateDir(QStringLiteral("ws1")), rig.work) + u'/' + rig.dir;
         QVERIFY2(notices.contains(QStringLiteral("resumes from %1/epoch-2.ckpt").arg(on1)), qPrintable(notices));
+    }
 
-        test::writeFile(stop, "stop\n"); // the first attempt's script, still going where ws1's agent left it
-        loss.reset();
-        retries.reset();
-        mirror.reset();
-        engine.reset();
+    // The same, but the copy here lost part of its checkpoint before the
+    // retry starts: the retry fails at once, saying what and where, and
+    // nothing is started on ws2 (not a silent restart from epoch 0).
+    void resumeWhoseCopyCannotBeStagedFailsLoudly()
+    {
+        Rig rig;
+        startOnWs1(rig, QStringLiteral("broken"), QStringLiteral("{limit: 0, backoff: {duration: 1s}}"));
+        QVERIFY(rig.first);
+        const auto copy = rig.mirror->copyOf(*rig.store->run(rig.first));
+        QVERIFY(copy);
+        const QString copied = copy->localRoot + u'/' + rig.dir + QStringLiteral("/epoch-2.ckpt");
+        test::writeFile(copied, "weights-of-ep"); // cut short behind the mirror's back
+        const QList<RunRecord> attempts = loseWs1(rig);
+        QCOMPARE(attempts.size(), 2);
+        QCOMPARE(attempts[0].failureKind, FailureKind::NodeLost);
+        const RunRecord& second = attempts[1];
+        QCOMPARE(second.state, RunState::Failed);
+        QCOMPARE(second.failureKind, FailureKind::StartFailed);
+        QCOMPARE(second.node, QStringLiteral("ws2"));
+        QCOMPARE(second.failureReason,
+                QStringLiteral("attempt 2 was to resume from checkpoint epoch-2.ckpt (written on ws1), but its copy "
+                               "on this machine is not whole: %1 is not the file that was copied: not started from "
+                               "the beginning instead")
+                        .arg(copied));
+        QVERIFY2(noticesOf(*rig.store, second.id).contains(second.failureReason),
+                qPrintable(noticesOf(*rig.store, second.id)));
+        QVERIFY(!second.startedAt.isValid());
+        const QString on2 = syncDirFor(stateDir(QStringLiteral("ws2")), rig.work) + u'/' + rig.dir;
+        QVERIFY(!QFileInfo::exists(on2));
     }
 
     void cleanupTestCase()

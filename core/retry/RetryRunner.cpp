@@ -1,5 +1,6 @@
 #include "RetryRunner.h"
 
+#include "core/retry/CheckpointMirror.h"
 #include "core/retry/Checkpoints.h"
 #include "core/runs/RunEngine.h"
 #include "core/store/ResultStore.h"
@@ -247,16 +248,31 @@ RetryRunner::Outcome RetryRunner::decideOnce(const RunRecord& run)
         return Outcome::NotApplicable;
     }
 
-    // The newest complete checkpoint, looked up on the node the attempt ran on.
+    // The newest complete checkpoint, looked up on the node the attempt ran
+    // on; else the copy of one on this machine.
     const QString checkpointDir = run.env.value(kCheckpointDirVar);
+    const auto fromCopy = [this, run](QString* note) {
+        const auto copy
+                = m_mirror && !run.env.value(kCheckpointDirVar).isEmpty() ? m_mirror->copyOf(run) : std::nullopt;
+        if (!copy)
+            return QString();
+        *note = QStringLiteral("the newest complete checkpoint is the copy of %1 on this machine (written on %2 by "
+                               "run %3, %4): it is copied to the node this attempt is placed on, unless that is %2")
+                        .arg(copy->name, copy->node)
+                        .arg(copy->producer)
+                        .arg(checkpointSizeText(copy->bytes));
+        return copy->nodePath;
+    };
     if (checkpointDir.isEmpty() || run.node.isEmpty() || run.agentRunId.isEmpty()
             || run.failureKind == FailureKind::NodeLost) { // its node does not answer: nothing to list there
-        queueNext(run, attempts, decision, {}, {});
+        QString note;
+        const QString resumeFrom = fromCopy(&note);
+        queueNext(run, attempts, decision, resumeFrom, note);
         return Outcome::Retrying;
     }
     m_deciding.insert(run.id);
     m_engine->listRunFiles(run, checkpointGlobs(checkpointDir),
-            [this, run, attempts, decision, checkpointDir](const Result<AgentFileList>& list) {
+            [this, run, attempts, decision, checkpointDir, fromCopy](const Result<AgentFileList>& list) {
                 QString resumeFrom;
                 QString note;
                 if (!list) {
@@ -269,6 +285,12 @@ RetryRunner::Outcome RetryRunner::decideOnce(const RunRecord& run)
                         note = QStringLiteral("incomplete checkpoint(s) skipped (no %1 marker: the save did not "
                                               "finish): %2")
                                        .arg(kCheckpointDoneSuffix, choice.skipped.join(QStringLiteral(", ")));
+                }
+                if (resumeFrom.isEmpty()) {
+                    QString copied;
+                    resumeFrom = fromCopy(&copied);
+                    if (!resumeFrom.isEmpty())
+                        note = note.isEmpty() ? copied : note + QStringLiteral("; ") + copied;
                 }
                 m_deciding.remove(run.id);
                 queueNext(run, attempts, decision, resumeFrom, note);
@@ -307,9 +329,10 @@ void RetryRunner::queueNext(const RunRecord& last, const QList<RunRecord>& attem
     next.env = last.env;
     setAttemptEnvironment(next.env, attempt,
             last.env.value(kCheckpointDirVar, checkpointDirFor(QString::number(attempts.front().id))), resumeFrom);
-    // Where its checkpoint is: kept on that node (a checkpoint is not
-    // copied to another one yet), unless the node was lost.
-    if (!resumeFrom.isEmpty() && last.failureKind != FailureKind::NodeLost)
+    // Where its checkpoint is: on that node, unless the node was lost or this
+    // machine holds a copy of it (CheckpointMirror stages it on another node).
+    const auto copy = m_mirror && !resumeFrom.isEmpty() ? m_mirror->copyOf(last) : std::nullopt;
+    if (!resumeFrom.isEmpty() && last.failureKind != FailureKind::NodeLost && !(copy && copy->nodePath == resumeFrom))
         next.node = last.node;
     next.tags = last.tags;
     next.priority = last.priority;

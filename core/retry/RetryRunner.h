@@ -15,6 +15,7 @@ namespace ty {
 
 class RunEngine;
 class ResultStore;
+class CheckpointMirror;
 
 // Retries the runs whose job spec has `retry:` (issue #25), inside the
 // service (trainyardd), so a retry at 3 am has a process awake for it.
@@ -29,9 +30,11 @@ class ResultStore;
 // position, not started before the backoff's end (RunRecord::notBefore,
 // waited out by the engine's scheduler), with the attempt's environment
 // (Checkpoints.h: TRAINYARD_ATTEMPT, ..., TRAINYARD_RESUME_FROM the newest
-// complete checkpoint, found on the ended attempt's node first; an attempt
-// that resumes from one is placed on that node, as a checkpoint is not
-// copied to another node yet). Both runs
+// complete checkpoint, found on the ended attempt's node first, else the
+// copy of one on this machine (CheckpointMirror, where one is set: a node
+// lost). An attempt that resumes from a checkpoint of which this machine
+// holds no copy is placed on the node that holds it; one whose copy is here
+// may go to any node, the copy staged there before it starts). Both runs
 // get a notice ("retried as run 15 at 10:42:30: retry 1 of 3 after exit
 // code 1" / "attempt 2 of run 12 ..."); a run not retried gets one saying
 // why ("not retried: failed 4 times (exit code); its retry limit is 3").
@@ -72,6 +75,9 @@ public:
     int restore(qint64 withinMs = 7LL * 24 * 3600 * 1000);
     // The jitter's sample in [-1, 1] (default: uniform random); tests fix it.
     void setJitterSource(std::function<double()> sample) { m_jitter = std::move(sample); }
+    // The copies of checkpoints on this machine (null: none; not owned; it
+    // must outlive this or be unset first).
+    void setCheckpointMirror(CheckpointMirror* mirror) { m_mirror = mirror; }
     // Retries whose checkpoint lookup is still under way.
     bool busy() const { return !m_deciding.isEmpty(); }
 
@@ -112,6 +118,7 @@ private:
 
     RunEngine* m_engine;
     ResultStore* m_store;
+    CheckpointMirror* m_mirror = nullptr;
     Clock& m_clock;
     std::function<double()> m_jitter;
     QSet<RunId> m_deciding;           // ended runs whose next attempt is being made

@@ -969,7 +969,28 @@ void RunEngine::startRun(RunRecord run, const QString& nodeName)
     if (sync)
         req.workdir = syncDirFor(m_pool->node(nodeName)->hello.stateDir, spec->workdir);
     QStringList producers;
-    const QList<StageFile> stage = stageFor(run, nodeName, sync, &producers);
+    QMap<QString, QString> stageEnv;
+    QString stageError;
+    const QList<StageFile> stage = stageFor(run, nodeName, sync, &producers, &stageEnv, &stageError);
+    if (!stageError.isEmpty()) {
+        qCWarning(lcRuns).noquote() << QStringLiteral("run %1: %2").arg(run.id).arg(stageError);
+        addNotice(run.id, stageError);
+        transition(run, RunState::Failed, TransitionCause::StartFailed);
+        m_starting.insert(run.id, run); // until the database says so too
+        failRun(run, stageError);
+        cancelGang(gangOf(run), run.id);
+        startSettled();
+        return;
+    }
+    if (!stageEnv.isEmpty()) { // paths below its workdir there, absolute (its record says so too)
+        for (auto it = stageEnv.cbegin(); it != stageEnv.cend(); ++it) {
+            const QString path = QDir(req.workdir).filePath(it.value());
+            req.env.insert(it.key(), path);
+            run.env.insert(it.key(), path);
+        }
+        commit(run);
+        m_starting.insert(run.id, run);
+    }
     if (!sync && stage.isEmpty()) {
         sendStart(run, nodeName, req);
         return;
@@ -1075,12 +1096,32 @@ void RunEngine::startRun(RunRecord run, const QString& nodeName)
             });
 }
 
-QList<StageFile> RunEngine::stageFor(const RunRecord& run, const QString& nodeName, bool sync, QStringList* producers)
+void RunEngine::setStageProvider(StageProvider provider, const void* owner)
+{
+    for (auto it = m_stageProviders.begin(); it != m_stageProviders.end(); ++it)
+        if (it->first == owner) {
+            if (provider)
+                it->second = std::move(provider);
+            else
+                m_stageProviders.erase(it);
+            return;
+        }
+    if (provider)
+        m_stageProviders.append({owner, std::move(provider)});
+}
+
+QList<StageFile> RunEngine::stageFor(const RunRecord& run, const QString& nodeName, bool sync, QStringList* producers,
+        QMap<QString, QString>* envPaths, QString* error)
 {
     QList<StageFile> out;
-    if (!m_stageProvider)
-        return out;
-    for (const StageSource& s : m_stageProvider(run)) {
+    QList<StageSource> sources;
+    for (const auto& [owner, provider] : std::as_const(m_stageProviders))
+        sources += provider(run);
+    for (const StageSource& s : std::as_const(sources)) {
+        if (!s.error.isEmpty() && error && error->isEmpty())
+            *error = s.error;
+        if (envPaths)
+            envPaths->insert(s.envPaths);
         // Made on this node in this very workdir: what is there is that run's.
         bool inPlace = false;
         if (const auto made = m_store->run(s.producer)) {
@@ -1229,41 +1270,53 @@ void RunEngine::downloadArtifacts(
             return;
         }
         const auto run = m_store->run(id);
-        if (!run || !m_pool->isReady(run->node)) {
+        if (!run) {
             if (cb)
-                cb(fail(QStringLiteral("run %1: its node is not connected").arg(id)));
+                cb(fail(QStringLiteral("no run %1").arg(id)));
             return;
         }
-        auto result = std::make_shared<ArtifactDownload>();
-        const AgentFileList files = *list;
-        m_pool->runFileJob(
-                run->node,
-                [files, destDir, result](NodeFiles& nf) -> Result<void> {
-                    auto d = ty::downloadArtifacts(files, destDir, nf);
-                    if (!d)
-                        return std::unexpected(d.error());
-                    *result = *d;
-                    return {};
-                },
-                [this, id, destDir, cb, result](const Result<void>& done) {
-                    if (done && !result->refused.isEmpty()) {
-                        const QStringList shown = result->refused.mid(0, 5);
-                        addNotice(id,
-                                QStringLiteral("artifact download to %1 refused %2 file(s): %3%4")
-                                        .arg(destDir)
-                                        .arg(result->refused.size())
-                                        .arg(shown.join(QStringLiteral("; ")),
-                                                result->refused.size() > shown.size() ? QStringLiteral("; ...")
-                                                                                      : QString()));
-                    }
-                    if (!cb)
-                        return;
-                    if (!done)
-                        cb(std::unexpected(done.error()));
-                    else
-                        cb(*result);
-                });
+        downloadRunFiles(*run, *list, destDir, [this, id, destDir, cb](const Result<ArtifactDownload>& result) {
+            if (result && !result->refused.isEmpty()) {
+                const QStringList shown = result->refused.mid(0, 5);
+                addNotice(id,
+                        QStringLiteral("artifact download to %1 refused %2 file(s): %3%4")
+                                .arg(destDir)
+                                .arg(result->refused.size())
+                                .arg(shown.join(QStringLiteral("; ")),
+                                        result->refused.size() > shown.size() ? QStringLiteral("; ...") : QString()));
+            }
+            if (cb)
+                cb(result);
+        });
     });
+}
+
+void RunEngine::downloadRunFiles(const RunRecord& run, const AgentFileList& files, const QString& destDir,
+        std::function<void(const Result<ArtifactDownload>&)> cb)
+{
+    if (!m_pool->isReady(run.node)) {
+        if (cb)
+            cb(fail(QStringLiteral("run %1: its node %2 is not connected").arg(run.id).arg(run.node)));
+        return;
+    }
+    auto result = std::make_shared<ArtifactDownload>();
+    m_pool->runFileJob(
+            run.node,
+            [files, destDir, result](NodeFiles& nf) -> Result<void> {
+                auto d = ty::downloadArtifacts(files, destDir, nf);
+                if (!d)
+                    return std::unexpected(d.error());
+                *result = *d;
+                return {};
+            },
+            [cb, result](const Result<void>& done) {
+                if (!cb)
+                    return;
+                if (!done)
+                    cb(std::unexpected(done.error()));
+                else
+                    cb(*result);
+            });
 }
 
 void RunEngine::sendStart(RunRecord run, const QString& nodeName, const AgentStartRequest& req)

@@ -194,6 +194,13 @@ public:
     // `destDir` and symlinks are refused (WorkdirSync.h, downloadArtifacts());
     // refused ones are also recorded as a notice of the run.
     void downloadArtifacts(RunId id, const QString& destDir, std::function<void(const Result<ArtifactDownload>&)> cb);
+    // Copies the regular files of `files` (a listRunFiles() answer for `run`,
+    // whole or in part) into `destDir`/<path>, as downloadArtifacts() does
+    // (the same refusals), over the node's file transport; records nothing.
+    // Errors: its node is not connected, or the transport failed. `cb` on the
+    // engine thread.
+    void downloadRunFiles(const RunRecord& run, const AgentFileList& files, const QString& destDir,
+            std::function<void(const Result<ArtifactDownload>&)> cb);
 
     // Stage-in: files made by earlier runs that a run needs in its workdir
     // before it starts (a pipeline step's upstream artifacts: core/pipeline
@@ -205,15 +212,27 @@ public:
     // node in the same workdir (same path, same `sync`) are left in place
     // when they are still there with their size: nothing is copied. A
     // failed copy fails the run ("could not copy its inputs ...").
+    // Several providers may be set, one per `owner` (core/pipeline's for a
+    // step's upstream outputs, core/retry's CheckpointMirror for a resumed
+    // attempt's checkpoint); their sources are taken together, in the order
+    // the providers were first set. An empty provider removes the owner's.
     struct StageSource {
         RunId producer = 0; // the run that made them
         QString localRoot;  // their copies on this machine (the result store's outputs folder of `producer`)
         QStringList files;  // relative to localRoot, and where they go below the run's workdir
+        // Set in the run's environment for this start (and in its record):
+        // name -> a path relative to its workdir, made absolute on its node
+        // (its synced copy's folder for `sync: true`).
+        QMap<QString, QString> envPaths;
+        // Non-empty: the run cannot start as it must (a checkpoint to resume
+        // from that cannot be staged): it fails at once with these words,
+        // nothing is copied, nothing is started.
+        QString error;
     };
     using StageProvider = std::function<QList<StageSource>(const RunRecord& run)>;
     // The run group of the gang the run is a rank of (startGang), 0 for none.
     static RunGroupId gangOf(const RunRecord& run);
-    void setStageProvider(StageProvider provider) { m_stageProvider = std::move(provider); }
+    void setStageProvider(StageProvider provider, const void* owner = nullptr);
     // A bound on a running run besides its spec's time_limit (core/retry:
     // its `deadline`, what its `max_run_time` leaves it): when (UTC ms) and
     // in words ("stopped at its deadline of 6h"); nullopt for none. Asked
@@ -365,7 +384,10 @@ private:
     // The provider's files for a start of `run` on `nodeName` (`sync`: its
     // workdir is synced there), each marked in place when its producer ran
     // there in the same workdir; `producers` gets their run ids.
-    QList<StageFile> stageFor(const RunRecord& run, const QString& nodeName, bool sync, QStringList* producers);
+    // `envPaths` (optional) gets the sources' envPaths, `error` (optional)
+    // the first source's error.
+    QList<StageFile> stageFor(const RunRecord& run, const QString& nodeName, bool sync, QStringList* producers,
+            QMap<QString, QString>* envPaths = nullptr, QString* error = nullptr);
     void cancelGang(RunGroupId gang, RunId except, int graceMs = 10000);
     void attach(RunRecord run, const QString& node);
     void onOutput(const QString& node, const QString& agentRun, qint64 offset, const QByteArray& bytes,
@@ -434,10 +456,10 @@ private:
     QHash<RunId, std::shared_ptr<Active>> m_active; // runs being tailed, by run id
     QHash<RunId, RunRecord> m_starting;             // start requests in flight, unschedulable runs failed:
                                                     // our view until the database has it (schedulePass)
-    StageProvider m_stageProvider;
-    QSet<RunId> m_cancelling;                             // gang ranks being cancelled (no cancel loops)
-    QHash<RunId, RunState> m_watched;                     // display-only watches (non-owner): last state seen
-    QHash<RunId, std::pair<qint64, bool>> m_pendingWatch; // watch() of runs not started yet: offset, follow
+    QList<std::pair<const void*, StageProvider>> m_stageProviders; // by owner (setStageProvider)
+    QSet<RunId> m_cancelling;                                      // gang ranks being cancelled (no cancel loops)
+    QHash<RunId, RunState> m_watched;                              // display-only watches (non-owner): last state seen
+    QHash<RunId, std::pair<qint64, bool>> m_pendingWatch;          // watch() of runs not started yet: offset, follow
     QHash<RunId, QString> m_pendingReasons;
     // Parsed job specs by run: a scheduling pass looks at every unfinished
     // run's spec (and fair share's ledger at those of the runs that ended

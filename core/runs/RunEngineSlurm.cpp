@@ -32,8 +32,12 @@ void RunEngine::submitToSlurm(const QList<RunRecord>& runs)
         const NodePool::NodeState* node = m_pool->node(r.node);
         const Result<JobSpec>& spec = cachedSpec(r);
         QStringList producers;
+        QMap<QString, QString> stageEnv;
+        QString stageError;
         c.eligible = c.sweep > 0 && !m_slurmAfterOk.contains(r.id) && spec && !spec->sync && node
-                && node->hello.revision >= kFirstArrayRevision && stageFor(r, r.node, false, &producers).isEmpty();
+                && node->hello.revision >= kFirstArrayRevision
+                && stageFor(r, r.node, false, &producers, &stageEnv, &stageError).isEmpty() && stageEnv.isEmpty()
+                && stageError.isEmpty();
         if (c.eligible)
             c.sbatch = slurm::submissionFor(*spec, r).sbatch;
         candidates.append(c);

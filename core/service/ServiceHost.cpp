@@ -4,6 +4,7 @@
 #include "ServiceServer.h"
 #include "core/common/Paths.h"
 #include "core/pipeline/PipelineRunner.h"
+#include "core/retry/CheckpointMirror.h"
 #include "core/retry/NodeLossWatch.h"
 #include "core/retry/RetryRunner.h"
 #include "core/nodes/AgentTransport.h"
@@ -82,6 +83,9 @@ Result<void> ServiceHost::start(StartError* why)
     // while no service ran is retried (and followed), not failed.
     m_retries = std::make_unique<RetryRunner>(m_engine.get(), m_store.get());
     m_pipelines->setRetries(m_retries.get());
+    m_checkpoints = std::make_unique<CheckpointMirror>(m_engine.get(), m_store.get(), m_paths.databasePath,
+            systemClock(), CheckpointMirror::intervalFromEnvironment());
+    m_retries->setCheckpointMirror(m_checkpoints.get());
     if (const int taken = m_pipelines->restore())
         qCInfo(lcService) << "took up" << taken << "running pipeline(s) of the last service";
     m_pipelines->evictCache();
@@ -127,7 +131,8 @@ void ServiceHost::connectNewNodes()
 
 bool ServiceHost::hasWork() const
 {
-    if (m_engine->startsPending() || m_engine->postRunWorkPending() || m_pipelines->busy() || m_retries->busy())
+    if (m_engine->startsPending() || m_engine->postRunWorkPending() || m_pipelines->busy() || m_retries->busy()
+            || m_checkpoints->busy())
         return true;
     for (const RunRecord& r : m_store->unfinishedRuns())
         if (r.state != RunState::Held)
@@ -165,6 +170,10 @@ void ServiceHost::shutDown()
     }
     m_server.reset(); // no new requests
     m_pipelines.reset();
+    // What uses the engine goes before it (their destructors unset its providers).
+    m_nodeLoss.reset();
+    m_retries.reset();
+    m_checkpoints.reset();
     if (m_engine) {
         m_engine->stopStarting();
         if (m_engine->postRunWorkPending() || m_engine->startsPending()) {

@@ -17,6 +17,7 @@ class ResultStore;
 class RunEngine;
 class RetryRunner;
 class NodeLossWatch;
+class CheckpointMirror;
 
 namespace pipeline {
 class PipelineRunner;
@@ -78,7 +79,8 @@ private:
     std::unique_ptr<ResultStore> m_store;
     std::unique_ptr<RunEngine> m_engine;
     std::unique_ptr<pipeline::PipelineRunner> m_pipelines;
-    std::unique_ptr<RetryRunner> m_retries; // after m_pipelines: destroyed before the engine
+    std::unique_ptr<CheckpointMirror> m_checkpoints; // RetryRunner's copies of checkpoints
+    std::unique_ptr<RetryRunner> m_retries;          // after m_pipelines: destroyed before the engine
     std::unique_ptr<NodeLossWatch> m_nodeLoss;
     std::unique_ptr<ServiceServer> m_server;
     std::shared_ptr<ServicePrompts> m_prompts; // the nodes' login questions (passphrases, codes), asked of a client

@@ -305,6 +305,7 @@ void RetryRunner::queueNext(const RunRecord& last, const QList<RunRecord>& attem
         const QString text = kNotRetriedNotice + QStringLiteral("its retry could not be recorded: ") + why;
         m_store->addNotice(RunNotice{last.id, {}, text});
         qCWarning(lcRetry).noquote() << QStringLiteral("run %1: %2").arg(last.id).arg(text);
+        m_told.insert(last.id, Told{0, 0, text});
         Q_EMIT notRetried(last.id, text);
     };
     RunGroupId group = groupIdOf(last, RunGroupKind::Attempts);

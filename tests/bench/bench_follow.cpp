@@ -53,6 +53,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QEvent>
 #include <QFile>
 #include <QPlainTextEdit>
 #include <QStandardPaths>
@@ -475,6 +476,26 @@ int main(int argc, char** argv)
                 }
             }
         });
+    // Each paint of the console's viewport: its start (a Paint event about
+    // to be delivered) to ConsoleTextView::painted.
+    struct PaintClock final : QObject {
+        QElapsedTimer since;
+        bool bench = false;
+        std::vector<double> ms;
+        bool eventFilter(QObject*, QEvent* e) override
+        {
+            if (e->type() == QEvent::Paint && bench)
+                since.start();
+            return false;
+        }
+    } paintClock;
+    if (console) {
+        console->textView()->viewport()->installEventFilter(&paintClock);
+        QObject::connect(console->textView(), &ConsoleTextView::painted, window.get(), [&](qint64, int) {
+            if (paintClock.bench && paintClock.since.isValid())
+                paintClock.ms.push_back(double(paintClock.since.nsecsElapsed()) / 1e6);
+        });
+    }
     TailAnchor tail;
     bool tailStarted = false;
     QTimer flipper;
@@ -514,6 +535,7 @@ int main(int argc, char** argv)
                 if (!tail.start(path, from))
                     std::fprintf(stderr, "could not start tail -F %s\n", qPrintable(path));
                 measureFrom = from;
+                paintClock.bench = true;
             }
         }
         if (measuring && now - lastReport >= 5) {
@@ -565,6 +587,8 @@ int main(int argc, char** argv)
     printLatency("  written -> painted row", paintedLatencyMs, "rows newly in sight");
     printLatency("  tail -F of the node's console file", tailLatencyMs, "lines");
     printLatency("  written -> on the GUI thread", lineLatencyMs, "deliveries");
+    printLatency("  console paint (Paint event -> painted)", paintClock.ms, "paints");
+    std::printf("  console paints per second: %.1f\n", double(paintClock.ms.size()) / std::max(1e-3, wall));
     if (!tailLatencyMs.empty() && !paintedLatencyMs.empty())
         std::printf("  painted / tail -F: p50 %.1fx, p99 %.1fx\n",
                 percentile(paintedLatencyMs, 0.5) / std::max(1e-3, percentile(tailLatencyMs, 0.5)),

@@ -34,10 +34,10 @@ private Q_SLOTS:
         feeder.append(1, 17, "epoch=2 loss=0.4\n");
         feeder.append(1, 34, "epoch=3 loss=0.3\n");
         QCoreApplication::processEvents();
-        if (t.elapsed() < ConsoleFeeder::kFlushMs - 10) // (a very slow machine may have passed the window)
+        if (t.elapsed() < ConsoleFeeder::kFlushMs / 2) // (a very slow machine may have passed the window)
             QCOMPARE(updates.size(), afterOpen + 1);
         QTRY_COMPARE_WITH_TIMEOUT(updates.size(), afterOpen + 2, 1000);
-        QVERIFY2(t.elapsed() >= ConsoleFeeder::kFlushMs - 15, qPrintable(QString::number(t.elapsed())));
+        QVERIFY2(t.elapsed() >= ConsoleFeeder::kFlushMs / 2, qPrintable(QString::number(t.elapsed())));
         QCOMPARE(updates.last().at(6).toLongLong(), qint64(51));
         feeder.stop();
     }

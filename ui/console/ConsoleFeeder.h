@@ -21,15 +21,16 @@ class TerminalRenderer;
 // The console's worker half: lives on ConsoleView's worker thread, reads a
 // run's local console copy, feeds the bytes through a TerminalRenderer and
 // sends the rendered rows to the GUI in batches (at most one update every
-// kFlushMs, a frame at 60 Hz; a line that comes after a quiet kFlushMs is
-// sent at once, with whatever the same event-loop pass brought, rather than
-// after a full kFlushMs), committed rows already packed into
-// ScrollbackChunks, so neither a big file nor a 10 MB line without newline
-// ever runs on the GUI thread and the GUI only links chunks in.
-// Why 16 ms (#27, bench_follow v3): at 60 ms, lines 50 ms apart (20
-// lines/s) waited for the timer every time, 30 ms of a 42 ms median from
-// the line written on the node to its row painted; and a stream waits up to
-// kFlushMs, so a p99 under 20 ms needs it under a frame.
+// kFlushMs; a line that comes after a quiet kFlushMs is sent at once, with
+// whatever the same event-loop pass brought), committed rows already packed
+// into ScrollbackChunks, so neither a big file nor a 10 MB line without
+// newline ever runs on the GUI thread and the GUI only links chunks in.
+// Why 8 ms (#27, bench_follow v3): a stream's line waits up to kFlushMs
+// here, and the goal is a p99 under 20 ms from the node's write to the
+// painted row; at 60 ms, lines 50 ms apart (20 lines/s) waited for the
+// timer every time (30 ms of a 42 ms median). A paint of the view takes
+// about 1 ms (p50; 4 ms p99 under load), so even 125 updates a second
+// leave the GUI thread most of its time.
 //
 // Byte offsets are those of the raw console stream (== offsets in the local
 // copy). Bytes that were already fed (offset < next expected offset) are
@@ -45,7 +46,7 @@ class ConsoleFeeder final : public QObject {
     Q_DISABLE_COPY_MOVE(ConsoleFeeder)
 
 public:
-    static constexpr int kFlushMs = 16;
+    static constexpr int kFlushMs = 8;
     static constexpr int kPollMs = 400;
     // Bytes read at most from the end of a huge console file on open (and
     // no more than the budget: about what the view's scrollback holds, 1.5

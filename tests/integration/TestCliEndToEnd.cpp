@@ -283,6 +283,68 @@ private Q_SLOTS:
         QCOMPARE(logs.out.trimmed(), QByteArray("attempt=2"));
     }
 
+    // Issue #25: a retried run that resumed from its checkpoint reads as one
+    // series with `metrics --attempts`: attempt 1 logged steps 0-5 and
+    // checkpointed at 3; attempt 2 resumed at 4; 0-3 are attempt 1's, 4-7
+    // attempt 2's.
+    void metricsOfAttemptsReadAsOneSeries()
+    {
+        const QString spec = writeFile(QStringLiteral("resume/job.yaml"),
+                "name: resumer\nworkdir: .\n"
+                "retry: {limit: 1, backoff: {duration: 1s}}\n"
+                "command: |\n"
+                "  start=0\n"
+                "  if [ -n \"$TRAINYARD_RESUME_FROM\" ]; then start=$(( $(cat \"$TRAINYARD_RESUME_FROM\") + 1 )); fi\n"
+                "  mkdir -p \"$TRAINYARD_CHECKPOINT_DIR\"\n"
+                "  for s in $(seq $start 7); do\n"
+                "    echo \"step=$s loss=$s.5\"\n"
+                "    if [ $s = 3 ]; then echo 3 > \"$TRAINYARD_CHECKPOINT_DIR/ck3\"; "
+                "touch \"$TRAINYARD_CHECKPOINT_DIR/ck3.trainyard-done\"; fi\n"
+                "    if [ $TRAINYARD_ATTEMPT = 1 ] && [ $s = 5 ]; then exit 1; fi\n"
+                "  done\n");
+        const Outcome o = ctl({QStringLiteral("submit"), spec, QStringLiteral("--follow")});
+        QCOMPARE(o.exitCode, 1);
+        const QRegularExpressionMatch ids = QRegularExpression(QStringLiteral("run (\\d+) retried as run (\\d+)"))
+                                                    .match(QString::fromUtf8(o.err));
+        QVERIFY2(ids.hasMatch(), o.err.constData());
+        const QString first = ids.captured(1);
+        const QString second = ids.captured(2);
+        QVERIFY(test::waitUntil(
+                [&] {
+                    return ctl({QStringLiteral("show"), second})
+                            .out.contains(
+                                    QByteArray(QByteArray("attempt    2: run ") + second.toUtf8() + " succeeded"));
+                },
+                30000));
+        const Outcome csv = ctl({QStringLiteral("metrics"), first, QStringLiteral("--attempts"),
+                QStringLiteral("--key"), QStringLiteral("loss"), QStringLiteral("--csv")});
+        QCOMPARE(csv.exitCode, 0);
+        QStringList got;
+        for (const QByteArray& line : csv.out.trimmed().split('\n').mid(1)) {
+            const QList<QByteArray> f = line.split(',');
+            got << QString::fromUtf8(f[0] + ':' + f[2] + '=' + f[5]);
+        }
+        QStringList want;
+        for (int s = 0; s <= 7; ++s)
+            want << QStringLiteral("%1:%2=%3.5").arg(s <= 3 ? first : second).arg(s).arg(s);
+        QCOMPARE(got, want);
+        // Without --attempts, the first attempt alone, steps 0-5.
+        const Outcome alone = ctl({QStringLiteral("metrics"), first, QStringLiteral("--key"), QStringLiteral("loss"),
+                QStringLiteral("--csv")});
+        QCOMPARE(alone.out.trimmed().split('\n').size(), 1 + 6);
+        // Text marks where attempt 2 takes over.
+        const Outcome text = ctl({QStringLiteral("metrics"), second, QStringLiteral("--attempts")});
+        QVERIFY2(text.out.contains(QByteArray(QByteArray("  -- run ") + second.toUtf8()
+                         + " from step 4 (replaces 2 point(s) of the attempts before it)\n")),
+                text.out.constData());
+        const QJsonObject json = QJsonDocument::fromJson(
+                ctl({QStringLiteral("metrics"), first, QStringLiteral("--attempts"), QStringLiteral("--json")}).out)
+                                         .object();
+        QCOMPARE(json.value(QStringLiteral("loss")).toArray().size(), 8);
+        QCOMPARE(json.value(QStringLiteral("loss")).toArray().at(4).toObject().value(QStringLiteral("run")).toInteger(),
+                second.toLongLong());
+    }
+
     // The artifacts of a run that ends under `submit --follow` are listed
     // before trainyardctl exits (it used to exit first: "connection to the
     // agent lost before the reply to the list_files request ...").

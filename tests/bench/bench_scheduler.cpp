@@ -335,12 +335,11 @@ Contended contendedUtilisation(const SimReport& r, int gpus)
     return {busy / (double(gpus) * double(length)), double(length) / (24.0 * kHour)};
 }
 
-// keepEvery: keep every k-th node (k = 1: the whole cluster); compress:
-// divide arrival times by this factor (runtimes unchanged).
-void traceReplay(const QString& dir, int keepEvery, int compress, bool allAtOnce, Estimates estimates)
+// The trace, every `keepEvery`-th node kept (1: the whole cluster), arrival
+// times divided by `compress` (runtimes unchanged).
+Trace loadTrace(const QString& dir, int keepEvery, int compress)
 {
     Trace t = loadTrace(dir);
-    applyEstimates(t.jobs, estimates);
     if (keepEvery > 1) {
         QList<NodeState> kept;
         for (qsizetype i = 0; i < t.nodes.size(); i += keepEvery)
@@ -350,6 +349,13 @@ void traceReplay(const QString& dir, int keepEvery, int compress, bool allAtOnce
     if (compress > 1)
         for (SimJob& j : t.jobs)
             j.run.submitMs /= compress;
+    return t;
+}
+
+void traceReplay(const QString& dir, int keepEvery, int compress, bool allAtOnce, Estimates estimates)
+{
+    Trace t = loadTrace(dir, keepEvery, compress);
+    applyEstimates(t.jobs, estimates);
     std::printf("\n### Cluster: every %d. node of the trace, arrivals compressed %dx, estimates %s\n", keepEvery,
             compress, estimates == Estimates::Exact ? "exact" : "user (lognormal, median 2x the runtime)");
     int gpus = 0;
@@ -429,16 +435,7 @@ QList<SimNodeOutage> randomOutages(
 // includes the resume overhead.
 void failureReplay(const QString& dir, int keepEvery, int compress)
 {
-    Trace t = loadTrace(dir);
-    if (keepEvery > 1) {
-        QList<NodeState> kept;
-        for (qsizetype i = 0; i < t.nodes.size(); i += keepEvery)
-            kept << t.nodes[i];
-        t.nodes = kept;
-    }
-    if (compress > 1)
-        for (SimJob& j : t.jobs)
-            j.run.submitMs /= compress;
+    const Trace t = loadTrace(dir, keepEvery, compress);
     int gpus = 0;
     for (const NodeState& n : t.nodes)
         gpus += int(n.gpus.size());

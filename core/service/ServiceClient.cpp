@@ -192,6 +192,10 @@ void ServiceClient::onReadyRead()
     m_lines->feed(m_socket->readAll());
     QByteArray line;
     while (m_lines->next(&line)) {
+        if (auto console = decodeConsoleEvent(line)) {
+            defer({{}, std::move(console)});
+            continue;
+        }
         auto message = decode(line);
         if (!message) {
             qWarning().noquote() << "trainyardd sent a line that is" << message.error().message;
@@ -226,17 +230,27 @@ void ServiceClient::dispatch(const QJsonObject& m)
             answerPrompt(prompt, m_promptProvider->passphrase(node, m.value(QStringLiteral("text")).toString()));
         return;
     }
+    defer({m, std::nullopt});
+}
+
+void ServiceClient::defer(Deferred event)
+{
     // Inside call()'s wait, a handler that ends the caller's event loop
     // would end that wait instead: events wait for the caller's loop.
-    m_deferred.append(m);
+    m_deferred.append(std::move(event));
     if (m_inCall == 0 && m_deferred.size() == 1)
         QMetaObject::invokeMethod(this, &ServiceClient::emitDeferred, Qt::QueuedConnection);
 }
 
 void ServiceClient::emitDeferred()
 {
-    while (m_inCall == 0 && !m_deferred.isEmpty())
-        emitEvent(m_deferred.takeFirst());
+    while (m_inCall == 0 && !m_deferred.isEmpty()) {
+        Deferred d = m_deferred.takeFirst();
+        if (d.console)
+            Q_EMIT consoleReceived(d.console->run, d.console->offset, d.console->bytes);
+        else
+            emitEvent(d.message);
+    }
 }
 
 namespace {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "ServicePaths.h"
+#include "ServiceProtocol.h"
 #include "core/common/Result.h"
 #include "core/common/Run.h"
 #include "core/nodes/AgentTypes.h"
@@ -128,6 +129,13 @@ private:
     void dispatch(const QJsonObject& message);
     void emitEvent(const QJsonObject& message);
     void emitDeferred();
+    // An event received during a call(): a message, or a console event read
+    // without a QJsonObject (decodeConsoleEvent).
+    struct Deferred {
+        QJsonObject message;
+        std::optional<ConsoleEvent> console;
+    };
+    void defer(Deferred event);
 
     ServicePaths m_paths;
     QLocalSocket* m_socket = nullptr;
@@ -141,8 +149,8 @@ private:
     bool m_helloSeen = false;
     bool m_startedService = false;
     QString m_serviceVersion;
-    int m_inCall = 0;              // call()s waiting for their reply
-    QList<QJsonObject> m_deferred; // events received meanwhile, in order
+    int m_inCall = 0;           // call()s waiting for their reply
+    QList<Deferred> m_deferred; // events received meanwhile, in order
     std::shared_ptr<SshPassphraseProvider> m_promptProvider;
 };
 

@@ -43,6 +43,70 @@ Result<QJsonObject> decode(const QByteArray& line)
 
 namespace {
 
+constexpr char kConsoleHead[] = "{\"data\":\"";
+constexpr char kConsoleMid[] = "\",\"event\":\"console\",\"offset\":";
+constexpr char kConsoleRun[] = ",\"run\":";
+
+// A non-negative decimal integer at `at` (advanced past it); nullopt for none.
+std::optional<qint64> readCount(const QByteArray& line, qsizetype& at)
+{
+    qint64 v = 0;
+    const qsizetype from = at;
+    while (at < line.size() && line[at] >= '0' && line[at] <= '9' && at - from < 18)
+        v = v * 10 + (line[at++] - '0');
+    if (at == from)
+        return std::nullopt;
+    return v;
+}
+
+} // namespace
+
+QByteArray encodeConsoleEvent(qint64 run, qint64 offset, QByteArrayView bytes)
+{
+    const QByteArray data = QByteArray::fromRawData(bytes.data(), bytes.size()).toBase64();
+    QByteArray line;
+    line.reserve(data.size() + 80);
+    line += kConsoleHead;
+    line += data;
+    line += kConsoleMid;
+    line += QByteArray::number(offset);
+    line += kConsoleRun;
+    line += QByteArray::number(run);
+    line += "}\n";
+    return line;
+}
+
+std::optional<ConsoleEvent> decodeConsoleEvent(const QByteArray& line)
+{
+    if (!line.startsWith(kConsoleHead))
+        return std::nullopt;
+    const qsizetype dataFrom = qsizetype(sizeof kConsoleHead) - 1;
+    const qsizetype quote = line.indexOf('"', dataFrom);
+    if (quote < 0 || line.mid(quote, qsizetype(sizeof kConsoleMid) - 1) != kConsoleMid)
+        return std::nullopt;
+    qsizetype at = quote + qsizetype(sizeof kConsoleMid) - 1;
+    const auto offset = readCount(line, at);
+    if (!offset || line.mid(at, qsizetype(sizeof kConsoleRun) - 1) != kConsoleRun)
+        return std::nullopt;
+    at += qsizetype(sizeof kConsoleRun) - 1;
+    const auto run = readCount(line, at);
+    if (!run || at >= line.size() || line[at] != '}')
+        return std::nullopt;
+    ++at;
+    if (at < line.size() && line[at] == '\n')
+        ++at;
+    if (at != line.size())
+        return std::nullopt;
+    auto decoded
+            = QByteArray::fromBase64Encoding(QByteArray::fromRawData(line.constData() + dataFrom, quote - dataFrom),
+                    QByteArray::AbortOnBase64DecodingErrors);
+    if (!decoded)
+        return std::nullopt;
+    return ConsoleEvent{*run, *offset, std::move(decoded.decoded)};
+}
+
+namespace {
+
 QString isoUtc(const QDateTime& t)
 {
     return t.isValid() ? t.toUTC().toString(Qt::ISODateWithMs) : QString();

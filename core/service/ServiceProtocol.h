@@ -10,6 +10,8 @@
 #include <QByteArray>
 #include <QJsonArray>
 #include <QJsonObject>
+
+#include <optional>
 #include <QList>
 
 namespace ty {
@@ -51,6 +53,22 @@ private:
 QByteArray encode(const QJsonObject& message);
 // A line as an object. Errors: not JSON, or not an object ("line 3 ...").
 Result<QJsonObject> decode(const QByteArray& line);
+
+// The `console` event, the one message that carries bulk (a followed run's
+// console, up to ~7 MB/s at 100k lines/s), written and read without a
+// QJsonObject: the same line encode() makes of {"event": "console", "run",
+// "offset", "data": base64} (keys sorted, compact), byte for byte, built
+// directly, where encode() turned the base64 into UTF-16 and back and
+// decode() parsed it into a QString. Any thread.
+struct ConsoleEvent {
+    qint64 run = 0;
+    qint64 offset = 0;
+    QByteArray bytes; // decoded
+};
+QByteArray encodeConsoleEvent(qint64 run, qint64 offset, QByteArrayView bytes);
+// The event of `line` when it is exactly encodeConsoleEvent's shape (with or
+// without its '\n'); nullopt for any other line (read it with decode()).
+std::optional<ConsoleEvent> decodeConsoleEvent(const QByteArray& line);
 
 // What a client learns of a run in `state` events and submit replies: the
 // fields trainyardctl prints and the GUI's table shows (times as ISO 8601

@@ -858,12 +858,9 @@ std::optional<RunRecord> ServiceServer::latest(RunId run) const
     return *r;
 }
 
-void ServiceServer::sendConsole(Client& c, RunId run, qint64 offset, const QByteArray& bytes)
+void ServiceServer::sendConsole(Client& c, RunId run, qint64 offset, QByteArrayView bytes)
 {
-    send(c,
-            {{QStringLiteral("event"), QStringLiteral("console")}, {QStringLiteral("run"), run},
-                    {QStringLiteral("offset"), offset},
-                    {QStringLiteral("data"), QString::fromLatin1(bytes.toBase64())}});
+    c.socket->write(encodeConsoleEvent(run, offset, bytes));
 }
 
 void ServiceServer::sendNotice(Client& c, RunId run, const QString& text)
@@ -889,7 +886,8 @@ void ServiceServer::onConsole(RunId run, qint64 offset, const QByteArray& bytes)
             continue;
         const qint64 skip = std::max<qint64>(0, it->cursor - offset);
         for (qint64 at = skip; at < bytes.size(); at += kConsoleChunk)
-            sendConsole(*c, run, offset + at, bytes.mid(at, kConsoleChunk));
+            sendConsole(
+                    *c, run, offset + at, QByteArrayView(bytes).sliced(at, std::min(kConsoleChunk, bytes.size() - at)));
         it->cursor = end;
     }
 }

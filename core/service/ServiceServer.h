@@ -129,7 +129,7 @@ private:
     void deliverEnds();
     void onPending(const QHash<RunId, QString>& reasons);
     void onWatchEnded(RunId run);
-    void sendConsole(Client& c, RunId run, qint64 offset, const QByteArray& bytes);
+    void sendConsole(Client& c, RunId run, qint64 offset, QByteArrayView bytes);
     void sendState(Client& c, const RunRecord& run);
     void sendNotice(Client& c, RunId run, const QString& text);
     // The newest record of a run this server knows: from the engine's

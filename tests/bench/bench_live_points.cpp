@@ -5,7 +5,11 @@
 // MetricChartWidget -> DecimatedChart), with the Metrics tab's panel shown
 // and painted now and then. Prints RSS (VmRSS, VmHWM from /proc/self/status),
 // the C heap in use (mallinfo2) and bytes per point at checkpoints, the time
-// per appended point and the paint times.
+// per appended point, the longest batch (a GUI-thread event) and the paint
+// times. Then (v2) one full decimation frame and zoomed ones over the
+// `loss` chart's points, from the packed series (decimateM4Packed) against
+// plain x/y columns with their M4Index (what the chart did before issue #27),
+// both in this run; "n/a" in a build without packed series.
 //
 //   bench_live_points [--hours H (24)] [--rate POINTS_PER_S (1000)]
 //                     [--keys K (4, at most 4)] [--batch-ms MS (1000)]
@@ -20,8 +24,13 @@
 // Checkpoints at 1 h, 6 h and 24 h of simulated data (and the end).
 // bytes/point = (VmRSS - VmRSS before the first point) / points.
 
+#include "ui/charts/M4Decimator.h"
 #include "ui/charts/MetricChartWidget.h"
 #include "ui/charts/MetricChartsPanel.h"
+#if __has_include("ui/charts/PackedM4.h")
+#include "ui/charts/PackedM4.h"
+#define HAVE_PACKED 1
+#endif
 
 #include <QApplication>
 #include <QElapsedTimer>
@@ -97,7 +106,7 @@ int main(int argc, char** argv)
             return 2;
         }
     }
-    std::printf("bench_live_points v1\n");
+    std::printf("bench_live_points v2\n");
     const double stepsPerSecond = double(rate) / keys;
     std::printf("%.1f h at %d points/s over %d keys (%.0f steps/s), batches of %d ms, painted every %d min\n", hours,
             rate, keys, stepsPerSecond, batchMs, paintEveryMin);
@@ -145,7 +154,7 @@ int main(int argc, char** argv)
         checkpoints.push_back(hours);
     std::size_t nextCheck = 0;
     qint64 nextPaint = stepsPerPaint;
-    double appendNs = 0, paintMsMax = 0, paintMsSum = 0;
+    double appendNs = 0, paintMsMax = 0, paintMsSum = 0, batchMsMax = 0;
     int paints = 0;
     qint64 pointsIn = keys;
     QElapsedTimer clock;
@@ -163,6 +172,7 @@ int main(int argc, char** argv)
         for (int k = 0; k < keys; ++k)
             panel.appendPoints(names[k], batch[std::size_t(k)]);
         appendNs += double(clock.nsecsElapsed());
+        batchMsMax = std::max(batchMsMax, double(clock.nsecsElapsed()) / 1e6);
         pointsIn += qint64(keys) * qint64(batch.front().size());
         if (step >= nextPaint) {
             nextPaint += stepsPerPaint;
@@ -179,15 +189,49 @@ int main(int argc, char** argv)
             ++nextCheck;
             const double rss = statusKiB("VmRSS"), hwm = statusKiB("VmHWM");
             std::printf("at %.1f h: %lld points; VmRSS %.1f MiB, VmHWM %.1f MiB, heap in use %.1f MiB; "
-                        "%.2f bytes/point (RSS), %.2f (heap); append %.1f ns/point; %d paints, mean %.1f ms, "
-                        "max %.1f ms\n",
+                        "%.2f bytes/point (RSS), %.2f (heap); append %.1f ns/point, longest batch %.1f ms; %d "
+                        "paints, mean %.1f ms, max %.1f ms\n",
                     simHours, static_cast<long long>(pointsIn), rss / 1024.0, hwm / 1024.0, heapMiB(),
                     (rss - baseRss) * 1024.0 / double(pointsIn), (heapMiB() - baseHeap) * 1048576.0 / double(pointsIn),
-                    appendNs / double(pointsIn), paints, paints ? paintMsSum / paints : 0.0, paintMsMax);
+                    appendNs / double(pointsIn), batchMsMax, paints, paints ? paintMsSum / paints : 0.0, paintMsMax);
             std::fflush(stdout);
         }
     }
     const MetricChartWidget* loss = panel.chart(names[0]);
     std::printf("chart 'loss' holds %lld points\n", static_cast<long long>(loss ? loss->pointCount() : 0));
+#ifdef HAVE_PACKED
+    // Decimation frames over the loss series: packed against plain + M4Index.
+    const std::shared_ptr<const PackedMetricSeries> packed = loss->lineData(QString());
+    std::vector<double> x, y;
+    packed->decode(0, packed->size(), &x, nullptr, &y);
+    clock.start();
+    const M4Index index(x, y);
+    const double indexMs = double(clock.nsecsElapsed()) / 1e6;
+    std::printf("plain columns + M4Index: %.1f MiB (the index built in %.1f ms); packed series %.1f MiB\n",
+            double(x.size()) * 16.0 / 1048576.0 + 0.0, indexMs, double(packed->bytes()) / 1048576.0);
+    const double lo = x.front(), hi = x.back(), mid = (lo + hi) / 2;
+    for (const double fraction : {1.0, 0.1, 0.01, 0.001, 0.0001}) {
+        const double half = (hi - lo) * fraction / 2;
+        const M4Viewport vp{mid - half, mid + half, 60.0, 760.0};
+        const auto best = [&](auto&& frame) {
+            double bestMs = 1e300;
+            qsizetype drawn = 0;
+            for (int r = 0; r < 5; ++r) {
+                clock.start();
+                drawn = frame().pointCount();
+                bestMs = std::min(bestMs, double(clock.nsecsElapsed()) / 1e6);
+            }
+            return std::pair{bestMs, drawn};
+        };
+        const auto [plainMs, plainDrawn] = best([&] { return decimateM4(x, y, vp, &index); });
+        const auto [packedMs, packedDrawn] = best([&] { return decimateM4Packed(*packed, PackedXMap{}, vp); });
+        std::printf("frame over %g of the x range, 760 px: plain + index %.3f ms, packed %.3f ms (%.2fx); %lld / %lld "
+                    "points drawn\n",
+                fraction, plainMs, packedMs, packedMs / plainMs, static_cast<long long>(plainDrawn),
+                static_cast<long long>(packedDrawn));
+    }
+#else
+    std::printf("decimation frames: n/a (no packed series in this build)\n");
+#endif
     return 0;
 }

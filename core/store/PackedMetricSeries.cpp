@@ -170,6 +170,24 @@ const unsigned char* decodeColumn(const unsigned char* at, int n, double* out)
     return bits.end();
 }
 
+// The byte after a column of `n` points, without decoding it.
+const unsigned char* skipColumn(const unsigned char* at, int n)
+{
+    const auto mode = take<unsigned char>(at);
+    if (mode == kRaw)
+        return at + std::size_t(n) * sizeof(double);
+    at += 1 + sizeof(std::int64_t); // p, first k
+    if (n == 1)
+        return at;
+    const int width = take<unsigned char>(at);
+    int packed = n - 1;
+    if (mode == kDecimal2) {
+        at += sizeof(std::int64_t);
+        packed = n - 2;
+    }
+    return at + (std::size_t(packed) * std::size_t(width) + 7) / 8;
+}
+
 } // namespace
 
 void PackedMetricSeries::encodeColumn(
@@ -251,12 +269,15 @@ void PackedMetricSeries::append(double step, double wallMs, double value)
     }
     m_lastStep = step;
     m_lastWall = wallMs;
+    m_stepsFinite = m_stepsFinite && std::isfinite(step);
+    m_wallsFinite = m_wallsFinite && std::isfinite(wallMs);
     const int i = m_tail.count;
     m_tail.step[std::size_t(i)] = step;
     m_tail.wallMs[std::size_t(i)] = wallMs;
     m_tail.value[std::size_t(i)] = value;
     m_tail.count = i + 1;
     m_tail.index = qsizetype(m_summaries.size());
+    m_tail.columns = kAllColumns;
     Summary& s = m_tailSummary;
     const Point p{step, wallMs, value};
     if (i == 0) {
@@ -321,22 +342,27 @@ void PackedMetricSeries::clear()
     m_where.clear();
     m_pages.clear();
     m_pageSize = m_pageUsed = m_pageBytes = 0;
-    m_stepsSorted = m_wallsSorted = true;
+    m_stepsSorted = m_wallsSorted = m_stepsFinite = m_wallsFinite = true;
 }
 
-const PackedMetricSeries::Chunk& PackedMetricSeries::chunk(qsizetype c, Chunk& buf) const
+const PackedMetricSeries::Chunk& PackedMetricSeries::chunk(qsizetype c, Chunk& buf, unsigned columns) const
 {
     if (c >= qsizetype(m_summaries.size()))
         return m_tail;
-    if (buf.index == c)
+    if (buf.index == c && (buf.columns & columns) == columns)
         return buf;
     const Where& w = m_where[std::size_t(c)];
     const unsigned char* at = m_pages[w.page].get() + w.offset;
-    at = decodeColumn(at, kChunkPoints, buf.step.data());
-    at = decodeColumn(at, kChunkPoints, buf.wallMs.data());
-    decodeColumn(at, kChunkPoints, buf.value.data());
+    at = (columns & kSteps) ? decodeColumn(at, kChunkPoints, buf.step.data()) : skipColumn(at, kChunkPoints);
+    if (columns & kWalls)
+        at = decodeColumn(at, kChunkPoints, buf.wallMs.data());
+    else if (columns & kValues)
+        at = skipColumn(at, kChunkPoints);
+    if (columns & kValues)
+        decodeColumn(at, kChunkPoints, buf.value.data());
     buf.count = kChunkPoints;
     buf.index = c;
+    buf.columns = columns;
     return buf;
 }
 

@@ -68,9 +68,12 @@ public:
         double wallMs = 0.0; // ms since the Unix epoch, UTC (NaN when unknown)
         double value = 0.0;
     };
+    // Which columns chunk() decodes (a bit mask).
+    static constexpr unsigned kSteps = 1, kWalls = 2, kValues = 4, kAllColumns = 7;
     // A chunk's points as plain columns (the caller's buffer, reused).
     struct Chunk {
         qsizetype index = -1; // which chunk it holds (-1: none)
+        unsigned columns = 0; // which of its columns (the others are stale)
         int count = 0;
         std::array<double, kChunkPoints> step, wallMs, value;
         Point point(int i) const { return {step[std::size_t(i)], wallMs[std::size_t(i)], value[std::size_t(i)]}; }
@@ -105,9 +108,9 @@ public:
     {
         return c < qsizetype(m_summaries.size()) ? m_summaries[std::size_t(c)] : m_tailSummary;
     }
-    // Chunk c's points: decoded into `buf` (nothing done when it holds c
-    // already), or the tail itself.
-    const Chunk& chunk(qsizetype c, Chunk& buf) const;
+    // Chunk c's points: the `columns` asked for decoded into `buf` (nothing
+    // done when it holds them already), or the tail itself.
+    const Chunk& chunk(qsizetype c, Chunk& buf, unsigned columns = kAllColumns) const;
     Point at(qsizetype i, Chunk& buf) const;
     Point last() const { return m_tailSummary.count > 0 ? m_tailSummary.last : m_summaries.back().last; }
     // Points [from, to) appended to the given columns (null: not wanted).
@@ -119,6 +122,9 @@ public:
 
     bool stepsNonDecreasing() const { return m_stepsSorted; }
     bool wallsNonDecreasing() const { return m_wallsSorted; }
+    // No step / wall time is NaN or +-inf.
+    bool stepsFinite() const { return m_stepsFinite; }
+    bool wallsFinite() const { return m_wallsFinite; }
     // Bytes held: pages, summaries, the tail (not the allocator's overhead).
     std::size_t bytes() const;
 
@@ -137,7 +143,7 @@ private:
     std::size_t m_pageSize = 0;  // of m_pages.back()
     std::size_t m_pageUsed = 0;  // of m_pages.back()
     std::size_t m_pageBytes = 0; // all pages
-    bool m_stepsSorted = true, m_wallsSorted = true;
+    bool m_stepsSorted = true, m_wallsSorted = true, m_stepsFinite = true, m_wallsFinite = true;
     double m_lastStep = 0.0, m_lastWall = 0.0;
     std::vector<unsigned char> m_scratch; // seal()'s encoding buffer
 };

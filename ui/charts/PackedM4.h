@@ -39,13 +39,15 @@ struct PackedXMap {
 // decimateM4 over points [from, to) of a packed series (x = map(step,
 // wall), y = value), without unpacking it: the same M4Result, point for
 // point, as decimateM4(x.subspan(from), y.subspan(from), vp) over the plain
-// columns (tests/ui/TestPackedLiveSeries compares them). A chunk whose
-// points all lie in one pixel column inside the visible range, all finite,
-// is taken from its summary (first, min, max, last: what the column keeps of
-// it); the others are decoded into `buf` point by point, as the point loop
-// of decimateM4 visits them. Needs map.directly(series). Cost: O(chunks in
-// range + points of the chunks that straddle a column edge). `to` < 0: the
-// end. Any thread (reads only; `buf` is the caller's).
+// columns (tests/ui/TestPackedLiveSeries compares them). It walks pixel
+// columns as decimateM4 does with an M4Index: a column's end by binary
+// search (over the chunks' first points, then in one chunk), its min and
+// max from the summaries of the whole chunks in it and a scan of the two
+// partial ones (only the x and value columns decoded; the last two chunks
+// kept); a column with a gap, and the edge points, through the point loop.
+// Needs map.directly(series). Cost: O(columns x (log chunks + chunks per
+// column) + decoded chunks x kChunkPoints). `to` < 0: the end. Any thread
+// (reads only).
 M4Result decimateM4Packed(const PackedMetricSeries& series, const PackedXMap& map, const M4Viewport& vp,
         qsizetype from = 0, qsizetype to = -1);
 

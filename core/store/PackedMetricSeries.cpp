@@ -417,7 +417,7 @@ qsizetype PackedMetricSeries::lowerBoundStep(double s) const
 
 std::size_t PackedMetricSeries::bytes() const
 {
-    return m_pageBytes + m_summaries.size() * (sizeof(Summary) + sizeof(Where)) + sizeof(*this);
+    return m_pageBytes + m_summaries.capacity() * sizeof(Summary) + m_where.capacity() * sizeof(Where) + sizeof(*this);
 }
 
 } // namespace ty

@@ -7,7 +7,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <vector>
 
@@ -47,7 +46,8 @@ namespace ty {
 //
 // Memory: the encoded chunks live in pages (the first kFirstPageBytes, each
 // next twice the last, up to kPageBytes, so a short series stays small),
-// never moved once written; summaries in a std::deque. So an append is O(1) amortised and
+// never moved once written; summaries in fixed blocks of 256 (arrays
+// a decimation pass streams through, unlike std::deque's 512-byte nodes). So an append is O(1) amortised and
 // never copies what the series already holds (no vector doubling: the GUI
 // thread never stalls on a big copy). bytes() says what the series holds.
 //
@@ -134,11 +134,36 @@ private:
     struct Where {
         quint32 page = 0, offset = 0, size = 0;
     };
+    // Append-only storage in blocks that never move (no reallocation copy).
+    template <typename T> class Blocks {
+    public:
+        static constexpr std::size_t kPerBlock = 256;
+        void push_back(const T& v)
+        {
+            if (m_size % kPerBlock == 0)
+                m_blocks.push_back(std::make_unique<T[]>(kPerBlock));
+            m_blocks.back()[m_size % kPerBlock] = v;
+            ++m_size;
+        }
+        const T& operator[](std::size_t i) const { return m_blocks[i / kPerBlock][i % kPerBlock]; }
+        const T& back() const { return (*this)[m_size - 1]; }
+        std::size_t size() const { return m_size; }
+        std::size_t capacity() const { return m_blocks.size() * kPerBlock; }
+        void clear()
+        {
+            m_blocks.clear();
+            m_size = 0;
+        }
+
+    private:
+        std::vector<std::unique_ptr<T[]>> m_blocks;
+        std::size_t m_size = 0;
+    };
 
     Chunk m_tail;
     Summary m_tailSummary;
-    std::deque<Summary> m_summaries;
-    std::deque<Where> m_where;
+    Blocks<Summary> m_summaries;
+    Blocks<Where> m_where;
     std::vector<std::unique_ptr<unsigned char[]>> m_pages;
     std::size_t m_pageSize = 0;  // of m_pages.back()
     std::size_t m_pageUsed = 0;  // of m_pages.back()

@@ -148,11 +148,11 @@ private Q_SLOTS:
         }
         QCOMPARE(s.last().value, p.values.back());
         QVERIFY(!s.wallsNonDecreasing()); // NaN wall times
-        // Decimal chunks are packed small: 100 chunks of a printed loss with
+        // Decimal chunks are packed small: 1,000 chunks of a printed loss with
         // jittered wall times take under 6 bytes a point, summaries included.
         PackedMetricSeries small;
         wall = 1.7e12;
-        for (int i = 0; i < 100 * K; ++i) {
+        for (int i = 0; i < 1000 * K; ++i) {
             wall += 3 + double(rng() % 3);
             small.append(double(i), wall, printed("%.5f", 2.0 / (1.0 + i * 1e-3) + 0.01 * double(rng() % 100)));
         }

@@ -319,9 +319,14 @@ bool DecimatedChart::entryRange(const Entry& e, qsizetype count, double& lo, dou
     if (e.packed && direct(e)) {
         if (count <= 0)
             return false;
-        PackedMetricSeries::Chunk buf;
-        lo = e.packedMap(e.packed->at(0, buf));
-        hi = e.packedMap(e.packed->at(count - 1, buf));
+        // From the summaries and the tail: no chunk decoded on every append.
+        lo = e.packedMap(e.packed->summary(0).first);
+        if (count == e.packed->size()) {
+            hi = e.packedMap(e.packed->last());
+        } else {
+            PackedMetricSeries::Chunk buf;
+            hi = e.packedMap(e.packed->at(count - 1, buf));
+        }
         return true;
     }
     if (e.x->empty())

@@ -7,6 +7,7 @@
 #include "core/store/MetricBlock.h"
 #include "core/store/PackedMetricSeries.h"
 #include "ui/charts/DecimatedChart.h"
+#include "ui/charts/HoverReadout.h"
 #include "ui/charts/M4Decimator.h"
 #include "ui/charts/MetricChartWidget.h"
 #include "ui/charts/PackedM4.h"
@@ -284,6 +285,55 @@ private Q_SLOTS:
         const auto drawn = w.decimatedChart()->drawnSegments(0);
         QCOMPARE(drawn.size(), all.segments.size());
         QVERIFY(drawn == all.segments);
+    }
+
+    void packedChartThroughSmoothingLogAndTimeAxes()
+    {
+        // A packed line unpacked while smoothing or the log axis is on,
+        // packed again after, appends in between: every point kept and the
+        // drawn sample that of every point; the hover reads the packed
+        // points; the time axis draws from them too.
+        MetricChartWidget w(QStringLiteral("loss"));
+        w.resize(800, 400);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        DecimatedChart* c = w.decimatedChart();
+        double wall = 1.7e12;
+        int step = 0;
+        const auto feed = [&](int n) {
+            QList<SeriesPoint> batch;
+            for (int i = 0; i < n; ++i, ++step) {
+                wall += 4;
+                batch.append(SeriesPoint{double(step), printed("%.4f", 1.0 + std::sin(step * 0.01) * 0.5), wall});
+            }
+            w.appendPoints(batch);
+        };
+        const auto drawnIsEveryPoint = [&](XAxisMode mode) {
+            const std::vector<double> steps = w.steps(), walls = w.wallMs(), y = w.values();
+            const std::vector<double> x = mapX(mode, steps, walls, {}, 1.7e12);
+            return c->drawnSegments(0) == decimateM4(x, y, c->viewport()).segments;
+        };
+        feed(3000);
+        QVERIFY(drawnIsEveryPoint(XAxisMode::Step));
+        c->setSmoothing(0.6);
+        feed(1000);
+        QCOMPARE(c->totalPoints(0), qsizetype(4000));
+        c->setYScale(DecimatedChart::YScale::Log);
+        feed(500);
+        QCOMPARE(c->totalPoints(0), qsizetype(4500));
+        c->setYScale(DecimatedChart::YScale::Linear);
+        c->setSmoothing(0);
+        feed(700);
+        QCOMPARE(c->totalPoints(0), qsizetype(5200));
+        QCOMPARE(w.pointCount(), qsizetype(5200));
+        c->redecimate();
+        QVERIFY(drawnIsEveryPoint(XAxisMode::Step));
+        c->setHoverX(1234.5);
+        QVERIFY2(c->hoverText().contains(formatHoverValue(w.values()[1234])), qPrintable(c->hoverText()));
+        w.setXAxis(XAxisMode::RelativeTime, {}, 1.7e12);
+        feed(300);
+        c->redecimate();
+        QVERIFY(drawnIsEveryPoint(XAxisMode::RelativeTime));
     }
 };
 

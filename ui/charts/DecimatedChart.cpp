@@ -275,6 +275,195 @@ int DecimatedChart::addSeries(const QString& name, const QColor& colour, Column 
     return int(m_entries.size()) - 1;
 }
 
+int DecimatedChart::addPackedSeries(
+        const QString& name, const QColor& colour, std::shared_ptr<const PackedMetricSeries> data, PackedXMap map)
+{
+    auto e = std::make_unique<Entry>();
+    e->name = name;
+    e->colour = colour;
+    e->x = std::make_shared<const std::vector<double>>();
+    e->y = std::make_shared<const std::vector<double>>();
+    e->packed = data ? std::move(data) : std::make_shared<const PackedMetricSeries>();
+    e->packedMap = map;
+    e->packedSeen = e->packed->size();
+    rebuildDerived(*e);
+    m_entries.push_back(std::move(e));
+    const auto [lo, hi] = fullXRange();
+    setXRange(lo, hi);
+    return int(m_entries.size()) - 1;
+}
+
+void DecimatedChart::unpack(Entry& e)
+{
+    if (!e.packed)
+        return;
+    e.ownX.reset();
+    e.ownY.reset();
+    if (direct(e)) {
+        e.x = std::make_shared<const std::vector<double>>();
+        e.y = std::make_shared<const std::vector<double>>();
+        return;
+    }
+    std::vector<double> steps, walls;
+    auto y = std::make_shared<std::vector<double>>();
+    e.packed->decode(0, e.packedSeen, &steps, &walls, y.get());
+    auto x = std::make_shared<std::vector<double>>(steps.size());
+    for (std::size_t i = 0; i < steps.size(); ++i)
+        (*x)[i] = e.packedMap(steps[i], walls[i]);
+    e.x = std::move(x);
+    e.y = std::move(y);
+}
+
+bool DecimatedChart::entryRange(const Entry& e, qsizetype count, double& lo, double& hi) const
+{
+    if (e.packed && direct(e)) {
+        if (count <= 0)
+            return false;
+        // From the summaries and the tail: no chunk decoded on every append.
+        lo = e.packedMap(e.packed->summary(0).first);
+        if (count == e.packed->size()) {
+            hi = e.packedMap(e.packed->last());
+        } else {
+            PackedMetricSeries::Chunk buf;
+            hi = e.packedMap(e.packed->at(count - 1, buf));
+        }
+        return true;
+    }
+    if (e.x->empty())
+        return false;
+    lo = e.x->front();
+    hi = e.x->back();
+    return true;
+}
+
+void DecimatedChart::packedAppended(int index)
+{
+    if (index < 0 || index >= seriesCount())
+        return;
+    Entry& e = *m_entries[std::size_t(index)];
+    if (!e.packed)
+        return;
+    const qsizetype oldCount = e.packedSeen;
+    const qsizetype count = e.packed->size();
+    if (count <= oldCount)
+        return;
+    if (!direct(e)) {
+        // Unpacked (smoothing, log axis): the plain path with the new points.
+        std::vector<double> steps, walls, y;
+        e.packed->decode(oldCount, count, &steps, &walls, &y);
+        std::vector<double> x(steps.size());
+        for (std::size_t i = 0; i < steps.size(); ++i)
+            x[i] = e.packedMap(steps[i], walls[i]);
+        e.packedSeen = count;
+        appendPoints(index, x, y);
+        return;
+    }
+    // The full range before these points, as appendPoints() sees it.
+    bool have = false;
+    double fullLo = 0, fullHi = 1;
+    for (const auto& other : m_entries) {
+        double lo = 0, hi = 0;
+        if (!entryRange(*other, other.get() == &e ? oldCount : other->packedSeen, lo, hi))
+            continue;
+        fullLo = have ? std::min(fullLo, lo) : lo;
+        fullHi = have ? std::max(fullHi, hi) : hi;
+        have = true;
+    }
+    if (!(fullHi > fullLo)) {
+        fullLo -= 1;
+        fullHi += 1;
+    }
+    const bool following = m_lo <= fullLo && m_hi >= fullHi;
+    e.packedSeen = count;
+    if (oldCount == 0) {
+        // The first points: lay the series out from scratch.
+        if (following)
+            resetZoom();
+        else
+            redecimate();
+        return;
+    }
+    PackedMetricSeries::Chunk buf;
+    const double last = e.packedMap(e.packed->at(count - 1, buf));
+    drawAppended(e, following, last, [&](const M4Viewport& vp, double& y0, double& y1, bool& haveY) {
+        return appendTailPacked(e, oldCount, vp, y0, y1, haveY);
+    });
+}
+
+bool DecimatedChart::appendTailPacked(
+        Entry& e, qsizetype oldCount, const M4Viewport& vp, double& y0, double& y1, bool& haveY)
+{
+    // appendTail() over the packed points, whole chunks read from their
+    // summaries where appendTail reads points one by one.
+    const PackedMetricSeries& s = *e.packed;
+    const qsizetype count = e.packedSeen;
+    Layer& layer = e.main;
+    if (oldCount == 0 || layer.segments.isEmpty())
+        return false;
+    PackedMetricSeries::Chunk buf;
+    const PackedXMap& map = e.packedMap;
+    const double lastX = map(s.at(oldCount - 1, buf));
+    if (lastX > vp.xMax)
+        return true;
+    if (lastX < vp.xMin)
+        return false;
+    const double scale = vp.pixelWidth / (vp.xMax - vp.xMin);
+    const auto columnOf = [&](double xv) { return std::floor(vp.pixelLeft + (xv - vp.xMin) * scale); };
+    const double c0 = columnOf(lastX);
+    // i0: the first point of the old last point's pixel column; every point
+    // from i0 to oldCount must be finite.
+    constexpr qsizetype K = PackedMetricSeries::kChunkPoints;
+    qsizetype i0 = oldCount - 1;
+    while (i0 > 0) {
+        const qsizetype c = (i0 - 1) / K;
+        const PackedMetricSeries::Summary& sum = s.summary(c);
+        if (i0 - 1 == c * K + sum.count - 1 && sum.finiteValues && columnOf(map(sum.first)) == c0) {
+            i0 = c * K; // the whole chunk lies in column c0
+            continue;
+        }
+        const PackedMetricSeries::Chunk& ch = s.chunk(c, buf);
+        const auto k = std::size_t(i0 - 1 - c * K);
+        if (columnOf(map(ch.step[k], ch.wallMs[k])) != c0)
+            break;
+        --i0;
+    }
+    for (qsizetype i = i0; i < oldCount;) {
+        const qsizetype c = i / K;
+        const PackedMetricSeries::Summary& sum = s.summary(c);
+        if (i == c * K && c * K + sum.count <= oldCount && sum.finiteValues) {
+            i = c * K + sum.count;
+            continue;
+        }
+        if (!std::isfinite(s.chunk(c, buf).value[std::size_t(i - c * K)]))
+            return false; // a gap in the last column: let the full pass sort it out
+        ++i;
+    }
+    QList<QPointF>& seg = layer.segments.last();
+    const qsizetype drawnCount = seg.size();
+    const double x0 = map(s.at(i0, buf));
+    qsizetype keep = drawnCount;
+    while (keep > 0 && seg.at(keep - 1).x() >= x0)
+        --keep;
+    if (keep == drawnCount)
+        return false;
+    const M4Result r = decimateM4Packed(s, map, vp, i0, count);
+    if (r.segments.isEmpty())
+        return false;
+    seg.resize(keep);
+    seg += r.segments.first();
+    for (qsizetype i = 1; i < r.segments.size(); ++i)
+        layer.segments.append(r.segments.at(i));
+    layer.pen = mainPen(e);
+    layer.drawn += r.pointCount() - (drawnCount - keep);
+    layer.gaps += r.gaps;
+    if (r.haveY) {
+        y0 = haveY ? std::min(y0, r.yMin) : r.yMin;
+        y1 = haveY ? std::max(y1, r.yMax) : r.yMax;
+        haveY = true;
+    }
+    return true;
+}
+
 void DecimatedChart::appendPoints(int index, std::span<const double> x, std::span<const double> y)
 {
     if (index < 0 || index >= seriesCount())
@@ -330,7 +519,17 @@ void DecimatedChart::appendPoints(int index, std::span<const double> x, std::spa
         }
     }
     appendDerived(e, oldCount);
-    const double last = e.x->back();
+    drawAppended(e, following, e.x->back(), [&](const M4Viewport& vp, double& y0, double& y1, bool& haveY) {
+        bool ok = appendTail(e, e.main, columns(e, true), oldMain, mainPen(e), vp, y0, y1, haveY);
+        if (ok && m_smoothing > 0)
+            ok = appendTail(e, e.raw, columns(e, false), oldRaw, rawPen(e), vp, y0, y1, haveY);
+        return ok;
+    });
+}
+
+void DecimatedChart::drawAppended(Entry& e, bool following, double last,
+        const std::function<bool(const M4Viewport&, double&, double&, bool&)>& tail)
+{
     if (following && last > m_hi) {
         setXRange(m_lo, m_lo + (last - m_lo) * 1.25); // headroom: the next appends are incremental
         return;
@@ -342,10 +541,7 @@ void DecimatedChart::appendPoints(int index, std::span<const double> x, std::spa
     const M4Viewport vp = drawViewport();
     bool haveY = m_haveDataY;
     double y0 = m_dataYLo, y1 = m_dataYHi;
-    bool ok = appendTail(e, e.main, columns(e, true), oldMain, mainPen(e), vp, y0, y1, haveY);
-    if (ok && m_smoothing > 0)
-        ok = appendTail(e, e.raw, columns(e, false), oldRaw, rawPen(e), vp, y0, y1, haveY);
-    if (!ok) {
+    if (!tail(vp, y0, y1, haveY)) {
         redecimate();
         return;
     }
@@ -477,6 +673,7 @@ void DecimatedChart::dropIndexes(Entry& e)
 
 void DecimatedChart::rebuildDerived(Entry& e)
 {
+    unpack(e);
     dropIndexes(e);
     e.smoothed = m_smoothing > 0 ? smoothEma(*e.y, m_smoothing) : std::vector<double>();
     for (std::vector<double>* v : {&e.logX, &e.logY, &e.logSX, &e.logSY}) {
@@ -609,10 +806,11 @@ std::pair<double, double> DecimatedChart::fullXRange() const
     bool have = false;
     double lo = 0, hi = 1;
     for (const auto& e : m_entries) {
-        if (e->x->empty())
+        double elo = 0, ehi = 0;
+        if (!entryRange(*e, e->packedSeen, elo, ehi))
             continue;
-        lo = have ? std::min(lo, e->x->front()) : e->x->front();
-        hi = have ? std::max(hi, e->x->back()) : e->x->back();
+        lo = have ? std::min(lo, elo) : elo;
+        hi = have ? std::max(hi, ehi) : ehi;
         have = true;
     }
     if (!(hi > lo)) {
@@ -720,6 +918,7 @@ struct DecimatedChart::Pass {
         Entry* e = nullptr;
         Columns mc, rc;
         M4Result main, raw;
+        bool packed = false; // decimateM4Packed from e->packed
     };
     bool active = false;
     bool laidOut = false;
@@ -752,11 +951,16 @@ std::unique_ptr<DecimatedChart::Pass> DecimatedChart::startDecimation()
         if (!e->visible)
             continue;
         Pass::Job job{e.get(), columns(*e, true), pass->smooth ? columns(*e, false) : Columns{}, {}, {}};
-        totalPoints += qsizetype(job.mc.x.size() + job.rc.x.size());
+        job.packed = direct(*e);
+        totalPoints += job.packed ? qsizetype(e->packedSeen) / 64 : qsizetype(job.mc.x.size() + job.rc.x.size());
         pass->jobs.push_back(std::move(job));
     }
     const auto decimate = [vp = pass->vp, smooth = pass->smooth](Pass::Job& job) {
         Entry& e = *job.e;
+        if (job.packed) {
+            job.main = decimateM4Packed(*e.packed, e.packedMap, vp, 0, e.packedSeen);
+            return;
+        }
         if (!e.mainIndex)
             e.mainIndex = std::make_shared<const M4Index>(job.mc.x, job.mc.y);
         job.main = decimateM4(job.mc.x, job.mc.y, vp, e.mainIndex.get());
@@ -1120,10 +1324,19 @@ QList<DecimatedChart::HoverValue> DecimatedChart::hoverValues() const
     for (const auto& e : m_entries) {
         if (!e->visible)
             continue;
+        QString v;
+        if (direct(*e)) {
+            const qsizetype i = packedIndexAtOrBefore(*e->packed, e->packedMap, m_hoverX);
+            if (i < 0 || i >= e->packedSeen)
+                continue;
+            PackedMetricSeries::Chunk buf;
+            out.append(HoverValue{e->name, e->colour, formatHoverValue(e->packed->at(i, buf).value)});
+            continue;
+        }
         const qsizetype i = indexAtOrBefore(*e->x, m_hoverX);
         if (i < 0)
             continue;
-        QString v = formatHoverValue((*e->y)[std::size_t(i)]);
+        v = formatHoverValue((*e->y)[std::size_t(i)]);
         if (m_smoothing > 0 && std::size_t(i) < e->smoothed.size())
             v = formatHoverValue(e->smoothed[std::size_t(i)]) + QStringLiteral(" (raw ") + v + u')';
         out.append(HoverValue{e->name, e->colour, v});
@@ -1185,7 +1398,10 @@ qsizetype DecimatedChart::drawnRawPoints(int index) const
 
 qsizetype DecimatedChart::totalPoints(int index) const
 {
-    return index >= 0 && index < seriesCount() ? qsizetype(m_entries[std::size_t(index)]->y->size()) : 0;
+    if (index < 0 || index >= seriesCount())
+        return 0;
+    const Entry& e = *m_entries[std::size_t(index)];
+    return e.packed ? e.packedSeen : qsizetype(e.y->size());
 }
 
 int DecimatedChart::gapMarkers(int index) const

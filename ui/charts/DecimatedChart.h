@@ -1,6 +1,7 @@
 #pragma once
 
 #include "M4Decimator.h"
+#include "PackedM4.h"
 #include "core/common/Result.h"
 
 #include <QColor>
@@ -8,6 +9,8 @@
 #include <QList>
 #include <QPen>
 #include <QWidget>
+
+#include <functional>
 
 #include <limits>
 #include <memory>
@@ -78,6 +81,15 @@ class ChartView;
 // Zoom: horizontal rubber band, wheel, pan (see ChartView), reset by double
 // click; xRangeChanged reports every user change so views can synchronise.
 //
+// Packed series (addPackedSeries): a followed run's points stay in their
+// PackedMetricSeries (core/store, ~2-3 bytes a point instead of the 16 of
+// the x and y columns plus M4Index) and are decimated from it
+// (decimateM4Packed: the same sample as decimateM4 over plain columns),
+// incrementally on packedAppended() like appendPoints(). With smoothing or
+// the log axis on, such a series is unpacked into plain x and y columns for
+// as long as either is on (their memory as before), and packed again when
+// both are off.
+//
 // Thread: GUI thread only. OpenGL is never enabled.
 class DecimatedChart final : public QWidget {
     Q_OBJECT
@@ -111,6 +123,15 @@ public:
     // after the series' last x are drawn incrementally; earlier ones make the
     // series merge in x order and the chart re-decimate.
     void appendPoints(int index, std::span<const double> x, std::span<const double> y);
+    // Adds a series drawn from `data` (x = map(step, wall time), y = value;
+    // map.directly(*data) must hold: x non-decreasing). The chart reads
+    // `data` and never changes it; the caller appends to it and then calls
+    // packedAppended(index). Returns its index, as addSeries.
+    int addPackedSeries(
+            const QString& name, const QColor& colour, std::shared_ptr<const PackedMetricSeries> data, PackedXMap map);
+    // Series `index` (added by addPackedSeries) holds new points at its end,
+    // in x order: drawn incrementally, as appendPoints() draws them.
+    void packedAppended(int index);
     void clearSeries();
     int seriesCount() const { return int(m_entries.size()); }
     QString seriesName(int index) const;
@@ -223,6 +244,12 @@ private:
         QColor colour;
         Column x, y;
         std::shared_ptr<std::vector<double>> ownX, ownY; // set once appended to
+        // addPackedSeries: the points, their x map, and how many of them the
+        // chart has seen. x and y are then empty unless unpacked (smoothing
+        // or log axis: !direct()).
+        std::shared_ptr<const PackedMetricSeries> packed;
+        PackedXMap packedMap;
+        qsizetype packedSeen = 0;
         std::vector<double> smoothed;
         // Log axis: x and log10 y without the finite values <= 0.
         std::vector<double> logX, logY, logSX, logSY;
@@ -241,6 +268,18 @@ private:
     std::unique_ptr<Pass> startDecimation();
     void finishDecimation(std::unique_ptr<Pass> pass);
     void rebuildDerived(Entry& e);
+    // Whether `e` is decimated straight from its packed points.
+    bool direct(const Entry& e) const { return e.packed && m_smoothing <= 0 && m_yScale == YScale::Linear; }
+    // Unpacks a packed entry into x and y (for !direct()), or drops them.
+    void unpack(Entry& e);
+    // The x extent of the entry's first `count` points; false when none.
+    bool entryRange(const Entry& e, qsizetype count, double& lo, double& hi) const;
+    bool appendTailPacked(Entry& e, qsizetype oldCount, const M4Viewport& vp, double& y0, double& y1, bool& haveY);
+    // The rest of appendPoints()/packedAppended() once the points are in:
+    // `last` is the new last x, `tail` redraws from the last pixel column on
+    // (appendTail/appendTailPacked; false: a full pass is needed).
+    void drawAppended(Entry& e, bool following, double last,
+            const std::function<bool(const M4Viewport&, double&, double&, bool&)>& tail);
     static void dropIndexes(Entry& e);
     void appendDerived(Entry& e, std::size_t from);
     Columns columns(const Entry& e, bool mainLayer) const;

@@ -1,7 +1,5 @@
 #include "MetricChartWidget.h"
 
-#include "GrowthPacer.h"
-
 #include "ChartView.h"
 
 #include <QVBoxLayout>
@@ -78,21 +76,62 @@ QStringList MetricChartWidget::lineNames() const
 {
     QStringList names;
     for (const Line& l : m_lines)
-        if (!l.values.empty())
+        if (!l.data->isEmpty())
             names.append(l.name);
     return names;
 }
 
 std::vector<double> MetricChartWidget::lineValues(const QString& name) const
 {
-    const Line* l = findLine(name);
-    return l ? l->values : std::vector<double>{};
+    std::vector<double> out;
+    if (const Line* l = findLine(name))
+        l->data->decode(0, l->data->size(), nullptr, nullptr, &out);
+    return out;
 }
 
 std::vector<double> MetricChartWidget::lineSteps(const QString& name) const
 {
+    std::vector<double> out;
+    if (const Line* l = findLine(name))
+        l->data->decode(0, l->data->size(), &out, nullptr, nullptr);
+    return out;
+}
+
+std::shared_ptr<const PackedMetricSeries> MetricChartWidget::lineData(const QString& name) const
+{
     const Line* l = findLine(name);
-    return l ? l->steps : std::vector<double>{};
+    return l ? l->data : nullptr;
+}
+
+std::vector<double> MetricChartWidget::steps() const
+{
+    return lineSteps(QString());
+}
+
+std::vector<double> MetricChartWidget::values() const
+{
+    return lineValues(QString());
+}
+
+std::vector<double> MetricChartWidget::wallMs() const
+{
+    std::vector<double> out;
+    const PackedMetricSeries& d = *m_lines.front().data;
+    d.decode(0, d.size(), nullptr, &out, nullptr);
+    return out;
+}
+
+double MetricChartWidget::firstWallMs() const
+{
+    const PackedMetricSeries& d = *m_lines.front().data;
+    PackedMetricSeries::Chunk buf;
+    for (qsizetype c = 0; c < d.chunkCount(); ++c) {
+        const PackedMetricSeries::Chunk& ch = d.chunk(c, buf);
+        for (int i = 0; i < ch.count; ++i)
+            if (std::isfinite(ch.wallMs[std::size_t(i)]))
+                return ch.wallMs[std::size_t(i)];
+    }
+    return std::numeric_limits<double>::quiet_NaN();
 }
 
 QColor MetricChartWidget::lineColour(std::size_t index) const
@@ -110,40 +149,24 @@ QColor MetricChartWidget::lineColour(std::size_t index) const
 void MetricChartWidget::setPoints(const QString& name, const QList<SeriesPoint>& points)
 {
     Line& l = line(name);
-    l.steps.clear();
-    l.wall.clear();
-    l.values.clear();
+    l.data = std::make_shared<PackedMetricSeries>(); // DecimatedChart may still hold the old one
     l.nonFinite = 0;
     if (!addRaw(l, points))
         sortRaw(l);
     rebuild();
 }
 
-void MetricChartWidget::reserveFor(Line& l, std::size_t incoming)
-{
-    // Left to std::vector, the three columns (same size, same capacity)
-    // reallocate in the same append: at a million points that is 3 x 16 MB
-    // allocated, page-faulted and copied in one GUI-thread event, a stall of
-    // 100-500 ms while following a fast run (bench_follow, issue 5). So a
-    // column too small for this append grows now, and otherwise at most one
-    // column per append grows ahead of need once it is 3/4 full: the copies
-    // are spread over consecutive appends (and over time across every chart:
-    // GrowthPacer). Growth stays geometric (x2, at 3/4 full at the
-    // earliest), so the capacity is at most 8/3 of the points held.
-    GrowthPacer::reserve({&l.steps, &l.wall, &l.values}, l.steps.size() + incoming);
-}
-
 bool MetricChartWidget::addRaw(Line& l, const QList<SeriesPoint>& points)
 {
-    reserveFor(l, std::size_t(points.size()));
+    // Packed as they come: no column doubles, nothing already held is
+    // copied (the stalls GrowthPacer spread out are gone with the vectors).
+    PackedMetricSeries& d = *l.data;
     bool ordered = true;
-    double lastStep = l.steps.empty() ? -std::numeric_limits<double>::infinity() : l.steps.back();
+    double lastStep = d.isEmpty() ? -std::numeric_limits<double>::infinity() : d.last().step;
     for (const SeriesPoint& p : points) {
         ordered = ordered && p.x >= lastStep;
         lastStep = p.x;
-        l.steps.push_back(p.x);
-        l.wall.push_back(p.wallMs);
-        l.values.push_back(p.y);
+        d.append(p.x, p.wallMs, p.y);
         l.nonFinite += !std::isfinite(p.y);
     }
     return ordered;
@@ -151,18 +174,18 @@ bool MetricChartWidget::addRaw(Line& l, const QList<SeriesPoint>& points)
 
 void MetricChartWidget::sortRaw(Line& l)
 {
-    std::vector<std::size_t> perm(l.steps.size());
+    // A step went back (rare: points out of order): unpack, stable sort by
+    // step, pack again into a new series (the chart still holds the old one
+    // until rebuild()).
+    std::vector<double> steps, wall, values;
+    l.data->decode(0, l.data->size(), &steps, &wall, &values);
+    std::vector<std::size_t> perm(steps.size());
     std::iota(perm.begin(), perm.end(), std::size_t(0));
-    std::stable_sort(perm.begin(), perm.end(), [&l](std::size_t a, std::size_t b) { return l.steps[a] < l.steps[b]; });
-    std::vector<double> s(perm.size()), w(perm.size()), v(perm.size());
-    for (std::size_t k = 0; k < perm.size(); ++k) {
-        s[k] = l.steps[perm[k]];
-        w[k] = l.wall[perm[k]];
-        v[k] = l.values[perm[k]];
-    }
-    l.steps = std::move(s);
-    l.wall = std::move(w);
-    l.values = std::move(v);
+    std::stable_sort(perm.begin(), perm.end(), [&](std::size_t a, std::size_t b) { return steps[a] < steps[b]; });
+    auto sorted = std::make_shared<PackedMetricSeries>();
+    for (const std::size_t k : perm)
+        sorted->append(steps[k], wall[k], values[k]);
+    l.data = std::move(sorted);
 }
 
 bool MetricChartWidget::drawable() const
@@ -170,10 +193,16 @@ bool MetricChartWidget::drawable() const
     return m_mode != XAxisMode::Epoch || m_epochs.isValid();
 }
 
-std::vector<double> MetricChartWidget::mapped(const Line& l, std::size_t from) const
+std::vector<double> MetricChartWidget::mapped(const Line& l, qsizetype from) const
 {
-    const std::span<const double> steps(l.steps), wall(l.wall);
-    return mapX(m_mode, steps.subspan(from), wall.subspan(from), m_epochs, m_t0);
+    std::vector<double> steps, wall;
+    l.data->decode(from, l.data->size(), &steps, &wall, nullptr);
+    return mapX(m_mode, steps, wall, m_epochs, m_t0);
+}
+
+bool MetricChartWidget::drawPacked(const Line& l) const
+{
+    return PackedXMap{m_mode, m_t0}.directly(*l.data);
 }
 
 void MetricChartWidget::appendPoints(const QString& name, const QList<SeriesPoint>& points)
@@ -181,7 +210,7 @@ void MetricChartWidget::appendPoints(const QString& name, const QList<SeriesPoin
     if (points.isEmpty())
         return;
     Line& l = line(name);
-    const std::size_t from = l.steps.size();
+    const qsizetype from = l.data->size();
     if (!addRaw(l, points)) {
         sortRaw(l);
         rebuild();
@@ -191,9 +220,17 @@ void MetricChartWidget::appendPoints(const QString& name, const QList<SeriesPoin
         rebuild();
         return;
     }
-    if (drawable()) {
+    if (l.packed && !drawPacked(l)) {
+        rebuild(); // the wall times went back: plain columns from now on
+        return;
+    }
+    if (l.packed) {
+        m_chart->packedAppended(l.series);
+    } else if (drawable()) {
         const std::vector<double> x = mapped(l, from);
-        m_chart->appendPoints(l.series, x, std::span<const double>(l.values).subspan(from));
+        std::vector<double> values;
+        l.data->decode(from, l.data->size(), nullptr, nullptr, &values);
+        m_chart->appendPoints(l.series, x, values);
     }
     if (!m_restarts.isEmpty() && (m_mode == XAxisMode::RelativeTime || m_mode == XAxisMode::WallTime))
         updateMarkers(); // the point at a restart may have just arrived
@@ -217,8 +254,10 @@ void MetricChartWidget::setXAxis(XAxisMode mode, const EpochMap& epochs, double 
         // bytes a point less, issue 5).
         same = true;
         for (const Line& l : m_lines) {
-            const std::vector<double> x = mapped(l, 0);
-            const std::vector<double> drawn = mapX(XAxisMode::Epoch, l.steps, l.wall, oldEpochs, m_t0);
+            std::vector<double> steps, wall;
+            l.data->decode(0, l.data->size(), &steps, &wall, nullptr);
+            const std::vector<double> x = mapX(m_mode, steps, wall, m_epochs, m_t0);
+            const std::vector<double> drawn = mapX(XAxisMode::Epoch, steps, wall, oldEpochs, m_t0);
             same = same && x.size() == drawn.size();
             for (std::size_t i = 0; same && i < x.size(); ++i)
                 same = std::abs(x[i] - drawn[i]) <= 1e-9 * std::max(1.0, std::abs(x[i]));
@@ -247,13 +286,21 @@ void MetricChartWidget::rebuild()
     for (std::size_t i = 0; i < m_lines.size(); ++i) {
         Line& l = m_lines[i];
         l.series = -1;
-        if (!drawable() || l.values.empty())
+        l.packed = false;
+        if (!drawable() || l.data->isEmpty())
             continue;
+        const QString name = l.name.isEmpty() ? m_key : m_key + QStringLiteral(" ") + l.name;
+        if (drawPacked(l)) {
+            l.packed = true;
+            l.series = m_chart->addPackedSeries(name, lineColour(i), l.data, PackedXMap{m_mode, m_t0});
+            continue;
+        }
         SharedColumn x = std::make_shared<const std::vector<double>>(mapped(l, 0));
-        SharedColumn y = std::make_shared<const std::vector<double>>(l.values);
+        auto values = std::make_shared<std::vector<double>>();
+        l.data->decode(0, l.data->size(), nullptr, nullptr, values.get());
+        SharedColumn y = std::move(values);
         sortByX(x, y);
-        l.series = m_chart->addSeries(
-                l.name.isEmpty() ? m_key : m_key + QStringLiteral(" ") + l.name, lineColour(i), x, y);
+        l.series = m_chart->addSeries(name, lineColour(i), x, y);
     }
     updateMarkers();
     updateTitle();
@@ -275,11 +322,12 @@ void MetricChartWidget::updateMarkers()
             double wall = std::numeric_limits<double>::quiet_NaN();
             if (timeAxis) {
                 // The wall time of the first point at or after the step.
-                const Line& l = m_lines.front().values.empty() && m_lines.size() > 1 ? m_lines[1] : m_lines.front();
-                const auto it = std::lower_bound(l.steps.begin(), l.steps.end(), s);
-                if (it == l.steps.end())
+                const Line& l = m_lines.front().data->isEmpty() && m_lines.size() > 1 ? m_lines[1] : m_lines.front();
+                const qsizetype at = l.data->lowerBoundStep(s);
+                if (at >= l.data->size())
                     continue;
-                wall = l.wall[std::size_t(it - l.steps.begin())];
+                PackedMetricSeries::Chunk buf;
+                wall = l.data->at(at, buf).wallMs;
                 if (!std::isfinite(wall))
                     continue;
             }
@@ -325,16 +373,16 @@ void MetricChartWidget::updateTitle()
                                    : QString::number(last, 'g', 5);
     };
     const Line& own = m_lines.front();
-    if (!own.values.empty()) {
-        title += QStringLiteral("   %1 (%2 points").arg(number(own.values.back())).arg(own.values.size());
+    if (!own.data->isEmpty()) {
+        title += QStringLiteral("   %1 (%2 points").arg(number(own.data->last().value)).arg(own.data->size());
         if (own.nonFinite > 0)
             title += QStringLiteral(", %1 nan/inf").arg(own.nonFinite);
         title += u')';
     }
     for (std::size_t i = 1; i < m_lines.size(); ++i) {
         const Line& l = m_lines[i];
-        if (!l.values.empty())
-            title += QStringLiteral("   %1 %2").arg(l.name, number(l.values.back()));
+        if (!l.data->isEmpty())
+            title += QStringLiteral("   %1 %2").arg(l.name, number(l.data->last().value));
     }
     m_chart->setTitle(title);
 }

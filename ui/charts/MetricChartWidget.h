@@ -3,10 +3,12 @@
 #include "DecimatedChart.h"
 #include "SeriesData.h"
 #include "XAxisMap.h"
+#include "core/store/PackedMetricSeries.h"
 
 #include <QList>
 #include <QWidget>
 
+#include <memory>
 #include <vector>
 
 class QChartView;
@@ -27,6 +29,13 @@ namespace ty {
 // re-decimates only the last pixel column onward (no full redraw); a point
 // with a smaller step than the last one makes the series re-sort and redraw.
 // OpenGL is never enabled (it crashes under the offscreen platform).
+//
+// Memory: each line's points are held once, packed (PackedMetricSeries,
+// core/store: ~2-3 bytes a point for decimal values a trainer prints, at
+// most 24 + ~0.5), and drawn from there (DecimatedChart::addPackedSeries) on
+// the step and time axes; only the epoch axis (and a time axis whose wall
+// times go back) hands DecimatedChart plain mapped columns (16 bytes a
+// point, as before issue #27).
 //
 // Lines: a key logged by several ranks of a distributed run (`loss[rank0]`,
 // `loss[rank1]`, MetricExtractor::rankKey) is one chart with one line per
@@ -56,6 +65,9 @@ public:
     // The points of one line as received, in step order (empty: no such line).
     std::vector<double> lineValues(const QString& line) const;
     std::vector<double> lineSteps(const QString& line) const;
+    // The packed points of one line (null: no such line). Not to be kept
+    // across a setPoints() or an out-of-order append (a new series then).
+    std::shared_ptr<const PackedMetricSeries> lineData(const QString& line) const;
 
     // The x axis. `epochs` is used for XAxisMode::Epoch (invalid: nothing
     // drawn, a notice says why); `t0Ms` for RelativeTime.
@@ -72,13 +84,17 @@ public:
     void setRestarts(const QList<qint64>& steps);
     QList<qint64> restarts() const { return m_restarts; }
 
-    // The points of the key's own line as received, in step order.
-    const std::vector<double>& steps() const { return m_lines.front().steps; }
-    const std::vector<double>& values() const { return m_lines.front().values; }
-    const std::vector<double>& wallMs() const { return m_lines.front().wall; }
+    // The points of the key's own line as received, in step order (unpacked:
+    // O(points) each).
+    std::vector<double> steps() const;
+    std::vector<double> values() const;
+    std::vector<double> wallMs() const;
+    // The first finite wall time of the key's own line (NaN: none); reads
+    // only as far as it finds one.
+    double firstWallMs() const;
 
     // What is drawn, for tests and the status line (the key's own line).
-    qsizetype pointCount() const { return qsizetype(values().size()); }
+    qsizetype pointCount() const { return m_lines.front().data->size(); }
     int segmentCount() const;
     QList<int> segmentPointCounts() const; // drawn (decimated) points per segment
     int gapMarkerCount() const;
@@ -93,23 +109,24 @@ private:
     struct Line {
         QString name;
         // Every point received (the chart needs them all to redraw on an axis
-        // change): 24 bytes a point here plus DecimatedChart's x and y columns
-        // (16 bytes), i.e. memory grows with the run's number of metric points,
-        // not with the console's rate or the time spent following (issue 5).
-        std::vector<double> steps, wall, values;
+        // change), packed, shared with DecimatedChart when it draws from them
+        // (issue #27; before it: 40 bytes a point and vector capacity).
+        std::shared_ptr<PackedMetricSeries> data = std::make_shared<PackedMetricSeries>();
         qsizetype nonFinite = 0;
-        int series = -1; // DecimatedChart series index; -1: not drawn
+        int series = -1;     // DecimatedChart series index; -1: not drawn
+        bool packed = false; // the series is drawn from `data` (addPackedSeries)
     };
     Line& line(const QString& name); // created on first use
     const Line* findLine(const QString& name) const;
     QColor lineColour(std::size_t index) const;
-    static void reserveFor(Line& l, std::size_t incoming);         // grows the columns one at a time
     static bool addRaw(Line& l, const QList<SeriesPoint>& points); // false: not in step order any more
     static void sortRaw(Line& l);
     void rebuild();
     void updateTitle();
     bool drawable() const;
-    std::vector<double> mapped(const Line& l, std::size_t from) const;
+    std::vector<double> mapped(const Line& l, qsizetype from) const;
+    // Whether line `l` can be drawn from its packed points on this axis.
+    bool drawPacked(const Line& l) const;
     void updateMarkers();
 
     QString m_key;

@@ -144,13 +144,14 @@ double MetricChartsPanel::startMs() const
         return double(m_runStart);
     bool have = false;
     double t0 = 0;
-    for (const MetricChartWidget* c : m_charts)
-        for (double w : c->wallMs())
-            if (std::isfinite(w)) {
-                t0 = have ? std::min(t0, w) : w;
-                have = true;
-                break; // in step order: the first is (nearly always) the earliest
-            }
+    for (const MetricChartWidget* c : m_charts) {
+        // In step order: the first is (nearly always) the earliest.
+        const double w = c->firstWallMs();
+        if (std::isfinite(w)) {
+            t0 = have ? std::min(t0, w) : w;
+            have = true;
+        }
+    }
     return t0;
 }
 

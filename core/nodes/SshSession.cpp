@@ -24,7 +24,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstring>
 
 namespace ty {
@@ -39,13 +38,6 @@ constexpr int kMaxPollRounds = 64;
 // many bytes (a single larger packet alone), once per service() otherwise:
 // one queued event per batch, not per packet.
 constexpr qsizetype kReceivedBatch = 256 * 1024;
-// Batch buffers handed on are kept (shared) and refilled once their receiver
-// has let go of them: a fresh 256 KiB buffer per batch came from pages the
-// allocator had just given back to the kernel, and faulting in and zeroing
-// them cost this thread about as much as decrypting the bytes (perf, bench_ssh
-// console run: clear_page_erms 14 % of the thread). At most this many are
-// kept; they are let go when a tick passes without a batch.
-constexpr int kSpareBatches = 4;
 
 QString getStringOption(ssh_session s, ssh_options_e which)
 {
@@ -321,10 +313,6 @@ void SshSession::start()
     m_tick = new QTimer(this);
     m_tick->setInterval(kTickMs);
     connect(m_tick, &QTimer::timeout, this, &SshSession::service);
-    connect(m_tick, &QTimer::timeout, this, [this] {
-        if (!std::exchange(m_batchesSinceTick, 0))
-            m_spareBatches.clear(); // idle: give the memory back
-    });
     m_tick->start();
 
     m_running = true;
@@ -1236,9 +1224,8 @@ int SshSession::onChannelData(
     } else {
         if (self->m_received.size() + qsizetype(len) > kReceivedBatch)
             self->emitReceived();
-        // A second packet: room for a batch (a lone reply stays small).
         if (!self->m_received.isEmpty() && self->m_received.capacity() < kReceivedBatch)
-            self->m_received = self->batchBuffer(self->m_received);
+            self->m_received.reserve(kReceivedBatch); // a second packet: room for a batch (a lone reply stays small)
         self->m_received.append(static_cast<const char*>(data), qsizetype(len));
         // Inside a blocking call (a file job's SFTP request, connect, the
         // close in freeAll()) no service() end follows soon to hand the batch
@@ -1249,37 +1236,10 @@ int SshSession::onChannelData(
     return int(len); // everything consumed: both streams are always drained
 }
 
-QByteArray SshSession::batchBuffer(const QByteArray& start)
-{
-    for (qsizetype i = 0; i < m_spareBatches.size(); ++i) {
-        // Only this list holds it: every receiver is done with its bytes.
-        // (isDetached() reads the count relaxed; the receivers' last reads
-        // came before their release of it, ordered by this fence.)
-        if (!m_spareBatches[i].isDetached())
-            continue;
-        std::atomic_thread_fence(std::memory_order_acquire);
-        QByteArray b = m_spareBatches.takeAt(i);
-        b.resize(0); // keeps the capacity
-        b.append(start);
-        return b;
-    }
-    QByteArray b;
-    b.reserve(kReceivedBatch);
-    b.append(start);
-    return b;
-}
-
 void SshSession::emitReceived()
 {
-    if (m_received.isEmpty())
-        return;
-    QByteArray batch = std::exchange(m_received, QByteArray());
-    if (batch.capacity() >= kReceivedBatch) {
-        ++m_batchesSinceTick;
-        if (m_spareBatches.size() < kSpareBatches)
-            m_spareBatches.append(batch); // shared until the receiver lets go
-    }
-    Q_EMIT data(batch);
+    if (!m_received.isEmpty())
+        Q_EMIT data(std::exchange(m_received, QByteArray()));
 }
 
 void SshSession::onChannelEof(ssh_session_struct*, ssh_channel_struct*, void* userdata)

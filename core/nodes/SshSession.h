@@ -83,7 +83,6 @@
 #include "core/nodes/SshNodeOptions.h"
 
 #include <QByteArray>
-#include <QList>
 #include <QObject>
 #include <QString>
 
@@ -177,9 +176,6 @@ private:
     void drainPosted();
     void pumpDuringFileJob();
     void emitReceived(); // data(m_received), if it holds anything
-    // A buffer of kReceivedBatch capacity starting with `start`: a spare one
-    // whose receivers have all let go of it, else a new one.
-    QByteArray batchBuffer(const QByteArray& start);
 
     // libssh callbacks (called from inside libssh calls on this thread: they
     // only record and emit, never free anything).
@@ -204,10 +200,8 @@ private:
     QString m_resolvedHost;
     QString m_resolvedUser;
     int m_resolvedPort = 0;
-    QByteArray m_out;                 // bytes for the agent not yet taken by the channel
-    QByteArray m_received;            // the agent's stdout not yet handed on by data()
-    QList<QByteArray> m_spareBatches; // batches handed on, refilled once unshared (batchBuffer())
-    int m_batchesSinceTick = 0;
+    QByteArray m_out;      // bytes for the agent not yet taken by the channel
+    QByteArray m_received; // the agent's stdout not yet handed on by data()
     QByteArray m_stderrBuf;
     bool m_running = false; // started() emitted
     bool m_finished = false;

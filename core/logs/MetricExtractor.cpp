@@ -870,6 +870,12 @@ QHash<QString, MetricExtractor::KeyState>::iterator MetricExtractor::internKey(c
 
 QList<ExtractedMetric> MetricExtractor::extract(QStringView line)
 {
+    // A line with no '=' or ':', no step or epoch word and no custom rule to
+    // try gives nothing in any of its rank parts (extractPart returns before
+    // it changes anything): most console lines. Decided in two SSE2 passes,
+    // before the search for rank prefixes.
+    if (m_rules.isEmpty() && !containsEqualsOrColon(line) && !mayNameStepOrEpoch(line))
+        return {};
     // Per-rank prefixes: each rank's part of the line is read on its own,
     // also where two ranks' writes ended up on one line.
     qsizetype bracket = line.indexOf(u'[');

@@ -58,6 +58,55 @@ bool containsEqualsOrColon(QStringView line)
     return false;
 }
 
+// Whether `line` may name a step or epoch in the words scanStepEpochWords
+// looks for: each of them holds "tep" (step, global_step), "ter" (iter,
+// iteration) or "poc" (epoch), in any ASCII case. Never false for a line
+// that holds one; true for some that do not. SSE2: sixteen units narrowed to
+// bytes, three overlapping such loads test sixteen positions a step, so the
+// common line (no such word) costs about two instructions per unit instead
+// of the word scan's per-unit checks.
+bool mayNameStepOrEpoch(QStringView line)
+{
+    const char16_t* const units = line.utf16();
+    const qsizetype n = line.size();
+#if defined(__SSE2__)
+    if (n >= 18) {
+        // Units k .. k+15 as bytes, ASCII letters folded to lower case with
+        // | 0x20. The narrowing saturates (0x100-0x7fff -> 0xff, 0x8000 and
+        // above -> 0): no other unit becomes a byte that folds onto a letter.
+        const __m128i fold = _mm_set1_epi8(0x20);
+        const auto load = [&](qsizetype k) {
+            const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(units + k));
+            const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(units + k + 8));
+            return _mm_or_si128(_mm_packus_epi16(lo, hi), fold);
+        };
+        const auto is = [](__m128i x, char c) { return _mm_cmpeq_epi8(x, _mm_set1_epi8(c)); };
+        // A trigram starting at any of k .. k+15 (reads units k .. k+17).
+        const auto hits = [&](qsizetype k) {
+            const __m128i a = load(k), b = load(k + 1), c = load(k + 2);
+            const __m128i te = _mm_and_si128(is(a, 't'), is(b, 'e'));
+            const __m128i tePR = _mm_and_si128(te, _mm_or_si128(is(c, 'p'), is(c, 'r')));
+            const __m128i poc = _mm_and_si128(_mm_and_si128(is(a, 'p'), is(b, 'o')), is(c, 'c'));
+            return _mm_movemask_epi8(_mm_or_si128(tePR, poc)) != 0;
+        };
+        qsizetype k = 0;
+        for (; k + 18 <= n; k += 16)
+            if (hits(k))
+                return true;
+        // Trigrams starting at k .. n-3 are left: the last eighteen units,
+        // overlapping what was read, no scalar tail.
+        return k + 3 <= n && hits(n - 18);
+    }
+#endif
+    const auto folded = [&](qsizetype k) { return char16_t(units[k] | 0x20); };
+    for (qsizetype k = 0; k + 3 <= n; ++k) {
+        const char16_t a = folded(k), b = folded(k + 1), c = folded(k + 2);
+        if ((a == u't' && b == u'e' && (c == u'p' || c == u'r')) || (a == u'p' && b == u'o' && c == u'c'))
+            return true;
+    }
+    return false;
+}
+
 bool isKeyStart(QChar c)
 {
     const char16_t u = c.unicode();
@@ -507,6 +556,8 @@ void MetricExtractor::scanStepEpochWords(QStringView line, LineInfo& info) const
     // then no word character, `.` or `%`. Hand-written: this runs on every
     // metric line.
     static constexpr std::string_view kWords[] = {"global_step", "iteration", "iter", "step", "epoch"};
+    if (!mayNameStepOrEpoch(line))
+        return; // most lines: none of the words (the scan below reads every unit)
     const qsizetype n = line.size();
     auto lower = [&](qsizetype i) { return char(line[i].unicode() < 0x80 ? (line[i].unicode() | 0x20) : 0); };
     auto wordChar = [&](qsizetype i) { return isKeyChar(line[i]) && line[i] != u'-' && line[i] != u'/'; };
@@ -819,6 +870,12 @@ QHash<QString, MetricExtractor::KeyState>::iterator MetricExtractor::internKey(c
 
 QList<ExtractedMetric> MetricExtractor::extract(QStringView line)
 {
+    // A line with no '=' or ':', no step or epoch word and no custom rule to
+    // try gives nothing in any of its rank parts (extractPart returns before
+    // it changes anything): most console lines. Decided in two SSE2 passes,
+    // before the search for rank prefixes.
+    if (m_rules.isEmpty() && !containsEqualsOrColon(line) && !mayNameStepOrEpoch(line))
+        return {};
     // Per-rank prefixes: each rank's part of the line is read on its own,
     // also where two ranks' writes ended up on one line.
     qsizetype bracket = line.indexOf(u'[');

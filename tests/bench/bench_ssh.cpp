@@ -39,13 +39,14 @@
 //    connection and login shell); and, for comparison only, into a new local
 //    file (OpenSSH storing what the engine stores). CPU seconds per thread of this process and
 //    of the whole machine are printed per phase. All use the cipher forced
-//    in the client config (Ciphers chacha20-poly1305@openssh.com, read by
-//    libssh and OpenSSH alike); the cipher libssh negotiates with and without
-//    that line is printed. MB = 10^6 bytes.
+//    in the client config (Ciphers chacha20-poly1305@openssh.com, or
+//    --cipher NAME, e.g. aes128-gcm@openssh.com; read by libssh and OpenSSH
+//    alike); the cipher libssh negotiates with and without that line is
+//    printed. MB = 10^6 bytes.
 //
 // Usage: bench_ssh [--runs N (200)] [--mb N (1024)] [--ssh-true N (20)]
 //                  [--mux N (50)] [--no-latency] [--no-console] [--dir DIR]
-//                  [--keep]
+//                  [--keep] [--cipher NAME]
 // Needs root and /usr/sbin/sshd (as the SSH integration tests).
 #include "tests/integration/SshdFixture.h"
 
@@ -84,7 +85,8 @@ using namespace ty;
 
 namespace {
 
-constexpr const char* kCipher = "chacha20-poly1305@openssh.com";
+// The cipher forced for every client unless --cipher names another.
+constexpr const char* kDefaultCipher = "chacha20-poly1305@openssh.com";
 
 // SHA-256 through OpenSSL (SHA-NI: ~1.4 GB/s here): QCryptographicHash's
 // portable SHA-256 does ~85 MB/s on this machine and would bound the bare
@@ -351,6 +353,7 @@ struct Options {
     bool console = true;
     bool keep = false;
     QString dir;
+    QString cipher = QString::fromLatin1(kDefaultCipher); // --cipher: every client's, libssh and OpenSSH alike
 };
 
 class Bench {
@@ -775,8 +778,11 @@ bool Bench::consoleThroughput()
             return fail(QStringLiteral("agent tail: %1").arg(error.isEmpty() ? QStringLiteral("timeout") : error));
         tailMs = nowMs(clock);
         const double cpu = cpuSeconds(RUSAGE_SELF) - cpu0;
-        std::printf("  bare tail CPU-s: this process's threads: %s; whole machine busy %.2f of %.2f available\n",
-                qPrintable(cpuDelta(threads0, threadCpu())), machineBusyCpu() - busy0, 2 * tailMs / 1000.0);
+        const double monoStart = clock.msecsSinceReference() / 1000.0; // CLOCK_MONOTONIC, for perf --time
+        std::printf("  bare tail CPU-s: this process's threads: %s; whole machine busy %.2f of %.2f available"
+                    " (CLOCK_MONOTONIC %.3f-%.3f s)\n",
+                qPrintable(cpuDelta(threads0, threadCpu())), machineBusyCpu() - busy0, 2 * tailMs / 1000.0, monoStart,
+                monoStart + tailMs / 1000.0);
         QObject::disconnect(c1);
         QObject::disconnect(c2);
         const QByteArray got = h.hexResult();
@@ -911,7 +917,7 @@ int Bench::run()
             fail(QStringLiteral("cannot write the client config"));
             return 1;
         }
-        out.write(in.readAll() + "Host *\n  Ciphers " + kCipher + "\n");
+        out.write(in.readAll() + "Host *\n  Ciphers " + m_opt.cipher.toLatin1() + "\n");
         m_config = out.fileName();
     }
     std::printf("bench_ssh: sshd (OpenSSH) on 127.0.0.2:%d, work dir %s\n", m_sshd.port(), qPrintable(m_work));
@@ -1056,12 +1062,15 @@ int main(int argc, char** argv)
             o.keep = true;
         else if (a == QStringLiteral("--dir"))
             o.dir = next();
+        else if (a == QStringLiteral("--cipher"))
+            o.cipher = next();
         else {
             std::fprintf(stderr,
                     "usage: bench_ssh [--runs N (200)] [--mb N (1024)] [--ssh-true N (20)] [--mux N (50)]\n"
                     "                 [--history N (0): finished runs in the database first]\n"
                     "                 [--policy fcfs|priority|sjf|backfill|fair-share (the default's)]\n"
-                    "                 [--no-latency] [--no-console] [--dir DIR] [--keep]\n");
+                    "                 [--no-latency] [--no-console] [--dir DIR] [--keep]\n"
+                    "                 [--cipher NAME (chacha20-poly1305@openssh.com), e.g. aes128-gcm@openssh.com]\n");
             return 2;
         }
     }

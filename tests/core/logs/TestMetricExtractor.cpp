@@ -622,6 +622,58 @@ private Q_SLOTS:
         QVERIFY(x.extract(u"step: 12").isEmpty());
     }
 
+    // Every step/epoch word, in every case, at every position of lines short
+    // and long (the words' SSE2 pre-check reads sixteen units a step and ends
+    // on the line's last eighteen; lines under 18 units are checked one unit
+    // at a time: a word in any lane, in that tail or on a short line counts).
+    void stepAndEpochWordsAtEveryPosition()
+    {
+        const struct {
+            QString word;
+            bool epoch;
+        } words[] = {{QStringLiteral("step"), false}, {QStringLiteral("STEP"), false},
+                {QStringLiteral("Global_Step:"), false}, {QStringLiteral("iter"), false},
+                {QStringLiteral("ITERATION"), false}, {QStringLiteral("Epoch"), true}, {QStringLiteral("ePOCH"), true}};
+        for (const auto& w : words) {
+            for (int pad = 0; pad < 24; ++pad) {
+                const QString lead(pad, u'x');
+                const QStringList lines{QString(lead + u' ' + w.word + u" 42 loss=0.5"), // the word after `pad` units
+                        QString(QStringLiteral("loss=0.5 (") + lead + u' ' + w.word
+                                + u" 42)"),                                 // the word ending the line
+                        QString(w.word + u" 42 loss=0.5 (" + lead + u')')}; // the word first
+                for (const QString& line : lines) {
+                    MetricExtractor x;
+                    const QList<ExtractedMetric> ms = x.extract(line);
+                    QString got;
+                    for (const ExtractedMetric& m : ms)
+                        got += QStringLiteral(" %1=%2@%3/%4").arg(m.key).arg(m.value).arg(m.step).arg(m.stepFromLine);
+                    QVERIFY2(ms.size() == 1, qPrintable(line + u" ->" + got));
+                    QCOMPARE(ms.at(0).key, QStringLiteral("loss"));
+                    if (w.epoch) {
+                        QVERIFY2(ms.at(0).epoch == std::optional<double>(42), qPrintable(line));
+                        QVERIFY2(!ms.at(0).stepFromLine, qPrintable(line));
+                    } else {
+                        QVERIFY2(ms.at(0).stepFromLine && ms.at(0).step == 42, qPrintable(line));
+                    }
+                }
+            }
+        }
+        for (const QString& line : {QStringLiteral("step 4 loss=5"), QStringLiteral("Iter 4: loss=5"),
+                     QStringLiteral("loss=5 (STEP 4)")}) {
+            MetricExtractor x;
+            const QList<ExtractedMetric> ms = x.extract(line);
+            QVERIFY2(ms.size() == 1 && ms.at(0).stepFromLine && ms.at(0).step == 4, qPrintable(line));
+        }
+        MetricExtractor e;
+        QVERIFY(e.extract(u"epoch 4 loss=5").value(0).epoch == std::optional<double>(4));
+        // The words' letters apart or in other words name nothing.
+        MetricExtractor x;
+        const QStringList none{QStringLiteral("ste p 42 loss=0.5"), QStringLiteral("steps 42 loss=0.5"),
+                QStringLiteral("interstep 42 loss=0.5"), QStringLiteral("epo ch 42 loss=0.5")};
+        for (const QString& line : none)
+            QVERIFY2(!x.extract(line).value(0).stepFromLine && !x.extract(line).value(0).epoch, qPrintable(line));
+    }
+
     void customRules()
     {
         MetricExtractor x({MetricRule{QStringLiteral("throughput"),

@@ -864,6 +864,60 @@ private Q_SLOTS:
         panel.setXAxis(XAxisMode::Step);
         QCOMPARE(chart->decimatedChart()->markers(), (QList<double>{5.0}));
     }
+
+    // Issue #25: a retried run's second attempt resumed at step 5: selected,
+    // it shows attempt 1's steps 1-4 and its own 5-8 as one line, marked at
+    // 5; the first attempt alone shows its own 1-6.
+    void attemptsReadAsOneSeries()
+    {
+        QTemporaryDir dir;
+        auto opened = ResultStore::open(dir.filePath(QStringLiteral("results.db")));
+        QVERIFY(opened);
+        std::unique_ptr<ResultStore> store = std::move(*opened);
+        RunRecord r;
+        r.name = QStringLiteral("retried");
+        r.argv = {QStringLiteral("python3"), QStringLiteral("train.py")};
+        r.workdir = dir.path();
+        const auto group = store->createGroup(RunGroupKind::Attempts, r.name, QDateTime::currentDateTimeUtc());
+        QVERIFY(group);
+        QList<RunId> ids;
+        for (int a = 1; a <= 2; ++a) {
+            RunRecord attempt = r;
+            attempt.groups = {RunGroupMembership{*group, RunGroupKind::Attempts, a, {}}};
+            auto id = store->createRun(attempt, {});
+            QVERIFY(id);
+            ids << *id;
+        }
+        const QString key = QStringLiteral("loss");
+        QList<MetricPoint> first, second;
+        for (int s = 1; s <= 6; ++s)
+            first.append(MetricPoint{ids[0], key, s, std::nullopt, 1000 * s, 1.0 / s});
+        for (int s = 5; s <= 8; ++s)
+            second.append(MetricPoint{ids[1], key, s, std::nullopt, 100000 + 1000 * s, 0.5 / s});
+        store->appendMetrics(first);
+        store->appendMetrics(second);
+        QVERIFY(store->flush());
+
+        StoreReader reader(store.get());
+        QSignalSpy loaded(&reader, &StoreReader::metricsLoaded);
+        QSignalSpy restarts(&reader, &StoreReader::restartsLoaded);
+        reader.requestMetrics(ids[1], 1);
+        QTRY_COMPARE(restarts.size(), 1);
+        using Series = QMap<QString, QList<MetricPoint>>;
+        using Steps = QMap<QString, QList<qint64>>;
+        const auto series = loaded.first().at(2).value<Series>();
+        QStringList got;
+        for (const MetricPoint& p : series.value(key))
+            got << QStringLiteral("%1:%2").arg(p.run == ids[0] ? 1 : 2).arg(p.step);
+        QCOMPARE(got,
+                QStringList({u"1:1"_qs, u"1:2"_qs, u"1:3"_qs, u"1:4"_qs, u"2:5"_qs, u"2:6"_qs, u"2:7"_qs, u"2:8"_qs}));
+        QCOMPARE(restarts.first().at(2).value<Steps>().value(key), (QList<qint64>{5}));
+
+        reader.requestMetrics(ids[0], 2);
+        QTRY_COMPARE(restarts.size(), 2);
+        QCOMPARE(loaded.last().at(2).value<Series>().value(key).size(), 6);
+        QVERIFY(restarts.last().at(2).value<Steps>().isEmpty());
+    }
 };
 
 QTEST_MAIN(TestMetricChart)

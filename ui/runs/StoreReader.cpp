@@ -1,5 +1,7 @@
 #include "StoreReader.h"
 
+#include "core/retry/AttemptMetrics.h"
+
 #include "core/store/ResultStore.h"
 
 #include <QMetaObject>
@@ -105,14 +107,29 @@ void StoreReader::loadRuns()
 
 void StoreReader::loadMetrics(RunId run, int ticket)
 {
+    QList<MetricPoint> points;
+    QList<MetricRestart> rs = m_store->metricRestarts(run);
+    // A later attempt of a retried run: its attempts so far as one series,
+    // each resumed attempt from its first step, marked like a restart.
+    const auto record = m_store->run(run);
+    const auto attempt = record ? membershipOf(*record, RunGroupKind::Attempts) : std::nullopt;
+    if (attempt && attempt->position > 1) {
+        QList<QList<MetricPoint>> perAttempt;
+        for (const auto& [id, m] : m_store->groupMembers(attempt->group))
+            if (m.position <= attempt->position)
+                perAttempt.append(m_store->metrics(id));
+        StitchedMetrics stitched = stitchAttemptMetrics(perAttempt);
+        points = std::move(stitched.points);
+        rs = stitched.resumes + rs;
+    } else {
+        points = m_store->metrics(run);
+    }
     QMap<QString, QList<MetricPoint>> series;
-    const QList<MetricPoint> points = m_store->metrics(run);
-    for (const MetricPoint& p : points)
+    for (const MetricPoint& p : std::as_const(points))
         series[p.key].append(p);
     Q_EMIT metricsLoaded(run, ticket, series);
     QMap<QString, QList<qint64>> restarts;
-    const QList<MetricRestart> rs = m_store->metricRestarts(run);
-    for (const MetricRestart& r : rs)
+    for (const MetricRestart& r : std::as_const(rs))
         restarts[r.key].append(r.step);
     Q_EMIT restartsLoaded(run, ticket, restarts);
 }

@@ -38,7 +38,10 @@ public:
     // load or update (a full load when there was none yet).
     void requestRunUpdates();
     // Thread-safe: post a load of all metric points of `run`, answered with
-    // `ticket` so the receiver can drop answers to older requests.
+    // `ticket` so the receiver can drop answers to older requests. A later
+    // attempt of a retried run answers with its attempts up to it as one
+    // series (core/retry/AttemptMetrics.h: each resumed attempt from its
+    // first step on), each attempt's first step a restart.
     void requestMetrics(RunId run, int ticket);
     // Thread-safe: post a check of the database's data version (another
     // process wrote?); emits externalChange when it moved.

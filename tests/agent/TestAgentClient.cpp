@@ -238,7 +238,7 @@ private Q_SLOTS:
 
     void stderrBytesAreMarked()
     {
-        QCOMPARE(s_->client->hello().revision, 5);
+        QCOMPARE(s_->client->hello().revision, 6);
         const QString run = newRunId("stderr");
         auto st = runToEnd(run,
                 {QStringLiteral("sh"), QStringLiteral("-c"),

@@ -16,6 +16,8 @@
 
 #include <QDir>
 #include <QFile>
+#include <QProcess>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -221,7 +223,29 @@ private Q_SLOTS:
 
     // Without `retry:`: SIGTERM, and requeued all the same (as Slurm and
     // Kubernetes requeue preempted work).
-    void preemptedWithoutRetryIsRequeued() { runStory(QStringLiteral("SIGTERM"), {}); }
+    void preemptedWithoutRetryIsRequeued()
+    {
+        RunId victim = 0;
+        runStory(QStringLiteral("SIGTERM"), {}, &victim);
+        if (QTest::currentTestFailed())
+            return;
+        // `trainyardctl show` says it (every run has ended: it needs no service).
+        const RunId next = attemptsOf(victim).at(1).id;
+        m_retries.reset();
+        m_engine.reset();
+        m_store.reset();
+        QProcess ctl;
+        ctl.start(QStringLiteral(TRAINYARD_CTL_PATH),
+                {QStringLiteral("--db"), m_db, QStringLiteral("show"), QString::number(victim)});
+        QVERIFY(ctl.waitForFinished(30000));
+        const QString out = QString::fromUtf8(ctl.readAllStandardOutput());
+        QCOMPARE(ctl.exitCode(), 0);
+        static const QRegularExpression failure(
+                QStringLiteral("^failure +preempted: preempted by run \\d+ \\(priority 10\\) on local$"),
+                QRegularExpression::MultilineOption);
+        QVERIFY2(failure.match(out).hasMatch(), qPrintable(out));
+        QVERIFY2(out.contains(QStringLiteral("attempt    2: run %1 succeeded").arg(next)), qPrintable(out));
+    }
 
     // With `retry:` whose `on` names preempted, and the signal the spec names
     // (the agent's `cancel` with `signal`, protocol revision 6).

@@ -67,13 +67,24 @@ void planPreemptions(SchedulerDecision& decision, const ClusterState& state, con
         return it != input.running.cend() && it->preemptible && it->priority < above && !input.ending.contains(run);
     };
 
+    // The lowest priority among the runs that may be stopped: a waiting run
+    // of no higher priority has no victim (most queues: everything at 0),
+    // and is passed over without looking at the nodes.
+    std::optional<int> lowest;
+    for (const RunningAllocation& a : state.running)
+        if (const auto it = input.running.constFind(a.run);
+                it != input.running.cend() && it->preemptible && !input.ending.contains(a.run))
+            lowest = lowest ? std::min(*lowest, it->priority) : it->priority;
+    if (!lowest)
+        return;
+
     for (PendingInfo& info : decision.pending) {
         const PendingKind kind = info.reason.kind;
         if (kind != PendingKind::WaitingForResources && kind != PendingKind::BlockedByHead
                 && kind != PendingKind::BackfillHeld)
             continue;
         const PendingRun* p = byId.value(info.run);
-        if (!p || p->held || p->nodes != 1)
+        if (!p || p->held || p->nodes != 1 || p->priority <= *lowest)
             continue;
         const QRegularExpression typeRe(p->gpuTypeRegex);
         const auto gpuFits = [&](const GpuState& g, bool freed) {

@@ -68,6 +68,10 @@ struct PreemptionInput {
 //
 // `state` is the cluster with the decision's placements applied
 // (applyDecision): what runs now. `queue` holds the pending runs by id.
+//
+// Cost: nothing beyond O(R) for R running runs unless some waiting run has a
+// higher priority than the lowest preemptible running one; for each such
+// run O(N * R + N * 2^kMaxCandidatesPerNode) over N nodes.
 inline constexpr int kMaxCandidatesPerNode = 12;
 void planPreemptions(SchedulerDecision& decision, const ClusterState& state, const QList<PendingRun>& queue,
         PreemptionInput& input, qint64 nowMs);

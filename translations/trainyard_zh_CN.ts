@@ -2361,17 +2361,17 @@ SHA256 指纹：
 <context>
     <name>ty::QueueView</name>
     <message>
-        <location filename="../ui/queue/QueueView.cpp" line="32"/>
+        <location filename="../ui/queue/QueueView.cpp" line="33"/>
         <source>Policy </source>
         <translation>策略 </translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueView.cpp" line="35"/>
+        <location filename="../ui/queue/QueueView.cpp" line="36"/>
         <source>Scheduling policy</source>
         <translation>调度策略</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueView.cpp" line="37"/>
+        <location filename="../ui/queue/QueueView.cpp" line="38"/>
         <source>Scheduling policy of this database&apos;s queue (%1).
 fcfs: strict submission order · priority: higher first, with aging · sjf: shortest estimated runtime first
 backfill: EASY backfill over priority · fair-share: Slurm&apos;s classic fair-share factor, with backfill</source>
@@ -2380,37 +2380,48 @@ fcfs：严格按提交顺序 · priority：优先级高者先，带老化 · sjf
 backfill：基于优先级的 EASY 回填 · fair-share：Slurm 经典公平共享因子，带回填</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueView.cpp" line="46"/>
+        <location filename="../ui/queue/QueueView.cpp" line="47"/>
         <source>Queue</source>
         <translation>队列</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueView.cpp" line="48"/>
+        <location filename="../ui/queue/QueueView.cpp" line="49"/>
         <source>(default)</source>
         <translation>（默认）</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueView.cpp" line="49"/>
+        <location filename="../ui/queue/QueueView.cpp" line="50"/>
         <source>The queue whose policy is shown: (default), or a job spec&apos;s queue: name</source>
         <translation>显示其策略的队列：（默认），或任务规格中 queue: 指定的队列</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueView.cpp" line="63"/>
+        <location filename="../ui/queue/QueueView.cpp" line="54"/>
+        <source>Preemption</source>
+        <translation>抢占</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/QueueView.cpp" line="56"/>
+        <source>Waiting runs of this queue may stop running runs of lower priority whose job spec says preemptible: true; those are requeued from their checkpoint</source>
+        <translation>此队列中等待的运行可以停止优先级更低、且任务规格写明 preemptible: true 的正在运行的运行；被停止的运行会从其检查点重新排队</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/QueueView.cpp" line="69"/>
         <source>Waiting runs</source>
         <translation>等待中的运行</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueView.cpp" line="111"/>
+        <location filename="../ui/queue/QueueView.cpp" line="117"/>
+        <location filename="../ui/queue/QueueView.cpp" line="127"/>
         <source>Cannot change the policy</source>
         <translation>无法更改策略</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueView.cpp" line="237"/>
+        <location filename="../ui/queue/QueueView.cpp" line="272"/>
         <source>No runs waiting.</source>
         <translation>没有等待中的运行。</translation>
     </message>
     <message>
-        <location filename="../ui/queue/QueueView.cpp" line="238"/>
+        <location filename="../ui/queue/QueueView.cpp" line="273"/>
         <source>%1 waiting (%2 held) · order: %3</source>
         <translation>%1 个等待中（%2 个已挂起）· 顺序：%3</translation>
     </message>

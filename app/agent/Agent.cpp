@@ -3,6 +3,7 @@
 #include "Posix.h"
 #include "Supervisor.h"
 
+#include "core/agentproto/CancelSignals.h"
 #include "core/agentproto/Fields.h"
 
 #include <algorithm>
@@ -638,8 +639,21 @@ void Agent::opCancel(const Json& id, const Json& req)
         }
         grace = it->get<std::int64_t>();
     }
+    // Revision 6: the signal sent first (a run that checkpoints on SIGUSR1).
+    std::string signal(agentproto::kDefaultCancelSignal);
+    if (auto it = req.find(fields::kSignal); it != req.end() && !it->is_null()) {
+        if (!it->is_string() || !agentproto::cancelSignalNumber(it->get<std::string>())) {
+            std::string names;
+            for (const auto& s : agentproto::kCancelSignals)
+                names += (names.empty() ? "" : ", ") + std::string(s.name);
+            replyError(id, "run " + run + ": signal must be one of " + names);
+            return;
+        }
+        signal = it->get<std::string>();
+    }
     const auto p = m_registry.paths(run);
-    if (auto e = writeFileAtomic(p.cancelJson, dumpJson(Json{{"grace_ms", grace}, {"requested_ms", nowMs()}}) + "\n");
+    if (auto e = writeFileAtomic(p.cancelJson,
+                dumpJson(Json{{"grace_ms", grace}, {"requested_ms", nowMs()}, {"signal", signal}}) + "\n");
             !e.empty()) {
         replyError(id, "run " + run + ": " + e);
         return;

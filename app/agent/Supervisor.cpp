@@ -2,6 +2,7 @@
 
 #include "Posix.h"
 #include "StderrRanges.h"
+#include "core/agentproto/CancelSignals.h"
 #include "core/common/WriteBehind.h"
 
 #include <cerrno>
@@ -390,6 +391,20 @@ void report(int fd, const std::string& line)
     writeAll(fd, line + "\n");
 }
 
+// The signal a cancel sends first: cancel.json's `signal` (revision 6), one
+// of agentproto::kCancelSignals (the agent checked it); SIGTERM otherwise.
+int readCancelSignal(const std::string& path)
+{
+    auto text = readFile(path);
+    if (!text)
+        return SIGTERM;
+    Json j = Json::parse(*text, nullptr, false);
+    if (j.is_object() && j.contains("signal") && j["signal"].is_string())
+        if (const auto sig = agentproto::cancelSignalNumber(j["signal"].get<std::string>()))
+            return *sig;
+    return SIGTERM;
+}
+
 int readCancelGrace(const std::string& path, int fallback)
 {
     auto text = readFile(path);
@@ -578,7 +593,7 @@ int readCancelGrace(const std::string& path, int fallback)
             const int grace = readCancelGrace(plan.cancelJsonPath, 10000);
             const std::int64_t t = monotonicMs();
             if (!termSent) {
-                signalRun(pgid, keeper, SIGTERM);
+                signalRun(pgid, keeper, readCancelSignal(plan.cancelJsonPath));
                 termSent = true;
             }
             if (!killSent && (deadline < 0 || t + grace < deadline))

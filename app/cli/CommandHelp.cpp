@@ -65,9 +65,14 @@ const CommandEntry kCommands[] = {
                 {{"--json", "one JSON document on stdout"}}},
         {"hold", "hold RUN | release RUN", "Keep a queued run from starting, or let it start again.", {}},
         {"priority", "priority RUN N | top RUN", "Change a waiting run's priority, or put it first.", {}},
-        {"policy", "policy [fcfs|priority|sjf|backfill|fair-share] [--queue Q] | policy [--queue Q] --json",
+        {"policy",
+                "policy [fcfs|priority|sjf|backfill|fair-share] [--queue Q] [--preemption on|off] | policy [--queue Q] "
+                "--json",
                 "Show or set the scheduling policy (default: backfill).",
                 {{"--queue Q", "the queue named in specs as `queue: Q` (default: the default queue)"},
+                        {"--preemption on|off",
+                                "whether its waiting runs may stop `preemptible` runs of lower priority (default: "
+                                "off)"},
                         {"--json", "print the policy as one JSON document"}}},
         {"daemon", "daemon status [--json] | start [--persist] | stop | log [--lines N]",
                 "The Trainyard service (trainyardd) of the database: it owns the queue, the nodes and recording; "

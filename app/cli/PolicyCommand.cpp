@@ -7,6 +7,8 @@
 #include <QJsonObject>
 #include <QTextStream>
 
+#include <optional>
+
 namespace ty::cli {
 
 int cmdPolicy(Context& ctx, const QStringList& argsIn)
@@ -20,6 +22,18 @@ int cmdPolicy(Context& ctx, const QStringList& argsIn)
         queue = args.at(i + 1);
         args.remove(i, 2);
     }
+    // Preemption (issue #25): whether the queue's waiting runs may stop
+    // preemptible runs of lower priority.
+    std::optional<bool> preemption;
+    if (const qsizetype i = args.indexOf(QStringLiteral("--preemption")); i >= 0) {
+        const QString v = i + 1 < args.size() ? args.at(i + 1) : QString();
+        if (v != u"on" && v != u"off")
+            return usageError(QStringLiteral("--preemption needs on or off"));
+        preemption = v == u"on";
+        args.remove(i, 2);
+    }
+    if (json && preemption)
+        return usageError(QStringLiteral("policy: --json shows the policies; it cannot set --preemption"));
     if (args.size() > 1)
         return usageError(QStringLiteral("policy takes at most one NAME (%1)")
                                   .arg(queuePolicyNames().join(QStringLiteral(", "))));
@@ -44,19 +58,26 @@ int cmdPolicy(Context& ctx, const QStringList& argsIn)
                 {QStringLiteral("queues"), queues}, {QStringLiteral("policy_file"), queuePolicyPath(ctx.dbPath)}}));
         return Ok;
     }
-    if (args.isEmpty()) {
+    // "backfill", or "backfill, preemption on" where it is on (off by default).
+    const auto describe = [](const sched::Policy& p) {
+        return queuePolicyName(p) + (p.preemption ? QStringLiteral(", preemption on") : QString());
+    };
+    if (args.isEmpty() && !preemption) {
         if (!queue.isEmpty()) {
-            out() << queuePolicyName(all->forQueue(queue)) << '\n';
+            out() << describe(all->forQueue(queue)) << '\n';
             return Ok;
         }
-        out() << queuePolicyName(all->defaults) << '\n';
+        out() << describe(all->defaults) << '\n';
         for (auto it = all->queues.cbegin(); it != all->queues.cend(); ++it)
-            out() << "queue " << it.key() << ": " << queuePolicyName(it.value()) << '\n';
+            out() << "queue " << it.key() << ": " << describe(it.value()) << '\n';
         return Ok;
     }
-    const auto chosen = queuePolicyNamed(args.front(), all->forQueue(queue));
+    auto chosen = args.isEmpty() ? Result<sched::Policy>(all->forQueue(queue))
+                                 : queuePolicyNamed(args.front(), all->forQueue(queue));
     if (!chosen)
         return usageError(chosen.error().message);
+    if (preemption)
+        chosen->preemption = *preemption;
     if (queue.isEmpty())
         all->defaults = *chosen;
     else
@@ -66,7 +87,7 @@ int cmdPolicy(Context& ctx, const QStringList& argsIn)
         return Unavailable;
     }
     out() << (queue.isEmpty() ? QStringLiteral("policy: ") : QStringLiteral("queue %1: ").arg(queue))
-          << queuePolicyName(*chosen) << '\n';
+          << describe(*chosen) << '\n';
     return Ok;
 }
 

@@ -15,7 +15,7 @@ inline constexpr int kProtocolVersion = 1;
 // Additions within protocol 1 that clients may ignore (PROTOCOL.md "Revisions"):
 // 2: `output` carries `stderr` ranges; 3: `truncated` events; 4: Slurm runs
 // (`slurm_info`, `start` with `slurm`, `slurm` events); 5: Slurm job arrays
-// (`start_array`).
-inline constexpr int kProtocolRevision = 5;
+// (`start_array`); 6: `cancel` takes `signal` (CancelSignals.h).
+inline constexpr int kProtocolRevision = 6;
 
 } // namespace ty::agentproto

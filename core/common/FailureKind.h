@@ -23,8 +23,8 @@ enum class FailureKind {
     NcclError,       // "nccl_error"        its console holds an NCCL error (distributed training)
     TimeLimit,       // "time_limit"        stopped at its job spec's time_limit
     NodeLost,        // "node_lost"         its node lost the run (rebooted, removed, agent without a record of it)
-    Preempted,       // "preempted"         stopped to give its resources to another run, to be retried (issue #25;
-                     //                     nothing records it yet: the engine's preemption comes later)
+    Preempted,       // "preempted"         stopped to give its resources to another run, to be retried (issue #25:
+                     //                     the engine's preemption, core/sched/Preemption.h, or Slurm's)
     Cancelled,       // "cancelled"         cancelled by the user (or with its gang)
     StartFailed,     // "start_failed"      could not be started on its node
     Unschedulable,   // "unschedulable"     no node this engine knows could ever hold it

@@ -334,9 +334,12 @@ quint64 AgentClient::untail(const QString& run, std::function<void(const Result<
             typedReply(std::move(cb), kNoPayload));
 }
 
-quint64 AgentClient::cancel(const QString& run, int graceMs, std::function<void(const Result<void>&)> cb)
+quint64 AgentClient::cancel(
+        const QString& run, int graceMs, std::function<void(const Result<void>&)> cb, const QString& signal)
 {
     QJsonObject args{{key(fields::kRun), run}, {key(fields::kGraceMs), graceMs}};
+    if (!signal.isEmpty())
+        args.insert(key(fields::kSignal), signal);
     return request(QLatin1StringView(ops::kCancel), args, typedReply(std::move(cb), kNoPayload));
 }
 

@@ -82,8 +82,12 @@ public:
     quint64 tail(const QString& run, qint64 offset, bool follow, std::function<void(const Result<qint64>&)> cb,
             bool followTruncation = false, qint64 generation = -1);
     quint64 untail(const QString& run, std::function<void(const Result<void>&)> cb = {});
-    // SIGTERM to the run's process group, SIGKILL after graceMs; runExited() follows.
-    quint64 cancel(const QString& run, int graceMs, std::function<void(const Result<void>&)> cb);
+    // `signal` (one of agentproto::kCancelSignals; empty: SIGTERM) to the
+    // run's process group, SIGKILL after graceMs; runExited() follows. An
+    // agent before protocol revision 6 ignores `signal` and sends SIGTERM
+    // (the caller checks hello().revision to say so).
+    quint64 cancel(
+            const QString& run, int graceMs, std::function<void(const Result<void>&)> cb, const QString& signal = {});
     quint64 list(std::function<void(const Result<QList<AgentRunStatus>>&)> cb);
     quint64 status(const QString& run, std::function<void(const Result<AgentRunStatus>&)> cb);
     quint64 gpus(std::function<void(const Result<QList<AgentGpu>>&)> cb);

@@ -2,6 +2,7 @@
 
 #include "core/retry/CheckpointMirror.h"
 #include "core/retry/Checkpoints.h"
+#include "core/retry/PreemptionRetry.h"
 #include "core/runs/RunEngine.h"
 #include "core/store/ResultStore.h"
 
@@ -202,7 +203,8 @@ RetryRunner::Outcome RetryRunner::decideOnce(const RunRecord& run)
     if (const auto gang = membershipOf(run, RunGroupKind::Gang); gang && gang->position > 0)
         return Outcome::NotApplicable; // rank 0's end decides for the gang
     const Result<JobSpec> spec = runSpecOf(run);
-    if (!spec || !spec->retry)
+    const std::optional<RetryPolicy> policy = spec ? retryPolicyFor(*spec, run.failureKind) : std::nullopt;
+    if (!policy) // no `retry:` (and not a preemptible run preempted: PreemptionRetry.h)
         return Outcome::NotApplicable;
     // Decided by an earlier service (which stopped before its pipeline
     // followed the decision): the same decision, told again.
@@ -234,8 +236,8 @@ RetryRunner::Outcome RetryRunner::decideOnce(const RunRecord& run)
     if (spec->maxRunTimeSec)
         limits.maxRunTimeMs = *spec->maxRunTimeSec * 1000;
     const qint64 now = m_clock.nowMs();
-    const RetryDecision decision = decideRetry(*spec->retry, outcomes, attempts.front().createdAt.toMSecsSinceEpoch(),
-            now, std::clamp(m_jitter(), -1.0, 1.0), limits);
+    const RetryDecision decision = decideRetry(*policy, outcomes, attempts.front().createdAt.toMSecsSinceEpoch(), now,
+            std::clamp(m_jitter(), -1.0, 1.0), limits);
     if (!decision.retry()) {
         if (decision.verdict != RetryVerdict::Succeeded && decision.verdict != RetryVerdict::Cancelled
                 && decision.verdict != RetryVerdict::NothingEnded) {

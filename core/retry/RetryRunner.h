@@ -17,8 +17,9 @@ class RunEngine;
 class ResultStore;
 class CheckpointMirror;
 
-// Retries the runs whose job spec has `retry:` (issue #25), inside the
-// service (trainyardd), so a retry at 3 am has a process awake for it.
+// Retries the runs whose job spec has `retry:` (issue #25), and requeues
+// preemptible runs that were preempted even without it (PreemptionRetry.h),
+// inside the service (trainyardd), so a retry at 3 am has a process awake for it.
 //
 // When a run ends (RunEngine::runStateChanged) other than succeeded, its
 // attempts so far -- the runs of its attempts group (RunGroupKind::Attempts;

@@ -50,6 +50,10 @@ FailureVerdict classifyRunEnd(const RunEnd& end)
                         : end.timeLimitSec > 0
                         ? QStringLiteral("stopped at its time limit of %1").arg(durationText(end.timeLimitSec))
                         : QStringLiteral("stopped at its time limit")};
+    if (end.preempted)
+        return {FailureKind::Preempted,
+                end.preemptDetail.isEmpty() ? QStringLiteral("preempted by a run of higher priority")
+                                            : end.preemptDetail};
     if (end.cancelled)
         return {FailureKind::Cancelled, QStringLiteral("cancelled")};
     if (end.exitCode && *end.exitCode == 0 && !end.signal)

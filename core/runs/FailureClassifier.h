@@ -16,6 +16,8 @@ struct RunEnd {
     std::optional<int> signal;   // killed by this signal (Linux numbering)
     bool cancelled = false;      // the agent says it was cancelled, or this engine asked it to be
     bool timeLimitHit = false;   // this engine stopped it because its time_limit passed
+    bool preempted = false;      // this engine stopped it for another run (core/sched/Preemption.h)
+    QString preemptDetail;       // the words for that: "preempted by run 15 (priority 10) on ws1"
     qint64 timeLimitSec = 0;     // the spec's time_limit, for the detail (0: not given)
     QString stopDetail;          // stopped at another bound (its deadline, max_run_time): the detail instead
     bool lost = false;           // the agent's supervisor vanished without an exit status (node rebooted...)
@@ -48,6 +50,10 @@ struct FailureVerdict {
 //     (CANCELLED comes as `cancelled` from the agent: rule 2)
 //  1. timeLimitHit                     -> TimeLimit  "stopped at its time limit of 1h30m"
 //     (checked before cancelled: the engine stops it through a cancel)
+//  1b. preempted                       -> Preempted  preemptDetail, else "preempted by a run of higher
+//                                                     priority" (before cancelled, as above, and before a
+//                                                     clean exit: a run that traps the signal and exits 0
+//                                                     did not finish its work)
 //  2. cancelled                        -> Cancelled  "cancelled"
 //  3. exit code 0 (and no signal)      -> None       (succeeded)
 //  4. lost                             -> NodeLost   "lost: <agent's error>"

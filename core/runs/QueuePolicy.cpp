@@ -43,7 +43,7 @@ Result<sched::Policy> policyFromJson(
     sched::Policy p = base;
     static const QStringList known{QStringLiteral("ordering"), QStringLiteral("backfill"),
             QStringLiteral("aging_per_hour"), QStringLiteral("default_runtime_s"), QStringLiteral("fair_share_by"),
-            QStringLiteral("shares"), QStringLiteral("usage_half_life_s")};
+            QStringLiteral("shares"), QStringLiteral("usage_half_life_s"), QStringLiteral("preemption")};
     for (auto it = o.begin(); it != o.end(); ++it)
         if (!known.contains(it.key()) && !(allowQueues && it.key() == u"queues"))
             return fail(QStringLiteral("%1: unknown key '%2' (known: %3)")
@@ -73,6 +73,11 @@ Result<sched::Policy> policyFromJson(
         if (!o.value(QStringLiteral("backfill")).isBool())
             return fail(QStringLiteral("%1: 'backfill' must be true or false").arg(path));
         p.backfill = o.value(QStringLiteral("backfill")).toBool();
+    }
+    if (o.contains(QStringLiteral("preemption"))) {
+        if (!o.value(QStringLiteral("preemption")).isBool())
+            return fail(QStringLiteral("%1: 'preemption' must be true or false").arg(path));
+        p.preemption = o.value(QStringLiteral("preemption")).toBool();
     }
     const auto aging = number("aging_per_hour", 0);
     if (!aging)
@@ -119,6 +124,7 @@ QJsonObject policyToJson(const sched::Policy& p)
         if (on.ordering == p.ordering)
             o.insert(QStringLiteral("ordering"), QLatin1String(on.name));
     o.insert(QStringLiteral("backfill"), p.backfill);
+    o.insert(QStringLiteral("preemption"), p.preemption);
     o.insert(QStringLiteral("aging_per_hour"), p.agingPerHour);
     o.insert(QStringLiteral("default_runtime_s"), double(p.defaultRuntimeMs) / 1000.0);
     o.insert(QStringLiteral("fair_share_by"),

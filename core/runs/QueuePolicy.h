@@ -16,7 +16,12 @@ namespace ty {
 //
 //   {"ordering": "priority", "backfill": true, "aging_per_hour": 1.0,
 //    "default_runtime_s": 3600, "fair_share_by": "user",
-//    "shares": {"alice": 2, "bob": 1}, "usage_half_life_s": 604800}
+//    "shares": {"alice": 2, "bob": 1}, "usage_half_life_s": 604800,
+//    "preemption": true}
+//
+// `preemption` (default false): a waiting run may stop running runs of its
+// queue's nodes that are `preemptible` and of strictly lower priority
+// (core/sched/Preemption.h) -- set per queue, it lets that queue's runs do so.
 //
 // Every key is optional (defaults: EASY backfill over priority order, aging 1
 // point per hour). A missing file means the defaults. A file that is not such

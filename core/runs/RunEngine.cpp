@@ -3,6 +3,7 @@
 #include "FailureClassifier.h"
 
 #include "MetricFileFollower.h"
+#include "PreemptionPass.h"
 #include "QueuePolicy.h"
 #include "RunIngest.h"
 #include "RunLifecycle.h"
@@ -78,7 +79,8 @@ constexpr int kPollIntervalMs = 500;
 constexpr qint64 kIngestRetryMs = 1000; // how often a process that wants ingestion tries the lock again
 constexpr qint64 kPeriodicPassMs = 30000;
 constexpr qint64 kFirstConnectGraceMs = 5000;
-constexpr int kGpuStatusIntervalMs = 2000; // the Nodes view's refresh (issue 3: "every 2 s by default")
+constexpr int kFirstCancelSignalRevision = 6; // `cancel` takes `signal` (app/agent/PROTOCOL.md)
+constexpr int kGpuStatusIntervalMs = 2000;    // the Nodes view's refresh (issue 3: "every 2 s by default")
 
 } // namespace
 
@@ -283,7 +285,9 @@ Result<QList<RunId>> RunEngine::submitAll(
         r.argv = one.argv;
         r.workdir = one.workdir;
         r.env = one.env;
-        if (spec.retry) // attempt 1 of a run that may be retried (core/retry/Checkpoints.h)
+        // Attempt 1 of a run that may be retried, or requeued after a
+        // preemption (core/retry/Checkpoints.h).
+        if (spec.retry || spec.preemptible)
             setAttemptEnvironment(r.env, 1,
                     checkpointDirFor(QStringLiteral("%1-%2")
                                              .arg(QString::number(m_clock.nowMs(), 36))
@@ -312,9 +316,14 @@ Result<QList<RunId>> RunEngine::submitAll(
 
 void RunEngine::cancel(RunId id, int graceMs)
 {
+    cancelRun(id, graceMs, {});
+}
+
+void RunEngine::cancelRun(RunId id, int graceMs, const QString& signal)
+{
     QMetaObject::invokeMethod(
             this,
-            [this, id, graceMs] {
+            [this, id, graceMs, signal] {
                 auto run = m_store->run(id);
                 if (!run)
                     return;
@@ -355,9 +364,17 @@ void RunEngine::cancel(RunId id, int graceMs)
                     const QList<RunRecord> all = m_store->unfinishedRuns();
                     for (const RunRecord& r : all)
                         if (r.id != id && !isTerminal(r.state) && gangOf(r) == gang && !m_cancelling.contains(r.id))
-                            cancel(r.id, graceMs);
+                            cancelRun(r.id, graceMs, signal);
                 }
-                client->cancel(run->agentRunId, graceMs,
+                if (!signal.isEmpty() && signal != u"SIGTERM" && client->hello().revision < kFirstCancelSignalRevision)
+                    addNotice(id,
+                            QStringLiteral("the agent on node %1 (protocol revision %2) can only send SIGTERM: it was "
+                                           "sent instead of %3")
+                                    .arg(run->node)
+                                    .arg(client->hello().revision)
+                                    .arg(signal));
+                client->cancel(
+                        run->agentRunId, graceMs,
                         [this, id, nodeName = run->node, agentRun = run->agentRunId](const Result<void>& r) {
                             if (r)
                                 return;
@@ -379,7 +396,8 @@ void RunEngine::cancel(RunId id, int graceMs)
                                 qCWarning(lcRuns).noquote() << "cancel of run" << id << "failed:" << why;
                                 Q_EMIT cancelFailed(id, why);
                             });
-                        });
+                        },
+                        signal);
                 if (!m_ownsIngestion)
                     m_watched.insert(id, run->state);
             },
@@ -701,7 +719,8 @@ void RunEngine::schedulePass()
     qint64 wakeAt = 0; // the earliest notBefore or deadline of a queued run still ahead
     const auto wakeFor = [&wakeAt](qint64 at) { wakeAt = wakeAt == 0 ? at : std::min(wakeAt, at); };
     QHash<RunId, QString> waitingOutBackoff;
-    QList<RunRecord> toSlurm; // queued runs for Slurm login nodes that answer
+    sched::PreemptionInput preemption; // the running runs as preemption sees them (core/sched/Preemption.h)
+    QList<RunRecord> toSlurm;          // queued runs for Slurm login nodes that answer
     for (const RunRecord& r : std::as_const(all)) {
         if (r.state == RunState::Queued && m_waitDeadlineProvider) {
             // Its deadline (core/retry), the time in the queue included:
@@ -752,6 +771,7 @@ void RunEngine::schedulePass()
             }
         } else if (!isTerminal(r.state) && !r.node.isEmpty()) {
             state.running.append(pass::allocationOf(r, cachedSpec(r), osUser(), now));
+            preemption.running.insert(r.id, runningInfoOf(r));
         }
     }
     if (!toSlurm.isEmpty())
@@ -775,8 +795,11 @@ void RunEngine::schedulePass()
         return;
     }
 
-    // The pure scheduler, one pass per queue, each with its own policy.
-    const sched::SchedulerDecision decision = pass::decideByQueue(
+    // The pure scheduler, one pass per queue, each with its own policy, and
+    // preemption where a policy allows it (PreemptionPass.h).
+    for (auto it = m_preempting.cbegin(); it != m_preempting.cend(); ++it)
+        preemption.ending.insert(it.key());
+    const sched::SchedulerDecision decision = pass::decideWithPreemption(
             m_scheduler, state, queue,
             [this](const QString& q) -> const sched::Policy& {
                 return m_queuePolicies.contains(q) ? m_queuePolicies[q] : m_policy;
@@ -790,7 +813,8 @@ void RunEngine::schedulePass()
                 m_ledger.chargeTo(usage, now, policy.usageHalfLifeMs, policy.fairShareBy);
                 return usage;
             },
-            now);
+            m_claims, preemption, now);
+    startPreemptions(decision.preemptions, queued);
     // What each waiting run shows, and the starts.
     QHash<RunId, QString> reasons = waitingOutBackoff;
     for (const sched::PendingInfo& info : decision.pending) {
@@ -913,14 +937,14 @@ RunGroupId RunEngine::gangOf(const RunRecord& run)
     return groupIdOf(run, RunGroupKind::Gang);
 }
 
-void RunEngine::cancelGang(RunGroupId gang, RunId except, int graceMs)
+void RunEngine::cancelGang(RunGroupId gang, RunId except, int graceMs, const QString& signal)
 {
     if (gang <= 0)
         return;
     const QList<RunRecord> all = m_store->unfinishedRuns();
     for (const RunRecord& r : all)
         if (r.id != except && !isTerminal(r.state) && gangOf(r) == gang)
-            cancel(r.id, graceMs);
+            cancelRun(r.id, graceMs, signal);
 }
 
 void RunEngine::setSlurmAfterOk(RunId run, const QStringList& jobs)
@@ -1652,6 +1676,8 @@ void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunS
     end.cancelled = status.cancelled || active->cancelRequested;
     end.timeLimitHit = active->timeLimitHit;
     end.stopDetail = active->stopDetail;
+    end.preempted = m_preempting.contains(run.id);
+    end.preemptDetail = m_preempting.take(run.id);
     if (const Result<JobSpec>& spec = cachedSpec(run); spec)
         end.timeLimitSec = spec->timeLimitSec.value_or(0);
     end.lost = status.lost;

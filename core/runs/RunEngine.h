@@ -8,6 +8,7 @@
 #include "core/nodes/WorkdirSync.h"
 #include "core/runs/FairShareLedger.h"
 #include "core/sched/Policy.h"
+#include "core/sched/Preemption.h"
 #include "core/sched/Scheduler.h"
 #include "core/sched/SchedulerDecision.h"
 #include "core/spec/JobSpec.h"
@@ -388,7 +389,21 @@ private:
     // the first source's error.
     QList<StageFile> stageFor(const RunRecord& run, const QString& nodeName, bool sync, QStringList* producers,
             QMap<QString, QString>* envPaths = nullptr, QString* error = nullptr);
-    void cancelGang(RunGroupId gang, RunId except, int graceMs = 10000);
+    void cancelGang(RunGroupId gang, RunId except, int graceMs = 10000, const QString& signal = {});
+    // cancel() with the signal the agent sends first (agentproto::kCancelSignals;
+    // empty: SIGTERM). Engine thread or any (queued).
+    void cancelRun(RunId id, int graceMs, const QString& signal);
+
+    // Preemption (issue #25; RunEnginePreemption.cpp). Engine thread.
+    // A running run as the preemption choice sees it (its spec's
+    // `preemptible` and grace, its priority, its gang).
+    sched::RunningRunInfo runningInfoOf(const RunRecord& run);
+    // Stops each victim of `preemptions` (its spec's signal, then SIGKILL
+    // after its grace) and remembers it as preempted, so that its end is
+    // recorded as such (finishRun). `queued`: the waiting runs by id.
+    void startPreemptions(const QList<sched::Preemption>& preemptions, const QHash<RunId, RunRecord>& queued);
+    QList<sched::PreemptionClaim> m_claims; // preemptions under way: their runs wait for these GPUs
+    QHash<RunId, QString> m_preempting;     // victims told to stop -> the words their ending gets
     void attach(RunRecord run, const QString& node);
     void onOutput(const QString& node, const QString& agentRun, qint64 offset, const QByteArray& bytes,
             const QList<ByteRange>& stderrRanges);

@@ -120,7 +120,8 @@ sched::RunningAllocation allocationOf(
 
 sched::SchedulerDecision decideByQueue(sched::Scheduler& scheduler, sched::ClusterState& state,
         const QList<sched::PendingRun>& queue, const std::function<const sched::Policy&(const QString&)>& policyOf,
-        const std::function<sched::FairShareState(const sched::Policy&)>& usageOf, qint64 nowMs)
+        const std::function<sched::FairShareState(const sched::Policy&)>& usageOf, qint64 nowMs,
+        const AfterQueue& afterQueue)
 {
     QMap<QString, QList<sched::PendingRun>> byQueue; // "" (the default) sorts first
     for (const sched::PendingRun& p : queue)
@@ -130,10 +131,13 @@ sched::SchedulerDecision decideByQueue(sched::Scheduler& scheduler, sched::Clust
         const sched::Policy& policy = policyOf(q.key());
         const sched::FairShareState usage
                 = policy.ordering == sched::Ordering::FairShare ? usageOf(policy) : sched::FairShareState{};
-        const sched::SchedulerDecision part = scheduler.schedule(state, q.value(), policy, nowMs, usage);
+        sched::SchedulerDecision part = scheduler.schedule(state, q.value(), policy, nowMs, usage);
         state = sched::applyDecision(state, part, q.value(), nowMs);
+        if (afterQueue)
+            afterQueue(part, state, q.value(), policy);
         decision.placements += part.placements;
         decision.pending += part.pending;
+        decision.preemptions += part.preemptions;
     }
     return decision;
 }

@@ -59,10 +59,16 @@ sched::RunningAllocation allocationOf(
 // queue ("") first, then by name, each with `policyOf(queue)` and, for fair
 // share, `usageOf(policy)`; each sees what the earlier ones placed, so
 // nothing is double-booked across queues. `state` ends as the cluster with
-// every placement applied (sched::applyDecision).
+// every placement applied (sched::applyDecision). `afterQueue`, when set, is
+// called with each queue's part, the cluster with its placements applied,
+// its runs and its policy, before the part joins the result (preemption:
+// PreemptionPass.h).
+using AfterQueue = std::function<void(sched::SchedulerDecision& part, const sched::ClusterState& state,
+        const QList<sched::PendingRun>& queue, const sched::Policy& policy)>;
 sched::SchedulerDecision decideByQueue(sched::Scheduler& scheduler, sched::ClusterState& state,
         const QList<sched::PendingRun>& queue, const std::function<const sched::Policy&(const QString&)>& policyOf,
-        const std::function<sched::FairShareState(const sched::Policy&)>& usageOf, qint64 nowMs);
+        const std::function<sched::FairShareState(const sched::Policy&)>& usageOf, qint64 nowMs,
+        const AfterQueue& afterQueue = {});
 
 // What a waiting run shows (trainyardctl ls, the queue view): the reason in
 // words and, where the scheduler estimates one, its start in local time

@@ -133,6 +133,14 @@ QString renderPendingReason(const PendingReason& r, const TimeFormatter& formatT
                 + assumption(r);
     case PendingKind::WaitingForResources:
         return u"waiting: "_qs + describeRequest(r) + u"; "_qs + describeBest(r) + unreachableSuffix(r);
+    case PendingKind::Preempting: {
+        QStringList ids;
+        for (RunId v : r.victims)
+            ids << QString::number(v);
+        return u"waiting: preempting "_qs + (ids.size() == 1 ? u"run "_qs : u"runs "_qs) + ids.join(u", "_qs)
+                + u" on "_qs + r.preemptNode + u" (grace "_qs + (r.graceMs > 0 ? hours(r.graceMs) : u"0 s"_qs)
+                + u")"_qs;
+    }
     case PendingKind::Unsatisfiable:
         if (!r.connectingNodes.isEmpty()) // one of them may hold it: not "never" yet
             return u"waiting: "_qs + describeRequest(r) + u"; no node that can be reached now could hold it"_qs

@@ -46,6 +46,10 @@ struct Policy {
     qint64 usageHalfLifeMs
             = 7LL * 24 * 3600 * 1000; // for FairShareState::decay (Slurm PriorityDecayHalfLife default 7 days)
 
+    // Preemption (Preemption.h): a waiting run may take GPUs from running
+    // preemptible runs of strictly lower priority. Off by default.
+    bool preemption = false;
+
     // MASTER_PORT / TF worker ports are chosen in [portMin, portMax].
     int portMin = 29500;
     int portMax = 29999;

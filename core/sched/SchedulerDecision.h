@@ -45,6 +45,7 @@ enum class PendingKind {
     BackfillHeld,        // would fit now but would delay the head: "held for backfill reservation of run 17 at 14:05"
     WaitingForResources, // "waiting: needs 2 GPUs with >= 40 GiB free; best node ws-02 has 1 (ws-01 unreachable)"
     Unsatisfiable,       // no reachable node could hold it even if every run ended; never blocks others
+    Preempting,          // "waiting: preempting run 12 on ws1 (grace 30 s)" (Preemption.h)
 };
 
 struct PendingReason {
@@ -84,6 +85,12 @@ struct PendingReason {
     // estimated_runtime or time limit; the text says so.
     bool assumesDefaultRuntime = false;
     qint64 defaultRuntimeMs = 0;
+
+    // Preempting: the runs it takes GPUs from (every rank of a gang), on
+    // which node, and the longest of their grace periods (ms).
+    QList<RunId> victims;
+    QString preemptNode;
+    qint64 graceMs = 0;
 };
 
 struct PendingInfo {
@@ -101,10 +108,24 @@ struct Reservation {
     QList<NodeAssignment> nodes; // no env
 };
 
+// A running run to be stopped so that a waiting one gets its GPUs
+// (Preemption.h): the waiting run, the node, the runs to signal and what the
+// waiting run will take there once they have ended.
+struct Preemption {
+    RunId preemptor = 0;
+    QString node;
+    QList<RunId> victims;  // ascending; every rank of a chosen gang, wherever it runs
+    QList<int> gpuIndices; // GpuState::index values on `node` it will get, ascending
+    int cpus = 0;
+    qint64 memoryMiB = 0;
+    qint64 graceMs = 0; // the longest grace of the victims
+};
+
 struct SchedulerDecision {
     QList<RunPlacement> placements; // in the order they were decided
     QList<PendingInfo> pending;     // every run not started, in policy order
     std::optional<Reservation> reservation;
+    QList<Preemption> preemptions; // planPreemptions (Preemption.h); empty where the policy allows none
 };
 
 // Formats a time (ms since the Unix epoch, UTC) for reason texts.

@@ -1,5 +1,6 @@
 #include "JobSpec.h"
 
+#include "core/agentproto/CancelSignals.h"
 #include "core/common/Combinations.h"
 
 #include "ClosestName.h"
@@ -84,7 +85,9 @@ public:
                 QStringLiteral("avoid_labels"), QStringLiteral("max_concurrent"), QStringLiteral("sync"),
                 QStringLiteral("sync_limit"), QStringLiteral("artifacts"), QStringLiteral("metric_files"),
                 QStringLiteral("retry"), QStringLiteral("deadline"), QStringLiteral("max_run_time"),
-                QStringLiteral("slurm")};
+                QStringLiteral("slurm"), QStringLiteral("preemptible"), QStringLiteral("preemption")};
+        YAML::Mark preemptionMark = YAML::Mark::null_mark();
+        bool havePreemption = false;
         for (auto it = root.begin(); it != root.end(); ++it) {
             const QString key = checkKey(it->first, topKeys, QString());
             const YAML::Node v = it->second; // a copy: `it->` is a temporary proxy (yaml-cpp), a reference would dangle
@@ -117,6 +120,12 @@ public:
                 spec.retry = parseRetry(v);
             } else if (key == u"slurm") {
                 parseSlurm(v, spec.slurm);
+            } else if (key == u"preemptible") {
+                spec.preemptible = boolean(v, key);
+            } else if (key == u"preemption") {
+                havePreemption = true;
+                preemptionMark = it->first.Mark();
+                parsePreemption(v, spec.preemption);
             } else if (key == u"deadline" || key == u"max_run_time") {
                 const qint64 sec = duration(v, key);
                 if (sec <= 0)
@@ -175,6 +184,10 @@ public:
         if (!haveCommand)
             throw SpecError{QStringLiteral("missing required key 'command' (a list of arguments or a shell string)"),
                     root.Mark()};
+        if (havePreemption && !spec.preemptible)
+            throw SpecError{QStringLiteral("'preemption' says how a preemptible run is stopped, and this run is not "
+                                           "preemptible: add 'preemptible: true'"),
+                    preemptionMark};
 
         for (auto it = spec.sweep.cbegin(); it != spec.sweep.cend(); ++it)
             if (!spec.params.contains(it.key()))
@@ -417,6 +430,48 @@ private:
             for (const auto& item : v)
                 add(item);
         return out;
+    }
+
+    static bool boolean(const YAML::Node& v, const QString& key)
+    {
+        const QString b = scalar(v, key);
+        if (b == u"true" || b == u"yes" || b == u"on")
+            return true;
+        if (b == u"false" || b == u"no" || b == u"off")
+            return false;
+        throw SpecError{QStringLiteral("'%1' must be true or false, got '%2'").arg(key, b), v.Mark()};
+    }
+
+    // `preemption: {signal: SIGTERM, grace: 30s}` (JobSpec::Preemption).
+    void parsePreemption(const YAML::Node& v, JobSpec::Preemption& out)
+    {
+        if (!v.IsMap())
+            throw SpecError{QStringLiteral("'preemption' must be a mapping (signal, grace), not a %1").arg(kindName(v)),
+                    v.Mark()};
+        static const QStringList keys{QStringLiteral("signal"), QStringLiteral("grace")};
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            const QString key = checkKey(it->first, keys, QStringLiteral("preemption"));
+            const YAML::Node value = it->second; // a copy: `it->` is a temporary proxy
+            const QString full = QStringLiteral("preemption.") + key;
+            if (key == u"grace") {
+                out.graceSec = duration(value, full);
+                if (out.graceSec < 0 || out.graceSec > 86400)
+                    throw SpecError{QStringLiteral("'preemption.grace' must be between 0s and 1d"), value.Mark()};
+                continue;
+            }
+            const QString name = scalar(value, full);
+            if (!agentproto::cancelSignalNumber(name.toStdString())) {
+                QStringList allowed;
+                for (const agentproto::CancelSignal& s : agentproto::kCancelSignals)
+                    allowed << QString::fromLatin1(s.name.data(), qsizetype(s.name.size()));
+                QString msg = QStringLiteral("'preemption.signal' must be one of %1, got '%2'")
+                                      .arg(allowed.join(QStringLiteral(", ")), name);
+                if (allowed.contains(QStringLiteral("SIG") + name.toUpper()))
+                    msg += QStringLiteral(" (did you mean 'SIG%1'?)").arg(name.toUpper());
+                throw SpecError{msg, value.Mark()};
+            }
+            out.signal = name;
+        }
     }
 
     // `slurm: {partition, account, qos, constraint, gpu_type, signal_grace, sbatch}`.
@@ -1200,6 +1255,14 @@ QString toYaml(const JobSpec& spec)
                 emitScalar(out, a);
             out << YAML::EndSeq;
         }
+        out << YAML::EndMap;
+    }
+    if (spec.preemptible) {
+        out << YAML::Key << "preemptible" << YAML::Value << true;
+        out << YAML::Key << "preemption" << YAML::Value << YAML::Flow << YAML::BeginMap;
+        out << YAML::Key << "signal" << YAML::Value;
+        emitScalar(out, spec.preemption.signal);
+        out << YAML::Key << "grace" << YAML::Value << (std::to_string(spec.preemption.graceSec) + "s");
         out << YAML::EndMap;
     }
     if (spec.deadlineSec)

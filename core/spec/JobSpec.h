@@ -99,6 +99,22 @@ struct JobSpec {
         QStringList sbatch;
         bool operator==(const SlurmOptions&) const = default;
     } slurm;
+    // `preemptible: true` (default false): while it runs, a queued run of
+    // strictly higher priority may take its GPUs when the queue's policy
+    // allows preemption (QueuePolicy.h `preemption`; core/sched/Preemption.h
+    // chooses). It gets `preemption.signal`, then SIGKILL after
+    // `preemption.grace`, ends `preempted` and is queued again as its next
+    // attempt from its newest complete checkpoint (core/retry), with or
+    // without `retry:` (a spec's `retry.infra_limit` bounds it).
+    bool preemptible = false;
+    // `preemption: {signal: SIGUSR1, grace: 2m}`: signal one of
+    // agentproto::kCancelSignals (default SIGTERM), grace 0s..1d (default 30s).
+    // Only with `preemptible: true`.
+    struct Preemption {
+        QString signal = QStringLiteral("SIGTERM");
+        qint64 graceSec = 30;
+        bool operator==(const Preemption&) const = default;
+    } preemption;
     QString sourcePath; // the file it was read from, empty for text
     QString yaml;       // the text it was parsed from
 };

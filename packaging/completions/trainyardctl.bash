@@ -32,6 +32,8 @@ _trainyardctl()
         --node)
             COMPREPLY=($(compgen -W "$(trainyardctl "${db[@]}" node ls --json 2>/dev/null | _trainyardctl_json_field name)" -- "$cur"))
             return ;;
+        --preemption)
+            COMPREPLY=($(compgen -W "on off" -- "$cur")); return ;;
         --grace|--lines|--key|--param|--queue|--host|--user|--port|--label|--pipeline|--step|--older-than|--max-size) return ;;
     esac
     if [[ -z $cmd ]]; then
@@ -52,7 +54,7 @@ _trainyardctl()
         cancel) opts="--grace" ;;
         metrics) opts="--csv --json --key" ;;
         rerun) opts="--param --node --follow" ;;
-        policy) opts="--queue --json" ;;
+        policy) opts="--queue --preemption --json" ;;
         daemon) opts="--json --persist --lines" ;;
         node) opts="--host --user --port --identity --agent-path --label --kind --node-lost-after --accept-new-host-key --json --force" ;;
         pipeline) opts="--param --node --follow --json" ;;

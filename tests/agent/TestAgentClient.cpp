@@ -238,7 +238,7 @@ private Q_SLOTS:
 
     void stderrBytesAreMarked()
     {
-        QCOMPARE(s_->client->hello().revision, 5);
+        QCOMPARE(s_->client->hello().revision, 6);
         const QString run = newRunId("stderr");
         auto st = runToEnd(run,
                 {QStringLiteral("sh"), QStringLiteral("-c"),
@@ -622,6 +622,39 @@ private Q_SLOTS:
         auto again = await<void>([&](auto cb) { s_->client->cancel(run, 500, cb); });
         QVERIFY(again && !*again);
         QVERIFY(again->error().message.contains(run));
+    }
+
+    // Revision 6: `cancel` sends the signal it names first (a preempted
+    // run's `preemption.signal`), records it in cancel.json, and refuses one
+    // it does not know.
+    void cancelSendsTheSignalItNames()
+    {
+        const QString run = newRunId("cancelsig");
+        const QStringList argv{QStringLiteral("sh"), QStringLiteral("-c"),
+                QStringLiteral("trap 'echo got-usr1; exit 7' USR1; echo ready; while :; do sleep 0.05; done")};
+        auto started = startRun(*s_, run, argv);
+        QVERIFY(started.has_value());
+        s_->expectTailFrom(run, 0);
+        QVERIFY(await<qint64>([&](auto cb) { s_->client->tail(run, 0, true, cb); }));
+        QVERIFY(waitUntil([&] { return s_->output.value(run).contains("ready"); }));
+
+        auto bad = await<void>([&](auto cb) { s_->client->cancel(run, 500, cb, QStringLiteral("SIGKILL")); });
+        QVERIFY(bad && !*bad);
+        QVERIFY2(bad->error().message.contains(QStringLiteral("signal must be one of SIGTERM, SIGINT, SIGUSR1")),
+                qPrintable(bad->error().message));
+        QVERIFY(!s_->exited.contains(run));
+
+        auto ok = await<void>([&](auto cb) { s_->client->cancel(run, 5000, cb, QStringLiteral("SIGUSR1")); });
+        QVERIFY(ok && *ok);
+        QVERIFY(waitUntil([&] { return s_->exited.contains(run); }));
+        const AgentRunStatus st = s_->exited.value(run);
+        QVERIFY(st.cancelled);
+        QCOMPARE(st.exitCode, std::optional<int>(7)); // its USR1 trap ran (SIGTERM would have killed the shell)
+        QVERIFY(s_->output.value(run).contains("got-usr1"));
+        const QJsonObject cancelJson
+                = QJsonDocument::fromJson(test::readFile(started->runDir + QStringLiteral("/cancel.json"))).object();
+        QCOMPARE(cancelJson.value(QStringLiteral("signal")).toString(), QStringLiteral("SIGUSR1"));
+        QCOMPARE(cancelJson.value(QStringLiteral("grace_ms")).toInt(), 5000);
     }
 
     void leftoversKilledWhenMainExits()

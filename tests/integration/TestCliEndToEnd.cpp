@@ -943,6 +943,21 @@ private Q_SLOTS:
                 QStringLiteral("strict")});
         QCOMPARE(o.out.trimmed(), QByteArray("queue strict: fcfs"));
         QCOMPARE(ctl({QStringLiteral("policy")}).out, QByteArray("backfill\nqueue strict: fcfs\n"));
+        // Preemption (issue #25): off by default, on per queue, kept when the policy changes.
+        o = ctl({QStringLiteral("policy"), QStringLiteral("--queue"), QStringLiteral("strict"),
+                QStringLiteral("--preemption"), QStringLiteral("on")});
+        QCOMPARE(o.exitCode, 0);
+        QCOMPARE(o.out.trimmed(), QByteArray("queue strict: fcfs, preemption on"));
+        QCOMPARE(ctl({QStringLiteral("policy"), QStringLiteral("priority"), QStringLiteral("--queue"),
+                             QStringLiteral("strict")})
+                         .out.trimmed(),
+                QByteArray("queue strict: priority, preemption on"));
+        QCOMPARE(ctl({QStringLiteral("policy"), QStringLiteral("--preemption"), QStringLiteral("maybe")}).exitCode, 2);
+        QCOMPARE(ctl({QStringLiteral("policy"), QStringLiteral("fcfs"), QStringLiteral("--queue"),
+                             QStringLiteral("strict"), QStringLiteral("--preemption"), QStringLiteral("off")})
+                         .exitCode,
+                0);
+        QCOMPARE(ctl({QStringLiteral("policy")}).out, QByteArray("backfill\nqueue strict: fcfs\n"));
         o = ctl({QStringLiteral("queue")});
         QCOMPARE(o.exitCode, 0);
         QVERIFY(o.out.contains("policy: backfill"));

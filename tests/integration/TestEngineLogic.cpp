@@ -932,6 +932,76 @@ private Q_SLOTS:
         QCOMPARE(settled.size(), 1);
         QVERIFY(h.engine->nodesBehind().isEmpty());
     }
+
+    // Preemption (issue #25) against a node the test plays, whose agent is
+    // of protocol revision 5: the victim's cancel carries the spec's signal
+    // and grace, the agent cannot send that signal (SIGTERM goes instead)
+    // and the run gets a notice saying so; the waiting run says why it
+    // waits, the victim ends `preempted`, and the waiting run starts on its GPU.
+    void preemptionSendsTheSpecsSignalAndSaysWhatAnOldAgentSendsInstead()
+    {
+        Harness h;
+        QVERIFY(h.open([](RunEngine& e) {
+            sched::Policy p = sched::Policy::fcfs();
+            p.preemption = true;
+            e.setPolicy(p);
+        }));
+        auto owned = std::make_unique<FakeAgentTransport>(h.clock, QStringLiteral("ws1"));
+        FakeAgentTransport* node = owned.get();
+        node->setHelloFields(QJsonObject{{QStringLiteral("revision"), 5}});
+        node->setGpus(QJsonArray{FakeAgentTransport::gpu(0, QStringLiteral("H200"), 143771)});
+        node->setAutoReply(QStringLiteral("list"), [](const AgentRequest&) {
+            return QJsonObject{{QStringLiteral("runs"), QJsonArray()}};
+        });
+        h.engine->addNode(QStringLiteral("ws1"), std::move(owned));
+        h.clock.advance(0);
+
+        const auto victim = h.engine->submit(
+                spec(QStringLiteral("name: low\ncommand: train\nresources: {gpus: 1}\npreemptible: true\n"
+                                    "preemption: {signal: SIGUSR1, grace: 20s}\n")));
+        QVERIFY(victim);
+        h.clock.advance(0);
+        const qint64 startedMs = h.clock.nowMs();
+        const QString victimRun = h.start(node);
+        QCOMPARE(runIdOf(victimRun), *victim);
+
+        const auto urgent = h.engine->submit(
+                spec(QStringLiteral("name: urgent\ncommand: train\nresources: {gpus: 1}\npriority: 10\n")));
+        QVERIFY(urgent);
+        h.clock.advance(0);
+        const auto cancel = node->takePending(QStringLiteral("cancel"));
+        QVERIFY(cancel);
+        QCOMPARE(cancel->run, victimRun);
+        QCOMPARE(cancel->message.value(QStringLiteral("signal")).toString(), QStringLiteral("SIGUSR1"));
+        QCOMPARE(cancel->message.value(QStringLiteral("grace_ms")).toInt(), 20000);
+        node->reply(*cancel);
+        h.clock.advance(0);
+        QCOMPARE(h.engine->pendingReasons().value(*urgent),
+                QStringLiteral("waiting: preempting run %1 on ws1 (grace 20 s)").arg(*victim));
+        QStringList notices;
+        h.store->flush();
+        for (const RunNotice& n : h.store->notices(*victim))
+            notices << n.text;
+        QVERIFY2(notices.contains(QStringLiteral("the agent on node ws1 (protocol revision 5) can only send SIGTERM: "
+                                                 "it was sent instead of SIGUSR1")),
+                qPrintable(notices.join(u'\n')));
+        QCOMPARE(node->pending(QStringLiteral("start")).size(), qsizetype(0)); // nothing starts in the grace
+
+        h.clock.advance(1000); // a second of its grace, then SIGTERM ends it
+        FakeAgentTransport::RunEnd how;
+        how.finishedMs = h.clock.nowMs();
+        how.signal = SIGTERM;
+        how.cancelled = true;
+        h.end(node, victimRun, 0, how, startedMs);
+        const RunRecord ended = h.stored(*victim);
+        QCOMPARE(ended.state, RunState::Failed);
+        QCOMPARE(ended.failureKind, FailureKind::Preempted);
+        QCOMPARE(ended.failureReason, QStringLiteral("preempted by run %1 (priority 10) on ws1").arg(*urgent));
+        h.clock.advance(0);
+        const QString urgentRun = h.start(node);
+        QCOMPARE(runIdOf(urgentRun), *urgent);
+        QCOMPARE(h.stored(*urgent).gpus, (QList<int>{0}));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestEngineLogic)

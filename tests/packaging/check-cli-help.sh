@@ -32,6 +32,7 @@ queue --json
 hold --db
 priority --db
 policy --queue
+policy --preemption
 daemon --lines
 node --accept-new-host-key
 node --kind

@@ -17,6 +17,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QAction>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
 #include <QJsonDocument>
@@ -252,9 +253,24 @@ private Q_SLOTS:
             QTRY_VERIFY_WITH_TIMEOUT(engineOrdering().first == sched::Ordering::FairShare, 10000);
             QVERIFY(!queue->choosePolicy(QStringLiteral("lottery")));
 
+            // Preemption (issue #25): off by default; the box turns it on in the file, the engine follows.
+            QCheckBox* preemption = queue->preemptionCheck();
+            QVERIFY(!preemption->isChecked());
+            preemption->click();
+            QVERIFY(loadQueuePolicy(dbPath)->preemption);
+            QCOMPARE(loadQueuePolicy(dbPath)->ordering, sched::Ordering::FairShare); // the rest kept
+            QTRY_VERIFY_WITH_TIMEOUT(
+                    [&] {
+                        bool on = false;
+                        onEngine([&] { on = engine->policy().preemption; });
+                        return on;
+                    }(),
+                    10000);
+
             // Another queue's policy, leaving the default's alone.
             queue->queueCombo()->setEditText(QStringLiteral("short"));
             QCOMPARE(queue->selectedQueue(), QStringLiteral("short"));
+            QVERIFY(preemption->isChecked()); // a queue without its own entry follows the default's
             QVERIFY(queue->choosePolicy(QStringLiteral("sjf")));
             const QueuePolicies both = *loadQueuePolicies(dbPath);
             QCOMPARE(both.forQueue(QStringLiteral("short")).ordering, sched::Ordering::ShortestJobFirst);
@@ -263,6 +279,7 @@ private Q_SLOTS:
             queue->queueCombo()->setCurrentIndex(0);
             QCOMPARE(queue->selectedQueue(), QString());
             QCOMPARE(combo->currentText(), QStringLiteral("fair-share"));
+            QVERIFY(preemption->isChecked());
 
             // Cancel everything through the actions; A's process is stopped.
             actions->cancel({a, b, c});

@@ -4,6 +4,7 @@
 #include "QueueModel.h"
 #include "core/runs/QueuePolicy.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFileInfo>
 #include <QHeaderView>
@@ -50,6 +51,11 @@ QueueView::QueueView(RunControl* engine, QString databasePath, QWidget* parent)
     bar->addWidget(m_queue);
     bar->addWidget(policyLabel);
     bar->addWidget(m_policy);
+    m_preemption = new QCheckBox(tr("Preemption"), bar);
+    m_preemption->setObjectName(QStringLiteral("preemptionCheck"));
+    m_preemption->setToolTip(tr("Waiting runs of this queue may stop running runs of lower priority whose job spec "
+                                "says preemptible: true; those are requeued from their checkpoint"));
+    bar->addWidget(m_preemption);
     bar->addSeparator();
     for (QAction* a : m_actions->actions()) {
         if (a)
@@ -107,6 +113,16 @@ QueueView::QueueView(RunControl* engine, QString databasePath, QWidget* parent)
     connect(m_policy, &QComboBox::activated, this, [this](int index) {
         const QString name = m_policy->itemText(index);
         if (auto done = choosePolicy(name); !done) {
+            auto* box = new QMessageBox(
+                    QMessageBox::Warning, tr("Cannot change the policy"), done.error().message, QMessageBox::Ok, this);
+            box->setObjectName(QStringLiteral("queueErrorBox"));
+            box->setAttribute(Qt::WA_DeleteOnClose);
+            box->open();
+            reloadPolicy(true);
+        }
+    });
+    connect(m_preemption, &QCheckBox::clicked, this, [this](bool on) {
+        if (auto done = choosePreemption(on); !done) {
             auto* box = new QMessageBox(
                     QMessageBox::Warning, tr("Cannot change the policy"), done.error().message, QMessageBox::Ok, this);
             box->setObjectName(QStringLiteral("queueErrorBox"));
@@ -193,6 +209,25 @@ void QueueView::reloadPolicy(bool force)
             m_queue->addItem(it.key());
     m_model->setOrdering(all->defaults.ordering);
     showPolicy(queuePolicyName(all->forQueue(selectedQueue())));
+    m_preemption->setChecked(all->forQueue(selectedQueue()).preemption);
+}
+
+Result<void> QueueView::choosePreemption(bool on)
+{
+    auto all = loadQueuePolicies(m_databasePath);
+    if (!all)
+        return std::unexpected(all.error());
+    const QString queue = selectedQueue();
+    sched::Policy chosen = all->forQueue(queue);
+    chosen.preemption = on;
+    if (queue.isEmpty())
+        all->defaults = chosen;
+    else
+        all->queues.insert(queue, chosen);
+    if (auto saved = saveQueuePolicies(m_databasePath, *all); !saved)
+        return saved;
+    reloadPolicy(true);
+    return {};
 }
 
 Result<void> QueueView::choosePolicy(const QString& name)

@@ -7,6 +7,7 @@
 #include <QPointer>
 #include <QWidget>
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QTableView;
@@ -43,6 +44,7 @@ public:
     QTableView* table() const { return m_table; }
     QComboBox* policyCombo() const { return m_policy; }
     QComboBox* queueCombo() const { return m_queue; }
+    QCheckBox* preemptionCheck() const { return m_preemption; }
     // The queue the policy selector applies to; empty = the default queue.
     QString selectedQueue() const;
     QueueActions* queueActions() const { return m_actions; }
@@ -64,6 +66,9 @@ public:
     // the file's other settings. Returns the error, shown in a message box by
     // the selector.
     Result<void> choosePolicy(const QString& name);
+    // Turns preemption (core/sched/Preemption.h) on or off for the selected
+    // queue in scheduler.json, keeping the rest. Errors as choosePolicy's.
+    Result<void> choosePreemption(bool on);
 
 Q_SIGNALS:
     // The selection changed (the main window points the queue actions at it).
@@ -82,6 +87,7 @@ private:
     QTableView* m_table = nullptr;
     QComboBox* m_policy = nullptr;
     QComboBox* m_queue = nullptr;
+    QCheckBox* m_preemption = nullptr;
     QLabel* m_summary = nullptr;
     QDateTime m_policyModified;
     bool m_policyRead = false;

@@ -156,6 +156,24 @@ private Q_SLOTS:
         QCOMPARE(classifyRunEnd(RunEnd{}),
                 (FailureVerdict{FailureKind::Other, QStringLiteral("ended without an exit status")}));
     }
+
+    // A run the engine stopped for another (issue #25) is preempted, not
+    // cancelled, and not succeeded when it trapped the signal and exited 0.
+    void preemptedIsNeitherCancelledNorSucceeded()
+    {
+        RunEnd end;
+        end.exitCode = 0;
+        end.cancelled = true;
+        end.preempted = true;
+        end.preemptDetail = QStringLiteral("preempted by run 15 (priority 10) on ws1");
+        QCOMPARE(classifyRunEnd(end),
+                (FailureVerdict{FailureKind::Preempted, QStringLiteral("preempted by run 15 (priority 10) on ws1")}));
+        end.exitCode.reset();
+        end.signal = SIGKILL; // killed after its grace
+        end.preemptDetail.clear();
+        QCOMPARE(classifyRunEnd(end),
+                (FailureVerdict{FailureKind::Preempted, QStringLiteral("preempted by a run of higher priority")}));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestFailureClassifier)

@@ -107,6 +107,38 @@ private Q_SLOTS:
                          .contains(QStringLiteral("slurm")));
     }
 
+    // `preemptible` and `preemption` (issue #25): defaults, values, and the
+    // round trip through toYaml (the stored spec is what the engine reads).
+    void preemption()
+    {
+        const auto plain
+                = parseJobSpec(QStringLiteral("command: [ls]\n"), QStringLiteral("p.yaml"), QStringLiteral("/"));
+        QVERIFY(plain);
+        QVERIFY(!plain->preemptible);
+        QCOMPARE(plain->preemption.signal, QStringLiteral("SIGTERM"));
+        QCOMPARE(plain->preemption.graceSec, 30);
+        QVERIFY(!toYaml(*plain).contains(QStringLiteral("preempt")));
+
+        const auto defaults = parseJobSpec(
+                QStringLiteral("command: [ls]\npreemptible: true\n"), QStringLiteral("p.yaml"), QStringLiteral("/"));
+        QVERIFY(defaults);
+        QVERIFY(defaults->preemptible);
+        QCOMPARE(defaults->preemption.signal, QStringLiteral("SIGTERM"));
+        QCOMPARE(defaults->preemption.graceSec, 30);
+
+        const auto spec = parseJobSpec(QStringLiteral("command: [ls]\npreemptible: yes\n"
+                                                      "preemption: {signal: SIGUSR1, grace: 2m}\n"),
+                QStringLiteral("p.yaml"), QStringLiteral("/"));
+        QVERIFY2(spec, qPrintable(spec ? QString() : spec.error().message));
+        QVERIFY(spec->preemptible);
+        QCOMPARE(spec->preemption.signal, QStringLiteral("SIGUSR1"));
+        QCOMPARE(spec->preemption.graceSec, 120);
+        const auto back = parseJobSpec(toYaml(*spec), QStringLiteral("<dialog>"), QStringLiteral("/"));
+        QVERIFY2(back, qPrintable(back ? QString() : back.error().message));
+        QVERIFY(back->preemptible);
+        QVERIFY(back->preemption == spec->preemption);
+    }
+
     void defaultsFromCommand()
     {
         const auto spec = parseJobSpec(QStringLiteral("command: [python3, /x/train_big.py]\n"),
@@ -166,6 +198,34 @@ private Q_SLOTS:
         QTest::newRow("slurm signal grace zero")
                 << QStringLiteral("command: [ls]\nslurm: {signal_grace: 0s}\n")
                 << QStringLiteral("bad.yaml:2:23: 'slurm.signal_grace' must be between 1s and 65535s");
+        QTest::newRow("preemptible not a boolean")
+                << QStringLiteral("command: [ls]\npreemptible: maybe\n")
+                << QStringLiteral("bad.yaml:2:14: 'preemptible' must be true or false, got 'maybe'");
+        QTest::newRow("preemption signal unknown")
+                << QStringLiteral("command: [ls]\npreemptible: true\npreemption: {signal: SIGKILL}\n")
+                << QStringLiteral("bad.yaml:3:22: 'preemption.signal' must be one of SIGTERM, SIGINT, SIGUSR1, "
+                                  "SIGUSR2, SIGHUP, SIGQUIT, got 'SIGKILL'");
+        QTest::newRow("preemption signal without SIG")
+                << QStringLiteral("command: [ls]\npreemptible: true\npreemption:\n  signal: usr1\n")
+                << QStringLiteral("bad.yaml:4:11: 'preemption.signal' must be one of SIGTERM, SIGINT, SIGUSR1, "
+                                  "SIGUSR2, SIGHUP, SIGQUIT, got 'usr1' (did you mean 'SIGUSR1'?)");
+        QTest::newRow("preemption grace not a duration")
+                << QStringLiteral("command: [ls]\npreemptible: true\npreemption: {grace: soon}\n")
+                << QStringLiteral("bad.yaml:3:21: 'preemption.grace' must be a duration such as 90s, 30m, 2h or "
+                                  "1h30m, got 'soon'");
+        QTest::newRow("preemption grace too long")
+                << QStringLiteral("command: [ls]\npreemptible: true\npreemption: {grace: 2d}\n")
+                << QStringLiteral("bad.yaml:3:21: 'preemption.grace' must be between 0s and 1d");
+        QTest::newRow("preemption unknown key")
+                << QStringLiteral("command: [ls]\npreemptible: true\npreemption: {signl: SIGINT}\n")
+                << QStringLiteral("bad.yaml:3:14: unknown key 'signl' in 'preemption' (did you mean 'signal'?)");
+        QTest::newRow("preemption not a mapping")
+                << QStringLiteral("command: [ls]\npreemptible: true\npreemption: SIGINT\n")
+                << QStringLiteral("bad.yaml:3:13: 'preemption' must be a mapping (signal, grace), not a scalar");
+        QTest::newRow("preemption of a run not preemptible")
+                << QStringLiteral("command: [ls]\npreemption: {grace: 10s}\n")
+                << QStringLiteral("bad.yaml:2:1: 'preemption' says how a preemptible run is stopped, and this run is "
+                                  "not preemptible: add 'preemptible: true'");
         QTest::newRow("unknown resource")
                 << QStringLiteral("command: [ls]\nresources:\n  gpu: 1\n")
                 << QStringLiteral("bad.yaml:3:3: unknown key 'gpu' in 'resources' (did you mean 'gpus'?)");

@@ -1,0 +1,37 @@
+#pragma once
+
+#include "SchedulingPass.h"
+#include "core/sched/Preemption.h"
+
+namespace ty::pass {
+
+// A scheduling pass with preemption (issue #25), pure (no I/O, no clock:
+// `nowMs`, ms since the Unix epoch, UTC); RunEngine::schedulePass gathers
+// the inputs and acts on the result (RunEnginePreemption.cpp).
+//
+//  1. Each claim (sched::PreemptionClaim: a preemption under way) whose
+//     victims have all ended: its run is placed alone, on the claim's node
+//     only, with the other claims held. Placed: the claim is done. Not
+//     placed (the node went away, a foreign process took a GPU) or its run
+//     no longer queued: the claim is dropped, and the run is scheduled as
+//     any other below.
+//  2. The remaining claims are held (sched::withClaimsHeld): nothing else
+//     gets their GPUs while the victims are in their grace, nor after. Their
+//     runs are left out of the scheduler's queue and shown as
+//     PendingKind::Preempting.
+//  3. decideByQueue, and after each queue whose policy has `preemption`,
+//     sched::planPreemptions over what still waits.
+//  4. Each new preemption becomes a claim.
+//
+// `claims` is updated in place (done and dropped ones removed, new ones
+// added); `input.running` describes the running runs (preemptible,
+// priority, grace, gang), `input.ending` the runs already told to stop.
+// The result holds every placement (the claims' first), every waiting run
+// (the claims' runs as Preempting) and the new preemptions. `state` ends as
+// decideByQueue leaves it, the claims held.
+sched::SchedulerDecision decideWithPreemption(sched::Scheduler& scheduler, sched::ClusterState& state,
+        const QList<sched::PendingRun>& queue, const std::function<const sched::Policy&(const QString&)>& policyOf,
+        const std::function<sched::FairShareState(const sched::Policy&)>& usageOf,
+        QList<sched::PreemptionClaim>& claims, sched::PreemptionInput input, qint64 nowMs);
+
+} // namespace ty::pass

@@ -1,0 +1,59 @@
+// RunEngine's side of preemption (issue #25): the running runs as the pure
+// choice sees them (core/sched/Preemption.h), and stopping the victims it
+// chose. The pass itself is core/runs/PreemptionPass.h; a victim's ending is
+// recorded `preempted` by finishRun (FailureClassifier rule 1b), and its next
+// attempt is queued by the RetryRunner (core/retry/PreemptionRetry.h).
+
+#include "RunEngine.h"
+
+#include "core/store/ResultStore.h"
+
+#include <QLoggingCategory>
+
+#include <algorithm>
+#include <limits>
+
+Q_DECLARE_LOGGING_CATEGORY(lcRuns)
+
+namespace ty {
+
+sched::RunningRunInfo RunEngine::runningInfoOf(const RunRecord& run)
+{
+    sched::RunningRunInfo info;
+    info.run = run.id;
+    info.priority = run.priority;
+    info.gang = gangOf(run);
+    if (const Result<JobSpec>& spec = cachedSpec(run); spec) {
+        info.preemptible = spec->preemptible;
+        info.graceMs = spec->preemption.graceSec * 1000;
+    }
+    return info;
+}
+
+void RunEngine::startPreemptions(const QList<sched::Preemption>& preemptions, const QHash<RunId, RunRecord>& queued)
+{
+    for (const sched::Preemption& p : preemptions) {
+        const RunRecord preemptor = queued.value(p.preemptor);
+        const QString detail = QStringLiteral("preempted by run %1 (priority %2) on %3")
+                                       .arg(p.preemptor)
+                                       .arg(preemptor.priority)
+                                       .arg(p.node);
+        for (RunId v : p.victims) {
+            const auto victim = m_store->run(v);
+            if (!victim || isTerminal(victim->state))
+                continue; // ended meanwhile: its GPUs are free anyway
+            const Result<JobSpec>& spec = cachedSpec(*victim);
+            const JobSpec::Preemption how = spec ? spec->preemption : JobSpec::Preemption{};
+            qCInfo(lcRuns).noquote() << QStringLiteral("run %1: preempting run %2 on %3 (%4, grace %5 s)")
+                                                .arg(p.preemptor)
+                                                .arg(v)
+                                                .arg(victim->node, how.signal)
+                                                .arg(how.graceSec);
+            m_preempting.insert(v, detail);
+            addNotice(v, QStringLiteral("%1: %2 sent, SIGKILL after %3 s").arg(detail, how.signal).arg(how.graceSec));
+            cancelRun(v, int(std::min<qint64>(how.graceSec * 1000, std::numeric_limits<int>::max())), how.signal);
+        }
+    }
+}
+
+} // namespace ty

@@ -1,0 +1,103 @@
+#pragma once
+
+#include "ClusterState.h"
+#include "PendingRun.h"
+#include "SchedulerDecision.h"
+
+#include <QHash>
+#include <QList>
+#include <QSet>
+
+namespace ty::sched {
+
+// Preemption (issue #25): which running runs a waiting run may stop to take
+// their GPUs, as a step after schedule(). Pure and deterministic: no I/O, no
+// clock (`nowMs`, ms since the Unix epoch, UTC), any thread.
+//
+// A running run as preemption sees it. A run of ClusterState::running that
+// is not listed in PreemptionInput::running is never chosen.
+struct RunningRunInfo {
+    RunId run = 0;
+    bool preemptible = false; // the job spec's `preemptible: true`
+    int priority = 0;
+    qint64 graceMs = 0; // its spec's preemption.grace
+    // The gang it is a rank of (a run group id), 0 for none: a gang is chosen
+    // whole -- every rank, wherever it runs -- or not at all, and only when
+    // every running rank qualifies.
+    qint64 gang = 0;
+};
+
+struct PreemptionInput {
+    QHash<RunId, RunningRunInfo> running; // by run
+    // Runs already told to stop (their grace is running): never chosen
+    // again, and nobody else counts on their GPUs.
+    QSet<RunId> ending;
+    // Nodes where a preemption was chosen earlier in this pass (one per node
+    // and pass: the next pass sees the first one's claim). Updated by
+    // planPreemptions.
+    QSet<QString> nodesTaken;
+};
+
+// For each run of `decision.pending` (in that order) that waits for
+// resources (WaitingForResources, BlockedByHead, BackfillHeld), asks for one
+// node (gangs never preempt) and could start on some node if runs there
+// ended: the cheapest set of victims on one node, if any.
+//
+// A victim is a running run of `state`, preemptible in `input.running`, whose priority
+// is strictly lower than the waiting run's PendingRun::priority (the raw
+// priority, not the aged one), not in `input.ending`, and, for a gang rank,
+// whose every rank qualifies too. On a node the waiting run may use (reachable,
+// not avoided by name or label: PendingRun's avoid lists, so a run pinned to
+// a node stays there), the GPUs it can have are the free ones plus the
+// victims' there that match its type and whose total memory is enough (a
+// victim's GPU frees its memory); CPUs and memory likewise. Among the sets
+// that make it fit, the choice is, in this order:
+//   1. the fewest victims (a gang counts as one, with all its ranks);
+//   2. the lowest priorities: the victims' priorities sorted from highest
+//      down, compared element by element, lower first;
+//   3. the least work lost: the smallest sum over victims of
+//      (nowMs - startMs), so the most recently started first;
+//   4. the node by name, then the victims' ids.
+// At most kMaxCandidatesPerNode victims per node are considered (the lowest
+// priority, then the most recently started): 2^12 subsets at worst.
+//
+// Each chosen preemption goes into `decision.preemptions`, and the waiting
+// run's PendingInfo becomes PendingKind::Preempting (victims, node, the
+// longest victim grace). Its GPUs are the lowest indices among those it can
+// have. Chosen victims join `input.ending`, the node `input.nodesTaken`.
+//
+// `state` is the cluster with the decision's placements applied
+// (applyDecision): what runs now. `queue` holds the pending runs by id.
+//
+// Cost: nothing beyond O(R) for R running runs unless some waiting run has a
+// higher priority than the lowest preemptible running one; for each such
+// run O(N * R + N * 2^kMaxCandidatesPerNode) over N nodes.
+inline constexpr int kMaxCandidatesPerNode = 12;
+void planPreemptions(SchedulerDecision& decision, const ClusterState& state, const QList<PendingRun>& queue,
+        PreemptionInput& input, qint64 nowMs);
+
+// A preemption under way: the waiting run keeps the GPUs, CPUs and memory it
+// was promised on `node` until it starts there (victims still ending, or
+// ended and not yet replaced), so nothing else takes them.
+struct PreemptionClaim {
+    RunId preemptor = 0;
+    QString node;
+    QList<int> gpuIndices;
+    int cpus = 0;
+    qint64 memoryMiB = 0;
+    QList<RunId> victims;
+    qint64 graceMs = 0;
+};
+
+// `state` with each claim held: a RunningAllocation (run 0, until nowMs +
+// grace) holding the claim's GPUs that no running run holds, and its CPUs
+// and memory less what its victims still running hold on that node.
+ClusterState withClaimsHeld(ClusterState state, const QList<PreemptionClaim>& claims, qint64 nowMs);
+
+// Whether every victim of `claim` has ended (none is in `state.running`).
+bool victimsGone(const PreemptionClaim& claim, const ClusterState& state);
+
+// The Preempting reason of a claim's waiting run.
+PendingReason preemptingReason(const PreemptionClaim& claim);
+
+} // namespace ty::sched

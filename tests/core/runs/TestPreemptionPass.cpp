@@ -1,0 +1,138 @@
+// The scheduling pass with preemption (core/runs/PreemptionPass.h), pure:
+// off unless the queue's policy allows it, claims kept across passes until
+// their run is placed on the promised node, and nothing else given their GPUs.
+#include "core/runs/PreemptionPass.h"
+#include "core/runs/QueuePolicy.h"
+
+#include <QTest>
+
+using namespace ty;
+using namespace ty::sched;
+
+namespace {
+
+constexpr qint64 kNow = 1'800'000'000'000;
+
+NodeState node(const QString& name, int gpus)
+{
+    NodeState n;
+    n.name = name;
+    n.cpus = 16;
+    n.memoryMiB = 64 * 1024;
+    for (int i = 0; i < gpus; ++i)
+        n.gpus << GpuState{i, QStringLiteral("GPU-%1").arg(i), QStringLiteral("A100"), 81920, 81920, false, {}};
+    return n;
+}
+
+RunningAllocation running(RunId id, QList<int> gpus)
+{
+    RunningAllocation a;
+    a.run = id;
+    a.startMs = kNow - 3600000;
+    a.nodes << NodeShare{QStringLiteral("ws1"), std::move(gpus), 0, 0, 0};
+    return a;
+}
+
+PendingRun waiting(RunId id, int priority, qint64 submitMs)
+{
+    PendingRun p;
+    p.id = id;
+    p.priority = priority;
+    p.submitMs = submitMs;
+    p.gpus = 1;
+    return p;
+}
+
+struct Pass {
+    Scheduler scheduler;
+    Policy policy;
+    QList<PreemptionClaim> claims;
+    SchedulerDecision run(ClusterState state, const QList<PendingRun>& queue, const PreemptionInput& in)
+    {
+        return pass::decideWithPreemption(
+                scheduler, state, queue, [this](const QString&) -> const Policy& { return policy; },
+                [](const Policy&) { return FairShareState{}; }, claims, in, kNow);
+    }
+};
+
+} // namespace
+
+class TestPreemptionPass final : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void offUnlessThePolicyAllowsIt()
+    {
+        QVERIFY(!defaultQueuePolicy().preemption); // the default queue policy: off
+        ClusterState s;
+        s.nodes << node(QStringLiteral("ws1"), 1);
+        s.running << running(10, {0});
+        PreemptionInput in;
+        in.running.insert(10, RunningRunInfo{10, true, 0, 30000, 0});
+        Pass p;
+        p.policy = defaultQueuePolicy();
+        SchedulerDecision d = p.run(s, {waiting(20, 5, kNow)}, in);
+        QCOMPARE(d.preemptions.size(), 0);
+        QCOMPARE(p.claims.size(), 0);
+        p.policy.preemption = true;
+        d = p.run(s, {waiting(20, 5, kNow)}, in);
+        QCOMPARE(d.preemptions.size(), 1);
+        QCOMPARE(p.claims.size(), 1);
+    }
+
+    // Pass 1 preempts; pass 2 (victim in its grace) keeps the claim and
+    // chooses nothing new; pass 3 (victim gone) starts the claimed run there,
+    // not the FCFS head that waited longer.
+    void claimKeepsTheGpusUntilItsRunStarts()
+    {
+        ClusterState s;
+        s.nodes << node(QStringLiteral("ws1"), 1);
+        s.running << running(10, {0});
+        PreemptionInput in;
+        in.running.insert(10, RunningRunInfo{10, true, 0, 30000, 0});
+        Pass p;
+        p.policy = Policy::fcfs();
+        p.policy.preemption = true;
+        const QList<PendingRun> queue{waiting(19, 0, kNow - 60000), waiting(20, 5, kNow)};
+        SchedulerDecision d = p.run(s, queue, in);
+        QCOMPARE(d.preemptions.size(), 1);
+        QCOMPARE(d.preemptions.front().preemptor, RunId(20));
+
+        in.ending.insert(10); // the engine told it to stop
+        d = p.run(s, queue, in);
+        QCOMPARE(d.preemptions.size(), 0);
+        QCOMPARE(d.placements.size(), 0);
+        QCOMPARE(p.claims.size(), 1);
+        bool shown = false;
+        for (const PendingInfo& i : d.pending)
+            shown = shown
+                    || (i.run == 20
+                            && renderPendingReason(i.reason)
+                                    == QStringLiteral("waiting: preempting run 10 on ws1 (grace 30 s)"));
+        QVERIFY(shown);
+
+        s.running.clear(); // it ended
+        d = p.run(s, queue, in);
+        QCOMPARE(d.placements.size(), 1);
+        QCOMPARE(d.placements.front().run, RunId(20));
+        QCOMPARE(d.placements.front().nodes.front().gpuIndices, QList<int>{0});
+        QCOMPARE(p.claims.size(), 0);
+    }
+
+    // A claim whose run left the queue (cancelled) is dropped: its GPUs are free again.
+    void claimOfARunNoLongerQueuedIsDropped()
+    {
+        ClusterState s;
+        s.nodes << node(QStringLiteral("ws1"), 1);
+        Pass p;
+        p.policy = Policy::fcfs();
+        p.claims << PreemptionClaim{20, QStringLiteral("ws1"), {0}, 0, 0, {10}, 30000};
+        const SchedulerDecision d = p.run(s, {waiting(21, 0, kNow)}, {});
+        QCOMPARE(p.claims.size(), 0);
+        QCOMPARE(d.placements.size(), 1);
+        QCOMPARE(d.placements.front().run, RunId(21));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPreemptionPass)
+#include "TestPreemptionPass.moc"

@@ -1,0 +1,274 @@
+// Preemption end to end (issue #25): the run engine, the real agent on the
+// local node and real child processes. The node has one GPU (the recorded
+// H200 through a stand-in nvidia-smi: there is no GPU here). A preemptible
+// low-priority run holds it and writes a checkpoint; a high-priority run is
+// submitted; the low one gets its signal (its trap writes a marker), ends
+// `preempted`, the high one runs on the GPU it was promised (not a run that
+// waited longer), then the low one's next attempt runs with
+// TRAINYARD_RESUME_FROM set to its checkpoint.
+#include "tests/support/TestSupport.h"
+
+#include "core/retry/Checkpoints.h"
+#include "core/retry/RetryRunner.h"
+#include "core/runs/RunEngine.h"
+#include "core/spec/JobSpec.h"
+#include "core/store/ResultStore.h"
+
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace ty;
+
+namespace {
+
+// A stand-in nvidia-smi first on PATH (for the agents this process starts)
+// while it lives: the recorded one-GPU workstation, no processes.
+struct StandInGpu {
+    QTemporaryDir bin;
+    QByteArray oldPath = qgetenv("PATH");
+    bool ok = false;
+    StandInGpu()
+    {
+        const QString fix = test::fixturePath(QStringLiteral("gpu-workstation/nvidia-smi"));
+        QFile smi(bin.path() + QStringLiteral("/nvidia-smi"));
+        if (!smi.open(QIODevice::WriteOnly))
+            return;
+        smi.write(QStringLiteral("#!/bin/sh\ncase \"$1\" in\n"
+                                 "  --query-gpu=*) cat '%1/query-gpu.csv' ;;\n"
+                                 "  --query-compute-apps=*) ;;\n"
+                                 "  *) exit 2 ;;\nesac\n")
+                          .arg(fix)
+                          .toUtf8());
+        smi.close();
+        ok = smi.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        qputenv("PATH", bin.path().toUtf8() + ':' + oldPath);
+        qputenv("TRAINYARD_AGENT_NO_NVML", "1");
+    }
+    ~StandInGpu()
+    {
+        qputenv("PATH", oldPath);
+        qunsetenv("TRAINYARD_AGENT_NO_NVML");
+    }
+    Q_DISABLE_COPY_MOVE(StandInGpu)
+};
+
+} // namespace
+
+class TestPreemptionEndToEnd final : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    QString m_db;
+    QString m_marks; // what the runs' scripts write
+    std::unique_ptr<StandInGpu> m_gpu;
+    std::unique_ptr<ResultStore> m_store;
+    std::unique_ptr<RunEngine> m_engine;
+    std::unique_ptr<RetryRunner> m_retries;
+
+    JobSpec spec(const QString& yaml)
+    {
+        auto s = parseJobSpec(yaml, QStringLiteral("preempt.yaml"), m_dir.filePath(QStringLiteral("wd")));
+        if (!s)
+            qFatal("%s", qPrintable(s.error().message));
+        return *s;
+    }
+
+    QString mark(const QString& name) const { return m_marks + u'/' + name; }
+    QString readMark(const QString& name) const { return QString::fromUtf8(test::readFile(mark(name))).trimmed(); }
+
+    // The victim: attempt 1 writes a complete checkpoint, says it is ready
+    // and waits (at most a minute, so nothing outlives a failed test for
+    // long); on `trapSignal` it writes a marker (which signal, which
+    // attempt) and exits 0 a second later (a checkpoint save in its grace).
+    // Every attempt records the checkpoint it was told to resume from.
+    QString victimSpec(const QString& trapSignal, const QString& extra)
+    {
+        return QStringLiteral("name: victim\n"
+                              "priority: 0\n"
+                              "preemptible: true\n"
+                              "resources: {gpus: 1}\n"
+                              "command: |\n"
+                              "  trap 'echo \"%2 attempt=$TRAINYARD_ATTEMPT\" > %1/signalled; sleep 1; exit 0' %2\n"
+                              "  echo \"$TRAINYARD_RESUME_FROM\" > %1/resume-$TRAINYARD_ATTEMPT\n"
+                              "  if [ \"$TRAINYARD_ATTEMPT\" = 1 ]; then\n"
+                              "    mkdir -p \"$TRAINYARD_CHECKPOINT_DIR\"\n"
+                              "    echo weights > \"$TRAINYARD_CHECKPOINT_DIR/epoch-3.pt\"\n"
+                              "    touch \"$TRAINYARD_CHECKPOINT_DIR/epoch-3.pt.trainyard-done\"\n"
+                              "    touch %1/ready\n"
+                              "    i=0; while [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n"
+                              "  fi\n"
+                              "%3")
+                .arg(m_marks, trapSignal.mid(3), extra);
+    }
+
+    QList<RunRecord> attemptsOf(RunId first)
+    {
+        const RunGroupId group = groupIdOf(*m_store->run(first), RunGroupKind::Attempts);
+        if (group == 0)
+            return {*m_store->run(first)};
+        QList<RunRecord> out;
+        for (const auto& [run, m] : m_store->groupMembers(group))
+            out.append(*m_store->run(run));
+        return out;
+    }
+
+    // The whole story, the victim trapping `signal`, its spec with
+    // `victimExtra`; `victimId` gets the victim's first attempt.
+    void runStory(const QString& signal, const QString& victimExtra, RunId* victimId = nullptr)
+    {
+        QSignalSpy reasons(m_engine.get(), &RunEngine::pendingReasonsChanged);
+        const auto victim = m_engine->submit(spec(victimSpec(signal, victimExtra)));
+        QVERIFY(victim);
+        if (victimId)
+            *victimId = *victim;
+        QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(mark(QStringLiteral("ready"))), 15000);
+        QTRY_COMPARE_WITH_TIMEOUT(m_store->run(*victim)->state, RunState::Running, 15000);
+        QCOMPARE(m_store->run(*victim)->gpus, QList<int>{0});
+
+        // Waits first (FCFS head), but of the victim's priority: it may not preempt.
+        const auto bystander = m_engine->submit(spec(QStringLiteral(
+                "name: bystander\npriority: 0\nresources: {gpus: 1}\ncommand: 'echo bystander; sleep 0.2'\n")));
+        QVERIFY(bystander);
+        QTest::qWait(600); // a pass or two: it waits, and nobody is stopped for it
+        QCOMPARE(m_store->run(*bystander)->state, RunState::Queued);
+        QVERIFY(!QFile::exists(mark(QStringLiteral("signalled"))));
+
+        const auto urgent = m_engine->submit(
+                spec(QStringLiteral("name: urgent\npriority: 10\nresources: {gpus: 1}\n"
+                                    "command: 'echo \"urgent on $CUDA_VISIBLE_DEVICES\"; sleep 1'\n")));
+        QVERIFY(urgent);
+
+        // The victim got its signal, and ended preempted (not cancelled, not failed by its exit code).
+        QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(mark(QStringLiteral("signalled"))), 15000);
+        QCOMPARE(readMark(QStringLiteral("signalled")), QStringLiteral("%1 attempt=1").arg(signal.mid(3)));
+        QTRY_VERIFY_WITH_TIMEOUT(isTerminal(m_store->run(*victim)->state), 15000);
+        const RunRecord ended = *m_store->run(*victim);
+        QCOMPARE(ended.state, RunState::Failed);
+        QCOMPARE(ended.failureKind, FailureKind::Preempted);
+        QCOMPARE(ended.failureReason, QStringLiteral("preempted by run %1 (priority 10) on local").arg(*urgent));
+        QCOMPARE(ended.exitCode, std::optional<int>(0));
+
+        // While it was in its grace, the urgent run said why it waited.
+        bool saidIt = false;
+        for (const QList<QVariant>& args : std::as_const(reasons))
+            saidIt = saidIt
+                    || args.at(0).value<QHash<RunId, QString>>().value(*urgent)
+                            == QStringLiteral("waiting: preempting run %1 on local (grace 30 s)").arg(*victim);
+        QVERIFY2(saidIt, "no pass said 'waiting: preempting run N on local (grace 30 s)'");
+
+        // The urgent run got the GPU, before the bystander that waited longer.
+        QTRY_COMPARE_WITH_TIMEOUT(m_store->run(*urgent)->state, RunState::Succeeded, 15000);
+        const RunRecord u = *m_store->run(*urgent);
+        QCOMPARE(u.gpus, QList<int>{0});
+        QVERIFY(u.startedAt >= ended.finishedAt.addMSecs(-50));
+        QTRY_COMPARE_WITH_TIMEOUT(m_store->run(*bystander)->state, RunState::Succeeded, 15000);
+        const RunRecord b = *m_store->run(*bystander);
+        QVERIFY2(b.startedAt >= u.finishedAt.addMSecs(-50),
+                qPrintable(QStringLiteral("bystander started %1, urgent finished %2")
+                                   .arg(b.startedAt.toString(Qt::ISODateWithMs),
+                                           u.finishedAt.toString(Qt::ISODateWithMs))));
+
+        // Then the victim's next attempt, from its checkpoint.
+        QTRY_COMPARE_WITH_TIMEOUT(attemptsOf(*victim).size(), 2, 15000);
+        const RunId next = attemptsOf(*victim).at(1).id;
+        QTRY_COMPARE_WITH_TIMEOUT(m_store->run(next)->state, RunState::Succeeded, 15000);
+        const RunRecord again = *m_store->run(next);
+        QCOMPARE(again.env.value(kAttemptVar), QStringLiteral("2"));
+        const QString resume = again.env.value(kResumeFromVar);
+        QVERIFY2(resume.endsWith(QStringLiteral("/epoch-3.pt")) && QDir::isAbsolutePath(resume), qPrintable(resume));
+        QCOMPARE(readMark(QStringLiteral("resume-2")), resume);
+        QCOMPARE(readMark(QStringLiteral("resume-1")), QString());
+        QCOMPARE(again.priority, 0);
+    }
+
+private Q_SLOTS:
+    void init()
+    {
+        QVERIFY(m_dir.isValid());
+        QDir(m_dir.path()).mkpath(QStringLiteral("wd"));
+        m_marks = m_dir.filePath(QStringLiteral("marks-%1").arg(QTest::currentTestFunction()));
+        QDir().mkpath(m_marks);
+        m_gpu = std::make_unique<StandInGpu>();
+        QVERIFY(m_gpu->ok);
+        m_db = m_dir.filePath(QStringLiteral("db-%1.db").arg(QTest::currentTestFunction()));
+        // The queue's policy as trainyardctl writes it: strict FCFS, preemption on.
+        QFile policy(m_db + QStringLiteral(".scheduler.json"));
+        QVERIFY(policy.open(QIODevice::WriteOnly));
+        policy.write(R"({"ordering": "fcfs", "backfill": false, "preemption": true})");
+        policy.close();
+        auto store = ResultStore::open(m_db);
+        QVERIFY(store);
+        m_store = std::move(*store);
+        m_engine = std::make_unique<RunEngine>(m_store.get(), m_db);
+        // Its own agent state per test: a run a failed test left behind does not hold the GPU here.
+        m_engine->addLocalNode(
+                test::agentPath(), m_dir.filePath(QStringLiteral("state-%1").arg(QTest::currentTestFunction())));
+        QVERIFY(m_engine->acquireIngestion());
+        m_retries = std::make_unique<RetryRunner>(m_engine.get(), m_store.get());
+        m_retries->setJitterSource([] { return 0.0; });
+    }
+
+    void cleanup()
+    {
+        m_retries.reset();
+        m_engine.reset();
+        m_store.reset();
+        m_gpu.reset();
+    }
+
+    // Without `retry:`: SIGTERM, and requeued all the same (as Slurm and
+    // Kubernetes requeue preempted work).
+    void preemptedWithoutRetryIsRequeued()
+    {
+        RunId victim = 0;
+        runStory(QStringLiteral("SIGTERM"), {}, &victim);
+        if (QTest::currentTestFailed())
+            return;
+        // `trainyardctl show` says it (every run has ended: it needs no service).
+        const RunId next = attemptsOf(victim).at(1).id;
+        m_retries.reset();
+        m_engine.reset();
+        m_store.reset();
+        QProcess ctl;
+        ctl.start(QStringLiteral(TRAINYARD_CTL_PATH),
+                {QStringLiteral("--db"), m_db, QStringLiteral("show"), QString::number(victim)});
+        QVERIFY(ctl.waitForFinished(30000));
+        const QString out = QString::fromUtf8(ctl.readAllStandardOutput());
+        QCOMPARE(ctl.exitCode(), 0);
+        static const QRegularExpression failure(
+                QStringLiteral("^failure +preempted: preempted by run \\d+ \\(priority 10\\) on local$"),
+                QRegularExpression::MultilineOption);
+        QVERIFY2(failure.match(out).hasMatch(), qPrintable(out));
+        QVERIFY2(out.contains(QStringLiteral("attempt    2: run %1 succeeded").arg(next)), qPrintable(out));
+    }
+
+    // With `retry:` whose `on` names preempted, and the signal the spec names
+    // (the agent's `cancel` with `signal`, protocol revision 6).
+    void preemptedWithRetryAndItsOwnSignal()
+    {
+        RunId victim = 0;
+        runStory(QStringLiteral("SIGUSR1"),
+                QStringLiteral("preemption: {signal: SIGUSR1}\n"
+                               "retry: {limit: 0, on: [preempted], backoff: {duration: 1s}}\n"),
+                &victim);
+        if (QTest::currentTestFailed())
+            return;
+        // Its `retry:` budget: an infrastructure retry, not one of `limit: 0`;
+        // its backoff: the next attempt waited 1 s after the end.
+        const RunRecord first = *m_store->run(victim);
+        const RunRecord next = *m_store->run(attemptsOf(victim).at(1).id);
+        QCOMPARE(next.notBefore.toMSecsSinceEpoch() - first.finishedAt.toMSecsSinceEpoch(), qint64(1000));
+        bool retriedNotice = false;
+        for (const RunNotice& n : m_store->notices(first.id))
+            retriedNotice = retriedNotice || n.text.startsWith(kRetriedNotice);
+        QVERIFY(retriedNotice);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPreemptionEndToEnd)
+#include "TestPreemption.moc"

@@ -1015,12 +1015,12 @@
         <translation>  … [行已截断：显示 %L2 列中的 %L1 列]</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleTextView.cpp" line="687"/>
+        <location filename="../ui/console/ConsoleTextView.cpp" line="688"/>
         <source>&amp;Copy</source>
         <translation>复制(&amp;C)</translation>
     </message>
     <message>
-        <location filename="../ui/console/ConsoleTextView.cpp" line="690"/>
+        <location filename="../ui/console/ConsoleTextView.cpp" line="691"/>
         <source>Select &amp;All</source>
         <translation>全选(&amp;A)</translation>
     </message>
@@ -1168,17 +1168,17 @@
         <translation>%1 的图表</translation>
     </message>
     <message>
-        <location filename="../ui/charts/DecimatedChart.cpp" line="570"/>
+        <location filename="../ui/charts/DecimatedChart.cpp" line="767"/>
         <source>Log scale: 1 value &lt;= 0 skipped</source>
         <translation>对数刻度：跳过 1 个 &lt;= 0 的值</translation>
     </message>
     <message>
-        <location filename="../ui/charts/DecimatedChart.cpp" line="571"/>
+        <location filename="../ui/charts/DecimatedChart.cpp" line="768"/>
         <source>Log scale: %1 values &lt;= 0 skipped</source>
         <translation>对数刻度：跳过 %1 个 &lt;= 0 的值</translation>
     </message>
     <message>
-        <location filename="../ui/charts/DecimatedChart.cpp" line="596"/>
+        <location filename="../ui/charts/DecimatedChart.cpp" line="793"/>
         <source>Trainyard chart</source>
         <translation>Trainyard 图表</translation>
     </message>
@@ -1727,7 +1727,7 @@ This cannot be undone.</source>
 <context>
     <name>ty::MetricChartWidget</name>
     <message>
-        <location filename="../ui/charts/MetricChartWidget.cpp" line="243"/>
+        <location filename="../ui/charts/MetricChartWidget.cpp" line="282"/>
         <source>No &apos;epoch&apos; metric logged: not drawn on the epoch axis.</source>
         <translation>未记录 “epoch” 指标：未在轮次轴上绘制。</translation>
     </message>
@@ -1765,42 +1765,42 @@ This cannot be undone.</source>
         <translation>选择一个运行以查看其指标。</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="248"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="249"/>
         <source>Reset zoom</source>
         <translation>重置缩放</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="249"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="250"/>
         <source>Export chart as PNG…</source>
         <translation>将图表导出为 PNG…</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="250"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="251"/>
         <source>Export chart as SVG…</source>
         <translation>将图表导出为 SVG…</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="264"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="265"/>
         <source>Export chart as SVG</source>
         <translation>将图表导出为 SVG</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="264"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="265"/>
         <source>Export chart as PNG</source>
         <translation>将图表导出为 PNG</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="266"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="267"/>
         <source>SVG images (*.svg)</source>
         <translation>SVG 图像 (*.svg)</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="266"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="267"/>
         <source>PNG images (*.png)</source>
         <translation>PNG 图像 (*.png)</translation>
     </message>
     <message>
-        <location filename="../ui/charts/MetricChartsPanel.cpp" line="271"/>
+        <location filename="../ui/charts/MetricChartsPanel.cpp" line="272"/>
         <source>Export failed</source>
         <translation>导出失败</translation>
     </message>

@@ -36,6 +36,7 @@ mkdir -p "$out"
 "$ctl" ls --json >"$out/ls.json"
 "$ctl" show json-check --json >"$out/show.json"
 "$ctl" metrics json-check --json >"$out/metrics.json"
+"$ctl" metrics json-check --attempts --json >"$out/metrics-attempts.json"
 "$ctl" queue --json >"$out/queue.json"
 "$ctl" policy --json >"$out/policy.json"
 "$ctl" daemon status --json >"$out/status.json"
@@ -67,10 +68,12 @@ def keys(objs):
 ls, show, metrics = load("ls.json"), load("show.json"), load("metrics.json")
 queue, policy, status, nodes = load("queue.json"), load("policy.json"), load("status.json"), load("nodes.json")
 points = [p for series in metrics.values() for p in series]
+attempt_points = [p for series in load("metrics-attempts.json").values() for p in series]
 checks = [
     ("ls --json", 0, keys(ls), len(ls) >= 2),
     ("show RUN --json", None, set(show), True),
     ("metrics RUN --json", 0, keys(points), len(points) == 2),
+    ("metrics RUN --attempts --json", 0, keys(attempt_points), len(attempt_points) == 2),
     ("queue --json", 0, set(queue), True),
     ("queue --json", 1, keys(queue["runs"]), len(queue["runs"]) == 1),
     ("policy --json", 0, set(policy), True),

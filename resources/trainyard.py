@@ -35,8 +35,10 @@ Checkpoints and resume
 
 For every attempt of a run whose job spec has ``retry:``, Trainyard sets:
 
-* TRAINYARD_CHECKPOINT_DIR -- an absolute directory on the node, the same for
-  every attempt of the run. It may not exist yet: the script creates it.
+* TRAINYARD_CHECKPOINT_DIR -- a directory on the node, the same for every
+  attempt of the run: relative to the run's working directory
+  (``.trainyard/checkpoints/<first attempt>``) unless the job spec's ``env``
+  sets it. It may not exist yet: the script creates it.
 * TRAINYARD_ATTEMPT -- 1, 2, 3, ...; TRAINYARD_RESTART_COUNT -- attempt - 1.
 * TRAINYARD_RESUME_FROM -- the newest *complete* checkpoint in that directory;
   empty on the first attempt or when there is none.
@@ -212,7 +214,8 @@ def checkpoint_dir():
     """The run's checkpoint directory (TRAINYARD_CHECKPOINT_DIR), or None.
 
     Set by Trainyard for every attempt of a run with ``retry:``, the same
-    absolute path for every attempt. It may not exist yet: create it
+    path for every attempt, relative to the run's working directory unless
+    the job spec's ``env`` sets it. It may not exist yet: create it
     (``os.makedirs(d, exist_ok=True)``) before the first save.
     """
     return os.environ.get("TRAINYARD_CHECKPOINT_DIR") or None

@@ -24,40 +24,7 @@
 
 using namespace ty;
 
-namespace {
-
-// A stand-in nvidia-smi first on PATH (for the agents this process starts)
-// while it lives: the recorded one-GPU workstation, no processes.
-struct StandInGpu {
-    QTemporaryDir bin;
-    QByteArray oldPath = qgetenv("PATH");
-    bool ok = false;
-    StandInGpu()
-    {
-        const QString fix = test::fixturePath(QStringLiteral("gpu-workstation/nvidia-smi"));
-        QFile smi(bin.path() + QStringLiteral("/nvidia-smi"));
-        if (!smi.open(QIODevice::WriteOnly))
-            return;
-        smi.write(QStringLiteral("#!/bin/sh\ncase \"$1\" in\n"
-                                 "  --query-gpu=*) cat '%1/query-gpu.csv' ;;\n"
-                                 "  --query-compute-apps=*) ;;\n"
-                                 "  *) exit 2 ;;\nesac\n")
-                          .arg(fix)
-                          .toUtf8());
-        smi.close();
-        ok = smi.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
-        qputenv("PATH", bin.path().toUtf8() + ':' + oldPath);
-        qputenv("TRAINYARD_AGENT_NO_NVML", "1");
-    }
-    ~StandInGpu()
-    {
-        qputenv("PATH", oldPath);
-        qunsetenv("TRAINYARD_AGENT_NO_NVML");
-    }
-    Q_DISABLE_COPY_MOVE(StandInGpu)
-};
-
-} // namespace
+using test::StandInGpu; // one recorded GPU, no NVML
 
 class TestPreemptionEndToEnd final : public QObject {
     Q_OBJECT

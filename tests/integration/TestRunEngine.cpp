@@ -137,37 +137,7 @@ class TestRunEngine final : public QObject {
         return *s;
     }
 
-    // A stand-in nvidia-smi first on PATH (for the agents this process
-    // starts) while it lives: one GPU, the recorded H200, and no processes,
-    // so only Trainyard's claims say who holds it. There is no GPU here.
-    struct StandInGpu {
-        QTemporaryDir bin;
-        QByteArray oldPath = qgetenv("PATH");
-        bool ok = false;
-        StandInGpu()
-        {
-            const QString fix = test::fixturePath(QStringLiteral("gpu-workstation/nvidia-smi"));
-            QFile smi(bin.path() + QStringLiteral("/nvidia-smi"));
-            if (!smi.open(QIODevice::WriteOnly))
-                return;
-            smi.write(QStringLiteral("#!/bin/sh\ncase \"$1\" in\n"
-                                     "  --query-gpu=*) cat '%1/query-gpu.csv' ;;\n"
-                                     "  --query-compute-apps=*) ;;\n"
-                                     "  *) exit 2 ;;\nesac\n")
-                              .arg(fix)
-                              .toUtf8());
-            smi.close();
-            ok = smi.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
-            qputenv("PATH", bin.path().toUtf8() + ':' + oldPath);
-            qputenv("TRAINYARD_AGENT_NO_NVML", "1");
-        }
-        ~StandInGpu()
-        {
-            qputenv("PATH", oldPath);
-            qunsetenv("TRAINYARD_AGENT_NO_NVML");
-        }
-        Q_DISABLE_COPY_MOVE(StandInGpu)
-    };
+    using StandInGpu = test::StandInGpu; // one recorded GPU, no NVML
 
     // A run that prints steps 1-5, waits for the file `go`, then prints
     // steps 6-`last` (6-8: fewer bytes than 1-5), and what each part prints.

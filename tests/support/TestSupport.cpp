@@ -204,4 +204,30 @@ QString slurmConfOf(const QString& envFile)
     return {};
 }
 
+StandInGpu::StandInGpu()
+    : m_bin(std::make_unique<QTemporaryDir>())
+    , m_oldPath(qgetenv("PATH"))
+{
+    const QString fix = fixturePath(QStringLiteral("gpu-workstation/nvidia-smi"));
+    QFile smi(m_bin->path() + QStringLiteral("/nvidia-smi"));
+    if (!smi.open(QIODevice::WriteOnly))
+        return;
+    smi.write(QStringLiteral("#!/bin/sh\ncase \"$1\" in\n"
+                             "  --query-gpu=*) cat '%1/query-gpu.csv' ;;\n"
+                             "  --query-compute-apps=*) ;;\n"
+                             "  *) exit 2 ;;\nesac\n")
+                      .arg(fix)
+                      .toUtf8());
+    smi.close();
+    ok = smi.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+    qputenv("PATH", m_bin->path().toUtf8() + ':' + m_oldPath);
+    qputenv("TRAINYARD_AGENT_NO_NVML", "1");
+}
+
+StandInGpu::~StandInGpu()
+{
+    qputenv("PATH", m_oldPath);
+    qunsetenv("TRAINYARD_AGENT_NO_NVML");
+}
+
 } // namespace ty::test

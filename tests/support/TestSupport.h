@@ -3,6 +3,7 @@
 #include <QByteArray>
 #include <QList>
 #include <QString>
+#include <QTemporaryDir>
 #include <QThread>
 
 #include <functional>
@@ -117,6 +118,24 @@ private:
     QThread m_thread;
     RunEngine* m_engine = nullptr;
     std::unique_ptr<LocalRunControl> m_control;
+};
+
+// A stand-in nvidia-smi first on PATH (for the agents this process starts)
+// while it lives: one GPU, the recorded workstation's
+// (fixtures gpu-workstation/nvidia-smi), and no processes, so only
+// Trainyard's claims say who holds it; NVML is off for those agents. There
+// is no GPU on CI. `ok`: the script was written.
+class StandInGpu {
+public:
+    StandInGpu();
+    ~StandInGpu();
+    StandInGpu(const StandInGpu&) = delete;
+    StandInGpu& operator=(const StandInGpu&) = delete;
+    bool ok = false;
+
+private:
+    std::unique_ptr<QTemporaryDir> m_bin;
+    QByteArray m_oldPath;
 };
 
 } // namespace ty::test

@@ -1,5 +1,7 @@
 #include "M4Decimator.h"
 
+#include "M4Sampler.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -13,17 +15,6 @@ qsizetype M4Result::pointCount() const
         n += s.size();
     return n;
 }
-
-namespace {
-
-// The column being aggregated for the current run of finite points.
-struct Bucket {
-    qint64 column = 0;
-    qsizetype first = -1, last = -1, min = -1, max = -1;
-    bool open() const { return first >= 0; }
-};
-
-} // namespace
 
 M4Index::M4Index(std::span<const double> x, std::span<const double> y)
 {
@@ -243,101 +234,15 @@ M4Result decimateM4(std::span<const double> x, std::span<const double> y, const 
         ++end;
     out.scanned = end - begin;
 
-    const double scale = vp.pixelWidth / (vp.xMax - vp.xMin);
-    const auto columnOf = [&](double xv) -> qint64 {
-        // Far outside the plot: clamp (only the edge points get there).
-        const double c = std::clamp(vp.pixelLeft + (xv - vp.xMin) * scale, -1e15, 1e15);
-        // floor(c), exactly (|c| <= 1e15 < 2^53), without a libm call: this
-        // runs for every point, or a few times per column with the index.
-        const auto t = qint64(c);
-        return double(t) > c ? t - 1 : t;
-    };
-
-    Bucket b;
-    bool segmentOpen = false;
-    const auto emitColumn = [&](qsizetype first, qsizetype min, qsizetype max, qsizetype last) {
-        // first <= min, max <= last: only min and max may be out of order.
-        qsizetype idx[4] = {first, std::min(min, max), std::max(min, max), last};
-        QList<QPointF>& seg = out.segments.last();
-        for (int k = 0; k < 4; ++k) {
-            if (k > 0 && idx[k] == idx[k - 1])
-                continue;
-            seg.append(QPointF(x[idx[k]], y[idx[k]]));
-        }
-    };
-    // At most 4 points a column and the two edge points; no more than the
-    // points there are.
-    const qsizetype capacity = std::min<qsizetype>(end - begin, 4 * (qsizetype(vp.pixelWidth) + 2) + 2);
-    const auto openSegment = [&] {
-        out.segments.append(QList<QPointF>());
-        if (out.segments.size() == 1)
-            out.segments.last().reserve(capacity);
-        segmentOpen = true;
-    };
-    const auto flush = [&] {
-        if (!b.open())
-            return;
-        emitColumn(b.first, b.min, b.max, b.last);
-        b = Bucket{};
-    };
-    const auto extendY = [&](double yv) {
-        out.yMin = out.haveY ? std::min(out.yMin, yv) : yv;
-        out.yMax = out.haveY ? std::max(out.yMax, yv) : yv;
-        out.haveY = true;
-    };
-
-    qint64 lastGapColumn = std::numeric_limits<qint64>::min();
-    unsigned lastGapKinds = 0;
-    // One point, in order: the definition of the sample.
-    const auto visit = [&](qsizetype i) {
-        const double xv = x[i];
-        const double yv = y[i];
-        if (!std::isfinite(xv))
-            return;
-        const bool inside = xv >= vp.xMin && xv <= vp.xMax;
-        if (!std::isfinite(yv)) {
-            flush();
-            segmentOpen = false;
-            if (inside) {
-                const auto kind = std::isnan(yv)
-                        ? SegmentedSeries::GapKind::NaN
-                        : (yv > 0 ? SegmentedSeries::GapKind::PosInf : SegmentedSeries::GapKind::NegInf);
-                const qint64 col = columnOf(xv);
-                const unsigned bit = 1u << unsigned(kind);
-                if (col != lastGapColumn) {
-                    lastGapColumn = col;
-                    lastGapKinds = 0;
-                }
-                if (!(lastGapKinds & bit)) {
-                    lastGapKinds |= bit;
-                    out.gaps.append(SegmentedSeries::Gap{xv, kind});
-                }
-            }
-            return;
-        }
-        if (inside)
-            extendY(yv);
-        if (!segmentOpen)
-            openSegment();
-        const qint64 col = columnOf(xv);
-        if (b.open() && col != b.column)
-            flush();
-        if (!b.open()) {
-            b.column = col;
-            b.first = b.last = b.min = b.max = i;
-            return;
-        }
-        b.last = i;
-        if (yv < y[b.min])
-            b.min = i;
-        if (yv > y[b.max])
-            b.max = i;
-    };
+    m4::Sampler sampler(out, vp, end - begin);
+    const auto visit = [&](qsizetype i) { sampler.visit(i, x[i], y[i]); };
+    const auto columnOf = [&](double xv) { return sampler.columnOf(xv); };
+    const auto at = [&](qsizetype i) { return m4::Kept{i, x[i], y[i]}; };
 
     if (!index || index->size() != n || index->hasNonFiniteX()) {
         for (qsizetype i = begin; i < end; ++i)
             visit(i);
-        flush();
+        sampler.finish();
         return out;
     }
 
@@ -354,7 +259,7 @@ M4Result decimateM4(std::span<const double> x, std::span<const double> y, const 
         // formula itself, so rounding never puts a point in another column
         // than the loop would. Finds the first index in (i, end] with
         // x >= edge (end if none) in [lower, upper].
-        const double edge = vp.xMin + (double(col + 1) - vp.pixelLeft) / scale;
+        const double edge = sampler.columnEdge(col);
         const qsizetype guess = std::min(end, i + std::max<qsizetype>(1, hint));
         qsizetype lower = i + 1, upper = end;
         if (guess < end && x[guess] >= edge) {
@@ -442,16 +347,11 @@ M4Result decimateM4(std::span<const double> x, std::span<const double> y, const 
             for (qsizetype k = i; k < j; ++k)
                 visit(k);
         } else {
-            flush();
-            if (!segmentOpen)
-                openSegment();
-            extendY(y[iMin]);
-            extendY(y[iMax]);
-            emitColumn(i, iMin, iMax, j - 1);
+            sampler.column(at(i), at(iMin), at(iMax), at(j - 1));
         }
         i = j;
     }
-    flush();
+    sampler.finish();
     return out;
 }
 

@@ -1,5 +1,7 @@
 #include "PackedM4.h"
 
+#include "M4Sampler.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -111,108 +113,17 @@ M4Result decimateM4Packed(
         ++end;
     out.scanned = end - begin;
 
-    const double scale = vp.pixelWidth / (vp.xMax - vp.xMin);
-    const auto columnOf = [&](double xv) -> qint64 {
-        const double c = std::clamp(vp.pixelLeft + (xv - vp.xMin) * scale, -1e15, 1e15);
-        const auto t = qint64(c);
-        return double(t) > c ? t - 1 : t;
-    };
-
-    // decimateM4's bucket, holding the points it keeps rather than indexes
-    // into plain columns.
-    struct Kept {
-        qsizetype i = -1;
-        double x = 0.0, y = 0.0;
-    };
-    struct Bucket {
-        qint64 column = 0;
-        Kept first, last, min, max;
-        bool open() const { return first.i >= 0; }
-    } b;
-    bool segmentOpen = false;
-    const qsizetype capacity = std::min<qsizetype>(end - begin, 4 * (qsizetype(vp.pixelWidth) + 2) + 2);
-    const auto openSegment = [&] {
-        out.segments.append(QList<QPointF>());
-        if (out.segments.size() == 1)
-            out.segments.last().reserve(capacity);
-        segmentOpen = true;
-    };
-    const auto emitColumn = [&](const Kept& first, const Kept& min, const Kept& max, const Kept& last) {
-        const bool minFirst = min.i <= max.i;
-        const Kept* order[4] = {&first, minFirst ? &min : &max, minFirst ? &max : &min, &last};
-        QList<QPointF>& seg = out.segments.last();
-        for (int k = 0; k < 4; ++k) {
-            if (k > 0 && order[k]->i == order[k - 1]->i)
-                continue;
-            seg.append(QPointF(order[k]->x, order[k]->y));
-        }
-    };
-    const auto flush = [&] {
-        if (!b.open())
-            return;
-        emitColumn(b.first, b.min, b.max, b.last);
-        b = Bucket{};
-    };
-    const auto extendY = [&](double yv) {
-        out.yMin = out.haveY ? std::min(out.yMin, yv) : yv;
-        out.yMax = out.haveY ? std::max(out.yMax, yv) : yv;
-        out.haveY = true;
-    };
-    qint64 lastGapColumn = std::numeric_limits<qint64>::min();
-    unsigned lastGapKinds = 0;
-    // decimateM4's visit(): one point, in order, the definition of the sample.
-    const auto visit = [&](qsizetype i) {
-        const double xv = cache.x(i);
-        const double yv = cache.y(i);
-        if (!std::isfinite(xv))
-            return;
-        const bool inside = xv >= vp.xMin && xv <= vp.xMax;
-        if (!std::isfinite(yv)) {
-            flush();
-            segmentOpen = false;
-            if (inside) {
-                const auto kind = std::isnan(yv)
-                        ? SegmentedSeries::GapKind::NaN
-                        : (yv > 0 ? SegmentedSeries::GapKind::PosInf : SegmentedSeries::GapKind::NegInf);
-                const qint64 col = columnOf(xv);
-                const unsigned bit = 1u << unsigned(kind);
-                if (col != lastGapColumn) {
-                    lastGapColumn = col;
-                    lastGapKinds = 0;
-                }
-                if (!(lastGapKinds & bit)) {
-                    lastGapKinds |= bit;
-                    out.gaps.append(SegmentedSeries::Gap{xv, kind});
-                }
-            }
-            return;
-        }
-        if (inside)
-            extendY(yv);
-        if (!segmentOpen)
-            openSegment();
-        const qint64 col = columnOf(xv);
-        if (b.open() && col != b.column)
-            flush();
-        const Kept p{i, xv, yv};
-        if (!b.open()) {
-            b.column = col;
-            b.first = b.last = b.min = b.max = p;
-            return;
-        }
-        b.last = p;
-        if (yv < b.min.y)
-            b.min = p;
-        if (yv > b.max.y)
-            b.max = p;
-    };
+    m4::Sampler sampler(out, vp, end - begin);
+    using m4::Kept;
+    const auto visit = [&](qsizetype i) { sampler.visit(i, cache.x(i), cache.y(i)); };
+    const auto columnOf = [&](double xv) { return sampler.columnOf(xv); };
 
     const bool xFinite = map.mode == XAxisMode::Step ? series.stepsFinite() : series.wallsFinite();
     if (!xFinite) {
         // decimateM4 without its index: the point loop.
         for (qsizetype i = begin; i < end; ++i)
             visit(i);
-        flush();
+        sampler.finish();
         return out;
     }
 
@@ -273,7 +184,7 @@ M4Result decimateM4Packed(
         const qint64 col = columnOf(cache.x(i));
         // The first index in (i, end] past the column's right edge in x,
         // settled with the column formula itself (as decimateM4's columnEnd).
-        const double edge = vp.xMin + (double(col + 1) - vp.pixelLeft) / scale;
+        const double edge = sampler.columnEdge(col);
         qsizetype j = partitionPoint(
                 series, map, i + 1, end, [&](double x) { return x >= edge; }, cache);
         while (j > i + 1 && columnOf(cache.x(j - 1)) > col)
@@ -285,16 +196,11 @@ M4Result decimateM4Packed(
             for (qsizetype k = i; k < j; ++k)
                 visit(k);
         } else {
-            flush();
-            if (!segmentOpen)
-                openSegment();
-            extendY(mn.y);
-            extendY(mx.y);
-            emitColumn(pointAt(i), mn, mx, pointAt(j - 1));
+            sampler.column(pointAt(i), mn, mx, pointAt(j - 1));
         }
         i = j;
     }
-    flush();
+    sampler.finish();
     return out;
 }
 

@@ -358,21 +358,9 @@ void DecimatedChart::packedAppended(int index)
         appendPoints(index, x, y);
         return;
     }
-    // The full range before these points, as appendPoints() sees it.
-    bool have = false;
-    double fullLo = 0, fullHi = 1;
-    for (const auto& other : m_entries) {
-        double lo = 0, hi = 0;
-        if (!entryRange(*other, other.get() == &e ? oldCount : other->packedSeen, lo, hi))
-            continue;
-        fullLo = have ? std::min(fullLo, lo) : lo;
-        fullHi = have ? std::max(fullHi, hi) : hi;
-        have = true;
-    }
-    if (!(fullHi > fullLo)) {
-        fullLo -= 1;
-        fullHi += 1;
-    }
+    // The full range before these points (e.packedSeen is still oldCount),
+    // as appendPoints() sees it.
+    const auto [fullLo, fullHi] = fullXRange();
     const bool following = m_lo <= fullLo && m_hi >= fullHi;
     e.packedSeen = count;
     if (oldCount == 0) {

@@ -11,7 +11,8 @@ tqdm progress bar per epoch, and prints one metric line per epoch:
 Hyperparameters come from the command line (Trainyard passes the job spec's
 params there); --seed makes a run reproducible.
 
-Distributed: with --ranks N (N > 1) it starts N processes on this machine,
+Distributed: with --ranks N (N > 1) it starts N processes on this machine
+(meeting through a file, so no port is needed),
 or it joins a group that a launcher set up (WORLD_SIZE, RANK, MASTER_ADDR,
 MASTER_PORT in the environment: torchrun; or Trainyard's gang of nodes, one
 process per node, its rank from NODE_RANK).
@@ -39,7 +40,9 @@ import re
 import sys
 import time
 
-import socket
+import shutil
+import tempfile
+from datetime import timedelta
 
 import torch
 import torch.distributed as dist
@@ -117,12 +120,6 @@ def save_checkpoint(trainyard, folder, epoch, state):
             trainyard.remove_checkpoint(os.path.join(folder, f"epoch-{m.group(1)}.pt"))
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def main():
     args = parse_args()
     if "WORLD_SIZE" in os.environ and int(os.environ["WORLD_SIZE"]) > 1:  # a launcher made the group
@@ -133,11 +130,17 @@ def main():
         return train(int(rank), int(os.environ["WORLD_SIZE"]), args)
     if args.ranks <= 1:
         return train(0, 1, args)
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", str(free_port()))
-    result = mp.get_context("spawn").SimpleQueue()
-    mp.start_processes(worker, args=(args.ranks, args, result), nprocs=args.ranks, start_method="spawn")
-    return result.get()  # rank 0's exit code
+    # The ranks meet through a file (torch's FileStore), not a TCP port: a
+    # port picked free here could be taken by another process before rank 0
+    # listens on it, and rank 1 would then wait for a store that never comes.
+    rendezvous = tempfile.mkdtemp(prefix="digits-ranks-")
+    args.init_method = "file://" + os.path.join(rendezvous, "store")
+    try:
+        result = mp.get_context("spawn").SimpleQueue()
+        mp.start_processes(worker, args=(args.ranks, args, result), nprocs=args.ranks, start_method="spawn")
+        return result.get()  # rank 0's exit code
+    finally:
+        shutil.rmtree(rendezvous, ignore_errors=True)
 
 
 def worker(rank, world, args, result):
@@ -155,7 +158,13 @@ def train(rank, world, args):
     else:
         device = torch.device(args.device)
     if world > 1:
-        dist.init_process_group("nccl" if device.type == "cuda" else "gloo", rank=rank, world_size=world)
+        # A launcher's group (env://) keeps torch's 30-minute timeout; the
+        # ranks started here fail after 5 minutes of waiting for each other
+        # (a rank that died) instead of hanging for half an hour.
+        local = getattr(args, "init_method", None)
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo", rank=rank, world_size=world,
+                                init_method=local or "env://",
+                                **({"timeout": timedelta(minutes=5)} if local else {}))
     lead = rank == 0
     if lead:
         print(f"device: {device}" + (f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else "")

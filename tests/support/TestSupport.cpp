@@ -110,8 +110,23 @@ QProcessEnvironment serviceEnvironment(const QString& dir, const QString& daemon
     e.insert(QStringLiteral("TRAINYARD_DAEMON_IDLE"), QStringLiteral("2"));
     e.insert(QStringLiteral("XDG_RUNTIME_DIR"), dir + QStringLiteral("/runtime"));
     e.insert(QStringLiteral("XDG_CACHE_HOME"), dir + QStringLiteral("/cache")); // memoization's hash cache: the test's
+    e.insert(QStringLiteral("XDG_STATE_HOME"), dir + QStringLiteral("/state")); // the service's log, not in $HOME
     e.remove(QStringLiteral("TRAINYARD_DB"));
     return e;
+}
+
+QByteArray serviceLogTail(const QString& dir, qint64 bytes)
+{
+    QByteArray out;
+    const QDir logs(dir + QStringLiteral("/state/trainyard"));
+    for (const QFileInfo& f : logs.entryInfoList({QStringLiteral("trainyardd-*.log")}, QDir::Files, QDir::Name)) {
+        QFile file(f.filePath());
+        if (!file.open(QIODevice::ReadOnly))
+            continue;
+        file.seek(std::max<qint64>(0, file.size() - bytes));
+        out += "--- " + QFile::encodeName(f.filePath()) + " (end) ---\n" + file.readAll() + '\n';
+    }
+    return out.isEmpty() ? QByteArray("(no service log under " + QFile::encodeName(logs.path()) + ")\n") : out;
 }
 
 void withoutTerminal(QProcess& process)

@@ -65,9 +65,13 @@ ProcessOutcome runProcess(
         const QString& program, const QStringList& args, const QProcessEnvironment& env, int timeoutMs = 60000);
 // The environment of the built trainyardctl and trainyardd (`daemonPath`)
 // in a test's own folder `dir`: this build's agent with its state in
-// dir/agent-state, the service's socket under dir/runtime, 2 s idle exit,
-// no $TRAINYARD_DB.
+// dir/agent-state, the service's socket under dir/runtime, its log under
+// dir/state (serviceLogTail), 2 s idle exit, no $TRAINYARD_DB.
 QProcessEnvironment serviceEnvironment(const QString& dir, const QString& daemonPath);
+// The last `bytes` of the logs of the services started with
+// serviceEnvironment(dir, ...), each headed by its file name; for the
+// message of a failed check.
+QByteArray serviceLogTail(const QString& dir, qint64 bytes = 6000);
 
 // Unterminated string introducers (DCS, OSC, APC, SOS, PM, tmux's rename)
 // with and without their usual first bytes, by name: the stray escapes of

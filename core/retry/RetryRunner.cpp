@@ -360,8 +360,15 @@ void RetryRunner::queueNext(const RunRecord& last, const QList<RunRecord>& attem
                               .arg(attempt)
                               .arg(localTime(decision.atMs), decision.reason)});
     QString about = QStringLiteral("attempt %1 of run %2").arg(attempt).arg(attempts.front().id);
-    about += resumeFrom.isEmpty() ? QStringLiteral(": no complete checkpoint, it starts from the beginning")
-                                  : QStringLiteral(": resumes from %1 (TRAINYARD_RESUME_FROM)").arg(resumeFrom);
+    if (resumeFrom.isEmpty())
+        about += QStringLiteral(": no complete checkpoint, it starts from the beginning");
+    else if (next.node.isEmpty() && copy)
+        // It may start anywhere: TRAINYARD_RESUME_FROM is set where it starts
+        // (the copy staged there, on another node than the writer).
+        about += QStringLiteral(": resumes from %1, written on %2 at %3 (copied to the node it starts on, if another)")
+                         .arg(copy->name, copy->node, resumeFrom);
+    else
+        about += QStringLiteral(": resumes from %1 (TRAINYARD_RESUME_FROM)").arg(resumeFrom);
     m_store->addNotice(RunNotice{*id, {}, about});
     if (!resumeNote.isEmpty())
         m_store->addNotice(RunNotice{*id, {}, resumeNote});

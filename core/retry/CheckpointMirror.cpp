@@ -57,8 +57,8 @@ QString checkpointSizeText(qint64 bytes)
     return QStringLiteral("%1 GB").arg(double(bytes) / 1e9, 0, 'f', 1);
 }
 
-CheckpointFetchPlan planCheckpointFetch(
-        const AgentFileList& list, const QString& checkpointDir, const std::optional<CheckpointCopy>& have)
+CheckpointFetchPlan planCheckpointFetch(const AgentFileList& list, const QString& checkpointDir,
+        const std::optional<CheckpointCopy>& have, const QString& stagedName)
 {
     CheckpointFetchPlan out;
     const CheckpointChoice choice = newestCompleteCheckpoint(list, checkpointDir);
@@ -113,8 +113,10 @@ CheckpointFetchPlan planCheckpointFetch(
         out.refused = QStringLiteral("checkpoint %1: its marker or its files are not regular files").arg(choice.name);
         return out;
     }
-    if (have && have->name == choice.name && have->markerMtimeMs == marker->mtimeMs && have->markerSize == marker->size)
-        return out; // that one is here already
+    if (have && have->name == choice.name && have->markerSize == marker->size
+            && (have->markerMtimeMs == marker->mtimeMs
+                    || (choice.name == stagedName && have->bytes == f.bytes + marker->size)))
+        return out; // that one is here already (or it is the copy staged from here)
     std::sort(f.files.files.begin(), f.files.files.end(),
             [](const AgentFileEntry& a, const AgentFileEntry& b) { return a.path < b.path; });
     f.files.files.append(*marker);
@@ -268,6 +270,8 @@ void CheckpointMirror::onRunState(const RunRecord& run)
         const CheckpointCopy copy = *staged;
         m_staged.erase(staged);
         const QString attempt = run.env.value(kAttemptVar);
+        if (const auto f = m_followed.find(run.id); f != m_followed.end())
+            f->stagedName = copy.name; // its listings show the staged copy with the staging's time
         if (run.state == RunState::Running || run.startedAt.isValid())
             m_store->addNotice(RunNotice{run.id, {},
                     QStringLiteral("checkpoint %1 copied from %2 (%3) to %4 before attempt %5")
@@ -342,7 +346,9 @@ void CheckpointMirror::check(RunId id)
                     done(id);
                     return;
                 }
-                const CheckpointFetchPlan plan = planCheckpointFetch(*list, dir, copyOf(run));
+                const auto followed = m_followed.constFind(id);
+                const CheckpointFetchPlan plan = planCheckpointFetch(
+                        *list, dir, copyOf(run), followed != m_followed.cend() ? followed->stagedName : QString());
                 if (!plan.refused.isEmpty())
                     qCWarning(lcRetry).noquote()
                             << QStringLiteral("run %1 on %2: %3").arg(id).arg(run.node, plan.refused);

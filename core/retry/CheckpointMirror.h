@@ -95,9 +95,12 @@ struct CheckpointFetchPlan {
 
 // The newest complete checkpoint of `checkpointDir` in `list` (the agent's
 // answer to checkpointGlobs()), to copy unless `have` already is that one
-// (same name, marker time and marker size). Pure; any thread.
-CheckpointFetchPlan planCheckpointFetch(
-        const AgentFileList& list, const QString& checkpointDir, const std::optional<CheckpointCopy>& have);
+// (same name, marker time and marker size). `stagedName` names the
+// checkpoint staged from `have` into that folder before the run started
+// (empty: none): its marker's time there is the staging's, so for it the
+// name, the marker's size and the total bytes decide. Pure; any thread.
+CheckpointFetchPlan planCheckpointFetch(const AgentFileList& list, const QString& checkpointDir,
+        const std::optional<CheckpointCopy>& have, const QString& stagedName = {});
 
 // Whether the copy in `localRoot` is whole: every file of `fetch` there as a
 // regular file (not a link) of its listed size. The error names the first
@@ -167,6 +170,7 @@ Q_SIGNALS:
 private:
     struct Followed {
         RunRecord run;
+        QString stagedName; // the checkpoint staged for it before it started (planCheckpointFetch)
         bool inFlight = false;
         bool again = false; // an ending came while a check was under way: check once more
     };

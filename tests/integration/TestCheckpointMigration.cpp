@@ -22,6 +22,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QTemporaryDir>
+#include <QSignalSpy>
 #include <QTest>
 
 using namespace ty;
@@ -210,6 +211,7 @@ private Q_SLOTS:
         Rig rig;
         startOnWs1(rig, QStringLiteral("migrate"), QStringLiteral("{limit: 1, backoff: {duration: 1s}}"));
         QVERIFY(rig.first);
+        QSignalSpy checked(rig.mirror.get(), &CheckpointMirror::checked);
         const QList<RunRecord> attempts = loseWs1(rig);
         QCOMPARE(attempts.size(), 2);
         QCOMPARE(attempts[0].state, RunState::Failed);
@@ -246,6 +248,22 @@ private Q_SLOTS:
                                           .arg(on1)),
                 qPrintable(notices));
         QVERIFY2(!notices.contains(QStringLiteral("(TRAINYARD_RESUME_FROM)")), qPrintable(notices));
+
+        // Not copied back: ws2's listing at the attempt's end showed the
+        // staged checkpoint with the staging's time, and it is the same one;
+        // the copy here is still ws1's.
+        QVERIFY(test::waitUntil(
+                [&] {
+                    for (const QList<QVariant>& c : std::as_const(checked))
+                        if (c.at(0).value<RunId>() == second.id)
+                            return true;
+                    return false;
+                },
+                10000));
+        const auto held = rig.mirror->copyOf(second);
+        QVERIFY(held);
+        QCOMPARE(held->node, QStringLiteral("ws1"));
+        QCOMPARE(held->producer, rig.first);
     }
 
     // The same, but the copy here lost part of its checkpoint before the

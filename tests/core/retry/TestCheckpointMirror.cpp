@@ -92,6 +92,14 @@ private Q_SLOTS:
         QVERIFY(!planCheckpointFetch(list, kDir, have).fetch);
         have.markerMtimeMs = 1599;
         QVERIFY(planCheckpointFetch(list, kDir, have).fetch);
+        // The copy staged there from `have` (the marker's time is the
+        // staging's): not copied back, as long as its bytes are the same.
+        have.bytes = 30 + 200 + 61;
+        QVERIFY(!planCheckpointFetch(list, kDir, have, QStringLiteral("epoch-2")).fetch);
+        QVERIFY(planCheckpointFetch(list, kDir, have, QStringLiteral("epoch-1")).fetch);
+        have.bytes = 30 + 200 + 61 + 1;
+        QVERIFY(planCheckpointFetch(list, kDir, have, QStringLiteral("epoch-2")).fetch);
+        have.bytes = 30 + 200 + 61;
 
         // None complete: nothing.
         AgentFileList none;

@@ -45,19 +45,7 @@ class TestCheckpointMigration final : public QObject {
         return texts.join(u'\n');
     }
 
-    static QList<RunRecord> attemptsOf(ResultStore& store, RunId first)
-    {
-        const auto r = store.run(first);
-        if (!r)
-            return {};
-        const RunGroupId group = groupIdOf(*r, RunGroupKind::Attempts);
-        if (group == 0)
-            return {*r};
-        QList<RunRecord> out;
-        for (const auto& [id, m] : store.groupMembers(group))
-            out.append(*store.run(id));
-        return out;
-    }
+    static QList<RunRecord> attemptsOf(const ResultStore& store, RunId first) { return test::attemptsOf(store, first); }
 
     // The engine with ws1 and ws2 (both connected), retries, the mirror
     // (a listing every 300 ms) and node loss after 2 s; and the run, on ws1,

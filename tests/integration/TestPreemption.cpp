@@ -33,16 +33,11 @@ class TestPreemptionEndToEnd final : public QObject {
     QString m_db;
     QString m_marks; // what the runs' scripts write
     std::unique_ptr<StandInGpu> m_gpu;
-    std::unique_ptr<ResultStore> m_store;
-    std::unique_ptr<RunEngine> m_engine;
-    std::unique_ptr<RetryRunner> m_retries;
+    test::LocalEngine m_rig; // store, engine with the local node, retries
 
     JobSpec spec(const QString& yaml)
     {
-        auto s = parseJobSpec(yaml, QStringLiteral("preempt.yaml"), m_dir.filePath(QStringLiteral("wd")));
-        if (!s)
-            qFatal("%s", qPrintable(s.error().message));
-        return *s;
+        return test::parsedSpec(yaml, QStringLiteral("preempt.yaml"), m_dir.filePath(QStringLiteral("wd")));
     }
 
     QString mark(const QString& name) const { return m_marks + u'/' + name; }
@@ -73,39 +68,30 @@ class TestPreemptionEndToEnd final : public QObject {
                 .arg(m_marks, trapSignal.mid(3), extra);
     }
 
-    QList<RunRecord> attemptsOf(RunId first)
-    {
-        const RunGroupId group = groupIdOf(*m_store->run(first), RunGroupKind::Attempts);
-        if (group == 0)
-            return {*m_store->run(first)};
-        QList<RunRecord> out;
-        for (const auto& [run, m] : m_store->groupMembers(group))
-            out.append(*m_store->run(run));
-        return out;
-    }
+    QList<RunRecord> attemptsOf(RunId first) const { return m_rig.attemptsOf(first); }
 
     // The whole story, the victim trapping `signal`, its spec with
     // `victimExtra`; `victimId` gets the victim's first attempt.
     void runStory(const QString& signal, const QString& victimExtra, RunId* victimId = nullptr)
     {
-        QSignalSpy reasons(m_engine.get(), &RunEngine::pendingReasonsChanged);
-        const auto victim = m_engine->submit(spec(victimSpec(signal, victimExtra)));
+        QSignalSpy reasons(m_rig.engine.get(), &RunEngine::pendingReasonsChanged);
+        const auto victim = m_rig.engine->submit(spec(victimSpec(signal, victimExtra)));
         QVERIFY(victim);
         if (victimId)
             *victimId = *victim;
         QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(mark(QStringLiteral("ready"))), 15000);
-        QTRY_COMPARE_WITH_TIMEOUT(m_store->run(*victim)->state, RunState::Running, 15000);
-        QCOMPARE(m_store->run(*victim)->gpus, QList<int>{0});
+        QTRY_COMPARE_WITH_TIMEOUT(m_rig.store->run(*victim)->state, RunState::Running, 15000);
+        QCOMPARE(m_rig.store->run(*victim)->gpus, QList<int>{0});
 
         // Waits first (FCFS head), but of the victim's priority: it may not preempt.
-        const auto bystander = m_engine->submit(spec(QStringLiteral(
+        const auto bystander = m_rig.engine->submit(spec(QStringLiteral(
                 "name: bystander\npriority: 0\nresources: {gpus: 1}\ncommand: 'echo bystander; sleep 0.2'\n")));
         QVERIFY(bystander);
         QTest::qWait(600); // a pass or two: it waits, and nobody is stopped for it
-        QCOMPARE(m_store->run(*bystander)->state, RunState::Queued);
+        QCOMPARE(m_rig.store->run(*bystander)->state, RunState::Queued);
         QVERIFY(!QFile::exists(mark(QStringLiteral("signalled"))));
 
-        const auto urgent = m_engine->submit(
+        const auto urgent = m_rig.engine->submit(
                 spec(QStringLiteral("name: urgent\npriority: 10\nresources: {gpus: 1}\n"
                                     "command: 'echo \"urgent on $CUDA_VISIBLE_DEVICES\"; sleep 1'\n")));
         QVERIFY(urgent);
@@ -113,8 +99,8 @@ class TestPreemptionEndToEnd final : public QObject {
         // The victim got its signal, and ended preempted (not cancelled, not failed by its exit code).
         QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(mark(QStringLiteral("signalled"))), 15000);
         QCOMPARE(readMark(QStringLiteral("signalled")), QStringLiteral("%1 attempt=1").arg(signal.mid(3)));
-        QTRY_VERIFY_WITH_TIMEOUT(isTerminal(m_store->run(*victim)->state), 15000);
-        const RunRecord ended = *m_store->run(*victim);
+        QTRY_VERIFY_WITH_TIMEOUT(isTerminal(m_rig.store->run(*victim)->state), 15000);
+        const RunRecord ended = *m_rig.store->run(*victim);
         QCOMPARE(ended.state, RunState::Failed);
         QCOMPARE(ended.failureKind, FailureKind::Preempted);
         QCOMPARE(ended.failureReason, QStringLiteral("preempted by run %1 (priority 10) on local").arg(*urgent));
@@ -129,12 +115,12 @@ class TestPreemptionEndToEnd final : public QObject {
         QVERIFY2(saidIt, "no pass said 'waiting: preempting run N on local (grace 30 s)'");
 
         // The urgent run got the GPU, before the bystander that waited longer.
-        QTRY_COMPARE_WITH_TIMEOUT(m_store->run(*urgent)->state, RunState::Succeeded, 15000);
-        const RunRecord u = *m_store->run(*urgent);
+        QTRY_COMPARE_WITH_TIMEOUT(m_rig.store->run(*urgent)->state, RunState::Succeeded, 15000);
+        const RunRecord u = *m_rig.store->run(*urgent);
         QCOMPARE(u.gpus, QList<int>{0});
         QVERIFY(u.startedAt >= ended.finishedAt.addMSecs(-50));
-        QTRY_COMPARE_WITH_TIMEOUT(m_store->run(*bystander)->state, RunState::Succeeded, 15000);
-        const RunRecord b = *m_store->run(*bystander);
+        QTRY_COMPARE_WITH_TIMEOUT(m_rig.store->run(*bystander)->state, RunState::Succeeded, 15000);
+        const RunRecord b = *m_rig.store->run(*bystander);
         QVERIFY2(b.startedAt >= u.finishedAt.addMSecs(-50),
                 qPrintable(QStringLiteral("bystander started %1, urgent finished %2")
                                    .arg(b.startedAt.toString(Qt::ISODateWithMs),
@@ -143,8 +129,8 @@ class TestPreemptionEndToEnd final : public QObject {
         // Then the victim's next attempt, from its checkpoint.
         QTRY_COMPARE_WITH_TIMEOUT(attemptsOf(*victim).size(), 2, 15000);
         const RunId next = attemptsOf(*victim).at(1).id;
-        QTRY_COMPARE_WITH_TIMEOUT(m_store->run(next)->state, RunState::Succeeded, 15000);
-        const RunRecord again = *m_store->run(next);
+        QTRY_COMPARE_WITH_TIMEOUT(m_rig.store->run(next)->state, RunState::Succeeded, 15000);
+        const RunRecord again = *m_rig.store->run(next);
         QCOMPARE(again.env.value(kAttemptVar), QStringLiteral("2"));
         const QString resume = again.env.value(kResumeFromVar);
         QVERIFY2(resume.endsWith(QStringLiteral("/epoch-3.pt")) && QDir::isAbsolutePath(resume), qPrintable(resume));
@@ -168,23 +154,15 @@ private Q_SLOTS:
         QVERIFY(policy.open(QIODevice::WriteOnly));
         policy.write(R"({"ordering": "fcfs", "backfill": false, "preemption": true})");
         policy.close();
-        auto store = ResultStore::open(m_db);
-        QVERIFY(store);
-        m_store = std::move(*store);
-        m_engine = std::make_unique<RunEngine>(m_store.get(), m_db);
         // Its own agent state per test: a run a failed test left behind does not hold the GPU here.
-        m_engine->addLocalNode(
-                test::agentPath(), m_dir.filePath(QStringLiteral("state-%1").arg(QTest::currentTestFunction())));
-        QVERIFY(m_engine->acquireIngestion());
-        m_retries = std::make_unique<RetryRunner>(m_engine.get(), m_store.get());
-        m_retries->setJitterSource([] { return 0.0; });
+        const QString error = m_rig.open(m_db,
+                m_dir.filePath(QStringLiteral("state-%1").arg(QTest::currentTestFunction())), /*withRetries=*/true);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
     }
 
     void cleanup()
     {
-        m_retries.reset();
-        m_engine.reset();
-        m_store.reset();
+        m_rig.close();
         m_gpu.reset();
     }
 
@@ -198,9 +176,7 @@ private Q_SLOTS:
             return;
         // `trainyardctl show` says it (every run has ended: it needs no service).
         const RunId next = attemptsOf(victim).at(1).id;
-        m_retries.reset();
-        m_engine.reset();
-        m_store.reset();
+        m_rig.close();
         QProcess ctl;
         ctl.start(QStringLiteral(TRAINYARD_CTL_PATH),
                 {QStringLiteral("--db"), m_db, QStringLiteral("show"), QString::number(victim)});
@@ -227,11 +203,11 @@ private Q_SLOTS:
             return;
         // Its `retry:` budget: an infrastructure retry, not one of `limit: 0`;
         // its backoff: the next attempt waited 1 s after the end.
-        const RunRecord first = *m_store->run(victim);
-        const RunRecord next = *m_store->run(attemptsOf(victim).at(1).id);
+        const RunRecord first = *m_rig.store->run(victim);
+        const RunRecord next = *m_rig.store->run(attemptsOf(victim).at(1).id);
         QCOMPARE(next.notBefore.toMSecsSinceEpoch() - first.finishedAt.toMSecsSinceEpoch(), qint64(1000));
         bool retriedNotice = false;
-        for (const RunNotice& n : m_store->notices(first.id))
+        for (const RunNotice& n : m_rig.store->notices(first.id))
             retriedNotice = retriedNotice || n.text.startsWith(kRetriedNotice);
         QVERIFY(retriedNotice);
     }

@@ -26,38 +26,24 @@ class TestRetries final : public QObject {
 
     QTemporaryDir m_dir;
     QString m_db;
-    std::unique_ptr<ResultStore> m_store;
-    std::unique_ptr<RunEngine> m_engine;
-    std::unique_ptr<RetryRunner> m_retries;
+    test::LocalEngine m_rig; // store, engine with the local node, retries
 
     JobSpec spec(const QString& yaml)
     {
-        auto s = parseJobSpec(yaml, QStringLiteral("retry.yaml"), m_dir.filePath(QStringLiteral("wd")));
-        if (!s)
-            qFatal("%s", qPrintable(s.error().message));
-        return *s;
+        return test::parsedSpec(yaml, QStringLiteral("retry.yaml"), m_dir.filePath(QStringLiteral("wd")));
     }
 
-    QList<RunRecord> attemptsOf(RunId first)
-    {
-        QList<RunRecord> out;
-        const RunGroupId group = groupIdOf(*m_store->run(first), RunGroupKind::Attempts);
-        if (group == 0)
-            return {*m_store->run(first)};
-        for (const auto& [run, m] : m_store->groupMembers(group))
-            out.append(*m_store->run(run));
-        return out;
-    }
+    QList<RunRecord> attemptsOf(RunId first) const { return m_rig.attemptsOf(first); }
 
     QString noticesOf(RunId run)
     {
         QStringList out;
-        for (const RunNotice& n : m_store->notices(run))
+        for (const RunNotice& n : m_rig.store->notices(run))
             out << n.text;
         return out.join(u'\n');
     }
 
-    QByteArray consoleOf(RunId run) { return test::readFile(m_store->run(run)->consolePath); }
+    QByteArray consoleOf(RunId run) { return test::readFile(m_rig.store->run(run)->consolePath); }
 
 private Q_SLOTS:
     void init()
@@ -65,30 +51,19 @@ private Q_SLOTS:
         QVERIFY(m_dir.isValid());
         QDir(m_dir.path()).mkpath(QStringLiteral("wd"));
         m_db = m_dir.filePath(QStringLiteral("db-%1.db").arg(QTest::currentTestFunction()));
-        auto store = ResultStore::open(m_db);
-        QVERIFY(store);
-        m_store = std::move(*store);
-        m_engine = std::make_unique<RunEngine>(m_store.get(), m_db);
-        m_engine->addLocalNode(test::agentPath(), m_dir.filePath(QStringLiteral("state")));
-        QVERIFY(m_engine->acquireIngestion());
-        m_retries = std::make_unique<RetryRunner>(m_engine.get(), m_store.get());
-        m_retries->setJitterSource([] { return 0.0; });
+        const QString error = m_rig.open(m_db, m_dir.filePath(QStringLiteral("state")), /*withRetries=*/true);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
     }
 
-    void cleanup()
-    {
-        m_retries.reset();
-        m_engine.reset();
-        m_store.reset();
-    }
+    void cleanup() { m_rig.close(); }
 
     // Three attempts, then its limit: each an attempt of one group, each
     // started no earlier than its backoff after the previous one's end.
     void failingRunIsRetriedUpToItsLimitWithBackoff()
     {
-        QSignalSpy retried(m_retries.get(), &RetryRunner::retried);
-        QSignalSpy gaveUp(m_retries.get(), &RetryRunner::notRetried);
-        const auto first = m_engine->submit(spec(QStringLiteral(
+        QSignalSpy retried(m_rig.retries.get(), &RetryRunner::retried);
+        QSignalSpy gaveUp(m_rig.retries.get(), &RetryRunner::notRetried);
+        const auto first = m_rig.engine->submit(spec(QStringLiteral(
                 "name: flaky\ncommand: 'echo attempt=$TRAINYARD_ATTEMPT restarts=$TRAINYARD_RESTART_COUNT; exit 3'\n"
                 "retry: {limit: 2, backoff: {duration: 1s, factor: 2, max: 10s}}\n")));
         QVERIFY(first);
@@ -123,7 +98,7 @@ private Q_SLOTS:
         QVERIFY2(noticesOf(attempts[2].id).contains(kNotRetriedNotice)
                         && noticesOf(attempts[2].id).contains(QStringLiteral("limit is 2")),
                 qPrintable(noticesOf(attempts[2].id)));
-        const auto group = m_store->group(groupIdOf(attempts[0], RunGroupKind::Attempts));
+        const auto group = m_rig.store->group(groupIdOf(attempts[0], RunGroupKind::Attempts));
         QCOMPARE(group->kind, RunGroupKind::Attempts);
         QCOMPARE(group->runs, 3);
         QCOMPARE(group->name, QStringLiteral("flaky"));
@@ -134,25 +109,25 @@ private Q_SLOTS:
     void retryStopsAtSuccessAndOnlyWithAPolicy()
     {
         const QString marker = m_dir.filePath(QStringLiteral("once"));
-        const auto flaky = m_engine->submit(spec(QStringLiteral(
+        const auto flaky = m_rig.engine->submit(spec(QStringLiteral(
                 "name: once\ncommand: 'test -f %1 || { touch %1; exit 1; }'\nretry: {backoff: {duration: 1s}}\n")
-                                                         .arg(marker)));
-        const auto plain = m_engine->submit(spec(QStringLiteral("name: plain\ncommand: 'exit 1'\n")));
+                                                             .arg(marker)));
+        const auto plain = m_rig.engine->submit(spec(QStringLiteral("name: plain\ncommand: 'exit 1'\n")));
         QVERIFY(flaky && plain);
         QTRY_VERIFY_WITH_TIMEOUT(attemptsOf(*flaky).size() == 2 && isTerminal(attemptsOf(*flaky).back().state), 20000);
         QCOMPARE(attemptsOf(*flaky).back().state, RunState::Succeeded);
-        QTRY_VERIFY_WITH_TIMEOUT(isTerminal(m_store->run(*plain)->state), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(isTerminal(m_rig.store->run(*plain)->state), 10000);
         QTest::qWait(300);
         QCOMPARE(attemptsOf(*plain).size(), 1);
         QCOMPARE(noticesOf(*plain), QString());
-        QCOMPARE(m_store->groups(RunGroupKind::Attempts).size(), 1);
+        QCOMPARE(m_rig.store->groups(RunGroupKind::Attempts).size(), 1);
 
-        const auto cancelled = m_engine->submit(
+        const auto cancelled = m_rig.engine->submit(
                 spec(QStringLiteral("name: stop\ncommand: 'sleep 30'\nretry: {backoff: {duration: 1s}}\n")));
         QVERIFY(cancelled);
-        QTRY_COMPARE_WITH_TIMEOUT(m_store->run(*cancelled)->state, RunState::Running, 10000);
-        m_engine->cancel(*cancelled, 1000);
-        QTRY_COMPARE_WITH_TIMEOUT(m_store->run(*cancelled)->state, RunState::Cancelled, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(m_rig.store->run(*cancelled)->state, RunState::Running, 10000);
+        m_rig.engine->cancel(*cancelled, 1000);
+        QTRY_COMPARE_WITH_TIMEOUT(m_rig.store->run(*cancelled)->state, RunState::Cancelled, 10000);
         QTest::qWait(300);
         QCOMPARE(attemptsOf(*cancelled).size(), 1);
     }
@@ -161,7 +136,7 @@ private Q_SLOTS:
     // written after it without a marker (a save cut short) is skipped, said.
     void nextAttemptResumesFromTheNewestCompleteCheckpoint()
     {
-        const auto first = m_engine->submit(spec(QStringLiteral(
+        const auto first = m_rig.engine->submit(spec(QStringLiteral(
                 "name: ckpt\n"
                 "command: |\n"
                 "  d=$TRAINYARD_CHECKPOINT_DIR\n"
@@ -193,8 +168,8 @@ private Q_SLOTS:
     // A deadline the backoff would pass: not retried, saying so.
     void deadlineStopsRetries()
     {
-        QSignalSpy gaveUp(m_retries.get(), &RetryRunner::notRetried);
-        const auto first = m_engine->submit(spec(
+        QSignalSpy gaveUp(m_rig.retries.get(), &RetryRunner::notRetried);
+        const auto first = m_rig.engine->submit(spec(
                 QStringLiteral("name: late\ncommand: 'exit 2'\ndeadline: 2s\nretry: {backoff: {duration: 10s}}\n")));
         QVERIFY(first);
         QTRY_COMPARE_WITH_TIMEOUT(gaveUp.size(), 1, 10000);
@@ -207,16 +182,16 @@ private Q_SLOTS:
     // execution of every attempt, so the second gets what the first left.
     void deadlineAndMaxRunTimeStopRunningAttempts()
     {
-        const auto late = m_engine->submit(spec(QStringLiteral("name: late\ncommand: 'sleep 30'\ndeadline: 2s\n")));
+        const auto late = m_rig.engine->submit(spec(QStringLiteral("name: late\ncommand: 'sleep 30'\ndeadline: 2s\n")));
         QVERIFY(late);
-        QTRY_VERIFY_WITH_TIMEOUT(isTerminal(m_store->run(*late)->state), 15000);
-        const RunRecord stopped = *m_store->run(*late);
+        QTRY_VERIFY_WITH_TIMEOUT(isTerminal(m_rig.store->run(*late)->state), 15000);
+        const RunRecord stopped = *m_rig.store->run(*late);
         QCOMPARE(stopped.failureKind, FailureKind::TimeLimit);
         QCOMPARE(stopped.failureReason, QStringLiteral("stopped at its deadline of 2s (from its first submit)"));
         QVERIFY(stopped.finishedAt.toMSecsSinceEpoch() - stopped.createdAt.toMSecsSinceEpoch() < 6000);
 
-        QSignalSpy gaveUp(m_retries.get(), &RetryRunner::notRetried);
-        const auto first = m_engine->submit(
+        QSignalSpy gaveUp(m_rig.retries.get(), &RetryRunner::notRetried);
+        const auto first = m_rig.engine->submit(
                 spec(QStringLiteral("name: budget\n"
                                     "command: 'if [ \"$TRAINYARD_ATTEMPT\" = 1 ]; then sleep 1; exit 1; fi; sleep 30'\n"
                                     "max_run_time: 3s\n"
@@ -267,7 +242,7 @@ private Q_SLOTS:
                         "retry: {limit: 1, backoff: {duration: 1s}}\n"),
                 QStringLiteral("digits.yaml"), wd);
         QVERIFY2(s, s ? "" : qPrintable(s.error().message));
-        const auto first = m_engine->submit(*s);
+        const auto first = m_rig.engine->submit(*s);
         QVERIFY(first);
         QTRY_VERIFY_WITH_TIMEOUT(attemptsOf(*first).size() == 2 && isTerminal(attemptsOf(*first).back().state), 120000);
         const QList<RunRecord> attempts = attemptsOf(*first);
@@ -285,8 +260,8 @@ private Q_SLOTS:
         QVERIFY2(!console.contains(QStringLiteral("epoch=1 ")), qPrintable(console));
         // The metrics go on where they were: attempt 2's first val_accuracy
         // is at the step after attempt 1's epochs up to the checkpoint.
-        const auto before = m_store->metrics(attempts[0].id, QStringLiteral("val_accuracy"));
-        const auto after = m_store->metrics(attempts[1].id, QStringLiteral("val_accuracy"));
+        const auto before = m_rig.store->metrics(attempts[0].id, QStringLiteral("val_accuracy"));
+        const auto after = m_rig.store->metrics(attempts[1].id, QStringLiteral("val_accuracy"));
         QVERIFY(before.size() >= next - 1);
         QCOMPARE(after.size(), 7 - next + 1);
         const qint64 perEpoch = before[1].step - before[0].step;
@@ -298,17 +273,17 @@ private Q_SLOTS:
     // once decided, never again.
     void restoreDecidesRunsEndedWithoutAService()
     {
-        m_retries.reset(); // no retry runner while it ends
-        const auto first = m_engine->submit(
+        m_rig.retries.reset(); // no retry runner while it ends
+        const auto first = m_rig.engine->submit(
                 spec(QStringLiteral("name: orphan\ncommand: 'exit 5'\nretry: {limit: 1, backoff: {duration: 1s}}\n")));
         QVERIFY(first);
-        QTRY_VERIFY_WITH_TIMEOUT(isTerminal(m_store->run(*first)->state), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(isTerminal(m_rig.store->run(*first)->state), 10000);
         QTest::qWait(200);
         QCOMPARE(attemptsOf(*first).size(), 1);
-        m_retries = std::make_unique<RetryRunner>(m_engine.get(), m_store.get());
-        QCOMPARE(m_retries->restore(), 1);
+        m_rig.retries = std::make_unique<RetryRunner>(m_rig.engine.get(), m_rig.store.get());
+        QCOMPARE(m_rig.retries->restore(), 1);
         QTRY_VERIFY_WITH_TIMEOUT(attemptsOf(*first).size() == 2 && isTerminal(attemptsOf(*first).back().state), 20000);
-        QCOMPARE(m_retries->restore(), 0);
+        QCOMPARE(m_rig.retries->restore(), 0);
         QTest::qWait(300);
         QCOMPARE(attemptsOf(*first).size(), 2);
     }

@@ -1,8 +1,11 @@
 #include "TestSupport.h"
 
+#include "core/retry/RetryRunner.h"
 #include "core/runs/LocalRunControl.h"
 
 #include "core/runs/RunEngine.h"
+#include "core/spec/JobSpec.h"
+#include "core/store/ResultStore.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -243,6 +246,61 @@ StandInGpu::~StandInGpu()
 {
     qputenv("PATH", m_oldPath);
     qunsetenv("TRAINYARD_AGENT_NO_NVML");
+}
+
+JobSpec parsedSpec(const QString& yaml, const QString& fileName, const QString& baseDir)
+{
+    auto s = parseJobSpec(yaml, fileName, baseDir);
+    if (!s)
+        qFatal("%s", qPrintable(s.error().message));
+    return *s;
+}
+
+QList<RunRecord> attemptsOf(const ResultStore& store, RunId first)
+{
+    const auto run = store.run(first);
+    if (!run)
+        return {};
+    const RunGroupId group = groupIdOf(*run, RunGroupKind::Attempts);
+    if (group == 0)
+        return {*run};
+    QList<RunRecord> out;
+    for (const auto& [id, m] : store.groupMembers(group))
+        if (const auto r = store.run(id))
+            out.append(*r);
+    return out;
+}
+
+LocalEngine::LocalEngine() = default;
+
+LocalEngine::~LocalEngine()
+{
+    close();
+}
+
+QString LocalEngine::open(const QString& db, const QString& agentState, bool withRetries)
+{
+    close();
+    auto opened = ResultStore::open(db);
+    if (!opened)
+        return opened.error().message;
+    store = std::move(*opened);
+    engine = std::make_unique<RunEngine>(store.get(), db);
+    engine->addLocalNode(agentPath(), agentState);
+    if (!engine->acquireIngestion())
+        return QStringLiteral("another process ingests the runs of ") + db;
+    if (withRetries) {
+        retries = std::make_unique<RetryRunner>(engine.get(), store.get());
+        retries->setJitterSource([] { return 0.0; });
+    }
+    return {};
+}
+
+void LocalEngine::close()
+{
+    retries.reset();
+    engine.reset();
+    store.reset();
 }
 
 } // namespace ty::test

@@ -20,7 +20,9 @@ class QProcessEnvironment;
 namespace ty {
 class Clock;
 class ResultStore;
+class RetryRunner;
 class RunEngine;
+struct JobSpec;
 class RunControl;
 class LocalRunControl;
 } // namespace ty
@@ -140,6 +142,35 @@ public:
 private:
     std::unique_ptr<QTemporaryDir> m_bin;
     QByteArray m_oldPath;
+};
+
+// A job spec parsed from `yaml` as if read from `fileName` in `baseDir`;
+// a spec that does not parse ends the test executable (qFatal, with the
+// error): the tests that use it write their specs themselves.
+JobSpec parsedSpec(const QString& yaml, const QString& fileName, const QString& baseDir);
+
+// The attempts of the run `first` (itself alone before any retry), in
+// attempt order, as the store has them now.
+QList<RunRecord> attemptsOf(const ResultStore& store, RunId first);
+
+// What the engine-level integration tests start from: a result database,
+// the run engine with the local node (this build's agent, its state in a
+// folder of the test's) owning ingestion, and, when asked, a RetryRunner.
+// Thread: the test's (the engine's). Destroyed in the order they depend on
+// each other: retries, engine, store.
+struct LocalEngine {
+    std::unique_ptr<ResultStore> store;
+    std::unique_ptr<RunEngine> engine;
+    std::unique_ptr<RetryRunner> retries; // with open(..., withRetries = true): no jitter
+
+    LocalEngine();
+    ~LocalEngine();
+    LocalEngine(const LocalEngine&) = delete;
+    LocalEngine& operator=(const LocalEngine&) = delete;
+    // Opens `db` and starts the engine; the error says what failed (empty: ok).
+    QString open(const QString& db, const QString& agentState, bool withRetries);
+    void close();
+    QList<RunRecord> attemptsOf(RunId first) const { return test::attemptsOf(*store, first); }
 };
 
 } // namespace ty::test

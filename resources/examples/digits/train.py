@@ -42,6 +42,7 @@ import time
 
 import shutil
 import tempfile
+import threading
 from datetime import timedelta
 
 import torch
@@ -54,6 +55,10 @@ from sklearn.model_selection import train_test_split
 
 try:
     from tqdm import tqdm
+    # One bar per process: a thread lock, not tqdm's default multiprocessing
+    # lock, a semaphore that a rank ending with os._exit would leave behind
+    # (leave_process_group).
+    tqdm.set_lock(threading.RLock())
 except ImportError:  # the bar is decoration; training works without it
     tqdm = None
 
@@ -146,7 +151,21 @@ def main():
 def worker(rank, world, args, result):
     code = train(rank, world, args)
     if rank == 0:
-        result.put(code)
+        result.put(code)  # a SimpleQueue: written to the pipe before put() returns
+    leave_process_group(0)
+
+
+def leave_process_group(code):
+    """Ends a rank's process once its work is done: output flushed, then
+    os._exit, with no teardown of the gloo/NCCL process group. torch 1.13's
+    ProcessGroupGloo destructor joins its worker threads while holding the
+    GIL, and a worker thread freeing a tensor waits for the GIL: the process
+    never exits (pytorch#56297; fixed upstream in 2025 by pytorch#154976,
+    not in Debian's 1.13). Every file is written by now (the model saved,
+    checkpoints fsynced), so nothing is lost by skipping it."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def train(rank, world, args):
@@ -270,8 +289,11 @@ def train(rank, world, args):
                     "rng": states, "val_loss": val_loss, "val_accuracy": val_acc, "hidden": args.hidden})
 
     if world > 1:
+        # Every rank is done with the collectives. The group is not destroyed
+        # here: its destructor can deadlock (leave_process_group); the
+        # process ends through leave_process_group instead, and the model
+        # (its DistributedDataParallel) is freed while the group still lives.
         dist.barrier()
-        dist.destroy_process_group()
     if not lead:
         return 0
     if args.save:
@@ -286,4 +308,7 @@ def train(rank, world, args):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    if dist.is_available() and dist.is_initialized():  # a launcher's rank (torchrun, a Trainyard gang)
+        leave_process_group(code)
+    sys.exit(code)

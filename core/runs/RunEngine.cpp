@@ -1836,6 +1836,8 @@ void RunEngine::reattachRuns(const QString& nodeName)
                     going.startedAt = QDateTime::fromMSecsSinceEpoch(s->startedMs, Qt::UTC);
                 if (startUnanswered)
                     going.failureReason.clear();
+                if (s->cancelled)
+                    recallPreemption(going); // before its ending can come
                 attach(going, nodeName);
                 if (const auto a = m_active.value(r.id))
                     a->endedOnNode = !s->running && !s->pending && !s->ending;

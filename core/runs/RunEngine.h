@@ -402,6 +402,11 @@ private:
     // after its grace) and remembers it as preempted, so that its end is
     // recorded as such (finishRun). `queued`: the waiting runs by id.
     void startPreemptions(const QList<sched::Preemption>& preemptions, const QHash<RunId, RunRecord>& queued);
+    // A run found told to stop (its agent has its cancel) by an engine that
+    // did not tell it: if an earlier engine preempted it (its notice says
+    // so), it is a victim in its grace again (m_preempting), so it ends
+    // `preempted` and is requeued, not cancelled, and no pass chooses it again.
+    void recallPreemption(const RunRecord& run);
     QList<sched::PreemptionClaim> m_claims; // preemptions under way: their runs wait for these GPUs
     QHash<RunId, QString> m_preempting;     // victims told to stop -> the words their ending gets
     void attach(RunRecord run, const QString& node);

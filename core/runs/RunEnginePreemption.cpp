@@ -7,8 +7,10 @@
 #include "RunEngine.h"
 
 #include "core/store/ResultStore.h"
+#include "core/store/RunNotice.h"
 
 #include <QLoggingCategory>
+#include <QRegularExpression>
 
 #include <algorithm>
 #include <limits>
@@ -16,6 +18,31 @@
 Q_DECLARE_LOGGING_CATEGORY(lcRuns)
 
 namespace ty {
+
+namespace {
+
+// The notice a victim gets when it is told to stop, and what its ending
+// will say: "preempted by run 15 (priority 10) on ws1: SIGTERM sent, SIGKILL
+// after 30 s" (the part before ": SIG" is the ending's reason). It is how a
+// later service knows a run in its grace is being preempted (recallPreemption).
+QString preemptionNotice(const QString& detail, const QString& signal, qint64 graceSec)
+{
+    return QStringLiteral("%1: %2 sent, SIGKILL after %3 s").arg(detail, signal).arg(graceSec);
+}
+
+// The ending's reason in the newest such notice of `notices`, empty for none.
+QString preemptionDetailIn(const QList<RunNotice>& notices)
+{
+    static const QRegularExpression notice(
+            QStringLiteral("^(preempted by run \\d+ \\(priority -?\\d+\\) on .+): SIG[A-Z0-9]+ sent, SIGKILL after "
+                           "\\d+ s$"));
+    for (auto it = notices.crbegin(); it != notices.crend(); ++it)
+        if (const QRegularExpressionMatch m = notice.match(it->text); m.hasMatch())
+            return m.captured(1);
+    return {};
+}
+
+} // namespace
 
 sched::RunningRunInfo RunEngine::runningInfoOf(const RunRecord& run)
 {
@@ -50,10 +77,21 @@ void RunEngine::startPreemptions(const QList<sched::Preemption>& preemptions, co
                                                 .arg(victim->node, how.signal)
                                                 .arg(how.graceSec);
             m_preempting.insert(v, detail);
-            addNotice(v, QStringLiteral("%1: %2 sent, SIGKILL after %3 s").arg(detail, how.signal).arg(how.graceSec));
+            addNotice(v, preemptionNotice(detail, how.signal, how.graceSec));
             cancelRun(v, int(std::min<qint64>(how.graceSec * 1000, std::numeric_limits<int>::max())), how.signal);
         }
     }
+}
+
+void RunEngine::recallPreemption(const RunRecord& run)
+{
+    if (m_preempting.contains(run.id))
+        return;
+    const QString detail = preemptionDetailIn(m_store->notices(run.id));
+    if (detail.isEmpty())
+        return;
+    qCInfo(lcRuns).noquote() << QStringLiteral("run %1: in its grace, %2").arg(run.id).arg(detail);
+    m_preempting.insert(run.id, detail);
 }
 
 } // namespace ty

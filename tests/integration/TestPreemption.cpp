@@ -13,6 +13,7 @@
 #include "core/runs/RunEngine.h"
 #include "core/spec/JobSpec.h"
 #include "core/store/ResultStore.h"
+#include "core/store/RunNotice.h"
 
 #include <QDir>
 #include <QFile>
@@ -46,16 +47,16 @@ class TestPreemptionEndToEnd final : public QObject {
     // The victim: attempt 1 writes a complete checkpoint, says it is ready
     // and waits (at most a minute, so nothing outlives a failed test for
     // long); on `trapSignal` it writes a marker (which signal, which
-    // attempt) and exits 0 a second later (a checkpoint save in its grace).
-    // Every attempt records the checkpoint it was told to resume from.
-    QString victimSpec(const QString& trapSignal, const QString& extra)
+    // attempt) and exits 0 `saveSec` seconds later (a checkpoint save in its
+    // grace). Every attempt records the checkpoint it was told to resume from.
+    QString victimSpec(const QString& trapSignal, const QString& extra, int saveSec = 1)
     {
         return QStringLiteral("name: victim\n"
                               "priority: 0\n"
                               "preemptible: true\n"
                               "resources: {gpus: 1}\n"
                               "command: |\n"
-                              "  trap 'echo \"%2 attempt=$TRAINYARD_ATTEMPT\" > %1/signalled; sleep 1; exit 0' %2\n"
+                              "  trap 'echo \"%2 attempt=$TRAINYARD_ATTEMPT\" > %1/signalled; sleep %4; exit 0' %2\n"
                               "  echo \"$TRAINYARD_RESUME_FROM\" > %1/resume-$TRAINYARD_ATTEMPT\n"
                               "  if [ \"$TRAINYARD_ATTEMPT\" = 1 ]; then\n"
                               "    mkdir -p \"$TRAINYARD_CHECKPOINT_DIR\"\n"
@@ -65,7 +66,8 @@ class TestPreemptionEndToEnd final : public QObject {
                               "    i=0; while [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n"
                               "  fi\n"
                               "%3")
-                .arg(m_marks, trapSignal.mid(3), extra);
+                .arg(m_marks, trapSignal.mid(3), extra)
+                .arg(saveSec);
     }
 
     QList<RunRecord> attemptsOf(RunId first) const { return m_rig.attemptsOf(first); }
@@ -139,6 +141,8 @@ class TestPreemptionEndToEnd final : public QObject {
         QCOMPARE(again.priority, 0);
     }
 
+    QString agentState() const { return m_dir.filePath(QStringLiteral("state-%1").arg(QTest::currentTestFunction())); }
+
 private Q_SLOTS:
     void init()
     {
@@ -155,8 +159,7 @@ private Q_SLOTS:
         policy.write(R"({"ordering": "fcfs", "backfill": false, "preemption": true})");
         policy.close();
         // Its own agent state per test: a run a failed test left behind does not hold the GPU here.
-        const QString error = m_rig.open(m_db,
-                m_dir.filePath(QStringLiteral("state-%1").arg(QTest::currentTestFunction())), /*withRetries=*/true);
+        const QString error = m_rig.open(m_db, agentState(), /*withRetries=*/true);
         QVERIFY2(error.isEmpty(), qPrintable(error));
     }
 
@@ -164,6 +167,50 @@ private Q_SLOTS:
     {
         m_rig.close();
         m_gpu.reset();
+    }
+
+    // The service goes away while the victim is in its grace and a new one
+    // takes over: it learns from the victim's notice that the cancel it finds
+    // was a preemption, so the victim ends `preempted` and is requeued from
+    // its checkpoint, even when nothing preempts it again.
+    void preemptionOutlivesAServiceRestartInTheGrace()
+    {
+        const auto victim = m_rig.engine->submit(spec(victimSpec(QStringLiteral("SIGTERM"), {}, 4)));
+        QVERIFY(victim);
+        QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(mark(QStringLiteral("ready"))), 15000);
+        QTRY_COMPARE_WITH_TIMEOUT(m_rig.store->run(*victim)->state, RunState::Running, 15000);
+        const auto urgent = m_rig.engine->submit(
+                spec(QStringLiteral("name: urgent\npriority: 10\nresources: {gpus: 1}\ncommand: 'echo urgent'\n")));
+        QVERIFY(urgent);
+        QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(mark(QStringLiteral("signalled"))), 15000);
+
+        m_rig.close(); // 4 s of its grace left
+        const QString error = m_rig.open(m_db, agentState(), /*withRetries=*/true);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QCOMPARE(m_rig.store->run(*victim)->state, RunState::Running);
+        QVERIFY(m_rig.retries->restore() >= 0);
+        // Its preemptor's user gives up on it: no pass of the new engine
+        // preempts the victim again, so only its notice says what its
+        // cancel was (without it, the victim would end `cancelled`, its
+        // work not requeued).
+        m_rig.engine->cancel(*urgent);
+
+        QTRY_VERIFY_WITH_TIMEOUT(isTerminal(m_rig.store->run(*victim)->state), 20000);
+        const RunRecord ended = *m_rig.store->run(*victim);
+        QCOMPARE(runStateName(ended.state), runStateName(RunState::Failed));
+        QCOMPARE(ended.failureKind, FailureKind::Preempted);
+        QCOMPARE(ended.failureReason, QStringLiteral("preempted by run %1 (priority 10) on local").arg(*urgent));
+        // Told to stop once: the new engine did not preempt it again (a
+        // second signal in its grace could cut its checkpoint save short).
+        int told = 0;
+        for (const RunNotice& n : m_rig.store->notices(*victim))
+            told += n.text.contains(QStringLiteral("SIGTERM sent, SIGKILL after")) ? 1 : 0;
+        QCOMPARE(told, 1);
+        QCOMPARE(m_rig.store->run(*urgent)->state, RunState::Cancelled);
+        QTRY_COMPARE_WITH_TIMEOUT(attemptsOf(*victim).size(), 2, 15000);
+        const RunId next = attemptsOf(*victim).at(1).id;
+        QTRY_COMPARE_WITH_TIMEOUT(m_rig.store->run(next)->state, RunState::Succeeded, 15000);
+        QVERIFY(m_rig.store->run(next)->env.value(kResumeFromVar).endsWith(QStringLiteral("/epoch-3.pt")));
     }
 
     // Without `retry:`: SIGTERM, and requeued all the same (as Slurm and

@@ -68,7 +68,8 @@ const CommandEntry kCommands[] = {
         {"policy",
                 "policy [fcfs|priority|sjf|backfill|fair-share] [--queue Q] [--preemption on|off] | policy [--queue Q] "
                 "--json",
-                "Show or set the scheduling policy (default: backfill).",
+                "Show or set the scheduling policy (default: backfill). Shown, it lists the resource pools too "
+                "(GPU quotas per user and project, lending, borrow limit: the scheduler file's \"pools\").",
                 {{"--queue Q", "the queue named in specs as `queue: Q` (default: the default queue)"},
                         {"--preemption on|off",
                                 "whether its waiting runs may stop `preemptible` runs of lower priority (default: "

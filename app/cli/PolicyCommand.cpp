@@ -3,6 +3,7 @@
 #include "Cli.h"
 #include "core/runs/QueuePolicy.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTextStream>
@@ -10,6 +11,62 @@
 #include <optional>
 
 namespace ty::cli {
+
+namespace {
+// "alice 16, bob 4, anyone else 8"; empty for no limit.
+QString describeQuota(const sched::GpuQuota& q)
+{
+    QStringList parts;
+    for (auto it = q.limits.cbegin(); it != q.limits.cend(); ++it)
+        parts << QStringLiteral("%1 %2").arg(it.key()).arg(it.value());
+    if (q.defaultLimit >= 0)
+        parts << QStringLiteral("%1 %2")
+                         .arg(q.limits.isEmpty() ? QStringLiteral("anyone") : QStringLiteral("anyone else"))
+                         .arg(q.defaultLimit);
+    return parts.join(QStringLiteral(", "));
+}
+
+// One line per pool (core/sched/Pools.h), as the scheduler file sets it.
+QString describePool(const sched::ResourcePool& p)
+{
+    QStringList parts;
+    parts << (p.labels.isEmpty() ? QStringLiteral("every node not in an earlier pool")
+                                 : QStringLiteral("nodes labelled %1").arg(p.labels.join(QStringLiteral(" + "))));
+    const QString users = describeQuota(p.users);
+    const QString projects = describeQuota(p.projects);
+    parts << (users.isEmpty() ? QStringLiteral("users: no GPU limit") : QStringLiteral("user GPUs: ") + users);
+    parts << (projects.isEmpty() ? QStringLiteral("projects: no GPU limit")
+                                 : QStringLiteral("project GPUs: ") + projects);
+    parts << (p.lend ? QStringLiteral("lends idle GPUs") : QStringLiteral("does not lend"));
+    parts << (p.borrowLimit > 0 ? QStringLiteral("borrows up to %1 GPUs").arg(p.borrowLimit)
+                                : QStringLiteral("does not borrow"));
+    return QStringLiteral("pool %1: ").arg(p.name) + parts.join(QStringLiteral("; "));
+}
+
+QJsonObject quotaJson(const sched::GpuQuota& q)
+{
+    QJsonObject o;
+    for (auto it = q.limits.cbegin(); it != q.limits.cend(); ++it)
+        o.insert(it.key(), it.value());
+    return o;
+}
+
+QJsonObject poolsJson(const QList<sched::ResourcePool>& pools)
+{
+    QJsonObject all;
+    for (const sched::ResourcePool& p : pools)
+        all.insert(p.name,
+                QJsonObject{{QStringLiteral("labels"), QJsonArray::fromStringList(p.labels)},
+                        {QStringLiteral("user_gpus"), quotaJson(p.users)},
+                        {QStringLiteral("user_default_gpus"),
+                                p.users.defaultLimit >= 0 ? QJsonValue(p.users.defaultLimit) : QJsonValue()},
+                        {QStringLiteral("project_gpus"), quotaJson(p.projects)},
+                        {QStringLiteral("project_default_gpus"),
+                                p.projects.defaultLimit >= 0 ? QJsonValue(p.projects.defaultLimit) : QJsonValue()},
+                        {QStringLiteral("lend"), p.lend}, {QStringLiteral("borrow_limit"), p.borrowLimit}});
+    return all;
+}
+} // namespace
 
 int cmdPolicy(Context& ctx, const QStringList& argsIn)
 {
@@ -55,7 +112,8 @@ int cmdPolicy(Context& ctx, const QStringList& argsIn)
         for (auto it = all->queues.cbegin(); it != all->queues.cend(); ++it)
             queues[it.key()] = queuePolicyName(it.value());
         printJson(QJsonDocument(QJsonObject{{QStringLiteral("default"), queuePolicyName(all->defaults)},
-                {QStringLiteral("queues"), queues}, {QStringLiteral("policy_file"), queuePolicyPath(ctx.dbPath)}}));
+                {QStringLiteral("queues"), queues}, {QStringLiteral("pools"), poolsJson(all->defaults.pools)},
+                {QStringLiteral("policy_file"), queuePolicyPath(ctx.dbPath)}}));
         return Ok;
     }
     // "backfill", or "backfill, preemption on" where it is on (off by default).
@@ -70,6 +128,8 @@ int cmdPolicy(Context& ctx, const QStringList& argsIn)
         out() << describe(all->defaults) << '\n';
         for (auto it = all->queues.cbegin(); it != all->queues.cend(); ++it)
             out() << "queue " << it.key() << ": " << describe(it.value()) << '\n';
+        for (const sched::ResourcePool& p : std::as_const(all->defaults.pools))
+            out() << describePool(p) << '\n';
         return Ok;
     }
     auto chosen = args.isEmpty() ? Result<sched::Policy>(all->forQueue(queue))

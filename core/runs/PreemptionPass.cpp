@@ -62,8 +62,13 @@ sched::SchedulerDecision decideWithPreemption(sched::Scheduler& scheduler, sched
     const sched::SchedulerDecision main = decideByQueue(scheduler, held, rest, policyOf, usageOf, nowMs,
             [&input, nowMs](sched::SchedulerDecision& part, const sched::ClusterState& after,
                     const QList<sched::PendingRun>& q, const sched::Policy& policy) {
-                if (policy.preemption)
-                    sched::planPreemptions(part, after, q, input, nowMs);
+                // Borrowers are taken back whether or not the policy lets runs preempt by priority.
+                const bool reclaim = sched::poolsBorrow(policy.pools);
+                if (!policy.preemption && !reclaim)
+                    return;
+                input.byPriority = policy.preemption;
+                input.pools = policy.pools;
+                sched::planPreemptions(part, after, q, input, nowMs);
             });
     decision.placements += main.placements;
     int position = 0;
@@ -81,8 +86,8 @@ sched::SchedulerDecision decideWithPreemption(sched::Scheduler& scheduler, sched
     decision.preemptions = main.preemptions;
     // 4. New preemptions: claims from now on.
     for (const sched::Preemption& p : main.preemptions)
-        claims.append(
-                sched::PreemptionClaim{p.preemptor, p.node, p.gpuIndices, p.cpus, p.memoryMiB, p.victims, p.graceMs});
+        claims.append(sched::PreemptionClaim{
+                p.preemptor, p.node, p.gpuIndices, p.cpus, p.memoryMiB, p.victims, p.graceMs, p.reclaimPool});
     state = held;
     return decision;
 }

@@ -19,8 +19,9 @@ namespace ty::pass {
 //     gets their GPUs while the victims are in their grace, nor after. Their
 //     runs are left out of the scheduler's queue and shown as
 //     PendingKind::Preempting.
-//  3. decideByQueue, and after each queue whose policy has `preemption`,
-//     sched::planPreemptions over what still waits.
+//  3. decideByQueue, and after each queue whose policy has `preemption`
+//     or whose pools borrow (sched::poolsBorrow: borrowers are taken back,
+//     Pools.h), sched::planPreemptions over what still waits.
 //  4. Each new preemption becomes a claim.
 //
 // `claims` is updated in place (done and dropped ones removed, new ones

@@ -4,8 +4,10 @@
 
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QSaveFile>
 
 #include <cmath>
@@ -35,6 +37,145 @@ QString queuePolicyPath(const QString& databasePath)
 }
 
 namespace {
+bool wholeNumber(const QJsonValue& v, double min)
+{
+    return v.isDouble() && std::isfinite(v.toDouble()) && v.toDouble() >= min && v.toDouble() <= 1e9
+            && v.toDouble() == std::floor(v.toDouble());
+}
+
+QString shown(const QJsonValue& v)
+{
+    if (v.isString())
+        return u'\'' + v.toString() + u'\'';
+    if (v.isDouble())
+        return QString::number(v.toDouble());
+    if (v.isBool())
+        return v.toBool() ? QStringLiteral("true") : QStringLiteral("false");
+    if (v.isObject())
+        return QStringLiteral("an object");
+    return v.isArray() ? QStringLiteral("an array") : QStringLiteral("null");
+}
+
+Result<sched::GpuQuota> quotaFromJson(const QJsonValue& v, const QString& path, const QString& key)
+{
+    if (!v.isObject())
+        return fail(QStringLiteral("%1: '%2' must be an object of name -> GPUs (\"default\": for anyone else)")
+                            .arg(path, key));
+    sched::GpuQuota q;
+    const QJsonObject o = v.toObject();
+    for (auto it = o.begin(); it != o.end(); ++it) {
+        if (!wholeNumber(it.value(), 0))
+            return fail(QStringLiteral("%1: '%2.%3' must be a whole number of GPUs >= 0, not %4")
+                                .arg(path, key, it.key(), shown(it.value())));
+        const int limit = int(it.value().toDouble());
+        if (it.key() == u"default")
+            q.defaultLimit = limit;
+        else
+            q.limits.insert(it.key(), limit);
+    }
+    return q;
+}
+
+// The "pools" object (core/sched/Pools.h), in name order.
+Result<QList<sched::ResourcePool>> poolsFromJson(const QJsonValue& v, const QString& path)
+{
+    if (!v.isObject())
+        return fail(QStringLiteral("%1: 'pools' must be an object of pool name -> pool").arg(path));
+    const QJsonObject all = v.toObject();
+    if (all.size() > sched::kMaxPools)
+        return fail(QStringLiteral("%1: 'pools' has %2 pools, at most %3 are allowed")
+                            .arg(path)
+                            .arg(all.size())
+                            .arg(sched::kMaxPools));
+    static const QRegularExpression nameRe(QStringLiteral("^[A-Za-z0-9._-]+$"));
+    static const QStringList known{
+            QStringLiteral("labels"), QStringLiteral("quota"), QStringLiteral("lend"), QStringLiteral("borrow_limit")};
+    QList<sched::ResourcePool> pools;
+    for (auto it = all.begin(); it != all.end(); ++it) {
+        const QString at = QStringLiteral("pools.") + it.key();
+        if (!nameRe.match(it.key()).hasMatch())
+            return fail(
+                    QStringLiteral("%1: pool name '%2' must be letters, digits, '.', '_' or '-'").arg(path, it.key()));
+        if (!it.value().isObject())
+            return fail(QStringLiteral("%1: '%2' must be an object (labels, quota, lend, borrow_limit)").arg(path, at));
+        const QJsonObject o = it.value().toObject();
+        for (auto k = o.begin(); k != o.end(); ++k)
+            if (!known.contains(k.key()))
+                return fail(QStringLiteral("%1: unknown key '%2.%3' (known: %4)")
+                                    .arg(path, at, k.key(), known.join(QStringLiteral(", "))));
+        sched::ResourcePool pool;
+        pool.name = it.key();
+        if (o.contains(QStringLiteral("labels"))) {
+            const QJsonValue labels = o.value(QStringLiteral("labels"));
+            if (!labels.isArray())
+                return fail(QStringLiteral("%1: '%2.labels' must be an array of node labels").arg(path, at));
+            for (const QJsonValue& l : labels.toArray()) {
+                if (!l.isString() || l.toString().isEmpty())
+                    return fail(QStringLiteral("%1: '%2.labels' must hold non-empty strings, not %3")
+                                        .arg(path, at, shown(l)));
+                pool.labels << l.toString();
+            }
+        }
+        if (o.contains(QStringLiteral("quota"))) {
+            const QJsonValue quota = o.value(QStringLiteral("quota"));
+            if (!quota.isObject())
+                return fail(QStringLiteral("%1: '%2.quota' must be an object with 'users' and/or 'projects'")
+                                    .arg(path, at));
+            const QJsonObject qo = quota.toObject();
+            for (auto k = qo.begin(); k != qo.end(); ++k) {
+                if (k.key() != u"users" && k.key() != u"projects")
+                    return fail(QStringLiteral("%1: unknown key '%2.quota.%3' (known: users, projects)")
+                                        .arg(path, at, k.key()));
+                auto q = quotaFromJson(k.value(), path, at + QStringLiteral(".quota.") + k.key());
+                if (!q)
+                    return std::unexpected(q.error());
+                (k.key() == u"users" ? pool.users : pool.projects) = *q;
+            }
+        }
+        if (o.contains(QStringLiteral("lend"))) {
+            if (!o.value(QStringLiteral("lend")).isBool())
+                return fail(QStringLiteral("%1: '%2.lend' must be true or false").arg(path, at));
+            pool.lend = o.value(QStringLiteral("lend")).toBool();
+        }
+        if (o.contains(QStringLiteral("borrow_limit"))) {
+            const QJsonValue b = o.value(QStringLiteral("borrow_limit"));
+            if (!wholeNumber(b, 0))
+                return fail(QStringLiteral("%1: '%2.borrow_limit' must be a whole number of GPUs >= 0, not %3")
+                                    .arg(path, at, shown(b)));
+            pool.borrowLimit = int(b.toDouble());
+        }
+        pools << pool;
+    }
+    return pools;
+}
+
+QJsonObject quotaToJson(const sched::GpuQuota& q)
+{
+    QJsonObject o;
+    if (q.defaultLimit >= 0)
+        o.insert(QStringLiteral("default"), q.defaultLimit);
+    for (auto it = q.limits.cbegin(); it != q.limits.cend(); ++it)
+        o.insert(it.key(), it.value());
+    return o;
+}
+
+QJsonObject poolsToJson(const QList<sched::ResourcePool>& pools)
+{
+    QJsonObject all;
+    for (const sched::ResourcePool& p : pools) {
+        QJsonObject quota;
+        if (!p.users.isEmpty())
+            quota.insert(QStringLiteral("users"), quotaToJson(p.users));
+        if (!p.projects.isEmpty())
+            quota.insert(QStringLiteral("projects"), quotaToJson(p.projects));
+        all.insert(p.name,
+                QJsonObject{{QStringLiteral("labels"), QJsonArray::fromStringList(p.labels)},
+                        {QStringLiteral("quota"), quota}, {QStringLiteral("lend"), p.lend},
+                        {QStringLiteral("borrow_limit"), p.borrowLimit}});
+    }
+    return all;
+}
+
 // Reads one policy object; `base` gives the values of absent keys. `where`
 // names the file (and queue) in messages.
 Result<sched::Policy> policyFromJson(
@@ -44,10 +185,19 @@ Result<sched::Policy> policyFromJson(
     static const QStringList known{QStringLiteral("ordering"), QStringLiteral("backfill"),
             QStringLiteral("aging_per_hour"), QStringLiteral("default_runtime_s"), QStringLiteral("fair_share_by"),
             QStringLiteral("shares"), QStringLiteral("usage_half_life_s"), QStringLiteral("preemption")};
-    for (auto it = o.begin(); it != o.end(); ++it)
-        if (!known.contains(it.key()) && !(allowQueues && it.key() == u"queues"))
+    for (auto it = o.begin(); it != o.end(); ++it) {
+        if (!allowQueues && it.key() == u"pools")
+            return fail(QStringLiteral("%1: 'pools' are shared by every queue: set them at the top level").arg(path));
+        if (!known.contains(it.key()) && !(allowQueues && (it.key() == u"queues" || it.key() == u"pools")))
             return fail(QStringLiteral("%1: unknown key '%2' (known: %3)")
                                 .arg(path, it.key(), known.join(QStringLiteral(", "))));
+    }
+    if (allowQueues && o.contains(QStringLiteral("pools"))) {
+        auto pools = poolsFromJson(o.value(QStringLiteral("pools")), path);
+        if (!pools)
+            return std::unexpected(pools.error());
+        p.pools = *pools;
+    }
     if (o.contains(QStringLiteral("ordering"))) {
         const QString name = o.value(QStringLiteral("ordering")).toString();
         bool found = false;
@@ -191,6 +341,8 @@ Result<sched::Policy> loadQueuePolicy(const QString& databasePath)
 Result<void> saveQueuePolicies(const QString& databasePath, const QueuePolicies& policies)
 {
     QJsonObject o = policyToJson(policies.defaults);
+    if (!policies.defaults.pools.isEmpty())
+        o.insert(QStringLiteral("pools"), poolsToJson(policies.defaults.pools));
     if (!policies.queues.isEmpty()) {
         QJsonObject queues;
         for (auto it = policies.queues.cbegin(); it != policies.queues.cend(); ++it)

@@ -23,6 +23,21 @@ namespace ty {
 // queue's nodes that are `preemptible` and of strictly lower priority
 // (core/sched/Preemption.h) -- set per queue, it lets that queue's runs do so.
 //
+// Resource pools (core/sched/Pools.h) with GPU quotas and borrowing, shared
+// by every queue (set at the top level only; each queue's policy carries
+// them in sched::Policy::pools), in name order:
+//   {"pools": {"a100": {"labels": ["a100"],
+//                       "quota": {"users": {"default": 8, "alice": 16},
+//                                 "projects": {"vision": 8}},
+//                       "lend": true, "borrow_limit": 4}}}
+// `labels`: the nodes (by their labels, trainyardctl node add --label) that
+// carry every one; absent or [] = every node not in an earlier pool.
+// `quota`: GPU limits per user and per project, whole numbers >= 0, the
+// key "default" for everyone without an entry; absent = no limit. `lend`
+// (default true): its idle GPUs may be borrowed; `borrow_limit` (default 0):
+// GPUs its runs may hold at once on other pools' nodes. A bad value is an
+// error naming the file and the key ("pools.a100.quota.users.alice").
+//
 // Every key is optional (defaults: EASY backfill over priority order, aging 1
 // point per hour). A missing file means the defaults. A file that is not such
 // an object is an error naming the file and the key.

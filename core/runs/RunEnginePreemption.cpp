@@ -61,10 +61,15 @@ void RunEngine::startPreemptions(const QList<sched::Preemption>& preemptions, co
 {
     for (const sched::Preemption& p : preemptions) {
         const RunRecord preemptor = queued.value(p.preemptor);
-        const QString detail = QStringLiteral("preempted by run %1 (priority %2) on %3")
-                                       .arg(p.preemptor)
-                                       .arg(preemptor.priority)
-                                       .arg(p.node);
+        // A borrower taken back by the pool it borrowed from (core/sched/Pools.h) is told so.
+        const QString detail = p.reclaimPool.isEmpty()
+                ? QStringLiteral("preempted by run %1 (priority %2) on %3")
+                          .arg(p.preemptor)
+                          .arg(preemptor.priority)
+                          .arg(p.node)
+                : QStringLiteral("preempted by run %1 on %2: pool %3 took back the GPUs it lent")
+                          .arg(p.preemptor)
+                          .arg(p.node, p.reclaimPool);
         for (RunId v : p.victims) {
             const auto victim = m_store->run(v);
             if (!victim || isTerminal(victim->state))

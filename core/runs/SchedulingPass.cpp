@@ -76,6 +76,7 @@ sched::PendingRun pendingRunOf(
             p.user = spec->user;
         p.project = spec->project;
         p.queue = spec->queue;
+        p.pool = spec->pool;
         p.sweepMaxConcurrent = spec->maxConcurrent;
         p.preferNodes = spec->preferNodes;
         p.avoidNodes = spec->avoidNodes;
@@ -112,6 +113,7 @@ sched::RunningAllocation allocationOf(
         if (!spec->user.isEmpty())
             a.user = spec->user;
         a.project = spec->project;
+        a.pool = spec->pool;
     }
     a.sweepId = sweepIdOf(r);
     a.nodes.append(share);

@@ -57,6 +57,7 @@ struct RunningAllocation {
     qint64 estimatedEndMs = 0; // 0 = unknown: start + time limit, else start + Policy::defaultRuntimeMs
     QString user;
     QString project;
+    QString pool;    // the pool the run named (Pools.h), empty = none: charged to its nodes' pools
     QString sweepId; // counts towards PendingRun::sweepMaxConcurrent of the same sweep
 };
 

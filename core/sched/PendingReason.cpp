@@ -137,10 +137,24 @@ QString renderPendingReason(const PendingReason& r, const TimeFormatter& formatT
         QStringList ids;
         for (RunId v : r.victims)
             ids << QString::number(v);
-        return u"waiting: preempting "_qs + (ids.size() == 1 ? u"run "_qs : u"runs "_qs) + ids.join(u", "_qs)
-                + u" on "_qs + r.preemptNode + u" (grace "_qs + (r.graceMs > 0 ? hours(r.graceMs) : u"0 s"_qs)
-                + u")"_qs;
+        return u"waiting: "_qs
+                + (r.reclaimPool.isEmpty() ? QString() : u"reclaiming pool "_qs + r.reclaimPool + u": "_qs)
+                + u"preempting "_qs + (ids.size() == 1 ? u"run "_qs : u"runs "_qs) + ids.join(u", "_qs) + u" on "_qs
+                + r.preemptNode + u" (grace "_qs + (r.graceMs > 0 ? hours(r.graceMs) : u"0 s"_qs) + u")"_qs;
     }
+    case PendingKind::PoolQuota: {
+        const QString who = (r.quotaProject ? u"project "_qs : u"user "_qs) + r.quotaAccount;
+        const QString in = u" in pool "_qs + r.pool;
+        if (r.quotaNeed > r.quotaLimit) // never, whatever the others do
+            return u"waiting: "_qs + who + u" may use at most "_qs + plural(r.quotaLimit, u"GPU"_qs, u"GPUs"_qs) + in
+                    + u", and this run needs "_qs + QString::number(r.quotaNeed);
+        return u"waiting: "_qs + who + u" uses "_qs + QString::number(r.quotaUsed) + u" of "_qs
+                + (r.quotaProject ? u"its "_qs : u"their "_qs) + plural(r.quotaLimit, u"GPU"_qs, u"GPUs"_qs) + in
+                + (r.quotaUsed < r.quotaLimit ? u"; this run needs "_qs + QString::number(r.quotaNeed) : QString());
+    }
+    case PendingKind::NoSuchPool:
+        return u"waiting: no pool named "_qs + r.pool + u" ("_qs
+                + (r.pools.isEmpty() ? u"none configured"_qs : u"pools: "_qs + r.pools.join(u", "_qs)) + u")"_qs;
     case PendingKind::Unsatisfiable:
         if (!r.connectingNodes.isEmpty()) // one of them may hold it: not "never" yet
             return u"waiting: "_qs + describeRequest(r) + u"; no node that can be reached now could hold it"_qs

@@ -27,6 +27,7 @@ struct PendingRun {
     QString user;
     QString project;
     QString queue; // carried through; one schedule() call is one ordering domain
+    QString pool;  // the resource pool it runs in and is charged to (Pools.h), empty = none named
 
     int gpus = 0;            // per node
     qint64 gpuMemoryMiB = 0; // minimum free memory on each chosen GPU, 0 = any

@@ -1,5 +1,8 @@
 #pragma once
 
+#include "Pools.h"
+
+#include <QList>
 #include <QMap>
 #include <QString>
 
@@ -49,6 +52,10 @@ struct Policy {
     // Preemption (Preemption.h): a waiting run may take GPUs from running
     // preemptible runs of strictly lower priority. Off by default.
     bool preemption = false;
+
+    // Resource pools with GPU quotas and borrowing (Pools.h), shared by every
+    // queue. Empty: no pool, no quota, and a pass pays nothing for them.
+    QList<ResourcePool> pools;
 
     // MASTER_PORT / TF worker ports are chosen in [portMin, portMax].
     int portMin = 29500;

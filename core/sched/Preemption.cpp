@@ -11,16 +11,19 @@ namespace {
 
 // A victim candidate on one node: one run, or a gang's every rank.
 struct Unit {
-    QList<RunId> runs;  // every run it stops
-    int priority = 0;   // the highest of its runs'
-    qint64 lostMs = 0;  // nowMs - its earliest start
-    qint64 graceMs = 0; // the longest of its runs'
-    QList<int> gpus;    // its GPUs on this node that the waiting run can use
-    int cpus = 0;       // on this node
+    bool borrower = false; // every run of it is a borrower taken back (Pools.h)
+    QList<RunId> runs;     // every run it stops
+    int priority = 0;      // the highest of its runs'
+    qint64 lostMs = 0;     // nowMs - its earliest start
+    qint64 graceMs = 0;    // the longest of its runs'
+    QList<int> gpus;       // its GPUs on this node that the waiting run can use
+    int cpus = 0;          // on this node
     qint64 memoryMiB = 0;
 };
 
 struct Choice {
+    int borrowers = 0; // victims that are borrowers taken back (a gang counts one)
+    int owners = 0;    // victims that are not borrowers taken back (a gang counts one)
     int count = 0;
     std::vector<int> priorities; // highest first
     qint64 lostMs = 0;
@@ -31,6 +34,8 @@ struct Choice {
 
     bool operator<(const Choice& o) const
     {
+        if (owners != o.owners)
+            return owners < o.owners;
         if (count != o.count)
             return count < o.count;
         if (priorities != o.priorities)
@@ -60,22 +65,58 @@ void planPreemptions(SchedulerDecision& decision, const ClusterState& state, con
     for (const PendingRun& p : queue)
         byId.insert(p.id, &p);
 
-    // Whether a running run may be stopped for a run of priority `above`
-    // (alone: its gang is checked by the caller).
-    const auto qualifies = [&input](RunId run, int above) {
+    // Pools (Pools.h): each node's pool, and the pool each borrower took
+    // GPUs from (a run of one pool whose every GPU is on nodes of another).
+    const QList<ResourcePool>& pools = input.pools;
+    const QHash<QString, int> nodePool = nodeToPool(pools, state.nodes);
+    QHash<RunId, int> lentBy;
+    std::optional<PoolUsage> usage;
+    if (!pools.isEmpty()) {
+        usage.emplace(pools);
+        usage->chargeRunning(state, nodePool);
+        for (const RunningAllocation& a : state.running) {
+            const int own = poolIndex(pools, a.pool);
+            if (own < 0 || a.nodes.isEmpty())
+                continue;
+            const int from = nodePool.value(a.nodes.front().node, -1);
+            bool whole = from >= 0 && from != own;
+            for (const NodeShare& s : a.nodes)
+                whole = whole && nodePool.value(s.node, -1) == from;
+            if (whole)
+                lentBy.insert(a.run, from);
+        }
+    }
+
+    // Whether a running run may be stopped for run `p` (alone: its gang is
+    // checked by the caller): of lower priority, or a borrower of the pool
+    // `reclaimFrom` (-1: none) that `p` takes back.
+    const auto preemptible = [&input](RunId run) {
         const auto it = input.running.constFind(run);
-        return it != input.running.cend() && it->preemptible && it->priority < above && !input.ending.contains(run);
+        return it != input.running.cend() && it->preemptible && !input.ending.contains(run);
+    };
+    const auto qualifies = [&](RunId run, int above, int reclaimFrom) {
+        if (!preemptible(run))
+            return false;
+        if (reclaimFrom >= 0 && lentBy.value(run, -1) == reclaimFrom)
+            return true;
+        return input.byPriority && input.running.value(run).priority < above;
     };
 
     // The lowest priority among the runs that may be stopped: a waiting run
     // of no higher priority has no victim (most queues: everything at 0),
-    // and is passed over without looking at the nodes.
+    // and is passed over without looking at the nodes -- unless a borrower
+    // may be taken back.
     std::optional<int> lowest;
+    bool anyBorrower = false;
     for (const RunningAllocation& a : state.running)
-        if (const auto it = input.running.constFind(a.run);
-                it != input.running.cend() && it->preemptible && !input.ending.contains(a.run))
-            lowest = lowest ? std::min(*lowest, it->priority) : it->priority;
-    if (!lowest)
+        if (preemptible(a.run)) {
+            if (input.byPriority) {
+                const int prio = input.running.value(a.run).priority;
+                lowest = lowest ? std::min(*lowest, prio) : prio;
+            }
+            anyBorrower = anyBorrower || lentBy.contains(a.run);
+        }
+    if (!lowest && !anyBorrower)
         return;
 
     for (PendingInfo& info : decision.pending) {
@@ -84,7 +125,15 @@ void planPreemptions(SchedulerDecision& decision, const ClusterState& state, con
                 && kind != PendingKind::BackfillHeld)
             continue;
         const PendingRun* p = byId.value(info.run);
-        if (!p || p->held || p->nodes != 1 || p->priority <= *lowest)
+        if (!p || p->held || p->nodes != 1)
+            continue;
+        // Its pool, which takes back what it lent when the run is within its quota there.
+        const int own = poolIndex(pools, p->pool);
+        const int reclaimFrom
+                = anyBorrower && own >= 0 && !usage->check(own, p->user, p->project, std::max(0, p->gpus) * p->nodes)
+                ? own
+                : -1;
+        if (reclaimFrom < 0 && (!lowest || p->priority <= *lowest))
             continue;
         const QRegularExpression typeRe(p->gpuTypeRegex);
         const auto gpuFits = [&](const GpuState& g, bool freed) {
@@ -103,7 +152,7 @@ void planPreemptions(SchedulerDecision& decision, const ClusterState& state, con
             if (it == input.running.cend() || it->gang == 0)
                 continue;
             gangRuns[it->gang].append(a.run);
-            if (!qualifies(a.run, p->priority))
+            if (!qualifies(a.run, p->priority, reclaimFrom))
                 gangBlocked.insert(it->gang);
         }
 
@@ -113,6 +162,16 @@ void planPreemptions(SchedulerDecision& decision, const ClusterState& state, con
             if (!n.reachable || input.nodesTaken.contains(n.name) || p->avoidNodes.contains(n.name)
                     || hasLabel(n, p->avoidLabels))
                 continue;
+            if (!pools.isEmpty()) {
+                // Only where it may run: its pool's nodes (never to borrow);
+                // naming none, a node in no pool or in one whose quota allows it.
+                const int at = nodePool.value(n.name, -1);
+                if (own >= 0 ? at != own
+                             : (p->pool.isEmpty()
+                                             ? at >= 0 && usage->check(at, p->user, p->project, std::max(0, p->gpus))
+                                             : true))
+                    continue;
+            }
             QSet<int> held;
             int cpuFree = n.cpus;
             qint64 memFree = n.memoryMiB;
@@ -125,7 +184,7 @@ void planPreemptions(SchedulerDecision& decision, const ClusterState& state, con
                         held.insert(g);
                     cpuFree -= share.cpus;
                     memFree -= share.memoryMiB;
-                    if (!qualifies(a.run, p->priority))
+                    if (!qualifies(a.run, p->priority, reclaimFrom))
                         continue;
                     const qint64 gang = input.running.value(a.run).gang;
                     if (gang != 0 && gangBlocked.contains(gang))
@@ -134,6 +193,9 @@ void planPreemptions(SchedulerDecision& decision, const ClusterState& state, con
                     Unit& u = units[key];
                     if (u.runs.isEmpty()) {
                         u.runs = gang != 0 ? gangRuns.value(gang) : QList<RunId>{a.run};
+                        u.borrower = reclaimFrom >= 0;
+                        for (RunId r : std::as_const(u.runs))
+                            u.borrower = u.borrower && lentBy.value(r, -1) == reclaimFrom;
                         u.priority = std::numeric_limits<int>::min();
                         for (RunId r : std::as_const(u.runs)) {
                             const RunningRunInfo info = input.running.value(r);
@@ -191,6 +253,8 @@ void planPreemptions(SchedulerDecision& decision, const ClusterState& state, con
                     cpus += u.cpus;
                     mem += u.memoryMiB;
                     ++ch.count;
+                    ch.owners += u.borrower ? 0 : 1;
+                    ch.borrowers += u.borrower ? 1 : 0;
                     ch.priorities.push_back(u.priority);
                     ch.lostMs += u.lostMs;
                     ch.victims += u.runs;
@@ -198,7 +262,7 @@ void planPreemptions(SchedulerDecision& decision, const ClusterState& state, con
                 }
                 if (gpus.size() < p->gpus || cpus < p->cpus || mem < p->memoryMiB)
                     continue;
-                if (best && best->count < ch.count)
+                if (best && (best->owners < ch.owners || (best->owners == ch.owners && best->count < ch.count)))
                     continue; // fewer victims found already
                 std::sort(ch.priorities.begin(), ch.priorities.end(), std::greater<>());
                 std::sort(ch.victims.begin(), ch.victims.end());
@@ -220,12 +284,14 @@ void planPreemptions(SchedulerDecision& decision, const ClusterState& state, con
         pre.cpus = p->cpus;
         pre.memoryMiB = p->memoryMiB;
         pre.graceMs = best->graceMs;
+        if (best->owners == 0 && best->borrowers > 0)
+            pre.reclaimPool = pools[reclaimFrom].name;
         decision.preemptions.append(pre);
         for (RunId v : std::as_const(pre.victims))
             input.ending.insert(v);
         input.nodesTaken.insert(pre.node);
-        PreemptionClaim claim{
-                pre.preemptor, pre.node, pre.gpuIndices, pre.cpus, pre.memoryMiB, pre.victims, pre.graceMs};
+        PreemptionClaim claim{pre.preemptor, pre.node, pre.gpuIndices, pre.cpus, pre.memoryMiB, pre.victims,
+                pre.graceMs, pre.reclaimPool};
         info.reason = preemptingReason(claim);
         info.estimatedStartMs.reset();
     }
@@ -282,6 +348,7 @@ PendingReason preemptingReason(const PreemptionClaim& claim)
     r.victims = claim.victims;
     r.preemptNode = claim.node;
     r.graceMs = claim.graceMs;
+    r.reclaimPool = claim.reclaimPool;
     return r;
 }
 

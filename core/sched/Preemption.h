@@ -2,6 +2,7 @@
 
 #include "ClusterState.h"
 #include "PendingRun.h"
+#include "Pools.h"
 #include "SchedulerDecision.h"
 
 #include <QHash>
@@ -36,6 +37,12 @@ struct PreemptionInput {
     // and pass: the next pass sees the first one's claim). Updated by
     // planPreemptions.
     QSet<QString> nodesTaken;
+    // Victims of lower priority (the queue policy's `preemption`); false:
+    // only borrowers are taken back.
+    bool byPriority = true;
+    // The resource pools (Policy::pools, Pools.h): where a run may preempt,
+    // and which borrowers its pool takes back. Empty: none.
+    QList<ResourcePool> pools;
 };
 
 // For each run of `decision.pending` (in that order) that waits for
@@ -43,15 +50,22 @@ struct PreemptionInput {
 // node (gangs never preempt) and could start on some node if runs there
 // ended: the cheapest set of victims on one node, if any.
 //
-// A victim is a running run of `state`, preemptible in `input.running`, whose priority
-// is strictly lower than the waiting run's PendingRun::priority (the raw
-// priority, not the aged one), not in `input.ending`, and, for a gang rank,
-// whose every rank qualifies too. On a node the waiting run may use (reachable,
+// A victim is a running run of `state`, preemptible in `input.running`, not
+// in `input.ending`, and, for a gang rank, whose every rank qualifies too;
+// and either (with `input.byPriority`) its priority is strictly lower than
+// the waiting run's PendingRun::priority (the raw priority, not the aged
+// one), or it is a borrower taken back: with `input.pools`, a run of another
+// pool whose every GPU is on nodes of the waiting run's pool (it borrowed
+// them, Pools.h), whatever its priority, when the waiting run named that
+// pool and is within its quotas there. With pools, a run preempts only on
+// the nodes it may run on: its pool's (never to borrow); naming none, nodes
+// in no pool or in a pool whose quota allows it. On a node the waiting run may use (reachable,
 // not avoided by name or label: PendingRun's avoid lists, so a run pinned to
 // a node stays there), the GPUs it can have are the free ones plus the
 // victims' there that match its type and whose total memory is enough (a
 // victim's GPU frees its memory); CPUs and memory likewise. Among the sets
 // that make it fit, the choice is, in this order:
+//   0. the fewest victims that are not borrowers taken back: borrowers go first;
 //   1. the fewest victims (a gang counts as one, with all its ranks);
 //   2. the lowest priorities: the victims' priorities sorted from highest
 //      down, compared element by element, lower first;
@@ -63,15 +77,17 @@ struct PreemptionInput {
 //
 // Each chosen preemption goes into `decision.preemptions`, and the waiting
 // run's PendingInfo becomes PendingKind::Preempting (victims, node, the
-// longest victim grace). Its GPUs are the lowest indices among those it can
+// longest victim grace; Preemption::reclaimPool and the reason name the pool
+// when every victim is a borrower it takes back). Its GPUs are the lowest indices among those it can
 // have. Chosen victims join `input.ending`, the node `input.nodesTaken`.
 //
 // `state` is the cluster with the decision's placements applied
 // (applyDecision): what runs now. `queue` holds the pending runs by id.
 //
-// Cost: nothing beyond O(R) for R running runs unless some waiting run has a
-// higher priority than the lowest preemptible running one; for each such
-// run O(N * R + N * 2^kMaxCandidatesPerNode) over N nodes.
+// Cost: nothing beyond O(R) for R running runs (with pools, O(R + N * P)
+// for P pools) unless some waiting run has a higher priority than the
+// lowest preemptible running one, or a preemptible borrower runs; for each
+// such run O(N * R + N * 2^kMaxCandidatesPerNode) over N nodes.
 inline constexpr int kMaxCandidatesPerNode = 12;
 void planPreemptions(SchedulerDecision& decision, const ClusterState& state, const QList<PendingRun>& queue,
         PreemptionInput& input, qint64 nowMs);
@@ -87,6 +103,7 @@ struct PreemptionClaim {
     qint64 memoryMiB = 0;
     QList<RunId> victims;
     qint64 graceMs = 0;
+    QString reclaimPool; // Preemption::reclaimPool
 };
 
 // `state` with each claim held: a RunningAllocation (run 0, until nowMs +

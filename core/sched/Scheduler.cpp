@@ -14,6 +14,7 @@
 #include <map>
 #include <queue>
 #include <span>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -186,6 +187,7 @@ struct RunRt {
     double charge = 0.0; // GPU-hours expected (fair share)
     bool held = false;
     bool estDefault = false; // est is Policy::defaultRuntimeMs (no estimate, no limit)
+    int pool = -1;           // Pools.h: the pool it named (index), -1 none, -2 one not configured
 };
 
 struct Part {
@@ -350,8 +352,17 @@ struct PendingOut {
     int run; // index into runs_
     PendingKind kind;
     RunId other = 0;
-    qint64 at = 0;
+    qint64 at = 0; // BackfillHeld: the head's start; PoolQuota: index into Pass::quotaBlocks_
     bool isHead = false;
+    int sig = -1; // WaitingForResources, Unsatisfiable: the request as placed (pools: its nodes), -1: the run's
+};
+
+// A run's way onto the nodes once pools are weighed (Pass::admit).
+struct Admission {
+    int sig = -1;        // its own nodes: its pool's, or those whose quota allows it
+    int borrow = -1;     // lending pools' nodes, when it may borrow now
+    int everBorrow = -1; // ... whatever its pool's borrow room now: could it ever start
+    int quota = -1;      // named no pool and kept off some pool's nodes: the first such quota (quotaBlocks_)
 };
 
 class Pass {
@@ -380,8 +391,11 @@ private:
     Mask pickGpus(int n, Mask eligible, int g) const;
     bool satisfiable(Sig& s);
     void recomputeMaxFree();
-    void place(int ri, const std::vector<Part>& parts, bool consumeShadow, bool backfilled);
-    void computeReservation(int ri);
+    void place(int ri, const std::vector<Part>& parts, bool consumeShadow, bool backfilled, bool borrowed);
+    void computeReservation(int sig);
+    bool admit(int ri, Admission& a);
+    int poolFilter(int base, std::uint64_t pools, bool unpooled);
+    int sigWithFilter(int sig, int filter);
     void buildReason(Sig& s, PendingReason& out);
     void emitPlacements(SchedulerDecision& d);
 
@@ -454,6 +468,14 @@ private:
             list.push_back(Need{k.gpus, k.cpus, k.mem});
     }
 
+    // Pools (Pools.h): nothing of this is built or looked at without them.
+    bool pools_ = false;
+    std::vector<int> nodePool_; // by node (name order): pool index, -1 none
+    PoolUsage usage_;
+    std::uint64_t lenders_ = 0; // pools that lend, by bit
+    std::map<std::tuple<int, std::uint64_t, bool>, int> poolFilterIds_;
+    std::vector<QuotaBlock> quotaBlocks_;
+
     // Fair share.
     NameIds accountIds_;
     std::vector<double> accountKey_; // usage / share: smaller = higher factor
@@ -479,6 +501,7 @@ private:
         int firstPart;
         int count;
         bool backfilled;
+        bool borrowed;
     };
     std::vector<Started> started_;
     std::vector<Part> startedParts_;
@@ -527,6 +550,15 @@ void Pass::prepareNodes()
         gpuFree_[size_t(n)] = rt.reachable ? rt.usable : 0;
     }
     portsUsed_.resize(size_t(n_));
+    pools_ = !p_.pools.isEmpty();
+    if (pools_) {
+        nodePool_.resize(size_t(n_));
+        for (int n = 0; n < n_; ++n)
+            nodePool_[size_t(n)] = poolOfNode(p_.pools, c_.nodes[nodes_[size_t(n)].orig]);
+        for (qsizetype i = 0; i < p_.pools.size() && i < kMaxPools; ++i)
+            if (p_.pools[i].lend)
+                lenders_ |= std::uint64_t(1) << i;
+    }
 }
 
 void Pass::prepareRunning()
@@ -584,6 +616,14 @@ void Pass::prepareRunning()
         if (p_.ordering == Ordering::FairShare) {
             accountIds_.idOf(p_.fairShareBy == FairShareBy::User ? a.user : a.project);
         }
+    }
+    if (pools_) {
+        QHash<QString, int> nodePool;
+        for (int n = 0; n < n_; ++n)
+            if (nodePool_[size_t(n)] >= 0)
+                nodePool.insert(c_.nodes[nodes_[size_t(n)].orig].name, nodePool_[size_t(n)]);
+        usage_ = PoolUsage(p_.pools);
+        usage_.chargeRunning(c_, nodePool);
     }
 }
 
@@ -700,6 +740,10 @@ void Pass::prepareRuns()
         rt.held = r.held;
         rt.est = expectedRuntimeMs(r, p_);
         rt.estDefault = r.estimatedRuntimeMs <= 0 && r.timeLimitMs <= 0;
+        if (pools_ && !r.pool.isEmpty()) {
+            const int pool = poolIndex(p_.pools, r.pool);
+            rt.pool = pool >= 0 && pool < kMaxPools ? pool : -2;
+        }
         if (lastClass < 0 || r.gpuMemoryMiB != lastMem || r.gpuTypeRegex != lastRegex) {
             lastClass = internClass(r.gpuTypeRegex, r.gpuMemoryMiB);
             lastRegex = r.gpuTypeRegex;
@@ -902,11 +946,23 @@ bool Pass::satisfiable(Sig& s)
     return s.sat == 1;
 }
 
-void Pass::place(int ri, const std::vector<Part>& parts, bool consumeShadow, bool backfilled)
+void Pass::place(int ri, const std::vector<Part>& parts, bool consumeShadow, bool backfilled, bool borrowed)
 {
     RunRt& r = runs_[size_t(ri)];
     assumedDefault_ = assumedDefault_ || r.estDefault;
-    Started st{ri, int(startedParts_.size()), int(parts.size()), backfilled};
+    Started st{ri, int(startedParts_.size()), int(parts.size()), backfilled, borrowed};
+    if (pools_) {
+        const PendingRun& pr = q_[r.q];
+        if (r.pool >= 0) {
+            int gpus = 0;
+            for (const Part& part : parts)
+                gpus += bits(part.gpus);
+            usage_.charge(r.pool, pr.user, pr.project, gpus, borrowed);
+        } else {
+            for (const Part& part : parts)
+                usage_.charge(nodePool_[size_t(part.node)], pr.user, pr.project, bits(part.gpus), false);
+        }
+    }
     bool touchedMax = false;
     for (const Part& part : parts) {
         const size_t n = size_t(part.node);
@@ -934,10 +990,9 @@ void Pass::place(int ri, const std::vector<Part>& parts, bool consumeShadow, boo
         recomputeMaxFree();
 }
 
-void Pass::computeReservation(int ri)
+void Pass::computeReservation(int sig)
 {
-    const RunRt& r = runs_[size_t(ri)];
-    const Sig& s = sigs_[size_t(r.sig)];
+    const Sig& s = sigs_[size_t(sig)];
     std::vector<int> cpu = cpuFree_;
     std::vector<qint64> mem = memFree_;
     std::vector<Mask> gpu = gpuFree_;
@@ -981,6 +1036,83 @@ void Pass::computeReservation(int ri)
     }
     reservedParts_.clear();
     shadowTime_ = kNever;
+}
+
+int Pass::poolFilter(int base, std::uint64_t pools, bool unpooled)
+{
+    const auto key = std::make_tuple(base, pools, unpooled);
+    if (const auto it = poolFilterIds_.find(key); it != poolFilterIds_.end())
+        return it->second;
+    Filter f = filters_[size_t(base)];
+    for (int n = 0; n < n_; ++n) {
+        const int pool = nodePool_[size_t(n)];
+        if (pool < 0 ? !unpooled : !(pools & (std::uint64_t(1) << pool)))
+            f.allowed[size_t(n)] = 0;
+    }
+    const int id = int(filters_.size());
+    filters_.push_back(std::move(f));
+    poolFilterIds_.emplace(key, id);
+    return id;
+}
+
+int Pass::sigWithFilter(int sig, int filter)
+{
+    SigKey k = sigs_[size_t(sig)].k;
+    k.filter = filter;
+    auto [it, inserted] = sigIds_.try_emplace(k, int(sigs_.size()));
+    if (inserted) {
+        Sig s;
+        s.k = k;
+        sigs_.push_back(s);
+    }
+    return it->second;
+}
+
+// Pools.h: whether run `ri` may be offered to the nodes at all now, and on
+// which. False: it waits (PoolQuota, NoSuchPool; pushed here).
+bool Pass::admit(int ri, Admission& a)
+{
+    const RunRt& r = runs_[size_t(ri)];
+    const PendingRun& pr = q_[r.q];
+    const SigKey base = sigs_[size_t(r.sig)].k;
+    const int need = base.gpus * base.nodes;
+    a = Admission{r.sig, -1, -1, -1};
+    if (r.pool == -2) {
+        pending_.push_back({ri, PendingKind::NoSuchPool});
+        return false;
+    }
+    if (r.pool >= 0) {
+        if (auto block = usage_.check(r.pool, pr.user, pr.project, need)) {
+            pending_.push_back({ri, PendingKind::PoolQuota, 0, qint64(quotaBlocks_.size())});
+            quotaBlocks_.push_back(std::move(*block));
+            return false;
+        }
+        const std::uint64_t own = std::uint64_t(1) << r.pool;
+        a.sig = sigWithFilter(r.sig, poolFilter(base.filter, own, false));
+        const int limit = p_.pools[r.pool].borrowLimit;
+        if (limit > 0 && need <= limit && (lenders_ & ~own)) {
+            a.everBorrow = sigWithFilter(r.sig, poolFilter(base.filter, lenders_ & ~own, false));
+            if (usage_.borrowRoom(r.pool) >= need)
+                a.borrow = a.everBorrow;
+        }
+        return true;
+    }
+    // Named no pool: kept off the nodes of pools whose quota it would exceed.
+    std::uint64_t allowed = 0;
+    const int pools = std::min<int>(int(p_.pools.size()), kMaxPools);
+    for (int i = 0; i < pools; ++i) {
+        if (auto block = usage_.check(i, pr.user, pr.project, need)) {
+            if (a.quota < 0) {
+                a.quota = int(quotaBlocks_.size());
+                quotaBlocks_.push_back(std::move(*block));
+            }
+        } else {
+            allowed |= std::uint64_t(1) << i;
+        }
+    }
+    if (a.quota >= 0)
+        a.sig = sigWithFilter(r.sig, poolFilter(base.filter, allowed, true));
+    return true;
 }
 
 void Pass::buildReason(Sig& s, PendingReason& out)
@@ -1103,6 +1235,15 @@ void Pass::emitPlacements(SchedulerDecision& d)
         pl.run = r.id;
         pl.expectedEndMs = now_ + r.est;
         pl.backfilled = st.backfilled;
+        if (pools_) {
+            const int first = st.count > 0 ? nodePool_[size_t(startedParts_[size_t(st.firstPart)].node)] : -1;
+            const int own = r.pool >= 0 ? r.pool : first;
+            if (own >= 0)
+                pl.pool = p_.pools[own].name;
+            pl.borrowed = st.borrowed;
+            if (st.borrowed && first >= 0)
+                pl.lentBy = p_.pools[first].name;
+        }
         for (int i = 0; i < st.count; ++i) {
             const Part& part = startedParts_[size_t(st.firstPart + i)];
             const NodeRt& rt = nodes_[size_t(part.node)];
@@ -1246,52 +1387,95 @@ SchedulerDecision Pass::run()
     nowView.mem = memFree_.data();
     nowView.gpu = gpuFree_.data();
 
+    // Whether run `ri` fits now as request `sig` asks; started, or held for
+    // the head's reservation (backfill).
+    enum class Try { Started, Held, NoFit };
+    const auto attempt = [&](int ri, int sig, bool borrowed) {
+        const RunRt& r = runs_[size_t(ri)];
+        Sig& s = sigs_[size_t(sig)];
+        nowView.cls = &classes_[size_t(s.k.cls)].now;
+        const bool fitsNow = !s.failNow && s.k.gpus <= maxFreeGpus_ && !dominated(0, s.k) && fit(s, nowView, scratch_);
+        if (!fitsNow && !s.failNow) {
+            s.failNow = true;
+            noteFailed(0, s.k);
+        }
+        if (!fitsNow)
+            return Try::NoFit;
+        if (reservationActive_ && now_ + r.est > shadowTime_) {
+            View sv = nowView;
+            sv.shadowCpu = shadowCpu_.data();
+            sv.shadowMem = shadowMem_.data();
+            sv.reserved = reserved_.data();
+            if (!s.failShadow && !dominated(1, s.k) && fit(s, sv, scratch_)) {
+                place(ri, scratch_, true, true, borrowed);
+                return Try::Started;
+            }
+            if (!s.failShadow)
+                noteFailed(1, s.k);
+            s.failShadow = true;
+            return Try::Held;
+        }
+        place(ri, scratch_, false, reservationActive_, borrowed);
+        return Try::Started;
+    };
+
+    // Whether run `ri` would fit now on every node its pools' quotas allow
+    // or not (a run that named no pool), placing nothing.
+    std::vector<Part> probe;
+    const auto fitsIgnoringQuota = [&](int ri) {
+        Sig& s = sigs_[size_t(runs_[size_t(ri)].sig)];
+        if (s.failNow || s.k.gpus > maxFreeGpus_ || dominated(0, s.k))
+            return false;
+        View v = nowView;
+        v.cls = &classes_[size_t(s.k.cls)].now;
+        if (fit(s, v, probe))
+            return true;
+        s.failNow = true;
+        noteFailed(0, s.k);
+        return false;
+    };
+
     pending_.reserve(size_t(q));
+    Admission adm;
     for (int ri = next(); ri >= 0; ri = next()) {
         RunRt& r = runs_[size_t(ri)];
-        Sig& s = sigs_[size_t(r.sig)];
         bool started = false;
         if (r.held) {
             pending_.push_back({ri, PendingKind::Held});
         } else if (r.sweep >= 0 && sweepRunning_[size_t(r.sweep)] >= r.cap) {
             pending_.push_back({ri, PendingKind::SweepCap});
+        } else if (pools_ && !admit(ri, adm)) {
+            // Over its quota (or no such pool): waits, and blocks nobody.
         } else if (strictBlocked_) {
             pending_.push_back({ri, PendingKind::BlockedByHead, runs_[size_t(head_)].id});
-        } else if (!satisfiable(s)) {
-            pending_.push_back({ri, PendingKind::Unsatisfiable});
         } else {
-            nowView.cls = &classes_[size_t(s.k.cls)].now;
-            const bool fitsNow
-                    = !s.failNow && s.k.gpus <= maxFreeGpus_ && !dominated(0, s.k) && fit(s, nowView, scratch_);
-            if (!fitsNow && !s.failNow) {
-                s.failNow = true;
-                noteFailed(0, s.k);
+            const int sig = pools_ ? adm.sig : r.sig;
+            if (!satisfiable(sigs_[size_t(sig)])
+                    && !(pools_ && adm.everBorrow >= 0 && satisfiable(sigs_[size_t(adm.everBorrow)]))) {
+                pending_.push_back({ri, PendingKind::Unsatisfiable, 0, 0, false, sig});
+                requeue(ri, false);
+                continue;
             }
-            if (fitsNow) {
-                if (reservationActive_ && now_ + r.est > shadowTime_) {
-                    View sv = nowView;
-                    sv.shadowCpu = shadowCpu_.data();
-                    sv.shadowMem = shadowMem_.data();
-                    sv.reserved = reserved_.data();
-                    if (!s.failShadow && !dominated(1, s.k) && fit(s, sv, scratch_)) {
-                        place(ri, scratch_, true, true);
-                        started = true;
-                    } else {
-                        if (!s.failShadow)
-                            noteFailed(1, s.k);
-                        s.failShadow = true;
-                        pending_.push_back({ri, PendingKind::BackfillHeld, runs_[size_t(head_)].id, shadowTime_});
-                    }
-                } else {
-                    place(ri, scratch_, false, reservationActive_);
-                    started = true;
-                }
+            Try t = attempt(ri, sig, false);
+            if (t != Try::Started && pools_ && adm.borrow >= 0) {
+                // Its pool is full (or held for the head): idle GPUs of a lending pool.
+                const Try b = attempt(ri, adm.borrow, true);
+                if (b == Try::Started || t == Try::NoFit)
+                    t = b;
+            }
+            if (t == Try::Started) {
+                started = true;
+            } else if (t == Try::Held) {
+                pending_.push_back({ri, PendingKind::BackfillHeld, runs_[size_t(head_)].id, shadowTime_});
+            } else if (pools_ && adm.quota >= 0 && fitsIgnoringQuota(ri)) {
+                // Named no pool, and only the nodes its quota keeps it off have room.
+                pending_.push_back({ri, PendingKind::PoolQuota, 0, qint64(adm.quota)});
             } else {
-                PendingOut po{ri, PendingKind::WaitingForResources};
+                PendingOut po{ri, PendingKind::WaitingForResources, 0, 0, false, sig};
                 if (head_ < 0) {
                     head_ = ri;
                     po.isHead = true;
-                    computeReservation(ri);
+                    computeReservation(sig);
                     if (p_.backfill)
                         reservationActive_ = true; // shadowTime_ == kNever: nothing can delay it
                     else
@@ -1328,11 +1512,27 @@ SchedulerDecision Pass::run()
         case PendingKind::WaitingForResources:
         case PendingKind::Unsatisfiable: {
             const PendingRun& pr = q_[r.q];
-            buildReason(sigs_[size_t(r.sig)], info.reason);
+            buildReason(sigs_[size_t(po.sig >= 0 ? po.sig : r.sig)], info.reason);
             info.reason.gpuMemoryMiB = pr.gpuMemoryMiB;
             info.reason.gpuType = pr.gpuTypeRegex;
             break;
         }
+        case PendingKind::PoolQuota: {
+            const QuotaBlock& b = quotaBlocks_[size_t(po.at)];
+            info.reason.atMs = 0;
+            info.reason.quotaProject = b.project;
+            info.reason.quotaAccount = b.account;
+            info.reason.pool = b.pool;
+            info.reason.quotaUsed = b.used;
+            info.reason.quotaLimit = b.limit;
+            info.reason.quotaNeed = b.need;
+            break;
+        }
+        case PendingKind::NoSuchPool:
+            info.reason.pool = q_[r.q].pool;
+            for (const ResourcePool& pool : p_.pools)
+                info.reason.pools << pool.name;
+            break;
         default: break;
         }
         if (po.isHead && shadowTime_ != kNever)
@@ -1399,6 +1599,7 @@ ClusterState applyDecision(
             const PendingRun& r = queue[it.value()];
             a.user = r.user;
             a.project = r.project;
+            a.pool = r.pool;
             a.sweepId = r.sweepId;
             a.timeLimitMs = r.timeLimitMs;
         }

@@ -45,6 +45,15 @@ namespace ty::sched {
 // eligible GPUs first; within a root (or when the topology is unknown), the
 // lowest indices. FirstFit takes nodes by name and the lowest GPU indices.
 //
+// Pools (Policy::pools, Pools.h): before it may be placed, a run that names
+// a pool is checked against its user's and project's GPU quotas there
+// (usage from `state.running` plus what this pass placed); one over a quota
+// is PendingKind::PoolQuota and, like a held run, blocks nobody. It is then
+// placed on its pool's nodes, else (borrowing, RunPlacement::borrowed) on
+// idle GPUs of lending pools within its pool's borrow limit; a run naming
+// no pool avoids the nodes of pools whose quota it would exceed. Without
+// pools none of this is built: the pass costs what it did without them.
+//
 // Runtimes: a pending run's is estimatedRuntimeMs (capped by timeLimitMs), else
 // timeLimitMs, else Policy::defaultRuntimeMs. A running run ends at
 // estimatedEndMs (capped by start + time limit), else start + time limit, else

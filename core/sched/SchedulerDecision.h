@@ -34,6 +34,12 @@ struct RunPlacement {
     QList<NodeAssignment> nodes; // index = NODE_RANK
     qint64 expectedEndMs = 0;    // now + estimated runtime (see Policy::defaultRuntimeMs)
     bool backfilled = false;     // started ahead of the backfill head
+    // Pools (Pools.h): the pool it is charged to (the one it named, else
+    // its first node's), empty for none; `borrowed` when it runs on idle
+    // GPUs of another pool, `lentBy` (its first node's pool).
+    QString pool;
+    bool borrowed = false;
+    QString lentBy;
 };
 
 // Why a run did not start. Structured so callers (and tests) control the
@@ -46,6 +52,8 @@ enum class PendingKind {
     WaitingForResources, // "waiting: needs 2 GPUs with >= 40 GiB free; best node ws-02 has 1 (ws-01 unreachable)"
     Unsatisfiable,       // no reachable node could hold it even if every run ended; never blocks others
     Preempting,          // "waiting: preempting run 12 on ws1 (grace 30 s)" (Preemption.h)
+    PoolQuota,           // "waiting: project vision uses 8 of its 8 GPUs in pool a100" (Pools.h); never blocks others
+    NoSuchPool,          // "waiting: no pool named a10 (pools: a100, v100)"; never blocks others
 };
 
 struct PendingReason {
@@ -91,6 +99,18 @@ struct PendingReason {
     QList<RunId> victims;
     QString preemptNode;
     qint64 graceMs = 0;
+    QString reclaimPool; // the victims borrowed this pool's GPUs: "reclaiming pool a100: preempting ..."
+
+    // PoolQuota: whose quota (the project's or the user's), in which pool,
+    // what it holds there, its limit and what the run needs (GPUs).
+    // NoSuchPool: `pool` is the name the run gave, `pools` those configured.
+    bool quotaProject = false;
+    QString quotaAccount;
+    QString pool;
+    int quotaUsed = 0;
+    int quotaLimit = 0;
+    int quotaNeed = 0;
+    QStringList pools;
 };
 
 struct PendingInfo {
@@ -118,7 +138,8 @@ struct Preemption {
     QList<int> gpuIndices; // GpuState::index values on `node` it will get, ascending
     int cpus = 0;
     qint64 memoryMiB = 0;
-    qint64 graceMs = 0; // the longest grace of the victims
+    qint64 graceMs = 0;  // the longest grace of the victims
+    QString reclaimPool; // set when every victim borrowed GPUs of this pool, which takes them back
 };
 
 struct SchedulerDecision {

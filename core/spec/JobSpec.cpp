@@ -80,7 +80,7 @@ public:
                 QStringLiteral("env"), QStringLiteral("params"), QStringLiteral("resources"),
                 QStringLiteral("priority"), QStringLiteral("tags"), QStringLiteral("metrics"),
                 QStringLiteral("estimated_runtime"), QStringLiteral("time_limit"), QStringLiteral("queue"),
-                QStringLiteral("user"), QStringLiteral("project"), QStringLiteral("sweep"),
+                QStringLiteral("pool"), QStringLiteral("user"), QStringLiteral("project"), QStringLiteral("sweep"),
                 QStringLiteral("prefer_nodes"), QStringLiteral("avoid_nodes"), QStringLiteral("prefer_labels"),
                 QStringLiteral("avoid_labels"), QStringLiteral("max_concurrent"), QStringLiteral("sync"),
                 QStringLiteral("sync_limit"), QStringLiteral("artifacts"), QStringLiteral("metric_files"),
@@ -133,6 +133,13 @@ public:
                 (key == u"deadline" ? spec.deadlineSec : spec.maxRunTimeSec) = sec;
             } else if (key == u"queue") {
                 spec.queue = scalar(v, key);
+            } else if (key == u"pool") {
+                spec.pool = scalar(v, key);
+                if (spec.pool.isEmpty() || spec.pool.contains(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]"))))
+                    throw SpecError{QStringLiteral("'pool' must be a pool's name (letters, digits, '.', '_', '-'), "
+                                                   "got '%1'")
+                                            .arg(spec.pool),
+                            v.Mark()};
             } else if (key == u"user") {
                 spec.user = scalar(v, key);
             } else if (key == u"project") {
@@ -1269,6 +1276,10 @@ QString toYaml(const JobSpec& spec)
         out << YAML::Key << "deadline" << YAML::Value << (std::to_string(*spec.deadlineSec) + "s");
     if (spec.maxRunTimeSec)
         out << YAML::Key << "max_run_time" << YAML::Value << (std::to_string(*spec.maxRunTimeSec) + "s");
+    if (!spec.pool.isEmpty()) {
+        out << YAML::Key << "pool" << YAML::Value;
+        emitScalar(out, spec.pool);
+    }
     if (!spec.queue.isEmpty()) {
         out << YAML::Key << "queue" << YAML::Value;
         emitScalar(out, spec.queue);

@@ -64,7 +64,11 @@ struct JobSpec {
     QStringList preferLabels; // `prefer_labels`: nodes with one of these labels first
     QStringList avoidLabels;  // `avoid_labels`: never on a node with one of these labels
     QString queue;            // empty = default queue
-    QString user;             // empty = the OS user
+    // `pool: a100`: the resource pool (scheduler file's "pools",
+    // core/sched/Pools.h) it runs in and whose quotas it counts against;
+    // empty = none named: charged to the pool of the nodes it lands on.
+    QString pool;
+    QString user; // empty = the OS user
     QString project;
     // `sweep: {lr: [0.001, 0.01], batch_size: [32, 64]}`: one run per
     // combination (expandSweep). Swept names join `params` (first value as

@@ -38,6 +38,9 @@ mkdir -p "$out"
 "$ctl" metrics json-check --json >"$out/metrics.json"
 "$ctl" metrics json-check --attempts --json >"$out/metrics-attempts.json"
 "$ctl" queue --json >"$out/queue.json"
+# A resource pool (issue #25) on a label no node here carries: listed, and it limits nobody.
+printf '{"pools": {"a100": {"labels": ["json-check"], "quota": {"users": {"default": 8, "alice": 16}}, "borrow_limit": 4}}}\n' \
+  >"$db.scheduler.json"
 "$ctl" policy --json >"$out/policy.json"
 "$ctl" daemon status --json >"$out/status.json"
 "$ctl" node ls --json >"$out/nodes.json"
@@ -77,6 +80,7 @@ checks = [
     ("queue --json", 0, set(queue), True),
     ("queue --json", 1, keys(queue["runs"]), len(queue["runs"]) == 1),
     ("policy --json", 0, set(policy), True),
+    ("policy --json", 1, keys(policy["pools"].values()), len(policy["pools"]) == 1),
     ("daemon status --json", 0, set(status), status.get("running") is True),
     ("node ls --json", 0, keys(nodes), len(nodes) >= 1),
 ]

@@ -80,6 +80,54 @@ private Q_SLOTS:
         QCOMPARE(p.claims.size(), 1);
     }
 
+    // Resource pools that borrow (issue #25): the owning pool takes its GPUs
+    // back from a preemptible borrower with preemption by priority off, and
+    // the claim keeps them for the owner until the borrower has ended.
+    void poolsTakeBackLentGpusWithPreemptionOff()
+    {
+        ClusterState s;
+        s.nodes << node(QStringLiteral("ws1"), 1) << node(QStringLiteral("ws2"), 1);
+        s.nodes[0].labels << QStringLiteral("a100");
+        s.nodes[1].labels << QStringLiteral("v100");
+        RunningAllocation borrower = running(10, {0}); // a v100 run on a100's ws1
+        borrower.pool = QStringLiteral("v100");
+        s.running << borrower;
+        PreemptionInput in;
+        in.running.insert(10, RunningRunInfo{10, true, 9, 30000, 0});
+        PendingRun owner = waiting(20, 0, kNow);
+        owner.pool = QStringLiteral("a100");
+        Pass p;
+        p.policy = defaultQueuePolicy();
+        ResourcePool a100;
+        a100.name = QStringLiteral("a100");
+        a100.labels << QStringLiteral("a100");
+        ResourcePool v100;
+        v100.name = QStringLiteral("v100");
+        v100.labels << QStringLiteral("v100");
+        p.policy.pools = {a100, v100};
+        // Nobody borrows: nothing to take back, and nothing is planned.
+        SchedulerDecision d = p.run(s, {owner}, in);
+        QCOMPARE(d.preemptions.size(), 0);
+        p.policy.pools[1].borrowLimit = 1;
+        d = p.run(s, {owner}, in);
+        QCOMPARE(d.preemptions.size(), 1);
+        QCOMPARE(d.preemptions.front().victims, QList<RunId>{10});
+        QCOMPARE(d.preemptions.front().reclaimPool, QStringLiteral("a100"));
+        QCOMPARE(p.claims.size(), 1);
+        QCOMPARE(p.claims.front().reclaimPool, QStringLiteral("a100"));
+        // The next pass, the borrower in its grace: the claim says why the owner waits.
+        in.ending.insert(10);
+        d = p.run(s, {owner}, in);
+        QCOMPARE(d.pending.size(), 1);
+        QCOMPARE(renderPendingReason(d.pending.front().reason),
+                QStringLiteral("waiting: reclaiming pool a100: preempting run 10 on ws1 (grace 30 s)"));
+        // Gone: the owner starts on ws1.
+        s.running.clear();
+        d = p.run(s, {owner}, in);
+        QCOMPARE(d.placements.size(), 1);
+        QCOMPARE(d.placements.front().nodes.front().node, QStringLiteral("ws1"));
+    }
+
     // Pass 1 preempts; pass 2 (victim in its grace) keeps the claim and
     // chooses nothing new; pass 3 (victim gone) starts the claimed run there,
     // not the FCFS head that waited longer.

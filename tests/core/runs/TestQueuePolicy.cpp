@@ -71,6 +71,43 @@ private Q_SLOTS:
         QFile::remove(queuePolicyPath(db()));
     }
 
+    // The issue's example, read into every queue's policy, and kept when a
+    // policy is saved (trainyardctl policy, the Queue view).
+    void pools()
+    {
+        write(R"({"ordering": "fcfs", "queues": {"short": {"ordering": "sjf"}},
+                  "pools": {"v100": {"labels": ["v100"], "lend": false},
+                            "a100": {"labels": ["a100", "ib"],
+                                     "quota": {"users": {"default": 8, "alice": 16}, "projects": {"vision": 8}},
+                                     "lend": true, "borrow_limit": 4}}})");
+        const auto all = loadQueuePolicies(db());
+        QVERIFY2(all, qPrintable(all ? QString() : all.error().message));
+        const QList<sched::ResourcePool>& pools = all->defaults.pools;
+        QCOMPARE(pools.size(), 2);
+        QCOMPARE(pools[0].name, QStringLiteral("a100")); // name order
+        QCOMPARE(pools[0].labels, (QStringList{QStringLiteral("a100"), QStringLiteral("ib")}));
+        QCOMPARE(pools[0].users.limitOf(QStringLiteral("alice")), 16);
+        QCOMPARE(pools[0].users.limitOf(QStringLiteral("bob")), 8);
+        QCOMPARE(pools[0].projects.limitOf(QStringLiteral("vision")), 8);
+        QCOMPARE(pools[0].projects.limitOf(QStringLiteral("nlp")), -1); // no default: no limit
+        QVERIFY(pools[0].lend);
+        QCOMPARE(pools[0].borrowLimit, 4);
+        QCOMPARE(pools[1].name, QStringLiteral("v100"));
+        QVERIFY(!pools[1].lend);
+        QCOMPARE(pools[1].borrowLimit, 0);
+        QVERIFY(pools[1].users.isEmpty());
+        QCOMPARE(all->forQueue(QStringLiteral("short")).pools, pools);
+
+        auto next = *all;
+        next.defaults.ordering = sched::Ordering::Priority;
+        QVERIFY(saveQueuePolicies(db(), next));
+        const auto again = loadQueuePolicies(db());
+        QVERIFY2(again, qPrintable(again ? QString() : again.error().message));
+        QCOMPARE(again->defaults.pools, pools);
+        QCOMPARE(again->forQueue(QStringLiteral("short")).pools, pools);
+        QFile::remove(queuePolicyPath(db()));
+    }
+
     void badFiles_data()
     {
         QTest::addColumn<QByteArray>("json");
@@ -86,6 +123,34 @@ private Q_SLOTS:
                                         << QStringLiteral(": 'aging_per_hour' must be a number >= 0");
         QTest::newRow("bad share") << QByteArray(R"({"shares": {"a": "x"}})")
                                    << QStringLiteral(": share of 'a' must be a number >= 0");
+        // Resource pools (issue #25): each error names the key.
+        QTest::newRow("pools not an object") << QByteArray(R"({"pools": ["a100"]})")
+                                             << QStringLiteral(": 'pools' must be an object of pool name -> pool");
+        QTest::newRow("pool unknown key")
+                << QByteArray(R"({"pools": {"a100": {"label": ["a100"]}}})")
+                << QStringLiteral(": unknown key 'pools.a100.label' (known: labels, quota, lend, borrow_limit)");
+        QTest::newRow("pool labels not strings")
+                << QByteArray(R"({"pools": {"a100": {"labels": "a100"}}})")
+                << QStringLiteral(": 'pools.a100.labels' must be an array of node labels");
+        QTest::newRow("user quota not a number")
+                << QByteArray(R"({"pools": {"a100": {"quota": {"users": {"alice": "lots"}}}}})")
+                << QStringLiteral(": 'pools.a100.quota.users.alice' must be a whole number of GPUs >= 0, not 'lots'");
+        QTest::newRow("project quota fractional")
+                << QByteArray(R"({"pools": {"a100": {"quota": {"projects": {"vision": 2.5}}}}})")
+                << QStringLiteral(": 'pools.a100.quota.projects.vision' must be a whole number of GPUs >= 0, not 2.5");
+        QTest::newRow("quota unknown key")
+                << QByteArray(R"({"pools": {"a100": {"quota": {"groups": {}}}}})")
+                << QStringLiteral(": unknown key 'pools.a100.quota.groups' (known: users, projects)");
+        QTest::newRow("lend not a boolean") << QByteArray(R"({"pools": {"a100": {"lend": "yes"}}})")
+                                            << QStringLiteral(": 'pools.a100.lend' must be true or false");
+        QTest::newRow("negative borrow limit")
+                << QByteArray(R"({"pools": {"a100": {"borrow_limit": -4}}})")
+                << QStringLiteral(": 'pools.a100.borrow_limit' must be a whole number of GPUs >= 0, not -4");
+        QTest::newRow("pool name") << QByteArray(R"({"pools": {"a 100": {}}})")
+                                   << QStringLiteral(": pool name 'a 100' must be letters, digits, '.', '_' or '-'");
+        QTest::newRow("pools in a queue")
+                << QByteArray(R"({"queues": {"short": {"pools": {}}}})")
+                << QStringLiteral(" (queue 'short'): 'pools' are shared by every queue: set them at the top level");
     }
 
     void badFiles()

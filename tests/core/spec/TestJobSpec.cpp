@@ -139,6 +139,24 @@ private Q_SLOTS:
         QVERIFY(back->preemption == spec->preemption);
     }
 
+    // `pool:` (issue #25): the resource pool whose quotas the run counts
+    // against; absent = none named; kept through toYaml.
+    void pool()
+    {
+        const auto plain
+                = parseJobSpec(QStringLiteral("command: [ls]\n"), QStringLiteral("p.yaml"), QStringLiteral("/"));
+        QVERIFY(plain);
+        QCOMPARE(plain->pool, QString());
+        QVERIFY(!toYaml(*plain).contains(QStringLiteral("pool")));
+        const auto spec = parseJobSpec(QStringLiteral("command: [ls]\npool: a100\nproject: vision\n"),
+                QStringLiteral("p.yaml"), QStringLiteral("/"));
+        QVERIFY2(spec, qPrintable(spec ? QString() : spec.error().message));
+        QCOMPARE(spec->pool, QStringLiteral("a100"));
+        const auto back = parseJobSpec(toYaml(*spec), QStringLiteral("<dialog>"), QStringLiteral("/"));
+        QVERIFY2(back, qPrintable(back ? QString() : back.error().message));
+        QCOMPARE(back->pool, QStringLiteral("a100"));
+    }
+
     void defaultsFromCommand()
     {
         const auto spec = parseJobSpec(QStringLiteral("command: [python3, /x/train_big.py]\n"),
@@ -198,6 +216,12 @@ private Q_SLOTS:
         QTest::newRow("slurm signal grace zero")
                 << QStringLiteral("command: [ls]\nslurm: {signal_grace: 0s}\n")
                 << QStringLiteral("bad.yaml:2:23: 'slurm.signal_grace' must be between 1s and 65535s");
+        QTest::newRow("pool not a name")
+                << QStringLiteral("command: [ls]\npool: a100 pool\n")
+                << QStringLiteral("bad.yaml:2:7: 'pool' must be a pool's name (letters, digits, '.', '_', '-'), got "
+                                  "'a100 pool'");
+        QTest::newRow("pool a list") << QStringLiteral("command: [ls]\npool: [a100]\n")
+                                     << QStringLiteral("bad.yaml:2:7: 'pool' must be a string, not a list");
         QTest::newRow("preemptible not a boolean")
                 << QStringLiteral("command: [ls]\npreemptible: maybe\n")
                 << QStringLiteral("bad.yaml:2:14: 'preemptible' must be true or false, got 'maybe'");

@@ -25,15 +25,11 @@ class TestPoolsEndToEnd final : public QObject {
 
     QTemporaryDir m_dir;
     std::unique_ptr<test::StandInGpu> m_gpu;
-    std::unique_ptr<ResultStore> m_store;
-    std::unique_ptr<RunEngine> m_engine;
+    test::LocalEngine m_rig; // store, engine with the local node
 
     JobSpec spec(const QString& yaml)
     {
-        auto s = parseJobSpec(yaml, QStringLiteral("pools.yaml"), m_dir.filePath(QStringLiteral("wd")));
-        if (!s)
-            qFatal("%s", qPrintable(s.error().message));
-        return *s;
+        return test::parsedSpec(yaml, QStringLiteral("pools.yaml"), m_dir.filePath(QStringLiteral("wd")));
     }
 
 private Q_SLOTS:
@@ -48,18 +44,13 @@ private Q_SLOTS:
         test::writeFile(db + QStringLiteral(".scheduler.json"),
                 R"({"ordering": "fcfs", "backfill": false,
                     "pools": {"a100": {"labels": [], "quota": {"projects": {"vision": 1}}}}})");
-        auto store = ResultStore::open(db);
-        QVERIFY(store);
-        m_store = std::move(*store);
-        m_engine = std::make_unique<RunEngine>(m_store.get(), db);
-        m_engine->addLocalNode(test::agentPath(), m_dir.filePath(QStringLiteral("agent-state")));
-        QVERIFY(m_engine->acquireIngestion());
+        const QString error = m_rig.open(db, m_dir.filePath(QStringLiteral("agent-state")), /*withRetries=*/false);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
     }
 
     void cleanup()
     {
-        m_engine.reset();
-        m_store.reset();
+        m_rig.close();
         m_gpu.reset();
     }
 
@@ -67,40 +58,40 @@ private Q_SLOTS:
     {
         const QString release = m_dir.filePath(QStringLiteral("release"));
         // Holds the GPU (vision's 1 of 1 in a100) until told, a minute at most.
-        const auto first = m_engine->submit(spec(
+        const auto first = m_rig.engine->submit(spec(
                 QStringLiteral("name: first\nproject: vision\npool: a100\nresources: {gpus: 1}\n"
                                "command: 'i=0; while [ ! -e %1 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done'\n")
                         .arg(release)));
         QVERIFY(first);
-        QTRY_COMPARE_WITH_TIMEOUT(m_store->run(*first)->state, RunState::Running, 15000);
-        QCOMPARE(m_store->run(*first)->gpus, QList<int>{0});
+        QTRY_COMPARE_WITH_TIMEOUT(m_rig.store->run(*first)->state, RunState::Running, 15000);
+        QCOMPARE(m_rig.store->run(*first)->gpus, QList<int>{0});
 
-        QSignalSpy reasons(m_engine.get(), &RunEngine::pendingReasonsChanged);
-        const auto second = m_engine->submit(
+        QSignalSpy reasons(m_rig.engine.get(), &RunEngine::pendingReasonsChanged);
+        const auto second = m_rig.engine->submit(
                 spec(QStringLiteral("name: second\nproject: vision\npool: a100\nresources: {gpus: 1}\n"
                                     "command: 'echo \"second on $CUDA_VISIBLE_DEVICES\"'\n")));
         QVERIFY(second);
         const QString reason = QStringLiteral("waiting: project vision uses 1 of its 1 GPU in pool a100");
-        QTRY_COMPARE_WITH_TIMEOUT(m_store->run(*second)->pendingReason, reason, 15000);
-        QCOMPARE(m_store->run(*second)->state, RunState::Queued);
+        QTRY_COMPARE_WITH_TIMEOUT(m_rig.store->run(*second)->pendingReason, reason, 15000);
+        QCOMPARE(m_rig.store->run(*second)->state, RunState::Queued);
 
         // Submitted later, of another project and without GPUs: it starts
         // now, past the run over its quota.
-        const auto other = m_engine->submit(spec(QStringLiteral(
+        const auto other = m_rig.engine->submit(spec(QStringLiteral(
                 "name: other\nproject: nlp\npool: a100\nresources: {gpus: 0, cpus: 1}\ncommand: 'echo other'\n")));
         QVERIFY(other);
-        QTRY_COMPARE_WITH_TIMEOUT(m_store->run(*other)->state, RunState::Succeeded, 15000);
-        QCOMPARE(m_store->run(*first)->state, RunState::Running);
-        QCOMPARE(m_store->run(*second)->state, RunState::Queued);
-        QCOMPARE(m_store->run(*second)->pendingReason, reason);
+        QTRY_COMPARE_WITH_TIMEOUT(m_rig.store->run(*other)->state, RunState::Succeeded, 15000);
+        QCOMPARE(m_rig.store->run(*first)->state, RunState::Running);
+        QCOMPARE(m_rig.store->run(*second)->state, RunState::Queued);
+        QCOMPARE(m_rig.store->run(*second)->pendingReason, reason);
 
         // The first ends: vision holds nothing in a100, and the second gets the GPU.
         test::writeFile(release, "go\n");
-        QTRY_COMPARE_WITH_TIMEOUT(m_store->run(*first)->state, RunState::Succeeded, 15000);
-        QTRY_COMPARE_WITH_TIMEOUT(m_store->run(*second)->state, RunState::Succeeded, 15000);
-        const RunRecord s = *m_store->run(*second);
+        QTRY_COMPARE_WITH_TIMEOUT(m_rig.store->run(*first)->state, RunState::Succeeded, 15000);
+        QTRY_COMPARE_WITH_TIMEOUT(m_rig.store->run(*second)->state, RunState::Succeeded, 15000);
+        const RunRecord s = *m_rig.store->run(*second);
         QCOMPARE(s.gpus, QList<int>{0});
-        QVERIFY(s.startedAt >= m_store->run(*first)->finishedAt.addMSecs(-50));
+        QVERIFY(s.startedAt >= m_rig.store->run(*first)->finishedAt.addMSecs(-50));
         QCOMPARE(s.pendingReason, QString());
         bool said = false;
         for (const QList<QVariant>& args : std::as_const(reasons))

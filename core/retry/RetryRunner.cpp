@@ -2,6 +2,7 @@
 
 #include "core/retry/CheckpointMirror.h"
 #include "core/retry/Checkpoints.h"
+#include "core/retry/GangOutcome.h"
 #include "core/retry/PreemptionRetry.h"
 #include "core/runs/RunEngine.h"
 #include "core/store/ResultStore.h"
@@ -198,10 +199,13 @@ std::optional<RetryRunner::Outcome> RetryRunner::earlierDecision(const RunRecord
     return std::nullopt;
 }
 
-RetryRunner::Outcome RetryRunner::decideOnce(const RunRecord& run)
+RetryRunner::Outcome RetryRunner::decideOnce(const RunRecord& ended)
 {
-    if (const auto gang = membershipOf(run, RunGroupKind::Gang); gang && gang->position > 0)
+    if (const auto gang = membershipOf(ended, RunGroupKind::Gang); gang && gang->position > 0)
         return Outcome::NotApplicable; // rank 0's end decides for the gang
+    // A gang's attempt ended as its first failed rank did (GangOutcome.h):
+    // one decision, one count against the budget, per gang restart.
+    const RunRecord run = storedGangOutcomeOf(*m_store, ended);
     const Result<JobSpec> spec = runSpecOf(run);
     const std::optional<RetryPolicy> policy = spec ? retryPolicyFor(*spec, run.failureKind) : std::nullopt;
     if (!policy) // no `retry:` (and not a preemptible run preempted: PreemptionRetry.h)
@@ -222,7 +226,7 @@ RetryRunner::Outcome RetryRunner::decideOnce(const RunRecord& run)
         for (const auto& [id, m] : members) {
             auto r = id == run.id ? Result<RunRecord>(run) : m_store->run(id);
             if (r && isTerminal(r->state))
-                attempts.append(*r);
+                attempts.append(id == run.id ? *r : storedGangOutcomeOf(*m_store, *r));
         }
     } else {
         attempts.append(run);

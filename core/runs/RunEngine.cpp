@@ -840,7 +840,7 @@ void RunEngine::schedulePass()
     }
     for (const sched::RunPlacement& placement : decision.placements) {
         RunRecord r = queued.value(placement.run);
-        if (placement.nodes.size() > 1) {
+        if (placement.nodes.size() > 1 || placement.elastic) { // an elastic gang on one node is one too
             startGang(r, placement.nodes);
             continue;
         }
@@ -926,6 +926,9 @@ void RunEngine::startGang(RunRecord root, const QList<sched::NodeAssignment>& ra
         r.pendingReason.clear();
         for (auto it = a.env.cbegin(); it != a.env.cend(); ++it)
             r.env.insert(it.key(), it.value());
+        // An elastic gang's ranks meet under one rendezvous id: its gang's (ElasticRendezvous.h).
+        if (a.env.contains(u"PET_RDZV_BACKEND"_qs))
+            r.env.insert(u"PET_RDZV_ID"_qs, QString::number(*gang));
         starts.append({r, a.node});
     }
     for (const auto& [r, nodeName] : starts)
@@ -1695,10 +1698,14 @@ void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunS
             TransitionCause::Ended);
     run.failureKind = verdict.kind;
     run.failureReason = verdict.detail;
+    if (const QString why = m_stoppedWithGang.take(run.id); !why.isEmpty() && run.state == RunState::Cancelled)
+        run.failureReason = why; // its gang stopped because another rank failed: RetryRunner reads the gang's end
     run.pendingReason.clear();
     m_active.remove(run.id);
     m_cancelling.remove(run.id);
     commit(run);
+    if (run.state == RunState::Failed)
+        stopGangAfterFailure(run);
     if (const Result<JobSpec>& spec = cachedSpec(run); spec && !spec->artifacts.isEmpty()) {
         ++m_postRunWork;
         // From this record: the store may not hold the run's start yet (a
@@ -1718,6 +1725,30 @@ void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunS
     checkCaughtUp();
 }
 
+// A gang lives or dies whole: a rank that failed leaves the others waiting on
+// a rendezvous (or a collective) that never completes, so they are stopped,
+// and the gang's retry (rank 0's, RetryRunner) restarts all of it as one
+// attempt with the failed rank's end as the gang's.
+void RunEngine::stopGangAfterFailure(const RunRecord& failed)
+{
+    const RunGroupId gang = gangOf(failed);
+    if (gang <= 0)
+        return;
+    const auto rank = membershipOf(failed, RunGroupKind::Gang);
+    const QString why = QStringLiteral("stopped with its gang: rank %1 (run %2) failed%3")
+                                .arg(rank ? rank->position : 0)
+                                .arg(failed.id)
+                                .arg(failed.failureReason.isEmpty() ? QString() : u": "_qs + failed.failureReason);
+    const QList<RunRecord> all = m_store->unfinishedRuns();
+    for (const RunRecord& r : all) {
+        if (r.id == failed.id || isTerminal(r.state) || gangOf(r) != gang || m_stoppedWithGang.contains(r.id))
+            continue;
+        m_stoppedWithGang.insert(r.id, why);
+        addNotice(r.id, why);
+        cancelRun(r.id, 10000, {});
+    }
+}
+
 void RunEngine::failRun(RunRecord run, const QString& reason, FailureKind kind)
 {
     transition(run, RunState::Failed,
@@ -1730,6 +1761,7 @@ void RunEngine::failRun(RunRecord run, const QString& reason, FailureKind kind)
     run.pendingReason.clear();
     run.finishedAt = m_clock.nowUtc();
     commit(run);
+    stopGangAfterFailure(run);
 }
 
 void RunEngine::commit(const RunRecord& run)

@@ -220,14 +220,23 @@ RetryRunner::Outcome RetryRunner::decideOnce(const RunRecord& ended)
     // Its attempts so far, oldest first; only the newest is decided.
     QList<RunRecord> attempts;
     if (const auto group = membershipOf(run, RunGroupKind::Attempts)) {
-        const auto members = m_store->groupMembers(group->group);
-        if (members.isEmpty() || members.back().first != run.id)
-            return Outcome::NotApplicable;
-        for (const auto& [id, m] : members) {
+        // One attempt per gang start: its rank 0. (Databases of before
+        // 2026-12 hold a retried gang's other ranks in the attempts group too,
+        // where each counted as an attempt and the last one, a rank > 0,
+        // stopped every decision.)
+        RunId newest = 0;
+        for (const auto& [id, m] : m_store->groupMembers(group->group)) {
             auto r = id == run.id ? Result<RunRecord>(run) : m_store->run(id);
-            if (r && isTerminal(r->state))
+            if (!r)
+                continue;
+            if (const auto rank = membershipOf(*r, RunGroupKind::Gang); rank && rank->position > 0)
+                continue;
+            newest = id;
+            if (isTerminal(r->state))
                 attempts.append(id == run.id ? *r : storedGangOutcomeOf(*m_store, *r));
         }
+        if (newest != run.id)
+            return Outcome::NotApplicable;
     } else {
         attempts.append(run);
     }

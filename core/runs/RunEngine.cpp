@@ -878,7 +878,7 @@ QString RunEngine::agentRunIdFor(const RunRecord& run) const
 // of its own ("name#rank1", ...) on its node, all members of one gang group
 // (position: the rank), so each has its own console, metrics and exit
 // status; each rank is also in the groups rank 0 is in (its sweep, its
-// pipeline). All ranks are started
+// pipeline), but for its attempts group (RetryRunner). All ranks are started
 // in the same pass (the scheduler placed them all or none); if one cannot
 // start, the others are cancelled, so nothing waits half-started for a
 // rendezvous that never comes.
@@ -914,6 +914,8 @@ void RunEngine::startGang(RunRecord root, const QList<sched::NodeAssignment>& ra
             for (RunGroupMembership& m : r.groups)
                 if (m.group == *gang)
                     m.position = int(rank);
+            // Not in rank 0's attempts: a gang start is one attempt (rank 0), whatever its size.
+            r.groups.removeIf([](const RunGroupMembership& m) { return m.kind == RunGroupKind::Attempts; });
             const auto id = m_store->createRun(r, params);
             if (!id) {
                 failRun(root, QStringLiteral("could not record rank %1: %2").arg(rank).arg(id.error().message));

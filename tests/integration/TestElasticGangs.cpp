@@ -180,7 +180,9 @@ private Q_SLOTS:
                          QStringLiteral("stopped with its gang: rank 1 (run %1) failed").arg(first[1].id)),
                 qPrintable(root1.failureReason));
         QVERIFY(root1.finishedAt.toMSecsSinceEpoch() - root1.startedAt.toMSecsSinceEpoch() < 30000);
-        QVERIFY2(noticesOf(*r.store, *root).contains(u"retried as run "_qs), qPrintable(noticesOf(*r.store, *root)));
+        // The retry's notice follows the end (its checkpoints are listed on the node first).
+        QTRY_VERIFY2_WITH_TIMEOUT(noticesOf(*r.store, *root).contains(u"retried as run "_qs),
+                qPrintable(noticesOf(*r.store, *root)), 20000);
 
         // One attempt more, made of rank 0 runs only.
         QList<RunRecord> attempts;

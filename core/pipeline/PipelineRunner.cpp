@@ -7,6 +7,7 @@
 #include "core/memo/MemoExplain.h"
 #include "core/memo/MemoStore.h"
 #include "core/memo/TreeHasher.h"
+#include "core/retry/GangOutcome.h"
 #include "core/retry/RetryRunner.h"
 #include "core/store/RunNotice.h"
 #include "core/runs/RunEngine.h"
@@ -696,8 +697,11 @@ void PipelineRunner::onRunState(const RunRecord& run)
     ended(id, instance, run);
 }
 
-void PipelineRunner::ended(qint64 id, int instance, const RunRecord& run)
+void PipelineRunner::ended(qint64 id, int instance, const RunRecord& end)
 {
+    // A gang's step stopped because one of its ranks failed: failed as that
+    // rank did (GangOutcome.h), so that its retry is followed, not a cancel.
+    const RunRecord run = storedGangOutcomeOf(*m_store, end);
     switch (run.state) {
     case RunState::Succeeded:
         if (!run.node.isEmpty() && !m_engine->nodeReady(run.node))

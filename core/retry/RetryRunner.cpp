@@ -2,6 +2,7 @@
 
 #include "core/retry/CheckpointMirror.h"
 #include "core/retry/Checkpoints.h"
+#include "core/retry/GangOutcome.h"
 #include "core/retry/PreemptionRetry.h"
 #include "core/runs/RunEngine.h"
 #include "core/store/ResultStore.h"
@@ -198,10 +199,13 @@ std::optional<RetryRunner::Outcome> RetryRunner::earlierDecision(const RunRecord
     return std::nullopt;
 }
 
-RetryRunner::Outcome RetryRunner::decideOnce(const RunRecord& run)
+RetryRunner::Outcome RetryRunner::decideOnce(const RunRecord& ended)
 {
-    if (const auto gang = membershipOf(run, RunGroupKind::Gang); gang && gang->position > 0)
+    if (const auto gang = membershipOf(ended, RunGroupKind::Gang); gang && gang->position > 0)
         return Outcome::NotApplicable; // rank 0's end decides for the gang
+    // A gang's attempt ended as its first failed rank did (GangOutcome.h):
+    // one decision, one count against the budget, per gang restart.
+    const RunRecord run = storedGangOutcomeOf(*m_store, ended);
     const Result<JobSpec> spec = runSpecOf(run);
     const std::optional<RetryPolicy> policy = spec ? retryPolicyFor(*spec, run.failureKind) : std::nullopt;
     if (!policy) // no `retry:` (and not a preemptible run preempted: PreemptionRetry.h)
@@ -216,14 +220,23 @@ RetryRunner::Outcome RetryRunner::decideOnce(const RunRecord& run)
     // Its attempts so far, oldest first; only the newest is decided.
     QList<RunRecord> attempts;
     if (const auto group = membershipOf(run, RunGroupKind::Attempts)) {
-        const auto members = m_store->groupMembers(group->group);
-        if (members.isEmpty() || members.back().first != run.id)
-            return Outcome::NotApplicable;
-        for (const auto& [id, m] : members) {
+        // One attempt per gang start: its rank 0. (Databases of before
+        // 2026-12 hold a retried gang's other ranks in the attempts group too,
+        // where each counted as an attempt and the last one, a rank > 0,
+        // stopped every decision.)
+        RunId newest = 0;
+        for (const auto& [id, m] : m_store->groupMembers(group->group)) {
             auto r = id == run.id ? Result<RunRecord>(run) : m_store->run(id);
-            if (r && isTerminal(r->state))
-                attempts.append(*r);
+            if (!r)
+                continue;
+            if (const auto rank = membershipOf(*r, RunGroupKind::Gang); rank && rank->position > 0)
+                continue;
+            newest = id;
+            if (isTerminal(r->state))
+                attempts.append(id == run.id ? *r : storedGangOutcomeOf(*m_store, *r));
         }
+        if (newest != run.id)
+            return Outcome::NotApplicable;
     } else {
         attempts.append(run);
     }

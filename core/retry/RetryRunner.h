@@ -40,7 +40,9 @@ class CheckpointMirror;
 // code 1" / "attempt 2 of run 12 ..."); a run not retried gets one saying
 // why ("not retried: failed 4 times (exit code); its retry limit is 3").
 // Only the newest attempt of a group is decided; a gang's other ranks are
-// left alone (rank 0 decides). A pipeline's step run is retried in place:
+// left alone (rank 0 decides, with the gang's end: when another rank failed
+// and the engine stopped rank 0 with it, that rank's failure, GangOutcome.h,
+// so a gang restart counts once against the budget, whatever its size). A pipeline's step run is retried in place:
 // the next attempt is in the pipeline's group as the same step, and the
 // pipeline (PipelineRunner::setRetries) follows it instead of failing.
 //
@@ -107,7 +109,7 @@ Q_SIGNALS:
     void notRetried(ty::RunId ended, const QString& reason);
 
 private:
-    Outcome decideOnce(const RunRecord& run);
+    Outcome decideOnce(const RunRecord& ended);
     // Emits the decision told for `run` again, queued (nothing when none is).
     void retell(RunId run);
     // The decision an earlier process recorded for `run` (its notice), or

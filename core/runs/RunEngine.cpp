@@ -840,7 +840,7 @@ void RunEngine::schedulePass()
     }
     for (const sched::RunPlacement& placement : decision.placements) {
         RunRecord r = queued.value(placement.run);
-        if (placement.nodes.size() > 1) {
+        if (placement.nodes.size() > 1 || placement.elastic) { // an elastic gang on one node is one too
             startGang(r, placement.nodes);
             continue;
         }
@@ -878,7 +878,7 @@ QString RunEngine::agentRunIdFor(const RunRecord& run) const
 // of its own ("name#rank1", ...) on its node, all members of one gang group
 // (position: the rank), so each has its own console, metrics and exit
 // status; each rank is also in the groups rank 0 is in (its sweep, its
-// pipeline). All ranks are started
+// pipeline), but for its attempts group (RetryRunner). All ranks are started
 // in the same pass (the scheduler placed them all or none); if one cannot
 // start, the others are cancelled, so nothing waits half-started for a
 // rendezvous that never comes.
@@ -914,6 +914,8 @@ void RunEngine::startGang(RunRecord root, const QList<sched::NodeAssignment>& ra
             for (RunGroupMembership& m : r.groups)
                 if (m.group == *gang)
                     m.position = int(rank);
+            // Not in rank 0's attempts: a gang start is one attempt (rank 0), whatever its size.
+            r.groups.removeIf([](const RunGroupMembership& m) { return m.kind == RunGroupKind::Attempts; });
             const auto id = m_store->createRun(r, params);
             if (!id) {
                 failRun(root, QStringLiteral("could not record rank %1: %2").arg(rank).arg(id.error().message));
@@ -926,6 +928,9 @@ void RunEngine::startGang(RunRecord root, const QList<sched::NodeAssignment>& ra
         r.pendingReason.clear();
         for (auto it = a.env.cbegin(); it != a.env.cend(); ++it)
             r.env.insert(it.key(), it.value());
+        // An elastic gang's ranks meet under one rendezvous id: its gang's (ElasticRendezvous.h).
+        if (a.env.contains(u"PET_RDZV_BACKEND"_qs))
+            r.env.insert(u"PET_RDZV_ID"_qs, QString::number(*gang));
         starts.append({r, a.node});
     }
     for (const auto& [r, nodeName] : starts)
@@ -1695,10 +1700,14 @@ void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunS
             TransitionCause::Ended);
     run.failureKind = verdict.kind;
     run.failureReason = verdict.detail;
+    if (const QString why = m_stoppedWithGang.take(run.id); !why.isEmpty() && run.state == RunState::Cancelled)
+        run.failureReason = why; // its gang stopped because another rank failed: RetryRunner reads the gang's end
     run.pendingReason.clear();
     m_active.remove(run.id);
     m_cancelling.remove(run.id);
     commit(run);
+    if (run.state == RunState::Failed)
+        stopGangAfterFailure(run);
     if (const Result<JobSpec>& spec = cachedSpec(run); spec && !spec->artifacts.isEmpty()) {
         ++m_postRunWork;
         // From this record: the store may not hold the run's start yet (a
@@ -1718,6 +1727,30 @@ void RunEngine::finishRun(const std::shared_ptr<Active>& active, const AgentRunS
     checkCaughtUp();
 }
 
+// A gang lives or dies whole: a rank that failed leaves the others waiting on
+// a rendezvous (or a collective) that never completes, so they are stopped,
+// and the gang's retry (rank 0's, RetryRunner) restarts all of it as one
+// attempt with the failed rank's end as the gang's.
+void RunEngine::stopGangAfterFailure(const RunRecord& failed)
+{
+    const RunGroupId gang = gangOf(failed);
+    if (gang <= 0)
+        return;
+    const auto rank = membershipOf(failed, RunGroupKind::Gang);
+    const QString why = QStringLiteral("stopped with its gang: rank %1 (run %2) failed%3")
+                                .arg(rank ? rank->position : 0)
+                                .arg(failed.id)
+                                .arg(failed.failureReason.isEmpty() ? QString() : u": "_qs + failed.failureReason);
+    const QList<RunRecord> all = m_store->unfinishedRuns();
+    for (const RunRecord& r : all) {
+        if (r.id == failed.id || isTerminal(r.state) || gangOf(r) != gang || m_stoppedWithGang.contains(r.id))
+            continue;
+        m_stoppedWithGang.insert(r.id, why);
+        addNotice(r.id, why);
+        cancelRun(r.id, 10000, {});
+    }
+}
+
 void RunEngine::failRun(RunRecord run, const QString& reason, FailureKind kind)
 {
     transition(run, RunState::Failed,
@@ -1730,6 +1763,7 @@ void RunEngine::failRun(RunRecord run, const QString& reason, FailureKind kind)
     run.pendingReason.clear();
     run.finishedAt = m_clock.nowUtc();
     commit(run);
+    stopGangAfterFailure(run);
 }
 
 void RunEngine::commit(const RunRecord& run)

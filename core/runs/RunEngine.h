@@ -390,6 +390,10 @@ private:
     QList<StageFile> stageFor(const RunRecord& run, const QString& nodeName, bool sync, QStringList* producers,
             QMap<QString, QString>* envPaths = nullptr, QString* error = nullptr);
     void cancelGang(RunGroupId gang, RunId except, int graceMs = 10000, const QString& signal = {});
+    // The other unfinished ranks of `failed`'s gang (none: not a rank), cancelled
+    // with the words "stopped with its gang: rank 1 (run 14) failed: ..." as
+    // their notice and failure reason. Engine thread.
+    void stopGangAfterFailure(const RunRecord& failed);
     // cancel() with the signal the agent sends first (agentproto::kCancelSignals;
     // empty: SIGTERM). Engine thread or any (queued).
     void cancelRun(RunId id, int graceMs, const QString& signal);
@@ -477,6 +481,7 @@ private:
     QHash<RunId, RunRecord> m_starting;             // start requests in flight, unschedulable runs failed:
                                                     // our view until the database has it (schedulePass)
     QList<std::pair<const void*, StageProvider>> m_stageProviders; // by owner (setStageProvider)
+    QHash<RunId, QString> m_stoppedWithGang;                       // ranks cancelled because another rank failed: why
     QSet<RunId> m_cancelling;                                      // gang ranks being cancelled (no cancel loops)
     QHash<RunId, RunState> m_watched;                              // display-only watches (non-owner): last state seen
     QHash<RunId, std::pair<qint64, bool>> m_pendingWatch;          // watch() of runs not started yet: offset, follow

@@ -70,6 +70,7 @@ sched::PendingRun pendingRunOf(
         p.cpus = res.cpus;
         p.memoryMiB = res.memoryMiB;
         p.nodes = res.nodes;
+        p.nodesMax = res.nodesMax;
         p.estimatedRuntimeMs = spec->estimatedRuntimeSec.value_or(0) * 1000;
         p.timeLimitMs = spec->timeLimitSec.value_or(0) * 1000;
         if (!spec->user.isEmpty())

@@ -36,7 +36,10 @@ QString describeRequest(const PendingReason& r)
     if (parts.isEmpty())
         parts << u"a node"_qs;
     s += parts.join(u", "_qs);
-    if (r.nodes > 1)
+    if (r.nodesMax > 0)
+        s += u" on each of at least "_qs + plural(r.nodes, u"node"_qs, u"nodes"_qs) + u" (elastic, up to "_qs
+                + QString::number(r.nodesMax) + u")"_qs;
+    else if (r.nodes > 1)
         s += u" on each of "_qs + QString::number(r.nodes) + u" nodes"_qs;
     return s;
 }
@@ -46,7 +49,7 @@ QString describeBest(const PendingReason& r)
     if (r.bestNode.isEmpty())
         return u"no eligible node"_qs;
     QString s;
-    if (r.nodes > 1)
+    if (r.nodes > 1 || r.nodesMax > 1)
         s = plural(r.fittingNodes, u"node fits"_qs, u"nodes fit"_qs) + u"; best other node "_qs;
     else
         s = u"best node "_qs;

@@ -19,7 +19,8 @@ enum class DistributedKind {
 //
 // Units: memory MiB, times ms since the Unix epoch (UTC), durations ms.
 // Resource requests are per node; a gang run (nodes > 1) gets `gpus`, `cpus`
-// and `memoryMiB` on each of `nodes` distinct nodes, all at once or not at all.
+// and `memoryMiB` on each of `nodes` distinct nodes, all at once or not at all;
+// an elastic one on each of between `nodes` and `nodesMax` nodes.
 struct PendingRun {
     RunId id = 0; // unique; the final tie-break of every ordering
     qint64 submitMs = 0;
@@ -34,7 +35,12 @@ struct PendingRun {
     QString gpuTypeRegex;    // QRegularExpression searched in GpuState::name, empty = any
     int cpus = 0;            // per node
     qint64 memoryMiB = 0;    // per node
-    int nodes = 1;           // gang size
+    int nodes = 1;           // gang size; for an elastic gang (nodesMax > 0) the fewest nodes it starts on
+    // Elastic gang (spec `nodes: {min, max}`): started on as many distinct
+    // fitting nodes as are free in the pass, at least `nodes` and at most
+    // nodesMax (values below `nodes` count as `nodes`), with torchrun's
+    // elastic rendezvous env (ElasticRendezvous.h). 0 = fixed gang of `nodes`.
+    int nodesMax = 0;
 
     qint64 estimatedRuntimeMs = 0; // 0 = unknown (then time limit, then Policy::defaultRuntimeMs)
     qint64 timeLimitMs = 0;        // 0 = none

@@ -1,5 +1,7 @@
 #include "Scheduler.h"
 
+#include "ElasticRendezvous.h"
+
 #include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -145,7 +147,8 @@ struct SigKey {
     int cls = 0;
     int gpus = 0;
     int cpus = 0;
-    int nodes = 1;
+    int nodes = 1;    // a gang's size; an elastic one's minimum
+    int maxNodes = 0; // elastic: the most nodes it takes (>= nodes); 0: exactly `nodes`
     int filter = 0;
     qint64 mem = 0;
     bool operator==(const SigKey&) const = default;
@@ -160,6 +163,7 @@ struct SigKeyHash {
         mix(std::uint64_t(k.gpus));
         mix(std::uint64_t(k.cpus));
         mix(std::uint64_t(k.nodes));
+        mix(std::uint64_t(k.maxNodes));
         mix(std::uint64_t(k.filter));
         mix(std::uint64_t(k.mem));
         return size_t(h);
@@ -754,6 +758,7 @@ void Pass::prepareRuns()
         k.gpus = std::max(0, r.gpus);
         k.cpus = std::max(0, r.cpus);
         k.nodes = std::max(1, r.nodes);
+        k.maxNodes = r.nodesMax > 0 ? std::max(k.nodes, r.nodesMax) : 0;
         k.filter = internFilter(r);
         k.mem = std::max<qint64>(0, r.memoryMiB);
         auto [it, inserted] = sigIds_.try_emplace(k, int(sigs_.size()));
@@ -890,7 +895,7 @@ bool Pass::fit(const Sig& s, const View& v, std::vector<Part>& out)
             return NodeKey{pref, 0, 0, 0, n};
         return NodeKey{pref, bits(v.gpu[n]), v.cpu[n], v.mem[n], n};
     };
-    if (k.nodes == 1) {
+    if (k.nodes == 1 && k.maxNodes <= 1) {
         int best = -1;
         Mask bestMask = 0;
         NodeKey bestKey{};
@@ -920,9 +925,10 @@ bool Pass::fit(const Sig& s, const View& v, std::vector<Part>& out)
     }
     if (int(cands.size()) < k.nodes)
         return false;
-    std::partial_sort(cands.begin(), cands.begin() + k.nodes, cands.end(),
+    const int take = elasticNodeCount(int(cands.size()), k.nodes, k.maxNodes);
+    std::partial_sort(cands.begin(), cands.begin() + take, cands.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (int i = 0; i < k.nodes; ++i) {
+    for (int i = 0; i < take; ++i) {
         const int n = cands[size_t(i)].first.node;
         out.push_back(Part{n, pickGpus(n, cands[size_t(i)].second, k.gpus), k.cpus, k.mem});
     }
@@ -992,7 +998,10 @@ void Pass::place(int ri, const std::vector<Part>& parts, bool consumeShadow, boo
 
 void Pass::computeReservation(int sig)
 {
-    const Sig& s = sigs_[size_t(sig)];
+    // An elastic head is reserved its minimum: it starts once that many
+    // nodes are free, so holding more back would only idle them.
+    Sig s = sigs_[size_t(sig)];
+    s.k.maxNodes = 0;
     std::vector<int> cpu = cpuFree_;
     std::vector<qint64> mem = memFree_;
     std::vector<Mask> gpu = gpuFree_;
@@ -1136,6 +1145,7 @@ void Pass::buildReason(Sig& s, PendingReason& out)
         r.cpus = k.cpus;
         r.memoryMiB = k.mem;
         r.nodes = k.nodes;
+        r.nodesMax = k.maxNodes;
         r.unreachableNodes = unreachable_;
         r.connectingNodes = connecting_;
         // Closest node: most eligible GPUs (capped at the need), then CPUs and
@@ -1175,6 +1185,7 @@ void Pass::buildReason(Sig& s, PendingReason& out)
     out.cpus = cached.cpus;
     out.memoryMiB = cached.memoryMiB;
     out.nodes = cached.nodes;
+    out.nodesMax = cached.nodesMax;
     out.bestNode = cached.bestNode;
     out.bestNodeGpus = cached.bestNodeGpus;
     out.bestNodeCpus = cached.bestNodeCpus;
@@ -1244,12 +1255,13 @@ void Pass::emitPlacements(SchedulerDecision& d)
             if (st.borrowed && first >= 0)
                 pl.lentBy = p_.pools[first].name;
         }
+        pl.elastic = pr.nodesMax > 0;
         for (int i = 0; i < st.count; ++i) {
             const Part& part = startedParts_[size_t(st.firstPart + i)];
             const NodeRt& rt = nodes_[size_t(part.node)];
             pl.nodes << makeAssignment(c_.nodes[rt.orig], gpus_, rt, part);
         }
-        const bool rendezvous = st.count > 1 || pr.distributed != DistributedKind::None;
+        const bool rendezvous = st.count > 1 || pr.distributed != DistributedKind::None || pl.elastic;
         if (rendezvous) {
             const bool tf = pr.distributed == DistributedKind::TensorFlow;
             QStringList hosts;
@@ -1283,6 +1295,9 @@ void Pass::emitPlacements(SchedulerDecision& d)
                     env.insert(u"TF_CONFIG"_qs, QString::fromUtf8(QJsonDocument(cfg).toJson(QJsonDocument::Compact)));
                 }
             }
+            if (pl.elastic)
+                addElasticRendezvous(pl.nodes, std::max(1, pr.nodes), std::max(std::max(1, pr.nodes), pr.nodesMax),
+                        masterAddr, pl.nodes.first().port);
         }
         d.placements << pl;
     }

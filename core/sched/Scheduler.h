@@ -39,7 +39,10 @@ namespace ty::sched {
 // preferred nodes (by name or label) first, then the fullest node -- fewest
 // free GPUs, then fewest free CPUs, then least free memory, then name -- so
 // whole GPUs and whole nodes stay free for large runs. A gang run takes the
-// first `nodes` nodes in that order. Within a node: if the node's GPUs report
+// first `nodes` nodes in that order; an elastic gang (PendingRun::nodesMax)
+// takes every node that fits, in that order, up to nodesMax, and waits while
+// fewer than `nodes` fit; as the backfill head it is reserved its minimum
+// (`nodes`), the earliest time that many fit, so runs beside it may use the rest. Within a node: if the node's GPUs report
 // PCI roots, the GPUs come from the single root with the fewest eligible GPUs
 // that still holds them all (best fit), else from the roots with the most
 // eligible GPUs first; within a root (or when the topology is unknown), the

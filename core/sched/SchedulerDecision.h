@@ -26,6 +26,8 @@ struct NodeAssignment {
     // NPROC_PER_NODE, total processes), NODE_RANK, NNODES, NPROC_PER_NODE
     // (= GPUs per node, at least 1) and, for TensorFlow, TF_CONFIG =
     // {"cluster":{"worker":["host:port",...]},"task":{"type":"worker","index":rank}}.
+    // An elastic gang (PendingRun::nodesMax) has these (NNODES: the nodes it
+    // got) plus torchrun's elastic rendezvous: see ElasticRendezvous.h.
     QMap<QString, QString> env;
 };
 
@@ -40,6 +42,7 @@ struct RunPlacement {
     QString pool;
     bool borrowed = false;
     QString lentBy;
+    bool elastic = false; // an elastic gang (PendingRun::nodesMax): nodes.size() is within [min, max]
 };
 
 // Why a run did not start. Structured so callers (and tests) control the
@@ -68,7 +71,8 @@ struct PendingReason {
     QString gpuType;
     int cpus = 0;
     qint64 memoryMiB = 0;
-    int nodes = 1;
+    int nodes = 1;    // elastic gangs: the minimum
+    int nodesMax = 0; // elastic gangs: the maximum (0: a fixed gang of `nodes`)
 
     // The node that came closest (WaitingForResources, Unsatisfiable), as of
     // the end of the pass; empty when no node is eligible at all. For gang

@@ -50,7 +50,12 @@ Submission submissionFor(const JobSpec& spec, const RunRecord& run)
     if (spec.timeLimitSec && *spec.timeLimitSec > 0)
         add(QStringLiteral("--time"), QString::fromStdString(formatTimeLimit(*spec.timeLimitSec)));
     const int nodes = std::max(1, res.nodes);
-    if (nodes > 1) {
+    const bool elastic = res.elastic();
+    const int nodesMax = elastic ? std::max(nodes, res.nodesMax) : nodes;
+    if (elastic) { // Slurm gives it as many as it can within the range (sbatch --nodes=min-max)
+        add(QStringLiteral("--nodes"), QStringLiteral("%1-%2").arg(nodes).arg(nodesMax));
+        add(QStringLiteral("--ntasks-per-node"), QStringLiteral("1"));
+    } else if (nodes > 1) {
         add(QStringLiteral("--nodes"), QString::number(nodes));
         add(QStringLiteral("--ntasks-per-node"), QStringLiteral("1"));
     }
@@ -66,7 +71,7 @@ Submission submissionFor(const JobSpec& spec, const RunRecord& run)
                         "# Trainyard run %1 \"%2\", submitted by Trainyard: its output is the run's console.\n")
                  .arg(run.id)
                  .arg(commentSafe(run.name));
-    if (nodes <= 1) {
+    if (nodes <= 1 && !elastic) {
         sh += QStringLiteral("exec %1\n").arg(quotedArgv(run.argv));
         return out;
     }
@@ -74,11 +79,23 @@ Submission submissionFor(const JobSpec& spec, const RunRecord& run)
     sh += QStringLiteral("export MASTER_ADDR=\"$(hostname)\"\n"
                          "export MASTER_PORT=$((20000 + SLURM_JOB_ID % 20000))\n"
                          "export NNODES=\"$SLURM_NNODES\" NPROC_PER_NODE=%1\n"
-                         "export WORLD_SIZE=$((SLURM_NNODES * NPROC_PER_NODE))\n"
-                         "exec srun --nodes=\"$SLURM_NNODES\" --ntasks-per-node=1 --kill-on-bad-exit=1 \\\n"
-                         "    /bin/bash -c 'export NODE_RANK=\"$SLURM_NODEID\"; exec \"$@\"' trainyard-rank %2\n")
-                  .arg(nprocPerNode)
-                  .arg(quotedArgv(run.argv));
+                         "export WORLD_SIZE=$((SLURM_NNODES * NPROC_PER_NODE))\n")
+                  .arg(nprocPerNode);
+    if (elastic) // torchrun's elastic rendezvous, as on Trainyard's own nodes (core/sched/ElasticRendezvous.h)
+        sh += QStringLiteral("export PET_NNODES=%1:%2 TRAINYARD_NNODES=%1:%2 PET_NPROC_PER_NODE=%3\n"
+                             "export PET_RDZV_BACKEND=c10d PET_RDZV_ENDPOINT=\"$MASTER_ADDR:$MASTER_PORT\" "
+                             "PET_RDZV_ID=\"$SLURM_JOB_ID\"\n")
+                      .arg(nodes)
+                      .arg(nodesMax)
+                      .arg(nprocPerNode);
+    const QString rankSetup = elastic
+            ? QStringLiteral("export NODE_RANK=\"$SLURM_NODEID\"; "
+                             "if [ \"$SLURM_NODEID\" = 0 ]; then export PET_RDZV_CONF=is_host=1; "
+                             "else export PET_RDZV_CONF=is_host=0; fi; ")
+            : QStringLiteral("export NODE_RANK=\"$SLURM_NODEID\"; ");
+    sh += QStringLiteral("exec srun --nodes=\"$SLURM_NNODES\" --ntasks-per-node=1 --kill-on-bad-exit=1 \\\n"
+                         "    /bin/bash -c '%1exec \"$@\"' trainyard-rank %2\n")
+                  .arg(rankSetup, quotedArgv(run.argv));
     return out;
 }
 

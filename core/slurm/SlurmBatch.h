@@ -13,6 +13,7 @@
 //   resources.memory (MiB, per node)       -> --mem=<N>M
 //   time_limit                             -> --time=D-HH:MM:SS (Slurm keeps whole minutes, rounding up)
 //   resources.nodes > 1 (a gang)           -> --nodes=N --ntasks-per-node=1
+//   resources.nodes {min: M, max: N}       -> --nodes=M-N --ntasks-per-node=1 (elastic: Slurm's range)
 //   retry:                                 -> --requeue (Slurm requeues the job after a node failure or a
 //                                             preemption; Trainyard's own retries follow failures)
 //   slurm.signal_grace, or 120 s with retry: -> --signal=B:USR1@<grace> (the warning a run checkpoints on)
@@ -25,7 +26,11 @@
 // Slurm node name need not be a host name), MASTER_PORT (from the job id), NNODES, NPROC_PER_NODE and
 // WORLD_SIZE are exported, and one `srun` starts the command once per node
 // with NODE_RANK set from that node's SLURM_NODEID (never from its address:
-// skypilot#10333), as torchrun expects.
+// skypilot#10333), as torchrun expects. An elastic gang also exports
+// torchrun's elastic rendezvous (core/sched/ElasticRendezvous.h) with the
+// nodes Slurm gave: PET_NNODES / TRAINYARD_NNODES = "M:N", PET_NPROC_PER_NODE,
+// PET_RDZV_BACKEND=c10d, PET_RDZV_ENDPOINT=$MASTER_ADDR:$MASTER_PORT,
+// PET_RDZV_ID=$SLURM_JOB_ID, and PET_RDZV_CONF=is_host=1 on node 0 only.
 
 #include "core/common/Run.h"
 #include "core/spec/JobSpec.h"

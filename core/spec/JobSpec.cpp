@@ -724,8 +724,43 @@ private:
             else if (key == u"memory")
                 r.memoryMiB = size(value, full);
             else if (key == u"nodes")
-                r.nodes = int(integer(value, full, 1, 1024));
+                parseNodes(value, full, r);
         }
+    }
+
+    // `nodes: 4` (a fixed gang) or `nodes: {min: 1, max: 4}` (an elastic one).
+    void parseNodes(const YAML::Node& v, const QString& full, ResourceRequest& r)
+    {
+        if (!v.IsMap()) {
+            if (!v.IsScalar())
+                throw SpecError{QStringLiteral("'%1' must be an integer or a mapping {min: M, max: N}, not a %2")
+                                        .arg(full, kindName(v)),
+                        v.Mark()};
+            r.nodes = int(integer(v, full, 1, 1024));
+            r.nodesMax = 0;
+            return;
+        }
+        static const QStringList keys{QStringLiteral("min"), QStringLiteral("max")};
+        std::optional<int> min;
+        std::optional<int> max;
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            const QString key = checkKey(it->first, keys, full);
+            const YAML::Node value = it->second;
+            (key == u"min" ? min : max) = int(integer(value, full + u'.' + key, 1, 1024));
+        }
+        if (!min || !max)
+            throw SpecError{QStringLiteral("'%1' as a mapping needs both 'min' and 'max' (an elastic gang, e.g. "
+                                           "{min: 1, max: 4}); for a fixed gang write a number")
+                                    .arg(full),
+                    v.Mark()};
+        if (*min > *max)
+            throw SpecError{QStringLiteral("'%1.min' (%2) must not be greater than '%1.max' (%3)")
+                                    .arg(full)
+                                    .arg(*min)
+                                    .arg(*max),
+                    v.Mark()};
+        r.nodes = *min;
+        r.nodesMax = *max;
     }
 
     void parseMetricRules(const YAML::Node& v, JobSpec& spec)
@@ -1172,7 +1207,7 @@ QString toYaml(const JobSpec& spec)
     emitMap("env", spec.env, true);
     emitMap("params", spec.params, false);
     const ResourceRequest& r = spec.resources;
-    if (r.gpus || r.gpuMemoryMiB || !r.gpuType.isEmpty() || r.cpus || r.memoryMiB || r.nodes != 1) {
+    if (r.gpus || r.gpuMemoryMiB || !r.gpuType.isEmpty() || r.cpus || r.memoryMiB || r.nodes != 1 || r.elastic()) {
         out << YAML::Key << "resources" << YAML::Value << YAML::BeginMap;
         if (r.gpus)
             out << YAML::Key << "gpus" << YAML::Value << r.gpus;
@@ -1186,7 +1221,10 @@ QString toYaml(const JobSpec& spec)
             out << YAML::Key << "cpus" << YAML::Value << r.cpus;
         if (r.memoryMiB)
             out << YAML::Key << "memory" << YAML::Value << (std::to_string(r.memoryMiB) + "MiB");
-        if (r.nodes != 1)
+        if (r.elastic())
+            out << YAML::Key << "nodes" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "min"
+                << YAML::Value << r.nodes << YAML::Key << "max" << YAML::Value << r.nodesMax << YAML::EndMap;
+        else if (r.nodes != 1)
             out << YAML::Key << "nodes" << YAML::Value << r.nodes;
         out << YAML::EndMap;
     }

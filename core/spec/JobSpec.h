@@ -29,7 +29,13 @@ struct ResourceRequest {
     QString gpuType;         // regex on the GPU name, e.g. "A100|H100"; empty = any
     int cpus = 0;            // 0 = no requirement
     qint64 memoryMiB = 0;    // 0 = no requirement
-    int nodes = 1;           // > 1: gang (all nodes or none)
+    int nodes = 1;           // > 1: gang (all nodes or none); elastic (nodesMax > 0): the minimum
+    // Elastic gang (`nodes: {min: M, max: N}`, 1 <= M <= N <= 1024): started on
+    // as many nodes as fit at the time, between `nodes` (M) and nodesMax (N),
+    // with torchrun's elastic rendezvous (c10d) environment. 0 = a fixed gang
+    // of exactly `nodes` (`nodes: 4`).
+    int nodesMax = 0;
+    bool elastic() const { return nodesMax > 0; }
 };
 
 // A validated job spec. Produced only by parseJobSpec*(), so every field is

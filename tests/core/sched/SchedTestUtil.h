@@ -116,6 +116,9 @@ struct GenOptions {
     // assumes a GPU is fully free once Trainyard's runs on it end, which such
     // a GPU contradicts; the backfill forward check leaves them out.
     bool allowLowFreeMemory = true;
+    // Elastic gangs (PendingRun::nodesMax): off by default, so the other
+    // properties keep the cases their seeds always gave.
+    bool allowElastic = false;
 };
 
 inline RandomCase randomCase(std::mt19937_64& rng, const GenOptions& o = {})
@@ -188,6 +191,10 @@ inline RandomCase randomCase(std::mt19937_64& rng, const GenOptions& o = {})
         r.project = r.user == u"carol"_qs ? u"vision"_qs : u"nlp"_qs;
         r.gpus = std::vector<int>{0, 1, 1, 1, 2, 2, 4, 8}[size_t(uni(0, 7))];
         r.nodes = chance(0.15) ? uni(2, 3) : 1;
+        if (o.allowElastic && chance(0.3)) {
+            r.nodes = uni(1, 2);
+            r.nodesMax = r.nodes + uni(0, 3);
+        }
         r.cpus = uni(0, 16);
         r.memoryMiB = qint64(uni(0, 64)) * kGiB;
         if (chance(0.2))

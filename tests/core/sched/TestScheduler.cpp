@@ -73,6 +73,12 @@ private Q_SLOTS:
     void firstFitBaseline();
     void backfillShortRunsOnly();
     void manyRunsSameShapeAreFast();
+    void elasticTakesEveryFreeNodeUpToMax();
+    void elasticTakesWhatIsFreeAboveMin();
+    void elasticWaitsBelowMin();
+    void elasticEnvironment();
+    void elasticOnOneNodeIsStillElastic();
+    void elasticHeadReservesItsMinimum();
 };
 
 void TestScheduler::reasonWaitingForGpus()
@@ -565,6 +571,177 @@ void TestScheduler::manyRunsSameShapeAreFast()
     QVERIFY(gpus <= 800 && gpus >= 790); // nearly full; EASY keeps the head's GPUs free
     qInfo("10k-run pass: %lld ms", ms);
     QVERIFY2(ms < 1000, "a pass over 10k runs must not take seconds (see bench_scheduler for timings)");
+}
+
+namespace {
+
+// Four 2-GPU nodes a..d with addresses, `busy` of them (from d backwards)
+// fully taken by runs ending at noon + 1 h, 2 h, ...
+ClusterState fourNodes(int busy)
+{
+    ClusterState s;
+    for (const QString& n : {u"a"_qs, u"b"_qs, u"c"_qs, u"d"_qs}) {
+        NodeState node = makeNode(n, 2);
+        node.address = u"10.0.1."_qs + QString::number(n.at(0).unicode() - 'a' + 1);
+        s.nodes << node;
+    }
+    const QStringList order{u"d"_qs, u"c"_qs, u"b"_qs, u"a"_qs};
+    for (int i = 0; i < busy; ++i)
+        s.running << makeRunning(100 + i, order[i], {0, 1}, kNoon - kHour, kNoon + (i + 1) * kHour);
+    return s;
+}
+
+PendingRun elasticRun(ty::RunId id, int minNodes, int maxNodes, int gpus = 2)
+{
+    PendingRun r = makeRun(id, kNoon, gpus);
+    r.nodes = minNodes;
+    r.nodesMax = maxNodes;
+    return r;
+}
+
+QStringList nodesOf(const RunPlacement* p)
+{
+    QStringList out;
+    if (p)
+        for (const NodeAssignment& a : p->nodes)
+            out << a.node;
+    return out;
+}
+
+} // namespace
+
+// `nodes: {min: 1, max: 4}` on four free nodes: all four, not one (a fixed
+// gang of `min` would take one).
+void TestScheduler::elasticTakesEveryFreeNodeUpToMax()
+{
+    const SchedulerDecision d = schedule(fourNodes(0), {elasticRun(7, 1, 4)}, Policy::fcfs(), kNoon);
+    const RunPlacement* pl = placementOf(d, 7);
+    QVERIFY(pl);
+    QVERIFY(pl->elastic);
+    QCOMPARE(nodesOf(pl), (QStringList{u"a"_qs, u"b"_qs, u"c"_qs, u"d"_qs}));
+    // At most max: {1, 3} on four free nodes takes three.
+    const SchedulerDecision three = schedule(fourNodes(0), {elasticRun(7, 1, 3)}, Policy::fcfs(), kNoon);
+    QCOMPARE(placementOf(three, 7)->nodes.size(), 3);
+    // A fixed gang still takes exactly its size.
+    const SchedulerDecision fixed = schedule(fourNodes(0), {makeRun(8, kNoon, 2, kHour, 2)}, Policy::fcfs(), kNoon);
+    QCOMPARE(placementOf(fixed, 8)->nodes.size(), 2);
+    QVERIFY(!placementOf(fixed, 8)->elastic);
+}
+
+void TestScheduler::elasticTakesWhatIsFreeAboveMin()
+{
+    // d and c busy: {2, 4} starts now on the two free nodes.
+    SchedulerDecision d = schedule(fourNodes(2), {elasticRun(7, 2, 4)}, Policy::fcfs(), kNoon);
+    QCOMPARE(nodesOf(placementOf(d, 7)), (QStringList{u"a"_qs, u"b"_qs}));
+    // d busy: three of four.
+    d = schedule(fourNodes(1), {elasticRun(7, 2, 4)}, Policy::fcfs(), kNoon);
+    QCOMPARE(nodesOf(placementOf(d, 7)), (QStringList{u"a"_qs, u"b"_qs, u"c"_qs}));
+    // Runs earlier in the pass shrink what is left: a one-node run takes a first.
+    PendingRun first = makeRun(6, kNoon - 1, 2);
+    first.preferNodes << u"a"_qs;
+    d = schedule(fourNodes(1), {first, elasticRun(7, 1, 4)}, Policy::fcfs(), kNoon);
+    QCOMPARE(nodesOf(placementOf(d, 6)), QStringList{u"a"_qs});
+    QCOMPARE(nodesOf(placementOf(d, 7)), (QStringList{u"b"_qs, u"c"_qs}));
+}
+
+void TestScheduler::elasticWaitsBelowMin()
+{
+    // Only a is free: {2, 4} waits, and says so in its own words.
+    const SchedulerDecision d = schedule(fourNodes(3), {elasticRun(7, 2, 4)}, Policy::fcfs(), kNoon);
+    QVERIFY(d.placements.isEmpty());
+    const PendingInfo* p = pendingOf(d, 7);
+    QVERIFY(p);
+    QCOMPARE(p->reason.kind, PendingKind::WaitingForResources);
+    QCOMPARE(p->reason.nodes, 2);
+    QCOMPARE(p->reason.nodesMax, 4);
+    QCOMPARE(p->reason.fittingNodes, 1);
+    QCOMPARE(reasonOf(d, 7),
+            u"waiting: needs 2 GPUs, 1 CPU, 1 GiB memory on each of at least 2 nodes (elastic, up to 4); 1 node fits; "
+            "best other node b has 0"_qs);
+    // It starts when its second node frees (d's run ends at 13:00).
+    QCOMPARE(*p->estimatedStartMs, kNoon + kHour);
+    // A cluster of three nodes never holds {4, 6}.
+    ClusterState small = fourNodes(0);
+    small.nodes.removeLast();
+    const SchedulerDecision never = schedule(small, {elasticRun(8, 4, 6)}, Policy::fcfs(), kNoon);
+    QCOMPARE(pendingOf(never, 8)->reason.kind, PendingKind::Unsatisfiable);
+}
+
+void TestScheduler::elasticEnvironment()
+{
+    Policy p = Policy::fcfs();
+    p.portMin = 29500;
+    p.portMax = 29509;
+    const SchedulerDecision d = schedule(fourNodes(1), {elasticRun(42, 1, 4)}, p, kNoon);
+    const RunPlacement* pl = placementOf(d, 42);
+    QVERIFY(pl);
+    QCOMPARE(pl->nodes.size(), 3);
+    const QString port = QString::number(29500 + 42 % 10);
+    QCOMPARE(QString::number(pl->nodes[0].port), port);
+    for (int rank = 0; rank < 3; ++rank) {
+        const auto& env = pl->nodes[rank].env;
+        // What a fixed gang gets, with the nodes it actually got.
+        QCOMPARE(env.value(u"MASTER_ADDR"_qs), u"10.0.1.1"_qs);
+        QCOMPARE(env.value(u"MASTER_PORT"_qs), port);
+        QCOMPARE(env.value(u"NNODES"_qs), u"3"_qs);
+        QCOMPARE(env.value(u"NODE_RANK"_qs), QString::number(rank));
+        QCOMPARE(env.value(u"NPROC_PER_NODE"_qs), u"2"_qs);
+        QCOMPARE(env.value(u"WORLD_SIZE"_qs), u"6"_qs);
+        // torchrun's elastic rendezvous (its PET_<ARG> environment).
+        QCOMPARE(env.value(u"PET_NNODES"_qs), u"1:4"_qs);
+        QCOMPARE(env.value(u"TRAINYARD_NNODES"_qs), u"1:4"_qs);
+        QCOMPARE(env.value(u"PET_NPROC_PER_NODE"_qs), u"2"_qs);
+        QCOMPARE(env.value(u"PET_RDZV_BACKEND"_qs), u"c10d"_qs);
+        QCOMPARE(env.value(u"PET_RDZV_ENDPOINT"_qs), QString(u"10.0.1.1:"_qs + port));
+        QCOMPARE(env.value(u"PET_RDZV_CONF"_qs), rank == 0 ? u"is_host=1"_qs : u"is_host=0"_qs);
+        QVERIFY(!env.contains(u"PET_RDZV_ID"_qs)); // the engine's: the gang's group id
+    }
+    // A fixed gang gets none of torchrun's elastic settings.
+    const SchedulerDecision fixed = schedule(fourNodes(0), {makeRun(43, kNoon, 2, kHour, 2)}, p, kNoon);
+    QVERIFY(!placementOf(fixed, 43)->nodes[0].env.contains(u"PET_NNODES"_qs));
+}
+
+void TestScheduler::elasticOnOneNodeIsStillElastic()
+{
+    // {1, 4} with one free node: one rank, with the rendezvous env (torchrun
+    // --nnodes=1:4 waits for no one and runs on one node).
+    const SchedulerDecision d = schedule(fourNodes(3), {elasticRun(7, 1, 4)}, Policy::fcfs(), kNoon);
+    const RunPlacement* pl = placementOf(d, 7);
+    QVERIFY(pl);
+    QVERIFY(pl->elastic);
+    QCOMPARE(nodesOf(pl), QStringList{u"a"_qs});
+    QCOMPARE(pl->nodes[0].env.value(u"NNODES"_qs), u"1"_qs);
+    QCOMPARE(pl->nodes[0].env.value(u"PET_NNODES"_qs), u"1:4"_qs);
+    QCOMPARE(pl->nodes[0].env.value(u"PET_RDZV_ENDPOINT"_qs),
+            QString(u"10.0.1.1:"_qs + QString::number(pl->nodes[0].port)));
+    QVERIFY(pl->nodes[0].port > 0);
+}
+
+void TestScheduler::elasticHeadReservesItsMinimum()
+{
+    // a, b: 1 GPU each, busy until 13:00; c busy until 15:00; d free.
+    // The head {2, 4} cannot start now (one node free); at 13:00 three nodes
+    // fit it, but it is reserved two (a, b): d stays free for a 2 h run that
+    // backfills now. Reserved for its max, d would be held too.
+    ClusterState s;
+    for (const QString& n : {u"a"_qs, u"b"_qs, u"c"_qs, u"d"_qs})
+        s.nodes << makeNode(n, 1);
+    s.running << makeRunning(1, u"a"_qs, {0}, kNoon - kHour, kNoon + kHour);
+    s.running << makeRunning(2, u"b"_qs, {0}, kNoon - kHour, kNoon + kHour);
+    s.running << makeRunning(3, u"c"_qs, {0}, kNoon - kHour, kNoon + 3 * kHour);
+    PendingRun head = elasticRun(10, 2, 4, 1);
+    PendingRun small = makeRun(11, kNoon + 1, 1, 2 * kHour);
+    const SchedulerDecision d = schedule(s, {head, small}, Policy::easyBackfill(), kNoon);
+    QVERIFY(d.reservation);
+    QCOMPARE(d.reservation->run, 10);
+    QCOMPARE(d.reservation->startMs, kNoon + kHour);
+    QCOMPARE(d.reservation->nodes.size(), 2);
+    QCOMPARE(d.reservation->nodes[0].node, u"a"_qs);
+    QCOMPARE(d.reservation->nodes[1].node, u"b"_qs);
+    const RunPlacement* bf = placementOf(d, 11);
+    QVERIFY2(bf, qPrintable(reasonOf(d, 11)));
+    QCOMPARE(nodesOf(bf), QStringList{u"d"_qs});
+    QVERIFY(bf->backfilled);
 }
 
 QTEST_GUILESS_MAIN(TestScheduler)

@@ -85,11 +85,19 @@ QString checkInvariants(const RandomCase& c, const SchedulerDecision& d)
         const PendingRun& r = runs[p.run];
         if (r.held)
             return QStringLiteral("held run %1 started").arg(r.id);
-        if (p.nodes.size() != std::max(1, r.nodes))
-            return QStringLiteral("run %1 wants %2 nodes, got %3 (gang not all-or-nothing)")
+        const int minNodes = std::max(1, r.nodes);
+        const int maxNodes = r.nodesMax > 0 ? std::max(minNodes, r.nodesMax) : minNodes;
+        if (p.nodes.size() < minNodes || p.nodes.size() > maxNodes)
+            return QStringLiteral("run %1 wants %2..%3 nodes, got %4 (gang not all-or-nothing)")
                     .arg(r.id)
-                    .arg(r.nodes)
+                    .arg(minNodes)
+                    .arg(maxNodes)
                     .arg(p.nodes.size());
+        if (p.elastic != (r.nodesMax > 0))
+            return QStringLiteral("run %1: placement elastic=%2, run nodesMax=%3")
+                    .arg(r.id)
+                    .arg(p.elastic)
+                    .arg(r.nodesMax);
         QSet<QString> distinct;
         const QRegularExpression re(r.gpuTypeRegex);
         for (int rank = 0; rank < p.nodes.size(); ++rank) {
@@ -122,7 +130,7 @@ QString checkInvariants(const RandomCase& c, const SchedulerDecision& d)
             }
             cpus[a.node] += a.cpus;
             mem[a.node] += a.memoryMiB;
-            const bool rendezvous = p.nodes.size() > 1 || r.distributed != DistributedKind::None;
+            const bool rendezvous = p.nodes.size() > 1 || r.distributed != DistributedKind::None || p.elastic;
             if (rendezvous) {
                 if (a.env.value(u"NODE_RANK"_qs) != QString::number(rank)
                         || a.env.value(u"NNODES"_qs) != QString::number(p.nodes.size())
@@ -132,6 +140,16 @@ QString checkInvariants(const RandomCase& c, const SchedulerDecision& d)
                         || a.env.value(u"MASTER_ADDR"_qs) != nodes[p.nodes[0].node].address)
                     return QStringLiteral("run %1 rank %2 has wrong master").arg(r.id).arg(rank);
             }
+            if (p.elastic
+                    && (a.env.value(u"PET_NNODES"_qs) != QStringLiteral("%1:%2").arg(minNodes).arg(maxNodes)
+                            || a.env.value(u"PET_RDZV_BACKEND"_qs) != u"c10d"_qs
+                            || a.env.value(u"PET_RDZV_ENDPOINT"_qs)
+                                    != QStringLiteral("%1:%2")
+                                               .arg(nodes[p.nodes[0].node].address)
+                                               .arg(p.nodes[0].port)))
+                return QStringLiteral("run %1 rank %2 has wrong elastic rendezvous env").arg(r.id).arg(rank);
+            if (!p.elastic && a.env.contains(u"PET_NNODES"_qs))
+                return QStringLiteral("run %1 (not elastic) got elastic env").arg(r.id);
             if (a.port) {
                 if (a.port < c.policy.portMin || a.port > c.policy.portMax || portsOnNode[a.node].contains(a.port))
                     return QStringLiteral("run %1 got busy or out-of-range port %2 on %3")
@@ -211,6 +229,12 @@ private Q_SLOTS:
     void keptSchedulerDecidesAsAFreshOne();
     void fcfsNeverOvertaken();
     void backfillNeverDelaysHead();
+    void elasticInvariants();
+    void elasticTakesEveryFittingNodeUpToMax();
+    void elasticBackfillNeverDelaysHead();
+
+private:
+    void checkBackfillNeverDelaysHead(quint64 base, int cases, const GenOptions& go);
 };
 
 void TestSchedulerProperties::invariants()
@@ -318,14 +342,123 @@ void TestSchedulerProperties::fcfsNeverOvertaken()
 
 void TestSchedulerProperties::backfillNeverDelaysHead()
 {
-    // With runtimes equal to estimates and no new submissions, the backfill
-    // head starts no later than the reservation of the first pass: simulate
-    // forward, running schedule() at every run end.
-    const quint64 base = baseSeed() + 3'000'000;
-    const int cases = caseCount(3000);
     GenOptions go;
     go.allowSweeps = false;        // a capped sweep run ahead of the head may become startable later
     go.allowLowFreeMemory = false; // see GenOptions
+    checkBackfillNeverDelaysHead(baseSeed() + 3'000'000, caseCount(3000), go);
+}
+
+// An elastic head is reserved its minimum; runs backfilled beside it (elastic
+// ones too, on what is left) still never delay it.
+void TestSchedulerProperties::elasticBackfillNeverDelaysHead()
+{
+    GenOptions go;
+    go.allowSweeps = false;
+    go.allowLowFreeMemory = false;
+    go.allowElastic = true;
+    checkBackfillNeverDelaysHead(baseSeed() + 7'000'000, caseCount(2000), go);
+}
+
+void TestSchedulerProperties::elasticInvariants()
+{
+    const quint64 base = baseSeed() + 8'000'000;
+    const int cases = caseCount(3000);
+    GenOptions go;
+    go.allowElastic = true;
+    int elastic = 0;
+    int partial = 0; // placed on fewer nodes than its max
+    for (int i = 0; i < cases; ++i) {
+        const quint64 seed = base + quint64(i);
+        std::mt19937_64 rng(seed);
+        const RandomCase c = randomCase(rng, go);
+        const SchedulerDecision d = schedule(c.state, c.queue, c.policy, c.now, c.fairShare);
+        const QString err = checkInvariants(c, d);
+        QVERIFY2(err.isEmpty(), qPrintable(QStringLiteral("seed %1: %2").arg(seed).arg(err)));
+        for (const RunPlacement& p : d.placements) {
+            if (!p.elastic)
+                continue;
+            ++elastic;
+            for (const PendingRun& r : c.queue)
+                if (r.id == p.run && p.nodes.size() < std::max(r.nodes, r.nodesMax))
+                    ++partial;
+        }
+    }
+    qInfo("%d elastic placements, %d on fewer nodes than their max", elastic, partial);
+    if (cases >= 1000) {
+        QVERIFY(elastic > 100);
+        QVERIFY(partial > 10);
+    }
+}
+
+// One elastic run alone: it gets exactly min(max, nodes that fit it), counted
+// here by brute force over the free resources, and waits below its minimum.
+void TestSchedulerProperties::elasticTakesEveryFittingNodeUpToMax()
+{
+    const quint64 base = baseSeed() + 9'000'000;
+    const int cases = caseCount(3000);
+    GenOptions go;
+    go.maxQueue = 1;
+    int placedCount = 0;
+    int waited = 0;
+    for (int i = 0; i < cases; ++i) {
+        const quint64 seed = base + quint64(i);
+        std::mt19937_64 rng(seed);
+        RandomCase c = randomCase(rng, go);
+        PendingRun r = makeRun(5000, c.now, std::uniform_int_distribution<int>(0, 2)(rng));
+        r.nodes = std::uniform_int_distribution<int>(1, 3)(rng);
+        r.nodesMax = r.nodes + std::uniform_int_distribution<int>(0, 4)(rng);
+        // Nodes that fit it now: reachable, enough free CPUs, memory and usable GPUs.
+        int fitting = 0;
+        for (const NodeState& n : c.state.nodes) {
+            if (!n.reachable)
+                continue;
+            int cpus = n.cpus;
+            qint64 mem = n.memoryMiB;
+            QSet<int> busy;
+            for (const RunningAllocation& a : c.state.running)
+                for (const NodeShare& s : a.nodes)
+                    if (s.node == n.name) {
+                        cpus -= s.cpus;
+                        mem -= s.memoryMiB;
+                        for (int g : s.gpuIndices)
+                            busy.insert(g);
+                    }
+            int gpus = 0;
+            for (const GpuState& g : n.gpus)
+                gpus += !g.foreignBusy && !busy.contains(g.index);
+            fitting += cpus >= r.cpus && mem >= r.memoryMiB && gpus >= r.gpus;
+        }
+        const SchedulerDecision d = schedule(c.state, {r}, c.policy, c.now, c.fairShare);
+        const QString what = QStringLiteral("seed %1: elastic %2..%3, %4 nodes fit")
+                                     .arg(seed)
+                                     .arg(r.nodes)
+                                     .arg(r.nodesMax)
+                                     .arg(fitting);
+        if (fitting >= r.nodes) {
+            QVERIFY2(d.placements.size() == 1, qPrintable(what + u": not placed"_qs));
+            QVERIFY2(d.placements[0].nodes.size() == std::min(fitting, r.nodesMax),
+                    qPrintable(what + QStringLiteral(": got %1").arg(d.placements[0].nodes.size())));
+            ++placedCount;
+        } else {
+            QVERIFY2(d.placements.isEmpty(), qPrintable(what + u": placed below its minimum"_qs));
+            QCOMPARE(d.pending.size(), 1);
+            QVERIFY2(d.pending[0].reason.kind == PendingKind::WaitingForResources
+                            || d.pending[0].reason.kind == PendingKind::Unsatisfiable,
+                    qPrintable(what));
+            QCOMPARE(d.pending[0].reason.nodesMax, r.nodesMax);
+            ++waited;
+        }
+    }
+    qInfo("%d placed, %d waited", placedCount, waited);
+    if (cases >= 1000)
+        QVERIFY(placedCount > 100 && waited > 100);
+}
+
+void TestSchedulerProperties::checkBackfillNeverDelaysHead(quint64 base, int cases, const GenOptions& go)
+{
+    // With runtimes equal to estimates and no new submissions, the backfill
+    // head starts no later than the reservation of the first pass: simulate
+    // forward, running schedule() at every run end.
     int checked = 0;
     int backfilled = 0;
     for (int i = 0; i < cases; ++i) {

@@ -36,6 +36,36 @@ RunRecord runOf(const JobSpec& spec, RunId id)
 class TestSlurmBatch final : public QObject {
     Q_OBJECT
 
+    // The batch script run as Slurm would on node `nodeId` of `nnodes` (job
+    // 123456), with a stand-in for srun that runs its command once, as that
+    // node would; its output (the command is `env`) split in lines.
+    static QStringList runAsSlurmWould(const slurm::Submission& s, int nnodes, int nodeId)
+    {
+        QTemporaryDir dir;
+        const auto write = [&dir](const QString& name, const QByteArray& text) {
+            QFile f(dir.filePath(name));
+            if (!f.open(QIODevice::WriteOnly))
+                return;
+            f.write(text);
+            f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        };
+        write(QStringLiteral("srun"),
+                QStringLiteral("#!/bin/bash\nwhile [[ $1 == -* ]]; do shift; done\nSLURM_NODEID=%1 exec \"$@\"\n")
+                        .arg(nodeId)
+                        .toUtf8());
+        write(QStringLiteral("job.sbatch"), s.script.toUtf8());
+        QProcess bash;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("PATH"), dir.path() + u':' + env.value(QStringLiteral("PATH")));
+        env.insert(QStringLiteral("SLURM_JOB_ID"), QStringLiteral("123456"));
+        env.insert(QStringLiteral("SLURM_NNODES"), QString::number(nnodes));
+        env.insert(QStringLiteral("SLURM_JOB_NODELIST"), QStringLiteral("n[17-18]"));
+        bash.setProcessEnvironment(env);
+        bash.start(QStringLiteral("/bin/bash"), {dir.filePath(QStringLiteral("job.sbatch"))});
+        bash.waitForFinished();
+        return QString::fromUtf8(bash.readAllStandardOutput()).split(u'\n');
+    }
+
 private Q_SLOTS:
     void optionsFromTheSpec()
     {
@@ -101,32 +131,34 @@ private Q_SLOTS:
         QCOMPARE(s.sbatch,
                 (QStringList{QStringLiteral("--gres=gpu:4"), QStringLiteral("--nodes=2"),
                         QStringLiteral("--ntasks-per-node=1")}));
-        // Run it as Slurm would, with a stand-in for srun (runs its command
-        // once, as the second node would).
-        QTemporaryDir dir;
-        const auto write = [&dir](const QString& name, const QByteArray& text) {
-            QFile f(dir.filePath(name));
-            QVERIFY(f.open(QIODevice::WriteOnly));
-            f.write(text);
-            f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
-        };
-        write(QStringLiteral("srun"),
-                "#!/bin/bash\nwhile [[ $1 == -* ]]; do shift; done\nSLURM_NODEID=1 exec \"$@\"\n");
-        write(QStringLiteral("job.sbatch"), s.script.toUtf8());
-        QProcess bash;
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("PATH"), dir.path() + u':' + env.value(QStringLiteral("PATH")));
-        env.insert(QStringLiteral("SLURM_JOB_ID"), QStringLiteral("123456"));
-        env.insert(QStringLiteral("SLURM_NNODES"), QStringLiteral("2"));
-        env.insert(QStringLiteral("SLURM_JOB_NODELIST"), QStringLiteral("n[17-18]"));
-        bash.setProcessEnvironment(env);
-        bash.start(QStringLiteral("/bin/bash"), {dir.filePath(QStringLiteral("job.sbatch"))});
-        QVERIFY(bash.waitForFinished());
-        const QStringList vars = QString::fromUtf8(bash.readAllStandardOutput()).split(u'\n');
+        const QStringList vars = runAsSlurmWould(s, 2, 1);
         for (const QString& expected : {QString(QStringLiteral("MASTER_ADDR=") + QSysInfo::machineHostName()),
                      QStringLiteral("MASTER_PORT=23456"), QStringLiteral("NNODES=2"),
                      QStringLiteral("NPROC_PER_NODE=4"), QStringLiteral("WORLD_SIZE=8"), QStringLiteral("NODE_RANK=1")})
             QVERIFY2(vars.contains(expected), qPrintable(expected + QStringLiteral(" in:\n") + vars.join(u'\n')));
+        QVERIFY(!vars.join(u'\n').contains(u"PET_"_qs));
+    }
+
+    // An elastic gang: Slurm's node range, and torchrun's elastic rendezvous
+    // with the nodes Slurm gave (here 3 of 2..4), rank 0 holding the store.
+    void elasticGangAsksForARange()
+    {
+        const JobSpec spec = parsed(QStringLiteral("command: [env]\nresources: {nodes: {min: 2, max: 4}, gpus: 2}\n"));
+        const slurm::Submission s = slurm::submissionFor(spec, runOf(spec, 9));
+        QCOMPARE(s.sbatch,
+                (QStringList{QStringLiteral("--gres=gpu:2"), QStringLiteral("--nodes=2-4"),
+                        QStringLiteral("--ntasks-per-node=1")}));
+        const QString endpoint = QSysInfo::machineHostName() + u":23456"_qs;
+        for (int nodeId : {0, 2}) {
+            const QStringList vars = runAsSlurmWould(s, 3, nodeId);
+            for (const QString& expected : {QStringLiteral("NNODES=3"), QStringLiteral("WORLD_SIZE=6"),
+                         QStringLiteral("NODE_RANK=%1").arg(nodeId), QStringLiteral("PET_NNODES=2:4"),
+                         QStringLiteral("TRAINYARD_NNODES=2:4"), QStringLiteral("PET_NPROC_PER_NODE=2"),
+                         QStringLiteral("PET_RDZV_BACKEND=c10d"), QString(u"PET_RDZV_ENDPOINT="_qs + endpoint),
+                         QStringLiteral("PET_RDZV_ID=123456"),
+                         QStringLiteral("PET_RDZV_CONF=is_host=%1").arg(nodeId == 0 ? 1 : 0)})
+                QVERIFY2(vars.contains(expected), qPrintable(expected + QStringLiteral(" in:\n") + vars.join(u'\n')));
+        }
     }
 
     // A sweep's runs for one login node with the same options are one array,

@@ -170,6 +170,40 @@ private Q_SLOTS:
         QCOMPARE(rel->workdir, QStringLiteral("/srv/data"));
     }
 
+    // `nodes: {min, max}` is an elastic gang; `nodes: N` stays a fixed one;
+    // both survive toYaml (a rerun, the submit dialog).
+    void elasticNodes()
+    {
+        const auto spec
+                = parseJobSpec(QStringLiteral("command: [ls]\nresources:\n  gpus: 2\n  nodes: {min: 1, max: 4}\n"),
+                        QStringLiteral("e.yaml"), QStringLiteral("/"));
+        QVERIFY2(spec, qPrintable(spec ? QString() : spec.error().message));
+        QCOMPARE(spec->resources.nodes, 1);
+        QCOMPARE(spec->resources.nodesMax, 4);
+        QVERIFY(spec->resources.elastic());
+        const auto back = parseJobSpec(toYaml(*spec), QStringLiteral("<dialog>"), QStringLiteral("/"));
+        QVERIFY2(back, qPrintable(back ? QString() : back.error().message));
+        QCOMPARE(back->resources.nodes, 1);
+        QCOMPARE(back->resources.nodesMax, 4);
+
+        const auto same = parseJobSpec(QStringLiteral("command: [ls]\nresources:\n  nodes:\n    min: 3\n    max: 3\n"),
+                QStringLiteral("e.yaml"), QStringLiteral("/"));
+        QVERIFY2(same, qPrintable(same ? QString() : same.error().message));
+        QCOMPARE(same->resources.nodes, 3);
+        QCOMPARE(same->resources.nodesMax, 3);
+
+        const auto fixed = parseJobSpec(QStringLiteral("command: [ls]\nresources: {nodes: 2}\n"),
+                QStringLiteral("f.yaml"), QStringLiteral("/"));
+        QVERIFY2(fixed, qPrintable(fixed ? QString() : fixed.error().message));
+        QCOMPARE(fixed->resources.nodes, 2);
+        QCOMPARE(fixed->resources.nodesMax, 0);
+        QVERIFY(!fixed->resources.elastic());
+        const auto fixedBack = parseJobSpec(toYaml(*fixed), QStringLiteral("<dialog>"), QStringLiteral("/"));
+        QVERIFY(fixedBack);
+        QCOMPARE(fixedBack->resources.nodes, 2);
+        QCOMPARE(fixedBack->resources.nodesMax, 0);
+    }
+
     void badSpecs_data()
     {
         QTest::addColumn<QString>("yaml");
@@ -300,6 +334,31 @@ private Q_SLOTS:
         QTest::newRow("metric_files typo")
                 << QStringLiteral("command: [ls]\nmetric_file: [a]\n")
                 << QStringLiteral("bad.yaml:2:1: unknown key 'metric_file' (did you mean 'metric_files'?)");
+        // nodes: an integer (a fixed gang) or {min, max} (an elastic one, issue #25).
+        QTest::newRow("nodes min > max") << QStringLiteral("command: [ls]\nresources:\n  nodes: {min: 4, max: 2}\n")
+                                         << QStringLiteral(
+                                                    "bad.yaml:3:10: 'resources.nodes.min' (4) must not be greater than "
+                                                    "'resources.nodes.max' (2)");
+        QTest::newRow("nodes min 0")
+                << QStringLiteral("command: [ls]\nresources:\n  nodes: {min: 0, max: 2}\n")
+                << QStringLiteral("bad.yaml:3:16: 'resources.nodes.min' must be between 1 and 1024, got 0");
+        QTest::newRow("nodes max missing")
+                << QStringLiteral("command: [ls]\nresources:\n  nodes: {min: 2}\n")
+                << QStringLiteral("bad.yaml:3:10: 'resources.nodes' as a mapping needs both 'min' and 'max' (an "
+                                  "elastic gang, e.g. {min: 1, max: 4}); for a fixed gang write a number");
+        QTest::newRow("nodes key typo")
+                << QStringLiteral("command: [ls]\nresources:\n  nodes:\n    min: 1\n    maxx: 4\n")
+                << QStringLiteral("bad.yaml:5:5: unknown key 'maxx' in 'resources.nodes' (did you mean 'max'?)");
+        QTest::newRow("nodes max not a number")
+                << QStringLiteral("command: [ls]\nresources:\n  nodes: {min: 1, max: many}\n")
+                << QStringLiteral("bad.yaml:3:24: 'resources.nodes.max' must be an integer, got 'many'");
+        QTest::newRow("nodes list")
+                << QStringLiteral("command: [ls]\nresources:\n  nodes: [1, 4]\n")
+                << QStringLiteral("bad.yaml:3:10: 'resources.nodes' must be an integer or a mapping {min: M, max: N}, "
+                                  "not a list");
+        QTest::newRow("nodes zero") << QStringLiteral("command: [ls]\nresources: {nodes: 0}\n")
+                                    << QStringLiteral(
+                                               "bad.yaml:2:20: 'resources.nodes' must be between 1 and 1024, got 0");
     }
 
     void badSpecs()

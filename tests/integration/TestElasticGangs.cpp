@@ -264,7 +264,11 @@ private Q_SLOTS:
                 "t = torch.tensor([float(dist.get_rank() + 1)])\n"
                 "dist.all_reduce(t)\n"
                 "print(f\"rank={dist.get_rank()} world={dist.get_world_size()} sum={t.item():.0f}\", flush=True)\n"
-                "dist.destroy_process_group()\n");
+                "dist.barrier()\n"
+                // Not destroy_process_group(): torch 1.13's ProcessGroupGloo
+                // teardown can deadlock on the GIL (pytorch#56297); the digits
+                // example's leave_process_group says more.
+                "os._exit(0)\n");
         Rig r = rig();
         // Debian's torch 1.13 under Python 3.11 cannot parse torchrun's default
         // --redirects 0 (Std.from_str finds no member for 0 and the agent

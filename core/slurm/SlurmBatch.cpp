@@ -52,9 +52,14 @@ Submission submissionFor(const JobSpec& spec, const RunRecord& run)
     const int nodes = std::max(1, res.nodes);
     const bool elastic = res.elastic();
     const int nodesMax = elastic ? std::max(nodes, res.nodesMax) : nodes;
-    if (elastic) { // Slurm gives it as many as it can within the range (sbatch --nodes=min-max)
+    if (elastic) {
+        // Slurm gives it as many nodes as are free within the range, at least
+        // min (sbatch --nodes=min-max), one task each by default. Not with
+        // --ntasks-per-node=1: with it, Slurm 22.05 (cons_tres) allocates the
+        // range's minimum even with every node idle (seen on the test
+        // cluster: TestSlurmNodes::elasticGangTakesTheNodesSlurmHas). The
+        // batch script's srun starts one task per node.
         add(QStringLiteral("--nodes"), QStringLiteral("%1-%2").arg(nodes).arg(nodesMax));
-        add(QStringLiteral("--ntasks-per-node"), QStringLiteral("1"));
     } else if (nodes > 1) {
         add(QStringLiteral("--nodes"), QString::number(nodes));
         add(QStringLiteral("--ntasks-per-node"), QStringLiteral("1"));

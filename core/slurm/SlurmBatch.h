@@ -13,7 +13,7 @@
 //   resources.memory (MiB, per node)       -> --mem=<N>M
 //   time_limit                             -> --time=D-HH:MM:SS (Slurm keeps whole minutes, rounding up)
 //   resources.nodes > 1 (a gang)           -> --nodes=N --ntasks-per-node=1
-//   resources.nodes {min: M, max: N}       -> --nodes=M-N --ntasks-per-node=1 (elastic: Slurm's range)
+//   resources.nodes {min: M, max: N}       -> --nodes=M-N (elastic: as many as Slurm has free)
 //   retry:                                 -> --requeue (Slurm requeues the job after a node failure or a
 //                                             preemption; Trainyard's own retries follow failures)
 //   slurm.signal_grace, or 120 s with retry: -> --signal=B:USR1@<grace> (the warning a run checkpoints on)

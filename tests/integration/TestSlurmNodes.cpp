@@ -307,6 +307,103 @@ private Q_SLOTS:
         QVERIFY2(logs.out.contains(QStringLiteral("done: validation accuracy")), qPrintable(logs.out));
     }
 
+    // An elastic gang (`nodes: {min: 1, max: 2}`) on Slurm: one batch job
+    // with --nodes=1-2, so Slurm gives it what it has. With n2 taken it runs
+    // on n1 alone; with both free, a real torchrun on each node meets
+    // through the c10d rendezvous the batch script names and all-reduces.
+    void elasticGangTakesTheNodesSlurmHas()
+    {
+        // n2 taken by someone else's job.
+        const QString blocker = slurm(QStringLiteral("sbatch"),
+                {QStringLiteral("--parsable"), QStringLiteral("--exclusive"), QStringLiteral("-w"),
+                        QStringLiteral("n2"), QStringLiteral("--wrap"), QStringLiteral("sleep 300")});
+        QVERIFY2(blocker.contains(QRegularExpression(QStringLiteral("^\\d+$"))), qPrintable(blocker));
+        auto scancel = qScopeGuard([&] { slurm(QStringLiteral("scancel"), {blocker}); });
+        const auto blockerState = [&] {
+            return slurm(QStringLiteral("squeue"),
+                    {QStringLiteral("-h"), QStringLiteral("-j"), blocker, QStringLiteral("-o"), QStringLiteral("%T")});
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(blockerState(), QStringLiteral("RUNNING"), 30000);
+        const QString one = writeSpec(QStringLiteral("elastic-one.yaml"),
+                "name: elastic-one\nworkdir: /tmp\n"
+                "command: 'echo rank=$NODE_RANK nnodes=$SLURM_NNODES world=$WORLD_SIZE pet=$PET_NNODES "
+                "conf=$PET_RDZV_CONF id=$PET_RDZV_ID ep=$PET_RDZV_ENDPOINT host=$(hostname)'\n"
+                "resources: {nodes: {min: 1, max: 2}, cpus: 1}\ntime_limit: 5m\n");
+        const Outcome o1 = ctl({QStringLiteral("submit"), one, QStringLiteral("--node"), QStringLiteral("hpc"),
+                                       QStringLiteral("--follow")},
+                180000);
+        QVERIFY2(o1.exitCode == 0, qPrintable(o1.out));
+        const qint64 run1 = submittedRun(o1.out);
+        const QJsonObject s1 = show(run1);
+        QCOMPARE(s1.value(QStringLiteral("state")).toString(), QStringLiteral("succeeded"));
+        const QString job1 = s1.value(QStringLiteral("slurm_job")).toString();
+        const QString logs1 = ctl({QStringLiteral("logs"), QString::number(run1)}).out;
+        const QString host = QSysInfo::machineHostName();
+        QCOMPARE(logs1,
+                QStringLiteral("rank=0 nnodes=1 world=1 pet=1:2 conf=is_host=1 id=%1 ep=%2:%3 host=%2\n")
+                        .arg(job1, host)
+                        .arg(20000 + job1.toInt() % 20000));
+        QCOMPARE(slurm(QStringLiteral("sacct"),
+                         {QStringLiteral("-n"), QStringLiteral("-P"), QStringLiteral("-X"), QStringLiteral("-j"), job1,
+                                 QStringLiteral("-o"), QStringLiteral("State,NNodes,NodeList")}),
+                QStringLiteral("COMPLETED|1|n1"));
+        slurm(QStringLiteral("scancel"), {blocker});
+        scancel.dismiss();
+        QTRY_COMPARE_WITH_TIMEOUT(blockerState(), QString(), 30000);
+        // Slurm gives fewer nodes at once rather than wait for a node still
+        // completing the blocker's end.
+        QTRY_COMPARE_WITH_TIMEOUT(slurm(QStringLiteral("sinfo"),
+                                          {QStringLiteral("-h"), QStringLiteral("-n"), QStringLiteral("n2"),
+                                                  QStringLiteral("-o"), QStringLiteral("%T")}),
+                QStringLiteral("idle"), 30000);
+
+        // Both free: two nodes, torchrun on each.
+        QProcess probe;
+        probe.start(QStringLiteral("/usr/bin/python3"),
+                {QStringLiteral("-m"), QStringLiteral("torch.distributed.run"), QStringLiteral("--help")});
+        if (!probe.waitForFinished(120000) || probe.exitCode() != 0)
+            QSKIP("no torchrun: /usr/bin/python3 -m torch.distributed.run --help failed");
+        const QString script = m_tmp.filePath(QStringLiteral("allreduce.py"));
+        QFile py(script);
+        QVERIFY(py.open(QIODevice::WriteOnly));
+        py.write("import os\n"
+                 "import torch\n"
+                 "import torch.distributed as dist\n"
+                 "dist.init_process_group('gloo')\n"
+                 "t = torch.tensor([float(dist.get_rank() + 1)])\n"
+                 "dist.all_reduce(t)\n"
+                 "print(f\"rank={dist.get_rank()} world={dist.get_world_size()} sum={t.item():.0f}\", flush=True)\n"
+                 "dist.barrier()\n"
+                 // Not destroy_process_group(): torch 1.13's teardown can
+                 // deadlock on the GIL (pytorch#56297).
+                 "os._exit(0)\n");
+        py.close();
+        // PET_REDIRECTS/PET_TEE: Debian's torch 1.13 under Python 3.11 cannot
+        // parse torchrun's default --redirects 0 (TestElasticGangs says more).
+        const QString two = writeSpec(QStringLiteral("elastic-two.yaml"),
+                QStringLiteral("name: elastic-two\nworkdir: /tmp\n"
+                               "command: [/usr/bin/python3, -m, torch.distributed.run, %1]\n"
+                               "env: {PET_REDIRECTS: '1', PET_TEE: '1'}\n"
+                               "resources: {nodes: {min: 1, max: 2}, cpus: 1}\ntime_limit: 10m\n")
+                        .arg(script)
+                        .toUtf8());
+        const Outcome o2 = ctl({QStringLiteral("submit"), two, QStringLiteral("--node"), QStringLiteral("hpc"),
+                                       QStringLiteral("--follow")},
+                400000);
+        QVERIFY2(o2.exitCode == 0, qPrintable(o2.out));
+        const qint64 run2 = submittedRun(o2.out);
+        QCOMPARE(show(run2).value(QStringLiteral("state")).toString(), QStringLiteral("succeeded"));
+        const QString job2 = show(run2).value(QStringLiteral("slurm_job")).toString();
+        QCOMPARE(slurm(QStringLiteral("sacct"),
+                         {QStringLiteral("-n"), QStringLiteral("-P"), QStringLiteral("-X"), QStringLiteral("-j"), job2,
+                                 QStringLiteral("-o"), QStringLiteral("State,NNodes,NodeList")}),
+                QStringLiteral("COMPLETED|2|n[1-2]"));
+        const QString logs2 = ctl({QStringLiteral("logs"), QString::number(run2)}).out;
+        // torchrun's tee prefixes each worker's line ("[default0]:").
+        QVERIFY2(logs2.contains(QRegularExpression(QStringLiteral("rank=0 world=2 sum=3\\n"))), qPrintable(logs2));
+        QVERIFY2(logs2.contains(QRegularExpression(QStringLiteral("rank=1 world=2 sum=3\\n"))), qPrintable(logs2));
+    }
+
     // A failing job is failed with its exit code; a running job cancelled
     // through Trainyard is gone from Slurm.
     void exitCodeAndCancel()

@@ -145,9 +145,7 @@ private Q_SLOTS:
     {
         const JobSpec spec = parsed(QStringLiteral("command: [env]\nresources: {nodes: {min: 2, max: 4}, gpus: 2}\n"));
         const slurm::Submission s = slurm::submissionFor(spec, runOf(spec, 9));
-        QCOMPARE(s.sbatch,
-                (QStringList{QStringLiteral("--gres=gpu:2"), QStringLiteral("--nodes=2-4"),
-                        QStringLiteral("--ntasks-per-node=1")}));
+        QCOMPARE(s.sbatch, (QStringList{QStringLiteral("--gres=gpu:2"), QStringLiteral("--nodes=2-4")}));
         const QString endpoint = QSysInfo::machineHostName() + u":23456"_qs;
         for (int nodeId : {0, 2}) {
             const QStringList vars = runAsSlurmWould(s, 3, nodeId);

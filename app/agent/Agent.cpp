@@ -1,5 +1,6 @@
 #include "Agent.h"
 
+#include "ListeningPorts.h"
 #include "Posix.h"
 #include "Supervisor.h"
 
@@ -329,6 +330,8 @@ void Agent::handleFrame(FrameReader::Frame& frame)
             m_slurm.opInfo(id);
         else if (op == ops::kStartArray)
             m_slurm.opStartArray(id, req); // revision 5: a job array (SlurmJobs.h)
+        else if (op == ops::kListeningPorts)
+            opListeningPorts(id); // revision 7
         else
             replyError(id, "unknown op \"" + op + "\"");
     } catch (const std::exception& e) {
@@ -706,6 +709,17 @@ Json Agent::withClaims(Json gpus) const
         g[fields::kClaims] = std::move(list);
     }
     return gpus;
+}
+
+void Agent::opListeningPorts(const Json& id)
+{
+    std::string error;
+    const std::vector<int> ports = listeningPorts(&error);
+    if (!error.empty()) {
+        replyError(id, "listening_ports: " + error);
+        return;
+    }
+    reply(id, Json{{fields::kPorts, ports}});
 }
 
 void Agent::opGpus(const Json& id)

@@ -107,6 +107,7 @@ private:
     void opList(const Json& id);
     void opStatus(const Json& id, const Json& req);
     void opGpus(const Json& id);
+    void opListeningPorts(const Json& id);
     void opListFiles(const Json& id, const Json& req); // ListFiles.cpp
     // read_file (AgentFiles.cpp): a run's metric files, from an offset.
     void opReadFile(const Json& id, const Json& req);

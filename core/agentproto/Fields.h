@@ -34,8 +34,9 @@ inline constexpr char kStatus[] = "status";
 inline constexpr char kReadFile[] = "read_file";
 inline constexpr char kGpus[] = "gpus";
 inline constexpr char kListFiles[] = "list_files";
-inline constexpr char kSlurmInfo[] = "slurm_info";   // revision 4
-inline constexpr char kStartArray[] = "start_array"; // revision 5: several Slurm runs as one job array
+inline constexpr char kSlurmInfo[] = "slurm_info";           // revision 4
+inline constexpr char kStartArray[] = "start_array";         // revision 5: several Slurm runs as one job array
+inline constexpr char kListeningPorts[] = "listening_ports"; // revision 7: TCP ports in LISTEN on the node
 } // namespace ops
 
 // Field names.
@@ -61,6 +62,7 @@ inline constexpr char kOk[] = "ok";
 inline constexpr char kError[] = "error";
 inline constexpr char kCode[] = "code"; // with kError: what a client acts on
 inline constexpr char kTimeMs[] = "time_ms";
+inline constexpr char kPorts[] = "ports"; // listening_ports (revision 7): ascending TCP ports
 // start
 inline constexpr char kRun[] = "run";
 inline constexpr char kArgv[] = "argv";

@@ -15,7 +15,8 @@ inline constexpr int kProtocolVersion = 1;
 // Additions within protocol 1 that clients may ignore (PROTOCOL.md "Revisions"):
 // 2: `output` carries `stderr` ranges; 3: `truncated` events; 4: Slurm runs
 // (`slurm_info`, `start` with `slurm`, `slurm` events); 5: Slurm job arrays
-// (`start_array`); 6: `cancel` takes `signal` (CancelSignals.h).
-inline constexpr int kProtocolRevision = 6;
+// (`start_array`); 6: `cancel` takes `signal` (CancelSignals.h); 7:
+// `listening_ports` (the node's TCP ports in LISTEN, so rendezvous ports avoid them).
+inline constexpr int kProtocolRevision = 7;
 
 } // namespace ty::agentproto

@@ -387,6 +387,17 @@ quint64 AgentClient::gpus(std::function<void(const Result<QList<AgentGpu>>&)> cb
     }));
 }
 
+quint64 AgentClient::listeningPorts(std::function<void(const Result<QList<int>>&)> cb)
+{
+    return request(QLatin1StringView(ops::kListeningPorts), {}, typedReply(std::move(cb), [](const QJsonObject& o) {
+        QList<int> ports;
+        for (const QJsonValue& v : o.value(key(fields::kPorts)).toArray())
+            if (const int p = v.toInt(0); p > 0 && p <= 65535)
+                ports.append(p);
+        return ports;
+    }));
+}
+
 quint64 AgentClient::listFiles(
         const QString& run, const QStringList& globs, std::function<void(const Result<AgentFileList>&)> cb)
 {

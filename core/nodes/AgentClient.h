@@ -91,6 +91,10 @@ public:
     quint64 list(std::function<void(const Result<QList<AgentRunStatus>>&)> cb);
     quint64 status(const QString& run, std::function<void(const Result<AgentRunStatus>&)> cb);
     quint64 gpus(std::function<void(const Result<QList<AgentGpu>>&)> cb);
+    // `listening_ports` (revision 7): the node's TCP ports in LISTEN,
+    // ascending. An agent before revision 7 answers with an error ("unknown
+    // op"): check hello().revision first.
+    quint64 listeningPorts(std::function<void(const Result<QList<int>>&)> cb);
     // `read_file`: up to `maxBytes` (<= 256 KiB) of `path` (relative to the
     // run's `root`: "workdir" or "run_dir") from `offset`. Errors name the
     // run and path (missing file, a path leading outside the root).

@@ -186,15 +186,49 @@ void NodePool::onConnected(const QString& name)
     node->state.hello = node->client->hello();
     Q_EMIT nodeConnected(name);
     std::weak_ptr<Node> weak = node;
-    node->client->gpus([this, name, weak](const Result<QList<AgentGpu>>& gpus) {
+    // The node can be placed on once its GPUs and (revision 7) its listening
+    // ports are in, whichever reply comes last.
+    const bool askPorts = node->state.hello.revision >= 7;
+    auto outstanding = std::make_shared<int>(askPorts ? 2 : 1);
+    const auto oneIn = [this, name, outstanding](const std::shared_ptr<Node>& n) {
+        if (--*outstanding > 0)
+            return;
+        n->state.gpusKnown = true;
+        Q_EMIT nodeReady(name);
+    };
+    refreshListeningPorts(node, [weak, oneIn] {
+        if (const auto n = weak.lock(); n && !n->removed)
+            oneIn(n);
+    });
+    node->client->gpus([this, name, weak, oneIn](const Result<QList<AgentGpu>>& gpus) {
         const auto n = weak.lock();
         if (!n || n->removed)
             return;
         n->state.gpus = gpus ? *gpus : QList<AgentGpu>{};
-        n->state.gpusKnown = true;
         if (gpus)
             Q_EMIT gpusReported(name, *gpus);
-        Q_EMIT nodeReady(name);
+        oneIn(n);
+    });
+}
+
+void NodePool::refreshListeningPorts(const std::shared_ptr<Node>& node, std::function<void()> done)
+{
+    if (node->state.hello.revision < 7) {
+        node->state.listeningPorts.clear();
+        return;
+    }
+    const QString name = node->state.name;
+    std::weak_ptr<Node> weak = node;
+    node->client->listeningPorts([name, weak, done = std::move(done)](const Result<QList<int>>& ports) {
+        const auto n = weak.lock();
+        if (!n || n->removed)
+            return;
+        if (ports)
+            n->state.listeningPorts = *ports;
+        else
+            qCDebug(lcNodes) << "listening_ports on" << name << "failed:" << ports.error().message;
+        if (done)
+            done();
     });
 }
 
@@ -275,6 +309,7 @@ void NodePool::pollGpus()
         if (!node->state.ready || m_gpuRequests.contains(name))
             continue;
         m_gpuRequests.insert(name);
+        refreshListeningPorts(node, {});
         std::weak_ptr<Node> weak = node;
         node->client->gpus([this, name, weak](const Result<QList<AgentGpu>>& gpus) {
             m_gpuRequests.remove(name);

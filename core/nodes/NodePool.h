@@ -56,8 +56,11 @@ public:
         bool attempted = false;    // its first connection attempt ended (ready or lost)
         AgentHello hello;          // the current (or last) connection's
         QList<AgentGpu> gpus;      // as the agent last reported them (empty: none, or no report yet)
-        bool gpusKnown = false;    // the current connection's first GPU report (or its failure) is in; until
-                                   // then an empty `gpus` says nothing and the node cannot be placed on
+        bool gpusKnown = false;    // the current connection's first GPU report (or its failure) is in, and
+                                   // from a revision-7 agent its first listening ports too; until then an
+                                   // empty `gpus` says nothing and the node cannot be placed on
+        QList<int> listeningPorts; // TCP ports in LISTEN on the node, ascending, as last reported with the
+                                   // GPUs (revision 7; empty from an older agent): never rendezvous ports
         QString lastError;         // why it was last lost (empty while ready)
         QString connectionWarning; // the transport's warning() for the current connection (a changed host key accepted)
     };
@@ -148,6 +151,10 @@ private:
     void onConnected(const QString& name);
     void onLost(const QString& name, const QString& reason, ErrorKind kind);
     void probeLostNode(const QString& name);
+    // Asks a revision-7 agent for its listening ports into the node's state,
+    // then calls `done` (not called for an older agent, nor when the node is
+    // gone by the reply).
+    void refreshListeningPorts(const std::shared_ptr<Node>& node, std::function<void()> done);
     // Deletes a removed node's client and heartbeats once nothing is under way on them.
     void releaseIfIdle(const std::shared_ptr<Node>& node);
 

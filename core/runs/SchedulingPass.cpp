@@ -34,6 +34,7 @@ sched::NodeState nodeSnapshot(
     ns.cpus = n.hello.cpus;
     ns.memoryMiB = n.hello.memoryMiB;
     ns.labels = labels;
+    ns.portsInUse = n.listeningPorts; // whoever listens there: never a rendezvous port
     for (const AgentGpu& g : n.gpus) {
         sched::GpuState gs;
         gs.index = g.index;

@@ -36,7 +36,8 @@ struct NodeState {
     bool connecting = false; // with reachable false: its connection is still being made, or its GPUs are
                              // not reported yet (named as connecting; a run it could hold is not unsatisfiable)
     QList<GpuState> gpus;    // at most 64 per node (a bitmask in the hot path); more are ignored
-    QList<int> portsInUse;   // TCP ports known busy on the node (never chosen as MASTER_PORT)
+    QList<int> portsInUse;   // TCP ports known busy on the node (never chosen as MASTER_PORT): its agent's
+                             // listening_ports (NodePool::NodeState::listeningPorts)
 };
 
 // What a running run holds on one node.

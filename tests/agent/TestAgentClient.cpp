@@ -21,6 +21,8 @@
 #include <QRegularExpression>
 #include <QScopeGuard>
 #include <QSet>
+#include <QTcpServer>
+#include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -238,7 +240,7 @@ private Q_SLOTS:
 
     void stderrBytesAreMarked()
     {
-        QCOMPARE(s_->client->hello().revision, 6);
+        QCOMPARE(s_->client->hello().revision, 7);
         const QString run = newRunId("stderr");
         auto st = runToEnd(run,
                 {QStringLiteral("sh"), QStringLiteral("-c"),
@@ -852,6 +854,35 @@ private Q_SLOTS:
         QVERIFY(waitUntil([&] { return s_->exited.contains(holder) && s_->exited.contains(same); }));
         QVERIFY2(startRun(*s_, other, {QStringLiteral("true")}, {}, {1, 0}, &error, QStringLiteral("laptop-b")),
                 qPrintable(error));
+    }
+
+    // Revision 7: the node's listening TCP ports (IPv4 and IPv6), not the
+    // ports of its connections; a closed listener is gone.
+    void listeningPortsAreTheNodesListeners()
+    {
+        QTcpServer v4, v6;
+        QVERIFY(v4.listen(QHostAddress::LocalHost));
+        const bool hasV6 = v6.listen(QHostAddress::LocalHostIPv6);
+        QTcpSocket client;
+        client.connectToHost(QHostAddress::LocalHost, v4.serverPort());
+        QVERIFY(client.waitForConnected(5000));
+        QVERIFY(v4.waitForNewConnection(5000));
+        const int connectionPort = client.localPort();
+        auto ports = await<QList<int>>([&](auto cb) { s_->client->listeningPorts(cb); });
+        QVERIFY(ports && *ports);
+        const QList<int> got = **ports;
+        QVERIFY2(got.contains(v4.serverPort()), qPrintable(QString::number(v4.serverPort())));
+        if (hasV6)
+            QVERIFY2(got.contains(v6.serverPort()), qPrintable(QString::number(v6.serverPort())));
+        QVERIFY2(!got.contains(connectionPort), qPrintable(QString::number(connectionPort)));
+        QVERIFY(std::is_sorted(got.begin(), got.end()));
+        QCOMPARE(QSet<int>(got.begin(), got.end()).size(), got.size());
+        const int closed = v4.serverPort();
+        client.close();
+        v4.close();
+        ports = await<QList<int>>([&](auto cb) { s_->client->listeningPorts(cb); });
+        QVERIFY(ports && *ports);
+        QVERIFY(!(**ports).contains(closed));
     }
 
     void gpusWithoutDriverIsEmpty()

@@ -115,9 +115,10 @@ class TestSshNodes final : public QObject {
         return *s;
     }
 
-    std::unique_ptr<RunEngine> makeEngine(ResultStore* store, const QStringList& nodes)
+    // `db`: the store's path (default dbPath()), which names its runs on the nodes.
+    std::unique_ptr<RunEngine> makeEngine(ResultStore* store, const QStringList& nodes, const QString& db = {})
     {
-        auto engine = std::make_unique<RunEngine>(store, dbPath());
+        auto engine = std::make_unique<RunEngine>(store, db.isEmpty() ? dbPath() : db);
         engine->setReconnectDelays(200, 800);
         for (const QString& n : nodes)
             engine->addNode(n, std::make_unique<SshAgentTransport>(options(n, true)));
@@ -655,6 +656,46 @@ private Q_SLOTS:
             QVERIFY(console.trimmed().endsWith(QByteArray(':' + port.toUtf8())));
             verifyConsole(**store, r.id, r.node);
         }
+    }
+
+    // A port something else listens on (another database's gang, a user's
+    // server) is never a gang's MASTER_PORT: the nodes' agents report their
+    // listening ports, and the scheduler skips them.
+    void gangRendezvousPortSkipsAListener()
+    {
+        // Two free ports next to each other for the policy's range.
+        int low = 0;
+        for (int p = 41000; p < 60000 && low == 0; p += 2) {
+            QTcpServer a, b;
+            if (a.listen(QHostAddress::Any, quint16(p)) && b.listen(QHostAddress::Any, quint16(p + 1)))
+                low = p;
+        }
+        QVERIFY(low > 0);
+        // A database of its own: the gang's root is run 1, for which the
+        // scheduler tries port low + 1 % 2 first (Scheduler.h "Rendezvous
+        // ports"); that one is taken before the nodes connect.
+        const QString db = m_tmp.filePath(QStringLiteral("db-ports/trainyard.db"));
+        auto store = ResultStore::open(db);
+        QVERIFY(store);
+        const RunId root = 1;
+        const int taken = low + 1, other = low;
+        QTcpServer listener;
+        QVERIFY(listener.listen(QHostAddress::Any, quint16(taken)));
+        auto engine = makeEngine(store->get(), {QStringLiteral("ws1"), QStringLiteral("ws2")}, db);
+        sched::Policy policy = engine->policy();
+        policy.portMin = low;
+        policy.portMax = low + 1;
+        engine->setPolicy(policy);
+        QTRY_VERIFY_WITH_TIMEOUT(
+                engine->nodeReady(QStringLiteral("ws1")) && engine->nodeReady(QStringLiteral("ws2")), 20000);
+        const auto gang = engine->submit(spec(QStringLiteral("name: gang\ncommand: 'echo $MASTER_PORT'\n"
+                                                             "resources: {nodes: 2}\n")));
+        QVERIFY(gang);
+        QCOMPARE(*gang, root);
+        QTRY_VERIFY_WITH_TIMEOUT(isTerminal((*store)->run(root)->state), 20000);
+        QCOMPARE((*store)->run(root)->state, RunState::Succeeded);
+        QCOMPARE((*store)->run(root)->env.value(QStringLiteral("MASTER_PORT")), QString::number(other));
+        QCOMPARE(test::readFile((*store)->run(root)->consolePath).trimmed(), QByteArray::number(other));
     }
 
     void cancelOverSshLeavesNoProcess()

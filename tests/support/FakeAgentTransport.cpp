@@ -30,6 +30,9 @@ FakeAgentTransport::FakeAgentTransport(Clock& clock, QString name, QObject* pare
     setAutoReply(QStringLiteral("gpus"), [this](const AgentRequest&) {
         return QJsonObject{{QStringLiteral("gpus"), m_gpus}, {QStringLiteral("source"), QStringLiteral("none")}};
     });
+    setAutoReply(QStringLiteral("listening_ports"), [](const AgentRequest&) { // revision 7: nothing listens
+        return QJsonObject{{QStringLiteral("ports"), QJsonArray()}};
+    });
     setAutoReply(QStringLiteral("list_files"), [this](const AgentRequest& r) {
         return QJsonObject{{QStringLiteral("workdir"), QStringLiteral("/fake/%1/work").arg(m_name)},
                 {QStringLiteral("run_dir"), QStringLiteral("/fake/%1/runs/%2").arg(m_name, r.run)},

@@ -251,6 +251,12 @@ bool RunEngine::nodeReady(const QString& node) const
     return m_pool->isReady(node);
 }
 
+bool RunEngine::nodePlaceable(const QString& node) const
+{
+    const NodePool::NodeState* n = m_pool->node(node);
+    return n && n->ready && n->gpusKnown;
+}
+
 Result<RunId> RunEngine::submit(const JobSpec& spec, const QString& node, const QList<RunGroupMembership>& groups)
 {
     auto ids = submitAll(spec, node, groups);

@@ -270,6 +270,11 @@ public:
 
     // Whether the node's agent answered its handshake.
     bool nodeReady(const QString& node) const;
+    // Whether the scheduler can place runs on the node: ready, and its GPUs
+    // (and, revision 7, its listening ports) reported for this connection
+    // (NodePool::NodeState::gpusKnown). An elastic gang submitted between
+    // nodeReady() and this starts on fewer nodes. Engine thread.
+    bool nodePlaceable(const QString& node) const;
     // Whether connecting to the node was tried and failed (it is not ready and
     // not still on its first attempt).
     bool nodeUnreachable(const QString& node) const;

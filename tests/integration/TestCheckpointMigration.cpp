@@ -102,7 +102,9 @@ class TestCheckpointMigration final : public QObject {
         rig.loss = std::make_unique<NodeLossWatch>(rig.engine.get(), rig.store.get(), systemClock(), 2000);
         RunEngine* engine = rig.engine.get();
         QVERIFY(test::waitUntil(
-                [&] { return engine->nodeReady(QStringLiteral("ws1")) && engine->nodeReady(QStringLiteral("ws2")); },
+                [&] {
+                    return engine->nodePlaceable(QStringLiteral("ws1")) && engine->nodePlaceable(QStringLiteral("ws2"));
+                },
                 30000));
 
         const auto spec

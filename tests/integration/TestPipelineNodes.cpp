@@ -62,7 +62,7 @@ class TestPipelineNodes final : public QObject {
         QElapsedTimer t;
         t.start();
         while (t.elapsed() < 30000
-                && !(r.engine->nodeReady(QStringLiteral("ws1")) && r.engine->nodeReady(QStringLiteral("ws2"))))
+                && !(r.engine->nodePlaceable(QStringLiteral("ws1")) && r.engine->nodePlaceable(QStringLiteral("ws2"))))
             QTest::qWait(20);
         return r;
     }

@@ -2,6 +2,8 @@
 
 #include <QHash>
 
+#include <algorithm>
+
 namespace ty::pass {
 
 sched::SchedulerDecision decideWithPreemption(sched::Scheduler& scheduler, sched::ClusterState& state,
@@ -20,29 +22,41 @@ sched::SchedulerDecision decideWithPreemption(sched::Scheduler& scheduler, sched
 
     sched::SchedulerDecision decision;
     QSet<RunId> placedOrWaiting; // the claims' runs: not in the scheduler's queue below
-    // 1. Claims whose victims have ended: their runs, alone, on their node.
-    for (qsizetype i = 0; i < claims.size();) {
-        const sched::PreemptionClaim claim = claims[i];
-        if (!sched::victimsGone(claim, state)) {
-            ++i;
+    // The runs with claims, in the claims' order (a gang has one per node).
+    QList<RunId> preemptors;
+    for (const sched::PreemptionClaim& c : std::as_const(claims))
+        if (!preemptors.contains(c.preemptor))
+            preemptors.append(c.preemptor);
+    const auto claimsOf = [&claims](RunId run) {
+        QList<sched::PreemptionClaim> mine;
+        for (const sched::PreemptionClaim& c : std::as_const(claims))
+            if (c.preemptor == run)
+                mine.append(c);
+        return mine;
+    };
+    // 1. Runs whose claims' victims have all ended: each alone, on its claims' nodes.
+    for (RunId preemptor : std::as_const(preemptors)) {
+        const QList<sched::PreemptionClaim> mine = claimsOf(preemptor);
+        if (!std::all_of(mine.cbegin(), mine.cend(),
+                    [&state](const sched::PreemptionClaim& c) { return sched::victimsGone(c, state); }))
             continue;
-        }
-        sched::PendingRun run = queue[byId.value(claim.preemptor)];
+        QSet<QString> nodes;
+        for (const sched::PreemptionClaim& c : mine)
+            nodes.insert(c.node);
+        sched::PendingRun run = queue[byId.value(preemptor)];
         for (const sched::NodeState& n : std::as_const(state.nodes))
-            if (n.name != claim.node && !run.avoidNodes.contains(n.name))
+            if (!nodes.contains(n.name) && !run.avoidNodes.contains(n.name))
                 run.avoidNodes.append(n.name);
-        QList<sched::PreemptionClaim> others = claims;
-        others.removeAt(i);
+        claims.removeIf([preemptor](const sched::PreemptionClaim& c) { return c.preemptor == preemptor; });
         sched::Policy policy = policyOf(run.queue);
         policy.backfill = false;
         const sched::SchedulerDecision alone = scheduler.schedule(
-                sched::withClaimsHeld(state, others, nowMs), {run}, policy, nowMs, sched::FairShareState{});
-        claims.removeAt(i);
+                sched::withClaimsHeld(state, claims, nowMs), {run}, policy, nowMs, sched::FairShareState{});
         if (alone.placements.isEmpty())
             continue; // dropped: scheduled as any other run below
         state = sched::applyDecision(state, alone, {run}, nowMs);
         decision.placements += alone.placements;
-        placedOrWaiting.insert(claim.preemptor);
+        placedOrWaiting.insert(preemptor);
     }
     // 2. The claims still waiting hold what they were promised.
     for (const sched::PreemptionClaim& c : std::as_const(claims)) {
@@ -72,11 +86,14 @@ sched::SchedulerDecision decideWithPreemption(sched::Scheduler& scheduler, sched
             });
     decision.placements += main.placements;
     int position = 0;
-    for (const sched::PreemptionClaim& c : std::as_const(claims)) {
+    for (RunId preemptor : std::as_const(preemptors)) {
+        const QList<sched::PreemptionClaim> mine = claimsOf(preemptor);
+        if (mine.isEmpty())
+            continue; // placed or dropped above
         sched::PendingInfo info;
-        info.run = c.preemptor;
+        info.run = preemptor;
         info.position = ++position;
-        info.reason = sched::preemptingReason(c);
+        info.reason = sched::preemptingReason(mine);
         decision.pending.append(info);
     }
     for (sched::PendingInfo info : main.pending) {

@@ -11,6 +11,7 @@
 
 #include <QLoggingCategory>
 #include <QRegularExpression>
+#include <QSet>
 
 #include <algorithm>
 #include <limits>
@@ -59,6 +60,9 @@ sched::RunningRunInfo RunEngine::runningInfoOf(const RunRecord& run)
 
 void RunEngine::startPreemptions(const QList<sched::Preemption>& preemptions, const QHash<RunId, RunRecord>& queued)
 {
+    // A waiting gang's preemptions (one per node) may name a victim gang on
+    // several of them: each victim is told once, by the first.
+    QSet<RunId> told;
     for (const sched::Preemption& p : preemptions) {
         const RunRecord preemptor = queued.value(p.preemptor);
         // A borrower taken back by the pool it borrowed from (core/sched/Pools.h) is told so.
@@ -71,6 +75,9 @@ void RunEngine::startPreemptions(const QList<sched::Preemption>& preemptions, co
                           .arg(p.preemptor)
                           .arg(p.node, p.reclaimPool);
         for (RunId v : p.victims) {
+            if (told.contains(v))
+                continue;
+            told.insert(v);
             const auto victim = m_store->run(v);
             if (!victim || isTerminal(victim->state))
                 continue; // ended meanwhile: its GPUs are free anyway

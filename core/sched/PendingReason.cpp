@@ -143,7 +143,9 @@ QString renderPendingReason(const PendingReason& r, const TimeFormatter& formatT
         return u"waiting: "_qs
                 + (r.reclaimPool.isEmpty() ? QString() : u"reclaiming pool "_qs + r.reclaimPool + u": "_qs)
                 + u"preempting "_qs + (ids.size() == 1 ? u"run "_qs : u"runs "_qs) + ids.join(u", "_qs) + u" on "_qs
-                + r.preemptNode + u" (grace "_qs + (r.graceMs > 0 ? hours(r.graceMs) : u"0 s"_qs) + u")"_qs;
+                + r.preemptNodes.join(u", "_qs)
+                + (r.heldNodes.isEmpty() ? QString() : u" and holding "_qs + r.heldNodes.join(u", "_qs))
+                + u" (grace "_qs + (r.graceMs > 0 ? hours(r.graceMs) : u"0 s"_qs) + u")"_qs;
     }
     case PendingKind::PoolQuota: {
         const QString who = (r.quotaProject ? u"project "_qs : u"user "_qs) + r.quotaAccount;

@@ -46,9 +46,10 @@ struct PreemptionInput {
 };
 
 // For each run of `decision.pending` (in that order) that waits for
-// resources (WaitingForResources, BlockedByHead, BackfillHeld), asks for one
-// node (gangs never preempt) and could start on some node if runs there
-// ended: the cheapest set of victims on one node, if any.
+// resources (WaitingForResources, BlockedByHead, BackfillHeld) and could
+// start if runs ended: the victims to stop, on as many nodes as it needs --
+// one, or a gang's `nodes` (an elastic gang's minimum: PendingRun::nodes,
+// whatever nodesMax), each distinct node fitting one rank.
 //
 // A victim is a running run of `state`, preemptible in `input.running`, not
 // in `input.ending`, and, for a gang rank, whose every rank qualifies too;
@@ -57,14 +58,15 @@ struct PreemptionInput {
 // one), or it is a borrower taken back: with `input.pools`, a run of another
 // pool whose every GPU is on nodes of the waiting run's pool (it borrowed
 // them, Pools.h), whatever its priority, when the waiting run named that
-// pool and is within its quotas there. With pools, a run preempts only on
-// the nodes it may run on: its pool's (never to borrow); naming none, nodes
-// in no pool or in a pool whose quota allows it. On a node the waiting run may use (reachable,
-// not avoided by name or label: PendingRun's avoid lists, so a run pinned to
-// a node stays there), the GPUs it can have are the free ones plus the
-// victims' there that match its type and whose total memory is enough (a
-// victim's GPU frees its memory); CPUs and memory likewise. Among the sets
-// that make it fit, the choice is, in this order:
+// pool and is within its quotas there (GPUs per node x nodes). With pools, a
+// run preempts only on the nodes it may run on: its pool's (never to
+// borrow); naming none, nodes in no pool or in a pool whose quota allows it.
+// On a node the waiting run may use (reachable, not avoided by name or
+// label: PendingRun's avoid lists, so a run pinned to a node stays there;
+// not in `input.nodesTaken`), the GPUs it can have are the free ones plus
+// the victims' there that match its type and whose total memory is enough
+// (a victim's GPU frees its memory); CPUs and memory likewise. Among the
+// sets that make one rank fit on a node, the choice is, in this order:
 //   0. the fewest victims that are not borrowers taken back: borrowers go first;
 //   1. the fewest victims (a gang counts as one, with all its ranks);
 //   2. the lowest priorities: the victims' priorities sorted from highest
@@ -75,11 +77,25 @@ struct PreemptionInput {
 // At most kMaxCandidatesPerNode victims per node are considered (the lowest
 // priority, then the most recently started): 2^12 subsets at worst.
 //
-// Each chosen preemption goes into `decision.preemptions`, and the waiting
-// run's PendingInfo becomes PendingKind::Preempting (victims, node, the
-// longest victim grace; Preemption::reclaimPool and the reason name the pool
-// when every victim is a borrower it takes back). Its GPUs are the lowest indices among those it can
-// have. Chosen victims join `input.ending`, the node `input.nodesTaken`.
+// Nodes where a rank fits as things are (free nodes) come first: a run with
+// as many free nodes as it needs waits for its turn and nobody is stopped
+// for it. A gang with f < k free nodes takes them all and frees k - f
+// others, greedily: the node whose cheapest set is cheapest in the order
+// above, then again among the nodes left, the victims chosen so far counted
+// as gone (a victim gang frees its every node, which may then need no
+// victim of its own), until k - f are freed. That is greedy, node by node,
+// not the cheapest set over all nodes at once. When fewer than k - f nodes
+// can be freed, nothing is chosen for it: no partial preemption.
+//
+// Each chosen node becomes one Preemption in `decision.preemptions`, in node
+// name order, all with the same preemptor: its victims are the new victims
+// chosen there plus the earlier ones holding something there; a gang's free
+// nodes are Preemptions without victims (held for it meanwhile, with the
+// longest grace of its victims). Its GPUs are the lowest indices among those
+// it can have there. The waiting run's PendingInfo becomes
+// PendingKind::Preempting (preemptingReason of those claims; reclaimPool,
+// on every one, names the pool when every victim is a borrower it takes
+// back). Chosen victims join `input.ending`, the nodes `input.nodesTaken`.
 //
 // `state` is the cluster with the decision's placements applied
 // (applyDecision): what runs now. `queue` holds the pending runs by id.
@@ -87,14 +103,18 @@ struct PreemptionInput {
 // Cost: nothing beyond O(R) for R running runs (with pools, O(R + N * P)
 // for P pools) unless some waiting run has a higher priority than the
 // lowest preemptible running one, or a preemptible borrower runs; for each
-// such run O(N * R + N * 2^kMaxCandidatesPerNode) over N nodes.
+// such run O(R + N * 2^kMaxCandidatesPerNode) over N nodes, plus, for a
+// gang of k nodes, 2^kMaxCandidatesPerNode again for each node where a
+// victim chosen in one of its k steps also runs.
 inline constexpr int kMaxCandidatesPerNode = 12;
 void planPreemptions(SchedulerDecision& decision, const ClusterState& state, const QList<PendingRun>& queue,
         PreemptionInput& input, qint64 nowMs);
 
 // A preemption under way: the waiting run keeps the GPUs, CPUs and memory it
 // was promised on `node` until it starts there (victims still ending, or
-// ended and not yet replaced), so nothing else takes them.
+// ended and not yet replaced), so nothing else takes them. A waiting gang
+// has one per node (Preemption), held and released together: it starts
+// only when every victim of every one has ended (core/runs/PreemptionPass.h).
 struct PreemptionClaim {
     RunId preemptor = 0;
     QString node;
@@ -116,5 +136,9 @@ bool victimsGone(const PreemptionClaim& claim, const ClusterState& state);
 
 // The Preempting reason of a claim's waiting run.
 PendingReason preemptingReason(const PreemptionClaim& claim);
+// ... of a run with several claims (a gang: one per node): every victim, the
+// nodes with victims and those without (held free nodes), the longest grace,
+// the pool when every claim with victims names the same one.
+PendingReason preemptingReason(const QList<PreemptionClaim>& claims);
 
 } // namespace ty::sched

@@ -54,7 +54,8 @@ enum class PendingKind {
     BackfillHeld,        // would fit now but would delay the head: "held for backfill reservation of run 17 at 14:05"
     WaitingForResources, // "waiting: needs 2 GPUs with >= 40 GiB free; best node ws-02 has 1 (ws-01 unreachable)"
     Unsatisfiable,       // no reachable node could hold it even if every run ended; never blocks others
-    Preempting,          // "waiting: preempting run 12 on ws1 (grace 30 s)" (Preemption.h)
+    Preempting,          // "waiting: preempting run 12 on ws1 (grace 30 s)"; a gang: "waiting: preempting runs
+                         // 12, 14 on ws1, ws2 and holding ws3 (grace 30 s)" (Preemption.h)
     PoolQuota,           // "waiting: project vision uses 8 of its 8 GPUs in pool a100" (Pools.h); never blocks others
     NoSuchPool,          // "waiting: no pool named a10 (pools: a100, v100)"; never blocks others
 };
@@ -98,10 +99,13 @@ struct PendingReason {
     bool assumesDefaultRuntime = false;
     qint64 defaultRuntimeMs = 0;
 
-    // Preempting: the runs it takes GPUs from (every rank of a gang), on
-    // which node, and the longest of their grace periods (ms).
+    // Preempting: the runs it takes GPUs from (every rank of a gang),
+    // ascending; the nodes where they run, by name (a waiting gang: one per
+    // rank it needs freed); a waiting gang's free nodes it holds meanwhile,
+    // by name; and the longest of the victims' grace periods (ms).
     QList<RunId> victims;
-    QString preemptNode;
+    QStringList preemptNodes;
+    QStringList heldNodes;
     qint64 graceMs = 0;
     QString reclaimPool; // the victims borrowed this pool's GPUs: "reclaiming pool a100: preempting ..."
 
@@ -134,15 +138,18 @@ struct Reservation {
 
 // A running run to be stopped so that a waiting one gets its GPUs
 // (Preemption.h): the waiting run, the node, the runs to signal and what the
-// waiting run will take there once they have ended.
+// waiting run will take there once they have ended. A waiting gang gets one
+// per node it needs, all with the same preemptor: the nodes it frees, and
+// the free nodes it holds meanwhile (no victims).
 struct Preemption {
     RunId preemptor = 0;
     QString node;
-    QList<RunId> victims;  // ascending; every rank of a chosen gang, wherever it runs
+    QList<RunId> victims;  // ascending; every rank of a chosen gang, wherever it runs, and (a waiting
+                           // gang) the victims chosen for its other nodes that hold something here
     QList<int> gpuIndices; // GpuState::index values on `node` it will get, ascending
     int cpus = 0;
     qint64 memoryMiB = 0;
-    qint64 graceMs = 0;  // the longest grace of the victims
+    qint64 graceMs = 0;  // the longest grace of the victims (a held free node: of the gang's victims)
     QString reclaimPool; // set when every victim borrowed GPUs of this pool, which takes them back
 };
 

@@ -20,6 +20,7 @@
 #include <QFileInfo>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -45,11 +46,16 @@ class TestElasticGangs final : public QObject {
         std::unique_ptr<RetryRunner> retries;
     };
 
-    Rig rig()
+    // `preemption`: the queue's policy as trainyardctl writes it, strict
+    // FCFS with preemption on (otherwise the default policy).
+    Rig rig(bool preemption = false)
     {
         Rig r;
         const QString db = m_tmp.filePath(QStringLiteral("db-%1/trainyard.db").arg(QTest::currentTestFunction()));
         QDir().mkpath(QFileInfo(db).absolutePath());
+        if (preemption)
+            test::writeFile(db + QStringLiteral(".scheduler.json"),
+                    R"({"ordering": "fcfs", "backfill": false, "preemption": true})");
         auto store = ResultStore::open(db);
         if (!store)
             qFatal("%s", qPrintable(store.error().message));
@@ -244,6 +250,65 @@ private Q_SLOTS:
             for (const RunRecord& rank : ranksOf(*r.store, a.id))
                 if (rank.id != a.id)
                     QCOMPARE(groupIdOf(rank, RunGroupKind::Attempts), 0);
+    }
+
+    // Preemption by a waiting gang (issue #25): a preemptible run of
+    // priority 0 holds every CPU of each node; a gang of priority 10 over
+    // both nodes preempts the two at once, says so while they end, and
+    // starts on both nodes only once both have ended `preempted`.
+    void gangPreemptsOnBothNodes()
+    {
+        Rig r = rig(/*preemption=*/true);
+        QSignalSpy reasons(r.engine.get(), &RunEngine::pendingReasonsChanged);
+        const int cpus = int(::sysconf(_SC_NPROCESSORS_ONLN));
+        QList<RunId> victims;
+        for (const QString& node : {QStringLiteral("ws1"), QStringLiteral("ws2")}) {
+            const auto v = r.engine->submit(
+                    spec(QStringLiteral("name: victim\npriority: 0\npreemptible: true\n"
+                                        "preemption: {grace: 5s}\nresources: {cpus: %1}\ncommand: 'sleep 60'\n")
+                                    .arg(cpus)),
+                    node);
+            QVERIFY(v);
+            victims << *v;
+        }
+        for (RunId v : std::as_const(victims))
+            QTRY_COMPARE_WITH_TIMEOUT(r.store->run(v)->state, RunState::Running, 20000);
+        const auto gang
+                = r.engine->submit(spec(QStringLiteral("name: urgent\npriority: 10\nresources: {nodes: 2, cpus: 1}\n"
+                                                       "command: 'echo rank=$NODE_RANK'\n")));
+        QVERIFY(gang);
+        QList<RunRecord> ranks;
+        QTRY_VERIFY2_WITH_TIMEOUT(
+                (ranks = ranksOf(*r.store, *gang)).size() == 2, qPrintable(everything(*r.store)), 30000);
+        QTRY_VERIFY2_WITH_TIMEOUT(allEnded(*r.store, ranks), qPrintable(everything(*r.store)), 30000);
+        QSet<QString> nodes;
+        for (const RunRecord& rank : std::as_const(ranks)) {
+            const RunRecord done = *r.store->run(rank.id);
+            QCOMPARE(done.state, RunState::Succeeded);
+            nodes.insert(done.node);
+        }
+        QCOMPARE(nodes, (QSet<QString>{u"ws1"_qs, u"ws2"_qs}));
+        for (int i = 0; i < 2; ++i) {
+            const RunRecord ended = *r.store->run(victims[i]);
+            QCOMPARE(ended.failureKind, FailureKind::Preempted);
+            QCOMPARE(ended.failureReason,
+                    QStringLiteral("preempted by run %1 (priority 10) on ws%2").arg(*gang).arg(i + 1));
+            // Both ended before any rank started.
+            for (const RunRecord& rank : std::as_const(ranks))
+                QVERIFY(r.store->run(rank.id)->startedAt >= ended.finishedAt.addMSecs(-50));
+        }
+        bool saidIt = false;
+        const QString want = QStringLiteral("waiting: preempting runs %1, %2 on ws1, ws2 (grace 5 s)")
+                                     .arg(victims[0])
+                                     .arg(victims[1]);
+        for (const QList<QVariant>& args : std::as_const(reasons))
+            saidIt = saidIt || args.at(0).value<QHash<RunId, QString>>().value(*gang) == want;
+        QVERIFY2(saidIt, qPrintable(want));
+        // The victims' next attempts (requeued, preempted work) are not this test's business.
+        for (const RunRecord& run : r.store->runs())
+            if (!isTerminal(run.state))
+                r.engine->cancel(run.id, 1000);
+        QTRY_VERIFY_WITH_TIMEOUT(allEnded(*r.store, r.store->runs()), 20000);
     }
 
     // A real torchrun elastic run: two ranks on two nodes meet through the

@@ -24,12 +24,12 @@ NodeState node(const QString& name, int gpus)
     return n;
 }
 
-RunningAllocation running(RunId id, QList<int> gpus)
+RunningAllocation running(RunId id, QList<int> gpus, const QString& on = QStringLiteral("ws1"))
 {
     RunningAllocation a;
     a.run = id;
     a.startMs = kNow - 3600000;
-    a.nodes << NodeShare{QStringLiteral("ws1"), std::move(gpus), 0, 0, 0};
+    a.nodes << NodeShare{on, std::move(gpus), 0, 0, 0};
     return a;
 }
 
@@ -164,6 +164,95 @@ private Q_SLOTS:
         QCOMPARE(d.placements.size(), 1);
         QCOMPARE(d.placements.front().run, RunId(20));
         QCOMPARE(d.placements.front().nodes.front().gpuIndices, QList<int>{0});
+        QCOMPARE(p.claims.size(), 0);
+    }
+
+    // A waiting gang (issue #25): one claim per node, held together while
+    // either victim runs (another run that fits gets neither node's GPU),
+    // then the gang is placed on both nodes at once and the claims are done.
+    void gangClaimsHeldUntilEveryVictimEnded()
+    {
+        ClusterState s;
+        s.nodes << node(QStringLiteral("ws1"), 1) << node(QStringLiteral("ws2"), 1);
+        s.running << running(10, {0}, QStringLiteral("ws1")) << running(11, {0}, QStringLiteral("ws2"));
+        PreemptionInput in;
+        in.running.insert(10, RunningRunInfo{10, true, 1, 30000, 0});
+        in.running.insert(11, RunningRunInfo{11, true, 1, 30000, 0});
+        Pass p;
+        p.policy = Policy::fcfs();
+        p.policy.preemption = true;
+        PendingRun gang = waiting(20, 10, kNow);
+        gang.nodes = 2;
+        const QList<PendingRun> queue{waiting(19, 0, kNow - 60000), gang};
+        SchedulerDecision d = p.run(s, queue, in);
+        QCOMPARE(d.preemptions.size(), 2);
+        QCOMPARE(p.claims.size(), 2);
+        for (const PreemptionClaim& c : std::as_const(p.claims))
+            QCOMPARE(c.preemptor, RunId(20));
+
+        // Run 10 ended, 11 still in its grace: nothing starts, not even run
+        // 19 on ws1's free GPU; one reason for the gang, naming both.
+        in.ending = {10, 11};
+        s.running.removeFirst();
+        d = p.run(s, queue, in);
+        QCOMPARE(d.preemptions.size(), 0);
+        QCOMPARE(d.placements.size(), 0);
+        QCOMPARE(p.claims.size(), 2);
+        int shown = 0;
+        for (const PendingInfo& i : d.pending)
+            if (i.run == 20) {
+                ++shown;
+                QCOMPARE(renderPendingReason(i.reason),
+                        QStringLiteral("waiting: preempting runs 10, 11 on ws1, ws2 (grace 30 s)"));
+            }
+        QCOMPARE(shown, 1);
+
+        // Both ended: the gang starts on both nodes, run 19 still waits.
+        s.running.clear();
+        d = p.run(s, queue, in);
+        QCOMPARE(d.placements.size(), 1);
+        QCOMPARE(d.placements.front().run, RunId(20));
+        QCOMPARE(d.placements.front().nodes.size(), 2);
+        QCOMPARE(d.placements.front().nodes[0].node, QStringLiteral("ws1"));
+        QCOMPARE(d.placements.front().nodes[1].node, QStringLiteral("ws2"));
+        QCOMPARE(p.claims.size(), 0);
+    }
+
+    // An elastic gang (min 2, max 3) with one free node: it holds that node,
+    // frees one more, and starts on those two only once its victim ended.
+    void elasticGangStartsOnItsClaimedNodes()
+    {
+        ClusterState s;
+        s.nodes << node(QStringLiteral("ws1"), 1) << node(QStringLiteral("ws2"), 1) << node(QStringLiteral("ws3"), 1);
+        s.running << running(10, {0}, QStringLiteral("ws1")) << running(11, {0}, QStringLiteral("ws2"));
+        s.running[1].startMs = kNow - 60000; // the least work lost
+        PreemptionInput in;
+        in.running.insert(10, RunningRunInfo{10, true, 1, 30000, 0});
+        in.running.insert(11, RunningRunInfo{11, true, 1, 30000, 0});
+        Pass p;
+        p.policy = Policy::fcfs();
+        p.policy.preemption = true;
+        PendingRun gang = waiting(20, 10, kNow);
+        gang.nodes = 2;
+        gang.nodesMax = 3;
+        SchedulerDecision d = p.run(s, {gang}, in);
+        QCOMPARE(p.claims.size(), 2);
+        QCOMPARE(d.preemptions.size(), 2);
+        QCOMPARE(d.preemptions[0].node, QStringLiteral("ws2"));
+        QCOMPARE(d.preemptions[0].victims, QList<RunId>{11});
+        QCOMPARE(d.preemptions[1].node, QStringLiteral("ws3"));
+        QVERIFY(d.preemptions[1].victims.isEmpty());
+
+        // Victim in its grace: the free node ws3 stays held (run 21 does not get it).
+        in.ending = {11};
+        d = p.run(s, {gang, waiting(21, 0, kNow)}, in);
+        QCOMPARE(d.placements.size(), 0);
+        s.running.removeLast(); // 11 ended
+        d = p.run(s, {gang, waiting(21, 0, kNow)}, in);
+        QCOMPARE(d.placements.size(), 1);
+        QCOMPARE(d.placements.front().run, RunId(20));
+        QCOMPARE(d.placements.front().nodes.size(), 2);
+        QVERIFY(d.placements.front().elastic);
         QCOMPARE(p.claims.size(), 0);
     }
 

@@ -21,11 +21,19 @@ RunningRunInfo info(RunId run, int priority, bool preemptible = true, qint64 gra
     return RunningRunInfo{run, preemptible, priority, graceMs, gang};
 }
 
-PendingRun waiting(RunId id, int priority, int gpus)
+PendingRun waiting(RunId id, int priority, int gpus, int nodes = 1)
 {
-    PendingRun p = makeRun(id, kNow - kMin, gpus);
+    PendingRun p = makeRun(id, kNow - kMin, gpus, kHour, nodes);
     p.priority = priority;
     return p;
+}
+
+QStringList nodesOf(const SchedulerDecision& d)
+{
+    QStringList out;
+    for (const Preemption& p : d.preemptions)
+        out << p.node;
+    return out;
 }
 
 // The engine's order: the pass, its placements applied, then the choice.
@@ -232,6 +240,163 @@ private Q_SLOTS:
         QCOMPARE(d.preemptions[1].preemptor, RunId(21));
         QCOMPARE(d.preemptions[1].node, QStringLiteral("ws2"));
         QCOMPARE(d.preemptions[1].victims, QList<RunId>{12});
+    }
+
+    // A waiting gang (issue #25) preempts on as many nodes as it needs: one
+    // Preemption per node, the same preemptor, and one reason naming all.
+    void gangPreemptsOnTwoNodes()
+    {
+        ClusterState s;
+        s.nodes << makeNode(QStringLiteral("ws1"), 2) << makeNode(QStringLiteral("ws2"), 2);
+        s.running << makeRunning(10, QStringLiteral("ws1"), {0, 1}, kNow - kHour, kNow + kHour)
+                  << makeRunning(11, QStringLiteral("ws2"), {0, 1}, kNow - kHour, kNow + kHour);
+        PreemptionInput in;
+        in.running.insert(10, info(10, 1));
+        in.running.insert(11, info(11, 1, true, 60000));
+        const SchedulerDecision d = decide(s, {waiting(20, 10, 2, 2)}, in);
+        QCOMPARE(d.placements.size(), 0);
+        QCOMPARE(d.preemptions.size(), 2);
+        QCOMPARE(nodesOf(d), (QStringList{QStringLiteral("ws1"), QStringLiteral("ws2")}));
+        for (const Preemption& p : d.preemptions) {
+            QCOMPARE(p.preemptor, RunId(20));
+            QCOMPARE(p.gpuIndices, (QList<int>{0, 1}));
+        }
+        QCOMPARE(d.preemptions[0].victims, QList<RunId>{10});
+        QCOMPARE(d.preemptions[1].victims, QList<RunId>{11});
+        QCOMPARE(d.preemptions[1].graceMs, 60000);
+        const PendingInfo* w = pendingOf(d, 20);
+        QVERIFY(w);
+        QCOMPARE(w->reason.kind, PendingKind::Preempting);
+        QCOMPARE(renderPendingReason(w->reason),
+                QStringLiteral("waiting: preempting runs 10, 11 on ws1, ws2 (grace 1 min)"));
+        QCOMPARE(in.ending, (QSet<RunId>{10, 11}));
+        QCOMPARE(in.nodesTaken, (QSet<QString>{QStringLiteral("ws1"), QStringLiteral("ws2")}));
+    }
+
+    // A free node counts towards the gang: it is held, and only one node is
+    // freed -- the cheapest (here the run started last, the least work lost).
+    void gangUsesAFreeNodeFirst()
+    {
+        ClusterState s;
+        s.nodes << makeNode(QStringLiteral("ws1"), 2) << makeNode(QStringLiteral("ws2"), 2)
+                << makeNode(QStringLiteral("ws3"), 2);
+        s.running << makeRunning(10, QStringLiteral("ws1"), {0, 1}, kNow - 3 * kHour, kNow + kHour)
+                  << makeRunning(11, QStringLiteral("ws2"), {0, 1}, kNow - kHour, kNow + kHour);
+        PreemptionInput in;
+        in.running.insert(10, info(10, 1));
+        in.running.insert(11, info(11, 1));
+        const SchedulerDecision d = decide(s, {waiting(20, 10, 2, 2)}, in);
+        QCOMPARE(d.placements.size(), 0);
+        QCOMPARE(nodesOf(d), (QStringList{QStringLiteral("ws2"), QStringLiteral("ws3")}));
+        QCOMPARE(d.preemptions[0].victims, QList<RunId>{11});
+        QVERIFY(d.preemptions[1].victims.isEmpty()); // ws3: free, held for the other rank
+        QCOMPARE(d.preemptions[1].gpuIndices, (QList<int>{0, 1}));
+        QCOMPARE(d.preemptions[1].graceMs, 30000);
+        QCOMPARE(in.ending, QSet<RunId>{11});
+        QCOMPARE(renderPendingReason(pendingOf(d, 20)->reason),
+                QStringLiteral("waiting: preempting run 11 on ws2 and holding ws3 (grace 30 s)"));
+    }
+
+    // Only one of the two nodes it needs could be freed: nothing is
+    // stopped, the gang just waits. Once the second can be freed too, both are.
+    void gangNeverPreemptsPartly()
+    {
+        ClusterState s;
+        s.nodes << makeNode(QStringLiteral("ws1"), 2) << makeNode(QStringLiteral("ws2"), 2);
+        s.running << makeRunning(10, QStringLiteral("ws1"), {0, 1}, kNow - kHour, kNow + kHour)
+                  << makeRunning(11, QStringLiteral("ws2"), {0, 1}, kNow - kHour, kNow + kHour);
+        PreemptionInput in;
+        in.running.insert(10, info(10, 1));
+        in.running.insert(11, info(11, 1, /*preemptible*/ false));
+        SchedulerDecision d = decide(s, {waiting(20, 10, 2, 2)}, in);
+        QCOMPARE(d.preemptions.size(), 0);
+        QCOMPARE(pendingOf(d, 20)->reason.kind, PendingKind::WaitingForResources);
+        QVERIFY(in.ending.isEmpty());
+        QVERIFY(in.nodesTaken.isEmpty());
+
+        in.running.insert(11, info(11, 1));
+        d = decide(s, {waiting(20, 10, 2, 2)}, in);
+        QCOMPARE(d.preemptions.size(), 2);
+    }
+
+    // A gang never takes a run that is not preemptible, nor one of equal
+    // priority; nor when enough nodes are free (it waits for its turn).
+    void gangNeverChoosesWhatItMustNot()
+    {
+        ClusterState s;
+        s.nodes << makeNode(QStringLiteral("ws1"), 1) << makeNode(QStringLiteral("ws2"), 1)
+                << makeNode(QStringLiteral("ws3"), 1);
+        s.running << makeRunning(10, QStringLiteral("ws1"), {0}, kNow - kHour, kNow + kHour)
+                  << makeRunning(11, QStringLiteral("ws2"), {0}, kNow - kHour, kNow + kHour)
+                  << makeRunning(12, QStringLiteral("ws3"), {0}, kNow - kHour, kNow + kHour);
+        PreemptionInput in;
+        in.running.insert(10, info(10, 1, /*preemptible*/ false));
+        in.running.insert(11, info(11, 10)); // equal priority
+        in.running.insert(12, info(12, 1));
+        SchedulerDecision d = decide(s, {waiting(20, 10, 1, 2)}, in);
+        QCOMPARE(d.preemptions.size(), 0);
+        QVERIFY(in.ending.isEmpty());
+
+        // The equal-priority run lower: 11 and 12 are stopped, never 10.
+        in.running.insert(11, info(11, 2));
+        d = decide(s, {waiting(20, 10, 1, 2)}, in);
+        QCOMPARE(nodesOf(d), (QStringList{QStringLiteral("ws2"), QStringLiteral("ws3")}));
+        QCOMPARE(in.ending, (QSet<RunId>{11, 12}));
+
+        // Two free nodes: it waits for its turn, nobody is stopped.
+        ClusterState free = s;
+        free.nodes << makeNode(QStringLiteral("ws4"), 1) << makeNode(QStringLiteral("ws5"), 1);
+        in = {};
+        in.running.insert(12, info(12, 1));
+        d = decide(free, {waiting(20, 10, 1, 2)}, in);
+        QCOMPARE(d.placements.size(), 1); // it simply starts on ws4 and ws5
+        QCOMPARE(d.preemptions.size(), 0);
+    }
+
+    // An elastic gang (nodes: {min: 2, max: 4}) preempts for its minimum.
+    void elasticGangPreemptsForItsMinimum()
+    {
+        ClusterState s;
+        for (int i = 1; i <= 4; ++i) {
+            const QString name = QStringLiteral("ws%1").arg(i);
+            s.nodes << makeNode(name, 1);
+            s.running << makeRunning(10 + i, name, {0}, kNow - i * kHour, kNow + kHour);
+        }
+        PreemptionInput in;
+        for (int i = 1; i <= 4; ++i)
+            in.running.insert(10 + i, info(10 + i, 1));
+        PendingRun elastic = waiting(20, 10, 1, 2);
+        elastic.nodesMax = 4;
+        const SchedulerDecision d = decide(s, {elastic}, in);
+        // The two started last: the least work lost.
+        QCOMPARE(nodesOf(d), (QStringList{QStringLiteral("ws1"), QStringLiteral("ws2")}));
+        QCOMPARE(in.ending, (QSet<RunId>{11, 12}));
+        QCOMPARE(renderPendingReason(pendingOf(d, 20)->reason),
+                QStringLiteral("waiting: preempting runs 11, 12 on ws1, ws2 (grace 30 s)"));
+    }
+
+    // A victim gang frees every node it holds: a waiting gang that chose it
+    // on one node needs no other victim on the second; each Preemption names
+    // the victims that hold something on its node.
+    void victimGangFreesEveryNodeItHolds()
+    {
+        ClusterState s;
+        s.nodes << makeNode(QStringLiteral("ws1"), 2) << makeNode(QStringLiteral("ws2"), 2)
+                << makeNode(QStringLiteral("ws3"), 2);
+        s.running << makeRunning(30, QStringLiteral("ws1"), {0, 1}, kNow - kHour, kNow + kHour)
+                  << makeRunning(31, QStringLiteral("ws2"), {0, 1}, kNow - kHour, kNow + kHour)
+                  << makeRunning(40, QStringLiteral("ws3"), {0, 1}, kNow - kHour, kNow + kHour);
+        PreemptionInput in;
+        in.running.insert(30, info(30, 1, true, 30000, 7));
+        in.running.insert(31, info(31, 1, true, 30000, 7));
+        in.running.insert(40, info(40, 1));
+        const SchedulerDecision d = decide(s, {waiting(20, 10, 2, 2)}, in);
+        QCOMPARE(nodesOf(d), (QStringList{QStringLiteral("ws1"), QStringLiteral("ws2")}));
+        QCOMPARE(d.preemptions[0].victims, (QList<RunId>{30, 31}));
+        QCOMPARE(d.preemptions[1].victims, (QList<RunId>{30, 31}));
+        QCOMPARE(in.ending, (QSet<RunId>{30, 31}));
+        QCOMPARE(renderPendingReason(pendingOf(d, 20)->reason),
+                QStringLiteral("waiting: preempting runs 30, 31 on ws1, ws2 (grace 30 s)"));
     }
 
     // A claim holds its GPUs while the victims end and after: another run

@@ -2215,162 +2215,162 @@ SHA256 指纹：
 <context>
     <name>ty::PoolsView</name>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="45"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="46"/>
         <source>Pool</source>
         <translation>资源池</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="45"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="46"/>
         <source>GPUs</source>
         <translation>GPU</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="45"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="46"/>
         <source>In use</source>
         <translation>自用</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="45"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="46"/>
         <source>Lent</source>
         <translation>借出</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="45"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="46"/>
         <source>Borrowed</source>
         <translation>借入</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="45"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="46"/>
         <source>Idle</source>
         <translation>空闲</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="45"/>
-        <source>Details</source>
-        <translation>详情</translation>
+        <location filename="../ui/queue/PoolsView.cpp" line="46"/>
+        <source>Quota</source>
+        <translation>配额</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="46"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="47"/>
         <source>GPUs of the pool&apos;s nodes held by its own runs</source>
         <translation>本池节点上由本池运行占用的 GPU</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="47"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="48"/>
         <source>GPUs of the pool&apos;s nodes held by runs of other pools</source>
         <translation>本池节点上由其他池的运行占用的 GPU</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="48"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="49"/>
         <source>GPUs the pool&apos;s runs hold on other pools&apos; nodes</source>
         <translation>本池的运行在其他池节点上占用的 GPU</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="52"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="53"/>
         <source>Resource pools</source>
         <translation>资源池</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="212"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="213"/>
         <source>1 GPU</source>
         <translation>1 个 GPU</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="212"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="213"/>
         <source>%1 GPUs</source>
         <translation>%1 个 GPU</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="214"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="215"/>
         <source>%1, no limit</source>
         <translation>%1，无限额</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="215"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="216"/>
         <source>%1 of %2</source>
         <translation>%1 / %2</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="230"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="231"/>
         <source>every node not in an earlier pool</source>
         <translation>不属于前面任何池的所有节点</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="231"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="232"/>
         <source>labels %1</source>
         <translation>标签 %1</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="232"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="233"/>
         <source>no nodes</source>
         <translation>无节点</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="233"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="234"/>
         <source>nodes: %1 (%2)</source>
         <translation>节点：%1（%2）</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="234"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="235"/>
         <source>lends idle GPUs</source>
         <translation>借出空闲 GPU</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="234"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="235"/>
         <source>does not lend</source>
         <translation>不借出</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="236"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="237"/>
         <source>borrows up to %1</source>
         <translation>最多借入 %1</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="246"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="254"/>
         <source>(none)</source>
         <translation>（无）</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="247"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="255"/>
         <source>project %1</source>
         <translation>项目 %1</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="247"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="255"/>
         <source>user %1</source>
         <translation>用户 %1</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="253"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="261"/>
         <source>the pool&apos;s default limit</source>
         <translation>该池的默认限额</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="262"/>
-        <source>run %1 %2</source>
-        <translation>运行 %1 %2</translation>
+        <location filename="../ui/queue/PoolsView.cpp" line="272"/>
+        <source>run %1 %2: %3</source>
+        <translation>运行 %1 %2：%3</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="263"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="274"/>
         <source>waiting</source>
         <translation>等待中</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="269"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="281"/>
         <source>and %1 more waiting runs</source>
         <translation>另有 %1 个等待中的运行</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="284"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="312"/>
         <source>No resource pools: define them under &quot;pools&quot; in %1 (see trainyardctl policy).</source>
         <translation>没有资源池：请在 %1 的 &quot;pools&quot; 下定义（参见 trainyardctl policy）。</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="287"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="315"/>
         <source>In no pool (free for all, no quota): %1</source>
         <translation>不属于任何池（所有人可用，无配额）：%1</translation>
     </message>
     <message>
-        <location filename="../ui/queue/PoolsView.cpp" line="289"/>
+        <location filename="../ui/queue/PoolsView.cpp" line="317"/>
         <source>Cannot read the policy file: %1</source>
         <translation>无法读取策略文件：%1</translation>
     </message>

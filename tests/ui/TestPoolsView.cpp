@@ -109,31 +109,36 @@ private Q_SLOTS:
         QCOMPARE(rowTexts(a).mid(0, PoolsView::DetailColumn),
                 (QStringList{QStringLiteral("a100"), QStringLiteral("4"), QStringLiteral("2"), QStringLiteral("0"),
                         QStringLiteral("2"), QStringLiteral("2")}));
-        QCOMPARE(a->text(PoolsView::DetailColumn),
+        // Its nodes and lending (a row over the whole width), project
+        // vision, user alice, then the waiting run with its reason.
+        QCOMPARE(a->childCount(), 4);
+        QVERIFY(a->child(0)->isFirstColumnSpanned());
+        QCOMPARE(a->child(0)->text(PoolsView::NameColumn),
                 QStringLiteral("nodes: local (labels a100); does not lend; borrows up to 2 GPUs"));
-        // project vision, user alice, then the waiting run.
-        QCOMPARE(a->childCount(), 3);
-        QCOMPARE(a->child(0)->text(PoolsView::NameColumn), QStringLiteral("project vision"));
-        QCOMPARE(a->child(0)->text(PoolsView::UsedColumn), QStringLiteral("4"));
-        QCOMPARE(a->child(0)->text(PoolsView::DetailColumn), QStringLiteral("4 of 4 GPUs"));
-        QCOMPARE(a->child(1)->text(PoolsView::NameColumn), QStringLiteral("user alice"));
-        QCOMPARE(a->child(1)->text(PoolsView::DetailColumn), QStringLiteral("4 GPUs, no limit"));
-        QCOMPARE(a->child(2)->text(PoolsView::NameColumn), QStringLiteral("run 4 run-4"));
-        QCOMPARE(a->child(2)->text(PoolsView::DetailColumn),
-                QStringLiteral("waiting: project vision uses 4 of its 4 GPUs in pool a100; this run needs 1"));
+        QCOMPARE(a->child(1)->text(PoolsView::NameColumn), QStringLiteral("project vision"));
+        QCOMPARE(a->child(1)->text(PoolsView::UsedColumn), QStringLiteral("4"));
+        QCOMPARE(a->child(1)->text(PoolsView::DetailColumn), QStringLiteral("4 of 4 GPUs"));
+        QCOMPARE(a->child(2)->text(PoolsView::NameColumn), QStringLiteral("user alice"));
+        QCOMPARE(a->child(2)->text(PoolsView::DetailColumn), QStringLiteral("4 GPUs, no limit"));
+        QVERIFY(a->child(3)->isFirstColumnSpanned());
+        QCOMPARE(a->child(3)->text(PoolsView::NameColumn),
+                QStringLiteral(
+                        "run 4 run-4: waiting: project vision uses 4 of its 4 GPUs in pool a100; this run needs 1"));
 
         const QTreeWidgetItem* v = view.poolItem(QStringLiteral("v100"));
         QVERIFY(v);
         QCOMPARE(rowTexts(v).mid(0, PoolsView::DetailColumn),
                 (QStringList{QStringLiteral("v100"), QStringLiteral("8"), QStringLiteral("3"), QStringLiteral("2"),
                         QStringLiteral("0"), QStringLiteral("3")}));
-        QVERIFY(v->text(PoolsView::DetailColumn).startsWith(QStringLiteral("nodes: ws-01 (labels v100); lends")));
-        QCOMPARE(v->childCount(), 2);
-        QCOMPARE(v->child(0)->text(PoolsView::NameColumn), QStringLiteral("project nlp"));
-        QCOMPARE(v->child(1)->text(PoolsView::NameColumn), QStringLiteral("user bob"));
-        QCOMPARE(v->child(1)->text(PoolsView::DetailColumn), QStringLiteral("3 of 8 GPUs"));
+        QCOMPARE(v->childCount(), 3);
+        QCOMPARE(v->child(0)->text(PoolsView::NameColumn),
+                QStringLiteral("nodes: ws-01 (labels v100); lends idle GPUs"));
+        QCOMPARE(v->child(1)->text(PoolsView::NameColumn), QStringLiteral("project nlp"));
+        QCOMPARE(v->child(1)->text(PoolsView::DetailColumn), QStringLiteral("3 GPUs, no limit"));
+        QCOMPARE(v->child(2)->text(PoolsView::NameColumn), QStringLiteral("user bob"));
+        QCOMPARE(v->child(2)->text(PoolsView::DetailColumn), QStringLiteral("3 of 8 GPUs"));
         QVERIFY(view.summary()->isHidden());
-        view.resize(900, 330);
+        view.resize(480, 330); // as narrow as the dock beside the runs table
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         test::saveScreenshot(view, QStringLiteral("pools-view"));
@@ -144,7 +149,7 @@ private Q_SLOTS:
         view.refresh();
         a = view.poolItem(QStringLiteral("a100"));
         QCOMPARE(a->text(PoolsView::GpusColumn), QStringLiteral("0"));
-        QVERIFY(a->text(PoolsView::DetailColumn).startsWith(QStringLiteral("nodes: no nodes (labels a100)")));
+        QVERIFY(a->child(0)->text(PoolsView::NameColumn).startsWith(QStringLiteral("nodes: no nodes (labels a100)")));
         QVERIFY(!view.summary()->isHidden());
         QCOMPARE(view.summary()->text(), QStringLiteral("In no pool (free for all, no quota): local"));
 

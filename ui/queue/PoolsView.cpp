@@ -6,6 +6,7 @@
 #include "core/runs/SchedulingPass.h"
 #include "core/store/ResultStore.h"
 
+#include <QFontMetrics>
 #include <QHeaderView>
 #include <QLabel>
 #include <QTimer>
@@ -42,7 +43,7 @@ PoolsView::PoolsView(ResultStore* store, RunControl* engine, QString databasePat
     m_tree->setObjectName(QStringLiteral("poolsTree"));
     m_tree->setColumnCount(ColumnCount);
     m_tree->setHeaderLabels(
-            {tr("Pool"), tr("GPUs"), tr("In use"), tr("Lent"), tr("Borrowed"), tr("Idle"), tr("Details")});
+            {tr("Pool"), tr("GPUs"), tr("In use"), tr("Lent"), tr("Borrowed"), tr("Idle"), tr("Quota")});
     m_tree->headerItem()->setToolTip(UsedColumn, tr("GPUs of the pool's nodes held by its own runs"));
     m_tree->headerItem()->setToolTip(LentColumn, tr("GPUs of the pool's nodes held by runs of other pools"));
     m_tree->headerItem()->setToolTip(BorrowedColumn, tr("GPUs the pool's runs hold on other pools' nodes"));
@@ -234,8 +235,15 @@ void PoolsView::rebuild()
         terms << (p.lend ? tr("lends idle GPUs") : tr("does not lend"));
         if (p.borrowLimit > 0)
             terms << tr("borrows up to %1").arg(gpusText(p.borrowLimit));
-        item->setText(DetailColumn, terms.join(QStringLiteral("; ")));
-        item->setToolTip(DetailColumn, item->text(DetailColumn));
+        // Its nodes and lending as a row of its own, over the whole width:
+        // a dock beside the runs table is narrow.
+        auto* about = new QTreeWidgetItem(item);
+        about->setText(NameColumn, terms.join(QStringLiteral("; ")));
+        about->setFirstColumnSpanned(true);
+        about->setForeground(NameColumn, palette().brush(QPalette::PlaceholderText));
+        for (int c = 0; c < ColumnCount; ++c)
+            item->setToolTip(c, about->text(NameColumn));
+        about->setToolTip(NameColumn, about->text(NameColumn));
         m_items.insert(u.name, item);
 
         const auto accountRows = [&](const QList<sched::AccountUse>& accounts, bool project, const sched::GpuQuota& q) {
@@ -259,18 +267,38 @@ void PoolsView::rebuild()
         for (qsizetype w = 0; w < waits.size() && w < kMaxWaitingRows; ++w) {
             const RunRecord& r = *waits[w];
             auto* row = new QTreeWidgetItem(item);
-            row->setText(NameColumn, tr("run %1 %2").arg(r.id).arg(r.name));
-            row->setText(DetailColumn, r.pendingReason.isEmpty() ? tr("waiting") : r.pendingReason);
-            row->setToolTip(DetailColumn, row->text(DetailColumn));
+            // "run 3 vision-eval: waiting: project vision uses 2 of its 2 GPUs in pool a100", whole width.
+            row->setText(NameColumn,
+                    tr("run %1 %2: %3")
+                            .arg(r.id)
+                            .arg(r.name, r.pendingReason.isEmpty() ? tr("waiting") : r.pendingReason));
+            row->setFirstColumnSpanned(true);
+            row->setToolTip(NameColumn, row->text(NameColumn));
             row->setData(NameColumn, Qt::UserRole, QVariant::fromValue<qint64>(r.id));
         }
         if (waits.size() > kMaxWaitingRows) {
             auto* more = new QTreeWidgetItem(item);
             more->setText(NameColumn, tr("and %1 more waiting runs").arg(waits.size() - kMaxWaitingRows));
+            more->setFirstColumnSpanned(true);
         }
         item->setExpanded(true);
     }
-    for (int c = 0; c < DetailColumn; ++c)
+    // The name column as wide as the pool, project and user names (not the
+    // spanned rows' texts), the numbers as theirs.
+    int nameWidth = m_tree->header()->fontMetrics().horizontalAdvance(m_tree->headerItem()->text(NameColumn));
+    for (int i = 0; i < m_tree->topLevelItemCount(); ++i) {
+        const QTreeWidgetItem* top = m_tree->topLevelItem(i);
+        QFont bold = m_tree->font();
+        bold.setBold(true);
+        nameWidth = std::max(nameWidth, QFontMetrics(bold).horizontalAdvance(top->text(NameColumn)));
+        for (int c = 0; c < top->childCount(); ++c)
+            if (!top->child(c)->isFirstColumnSpanned())
+                nameWidth = std::max(nameWidth,
+                        m_tree->fontMetrics().horizontalAdvance(top->child(c)->text(NameColumn))
+                                + m_tree->indentation());
+    }
+    m_tree->header()->resizeSection(NameColumn, nameWidth + m_tree->indentation() + 16);
+    for (int c = GpusColumn; c < DetailColumn; ++c)
         m_tree->resizeColumnToContents(c);
 
     // Nodes in no pool and a policy file that did not read.

@@ -22,10 +22,12 @@ class RunControl;
 // The Pools view (issue #25): every resource pool of `<db>.scheduler.json`
 // (core/runs/QueuePolicy.h, core/sched/Pools.h) as a row -- its nodes (by
 // their labels), GPUs on them, in use by its own runs, lent to other pools'
-// runs, borrowed by its runs on other pools' nodes, idle -- and under it one
-// row per project and per user with GPUs there or a quota entry ("project
-// vision", "8 of 8 GPUs"), then its waiting runs with the scheduler's reason
-// (RunRecord::pendingReason, which names the quota that holds them).
+// runs, borrowed by its runs on other pools' nodes, idle -- and under it a
+// row (spanning every column) with its nodes, label selector and lending,
+// one row per project and per user with GPUs there or a quota entry
+// ("project vision", quota column "8 of 8 GPUs"), then a spanned row per
+// waiting run with the scheduler's reason ("run 3 vision-eval: waiting:
+// project vision uses 2 of its 2 GPUs in pool a100", RunRecord::pendingReason).
 //
 // The numbers are sched::poolUsage over the cluster as the scheduler sees
 // it: the nodes ("local" and the stored SSH nodes) with their labels from

@@ -647,6 +647,11 @@ void ServiceServer::opNodeAdd(Client& c, const QJsonValue& id, const QJsonObject
                     QStringLiteral("a node named '%1' exists already (remove it first)").arg(n.name));
             return;
         }
+    for (const QString& l : std::as_const(node->labels))
+        if (const auto bad = nodeLabelError(l)) {
+            replyError(c, id, QStringLiteral("invalid_input"), QStringLiteral("node %1: %2").arg(node->name, *bad));
+            return;
+        }
     node->addedAt = QDateTime::currentDateTimeUtc();
     if (auto stored = m_store->addNode(*node); !stored) {
         replyError(c, id, QStringLiteral("storage"), stored.error().message);

@@ -58,8 +58,8 @@ class SubmitDialog;
 //
 // Layout (issue 21): the runs table and the tabs below it get most of the
 // width; the Queue, Nodes and Pools (ui/queue/PoolsView.h) docks are tabbed
-// together on the right, as wide
-// as the Nodes tree's GPU columns need (at most a third of the window).
+// together on the right, as wide as the Nodes tree's GPU columns need (at
+// most a third of the window).
 // View has a show/hide entry per dock and "Reset layout"
 // (resetLayoutAction). The dock state is saved with kLayoutVersion: a state
 // saved by another layout version (or none) gives the default layout, so a

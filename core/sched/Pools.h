@@ -152,6 +152,7 @@ struct PoolUse {
     int used = 0;      // of those, held by runs charged to this pool
     int lent = 0;      // of those, held by runs of other pools (their borrowed GPUs)
     int borrowed = 0;  // GPUs this pool's runs hold on other pools' nodes
+    // Not held by a Trainyard run (a GPU busy with another process counts as idle here).
     int idle() const { return std::max(0, gpus - used - lent); }
     // Every account with GPUs in the pool or an entry in its quota, by name.
     // Without a quota of that kind (GpuQuota::isEmpty) the accounts still

@@ -69,7 +69,10 @@ PoolsView::PoolsView(ResultStore* store, RunControl* engine, QString databasePat
     connect(m_rebuildTimer, &QTimer::timeout, this, &PoolsView::rebuild);
     m_refreshTimer = new QTimer(this);
     m_refreshTimer->setInterval(kRefreshMs);
-    connect(m_refreshTimer, &QTimer::timeout, this, &PoolsView::refresh);
+    connect(m_refreshTimer, &QTimer::timeout, this, [this] {
+        if (isVisible()) // hidden (a tab behind Queue): read again when shown
+            refresh();
+    });
     m_refreshTimer->start();
 
     if (engine)
@@ -78,6 +81,12 @@ PoolsView::PoolsView(ResultStore* store, RunControl* engine, QString databasePat
 }
 
 PoolsView::~PoolsView() = default;
+
+void PoolsView::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    refresh();
+}
 
 QTreeWidgetItem* PoolsView::poolItem(const QString& name) const
 {

@@ -38,8 +38,9 @@ class RunControl;
 //
 // Data: setRuns / updateRuns with the runs table's StoreReader snapshots;
 // setNodeGpus (connected to `engine` when given); the policy file and the
-// labels are re-read every kRefreshMs (refresh() at once). Recomputing is
-// coalesced (one per event-loop turn).
+// labels are re-read every kRefreshMs while the view is visible, and when it
+// is shown (refresh() at once). Recomputing is coalesced (one per event-loop
+// turn).
 //
 // GUI thread only. `store` must outlive the view; `engine` may be null.
 class PoolsView final : public QWidget {
@@ -76,6 +77,9 @@ public:
     void setNodeGpus(const QString& node, const QList<AgentGpu>& gpus);
     // Re-reads the policy file and the nodes' labels, then rebuilds (at once).
     void refresh();
+
+protected:
+    void showEvent(QShowEvent* event) override;
 
 private:
     void scheduleRebuild();

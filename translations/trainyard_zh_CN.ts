@@ -1168,17 +1168,17 @@
         <translation>%1 的图表</translation>
     </message>
     <message>
-        <location filename="../ui/charts/DecimatedChart.cpp" line="767"/>
+        <location filename="../ui/charts/DecimatedChart.cpp" line="755"/>
         <source>Log scale: 1 value &lt;= 0 skipped</source>
         <translation>对数刻度：跳过 1 个 &lt;= 0 的值</translation>
     </message>
     <message>
-        <location filename="../ui/charts/DecimatedChart.cpp" line="768"/>
+        <location filename="../ui/charts/DecimatedChart.cpp" line="756"/>
         <source>Log scale: %1 values &lt;= 0 skipped</source>
         <translation>对数刻度：跳过 %1 个 &lt;= 0 的值</translation>
     </message>
     <message>
-        <location filename="../ui/charts/DecimatedChart.cpp" line="793"/>
+        <location filename="../ui/charts/DecimatedChart.cpp" line="781"/>
         <source>Trainyard chart</source>
         <translation>Trainyard 图表</translation>
     </message>
@@ -1209,337 +1209,337 @@
 <context>
     <name>ty::MainWindow</name>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="117"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="118"/>
         <source>signal %1</source>
         <translation>信号 %1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="119"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="120"/>
         <source>exit %1</source>
         <translation>退出码 %1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="184"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="185"/>
         <source>Database write failed: %1</source>
         <translation>数据库写入失败：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="191"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="192"/>
         <source>Damaged result database</source>
         <translation>结果数据库已损坏</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="241"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="242"/>
         <source>&amp;Submit…</source>
         <translation>提交(&amp;S)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="244"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="245"/>
         <source>Submit a run (Ctrl+N); or drop a script, folder or job spec on the window</source>
         <translation>提交一个运行 (Ctrl+N)；或将脚本、文件夹或任务规格拖放到窗口上</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="247"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="248"/>
         <source>&amp;Open spec or script…</source>
         <translation>打开任务规格或脚本(&amp;O)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="251"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="252"/>
         <source>Open job spec or script</source>
         <translation>打开任务规格或脚本</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="252"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="253"/>
         <source>Job specs and scripts (*.yaml *.yml *.py *.sh);;All files (*)</source>
         <translation>任务规格与脚本 (*.yaml *.yml *.py *.sh);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="260"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="261"/>
         <source>&amp;Cancel run…</source>
         <translation>取消运行(&amp;C)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="263"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="264"/>
         <source>Stop the selected runs (Ctrl+K; asks first for a running run): SIGTERM to its processes, SIGKILL after 10 s; a waiting run leaves the queue</source>
         <translation>停止选中的运行（Ctrl+K；正在运行的运行会先询问）：向其进程发送 SIGTERM，10 秒后发送 SIGKILL；等待中的运行将离开队列</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="267"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="268"/>
         <source>&amp;Delete run…</source>
         <translation>删除运行(&amp;D)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="270"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1046"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="271"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1050"/>
         <source>Delete the selected finished run with its metrics and console copy</source>
         <translation>删除选中的已结束运行及其指标和控制台副本</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="273"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="274"/>
         <source>Co&amp;mpare</source>
         <translation>对比(&amp;M)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="277"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="278"/>
         <source>Compare the selected runs side by side (Ctrl+D; Ctrl/Shift+click to select several)</source>
         <translation>并排对比选中的运行（Ctrl+D；按住 Ctrl/Shift 点击可多选）</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="280"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="281"/>
         <source>&amp;Artifacts…</source>
         <translation>产物(&amp;A)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="282"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="283"/>
         <source>List the selected run&apos;s artifacts on its node and download them</source>
         <translation>在节点上列出选中运行的产物并下载</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="288"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="289"/>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="292"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="293"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="304"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="305"/>
         <source>Re-run #%1 %2</source>
         <translation>重新运行 #%1 %2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="311"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1356"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="312"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1366"/>
         <source>&amp;Run</source>
         <translation>运行(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="324"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="325"/>
         <source>&amp;Aggregated console</source>
         <translation>聚合控制台(&amp;A)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="327"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="328"/>
         <source>The selected runs&apos; consoles merged by arrival time, filterable (Ctrl+L)</source>
         <translation>选中运行的控制台按到达时间合并，可过滤 (Ctrl+L)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="331"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="332"/>
         <source>Main</source>
         <translation>主工具栏</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="357"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="358"/>
         <source>Runs</source>
         <translation>运行列表</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="418"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="419"/>
         <source>Run details</source>
         <translation>运行详情</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="423"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="424"/>
         <source>Console</source>
         <translation>控制台</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="424"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="425"/>
         <source>Metrics</source>
         <translation>指标</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="432"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="433"/>
         <source>Compare</source>
         <translation>对比</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="437"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="438"/>
         <source>Notices of the run</source>
         <translation>运行的提示</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="496"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="497"/>
         <source>local: connecting…</source>
         <translation>本地：正在连接…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="496"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="502"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="497"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="503"/>
         <source>no engine</source>
         <translation>无引擎</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="519"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="520"/>
         <source>Node %1: %2</source>
         <translation>节点 %1：%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="522"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="523"/>
         <source>Run #%1 was not cancelled: %2</source>
         <translation>运行 #%1 未被取消：%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="526"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="527"/>
         <source>Reconnected to the Trainyard service</source>
         <translation>已重新连接到 Trainyard 服务</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="636"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="638"/>
         <source>Nothing to open</source>
         <translation>没有可打开的内容</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="636"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="638"/>
         <source>Drop job specs (.yaml), scripts (.py, .sh) or folders here.</source>
         <translation>将任务规格（.yaml）、脚本（.py、.sh）或文件夹拖放到此处。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="651"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="653"/>
         <source>%1: only local files and folders can be opened</source>
         <translation>%1：只能打开本地文件和文件夹</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="657"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="659"/>
         <source>%1: no such file or folder</source>
         <translation>%1：没有该文件或文件夹</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="673"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="675"/>
         <source>%1: only .py and .sh scripts, folders and .yaml job specs can be submitted</source>
         <translation>%1：只能提交 .py 和 .sh 脚本、文件夹以及 .yaml 任务规格</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="677"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="717"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="721"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="679"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="719"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="723"/>
         <source>Cannot open</source>
         <translation>无法打开</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="717"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="719"/>
         <source>%1: cannot read job spec: %2</source>
         <translation>%1：无法读取任务规格：%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="721"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="723"/>
         <source>%1: a job spec larger than 1 MiB is not a job spec</source>
         <translation>%1：大于 1 MiB 的任务规格不是任务规格</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="727"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="729"/>
         <source>Submit %1</source>
         <translation>提交 %1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="734"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="736"/>
         <source>Cannot submit &apos;%1&apos;: no run engine.</source>
         <translation>无法提交“%1”：没有运行引擎。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="735"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="758"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="737"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="760"/>
         <source>Submit failed</source>
         <translation>提交失败</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="739"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="741"/>
         <source>Submitting %1…</source>
         <translation>正在提交 %1…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="747"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="749"/>
         <source>Submitted %1 as run #%2</source>
         <translation>已将 %1 提交为运行 #%2</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="748"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="750"/>
         <source>Submitted %1: %2 runs, #%3 to #%4</source>
         <translation>已提交 %1：%2 个运行，#%3 至 #%4</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="757"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="759"/>
         <source>&apos;%1&apos; made no runs</source>
         <translation>“%1”未生成任何运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="825"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="829"/>
         <source>%1 runs · %2 running · %3 queued</source>
         <translation>%1 个运行 · %2 个运行中 · %3 个排队中</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="831"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="879"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="835"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="883"/>
         <source>Select a run to see its console.</source>
         <translation>选择一个运行以查看其控制台。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="832"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="880"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="836"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="884"/>
         <source>Select a run to see its metrics.</source>
         <translation>选择一个运行以查看其指标。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="887"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="891"/>
         <source>Loading metrics…</source>
         <translation>正在加载指标…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="916"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="920"/>
         <source>&lt;i&gt;No run selected — drop a training script, a folder or a job spec here, or press Ctrl+N.&lt;/i&gt;</source>
         <translation>&lt;i&gt;未选择运行——将训练脚本、文件夹或任务规格拖放到此处，或按 Ctrl+N。&lt;/i&gt;</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="927"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="931"/>
         <source>⚠ 1 notice</source>
         <translation>⚠ 1 条提示</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="927"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="931"/>
         <source>⚠ %1 notices</source>
         <translation>⚠ %1 条提示</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="934"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="938"/>
         <source>Run #%1 has notices:</source>
         <translation>运行 #%1 有提示：</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="935"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="939"/>
         <source>Click to show them in a window (text can be copied).</source>
         <translation>点击在窗口中显示（文本可复制）。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="948"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="963"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="952"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="967"/>
         <source>(not placed)</source>
         <translation>（未放置）</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="952"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="956"/>
         <source>
 tags: %1</source>
         <translation>
 标签：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="956"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="960"/>
         <source>
 archived</source>
         <translation>
 已归档</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="958"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="962"/>
         <source>
 notes: %1</source>
         <translation>
 备注：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="960"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="964"/>
         <source>&lt;p style=&apos;white-space:pre-wrap&apos;&gt;%1 #%2 %3 on %4
 %5
 in %6%7&lt;/p&gt;</source>
@@ -1548,64 +1548,64 @@ in %6%7&lt;/p&gt;</source>
 工作目录 %6%7&lt;/p&gt;</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="977"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="981"/>
         <source>Notices of %1 #%2</source>
         <translation>%1 #%2 的提示</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1014"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1018"/>
         <source>Damaged: %1</source>
         <translation>已损坏：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1017"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1021"/>
         <source>Read-only: %1</source>
         <translation>只读：%1</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1018"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1022"/>
         <source>%1 is open read-only: %2. Its runs are shown as last recorded in it; nothing can be submitted, cancelled, renamed or deleted here.</source>
         <translation>%1 以只读方式打开：%2。其中的运行按最后记录的状态显示；此处无法提交、取消、重命名或删除任何内容。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1026"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1030"/>
         <source>Trainyard — %1 (read-only)</source>
         <translation>Trainyard — %1（只读）</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1045"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1049"/>
         <source>Cancel the run first: only finished runs can be deleted</source>
         <translation>请先取消该运行：只有已结束的运行才能删除</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1075"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1079"/>
         <source>Aggregated console</source>
         <translation>聚合控制台</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1167"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1171"/>
         <source>No metrics yet. Lines like &apos;loss=0.31&apos;, &apos;val_acc: 0.9&apos; or JSON records become curves here.</source>
         <translation>暂无指标。形如 “loss=0.31”、“val_acc: 0.9” 的行或 JSON 记录会在此处成为曲线。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1181"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1185"/>
         <source>ready</source>
         <translation>就绪</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1181"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1185"/>
         <source>not ready</source>
         <translation>未就绪</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1213"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1217"/>
         <source>Cancel the running run %1?
 Its processes get SIGTERM, and SIGKILL after 10 s.</source>
         <translation>取消正在运行的运行 %1？
 其进程将收到 SIGTERM，10 秒后收到 SIGKILL。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1214"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1218"/>
         <source>Cancel %1 running runs?
 %2
 Their processes get SIGTERM, and SIGKILL after 10 s.</source>
@@ -1614,112 +1614,117 @@ Their processes get SIGTERM, and SIGKILL after 10 s.</source>
 其进程将收到 SIGTERM，10 秒后收到 SIGKILL。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1217"/>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1219"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1221"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1223"/>
         <source>Cancel run</source>
         <translation>取消运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1221"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1225"/>
         <source>Keep running</source>
         <translation>继续运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1236"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1240"/>
         <source>Cancelling run #%1…</source>
         <translation>正在取消运行 #%1…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1236"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1240"/>
         <source>Cancelling %1 runs…</source>
         <translation>正在取消 %1 个运行…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1247"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1251"/>
         <source>Delete run</source>
         <translation>删除运行</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1248"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1252"/>
         <source>Delete run #%1 &apos;%2&apos; with its params, metrics and local console copy?
 This cannot be undone.</source>
         <translation>删除运行 #%1“%2”及其参数、指标和本地控制台副本？
 此操作无法撤销。</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1263"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1267"/>
         <source>Run #%1 &apos;%2&apos; was not deleted: %3</source>
         <translation>运行 #%1“%2”未被删除：%3</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1267"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1271"/>
         <source>Deleted run #%1 &apos;%2&apos;</source>
         <translation>已删除运行 #%1“%2”</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1280"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1284"/>
         <source>Pipelines</source>
         <translation>流水线</translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1312"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1317"/>
         <source>%1: %n run(s)</source>
         <translation>
             <numerusform>%1：%n 个运行</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1342"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1347"/>
         <source>Queue</source>
         <translation>队列</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1345"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1350"/>
         <source>Nodes</source>
         <translation>节点</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1369"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1356"/>
+        <source>Pools</source>
+        <translation>资源池</translation>
+    </message>
+    <message>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1379"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1374"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1386"/>
         <source>&amp;Reset layout</source>
         <translation>重置布局(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1377"/>
-        <source>Queue and Nodes tabbed on the right, the runs table and its tabs at their default sizes</source>
-        <translation>队列与节点以标签页形式位于右侧，运行表格及其标签页恢复默认大小</translation>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1389"/>
+        <source>Queue, Nodes and Pools tabbed on the right, the runs table and its tabs at their default sizes</source>
+        <translation>队列、节点和资源池以标签页停靠在右侧，运行表及其标签页恢复默认大小</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1385"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1397"/>
         <source>&amp;Tools</source>
         <translation>工具(&amp;T)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1386"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1398"/>
         <source>&amp;Settings…</source>
         <translation>设置(&amp;S)…</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1390"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1402"/>
         <source>Theme, notifications and this database&apos;s scheduling policy (Ctrl+,)</source>
         <translation>主题、通知与此数据库的调度策略（Ctrl+,）</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1395"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1407"/>
         <source>&amp;Help</source>
         <translation>帮助(&amp;H)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1396"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1408"/>
         <source>&amp;Keyboard shortcuts</source>
         <translation>键盘快捷键(&amp;K)</translation>
     </message>
     <message>
-        <location filename="../ui/mainwindow/MainWindow.cpp" line="1401"/>
+        <location filename="../ui/mainwindow/MainWindow.cpp" line="1413"/>
         <source>&amp;About Trainyard</source>
         <translation>关于 Trainyard(&amp;A)</translation>
     </message>
@@ -1873,152 +1878,157 @@ This cannot be undone.</source>
         <translation>每 2 秒更新 GPU 状态。</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="227"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="230"/>
         <source>GPU status every 2 s · last update %1</source>
         <translation>每 2 秒更新 GPU 状态 · 最近更新 %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="232"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="254"/>
         <source>no NVIDIA GPU (CPU node)</source>
         <translation>无 NVIDIA GPU（CPU 节点）</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="257"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="279"/>
         <source>pid %1</source>
         <translation>pid %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="263"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="285"/>
         <source>Trainyard run %1 of another database</source>
         <translation>另一个数据库的 Trainyard 运行 %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="264"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="286"/>
         <source>other process</source>
         <translation>其他进程</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="265"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="287"/>
         <source>other process (%1)</source>
         <translation>其他进程（%1）</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="275"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="297"/>
         <source>Slurm %1</source>
         <translation>Slurm %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="278"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="300"/>
         <source>Slurm cluster: partitions not reported yet</source>
         <translation>Slurm 集群：尚未报告分区</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="317"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="339"/>
         <source>partition %1 (default)</source>
         <translation>分区 %1（默认）</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="317"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="339"/>
         <source>partition %1</source>
         <translation>分区 %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="307"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="329"/>
         <source>no GPUs</source>
         <translation>无 GPU</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="304"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="326"/>
         <source>%1 CPUs, %2 GiB, %3 per node</source>
         <translation>每节点 %1 个 CPU、%2 GiB、%3</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="309"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="331"/>
         <source>no time limit</source>
         <translation>无时间限制</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="310"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="332"/>
         <source>time limit %1 min</source>
         <translation>时间限制 %1 分钟</translation>
     </message>
     <message numerus="yes">
-        <location filename="../ui/nodes/NodesView.cpp" line="312"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="334"/>
         <source>%1 %2 · %n node(s) %3 · %4 · %5</source>
         <translation>
             <numerusform>%1 %2 · %n 个节点 %3 · %4 · %5</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="329"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="351"/>
         <source>connecting…</source>
         <translation>正在连接…</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="331"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="353"/>
         <source>reachable</source>
         <translation>可达</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="334"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="356"/>
         <source>unreachable</source>
         <translation>不可达</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="339"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="361"/>
         <source>this machine</source>
         <translation>本机</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="344"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="366"/>
         <source>
 GPUs as of %1</source>
         <translation>
 GPU 状态截至 %1</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="360"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="368"/>
+        <source>labels: %1</source>
+        <translation>标签：%1</translation>
+    </message>
+    <message>
+        <location filename="../ui/nodes/NodesView.cpp" line="390"/>
         <source>reading GPUs…</source>
         <translation>正在读取 GPU…</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="378"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="408"/>
         <source>free</source>
         <translation>空闲</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="378"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="408"/>
         <source>busy</source>
         <translation>忙碌</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="415"/>
-        <location filename="../ui/nodes/NodesView.cpp" line="429"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="445"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="459"/>
         <source>Cannot add node</source>
         <translation>无法添加节点</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="415"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="445"/>
         <source>Cannot add node &apos;%1&apos;: no run engine.</source>
         <translation>无法添加节点“%1”：没有运行引擎。</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="416"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="446"/>
         <source>no run engine</source>
         <translation>没有运行引擎</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="454"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="484"/>
         <source>Host key of %1 refused</source>
         <translation>已拒绝 %1 的主机密钥</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="458"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="488"/>
         <source>Unknown host key</source>
         <translation>未知的主机密钥</translation>
     </message>
     <message>
-        <location filename="../ui/nodes/NodesView.cpp" line="459"/>
+        <location filename="../ui/nodes/NodesView.cpp" line="489"/>
         <source>The host key of node &apos;%1&apos; is not in known_hosts.
 
 SHA256 fingerprint:
@@ -2200,6 +2210,169 @@ SHA256 指纹：
         <location filename="../ui/pipelines/PipelinesView.cpp" line="275"/>
         <source>Submitted pipeline %1 (%2)</source>
         <translation>已提交流水线 %1（%2）</translation>
+    </message>
+</context>
+<context>
+    <name>ty::PoolsView</name>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="46"/>
+        <source>Pool</source>
+        <translation>资源池</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="46"/>
+        <source>GPUs</source>
+        <translation>GPU</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="46"/>
+        <source>In use</source>
+        <translation>自用</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="46"/>
+        <source>Lent</source>
+        <translation>借出</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="46"/>
+        <source>Borrowed</source>
+        <translation>借入</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="46"/>
+        <source>Idle</source>
+        <translation>空闲</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="46"/>
+        <source>Quota</source>
+        <translation>配额</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="47"/>
+        <source>GPUs of the pool&apos;s nodes held by its own runs</source>
+        <translation>本池节点上由本池运行占用的 GPU</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="48"/>
+        <source>GPUs of the pool&apos;s nodes held by runs of other pools</source>
+        <translation>本池节点上由其他池的运行占用的 GPU</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="49"/>
+        <source>GPUs the pool&apos;s runs hold on other pools&apos; nodes</source>
+        <translation>本池的运行在其他池节点上占用的 GPU</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="53"/>
+        <source>Resource pools</source>
+        <translation>资源池</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="213"/>
+        <source>1 GPU</source>
+        <translation>1 个 GPU</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="213"/>
+        <source>%1 GPUs</source>
+        <translation>%1 个 GPU</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="215"/>
+        <source>%1, no limit</source>
+        <translation>%1，无限额</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="216"/>
+        <source>%1 of %2</source>
+        <translation>%1 / %2</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="231"/>
+        <source>every node not in an earlier pool</source>
+        <translation>不属于前面任何池的所有节点</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="232"/>
+        <source>labels %1</source>
+        <translation>标签 %1</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="233"/>
+        <source>no nodes</source>
+        <translation>无节点</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="234"/>
+        <source>nodes: %1 (%2)</source>
+        <translation>节点：%1（%2）</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="235"/>
+        <source>lends idle GPUs</source>
+        <translation>借出空闲 GPU</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="235"/>
+        <source>does not lend</source>
+        <translation>不借出</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="237"/>
+        <source>borrows up to %1</source>
+        <translation>最多借入 %1</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="254"/>
+        <source>(none)</source>
+        <translation>（无）</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="255"/>
+        <source>project %1</source>
+        <translation>项目 %1</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="255"/>
+        <source>user %1</source>
+        <translation>用户 %1</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="261"/>
+        <source>the pool&apos;s default limit</source>
+        <translation>该池的默认限额</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="272"/>
+        <source>run %1 %2: %3</source>
+        <translation>运行 %1 %2：%3</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="274"/>
+        <source>waiting</source>
+        <translation>等待中</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="281"/>
+        <source>and %1 more waiting runs</source>
+        <translation>另有 %1 个等待中的运行</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="312"/>
+        <source>No resource pools: define them under &quot;pools&quot; in %1 (see trainyardctl policy).</source>
+        <translation>没有资源池：请在 %1 的 &quot;pools&quot; 下定义（参见 trainyardctl policy）。</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="315"/>
+        <source>In no pool (free for all, no quota): %1</source>
+        <translation>不属于任何池（所有人可用，无配额）：%1</translation>
+    </message>
+    <message>
+        <location filename="../ui/queue/PoolsView.cpp" line="317"/>
+        <source>Cannot read the policy file: %1</source>
+        <translation>无法读取策略文件：%1</translation>
     </message>
 </context>
 <context>

@@ -81,16 +81,21 @@ const CommandEntry kCommands[] = {
                 {{"--json", "status as one JSON document"},
                         {"--persist", "start it so that it does not stop when idle"},
                         {"--lines N", "the last N lines of its log"}}},
-        {"node", "node add NAME --host ALIAS [options] | node ls [--json] | node trust NAME | node rm NAME [--force]",
+        {"node",
+                "node add NAME --host ALIAS [options] | node ls [--json] | node label NAME [--add L]... [--remove L]... "
+                "| node trust NAME | node rm NAME [--force]",
                 "Manage SSH nodes. add checks the host key, logs in, deploys the agent and lists its GPUs (a Slurm "
-                "login node: the cluster's version and partitions), then stores the node; trust accepts a stored "
-                "node's changed host key; rm forgets a node.",
+                "login node: the cluster's version and partitions), then stores the node; label changes the labels of "
+                "any node, \"local\" (this machine) included, and the scheduler places by them at once (pools, "
+                "prefer/avoid); trust accepts a stored node's changed host key; rm forgets a node.",
                 {{"--host ALIAS", "add: the host, as in ~/.ssh/config"},
                         {"--kind ssh|slurm", "add: slurm for a Slurm cluster's login node (its runs go to sbatch)"},
                         {"--user U", "add: login user"}, {"--port P", "add: SSH port"},
                         {"--identity FILE", "add: private key file"},
                         {"--agent-path PATH", "add: where the agent is deployed on the node"},
                         {"--label L", "add: a label for placement (repeatable)"},
+                        {"--add L", "label: add label L (repeatable; letters, digits, . _ -)"},
+                        {"--remove L", "label: remove label L (repeatable)"},
                         {"--node-lost-after D", "add: how long it may be silent before its runs are lost (30m)"},
                         {"--accept-new-host-key", "add: accept a host key not yet known"},
                         {"--json", "ls: one JSON document on stdout"},

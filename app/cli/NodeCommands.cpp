@@ -135,6 +135,65 @@ QString probeNode(const NodeRecord& rec, bool acceptNewHostKey)
     return {};
 }
 
+// "  labels: a100,ib" for `node ls`, "" for none.
+QString labelsText(const QStringList& labels)
+{
+    return labels.isEmpty() ? QString() : QStringLiteral("  labels: ") + escapedJoin(labels, QStringLiteral(","));
+}
+
+// node label NAME [--add L]... [--remove L]...: changes a node's labels
+// (local included) through the service, the database's one writer; with
+// neither option it prints them.
+int cmdNodeLabel(Context& ctx, const QStringList& args)
+{
+    QCommandLineParser p;
+    p.addPositionalArgument(QStringLiteral("NAME"), QStringLiteral("the node (\"local\" = this machine)"));
+    p.addOption({QStringLiteral("add"), QStringLiteral("a label to add (repeatable)"), QStringLiteral("LABEL")});
+    p.addOption({QStringLiteral("remove"), QStringLiteral("a label to remove (repeatable)"), QStringLiteral("LABEL")});
+    if (!p.parse(QStringList{QStringLiteral("node label")} + args))
+        return usageError(p.errorText());
+    if (p.positionalArguments().size() != 1)
+        return usageError(QStringLiteral("node label needs exactly one NAME"));
+    const QString name = p.positionalArguments().front();
+    const QStringList add = p.values(QStringLiteral("add"));
+    const QStringList remove = p.values(QStringLiteral("remove"));
+    for (const QString& l : add)
+        if (const auto bad = nodeLabelError(l))
+            return usageError(QStringLiteral("node label %1: --add: %2").arg(escapedName(name), *bad));
+    std::optional<QStringList> current;
+    if (name == u"local")
+        current = ctx.store->localNodeLabels();
+    else if (const auto rec = storedNode(ctx, name))
+        current = rec->labels;
+    if (!current) {
+        err() << "trainyardctl: no node named '" << escapedName(name) << "' (see trainyardctl node ls)\n";
+        return NoSuchRun;
+    }
+    if (add.isEmpty() && remove.isEmpty()) {
+        out() << escapedName(name) << ":"
+              << (current->isEmpty() ? QStringLiteral(" no labels") : labelsText(*current).mid(1)) << '\n';
+        return Ok;
+    }
+    auto svc = connectService(ctx);
+    if (!svc)
+        return Unavailable;
+    const auto changed = svc->call(QStringLiteral("node_label"),
+            {{QStringLiteral("node"), name}, {QStringLiteral("add"), QJsonArray::fromStringList(add)},
+                    {QStringLiteral("remove"), QJsonArray::fromStringList(remove)}});
+    if (!changed) {
+        err() << "trainyardctl: " << escapedName(changed.error().message) << '\n';
+        return changed.error().kind == ErrorKind::NotFound        ? NoSuchRun
+                : changed.error().kind == ErrorKind::InvalidInput ? Usage
+                                                                  : Unavailable;
+    }
+    QStringList labels;
+    for (const QJsonValue& l : changed->value(QStringLiteral("labels")).toArray())
+        labels << l.toString();
+    out() << escapedName(name) << ":" << (labels.isEmpty() ? QStringLiteral(" no labels") : labelsText(labels).mid(1))
+          << '\n';
+    return Ok;
+}
+
 int cmdNodeAdd(Context& ctx, const QStringList& args)
 {
     QCommandLineParser p;
@@ -168,6 +227,9 @@ int cmdNodeAdd(Context& ctx, const QStringList& args)
     rec.user = p.value(QStringLiteral("user"));
     rec.identityFile = p.value(QStringLiteral("identity"));
     rec.labels = p.values(QStringLiteral("label"));
+    for (const QString& l : std::as_const(rec.labels))
+        if (const auto bad = nodeLabelError(l))
+            return usageError(QStringLiteral("node add: --label: %1").arg(*bad));
     rec.agentPath = p.value(QStringLiteral("agent-path"));
     if (p.isSet(QStringLiteral("kind"))) {
         const auto kind = nodeKindFromName(p.value(QStringLiteral("kind")));
@@ -223,7 +285,7 @@ int cmdNodeAdd(Context& ctx, const QStringList& args)
 
 } // namespace
 
-QJsonArray nodesJson(const QList<NodeRecord>& stored)
+QJsonArray nodesJson(const QList<NodeRecord>& stored, const QStringList& localLabels)
 {
     const auto orNull = [](const QString& s) { return s.isEmpty() ? QJsonValue() : QJsonValue(s); };
     QJsonArray nodes;
@@ -237,7 +299,7 @@ QJsonArray nodesJson(const QList<NodeRecord>& stored)
             {QStringLiteral("agent_path"), localAgentPath()},
             {QStringLiteral("agent_deployed"), false},
             {QStringLiteral("added_at"), QJsonValue()},
-            {QStringLiteral("labels"), QJsonArray()},
+            {QStringLiteral("labels"), QJsonArray::fromStringList(localLabels)},
             {QStringLiteral("kind"), QStringLiteral("ssh")},
             {QStringLiteral("node_lost_after_sec"), QJsonValue()},
             {QStringLiteral("slurm"), QJsonValue()},
@@ -271,6 +333,8 @@ int cmdNode(Context& ctx, const QStringList& args)
     const QStringList rest = args.mid(1);
     if (sub == u"add")
         return cmdNodeAdd(ctx, rest);
+    if (sub == u"label")
+        return cmdNodeLabel(ctx, rest);
     if (sub == u"trust") {
         // A stored node whose host key is not known (any more): after its key
         // changed and the old entry was removed (ssh-keygen -R), or a new
@@ -295,7 +359,7 @@ int cmdNode(Context& ctx, const QStringList& args)
         if (!rest.isEmpty() && !json)
             return usageError(QStringLiteral("node ls takes no arguments but --json"));
         if (json) {
-            printJson(QJsonDocument(nodesJson(ctx.store->nodes())));
+            printJson(QJsonDocument(nodesJson(ctx.store->nodes(), ctx.store->localNodeLabels())));
             return Ok;
         }
         out() << QStringLiteral("%1 %2 %3 %4 %5  %6\n")
@@ -311,7 +375,7 @@ int cmdNode(Context& ctx, const QStringList& args)
                          .arg(QStringLiteral("-"), -10)
                          .arg(QStringLiteral("-"), -5)
                          .arg(QStringLiteral("-"), -19)
-                         .arg(localAgentPath());
+                         .arg(localAgentPath() + labelsText(ctx.store->localNodeLabels()));
         for (const NodeRecord& n : ctx.store->nodes())
             out() << QStringLiteral("%1 %2 %3 %4 %5  %6\n")
                              .arg(escapedName(n.name), -12)
@@ -320,9 +384,7 @@ int cmdNode(Context& ctx, const QStringList& args)
                              .arg(n.port ? QString::number(n.port) : QStringLiteral("-"), -5)
                              .arg(localTime(n.addedAt), -19)
                              .arg((n.agentPath.isEmpty() ? QStringLiteral("(deployed)") : escapedName(n.agentPath))
-                                     + (n.labels.isEmpty() ? QString()
-                                                           : QStringLiteral("  labels: ")
-                                                             + escapedJoin(n.labels, QStringLiteral(",")))
+                                     + labelsText(n.labels)
                                      + (n.kind == NodeKind::Slurm ? QStringLiteral("  (Slurm login node)") : QString())
                                      + (n.nodeLostAfterSec ? QStringLiteral("  node_lost_after: %1")
                                                                      .arg(retryDurationText(*n.nodeLostAfterSec * 1000))
@@ -367,7 +429,7 @@ int cmdNode(Context& ctx, const QStringList& args)
         out() << '\n';
         return Ok;
     }
-    return usageError(QStringLiteral("node needs add, ls or rm"));
+    return usageError(QStringLiteral("node needs add, ls, label, trust or rm"));
 }
 
 } // namespace ty::cli

@@ -27,7 +27,8 @@ int cmdNode(Context& ctx, const QStringList& args);
 //  "labels": [..]}. What is not set is null: user and port (then the SSH
 // config's apply), identity_file, agent_path (the agent is deployed by
 // Trainyard: agent_deployed); for "local" host, user, port and added_at are
-// null and agent_path is this machine's trainyard-agent.
-QJsonArray nodesJson(const QList<NodeRecord>& stored);
+// null and agent_path is this machine's trainyard-agent; its labels are
+// `localLabels` (trainyardctl node label local).
+QJsonArray nodesJson(const QList<NodeRecord>& stored, const QStringList& localLabels = {});
 
 } // namespace ty::cli

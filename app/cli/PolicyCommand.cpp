@@ -2,6 +2,9 @@
 
 #include "Cli.h"
 #include "core/runs/QueuePolicy.h"
+#include "core/runs/RunEngine.h"
+#include "core/runs/SchedulingPass.h"
+#include "core/store/ResultStore.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -41,6 +44,60 @@ QString describePool(const sched::ResourcePool& p)
     parts << (p.borrowLimit > 0 ? QStringLiteral("borrows up to %1 GPUs").arg(p.borrowLimit)
                                 : QStringLiteral("does not borrow"));
     return QStringLiteral("pool %1: ").arg(p.name) + parts.join(QStringLiteral("; "));
+}
+
+// What each pool holds now (sched::poolUsage, as the Pools view counts it),
+// from the database: the nodes by their labels, the runs holding GPUs with
+// their spec's accounts. GPUs per node are the service's to know (the Pools
+// view shows them): not counted here.
+QList<sched::PoolUse> currentUsage(const ResultStore& store, const QList<sched::ResourcePool>& pools)
+{
+    sched::ClusterState state;
+    sched::NodeState local;
+    local.name = QStringLiteral("local");
+    local.labels = store.localNodeLabels();
+    state.nodes << local;
+    for (const NodeRecord& n : store.nodes()) {
+        if (n.kind != NodeKind::Ssh)
+            continue;
+        sched::NodeState s;
+        s.name = n.name;
+        s.labels = n.labels;
+        state.nodes << s;
+    }
+    QString user = qEnvironmentVariable("USER");
+    if (user.isEmpty())
+        user = qEnvironmentVariable("LOGNAME");
+    for (const RunRecord& r : store.unfinishedRuns())
+        if ((r.state == RunState::Starting || r.state == RunState::Running || r.state == RunState::Unknown)
+                && !r.node.isEmpty() && !r.gpus.isEmpty())
+            state.running << pass::allocationOf(r, runSpecOf(r), user, 0);
+    return sched::poolUsage(pools, state);
+}
+
+// "  nodes: local; its runs hold 2 GPUs there, lent 0, borrowed 2" and a
+// line per account: "  project vision: 4 of 4 GPUs".
+QString describeUse(const sched::PoolUse& u)
+{
+    const auto gpus = [](int n) { return n == 1 ? QStringLiteral("1 GPU") : QStringLiteral("%1 GPUs").arg(n); };
+    QString text = QStringLiteral("  nodes: %1; its runs hold %2 there, %3 lent to other pools, %4 borrowed\n")
+                           .arg(u.nodes.isEmpty() ? QStringLiteral("none") : escapedJoin(u.nodes, QStringLiteral(", ")),
+                                   gpus(u.used))
+                           .arg(u.lent)
+                           .arg(u.borrowed);
+    const auto accounts = [&](const QList<sched::AccountUse>& list, const QString& kind) {
+        for (const sched::AccountUse& a : list) {
+            if (a.account.isEmpty() && a.used == 0)
+                continue;
+            text += QStringLiteral("  %1 %2: %3\n")
+                            .arg(kind, a.account.isEmpty() ? QStringLiteral("(none)") : escapedName(a.account),
+                                    a.limit < 0 ? QString(gpus(a.used) + QStringLiteral(", no limit"))
+                                                : QStringLiteral("%1 of %2").arg(a.used).arg(gpus(a.limit)));
+        }
+    };
+    accounts(u.projects, QStringLiteral("project"));
+    accounts(u.users, QStringLiteral("user"));
+    return text;
 }
 
 QJsonObject quotaJson(const sched::GpuQuota& q)
@@ -117,7 +174,7 @@ int cmdPolicy(Context& ctx, const QStringList& argsIn)
         return Ok;
     }
     // "backfill", or "backfill, preemption on" where it is on (off by default).
-    const auto describe = [](const sched::Policy& p) {
+    const auto describe = [](const sched::Policy& p) -> QString {
         return queuePolicyName(p) + (p.preemption ? QStringLiteral(", preemption on") : QString());
     };
     if (args.isEmpty() && !preemption) {
@@ -128,8 +185,9 @@ int cmdPolicy(Context& ctx, const QStringList& argsIn)
         out() << describe(all->defaults) << '\n';
         for (auto it = all->queues.cbegin(); it != all->queues.cend(); ++it)
             out() << "queue " << it.key() << ": " << describe(it.value()) << '\n';
-        for (const sched::ResourcePool& p : std::as_const(all->defaults.pools))
-            out() << describePool(p) << '\n';
+        const QList<sched::PoolUse> use = currentUsage(*ctx.store, all->defaults.pools);
+        for (qsizetype i = 0; i < all->defaults.pools.size(); ++i)
+            out() << describePool(all->defaults.pools[i]) << '\n' << describeUse(use[i]);
         return Ok;
     }
     auto chosen = args.isEmpty() ? Result<sched::Policy>(all->forQueue(queue))

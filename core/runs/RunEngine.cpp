@@ -674,9 +674,12 @@ void RunEngine::schedulePass()
     // Snapshot: the nodes and the runs not ended, as the scheduler's types
     // (core/runs/SchedulingPass.h).
     sched::ClusterState state;
-    QHash<QString, QStringList> labels; // stored nodes' labels (trainyardctl node add --label)
+    // Nodes' labels (trainyardctl node add --label, node label), read each
+    // pass so a change applies without a restart; "local" has no NodeRecord.
+    QHash<QString, QStringList> labels;
     for (const NodeRecord& n : m_store->nodes())
         labels.insert(n.name, n.labels);
+    labels.insert(QStringLiteral("local"), m_store->localNodeLabels());
     names.sort();
     for (const QString& name : std::as_const(names))
         state.nodes.append(

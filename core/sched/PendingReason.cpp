@@ -160,6 +160,11 @@ QString renderPendingReason(const PendingReason& r, const TimeFormatter& formatT
     case PendingKind::NoSuchPool:
         return u"waiting: no pool named "_qs + r.pool + u" ("_qs
                 + (r.pools.isEmpty() ? u"none configured"_qs : u"pools: "_qs + r.pools.join(u", "_qs)) + u")"_qs;
+    case PendingKind::EmptyPool:
+        return u"waiting: pool "_qs + r.pool + u" has no nodes ("_qs
+                + (r.pools.isEmpty() ? u"every node is in an earlier pool"_qs
+                                     : u"none carries its labels: "_qs + r.pools.join(u", "_qs))
+                + u")"_qs;
     case PendingKind::Unsatisfiable:
         if (!r.connectingNodes.isEmpty()) // one of them may hold it: not "never" yet
             return u"waiting: "_qs + describeRequest(r) + u"; no node that can be reached now could hold it"_qs

@@ -1,5 +1,7 @@
 #include "Pools.h"
 
+#include <QMap>
+
 namespace ty::sched {
 
 int poolOfNode(const QList<ResourcePool>& pools, const NodeState& node)
@@ -55,6 +57,61 @@ bool poolsBorrow(const QList<ResourcePool>& pools)
                 if (l.lend && &l != &b)
                     return true;
     return false;
+}
+
+QList<PoolUse> poolUsage(const QList<ResourcePool>& pools, const ClusterState& state)
+{
+    QList<PoolUse> out;
+    out.reserve(pools.size());
+    std::vector<QMap<QString, int>> users(size_t(pools.size()));
+    std::vector<QMap<QString, int>> projects(size_t(pools.size()));
+    for (const ResourcePool& p : pools)
+        out.append(PoolUse{p.name, {}, 0, 0, 0, 0, {}, {}});
+    if (pools.isEmpty())
+        return out;
+    const QHash<QString, int> nodePool = nodeToPool(pools, state.nodes);
+    for (const NodeState& n : state.nodes)
+        if (const int p = nodePool.value(n.name, -1); p >= 0) {
+            out[p].nodes.append(n.name);
+            out[p].gpus += int(n.gpus.size());
+        }
+    const auto charge = [&](int pool, const RunningAllocation& a, int gpus) {
+        users[size_t(pool)][a.user] += gpus;
+        projects[size_t(pool)][a.project] += gpus;
+    };
+    for (const RunningAllocation& a : state.running) {
+        const int own = poolIndex(pools, a.pool);
+        for (const NodeShare& s : a.nodes) {
+            const int n = int(s.gpuIndices.size());
+            if (n <= 0)
+                continue;
+            const int at = nodePool.value(s.node, -1);
+            const int chargedTo = own >= 0 ? own : at;
+            if (chargedTo < 0)
+                continue; // no pool named, on a node in no pool
+            charge(chargedTo, a, n);
+            if (at == chargedTo) {
+                out[at].used += n;
+            } else if (at >= 0) {
+                out[at].lent += n;
+                out[chargedTo].borrowed += n;
+            }
+        }
+    }
+    const auto accounts = [](const QMap<QString, int>& used, const GpuQuota& quota) {
+        QMap<QString, int> all = used;
+        for (auto it = quota.limits.cbegin(); it != quota.limits.cend(); ++it)
+            all.insert(it.key(), used.value(it.key(), 0));
+        QList<AccountUse> list;
+        for (auto it = all.cbegin(); it != all.cend(); ++it)
+            list.append(AccountUse{it.key(), it.value(), quota.limitOf(it.key())});
+        return list;
+    };
+    for (qsizetype i = 0; i < pools.size(); ++i) {
+        out[i].users = accounts(users[size_t(i)], pools[i].users);
+        out[i].projects = accounts(projects[size_t(i)], pools[i].projects);
+    }
+    return out;
 }
 
 PoolUsage::PoolUsage(const QList<ResourcePool>& pools)

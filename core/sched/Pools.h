@@ -8,6 +8,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -29,7 +30,10 @@ namespace ty::sched {
 // the nodes it lands on, and is never placed on a pool's nodes where that
 // would exceed its quota there. When no pool is configured, `pool:` is
 // ignored (no quota, no cost); a pool name that is not configured keeps the
-// run waiting (PendingKind::NoSuchPool), never blocking others.
+// run waiting (PendingKind::NoSuchPool), never blocking others, and so does
+// a pool no node of the state is in (none carries its labels, e.g. after
+// trainyardctl node label --remove) when its runs cannot borrow
+// (PendingKind::EmptyPool): such a run is never failed as unsatisfiable.
 //
 // Usage, in GPUs: an account's usage in a pool is the sum, over the running
 // runs charged to that pool with that user (project), of the GPUs they hold
@@ -129,5 +133,40 @@ private:
     std::vector<QHash<QString, int>> m_projects;
     std::vector<int> m_borrowed;
 };
+
+// What each pool holds now, for people (the GUI's Pools view, trainyardctl
+// policy): the same counting as PoolUsage::chargeRunning, so what is shown
+// is what the scheduler checks. GPUs are whole GPUs (GpuState entries and
+// NodeShare::gpuIndices), never memory.
+struct AccountUse {
+    QString account; // a user name or project
+    int used = 0;    // GPUs it holds in the pool now (borrowed ones included)
+    int limit = -1;  // GpuQuota::limitOf, -1 = no limit
+    bool operator==(const AccountUse&) const = default;
+};
+
+struct PoolUse {
+    QString name;      // ResourcePool::name
+    QStringList nodes; // the nodes of the state in the pool (poolOfNode), in the state's order
+    int gpus = 0;      // GPUs on those nodes (reachable or not)
+    int used = 0;      // of those, held by runs charged to this pool
+    int lent = 0;      // of those, held by runs of other pools (their borrowed GPUs)
+    int borrowed = 0;  // GPUs this pool's runs hold on other pools' nodes
+    // Not held by a Trainyard run (a GPU busy with another process counts as idle here).
+    int idle() const { return std::max(0, gpus - used - lent); }
+    // Every account with GPUs in the pool or an entry in its quota, by name.
+    // Without a quota of that kind (GpuQuota::isEmpty) the accounts still
+    // appear, with limit -1.
+    QList<AccountUse> users;
+    QList<AccountUse> projects;
+    bool operator==(const PoolUse&) const = default;
+};
+
+// One PoolUse per pool of `pools`, in that order (empty for no pools).
+// A run's charge follows "Usage" above: a run naming pool P counts in P
+// wherever it runs, its GPUs on another pool's nodes borrowed by P and lent
+// by that pool; a run naming none (or an unknown pool) counts, per node, in
+// the pool of each node it holds (not at all on a node in no pool).
+QList<PoolUse> poolUsage(const QList<ResourcePool>& pools, const ClusterState& state);
 
 } // namespace ty::sched

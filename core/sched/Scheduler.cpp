@@ -474,7 +474,8 @@ private:
 
     // Pools (Pools.h): nothing of this is built or looked at without them.
     bool pools_ = false;
-    std::vector<int> nodePool_; // by node (name order): pool index, -1 none
+    std::vector<int> nodePool_;  // by node (name order): pool index, -1 none
+    std::vector<int> poolNodes_; // by pool: how many nodes of the state are in it
     PoolUsage usage_;
     std::uint64_t lenders_ = 0; // pools that lend, by bit
     std::map<std::tuple<int, std::uint64_t, bool>, int> poolFilterIds_;
@@ -557,8 +558,12 @@ void Pass::prepareNodes()
     pools_ = !p_.pools.isEmpty();
     if (pools_) {
         nodePool_.resize(size_t(n_));
-        for (int n = 0; n < n_; ++n)
+        poolNodes_.assign(size_t(p_.pools.size()), 0);
+        for (int n = 0; n < n_; ++n) {
             nodePool_[size_t(n)] = poolOfNode(p_.pools, c_.nodes[nodes_[size_t(n)].orig]);
+            if (nodePool_[size_t(n)] >= 0)
+                ++poolNodes_[size_t(nodePool_[size_t(n)])];
+        }
         for (qsizetype i = 0; i < p_.pools.size() && i < kMaxPools; ++i)
             if (p_.pools[i].lend)
                 lenders_ |= std::uint64_t(1) << i;
@@ -1104,6 +1109,11 @@ bool Pass::admit(int ri, Admission& a)
             if (usage_.borrowRoom(r.pool) >= need)
                 a.borrow = a.everBorrow;
         }
+        if (poolNodes_[size_t(r.pool)] == 0 && a.everBorrow < 0) {
+            // No node carries the pool's labels (now): it waits for one.
+            pending_.push_back({ri, PendingKind::EmptyPool});
+            return false;
+        }
         return true;
     }
     // Named no pool: kept off the nodes of pools whose quota it would exceed.
@@ -1547,6 +1557,10 @@ SchedulerDecision Pass::run()
             info.reason.pool = q_[r.q].pool;
             for (const ResourcePool& pool : p_.pools)
                 info.reason.pools << pool.name;
+            break;
+        case PendingKind::EmptyPool:
+            info.reason.pool = q_[r.q].pool;
+            info.reason.pools = p_.pools[r.pool].labels;
             break;
         default: break;
         }

@@ -58,6 +58,9 @@ enum class PendingKind {
                          // 12, 14 on ws1, ws2 and holding ws3 (grace 30 s)" (Preemption.h)
     PoolQuota,           // "waiting: project vision uses 8 of its 8 GPUs in pool a100" (Pools.h); never blocks others
     NoSuchPool,          // "waiting: no pool named a10 (pools: a100, v100)"; never blocks others
+    EmptyPool, // "waiting: pool lab has no nodes (none carries its labels: lab)": no node of the state is in the
+               // run's pool and it cannot borrow; never blocks others, never failed as unsatisfiable (a label
+               // may come back: trainyardctl node label)
 };
 
 struct PendingReason {
@@ -112,6 +115,7 @@ struct PendingReason {
     // PoolQuota: whose quota (the project's or the user's), in which pool,
     // what it holds there, its limit and what the run needs (GPUs).
     // NoSuchPool: `pool` is the name the run gave, `pools` those configured.
+    // EmptyPool: `pool` is the run's pool, `pools` its labels.
     bool quotaProject = false;
     QString quotaAccount;
     QString pool;

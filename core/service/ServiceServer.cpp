@@ -346,6 +346,8 @@ void ServiceServer::handle(Client& c, const QJsonObject& req)
         opNodeRm(c, id, req);
     } else if (op == u"node_add") {
         opNodeAdd(c, id, req);
+    } else if (op == u"node_label") {
+        opNodeLabel(c, id, req);
     } else if (op == u"host_key") {
         reply(c, id, {{QStringLiteral("fingerprint"), m_engine->rejectedHostKeyFingerprint(str(req, "node"))}});
     } else if (op == u"trust_host_key") {
@@ -645,6 +647,11 @@ void ServiceServer::opNodeAdd(Client& c, const QJsonValue& id, const QJsonObject
                     QStringLiteral("a node named '%1' exists already (remove it first)").arg(n.name));
             return;
         }
+    for (const QString& l : std::as_const(node->labels))
+        if (const auto bad = nodeLabelError(l)) {
+            replyError(c, id, QStringLiteral("invalid_input"), QStringLiteral("node %1: %2").arg(node->name, *bad));
+            return;
+        }
     node->addedAt = QDateTime::currentDateTimeUtc();
     if (auto stored = m_store->addNode(*node); !stored) {
         replyError(c, id, QStringLiteral("storage"), stored.error().message);
@@ -652,6 +659,65 @@ void ServiceServer::opNodeAdd(Client& c, const QJsonValue& id, const QJsonObject
     }
     Q_EMIT nodeAdded(*node, req.value(QStringLiteral("accept_new_host_key")).toBool());
     reply(c, id, {{QStringLiteral("node"), nodeToJson(*node)}});
+}
+
+// trainyardctl node label: the node's labels changed here, the database's
+// one writer, so concurrent changes never lose one another's; the engine's
+// next pass places by them (it reads them each pass).
+void ServiceServer::opNodeLabel(Client& c, const QJsonValue& id, const QJsonObject& req)
+{
+    const QString name = str(req, "node");
+    const auto labelsOf = [&](const char* key, QStringList& out) -> bool {
+        const QJsonValue v = req.value(QLatin1String(key));
+        if (v.isUndefined() || v.isNull())
+            return true;
+        if (!v.isArray())
+            return false;
+        for (const QJsonValue& l : v.toArray()) {
+            if (!l.isString())
+                return false;
+            out << l.toString();
+        }
+        return true;
+    };
+    QStringList add;
+    QStringList remove;
+    if (!labelsOf("add", add) || !labelsOf("remove", remove)) {
+        replyError(c, id, QStringLiteral("invalid_input"),
+                QStringLiteral("node_label: `add` and `remove` must be arrays of strings"));
+        return;
+    }
+    for (const QString& l : std::as_const(add))
+        if (const auto bad = nodeLabelError(l)) {
+            replyError(c, id, QStringLiteral("invalid_input"), QStringLiteral("node %1: %2").arg(name, *bad));
+            return;
+        }
+    std::optional<QStringList> current;
+    if (name == u"local") {
+        current = m_store->localNodeLabels();
+    } else {
+        for (const NodeRecord& n : m_store->nodes())
+            if (n.name == name)
+                current = n.labels;
+    }
+    if (!current) {
+        replyError(c, id, QStringLiteral("no_such_node"), QStringLiteral("no node named '%1'").arg(name));
+        return;
+    }
+    QStringList labels = *current;
+    for (const QString& l : std::as_const(remove))
+        labels.removeAll(l);
+    for (const QString& l : std::as_const(add))
+        if (!labels.contains(l))
+            labels << l;
+    if (labels != *current) {
+        if (auto stored = m_store->setNodeLabels(name, labels); !stored) {
+            replyError(c, id, QStringLiteral("storage"), stored.error().message);
+            return;
+        }
+        m_engine->scheduleSoon();
+    }
+    reply(c, id, {{QStringLiteral("node"), name}, {QStringLiteral("labels"), QJsonArray::fromStringList(labels)}});
 }
 
 std::function<void(QJsonObject, const Error*)> ServiceServer::laterReply(Client& c, const QJsonValue& id)

@@ -111,6 +111,7 @@ private:
     void opAnnotate(Client& c, const QJsonValue& id, const QJsonObject& req);
     void opNodeRm(Client& c, const QJsonValue& id, const QJsonObject& req);
     void opNodeAdd(Client& c, const QJsonValue& id, const QJsonObject& req);
+    void opNodeLabel(Client& c, const QJsonValue& id, const QJsonObject& req);
     void opSubscribe(Client& c, const QJsonValue& id, const QJsonObject& req);
     void opImportMetrics(Client& c, const QJsonValue& id, const QJsonObject& req);
     void opArtifacts(Client& c, const QJsonValue& id, const QJsonObject& req, bool download);

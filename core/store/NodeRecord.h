@@ -46,4 +46,10 @@ struct NodeRecord {
     bool operator==(const NodeRecord&) const = default;
 };
 
+// Node labels (NodeRecord::labels, the local node's labels, a pool's
+// `labels`): 1 to 63 characters, letters, digits, '.', '_', '-', starting
+// with a letter or digit ("a100", "big-memory"). Returns why `label` is not
+// one, naming it (control characters escaped), or nullopt when it is.
+std::optional<QString> nodeLabelError(QStringView label);
+
 } // namespace ty

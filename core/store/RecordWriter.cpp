@@ -454,6 +454,26 @@ Result<std::optional<RunId>> RecordWriter::apply(const storeop::SetNodeFacts& op
     return std::nullopt;
 }
 
+Result<std::optional<RunId>> RecordWriter::apply(const storeop::SetNodeLabels& op)
+{
+    const QString json
+            = QString::fromUtf8(QJsonDocument(QJsonArray::fromStringList(op.labels)).toJson(QJsonDocument::Compact));
+    QSqlQuery q(m_db);
+    // Rare (trainyardctl node label): prepared when used, not with the others.
+    if (op.name == u"local") {
+        q.prepare(QStringLiteral("INSERT OR REPLACE INTO meta (key, value) VALUES ('local_node_labels', ?)"));
+        q.bindValue(0, json);
+    } else {
+        q.prepare(QStringLiteral("UPDATE nodes SET labels = ? WHERE name = ?"));
+        q.bindValue(0, json);
+        q.bindValue(1, sqlcodec::textToSql(op.name));
+    }
+    if (!q.exec())
+        return fail(QStringLiteral("%1: cannot store the labels of node %2: %3")
+                            .arg(m_path, op.name, q.lastError().text()));
+    return std::nullopt;
+}
+
 Result<std::optional<RunId>> RecordWriter::apply(const storeop::PutPipeline& op)
 {
     const PipelineRecord& p = op.pipeline;

@@ -65,6 +65,7 @@ public:
     Result<std::optional<RunId>> apply(const storeop::PutNode& op);
     Result<std::optional<RunId>> apply(const storeop::RemoveNode& op);
     Result<std::optional<RunId>> apply(const storeop::SetNodeFacts& op);
+    Result<std::optional<RunId>> apply(const storeop::SetNodeLabels& op);
     // Pipelines belong to no run either (their steps' runs are written on their own).
     // Also makes sure the pipeline's run group (of the same id) exists.
     Result<std::optional<RunId>> apply(const storeop::PutPipeline& op);

@@ -126,6 +126,12 @@ public:
     // Async. Replaces the stored facts (NodeRecord::facts) of node `name`;
     // nothing for a node not (or no longer) stored.
     virtual void setNodeFacts(const QString& name, const QString& facts) = 0;
+    // Replaces the labels of node `name` and waits until they are committed:
+    // a stored node's NodeRecord::labels, or for "local" (this machine, never
+    // a NodeRecord) the database's localNodeLabels(). `labels` in order,
+    // each valid (nodeLabelError). Errors: a bad label (named), no node of
+    // that name, the write failed.
+    virtual Result<void> setNodeLabels(const QString& name, const QStringList& labels) = 0;
     // Async. The run's ingestion owner (re)starts from the run's stored
     // console offset. From then on, when a batch holding the run's console
     // metrics (MetricSource::Console) or console offset fails (writeFailed),
@@ -227,6 +233,9 @@ public:
 
     // Every stored node, ordered by name.
     virtual QList<NodeRecord> nodes() const = 0;
+    // The labels of the local node ("local"), as setNodeLabels stored them;
+    // empty when none were set (or they cannot be read).
+    virtual QStringList localNodeLabels() const = 0;
 
     // The memo entry of `key`, nullopt when there is none (or it cannot be read).
     virtual std::optional<MemoEntryRecord> memoEntry(const QString& key) const = 0;

@@ -630,6 +630,24 @@ void SqliteResultStore::setNodeFacts(const QString& name, const QString& facts)
     m_writer->enqueue(storeop::SetNodeFacts{name, facts});
 }
 
+Result<void> SqliteResultStore::setNodeLabels(const QString& name, const QStringList& labels)
+{
+    if (auto why = writeRefusal())
+        return fail(*why);
+    for (const QString& l : labels)
+        if (const auto bad = nodeLabelError(l))
+            return fail(QStringLiteral("%1: node %2: %3").arg(m_path, name, *bad));
+    if (name != u"local") {
+        bool known = false;
+        for (const NodeRecord& n : nodes())
+            known = known || n.name == name;
+        if (!known)
+            return fail(QStringLiteral("%1: no node named '%2'").arg(m_path, name));
+    }
+    m_writer->enqueue(storeop::SetNodeLabels{name, labels}, /*urgent=*/true);
+    return flush();
+}
+
 Result<void> SqliteResultStore::putMemoEntry(const MemoEntryRecord& e)
 {
     if (auto why = writeRefusal())
@@ -1477,6 +1495,23 @@ QList<NodeRecord> SqliteResultStore::nodes() const
         out.append(n);
     }
     checkSteps(q, failed, QStringLiteral("cannot read nodes"));
+    return out;
+}
+
+QStringList SqliteResultStore::localNodeLabels() const
+{
+    QStringList out;
+    QSqlDatabase db = readConnection();
+    const ReadFailed failed = readErrorSink();
+    QSqlQuery q = prepared(db, failed, QStringLiteral("SELECT value FROM meta WHERE key = 'local_node_labels'"));
+    if (!q.exec()) {
+        failed(QStringLiteral("cannot read the local node's labels"), q.lastError());
+        return out;
+    }
+    if (q.next())
+        for (const QJsonValue& l : QJsonDocument::fromJson(q.value(0).toString().toUtf8()).array())
+            out.append(l.toString());
+    checkSteps(q, failed, QStringLiteral("cannot read the local node's labels"));
     return out;
 }
 

@@ -65,6 +65,7 @@ public:
     Result<void> addNode(const NodeRecord& n) override;
     Result<void> removeNode(const QString& name) override;
     void setNodeFacts(const QString& name, const QString& facts) override;
+    Result<void> setNodeLabels(const QString& name, const QStringList& labels) override;
     Result<void> putMemoEntry(const MemoEntryRecord& e) override;
     Result<void> recordMemoHit(const MemoHitRecord& h) override;
     Result<void> removeMemoEntries(const QStringList& keys) override;
@@ -92,6 +93,7 @@ public:
     QMap<RunId, QList<RunNotice>> allNotices() const override;
     Result<RunChanges> runChangesSince(qint64 afterSeq) const override;
     QList<NodeRecord> nodes() const override;
+    QStringList localNodeLabels() const override;
     std::optional<MemoEntryRecord> memoEntry(const QString& key) const override;
     QList<MemoEntryRecord> memoEntries(const MemoEntryFilter& filter = {}) const override;
     QList<MemoHitRecord> memoHits(const QString& key) const override;

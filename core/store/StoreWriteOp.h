@@ -79,6 +79,14 @@ struct SetNodeFacts {
     QString facts;
 };
 
+// Replaces the labels of node `name`: a stored node's, or for "local" the
+// meta table's 'local_node_labels'. Nothing for an unknown stored name
+// (ResultStore::setNodeLabels checks first).
+struct SetNodeLabels {
+    QString name;
+    QStringList labels;
+};
+
 // The run's ingestion (re)starts from its stored offset
 // (ResultStore::beginIngestion).
 struct BeginIngestion {
@@ -121,7 +129,7 @@ struct JoinGroup {
 };
 
 using WriteOp = std::variant<CreateRun, UpdateRun, AnnotateRun, AppendMetrics, SetConsoleOffset, DeleteRun, AddArtifact,
-        AddNotice, SetParams, PutNode, RemoveNode, SetNodeFacts, BeginIngestion, PutMemoEntry, RecordMemoHit,
-        RemoveMemoEntries, PutPipeline, CreateGroup, JoinGroup>;
+        AddNotice, SetParams, PutNode, RemoveNode, SetNodeFacts, SetNodeLabels, BeginIngestion, PutMemoEntry,
+        RecordMemoHit, RemoveMemoEntries, PutPipeline, CreateGroup, JoinGroup>;
 
 } // namespace ty::storeop

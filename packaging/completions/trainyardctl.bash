@@ -78,8 +78,10 @@ _trainyardctl()
         daemon) [[ -z $sub ]] && COMPREPLY=($(compgen -W "status start stop log" -- "$cur")) ;;
         node)
             if [[ -z $sub ]]; then
-                COMPREPLY=($(compgen -W "add ls trust rm" -- "$cur"))
-            elif [[ $sub == trust || $sub == rm ]]; then
+                COMPREPLY=($(compgen -W "add ls label trust rm" -- "$cur"))
+            elif [[ $cur == -* && $sub == label ]]; then
+                COMPREPLY=($(compgen -W "--add --remove" -- "$cur"))
+            elif [[ $sub == trust || $sub == rm || $sub == label ]]; then
                 COMPREPLY=($(compgen -W "$(trainyardctl "${db[@]}" node ls --json 2>/dev/null | _trainyardctl_json_field name)" -- "$cur"))
             fi
             ;;

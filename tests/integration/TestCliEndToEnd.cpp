@@ -969,6 +969,89 @@ private Q_SLOTS:
         QCOMPARE(ctl({QStringLiteral("priority"), QStringLiteral("sw[x=1]"), QStringLiteral("high")}).exitCode, 2);
     }
 
+    // Labels on any node, the local one included (issue #25): `node label`
+    // stores them through the service, `node ls` shows them, and the
+    // service's scheduler places by them at its next pass, without a restart:
+    // a run of a pool selecting the label runs on local; with the label
+    // removed the next one waits, naming the pool, and starts once the label
+    // is back. Bad labels and unknown nodes are refused, naming them.
+    void nodeLabelsPlaceRunsOfAPool()
+    {
+        const QString db = m_dir.filePath(QStringLiteral("labels/trainyard.db"));
+        QVERIFY(!writeFile(
+                QStringLiteral("labels/trainyard.db.scheduler.json"), R"({"pools": {"lab": {"labels": ["lab"]}}})")
+                         .isEmpty());
+        const auto stop = qScopeGuard([&] { ctlAt(db, {QStringLiteral("daemon"), QStringLiteral("stop")}); });
+        Outcome o = ctlAt(db, {QStringLiteral("node"), QStringLiteral("label"), QStringLiteral("local")});
+        QCOMPARE(o.exitCode, 0);
+        QCOMPARE(o.out, QByteArray("local: no labels\n"));
+        o = ctlAt(db,
+                {QStringLiteral("node"), QStringLiteral("label"), QStringLiteral("local"), QStringLiteral("--add"),
+                        QStringLiteral("lab"), QStringLiteral("--add"), QStringLiteral("big-mem")});
+        QVERIFY2(o.exitCode == 0, o.err.constData());
+        QCOMPARE(o.out, QByteArray("local: labels: lab,big-mem\n"));
+        o = ctlAt(db, {QStringLiteral("node"), QStringLiteral("ls")});
+        QVERIFY2(o.out.contains("labels: lab,big-mem"), o.out.constData());
+        o = ctlAt(db, {QStringLiteral("node"), QStringLiteral("ls"), QStringLiteral("--json")});
+        const QJsonArray nodes = QJsonDocument::fromJson(o.out).array();
+        QCOMPARE(nodes.first().toObject().value(QStringLiteral("labels")).toArray(),
+                (QJsonArray{QStringLiteral("lab"), QStringLiteral("big-mem")}));
+
+        // policy lists the pool with what it holds now (no GPUs here).
+        o = ctlAt(db, {QStringLiteral("policy")});
+        QVERIFY2(o.out.contains("pool lab: nodes labelled lab; users: no GPU limit; projects: no GPU limit; lends "
+                                "idle GPUs; does not borrow\n  nodes: local; its runs hold 0 GPUs there, 0 lent to "
+                                "other pools, 0 borrowed\n"),
+                o.out.constData());
+
+        const QString spec = writeFile(
+                QStringLiteral("labels/job.yaml"), "name: in-lab\nworkdir: .\npool: lab\ncommand: \"echo in lab\"\n");
+        o = ctlAt(db, {QStringLiteral("submit"), spec, QStringLiteral("--follow")}, 60000);
+        QVERIFY2(o.exitCode == 0, o.err.constData());
+        QCOMPARE(o.out, QByteArray("in lab\n"));
+
+        o = ctlAt(db,
+                {QStringLiteral("node"), QStringLiteral("label"), QStringLiteral("local"), QStringLiteral("--remove"),
+                        QStringLiteral("lab")});
+        QVERIFY2(o.exitCode == 0, o.err.constData());
+        QCOMPARE(o.out, QByteArray("local: labels: big-mem\n"));
+        QVERIFY(ctlAt(db, {QStringLiteral("policy")}).out.contains("\n  nodes: none;"));
+        o = ctlAt(db, {QStringLiteral("submit"), spec}, 60000);
+        QVERIFY2(o.exitCode == 0, o.err.constData());
+        const QByteArray reason = "waiting: pool lab has no nodes (none carries its labels: lab)";
+        QVERIFY2(o.out.contains(reason), o.out.constData());
+        auto store = ResultStore::open(db);
+        QVERIFY(store);
+        const QList<RunRecord> runs = (*store)->runs();
+        QCOMPARE(runs.size(), 2);
+        const RunId second = std::max(runs[0].id, runs[1].id);
+        QCOMPARE((*store)->run(second)->state, RunState::Queued);
+        QCOMPARE((*store)->run(second)->pendingReason, QString::fromUtf8(reason));
+        // The label back: the waiting run starts, the service still the same.
+        o = ctlAt(db,
+                {QStringLiteral("node"), QStringLiteral("label"), QStringLiteral("local"), QStringLiteral("--add"),
+                        QStringLiteral("lab")});
+        QVERIFY2(o.exitCode == 0, o.err.constData());
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(second)->state, RunState::Succeeded, 30000);
+        QCOMPARE((*store)->run(second)->node, QStringLiteral("local"));
+
+        // Refused, naming what and where; nothing changed.
+        o = ctlAt(db,
+                {QStringLiteral("node"), QStringLiteral("label"), QStringLiteral("local"), QStringLiteral("--add"),
+                        QStringLiteral("gpu;rm -rf\x1b[2J")});
+        QCOMPARE(o.exitCode, 2);
+        QVERIFY2(o.err.contains("node label local: --add: label 'gpu;rm -rf\\u001b[2J' has ';' at position 4"),
+                o.err.constData());
+        QVERIFY(!o.err.contains('\x1b'));
+        o = ctlAt(db,
+                {QStringLiteral("node"), QStringLiteral("label"), QStringLiteral("nosuch"), QStringLiteral("--add"),
+                        QStringLiteral("x")});
+        QCOMPARE(o.exitCode, 4);
+        QVERIFY2(o.err.contains("no node named 'nosuch'"), o.err.constData());
+        QCOMPARE(ctlAt(db, {QStringLiteral("node"), QStringLiteral("label"), QStringLiteral("local")}).out,
+                QByteArray("local: labels: big-mem,lab\n"));
+    }
+
     void followWhileAnotherProcessIngests()
     {
         // The first trainyardctl owns ingestion for its whole run (as the GUI

@@ -370,6 +370,29 @@ private Q_SLOTS:
                 QCOMPARE(answer, std::optional<QByteArray>(text.toUtf8()));
         }
     }
+
+    // A node's labels (node label, "local" included) in its row while it is
+    // reachable and in its tooltip; a change is read again with the GPU
+    // reports, without a new view.
+    void labelsShownAndReadAgain()
+    {
+        QVERIFY(m_store->setNodeLabels(QStringLiteral("local"), {QStringLiteral("a100"), QStringLiteral("ib")}));
+        const auto reset = qScopeGuard([this] { (void)m_store->setNodeLabels(QStringLiteral("local"), {}); });
+        NodesView view(m_store.get(), nullptr);
+        view.setNodeStatus(QStringLiteral("local"), true, {});
+        view.setNodeGpus(QStringLiteral("local"), {});
+        const QTreeWidgetItem* local = view.nodeItem(QStringLiteral("local"));
+        QVERIFY(local);
+        QCOMPARE(local->text(NodesView::HeldByColumn), QStringLiteral("labels: a100, ib"));
+        QVERIFY(local->toolTip(NodesView::NameColumn).endsWith(QStringLiteral("\nlabels: a100, ib")));
+        QVERIFY(m_store->setNodeLabels(QStringLiteral("local"), {QStringLiteral("v100")}));
+        QTRY_COMPARE_WITH_TIMEOUT((view.setNodeGpus(QStringLiteral("local"), {}),
+                                          view.nodeItem(QStringLiteral("local"))->text(NodesView::HeldByColumn)),
+                QStringLiteral("labels: v100"), 5000);
+        // Unreachable: the reason, not the labels.
+        view.setNodeStatus(QStringLiteral("local"), false, QStringLiteral("agent exited"));
+        QCOMPARE(view.nodeItem(QStringLiteral("local"))->text(NodesView::HeldByColumn), QStringLiteral("agent exited"));
+    }
 };
 
 QTEST_MAIN(TestNodesView)

@@ -15,6 +15,7 @@
 #include "ui/mainwindow/RunActions.h"
 #include "core/spec/Rerun.h"
 #include "ui/nodes/NodesView.h"
+#include "ui/queue/PoolsView.h"
 #include "ui/notify/RunEndNotifier.h"
 #include "ui/queue/QueueActions.h"
 #include "core/pipeline/PipelineSpec.h"
@@ -570,12 +571,13 @@ void MainWindow::resetLayout()
 
 void MainWindow::applyDefaultDocks()
 {
-    for (QDockWidget* dock : {m_queueDock, m_nodesDock}) {
+    for (QDockWidget* dock : {m_queueDock, m_nodesDock, m_poolsDock}) {
         dock->setFloating(false);
         addDockWidget(Qt::RightDockWidgetArea, dock); // moves it when it is elsewhere
         dock->show();
     }
     tabifyDockWidget(m_queueDock, m_nodesDock);
+    tabifyDockWidget(m_nodesDock, m_poolsDock);
     m_queueDock->raise();
 }
 
@@ -786,6 +788,7 @@ void MainWindow::onRunsLoaded(const RunRows& rows)
     m_model->setRuns(rows);
     m_queueView->setRuns(rows);
     m_nodesView->setRuns(rows);
+    m_poolsView->setRuns(rows);
     afterRunsChanged();
 }
 
@@ -806,6 +809,7 @@ void MainWindow::onRunsUpdated(const RunRows& changed, const QList<RunId>& remov
     }
     m_model->applyUpdates(changed, removed);
     m_queueView->updateRuns(changed, removed);
+    m_poolsView->updateRuns(changed, removed);
     if (nodesMoved)
         m_nodesView->setRuns(m_model->rows());
     afterRunsChanged();
@@ -1292,6 +1296,7 @@ void MainWindow::createQueueAndNodes()
 {
     m_queueView = new QueueView(m_engine, m_store->location());
     m_nodesView = new NodesView(m_store, m_engine);
+    m_poolsView = new PoolsView(m_store, m_engine, m_store->location());
 
     // The queue actions work on the runs table's selection or the queue's,
     // whichever changed last; the runs table knows every run.
@@ -1347,8 +1352,13 @@ void MainWindow::createQueueAndNodes()
     m_nodesDock->setWidget(m_nodesView);
     connect(m_nodesView, &NodesView::aggregatedConsoleRequested, this,
             [this](const QString&, const QList<RunId>& runs) { openAggregatedConsole(runs); });
+    // Resource pools (issue #25): their GPUs, loans and quota use.
+    m_poolsDock = new QDockWidget(tr("Pools"), this);
+    m_poolsDock->setObjectName(QStringLiteral("poolsDock"));
+    m_poolsDock->setWidget(m_poolsView);
     addDockWidget(Qt::RightDockWidgetArea, m_queueDock);
     addDockWidget(Qt::RightDockWidgetArea, m_nodesDock); // tabbed by restoreSettings' default layout
+    addDockWidget(Qt::RightDockWidgetArea, m_poolsDock);
 
     // Menus: the queue operations under Run, the docks and Add node under View.
     const QList<QMenu*> menus = menuBar()->findChildren<QMenu*>(QString(), Qt::FindDirectChildrenOnly);
@@ -1371,10 +1381,12 @@ void MainWindow::createQueueAndNodes()
     m_nodesDock->toggleViewAction()->setObjectName(QStringLiteral("showNodesAction"));
     view->addAction(m_queueDock->toggleViewAction());
     view->addAction(m_nodesDock->toggleViewAction());
+    m_poolsDock->toggleViewAction()->setObjectName(QStringLiteral("showPoolsAction"));
+    view->addAction(m_poolsDock->toggleViewAction());
     m_resetLayoutAction = view->addAction(tr("&Reset layout"));
     m_resetLayoutAction->setObjectName(QStringLiteral("resetLayoutAction"));
     m_resetLayoutAction->setToolTip(
-            tr("Queue and Nodes tabbed on the right, the runs table and its tabs at their default sizes"));
+            tr("Queue, Nodes and Pools tabbed on the right, the runs table and its tabs at their default sizes"));
     connect(m_resetLayoutAction, &QAction::triggered, this, &MainWindow::resetLayout);
     view->addSeparator();
     view->addAction(m_runActions->showArchivedAction());

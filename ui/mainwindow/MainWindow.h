@@ -32,6 +32,7 @@ class CompareView;
 class ConsoleView;
 class MetricChartsPanel;
 class NodesView;
+class PoolsView;
 class PipelinesView;
 class QueueView;
 class ResultStore;
@@ -56,8 +57,9 @@ class SubmitDialog;
 // state, splitter and sort order are remembered in QSettings.
 //
 // Layout (issue 21): the runs table and the tabs below it get most of the
-// width; the Queue and Nodes docks are tabbed together on the right, as wide
-// as the Nodes tree's GPU columns need (at most a third of the window).
+// width; the Queue, Nodes and Pools (ui/queue/PoolsView.h) docks are tabbed
+// together on the right, as wide as the Nodes tree's GPU columns need (at
+// most a third of the window).
 // View has a show/hide entry per dock and "Reset layout"
 // (resetLayoutAction). The dock state is saved with kLayoutVersion: a state
 // saved by another layout version (or none) gives the default layout, so a
@@ -104,12 +106,14 @@ public:
     // The queue (dock "queueDock") and nodes (dock "nodesDock") views.
     QueueView* queueView() const { return m_queueView; }
     NodesView* nodesView() const { return m_nodesView; }
+    PoolsView* poolsView() const { return m_poolsView; }
+    QDockWidget* poolsDock() const { return m_poolsDock; }
     QDockWidget* queueDock() const { return m_queueDock; }
     QDockWidget* nodesDock() const { return m_nodesDock; }
     PipelinesView* pipelinesView() const { return m_pipelinesView; }
     // The version saveState() is tagged with in QSettings ("mainWindow/state");
     // bump it when the default layout changes.
-    static constexpr int kLayoutVersion = 2;
+    static constexpr int kLayoutVersion = 3; // 3: the Pools dock joined Queue and Nodes
     // View > Reset layout: docks tabbed on the right at their default width,
     // both shown, the runs table and the tabs at their default heights.
     // The sizes follow once the window is laid out (next event loop pass).
@@ -246,6 +250,8 @@ private:
     QMap<QString, QList<SeriesPoint>> m_liveQueue; // per key, points not on the charts yet
     QueueView* m_queueView = nullptr;
     NodesView* m_nodesView = nullptr;
+    PoolsView* m_poolsView = nullptr;
+    QDockWidget* m_poolsDock = nullptr;
     QDockWidget* m_queueDock = nullptr;
     QDockWidget* m_nodesDock = nullptr;
     PipelinesView* m_pipelinesView = nullptr; // a tab beside Compare

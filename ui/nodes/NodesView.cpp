@@ -118,6 +118,7 @@ NodesView::NodesView(ResultStore* store, RunControl* engine, QWidget* parent)
         render(QStringLiteral("local"));
         // The stored nodes: a few rows, read straight from the database.
         setStoredNodes(m_store->nodes());
+        refreshLabels(true);
     }
 }
 
@@ -199,6 +200,7 @@ void NodesView::setStoredNodes(const QList<NodeRecord>& nodes)
                 + (n.port ? QStringLiteral(":%1").arg(n.port) : QString());
         info.slurm = n.kind == NodeKind::Slurm;
         info.slurmFacts = n.facts;
+        info.labels = n.labels;
         render(n.name);
     }
 }
@@ -223,8 +225,28 @@ void NodesView::setNodeGpus(const QString& node, const QList<AgentGpu>& gpus)
     info.gpus = gpus;
     info.gpusAt = QDateTime::currentDateTime();
     render(node);
+    refreshLabels();
     m_summary->setText(
             tr("GPU status every 2 s · last update %1").arg(info.gpusAt.toString(QStringLiteral("HH:mm:ss"))));
+}
+
+void NodesView::refreshLabels(bool force)
+{
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    if (!m_store || (!force && m_labelsAt.isValid() && m_labelsAt.msecsTo(now) < 2000))
+        return;
+    m_labelsAt = now;
+    QHash<QString, QStringList> labels;
+    for (const NodeRecord& n : m_store->nodes())
+        labels.insert(n.name, n.labels);
+    labels.insert(QStringLiteral("local"), m_store->localNodeLabels());
+    for (auto it = labels.cbegin(); it != labels.cend(); ++it) {
+        const auto info = m_nodes.find(it.key());
+        if (info == m_nodes.end() || info->labels == it.value())
+            continue;
+        info->labels = it.value();
+        render(it.key());
+    }
 }
 
 QString NodesView::cpuNodeText()
@@ -342,10 +364,18 @@ void NodesView::render(const QString& node)
         tip += QLatin1Char('\n') + info.reason;
     if (info.gpusAt.isValid())
         tip += tr("\nGPUs as of %1").arg(info.gpusAt.toString(QStringLiteral("HH:mm:ss")));
+    const QString labels
+            = info.labels.isEmpty() ? QString() : tr("labels: %1").arg(info.labels.join(QStringLiteral(", ")));
+    if (!labels.isEmpty())
+        tip += u'\n' + labels;
     for (int c = 0; c < ColumnCount; ++c)
         item->setToolTip(c, tip);
-    item->setText(HeldByColumn, info.statusKnown && !info.ready ? info.reason : QString());
-    item->setForeground(HeldByColumn, kUnreachable);
+    const bool down = info.statusKnown && !info.ready;
+    item->setText(HeldByColumn, down ? info.reason : labels);
+    if (down)
+        item->setForeground(HeldByColumn, kUnreachable);
+    else
+        item->setData(HeldByColumn, Qt::ForegroundRole, QVariant()); // the palette's
 
     // GPU rows, rebuilt (a node has a handful).
     qDeleteAll(item->takeChildren());

@@ -29,7 +29,9 @@ class RunControl;
 // run of this database (the agent reports its run id per GPU process and the
 // runs snapshot maps it to a run), "other process" (pid, name, memory) for
 // anything else. A node whose agent reports no GPU says
-// "no NVIDIA GPU (CPU node)".
+// "no NVIDIA GPU (CPU node)". A node's labels (trainyardctl node add
+// --label, node label; "local" too) are in its row's last column while it
+// is reachable ("labels: a100, ib") and in its tooltip, re-read every 2 s.
 //
 // Data: RunControl::nodeStatusChanged and RunControl::nodeGpusUpdated (the
 // engine asks every ready node for its GPUs every 2 s);
@@ -122,7 +124,11 @@ private:
         QDateTime gpusAt;
         bool slurm = false; // a Slurm login node (NodeKind::Slurm): its partitions, not its GPUs
         QString slurmFacts; // NodeRecord::facts: the cluster as the login node's agent last reported it
+        QStringList labels; // NodeRecord::labels, ResultStore::localNodeLabels for "local"
     };
+    // Re-reads every node's labels from the store (at most every 2 s; the
+    // GPU reports call it) and shows those that changed.
+    void refreshLabels(bool force = false);
     // A Slurm login node's partitions as rows under it.
     void renderSlurm(QTreeWidgetItem* item, const NodeInfo& info);
 
@@ -143,6 +149,7 @@ private:
     QHash<QString, std::pair<RunId, QString>> m_ourRuns; // agent run id -> (run id, name)
     QSet<QString> m_askingHostKey;                       // nodes with a host-key question open
     QSet<QString> m_declinedFingerprints;                // "node fingerprint"
+    QDateTime m_labelsAt;                                // the last refreshLabels()
 };
 
 } // namespace ty

@@ -234,6 +234,24 @@ private Q_SLOTS:
         QCOMPARE(reasonOf(d, 11), QStringLiteral("waiting: project vision uses 2 of its 2 GPUs in pool a100"));
     }
 
+    // A pool none of whose nodes is there (a label removed) keeps its runs
+    // waiting, naming the pool and its labels, instead of failing them as
+    // unsatisfiable; they start once a node carries the labels again.
+    void emptyPoolWaitsAndSaysSo()
+    {
+        const ResourcePool lab = pool(QStringLiteral("lab"), QStringLiteral("lab"));
+        ClusterState s;
+        s.nodes << makeNode(QStringLiteral("local"), 1);
+        const QList<PendingRun> queue{
+                run(10, 1, QStringLiteral("alice"), QStringLiteral("nlp"), QStringLiteral("lab"))};
+        SchedulerDecision d = schedule(s, queue, fcfsWith({lab}), kNow);
+        QCOMPARE(kindOf(d, 10), PendingKind::EmptyPool);
+        QCOMPARE(reasonOf(d, 10), QStringLiteral("waiting: pool lab has no nodes (none carries its labels: lab)"));
+        s.nodes[0].labels << QStringLiteral("lab");
+        d = schedule(s, queue, fcfsWith({lab}), kNow);
+        QVERIFY(placementOf(d, 10));
+    }
+
     void unknownPoolWaitsAndSaysSo()
     {
         ClusterState s;
@@ -383,6 +401,66 @@ private Q_SLOTS:
         QCOMPARE(d.preemptions.size(), 1);
         QCOMPARE(d.preemptions.front().victims, QList<RunId>{10});
         QCOMPARE(d.preemptions.front().gpuIndices, (QList<int>{2, 3}));
+    }
+
+    // What the Pools view and trainyardctl policy show (poolUsage): each
+    // pool's nodes and GPUs, its own use, what it lent and borrowed, and each
+    // account's use against its limit -- counted as the scheduler counts.
+    void usageCountsOwnLentBorrowedAndQuota()
+    {
+        ResourcePool a100 = pool(QStringLiteral("a100"), QStringLiteral("a100"));
+        a100.projects.limits.insert(QStringLiteral("vision"), 8);
+        a100.users.defaultLimit = 6;
+        a100.users.limits.insert(QStringLiteral("dave"), 2); // holds nothing: listed with 0
+        a100.borrowLimit = 4;
+        ResourcePool v100 = pool(QStringLiteral("v100"), QStringLiteral("v100"));
+        ClusterState s;
+        s.nodes << labelled(QStringLiteral("a1"), 4, QStringLiteral("a100"))
+                << labelled(QStringLiteral("a2"), 4, QStringLiteral("a100"))
+                << labelled(QStringLiteral("v1"), 8, QStringLiteral("v100")) << makeNode(QStringLiteral("cpu"), 2);
+        // vision: 4 + 2 on a100's nodes and 2 borrowed on v1 = 8 of 8.
+        s.running << running(1, QStringLiteral("a1"), {0, 1, 2, 3}, QStringLiteral("alice"), QStringLiteral("vision"),
+                QStringLiteral("a100"))
+                  << running(2, QStringLiteral("a2"), {0, 1}, QStringLiteral("bob"), QStringLiteral("vision"),
+                             QStringLiteral("a100"))
+                  << running(3, QStringLiteral("v1"), {0, 1}, QStringLiteral("bob"), QStringLiteral("vision"),
+                             QStringLiteral("a100"))
+                  // no pool named: charged to v100, where it runs
+                  << running(4, QStringLiteral("v1"), {2, 3, 4}, QStringLiteral("carol"), QStringLiteral("nlp"), {})
+                  // no pool named, on a node in no pool: nobody's
+                  << running(5, QStringLiteral("cpu"), {0}, QStringLiteral("carol"), QStringLiteral("nlp"), {});
+        const QList<PoolUse> use = poolUsage({a100, v100}, s);
+        QCOMPARE(use.size(), 2);
+        const PoolUse& a = use[0];
+        QCOMPARE(a.name, QStringLiteral("a100"));
+        QCOMPARE(a.nodes, (QStringList{QStringLiteral("a1"), QStringLiteral("a2")}));
+        QCOMPARE(a.gpus, 8);
+        QCOMPARE(a.used, 6);
+        QCOMPARE(a.lent, 0);
+        QCOMPARE(a.borrowed, 2);
+        QCOMPARE(a.idle(), 2);
+        QCOMPARE(a.projects, (QList<AccountUse>{{QStringLiteral("vision"), 8, 8}}));
+        QCOMPARE(a.users,
+                (QList<AccountUse>{{QStringLiteral("alice"), 4, 6}, {QStringLiteral("bob"), 4, 6},
+                        {QStringLiteral("dave"), 0, 2}}));
+        const PoolUse& v = use[1];
+        QCOMPARE(v.nodes, QStringList{QStringLiteral("v1")});
+        QCOMPARE(v.gpus, 8);
+        QCOMPARE(v.used, 3);
+        QCOMPARE(v.lent, 2);
+        QCOMPARE(v.borrowed, 0);
+        QCOMPARE(v.idle(), 3);
+        QCOMPARE(v.users, (QList<AccountUse>{{QStringLiteral("carol"), 3, -1}}));
+        QCOMPARE(v.projects, (QList<AccountUse>{{QStringLiteral("nlp"), 3, -1}}));
+
+        // The scheduler's own count agrees: vision is at 8 of 8 in a100.
+        const QList<ResourcePool> pools{a100, v100};
+        PoolUsage sched(pools);
+        sched.chargeRunning(s, nodeToPool(pools, s.nodes));
+        QCOMPARE(sched.used(0, QStringLiteral("vision"), true), a.projects.front().used);
+        QCOMPARE(sched.borrowed(0), a.borrowed);
+
+        QVERIFY(poolUsage({}, s).isEmpty());
     }
 };
 

@@ -132,6 +132,7 @@ private Q_SLOTS:
     void changesNameTheRunsEachWriteTouched();
     void artifactsRoundTrip();
     void noticesRoundTrip();
+    void nodeLabelsOfStoredAndLocalNodes();
     void writesForUnknownRunsAreIgnored();
     void signalsAfterCommitWithIds();
     void readsFromManyThreads();
@@ -146,6 +147,43 @@ private:
 void TestSqliteResultStore::init()
 {
     m_path = m_tmp.filePath(QStringLiteral("results-%1.db").arg(++m_serial));
+}
+
+// setNodeLabels (trainyardctl node label): a stored node's labels, the local
+// node's (which has no NodeRecord) in meta, both kept across a reopen; a bad
+// label or an unknown node refused, naming it, with nothing changed.
+void TestSqliteResultStore::nodeLabelsOfStoredAndLocalNodes()
+{
+    {
+        auto store = openOrFail(m_path);
+        QVERIFY(store);
+        QCOMPARE(store->localNodeLabels(), QStringList());
+        NodeRecord ws;
+        ws.name = QStringLiteral("ws-01");
+        ws.host = QStringLiteral("ws-01.example");
+        ws.labels = {QStringLiteral("old")};
+        QVERIFY(store->addNode(ws));
+        QVERIFY(store->setNodeLabels(QStringLiteral("local"), {QStringLiteral("a100"), QStringLiteral("ib")}));
+        QVERIFY(store->setNodeLabels(QStringLiteral("ws-01"), {QStringLiteral("v100")}));
+        const auto bad = store->setNodeLabels(QStringLiteral("local"), {QStringLiteral("ok"), QStringLiteral("a b")});
+        QVERIFY(!bad);
+        QVERIFY2(bad.error().message.contains(QStringLiteral("node local: label 'a b' has ' ' at position 2")),
+                qPrintable(bad.error().message));
+        const auto unknown = store->setNodeLabels(QStringLiteral("ws-99"), {QStringLiteral("x")});
+        QVERIFY(!unknown);
+        QVERIFY(unknown.error().message.contains(QStringLiteral("no node named 'ws-99'")));
+    }
+    auto store = openOrFail(m_path);
+    QVERIFY(store);
+    QCOMPARE(store->localNodeLabels(), (QStringList{QStringLiteral("a100"), QStringLiteral("ib")}));
+    QCOMPARE(store->nodes().size(), 1);
+    QCOMPARE(store->nodes().front().labels, QStringList{QStringLiteral("v100")});
+    QCOMPARE(store->nodes().front().host, QStringLiteral("ws-01.example")); // the rest as it was
+    QVERIFY(!nodeLabelError(QStringLiteral("A100_x.2-b")));
+    QVERIFY(nodeLabelError(QStringLiteral("-a")));
+    QVERIFY(nodeLabelError(QString(64, u'a'))->contains(QStringLiteral("longer than 63")));
+    QVERIFY(nodeLabelError(QStringLiteral("a\x1b[0m"))
+                    ->contains(QStringLiteral("'a\\u001b[0m' has '\\u001b' at position 2")));
 }
 
 void TestSqliteResultStore::runRoundTripEveryField()

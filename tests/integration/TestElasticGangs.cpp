@@ -315,25 +315,10 @@ private Q_SLOTS:
     // c10d rendezvous Trainyard's environment names and all-reduce over gloo.
     void torchrunElasticOnTwoNodes()
     {
-        QProcess probe;
-        probe.start(QStringLiteral("/usr/bin/python3"),
-                {QStringLiteral("-m"), QStringLiteral("torch.distributed.run"), QStringLiteral("--help")});
-        if (!probe.waitForFinished(120000) || probe.exitCode() != 0)
+        if (!test::torchrunStarts())
             QSKIP("no torchrun: /usr/bin/python3 -m torch.distributed.run --help failed");
         const QString script = m_tmp.filePath(QStringLiteral("allreduce.py"));
-        test::writeFile(script,
-                "import os\n"
-                "import torch\n"
-                "import torch.distributed as dist\n"
-                "dist.init_process_group('gloo')\n"
-                "t = torch.tensor([float(dist.get_rank() + 1)])\n"
-                "dist.all_reduce(t)\n"
-                "print(f\"rank={dist.get_rank()} world={dist.get_world_size()} sum={t.item():.0f}\", flush=True)\n"
-                "dist.barrier()\n"
-                // Not destroy_process_group(): torch 1.13's ProcessGroupGloo
-                // teardown can deadlock on the GIL (pytorch#56297); the digits
-                // example's leave_process_group says more.
-                "os._exit(0)\n");
+        test::writeAllreduceWorker(script);
         Rig r = rig();
         // Debian's torch 1.13 under Python 3.11 cannot parse torchrun's default
         // --redirects 0 (Std.from_str finds no member for 0 and the agent

@@ -358,26 +358,10 @@ private Q_SLOTS:
                 QStringLiteral("idle"), 30000);
 
         // Both free: two nodes, torchrun on each.
-        QProcess probe;
-        probe.start(QStringLiteral("/usr/bin/python3"),
-                {QStringLiteral("-m"), QStringLiteral("torch.distributed.run"), QStringLiteral("--help")});
-        if (!probe.waitForFinished(120000) || probe.exitCode() != 0)
+        if (!test::torchrunStarts())
             QSKIP("no torchrun: /usr/bin/python3 -m torch.distributed.run --help failed");
         const QString script = m_tmp.filePath(QStringLiteral("allreduce.py"));
-        QFile py(script);
-        QVERIFY(py.open(QIODevice::WriteOnly));
-        py.write("import os\n"
-                 "import torch\n"
-                 "import torch.distributed as dist\n"
-                 "dist.init_process_group('gloo')\n"
-                 "t = torch.tensor([float(dist.get_rank() + 1)])\n"
-                 "dist.all_reduce(t)\n"
-                 "print(f\"rank={dist.get_rank()} world={dist.get_world_size()} sum={t.item():.0f}\", flush=True)\n"
-                 "dist.barrier()\n"
-                 // Not destroy_process_group(): torch 1.13's teardown can
-                 // deadlock on the GIL (pytorch#56297).
-                 "os._exit(0)\n");
-        py.close();
+        test::writeAllreduceWorker(script);
         // PET_REDIRECTS/PET_TEE: Debian's torch 1.13 under Python 3.11 cannot
         // parse torchrun's default --redirects 0 (TestElasticGangs says more).
         const QString two = writeSpec(QStringLiteral("elastic-two.yaml"),

@@ -71,6 +71,28 @@ QByteArray readFile(const QString& path)
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
+bool torchrunStarts()
+{
+    QProcess probe;
+    probe.start(QStringLiteral("/usr/bin/python3"),
+            {QStringLiteral("-m"), QStringLiteral("torch.distributed.run"), QStringLiteral("--help")});
+    return probe.waitForFinished(120000) && probe.exitStatus() == QProcess::NormalExit && probe.exitCode() == 0;
+}
+
+void writeAllreduceWorker(const QString& path)
+{
+    writeFile(path,
+            "import os\n"
+            "import torch\n"
+            "import torch.distributed as dist\n"
+            "dist.init_process_group('gloo')\n"
+            "t = torch.tensor([float(dist.get_rank() + 1)])\n"
+            "dist.all_reduce(t)\n"
+            "print(f\"rank={dist.get_rank()} world={dist.get_world_size()} sum={t.item():.0f}\", flush=True)\n"
+            "dist.barrier()\n"
+            "os._exit(0)\n");
+}
+
 void writeFile(const QString& path, const QByteArray& bytes)
 {
     QVERIFY2(QDir().mkpath(QFileInfo(path).absolutePath()), qPrintable(path));

@@ -41,6 +41,15 @@ QByteArray readFile(const QString& path);
 // Makes `bytes` the whole of the file at `path`, creating its folder first;
 // a failure fails the calling test function (QVERIFY in here).
 void writeFile(const QString& path, const QByteArray& bytes);
+// Whether Debian's torchrun starts (`/usr/bin/python3 -m torch.distributed.run
+// --help`, up to 2 min: importing torch is slow on a busy machine).
+bool torchrunStarts();
+// Writes `path`: a torch.distributed worker that joins its group from the
+// launcher's environment (env://, gloo), all-reduces rank + 1 and prints
+// "rank=R world=W sum=S", then leaves with os._exit after a barrier (not
+// destroy_process_group: torch 1.13's ProcessGroupGloo teardown can deadlock
+// on the GIL, pytorch#56297; the digits example's leave_process_group).
+void writeAllreduceWorker(const QString& path);
 // Absolute path of a file in the source tree (e.g. "resources/examples/digits/job.yaml").
 QString sourcePath(const QString& relative);
 // The built trainyard-agent executable.

@@ -21,6 +21,19 @@ RunningRunInfo info(RunId run, int priority, bool preemptible = true, qint64 gra
     return RunningRunInfo{run, preemptible, priority, graceMs, gang};
 }
 
+// ws1, ws2 and ws3 with one GPU each, held by runs 10, 11 and 12 (started
+// an hour ago, an hour left).
+ClusterState threeBusyNodes()
+{
+    ClusterState s;
+    s.nodes << makeNode(QStringLiteral("ws1"), 1) << makeNode(QStringLiteral("ws2"), 1)
+            << makeNode(QStringLiteral("ws3"), 1);
+    s.running << makeRunning(10, QStringLiteral("ws1"), {0}, kNow - kHour, kNow + kHour)
+              << makeRunning(11, QStringLiteral("ws2"), {0}, kNow - kHour, kNow + kHour)
+              << makeRunning(12, QStringLiteral("ws3"), {0}, kNow - kHour, kNow + kHour);
+    return s;
+}
+
 PendingRun waiting(RunId id, int priority, int gpus, int nodes = 1)
 {
     PendingRun p = makeRun(id, kNow - kMin, gpus, kHour, nodes);
@@ -88,12 +101,7 @@ private Q_SLOTS:
     // is (it waits for its turn); nor on a node the run avoids.
     void neverChoosesWhatItMustNot()
     {
-        ClusterState s;
-        s.nodes << makeNode(QStringLiteral("ws1"), 1) << makeNode(QStringLiteral("ws2"), 1)
-                << makeNode(QStringLiteral("ws3"), 1);
-        s.running << makeRunning(10, QStringLiteral("ws1"), {0}, kNow - kHour, kNow + kHour)
-                  << makeRunning(11, QStringLiteral("ws2"), {0}, kNow - kHour, kNow + kHour)
-                  << makeRunning(12, QStringLiteral("ws3"), {0}, kNow - kHour, kNow + kHour);
+        ClusterState s = threeBusyNodes();
         PreemptionInput in;
         in.running.insert(10, info(10, 0, /*preemptible*/ false));
         in.running.insert(11, info(11, 5)); // equal priority
@@ -323,12 +331,7 @@ private Q_SLOTS:
     // priority; nor when enough nodes are free (it waits for its turn).
     void gangNeverChoosesWhatItMustNot()
     {
-        ClusterState s;
-        s.nodes << makeNode(QStringLiteral("ws1"), 1) << makeNode(QStringLiteral("ws2"), 1)
-                << makeNode(QStringLiteral("ws3"), 1);
-        s.running << makeRunning(10, QStringLiteral("ws1"), {0}, kNow - kHour, kNow + kHour)
-                  << makeRunning(11, QStringLiteral("ws2"), {0}, kNow - kHour, kNow + kHour)
-                  << makeRunning(12, QStringLiteral("ws3"), {0}, kNow - kHour, kNow + kHour);
+        ClusterState s = threeBusyNodes();
         PreemptionInput in;
         in.running.insert(10, info(10, 1, /*preemptible*/ false));
         in.running.insert(11, info(11, 10)); // equal priority

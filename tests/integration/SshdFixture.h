@@ -20,6 +20,20 @@
 
 namespace ty::test {
 
+// In a QtTest slot (initTestCase): skips the whole test where sshd cannot
+// run here (SshdFixture::skipReason()), else starts each fixture given,
+// failing the slot with start()'s error. A macro because QSKIP and QVERIFY2
+// must return from the slot itself.
+#define TY_START_SSHD_OR_SKIP(...)                                                                                     \
+    do {                                                                                                               \
+        if (const QString tySkip = ::ty::test::SshdFixture::skipReason(); !tySkip.isEmpty())                           \
+            QSKIP(qPrintable(tySkip));                                                                                 \
+        for (::ty::test::SshdFixture * tyFixture : {__VA_ARGS__}) {                                                    \
+            QString tyError;                                                                                           \
+            QVERIFY2(tyFixture->start(&tyError), qPrintable(tyError));                                                 \
+        }                                                                                                              \
+    } while (false)
+
 class SshdFixture {
 public:
     SshdFixture();

@@ -175,15 +175,7 @@ class TestCheckpointMigration final : public QObject {
     }
 
 private Q_SLOTS:
-    void initTestCase()
-    {
-        const QString skip = test::SshdFixture::skipReason();
-        if (!skip.isEmpty())
-            QSKIP(qPrintable(skip));
-        QString error;
-        QVERIFY2(m_sshd1.start(&error), qPrintable(error));
-        QVERIFY2(m_sshd2.start(&error), qPrintable(error));
-    }
+    void initTestCase() { TY_START_SSHD_OR_SKIP(&m_sshd1, &m_sshd2); }
 
     void init()
     {

@@ -126,11 +126,7 @@ class TestPipelineNodes final : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        const QString skip = test::SshdFixture::skipReason();
-        if (!skip.isEmpty())
-            QSKIP(qPrintable(skip));
-        QString error;
-        QVERIFY2(m_sshd.start(&error), qPrintable(error));
+        TY_START_SSHD_OR_SKIP(&m_sshd);
         m_up = true;
     }
 

@@ -140,11 +140,7 @@ class TestSshSync final : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        const QString why = test::SshdFixture::skipReason();
-        if (!why.isEmpty())
-            QSKIP(qPrintable(why));
-        QString error;
-        QVERIFY2(m_sshd.start(&error), qPrintable(error));
+        TY_START_SSHD_OR_SKIP(&m_sshd);
         m_up = true;
     }
 

@@ -21,16 +21,19 @@ RunningRunInfo info(RunId run, int priority, bool preemptible = true, qint64 gra
     return RunningRunInfo{run, preemptible, priority, graceMs, gang};
 }
 
-// ws1, ws2 and ws3 with one GPU each, held by runs 10, 11 and 12 (started
-// an hour ago, an hour left).
-ClusterState threeBusyNodes()
+// Nodes ws1..ws<nodes> with `gpus` GPUs each, every GPU held by one run
+// per node, 10, 11, ... (started an hour ago, an hour left).
+ClusterState busyNodes(int nodes, int gpus)
 {
     ClusterState s;
-    s.nodes << makeNode(QStringLiteral("ws1"), 1) << makeNode(QStringLiteral("ws2"), 1)
-            << makeNode(QStringLiteral("ws3"), 1);
-    s.running << makeRunning(10, QStringLiteral("ws1"), {0}, kNow - kHour, kNow + kHour)
-              << makeRunning(11, QStringLiteral("ws2"), {0}, kNow - kHour, kNow + kHour)
-              << makeRunning(12, QStringLiteral("ws3"), {0}, kNow - kHour, kNow + kHour);
+    QList<int> all;
+    for (int g = 0; g < gpus; ++g)
+        all << g;
+    for (int n = 0; n < nodes; ++n) {
+        const QString name = QStringLiteral("ws%1").arg(n + 1);
+        s.nodes << makeNode(name, gpus);
+        s.running << makeRunning(10 + n, name, all, kNow - kHour, kNow + kHour);
+    }
     return s;
 }
 
@@ -101,7 +104,7 @@ private Q_SLOTS:
     // is (it waits for its turn); nor on a node the run avoids.
     void neverChoosesWhatItMustNot()
     {
-        ClusterState s = threeBusyNodes();
+        ClusterState s = busyNodes(3, 1);
         PreemptionInput in;
         in.running.insert(10, info(10, 0, /*preemptible*/ false));
         in.running.insert(11, info(11, 5)); // equal priority
@@ -254,10 +257,7 @@ private Q_SLOTS:
     // Preemption per node, the same preemptor, and one reason naming all.
     void gangPreemptsOnTwoNodes()
     {
-        ClusterState s;
-        s.nodes << makeNode(QStringLiteral("ws1"), 2) << makeNode(QStringLiteral("ws2"), 2);
-        s.running << makeRunning(10, QStringLiteral("ws1"), {0, 1}, kNow - kHour, kNow + kHour)
-                  << makeRunning(11, QStringLiteral("ws2"), {0, 1}, kNow - kHour, kNow + kHour);
+        ClusterState s = busyNodes(2, 2);
         PreemptionInput in;
         in.running.insert(10, info(10, 1));
         in.running.insert(11, info(11, 1, true, 60000));
@@ -309,10 +309,7 @@ private Q_SLOTS:
     // stopped, the gang just waits. Once the second can be freed too, both are.
     void gangNeverPreemptsPartly()
     {
-        ClusterState s;
-        s.nodes << makeNode(QStringLiteral("ws1"), 2) << makeNode(QStringLiteral("ws2"), 2);
-        s.running << makeRunning(10, QStringLiteral("ws1"), {0, 1}, kNow - kHour, kNow + kHour)
-                  << makeRunning(11, QStringLiteral("ws2"), {0, 1}, kNow - kHour, kNow + kHour);
+        ClusterState s = busyNodes(2, 2);
         PreemptionInput in;
         in.running.insert(10, info(10, 1));
         in.running.insert(11, info(11, 1, /*preemptible*/ false));
@@ -331,7 +328,7 @@ private Q_SLOTS:
     // priority; nor when enough nodes are free (it waits for its turn).
     void gangNeverChoosesWhatItMustNot()
     {
-        ClusterState s = threeBusyNodes();
+        ClusterState s = busyNodes(3, 1);
         PreemptionInput in;
         in.running.insert(10, info(10, 1, /*preemptible*/ false));
         in.running.insert(11, info(11, 10)); // equal priority

@@ -6,6 +6,7 @@
 #include "ui/dialogs/AddNodeDialog.h"
 #include "ui/dialogs/PassphraseDialog.h"
 #include "ui/nodes/NodesView.h"
+#include "UiTestSupport.h"
 #include "core/nodes/SshAgentTransport.h"
 #include "core/runs/RunEngine.h"
 #include "core/store/ResultStore.h"
@@ -36,10 +37,7 @@ namespace {
 
 QStringList rowTexts(const QTreeWidgetItem* item)
 {
-    QStringList out;
-    for (int c = 0; c < NodesView::ColumnCount; ++c)
-        out << item->text(c);
-    return out;
+    return test::rowTexts(item, NodesView::ColumnCount);
 }
 
 } // namespace

@@ -21,10 +21,7 @@ namespace {
 
 QStringList rowTexts(const QTreeWidgetItem* item)
 {
-    QStringList out;
-    for (int c = 0; c < PoolsView::ColumnCount; ++c)
-        out << item->text(c);
-    return out;
+    return test::rowTexts(item, PoolsView::ColumnCount);
 }
 
 QList<AgentGpu> gpus(int n)

@@ -6,7 +6,9 @@
 #include <QDir>
 #include <QSettings>
 #include <QString>
+#include <QStringList>
 #include <QTest>
+#include <QTreeWidgetItem>
 #include <QWidget>
 
 namespace ty::test {
@@ -27,6 +29,16 @@ inline void saveScreenshot(QWidget& window, const QString& name)
     const QString dir = qEnvironmentVariable("TRAINYARD_TEST_SCREENSHOTS");
     if (!dir.isEmpty())
         QVERIFY(window.grab().save(QDir(dir).filePath(name + QStringLiteral(".png"))));
+}
+
+// The texts of `item`'s first `columns` columns (a view's ColumnCount),
+// empty cells included.
+inline QStringList rowTexts(const QTreeWidgetItem* item, int columns)
+{
+    QStringList out;
+    for (int c = 0; c < columns; ++c)
+        out << item->text(c);
+    return out;
 }
 
 } // namespace ty::test

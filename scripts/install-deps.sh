@@ -12,6 +12,8 @@ packages=(
   qt6-base-dev qt6-tools-dev qt6-l10n-tools qt6-translations-l10n qt6-charts-dev libqt6sql6-sqlite qt6-svg-dev libqt6opengl6-dev libxkbcommon-dev qtkeychain-qt6-dev
   # other libraries from Debian
   libssh-dev libyaml-cpp-dev nlohmann-json3-dev libsqlite3-dev sqlite3
+  # console frames compressed over SSH (agent protocol revision 8)
+  liblz4-dev
   # the bundled example: PyTorch MLP on scikit-learn's digits, with a tqdm bar
   python3 python3-torch python3-sklearn python3-tqdm
   # tests: terminal oracle, GUI under Xvfb, real sshd, screenshots

@@ -5,6 +5,7 @@
 #include "Supervisor.h"
 
 #include "core/agentproto/CancelSignals.h"
+#include "core/agentproto/ConsoleCompression.h"
 #include "core/agentproto/Fields.h"
 
 #include <algorithm>
@@ -33,8 +34,11 @@ namespace {
 
 constexpr std::size_t kChunk = 256 * 1024;          // console bytes per output frame
 constexpr std::size_t kHighWater = 2 * 1024 * 1024; // stop reading consoles above this
-constexpr std::size_t kMaxStderrRanges = 4096;      // per output frame: keeps its line far below 1 MiB
-constexpr std::int64_t kTickMs = 20;                // console growth / exit checks
+// After a chunk that LZ4 could not shrink by an eighth, this many go
+// uncompressed (sendfile) before the next try.
+constexpr int kCompressRetry = 16;
+constexpr std::size_t kMaxStderrRanges = 4096; // per output frame: keeps its line far below 1 MiB
+constexpr std::int64_t kTickMs = 20;           // console growth / exit checks
 // A Slurm run's exit.json is written by a Slurm poll (every --slurm-poll-ms,
 // default 5 s; this agent's or another's on the state directory), not by a
 // supervisor: looked for twice a second, not every tick (a login node may
@@ -580,6 +584,8 @@ void Agent::opTail(const Json& id, const Json& req)
     closeTail(run); // a new tail of the same run replaces the old one
     Tail& t = m_tails[run] = Tail{std::make_shared<const SharedFd>(fd), offset, follow, p.exitJson, p.stderrRanges,
             std::make_shared<StderrRangeReader>(p.stderrRanges), followTruncation};
+    if (const auto it = req.find(fields::kCompress); it != req.end() && it->is_string())
+        t.compress = it->get<std::string>() == agentproto::kCompressLz4; // anything else: as it is
     if (follow)
         m_consoleWatch.watch(run, p.console);
     t.sent.reset(std::min(offset, std::int64_t(st.st_size)));
@@ -593,6 +599,39 @@ void Agent::opTail(const Json& id, const Json& req)
         restartTail(run, t, std::int64_t(st.st_size), recorded);
     }
     m_tailsHaveData = true;
+}
+
+void Agent::queueConsoleChunk(Tail& t, Json header, std::int64_t end)
+{
+    const std::size_t length = std::size_t(end - t.offset);
+    if (!t.compress || length < agentproto::kMinCompressBytes) {
+        m_out.pushFileFrame(std::move(header), t.console, t.offset, length);
+        return;
+    }
+    if (t.skipCompression > 0) {
+        --t.skipCompression;
+        m_out.pushFileFrame(std::move(header), t.console, t.offset, length);
+        return;
+    }
+    m_chunkRead.resize(length);
+    const ssize_t r = ::pread(t.console->get(), m_chunkRead.data(), length, off_t(t.offset));
+    if (r != ssize_t(length)) {
+        // Shorter than its size said a moment ago: truncated meanwhile.
+        // The file frame's flush finds it and ends the stream as before.
+        m_out.pushFileFrame(std::move(header), t.console, t.offset, length);
+        return;
+    }
+    const std::size_t bound = agentproto::consoleBlockBound(length);
+    if (m_chunkPacked.size() < bound)
+        m_chunkPacked.resize(bound);
+    const std::size_t packed = agentproto::compressConsoleBlock(m_chunkRead, m_chunkPacked.data());
+    if (packed == 0) {
+        t.skipCompression = kCompressRetry;
+        m_out.pushFrame(std::move(header), m_chunkRead); // read already: as it is
+        return;
+    }
+    header[fields::kLz4] = length;
+    m_out.pushFrame(std::move(header), std::string(m_chunkPacked.data(), packed));
 }
 
 void Agent::restartTail(const std::string& run, Tail& t, std::int64_t size, std::int64_t generation)
@@ -876,10 +915,11 @@ void Agent::pumpTails(bool tick)
                     a.push_back(Json::array({br.offset, br.length}));
                 header[fields::kStderr] = std::move(a);
             }
-            m_out.pushFileFrame(std::move(header), t.console, t.offset, std::size_t(end - t.offset));
+            queueConsoleChunk(t, std::move(header), end);
             t.offset = end;
-            // Queued bytes are at most kHighWater past what was sent, far
-            // less than the window: the drop never reaches them.
+            // Queued file frames are at most kHighWater past what was sent,
+            // far less than the window: the drop never reaches them (a
+            // compressed chunk was read already).
             t.sent.advance(fd, end);
             if (t.offset < size)
                 m_tailsHaveData = true;

@@ -69,6 +69,13 @@ private:
         // record a truncation found by size.
         std::int64_t generation = 0;
         WriteBehind sent{WriteBehind::Drop}; // bytes sent leave the page cache a window later
+        // The client asked for LZ4 blocks (revision 8, `compress`): chunks
+        // are read here and sent compressed where that saves an eighth.
+        bool compress = false;
+        // Chunks still to go by sendfile() without trying LZ4, after one
+        // that did not compress (binary or random output): such a console
+        // costs a trial every kCompressRetry chunks, not each one.
+        int skipCompression = 0;
     };
     struct Tracked {
         long supervisorPid = 0; // 0: a Slurm run (no supervisor; SlurmJobs writes its exit.json)
@@ -123,6 +130,9 @@ private:
     void checkRuns(std::int64_t now);
     void pumpTails(bool tick);
     void closeTail(const std::string& run);
+    // Queues console bytes [t.offset, end) as one `output` frame:
+    // compressed (LZ4, when asked and worth it) or sent from the file.
+    void queueConsoleChunk(Tail& t, Json header, std::int64_t end);
     // The console of a followed tail was truncated: `truncated`, then from 0.
     void restartTail(const std::string& run, Tail& t, std::int64_t size, std::int64_t generation);
     std::map<long, std::string> liveRunsByPgid() const;
@@ -135,7 +145,9 @@ private:
     OutputQueue m_out;
     Nvml m_nvml;
     std::map<std::string, Tail> m_tails;
-    ConsoleWatch m_consoleWatch; // wakes the loop when a tail's console grows
+    std::string m_chunkRead;         // a chunk to compress, read from its console (reused)
+    std::vector<char> m_chunkPacked; // its LZ4 block (reused)
+    ConsoleWatch m_consoleWatch;     // wakes the loop when a tail's console grows
     std::map<std::string, Tracked> m_running;
     Commands m_commands; // nvidia-smi, Slurm's commands
     SlurmJobs m_slurm;   // Slurm runs (revision 4)

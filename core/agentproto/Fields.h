@@ -82,6 +82,8 @@ inline constexpr char kFollowTruncation[] = "follow_truncation";
 inline constexpr char kGeneration[] = "generation";
 inline constexpr char kSize[] = "size";
 inline constexpr char kStderr[] = "stderr";
+inline constexpr char kCompress[] = "compress"; // tail (revision 8): "lz4" (ConsoleCompression.h)
+inline constexpr char kLz4[] = "lz4";           // output (revision 8): the payload is an LZ4 block of this many bytes
 // cancel
 inline constexpr char kGraceMs[] = "grace_ms";
 // list, status, exited: a run status object

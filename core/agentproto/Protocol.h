@@ -16,7 +16,9 @@ inline constexpr int kProtocolVersion = 1;
 // 2: `output` carries `stderr` ranges; 3: `truncated` events; 4: Slurm runs
 // (`slurm_info`, `start` with `slurm`, `slurm` events); 5: Slurm job arrays
 // (`start_array`); 6: `cancel` takes `signal` (CancelSignals.h); 7:
-// `listening_ports` (the node's TCP ports in LISTEN, so rendezvous ports avoid them).
-inline constexpr int kProtocolRevision = 7;
+// `listening_ports` (the node's TCP ports in LISTEN, so rendezvous ports avoid them);
+// 8: `tail` takes `compress` ("lz4"), `output` payloads may be LZ4 blocks
+// (ConsoleCompression.h).
+inline constexpr int kProtocolRevision = 8;
 
 } // namespace ty::agentproto

@@ -1,5 +1,6 @@
 #include "AgentClient.h"
 
+#include "core/agentproto/ConsoleCompression.h"
 #include "core/agentproto/Fields.h"
 
 #include "core/nodes/AgentTransport.h"
@@ -324,6 +325,9 @@ quint64 AgentClient::tail(const QString& run, qint64 offset, bool follow, std::f
         args.insert(key(fields::kFollowTruncation), true);
     if (followTruncation && generation >= 0)
         args.insert(key(fields::kGeneration), generation);
+    // Revision 8; an older agent ignores it and sends the bytes as they are.
+    if (m_transport->compressConsole())
+        args.insert(key(fields::kCompress), QLatin1StringView(agentproto::kCompressLz4));
     return request(QLatin1StringView(ops::kTail), args,
             typedReply(std::move(cb), [](const QJsonObject& o) { return o.value(key(fields::kSize)).toInteger(); }));
 }

@@ -50,6 +50,9 @@ public:
 
     State state() const { return m_state; }
     bool isReady() const { return m_state == State::Ready; }
+    // Console frames that came LZ4-compressed (revision 8), over the
+    // client's life: counts for benchmarks and tests.
+    const AgentFrameDecoder::Compression& consoleCompression() const { return m_decoder.compression(); }
     const AgentHello& hello() const { return m_hello; }
     // Node name used in error messages (default: the transport's describe()).
     void setNodeName(const QString& name) { m_nodeName = name; }

@@ -1,5 +1,6 @@
 #include "AgentFrameDecoder.h"
 
+#include "core/agentproto/ConsoleCompression.h"
 #include "core/agentproto/Fields.h"
 
 #include <QJsonDocument>
@@ -37,6 +38,7 @@ void AgentFrameDecoder::reset()
     m_pos = 0;
     m_splitter.reset();
     m_pendingHeader.reset();
+    m_pendingRawSize = 0;
     m_payload = QByteArray();
     m_error.clear();
 }
@@ -68,6 +70,8 @@ std::optional<AgentFrame> AgentFrameDecoder::next()
             if (piece.payloadDone) {
                 AgentFrame f{std::move(*m_pendingHeader), std::exchange(m_payload, QByteArray())};
                 m_pendingHeader.reset();
+                if (m_pendingRawSize > 0 && !decompress(f))
+                    return std::nullopt;
                 return f;
             }
             continue;
@@ -98,6 +102,21 @@ std::optional<AgentFrame> AgentFrameDecoder::next()
             return std::nullopt;
         }
         const qint64 length = qint64(d);
+        // Revision 8: the payload is an LZ4 block of `lz4` bytes
+        // (core/agentproto/ConsoleCompression.h), checked before a byte of it
+        // is read: a size the agent never sends is refused, not allocated.
+        m_pendingRawSize = 0;
+        const QJsonValue lz4 = header.value(QLatin1StringView(agentproto::fields::kLz4));
+        if (!lz4.isUndefined()) {
+            const double r = lz4.toDouble(-1);
+            if (!lz4.isDouble() || r < 1 || r > double(agentproto::kMaxDecompressedBytes) || r != double(qint64(r))
+                    || length == 0) {
+                m_splitter.fail("has an invalid \"lz4\" (1 to 16777216 uncompressed bytes, with a payload)");
+                takeError();
+                return std::nullopt;
+            }
+            m_pendingRawSize = qint64(r);
+        }
         if (length == 0)
             return AgentFrame{std::move(header), {}};
         m_pendingHeader = std::move(header);
@@ -106,6 +125,29 @@ std::optional<AgentFrame> AgentFrameDecoder::next()
         m_payload.reserve(qsizetype(std::min<qint64>(length, 4 * 1024 * 1024)));
         m_splitter.expectPayload(std::uint64_t(length));
     }
+}
+
+bool AgentFrameDecoder::decompress(AgentFrame& frame)
+{
+    QByteArray raw(m_pendingRawSize, Qt::Uninitialized);
+    if (!agentproto::decompressConsoleBlock(
+                std::string_view(frame.payload.constData(), std::size_t(frame.payload.size())), raw.data(),
+                std::size_t(m_pendingRawSize))) {
+        // The header line was accepted and its bytes are gone: say which.
+        m_error = QStringLiteral("protocol error: line %1: its payload of %2 bytes is not an LZ4 block of %3 bytes")
+                          .arg(m_splitter.lines())
+                          .arg(frame.payload.size())
+                          .arg(m_pendingRawSize);
+        return false;
+    }
+    ++m_compression.frames;
+    m_compression.wireBytes += frame.payload.size();
+    m_compression.rawBytes += m_pendingRawSize;
+    frame.header.remove(QLatin1StringView(agentproto::fields::kLz4));
+    frame.header.insert(QLatin1StringView(agentproto::fields::kLen), m_pendingRawSize);
+    frame.payload = std::move(raw);
+    m_pendingRawSize = 0;
+    return true;
 }
 
 } // namespace ty

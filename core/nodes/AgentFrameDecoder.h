@@ -12,6 +12,12 @@
 // here the header lines are parsed with QJsonDocument. Fed buffers are held
 // by implicit sharing, not copied; a payload byte is copied once, into its
 // frame.
+//
+// Revision 8: a frame whose header has "lz4": N carries an LZ4 block
+// (core/agentproto/ConsoleCompression.h); next() hands it on decompressed,
+// as if it had been sent as it is ("len": N, no "lz4"). An "lz4" that is not
+// 1..16 MiB, or a block that does not decompress to exactly N bytes, is a
+// protocol error naming the line.
 
 #include "core/agentproto/FrameSplitter.h"
 
@@ -42,16 +48,29 @@ public:
     qint64 linesDecoded() const { return qint64(m_splitter.lines()); }
     qsizetype bufferedBytes() const { return m_buf.size() - m_pos + m_payload.size(); }
     void reset();
+    // Revision 8: the LZ4 frames decoded since construction (not reset()):
+    // how many, their bytes as received, and as handed on.
+    struct Compression {
+        qint64 frames = 0;
+        qint64 wireBytes = 0;
+        qint64 rawBytes = 0;
+    };
+    const Compression& compression() const { return m_compression; }
 
 private:
     void takeError();
+    // The payload of `frame` is the LZ4 block of m_pendingRawSize bytes:
+    // replaced by them. False (and the error set) when it is not.
+    bool decompress(AgentFrame& frame);
 
     QByteArray m_buf; // bytes fed; those before m_pos were taken by m_splitter
     qsizetype m_pos = 0;
     agentproto::FrameSplitter m_splitter;
     std::optional<QJsonObject> m_pendingHeader; // its payload is being read
     QByteArray m_payload;                       // that payload so far
+    qint64 m_pendingRawSize = 0;                // > 0: that payload is an LZ4 block of this many bytes
     QString m_error;
+    Compression m_compression;
 };
 
 } // namespace ty

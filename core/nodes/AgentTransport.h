@@ -51,6 +51,11 @@ public:
     // way). The default has no host key: empty, and false.
     virtual QString rejectedHostKeyFingerprint() const { return {}; }
     virtual bool trustNewHostKey() { return false; }
+    // Whether console tails should ask the agent for LZ4-compressed output
+    // (protocol revision 8; core/agentproto/ConsoleCompression.h): true
+    // where every byte is encrypted and carried (SSH), false for a pipe to a
+    // local child (the default), where compressing would only cost CPU.
+    virtual bool compressConsole() const { return false; }
 
 Q_SIGNALS:
     void opened();

@@ -28,6 +28,11 @@ public:
     void write(const QByteArray& bytes) override;
     void close() override;
     QString describe() const override;
+    // False unless set: a pipe to a child carries bytes for free, so
+    // compressing them would only cost CPU. Tests set it to check the
+    // agent's side of LZ4 console frames without an SSH server.
+    bool compressConsole() const override { return m_compressConsole; }
+    void setCompressConsole(bool on) { m_compressConsole = on; }
 
     // The agent's pid while it runs, else 0.
     qint64 processId() const;
@@ -42,6 +47,7 @@ private:
     QByteArray m_stderrBuf;
     bool m_closedEmitted = false;
     bool m_closing = false;
+    bool m_compressConsole = false;
 };
 
 } // namespace ty

@@ -61,6 +61,10 @@ public:
         setAcceptNewHostKey(true);
         return true;
     }
+    // True (LZ4 console frames) unless TRAINYARD_CONSOLE_COMPRESSION=0 was
+    // in the environment when this transport was made (benchmarks compare
+    // both in one run; a user may turn it off to look at the raw stream).
+    bool compressConsole() const override { return m_compressConsole; }
     // The host key decision of the last open() (None before one was made):
     // the kind of a host-key refusal, without matching message text.
     HostKeyDecision lastHostKeyDecision() const { return m_hostKeyDecision; }
@@ -78,6 +82,7 @@ private:
 
     SshNodeOptions m_options;
     std::shared_ptr<SshPassphraseProvider> m_passphrases;
+    bool m_compressConsole = qEnvironmentVariable("TRAINYARD_CONSOLE_COMPRESSION") != QLatin1String("0");
     QThread* m_thread = nullptr;
     SshSession* m_session = nullptr; // lives on m_thread
     bool m_open = false;             // between open() and closed()

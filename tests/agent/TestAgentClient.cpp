@@ -70,12 +70,13 @@ struct Session {
 };
 
 std::unique_ptr<Session> openSession(const QString& stateDir, const QString& agentPath = test::agentPath(),
-        std::optional<QProcessEnvironment> env = std::nullopt)
+        std::optional<QProcessEnvironment> env = std::nullopt, bool compressConsole = false)
 {
     auto s = std::make_unique<Session>();
     auto transport = std::make_unique<LocalAgentTransport>(agentPath, stateDir);
     if (env)
         transport->setProcessEnvironment(*env);
+    transport->setCompressConsole(compressConsole); // as an SSH transport asks
     s->transport = transport.get();
     s->client = std::make_unique<AgentClient>(std::move(transport));
     Session* raw = s.get();
@@ -240,7 +241,7 @@ private Q_SLOTS:
 
     void stderrBytesAreMarked()
     {
-        QCOMPARE(s_->client->hello().revision, 7);
+        QCOMPARE(s_->client->hello().revision, 8);
         const QString run = newRunId("stderr");
         auto st = runToEnd(run,
                 {QStringLiteral("sh"), QStringLiteral("-c"),
@@ -941,6 +942,52 @@ private Q_SLOTS:
         QCOMPARE(g.processes.first().name, QStringLiteral("python3"));
         QCOMPARE(g.processes.first().usedMemoryMib, std::optional<double>(1092));
         QVERIFY(g.processes.first().run.isEmpty()); // not a Trainyard run: shown as foreign
+    }
+
+    // Revision 8: a tail that asks for LZ4 (as every SSH node's does) gets
+    // exactly the bytes, offsets and stderr ranges of the console; a log's
+    // text travels compressed, random bytes as they are.
+    void compressedTailKeepsEveryByte()
+    {
+        auto z = openSession(stateDir_.path(), test::agentPath(), std::nullopt, true);
+        QVERIFY2(z->ready, qPrintable(z->disconnectReason.value_or(QStringLiteral("no hello"))));
+        QVERIFY(z->client->hello().revision >= 8);
+        const QString run = newRunId("lz4");
+        // About 4.5 MB of a training log's lines, 1 MiB of random bytes, and
+        // a last line on stderr (3,893 bytes: `seq 1000`).
+        const QString script = QStringLiteral(
+                "awk 'BEGIN{for(i=0;i<80000;i++) printf \"epoch %d step %d loss=%.4f lr=0.0010 grad_norm=1.00\\n\", "
+                "i/1000, i, 1/(i+1)}'; head -c 1048576 /dev/urandom; seq 1000 >&2");
+        QVERIFY(startRun(*z, run, {QStringLiteral("sh"), QStringLiteral("-c"), script}));
+        z->expectTailFrom(run, 0);
+        QVERIFY(await<qint64>([&](auto cb) { z->client->tail(run, 0, true, cb); }));
+        QVERIFY(waitUntil([&] { return z->exited.contains(run) && z->tailEnds.contains(run); }, 30000));
+        QVERIFY2(z->offsetErrors.isEmpty(), qPrintable(z->offsetErrors.join(u'\n')));
+        QFile console(consolePath(run));
+        QVERIFY(console.open(QIODevice::ReadOnly));
+        const QByteArray onNode = console.readAll();
+        QVERIFY(onNode.size() > 4500000 + 1048576);
+        QCOMPARE(z->output.value(run).size(), onNode.size());
+        QVERIFY(z->output.value(run) == onNode);
+        QCOMPARE(z->tailEnds.value(run), onNode.size());
+        // The stderr range survives compression: the last 3,893 bytes.
+        const ByteRanges ranges = z->stderrRanges.value(run);
+        QCOMPARE(ranges.size(), 1);
+        QCOMPARE(ranges.front().offset, onNode.size() - 3893);
+        QCOMPARE(ranges.front().length, qint64(3893));
+
+        const AgentFrameDecoder::Compression c = z->client->consoleCompression();
+        qInfo("%lld LZ4 frames: %lld bytes on the wire for %lld of %lld console bytes", qlonglong(c.frames),
+                qlonglong(c.wireBytes), qlonglong(c.rawBytes), qlonglong(onNode.size()));
+        QVERIFY(c.frames > 0);
+        // The log's part went compressed, at least 4x (LZ4 makes about 10x of it).
+        QVERIFY2(c.rawBytes >= 4000000, qPrintable(QString::number(c.rawBytes)));
+        QVERIFY2(c.wireBytes * 4 < c.rawBytes, qPrintable(QString::number(c.wireBytes)));
+        // The random MiB did not (at most the two 256 KiB chunks at its
+        // edges, which hold some text, may have).
+        QVERIFY2(c.rawBytes <= onNode.size() - 1048576 + 2 * 262144, qPrintable(QString::number(c.rawBytes)));
+        // The same agent, a client that did not ask: never compressed.
+        QCOMPARE(s_->client->consoleCompression().frames, qint64(0));
     }
 
     void requestsAreNotBlockedByABigTail()

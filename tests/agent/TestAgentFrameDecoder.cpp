@@ -1,5 +1,6 @@
 // AgentFrameDecoder: the Qt side of PROTOCOL.md's framing, fed in every split.
 
+#include "core/agentproto/ConsoleCompression.h"
 #include "core/nodes/AgentFrameDecoder.h"
 
 #include <QJsonDocument>
@@ -12,6 +13,30 @@ class TestAgentFrameDecoder final : public QObject {
     Q_OBJECT
 
 private:
+    // A log-like text (compresses about 10x) and its LZ4 block, as the agent
+    // sends it (core/agentproto/ConsoleCompression.h).
+    static QByteArray logText(int lines)
+    {
+        QByteArray t;
+        for (int i = 0; i < lines; ++i)
+            t += "epoch " + QByteArray::number(i / 100) + " step " + QByteArray::number(i) + " loss=0."
+                    + QByteArray::number(9999 - i % 9999) + " lr=0.0010\n";
+        return t;
+    }
+    static QByteArray lz4Block(const QByteArray& raw)
+    {
+        QByteArray out(qsizetype(ty::agentproto::consoleBlockBound(std::size_t(raw.size()))), '\0');
+        const std::size_t n = ty::agentproto::compressConsoleBlock(
+                std::string_view(raw.constData(), std::size_t(raw.size())), out.data());
+        out.truncate(qsizetype(n));
+        return out;
+    }
+    static QByteArray lz4Frame(const QByteArray& block, qint64 rawSize, qint64 offset = 0)
+    {
+        return R"({"type":"output","run":"r1","offset":)" + QByteArray::number(offset) + R"(,"lz4":)"
+                + QByteArray::number(rawSize) + R"(,"len":)" + QByteArray::number(block.size()) + "}\n" + block;
+    }
+
     static QByteArray stream()
     {
         QByteArray s;
@@ -145,6 +170,89 @@ private Q_SLOTS:
         QVERIFY(!d.next().has_value());
         QVERIFY(d.error().contains(QString(200, u'y')));
         QVERIFY(!d.error().contains(QString(201, u'y')));
+    }
+
+    // Revision 8: an LZ4 frame is handed on as the bytes it holds, in any
+    // split, between plain frames; the counts say what came compressed.
+    void lz4FramesAreDecompressed()
+    {
+        const QByteArray text = logText(4000);
+        const QByteArray block = lz4Block(text);
+        QVERIFY2(!block.isEmpty() && block.size() * 3 < text.size(), qPrintable(QString::number(block.size())));
+        const QByteArray s = lz4Frame(block, text.size(), 10) + stream() + lz4Frame(block, text.size(), 99);
+        for (qsizetype step : {qsizetype(1), qsizetype(7), qsizetype(4096), s.size()}) {
+            AgentFrameDecoder d;
+            QList<AgentFrame> frames;
+            for (qsizetype pos = 0; pos < s.size(); pos += step) {
+                d.feed(s.mid(pos, step));
+                while (auto f = d.next())
+                    frames.append(*f);
+            }
+            QVERIFY2(!d.hasError(), qPrintable(d.error()));
+            QCOMPARE(frames.size(), 6);
+            QCOMPARE(frames[0].payload, text);
+            QCOMPARE(frames[0].header.value(QLatin1StringView("offset")).toInteger(), 10);
+            QCOMPARE(frames[0].header.value(QLatin1StringView("len")).toInteger(), text.size());
+            QVERIFY(!frames[0].header.contains(QLatin1StringView("lz4")));
+            checkFrames(frames.mid(1, 4));
+            QCOMPARE(frames[5].payload, text);
+            QCOMPARE(d.compression().frames, 2);
+            QCOMPARE(d.compression().wireBytes, 2 * block.size());
+            QCOMPARE(d.compression().rawBytes, 2 * text.size());
+        }
+    }
+
+    // A bad "lz4" is refused at its header line, before any payload is
+    // read or room made for it; a block that is not what it says, once read.
+    void badLz4FramesNameTheirLine()
+    {
+        const QByteArray text = logText(500);
+        const QByteArray block = lz4Block(text);
+        const QByteArray hello = R"({"type":"hello","protocol":1})"
+                                 "\n";
+        struct Case {
+            QByteArray frame;
+            QString says;
+        };
+        const QList<Case> cases{
+                {R"({"type":"output","lz4":-1,"len":4})"
+                 "\nabcd",
+                        QStringLiteral("invalid \"lz4\"")},
+                {R"({"type":"output","lz4":"ten","len":4})"
+                 "\nabcd",
+                        QStringLiteral("invalid \"lz4\"")},
+                {R"({"type":"output","lz4":1.5,"len":4})"
+                 "\nabcd",
+                        QStringLiteral("invalid \"lz4\"")},
+                {R"({"type":"output","lz4":16777217,"len":4})"
+                 "\nabcd",
+                        QStringLiteral("invalid \"lz4\"")},
+                {R"({"type":"output","lz4":100,"len":0})"
+                 "\n",
+                        QStringLiteral("invalid \"lz4\"")},
+                // The block is whole but says fewer bytes than the header.
+                {lz4Frame(block, text.size() + 1),
+                        QStringLiteral("is not an LZ4 block of %1 bytes").arg(text.size() + 1)},
+                // ... or more.
+                {lz4Frame(block, text.size() - 1),
+                        QStringLiteral("is not an LZ4 block of %1 bytes").arg(text.size() - 1)},
+                // Cut short (the header's len says so) or garbage.
+                {lz4Frame(block.left(block.size() / 2), text.size()), QStringLiteral("is not an LZ4 block")},
+                {lz4Frame(QByteArray(300, '\xff'), 5000), QStringLiteral("is not an LZ4 block")},
+        };
+        for (const Case& c : cases) {
+            AgentFrameDecoder d;
+            d.feed(hello + c.frame
+                    + R"({"type":"eof","run":"r1","offset":0})"
+                      "\n");
+            QVERIFY(d.next().has_value()); // the hello
+            QVERIFY(!d.next().has_value());
+            QVERIFY2(d.hasError(), qPrintable(QString::fromLatin1(c.frame.left(60))));
+            QVERIFY2(d.error().contains(QStringLiteral("line 2")), qPrintable(d.error()));
+            QVERIFY2(d.error().contains(c.says), qPrintable(d.error()));
+            QVERIFY(!d.next().has_value()); // nothing after an error
+            QCOMPARE(d.compression().frames, 0);
+        }
     }
 
     void largePayloadInPieces()

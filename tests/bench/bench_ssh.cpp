@@ -46,9 +46,14 @@
 //
 // Usage: bench_ssh [--runs N (200)] [--mb N (1024)] [--ssh-true N (20)]
 //                  [--mux N (50)] [--no-latency] [--no-console] [--dir DIR]
-//                  [--keep] [--cipher NAME]
+//                  [--keep] [--cipher NAME] [--content letters|log|random]
+//                  [--no-compress]
+// v3 (issue #27): --content (generateConsole), the bare tail with and
+// without LZ4 console frames (protocol revision 8) in every run, the
+// engine's node with them unless --no-compress, and `ssh -C` beside.
 // Needs root and /usr/sbin/sshd (as the SSH integration tests).
 #include "tests/integration/SshdFixture.h"
+#include "tests/support/TestSupport.h"
 
 #include "core/nodes/AgentClient.h"
 #include "core/nodes/SshAgentTransport.h"
@@ -73,7 +78,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cmath>
 #include <functional>
+#include <random>
 #include <vector>
 
 #include <spawn.h>
@@ -236,25 +243,88 @@ QString cpuDelta(const QMap<QString, double>& before, const QMap<QString, double
     return parts.join(QStringLiteral(", "));
 }
 
-// `bytes` of numbered 100-byte lines ("%010lld " + 88 letters + '\n'; the
-// last line cut short). Returns its SHA-256 (hex).
-QByteArray generateConsole(const QString& path, qint64 bytes)
+// Line `i` of a training log shaped like the bundled real ones (tests/data:
+// plain PyTorch with a tqdm bar, Lightning's epoch lines, logging's INFO
+// lines): a tqdm update ending in '\r' per batch, "step N loss X" every
+// 10th, an INFO line with the learning rate every 50th, an epoch summary
+// every 500th. Steps only grow (a console that restarted its steps every
+// few hundred lines would measure the store's restarts instead).
+QByteArray trainingLogLine(qint64 i, std::mt19937_64& rng)
+{
+    const qint64 batchesPerEpoch = 500;
+    const qint64 epoch = i / batchesPerEpoch + 1;
+    const qint64 batch = i % batchesPerEpoch + 1;
+    const double loss = 2.3 * std::exp(-double(i) / 2e6) + double(rng() % 1000) / 1e4;
+    char buf[320];
+    int n;
+    if (batch == batchesPerEpoch)
+        n = std::snprintf(buf, sizeof buf,
+                "Epoch %lld: 100%%|##########| %lld/%lld [00:41<00:00, 12.%02dit/s, v_num=0, train_loss=%.3f,"
+                " val_loss=%.3f, val_acc=%.3f]\n",
+                static_cast<long long>(epoch), static_cast<long long>(batch), static_cast<long long>(batchesPerEpoch),
+                int(rng() % 100), loss, loss * 1.1, 1.0 - loss / 3);
+    else if (i % 50 == 0)
+        n = std::snprintf(buf, sizeof buf,
+                "2026-11-29 22:%02d:%02d,%03d - INFO - step %lld: lr=%.6f grad_norm=%.3f throughput=%.1f samples/s\n",
+                int(i / 60000 % 60), int(i / 1000 % 60), int(i % 1000), static_cast<long long>(i),
+                1e-3 * std::exp(-double(i) / 1e7), double(rng() % 5000) / 1000.0, 1000.0 + double(rng() % 500));
+    else if (i % 10 == 0)
+        n = std::snprintf(buf, sizeof buf, "step %lld loss %.4f\n", static_cast<long long>(i), loss);
+    else {
+        const qint64 pct = batch * 100 / batchesPerEpoch;
+        char bar[11];
+        for (int c = 0; c < 10; ++c)
+            bar[c] = c < pct / 10 ? '#' : ' ';
+        bar[10] = '\0';
+        n = std::snprintf(buf, sizeof buf,
+                "Epoch %lld/%d: %3d%%|%s| %lld/%lld [00:%02d<00:%02d, %5.2fit/s, loss=%.4f]\r",
+                static_cast<long long>(epoch), 100, int(pct), bar, static_cast<long long>(batch),
+                static_cast<long long>(batchesPerEpoch), int(batch / 12 % 60), int((batchesPerEpoch - batch) / 12 % 60),
+                12.0 + double(rng() % 100) / 100.0, loss);
+    }
+    return QByteArray(buf, std::min(n, int(sizeof buf) - 1));
+}
+
+// `bytes` of numbered lines (the last one cut short), so a lost or doubled
+// line changes the hash. `content` (--content):
+//   letters: 100-byte lines, "%010lld " + 88 letters of the alphabet in
+//            turn + '\n' (bench_ssh v2's only content; LZ4 makes about
+//            1/60 of it: the best case for compression)
+//   log:     trainingLogLine(i), not numbered (each line holds its step):
+//            tqdm bars, step and INFO lines, epoch summaries (LZ4 makes
+//            about a third of it: a training log's case)
+//   random:  "%010lld " + 88 base64 characters of random bytes (fixed seed)
+//            + '\n': text LZ4 cannot shrink (no entropy coder), the worst
+//            case, where every chunk is tried and sent as it is
+// Returns its SHA-256 (hex), empty when the file cannot be written.
+QByteArray generateConsole(const QString& path, qint64 bytes, const QString& content)
 {
     QFile f(path);
     if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate))
         return {};
+    const bool log = content == QStringLiteral("log");
+    const bool random = content == QStringLiteral("random");
+    static constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::mt19937_64 rng(27);
     Sha256 h;
     QByteArray block;
     block.reserve(1 << 20);
     qint64 written = 0;
-    char line[101];
+    QByteArray line;
     for (qint64 i = 0; written < bytes; ++i) {
-        std::snprintf(line, sizeof line, "%010lld ", static_cast<long long>(i));
-        for (int c = 11; c < 99; ++c)
-            line[c] = char('a' + (i + c) % 26);
-        line[99] = '\n';
-        const qint64 n = std::min<qint64>(100, bytes - written);
-        block.append(line, n);
+        if (log) {
+            line = trainingLogLine(i, rng);
+        } else {
+            char number[24];
+            std::snprintf(number, sizeof number, "%010lld ", static_cast<long long>(i));
+            line = number;
+            line.resize(100);
+            for (int c = 11; c < 99; ++c)
+                line[c] = random ? kBase64[rng() & 63] : char('a' + (i + c) % 26);
+            line[99] = '\n';
+        }
+        const qint64 n = std::min<qint64>(line.size(), bytes - written);
+        block.append(line.constData(), n);
         written += n;
         if (block.size() >= (1 << 20) || written == bytes) {
             h.addData(block);
@@ -354,6 +424,8 @@ struct Options {
     bool keep = false;
     QString dir;
     QString cipher = QString::fromLatin1(kDefaultCipher); // --cipher: every client's, libssh and OpenSSH alike
+    QString content = QStringLiteral("letters");          // --content letters|log|random (generateConsole)
+    bool compress = true; // --no-compress: the engine's node without LZ4 console frames (revision 8)
 };
 
 class Bench {
@@ -664,8 +736,8 @@ bool Bench::consoleThroughput()
     const qint64 bytes = m_opt.mb * 1024 * 1024;
     const QString file = m_consoleFile;
     const QByteArray sha = m_consoleSha;
-    std::printf("\nConsole throughput: %lld bytes (%lld MiB) of numbered 100-byte lines, cat by the run\n",
-            static_cast<long long>(bytes), static_cast<long long>(m_opt.mb));
+    std::printf("\nConsole throughput: %lld bytes (%lld MiB) of numbered lines (--content %s), cat by the run\n",
+            static_cast<long long>(bytes), static_cast<long long>(m_opt.mb), qPrintable(m_opt.content));
     std::printf("  source %s sha256 %s\n", qPrintable(file), sha.constData());
     const double mbytes = double(bytes) / 1e6;
 
@@ -733,12 +805,26 @@ bool Bench::consoleThroughput()
             return fail(QStringLiteral("ssh cat delivered %1 bytes, not %2").arg(got).arg(bytes));
     }
 
-    // b) A bare AgentClient tail: SSH + agent, nothing stored.
-    double tailMs = 0;
-    {
+    // b) A bare AgentClient tail: SSH + agent, nothing stored; with LZ4
+    // console frames (revision 8, what every SSH node asks for) and without.
+    auto bareTail = [&](bool compress, double* ms) -> bool {
+        // The transport reads the switch when it is made.
+        const QByteArray before = qgetenv("TRAINYARD_CONSOLE_COMPRESSION");
+        qputenv("TRAINYARD_CONSOLE_COMPRESSION", compress ? "1" : "0");
+        AgentClient client(std::make_unique<SshAgentTransport>(nodeOptions(true)));
+        if (before.isNull())
+            qunsetenv("TRAINYARD_CONSOLE_COMPRESSION");
+        else
+            qputenv("TRAINYARD_CONSOLE_COMPRESSION", before);
+        QString lost;
+        QObject::connect(&client, &AgentClient::disconnected, [&lost](const QString& r) { lost = r; });
+        client.connectToAgent();
+        if (!waitFor([&] { return client.isReady() || !lost.isEmpty(); }, 30000) || !lost.isEmpty())
+            return fail(QStringLiteral("agent connection failed: %1")
+                                .arg(lost.isEmpty() ? QStringLiteral("timeout") : lost));
         QElapsedTimer clock;
         AgentStartRequest req;
-        req.run = QStringLiteral("bench-cat-tail");
+        req.run = compress ? QStringLiteral("bench-cat-tail-lz4") : QStringLiteral("bench-cat-tail");
         req.argv = QStringList{QStringLiteral("cat"), file};
         req.workdir = runWorkdir();
         qint64 received = 0;
@@ -747,7 +833,7 @@ bool Bench::consoleThroughput()
         bool ended = false;
         QString error;
         Sha256 h;
-        const auto c1 = QObject::connect(m_client.get(), &AgentClient::output,
+        QObject::connect(&client, &AgentClient::output,
                 [&](const QString& run, qint64 offset, const QByteArray& b, const ByteRanges&) {
                     if (run != req.run)
                         return;
@@ -756,7 +842,7 @@ bool Bench::consoleThroughput()
                     received += b.size();
                     h.addData(b);
                 });
-        const auto c2 = QObject::connect(m_client.get(), &AgentClient::tailEnded, [&](const QString& run, qint64) {
+        QObject::connect(&client, &AgentClient::tailEnded, [&](const QString& run, qint64) {
             if (run == req.run)
                 ended = true;
         });
@@ -764,34 +850,52 @@ bool Bench::consoleThroughput()
         const auto threads0 = threadCpu();
         const double busy0 = machineBusyCpu();
         clock.start();
-        m_client->start(req, [&](const Result<AgentStartReply>& r) {
+        client.start(req, [&](const Result<AgentStartReply>& r) {
             if (!r) {
                 error = r.error().message;
                 return;
             }
-            m_client->tail(req.run, 0, true, [&](const Result<qint64>& t) {
+            client.tail(req.run, 0, true, [&](const Result<qint64>& t) {
                 if (!t)
                     error = t.error().message;
             });
         });
         if (!waitFor([&] { return ended || !error.isEmpty(); }, 600000) || !error.isEmpty())
             return fail(QStringLiteral("agent tail: %1").arg(error.isEmpty() ? QStringLiteral("timeout") : error));
-        tailMs = nowMs(clock);
+        *ms = nowMs(clock);
         const double cpu = cpuSeconds(RUSAGE_SELF) - cpu0;
         const double monoStart = clock.msecsSinceReference() / 1000.0; // CLOCK_MONOTONIC, for perf --time
-        std::printf("  bare tail CPU-s: this process's threads: %s; whole machine busy %.2f of %.2f available"
+        std::printf("  bare tail (%s) CPU-s: this process's threads: %s; whole machine busy %.2f of %.2f available"
                     " (CLOCK_MONOTONIC %.3f-%.3f s)\n",
-                qPrintable(cpuDelta(threads0, threadCpu())), machineBusyCpu() - busy0, 2 * tailMs / 1000.0, monoStart,
-                monoStart + tailMs / 1000.0);
-        QObject::disconnect(c1);
-        QObject::disconnect(c2);
+                compress ? "lz4" : "as is", qPrintable(cpuDelta(threads0, threadCpu())), machineBusyCpu() - busy0,
+                2 * *ms / 1000.0, monoStart, monoStart + *ms / 1000.0);
         const QByteArray got = h.hexResult();
-        std::printf("  bare AgentClient tail: %lld bytes, contiguous %s, sha256 %s (%s); %.1f CPU-s in this process\n",
-                static_cast<long long>(received), contiguous ? "yes" : "NO", got.constData(),
-                got == sha && received == bytes ? "matches" : "MISMATCH", cpu);
+        const AgentFrameDecoder::Compression z = client.consoleCompression();
+        std::printf(
+                "  bare AgentClient tail (%s): %lld bytes, contiguous %s, sha256 %s (%s); %.1f CPU-s in this process;"
+                " %lld LZ4 frames carried %lld bytes as %lld (%.1f%%)\n",
+                compress ? "lz4" : "as is", static_cast<long long>(received), contiguous ? "yes" : "NO",
+                got.constData(), got == sha && received == bytes ? "matches" : "MISMATCH", cpu,
+                static_cast<long long>(z.frames), static_cast<long long>(z.rawBytes),
+                static_cast<long long>(z.wireBytes),
+                z.rawBytes ? 100.0 * double(z.wireBytes) / double(z.rawBytes) : 0.0);
         if (got != sha || received != bytes || !contiguous)
             return fail(QStringLiteral("the tailed console differs from the file"));
-    }
+        if (!m_opt.keep)
+            QFile::remove(m_work + QStringLiteral("/state-direct/runs/") + req.run + QStringLiteral("/console.log"));
+        return true;
+    };
+    double tailMs = 0, tailLz4Ms = 0;
+    if (!bareTail(false, &tailMs) || !bareTail(true, &tailLz4Ms))
+        return false;
+
+    // OpenSSH with its own compression (-C: zlib level 6 on every packet),
+    // for comparison only: what the stock tool does to send fewer bytes.
+    double sshCompressedMs = timeProcess(QStringLiteral("/usr/bin/ssh"),
+            sshArgs() + QStringList{QStringLiteral("-C"), QStringLiteral("ws1"), QStringLiteral("cat"), file}, &failure,
+            QProcess::nullDevice());
+    if (sshCompressedMs < 0)
+        return fail(failure);
 
     // c) The engine: received and stored.
     double engineMs = 0, runningMs = 0, lastByteMs = 0;
@@ -855,8 +959,6 @@ bool Bench::consoleThroughput()
                     m_work + QStringLiteral("/state-ws1/runs/") + run->agentRunId + QStringLiteral("/console.log"));
         }
     }
-    if (!m_opt.keep)
-        QFile::remove(m_work + QStringLiteral("/state-direct/runs/bench-cat-tail/console.log"));
 
     const double sshRate = mbytes / (sshCatMs / 1000.0);
     const double sshStream = mbytes / (sshStreamMs / 1000.0);
@@ -868,10 +970,16 @@ bool Bench::consoleThroughput()
             sshStream);
     std::printf("  %-66s %7.0f ms %10.1f\n", "ssh host cat FILE > new local file (stored; comparison only)",
             sshCatStoredMs, mbytes / (sshCatStoredMs / 1000.0));
-    std::printf("  %-66s %7.0f ms %10.1f\n", "bare AgentClient start+tail (SSH + agent, not stored)", tailMs,
+    std::printf("  %-66s %7.0f ms %10.1f\n", "ssh -C host cat FILE > /dev/null (zlib; comparison only)",
+            sshCompressedMs, mbytes / (sshCompressedMs / 1000.0));
+    std::printf("  %-66s %7.0f ms %10.1f\n", "bare AgentClient start+tail (SSH + agent, not stored), as is", tailMs,
             mbytes / (tailMs / 1000.0));
-    std::printf("  %-66s %7.0f ms %10.1f\n", "engine: submit() -> Succeeded, received + stored (the goal)", engineMs,
-            engineRate);
+    std::printf("  %-66s %7.0f ms %10.1f\n", "bare AgentClient start+tail, LZ4 console frames", tailLz4Ms,
+            mbytes / (tailLz4Ms / 1000.0));
+    std::printf("  %-66s %7.0f ms %10.1f\n",
+            m_opt.compress ? "engine: submit() -> Succeeded, received + stored (the goal), LZ4"
+                           : "engine: submit() -> Succeeded, received + stored (the goal), as is (--no-compress)",
+            engineMs, engineRate);
     std::printf("  %-66s %7.0f ms %10.1f\n", "  engine: Running -> last byte received", lastByteMs - runningMs,
             mbytes / ((lastByteMs - runningMs) / 1000.0));
     // The goal is judged against the faster of the two ssh figures (the
@@ -928,7 +1036,7 @@ int Bench::run()
 
     if (m_opt.console) {
         m_consoleFile = m_work + QStringLiteral("/console-src.txt");
-        m_consoleSha = generateConsole(m_consoleFile, m_opt.mb * 1024 * 1024);
+        m_consoleSha = generateConsole(m_consoleFile, m_opt.mb * 1024 * 1024, m_opt.content);
         if (m_consoleSha.isEmpty()) {
             fail(QStringLiteral("cannot write %1").arg(m_consoleFile));
             return 1;
@@ -981,7 +1089,10 @@ int Bench::run()
         m_engine->setPolicy(*policy);
         std::printf("  queue policy %s\n", qPrintable(queuePolicyName(*policy)));
     }
+    if (!m_opt.compress)
+        qputenv("TRAINYARD_CONSOLE_COMPRESSION", "0"); // read by the transport made here
     m_engine->addNode(QStringLiteral("ws1"), std::make_unique<SshAgentTransport>(nodeOptions()));
+    qunsetenv("TRAINYARD_CONSOLE_COMPRESSION");
     m_engine->acquireIngestion();
     QElapsedTimer t;
     t.start();
@@ -1028,7 +1139,7 @@ int main(int argc, char** argv)
 {
     // The version this benchmark measures by: bumped whenever what it measures
     // changes (tests/bench/RESULTS.md marks each figure with it).
-    std::printf("bench_ssh v2\n");
+    std::printf("bench_ssh v3\n");
     std::fflush(stdout);
     QCoreApplication app(argc, argv);
     Options o;
@@ -1064,13 +1175,20 @@ int main(int argc, char** argv)
             o.dir = next();
         else if (a == QStringLiteral("--cipher"))
             o.cipher = next();
+        else if (a == QStringLiteral("--content") && i + 1 < args.size()
+                && QStringList{QStringLiteral("letters"), QStringLiteral("log"), QStringLiteral("random")}.contains(
+                        args[i + 1]))
+            o.content = next();
+        else if (a == QStringLiteral("--no-compress"))
+            o.compress = false;
         else {
             std::fprintf(stderr,
                     "usage: bench_ssh [--runs N (200)] [--mb N (1024)] [--ssh-true N (20)] [--mux N (50)]\n"
                     "                 [--history N (0): finished runs in the database first]\n"
                     "                 [--policy fcfs|priority|sjf|backfill|fair-share (the default's)]\n"
                     "                 [--no-latency] [--no-console] [--dir DIR] [--keep]\n"
-                    "                 [--cipher NAME (chacha20-poly1305@openssh.com), e.g. aes128-gcm@openssh.com]\n");
+                    "                 [--cipher NAME (chacha20-poly1305@openssh.com), e.g. aes128-gcm@openssh.com]\n"
+                    "                 [--content letters|log|random (letters)] [--no-compress (the engine's node)]\n");
             return 2;
         }
     }

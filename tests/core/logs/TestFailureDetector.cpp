@@ -4,6 +4,8 @@
 
 #include <QTest>
 
+#include <random>
+
 using namespace ty;
 
 namespace {
@@ -108,8 +110,8 @@ private Q_SLOTS:
 
     void everyPatternOutsideATraceback_data()
     {
-        // One line per pattern with as few capitals as it can have: the
-        // detector rules lines out by the capitals they hold before it searches.
+        // One line per pattern, as short as it can be: the detector rules
+        // lines out by the pairs of units they hold before it searches.
         QTest::addColumn<QString>("line");
         QTest::addColumn<int>("kind");
         const int oom = int(FailureDetector::Kind::CudaOutOfMemory), nccl = int(FailureDetector::Kind::Nccl),
@@ -141,7 +143,7 @@ private Q_SLOTS:
     {
         QFETCH(QString, line);
         QFETCH(int, kind);
-        // Shifted by 0..17 leading blanks: the capitals are looked for eight
+        // Shifted by 0..17 leading blanks: the pairs are looked for eight
         // UTF-16 units at a time, so each lands in every position of a block
         // and in the tail.
         for (int pad = 0; pad <= 17; ++pad) {
@@ -151,6 +153,53 @@ private Q_SLOTS:
             QVERIFY2(int(d.kind()) == kind,
                     qPrintable(QStringLiteral("%1 blanks first: kind %2").arg(pad).arg(int(d.kind()))));
         }
+    }
+
+    // Each pattern inside random base64 (lines of hashes and encoded blobs,
+    // where every capital and most single characters occur), at every
+    // offset of an SSE2 block and cut short: found exactly when whole.
+    void patternsInRandomText()
+    {
+        static constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        std::mt19937 rng(27);
+        const auto noise = [&](int n) {
+            QString t;
+            for (int i = 0; i < n; ++i)
+                t += QChar(kBase64[rng() % 64]);
+            return t;
+        };
+        const int oom = int(FailureDetector::Kind::CudaOutOfMemory), nccl = int(FailureDetector::Kind::Nccl),
+                  killed = int(FailureDetector::Kind::Killed);
+        const QList<std::pair<QString, int>> patterns{{QStringLiteral(" CUDA out of memory "), oom},
+                {QStringLiteral(" OutOfMemoryError "), oom}, {QStringLiteral(" CUBLAS_STATUS_ALLOC_FAILED "), oom},
+                {QStringLiteral(" ncclRemoteError "), nccl}, {QStringLiteral(" NCCL WARN "), nccl},
+                {QStringLiteral(" DistBackendError "), nccl}, {QStringLiteral(": 1234 Killed "), killed}};
+        int found = 0;
+        for (const auto& [pattern, kind] : patterns) {
+            for (int before = 0; before <= 24; ++before) {
+                const QString line = noise(before) + pattern + noise(int(rng() % 40));
+                FailureDetector d;
+                d.feed(line);
+                QVERIFY2(int(d.kind()) == kind, qPrintable(line));
+                ++found;
+                // One unit short of the pattern: nothing (the noise holds none).
+                const QString cut = noise(before) + pattern.left(pattern.size() - 2);
+                FailureDetector e;
+                e.feed(cut);
+                QVERIFY2(e.kind() == FailureDetector::Kind::None, qPrintable(cut));
+            }
+        }
+        QCOMPARE(found, 7 * 25);
+        // Lines of noise alone, and the patterns' pairs repeated with the
+        // rest wrong: none.
+        for (int i = 0; i < 2000; ++i) {
+            FailureDetector d;
+            d.feed(QString(noise(10) + QLatin1Char(' ') + noise(int(rng() % 120))));
+            QVERIFY(d.kind() == FailureDetector::Kind::None);
+        }
+        FailureDetector d;
+        d.feed(u"ryryryry BLBLBL NCNCNC clclcl BaBaBa KiKiKi NCCX ncclRemoteErro DistBackendErro CUBLA emor");
+        QCOMPARE(d.kind(), FailureDetector::Kind::None);
     }
 
     void mostSpecificWins()

@@ -5,6 +5,7 @@
 #include <QTest>
 
 #include <random>
+#include <tuple>
 
 using namespace ty;
 
@@ -170,12 +171,26 @@ private Q_SLOTS:
         };
         const int oom = int(FailureDetector::Kind::CudaOutOfMemory), nccl = int(FailureDetector::Kind::Nccl),
                   killed = int(FailureDetector::Kind::Killed);
-        const QList<std::pair<QString, int>> patterns{{QStringLiteral(" CUDA out of memory "), oom},
-                {QStringLiteral(" OutOfMemoryError "), oom}, {QStringLiteral(" CUBLAS_STATUS_ALLOC_FAILED "), oom},
-                {QStringLiteral(" ncclRemoteError "), nccl}, {QStringLiteral(" NCCL WARN "), nccl},
-                {QStringLiteral(" DistBackendError "), nccl}, {QStringLiteral(": 1234 Killed "), killed}};
+        // Each with the pair of units its search is anchored on.
+        const QList<std::tuple<QString, int, QString>> patterns{
+                {QStringLiteral(" CUDA out of memory "), oom, QStringLiteral("ry")},
+                {QStringLiteral(" OutOfMemoryError "), oom, QStringLiteral("ry")},
+                {QStringLiteral(" CUBLAS_STATUS_ALLOC_FAILED "), oom, QStringLiteral("BL")},
+                {QStringLiteral(" ncclRemoteError "), nccl, QStringLiteral("cl")},
+                {QStringLiteral(" NCCL WARN "), nccl, QStringLiteral("NC")},
+                {QStringLiteral(" DistBackendError "), nccl, QStringLiteral("Ba")},
+                {QStringLiteral(": 1234 Killed "), killed, QStringLiteral("Ki")}};
         int found = 0;
-        for (const auto& [pattern, kind] : patterns) {
+        for (const auto& [pattern, kind, pair] : patterns) {
+            // The pair alone just before the pattern, often in the same
+            // eight-unit step: a first hit that is no match must not hide
+            // the one that is.
+            for (int gap = 0; gap <= 8; ++gap) {
+                const QString line = noise(int(rng() % 9)) + pair + noise(gap) + pattern;
+                FailureDetector d;
+                d.feed(line);
+                QVERIFY2(int(d.kind()) == kind, qPrintable(line));
+            }
             for (int before = 0; before <= 24; ++before) {
                 const QString line = noise(before) + pattern + noise(int(rng() % 40));
                 FailureDetector d;

@@ -300,7 +300,7 @@ private Q_SLOTS:
         QVERIFY(m_state.isValid() && m_work.isValid());
         m_agent = std::make_unique<RawAgent>(m_state.path(), m_env);
         QVERIFY(m_agent->started());
-        QCOMPARE(m_agent->hello().value(QStringLiteral("revision")).toInt(), 7);
+        QCOMPARE(m_agent->hello().value(QStringLiteral("revision")).toInt(), 8);
     }
 
     void cleanupTestCase()

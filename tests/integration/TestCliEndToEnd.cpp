@@ -1026,7 +1026,9 @@ private Q_SLOTS:
         QCOMPARE(runs.size(), 2);
         const RunId second = std::max(runs[0].id, runs[1].id);
         QCOMPARE((*store)->run(second)->state, RunState::Queued);
-        QCOMPARE((*store)->run(second)->pendingReason, QString::fromUtf8(reason));
+        // The service's reply carries the reason at once; the database gets
+        // it through the store's writer, a moment later.
+        QTRY_COMPARE_WITH_TIMEOUT((*store)->run(second)->pendingReason, QString::fromUtf8(reason), 10000);
         // The label back: the waiting run starts, the service still the same.
         o = ctlAt(db,
                 {QStringLiteral("node"), QStringLiteral("label"), QStringLiteral("local"), QStringLiteral("--add"),

@@ -109,9 +109,12 @@ std::optional<AgentFrame> AgentFrameDecoder::next()
         const QJsonValue lz4 = header.value(QLatin1StringView(agentproto::fields::kLz4));
         if (!lz4.isUndefined()) {
             const double r = lz4.toDouble(-1);
+            // A block of r bytes is at most LZ4_compressBound(r): a longer
+            // payload is refused before it is read, not held.
             if (!lz4.isDouble() || r < 1 || r > double(agentproto::kMaxDecompressedBytes) || r != double(qint64(r))
-                    || length == 0) {
-                m_splitter.fail("has an invalid \"lz4\" (1 to 16777216 uncompressed bytes, with a payload)");
+                    || length == 0 || length > qint64(agentproto::consoleBlockBound(std::size_t(r)))) {
+                m_splitter.fail("has an invalid \"lz4\" (1 to 16777216 uncompressed bytes, with a payload no "
+                                "longer than their LZ4 bound)");
                 takeError();
                 return std::nullopt;
             }

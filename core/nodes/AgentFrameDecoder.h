@@ -16,8 +16,9 @@
 // Revision 8: a frame whose header has "lz4": N carries an LZ4 block
 // (core/agentproto/ConsoleCompression.h); next() hands it on decompressed,
 // as if it had been sent as it is ("len": N, no "lz4"). An "lz4" that is not
-// 1..16 MiB, or a block that does not decompress to exactly N bytes, is a
-// protocol error naming the line.
+// 1..16 MiB, a "len" longer than N's LZ4 bound (both refused at the header,
+// before the payload is read), or a block that does not decompress to
+// exactly N bytes, is a protocol error naming the line.
 
 #include "core/agentproto/FrameSplitter.h"
 

@@ -230,6 +230,14 @@ private Q_SLOTS:
                 {R"({"type":"output","lz4":100,"len":0})"
                  "\n",
                         QStringLiteral("invalid \"lz4\"")},
+                // Longer than any block of 100 bytes can be (a terabyte would
+                // otherwise be read and held before the block is looked at).
+                {R"({"type":"output","lz4":100,"len":1099511627776})"
+                 "\n",
+                        QStringLiteral("invalid \"lz4\"")},
+                {R"({"type":"output","lz4":100,"len":117})"
+                 "\n" + QByteArray(117, 'x'),
+                        QStringLiteral("invalid \"lz4\"")},
                 // The block is whole but says fewer bytes than the header.
                 {lz4Frame(block, text.size() + 1),
                         QStringLiteral("is not an LZ4 block of %1 bytes").arg(text.size() + 1)},

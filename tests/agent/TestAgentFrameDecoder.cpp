@@ -214,30 +214,16 @@ private Q_SLOTS:
             QByteArray frame;
             QString says;
         };
-        const QList<Case> cases{
-                {R"({"type":"output","lz4":-1,"len":4})"
-                 "\nabcd",
-                        QStringLiteral("invalid \"lz4\"")},
-                {R"({"type":"output","lz4":"ten","len":4})"
-                 "\nabcd",
-                        QStringLiteral("invalid \"lz4\"")},
-                {R"({"type":"output","lz4":1.5,"len":4})"
-                 "\nabcd",
-                        QStringLiteral("invalid \"lz4\"")},
-                {R"({"type":"output","lz4":16777217,"len":4})"
-                 "\nabcd",
-                        QStringLiteral("invalid \"lz4\"")},
-                {R"({"type":"output","lz4":100,"len":0})"
-                 "\n",
-                        QStringLiteral("invalid \"lz4\"")},
-                // Longer than any block of 100 bytes can be (a terabyte would
-                // otherwise be read and held before the block is looked at).
-                {R"({"type":"output","lz4":100,"len":1099511627776})"
-                 "\n",
-                        QStringLiteral("invalid \"lz4\"")},
-                {R"({"type":"output","lz4":100,"len":117})"
-                 "\n" + QByteArray(117, 'x'),
-                        QStringLiteral("invalid \"lz4\"")},
+        // Refused at the header line: the size is not 1..16 MiB, there is no
+        // payload, or the payload is longer than any block of 100 bytes can
+        // be (a terabyte would otherwise be read and held first).
+        QList<Case> cases;
+        for (const char* header :
+                {R"("lz4":-1,"len":4)", R"("lz4":"ten","len":4)", R"("lz4":1.5,"len":4)", R"("lz4":16777217,"len":4)",
+                        R"("lz4":100,"len":0)", R"("lz4":100,"len":1099511627776)", R"("lz4":100,"len":117)"})
+            cases.append({R"({"type":"output",)" + QByteArray(header) + "}\n" + QByteArray(117, 'x'),
+                    QStringLiteral("invalid \"lz4\"")});
+        cases += QList<Case>{
                 // The block is whole but says fewer bytes than the header.
                 {lz4Frame(block, text.size() + 1),
                         QStringLiteral("is not an LZ4 block of %1 bytes").arg(text.size() + 1)},

@@ -604,20 +604,18 @@ void Agent::opTail(const Json& id, const Json& req)
 void Agent::queueConsoleChunk(Tail& t, Json header, std::int64_t end)
 {
     const std::size_t length = std::size_t(end - t.offset);
-    if (!t.compress || length < agentproto::kMinCompressBytes) {
-        m_out.pushFileFrame(std::move(header), t.console, t.offset, length);
-        return;
-    }
-    if (t.skipCompression > 0) {
+    bool tryLz4 = t.compress && length >= agentproto::kMinCompressBytes;
+    if (tryLz4 && t.skipCompression > 0) {
         --t.skipCompression;
-        m_out.pushFileFrame(std::move(header), t.console, t.offset, length);
-        return;
+        tryLz4 = false;
     }
-    m_chunkRead.resize(length);
-    const ssize_t r = ::pread(t.console->get(), m_chunkRead.data(), length, off_t(t.offset));
-    if (r != ssize_t(length)) {
-        // Shorter than its size said a moment ago: truncated meanwhile.
-        // The file frame's flush finds it and ends the stream as before.
+    if (tryLz4)
+        m_chunkRead.resize(length);
+    // Not asked, too short, backing off after a chunk that did not shrink,
+    // or shorter than its size said a moment ago (truncated meanwhile: the
+    // file frame's flush finds it and ends the stream as before): the bytes
+    // go from the file, as they are.
+    if (!tryLz4 || ::pread(t.console->get(), m_chunkRead.data(), length, off_t(t.offset)) != ssize_t(length)) {
         m_out.pushFileFrame(std::move(header), t.console, t.offset, length);
         return;
     }
